@@ -1,0 +1,83 @@
+"""Settings and paths: where the data lives and what the user allowed.
+
+Resolution order for every setting: explicit argument, environment, ``config.toml`` in the
+data directory, default.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from .errors import HermesError
+
+PACKAGE_DATA = Path(__file__).parent / "data"
+
+
+def home() -> Path:
+    """The data directory: ``HERMES_HOME`` or the platform's user data directory."""
+    env = os.environ.get("HERMES_HOME")
+    return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("hermes"))
+
+
+def db_path(explicit: str | os.PathLike | None = None) -> Path:
+    """The database file: ``--db``, then ``HERMES_DB``, then ``<home>/hermes.db``."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get("HERMES_DB")
+    return Path(env).expanduser() if env else home() / "hermes.db"
+
+
+def feeds_toml() -> Path:
+    """The user's ``feeds.toml`` if present, else the one shipped in the package."""
+    user = home() / "feeds.toml"
+    return user if user.exists() else PACKAGE_DATA / "feeds.toml"
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    allow_private: bool = False
+    fetch_timeout: float = 20.0
+    max_feed_bytes: int = 20 * 1024 * 1024
+    fetch_concurrency: int = 8
+    plugins: tuple[str, ...] | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def load_toml(path: Path) -> dict:
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise HermesError(f"{path}: not valid TOML ({exc})") from exc
+
+
+def settings() -> Settings:
+    """Read ``config.toml`` and the environment (cheap; called per command or tool)."""
+    cfg = load_toml(home() / "config.toml")
+    fetch = cfg.get("fetch", {})
+    allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE")) or bool(fetch.get("allow_private", False))
+    plugins_env = os.environ.get("HERMES_PLUGINS")
+    if plugins_env is not None:
+        plugins = tuple(p.strip() for p in plugins_env.split(",") if p.strip())
+    elif "enabled" in cfg.get("plugins", {}):
+        plugins = tuple(cfg["plugins"]["enabled"])
+    else:
+        plugins = None
+    return Settings(
+        allow_private=allow,
+        fetch_timeout=float(fetch.get("timeout", 20.0)),
+        max_feed_bytes=int(fetch.get("max_bytes", 20 * 1024 * 1024)),
+        fetch_concurrency=int(fetch.get("concurrency", 8)),
+        plugins=plugins,
+        extra=cfg,
+    )

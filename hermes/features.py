@@ -1,0 +1,36 @@
+"""Per-key like / dislike statistics (tags, content types, sources) for a persona."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import sqlite_utils
+
+#: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.
+PRIOR = 2.0
+
+
+def item_keys(tags: list[str], content_type: str | None, feed_id: int | None) -> list[str]:
+    keys = [f"tag:{t.lower()}" for t in tags]
+    if content_type:
+        keys.append(f"type:{content_type}")
+    if feed_id is not None:
+        keys.append(f"source:{feed_id}")
+    return keys
+
+
+def _key_stats(db: sqlite_utils.Database, user_id: int) -> dict[str, dict]:
+    """``{key: {"likes", "dislikes", "score"}}`` with score = (l − d) / (l + d + PRIOR)."""
+    stats: dict[str, dict] = defaultdict(lambda: {"likes": 0, "dislikes": 0})
+    rows = db.execute(
+        """SELECT c.label, i.tags, i.content_type, i.feed_id
+           FROM clicks c JOIN items i ON i.id = c.item_id WHERE c.user_id = ?""",
+        [user_id],
+    )
+    for label, tags, ctype, feed_id in rows:
+        for key in item_keys(json.loads(tags or "[]"), ctype, feed_id):
+            stats[key]["likes" if label == "like" else "dislikes"] += 1
+    for s in stats.values():
+        s["score"] = (s["likes"] - s["dislikes"]) / (s["likes"] + s["dislikes"] + PRIOR)
+    return dict(stats)

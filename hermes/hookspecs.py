@@ -1,0 +1,125 @@
+"""The contract between the hermes core and its plugins.
+
+Every hook is called with keyword arguments only, so a spec can grow new arguments without
+breaking older implementations. Built-in plugins (``hermes_feeds``, ``hermes_persona``,
+``hermes_digest``, ``hermes_corpus`` and the core's ``hermes.default_*`` modules) implement
+these exactly as a third-party package registered under the ``hermes`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:  # only for annotations: the contract module imports nothing heavy
+    import numpy as np
+    import sqlite_utils
+    import typer
+    from starlette.applications import Starlette
+
+    from .embed import Embedder
+    from .matrix import Matrix
+    from .migrations import Migration
+    from .rank import CandidateQuery, Component
+    from .signals import Signal
+    from .tools import Tool
+
+hookspec = pluggy.HookspecMarker("hermes")
+hookimpl = pluggy.HookimplMarker("hermes")
+
+
+@hookspec
+def hermes_register_tools() -> list[Tool]:
+    """Return the tools this plugin provides.
+
+    Each :class:`hermes.tools.Tool` names a plain function whose first parameter is
+    ``db`` (injected by the caller) and whose other parameters are type-annotated: the MCP
+    server derives the JSON schema from them. The function returns the result envelope of
+    :mod:`hermes.tools` and never raises for a user mistake. The MCP server, ``hermes
+    plugins`` and the tests all collect tools from here; nothing is listed by hand.
+    """
+
+
+@hookspec
+def hermes_register_signals() -> list[str]:
+    """Return the signal kinds this plugin writes (``"click"``, ``"progress"`` …).
+
+    :func:`hermes.signals.record_signal` refuses a kind that no plugin declared.
+    """
+
+
+@hookspec
+def hermes_signal_written(db: sqlite_utils.Database, signal: Signal) -> None:
+    """Observe a signal write from inside its transaction.
+
+    Called after the signal's rows are written and before the ``BEGIN IMMEDIATE``
+    transaction commits, so an observer's own writes (the corpus revision counter and change
+    log) commit or roll back with the signal. Raise to abort the whole write. Do not open or
+    commit transactions here and do not use sqlite-utils helpers that commit
+    (``table.insert`` and friends): use ``db.execute``.
+    """
+
+
+@hookspec
+def hermes_candidates(
+    db: sqlite_utils.Database, user: dict, query: CandidateQuery, matrix: Matrix
+) -> Any:
+    """Restrict the items a ranking may return.
+
+    :param user: the persona row (``id``, ``name``, ``interests``).
+    :param query: what the caller asked for (recency window, exclude-clicked, keywords,
+        tag, content type, explicit item ids).
+    :param matrix: the in-memory embedding matrix; ``matrix.ids`` are the rankable items.
+    :returns: ``None`` for no opinion, a boolean mask aligned with ``matrix.ids``, or an
+        iterable of item ids to keep. The core keeps the intersection of all answers.
+    """
+
+
+@hookspec
+def hermes_score(
+    db: sqlite_utils.Database, user: dict, item_ids: np.ndarray, vectors: np.ndarray, context: dict
+) -> list[Component] | Component | None:
+    """Score candidate items for a persona.
+
+    :param item_ids: candidate ids (int64), in the order scores must follow.
+    :param vectors: their embeddings, row-aligned with ``item_ids`` (float32, unit norm).
+    :param context: shared per-ranking facts computed once by the core: ``clicks`` (the
+        persona's clicks as ``(item_id, liked)`` pairs), ``n_clicks``, ``blend_weight``,
+        ``embedder`` (name), ``matrix``.
+    :returns: one or more :class:`hermes.rank.Component` (a name, a role — ``profile``,
+        ``behaviour`` or ``boost`` —, raw scores, whether it is active, and a detail dict for
+        explanations), or ``None`` when the plugin has nothing to say. The core calibrates
+        components to a common scale before blending them.
+    """
+
+
+@hookspec
+def hermes_migrations() -> list[Migration]:
+    """Return this plugin's schema migrations, in order.
+
+    Each :class:`hermes.migrations.Migration` has a globally unique name (prefix it with the
+    plugin's name) and a function of ``db``. Applied once, recorded in the ledger; a released
+    migration is never edited, a new one is appended.
+    """
+
+
+@hookspec(firstresult=True)
+def hermes_embedder() -> Embedder | None:
+    """Provide the embedding model (first non-``None`` answer wins).
+
+    The built-in default (``hermes.default_embedder``, registered ``trylast``) is
+    all-MiniLM-L6-v2 loaded offline. Construction must be cheap: load weights lazily in
+    ``embed``.
+    """
+
+
+@hookspec
+def hermes_register_commands(app: typer.Typer) -> None:
+    """Add commands or sub-command groups to the ``hermes`` CLI."""
+
+
+@hookspec
+def hermes_register_routes(app: Starlette) -> None:
+    """Add routes to the web app (``hermes web``); state-changing routes must use POST and
+    call :func:`hermes.web.csrf.require_token`."""

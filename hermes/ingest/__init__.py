@@ -1,0 +1,1 @@
+"""Ingest: fetch, parse, store and embed feed items."""

@@ -1,0 +1,169 @@
+"""A named, ordered, idempotent migration ledger.
+
+The core's migrations are listed here; plugins contribute theirs through
+``hermes_migrations``. Each runs once inside its own transaction and is recorded in
+``_migrations``. A released migration is never edited: append a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import sqlite_utils
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    apply: Callable[[sqlite_utils.Database], None]
+
+
+CORE: list[Migration] = []
+
+
+def run_script(db: sqlite_utils.Database, script: str) -> None:
+    """Run DDL statements one by one: ``executescript`` would commit the open transaction."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def migration(fn: Callable[[sqlite_utils.Database], None]) -> Callable:
+    CORE.append(Migration(f"core:{fn.__name__}", fn))
+    return fn
+
+
+@migration
+def m001_initial(db: sqlite_utils.Database) -> None:
+    # CREATE ... IF NOT EXISTS throughout: databases made before the ledger existed keep
+    # their tables and data, and later migrations repair what they lack.
+    run_script(
+        db,
+        """
+        CREATE TABLE IF NOT EXISTS feeds (
+            id INTEGER PRIMARY KEY,
+            url TEXT NOT NULL UNIQUE,
+            title TEXT,
+            etag TEXT,
+            last_modified TEXT,
+            last_fetched TEXT,
+            last_error TEXT,
+            error_count INTEGER NOT NULL DEFAULT 0,
+            added TEXT
+        );
+        -- feed_id is deliberately not a foreign key: removing a feed orphans its items
+        -- and keeps every click that trained a persona.
+        CREATE TABLE IF NOT EXISTS items (
+            id INTEGER PRIMARY KEY,
+            feed_id INTEGER,
+            guid TEXT NOT NULL UNIQUE,
+            url TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            summary TEXT NOT NULL DEFAULT '',
+            author TEXT,
+            published TEXT,
+            fetched TEXT,
+            content_type TEXT NOT NULL DEFAULT 'article',
+            tags TEXT NOT NULL DEFAULT '[]',
+            enclosure TEXT,
+            arxiv_id TEXT,
+            embedding BLOB,
+            embedding_model TEXT,
+            embed_seq INTEGER
+        );
+        CREATE INDEX IF NOT EXISTS items_feed ON items(feed_id);
+        CREATE INDEX IF NOT EXISTS items_published ON items(published);
+        CREATE INDEX IF NOT EXISTS items_embed_seq ON items(embed_seq);
+        CREATE UNIQUE INDEX IF NOT EXISTS items_arxiv ON items(arxiv_id) WHERE arxiv_id IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS users (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            interests TEXT NOT NULL DEFAULT '',
+            created TEXT
+        );
+        CREATE TABLE IF NOT EXISTS clicks (
+            id INTEGER PRIMARY KEY,
+            user_id INTEGER NOT NULL,
+            item_id INTEGER NOT NULL,
+            label TEXT NOT NULL,
+            created TEXT
+        );
+        CREATE INDEX IF NOT EXISTS clicks_user ON clicks(user_id, item_id);
+        CREATE TABLE IF NOT EXISTS explanations (
+            user_id INTEGER NOT NULL,
+            item_id INTEGER NOT NULL,
+            payload TEXT NOT NULL,
+            created TEXT,
+            PRIMARY KEY (user_id, item_id)
+        );
+        """
+    )
+
+
+@migration
+def m002_clicks_source(db: sqlite_utils.Database) -> None:
+    # Seed 000: click provenance. SQLite cannot add a CHECK constraint with ALTER TABLE, so
+    # the ui|agent|bootstrap enum is enforced in signals.record_click. Pre-existing clicks
+    # cannot be told apart; they came mostly from the web UI, so they read 'ui'.
+    if "source" not in db["clicks"].columns_dict:
+        db.execute("ALTER TABLE clicks ADD COLUMN source TEXT NOT NULL DEFAULT 'ui'")
+
+
+@migration
+def m003_interests_cache(db: sqlite_utils.Database) -> None:
+    # The interests vector is persisted so a fresh process ranks without loading the model
+    # unless the text (or the model) changed; the key is sha256(model + text).
+    cols = db["users"].columns_dict
+    if "interests_key" not in cols:
+        db.execute("ALTER TABLE users ADD COLUMN interests_key TEXT")
+    if "interests_vec" not in cols:
+        db.execute("ALTER TABLE users ADD COLUMN interests_vec BLOB")
+
+
+@migration
+def m004_feed_backoff(db: sqlite_utils.Database) -> None:
+    if "retry_after" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN retry_after TEXT")
+
+
+def all_migrations() -> list[Migration]:
+    from .plugins import get_plugin_manager
+
+    found = list(CORE)
+    for group in get_plugin_manager().hook.hermes_migrations():
+        found.extend(group or [])
+    names = [m.name for m in found]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise RuntimeError(f"duplicate migration names: {sorted(dupes)}")
+    return found
+
+
+def pending(db: sqlite_utils.Database, migrations: list[Migration]) -> list[Migration]:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)"
+    )
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations").fetchall()}
+    return [m for m in migrations if m.name not in done]
+
+
+def migrate(db: sqlite_utils.Database) -> list[str]:
+    """Apply pending migrations; return the names applied (empty when up to date)."""
+    from .db import write_transaction
+
+    applied = []
+    todo = pending(db, all_migrations())
+    for m in todo:
+        with write_transaction(db):
+            # Re-check under the write lock: another process may have applied it meanwhile.
+            if db.execute("SELECT 1 FROM _migrations WHERE name = ?", [m.name]).fetchone():
+                continue
+            m.apply(db)
+            db.execute(
+                "INSERT INTO _migrations (name, applied) VALUES (?, ?)",
+                [m.name, datetime.now(timezone.utc).isoformat(timespec="seconds")],
+            )
+        applied.append(m.name)
+    return applied

@@ -1,0 +1,273 @@
+"""The one ranking path: candidates through ``hermes_candidates``, scores through
+``hermes_score``, calibrated and blended here.
+
+``blend_weight(n) = n / (n + 5)`` moves weight from the persona's written interests
+(``profile`` components) to what its clicks taught (``behaviour`` components). Components
+are put on one scale before blending (see :func:`calibrate`), ``boost`` components from
+plugins are added on that scale, and ties break on the item id so every call agrees.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import sqlite_utils
+
+from .embed import Embedder, from_blob, get_embedder, to_blob
+from .errors import InvalidInput
+from .matrix import Matrix, get_matrix
+from .signals import now_iso
+
+ROLES = ("profile", "behaviour", "boost")
+MAX_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class CandidateQuery:
+    since_days: float | None = 7
+    exclude_clicked: bool = True
+    text: str | None = None
+    tag: str | None = None
+    content_type: str | None = None
+    item_ids: tuple[int, ...] | None = None
+
+
+@dataclass
+class Component:
+    name: str
+    role: str
+    scores: np.ndarray
+    active: bool = True
+    weight: float = 1.0
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class Ranking:
+    item_ids: np.ndarray  # ranked, best first
+    scores: np.ndarray
+    contributions: dict[str, np.ndarray]  # per component, on the blended scale, row-aligned
+    components: dict[str, Component]
+    blend_weight: float
+    n_clicks: int
+
+
+def blend_weight(n_clicks: int) -> float:
+    return n_clicks / (n_clicks + 5.0)
+
+
+def clamp_limit(limit, *, default: int = 20, maximum: int = MAX_LIMIT) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidInput(f"limit must be an integer, got {limit!r}")
+    return max(1, min(int(limit), maximum))
+
+
+# --- the persona's interests vector -------------------------------------------------------
+
+def interests_key(model: str, text: str) -> str:
+    return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
+
+
+def interests_vector(db: sqlite_utils.Database, user: dict, embedder: Embedder) -> np.ndarray:
+    """The embedded interests text, persisted on the user row keyed by sha256(model, text):
+    a fresh process ranks without loading the model unless the text changed."""
+    key = interests_key(embedder.name, user["interests"] or "")
+    row = db.execute(
+        "SELECT interests_key, interests_vec FROM users WHERE id = ?", [user["id"]]
+    ).fetchone()
+    if row and row[0] == key and row[1]:
+        return from_blob(row[1])
+    vec = embedder.embed([user["interests"] or ""])[0]
+    db.execute(
+        "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",
+        [key, to_blob(vec), user["id"]],
+    )
+    return vec
+
+
+def user_clicks(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool]]:
+    return [
+        (r[0], r[1] == "like")
+        for r in db.execute(
+            "SELECT item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
+        )
+    ]
+
+
+# --- candidates ----------------------------------------------------------------------------
+
+def candidate_rows(db, user: dict, query: CandidateQuery, matrix: Matrix) -> np.ndarray:
+    """Row indices of ``matrix`` that every ``hermes_candidates`` answer keeps."""
+    from .plugins import get_plugin_manager
+
+    keep = np.ones(len(matrix), dtype=bool)
+    for answer in get_plugin_manager().hook.hermes_candidates(
+        db=db, user=user, query=query, matrix=matrix
+    ):
+        if answer is None:
+            continue
+        if isinstance(answer, np.ndarray) and answer.dtype == bool:
+            keep &= answer
+        else:
+            keep &= np.isin(matrix.ids, np.fromiter(answer, dtype=np.int64))
+    return np.flatnonzero(keep)
+
+
+# --- calibration and blending --------------------------------------------------------------
+
+def calibrate(scores: np.ndarray) -> np.ndarray:
+    """z-score over the candidates, so components of different natural scales blend fairly.
+    A constant component carries no ranking information and calibrates to zeros."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0:
+        return scores
+    std = scores.std()
+    if not np.isfinite(std) or std < 1e-12:
+        return np.zeros_like(scores)
+    return (scores - scores.mean()) / std
+
+
+def blend(components: list[Component], n_clicks: int, size: int):
+    """Return (final scores, per-component contributions, effective blend weight)."""
+    by_role = {role: [c for c in components if c.active and c.role == role] for role in ROLES}
+    w = blend_weight(n_clicks) if by_role["behaviour"] else 0.0
+    if not by_role["profile"]:
+        w = 1.0 if by_role["behaviour"] else 0.0
+    role_weight = {"profile": 1.0 - w, "behaviour": w, "boost": 1.0}
+    total = np.zeros(size, dtype=np.float64)
+    contributions: dict[str, np.ndarray] = {}
+    for role, comps in by_role.items():
+        norm = sum(c.weight for c in comps) if role != "boost" else 1.0
+        for c in comps:
+            share = role_weight[role] * c.weight / (norm or 1.0)
+            contributions[c.name] = share * calibrate(c.scores)
+            total += contributions[c.name]
+    for c in components:
+        contributions.setdefault(c.name, np.zeros(size))
+    return total, contributions, w
+
+
+def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None) -> np.ndarray:
+    """Indices of the best ``limit`` scores, best first; ties go to the lower item id.
+    Everything tied with the last kept score is sorted too, so the cut is deterministic."""
+    rounded = np.round(total, 12)
+    pool = np.arange(len(ids))
+    if limit is not None and limit < len(ids):
+        kth = np.partition(rounded, len(ids) - limit)[len(ids) - limit]
+        pool = np.flatnonzero(rounded >= kth)
+    order = pool[np.lexsort((ids[pool], -rounded[pool]))]
+    return order if limit is None else order[:limit]
+
+
+def rank(
+    db: sqlite_utils.Database,
+    user: dict,
+    query: CandidateQuery = CandidateQuery(),
+    limit: int | None = None,
+) -> Ranking:
+    """Rank the candidates for ``user``: the best ``limit`` of them, or all when ``None``."""
+    from .plugins import get_plugin_manager
+
+    embedder = get_embedder()
+    matrix = get_matrix(db, embedder.name, embedder.dimension)
+    rows = candidate_rows(db, user, query, matrix)
+    clicks = user_clicks(db, user["id"])
+    ids = matrix.ids[rows]
+    # Every row kept (no recency window): score the matrix itself rather than a copy.
+    vectors = matrix.vectors if len(rows) == len(matrix) else matrix.vectors[rows]
+    context = {
+        "clicks": clicks,
+        "n_clicks": len(clicks),
+        "blend_weight": blend_weight(len(clicks)),
+        "embedder": embedder,
+        "matrix": matrix,
+        "query": query,
+    }
+    components: list[Component] = []
+    if len(ids):
+        for answer in get_plugin_manager().hook.hermes_score(
+            db=db, user=user, item_ids=ids, vectors=vectors, context=context
+        ):
+            for comp in answer if isinstance(answer, list) else [answer]:
+                if comp is None:
+                    continue
+                if comp.role not in ROLES or len(comp.scores) != len(ids):
+                    raise ValueError(f"scorer {comp.name!r} returned a malformed component")
+                components.append(comp)
+    total, contributions, w = blend(components, len(clicks), len(ids))
+    order = top_order(ids, total, limit)
+    return Ranking(
+        item_ids=ids[order],
+        scores=total[order],
+        contributions={k: v[order] for k, v in contributions.items()},
+        components={c.name: c for c in components},
+        blend_weight=w,
+        n_clicks=len(clicks),
+    )
+
+
+ITEM_COLUMNS = (
+    "id, feed_id, title, url, summary, author, published, content_type, tags, "
+    "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source"
+)
+
+
+def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
+    ids = [int(i) for i in item_ids]
+    if not ids:
+        return {}
+    out = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk):
+            d = dict(zip(("id", "feed_id", "title", "url", "summary", "author", "published",
+                          "content_type", "tags", "source"), row))
+            d["tags"] = json.loads(d["tags"] or "[]")
+            out[d["id"]] = d
+    return out
+
+
+def rank_items(
+    db: sqlite_utils.Database,
+    user: dict,
+    *,
+    limit: int = 20,
+    since_days: float | None = 7,
+    exclude_clicked: bool = True,
+    text: str | None = None,
+    tag: str | None = None,
+    content_type: str | None = None,
+    item_ids=None,
+) -> list[dict]:
+    """The top ``limit`` items for ``user`` as dicts with ``score`` and ``rank``."""
+    query = CandidateQuery(
+        since_days=since_days,
+        exclude_clicked=exclude_clicked,
+        text=text,
+        tag=tag,
+        content_type=content_type,
+        item_ids=tuple(item_ids) if item_ids is not None else None,
+    )
+    ranking = rank(db, user, query, limit=limit)
+    top = ranking.item_ids
+    rows = item_rows(db, top)
+    out = []
+    for position, item_id in enumerate(top):
+        item = rows[int(item_id)]
+        item["score"] = round(float(ranking.scores[position]), 4)
+        item["rank"] = position + 1
+        out.append(item)
+    return out
+
+
+def create_user(db: sqlite_utils.Database, name: str, interests: str) -> dict:
+    """Insert a persona; the caller validates the name and text."""
+    cur = db.execute(
+        "INSERT INTO users (name, interests, created) VALUES (?, ?, ?)",
+        [name, interests, now_iso()],
+    )
+    return {"id": cur.lastrowid, "name": name, "interests": interests}

@@ -1,0 +1,75 @@
+"""The tool record, the result envelope, and the one place tools are collected and called.
+
+A tool is a plain function ``fn(db, **arguments) -> dict``. Its result is the envelope
+``{"ok": bool, "message": str, **payload}``; a failure keeps the success-path keys present
+(empty) and its message says what went wrong and what to do instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .errors import HermesError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    fn: Callable[..., dict]
+    description: str
+    group: str
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    #: the success-path payload keys with empty values, kept present on failure
+    empty: dict = field(default_factory=dict, compare=False)
+    plugin: str = field(default="", compare=False)
+
+    def arguments(self) -> list[inspect.Parameter]:
+        """The parameters an agent supplies (everything after ``db``)."""
+        return list(inspect.signature(self.fn).parameters.values())[1:]
+
+
+def ok(message: str, **payload) -> dict:
+    return {"ok": True, "message": message, **payload}
+
+
+def fail(message: str, **empty_payload) -> dict:
+    return {"ok": False, "message": message, **empty_payload}
+
+
+def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
+    """Every registered tool by name, remembering the plugin it came from."""
+    from .plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    tools: dict[str, Tool] = {}
+    for impl in pm.hook.hermes_register_tools.get_hookimpls():
+        for tool in impl.function() or []:
+            if groups is not None and tool.group not in groups:
+                continue
+            if tool.name in tools:
+                raise HermesError(
+                    f"tool {tool.name!r} is registered twice "
+                    f"({tools[tool.name].plugin} and {impl.plugin_name})"
+                )
+            tools[tool.name] = Tool(**{**tool.__dict__, "plugin": impl.plugin_name})
+    return tools
+
+
+def call_tool(db, tool: Tool, arguments: dict) -> dict:
+    """Run a tool; a user mistake or an unexpected error becomes an ``ok: false`` result."""
+    try:
+        return tool.fn(db, **arguments)
+    except HermesError as exc:
+        return fail(str(exc), **tool.empty)
+    except TypeError as exc:
+        return fail(f"bad arguments for {tool.name}: {exc}", **tool.empty)
+    except Exception as exc:  # the server must survive any tool bug
+        log.exception("tool %s failed", tool.name)
+        return fail(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", **tool.empty)

@@ -1,0 +1,8 @@
+"""The digest tool group."""
+
+from hermes.hookspecs import hookimpl
+
+
+@hookimpl
+def hermes_register_tools():
+    return []

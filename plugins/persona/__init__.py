@@ -1,0 +1,8 @@
+"""The persona tool group."""
+
+from hermes.hookspecs import hookimpl
+
+
+@hookimpl
+def hermes_register_tools():
+    return []

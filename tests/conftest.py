@@ -1,0 +1,92 @@
+"""Shared fixtures: a temporary data directory and database per test, the fast hash
+embedder, no third-party plugins, and a factory for items."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from hermes import matrix, plugins
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    """No test touches the user's real data directory or loads installed plugins."""
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HERMES_DB", raising=False)
+    monkeypatch.delenv("HERMES_PLUGINS", raising=False)
+    monkeypatch.delenv("HERMES_ALLOW_PRIVATE", raising=False)
+    monkeypatch.setenv("HERMES_EMBEDDER", "hash")
+    monkeypatch.setenv("HERMES_LOAD_ENTRYPOINTS", "0")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    plugins.pm_cache_clear()
+    matrix.clear_cache()
+    yield
+    plugins.pm_cache_clear()
+    matrix.clear_cache()
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / "hermes.db"
+
+
+@pytest.fixture
+def db(db_path):
+    from hermes.db import get_db
+
+    database = get_db(db_path)
+    yield database
+    database.conn.close()
+
+
+@pytest.fixture
+def pm():
+    """The plugin manager; plugins a test registers are unregistered afterwards."""
+    manager = plugins.get_plugin_manager()
+    before = {name for name, _ in manager.list_name_plugin()}
+    yield manager
+    for name, plugin in list(manager.list_name_plugin()):
+        if name not in before:
+            manager.unregister(plugin)
+    if hasattr(manager, "_hermes_embedder"):
+        del manager._hermes_embedder
+    matrix.clear_cache()
+
+
+def _iso(days_ago: float) -> str:
+    when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)
+    return when.isoformat(timespec="seconds")
+
+
+@pytest.fixture
+def add_items(db):
+    """``add_items([{"title": ..., "summary": ..., "tags": [...], "days_ago": 1}, ...])``:
+    insert items into a test feed and embed them with the active embedder; return ids."""
+    from hermes.embed import get_embedder
+    from hermes.ingest.store import embed_pending, insert_items
+
+    counter = {"n": 0}
+
+    def factory(items, feed_url="https://example.org/test.xml", feed_title="Test feed"):
+        db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)", [feed_url, feed_title])
+        feed_id = db.execute("SELECT id FROM feeds WHERE url = ?", [feed_url]).fetchone()[0]
+        rows = []
+        for item in items:
+            counter["n"] += 1
+            rows.append({
+                "guid": item.get("guid") or f"test-{feed_id}-{counter['n']}-{item.get('title')}",
+                "title": item.get("title", ""),
+                "summary": item.get("summary", ""),
+                "tags": item.get("tags", []),
+                "content_type": item.get("content_type", "article"),
+                "published": item.get("published") or _iso(item.get("days_ago", 1)),
+                "url": item.get("url"),
+                "arxiv_id": item.get("arxiv_id"),
+            })
+        ids = insert_items(db, feed_id, rows)
+        embed_pending(db, get_embedder())
+        return ids
+
+    return factory
