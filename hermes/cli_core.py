@@ -36,6 +36,21 @@ def serve(
         die(f"unknown transport {transport!r}; use stdio or http")
 
 
+def demo(
+    db: Annotated[Optional[str], typer.Option("--db", help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
+):
+    """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
+    from . import config
+    from .db import get_db
+    from .demo import run_demo
+
+    path = db or str(config.home() / "demo.db")
+    database = get_db(path)
+    run_demo(database, typer.echo)
+    typer.echo(f"\nDemo database: {path}  (try: hermes --help, hermes web --db {path})")
+
+
 def register(app: typer.Typer) -> None:
     """Attach the core commands to ``app``."""
     app.command()(serve)
+    app.command()(demo)

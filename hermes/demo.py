@@ -1,0 +1,75 @@
+"""``hermes demo``: the whole loop, offline, on the sample feeds shipped in the package.
+
+It reaches the tool groups only through the collected tools (the core never imports a
+plugin), so a disabled group is skipped with a note instead of breaking the demo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .tools import call_tool, collect_tools
+
+DEMO_PERSONA = "demo"
+DEMO_INTERESTS = (
+    "Quantum information and quantum computing: entanglement, quantum error correction, "
+    "decoherence in qubits; also statistical mechanics of disordered systems."
+)
+
+
+def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
+    """Ingest the samples, create a persona, rank, explain, digest; return the results."""
+    from .ingest.pipeline import run_ingest, sample_feed_paths
+
+    for path in sample_feed_paths():
+        db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)",
+                   [str(path), path.stem.replace("-", " ")])
+    say("Ingesting the sample feeds shipped with hermes (offline) …")
+    summary = run_ingest(db, embedder=embedder)
+    for feed in summary:
+        detail = feed.get("error") or f"{feed.get('new', 0)} new"
+        say(f"  {feed.get('title') or feed.get('url')}: {feed.get('status')} ({detail})")
+
+    tools = collect_tools()
+    results: dict = {"ingest": summary}
+
+    def use(name: str, **args) -> dict | None:
+        tool = tools.get(name)
+        if tool is None:
+            say(f"(tool {name} is not available: its plugin is disabled)")
+            return None
+        result = call_tool(db, tool, args)
+        results[name] = result
+        return result
+
+    created = use("create_persona", name=DEMO_PERSONA, interests=DEMO_INTERESTS)
+    if created and not created["ok"]:
+        use("update_persona", name=DEMO_PERSONA, interests=DEMO_INTERESTS)
+    say(f"\nPersona {DEMO_PERSONA!r}: {DEMO_INTERESTS}")
+
+    feed = use("list_feed", user=DEMO_PERSONA, limit=5, since_days=None)
+    if feed and feed["ok"]:
+        say("\nTop of the ranked feed:")
+        for item in feed["items"]:
+            say(f"  [{item['id']}] {item['title'][:90]}  ({item.get('score', 0):+.2f})")
+        if feed["items"]:
+            top = feed["items"][0]["id"]
+            explained = use("explain_item", user=DEMO_PERSONA, item_id=top)
+            if explained and explained["ok"]:
+                say(f"\nWhy #{top}: {explained.get('reason') or explained['message']}")
+            use("record_feedback", user=DEMO_PERSONA, item_id=top, liked=True)
+            say(f"Recorded a like on #{top} (source: agent).")
+
+    digest = use("digest", user=DEMO_PERSONA, days=36500, per_topic=2, limit=12)
+    if digest:
+        say("\nDigest:" if digest["ok"] else f"\nDigest: {digest['message']}")
+        for topic in digest.get("topics", []):
+            say(f"  ## {topic['label']}  ({topic['n_total']} items)")
+            for item in topic["items"]:
+                say(f"     - {item['title'][:80]}")
+        if digest.get("unclustered"):
+            say(f"  ## unclustered ({len(digest['unclustered'])} items)")
+        caveat = (digest.get("ranking_quality") or {}).get("caveat")
+        if caveat:
+            say(f"  note: {caveat}")
+    return results
