@@ -1,0 +1,226 @@
+"""The plugin contract: every hook is documented and exercised here by a test plugin."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated
+
+import numpy as np
+import pytest
+from pydantic import Field
+
+from hermes import hookspecs
+from hermes.errors import InvalidInput, NotFound
+from hermes.hookspecs import hookimpl
+from hermes.migrations import Migration
+from hermes.rank import Component, create_user, rank_items
+from hermes.signals import Signal, record_click, record_signal
+from hermes.tools import Tool, call_tool, collect_tools, ok
+
+HOOKS = sorted(n for n in dir(hookspecs) if n.startswith("hermes_"))
+
+
+def test_every_hook_is_documented():
+    for name in HOOKS:
+        assert inspect.getdoc(getattr(hookspecs, name)), f"{name} has no docstring contract"
+
+
+def test_every_hook_has_a_test():
+    here = {n for n in globals() if n.startswith("test_hook_")}
+    missing = [h for h in HOOKS if f"test_hook_{h}" not in here]
+    assert not missing, f"hooks without a test_hook_<name> test: {missing}"
+
+
+def shout(db, text: Annotated[str, Field(description="what to shout")]) -> dict:
+    return ok("shouted", text=text.upper())
+
+
+class ThirdParty:
+    @hookimpl
+    def hermes_register_tools(self):
+        return [Tool(name="shout", fn=shout, description="Upper-case text.", group="extra",
+                     read_only=True, empty={"text": ""})]
+
+    @hookimpl
+    def hermes_register_signals(self):
+        return ["poke"]
+
+    @hookimpl
+    def hermes_migrations(self):
+        def create(db):
+            db.execute("CREATE TABLE IF NOT EXISTS pokes (user_id INTEGER, item_id INTEGER)")
+        return [Migration("thirdparty:001_pokes", create)]
+
+
+def test_hook_hermes_register_tools(pm, db):
+    pm.register(ThirdParty(), name="thirdparty")
+    tools = collect_tools()
+    assert tools["shout"].plugin == "thirdparty"
+    assert call_tool(db, tools["shout"], {"text": "hi"}) == {"ok": True, "message": "shouted", "text": "HI"}
+    assert "shout" not in collect_tools(groups={"feeds"})
+
+
+def test_tool_errors_keep_the_payload_keys(pm, db):
+    pm.register(ThirdParty(), name="thirdparty")
+    result = call_tool(db, collect_tools()["shout"], {"text": 3})
+    assert result["ok"] is False and "shout" in result["message"] and result["text"] == ""
+
+
+def test_hook_hermes_migrations(pm, db_path):
+    from hermes.db import get_db
+
+    pm.register(ThirdParty(), name="thirdparty")
+    database = get_db(db_path)
+    assert "pokes" in database.table_names()
+    names = [r[0] for r in database.execute("SELECT name FROM _migrations")]
+    assert "thirdparty:001_pokes" in names and "core:m002_clicks_source" in names
+
+
+def test_hook_hermes_register_signals(pm, db):
+    pm.register(ThirdParty(), name="thirdparty")
+    user = create_user(db, "ann", "x")
+    record_signal(db, Signal("poke", user["id"], 1), lambda d: None)
+    with pytest.raises(InvalidInput, match="unknown signal kind"):
+        record_signal(db, Signal("nope", user["id"], 1), lambda d: None)
+
+
+def test_hook_hermes_signal_written(pm, db, add_items):
+    seen = []
+
+    class Observer:
+        @hookimpl
+        def hermes_signal_written(self, db, signal):
+            seen.append((signal.kind, db.conn.in_transaction))
+            if signal.data.get("label") == "dislike":
+                raise RuntimeError("observer refuses")
+
+    pm.register(Observer(), name="observer")
+    user = create_user(db, "ann", "x")
+    [item] = add_items([{"title": "a"}])
+    record_click(db, user["id"], item, True, "agent")
+    assert seen == [("click", True)]
+    with pytest.raises(RuntimeError):
+        record_click(db, user["id"], item, False, "agent")
+    # the failed observer rolled the click back: the like is still the stored label
+    assert db.execute("SELECT label FROM clicks").fetchall() == [("like",)]
+
+
+def test_hook_hermes_candidates(pm, db, add_items):
+    ids = add_items([{"title": f"paper {i}"} for i in range(4)])
+
+    class OnlyEven:
+        @hookimpl
+        def hermes_candidates(self, db, user, query, matrix):
+            return [i for i in matrix.ids.tolist() if i % 2 == 0]
+
+    pm.register(OnlyEven(), name="only_even")
+    user = create_user(db, "ann", "paper")
+    got = {r["id"] for r in rank_items(db, user, limit=10)}
+    assert got == {i for i in ids if i % 2 == 0}
+
+
+def test_hook_hermes_score(pm, db, add_items):
+    ids = add_items([{"title": "graph networks"}, {"title": "graph networks too"}])
+    user = create_user(db, "ann", "graph networks")
+
+    class PreferLast:
+        @hookimpl
+        def hermes_score(self, db, user, item_ids, vectors, context):
+            return Component("prefer_last", "boost", (item_ids == max(ids)).astype(float), weight=5.0)
+
+    before = [r["id"] for r in rank_items(db, user, limit=2)]
+    pm.register(PreferLast(), name="prefer_last")
+    after = [r["id"] for r in rank_items(db, user, limit=2)]
+    assert before[0] == min(ids) and after[0] == max(ids)
+
+
+def test_hook_hermes_embedder(pm):
+    from hermes.embed import get_embedder
+
+    class Tiny:
+        name, dimension = "tiny", 2
+
+        def embed(self, texts):
+            return np.ones((len(texts), 2), dtype=np.float32) / np.sqrt(2)
+
+    class Provider:
+        @hookimpl
+        def hermes_embedder(self):
+            return Tiny()
+
+    pm.register(Provider(), name="tiny")
+    if hasattr(pm, "_hermes_embedder"):
+        del pm._hermes_embedder
+    assert get_embedder().name == "tiny"
+
+
+def test_hook_hermes_register_commands(pm):
+    from typer.testing import CliRunner
+
+    from hermes.cli import build_app
+
+    class Cmd:
+        @hookimpl
+        def hermes_register_commands(self, app):
+            @app.command("hello")
+            def hello():
+                print("hello from a plugin")
+
+    pm.register(Cmd(), name="cmd")
+    result = CliRunner().invoke(build_app(), ["hello"])
+    assert result.exit_code == 0 and "hello from a plugin" in result.output
+
+
+def test_hook_hermes_register_routes(pm, db_path):
+    from starlette.responses import PlainTextResponse
+    from starlette.testclient import TestClient
+
+    from hermes.web.app import create_app
+
+    class Routes:
+        @hookimpl
+        def hermes_register_routes(self, app):
+            app.add_route("/plugin-ping", lambda request: PlainTextResponse("pong"))
+
+    pm.register(Routes(), name="routes")
+    assert TestClient(create_app(str(db_path))).get("/plugin-ping").text == "pong"
+
+
+def test_unknown_plugin_in_allow_list_is_a_clear_error(monkeypatch):
+    from hermes import plugins
+
+    monkeypatch.setenv("HERMES_PLUGINS", "feeds,nonexistent")
+    plugins.pm_cache_clear()
+    with pytest.raises(NotFound, match="nonexistent"):
+        plugins.get_plugin_manager()
+
+
+def test_allow_list_disables_the_others(monkeypatch):
+    from hermes import plugins
+
+    monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,default_candidates,scorers,feeds")
+    plugins.pm_cache_clear()
+    names = {n for n, _ in plugins.get_plugin_manager().list_name_plugin()}
+    assert "feeds" in names and "corpus" not in names and "digest" not in names
+
+
+def test_plugins_command_lists_plugins_and_tools():
+    import json
+
+    from typer.testing import CliRunner
+
+    from hermes.cli import build_app
+
+    result = CliRunner().invoke(build_app(), ["plugins", "--json"])
+    assert result.exit_code == 0, result.output
+    found = {p["name"]: p for p in json.loads(result.output)}
+    assert {"feeds", "persona", "digest", "corpus", "scorers"} <= set(found)
+    assert "hermes_score" in found["scorers"]["hooks"]
+
+
+def test_record_click_rejects_a_bad_source(db, add_items):
+    user = create_user(db, "ann", "x")
+    [item] = add_items([{"title": "a"}])
+    with pytest.raises(InvalidInput, match="ui, agent, bootstrap"):
+        record_click(db, user["id"], item, True, "webhook")
+    assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
