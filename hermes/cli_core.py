@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Annotated, Optional
 
 import typer
 
-from .cli_support import DbOption, die
+from .cli_support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
+from .errors import HermesError
 
 
 def serve(
@@ -50,7 +52,77 @@ def demo(
     typer.echo(f"\nDemo database: {path}  (try: hermes --help, hermes web --db {path})")
 
 
+def ingest(
+    db: DbOption = None,
+    feed: Annotated[Optional[list[int]], typer.Option("--feed", help="Only this feed id (repeatable).")] = None,
+    as_json: JsonOption = False,
+):
+    """Fetch every feed, store new items and embed them; print what happened per feed.
+
+    On the first run of a new database the feeds table is seeded from feeds.toml; after
+    that the database is the truth. Exit status 1 only when every fetched feed failed.
+    """
+    import sys
+
+    from .ingest.pipeline import run_ingest, seed_feeds
+
+    database = run_guarded(open_db, db)
+    run_guarded(seed_feeds, database)
+    show_bar = sys.stdout.isatty() and not as_json
+    with _progress_bar(show_bar) as progress:
+        try:
+            summary = run_ingest(database, feed_ids=feed or None, progress=progress)
+        except HermesError as exc:
+            if as_json and getattr(exc, "summary", None) is not None:
+                emit_json({"ok": False, "message": str(exc), "feeds": exc.summary})
+                raise typer.Exit(1)
+            die(str(exc))
+    tried = [s for s in summary if s["status"] != "skipped"]
+    ok = not tried or any(s["status"] != "failed" for s in tried)
+    counts = {k: sum(1 for s in summary if s["status"] == k)
+              for k in ("new", "unchanged", "failed", "skipped")}
+    message = (f"{sum(s['new'] for s in summary)} new items from {len(summary)} feeds "
+               f"({counts['new']} with new items, {counts['unchanged']} unchanged, "
+               f"{counts['failed']} failed, {counts['skipped']} skipped); "
+               f"{summary.embedded} embedded")
+    if as_json:
+        emit_json({"ok": ok, "message": message, "embedded": summary.embedded, **counts,
+                   "feeds": list(summary)})
+    else:
+        for s in summary:
+            label = s["title"] or s["url"]
+            detail = {"new": f"{s['new']} new", "unchanged": "unchanged"}.get(s["status"], s["error"])
+            line = f"{s['status']:>9}  #{s['feed_id']} {label}: {detail}"
+            if s.get("warning"):
+                line += f"  (warning: {s['warning']})"
+            typer.secho(line, fg={"failed": "red", "skipped": "yellow", "new": "green"}.get(s["status"]))
+        typer.echo(message if summary else "no feeds: add one with `hermes feeds add URL_OR_PATH`")
+    if not ok:
+        raise typer.Exit(1)
+
+
+@contextmanager
+def _progress_bar(enabled: bool):
+    """A rich progress bar fed by run_ingest's ``progress(stage, done, total)`` callback."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                label = {"fetch": "Fetching feeds", "embed": "Embedding items"}.get(stage, stage)
+                tasks[stage] = bar.add_task(label, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
 def register(app: typer.Typer) -> None:
     """Attach the core commands to ``app``."""
+    app.command()(ingest)
     app.command()(serve)
     app.command()(demo)

@@ -128,6 +128,16 @@ def m004_feed_backoff(db: sqlite_utils.Database) -> None:
         db.execute("ALTER TABLE feeds ADD COLUMN retry_after TEXT")
 
 
+@migration
+def m005_ingest_state(db: sqlite_utils.Database) -> None:
+    # A feed that parses despite problems (feedparser's "bozo") is not a failure, but the
+    # user should still see why; and feeds.toml seeds a database once only, which needs a
+    # place to remember that it did (after that the database is the truth).
+    if "last_warning" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN last_warning TEXT")
+    db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+
+
 def all_migrations() -> list[Migration]:
     from .plugins import get_plugin_manager
 

@@ -1,0 +1,288 @@
+"""Fetching a feed body: HTTP(S) with conditional GET, a whole-response deadline, a size
+cap enforced while streaming, and an optional guard against private addresses. Local
+paths and ``file://`` URLs are read from disk (offline demo, tests).
+
+:func:`afetch` is the implementation (the pipeline shares one ``httpx.AsyncClient``
+across feeds); :func:`fetch` is its synchronous face for tools and scripts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from pathlib import Path
+
+import httpx
+
+from .. import __version__
+from ..errors import HermesError
+
+DEFAULT_TIMEOUT = 20.0
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+MAX_REDIRECTS = 5
+USER_AGENT = f"hermes/{__version__} (self-hosted feed reader)"
+ACCEPT = ("application/rss+xml, application/atom+xml, application/rdf+xml, "
+          "application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5")
+REDIRECTS = {301, 302, 303, 307, 308}
+
+
+class FetchError(HermesError):
+    """A fetch that produced no usable body; ``str(exc)`` is the one-line reason.
+
+    ``status`` is the HTTP status when there was one; ``retry_after`` the raw
+    ``Retry-After`` header of a 429/503 answer (the pipeline turns it into a backoff).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass
+class FetchResult:
+    url: str
+    final_url: str
+    status: int
+    body: bytes | None  # None when not_modified
+    etag: str | None = None
+    last_modified: str | None = None
+    not_modified: bool = False
+    headers: dict = field(default_factory=dict)
+    retry_after: str | None = None
+
+
+def is_local(url: str) -> bool:
+    """True for ``file://`` URLs and plain filesystem paths (anything without a web scheme)."""
+    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    return scheme == "file" or scheme not in ("http", "https") and (
+        len(scheme) <= 1 or "://" not in url  # "C:\\feeds\\x.xml" has a one-letter scheme
+    )
+
+
+def local_path(url: str) -> Path:
+    if urllib.parse.urlsplit(url).scheme.lower() == "file":
+        return Path(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
+    return Path(url).expanduser()
+
+
+def _read_local(url: str, etag, last_modified, max_bytes: int) -> FetchResult:
+    path = local_path(url)
+    try:
+        st = path.stat()
+        if not path.is_file():
+            raise FetchError(f"not a file: {path}")
+        # The file's mtime and size play the role of Last-Modified / ETag, so re-ingesting an
+        # unchanged local feed costs a stat, like a 304.
+        stamp = formatdate(st.st_mtime, usegmt=True)
+        tag = f'"{st.st_mtime_ns:x}-{st.st_size:x}"'
+        if etag == tag:
+            return FetchResult(url, url, 304, None, tag, stamp, True)
+        if st.st_size > max_bytes:
+            raise FetchError(f"body over the size cap ({st.st_size} > {max_bytes} bytes)")
+        body = path.read_bytes()
+    except FileNotFoundError:
+        raise FetchError(f"file not found: {path}") from None
+    except PermissionError:
+        raise FetchError(f"permission denied: {path}") from None
+    except IsADirectoryError:
+        raise FetchError(f"not a file: {path}") from None
+    except OSError as exc:
+        raise FetchError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return FetchResult(url, url, 200, body, tag, stamp, False)
+
+
+def _blocked(addr: str) -> bool:
+    ip = ipaddress.ip_address(addr.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return not ip.is_global or ip.is_multicast
+
+
+async def _public_address(host: str, port: int) -> str:
+    """Resolve ``host`` and return an address to connect to, refusing private targets.
+
+    Defence in depth: an agent reading untrusted feed text can be steered into asking hermes
+    to fetch ``http://192.168.1.1/`` or a name that resolves to loopback, turning hermes into
+    a probe of the user's local network (SSRF). Every address the name resolves to must be
+    public, and the connection then goes to the address that was checked, so a DNS answer
+    that changes between check and connect (rebinding) cannot slip through.
+    """
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+        addrs = [str(ip)]
+    except ValueError:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise FetchError(f"cannot resolve host {host!r} ({exc.strerror or exc})") from None
+        addrs = [info[4][0] for info in infos]
+    if not addrs:
+        raise FetchError(f"cannot resolve host {host!r}")
+    bad = [a for a in addrs if _blocked(a)]
+    if bad:
+        raise FetchError(
+            f"refused private address {bad[0]} for host {host!r} (allow it with "
+            "[fetch] allow_private = true in config.toml or HERMES_ALLOW_PRIVATE=1)")
+    return addrs[0]
+
+
+async def _request(client, url: str, headers: dict, allow_private: bool):
+    """Open a streaming GET for one hop (no redirect following)."""
+    parts = httpx.URL(url)
+    extensions = {}
+    if not allow_private:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        addr = await _public_address(parts.host, port)
+        if addr != parts.host:
+            # Connect to the checked address; Host and TLS SNI/verification keep the name.
+            headers = {**headers, "Host": parts.netloc.decode("ascii")}
+            extensions["sni_hostname"] = parts.host
+            parts = parts.copy_with(host=addr)
+    request = client.build_request("GET", parts, headers=headers, extensions=extensions)
+    return await client.send(request, stream=True, follow_redirects=False)
+
+
+async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and not response.headers.get("content-encoding") \
+            and int(declared) > max_bytes:
+        raise FetchError(f"body over the size cap ({declared} > {max_bytes} bytes)")
+    chunks, size = [], 0
+    # aiter_bytes yields *decoded* bytes, so a gzip bomb hits the cap on its decoded size.
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise FetchError(f"body over the size cap (more than {max_bytes} bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _fetch_http(client, url, etag, last_modified, max_bytes, allow_private) -> FetchResult:
+    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    current = url
+    for hop in range(MAX_REDIRECTS + 1):
+        scheme = urllib.parse.urlsplit(current).scheme.lower()
+        if scheme not in ("http", "https"):
+            # Also stops a redirect from a web feed to file:// (reading the user's disk).
+            what = "redirect to" if hop else "fetch"
+            raise FetchError(f"refused {what} {scheme} URL {current!r}: only http(s) is fetched")
+        response = await _request(client, current, headers, allow_private)
+        try:
+            if response.status_code in REDIRECTS and "location" in response.headers:
+                current = urllib.parse.urljoin(current, response.headers["location"])
+                continue
+            hdrs = {k.lower(): v for k, v in response.headers.items()}
+            common = dict(etag=hdrs.get("etag"), last_modified=hdrs.get("last-modified"),
+                          headers=hdrs, retry_after=hdrs.get("retry-after"))
+            if response.status_code == 304:
+                common["etag"] = common["etag"] or etag
+                common["last_modified"] = common["last_modified"] or last_modified
+                return FetchResult(url, current, 304, None, not_modified=True, **common)
+            if response.status_code >= 400 or response.status_code < 200:
+                reason = response.reason_phrase or ""
+                raise FetchError(f"HTTP {response.status_code} {reason}".strip(),
+                                 status=response.status_code, retry_after=hdrs.get("retry-after"))
+            body = await _read_capped(response, max_bytes)
+            return FetchResult(url, current, response.status_code, body, **common)
+        finally:
+            await response.aclose()
+    raise FetchError(f"too many redirects (more than {MAX_REDIRECTS})")
+
+
+def new_client(timeout: float = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
+    """An ``AsyncClient`` suited to :func:`afetch` (share one across many fetches)."""
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
+                             limits=httpx.Limits(max_connections=32))
+
+
+async def afetch(
+    url: str,
+    *,
+    client: httpx.AsyncClient | None = None,
+    etag: str | None = None,
+    last_modified: str | None = None,
+    timeout: float | None = None,
+    max_bytes: int | None = None,
+    allow_private: bool = True,
+) -> FetchResult:
+    """Fetch ``url`` (http(s), ``file://`` or a local path); raise :class:`FetchError`.
+
+    ``timeout`` bounds the whole fetch — DNS, connect, every redirect and the full body —
+    so a server dripping one byte a second cannot hold a feed (httpx's own timeouts are per
+    read). ``allow_private=False`` refuses local files and any hop to a non-public address.
+    """
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    url = url.strip()
+    if is_local(url):
+        if not allow_private:
+            raise FetchError(f"refused local file {url!r}: only http(s) URLs are allowed here")
+        return await asyncio.to_thread(_read_local, url, etag, last_modified, max_bytes)
+    own = client is None
+    client = client or new_client(timeout)
+    try:
+        async with asyncio.timeout(timeout):
+            return await _fetch_http(client, url, etag, last_modified, max_bytes, allow_private)
+    except TimeoutError:
+        raise FetchError(f"timeout after {timeout:g} s") from None
+    except httpx.TimeoutException:
+        raise FetchError(f"timeout after {timeout:g} s") from None
+    except httpx.InvalidURL as exc:
+        raise FetchError(f"invalid URL {url!r}: {exc}") from None
+    except httpx.HTTPError as exc:
+        raise FetchError(_describe(exc)) from None
+    finally:
+        if own:
+            await client.aclose()
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    name = type(exc).__name__
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, httpx.ConnectError):
+        return f"connection failed: {text or name}"
+    if isinstance(exc, httpx.DecodingError):
+        return f"undecodable response body: {text or name}"
+    return f"{name}: {text}" if text else name
+
+
+def fetch(
+    url: str,
+    *,
+    etag: str | None = None,
+    last_modified: str | None = None,
+    timeout: float | None = None,
+    max_bytes: int | None = None,
+    allow_private: bool = True,
+) -> FetchResult:
+    """Synchronous :func:`afetch` (same arguments and errors, its own client)."""
+    kwargs = dict(etag=etag, last_modified=last_modified, timeout=timeout,
+                  max_bytes=max_bytes, allow_private=allow_private)
+    return run_sync(lambda: afetch(url, **kwargs))
+
+
+def run_sync(make_coro):
+    """Run a coroutine to completion from sync code, even when the calling thread already
+    runs an event loop (an async tool or web handler): then it runs on a helper thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make_coro())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(make_coro())).result()
+
+
+__all__ = ["FetchError", "FetchResult", "afetch", "fetch", "is_local", "local_path",
+           "new_client", "run_sync"]

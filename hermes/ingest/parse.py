@@ -1,0 +1,214 @@
+"""Parsing a feed body with feedparser and normalising its entries into item dicts.
+
+Every text field leaves here as plain text: tags stripped, entities decoded, whitespace
+collapsed, no markup left that could run as script wherever it is later shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import mimetypes
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import feedparser
+
+from ..errors import HermesError
+from .text import canonical_url, plain_text, safe_url
+
+MAX_TITLE = 500
+MAX_SUMMARY = 4000
+MAX_TAGS = 30
+
+# arXiv identifiers: new style 0704.0001 / 2401.12345v2, old style hep-th/9901001v1.
+_ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
+_ARXIV_OLD = re.compile(r"\b([a-z][a-z-]+(?:\.[A-Za-z]{2})?/\d{7})(?:v\d+)?\b")
+_DOI = re.compile(r"(?:doi\.org/|\bdoi:\s*)(10\.\d{4,9}/\S+)", re.I)
+
+
+class ParseError(HermesError):
+    """A body that is not a usable feed; ``str(exc)`` says why."""
+
+
+@dataclass
+class ParsedFeed:
+    title: str
+    link: str | None
+    items: list[dict]
+    warning: str | None = None  # feedparser's bozo note for a feed that still parsed
+    version: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def arxiv_id(*candidates: str | None) -> str | None:
+    """The version-less arXiv id in the first candidate that names arXiv."""
+    for text in candidates:
+        if not text or "arxiv" not in text.lower():
+            continue
+        m = _ARXIV_NEW.search(text) or _ARXIV_OLD.search(text)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _published(entry) -> str:
+    for key in ("published_parsed", "updated_parsed", "created_parsed"):
+        parsed = entry.get(key)
+        if parsed:
+            try:
+                when = datetime(*parsed[:6], tzinfo=timezone.utc)  # feedparser gives UTC
+            except (TypeError, ValueError, OverflowError):
+                continue
+            return when.isoformat(timespec="seconds")
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _tags(entry) -> list[str]:
+    seen: list[str] = []
+    for tag in entry.get("tags") or []:
+        term = plain_text(tag.get("term") or tag.get("label") or "").lower()
+        for part in ([term] if "," not in term else term.split(",")):
+            part = part.strip()
+            if part and len(part) <= 80 and part not in seen:
+                seen.append(part)
+    return seen[:MAX_TAGS]
+
+
+def _enclosure(entry) -> dict | None:
+    found = []
+    for link in entry.get("enclosures") or []:
+        url = safe_url(link.get("href") or link.get("url"))
+        if not url:
+            continue
+        mime = (link.get("type") or "").lower().strip() or mimetypes.guess_type(url)[0] or ""
+        length = str(link.get("length") or "").strip()
+        found.append({"url": url, "type": mime,
+                      "length": int(length) if length.isdigit() else None})
+    # Prefer the media file over, say, a PDF attachment.
+    found.sort(key=lambda e: not e["type"].startswith(("audio/", "video/")))
+    return found[0] if found else None
+
+
+def _content_type(arxiv: str | None, doi: str | None, enclosure: dict | None) -> str:
+    if arxiv or doi:
+        return "paper"
+    kind = (enclosure or {}).get("type", "")
+    if kind.startswith("audio/"):
+        return "podcast"
+    if kind.startswith("video/"):
+        return "video"
+    return "article"
+
+
+def _summary(entry) -> str:
+    text = entry.get("summary") or ""
+    if not text:
+        for content in entry.get("content") or []:
+            if content.get("value"):
+                text = content["value"]
+                break
+    return plain_text(text, limit=MAX_SUMMARY)
+
+
+def _guid(entry, link: str | None, title: str, summary: str, feed_url: str) -> str:
+    raw = (entry.get("id") or "").strip()
+    if raw:
+        # A bare id like "42" is only unique inside its feed; a URI-ish one is global.
+        return raw if ":" in raw else f"{feed_url}#{raw}"
+    if link:
+        return link
+    digest = hashlib.sha256(f"{title}\n{summary}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"sha256:{digest[:32]}"
+
+
+def normalise_entry(entry, *, feed_url: str) -> dict:
+    """One feedparser entry → a dict with the fields of ``store.ITEM_FIELDS``."""
+    title = plain_text(entry.get("title") or "", limit=MAX_TITLE)
+    summary = _summary(entry)
+    link = canonical_url(entry.get("link"))
+    ident = entry.get("id") or ""
+    arxiv = arxiv_id(ident, entry.get("link"), *(l.get("href") for l in entry.get("links") or []))
+    doi_match = _DOI.search(" ".join(filter(None, [ident, entry.get("link") or "",
+                                                   entry.get("prism_doi") or "",
+                                                   entry.get("dc_identifier") or ""])))
+    if arxiv:
+        link = f"https://arxiv.org/abs/{arxiv}"
+    enclosure = _enclosure(entry)
+    if not title:
+        title = summary[:120] or (link or "")
+    return {
+        "guid": f"arxiv:{arxiv}" if arxiv else _guid(entry, link, title, summary, feed_url),
+        "url": link,
+        "title": title,
+        "summary": summary,
+        "author": plain_text(entry.get("author") or "", limit=300) or None,
+        "published": _published(entry),
+        "content_type": _content_type(arxiv, doi_match and doi_match.group(1), enclosure),
+        "tags": _tags(entry),
+        "enclosure": enclosure,
+        "arxiv_id": arxiv,
+    }
+
+
+def _not_a_feed_reason(body: bytes, parsed) -> str:
+    head = body[:2048].lstrip().lower()
+    if not head:
+        return "empty body"
+    if head.startswith(b"<!doctype html") or b"<html" in head:
+        return "not a feed: the server sent an HTML page"
+    exc = parsed.get("bozo_exception")
+    if exc is not None:
+        return f"not a feed: malformed XML ({_one_line(exc)})"
+    return "not a feed: no RSS, Atom or RDF content found"
+
+
+def _one_line(exc) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]
+
+
+def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedFeed:
+    """Parse ``body`` (the feed's exact bytes) fetched from ``url``.
+
+    ``headers`` (the HTTP response headers) let feedparser honour a declared charset.
+    Raises :class:`ParseError` when the body is not a feed or nothing could be read from
+    it; a feed with recoverable problems ("bozo") parses, with the problem in ``warning``.
+    """
+    if not body or not body.strip():
+        raise ParseError("empty body")
+    response_headers = {k.lower(): v for k, v in (headers or {}).items()}
+    response_headers.setdefault("content-location", url)
+    # Local files and some servers send no type; without one feedparser flags every feed.
+    response_headers.setdefault("content-type", "application/xml")
+    # BytesIO, never raw bytes: feedparser tries open() on a bytes argument first, so a body
+    # that happens to be a file name would be read from the local disk.
+    parsed = feedparser.parse(io.BytesIO(body), response_headers=response_headers,
+                              resolve_relative_uris=True, sanitize_html=True)
+    entries = parsed.get("entries") or []
+    if not parsed.get("version") and not entries:
+        raise ParseError(_not_a_feed_reason(body, parsed))
+    warning = None
+    if parsed.get("bozo"):
+        if not entries and parsed.get("bozo_exception") is not None and not parsed.get("feed"):
+            raise ParseError(f"malformed feed: {_one_line(parsed['bozo_exception'])}")
+        warning = _one_line(parsed.get("bozo_exception") or "ill-formed feed")
+    feed = parsed.get("feed") or {}
+    items, seen = [], set()
+    for entry in entries:
+        item = normalise_entry(entry, feed_url=url)
+        if item["guid"] in seen:
+            continue
+        seen.add(item["guid"])
+        items.append(item)
+    return ParsedFeed(
+        title=plain_text(feed.get("title") or "", limit=MAX_TITLE),
+        link=canonical_url(feed.get("link")),
+        items=items,
+        warning=warning,
+        version=parsed.get("version") or "",
+    )
+
+
+__all__ = ["ParseError", "ParsedFeed", "arxiv_id", "normalise_entry", "parse_feed"]

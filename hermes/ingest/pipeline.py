@@ -1,0 +1,253 @@
+"""``hermes ingest``: fetch every feed concurrently, parse, store, then embed what is new.
+
+Order of work and why:
+
+1. Fetch all due feeds at once (bounded concurrency, one deadline per feed, conditional
+   GET). Each finished fetch is parsed on a worker thread while the others keep
+   downloading, then stored from the event-loop thread (the only one touching SQLite).
+2. A feed's items and its new ETag / Last-Modified commit in one transaction: a crash
+   can never record "seen this version" without its items.
+3. Embedding runs last over every item that lacks an embedding, so items left behind by a
+   crashed earlier run are completed too. A re-run of unchanged feeds costs one 304 per
+   feed, no parsing and no model load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
+
+import sqlite_utils
+
+from .. import config
+from ..db import write_transaction
+from ..errors import HermesError, NotFound
+from ..signals import now_iso
+from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
+from .fetch import FetchError, FetchResult, afetch, new_client, run_sync
+from .parse import ParseError, ParsedFeed, parse_feed
+from .store import embed_pending, insert_items
+
+Progress = Callable[[str, int, int], None]  # (stage "fetch" | "embed", done, total)
+
+DEFAULT_RATE_LIMIT_BACKOFF = timedelta(minutes=30)  # a 429 without Retry-After
+MAX_BACKOFF = timedelta(days=7)
+EMBED_BATCH = 64
+
+
+class IngestSummary(list):
+    """The per-feed summaries (a plain list of dicts) plus ``embedded``: how many items
+    this run embedded, including ones an earlier crashed run left without an embedding."""
+
+    embedded: int = 0
+
+
+def retry_at(value: str | None, status: int | None, now: datetime) -> str | None:
+    """When a rate-limited feed may be fetched again (ISO UTC), from ``Retry-After``
+    (seconds or an HTTP date); None when the server did not ask for a pause."""
+    delay = None
+    if value:
+        value = value.strip()
+        if value.isdigit():
+            delay = timedelta(seconds=int(value))
+        else:
+            try:
+                delay = parsedate_to_datetime(value).astimezone(timezone.utc) - now
+            except (TypeError, ValueError, IndexError):
+                delay = None
+    if delay is None and status == 429:
+        delay = DEFAULT_RATE_LIMIT_BACKOFF
+    if delay is None or delay.total_seconds() <= 0:
+        return None
+    return (now + min(delay, MAX_BACKOFF)).isoformat(timespec="seconds")
+
+
+def _due(feed: dict, now: datetime) -> bool:
+    if not feed.get("retry_after"):
+        return True
+    try:
+        return datetime.fromisoformat(feed["retry_after"]) <= now
+    except ValueError:
+        return True
+
+
+def _summary(feed: dict, status: str, new: int = 0, error: str | None = None,
+             warning: str | None = None, title: str | None = None) -> dict:
+    return {"feed_id": feed["id"], "url": feed["url"], "title": title or feed.get("title"),
+            "status": status, "new": new, "error": error, "warning": warning}
+
+
+def _record_failure(db, feed: dict, error: str, retry_after: str | None = None) -> None:
+    with write_transaction(db):
+        db.execute(
+            """UPDATE feeds SET last_error = ?, error_count = error_count + 1,
+                      last_fetched = ?, retry_after = ? WHERE id = ?""",
+            [error, now_iso(), retry_after, feed["id"]])
+
+
+def _record_not_modified(db, feed: dict, res: FetchResult) -> None:
+    with write_transaction(db):
+        db.execute(
+            """UPDATE feeds SET etag = ?, last_modified = ?, last_fetched = ?, last_error = NULL,
+                      error_count = 0, retry_after = NULL WHERE id = ?""",
+            [res.etag, res.last_modified, now_iso(), feed["id"]])
+
+
+def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed) -> int:
+    with write_transaction(db):
+        new_ids = insert_items(db, feed["id"], parsed.items)
+        db.execute(
+            """UPDATE feeds SET etag = ?, last_modified = ?, last_fetched = ?, last_error = NULL,
+                      error_count = 0, retry_after = NULL, last_warning = ?,
+                      title = COALESCE(NULLIF(title, ''), ?) WHERE id = ?""",
+            [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.title or None,
+             feed["id"]])
+    return len(new_ids)
+
+
+def _parse(res: FetchResult) -> ParsedFeed:
+    try:
+        return parse_feed(res.body or b"", url=res.final_url, headers=res.headers)
+    except ParseError:
+        raise
+    except Exception as exc:  # feedparser on hostile input: a bad feed, not a crashed run
+        raise ParseError(f"parser failed: {type(exc).__name__}: {exc}") from exc
+
+
+async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_private: bool,
+                        progress: Progress | None) -> list[dict]:
+    limit = asyncio.Semaphore(max(1, settings.fetch_concurrency))
+    out: list[dict] = []
+
+    async def one(feed: dict):
+        async with limit:
+            try:
+                return feed, await afetch(
+                    feed["url"], client=client, etag=feed["etag"],
+                    last_modified=feed["last_modified"], timeout=settings.fetch_timeout,
+                    max_bytes=settings.max_feed_bytes, allow_private=allow_private), None
+            except FetchError as exc:
+                return feed, None, exc
+            except Exception as exc:  # one broken feed never stops the others
+                return feed, None, FetchError(f"fetch failed: {type(exc).__name__}: {exc}")
+
+    async with new_client(settings.fetch_timeout) as client:
+        tasks = [asyncio.ensure_future(one(feed)) for feed in feeds]
+        for done, next_done in enumerate(asyncio.as_completed(tasks), 1):
+            feed, res, err = await next_done
+            out.append(await _handle(db, feed, res, err))
+            if progress:
+                progress("fetch", done, len(feeds))
+    return out
+
+
+async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | None) -> dict:
+    if err is not None:
+        backoff = None
+        if err.status in (429, 503):
+            backoff = retry_at(err.retry_after, err.status, datetime.now(timezone.utc))
+        message = str(err) + (f"; retrying after {backoff}" if backoff else "")
+        _record_failure(db, feed, message, backoff)
+        return _summary(feed, "failed", error=message)
+    if res.not_modified:
+        _record_not_modified(db, feed, res)
+        return _summary(feed, "unchanged")
+    try:
+        parsed = await asyncio.to_thread(_parse, res)
+    except ParseError as exc:
+        # The ETag is not stored, so a fixed feed is fetched and parsed in full next time.
+        _record_failure(db, feed, str(exc))
+        return _summary(feed, "failed", error=str(exc))
+    try:
+        new = _store(db, feed, res, parsed)
+    except (sqlite3.IntegrityError, sqlite3.InterfaceError, ValueError, TypeError) as exc:
+        _record_failure(db, feed, f"could not store items: {exc}")
+        return _summary(feed, "failed", error=f"could not store items: {exc}")
+    return _summary(feed, "new" if new else "unchanged", new=new, warning=parsed.warning,
+                    title=feed.get("title") or parsed.title)
+
+
+def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
+    cols = ["id", "url", "title", "etag", "last_modified", "retry_after"]
+    rows = [dict(zip(cols, r)) for r in db.execute(
+        f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
+    if feed_ids is None:
+        return rows
+    wanted = set(feed_ids)
+    missing = sorted(wanted - {r["id"] for r in rows})
+    if missing:
+        raise NotFound(f"unknown feed id(s): {', '.join(map(str, missing))}; "
+                       "see `hermes feeds list`")
+    return [r for r in rows if r["id"] in wanted]
+
+
+def run_ingest(
+    db: sqlite_utils.Database,
+    *,
+    feed_ids: list[int] | None = None,
+    embedder=None,
+    progress: Progress | None = None,
+    settings: config.Settings | None = None,
+    allow_private: bool = True,
+) -> IngestSummary:
+    """Ingest the feeds in the database (or only ``feed_ids``) and embed what is new.
+
+    Returns one summary per feed: ``{feed_id, url, title, status, new, error, warning}``
+    with ``status`` one of ``new`` / ``unchanged`` / ``failed`` / ``skipped`` (a server asked
+    us to wait: ``feeds.retry_after``). Failures are recorded on the feed row and never stop
+    the other feeds. ``allow_private=False`` applies the private-address guard (for fetches
+    an agent triggers); a person at the CLI is trusted with local paths and LAN servers.
+
+    :raises HermesError: when embedding fails; the items stay stored without an embedding
+        and the next run completes them (``exc.summary`` holds the per-feed summaries).
+    """
+    settings = settings or config.settings()
+    now = datetime.now(timezone.utc)
+    feeds = select_feeds(db, feed_ids)
+    due = [f for f in feeds if _due(f, now)]
+    summary = IngestSummary(
+        _summary(f, "skipped", error=f"the server asked to wait until {f['retry_after']}")
+        for f in feeds if not _due(f, now))
+    if due:
+        results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress))
+        order = {f["id"]: k for k, f in enumerate(feeds)}
+        summary.extend(results)
+        summary.sort(key=lambda s: order[s["feed_id"]])
+    summary.embedded = embed_new(db, embedder, progress=progress, summary=summary)
+    return summary
+
+
+def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=None) -> int:
+    """Embed every item without an embedding from the active model, in batches."""
+    if embedder is None:
+        from ..embed import get_embedder
+
+        embedder = get_embedder()  # cheap: the model itself loads on the first embed call
+    total = db.execute(
+        "SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
+        [embedder.name]).fetchone()[0]
+    if not total:
+        return 0
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress("embed", done, total)
+
+    try:
+        return embed_pending(db, embedder, batch_size=EMBED_BATCH, progress=tick)
+    except Exception as exc:
+        error = HermesError(
+            f"embedding failed after {done} of {total} items ({type(exc).__name__}: {exc}); "
+            "the items are stored and the next `hermes ingest` embeds them")
+        error.summary = summary
+        raise error from exc
+
+
+__all__ = ["IngestSummary", "add_feeds", "embed_new", "read_feeds_toml", "retry_at",
+           "run_ingest", "sample_feed_paths", "seed_feeds", "select_feeds"]

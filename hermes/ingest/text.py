@@ -1,0 +1,69 @@
+"""Plain text and safe URLs out of whatever a feed carries."""
+
+from __future__ import annotations
+
+import html
+import re
+import urllib.parse
+
+import nh3
+
+_BLOCK = re.compile(r"<(/?)(p|br|div|li|ul|ol|h[1-6]|tr|td|th|blockquote|pre|dd|dt|hr)\b", re.I)
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\ufeff]")
+_TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid)$", re.I)
+
+
+def plain_text(value: str | None, *, limit: int | None = None) -> str:
+    """HTML (or text) → one line of plain text: no tags, entities decoded, whitespace
+    collapsed. Script and style bodies are dropped, not kept as text."""
+    if not value:
+        return ""
+    text = _BLOCK.sub(r" <\1\2", str(value))  # keep words of adjacent blocks apart
+    text = nh3.clean(text, tags=set(), clean_content_tags={"script", "style"})
+    text = html.unescape(text)
+    # Escaped markup in the source (``&lt;script&gt;``) decodes to a literal tag. As text it
+    # is harmless only while every renderer escapes it; neutralise it so no stored field
+    # can ever be mistaken for markup.
+    text = _TAG_START.sub("\u2039", text)
+    text = _CONTROL.sub(" ", text)
+    # Lone surrogates (from broken encodings) cannot be stored as UTF-8.
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    text = " ".join(text.split())
+    if limit and len(text) > limit:
+        cut = text[: limit - 1]
+        text = (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut) + "\u2026"
+    return text
+
+
+def safe_url(value: str | None) -> str | None:
+    """An absolute http(s) URL, or None: ``javascript:``, ``data:`` and relative leftovers
+    must never become a link someone clicks."""
+    if not value:
+        return None
+    url = _CONTROL.sub("", str(value)).strip()
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    if any(c in url for c in "<>\"' "):
+        url = urllib.parse.quote(url, safe=":/?#[]@!$&()*+,;=%~")
+    return url
+
+
+def canonical_url(value: str | None) -> str | None:
+    """:func:`safe_url`, lower-cased scheme and host, no fragment, no tracking parameters."""
+    url = safe_url(value)
+    if url is None:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    query = parts.query
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+    if any(_TRACKING.match(k) for k, _ in pairs):  # rebuild only when there is something to drop
+        query = urllib.parse.urlencode([(k, v) for k, v in pairs if not _TRACKING.match(k)])
+    netloc = parts.netloc.lower()
+    if parts.port in (80, 443) and (parts.scheme.lower(), parts.port) in (("http", 80), ("https", 443)):
+        netloc = netloc.rsplit(":", 1)[0]
+    return urllib.parse.urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", query, ""))
