@@ -25,6 +25,8 @@ MAX_TAGS = 30
 # arXiv identifiers: new style 0704.0001 / 2401.12345v2, old style hep-th/9901001v1.
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
 _ARXIV_OLD = re.compile(r"\b([a-z][a-z-]+(?:\.[A-Za-z]{2})?/\d{7})(?:v\d+)?\b")
+# rss.arxiv.org prefixes every abstract with "arXiv:2401.12345v1 Announce Type: new Abstract:".
+_ARXIV_PREFIX = re.compile(r"^arXiv:\S+\s+Announce Type:\s*\S+\s+Abstract:\s*", re.I)
 _DOI = re.compile(r"(?:doi\.org/|\bdoi:\s*)(10\.\d{4,9}/\S+)", re.I)
 
 
@@ -126,7 +128,7 @@ def _guid(entry, link: str | None, title: str, summary: str, feed_url: str) -> s
 def normalise_entry(entry, *, feed_url: str) -> dict:
     """One feedparser entry → a dict with the fields of ``store.ITEM_FIELDS``."""
     title = plain_text(entry.get("title") or "", limit=MAX_TITLE)
-    summary = _summary(entry)
+    summary = _ARXIV_PREFIX.sub("", _summary(entry))
     link = canonical_url(entry.get("link"))
     ident = entry.get("id") or ""
     arxiv = arxiv_id(ident, entry.get("link"), *(l.get("href") for l in entry.get("links") or []))
