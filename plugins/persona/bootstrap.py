@@ -1,0 +1,75 @@
+"""Warm a new persona from its interests text: like the items the ranking puts first,
+dislike the ones it puts last, so preferences and the classifier have something to learn
+from before the first real feedback.
+
+The order comes from the one ranking path with zero clicks (the written interests alone),
+over the whole archive. Every click is written through :func:`hermes.signals.record_click`
+with source ``bootstrap``, all in one transaction: a bootstrap lands whole or not at all.
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from hermes.db import write_transaction
+from hermes.errors import InvalidInput
+from hermes.rank import CandidateQuery, item_rows, rank
+from hermes.signals import record_click, require_user
+
+BOOTSTRAP_MAX = 50
+
+
+def _count(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{what} must be an integer between 0 and {BOOTSTRAP_MAX}, got {value!r}")
+    if not 0 <= value <= BOOTSTRAP_MAX:
+        raise InvalidInput(f"{what} must be between 0 and {BOOTSTRAP_MAX}, got {value}")
+    return value
+
+
+def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislike: int = 5) -> dict:
+    """Like the ``n_like`` closest and dislike the ``n_dislike`` farthest items; return
+    ``{"liked": [...], "disliked": [...]}`` (``id`` and ``title`` each).
+
+    :raises NotFound: on an unknown persona name.
+    :raises InvalidInput: the persona already has clicks, has no interests text, the
+        archive is empty, or the counts are out of range.
+    """
+    if not isinstance(name, str):
+        raise InvalidInput(f"name must be a persona name (a string), got {type(name).__name__}")
+    n_like, n_dislike = _count(n_like, "n_like"), _count(n_dislike, "n_dislike")
+    if n_like + n_dislike == 0:
+        raise InvalidInput("n_like and n_dislike are both 0: nothing to do")
+    user = require_user(db, name)
+    _require_fresh(db, user)
+    if not (user["interests"] or "").strip():
+        raise InvalidInput(
+            f"persona {user['name']!r} has no interests text to start from; set it with "
+            "update_persona first"
+        )
+    ranking = rank(db, user, CandidateQuery(since_days=None, exclude_clicked=False), limit=None)
+    order = [int(i) for i in ranking.item_ids]
+    if not order:
+        raise InvalidInput("the archive has no embedded items yet; run hermes ingest first")
+    liked = order[:n_like]
+    # The farthest first; never an item already liked (a tiny archive yields fewer).
+    disliked = [i for i in reversed(order[len(liked):])][:n_dislike]
+
+    with write_transaction(db):
+        _require_fresh(db, user)  # re-checked under the write lock
+        for item_id in liked:
+            record_click(db, user["id"], item_id, True, "bootstrap")
+        for item_id in disliked:
+            record_click(db, user["id"], item_id, False, "bootstrap")
+    rows = item_rows(db, liked + disliked)
+    brief = lambda ids: [{"id": i, "title": rows[i]["title"]} for i in ids]  # noqa: E731
+    return {"user": user["name"], "liked": brief(liked), "disliked": brief(disliked)}
+
+
+def _require_fresh(db: sqlite_utils.Database, user: dict) -> None:
+    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [user["id"]]).fetchone()[0]
+    if n:
+        raise InvalidInput(
+            f"persona {user['name']!r} already has {n} click(s); bootstrap only warms a persona "
+            "without feedback (reset_feedback clears its clicks first)"
+        )

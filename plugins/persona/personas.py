@@ -1,0 +1,224 @@
+"""Persona records: validation, creation, the interests text, and everything a persona owns.
+
+The tools in :mod:`hermes_persona.tools` and the CLI both go through these functions, so a
+rule (a name's charset, the interests cap, what ``delete`` removes) lives in one place.
+Helpers raise :class:`hermes.errors.HermesError` subclasses; the tool layer turns them
+into ``ok: false`` results.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import sqlite_utils
+
+from hermes.db import write_transaction
+from hermes.errors import InvalidInput
+from hermes.rank import create_user
+from hermes.signals import Signal, record_signal, require_user
+
+NAME_MAX = 64
+INTERESTS_MAX = 4000
+#: Letters and digits first (a name beginning with ``-`` would read as a CLI option), then
+#: letters, digits, space, ``_ . @ + -``. No control characters, quotes or slashes: a name
+#: is printed in terminals, used in URLs by the web UI and read back by small models.
+NAME_RE = re.compile(r"[^\W_][\w .@+-]*")
+
+
+def validate_name(name) -> str:
+    """The persona name, stripped, or :class:`InvalidInput` saying what a valid one is."""
+    if not isinstance(name, str):
+        raise InvalidInput(f"name must be a string, got {type(name).__name__}")
+    name = name.strip()
+    if not name:
+        raise InvalidInput("name is empty; give the persona a short name such as 'alice'")
+    if len(name) > NAME_MAX:
+        raise InvalidInput(f"name is {len(name)} characters long; the limit is {NAME_MAX}")
+    if not NAME_RE.fullmatch(name):
+        raise InvalidInput(
+            f"name {name!r} is not allowed: start with a letter or digit, then use letters, "
+            "digits, spaces and _ . @ + - only"
+        )
+    return name
+
+
+def validate_interests(interests) -> str:
+    """The interests text, stripped, or :class:`InvalidInput` (empty, too long, binary)."""
+    if not isinstance(interests, str):
+        raise InvalidInput(f"interests must be a string, got {type(interests).__name__}")
+    interests = interests.strip()
+    if not interests:
+        raise InvalidInput(
+            "interests is empty; describe what this persona wants to read in a sentence or a "
+            "list of topics (propose_interests lists the most common tags in the archive)"
+        )
+    if len(interests) > INTERESTS_MAX:
+        raise InvalidInput(
+            f"interests is {len(interests):,} characters long; the limit is {INTERESTS_MAX:,}: "
+            "summarise the topics instead of pasting documents"
+        )
+    if "\x00" in interests:
+        raise InvalidInput("interests contains a NUL character; send plain text")
+    return interests
+
+
+def same_name(db: sqlite_utils.Database, name: str) -> str | None:
+    """An existing persona whose name equals ``name`` ignoring case, if any."""
+    row = db.execute("SELECT name FROM users WHERE lower(name) = lower(?)", [name]).fetchone()
+    return row[0] if row else None
+
+
+def create_persona(db: sqlite_utils.Database, name, interests) -> dict:
+    name = validate_name(name)
+    interests = validate_interests(interests)
+    # Names differing only in case would be two personas nobody can tell apart in a list.
+    try:
+        with write_transaction(db):
+            existing = same_name(db, name)
+            if existing is None:
+                user = create_user(db, name, interests)
+    except sqlite3.IntegrityError:  # created by another process between check and insert
+        existing = same_name(db, name) or name
+    if existing is not None:
+        raise InvalidInput(
+            f"a persona named {existing!r} already exists; pick another name, or change its "
+            "interests with update_persona"
+        )
+    return user
+
+
+def update_interests(db: sqlite_utils.Database, name, interests) -> tuple[dict, str]:
+    """Replace the interests text; return (persona, previous text). No cache is invalidated by
+    hand: the persisted interests vector is keyed by a hash of the text, so new text
+    re-embeds on the next ranking and unchanged text costs nothing."""
+    if not isinstance(name, str):
+        raise InvalidInput(f"name must be a string, got {type(name).__name__}")
+    interests = validate_interests(interests)
+    user = require_user(db, name)
+    if user["interests"] != interests:
+        with write_transaction(db):
+            db.execute("UPDATE users SET interests = ? WHERE id = ?", [interests, user["id"]])
+    return {**user, "interests": interests}, user["interests"]
+
+
+# --- what a persona owns -------------------------------------------------------------------
+
+def per_persona_tables(db: sqlite_utils.Database) -> dict[str, str]:
+    """``{table: column}`` for every table holding rows of one persona.
+
+    Found generically, not listed by hand, so tables a plugin adds later (the corpus) are
+    covered without importing that plugin: a ``user_id`` column, or a foreign key to
+    ``users``. ``users`` itself is not included.
+    """
+    found: dict[str, str] = {}
+    tables = [
+        r[0]
+        for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        )
+    ]
+    for table in tables:
+        if table == "users":
+            continue
+        quoted = '"' + table.replace('"', '""') + '"'
+        try:
+            cols = [r[1] for r in db.execute(f"PRAGMA table_info({quoted})")]
+            fks = db.execute(f"PRAGMA foreign_key_list({quoted})").fetchall()
+        except sqlite3.DatabaseError:  # a virtual table whose module is not loaded
+            continue
+        for fk in fks:  # (id, seq, table, from, to, ...)
+            if fk[2] == "users" and (fk[4] in (None, "id")):
+                found[table] = fk[3]
+                break
+        else:
+            if "user_id" in cols:
+                found[table] = "user_id"
+    return found
+
+
+def owned_counts(db: sqlite_utils.Database, user_id: int, tables: dict[str, str]) -> dict[str, int]:
+    counts = {}
+    for table, column in tables.items():
+        quoted = '"' + table.replace('"', '""') + '"'
+        col = '"' + column.replace('"', '""') + '"'
+        counts[table] = db.execute(
+            f"SELECT count(*) FROM {quoted} WHERE {col} = ?", [user_id]
+        ).fetchone()[0]
+    return counts
+
+
+def click_counts(db: sqlite_utils.Database, user_id: int) -> dict[str, int]:
+    likes, dislikes = db.execute(
+        "SELECT coalesce(sum(label = 'like'), 0), coalesce(sum(label = 'dislike'), 0) "
+        "FROM clicks WHERE user_id = ?",
+        [user_id],
+    ).fetchone()
+    return {"clicks": likes + dislikes, "likes": likes, "dislikes": dislikes}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def describe_loss(user: dict, counts: dict[str, int], clicks: dict[str, int], *, persona: bool) -> str:
+    """One sentence naming exactly what a delete (``persona=True``) or a reset removes."""
+    parts = [f"persona {user['name']!r}"] if persona else []
+    parts.append(
+        f"{_plural(clicks['clicks'], 'click')} ({clicks['likes']} likes, {clicks['dislikes']} dislikes)"
+        if clicks["clicks"]
+        else "0 clicks"
+    )
+    if counts.get("explanations"):
+        parts.append(_plural(counts["explanations"], "cached explanation"))
+    for table, n in sorted(counts.items()):
+        if table not in ("clicks", "explanations") and n:
+            parts.append(f"{_plural(n, 'row')} in {table}")
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def _delete_clicks(db: sqlite_utils.Database, user_id: int, source: str) -> int:
+    """Delete every click of the persona through the one signal path, so observers
+    (``hermes_signal_written``) see each removal inside this transaction."""
+    clicks = db.execute(
+        "SELECT id, item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
+    ).fetchall()
+    for click_id, item_id, label in clicks:
+        signal = Signal("click", user_id, item_id, op="delete", data={"label": label}, source=source)
+        record_signal(db, signal, lambda db, cid=click_id: db.execute(
+            "DELETE FROM clicks WHERE id = ?", [cid]
+        ))
+    return len(clicks)
+
+
+def plan(db: sqlite_utils.Database, name, *, persona: bool) -> tuple[dict, dict, dict, dict]:
+    """(user, tables, row counts, click counts) for a delete or a reset of ``name``."""
+    if not isinstance(name, str):
+        raise InvalidInput(f"name must be a string, got {type(name).__name__}")
+    user = require_user(db, name)
+    tables = per_persona_tables(db)
+    if not persona:  # a reset clears feedback and what was derived from it, nothing else
+        tables = {t: c for t, c in tables.items() if t in ("clicks", "explanations")}
+    return user, tables, owned_counts(db, user["id"], tables), click_counts(db, user["id"])
+
+
+def delete_owned(db: sqlite_utils.Database, user: dict, tables: dict[str, str], *,
+                 persona: bool, source: str) -> dict[str, int]:
+    """Delete the persona's clicks, then the rows of ``tables``, then (``persona=True``) the
+    persona itself, in one transaction; return the rows removed per table."""
+    removed: dict[str, int] = {}
+    with write_transaction(db):
+        # Plugin tables may reference each other; check foreign keys at commit, not per row.
+        db.execute("PRAGMA defer_foreign_keys = ON")
+        removed["clicks"] = _delete_clicks(db, user["id"], source)
+        for table, column in tables.items():
+            if table == "clicks":
+                continue
+            quoted = '"' + table.replace('"', '""') + '"'
+            col = '"' + column.replace('"', '""') + '"'
+            cur = db.execute(f"DELETE FROM {quoted} WHERE {col} = ?", [user["id"]])
+            removed[table] = cur.rowcount
+        if persona:
+            db.execute("DELETE FROM users WHERE id = ?", [user["id"]])
+    return removed

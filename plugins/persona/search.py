@@ -1,0 +1,131 @@
+"""``search_feed``: keyword / tag / type search over the whole archive, in the persona's order.
+
+Matching is the built-in candidate filter (``hermes.default_candidates``: every word must
+occur in the title or summary, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped, so they match
+literally); ordering is the one ranking path (:func:`hermes.rank.rank_items`) with the
+recency window and the already-clicked exclusion lifted, because a search should reach the
+whole archive, including what the persona rated before.
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from hermes.errors import InvalidInput
+from hermes.rank import rank_items
+from hermes.signals import require_user
+
+SEARCH_MAX = 50
+QUERY_MAX = 500
+SUMMARY_CHARS = 300
+
+
+def clamp(limit, maximum: int, what: str = "limit") -> tuple[int, str]:
+    """``limit`` clamped to [1, maximum], and a note when it had to be clamped."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidInput(f"{what} must be an integer between 1 and {maximum}, got {limit!r}")
+    kept = max(1, min(limit, maximum))
+    return kept, "" if kept == limit else f" ({what} {limit} clamped to {kept})"
+
+
+def _optional_text(value, what: str, maximum: int = 200) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string or null, got {type(value).__name__}")
+    value = value.strip()
+    if len(value) > maximum:
+        raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {maximum}")
+    return value or None
+
+
+def content_types(db: sqlite_utils.Database) -> list[str]:
+    return [r[0] for r in db.execute("SELECT DISTINCT content_type FROM items ORDER BY 1")]
+
+
+def tag_exists(db: sqlite_utils.Database, tag: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM items, json_each(items.tags) WHERE lower(json_each.value) = lower(?) LIMIT 1",
+        [tag],
+    ).fetchone() is not None
+
+
+def ratings(db: sqlite_utils.Database, user_id: int, item_ids: list[int]) -> dict[int, str]:
+    if not item_ids:
+        return {}
+    marks = ",".join("?" * len(item_ids))
+    return dict(db.execute(
+        f"SELECT item_id, label FROM clicks WHERE user_id = ? AND item_id IN ({marks})",
+        [user_id, *item_ids],
+    ).fetchall())
+
+
+def _short(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, limit=10) -> tuple[list[dict], str]:
+    """(results, message). Raises :class:`InvalidInput` / ``NotFound`` for bad calls."""
+    if not isinstance(user, str):
+        raise InvalidInput(f"user must be a persona name (a string), got {type(user).__name__}")
+    if query is not None and not isinstance(query, str):
+        raise InvalidInput(f"query must be a string, got {type(query).__name__}")
+    query = _optional_text(query, "query", QUERY_MAX)
+    tag = _optional_text(tag, "tag")
+    content_type = _optional_text(content_type, "content_type", 50)
+    limit, note = clamp(limit, SEARCH_MAX)
+    persona = require_user(db, user)
+    if not (query or tag or content_type):
+        raise InvalidInput("give a query (words to find in titles and summaries), a tag or a content_type")
+    if content_type is not None:
+        known = content_types(db)
+        match = next((k for k in known if k.lower() == content_type.lower()), None)
+        if match is None:
+            raise InvalidInput(
+                f"unknown content_type {content_type!r}; the archive holds: "
+                + (", ".join(known) if known else "nothing yet (run hermes ingest)")
+            )
+        content_type = match
+
+    found = rank_items(
+        db, persona, limit=limit, since_days=None, exclude_clicked=False,
+        text=query, tag=tag, content_type=content_type,
+    )
+    rated = ratings(db, persona["id"], [item["id"] for item in found])
+    results = [
+        {
+            "id": item["id"],
+            "title": item["title"],
+            "summary": _short(item["summary"]),
+            "url": item["url"],
+            "published": item["published"],
+            "content_type": item["content_type"],
+            "tags": item["tags"],
+            "source": item["source"],
+            "rank": item["rank"],
+            "score": item["score"],
+            "rated": rated.get(item["id"]),
+        }
+        for item in found
+    ]
+    asked = " ".join(
+        part for part in (
+            f"{query!r}" if query else "",
+            f"tag {tag!r}" if tag else "",
+            f"type {content_type!r}" if content_type else "",
+        ) if part
+    )
+    if results:
+        message = (
+            f"{len(results)} item(s) matching {asked}, in {persona['name']}'s ranking order"
+            f"{note}; 'rated' shows earlier feedback. Give feedback with record_feedback."
+        )
+    elif tag and not tag_exists(db, tag):
+        message = f"no item is tagged {tag!r}; propose_interests lists the tags in use{note}"
+    else:
+        message = (
+            f"no item matches {asked}; every query word must occur in a title or summary, "
+            f"so try fewer or different words{note}"
+        )
+    return results, message

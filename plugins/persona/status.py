@@ -1,0 +1,121 @@
+"""``profile_status``: what a persona's clicks have taught the ranking so far.
+
+It reads the same statistics the scorers use (:func:`hermes.features._key_stats`,
+:func:`hermes.rank.blend_weight`) without running a ranking, so it is cheap and never
+loads the embedding model.
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from hermes.embed import get_embedder
+from hermes.errors import InvalidInput
+from hermes.features import _key_stats
+from hermes.rank import blend_weight
+from hermes.signals import CLICK_SOURCES, require_user
+
+from .personas import click_counts
+
+TOP = 10
+
+
+def _entries(stats: dict, prefix: str, *, liked: bool, top: int = TOP) -> list[dict]:
+    picked = [
+        (key.removeprefix(prefix), s)
+        for key, s in stats.items()
+        if key.startswith(prefix) and ((s["score"] > 0) if liked else (s["score"] < 0))
+    ]
+    picked.sort(key=lambda kv: (-abs(kv[1]["score"]), -(kv[1]["likes"] + kv[1]["dislikes"]), kv[0]))
+    return [
+        {"key": key, "likes": s["likes"], "dislikes": s["dislikes"], "score": round(s["score"], 3)}
+        for key, s in picked[:top]
+    ]
+
+
+def classifier_state(db: sqlite_utils.Database, user_id: int, model: str) -> tuple[bool, str]:
+    """Whether the built-in classifier scorer is active for this persona, and why (the same
+    rule it applies: both classes among clicked items that have an embedding)."""
+    rows = db.execute(
+        """SELECT c.label, count(*), sum(i.embedding IS NOT NULL AND i.embedding_model = ?)
+           FROM clicks c LEFT JOIN items i ON i.id = c.item_id
+           WHERE c.user_id = ? GROUP BY c.label""",
+        [model, user_id],
+    ).fetchall()
+    total = {label: n for label, n, _ in rows}
+    usable = {label: e or 0 for label, _, e in rows}
+    if not total:
+        return False, "no clicks yet: it needs at least one like and one dislike"
+    if not total.get("like") or not total.get("dislike"):
+        missing = "dislike" if total.get("like") else "like"
+        return False, f"only {'likes' if missing == 'dislike' else 'dislikes'} so far: it needs at least one {missing}"
+    if not usable.get("like") or not usable.get("dislike"):
+        return False, "the clicked items lack embeddings for the current model (run hermes ingest)"
+    n = usable["like"] + usable["dislike"]
+    return True, f"active: trained on {n} clicked items ({usable['like']} likes, {usable['dislike']} dislikes)"
+
+
+def profile_status(db: sqlite_utils.Database, user) -> dict:
+    if not isinstance(user, str):
+        raise InvalidInput(f"user must be a persona name (a string), got {type(user).__name__}")
+    persona = require_user(db, user)
+    uid = persona["id"]
+    counts = click_counts(db, uid)
+    n = counts["clicks"]
+    weight = blend_weight(n)
+    stats = _key_stats(db, uid)
+    by_source = dict.fromkeys(CLICK_SOURCES, 0)
+    for source, k in db.execute(
+        "SELECT source, count(*) FROM clicks WHERE user_id = ? GROUP BY source", [uid]
+    ):
+        by_source[source] = k
+    feed_titles = dict(db.execute("SELECT id, coalesce(title, url) FROM feeds").fetchall())
+    active, why = classifier_state(db, uid, get_embedder().name)
+    recent = [
+        {"item_id": item_id, "title": title, "rated": label, "source": source, "at": at}
+        for item_id, title, label, source, at in db.execute(
+            """SELECT c.item_id, i.title, c.label, c.source, c.created
+               FROM clicks c LEFT JOIN items i ON i.id = c.item_id
+               WHERE c.user_id = ? ORDER BY c.id DESC LIMIT 5""",
+            [uid],
+        )
+    ]
+    sources = {
+        "liked": _entries(stats, "source:", liked=True, top=5),
+        "disliked": _entries(stats, "source:", liked=False, top=5),
+    }
+    for side in sources.values():
+        for entry in side:
+            fid = int(entry["key"])
+            entry["key"] = feed_titles.get(fid, f"feed {fid} (removed)")
+    return {
+        "user": persona["name"],
+        "interests": persona["interests"],
+        "clicks": n,
+        "likes": counts["likes"],
+        "dislikes": counts["dislikes"],
+        "clicks_by_source": by_source,
+        "blend_weight": round(weight, 4),
+        "blend": (
+            f"{round(100 * (1 - weight))}% written interests, {round(100 * weight)}% learned "
+            f"from {n} click(s); 50/50 at 5 clicks"
+        ),
+        "liked_tags": _entries(stats, "tag:", liked=True),
+        "disliked_tags": _entries(stats, "tag:", liked=False),
+        "liked_types": _entries(stats, "type:", liked=True, top=5),
+        "disliked_types": _entries(stats, "type:", liked=False, top=5),
+        "liked_sources": sources["liked"],
+        "disliked_sources": sources["disliked"],
+        "classifier_active": active,
+        "classifier_reason": why,
+        "recent_clicks": recent,
+    }
+
+
+EMPTY = {
+    "user": "", "interests": "", "clicks": 0, "likes": 0, "dislikes": 0,
+    "clicks_by_source": {}, "blend_weight": 0.0, "blend": "",
+    "liked_tags": [], "disliked_tags": [], "liked_types": [], "disliked_types": [],
+    "liked_sources": [], "disliked_sources": [],
+    "classifier_active": False, "classifier_reason": "", "recent_clicks": [],
+}

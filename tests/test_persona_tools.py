@@ -1,0 +1,272 @@
+"""The persona tools through their functions: behaviour, and every kind of bad input."""
+
+from __future__ import annotations
+
+import pytest
+from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
+
+from hermes.embed import get_embedder
+from hermes.rank import rank_items
+from hermes.signals import record_click, require_user
+from hermes.tools import collect_tools
+
+PERSONA_TOOLS = {
+    "list_users", "create_persona", "propose_interests", "update_persona", "profile_status",
+    "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
+}
+
+
+def test_the_group_registers_every_tool_with_truthful_annotations():
+    tools = collect_tools({"persona"})
+    assert set(tools) == PERSONA_TOOLS
+    assert all(t.plugin == "persona" for t in tools.values())
+    read_only = {n for n, t in tools.items() if t.read_only}
+    assert read_only == {"list_users", "propose_interests", "profile_status", "search_feed"}
+    destructive = {n for n, t in tools.items() if t.destructive}
+    assert {"delete_persona", "reset_feedback"} <= destructive
+    assert not destructive & read_only
+    for t in tools.values():
+        assert t.description and t.empty, t.name
+
+
+def test_list_users_empty_then_with_click_counts(db, archive):
+    result = tool(db, "list_users")
+    assert result["ok"] and result["users"] == [] and "create_persona" in result["message"]
+    alice = make_persona(db, "alice")
+    make_persona(db, "bob", "baking bread")
+    record_click(db, alice["id"], archive[0], True, "agent")
+    record_click(db, alice["id"], archive[2], False, "ui")
+    users = {u["name"]: u for u in tool(db, "list_users")["users"]}
+    assert users["alice"]["clicks"] == 2 and users["alice"]["likes"] == 1 and users["alice"]["dislikes"] == 1
+    assert users["bob"]["clicks"] == 0 and users["bob"]["interests"] == "baking bread"
+
+
+# --- create_persona -----------------------------------------------------------------------
+
+def test_create_persona_is_single_turn(db):
+    result = tool(db, "create_persona", name="  alice ", interests=" graph neural networks ")
+    assert result["ok"], result["message"]
+    assert result["persona"] == {"name": "alice", "interests": "graph neural networks"}
+    row = require_user(db, "alice")
+    assert row["interests"] == "graph neural networks"
+
+
+@pytest.mark.parametrize("name", ["alice", "ALICE", " Alice "])
+def test_duplicate_persona_is_refused_and_nothing_is_written(db, name):
+    make_persona(db, "alice", "graph neural networks")
+    before = snapshot(db)
+    result = tool(db, "create_persona", name=name, interests="something else")
+    assert result["ok"] is False and result["persona"] == {}
+    assert "already exists" in result["message"] and "'alice'" in result["message"]
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize("name, fragment", [
+    ("", "empty"),
+    ("   ", "empty"),
+    ("x" * 65, "limit is 64"),
+    ("-rf", "start with a letter or digit"),
+    ("a/b", "not allowed"),
+    ("bob'; DROP TABLE users; --", "not allowed"),
+    ("two\nlines", "not allowed"),
+    ("_hidden", "start with a letter or digit"),
+    (123, "must be a string"),
+    (None, "must be a string"),
+])
+def test_invalid_names_are_refused(db, name, fragment):
+    before = snapshot(db)
+    result = tool(db, "create_persona", name=name, interests="graph neural networks")
+    assert result["ok"] is False and fragment in result["message"]
+    assert snapshot(db) == before
+
+
+def test_unicode_letters_are_fine_in_a_name(db):
+    assert tool(db, "create_persona", name="Zoë Müller-Łukasz", interests="topology")["ok"]
+
+
+@pytest.mark.parametrize("interests, fragment", [
+    ("", "empty"),
+    ("  \n\t ", "empty"),
+    ("x" * 100_000, "100,000 characters long; the limit is 4,000"),
+    ("a\x00b", "NUL"),
+    (None, "must be a string"),
+    (["graphs"], "must be a string"),
+])
+def test_bad_interests_are_refused_and_nothing_is_written(db, interests, fragment):
+    before = snapshot(db)
+    result = tool(db, "create_persona", name="alice", interests=interests)
+    assert result["ok"] is False and fragment in result["message"], result["message"]
+    assert snapshot(db) == before
+
+
+def test_interests_at_the_limit_are_accepted(db):
+    assert tool(db, "create_persona", name="alice", interests="y" * 4000)["ok"]
+
+
+# --- propose_interests --------------------------------------------------------------------
+
+def test_propose_interests_counts_the_most_common_tags(db, archive):
+    before = snapshot(db)
+    result = tool(db, "propose_interests", limit=3)
+    assert result["ok"]
+    assert result["tags"][0] == {"tag": "cs.lg", "count": 3}
+    assert result["tags"][1] == {"tag": "software", "count": 2}
+    assert len(result["tags"]) == 3
+    assert {"content_type": "article", "count": 4} in result["content_types"]
+    assert result["suggested_interests"].startswith("cs.lg, software")
+    assert snapshot(db) == before  # read-only
+
+
+def test_propose_interests_on_an_empty_archive(db):
+    result = tool(db, "propose_interests")
+    assert result["ok"] and result["tags"] == [] and "no tagged items" in result["message"]
+
+
+@pytest.mark.parametrize("limit, kept", [(0, 1), (-5, 1), (10_000, 100)])
+def test_propose_interests_clamps_out_of_range_limits(db, archive, limit, kept):
+    result = tool(db, "propose_interests", limit=limit)
+    assert result["ok"] and f"clamped to {kept}" in result["message"]
+    assert len(result["tags"]) <= kept
+
+
+@pytest.mark.parametrize("limit", ["12", 1.5, True, None])
+def test_propose_interests_refuses_a_non_integer_limit(db, limit):
+    result = tool(db, "propose_interests", limit=limit)
+    assert result["ok"] is False and "limit must be an integer" in result["message"]
+    assert result["tags"] == []
+
+
+# --- update_persona -----------------------------------------------------------------------
+
+@pytest.fixture
+def embed_calls(monkeypatch):
+    """Count the texts the active embedder is asked to embed."""
+    embedder = get_embedder()
+    calls = []
+    original = embedder.embed
+
+    def counting(texts):
+        calls.append(list(texts))
+        return original(texts)
+
+    monkeypatch.setattr(embedder, "embed", counting)
+    return calls
+
+
+def test_update_persona_re_embeds_only_when_the_text_changes(db, archive, embed_calls):
+    alice = make_persona(db, "alice", "graph neural networks")
+    rank_items(db, require_user(db, "alice"), since_days=None)
+    assert embed_calls == [["graph neural networks"]]
+    rank_items(db, require_user(db, "alice"), since_days=None)
+    assert len(embed_calls) == 1  # cached by the hash of the text
+
+    result = tool(db, "update_persona", name="alice", interests="baking sourdough bread")
+    assert result["ok"] and result["changed"] is True
+    assert result["persona"]["previous_interests"] == "graph neural networks"
+    assert require_user(db, "alice")["interests"] == "baking sourdough bread"
+    top = rank_items(db, require_user(db, "alice"), since_days=None, limit=1)
+    assert embed_calls[-1] == ["baking sourdough bread"] and len(embed_calls) == 2
+    assert top[0]["id"] == archive[2]  # the new text decides the order
+
+    same = tool(db, "update_persona", name="alice", interests="baking sourdough bread")
+    assert same["ok"] and same["changed"] is False and "nothing changed" in same["message"]
+    rank_items(db, require_user(db, "alice"), since_days=None)
+    assert len(embed_calls) == 2
+    assert require_user(db, "alice")["id"] == alice["id"]
+
+
+def test_update_persona_keeps_the_clicks(db, archive):
+    alice = make_persona(db)
+    record_click(db, alice["id"], archive[0], True, "ui")
+    assert tool(db, "update_persona", name="alice", interests="robots")["ok"]
+    assert db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [alice["id"]]).fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("interests", ["", "x" * 100_000, None])
+def test_update_persona_refuses_bad_interests_without_writing(db, interests):
+    make_persona(db)
+    before = snapshot(db)
+    result = tool(db, "update_persona", name="alice", interests=interests)
+    assert result["ok"] is False and result["persona"] == {} and result["changed"] is False
+    assert snapshot(db) == before
+
+
+# --- profile_status -----------------------------------------------------------------------
+
+def test_profile_status_of_a_new_persona(db):
+    make_persona(db)
+    s = tool(db, "profile_status", user="alice")
+    assert s["ok"] and s["clicks"] == 0 and s["blend_weight"] == 0.0
+    assert s["clicks_by_source"] == {"ui": 0, "agent": 0, "bootstrap": 0}
+    assert s["liked_tags"] == [] and s["disliked_tags"] == []
+    assert s["classifier_active"] is False and "no clicks" in s["classifier_reason"]
+
+
+def test_profile_status_reports_what_the_clicks_taught(db, archive):
+    alice = make_persona(db)
+    record_click(db, alice["id"], archive[0], True, "agent")
+    s = tool(db, "profile_status", user="alice")
+    assert s["clicks"] == 1 and s["blend_weight"] == round(1 / 6, 4)
+    assert s["classifier_active"] is False and "needs at least one dislike" in s["classifier_reason"]
+    assert {e["key"] for e in s["liked_tags"]} == {"cs.lg", "chemistry"}
+
+    record_click(db, alice["id"], archive[2], False, "ui")
+    record_click(db, alice["id"], archive[6], True, "bootstrap")
+    s = tool(db, "profile_status", user="alice")
+    assert s["clicks"] == 3 and s["likes"] == 2 and s["dislikes"] == 1
+    assert s["blend_weight"] == round(3 / 8, 4)
+    assert s["clicks_by_source"] == {"ui": 1, "agent": 1, "bootstrap": 1}
+    assert s["liked_tags"][0]["key"] == "cs.lg" and s["liked_tags"][0]["likes"] == 2
+    assert [e["key"] for e in s["disliked_tags"]] == ["cooking"]
+    assert s["liked_sources"][0]["key"] == "Test feed"
+    assert s["classifier_active"] is True and "3 clicked items" in s["classifier_reason"]
+    assert s["recent_clicks"][0]["item_id"] == archive[6]
+    assert "classifier active" in s["message"]
+
+
+def test_profile_status_is_read_only(db, archive):
+    alice = make_persona(db)
+    record_click(db, alice["id"], archive[0], True, "agent")
+    before = snapshot(db)
+    assert tool(db, "profile_status", user="alice")["ok"]
+    assert snapshot(db) == before
+
+
+# --- unknown personas and wrong types, in every tool --------------------------------------
+
+CALLS = {
+    "update_persona": {"name": "nobody", "interests": "x"},
+    "profile_status": {"user": "nobody"},
+    "search_feed": {"user": "nobody", "query": "graph"},
+    "delete_persona": {"name": "nobody", "confirm": True},
+    "reset_feedback": {"name": "nobody", "confirm": True},
+    "bootstrap_persona": {"name": "nobody"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_unknown_persona_in_every_tool(db, archive, name):
+    make_persona(db, "alice")
+    before = snapshot(db)
+    result = tool(db, name, **CALLS[name])
+    assert result["ok"] is False
+    assert "unknown persona 'nobody'" in result["message"] and "alice" in result["message"]
+    empty = collect_tools()[name].empty
+    assert {k: result[k] for k in empty} == empty
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_a_persona_id_instead_of_a_name_is_refused(db, archive, name):
+    alice = make_persona(db, "alice")
+    key = "user" if "user" in CALLS[name] else "name"
+    before = snapshot(db)
+    result = tool(db, name, **{**CALLS[name], key: alice["id"]})
+    assert result["ok"] is False and "string" in result["message"]
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize("name", sorted(PERSONA_TOOLS))
+def test_an_unexpected_argument_is_a_clear_failure(db, name):
+    result = tool(db, name, bogus=1)
+    assert result["ok"] is False and "bogus" in result["message"]
