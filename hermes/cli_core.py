@@ -13,29 +13,49 @@ from .errors import HermesError
 
 def serve(
     db: DbOption = None,
-    transport: Annotated[str, typer.Option(help="stdio or http (streamable HTTP on loopback).")] = "stdio",
+    transport: Annotated[str, typer.Option(help="stdio, or http (streamable HTTP at http://HOST:PORT/mcp).")] = "stdio",
     tools: Annotated[Optional[str], typer.Option(help="Comma-separated tool groups to serve, e.g. feeds,persona.")] = None,
-    host: Annotated[str, typer.Option(help="Bind address for --transport http.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port for --transport http.")] = 8766,
+    host: Annotated[str, typer.Option(help="Bind address for --transport http (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --transport http.")] = 8766,
+    token: Annotated[Optional[str], typer.Option(
+        envvar="HERMES_MCP_TOKEN", show_envvar=True,
+        help="Bearer token required on every HTTP request (--transport http).")] = None,
+    allow_remote: Annotated[bool, typer.Option(
+        "--allow-remote", help="Allow --host to be a non-loopback address (exposes the tools to the network).")] = False,
 ):
     """Serve every registered tool over MCP (stdio by default)."""
     from . import config
-    from .mcp_server import build_server
+    from .mcp_server import build_server, is_loopback, run_http
     from .tools import collect_tools
 
-    groups = {g.strip() for g in tools.split(",") if g.strip()} if tools else None
-    if groups:
-        known = {t.group for t in collect_tools().values()}
-        unknown = groups - known
-        if unknown:
-            die(f"unknown tool group(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
-    server = build_server(str(config.db_path(db)), groups)
-    if transport == "stdio":
-        server.run()
-    elif transport == "http":
-        server.run(transport="streamable-http", host=host, port=port)
-    else:
+    if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use stdio or http")
+    groups = {g.strip() for g in tools.split(",") if g.strip()} if tools else None
+    if tools is not None and not groups:
+        die("--tools needs at least one group name, e.g. --tools feeds,persona")
+    try:
+        if groups:
+            known = {t.group for t in collect_tools().values()}
+            unknown = groups - known
+            if unknown:
+                die(f"unknown tool group(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        token = (token or "").strip() or None
+        if transport == "http" and not is_loopback(host):
+            if not allow_remote:
+                die(f"refusing to serve on non-loopback address {host!r}: anyone who can reach it "
+                    "could call the tools. Pass --allow-remote (and set a --token) if you mean it.")
+            typer.echo(f"warning: serving hermes MCP tools on {host}:{port}, reachable from the "
+                       "network" + ("" if token else " WITHOUT a token: anyone who can reach it can "
+                                    "change your feeds and feedback"), err=True)
+        server = build_server(str(config.db_path(db)), groups)
+    except HermesError as exc:
+        die(str(exc))
+    if transport == "stdio":
+        server.run()  # stdout is the protocol stream: nothing else may print to it
+    else:
+        typer.echo(f"hermes MCP server on http://{host}:{port}/mcp"
+                   + (" (bearer token required)" if token else ""), err=True)
+        run_http(server, host=host, port=port, token=token)
 
 
 def demo(

@@ -26,6 +26,8 @@ class Tool:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
+    #: reaches outside hermes's own data (fetches a URL the caller names)
+    open_world: bool = False
     #: the success-path payload keys with empty values, kept present on failure
     empty: dict = field(default_factory=dict, compare=False)
     plugin: str = field(default="", compare=False)

@@ -1,0 +1,256 @@
+"""``hermes feeds …`` (subscriptions) and ``hermes feed USER`` (the ranked list).
+
+A person at the CLI is trusted: ``feeds add`` and ``feeds preview`` take any URL or a local
+path and may reach private hosts. The commands call the same functions as the MCP tools; a
+user mistake is one ``error:`` line on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from hermes.cli_support import DbOption, JsonOption, check, die, emit_json, open_db
+from hermes.errors import HermesError
+
+from . import tools as t
+
+feeds_app = typer.Typer(
+    name="feeds", help="Manage feed subscriptions (add, list, remove, preview, OPML).",
+    no_args_is_help=True, add_completion=False,
+)
+
+
+def guarded(fn):
+    """Turn a :class:`HermesError` into one ``error:`` line and exit status 1."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except HermesError as exc:
+            die(str(exc))
+    return wrapper
+
+
+def _db(path):
+    return open_db(path)
+
+
+def _style(text: str, **kw) -> str:
+    return typer.style(text, **kw) if sys.stdout.isatty() else text
+
+
+@feeds_app.command("add")
+@guarded
+def add(
+    location: Annotated[str, typer.Argument(help="Feed URL, file:// URL or path to a feed file.")],
+    title: Annotated[Optional[str], typer.Option("--title", help="Display title (default: the feed's own).")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Subscribe to a feed after one fetch + parse checks it. Items arrive with `hermes ingest`."""
+    from .subscriptions import normalise_location, probe, subscribe
+
+    url = normalise_location(location)
+    database = _db(db)
+    try:
+        result = subscribe(database, url, title, probe_fn=lambda u: probe(u, allow_private=True))
+    finally:
+        database.conn.close()
+    check(result, as_json)
+    if not as_json:
+        feed = result["feed"]
+        typer.echo(f"Subscribed: [{feed['id']}] {feed['title']}  ({feed['n_entries']} entries now)")
+        typer.echo("Run `hermes ingest` to load its items.")
+
+
+@feeds_app.command("list")
+@guarded
+def list_(db: DbOption = None, as_json: JsonOption = False):
+    """List subscriptions with item counts and fetch health."""
+    database = _db(db)
+    try:
+        result = t.list_feeds(database)
+    finally:
+        database.conn.close()
+    if as_json:
+        emit_json(result)
+        return
+    if not result["feeds"]:
+        typer.echo("No feeds yet. Add one: hermes feeds add URL")
+    for f in result["feeds"]:
+        fetched = (f["last_fetched"] or "never fetched")[:16].replace("T", " ")
+        status = (_style(f"error x{f['error_count']}: {f['last_error']}", fg="red")
+                  if f["last_error"] else "ok")
+        typer.echo(f"[{f['id']}] {f['title'] or f['url']}")
+        typer.echo(f"     {f['url']}")
+        typer.echo(f"     {f['item_count']} items · last fetched {fetched} · {status}")
+    if result["orphaned_items"]:
+        typer.echo(f"({result['orphaned_items']} items remain from removed feeds)")
+
+
+@feeds_app.command("remove")
+@guarded
+def remove(
+    feed_id: Annotated[int, typer.Argument(help="Feed id (see `hermes feeds list`).")],
+    yes: Annotated[bool, typer.Option("--yes", help="Really remove (without it nothing changes).")] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Unsubscribe from a feed. Its items and every click on them are kept."""
+    from .subscriptions import removal_plan, unsubscribe
+
+    database = _db(db)
+    try:
+        plan = removal_plan(database, feed_id)
+        keeps = (f"its {plan['item_count']} items stay in the archive and its "
+                 f"{plan['click_count']} clicks are kept")
+        if not yes:
+            if as_json:
+                emit_json({"ok": False, "removed": False, "feed": plan["feed"],
+                           "message": "nothing removed; rerun with --yes"})
+                raise typer.Exit(1)
+            die(f"nothing removed. This would unsubscribe {plan['what']}; {keeps}. "
+                "Rerun with --yes to remove it.")
+        unsubscribe(database, feed_id)
+    finally:
+        database.conn.close()
+    if as_json:
+        emit_json({"ok": True, "removed": True, "feed": plan["feed"],
+                   "message": f"removed {plan['what']}"})
+    else:
+        typer.echo(f"Removed {plan['what']}; {keeps}.")
+
+
+@feeds_app.command("preview")
+@guarded
+def preview(
+    location: Annotated[str, typer.Argument(help="Feed URL or path to a feed file.")],
+    limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="Entries to show.")] = 5,
+    as_json: JsonOption = False,
+):
+    """Show a feed's recent entries without subscribing."""
+    from .subscriptions import normalise_location, probe
+
+    url = normalise_location(location)
+    parsed = probe(url, allow_private=True)
+    entries = parsed["entries"][:limit]
+    if as_json:
+        emit_json({"ok": True, "feed": {"url": url, "title": parsed["title"],
+                                        "n_entries": parsed["n_entries"]},
+                   "entries": [{k: e.get(k) for k in ("title", "url", "published", "content_type",
+                                                      "tags", "summary")} for e in entries]})
+        return
+    typer.echo(f"{parsed['title'] or url}  ({parsed['n_entries']} entries)")
+    if parsed.get("warning"):
+        typer.echo(f"warning: {parsed['warning']}")
+    for e in entries:
+        typer.echo(f"  - {e['title']}")
+        meta = " · ".join(filter(None, [(e["published"] or "")[:10], e["content_type"], e["url"]]))
+        typer.echo(f"    {meta}")
+
+
+@feeds_app.command("import-opml")
+@guarded
+def import_opml(
+    file: Annotated[Path, typer.Argument(help="An OPML file (as exported by most feed readers).")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Subscribe to every http(s) feed listed in an OPML file (no fetch; `hermes ingest` loads them)."""
+    from hermes.ingest.feedlist import add_feeds
+
+    from .opml import is_web_url, read_opml
+
+    entries = read_opml(file)
+    # OPML files are shared around: only web feeds are taken from one, never a local path or
+    # file:// URL that would make `hermes ingest` read this machine's disk.
+    web = [(u, title) for u, title in entries if is_web_url(u)]
+    skipped = [u for u, _ in entries if not is_web_url(u)]
+    database = _db(db)
+    try:
+        added = add_feeds(database, web)
+    finally:
+        database.conn.close()
+    result = {"ok": True, "added": len(added), "already_subscribed": len(web) - len(added),
+              "skipped": skipped, "feed_ids": added,
+              "message": f"{len(added)} feeds added, {len(web) - len(added)} already subscribed"
+                         + (f", {len(skipped)} non-http(s) entries skipped" if skipped else "")
+                         + ". Run `hermes ingest` to load their items."}
+    if as_json:
+        emit_json(result)
+    else:
+        typer.echo(result["message"])
+        for url in skipped:
+            typer.echo(f"  skipped: {url}")
+
+
+@feeds_app.command("export-opml")
+@guarded
+def export_opml(
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    db: DbOption = None,
+):
+    """Write the subscriptions as OPML 2.0 (stdout by default)."""
+    from .opml import build_opml
+    from .subscriptions import feed_rows
+
+    database = _db(db)
+    try:
+        document = build_opml(feed_rows(database))
+    finally:
+        database.conn.close()
+    if output is None:
+        sys.stdout.buffer.write(document) if hasattr(sys.stdout, "buffer") else sys.stdout.write(document.decode())
+        sys.stdout.flush()
+        return
+    try:
+        output.expanduser().write_bytes(document)
+    except OSError as exc:
+        die(f"cannot write {output}: {exc.strerror or exc}")
+    typer.echo(f"Wrote {output}", err=True)
+
+
+@guarded
+def feed(
+    user: Annotated[str, typer.Argument(help="Persona name (see `hermes persona list`).")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="How many items.")] = 20,
+    since_days: Annotated[Optional[int], typer.Option("--since-days", min=1, help="Only items from the last D days (default 7).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items.")] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Print USER's ranked feed with the reason each item ranks."""
+    if all_ and since_days is not None:
+        die("use either --since-days or --all, not both")
+    window = None if all_ else (since_days or 7)
+    database = _db(db)
+    try:
+        result = t.list_feed(database, user, limit=limit, since_days=window)
+    finally:
+        database.conn.close()
+    check(result, as_json)
+    if as_json:
+        return
+    if not result["items"]:
+        typer.echo(result["message"] + ("" if all_ else " (try --all)"))
+        return
+    typer.echo(_style(result["message"], dim=True))
+    for item in result["items"]:
+        head = f"{item['rank']:>3}. [{item['id']}] {item['title']}"
+        typer.echo(_style(head, bold=True))
+        meta = " · ".join(filter(None, [item["source"] or "removed feed", (item["published"] or "")[:10],
+                                        item["content_type"], f"score {item['score']:+.2f}"]))
+        typer.echo(f"     {meta}")
+        typer.echo(f"     why: {item['reason']}")
+        if item["url"]:
+            typer.echo(f"     {item['url']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(feeds_app, name="feeds")
+    app.command("feed")(feed)

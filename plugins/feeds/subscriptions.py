@@ -1,0 +1,171 @@
+"""Subscriptions: checking a URL, probing it with one fetch + parse, registering, listing and
+removing feeds. Shared by the MCP tools (untrusted callers) and the CLI (a trusted person).
+
+Registering never ingests: the next ``hermes ingest`` fetches, parses and embeds the new
+feed's items, so a tool call stays one cheap network round trip.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable
+
+from hermes.db import write_transaction
+from hermes.errors import InvalidInput, NotFound
+from hermes.signals import now_iso
+from hermes.tools import fail, ok
+
+MAX_TITLE = 200
+FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
+                "retry_after", "last_warning")
+
+
+def check_web_url(url: str) -> str:
+    """An absolute http(s) URL with a host, or :class:`InvalidInput`.
+
+    Defence in depth: agents pass URLs they read in untrusted feed text. Only web URLs are
+    accepted here, so a tool call can never read ``file:///home/…`` or a local path; the
+    fetcher separately refuses private, loopback and link-local addresses (also after
+    redirects) unless the user allowed them.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise InvalidInput("url must be a non-empty http(s) URL")
+    url = url.strip()
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise InvalidInput(f"only http:// and https:// feed URLs are accepted, got {url[:200]!r}")
+    if not parts.hostname:
+        raise InvalidInput(f"the URL {url[:200]!r} has no host name")
+    return url
+
+
+def normalise_location(location: str) -> str:
+    """What the CLI stores for ``hermes feeds add``: web URLs as given, local paths made
+    absolute (so ``hermes ingest`` finds them from any working directory)."""
+    from hermes.ingest.fetch import is_local, local_path
+
+    location = location.strip()
+    if not location:
+        raise InvalidInput("give a feed URL or a path to a feed file")
+    if is_local(location):
+        return str(local_path(location).expanduser().resolve())
+    return check_web_url(location)
+
+
+def probe(url: str, *, allow_private: bool) -> dict:
+    """One fetch + parse of ``url``: ``{"title", "n_entries", "entries", "warning"}``.
+
+    Raises :class:`InvalidInput` with the fetcher's or parser's reason when the URL does not
+    give a feed. Nothing is written.
+    """
+    from hermes.config import settings
+    from hermes.ingest.fetch import FetchError, fetch
+    from hermes.ingest.parse import ParseError, parse_feed
+
+    cfg = settings()
+    try:
+        got = fetch(url, allow_private=allow_private, timeout=min(cfg.fetch_timeout, 20.0),
+                    max_bytes=cfg.max_feed_bytes)
+        parsed = parse_feed(got.body or b"", url=got.final_url or url, headers=got.headers)
+    except FetchError as exc:
+        raise InvalidInput(f"could not fetch {url[:200]!r}: {exc}") from None
+    except ParseError as exc:
+        raise InvalidInput(f"{url[:200]!r} is not a usable feed: {exc}") from None
+    return {"title": parsed.title, "n_entries": len(parsed.items), "entries": parsed.items,
+            "warning": parsed.warning, "final_url": got.final_url}
+
+
+def _row(cursor_row, names) -> dict:
+    return dict(zip(names, cursor_row))
+
+
+def feed_by_url(db, url: str) -> dict | None:
+    cur = db.execute("SELECT id, url, title FROM feeds WHERE url = ?", [url])
+    row = cur.fetchone()
+    return _row(row, ("id", "url", "title")) if row else None
+
+
+def feed_by_id(db, feed_id: int) -> dict:
+    if isinstance(feed_id, bool) or not isinstance(feed_id, int):
+        raise InvalidInput(f"feed_id must be an integer, got {feed_id!r}")
+    row = db.execute("SELECT id, url, title FROM feeds WHERE id = ?", [feed_id]).fetchone()
+    if row is None:
+        raise NotFound(f"unknown feed {feed_id}; list_feeds shows the subscribed feeds' ids")
+    return _row(row, ("id", "url", "title"))
+
+
+def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict]) -> dict:
+    """Validate ``url`` with ``probe_fn`` (one fetch + parse) and register it.
+
+    Returns the tool envelope: a duplicate or an unusable feed is ``ok: false`` and
+    inserts nothing.
+    """
+    if title is not None:
+        if not isinstance(title, str):
+            raise InvalidInput("title must be a string or null")
+        title = " ".join(title.split())[:MAX_TITLE] or None
+    existing = feed_by_url(db, url)
+    if existing:
+        return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
+                    feed=existing)
+    parsed = probe_fn(url)
+    name = title or parsed["title"] or url
+    with write_transaction(db):
+        cur = db.execute(
+            "INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)", [url, name, now_iso()]
+        )
+        feed_id = cur.lastrowid if cur.rowcount else None
+    if feed_id is None:  # another process subscribed it between the check and the insert
+        existing = feed_by_url(db, url)
+        return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
+                    feed=existing)
+    feed = {"id": feed_id, "url": url, "title": name, "n_entries": parsed["n_entries"]}
+    warning = f" (the feed has problems but parses: {parsed['warning']})" if parsed.get("warning") else ""
+    return ok(f"Subscribed: feed {feed_id}, {parsed['n_entries']} entries visible now{warning}. "
+              "Its items arrive with the next `hermes ingest` (adding a feed does not ingest); "
+              "preview_feed shows them before that.", feed=feed)
+
+
+def feed_rows(db) -> list[dict]:
+    have = set(db["feeds"].columns_dict)
+    cols = [c for c in FEED_COLUMNS if c in have]
+    rows = db.execute(
+        f"""SELECT {', '.join('f.' + c for c in cols)},
+                   (SELECT count(*) FROM items i WHERE i.feed_id = f.id) AS item_count
+            FROM feeds f ORDER BY f.id"""
+    ).fetchall()
+    out = []
+    for row in rows:
+        d = {c: None for c in FEED_COLUMNS}
+        d.update(zip([*cols, "item_count"], row))
+        d["error_count"] = d["error_count"] or 0
+        out.append(d)
+    return out
+
+
+def orphaned_count(db) -> int:
+    return db.execute(
+        "SELECT count(*) FROM items WHERE feed_id IS NOT NULL "
+        "AND feed_id NOT IN (SELECT id FROM feeds)"
+    ).fetchone()[0]
+
+
+def removal_plan(db, feed_id: int) -> dict:
+    """What removing ``feed_id`` touches: the feed row only; its items and clicks stay."""
+    feed = feed_by_id(db, feed_id)
+    items = db.execute("SELECT count(*) FROM items WHERE feed_id = ?", [feed_id]).fetchone()[0]
+    clicks = db.execute(
+        "SELECT count(*) FROM clicks WHERE item_id IN (SELECT id FROM items WHERE feed_id = ?)",
+        [feed_id],
+    ).fetchone()[0]
+    feed = {**feed, "item_count": items, "click_count": clicks}
+    return {"feed": feed, "item_count": items, "click_count": clicks,
+            "what": f"feed {feed['id']} {feed['title']!r} ({feed['url']})"}
+
+
+def unsubscribe(db, feed_id: int) -> None:
+    # Orphan, never cascade: items keep their (now dead) feed_id, so every click that
+    # trained a persona survives and the items stay rankable and searchable.
+    with write_transaction(db):
+        db.execute("DELETE FROM feeds WHERE id = ?", [feed_id])
+

@@ -1,0 +1,138 @@
+"""``suggest_feeds``: score the curated ``candidates.toml`` against a persona.
+
+Two signals, both cheap and explainable (no model, no network, no web search):
+
+- liked tags: the persona's per-tag like/dislike scores (:func:`hermes.features._key_stats`)
+  matched against a candidate's tags — exactly (weight 1) or when every word of the tag
+  appears among the candidate's words (weight 0.5). Disliked tags pull a candidate down.
+- interests: the words of the persona's interests text found in the candidate's title,
+  tags and description, each worth :data:`INTEREST_WEIGHT`.
+
+Feeds already subscribed (same URL) are left out.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from hermes.config import PACKAGE_DATA
+from hermes.errors import HermesError
+
+CANDIDATES = PACKAGE_DATA / "candidates.toml"
+INTEREST_WEIGHT = 0.25
+PARTIAL_TAG_WEIGHT = 0.5
+_WORD = re.compile(r"[a-z0-9][a-z0-9+#-]*")
+_STOP = frozenset(
+    "a about across also an and any are as at be been but by can de for from has have how i in "
+    "into is it its just like more most my new not of on or our over some such than that the "
+    "their them these this those through to under use used using very via was we what when "
+    "where which while who with within without work working you your papers paper research "
+    "study studies things interested interest interests especially mostly".split()
+)
+
+
+def words(text: str) -> set[str]:
+    """Lower-case content words, crudely singularised (``models`` → ``model``)."""
+    out = set()
+    for w in _WORD.findall((text or "").lower().replace("_", " ")):
+        w = w.strip("-")
+        if len(w) < 3 or w in _STOP:
+            continue
+        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.add(w)
+    return out
+
+
+def norm_tag(tag: str) -> str:
+    return " ".join(str(tag).lower().replace("_", " ").split())
+
+
+@lru_cache(maxsize=4)
+def _load(path: str, mtime: float) -> tuple[dict, ...]:
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise HermesError(f"cannot read the feed candidates {path}: {exc}") from exc
+    out = []
+    for entry in data.get("feed", []):
+        if not entry.get("url") or not entry.get("title"):
+            continue
+        tags = [norm_tag(t) for t in entry.get("tags", [])]
+        out.append({
+            "title": entry["title"],
+            "url": entry["url"],
+            "area": entry.get("area", ""),
+            "content_type": entry.get("content_type", "article"),
+            "description": entry.get("description", ""),
+            "tags": tags,
+        })
+    return tuple(out)
+
+
+def load_candidates(path: Path = CANDIDATES) -> list[dict]:
+    """The curated candidates shipped with hermes (package data, so a wheel finds them)."""
+    if not path.exists():
+        raise HermesError(f"the feed candidates file is missing from this installation: {path}")
+    return [dict(c) for c in _load(str(path), path.stat().st_mtime)]
+
+
+def liked_tags(db, user_id: int) -> dict[str, float]:
+    """``{tag: score}`` from the persona's clicks (positive = liked, negative = disliked)."""
+    from hermes.features import _key_stats
+
+    return {
+        norm_tag(key[4:]): stats["score"]
+        for key, stats in _key_stats(db, user_id).items()
+        if key.startswith("tag:") and stats["score"] != 0
+    }
+
+
+def score_candidate(candidate: dict, tag_scores: dict[str, float], interest_words: set[str]) -> dict:
+    cand_tags = set(candidate["tags"])
+    cand_words = words(" ".join([candidate["title"], candidate["description"], candidate["area"],
+                                 *candidate["tags"]]))
+    tag_part, matched_tags = 0.0, []
+    for tag, pref in tag_scores.items():
+        if tag in cand_tags:
+            weight = 1.0
+        elif (tw := words(tag)) and tw <= cand_words:
+            weight = PARTIAL_TAG_WEIGHT
+        else:
+            continue
+        tag_part += weight * pref
+        matched_tags.append((tag, round(pref, 2)))
+    matched_words = sorted(interest_words & cand_words)
+    interest_part = INTEREST_WEIGHT * len(matched_words)
+    reasons = []
+    liked = [f"{t} ({p:+.2f})" for t, p in sorted(matched_tags, key=lambda tp: -tp[1])]
+    if liked:
+        reasons.append("tags you rated: " + ", ".join(liked[:5]))
+    if matched_words:
+        reasons.append("matches your interests: " + ", ".join(matched_words[:6]))
+    return {
+        "score": round(tag_part + interest_part, 4),
+        "tag_score": round(tag_part, 4),
+        "interest_score": round(interest_part, 4),
+        "reason": "; ".join(reasons),
+        "positive": bool(matched_words) or any(p > 0 for _, p in matched_tags),
+    }
+
+
+def suggest(db, persona: dict, *, limit: int = 8, path: Path = CANDIDATES) -> list[dict]:
+    """The best-matching unsubscribed candidates, best first (ties by title)."""
+    subscribed = {r[0].rstrip("/") for r in db.execute("SELECT url FROM feeds")}
+    tag_scores = liked_tags(db, persona["id"])
+    interest_words = words(persona.get("interests") or "")
+    scored = []
+    for cand in load_candidates(path):
+        if cand["url"].rstrip("/") in subscribed:
+            continue
+        s = score_candidate(cand, tag_scores, interest_words)
+        if s["positive"] and s["score"] > 0:
+            scored.append({**cand, **{k: v for k, v in s.items() if k != "positive"}})
+    scored.sort(key=lambda c: (-c["score"], c["title"]))
+    return scored[:limit]

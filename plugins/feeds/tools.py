@@ -1,0 +1,238 @@
+"""The feeds tool group: every tool is a plain function of ``db`` plus typed arguments.
+
+The MCP server derives each tool's JSON schema from these signatures, so every argument is
+``Annotated`` with a description and its limits. Heavy modules (numpy, the ranking engine,
+httpx, feedparser) are imported inside the functions: ``hermes serve`` answers
+``tools/list`` without loading them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from hermes.errors import InvalidInput
+from hermes.tools import fail, ok
+
+UserArg = Annotated[str, Field(description="Persona name, as listed by list_users.",
+                               min_length=1, max_length=200)]
+ItemArg = Annotated[int, Field(description="Item id from list_feed or search_feed.", ge=1)]
+UrlArg = Annotated[str, Field(description="The feed's address: an http:// or https:// URL of an "
+                                          "RSS, Atom or RDF feed.", min_length=1, max_length=2000)]
+SUMMARY_CHARS = 300
+
+# The success-path payload keys of each tool with empty values (kept present on failure).
+EMPTY = {
+    "list_feed": {"user": "", "items": []},
+    "record_feedback": {"click": {}, "n_clicks": 0},
+    "explain_item": {"user": "", "item_id": 0, "reason": "", "explanation": {}},
+    "add_feed": {"feed": {}},
+    "preview_feed": {"feed": {}, "entries": []},
+    "list_feeds": {"feeds": [], "orphaned_items": 0},
+    "remove_feed": {"feed": {}, "removed": False},
+    "suggest_feeds": {"user": "", "suggestions": []},
+}
+
+
+def clip(text: str | None, limit: int = SUMMARY_CHARS) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def reason_of(contributions: dict[str, float], top: int = 2) -> str:
+    """The components that pushed an item up most, e.g. ``"profile +1.21, preference +0.40"``."""
+    pushing = sorted(((v, k) for k, v in contributions.items() if v > 0.005), reverse=True)[:top]
+    if not pushing:
+        return "no component favours it strongly (ranked by tie-break)"
+    return ", ".join(f"{name} {value:+.2f}" for value, name in pushing)
+
+
+def _since(since_days) -> float | None:
+    if since_days is None:
+        return None
+    if isinstance(since_days, bool) or not isinstance(since_days, (int, float)) or since_days <= 0:
+        raise InvalidInput(f"since_days must be a positive number of days or null, got {since_days!r}")
+    return float(since_days)
+
+
+def list_feed(
+    db,
+    user: UserArg,
+    limit: Annotated[int, Field(description="How many items to return (1-100).", ge=1, le=100)] = 20,
+    since_days: Annotated[int | None, Field(
+        description="Only items published in the last N days; null searches the whole archive.",
+        ge=1, le=36500)] = 7,
+) -> dict:
+    """The persona's ranked feed: unread items, best first, each with the reason it ranks."""
+    from hermes.rank import CandidateQuery, clamp_limit, item_rows, rank
+    from hermes.signals import require_user
+
+    persona = require_user(db, user)
+    window = _since(since_days)
+    limit = clamp_limit(limit, maximum=100)
+    ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit)
+    rows = item_rows(db, ranking.item_ids)
+    items = []
+    for pos, item_id in enumerate(ranking.item_ids.tolist()):
+        row = rows[item_id]
+        parts = {name: round(float(v[pos]), 3) for name, v in ranking.contributions.items()}
+        items.append({
+            "id": item_id,
+            "rank": pos + 1,
+            "title": row["title"],
+            "url": row["url"],
+            "source": row["source"],
+            "published": row["published"],
+            "content_type": row["content_type"],
+            "tags": row["tags"],
+            "summary": clip(row["summary"]),
+            "score": round(float(ranking.scores[pos]), 4),
+            "components": parts,
+            "reason": reason_of(parts),
+        })
+    scope = "the whole archive" if window is None else f"the last {since_days:g} days"
+    if not items:
+        return ok(f"No unread items for {persona['name']} in {scope}. Widen since_days (null = "
+                  "whole archive), or add feeds (add_feed) and wait for the next ingest.",
+                  user=persona["name"], items=[])
+    return ok(f"{len(items)} items for {persona['name']} from {scope}, best first "
+              f"({ranking.n_clicks} clicks so far; behaviour weighs {ranking.blend_weight:.0%}).",
+              user=persona["name"], items=items)
+
+
+def record_feedback(
+    db,
+    user: UserArg,
+    item_id: ItemArg,
+    liked: Annotated[bool, Field(description="true = the persona liked the item, false = disliked it.")],
+) -> dict:
+    """Store a like or dislike from an agent (click source ``agent``)."""
+    from hermes.signals import record_click, require_item, require_user
+
+    persona = require_user(db, user)
+    item = require_item(db, item_id)
+    click = record_click(db, persona["id"], item["id"], liked, source="agent")
+    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
+    what = "like" if liked else "dislike"
+    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} ({n} clicks in "
+              "total); the next list_feed uses it.", click=click, n_clicks=n)
+
+
+def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
+    """Why an item ranks where it does for a persona."""
+    from hermes.signals import require_item, require_user
+
+    persona = require_user(db, user)
+    require_item(db, item_id)
+    try:
+        from hermes.explain import explain
+    except ImportError:
+        return fail("explanations are not available in this installation (hermes.explain is "
+                    "missing)", **EMPTY["explain_item"])
+    explanation = explain(db, persona, item_id)
+    reason = explanation.get("reason") or explanation.get("summary") or ""
+    return ok(f"Why item {item_id} ranks for {persona['name']}: {reason}".rstrip(": "),
+              user=persona["name"], item_id=item_id, reason=reason, explanation=explanation)
+
+
+def add_feed(
+    db,
+    url: UrlArg,
+    title: Annotated[str | None, Field(
+        description="Optional display title; default: the feed's own title.", max_length=200)] = None,
+) -> dict:
+    """Subscribe to a feed after checking (one fetch) that it parses. Does not ingest."""
+    from hermes.config import settings
+
+    from .subscriptions import check_web_url, probe, subscribe
+
+    url = check_web_url(url)
+    return subscribe(db, url, title, probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
+
+
+def preview_feed(
+    db,
+    url: UrlArg,
+    limit: Annotated[int, Field(description="How many recent entries to show (1-20).", ge=1, le=20)] = 5,
+) -> dict:
+    """Fetch a feed and show its recent entries without subscribing (nothing is stored)."""
+    from hermes.config import settings
+    from hermes.rank import clamp_limit
+
+    from .subscriptions import check_web_url, feed_by_url, probe
+
+    url = check_web_url(url)
+    limit = clamp_limit(limit, maximum=20)
+    parsed = probe(url, allow_private=settings().allow_private)
+    existing = feed_by_url(db, url)
+    entries = [
+        {"title": e["title"], "url": e["url"], "published": e["published"],
+         "content_type": e["content_type"], "tags": e["tags"], "summary": clip(e["summary"])}
+        for e in parsed["entries"][:limit]
+    ]
+    note = (f"already subscribed as feed {existing['id']}" if existing
+            else "not subscribed; add_feed subscribes")
+    return ok(f"{parsed['title'] or url}: {parsed['n_entries']} entries, showing {len(entries)} "
+              f"({note}).",
+              feed={"url": url, "title": parsed["title"], "n_entries": parsed["n_entries"],
+                    "subscribed_as": existing["id"] if existing else None},
+              entries=entries)
+
+
+def list_feeds(db) -> dict:
+    """Every subscribed feed with its item count and fetch health."""
+    from .subscriptions import feed_rows, orphaned_count
+
+    feeds = feed_rows(db)
+    orphans = orphaned_count(db)
+    failing = sum(1 for f in feeds if f["last_error"])
+    extra = f"; {orphans} items remain from removed feeds" if orphans else ""
+    if not feeds:
+        return ok(f"No feeds subscribed. Use add_feed with a feed URL, or suggest_feeds{extra}.",
+                  feeds=[], orphaned_items=orphans)
+    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}.",
+              feeds=feeds, orphaned_items=orphans)
+
+
+def remove_feed(
+    db,
+    feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
+    confirm: Annotated[bool, Field(
+        description="Must be true to actually remove. With false nothing changes and the "
+                    "answer says what would be removed.")],
+) -> dict:
+    """Unsubscribe from a feed; its items and every click on them are kept."""
+    from .subscriptions import removal_plan, unsubscribe
+
+    plan = removal_plan(db, feed_id)
+    if confirm is not True:
+        return fail(f"Nothing removed (confirm is false). Removing would unsubscribe {plan['what']}: "
+                    f"it would no longer be fetched; its {plan['item_count']} items stay in the "
+                    f"archive and its {plan['click_count']} clicks are kept. Call again with "
+                    "confirm=true to remove it.", feed=plan["feed"], removed=False)
+    unsubscribe(db, feed_id)
+    return ok(f"Removed {plan['what']}. Its {plan['item_count']} items stay in the archive "
+              f"(still ranked and searchable) and its {plan['click_count']} clicks are kept.",
+              feed=plan["feed"], removed=True)
+
+
+def suggest_feeds(
+    db,
+    user: UserArg,
+    limit: Annotated[int, Field(description="How many suggestions to return (1-30).", ge=1, le=30)] = 8,
+) -> dict:
+    """Curated feeds (shipped with hermes) matching the persona's liked tags and interests."""
+    from hermes.rank import clamp_limit
+    from hermes.signals import require_user
+
+    from .suggest import suggest
+
+    persona = require_user(db, user)
+    found = suggest(db, persona, limit=clamp_limit(limit, maximum=30))
+    if not found:
+        return ok(f"No curated feed matches {persona['name']}'s interests or liked tags yet (or "
+                  "all matching ones are subscribed). Like a few items, or add a feed by URL "
+                  "with add_feed.", user=persona["name"], suggestions=[])
+    return ok(f"{len(found)} curated feeds for {persona['name']}, best match first; subscribe "
+              "with add_feed(url).", user=persona["name"], suggestions=found)
