@@ -1,8 +1,111 @@
-"""The digest tool group."""
+"""The digest tool group: topic communities of the tag graph and the weekly digest."""
 
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hermes.cli_support import DbOption, JsonOption, check, open_db, run_guarded
 from hermes.hookspecs import hookimpl
+from hermes.migrations import Migration, run_script
+from hermes.tools import Tool
+
+from . import tools
+
+
+def _m001_kg_cache(db) -> None:
+    # The tag graph persisted across processes, keyed by a fingerprint of the items table
+    # (hermes.kg.fingerprint): a fresh CLI or MCP process reuses it until items change.
+    run_script(
+        db,
+        """
+        CREATE TABLE IF NOT EXISTS kg_cache (
+            fingerprint TEXT PRIMARY KEY,
+            payload TEXT NOT NULL,
+            built TEXT
+        )
+        """,
+    )
+
+
+@hookimpl
+def hermes_migrations():
+    return [Migration("digest:001_kg_cache", _m001_kg_cache)]
 
 
 @hookimpl
 def hermes_register_tools():
-    return []
+    return [
+        Tool(
+            name="kg_communities",
+            fn=tools.kg_communities,
+            description=(
+                "List the topics of the whole archive: communities of the tag graph (tags linked "
+                "by how often they appear on the same item). Each has a label (its most central "
+                "tag), size (number of tags), n_items and top_tags. Tags found on only one item "
+                "are not in the graph; singletons_left_out counts them. No persona needed."
+            ),
+            group="digest",
+            read_only=True,
+            idempotent=True,
+            empty=dict(tools.COMMUNITIES_EMPTY),
+        ),
+        Tool(
+            name="digest",
+            # A thin wrapper: the implementation's chat_fn parameter stays out of the schema.
+            fn=tools.digest_tool,
+            description=(
+                "What is worth reading: a persona's ranked unread items from the last `days` days, "
+                "grouped into topics (tag-graph communities). Each topic shows at most `per_topic` "
+                "items and n_total says how many it really has; items matching no topic are in "
+                "`unclustered`. Items carry a short reason and any cached explanation. "
+                "ranking_quality says how trained the ranking is, with a caveat when the "
+                "classifier is inactive. Returns structure only: write the summary yourself."
+            ),
+            group="digest",
+            read_only=True,
+            idempotent=True,
+            empty=dict(tools.DIGEST_EMPTY),
+        ),
+    ]
+
+
+@hookimpl
+def hermes_register_commands(app: typer.Typer) -> None:
+    from .render import render_communities, render_digest
+
+    @app.command("digest")
+    def digest_command(
+        user: Annotated[str, typer.Argument(help="Persona name.")],
+        days: Annotated[int, typer.Option(help="Items published in the last N days.")] = 7,
+        per_topic: Annotated[int, typer.Option("--per-topic", help="Most items shown per topic.")] = 3,
+        limit: Annotated[int, typer.Option(help="How many top-ranked unread items to group.")] = 30,
+        db: DbOption = None,
+        as_json: JsonOption = False,
+    ):
+        """The persona's ranked unread items of the window, grouped by topic, with reasons."""
+        database = run_guarded(open_db, db)
+        try:
+            result = tools.digest(database, user, days=days, per_topic=per_topic, limit=limit)
+            check(result, as_json)
+            if not as_json:
+                render_digest(result, user)
+        finally:
+            database.conn.close()
+
+    @app.command("topics")
+    def topics_command(
+        limit: Annotated[int, typer.Option(help="How many communities to list.")] = 20,
+        db: DbOption = None,
+        as_json: JsonOption = False,
+    ):
+        """The topic communities of the tag graph (labels, sizes, top tags)."""
+        database = run_guarded(open_db, db)
+        try:
+            result = tools.kg_communities(database, limit=limit)
+            check(result, as_json)
+            if not as_json:
+                render_communities(result)
+        finally:
+            database.conn.close()

@@ -1,0 +1,70 @@
+"""Terminal rendering of a digest and of the topic communities.
+
+Feed text is third-party data: control characters (terminal escape sequences included) are
+removed before anything reaches the terminal. Styling is dropped by click when stdout is
+not a terminal.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+
+import typer
+
+
+def clean(text, width: int | None = None) -> str:
+    """One line of printable text: control characters dropped, whitespace collapsed."""
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in str(text or ""))
+    text = " ".join(text.split())
+    if width and len(text) > width:
+        text = text[: width - 1].rstrip() + "…"
+    return text
+
+
+def _item_lines(item: dict) -> list[str]:
+    date = (item.get("published") or "")[:10]
+    meta = ", ".join(clean(x) for x in (item.get("source"), date) if x)
+    lines = [f"  {item['rank']:>3}. {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
+    lines.append(typer.style(f"       why: {clean(item.get('reason'), 160)}", dim=True))
+    if item.get("url"):
+        lines.append(typer.style(f"       {clean(item['url'], 160)}", dim=True))
+    return lines
+
+
+def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.echo) -> None:
+    days = result.get("window_days")
+    echo(typer.style(f"Digest for {clean(user)}: the last {days} days", bold=True))
+    echo(clean(result.get("message")))
+    for topic in result.get("topics", []):
+        echo("")
+        echo(typer.style(f"## {clean(topic['label'])}", bold=True, fg="cyan")
+             + f"  ({topic['n_total']} item{'s' if topic['n_total'] != 1 else ''})")
+        for item in topic["items"]:
+            for line in _item_lines(item):
+                echo(line)
+        hidden = topic["n_total"] - len(topic["items"])
+        if hidden > 0:
+            echo(f"       … {hidden} more in this topic (raise --per-topic to see them)")
+    if result.get("unclustered"):
+        echo("")
+        echo(typer.style("## Unclustered", bold=True, fg="cyan")
+             + f"  ({len(result['unclustered'])} items whose tags match no topic)")
+        for item in result["unclustered"]:
+            for line in _item_lines(item):
+                echo(line)
+    quality = result.get("ranking_quality") or {}
+    echo("")
+    echo(f"Ranking: {quality.get('clicks', 0)} clicks ({quality.get('likes', 0)} likes, "
+         f"{quality.get('dislikes', 0)} dislikes); classifier "
+         f"{'active' if quality.get('classifier_active') else 'inactive'}.")
+    if quality.get("caveat"):
+        echo(typer.style(f"Caveat: {clean(quality['caveat'])}", fg="yellow"))
+
+
+def render_communities(result: dict, echo: Callable[[str], None] = typer.echo) -> None:
+    echo(clean(result.get("message")))
+    for c in result.get("communities", []):
+        echo(typer.style(clean(c["label"]), bold=True)
+             + f"  ({c['size']} tags, {c['n_items']} items): "
+             + ", ".join(clean(t) for t in c["top_tags"]))

@@ -1,0 +1,290 @@
+"""The digest tool group: ``kg_communities`` and ``digest`` (seed 001).
+
+The digest composes what exists — the one ranking path, the tag graph's communities, cached
+explanations — and adds no scoring, no storage of its own and no model call. The calling
+agent writes the prose; the tool returns structure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from hermes import kg
+from hermes.errors import HermesError, InvalidInput
+from hermes.rank import CandidateQuery, Ranking, item_rows, rank
+from hermes.signals import require_user
+from hermes.tools import fail, ok
+
+MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
+MAX_PER_TOPIC = 50
+MAX_LIMIT = 200
+MAX_COMMUNITIES = 500
+SUMMARY_CHARS = 280
+TOP_TAGS = 8
+
+EMPTY_QUALITY = {"clicks": 0, "likes": 0, "dislikes": 0, "classifier_active": False,
+                 "behaviour_weight": 0.0, "caveat": None}
+DIGEST_EMPTY = {
+    "topics": [],
+    "unclustered": [],
+    "ranking_quality": dict(EMPTY_QUALITY),
+    "window_days": None,
+    "n_items": 0,
+    "n_in_window": 0,
+}
+COMMUNITIES_EMPTY = {"communities": [], "n_communities": 0, "n_tags": 0, "n_nodes": 0,
+                     "singletons_left_out": 0, "n_items": 0}
+
+#: How a ranking component reads in a one-line reason.
+COMPONENT_PHRASES = {
+    "profile": "close to the interests text",
+    "preference": "tags or sources liked before",
+    "classifier": "resembles liked items",
+}
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _int_in(name: str, value, low: int, high: int, hint: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise InvalidInput(f"{name} must be a whole number between {low} and {high}, got {value!r}")
+    if not low <= value <= high:
+        raise InvalidInput(f"{name} must be between {low} and {high}, got {value}{hint}")
+    return value
+
+
+# --- kg_communities -------------------------------------------------------------------------
+
+def community_dict(c: kg.Community, top: int = TOP_TAGS) -> dict:
+    return {"label": c.label, "size": c.size, "n_items": c.n_items, "top_tags": list(c.names[:top])}
+
+
+def kg_communities(
+    db,
+    limit: Annotated[int, Field(ge=1, le=MAX_COMMUNITIES,
+                                description="How many communities to return, largest first.")] = 20,
+) -> dict:
+    """Topic communities of the tag graph (all items, no persona)."""
+    try:
+        limit = _int_in("limit", limit, 1, MAX_COMMUNITIES)
+    except HermesError as exc:
+        return fail(str(exc), **COMMUNITIES_EMPTY)
+    graph = kg.get_graph(db)
+    stats = {"n_communities": len(graph.communities), "n_tags": graph.n_tags,
+             "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
+             "n_items": graph.n_items}
+    if not graph.communities:
+        why = ("no items yet; add feeds and run `hermes ingest`" if not graph.n_items else
+               "no tag occurs on two or more items yet, so there is no graph; ingest more items")
+        return fail(f"No topic communities: {why}.", **{**COMMUNITIES_EMPTY, **stats})
+    shown = graph.communities[:limit]
+    return ok(
+        f"{_n(len(graph.communities), 'topic community', 'topic communities')} over "
+        f"{_n(graph.n_nodes, 'tag')} (showing {len(shown)}); {_n(graph.left_out, 'tag')} "
+        "found on one item only left out.",
+        communities=[community_dict(c) for c in shown],
+        **stats,
+    )
+
+
+# --- digest ---------------------------------------------------------------------------------
+
+def cached_explanation(db, user_id: int, item_id: int) -> dict | None:
+    """The stored explanation of ``item_id`` for the persona, or ``None``. Never generates one.
+
+    Uses :func:`hermes.explain.cached_explanation` when that module provides it; otherwise
+    reads the core ``explanations`` table directly."""
+    try:
+        from hermes.explain import cached_explanation as from_explain
+    except ImportError:
+        from_explain = None
+    if from_explain is not None:
+        found = from_explain(db, user_id, item_id)
+        if found is None or isinstance(found, dict):
+            return found
+        return {"text": str(found)}
+    row = db.execute(
+        "SELECT payload FROM explanations WHERE user_id = ? AND item_id = ?", [user_id, item_id]
+    ).fetchone()
+    if row is None:
+        return None
+    try:
+        payload = json.loads(row[0])
+    except ValueError:
+        return {"text": row[0]}
+    return payload if isinstance(payload, dict) else {"text": str(payload)}
+
+
+def _explanation_reason(explanation: dict | None) -> str | None:
+    if not explanation:
+        return None
+    for key in ("reason", "summary", "text", "message"):
+        value = explanation.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _components_of(ranking: Ranking, position: int) -> dict[str, float]:
+    return {
+        name: round(float(values[position]), 3)
+        for name, values in ranking.contributions.items()
+        if ranking.components.get(name) is None or ranking.components[name].active
+    }
+
+
+def _ranking_reason(components: dict[str, float]) -> str:
+    helping = sorted(((v, n) for n, v in components.items() if v > 0), key=lambda vn: (-vn[0], vn[1]))
+    if not helping:
+        return "no component scores it above average; included as one of the best-ranked unread items"
+    return "; ".join(f"{COMPONENT_PHRASES.get(n, n)} ({v:+.2f})" for v, n in helping[:2])
+
+
+def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
+    """How far the persona's ranking can be trusted: clicks, whether the classifier runs.
+
+    The classifier's state is read from the ranking when there is one (it is the truth);
+    without one, the scorer's rule applies: it needs both a like and a dislike."""
+    likes = dislikes = 0
+    for (label,) in db.execute("SELECT label FROM clicks WHERE user_id = ?", [user_id]):
+        if label == "like":
+            likes += 1
+        elif label == "dislike":
+            dislikes += 1
+    clicks = likes + dislikes
+    comp = ranking.components.get("classifier") if ranking is not None else None
+    active = bool(comp.active) if comp is not None else (likes > 0 and dislikes > 0)
+    if active:
+        caveat = None
+    elif clicks == 0:
+        caveat = ("No feedback yet: this order comes only from similarity to the persona's "
+                  "interests text. Like or dislike a few items to start training the ranking.")
+    elif not (likes and dislikes):
+        only, missing = ("likes", "dislike") if likes else ("dislikes", "like")
+        caveat = (f"All {clicks} clicks are {only}, so the classifier has never been trained (it "
+                  f"needs at least one like and one dislike): the order rests on similarity to "
+                  f"the interests text and per-tag preferences. One {missing} would activate it.")
+    else:
+        reason = (comp.detail or {}).get("reason") if comp is not None else None
+        caveat = ("The classifier is not active" + (f" ({reason})" if reason else "")
+                  + ": the order rests on similarity to the interests text and per-tag preferences.")
+    weight = ranking.blend_weight if ranking is not None else clicks / (clicks + 5.0)
+    return {"clicks": clicks, "likes": likes, "dislikes": dislikes, "classifier_active": active,
+            "behaviour_weight": round(float(weight), 3), "caveat": caveat}
+
+
+def _item_entry(db, user_id, item: dict, ranking: Ranking, position: int, matched) -> dict:
+    components = _components_of(ranking, position)
+    explanation = cached_explanation(db, user_id, item["id"])
+    summary = " ".join((item.get("summary") or "").split())
+    if len(summary) > SUMMARY_CHARS:
+        summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
+    return {
+        "id": item["id"],
+        "rank": position + 1,
+        "title": item["title"],
+        "url": item["url"],
+        "published": item["published"],
+        "source": item["source"],
+        "content_type": item["content_type"],
+        "tags": item["tags"],
+        "matched_tags": list(matched),
+        "summary": summary,
+        "score": round(float(ranking.scores[position]), 4),
+        "components": components,
+        "reason": _explanation_reason(explanation) or _ranking_reason(components),
+        "explanation": explanation,
+    }
+
+
+def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
+           chat_fn: Any = None) -> dict:
+    """Ranked unread items of the last ``days`` days grouped by tag-graph community.
+
+    ``chat_fn`` is accepted so callers holding a chat model can pass it, and is never
+    called: the digest returns structure and the calling agent writes the prose (seed 001).
+    """
+    try:
+        days = _int_in("days", days, 1, MAX_DAYS, " (use a window of days up to a century)")
+        per_topic = _int_in("per_topic", per_topic, 1, MAX_PER_TOPIC)
+        limit = _int_in("limit", limit, 1, MAX_LIMIT)
+        if not isinstance(user, str) or not user.strip():
+            raise InvalidInput("user must be a persona name; list_users shows them")
+        persona = require_user(db, user)
+    except HermesError as exc:
+        return fail(str(exc), **DIGEST_EMPTY)
+
+    ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True), limit=None)
+    n_in_window = len(ranking.item_ids)
+    top_ids = [int(i) for i in ranking.item_ids[:limit]]
+    quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
+    if not top_ids:
+        return fail(
+            f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
+            "Run `hermes ingest` for new items, or widen the window with a larger days value.",
+            **{**DIGEST_EMPTY, "ranking_quality": quality, "window_days": days},
+        )
+
+    graph = kg.get_graph(db)
+    rows = item_rows(db, top_ids)
+    topics: dict[str, dict] = {}
+    unclustered: list[dict] = []
+    for position, item_id in enumerate(top_ids):
+        item = rows[item_id]
+        community, matched = graph.assign(item["tags"])
+        entry = _item_entry(db, persona["id"], item, ranking, position, matched)
+        if community is None:
+            unclustered.append(entry)
+            continue
+        topic = topics.setdefault(community.key, {
+            "label": community.label,
+            "tags": list(community.names[:5]),
+            "items": [],
+            "n_total": 0,
+        })
+        topic["n_total"] += 1
+        if len(topic["items"]) < per_topic:
+            topic["items"].append(entry)
+    ordered = list(topics.values())  # first-seen order = the rank of each topic's best item
+
+    clustered = sum(t["n_total"] for t in ordered)
+    shown = sum(len(t["items"]) for t in ordered)
+    message = (
+        f"{_n(len(top_ids), 'unread item')} from the last {_n(days, 'day')}"
+        + (f" (the best {len(top_ids)} of {n_in_window})" if n_in_window > len(top_ids) else "")
+        + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} per "
+        f"topic; n_total gives each topic's full count), {len(unclustered)} unclustered."
+    )
+    if quality["caveat"]:
+        message += " Ranking is not fully trained: see ranking_quality.caveat."
+    return ok(
+        message,
+        topics=ordered,
+        unclustered=unclustered,
+        ranking_quality=quality,
+        window_days=days,
+        n_items=len(top_ids),
+        n_in_window=n_in_window,
+    )
+
+
+def digest_tool(
+    db,
+    user: Annotated[str, Field(description="Persona name (list_users shows them).")],
+    days: Annotated[int, Field(ge=1, le=MAX_DAYS,
+                               description="Window: items published in the last N days.")] = 7,
+    per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC,
+                                    description="Most items shown per topic; n_total still counts all.")] = 3,
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
+                                description="How many top-ranked unread items to group.")] = 30,
+) -> dict:
+    """The MCP face of :func:`digest`: the same call without ``chat_fn``."""
+    return digest(db, user, days=days, per_topic=per_topic, limit=limit)

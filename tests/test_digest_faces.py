@@ -1,0 +1,109 @@
+"""The digest group's faces: the MCP schema and calls, and the `hermes digest` / `hermes
+topics` commands."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from hermes.cli import build_app
+from hermes.rank import create_user
+from hermes.signals import record_click
+
+
+@pytest.fixture
+def week(db, add_items):
+    add_items([{"title": f"Orchard {i}", "tags": ["apple", "pear"], "days_ago": 40} for i in range(3)])
+    ids = add_items([
+        {"title": "Pear blight", "summary": "pears and apples", "tags": ["pear", "apple"]},
+        {"title": "Apple storage", "summary": "apples", "tags": ["apple"]},
+        {"title": "Knitting \x1b[31mred\x1b[0m", "summary": "wool", "tags": ["wool"]},
+    ])
+    create_user(db, "ann", "apples and pears")
+    return ids
+
+
+@pytest.mark.anyio
+async def test_mcp_schema_hides_chat_fn_and_declares_limits(db, db_path, week):
+    from mcp import Client
+
+    from hermes.mcp_server import build_server
+
+    async with Client(build_server(str(db_path))) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        schema = listed["digest"].input_schema
+        assert set(schema["properties"]) == {"user", "days", "per_topic", "limit"}
+        assert schema["required"] == ["user"]
+        assert schema["properties"]["days"]["minimum"] == 1
+        assert schema["properties"]["per_topic"]["maximum"] == 50
+        assert listed["digest"].annotations.read_only_hint is True
+        assert set(listed["kg_communities"].input_schema["properties"]) == {"limit"}
+
+        result = await client.call_tool("digest", {"user": "ann", "per_topic": 1})
+        payload = result.structured_content
+        assert payload["ok"] is True and payload["window_days"] == 7
+        assert [t["label"] for t in payload["topics"]] and payload["unclustered"]
+
+        refused = await client.call_tool("digest", {"user": "ann", "days": 0})
+        assert refused.is_error is True
+        nobody = await client.call_tool("digest", {"user": "nobody"})
+        assert nobody.structured_content["ok"] is False and "unknown persona" in nobody.structured_content["message"]
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def run(db_path, *args):
+    return CliRunner().invoke(build_app(), [*args, "--db", str(db_path)])
+
+
+def test_cli_digest_renders_topics_reasons_and_the_caveat(db, db_path, week):
+    out = run(db_path, "digest", "ann")
+    assert out.exit_code == 0, out.output
+    assert "## apple" in out.output and "Pear blight" in out.output
+    assert "why: close to the interests text" in out.output
+    assert "## Unclustered" in out.output
+    assert "Caveat: No feedback yet" in out.output
+    assert "\x1b[31m" not in out.output  # feed text cannot drive the terminal
+
+
+def test_cli_digest_json_is_the_tool_result(db, db_path, week):
+    from hermes_digest.tools import digest
+
+    out = run(db_path, "digest", "ann", "--json", "--days", "3", "--per-topic", "1")
+    assert out.exit_code == 0
+    assert json.loads(out.stdout) == json.loads(json.dumps(digest(db, "ann", days=3, per_topic=1)))
+
+
+def test_cli_digest_shows_hidden_counts(db, db_path, week):
+    out = run(db_path, "digest", "ann", "--per-topic", "1")
+    assert "1 more in this topic" in out.output
+
+
+def test_cli_digest_user_mistakes_are_one_line_and_non_zero(db, db_path, week):
+    out = run(db_path, "digest", "nobody")
+    assert out.exit_code == 1 and "unknown persona 'nobody'" in out.output
+    assert "Traceback" not in out.output
+    out = run(db_path, "digest", "ann", "--days", "0")
+    assert out.exit_code == 1 and "days must be between 1" in out.output
+    out = run(db_path, "digest", "ann", "--json", "--days", "0")
+    assert out.exit_code == 1 and json.loads(out.stdout)["ok"] is False
+
+
+def test_cli_digest_empty_window(db, db_path, week):
+    for item_id in week:
+        record_click(db, 1, item_id, True, "agent")
+    out = run(db_path, "digest", "ann")
+    assert out.exit_code == 1 and "No unread items" in out.output
+
+
+def test_cli_topics(db, db_path, week):
+    out = run(db_path, "topics")
+    assert out.exit_code == 0, out.output
+    assert "apple" in out.output and "(2 tags, 5 items)" in out.output
+    data = json.loads(run(db_path, "topics", "--json").stdout)
+    assert data["communities"][0]["label"] == "apple" and data["singletons_left_out"] == 1

@@ -1,0 +1,263 @@
+"""The digest tool (seed 001): grouping, unclustered, determinism, truncation, ranking
+quality, empty windows, no LLM call, cached explanations, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hermes import kg
+from hermes.rank import create_user
+from hermes.signals import record_click
+from hermes.tools import call_tool, collect_tools
+from hermes_digest import tools as digest_tools
+from hermes_digest.tools import digest, kg_communities
+
+OLD = 60  # days ago: outside every window the tests use, but part of the tag graph
+
+
+@pytest.fixture
+def corpus(db, add_items):
+    """Two topics in the archive (fruit, planets); this week's items to digest."""
+    background = (
+        [{"title": f"Orchard report {i}", "tags": ["apple", "avocado", "banana"], "days_ago": OLD}
+         for i in range(4)]
+        + [{"title": f"Sky survey {i}", "tags": ["mars", "venus", "jupiter"], "days_ago": OLD}
+           for i in range(4)]
+    )
+    add_items(background)
+    week = {
+        "fruit_strong": {"title": "Apple and avocado yields", "tags": ["apple", "avocado", "venus"]},
+        "planet_strong": {"title": "Venus and Mars transits", "tags": ["venus", "mars", "banana"]},
+        "tie": {"title": "Bananas on Jupiter", "tags": ["jupiter", "banana"]},
+        "no_match": {"title": "Knitting patterns", "tags": ["knitting"]},
+        "untagged": {"title": "An untagged note", "tags": []},
+    }
+    ids = add_items([{**v, "days_ago": 1} for v in week.values()])
+    user = create_user(db, "ann", "apple orchards and planets")
+    return {"ids": dict(zip(week, ids)), "user": user}
+
+
+def topic_of(result: dict, item_id: int) -> str | None:
+    for topic in result["topics"]:
+        if item_id in [i["id"] for i in topic["items"]]:
+            return topic["label"]
+    return None
+
+
+def test_items_group_under_the_community_their_tags_overlap_most(db, corpus):
+    graph = kg.get_graph(db)
+    fruit, planets = graph.community_of("apple"), graph.community_of("mars")
+    assert fruit is not planets  # precondition: two topics
+    result = digest(db, "ann", days=7, per_topic=10)
+    assert result["ok"], result["message"]
+    assert topic_of(result, corpus["ids"]["fruit_strong"]) == fruit.label  # 2 fruit tags vs 1
+    assert topic_of(result, corpus["ids"]["planet_strong"]) == planets.label
+    entry = next(i for t in result["topics"] for i in t["items"] if i["id"] == corpus["ids"]["fruit_strong"])
+    assert entry["matched_tags"] == ["apple", "avocado"]
+
+
+def test_a_tie_on_overlap_breaks_on_the_community_label(db, corpus):
+    graph = kg.get_graph(db)
+    labels = sorted([graph.community_of("jupiter").label, graph.community_of("banana").label])
+    assert labels[0] != labels[1]
+    result = digest(db, "ann", days=7, per_topic=10)
+    assert topic_of(result, corpus["ids"]["tie"]) == labels[0]
+
+
+def test_items_matching_no_community_land_in_unclustered(db, corpus):
+    result = digest(db, "ann", days=7, per_topic=10)
+    unclustered = {i["id"] for i in result["unclustered"]}
+    assert unclustered == {corpus["ids"]["no_match"], corpus["ids"]["untagged"]}
+    listed = unclustered | {i["id"] for t in result["topics"] for i in t["items"]}
+    assert listed == set(corpus["ids"].values())  # nothing dropped
+    assert result["n_items"] == 5 and result["n_in_window"] == 5
+
+
+def test_assignment_is_deterministic_across_repeated_calls(db, corpus):
+    first = digest(db, "ann", days=7)
+    for _ in range(3):
+        kg.clear_cache()  # also when the graph is reloaded or rebuilt
+        assert digest(db, "ann", days=7) == first
+    db.execute("DELETE FROM kg_cache")
+    kg.clear_cache()
+    assert digest(db, "ann", days=7) == first
+
+
+def test_per_topic_truncates_but_n_total_reports_the_true_count(db, corpus, add_items):
+    add_items([{"title": f"More apples {i}", "tags": ["apple", "avocado"], "days_ago": 2} for i in range(4)])
+    result = digest(db, "ann", days=7, per_topic=2)
+    fruit = kg.get_graph(db).community_of("apple").label
+    topic = next(t for t in result["topics"] if t["label"] == fruit)
+    assert len(topic["items"]) == 2
+    # fruit_strong, the 4 new ones, and the tie item (whose tie goes to the smaller label)
+    expected = 5 + (fruit < kg.get_graph(db).community_of("jupiter").label)
+    assert topic["n_total"] == expected
+    ranks = [i["rank"] for i in topic["items"]]
+    assert ranks == sorted(ranks)  # the best-ranked are the ones shown
+    assert all(len(t["items"]) <= 2 for t in result["topics"])
+    assert sum(t["n_total"] for t in result["topics"]) + len(result["unclustered"]) == result["n_items"]
+
+
+def test_limit_caps_the_items_grouped(db, corpus):
+    result = digest(db, "ann", days=7, limit=2)
+    assert result["n_items"] == 2 and result["n_in_window"] == 5
+    ranks = sorted(i["rank"] for t in result["topics"] for i in t["items"])
+    ranks += [i["rank"] for i in result["unclustered"]]
+    assert sorted(ranks) == [1, 2]
+
+
+def test_classifier_inactive_for_one_class_and_active_with_both(db, corpus, add_items):
+    uid = corpus["user"]["id"]
+    extra = add_items([{"title": f"Extra {i}", "tags": ["apple"], "days_ago": 2} for i in range(4)])
+    quality = digest(db, "ann")["ranking_quality"]
+    assert quality["clicks"] == 0 and quality["classifier_active"] is False and quality["caveat"]
+
+    record_click(db, uid, extra[0], True, "agent")
+    record_click(db, uid, extra[1], True, "agent")
+    quality = digest(db, "ann")["ranking_quality"]
+    assert quality["clicks"] == 2 and quality["likes"] == 2
+    assert quality["classifier_active"] is False
+    assert "like and one dislike" in quality["caveat"]
+
+    record_click(db, uid, extra[2], False, "agent")
+    quality = digest(db, "ann")["ranking_quality"]
+    assert quality["classifier_active"] is True and quality["caveat"] is None
+    assert quality["clicks"] == 3 and quality["dislikes"] == 1
+
+
+def test_dislikes_only_is_also_single_class(db, corpus, add_items):
+    extra = add_items([{"title": "Extra", "tags": ["apple"], "days_ago": 2}])
+    record_click(db, corpus["user"]["id"], extra[0], False, "ui")
+    quality = digest(db, "ann")["ranking_quality"]
+    assert quality["classifier_active"] is False and "dislike" in quality["caveat"]
+
+
+def test_clicked_items_are_not_in_the_digest(db, corpus):
+    record_click(db, corpus["user"]["id"], corpus["ids"]["fruit_strong"], True, "agent")
+    result = digest(db, "ann", per_topic=10)
+    shown = {i["id"] for t in result["topics"] for i in t["items"]} | {i["id"] for i in result["unclustered"]}
+    assert corpus["ids"]["fruit_strong"] not in shown and len(shown) == 4
+
+
+def _success_keys(db) -> tuple[set, set]:
+    result = digest(db, "ann", days=OLD + 30)
+    assert result["ok"]
+    return set(result), set(result["ranking_quality"])
+
+
+@pytest.mark.parametrize("case", ["no items", "old items only", "everything clicked"])
+def test_an_empty_window_returns_ok_false_with_the_success_keys(db, add_items, case):
+    user = create_user(db, "ann", "anything")
+    if case != "no items":
+        ids = add_items([{"title": "Old news", "tags": ["a", "b"], "days_ago": 30 if case == "old items only" else 1},
+                         {"title": "Old news 2", "tags": ["a", "b"], "days_ago": 30}])
+        if case == "everything clicked":
+            record_click(db, user["id"], ids[0], True, "agent")
+    result = digest(db, "ann", days=7)
+    assert result["ok"] is False and "last 7 days" in result["message"]
+    assert result["topics"] == [] and result["unclustered"] == [] and result["window_days"] == 7
+    assert result["n_items"] == 0
+    if case != "no items":
+        keys, quality_keys = _success_keys(db)
+        assert set(result) == keys and set(result["ranking_quality"]) == quality_keys
+    assert result["ranking_quality"]["clicks"] == (1 if case == "everything clicked" else 0)
+
+
+def test_no_llm_call_the_chat_fn_stub_stays_untouched(db, corpus):
+    calls = []
+
+    class Untouchable:
+        def __call__(self, *args, **kwargs):
+            calls.append((args, kwargs))
+            raise AssertionError("digest called the LLM")
+
+        def __getattr__(self, name):
+            calls.append(name)
+            raise AssertionError(f"digest touched chat_fn.{name}")
+
+    result = digest(db, "ann", days=7, chat_fn=Untouchable())
+    assert result["ok"] and calls == []
+    assert result == digest(db, "ann", days=7)
+
+
+def test_the_registered_tool_hides_chat_fn(db, corpus):
+    tool = collect_tools()["digest"]
+    assert [p.name for p in tool.arguments()] == ["user", "days", "per_topic", "limit"]
+    assert call_tool(db, tool, {"user": "ann"}) == digest(db, "ann")
+    assert call_tool(db, tool, {"user": "ann", "chat_fn": print})["ok"] is False
+
+
+def test_cached_explanations_are_included_never_generated(db, corpus):
+    uid = corpus["user"]["id"]
+    explained = corpus["ids"]["fruit_strong"]
+    db.execute("INSERT INTO explanations (user_id, item_id, payload, created) VALUES (?, ?, ?, ?)",
+               [uid, explained, json.dumps({"reason": "Matches your orchard interests."}), "2026-01-01"])
+    result = digest(db, "ann", per_topic=10)
+    items = {i["id"]: i for t in result["topics"] for i in t["items"]} | {i["id"]: i for i in result["unclustered"]}
+    assert items[explained]["explanation"] == {"reason": "Matches your orchard interests."}
+    assert items[explained]["reason"] == "Matches your orchard interests."
+    others = [i for k, i in items.items() if k != explained]
+    assert all(i["explanation"] is None and i["reason"] for i in others)
+    assert db.execute("SELECT count(*) FROM explanations").fetchone()[0] == 1
+
+
+def test_items_carry_a_reason_from_the_ranking_components(db, corpus):
+    result = digest(db, "ann", per_topic=10)
+    top = min((i for t in result["topics"] for i in t["items"]), key=lambda i: i["rank"])
+    assert top["rank"] == 1 and "profile" in top["components"]
+    assert "interests" in top["reason"]
+
+
+def test_topics_are_ordered_by_their_best_item(db, corpus):
+    result = digest(db, "ann", per_topic=10)
+    best = [t["items"][0]["rank"] for t in result["topics"]]
+    assert best == sorted(best)
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,fragment", [
+    ({"user": "nobody"}, "unknown persona"),
+    ({"user": ""}, "persona"),
+    ({"user": "ann", "days": 0}, "days"),
+    ({"user": "ann", "days": -3}, "days"),
+    ({"user": "ann", "days": 10**9}, "days"),
+    ({"user": "ann", "days": "7"}, "days"),
+    ({"user": "ann", "days": True}, "days"),
+    ({"user": "ann", "per_topic": 0}, "per_topic"),
+    ({"user": "ann", "per_topic": 51}, "per_topic"),
+    ({"user": "ann", "limit": 0}, "limit"),
+    ({"user": "ann", "limit": 10_000}, "limit"),
+    ({"user": "ann", "limit": 2.5}, "limit"),
+])
+def test_bad_input_is_refused_with_every_key_present(db, corpus, args, fragment):
+    result = digest(db, **args)
+    assert result["ok"] is False and fragment in result["message"]
+    assert set(result) == set(digest(db, "ann"))
+    assert result["topics"] == [] and result["unclustered"] == []
+
+
+def test_days_up_to_a_century_is_accepted(db, corpus):
+    assert digest(db, "ann", days=36500)["n_in_window"] == 13
+
+
+# --- kg_communities ---------------------------------------------------------------------------
+
+def test_kg_communities_lists_labels_sizes_top_tags_and_left_out(db, corpus):
+    result = kg_communities(db)
+    assert result["ok"]
+    labels = {c["label"] for c in result["communities"]}
+    assert labels == {kg.get_graph(db).community_of(t).label for t in ("apple", "mars")}
+    for c in result["communities"]:
+        assert c["size"] == len(c["top_tags"]) == 3 and c["n_items"] >= 4
+    assert result["singletons_left_out"] == 1  # "knitting"
+    assert kg_communities(db, limit=1)["communities"] == result["communities"][:1]
+
+
+def test_kg_communities_on_an_empty_archive_and_bad_limit(db):
+    result = kg_communities(db)
+    assert result["ok"] is False and "ingest" in result["message"]
+    assert set(result) == set(digest_tools.COMMUNITIES_EMPTY) | {"ok", "message"}
+    assert kg_communities(db, limit=0)["ok"] is False
