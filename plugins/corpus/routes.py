@@ -1,0 +1,92 @@
+"""The corpus over HTTP: read-only JSON views in the tools' envelope.
+
+``GET /api/corpus?user=``, ``/api/corpus/items?user=&facet=&limit=``,
+``/api/corpus/changes?user=&since=&limit=``, ``/api/corpus/ranked?user=&limit=``,
+``/api/corpus/entities?user=&limit=``. An unknown persona is a 404, a bad parameter a 400,
+both with ``ok: false`` and a message. Everything here only reads, so GET is right and no
+CSRF token is involved; writes go through the tools or the web UI's POST forms.
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from hermes.errors import HermesError, InvalidInput, NotFound
+from hermes.tools import fail, ok
+
+from . import tools
+
+
+def _int_param(request: Request, name: str, default: int | None = None) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        if default is None:
+            raise InvalidInput(f"missing query parameter {name!r}")
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidInput(f"query parameter {name}={raw!r} is not a whole number") from None
+
+
+def _user(request: Request) -> str:
+    user = request.query_params.get("user", "").strip()
+    if not user:
+        raise InvalidInput("missing query parameter 'user' (a persona name)")
+    return user
+
+
+def _endpoint(tool_name: str, view, parse):
+    """A GET endpoint: parse the query, run ``view`` on a per-request connection."""
+
+    def run(request: Request) -> tuple[int, dict]:
+        from hermes.web.app import request_db
+
+        try:
+            args = parse(request)
+        except HermesError as exc:
+            return 400, fail(str(exc), **tools.EMPTY[tool_name])
+        db = request_db(request)
+        try:
+            message, payload = view(db, *args)
+            return 200, ok(message, **payload)
+        except NotFound as exc:
+            return 404, fail(str(exc), **tools.EMPTY[tool_name])
+        except HermesError as exc:
+            return 400, fail(str(exc), **tools.EMPTY[tool_name])
+        finally:
+            db.conn.close()
+
+    async def endpoint(request: Request) -> JSONResponse:
+        status, body = await run_in_threadpool(run, request)
+        return JSONResponse(body, status_code=status)
+
+    endpoint.__name__ = f"api_{tool_name}"
+    return endpoint
+
+
+ROUTES = [
+    Route("/api/corpus", _endpoint("corpus", tools.view_corpus, lambda r: (_user(r),)),
+          methods=["GET"], name="api_corpus"),
+    Route("/api/corpus/items", _endpoint(
+        "corpus_items", tools.view_corpus_items,
+        lambda r: (_user(r), r.query_params.get("facet", "experienced"), _int_param(r, "limit", 50))),
+        methods=["GET"], name="api_corpus_items"),
+    Route("/api/corpus/changes", _endpoint(
+        "corpus_changes", tools.view_corpus_changes,
+        lambda r: (_user(r), _int_param(r, "since", 0), _int_param(r, "limit", 200))),
+        methods=["GET"], name="api_corpus_changes"),
+    Route("/api/corpus/ranked", _endpoint(
+        "corpus_ranked", tools.view_corpus_ranked, lambda r: (_user(r), _int_param(r, "limit", 10))),
+        methods=["GET"], name="api_corpus_ranked"),
+    Route("/api/corpus/entities", _endpoint(
+        "corpus_entities", tools.view_corpus_entities, lambda r: (_user(r), _int_param(r, "limit", 20))),
+        methods=["GET"], name="api_corpus_entities"),
+]
+
+
+def register(app) -> None:
+    app.router.routes.extend(ROUTES)

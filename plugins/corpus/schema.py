@@ -1,0 +1,83 @@
+"""The corpus tables (migration ``corpus:001_tables``).
+
+Raw signals (``corpus_progress``, ``corpus_highlights``, ``corpus_notes``,
+``corpus_favorites``) are the truth. ``corpus_membership`` materialises the current facets
+so a write can be diffed against them; ``corpus_revision`` and ``corpus_log`` are the
+per-persona revision counter and change log. Rows follow their persona when it is deleted
+(``ON DELETE CASCADE``); items are never deleted by hermes, so ``item_id`` is not a key.
+"""
+
+from __future__ import annotations
+
+from hermes.migrations import Migration, run_script
+
+
+def m001_tables(db) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE IF NOT EXISTS corpus_progress (
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            item_id INTEGER NOT NULL,
+            max_fraction REAL NOT NULL DEFAULT 0,
+            opens INTEGER NOT NULL DEFAULT 0,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            PRIMARY KEY (user_id, item_id)
+        );
+        CREATE TABLE IF NOT EXISTS corpus_highlights (
+            id INTEGER PRIMARY KEY,
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            item_id INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            note TEXT,
+            created TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS corpus_highlights_user_item ON corpus_highlights(user_id, item_id);
+        CREATE TABLE IF NOT EXISTS corpus_notes (
+            id INTEGER PRIMARY KEY,
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            item_id INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            created TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS corpus_notes_user_item ON corpus_notes(user_id, item_id);
+        CREATE TABLE IF NOT EXISTS corpus_favorites (
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            item_id INTEGER NOT NULL,
+            created TEXT NOT NULL,
+            PRIMARY KEY (user_id, item_id)
+        );
+        -- trimmed_through: the newest revision dropped from the log (0 = nothing trimmed),
+        -- a consumer asking for changes since an older revision has missed some.
+        -- (No semicolons in these comments: run_script splits on them.)
+        CREATE TABLE IF NOT EXISTS corpus_revision (
+            user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+            revision INTEGER NOT NULL DEFAULT 0,
+            trimmed_through INTEGER NOT NULL DEFAULT 0
+        );
+        -- One row per membership change, (user_id, revision) unique, so a duplicated
+        -- revision cannot be stored even by a buggy writer.
+        CREATE TABLE IF NOT EXISTS corpus_log (
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            revision INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('added', 'removed')),
+            facet TEXT NOT NULL CHECK (facet IN ('experienced', 'saved')),
+            item_id INTEGER NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (user_id, revision)
+        );
+        CREATE TABLE IF NOT EXISTS corpus_membership (
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            item_id INTEGER NOT NULL,
+            facet TEXT NOT NULL CHECK (facet IN ('experienced', 'saved')),
+            revision INTEGER NOT NULL,
+            added TEXT NOT NULL,
+            PRIMARY KEY (user_id, item_id, facet)
+        );
+        CREATE INDEX IF NOT EXISTS corpus_membership_facet ON corpus_membership(user_id, facet, revision)
+        """,
+    )
+
+
+MIGRATIONS = [Migration("corpus:001_tables", m001_tables)]
