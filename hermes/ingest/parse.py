@@ -168,7 +168,8 @@ def _not_a_feed_reason(body: bytes, parsed) -> str:
 
 def _one_line(exc) -> str:
     text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:200]
+    line = text[0] if text else type(exc).__name__
+    return re.sub(r"<unknown>:(\d+):(\d+):", r"line \1, column \2:", line)[:200]
 
 
 def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedFeed:
@@ -191,19 +192,24 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     entries = parsed.get("entries") or []
     if not parsed.get("version") and not entries:
         raise ParseError(_not_a_feed_reason(body, parsed))
-    warning = None
-    if parsed.get("bozo"):
-        if not entries and parsed.get("bozo_exception") is not None and not parsed.get("feed"):
-            raise ParseError(f"malformed feed: {_one_line(parsed['bozo_exception'])}")
-        warning = _one_line(parsed.get("bozo_exception") or "ill-formed feed")
     feed = parsed.get("feed") or {}
     items, seen = [], set()
     for entry in entries:
         item = normalise_entry(entry, feed_url=url)
+        if not (item["title"] or item["url"] or item["enclosure"]):
+            continue  # an empty shell (often the torso of a truncated feed)
         if item["guid"] in seen:
             continue
         seen.add(item["guid"])
         items.append(item)
+    warning = None
+    if parsed.get("bozo"):
+        # Ill-formed but readable feeds are common (wrong charset, a stray "&"); what they
+        # yield is kept and the problem becomes a warning. Without items and without even
+        # a recognisable channel, the problem is the whole story.
+        warning = _one_line(parsed.get("bozo_exception") or "ill-formed feed")
+        if not items and not (parsed.get("version") and feed.get("title")):
+            raise ParseError(f"malformed feed: {warning}")
     return ParsedFeed(
         title=plain_text(feed.get("title") or "", limit=MAX_TITLE),
         link=canonical_url(feed.get("link")),

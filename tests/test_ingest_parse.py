@@ -1,0 +1,186 @@
+"""parse_feed: what a feed entry becomes (plain text, UTC dates, ids, types, tags) and
+which bodies are refused with a reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hermes.ingest.parse import ParseError, arxiv_id, parse_feed
+from hermes.ingest.store import ITEM_FIELDS
+from ingest_server import rss
+
+URL = "https://feeds.example.org/feed.xml"
+
+
+def one(body: bytes, **kw) -> dict:
+    feed = parse_feed(body, url=URL, **kw)
+    assert len(feed.items) == 1
+    return feed.items[0]
+
+
+def test_item_has_every_store_field_and_is_json_able():
+    item = one(rss([{"title": "A", "link": "https://example.org/a"}]))
+    assert set(ITEM_FIELDS) <= set(item)
+    json.dumps(item)
+
+
+def test_title_and_summary_are_plain_text():
+    item = one(rss([{
+        "title": "Caf&eacute; <b>bold</b> &amp; more",
+        "description": "<p>First&nbsp;para.</p><p>Second <script>alert(1)</script>para "
+                       "<a href=\"javascript:alert(2)\" onclick=\"x()\">link</a></p>"
+                       "<style>p{}</style><img src=x onerror=alert(3)>",
+        "link": "https://example.org/a",
+    }]))
+    assert item["title"] == "Café bold & more"
+    assert item["summary"] == "First para. Second para link"
+
+
+def test_escaped_markup_in_text_cannot_become_a_tag():
+    item = one(rss([{"title": "Using &lt;script&gt; tags", "link": "https://example.org/a"}]))
+    assert "<script" not in item["title"] and "script" in item["title"]
+
+
+def test_published_is_utc_iso_with_fallback_to_now():
+    item = one(rss([{"title": "A", "link": "https://e.org/a", "pubDate": "Mon, 02 Apr 2007 19:18:42 +0200"}]))
+    assert item["published"] == "2007-04-02T17:18:42+00:00"
+    undated = one(rss([{"title": "B", "link": "https://e.org/b"}]))
+    assert undated["published"].startswith("20") and undated["published"].endswith("+00:00")
+
+
+def test_guid_prefers_entry_id_then_link_then_content_hash():
+    assert one(rss([{"title": "A", "guid": "tag:e.org,2007:a", "link": "https://e.org/a"}]))["guid"] == "tag:e.org,2007:a"
+    # A bare id is only unique inside its own feed.
+    bare = (b'<rss version="2.0"><channel><title>T</title><item><title>A</title>'
+            b'<guid isPermaLink="false">42</guid></item></channel></rss>')
+    assert one(bare)["guid"] == f"{URL}#42"
+    assert one(rss([{"title": "A", "link": "https://e.org/a"}]))["guid"] == "https://e.org/a"
+    h1 = one(rss([{"title": "A", "description": "x"}]))["guid"]
+    h2 = one(rss([{"title": "A", "description": "x"}]))["guid"]
+    assert h1 == h2 and h1.startswith("sha256:")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("oai:arXiv.org:0704.0001v1", "0704.0001"),
+    ("https://arxiv.org/abs/2401.12345v2", "2401.12345"),
+    ("http://arxiv.org/pdf/2401.12345", "2401.12345"),
+    ("arXiv:hep-th/9901001v3", "hep-th/9901001"),
+    ("https://arxiv.org/abs/math.GT/0309136", "math.GT/0309136"),
+    ("https://blog.example.org/2024.12345", None),  # numbers without arXiv are not ids
+])
+def test_arxiv_ids(text, expected):
+    assert arxiv_id(text) == expected
+
+
+def test_arxiv_item_is_a_paper_with_canonical_url_and_lowercased_categories():
+    item = one(rss([{
+        "title": "Paper", "link": "http://arxiv.org/abs/2401.12345v2?utm_source=rss",
+        "guid": "oai:arXiv.org:2401.12345v2",
+        "description": "arXiv:2401.12345v2 Announce Type: replace Abstract: We show things.",
+        "categories": ["cs.LG", " Machine  Learning ", "cs.lg", "stat.ML"],
+    }]))
+    assert item["arxiv_id"] == "2401.12345" and item["guid"] == "arxiv:2401.12345"
+    assert item["url"] == "https://arxiv.org/abs/2401.12345"
+    assert item["content_type"] == "paper"
+    assert item["tags"] == ["cs.lg", "machine learning", "stat.ml"]
+    assert item["summary"] == "We show things."
+
+
+def test_doi_link_is_a_paper():
+    assert one(rss([{"title": "A", "link": "https://doi.org/10.1103/PhysRevLett.98.010401"}]))["content_type"] == "paper"
+
+
+def _enclosure_feed(mime: str, url: str = "https://e.org/ep1.mp3") -> bytes:
+    return (f'<rss version="2.0"><channel><title>P</title><item><title>Ep 1</title>'
+            f'<guid isPermaLink="false">ep1</guid><link>https://e.org/1</link>'
+            f'<enclosure url="{url}" length="1234" type="{mime}"/></item></channel></rss>').encode()
+
+
+def test_content_type_from_enclosures():
+    pod = one(_enclosure_feed("audio/mpeg"))
+    assert pod["content_type"] == "podcast"
+    assert pod["enclosure"] == {"url": "https://e.org/ep1.mp3", "type": "audio/mpeg", "length": 1234}
+    assert one(_enclosure_feed("video/mp4", "https://e.org/v.mp4"))["content_type"] == "video"
+    assert one(_enclosure_feed("", "https://e.org/ep.mp3"))["content_type"] == "podcast"  # by extension
+    plain = one(rss([{"title": "A", "link": "https://e.org/a"}]))
+    assert plain["content_type"] == "article" and plain["enclosure"] is None
+
+
+def test_unsafe_links_are_dropped():
+    item = one(_enclosure_feed("audio/mpeg", "javascript:alert(1)").replace(
+        b"https://e.org/1", b"javascript:alert(2)"))
+    assert item["url"] is None and item["enclosure"] is None
+
+
+def test_atom_feed_with_html_content_and_author():
+    body = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title type="html">My &lt;i&gt;blog&lt;/i&gt;</title>
+<link href="https://blog.example.org/"/><id>urn:x</id><updated>2024-01-01T00:00:00Z</updated>
+<entry><title>Post</title><id>urn:post:1</id><link href="/posts/1"/><updated>2024-01-02T03:04:05-05:00</updated>
+<author><name>Ada &amp; Bob</name></author><category term="Tools"/>
+<content type="html">&lt;p&gt;Hello &lt;code&gt;x&lt;/code&gt;&lt;/p&gt;</content></entry></feed>"""
+    feed = parse_feed(body, url="https://blog.example.org/atom.xml")
+    assert feed.title == "My blog" and feed.warning is None
+    item = feed.items[0]
+    assert item["summary"] == "Hello x" and item["author"] == "Ada & Bob"
+    assert item["url"] == "https://blog.example.org/posts/1"  # resolved against the feed URL
+    assert item["published"] == "2024-01-02T08:04:05+00:00" and item["tags"] == ["tools"]
+
+
+def test_html_page_is_not_a_feed():
+    with pytest.raises(ParseError, match="HTML page"):
+        parse_feed(b"<!DOCTYPE html><html><head><title>Hi</title></head><body>x</body></html>", url=URL)
+
+
+@pytest.mark.parametrize("body,reason", [
+    (b"", "empty body"),
+    (b"   \n", "empty body"),
+    (b"\x00\xff\xfe garbage" * 50, "not a feed"),
+    (b'{"json": true}', "not a feed"),
+    (b'<?xml version="1.0"?><rss version="2.0"><channel><item><title>a</tit', "malformed"),
+    (b'<?xml version="1.0"?><rss version="2.0"><channel><<<<>>>', "malformed"),
+])
+def test_not_a_feed_raises_with_reason(body, reason):
+    with pytest.raises(ParseError, match=reason):
+        parse_feed(body, url=URL)
+
+
+def test_a_body_that_names_a_local_file_is_not_read_from_disk(tmp_path):
+    # feedparser opens a bytes argument as a path if it can; parse_feed must not let it.
+    secret = tmp_path / "secret.xml"
+    secret.write_bytes(rss([{"title": "secret", "link": "https://e.org/s"}]))
+    with pytest.raises(ParseError):
+        parse_feed(str(secret).encode(), url=URL)
+
+
+def test_mis_encoded_feed_keeps_entries_with_a_warning():
+    body = ('<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>T</title>'
+            '<item><title>Caf\xe9</title><guid>g1</guid></item></channel></rss>').encode("latin-1")
+    feed = parse_feed(body, url=URL)
+    assert feed.items[0]["title"] == "Café"
+    assert "declared as utf-8" in feed.warning
+
+
+def test_declared_charset_header_is_honoured():
+    body = ('<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>'
+            '<item><title>Gr\xfc\xdfe</title><guid>g1</guid></item></channel></rss>').encode("latin-1")
+    feed = parse_feed(body, url=URL, headers={"Content-Type": "application/rss+xml; charset=iso-8859-1"})
+    assert feed.items[0]["title"] == "Grüße" and feed.warning is None
+
+
+def test_truncated_feed_keeps_what_it_yields_with_a_warning():
+    body = rss([{"title": "A", "link": "https://e.org/a"}, {"title": "B", "link": "https://e.org/b"}])
+    feed = parse_feed(body[: body.index(b"<title>B")], url=URL)
+    assert [i["title"] for i in feed.items] == ["A"] and feed.warning
+
+
+def test_empty_valid_feed_has_no_items():
+    feed = parse_feed(b'<rss version="2.0"><channel><title>Quiet</title></channel></rss>', url=URL)
+    assert feed.title == "Quiet" and feed.items == []
+
+
+def test_duplicate_entries_within_a_feed_are_collapsed():
+    body = rss([{"title": "A", "guid": "tag:x,1:a"}, {"title": "A again", "guid": "tag:x,1:a"}])
+    assert len(parse_feed(body, url=URL).items) == 1
