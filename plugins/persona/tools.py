@@ -188,6 +188,10 @@ def search_feed(
     return ok(message, results=results, count=len(results))
 
 
+def _nonzero(rows: dict[str, int]) -> dict[str, int]:
+    return {table: n for table, n in rows.items() if n or table == "clicks"}
+
+
 def destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: str = "") -> dict:
     """``delete_persona`` (``persona=True``) or ``reset_feedback``, for the tools and the CLI."""
     try:
@@ -201,7 +205,7 @@ def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: s
     confirm = _confirm_arg(confirm)
     user, tables, counts, clicks = personas.plan(db, name, persona=persona)
     loss = personas.describe_loss(user, counts, clicks, persona=persona)
-    would = {"persona": user["name"] if persona else None, **clicks, "rows": counts}
+    would = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(counts)}
     tool = "delete_persona" if persona else "reset_feedback"
     if not confirm:
         how_to_confirm = how_to_confirm or f"Call {tool} again with confirm=true to do it."
@@ -210,7 +214,7 @@ def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: s
             deleted={}, would_delete=would,
         )
     removed = personas.delete_owned(db, user, tables, persona=persona, source=source)
-    deleted = {"persona": user["name"] if persona else None, **clicks, "rows": removed}
+    deleted = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(removed)}
     kept = "" if persona else f"; persona {user['name']!r} and its interests are kept"
     return ok(f"deleted {loss}{kept}", deleted=deleted, would_delete={})
 

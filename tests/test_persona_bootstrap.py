@@ -1,0 +1,108 @@
+"""bootstrap_persona and click provenance (seed 000: each write path records its source)."""
+
+from __future__ import annotations
+
+import pytest
+from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
+
+from hermes.errors import InvalidInput, NotFound
+from hermes.rank import CandidateQuery, rank
+from hermes.signals import record_click, require_user
+from hermes_persona.bootstrap import bootstrap_persona
+
+
+def clicks(db, user_id) -> list[tuple]:
+    return db.execute(
+        "SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
+    ).fetchall()
+
+
+def test_bootstrap_likes_the_closest_and_dislikes_the_farthest(db, archive):
+    alice = make_persona(db, "alice", "graph neural networks message passing on molecular graphs")
+    order = [int(i) for i in rank(db, alice, CandidateQuery(since_days=None, exclude_clicked=False)).item_ids]
+    done = bootstrap_persona(db, "alice", n_like=2, n_dislike=3)
+    liked = [i["id"] for i in done["liked"]]
+    disliked = [i["id"] for i in done["disliked"]]
+    assert liked == order[:2] and liked[0] == archive[0]  # the 400-day-old paper counts too
+    assert disliked == order[::-1][:3]
+    assert not set(liked) & set(disliked)
+    stored = clicks(db, alice["id"])
+    assert [(i, l) for i, l, _ in stored] == [(i, "like") for i in liked] + [(i, "dislike") for i in disliked]
+    assert {s for _, _, s in stored} == {"bootstrap"}
+    assert done["liked"][0]["title"] == "Graph neural networks for molecules"
+
+
+def test_bootstrap_changes_what_profile_status_reports(db, archive):
+    make_persona(db, "alice", "graph neural networks")
+    result = tool(db, "bootstrap_persona", name="alice")
+    assert result["ok"], result["message"]
+    assert len(result["liked"]) == 5 and len(result["disliked"]) == 3  # 8 items in the archive
+    status = tool(db, "profile_status", user="alice")
+    assert status["clicks"] == 8 and status["clicks_by_source"]["bootstrap"] == 8
+    assert status["classifier_active"] is True
+
+
+def test_bootstrap_on_an_unknown_name_raises_a_clear_error(db, archive):
+    make_persona(db, "alice")
+    with pytest.raises(NotFound, match=r"unknown persona 'nobody'; known personas: alice"):
+        bootstrap_persona(db, "nobody")
+    result = tool(db, "bootstrap_persona", name="nobody")
+    assert result["ok"] is False and result["liked"] == [] and result["disliked"] == []
+
+
+def test_bootstrap_refuses_a_persona_that_already_has_feedback(db, archive):
+    alice = make_persona(db)
+    record_click(db, alice["id"], archive[3], True, "ui")
+    before = snapshot(db)
+    result = tool(db, "bootstrap_persona", name="alice")
+    assert result["ok"] is False and "already has 1 click" in result["message"]
+    assert "reset_feedback" in result["message"]
+    assert snapshot(db) == before
+
+
+def test_bootstrap_on_an_empty_archive(db):
+    make_persona(db)
+    with pytest.raises(InvalidInput, match="run hermes ingest"):
+        bootstrap_persona(db, "alice")
+
+
+def test_bootstrap_on_a_tiny_archive_never_likes_and_dislikes_one_item(db, add_items):
+    add_items([{"title": "graphs"}, {"title": "cooking"}, {"title": "graph theory"}])
+    make_persona(db, "alice", "graphs")
+    done = bootstrap_persona(db, "alice", n_like=2, n_dislike=5)
+    assert len(done["liked"]) == 2 and len(done["disliked"]) == 1
+    assert db["clicks"].count == 3
+
+
+@pytest.mark.parametrize("arguments, fragment", [
+    ({"n_like": -1}, "between 0 and 50"),
+    ({"n_dislike": 51}, "between 0 and 50"),
+    ({"n_like": "5"}, "must be an integer"),
+    ({"n_like": True}, "must be an integer"),
+    ({"n_like": 0, "n_dislike": 0}, "nothing to do"),
+    ({"name": 1}, "a string"),
+])
+def test_bootstrap_refuses_bad_counts_without_writing(db, archive, arguments, fragment):
+    make_persona(db)
+    before = snapshot(db)
+    result = tool(db, "bootstrap_persona", **{"name": "alice", **arguments})
+    assert result["ok"] is False and fragment in result["message"], result["message"]
+    assert snapshot(db) == before
+
+
+# --- provenance -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["web", "", "UI", None, "bootstrap "])
+def test_record_click_rejects_an_invalid_source(db, archive, source):
+    alice = make_persona(db)
+    with pytest.raises(InvalidInput, match="invalid click source"):
+        record_click(db, alice["id"], archive[0], True, source)
+    assert clicks(db, alice["id"]) == []
+
+
+@pytest.mark.parametrize("source", ["ui", "agent", "bootstrap"])
+def test_each_source_is_stored_as_given(db, archive, source):
+    alice = make_persona(db)
+    record_click(db, alice["id"], archive[0], False, source)
+    assert clicks(db, alice["id"]) == [(archive[0], "dislike", source)]
+    assert require_user(db, "alice")["id"] == alice["id"]

@@ -1,0 +1,154 @@
+"""delete_persona and reset_feedback: confirm=false changes nothing and names the loss;
+confirm=true removes exactly one persona's data, in one transaction."""
+
+from __future__ import annotations
+
+import pytest
+from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
+
+from hermes.hookspecs import hookimpl
+from hermes.signals import record_click
+
+
+@pytest.fixture
+def two(db, archive):
+    """alice (3 clicks, 1 explanation, 2 plugin rows) and bob (1 click, same kinds of rows)."""
+    alice = make_persona(db, "alice", "graph neural networks")
+    bob = make_persona(db, "bob", "sourdough baking")
+    record_click(db, alice["id"], archive[0], True, "agent")
+    record_click(db, alice["id"], archive[1], True, "ui")
+    record_click(db, alice["id"], archive[2], False, "bootstrap")
+    record_click(db, bob["id"], archive[2], True, "ui")
+    # A plugin-owned per-persona table (as the corpus plugin adds), found generically, and
+    # one that names the persona through a foreign key instead of a user_id column.
+    db.execute("CREATE TABLE plugin_notes (id INTEGER PRIMARY KEY, user_id INTEGER, item_id INTEGER, body TEXT)")
+    db.execute("CREATE TABLE plugin_state (owner INTEGER NOT NULL REFERENCES users(id), revision INTEGER)")
+    for persona in (alice, bob):
+        db.execute("INSERT INTO explanations (user_id, item_id, payload) VALUES (?, ?, '{}')",
+                   [persona["id"], archive[0]])
+        db.execute("INSERT INTO plugin_state (owner, revision) VALUES (?, 7)", [persona["id"]])
+    db.execute("INSERT INTO plugin_notes (user_id, item_id, body) VALUES (?, ?, 'a'), (?, ?, 'b'), (?, ?, 'c')",
+               [alice["id"], archive[0], alice["id"], archive[1], bob["id"], archive[2]])
+    return alice, bob
+
+
+def rows_of(db, persona_id) -> dict:
+    return {
+        "users": db.execute("SELECT count(*) FROM users WHERE id = ?", [persona_id]).fetchone()[0],
+        "clicks": db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona_id]).fetchone()[0],
+        "explanations": db.execute("SELECT count(*) FROM explanations WHERE user_id = ?", [persona_id]).fetchone()[0],
+        "plugin_notes": db.execute("SELECT count(*) FROM plugin_notes WHERE user_id = ?", [persona_id]).fetchone()[0],
+        "plugin_state": db.execute("SELECT count(*) FROM plugin_state WHERE owner = ?", [persona_id]).fetchone()[0],
+    }
+
+
+def bob_rows(db, bob) -> list:
+    return [
+        db.execute("SELECT * FROM users WHERE id = ?", [bob["id"]]).fetchall(),
+        db.execute("SELECT * FROM clicks WHERE user_id = ?", [bob["id"]]).fetchall(),
+        db.execute("SELECT * FROM explanations WHERE user_id = ?", [bob["id"]]).fetchall(),
+        db.execute("SELECT * FROM plugin_notes WHERE user_id = ?", [bob["id"]]).fetchall(),
+        db.execute("SELECT * FROM plugin_state WHERE owner = ?", [bob["id"]]).fetchall(),
+    ]
+
+
+def test_delete_without_confirm_changes_nothing_and_names_the_loss(db, two):
+    before = snapshot(db)
+    result = tool(db, "delete_persona", name="alice", confirm=False)
+    assert result["ok"] is False and result["deleted"] == {}
+    msg = result["message"]
+    assert msg.startswith("nothing changed")
+    assert "persona 'alice'" in msg and "3 clicks (2 likes, 1 dislikes)" in msg
+    assert "1 cached explanation" in msg and "2 rows in plugin_notes" in msg and "1 row in plugin_state" in msg
+    assert "confirm=true" in msg
+    assert result["would_delete"]["persona"] == "alice" and result["would_delete"]["clicks"] == 3
+    assert result["would_delete"]["rows"]["plugin_notes"] == 2
+    assert snapshot(db) == before
+
+
+def test_delete_with_confirm_removes_the_persona_and_everything_it_owns(db, two):
+    alice, bob = two
+    keep = bob_rows(db, bob)
+    items = db["items"].count
+    result = tool(db, "delete_persona", name="alice", confirm=True)
+    assert result["ok"], result["message"]
+    assert result["deleted"]["persona"] == "alice" and result["deleted"]["clicks"] == 3
+    assert result["deleted"]["rows"] == {"clicks": 3, "explanations": 1, "plugin_notes": 2, "plugin_state": 1}
+    assert rows_of(db, alice["id"]) == dict.fromkeys(rows_of(db, alice["id"]), 0)
+    assert bob_rows(db, bob) == keep  # nothing of another persona changes
+    assert db["items"].count == items
+    again = tool(db, "delete_persona", name="alice", confirm=True)
+    assert again["ok"] is False and "unknown persona 'alice'" in again["message"]
+
+
+def test_reset_without_confirm_changes_nothing_and_names_the_clicks(db, two):
+    before = snapshot(db)
+    result = tool(db, "reset_feedback", name="alice", confirm=False)
+    assert result["ok"] is False and result["deleted"] == {}
+    assert "3 clicks (2 likes, 1 dislikes)" in result["message"]
+    assert "persona 'alice'" not in result["message"].split(" would ")[1]  # the persona stays
+    assert "plugin_notes" not in result["message"]
+    assert snapshot(db) == before
+
+
+def test_reset_with_confirm_clears_only_the_feedback(db, two):
+    alice, bob = two
+    keep = bob_rows(db, bob)
+    result = tool(db, "reset_feedback", name="alice", confirm=True)
+    assert result["ok"], result["message"]
+    assert "kept" in result["message"]
+    assert rows_of(db, alice["id"]) == {"users": 1, "clicks": 0, "explanations": 0,
+                                        "plugin_notes": 2, "plugin_state": 1}
+    assert db.execute("SELECT interests FROM users WHERE id = ?", [alice["id"]]).fetchone()[0] == "graph neural networks"
+    assert bob_rows(db, bob) == keep
+    status = tool(db, "profile_status", user="alice")
+    assert status["clicks"] == 0 and status["liked_tags"] == []
+    # idempotent: a second reset finds nothing and removes nothing
+    assert tool(db, "reset_feedback", name="alice", confirm=True)["deleted"]["clicks"] == 0
+
+
+@pytest.mark.parametrize("name", ["delete_persona", "reset_feedback"])
+@pytest.mark.parametrize("confirm", ["true", "yes", 1, None])
+def test_confirm_must_be_a_real_boolean(db, two, name, confirm):
+    before = snapshot(db)
+    result = tool(db, name, name="alice", confirm=confirm)
+    assert result["ok"] is False and "confirm must be true or false" in result["message"]
+    assert result["deleted"] == {} and snapshot(db) == before
+
+
+@pytest.mark.parametrize("name", ["delete_persona", "reset_feedback"])
+def test_confirm_is_required(db, two, name):
+    before = snapshot(db)
+    result = tool(db, name, name="alice")
+    assert result["ok"] is False and "confirm" in result["message"]
+    assert snapshot(db) == before
+
+
+class Observer:
+    def __init__(self, fail=False):
+        self.seen, self.fail = [], fail
+
+    @hookimpl
+    def hermes_signal_written(self, db, signal):
+        self.seen.append((signal.kind, signal.op, signal.item_id, signal.data.get("label")))
+        if self.fail:
+            raise RuntimeError("observer refuses")
+
+
+def test_clearing_clicks_goes_through_the_signal_path(db, archive, two, pm):
+    observer = Observer()
+    pm.register(observer, name="observer")
+    assert tool(db, "reset_feedback", name="alice", confirm=True)["ok"]
+    assert observer.seen == [
+        ("click", "delete", archive[0], "like"),
+        ("click", "delete", archive[1], "like"),
+        ("click", "delete", archive[2], "dislike"),
+    ]
+
+
+def test_a_failing_observer_rolls_the_whole_delete_back(db, two, pm):
+    pm.register(Observer(fail=True), name="observer")
+    before = snapshot(db)
+    result = tool(db, "delete_persona", name="alice", confirm=True)
+    assert result["ok"] is False and "observer refuses" in result["message"]
+    assert snapshot(db) == before
