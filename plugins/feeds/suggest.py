@@ -6,13 +6,16 @@ Two signals, both cheap and explainable (no model, no network, no web search):
   matched against a candidate's tags — exactly (weight 1) or when every word of the tag
   appears among the candidate's words (weight 0.5). Disliked tags pull a candidate down.
 - interests: the words of the persona's interests text found in the candidate's title,
-  tags and description, each worth :data:`INTEREST_WEIGHT`.
+  tags and description, each worth :data:`INTEREST_WEIGHT` times its rarity among the
+  candidates (a word most candidates share, like "learning", says little).
 
-Feeds already subscribed (same URL) are left out.
+Feeds already subscribed (same URL) are left out, and so are matches much weaker than the
+best one (below :data:`RELATIVE_CUT` of its score): a single shared generic word is noise.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from functools import lru_cache
@@ -24,6 +27,7 @@ from hermes.errors import HermesError
 CANDIDATES = PACKAGE_DATA / "candidates.toml"
 INTEREST_WEIGHT = 0.25
 PARTIAL_TAG_WEIGHT = 0.5
+RELATIVE_CUT = 0.35
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#-]*")
 _STOP = frozenset(
     "a about across also an and any are as at be been but by can de for from has have how i in "
@@ -91,10 +95,25 @@ def liked_tags(db, user_id: int) -> dict[str, float]:
     }
 
 
-def score_candidate(candidate: dict, tag_scores: dict[str, float], interest_words: set[str]) -> dict:
+def candidate_words(candidate: dict) -> set[str]:
+    return words(" ".join([candidate["title"], candidate["description"], candidate["area"],
+                           *candidate["tags"]]))
+
+
+def rarity(candidates: list[dict]) -> dict[str, float]:
+    """Inverse document frequency of each word over the candidates, scaled to (0, 1]."""
+    df: dict[str, int] = {}
+    for cand in candidates:
+        for w in candidate_words(cand):
+            df[w] = df.get(w, 0) + 1
+    n = len(candidates)
+    return {w: math.log((n + 1) / k) / math.log(n + 1) for w, k in df.items()}
+
+
+def score_candidate(candidate: dict, tag_scores: dict[str, float], interest_words: set[str],
+                    idf: dict[str, float] | None = None) -> dict:
     cand_tags = set(candidate["tags"])
-    cand_words = words(" ".join([candidate["title"], candidate["description"], candidate["area"],
-                                 *candidate["tags"]]))
+    cand_words = candidate_words(candidate)
     tag_part, matched_tags = 0.0, []
     for tag, pref in tag_scores.items():
         if tag in cand_tags:
@@ -106,7 +125,7 @@ def score_candidate(candidate: dict, tag_scores: dict[str, float], interest_word
         tag_part += weight * pref
         matched_tags.append((tag, round(pref, 2)))
     matched_words = sorted(interest_words & cand_words)
-    interest_part = INTEREST_WEIGHT * len(matched_words)
+    interest_part = INTEREST_WEIGHT * sum((idf or {}).get(w, 1.0) for w in matched_words)
     reasons = []
     liked = [f"{t} ({p:+.2f})" for t, p in sorted(matched_tags, key=lambda tp: -tp[1])]
     if liked:
@@ -127,12 +146,17 @@ def suggest(db, persona: dict, *, limit: int = 8, path: Path = CANDIDATES) -> li
     subscribed = {r[0].rstrip("/") for r in db.execute("SELECT url FROM feeds")}
     tag_scores = liked_tags(db, persona["id"])
     interest_words = words(persona.get("interests") or "")
+    candidates = load_candidates(path)
+    idf = rarity(candidates)
     scored = []
-    for cand in load_candidates(path):
+    for cand in candidates:
         if cand["url"].rstrip("/") in subscribed:
             continue
-        s = score_candidate(cand, tag_scores, interest_words)
+        s = score_candidate(cand, tag_scores, interest_words, idf)
         if s["positive"] and s["score"] > 0:
             scored.append({**cand, **{k: v for k, v in s.items() if k != "positive"}})
     scored.sort(key=lambda c: (-c["score"], c["title"]))
+    if scored:
+        floor = RELATIVE_CUT * scored[0]["score"]
+        scored = [c for c in scored if c["score"] >= floor]
     return scored[:limit]

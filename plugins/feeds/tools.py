@@ -8,11 +8,12 @@ httpx, feedparser) are imported inside the functions: ``hermes serve`` answers
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 from pydantic import Field
 
-from hermes.errors import InvalidInput
+from hermes.errors import HermesError, InvalidInput
 from hermes.tools import fail, ok
 
 UserArg = Annotated[str, Field(description="Persona name, as listed by list_users.",
@@ -33,6 +34,20 @@ EMPTY = {
     "remove_feed": {"feed": {}, "removed": False},
     "suggest_feeds": {"user": "", "suggestions": []},
 }
+
+
+def envelope(fn):
+    """A user mistake raised as :class:`HermesError` becomes ``fail(message, **empty payload)``,
+    so a direct call (CLI, tests, scripts) gets the same envelope as the MCP server."""
+
+    @functools.wraps(fn)
+    def wrapper(db, *args, **kwargs):
+        try:
+            return fn(db, *args, **kwargs)
+        except HermesError as exc:
+            return fail(str(exc), **EMPTY[fn.__name__])
+
+    return wrapper
 
 
 def clip(text: str | None, limit: int = SUMMARY_CHARS) -> str:
@@ -56,6 +71,7 @@ def _since(since_days) -> float | None:
     return float(since_days)
 
 
+@envelope
 def list_feed(
     db,
     user: UserArg,
@@ -101,6 +117,7 @@ def list_feed(
               user=persona["name"], items=items)
 
 
+@envelope
 def record_feedback(
     db,
     user: UserArg,
@@ -119,6 +136,7 @@ def record_feedback(
               "total); the next list_feed uses it.", click=click, n_clicks=n)
 
 
+@envelope
 def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
     """Why an item ranks where it does for a persona."""
     from hermes.signals import require_item, require_user
@@ -136,6 +154,7 @@ def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
               user=persona["name"], item_id=item_id, reason=reason, explanation=explanation)
 
 
+@envelope
 def add_feed(
     db,
     url: UrlArg,
@@ -151,6 +170,7 @@ def add_feed(
     return subscribe(db, url, title, probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
 
 
+@envelope
 def preview_feed(
     db,
     url: UrlArg,
@@ -180,6 +200,7 @@ def preview_feed(
               entries=entries)
 
 
+@envelope
 def list_feeds(db) -> dict:
     """Every subscribed feed with its item count and fetch health."""
     from .subscriptions import feed_rows, orphaned_count
@@ -195,6 +216,7 @@ def list_feeds(db) -> dict:
               feeds=feeds, orphaned_items=orphans)
 
 
+@envelope
 def remove_feed(
     db,
     feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
@@ -217,6 +239,7 @@ def remove_feed(
               feed=plan["feed"], removed=True)
 
 
+@envelope
 def suggest_feeds(
     db,
     user: UserArg,

@@ -1,0 +1,179 @@
+"""``hermes feeds …`` and ``hermes feed USER`` through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from feeds_support import SAMPLE_ENTRIES, CannedServer, rss
+from typer.testing import CliRunner
+
+from hermes.cli import build_app
+from hermes.rank import create_user
+from hermes.signals import record_click
+
+
+def run(*args):
+    return CliRunner().invoke(build_app(), [str(a) for a in args])
+
+
+@pytest.fixture
+def feed_file(tmp_path):
+    path = tmp_path / "quantum.xml"
+    path.write_bytes(rss("Quantum & Friends", SAMPLE_ENTRIES))
+    return path
+
+
+def test_feeds_add_local_file_list_and_ingest(db_path, feed_file, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("feeds", "add", "quantum.xml", "--db", db_path)  # relative path: made absolute
+    assert result.exit_code == 0, result.output
+    assert "Subscribed: [1] Quantum & Friends" in result.output and "hermes ingest" in result.output
+    listed = run("feeds", "list", "--json", "--db", db_path)
+    doc = json.loads(listed.stdout)
+    assert doc["ok"] and doc["feeds"][0]["url"] == str(feed_file) and doc["feeds"][0]["item_count"] == 0
+    assert run("ingest", "--db", db_path).exit_code == 0
+    human = run("feeds", "list", "--db", db_path).output
+    assert "[1] Quantum & Friends" in human and "3 items" in human and "ok" in human
+
+
+def test_feeds_add_is_trusted_with_loopback_urls(db_path):
+    with CannedServer() as server:
+        server.routes["/f"] = (200, {}, rss("Local server", SAMPLE_ENTRIES))
+        result = run("feeds", "add", server.url("/f"), "--title", "Lab feed", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert "[1] Lab feed" in result.output
+
+
+@pytest.mark.parametrize("target, fragment", [
+    ("does-not-exist.xml", "file not found"),
+    ("ftp://example.org/feed", "only http"),
+])
+def test_feeds_add_mistakes_are_one_line_and_non_zero(db_path, target, fragment):
+    result = run("feeds", "add", target, "--db", db_path)
+    assert result.exit_code == 1
+    assert fragment in result.output and result.output.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_feeds_add_duplicate_and_not_a_feed(db_path, feed_file, tmp_path):
+    assert run("feeds", "add", feed_file, "--db", db_path).exit_code == 0
+    again = run("feeds", "add", feed_file, "--db", db_path)
+    assert again.exit_code == 1 and "already subscribed" in again.output
+    page = tmp_path / "page.html"
+    page.write_text("<html><body>hi</body></html>")
+    bad = run("feeds", "add", page, "--db", db_path)
+    assert bad.exit_code == 1 and "not a usable feed" in bad.output
+
+
+def test_feeds_remove_needs_yes(db_path, db, add_items):
+    [item] = add_items([{"title": "kept"}])
+    user = create_user(db, "ann", "x")
+    record_click(db, user["id"], item, True, "ui")
+    refused = run("feeds", "remove", 1, "--db", db_path)
+    assert refused.exit_code == 1
+    assert "nothing removed" in refused.output and "Test feed" in refused.output
+    assert "1 items" in refused.output and "1 clicks" in refused.output and "--yes" in refused.output
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1
+    done = run("feeds", "remove", 1, "--yes", "--db", db_path)
+    assert done.exit_code == 0 and "Removed feed 1" in done.output
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 1
+    missing = run("feeds", "remove", 1, "--yes", "--db", db_path)
+    assert missing.exit_code == 1 and "unknown feed 1" in missing.output
+
+
+def test_feeds_preview_local_file(feed_file):
+    result = run("feeds", "preview", feed_file, "--limit", 2)
+    assert result.exit_code == 0, result.output
+    assert "Quantum & Friends  (3 entries)" in result.output
+    assert "Surface codes below threshold" in result.output and "Tomato" not in result.output
+    doc = json.loads(run("feeds", "preview", feed_file, "--json").stdout)
+    assert len(doc["entries"]) == 3 and doc["feed"]["n_entries"] == 3
+
+
+def test_opml_round_trip_escapes_titles(db_path, db, tmp_path):
+    db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)",
+               ["https://example.org/a?x=1&y=2", 'Tom & Jerry <"quoted">'])
+    db.execute("INSERT INTO feeds (url, title) VALUES ('https://example.org/b', NULL)")
+    out = tmp_path / "subs.opml"
+    assert run("feeds", "export-opml", "--output", out, "--db", db_path).exit_code == 0
+    root = ET.parse(out).getroot()
+    outlines = root.findall("./body/outline")
+    assert [o.get("xmlUrl") for o in outlines] == ["https://example.org/a?x=1&y=2", "https://example.org/b"]
+    assert outlines[0].get("title") == 'Tom & Jerry <"quoted">'
+    stdout = run("feeds", "export-opml", "--db", db_path).stdout
+    assert ET.fromstring(stdout.encode()).tag == "opml"
+
+    other = tmp_path / "other.db"
+    result = run("feeds", "import-opml", out, "--db", other, "--json")
+    doc = json.loads(result.stdout)
+    assert doc["added"] == 2 and doc["already_subscribed"] == 0
+    again = json.loads(run("feeds", "import-opml", out, "--db", other, "--json").stdout)
+    assert again["added"] == 0 and again["already_subscribed"] == 2
+    listed = json.loads(run("feeds", "list", "--json", "--db", other).stdout)["feeds"]
+    assert listed[0]["title"] == 'Tom & Jerry <"quoted">'
+
+
+def test_import_opml_takes_only_web_feeds_and_nested_outlines(db_path, tmp_path):
+    opml = tmp_path / "in.opml"
+    opml.write_text(
+        '<?xml version="1.0"?><opml version="1.0"><head><title>x</title></head><body>'
+        '<outline text="Science"><outline text="Nature" type="rss" xmlUrl="https://www.nature.com/nature.rss"/>'
+        '<outline text="Secrets" type="rss" xmlUrl="file:///etc/passwd"/></outline>'
+        '<outline text="Local" xmlUrl="/home/me/feed.xml"/>'
+        '<outline text="Dup" xmlUrl="https://www.nature.com/nature.rss"/>'
+        "</body></opml>")
+    result = run("feeds", "import-opml", opml, "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert "1 feeds added" in result.output and "2 non-http(s) entries skipped" in result.output
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ("<opml><body>", "not valid XML"),
+    ("<rss version='2.0'></rss>", "not an OPML file"),
+])
+def test_import_opml_bad_files(db_path, tmp_path, content, fragment):
+    path = tmp_path / "bad.opml"
+    path.write_text(content)
+    result = run("feeds", "import-opml", path, "--db", db_path)
+    assert result.exit_code == 1 and fragment in result.output
+    missing = run("feeds", "import-opml", tmp_path / "nope.opml", "--db", db_path)
+    assert missing.exit_code == 1 and "no such file" in missing.output
+
+
+def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
+    add_items([
+        {"title": "Quantum error correction", "summary": "qubits", "days_ago": 1},
+        {"title": "Sourdough", "summary": "bread", "days_ago": 2},
+        {"title": "Quantum archive classic", "summary": "qubits", "days_ago": 100},
+    ])
+    create_user(db, "ann", "quantum error correction qubits")
+    result = run("feed", "ann", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "1. [1] Quantum error correction" in result.output and "why: profile +" in result.output
+    assert "archive classic" not in result.output
+    assert lines.index(next(l for l in lines if "Quantum error" in l)) < lines.index(next(l for l in lines if "Sourdough" in l))
+    everything = run("feed", "ann", "--all", "--limit", 5, "--db", db_path)
+    assert "archive classic" in everything.output
+    doc = json.loads(run("feed", "ann", "--json", "--since-days", 30, "--db", db_path).stdout)
+    assert doc["ok"] and [i["id"] for i in doc["items"]] == [1, 2]
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["feed", "nobody"], "unknown persona 'nobody'"),
+    (["feed", "ann", "--all", "--since-days", "3"], "either --since-days or --all"),
+])
+def test_feed_mistakes(db_path, db, args, fragment):
+    create_user(db, "ann", "x")
+    result = run(*args, "--db", db_path)
+    assert result.exit_code == 1 and fragment in result.output
+    assert result.output.count("\n") == 1
+
+
+def test_feed_with_nothing_recent_suggests_all(db_path, db):
+    create_user(db, "ann", "x")
+    result = run("feed", "ann", "--db", db_path)
+    assert result.exit_code == 0 and "--all" in result.output

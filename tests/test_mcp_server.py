@@ -1,0 +1,324 @@
+"""The MCP server: built from the collected tools, talked to by the SDK's own clients —
+in process, over stdio (a real ``hermes serve`` child) and over streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Annotated
+
+import mcp
+import numpy as np
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from pydantic import Field
+
+from hermes.hookspecs import hookimpl
+from hermes.mcp_server import build_server
+from hermes.rank import Component, create_user
+from hermes.tools import Tool, ok
+
+pytestmark = pytest.mark.anyio
+
+FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
+               "list_feeds", "remove_feed", "suggest_feeds"}
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def world(db, add_items):
+    ids = add_items([
+        {"title": "Quantum error correction", "summary": "surface codes and qubits", "days_ago": 1},
+        {"title": "Qubit entanglement", "summary": "quantum entangled qubits", "days_ago": 2},
+        {"title": "Sourdough baking", "summary": "flour water salt", "days_ago": 1},
+    ])
+    create_user(db, "ann", "quantum error correction with qubits")
+    return ids
+
+
+def hermes_command() -> list[str]:
+    script = Path(sys.executable).with_name("hermes")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hermes.cli"]
+
+
+def child_env(tmp_path, **extra) -> dict:
+    env = {"HERMES_HOME": str(tmp_path / "home"), "HERMES_LOAD_ENTRYPOINTS": "0",
+           "HF_HUB_OFFLINE": "1", **extra}
+    return {k: v for k, v in env.items() if v is not None}
+
+
+# --- in process ---------------------------------------------------------------------------
+
+async def test_tools_list_has_schemas_descriptions_and_annotations(db_path, world):
+    async with mcp.Client(build_server(str(db_path))) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    assert FEEDS_TOOLS <= set(listed)
+    lf = listed["list_feed"]
+    props = lf.input_schema["properties"]
+    assert "db" not in props and lf.input_schema["required"] == ["user"]
+    assert props["limit"]["maximum"] == 100 and props["limit"]["default"] == 20
+    assert {"type": "null"} in props["since_days"]["anyOf"] and props["since_days"]["default"] == 7
+    assert all(p.get("description") for p in props.values())
+    assert "untrusted" in lf.description
+    assert lf.annotations.read_only_hint is True and lf.annotations.destructive_hint is False
+    rf = listed["remove_feed"]
+    assert rf.annotations.destructive_hint is True and rf.annotations.read_only_hint is False
+    assert set(rf.input_schema["required"]) == {"feed_id", "confirm"}
+    assert listed["add_feed"].annotations.open_world_hint is True
+    assert listed["list_feeds"].annotations.open_world_hint is False
+
+
+async def test_results_are_the_envelope_as_structured_content_and_text(db_path, world):
+    async with mcp.Client(build_server(str(db_path))) as client:
+        result = await client.call_tool("list_feed", {"user": "ann", "limit": 2})
+    assert result.is_error is False
+    body = result.structured_content
+    assert body["ok"] is True and body["user"] == "ann" and len(body["items"]) == 2
+    assert body["items"][0]["title"] == "Quantum error correction"
+    assert json.loads(result.content[0].text) == body
+
+
+async def test_bad_arguments_and_domain_errors_never_crash_or_write(db_path, db, world):
+    def clicks():
+        return db.execute("SELECT count(*) FROM clicks").fetchone()[0]
+
+    async with mcp.Client(build_server(str(db_path))) as client:
+        unknown = await client.call_tool("record_feedback", {"user": "bob", "item_id": world[0], "liked": True})
+        assert unknown.is_error is False and unknown.structured_content["ok"] is False
+        assert "unknown persona 'bob'" in unknown.structured_content["message"]
+        assert unknown.structured_content["click"] == {}
+        missing_item = await client.call_tool("record_feedback", {"user": "ann", "item_id": 999, "liked": True})
+        assert missing_item.structured_content["ok"] is False
+        invalid = await client.call_tool("list_feed", {"user": "ann", "limit": 0})
+        assert invalid.is_error is True and "limit" in invalid.content[0].text
+        wrong_type = await client.call_tool("record_feedback", {"user": "ann", "item_id": "abc", "liked": True})
+        assert wrong_type.is_error is True
+        no_confirm = await client.call_tool("remove_feed", {"feed_id": 1})
+        assert no_confirm.is_error is True
+        refused = await client.call_tool("remove_feed", {"feed_id": 1, "confirm": False})
+        assert refused.structured_content["ok"] is False and refused.structured_content["removed"] is False
+        private = await client.call_tool("add_feed", {"url": "http://169.254.169.254/latest"})
+        assert private.structured_content["ok"] is False
+        # still serving after all that
+        fine = await client.call_tool("list_feeds", {})
+        assert fine.structured_content["ok"] is True and len(fine.structured_content["feeds"]) == 1
+    assert clicks() == 0
+
+
+async def test_an_unopenable_database_is_an_ok_false_result(tmp_path):
+    (tmp_path / "dir.db").mkdir()
+    async with mcp.Client(build_server(str(tmp_path / "dir.db"))) as client:
+        result = await client.call_tool("list_feeds", {})
+    assert result.structured_content["ok"] is False
+    assert "is a directory" in result.structured_content["message"]
+    assert result.structured_content["feeds"] == []
+
+
+async def test_groups_restrict_the_tools_served(db_path):
+    async with mcp.Client(build_server(str(db_path), {"feeds"})) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+    assert names == FEEDS_TOOLS
+
+
+# --- a third-party plugin -------------------------------------------------------------------
+
+def echo_persona(db, user: Annotated[str, Field(description="Persona name.")]) -> dict:
+    """A third-party tool."""
+    return ok(f"hello {user}", user=user)
+
+
+class ThirdPartyPlugin:
+    """Adds a tool and a scorer that boosts sourdough above everything."""
+
+    @hookimpl
+    def hermes_register_tools(self):
+        return [Tool(name="echo_persona", fn=echo_persona, description="Say hello to a persona.",
+                     group="thirdparty", read_only=True, idempotent=True, empty={"user": ""})]
+
+    @hookimpl
+    def hermes_score(self, db, user, item_ids, vectors, context):
+        titles = dict(db.execute("SELECT id, title FROM items").fetchall())
+        scores = np.array([10.0 if "Sourdough" in titles[int(i)] else 0.0 for i in item_ids])
+        return Component("bread_boost", "boost", scores, weight=5.0)
+
+
+async def test_a_third_party_tool_is_served_and_its_scorer_changes_the_order(pm, db_path, world):
+    async with mcp.Client(build_server(str(db_path))) as client:
+        before = (await client.call_tool("list_feed", {"user": "ann"})).structured_content["items"]
+    assert before[-1]["title"] == "Sourdough baking"
+
+    pm.register(ThirdPartyPlugin(), name="thirdparty")
+    async with mcp.Client(build_server(str(db_path))) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert "echo_persona" in tools and tools["echo_persona"].annotations.read_only_hint
+        hello = await client.call_tool("echo_persona", {"user": "ann"})
+        assert hello.structured_content == {"ok": True, "message": "hello ann", "user": "ann"}
+        after = (await client.call_tool("list_feed", {"user": "ann"})).structured_content["items"]
+    assert after[0]["title"] == "Sourdough baking"
+    assert "bread_boost" in after[0]["reason"]
+    async with mcp.Client(build_server(str(db_path), {"feeds"})) as client:
+        assert "echo_persona" not in {t.name for t in (await client.list_tools()).tools}
+
+
+# --- no torch before a tool needs the model -------------------------------------------------
+
+def test_importing_the_server_and_listing_tools_does_not_import_torch(tmp_path):
+    code = textwrap.dedent("""
+        import sys, anyio, mcp
+        from hermes.mcp_server import build_server
+        from hermes.tools import collect_tools
+
+        tools = collect_tools()
+        async def main():
+            async with mcp.Client(build_server(sys.argv[1])) as client:
+                return len((await client.list_tools()).tools)
+        n = anyio.run(main)
+        heavy = sorted(m for m in ("torch", "sentence_transformers", "transformers", "sklearn")
+                       if m in sys.modules)
+        print(n, len(tools), ",".join(heavy) or "-")
+    """)
+    env = {**os.environ, **child_env(tmp_path)}
+    env.pop("HERMES_EMBEDDER", None)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "h.db")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    served, collected, heavy = out.stdout.split()
+    assert served == collected and int(served) >= len(FEEDS_TOOLS)
+    assert heavy == "-"
+
+
+# --- a real `hermes serve` child over stdio -------------------------------------------------
+
+async def test_hermes_serve_over_stdio_without_an_embedder_set_lists_tools(tmp_path):
+    params = StdioServerParameters(command=hermes_command()[0],
+                                   args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
+                                   env=child_env(tmp_path))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {t.name for t in (await session.list_tools()).tools}
+    assert FEEDS_TOOLS <= names
+
+
+async def test_hermes_serve_over_stdio_end_to_end(db_path, db, world, tmp_path):
+    params = StdioServerParameters(
+        command=hermes_command()[0],
+        args=[*hermes_command()[1:], "serve", "--db", str(db_path)],
+        env=child_env(tmp_path, HERMES_EMBEDDER="hash"))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert FEEDS_TOOLS <= names
+        feed = await session.call_tool("list_feed", {"user": "ann", "limit": 5})
+        items = feed.structured_content["items"]
+        assert feed.structured_content["ok"] and items[0]["title"] == "Quantum error correction"
+        liked = await session.call_tool("record_feedback",
+                                        {"user": "ann", "item_id": items[0]["id"], "liked": True})
+        assert liked.structured_content["ok"] is True
+    rows = db.execute("SELECT item_id, label, source FROM clicks").fetchall()
+    assert rows == [(items[0]["id"], "like", "agent")]
+
+
+async def test_hermes_serve_tools_option_restricts_groups(tmp_path):
+    params = StdioServerParameters(
+        command=hermes_command()[0],
+        args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db"), "--tools", "feeds"],
+        env=child_env(tmp_path, HERMES_EMBEDDER="hash"))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {t.name for t in (await session.list_tools()).tools}
+    assert names == FEEDS_TOOLS
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--tools", "feeds,nope"], "unknown tool group(s): nope"),
+    (["--tools", ","], "at least one group"),
+    (["--transport", "carrier-pigeon"], "unknown transport"),
+    (["--transport", "http", "--host", "0.0.0.0"], "--allow-remote"),
+])
+def test_serve_refuses_bad_options_with_one_line(args, fragment, db_path):
+    from typer.testing import CliRunner
+
+    from hermes.cli import build_app
+
+    result = CliRunner().invoke(build_app(), ["serve", "--db", str(db_path), *args])
+    assert result.exit_code == 1 and fragment in result.output
+    assert result.output.count("\n") == 1
+
+
+# --- streamable HTTP with a bearer token ----------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(tmp_path, db_path, world):
+    port = free_port()
+    env = {**child_env(tmp_path, HERMES_EMBEDDER="hash"), "PATH": os.environ.get("PATH", ""),
+           "HERMES_MCP_TOKEN": "s3cret-token"}
+    proc = subprocess.Popen([*hermes_command(), "serve", "--transport", "http", "--port", str(port),
+                             "--db", str(db_path)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"server did not start: {proc.stderr.read().decode()}")
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+
+
+async def test_http_transport_requires_the_bearer_token(http_server, db):
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient() as raw:
+        missing = await raw.post(http_server, json=init, headers=headers)
+        wrong = await raw.post(http_server, json=init,
+                               headers={**headers, "Authorization": "Bearer nope"})
+    assert missing.status_code == 401 and wrong.status_code == 401
+    assert missing.headers["www-authenticate"].startswith("Bearer")
+
+    async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as authed:
+        async with streamable_http_client(http_server, http_client=authed) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            assert FEEDS_TOOLS <= names
+            liked = await session.call_tool("record_feedback", {"user": "ann", "item_id": 1, "liked": False})
+            assert liked.structured_content["ok"] is True
+    assert db.execute("SELECT label, source FROM clicks").fetchall() == [("dislike", "agent")]
+
+
+def test_hermes_executable_is_available():
+    assert hermes_command()[0] == sys.executable or shutil.which(hermes_command()[0])
