@@ -13,6 +13,8 @@ from . import config
 from .errors import HermesError
 
 BUSY_TIMEOUT_S = 30.0
+READONLY = ("the database is read-only; check its permissions "
+            "(hermes needs to write to it and to its directory)")
 
 
 def connect(path: str | os.PathLike) -> sqlite_utils.Database:
@@ -31,6 +33,8 @@ def connect(path: str | os.PathLike) -> sqlite_utils.Database:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:
+        if "readonly" in str(exc) or "read-only" in str(exc):
+            raise HermesError(f"{path}: {READONLY}") from exc
         raise HermesError(f"{path}: cannot open as a SQLite database ({exc})") from exc
     if mode.lower() != "wal" and not _is_readonly(path):
         raise HermesError(f"{path}: could not switch to WAL mode (got {mode})")
@@ -46,16 +50,17 @@ def get_db(path: str | os.PathLike | None = None, *, migrate: bool = True) -> sq
     from .migrations import migrate as run_migrations
 
     target = config.db_path(path)
+    if migrate and _is_readonly(target):
+        # Every command writes sooner or later (an ingest, a click, the interests cache):
+        # say so now rather than fail half-way with sqlite's "attempt to write".
+        raise HermesError(f"{target}: {READONLY}")
     db = connect(target)
     if migrate:
         try:
             run_migrations(db)
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc) or "read-only" in str(exc):
-                raise HermesError(
-                    f"{target}: the database is read-only; check its permissions "
-                    "(hermes needs to write to it and to its directory)"
-                ) from exc
+                raise HermesError(f"{target}: {READONLY}") from exc
             raise HermesError(f"{target}: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise HermesError(f"{target}: not a hermes/SQLite database ({exc})") from exc

@@ -7,6 +7,7 @@ The core's migrations are listed here; plugins contribute theirs through
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -38,10 +39,37 @@ def migration(fn: Callable[[sqlite_utils.Database], None]) -> Callable:
 @migration
 def m001_initial(db: sqlite_utils.Database) -> None:
     # CREATE ... IF NOT EXISTS throughout: databases made before the ledger existed keep
-    # their tables and data, and later migrations repair what they lack.
-    run_script(
-        db,
-        """
+    # their tables and data, and later migrations repair what they lack. Tables first, then
+    # the columns such an old table lacks, then the indexes (which may need those columns).
+    statements = [s for s in INITIAL_SCHEMA.split(";") if s.strip()]
+    indexes = [s for s in statements if " INDEX " in s.upper()]
+    for statement in statements:
+        if statement not in indexes:
+            db.execute(statement)
+    add_missing_columns(db, INITIAL_SCHEMA)
+    for statement in indexes:
+        db.execute(statement)
+
+
+def add_missing_columns(db: sqlite_utils.Database, schema: str) -> None:
+    """Give every table of ``schema`` that already exists the columns it lacks (type and
+    default as declared; UNIQUE cannot be added by ALTER TABLE, so it is not)."""
+    ref = sqlite3.connect(":memory:")
+    for statement in schema.split(";"):
+        if statement.strip():
+            ref.execute(statement)
+    tables = [r[0] for r in ref.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        have = set(db[table].columns_dict)
+        for _, name, decl, notnull, default, pk in ref.execute(f"PRAGMA table_info({table})"):
+            if name in have or pk:
+                continue
+            extra = f"{' NOT NULL' if notnull else ''} DEFAULT {default}" if default is not None else ""
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}{extra}")
+    ref.close()
+
+
+INITIAL_SCHEMA = """
         CREATE TABLE IF NOT EXISTS feeds (
             id INTEGER PRIMARY KEY,
             url TEXT NOT NULL UNIQUE,
@@ -99,7 +127,6 @@ def m001_initial(db: sqlite_utils.Database) -> None:
             PRIMARY KEY (user_id, item_id)
         );
         """
-    )
 
 
 @migration
