@@ -106,8 +106,8 @@ def ingest(
                f"{counts['failed']} failed, {counts['skipped']} skipped); "
                f"{summary.embedded} embedded")
     if as_json:
-        emit_json({"ok": ok, "message": message, "embedded": summary.embedded, **counts,
-                   "feeds": list(summary)})
+        emit_json({"ok": ok, "message": message, "new_items": sum(s["new"] for s in summary),
+                   "embedded": summary.embedded, "feeds_by_status": counts, "feeds": list(summary)})
     else:
         for s in summary:
             label = s["title"] or s["url"]

@@ -1,0 +1,111 @@
+"""``hermes ingest``: per-feed lines for people, one JSON document with --json, seeding
+from feeds.toml on a new database, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from hermes import plugins
+from hermes.cli import build_app
+from hermes.db import get_db
+from ingest_server import rss
+
+
+@pytest.fixture
+def feeds_dir(tmp_path, monkeypatch):
+    """A HERMES_HOME whose feeds.toml lists a good local feed and a missing one."""
+    home = tmp_path / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "good.xml").write_bytes(rss([{"title": f"Post {k}", "link": f"https://e.org/{k}"}
+                                         for k in range(4)], title="Good feed"))
+    (home / "feeds.toml").write_text('[[feeds]]\nurl = "good.xml"\n\n[[feeds]]\nurl = "gone.xml"\n'
+                                     'title = "Gone"\n', encoding="utf-8")
+    return home
+
+
+def invoke(*args):
+    return CliRunner().invoke(build_app(), ["ingest", *args])
+
+
+def test_ingest_json_is_one_document(feeds_dir, tmp_path):
+    db = str(tmp_path / "h.db")
+    result = invoke("--db", db, "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is True and doc["new_items"] == 4 and doc["embedded"] == 4
+    assert doc["feeds_by_status"] == {"new": 1, "unchanged": 0, "failed": 1, "skipped": 0}
+    by_status = {f["status"]: f for f in doc["feeds"]}
+    assert by_status["new"]["new"] == 4 and by_status["new"]["title"] == "Good feed"
+    assert "file not found" in by_status["failed"]["error"]
+
+    again = json.loads(invoke("--db", db, "--json").stdout)
+    assert again["embedded"] == 0 and again["new_items"] == 0
+    assert again["feeds_by_status"]["unchanged"] == 1
+
+
+def test_ingest_human_output_has_a_line_per_feed_and_no_progress_bar(feeds_dir, tmp_path):
+    result = invoke("--db", str(tmp_path / "h.db"))
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert any("new" in l and "Good feed: 4 new" in l for l in lines)
+    assert any("failed" in l and "Gone: file not found" in l for l in lines)
+    assert "4 new items from 2 feeds" in lines[-1]
+    assert "\r" not in result.output and "Fetching" not in result.output  # not a terminal
+
+
+def test_feed_option_and_unknown_feed(feeds_dir, tmp_path):
+    db = str(tmp_path / "h.db")
+    invoke("--db", db, "--json")
+    conn = get_db(db)
+    good = conn.execute("SELECT id FROM feeds WHERE url LIKE '%good.xml'").fetchone()[0]
+    conn.conn.close()
+    doc = json.loads(invoke("--db", db, "--feed", str(good), "--json").stdout)
+    assert [f["feed_id"] for f in doc["feeds"]] == [good]
+    bad = invoke("--db", db, "--feed", "999")
+    assert bad.exit_code == 1 and "unknown feed id(s): 999" in bad.output
+    assert "Traceback" not in bad.output
+
+
+def test_exit_status_is_1_when_every_feed_failed(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "feeds.toml").write_text('[[feeds]]\nurl = "nope.xml"\n', encoding="utf-8")
+    result = invoke("--db", str(tmp_path / "h.db"), "--json")
+    assert result.exit_code == 1 and json.loads(result.stdout)["ok"] is False
+
+
+def test_no_feeds_says_what_to_do(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "feeds.toml").write_text("# nothing yet\n", encoding="utf-8")
+    result = invoke("--db", str(tmp_path / "h.db"))
+    assert result.exit_code == 0 and "hermes feeds add" in result.output
+
+
+def test_embedding_failure_is_one_line_and_the_next_run_completes(feeds_dir, tmp_path, pm):
+    from hermes.hookspecs import hookimpl
+
+    class Broken:
+        name, dimension = "broken", 384
+
+        def embed(self, texts):
+            raise RuntimeError("no model")
+
+    class Plugin:
+        @hookimpl(tryfirst=True)
+        def hermes_embedder(self):
+            return Broken()
+
+    db = str(tmp_path / "h.db")
+    plugin = Plugin()
+    pm.register(plugin, name="broken-embedder")
+    result = invoke("--db", db)
+    assert result.exit_code == 1 and "embedding failed" in result.output
+    assert "Traceback" not in result.output
+    pm.unregister(plugin)
+    del pm._hermes_embedder
+    doc = json.loads(invoke("--db", db, "--json").stdout)
+    assert doc["embedded"] == 4 and doc["new_items"] == 0
