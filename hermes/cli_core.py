@@ -58,6 +58,25 @@ def serve(
         run_http(server, host=host, port=port, token=token)
 
 
+def web(
+    db: DbOption = None,
+    host: Annotated[str, typer.Option(help="Bind address (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8765,
+    allow_remote: Annotated[bool, typer.Option(
+        "--allow-remote", help="Allow --host to be a non-loopback address (the UI has no login).")] = False,
+):
+    """Serve the web UI: ranked feed, digest, corpus and feeds for each persona."""
+    from .web.server import check_bind, run
+
+    refusal = check_bind(host, allow_remote)
+    if refusal:
+        die(refusal)
+    try:
+        run(db, host, port, allow_remote, typer.echo)
+    except HermesError as exc:
+        die(str(exc))
+
+
 def demo(
     db: Annotated[Optional[str], typer.Option("--db", help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
 ):
@@ -145,4 +164,5 @@ def register(app: typer.Typer) -> None:
     """Attach the core commands to ``app``."""
     app.command()(ingest)
     app.command()(serve)
+    app.command()(web)
     app.command()(demo)

@@ -1,0 +1,48 @@
+"""``hermes web``: serve the web UI with uvicorn, on loopback unless told otherwise."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from .app import LOOPBACK_HOSTS, create_app
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, allow_remote: bool) -> str | None:
+    """``None`` when ``host`` may be bound; else the reason to refuse. Loopback only unless
+    ``--allow-remote``: the UI has no login, so anyone who reaches it acts as every persona."""
+    if is_loopback(host) or allow_remote:
+        return None
+    return (f"refusing to serve the web UI on non-loopback address {host!r}: it has no login, so "
+            "anyone who can reach it could read and change every persona. Pass --allow-remote "
+            "if you mean it.")
+
+
+def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
+    """Host header names to accept: the loopback names on a loopback bind (a DNS-rebinding
+    page arrives with its own name); any name once the user opened the UI to the network."""
+    if allow_remote and not is_loopback(host):
+        return None
+    return sorted({*LOOPBACK_HOSTS, host.strip("[]").lower()})
+
+
+def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> None:
+    import uvicorn
+
+    app = create_app(db_path, allowed_hosts=allowed_hosts(host, allow_remote))
+    shown = f"[{host}]" if ":" in host else host
+    if not is_loopback(host):
+        echo(f"warning: the hermes web UI is reachable from the network on {shown}:{port} "
+             "with no login; anyone who can reach it can read and change every persona.",
+             err=True)
+    echo(f"hermes web UI on http://{shown}:{port}/  (database: {app.state.db_path}; Ctrl-C stops)",
+         err=True)
+    uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning")

@@ -1,0 +1,430 @@
+"""Every page and action of the web UI through starlette's test client."""
+
+from __future__ import annotations
+
+import pytest
+from web_support import ITEMS, client, clicks, seed, token
+
+
+@pytest.fixture
+def ids(db, add_items):
+    return seed(db, add_items)
+
+
+@pytest.fixture
+def web(db_path, ids):
+    with client(db_path) as c:
+        yield c
+
+
+def post(c, path, data, *, page="/"):
+    return c.post(path, data={"csrf_token": token(c, page), **data}, follow_redirects=False)
+
+
+# --- persona picker -----------------------------------------------------------------------------
+
+def test_home_lists_personas(web):
+    page = web.get("/")
+    assert page.status_code == 200
+    assert "ada" in page.text and "Mechanistic interpretability" in page.text
+    assert 'href="/feed?user=ada"' in page.text
+
+
+def test_home_without_personas_says_how_to_start(db_path, db):
+    with client(db_path) as c:
+        page = c.get("/")
+    assert page.status_code == 200
+    assert "No personas yet" in page.text
+
+
+def test_create_persona(web, db):
+    r = post(web, "/personas", {"name": "grace", "interests": "compilers and type systems"})
+    assert r.status_code == 303
+    assert r.headers["location"] == "/feed?user=grace"
+    assert db.execute("SELECT interests FROM users WHERE name = 'grace'").fetchone()[0] == \
+        "compilers and type systems"
+    assert web.get(r.headers["location"]).status_code == 200
+
+
+@pytest.mark.parametrize("data, needle", [
+    ({"name": "", "interests": "x"}, "name is empty"),
+    ({"name": "bob", "interests": "   "}, "interests text is empty"),
+    ({"name": "b" * 201, "interests": "x"}, "too long"),
+])
+def test_create_persona_bad_values(web, db, data, needle):
+    r = post(web, "/personas", data)
+    assert r.status_code == 400
+    assert needle in r.text
+    assert db.execute("SELECT count(*) FROM users").fetchone()[0] == 1
+
+
+def test_create_persona_duplicate_is_400_with_the_tools_message(web, db):
+    r = post(web, "/personas", {"name": "ada", "interests": "again"})
+    assert r.status_code == 400
+    assert "ada" in r.text
+    assert db.execute("SELECT interests FROM users WHERE name = 'ada'").fetchone()[0] != "again"
+
+
+# --- the feed ----------------------------------------------------------------------------------
+
+def test_feed_shows_ranked_items_with_reason_tags_source_date(web, ids):
+    page = web.get("/feed?user=ada")
+    assert page.status_code == 200
+    text = page.text
+    for item in ITEMS:
+        assert item["title"] in text
+    assert "arXiv cs.LG" in text
+    assert "interpretability" in text  # a tag
+    assert text.count('class="reason"') == len(ITEMS)
+    assert text.count('class="btn btn-like"') == len(ITEMS)
+    assert text.count('class="btn btn-dislike"') == len(ITEMS)
+    assert "Mark read" in text and "Save" in text and "Highlight" in text
+    # published dates are shown as days
+    assert text.count("<time datetime=") == len(ITEMS)
+
+
+def test_feed_order_is_the_ranking(web, db, ids):
+    from hermes.rank import rank_items
+    from hermes.signals import require_user
+
+    expected = [i["title"] for i in rank_items(db, require_user(db, "ada"), limit=30)]
+    text = web.get("/feed?user=ada").text
+    positions = [text.index(t) for t in expected]
+    assert positions == sorted(positions)
+
+
+def test_feed_window_and_limit(web):
+    one_day = web.get("/feed?user=ada&days=1").text
+    assert ITEMS[0]["title"] in one_day and ITEMS[6]["title"] not in one_day
+    archive = web.get("/feed?user=ada&days=all&limit=2").text
+    assert archive.count('class="btn btn-like"') == 2
+
+
+def test_feed_empty_window_offers_the_archive(web, db, add_items):
+    from hermes.rank import create_user
+
+    create_user(db, "old", "anything")
+    db.execute("UPDATE items SET published = '2001-01-01T00:00:00+00:00'")
+    from hermes import matrix
+
+    matrix.clear_cache()
+    page = web.get("/feed?user=old")
+    assert page.status_code == 200
+    assert "Nothing unread" in page.text and "days=all" in page.text
+
+
+@pytest.mark.parametrize("query, needle", [
+    ("user=ada&limit=abc", "limit must be a whole number"),
+    ("user=ada&limit=0", "limit must be between 1 and 200"),
+    ("user=ada&limit=100000", "limit must be between 1 and 200"),
+    ("user=ada&days=-3", "days must be between"),
+    ("user=ada&days=soon", "days must be a whole number"),
+    ("", "choose a persona first"),
+])
+def test_feed_bad_query_is_400_with_message(web, query, needle):
+    r = web.get(f"/feed?{query}")
+    assert r.status_code == 400
+    assert needle in r.text
+    assert "<h1>Bad request</h1>" in r.text
+
+
+def test_unknown_persona_is_a_404_page(web):
+    for path in ("/feed?user=nobody", "/digest?user=nobody", "/corpus?user=nobody"):
+        r = web.get(path)
+        assert r.status_code == 404, path
+        assert "unknown persona" in r.text and "ada" in r.text  # names the known ones
+        assert "<h1>Not found</h1>" in r.text
+
+
+def test_unknown_path_is_a_404_page_and_api_paths_get_json(web):
+    r = web.get("/no/such/page")
+    assert r.status_code == 404 and "<h1>Not found</h1>" in r.text
+    r = web.get("/api/no-such-thing")
+    assert r.status_code == 404 and r.json()["ok"] is False
+
+
+def test_persona_names_are_url_encoded(web, db):
+    from hermes.rank import create_user
+
+    create_user(db, "Dr. Ada & co", "interpretability")
+    home = web.get("/").text
+    assert "/feed?user=Dr.%20Ada%20%26%20co" in home
+    assert web.get("/feed?user=Dr.%20Ada%20%26%20co").status_code == 200
+
+
+# --- clicks --------------------------------------------------------------------------------------
+
+def test_like_is_stored_with_source_ui_and_leaves_the_feed(web, db, ids):
+    r = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1",
+                             "next": "/feed?user=ada"}, page="/feed?user=ada")
+    assert r.status_code == 303
+    assert r.headers["location"] == "/feed?user=ada"
+    assert clicks(db) == [(1, ids[0], "like", "ui")]
+    page = web.get("/feed?user=ada").text
+    assert "✓ " + ITEMS[0]["title"][:40] in page  # the flash message
+    assert f'data-item-id="{ids[0]}"' not in page  # clicked items leave the unread feed
+    # the flash is shown once
+    assert "flash-ok" not in web.get("/feed?user=ada").text
+
+
+def test_dislike_then_like_replaces_the_click(web, db, ids):
+    post(web, "/click", {"user": "ada", "item_id": ids[1], "liked": "0"})
+    assert clicks(db) == [(1, ids[1], "dislike", "ui")]
+    post(web, "/click", {"user": "ada", "item_id": ids[1], "liked": "1"})
+    assert clicks(db) == [(1, ids[1], "like", "ui")]
+
+
+def test_click_redirects_to_the_default_without_next(web, ids):
+    r = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    assert r.headers["location"] == "/feed?user=ada"
+
+
+@pytest.mark.parametrize("next_value", ["//evil.example/", "https://evil.example/", "javascript:alert(1)",
+                                        "/\\evil.example", "feed"])
+def test_click_never_redirects_off_site(web, ids, next_value):
+    r = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1", "next": next_value})
+    assert r.status_code == 303
+    assert r.headers["location"] == "/feed?user=ada"
+
+
+@pytest.mark.parametrize("data, status, needle", [
+    ({"user": "ada", "item_id": "abc", "liked": "1"}, 400, "item_id must be a whole number"),
+    ({"user": "ada", "item_id": "", "liked": "1"}, 400, "item_id must be a whole number"),
+    ({"user": "ada", "item_id": "-4", "liked": "1"}, 400, "item_id must be between"),
+    ({"user": "ada", "item_id": "1", "liked": "maybe"}, 400, "liked must be yes or no"),
+    ({"user": "ada", "item_id": "1"}, 400, "liked must be yes or no"),
+    ({"user": "ada", "item_id": "99999", "liked": "1"}, 404, "unknown item 99999"),
+    ({"user": "zed", "item_id": "1", "liked": "1"}, 404, "unknown persona"),
+    ({"item_id": "1", "liked": "1"}, 400, "choose a persona first"),
+])
+def test_bad_click_forms(web, db, data, status, needle):
+    r = post(web, "/click", data)
+    assert r.status_code == status
+    assert needle in r.text
+    assert clicks(db) == []
+
+
+def test_actions_only_accept_post(web, db, ids):
+    for path in ("/click", "/read", "/favorite", "/highlight", "/personas"):
+        r = web.get(f"{path}?user=ada&item_id={ids[0]}&liked=1")
+        assert r.status_code == 405, path
+    assert clicks(db) == []
+
+
+# --- corpus actions -------------------------------------------------------------------------------
+
+def corpus_facet(db, facet):
+    return [r[0] for r in db.execute(
+        "SELECT item_id FROM corpus_membership WHERE facet = ? ORDER BY item_id", [facet])]
+
+
+def test_mark_read_makes_the_item_experienced(web, db, ids):
+    r = post(web, "/read", {"user": "ada", "item_id": ids[2], "next": f"/feed?user=ada#item-{ids[2]}"})
+    assert r.status_code == 303 and r.headers["location"] == f"/feed?user=ada#item-{ids[2]}"
+    assert corpus_facet(db, "experienced") == [ids[2]]
+    page = web.get("/feed?user=ada").text
+    assert "Marked as read" in page
+    assert page.count('badge badge-read') == 1
+    assert clicks(db) == []  # reading is not a like
+
+
+def test_favorite_saves_and_unsaves(web, db, ids):
+    post(web, "/favorite", {"user": "ada", "item_id": ids[3], "on": "1"})
+    assert corpus_facet(db, "saved") == [ids[3]]
+    page = web.get("/feed?user=ada").text
+    assert "★ Saved" in page and "badge-saved" in page
+    post(web, "/favorite", {"user": "ada", "item_id": ids[3], "on": "0"})
+    assert corpus_facet(db, "saved") == []
+    assert corpus_facet(db, "experienced") == []  # a favorite alone never means read
+
+
+def test_highlight_with_note(web, db, ids):
+    r = post(web, "/highlight", {"user": "ada", "item_id": ids[0],
+                                 "text": "monosemantic features", "note": "check against SAE bench"})
+    assert r.status_code == 303
+    row = db.execute("SELECT item_id, text, note FROM corpus_highlights").fetchone()
+    assert row == (ids[0], "monosemantic features", "check against SAE bench")
+    assert corpus_facet(db, "experienced") == [ids[0]]
+    assert "Highlight saved with a note" in web.get("/feed?user=ada").text
+
+
+@pytest.mark.parametrize("data, needle", [
+    ({"text": "   "}, "passage is empty"),
+    ({"text": "x" * 5001}, "too long"),
+    ({"text": "ok", "note": "n" * 5001}, "note is too long"),
+])
+def test_highlight_bad_values(web, db, ids, data, needle):
+    r = post(web, "/highlight", {"user": "ada", "item_id": ids[0], **data})
+    assert r.status_code == 400
+    assert needle in r.text
+    assert db.execute("SELECT count(*) FROM corpus_highlights").fetchone()[0] == 0
+
+
+def test_bad_favorite_value(web, db, ids):
+    r = post(web, "/favorite", {"user": "ada", "item_id": ids[0], "on": "perhaps"})
+    assert r.status_code == 400 and "on must be yes or no" in r.text
+
+
+# --- digest ----------------------------------------------------------------------------------------
+
+def test_digest_groups_by_topic_with_the_caveat(web):
+    page = web.get("/digest?user=ada")
+    assert page.status_code == 200
+    text = page.text
+    assert text.count('class="topic"') >= 2
+    assert "language models" in text
+    assert 'class="caveat"' in text and "No feedback yet" in text
+    assert text.count('class="reason"') >= 3
+
+
+def test_digest_caveat_goes_away_once_the_classifier_trains(web, db, ids):
+    for item_id, liked in ((ids[0], "1"), (ids[1], "1"), (ids[4], "0"), (ids[5], "0")):
+        post(web, "/click", {"user": "ada", "item_id": item_id, "liked": liked})
+    from hermes.plugins import get_plugin_manager  # noqa: F401  (classifier comes from scorers)
+
+    text = web.get("/digest?user=ada").text
+    from hermes.tools import call_tool, collect_tools
+
+    quality = call_tool(db, collect_tools()["digest"], {"user": "ada"})["ranking_quality"]
+    assert ('class="caveat"' in text) == bool(quality["caveat"])
+
+
+def test_digest_bad_days_and_empty_window(web, db):
+    r = web.get("/digest?user=ada&days=zero")
+    assert r.status_code == 400 and "days must be a whole number" in r.text
+    db.execute("UPDATE items SET published = '2001-01-01T00:00:00+00:00'")
+    from hermes import matrix
+
+    matrix.clear_cache()
+    page = web.get("/digest?user=ada")
+    assert page.status_code == 200
+    assert "No unread items" in page.text
+
+
+# --- corpus page -------------------------------------------------------------------------------------
+
+def test_corpus_page_shows_facets_strength_and_changes(web, db, ids):
+    post(web, "/read", {"user": "ada", "item_id": ids[0]})
+    post(web, "/highlight", {"user": "ada", "item_id": ids[1], "text": "power law"})
+    post(web, "/favorite", {"user": "ada", "item_id": ids[1], "on": "1"})
+    post(web, "/favorite", {"user": "ada", "item_id": ids[4], "on": "1"})
+    text = web.get("/corpus?user=ada").text
+    experienced = text.split("Experienced, strongest first")[1].split("Saved for later")[0]
+    saved = text.split("Saved for later")[1].split("Recent changes")[0]
+    changes = text.split("Recent changes")[1]
+    assert ITEMS[0]["title"] in experienced and ITEMS[1]["title"] in experienced
+    assert ITEMS[4]["title"] in saved and ITEMS[0]["title"] not in saved
+    assert experienced.count("<meter") == 2
+    assert "1 highlight" in experienced
+    assert changes.count('class="change-added"') >= 3
+
+
+# --- feeds page ---------------------------------------------------------------------------------------
+
+def test_feeds_page_lists_counts_and_errors(web, db):
+    db.execute("INSERT INTO feeds (url, title, last_error, error_count) VALUES "
+               "('https://broken.example/rss', 'Broken feed', 'HTTP 500 from server', 3)")
+    text = web.get("/feeds").text
+    assert "arXiv cs.LG" in text and "https://export.arxiv.org/rss/cs.LG" in text
+    assert f'<td class="num">{len(ITEMS)}</td>' in text
+    assert "HTTP 500 from server" in text and 'class="failing"' in text
+
+
+@pytest.mark.parametrize("data, needle", [
+    ({"url": ""}, "feed URL is empty"),
+    ({"url": "ftp://example.org/feed"}, "must start with http:// or https://"),
+    ({"url": "javascript:alert(1)"}, "must start with http:// or https://"),
+    ({"url": "https://example.org/" + "a" * 2000}, "too long"),
+])
+def test_add_feed_bad_values(web, db, data, needle):
+    r = post(web, "/feeds", data, page="/feeds")
+    assert r.status_code == 400
+    assert needle in r.text
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1
+
+
+def test_add_feed_refused_by_the_tool_shows_the_form_again(web, db):
+    # Loopback is refused by the private-address guard unless the user allowed it.
+    r = post(web, "/feeds", {"url": "http://127.0.0.1:9/feed.xml", "title": "Mine"}, page="/feeds")
+    assert r.status_code == 400
+    assert 'class="flash flash-error"' in r.text
+    assert 'value="http://127.0.0.1:9/feed.xml"' in r.text  # what was typed is kept
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1
+
+
+def test_add_feed_validates_with_one_fetch(web, db, monkeypatch):
+    from feeds_support import SAMPLE_ENTRIES, CannedServer, rss
+
+    monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")
+    with CannedServer() as server:
+        server.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"},
+                                      rss("Loopback feed", SAMPLE_ENTRIES))
+        r = post(web, "/feeds", {"url": server.url("/feed.xml"), "title": ""}, page="/feeds")
+        assert r.status_code == 303 and r.headers["location"] == "/feeds"
+        assert server.requests == ["/feed.xml"]
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 2
+    assert "Loopback feed" in web.get("/feeds").text
+
+
+def test_remove_feed_needs_confirmation(web, db, ids):
+    confirm = web.get("/feeds/1/remove")
+    assert confirm.status_code == 200
+    assert "Remove feed" in confirm.text and "items stay" in confirm.text
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1  # GET removed nothing
+    r = post(web, "/feeds/1/remove", {}, page="/feeds")
+    assert r.status_code == 400 and "not confirmed" in r.text
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1
+    r = post(web, "/feeds/1/remove", {"confirm": "yes"}, page="/feeds")
+    assert r.status_code == 303
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM items").fetchone()[0] == len(ITEMS)  # orphaned, kept
+    assert "Removed" in web.get("/feeds").text
+
+
+def test_remove_unknown_feed_is_404(web):
+    assert web.get("/feeds/999/remove").status_code == 404
+    assert post(web, "/feeds/999/remove", {"confirm": "yes"}).status_code == 404
+    assert web.get("/feeds/abc/remove").status_code == 404
+
+
+# --- tool groups missing ----------------------------------------------------------------------------
+
+def test_pages_say_so_when_tool_groups_are_disabled(db_path, db, add_items, monkeypatch):
+    ids = seed(db, add_items)
+    monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,default_candidates,scorers")
+    from hermes import plugins
+
+    plugins.pm_cache_clear()
+    with client(db_path) as c:
+        feed = c.get("/feed?user=ada")
+        assert feed.status_code == 200
+        assert "corpus tools are not available" in feed.text
+        assert "Mark read" not in feed.text
+        assert 'class="btn btn-like"' in feed.text  # clicks are core: still there
+        assert "digest tools are not available" in c.get("/digest?user=ada").text
+        assert "corpus tools are not available" in c.get("/corpus?user=ada").text
+        assert "feeds tools are not available" in c.get("/feeds").text
+        assert "persona tools are not available" in c.get("/").text
+        feed_token = token(c, "/feed?user=ada")
+        r = c.post("/read", data={"csrf_token": feed_token, "user": "ada", "item_id": ids[0]})
+        assert r.status_code == 503 and "corpus tools are not available" in r.text
+        r = c.post("/click", data={"csrf_token": feed_token, "user": "ada", "item_id": ids[0],
+                                   "liked": "1"}, follow_redirects=False)
+        assert r.status_code == 303
+    assert clicks(db) == [(1, ids[0], "like", "ui")]
+
+
+# --- assets ------------------------------------------------------------------------------------------
+
+def test_static_assets_are_local(web):
+    css = web.get("/static/hermes.css")
+    assert css.status_code == 200 and "text/css" in css.headers["content-type"]
+    assert "http://" not in css.text and "https://" not in css.text and "@import" not in css.text
+    page = web.get("/feed?user=ada").text
+    import re
+
+    for ref in re.findall(r'(?:href|src)="([^"]+)"', page):
+        if ref.startswith(("http://", "https://")):
+            # only the items' own links may point elsewhere, never an asset
+            assert "arxiv.org/abs" in ref or "example.org/blog" in ref, ref
+    assert "<script" not in page
