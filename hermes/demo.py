@@ -19,7 +19,8 @@ DEMO_INTERESTS = (
 
 def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
     """Ingest the samples, create a persona, rank, explain, digest; return the results."""
-    from .ingest.pipeline import run_ingest, sample_feed_paths
+    from .ingest.feedlist import sample_feed_paths
+    from .ingest.pipeline import run_ingest
 
     for path in sample_feed_paths():
         db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)",
@@ -33,13 +34,13 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
     tools = collect_tools()
     results: dict = {"ingest": summary}
 
-    def use(name: str, **args) -> dict | None:
-        tool = tools.get(name)
+    def use(tool_name: str, **args) -> dict | None:
+        tool = tools.get(tool_name)
         if tool is None:
-            say(f"(tool {name} is not available: its plugin is disabled)")
+            say(f"(tool {tool_name} is not available: its plugin is disabled)")
             return None
         result = call_tool(db, tool, args)
-        results[name] = result
+        results[tool_name] = result
         return result
 
     created = use("create_persona", name=DEMO_PERSONA, interests=DEMO_INTERESTS)
