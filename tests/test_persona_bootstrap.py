@@ -106,3 +106,23 @@ def test_each_source_is_stored_as_given(db, archive, source):
     record_click(db, alice["id"], archive[0], False, source)
     assert clicks(db, alice["id"]) == [(archive[0], "dislike", source)]
     assert require_user(db, "alice")["id"] == alice["id"]
+
+
+@pytest.mark.slow
+def test_bootstrap_with_the_real_model_follows_meaning_not_shared_words(db, add_items, monkeypatch):
+    from hermes import plugins
+    from hermes.embed import MiniLMEmbedder, get_embedder
+
+    monkeypatch.delenv("HERMES_EMBEDDER")
+    plugins.pm_cache_clear()
+    assert isinstance(get_embedder(), MiniLMEmbedder)
+    ids = add_items([
+        {"title": "Sourdough starter troubleshooting", "summary": "Flour, water, wild yeast and patience."},
+        {"title": "Quantum error correction thresholds", "summary": "Surface codes under circuit-level noise."},
+        {"title": "Tax law changes for small businesses", "summary": "Deductions and filing deadlines."},
+        {"title": "Kernel scheduling latency in Linux", "summary": "Measuring wakeup delays of threads."},
+    ])
+    make_persona(db, "baker", "homemade bread and baking recipes")  # no word in common with item 0
+    done = bootstrap_persona(db, "baker", n_like=1, n_dislike=1)
+    assert [i["id"] for i in done["liked"]] == [ids[0]]
+    assert done["disliked"][0]["id"] != ids[0]

@@ -31,7 +31,8 @@ def create(name: str, interests: InterestsOption, db: DbOption = None, as_json: 
     """Create a persona NAME with its interests text."""
     result = _run(db, t.create_persona, as_json, name, interests)
     if not as_json:
-        typer.echo(result["message"])
+        created = result["persona"]["name"]
+        typer.echo(f"created persona {created!r}; warm it up with: hermes persona bootstrap {created!r}")
 
 
 def list_(db: DbOption = None, as_json: JsonOption = False):
