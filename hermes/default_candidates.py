@@ -1,4 +1,8 @@
-"""Built-in candidate filters: recency window, already-clicked, keyword / tag / type, ids."""
+"""Built-in candidate filters: recency window, already-clicked, keyword / tag / type, ids.
+
+Recency, ids, tag and type are answered from the in-memory matrix; only the keyword match
+reads SQLite (a LIKE over titles and summaries, so "graph" also finds "graphene").
+"""
 
 from __future__ import annotations
 
@@ -26,19 +30,25 @@ def hermes_candidates(db, user, query, matrix):
             keep &= ~np.isin(matrix.ids, np.array(clicked, dtype=np.int64))
     if query.item_ids is not None:
         keep &= np.isin(matrix.ids, np.array(query.item_ids, dtype=np.int64))
-    where, params = [], []
-    if query.text:
+    if query.tag:
+        keep &= _has_key(matrix, f"tag:{query.tag.strip().lower()}")
+    if query.content_type:
+        keep &= _has_key(matrix, f"type:{query.content_type}")
+    if query.text and query.text.split():
         # Every word must appear in the title or summary (LIKE, SQL wildcards escaped).
+        where, params = [], []
         for word in query.text.split():
             where.append("(title LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\')")
             params += [like_pattern(word)] * 2
-    if query.tag:
-        where.append("EXISTS (SELECT 1 FROM json_each(items.tags) WHERE lower(value) = lower(?))")
-        params.append(query.tag)
-    if query.content_type:
-        where.append("content_type = ?")
-        params.append(query.content_type)
-    if where:
         ids = [r[0] for r in db.execute(f"SELECT id FROM items WHERE {' AND '.join(where)}", params)]
         keep &= np.isin(matrix.ids, np.array(ids, dtype=np.int64))
     return keep
+
+
+def _has_key(matrix, key: str) -> np.ndarray:
+    """Rows carrying ``key`` (the matrix keeps each item's tags and type in memory)."""
+    mask = np.zeros(len(matrix), dtype=bool)
+    column = matrix.key_index.get(key)
+    if column is not None:
+        mask[matrix.key_rows[matrix.key_cols == column]] = True
+    return mask

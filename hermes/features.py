@@ -1,10 +1,16 @@
-"""Per-key like / dislike statistics (tags, content types, sources) for a persona."""
+"""Per-key like / dislike statistics (tags, content types, sources) for a persona.
+
+An item's keys are ``tag:<lower-cased tag>``, ``type:<content type>`` and
+``source:<feed id>``. :func:`_key_stats` is what the persona tools show;
+:func:`key_values` turns the same counts into the preference scorer's per-key evidence.
+"""
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
 
+import numpy as np
 import sqlite_utils
 
 #: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.
@@ -12,7 +18,7 @@ PRIOR = 2.0
 
 
 def item_keys(tags: list[str], content_type: str | None, feed_id: int | None) -> list[str]:
-    keys = [f"tag:{t.lower()}" for t in tags]
+    keys = list(dict.fromkeys(f"tag:{t.strip().lower()}" for t in tags if isinstance(t, str) and t.strip()))
     if content_type:
         keys.append(f"type:{content_type}")
     if feed_id is not None:
@@ -32,5 +38,15 @@ def _key_stats(db: sqlite_utils.Database, user_id: int) -> dict[str, dict]:
         for key in item_keys(json.loads(tags or "[]"), ctype, feed_id):
             stats[key]["likes" if label == "like" else "dislikes"] += 1
     for s in stats.values():
-        s["score"] = (s["likes"] - s["dislikes"]) / (s["likes"] + s["dislikes"] + PRIOR)
+        s["score"] = key_score(s["likes"], s["dislikes"])
     return dict(stats)
+
+
+def key_score(likes, dislikes):
+    """(l − d) / (l + d + PRIOR): smoothed towards 0 so one click is a hint, not a verdict."""
+    return (likes - dislikes) / (likes + dislikes + PRIOR)
+
+
+def key_values(stats: dict[str, dict], n_likes: int, n_dislikes: int) -> dict[str, float]:
+    """The preference scorer's evidence per key (see :mod:`hermes.scorers`)."""
+    return {key: s["score"] for key, s in stats.items()}

@@ -165,6 +165,44 @@ def m005_ingest_state(db: sqlite_utils.Database) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
 
 
+@migration
+def m006_items_fts(db: sqlite_utils.Database) -> None:
+    # A full-text index of item titles and summaries, kept in step with ``items`` by
+    # triggers. The ranking's lexical profile (BM25 of the interests text, hermes.lexical)
+    # reads it instead of tokenising every item on each process start. SQLite builds
+    # without FTS5 skip it; that component is then inactive.
+    try:
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(title, summary, "
+            "content='items', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')"
+        )
+    except sqlite3.OperationalError as exc:
+        if "fts5" in str(exc):
+            return
+        raise
+    # Statements one by one: trigger bodies contain ';' (run_script would split them).
+    db.execute(
+        """CREATE TRIGGER IF NOT EXISTS items_fts_insert AFTER INSERT ON items BEGIN
+             INSERT INTO items_fts (rowid, title, summary) VALUES (new.id, new.title, new.summary);
+           END"""
+    )
+    db.execute(
+        """CREATE TRIGGER IF NOT EXISTS items_fts_delete AFTER DELETE ON items BEGIN
+             INSERT INTO items_fts (items_fts, rowid, title, summary)
+             VALUES ('delete', old.id, old.title, old.summary);
+           END"""
+    )
+    db.execute(
+        """CREATE TRIGGER IF NOT EXISTS items_fts_update AFTER UPDATE OF title, summary ON items
+           BEGIN
+             INSERT INTO items_fts (items_fts, rowid, title, summary)
+             VALUES ('delete', old.id, old.title, old.summary);
+             INSERT INTO items_fts (rowid, title, summary) VALUES (new.id, new.title, new.summary);
+           END"""
+    )
+    db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+
+
 def all_migrations() -> list[Migration]:
     from .plugins import get_plugin_manager
 

@@ -50,9 +50,15 @@ class Ranking:
     item_ids: np.ndarray  # ranked, best first
     scores: np.ndarray
     contributions: dict[str, np.ndarray]  # per component, on the blended scale, row-aligned
-    components: dict[str, Component]
+    components: dict[str, Component]  # scores in candidate order (see ``raw`` for ranked)
     blend_weight: float
     n_clicks: int
+    #: each component's raw (uncalibrated) score, row-aligned with ``item_ids``
+    raw: dict[str, np.ndarray] = field(default_factory=dict)
+    #: how many candidates were ranked (before ``limit``)
+    n_candidates: int = 0
+    #: the share of the blended scale each component got (0 when inactive or constant)
+    shares: dict[str, float] = field(default_factory=dict)
 
 
 def blend_weight(n_clicks: int) -> float:
@@ -131,23 +137,31 @@ def calibrate(scores: np.ndarray) -> np.ndarray:
 
 
 def blend(components: list[Component], n_clicks: int, size: int):
-    """Return (final scores, per-component contributions, effective blend weight)."""
-    by_role = {role: [c for c in components if c.active and c.role == role] for role in ROLES}
+    """Return (final scores, per-component contributions, effective blend weight, shares).
+
+    A component that is inactive, or constant over these candidates, gets no share: a
+    preference component over items that all share the same feed and type would otherwise
+    take half of the behaviour weight while saying nothing."""
+    calibrated = {c.name: calibrate(c.scores) for c in components if c.active}
+    useful = [c for c in components if c.active and np.any(calibrated[c.name])]
+    by_role = {role: [c for c in useful if c.role == role] for role in ROLES}
     w = blend_weight(n_clicks) if by_role["behaviour"] else 0.0
     if not by_role["profile"]:
         w = 1.0 if by_role["behaviour"] else 0.0
     role_weight = {"profile": 1.0 - w, "behaviour": w, "boost": 1.0}
     total = np.zeros(size, dtype=np.float64)
     contributions: dict[str, np.ndarray] = {}
+    shares: dict[str, float] = {}
     for role, comps in by_role.items():
         norm = sum(c.weight for c in comps) if role != "boost" else 1.0
         for c in comps:
-            share = role_weight[role] * c.weight / (norm or 1.0)
-            contributions[c.name] = share * calibrate(c.scores)
+            shares[c.name] = role_weight[role] * c.weight / (norm or 1.0)
+            contributions[c.name] = shares[c.name] * calibrated[c.name]
             total += contributions[c.name]
     for c in components:
         contributions.setdefault(c.name, np.zeros(size))
-    return total, contributions, w
+        shares.setdefault(c.name, 0.0)
+    return total, contributions, w, shares
 
 
 def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None) -> np.ndarray:
@@ -176,18 +190,19 @@ def rank(
     rows = candidate_rows(db, user, query, matrix)
     clicks = user_clicks(db, user["id"])
     ids = matrix.ids[rows]
-    # Every row kept (no recency window): score the matrix itself rather than a copy.
-    vectors = matrix.vectors if len(rows) == len(matrix) else matrix.vectors[rows]
     context = {
         "clicks": clicks,
         "n_clicks": len(clicks),
         "blend_weight": blend_weight(len(clicks)),
         "embedder": embedder,
         "matrix": matrix,
+        "rows": rows,  # the candidates' row indices in ``matrix``
         "query": query,
     }
     components: list[Component] = []
     if len(ids):
+        # No copy of the candidates' vectors: a view, or rows multiplied in place.
+        vectors = matrix.select(rows)
         for answer in get_plugin_manager().hook.hermes_score(
             db=db, user=user, item_ids=ids, vectors=vectors, context=context
         ):
@@ -197,7 +212,7 @@ def rank(
                 if comp.role not in ROLES or len(comp.scores) != len(ids):
                     raise ValueError(f"scorer {comp.name!r} returned a malformed component")
                 components.append(comp)
-    total, contributions, w = blend(components, len(clicks), len(ids))
+    total, contributions, w, shares = blend(components, len(clicks), len(ids))
     order = top_order(ids, total, limit)
     return Ranking(
         item_ids=ids[order],
@@ -206,6 +221,9 @@ def rank(
         components={c.name: c for c in components},
         blend_weight=w,
         n_clicks=len(clicks),
+        raw={c.name: np.asarray(c.scores, dtype=np.float64)[order] for c in components},
+        n_candidates=len(ids),
+        shares=shares,
     )
 
 
@@ -257,9 +275,11 @@ def rank_items(
     rows = item_rows(db, top)
     out = []
     for position, item_id in enumerate(top):
-        item = rows[int(item_id)]
+        item = rows.get(int(item_id))
+        if item is None:  # deleted since the matrix was loaded
+            continue
         item["score"] = round(float(ranking.scores[position]), 4)
-        item["rank"] = position + 1
+        item["rank"] = len(out) + 1
         out.append(item)
     return out
 
