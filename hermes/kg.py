@@ -129,9 +129,10 @@ class TagGraph:
 def fingerprint(db: sqlite_utils.Database) -> str:
     """Changes whenever items are added, deleted or (re-)embedded: (max id, count, max
     embed_seq). Two indexed aggregates and one count: cheap enough to check on every call."""
-    max_id, count, seq = db.execute(
-        "SELECT max(id), count(*), max(embed_seq) FROM items"
-    ).fetchone()
+    # Separate statements: each aggregate alone is answered from the rowid or an index.
+    max_id = db.execute("SELECT max(id) FROM items").fetchone()[0]
+    count = db.execute("SELECT count(*) FROM items").fetchone()[0]
+    seq = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0]
     return f"v{VERSION}:{max_id or 0}:{count}:{seq or 0}"
 
 
@@ -209,8 +210,8 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
     fp = fp or fingerprint(db)
     n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
     item_keys: list[list[str]] = []
-    freq: Counter[str] = Counter()
-    spellings: dict[str, Counter[str]] = defaultdict(Counter)
+    key_of: dict[str, str] = {}  # raw spelling -> key, normalised once per distinct string
+    spelled: Counter[str] = Counter()  # how often each raw spelling names a tag of an item
     for (raw,) in db.execute("SELECT tags FROM items WHERE tags IS NOT NULL AND tags != '[]'"):
         try:
             tags = json.loads(raw)
@@ -218,15 +219,22 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
             continue
         if not isinstance(tags, list):
             continue
-        keys: dict[str, None] = {}
+        keys: dict[str, str] = {}
         for t in tags:
-            k = normalize_tag(t)
+            if not isinstance(t, str):
+                continue
+            k = key_of.get(t)
+            if k is None:
+                k = key_of[t] = normalize_tag(t)
             if k and k not in keys:
-                keys[k] = None
-                spellings[k][" ".join(t.split())] += 1
+                keys[k] = t
         if keys:
             item_keys.append(list(keys))
-            freq.update(list(keys))
+            spelled.update(keys.values())
+    freq: Counter[str] = Counter(k for keys in item_keys for k in keys)
+    spellings: dict[str, Counter[str]] = defaultdict(Counter)
+    for t, count in spelled.items():
+        spellings[key_of[t]][" ".join(t.split())] += count
 
     nodes = sorted(k for k, f in freq.items() if f >= MIN_ITEMS)
     node_id = {k: i for i, k in enumerate(nodes)}
@@ -300,10 +308,7 @@ def _communities(n_nodes: int, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> n
     membership = np.full(n_nodes, -1, dtype=np.int64)
     if n_nodes == 0:
         return membership
-    whole = nx.Graph()
-    whole.add_nodes_from(range(n_nodes))
-    whole.add_edges_from(zip(a.tolist(), b.tolist()))
-    components = sorted((sorted(c) for c in nx.connected_components(whole)), key=lambda c: c[0])
+    components = _components(n_nodes, a, b)
     comp_of = np.empty(n_nodes, dtype=np.int64)
     for ci, comp in enumerate(components):
         comp_of[comp] = ci
@@ -329,3 +334,24 @@ def _communities(n_nodes: int, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> n
             membership[[comp[i] for i in part]] = next_id
             next_id += 1
     return membership
+
+
+def _components(n_nodes: int, a: np.ndarray, b: np.ndarray) -> list[list[int]]:
+    """Connected components as sorted node lists, ordered by their smallest node
+    (union-find: cheaper than building a whole networkx graph only to split it)."""
+    parent = list(range(n_nodes))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for x, y in zip(a.tolist(), b.tolist()):
+        rx, ry = root(x), root(y)
+        if rx != ry:
+            parent[max(rx, ry)] = min(rx, ry)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for node in range(n_nodes):  # ascending: every list comes out sorted
+        groups[root(node)].append(node)
+    return sorted(groups.values(), key=lambda c: c[0])

@@ -107,3 +107,15 @@ def test_cli_topics(db, db_path, week):
     assert "apple" in out.output and "(2 tags, 5 items)" in out.output
     data = json.loads(run(db_path, "topics", "--json").stdout)
     assert data["communities"][0]["label"] == "apple" and data["singletons_left_out"] == 1
+
+
+def test_cli_digest_shows_saved_items(db, db_path, week, add_items):
+    from hermes.tools import call_tool, collect_tools
+
+    tools = collect_tools()
+    if "favorite" not in tools:
+        pytest.skip("the corpus plugin is not installed")
+    (old,) = add_items([{"title": "A paper saved for later", "tags": ["apple"], "days_ago": 90}])
+    assert call_tool(db, tools["favorite"], {"user": "ann", "item_id": old})["ok"]
+    out = run(db_path, "digest", "ann")
+    assert "## Saved, not read yet" in out.output and "A paper saved for later" in out.output

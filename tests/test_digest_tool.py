@@ -261,3 +261,30 @@ def test_kg_communities_on_an_empty_archive_and_bad_limit(db):
     assert result["ok"] is False and "ingest" in result["message"]
     assert set(result) == set(digest_tools.COMMUNITIES_EMPTY) | {"ok", "message"}
     assert kg_communities(db, limit=0)["ok"] is False
+
+
+# --- saved for later (the corpus plugin's facets, reached through its tools) ------------------
+
+def test_saved_items_not_read_are_listed_in_their_own_section(db, corpus, add_items):
+    tools = collect_tools()
+    if "favorite" not in tools or "record_progress" not in tools:
+        pytest.skip("the corpus plugin is not installed")
+    old = add_items([{"title": f"Saved long ago {i}", "tags": ["apple"], "days_ago": OLD} for i in range(4)])
+    for item_id in old:
+        assert call_tool(db, tools["favorite"], {"user": "ann", "item_id": item_id})["ok"]
+    read = call_tool(db, tools["record_progress"], {"user": "ann", "item_id": old[0], "fraction": 0.9})
+    assert read["ok"], read["message"]
+    result = digest(db, "ann", per_topic=2)
+    saved = result["saved"]
+    assert saved["label"] == "saved, not read yet"
+    assert saved["n_total"] == 3 and len(saved["items"]) == 2  # per_topic caps it too
+    assert {i["id"] for i in saved["items"]} <= set(old[1:])  # read item is no longer saved
+    assert "3 saved items not read yet" in result["message"]
+    # Nothing crosses personas.
+    create_user(db, "bob", "planets")
+    assert digest(db, "bob")["saved"]["n_total"] == 0
+
+
+def test_saved_section_is_empty_without_the_corpus_tables(db, corpus):
+    db.execute("DROP TABLE IF EXISTS corpus_membership")
+    assert digest(db, "ann")["saved"] == {"label": "saved, not read yet", "items": [], "n_total": 0}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Annotated
 
 import typer
@@ -49,7 +50,7 @@ def hermes_register_tools():
             group="digest",
             read_only=True,
             idempotent=True,
-            empty=dict(tools.COMMUNITIES_EMPTY),
+            empty=copy.deepcopy(tools.COMMUNITIES_EMPTY),
         ),
         Tool(
             name="digest",
@@ -59,14 +60,15 @@ def hermes_register_tools():
                 "What is worth reading: a persona's ranked unread items from the last `days` days, "
                 "grouped into topics (tag-graph communities). Each topic shows at most `per_topic` "
                 "items and n_total says how many it really has; items matching no topic are in "
-                "`unclustered`. Items carry a short reason and any cached explanation. "
+                "`unclustered`; `saved` lists items saved for later but not read yet. Items carry a "
+                "short reason and any cached explanation. "
                 "ranking_quality says how trained the ranking is, with a caveat when the "
                 "classifier is inactive. Returns structure only: write the summary yourself."
             ),
             group="digest",
             read_only=True,
             idempotent=True,
-            empty=dict(tools.DIGEST_EMPTY),
+            empty=copy.deepcopy(tools.DIGEST_EMPTY),
         ),
     ]
 

@@ -53,6 +53,14 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
         for item in result["unclustered"]:
             for line in _item_lines(item):
                 echo(line)
+    saved = result.get("saved") or {}
+    if saved.get("items"):
+        echo("")
+        echo(typer.style("## Saved, not read yet", bold=True, fg="cyan") + f"  ({saved['n_total']})")
+        for item in saved["items"]:
+            echo(f"     - {clean(item['title'], 100)}  [saved {clean(item.get('saved_at'))[:10]}]")
+        if saved["n_total"] > len(saved["items"]):
+            echo(f"       … {saved['n_total'] - len(saved['items'])} more saved")
     quality = result.get("ranking_quality") or {}
     echo("")
     echo(f"Ranking: {quality.get('clicks', 0)} clicks ({quality.get('likes', 0)} likes, "

@@ -7,7 +7,9 @@ agent writes the prose; the tool returns structure.
 
 from __future__ import annotations
 
+import copy
 import json
+import sqlite3
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -34,6 +36,7 @@ DIGEST_EMPTY = {
     "window_days": None,
     "n_items": 0,
     "n_in_window": 0,
+    "saved": {"label": "saved, not read yet", "items": [], "n_total": 0},
 }
 COMMUNITIES_EMPTY = {"communities": [], "n_communities": 0, "n_tags": 0, "n_nodes": 0,
                      "singletons_left_out": 0, "n_items": 0}
@@ -76,7 +79,7 @@ def kg_communities(
     try:
         limit = _int_in("limit", limit, 1, MAX_COMMUNITIES)
     except HermesError as exc:
-        return fail(str(exc), **COMMUNITIES_EMPTY)
+        return fail(str(exc), **copy.deepcopy(COMMUNITIES_EMPTY))
     graph = kg.get_graph(db)
     stats = {"n_communities": len(graph.communities), "n_tags": graph.n_tags,
              "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
@@ -205,6 +208,35 @@ def _item_entry(db, user_id, item: dict, ranking: Ranking, position: int, matche
     }
 
 
+def saved_not_read(db, user_id: int, cap: int) -> dict:
+    """The persona's saved-for-later items it has not read, newest saved first.
+
+    Read from the corpus plugin's materialised facets (``corpus_membership``, facet
+    ``saved`` = favorited minus experienced) when that plugin is installed; empty otherwise.
+    Not limited to the window: a saved item waits until it is read."""
+    section = {"label": "saved, not read yet", "items": [], "n_total": 0}
+    try:
+        rows = db.execute(
+            """SELECT item_id, added FROM corpus_membership
+               WHERE user_id = ? AND facet = 'saved' ORDER BY revision DESC, item_id""",
+            [user_id],
+        ).fetchall()
+    except sqlite3.OperationalError:  # no corpus plugin: no saved items to show
+        return section
+    section["n_total"] = len(rows)
+    shown = rows[:cap]
+    found = item_rows(db, [r[0] for r in shown])
+    for item_id, added in shown:
+        item = found.get(item_id)
+        if item is not None:
+            section["items"].append({
+                "id": item_id, "title": item["title"], "url": item["url"],
+                "published": item["published"], "source": item["source"],
+                "tags": item["tags"], "saved_at": added,
+            })
+    return section
+
+
 def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
            chat_fn: Any = None) -> dict:
     """Ranked unread items of the last ``days`` days grouped by tag-graph community.
@@ -220,17 +252,18 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
             raise InvalidInput("user must be a persona name; list_users shows them")
         persona = require_user(db, user)
     except HermesError as exc:
-        return fail(str(exc), **DIGEST_EMPTY)
+        return fail(str(exc), **copy.deepcopy(DIGEST_EMPTY))
 
     ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True), limit=None)
     n_in_window = len(ranking.item_ids)
     top_ids = [int(i) for i in ranking.item_ids[:limit]]
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
+    saved = saved_not_read(db, persona["id"], per_topic)
     if not top_ids:
         return fail(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
             "Run `hermes ingest` for new items, or widen the window with a larger days value.",
-            **{**DIGEST_EMPTY, "ranking_quality": quality, "window_days": days},
+            **{**copy.deepcopy(DIGEST_EMPTY), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
     graph = kg.get_graph(db)
@@ -263,6 +296,8 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} per "
         f"topic; n_total gives each topic's full count), {len(unclustered)} unclustered."
     )
+    if saved["n_total"]:
+        message += f" Also {_n(saved['n_total'], 'saved item')} not read yet (see saved)."
     if quality["caveat"]:
         message += " Ranking is not fully trained: see ranking_quality.caveat."
     return ok(
@@ -273,6 +308,7 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         window_days=days,
         n_items=len(top_ids),
         n_in_window=n_in_window,
+        saved=saved,
     )
 
 
