@@ -138,7 +138,7 @@ def test_html_page_is_not_a_feed():
     (b"", "empty body"),
     (b"   \n", "empty body"),
     (b"\x00\xff\xfe garbage" * 50, "not a feed"),
-    (b'{"json": true}', "not a feed"),
+    (b'{"version": "https://jsonfeed.org/version/1.1"}', "JSON Feed is not supported"),
     (b'<?xml version="1.0"?><rss version="2.0"><channel><item><title>a</tit', "malformed"),
     (b'<?xml version="1.0"?><rss version="2.0"><channel><<<<>>>', "malformed"),
 ])

@@ -154,15 +154,20 @@ def normalise_entry(entry, *, feed_url: str) -> dict:
     }
 
 
-def _not_a_feed_reason(body: bytes, parsed) -> str:
-    head = body[:2048].lstrip().lower()
-    if not head:
-        return "empty body"
+def _not_a_feed_reason(body: bytes, parsed) -> str | None:
+    """Why a body without a recognised feed version is refused; None for a readable
+    channel without entries (an old CDF channel, say)."""
+    head = body[:2048].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith(b"<!doctype html") or b"<html" in head:
         return "not a feed: the server sent an HTML page"
+    if head.startswith((b"{", b"[")):
+        return "not a feed: JSON (JSON Feed is not supported; use the site's RSS or Atom feed)"
     exc = parsed.get("bozo_exception")
     if exc is not None:
         return f"not a feed: malformed XML ({_one_line(exc)})"
+    feed = parsed.get("feed") or {}
+    if feed.get("title") or feed.get("link") or feed.get("subtitle"):
+        return None
     return "not a feed: no RSS, Atom or RDF content found"
 
 
@@ -191,7 +196,9 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
                               resolve_relative_uris=True, sanitize_html=True)
     entries = parsed.get("entries") or []
     if not parsed.get("version") and not entries:
-        raise ParseError(_not_a_feed_reason(body, parsed))
+        reason = _not_a_feed_reason(body, parsed)
+        if reason:
+            raise ParseError(reason)
     feed = parsed.get("feed") or {}
     items, seen = [], set()
     for entry in entries:
@@ -208,7 +215,7 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
         # yield is kept and the problem becomes a warning. Without items and without even
         # a recognisable channel, the problem is the whole story.
         warning = _one_line(parsed.get("bozo_exception") or "ill-formed feed")
-        if not items and not (parsed.get("version") and feed.get("title")):
+        if not items and not (parsed.get("version") and (feed.get("title") or feed.get("link"))):
             raise ParseError(f"malformed feed: {warning}")
     return ParsedFeed(
         title=plain_text(feed.get("title") or "", limit=MAX_TITLE),
