@@ -152,3 +152,64 @@ def test_a_failing_observer_rolls_the_whole_delete_back(db, two, pm):
     result = tool(db, "delete_persona", name="alice", confirm=True)
     assert result["ok"] is False and "observer refuses" in result["message"]
     assert snapshot(db) == before
+
+
+def test_a_plugin_full_text_index_follows_its_content_table(db, two):
+    """A virtual table is left to its owner's triggers; the rows behind it still go."""
+    alice, bob = two
+    db.execute("CREATE VIRTUAL TABLE plugin_notes_fts USING fts5(body, user_id UNINDEXED, "
+               "content='plugin_notes', content_rowid='id')")
+    db.execute("INSERT INTO plugin_notes_fts(plugin_notes_fts) VALUES ('rebuild')")
+    db.execute("CREATE TRIGGER plugin_notes_ad AFTER DELETE ON plugin_notes BEGIN "
+               "INSERT INTO plugin_notes_fts(plugin_notes_fts, rowid, body, user_id) "
+               "VALUES ('delete', old.id, old.body, old.user_id); END")
+    would = tool(db, "delete_persona", name="alice", confirm=False)["would_delete"]["rows"]
+    assert "plugin_notes_fts" not in would and would["plugin_notes"] == 2
+    assert tool(db, "delete_persona", name="alice", confirm=True)["ok"]
+    assert db.execute("INSERT INTO plugin_notes_fts(plugin_notes_fts) VALUES ('integrity-check')")
+    assert db.execute("SELECT rowid FROM plugin_notes_fts WHERE plugin_notes_fts MATCH 'a OR b OR c'").fetchall() == [
+        (r[0],) for r in db.execute("SELECT id FROM plugin_notes WHERE body = 'c'")
+    ]
+
+
+def test_corpus_rows_go_with_a_deleted_persona_and_survive_a_reset(db, archive):
+    """With the real corpus tool group (reached through the collected tools, never imported)."""
+    from hermes.tools import collect_tools
+
+    if not {"add_highlight", "favorite", "corpus"} <= set(collect_tools()):
+        pytest.skip("the corpus tool group is not registered")
+    alice = make_persona(db, "alice", "graphs")
+    bob = make_persona(db, "bob", "bread")
+    for persona in ("alice", "bob"):
+        assert tool(db, "add_highlight", user=persona, item_id=archive[0], text="message passing")["ok"]
+        assert tool(db, "favorite", user=persona, item_id=archive[1])["ok"]
+    record_click(db, alice["id"], archive[0], True, "agent")
+    bob_corpus = tool(db, "corpus", user="bob")
+
+    refused = tool(db, "delete_persona", name="alice", confirm=False)
+    assert "corpus_highlights" in refused["message"] and "corpus_favorites" in refused["message"]
+
+    assert tool(db, "reset_feedback", name="alice", confirm=True)["ok"]
+    kept = tool(db, "corpus", user="alice")
+    assert kept["experienced_count"] == 1 and kept["saved_count"] == 1
+
+    assert tool(db, "delete_persona", name="alice", confirm=True)["ok"]
+    leftovers = {
+        t: db.execute(f'SELECT count(*) FROM "{t}" WHERE user_id = ?', [alice["id"]]).fetchone()[0]
+        for t in db.table_names() if t.startswith("corpus_") and "user_id" in db[t].columns_dict
+    }
+    assert leftovers and set(leftovers.values()) == {0}
+    assert tool(db, "corpus", user="bob") == bob_corpus
+
+
+def test_a_deleted_persona_id_is_never_handed_to_a_new_persona(db, archive):
+    make_persona(db, "alice", "graphs")
+    bob = make_persona(db, "bob", "bread")
+    assert tool(db, "delete_persona", name="bob", confirm=True)["ok"]
+    carol = make_persona(db, "carol", "robots")
+    assert carol["id"] > bob["id"]
+    assert tool(db, "delete_persona", name="carol", confirm=True)["ok"]
+    assert tool(db, "delete_persona", name="alice", confirm=True)["ok"]
+    dave = make_persona(db, "dave", "gardens")
+    assert dave["id"] > carol["id"]
+    assert tool(db, "profile_status", user="dave")["clicks"] == 0
