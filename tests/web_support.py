@@ -46,7 +46,9 @@ def seed(db, add_items, *, persona: str = "ada", interests: str = INTERESTS) -> 
     from hermes.rank import create_user
 
     create_user(db, persona, interests)
-    return add_items(ITEMS, feed_url="https://export.arxiv.org/rss/cs.LG", feed_title="arXiv cs.LG")
+    ids = add_items(ITEMS[:6], feed_url="https://export.arxiv.org/rss/cs.LG", feed_title="arXiv cs.LG")
+    return ids + add_items(ITEMS[6:], feed_url="https://example.org/blog/feed.xml",
+                           feed_title="Circuits blog")
 
 
 def client(db_path, **kwargs):

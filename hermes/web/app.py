@@ -28,7 +28,7 @@ LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
 
 
 def templates() -> Jinja2Templates:
-    from .sanitize import preview, render_summary, safe_url
+    from .sanitize import looks_like_html, preview, render_summary, safe_url
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -40,6 +40,7 @@ def templates() -> Jinja2Templates:
     env.filters["summary_html"] = render_summary
     env.filters["safe_url"] = safe_url
     env.filters["preview"] = preview
+    env.filters["is_html"] = looks_like_html
     from . import pages
 
     env.filters.update(pages.FILTERS)

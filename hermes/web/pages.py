@@ -320,7 +320,29 @@ def fmt_num(value, digits: int = 2) -> str:
         return ""
 
 
-FILTERS = {"date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num,
+def fmt_signals(row) -> str:
+    """``read 100% · 2 highlights · ★`` for a corpus_ranked row."""
+    if not isinstance(row, dict):
+        return ""
+
+    def n(count, word):
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    bits = []
+    if row.get("max_fraction"):
+        bits.append(f"read {fmt_pct(row['max_fraction'])}")
+    if row.get("highlights"):
+        bits.append(n(row["highlights"], "highlight"))
+    if row.get("notes"):
+        bits.append(n(row["notes"], "note"))
+    if row.get("favorited"):
+        bits.append("★ saved")
+    if row.get("reopens"):
+        bits.append(n(row["reopens"], "re-read"))
+    return " · ".join(bits)
+
+
+FILTERS = {"signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num,
            "q": lambda v: quote(str(v), safe="")}
 
 
@@ -385,16 +407,22 @@ def corpus_status(db, tools: Tools, user: dict) -> dict:
     """Which items the persona has read/captured (experienced) or saved, for the badges."""
     if not tools.has("corpus_items"):
         return {"available": False, "note": tools.missing("corpus_items"),
-                "experienced": set(), "saved": set(), "favorited": set()}
+                "experienced": set(), "saved": set(), "favorited": set(), "highlights": {}}
     experienced = tools.call(db, "corpus_items", user=user["name"], facet="experienced", limit=500)
     saved = tools.call(db, "corpus_items", user=user["name"], facet="saved", limit=500)
     ranked = tools.call(db, "corpus_ranked", user=user["name"], limit=200)
     favorited = set(item_ids_of(saved))
+    highlights = {}
     for entry in (ranked or {}).get("items") or []:
-        if isinstance(entry, dict) and entry.get("favorited"):
-            favorited.add(entry.get("item_id", entry.get("id")))
+        if not isinstance(entry, dict):
+            continue
+        item_id = entry.get("item_id", entry.get("id"))
+        if entry.get("favorited"):
+            favorited.add(item_id)
+        if entry.get("highlights"):
+            highlights[item_id] = entry["highlights"]
     return {"available": True, "note": None, "experienced": set(item_ids_of(experienced)),
-            "saved": set(item_ids_of(saved)), "favorited": favorited,
+            "saved": set(item_ids_of(saved)), "favorited": favorited, "highlights": highlights,
             "can_read": tools.has("record_progress"), "can_favorite": tools.has("favorite"),
             "can_highlight": tools.has("add_highlight")}
 
