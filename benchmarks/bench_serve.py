@@ -1,0 +1,192 @@
+"""``hermes serve`` start-up and per-call overhead, measured with the MCP SDK's own stdio client.
+
+For each run a fresh ``hermes serve --db <tmp>`` child is spawned (default environment: the
+real MiniLM embedder is configured but must not load), and the clock runs from just before
+the spawn to the ``tools/list`` answer (``initialize`` + ``notifications/initialized`` +
+``tools/list``). Right after that answer the child's resident memory (VmRSS, and its peak
+VmHWM) is read from ``/proc``, and its memory map is checked for torch's shared libraries
+(proof that no model code was loaded).
+
+Per-call overhead: in one session, ``list_feeds`` (a trivial read over a 5-feed database) is
+called ``--calls`` times over stdio; the same function is called in process the same way the
+server calls it (a connection per call, through ``call_tool``). The difference of the
+medians is what the protocol, the JSON encoding, the worker thread and the pipes cost.
+
+    .venv/bin/python benchmarks/bench_serve.py               # 7 start-ups, 200 calls
+    .venv/bin/python benchmarks/bench_serve.py --runs 9 --calls 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def hermes_command() -> list[str]:
+    script = Path(sys.executable).with_name("hermes")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hermes.cli"]
+
+
+def children() -> list[int]:
+    me = os.getpid()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                out.append(int(entry.name))
+    return out
+
+
+def memory_kb(pid: int) -> dict[str, int]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0])
+    return fields
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of ``pid``: less sensitive than wall time to other load on the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def torch_mapped(pid: int) -> bool:
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return "/torch/" in maps or "sentence_transformers" in maps
+
+
+def make_db(path: Path, env: dict) -> None:
+    code = (
+        "import sys; from hermes.db import get_db\n"
+        "db = get_db(sys.argv[1])\n"
+        "for i in range(5):\n"
+        "    db.execute('INSERT INTO feeds (url, title) VALUES (?, ?)', [f'https://bench.example/{i}', f'feed {i}'])\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], env=env, check=True)
+
+
+async def one_start(db: Path, env: dict) -> dict:
+    params = StdioServerParameters(command=hermes_command()[0],
+                                   args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env)
+    t0 = time.perf_counter()
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        elapsed = time.perf_counter() - t0
+        [pid] = children()
+        mem = memory_kb(pid)
+        heavy = torch_mapped(pid)
+        cpu = cpu_seconds(pid)
+    return {"seconds": elapsed, "tools": len(tools), "rss_mb": mem["VmRSS"] / 1024,
+            "hwm_mb": mem["VmHWM"] / 1024, "torch": heavy, "cpu": cpu}
+
+
+async def calls_over_stdio(db: Path, env: dict, n: int) -> list[float]:
+    params = StdioServerParameters(command=hermes_command()[0],
+                                   args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for _ in range(10):  # warm-up: first connection, migrations check, imports
+            await session.call_tool("list_feeds", {})
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            result = await session.call_tool("list_feeds", {})
+            times.append(time.perf_counter() - t0)
+            assert result.structured_content["ok"], result
+    return times
+
+
+def calls_in_process(db: Path, n: int) -> list[float]:
+    from hermes.db import get_db
+    from hermes.tools import call_tool, collect_tools
+
+    tool = collect_tools()["list_feeds"]
+    times = []
+    for _ in range(n + 10):
+        t0 = time.perf_counter()
+        conn = get_db(db, migrate=False)
+        call_tool(conn, tool, {})
+        conn.conn.close()
+        times.append(time.perf_counter() - t0)
+    return times[10:]
+
+
+def process_floor(env: dict, runs: int) -> tuple[float, float]:
+    """Median seconds for ``python -c pass`` and for importing the server module."""
+    def timed(args):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, *args], env=env, check=True)
+        return time.perf_counter() - t0
+    bare = statistics.median(timed(["-c", "pass"]) for _ in range(runs))
+    server = statistics.median(timed(["-c", "import hermes.mcp_server"]) for _ in range(runs))
+    return bare, server
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=7, help="start-ups to time (>= 5)")
+    ap.add_argument("--calls", type=int, default=200, help="tool calls for the overhead figure")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        env = {"HERMES_HOME": str(tmp / "home"), "HF_HUB_OFFLINE": "1"}
+        if "PATH" in os.environ:
+            env["PATH"] = os.environ["PATH"]
+        full_env = {**os.environ, **env}
+        full_env.pop("HERMES_EMBEDDER", None)
+        db = tmp / "bench.db"
+        make_db(db, full_env)
+
+        load_before = os.getloadavg()[0]
+        starts = [anyio.run(one_start, db, env) for _ in range(max(5, args.runs))]
+        stdio = anyio.run(calls_over_stdio, db, env, args.calls)
+        os.environ.update(env)
+        inproc = calls_in_process(db, args.calls)
+        bare, import_server = process_floor(full_env, 5)
+
+    secs = [s["seconds"] for s in starts]
+    rss = [s["rss_mb"] for s in starts]
+    hwm = [s["hwm_mb"] for s in starts]
+    ms = lambda xs: statistics.median(xs) * 1000  # noqa: E731
+    print(f"## hermes serve (stdio): {len(starts)} start-ups, {args.calls} calls\n")
+    print("| figure | value | target |")
+    print("| --- | --- | --- |")
+    print(f"| start → `tools/list` answer, median (min–max) | {statistics.median(secs):.3f} s "
+          f"({min(secs):.3f}–{max(secs):.3f}) | ≤ 1 s |")
+    print(f"| server CPU time (user+sys) until `tools/list`, median | "
+          f"{statistics.median(s['cpu'] for s in starts):.2f} s | |")
+    print(f"| resident memory after `tools/list` (VmRSS), median | {statistics.median(rss):.1f} MB "
+          f"(peak VmHWM {statistics.median(hwm):.1f} MB) | ≤ 150 MB |")
+    print(f"| torch / sentence-transformers mapped in the server | "
+          f"{'yes' if any(s['torch'] for s in starts) else 'no'} | no |")
+    print(f"| tools listed | {starts[0]['tools']} | |")
+    print(f"| `list_feeds` over stdio, median per call | {ms(stdio):.2f} ms | |")
+    print(f"| `list_feeds` in process (connection per call), median | {ms(inproc):.2f} ms | |")
+    print(f"| per-call overhead of stdio MCP (difference of medians) | {ms(stdio) - ms(inproc):.2f} ms | |")
+    print(f"| floor: `python -c pass` / `import hermes.mcp_server`, median | {bare:.3f} s / "
+          f"{import_server:.3f} s | |")
+    print(f"\nstart-up runs (s): {', '.join(f'{s:.3f}' for s in secs)}")
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, 1-min load average "
+          f"{load_before:.1f} before / {os.getloadavg()[0]:.1f} after")
+
+
+if __name__ == "__main__":
+    main()
