@@ -3,7 +3,8 @@
 A uvicorn server on 127.0.0.1 (random port, in a thread) serves the app; the browser opens
 the feed, presses ✓ on the first item — the click must be stored with source ``ui`` — and
 opens the digest. With ``HERMES_SCREENSHOT_DIR`` set, the feed is saved there as
-``screenshot-feed.png`` (that is how ``docs/screenshot-feed.png`` is made).
+``screenshot-feed.png`` (that is how ``docs/screenshot-feed.png`` is made); with
+``HERMES_SCREENSHOT_ALL=1`` too, a phone-sized feed and the other pages are saved beside it.
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ def test_read_save_highlight_and_the_corpus_in_the_browser(browser, server, db):
     target = Path(shots) / "screenshot-feed.png" if shots else None
     png = page.screenshot(path=str(target) if target else None, full_page=False)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
-    if shots:
+    every_page = bool(shots) and os.environ.get("HERMES_SCREENSHOT_ALL") == "1"
+    if every_page:
         phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
         phone.goto(server + "/feed?user=ada")
         phone.screenshot(path=str(Path(shots) / "screenshot-feed-phone.png"))
@@ -146,7 +148,7 @@ def test_read_save_highlight_and_the_corpus_in_the_browser(browser, server, db):
     page.wait_for_url("**/corpus?user=ada")
     assert page.locator(".ranked li").count() == 2  # read + highlighted
     assert page.locator(".changes li").count() >= 3
-    if shots:  # the other pages too, for whoever reviews the look
+    if every_page:  # the other pages too, for whoever reviews the look
         page.screenshot(path=str(Path(shots) / "screenshot-corpus.png"), full_page=True)
         for name, path in (("digest", "/digest?user=ada"), ("feeds", "/feeds"), ("home", "/")):
             page.goto(server + path)
