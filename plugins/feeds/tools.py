@@ -55,12 +55,25 @@ def clip(text: str | None, limit: int = SUMMARY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+#: What the built-in components mean, for the one-line reasons (plugins' own names are shown as is).
+COMPONENT_LABELS = {
+    "profile": "matches the interests text",
+    "preference": "tags/sources you liked",
+    "classifier": "resembles items you liked",
+    "affinity": "close to items you liked",
+}
+
+
 def reason_of(contributions: dict[str, float], top: int = 2) -> str:
-    """The components that pushed an item up most, e.g. ``"profile +1.21, preference +0.40"``."""
+    """The components that pushed an item up most, e.g.
+    ``"profile +1.21 (matches the interests text), preference +0.40 (tags/sources you liked)"``."""
     pushing = sorted(((v, k) for k, v in contributions.items() if v > 0.005), reverse=True)[:top]
     if not pushing:
-        return "no component favours it strongly (ranked by tie-break)"
-    return ", ".join(f"{name} {value:+.2f}" for value, name in pushing)
+        return "no component pushes it up; it ranks on what counts least against it"
+    return ", ".join(
+        f"{name} {value:+.2f}" + (f" ({COMPONENT_LABELS[name]})" if name in COMPONENT_LABELS else "")
+        for value, name in pushing
+    )
 
 
 def _since(since_days) -> float | None:
