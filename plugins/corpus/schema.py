@@ -25,8 +25,10 @@ def m001_tables(db) -> None:
             last_seen TEXT NOT NULL,
             PRIMARY KEY (user_id, item_id)
         );
+        -- AUTOINCREMENT: a deleted highlight's id is never handed out again, so a client
+        -- holding a stale id cannot delete a newer highlight by mistake.
         CREATE TABLE IF NOT EXISTS corpus_highlights (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
             item_id INTEGER NOT NULL,
             text TEXT NOT NULL,
@@ -35,7 +37,7 @@ def m001_tables(db) -> None:
         );
         CREATE INDEX IF NOT EXISTS corpus_highlights_user_item ON corpus_highlights(user_id, item_id);
         CREATE TABLE IF NOT EXISTS corpus_notes (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
             item_id INTEGER NOT NULL,
             text TEXT NOT NULL,
