@@ -23,7 +23,6 @@ import threading
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
-import networkx as nx
 import numpy as np
 import sqlite_utils
 
@@ -305,6 +304,8 @@ def _cooccurrence(per_item: list[list[int]], n_nodes: int):
 
 def _communities(n_nodes: int, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Community number per node: Louvain run separately on each connected component."""
+    import networkx as nx  # here, not at module level: `hermes serve` lists tools without it
+
     membership = np.full(n_nodes, -1, dtype=np.int64)
     if n_nodes == 0:
         return membership
