@@ -96,3 +96,10 @@ def hermes_register_routes(app):
     from . import routes
 
     routes.register(app)
+
+
+@hookimpl
+def hermes_register_commands(app):
+    from .cli import corpus_app
+
+    app.add_typer(corpus_app(), name="corpus")
