@@ -23,10 +23,10 @@ os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the loopback server
 
-from hermes.config import Settings  # noqa: E402
-from hermes.db import get_db  # noqa: E402
-from hermes.embed import HashEmbedder, MiniLMEmbedder  # noqa: E402
-from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths  # noqa: E402
+from hermes.config import Settings
+from hermes.db import get_db
+from hermes.embed import HashEmbedder, MiniLMEmbedder
+from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
 
 
 class TimedEmbedder:

@@ -116,8 +116,8 @@ def rss(items: list[dict], title: str = "Test feed") -> bytes:
     categories, pubDate."""
     from xml.sax.saxutils import escape
 
-    out = [f'<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
-           f"<title>{escape(title)}</title><link>http://example.org/</link>"]
+    out = [('<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
+           f"<title>{escape(title)}</title><link>http://example.org/</link>")]
     for it in items:
         out.append("<item>")
         for key in ("title", "link", "guid", "description", "pubDate"):

@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from ingest_server import rss
 from typer.testing import CliRunner
 
-from hermes import plugins
 from hermes.cli import build_app
 from hermes.db import get_db
-from ingest_server import rss
 
 
 @pytest.fixture

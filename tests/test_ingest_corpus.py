@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
+from ingest_server import FeedServer, Route
 
 from hermes.config import Settings
 from hermes.ingest.pipeline import add_feeds, run_ingest
-from ingest_server import FeedServer, Route
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "feedparser-tests"
 pytestmark = pytest.mark.skipif(

@@ -6,10 +6,10 @@ from __future__ import annotations
 import socket
 
 import pytest
+from ingest_server import FeedServer, rss
 
 from hermes.ingest import fetch as fetch_mod
 from hermes.ingest.fetch import FetchError, fetch
-from ingest_server import FeedServer, Route, rss
 
 FEED = rss([{"title": "One", "link": "http://example.org/1"}])
 

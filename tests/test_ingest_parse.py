@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from ingest_server import rss
 
 from hermes.ingest.parse import ParseError, arxiv_id, parse_feed
 from hermes.ingest.store import ITEM_FIELDS
-from ingest_server import rss
 
 URL = "https://feeds.example.org/feed.xml"
 

@@ -7,12 +7,12 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from ingest_server import FeedServer, rss
 
 from hermes.config import Settings
 from hermes.embed import HashEmbedder
 from hermes.errors import HermesError, NotFound
 from hermes.ingest.pipeline import add_feeds, retry_at, run_ingest, seed_feeds
-from ingest_server import FeedServer, Route, rss
 
 FAST = Settings(fetch_timeout=1.0, max_feed_bytes=1024 * 1024, fetch_concurrency=4)
 

@@ -88,7 +88,8 @@ def _read_local(url: str, etag, last_modified, max_bytes: int) -> FetchResult:
             raise FetchError(f"body over the size cap ({st.st_size} > {max_bytes} bytes)")
         body = path.read_bytes()
     except FileNotFoundError:
-        raise FetchError(f"file not found: {path}") from None
+        hint = "" if path.is_absolute() else " (for a web feed give the full http(s):// URL)"
+        raise FetchError(f"file not found: {path}{hint}") from None
     except PermissionError:
         raise FetchError(f"permission denied: {path}") from None
     except IsADirectoryError:
@@ -202,7 +203,11 @@ async def _fetch_http(client, url, etag, last_modified, max_bytes, allow_private
 
 
 def new_client(timeout: float = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
-    """An ``AsyncClient`` suited to :func:`afetch` (share one across many fetches)."""
+    """An ``AsyncClient`` suited to :func:`afetch` (share one across many fetches).
+
+    ``trust_env=False``: no proxy from the environment (a proxy resolves names itself, which
+    would void the private-address guard) and no ``.netrc`` credentials sent to feed hosts.
+    """
     return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
                              limits=httpx.Limits(max_connections=32))
 

@@ -10,7 +10,7 @@ import hashlib
 import io
 import mimetypes
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import feedparser
@@ -41,7 +41,6 @@ class ParsedFeed:
     items: list[dict]
     warning: str | None = None  # feedparser's bozo note for a feed that still parsed
     version: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def arxiv_id(*candidates: str | None) -> str | None:

@@ -28,7 +28,7 @@ from ..errors import HermesError, NotFound
 from ..signals import now_iso
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, new_client, run_sync
-from .parse import ParseError, ParsedFeed, parse_feed
+from .parse import ParsedFeed, ParseError, parse_feed
 from .store import embed_pending, insert_items
 
 Progress = Callable[[str, int, int], None]  # (stage "fetch" | "embed", done, total)
