@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from web_support import ITEMS, client, clicks, seed, token
+from web_support import ITEMS, clicks, client, seed, token
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import stat
 from html.parser import HTMLParser
 
 import pytest
-from web_support import client, clicks, seed, token
+from web_support import clicks, client, seed, token
 
 ACTIONS = [
     ("/click", {"user": "ada", "item_id": "1", "liked": "1"}),
@@ -138,9 +138,10 @@ def test_every_form_carries_the_token(web, ids):
 
 
 def test_secret_is_kept_private_in_hermes_home(db_path, ids):
+    from starlette.testclient import TestClient
+
     from hermes import config
     from hermes.web.app import create_app
-    from starlette.testclient import TestClient
 
     with TestClient(create_app(str(db_path))) as c:
         first = token(c)

@@ -28,7 +28,7 @@ LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
 
 
 def templates() -> Jinja2Templates:
-    from .sanitize import looks_like_html, preview, render_summary, safe_url
+    from .render import FILTERS
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -37,13 +37,7 @@ def templates() -> Jinja2Templates:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["summary_html"] = render_summary
-    env.filters["safe_url"] = safe_url
-    env.filters["preview"] = preview
-    env.filters["is_html"] = looks_like_html
-    from . import pages
-
-    env.filters.update(pages.FILTERS)
+    env.filters.update(FILTERS)
     return Jinja2Templates(env=env)
 
 

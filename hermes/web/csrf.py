@@ -46,7 +46,7 @@ def load_secret(path: Path | None = None) -> bytes:
             if len(path.read_text(encoding="ascii", errors="replace").strip()) >= 32:
                 return path.read_text(encoding="ascii").strip().encode()
             time.sleep(0.01)
-        raise HermesError(f"{path} holds no usable secret; delete it and start again")
+        raise HermesError(f"{path} holds no usable secret; delete it and start again") from None
     with os.fdopen(fd, "w", encoding="ascii") as fh:
         fh.write(value + "\n")
     return value.encode()

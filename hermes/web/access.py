@@ -1,0 +1,182 @@
+"""How the pages reach hermes: the database per request, personas and items (core), the
+collected tools (plugins, possibly disabled), and the ranking with its reasons."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from .forms import bad, parse_int
+
+# Which plugin group provides a tool, for the "not available" notices.
+TOOL_GROUPS = {
+    "list_users": "persona", "create_persona": "persona", "profile_status": "persona",
+    "digest": "digest",
+    "record_progress": "corpus", "favorite": "corpus", "add_highlight": "corpus",
+    "corpus": "corpus", "corpus_items": "corpus", "corpus_ranked": "corpus",
+    "corpus_changes": "corpus",
+    "list_feeds": "feeds", "add_feed": "feeds", "remove_feed": "feeds",
+}
+
+
+@contextmanager
+def opened(request: Request):
+    from .app import request_db
+
+    db = request_db(request)
+    try:
+        yield db
+    finally:
+        db.conn.close()
+
+
+def require_persona(db, name) -> dict:
+    from ..errors import HermesError, NotFound
+    from ..signals import require_user
+
+    if not name:
+        bad("choose a persona first (the user parameter is missing)")
+    try:
+        return require_user(db, str(name))
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    except HermesError as exc:
+        bad(str(exc))
+
+
+def require_item_id(db, value) -> int:
+    from ..errors import NotFound
+    from ..signals import require_item
+
+    item_id = parse_int(value, "item_id", 1, 2**62)
+    try:
+        require_item(db, item_id)
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    return item_id
+
+
+class Tools:
+    """The collected tools, called with only the arguments each one accepts."""
+
+    def __init__(self):
+        from ..tools import collect_tools
+
+        try:
+            self.tools = collect_tools()
+        except Exception:  # a broken plugin must not take the UI down with it
+            self.tools = {}
+
+    def has(self, name: str) -> bool:
+        return name in self.tools
+
+    def missing(self, name: str) -> str:
+        group = TOOL_GROUPS.get(name, name)
+        return (f"The {group} tools are not available (the {group!r} plugin is disabled or "
+                f"not installed), so {name} cannot run here.")
+
+    def call(self, db, name: str, /, **arguments) -> dict | None:
+        """The tool's result, or ``None`` when no plugin provides it."""
+        from ..tools import call_tool
+
+        tool = self.tools.get(name)
+        if tool is None:
+            return None
+        accepted = {p.name for p in tool.arguments()}
+        return call_tool(db, tool, {k: v for k, v in arguments.items() if k in accepted})
+
+    def require(self, db, name: str, /, **arguments) -> dict:
+        """For actions: 503 when the tool is missing, 400 with its message when it fails."""
+        result = self.call(db, name, **arguments)
+        if result is None:
+            bad(self.missing(name), 503)
+        if not result.get("ok"):
+            bad(result.get("message") or f"{name} failed")
+        return result
+
+
+def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
+    out = []
+    for entry in (result or {}).get(key) or []:
+        value = entry.get("item_id", entry.get("id")) if isinstance(entry, dict) else entry
+        if isinstance(value, int):
+            out.append(value)
+    return out
+
+
+#: How a ranking component reads in the fallback reason (when no explanation is available).
+COMPONENT_PHRASES = {
+    "profile": "close to the interests text",
+    "preference": "tags or sources liked before",
+    "classifier": "resembles liked items",
+}
+
+
+def reason_for(db, user: dict, item_id: int, components: dict[str, float]) -> str:
+    """The one-line reason an item ranks: the explanation module's when it has one, else
+    the ranking components that pushed it up. Never fatal."""
+    try:
+        from .. import explain as explain_mod
+    except ImportError:
+        explain_mod = None
+    if explain_mod is not None:
+        try:
+            explanation = explain_mod.explain(db, user, item_id)
+        except Exception:
+            explanation = None
+        if isinstance(explanation, dict):
+            for key in ("reason", "summary", "text"):
+                if isinstance(explanation.get(key), str) and explanation[key].strip():
+                    return explanation[key].strip()
+        elif isinstance(explanation, str) and explanation.strip():
+            return explanation.strip()
+    helping = sorted(((v, n) for n, v in components.items() if v > 0.005),
+                     key=lambda vn: (-vn[0], vn[1]))
+    if not helping:
+        return "no signal favours it strongly; one of the best-ranked unread items"
+    return "; ".join(f"{COMPONENT_PHRASES.get(n, n)} ({v:+.2f})" for v, n in helping[:2])
+
+
+def ranked_items(db, user: dict, *, limit: int, days: float | None) -> tuple[list[dict], object]:
+    """The persona's ranked unread items with their reasons (the one ranking path)."""
+    from ..rank import CandidateQuery, item_rows, rank
+
+    ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit)
+    rows = item_rows(db, ranking.item_ids)
+    items = []
+    for position, item_id in enumerate(int(i) for i in ranking.item_ids):
+        item = dict(rows[item_id])
+        components = {name: float(values[position])
+                      for name, values in ranking.contributions.items()
+                      if name not in ranking.components or ranking.components[name].active}
+        item["rank"] = position + 1
+        item["score"] = float(ranking.scores[position])
+        item["reason"] = reason_for(db, user, item_id, components)
+        items.append(item)
+    return items, ranking
+
+
+def corpus_status(db, tools: Tools, user: dict) -> dict:
+    """Which items the persona has read/captured (experienced) or saved, for the badges."""
+    if not tools.has("corpus_items"):
+        return {"available": False, "note": tools.missing("corpus_items"),
+                "experienced": set(), "saved": set(), "favorited": set(), "highlights": {}}
+    experienced = tools.call(db, "corpus_items", user=user["name"], facet="experienced", limit=500)
+    saved = tools.call(db, "corpus_items", user=user["name"], facet="saved", limit=500)
+    ranked = tools.call(db, "corpus_ranked", user=user["name"], limit=200)
+    favorited = set(item_ids_of(saved))
+    highlights = {}
+    for entry in (ranked or {}).get("items") or []:
+        if not isinstance(entry, dict):
+            continue
+        item_id = entry.get("item_id", entry.get("id"))
+        if entry.get("favorited"):
+            favorited.add(item_id)
+        if entry.get("highlights"):
+            highlights[item_id] = entry["highlights"]
+    return {"available": True, "note": None, "experienced": set(item_ids_of(experienced)),
+            "saved": set(item_ids_of(saved)), "favorited": favorited, "highlights": highlights,
+            "can_read": tools.has("record_progress"), "can_favorite": tools.has("favorite"),
+            "can_highlight": tools.has("add_highlight")}

@@ -1,0 +1,58 @@
+"""Reading form and query values: anything a person can type is checked here, and a bad
+value becomes a 400 page whose message says what to type instead."""
+
+from __future__ import annotations
+
+from starlette.exceptions import HTTPException
+
+MAX_TEXT = 5000
+DEFAULT_DAYS = 7
+
+
+def bad(message: str, status: int = 400):
+    raise HTTPException(status, message)
+
+
+def parse_int(value, what: str, lo: int, hi: int) -> int:
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        bad(f"{what} must be a whole number, got {str(value)[:40]!r}")
+    if not lo <= number <= hi:
+        bad(f"{what} must be between {lo} and {hi}, got {number}")
+    return number
+
+
+def parse_bool(value, what: str) -> bool:
+    text = str(value).strip().lower() if value is not None else ""
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    bad(f"{what} must be yes or no, got {text[:40]!r}")
+
+
+def parse_days(value) -> float | None:
+    """``days`` query value: a number of days, or ``all`` for the whole archive."""
+    if value in (None, ""):
+        return DEFAULT_DAYS
+    if str(value).strip().lower() == "all":
+        return None
+    return parse_int(value, "days", 1, 36500)
+
+
+def parse_text(value, what: str, *, required: bool, maximum: int = MAX_TEXT) -> str:
+    text = (value or "").strip() if isinstance(value, str) else ""
+    if required and not text:
+        bad(f"{what} is empty; write something first")
+    if len(text) > maximum:
+        bad(f"{what} is too long ({len(text)} characters; at most {maximum})")
+    return text
+
+
+def local_path(value, default: str) -> str:
+    """A redirect target on this server only (no open redirect to another site)."""
+    if (isinstance(value, str) and value.startswith("/") and not value.startswith("//")
+            and "\\" not in value and not any(ord(c) < 32 for c in value)):
+        return value
+    return default

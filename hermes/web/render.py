@@ -1,0 +1,140 @@
+"""Rendering: templates with the CSRF token and the one-time flash message, redirects after
+a POST, and the template filters (dates, percentages, corpus signals)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from datetime import datetime, timezone
+from urllib.parse import quote, urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+
+from . import csrf
+from .sanitize import looks_like_html, preview, render_summary, safe_url
+
+FLASH_COOKIE = "hermes_flash"
+
+
+def page_url(page: str, user: str, **params) -> str:
+    query = {"user": user, **{k: v for k, v in params.items() if v is not None}}
+    return f"/{page}?{urlencode(query)}"
+
+
+def set_flash(request: Request, response, message: str, kind: str = "ok") -> None:
+    raw = f"{kind}:{message[:300]}".encode()
+    value = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    signed = csrf.sign(request.app.state.secret_fn(), value)
+    response.set_cookie(FLASH_COOKIE, signed, max_age=60, httponly=True, samesite="strict")
+
+
+def pop_flash(request: Request) -> dict | None:
+    value = csrf.unsign(request.app.state.secret_fn(), request.cookies.get(FLASH_COOKIE))
+    if not value:
+        return None
+    try:
+        kind, _, message = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return {"kind": kind, "message": message}
+
+
+def render(request: Request, name: str, context: dict, status: int = 200):
+    flash = pop_flash(request)
+    context = {
+        "csrf_token": request.scope.get("state", {}).get("csrf_token", ""),
+        "flash": flash,
+        "path": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+        **context,
+    }
+    response = request.app.state.templates.TemplateResponse(
+        request, name, context, status_code=status)
+    if flash or FLASH_COOKIE in request.cookies:
+        response.delete_cookie(FLASH_COOKIE)
+    return response
+
+
+def redirect(request: Request, to: str, message: str | None = None):
+    response = RedirectResponse(to, status_code=303)
+    if message:
+        set_flash(request, response, message)
+    return response
+
+
+# --- template filters --------------------------------------------------------------------------
+
+def fmt_date(value) -> str:
+    """``2026-11-02`` from an ISO timestamp (or the text itself when it is not one)."""
+    if not value:
+        return ""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return str(value)[:10]
+    return when.strftime("%Y-%m-%d")
+
+
+def fmt_ago(value) -> str:
+    if not value:
+        return ""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    seconds = (datetime.now(timezone.utc) - when).total_seconds()
+    if seconds < 0:
+        return "scheduled"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+def fmt_pct(value) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return "" if math.isnan(number) else f"{number:.0%}"
+
+
+def fmt_num(value, digits: int = 2) -> str:
+    try:
+        return f"{float(value):.{digits}f}"
+    except (TypeError, ValueError):
+        return ""
+
+
+def fmt_signals(row) -> str:
+    """``read 100% · 2 highlights · ★`` for a corpus_ranked row."""
+    if not isinstance(row, dict):
+        return ""
+
+    def n(count, word):
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    bits = []
+    if row.get("max_fraction"):
+        bits.append(f"read {fmt_pct(row['max_fraction'])}")
+    if row.get("highlights"):
+        bits.append(n(row["highlights"], "highlight"))
+    if row.get("notes"):
+        bits.append(n(row["notes"], "note"))
+    if row.get("favorited"):
+        bits.append("★ saved")
+    if row.get("reopens"):
+        bits.append(n(row["reopens"], "re-read"))
+    return " · ".join(bits)
+
+
+FILTERS = {
+    "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num,
+    "q": lambda v: quote(str(v), safe=""),
+    # feed text: sanitised HTML, a plain-text preview, links only when http(s)
+    "summary_html": render_summary, "preview": preview, "is_html": looks_like_html,
+    "safe_url": safe_url,
+}
