@@ -341,3 +341,23 @@ def test_a_fresh_connection_sees_the_same_corpus(world, db_path):
         assert ct.corpus(other, "alice")["experienced_count"] == 1
     finally:
         other.conn.close()
+
+
+def test_entity_view_adds_tag_graph_topics(db, add_items):
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    ids = add_items([
+        {"title": "a", "tags": ["galaxies", "dark matter"]},
+        {"title": "b", "tags": ["galaxies", "dark matter", "halos"]},
+        {"title": "c", "tags": ["halos", "dark matter"]},
+        {"title": "d", "tags": ["proteins", "folding"]},
+        {"title": "e", "tags": ["proteins", "folding"]},
+    ])
+    for item in ids[:3]:
+        cs.record_progress(db, "alice", item, 1.0)
+    found = ct.corpus_entities(db, "alice")["entities"]
+    topics = [e for e in found if e["kind"] == "topic"]
+    assert len(topics) == 1 and topics[0]["item_count"] == 3
+    assert {i["item_id"] for i in topics[0]["items"]} == set(ids[:3])
+    # The summary lists a name once even when a topic is labelled like a tag.
+    names = [e["entity"].casefold() for e in ct.corpus(db, "alice")["top_entities"]]
+    assert len(names) == len(set(names))
