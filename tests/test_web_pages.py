@@ -289,9 +289,19 @@ def test_digest_caveat_goes_away_once_the_classifier_trains(web, db, ids):
     assert ('class="caveat"' in text) == bool(quality["caveat"])
 
 
+def test_digest_per_topic_truncates_and_links_to_all(web):
+    one = web.get("/digest?user=ada&per_topic=1").text
+    assert "showing 1 of 3" in one and "per_topic=3" in one
+    everything = web.get("/digest?user=ada&per_topic=3").text
+    assert "showing" not in everything
+    assert everything.count('class="item') > one.count('class="item')
+
+
 def test_digest_bad_days_and_empty_window(web, db):
     r = web.get("/digest?user=ada&days=zero")
     assert r.status_code == 400 and "days must be a whole number" in r.text
+    r = web.get("/digest?user=ada&per_topic=500")
+    assert r.status_code == 400 and "per_topic must be between 1 and 50" in r.text
     db.execute("UPDATE items SET published = '2001-01-01T00:00:00+00:00'")
     from hermes import matrix
 
@@ -428,3 +438,12 @@ def test_static_assets_are_local(web):
             # only the items' own links may point elsewhere, never an asset
             assert "arxiv.org/abs" in ref or "example.org/blog" in ref, ref
     assert "<script" not in page
+
+
+def test_the_corpus_json_api_lives_in_the_same_app(web, ids):
+    post(web, "/read", {"user": "ada", "item_id": ids[0]})
+    r = web.get("/api/corpus?user=ada")
+    assert r.status_code == 200
+    assert r.json()["experienced_count"] == 1
+    assert web.get("/api/corpus/items?user=ada&facet=experienced").json()["items"][0]["item_id"] == ids[0]
+    assert web.get("/api/corpus?user=nobody").status_code == 404

@@ -80,14 +80,16 @@ async def feed(request: Request):
 async def digest(request: Request):
     params = request.query_params
     days = parse_int(params.get("days", DEFAULT_DAYS), "days", 1, 365)
+    per_topic = parse_int(params.get("per_topic", 3), "per_topic", 1, 50)
 
     def view():
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
-            result = tools.call(db, "digest", user=user["name"], days=days)
+            result = tools.call(db, "digest", user=user["name"], days=days, per_topic=per_topic)
             status = corpus_status(db, tools, user)
-        return {"user": user, "result": result, "days": days, "status": status,
+        return {"user": user, "result": result, "days": days, "per_topic": per_topic,
+                "status": status,
                 "missing": None if result is not None else tools.missing("digest"),
                 "page": "digest"}
 
