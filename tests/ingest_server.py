@@ -64,6 +64,12 @@ class Route:
             pass  # the client gave up (size cap, deadline): that is the point
 
 
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog (5) drops connections when a client opens more at once,
+    # and the kernel retries them a second later: that would be measured, not hermes.
+    request_queue_size = 128
+
+
 class FeedServer:
     def __init__(self):
         self.routes: dict[str, Route] = {}
@@ -83,7 +89,7 @@ class FeedServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
