@@ -138,10 +138,22 @@ class BearerTokenMiddleware:
 def http_app(server: MCPServer, *, host: str = "127.0.0.1", token: str | None = None):
     """The streamable-HTTP ASGI app (endpoint ``/mcp``), behind a bearer token if given.
 
-    On a loopback host the SDK also checks ``Host`` / ``Origin`` headers, which stops DNS
-    rebinding attacks from web pages.
+    On a loopback bind only loopback ``Host`` / ``Origin`` headers are accepted: a web page
+    that points a DNS name at 127.0.0.1 (DNS rebinding) cannot reach the tools.
     """
-    app = server.streamable_http_app(host=host)
+    security = None
+    if is_loopback(host):
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        name = host.strip("[]")
+        own = f"[{name}]" if ":" in name else name
+        hosts = sorted({own, "127.0.0.1", "localhost", "[::1]"})
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{h}:*" for h in hosts],
+            allowed_origins=[f"http://{h}:*" for h in hosts],
+        )
+    app = server.streamable_http_app(host=host, transport_security=security)
     return BearerTokenMiddleware(app, token) if token else app
 
 

@@ -306,8 +306,11 @@ async def test_http_transport_requires_the_bearer_token(http_server, db):
         missing = await raw.post(http_server, json=init, headers=headers)
         wrong = await raw.post(http_server, json=init,
                                headers={**headers, "Authorization": "Bearer nope"})
+        rebound = await raw.post(http_server, json=init, headers={
+            **headers, "Authorization": "Bearer s3cret-token", "Host": "attacker.example"})
     assert missing.status_code == 401 and wrong.status_code == 401
     assert missing.headers["www-authenticate"].startswith("Bearer")
+    assert rebound.status_code == 421  # DNS rebinding: a foreign Host header is refused
 
     async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as authed:
         async with streamable_http_client(http_server, http_client=authed) as (read, write), \
@@ -322,3 +325,43 @@ async def test_http_transport_requires_the_bearer_token(http_server, db):
 
 def test_hermes_executable_is_available():
     assert hermes_command()[0] == sys.executable or shutil.which(hermes_command()[0])
+
+
+@pytest.mark.parametrize("args, env_token, warning, token", [
+    (["--transport", "http"], None, None, None),
+    (["--transport", "http"], "from-env", None, "from-env"),
+    (["--transport", "http", "--token", "  t0k  "], None, None, "t0k"),
+    (["--transport", "http", "--host", "0.0.0.0", "--allow-remote"], None, "WITHOUT a token", None),
+    (["--transport", "http", "--host", "192.0.2.7", "--allow-remote", "--token", "x"], None,
+     "reachable from the network", "x"),
+    (["--transport", "http", "--host", "::1"], None, None, None),
+])
+def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_token, warning, token):
+    from typer.testing import CliRunner
+
+    from hermes import mcp_server
+    from hermes.cli import build_app
+
+    seen = {}
+    monkeypatch.setattr(mcp_server, "run_http", lambda server, **kw: seen.update(kw))
+    if env_token:
+        monkeypatch.setenv("HERMES_MCP_TOKEN", env_token)
+    else:
+        monkeypatch.delenv("HERMES_MCP_TOKEN", raising=False)
+    result = CliRunner().invoke(build_app(), ["serve", "--db", str(db_path), *args])
+    assert result.exit_code == 0, result.output
+    assert seen["token"] == token and seen["port"] == 8766
+    if warning:
+        assert "warning:" in result.output and warning in result.output
+    else:
+        assert "warning" not in result.output
+
+
+@pytest.mark.parametrize("host, expected", [
+    ("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True), ("127.0.0.2", True),
+    ("0.0.0.0", False), ("192.168.1.5", False), ("example.org", False), ("::", False),
+])
+def test_is_loopback(host, expected):
+    from hermes.mcp_server import is_loopback
+
+    assert is_loopback(host) is expected
