@@ -72,6 +72,11 @@ def call_tool(db, tool: Tool, arguments: dict) -> dict:
         return fail(str(exc), **tool.empty)
     except TypeError as exc:
         return fail(f"bad arguments for {tool.name}: {exc}", **tool.empty)
+    except OverflowError:
+        # An id like 2**64 passes a schema with only a lower bound, then cannot be bound as
+        # an SQLite integer: no such row can exist, so it is the caller's mistake.
+        return fail(f"a number given to {tool.name} is too large: ids and counts must be "
+                    f"below {2 ** 63:,}", **tool.empty)
     except Exception as exc:  # the server must survive any tool bug
         log.exception("tool %s failed", tool.name)
         return fail(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", **tool.empty)
