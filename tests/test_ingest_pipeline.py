@@ -321,3 +321,16 @@ def test_sample_feeds_ingest_with_dedupe(db):
         "SELECT count(DISTINCT arxiv_id) FROM items").fetchone()[0] == 288
     tags = json.loads(db.execute("SELECT tags FROM items WHERE arxiv_id IS NOT NULL LIMIT 1").fetchone()[0])
     assert tags and all(t == t.lower() for t in tags)
+
+
+def test_nothing_new_never_loads_the_model(db, server):
+    from hermes.embed import MiniLMEmbedder
+
+    url = server.add("/feed.xml", body=rss(articles(2)), etag='"v1"')
+    add_feeds(db, [(url, None)])
+    run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
+    db.execute("UPDATE items SET embedding_model = ?", [MiniLMEmbedder.name])  # as if MiniLM made them
+    model = MiniLMEmbedder()
+    out = run_ingest(db, embedder=model, settings=FAST)
+    assert out[0]["status"] == "unchanged" and out.embedded == 0
+    assert model._model is None  # torch was never imported for a no-op run
