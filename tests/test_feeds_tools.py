@@ -134,12 +134,14 @@ def test_record_feedback_refusals_write_nothing(db, items, ann, args, fragment):
 # --- explain_item ---------------------------------------------------------------------------
 
 def test_explain_item_explains_a_ranked_item(db, items, ann):
-    pytest.importorskip("hermes.explain", reason="hermes/explain.py has not landed yet")
     record_click(db, ann["id"], items[1], True, "ui")
     result = tool(db, "explain_item", user="ann", item_id=items[0])
     assert result["ok"], result["message"]
     assert result["user"] == "ann" and result["item_id"] == items[0]
-    assert result["explanation"] and isinstance(result["reason"], str)
+    explanation = result["explanation"]
+    assert explanation["item_id"] == items[0] and result["reason"] == explanation["reason"]
+    assert "profile" in explanation["components"] and explanation["n_clicks"] == 1
+    assert result["reason"] in result["message"]
 
 
 @pytest.mark.parametrize("args, fragment", [
