@@ -63,6 +63,8 @@ def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]
     ``feeds.toml`` has no effect, so a removed feed never comes back. Returns the new ids.
     """
     path = path or config.feeds_toml()
+    if db.execute("SELECT 1 FROM meta WHERE key = ?", [SEEDED_KEY]).fetchone():
+        return []  # the usual case, answered without waiting for the write lock
     with write_transaction(db):
         if db.execute("SELECT 1 FROM meta WHERE key = ?", [SEEDED_KEY]).fetchone():
             return []
