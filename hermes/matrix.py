@@ -36,6 +36,7 @@ class Matrix:
         self.key_index: dict[str, int] = {}
         self.key_rows = np.zeros(0, dtype=np.int64)
         self.key_cols = np.zeros(0, dtype=np.int64)
+        self._derived: dict = {}  # summaries of the current contents, dropped on change
 
     # Views of the filled part; a holder of an older view keeps a consistent snapshot.
     @property
@@ -82,6 +83,31 @@ class Matrix:
         padded[: len(values)] = values[: len(padded)]
         return np.bincount(self.key_rows, weights=padded[self.key_cols], minlength=self.n)[: self.n]
 
+    def mean_vector(self) -> np.ndarray:
+        """The average item vector (cached until the matrix changes)."""
+        if "mean" not in self._derived:
+            mean = self.vectors.mean(axis=0) if self.n else np.zeros(self.dimension)
+            self._derived["mean"] = mean.astype(np.float32)
+        return self._derived["mean"]
+
+    def key_family_mask(self, prefix: str) -> np.ndarray:
+        """1.0 for the key columns starting with ``prefix`` (``"tag:"``…), else 0.0."""
+        name = ("family", prefix, len(self.key_index))
+        if name not in self._derived:
+            self._derived[name] = np.array(
+                [key.startswith(prefix) for key in self.key_index], dtype=np.float64)
+        return self._derived[name]
+
+    def family_counts(self, prefixes) -> dict[str, np.ndarray]:
+        """Per key family, how many keys of that family each row has."""
+        return {p: self._family_count(p) for p in prefixes}
+
+    def _family_count(self, prefix: str) -> np.ndarray:
+        name = ("count", prefix)
+        if name not in self._derived:
+            self._derived[name] = self.key_sums(self.key_family_mask(prefix))
+        return self._derived[name]
+
     def select(self, rows: np.ndarray):
         """The vectors of ``rows``: the matrix itself when every row is kept, else a
         :class:`CandidateVectors` that does not copy them."""
@@ -90,6 +116,7 @@ class Matrix:
         return CandidateVectors(self.vectors, rows)
 
     def _absorb(self, ids, vecs, published, keys, seq) -> None:
+        self._derived = {}
         replaced, new_rows = [], []
         for k, item_id in enumerate(ids):
             row = self._row.get(item_id)

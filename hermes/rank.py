@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +34,9 @@ class CandidateQuery:
     tag: str | None = None
     content_type: str | None = None
     item_ids: tuple[int, ...] | None = None
+    #: items ranked along with the candidates whatever the filters say (an explanation
+    #: ranks its item within the persona's normal pool, so calibration means the same)
+    include_ids: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -59,6 +63,8 @@ class Ranking:
     n_candidates: int = 0
     #: the share of the blended scale each component got (0 when inactive or constant)
     shares: dict[str, float] = field(default_factory=dict)
+    #: for each ranked item, its index among the candidates (to read ``Component.detail``)
+    order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def blend_weight(n_clicks: int) -> float:
@@ -73,25 +79,58 @@ def clamp_limit(limit, *, default: int = 20, maximum: int = MAX_LIMIT) -> int:
 
 # --- the persona's interests vector -------------------------------------------------------
 
+#: Bumped when what is persisted per interests text changes (v2: the clauses too).
+INTERESTS_FORMAT = "v2"
+MAX_CLAUSES = 12
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|[;:\n\u2014\u2013]")
+_CLAUSE = re.compile(r",\s*")
+_LEADING = re.compile(r"^(?:and|or|also|as well as|plus|including)\s+", re.IGNORECASE)
+
+
+def interest_clauses(text: str) -> list[str]:
+    """The separate interests in a text ("galaxy evolution, AGN feedback; dark matter"),
+    split at punctuation only: "formation and evolution of galaxies" stays one interest.
+
+    A persona usually lists several interests; one embedding of the whole text lands
+    between them and matches none well (on the arXiv benchmark, nDCG@10 with no clicks
+    rose from 0.72 to 0.88 by scoring each item against its best-matching clause)."""
+    parts: dict[str, None] = {}
+    for sentence in _SENTENCE.split(text or ""):
+        for part in _CLAUSE.split(sentence):
+            part = _LEADING.sub("", part.strip(" .,'\"()[]")).strip()
+            if len(part) > 1 and any(ch.isalpha() for ch in part):  # "QCD" and "AI" count
+                parts.setdefault(part, None)
+    return list(parts)[:MAX_CLAUSES]
+
+
 def interests_key(model: str, text: str) -> str:
-    return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
+    return hashlib.sha256(f"{model}\0{INTERESTS_FORMAT}\0{text}".encode()).hexdigest()
 
 
-def interests_vector(db: sqlite_utils.Database, user: dict, embedder: Embedder) -> np.ndarray:
-    """The embedded interests text, persisted on the user row keyed by sha256(model, text):
-    a fresh process ranks without loading the model unless the text changed."""
-    key = interests_key(embedder.name, user["interests"] or "")
+def interests_vectors(db: sqlite_utils.Database, user: dict, embedder: Embedder) -> np.ndarray:
+    """The embedded interests text (row 0) and its clauses (rows 1…), persisted on the user
+    row keyed by sha256(model, format, text): a fresh process ranks without loading the
+    model unless the text changed."""
+    text = user["interests"] or ""
+    key = interests_key(embedder.name, text)
     row = db.execute(
         "SELECT interests_key, interests_vec FROM users WHERE id = ?", [user["id"]]
     ).fetchone()
     if row and row[0] == key and row[1]:
-        return from_blob(row[1])
-    vec = embedder.embed([user["interests"] or ""])[0]
+        return from_blob(row[1]).reshape(-1, embedder.dimension)
+    clauses = interest_clauses(text)
+    vecs = embedder.embed([text, *(clauses if len(clauses) > 1 else [])])
     db.execute(
         "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",
-        [key, to_blob(vec), user["id"]],
+        [key, to_blob(vecs), user["id"]],
     )
-    return vec
+    return vecs
+
+
+def interests_vector(db: sqlite_utils.Database, user: dict, embedder: Embedder) -> np.ndarray:
+    """The embedded interests text as a whole (see :func:`interests_vectors`)."""
+    return interests_vectors(db, user, embedder)[0]
 
 
 def user_clicks(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool]]:
@@ -119,6 +158,8 @@ def candidate_rows(db, user: dict, query: CandidateQuery, matrix: Matrix) -> np.
             keep &= answer
         else:
             keep &= np.isin(matrix.ids, np.fromiter(answer, dtype=np.int64))
+    if query.include_ids:
+        keep |= np.isin(matrix.ids, np.array(query.include_ids, dtype=np.int64))
     return np.flatnonzero(keep)
 
 
@@ -126,7 +167,10 @@ def candidate_rows(db, user: dict, query: CandidateQuery, matrix: Matrix) -> np.
 
 def calibrate(scores: np.ndarray) -> np.ndarray:
     """z-score over the candidates, so components of different natural scales blend fairly.
-    A constant component carries no ranking information and calibrates to zeros."""
+    A constant component carries no ranking information and calibrates to zeros.
+
+    (Rank-Gaussian and median/IQR scaling were tried on the quality benchmark; neither beat
+    the plain z-score.)"""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
         return scores
@@ -224,6 +268,7 @@ def rank(
         raw={c.name: np.asarray(c.scores, dtype=np.float64)[order] for c in components},
         n_candidates=len(ids),
         shares=shares,
+        order=order,
     )
 
 

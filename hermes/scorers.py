@@ -2,10 +2,9 @@
 
 Written interests (role ``profile``):
 
-- ``profile``: cosine of each item to the persona's interests-text embedding, combined
-  with BM25 of the interests text over item titles and summaries (:mod:`hermes.lexical`),
-  which catches exact terminology the embedding blurs. Each part is standardised over the
-  candidates before they are mixed; ``detail`` keeps both raw parts for explanations.
+- ``profile``: each item's cosine to the best-matching clause of the interests text
+  (:func:`hermes.rank.interest_clauses`), mixed with a small share of BM25 of the whole text
+  over titles and summaries (:mod:`hermes.lexical`) for exact terms an embedding blurs.
 
 Learned from clicks (role ``behaviour``):
 
@@ -13,12 +12,17 @@ Learned from clicks (role ``behaviour``):
 - ``affinity``: closeness to the items the persona liked — learns from likes alone.
 - ``classifier``: logistic regression over the embeddings of clicked items, with a sample of
   unclicked items as down-weighted negatives. Active only once both a like and a dislike
-  exist (never fit on one class), and its share grows with the number of clicks.
+  exist (never fit on one class); its share of the behaviour role grows with the clicks
+  and ``affinity`` hands its share over as it does.
 
-All vector components come from one pass over the candidates' embeddings.
+Every vector component comes from one pass over the candidates' embeddings. The constants
+below were chosen on ``benchmarks/quality.py`` (see ``benchmarks/results/ranking.md``).
 """
 
 from __future__ import annotations
+
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -26,13 +30,13 @@ from . import logistic
 from .features import _key_stats, key_values
 from .hookspecs import hookimpl
 from .lexical import lexical_scores
-from .rank import Component, calibrate, interests_vector
+from .rank import Component, calibrate, interests_vectors
 
-#: share of the profile taken by the lexical match (the cosine gets the rest)
-LEXICAL_SHARE = 0.5
+#: share of the profile taken by the lexical match (the clause cosine gets the rest)
+LEXICAL_SHARE = 0.1
 #: how many of the most recent likes ``affinity`` compares with (one matrix column each)
-AFFINITY_LIKES = 24
-#: ``affinity`` = mean similarity to the closest k liked items (k ≤ this)
+AFFINITY_LIKES = 16
+#: ``affinity`` = mean similarity to the closest k liked items
 AFFINITY_K = 3
 #: the classifier's L2 strength (scikit-learn's C)
 CLASSIFIER_C = 1.0
@@ -41,120 +45,151 @@ SOFT_NEGATIVES = 50
 SOFT_WEIGHT = 0.9
 #: the classifier's share of the behaviour role is n / (n + this), n = explicit clicks
 CLASSIFIER_SHRINK = 10.0
+FAMILIES = ("tag:", "type:", "source:")
 
 
 @hookimpl
 def hermes_score(db, user, item_ids, vectors, context):
     matrix, clicks, rows = context["matrix"], context["clicks"], context["rows"]
-    interests = (user.get("interests") or "").strip()
-    columns: list[np.ndarray] = []
-    query = interests_vector(db, user, context["embedder"]) if interests else None
-    if query is not None:
-        columns.append(query)
+    text = (user.get("interests") or "").strip()
+    clauses = np.zeros((0, matrix.dimension), dtype=np.float32)
+    if text:
+        embedded = interests_vectors(db, user, context["embedder"])
+        clauses = embedded[1:] if len(embedded) > 1 else embedded
     fitted = classifier_model(context, user)
-    if fitted.get("coef") is not None:
-        columns.append(fitted["coef"])
-    liked = [i for i, is_like in clicks if is_like and matrix.vector(i) is not None]
-    liked = list(dict.fromkeys(reversed(liked)))[:AFFINITY_LIKES]  # most recent first
-    columns.extend(matrix.vector(i) for i in liked)
-    sims = (vectors @ np.stack(columns, axis=1)) if columns else np.zeros((len(item_ids), 0))
-    sims = np.asarray(sims, dtype=np.float64)
-    col = 0
-    comps = []
-    if query is not None:
-        comps.append(profile(db, interests, sims[:, col], matrix, rows))
-        col += 1
-    else:
-        comps.append(Component("profile", "profile", np.zeros(len(item_ids)), active=False,
-                               detail={"reason": "the persona has no interests text"}))
-    if fitted.get("coef") is not None:
-        comps.append(Component("classifier", "behaviour", sims[:, col] + fitted["intercept"],
+    coef = [fitted["coef"]] if fitted["detail"]["active"] else []
+    liked = recent_likes(clicks, matrix)
+    columns = [*clauses, *coef, *(matrix.vector(i) for i in liked), matrix.mean_vector()]
+    sims = np.asarray(vectors @ np.stack(columns, axis=1), dtype=np.float64)
+    clause_sims, sims = sims[:, : len(clauses)], sims[:, len(clauses):]
+    coef_sims, sims = sims[:, : len(coef)], sims[:, len(coef):]
+    like_sims, mean_sims = sims[:, :-1], sims[:, -1]
+
+    comps = [profile(db, text, clause_sims, matrix, rows)]
+    if coef:
+        comps.append(Component("classifier", "behaviour", coef_sims[:, 0] + fitted["intercept"],
                                weight=fitted["weight"], detail=fitted["detail"]))
-        col += 1
     else:
         comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
                                detail=fitted["detail"]))
     if clicks:
         comps.append(preference(db, user, matrix, rows, clicks))
-        comps.append(affinity(sims[:, col:], liked))
+        # affinity hands over to the classifier as the classifier's evidence grows
+        comps.append(affinity(like_sims, mean_sims, liked,
+                              weight=1.0 - fitted["weight"] if coef else 1.0))
     return comps
 
 
-def profile(db, text: str, cosine: np.ndarray, matrix, rows) -> Component:
-    bm25 = lexical_scores(db, text, matrix)
-    detail = {"semantic": cosine}
+def recent_likes(clicks, matrix) -> list[int]:
+    liked = [i for i, is_like in reversed(clicks) if is_like and matrix.vector(i) is not None]
+    return list(dict.fromkeys(liked))[:AFFINITY_LIKES]
+
+
+def profile(db, text: str, clause_sims: np.ndarray, matrix, rows) -> Component:
+    if not clause_sims.shape[1]:
+        return Component("profile", "profile", np.zeros(len(rows)), active=False,
+                         detail={"reason": "the persona has no interests text"})
+    semantic = clause_sims.max(axis=1)
+    detail = {"semantic": semantic, "clause": clause_sims.argmax(axis=1)}
+    bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
-        return Component("profile", "profile", cosine, detail=detail)
+        return Component("profile", "profile", semantic, detail=detail)
     words = bm25[rows]
     detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
     # everything else once the scores are standardised.
-    mixed = (1 - LEXICAL_SHARE) * calibrate(cosine) + LEXICAL_SHARE * calibrate(np.log1p(words))
+    mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * calibrate(np.log1p(words))
     return Component("profile", "profile", mixed, detail=detail)
 
 
 def preference(db, user, matrix, rows, clicks) -> Component:
+    """Per family of keys (tags, type, source), the mean evidence over the item's keys of
+    that family (a tag never clicked counts 0, so one liked tag among many weighs less);
+    the families add up. Adding (not averaging) across families keeps a key found on every
+    item — the only feed, the only content type — a constant that standardises away instead
+    of diluting the tags that discriminate."""
     stats = _key_stats(db, user["id"])
     n_likes = sum(1 for _, liked in clicks if liked)
     values = key_values(stats, n_likes, len(clicks) - n_likes)
     column = np.zeros(len(matrix.key_index))
-    known = np.zeros(len(matrix.key_index))
     for key, value in values.items():
         index = matrix.key_index.get(key)
         if index is not None:
             column[index] = value
-            known[index] = 1.0
-    total = matrix.key_sums(column)[rows]
-    count = matrix.key_sums(known)[rows]
-    scores = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
-    return Component("preference", "behaviour", scores, active=bool(stats),
+    total = np.zeros(len(rows))
+    for family, count in matrix.family_counts(FAMILIES).items():
+        in_family = column * (matrix.key_family_mask(family))
+        if in_family.any():
+            sums = matrix.key_sums(in_family)[rows]
+            total += np.divide(sums, count[rows], out=np.zeros(len(rows)), where=count[rows] > 0)
+    return Component("preference", "behaviour", total, active=bool(stats),
                      detail={"stats": stats})
 
 
-def affinity(sims: np.ndarray, liked: list[int]) -> Component:
+def affinity(like_sims: np.ndarray, mean_sims: np.ndarray, liked: list[int],
+             weight: float = 1.0) -> Component:
+    """Mean cosine to the k closest liked items, minus the cosine to the average item: all
+    abstracts share a common direction in MiniLM's space, and what counts is what an item
+    shares with the liked ones beyond it."""
     if not liked:
-        return Component("affinity", "behaviour", np.zeros(len(sims)), active=False,
+        return Component("affinity", "behaviour", np.zeros(len(mean_sims)), active=False,
                          detail={"reason": "no liked items yet"})
-    k = min(AFFINITY_K, sims.shape[1])
-    top = np.partition(sims, sims.shape[1] - k, axis=1)[:, -k:] if k < sims.shape[1] else sims
-    return Component("affinity", "behaviour", top.mean(axis=1),
+    k = min(AFFINITY_K, len(liked))
+    closest = np.partition(like_sims, len(liked) - k, axis=1)[:, -k:]
+    return Component("affinity", "behaviour", closest.mean(axis=1) - mean_sims, weight=weight,
                      detail={"liked_items": liked, "k": k})
 
 
+_FITS: OrderedDict = OrderedDict()
+_FITS_LOCK = threading.Lock()
+
+
 def classifier_model(context: dict, user: dict) -> dict:
-    """Fit the click classifier, or say why it is inactive. Returns ``coef``, ``intercept``,
-    ``weight`` and ``detail`` (``active``, ``reason``, counts)."""
+    """The click classifier's ``coef``, ``intercept``, ``weight`` and ``detail`` (``active``
+    and the ``reason``); cached until the persona's clicks or the matrix change."""
     matrix, clicks = context["matrix"], context["clicks"]
+    key = (id(matrix), len(matrix), user["id"], tuple(clicks),
+           CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT, CLASSIFIER_SHRINK)
+    with _FITS_LOCK:
+        if key in _FITS:
+            _FITS.move_to_end(key)
+            return _FITS[key]
+    fitted = _fit_classifier(matrix, clicks, user)
+    with _FITS_LOCK:
+        _FITS[key] = fitted
+        while len(_FITS) > 64:
+            _FITS.popitem(last=False)
+    return fitted
+
+
+def _fit_classifier(matrix, clicks, user) -> dict:
     known = [(i, liked) for i, liked in clicks if matrix.vector(i) is not None]
     likes = sum(1 for _, liked in known if liked)
     dislikes = len(known) - likes
     detail = {"active": False, "likes": likes, "dislikes": dislikes}
+    inactive = {"coef": None, "intercept": 0.0, "weight": 0.0}
     if not clicks:
-        return {"detail": {**detail, "reason": "no clicks yet"}}
+        return {**inactive, "detail": {**detail, "reason": "no clicks yet"}}
     if not likes or not dislikes:
-        if likes or dislikes:
-            missing = "dislike" if likes else "like"
-            reason = f"needs both a like and a dislike (has {likes or dislikes} {'like' if likes else 'dislike'}s, no {missing})"
+        if known:
+            have = f"{likes} like(s)" if likes else f"{dislikes} dislike(s)"
+            reason = f"needs both a like and a dislike; has {have} only"
         else:
             reason = "the clicked items have no embeddings yet"
-        return {"detail": {**detail, "reason": reason}}
-    X = [matrix.vector(i) for i, _ in known]
-    y = [int(liked) for _, liked in known]
-    weights = [1.0] * len(known)
+        return {**inactive, "detail": {**detail, "reason": reason}}
     negatives = soft_negatives(matrix, user["id"], {i for i, _ in clicks}, len(clicks))
-    X += [matrix.vectors[r] for r in negatives]
-    y += [0] * len(negatives)
-    weights += [SOFT_WEIGHT] * len(negatives)
-    coef, intercept = logistic.fit(np.stack(X), np.array(y), C=CLASSIFIER_C,
-                                   sample_weight=np.array(weights))
+    X = np.stack([matrix.vector(i) for i, _ in known] + [matrix.vectors[r] for r in negatives])
+    y = np.array([int(liked) for _, liked in known] + [0] * len(negatives))
+    weights = np.array([1.0] * len(known) + [SOFT_WEIGHT] * len(negatives))
+    coef, intercept = logistic.fit(X, y, C=CLASSIFIER_C, sample_weight=weights)
     n = len(known)
     return {
         "coef": coef.astype(np.float32),
         "intercept": intercept,
         "weight": n / (n + CLASSIFIER_SHRINK),
         "detail": {**detail, "active": True, "soft_negatives": len(negatives),
-                   "reason": f"fit on {likes} likes and {dislikes} dislikes"
-                             f" (+{len(negatives)} unclicked items as weak negatives)"},
+                   "reason": f"fit on {likes} like(s) and {dislikes} dislike(s), with "
+                             f"{len(negatives)} unclicked items as weak negatives"},
     }
 
 
@@ -167,6 +202,5 @@ def soft_negatives(matrix, user_id: int, clicked: set[int], n_clicks: int) -> np
     rng = np.random.default_rng([int(user_id), int(n_clicks)])
     size = min(len(matrix), SOFT_NEGATIVES + len(clicked))
     rows = rng.choice(len(matrix), size=size, replace=False)
-    clicked_rows = matrix.rows_of(clicked)
-    rows = rows[~np.isin(rows, clicked_rows)]
+    rows = rows[~np.isin(rows, matrix.rows_of(clicked))]
     return np.sort(rows[:SOFT_NEGATIVES])

@@ -1,0 +1,98 @@
+"""Blending: the n/(n+5) weight, calibration, shares, deterministic ties, plugin boosts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hermes.hookspecs import hookimpl
+from hermes.rank import (Component, blend, blend_weight, calibrate, create_user, item_rows,
+                         rank_items, top_order)
+
+
+def test_blend_weight_values():
+    assert blend_weight(0) == 0.0
+    assert blend_weight(5) == pytest.approx(0.5)
+    assert blend_weight(30) == pytest.approx(30 / 35)
+    assert blend_weight(30) > 0.85
+    weights = [blend_weight(n) for n in range(50)]
+    assert weights == sorted(weights)
+
+
+def test_calibrate_standardises_and_zeroes_constants():
+    z = calibrate(np.array([1.0, 2.0, 3.0, 10.0]))
+    assert z.mean() == pytest.approx(0.0) and z.std() == pytest.approx(1.0)
+    assert not calibrate(np.full(5, 0.7)).any()
+    assert calibrate(np.zeros(0)).size == 0
+
+
+def test_constant_components_take_no_share():
+    informative = Component("a", "behaviour", np.array([0.0, 1.0, 2.0]))
+    constant = Component("b", "behaviour", np.array([0.5, 0.5, 0.5]))
+    profile = Component("p", "profile", np.array([2.0, 1.0, 0.0]))
+    total, contributions, w, shares = blend([profile, informative, constant], 5, 3)
+    assert w == pytest.approx(0.5)
+    assert shares == {"p": 0.5, "a": 0.5, "b": 0.0}
+    assert not contributions["b"].any()
+    assert np.allclose(total, contributions["p"] + contributions["a"])
+
+
+def test_behaviour_only_takes_everything_and_nothing_means_zero():
+    comp = Component("a", "behaviour", np.array([0.0, 1.0]))
+    assert blend([comp], 1, 2)[2] == 1.0
+    total, _, w, _ = blend([], 3, 2)
+    assert w == 0.0 and not total.any()
+
+
+def test_ties_break_on_the_lower_id_even_at_the_cut():
+    ids = np.array([9, 3, 7, 1, 5])
+    total = np.array([1.0, 2.0, 1.0, 1.0, 0.0])
+    assert ids[top_order(ids, total, None)].tolist() == [3, 1, 7, 9, 5]
+    assert ids[top_order(ids, total, 2)].tolist() == [3, 1]
+    assert ids[top_order(ids, total, 3)].tolist() == [3, 1, 7]
+
+
+def test_identical_items_rank_by_id_every_time(db, add_items):
+    ids = add_items([{"title": "same words here"} for _ in range(6)])
+    user = create_user(db, "ann", "same words")
+    runs = {tuple(r["id"] for r in rank_items(db, user, limit=4)) for _ in range(3)}
+    assert runs == {tuple(sorted(ids)[:4])}
+
+
+def test_a_third_party_boost_scorer_changes_the_order(pm, db, add_items):
+    ids = add_items([
+        {"title": "quantum error correction codes", "tags": ["quant-ph"]},
+        {"title": "surface codes for quantum error correction", "tags": ["quant-ph"]},
+        {"title": "galaxy rotation curves", "tags": ["astro-ph"]},
+    ])
+    user = create_user(db, "ann", "quantum error correction")
+    before = [r["id"] for r in rank_items(db, user, limit=3)]
+    assert before[-1] == ids[2]
+
+    class RoleBoost:
+        """A plugin that pushes astronomy up for everyone, on the blended scale."""
+
+        @hookimpl
+        def hermes_score(self, db, user, item_ids, vectors, context):
+            tags = {i: r["tags"] for i, r in item_rows(db, item_ids).items()}
+            boost = np.array([1.0 if "astro-ph" in tags[int(i)] else 0.0 for i in item_ids])
+            return Component("astro_boost", "boost", boost, weight=3.0)
+
+    pm.register(RoleBoost(), name="role_boost")
+    after = rank_items(db, user, limit=3)
+    assert after[0]["id"] == ids[2]
+    assert before != [r["id"] for r in after]
+
+
+def test_a_scorer_returning_the_wrong_length_is_refused(pm, db, add_items):
+    add_items([{"title": "a"}, {"title": "b"}])
+    user = create_user(db, "ann", "a")
+
+    class Broken:
+        @hookimpl
+        def hermes_score(self, db, user, item_ids, vectors, context):
+            return Component("broken", "boost", np.zeros(len(item_ids) + 1))
+
+    pm.register(Broken(), name="broken")
+    with pytest.raises(ValueError, match="broken"):
+        rank_items(db, user, limit=2)

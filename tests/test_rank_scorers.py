@@ -1,0 +1,137 @@
+"""The built-in scorers: preference from click 1, affinity from likes alone, the classifier
+only with both classes, the clause-wise profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hermes import logistic, scorers
+from hermes.features import _key_stats, key_score
+from hermes.rank import CandidateQuery, create_user, interest_clauses, rank, rank_items
+from hermes.signals import record_click
+
+
+def ranked_ids(db, user, **kw):
+    return [r["id"] for r in rank_items(db, user, limit=50, **kw)]
+
+
+def test_preference_is_active_from_the_first_click_and_smoothed(db, add_items):
+    ids = add_items([
+        {"title": "first clicked", "tags": ["Birds"]},
+        {"title": "plain words alpha", "tags": ["birds"]},
+        {"title": "plain words alpha", "tags": ["fish"]},
+    ])
+    user = create_user(db, "ann", "")
+    record_click(db, user["id"], ids[0], True, "ui")
+    stats = _key_stats(db, user["id"])
+    assert stats["tag:birds"] == {"likes": 1, "dislikes": 0, "score": pytest.approx(1 / 3)}
+    assert key_score(1, 0) == pytest.approx(1 / 3) and key_score(10, 0) == pytest.approx(10 / 12)
+    ranking = rank(db, user, CandidateQuery())
+    assert ranking.components["preference"].active
+    assert ranking.item_ids[0] == ids[1]  # the liked tag (case-folded) wins the tie
+
+
+def test_a_key_on_every_item_does_not_dilute_the_tags(db, add_items):
+    # Every item shares the feed and the type: those keys must not outweigh the tags.
+    ids = add_items([{"title": f"t{i}", "tags": ["a"]} for i in range(3)]
+                    + [{"title": "x", "tags": ["a"]}, {"title": "y", "tags": ["b"]}])
+    user = create_user(db, "ann", "")
+    for i in ids[:3]:
+        record_click(db, user["id"], i, True, "ui")
+    assert ranked_ids(db, user) == [ids[3], ids[4]]
+
+
+def test_classifier_is_inactive_until_both_classes_exist_and_never_fits_one(db, add_items, monkeypatch):
+    fits = []
+    real_fit = logistic.fit
+
+    def spy(X, y, **kw):
+        fits.append(np.asarray(y))
+        return real_fit(X, y, **kw)
+
+    monkeypatch.setattr(logistic, "fit", spy)
+    ids = add_items([{"title": f"item {i} words"} for i in range(8)])
+    user = create_user(db, "ann", "words")
+    record_click(db, user["id"], ids[0], True, "ui")
+    record_click(db, user["id"], ids[1], True, "ui")
+    clf = rank(db, user, CandidateQuery()).components["classifier"]
+    assert not clf.active and "both a like and a dislike" in clf.detail["reason"]
+    assert "2 like(s) only" in clf.detail["reason"] and fits == []
+
+    other = create_user(db, "bob", "words")
+    record_click(db, other["id"], ids[0], False, "ui")
+    clf = rank(db, other, CandidateQuery()).components["classifier"]
+    assert not clf.active and "dislike(s) only" in clf.detail["reason"] and fits == []
+
+    record_click(db, user["id"], ids[2], False, "ui")
+    clf = rank(db, user, CandidateQuery()).components["classifier"]
+    assert clf.active and clf.detail["active"] and "2 like(s) and 1 dislike(s)" in clf.detail["reason"]
+    assert len(fits) == 1 and set(fits[0].tolist()) == {0, 1}
+    # the classifier's share grows with the clicks: n / (n + shrink)
+    assert clf.weight == pytest.approx(3 / (3 + scorers.CLASSIFIER_SHRINK))
+
+
+def test_no_clicks_means_profile_only(db, add_items):
+    add_items([{"title": "a b c"}, {"title": "d e f"}])
+    user = create_user(db, "ann", "a b")
+    ranking = rank(db, user, CandidateQuery())
+    assert ranking.blend_weight == 0.0 and ranking.n_clicks == 0
+    assert ranking.components["classifier"].detail["reason"] == "no clicks yet"
+    assert set(ranking.components) == {"profile", "classifier"}
+
+
+def test_affinity_learns_from_likes_alone(db, add_items):
+    ids = add_items([
+        {"title": "sourdough bread baking starter flour"},
+        {"title": "bread baking with sourdough starter"},
+        {"title": "graph neural network message passing"},
+    ])
+    user = create_user(db, "ann", "graph neural networks")
+    assert ranked_ids(db, user)[0] == ids[2]
+    record_click(db, user["id"], ids[0], True, "ui")
+    ranking = rank(db, user, CandidateQuery())
+    assert ranking.components["affinity"].active and not ranking.components["classifier"].active
+    affinity = dict(zip(ranking.item_ids.tolist(), ranking.raw["affinity"]))
+    assert affinity[ids[1]] > affinity[ids[2]]
+
+
+def test_interest_clauses_split_a_list_of_interests():
+    text = "Galaxy evolution, AGN feedback and dark matter; also QCD.\nAI"
+    assert interest_clauses(text) == ["Galaxy evolution", "AGN feedback and dark matter",
+                                      "QCD", "AI"]
+    assert interest_clauses("") == [] and interest_clauses("x, 42") == []
+    assert interest_clauses("formation and evolution of galaxies") == [
+        "formation and evolution of galaxies"]
+
+
+def test_the_profile_scores_each_item_against_its_best_clause(db, add_items):
+    ids = add_items([
+        {"title": "sourdough bread baking"},
+        {"title": "graph neural networks"},
+        {"title": "stellar spectra"},
+    ])
+    user = create_user(db, "ann", "sourdough bread baking, graph neural networks")
+    ranking = rank(db, user, CandidateQuery())
+    assert set(ranking.item_ids[:2].tolist()) == {ids[0], ids[1]}
+    assert ranking.components["profile"].detail["semantic"].shape == (3,)
+
+
+def test_logistic_fit_matches_scikit_learn():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    for n in (12, 60, 500):  # the sample-span basis (n < d) and the plain primal (n > d)
+        X = rng.standard_normal((n, 384))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        y = (rng.random(n) < 0.3).astype(int)
+        y[:2] = [0, 1]
+        w = np.where(np.arange(n) < n // 2, 1.0, 0.9)
+        for C in (0.1, 1.0):
+            coef, b = logistic.fit(X, y, C=C, sample_weight=w)
+            ref = LogisticRegression(C=C, class_weight="balanced", max_iter=5000, tol=1e-10)
+            ref.fit(X, y, sample_weight=w)
+            assert np.allclose(coef, ref.coef_[0], atol=1e-4)
+            assert b == pytest.approx(ref.intercept_[0], abs=1e-4)
+    with pytest.raises(ValueError, match="both classes"):
+        logistic.fit(X, np.ones(len(X)))
