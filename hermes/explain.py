@@ -29,8 +29,9 @@ MIN_POOL = 50
 NEAREST_LIKED = 3
 
 
-def explain(db: sqlite_utils.Database, user: dict, item_id: int) -> dict:
-    """Explain ``item_id`` for ``user`` (a persona row) and store the explanation."""
+def explain(db: sqlite_utils.Database, user: dict, item_id: int, *, store: bool = True) -> dict:
+    """Explain ``item_id`` for ``user`` (a persona row) and store the explanation
+    (``store=False``: only compute it, as the web UI's read-only explanation page does)."""
     from .rank import CandidateQuery, rank
 
     item_id = int(item_id)
@@ -45,6 +46,8 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int) -> dict:
         raise InvalidInput(f"item {item_id} has no embedding yet, so it cannot be ranked; the "
                            "next `hermes ingest` embeds it")
     payload = _payload(db, user, item_id, ranking, int(where[0]), pool)
+    if not store:
+        return payload
     with write_transaction(db):
         db.execute(
             """INSERT INTO explanations (user_id, item_id, payload, created) VALUES (?, ?, ?, ?)
@@ -53,6 +56,14 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int) -> dict:
             [user["id"], item_id, json.dumps(payload), payload["created"]],
         )
     return payload
+
+
+def explain_ranked(db: sqlite_utils.Database, user: dict, ranking, position: int,
+                   pool: str) -> dict:
+    """The explanation of the item at ``position`` of a ranking the caller already holds:
+    no re-ranking and nothing stored (the web UI explains every row of its one ranking;
+    ``pool`` says what that ranking ranked, e.g. "unread items of the last 30 days")."""
+    return _payload(db, user, int(ranking.item_ids[position]), ranking, int(position), pool)
 
 
 def cached_explanation(db: sqlite_utils.Database, user_id: int, item_id: int) -> dict | None:

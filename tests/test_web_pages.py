@@ -447,3 +447,51 @@ def test_the_corpus_json_api_lives_in_the_same_app(web, ids):
     assert r.json()["experienced_count"] == 1
     assert web.get("/api/corpus/items?user=ada&facet=experienced").json()["items"][0]["item_id"] == ids[0]
     assert web.get("/api/corpus?user=nobody").status_code == 404
+
+
+# --- explanations --------------------------------------------------------------------------------
+
+def test_feed_reasons_come_from_the_explanation(web, db, ids):
+    from hermes.explain import explain
+    from hermes.signals import require_user
+    from hermes.web.access import short_reason
+
+    text = web.get("/feed?user=ada").text
+    first_id = int(text.split('data-item-id="')[1].split('"')[0])
+    expected = short_reason(explain(db, require_user(db, "ada"), first_id, store=False)["reason"])
+    from markupsafe import escape
+
+    assert str(escape(expected)) in text
+    assert f'href="/explain?user=ada&amp;item_id={first_id}"' in text
+
+
+def test_short_reason_drops_what_the_page_already_shows():
+    from hermes.web.access import short_reason
+
+    assert short_reason('Ranks 3 of 120: it matches your interest "x" (similarity 0.40); has tags '
+                        'you like (a, b). (behaviour weighs 50% after 5 clicks)') == \
+        'Matches your interest "x" (similarity 0.40); has tags you like (a, b)'
+    assert short_reason("Some other wording.") == "Some other wording."
+
+
+def test_explanation_page(web, db, ids):
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    r = web.get(f"/explain?user=ada&item_id={ids[1]}")
+    assert r.status_code == 200
+    text = r.text
+    assert ITEMS[1]["title"] in text
+    assert "Components" in text and "profile" in text
+    assert "Closest items you liked" in text and ITEMS[0]["title"] in text  # the liked item
+    assert "Ranks " in text
+    assert db.execute("SELECT count(*) FROM explanations").fetchone()[0] == 0  # GET stores nothing
+
+
+@pytest.mark.parametrize("query, status, needle", [
+    ("user=ada&item_id=abc", 400, "item_id must be a whole number"),
+    ("user=ada&item_id=99999", 404, "unknown item"),
+    ("user=nobody&item_id=1", 404, "unknown persona"),
+    ("item_id=1", 400, "choose a persona first"),
+])
+def test_explanation_page_errors(web, query, status, needle):
+    r = web.get(f"/explain?{query}")
+    assert r.status_code == status and needle in r.text

@@ -3,12 +3,16 @@ collected tools (plugins, possibly disabled), and the ranking with its reasons."
 
 from __future__ import annotations
 
+import logging
+import re
 from contextlib import contextmanager
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from .forms import bad, parse_int
+
+log = logging.getLogger(__name__)
 
 # Which plugin group provides a tool, for the "not available" notices.
 TOOL_GROUPS = {
@@ -107,53 +111,72 @@ def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
 
 
 #: How a ranking component reads in the fallback reason (when no explanation is available).
+#: How a ranking component reads in the fallback reason (no explanation module installed).
 COMPONENT_PHRASES = {
     "profile": "close to the interests text",
     "preference": "tags or sources liked before",
     "classifier": "resembles liked items",
 }
+_LONG_REASON = re.compile(r"^Ranks \d+ of \d+: it (?P<why>.+?)\.(?: \((?P<learned>[^()]*)\))?$", re.S)
 
 
-def reason_for(db, user: dict, item_id: int, components: dict[str, float]) -> str:
-    """The one-line reason an item ranks: the explanation module's when it has one, else
-    the ranking components that pushed it up. Never fatal."""
+def short_reason(reason: str) -> str:
+    """The explanation's sentence without what the page already shows (the rank, and how much
+    clicks weigh): ``Ranks 3 of 120: it matches …; has tags you like (…). (…)`` ->
+    ``Matches …; has tags you like (…)``. Any other wording is kept whole."""
+    found = _LONG_REASON.match(reason.strip())
+    if not found:
+        return reason.strip()
+    why = found.group("why").strip()
+    return why[:1].upper() + why[1:]
+
+
+def fallback_reason(ranking, position: int) -> str:
+    """The components that pushed the item up, when no explanation is available."""
+    helping = sorted(
+        ((float(values[position]), name) for name, values in ranking.contributions.items()
+         if float(values[position]) > 0.005
+         and (name not in ranking.components or ranking.components[name].active)),
+        key=lambda vn: (-vn[0], vn[1]))
+    if not helping:
+        return "No signal favours it strongly; one of the best-ranked unread items"
+    text = "; ".join(f"{COMPONENT_PHRASES.get(n, n)} ({v:+.2f})" for v, n in helping[:2])
+    return text[:1].upper() + text[1:]
+
+
+def explainer():
+    """``hermes.explain`` when installed (it is core, but the page must survive without it)."""
     try:
         from .. import explain as explain_mod
     except ImportError:
-        explain_mod = None
-    if explain_mod is not None:
-        try:
-            explanation = explain_mod.explain(db, user, item_id)
-        except Exception:
-            explanation = None
-        if isinstance(explanation, dict):
-            for key in ("reason", "summary", "text"):
-                if isinstance(explanation.get(key), str) and explanation[key].strip():
-                    return explanation[key].strip()
-        elif isinstance(explanation, str) and explanation.strip():
-            return explanation.strip()
-    helping = sorted(((v, n) for n, v in components.items() if v > 0.005),
-                     key=lambda vn: (-vn[0], vn[1]))
-    if not helping:
-        return "no signal favours it strongly; one of the best-ranked unread items"
-    return "; ".join(f"{COMPONENT_PHRASES.get(n, n)} ({v:+.2f})" for v, n in helping[:2])
+        return None
+    return explain_mod if hasattr(explain_mod, "explain_ranked") else None
 
 
 def ranked_items(db, user: dict, *, limit: int, days: float | None) -> tuple[list[dict], object]:
-    """The persona's ranked unread items with their reasons (the one ranking path)."""
+    """The persona's ranked unread items, each with the reason from its explanation.
+
+    One ranking for the page (the one ranking path), and every row explained from it by
+    ``explain_ranked``: no re-ranking per item, nothing written by a GET."""
     from ..rank import CandidateQuery, item_rows, rank
 
     ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit)
     rows = item_rows(db, ranking.item_ids)
+    pool = f"unread items of the last {days:g} days" if days else "all unread items"
+    explain_mod = explainer()
     items = []
     for position, item_id in enumerate(int(i) for i in ranking.item_ids):
         item = dict(rows[item_id])
-        components = {name: float(values[position])
-                      for name, values in ranking.contributions.items()
-                      if name not in ranking.components or ranking.components[name].active}
         item["rank"] = position + 1
         item["score"] = float(ranking.scores[position])
-        item["reason"] = reason_for(db, user, item_id, components)
+        reason = None
+        if explain_mod is not None:
+            try:
+                reason = explain_mod.explain_ranked(db, user, ranking, position, pool).get("reason")
+            except Exception:  # an explanation bug must not take the feed down
+                log.exception("explaining item %s for %s failed", item_id, user["name"])
+                reason = None
+        item["reason"] = short_reason(reason) if reason else fallback_reason(ranking, position)
         items.append(item)
     return items, ranking
 

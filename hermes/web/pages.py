@@ -13,7 +13,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .access import Tools, corpus_status, item_ids_of, opened, ranked_items, require_item_id, require_persona
+from .access import (Tools, corpus_status, explainer, item_ids_of, opened, ranked_items,
+                     require_item_id, require_persona)
 from .forms import DEFAULT_DAYS, bad, local_path, parse_bool, parse_days, parse_int, parse_text
 from .render import page_url, redirect, render
 
@@ -75,6 +76,36 @@ async def feed(request: Request):
                 "n_items": n_items, "page": "feed"}
 
     return render(request, "feed.html", await run_in_threadpool(view))
+
+
+async def explanation(request: Request):
+    """Everything the ranking knows about one item for one persona (computed, not stored)."""
+    params = request.query_params
+
+    def view():
+        from ..errors import HermesError
+        from ..rank import item_rows
+
+        tools = Tools()
+        with opened(request) as db:
+            user = require_persona(db, params.get("user"))
+            item_id = require_item_id(db, params.get("item_id"))
+            explain_mod = explainer()
+            if explain_mod is None:
+                bad("explanations are not available in this installation (hermes.explain is "
+                    "missing)", 503)
+            try:
+                payload = explain_mod.explain(db, user, item_id, store=False)
+            except HermesError as exc:
+                bad(str(exc))
+            item = item_rows(db, [item_id])[item_id]
+            clicked = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
+                                 [user["id"], item_id]).fetchone()
+            status = corpus_status(db, tools, user)
+        item["clicked"] = {"like": "liked ✓", "dislike": "disliked ✗"}.get(clicked[0]) if clicked else None
+        return {"user": user, "item": item, "x": payload, "status": status, "page": "feed"}
+
+    return render(request, "explain.html", await run_in_threadpool(view))
 
 
 async def digest(request: Request):
@@ -273,6 +304,7 @@ def routes() -> list[Route]:
         Route("/personas", create_persona, methods=["POST"]),
         Route("/feed", feed, methods=["GET"]),
         Route("/digest", digest, methods=["GET"]),
+        Route("/explain", explanation, methods=["GET"]),
         Route("/corpus", corpus, methods=["GET"]),
         Route("/feeds", feeds, methods=["GET"]),
         Route("/feeds", add_feed, methods=["POST"]),
