@@ -45,7 +45,7 @@ TOOLS = [
                     "once to check that it is a feed; nothing is subscribed if it is not, or "
                     "if it is already subscribed. Items are NOT loaded now: they arrive with "
                     "the next `hermes ingest`. Use preview_feed to look first. Private, "
-                    "loopback and local-network addresses are refused.",
+                    "loopback and local-network addresses are refused." + UNTRUSTED,
     ),
     Tool(
         name="preview_feed", fn=t.preview_feed, group=GROUP, read_only=True, idempotent=True,
