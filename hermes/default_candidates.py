@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from .features import tag_key
 from .hookspecs import hookimpl
 
 
@@ -31,9 +32,9 @@ def hermes_candidates(db, user, query, matrix):
     if query.item_ids is not None:
         keep &= np.isin(matrix.ids, np.array(query.item_ids, dtype=np.int64))
     if query.tag:
-        keep &= _has_key(matrix, f"tag:{query.tag.strip().lower()}")
+        keep &= matrix.has_key(tag_key(query.tag))
     if query.content_type:
-        keep &= _has_key(matrix, f"type:{query.content_type}")
+        keep &= matrix.has_key(f"type:{query.content_type}")
     if query.text and query.text.split():
         # Every word must appear in the title or summary (LIKE, SQL wildcards escaped).
         where, params = [], []
@@ -44,11 +45,3 @@ def hermes_candidates(db, user, query, matrix):
         keep &= np.isin(matrix.ids, np.array(ids, dtype=np.int64))
     return keep
 
-
-def _has_key(matrix, key: str) -> np.ndarray:
-    """Rows carrying ``key`` (the matrix keeps each item's tags and type in memory)."""
-    mask = np.zeros(len(matrix), dtype=bool)
-    column = matrix.key_index.get(key)
-    if column is not None:
-        mask[matrix.key_rows[matrix.key_cols == column]] = True
-    return mask

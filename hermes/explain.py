@@ -93,7 +93,7 @@ def _payload(db, user, item_id: int, ranking, pos: int, pool: str) -> dict:
             "share": round(float(ranking.shares.get(name, 0.0)), 4),
             "raw": round(float(ranking.raw[name][pos]), 4),
             "contribution": round(float(ranking.contributions[name][pos]), 4),
-            **_detail(name, comp.detail, cand, user),
+            **_detail(db, name, comp.detail, cand, user, item_id),
         }
     classifier = ranking.components.get("classifier")
     clf_detail = classifier.detail if classifier else {}
@@ -121,7 +121,25 @@ def _payload(db, user, item_id: int, ranking, pos: int, pool: str) -> dict:
     return payload
 
 
-def _detail(name: str, detail: dict, cand: int, user: dict) -> dict:
+def _closest_interest(db, user: dict, item_id: int) -> str:
+    """The clause of the interests text the item matches best (what the profile used)."""
+    from .embed import get_embedder
+    from .matrix import get_matrix
+    from .rank import interest_clauses, interests_vectors
+
+    text = (user.get("interests") or "").strip()
+    embedder = get_embedder()
+    vec = get_matrix(db, embedder.name, embedder.dimension).vector(item_id)
+    if not text or vec is None:
+        return ""
+    clauses = interest_clauses(text)
+    vectors = interests_vectors(db, user, embedder)
+    if len(vectors) < 2 or len(clauses) != len(vectors) - 1:
+        return text
+    return clauses[int(np.argmax(vectors[1:] @ vec))]
+
+
+def _detail(db, name: str, detail: dict, cand: int, user: dict, item_id: int) -> dict:
     """The JSON-safe part of a component's detail that concerns this item."""
     out = {}
     if name == "profile":
@@ -129,13 +147,9 @@ def _detail(name: str, detail: dict, cand: int, user: dict) -> dict:
             out["reason"] = detail["reason"]
         if "semantic" in detail:
             out["similarity"] = round(float(detail["semantic"][cand]), 4)
-        if "clause" in detail:
-            from .rank import interest_clauses
-
-            clauses = interest_clauses(user.get("interests") or "")
-            index = int(detail["clause"][cand])
-            out["closest_interest"] = (clauses[index] if len(clauses) > 1 and index < len(clauses)
-                                       else (user.get("interests") or ""))
+        closest = _closest_interest(db, user, item_id)
+        if closest:
+            out["closest_interest"] = closest
         if "lexical" in detail:
             out["word_match_bm25"] = round(float(detail["lexical"][cand]), 4)
             out["word_match_share"] = detail.get("lexical_share")

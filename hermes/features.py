@@ -17,8 +17,13 @@ import sqlite_utils
 PRIOR = 2.0
 
 
+def tag_key(tag) -> str:
+    """``tag:<tag>`` trimmed and case-folded, or ``""`` for a blank or non-text tag."""
+    return f"tag:{tag.strip().lower()}" if isinstance(tag, str) and tag.strip() else ""
+
+
 def item_keys(tags: list[str], content_type: str | None, feed_id: int | None) -> list[str]:
-    keys = list(dict.fromkeys(f"tag:{t.strip().lower()}" for t in tags if isinstance(t, str) and t.strip()))
+    keys = [k for k in dict.fromkeys(tag_key(t) for t in tags or []) if k]
     if content_type:
         keys.append(f"type:{content_type}")
     if feed_id is not None:

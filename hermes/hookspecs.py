@@ -83,10 +83,14 @@ def hermes_score(
     """Score candidate items for a persona.
 
     :param item_ids: candidate ids (int64), in the order scores must follow.
-    :param vectors: their embeddings, row-aligned with ``item_ids`` (float32, unit norm).
+    :param vectors: their embeddings, row-aligned with ``item_ids`` (float32, unit norm):
+        the matrix itself when every item is a candidate, otherwise a no-copy view
+        (:class:`hermes.matrix.CandidateVectors`) — ``vectors @ w`` is computed without
+        copying 100k rows, and ``np.asarray(vectors)`` gives a plain ``(n, d)`` array.
     :param context: shared per-ranking facts computed once by the core: ``clicks`` (the
-        persona's clicks as ``(item_id, liked)`` pairs), ``n_clicks``, ``blend_weight``,
-        ``embedder`` (name), ``matrix``.
+        persona's clicks as ``(item_id, liked)`` pairs, oldest first), ``n_clicks``,
+        ``blend_weight``, ``embedder``, ``matrix``, ``rows`` (the candidates' row indices
+        in ``matrix``) and ``query`` (the :class:`hermes.rank.CandidateQuery`).
     :returns: one or more :class:`hermes.rank.Component` (a name, a role — ``profile``,
         ``behaviour`` or ``boost`` —, raw scores, whether it is active, and a detail dict for
         explanations), or ``None`` when the plugin has nothing to say. The core calibrates

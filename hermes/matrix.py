@@ -2,35 +2,45 @@
 
 Loaded once per (database file, embedding model) and refreshed incrementally: every
 embedding write gets a higher ``items.embed_seq``, so a refresh reads only rows newer than
-what is held — one indexed ``max()`` per ranking call when nothing changed. Next to each
-vector the matrix keeps the item's preference keys (tags, content type, source; see
-:mod:`hermes.features`), so scoring never goes back to SQLite row by row. Keys are read
-when an item's embedding is written; an item whose tags change later is re-read when it is
-re-embedded.
+what is held — one indexed ``max()`` per ranking call when nothing changed. A fresh
+process starts from the on-disk snapshot (:mod:`hermes.matrix_store`) when one is valid,
+then reads only what is newer.
+
+Next to each vector the matrix keeps the item's preference keys (tags, content type,
+source; see :mod:`hermes.features`) as flat (row, key column) pairs, so scoring never goes
+back to SQLite row by row. Keys are read when an item's embedding is written; an item whose
+tags change later is re-read when it is re-embedded.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 
 import numpy as np
 import sqlite_utils
 
-from .features import item_keys
+from . import matrix_store
+from .features import tag_key
+
+#: key families, by the prefix of their key strings (see :func:`hermes.features.item_keys`)
+FAMILIES = ("tag:", "type:", "source:")
+_TOKENS = itertools.count(1)
 
 
 class Matrix:
     def __init__(self, model: str, dimension: int):
         self.model = model
         self.dimension = dimension
+        #: unique per matrix object and never reused: caches of derived scores key on it
+        self.token = next(_TOKENS)
         self.seq = 0
         self.n = 0
         # Over-allocated buffers: appending a few items does not copy the whole matrix.
         self._vectors = np.zeros((0, dimension), dtype=np.float32)
         self._ids = np.zeros(0, dtype=np.int64)
         self._published = np.zeros(0, dtype=np.float64)
-        self._row: dict[int, int] = {}
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
         #: key string -> column; an item's keys are flat (row, column) pairs
         self.key_index: dict[str, int] = {}
@@ -56,7 +66,7 @@ class Matrix:
 
     def rows_of(self, item_ids) -> np.ndarray:
         """Row indices of the given item ids (ids not in the matrix are dropped)."""
-        rows = self.lookup(np.asarray(list(item_ids), dtype=np.int64))
+        rows = self.lookup(np.fromiter((int(i) for i in item_ids), dtype=np.int64))
         return rows[rows >= 0]
 
     def lookup(self, item_ids: np.ndarray) -> np.ndarray:
@@ -72,41 +82,55 @@ class Matrix:
         return np.where(keys[pos] == item_ids, order[pos], -1)
 
     def vector(self, item_id: int) -> np.ndarray | None:
-        row = self._row.get(int(item_id))
-        return None if row is None else self.vectors[row]
+        row = int(self.lookup(np.array([int(item_id)]))[0])
+        return None if row < 0 else self.vectors[row]
 
-    def key_sums(self, values: np.ndarray) -> np.ndarray:
-        """Per row, the sum of ``values[column]`` over the row's keys (``values`` is indexed
-        by :attr:`key_index`; columns beyond its length count as 0)."""
-        values = np.asarray(values, dtype=np.float64)
-        padded = np.zeros(len(self.key_index))
-        padded[: len(values)] = values[: len(padded)]
-        return np.bincount(self.key_rows, weights=padded[self.key_cols], minlength=self.n)[: self.n]
+    # --- derived summaries, cached until the contents change ------------------------------
+
+    def _cached(self, name, compute):
+        if name not in self._derived:
+            self._derived[name] = compute()
+        return self._derived[name]
 
     def mean_vector(self) -> np.ndarray:
-        """The average item vector (cached until the matrix changes)."""
-        if "mean" not in self._derived:
-            mean = self.vectors.mean(axis=0) if self.n else np.zeros(self.dimension)
-            self._derived["mean"] = mean.astype(np.float32)
-        return self._derived["mean"]
+        """The average item vector."""
+        return self._cached("mean", lambda: (self.vectors.mean(axis=0) if self.n
+                                             else np.zeros(self.dimension)).astype(np.float32))
 
-    def key_family_mask(self, prefix: str) -> np.ndarray:
-        """1.0 for the key columns starting with ``prefix`` (``"tag:"``…), else 0.0."""
-        name = ("family", prefix, len(self.key_index))
-        if name not in self._derived:
-            self._derived[name] = np.array(
-                [key.startswith(prefix) for key in self.key_index], dtype=np.float64)
-        return self._derived[name]
+    def key_family(self) -> np.ndarray:
+        """Each key column's family: its index in :data:`FAMILIES`."""
+        def compute():
+            prefixes = [next((f for f, p in enumerate(FAMILIES) if k.startswith(p)), 0)
+                        for k in self.key_index]
+            return np.array(prefixes, dtype=np.int64)
+        return self._cached(("family", len(self.key_index)), compute)
 
-    def family_counts(self, prefixes) -> dict[str, np.ndarray]:
-        """Per key family, how many keys of that family each row has."""
-        return {p: self._family_count(p) for p in prefixes}
+    def entry_share(self) -> np.ndarray:
+        """For each (row, key) pair, 1 / the number of keys of that family the row has: the
+        weight that turns a per-family sum into a per-family mean."""
+        def compute():
+            family = self.key_family()[self.key_cols] if len(self.key_cols) else self.key_cols
+            slot = self.key_rows * len(FAMILIES) + family
+            counts = np.bincount(slot, minlength=self.n * len(FAMILIES))
+            return 1.0 / counts[slot]
+        return self._cached("entry_share", compute)
 
-    def _family_count(self, prefix: str) -> np.ndarray:
-        name = ("count", prefix)
-        if name not in self._derived:
-            self._derived[name] = self.key_sums(self.key_family_mask(prefix))
-        return self._derived[name]
+    def key_sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per row, the sum of ``values[column]`` (times ``weights`` per pair) over the row's
+        keys; ``values`` is indexed by :attr:`key_index`, missing columns count as 0."""
+        padded = np.zeros(len(self.key_index))
+        values = np.asarray(values, dtype=np.float64)[: len(padded)]
+        padded[: len(values)] = values
+        per_pair = padded[self.key_cols] if weights is None else padded[self.key_cols] * weights
+        return np.bincount(self.key_rows, weights=per_pair, minlength=self.n)[: self.n]
+
+    def has_key(self, key: str) -> np.ndarray:
+        """Boolean mask of the rows carrying ``key``."""
+        mask = np.zeros(self.n, dtype=bool)
+        column = self.key_index.get(key)
+        if column is not None:
+            mask[self.key_rows[self.key_cols == column]] = True
+        return mask
 
     def select(self, rows: np.ndarray):
         """The vectors of ``rows``: the matrix itself when every row is kept, else a
@@ -115,56 +139,49 @@ class Matrix:
             return self.vectors
         return CandidateVectors(self.vectors, rows)
 
-    def _absorb(self, ids, vecs, published, keys, seq) -> None:
+    # --- growth ---------------------------------------------------------------------------
+
+    def absorb(self, ids, vecs, published, pair_at, pair_code, names, seq) -> None:
+        """Add or replace rows. Their keys come as pairs: ``pair_at`` indexes ``ids``,
+        ``pair_code`` indexes ``names`` (the distinct key strings)."""
         self._derived = {}
-        replaced, new_rows = [], []
-        for k, item_id in enumerate(ids):
-            row = self._row.get(item_id)
-            if row is None:
-                new_rows.append(k)
-            else:  # re-embedded item: replace in place
-                self._vectors[row] = vecs[k]
-                self._published[row] = published[k]
-                replaced.append((row, k))
-        if replaced:
-            gone = np.isin(self.key_rows, [r for r, _ in replaced])
+        ids = np.asarray(ids, dtype=np.int64)
+        rows = self.lookup(ids)
+        old = rows >= 0
+        if old.any():  # re-embedded items: replace in place, keys re-read
+            self._vectors[rows[old]] = vecs[old]
+            self._published[rows[old]] = published[old]
+            gone = np.isin(self.key_rows, rows[old])
             self.key_rows, self.key_cols = self.key_rows[~gone], self.key_cols[~gone]
-            self._add_keys([(r, keys[k]) for r, k in replaced])
-        if new_rows:
-            start, count = self.n, len(new_rows)
-            self._reserve(start + count)
-            take = np.array(new_rows, dtype=np.int64)
-            self._ids[start : start + count] = np.asarray(ids, dtype=np.int64)[take]
-            self._vectors[start : start + count] = vecs[take]
-            self._published[start : start + count] = published[take]
-            for offset, k in enumerate(new_rows):
-                self._row[ids[k]] = start + offset
-            self._add_keys([(start + offset, keys[k]) for offset, k in enumerate(new_rows)])
-            self.n = start + count
+        new = np.flatnonzero(~old)
+        start = self.n
+        if len(new):
+            self._reserve(start + len(new))
+            take = slice(None) if len(new) == len(ids) else new  # a first load copies once
+            self._ids[start : start + len(new)] = ids[take]
+            self._vectors[start : start + len(new)] = vecs[take]
+            self._published[start : start + len(new)] = published[take]
+            rows[new] = np.arange(start, start + len(new))
+            self.n = start + len(new)
+            self._sorted = None
+        if len(pair_at):
+            index = self.key_index
+            column_of = np.array([index.setdefault(k, len(index)) for k in names], dtype=np.int64)
+            self.key_rows = np.concatenate([self.key_rows, rows[np.asarray(pair_at)]])
+            self.key_cols = np.concatenate([self.key_cols, column_of[np.asarray(pair_code)]])
         self.seq = max(self.seq, seq)
 
     def _reserve(self, size: int) -> None:
         if size <= len(self._ids):
             return
-        capacity = max(size, int(len(self._ids) * 1.5) + 1024)
-        vectors = np.zeros((capacity, self.dimension), dtype=np.float32)
+        capacity = max(size, int(len(self._ids) * 1.5) + 1024) if self.n else size
+        vectors = np.empty((capacity, self.dimension), dtype=np.float32)
         vectors[: self.n] = self.vectors
         ids = np.zeros(capacity, dtype=np.int64)
         ids[: self.n] = self.ids
         published = np.zeros(capacity, dtype=np.float64)
         published[: self.n] = self.published
         self._vectors, self._ids, self._published = vectors, ids, published
-
-    def _add_keys(self, row_keys: list[tuple[int, list[str]]]) -> None:
-        rows, cols = [], []
-        for row, keys in row_keys:
-            for key in keys:
-                col = self.key_index.setdefault(key, len(self.key_index))
-                rows.append(row)
-                cols.append(col)
-        if rows:
-            self.key_rows = np.concatenate([self.key_rows, np.array(rows, dtype=np.int64)])
-            self.key_cols = np.concatenate([self.key_cols, np.array(cols, dtype=np.int64)])
 
 
 class CandidateVectors(np.lib.mixins.NDArrayOperatorsMixin):
@@ -228,49 +245,83 @@ def db_file(db: sqlite_utils.Database) -> str:
 
 def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
     """The up-to-date matrix of items embedded by ``model``."""
-    key = (db_file(db), model)
+    path = db_file(db)
+    key = (path, model)
     with _LOCK:
         matrix = _CACHE.get(key)
-        if matrix is None:
-            matrix = _CACHE[key] = Matrix(model=model, dimension=dimension)
         latest = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0] or 0
-        if latest < matrix.seq:  # the file was replaced or rolled back: start over
-            matrix = _CACHE[key] = Matrix(model=model, dimension=dimension)
+        if matrix is not None and latest < matrix.seq:  # file replaced or rolled back
+            matrix = None
+        if matrix is None:
+            matrix = matrix_store.load(db, path, model, dimension, Matrix) or Matrix(model, dimension)
+            _CACHE[key] = matrix
         if latest > matrix.seq:
-            _refresh(db, matrix, latest)
+            read = _refresh(db, matrix, latest)
+            if read >= matrix_store.MIN_ROWS:
+                matrix_store.save_later(db, path, matrix)
         return matrix
 
 
-def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> None:
-    # A first load scans the table in rowid order and sorts by embed_seq afterwards: about
-    # twice as fast as walking the embed_seq index into random table pages.
-    seq = "+embed_seq" if matrix.seq == 0 else "embed_seq"  # "+": no index, scan the table
+def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
+    """Absorb rows embedded after ``matrix.seq``; return how many were read."""
+    # A first load scans the table in rowid order ("+": no index) and sorts by embed_seq
+    # afterwards: twice as fast as walking the embed_seq index into random table pages.
+    seq = "+embed_seq" if matrix.seq == 0 else "embed_seq"
     rows = db.execute(
         f"""SELECT id, embedding, COALESCE(CAST(strftime('%s', published) AS REAL),
                                            CAST(strftime('%s', fetched) AS REAL), 0),
-                   tags, content_type, feed_id, embed_seq
+                   content_type, feed_id, tags, embed_seq
             FROM items
             WHERE {seq} > ? AND {seq} <= ? AND embedding_model = ?""",
         [matrix.seq, latest, matrix.model],
     ).fetchall()
-    if rows:
-        rows.sort(key=lambda r: r[6])
-        ids = [r[0] for r in rows]
-        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        vecs = vecs.reshape(len(rows), matrix.dimension)
-        published = np.array([r[2] for r in rows], dtype=np.float64)
-        keys = [item_keys(_tags(r[3]), r[4], r[5]) for r in rows]
-        matrix._absorb(ids, vecs, published, keys, latest)
-    else:
+    if not rows:
         matrix.seq = latest
+        return 0
+    rows.sort(key=lambda r: r[6])
+    n = len(rows)
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(n, matrix.dimension)
+    published = np.fromiter((r[2] for r in rows), dtype=np.float64, count=n)
+    names: dict[str, int] = {}  # distinct key string -> code
+    at: list[int] = []
+    codes: list[int] = []
+    parsed: dict[str, list] = {}  # feeds repeat the same tag lists
+    memo: dict = {}  # and the same tags
+    for k, r in enumerate(rows):
+        keys = [f"type:{r[3]}"] if r[3] else []
+        if r[4] is not None:
+            keys.append(f"source:{r[4]}")
+        if r[5] and r[5] != "[]":
+            tags = parsed.get(r[5])
+            if tags is None:
+                tags = parsed[r[5]] = _tag_keys(r[5], memo)
+            keys.extend(tags)
+        for key in keys:
+            at.append(k)
+            codes.append(names.setdefault(key, len(names)))
+    matrix.absorb(ids, vecs, published, np.array(at, dtype=np.int64),
+                  np.array(codes, dtype=np.int64), list(names), latest)
+    return n
 
 
-def _tags(raw) -> list[str]:
+def _tag_keys(raw: str, memo: dict) -> list[str]:
     try:
-        tags = json.loads(raw or "[]")
+        tags = json.loads(raw)
     except ValueError:
         return []
-    return tags if isinstance(tags, list) else []
+    if not isinstance(tags, list):
+        return []
+    keys = []
+    for tag in tags:
+        key = memo.get(tag) if isinstance(tag, str) else None
+        if key is None:
+            key = tag_key(tag)
+            if isinstance(tag, str):
+                memo[tag] = key
+        if key and key not in keys:
+            keys.append(key)
+    return keys
 
 
 def clear_cache() -> None:

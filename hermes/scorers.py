@@ -45,39 +45,88 @@ SOFT_NEGATIVES = 50
 SOFT_WEIGHT = 0.9
 #: the classifier's share of the behaviour role is n / (n + this), n = explicit clicks
 CLASSIFIER_SHRINK = 10.0
-FAMILIES = ("tag:", "type:", "source:")
 
 
 @hookimpl
 def hermes_score(db, user, item_ids, vectors, context):
     matrix, clicks, rows = context["matrix"], context["clicks"], context["rows"]
     text = (user.get("interests") or "").strip()
-    clauses = np.zeros((0, matrix.dimension), dtype=np.float32)
-    if text:
-        embedded = interests_vectors(db, user, context["embedder"])
-        clauses = embedded[1:] if len(embedded) > 1 else embedded
+    scope = Scope(matrix, rows, vectors, (user["id"], text))
+    comps = [profile(db, user, text, context, scope)]
     fitted = classifier_model(context, user)
-    coef = [fitted["coef"]] if fitted["detail"]["active"] else []
     liked = recent_likes(clicks, matrix)
-    columns = [*clauses, *coef, *(matrix.vector(i) for i in liked), matrix.mean_vector()]
-    sims = np.asarray(vectors @ np.stack(columns, axis=1), dtype=np.float64)
-    clause_sims, sims = sims[:, : len(clauses)], sims[:, len(clauses):]
-    coef_sims, sims = sims[:, : len(coef)], sims[:, len(coef):]
-    like_sims, mean_sims = sims[:, :-1], sims[:, -1]
-
-    comps = [profile(db, text, clause_sims, matrix, rows)]
-    if coef:
-        comps.append(Component("classifier", "behaviour", coef_sims[:, 0] + fitted["intercept"],
+    if fitted["detail"]["active"] or liked:
+        behaviour = scope.per_row(("behaviour", tuple(clicks)),
+                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked))
+    if fitted["detail"]["active"]:
+        comps.append(Component("classifier", "behaviour", behaviour[:, 0],
                                weight=fitted["weight"], detail=fitted["detail"]))
     else:
         comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
                                detail=fitted["detail"]))
     if clicks:
         comps.append(preference(db, user, matrix, rows, clicks))
-        # affinity hands over to the classifier as the classifier's evidence grows
-        comps.append(affinity(like_sims, mean_sims, liked,
-                              weight=1.0 - fitted["weight"] if coef else 1.0))
+        if liked:
+            # affinity hands over to the classifier as the classifier's evidence grows
+            comps.append(Component("affinity", "behaviour", behaviour[:, 1],
+                                   weight=1.0 - fitted["weight"],
+                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked))}))
+        else:
+            comps.append(Component("affinity", "behaviour", np.zeros(len(item_ids)),
+                                   active=False, detail={"reason": "no liked items yet"}))
     return comps
+
+
+class Scope:
+    """Where vector scores are computed. When the candidates are most of the matrix (the
+    feed), each component is computed once for every row and cached until the persona's
+    text or clicks or the matrix change, so a repeated ``list_feed`` does no matrix product
+    at all; a narrow candidate set (a search) is scored directly."""
+
+    def __init__(self, matrix, rows, vectors, persona):
+        self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
+        self.full = len(rows) * 4 >= len(matrix)
+
+    def per_row(self, what, compute):
+        """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates."""
+        if not self.full:
+            return compute(self.vectors, self.rows)
+        key = (self.matrix.token, len(self.matrix), self.matrix.seq, self.persona, what)
+        with _SCORES_LOCK:
+            hit = _SCORES.get(key)
+            if hit is not None:
+                _SCORES.move_to_end(key)
+        if hit is None:
+            hit = compute(self.matrix.vectors, np.arange(len(self.matrix)))
+            with _SCORES_LOCK:
+                _SCORES[key] = hit
+                while len(_SCORES) > 32:
+                    _SCORES.popitem(last=False)
+        return hit[self.rows]
+
+
+_SCORES: OrderedDict = OrderedDict()
+_SCORES_LOCK = threading.Lock()
+
+
+def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
+    """Columns: the classifier's decision value, and ``affinity``: the mean cosine to the k
+    closest liked items minus the cosine to the average item (all abstracts share a common
+    direction in MiniLM's space; what counts is what an item shares with the liked ones
+    beyond it). Both from one pass over the vectors."""
+    mean = matrix.mean_vector()
+    columns = [fitted["coef"]] if fitted["detail"]["active"] else []
+    columns += [matrix.vector(i) - mean for i in liked]
+    sims = vectors @ np.stack(columns, axis=1)
+    out = np.zeros((len(rows), 2), dtype=np.float32)
+    if fitted["detail"]["active"]:
+        out[:, 0] = sims[:, 0] + fitted["intercept"]
+        sims = sims[:, 1:]
+    if liked:
+        k = min(AFFINITY_K, len(liked))
+        closest = np.partition(sims, len(liked) - k, axis=1)[:, -k:] if k < len(liked) else sims
+        out[:, 1] = closest.mean(axis=1)
+    return out
 
 
 def recent_likes(clicks, matrix) -> list[int]:
@@ -85,12 +134,15 @@ def recent_likes(clicks, matrix) -> list[int]:
     return list(dict.fromkeys(liked))[:AFFINITY_LIKES]
 
 
-def profile(db, text: str, clause_sims: np.ndarray, matrix, rows) -> Component:
-    if not clause_sims.shape[1]:
+def profile(db, user, text: str, context, scope: Scope) -> Component:
+    matrix, rows = scope.matrix, scope.rows
+    if not text:
         return Component("profile", "profile", np.zeros(len(rows)), active=False,
                          detail={"reason": "the persona has no interests text"})
-    semantic = clause_sims.max(axis=1)
-    detail = {"semantic": semantic, "clause": clause_sims.argmax(axis=1)}
+    embedded = interests_vectors(db, user, context["embedder"])
+    clauses = embedded[1:] if len(embedded) > 1 else embedded
+    semantic = scope.per_row("profile", lambda vecs, where: (vecs @ clauses.T).max(axis=1))
+    detail = {"semantic": semantic}
     bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
         return Component("profile", "profile", semantic, detail=detail)
@@ -116,28 +168,9 @@ def preference(db, user, matrix, rows, clicks) -> Component:
         index = matrix.key_index.get(key)
         if index is not None:
             column[index] = value
-    total = np.zeros(len(rows))
-    for family, count in matrix.family_counts(FAMILIES).items():
-        in_family = column * (matrix.key_family_mask(family))
-        if in_family.any():
-            sums = matrix.key_sums(in_family)[rows]
-            total += np.divide(sums, count[rows], out=np.zeros(len(rows)), where=count[rows] > 0)
-    return Component("preference", "behaviour", total, active=bool(stats),
+    scores = matrix.key_sums(column, weights=matrix.entry_share())[rows]
+    return Component("preference", "behaviour", scores, active=bool(stats),
                      detail={"stats": stats})
-
-
-def affinity(like_sims: np.ndarray, mean_sims: np.ndarray, liked: list[int],
-             weight: float = 1.0) -> Component:
-    """Mean cosine to the k closest liked items, minus the cosine to the average item: all
-    abstracts share a common direction in MiniLM's space, and what counts is what an item
-    shares with the liked ones beyond it."""
-    if not liked:
-        return Component("affinity", "behaviour", np.zeros(len(mean_sims)), active=False,
-                         detail={"reason": "no liked items yet"})
-    k = min(AFFINITY_K, len(liked))
-    closest = np.partition(like_sims, len(liked) - k, axis=1)[:, -k:]
-    return Component("affinity", "behaviour", closest.mean(axis=1) - mean_sims, weight=weight,
-                     detail={"liked_items": liked, "k": k})
 
 
 _FITS: OrderedDict = OrderedDict()
@@ -148,7 +181,7 @@ def classifier_model(context: dict, user: dict) -> dict:
     """The click classifier's ``coef``, ``intercept``, ``weight`` and ``detail`` (``active``
     and the ``reason``); cached until the persona's clicks or the matrix change."""
     matrix, clicks = context["matrix"], context["clicks"]
-    key = (id(matrix), len(matrix), user["id"], tuple(clicks),
+    key = (matrix.token, len(matrix), user["id"], tuple(clicks),
            CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT, CLASSIFIER_SHRINK)
     with _FITS_LOCK:
         if key in _FITS:
@@ -200,7 +233,12 @@ def soft_negatives(matrix, user_id: int, clicked: set[int], n_clicks: int) -> np
     if SOFT_NEGATIVES <= 0 or not len(matrix):
         return np.zeros(0, dtype=np.int64)
     rng = np.random.default_rng([int(user_id), int(n_clicks)])
-    size = min(len(matrix), SOFT_NEGATIVES + len(clicked))
-    rows = rng.choice(len(matrix), size=size, replace=False)
-    rows = rows[~np.isin(rows, matrix.rows_of(clicked))]
-    return np.sort(rows[:SOFT_NEGATIVES])
+    exclude = matrix.rows_of(clicked)
+    wanted = min(SOFT_NEGATIVES, len(matrix) - len(exclude))
+    rows = np.zeros(0, dtype=np.int64)
+    while len(rows) < wanted:  # draw with replacement and dedupe: O(sample), not O(matrix)
+        draw = rng.integers(0, len(matrix), size=2 * wanted)
+        rows = np.concatenate([rows, draw[~np.isin(draw, exclude)]])
+        _, first = np.unique(rows, return_index=True)
+        rows = rows[np.sort(first)]
+    return np.sort(rows[:wanted])
