@@ -325,7 +325,8 @@ def test_remove_feed_without_confirm_changes_nothing_and_names_what_would_go(db,
         result = tool(db, "remove_feed", feed_id=1, confirm=confirm)
         assert result["ok"] is False and result["removed"] is False
         assert snapshot(db) == before
-    assert "Test feed" in result["message"] and "https://example.org/test.xml" in result["message"]
+    # Named by id and URL; the title (feed text, untrusted) is in the payload only.
+    assert "feed 1" in result["message"] and "https://example.org/test.xml" in result["message"]
     assert f"{len(items)} items" in result["message"] and "1 clicks" in result["message"]
     assert result["feed"] == {"id": 1, "url": "https://example.org/test.xml", "title": "Test feed",
                               "item_count": len(items), "click_count": 1}

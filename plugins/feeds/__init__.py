@@ -67,7 +67,7 @@ TOOLS = [
         description="Unsubscribe from a feed (by id from list_feeds). Its items stay in the "
                     "archive and every like/dislike on them is kept; the feed is just no "
                     "longer fetched. Requires confirm=true: with confirm=false nothing changes "
-                    "and the answer says exactly what would be removed.",
+                    "and the answer says exactly what would be removed." + UNTRUSTED,
     ),
     Tool(
         name="suggest_feeds", fn=t.suggest_feeds, group=GROUP, read_only=True, idempotent=True,

@@ -206,7 +206,9 @@ def preview_feed(
     ]
     note = (f"already subscribed as feed {existing['id']}" if existing
             else "not subscribed; add_feed subscribes")
-    return ok(f"{parsed['title'] or url}: {parsed['n_entries']} entries, showing {len(entries)} "
+    # The feed's own title stays out of the message (it is in feed.title): feed text is
+    # untrusted data, and the message is the tool speaking.
+    return ok(f"Previewed {url[:200]}: {parsed['n_entries']} entries, showing {len(entries)} "
               f"({note}).",
               feed={"url": url, "title": parsed["title"], "n_entries": parsed["n_entries"],
                     "subscribed_as": existing["id"] if existing else None},
@@ -241,13 +243,16 @@ def remove_feed(
     from .subscriptions import removal_plan, unsubscribe
 
     plan = removal_plan(db, feed_id)
+    # By id and URL: the title usually comes from the feed itself (untrusted text) and is
+    # in the feed payload, not in the tool's own words.
+    what = f"feed {plan['feed']['id']} ({plan['feed']['url'][:200]})"
     if confirm is not True:
-        return fail(f"Nothing removed (confirm is false). Removing would unsubscribe {plan['what']}: "
+        return fail(f"Nothing removed (confirm is false). Removing would unsubscribe {what}: "
                     f"it would no longer be fetched; its {plan['item_count']} items stay in the "
                     f"archive and its {plan['click_count']} clicks are kept. Call again with "
                     "confirm=true to remove it.", feed=plan["feed"], removed=False)
     unsubscribe(db, feed_id)
-    return ok(f"Removed {plan['what']}. Its {plan['item_count']} items stay in the archive "
+    return ok(f"Removed {what}. Its {plan['item_count']} items stay in the archive "
               f"(still ranked and searchable) and its {plan['click_count']} clicks are kept.",
               feed=plan["feed"], removed=True)
 

@@ -156,7 +156,8 @@ def update_persona(db, name: PersonaName, interests: Interests) -> dict:
 @envelope
 def profile_status(db, user: PersonaName) -> dict:
     s = status.profile_status(db, user)
-    liked = ", ".join(e["key"] for e in s["liked_tags"][:5]) or "none yet"
+    # Counted, not listed: tags are feed text (untrusted), kept in the liked_tags payload.
+    liked = f"{len(s['liked_tags'])} (see liked_tags)" if s["liked_tags"] else "none yet"
     classifier = s["classifier_reason"] if s["classifier_active"] else f"inactive: {s['classifier_reason']}"
     message = (
         f"{s['user']}: {s['clicks']} click(s) ({s['likes']} likes, {s['dislikes']} dislikes); "
