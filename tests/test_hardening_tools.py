@@ -75,9 +75,21 @@ TOOL_NAMES = _tool_names()
 # --- the world ------------------------------------------------------------------------------
 
 @pytest.fixture
-def world(db, db_path, add_items, tmp_path):
+def world(db, db_path, add_items, tmp_path, monkeypatch):
     """A small populated database; returns the ids the strategies aim at."""
+    import socket
+
     from hermes.rank import create_user
+
+    real_getaddrinfo = socket.getaddrinfo
+
+    def offline(host, *args, **kwargs):
+        # Generated URLs name hosts under .invalid: answer at once, whatever the resolver.
+        if isinstance(host, str) and host.rstrip(".").endswith(".invalid"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", offline)
     from hermes.signals import record_click
     from hermes_corpus import signals as cs
 
