@@ -210,6 +210,21 @@ def report(scores, names, n_personas, n_seeds) -> str:
                 vals = np.array([v[k] for v in scores[name][b]])
                 cells.append(f"{vals.mean():.3f} ± {vals.std(ddof=1) / np.sqrt(len(vals)):.3f}")
             lines.append(f"| {LABELS.get(name, name)} | " + " | ".join(cells) + " |")
+    anchors = [n for n in names if not n.startswith("hermes")]
+    ours = [n for n in names if n.startswith("hermes")]
+    if anchors and ours:
+        lines.append("\nnDCG@10, hermes minus the best anchor at that budget, paired by persona "
+                     "and seed (± standard error of the paired difference)\n")
+        lines.append("| variant | " + " | ".join(f"{b} clicks" for b in BUDGETS) + " |")
+        lines.append("| --- |" + " --- |" * len(BUDGETS))
+        for name in ours:
+            cells = []
+            for b in BUDGETS:
+                best = max(anchors, key=lambda a: np.mean([v[0] for v in scores[a][b]]))
+                diff = np.array([h[0] - a[0] for h, a in zip(scores[name][b], scores[best][b])])
+                cells.append(f"{diff.mean():+.3f} ± {diff.std(ddof=1) / np.sqrt(len(diff)):.3f} "
+                             f"(vs {best})")
+            lines.append(f"| {LABELS.get(name, name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines).lstrip()
 
 
@@ -217,7 +232,8 @@ def write_results(table: str, argv: list[str], took: float) -> None:
     path = HERE / "results" / "ranking.md"
     start, end = "<!-- quality:start -->", "<!-- quality:end -->"
     command = "python benchmarks/quality.py " + " ".join(a for a in argv if a != "--write")
-    block = (f"{start}\nCommand: `{command.strip()}` ({took / 60:.0f} min on 2 shared cores)\n\n"
+    block = (f"{start}\nCommand: `{command.strip()}` ({took / 60:.0f} min on 2 shared cores with the "
+             "embedding cache warm; a first run also embeds the corpus, ~5 min)\n\n"
              f"{table}\n{end}")
     text = path.read_text() if path.exists() else f"# Ranking\n\n{start}\n{end}\n"
     head, rest = text.split(start, 1)

@@ -1,8 +1,8 @@
 """Per-key like / dislike statistics (tags, content types, sources) for a persona.
 
 An item's keys are ``tag:<lower-cased tag>``, ``type:<content type>`` and
-``source:<feed id>``. :func:`_key_stats` is what the persona tools show;
-:func:`key_values` turns the same counts into the preference scorer's per-key evidence.
+``source:<feed id>``. :func:`_key_stats` is what the persona tools show and what the
+``preference`` scorer (:mod:`hermes.scorers`) ranks with.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-import numpy as np
 import sqlite_utils
 
 #: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.
@@ -20,6 +19,15 @@ PRIOR = 2.0
 def tag_key(tag) -> str:
     """``tag:<tag>`` trimmed and case-folded, or ``""`` for a blank or non-text tag."""
     return f"tag:{tag.strip().lower()}" if isinstance(tag, str) and tag.strip() else ""
+
+
+def parse_tags(raw) -> list:
+    """The stored JSON tag list, or ``[]`` when it is missing or not a JSON list."""
+    try:
+        tags = json.loads(raw or "[]")
+    except (TypeError, ValueError):
+        return []
+    return tags if isinstance(tags, list) else []
 
 
 def item_keys(tags: list[str], content_type: str | None, feed_id: int | None) -> list[str]:
@@ -40,7 +48,7 @@ def _key_stats(db: sqlite_utils.Database, user_id: int) -> dict[str, dict]:
         [user_id],
     )
     for label, tags, ctype, feed_id in rows:
-        for key in item_keys(json.loads(tags or "[]"), ctype, feed_id):
+        for key in item_keys(parse_tags(tags), ctype, feed_id):
             stats[key]["likes" if label == "like" else "dislikes"] += 1
     for s in stats.values():
         s["score"] = key_score(s["likes"], s["dislikes"])
@@ -51,7 +59,3 @@ def key_score(likes, dislikes):
     """(l − d) / (l + d + PRIOR): smoothed towards 0 so one click is a hint, not a verdict."""
     return (likes - dislikes) / (likes + dislikes + PRIOR)
 
-
-def key_values(stats: dict[str, dict], n_likes: int, n_dislikes: int) -> dict[str, float]:
-    """The preference scorer's evidence per key (see :mod:`hermes.scorers`)."""
-    return {key: s["score"] for key, s in stats.items()}

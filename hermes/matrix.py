@@ -15,14 +15,13 @@ tags change later is re-read when it is re-embedded.
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 
 import numpy as np
 import sqlite_utils
 
 from . import matrix_store
-from .features import tag_key
+from .features import parse_tags, tag_key
 
 #: key families, by the prefix of their key strings (see :func:`hermes.features.item_keys`)
 FAMILIES = ("tag:", "type:", "source:")
@@ -47,6 +46,7 @@ class Matrix:
         self.key_rows = np.zeros(0, dtype=np.int64)
         self.key_cols = np.zeros(0, dtype=np.int64)
         self._derived: dict = {}  # summaries of the current contents, dropped on change
+        self._pending_keys: list = []
 
     # Views of the filled part; a holder of an older view keeps a consistent snapshot.
     @property
@@ -141,12 +141,13 @@ class Matrix:
 
     # --- growth ---------------------------------------------------------------------------
 
-    def absorb(self, ids, vecs, published, pair_at, pair_code, names, seq) -> None:
+    def absorb(self, ids, vecs, published, pair_at, pair_code, names, *, fresh=False) -> None:
         """Add or replace rows. Their keys come as pairs: ``pair_at`` indexes ``ids``,
-        ``pair_code`` indexes ``names`` (the distinct key strings)."""
+        ``pair_code`` indexes ``names`` (the distinct key strings). ``fresh``: the caller
+        knows none of the ids is held yet (a first load), so no lookup is needed."""
         self._derived = {}
         ids = np.asarray(ids, dtype=np.int64)
-        rows = self.lookup(ids)
+        rows = np.full(len(ids), -1, dtype=np.int64) if fresh else self.lookup(ids)
         old = rows >= 0
         if old.any():  # re-embedded items: replace in place, keys re-read
             self._vectors[rows[old]] = vecs[old]
@@ -157,7 +158,7 @@ class Matrix:
         start = self.n
         if len(new):
             self._reserve(start + len(new))
-            take = slice(None) if len(new) == len(ids) else new  # a first load copies once
+            take = slice(None) if len(new) == len(ids) else new
             self._ids[start : start + len(new)] = ids[take]
             self._vectors[start : start + len(new)] = vecs[take]
             self._published[start : start + len(new)] = published[take]
@@ -165,11 +166,22 @@ class Matrix:
             self.n = start + len(new)
             self._sorted = None
         if len(pair_at):
-            index = self.key_index
+            self._pending_keys.append((rows[np.asarray(pair_at)], np.asarray(pair_code), names))
+
+    def commit_keys(self) -> None:
+        """Fold the keys gathered by :meth:`absorb` into the flat pair arrays (once per
+        refresh: concatenating per chunk would copy the growing arrays again and again)."""
+        if not self._pending_keys:
+            return
+        index = self.key_index
+        rows, cols = [self.key_rows], [self.key_cols]
+        for at, code, names in self._pending_keys:
             column_of = np.array([index.setdefault(k, len(index)) for k in names], dtype=np.int64)
-            self.key_rows = np.concatenate([self.key_rows, rows[np.asarray(pair_at)]])
-            self.key_cols = np.concatenate([self.key_cols, column_of[np.asarray(pair_code)]])
-        self.seq = max(self.seq, seq)
+            rows.append(at)
+            cols.append(column_of[code])
+        self.key_rows, self.key_cols = np.concatenate(rows), np.concatenate(cols)
+        self._pending_keys = []
+        self._derived = {}
 
     def _reserve(self, size: int) -> None:
         if size <= len(self._ids):
@@ -264,21 +276,38 @@ def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
 
 def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
     """Absorb rows embedded after ``matrix.seq``; return how many were read."""
-    # A first load scans the table in rowid order ("+": no index) and sorts by embed_seq
-    # afterwards: twice as fast as walking the embed_seq index into random table pages.
-    seq = "+embed_seq" if matrix.seq == 0 else "embed_seq"
-    rows = db.execute(
+    fresh = matrix.n == 0
+    # The most rows this can add (an index-only count): the buffers are sized once, and the
+    # rows are then read in chunks, so a load never holds the whole result set twice.
+    upper = db.execute("SELECT count(*) FROM items WHERE embed_seq > ? AND embed_seq <= ?",
+                       [matrix.seq, latest]).fetchone()[0]
+    matrix._reserve(matrix.n + upper)
+    # A first load scans the table in rowid order ("+": no index): twice as fast as walking
+    # the embed_seq index into random table pages. Row order inside the matrix is free.
+    seq = "+embed_seq" if fresh else "embed_seq"
+    cursor = db.execute(
         f"""SELECT id, embedding, COALESCE(CAST(strftime('%s', published) AS REAL),
                                            CAST(strftime('%s', fetched) AS REAL), 0),
                    content_type, feed_id, tags, embed_seq
             FROM items
-            WHERE {seq} > ? AND {seq} <= ? AND embedding_model = ?""",
+            WHERE {seq} > ? AND {seq} <= ? AND embedding_model = ?
+            {"" if fresh else "ORDER BY embed_seq"}""",
         [matrix.seq, latest, matrix.model],
-    ).fetchall()
-    if not rows:
-        matrix.seq = latest
-        return 0
-    rows.sort(key=lambda r: r[6])
+    )
+    read = 0
+    memo: dict = {}  # feeds repeat the same tags
+    while chunk := cursor.fetchmany(CHUNK):
+        _absorb_chunk(matrix, chunk, memo, fresh)
+        read += len(chunk)
+    matrix.commit_keys()
+    matrix.seq = max(matrix.seq, latest)
+    return read
+
+
+CHUNK = 20_000
+
+
+def _absorb_chunk(matrix: Matrix, rows: list, memo: dict, fresh: bool) -> None:
     n = len(rows)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
     vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(n, matrix.dimension)
@@ -286,8 +315,7 @@ def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
     names: dict[str, int] = {}  # distinct key string -> code
     at: list[int] = []
     codes: list[int] = []
-    parsed: dict[str, list] = {}  # feeds repeat the same tag lists
-    memo: dict = {}  # and the same tags
+    parsed: dict[str, list] = {}
     for k, r in enumerate(rows):
         keys = [f"type:{r[3]}"] if r[3] else []
         if r[4] is not None:
@@ -301,19 +329,12 @@ def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
             at.append(k)
             codes.append(names.setdefault(key, len(names)))
     matrix.absorb(ids, vecs, published, np.array(at, dtype=np.int64),
-                  np.array(codes, dtype=np.int64), list(names), latest)
-    return n
+                  np.array(codes, dtype=np.int64), list(names), fresh=fresh)
 
 
 def _tag_keys(raw: str, memo: dict) -> list[str]:
-    try:
-        tags = json.loads(raw)
-    except ValueError:
-        return []
-    if not isinstance(tags, list):
-        return []
     keys = []
-    for tag in tags:
+    for tag in parse_tags(raw):
         key = memo.get(tag) if isinstance(tag, str) else None
         if key is None:
             key = tag_key(tag)

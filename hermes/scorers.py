@@ -27,7 +27,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import logistic
-from .features import _key_stats, key_values
+from .features import _key_stats
 from .hookspecs import hookimpl
 from .lexical import lexical_scores
 from .rank import Component, calibrate, interests_vectors
@@ -65,7 +65,7 @@ def hermes_score(db, user, item_ids, vectors, context):
         comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
                                detail=fitted["detail"]))
     if clicks:
-        comps.append(preference(db, user, matrix, rows, clicks))
+        comps.append(preference(db, user, scope, clicks))
         if liked:
             # affinity hands over to the classifier as the classifier's evidence grows
             comps.append(Component("affinity", "behaviour", behaviour[:, 1],
@@ -154,21 +154,21 @@ def profile(db, user, text: str, context, scope: Scope) -> Component:
     return Component("profile", "profile", mixed, detail=detail)
 
 
-def preference(db, user, matrix, rows, clicks) -> Component:
+def preference(db, user, scope: Scope, clicks) -> Component:
     """Per family of keys (tags, type, source), the mean evidence over the item's keys of
     that family (a tag never clicked counts 0, so one liked tag among many weighs less);
     the families add up. Adding (not averaging) across families keeps a key found on every
     item — the only feed, the only content type — a constant that standardises away instead
     of diluting the tags that discriminate."""
+    matrix = scope.matrix
     stats = _key_stats(db, user["id"])
-    n_likes = sum(1 for _, liked in clicks if liked)
-    values = key_values(stats, n_likes, len(clicks) - n_likes)
     column = np.zeros(len(matrix.key_index))
-    for key, value in values.items():
+    for key, s in stats.items():
         index = matrix.key_index.get(key)
         if index is not None:
-            column[index] = value
-    scores = matrix.key_sums(column, weights=matrix.entry_share())[rows]
+            column[index] = s["score"]
+    scores = scope.per_row(("preference", tuple(clicks)), lambda vecs, where: matrix.key_sums(
+        column, weights=matrix.entry_share())[where])
     return Component("preference", "behaviour", scores, active=bool(stats),
                      detail={"stats": stats})
 

@@ -27,7 +27,7 @@ def persona(db, add_items):
 
 
 def test_explanation_with_no_clicks(db, persona):
-    user, ids = persona
+    user, _ = persona
     top = rank_items(db, user, limit=1)[0]
     e = explain(db, user, top["id"])
     # a pool this small falls back from the recent window to every unread item

@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 
 from hermes.hookspecs import hookimpl
-from hermes.rank import (Component, blend, blend_weight, calibrate, create_user, item_rows,
-                         rank_items, top_order)
+from hermes.rank import (
+    Component,
+    blend,
+    blend_weight,
+    calibrate,
+    create_user,
+    item_rows,
+    rank_items,
+    top_order,
+)
 
 
 def test_blend_weight_values():

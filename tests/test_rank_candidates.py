@@ -9,14 +9,19 @@ import sys
 import textwrap
 
 import numpy as np
-import pytest
 
 from hermes import matrix as matrix_mod
 from hermes.embed import HashEmbedder, get_embedder, to_blob
 from hermes.hookspecs import hookimpl
 from hermes.matrix import CandidateVectors, get_matrix
-from hermes.rank import (CandidateQuery, create_user, interests_key, interests_vectors, rank,
-                         rank_items)
+from hermes.rank import (
+    CandidateQuery,
+    create_user,
+    interests_key,
+    interests_vectors,
+    rank,
+    rank_items,
+)
 from hermes.signals import record_click
 
 

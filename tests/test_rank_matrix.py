@@ -1,0 +1,90 @@
+"""The matrix snapshot a fresh process starts from, and the per-row score cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hermes import matrix as matrix_mod
+from hermes import matrix_store
+from hermes.embed import get_embedder
+from hermes.matrix import get_matrix
+from hermes.rank import CandidateQuery, create_user, rank
+from hermes.signals import record_click
+
+
+@pytest.fixture
+def snapshots(monkeypatch):
+    monkeypatch.setattr(matrix_store, "MIN_ROWS", 1)
+    written = []
+    real = matrix_store._write
+
+    def write_now(path, arrays):  # synchronous in tests
+        real(path, arrays)
+        written.append(path)
+
+    monkeypatch.setattr(matrix_store.threading, "Thread",
+                        lambda target, args, name: type("T", (), {"start": lambda self: target(*args)})())
+    monkeypatch.setattr(matrix_store, "_write", write_now)
+    return written
+
+
+def load(db):
+    e = get_embedder()
+    return get_matrix(db, e.name, e.dimension)
+
+
+def test_a_fresh_process_starts_from_the_snapshot(db, add_items, snapshots, monkeypatch):
+    add_items([{"title": "alpha", "tags": ["A", "b"]}, {"title": "beta", "content_type": "paper"}])
+    first = load(db)
+    assert len(snapshots) == 1 and snapshots[0].exists()
+    matrix_mod.clear_cache()
+    reads = []
+    real_refresh = matrix_mod._refresh
+    monkeypatch.setattr(matrix_mod, "_refresh", lambda *a: reads.append(1) or real_refresh(*a))
+    second = load(db)
+    assert reads == [] and second is not first
+    assert second.ids.tolist() == first.ids.tolist() and np.array_equal(second.vectors, first.vectors)
+    assert second.key_index == first.key_index and second.seq == first.seq
+    assert np.array_equal(second.has_key("tag:a"), first.has_key("tag:a"))
+    # newer items are read from SQLite on top of the snapshot
+    [new] = add_items([{"title": "gamma"}])
+    assert load(db).ids.tolist()[-1] == new and reads == [1]
+
+
+def test_a_stale_snapshot_is_ignored(db, add_items, snapshots):
+    ids = add_items([{"title": "alpha"}, {"title": "beta"}])
+    load(db)
+    matrix_mod.clear_cache()
+    db.execute("DELETE FROM items WHERE id = ?", [ids[0]])
+    assert load(db).ids.tolist() == [ids[1]]  # the fingerprint no longer matches
+
+
+def test_an_unreadable_snapshot_is_ignored(db, add_items, snapshots):
+    ids = add_items([{"title": "alpha"}])
+    load(db)
+    snapshots[0].write_bytes(b"not a zip file")
+    matrix_mod.clear_cache()
+    assert load(db).ids.tolist() == ids
+
+
+def test_cached_feed_scores_equal_direct_scores_and_follow_new_clicks(db, add_items):
+    ids = add_items([{"title": f"graph item {i} words {i % 3}"} for i in range(12)])
+    user = create_user(db, "ann", "graph words, item 2")
+    record_click(db, user["id"], ids[0], True, "ui")
+    record_click(db, user["id"], ids[1], False, "ui")
+    feed = rank(db, user, CandidateQuery())  # most of the matrix: computed per row, cached
+    narrow = rank(db, user, CandidateQuery(item_ids=tuple(ids[2:4])))  # scored directly
+    for name in ("affinity", "classifier"):
+        full = dict(zip(feed.item_ids.tolist(), feed.raw[name]))
+        for item_id, value in zip(narrow.item_ids.tolist(), narrow.raw[name]):
+            assert full[item_id] == pytest.approx(value, abs=1e-5)
+    semantic = dict(zip(feed.item_ids[np.argsort(feed.order)].tolist(),
+                        feed.components["profile"].detail["semantic"]))
+    for item_id, value in zip(narrow.item_ids[np.argsort(narrow.order)].tolist(),
+                              narrow.components["profile"].detail["semantic"]):
+        assert semantic[item_id] == pytest.approx(value, abs=1e-5)
+    before = dict(zip(feed.item_ids.tolist(), feed.raw["affinity"]))
+    record_click(db, user["id"], ids[5], True, "ui")
+    after = rank(db, user, CandidateQuery())
+    assert dict(zip(after.item_ids.tolist(), after.raw["affinity"])) != before
