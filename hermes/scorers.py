@@ -40,9 +40,10 @@ AFFINITY_LIKES = 16
 AFFINITY_K = 3
 #: the classifier's L2 strength (scikit-learn's C)
 CLASSIFIER_C = 1.0
-#: unclicked items sampled as negatives, and the weight of each relative to a click
+#: unclicked items sampled as negatives, and the weight of each relative to a click (light:
+#: they say "most items are not for you", the explicit clicks say where the boundary is)
 SOFT_NEGATIVES = 50
-SOFT_WEIGHT = 0.9
+SOFT_WEIGHT = 0.1
 #: the classifier's share of the behaviour role is n / (n + this), n = explicit clicks
 CLASSIFIER_SHRINK = 10.0
 
