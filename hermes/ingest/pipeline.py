@@ -35,6 +35,11 @@ Progress = Callable[[str, int, int], None]  # (stage "fetch" | "embed", done, to
 
 DEFAULT_RATE_LIMIT_BACKOFF = timedelta(minutes=30)  # a 429 without Retry-After
 MAX_BACKOFF = timedelta(days=7)
+# A feed failing again and again is retried less and less often (15 min after its second
+# consecutive failure, doubling, at most a day), so a dead server costs one timeout a day
+# rather than one per run. The first failure is retried at the next run: most are transient.
+FAILURE_BACKOFF_BASE = timedelta(minutes=15)
+FAILURE_BACKOFF_MAX = timedelta(days=1)
 EMBED_BATCH = 64
 
 
@@ -63,6 +68,14 @@ def retry_at(value: str | None, status: int | None, now: datetime) -> str | None
     if delay is None or delay.total_seconds() <= 0:
         return None
     return (now + min(delay, MAX_BACKOFF)).isoformat(timespec="seconds")
+
+
+def failure_backoff(consecutive_failures: int, now: datetime) -> str | None:
+    """When a feed that failed ``consecutive_failures`` times in a row is next due."""
+    if consecutive_failures < 2:
+        return None
+    delay = min(FAILURE_BACKOFF_BASE * 2 ** min(consecutive_failures - 2, 16), FAILURE_BACKOFF_MAX)
+    return (now + delay).isoformat(timespec="seconds")
 
 
 def _due(feed: dict, now: datetime) -> bool:
@@ -147,8 +160,10 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_
 async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | None) -> dict:
     if err is not None:
         backoff = None
+        now = datetime.now(timezone.utc)
         if err.status in (429, 503):
-            backoff = retry_at(err.retry_after, err.status, datetime.now(timezone.utc))
+            backoff = retry_at(err.retry_after, err.status, now)
+        backoff = backoff or failure_backoff((feed.get("error_count") or 0) + 1, now)
         message = str(err) + (f"; retrying after {backoff}" if backoff else "")
         _record_failure(db, feed, message, backoff)
         return _summary(feed, "failed", error=message)
@@ -171,7 +186,7 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
-    cols = ["id", "url", "title", "etag", "last_modified", "retry_after"]
+    cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count"]
     rows = [dict(zip(cols, r)) for r in db.execute(
         f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
     if feed_ids is None:
@@ -209,7 +224,8 @@ def run_ingest(
     feeds = select_feeds(db, feed_ids)
     due = [f for f in feeds if _due(f, now)]
     summary = IngestSummary(
-        _summary(f, "skipped", error=f"the server asked to wait until {f['retry_after']}")
+        _summary(f, "skipped", error=f"not due until {f['retry_after']} "
+                                     "(the server asked to wait, or it failed repeatedly)")
         for f in feeds if not _due(f, now))
     if due:
         results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress))
