@@ -54,14 +54,45 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._load()
-        vecs = model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=False,  # stdout belongs to the MCP stdio stream
-            convert_to_numpy=True,
-        )
+        with _precision():
+            vecs = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,  # stdout belongs to the MCP stdio stream
+                convert_to_numpy=True,
+            )
         return np.asarray(vecs, dtype=np.float32)
+
+
+def cpu_has_fast_bf16() -> bool:
+    """True when the CPU computes bfloat16 natively (AVX512-BF16 or AMX): only there does
+    autocast pay off; elsewhere it is emulated and slower."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="ignore") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def use_bf16() -> bool:
+    """``HERMES_EMBED_BF16=1/0`` forces it; by default on when the CPU supports it natively.
+    Measured here: 2.05x faster, cosine to fp32 >= 0.99997 (benchmarks/results/ingest.md)."""
+    forced = os.environ.get("HERMES_EMBED_BF16")
+    if forced is not None:
+        return forced.strip().lower() in {"1", "true", "yes", "on"}
+    return cpu_has_fast_bf16()
+
+
+def _precision():
+    import contextlib
+
+    import torch
+
+    if use_bf16():
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")

@@ -35,3 +35,17 @@ def test_ingest_a_sample_feed_with_the_real_model(db, pm, monkeypatch):
 
     again = run_ingest(db)
     assert again[0]["status"] == "unchanged" and again.embedded == 0
+
+
+@pytest.mark.slow
+def test_bf16_autocast_matches_fp32(monkeypatch):
+    """The bf16 fast path (on by default where the CPU has native bf16) gives the same
+    vectors as fp32 to within rounding."""
+    texts = ["Entanglement of thermal states at high temperature.",
+             "Sparse autoencoders find interpretable features in language models."]
+    embedder = MiniLMEmbedder()
+    monkeypatch.setenv("HERMES_EMBED_BF16", "0")
+    fp32 = embedder.embed(texts)
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    bf16 = embedder.embed(texts)
+    assert (fp32 * bf16).sum(axis=1).min() > 0.999
