@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -121,10 +122,13 @@ def interests_vectors(db: sqlite_utils.Database, user: dict, embedder: Embedder)
         return from_blob(row[1]).reshape(-1, embedder.dimension)
     clauses = interest_clauses(text)
     vecs = embedder.embed([text, *(clauses if len(clauses) > 1 else [])])
-    db.execute(
-        "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",
-        [key, to_blob(vecs), user["id"]],
-    )
+    try:
+        db.execute(
+            "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",
+            [key, to_blob(vecs), user["id"]],
+        )
+    except sqlite3.OperationalError:  # a read-only database still ranks (and re-embeds)
+        pass
     return vecs
 
 
