@@ -24,6 +24,6 @@ def test_a_repeatedly_failing_feed_is_skipped_until_due(db, tmp_path):
     assert second[0]["status"] == "failed"
     assert db.execute("SELECT retry_after, error_count FROM feeds").fetchone()[0] is not None
     third = run_ingest(db)
-    assert third[0]["status"] == "skipped" and "not due until" in third[0]["error"]
+    assert third[0]["status"] == "skipped" and "wait until" in third[0]["error"]
     # the failure count and reason stay on the feed for `hermes feeds list`
     assert db.execute("SELECT error_count FROM feeds").fetchone()[0] == 2

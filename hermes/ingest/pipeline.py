@@ -224,8 +224,8 @@ def run_ingest(
     feeds = select_feeds(db, feed_ids)
     due = [f for f in feeds if _due(f, now)]
     summary = IngestSummary(
-        _summary(f, "skipped", error=f"not due until {f['retry_after']} "
-                                     "(the server asked to wait, or it failed repeatedly)")
+        _summary(f, "skipped", error=f"wait until {f['retry_after']} "
+                                     "(the server asked for a pause, or the feed failed repeatedly)")
         for f in feeds if not _due(f, now))
     if due:
         results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress))
