@@ -104,7 +104,9 @@ def list_feed(
     rows = item_rows(db, ranking.item_ids)
     items = []
     for pos, item_id in enumerate(ranking.item_ids.tolist()):
-        row = rows[item_id]
+        row = rows.get(item_id)
+        if row is None:  # deleted after the matrix was loaded: skip rather than fail
+            continue
         parts = {name: round(float(v[pos]), 3) for name, v in ranking.contributions.items()}
         items.append({
             "id": item_id,
