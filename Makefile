@@ -29,7 +29,4 @@ browser:
 		echo "note: no chromium binary, so the browser test will be skipped (apt-get install chromium)"; \
 	fi
 
-bench: install
-	$(BIN)/python benchmarks/run_all.py
-
-.PHONY: install demo test bench browser
+.PHONY: install demo test browser
