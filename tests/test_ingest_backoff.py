@@ -27,3 +27,21 @@ def test_a_repeatedly_failing_feed_is_skipped_until_due(db, tmp_path):
     assert third[0]["status"] == "skipped" and "wait until" in third[0]["error"]
     # the failure count and reason stay on the feed for `hermes feeds list`
     assert db.execute("SELECT error_count FROM feeds").fetchone()[0] == 2
+
+
+def test_a_large_ingest_leaves_a_matrix_snapshot_for_the_next_process(db, db_path, monkeypatch):
+    import threading
+
+    from hermes import matrix_store
+    from hermes.embed import get_embedder
+    from hermes.ingest.pipeline import add_feeds, sample_feed_paths
+
+    monkeypatch.setattr(matrix_store, "MIN_ROWS", 10)
+    add_feeds(db, [(str(sample_feed_paths()[0]), None)])
+    summary = run_ingest(db)
+    assert summary.embedded >= 10
+    for thread in threading.enumerate():
+        if thread.name == "hermes-matrix-snapshot":
+            thread.join()
+    path = matrix_store.snapshot_path(str(db_path), get_embedder().name)
+    assert path is not None and path.exists()

@@ -22,7 +22,7 @@ from email.utils import parsedate_to_datetime
 
 import sqlite_utils
 
-from .. import config
+from .. import config, matrix_store
 from ..db import write_transaction
 from ..errors import HermesError, NotFound
 from ..signals import now_iso
@@ -233,7 +233,19 @@ def run_ingest(
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])
     summary.embedded = embed_new(db, embedder, progress=progress, summary=summary)
+    if summary.embedded >= matrix_store.MIN_ROWS:
+        _warm_matrix(db, embedder)
     return summary
+
+
+def _warm_matrix(db, embedder=None) -> None:
+    """After a large batch, load the matrix here so its on-disk snapshot is written: the
+    next fresh process (a CLI call, the MCP server) then ranks without reading every row."""
+    from ..embed import get_embedder
+    from ..matrix import get_matrix
+
+    embedder = embedder or get_embedder()
+    get_matrix(db, embedder.name, embedder.dimension)
 
 
 def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=None) -> int:
