@@ -7,6 +7,8 @@ A tool is a plain function ``fn(db, **arguments) -> dict``. Its result is the en
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import logging
 from collections.abc import Callable
@@ -43,6 +45,26 @@ def ok(message: str, **payload) -> dict:
 
 def fail(message: str, **empty_payload) -> dict:
     return {"ok": False, "message": message, **empty_payload}
+
+
+def envelope(empty_payloads: dict[str, dict]):
+    """Decorator for tool functions: a :class:`HermesError` they raise becomes
+    ``fail(message, **empty_payloads[name])``, so a direct call (CLI, web, scripts, tests)
+    gets the same envelope as a call through :func:`call_tool`."""
+
+    def decorate(fn: Callable[..., dict]) -> Callable[..., dict]:
+        empty = empty_payloads[fn.__name__]
+
+        @functools.wraps(fn)
+        def wrapper(db, *args, **kwargs):
+            try:
+                return fn(db, *args, **kwargs)
+            except HermesError as exc:
+                return fail(str(exc), **copy.deepcopy(empty))
+
+        return wrapper
+
+    return decorate
 
 
 def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:

@@ -8,13 +8,12 @@ httpx, feedparser) are imported inside the functions: ``hermes serve`` answers
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated
 
 from pydantic import Field
 
-from hermes.errors import HermesError, InvalidInput
-from hermes.tools import fail, ok
+from hermes.errors import InvalidInput
+from hermes.tools import envelope, fail, ok
 
 UserArg = Annotated[str, Field(description="Persona name, as listed by list_users.",
                                min_length=1, max_length=200)]
@@ -35,19 +34,9 @@ EMPTY = {
     "suggest_feeds": {"user": "", "suggestions": []},
 }
 
+_envelope = envelope(EMPTY)
 
-def envelope(fn):
-    """A user mistake raised as :class:`HermesError` becomes ``fail(message, **empty payload)``,
-    so a direct call (CLI, tests, scripts) gets the same envelope as the MCP server."""
 
-    @functools.wraps(fn)
-    def wrapper(db, *args, **kwargs):
-        try:
-            return fn(db, *args, **kwargs)
-        except HermesError as exc:
-            return fail(str(exc), **EMPTY[fn.__name__])
-
-    return wrapper
 
 
 def clip(text: str | None, limit: int = SUMMARY_CHARS) -> str:
@@ -84,7 +73,7 @@ def _since(since_days) -> float | None:
     return float(since_days)
 
 
-@envelope
+@_envelope
 def list_feed(
     db,
     user: UserArg,
@@ -132,7 +121,7 @@ def list_feed(
               user=persona["name"], items=items)
 
 
-@envelope
+@_envelope
 def record_feedback(
     db,
     user: UserArg,
@@ -151,7 +140,7 @@ def record_feedback(
               "total); the next list_feed uses it.", click=click, n_clicks=n)
 
 
-@envelope
+@_envelope
 def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
     """Why an item ranks where it does for a persona."""
     from hermes.signals import require_item, require_user
@@ -169,7 +158,7 @@ def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
               user=persona["name"], item_id=item_id, reason=reason, explanation=explanation)
 
 
-@envelope
+@_envelope
 def add_feed(
     db,
     url: UrlArg,
@@ -185,7 +174,7 @@ def add_feed(
     return subscribe(db, url, title, probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
 
 
-@envelope
+@_envelope
 def preview_feed(
     db,
     url: UrlArg,
@@ -217,7 +206,7 @@ def preview_feed(
               entries=entries)
 
 
-@envelope
+@_envelope
 def list_feeds(db) -> dict:
     """Every subscribed feed with its item count and fetch health."""
     from .subscriptions import feed_rows, orphaned_count
@@ -233,7 +222,7 @@ def list_feeds(db) -> dict:
               feeds=feeds, orphaned_items=orphans)
 
 
-@envelope
+@_envelope
 def remove_feed(
     db,
     feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
@@ -259,7 +248,7 @@ def remove_feed(
               feed=plan["feed"], removed=True)
 
 
-@envelope
+@_envelope
 def suggest_feeds(
     db,
     user: UserArg,

@@ -7,13 +7,12 @@ with the tool's success keys present and empty. Nothing is written on a refused 
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated, Optional
 
 from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
-from hermes.tools import fail, ok
+from hermes.tools import envelope, fail, ok
 
 from . import bootstrap as _bootstrap
 from . import personas, search, status
@@ -30,18 +29,9 @@ EMPTY = {
     "bootstrap_persona": {"liked": [], "disliked": []},
 }
 
+_envelope = envelope(EMPTY)
 
-def envelope(fn):
-    """Turn a :class:`HermesError` from ``fn`` into ``fail(message, **empty payload)``."""
 
-    @functools.wraps(fn)
-    def wrapper(db, *args, **kwargs):
-        try:
-            return fn(db, *args, **kwargs)
-        except HermesError as exc:
-            return fail(str(exc), **EMPTY[fn.__name__])
-
-    return wrapper
 
 
 PersonaName = Annotated[str, Field(
@@ -78,7 +68,7 @@ def _confirm_arg(confirm) -> bool:
     return confirm
 
 
-@envelope
+@_envelope
 def list_users(db) -> dict:
     rows = db.execute(
         """SELECT u.name, u.interests, u.created,
@@ -96,7 +86,7 @@ def list_users(db) -> dict:
     return ok(f"{len(users)} persona(s)", users=users)
 
 
-@envelope
+@_envelope
 def create_persona(db, name: NewName, interests: Interests) -> dict:
     user = personas.create_persona(db, name, interests)
     return ok(
@@ -106,7 +96,7 @@ def create_persona(db, name: NewName, interests: Interests) -> dict:
     )
 
 
-@envelope
+@_envelope
 def propose_interests(
     db,
     limit: Annotated[int, Field(description="How many tags to return (1-100).", ge=1, le=100)] = 12,
@@ -142,7 +132,7 @@ def propose_interests(
     )
 
 
-@envelope
+@_envelope
 def update_persona(db, name: PersonaName, interests: Interests) -> dict:
     user, previous = personas.update_interests(db, name, interests)
     payload = {"name": user["name"], "interests": user["interests"], "previous_interests": previous}
@@ -153,7 +143,7 @@ def update_persona(db, name: PersonaName, interests: Interests) -> dict:
               "(previous_interests holds the old text)", persona=payload, changed=True)
 
 
-@envelope
+@_envelope
 def profile_status(db, user: PersonaName) -> dict:
     s = status.profile_status(db, user)
     # Counted, not listed: tags are feed text (untrusted), kept in the liked_tags payload.
@@ -166,7 +156,7 @@ def profile_status(db, user: PersonaName) -> dict:
     return ok(message, **s)
 
 
-@envelope
+@_envelope
 def search_feed(
     db,
     user: PersonaName,
@@ -228,7 +218,7 @@ def reset_feedback(db, name: PersonaName, confirm: Confirm) -> dict:
     return destroy(db, name, confirm, persona=False, source="agent")
 
 
-@envelope
+@_envelope
 def bootstrap_persona(
     db,
     name: PersonaName,
