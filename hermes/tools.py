@@ -7,6 +7,7 @@ A tool is a plain function ``fn(db, **arguments) -> dict``. Its result is the en
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import functools
 import inspect
@@ -37,6 +38,16 @@ class Tool:
     def arguments(self) -> list[inspect.Parameter]:
         """The parameters an agent supplies (everything after ``db``)."""
         return list(inspect.signature(self.fn).parameters.values())[1:]
+
+
+#: Who is calling a tool: ``agent`` (MCP, the default) or ``ui`` (the web UI). Signal-writing
+#: tools record it as the signal's source, so provenance survives the shared tool path.
+_CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("hermes_tool_caller", default="agent")
+
+
+def caller() -> str:
+    """The source of the tool call in progress (``agent`` unless a face said otherwise)."""
+    return _CALLER.get()
 
 
 def ok(message: str, **payload) -> dict:
@@ -86,8 +97,12 @@ def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
     return tools
 
 
-def call_tool(db, tool: Tool, arguments: dict) -> dict:
-    """Run a tool; a user mistake or an unexpected error becomes an ``ok: false`` result."""
+def call_tool(db, tool: Tool, arguments: dict, *, source: str = "agent") -> dict:
+    """Run a tool; a user mistake or an unexpected error becomes an ``ok: false`` result.
+
+    :param source: who is calling (``agent`` or ``ui``), readable inside through :func:`caller`.
+    """
+    token = _CALLER.set(source)
     try:
         return tool.fn(db, **arguments)
     except HermesError as exc:
@@ -102,3 +117,5 @@ def call_tool(db, tool: Tool, arguments: dict) -> dict:
     except Exception as exc:  # the server must survive any tool bug
         log.exception("tool %s failed", tool.name)
         return fail(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", **tool.empty)
+    finally:
+        _CALLER.reset(token)

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
 from hermes.signals import require_user
-from hermes.tools import fail, ok
+from hermes.tools import caller, fail, ok
 
 from . import entities, membership, signals, strength
 
@@ -87,7 +87,8 @@ def _describe(changes: list[dict]) -> str:
 # --- writes ------------------------------------------------------------------------------
 
 def view_record_progress(db, user, item_id, fraction, new_session=True):
-    r = signals.record_progress(db, user, item_id, fraction, new_session=new_session)
+    r = signals.record_progress(db, user, item_id, fraction, new_session=new_session,
+                                source=caller())
     u = require_user(db, r["user"])
     return (f"Recorded {r['fraction']:.0%} of item {r['item_id']} for {r['user']} "
             f"(max {r['max_fraction']:.0%}, {r['reopens']} re-reads); {_describe(r['changes'])}.",
@@ -111,7 +112,7 @@ def record_progress(
 
 
 def view_add_highlight(db, user, item_id, text, note=None):
-    r = signals.add_highlight(db, user, item_id, text, note)
+    r = signals.add_highlight(db, user, item_id, text, note, source=caller())
     u = require_user(db, r["user"])
     return (f"Saved highlight {r['highlight_id']} on item {r['item_id']}; {_describe(r['changes'])}.",
             {**_where(db, u["id"], r["item_id"], r["changes"]), "highlight_id": r["highlight_id"]})
@@ -141,7 +142,7 @@ def _view_delete(what: str, db, user, row_id, confirm):
                 {**_where(db, u["id"], row["item_id"], []), key: row["id"], "text": row["text"],
                  "deleted": False})
     fn = signals.delete_highlight if what == "highlight" else signals.delete_note
-    r = fn(db, user, row_id)
+    r = fn(db, user, row_id, source=caller())
     u = require_user(db, r["user"])
     return (f"Deleted {what} {r[key]} on item {r['item_id']}; {_describe(r['changes'])}.",
             {**_where(db, u["id"], r["item_id"], r["changes"]), key: r[key], "text": r["text"],
@@ -164,7 +165,7 @@ def delete_highlight(
 
 
 def view_add_note(db, user, item_id, text):
-    r = signals.add_note(db, user, item_id, text)
+    r = signals.add_note(db, user, item_id, text, source=caller())
     u = require_user(db, r["user"])
     return (f"Saved note {r['note_id']} on item {r['item_id']}; {_describe(r['changes'])}.",
             {**_where(db, u["id"], r["item_id"], r["changes"]), "note_id": r["note_id"]})
@@ -197,7 +198,7 @@ def delete_note(
 
 
 def view_favorite(db, user, item_id, on=True):
-    r = signals.favorite(db, user, item_id, on)
+    r = signals.favorite(db, user, item_id, on, source=caller())
     u = require_user(db, r["user"])
     state = "favorited" if on else "unfavorited"
     already = "" if r["changed"] else " (it already was)"
