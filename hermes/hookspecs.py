@@ -125,5 +125,10 @@ def hermes_register_commands(app: typer.Typer) -> None:
 
 @hookspec
 def hermes_register_routes(app: Starlette) -> None:
-    """Add routes to the web app (``hermes web``); state-changing routes must use POST and
-    call :func:`hermes.web.csrf.require_token`."""
+    """Add routes to the web app (``hermes web``).
+
+    Every POST / PUT / PATCH / DELETE is checked by the app's CSRF middleware (a per-session
+    token plus an Origin / Referer check) before it reaches a route: a form sends the page's
+    ``csrf_token`` field, a script the ``X-CSRF-Token`` header (the token is in the page's
+    ``<meta name="csrf-token">``). State changes must never happen on GET.
+    """
