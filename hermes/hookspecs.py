@@ -108,6 +108,19 @@ def hermes_migrations() -> list[Migration]:
     """
 
 
+@hookspec
+def hermes_item_tags(item: dict) -> list[str] | None:
+    """Return extra tags for a newly fetched item (keyphrases, a taxonomy, a classifier).
+
+    :param item: the parsed item (``title``, ``summary`` in plain text, ``url``, ``tags``
+        from the feed's own categories, ``content_type`` …); do not modify it.
+    :returns: tags to add, or ``None``. Every plugin's answer is merged with the feed's
+        categories and normalised (lower-cased, trimmed, de-duplicated). Called during
+        ingest, once per fetched entry, outside any transaction; keep it fast. Tags drive the
+        preference scorer and the topic graph of the digest.
+    """
+
+
 @hookspec(firstresult=True)
 def hermes_embedder() -> Embedder | None:
     """Provide the embedding model (first non-``None`` answer wins).

@@ -224,3 +224,26 @@ def test_record_click_rejects_a_bad_source(db, add_items):
     with pytest.raises(InvalidInput, match="ui, agent, bootstrap"):
         record_click(db, user["id"], item, True, "webhook")
     assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
+
+
+def test_hook_hermes_item_tags(pm, db, tmp_path):
+    """A tagger plugin's keyphrases are merged, normalised, into the stored tags."""
+    import json
+
+    from hermes.ingest.pipeline import run_ingest
+
+    class Tagger:
+        @hookimpl
+        def hermes_item_tags(self, item):
+            return ["Graph Neural Networks", "graph neural networks "] if "graph" in item["title"].lower() else None
+
+    pm.register(Tagger(), name="tagger")
+    feed = tmp_path / "feed.xml"
+    feed.write_text(
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        "<item><title>Graph transformers</title><guid>a</guid><category>cs.LG</category></item>"
+        "<item><title>Galaxies</title><guid>b</guid></item></channel></rss>", encoding="utf-8")
+    db.execute("INSERT INTO feeds (url) VALUES (?)", [str(feed)])
+    run_ingest(db)
+    tags = {t: json.loads(g) for t, g in db.execute("SELECT title, tags FROM items")}
+    assert tags == {"Graph transformers": ["cs.lg", "graph neural networks"], "Galaxies": []}

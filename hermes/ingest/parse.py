@@ -67,9 +67,14 @@ def _published(entry) -> str:
 
 
 def _tags(entry) -> list[str]:
+    return normalise_tags(tag.get("term") or tag.get("label") or "" for tag in entry.get("tags") or [])
+
+
+def normalise_tags(terms) -> list[str]:
+    """Plain text, lower-cased, comma lists split, trimmed, de-duplicated, at most MAX_TAGS."""
     seen: list[str] = []
-    for tag in entry.get("tags") or []:
-        term = plain_text(tag.get("term") or tag.get("label") or "").lower()
+    for raw in terms:
+        term = plain_text(str(raw or "")).lower()
         for part in ([term] if "," not in term else term.split(",")):
             part = part.strip()
             if part and len(part) <= 80 and part not in seen:

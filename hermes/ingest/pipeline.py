@@ -28,7 +28,7 @@ from ..errors import HermesError, NotFound
 from ..signals import now_iso
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, new_client, run_sync
-from .parse import ParsedFeed, ParseError, parse_feed
+from .parse import ParsedFeed, ParseError, normalise_tags, parse_feed
 from .store import embed_pending, insert_items
 
 Progress = Callable[[str, int, int], None]  # (stage "fetch" | "embed", done, total)
@@ -123,11 +123,27 @@ def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed) -> int:
 
 def _parse(res: FetchResult) -> ParsedFeed:
     try:
-        return parse_feed(res.body or b"", url=res.final_url, headers=res.headers)
+        parsed = parse_feed(res.body or b"", url=res.final_url, headers=res.headers)
     except ParseError:
         raise
     except Exception as exc:  # feedparser on hostile input: a bad feed, not a crashed run
         raise ParseError(f"parser failed: {type(exc).__name__}: {exc}") from exc
+    add_plugin_tags(parsed.items)
+    return parsed
+
+
+def add_plugin_tags(items: list[dict]) -> None:
+    """Merge the tags ``hermes_item_tags`` implementations give each item (keyphrases, a
+    taxonomy) into the entry's own categories, normalised the same way."""
+    from ..plugins import get_plugin_manager
+
+    hook = get_plugin_manager().hook.hermes_item_tags
+    if not hook.get_hookimpls():
+        return
+    for item in items:
+        extra = [tag for answer in hook(item=item) for tag in (answer or [])]
+        if extra:
+            item["tags"] = normalise_tags([*item.get("tags", []), *extra])
 
 
 async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_private: bool,
