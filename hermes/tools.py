@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .errors import HermesError
+from .errors import HermesError, InvalidInput
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,19 @@ def ok(message: str, **payload) -> dict:
 
 def fail(message: str, **empty_payload) -> dict:
     return {"ok": False, "message": message, **empty_payload}
+
+
+def int_arg(name: str, value, low: int, high: int | None = None, hint: str = "") -> int:
+    """``value`` as an int in ``[low, high]`` (an integral float such as ``3.0`` is accepted:
+    some clients send every number as a float), else :class:`InvalidInput` naming the range."""
+    bound = f"between {low} and {high}" if high is not None else f">= {low}"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{name} must be a whole number {bound}, got {value!r}")
+    if value < low or (high is not None and value > high):
+        raise InvalidInput(f"{name} must be {bound}, got {value}{hint}")
+    return value
 
 
 def envelope(empty_payloads: dict[str, dict]):

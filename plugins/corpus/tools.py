@@ -14,7 +14,7 @@ from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
 from hermes.signals import require_user
-from hermes.tools import caller, fail, ok
+from hermes.tools import caller, fail, int_arg, ok
 
 from . import entities, membership, signals, strength
 
@@ -48,13 +48,6 @@ def _guard(name: str, fn, *args) -> dict:
     return ok(message, **payload)
 
 
-def _int_in(value, name: str, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{name} must be a whole number, got {value!r}")
-    if value < lo or (hi is not None and value > hi):
-        bound = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
-        raise InvalidInput(f"{name} must be {bound}, got {value}")
-    return value
 
 
 def _bool(value, name: str) -> bool:
@@ -239,7 +232,7 @@ def corpus(db, user: User) -> dict:
 
 def view_corpus_items(db, user, facet="experienced", limit=50):
     membership.check_facet(facet)
-    _int_in(limit, "limit", 1, 500)
+    limit = int_arg("limit", limit, 1, 500)
     u = require_user(db, user)
     rows = db.execute(
         """SELECT m.item_id, coalesce(i.title, ''), i.url, i.content_type, i.published, m.revision, m.added
@@ -268,7 +261,7 @@ def corpus_items(
 
 
 def view_corpus_changes(db, user, since=0, limit=200):
-    _int_in(limit, "limit", 1, 1000)
+    limit = int_arg("limit", limit, 1, 1000)
     u = require_user(db, user)
     r = membership.changes_since(db, u["id"], since, limit)
     note = (" Some changes after that revision were trimmed from the log: re-read corpus_items "
@@ -294,7 +287,7 @@ def corpus_changes(
 
 
 def view_corpus_ranked(db, user, limit=10):
-    _int_in(limit, "limit", 1, 200)
+    limit = int_arg("limit", limit, 1, 200)
     u = require_user(db, user)
     items = strength.ranked(db, u["id"], limit)
     return (f"{_n(len(items), 'experienced item')} of {u['name']} by strength (0-1).",
@@ -312,7 +305,7 @@ def corpus_ranked(
 
 
 def view_corpus_entities(db, user, limit=20):
-    _int_in(limit, "limit", 1, 200)
+    limit = int_arg("limit", limit, 1, 200)
     u = require_user(db, user)
     found = entities.entity_view(db, u["id"], limit=limit, items_per_entity=10)
     return (f"{_n(len(found), 'topic')} across {u['name']}'s experienced items.",
@@ -330,7 +323,7 @@ def corpus_entities(
 
 
 def view_recall(db, user, query, limit=10):
-    _int_in(limit, "limit", 1, 50)
+    limit = int_arg("limit", limit, 1, 50)
     u = require_user(db, user)
     items = entities.recall(db, u["id"], query, limit)
     return (f"Found {_n(len(items), 'item')} matching {query!r} among what {u['name']} read or captured.",

@@ -18,7 +18,7 @@ from hermes import kg
 from hermes.errors import HermesError, InvalidInput
 from hermes.rank import CandidateQuery, Ranking, item_rows, rank
 from hermes.signals import require_user
-from hermes.tools import fail, ok
+from hermes.tools import fail, int_arg, ok
 
 MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
 MAX_PER_TOPIC = 50
@@ -53,15 +53,6 @@ def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def _int_in(name: str, value, low: int, high: int, hint: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise InvalidInput(f"{name} must be a whole number between {low} and {high}, got {value!r}")
-    if not low <= value <= high:
-        raise InvalidInput(f"{name} must be between {low} and {high}, got {value}{hint}")
-    return value
 
 
 # --- kg_communities -------------------------------------------------------------------------
@@ -77,7 +68,7 @@ def kg_communities(
 ) -> dict:
     """Topic communities of the tag graph (all items, no persona)."""
     try:
-        limit = _int_in("limit", limit, 1, MAX_COMMUNITIES)
+        limit = int_arg("limit", limit, 1, MAX_COMMUNITIES)
     except HermesError as exc:
         return fail(str(exc), **copy.deepcopy(COMMUNITIES_EMPTY))
     graph = kg.get_graph(db)
@@ -245,9 +236,9 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
     called: the digest returns structure and the calling agent writes the prose (seed 001).
     """
     try:
-        days = _int_in("days", days, 1, MAX_DAYS, " (use a window of days up to a century)")
-        per_topic = _int_in("per_topic", per_topic, 1, MAX_PER_TOPIC)
-        limit = _int_in("limit", limit, 1, MAX_LIMIT)
+        days = int_arg("days", days, 1, MAX_DAYS, " (use a window of days up to a century)")
+        per_topic = int_arg("per_topic", per_topic, 1, MAX_PER_TOPIC)
+        limit = int_arg("limit", limit, 1, MAX_LIMIT)
         if not isinstance(user, str) or not user.strip():
             raise InvalidInput("user must be a persona name; list_users shows them")
         persona = require_user(db, user)
