@@ -17,12 +17,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
 import subprocess
-import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,9 +29,7 @@ from anyio.from_thread import start_blocking_portal
 from hermes.ingest import fetch as fetch_mod
 from ingest_server import FeedServer, rss
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "hardening"))
-
-from common import child_env, hermes_command  # noqa: E402
+from process_support import child_env, free_port, hermes_command, running_hermes
 
 FEED = rss([{"title": "Secret internal item", "link": "http://intranet.example/1"}])
 
@@ -157,10 +151,6 @@ def test_the_user_can_allow_private_targets(db, db_path, feed_server, monkeypatc
 
 # --- the network faces, as real processes --------------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def listening_addresses(port: int) -> list[str]:
@@ -179,29 +169,8 @@ def listening_addresses(port: int) -> list[str]:
     return found
 
 
-@contextmanager
 def running(args: list[str], port: int, home: Path):
-    proc = subprocess.Popen([*hermes_command(), *args], env=child_env(home),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(proc.stderr.read().decode())
-                time.sleep(0.1)
-        yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stderr.close()
+    return running_hermes(args, port, child_env(home))
 
 
 @pytest.fixture

@@ -6,12 +6,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
-import time
-from pathlib import Path
 from typing import Annotated
 
 import mcp
@@ -20,6 +17,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from pydantic import Field
+
+from process_support import child_env, free_port, hermes_command, running_hermes
 
 from hermes.hookspecs import hookimpl
 from hermes.mcp_server import build_server
@@ -48,15 +47,6 @@ def world(db, add_items):
     return ids
 
 
-def hermes_command() -> list[str]:
-    script = Path(sys.executable).with_name("hermes")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hermes.cli"]
-
-
-def child_env(tmp_path, **extra) -> dict:
-    env = {"HERMES_HOME": str(tmp_path / "home"), "HERMES_LOAD_ENTRYPOINTS": "0",
-           "HF_HUB_OFFLINE": "1", **extra}
-    return {k: v for k, v in env.items() if v is not None}
 
 
 # --- in process ---------------------------------------------------------------------------
@@ -189,7 +179,7 @@ def test_importing_the_server_and_listing_tools_does_not_import_torch(tmp_path):
                        if m in sys.modules)
         print(n, len(tools), ",".join(heavy) or "-")
     """)
-    env = {**os.environ, **child_env(tmp_path)}
+    env = {**os.environ, **child_env(tmp_path / "home", HERMES_EMBEDDER=None)}
     env.pop("HERMES_EMBEDDER", None)
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "h.db")], env=env,
                          capture_output=True, text=True, timeout=120)
@@ -204,7 +194,7 @@ def test_importing_the_server_and_listing_tools_does_not_import_torch(tmp_path):
 async def test_hermes_serve_over_stdio_without_an_embedder_set_lists_tools(tmp_path):
     params = StdioServerParameters(command=hermes_command()[0],
                                    args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
-                                   env=child_env(tmp_path))
+                                   env=child_env(tmp_path / "home", HERMES_EMBEDDER=None))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         names = {t.name for t in (await session.list_tools()).tools}
@@ -215,7 +205,7 @@ async def test_hermes_serve_over_stdio_end_to_end(db_path, db, world, tmp_path):
     params = StdioServerParameters(
         command=hermes_command()[0],
         args=[*hermes_command()[1:], "serve", "--db", str(db_path)],
-        env=child_env(tmp_path, HERMES_EMBEDDER="hash"))
+        env=child_env(tmp_path / "home"))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         names = {t.name for t in (await session.list_tools()).tools}
@@ -234,7 +224,7 @@ async def test_hermes_serve_tools_option_restricts_groups(tmp_path):
     params = StdioServerParameters(
         command=hermes_command()[0],
         args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db"), "--tools", "feeds"],
-        env=child_env(tmp_path, HERMES_EMBEDDER="hash"))
+        env=child_env(tmp_path / "home"))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         names = {t.name for t in (await session.list_tools()).tools}
@@ -259,39 +249,15 @@ def test_serve_refuses_bad_options_with_one_line(args, fragment, db_path):
 
 # --- streamable HTTP with a bearer token ----------------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
 def http_server(tmp_path, db_path, world):
     port = free_port()
-    env = {**child_env(tmp_path, HERMES_EMBEDDER="hash"), "PATH": os.environ.get("PATH", ""),
-           "HERMES_MCP_TOKEN": "s3cret-token"}
-    proc = subprocess.Popen([*hermes_command(), "serve", "--transport", "http", "--port", str(port),
-                             "--db", str(db_path)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"server did not start: {proc.stderr.read().decode()}")
-                time.sleep(0.1)
+    env = child_env(tmp_path / "home", HERMES_MCP_TOKEN="s3cret-token")
+    with running_hermes(["serve", "--transport", "http", "--port", str(port), "--db", str(db_path)],
+                        port, env):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stderr.close()
 
 
 async def test_http_transport_requires_the_bearer_token(http_server, db):

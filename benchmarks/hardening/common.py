@@ -7,7 +7,6 @@ Nothing here reaches the network: feeds are local files or served on 127.0.0.1.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sqlite3
 import subprocess
@@ -17,9 +16,10 @@ from xml.sax.saxutils import escape
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
-sys.path.insert(0, str(REPO / "tests"))  # the loopback server of the ingest tests
+sys.path.insert(0, str(REPO / "tests"))  # the ingest tests' loopback server, process helpers
 
 from ingest_server import FeedServer, Route  # noqa: E402,F401
+from process_support import child_env, free_port, hermes_command, wait_for_port  # noqa: E402,F401
 
 WORDS = ("quantum graph neural network protein folding lattice gauge spin glass entropy "
          "transformer attention sparse matrix boson fermion topology manifold sampling "
@@ -27,18 +27,6 @@ WORDS = ("quantum graph neural network protein folding lattice gauge spin glass 
          "cosmology dark matter turbulence plasma catalyst polymer enzyme genome").split()
 
 
-def hermes_command() -> list[str]:
-    script = Path(sys.executable).with_name("hermes")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hermes.cli"]
-
-
-def child_env(home: Path, **extra) -> dict:
-    """The environment of a ``hermes`` child: the hash embedder, no third-party plugins."""
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
-    env.update(HERMES_HOME=str(home), HERMES_EMBEDDER="hash", HERMES_LOAD_ENTRYPOINTS="0",
-               HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
 
 
 def hermes(args: list[str], home: Path, timeout: float = 300, **env) -> subprocess.CompletedProcess:

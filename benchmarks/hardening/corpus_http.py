@@ -29,7 +29,6 @@ import io
 import json
 import os
 import re
-import sqlite3
 import sys
 import tempfile
 import time

@@ -21,15 +21,11 @@ Prints markdown tables; exit status 1 if a bound was broken.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zlib
 from email.utils import formatdate

@@ -26,9 +26,7 @@ import asyncio
 import json
 import random
 import re
-import socket
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,8 +38,8 @@ from xml.sax.saxutils import escape
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (WORDS, FeedServer, Route, child_env, hermes, hermes_command,  # noqa: E402
-                    invariants, table)
+from common import (WORDS, FeedServer, Route, child_env, free_port, hermes, hermes_command,  # noqa: E402
+                    invariants, table, wait_for_port)
 
 LOCK_WORDS = re.compile(r"locked|busy", re.I)
 TOKEN_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -328,21 +326,6 @@ def compare(ledger: Ledger, stored: dict) -> list[dict]:
 
 # --- the run ------------------------------------------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, timeout: float = 30) -> None:
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"hermes web did not listen on {port}")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -377,7 +360,7 @@ def soak(seconds: float, n_mcp: int, n_web: int, out=print) -> dict:
         port = free_port()
         web = subprocess.Popen([*hermes_command(), "web", "--db", str(db), "--port", str(port)],
                                env=child_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        wait_for_port(port)
+        wait_for_port(web, port)
         grower = threading.Thread(target=live.run, daemon=True)
         grower.start()
         deadline = time.time() + seconds
