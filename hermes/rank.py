@@ -334,9 +334,26 @@ def rank_items(
 
 
 def create_user(db: sqlite_utils.Database, name: str, interests: str) -> dict:
-    """Insert a persona; the caller validates the name and text."""
-    cur = db.execute(
-        "INSERT INTO users (name, interests, created) VALUES (?, ?, ?)",
-        [name, interests, now_iso()],
-    )
-    return {"id": cur.lastrowid, "name": name, "interests": interests}
+    """Insert a persona; the caller validates the name and text.
+
+    Ids are never reused: ``users.id`` is a plain rowid, and SQLite would hand a deleted
+    persona's id (when it was the highest) to the next one, which would then inherit anything
+    still keyed by it (a cache in another process, a plugin's table). The highest id ever
+    assigned is kept in ``meta`` and the new persona goes above it.
+    """
+    from .db import write_transaction
+
+    with write_transaction(db):
+        last = db.execute("SELECT value FROM meta WHERE key = 'users.last_id'").fetchone()
+        highest = db.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]
+        user_id = max(int(last[0]) if last else 0, highest) + 1
+        db.execute(
+            "INSERT INTO users (id, name, interests, created) VALUES (?, ?, ?, ?)",
+            [user_id, name, interests, now_iso()],
+        )
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES ('users.last_id', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [str(user_id)],
+        )
+    return {"id": user_id, "name": name, "interests": interests}

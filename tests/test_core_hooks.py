@@ -218,14 +218,6 @@ def test_plugins_command_lists_plugins_and_tools():
     assert "hermes_score" in found["scorers"]["hooks"]
 
 
-def test_record_click_rejects_a_bad_source(db, add_items):
-    user = create_user(db, "ann", "x")
-    [item] = add_items([{"title": "a"}])
-    with pytest.raises(InvalidInput, match="ui, agent, bootstrap"):
-        record_click(db, user["id"], item, True, "webhook")
-    assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
-
-
 def test_hook_hermes_item_tags(pm, db, tmp_path):
     """A tagger plugin's keyphrases are merged, normalised, into the stored tags."""
     import json

@@ -78,7 +78,6 @@ def create_persona(db: sqlite_utils.Database, name, interests) -> dict:
             existing = same_name(db, name)
             if existing is None:
                 user = create_user(db, name, interests)
-                user = _never_reuse_an_id(db, user)
     except sqlite3.IntegrityError:  # created by another process between check and insert
         existing = same_name(db, name) or name
     if existing is not None:
@@ -87,38 +86,6 @@ def create_persona(db: sqlite_utils.Database, name, interests) -> dict:
             "interests with update_persona"
         )
     return user
-
-
-#: ``meta`` key: the highest persona id ever deleted.
-RETIRED_KEY = "persona.retired_user_id"
-
-
-def _has_meta(db: sqlite_utils.Database) -> bool:
-    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is not None
-
-
-def _never_reuse_an_id(db: sqlite_utils.Database, user: dict) -> dict:
-    """``users.id`` is a plain rowid, so SQLite hands a deleted persona's id (when it was the
-    highest) to the next one. Anything keyed by that id and not deleted with it — a cache in
-    another process, a row in a table nobody declared — would then cross over to a stranger.
-    Move the new row above every id ever retired, inside the creating transaction."""
-    if not _has_meta(db):
-        return user
-    row = db.execute("SELECT value FROM meta WHERE key = ?", [RETIRED_KEY]).fetchone()
-    retired = int(row[0]) if row and str(row[0]).isdigit() else 0
-    if user["id"] > retired:
-        return user
-    db.execute("UPDATE users SET id = ? WHERE id = ?", [retired + 1, user["id"]])
-    return {**user, "id": retired + 1}
-
-
-def _retire_id(db: sqlite_utils.Database, user_id: int) -> None:
-    if _has_meta(db):
-        db.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
-            "value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
-            [RETIRED_KEY, str(user_id)],
-        )
 
 
 def update_interests(db: sqlite_utils.Database, name, interests) -> tuple[dict, str]:
@@ -253,5 +220,4 @@ def delete_owned(db: sqlite_utils.Database, user: dict, tables: dict[str, str], 
             removed[table] = cur.rowcount
         if persona:
             db.execute("DELETE FROM users WHERE id = ?", [user["id"]])
-            _retire_id(db, user["id"])
     return removed
