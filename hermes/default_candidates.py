@@ -1,6 +1,7 @@
-"""Built-in candidate filters: recency window, already-clicked, keyword / tag / type, ids.
+"""Built-in candidate filters: recency window, already-clicked, keyword / tag / type /
+author, ids.
 
-Recency, ids, tag and type are answered from the in-memory matrix; only the keyword match
+Recency, ids, tag, type and author are answered from the in-memory matrix; only the keyword match
 reads SQLite (a LIKE over titles and summaries, so "graph" also finds "graphene").
 """
 
@@ -10,8 +11,18 @@ import time
 
 import numpy as np
 
+from .authors import author_key, key_matches
 from .features import tag_key
 from .hookspecs import hookimpl
+
+
+def author_keys_matching(matrix, name: str) -> list[str]:
+    """The matrix's ``author:`` keys that ``name`` names: a full name by surname and initial
+    ("L. Furtak" → ``author:furtak, l``), a surname alone every person of that surname."""
+    wanted = author_key(name)
+    if not wanted:
+        return []
+    return [k for k in matrix.key_index if k.startswith("author:") and key_matches(k[7:], wanted)]
 
 
 def like_pattern(text: str) -> str:
@@ -35,6 +46,8 @@ def hermes_candidates(db, user, query, matrix):
         keep &= matrix.has_key(tag_key(query.tag))
     if query.content_type:
         keep &= matrix.has_key(f"type:{query.content_type}")
+    if query.author:
+        keep &= matrix.has_any_key(author_keys_matching(matrix, query.author))
     if query.text and query.text.split():
         # Every word must appear in the title or summary (LIKE, SQL wildcards escaped).
         where, params = [], []

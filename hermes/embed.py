@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import threading
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -22,6 +23,23 @@ class Embedder(Protocol):
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return ``(len(texts), dimension)`` float32 rows of unit L2 norm."""
+
+
+@dataclass
+class TokenVectors:
+    """What the model saw of one text: a vector per token (the contextual output before
+    pooling; special tokens and padding left out) and each token's ``(start, end)``
+    character span in the text. Text past the model's input length has no tokens."""
+
+    vectors: np.ndarray  # (n_tokens, dimension) float32
+    spans: np.ndarray  # (n_tokens, 2) int64
+
+
+def embeds_tokens(embedder) -> bool:
+    """Whether ``embedder`` offers ``embed_tokens(texts) -> (vectors, [TokenVectors])``:
+    the sentence vectors of :meth:`Embedder.embed` plus the per-token vectors of the same
+    pass, which lets a keyphrase tagger score phrases without running the model again."""
+    return callable(getattr(embedder, "embed_tokens", None))
 
 
 class MiniLMEmbedder:
@@ -65,6 +83,37 @@ class MiniLMEmbedder:
                 convert_to_numpy=True,
             )
         return np.asarray(vecs, dtype=np.float32)
+
+    def embed_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        """:meth:`embed` plus each text's token vectors and their character spans, from
+        the same forward pass (the sentence vector is the normalised mean of the tokens)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        model = self._load()
+        # sentence-transformers strips each text before tokenising: do the same, so the
+        # spans below index the text the caller holds (offset by the stripped prefix).
+        stripped = [str(t).strip() for t in texts]
+        shift = [len(str(t)) - len(str(t).lstrip()) for t in texts]
+        with _precision():
+            out = model.encode(stripped, batch_size=self.batch_size, output_value=None,
+                               show_progress_bar=False)
+        offsets = model.tokenizer(stripped, return_offsets_mapping=True, truncation=True,
+                                  max_length=model.max_seq_length)["offset_mapping"]
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        tokens = []
+        for k, features in enumerate(out):
+            sentence = features["sentence_embedding"].float().cpu().numpy()
+            vectors[k] = sentence / (np.linalg.norm(sentence) or 1.0)
+            mask = features["attention_mask"].cpu().numpy().astype(bool)
+            per_token = features["token_embeddings"].float().cpu().numpy()[mask]
+            spans = np.asarray(offsets[k], dtype=np.int64).reshape(-1, 2)
+            if len(spans) != len(per_token):  # tokenisation disagreed: no token vectors
+                tokens.append(TokenVectors(np.zeros((0, self.dimension), np.float32),
+                                           np.zeros((0, 2), np.int64)))
+                continue
+            real = spans[:, 1] > spans[:, 0]  # [CLS], [SEP] have empty spans
+            tokens.append(TokenVectors(per_token[real].astype(np.float32), spans[real] + shift[k]))
+        return vectors, tokens
 
 
 def cpu_has_fast_bf16() -> bool:
@@ -111,17 +160,32 @@ class HashEmbedder:
     dimension = 384
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embed_tokens(texts)[0]
+
+    def _token_vector(self, token: str) -> np.ndarray:
+        vec = np.zeros(self.dimension, dtype=np.float32)
+        h = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+        vec[h % self.dimension] = 1.0 if (h >> 32) & 1 else -1.0
+        return vec
+
+    def embed_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        """Each word is a token whose vector is its hash bucket; the text's vector is their
+        normalised sum (so :meth:`embed` is unchanged)."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        tokens = []
         for row, text in enumerate(texts):
-            for token in _TOKEN.findall((text or "").lower()):
-                h = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
-                out[row, h % self.dimension] += 1.0 if (h >> 32) & 1 else -1.0
-            norm = np.linalg.norm(out[row])
+            found = list(_TOKEN.finditer((text or "").lower()))
+            vecs = np.stack([self._token_vector(m.group()) for m in found]) if found else \
+                np.zeros((0, self.dimension), dtype=np.float32)
+            total = vecs.sum(axis=0) if found else np.zeros(self.dimension, dtype=np.float32)
+            norm = np.linalg.norm(total)
             if norm == 0:
                 out[row, 0] = 1.0
             else:
-                out[row] /= norm
-        return out
+                out[row] = total / norm
+            spans = np.array([m.span() for m in found], dtype=np.int64).reshape(-1, 2)
+            tokens.append(TokenVectors(vecs, spans))
+        return out, tokens
 
 
 def get_embedder() -> Embedder:

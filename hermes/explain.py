@@ -161,16 +161,52 @@ def _detail(db, name: str, detail: dict, cand: int, user: dict, item_id: int) ->
 
 
 def _matched_tags(db, user, item) -> list[dict]:
+    """The item's keys the persona has clicked before, strongest first. ``kind`` is
+    ``tag`` (a feed category), ``topic`` (a keyphrase), ``type``, ``source`` or ``author``."""
+    from .authors import author_key, surname
+
     stats = _key_stats(db, user["id"])
+    keyphrases = {k.lower() for k in item.get("keyphrases") or []}
+    people = {f"author:{author_key(n)}": n for n in item.get("authors") or []}
     out = []
-    for key in item_keys(item.get("tags") or [], item.get("content_type"), item.get("feed_id")):
+    for key in item_keys(item.get("tags") or [], item.get("content_type"), item.get("feed_id"),
+                         item.get("authors") or []):
         if key in stats:
             kind, _, value = key.partition(":")
-            label = item.get("source") or value if kind == "source" else value
+            label = value
+            if kind == "source":
+                label = item.get("source") or value
+            elif kind == "author":
+                label = surname(people.get(key, value))
+            elif kind == "tag" and value in keyphrases:
+                kind = "topic"
             s = stats[key]
             out.append({"key": key, "kind": kind, "label": label, "score": round(s["score"], 3),
                         "likes": s["likes"], "dislikes": s["dislikes"]})
     return sorted(out, key=lambda t: (-abs(t["score"]), t["key"]))
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def _preference_reason(matched: list[dict]) -> str:
+    """What the persona liked before that this item shares: people first, then topics and
+    tags ("is by Furtak, whom you liked twice; is about dusty galaxies, a topic you liked")."""
+    liked = [t for t in matched if t["score"] > 0]
+    parts = []
+    people = [t for t in liked if t["kind"] == "author"][:2]
+    if people:
+        parts.append("is by " + " and ".join(
+            f"{t['label']}, whom you liked {_times(t['likes'])}" for t in people))
+    topics = [t["label"] for t in liked if t["kind"] == "topic"][:2]
+    if topics:
+        parts.append(f"is about {' and '.join(topics)}, "
+                     + ("a topic" if len(topics) == 1 else "topics") + " you liked")
+    tags = [t["label"] for t in liked if t["kind"] == "tag"][:3]
+    if tags:
+        parts.append(f"has tags you like ({', '.join(tags)})")
+    return "; ".join(parts) or "fits your tag/source history"
 
 
 def _nearest_liked(db, user, matrix, item_id: int) -> list[dict]:
@@ -203,9 +239,7 @@ def _reason(p: dict) -> str:
             near = p["nearest_liked"][0]
             parts.append(f"is close to \"{_clip(near['title'], 60)}\", which you liked")
         elif name == "preference":
-            liked = [t["label"] for t in p["matched_tags"] if t["score"] > 0][:3]
-            parts.append(f"has tags you like ({', '.join(liked)})" if liked
-                         else "fits your tag/source history")
+            parts.append(_preference_reason(p["matched_tags"]))
         elif name == "classifier":
             parts.append("resembles what you liked more than what you disliked")
         else:

@@ -1,7 +1,8 @@
-"""Per-key like / dislike statistics (tags, content types, sources) for a persona.
+"""Per-key like / dislike statistics (tags, content types, sources, authors) for a persona.
 
-An item's keys are ``tag:<lower-cased tag>``, ``type:<content type>`` and
-``source:<feed id>``. :func:`_key_stats` is what the persona tools show and what the
+An item's keys are ``tag:<lower-cased tag>``, ``type:<content type>``, ``source:<feed id>``
+and ``author:<surname and initial>`` (:func:`hermes.authors.author_key`, for the first
+:data:`hermes.authors.MAX_KEYED` authors). :func:`_key_stats` is what the persona tools show and what the
 ``preference`` scorer (:mod:`hermes.scorers`) ranks with.
 """
 
@@ -11,6 +12,8 @@ import json
 from collections import defaultdict
 
 import sqlite_utils
+
+from .authors import MAX_KEYED, author_key, parse_stored
 
 #: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.
 PRIOR = 2.0
@@ -30,12 +33,20 @@ def parse_tags(raw) -> list:
     return tags if isinstance(tags, list) else []
 
 
-def item_keys(tags: list[str], content_type: str | None, feed_id: int | None) -> list[str]:
+def author_keys(names: list[str]) -> list[str]:
+    """``author:<key>`` of the first :data:`~hermes.authors.MAX_KEYED` authors."""
+    keys = (author_key(n) for n in (names or [])[:MAX_KEYED] if isinstance(n, str))
+    return [f"author:{k}" for k in dict.fromkeys(keys) if k]
+
+
+def item_keys(tags: list[str], content_type: str | None, feed_id: int | None,
+              authors: list[str] | None = None) -> list[str]:
     keys = [k for k in dict.fromkeys(tag_key(t) for t in tags or []) if k]
     if content_type:
         keys.append(f"type:{content_type}")
     if feed_id is not None:
         keys.append(f"source:{feed_id}")
+    keys.extend(author_keys(authors or []))
     return keys
 
 
@@ -43,12 +54,12 @@ def _key_stats(db: sqlite_utils.Database, user_id: int) -> dict[str, dict]:
     """``{key: {"likes", "dislikes", "score"}}`` with score = (l − d) / (l + d + PRIOR)."""
     stats: dict[str, dict] = defaultdict(lambda: {"likes": 0, "dislikes": 0})
     rows = db.execute(
-        """SELECT c.label, i.tags, i.content_type, i.feed_id
+        """SELECT c.label, i.tags, i.content_type, i.feed_id, i.authors
            FROM clicks c JOIN items i ON i.id = c.item_id WHERE c.user_id = ?""",
         [user_id],
     )
-    for label, tags, ctype, feed_id in rows:
-        for key in item_keys(parse_tags(tags), ctype, feed_id):
+    for label, tags, ctype, feed_id, authors in rows:
+        for key in item_keys(parse_tags(tags), ctype, feed_id, parse_stored(authors)):
             stats[key]["likes" if label == "like" else "dislikes"] += 1
     for s in stats.values():
         s["score"] = key_score(s["likes"], s["dislikes"])

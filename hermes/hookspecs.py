@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # only for annotations: the contract module imports nothing h
     import typer
     from starlette.applications import Starlette
 
-    from .embed import Embedder
+    from .embed import Embedder, TokenVectors
     from .matrix import Matrix
     from .migrations import Migration
     from .rank import CandidateQuery, Component
@@ -109,15 +109,27 @@ def hermes_migrations() -> list[Migration]:
 
 
 @hookspec
-def hermes_item_tags(item: dict) -> list[str] | None:
-    """Return extra tags for a newly fetched item (keyphrases, a taxonomy, a classifier).
+def hermes_item_tags(
+    item: dict, vector: np.ndarray | None, tokens: TokenVectors | None
+) -> list[str] | dict[str, float] | None:
+    """Propose tags for an item (keyphrases, a taxonomy, a classifier).
 
-    :param item: the parsed item (``title``, ``summary`` in plain text, ``url``, ``tags``
-        from the feed's own categories, ``content_type`` …); do not modify it.
-    :returns: tags to add, or ``None``. Every plugin's answer is merged with the feed's
-        categories and normalised (lower-cased, trimmed, de-duplicated). Called during
-        ingest, once per fetched entry, outside any transaction; keep it fast. Tags drive the
-        preference scorer and the topic graph of the digest.
+    Called during ingest once per new or changed item, right after the model embedded it
+    (and once for every item of an existing archive, by ``hermes tags rebuild`` or the first
+    ``hermes ingest`` after the tag migration); outside any transaction; keep it fast.
+
+    :param item: ``id``, ``title``, ``summary`` (plain text), ``url``, ``tags`` (the feed's
+        own categories), ``authors``, ``content_type``, ``feed_id``; do not modify it.
+    :param vector: the item's embedding (unit norm), or ``None``.
+    :param tokens: the model's per-token vectors of the same pass with their character
+        spans in ``embedding_text(title, summary)`` (:class:`hermes.embed.TokenVectors`),
+        or ``None`` when the embedder does not provide them.
+    :returns: tags, or ``{tag: score}`` (higher is better), or ``None``. The core keeps a
+        proposed tag only once at least two items carry it — a tag on one item links
+        nothing in the topic graph and teaches the ranking nothing — and at most the six
+        best per item; a tag equal to one of the feed's categories stays a category (the
+        categories win). What is kept is stored in ``items.tags`` and marked in
+        ``items.keyphrases``, so explanations can call it a topic.
     """
 
 

@@ -7,7 +7,7 @@ process starts from the on-disk snapshot (:mod:`hermes.matrix_store`) when one i
 then reads only what is newer.
 
 Next to each vector the matrix keeps the item's preference keys (tags, content type,
-source; see :mod:`hermes.features`) as flat (row, key column) pairs, so scoring never goes
+source, authors; see :mod:`hermes.features`) as flat (row, key column) pairs, so scoring never goes
 back to SQLite row by row. Keys are read when an item's embedding is written; an item whose
 tags change later is re-read when it is re-embedded.
 """
@@ -21,10 +21,11 @@ import numpy as np
 import sqlite_utils
 
 from . import matrix_store
-from .features import parse_tags, tag_key
+from .authors import parse_stored
+from .features import author_keys, parse_tags, tag_key
 
 #: key families, by the prefix of their key strings (see :func:`hermes.features.item_keys`)
-FAMILIES = ("tag:", "type:", "source:")
+FAMILIES = ("tag:", "type:", "source:", "author:")
 _TOKENS = itertools.count(1)
 
 
@@ -130,6 +131,14 @@ class Matrix:
         column = self.key_index.get(key)
         if column is not None:
             mask[self.key_rows[self.key_cols == column]] = True
+        return mask
+
+    def has_any_key(self, keys) -> np.ndarray:
+        """Boolean mask of the rows carrying at least one of ``keys``."""
+        columns = [self.key_index[k] for k in keys if k in self.key_index]
+        mask = np.zeros(self.n, dtype=bool)
+        if columns:
+            mask[self.key_rows[np.isin(self.key_cols, columns)]] = True
         return mask
 
     def select(self, rows: np.ndarray):
@@ -285,10 +294,11 @@ def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
     # A first load scans the table in rowid order ("+": no index): twice as fast as walking
     # the embed_seq index into random table pages. Row order inside the matrix is free.
     seq = "+embed_seq" if fresh else "embed_seq"
+    # An undated item (published NULL: no readable date on a feed's first fetch) sits at
+    # time 0, outside every recency window.
     cursor = db.execute(
-        f"""SELECT id, embedding, COALESCE(CAST(strftime('%s', published) AS REAL),
-                                           CAST(strftime('%s', fetched) AS REAL), 0),
-                   content_type, feed_id, tags, embed_seq
+        f"""SELECT id, embedding, COALESCE(CAST(strftime('%s', published) AS REAL), 0),
+                   content_type, feed_id, tags, embed_seq, authors
             FROM items
             WHERE {seq} > ? AND {seq} <= ? AND embedding_model = ?
             {"" if fresh else "ORDER BY embed_seq"}""",
@@ -325,6 +335,8 @@ def _absorb_chunk(matrix: Matrix, rows: list, memo: dict, fresh: bool) -> None:
             if tags is None:
                 tags = parsed[r[5]] = _tag_keys(r[5], memo)
             keys.extend(tags)
+        if r[7] and r[7] != "[]":
+            keys.extend(_author_keys(r[7], memo))
         for key in keys:
             at.append(k)
             codes.append(names.setdefault(key, len(names)))
@@ -342,6 +354,13 @@ def _tag_keys(raw: str, memo: dict) -> list[str]:
                 memo[tag] = key
         if key and key not in keys:
             keys.append(key)
+    return keys
+
+
+def _author_keys(raw: str, memo: dict) -> list[str]:
+    keys = memo.get(("authors", raw))
+    if keys is None:
+        keys = memo[("authors", raw)] = author_keys(parse_stored(raw))
     return keys
 
 

@@ -203,6 +203,44 @@ def m006_items_fts(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
 
 
+@migration
+def m007_item_authors(db: sqlite_utils.Database) -> None:
+    # Authors as a list (issue 16): people are a preference family like tags, and the export
+    # needs them one by one. Existing rows are parsed from the one-string ``author`` column.
+    import json
+
+    from .authors import parse_authors
+
+    if "authors" not in db["items"].columns_dict:
+        db.execute("ALTER TABLE items ADD COLUMN authors TEXT NOT NULL DEFAULT '[]'")
+    rows = db.execute("SELECT id, author FROM items WHERE author IS NOT NULL AND author != ''").fetchall()
+    for item_id, author in rows:
+        db.execute("UPDATE items SET authors = ? WHERE id = ?",
+                   [json.dumps(parse_authors(author), ensure_ascii=False), item_id])
+
+
+@migration
+def m008_item_keyphrases(db: sqlite_utils.Database) -> None:
+    # Which of an item's tags came from ``hermes_item_tags`` plugins (keyphrases) rather than
+    # the feed's own categories: explanations call those topics. NULL means "not tagged by
+    # the plugins yet": the next ``hermes ingest`` (or ``hermes tags rebuild``) tags every such
+    # item, so an existing archive is tagged once after this migration.
+    # Every proposal is kept (not only the tags kept on the item): whether a tag recurs is
+    # decided over all of them, so a later item can make an earlier item's proposal count.
+    if "keyphrases" not in db["items"].columns_dict:
+        db.execute("ALTER TABLE items ADD COLUMN keyphrases TEXT")
+    db.execute("CREATE INDEX IF NOT EXISTS items_untagged ON items(id) WHERE keyphrases IS NULL")
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS item_tag_proposals (
+               item_id INTEGER NOT NULL,
+               tag TEXT NOT NULL,
+               score REAL NOT NULL,
+               PRIMARY KEY (item_id, tag)
+           ) WITHOUT ROWID"""
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS item_tag_proposals_tag ON item_tag_proposals(tag, item_id)")
+
+
 def all_migrations() -> list[Migration]:
     from .plugins import get_plugin_manager
 

@@ -34,6 +34,8 @@ class CandidateQuery:
     text: str | None = None
     tag: str | None = None
     content_type: str | None = None
+    #: a person: a full name matches by surname and initial, one word by surname
+    author: str | None = None
     item_ids: tuple[int, ...] | None = None
     #: items ranked along with the candidates whatever the filters say (an explanation
     #: ranks its item within the persona's normal pool, so calibration means the same)
@@ -278,7 +280,7 @@ def rank(
 
 ITEM_COLUMNS = (
     "id, feed_id, title, url, summary, author, published, content_type, tags, "
-    "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source"
+    "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source, authors, keyphrases"
 )
 
 
@@ -292,8 +294,10 @@ def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
         marks = ",".join("?" * len(chunk))
         for row in db.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk):
             d = dict(zip(("id", "feed_id", "title", "url", "summary", "author", "published",
-                          "content_type", "tags", "source"), row))
+                          "content_type", "tags", "source", "authors", "keyphrases"), row))
             d["tags"] = json.loads(d["tags"] or "[]")
+            d["authors"] = json.loads(d["authors"] or "[]")
+            d["keyphrases"] = json.loads(d["keyphrases"] or "[]")
             out[d["id"]] = d
     return out
 
@@ -308,6 +312,7 @@ def rank_items(
     text: str | None = None,
     tag: str | None = None,
     content_type: str | None = None,
+    author: str | None = None,
     item_ids=None,
 ) -> list[dict]:
     """The top ``limit`` items for ``user`` as dicts with ``score`` and ``rank``."""
@@ -317,6 +322,7 @@ def rank_items(
         text=text,
         tag=tag,
         content_type=content_type,
+        author=author,
         item_ids=tuple(item_ids) if item_ids is not None else None,
     )
     ranking = rank(db, user, query, limit=limit)

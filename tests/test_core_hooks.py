@@ -219,23 +219,33 @@ def test_plugins_command_lists_plugins_and_tools():
 
 
 def test_hook_hermes_item_tags(pm, db, tmp_path):
-    """A tagger plugin's keyphrases are merged, normalised, into the stored tags."""
+    """A tagger plugin's proposals are normalised, kept once two items carry them, marked
+    as keyphrases, and never displace the feed's own categories."""
     import json
 
     from hermes.ingest.pipeline import run_ingest
 
     class Tagger:
         @hookimpl
-        def hermes_item_tags(self, item):
-            return ["Graph Neural Networks", "graph neural networks "] if "graph" in item["title"].lower() else None
+        def hermes_item_tags(self, item, vector):
+            assert vector is not None and len(vector) == 384  # tagged after embedding
+            if "graph" in item["title"].lower():
+                return ["Graph Neural Networks", "graph neural networks ", "CS.LG", f"only {item['id']}"]
+            return None
 
     pm.register(Tagger(), name="tagger")
     feed = tmp_path / "feed.xml"
     feed.write_text(
         '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
         "<item><title>Graph transformers</title><guid>a</guid><category>cs.LG</category></item>"
+        "<item><title>Graph pooling</title><guid>c</guid></item>"
         "<item><title>Galaxies</title><guid>b</guid></item></channel></rss>", encoding="utf-8")
     db.execute("INSERT INTO feeds (url) VALUES (?)", [str(feed)])
     run_ingest(db)
-    tags = {t: json.loads(g) for t, g in db.execute("SELECT title, tags FROM items")}
-    assert tags == {"Graph transformers": ["cs.lg", "graph neural networks"], "Galaxies": []}
+    rows = {t: (json.loads(g), json.loads(k)) for t, g, k in
+            db.execute("SELECT title, tags, keyphrases FROM items")}
+    assert rows == {
+        "Graph transformers": (["cs.lg", "graph neural networks"], ["graph neural networks"]),
+        "Graph pooling": (["graph neural networks"], ["graph neural networks"]),
+        "Galaxies": ([], []),
+    }

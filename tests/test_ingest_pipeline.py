@@ -225,7 +225,7 @@ def test_items_and_validators_commit_together(db, server, monkeypatch):
     def boom(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline, "insert_items", boom)
+    monkeypatch.setattr(pipeline, "store_items", boom)
     with pytest.raises(KeyboardInterrupt):
         run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
     assert feed_row(db, url)["etag"] is None and count(db) == 0

@@ -11,11 +11,13 @@ import io
 import mimetypes
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 import feedparser
 
+from ..authors import parse_authors
 from ..errors import HermesError
+from .arxiv_text import clean_title, split_bridge, strip_announce_prefix
+from .dates import date_from_url, struct_to_iso
 from .text import canonical_url, plain_text, safe_url
 
 MAX_TITLE = 500
@@ -25,8 +27,6 @@ MAX_TAGS = 30
 # arXiv identifiers: new style 0704.0001 / 2401.12345v2, old style hep-th/9901001v1.
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
 _ARXIV_OLD = re.compile(r"\b([a-z][a-z-]+(?:\.[A-Za-z]{2})?/\d{7})(?:v\d+)?\b")
-# rss.arxiv.org prefixes every abstract with "arXiv:2401.12345v1 Announce Type: new Abstract:".
-_ARXIV_PREFIX = re.compile(r"^arXiv:\S+\s+Announce Type:\s*\S+\s+Abstract:\s*", re.I)
 _DOI = re.compile(r"(?:doi\.org/|\bdoi:\s*)(10\.\d{4,9}/\S+)", re.I)
 
 
@@ -54,16 +54,15 @@ def arxiv_id(*candidates: str | None) -> str | None:
     return None
 
 
-def _published(entry) -> str:
+def _published(entry, link: str | None) -> str | None:
+    """When the entry was published (ISO UTC): its own date (localized names are read by
+    :mod:`hermes.ingest.dates`), else its ``updated`` or ``created`` date, else a date in
+    its URL; ``None`` when there is none (the store decides what that means)."""
     for key in ("published_parsed", "updated_parsed", "created_parsed"):
-        parsed = entry.get(key)
-        if parsed:
-            try:
-                when = datetime(*parsed[:6], tzinfo=timezone.utc)  # feedparser gives UTC
-            except (TypeError, ValueError, OverflowError):
-                continue
-            return when.isoformat(timespec="seconds")
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+        found = struct_to_iso(entry.get(key))  # feedparser gives UTC
+        if found:
+            return found
+    return date_from_url(link) or date_from_url(entry.get("link"))
 
 
 def _tags(entry) -> list[str]:
@@ -108,14 +107,34 @@ def _content_type(arxiv: str | None, doi: str | None, enclosure: dict | None) ->
     return "article"
 
 
-def _summary(entry) -> str:
+def _raw_summary(entry) -> str:
     text = entry.get("summary") or ""
     if not text:
         for content in entry.get("content") or []:
             if content.get("value"):
                 text = content["value"]
                 break
-    return plain_text(text, limit=MAX_SUMMARY)
+    return text
+
+
+def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | None]:
+    """(plain-text summary, authors, announce type). For arXiv items the summary is the
+    abstract alone: rss.arxiv.org's prefix and a bridge's author paragraph and trailing
+    Published / Comments / PDF lines are taken off (the authors go to the author list)."""
+    raw = _raw_summary(entry)
+    from_text = None
+    bridge = split_bridge(raw, limit=MAX_SUMMARY) if arxiv else None
+    if bridge is not None:
+        summary, from_text = bridge.abstract, bridge.authors
+    else:
+        summary = plain_text(raw, limit=MAX_SUMMARY)
+    summary, announce = strip_announce_prefix(summary)
+    announce = (entry.get("arxiv_announce_type") or announce or "").strip().lower() or None
+    listed = entry.get("authors") or []
+    if not any(isinstance(a, dict) and a.get("name") for a in listed):
+        listed = [entry.get("author") or ""]
+    authors = parse_authors(listed) or (parse_authors(from_text) if from_text else [])
+    return summary, authors, announce
 
 
 def _guid(entry, link: str | None, title: str, summary: str, feed_url: str) -> str:
@@ -132,10 +151,13 @@ def _guid(entry, link: str | None, title: str, summary: str, feed_url: str) -> s
 def normalise_entry(entry, *, feed_url: str) -> dict:
     """One feedparser entry → a dict with the fields of ``store.ITEM_FIELDS``."""
     title = plain_text(entry.get("title") or "", limit=MAX_TITLE)
-    summary = _ARXIV_PREFIX.sub("", _summary(entry))
     link = canonical_url(entry.get("link"))
     ident = entry.get("id") or ""
     arxiv = arxiv_id(ident, entry.get("link"), *(l.get("href") for l in entry.get("links") or []))
+    summary, authors, announce = _text_and_authors(entry, arxiv)
+    if arxiv:
+        title = clean_title(title)
+    published = _published(entry, link)
     doi_match = _DOI.search(" ".join(filter(None, [ident, entry.get("link") or "",
                                                    entry.get("prism_doi") or "",
                                                    entry.get("dc_identifier") or ""])))
@@ -149,12 +171,14 @@ def normalise_entry(entry, *, feed_url: str) -> dict:
         "url": link,
         "title": title,
         "summary": summary,
-        "author": plain_text(entry.get("author") or "", limit=300) or None,
-        "published": _published(entry),
+        "author": plain_text(entry.get("author") or ", ".join(authors), limit=300) or None,
+        "authors": authors,
+        "published": published,
         "content_type": _content_type(arxiv, doi_match and doi_match.group(1), enclosure),
         "tags": _tags(entry),
         "enclosure": enclosure,
         "arxiv_id": arxiv,
+        "announce_type": announce,
     }
 
 

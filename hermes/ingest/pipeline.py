@@ -8,8 +8,11 @@ Order of work and why:
 2. A feed's items and its new ETag / Last-Modified commit in one transaction: a crash
    can never record "seen this version" without its items.
 3. Embedding runs last over every item that lacks an embedding, so items left behind by a
-   crashed earlier run are completed too. A re-run of unchanged feeds costs one 304 per
-   feed, no parsing and no model load.
+   crashed earlier run are completed too; ``hermes_item_tags`` plugins tag each batch from
+   the same model pass. A re-run of unchanged feeds costs one 304 per feed, no parsing and
+   no model load.
+4. Items still waiting for tags are tagged (an archive from before the tag migration, once;
+   a ``hermes tags rebuild`` that was interrupted).
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from ..errors import HermesError, NotFound
 from ..signals import now_iso
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, new_client, run_sync
-from .parse import ParsedFeed, ParseError, normalise_tags, parse_feed
-from .store import embed_pending, insert_items
+from .parse import ParsedFeed, ParseError, parse_feed
+from .store import embed_pending, store_items
+from .tagging import pending_count, tag_pending, taggers_active
 
-Progress = Callable[[str, int, int], None]  # (stage "fetch" | "embed", done, total)
+Progress = Callable[[str, int, int], None]  # (stage "fetch" | "embed" | "tag", done, total)
 
 DEFAULT_RATE_LIMIT_BACKOFF = timedelta(minutes=30)  # a 429 without Retry-After
 MAX_BACKOFF = timedelta(days=7)
@@ -45,9 +49,17 @@ EMBED_BATCH = 64
 
 class IngestSummary(list):
     """The per-feed summaries (a plain list of dicts) plus ``embedded``: how many items
-    this run embedded, including ones an earlier crashed run left without an embedding."""
+    this run embedded, including ones an earlier crashed run left without an embedding,
+    and ``tagged``: how many already embedded items it tagged (an archive from before the
+    tag migration, or an interrupted ``hermes tags rebuild``)."""
 
     embedded: int = 0
+    tagged: int = 0
+
+    @property
+    def undated(self) -> int:
+        """New items of this run without a readable date."""
+        return sum(s.get("undated") or 0 for s in self)
 
 
 def retry_at(value: str | None, status: int | None, now: datetime) -> str | None:
@@ -88,9 +100,11 @@ def _due(feed: dict, now: datetime) -> bool:
 
 
 def _summary(feed: dict, status: str, new: int = 0, error: str | None = None,
-             warning: str | None = None, title: str | None = None) -> dict:
+             warning: str | None = None, title: str | None = None, updated: int = 0,
+             undated: int = 0) -> dict:
     return {"feed_id": feed["id"], "url": feed["url"], "title": title or feed.get("title"),
-            "status": status, "new": new, "error": error, "warning": warning}
+            "status": status, "new": new, "updated": updated, "undated": undated,
+            "error": error, "warning": warning}
 
 
 def _record_failure(db, feed: dict, error: str, retry_after: str | None = None) -> None:
@@ -109,16 +123,16 @@ def _record_not_modified(db, feed: dict, res: FetchResult) -> None:
             [res.etag, res.last_modified, now_iso(), feed["id"]])
 
 
-def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed) -> int:
+def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed):
     with write_transaction(db):
-        new_ids = insert_items(db, feed["id"], parsed.items)
+        stored = store_items(db, feed["id"], parsed.items)
         db.execute(
             """UPDATE feeds SET etag = ?, last_modified = ?, last_fetched = ?, last_error = NULL,
                       error_count = 0, retry_after = NULL, last_warning = ?,
                       title = COALESCE(NULLIF(title, ''), ?) WHERE id = ?""",
             [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.title or None,
              feed["id"]])
-    return len(new_ids)
+    return stored
 
 
 def _parse(res: FetchResult) -> ParsedFeed:
@@ -128,22 +142,7 @@ def _parse(res: FetchResult) -> ParsedFeed:
         raise
     except Exception as exc:  # feedparser on hostile input: a bad feed, not a crashed run
         raise ParseError(f"parser failed: {type(exc).__name__}: {exc}") from exc
-    add_plugin_tags(parsed.items)
     return parsed
-
-
-def add_plugin_tags(items: list[dict]) -> None:
-    """Merge the tags ``hermes_item_tags`` implementations give each item (keyphrases, a
-    taxonomy) into the entry's own categories, normalised the same way."""
-    from ..plugins import get_plugin_manager
-
-    hook = get_plugin_manager().hook.hermes_item_tags
-    if not hook.get_hookimpls():
-        return
-    for item in items:
-        extra = [tag for answer in hook(item=item) for tag in (answer or [])]
-        if extra:
-            item["tags"] = normalise_tags([*item.get("tags", []), *extra])
 
 
 async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_private: bool,
@@ -193,12 +192,14 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
         _record_failure(db, feed, str(exc))
         return _summary(feed, "failed", error=str(exc))
     try:
-        new = _store(db, feed, res, parsed)
+        stored = _store(db, feed, res, parsed)
     except (sqlite3.IntegrityError, sqlite3.InterfaceError, ValueError, TypeError) as exc:
         _record_failure(db, feed, f"could not store items: {exc}")
         return _summary(feed, "failed", error=f"could not store items: {exc}")
+    new = len(stored.new_ids)
     return _summary(feed, "new" if new else "unchanged", new=new, warning=parsed.warning,
-                    title=feed.get("title") or parsed.title)
+                    title=feed.get("title") or parsed.title, updated=len(stored.updated_ids),
+                    undated=stored.undated)
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
@@ -249,7 +250,8 @@ def run_ingest(
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])
     summary.embedded = embed_new(db, embedder, progress=progress, summary=summary)
-    if summary.embedded >= matrix_store.MIN_ROWS:
+    summary.tagged = tag_archive(db, embedder, progress=progress)
+    if summary.embedded + summary.tagged >= matrix_store.MIN_ROWS:
         _warm_matrix(db, embedder)
     return summary
 
@@ -262,6 +264,21 @@ def _warm_matrix(db, embedder=None) -> None:
 
     embedder = embedder or get_embedder()
     get_matrix(db, embedder.name, embedder.dimension)
+
+
+def tag_archive(db, embedder=None, *, progress: Progress | None = None) -> int:
+    """Tag the already embedded items still waiting for tags (see :mod:`.tagging`): costs
+    a model pass per item, once. Cheap when nothing waits (one count)."""
+    if not taggers_active():
+        return 0
+    if embedder is None:
+        from ..embed import get_embedder
+
+        embedder = get_embedder()
+    if not pending_count(db, embedder.name):
+        return 0
+    tick = (lambda done, total: progress("tag", done, total)) if progress else None
+    return tag_pending(db, embedder, progress=tick)
 
 
 def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=None) -> int:
@@ -294,4 +311,4 @@ def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=No
 
 
 __all__ = ["IngestSummary", "add_feeds", "embed_new", "read_feeds_toml", "retry_at",
-           "run_ingest", "sample_feed_paths", "seed_feeds", "select_feeds"]
+           "run_ingest", "sample_feed_paths", "seed_feeds", "select_feeds", "tag_archive"]

@@ -2,39 +2,76 @@
 
 Insertion and embedding are separate steps on purpose: a crash between them leaves items
 without an embedding, and the next run's :func:`embed_pending` completes them.
+
+Dates: an item whose feed gave no readable date (nor its URL) is *undated* when it comes in
+a feed's first fetch — it may be years old, so it is in no recency window and shows "date
+unknown" — and gets the time it was first seen when it appears in a later fetch, which is
+then a fair bound on when it was published.
+
+arXiv papers are one item per paper: a cross-listing in another listing adds its categories
+to the stored item, and a replaced version (``announce_type: replace``, or a changed title or
+abstract) updates the stored text, which is then embedded and tagged again.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 import sqlite_utils
 
 from ..db import write_transaction
-from ..embed import Embedder, to_blob
+from ..embed import Embedder, embeds_tokens, to_blob
 from ..signals import now_iso
 
-ITEM_FIELDS = ("guid", "url", "title", "summary", "author", "published", "content_type",
-               "tags", "enclosure", "arxiv_id")
+ITEM_FIELDS = ("guid", "url", "title", "summary", "author", "authors", "published",
+               "content_type", "tags", "enclosure", "arxiv_id")
+
+
+@dataclass
+class Stored:
+    new_ids: list[int] = field(default_factory=list)
+    updated_ids: list[int] = field(default_factory=list)
+    #: new items without a readable date (stored undated, or dated by first sight)
+    undated: int = 0
 
 
 def insert_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict]) -> list[int]:
     """Insert items not seen before (by guid or arXiv id); return the new ids in order."""
-    new_ids = []
+    return store_items(db, feed_id, items).new_ids
+
+
+def _row(item: dict) -> dict:
+    row = {f: item.get(f) for f in ITEM_FIELDS}
+    row["tags"] = json.dumps(list(item.get("tags") or []), ensure_ascii=False)
+    row["authors"] = json.dumps(list(item.get("authors") or []), ensure_ascii=False)
+    row["title"] = row["title"] or ""
+    row["summary"] = row["summary"] or ""
+    row["content_type"] = row["content_type"] or "article"
+    if row["enclosure"] is not None and not isinstance(row["enclosure"], str):
+        row["enclosure"] = json.dumps(row["enclosure"])
+    return row
+
+
+def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict]) -> Stored:
+    """Insert new items, update known arXiv papers (see the module docstring)."""
+    out = Stored()
     fetched = now_iso()
     with write_transaction(db):
+        first_fetch = feed_id is None or db.execute(
+            "SELECT 1 FROM items WHERE feed_id = ? LIMIT 1", [feed_id]).fetchone() is None
         for item in items:
-            row = {f: item.get(f) for f in ITEM_FIELDS}
-            row["tags"] = json.dumps(list(item.get("tags") or []))
-            row["title"] = row["title"] or ""
-            row["summary"] = row["summary"] or ""
-            row["content_type"] = row["content_type"] or "article"
-            if row["enclosure"] is not None and not isinstance(row["enclosure"], str):
-                row["enclosure"] = json.dumps(row["enclosure"])
-            if row["arxiv_id"] and db.execute(
-                "SELECT 1 FROM items WHERE arxiv_id = ?", [row["arxiv_id"]]
-            ).fetchone():
-                continue  # the same paper from another listing
+            row = _row(item)
+            if row["arxiv_id"]:
+                known = db.execute("SELECT id, title, summary, tags, authors FROM items "
+                                   "WHERE arxiv_id = ?", [row["arxiv_id"]]).fetchone()
+                if known is not None:
+                    if _update_paper(db, known, row):
+                        out.updated_ids.append(known[0])
+                    continue
+            undated = not row["published"]
+            if undated:
+                row["published"] = None if first_fetch else fetched
             cols = ["feed_id", "fetched", *ITEM_FIELDS]
             cur = db.execute(
                 f"INSERT OR IGNORE INTO items ({', '.join(cols)}) "
@@ -42,8 +79,40 @@ def insert_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dic
                 [feed_id, fetched, *(row[f] for f in ITEM_FIELDS)],
             )
             if cur.rowcount:
-                new_ids.append(cur.lastrowid)
-    return new_ids
+                out.new_ids.append(cur.lastrowid)
+                out.undated += undated
+    return out
+
+
+def _update_paper(db, known, row: dict) -> bool:
+    """Fold a paper seen again into the stored item; True when something changed."""
+    item_id, title, summary, tags, authors = known
+    old_tags = json.loads(tags or "[]")
+    merged = old_tags + [t for t in json.loads(row["tags"]) if t not in old_tags]
+    changes: dict = {}
+    if merged != old_tags:
+        changes["tags"] = json.dumps(merged, ensure_ascii=False)
+    if row["summary"] and (row["title"], row["summary"]) != (title, summary):
+        changes.update(title=row["title"] or title, summary=row["summary"])
+    if row["authors"] != "[]" and row["authors"] != authors:
+        changes.update(authors=row["authors"], author=row["author"])
+    if not changes:
+        return False
+    if "title" in changes or "summary" in changes:
+        # The text changed: embed it again (which also re-reads its keys into the matrix)
+        # and let the taggers see the new version.
+        changes.update(embedding=None, keyphrases=None)
+    elif "tags" in changes:
+        # Same text, more categories: bump the embedding sequence so the matrix and the tag
+        # graph re-read this item's keys.
+        seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
+        has_vector = db.execute("SELECT embedding IS NOT NULL FROM items WHERE id = ?",
+                                [item_id]).fetchone()[0]
+        if has_vector:
+            changes["embed_seq"] = seq + 1
+    assignments = ", ".join(f"{k} = ?" for k in changes)
+    db.execute(f"UPDATE items SET {assignments} WHERE id = ?", [*changes.values(), item_id])
+    return True
 
 
 def embedding_text(title: str, summary: str) -> str:
@@ -53,25 +122,39 @@ def embedding_text(title: str, summary: str) -> str:
 def embed_pending(
     db: sqlite_utils.Database, embedder: Embedder, *, batch_size: int = 64, progress=None
 ) -> int:
-    """Embed every item lacking an embedding from ``embedder``; return how many."""
+    """Embed every item lacking an embedding from ``embedder``; return how many.
+
+    When ``hermes_item_tags`` plugins are installed, each batch is tagged from the same
+    model pass (its token vectors, when the embedder offers them) and the tags are written
+    with the embeddings, so the matrix never sees an embedded item without its tags."""
+    from .tagging import ITEM_SQL, apply_proposals, item_dict, propose, taggers_active
+
+    tagging = taggers_active()
     done = 0
     while True:
         rows = db.execute(
-            """SELECT id, title, summary FROM items
-               WHERE embedding IS NULL OR embedding_model IS NOT ?
+            f"""{ITEM_SQL} WHERE embedding IS NULL OR embedding_model IS NOT ?
                ORDER BY id LIMIT ?""",
             [embedder.name, batch_size],
         ).fetchall()
         if not rows:
             return done
-        vecs = embedder.embed([embedding_text(r[1], r[2]) for r in rows])
+        items = [item_dict(r) for r in rows]
+        texts = [embedding_text(i["title"], i["summary"]) for i in items]
+        tokens = None
+        if tagging and embeds_tokens(embedder):
+            vecs, tokens = embedder.embed_tokens(texts)
+        else:
+            vecs = embedder.embed(texts)
+        proposals = propose(items, vecs, tokens) if tagging else {}
         with write_transaction(db):
             seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
-            for k, (row, vec) in enumerate(zip(rows, vecs)):
+            for k, (item, vec) in enumerate(zip(items, vecs)):
                 db.execute(
                     "UPDATE items SET embedding = ?, embedding_model = ?, embed_seq = ? WHERE id = ?",
-                    [to_blob(vec), embedder.name, seq + k + 1, row[0]],
+                    [to_blob(vec), embedder.name, seq + k + 1, item["id"]],
                 )
+            apply_proposals(db, proposals, fresh={i["id"] for i in items})
         done += len(rows)
         if progress:
             progress(len(rows))

@@ -46,7 +46,7 @@ def hermes_register_tools():
               read_only=True, idempotent=True),
         _tool(t.search_feed,
               "Search the whole archive (any age, including items already rated) by words in "
-              "the title or summary, optionally only one tag or content type. Results come in "
+              "the title or summary, optionally only one tag, content type or author. Results come in "
               "the persona's ranking order; `rated` says if the persona liked or disliked one. "
               "Use the ids with record_feedback." + UNTRUSTED,
               # Read-only for the user's data; ranking may persist the interests-vector cache.

@@ -117,17 +117,25 @@ def search(
     tag: Annotated[Optional[str], typer.Option(help="Only items with this tag.")] = None,
     content_type: Annotated[Optional[str], typer.Option("--type", help="Only items of this content type.")] = None,
     limit: Annotated[int, typer.Option(help="How many results (1-50).")] = 10,
+    author: Annotated[Optional[str], typer.Option(
+        help="Only items by this person: 'Furtak' (any Furtak) or 'L. Furtak'.")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Search the whole archive for persona NAME, in its ranking order."""
-    result = _run(db, t.search_feed, as_json, name, query, tag, content_type, limit)
+    result = _run(db, t.search_feed, as_json, name, query, tag, content_type, limit, author)
     if as_json:
         return
     typer.echo(result["message"])
     for r in result["results"]:
         rated = f"  [{r['rated']}d]" if r["rated"] else ""
         typer.echo(f"{r['rank']:>3}. [{r['id']}] {r['title']}{rated}")
+        if author and r.get("authors"):
+            typer.echo(f"       by {_byline(r['authors'])}")
+
+
+def _byline(names: list[str], most: int = 4) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def persona_app() -> typer.Typer:

@@ -1,4 +1,5 @@
-"""``search_feed``: keyword / tag / type search over the whole archive, in the persona's order.
+"""``search_feed``: keyword / tag / type / author search over the whole archive, in the
+persona's order.
 
 Matching is the built-in candidate filter (``hermes.default_candidates``: every word must
 occur in the title or summary, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped, so they match
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from hermes.authors import parse_stored
+from hermes.default_candidates import like_pattern
 from hermes.errors import InvalidInput
 from hermes.rank import rank_items
 from hermes.signals import require_user
@@ -65,7 +68,18 @@ def _short(text: str | None) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
-def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, limit=10) -> tuple[list[dict], str]:
+def author_exists(db: sqlite_utils.Database, author: str) -> bool:
+    from hermes.authors import author_key, key_matches
+
+    wanted = author_key(author)
+    surname = wanted.split(",", 1)[0]
+    rows = db.execute("SELECT authors FROM items WHERE authors LIKE ? ESCAPE '\\'",
+                      [like_pattern(surname.split()[-1] if surname else author)])
+    return any(key_matches(author_key(n), wanted) for (raw,) in rows for n in parse_stored(raw))
+
+
+def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, limit=10,
+           author=None) -> tuple[list[dict], str]:
     """(results, message). Raises :class:`InvalidInput` / ``NotFound`` for bad calls."""
     if not isinstance(user, str):
         raise InvalidInput(f"user must be a persona name (a string), got {type(user).__name__}")
@@ -74,10 +88,12 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
     query = _optional_text(query, "query", QUERY_MAX)
     tag = _optional_text(tag, "tag")
     content_type = _optional_text(content_type, "content_type", 50)
+    author = _optional_text(author, "author")
     limit, note = clamp(limit, SEARCH_MAX)
     persona = require_user(db, user)
-    if not (query or tag or content_type):
-        raise InvalidInput("give a query (words to find in titles and summaries), a tag or a content_type")
+    if not (query or tag or content_type or author):
+        raise InvalidInput("give a query (words to find in titles and summaries), a tag, a "
+                           "content_type or an author")
     if content_type is not None:
         known = content_types(db)
         match = next((k for k in known if k.lower() == content_type.lower()), None)
@@ -90,7 +106,7 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
 
     found = rank_items(
         db, persona, limit=limit, since_days=None, exclude_clicked=False,
-        text=query, tag=tag, content_type=content_type,
+        text=query, tag=tag, content_type=content_type, author=author,
     )
     rated = ratings(db, persona["id"], [item["id"] for item in found])
     results = [
@@ -102,6 +118,7 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
             "published": item["published"],
             "content_type": item["content_type"],
             "tags": item["tags"],
+            "authors": item["authors"],
             "source": item["source"],
             "rank": item["rank"],
             "score": item["score"],
@@ -114,6 +131,7 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
             f"{query!r}" if query else "",
             f"tag {tag!r}" if tag else "",
             f"type {content_type!r}" if content_type else "",
+            f"author {author!r}" if author else "",
         ) if part
     )
     if results:
@@ -123,6 +141,9 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
         )
     elif tag and not tag_exists(db, tag):
         message = f"no item is tagged {tag!r}; propose_interests lists the tags in use{note}"
+    elif author and not author_exists(db, author):
+        message = (f"no item lists {author!r} among its authors; give a surname ('Furtak') or "
+                   f"an initial and surname ('L. Furtak'){note}")
     else:
         message = (
             f"no item matches {asked}; every query word must occur in a title or summary, "

@@ -174,8 +174,13 @@ def search_feed(
         max_length=50,
     )] = None,
     limit: Annotated[int, Field(description="How many results (1-50).", ge=1, le=search.SEARCH_MAX)] = 10,
+    author: Annotated[Optional[str], Field(
+        description="Only items by this person: a surname ('Furtak') matches everyone of that "
+                    "name, an initial and surname ('L. Furtak') one person.",
+        max_length=200,
+    )] = None,
 ) -> dict:
-    results, message = search.search(db, user, query, tag, content_type, limit)
+    results, message = search.search(db, user, query, tag, content_type, limit, author=author)
     return ok(message, results=results, count=len(results))
 
 

@@ -1,0 +1,159 @@
+"""Authors: parsed into a list of names, normalised, and keyed for matching.
+
+Feeds spell authors many ways: one ``dc:creator`` with arXiv's comma-separated list, one
+``<author>`` per person, ``email (Name)``, "Last, First", a leading "Authors: …" paragraph
+in arXiv-API-to-RSS bridges. :func:`parse_authors` turns any of them into display names
+("Lukas J. Furtak"); :func:`author_key` folds a name to what two spellings of one person
+share — surname and first initial, accents and case removed ("furtak, l") — which is what
+the preference scorer counts and what a search by author matches.
+
+Items store the list as JSON in ``items.authors``; :func:`item_authors` reads it back (the
+BibTeX export and the corpus entity view use it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+
+import sqlite_utils
+
+#: names kept per item (a collaboration paper can list thousands)
+MAX_AUTHORS = 200
+#: of those, how many become preference keys: the first authors carry the paper
+MAX_KEYED = 12
+
+_PARTICLES = {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "dos", "das",
+              "la", "le", "ter", "ten", "st", "st.", "al", "el", "bin", "ibn", "zu", "y"}
+_SUFFIXES = {"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"}
+_BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]|<[^>]*>")
+_EMAIL = re.compile(r"\S+@\S+")
+_PREFIX = re.compile(r"^\s*(?:authors?|by|autores?|auteurs?|autori|von)\s*[:\-]\s*", re.I)
+_AND = re.compile(r"\s*(?:;|\band\b|&|\bund\b|\be\b|\bet\b(?!\s+al))\s*", re.I)
+_ET_AL = re.compile(r",?\s*\bet\s+al\.?", re.I)
+_INITIALS = re.compile(r"^(?:[A-Z]\.?\s*-?)+$|^[A-Z][a-z]+(?:\s+[A-Z]\.?)*$")
+
+
+def clean_name(name: str) -> str:
+    """One name tidied: whitespace collapsed, "Last, First" turned around, stray
+    punctuation removed. ``""`` when nothing name-like is left."""
+    name = name or ""
+    if _EMAIL.search(name) and "(" in name:  # RSS's "jdoe@example.org (John Doe)"
+        name = name[name.index("(") + 1:].split(")", 1)[0]
+    name = _EMAIL.sub("", _BRACKETS.sub(" ", name))
+    name = " ".join(name.replace("\u00a0", " ").split()).strip(" ,;:.-*\u2020\u2021")
+    if name.count(",") == 1:
+        last, first = (p.strip() for p in name.split(","))
+        if first.lower().strip(".") in _SUFFIXES:
+            name = last
+        elif first and last:
+            name = f"{first} {last}"
+    if len(name) < 2 or not any(c.isalpha() for c in name) or len(name) > 100:
+        return ""
+    # Initials glued together ("L.J. Furtak") get a space, as arXiv writes them.
+    return re.sub(r"\b([A-Z])\.(?=[A-Z])", r"\1. ", name)
+
+
+def _split(text: str) -> list[str]:
+    text = _ET_AL.sub("", _PREFIX.sub("", text))
+    # "Furtak, Lukas J." alone is one person written surname first, not two people.
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) == 2 and len(parts[0].split()) == 1 and _INITIALS.match(parts[1] or "-"):
+        return [f"{parts[1]} {parts[0]}"]
+    out = []
+    for part in parts:
+        out.extend(p for p in _AND.split(part) if p and p.strip())
+    return out
+
+
+def parse_authors(*sources) -> list[str]:
+    """Display names from any mix of strings (lists separated by commas, "and", ";") and
+    feedparser author dicts (``{"name": …}``), de-duplicated by :func:`author_key`, in
+    order, at most :data:`MAX_AUTHORS`."""
+    names: list[str] = []
+    seen: set[str] = set()
+    for source in sources:
+        values = source if isinstance(source, (list, tuple)) else [source]
+        for value in values:
+            if isinstance(value, dict):
+                value = value.get("name") or ""
+            if not isinstance(value, str) or not value.strip():
+                continue
+            for raw in _split(value):
+                name = clean_name(raw)
+                key = author_key(name)
+                if name and key and key not in seen:
+                    seen.add(key)
+                    names.append(name)
+                    if len(names) >= MAX_AUTHORS:
+                        return names
+    return names
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not unicodedata.combining(c)).casefold()
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """(given names, surname) of a display name; a particle stays with the surname
+    ("Johannes van der Waals" → ("Johannes", "van der Waals"))."""
+    words = [w for w in name.split() if w.lower().strip(".,") not in _SUFFIXES] or name.split()
+    if len(words) <= 1:
+        return "", " ".join(words)
+    start = len(words) - 1
+    while start > 0 and words[start - 1].lower() in _PARTICLES:
+        start -= 1
+    if start == 0:  # "da Silva": particles and a surname, no given name
+        return "", " ".join(words)
+    return " ".join(words[:start]), " ".join(words[start:])
+
+
+def author_key(name: str) -> str:
+    """Surname and first initial, folded: "Lukas J. Furtak", "L. Furtak" and "FURTAK, L."
+    all give ``"furtak, l"``; a surname alone gives ``"furtak"``; ``""`` for no name."""
+    given, surname = split_name(clean_name(name) if "," in (name or "") else (name or "").strip())
+    surname = " ".join(re.sub(r"[^\w\s'-]", "", _fold(surname)).split())
+    if not surname:
+        return ""
+    initial = next((c for c in _fold(given) if c.isalpha()), "")
+    return f"{surname}, {initial}" if initial else surname
+
+
+def key_matches(key: str, wanted: str) -> bool:
+    """Whether the author key ``key`` is the person ``wanted`` (another key) names: equal,
+    or ``wanted`` is a surname alone and ``key`` has that surname."""
+    return key == wanted or ("," not in wanted and key.split(",", 1)[0] == wanted)
+
+
+def surname(name: str) -> str:
+    """How an explanation names a person: "Furtak"."""
+    return split_name(name)[1] or name
+
+
+def parse_stored(raw) -> list[str]:
+    """The stored JSON author list, ``[]`` when missing or malformed."""
+    try:
+        value = json.loads(raw or "[]")
+    except (TypeError, ValueError):
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def item_authors(db: sqlite_utils.Database, item_id: int) -> list[str]:
+    """The item's authors as display names, first author first (``[]`` when unknown or
+    when there is no such item)."""
+    row = db.execute("SELECT authors FROM items WHERE id = ?", [int(item_id)]).fetchone()
+    return parse_stored(row[0]) if row else []
+
+
+def matches(names: list[str], query: str) -> bool:
+    """Whether one of ``names`` is the person ``query`` names: a full name matches by
+    :func:`author_key`; a single word matches any author with that surname."""
+    wanted = author_key((query or "").strip())
+    return bool(wanted) and any(key_matches(author_key(n), wanted) for n in names)
+
+
+__all__ = ["MAX_AUTHORS", "MAX_KEYED", "author_key", "item_authors", "key_matches", "matches",
+           "parse_authors", "parse_stored", "split_name", "surname"]

@@ -1,0 +1,149 @@
+"""Dates that feeds write in other languages, and dates hidden in item URLs.
+
+feedparser reads RFC 822 dates with English day and month names only: UOL's
+``Seg, 24 Set 2018 18:43:00 -0300`` comes back unparsed, and an item without a date used to
+be stamped with the time it was fetched, so years-old news filled every "last 7 days".
+:func:`parse_localized` is registered with feedparser (``registerDateHandler``) and reads
+Portuguese, Spanish, French, German, Italian and Dutch day and month names, then hands an
+English rewrite to feedparser's own RFC 822 parser. :func:`date_from_url` reads the
+``/2018/09/24/`` (or ``2018-09-24``) that many news sites put in their article URLs.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, timedelta, timezone
+
+import feedparser
+from feedparser.datetimes.rfc822 import _parse_date_rfc822
+
+_ENGLISH = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+# Month names and abbreviations (accents removed, lower case) of pt, es, fr, de, it, nl.
+# No spelling means different months in two of these languages.
+_MONTH_NAMES = {
+    1: "jan janeiro ene enero janv janvier januar janner jaenner gen gennaio januari",
+    2: "fev fevereiro feb febrero fevr fevrier februar febbraio februari",
+    3: "mar marco marzo mars maerz marz mrz maart mrt maa",
+    4: "abr abril avr avril apr april aprile",
+    5: "mai maio may mayo mag maggio mei",
+    6: "jun junho junio juin juni giu giugno",
+    7: "jul julho julio juil juillet juli lug luglio",
+    8: "ago agosto aout august aug augustus",
+    9: "set setembro sep sept septiembre setiembre septembre september settembre",
+    10: "out outubro oct octubre octobre okt oktober ott ottobre oktober",
+    11: "nov novembro noviembre novembre november",
+    12: "dez dezembro dic diciembre dec decembre dezember dicembre december",
+}
+MONTHS = {name: number for number, names in _MONTH_NAMES.items() for name in names.split()}
+
+# Day names (and their usual abbreviations): dropped, the date does not need them.
+DAYS = set("""
+    seg segunda ter terca qua quarta qui quinta sex sexta sab sabado dom domingo feira
+    lun lunes mar martes mie miercoles jue jueves vie viernes
+    lundi mardi mer mercredi jeu jeudi ven vendredi sam samedi dim dimanche
+    mo montag di dienstag mi mittwoch do donnerstag fr freitag sa samstag so sonntag
+    lunedi martedi mercoledi gio giovedi venerdi sabato domenica
+    ma maandag dinsdag wo woensdag donderdag vr vrijdag za zaterdag zo zondag
+""".split())
+# Words that join the parts of a long-form date: "24 de setembro de 2018", "le 24 mars".
+FILLERS = {"de", "del", "le", "den", "der", "el", "em", "a", "as", "um", "am", "om", "alle", "ore", "h"}
+
+# Zone abbreviations these feeds use that feedparser does not know (it would read them as UTC).
+ZONES = {"brt": "-0300", "brst": "-0200", "art": "-0300", "clt": "-0400", "cot": "-0500",
+         "cet": "+0100", "cest": "+0200", "mez": "+0100", "mesz": "+0200", "wet": "+0000",
+         "west": "+0100", "eet": "+0200", "eest": "+0300", "bst": "+0100", "hora": ""}
+
+_TOKEN = re.compile(r"[^\s,]+")
+_TIME = re.compile(r"^\d{1,2}[:h]\d{2}(?::\d{2})?$")
+
+
+def _fold(token: str) -> str:
+    token = unicodedata.normalize("NFKD", token.lower())
+    return "".join(c for c in token if not unicodedata.combining(c)).strip(".,;")
+
+
+def parse_localized(value: str):
+    """A feedparser date handler: a UTC 9-tuple for an RFC 822-style date written with
+    pt / es / fr / de / it / nl day and month names, else ``None`` (other handlers try)."""
+    if not value or len(value) > 100:
+        return None
+    tokens = [_fold(t) for t in _TOKEN.findall(value)]
+    tokens = [t for t in tokens if t]
+    day = month = year = None
+    clock, zone = "00:00:00", "+0000"
+    foreign = False
+    for position, token in enumerate(tokens):
+        parts = token.split("-")
+        # "mar" is Tuesday (es, fr, it) in front of a date and March inside it.
+        if month is None and token in MONTHS and not (position == 0 and token in DAYS):
+            month = MONTHS[token]
+            foreign = foreign or token[:3] != _ENGLISH[month - 1] or len(token) > 3
+            continue
+        if token in DAYS or (len(parts) == 2 and parts[0] in DAYS and parts[1] == "feira"):
+            foreign = True
+            continue
+        if token in FILLERS:
+            continue
+        if token.isdigit():
+            if day is None and len(token) <= 2:
+                day = int(token)
+            elif year is None and len(token) == 4:
+                year = int(token)
+            else:
+                return None
+            continue
+        if _TIME.match(token):
+            clock = token.replace("h", ":")
+            continue
+        if token[:1] in "+-" and token[1:].replace(":", "").isdigit():
+            zone = token
+            continue
+        if token in ZONES:
+            zone = ZONES[token] or zone
+            continue
+        if token in ("gmt", "utc", "ut", "z"):
+            continue
+        return None  # a word we do not know: not a date we can vouch for
+    if not foreign or None in (day, month, year):
+        return None
+    return _parse_date_rfc822(f"{day} {_ENGLISH[month - 1]} {year} {clock} {zone}")
+
+
+feedparser.registerDateHandler(parse_localized)
+
+# /2018/09/24/ or /2018-09-24-slug in a URL path (not its host or query). Separators are
+# required: eight bare digits are as often an article number as a date.
+_URL_DATE = re.compile(r"(?<![0-9])((?:19|20)\d{2})([/_-])(0?[1-9]|1[0-2])\2(0?[1-9]|[12]\d|3[01])(?![0-9])")
+
+
+def date_from_url(url: str | None, *, now: datetime | None = None) -> str | None:
+    """The date an article URL spells out (``.../2018/09/24/...``) as ISO UTC midnight, or
+    ``None``. A date in the future (beyond a day of clock skew) is not believed."""
+    if not url:
+        return None
+    path = re.sub(r"^[a-z]+://[^/]+", "", url, flags=re.I).split("?", 1)[0].split("#", 1)[0]
+    now = now or datetime.now(timezone.utc)
+    for match in _URL_DATE.finditer(path):
+        try:
+            when = datetime(int(match.group(1)), int(match.group(3)), int(match.group(4)),
+                            tzinfo=timezone.utc)
+        except ValueError:
+            continue
+        if when <= now + timedelta(days=1):
+            return when.isoformat(timespec="seconds")
+    return None
+
+
+def struct_to_iso(parsed) -> str | None:
+    """feedparser's UTC ``struct_time`` as ISO 8601, ``None`` when it is unusable."""
+    if not parsed:
+        return None
+    try:
+        return datetime(*parsed[:6], tzinfo=timezone.utc).isoformat(timespec="seconds")
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+__all__ = ["MONTHS", "date_from_url", "parse_localized", "struct_to_iso"]
