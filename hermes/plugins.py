@@ -23,6 +23,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "hermes.signals",
     "hermes.default_embedder",
     "hermes.default_candidates",
+    "hermes.default_keyphrases",
     "hermes.scorers",
     "hermes_feeds",
     "hermes_persona",

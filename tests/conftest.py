@@ -63,13 +63,15 @@ def _iso(days_ago: float) -> str:
 @pytest.fixture
 def add_items(db):
     """``add_items([{"title": ..., "summary": ..., "tags": [...], "days_ago": 1}, ...])``:
-    insert items into a test feed and embed them with the active embedder; return ids."""
+    insert items into a test feed and embed them with the active embedder; return ids.
+    Items keep exactly the tags given unless ``keyphrases=True`` (the built-in tagger)."""
     from hermes.embed import get_embedder
     from hermes.ingest.store import embed_pending, insert_items
 
     counter = {"n": 0}
 
-    def factory(items, feed_url="https://example.org/test.xml", feed_title="Test feed"):
+    def factory(items, feed_url="https://example.org/test.xml", feed_title="Test feed",
+                keyphrases=False):
         db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)", [feed_url, feed_title])
         feed_id = db.execute("SELECT id FROM feeds WHERE url = ?", [feed_url]).fetchone()[0]
         rows = []
@@ -84,9 +86,10 @@ def add_items(db):
                 "published": item.get("published") or _iso(item.get("days_ago", 1)),
                 "url": item.get("url"),
                 "arxiv_id": item.get("arxiv_id"),
+                "authors": item.get("authors", []),
             })
         ids = insert_items(db, feed_id, rows)
-        embed_pending(db, get_embedder())
+        embed_pending(db, get_embedder(), tag=keyphrases)
         return ids
 
     return factory

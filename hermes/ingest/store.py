@@ -120,16 +120,18 @@ def embedding_text(title: str, summary: str) -> str:
 
 
 def embed_pending(
-    db: sqlite_utils.Database, embedder: Embedder, *, batch_size: int = 64, progress=None
+    db: sqlite_utils.Database, embedder: Embedder, *, batch_size: int = 64, progress=None,
+    tag: bool = True,
 ) -> int:
     """Embed every item lacking an embedding from ``embedder``; return how many.
 
-    When ``hermes_item_tags`` plugins are installed, each batch is tagged from the same
-    model pass (its token vectors, when the embedder offers them) and the tags are written
-    with the embeddings, so the matrix never sees an embedded item without its tags."""
+    When ``hermes_item_tags`` plugins are installed (and ``tag``), each batch is tagged from
+    the same model pass (its token vectors, when the embedder offers them) and the tags are
+    written with the embeddings, so the matrix never sees an embedded item without its tags.
+    ``tag=False`` leaves the items untagged (``keyphrases`` NULL: the next ingest tags them)."""
     from .tagging import ITEM_SQL, apply_proposals, item_dict, propose, taggers_active
 
-    tagging = taggers_active()
+    tagging = tag and taggers_active()
     done = 0
     while True:
         rows = db.execute(

@@ -1,0 +1,287 @@
+"""The built-in keyphrase tagger: topics for items whose feed has no categories.
+
+KeyBERT-style (Grootendorst's KeyBERT; EmbedRank): candidate phrases are the 1–3 word runs
+of an item's title and abstract that no stop word (scikit-learn's English list, plus the
+scaffolding words of abstracts) or punctuation interrupts, each scored by its cosine to the
+item's own embedding,
+and a diverse best dozen chosen by maximal marginal relevance. The phrase vectors come from
+the model pass that embedded the item — the mean of the contextual vectors of the tokens the
+phrase covers — so tagging costs no second model run; an embedder without token vectors
+gets the phrases embedded directly (slower).
+
+The core keeps a proposal only once two items carry it and at most six per item
+(:mod:`hermes.ingest.tagging`); feed categories stay and win ties. ``hermes tags rebuild``
+re-tags the whole archive.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from .cli_support import DbOption, JsonOption
+from .hookspecs import hookimpl
+
+#: proposals per item (the core keeps the recurring best six of them)
+PROPOSALS = 12
+#: maximal marginal relevance: weight of relevance against novelty
+DIVERSITY_LAMBDA = 0.75
+#: a proposal's cosine may trail the best one's by at most this much
+MAX_BEHIND = 0.2
+#: candidates embedded directly when the embedder has no token vectors
+FALLBACK_CANDIDATES = 30
+MAX_WORDS = 3
+
+# Words an abstract uses for its own scaffolding: they end a candidate phrase like a stop word.
+_SCAFFOLD = set("""
+    show shows shown showing present presents presented propose proposes proposed using used
+    use uses based obtain obtained obtains find finds found discuss discussed describe
+    described consider considered investigate investigated demonstrate demonstrated allow
+    allows allowed provide provides provided given known paper papers study studies studied
+    work works result results resulting approach approaches method methods technique
+    techniques new novel recent recently different various several certain general simple
+    particular important possible respectively including include includes included within
+    via thus however although whether obtain first second third one two three also well
+    non i.e e.g et al given present data analysis problem problems case cases effect effects
+    number order terms type types form value values set sets role aspects
+    aim aims goal goals article report reports episode
+    episodes podcast today week weeks year years talk talks interview guest guests host
+    does did done doing make makes made making get gets got take takes taken give gives gave
+    see seen need needs lead leads led yield yields suggest suggests suggested indicate
+    indicates indicated imply implies implied predict predicts predicted require requires
+    required remain remains remained appear appears appeared become becomes became increase
+    increases increased decrease decreases decreased adopt adopted reveal reveals revealed
+    explain explains explained compare compares compared apply applies applied measure
+    measured derive derived estimate estimated determine determined perform performed
+    calculate calculated compute computed develop developed introduce introduced report
+    reported agree agrees agreed argue argues argued focus focused focuses examine examined
+    explore explored address addressed exhibit exhibits exhibited characterize characterized
+    characterise characterised confirm confirmed identify identified produce produced produces
+    generate generates generated enable enables enabled improve improves improved achieve
+    achieves achieved corresponding associated resulting existing following obtained called
+    named like likely unlike due able large small good bad better best high low higher lower
+    highest lowest strong weak many much more most less least few fewer main major minor
+    finally furthermore moreover additionally hence therefore indeed especially
+    well-known long-standing so-called state-of-the-art
+""".split())
+# Abbreviations that are topics although short.
+_WORD = re.compile(r"[^\W\d_][\w'\-]*[^\W_]|[^\W\d_]", re.UNICODE)
+_BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”«»/|=<>+*~^]|\s[-–—]\s")
+_MATH = re.compile(r"\$[^$]{0,200}\$|\\[a-zA-Z]+")
+_EXCEPTIONS = set("""
+    gas physics dynamics mathematics statistics economics optics electronics mechanics
+    kinetics genetics genomics news series species lens mass class process analysis basis
+    axis thesis hypothesis synthesis radius virus status bus plus chaos cosmos apparatus
+    corpus focus nucleus stimulus consensus census bias alias atlas always perhaps its this
+    his has was is as us gps dos los las thus cross less loss boss moss
+""".split())
+
+
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS) | frozenset(_SCAFFOLD)
+
+
+_STOP: frozenset[str] | None = None
+
+
+def singular(word: str) -> str:
+    """The singular of an English plural noun, conservatively ("galaxies" → "galaxy",
+    "processes" → "process", "physics" stays): a phrase and its plural are one tag."""
+    if len(word) < 4 or word in _EXCEPTIONS or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is", "ics", "ous")):
+        return word[:-1]
+    return word
+
+
+def _masked(text: str) -> str:
+    """``text`` with LaTeX math and commands blanked (same length: spans stay valid)."""
+    return _MATH.sub(lambda m: "." * len(m.group()), text)
+
+
+def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Candidate phrases of ``text`` and the character spans where each occurs: runs of up
+    to three words that no stop word (scikit-learn's English list plus the scaffolding of
+    abstracts) or punctuation interrupts; the last word singular, at least one word of four
+    letters or more (or an all-capitals acronym), no scaffolding word ("results", "paper")
+    at either end."""
+    global _STOP
+    if _STOP is None:
+        _STOP = _stop_words()
+    stop = _STOP
+    found: dict[str, list[tuple[int, int]]] = {}
+    runs: list[list[tuple[str, int, int, bool]]] = [[]]
+    masked = _masked(text)
+    end = 0
+    for match in _WORD.finditer(masked):
+        start = match.start()
+        if _BREAK.search(masked, end, start):
+            runs.append([])
+        end = match.end()
+        surface = match.group()
+        word = surface.lower()
+        # Stop words, adverbs, possessives and identifiers (r_gc, yso's) end a phrase.
+        if (word in stop or singular(word) in stop or len(word) < 2 or "'" in word or "_" in word
+                or word[-1] == "-"
+                or (len(word) > 4 and word.endswith("ly")) or any(c.isdigit() for c in word)):
+            runs.append([])
+            continue
+        runs[-1].append((word, start, end, len(word) >= 4 or surface.isupper()))
+    for run in runs:
+        for i in range(len(run)):
+            if run[i][0] in _SCAFFOLD:
+                continue
+            for j in range(i, min(i + MAX_WORDS, len(run))):
+                last = run[j][0]
+                if last in _SCAFFOLD or not any(w[3] for w in run[i:j + 1]):
+                    continue
+                phrase = " ".join([w[0] for w in run[i:j]] + [singular(last)])
+                if len(phrase) <= 60:
+                    found.setdefault(phrase, []).append((run[i][1], run[j][2]))
+    return found
+
+
+def _phrase_vectors(text, phrases, spans, tokens) -> tuple[list[str], np.ndarray]:
+    """Each phrase's vector: the mean contextual vector of the word tokens it covers (a
+    hyphen's token would pull every hyphenated phrase towards the text's mean; phrases
+    beyond the model's input length have no tokens and are dropped). Prefix sums make each
+    occurrence O(1)."""
+    token_spans = tokens.spans
+    size = len(text)
+    wordlike = np.array([a < size and text[a].isalnum() for a in token_spans[:, 0].tolist()],
+                        dtype=bool)
+    sums = np.zeros((len(token_spans) + 1, tokens.vectors.shape[1]), dtype=np.float32)
+    np.cumsum(tokens.vectors * wordlike[:, None], axis=0, out=sums[1:])
+    counts = np.concatenate([[0], np.cumsum(wordlike)])
+    occurrences = [(p, a, b) for p in phrases for a, b in spans[p]]
+    starts = np.array([a for _, a, _ in occurrences], dtype=np.int64)
+    ends = np.array([b for _, _, b in occurrences], dtype=np.int64)
+    # tokens i with token_start < b and token_end > a: a contiguous range (spans are sorted)
+    lo = np.searchsorted(token_spans[:, 1], starts, side="right")
+    hi = np.searchsorted(token_spans[:, 0], ends, side="left")
+    total: dict[str, np.ndarray] = {}
+    n: dict[str, int] = {}
+    for (phrase, _, _), i, j in zip(occurrences, lo.tolist(), hi.tolist()):
+        if j > i and counts[j] > counts[i]:
+            total[phrase] = total.get(phrase, 0) + (sums[j] - sums[i])
+            n[phrase] = n.get(phrase, 0) + int(counts[j] - counts[i])
+    kept = [p for p in phrases if p in total]
+    if not kept:
+        return [], np.zeros((0, tokens.vectors.shape[1]), dtype=np.float32)
+    return kept, np.stack([total[p] / n[p] for p in kept]).astype(np.float32)
+
+
+def mmr(doc: np.ndarray, vectors: np.ndarray, k: int, lam: float = DIVERSITY_LAMBDA) -> list[int]:
+    """Maximal marginal relevance: indices of ``k`` rows close to ``doc`` and not to each
+    other. Rows and ``doc`` are unit vectors."""
+    relevance = vectors @ doc
+    if not len(relevance):
+        return []
+    chosen = [int(np.argmax(relevance))]
+    redundancy = vectors @ vectors[chosen[0]]
+    while len(chosen) < min(k, len(relevance)):
+        gain = lam * relevance - (1 - lam) * redundancy
+        gain[chosen] = -np.inf
+        best = int(np.argmax(gain))
+        chosen.append(best)
+        redundancy = np.maximum(redundancy, vectors @ vectors[best])
+    return chosen
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1.0, norms)
+
+
+def keyphrases(text: str, vector, tokens, *, k: int = PROPOSALS, embed=None) -> dict[str, float]:
+    """The ``k`` best diverse candidates of ``text`` with their cosine to ``vector``."""
+    if vector is None:
+        return {}
+    spans = candidates(text)
+    phrases = list(spans)
+    if not phrases:
+        return {}
+    if tokens is not None and len(tokens.vectors):
+        phrases, vectors = _phrase_vectors(text, phrases, spans, tokens)
+    else:
+        if embed is None:
+            return {}
+        # No token vectors: embed the most frequent candidates themselves (KeyBERT proper).
+        phrases = sorted(phrases, key=lambda p: -len(spans[p]))[:FALLBACK_CANDIDATES]
+        vectors = np.asarray(embed(phrases), dtype=np.float32)
+    if not phrases:
+        return {}
+    vectors = _unit(np.asarray(vectors, dtype=np.float32))
+    doc = np.asarray(vector, dtype=np.float32)
+    doc = doc / (np.linalg.norm(doc) or 1.0)
+    relevance = vectors @ doc
+    close = np.flatnonzero(relevance >= relevance.max() - MAX_BEHIND)
+    chosen = mmr(doc, vectors[close], k)
+    return {phrases[close[i]]: round(float(relevance[close[i]]), 4) for i in chosen}
+
+
+@hookimpl
+def hermes_item_tags(item, vector, tokens):
+    from .embed import get_embedder
+    from .ingest.store import embedding_text
+
+    text = embedding_text(item.get("title") or "", item.get("summary") or "")
+    embed = None if tokens is not None else (lambda phrases: get_embedder().embed(phrases))
+    return keyphrases(text, vector, tokens, embed=embed) or None
+
+
+@hookimpl
+def hermes_register_commands(app) -> None:
+    tags = typer.Typer(help="Topic tags: keyphrases found in items' titles and abstracts.",
+                       no_args_is_help=True)
+
+    @tags.command("rebuild")
+    def rebuild(db: DbOption = None, as_json: JsonOption = False,
+                batch: Annotated[int, typer.Option(min=1, max=512, help="Items per model batch.")] = 32):
+        """Tag every item of the archive again (resumable: an interrupted rebuild continues
+        where it stopped; running it twice gives the same tags)."""
+        _rebuild(db, as_json, batch)
+
+    app.add_typer(tags, name="tags")
+
+
+def _rebuild(db_path, as_json: bool, batch: int) -> None:
+    import sys
+
+    from .cli_core import _progress_bar
+    from .cli_support import emit_json, open_db, run_guarded
+    from .embed import get_embedder
+    from .ingest.tagging import start_rebuild, tag_pending, taggers_active
+
+    database = run_guarded(open_db, db_path)
+    try:
+        if not taggers_active():
+            raise typer.BadParameter("no tagger plugin is enabled (see `hermes plugins`)")
+        fresh = start_rebuild(database)
+        with _progress_bar(sys.stdout.isatty() and not as_json) as progress:
+            tick = (lambda done, total: progress("tag", done, total)) if progress else None
+            done = tag_pending(database, get_embedder(), progress=tick, batch_size=batch)
+        kept = database.execute(
+            "SELECT count(*), count(DISTINCT j.value) FROM items, json_each(items.keyphrases) j"
+        ).fetchone()
+        tagged = database.execute("SELECT count(*) FROM items WHERE keyphrases IS NOT NULL "
+                                  "AND keyphrases != '[]'").fetchone()[0]
+    finally:
+        database.conn.close()
+    message = (f"{'Re-tagged' if fresh else 'Finished the interrupted rebuild:'} {done} items; "
+               f"{tagged} items carry {kept[1]} distinct keyphrases ({kept[0]} in all). "
+               "See the topics with `hermes topics`.")
+    if as_json:
+        emit_json({"ok": True, "message": message, "tagged": done, "items_with_keyphrases": tagged,
+                   "distinct_keyphrases": kept[1]})
+    else:
+        typer.echo(message)
