@@ -7,8 +7,11 @@
   result therefore depends only on that component's tags and weights: it is identical
   across calls and processes (no string hashing is involved), and adding items whose tags
   do not touch a component leaves that component's communities exactly as they were.
-- A community is labelled by its most central tag (weighted degree inside the community),
-  ties broken by name.
+- A community's key is its most central tag (weighted degree inside the community), ties
+  broken by name; its label names it the way a person would: its three most central
+  readable tags ("jwst spectroscopy · metallicity · reionization"), skipping category codes
+  such as ``astro-ph.ga`` while there are phrases to show and a tag another label tag
+  already contains.
 - The graph is cached in memory and persisted in ``kg_cache`` (created by the digest
   plugin's migration), keyed by a fingerprint of the items table, so it is rebuilt only when
   items changed.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 from collections import Counter, defaultdict
@@ -29,7 +33,12 @@ import sqlite_utils
 log = logging.getLogger(__name__)
 
 #: Bump when the graph construction changes: old persisted graphs are then ignored.
-VERSION = 1
+VERSION = 2
+#: tags named in a community's label
+LABEL_TAGS = 3
+_CODE = re.compile(r"[a-z]{1,8}(?:-[a-z]{1,5})?\.[a-z-]{1,8}")
+_ARCHIVES = {"astro-ph", "cond-mat", "gr-qc", "hep-ex", "hep-lat", "hep-ph", "hep-th", "math-ph",
+             "nucl-ex", "nucl-th", "quant-ph", "q-bio", "q-fin", "nlin", "chao-dyn", "adap-org"}
 SEED = 42
 RESOLUTION = 1.0
 MIN_ITEMS = 2  # a tag must occur on this many items to become a node
@@ -53,9 +62,29 @@ def item_tag_keys(tags) -> list[str]:
     return list(seen)
 
 
+def is_code(tag: str) -> bool:
+    """A category code ("astro-ph.ga", "cs.lg", "hep-th") rather than a phrase."""
+    return tag in _ARCHIVES or bool(_CODE.fullmatch(tag))
+
+
+def label_of(names: list[str], most: int = LABEL_TAGS) -> str:
+    """A readable name from a community's display names (most central first): up to
+    ``most`` of them joined by " · ", phrases before codes, none that repeats another."""
+    readable = [n for n in names if not is_code(n.casefold())]
+    chosen: list[str] = []
+    for name in readable + [n for n in names if n not in readable]:
+        low = name.casefold()
+        if any(low in c.casefold() or c.casefold() in low for c in chosen):
+            continue
+        chosen.append(name)
+        if len(chosen) == most:
+            break
+    return " · ".join(chosen)
+
+
 @dataclass(frozen=True)
 class Community:
-    label: str  # the display spelling of the most central tag
+    label: str  # a readable name: its most central tags (see :func:`label_of`)
     tags: tuple[str, ...]  # tag keys, most central first (ties by name)
     names: tuple[str, ...]  # display spellings, aligned with ``tags``
     centrality: tuple[float, ...]  # weighted degree inside the community, aligned
@@ -261,10 +290,11 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
     communities = []
     for c, node_list in members.items():
         ordered = sorted(node_list, key=lambda i: (-central[i], nodes[i]))
+        names = [display(nodes[i]) for i in ordered]
         communities.append(Community(
-            label=display(nodes[ordered[0]]),
+            label=label_of(names),
             tags=tuple(nodes[i] for i in ordered),
-            names=tuple(display(nodes[i]) for i in ordered),
+            names=tuple(names),
             centrality=tuple(float(central[i]) for i in ordered),
             n_items=n_items_of[c],
         ))

@@ -106,7 +106,7 @@ def test_cli_topics(db, db_path, week):
     assert out.exit_code == 0, out.output
     assert "apple" in out.output and "(2 tags, 5 items)" in out.output
     data = json.loads(run(db_path, "topics", "--json").stdout)
-    assert data["communities"][0]["label"] == "apple" and data["singletons_left_out"] == 1
+    assert data["communities"][0]["label"] == "apple · pear" and data["singletons_left_out"] == 1
 
 
 def test_cli_digest_shows_saved_items(db, db_path, week, add_items):

@@ -17,8 +17,8 @@ def partition(graph: kg.TagGraph) -> list[tuple[str, tuple[str, ...]]]:
     return [(c.label, c.tags) for c in graph.communities]
 
 
-def by_label(graph: kg.TagGraph) -> dict[str, kg.Community]:
-    return {c.label: c for c in graph.communities}
+def by_key(graph: kg.TagGraph) -> dict[str, kg.Community]:
+    return {c.key: c for c in graph.communities}
 
 
 def two_topics(add_items, extra=()):
@@ -49,13 +49,22 @@ def test_nodes_weights_and_left_out_singletons(db, add_items):
     assert graph.n_edges == 3 + 3 + 1
 
 
-def test_label_is_the_most_central_tag_ties_by_name(db, add_items):
+def test_key_is_the_most_central_tag_ties_by_name_and_the_label_names_three(db, add_items):
     two_topics(add_items)
-    labels = by_label(kg.build_graph(db))
+    keys = by_key(kg.build_graph(db))
     # apple and avocado tie on weighted degree (7): the name decides.
-    assert "apple" in labels and labels["apple"].tags[:2] == ("apple", "avocado")
-    assert "mars" in labels and labels["mars"].tags[:2] == ("mars", "venus")
-    assert sorted(labels) == ["apple", "mars"]
+    assert "apple" in keys and keys["apple"].tags[:2] == ("apple", "avocado")
+    assert "mars" in keys and keys["mars"].tags[:2] == ("mars", "venus")
+    assert sorted(keys) == ["apple", "mars"]
+    assert keys["apple"].label == "apple · avocado · banana"
+
+
+def test_labels_are_readable_phrases_not_codes_or_repeats():
+    assert kg.label_of(["astro-ph.ga", "galaxy", "star formation", "galaxy cluster",
+                        "reionization"]) == "galaxy · star formation · reionization"
+    assert kg.label_of(["hep-ph", "hep-th", "hep-lat", "hep-ex"]) == "hep-ph · hep-th · hep-lat"
+    assert kg.label_of(["dark matter"]) == "dark matter"
+    assert kg.is_code("cs.lg") and kg.is_code("cond-mat.str-el") and not kg.is_code("x-ray")
 
 
 def test_tags_are_matched_case_insensitively_and_shown_in_their_usual_spelling(db, add_items):
@@ -67,7 +76,8 @@ def test_tags_are_matched_case_insensitively_and_shown_in_their_usual_spelling(d
     graph = kg.build_graph(db)
     assert graph.n_nodes == 2 and graph.left_out == 0
     (community,) = graph.communities
-    assert community.label == "Graphs"  # tie on centrality; 'graphs' < 'machine learning'
+    assert community.key == "graphs"  # tie on centrality; 'graphs' < 'machine learning'
+    assert community.label == "Graphs · Machine Learning"
     assert set(community.names) == {"Graphs", "Machine Learning"}
     assert graph.community_of("MACHINE LEARNING") is community
 
@@ -76,9 +86,9 @@ def test_assign_picks_the_strongest_overlap_then_the_smaller_label(db, add_items
     two_topics(add_items)
     graph = kg.build_graph(db)
     community, matched = graph.assign(["Apple", "avocado", "jupiter"])
-    assert community.label == "apple" and matched == ["Apple", "avocado"]
-    community, matched = graph.assign(["jupiter", "banana"])  # one each: label order decides
-    assert community.label == "apple" and matched == ["banana"]
+    assert community.key == "apple" and matched == ["Apple", "avocado"]
+    community, matched = graph.assign(["jupiter", "banana"])  # one each: key order decides
+    assert community.key == "apple" and matched == ["banana"]
     assert graph.assign(["only-once", "unknown"]) == (None, [])
     assert graph.assign([]) == (None, [])
 
@@ -193,7 +203,7 @@ def test_persisted_graph_serves_a_fresh_process_without_rebuilding(db, add_items
     monkeypatch.setattr(kg, "build_graph", no_rebuild)
     loaded = kg.get_graph(db)
     assert partition(loaded) == partition(built) and loaded.left_out == built.left_out
-    assert loaded.community_of("banana").label == "apple"
+    assert loaded.community_of("banana").key == "apple"
 
 
 def test_deleting_an_item_invalidates_the_cache(db, add_items):
@@ -210,7 +220,7 @@ def test_works_without_the_cache_table(db, add_items):
     two_topics(add_items)
     db.execute("DROP TABLE kg_cache")
     kg.clear_cache()
-    assert kg.get_graph(db).community_of("apple").label == "apple"
+    assert kg.get_graph(db).community_of("apple").key == "apple"
 
 
 @pytest.mark.parametrize("tag,key", [("  Deep   Learning ", "deep learning"), ("ÄB", "äb"), (3, ""), (None, "")])
