@@ -120,17 +120,27 @@ def ingest(
     ok = not tried or any(s["status"] != "failed" for s in tried)
     counts = {k: sum(1 for s in summary if s["status"] == k)
               for k in ("new", "unchanged", "failed", "skipped")}
+    updated = sum(s.get("updated") or 0 for s in summary)
     message = (f"{sum(s['new'] for s in summary)} new items from {len(summary)} feeds "
                f"({counts['new']} with new items, {counts['unchanged']} unchanged, "
                f"{counts['failed']} failed, {counts['skipped']} skipped); "
-               f"{summary.embedded} embedded")
+               f"{summary.embedded} embedded"
+               + (f"; {updated} updated (revised or cross-listed papers)" if updated else "")
+               + (f"; {summary.undated} without a readable date (shown as 'date unknown', in no "
+                  "recency window)" if summary.undated else "")
+               + (f"; {summary.tagged} earlier items tagged" if summary.tagged else ""))
     if as_json:
         emit_json({"ok": ok, "message": message, "new_items": sum(s["new"] for s in summary),
-                   "embedded": summary.embedded, "feeds_by_status": counts, "feeds": list(summary)})
+                   "embedded": summary.embedded, "updated": updated, "undated": summary.undated,
+                   "tagged": summary.tagged, "feeds_by_status": counts, "feeds": list(summary)})
     else:
         for s in summary:
             label = s["title"] or s["url"]
             detail = {"new": f"{s['new']} new", "unchanged": "unchanged"}.get(s["status"], s["error"])
+            if s.get("undated"):
+                detail += f", {s['undated']} without a date"
+            if s.get("updated"):
+                detail += f", {s['updated']} updated"
             line = f"{s['status']:>9}  #{s['feed_id']} {label}: {detail}"
             if s.get("warning"):
                 line += f"  (warning: {s['warning']})"
@@ -153,7 +163,8 @@ def _progress_bar(enabled: bool):
 
         def update(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                label = {"fetch": "Fetching feeds", "embed": "Embedding items"}.get(stage, stage)
+                label = {"fetch": "Fetching feeds", "embed": "Embedding items",
+                         "tag": "Tagging items"}.get(stage, stage)
                 tasks[stage] = bar.add_task(label, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 

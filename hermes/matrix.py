@@ -294,10 +294,10 @@ def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
     # A first load scans the table in rowid order ("+": no index): twice as fast as walking
     # the embed_seq index into random table pages. Row order inside the matrix is free.
     seq = "+embed_seq" if fresh else "embed_seq"
-    # An undated item (published NULL: no readable date on a feed's first fetch) sits at
-    # time 0, outside every recency window.
+    # An undated item (published NULL: no readable date on a feed's first fetch) gets NaN,
+    # which no recency window, however wide, contains.
     cursor = db.execute(
-        f"""SELECT id, embedding, COALESCE(CAST(strftime('%s', published) AS REAL), 0),
+        f"""SELECT id, embedding, CAST(strftime('%s', published) AS REAL),
                    content_type, feed_id, tags, embed_seq, authors
             FROM items
             WHERE {seq} > ? AND {seq} <= ? AND embedding_model = ?
@@ -321,7 +321,8 @@ def _absorb_chunk(matrix: Matrix, rows: list, memo: dict, fresh: bool) -> None:
     n = len(rows)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
     vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(n, matrix.dimension)
-    published = np.fromiter((r[2] for r in rows), dtype=np.float64, count=n)
+    published = np.fromiter((np.nan if r[2] is None else r[2] for r in rows), dtype=np.float64,
+                            count=n)
     names: dict[str, int] = {}  # distinct key string -> code
     at: list[int] = []
     codes: list[int] = []

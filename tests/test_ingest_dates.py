@@ -1,0 +1,163 @@
+"""Dates that are not dates (issue 14): localized RFC 822 dates, dates in URLs, undated items.
+
+The scenario: a persona subscribes to an arXiv listing and two news feeds whose 2018 items
+carry Portuguese and Spanish dates. Those items must be dated 2018 and stay out of the
+7-day window; an item with no date at all is "date unknown" on a feed's first fetch and
+dated by first sight when it appears later.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hermes.cli import build_app
+from hermes.ingest.dates import date_from_url, parse_localized
+from hermes.ingest.parse import parse_feed
+from hermes.ingest.pipeline import add_feeds, run_ingest
+from hermes.rank import CandidateQuery, create_user, rank
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def iso(parsed) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M", parsed)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Seg, 24 Set 2018 18:43:00 -0300", "2018-09-24T21:43"),  # pt (UOL)
+    ("Segunda-feira, 24 Set 2018 18:43:00 -0300", "2018-09-24T21:43"),
+    ("Sáb, 06 Out 2018 20:00:00 BRT", "2018-10-06T23:00"),
+    ("24 de setembro de 2018 18:43", "2018-09-24T18:43"),
+    ("Mar, 24 Dic 2018 10:00:00 +0100", "2018-12-24T09:00"),  # es: "Mar" is Tuesday here
+    ("Mié, 24 Oct 2018 21:10:00 +0200", "2018-10-24T19:10"),
+    ("mar., 24 sept. 2018 10:00:00 +0200", "2018-09-24T08:00"),  # fr
+    ("vendredi 5 octobre 2018 14h30", "2018-10-05T14:30"),
+    ("Di, 24. Mai 2018 10:00:00 MESZ", "2018-05-24T08:00"),  # de
+    ("Do, 04 Okt 2018 09:00:00 +0200", "2018-10-04T07:00"),
+    ("Lun, 01 Ott 2018 09:00:00 +0200", "2018-10-01T07:00"),  # it
+    ("Gio, 13 Dic 2018 09:00:00 +0100", "2018-12-13T08:00"),
+    ("Wo, 03 Okt 2018 09:00:00 +0200", "2018-10-03T07:00"),  # nl
+    ("ma, 01 mrt 2021 08:00:00 +0100", "2021-03-01T07:00"),
+])
+def test_localized_rfc822_dates(text, expected):
+    assert iso(parse_localized(text)) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Mon, 24 Sep 2018 10:00:00 +0000",  # English: feedparser's own parser answers
+    "2018-09-24T10:00:00Z", "garbage 12 foo", "", "Seg, 31 Fev 2018 10:00:00 -0300",
+])
+def test_other_strings_are_left_to_feedparser(text):
+    assert parse_localized(text) is None
+
+
+def test_dates_in_urls():
+    assert date_from_url("https://noticias.uol.com.br/politica/2018/09/24/a.htm") == "2018-09-24T00:00:00+00:00"
+    assert date_from_url("https://example.org/news/2018-09-24-title") == "2018-09-24T00:00:00+00:00"
+    assert date_from_url("https://example.org/a/20180924/") is None  # could be an article number
+    assert date_from_url("https://example.org/p?d=2018/09/24") is None  # not in the path
+    assert date_from_url("https://example.org/2018/13/40/") is None
+    future = datetime.now(timezone.utc) + timedelta(days=400)
+    assert date_from_url(f"https://example.org/{future:%Y/%m/%d}/x") is None
+    assert date_from_url(None) is None
+
+
+def test_the_portuguese_feed_parses_with_2018_dates():
+    feed = parse_feed((FIXTURES / "uol-eleicoes-2018.xml").read_bytes(), url="https://example.org/uol")
+    dates = {item["title"][:20]: item["published"] for item in feed.items}
+    assert dates["Pesquisa Ibope: Bols"] == "2018-09-24T21:43:00+00:00"
+    assert dates["Abstenção preocupa p"] == "2018-09-28T14:20:00+00:00"  # "BRT" is UTC-3
+    assert dates["Veja como votar: doc"] == "2018-10-05T00:00:00+00:00"  # no pubDate: the URL's
+    assert dates["Especial: a história"] is None  # no date anywhere
+    assert sum(d is not None and d.startswith("2018-") for d in dates.values()) == 7
+
+
+def _listing(path: Path, n: int, start: int = 0) -> None:
+    """A small listing of recent items (today's dates), so the 7-day window is not empty."""
+    now = datetime.now(timezone.utc)
+    items = "".join(
+        f"<item><title>Recent paper {k} on galaxy formation</title>"
+        f"<link>https://example.org/papers/{k}</link><guid>paper-{k}</guid>"
+        f"<description>Star formation and reionization in early galaxies, part {k}.</description>"
+        f"<pubDate>{(now - timedelta(hours=k)):%a, %d %b %Y %H:%M:%S} +0000</pubDate></item>"
+        for k in range(start, start + n))
+    path.write_text(f'<?xml version="1.0"?><rss version="2.0"><channel><title>Papers</title>'
+                    f"<link>https://example.org/</link>{items}</channel></rss>", encoding="utf-8")
+
+
+@pytest.fixture
+def subscribed(db, tmp_path):
+    uol = tmp_path / "uol.xml"
+    shutil.copy(FIXTURES / "uol-eleicoes-2018.xml", uol)
+    elpais = tmp_path / "elpais.xml"
+    shutil.copy(FIXTURES / "elpais-internacional-2018.xml", elpais)
+    papers = tmp_path / "papers.xml"
+    _listing(papers, 5)
+    add_feeds(db, [(str(papers), "Papers"), (str(uol), "UOL"), (str(elpais), "El País")])
+    create_user(db, "astro", "galaxy formation, star formation, reionization")
+    return {"uol": uol, "elpais": elpais, "papers": papers}
+
+
+def titles_in_window(db, days):
+    user = db.execute("SELECT id, name, interests FROM users").fetchone()
+    ranking = rank(db, dict(zip(("id", "name", "interests"), user)), CandidateQuery(since_days=days))
+    marks = ",".join("?" * len(ranking.item_ids))
+    return {r[0] for r in db.execute(f"SELECT title FROM items WHERE id IN ({marks})",
+                                     [int(i) for i in ranking.item_ids])}
+
+
+def test_old_news_is_dated_correctly_and_absent_from_the_7_day_window(db, subscribed):
+    summary = run_ingest(db)
+    by_feed = {s["title"]: s for s in summary}
+    assert by_feed["UOL"]["new"] == 8 and by_feed["UOL"]["undated"] == 1
+    assert by_feed["El País"]["undated"] == 0 and summary.undated == 1
+    published = dict(db.execute("SELECT title, published FROM items"))
+    assert published["Brasil vota en unas elecciones marcadas por la polarización"] == "2018-10-07T06:00:00+00:00"
+    assert published["Especial: a história das eleições diretas no Brasil"] is None
+    assert all(p.startswith("2018-") for t, p in published.items()
+               if p and not t.startswith("Recent paper"))
+
+    week = titles_in_window(db, 7)
+    assert week == {f"Recent paper {k} on galaxy formation" for k in range(5)}
+    everything = titles_in_window(db, None)
+    assert "Especial: a história das eleições diretas no Brasil" in everything  # the archive has it
+    assert len(everything) == 5 + 8 + 4
+    # Undated is in no window at all, however wide.
+    assert "Especial: a história das eleições diretas no Brasil" not in titles_in_window(db, 36500)
+
+
+def test_an_undated_item_of_a_later_fetch_gets_the_time_it_was_first_seen(db, subscribed):
+    run_ingest(db)
+    text = subscribed["uol"].read_text(encoding="utf-8").replace("</channel>", """
+    <item><title>Nova matéria sem data</title>
+      <link>https://noticias.uol.com.br/politica/nova-materia.htm</link>
+      <description>Sem data no feed nem na URL.</description></item></channel>""")
+    subscribed["uol"].write_text(text, encoding="utf-8")
+    before = datetime.now(timezone.utc) - timedelta(seconds=5)
+    summary = run_ingest(db)
+    assert {s["title"]: s["undated"] for s in summary}["UOL"] == 1
+    seen = db.execute("SELECT published FROM items WHERE title = 'Nova matéria sem data'").fetchone()[0]
+    assert datetime.fromisoformat(seen) >= before.replace(microsecond=0)
+    assert "Nova matéria sem data" in titles_in_window(db, 1)
+    # The first fetch's undated item stays undated.
+    assert db.execute("SELECT published FROM items WHERE title LIKE 'Especial:%'").fetchone()[0] is None
+
+
+def test_the_cli_reports_unreadable_dates_and_shows_date_unknown(db, db_path, subscribed):
+    runner = CliRunner()
+    out = runner.invoke(build_app(), ["ingest", "--db", str(db_path)])
+    assert out.exit_code == 0, out.output
+    assert "1 without a readable date" in out.output
+    data = json.loads(runner.invoke(build_app(), ["ingest", "--db", str(db_path), "--json"]).stdout)
+    assert data["undated"] == 0  # nothing new the second time
+    listing = runner.invoke(build_app(), ["feed", "astro", "--all", "-n", "30", "--db", str(db_path)])
+    assert listing.exit_code == 0, listing.output
+    line = listing.output.split("Especial: a história")[1].splitlines()[1]
+    assert "date unknown" in line
