@@ -85,8 +85,8 @@ def hermes_register_tools():
               "highlights and notes, favorite, re-reads." + UNTRUSTED,
               read_only=True, idempotent=True),
         _tool(tools.corpus_entities,
-              "Topics (tags) of the items a persona has read or captured, each with its items and "
-              "first/last seen dates." + UNTRUSTED,
+              "Tags, topics and authors of the items a persona has read or captured (kind: tag, "
+              "topic, author), each with its items and first/last seen dates." + UNTRUSTED,
               read_only=True, idempotent=True),
         _tool(tools.recall,
               "Search what a persona has read or captured (never merely saved items) by keywords, "

@@ -1,5 +1,7 @@
 """Read views over the experienced facet: the entity view and recall.
 
+Entities are the experienced items' tags, their tag-graph topics and their authors.
+
 Both read *experienced* items only: what the persona read or captured, never what it only
 saved for later ("what have I learned about X" must cite the persona's own experience).
 """
@@ -11,6 +13,7 @@ import logging
 
 import sqlite_utils
 
+from hermes.authors import MAX_KEYED, author_key, parse_stored
 from hermes.default_candidates import like_pattern
 from hermes.errors import InvalidInput
 
@@ -28,6 +31,7 @@ _SEEN = """
     ),
     exp AS (
         SELECT m.item_id, coalesce(i.title, '') AS title, i.url, coalesce(i.tags, '[]') AS tags,
+               coalesce(i.authors, '[]') AS authors,
                coalesce(s.first_seen, m.added) AS first_seen, coalesce(s.last_seen, m.added) AS last_seen
         FROM corpus_membership m
         LEFT JOIN items i ON i.id = m.item_id
@@ -65,23 +69,25 @@ def _key(name: str) -> str:
 
 def entity_view(db: sqlite_utils.Database, user_id: int, *, limit: int | None = None,
                 items_per_entity: int = 20, topics: bool = True) -> list[dict]:
-    """Experienced items grouped by tag (``kind: "tag"``) and, when the tag graph is
-    available, by its topic community (``kind: "topic"``, labelled by its central tag).
+    """Experienced items grouped by tag (``kind: "tag"``), by author (``kind: "author"``)
+    and, when the tag graph is available, by its topic community (``kind: "topic"``,
+    labelled by its most central tags).
 
     Each entity: ``{entity, kind, item_count, first_seen, last_seen, items: [{item_id,
     title, first_seen, last_seen}]}``; most items first, then most recently seen.
     """
     topic_of = _topic_fn(db) if topics else None
     rows = db.execute(
-        f"WITH {_SEEN} SELECT item_id, title, tags, first_seen, last_seen FROM exp", {"u": user_id}
+        f"WITH {_SEEN} SELECT item_id, title, tags, first_seen, last_seen, authors FROM exp",
+        {"u": user_id}
     ).fetchall()
     groups: dict[tuple[str, str], dict] = {}
 
-    def add(kind: str, name: str, item: dict) -> None:
-        g = groups.setdefault((kind, _key(name)), {"entity": name, "kind": kind, "items": {}})
+    def add(kind: str, name: str, item: dict, key: str | None = None) -> None:
+        g = groups.setdefault((kind, key or _key(name)), {"entity": name, "kind": kind, "items": {}})
         g["items"].setdefault(item["item_id"], item)
 
-    for item_id, title, tags, first, last in rows:
+    for item_id, title, tags, first, last, authors in rows:
         item = {"item_id": item_id, "title": title, "first_seen": first, "last_seen": last}
         try:
             tag_list = [t for t in json.loads(tags) if isinstance(t, str) and t.strip()]
@@ -92,6 +98,9 @@ def entity_view(db: sqlite_utils.Database, user_id: int, *, limit: int | None = 
         topic = topic_of(tag_list) if topic_of and tag_list else None
         if topic:
             add("topic", topic, item)
+        for name in parse_stored(authors)[:MAX_KEYED]:
+            # One person however the feeds spell them ("L. Furtak", "Lukas J. Furtak").
+            add("author", name, item, key=author_key(name))
     out = []
     for g in groups.values():
         items = sorted(g["items"].values(), key=lambda it: it["last_seen"] or "", reverse=True)
