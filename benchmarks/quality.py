@@ -10,8 +10,11 @@ to the budget; at budgets 0, 5, 10 and 30 the system ranks the held-out half and
 nDCG@10 (graded) and P@10. hermes runs through its own ranking path — ``hermes.rank.rank``
 with the candidate query ``list_feed`` / ``search_feed`` use, clicks written by
 ``record_click`` — over a temporary database filled by the ingest store and embedded with
-the real all-MiniLM-L6-v2 (vectors cached in benchmarks/.cache/). Two variants: arXiv
-categories as item tags, and no tags at all (blogs, podcasts, feeds without categories).
+the real all-MiniLM-L6-v2 (vectors cached in benchmarks/.cache/). Three variants: arXiv
+categories as item tags, no tags at all (blogs, podcasts, feeds without categories), and
+the built-in keyphrase tagger's tags only (``hermes-keyphrases``: proposals from the model's
+token vectors, cached in benchmarks/.cache/keyphrases.json, kept by the core's recurrence
+rule exactly as ingest keeps them).
 The anchors run here with scikit-learn (benchmarks/quality_anchors.py).
 
 ``--set module.NAME=value`` overrides a tuning constant of hermes (e.g.
@@ -45,13 +48,13 @@ PAGE = 5  # items shown (and rated) per round
 
 class HermesSystem:
     """hermes over a temporary database: items stored by the ingest store, tagged with their
-    arXiv categories or not at all."""
+    arXiv categories, with keyphrases only, or not at all."""
 
-    def __init__(self, directory: Path, papers, embedder: CachedMiniLM, tags: bool):
+    def __init__(self, directory: Path, papers, embedder: CachedMiniLM, tags: str):
         from hermes.db import get_db
         from hermes.ingest.store import embed_pending, insert_items
 
-        self.db = get_db(directory / f"quality-{'tags' if tags else 'notags'}.db")
+        self.db = get_db(directory / f"quality-{tags}.db")
         self.db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)",
                         ["https://arxiv.org/rss/all", "arXiv"])
         feed_id = self.db.execute("SELECT id FROM feeds").fetchone()[0]
@@ -59,10 +62,12 @@ class HermesSystem:
             "guid": f"arxiv:{p.arxiv_id}", "arxiv_id": p.arxiv_id, "title": p.title,
             "summary": p.abstract, "url": f"https://arxiv.org/abs/{p.arxiv_id}",
             "published": "2007-04-02T00:00:00+00:00", "content_type": "paper",
-            "tags": list(p.categories) if tags else [],
+            "tags": list(p.categories) if tags == "categories" else [],
         } for p in papers]
         ids = insert_items(self.db, feed_id, rows)
-        embed_pending(self.db, embedder)
+        embed_pending(self.db, embedder, tag=False)
+        if tags == "keyphrases":
+            tag_with_keyphrases(self.db, ids, embedder)
         self.item_of = {p.index: i for p, i in zip(papers, ids)}
         self.paper_of = {i: p.index for p, i in zip(papers, ids)}
 
@@ -89,6 +94,20 @@ class HermesSession:
         from hermes.signals import record_click
 
         record_click(self.s.db, self.user["id"], self.s.item_of[index], liked, "agent")
+
+
+def tag_with_keyphrases(db, ids, embedder) -> None:
+    """The built-in tagger's proposals for every paper (cached by text), kept by the core."""
+    from keyphrase_cache import cached_proposals
+
+    from hermes.db import write_transaction
+    from hermes.ingest.tagging import ITEM_SQL, apply_proposals, item_dict
+
+    marks = ",".join("?" * len(ids))
+    items = [item_dict(r) for r in db.execute(f"{ITEM_SQL} WHERE id IN ({marks}) ORDER BY id", ids)]
+    proposals = cached_proposals(items, embedder.model)
+    with write_transaction(db):
+        apply_proposals(db, proposals)
 
 
 def run_persona(system, persona, seed, history, heldout, rel):
@@ -124,7 +143,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="9 single-topic + 9 pair personas")
-    ap.add_argument("--systems", default="hermes-tags,hermes-notags," + ",".join(ANCHORS))
+    ap.add_argument("--systems",
+                    default="hermes-tags,hermes-notags,hermes-keyphrases," + ",".join(ANCHORS))
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE")
     ap.add_argument("--write", action="store_true", help="update benchmarks/results/ranking.md")
     args = ap.parse_args(argv)
@@ -154,7 +174,8 @@ def main(argv=None) -> int:
     systems = {}
     for name in names:
         if name.startswith("hermes-"):
-            systems[name] = HermesSystem(Path(tmp.name), papers, embedder, tags=name == "hermes-tags")
+            kind = {"hermes-tags": "categories", "hermes-keyphrases": "keyphrases"}.get(name, "none")
+            systems[name] = HermesSystem(Path(tmp.name), papers, embedder, tags=kind)
         else:
             corpus = systems.get("_corpus") or Corpus([p.text for p in papers], vectors,
                                                       lambda t: embedder.embed([t])[0])
@@ -189,6 +210,7 @@ def main(argv=None) -> int:
 LABELS = {
     "hermes-tags": "**hermes**, arXiv categories as tags",
     "hermes-notags": "**hermes**, no tags",
+    "hermes-keyphrases": "**hermes**, keyphrase tags only (built-in tagger)",
     "random": "random",
     "tfidf": "TF-IDF cosine to the interests text",
     "arxiv-sanity": "arxiv-sanity-lite style (TF-IDF + LinearSVC)",

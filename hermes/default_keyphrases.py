@@ -17,6 +17,7 @@ re-tags the whole archive.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Annotated
 
 import numpy as np
@@ -25,6 +26,8 @@ import typer
 from .cli_support import DbOption, JsonOption
 from .hookspecs import hookimpl
 
+#: bump when the candidate rules or the scoring change (benchmark caches key on it)
+VERSION = 4
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 12
 #: maximal marginal relevance: weight of relevance against novelty
@@ -35,41 +38,70 @@ MAX_BEHIND = 0.2
 FALLBACK_CANDIDATES = 30
 MAX_WORDS = 3
 
-# Words an abstract uses for its own scaffolding: they end a candidate phrase like a stop word.
+# Words an abstract uses for its own scaffolding (verbs, adverbs, filler): like stop words
+# they end a candidate phrase.
 _SCAFFOLD = set("""
     show shows shown showing present presents presented propose proposes proposed using used
-    use uses based obtain obtained obtains find finds found discuss discussed describe
-    described consider considered investigate investigated demonstrate demonstrated allow
-    allows allowed provide provides provided given known paper papers study studies studied
-    work works result results resulting approach approaches method methods technique
-    techniques new novel recent recently different various several certain general simple
-    particular important possible respectively including include includes included within
-    via thus however although whether obtain first second third one two three also well
-    non i.e e.g et al given present data analysis problem problems case cases effect effects
-    number order terms type types form value values set sets role aspects
-    aim aims goal goals article report reports episode
-    episodes podcast today week weeks year years talk talks interview guest guests host
-    does did done doing make makes made making get gets got take takes taken give gives gave
-    see seen need needs lead leads led yield yields suggest suggests suggested indicate
-    indicates indicated imply implies implied predict predicts predicted require requires
-    required remain remains remained appear appears appeared become becomes became increase
-    increases increased decrease decreases decreased adopt adopted reveal reveals revealed
-    explain explains explained compare compares compared apply applies applied measure
-    measured derive derived estimate estimated determine determined perform performed
-    calculate calculated compute computed develop developed introduce introduced report
-    reported agree agrees agreed argue argues argued focus focused focuses examine examined
-    explore explored address addressed exhibit exhibits exhibited characterize characterized
-    characterise characterised confirm confirmed identify identified produce produced produces
-    generate generates generated enable enables enabled improve improves improved achieve
-    achieves achieved corresponding associated resulting existing following obtained called
-    named like likely unlike due able large small good bad better best high low higher lower
-    highest lowest strong weak many much more most less least few fewer main major minor
-    finally furthermore moreover additionally hence therefore indeed especially
-    well-known long-standing so-called state-of-the-art
+    observe observes observed observing use uses based obtain obtained obtains find finds
+    found discuss discussed describe described consider considered investigate investigated
+    demonstrate demonstrated allow allows allowed provide provides provided given known paper
+    papers study studies studied work works result results resulting approach approaches
+    technique techniques new novel recent recently different various several certain general
+    simple particular important possible respectively including include includes included
+    within via thus however although whether first second third one two three also well non
+    aim aims goal goals article report reports episode episodes podcast today week weeks year
+    years talk talks interview guest guests host does did done doing make makes made making
+    get gets got take takes taken give gives gave see seen need needs lead leads led yield
+    yields suggest suggests suggested indicate indicates indicated imply implies implied
+    predict predicts predicted require requires required remain remains remained appear
+    appears appeared become becomes became increase increases increased decrease decreases
+    decreased adopt adopted reveal reveals revealed explain explains explained compare
+    compares compared apply applies applied measure measured derive derived estimate estimated
+    determine determined perform performed calculate calculated compute computed develop
+    developed introduce introduced report reported agree agrees agreed argue argues argued
+    focus focused focuses examine examined explore explored address addressed exhibit
+    exhibits exhibited characterize characterized characterise characterised confirm
+    confirmed identify identified produce produced produces generate generates generated
+    enable enables enabled improve improves improved achieve achieves achieved corresponding
+    associated existing following called named like likely unlike due able good bad better
+    best many much more most less least few fewer main major minor finally furthermore
+    moreover additionally hence therefore indeed especially well-known long-standing
+    so-called state-of-the-art contain contains contained containing
 """.split())
+# Generic nouns: fine inside a phrase ("ising model", "solar system", "hall effect"), never a
+# keyphrase alone.
+_NOT_ALONE = set("""
+    model models system systems data analysis method methods effect effects problem problems
+    case cases number order terms type types form value values set sets role aspect aspects
+    theory process structure function field state rate time scale level range property
+    properties parameter parameters condition conditions behavior behaviour evidence
+    observation observations measurement measurements simulation simulations sample samples
+    feature features performance quality information application applications way ways
+    implication implications approximation approximations quantity quantities
+""".split())
+# Modifiers that start a topical phrase ("high redshift", "strong lensing", "low mass") but
+# are no topic alone nor at a phrase's end.
+_MODIFIERS = set("""
+    high low large small strong weak higher lower highest lowest long short fast slow early
+    late deep wide narrow hot cold dense young old massive single multiple double efficient
+    total overall direct indirect significant observational theoretical numerical
+    experimental analytical statistical empirical physical cosmological galactic
+    extragalactic stellar solar magnetic optical electronic thermal chemical biological
+    spectral spatial temporal local global nonlinear linear dynamical classical relativistic
+    gravitational electromagnetic atomic molecular nuclear cosmic interstellar intergalactic
+    planetary orbital radial angular central internal external initial final typical
+    critical effective relative mean average respective standard available current
+""".split())
+# sklearn's English list holds a few words that are topics in science ("system", "thin film").
+_KEEP = {"system", "thin", "thick", "fire", "interest", "bill", "top", "bottom", "front",
+         "back", "side", "full", "empty", "part", "amount", "move"}
 # Abbreviations that are topics although short.
 _WORD = re.compile(r"[^\W\d_][\w'\-]*[^\W_]|[^\W\d_]", re.UNICODE)
-_BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”«»/|=<>+*~^]|\s[-–—]\s")
+# Stretches of text between punctuation, numbers and free-standing dashes: no candidate
+# phrase crosses their ends.
+_SEGMENT = re.compile(r"(?:[^.,;:!?()\[\]{}\"“”«»/|=<>+*~^0-9\s]|\s(?![-–—]\s))+")
+# Catalogue prefixes ("NGC 1068", "HD 209458"): the number is the name, the prefix no topic.
+_CATALOGUES = {"ngc", "ugc", "hd", "hip", "tyc", "sdss", "2mass", "psr", "iras", "eso", "pgc"}
 _MATH = re.compile(r"\$[^$]{0,200}\$|\\[a-zA-Z]+")
 _EXCEPTIONS = set("""
     gas physics dynamics mathematics statistics economics optics electronics mechanics
@@ -83,12 +115,13 @@ _EXCEPTIONS = set("""
 def _stop_words() -> frozenset[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return frozenset(ENGLISH_STOP_WORDS) | frozenset(_SCAFFOLD)
+    return (frozenset(ENGLISH_STOP_WORDS) - _KEEP) | frozenset(_SCAFFOLD)
 
 
 _STOP: frozenset[str] | None = None
 
 
+@lru_cache(maxsize=1 << 16)
 def singular(word: str) -> str:
     """The singular of an English plural noun, conservatively ("galaxies" → "galaxy",
     "processes" → "process", "physics" stays): a phrase and its plural are one tag."""
@@ -108,45 +141,52 @@ def _masked(text: str) -> str:
     return _MATH.sub(lambda m: "." * len(m.group()), text)
 
 
-def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
-    """Candidate phrases of ``text`` and the character spans where each occurs: runs of up
-    to three words that no stop word (scikit-learn's English list plus the scaffolding of
-    abstracts) or punctuation interrupts; the last word singular, at least one word of four
-    letters or more (or an all-capitals acronym), no scaffolding word ("results", "paper")
-    at either end."""
+@lru_cache(maxsize=1 << 16)
+def _word(word: str) -> tuple[bool, str, bool, bool]:
+    """(ends a phrase, singular, a modifier, alone not a topic) for a lower-cased word."""
     global _STOP
     if _STOP is None:
         _STOP = _stop_words()
-    stop = _STOP
+    single = singular(word)
+    breaks = (word in _STOP or single in _STOP or len(word) < 2 or "'" in word or "_" in word
+              or word[-1] == "-" or (len(word) > 4 and word.endswith("ly"))
+              or any(c.isdigit() for c in word) or word in _CATALOGUES)
+    return breaks, single, single in _MODIFIERS, single in _NOT_ALONE or word in _NOT_ALONE
+
+
+def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Candidate phrases of ``text`` and the character spans where each occurs: runs of up
+    to three words that no stop word (scikit-learn's English list plus the scaffolding of
+    abstracts), number or punctuation interrupts; the last word singular, at least one word
+    of four letters or more (or an all-capitals acronym), no generic noun alone ("model"),
+    no modifier ("high", "stellar") alone or last."""
     found: dict[str, list[tuple[int, int]]] = {}
-    runs: list[list[tuple[str, int, int, bool]]] = [[]]
+    runs: list[list[tuple]] = []
     masked = _masked(text)
-    end = 0
-    for match in _WORD.finditer(masked):
-        start = match.start()
-        if _BREAK.search(masked, end, start):
-            runs.append([])
-        end = match.end()
-        surface = match.group()
-        word = surface.lower()
-        # Stop words, adverbs, possessives and identifiers (r_gc, yso's) end a phrase.
-        if (word in stop or singular(word) in stop or len(word) < 2 or "'" in word or "_" in word
-                or word[-1] == "-"
-                or (len(word) > 4 and word.endswith("ly")) or any(c.isdigit() for c in word)):
-            runs.append([])
-            continue
-        runs[-1].append((word, start, end, len(word) >= 4 or surface.isupper()))
+    for segment in _SEGMENT.finditer(masked):
+        run: list[tuple] = []
+        runs.append(run)
+        for match in _WORD.finditer(masked, segment.start(), segment.end()):
+            surface = match.group()
+            word = surface.lower()
+            breaks, single, modifier, not_alone = _word(word)
+            if breaks:
+                run = []
+                runs.append(run)
+                continue
+            run.append((word, match.start(), match.end(), len(word) >= 4 or surface.isupper(),
+                        single, modifier, not_alone))
     for run in runs:
         for i in range(len(run)):
-            if run[i][0] in _SCAFFOLD:
-                continue
+            strong = False
             for j in range(i, min(i + MAX_WORDS, len(run))):
-                last = run[j][0]
-                if last in _SCAFFOLD or not any(w[3] for w in run[i:j + 1]):
+                last = run[j]
+                strong = strong or last[3]
+                if last[5] or (i == j and last[6]) or not strong:
                     continue
-                phrase = " ".join([w[0] for w in run[i:j]] + [singular(last)])
+                phrase = " ".join([w[0] for w in run[i:j]] + [last[4]])
                 if len(phrase) <= 60:
-                    found.setdefault(phrase, []).append((run[i][1], run[j][2]))
+                    found.setdefault(phrase, []).append((run[i][1], last[2]))
     return found
 
 

@@ -147,14 +147,17 @@ def refresh(db: sqlite_utils.Database, item_ids: list[int], fresh: set[int] = fr
         db.execute(f"UPDATE items SET {assignments} WHERE id = ?", [*changes.values(), item_id])
 
 
-ITEM_SQL = ("SELECT id, title, summary, url, tags, authors, content_type, feed_id, embedding "
-            "FROM items")
+ITEM_SQL = ("SELECT id, title, summary, url, tags, authors, content_type, feed_id, embedding, "
+            "keyphrases FROM items")
 
 
 def item_dict(row) -> dict:
+    """What a tagger sees of an item; ``tags`` are the item's own categories (its earlier
+    keyphrases left out, so re-tagging does not mistake them for categories)."""
+    keyphrases = set(json.loads(row[9] or "[]"))
     return {"id": row[0], "title": row[1] or "", "summary": row[2] or "", "url": row[3],
-            "tags": json.loads(row[4] or "[]"), "authors": json.loads(row[5] or "[]"),
-            "content_type": row[6], "feed_id": row[7]}
+            "tags": [t for t in json.loads(row[4] or "[]") if t not in keyphrases],
+            "authors": json.loads(row[5] or "[]"), "content_type": row[6], "feed_id": row[7]}
 
 
 def start_rebuild(db: sqlite_utils.Database) -> bool:

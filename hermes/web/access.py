@@ -153,16 +153,20 @@ def explainer():
     return explain_mod if hasattr(explain_mod, "explain_ranked") else None
 
 
-def ranked_items(db, user: dict, *, limit: int, days: float | None) -> tuple[list[dict], object]:
+def ranked_items(db, user: dict, *, limit: int, days: float | None,
+                 author: str | None = None) -> tuple[list[dict], object]:
     """The persona's ranked unread items, each with the reason from its explanation.
 
     One ranking for the page (the one ranking path), and every row explained from it by
     ``explain_ranked``: no re-ranking per item, nothing written by a GET."""
     from ..rank import CandidateQuery, item_rows, rank
 
-    ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit)
+    query = CandidateQuery(since_days=days, exclude_clicked=True, author=author or None)
+    ranking = rank(db, user, query, limit=limit)
     rows = item_rows(db, ranking.item_ids)
     pool = f"unread items of the last {days:g} days" if days else "all unread items"
+    if author:
+        pool += f" by {author}"
     explain_mod = explainer()
     items = []
     for position, item_id in enumerate(int(i) for i in ranking.item_ids):

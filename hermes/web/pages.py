@@ -63,15 +63,17 @@ async def feed(request: Request):
     params = request.query_params
     days = parse_days(params.get("days"))
     limit = parse_int(params.get("limit", DEFAULT_LIMIT), "limit", 1, 200)
+    author = parse_text(params.get("author"), "The author", required=False, maximum=200) or None
 
     def view():
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
-            items, ranking = ranked_items(db, user, limit=limit, days=days)
+            items, ranking = ranked_items(db, user, limit=limit, days=days, author=author)
             status = corpus_status(db, tools, user)
             n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
         return {"user": user, "items": items, "days": days, "limit": limit, "status": status,
+                "author": author,
                 "n_clicks": ranking.n_clicks, "behaviour_weight": ranking.blend_weight,
                 "n_items": n_items, "page": "feed"}
 

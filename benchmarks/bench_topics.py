@@ -1,0 +1,226 @@
+"""Topics for feeds without categories: digest coverage and what tagging costs at ingest.
+
+    .venv/bin/python benchmarks/bench_topics.py [--runs 3] [--write]
+
+With the real all-MiniLM-L6-v2 and the built-in keyphrase tagger, through ``hermes ingest``'s
+own path (``run_ingest``) and the ``digest`` tool:
+
+1. arXiv: 300 astro-ph papers (../shared/data/arxiv-2000) rendered as an arXiv-API-to-RSS
+   bridge listing (author paragraph, abstract, Published / Comments / PDF lines, no
+   ``<category>``; benchmarks/bridge_feeds.py), dated over the last five days. An astronomer
+   persona's digest (7 days, top 30): how many of the 30 fall in a named topic.
+2. A blog and podcast mix: tests/fixtures/mix/ (two blogs, two podcasts) plus the demo's
+   blog and podcast samples, dates shifted so the newest item is from today; same measure
+   for a persona whose interests span them.
+3. Cost: the listing of 1. ingested into fresh databases with the tagger enabled and
+   disabled, alternately, ``--runs`` times each; per-item medians and the share of ingest
+   time that tagging adds. The time inside the tagging functions is also measured directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
+os.environ.pop("HERMES_EMBEDDER", None)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import bridge_feeds  # noqa: E402
+
+ASTRONOMER = "galaxy formation, JWST high-redshift galaxies, star formation, reionization"
+GENERALIST = ("JWST and the first galaxies, exoplanets; quantum computing and quantum error "
+              "correction; interpretability of language models; climate science")
+MIX = sorted((ROOT / "tests" / "fixtures" / "mix").glob("*.xml")) + [
+    ROOT / "hermes" / "data" / "samples" / "research-notes-blog.xml",
+    ROOT / "hermes" / "data" / "samples" / "physics-conversations-podcast.xml",
+]
+_RFC822 = re.compile(r"<pubDate>([^<]+)</pubDate>")
+_ISO = re.compile(r"<(updated|published)>([^<]+)</\1>")
+
+
+def shifted(text: str, delta: timedelta) -> str:
+    """``text`` with every RSS / Atom date moved by ``delta``."""
+    from email.utils import format_datetime, parsedate_to_datetime
+
+    text = _RFC822.sub(lambda m: f"<pubDate>{format_datetime(parsedate_to_datetime(m.group(1)) + delta)}</pubDate>", text)
+    return _ISO.sub(lambda m: f"<{m.group(1)}>{(datetime.fromisoformat(m.group(2).replace('Z', '+00:00')) + delta).isoformat()}</{m.group(1)}>", text)
+
+
+def newest_date(text: str) -> datetime:
+    from email.utils import parsedate_to_datetime
+
+    found = [parsedate_to_datetime(d) for d in _RFC822.findall(text)]
+    found += [datetime.fromisoformat(d.replace("Z", "+00:00")) for _, d in _ISO.findall(text)]
+    return max(found)
+
+
+def fresh_db(directory: Path, name: str):
+    from hermes.db import get_db
+
+    return get_db(directory / f"{name}.db")
+
+
+def tagger(enabled: bool) -> None:
+    from hermes import default_keyphrases
+    from hermes.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    present = pm.get_plugin("default_keyphrases") is not None
+    if enabled and not present:
+        pm.register(default_keyphrases, name="default_keyphrases")
+    elif not enabled and present:
+        pm.unregister(name="default_keyphrases")
+
+
+def digest_share(db, persona: str, interests: str) -> dict:
+    from hermes.rank import create_user
+    from hermes_digest.tools import digest
+
+    create_user(db, persona, interests)
+    result = digest(db, persona, days=7, per_topic=30, limit=30)
+    clustered = sum(t["n_total"] for t in result["topics"])
+    return {"n": result["n_items"], "clustered": clustered,
+            "share": clustered / max(1, result["n_items"]),
+            "topics": [(t["label"], t["n_total"]) for t in result["topics"]]}
+
+
+class Timer:
+    """Wall time spent inside the tagging functions of one ingest."""
+
+    def __init__(self):
+        self.seconds = 0.0
+
+    def wrap(self, module, name):
+        real = getattr(module, name)
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+
+        setattr(module, name, timed)
+        return lambda: setattr(module, name, real)
+
+
+def ingest_timed(db, *, tagging: bool) -> tuple[float, float, int]:
+    """(wall seconds of run_ingest, seconds inside tagging, items)."""
+    from hermes.ingest import tagging as tags
+    from hermes.ingest.pipeline import run_ingest
+
+    tagger(tagging)
+    timer = Timer()
+    # propose: the tagger itself; apply_proposals: the core's keep-where-it-recurs rule.
+    undo = [timer.wrap(tags, "propose"), timer.wrap(tags, "apply_proposals")] if tagging else []
+    # The model's own time differs between the two paths (embed_tokens vs embed): measured
+    # as part of the wall time, so the comparison below includes it.
+    start = time.perf_counter()
+    summary = run_ingest(db)
+    wall = time.perf_counter() - start
+    for restore in undo:
+        restore()
+    tagger(True)
+    return wall, timer.seconds, sum(s["new"] for s in summary)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--papers", type=int, default=300)
+    ap.add_argument("--write", action="store_true", help="update benchmarks/results/topics.md")
+    args = ap.parse_args(argv)
+    started = time.time()
+    tmp = Path(tempfile.mkdtemp(prefix="hermes-topics-"))
+    os.environ["HERMES_HOME"] = str(tmp / "home")
+
+    from hermes.embed import get_embedder
+    from hermes.ingest.pipeline import add_feeds
+
+    get_embedder().embed(["warm up"])  # the model loads before any timing
+    now = datetime.now(timezone.utc)
+    listing = tmp / "astro-ph-bridge.xml"
+    papers = bridge_feeds.load("astro-ph", args.papers)
+    listing.write_text(bridge_feeds.bridge_rss(papers, "astro-ph search results", now, per_day=60),
+                       encoding="utf-8")
+
+    # 1 and 3: the listing, tagger on and off, alternately.
+    walls = {True: [], False: []}
+    inside: list[float] = []
+    arxiv = None
+    for run in range(args.runs):
+        for tagging in (True, False):
+            db = fresh_db(tmp, f"listing-{run}-{int(tagging)}")
+            add_feeds(db, [(str(listing), "arXiv astro-ph")])
+            wall, tag_s, n = ingest_timed(db, tagging=tagging)
+            walls[tagging].append(wall / n)
+            if tagging:
+                inside.append(tag_s / n)
+                if arxiv is None:
+                    arxiv = digest_share(db, "astronomer", ASTRONOMER)
+            db.conn.close()
+            print(f"run {run} tagging={tagging}: {wall:.1f} s for {n} items", file=sys.stderr, flush=True)
+
+    # 2: the blog and podcast mix.
+    mixdir = tmp / "mix"
+    mixdir.mkdir()
+    texts = {p.name: p.read_text(encoding="utf-8") for p in MIX}
+    delta = now - max(newest_date(t) for t in texts.values()) - timedelta(hours=1)
+    for name, text in texts.items():
+        (mixdir / name).write_text(shifted(text, delta), encoding="utf-8")
+    db = fresh_db(tmp, "mix")
+    add_feeds(db, [(str(mixdir / name), None) for name in sorted(texts)])
+    wall, _, n_mix = ingest_timed(db, tagging=True)
+    mix = digest_share(db, "generalist", GENERALIST)
+
+    on, off = statistics.median(walls[True]), statistics.median(walls[False])
+    table = report(arxiv, mix, n_mix, on, off, statistics.median(inside), args)
+    print(table)
+    print(f"\n{time.time() - started:.0f} s in all", file=sys.stderr)
+    if args.write:
+        write(table, argv if argv is not None else sys.argv[1:])
+    return 0
+
+
+def report(arxiv, mix, n_mix, on, off, inside, args) -> str:
+    def topics(result):
+        return "; ".join(f"{label} ({n})" for label, n in result["topics"][:6])
+
+    return "\n".join([
+        "| feed set | items | digest top 30 in topics | target | topics (items) |",
+        "| --- | --- | --- | --- | --- |",
+        f"| arXiv astro-ph, bridge-shaped, no categories | {args.papers} | "
+        f"{arxiv['clustered']}/{arxiv['n']} ({arxiv['share']:.0%}) | ≥ 80 % (was 0 %) | {topics(arxiv)} |",
+        f"| blogs and podcasts (6 feeds) | {n_mix} | {mix['clustered']}/{mix['n']} "
+        f"({mix['share']:.0%}) | ≥ 60 % | {topics(mix)} |",
+        "",
+        f"Ingest cost per item (median of {args.runs} runs of {args.papers} items each, alternating):",
+        "",
+        "| tagger | ingest per item | inside the tagging functions | tagging's share of ingest time |",
+        "| --- | --- | --- | --- |",
+        f"| enabled | {on * 1000:.1f} ms | {inside * 1000:.2f} ms | {(on - off) / on:+.1%} (difference of "
+        f"medians); {inside / on:.1%} (measured inside) |",
+        f"| disabled | {off * 1000:.1f} ms | – | – |",
+    ])
+
+
+def write(table: str, argv: list[str]) -> None:
+    path = HERE / "results" / "topics.md"
+    command = "python benchmarks/bench_topics.py " + " ".join(a for a in argv if a != "--write")
+    path.write_text(f"# Topics without categories\n\nCommand: `{command.strip()}`\n\n{table}\n",
+                    encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+"""Authors are first-class (issue 16): parsed, normalised, a preference family, searchable."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from hermes.authors import author_key, item_authors, matches, parse_authors
+from hermes.cli import build_app
+from hermes.explain import explain
+from hermes.rank import CandidateQuery, create_user, rank
+from hermes.signals import record_click
+from hermes_persona.tools import search_feed
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("Lukas J. Furtak, Adi Zitrin, Ashley Plat and Brenda Frye",
+     ["Lukas J. Furtak", "Adi Zitrin", "Ashley Plat", "Brenda Frye"]),  # arXiv's dc:creator
+    ("Authors: A. Smith, B. Jones, C. Wu et al.", ["A. Smith", "B. Jones", "C. Wu"]),
+    ("Furtak, L. J.", ["L. J. Furtak"]),  # surname first
+    ("jdoe@example.org (John Doe)", ["John Doe"]),  # RSS <author>
+    ("Johannes van der Waals; Marie Curie", ["Johannes van der Waals", "Marie Curie"]),
+    ("L.J. Furtak (STScI), A. Zitrin (BGU)", ["L. J. Furtak", "A. Zitrin"]),
+    ("Lukas Furtak, L. Furtak", ["Lukas Furtak"]),  # one person spelled twice
+    ("", []), ("   ", []), ("jdoe@example.org", []),
+])
+def test_parse_authors(raw, expected):
+    assert parse_authors(raw) == expected
+
+
+def test_feedparser_author_dicts_and_keys():
+    assert parse_authors([{"name": "Ana Pérez"}, {"name": "Wei Chen"}, {}]) == ["Ana Pérez", "Wei Chen"]
+    assert {author_key(n) for n in ("Lukas J. Furtak", "L. Furtak", "FURTAK, L.", "Lukas Fúrtak")} == {"furtak, l"}
+    assert author_key("Furtak") == "furtak" and author_key("José da Silva") == "da silva, j"
+    assert matches(["Lukas J. Furtak"], "furtak") and matches(["Lukas J. Furtak"], "L. Furtak")
+    assert not matches(["Lukas J. Furtak"], "M. Furtak") and not matches([], "Furtak")
+
+
+def test_atom_authors_are_stored_as_a_list(db, tmp_path):
+    from hermes.ingest.pipeline import add_feeds, run_ingest
+
+    feed = tmp_path / "atom.xml"
+    feed.write_text("""<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>b</title>
+      <id>urn:b</id><updated>2024-01-01T00:00:00Z</updated>
+      <entry><title>Post</title><id>urn:p</id><updated>2024-01-02T00:00:00Z</updated>
+      <author><name>Ada Lovelace</name></author><author><name>Charles Babbage</name></author>
+      <summary>Engines.</summary></entry></feed>""", encoding="utf-8")
+    add_feeds(db, [(str(feed), None)])
+    run_ingest(db)
+    (item_id,) = db.execute("SELECT id FROM items").fetchone()
+    assert item_authors(db, item_id) == ["Ada Lovelace", "Charles Babbage"]
+    assert item_authors(db, 999) == []
+
+
+@pytest.fixture
+def papers(db, add_items):
+    """Six papers on one subject, two of them (and one more, unread) by Furtak."""
+    text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
+    ids = add_items([
+        {"title": "Cluster lens one", "summary": text, "authors": ["Lukas J. Furtak", "Adi Zitrin"]},
+        {"title": "Cluster lens two", "summary": text, "authors": ["L. Furtak", "Hakim Atek"]},
+        {"title": "Cluster lens three", "summary": text, "authors": ["Lukas Furtak"]},
+        {"title": "Cluster lens four", "summary": text, "authors": ["Rachel Bezanson"]},
+        {"title": "Cluster lens five", "summary": text, "authors": ["Ivo Labbé"]},
+        {"title": "Cluster lens six", "summary": text, "authors": ["M. Furtak"]},
+    ])
+    user = create_user(db, "astro", "strong lensing by galaxy clusters")
+    return ids, user
+
+
+def test_liking_two_papers_by_an_author_raises_their_other_papers(db, papers):
+    ids, user = papers
+    before = [int(i) for i in rank(db, user, CandidateQuery(since_days=None, item_ids=tuple(ids[2:]))).item_ids]
+    record_click(db, user["id"], ids[0], True, "agent")
+    record_click(db, user["id"], ids[1], True, "agent")
+    after = [int(i) for i in rank(db, user, CandidateQuery(since_days=None)).item_ids]
+    assert after[0] == ids[2], (before, after)  # Lukas Furtak's unread paper comes first
+    assert after.index(ids[5]) > 0  # M. Furtak is someone else
+    payload = explain(db, user, ids[2])
+    assert "is by Furtak, whom you liked twice" in payload["reason"]
+    people = [t for t in payload["matched_tags"] if t["kind"] == "author"]
+    assert people == [{"key": "author:furtak, l", "kind": "author", "label": "Furtak",
+                       "score": 0.5, "likes": 2, "dislikes": 0}]
+
+
+def test_search_and_the_cli_filter_by_author(db, db_path, papers):
+    ids, _ = papers
+    every = search_feed(db, "astro", "", author="Furtak")
+    assert every["ok"] and {r["id"] for r in every["results"]} == {ids[0], ids[1], ids[2], ids[5]}
+    one = search_feed(db, "astro", "", author="L. Furtak")
+    assert {r["id"] for r in one["results"]} == {ids[0], ids[1], ids[2]}
+    assert one["results"][0]["authors"]
+    words = search_feed(db, "astro", "three", author="Furtak")
+    assert [r["id"] for r in words["results"]] == [ids[2]]
+    nobody = search_feed(db, "astro", "", author="Nobody")
+    assert nobody["ok"] and nobody["results"] == [] and "no item lists 'Nobody'" in nobody["message"]
+    out = CliRunner().invoke(build_app(), ["persona", "search", "astro", "--author", "L. Furtak",
+                                           "--db", str(db_path), "--json"])
+    assert out.exit_code == 0, out.output
+    assert {r["id"] for r in json.loads(out.stdout)["results"]} == {ids[0], ids[1], ids[2]}
+
+
+def test_the_migration_parses_existing_author_strings(db):
+    from hermes.migrations import m007_item_authors
+
+    db.execute("INSERT INTO items (guid, title, author) VALUES ('g', 't', 'A. Smith and B. Jones')")
+    m007_item_authors(db)  # idempotent: the column exists, the rows are parsed again
+    assert json.loads(db.execute("SELECT authors FROM items").fetchone()[0]) == ["A. Smith", "B. Jones"]
+
+
+def test_the_web_feed_links_authors_and_filters_by_them(db, db_path, papers):
+    from web_support import client
+
+    ids, _ = papers
+    web = client(db_path)
+    page = web.get("/feed", params={"user": "astro", "days": "all"}).text
+    assert 'href="/feed?user=astro&amp;days=all&amp;author=Lukas%20J.%20Furtak"' in page
+    only = web.get("/feed", params={"user": "astro", "days": "all", "author": "L. Furtak"})
+    assert only.status_code == 200 and "Only items by L. Furtak" in only.text
+    assert "Cluster lens three" in only.text and "Cluster lens four" not in only.text
+    assert "Cluster lens six" not in only.text  # M. Furtak
