@@ -55,7 +55,7 @@ test: install browser
 # The wheel and sdist (dist/), built the way a release is: sdist first, the wheel from it.
 dist: install
 	rm -rf dist
-	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m build -q --outdir dist .
 
 # CI: the wheel carries every package file (.ci/wheel_contents.py), then, installed alone with
 # its dependencies in a fresh venv and run from outside the checkout, it works: demo, MCP

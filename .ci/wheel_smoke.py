@@ -150,6 +150,7 @@ def main() -> None:
     env.update(HERMES_HOME=str(home), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
     check_version(env, version)
     check_demo(env)
+    env["HERMES_DB"] = str(home / "demo.db")  # where `hermes demo` keeps its data
     check_serve(env)
     check_web(env)
     say(f"the wheel works alone (data in {home})")
