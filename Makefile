@@ -32,7 +32,7 @@ TORCH_LOG ?= $(VENV)/torch-install.log
 torch:
 	@if [ -n "$(TORCH_INDEX)" ]; then \
 		echo "torch: asking $(TORCH_INDEX) for $(TORCH_PIN)"; \
-		$(BIN)/pip install -q --no-deps --retries 1 --index-url "$(TORCH_INDEX)" "$(TORCH_PIN)" 2>"$(TORCH_LOG)" \
+		$(BIN)/pip install -q --no-deps --retries 1 --timeout 30 --index-url "$(TORCH_INDEX)" "$(TORCH_PIN)" 2>"$(TORCH_LOG)" \
 		|| echo "note: $(TORCH_INDEX) gave no $(TORCH_PIN) (details in $(TORCH_LOG)), so torch comes from the default index (on Linux: the CUDA build, several GB)"; \
 	fi
 
@@ -59,14 +59,19 @@ dist: install
 
 # CI: the wheel carries every package file (.ci/wheel_contents.py), then, installed alone with
 # its dependencies in a fresh venv and run from outside the checkout, it works: demo, MCP
-# server, web UI (.ci/wheel_smoke.py). torch comes the way `make install` gets it.
+# server, web UI (.ci/wheel_smoke.py). torch comes the way `make install` gets it. No .pyc
+# compiling of the installed packages (torch alone has thousands of modules): the check does
+# not need it.
 wheel-check: dist
 	$(BIN)/python .ci/wheel_contents.py dist
 	@set -e; dir=$$(mktemp -d "$${TMPDIR:-/tmp}/hermes-wheel-check.XXXXXX"); trap 'rm -rf "$$dir"' EXIT; \
 	echo "fresh venv in $$dir"; \
+	export PIP_NO_COMPILE=1; \
+	start=$$(date +%s); \
 	$(PY) -m venv "$$dir/venv"; \
 	$(MAKE) --no-print-directory torch BIN="$$dir/venv/bin" TORCH_LOG="$$dir/torch-install.log"; \
 	"$$dir/venv/bin/pip" install -q dist/*.whl; \
+	echo "wheel and dependencies installed in $$(( $$(date +%s) - start )) s"; \
 	cd "$$dir" && "$$dir/venv/bin/python" -I "$(CURDIR)/.ci/wheel_smoke.py"
 
 # Debian's chromium for the end-to-end web test (Playwright drives it through

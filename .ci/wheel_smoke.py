@@ -145,15 +145,16 @@ def check_web(env: dict) -> None:
 
 def main() -> None:
     version = check_imports_come_from_the_venv()
-    home = Path(tempfile.mkdtemp(prefix="hermes-wheel-home-"))
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
-    env.update(HERMES_HOME=str(home), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
-    check_version(env, version)
-    check_demo(env)
-    env["HERMES_DB"] = str(home / "demo.db")  # where `hermes demo` keeps its data
-    check_serve(env)
-    check_web(env)
-    say(f"the wheel works alone (data in {home})")
+    with tempfile.TemporaryDirectory(prefix="hermes-wheel-home-") as tmp:
+        home = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+        env.update(HERMES_HOME=str(home), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
+        check_version(env, version)
+        check_demo(env)
+        env["HERMES_DB"] = str(home / "demo.db")  # where `hermes demo` keeps its data
+        check_serve(env)
+        check_web(env)
+    say("the wheel works alone")
 
 
 if __name__ == "__main__":
