@@ -66,7 +66,7 @@ def test_python_dash_m_hermes_is_the_cli(tmp_path):
 def test_the_distribution_and_its_command_alias_are_named_alike():
     project = pyproject()["project"]
     assert project["name"] == DIST
-    assert project["scripts"] == {"hermes": "hermes.cli:main", DIST: "hermes.cli:main"}
+    assert project["scripts"] == {"hermes": "hermes.cli.app:main", DIST: "hermes.cli.app:main"}
     assert project["license"] == "MIT" and (ROOT / "LICENSE").is_file()
 
 
