@@ -53,8 +53,9 @@ test: install browser
 	$(BIN)/python -m pytest -q
 
 # The wheel and sdist (dist/), built the way a release is: sdist first, the wheel from it.
+# A stale build/ or *.egg-info/ would leak files the configuration does not declare.
 dist: install
-	rm -rf dist
+	rm -rf dist build *.egg-info
 	$(BIN)/python -m build -q --outdir dist .
 
 # CI: the wheel carries every package file (.ci/wheel_contents.py), then, installed alone with
