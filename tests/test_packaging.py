@@ -5,6 +5,7 @@ set-up asks for torch's CPU build first. (`make wheel-check` builds and runs the
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -108,6 +109,40 @@ def test_make_install_asks_the_cpu_index_for_the_pinned_torch_before_the_rest(tm
                           capture_output=True, text=True, check=True).stdout
     cpu = plan.index(f'--index-url "https://download.pytorch.org/whl/cpu" "{pin}"')
     assert cpu < plan.index("install -q -e")
+
+
+def fake_torch_index(root, version: str):
+    """A PEP 503 index on disk holding one tiny wheel named like torch's CPU build."""
+    import zipfile
+
+    wheel = root / f"torch-{version}-py3-none-any.whl"
+    info = f"torch-{version}.dist-info"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("torch/__init__.py", "")
+        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n")
+        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(f"{info}/RECORD", "")
+    page = root / "simple" / "torch" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(f'<a href="../../{wheel.name.replace("+", "%2B")}">{wheel.name}</a>')
+    return (root / "simple").as_uri()
+
+
+def test_make_torch_installs_the_pinned_version_from_the_cpu_index(tmp_path):
+    # No machine configuration (no local wheel folder): only the index given can answer.
+    pin = next(d for d in pyproject()["project"]["dependencies"] if d.startswith("torch"))
+    version = pin.split("==")[1]
+    index = fake_torch_index(tmp_path, f"{version}+cpu")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    # A step that forgot TORCH_INDEX would reach this dead default index, not PyPI's CUDA torch.
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_TARGET=str(tmp_path / "target"),
+               PIP_INDEX_URL="http://127.0.0.1:9/simple")
+    done = subprocess.run(
+        ["make", "-s", "torch", f"BIN={sys.prefix}/bin", f"TORCH_INDEX={index}",
+         f"TORCH_LOG={tmp_path / 'torch.log'}"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "gave no" not in done.stdout, done.stdout + done.stderr
+    assert (tmp_path / "target" / f"torch-{version}+cpu.dist-info").is_dir()
 
 
 def test_make_torch_falls_back_with_a_note_when_the_index_does_not_answer(tmp_path):
