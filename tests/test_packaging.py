@@ -41,6 +41,18 @@ def test_package_data_globs_match_every_file_that_is_not_python():
     assert "hermes/data/candidates.toml" in expected_wheel_files()
 
 
+def test_building_the_package_prints_no_setuptools_warning(tmp_path):
+    """What pip's quiet install shows of the build: setuptools' configuration warnings."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", "from setuptools import setup; setup()", "-q",
+         "egg_info", "--egg-base", str(tmp_path), "build_py", "--build-lib", str(tmp_path / "lib")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in (done.stdout + done.stderr).lower(), done.stderr
+    assert (tmp_path / "lib" / "hermes" / "web" / "templates" / "feed.html").is_file()
+
+
 def test_the_wheel_checker_names_a_missing_template_and_a_stray_package():
     names = set(expected_wheel_files()) - {"hermes/web/templates/feed.html", "hermes_corpus/cli.py"}
     names |= {"tests/conftest.py", f"{DIST.replace('-', '_')}-1.0.dist-info/METADATA"}
