@@ -41,17 +41,29 @@ def _date(record: dict) -> str | None:
 
 # --- BibTeX --------------------------------------------------------------------------------
 
-# BibTeX counts braces without regard to backslashes, so a lone "{" cannot be escaped as
-# "\{"; the text commands below keep every field's braces balanced.
 _BIB_ESCAPES = {
-    "\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\textbraceright{}",
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}",
     "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
 }
+# BibTeX counts braces whatever precedes them, so "\{" still opens a group: fine while the
+# text's own braces balance, fatal to the whole file when one is left open. Those get the
+# text commands, which carry no bare brace.
+_LONE_BRACES = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += (ch == "{") - (ch == "}")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def bib_escape(text: str) -> str:
-    return "".join(_BIB_ESCAPES.get(ch, ch) for ch in text)
+    table = _BIB_ESCAPES if _balanced(text) else {**_BIB_ESCAPES, **_LONE_BRACES}
+    return "".join(table.get(ch, ch) for ch in text)
 
 
 def _bib_verbatim(text: str) -> str:
