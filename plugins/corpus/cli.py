@@ -180,14 +180,14 @@ def sync(
         r = run_guarded(vault.sync, database, u, folder, facet, rebuild=rebuild)
     finally:
         database.conn.close()
-    message = (f"{folder}: {len(r.written)} notes written, {len(r.removed)} removed "
+    message = (f"{folder}: {t._n(len(r.written), 'note')} written, {len(r.removed)} removed "
                f"(revision {r.revision}; {r.reason}).")
     if r.kept:
-        message += (f" {len(r.kept)} notes of items that left the corpus kept because you wrote "
-                    "in them.")
+        message += (f" Kept {t._n(len(r.kept), 'note')} of items that left the corpus, because "
+                    "you wrote in them.")
     if r.conflicts:
-        message += (f" {len(r.conflicts)} notes left untouched because their marker line is "
-                    "gone: put it back, or delete the note to get a fresh one.")
+        message += (f" Left {t._n(len(r.conflicts), 'note')} untouched because the marker line "
+                    "is gone: put it back, or delete the note to get a fresh one.")
     if as_json:
         emit_json({"ok": True, "message": message, **r.as_dict()})
         return

@@ -99,10 +99,12 @@ def arxiv_item(arxiv: str, api: str, *, allow_private: bool) -> dict:
     url = f"{api}?{urllib.parse.urlencode({'id_list': arxiv, 'max_results': 1})}"
     res = _get(url, "application/atom+xml", allow_private, f"arXiv's record of {arxiv}")
     parsed = feedparser.parse(res.body or b"")
+    if not (parsed.get("version") or "").startswith("atom"):
+        raise LookupFailed(f"arXiv's API answered with something that is not Atom for {arxiv} "
+                           f"(from {api}); try again later")
+    # An unknown or malformed id gets no entry, or an error entry with an api/errors id.
     entries = [e for e in parsed.entries if "/abs/" in (e.get("id") or "") and e.get("title")]
     if not entries:
-        if parsed.get("bozo") and not parsed.entries:
-            raise LookupFailed(f"arXiv's API answered with something that is not Atom for {arxiv}")
         raise LookupFailed(f"arXiv has no paper {arxiv}; check the id (e.g. 2401.12345)")
     entry = entries[0]
     item = normalise_entry(entry, feed_url=api)
