@@ -14,7 +14,7 @@ from hermes.config import settings
 from hermes.signals import require_user
 from hermes.tools import caller, int_arg
 
-from . import export, save
+from . import export
 from .tools import User, _describe, _guard, _n
 
 EMPTY = {
@@ -72,6 +72,8 @@ def export_corpus(
 
 
 def view_save_item(db, user, ref, *, trusted: bool = False):
+    from . import save  # feedparser and the fetch layer load on the first save, not at serve
+
     r = save.save(db, user, ref, allow_private=trusted or settings().allow_private,
                   source="ui" if trusted else caller())
     what = "Stored" if r["created"] else "Already stored:"
