@@ -251,3 +251,16 @@ def test_web_download(corpus, db_path):
         assert c.get("/api/corpus/export", params={"user": "alice", "format": "x"}).status_code == 400
         page = c.get("/corpus", params={"user": "alice"}).text
         assert "/api/corpus/export?user=alice&amp;format=bibtex" in page
+
+
+def test_two_items_sharing_a_doi_get_distinct_stable_keys(db, add_items):
+    import bibtexparser
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    a, b = add_items([{"title": "In journal feed A", "url": "https://doi.org/10.1000/same"},
+                      {"title": "In journal feed B", "url": "https://doi.org/10.1000/same"}])
+    cs.favorite(db, "alice", b)
+    cs.favorite(db, "alice", a)
+    assert keys_of(db) == [f"doi-10.1000-same-i{b}", "doi-10.1000-same"]
+    lib = bibtexparser.parse_string(run(db, "bibtex").text)
+    assert lib.failed_blocks == [] and len(lib.entries) == 2

@@ -111,9 +111,23 @@ _SQL = """
     FROM corpus_membership m
     LEFT JOIN items i ON i.id = m.item_id
     LEFT JOIN corpus_progress p ON p.user_id = m.user_id AND p.item_id = m.item_id
-    WHERE m.user_id = ? AND m.facet IN ({facets}) AND m.revision > ?
+    WHERE m.user_id = ? AND m.facet IN ({facets})
     ORDER BY m.revision
 """
+
+
+def _unique_keys(rows) -> dict[int, str]:
+    """Keys for every member row (``item_id, …, guid, url, …, arxiv_id`` as in ``_SQL``).
+    Two items can share a DOI (the same article in two journal feeds): the lowest item id
+    keeps the plain key, the others get ``-i<item_id>``, so keys stay unique and stable."""
+    keys: dict[int, str] = {}
+    taken: set[str] = set()
+    for row in sorted(rows, key=lambda r: r[0]):
+        item_id, guid, url, arxiv = row[0], row[4], row[5], row[12]
+        key = citation_key(arxiv, doi_of(guid, url), guid or f"item:{item_id}")
+        keys[item_id] = key if key not in taken else f"{key}-i{item_id}"
+        taken.add(keys[item_id])
+    return keys
 
 
 def _captures(db, user_id: int, item_ids: set[int]) -> tuple[dict, dict]:
@@ -138,10 +152,9 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
     """The records of the items that entered ``facets`` after revision ``since`` and are still
     there (all of them for ``since=0``), oldest membership first; only ``item_ids`` if given."""
     cfg = corpus_settings()
-    rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))),
-                      [user_id, *facets, since]).fetchall()
-    if item_ids is not None:
-        rows = [r for r in rows if r[0] in item_ids]
+    rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]).fetchall()
+    keys = _unique_keys(rows)
+    rows = [r for r in rows if r[2] > since and (item_ids is None or r[0] in item_ids)]
     highlights, notes = _captures(db, user_id, {r[0] for r in rows})
     out = []
     for (item_id, facet, revision, added, guid, url, title, summary, author, published, ctype,
@@ -152,7 +165,7 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
         score = (round(strength(frac, len(hs) + len(ns), bool(fav), opens, cfg)[0], 2)
                  if facet == "experienced" else None)
         out.append({
-            "item_id": item_id, "key": citation_key(arxiv, doi, guid or f"item:{item_id}"),
+            "item_id": item_id, "key": keys[item_id],
             "facet": facet, "revision": revision, "added": added,
             "title": title or url or f"item {item_id}", "authors": split_authors(author),
             "published": published, "year": (published or "")[:4] or None, "url": url,
