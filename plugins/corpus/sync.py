@@ -249,7 +249,8 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
         elif cursor.get("layout") != LAYOUT:
             full, reason = True, "hermes's note layout changed"
         else:
-            full, reason = False, f"{len(log['changes'])} membership changes since revision {since}"
+            n = len(log["changes"])
+            full, reason = False, f"{n} membership change{'' if n == 1 else 's'} since revision {since}"
         revision = log["revision"] if log else revision_state(db, user["id"])[0]
         sigs = signatures(db, user["id"], facets)
         known: dict = {} if cursor is None else cursor["notes"]
