@@ -52,7 +52,13 @@ _BIB_ESCAPES = {
 _LONE_BRACES = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
 
 
+_ESCAPE = str.maketrans(_BIB_ESCAPES)
+_ESCAPE_LONE = str.maketrans({**_BIB_ESCAPES, **_LONE_BRACES})
+
+
 def _balanced(text: str) -> bool:
+    if "{" not in text and "}" not in text:
+        return True
     depth = 0
     for ch in text:
         depth += (ch == "{") - (ch == "}")
@@ -62,8 +68,7 @@ def _balanced(text: str) -> bool:
 
 
 def bib_escape(text: str) -> str:
-    table = _BIB_ESCAPES if _balanced(text) else {**_BIB_ESCAPES, **_LONE_BRACES}
-    return "".join(table.get(ch, ch) for ch in text)
+    return text.translate(_ESCAPE if _balanced(text) else _ESCAPE_LONE)
 
 
 def _bib_verbatim(text: str) -> str:

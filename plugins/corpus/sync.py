@@ -137,7 +137,8 @@ _SIGNATURE_SQL = """
            (SELECT count(*) FROM corpus_highlights h WHERE h.user_id = m.user_id AND h.item_id = m.item_id)
              + (SELECT count(*) FROM corpus_notes n WHERE n.user_id = m.user_id AND n.item_id = m.item_id),
            EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id),
-           coalesce(p.max_fraction, 0), coalesce(p.opens, 0), p.first_seen, p.last_seen,
+           coalesce(p.max_fraction, 0), coalesce(p.opens, 0),
+           substr(p.first_seen, 1, 10), substr(p.last_seen, 1, 10),  -- notes show the day
            i.guid, i.url, i.title, i.author, i.published, i.tags, i.arxiv_id, i.content_type,
            length(i.summary), substr(i.summary, 1, 64)
     FROM corpus_membership m
@@ -157,7 +158,7 @@ def signatures(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...])
                           [user_id, *facets]):
         captures, fav, frac, opens = row[6], row[7], row[8], row[9]
         score = strength(frac, captures, bool(fav), opens, cfg)[0] if row[1] == "experienced" else None
-        blob = json.dumps([*row, None if score is None else round(score, 2)], default=str)
+        blob = "\x1f".join(map(str, [*row, None if score is None else round(score, 2)]))
         out[row[0]] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return out
 
@@ -256,11 +257,13 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
         known: dict = {} if cursor is None else cursor["notes"]
         logged = {c["item_id"] for c in log["changes"]} if log and not full else set()
 
+        present = set(os.listdir(folder))
+
         def stale(item_id: int, sig: str) -> bool:
             entry = known.get(str(item_id)) or {}
-            path = _inside(folder, entry.get("file", ""))
             return (full or item_id in logged or entry.get("sig") != sig
-                    or path is None or not path.exists())
+                    or _inside(folder, entry.get("file", "")) is None
+                    or entry["file"] not in present)
 
         todo = {i for i, sig in sigs.items() if stale(i, sig)}
         records = references.load(db, user["id"], facets, item_ids=todo)
