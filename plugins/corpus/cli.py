@@ -14,6 +14,8 @@ from hermes.errors import HermesError
 from hermes.signals import require_user
 
 from . import exchange, membership, tools as t
+from . import export as exporting
+from . import sync as vault
 
 
 def _run(db_path, fn, as_json: bool, *args) -> dict:
@@ -121,12 +123,10 @@ def export(
 ):
     """Export USER's corpus for Zotero and other reference managers (BibTeX, RIS, CSL-JSON),
     as Markdown, or as JSON lines."""
-    from . import export as ex
-
     database = run_guarded(open_db, db)
     try:
         u = run_guarded(require_user, database, user)
-        r = run_guarded(ex.export, database, u["id"], format, facet, since)
+        r = run_guarded(exporting.export, database, u["id"], format, facet, since)
     finally:
         database.conn.close()
     where = str(out) if out else "stdout"
@@ -153,10 +153,8 @@ def _write_file(path: Path, text: str) -> None:
     path = path.expanduser()
     if not path.parent.is_dir():
         raise HermesError(f"folder {path.parent} does not exist; create it or choose another --out")
-    from .sync import write_atomic
-
     try:
-        write_atomic(path, text.encode("utf-8"))
+        vault.write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
         raise HermesError(f"cannot write {path}: {exc.strerror or exc}") from None
 
@@ -172,8 +170,6 @@ def sync(
 ):
     """Keep one Markdown note per corpus item of USER in FOLDER: only what changed since the
     last sync is written; what you write below a note's marker line is never touched."""
-    from . import sync as vault
-
     database = run_guarded(open_db, db)
     try:
         u = run_guarded(require_user, database, user)

@@ -72,7 +72,9 @@ def export_corpus(
 
 
 def view_save_item(db, user, ref, *, trusted: bool = False):
-    from . import save  # feedparser and the fetch layer load on the first save, not at serve
+    # Loads only on the first save: feedparser and the fetch layer stay out of `hermes serve`'s
+    # start-up (tools/list).
+    from . import save
 
     r = save.save(db, user, ref, allow_private=trusted or settings().allow_private,
                   source="ui" if trusted else caller())

@@ -23,7 +23,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from html.parser import HTMLParser
 
+import feedparser
+
+from hermes.config import settings
 from hermes.errors import HermesError, InvalidInput
+from hermes.ingest.fetch import FetchError, fetch
 from hermes.ingest.parse import MAX_SUMMARY, MAX_TITLE, arxiv_id, normalise_entry, normalise_tags
 from hermes.ingest.text import canonical_url, plain_text
 
@@ -79,9 +83,6 @@ def identify(text) -> Ref:
 
 
 def _get(url: str, accept: str, allow_private: bool, what: str):
-    from hermes.config import settings
-    from hermes.ingest.fetch import FetchError, fetch
-
     try:
         return fetch(url, accept=accept, allow_private=allow_private,
                      timeout=min(settings().fetch_timeout, 30.0), max_bytes=MAX_METADATA_BYTES)
@@ -94,8 +95,6 @@ def _get(url: str, accept: str, allow_private: bool, what: str):
 
 def arxiv_item(arxiv: str, api: str, *, allow_private: bool) -> dict:
     """One paper from arXiv's API (Atom, read with feedparser)."""
-    import feedparser
-
     url = f"{api}?{urllib.parse.urlencode({'id_list': arxiv, 'max_results': 1})}"
     res = _get(url, "application/atom+xml", allow_private, f"arXiv's record of {arxiv}")
     parsed = feedparser.parse(res.body or b"")

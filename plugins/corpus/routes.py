@@ -16,9 +16,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from hermes.errors import HermesError, InvalidInput, NotFound
+from hermes.signals import require_user
 from hermes.tools import fail, ok
 
 from . import tools
+from .export import check_format, export
 
 
 def _int_param(request: Request, name: str, default: int | None = None) -> int:
@@ -70,10 +72,7 @@ def _endpoint(tool_name: str, view, parse):
 
 
 def _export(request: Request) -> tuple[int, dict | Response]:
-    from hermes.signals import require_user
     from hermes.web.app import request_db
-
-    from .export import check_format, export
 
     try:
         user = _user(request)

@@ -13,6 +13,9 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.db import write_transaction
+from hermes.embed import get_embedder
+from hermes.ingest.pipeline import add_plugin_tags
+from hermes.ingest.store import embedding_text, insert_items, store_embeddings
 from hermes.signals import require_user
 
 from . import signals
@@ -35,8 +38,6 @@ def existing_item(db: sqlite_utils.Database, ref: Ref) -> int | None:
 
 
 def _embed(item: dict, embedder):
-    from hermes.ingest.store import embedding_text
-
     try:
         return embedder.embed([embedding_text(item["title"], item["summary"])])
     except Exception as exc:  # the model failing to load or run: say so, store nothing
@@ -57,10 +58,6 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
     item_id = existing_item(db, ref)
     created = False
     if item_id is None:
-        from hermes.embed import get_embedder
-        from hermes.ingest.pipeline import add_plugin_tags
-        from hermes.ingest.store import insert_items, store_embeddings
-
         cfg = corpus_settings()
         item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver,
                       allow_private=allow_private)
