@@ -43,8 +43,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hermes-export-bench-"))
     (tmp / "home").mkdir()
     os.environ["HERMES_HOME"] = str(tmp / "home")
-    from hermes.db import get_db
-    from hermes.signals import require_user
+    from hermes.storage.db import get_db
+    from hermes.records import require_user
     from hermes_corpus import export as ex
     from hermes_corpus import signals as cs
     from hermes_corpus import sync as vault

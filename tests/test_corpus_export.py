@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hermes.signals import require_user
+from hermes.records import require_user
 from hermes.tools import call_tool, collect_tools
 from hermes_corpus import export as ex
 from hermes_corpus import references
@@ -215,7 +215,7 @@ def test_the_mcp_tool_pages_with_a_cursor(corpus):
 
 
 def invoke(*args):
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     return CliRunner().invoke(build_app(), list(args))
 

@@ -121,7 +121,7 @@ def test_save_by_arxiv_id_from_the_api(alice, server):
 
 
 def test_saved_items_reach_exports_recall_and_ranking(alice, server):
-    from hermes.signals import require_user
+    from hermes.records import require_user
     from hermes_corpus import export as ex
     from hermes_corpus import signals as cs
     from hermes_corpus import tools as t
@@ -133,7 +133,8 @@ def test_saved_items_reach_exports_recall_and_ranking(alice, server):
     assert "@misc{arxiv-2401.12345," in bib and "Lopez, Ana and van der Waals, Johannes" in bib
     cs.record_progress(db, "alice", r["item_id"], 1.0)
     assert t.recall(db, "alice", "streams")["items"][0]["item_id"] == r["item_id"]
-    from hermes.rank import CandidateQuery, rank
+    from hermes.contract import CandidateQuery
+    from hermes.ranking.rank import rank
     ranking = rank(db, require_user(db, "alice"), CandidateQuery(since_days=None, exclude_clicked=False),
                    limit=5)
     assert r["item_id"] in ranking.item_ids.tolist()
@@ -248,7 +249,7 @@ async def test_save_item_over_mcp(alice, server, db_path, monkeypatch):
 
 
 def test_cli_save(alice, server, db_path):
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     server.add(ARXIV_QUERY, body=ARXIV_ATOM)
     run = lambda *a: CliRunner().invoke(build_app(), [*a, "--db", str(db_path)])  # noqa: E731

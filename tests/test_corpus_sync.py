@@ -12,7 +12,8 @@ import yaml
 from typer.testing import CliRunner
 
 from hermes.errors import HermesError
-from hermes.signals import record_click, require_user
+from hermes.records import require_user
+from hermes.storage.signals import record_click
 from hermes_corpus import signals as cs
 from hermes_corpus import sync as vault
 
@@ -170,7 +171,7 @@ def test_refusals(alice, tmp_path):
 
 
 def test_cli_sync(alice, db_path, tmp_path):
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     folder = tmp_path / "Vault" / "hermes"
     r = CliRunner().invoke(build_app(), ["corpus", "sync", "alice", str(folder), "--db", str(db_path)])

@@ -9,13 +9,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli_support import DbOption, JsonOption, check, emit_json, open_db, run_guarded
+from hermes.cli.support import DbOption, JsonOption, check, emit_json, open_db, run_guarded
 from hermes.errors import HermesError
-from hermes.signals import require_user
+from hermes.records import require_user
 
-from . import exchange, membership, tools as t
+from . import exchange, membership
 from . import export as exporting
 from . import sync as vault
+from . import tools as t
 
 
 def _run(db_path, fn, as_json: bool, *args) -> dict:
@@ -192,7 +193,7 @@ def sync(
         typer.echo(f"  untouched: {name}")
 
 
-def save(user: str,
+def save_command(user: str,
          ref: Annotated[str, typer.Argument(help="An arXiv id (2401.12345), a DOI (10.1000/xyz) or a URL.")],
          db: DbOption = None, as_json: JsonOption = False):
     """Save a paper or page no feed brought for USER: fetch its metadata once, store and

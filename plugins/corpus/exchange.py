@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from hermes.config import settings
-from hermes.signals import require_user
+from hermes.records import require_user
 from hermes.tools import caller, int_arg
 
 from . import export
@@ -72,8 +72,8 @@ def export_corpus(
 
 
 def view_save_item(db, user, ref, *, trusted: bool = False):
-    # Loads only on the first save: feedparser and the fetch layer stay out of `hermes serve`'s
-    # start-up (tools/list).
+    # The save module loads only on the first save: feedparser and the fetch layer stay out
+    # of `hermes serve`'s start-up (tools/list).
     from . import save
 
     r = save.save(db, user, ref, allow_private=trusted or settings().allow_private,

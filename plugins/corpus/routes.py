@@ -16,8 +16,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from hermes.errors import HermesError, InvalidInput, NotFound
-from hermes.signals import require_user
+from hermes.records import require_user
 from hermes.tools import fail, ok
+from hermes.web.access import request_db
 
 from . import tools
 from .export import check_format, export
@@ -46,7 +47,6 @@ def _endpoint(tool_name: str, view, parse):
     """A GET endpoint: parse the query, run ``view`` on a per-request connection."""
 
     def run(request: Request) -> tuple[int, dict]:
-        from hermes.web.app import request_db
 
         try:
             args = parse(request)
@@ -72,8 +72,6 @@ def _endpoint(tool_name: str, view, parse):
 
 
 def _export(request: Request) -> tuple[int, dict | Response]:
-    from hermes.web.app import request_db
-
     try:
         user = _user(request)
         fmt = check_format(request.query_params.get("format", "bibtex"))

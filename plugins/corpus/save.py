@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from hermes.db import write_transaction
 from hermes.embed import get_embedder
 from hermes.ingest.pipeline import add_plugin_tags
 from hermes.ingest.store import embedding_text, insert_items, store_embeddings
-from hermes.signals import require_user
+from hermes.records import require_user
+from hermes.storage.transactions import write_transaction
 
 from . import signals
 from .metadata import LookupFailed, Ref, identify, lookup

@@ -40,7 +40,6 @@ class CorpusSettings:
     doi_resolver: str = "https://doi.org/"
 
 
-DEFAULTS = CorpusSettings()
 _FLOATS = ("heard_threshold", "w_heard", "w_captures", "w_favorite", "w_reopens")
 _INTS = ("log_retention", "capture_cap", "reopen_cap")
 _URLS = ("arxiv_api", "doi_resolver")
