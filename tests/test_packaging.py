@@ -166,3 +166,18 @@ def test_make_torch_falls_back_with_a_note_when_the_index_does_not_answer(tmp_pa
     assert done.returncode == 0, done.stderr
     assert "gave no torch==0.0.1" in done.stdout
     assert "default index" in done.stdout and (tmp_path / "torch.log").read_text()
+
+
+def test_make_install_says_where_hermes_is_and_make_link_puts_it_on_a_path(tmp_path):
+    plan = subprocess.run(["make", "-n", "install", f"VENV={tmp_path / 'venv'}"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+    assert f"hermes is {tmp_path / 'venv' / 'bin' / 'hermes'}" in plan
+    assert f". {tmp_path / 'venv'}/bin/activate" in plan and "make link" in plan
+    venv = os.path.realpath(sys.prefix)  # the venv this test runs in, already installed
+    done = subprocess.run(
+        ["make", "-s", "-o", f"{venv}/bin/hermes", "link", f"VENV={venv}",
+         f"LINK_DIR={tmp_path / 'bin'}"], cwd=ROOT, capture_output=True, text=True, check=True)
+    link = tmp_path / "bin" / "hermes"
+    assert os.readlink(link) == f"{venv}/bin/hermes" and "not on PATH" in done.stdout
+    version = subprocess.run([link, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.strip() == f"hermes {hermes.__version__}"
