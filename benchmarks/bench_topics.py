@@ -66,13 +66,13 @@ def newest_date(text: str) -> datetime:
 
 
 def fresh_db(directory: Path, name: str):
-    from hermes.db import get_db
+    from hermes.storage.db import get_db
 
     return get_db(directory / f"{name}.db")
 
 
 def tagger(enabled: bool) -> None:
-    from hermes import default_keyphrases
+    from hermes.builtins import default_keyphrases
     from hermes.plugins import get_plugin_manager
 
     pm = get_plugin_manager()
@@ -84,7 +84,7 @@ def tagger(enabled: bool) -> None:
 
 
 def digest_share(db, persona: str, interests: str) -> dict:
-    from hermes.rank import create_user
+    from hermes.records import create_user
     from hermes_digest.tools import digest
 
     create_user(db, persona, interests)

@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from hermes import default_keyphrases as kp
+from hermes.builtins import default_keyphrases as kp
 
 CACHE = Path(__file__).parent / ".cache" / "keyphrases.json"
 

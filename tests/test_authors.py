@@ -8,10 +8,12 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes.authors import author_key, item_authors, matches, parse_authors
-from hermes.cli import build_app
-from hermes.explain import explain
-from hermes.rank import CandidateQuery, create_user, rank
-from hermes.signals import record_click
+from hermes.cli.app import build_app
+from hermes.ranking.explain import explain
+from hermes.contract import CandidateQuery
+from hermes.ranking.rank import rank
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 from hermes_persona.tools import search_feed
 
 
@@ -103,10 +105,10 @@ def test_search_and_the_cli_filter_by_author(db, db_path, papers):
 
 
 def test_the_migration_parses_existing_author_strings(db):
-    from hermes.migrations import m007_item_authors
+    from hermes.storage.migrations import m008_item_authors
 
     db.execute("INSERT INTO items (guid, title, author) VALUES ('g', 't', 'A. Smith and B. Jones')")
-    m007_item_authors(db)  # idempotent: the column exists, the rows are parsed again
+    m008_item_authors(db)  # idempotent: the column exists, the rows are parsed again
     assert json.loads(db.execute("SELECT authors FROM items").fetchone()[0]) == ["A. Smith", "B. Jones"]
 
 

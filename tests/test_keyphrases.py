@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
-from hermes.default_keyphrases import candidates, keyphrases, mmr, singular
+from hermes.cli.app import build_app
+from hermes.builtins.default_keyphrases import candidates, keyphrases, mmr, singular
 from hermes.embed import HashEmbedder
 from hermes.hookspecs import hookimpl
 from hermes.ingest import tagging
@@ -106,7 +106,7 @@ def test_the_kept_tags_do_not_depend_on_arrival_order(db, tmp_path):
     run_ingest(db)
     split = kept(db)
 
-    from hermes.db import get_db
+    from hermes.storage.db import get_db
 
     other = get_db(tmp_path / "at-once.db")
     ingest_bridge(other, tmp_path, "at-once.xml")
@@ -190,10 +190,10 @@ def test_tags_rebuild_is_idempotent_resumable_and_reports(db, db_path, tmp_path,
 
 def test_tagged_items_reach_the_ranking_matrix_and_the_explanation(db, tmp_path):
     from hermes.embed import get_embedder
-    from hermes.explain import explain
-    from hermes.matrix import get_matrix
-    from hermes.rank import create_user
-    from hermes.signals import record_click
+    from hermes.ranking.explain import explain
+    from hermes.ranking.matrix import get_matrix
+    from hermes.records import create_user
+    from hermes.storage.signals import record_click
 
     ingest_bridge(db, tmp_path)
     matrix = get_matrix(db, get_embedder().name, get_embedder().dimension)
@@ -214,7 +214,7 @@ def test_the_digest_of_an_uncategorised_arxiv_listing_is_grouped_into_named_topi
     import re
 
     from hermes.ingest.pipeline import sample_feed_paths
-    from hermes.rank import create_user
+    from hermes.records import create_user
     from hermes_digest.tools import digest, kg_communities
 
     feeds = []

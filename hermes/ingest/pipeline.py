@@ -25,10 +25,14 @@ from email.utils import parsedate_to_datetime
 
 import sqlite_utils
 
-from .. import config, matrix_store
-from ..db import write_transaction
+from .. import config
+from ..embed import get_embedder
 from ..errors import HermesError, NotFound
-from ..signals import now_iso
+from ..plugins import get_plugin_manager
+from ..ranking import matrix_store
+from ..ranking.matrix import get_matrix
+from ..records import now_iso
+from ..storage.transactions import write_transaction
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, new_client, run_sync
 from .parse import ParsedFeed, ParseError, parse_feed
@@ -259,9 +263,6 @@ def run_ingest(
 def _warm_matrix(db, embedder=None) -> None:
     """After a large batch, load the matrix here so its on-disk snapshot is written: the
     next fresh process (a CLI call, the MCP server) then ranks without reading every row."""
-    from ..embed import get_embedder
-    from ..matrix import get_matrix
-
     embedder = embedder or get_embedder()
     get_matrix(db, embedder.name, embedder.dimension)
 
@@ -271,10 +272,7 @@ def tag_archive(db, embedder=None, *, progress: Progress | None = None) -> int:
     a model pass per item, once. Cheap when nothing waits (one count)."""
     if not taggers_active():
         return 0
-    if embedder is None:
-        from ..embed import get_embedder
-
-        embedder = get_embedder()
+    embedder = embedder or get_embedder()
     if not pending_count(db, embedder.name):
         return 0
     tick = (lambda done, total: progress("tag", done, total)) if progress else None
@@ -284,7 +282,6 @@ def tag_archive(db, embedder=None, *, progress: Progress | None = None) -> int:
 def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=None) -> int:
     """Embed every item without an embedding from the active model, in batches."""
     if embedder is None:
-        from ..embed import get_embedder
 
         embedder = get_embedder()  # cheap: the model itself loads on the first embed call
     total = db.execute(

@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 
 import sqlite_utils
 
-from ..db import write_transaction
-from ..embed import Embedder, embeds_tokens, to_blob
-from ..signals import now_iso
+from ..contract import Embedder
+from ..embed import embeds_tokens, to_blob
+from ..records import now_iso
+from ..storage.transactions import write_transaction
+from .tagging import ITEM_SQL, apply_proposals, item_dict, propose, taggers_active
+from .text import embedding_text
 
 ITEM_FIELDS = ("guid", "url", "title", "summary", "author", "authors", "published",
                "content_type", "tags", "enclosure", "arxiv_id")
@@ -115,10 +118,6 @@ def _update_paper(db, known, row: dict) -> bool:
     return True
 
 
-def embedding_text(title: str, summary: str) -> str:
-    return f"{title}. {summary}".strip(". ").strip() if summary else (title or "")
-
-
 def embed_pending(
     db: sqlite_utils.Database, embedder: Embedder, *, batch_size: int = 64, progress=None,
     tag: bool = True,
@@ -129,8 +128,6 @@ def embed_pending(
     the same model pass (its token vectors, when the embedder offers them) and the tags are
     written with the embeddings, so the matrix never sees an embedded item without its tags.
     ``tag=False`` leaves the items untagged (``keyphrases`` NULL: the next ingest tags them)."""
-    from .tagging import ITEM_SQL, apply_proposals, item_dict, propose, taggers_active
-
     tagging = tag and taggers_active()
     done = 0
     while True:
@@ -150,13 +147,20 @@ def embed_pending(
             vecs = embedder.embed(texts)
         proposals = propose(items, vecs, tokens) if tagging else {}
         with write_transaction(db):
-            seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
-            for k, (item, vec) in enumerate(zip(items, vecs)):
-                db.execute(
-                    "UPDATE items SET embedding = ?, embedding_model = ?, embed_seq = ? WHERE id = ?",
-                    [to_blob(vec), embedder.name, seq + k + 1, item["id"]],
-                )
+            store_embeddings(db, embedder.name, [i["id"] for i in items], vecs)
             apply_proposals(db, proposals, fresh={i["id"] for i in items})
         done += len(rows)
         if progress:
             progress(len(rows))
+
+
+def store_embeddings(db: sqlite_utils.Database, model: str, item_ids: list[int], vecs) -> None:
+    """Write embeddings, each with the next ``embed_seq`` (the in-memory matrix reads only
+    rows newer than the last it saw). Joins an open write transaction."""
+    with write_transaction(db):
+        seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
+        for k, (item_id, vec) in enumerate(zip(item_ids, vecs)):
+            db.execute(
+                "UPDATE items SET embedding = ?, embedding_model = ?, embed_seq = ? WHERE id = ?",
+                [to_blob(vec), model, seq + k + 1, item_id],
+            )

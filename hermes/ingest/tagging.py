@@ -22,9 +22,11 @@ from collections.abc import Callable
 import numpy as np
 import sqlite_utils
 
-from ..db import write_transaction
 from ..embed import embeds_tokens, from_blob
+from ..plugins import get_plugin_manager
+from ..storage.transactions import write_transaction
 from .parse import normalise_tags
+from .text import embedding_text
 
 #: keyphrases kept per item
 MAX_PER_ITEM = 6
@@ -35,8 +37,6 @@ _REBUILD_NEXT, _REBUILD_END = "tags.rebuild_next", "tags.rebuild_end"
 
 
 def _hook():
-    from ..plugins import get_plugin_manager
-
     hook = get_plugin_manager().hook.hermes_item_tags
     return hook if hook.get_hookimpls() else None
 
@@ -230,8 +230,6 @@ def tag_pending(db: sqlite_utils.Database, embedder, *,
 def propose_for(embedder, items: list[dict], blobs=None) -> dict[int, dict[str, float]]:
     """Run the model over ``items`` for their token vectors (when the embedder offers
     them; otherwise the stored embeddings are used) and collect the proposals."""
-    from .store import embedding_text
-
     texts = [embedding_text(i["title"], i["summary"]) for i in items]
     if embeds_tokens(embedder):
         vectors, tokens = embedder.embed_tokens(texts)
@@ -242,5 +240,16 @@ def propose_for(embedder, items: list[dict], blobs=None) -> dict[int, dict[str, 
     return propose(items, vectors, tokens)
 
 
-__all__ = ["MAX_PER_ITEM", "MIN_ITEMS", "apply_proposals", "pending_count", "propose",
-           "propose_for", "refresh", "start_rebuild", "tag_pending", "taggers_active"]
+def keyphrase_counts(db: sqlite_utils.Database) -> dict:
+    """How far tagging got: items with keyphrases, distinct keyphrases, items not tagged."""
+    with_kp = db.execute("SELECT count(*) FROM items WHERE keyphrases IS NOT NULL "
+                         "AND keyphrases != '[]'").fetchone()[0]
+    distinct = db.execute("SELECT count(DISTINCT j.value) FROM items, json_each(items.keyphrases) j "
+                          "WHERE items.keyphrases IS NOT NULL").fetchone()[0]
+    untagged = db.execute("SELECT count(*) FROM items WHERE keyphrases IS NULL").fetchone()[0]
+    return {"items_with_keyphrases": with_kp, "distinct_keyphrases": distinct,
+            "untagged": untagged}
+
+
+__all__ = ["MAX_PER_ITEM", "MIN_ITEMS", "apply_proposals", "keyphrase_counts", "pending_count",
+           "propose", "propose_for", "refresh", "start_rebuild", "tag_pending", "taggers_active"]

@@ -67,3 +67,8 @@ def canonical_url(value: str | None) -> str | None:
     if parts.port in (80, 443) and (parts.scheme.lower(), parts.port) in (("http", 80), ("https", 443)):
         netloc = netloc.rsplit(":", 1)[0]
     return urllib.parse.urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", query, ""))
+
+
+def embedding_text(title: str, summary: str) -> str:
+    """What the model embeds of an item (and what token spans index): "title. summary"."""
+    return f"{title}. {summary}".strip(". ").strip() if summary else (title or "")

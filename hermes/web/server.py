@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-import ipaddress
-
-from .app import LOOPBACK_HOSTS, create_app
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+from ..net import LOOPBACK_HOSTS, is_loopback
+from .app import create_app
 
 
 def check_bind(host: str, allow_remote: bool) -> str | None:

@@ -1,14 +1,21 @@
-"""Core CLI commands: ingest, serve, web, demo. (Plugins register feeds, persona, digest …)"""
+"""Core CLI commands: ingest, tags, serve, web, demo. (Plugins register feeds, persona,
+digest …)"""
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from typing import Annotated, Optional
 
 import typer
 
-from .cli_support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
-from .errors import HermesError
+from .. import config
+from ..demo import run_demo
+from ..errors import HermesError
+from ..net import is_loopback
+from ..storage.db import get_db
+from ..tools import collect_tools
+from .support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
 
 
 def serve(
@@ -24,9 +31,8 @@ def serve(
         "--allow-remote", help="Allow --host to be a non-loopback address (exposes the tools to the network).")] = False,
 ):
     """Serve every registered tool over MCP (stdio by default)."""
-    from . import config
-    from .mcp_server import build_server, is_loopback, run_http
-    from .tools import collect_tools
+    # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve.
+    from ..mcp_server import build_server, run_http
 
     if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use stdio or http")
@@ -66,7 +72,8 @@ def web(
         "--allow-remote", help="Allow --host to be a non-loopback address (the UI has no login).")] = False,
 ):
     """Serve the web UI: ranked feed, digest, corpus and feeds for each persona."""
-    from .web.server import check_bind, run
+    # Here, not at the top: starlette, jinja2 and uvicorn load only for the web UI.
+    from ..web.server import check_bind, run
 
     refusal = check_bind(host, allow_remote)
     if refusal:
@@ -81,10 +88,6 @@ def demo(
     db: Annotated[Optional[str], typer.Option("--db", help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
 ):
     """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
-    from . import config
-    from .db import get_db
-    from .demo import run_demo
-
     path = db or str(config.home() / "demo.db")
     database = get_db(path)
     run_demo(database, typer.echo)
@@ -101,9 +104,8 @@ def ingest(
     On the first run of a new database the feeds table is seeded from feeds.toml; after
     that the database is the truth. Exit status 1 only when every fetched feed failed.
     """
-    import sys
-
-    from .ingest.pipeline import run_ingest, seed_feeds
+    # Here, not at the top: httpx and feedparser load only for a command that fetches.
+    from ..ingest.pipeline import run_ingest, seed_feeds
 
     database = run_guarded(open_db, db)
     run_guarded(seed_feeds, database)
@@ -171,9 +173,52 @@ def _progress_bar(enabled: bool):
         yield update
 
 
+tags_app = typer.Typer(help="Topic tags that plugins such as the keyphrase tagger add to items.",
+                       no_args_is_help=True)
+
+
+@tags_app.command("rebuild")
+def tags_rebuild(
+    db: DbOption = None,
+    as_json: JsonOption = False,
+    batch: Annotated[int, typer.Option(min=1, max=512, help="Items per model batch.")] = 32,
+):
+    """Tag every item of the archive again with the tagger plugins (the keyphrase tagger).
+
+    Runs the embedding model over every item once. Resumable: an interrupted rebuild
+    continues where it stopped, here or at the next `hermes ingest`; a second rebuild gives
+    the same tags."""
+    # The ingest stack (and through it the model) loads only when a command needs it.
+    from ..embed import get_embedder
+    from ..ingest.tagging import keyphrase_counts, start_rebuild, tag_pending, taggers_active
+
+    database = run_guarded(open_db, db)
+    try:
+        if not taggers_active():
+            die("no tagger plugin is enabled: nothing would add tags (see `hermes plugins`)")
+        fresh = start_rebuild(database)
+        with _progress_bar(sys.stdout.isatty() and not as_json) as progress:
+            tick = (lambda done, total: progress("tag", done, total)) if progress else None
+            try:
+                done = tag_pending(database, get_embedder(), progress=tick, batch_size=batch)
+            except HermesError as exc:
+                die(f"{exc}; run `hermes tags rebuild` again to continue")
+        counts = keyphrase_counts(database)
+    finally:
+        database.conn.close()
+    message = (f"{'Re-tagged' if fresh else 'Finished an interrupted rebuild:'} {done} items; "
+               f"{counts['items_with_keyphrases']} items carry {counts['distinct_keyphrases']} "
+               "distinct keyphrases. See the topics with `hermes topics`.")
+    if as_json:
+        emit_json({"ok": True, "message": message, "tagged": done, **counts})
+    else:
+        typer.echo(message)
+
+
 def register(app: typer.Typer) -> None:
     """Attach the core commands to ``app``."""
     app.command()(ingest)
+    app.add_typer(tags_app, name="tags")
     app.command()(serve)
     app.command()(web)
     app.command()(demo)

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-from .authors import author_key, key_matches
-from .features import tag_key
-from .hookspecs import hookimpl
+from ..authors import author_key, key_matches
+from ..hookspecs import hookimpl
+from ..ranking.preferences import tag_key, type_key
 
 
 def author_keys_matching(matrix, name: str) -> list[str]:
@@ -45,7 +45,7 @@ def hermes_candidates(db, user, query, matrix):
     if query.tag:
         keep &= matrix.has_key(tag_key(query.tag))
     if query.content_type:
-        keep &= matrix.has_key(f"type:{query.content_type}")
+        keep &= matrix.has_key(type_key(query.content_type))
     if query.author:
         keep &= matrix.has_any_key(author_keys_matching(matrix, query.author))
     if query.text and query.text.split():

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Annotated
 
 import numpy as np
-import typer
 
-from .cli_support import DbOption, JsonOption
-from .hookspecs import hookimpl
+from ..embed import get_embedder
+from ..hookspecs import hookimpl
+from ..ingest.text import embedding_text
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
 VERSION = 4
@@ -113,6 +112,8 @@ _EXCEPTIONS = set("""
 
 
 def _stop_words() -> frozenset[str]:
+    # scikit-learn loads only when a tagger first runs (importing it costs a second, and
+    # `hermes serve` registers this plugin without ever tagging).
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return (frozenset(ENGLISH_STOP_WORDS) - _KEEP) | frozenset(_SCAFFOLD)
@@ -271,57 +272,6 @@ def keyphrases(text: str, vector, tokens, *, k: int = PROPOSALS, embed=None) -> 
 
 @hookimpl
 def hermes_item_tags(item, vector, tokens):
-    from .embed import get_embedder
-    from .ingest.store import embedding_text
-
     text = embedding_text(item.get("title") or "", item.get("summary") or "")
     embed = None if tokens is not None else (lambda phrases: get_embedder().embed(phrases))
     return keyphrases(text, vector, tokens, embed=embed) or None
-
-
-@hookimpl
-def hermes_register_commands(app) -> None:
-    tags = typer.Typer(help="Topic tags: keyphrases found in items' titles and abstracts.",
-                       no_args_is_help=True)
-
-    @tags.command("rebuild")
-    def rebuild(db: DbOption = None, as_json: JsonOption = False,
-                batch: Annotated[int, typer.Option(min=1, max=512, help="Items per model batch.")] = 32):
-        """Tag every item of the archive again (resumable: an interrupted rebuild continues
-        where it stopped; running it twice gives the same tags)."""
-        _rebuild(db, as_json, batch)
-
-    app.add_typer(tags, name="tags")
-
-
-def _rebuild(db_path, as_json: bool, batch: int) -> None:
-    import sys
-
-    from .cli_core import _progress_bar
-    from .cli_support import emit_json, open_db, run_guarded
-    from .embed import get_embedder
-    from .ingest.tagging import start_rebuild, tag_pending, taggers_active
-
-    database = run_guarded(open_db, db_path)
-    try:
-        if not taggers_active():
-            raise typer.BadParameter("no tagger plugin is enabled (see `hermes plugins`)")
-        fresh = start_rebuild(database)
-        with _progress_bar(sys.stdout.isatty() and not as_json) as progress:
-            tick = (lambda done, total: progress("tag", done, total)) if progress else None
-            done = tag_pending(database, get_embedder(), progress=tick, batch_size=batch)
-        kept = database.execute(
-            "SELECT count(*), count(DISTINCT j.value) FROM items, json_each(items.keyphrases) j"
-        ).fetchone()
-        tagged = database.execute("SELECT count(*) FROM items WHERE keyphrases IS NOT NULL "
-                                  "AND keyphrases != '[]'").fetchone()[0]
-    finally:
-        database.conn.close()
-    message = (f"{'Re-tagged' if fresh else 'Finished the interrupted rebuild:'} {done} items; "
-               f"{tagged} items carry {kept[1]} distinct keyphrases ({kept[0]} in all). "
-               "See the topics with `hermes topics`.")
-    if as_json:
-        emit_json({"ok": True, "message": message, "tagged": done, "items_with_keyphrases": tagged,
-                   "distinct_keyphrases": kept[1]})
-    else:
-        typer.echo(message)
