@@ -32,9 +32,12 @@ def corpus(db, add_items):
         {"title": "A journal paper", "guid": "doi:10.1000/xyz.42",
          "url": "https://doi.org/10.1000/xyz.42", "content_type": "paper"},
     ])
-    db.execute("UPDATE items SET author = ? WHERE id = ?",
-               ["Alice Smith, Johannes van der Waals and Bob Jones", paper])
-    db.execute("UPDATE items SET author = ? WHERE id = ?", ["OpenAI", article])
+    # As ingest stores them: the feed's string and the parsed list (hermes.authors).
+    db.execute("UPDATE items SET author = ?, authors = ? WHERE id = ?",
+               ["Alice Smith, Johannes van der Waals and Bob Jones",
+                json.dumps(["Alice Smith", "Johannes van der Waals", "Bob Jones"]), paper])
+    db.execute("UPDATE items SET author = ?, authors = ? WHERE id = ?",
+               ["OpenAI", json.dumps(["OpenAI"]), article])
     cs.record_progress(db, "alice", paper, 1.0)
     cs.add_highlight(db, "alice", article, HARD, note="my comment")
     cs.add_note(db, "alice", article, "Line one\nline two")

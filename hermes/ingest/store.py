@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 import sqlite_utils
 
+from ..authors import parse_authors
 from ..contract import Embedder
-from ..embed import embeds_tokens, to_blob
+from ..embed import to_blob
 from ..records import now_iso
 from ..storage.transactions import write_transaction
-from .tagging import ITEM_SQL, apply_proposals, item_dict, propose, taggers_active
+from .tagging import ITEM_SQL, apply_proposals, embed_for_tags, item_dict, propose, taggers_active
 from .text import embedding_text
 
 ITEM_FIELDS = ("guid", "url", "title", "summary", "author", "authors", "published",
@@ -47,7 +48,10 @@ def insert_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dic
 def _row(item: dict) -> dict:
     row = {f: item.get(f) for f in ITEM_FIELDS}
     row["tags"] = json.dumps(list(item.get("tags") or []), ensure_ascii=False)
-    row["authors"] = json.dumps(list(item.get("authors") or []), ensure_ascii=False)
+    # Every way in (feeds, saved papers, pages) stores the list; a caller with only the one
+    # string gets it parsed here.
+    authors = item.get("authors") or parse_authors(item.get("author") or "")
+    row["authors"] = json.dumps(list(authors), ensure_ascii=False)
     row["title"] = row["title"] or ""
     row["summary"] = row["summary"] or ""
     row["content_type"] = row["content_type"] or "article"
@@ -140,11 +144,7 @@ def embed_pending(
             return done
         items = [item_dict(r) for r in rows]
         texts = [embedding_text(i["title"], i["summary"]) for i in items]
-        tokens = None
-        if tagging and embeds_tokens(embedder):
-            vecs, tokens = embedder.embed_tokens(texts)
-        else:
-            vecs = embedder.embed(texts)
+        vecs, tokens = embed_for_tags(embedder, texts, tag=tagging)
         proposals = propose(items, vecs, tokens) if tagging else {}
         with write_transaction(db):
             store_embeddings(db, embedder.name, [i["id"] for i in items], vecs)

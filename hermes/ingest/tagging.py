@@ -66,6 +66,15 @@ def propose(items: list[dict], vectors, tokens) -> dict[int, dict[str, float]]:
     return out
 
 
+def embed_for_tags(embedder, texts: list[str], *, tag: bool = True):
+    """``(vectors, tokens)`` of ``texts``: the token vectors come from the same model pass
+    when tagging is on and the embedder offers them (:func:`hermes.embed.embeds_tokens`),
+    else ``tokens`` is ``None``."""
+    if tag and taggers_active() and embeds_tokens(embedder):
+        return embedder.embed_tokens(texts)
+    return embedder.embed(texts), None
+
+
 def _recurring(db, tags) -> set[str]:
     tags = list(tags)
     found: set[str] = set()
@@ -233,10 +242,10 @@ def propose_for(embedder, items: list[dict], blobs=None) -> dict[int, dict[str, 
     texts = [embedding_text(i["title"], i["summary"]) for i in items]
     if embeds_tokens(embedder):
         vectors, tokens = embedder.embed_tokens(texts)
+    elif blobs is not None and all(blobs):
+        vectors, tokens = np.stack([from_blob(b) for b in blobs]), None
     else:
-        tokens = None
-        vectors = (np.stack([from_blob(b) for b in blobs]) if blobs is not None and all(blobs)
-                   else embedder.embed(texts))
+        vectors, tokens = embedder.embed(texts), None
     return propose(items, vectors, tokens)
 
 
@@ -251,5 +260,6 @@ def keyphrase_counts(db: sqlite_utils.Database) -> dict:
             "untagged": untagged}
 
 
-__all__ = ["MAX_PER_ITEM", "MIN_ITEMS", "apply_proposals", "keyphrase_counts", "pending_count",
+__all__ = ["MAX_PER_ITEM", "MIN_ITEMS", "apply_proposals", "embed_for_tags", "keyphrase_counts",
+           "pending_count",
            "propose", "propose_for", "refresh", "start_rebuild", "tag_pending", "taggers_active"]

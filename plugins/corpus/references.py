@@ -15,6 +15,7 @@ import re
 
 import sqlite_utils
 
+from hermes.authors import parse_stored
 from hermes.errors import InvalidInput
 
 from .membership import FACETS, revision_state
@@ -60,19 +61,6 @@ def citation_key(arxiv: str | None, doi: str | None, guid: str) -> str:
     return "hermes-" + hashlib.sha256(guid.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def split_authors(text: str | None) -> list[str]:
-    """The stored author string as a list of names ("A. Smith, B. Jones and C. Wu").
-
-    Feeds give one string; ``;`` separates names when present (then a comma may sit inside
-    a name: "Smith, Alice; Jones, Bob"), otherwise commas and "and" do.
-    """
-    text = " ".join((text or "").split())
-    if not text:
-        return []
-    parts = text.split(";") if ";" in text else re.split(r",|\band\b|&", text)
-    return [p.strip() for p in parts if p.strip()]
-
-
 def person(name: str) -> dict:
     """A name as CSL-JSON parts: ``{given, family}`` (with ``non-dropping-particle`` for
     "van der"), or ``{literal}`` for a one-word name (an organisation, a pseudonym)."""
@@ -104,7 +92,7 @@ def inverted(name: str) -> str:
 
 _SQL = """
     SELECT m.item_id, m.facet, m.revision, m.added,
-           i.guid, i.url, coalesce(i.title, ''), coalesce(i.summary, ''), i.author, i.published,
+           i.guid, i.url, coalesce(i.title, ''), coalesce(i.summary, ''), i.authors, i.published,
            coalesce(i.content_type, 'article'), coalesce(i.tags, '[]'), i.arxiv_id,
            coalesce(p.max_fraction, 0), coalesce(p.opens, 0), p.first_seen, p.last_seen,
            EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id)
@@ -167,7 +155,7 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
         out.append({
             "item_id": item_id, "key": keys[item_id],
             "facet": facet, "revision": revision, "added": added,
-            "title": title or url or f"item {item_id}", "authors": split_authors(author),
+            "title": title or url or f"item {item_id}", "authors": parse_stored(author),
             "published": published, "year": (published or "")[:4] or None, "url": url,
             "arxiv": arxiv, "doi": doi, "abstract": summary, "content_type": ctype,
             "tags": json.loads(tags), "strength": score, "favorited": bool(fav),

@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.embed import get_embedder
-from hermes.ingest.pipeline import add_plugin_tags
 from hermes.ingest.store import embedding_text, insert_items, store_embeddings
+from hermes.ingest.tagging import apply_proposals, embed_for_tags, propose
 from hermes.records import require_user
 from hermes.storage.transactions import write_transaction
 
@@ -38,8 +38,9 @@ def existing_item(db: sqlite_utils.Database, ref: Ref) -> int | None:
 
 
 def _embed(item: dict, embedder):
+    """``(vectors, tokens)``: tokens for the tagger plugins from the same model pass."""
     try:
-        return embedder.embed([embedding_text(item["title"], item["summary"])])
+        return embed_for_tags(embedder, [embedding_text(item["title"], item["summary"])])
     except Exception as exc:  # the model failing to load or run: say so, store nothing
         raise LookupFailed(f"could not embed {item['title'][:80]!r} ({type(exc).__name__}: "
                            f"{exc}); nothing was stored") from exc
@@ -61,9 +62,8 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
         cfg = corpus_settings()
         item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver,
                       allow_private=allow_private)
-        add_plugin_tags([item])
         embedder = embedder or get_embedder()
-        vectors = _embed(item, embedder)
+        vectors, tokens = _embed(item, embedder)
         with write_transaction(db):
             # Another process may have stored the same item since we looked: then the
             # insert is skipped and that item is the one marked saved.
@@ -71,6 +71,10 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
             if new:
                 store_embeddings(db, embedder.name, new, vectors)
                 item_id, created = new[0], True
+                # Tagged like an ingested item, in the same transaction (the tagger
+                # plugins' proposals, kept where they recur).
+                apply_proposals(db, propose([{**item, "id": item_id}], vectors, tokens),
+                                fresh={item_id})
             else:
                 item_id = existing_item(db, ref) or db.execute(
                     "SELECT id FROM items WHERE guid = ?", [item["guid"]]).fetchone()[0]
