@@ -14,7 +14,8 @@ the real all-MiniLM-L6-v2 (vectors cached in benchmarks/.cache/). Three variants
 categories as item tags, no tags at all (blogs, podcasts, feeds without categories), and
 the built-in keyphrase tagger's tags only (``hermes-keyphrases``: proposals from the model's
 token vectors, cached in benchmarks/.cache/keyphrases.json, kept by the core's recurrence
-rule exactly as ingest keeps them).
+rule exactly as ingest keeps them), and categories plus keyphrases (``hermes-both``: what
+ingest stores for a categorised listing).
 The anchors run here with scikit-learn (benchmarks/quality_anchors.py).
 
 ``--set module.NAME=value`` overrides a tuning constant of hermes (e.g.
@@ -62,11 +63,11 @@ class HermesSystem:
             "guid": f"arxiv:{p.arxiv_id}", "arxiv_id": p.arxiv_id, "title": p.title,
             "summary": p.abstract, "url": f"https://arxiv.org/abs/{p.arxiv_id}",
             "published": "2007-04-02T00:00:00+00:00", "content_type": "paper",
-            "tags": list(p.categories) if tags == "categories" else [],
+            "tags": list(p.categories) if tags in ("categories", "both") else [],
         } for p in papers]
         ids = insert_items(self.db, feed_id, rows)
         embed_pending(self.db, embedder, tag=False)
-        if tags == "keyphrases":
+        if tags in ("keyphrases", "both"):
             tag_with_keyphrases(self.db, ids, embedder)
         self.item_of = {p.index: i for p, i in zip(papers, ids)}
         self.paper_of = {i: p.index for p, i in zip(papers, ids)}
@@ -145,7 +146,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="9 single-topic + 9 pair personas")
     ap.add_argument("--systems",
-                    default="hermes-tags,hermes-notags,hermes-keyphrases," + ",".join(ANCHORS))
+                    default="hermes-tags,hermes-both,hermes-notags,hermes-keyphrases,"
+                    + ",".join(ANCHORS))
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE")
     ap.add_argument("--write", action="store_true", help="update benchmarks/results/ranking.md")
     args = ap.parse_args(argv)
@@ -175,7 +177,8 @@ def main(argv=None) -> int:
     systems = {}
     for name in names:
         if name.startswith("hermes-"):
-            kind = {"hermes-tags": "categories", "hermes-keyphrases": "keyphrases"}.get(name, "none")
+            kind = {"hermes-tags": "categories", "hermes-keyphrases": "keyphrases",
+                    "hermes-both": "both"}.get(name, "none")
             systems[name] = HermesSystem(Path(tmp.name), papers, embedder, tags=kind)
         else:
             corpus = systems.get("_corpus") or Corpus([p.text for p in papers], vectors,
@@ -212,6 +215,7 @@ LABELS = {
     "hermes-tags": "**hermes**, arXiv categories as tags",
     "hermes-notags": "**hermes**, no tags",
     "hermes-keyphrases": "**hermes**, keyphrase tags only (built-in tagger)",
+    "hermes-both": "**hermes**, arXiv categories and keyphrases (what ingest stores)",
     "random": "random",
     "tfidf": "TF-IDF cosine to the interests text",
     "arxiv-sanity": "arxiv-sanity-lite style (TF-IDF + LinearSVC)",

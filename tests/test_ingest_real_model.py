@@ -49,3 +49,23 @@ def test_bf16_autocast_matches_fp32(monkeypatch):
     monkeypatch.setenv("HERMES_EMBED_BF16", "1")
     bf16 = embedder.embed(texts)
     assert (fp32 * bf16).sum(axis=1).min() > 0.999
+
+
+@pytest.mark.slow
+def test_token_vectors_come_from_the_same_pass_and_name_the_topic():
+    """embed_tokens gives embed's vectors plus per-token vectors whose spans index the text,
+    and the keyphrase tagger finds what an abstract is about from them."""
+    from hermes.builtins.default_keyphrases import keyphrases
+
+    text = ("Dusty star-forming galaxies at high redshift. We observe dusty star-forming "
+            "galaxies behind a lensing cluster with ALMA and measure their dust masses.")
+    embedder = MiniLMEmbedder()
+    vectors, tokens = embedder.embed_tokens([text, "  padded short text"])
+    assert (vectors * embedder.embed([text, "  padded short text"])).sum(axis=1).min() > 0.999
+    first = tokens[0]
+    assert first.vectors.shape[1] == 384 and len(first.vectors) == len(first.spans)
+    words = [text[a:b] for a, b in first.spans.tolist()]
+    assert words[:3] == ["Dusty", "star", "-"]  # spans of the word pieces in the text
+    assert tokens[1].spans[0].tolist() == [2, 8]  # offsets into the caller's text
+    found = keyphrases(text, vectors[0], first)
+    assert any("star-forming galaxy" in phrase for phrase in found), found

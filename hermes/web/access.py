@@ -103,7 +103,7 @@ def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
 #: How a ranking component reads in the fallback reason (when explaining the item failed).
 COMPONENT_PHRASES = {
     "profile": "close to the interests text",
-    "preference": "tags or sources liked before",
+    "preference": "tags, authors or sources liked before",
     "classifier": "resembles liked items",
 }
 _LONG_REASON = re.compile(r"^Ranks \d+ of \d+: it (?P<why>.+?)\.(?: \((?P<learned>[^()]*)\))?$", re.S)

@@ -46,7 +46,7 @@ COMMUNITIES_EMPTY = {"communities": [], "n_communities": 0, "n_tags": 0, "n_node
 #: How a ranking component reads in a one-line reason.
 COMPONENT_PHRASES = {
     "profile": "close to the interests text",
-    "preference": "tags or sources liked before",
+    "preference": "tags, authors or sources liked before",
     "classifier": "resembles liked items",
 }
 

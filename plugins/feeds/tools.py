@@ -65,7 +65,7 @@ def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
 #: What the built-in components mean, for the one-line reasons (plugins' own names are shown as is).
 COMPONENT_LABELS = {
     "profile": "matches the interests text",
-    "preference": "tags/sources you liked",
+    "preference": "tags/authors/sources you liked",
     "classifier": "resembles items you liked",
     "affinity": "close to items you liked",
 }
