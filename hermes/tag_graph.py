@@ -38,7 +38,7 @@ from .tags import normalize_tag
 log = logging.getLogger(__name__)
 
 #: Bump when the graph construction changes: old persisted graphs are then ignored.
-VERSION = 3
+VERSION = 4
 #: tags named in a community's label
 LABEL_TAGS = 3
 _CODE = re.compile(r"[a-z]{1,8}(?:-[a-z]{1,5})?\.[a-z-]{1,8}")
@@ -57,16 +57,23 @@ def is_code(tag: str) -> bool:
 
 def label_of(names: list[str], most: int = LABEL_TAGS) -> str:
     """A readable name from a community's display names (most central first): up to
-    ``most`` of them joined by " · ", phrases before codes, none that repeats another."""
+    ``most`` of them joined by " · ", phrases before codes; of two names where one contains
+    the other ("quantum key", "quantum key distribution") the longer one, in the place of
+    the more central."""
     readable = [n for n in names if not is_code(n.casefold())]
     chosen: list[str] = []
     for name in readable + [n for n in names if n not in readable]:
-        low = name.casefold()
-        if any(low in c.casefold() or c.casefold() in low for c in chosen):
-            continue
-        chosen.append(name)
         if len(chosen) == most:
             break
+        low = name.casefold()
+        if any(low in c.casefold() for c in chosen):
+            continue
+        inside = [k for k, c in enumerate(chosen) if c.casefold() in low]
+        if inside:
+            chosen[inside[0]] = name
+            chosen = [c for k, c in enumerate(chosen) if k not in inside[1:]]
+        else:
+            chosen.append(name)
     return " · ".join(chosen)
 
 

@@ -16,7 +16,9 @@ META = ("Published:", "Updated:", "Comments:", "PDF:", "arxiv.org/pdf")
 
 
 def bridge_items():
-    return parse_feed((FIXTURES / "arxiv-api-bridge.xml").read_bytes(), url="https://e.org/bridge").items
+    feed = parse_feed((FIXTURES / "arxiv-api-bridge.xml").read_bytes(), url="https://e.org/bridge")
+    assert feed.warning is None  # well-formed, as a real bridge's output is
+    return feed.items
 
 
 def test_bridge_summary_starts_at_the_abstract_and_authors_go_to_the_list():

@@ -62,7 +62,9 @@ def test_key_is_the_most_central_tag_ties_by_name_and_the_label_names_three(db, 
 
 def test_labels_are_readable_phrases_not_codes_or_repeats():
     assert tag_graph.label_of(["astro-ph.ga", "galaxy", "star formation", "galaxy cluster",
-                        "reionization"]) == "galaxy · star formation · reionization"
+                               "reionization"]) == "galaxy cluster · star formation · reionization"
+    assert tag_graph.label_of(["quantum key", "quantum key distribution", "bb84"]) == \
+        "quantum key distribution · bb84"
     assert tag_graph.label_of(["hep-ph", "hep-th", "hep-lat", "hep-ex"]) == "hep-ph · hep-th · hep-lat"
     assert tag_graph.label_of(["dark matter"]) == "dark matter"
     assert tag_graph.is_code("cs.lg") and tag_graph.is_code("cond-mat.str-el") and not tag_graph.is_code("x-ray")

@@ -23,7 +23,7 @@ def clean(text, width: int | None = None) -> str:
 
 
 def _item_lines(item: dict) -> list[str]:
-    date = (item.get("published") or "date unknown")[:12]
+    date = (item.get("published") or "")[:10] or "date unknown"
     meta = ", ".join(clean(x) for x in (item.get("source"), date) if x)
     lines = [f"  {item['rank']:>3}. {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
     lines.append(typer.style(f"       why: {clean(item.get('reason'), 160)}", dim=True))

@@ -146,7 +146,7 @@ def preview(
         typer.echo(f"warning: {parsed['warning']}")
     for e in entries:
         typer.echo(f"  - {e['title']}")
-        meta = " · ".join(filter(None, [(e["published"] or "date unknown")[:12], e["content_type"], e["url"]]))
+        meta = " · ".join(filter(None, [(e["published"] or "")[:10] or "date unknown", e["content_type"], e["url"]]))
         typer.echo(f"    {meta}")
 
 
@@ -235,7 +235,7 @@ def feed(
     for item in result["items"]:
         head = f"{item['rank']:>3}. [{item['id']}] {item['title']}"
         typer.echo(_style(head, bold=True))
-        meta = " · ".join(filter(None, [item["source"] or "removed feed", (item["published"] or "date unknown")[:12],
+        meta = " · ".join(filter(None, [item["source"] or "removed feed", (item["published"] or "")[:10] or "date unknown",
                                         item["content_type"], f"score {item['score']:+.2f}"]))
         typer.echo(f"     {meta}")
         typer.echo(f"     why: {item['reason']}")
