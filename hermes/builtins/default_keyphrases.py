@@ -3,8 +3,7 @@
 KeyBERT-style (Grootendorst's KeyBERT; EmbedRank): candidate phrases are the 1–3 word runs
 of an item's title and abstract that no stop word (scikit-learn's English list, plus the
 scaffolding words of abstracts) or punctuation interrupts, each scored by its cosine to the
-item's own embedding,
-and a diverse best dozen chosen by maximal marginal relevance. The phrase vectors come from
+item's own embedding, and a diverse best twenty chosen by maximal marginal relevance. The phrase vectors come from
 the model pass that embedded the item — the mean of the contextual vectors of the tokens the
 phrase covers — so tagging costs no second model run; an embedder without token vectors
 gets the phrases embedded directly (slower).
@@ -26,9 +25,9 @@ from ..hookspecs import hookimpl
 from ..ingest.text import embedding_text
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
-VERSION = 4
+VERSION = 5
 #: proposals per item (the core keeps the recurring best six of them)
-PROPOSALS = 12
+PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
 DIVERSITY_LAMBDA = 0.75
 #: a proposal's cosine may trail the best one's by at most this much
