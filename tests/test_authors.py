@@ -123,3 +123,18 @@ def test_the_web_feed_links_authors_and_filters_by_them(db, db_path, papers):
     assert only.status_code == 200 and "Only items by L. Furtak" in only.text
     assert "Cluster lens three" in only.text and "Cluster lens four" not in only.text
     assert "Cluster lens six" not in only.text  # M. Furtak
+
+
+def test_the_corpus_entity_view_lists_authors(db, papers):
+    import hermes_corpus.tools as cs
+
+    ids, _ = papers
+    for item_id in ids[:3]:
+        cs.record_progress(db, "astro", item_id, 1.0)
+    result = cs.corpus_entities(db, "astro", limit=50)
+    assert result["ok"], result["message"]
+    people = {e["entity"]: e for e in result["entities"] if e["kind"] == "author"}
+    # Three spellings of one person are one entity, named as first seen.
+    furtak = [e for name, e in people.items() if name.endswith("Furtak")]
+    assert len(furtak) == 1 and furtak[0]["item_count"] == 3
+    assert {"Adi Zitrin", "Hakim Atek"} <= set(people)

@@ -315,10 +315,10 @@ def view_corpus_entities(db, user, limit=20):
 def corpus_entities(
     db,
     user: User,
-    limit: Annotated[int, Field(ge=1, le=200, description="Maximum topics to return.")] = 20,
+    limit: Annotated[int, Field(ge=1, le=200, description="Maximum entities to return.")] = 20,
 ) -> dict:
-    """The topics (tags) of a persona's experienced items, each with its items and when the
-    persona first and last read about it; most items first."""
+    """The tags, topics and authors of a persona's experienced items, each with its items and
+    when the persona first and last read about it; most items first."""
     return _guard("corpus_entities", view_corpus_entities, db, user, limit)
 
 
