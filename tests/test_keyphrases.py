@@ -199,7 +199,7 @@ def test_tagged_items_reach_the_ranking_matrix_and_the_explanation(db, tmp_path)
     matrix = get_matrix(db, get_embedder().name, get_embedder().dimension)
     item_id, kps = next((i, json.loads(k)) for i, k in db.execute("SELECT id, keyphrases FROM items")
                         if json.loads(k))
-    assert matrix.has_key(f"tag:{kps[0]}")[matrix.rows_of([item_id])[0]]
+    assert matrix.has_key(f"topic:{kps[0]}")[matrix.rows_of([item_id])[0]]  # a topic key
     user = create_user(db, "astro", "star formation")
     peers = [i for (i,) in db.execute(
         "SELECT item_id FROM item_tag_proposals WHERE tag = ? AND item_id != ?", [kps[0], item_id])]

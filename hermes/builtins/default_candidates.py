@@ -13,7 +13,7 @@ import numpy as np
 
 from ..authors import author_key, key_matches
 from ..hookspecs import hookimpl
-from ..ranking.preferences import tag_key, type_key
+from ..ranking.preferences import tag_key, topic_key, type_key
 
 
 def author_keys_matching(matrix, name: str) -> list[str]:
@@ -43,7 +43,7 @@ def hermes_candidates(db, user, query, matrix):
     if query.item_ids is not None:
         keep &= np.isin(matrix.ids, np.array(query.item_ids, dtype=np.int64))
     if query.tag:
-        keep &= matrix.has_key(tag_key(query.tag))
+        keep &= matrix.has_key(tag_key(query.tag)) | matrix.has_key(topic_key(query.tag))
     if query.content_type:
         keep &= matrix.has_key(type_key(query.content_type))
     if query.author:

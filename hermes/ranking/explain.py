@@ -23,7 +23,6 @@ from ..embed import get_embedder
 from ..errors import InvalidInput
 from ..records import item_rows, now_iso, user_clicks
 from ..storage.transactions import write_transaction
-from ..tags import normalize_tag
 from ..text import clip
 from .interests import interest_clauses, interests_vectors
 from .matrix import get_matrix
@@ -162,11 +161,10 @@ def _matched_tags(db, user, item) -> list[dict]:
     """The item's keys the persona has clicked before, strongest first. ``kind`` is
     ``tag`` (a feed category), ``topic`` (a keyphrase), ``type``, ``source`` or ``author``."""
     stats = key_stats(db, user["id"])
-    keyphrases = {normalize_tag(k) for k in item.get("keyphrases") or []}
     people = {f"author:{author_key(n)}": n for n in item.get("authors") or []}
     out = []
     for key in item_keys(item.get("tags") or [], item.get("content_type"), item.get("feed_id"),
-                         item.get("authors") or []):
+                         item.get("authors") or [], item.get("keyphrases") or []):
         if key in stats:
             kind, value = split_key(key)
             label = value
@@ -174,8 +172,6 @@ def _matched_tags(db, user, item) -> list[dict]:
                 label = item.get("source") or value
             elif kind == "author":
                 label = surname(people.get(key, value))
-            elif kind == "tag" and value in keyphrases:
-                kind = "topic"
             s = stats[key]
             out.append({"key": key, "kind": kind, "label": label, "score": round(s["score"], 3),
                         "likes": s["likes"], "dislikes": s["dislikes"]})
@@ -233,7 +229,9 @@ def _reason(p: dict) -> str:
             near = p["nearest_liked"][0]
             parts.append(f"is close to \"{_clip(near['title'])}\", which you liked")
         elif name == "preference":
-            parts.append(_preference_reason(p["matched_tags"]))
+            parts.append(_preference_reason([t for t in p["matched_tags"] if t["kind"] != "topic"]))
+        elif name == "topics":
+            parts.append(_preference_reason([t for t in p["matched_tags"] if t["kind"] == "topic"]))
         elif name == "classifier":
             parts.append("resembles what you liked more than what you disliked")
         else:

@@ -7,7 +7,7 @@ process starts from the on-disk snapshot (:mod:`hermes.ranking.matrix_store`) wh
 then reads only what is newer.
 
 Next to each vector the matrix keeps the item's preference keys (tags, content type,
-source, authors; see :mod:`hermes.ranking.preferences`) as flat (row, key column) pairs, so scoring never goes
+source, authors, keyphrase topics; see :mod:`hermes.ranking.preferences`) as flat (row, key column) pairs, so scoring never goes
 back to SQLite row by row. Keys are read when an item's embedding is written; an item whose
 tags change later is re-read when it is re-embedded.
 """
@@ -297,7 +297,7 @@ def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
     # which no recency window, however wide, contains.
     cursor = db.execute(
         f"""SELECT id, embedding, CAST(strftime('%s', published) AS REAL),
-                   content_type, feed_id, tags, embed_seq, authors
+                   content_type, feed_id, tags, embed_seq, authors, keyphrases
             FROM items
             WHERE {seq} > ? AND {seq} <= ? AND embedding_model = ?
             {"" if fresh else "ORDER BY embed_seq"}""",
@@ -331,9 +331,9 @@ def _absorb_chunk(matrix: Matrix, rows: list, memo: dict, fresh: bool) -> None:
         if r[4] is not None:
             keys.append(source_key(r[4]))
         if r[5] and r[5] != "[]":
-            tags = parsed.get(r[5])
+            tags = parsed.get((r[5], r[8]))
             if tags is None:
-                tags = parsed[r[5]] = _tag_keys(r[5], memo)
+                tags = parsed[(r[5], r[8])] = _topics(_tag_keys(r[5], memo), r[8])
             keys.extend(tags)
         if r[7] and r[7] != "[]":
             keys.extend(_author_keys(r[7], memo))
@@ -355,6 +355,14 @@ def _tag_keys(raw: str, memo: dict) -> list[str]:
         if key and key not in keys:
             keys.append(key)
     return keys
+
+
+def _topics(keys: list[str], keyphrases: str | None) -> list[str]:
+    """``keys`` with the keyphrases' ``tag:`` keys turned into ``topic:`` keys."""
+    if not keyphrases or keyphrases == "[]":
+        return keys
+    derived = {tag_key(k) for k in parse_tags(keyphrases)}
+    return ["topic:" + k[4:] if k in derived else k for k in keys]
 
 
 def _author_keys(raw: str, memo: dict) -> list[str]:

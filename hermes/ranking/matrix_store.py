@@ -27,8 +27,8 @@ log = logging.getLogger(__name__)
 #: write a snapshot after a load that read at least this many rows from SQLite
 MIN_ROWS = 20_000
 #: v2: tag keys use hermes.tags.normalize_tag (whitespace collapsed, case-folded)
-#: v3: author keys next to the tags
-VERSION = 3
+#: v3: author keys next to the tags; keyphrases as topic keys
+VERSION = 4
 
 
 def snapshot_path(db_path: str, model: str) -> Path | None:

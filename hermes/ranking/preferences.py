@@ -1,9 +1,11 @@
 """Per-key like / dislike statistics (tags, content types, sources, authors) for a persona.
 
-An item's keys are ``tag:<normalised tag>``, ``type:<content type>``, ``source:<feed id>``
-and ``author:<surname, initial>`` (:func:`hermes.authors.author_key`, for the first
-:data:`hermes.authors.MAX_KEYED` authors) — written only by the ``*_key`` functions here
-and taken apart only by :func:`split_key`. :func:`key_stats` is what the persona tools show
+An item's keys are ``tag:<normalised tag>`` for the feed's own categories,
+``topic:<keyphrase>`` for tags a tagger plugin added (``items.keyphrases``),
+``type:<content type>``, ``source:<feed id>`` and ``author:<surname, initial>``
+(:func:`hermes.authors.author_key`, for the first :data:`hermes.authors.MAX_KEYED`
+authors) — written only by the ``*_key`` functions here and taken apart only by
+:func:`split_key`. :func:`key_stats` is what the persona tools show
 and what the ``preference`` scorer (:mod:`hermes.builtins.scorers`) ranks with.
 """
 
@@ -19,7 +21,7 @@ from ..tags import normalize_tag, parse_tags
 #: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.
 PRIOR = 2.0
 #: key families, by the prefix of their key strings
-FAMILIES = ("tag:", "type:", "source:", "author:")
+FAMILIES = ("tag:", "type:", "source:", "author:", "topic:")
 
 
 def tag_key(tag) -> str:
@@ -27,6 +29,12 @@ def tag_key(tag) -> str:
     non-text tag."""
     key = normalize_tag(tag)
     return f"tag:{key}" if key else ""
+
+
+def topic_key(tag) -> str:
+    """``topic:<keyphrase>`` normalised like a tag, or ``""``."""
+    key = normalize_tag(tag)
+    return f"topic:{key}" if key else ""
 
 
 def type_key(content_type: str) -> str:
@@ -50,8 +58,11 @@ def author_keys(names: list[str]) -> list[str]:
 
 
 def item_keys(tags: list[str], content_type: str | None, feed_id: int | None,
-              authors: list[str] | None = None) -> list[str]:
-    keys = [k for k in dict.fromkeys(tag_key(t) for t in tags or []) if k]
+              authors: list[str] | None = None, keyphrases: list[str] | None = None) -> list[str]:
+    """The item's keys; those of its ``tags`` that are ``keyphrases`` become ``topic:`` keys."""
+    derived = {normalize_tag(k) for k in keyphrases or []}
+    keys = [k for k in dict.fromkeys(
+        topic_key(t) if normalize_tag(t) in derived else tag_key(t) for t in tags or []) if k]
     if content_type:
         keys.append(type_key(content_type))
     if feed_id is not None:
@@ -64,12 +75,13 @@ def key_stats(db: sqlite_utils.Database, user_id: int) -> dict[str, dict]:
     """``{key: {"likes", "dislikes", "score"}}`` with score = (l − d) / (l + d + PRIOR)."""
     stats: dict[str, dict] = defaultdict(lambda: {"likes": 0, "dislikes": 0})
     rows = db.execute(
-        """SELECT c.label, i.tags, i.content_type, i.feed_id, i.authors
+        """SELECT c.label, i.tags, i.content_type, i.feed_id, i.authors, i.keyphrases
            FROM clicks c JOIN items i ON i.id = c.item_id WHERE c.user_id = ?""",
         [user_id],
     )
-    for label, tags, ctype, feed_id, authors in rows:
-        for key in item_keys(parse_tags(tags), ctype, feed_id, parse_stored(authors)):
+    for label, tags, ctype, feed_id, authors, keyphrases in rows:
+        for key in item_keys(parse_tags(tags), ctype, feed_id, parse_stored(authors),
+                             parse_tags(keyphrases)):
             stats[key]["likes" if label == "like" else "dislikes"] += 1
     for s in stats.values():
         s["score"] = key_score(s["likes"], s["dislikes"])
