@@ -92,7 +92,7 @@ def liked_tags(db, user_id: int) -> dict[str, float]:
     return {
         norm_tag(split_key(key)[1]): stats["score"]
         for key, stats in key_stats(db, user_id).items()
-        if split_key(key)[0] == "tag" and stats["score"] != 0
+        if split_key(key)[0] in ("tag", "topic") and stats["score"] != 0
     }
 
 

@@ -22,11 +22,13 @@ TOP = 10
 
 
 def _entries(stats: dict, family: str, *, liked: bool, top: int = TOP) -> list[dict]:
-    """The keys of one family (``tag``, ``type``, ``source``) the persona liked (or disliked)."""
+    """The keys of one family (``tag`` — feed categories and keyphrase topics alike —,
+    ``type``, ``source``) the persona liked (or disliked)."""
+    families = ("tag", "topic") if family == "tag" else (family,)
     picked = [
         (split_key(key)[1], s)
         for key, s in stats.items()
-        if split_key(key)[0] == family and ((s["score"] > 0) if liked else (s["score"] < 0))
+        if split_key(key)[0] in families and ((s["score"] > 0) if liked else (s["score"] < 0))
     ]
     picked.sort(key=lambda kv: (-abs(kv[1]["score"]), -(kv[1]["likes"] + kv[1]["dislikes"]), kv[0]))
     return [
