@@ -130,7 +130,9 @@ def hermes_item_tags(
         nothing in the topic graph and teaches the ranking nothing — and at most the six
         best per item; a tag equal to one of the feed's categories stays a category (the
         categories win). What is kept is stored in ``items.tags`` and marked in
-        ``items.keyphrases``, so explanations can call it a topic.
+        ``items.keyphrases``: it names the digest's topics, search finds it and explanations
+        list it as a topic; the ranking's preference scorer does not count it (measured:
+        tags read from an item's own text only added noise to what the embedding knows).
     """
 
 

@@ -234,3 +234,25 @@ def test_the_digest_of_an_uncategorised_arxiv_listing_is_grouped_into_named_topi
     labels = [t["label"] for t in result["topics"]]
     assert all(" · " in label for label in labels[:3])  # named by phrases, not one raw tag
     assert kg_communities(db)["communities"][0]["label"].count(" · ") == 2
+
+
+def test_keyphrase_topics_do_not_move_the_ranking(db, tmp_path):
+    """Measured on the ranking benchmark, counting keyphrases only lowered quality: the
+    preference scorer leaves the topic keys out, so a ranking with them equals one without."""
+    from hermes.contract import CandidateQuery
+    from hermes.ranking.rank import rank
+    from hermes.records import create_user
+    from hermes.storage.signals import record_click
+
+    ingest_bridge(db, tmp_path)
+    user = create_user(db, "astro", "star formation in galaxies")
+    tagged = [i for i, k in db.execute("SELECT id, keyphrases FROM items") if json.loads(k)]
+    record_click(db, user["id"], tagged[0], True, "agent")
+    record_click(db, user["id"], tagged[1], False, "agent")
+    query = CandidateQuery(since_days=None)
+    with_topics = rank(db, user, query)
+    seq = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0]
+    db.execute("UPDATE items SET tags = '[]', keyphrases = '[]', embed_seq = ? + id", [seq])
+    without = rank(db, user, query)
+    assert with_topics.item_ids.tolist() == without.item_ids.tolist()
+    assert np.allclose(with_topics.scores, without.scores)

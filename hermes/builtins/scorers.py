@@ -10,11 +10,10 @@ Written interests (role ``profile``):
 Learned from clicks (role ``behaviour``):
 
 - ``preference``: per-tag / type / source / author like–dislike statistics, active from
-  click 1.
-- ``topics``: the same statistics over the keyphrases a tagger added (``topic:`` keys), with
-  a small weight: they are read from the item's own text, which the embedding components
-  already see, so on their own they add little and a near-miss dislike costs them much
-  (:data:`TOPIC_WEIGHT`, chosen on the benchmark).
+  click 1. The keyphrases a tagger added (``topic:`` keys) are left out: they are read from
+  the item's own text, which ``affinity`` and the classifier already see, and on the
+  benchmark every weight given to them lowered nDCG@10 (BENCHMARKS.md, "Keyphrases and the
+  ranking"). They still name topics, explain and filter.
 - ``affinity``: closeness to the items the persona liked — learns from likes alone.
 - ``classifier``: logistic regression over the embeddings of clicked items, with a sample of
   unclicked items as down-weighted negatives. Active only once both a like and a dislike
@@ -54,8 +53,6 @@ SOFT_NEGATIVES = 50
 SOFT_WEIGHT = 0.1
 #: the classifier's share of the behaviour role is n / (n + this), n = explicit clicks
 CLASSIFIER_SHRINK = 10.0
-#: the ``topics`` component's weight inside the behaviour role (preference's is 1)
-TOPIC_WEIGHT = 0.2
 
 
 @hookimpl
@@ -76,7 +73,7 @@ def hermes_score(db, user, item_ids, vectors, context):
         comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
                                detail=fitted["detail"]))
     if clicks:
-        comps.extend(preference(db, user, scope, clicks))
+        comps.append(preference(db, user, scope, clicks))
         if liked:
             # affinity hands over to the classifier as the classifier's evidence grows
             comps.append(Component("affinity", "behaviour", behaviour[:, 1],
@@ -165,28 +162,24 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     return Component("profile", "profile", mixed, detail=detail)
 
 
-def preference(db, user, scope: Scope, clicks) -> list[Component]:
-    """``preference`` and ``topics``. Per family of keys (tags, type, source, author; topics
-    apart), the mean evidence over the item's keys of that family (a tag never clicked
-    counts 0, so one liked tag among many weighs less); the families add up. Adding (not
-    averaging) across families keeps a key found on every item — the only feed, the only
-    content type — a constant that standardises away instead of diluting the tags that
-    discriminate."""
+def preference(db, user, scope: Scope, clicks) -> Component:
+    """Per family of keys (tags, type, source, author), the mean evidence over the item's
+    keys of that family (a tag never clicked counts 0, so one liked tag among many weighs
+    less); the families add up. Adding (not averaging) across families keeps a key found on
+    every item — the only feed, the only content type — a constant that standardises away
+    instead of diluting the tags that discriminate. Keyphrase topics are not counted (see
+    the module docstring)."""
     matrix = scope.matrix
     stats = key_stats(db, user["id"])
-    declared = np.zeros(len(matrix.key_index))
-    derived = np.zeros(len(matrix.key_index))
+    column = np.zeros(len(matrix.key_index))
     for key, s in stats.items():
         index = matrix.key_index.get(key)
-        if index is not None:
-            (derived if key.startswith("topic:") else declared)[index] = s["score"]
-    out = []
-    for name, column, weight in (("preference", declared, 1.0), ("topics", derived, TOPIC_WEIGHT)):
-        scores = scope.per_row((name, tuple(clicks)), lambda vecs, where, c=column: matrix.key_sums(
-            c, weights=matrix.entry_share())[where])
-        out.append(Component(name, "behaviour", scores, weight=weight,
-                             active=bool(stats) and weight > 0, detail={"stats": stats}))
-    return out
+        if index is not None and not key.startswith("topic:"):
+            column[index] = s["score"]
+    scores = scope.per_row(("preference", tuple(clicks)), lambda vecs, where: matrix.key_sums(
+        column, weights=matrix.entry_share())[where])
+    return Component("preference", "behaviour", scores, active=bool(stats),
+                     detail={"stats": stats})
 
 
 _FITS: OrderedDict = OrderedDict()

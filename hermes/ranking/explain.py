@@ -183,18 +183,16 @@ def _times(n: int) -> str:
 
 
 def _preference_reason(matched: list[dict]) -> str:
-    """What the persona liked before that this item shares: people first, then topics and
-    tags ("is by Furtak, whom you liked twice; is about dusty galaxies, a topic you liked")."""
+    """What the persona liked before that this item shares and the ``preference`` component
+    counted: people first, then the feed's tags ("is by Furtak, whom you liked twice; has
+    tags you like (astro-ph.ga)"). Keyphrase topics are listed in ``matched_tags`` but
+    never given as a reason: the ranking does not use them."""
     liked = [t for t in matched if t["score"] > 0]
     parts = []
     people = [t for t in liked if t["kind"] == "author"][:2]
     if people:
         parts.append("is by " + " and ".join(
             f"{t['label']}, whom you liked {_times(t['likes'])}" for t in people))
-    topics = [t["label"] for t in liked if t["kind"] == "topic"][:2]
-    if topics:
-        parts.append(f"is about {' and '.join(topics)}, "
-                     + ("a topic" if len(topics) == 1 else "topics") + " you liked")
     tags = [t["label"] for t in liked if t["kind"] == "tag"][:3]
     if tags:
         parts.append(f"has tags you like ({', '.join(tags)})")
@@ -229,9 +227,7 @@ def _reason(p: dict) -> str:
             near = p["nearest_liked"][0]
             parts.append(f"is close to \"{_clip(near['title'])}\", which you liked")
         elif name == "preference":
-            parts.append(_preference_reason([t for t in p["matched_tags"] if t["kind"] != "topic"]))
-        elif name == "topics":
-            parts.append(_preference_reason([t for t in p["matched_tags"] if t["kind"] == "topic"]))
+            parts.append(_preference_reason(p["matched_tags"]))
         elif name == "classifier":
             parts.append("resembles what you liked more than what you disliked")
         else:
