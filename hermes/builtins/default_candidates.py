@@ -28,7 +28,7 @@ def hermes_candidates(db, user, query, matrix):
     if query.exclude_clicked:
         clicked = [r[0] for r in db.execute("SELECT item_id FROM clicks WHERE user_id = ?", [user["id"]])]
         if clicked:
-            keep &= ~np.isin(matrix.ids, np.array(clicked, dtype=np.int64))
+            keep[matrix.rows_of(clicked)] = False
     if query.item_ids is not None:
         keep &= np.isin(matrix.ids, np.array(query.item_ids, dtype=np.int64))
     if query.tag:
