@@ -15,9 +15,10 @@ drops them:
   new like is folded into the previous persona state; a like that drops out of the recent
   window re-reads only the rows it was among the k largest of.
 
-Every path computes the same numbers: the k largest values of a row are found by an exact
-max/min network, whatever order the columns come in, and summed in one fixed order, so the
-incremental result equals a recomputation from scratch bit for bit. ``preference`` adds the
+The k largest values of a row are found by an exact max/min network, whatever order the
+columns come in, and summed in one fixed order: from the same columns, the incremental
+result equals a recomputation from scratch bit for bit (a column computed in another batch
+of products can differ in the last bit of a float32). ``preference`` adds the
 change of each key's statistic to the previous sums, which can differ from summing afresh in
 the last bit of a float64; rows carrying the same keys stay exactly equal, so ties are kept.
 """
