@@ -162,7 +162,10 @@ def search_feed(
     user: PersonaName,
     query: Annotated[str, Field(
         description="Words to find in titles and summaries; every word must occur (case-"
-                    "insensitive, matched literally). May be empty when tag or content_type is given.",
+                    "insensitive; a word also finds longer words it begins and its inflections: "
+                    "'graph' finds 'graphene' and 'graphs'; a word with other characters than "
+                    "letters and digits, like '100%' or 'x-ray', is matched literally). "
+                    "May be empty when tag or content_type is given.",
         max_length=search.QUERY_MAX,
     )],
     tag: Annotated[Optional[str], Field(
