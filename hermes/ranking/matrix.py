@@ -140,7 +140,10 @@ class Matrix:
         """``(order, starts)``: ``order[starts[c]:starts[c + 1]]`` are the pairs of key
         column ``c``, in pair order."""
         def compute():
-            order = np.argsort(self.key_cols, kind="stable")
+            # a stable sort of 16-bit keys is a radix sort: several times faster on millions
+            small = len(self.key_index) <= np.iinfo(np.uint16).max
+            order = np.argsort(self.key_cols.astype(np.uint16) if small else self.key_cols,
+                               kind="stable")
             counts = np.bincount(self.key_cols, minlength=len(self.key_index))
             return order, np.concatenate([[0], np.cumsum(counts)])
         return self._cached(("pairs", len(self.key_index)), compute)
