@@ -203,6 +203,14 @@ def m006_items_fts(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
 
 
+@migration
+def m007_feed_ttl(db: sqlite_utils.Database) -> None:
+    # How often a feed asks to be fetched at most (its <ttl> or sy:updatePeriod, in
+    # seconds): the background refresh waits at least that long between fetches.
+    if "ttl" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN ttl INTEGER")
+
+
 def all_migrations() -> list[Migration]:
     from .plugins import get_plugin_manager
 

@@ -28,7 +28,7 @@ from hermes.tools import Tool, ok
 pytestmark = pytest.mark.anyio
 
 FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
-               "list_feeds", "remove_feed", "suggest_feeds"}
+               "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
 
 
 @pytest.fixture
