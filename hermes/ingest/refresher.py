@@ -195,9 +195,13 @@ def refresh_state(db) -> dict:
     state = here.state() if here is not None else {
         "background": False, "every": every, "next": None, "requested": False, "error": None,
         **read_status(database)}
+    now = datetime.now(timezone.utc)
     if state["background"] and state["next"] is None:
-        state["next"] = iso(next_refresh(db, every))
-    state["due"] = {f["id"]: iso(next_due(f, every)) for f in feed_schedule(db)} if every > 0 else {}
+        when = next_refresh(db, every)
+        state["next"] = iso(max(when, now)) if when else None
+    # overdue (or never fetched) reads as "now"
+    state["due"] = ({f["id"]: iso(max(next_due(f, every), now)) for f in feed_schedule(db)}
+                    if every > 0 else {})
     return state
 
 

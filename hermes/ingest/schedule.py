@@ -17,7 +17,7 @@ import sqlite_utils
 MAX_TTL = timedelta(days=1)
 #: how soon after the previous one a scheduler looks again, at the earliest (a feed due in
 #: two seconds is fetched a little late rather than in a tight loop)
-MIN_WAIT = 5.0
+MIN_WAIT = 1.0
 
 _COLUMNS = ("id", "url", "last_fetched", "retry_after", "ttl")
 
