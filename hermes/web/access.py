@@ -21,7 +21,8 @@ TOOL_GROUPS = {
     "record_progress": "corpus", "favorite": "corpus", "add_highlight": "corpus",
     "corpus": "corpus", "corpus_items": "corpus", "corpus_ranked": "corpus",
     "corpus_changes": "corpus",
-    "list_feeds": "feeds", "add_feed": "feeds", "remove_feed": "feeds",
+    "list_feeds": "feeds", "add_feed": "feeds", "remove_feed": "feeds", "rename_feed": "feeds",
+    "mark_unread": "corpus", "search_feed": "persona",
 }
 
 
@@ -110,7 +111,6 @@ def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
     return out
 
 
-#: How a ranking component reads in the fallback reason (when no explanation is available).
 #: How a ranking component reads in the fallback reason (no explanation module installed).
 COMPONENT_PHRASES = {
     "profile": "close to the interests text",
@@ -153,30 +153,44 @@ def explainer():
     return explain_mod if hasattr(explain_mod, "explain_ranked") else None
 
 
-def ranked_items(db, user: dict, *, limit: int, days: float | None) -> tuple[list[dict], object]:
-    """The persona's ranked unread items, each with the reason from its explanation.
-
-    One ranking for the page (the one ranking path), and every row explained from it by
-    ``explain_ranked``: no re-ranking per item, nothing written by a GET."""
-    from ..rank import CandidateQuery, item_rows, rank
-
-    ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit)
-    rows = item_rows(db, ranking.item_ids)
-    pool = f"unread items of the last {days:g} days" if days else "all unread items"
+def feed_reason(db, user: dict, ranking, position: int, pool: str) -> str:
+    """The one-line reason of a feed line: the only place the web turns a ranking into words
+    (the feed, the explain page's card and the Atom feed all call it), so a structured
+    explanation can replace it here."""
     explain_mod = explainer()
+    if explain_mod is not None:
+        try:
+            reason = explain_mod.explain_ranked(db, user, ranking, position, pool).get("reason")
+        except Exception:  # an explanation bug must not take the feed down
+            log.exception("explaining item %s for %s failed", ranking.item_ids[position],
+                          user["name"])
+            reason = None
+        if reason:
+            return short_reason(reason)
+    return fallback_reason(ranking, position)
+
+
+def ranked_items(db, user: dict, query, *, limit: int, offset: int = 0,
+                 pool: str) -> tuple[list[dict], object]:
+    """Items ``offset`` … ``offset + limit`` of the persona's ranking for ``query``, each
+    with its reason.
+
+    One ranking for the page (the one ranking path), and every shown row explained from it:
+    no re-ranking per item, nothing written by a GET."""
+    from ..rank import item_rows, rank
+
+    ranking = rank(db, user, query, limit=offset + limit)
+    shown = [int(i) for i in ranking.item_ids[offset:offset + limit]]
+    rows = item_rows(db, shown)
     items = []
-    for position, item_id in enumerate(int(i) for i in ranking.item_ids):
+    for position in range(offset, min(offset + limit, len(ranking.item_ids))):
+        item_id = int(ranking.item_ids[position])
+        if item_id not in rows:  # deleted since the matrix was loaded
+            continue
         item = dict(rows[item_id])
         item["rank"] = position + 1
         item["score"] = float(ranking.scores[position])
-        reason = None
-        if explain_mod is not None:
-            try:
-                reason = explain_mod.explain_ranked(db, user, ranking, position, pool).get("reason")
-            except Exception:  # an explanation bug must not take the feed down
-                log.exception("explaining item %s for %s failed", item_id, user["name"])
-                reason = None
-        item["reason"] = short_reason(reason) if reason else fallback_reason(ranking, position)
+        item["reason"] = feed_reason(db, user, ranking, position, pool)
         items.append(item)
     return items, ranking
 
