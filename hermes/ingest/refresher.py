@@ -181,7 +181,8 @@ def _failure(code: int, out: bytes, err: bytes) -> str:
 
 def refresh_state(db) -> dict:
     """When the feeds were and will be refreshed, for ``list_feeds`` and the web UI:
-    ``{background, every, next, running, last}`` plus ``due`` (feed id -> when it is due).
+    ``{background, every, next, running, last, last_refresh}`` plus ``due`` (feed id -> when
+    it is due); ``last_refresh`` is the later of the last run's end and the last fetch.
 
     ``background`` says whether a refresh runs in this process (``hermes web`` / ``serve``);
     without one, ``next`` is None: a person or cron runs ``hermes ingest``."""
@@ -196,6 +197,9 @@ def refresh_state(db) -> dict:
         "background": False, "every": every, "next": None, "requested": False, "error": None,
         **read_status(database)}
     now = datetime.now(timezone.utc)
+    fetched = db.execute("SELECT max(last_fetched) FROM feeds").fetchone()[0]
+    state["last_refresh"] = max(filter(None, [(state.get("last") or {}).get("finished"), fetched]),
+                                default=None)
     if state["background"] and state["next"] is None:
         when = next_refresh(db, every)
         state["next"] = iso(max(when, now)) if when else None

@@ -123,7 +123,7 @@ def fmt_ago(value) -> str:
     seconds = (datetime.now(timezone.utc) - when).total_seconds()
     if seconds < 0:
         return "scheduled"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+    for unit, size in (("d", 86400), ("h", 3600), (" min", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return "just now"
@@ -189,9 +189,9 @@ def fmt_until(value) -> str:
     seconds = (when - datetime.now(timezone.utc)).total_seconds()
     if seconds < 60:
         return "now"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+    for unit, size in (("d", 86400), ("h", 3600), (" min", 60)):
         if seconds >= size:
-            return f"in {int(seconds // size)}{unit}" if unit != "min" else f"in {int(seconds // 60)} min"
+            return f"in {int(seconds // size)}{unit}"
     return "now"
 
 

@@ -153,9 +153,7 @@ def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
     due = state.pop("due")
     for feed in feeds:
         feed["next_fetch"] = due.get(feed["id"])
-    last = (state.get("last") or {}).get("finished") or max(
-        (f["last_fetched"] for f in feeds if f.get("last_fetched")), default=None)
-    state["last_refresh"] = last
+    last = state["last_refresh"]
     bits = [f"Last refresh {last}." if last else "Never refreshed yet."]
     if state.get("running"):
         bits.append(f"A refresh is running ({describe(state['running'])}).")
