@@ -164,7 +164,7 @@ def test_like_is_stored_with_source_ui_and_leaves_the_feed(web, db, ids):
     assert "✓ More like this: " + ITEMS[0]["title"][:40] in page  # the flash message
     assert f'data-item-id="{ids[0]}"' not in page  # clicked items leave the unread feed
     # the flash is shown once
-    assert "flash-ok" not in web.get("/feed?user=ada").text
+    assert "toast-like" not in web.get("/feed?user=ada").text
 
 
 def test_dislike_then_like_replaces_the_click(web, db, ids):

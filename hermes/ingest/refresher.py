@@ -120,8 +120,8 @@ class Refresher:
     # --- the loop ------------------------------------------------------------------------------
 
     def _loop(self) -> None:
-        if self._stop.wait(self.start_delay):
-            return
+        self._wake.wait(self.start_delay)  # "Refresh now" or stop() cut it short
+        self._wake.clear()
         while not self._stop.is_set():
             with self._state_lock:
                 manual, self._manual = self._manual, False
