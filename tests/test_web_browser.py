@@ -54,13 +54,19 @@ def browser():
 
 @contextmanager
 def serve(db_path):
-    """The app on a random loopback port, served by uvicorn in a thread."""
+    """The app on a random loopback port, served by uvicorn in a thread, with a background
+    refresh that is scheduled but never fetches (the pages show when it is next due)."""
+    import sys
+
     import uvicorn
 
+    from hermes.ingest.refresher import Refresher
     from hermes.web.app import create_app
     from hermes.web.server import allowed_hosts
 
     app = create_app(str(db_path), allowed_hosts=allowed_hosts("127.0.0.1", False))
+    refresher = Refresher(db_path, 3600, start_delay=3600,
+                          command=lambda *a, **k: [sys.executable, "-c", "pass"]).start()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -79,11 +85,13 @@ def serve(db_path):
         uv.should_exit = True
         thread.join(timeout=10)
         sock.close()
+        refresher.stop()
 
 
 @pytest.fixture
 def server(db_path, db, add_items):
     seed(db, add_items)
+    db.execute("UPDATE feeds SET last_fetched = strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now', '-12 minutes')")
     with serve(db_path) as url:
         yield url
 
@@ -328,11 +336,12 @@ def test_read_save_highlight_the_corpus_and_the_pictures(browser, server, db):
     page.keyboard.press("j")
     page.keyboard.press("l")
     toast(page, "like", "More like this")
+    page.evaluate("window.scrollTo(0, 0)")
     shots = os.environ.get("HERMES_SCREENSHOT_DIR")
     png = page.screenshot(path=str(Path(shots) / "screenshot-feed.png") if shots else None)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
-    phone.goto(server + "/feed?user=ada&read=1")
+    phone.goto(server + "/feed?user=ada")
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390  # nothing overflows
     assert phone.locator("article.item .abstract").first.is_hidden()  # compact on a phone
     if shots:

@@ -86,8 +86,10 @@ async def mark_read(request: Request):
     def work(db, tools, user, item_id, form):
         on = parse_bool(form.get("on", "1"), "on")
         if on:
+            # A person saying "I read it" is a reading session (as an open is); only the bulk
+            # "mark these read" is not.
             tools.require(db, "record_progress", user=user["name"], item_id=item_id,
-                          fraction=1.0, new_session=False)
+                          fraction=1.0, new_session=True)
             message = f"Marked read: {_title(db, item_id)}"
         else:
             tools.require(db, "mark_unread", user=user["name"], item_id=item_id)
