@@ -16,8 +16,8 @@ from ingest_server import FeedServer, rss
 from typer.testing import CliRunner
 
 from hermes import config
-from hermes.cli import build_app
-from hermes.db import get_db
+from hermes.cli.app import build_app
+from hermes.storage.db import get_db
 from hermes.errors import HermesError
 from hermes.ingest import runlock
 from hermes.ingest.parse import parse_feed
@@ -127,7 +127,7 @@ def test_a_scheduled_run_fetches_only_the_due_feeds_and_stores_their_ttl(db, ser
 
 HOLDER = """
 import sys
-from hermes.db import get_db
+from hermes.storage.db import get_db
 from hermes.ingest.runlock import ingest_run
 db = get_db(sys.argv[1])
 with ingest_run(db) as status:
@@ -237,7 +237,7 @@ def test_refresher_runs_due_feeds_in_a_child_and_list_feeds_says_when(db_path, d
 
     def command(database, every, *, due):
         calls.append(due)
-        return [sys.executable, "-m", "hermes", "ingest", "--db", database, "--json",
+        return [sys.executable, "-m", "hermes.cli", "ingest", "--db", database, "--json",
                 "--no-wait", *(["--due", "--every", f"{every:g}s"] if due else [])]
 
     refresher = Refresher(db_path, 3600, command=command, start_delay=0).start()

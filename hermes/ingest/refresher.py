@@ -20,8 +20,10 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .runlock import read_status
-from .schedule import iso, next_refresh, seconds_until
+from .. import config
+from ..storage.db import get_db
+from .runlock import database_file, read_status
+from .schedule import feed_schedule, iso, next_due, next_refresh, seconds_until
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ def active(database: str | os.PathLike | None) -> Refresher | None:
 
 
 def ingest_command(database: str, every: float, *, due: bool) -> list[str]:
-    command = [sys.executable, "-m", "hermes", "ingest", "--db", database, "--json", "--no-wait"]
+    command = [sys.executable, "-m", "hermes.cli", "ingest", "--db", database, "--json", "--no-wait"]
     if due:
         command += ["--due", "--every", f"{every:g}s"]
     return command
@@ -141,8 +143,6 @@ class Refresher:
             self._wake.clear()
 
     def _next_due(self) -> datetime | None:
-        from ..db import get_db
-
         db = get_db(self.database, migrate=False)
         try:
             return next_refresh(db, self.every)
@@ -186,10 +186,6 @@ def refresh_state(db) -> dict:
 
     ``background`` says whether a refresh runs in this process (``hermes web`` / ``serve``);
     without one, ``next`` is None: a person or cron runs ``hermes ingest``."""
-    from .. import config
-    from .runlock import database_file
-    from .schedule import feed_schedule, next_due
-
     database = database_file(db)
     here = active(database)
     every = here.every if here is not None else config.settings().ingest_every
@@ -212,8 +208,6 @@ def refresh_state(db) -> dict:
 def start_background(db_path) -> Refresher | None:
     """Start the background refresh of ``db_path`` (``--db`` / ``HERMES_DB`` / default);
     None when ``[ingest] every`` is off."""
-    from .. import config
-
     every = config.settings().ingest_every
     if every <= 0:
         return None
@@ -222,8 +216,6 @@ def start_background(db_path) -> Refresher | None:
 
 def start_manual(db_path) -> Refresher:
     """A refresher that runs only when asked (``hermes web --no-refresh``'s Refresh now)."""
-    from .. import config
-
     return Refresher(config.db_path(db_path), 0).start()
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import filelock
 
 from ..errors import HermesError
-from ..signals import now_iso
+from ..records import now_iso
 
 #: progress is written at most this often (a 2,000-item embed ticks 30 times a minute)
 WRITE_EVERY = 0.5

@@ -10,9 +10,10 @@ import json
 
 import sqlite_utils
 
-from ..db import write_transaction
-from ..embed import Embedder, to_blob
-from ..signals import now_iso
+from ..contract import Embedder
+from ..embed import to_blob
+from ..records import now_iso
+from ..storage.transactions import write_transaction
 
 ITEM_FIELDS = ("guid", "url", "title", "summary", "author", "published", "content_type",
                "tags", "enclosure", "arxiv_id")

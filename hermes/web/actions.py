@@ -1,7 +1,7 @@
 """What the buttons do: like / dislike, read / unread, open, save, highlight, mark all
 read, the density preference — each a POST (checked by the CSRF middleware), each undoable.
 
-Clicks go through :func:`hermes.signals.record_click` / :func:`~hermes.signals.remove_click`
+Clicks go through :func:`hermes.storage.signals.record_click` / :func:`~hermes.storage.signals.remove_click`
 with source ``ui`` (the only writer of ``ui``); read state, opens and favorites through the
 corpus tools, called with source ``ui``. Every answer carries an ``undo``: the POST that puts
 things back (the change log records a removal as a tombstone). A script gets JSON and the
@@ -16,17 +16,20 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
+from ..storage.signals import record_click, remove_click
+from ..text import clip
 from .access import Tools, opened, require_item_id, require_persona
 from .forms import bad, local_path, parse_bool, parse_int, parse_text
-from .render import DENSITIES, DENSITY_COOKIE, done, page_url
+from .render import DENSITIES, DENSITY_COOKIE, done, page_url, render, wants_json
+from .sanitize import safe_url
+from .views import read_among
 
 MAX_BATCH = 200
 
 
 def _title(db, item_id: int) -> str:
     row = db.execute("SELECT title FROM items WHERE id = ?", [item_id]).fetchone()
-    title = (row[0] if row else "") or f"item {item_id}"
-    return title if len(title) <= 80 else title[:79] + "…"
+    return clip((row[0] if row else "") or f"item {item_id}", 80)
 
 
 def _undo(action: str, user: dict, label: str = "Undo", **fields) -> dict:
@@ -57,8 +60,6 @@ def _label(value: str | None) -> str:
 
 async def click(request: Request):
     def work(db, tools, user, item_id, form):
-        from ..signals import record_click, remove_click
-
         choice = (form.get("liked") or "").strip().lower()
         if choice not in {"1", "0", "none", "true", "false", "yes", "no"}:
             parse_bool(choice, "liked")  # the 400 that says what to send
@@ -88,11 +89,11 @@ async def mark_read(request: Request):
         if on:
             # A person saying "I read it" is a reading session (as an open is); only the bulk
             # "mark these read" is not.
-            tools.require(db, "record_progress", user=user["name"], item_id=item_id,
+            tools.require(db, "corpus", "record_progress", user=user["name"], item_id=item_id,
                           fraction=1.0, new_session=True)
             message = f"Marked read: {_title(db, item_id)}"
         else:
-            tools.require(db, "mark_unread", user=user["name"], item_id=item_id)
+            tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
             message = f"Unread again: {_title(db, item_id)}"
         return {"message": message, "read": on,
                 "undo": _undo("/read", user, item_id=item_id, on=0 if on else 1)}
@@ -108,8 +109,6 @@ async def open_item(request: Request):
     form = await request.form()
 
     def act():
-        from .sanitize import safe_url
-
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, form.get("user"))
@@ -119,12 +118,11 @@ async def open_item(request: Request):
                 bad("this item has no web address to open")
             if tools.has("record_progress"):
                 # An open is a reading session: it counts towards re-reads.
-                tools.require(db, "record_progress", user=user["name"], item_id=item_id,
-                              fraction=1.0, new_session=True)
+                tools.require(db, "corpus", "record_progress", user=user["name"],
+                              item_id=item_id, fraction=1.0, new_session=True)
             return user, item_id, url, _title(db, item_id)
 
     user, item_id, url, title = await run_in_threadpool(act)
-    from .render import render, wants_json
 
     if wants_json(request):
         return done(request, "", f"Opened, marked read: {title}", item_id=item_id, read=True,
@@ -136,7 +134,7 @@ async def open_item(request: Request):
 async def favorite(request: Request):
     def work(db, tools, user, item_id, form):
         on = parse_bool(form.get("on", "1"), "on")
-        tools.require(db, "favorite", user=user["name"], item_id=item_id, on=on)
+        tools.require(db, "corpus", "favorite", user=user["name"], item_id=item_id, on=on)
         return {"message": f"{'Saved' if on else 'Unsaved'}: {_title(db, item_id)}",
                 "saved": on, "undo": _undo("/favorite", user, item_id=item_id, on=0 if on else 1)}
 
@@ -147,8 +145,8 @@ async def highlight(request: Request):
     def work(db, tools, user, item_id, form):
         text = parse_text(form.get("text"), "The highlighted passage", required=True)
         note = parse_text(form.get("note"), "The note", required=False) or None
-        result = tools.require(db, "add_highlight", user=user["name"], item_id=item_id,
-                               text=text, note=note)
+        result = tools.require(db, "corpus", "add_highlight", user=user["name"],
+                               item_id=item_id, text=text, note=note)
         return {"message": f"Highlight saved{' with a note' if note else ''}: {_title(db, item_id)}",
                 "read": result.get("facet") == "experienced", "undo": None}
 
@@ -167,8 +165,6 @@ async def read_all(request: Request):
     ids = list(dict.fromkeys(parse_int(p, "item_ids", 1, 2**62) for p in raw))
 
     def act():
-        from .views import read_among
-
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, form.get("user"))
@@ -178,10 +174,10 @@ async def read_all(request: Request):
             changed = [i for i in ids if (i not in already) == on]
             for item_id in changed:
                 if on:
-                    tools.require(db, "record_progress", user=user["name"], item_id=item_id,
-                                  fraction=1.0, new_session=False)
+                    tools.require(db, "corpus", "record_progress", user=user["name"],
+                                  item_id=item_id, fraction=1.0, new_session=False)
                 else:
-                    tools.require(db, "mark_unread", user=user["name"], item_id=item_id)
+                    tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
         return user, changed
 
     user, changed = await run_in_threadpool(act)

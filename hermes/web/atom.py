@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..contract import CandidateQuery
 from .access import opened, ranked_items, require_persona
 from .sanitize import preview, safe_url
 
@@ -90,8 +91,6 @@ async def persona_feed(request: Request):
     name = request.path_params["persona"]
 
     def build():
-        from ..rank import CandidateQuery
-
         with opened(request) as db:
             user = require_persona(db, name)
             items, _ = ranked_items(

@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..ingest.refresher import active, refresh_state
 from .access import Tools, opened
 from .forms import bad, parse_text
 from .render import done, redirect, render
@@ -22,7 +23,8 @@ def _feeds_context(request: Request, **extra) -> dict:
     with opened(request) as db:
         result = tools.call(db, "list_feeds")
     refresh = (result or {}).get("refresh") or {}
-    return {"result": result, "missing": None if result is not None else tools.missing("list_feeds"),
+    return {"result": result,
+            "missing": None if result is not None else tools.missing("feeds", "list_feeds"),
             "can_add": tools.has("add_feed"), "can_remove": tools.has("remove_feed"),
             "can_rename": tools.has("rename_feed"), "refresh": refresh,
             "page": "feeds", "form": {}, "form_error": None, **extra}
@@ -41,7 +43,7 @@ async def add_feed(request: Request):
         with opened(request) as db:
             result = tools.call(db, "add_feed", url=url, title=title)
         if result is None:
-            bad(tools.missing("add_feed"), 503)
+            bad(tools.missing("feeds", "add_feed"), 503)
         return result
 
     result = await run_in_threadpool(act)
@@ -71,7 +73,7 @@ async def rename_feed(request: Request):
     def act():
         with opened(request) as db:
             _known_feed(db, feed_id)
-            return Tools().require(db, "rename_feed", feed_id=feed_id, title=title)
+            return Tools().require(db, "feeds", "rename_feed", feed_id=feed_id, title=title)
 
     result = await run_in_threadpool(act)
     return redirect(request, f"/feeds#feed-{feed_id}",
@@ -88,7 +90,7 @@ async def confirm_remove_feed(request: Request):
             # confirm=False mutates nothing and says exactly what removal would do.
             preview = tools.call(db, "remove_feed", feed_id=feed_id, confirm=False)
         if preview is None:
-            bad(tools.missing("remove_feed"), 503)
+            bad(tools.missing("feeds", "remove_feed"), 503)
         plan = preview.get("feed") or {}
         return {"feed": feed, "items": plan.get("item_count", 0),
                 "clicks": plan.get("click_count", 0), "page": "feeds"}
@@ -105,7 +107,7 @@ async def remove_feed(request: Request):
     def act():
         with opened(request) as db:
             feed = _known_feed(db, feed_id)
-            Tools().require(db, "remove_feed", feed_id=feed_id, confirm=True)
+            Tools().require(db, "feeds", "remove_feed", feed_id=feed_id, confirm=True)
             return feed
 
     feed = await run_in_threadpool(act)
@@ -114,8 +116,6 @@ async def remove_feed(request: Request):
 
 
 def _refresher(request: Request):
-    from ..ingest.refresher import active
-
     return active(request.app.state.db_path)
 
 
@@ -133,8 +133,6 @@ async def refresh_now(request: Request):
 async def refresh_status(request: Request):
     """The refresh state as JSON (the progress bar polls it). Read-only."""
     def read():
-        from ..ingest.refresher import refresh_state
-
         with opened(request) as db:
             state = refresh_state(db)
         state.pop("due", None)

@@ -12,8 +12,20 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .access import (Tools, corpus_status, explainer, feed_reason, item_ids_of, opened,
-                     ranked_items, require_item_id, require_persona)
+from ..errors import HermesError
+from ..ingest.refresher import refresh_state
+from ..ranking.explain import explain
+from ..records import item_rows
+from . import actions, atom, feeds_page
+from .access import (
+    Tools,
+    corpus_status,
+    item_ids_of,
+    opened,
+    ranked_items,
+    require_item_id,
+    require_persona,
+)
 from .forms import DEFAULT_DAYS, bad, parse_int, parse_text
 from .render import page_url, redirect, render
 from .views import candidate_query, feed_titles, parse_view, read_among, unread_by_feed
@@ -29,7 +41,7 @@ def _personas(db, tools: Tools) -> tuple[list[dict], str | None]:
         "(SELECT count(*) FROM clicks c WHERE c.user_id = u.id) FROM users u ORDER BY u.name"
     ).fetchall()
     people = [{"id": r[0], "name": r[1], "interests": r[2], "clicks": r[3]} for r in rows]
-    note = None if tools.has("create_persona") else tools.missing("create_persona")
+    note = None if tools.has("create_persona") else tools.missing("persona", "create_persona")
     return people, note
 
 
@@ -53,7 +65,7 @@ async def create_persona(request: Request):
 
     def act():
         with opened(request) as db:
-            return Tools().require(db, "create_persona", name=name, interests=interests)
+            return Tools().require(db, "persona", "create_persona", name=name, interests=interests)
 
     result = await run_in_threadpool(act)
     return redirect(request, page_url("feed", name), result.get("message") or f"Created {name}.")
@@ -65,8 +77,6 @@ async def feed(request: Request):
     view = parse_view(request.query_params)
 
     def build():
-        from ..ingest.refresher import refresh_state
-
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, view.user)
@@ -96,8 +106,6 @@ async def search(request: Request):
     query = parse_text(params.get("q"), "The search", required=False, maximum=500)
 
     def build():
-        from ..rank import item_rows
-
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
@@ -109,7 +117,7 @@ async def search(request: Request):
             result = tools.call(db, "search_feed", user=user["name"], query=query,
                                 limit=SEARCH_LIMIT)
             if result is None:
-                return {**context, "message": tools.missing("search_feed")}
+                return {**context, "message": tools.missing("persona", "search_feed")}
             if not result.get("ok"):
                 return {**context, "message": result.get("message")}
             found = result.get("results") or []
@@ -131,19 +139,12 @@ async def explanation(request: Request):
     params = request.query_params
 
     def view():
-        from ..errors import HermesError
-        from ..rank import item_rows
-
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
             item_id = require_item_id(db, params.get("item_id"))
-            explain_mod = explainer()
-            if explain_mod is None:
-                bad("explanations are not available in this installation (hermes.explain is "
-                    "missing)", 503)
             try:
-                payload = explain_mod.explain(db, user, item_id, store=False)
+                payload = explain(db, user, item_id, store=False)
             except HermesError as exc:
                 bad(str(exc))
             item = item_rows(db, [item_id])[item_id]
@@ -172,7 +173,7 @@ async def digest(request: Request):
             status = corpus_status(db, tools, user)
         return {"user": user, "result": result, "days": days, "per_topic": per_topic,
                 "status": status,
-                "missing": None if result is not None else tools.missing("digest"),
+                "missing": None if result is not None else tools.missing("digest", "digest"),
                 "page": "digest"}
 
     return render(request, "digest.html", await run_in_threadpool(view))
@@ -186,7 +187,7 @@ async def corpus(request: Request):
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
             if not tools.has("corpus"):
-                return {"user": user, "missing": tools.missing("corpus"), "page": "corpus"}
+                return {"user": user, "missing": tools.missing("corpus", "corpus"), "page": "corpus"}
             name = user["name"]
             summary = tools.call(db, "corpus", user=name)
             revision = int((summary or {}).get("revision") or 0)
@@ -204,8 +205,6 @@ async def corpus(request: Request):
 
 
 def _titles(db, ids: list[int]) -> dict[int, dict]:
-    from ..rank import item_rows
-
     return item_rows(db, sorted(set(ids)))
 
 
@@ -223,8 +222,6 @@ async def keys(request: Request):
 
 
 def routes() -> list[Route]:
-    from . import actions, atom, feeds_page
-
     return [
         Route("/", home, methods=["GET"]),
         Route("/personas", create_persona, methods=["POST"]),
@@ -240,4 +237,4 @@ def routes() -> list[Route]:
     ]
 
 
-__all__ = ["feed_reason", "routes"]
+__all__ = ["routes"]

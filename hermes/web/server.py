@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import ipaddress
-
-from .app import LOOPBACK_HOSTS, create_app
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+from ..ingest.refresher import start_background, start_manual
+from ..net import LOOPBACK_HOSTS, is_loopback
+from .app import create_app
 
 
 def check_bind(host: str, allow_remote: bool) -> str | None:
@@ -37,8 +28,6 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
 def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo,
         refresh: bool = True) -> None:
     import uvicorn
-
-    from ..ingest.refresher import start_background, start_manual
 
     app = create_app(db_path, allowed_hosts=allowed_hosts(host, allow_remote))
     shown = f"[{host}]" if ":" in host else host

@@ -2,7 +2,7 @@
 author, the page) read from the query string, the candidates it asks the one ranking path
 for, unread counts per feed, and which of the shown items are read.
 
-Filters become a :class:`hermes.rank.CandidateQuery`; read state comes through the
+Filters become a :class:`hermes.contract.CandidateQuery`; read state comes through the
 ``hermes_candidates`` hook (``exclude_read``), answered by the plugin that keeps it (the
 corpus). Nothing here writes.
 """
@@ -14,6 +14,14 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+from ..builtins.default_candidates import like_pattern
+from ..contract import CandidateQuery
+from ..embed import get_embedder
+from ..ranking.matrix import get_matrix
+from ..ranking.preferences import source_key, tag_key
+from ..ranking.rank import candidate_rows
+from ..tag_graph import get_graph
+from ..tags import normalize_tag
 from .forms import DEFAULT_DAYS, parse_bool, parse_days, parse_int, parse_text
 
 PAGE_SIZE = 30
@@ -80,17 +88,8 @@ def parse_view(params) -> View:
 
 
 def _matrix(db):
-    from ..embed import get_embedder
-    from ..matrix import get_matrix
-
     embedder = get_embedder()  # cheap: the model loads only when something is embedded
     return get_matrix(db, embedder.name, embedder.dimension)
-
-
-def _like(text: str) -> str:
-    from ..default_candidates import like_pattern
-
-    return like_pattern(text)
 
 
 def restricted_ids(db, view: View) -> tuple[int, ...] | None:
@@ -106,7 +105,7 @@ def restricted_ids(db, view: View) -> tuple[int, ...] | None:
         narrow(r[0] for r in db.execute("SELECT id FROM items WHERE feed_id = ?", [view.feed]))
     if view.author:
         narrow(r[0] for r in db.execute(
-            "SELECT id FROM items WHERE author LIKE ? ESCAPE '\\'", [_like(view.author)]))
+            "SELECT id FROM items WHERE author LIKE ? ESCAPE '\\'", [like_pattern(view.author)]))
     if view.topic:
         narrow(topic_item_ids(db, view.topic))
     return None if keep is None else tuple(sorted(keep))
@@ -114,18 +113,14 @@ def restricted_ids(db, view: View) -> tuple[int, ...] | None:
 
 def topic_tags(db, label: str) -> list[str]:
     """The tags of the topic community called ``label`` (the digest's topics)."""
-    from .. import kg
-
-    wanted = kg.normalize_tag(label)
-    for community in kg.get_graph(db).communities:
-        if kg.normalize_tag(community.label) == wanted:
+    wanted = normalize_tag(label)
+    for community in get_graph(db).communities:
+        if normalize_tag(community.label) == wanted:
             return list(community.names)
     return []
 
 
 def topic_item_ids(db, label: str) -> list[int]:
-    from ..features import tag_key
-
     matrix = _matrix(db)
     mask = np.zeros(len(matrix), dtype=bool)
     for name in topic_tags(db, label):
@@ -133,9 +128,7 @@ def topic_item_ids(db, label: str) -> list[int]:
     return matrix.ids[mask].tolist()
 
 
-def candidate_query(db, view: View):
-    from ..rank import CandidateQuery
-
+def candidate_query(db, view: View) -> CandidateQuery:
     return CandidateQuery(since_days=view.days, exclude_clicked=True,
                           exclude_read=not view.show_read, tag=view.tag,
                           item_ids=restricted_ids(db, view))
@@ -143,15 +136,13 @@ def candidate_query(db, view: View):
 
 def unread_by_feed(db, user: dict, view: View) -> dict[int, int]:
     """Unread (unrated, not read) items per feed in the view's window."""
-    from ..rank import CandidateQuery, candidate_rows
-
     matrix = _matrix(db)
     rows = candidate_rows(db, user, CandidateQuery(since_days=view.days, exclude_read=True), matrix)
     in_view = np.zeros(len(matrix), dtype=bool)
     in_view[rows] = True
     counts = {}
     for feed_id, in db.execute("SELECT id FROM feeds"):
-        n = int(np.count_nonzero(matrix.has_key(f"source:{feed_id}") & in_view))
+        n = int(np.count_nonzero(matrix.has_key(source_key(feed_id)) & in_view))
         if n:
             counts[feed_id] = n
     return counts
@@ -159,8 +150,6 @@ def unread_by_feed(db, user: dict, view: View) -> dict[int, int]:
 
 def read_among(db, user: dict, item_ids: list[int]) -> set[int]:
     """Which of ``item_ids`` the persona has read (asked through the candidates hook)."""
-    from ..rank import CandidateQuery, candidate_rows
-
     if not item_ids:
         return set()
     matrix = _matrix(db)

@@ -6,11 +6,12 @@ from typing import Annotated
 
 import typer
 
-from hermes.cli_support import DbOption, JsonOption, check, emit_json, open_db, run_guarded
+from hermes.cli.support import DbOption, JsonOption, check, emit_json, open_db, run_guarded
 from hermes.errors import HermesError
-from hermes.signals import require_user
+from hermes.records import require_user
 
-from . import membership, tools as t
+from . import membership
+from . import tools as t
 
 
 def _run(db_path, fn, as_json: bool, *args) -> dict:

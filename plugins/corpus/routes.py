@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from hermes.errors import HermesError, InvalidInput, NotFound
 from hermes.tools import fail, ok
+from hermes.web.access import request_db
 
 from . import tools
 
@@ -43,7 +44,6 @@ def _endpoint(tool_name: str, view, parse):
     """A GET endpoint: parse the query, run ``view`` on a per-request connection."""
 
     def run(request: Request) -> tuple[int, dict]:
-        from hermes.web.app import request_db
 
         try:
             args = parse(request)

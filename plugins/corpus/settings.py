@@ -34,7 +34,6 @@ class CorpusSettings:
     reopen_cap: int = 3
 
 
-DEFAULTS = CorpusSettings()
 _FLOATS = ("heard_threshold", "w_heard", "w_captures", "w_favorite", "w_reopens")
 _INTS = ("log_retention", "capture_cap", "reopen_cap")
 

@@ -13,7 +13,7 @@ from typing import Annotated
 from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
-from hermes.signals import require_user
+from hermes.records import require_user
 from hermes.tools import caller, fail, int_arg, ok
 
 from . import entities, membership, signals, strength

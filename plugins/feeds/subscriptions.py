@@ -10,9 +10,12 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Callable
 
-from hermes.db import write_transaction
+from hermes.config import settings
 from hermes.errors import InvalidInput, NotFound
-from hermes.signals import now_iso
+from hermes.ingest.refresher import refresh_state
+from hermes.ingest.runlock import describe
+from hermes.records import now_iso
+from hermes.storage.transactions import write_transaction
 from hermes.tools import fail, ok
 
 MAX_TITLE = 200
@@ -42,6 +45,7 @@ def check_web_url(url: str) -> str:
 def normalise_location(location: str) -> str:
     """What the CLI stores for ``hermes feeds add``: web URLs as given, local paths made
     absolute (so ``hermes ingest`` finds them from any working directory)."""
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import is_local, local_path
 
     location = location.strip()
@@ -58,7 +62,7 @@ def probe(url: str, *, allow_private: bool) -> dict:
     Raises :class:`InvalidInput` with the fetcher's or parser's reason when the URL does not
     give a feed. Nothing is written.
     """
-    from hermes.config import settings
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import FetchError, fetch
     from hermes.ingest.parse import ParseError, parse_feed
 
@@ -146,9 +150,6 @@ def feed_rows(db) -> list[dict]:
 def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
     """The refresh state (``hermes.ingest.refresher.refresh_state``) with each feed's
     ``next_fetch`` filled in, and a sentence for the message."""
-    from hermes.ingest.refresher import refresh_state
-    from hermes.ingest.runlock import describe
-
     state = refresh_state(db)
     due = state.pop("due")
     for feed in feeds:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Annotated, Optional
 
 import typer
 
-from .cli_support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
-from .errors import HermesError
+from .. import config
+from ..demo import run_demo
+from ..errors import HermesError
+from ..ingest.refresher import start_background
+from ..ingest.runlock import IngestBusy, describe
+from ..ingest.schedule import next_refresh, seconds_until
+from ..net import is_loopback
+from ..storage.db import get_db
+from ..tools import collect_tools
+from .support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
 
 NoRefreshOption = Annotated[bool, typer.Option(
     "--no-refresh", help="Do not fetch feeds in the background (run `hermes ingest` yourself).")]
@@ -29,9 +40,8 @@ def serve(
 ):
     """Serve every registered tool over MCP (stdio by default), keeping the feeds fresh in
     the background ([ingest] every; --no-refresh turns that off)."""
-    from . import config
-    from .mcp_server import build_server, is_loopback, run_http
-    from .tools import collect_tools
+    # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve.
+    from ..mcp_server import build_server, run_http
 
     if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use stdio or http")
@@ -55,8 +65,6 @@ def serve(
         server = build_server(str(config.db_path(db)), groups)
     except HermesError as exc:
         die(str(exc))
-    from .ingest.refresher import start_background
-
     refresher = None if no_refresh else run_guarded(start_background, db)
     try:
         if transport == "stdio":
@@ -80,7 +88,8 @@ def web(
 ):
     """Serve the web UI: ranked feed, digest, corpus and feeds for each persona, keeping the
     feeds fresh in the background ([ingest] every; --no-refresh turns that off)."""
-    from .web.server import check_bind, run
+    # Here, not at the top: starlette, jinja2 and uvicorn load only for the web UI.
+    from ..web.server import check_bind, run
 
     refusal = check_bind(host, allow_remote)
     if refusal:
@@ -96,10 +105,6 @@ def demo(
     db: Annotated[Optional[str], typer.Option("--db", help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
 ):
     """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
-    from . import config
-    from .db import get_db
-    from .demo import run_demo
-
     path = db or str(config.home() / "demo.db")
     database = get_db(path)
     run_demo(database, typer.echo)
@@ -131,8 +136,8 @@ def ingest(
     that the database is the truth. Exit status 1 only when every fetched feed failed.
     Only one ingest of a database runs at a time: a second one waits for the first.
     """
-    from . import config
-    from .ingest.pipeline import seed_feeds
+    # Here, not at the top: httpx and feedparser load only for a command that fetches.
+    from ..ingest.pipeline import seed_feeds
 
     database = run_guarded(open_db, db)
     interval = run_guarded(config.parse_duration, every, "--every") if every is not None \
@@ -151,10 +156,8 @@ def ingest(
 
 
 def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) -> bool:
-    import sys
-
-    from .ingest.pipeline import run_ingest
-    from .ingest.runlock import IngestBusy, describe
+    # Here, not at the top: httpx and feedparser load only for a command that fetches.
+    from ..ingest.pipeline import run_ingest
 
     def waiting(running):
         typer.echo(f"another hermes ingest is running ({describe(running)}); waiting for it "
@@ -207,11 +210,6 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
 
 def _watch(database, feed_ids, every: float, as_json: bool) -> None:
     """``hermes ingest --watch``: fetch what is due, sleep until the next feed is due, again."""
-    import time
-    from datetime import datetime
-
-    from .ingest.schedule import next_refresh, seconds_until
-
     typer.echo(f"watching: each feed is fetched every {every:g} s or as it asks; Ctrl-C stops",
                err=True)
     try:
