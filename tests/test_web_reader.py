@@ -60,7 +60,7 @@ def test_opening_goes_through_hermes_marks_read_with_source_ui_and_moves_on(web,
     pm.register(observer)
     page = web.get("/feed?user=ada").text
     # the title is a form posting to /open (opening writes, so it is never a GET link)
-    assert f'<form method="post" action="/open" target="_blank"' in page
+    assert '<form method="post" action="/open" target="_blank"' in page
     r = post(web, "/open", {"user": "ada", "item_id": ids[0]})
     assert r.status_code == 200
     assert f'<meta http-equiv="refresh" content="0; url={ITEMS[0]["url"]}">' in r.text
