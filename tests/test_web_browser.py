@@ -53,7 +53,7 @@ def browser():
 
 
 @contextmanager
-def serve(db_path):
+def serve(db_path, refresh_command=None):
     """The app on a random loopback port, served by uvicorn in a thread, with a background
     refresh that is scheduled but never fetches (the pages show when it is next due)."""
     import sys
@@ -65,8 +65,8 @@ def serve(db_path):
     from hermes.web.server import allowed_hosts
 
     app = create_app(str(db_path), allowed_hosts=allowed_hosts("127.0.0.1", False))
-    refresher = Refresher(db_path, 3600, start_delay=3600,
-                          command=lambda *a, **k: [sys.executable, "-c", "pass"]).start()
+    refresher = Refresher(db_path, 3600, start_delay=3600, command=refresh_command or (
+        lambda *a, **k: [sys.executable, "-c", "pass"])).start()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -365,6 +365,39 @@ def test_read_save_highlight_the_corpus_and_the_pictures(browser, server, db):
         phone.goto(server + f"/explain?user=ada&item_id={item}")
         phone.screenshot(path=str(Path(shots) / "screenshot-explain-phone.png"), full_page=True)
     assert errors == []
+
+
+# A stand-in for the ingest child: holds the ingest lock and reports progress for a while.
+SLOW_INGEST = """
+import sys, time
+from hermes.storage.db import get_db
+from hermes.ingest.runlock import ingest_run
+with ingest_run(get_db(sys.argv[1])) as status:
+    for done in range(1, 6):
+        status.progress("fetch", done, 5)
+        time.sleep(0.6)
+    status.finish({"ok": True, "new_items": 7, "embedded": 7})
+"""
+
+
+def test_refresh_now_shows_its_progress(browser, db_path, db, add_items):
+    import sys
+
+    seed(db, add_items)
+    command = lambda database, every, due: [sys.executable, "-c", SLOW_INGEST, database]  # noqa: E731
+    with serve(db_path, refresh_command=command) as url:
+        page = browser.new_page()
+        errors = watched(page)
+        page.goto(url + "/feeds")
+        page.evaluate("window.__still = 1")
+        page.get_by_role("button", name="Refresh now").click()
+        page.locator(".refresh-text", has_text="fetching feeds").wait_for()
+        assert page.locator(".refresh-progress").is_visible()
+        assert page.get_by_role("button", name="Refresh now").is_disabled()
+        toast(page, "ok", "7 new items arrived")
+        assert "Refreshed just now: 7 new items" in page.locator(".refresh-text").inner_text()
+        assert page.evaluate("window.__still") == 1  # progress without reloading the page
+        assert errors == []
 
 
 def test_a_forged_cross_site_form_is_refused_in_the_browser(browser, server, db):
