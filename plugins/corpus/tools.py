@@ -41,11 +41,11 @@ EMPTY = {
 }
 
 
-def _guard(name: str, fn, *args) -> dict:
+def _guard(name: str, fn, *args, empty: dict | None = None) -> dict:
     try:
         message, payload = fn(*args)
     except HermesError as exc:
-        return fail(str(exc), **EMPTY[name])
+        return fail(str(exc), **(empty or EMPTY)[name])
     return ok(message, **payload)
 
 
