@@ -15,6 +15,7 @@ tags change later is re-read when it is re-embedded.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 
 import numpy as np
@@ -28,6 +29,9 @@ from .preferences import FAMILIES, source_key, tag_key, type_key
 _TOKENS = itertools.count(1)
 #: rows per block of :meth:`Matrix.product` (768 kB of float32 384-d rows)
 PRODUCT_BLOCK = 512
+#: threads of :meth:`Matrix.product` (each on one BLAS thread), for matrices this large
+PRODUCT_THREADS = min(2, os.cpu_count() or 1)
+PRODUCT_SPLIT_ROWS = 50_000
 
 
 class Matrix:
@@ -152,22 +156,37 @@ class Matrix:
         """``(m, n)``: ``vectors @ w`` for each of the ``m`` rows of ``weights``, in one pass
         over the matrix.
 
-        In blocks of rows that stay in cache, on one BLAS thread: BLAS's own product with a
-        handful of columns was measured at 2–4 passes' time on two shared cores, the blocked
-        one at about one pass (the matrix is read once, the weights stay in cache)."""
+        In blocks of rows that stay in cache, on one BLAS thread per worker (two halves of a
+        large matrix on two threads): BLAS's own product with a handful of columns was
+        measured at 2–4 passes' time on two shared cores, the blocked one at about one pass
+        (the matrix is read once, the weights stay in cache)."""
         weights = np.ascontiguousarray(np.atleast_2d(weights), dtype=np.float32)
         out = np.empty((len(weights), self.n), dtype=np.float32)
         if len(weights) > 8:  # enough columns for BLAS's blocking to pay
             np.matmul(weights, self.vectors.T, out=out)
             return out
         wt = np.ascontiguousarray(weights.T)
-        block = np.empty((PRODUCT_BLOCK, len(weights)), dtype=np.float32)
-        with threadpool_limits(limits=1, user_api="blas"):
-            for start in range(0, self.n, PRODUCT_BLOCK):
-                stop = min(start + PRODUCT_BLOCK, self.n)
+
+        def blocks(first: int, last: int) -> None:
+            block = np.empty((PRODUCT_BLOCK, len(weights)), dtype=np.float32)
+            for start in range(first, last, PRODUCT_BLOCK):
+                stop = min(start + PRODUCT_BLOCK, last)
                 part = block[: stop - start]
                 np.matmul(self.vectors[start:stop], wt, out=part)
                 out[:, start:stop] = part.T
+
+        # Blocks always start at multiples of PRODUCT_BLOCK: the same bits whatever the split.
+        blocks_total = -(-self.n // PRODUCT_BLOCK)
+        splits = min(PRODUCT_THREADS, max(1, self.n // PRODUCT_SPLIT_ROWS))
+        edges = [min(self.n, (blocks_total * k // splits) * PRODUCT_BLOCK) for k in range(splits + 1)]
+        with threadpool_limits(limits=1, user_api="blas"):
+            workers = [threading.Thread(target=blocks, args=(a, b)) for a, b in
+                       zip(edges[1:-1], edges[2:])]
+            for worker in workers:  # numpy lets go of the GIL inside the product
+                worker.start()
+            blocks(edges[0], edges[1])
+            for worker in workers:
+                worker.join()
         return out
 
     def has_key(self, key: str) -> np.ndarray:
