@@ -25,7 +25,8 @@ def serve(
 ):
     """Serve every registered tool over MCP (stdio by default)."""
     from . import config
-    from .mcp_server import build_server, is_loopback, run_http
+    from .addresses import is_loopback
+    from .mcp_server import build_server, run_http
     from .tools import collect_tools
 
     if transport not in ("stdio", "http"):
@@ -103,6 +104,7 @@ def ingest(
     """
     import sys
 
+    from .ingest.guard import REFUSED
     from .ingest.pipeline import run_ingest, seed_feeds
 
     database = run_guarded(open_db, db)
@@ -131,6 +133,9 @@ def ingest(
         for s in summary:
             label = s["title"] or s["url"]
             detail = {"new": f"{s['new']} new", "unchanged": "unchanged"}.get(s["status"], s["error"])
+            if (s["error"] or "").startswith(REFUSED):
+                detail += (f" (an agent subscribed it; `hermes feeds trust {s['feed_id']}` lets "
+                           "ingest fetch it from private addresses)")
             line = f"{s['status']:>9}  #{s['feed_id']} {label}: {detail}"
             if s.get("warning"):
                 line += f"  (warning: {s['warning']})"

@@ -328,6 +328,6 @@ def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_tok
     ("0.0.0.0", False), ("192.168.1.5", False), ("example.org", False), ("::", False),
 ])
 def test_is_loopback(host, expected):
-    from hermes.mcp_server import is_loopback
+    from hermes.addresses import is_loopback
 
     assert is_loopback(host) is expected

@@ -43,13 +43,24 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
     return out
 
 
-def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]]) -> list[int]:
-    """Register feeds (``INSERT OR IGNORE`` by URL); return the ids of the ones added."""
+SUBSCRIBERS = ("user", "agent")
+
+
+def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
+              subscribed_by: str = "user") -> list[int]:
+    """Register feeds (``INSERT OR IGNORE`` by URL); return the ids of the ones added.
+
+    ``subscribed_by``: ``user`` for lists a person gave (feeds.toml, OPML, the CLI), ``agent``
+    for a URL from an MCP tool or the web form; ingest guards an agent's feeds.
+    """
+    if subscribed_by not in SUBSCRIBERS:
+        raise ValueError(f"subscribed_by must be one of {SUBSCRIBERS}, got {subscribed_by!r}")
     added = []
     with write_transaction(db):
         for url, title in feeds:
-            cur = db.execute("INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)",
-                             [url, title, now_iso()])
+            cur = db.execute(
+                "INSERT OR IGNORE INTO feeds (url, title, added, subscribed_by) VALUES (?, ?, ?, ?)",
+                [url, title, now_iso(), subscribed_by])
             if cur.rowcount:
                 added.append(cur.lastrowid)
     return added

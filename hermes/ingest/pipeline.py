@@ -3,7 +3,10 @@
 Order of work and why:
 
 1. Fetch all due feeds at once (bounded concurrency, one deadline per feed, conditional
-   GET). Each finished fetch is parsed on a worker thread while the others keep
+   GET). A feed an agent subscribed is fetched through the private-address guard (every
+   hop, every DNS answer) unless the user allowed private targets or trusted the feed
+   (``hermes feeds trust``); its failures are recorded by their class only, since an agent
+   reads them back (``list_feeds``). Each finished fetch is parsed on a worker thread while the others keep
    downloading, then stored from the event-loop thread (the only one touching SQLite).
 2. A feed's items and its new ETag / Last-Modified commit in one transaction: a crash
    can never record "seen this version" without its items.
@@ -146,34 +149,47 @@ def add_plugin_tags(items: list[dict]) -> None:
             item["tags"] = normalise_tags([*item.get("tags", []), *extra])
 
 
-async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_private: bool,
+def trusted(feed: dict, settings: config.Settings) -> bool:
+    """Whether ``feed`` is fetched without the private-address guard: one a person subscribed
+    (CLI, OPML, feeds.toml) or trusted, or any feed once the user allowed private targets."""
+    return settings.allow_private or feed.get("subscribed_by") == "user"
+
+
+async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
                         progress: Progress | None) -> list[dict]:
     limit = asyncio.Semaphore(max(1, settings.fetch_concurrency))
     out: list[dict] = []
 
     async def one(feed: dict):
+        allow = trusted(feed, settings)
         async with limit:
             try:
                 return feed, await afetch(
-                    feed["url"], client=client, etag=feed["etag"],
+                    feed["url"], client=clients[allow], etag=feed["etag"],
                     last_modified=feed["last_modified"], timeout=settings.fetch_timeout,
-                    max_bytes=settings.max_feed_bytes, allow_private=allow_private), None
+                    max_bytes=settings.max_feed_bytes, allow_private=allow), None
             except FetchError as exc:
                 return feed, None, exc
             except Exception as exc:  # one broken feed never stops the others
-                return feed, None, FetchError(f"fetch failed: {type(exc).__name__}: {exc}")
+                return feed, None, FetchError(f"fetch failed: {type(exc).__name__}: {exc}",
+                                              kind="fetch failed")
 
-    async with new_client(settings.fetch_timeout) as client:
+    async with new_client(settings.fetch_timeout, allow_private=True) as open_client, \
+            new_client(settings.fetch_timeout, allow_private=False) as guarded_client:
+        clients = {True: open_client, False: guarded_client}
         tasks = [asyncio.ensure_future(one(feed)) for feed in feeds]
         for done, next_done in enumerate(asyncio.as_completed(tasks), 1):
             feed, res, err = await next_done
-            out.append(await _handle(db, feed, res, err))
+            out.append(await _handle(db, feed, res, err, settings))
             if progress:
                 progress("fetch", done, len(feeds))
     return out
 
 
-async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | None) -> dict:
+async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | None,
+                  settings: config.Settings) -> dict:
+    if err is not None and not trusted(feed, settings):
+        err = err.generic()  # (the pipeline's own last-resort failures included)
     if err is not None:
         backoff = None
         now = datetime.now(timezone.utc)
@@ -202,7 +218,8 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
-    cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count"]
+    cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count",
+            "subscribed_by"]
     rows = [dict(zip(cols, r)) for r in db.execute(
         f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
     if feed_ids is None:
@@ -222,15 +239,14 @@ def run_ingest(
     embedder=None,
     progress: Progress | None = None,
     settings: config.Settings | None = None,
-    allow_private: bool = True,
 ) -> IngestSummary:
     """Ingest the feeds in the database (or only ``feed_ids``) and embed what is new.
 
     Returns one summary per feed: ``{feed_id, url, title, status, new, error, warning}``
     with ``status`` one of ``new`` / ``unchanged`` / ``failed`` / ``skipped`` (a server asked
     us to wait: ``feeds.retry_after``). Failures are recorded on the feed row and never stop
-    the other feeds. ``allow_private=False`` applies the private-address guard (for fetches
-    an agent triggers); a person at the CLI is trusted with local paths and LAN servers.
+    the other feeds. Feeds an agent subscribed are fetched through the private-address guard
+    (see :func:`trusted`); a person's feeds may be local paths and LAN servers.
 
     :raises HermesError: when embedding fails; the items stay stored without an embedding
         and the next run completes them (``exc.summary`` holds the per-feed summaries).
@@ -244,7 +260,7 @@ def run_ingest(
                                      "(the server asked for a pause, or the feed failed repeatedly)")
         for f in feeds if not _due(f, now))
     if due:
-        results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress))
+        results = run_sync(lambda: _ingest_feeds(db, due, settings, progress))
         order = {f["id"]: k for k, f in enumerate(feeds)}
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])

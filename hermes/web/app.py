@@ -24,7 +24,6 @@ from .. import config
 from . import csrf
 
 HERE = Path(__file__).parent
-LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
 
 
 def templates() -> Jinja2Templates:

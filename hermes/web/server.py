@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-import ipaddress
-
-from .app import LOOPBACK_HOSTS, create_app
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+from ..addresses import LOOPBACK_NAMES, is_loopback
+from .app import create_app
 
 
 def check_bind(host: str, allow_remote: bool) -> str | None:
@@ -31,7 +21,7 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
     page arrives with its own name); any name once the user opened the UI to the network."""
     if allow_remote and not is_loopback(host):
         return None
-    return sorted({*LOOPBACK_HOSTS, host.strip("[]").lower()})
+    return sorted({*LOOPBACK_NAMES, host.strip("[]").lower()})
 
 
 def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> None:

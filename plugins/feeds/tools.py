@@ -171,7 +171,10 @@ def add_feed(
     from .subscriptions import check_web_url, probe, subscribe
 
     url = check_web_url(url)
-    return subscribe(db, url, title, probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
+    # Whoever calls the tool — an agent over MCP, or the web form, which a page on another
+    # site could drive — the feed is an agent's: guarded now and at every ingest.
+    return subscribe(db, url, title, subscribed_by="agent",
+                     probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
 
 
 @_envelope
