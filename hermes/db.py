@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,18 +11,31 @@ from pathlib import Path
 import sqlite_utils
 
 from . import config
-from .errors import HermesError
+from .errors import HermesError, Unavailable
 
 BUSY_TIMEOUT_S = 30.0
 READONLY = ("the database is read-only; check its permissions "
             "(hermes needs to write to it and to its directory)")
 
 
-class DatabaseUnavailable(HermesError, sqlite3.OperationalError):
+class DatabaseUnavailable(Unavailable, sqlite3.OperationalError):
     """SQLite refused a write for a reason outside hermes: the disk is full, another process
     held the write lock past the busy timeout, or the file is read-only. The transaction was
     rolled back, so nothing of it was written. Still a ``sqlite3.OperationalError``
     for code that tolerates such failures (a cache that is simply not persisted)."""
+
+
+FULL_BELOW = 1024 * 1024  # bytes free under which a failed open or write is "disk full"
+DISK_FULL = "the disk holding it is full; free some space and run the command again"
+
+
+def disk_full(path: str | os.PathLike) -> bool:
+    """Whether the file system holding ``path`` is (all but) full. SQLite says "disk I/O
+    error", not "full", when it cannot even create its WAL index at 0 bytes free."""
+    try:
+        return shutil.disk_usage(Path(path).parent).free < FULL_BELOW
+    except OSError:
+        return False
 
 
 def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> Exception:
@@ -34,8 +48,8 @@ def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> 
             where = db.execute("PRAGMA database_list").fetchone()[2] or where
         except sqlite3.Error:
             pass
-    if "full" in text:
-        why = "the disk holding it is full; free some space and run the command again"
+    if "full" in text or "disk I/O" in text and where != "the database" and disk_full(where):
+        why = DISK_FULL
     elif "locked" in text or "busy" in text:
         why = (f"another process held its write lock for longer than {BUSY_TIMEOUT_S:g} s "
                "(a long hermes ingest?); try again in a moment")
@@ -52,11 +66,23 @@ def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> 
 
 def connect(path: str | os.PathLike) -> sqlite_utils.Database:
     """Open (creating if needed) without migrating. Autocommit mode: write transactions
-    are explicit (:func:`write_transaction`), so no statement silently opens one."""
+    are explicit (:func:`write_transaction`), so no statement silently opens one.
+
+    A new database file is created readable by its owner only (0600, and SQLite gives its
+    ``-wal`` / ``-shm`` files the same mode), in a directory created 0700: it holds notes,
+    highlights and clicks.
+    """
     path = Path(path)
     if path.is_dir():
         raise HermesError(f"{path} is a directory, not a database file")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if str(path) != ":memory:":
+            config.private_dir(path.parent)
+        _create_private(path)
+    except OSError as exc:
+        if disk_full(path):
+            raise Unavailable(f"{path}: cannot create the database: {DISK_FULL}") from exc
+        raise HermesError(f"{path}: cannot create the database ({exc.strerror or exc})") from exc
     try:
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -68,10 +94,21 @@ def connect(path: str | os.PathLike) -> sqlite_utils.Database:
     except sqlite3.DatabaseError as exc:
         if "readonly" in str(exc) or "read-only" in str(exc):
             raise HermesError(f"{path}: {READONLY}") from exc
+        if isinstance(exc, sqlite3.OperationalError) and disk_full(path):
+            raise Unavailable(f"{path}: cannot open: {DISK_FULL} (SQLite: {exc})") from exc
         raise HermesError(f"{path}: cannot open as a SQLite database ({exc})") from exc
     if mode.lower() != "wal" and not _is_readonly(path):
         raise HermesError(f"{path}: could not switch to WAL mode (got {mode})")
     return sqlite_utils.Database(conn)
+
+
+def _create_private(path: Path) -> None:
+    if path.exists() or str(path) == ":memory:":
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # another process created it first
+        pass
 
 
 def _is_readonly(path: Path) -> bool:

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .errors import HermesError, InvalidInput
+from .errors import HermesError, InvalidInput, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,19 @@ def fail(message: str, **empty_payload) -> dict:
     return {"ok": False, "message": message, **empty_payload}
 
 
+def server_failure(message: str, **empty_payload) -> dict:
+    """A failure that is not the caller's doing (``server_error: true``): the environment
+    (:class:`~hermes.errors.Unavailable`, e.g. a full disk) or a bug. Retrying the same call
+    later may work; changing the arguments will not."""
+    return {**fail(message, **empty_payload), "server_error": True}
+
+
+def failure(exc: HermesError, empty_payload: dict) -> dict:
+    """The envelope of a :class:`HermesError` a tool raised."""
+    make = server_failure if isinstance(exc, Unavailable) else fail
+    return make(str(exc), **copy.deepcopy(empty_payload))
+
+
 def int_arg(name: str, value, low: int, high: int | None = None, hint: str = "") -> int:
     """``value`` as an int in ``[low, high]`` (an integral float such as ``3.0`` is accepted:
     some clients send every number as a float), else :class:`InvalidInput` naming the range."""
@@ -84,7 +97,7 @@ def envelope(empty_payloads: dict[str, dict]):
             try:
                 return fn(db, *args, **kwargs)
             except HermesError as exc:
-                return fail(str(exc), **copy.deepcopy(empty))
+                return failure(exc, empty)
 
         return wrapper
 
@@ -119,7 +132,7 @@ def call_tool(db, tool: Tool, arguments: dict, *, source: str = "agent") -> dict
     try:
         return tool.fn(db, **arguments)
     except HermesError as exc:
-        return fail(str(exc), **tool.empty)
+        return failure(exc, tool.empty)
     except TypeError as exc:
         return fail(f"bad arguments for {tool.name}: {exc}", **tool.empty)
     except OverflowError:
@@ -129,6 +142,7 @@ def call_tool(db, tool: Tool, arguments: dict, *, source: str = "agent") -> dict
                     f"below {2 ** 63:,}", **tool.empty)
     except Exception as exc:  # the server must survive any tool bug
         log.exception("tool %s failed", tool.name)
-        return fail(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", **tool.empty)
+        return server_failure(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                              **tool.empty)
     finally:
         _CALLER.reset(token)

@@ -15,7 +15,8 @@ from starlette.routing import Route
 
 from .access import (Tools, corpus_status, explainer, item_ids_of, opened, ranked_items,
                      require_item_id, require_persona)
-from .forms import DEFAULT_DAYS, bad, local_path, parse_bool, parse_days, parse_int, parse_text
+from .forms import (DEFAULT_DAYS, bad, local_path, parse_bool, parse_days, parse_int, parse_text,
+                    path_id)
 from .render import page_url, redirect, render
 
 DEFAULT_LIMIT = 30
@@ -188,6 +189,8 @@ async def add_feed(request: Request):
         return result
 
     result = await run_in_threadpool(act)
+    if result.get("server_error"):
+        bad(result.get("message") or "the feed could not be added", 500)
     if not result.get("ok"):
         # Show the form again with what was typed and why it was refused.
         context = await run_in_threadpool(
@@ -198,7 +201,7 @@ async def add_feed(request: Request):
 
 
 async def confirm_remove_feed(request: Request):
-    feed_id = request.path_params["feed_id"]
+    feed_id = path_id(request, "feed_id", "feed")
 
     def view():
         tools = Tools()
@@ -217,7 +220,7 @@ async def confirm_remove_feed(request: Request):
 
 
 async def remove_feed(request: Request):
-    feed_id = request.path_params["feed_id"]
+    feed_id = path_id(request, "feed_id", "feed")
     form = await request.form()
     if form.get("confirm") != "yes":
         bad("removal was not confirmed; use the Remove button on the confirmation page")

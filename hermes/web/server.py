@@ -27,7 +27,10 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
 def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> None:
     import uvicorn
 
-    app = create_app(db_path, allowed_hosts=allowed_hosts(host, allow_remote))
+    from .csrf import load_secret
+
+    # Read (or make) the form-signing secret now: an unsafe one stops the server at start.
+    app = create_app(db_path, secret=load_secret(), allowed_hosts=allowed_hosts(host, allow_remote))
     shown = f"[{host}]" if ":" in host else host
     if not is_loopback(host):
         echo(f"warning: the hermes web UI is reachable from the network on {shown}:{port} "

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from hermes.errors import HermesError, InvalidInput, NotFound
-from hermes.tools import fail, ok
+from hermes.tools import fail, failure, ok
 
 from . import tools
 
@@ -56,7 +56,8 @@ def _endpoint(tool_name: str, view, parse):
         except NotFound as exc:
             return 404, fail(str(exc), **tools.EMPTY[tool_name])
         except HermesError as exc:
-            return 400, fail(str(exc), **tools.EMPTY[tool_name])
+            answer = failure(exc, tools.EMPTY[tool_name])
+            return 500 if answer.get("server_error") else 400, answer
         finally:
             db.conn.close()
 

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
 from hermes.signals import require_user
-from hermes.tools import caller, fail, int_arg, ok
+from hermes.tools import caller, fail, failure, int_arg, ok
 
 from . import entities, membership, signals, strength
 
@@ -44,7 +44,7 @@ def _guard(name: str, fn, *args) -> dict:
     try:
         message, payload = fn(*args)
     except HermesError as exc:
-        return fail(str(exc), **EMPTY[name])
+        return failure(exc, EMPTY[name])
     return ok(message, **payload)
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
-from hermes.tools import envelope, fail, ok
+from hermes.tools import envelope, fail, failure, ok
 
 from . import bootstrap as _bootstrap
 from . import personas, search, status
@@ -188,7 +188,7 @@ def destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: st
     try:
         return _destroy(db, name, confirm, persona=persona, source=source, how_to_confirm=how_to_confirm)
     except HermesError as exc:
-        return fail(str(exc), deleted={}, would_delete={})
+        return failure(exc, {"deleted": {}, "would_delete": {}})
 
 
 def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: str) -> dict:
