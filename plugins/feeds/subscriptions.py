@@ -98,7 +98,7 @@ def feed_by_url(db, url: str) -> dict | None:
 
 def feed_by_id(db, feed_id: int) -> dict:
     if isinstance(feed_id, bool) or not isinstance(feed_id, int):
-        raise InvalidInput(f"feed_id must be an integer, got {feed_id!r}")
+        raise InvalidInput(f"feed_id must be an integer, got {str(feed_id)[:40]!r}")
     if not 1 <= feed_id < 2 ** 63:
         raise NotFound(f"unknown feed {feed_id}; list_feeds shows the subscribed feeds' ids")
     row = db.execute("SELECT id, url, title FROM feeds WHERE id = ?", [feed_id]).fetchone()
