@@ -58,7 +58,7 @@ def bodies(gigabytes: float) -> dict[str, Route]:
 
 
 CHILD = r"""
-import json, re, resource, sys
+import html, json, re, resource, sys
 path, url, db_path = sys.argv[1], sys.argv[2], sys.argv[3]
 from hermes.db import get_db
 db = get_db(db_path)
@@ -78,7 +78,7 @@ else:
         token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/feeds").text).group(1)
         r = client.post("/feeds", data={"url": url, "csrf_token": token}, follow_redirects=False)
         found = re.search(r'class="flash flash-error"[^>]*>([^<]*)', r.text)
-        outcome = f"HTTP {r.status_code}" + (": " + found.group(1).strip() if found else "")
+        outcome = f"HTTP {r.status_code}" + (": " + html.unescape(found.group(1).strip()) if found else "")
 print(json.dumps({"maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "outcome": " ".join(outcome.split())}))
 """
