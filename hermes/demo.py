@@ -19,12 +19,10 @@ DEMO_INTERESTS = (
 
 def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
     """Ingest the samples, create a persona, rank, explain, digest; return the results."""
-    from .ingest.feedlist import sample_feed_paths
+    from .ingest.feedlist import add_feeds, sample_feed_paths
     from .ingest.pipeline import run_ingest
 
-    for path in sample_feed_paths():
-        db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)",
-                   [str(path), path.stem.replace("-", " ")])
+    add_feeds(db, [(str(path), path.stem.replace("-", " ")) for path in sample_feed_paths()])
     say("Ingesting the sample feeds shipped with hermes (offline) …")
     summary = run_ingest(db, embedder=embedder)
     for feed in summary:

@@ -296,7 +296,7 @@ def test_hermes_executable_is_available():
 @pytest.mark.parametrize("args, env_token, warning, token", [
     (["--transport", "http"], None, None, None),
     (["--transport", "http"], "from-env", None, "from-env"),
-    (["--transport", "http", "--token", "  t0k  "], None, None, "t0k"),
+    (["--transport", "http", "--token", "  t0k  "], None, "HERMES_MCP_TOKEN in the environment", "t0k"),
     (["--transport", "http", "--host", "0.0.0.0", "--allow-remote"], None, "WITHOUT a token", None),
     (["--transport", "http", "--host", "192.0.2.7", "--allow-remote", "--token", "x"], None,
      "reachable from the network", "x"),

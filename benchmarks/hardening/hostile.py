@@ -167,9 +167,9 @@ done = {}
 start = time.perf_counter()
 real_handle = pipeline._handle
 
-async def timed(db, feed, res, err, *rest):
+async def timed(db, feed, res, err):
     done[feed["url"]] = time.perf_counter() - start  # its fetch has finished
-    return await real_handle(db, feed, res, err, *rest)
+    return await real_handle(db, feed, res, err)
 
 pipeline._handle = timed
 summary = run_ingest(db, settings=Settings(fetch_timeout=timeout, fetch_concurrency=concurrency))

@@ -171,8 +171,8 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
             except FetchError as exc:
                 return feed, None, exc
             except Exception as exc:  # one broken feed never stops the others
-                return feed, None, FetchError(f"fetch failed: {type(exc).__name__}: {exc}",
-                                              kind="fetch failed")
+                error = FetchError(f"fetch failed: {type(exc).__name__}: {exc}", kind="fetch failed")
+                return feed, None, error if allow else error.generic()
 
     async with new_client(settings.fetch_timeout, allow_private=True) as open_client, \
             new_client(settings.fetch_timeout, allow_private=False) as guarded_client:
@@ -180,16 +180,13 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
         tasks = [asyncio.ensure_future(one(feed)) for feed in feeds]
         for done, next_done in enumerate(asyncio.as_completed(tasks), 1):
             feed, res, err = await next_done
-            out.append(await _handle(db, feed, res, err, settings))
+            out.append(await _handle(db, feed, res, err))
             if progress:
                 progress("fetch", done, len(feeds))
     return out
 
 
-async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | None,
-                  settings: config.Settings) -> dict:
-    if err is not None and not trusted(feed, settings):
-        err = err.generic()  # (the pipeline's own last-resort failures included)
+async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | None) -> dict:
     if err is not None:
         backoff = None
         now = datetime.now(timezone.utc)

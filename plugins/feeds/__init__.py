@@ -45,7 +45,8 @@ TOOLS = [
                     "once to check that it is a feed; nothing is subscribed if it is not, or "
                     "if it is already subscribed. Items are NOT loaded now: they arrive with "
                     "the next `hermes ingest`. Use preview_feed to look first. Private, "
-                    "loopback and local-network addresses are refused." + UNTRUSTED,
+                    "loopback and local-network addresses are refused, now and at every later "
+                    "ingest of the feed (also after a redirect)." + UNTRUSTED,
     ),
     Tool(
         name="preview_feed", fn=t.preview_feed, group=GROUP, read_only=True, idempotent=True,
@@ -58,8 +59,9 @@ TOOLS = [
         name="list_feeds", fn=t.list_feeds, group=GROUP, read_only=True, idempotent=True,
         empty=t.EMPTY["list_feeds"],
         description="List the subscribed feeds: id, title, url, number of items stored, when "
-                    "each was last fetched, and its last error and error count if fetching "
-                    "fails. Use the ids with remove_feed." + UNTRUSTED,
+                    "each was last fetched, its last error and error count if fetching fails, "
+                    "and who subscribed it (subscribed_by: user, or agent for add_feed). Use "
+                    "the ids with remove_feed." + UNTRUSTED,
     ),
     Tool(
         name="remove_feed", fn=t.remove_feed, group=GROUP, destructive=True, idempotent=True,
