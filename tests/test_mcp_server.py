@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from process_support import child_env, free_port, hermes_command, running_hermes
 from pydantic import Field
 
-from process_support import child_env, free_port, hermes_command, running_hermes
-
+from hermes.contract import Component, Tool
 from hermes.hookspecs import hookimpl
 from hermes.mcp_server import build_server
-from hermes.rank import Component, create_user
-from hermes.tools import Tool, ok
+from hermes.records import create_user
+from hermes.tools import ok
 
 pytestmark = pytest.mark.anyio
 
@@ -240,7 +240,7 @@ async def test_hermes_serve_tools_option_restricts_groups(tmp_path):
 def test_serve_refuses_bad_options_with_one_line(args, fragment, db_path):
     from typer.testing import CliRunner
 
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     result = CliRunner().invoke(build_app(), ["serve", "--db", str(db_path), *args])
     assert result.exit_code == 1 and fragment in result.output
@@ -306,7 +306,7 @@ def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_tok
     from typer.testing import CliRunner
 
     from hermes import mcp_server
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     seen = {}
     monkeypatch.setattr(mcp_server, "run_http", lambda server, **kw: seen.update(kw))
@@ -328,6 +328,6 @@ def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_tok
     ("0.0.0.0", False), ("192.168.1.5", False), ("example.org", False), ("::", False),
 ])
 def test_is_loopback(host, expected):
-    from hermes.addresses import is_loopback
+    from hermes.net import is_loopback
 
     assert is_loopback(host) is expected

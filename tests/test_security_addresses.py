@@ -14,7 +14,7 @@ import socket
 import pytest
 from ingest_server import FeedServer, rss
 
-from hermes.addresses import is_loopback, is_refused
+from hermes.net import is_loopback, is_refused
 from hermes.ingest.fetch import FetchError, fetch
 from hermes.tools import call_tool, collect_tools
 

@@ -26,8 +26,9 @@ from process_support import child_env, hermes_command
 from typer.testing import CliRunner
 from web_support import client, seed, token
 
-from hermes import db as hermes_db
-from hermes.cli import build_app
+from hermes.storage import db as hermes_db
+from hermes.storage import transactions
+from hermes.cli.app import build_app
 from hermes.errors import HermesError
 from hermes.web.csrf import SECURITY_HEADERS, load_secret
 
@@ -120,7 +121,7 @@ def test_a_full_disk_is_a_server_error_in_the_web_ui(db, db_path, add_items, ful
 
 
 def test_a_full_disk_is_a_server_error_in_a_tools_envelope(db, add_items):
-    from hermes.rank import create_user
+    from hermes.records import create_user
     from hermes.tools import call_tool, collect_tools
 
     ids = add_items([{"title": "one"}])
@@ -142,13 +143,13 @@ def test_opening_at_zero_bytes_free_says_the_disk_is_full(db_path, monkeypatch):
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(hermes_db.sqlite3, "connect", no_room)
-    monkeypatch.setattr(hermes_db.shutil, "disk_usage", lambda path: SimpleNamespace(total=10 ** 9, used=10 ** 9, free=0))
+    monkeypatch.setattr(transactions.shutil, "disk_usage", lambda path: SimpleNamespace(total=10 ** 9, used=10 ** 9, free=0))
     with pytest.raises(HermesError, match="the disk holding it is full"):
         hermes_db.get_db(db_path)
     result = cli("feeds", "list", "--db", db_path)
     assert result.exit_code == 1 and "disk holding it is full" in result.output
     # With room on the disk, the same SQLite error still says what SQLite said.
-    monkeypatch.setattr(hermes_db.shutil, "disk_usage", lambda path: SimpleNamespace(total=10 ** 9, used=0, free=10 ** 9))
+    monkeypatch.setattr(transactions.shutil, "disk_usage", lambda path: SimpleNamespace(total=10 ** 9, used=0, free=10 ** 9))
     with pytest.raises(HermesError, match="cannot open as a SQLite database"):
         hermes_db.get_db(db_path)
 

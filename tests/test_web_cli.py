@@ -21,7 +21,7 @@ def served(monkeypatch):
 
 
 def invoke(args):
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     return CliRunner().invoke(build_app(), args)
 
@@ -58,7 +58,7 @@ def test_allow_remote_warns_and_serves(served, db_path):
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.5.5.5", "::1", "[::1]", "localhost"])
 def test_loopback_names(host):
-    from hermes.addresses import is_loopback
+    from hermes.net import is_loopback
     from hermes.web.server import check_bind
 
     assert is_loopback(host)

@@ -60,7 +60,7 @@ def bodies(gigabytes: float) -> dict[str, Route]:
 CHILD = r"""
 import html, json, re, resource, sys
 path, url, db_path = sys.argv[1], sys.argv[2], sys.argv[3]
-from hermes.db import get_db
+from hermes.storage.db import get_db
 db = get_db(db_path)
 if path == "ingest":
     from hermes.ingest.pipeline import add_feeds, run_ingest

@@ -118,8 +118,8 @@ async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
     return bytes(body)
 
 
-async def _fetch_http(client, url, etag, last_modified, max_bytes) -> FetchResult:
-    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
+async def _fetch_http(client, url, etag, last_modified, max_bytes, accept: str = ACCEPT) -> FetchResult:
+    headers = {"User-Agent": USER_AGENT, "Accept": accept, "Accept-Encoding": ACCEPT_ENCODING}
     if etag:
         headers["If-None-Match"] = etag
     if last_modified:
@@ -185,6 +185,7 @@ async def afetch(
     timeout: float | None = None,
     max_bytes: int | None = None,
     allow_private: bool = True,
+    accept: str = ACCEPT,
 ) -> FetchResult:
     """Fetch ``url`` (http(s), ``file://`` or a local path); raise :class:`FetchError`.
 
@@ -193,17 +194,19 @@ async def afetch(
     read). ``allow_private=False`` is the guarded fetch of a URL an agent chose: local files
     and every connection to a non-public address are refused (a ``client`` must then come
     from ``new_client(allow_private=False)``), and a failure is reported by its class only
-    (:meth:`FetchError.generic`), never with what a server said.
+    (:meth:`FetchError.generic`), never with what a server said. ``accept`` is the
+    ``Accept`` header (feed types by default; metadata lookups ask for CSL-JSON or HTML).
     """
     try:
-        return await _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_private)
+        return await _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_private,
+                             accept)
     except FetchError as exc:
         if allow_private:
             raise
         raise exc.generic() from None
 
 
-async def _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_private):
+async def _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_private, accept):
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     url = url.strip()
@@ -218,7 +221,7 @@ async def _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_pr
     client = client or new_client(timeout, allow_private=allow_private)
     try:
         async with asyncio.timeout(timeout):
-            return await _fetch_http(client, url, etag, last_modified, max_bytes)
+            return await _fetch_http(client, url, etag, last_modified, max_bytes, accept)
     except TimeoutError:
         raise FetchError(f"timeout after {timeout:g} s") from None
     except httpx.TimeoutException:
@@ -254,10 +257,11 @@ def fetch(
     timeout: float | None = None,
     max_bytes: int | None = None,
     allow_private: bool = True,
+    accept: str = ACCEPT,
 ) -> FetchResult:
     """Synchronous :func:`afetch` (same arguments and errors, its own client)."""
     kwargs = dict(etag=etag, last_modified=last_modified, timeout=timeout,
-                  max_bytes=max_bytes, allow_private=allow_private)
+                  max_bytes=max_bytes, allow_private=allow_private, accept=accept)
     return run_sync(lambda: afetch(url, **kwargs))
 
 

@@ -5,7 +5,7 @@ to ``http://192.168.1.1/`` or to a public name that later redirects — or re-re
 loopback, turning hermes into a probe of the user's local network (SSRF) whose answers the
 agent then reads back. So a guarded client checks at the one point every request passes
 through, the opening of a TCP connection: the host name is resolved, *every* address of
-the answer must be public (:func:`hermes.addresses.is_refused`), and the socket connects to
+the answer must be public (:func:`hermes.net.is_refused`), and the socket connects to
 an address that was checked. Every redirect hop opens its connection the same way, and a
 DNS answer that changes between check and connect (rebinding) never reaches a socket.
 
@@ -22,7 +22,7 @@ import socket
 import httpcore
 import httpx
 
-from ..addresses import is_refused, parse
+from ..net import is_refused, parse
 from .errors import FetchError
 
 REFUSED = "refused: private address"

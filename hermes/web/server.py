@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..addresses import LOOPBACK_NAMES, is_loopback
+from ..net import LOOPBACK_HOSTS, is_loopback
 from .app import create_app
+from .csrf import load_secret
 
 
 def check_bind(host: str, allow_remote: bool) -> str | None:
@@ -21,13 +22,11 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
     page arrives with its own name); any name once the user opened the UI to the network."""
     if allow_remote and not is_loopback(host):
         return None
-    return sorted({*LOOPBACK_NAMES, host.strip("[]").lower()})
+    return sorted({*LOOPBACK_HOSTS, host.strip("[]").lower()})
 
 
 def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> None:
     import uvicorn
-
-    from .csrf import load_secret
 
     # Read (or make) the form-signing secret now: an unsafe one stops the server at start.
     app = create_app(db_path, secret=load_secret(), allowed_hosts=allowed_hosts(host, allow_remote))

@@ -13,7 +13,7 @@ from typing import Annotated
 from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
-from hermes.signals import require_user
+from hermes.records import require_user
 from hermes.tools import caller, fail, failure, int_arg, ok
 
 from . import entities, membership, signals, strength
@@ -40,11 +40,11 @@ EMPTY = {
 }
 
 
-def _guard(name: str, fn, *args) -> dict:
+def _guard(name: str, fn, *args, empty: dict | None = None) -> dict:
     try:
         message, payload = fn(*args)
     except HermesError as exc:
-        return failure(exc, EMPTY[name])
+        return failure(exc, (empty or EMPTY)[name])
     return ok(message, **payload)
 
 

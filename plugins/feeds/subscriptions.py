@@ -11,9 +11,10 @@ import logging
 import urllib.parse
 from collections.abc import Callable
 
-from hermes.db import write_transaction
+from hermes.config import settings
 from hermes.errors import InvalidInput, NotFound
-from hermes.signals import now_iso
+from hermes.records import now_iso
+from hermes.storage.transactions import write_transaction
 from hermes.tools import fail, ok
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def check_web_url(url: str) -> str:
 def normalise_location(location: str) -> str:
     """What the CLI stores for ``hermes feeds add``: web URLs as given, local paths made
     absolute (so ``hermes ingest`` finds them from any working directory)."""
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import is_local, local_path
 
     location = location.strip()
@@ -61,7 +63,7 @@ def probe(url: str, *, allow_private: bool) -> dict:
     Raises :class:`InvalidInput` with the fetcher's or parser's reason when the URL does not
     give a feed. Nothing is written.
     """
-    from hermes.config import settings
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import FetchError, fetch
     from hermes.ingest.guard import REFUSED
     from hermes.ingest.parse import ParseError, parse_feed
@@ -116,6 +118,7 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     Returns the tool envelope: a duplicate or an unusable feed is ``ok: false`` and
     inserts nothing.
     """
+    # Here, not at the top: the ingest package loads httpx (tools/list must stay light).
     from hermes.ingest.feedlist import add_feeds
 
     if title is not None:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from typing import Annotated, Optional
 
 import typer
 
-from .cli_support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
-from .errors import HermesError
+from .. import config
+from ..demo import run_demo
+from ..errors import HermesError
+from ..net import is_loopback
+from ..storage.db import get_db
+from ..tools import collect_tools
+from .support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
 
 
 def serve(
@@ -27,10 +33,8 @@ def serve(
         "--allow-remote", help="Allow --host to be a non-loopback address (exposes the tools to the network).")] = False,
 ):
     """Serve every registered tool over MCP (stdio by default)."""
-    from . import config
-    from .addresses import is_loopback
-    from .mcp_server import build_server, run_http, run_stdio
-    from .tools import collect_tools
+    # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve.
+    from ..mcp_server import build_server, run_http, run_stdio
 
     if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use stdio or http")
@@ -88,7 +92,8 @@ def web(
         "--allow-remote", help="Allow --host to be a non-loopback address (the UI has no login).")] = False,
 ):
     """Serve the web UI: ranked feed, digest, corpus and feeds for each persona."""
-    from .web.server import check_bind, run
+    # Here, not at the top: starlette, jinja2 and uvicorn load only for the web UI.
+    from ..web.server import check_bind, run
 
     refusal = check_bind(host, allow_remote)
     if refusal:
@@ -103,10 +108,6 @@ def demo(
     db: Annotated[Optional[str], typer.Option("--db", help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
 ):
     """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
-    from . import config
-    from .db import get_db
-    from .demo import run_demo
-
     path = db or str(config.home() / "demo.db")
     database = get_db(path)
     run_demo(database, typer.echo)
@@ -123,10 +124,9 @@ def ingest(
     On the first run of a new database the feeds table is seeded from feeds.toml; after
     that the database is the truth. Exit status 1 only when every fetched feed failed.
     """
-    import sys
-
-    from .ingest.guard import REFUSED
-    from .ingest.pipeline import run_ingest, seed_feeds
+    # Here, not at the top: httpx and feedparser load only for a command that fetches.
+    from ..ingest.guard import REFUSED
+    from ..ingest.pipeline import run_ingest, seed_feeds
 
     database = run_guarded(open_db, db)
     run_guarded(seed_feeds, database)

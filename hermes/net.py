@@ -1,20 +1,21 @@
-"""The one classification of network addresses: which a fetch an agent can trigger may
-reach (:func:`is_refused`), and which binds are loopback (:func:`is_loopback`).
+"""Addresses: the one classification of network addresses — whether a fetch an agent can
+steer may reach one (:func:`is_refused`), and whether a host a server binds to is loopback,
+reachable from this machine only (:func:`is_loopback`).
 
-Python's ``ip.is_global`` alone is not enough: it calls several IPv6 forms global that lead
-to IPv4 space or to nowhere public — NAT64 (``64:ff9b::/96``, ``64:ff9b:1::/48``), the
-deprecated IPv4-compatible form (``::/96``), SIIT's IPv4-translated form (``::ffff:0:0:0/96``),
-6to4 (``2002::/16``) and site-local (``fec0::/10``). Each of these is refused whatever IPv4
-address it embeds; an IPv4-mapped address (``::ffff:a.b.c.d``, which a dual-stack socket
-connects to as ``a.b.c.d``) is judged by the IPv4 address it maps.
+Python's ``ip.is_global`` alone is not enough for the first: it calls several IPv6 forms
+global that lead to IPv4 space or to nowhere public — NAT64 (``64:ff9b::/96``,
+``64:ff9b:1::/48``), the deprecated IPv4-compatible form (``::/96``), SIIT's IPv4-translated
+form (``::ffff:0:0:0/96``), 6to4 (``2002::/16``) and site-local (``fec0::/10``). Each of these
+is refused whatever IPv4 address it embeds; an IPv4-mapped address (``::ffff:a.b.c.d``, which
+a dual-stack socket connects to as ``a.b.c.d``) is judged by the IPv4 address it maps.
 """
 
 from __future__ import annotations
 
 import ipaddress
 
-#: The names a loopback-only server accepts in ``Host`` (and binds to by default).
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+#: the loopback names a local server answers to (checked against Host headers too)
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 #: IPv6 prefixes refused outright: they translate to IPv4 (so they can reach the user's LAN
 #: or loopback through a NAT64 / 6to4 gateway) or were never public.
@@ -54,14 +55,11 @@ def is_refused(address: str | Address) -> bool:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether a bind address or Host name is this machine only (``localhost`` or a loopback
-    address, with or without brackets)."""
+    """True for ``localhost`` (any case, trailing dot allowed) and any loopback IP address
+    (``[::1]`` brackets allowed)."""
     if host.strip().lower().rstrip(".") == "localhost":
         return True
     try:
         return parse(host).is_loopback
     except ValueError:
         return False
-
-
-__all__ = ["LOOPBACK_NAMES", "REFUSED_IPV6", "is_loopback", "is_refused", "parse"]

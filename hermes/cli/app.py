@@ -9,15 +9,15 @@ import sys
 
 import typer
 
-from . import __version__
-from .cli_support import DbOption, JsonOption, emit_json
-from .errors import HermesError
+from .. import __version__
+from ..errors import HermesError
+from ..plugins import describe_plugins, get_plugin_manager
+from . import core
+from .support import DbOption, JsonOption, emit_json
 
 
 def plugins_command(db: DbOption = None, as_json: JsonOption = False):
     """List every loaded plugin and what it provides (hooks, tools)."""
-    from .plugins import describe_plugins
-
     found = describe_plugins()
     if as_json:
         emit_json(found)
@@ -36,9 +36,6 @@ def _version(value: bool):
 
 
 def build_app() -> typer.Typer:
-    from . import cli_core
-    from .plugins import get_plugin_manager
-
     app = typer.Typer(
         name="hermes",
         help="A self-hosted personal feed engine for researchers.",
@@ -55,7 +52,7 @@ def build_app() -> typer.Typer:
         """hermes: ingest feeds, rank them per persona, explain, digest, keep a corpus."""
 
     app.command("plugins")(plugins_command)
-    cli_core.register(app)
+    core.register(app)
     get_plugin_manager().hook.hermes_register_commands(app=app)
     return app
 

@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .errors import HermesError
+from ..errors import HermesError
+from ..storage.db import get_db
 
 DbOption = Annotated[
     Optional[str],
@@ -20,8 +21,6 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON documen
 
 
 def open_db(path: str | None):
-    from .db import get_db
-
     return get_db(path)
 
 
