@@ -218,7 +218,7 @@ def test_the_tool_guards_private_addresses(alice, server, monkeypatch):
     page = server.add("/essay", body=PAGE, headers={"Content-Type": "text/html"})
     for ref in ("2401.12345", page):
         r = call_tool(db, tool, {"user": "alice", "ref": ref})
-        assert r["ok"] is False and "refused private address 127.0.0.1" in r["message"], r
+        assert r["ok"] is False and "refused: private address" in r["message"], r
         assert r["item_id"] is None and r["changes"] == []
     assert server.log == [] and counts(db) == (0, 0, 0)
     monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # the user lifted the guard
