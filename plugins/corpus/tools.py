@@ -14,7 +14,7 @@ from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
 from hermes.records import require_user
-from hermes.tools import caller, fail, failure, int_arg, ok
+from hermes.tools import caller, failure, int_arg, ok
 
 from . import entities, membership, signals, strength
 
