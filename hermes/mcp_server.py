@@ -26,7 +26,7 @@ from .contract import UNTRUSTED, Tool
 from .errors import HermesError
 from .net import is_loopback
 from .storage.db import get_db
-from .tools import call_tool, collect_tools, fail
+from .tools import call_tool, collect_tools, server_failure
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +66,8 @@ def _bind(tool: Tool, database: _Database):
     def call(**arguments):
         try:
             db = database.open()
-        except HermesError as exc:
-            return fail(f"cannot open the hermes database: {exc}", **tool.empty)
+        except HermesError as exc:  # the agent cannot fix this: a server-side failure
+            return server_failure(f"cannot open the hermes database: {exc}", **tool.empty)
         try:
             return call_tool(db, tool, arguments)
         finally:

@@ -274,3 +274,18 @@ def test_unparseable_lines_on_stdio_are_answered(tmp_path):
     assert [a["id"] for a in answers if "result" in a] == [1, 2]  # still serving in between
     assert all(re.match(r"(Parse error|Invalid request)", a["error"]["message"])
                for a in answers if "error" in a)
+
+
+def test_a_database_the_server_cannot_open_is_a_server_error_over_mcp(tmp_path):
+    import anyio
+    import mcp
+
+    from hermes.mcp_server import build_server
+
+    async def call():
+        async with mcp.Client(build_server(str(tmp_path))) as client:  # a directory
+            return (await client.call_tool("list_users", {})).structured_content
+
+    result = anyio.run(call)
+    assert result["ok"] is False and result["server_error"] is True
+    assert "cannot open the hermes database" in result["message"]
