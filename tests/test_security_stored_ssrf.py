@@ -206,7 +206,7 @@ def test_every_way_of_subscribing_records_who(db, db_path, tmp_path, pretend_pub
 def test_existing_feeds_count_as_the_users_and_new_rows_default_to_agent(tmp_path):
     path = tmp_path / "old.db"
     db = get_db(path)
-    db.execute("DELETE FROM _migrations WHERE name = 'core:m008_feed_subscriber'")
+    db.execute("DELETE FROM _migrations WHERE name = 'core:m009_feed_subscriber'")
     db.execute("ALTER TABLE feeds DROP COLUMN subscribed_by")
     db.execute("ALTER TABLE feeds DROP COLUMN trusted_at")
     db.execute("INSERT INTO feeds (url) VALUES ('https://old.example.org/rss')")
@@ -259,6 +259,6 @@ def test_feeds_add_of_an_agents_feed_points_at_trust(db, db_path, pretend_public
 
 def test_the_migration_is_in_the_ledger(db):
     names = [r[0] for r in db.execute("SELECT name FROM _migrations")]
-    assert "core:m008_feed_subscriber" in names
+    assert "core:m009_feed_subscriber" in names
     with pytest.raises(sqlite3.IntegrityError):
         db.execute("INSERT INTO feeds (url, subscribed_by) VALUES ('https://n.example/', NULL)")

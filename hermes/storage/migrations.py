@@ -215,7 +215,15 @@ def m007_tag_graph_cache(db: sqlite_utils.Database) -> None:
 
 
 @migration
-def m008_feed_subscriber(db: sqlite_utils.Database) -> None:
+def m008_feed_ttl(db: sqlite_utils.Database) -> None:
+    # How often a feed asks to be fetched at most (its <ttl> or sy:updatePeriod, in
+    # seconds): the background refresh waits at least that long between fetches.
+    if "ttl" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN ttl INTEGER")
+
+
+@migration
+def m009_feed_subscriber(db: sqlite_utils.Database) -> None:
     # Issue 12: who subscribed a feed decides whether `hermes ingest` fetches it through the
     # private-address guard. 'agent' (an MCP tool or the web form) is the column default,
     # so a row written without saying who is guarded; feeds from before this migration were

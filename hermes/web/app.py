@@ -91,10 +91,10 @@ def create_app(
 
 
 def error_response(request: Request, tmpl: Jinja2Templates, status: int, message: str):
-    """The error page (or a JSON envelope for ``/api/`` paths), with the security headers of
-    every page: a 500 is answered outside the middleware that adds them to the others, and
-    a refused Host before it."""
-    if request.url.path.startswith("/api/"):
+    """The error page (or a JSON envelope for ``/api/`` paths and for hermes.js, which asks
+    for JSON), with the security headers of every page: a 500 is answered outside the
+    middleware that adds them to the others, and a refused Host before it."""
+    if request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", ""):
         response = JSONResponse({"ok": False, "message": message}, status_code=status)
     else:
         titles = {400: "Bad request", 403: "Forbidden", 404: "Not found",
@@ -108,4 +108,3 @@ def error_response(request: Request, tmpl: Jinja2Templates, status: int, message
     for name, value in csrf.SECURITY_HEADERS:
         response.headers[name.decode()] = value.decode()
     return response
-

@@ -10,6 +10,8 @@ CSL-JSON, Markdown, JSONL), :mod:`.sync` (a Markdown vault), :mod:`.save` with
 
 from __future__ import annotations
 
+import numpy as np
+
 from hermes.contract import UNTRUSTED, Tool
 from hermes.hookspecs import hookimpl
 
@@ -38,6 +40,16 @@ def hermes_signal_written(db, signal):
 
 
 EMPTY = {**tools.EMPTY, **exchange.EMPTY}
+
+
+@hookimpl
+def hermes_candidates(db, user, query, matrix):
+    # The read state lives here, so this plugin answers ``exclude_read``: items the persona
+    # has experienced (read past the threshold, highlighted or noted) leave the candidates.
+    if not getattr(query, "exclude_read", False):
+        return None
+    read = membership.facet_item_ids(db, user["id"], "experienced")
+    return ~np.isin(matrix.ids, np.fromiter(read, dtype=np.int64)) if read else None
 
 
 def _tool(fn, description: str, *, read_only: bool = False, destructive: bool = False,
@@ -70,6 +82,11 @@ def hermes_register_tools():
         _tool(tools.favorite,
               "Save an item for later (on=true) or remove the favorite (on=false). A favorite "
               "alone puts the item in the 'saved' facet, not in 'experienced'.",
+              idempotent=True),
+        _tool(tools.mark_unread,
+              "Take back 'read' for an item (an undo): its reading progress goes back to 0 so "
+              "it leaves the experienced items unless the persona highlighted or noted it. "
+              "Opens, highlights, notes and the favorite are kept.",
               idempotent=True),
         _tool(tools.corpus,
               "Summary of a persona's corpus: revision number, counts of experienced (read or "

@@ -58,9 +58,17 @@ TOOLS = [
         name="list_feeds", fn=t.list_feeds, group=GROUP, read_only=True, idempotent=True,
         empty=t.EMPTY["list_feeds"],
         description="List the subscribed feeds: id, title, url, number of items stored, when "
-                    "each was last fetched, its last error and error count if fetching fails, "
-                    "and who subscribed it (subscribed_by: user, or agent for add_feed). Use "
-                    "the ids with remove_feed." + UNTRUSTED,
+                    "each was last fetched and is next due (next_fetch), its last error "
+                    "and error count if fetching fails, and who subscribed it (subscribed_by: "
+                    "user, or agent for add_feed); 'refresh' says when the feeds were last "
+                    "refreshed, whether one runs now and when the next is due. Use the ids with "
+                    "remove_feed or rename_feed." + UNTRUSTED,
+    ),
+    Tool(
+        name="rename_feed", fn=t.rename_feed, group=GROUP, idempotent=True,
+        empty=t.EMPTY["rename_feed"],
+        description="Change a feed's display title (by id from list_feeds). Fetching never "
+                    "overwrites a title you set.",
     ),
     Tool(
         name="remove_feed", fn=t.remove_feed, group=GROUP, destructive=True, idempotent=True,

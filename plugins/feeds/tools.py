@@ -27,7 +27,9 @@ from .subscriptions import (
     feed_rows,
     orphaned_count,
     probe,
+    refresh_summary,
     removal_plan,
+    rename,
     subscribe,
     unsubscribe,
 )
@@ -47,7 +49,8 @@ EMPTY = {
     "explain_item": {"user": "", "item_id": 0, "reason": "", "explanation": {}},
     "add_feed": {"feed": {}},
     "preview_feed": {"feed": {}, "entries": []},
-    "list_feeds": {"feeds": [], "orphaned_items": 0},
+    "list_feeds": {"feeds": [], "orphaned_items": 0, "refresh": {}},
+    "rename_feed": {"feed": {}},
     "remove_feed": {"feed": {}, "removed": False},
     "suggest_feeds": {"user": "", "suggestions": []},
 }
@@ -208,16 +211,29 @@ def preview_feed(
 
 @_envelope
 def list_feeds(db) -> dict:
-    """Every subscribed feed with its item count and fetch health."""
+    """Every subscribed feed with its item count, fetch health and when it is next due;
+    ``refresh`` says when feeds were last refreshed and when the next refresh is."""
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
+    refresh, said = refresh_summary(db, feeds)
     failing = sum(1 for f in feeds if f["last_error"])
     extra = f"; {orphans} items remain from removed feeds" if orphans else ""
     if not feeds:
         return ok(f"No feeds subscribed. Use add_feed with a feed URL, or suggest_feeds{extra}.",
-                  feeds=[], orphaned_items=orphans)
-    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}.",
-              feeds=feeds, orphaned_items=orphans)
+                  feeds=[], orphaned_items=orphans, refresh=refresh)
+    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}. {said}",
+              feeds=feeds, orphaned_items=orphans, refresh=refresh)
+
+
+@_envelope
+def rename_feed(
+    db,
+    feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
+    title: Annotated[str, Field(description="The new display title.", min_length=1, max_length=200)],
+) -> dict:
+    """Give a feed the title you want to see (ingest never overwrites it)."""
+    feed = rename(db, feed_id, title)
+    return ok(f"Feed {feed['id']} is now called {feed['title']!r}.", feed=feed)
 
 
 @_envelope
