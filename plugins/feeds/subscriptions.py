@@ -11,10 +11,10 @@ import urllib.parse
 from collections.abc import Callable
 
 from hermes.config import settings
+from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
 from hermes.records import now_iso
 from hermes.storage.transactions import write_transaction
-from hermes.tools import fail, ok
 
 MAX_TITLE = 200
 FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
