@@ -166,7 +166,9 @@ def expects(prop: dict) -> str:
     if kind == "string":
         low, high = prop.get("minLength"), prop.get("maxLength")
         if high is not None:
-            return f"a string of {low or 0:,} to {high:,} characters" if low else \
-                f"a string of at most {high:,} characters"
+            if not low:
+                return f"a string of at most {high:,} characters"
+            return (f"a non-empty string of at most {high:,} characters" if low == 1 else
+                    f"a string of {low:,} to {high:,} characters")
         return "a non-empty string" if low else "a string"
     return "a value of the documented type"

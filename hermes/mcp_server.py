@@ -15,11 +15,11 @@ bearer token.
 from __future__ import annotations
 
 import hmac
-import pydantic_core
 import logging
 import threading
 from typing import Any
 
+import pydantic_core
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool as MCPServerTool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata

@@ -1,7 +1,7 @@
 """The pages of the web UI and the form actions behind their buttons.
 
-Reads go through the core (the ranking, ``require_user``) and the collected tools; clicks go
-through :func:`hermes.storage.signals.record_click` with source ``ui`` (the only writer of ``ui``).
+Reads go through the core (the ranking, ``require_user``) and the collected tools; actions,
+clicks included (``record_feedback``), go through the tool path with source ``ui``.
 Every action is a POST (checked by the CSRF middleware) that redirects back (303) with a
 flash message; a GET never changes anything. A tool group that is disabled or missing turns
 into a notice on the page, never a crash.
@@ -16,7 +16,6 @@ from starlette.routing import Route
 from ..errors import HermesError
 from ..ranking.explain import explain
 from ..records import item_rows
-from ..storage.signals import record_click
 from ..text import clip
 from .access import (
     Tools,
@@ -263,8 +262,9 @@ def _title(db, item_id: int) -> str:
 async def click(request: Request):
     def work(db, tools, user, item_id, form):
         liked = parse_bool(form.get("liked"), "liked")
-        # The web UI is the only writer of source 'ui': a person pressed the button.
-        record_click(db, user["id"], item_id, liked, source="ui")
+        # Through the tool path, as source 'ui' (a person pressed the button).
+        tools.require(db, "feeds", "record_feedback", user=user["name"], item_id=item_id,
+                      liked=liked)
         mark = "✓" if liked else "✗"
         return f"{mark} {_title(db, item_id)}"
 

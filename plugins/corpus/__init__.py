@@ -11,7 +11,7 @@ from hermes.hookspecs import hookimpl
 
 from . import membership, routes, schema, tools
 from .cli import corpus_app
-from .signals import KINDS, collect
+from .signals import KINDS
 
 
 @hookimpl
@@ -29,8 +29,8 @@ def hermes_signal_written(db, signal):
     # Runs inside the write's BEGIN IMMEDIATE transaction. Clicks and other plugins' kinds
     # do not change corpus membership.
     if signal.kind not in KINDS:
-        return
-    collect(membership.sync_item(db, signal.user_id, signal.item_id, at=signal.at))
+        return None
+    return membership.sync_item(db, signal.user_id, signal.item_id, at=signal.at)
 
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from hermes.config import settings
-from hermes.contract import CandidateQuery, Result, ok, tool
+from hermes.contract import CandidateQuery, Result, fail, ok, tool
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_item, require_user
