@@ -151,7 +151,7 @@ async def corpus(request: Request):
                                   *item_ids_of(experienced), *item_ids_of(changes, "changes")])
         return {"user": user, "summary": summary, "ranked": ranked, "saved": saved,
                 "experienced": experienced, "changes": changes, "titles": titles,
-                "missing": None, "page": "corpus"}
+                "exports": tools.has("export_corpus"), "missing": None, "page": "corpus"}
 
     return render(request, "corpus.html", await run_in_threadpool(view))
 

@@ -2,15 +2,18 @@
 
 Hook implementations only; the work lives in :mod:`.signals` (writes), :mod:`.membership`
 (facets, revision counter, change log), :mod:`.strength`, :mod:`.entities` (entity view,
-recall), :mod:`.tools` (the MCP tools) and :mod:`.routes` (the JSON API).
+recall), :mod:`.tools` (the MCP tools) and :mod:`.routes` (the JSON API). Items leave and
+enter through :mod:`.references` (one record per item), :mod:`.export` (BibTeX, RIS,
+CSL-JSON, Markdown, JSONL), :mod:`.sync` (a Markdown vault), :mod:`.save` with
+:mod:`.metadata` (items no feed brought) and their tools in :mod:`.exchange`.
 """
 
 from __future__ import annotations
 
 from hermes.hookspecs import hookimpl
 
-from . import membership, routes, schema, tools
-from .cli import corpus_app
+from . import exchange, membership, routes, schema, tools
+from .cli import corpus_app, save_command
 from .signals import KINDS
 
 
@@ -33,14 +36,12 @@ def hermes_signal_written(db, signal):
     return membership.sync_item(db, signal.user_id, signal.item_id, at=signal.at)
 
 
-
-
 @hookimpl
 def hermes_register_tools():
     t = tools
     return [t.record_progress, t.add_highlight, t.delete_highlight, t.add_note, t.delete_note,
             t.favorite, t.corpus, t.corpus_items, t.corpus_changes, t.corpus_ranked,
-            t.corpus_entities, t.recall]
+            t.corpus_entities, t.recall, exchange.export_corpus, exchange.save_item]
 
 
 @hookimpl
@@ -51,3 +52,4 @@ def hermes_register_routes(app):
 @hookimpl
 def hermes_register_commands(app):
     app.add_typer(corpus_app(), name="corpus")
+    app.command("save")(save_command)
