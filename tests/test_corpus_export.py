@@ -209,7 +209,7 @@ def test_the_mcp_tool_pages_with_a_cursor(corpus):
         since = r["next_since"]
     assert len(pages) > 1 and "\n".join(pages) == whole["text"]
     bad = call_tool(db, tool, {"user": "alice", "format": "docx"})
-    assert bad["ok"] is False and "unknown format" in bad["message"] and bad["text"] == ""
+    assert bad["ok"] is False and "format must be one of" in bad["message"] and bad["text"] == ""
     bad = call_tool(db, tool, {"user": "alice", "max_chars": 10})
     assert bad["ok"] is False and "max_chars" in bad["message"]
 
