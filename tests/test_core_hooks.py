@@ -246,3 +246,19 @@ def test_hook_hermes_item_tags(pm, db, tmp_path):
     run_ingest(db)
     tags = {t: json.loads(g) for t, g in db.execute("SELECT title, tags FROM items")}
     assert tags == {"Graph transformers": ["cs.lg", "graph neural networks"], "Galaxies": []}
+
+
+def test_signal_observers_hand_their_changes_back_through_pluggy(pm, db, add_items):
+    """hermes_signal_written returns what it changed; record_signal collects the answers."""
+    from hermes.records import create_user
+
+    class Observer:
+        @hookimpl
+        def hermes_signal_written(self, db, signal):
+            return [{"kind": "seen", "item_id": signal.item_id}] if signal.kind == "poke" else None
+
+    pm.register(ThirdParty(), name="thirdparty")
+    pm.register(Observer(), name="observer")
+    user = create_user(db, "ann", "x")
+    recorded = record_signal(db, Signal("poke", user["id"], 7), lambda d: "written")
+    assert recorded.result == "written" and recorded.observed == [{"kind": "seen", "item_id": 7}]

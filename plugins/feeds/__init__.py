@@ -1,4 +1,5 @@
-"""The feeds tool group: the ranked feed, feedback, explanations and subscriptions.
+"""The feeds tool group: the ranked feed, explanations and subscriptions (``record_feedback``,
+in the same group, is served by the core's click plugin, :mod:`hermes.builtins.clicks`).
 
 Tools are registered here (the functions live in :mod:`hermes_feeds.tools`); the CLI's
 ``hermes feeds …`` and ``hermes feed USER`` come from :mod:`hermes_feeds.cli`.
@@ -12,7 +13,7 @@ from .cli import register
 
 @hookimpl
 def hermes_register_tools():
-    return [t.list_feed, t.record_feedback, t.explain_item, t.add_feed, t.preview_feed,
+    return [t.list_feed, t.explain_item, t.add_feed, t.preview_feed,
             t.list_feeds, t.remove_feed, t.suggest_feeds]
 
 

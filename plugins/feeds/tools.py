@@ -17,9 +17,8 @@ from hermes.contract import CandidateQuery, Result, fail, ok, tool
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_item, require_user
-from hermes.storage.signals import record_click
 from hermes.text import clip
-from hermes.tools import ItemId, User, caller
+from hermes.tools import ItemId, User
 
 from .subscriptions import (
     check_web_url,
@@ -43,11 +42,6 @@ Objects = list[dict[str, Any]]
 class FeedPage(Result):
     user: str = ""
     items: Objects = []
-
-
-class Feedback(Result):
-    click: dict[str, Any] = {}
-    n_clicks: int = 0
 
 
 class Explanation(Result):
@@ -150,24 +144,6 @@ def list_feed(
     return ok(f"{len(items)} items for {persona['name']} from {scope}, best first "
               f"({ranking.n_clicks} clicks so far; behaviour weighs {ranking.blend_weight:.0%}).",
               user=persona["name"], items=items)
-
-
-@tool(GROUP, result=Feedback, idempotent=True)
-def record_feedback(
-    db,
-    user: User,
-    item_id: ItemId,
-    liked: Annotated[bool, Field(description="true = liked, false = disliked.")],
-) -> dict:
-    """Record that the persona liked or disliked an item; a new answer replaces its earlier
-    one on that item. The next list_feed learns from it."""
-    persona = require_user(db, user)
-    item = require_item(db, item_id)
-    click = record_click(db, persona["id"], item["id"], liked, source=caller())
-    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
-    what = "like" if liked else "dislike"
-    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} ({n} clicks in "
-              "total); the next list_feed uses it.", click=click, n_clicks=n)
 
 
 @tool(GROUP, result=Explanation, read_only=True, idempotent=True, untrusted=True)
