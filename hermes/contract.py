@@ -193,6 +193,9 @@ class CandidateQuery:
     tag: str | None = None
     content_type: str | None = None
     item_ids: tuple[int, ...] | None = None
+    #: leave out what the persona has already read (the plugin that keeps read state, the
+    #: corpus, answers it; without one nothing is left out)
+    exclude_read: bool = False
     #: items ranked along with the candidates whatever the filters say (an explanation
     #: ranks its item within the persona's normal pool, so calibration means the same)
     include_ids: tuple[int, ...] | None = None

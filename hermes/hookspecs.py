@@ -74,7 +74,8 @@ def hermes_candidates(
 
     :param user: the persona row (``id``, ``name``, ``interests``).
     :param query: what the caller asked for (recency window, exclude-clicked, keywords,
-        tag, content type, explicit item ids).
+        tag, content type, explicit item ids, ``exclude_read``: the plugin that keeps read
+        state leaves out what the persona has read).
     :param matrix: the in-memory embedding matrix; ``matrix.ids`` are the rankable items.
     :returns: ``None`` for no opinion, a boolean mask aligned with ``matrix.ids``, or an
         iterable of item ids to keep. The core keeps the intersection of all answers.

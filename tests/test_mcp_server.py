@@ -27,7 +27,7 @@ from hermes.records import create_user
 pytestmark = pytest.mark.anyio
 
 FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
-               "list_feeds", "remove_feed", "suggest_feeds"}
+               "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
 
 
 
@@ -340,3 +340,32 @@ def test_is_loopback(host, expected):
     from hermes.mcp_server import is_loopback
 
     assert is_loopback(host) is expected
+
+
+async def test_hermes_serve_keeps_feeds_fresh_in_the_background(tmp_path):
+    import anyio
+    from ingest_server import FeedServer, rss
+
+    from hermes.ingest.pipeline import add_feeds
+    from hermes.storage.db import get_db
+
+    database = get_db(tmp_path / "h.db")
+    with FeedServer() as server:
+        add_feeds(database, [(server.add("/f.xml", body=rss([{"title": "Fresh", "link": "https://e.org/1"}])), None)])
+        database.conn.close()
+        params = StdioServerParameters(
+            command=hermes_command()[0],
+            args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
+            env=child_env(tmp_path / "home", HERMES_INGEST_EVERY="1h"))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            with anyio.fail_after(90):
+                while True:
+                    listed = (await session.call_tool("list_feeds", {})).structured_content
+                    if listed["feeds"][0]["item_count"]:
+                        break
+                    await anyio.sleep(0.5)
+            assert listed["refresh"]["background"] is True and listed["refresh"]["every"] == 3600
+            assert listed["refresh"]["next"] > listed["refresh"]["last_refresh"]
+            assert "Next refresh due" in listed["message"]
+        assert server.hits("/f.xml") == 1

@@ -78,3 +78,19 @@ def record_click(
                 "source": source, "created": signal.at}
 
     return record_signal(db, signal, write).result
+
+
+def remove_click(db: sqlite_utils.Database, user_id: int, item_id: int, source: str) -> bool:
+    """Take back a persona's click on an item (an undo); False when there was none. The same
+    write path as :func:`record_click`: one transaction, observers told (``op="delete"``)."""
+    if source not in CLICK_SOURCES:
+        raise InvalidInput(
+            f"invalid click source {source!r}; expected one of {', '.join(CLICK_SOURCES)}"
+        )
+    signal = Signal("click", user_id, item_id, op="delete", source=source)
+
+    def write(db):
+        return db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?",
+                          [user_id, item_id]).rowcount > 0
+
+    return record_signal(db, signal, write).result

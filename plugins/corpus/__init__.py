@@ -10,6 +10,8 @@ CSL-JSON, Markdown, JSONL), :mod:`.sync` (a Markdown vault), :mod:`.save` with
 
 from __future__ import annotations
 
+import numpy as np
+
 from hermes.hookspecs import hookimpl
 
 from . import exchange, membership, routes, schema, tools
@@ -37,11 +39,22 @@ def hermes_signal_written(db, signal):
 
 
 @hookimpl
+def hermes_candidates(db, user, query, matrix):
+    # The read state lives here, so this plugin answers ``exclude_read``: items the persona
+    # has experienced (read past the threshold, highlighted or noted) leave the candidates.
+    if not getattr(query, "exclude_read", False):
+        return None
+    read = membership.facet_item_ids(db, user["id"], "experienced")
+    return ~np.isin(matrix.ids, np.fromiter(read, dtype=np.int64)) if read else None
+
+
+@hookimpl
 def hermes_register_tools():
     t = tools
     return [t.record_progress, t.add_highlight, t.delete_highlight, t.add_note, t.delete_note,
-            t.favorite, t.corpus, t.corpus_items, t.corpus_changes, t.corpus_ranked,
-            t.corpus_entities, t.recall, exchange.export_corpus, exchange.save_item]
+            t.favorite, t.mark_unread, t.corpus, t.corpus_items, t.corpus_changes,
+            t.corpus_ranked, t.corpus_entities, t.recall, exchange.export_corpus,
+            exchange.save_item]
 
 
 @hookimpl

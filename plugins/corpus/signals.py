@@ -112,6 +112,26 @@ def record_progress(
             "changes": changes}
 
 
+def mark_unread(db: sqlite_utils.Database, user, item_id: int, *, source: str = "agent") -> dict:
+    """Take back "read": the item's reading progress goes back to 0, so it leaves the heard
+    items (a tombstone is logged). Its opens, highlights, notes and favorite stay: an item
+    with a highlight or a note is still experienced."""
+    _source(source)
+    u = require_user(db, user)
+    item = require_item(db, item_id)
+    signal = Signal("progress", u["id"], item["id"], op="delete", data={"fraction": 0.0},
+                    source=source)
+
+    def write(db):
+        return db.execute(
+            "UPDATE corpus_progress SET max_fraction = 0 WHERE user_id = ? AND item_id = ? "
+            "AND max_fraction > 0", [u["id"], item["id"]]).rowcount > 0
+
+    changed, changes = _write(db, signal, write)
+    return {"user": u["name"], "item_id": item["id"], "title": item["title"], "changed": changed,
+            "changes": changes}
+
+
 def record_open(db: sqlite_utils.Database, user, item_id: int, *, source: str = "agent") -> dict:
     """Count one opening of an item without reading progress (a re-read after the first)."""
     _source(source)

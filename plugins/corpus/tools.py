@@ -59,6 +59,10 @@ class Favorite(Write):
     changed: bool = False
 
 
+class Unread(Write):
+    changed: bool = False
+
+
 class Summary(Result):
     user: str | None = None
     revision: int | None = None
@@ -236,6 +240,19 @@ def favorite(
     already = "" if r["changed"] else " (it already was)"
     return ok(f"Item {r['item_id']} {state}{already}; {_describe(r['changes'])}.",
               **_where(db, u["id"], r["item_id"], r["changes"]), favorited=on, changed=r["changed"])
+
+
+@tool(GROUP, result=Unread, idempotent=True)
+def mark_unread(db, user: User, item_id: ItemId) -> dict:
+    """Take back 'read' for an item (an undo): its reading progress goes back to 0 so it
+    leaves the experienced items unless the persona highlighted or noted it. Opens,
+    highlights, notes and the favorite are kept."""
+    r = signals.mark_unread(db, user, item_id, source=caller())
+    u = require_user(db, r["user"])
+    already = "" if r["changed"] else " (no reading progress was recorded)"
+    return ok(f"Item {r['item_id']} is unread again for {r['user']}{already}; "
+              f"{_describe(r['changes'])}.",
+              **_where(db, u["id"], r["item_id"], r["changes"]), changed=r["changed"])
 
 
 # --- reads -------------------------------------------------------------------------------

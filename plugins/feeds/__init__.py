@@ -14,7 +14,7 @@ from .cli import register
 @hookimpl
 def hermes_register_tools():
     return [t.list_feed, t.explain_item, t.add_feed, t.preview_feed,
-            t.list_feeds, t.remove_feed, t.suggest_feeds]
+            t.list_feeds, t.rename_feed, t.remove_feed, t.suggest_feeds]
 
 
 @hookimpl

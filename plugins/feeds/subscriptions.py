@@ -13,12 +13,14 @@ from collections.abc import Callable
 from hermes.config import settings
 from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
+from hermes.ingest.refresher import refresh_state
+from hermes.ingest.runlock import describe
 from hermes.records import insert_feed
 from hermes.storage.transactions import write_transaction
 
 MAX_TITLE = 200
 FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
-                "retry_after", "last_warning")
+                "retry_after", "last_warning", "ttl")
 
 
 def check_web_url(url: str) -> str:
@@ -140,6 +142,39 @@ def feed_rows(db) -> list[dict]:
         d["error_count"] = d["error_count"] or 0
         out.append(d)
     return out
+
+
+def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
+    """The refresh state (``hermes.ingest.refresher.refresh_state``) with each feed's
+    ``next_fetch`` filled in, and a sentence for the message."""
+    state = refresh_state(db)
+    due = state.pop("due")
+    for feed in feeds:
+        feed["next_fetch"] = due.get(feed["id"])
+    last = state["last_refresh"]
+    bits = [f"Last refresh {last}." if last else "Never refreshed yet."]
+    if state.get("running"):
+        bits.append(f"A refresh is running ({describe(state['running'])}).")
+    if state["background"]:
+        bits.append(f"Next refresh due {state['next']} (every {state['every']:g} s)."
+                    if state.get("next") else "")
+    else:
+        bits.append("No background refresh runs in this process: `hermes ingest` fetches "
+                    "the feeds (hermes web and hermes serve refresh them on their own).")
+    return state, " ".join(b for b in bits if b)
+
+
+def rename(db, feed_id: int, title) -> dict:
+    """Set a feed's display title (whitespace collapsed, at most MAX_TITLE characters)."""
+    if not isinstance(title, str) or not " ".join(title.split()):
+        raise InvalidInput("title must be a non-empty text")
+    title = " ".join(title.split())
+    if len(title) > MAX_TITLE:
+        raise InvalidInput(f"title is {len(title)} characters long; the limit is {MAX_TITLE}")
+    feed = feed_by_id(db, feed_id)
+    with write_transaction(db):
+        db.execute("UPDATE feeds SET title = ? WHERE id = ?", [title, feed["id"]])
+    return {**feed, "title": title}
 
 
 def orphaned_count(db) -> int:

@@ -26,7 +26,9 @@ from .subscriptions import (
     feed_rows,
     orphaned_count,
     probe,
+    refresh_summary,
     removal_plan,
+    rename,
     subscribe,
     unsubscribe,
 )
@@ -63,6 +65,11 @@ class FeedPreview(Result):
 class FeedList(Result):
     feeds: Objects = []
     orphaned_items: int = 0
+    refresh: dict[str, Any] = {}
+
+
+class FeedRenamed(Result):
+    feed: dict[str, Any] = {}
 
 
 class FeedRemoval(Result):
@@ -73,6 +80,7 @@ class FeedRemoval(Result):
 class Suggestions(Result):
     user: str = ""
     suggestions: Objects = []
+
 
 def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
     """Whitespace collapsed, then clipped to ``limit`` characters."""
@@ -204,17 +212,32 @@ def preview_feed(
 
 @tool(GROUP, result=FeedList, read_only=True, idempotent=True, untrusted=True)
 def list_feeds(db) -> dict:
-    """The subscribed feeds: id, title, url, items stored, when each was last fetched, and its
-    last error and error count. Use the ids with remove_feed."""
+    """The subscribed feeds: id, title, url, items stored, when each was last fetched and is
+    next due (next_fetch), and its last error and error count; 'refresh' says when the feeds
+    were last refreshed, whether one runs now and when the next is due. Use the ids with
+    remove_feed or rename_feed."""
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
+    refresh, said = refresh_summary(db, feeds)
     failing = sum(1 for f in feeds if f["last_error"])
     extra = f"; {orphans} items remain from removed feeds" if orphans else ""
     if not feeds:
         return ok(f"No feeds subscribed. Use add_feed with a feed URL, or suggest_feeds{extra}.",
-                  feeds=[], orphaned_items=orphans)
-    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}.",
-              feeds=feeds, orphaned_items=orphans)
+                  feeds=[], orphaned_items=orphans, refresh=refresh)
+    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}. {said}",
+              feeds=feeds, orphaned_items=orphans, refresh=refresh)
+
+
+@tool(GROUP, result=FeedRenamed, idempotent=True)
+def rename_feed(
+    db,
+    feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
+    title: Annotated[str, Field(description="The new display title.", min_length=1, max_length=200)],
+) -> dict:
+    """Change a feed's display title (by id from list_feeds). Fetching never overwrites a
+    title you set."""
+    feed = rename(db, feed_id, title)
+    return ok(f"Feed {feed['id']} is now called {feed['title']!r}.", feed=feed)
 
 
 @tool(GROUP, result=FeedRemoval, destructive=True, idempotent=True, untrusted=True)
