@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .records import insert_feed
+from .storage.transactions import write_transaction
 from .tools import call_tool, collect_tools
 
 DEMO_PERSONA = "demo"
@@ -21,10 +23,12 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
     """Ingest the samples, create a persona, rank, explain, digest; return the results."""
     # Here, not at the top: httpx and feedparser load only when the demo runs (``hermes
     # --help`` imports this module through the CLI).
-    from .ingest.feedlist import add_feeds, sample_feed_paths
+    from .ingest.feedlist import sample_feed_paths
     from .ingest.pipeline import run_ingest
 
-    add_feeds(db, [(str(path), path.stem.replace("-", " ")) for path in sample_feed_paths()])
+    with write_transaction(db):
+        for path in sample_feed_paths():
+            insert_feed(db, str(path), path.stem.replace("-", " "), subscribed_by="user")
     say("Ingesting the sample feeds shipped with hermes (offline) …")
     summary = run_ingest(db, embedder=embedder)
     for feed in summary:

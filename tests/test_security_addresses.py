@@ -14,8 +14,8 @@ import socket
 import pytest
 from ingest_server import FeedServer, rss
 
-from hermes.net import is_loopback, is_refused
 from hermes.ingest.fetch import FetchError, fetch
+from hermes.net import is_loopback, is_refused
 from hermes.tools import call_tool, collect_tools
 
 REFUSED = [

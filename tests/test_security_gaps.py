@@ -26,10 +26,10 @@ from process_support import child_env, hermes_command
 from typer.testing import CliRunner
 from web_support import client, seed, token
 
-from hermes.storage import db as hermes_db
-from hermes.storage import transactions
 from hermes.cli.app import build_app
 from hermes.errors import HermesError
+from hermes.storage import db as hermes_db
+from hermes.storage import transactions
 from hermes.web.csrf import SECURITY_HEADERS, load_secret
 
 HEADERS = {name.decode(): value.decode() for name, value in SECURITY_HEADERS}

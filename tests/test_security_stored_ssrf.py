@@ -20,9 +20,9 @@ from ingest_server import FeedServer, rss
 from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
-from hermes.storage.db import get_db
 from hermes.ingest import guard
 from hermes.ingest.pipeline import add_feeds, run_ingest, seed_feeds
+from hermes.storage.db import get_db
 from hermes.tools import call_tool, collect_tools
 
 PUBLIC = rss([{"title": "A public post", "link": "http://example.org/1", "guid": "urn:public"}])

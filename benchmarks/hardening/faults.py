@@ -33,8 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (child_env, free_port, hermes, hermes_command, integrity, invariants,  # noqa: E402
-                    make_feeds, table, wait_for_port)
+from common import child_env, free_port, hermes, hermes_command, integrity, invariants, make_feeds, table, wait_for_port  # noqa: E402
 
 N_FEEDS, PER_FEED = 10, 150
 

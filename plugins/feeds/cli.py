@@ -19,8 +19,7 @@ from hermes.errors import HermesError
 
 from . import tools as t
 from .opml import build_opml, is_web_url, read_opml
-from .subscriptions import (feed_rows, normalise_location, probe, removal_plan, subscribe, trust,
-                            unsubscribe)
+from .subscriptions import feed_rows, normalise_location, probe, removal_plan, subscribe, trust, unsubscribe
 
 feeds_app = typer.Typer(
     name="feeds", help="Manage feed subscriptions (add, list, remove, preview, OPML).",

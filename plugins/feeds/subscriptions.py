@@ -12,12 +12,12 @@ import urllib.parse
 from collections.abc import Callable
 
 from hermes.config import settings
+from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
-from hermes.records import now_iso
+from hermes.records import insert_feed, now_iso
 from hermes.storage.transactions import write_transaction
-from hermes.tools import fail, ok
 
 log = logging.getLogger(__name__)
 
@@ -101,10 +101,11 @@ def feed_by_url(db, url: str) -> dict | None:
 
 
 def feed_by_id(db, feed_id: int) -> dict:
-    if isinstance(feed_id, bool) or not isinstance(feed_id, int):
-        raise InvalidInput(f"feed_id must be an integer, got {str(feed_id)[:40]!r}")
+    """The feed's id, url and title, or :class:`NotFound`. ``feed_id`` was checked as a whole
+    number by the caller (a tool's strict arguments, the CLI's int); one beyond SQLite's
+    integers (2**63 and up) cannot name a feed, so it is unknown like any other."""
     if not 1 <= feed_id < 2 ** 63:
-        raise NotFound(f"unknown feed {feed_id}; list_feeds shows the subscribed feeds' ids")
+        raise NotFound(f"unknown feed {str(feed_id)[:40]}; list_feeds shows the subscribed feeds' ids")
     row = db.execute("SELECT id, url, title FROM feeds WHERE id = ?", [feed_id]).fetchone()
     if row is None:
         raise NotFound(f"unknown feed {feed_id}; list_feeds shows the subscribed feeds' ids")
@@ -120,9 +121,6 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     Returns the tool envelope: a duplicate or an unusable feed is ``ok: false`` and
     inserts nothing.
     """
-    # Here, not at the top: the ingest package loads httpx (tools/list must stay light).
-    from hermes.ingest.feedlist import add_feeds
-
     if title is not None:
         if not isinstance(title, str):
             raise InvalidInput("title must be a string or null")
@@ -133,8 +131,8 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
                     feed=existing)
     parsed = probe_fn(url)
     name = title or parsed["title"] or url
-    added = add_feeds(db, [(url, name)], subscribed_by=subscribed_by)
-    feed_id = added[0] if added else None
+    with write_transaction(db):
+        feed_id = insert_feed(db, url, name, subscribed_by=subscribed_by)
     if feed_id is None:  # another process subscribed it between the check and the insert
         existing = feed_by_url(db, url)
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
