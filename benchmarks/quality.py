@@ -187,6 +187,8 @@ def main(argv=None) -> int:
                                                  heldout, rel).items():
                     scores[name][budget].append(value)
         print(f"seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
+        if seed + 1 < args.seeds:  # a long run still says something if it is stopped
+            print(report(scores, names, len(personas), seed + 1), file=sys.stderr, flush=True)
     embedder.save()
 
     table = report(scores, names, len(personas), args.seeds)
