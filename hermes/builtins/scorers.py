@@ -2,8 +2,10 @@
 
 Written interests (role ``profile``):
 
-- ``profile``: each item's cosine to the whole interests text mixed with its cosine to the
-  best-matching clause (:func:`hermes.ranking.interests.interest_clauses`), plus a small
+- ``profile``: each item's cosine to the best-matching interest of the interests text — its
+  clauses (:func:`hermes.ranking.interests.interest_clauses`) with those about one thing
+  grouped (:func:`~hermes.ranking.interests.interest_groups`), optionally mixed with the
+  whole text's cosine (``WHOLE_SHARE``) — plus a small
   share of BM25 of the whole text over titles and summaries (:mod:`hermes.ranking.lexical`)
   for exact terms an embedding blurs.
 

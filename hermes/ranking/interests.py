@@ -1,7 +1,8 @@
 """The persona's written interests as vectors: the whole text and its separate clauses.
 
 A persona usually lists several interests; the profile scorer matches each item against
-its best-matching clause. The vectors are persisted on the user row, keyed by
+its best-matching interest: the clauses, with those about the same thing grouped
+(:func:`interest_groups`). The vectors are persisted on the user row, keyed by
 sha256(model, format, text), so a fresh process ranks without loading the model unless the
 text changed.
 """
