@@ -2,10 +2,12 @@
 
 Written interests (role ``profile``):
 
-- ``profile``: each item's cosine to the best-matching clause of the interests text
-  (:func:`hermes.ranking.interests.interest_clauses`), mixed with a small share of BM25 of the
-  whole text over titles and summaries (:mod:`hermes.ranking.lexical`) for exact terms an
-  embedding blurs.
+- ``profile``: each item's cosine to the best-matching interest of the interests text — its
+  clauses (:func:`hermes.ranking.interests.interest_clauses`) with those about one thing
+  grouped (:func:`~hermes.ranking.interests.interest_groups`), optionally mixed with the
+  whole text's cosine (``WHOLE_SHARE``) — plus a small
+  share of BM25 of the whole text over titles and summaries (:mod:`hermes.ranking.lexical`)
+  for exact terms an embedding blurs.
 
 Learned from clicks (role ``behaviour``):
 
@@ -29,16 +31,21 @@ import numpy as np
 
 from ..contract import Component, ScoringContext
 from ..hookspecs import hookimpl
-from ..ranking import logistic
-from ..ranking.interests import interests_vectors
+from ..ranking import interests, logistic
+from ..ranking.interests import interest_groups, interests_vectors
 from ..ranking.lexical import lexical_scores
 from ..ranking.preferences import key_stats
 from ..ranking.rank import calibrate
 from . import score_cache
 from .score_cache import Scope
 
-#: share of the profile taken by the lexical match (the clause cosine gets the rest)
+#: share of the profile taken by the lexical match (the semantic match gets the rest)
 LEXICAL_SHARE = 0.1
+#: share of the semantic match taken by the cosine to the whole interests text; the cosine
+#: to the best-matching clause gets the rest. The whole text says which neighbourhood the
+#: persona means ("regularity" alone also matches the next subject over), the best clause
+#: which of several listed interests an item serves.
+WHOLE_SHARE = 0.0
 #: how many of the most recent likes ``affinity`` compares with (one matrix column each)
 AFFINITY_LIKES = 16
 #: ``affinity`` = mean similarity to the closest k liked items
@@ -126,8 +133,9 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
         return Component("profile", "profile", np.zeros(len(rows)), active=False,
                          detail={"reason": "the persona has no interests text"})
     embedded = interests_vectors(db, user, context.embedder)
-    clauses = embedded[1:] if len(embedded) > 1 else embedded
-    semantic = scope.per_row("profile", lambda vecs, where: (vecs @ clauses.T).max(axis=1))
+    targets = np.vstack([embedded[:1], interest_groups(embedded[1:])])
+    semantic = scope.per_row(("profile", WHOLE_SHARE, interests.SAME_INTEREST),
+                             lambda vecs, where: semantic_match(vecs @ targets.T))
     detail = {"semantic": semantic}
     bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
@@ -138,6 +146,16 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     # everything else once the scores are standardised.
     mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * calibrate(np.log1p(words))
     return Component("profile", "profile", mixed, detail=detail)
+
+
+def semantic_match(cosines: np.ndarray) -> np.ndarray:
+    """Per item, ``WHOLE_SHARE`` x the cosine to the whole text (column 0) + the rest x the
+    cosine to the best-matching interest (columns 1…: the clauses grouped by
+    :func:`~hermes.ranking.interests.interest_groups`; none when the text is one clause)."""
+    whole = cosines[:, 0]
+    if cosines.shape[1] == 1:
+        return whole
+    return WHOLE_SHARE * whole + (1.0 - WHOLE_SHARE) * cosines[:, 1:].max(axis=1)
 
 
 def preference(db, user, scope: Scope, clicks) -> Component:
