@@ -8,8 +8,7 @@ import pytest
 
 from hermes.builtins import scorers
 from hermes.contract import CandidateQuery
-from hermes.ranking import logistic
-from hermes.ranking import interests
+from hermes.ranking import interests, logistic
 from hermes.ranking.interests import interest_clauses, interest_groups
 from hermes.ranking.preferences import key_score, key_stats
 from hermes.ranking.rank import rank, rank_items
