@@ -10,10 +10,18 @@ import pytest
 from hermes import matrix, plugins
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory):
+    """One ONNX model cache for the whole run: the real-model tests export it at most once."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path, monkeypatch):
+def isolated_env(tmp_path, monkeypatch, model_cache):
     """No test touches the user's real data directory or loads installed plugins."""
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HERMES_MODEL_CACHE", str(model_cache))
+    monkeypatch.delenv("HERMES_EMBED_BACKEND", raising=False)
     monkeypatch.delenv("HERMES_DB", raising=False)
     monkeypatch.delenv("HERMES_PLUGINS", raising=False)
     monkeypatch.delenv("HERMES_ALLOW_PRIVATE", raising=False)

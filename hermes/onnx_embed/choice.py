@@ -58,7 +58,7 @@ class DefaultEmbedder:
         self.onnx = OnnxMiniLMEmbedder()
         self._backend = backend
         self._onnx_error: str | None = None
-        self._expected = 0
+        self._run: tuple[str, int] | None = None  # (path, texts left) of an announced run
         self._lock = threading.Lock()
 
     def backend(self) -> str:
@@ -67,25 +67,31 @@ class DefaultEmbedder:
         return self._backend
 
     def expect(self, n_texts: int) -> None:
-        """The caller is about to embed ``n_texts`` texts in a few calls (an ingest run):
-        the first call chooses for the whole run."""
-        self._expected = max(0, int(n_texts))
+        """The caller is about to embed ``n_texts`` texts in several calls (an ingest run):
+        choose once for the whole run."""
+        with self._lock:
+            self._run = (self.choose(n_texts), n_texts) if n_texts > 0 else None
 
     def choose(self, n_texts: int) -> str:
-        """``"onnx"`` or ``"torch"`` for a call of ``n_texts`` texts."""
+        """``"onnx"`` or ``"torch"`` for ``n_texts`` texts."""
         setting = self.backend()
         if setting != "auto":
             return setting
         if self.reference._model is not None or self._onnx_error or not onnx_installed():
             return "torch"
-        if use_bf16() and max(n_texts, self._expected) >= BF16_BULK_TEXTS:
+        if use_bf16() and n_texts >= BF16_BULK_TEXTS:
             return "torch"
         return "onnx"
 
     def embed(self, texts: list[str]) -> np.ndarray:
         with self._lock:
-            path = self.choose(len(texts))
-            self._expected = max(0, self._expected - len(texts))
+            if self._run:
+                path, left = self._run
+                self._run = (path, left - len(texts)) if left > len(texts) else None
+            else:
+                path = self.choose(len(texts))
+            if self._onnx_error and self.backend() == "auto":
+                path = "torch"
         if path == "torch":
             return self.reference.embed(texts)
         try:
