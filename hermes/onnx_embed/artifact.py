@@ -27,7 +27,7 @@ from ..errors import HermesError
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMAT = 1  # bump when the export changes what the file computes
+EXPORT_FORMAT = 2  # bump when the export changes the graph (2: eager attention)
 SOURCE_FILES = ("config.json", "model.safetensors")
 ONNX_FILE = "model.onnx"
 META_FILE = "meta.json"
@@ -157,7 +157,11 @@ def export_onnx(weights: Path, out: Path) -> dict:
             mean = (hidden * mask).sum(1) / torch.clamp(mask.sum(1), min=1e-9)
             return torch.nn.functional.normalize(mean, p=2, dim=1)
 
-    module = SentenceEmbedding(AutoModel.from_pretrained(str(weights)).eval())
+    # Eager attention exports as plain MatMul/Softmax. The default (SDPA) adds an IsNaN/Where
+    # pass over every attention matrix for fully masked rows, which cannot happen here (each
+    # text has [CLS] and [SEP]); it cost ~40% of ONNX Runtime's time (BENCHMARKS.md).
+    bert = AutoModel.from_pretrained(str(weights), attn_implementation="eager").eval()
+    module = SentenceEmbedding(bert)
     tokenizer = load_tokenizer(weights)
     sample = _feeds(tokenizer, ["a short title", "a longer sentence about graph neural networks "
                                                   "for molecules and their properties"])

@@ -24,9 +24,10 @@ from ..errors import HermesError
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "onnx", "torch")
-# Break-even of "load torch (~4.5 s) then bf16 at ~2x ONNX fp32" against "ONNX fp32 now",
-# measured by benchmarks/bench_onnx.py (BENCHMARKS.md, "ONNX Runtime path").
-BF16_BULK_TEXTS = 512
+# Break-even of "import and load torch (~4.5 s on a quiet machine), then bf16 at ~3x ONNX
+# Runtime's fp32" against "ONNX Runtime now", for abstract-length texts on a CPU with AMX:
+# about 100-150 texts (benchmarks/bench_onnx.py; BENCHMARKS.md, "ONNX Runtime path").
+BF16_BULK_TEXTS = 128
 
 
 def backend_setting() -> str:
