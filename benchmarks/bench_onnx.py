@@ -35,6 +35,13 @@ sys.path.insert(0, str(ROOT / "tests"))  # child-process helpers shared with the
 
 from process_support import child_env, hermes_command  # noqa: E402
 
+from hermes.embed import HashEmbedder, MiniLMEmbedder, cpu_has_fast_bf16  # noqa: E402
+from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths  # noqa: E402
+from hermes.onnx_embed.choice import DefaultEmbedder  # noqa: E402
+from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder  # noqa: E402
+from hermes.records import create_user  # noqa: E402
+from hermes.storage.db import get_db  # noqa: E402
+
 INTERESTS = [
     "quantum error correction and entanglement; decoherence of superconducting qubits",
     "strongly correlated electrons, superconductivity and magnetism in thin films",
@@ -56,7 +63,6 @@ def write_feed(path: Path, n: int) -> None:
     """An RSS file of ``n`` distinct arXiv papers from the bundled sample listings."""
     import feedparser
 
-    from hermes.ingest.pipeline import sample_feed_paths
 
     seen, entries = set(), []
     for sample in sample_feed_paths():
@@ -78,8 +84,6 @@ def write_feed(path: Path, n: int) -> None:
 
 
 def new_db(path: Path, feed: Path) -> None:
-    from hermes.db import get_db
-    from hermes.ingest.pipeline import add_feeds
 
     db = get_db(path)
     add_feeds(db, [(str(feed), None)])
@@ -88,9 +92,6 @@ def new_db(path: Path, feed: Path) -> None:
 
 def ingest_texts(feed: Path, tmp: Path) -> list[str]:
     """The texts ingest embeds for ``feed`` (captured through a stand-in embedder)."""
-    from hermes.db import get_db
-    from hermes.embed import HashEmbedder
-    from hermes.ingest.pipeline import run_ingest
 
     class Capture(HashEmbedder):
         texts: list[str] = []
@@ -108,8 +109,6 @@ def ingest_texts(feed: Path, tmp: Path) -> list[str]:
 
 def warm_rates(texts: list[str], runs: int) -> dict[str, float]:
     """Texts per second of each path with its model already loaded, in this process."""
-    from hermes.embed import MiniLMEmbedder, cpu_has_fast_bf16
-    from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder
 
     onnx, torch = OnnxMiniLMEmbedder(), MiniLMEmbedder()
     paths = {"onnx": (onnx, None), "torch fp32": (torch, "0"), "torch bf16": (torch, "1")}
@@ -129,8 +128,6 @@ def warm_rates(texts: list[str], runs: int) -> dict[str, float]:
 
 
 def bench_interests(tmp: Path, db: Path, env: dict, runs: int) -> dict:
-    from hermes.db import get_db
-    from hermes.rank import create_user
 
     conn = get_db(db)
     create_user(conn, "bench", INTERESTS[0])
@@ -150,14 +147,12 @@ def bench_interests(tmp: Path, db: Path, env: dict, runs: int) -> dict:
 
 
 def choose(n: int) -> str:
-    from hermes.onnx_embed.choice import DefaultEmbedder
 
     return DefaultEmbedder("auto").choose(n)
 
 
 def bench_ingest(tmp: Path, feed: Path, env: dict, runs: int, n: int) -> dict:
     hermes = hermes_command()
-    from hermes.embed import cpu_has_fast_bf16
 
     variants = {f"default (auto: {choose(n)})": env,
                 "HERMES_EMBED_BACKEND=onnx": {**env, "HERMES_EMBED_BACKEND": "onnx"},
@@ -215,7 +210,6 @@ def main(argv=None) -> None:
 
 
 def report(args, rates, ingest, interests, prepare, exported, load_before) -> str:
-    from hermes.embed import cpu_has_fast_bf16
 
     lines = [
         "# ONNX Runtime path: fresh-process figures",

@@ -16,19 +16,19 @@ import numpy as np
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from process_support import child_env, free_port, hermes_command, running_hermes
 from pydantic import Field
 
-from process_support import child_env, free_port, hermes_command, running_hermes
-
+from hermes.contract import Component, Tool
 from hermes.hookspecs import hookimpl
 from hermes.mcp_server import build_server
-from hermes.rank import Component, create_user
-from hermes.tools import Tool, ok
+from hermes.records import create_user
+from hermes.tools import ok
 
 pytestmark = pytest.mark.anyio
 
 FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
-               "list_feeds", "remove_feed", "suggest_feeds"}
+               "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
 
 
 @pytest.fixture
@@ -240,7 +240,7 @@ async def test_hermes_serve_tools_option_restricts_groups(tmp_path):
 def test_serve_refuses_bad_options_with_one_line(args, fragment, db_path):
     from typer.testing import CliRunner
 
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     result = CliRunner().invoke(build_app(), ["serve", "--db", str(db_path), *args])
     assert result.exit_code == 1 and fragment in result.output
@@ -306,7 +306,7 @@ def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_tok
     from typer.testing import CliRunner
 
     from hermes import mcp_server
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     seen = {}
     monkeypatch.setattr(mcp_server, "run_http", lambda server, **kw: seen.update(kw))
@@ -331,3 +331,32 @@ def test_is_loopback(host, expected):
     from hermes.mcp_server import is_loopback
 
     assert is_loopback(host) is expected
+
+
+async def test_hermes_serve_keeps_feeds_fresh_in_the_background(tmp_path):
+    import anyio
+    from ingest_server import FeedServer, rss
+
+    from hermes.storage.db import get_db
+    from hermes.ingest.pipeline import add_feeds
+
+    database = get_db(tmp_path / "h.db")
+    with FeedServer() as server:
+        add_feeds(database, [(server.add("/f.xml", body=rss([{"title": "Fresh", "link": "https://e.org/1"}])), None)])
+        database.conn.close()
+        params = StdioServerParameters(
+            command=hermes_command()[0],
+            args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
+            env=child_env(tmp_path / "home", HERMES_INGEST_EVERY="1h"))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            with anyio.fail_after(90):
+                while True:
+                    listed = (await session.call_tool("list_feeds", {})).structured_content
+                    if listed["feeds"][0]["item_count"]:
+                        break
+                    await anyio.sleep(0.5)
+            assert listed["refresh"]["background"] is True and listed["refresh"]["every"] == 3600
+            assert listed["refresh"]["next"] > listed["refresh"]["last_refresh"]
+            assert "Next refresh due" in listed["message"]
+        assert server.hits("/f.xml") == 1

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
+from hermes.cli.app import build_app
 from hermes.embed import HashEmbedder
 from hermes.errors import HermesError
 from hermes.ingest.pipeline import embed_new
 from hermes.ingest.store import insert_items
 from hermes.onnx_embed import artifact, choice
 from hermes.onnx_embed.choice import BF16_BULK_TEXTS, DefaultEmbedder, backend_setting
-from hermes.onnx_embed.runtime import batch_arrays, load_tokenizer
+from hermes.onnx_embed.tokenizer import batch_arrays, load_tokenizer
 
 
 class Recorder(HashEmbedder):

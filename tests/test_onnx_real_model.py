@@ -14,15 +14,16 @@ import textwrap
 import numpy as np
 import pytest
 
-from hermes.db import get_db
 from hermes.embed import HashEmbedder, MiniLMEmbedder, to_blob
 from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
 from hermes.ingest.store import embedding_text
 from hermes.onnx_embed import artifact
 from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder
-from hermes.rank import create_user, rank_items
-from hermes.signals import record_click
+from hermes.ranking.rank import rank_items
+from hermes.records import create_user
+from hermes.storage.db import get_db
+from hermes.storage.signals import record_click
 
 pytestmark = pytest.mark.slow
 
@@ -109,9 +110,9 @@ def test_onnx_and_sentence_transformers_rank_the_same_top_10(vectors, tmp_path, 
 FRESH = textwrap.dedent("""
     import json, sys, time
     start = time.perf_counter()
-    from hermes.db import get_db
-    from hermes.rank import rank_items
-    from hermes.signals import require_user
+    from hermes.ranking.rank import rank_items
+    from hermes.records import require_user
+    from hermes.storage.db import get_db
     db = get_db(sys.argv[1])
     db.execute("UPDATE users SET interests = ? WHERE name = 'ann'", [sys.argv[2]])
     items = rank_items(db, require_user(db, "ann"), limit=3, since_days=None)

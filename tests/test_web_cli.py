@@ -21,7 +21,7 @@ def served(monkeypatch):
 
 
 def invoke(args):
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     return CliRunner().invoke(build_app(), args)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import sqlite_utils
 
 from .. import config
-from ..db import write_transaction
 from ..errors import HermesError
-from ..signals import now_iso
+from ..records import now_iso
+from ..storage.transactions import write_transaction
 from .fetch import is_local
 
 SEEDED_KEY = "feeds_seeded"

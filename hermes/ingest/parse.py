@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 import feedparser
 
 from ..errors import HermesError
+from ..tags import normalize_tag
 from .text import canonical_url, plain_text, safe_url
 
 MAX_TITLE = 500
@@ -41,6 +42,7 @@ class ParsedFeed:
     items: list[dict]
     warning: str | None = None  # feedparser's bozo note for a feed that still parsed
     version: str = ""
+    ttl: int | None = None  # seconds the feed asks readers to wait between fetches
 
 
 def arxiv_id(*candidates: str | None) -> str | None:
@@ -71,12 +73,13 @@ def _tags(entry) -> list[str]:
 
 
 def normalise_tags(terms) -> list[str]:
-    """Plain text, lower-cased, comma lists split, trimmed, de-duplicated, at most MAX_TAGS."""
+    """Plain text, comma lists split, each part normalised (:func:`hermes.tags.normalize_tag`:
+    whitespace collapsed, case-folded), de-duplicated, at most MAX_TAGS."""
     seen: list[str] = []
     for raw in terms:
-        term = plain_text(str(raw or "")).lower()
+        term = plain_text(str(raw or ""))
         for part in ([term] if "," not in term else term.split(",")):
-            part = part.strip()
+            part = normalize_tag(part)
             if part and len(part) <= 80 and part not in seen:
                 seen.append(part)
     return seen[:MAX_TAGS]
@@ -158,6 +161,30 @@ def normalise_entry(entry, *, feed_url: str) -> dict:
     }
 
 
+_SY_PERIOD = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400, "monthly": 30 * 86400,
+              "yearly": 365 * 86400}
+
+
+def feed_ttl(feed) -> int | None:
+    """How long the feed asks readers to wait between fetches, in seconds: RSS ``<ttl>``
+    (minutes), else ``sy:updatePeriod`` / ``sy:updateFrequency`` (a period, how many times
+    in it). None when it says nothing usable."""
+    try:
+        minutes = float(str(feed.get("ttl") or "").strip())
+    except ValueError:
+        minutes = 0
+    if minutes > 0:
+        return int(minutes * 60)
+    period = _SY_PERIOD.get(str(feed.get("sy_updateperiod") or "").strip().lower())
+    if not period:
+        return None
+    try:
+        times = max(1, int(str(feed.get("sy_updatefrequency") or "1").strip()))
+    except ValueError:
+        times = 1
+    return period // times
+
+
 def _not_a_feed_reason(body: bytes, parsed) -> str | None:
     """Why a body without a recognised feed version is refused; None for a readable
     channel without entries (an old CDF channel, say)."""
@@ -227,6 +254,7 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
         items=items,
         warning=warning,
         version=parsed.get("version") or "",
+        ttl=feed_ttl(feed),
     )
 
 

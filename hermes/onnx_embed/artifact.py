@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .. import config
 from ..errors import HermesError
+from .tokenizer import batch_arrays, load_tokenizer, offline_env
 
 log = logging.getLogger(__name__)
 
@@ -137,9 +138,8 @@ def export_onnx(weights: Path, out: Path) -> dict:
     """Export the transformer with sentence-transformers' mean pooling and L2 normalisation
     as one graph (inputs: token ids, attention mask, token types; output: unit vectors), then
     check it against the torch module on texts of several lengths."""
-    from .runtime import load_tokenizer, offline_env
-
     offline_env()
+    # Here, not at module level: torch and transformers load only to export, once.
     import torch
     from transformers import AutoModel
 
@@ -185,14 +185,13 @@ def export_onnx(weights: Path, out: Path) -> dict:
 
 
 def _feeds(tokenizer, texts: list[str]) -> dict:
-    from .runtime import batch_arrays
-
     return batch_arrays(tokenizer.encode_batch(texts))
 
 
 def _verify(module, tokenizer, path: Path) -> float:
     """Lowest cosine between the ONNX graph and the torch module over batches of different
     shapes (with padding, one text, a text cut at the maximum length)."""
+    # Here, not at module level: onnxruntime and torch load only to check a fresh export.
     import numpy as np
     import onnxruntime as ort
     import torch

@@ -20,6 +20,7 @@ import numpy as np
 from .. import config
 from ..embed import MiniLMEmbedder, use_bf16
 from ..errors import HermesError
+from .runtime import OnnxMiniLMEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +54,6 @@ class DefaultEmbedder:
     dimension = MiniLMEmbedder.dimension
 
     def __init__(self, backend: str | None = None):
-        from .runtime import OnnxMiniLMEmbedder
-
         self.reference = MiniLMEmbedder()
         self.onnx = OnnxMiniLMEmbedder()
         self._backend = backend

@@ -9,15 +9,14 @@ from typing import Annotated
 
 import typer
 
-from ..cli_support import JsonOption, emit_json, run_guarded
+from ..cli.support import JsonOption, emit_json, run_guarded
+from ..embed import cpu_has_fast_bf16, use_bf16
+from . import artifact
+from .choice import BF16_BULK_TEXTS, DefaultEmbedder, backend_setting, onnx_installed
 
 
 def status() -> dict:
     """What ``hermes model status`` reports (no model is loaded)."""
-    from ..embed import cpu_has_fast_bf16, use_bf16
-    from . import artifact
-    from .choice import BF16_BULK_TEXTS, DefaultEmbedder, backend_setting, onnx_installed
-
     chooser = DefaultEmbedder(backend_setting())
     model = artifact.cached_model()
     try:
@@ -45,8 +44,6 @@ def prepare_command(
 ):
     """Make the ONNX copy of all-MiniLM-L6-v2 from the packaged weights (once; otherwise its
     first use does it). Needs no network."""
-    from . import artifact
-
     started = time.perf_counter()
     existing = None if force else run_guarded(artifact.cached_model)
     if existing is None:

@@ -1,16 +1,22 @@
-"""``hermes corpus …``: a persona's corpus at the terminal (read views + reconcile)."""
+"""``hermes corpus …``: a persona's corpus at the terminal (read views, reconcile, export,
+vault sync), and ``hermes save`` for items no feed brought."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli_support import DbOption, JsonOption, check, emit_json, open_db, run_guarded
+from hermes.cli.support import DbOption, JsonOption, check, emit_json, open_db, run_guarded
 from hermes.errors import HermesError
-from hermes.signals import require_user
+from hermes.records import require_user
 
-from . import membership, tools as t
+from . import exchange, membership
+from . import export as exporting
+from . import sync as vault
+from . import tools as t
 
 
 def _run(db_path, fn, as_json: bool, *args) -> dict:
@@ -100,6 +106,109 @@ def reconcile(user: str, db: DbOption = None, as_json: JsonOption = False):
         typer.echo(message)
 
 
+FacetOption = Annotated[str, typer.Option(
+    help="experienced (read or captured), saved (favorited, unread) or all.")]
+
+
+def export(
+    user: str,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", help="bibtex, ris, csl-json (reference managers), markdown or jsonl.")] = "bibtex",
+    facet: FacetOption = "all",
+    since: Annotated[int, typer.Option(
+        min=0, help="Only items that entered the corpus after this revision (0 = all); "
+                    "use the revision the previous export printed.")] = 0,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Write to this file instead of stdout.", dir_okay=False)] = None,
+    db: DbOption = None, as_json: JsonOption = False,
+):
+    """Export USER's corpus for Zotero and other reference managers (BibTeX, RIS, CSL-JSON),
+    as Markdown, or as JSON lines."""
+    database = run_guarded(open_db, db)
+    try:
+        u = run_guarded(require_user, database, user)
+        r = run_guarded(exporting.export, database, u["id"], format, facet, since)
+    finally:
+        database.conn.close()
+    where = str(out) if out else "stdout"
+    message = (t._n(r.count, "item") + (f" and {t._n(r.deleted, 'removal')}" if r.deleted else "")
+               + f" of {u['name']} exported as {format} to {where} (revision {r.revision}; "
+               f"next time --since {r.revision} exports only what is new).")
+    if r.truncated:
+        message += (f" The change log was trimmed past revision {since}: some removals may be "
+                    "missing; export with --since 0 for the full set.")
+    if out:
+        run_guarded(_write_file, out, r.text)
+    if as_json:
+        emit_json({"ok": True, "message": message, "format": format, "facet": facet,
+                   "since": since, "count": r.count, "deleted": r.deleted, "revision": r.revision,
+                   "truncated": r.truncated, "out": str(out) if out else None,
+                   **({} if out else {"text": r.text})})
+        return
+    if not out:
+        sys.stdout.write(r.text)
+    typer.echo(message, err=not out)
+
+
+def _write_file(path: Path, text: str) -> None:
+    path = path.expanduser()
+    if not path.parent.is_dir():
+        raise HermesError(f"folder {path.parent} does not exist; create it or choose another --out")
+    try:
+        vault.write_atomic(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise HermesError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def sync(
+    user: str,
+    folder: Annotated[Path, typer.Argument(help="The folder to keep in step (an Obsidian vault or a folder in it).",
+                                           file_okay=False)],
+    facet: FacetOption = "all",
+    rebuild: Annotated[bool, typer.Option(
+        "--rebuild", help="Rewrite every note (your text below the marker line is kept).")] = False,
+    db: DbOption = None, as_json: JsonOption = False,
+):
+    """Keep one Markdown note per corpus item of USER in FOLDER: only what changed since the
+    last sync is written; what you write below a note's marker line is never touched."""
+    database = run_guarded(open_db, db)
+    try:
+        u = run_guarded(require_user, database, user)
+        r = run_guarded(vault.sync, database, u, folder, facet, rebuild=rebuild)
+    finally:
+        database.conn.close()
+    message = (f"{folder}: {t._n(len(r.written), 'note')} written, {len(r.removed)} removed "
+               f"(revision {r.revision}; {r.reason}).")
+    if r.kept:
+        message += (f" Kept {t._n(len(r.kept), 'note')} of items that left the corpus, because "
+                    "you wrote in them.")
+    if r.conflicts:
+        message += (f" Left {t._n(len(r.conflicts), 'note')} untouched because the marker line "
+                    "is gone: put it back, or delete the note to get a fresh one.")
+    if as_json:
+        emit_json({"ok": True, "message": message, **r.as_dict()})
+        return
+    typer.echo(message)
+    for name in r.conflicts:
+        typer.echo(f"  untouched: {name}")
+
+
+def save_command(user: str,
+         ref: Annotated[str, typer.Argument(help="An arXiv id (2401.12345), a DOI (10.1000/xyz) or a URL.")],
+         db: DbOption = None, as_json: JsonOption = False):
+    """Save a paper or page no feed brought for USER: fetch its metadata once, store and
+    embed it, and put it in USER's saved facet (an item already stored is only marked saved)."""
+    database = run_guarded(open_db, db)
+    try:
+        r = t._guard("save_item", lambda *a: exchange.view_save_item(*a, trusted=True),
+                     database, user, ref, empty=exchange.EMPTY)
+    finally:
+        database.conn.close()
+    check(r, as_json)
+    if not as_json:
+        typer.echo(r["message"])
+
+
 def corpus_app() -> typer.Typer:
     app = typer.Typer(help="A persona's corpus: what it read or captured, and what it saved.",
                       no_args_is_help=True)
@@ -109,4 +218,6 @@ def corpus_app() -> typer.Typer:
     app.command()(changes)
     app.command()(recall)
     app.command()(reconcile)
+    app.command()(export)
+    app.command()(sync)
     return app

@@ -1,4 +1,4 @@
-"""The corpus's signal writes, each through :func:`hermes.signals.record_signal`.
+"""The corpus's signal writes, each through :func:`hermes.storage.signals.record_signal`.
 
 Every function validates everything first (nothing is written for a refused call), then
 writes its rows inside the signal path's ``BEGIN IMMEDIATE`` transaction, where the
@@ -17,8 +17,10 @@ from contextvars import ContextVar
 
 import sqlite_utils
 
+from hermes.contract import Signal
 from hermes.errors import InvalidInput, NotFound
-from hermes.signals import CLICK_SOURCES, Signal, record_signal, require_item, require_user
+from hermes.records import require_item, require_user
+from hermes.storage.signals import CLICK_SOURCES, record_signal
 
 KINDS = ("progress", "open", "highlight", "note", "favorite")
 MAX_TEXT = 10_000
@@ -121,6 +123,26 @@ def record_progress(
     (max_fraction, opens), changes = _write(db, signal, write)
     return {"user": u["name"], "item_id": item["id"], "title": item["title"], "fraction": fraction,
             "max_fraction": max_fraction, "opens": opens, "reopens": max(0, opens - 1),
+            "changes": changes}
+
+
+def mark_unread(db: sqlite_utils.Database, user, item_id: int, *, source: str = "agent") -> dict:
+    """Take back "read": the item's reading progress goes back to 0, so it leaves the heard
+    items (a tombstone is logged). Its opens, highlights, notes and favorite stay: an item
+    with a highlight or a note is still experienced."""
+    _source(source)
+    u = require_user(db, user)
+    item = require_item(db, item_id)
+    signal = Signal("progress", u["id"], item["id"], op="delete", data={"fraction": 0.0},
+                    source=source)
+
+    def write(db):
+        return db.execute(
+            "UPDATE corpus_progress SET max_fraction = 0 WHERE user_id = ? AND item_id = ? "
+            "AND max_fraction > 0", [u["id"], item["id"]]).rowcount > 0
+
+    changed, changes = _write(db, signal, write)
+    return {"user": u["name"], "item_id": item["id"], "title": item["title"], "changed": changed,
             "changes": changes}
 
 

@@ -13,7 +13,7 @@ from typing import Annotated
 from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
-from hermes.signals import require_user
+from hermes.records import require_user
 from hermes.tools import caller, fail, int_arg, ok
 
 from . import entities, membership, signals, strength
@@ -29,6 +29,7 @@ EMPTY = {
     "add_note": {**WRITE_EMPTY, "note_id": None},
     "delete_note": {**WRITE_EMPTY, "note_id": None, "text": None, "deleted": False},
     "favorite": {**WRITE_EMPTY, "favorited": None, "changed": False},
+    "mark_unread": {**WRITE_EMPTY, "changed": False},
     "corpus": {"user": None, "revision": None, "experienced_count": 0, "saved_count": 0,
                "top_entities": []},
     "corpus_items": {"user": None, "facet": None, "items": [], "total": 0},
@@ -40,11 +41,11 @@ EMPTY = {
 }
 
 
-def _guard(name: str, fn, *args) -> dict:
+def _guard(name: str, fn, *args, empty: dict | None = None) -> dict:
     try:
         message, payload = fn(*args)
     except HermesError as exc:
-        return fail(str(exc), **EMPTY[name])
+        return fail(str(exc), **(empty or EMPTY)[name])
     return ok(message, **payload)
 
 
@@ -208,6 +209,20 @@ def favorite(
 ) -> dict:
     """Save an item for later (or remove the favorite). A favorite alone does not mark it read."""
     return _guard("favorite", view_favorite, db, user, item_id, on)
+
+
+def view_mark_unread(db, user, item_id):
+    r = signals.mark_unread(db, user, item_id, source=caller())
+    u = require_user(db, r["user"])
+    already = "" if r["changed"] else " (no reading progress was recorded)"
+    return (f"Item {r['item_id']} is unread again for {r['user']}{already}; "
+            f"{_describe(r['changes'])}.",
+            {**_where(db, u["id"], r["item_id"], r["changes"]), "changed": r["changed"]})
+
+
+def mark_unread(db, user: User, item_id: ItemId) -> dict:
+    """Take back "read": the item's reading progress goes back to 0."""
+    return _guard("mark_unread", view_mark_unread, db, user, item_id)
 
 
 # --- reads -------------------------------------------------------------------------------

@@ -14,10 +14,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli_support import DbOption, JsonOption, check, die, emit_json, open_db
+from hermes.cli.support import DbOption, JsonOption, check, die, emit_json, open_db
 from hermes.errors import HermesError
 
 from . import tools as t
+from .opml import build_opml, is_web_url, read_opml
+from .subscriptions import feed_rows, normalise_location, probe, removal_plan, subscribe, unsubscribe
 
 feeds_app = typer.Typer(
     name="feeds", help="Manage feed subscriptions (add, list, remove, preview, OPML).",
@@ -53,8 +55,6 @@ def add(
     as_json: JsonOption = False,
 ):
     """Subscribe to a feed after one fetch + parse checks it. Items arrive with `hermes ingest`."""
-    from .subscriptions import normalise_location, probe, subscribe
-
     url = normalise_location(location)
     database = _db(db)
     try:
@@ -102,8 +102,6 @@ def remove(
     as_json: JsonOption = False,
 ):
     """Unsubscribe from a feed. Its items and every click on them are kept."""
-    from .subscriptions import removal_plan, unsubscribe
-
     database = _db(db)
     try:
         plan = removal_plan(database, feed_id)
@@ -134,8 +132,6 @@ def preview(
     as_json: JsonOption = False,
 ):
     """Show a feed's recent entries without subscribing."""
-    from .subscriptions import normalise_location, probe
-
     url = normalise_location(location)
     parsed = probe(url, allow_private=True)
     entries = parsed["entries"][:limit]
@@ -162,9 +158,8 @@ def import_opml(
     as_json: JsonOption = False,
 ):
     """Subscribe to every http(s) feed listed in an OPML file (no fetch; `hermes ingest` loads them)."""
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.feedlist import add_feeds
-
-    from .opml import is_web_url, read_opml
 
     entries = read_opml(file)
     # OPML files are shared around: only web feeds are taken from one, never a local path or
@@ -196,9 +191,6 @@ def export_opml(
     db: DbOption = None,
 ):
     """Write the subscriptions as OPML 2.0 (stdout by default)."""
-    from .opml import build_opml
-    from .subscriptions import feed_rows
-
     database = _db(db)
     try:
         document = build_opml(feed_rows(database))

@@ -10,14 +10,17 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Callable
 
-from hermes.db import write_transaction
+from hermes.config import settings
 from hermes.errors import InvalidInput, NotFound
-from hermes.signals import now_iso
+from hermes.ingest.refresher import refresh_state
+from hermes.ingest.runlock import describe
+from hermes.records import now_iso
+from hermes.storage.transactions import write_transaction
 from hermes.tools import fail, ok
 
 MAX_TITLE = 200
 FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
-                "retry_after", "last_warning")
+                "retry_after", "last_warning", "ttl")
 
 
 def check_web_url(url: str) -> str:
@@ -42,6 +45,7 @@ def check_web_url(url: str) -> str:
 def normalise_location(location: str) -> str:
     """What the CLI stores for ``hermes feeds add``: web URLs as given, local paths made
     absolute (so ``hermes ingest`` finds them from any working directory)."""
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import is_local, local_path
 
     location = location.strip()
@@ -58,7 +62,7 @@ def probe(url: str, *, allow_private: bool) -> dict:
     Raises :class:`InvalidInput` with the fetcher's or parser's reason when the URL does not
     give a feed. Nothing is written.
     """
-    from hermes.config import settings
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import FetchError, fetch
     from hermes.ingest.parse import ParseError, parse_feed
 
@@ -141,6 +145,39 @@ def feed_rows(db) -> list[dict]:
         d["error_count"] = d["error_count"] or 0
         out.append(d)
     return out
+
+
+def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
+    """The refresh state (``hermes.ingest.refresher.refresh_state``) with each feed's
+    ``next_fetch`` filled in, and a sentence for the message."""
+    state = refresh_state(db)
+    due = state.pop("due")
+    for feed in feeds:
+        feed["next_fetch"] = due.get(feed["id"])
+    last = state["last_refresh"]
+    bits = [f"Last refresh {last}." if last else "Never refreshed yet."]
+    if state.get("running"):
+        bits.append(f"A refresh is running ({describe(state['running'])}).")
+    if state["background"]:
+        bits.append(f"Next refresh due {state['next']} (every {state['every']:g} s)."
+                    if state.get("next") else "")
+    else:
+        bits.append("No background refresh runs in this process: `hermes ingest` fetches "
+                    "the feeds (hermes web and hermes serve refresh them on their own).")
+    return state, " ".join(b for b in bits if b)
+
+
+def rename(db, feed_id: int, title) -> dict:
+    """Set a feed's display title (whitespace collapsed, at most MAX_TITLE characters)."""
+    if not isinstance(title, str) or not " ".join(title.split()):
+        raise InvalidInput("title must be a non-empty text")
+    title = " ".join(title.split())
+    if len(title) > MAX_TITLE:
+        raise InvalidInput(f"title is {len(title)} characters long; the limit is {MAX_TITLE}")
+    feed = feed_by_id(db, feed_id)
+    with write_transaction(db):
+        db.execute("UPDATE feeds SET title = ? WHERE id = ?", [title, feed["id"]])
+    return {**feed, "title": title}
 
 
 def orphaned_count(db) -> int:

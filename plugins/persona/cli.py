@@ -11,7 +11,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli_support import DbOption, JsonOption, check, open_db, run_guarded
+from hermes.cli.support import DbOption, JsonOption, check, open_db, run_guarded
+from hermes.text import clip
 
 from . import tools as t
 
@@ -43,7 +44,7 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
     if not result["users"]:
         typer.echo(result["message"])
     for u in result["users"]:
-        interests = u["interests"] if len(u["interests"]) <= 70 else u["interests"][:69] + "…"
+        interests = clip(u["interests"], 70)
         typer.echo(f"{u['name']}  ({u['likes']} likes, {u['dislikes']} dislikes)  {interests}")
 
 

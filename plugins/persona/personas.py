@@ -13,10 +13,11 @@ import sqlite3
 
 import sqlite_utils
 
-from hermes.db import write_transaction
+from hermes.contract import Signal
 from hermes.errors import InvalidInput
-from hermes.rank import create_user
-from hermes.signals import Signal, record_signal, require_user
+from hermes.records import create_user, require_user
+from hermes.storage.signals import record_signal
+from hermes.storage.transactions import write_transaction
 
 NAME_MAX = 64
 INTERESTS_MAX = 4000

@@ -1,0 +1,248 @@
+"""The built-in scorers, registered through ``hermes_score`` like any plugin's.
+
+Written interests (role ``profile``):
+
+- ``profile``: each item's cosine to the best-matching clause of the interests text
+  (:func:`hermes.ranking.interests.interest_clauses`), mixed with a small share of BM25 of the
+  whole text over titles and summaries (:mod:`hermes.ranking.lexical`) for exact terms an
+  embedding blurs.
+
+Learned from clicks (role ``behaviour``):
+
+- ``preference``: per-tag / type / source like–dislike statistics, active from click 1.
+- ``affinity``: closeness to the items the persona liked — learns from likes alone.
+- ``classifier``: logistic regression over the embeddings of clicked items, with a sample of
+  unclicked items as down-weighted negatives. Active only once both a like and a dislike
+  exist (never fit on one class); its share of the behaviour role grows with the clicks
+  and ``affinity`` hands its share over as it does.
+
+Every vector component comes from one pass over the candidates' embeddings. The constants
+below were chosen on ``benchmarks/quality.py`` (see ``benchmarks/results/ranking.md``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..contract import Component, ScoringContext
+from ..hookspecs import hookimpl
+from ..ranking import logistic
+from ..ranking.interests import interests_vectors
+from ..ranking.lexical import lexical_scores
+from ..ranking.preferences import key_stats
+from ..ranking.rank import calibrate
+
+#: share of the profile taken by the lexical match (the clause cosine gets the rest)
+LEXICAL_SHARE = 0.1
+#: how many of the most recent likes ``affinity`` compares with (one matrix column each)
+AFFINITY_LIKES = 16
+#: ``affinity`` = mean similarity to the closest k liked items
+AFFINITY_K = 3
+#: the classifier's L2 strength (scikit-learn's C)
+CLASSIFIER_C = 1.0
+#: unclicked items sampled as negatives, and the weight of each relative to a click (light:
+#: they say "most items are not for you", the explicit clicks say where the boundary is)
+SOFT_NEGATIVES = 50
+SOFT_WEIGHT = 0.1
+#: the classifier's share of the behaviour role is n / (n + this), n = explicit clicks
+CLASSIFIER_SHRINK = 10.0
+
+
+@hookimpl
+def hermes_score(db, user, item_ids, vectors, context):
+    matrix, clicks, rows = context.matrix, context.clicks, context.rows
+    text = (user.get("interests") or "").strip()
+    scope = Scope(matrix, rows, vectors, (user["id"], text))
+    comps = [profile(db, user, text, context, scope)]
+    fitted = classifier_model(context, user)
+    liked = recent_likes(clicks, matrix)
+    if fitted["detail"]["active"] or liked:
+        behaviour = scope.per_row(("behaviour", tuple(clicks)),
+                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked))
+    if fitted["detail"]["active"]:
+        comps.append(Component("classifier", "behaviour", behaviour[:, 0],
+                               weight=fitted["weight"], detail=fitted["detail"]))
+    else:
+        comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
+                               detail=fitted["detail"]))
+    if clicks:
+        comps.append(preference(db, user, scope, clicks))
+        if liked:
+            # affinity hands over to the classifier as the classifier's evidence grows
+            comps.append(Component("affinity", "behaviour", behaviour[:, 1],
+                                   weight=1.0 - fitted["weight"],
+                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked))}))
+        else:
+            comps.append(Component("affinity", "behaviour", np.zeros(len(item_ids)),
+                                   active=False, detail={"reason": "no liked items yet"}))
+    return comps
+
+
+class Scope:
+    """Where vector scores are computed. When the candidates are most of the matrix (the
+    feed), each component is computed once for every row and cached until the persona's
+    text or clicks or the matrix change, so a repeated ``list_feed`` does no matrix product
+    at all; a narrow candidate set (a search) is scored directly."""
+
+    def __init__(self, matrix, rows, vectors, persona):
+        self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
+        self.full = len(rows) * 4 >= len(matrix)
+
+    def per_row(self, what, compute):
+        """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates."""
+        if not self.full:
+            return compute(self.vectors, self.rows)
+        key = (self.matrix.token, len(self.matrix), self.matrix.seq, self.persona, what)
+        with _SCORES_LOCK:
+            hit = _SCORES.get(key)
+            if hit is not None:
+                _SCORES.move_to_end(key)
+        if hit is None:
+            hit = compute(self.matrix.vectors, np.arange(len(self.matrix)))
+            with _SCORES_LOCK:
+                _SCORES[key] = hit
+                while len(_SCORES) > 32:
+                    _SCORES.popitem(last=False)
+        return hit[self.rows]
+
+
+_SCORES: OrderedDict = OrderedDict()
+_SCORES_LOCK = threading.Lock()
+
+
+def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
+    """Columns: the classifier's decision value, and ``affinity``: the mean cosine to the k
+    closest liked items minus the cosine to the average item (all abstracts share a common
+    direction in MiniLM's space; what counts is what an item shares with the liked ones
+    beyond it). Both from one pass over the vectors."""
+    mean = matrix.mean_vector()
+    columns = [fitted["coef"]] if fitted["detail"]["active"] else []
+    columns += [matrix.vector(i) - mean for i in liked]
+    sims = vectors @ np.stack(columns, axis=1)
+    out = np.zeros((len(rows), 2), dtype=np.float32)
+    if fitted["detail"]["active"]:
+        out[:, 0] = sims[:, 0] + fitted["intercept"]
+        sims = sims[:, 1:]
+    if liked:
+        k = min(AFFINITY_K, len(liked))
+        closest = np.partition(sims, len(liked) - k, axis=1)[:, -k:] if k < len(liked) else sims
+        out[:, 1] = closest.mean(axis=1)
+    return out
+
+
+def recent_likes(clicks, matrix) -> list[int]:
+    liked = [i for i, is_like in reversed(clicks) if is_like and matrix.vector(i) is not None]
+    return list(dict.fromkeys(liked))[:AFFINITY_LIKES]
+
+
+def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Component:
+    matrix, rows = scope.matrix, scope.rows
+    if not text:
+        return Component("profile", "profile", np.zeros(len(rows)), active=False,
+                         detail={"reason": "the persona has no interests text"})
+    embedded = interests_vectors(db, user, context.embedder)
+    clauses = embedded[1:] if len(embedded) > 1 else embedded
+    semantic = scope.per_row("profile", lambda vecs, where: (vecs @ clauses.T).max(axis=1))
+    detail = {"semantic": semantic}
+    bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
+    if bm25 is None:
+        return Component("profile", "profile", semantic, detail=detail)
+    words = bm25[rows]
+    detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
+    # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
+    # everything else once the scores are standardised.
+    mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * calibrate(np.log1p(words))
+    return Component("profile", "profile", mixed, detail=detail)
+
+
+def preference(db, user, scope: Scope, clicks) -> Component:
+    """Per family of keys (tags, type, source), the mean evidence over the item's keys of
+    that family (a tag never clicked counts 0, so one liked tag among many weighs less);
+    the families add up. Adding (not averaging) across families keeps a key found on every
+    item — the only feed, the only content type — a constant that standardises away instead
+    of diluting the tags that discriminate."""
+    matrix = scope.matrix
+    stats = key_stats(db, user["id"])
+    column = np.zeros(len(matrix.key_index))
+    for key, s in stats.items():
+        index = matrix.key_index.get(key)
+        if index is not None:
+            column[index] = s["score"]
+    scores = scope.per_row(("preference", tuple(clicks)), lambda vecs, where: matrix.key_sums(
+        column, weights=matrix.entry_share())[where])
+    return Component("preference", "behaviour", scores, active=bool(stats),
+                     detail={"stats": stats})
+
+
+_FITS: OrderedDict = OrderedDict()
+_FITS_LOCK = threading.Lock()
+
+
+def classifier_model(context: ScoringContext, user: dict) -> dict:
+    """The click classifier's ``coef``, ``intercept``, ``weight`` and ``detail`` (``active``
+    and the ``reason``); cached until the persona's clicks or the matrix change."""
+    matrix, clicks = context.matrix, context.clicks
+    key = (matrix.token, len(matrix), user["id"], tuple(clicks),
+           CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT, CLASSIFIER_SHRINK)
+    with _FITS_LOCK:
+        if key in _FITS:
+            _FITS.move_to_end(key)
+            return _FITS[key]
+    fitted = _fit_classifier(matrix, clicks, user)
+    with _FITS_LOCK:
+        _FITS[key] = fitted
+        while len(_FITS) > 64:
+            _FITS.popitem(last=False)
+    return fitted
+
+
+def _fit_classifier(matrix, clicks, user) -> dict:
+    known = [(i, liked) for i, liked in clicks if matrix.vector(i) is not None]
+    likes = sum(1 for _, liked in known if liked)
+    dislikes = len(known) - likes
+    detail = {"active": False, "likes": likes, "dislikes": dislikes}
+    inactive = {"coef": None, "intercept": 0.0, "weight": 0.0}
+    if not clicks:
+        return {**inactive, "detail": {**detail, "reason": "no clicks yet"}}
+    if not likes or not dislikes:
+        if known:
+            have = f"{likes} like(s)" if likes else f"{dislikes} dislike(s)"
+            reason = f"needs both a like and a dislike; has {have} only"
+        else:
+            reason = "the clicked items have no embeddings yet"
+        return {**inactive, "detail": {**detail, "reason": reason}}
+    negatives = soft_negatives(matrix, user["id"], {i for i, _ in clicks}, len(clicks))
+    X = np.stack([matrix.vector(i) for i, _ in known] + [matrix.vectors[r] for r in negatives])
+    y = np.array([int(liked) for _, liked in known] + [0] * len(negatives))
+    weights = np.array([1.0] * len(known) + [SOFT_WEIGHT] * len(negatives))
+    coef, intercept = logistic.fit(X, y, C=CLASSIFIER_C, sample_weight=weights)
+    n = len(known)
+    return {
+        "coef": coef.astype(np.float32),
+        "intercept": intercept,
+        "weight": n / (n + CLASSIFIER_SHRINK),
+        "detail": {**detail, "active": True, "soft_negatives": len(negatives),
+                   "reason": f"fit on {likes} like(s) and {dislikes} dislike(s), with "
+                             f"{len(negatives)} unclicked items as weak negatives"},
+    }
+
+
+def soft_negatives(matrix, user_id: int, clicked: set[int], n_clicks: int) -> np.ndarray:
+    """Rows of a random sample of unclicked items: most items are not what a persona wants,
+    so they anchor the classifier where a handful of near-miss dislikes cannot. Seeded by
+    the persona and its click count, so every ranking between two clicks agrees."""
+    if SOFT_NEGATIVES <= 0 or not len(matrix):
+        return np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng([int(user_id), int(n_clicks)])
+    exclude = matrix.rows_of(clicked)
+    wanted = min(SOFT_NEGATIVES, len(matrix) - len(exclude))
+    rows = np.zeros(0, dtype=np.int64)
+    while len(rows) < wanted:  # draw with replacement and dedupe: O(sample), not O(matrix)
+        draw = rng.integers(0, len(matrix), size=2 * wanted)
+        rows = np.concatenate([rows, draw[~np.isin(draw, exclude)]])
+        _, first = np.unique(rows, return_index=True)
+        rows = rows[np.sort(first)]
+    return np.sort(rows[:wanted])

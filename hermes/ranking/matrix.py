@@ -1,0 +1,349 @@
+"""The in-memory embedding matrix that ranking runs over.
+
+Loaded once per (database file, embedding model) and refreshed incrementally: every
+embedding write gets a higher ``items.embed_seq``, so a refresh reads only rows newer than
+what is held — one indexed ``max()`` per ranking call when nothing changed. A fresh
+process starts from the on-disk snapshot (:mod:`hermes.ranking.matrix_store`) when one is valid,
+then reads only what is newer.
+
+Next to each vector the matrix keeps the item's preference keys (tags, content type,
+source; see :mod:`hermes.ranking.preferences`) as flat (row, key column) pairs, so scoring never goes
+back to SQLite row by row. Keys are read when an item's embedding is written; an item whose
+tags change later is re-read when it is re-embedded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+import sqlite_utils
+
+from ..tags import parse_tags
+from . import matrix_store
+from .preferences import FAMILIES, source_key, tag_key, type_key
+
+_TOKENS = itertools.count(1)
+
+
+class Matrix:
+    def __init__(self, model: str, dimension: int):
+        self.model = model
+        self.dimension = dimension
+        #: unique per matrix object and never reused: caches of derived scores key on it
+        self.token = next(_TOKENS)
+        self.seq = 0
+        self.n = 0
+        # Over-allocated buffers: appending a few items does not copy the whole matrix.
+        self._vectors = np.zeros((0, dimension), dtype=np.float32)
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._published = np.zeros(0, dtype=np.float64)
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
+        #: key string -> column; an item's keys are flat (row, column) pairs
+        self.key_index: dict[str, int] = {}
+        self.key_rows = np.zeros(0, dtype=np.int64)
+        self.key_cols = np.zeros(0, dtype=np.int64)
+        self._derived: dict = {}  # summaries of the current contents, dropped on change
+        self._pending_keys: list = []
+
+    # Views of the filled part; a holder of an older view keeps a consistent snapshot.
+    @property
+    def ids(self) -> np.ndarray:
+        return self._ids[: self.n]
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self._vectors[: self.n]
+
+    @property
+    def published(self) -> np.ndarray:
+        return self._published[: self.n]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def rows_of(self, item_ids) -> np.ndarray:
+        """Row indices of the given item ids (ids not in the matrix are dropped)."""
+        rows = self.lookup(np.fromiter((int(i) for i in item_ids), dtype=np.int64))
+        return rows[rows >= 0]
+
+    def lookup(self, item_ids: np.ndarray) -> np.ndarray:
+        """Row of each id (vectorised), ``-1`` where the id is not in the matrix."""
+        item_ids = np.asarray(item_ids, dtype=np.int64)
+        if self._sorted is None or len(self._sorted[0]) != self.n:
+            order = np.argsort(self.ids, kind="stable")
+            self._sorted = (self.ids[order], order)
+        keys, order = self._sorted
+        if not len(keys):
+            return np.full(len(item_ids), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(keys, item_ids), len(keys) - 1)
+        return np.where(keys[pos] == item_ids, order[pos], -1)
+
+    def vector(self, item_id: int) -> np.ndarray | None:
+        row = int(self.lookup(np.array([int(item_id)]))[0])
+        return None if row < 0 else self.vectors[row]
+
+    # --- derived summaries, cached until the contents change ------------------------------
+
+    def _cached(self, name, compute):
+        if name not in self._derived:
+            self._derived[name] = compute()
+        return self._derived[name]
+
+    def mean_vector(self) -> np.ndarray:
+        """The average item vector."""
+        return self._cached("mean", lambda: (self.vectors.mean(axis=0) if self.n
+                                             else np.zeros(self.dimension)).astype(np.float32))
+
+    def key_family(self) -> np.ndarray:
+        """Each key column's family: its index in :data:`FAMILIES`."""
+        def compute():
+            prefixes = [next((f for f, p in enumerate(FAMILIES) if k.startswith(p)), 0)
+                        for k in self.key_index]
+            return np.array(prefixes, dtype=np.int64)
+        return self._cached(("family", len(self.key_index)), compute)
+
+    def entry_share(self) -> np.ndarray:
+        """For each (row, key) pair, 1 / the number of keys of that family the row has: the
+        weight that turns a per-family sum into a per-family mean."""
+        def compute():
+            family = self.key_family()[self.key_cols] if len(self.key_cols) else self.key_cols
+            slot = self.key_rows * len(FAMILIES) + family
+            counts = np.bincount(slot, minlength=self.n * len(FAMILIES))
+            return 1.0 / counts[slot]
+        return self._cached("entry_share", compute)
+
+    def key_sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per row, the sum of ``values[column]`` (times ``weights`` per pair) over the row's
+        keys; ``values`` is indexed by :attr:`key_index`, missing columns count as 0."""
+        padded = np.zeros(len(self.key_index))
+        values = np.asarray(values, dtype=np.float64)[: len(padded)]
+        padded[: len(values)] = values
+        per_pair = padded[self.key_cols] if weights is None else padded[self.key_cols] * weights
+        return np.bincount(self.key_rows, weights=per_pair, minlength=self.n)[: self.n]
+
+    def has_key(self, key: str) -> np.ndarray:
+        """Boolean mask of the rows carrying ``key``."""
+        mask = np.zeros(self.n, dtype=bool)
+        column = self.key_index.get(key)
+        if column is not None:
+            mask[self.key_rows[self.key_cols == column]] = True
+        return mask
+
+    def select(self, rows: np.ndarray):
+        """The vectors of ``rows``: the matrix itself when every row is kept, else a
+        :class:`CandidateVectors` that does not copy them."""
+        if len(rows) == self.n:
+            return self.vectors
+        return CandidateVectors(self.vectors, rows)
+
+    # --- growth ---------------------------------------------------------------------------
+
+    def absorb(self, ids, vecs, published, pair_at, pair_code, names, *, fresh=False) -> None:
+        """Add or replace rows. Their keys come as pairs: ``pair_at`` indexes ``ids``,
+        ``pair_code`` indexes ``names`` (the distinct key strings). ``fresh``: the caller
+        knows none of the ids is held yet (a first load), so no lookup is needed."""
+        self._derived = {}
+        ids = np.asarray(ids, dtype=np.int64)
+        rows = np.full(len(ids), -1, dtype=np.int64) if fresh else self.lookup(ids)
+        old = rows >= 0
+        if old.any():  # re-embedded items: replace in place, keys re-read
+            self._vectors[rows[old]] = vecs[old]
+            self._published[rows[old]] = published[old]
+            gone = np.isin(self.key_rows, rows[old])
+            self.key_rows, self.key_cols = self.key_rows[~gone], self.key_cols[~gone]
+        new = np.flatnonzero(~old)
+        start = self.n
+        if len(new):
+            self._reserve(start + len(new))
+            take = slice(None) if len(new) == len(ids) else new
+            self._ids[start : start + len(new)] = ids[take]
+            self._vectors[start : start + len(new)] = vecs[take]
+            self._published[start : start + len(new)] = published[take]
+            rows[new] = np.arange(start, start + len(new))
+            self.n = start + len(new)
+            self._sorted = None
+        if len(pair_at):
+            self._pending_keys.append((rows[np.asarray(pair_at)], np.asarray(pair_code), names))
+
+    def commit_keys(self) -> None:
+        """Fold the keys gathered by :meth:`absorb` into the flat pair arrays (once per
+        refresh: concatenating per chunk would copy the growing arrays again and again)."""
+        if not self._pending_keys:
+            return
+        index = self.key_index
+        rows, cols = [self.key_rows], [self.key_cols]
+        for at, code, names in self._pending_keys:
+            column_of = np.array([index.setdefault(k, len(index)) for k in names], dtype=np.int64)
+            rows.append(at)
+            cols.append(column_of[code])
+        self.key_rows, self.key_cols = np.concatenate(rows), np.concatenate(cols)
+        self._pending_keys = []
+        self._derived = {}
+
+    def _reserve(self, size: int) -> None:
+        if size <= len(self._ids):
+            return
+        capacity = max(size, int(len(self._ids) * 1.5) + 1024) if self.n else size
+        vectors = np.empty((capacity, self.dimension), dtype=np.float32)
+        vectors[: self.n] = self.vectors
+        ids = np.zeros(capacity, dtype=np.int64)
+        ids[: self.n] = self.ids
+        published = np.zeros(capacity, dtype=np.float64)
+        published[: self.n] = self.published
+        self._vectors, self._ids, self._published = vectors, ids, published
+
+
+class CandidateVectors(np.lib.mixins.NDArrayOperatorsMixin):
+    """Some rows of the matrix, row-aligned with the candidates, without copying them.
+
+    Copying 100k of 384-d rows costs more than scoring them, so ``vectors @ w`` multiplies
+    the whole matrix and keeps the candidates' rows (or gathers them first when they are
+    few). Anything else — ``np.asarray(vectors)``, indexing, ``.T``, ``.mean()``, ufuncs —
+    works on one materialised copy.
+    """
+
+    def __init__(self, base: np.ndarray, rows: np.ndarray):
+        self._base = base
+        self._rows = np.asarray(rows, dtype=np.int64)
+        self._dense: np.ndarray | None = None
+        self.shape = (len(self._rows), base.shape[1])
+        self.dtype = base.dtype
+        self.ndim = 2
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __matmul__(self, other):
+        other = np.asarray(other)
+        if self._dense is not None or len(self._rows) * 4 < len(self._base):
+            return np.asarray(self) @ other
+        return (self._base @ other)[self._rows]
+
+    def __array__(self, dtype=None, copy=None):
+        if self._dense is None:
+            self._dense = self._base[self._rows]
+        return self._dense if dtype is None else self._dense.astype(dtype)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.matmul and method == "__call__" and inputs[0] is self and not kwargs:
+            return self.__matmul__(inputs[1])
+        inputs = tuple(np.asarray(x) if isinstance(x, CandidateVectors) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer, slice)):
+            return self._base[self._rows[key]]
+        return np.asarray(self)[key]
+
+    def __iter__(self):
+        return iter(np.asarray(self))
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(np.asarray(self), name)
+
+
+_CACHE: dict[tuple[str, str], Matrix] = {}
+_LOCK = threading.Lock()
+
+
+def db_file(db: sqlite_utils.Database) -> str:
+    return db.execute("PRAGMA database_list").fetchone()[2] or f":memory:{id(db.conn)}"
+
+
+def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
+    """The up-to-date matrix of items embedded by ``model``."""
+    path = db_file(db)
+    key = (path, model)
+    with _LOCK:
+        matrix = _CACHE.get(key)
+        latest = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0] or 0
+        if matrix is not None and latest < matrix.seq:  # file replaced or rolled back
+            matrix = None
+        if matrix is None:
+            matrix = matrix_store.load(db, path, model, dimension, Matrix) or Matrix(model, dimension)
+            _CACHE[key] = matrix
+        if latest > matrix.seq:
+            read = _refresh(db, matrix, latest)
+            if read >= matrix_store.MIN_ROWS:
+                matrix_store.save_later(db, path, matrix)
+        return matrix
+
+
+def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
+    """Absorb rows embedded after ``matrix.seq``; return how many were read."""
+    fresh = matrix.n == 0
+    # The most rows this can add (an index-only count): the buffers are sized once, and the
+    # rows are then read in chunks, so a load never holds the whole result set twice.
+    upper = db.execute("SELECT count(*) FROM items WHERE embed_seq > ? AND embed_seq <= ?",
+                       [matrix.seq, latest]).fetchone()[0]
+    matrix._reserve(matrix.n + upper)
+    # A first load scans the table in rowid order ("+": no index): twice as fast as walking
+    # the embed_seq index into random table pages. Row order inside the matrix is free.
+    seq = "+embed_seq" if fresh else "embed_seq"
+    cursor = db.execute(
+        f"""SELECT id, embedding, COALESCE(CAST(strftime('%s', published) AS REAL),
+                                           CAST(strftime('%s', fetched) AS REAL), 0),
+                   content_type, feed_id, tags, embed_seq
+            FROM items
+            WHERE {seq} > ? AND {seq} <= ? AND embedding_model = ?
+            {"" if fresh else "ORDER BY embed_seq"}""",
+        [matrix.seq, latest, matrix.model],
+    )
+    read = 0
+    memo: dict = {}  # feeds repeat the same tags
+    while chunk := cursor.fetchmany(CHUNK):
+        _absorb_chunk(matrix, chunk, memo, fresh)
+        read += len(chunk)
+    matrix.commit_keys()
+    matrix.seq = max(matrix.seq, latest)
+    return read
+
+
+CHUNK = 20_000
+
+
+def _absorb_chunk(matrix: Matrix, rows: list, memo: dict, fresh: bool) -> None:
+    n = len(rows)
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(n, matrix.dimension)
+    published = np.fromiter((r[2] for r in rows), dtype=np.float64, count=n)
+    names: dict[str, int] = {}  # distinct key string -> code
+    at: list[int] = []
+    codes: list[int] = []
+    parsed: dict[str, list] = {}
+    for k, r in enumerate(rows):
+        keys = [type_key(r[3])] if r[3] else []
+        if r[4] is not None:
+            keys.append(source_key(r[4]))
+        if r[5] and r[5] != "[]":
+            tags = parsed.get(r[5])
+            if tags is None:
+                tags = parsed[r[5]] = _tag_keys(r[5], memo)
+            keys.extend(tags)
+        for key in keys:
+            at.append(k)
+            codes.append(names.setdefault(key, len(names)))
+    matrix.absorb(ids, vecs, published, np.array(at, dtype=np.int64),
+                  np.array(codes, dtype=np.int64), list(names), fresh=fresh)
+
+
+def _tag_keys(raw: str, memo: dict) -> list[str]:
+    keys = []
+    for tag in parse_tags(raw):
+        key = memo.get(tag) if isinstance(tag, str) else None
+        if key is None:
+            key = tag_key(tag)
+            if isinstance(tag, str):
+                memo[tag] = key
+        if key and key not in keys:
+            keys.append(key)
+    return keys
+
+
+def clear_cache() -> None:
+    with _LOCK:
+        _CACHE.clear()

@@ -1,0 +1,259 @@
+"""A named, ordered, idempotent migration ledger.
+
+The core's migrations are listed here; plugins contribute theirs through
+``hermes_migrations``. Each runs once inside its own transaction and is recorded in
+``_migrations``. A released migration is never edited: append a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+import sqlite_utils
+
+from ..contract import Migration
+from ..plugins import get_plugin_manager
+from ..records import now_iso
+from .transactions import write_transaction
+
+CORE: list[Migration] = []
+
+
+def run_script(db: sqlite_utils.Database, script: str) -> None:
+    """Run DDL statements one by one: ``executescript`` would commit the open transaction."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def migration(fn: Callable[[sqlite_utils.Database], None]) -> Callable:
+    CORE.append(Migration(f"core:{fn.__name__}", fn))
+    return fn
+
+
+@migration
+def m001_initial(db: sqlite_utils.Database) -> None:
+    # CREATE ... IF NOT EXISTS throughout: databases made before the ledger existed keep
+    # their tables and data, and later migrations repair what they lack. Tables first, then
+    # the columns such an old table lacks, then the indexes (which may need those columns).
+    statements = [s for s in INITIAL_SCHEMA.split(";") if s.strip()]
+    indexes = [s for s in statements if " INDEX " in s.upper()]
+    for statement in statements:
+        if statement not in indexes:
+            db.execute(statement)
+    add_missing_columns(db, INITIAL_SCHEMA)
+    for statement in indexes:
+        db.execute(statement)
+
+
+def add_missing_columns(db: sqlite_utils.Database, schema: str) -> None:
+    """Give every table of ``schema`` that already exists the columns it lacks (type and
+    default as declared; UNIQUE cannot be added by ALTER TABLE, so it is not)."""
+    ref = sqlite3.connect(":memory:")
+    for statement in schema.split(";"):
+        if statement.strip():
+            ref.execute(statement)
+    tables = [r[0] for r in ref.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        have = set(db[table].columns_dict)
+        for _, name, decl, notnull, default, pk in ref.execute(f"PRAGMA table_info({table})"):
+            if name in have or pk:
+                continue
+            extra = f"{' NOT NULL' if notnull else ''} DEFAULT {default}" if default is not None else ""
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}{extra}")
+    ref.close()
+
+
+INITIAL_SCHEMA = """
+        CREATE TABLE IF NOT EXISTS feeds (
+            id INTEGER PRIMARY KEY,
+            url TEXT NOT NULL UNIQUE,
+            title TEXT,
+            etag TEXT,
+            last_modified TEXT,
+            last_fetched TEXT,
+            last_error TEXT,
+            error_count INTEGER NOT NULL DEFAULT 0,
+            added TEXT
+        );
+        -- feed_id is deliberately not a foreign key: removing a feed orphans its items
+        -- and keeps every click that trained a persona.
+        CREATE TABLE IF NOT EXISTS items (
+            id INTEGER PRIMARY KEY,
+            feed_id INTEGER,
+            guid TEXT NOT NULL UNIQUE,
+            url TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            summary TEXT NOT NULL DEFAULT '',
+            author TEXT,
+            published TEXT,
+            fetched TEXT,
+            content_type TEXT NOT NULL DEFAULT 'article',
+            tags TEXT NOT NULL DEFAULT '[]',
+            enclosure TEXT,
+            arxiv_id TEXT,
+            embedding BLOB,
+            embedding_model TEXT,
+            embed_seq INTEGER
+        );
+        CREATE INDEX IF NOT EXISTS items_feed ON items(feed_id);
+        CREATE INDEX IF NOT EXISTS items_published ON items(published);
+        CREATE INDEX IF NOT EXISTS items_embed_seq ON items(embed_seq);
+        CREATE UNIQUE INDEX IF NOT EXISTS items_arxiv ON items(arxiv_id) WHERE arxiv_id IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS users (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            interests TEXT NOT NULL DEFAULT '',
+            created TEXT
+        );
+        CREATE TABLE IF NOT EXISTS clicks (
+            id INTEGER PRIMARY KEY,
+            user_id INTEGER NOT NULL,
+            item_id INTEGER NOT NULL,
+            label TEXT NOT NULL,
+            created TEXT
+        );
+        CREATE INDEX IF NOT EXISTS clicks_user ON clicks(user_id, item_id);
+        CREATE TABLE IF NOT EXISTS explanations (
+            user_id INTEGER NOT NULL,
+            item_id INTEGER NOT NULL,
+            payload TEXT NOT NULL,
+            created TEXT,
+            PRIMARY KEY (user_id, item_id)
+        );
+        """
+
+
+@migration
+def m002_clicks_source(db: sqlite_utils.Database) -> None:
+    # Seed 000: click provenance. SQLite cannot add a CHECK constraint with ALTER TABLE, so
+    # the ui|agent|bootstrap enum is enforced in hermes.storage.signals.record_click. Pre-existing clicks
+    # cannot be told apart; they came mostly from the web UI, so they read 'ui'.
+    if "source" not in db["clicks"].columns_dict:
+        db.execute("ALTER TABLE clicks ADD COLUMN source TEXT NOT NULL DEFAULT 'ui'")
+
+
+@migration
+def m003_interests_cache(db: sqlite_utils.Database) -> None:
+    # The interests vector is persisted so a fresh process ranks without loading the model
+    # unless the text (or the model) changed; the key is sha256(model + text).
+    cols = db["users"].columns_dict
+    if "interests_key" not in cols:
+        db.execute("ALTER TABLE users ADD COLUMN interests_key TEXT")
+    if "interests_vec" not in cols:
+        db.execute("ALTER TABLE users ADD COLUMN interests_vec BLOB")
+
+
+@migration
+def m004_feed_backoff(db: sqlite_utils.Database) -> None:
+    if "retry_after" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN retry_after TEXT")
+
+
+@migration
+def m005_ingest_state(db: sqlite_utils.Database) -> None:
+    # A feed that parses despite problems (feedparser's "bozo") is not a failure, but the
+    # user should still see why; and feeds.toml seeds a database once only, which needs a
+    # place to remember that it did (after that the database is the truth).
+    if "last_warning" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN last_warning TEXT")
+    db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+
+
+@migration
+def m006_items_fts(db: sqlite_utils.Database) -> None:
+    # A full-text index of item titles and summaries, kept in step with ``items`` by
+    # triggers. The ranking's lexical profile (BM25 of the interests text, hermes.ranking.lexical)
+    # reads it instead of tokenising every item on each process start. SQLite builds
+    # without FTS5 skip it; that component is then inactive.
+    try:
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(title, summary, "
+            "content='items', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')"
+        )
+    except sqlite3.OperationalError as exc:
+        if "fts5" in str(exc):
+            return
+        raise
+    # Statements one by one: trigger bodies contain ';' (run_script would split them).
+    db.execute(
+        """CREATE TRIGGER IF NOT EXISTS items_fts_insert AFTER INSERT ON items BEGIN
+             INSERT INTO items_fts (rowid, title, summary) VALUES (new.id, new.title, new.summary);
+           END"""
+    )
+    db.execute(
+        """CREATE TRIGGER IF NOT EXISTS items_fts_delete AFTER DELETE ON items BEGIN
+             INSERT INTO items_fts (items_fts, rowid, title, summary)
+             VALUES ('delete', old.id, old.title, old.summary);
+           END"""
+    )
+    db.execute(
+        """CREATE TRIGGER IF NOT EXISTS items_fts_update AFTER UPDATE OF title, summary ON items
+           BEGIN
+             INSERT INTO items_fts (items_fts, rowid, title, summary)
+             VALUES ('delete', old.id, old.title, old.summary);
+             INSERT INTO items_fts (rowid, title, summary) VALUES (new.id, new.title, new.summary);
+           END"""
+    )
+    db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+
+
+@migration
+def m007_tag_graph_cache(db: sqlite_utils.Database) -> None:
+    # The tag graph (hermes.tag_graph) persisted across processes, keyed by a fingerprint of
+    # the items table: a fresh CLI or MCP process reuses it until items change. The core reads
+    # and writes it, so the core creates it (databases made while the digest plugin created
+    # it already have it, hence IF NOT EXISTS).
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS kg_cache (
+               fingerprint TEXT PRIMARY KEY,
+               payload TEXT NOT NULL,
+               built TEXT
+           )"""
+    )
+
+
+@migration
+def m008_feed_ttl(db: sqlite_utils.Database) -> None:
+    # How often a feed asks to be fetched at most (its <ttl> or sy:updatePeriod, in
+    # seconds): the background refresh waits at least that long between fetches.
+    if "ttl" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN ttl INTEGER")
+
+
+def all_migrations() -> list[Migration]:
+    found = list(CORE)
+    for group in get_plugin_manager().hook.hermes_migrations():
+        found.extend(group or [])
+    names = [m.name for m in found]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise RuntimeError(f"duplicate migration names: {sorted(dupes)}")
+    return found
+
+
+def pending(db: sqlite_utils.Database, migrations: list[Migration]) -> list[Migration]:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)"
+    )
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations").fetchall()}
+    return [m for m in migrations if m.name not in done]
+
+
+def migrate(db: sqlite_utils.Database) -> list[str]:
+    """Apply pending migrations; return the names applied (empty when up to date)."""
+    applied = []
+    todo = pending(db, all_migrations())
+    for m in todo:
+        with write_transaction(db):
+            # Re-check under the write lock: another process may have applied it meanwhile.
+            if db.execute("SELECT 1 FROM _migrations WHERE name = ?", [m.name]).fetchone():
+                continue
+            m.apply(db)
+            db.execute(
+                "INSERT INTO _migrations (name, applied) VALUES (?, ?)",
+                [m.name, now_iso()],
+            )
+        applied.append(m.name)
+    return applied

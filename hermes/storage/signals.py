@@ -1,0 +1,88 @@
+"""The one signal write path.
+
+Every personal signal — a like/dislike click, reading progress, a highlight, a note, a
+favorite — is written through :func:`record_signal`: inside one ``BEGIN IMMEDIATE``
+transaction the caller's rows are written, then every ``hermes_signal_written`` observer
+runs, then the transaction commits. Either all of it lands or none of it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlite_utils
+
+from ..contract import Signal
+from ..errors import InvalidInput
+from ..plugins import get_plugin_manager
+from .transactions import write_transaction
+
+CLICK_SOURCES = ("ui", "agent", "bootstrap")
+
+
+def known_kinds() -> set[str]:
+    kinds: set[str] = set()
+    for group in get_plugin_manager().hook.hermes_register_signals():
+        kinds.update(group or [])
+    return kinds
+
+
+def record_signal(
+    db: sqlite_utils.Database,
+    signal: Signal,
+    write: Callable[[sqlite_utils.Database], object],
+) -> object:
+    """Write a signal and notify observers in one transaction; return what ``write`` did.
+
+    ``write`` must use ``db.execute`` only (sqlite-utils table helpers commit early).
+    """
+    if signal.kind not in known_kinds():
+        raise InvalidInput(f"unknown signal kind {signal.kind!r}; no plugin declares it")
+    with write_transaction(db):
+        result = write(db)
+        get_plugin_manager().hook.hermes_signal_written(db=db, signal=signal)
+    return result
+
+
+def record_click(
+    db: sqlite_utils.Database, user_id: int, item_id: int, liked: bool, source: str
+) -> dict:
+    """The single click write path. A persona's new click on an item replaces its old one.
+
+    :param source: ``ui`` (web UI), ``agent`` (MCP tools) or ``bootstrap``.
+    """
+    if source not in CLICK_SOURCES:
+        raise InvalidInput(
+            f"invalid click source {source!r}; expected one of {', '.join(CLICK_SOURCES)}"
+        )
+    if not isinstance(liked, bool):
+        raise InvalidInput(f"liked must be true or false, got {liked!r}")
+    label = "like" if liked else "dislike"
+    signal = Signal("click", user_id, item_id, op="set", data={"label": label}, source=source)
+
+    def write(db):
+        db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id])
+        cur = db.execute(
+            "INSERT INTO clicks (user_id, item_id, label, source, created) VALUES (?, ?, ?, ?, ?)",
+            [user_id, item_id, label, source, signal.at],
+        )
+        return {"id": cur.lastrowid, "user_id": user_id, "item_id": item_id, "label": label,
+                "source": source, "created": signal.at}
+
+    return record_signal(db, signal, write)
+
+
+def remove_click(db: sqlite_utils.Database, user_id: int, item_id: int, source: str) -> bool:
+    """Take back a persona's click on an item (an undo); False when there was none. The same
+    write path as :func:`record_click`: one transaction, observers told (``op="delete"``)."""
+    if source not in CLICK_SOURCES:
+        raise InvalidInput(
+            f"invalid click source {source!r}; expected one of {', '.join(CLICK_SOURCES)}"
+        )
+    signal = Signal("click", user_id, item_id, op="delete", source=source)
+
+    def write(db):
+        return db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?",
+                          [user_id, item_id]).rowcount > 0
+
+    return record_signal(db, signal, write)

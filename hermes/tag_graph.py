@@ -1,0 +1,332 @@
+"""The tag graph: tags as nodes, co-occurrence on items as edge weights, Louvain topics.
+
+- A tag on a single item says nothing about how topics relate, so it never becomes a node;
+  the number left out is reported (``left_out``).
+- Communities are found per connected component, each component relabelled to local
+  integers in sorted-tag order and run through networkx's Louvain with a fixed seed. The
+  result therefore depends only on that component's tags and weights: it is identical
+  across calls and processes (no string hashing is involved), and adding items whose tags
+  do not touch a component leaves that component's communities exactly as they were.
+- A community is labelled by its most central tag (weighted degree inside the community),
+  ties broken by name.
+- The graph is cached in memory and persisted in ``kg_cache`` (the core's migration
+  ``core:m007_tag_graph_cache``), keyed by a fingerprint of the items table, so it is
+  rebuilt only when items changed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import sqlite_utils
+
+from .ranking.matrix import db_file
+from .records import now_iso
+from .storage.transactions import write_transaction
+from .tags import normalize_tag
+
+log = logging.getLogger(__name__)
+
+#: Bump when the graph construction changes: old persisted graphs are then ignored.
+VERSION = 1
+SEED = 42
+RESOLUTION = 1.0
+MIN_ITEMS = 2  # a tag must occur on this many items to become a node
+CACHE_TABLE = "kg_cache"
+
+
+@dataclass(frozen=True)
+class Community:
+    label: str  # the display spelling of the most central tag
+    tags: tuple[str, ...]  # tag keys, most central first (ties by name)
+    names: tuple[str, ...]  # display spellings, aligned with ``tags``
+    centrality: tuple[float, ...]  # weighted degree inside the community, aligned
+    n_items: int  # items carrying at least one of the community's tags
+
+    @property
+    def key(self) -> str:
+        return self.tags[0]
+
+    @property
+    def size(self) -> int:
+        return len(self.tags)
+
+
+@dataclass
+class TagGraph:
+    fingerprint: str
+    communities: list[Community]  # largest first, then by label
+    n_items: int  # items in the table
+    n_items_tagged: int  # items with at least one tag
+    n_tags: int  # distinct tag keys
+    n_nodes: int  # tags on >= MIN_ITEMS items
+    n_edges: int
+    left_out: int  # tags that occur on one item only (not nodes)
+    _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        self._index = {t: k for k, c in enumerate(self.communities) for t in c.tags}
+
+    def community_of(self, tag: str) -> Community | None:
+        k = self._index.get(normalize_tag(tag))
+        return None if k is None else self.communities[k]
+
+    def assign(self, tags) -> tuple[Community | None, list[str]]:
+        """The community sharing the most of ``tags`` (ties: the smaller label key) and the
+        item's tags it matched; ``(None, [])`` when no tag is a node."""
+        shared: dict[int, list[str]] = defaultdict(list)
+        seen: set[str] = set()
+        for t in tags or []:
+            key = normalize_tag(t)
+            k = self._index.get(key)
+            if k is not None and key not in seen:
+                seen.add(key)
+                shared[k].append(t)
+        if not shared:
+            return None, []
+        best = min(shared, key=lambda k: (-len(shared[k]), self.communities[k].key))
+        return self.communities[best], shared[best]
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data.pop("_index", None)
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> TagGraph:
+        data = json.loads(text)
+        data["communities"] = [
+            Community(
+                label=c["label"], tags=tuple(c["tags"]), names=tuple(c["names"]),
+                centrality=tuple(c["centrality"]), n_items=c["n_items"],
+            )
+            for c in data["communities"]
+        ]
+        return cls(**data)
+
+
+# --- fingerprint and caches -----------------------------------------------------------------
+
+def fingerprint(db: sqlite_utils.Database) -> str:
+    """Changes whenever items are added, deleted or (re-)embedded: (max id, count, max
+    embed_seq). Two indexed aggregates and one count: cheap enough to check on every call."""
+    # Separate statements: each aggregate alone is answered from the rowid or an index.
+    max_id = db.execute("SELECT max(id) FROM items").fetchone()[0]
+    count = db.execute("SELECT count(*) FROM items").fetchone()[0]
+    seq = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0]
+    return f"v{VERSION}:{max_id or 0}:{count}:{seq or 0}"
+
+
+_MEMORY: dict[str, TagGraph] = {}
+_LOCK = threading.Lock()
+
+
+def clear_cache() -> None:
+    with _LOCK:
+        _MEMORY.clear()
+
+
+def _load_persisted(db: sqlite_utils.Database, fp: str) -> TagGraph | None:
+    row = db.execute(f"SELECT payload FROM {CACHE_TABLE} WHERE fingerprint = ?", [fp]).fetchone()
+    if row is None:
+        return None
+    try:
+        return TagGraph.from_json(row[0])
+    except (ValueError, KeyError, TypeError):
+        log.warning("ignoring an unreadable persisted tag graph")
+        return None
+
+
+def _persist(db: sqlite_utils.Database, graph: TagGraph) -> None:
+    try:
+        with write_transaction(db):
+            # One row: only the graph of the current items is worth keeping.
+            db.execute(f"DELETE FROM {CACHE_TABLE}")
+            db.execute(
+                f"INSERT INTO {CACHE_TABLE} (fingerprint, payload, built) VALUES (?, ?, ?)",
+                [graph.fingerprint, graph.to_json(), now_iso()],
+            )
+    except sqlite3.OperationalError as exc:
+        # A read-only file or a long lock: the graph is still correct, only not shared with
+        # the next process.
+        log.info("tag graph not persisted: %s", exc)
+
+
+def get_graph(db: sqlite_utils.Database) -> TagGraph:
+    """The tag graph of the current items: from memory, else the persisted copy, else built
+    (and persisted)."""
+    fp = fingerprint(db)
+    key = db_file(db)
+    with _LOCK:
+        graph = _MEMORY.get(key)
+        if graph is not None and graph.fingerprint == fp:
+            return graph
+    graph = _load_persisted(db, fp)
+    if graph is None:
+        graph = build_graph(db, fp)
+        _persist(db, graph)
+    with _LOCK:
+        _MEMORY[key] = graph
+    return graph
+
+
+# --- construction ---------------------------------------------------------------------------
+
+def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
+    """Build the graph and its communities from the items table (no cache involved)."""
+    fp = fp or fingerprint(db)
+    n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
+    item_keys: list[list[str]] = []
+    key_of: dict[str, str] = {}  # raw spelling -> key, normalised once per distinct string
+    spelled: Counter[str] = Counter()  # how often each raw spelling names a tag of an item
+    for (raw,) in db.execute("SELECT tags FROM items WHERE tags IS NOT NULL AND tags != '[]'"):
+        try:
+            tags = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(tags, list):
+            continue
+        keys: dict[str, str] = {}
+        for t in tags:
+            if not isinstance(t, str):
+                continue
+            k = key_of.get(t)
+            if k is None:
+                k = key_of[t] = normalize_tag(t)
+            if k and k not in keys:
+                keys[k] = t
+        if keys:
+            item_keys.append(list(keys))
+            spelled.update(keys.values())
+    freq: Counter[str] = Counter(k for keys in item_keys for k in keys)
+    spellings: dict[str, Counter[str]] = defaultdict(Counter)
+    for t, count in spelled.items():
+        spellings[key_of[t]][" ".join(t.split())] += count
+
+    nodes = sorted(k for k, f in freq.items() if f >= MIN_ITEMS)
+    node_id = {k: i for i, k in enumerate(nodes)}
+    per_item = [sorted(node_id[k] for k in keys if k in node_id) for keys in item_keys]
+    a, b, w = _cooccurrence(per_item, len(nodes))
+    membership = _communities(len(nodes), a, b, w)  # node -> community number
+
+    # Weighted degree of each node inside its own community (its centrality there).
+    inside = membership[a] == membership[b] if len(a) else np.zeros(0, dtype=bool)
+    central = np.zeros(len(nodes), dtype=np.float64)
+    np.add.at(central, a[inside], w[inside])
+    np.add.at(central, b[inside], w[inside])
+
+    members: dict[int, list[int]] = defaultdict(list)
+    for node, c in enumerate(membership.tolist()):
+        members[c].append(node)
+    n_items_of: Counter[int] = Counter()
+    for ids in per_item:
+        n_items_of.update({int(membership[i]) for i in ids})
+
+    def display(key: str) -> str:
+        counts = spellings[key]
+        return min(counts, key=lambda s: (-counts[s], s))
+
+    communities = []
+    for c, node_list in members.items():
+        ordered = sorted(node_list, key=lambda i: (-central[i], nodes[i]))
+        communities.append(Community(
+            label=display(nodes[ordered[0]]),
+            tags=tuple(nodes[i] for i in ordered),
+            names=tuple(display(nodes[i]) for i in ordered),
+            centrality=tuple(float(central[i]) for i in ordered),
+            n_items=n_items_of[c],
+        ))
+    communities.sort(key=lambda c: (-c.size, c.key))
+    return TagGraph(
+        fingerprint=fp,
+        communities=communities,
+        n_items=n_items,
+        n_items_tagged=len(item_keys),
+        n_tags=len(freq),
+        n_nodes=len(nodes),
+        n_edges=int(len(a)),
+        left_out=sum(1 for f in freq.values() if f < MIN_ITEMS),
+    )
+
+
+def _cooccurrence(per_item: list[list[int]], n_nodes: int):
+    """Edges ``(a, b, weight)`` with ``a < b``, sorted, weight = items carrying both tags.
+
+    Vectorised per tag count: items with ``k`` node tags form a ``(n, k)`` array whose
+    upper-triangle column pairs are that group's edges."""
+    by_len: dict[int, list[list[int]]] = defaultdict(list)
+    for ids in per_item:
+        if len(ids) >= 2:
+            by_len[len(ids)].append(ids)
+    codes = []
+    for k, group in by_len.items():
+        arr = np.asarray(group, dtype=np.int64)
+        i, j = np.triu_indices(k, 1)
+        codes.append((arr[:, i] * n_nodes + arr[:, j]).ravel())
+    if not codes:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    pairs, weights = np.unique(np.concatenate(codes), return_counts=True)
+    return pairs // n_nodes, pairs % n_nodes, weights.astype(np.int64)
+
+
+def _communities(n_nodes: int, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Community number per node: Louvain run separately on each connected component."""
+    import networkx as nx  # here, not at module level: `hermes serve` lists tools without it
+
+    membership = np.full(n_nodes, -1, dtype=np.int64)
+    if n_nodes == 0:
+        return membership
+    components = _components(n_nodes, a, b)
+    comp_of = np.empty(n_nodes, dtype=np.int64)
+    for ci, comp in enumerate(components):
+        comp_of[comp] = ci
+    # Edges grouped by component; np.unique sorted them, and a stable sort keeps that order.
+    edge_comp = comp_of[a] if len(a) else np.zeros(0, dtype=np.int64)
+    order = np.argsort(edge_comp, kind="stable")
+    bounds = np.searchsorted(edge_comp[order], np.arange(len(components) + 1))
+    next_id = 0
+    for ci, comp in enumerate(components):
+        if len(comp) <= 2:  # one node, or two joined by an edge: one community
+            membership[comp] = next_id
+            next_id += 1
+            continue
+        sel = order[bounds[ci]:bounds[ci + 1]]
+        local = {node: i for i, node in enumerate(comp)}
+        sub = nx.Graph()
+        sub.add_nodes_from(range(len(comp)))
+        sub.add_weighted_edges_from(
+            (local[x], local[y], wt) for x, y, wt in zip(a[sel].tolist(), b[sel].tolist(), w[sel].tolist())
+        )
+        parts = nx.community.louvain_communities(sub, weight="weight", resolution=RESOLUTION, seed=SEED)
+        for part in sorted((sorted(p) for p in parts), key=lambda p: p[0]):
+            membership[[comp[i] for i in part]] = next_id
+            next_id += 1
+    return membership
+
+
+def _components(n_nodes: int, a: np.ndarray, b: np.ndarray) -> list[list[int]]:
+    """Connected components as sorted node lists, ordered by their smallest node
+    (union-find: cheaper than building a whole networkx graph only to split it)."""
+    parent = list(range(n_nodes))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for x, y in zip(a.tolist(), b.tolist()):
+        rx, ry = root(x), root(y)
+        if rx != ry:
+            parent[max(rx, ry)] = min(rx, ry)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for node in range(n_nodes):  # ascending: every list comes out sorted
+        groups[root(node)].append(node)
+    return sorted(groups.values(), key=lambda c: c[0])
