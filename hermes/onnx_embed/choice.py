@@ -25,9 +25,10 @@ from .runtime import OnnxMiniLMEmbedder
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "onnx", "torch")
-# Break-even of "import and load torch (~4.5 s on a quiet machine), then bf16 at ~3x ONNX
-# Runtime's fp32" against "ONNX Runtime now", for abstract-length texts on a CPU with AMX:
-# about 100-150 texts (benchmarks/bench_onnx.py; BENCHMARKS.md, "ONNX Runtime path").
+# Break-even of "import and load torch, then bf16 at ~3x ONNX Runtime's fp32 per core (AMX)"
+# against "ONNX Runtime now", for abstract-length texts: ~100-150 texts from a 4.5 s start-up
+# on a quiet machine; ~300 from the figures of a heavily loaded one (BENCHMARKS.md, "ONNX
+# Runtime path"). Below it the cold start matters more than the speed.
 BF16_BULK_TEXTS = 128
 
 
