@@ -12,7 +12,7 @@
    faster of the two: the stricter floor).
 
 Variants alternate within each round so they share the machine's load; medians are
-reported. ``--write`` saves the tables to benchmarks/results/onnx.md.
+reported. ``--write`` saves the tables to benchmarks/results/onnx_run.md (read with onnx.md).
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--items", type=int, default=256)
-    ap.add_argument("--write", action="store_true", help="save to benchmarks/results/onnx.md")
+    ap.add_argument("--write", action="store_true", help="save to benchmarks/results/onnx_run.md")
     args = ap.parse_args(argv)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -206,7 +206,7 @@ def main(argv=None) -> None:
     text = report(args, rates, ingest, interests, prepare, exported, load_before)
     print(text)
     if args.write:
-        (ROOT / "benchmarks" / "results" / "onnx.md").write_text(text, encoding="utf-8")
+        (ROOT / "benchmarks" / "results" / "onnx_run.md").write_text(text, encoding="utf-8")
 
 
 def report(args, rates, ingest, interests, prepare, exported, load_before) -> str:

@@ -87,7 +87,9 @@ async def test_tools_over_mcp(setup, db_path):
         summary = (await client.call_tool("corpus", {"user": "alice"})).structured_content
         assert summary["revision"] == 1 and summary["experienced_count"] == 1
         refused = await client.call_tool("record_progress", {"user": "alice", "item_id": item, "fraction": 2})
-        assert refused.is_error is True  # the schema refuses it before the tool runs
+        # refused at the tool boundary, before the tool runs, in the envelope
+        assert refused.structured_content["ok"] is False
+        assert refused.structured_content["message"] == "fraction must be a number from 0 to 1, got 2."
     assert db.execute("SELECT max_fraction FROM corpus_progress").fetchone()[0] == 0.7
 
 

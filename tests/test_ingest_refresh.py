@@ -17,13 +17,13 @@ from typer.testing import CliRunner
 
 from hermes import config
 from hermes.cli.app import build_app
-from hermes.storage.db import get_db
 from hermes.errors import HermesError
 from hermes.ingest import runlock
 from hermes.ingest.parse import parse_feed
 from hermes.ingest.pipeline import add_feeds, run_ingest
 from hermes.ingest.refresher import Refresher, refresh_state
 from hermes.ingest.schedule import MAX_TTL, due_ids, next_due
+from hermes.storage.db import get_db
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -1,9 +1,10 @@
 """What the buttons do: like / dislike, read / unread, open, save, highlight, mark all
 read, the density preference — each a POST (checked by the CSRF middleware), each undoable.
 
-Clicks go through :func:`hermes.storage.signals.record_click` / :func:`~hermes.storage.signals.remove_click`
-with source ``ui`` (the only writer of ``ui``); read state, opens and favorites through the
-corpus tools, called with source ``ui``. Every answer carries an ``undo``: the POST that puts
+Every action goes through the tool path with source ``ui`` (a person pressed the button): a
+like or dislike through ``record_feedback``, read state, opens and favorites through the
+corpus tools. Taking a rating back (the undo of a click) has no tool; it uses the core's
+click write path, :func:`hermes.storage.signals.remove_click`, also as ``ui``. Every answer carries an ``undo``: the POST that puts
 things back (the change log records a removal as a tombstone). A script gets JSON and the
 page stays put; without script the answer is a redirect back to the same place
 (``#item-N``) with the message and its Undo button.
@@ -16,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from ..storage.signals import record_click, remove_click
+from ..storage.signals import remove_click
 from ..text import clip
 from .access import Tools, opened, require_item_id, require_persona
 from .forms import bad, local_path, parse_bool, parse_int, parse_text
@@ -66,13 +67,13 @@ async def click(request: Request):
         before = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
                             [user["id"], item_id]).fetchone()
         before = before[0] if before else None
-        # The web UI is the only writer of source 'ui': a person pressed the button.
         if choice == "none":
             remove_click(db, user["id"], item_id, source="ui")
             after, message, kind = None, f"Rating taken back: {_title(db, item_id)}", "ok"
         else:
             liked = parse_bool(choice, "liked")
-            record_click(db, user["id"], item_id, liked, source="ui")
+            tools.require(db, "feeds", "record_feedback", user=user["name"], item_id=item_id,
+                          liked=liked)
             after = "like" if liked else "dislike"
             message = f"{'✓ More' if liked else '✗ Less'} like this: {_title(db, item_id)}"
             kind = after

@@ -11,8 +11,8 @@ import re
 from datetime import datetime, timezone
 from urllib.parse import quote, urlencode, urlsplit
 
-from starlette.requests import Request
 from markupsafe import Markup, escape
+from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
 
 from . import csrf

@@ -13,7 +13,6 @@ caused (``[{revision, kind, facet, item_id}]``, often empty).
 from __future__ import annotations
 
 import math
-from contextvars import ContextVar
 
 import sqlite_utils
 
@@ -25,24 +24,11 @@ from hermes.storage.signals import CLICK_SOURCES, record_signal
 KINDS = ("progress", "open", "highlight", "note", "favorite")
 MAX_TEXT = 10_000
 
-#: set while one of these functions writes, so the observer can report what changed
-_collected: ContextVar[list | None] = ContextVar("hermes_corpus_changes", default=None)
-
-
-def collect(changes: list[dict]) -> None:
-    bucket = _collected.get()
-    if bucket is not None:
-        bucket.extend(changes)
-
-
 def _write(db, signal: Signal, write) -> tuple[object, list[dict]]:
-    bucket: list[dict] = []
-    token = _collected.set(bucket)
-    try:
-        result = record_signal(db, signal, write)
-    finally:
-        _collected.reset(token)
-    return result, bucket
+    """Write the signal; return what ``write`` did and the membership changes the corpus
+    observer (:func:`hermes_corpus.hermes_signal_written`) reported back through pluggy."""
+    recorded = record_signal(db, signal, write)
+    return recorded.result, recorded.observed
 
 
 def _source(source: str) -> str:

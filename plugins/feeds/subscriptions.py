@@ -11,12 +11,12 @@ import urllib.parse
 from collections.abc import Callable
 
 from hermes.config import settings
+from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
-from hermes.records import now_iso
+from hermes.records import insert_feed
 from hermes.storage.transactions import write_transaction
-from hermes.tools import fail, ok
 
 MAX_TITLE = 200
 FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
@@ -115,10 +115,7 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     parsed = probe_fn(url)
     name = title or parsed["title"] or url
     with write_transaction(db):
-        cur = db.execute(
-            "INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)", [url, name, now_iso()]
-        )
-        feed_id = cur.lastrowid if cur.rowcount else None
+        feed_id = insert_feed(db, url, name)
     if feed_id is None:  # another process subscribed it between the check and the insert
         existing = feed_by_url(db, url)
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
