@@ -216,7 +216,8 @@ def test_tokenizer_cuts_at_256_and_pads_per_batch_not_to_128():
 
 # --- hermes model -------------------------------------------------------------------------
 
-def test_model_status_reports_the_path_without_loading_anything(no_bf16):
+def test_model_status_reports_the_path_without_loading_anything(no_bf16, tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_MODEL_CACHE", str(tmp_path / "empty-cache"))
     result = CliRunner().invoke(build_app(), ["model", "status", "--json"])
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
