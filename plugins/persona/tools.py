@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 from pydantic import Field
 
-from hermes.contract import Result, fail, ok, tool
+from hermes.contract import Result, fail, failure, ok, tool
 from hermes.errors import HermesError
 from hermes.tools import User, caller
 
@@ -225,7 +225,7 @@ def destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: st
     try:
         return _destroy(db, name, confirm, persona=persona, source=source, how_to_confirm=how_to_confirm)
     except HermesError as exc:
-        return fail(str(exc), deleted={}, would_delete={})
+        return failure(exc, {"deleted": {}, "would_delete": {}})
 
 
 def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: str) -> dict:
