@@ -105,10 +105,10 @@ def test_search_and_the_cli_filter_by_author(db, db_path, papers):
 
 
 def test_the_migration_parses_existing_author_strings(db):
-    from hermes.storage.migrations import m008_item_authors
+    from hermes.storage.migrations import m010_item_authors
 
     db.execute("INSERT INTO items (guid, title, author) VALUES ('g', 't', 'A. Smith and B. Jones')")
-    m008_item_authors(db)  # idempotent: the column exists, the rows are parsed again
+    m010_item_authors(db)  # idempotent: the column exists, the rows are parsed again
     assert json.loads(db.execute("SELECT authors FROM items").fetchone()[0]) == ["A. Smith", "B. Jones"]
 
 

@@ -12,7 +12,7 @@ from hermes.storage.signals import record_click
 from hermes.tools import call_tool, collect_tools
 
 FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
-               "list_feeds", "remove_feed", "suggest_feeds"}
+               "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
 
 
 def tool(db, name, /, **arguments) -> dict:
@@ -53,7 +53,8 @@ def private_allowed(monkeypatch):
 def test_group_registers_every_tool_with_truthful_annotations():
     tools = collect_tools({"feeds"})
     assert set(tools) == FEEDS_TOOLS
-    assert all(t.plugin == "feeds" for t in tools.values())
+    # record_feedback is the core's click tool (clicks work with every group disabled)
+    assert {n: t.plugin for n, t in tools.items() if t.plugin != "feeds"} == {"record_feedback": "signals"}
     read_only = {n for n, t in tools.items() if t.read_only}
     assert read_only == {"list_feed", "explain_item", "preview_feed", "list_feeds", "suggest_feeds"}
     assert {n for n, t in tools.items() if t.destructive} == {"remove_feed"}
@@ -121,7 +122,7 @@ def test_record_feedback_writes_an_agent_click(db, items, ann):
     ({"user": "nobody", "item_id": 1, "liked": True}, "unknown persona"),
     ({"user": "ann", "item_id": 999, "liked": True}, "unknown item"),
     ({"user": "ann", "item_id": 1, "liked": "yes"}, "liked must be true or false"),
-    ({"user": "ann", "item_id": "1", "liked": True}, "item_id must be an integer"),
+    ({"user": "ann", "item_id": "1", "liked": True}, "item_id must be a whole number of at least 1, got \"1\""),
 ])
 def test_record_feedback_refusals_write_nothing(db, items, ann, args, fragment):
     before = snapshot(db)
@@ -241,28 +242,28 @@ def test_add_feed_accepts_only_web_urls(db, url):
 def test_private_addresses_are_refused_by_default(db, url, name):
     before = snapshot(db)
     result = tool(db, name, url=url)
-    assert result["ok"] is False and "refused private address" in result["message"]
+    assert result["ok"] is False and "refused: private address" in result["message"]
     assert "allow_private" in result["message"]
     assert snapshot(db) == before
 
 
 def test_a_redirect_to_loopback_is_refused(db, monkeypatch):
     """A public-looking host that redirects to 127.0.0.1 must not be followed."""
-    from hermes.ingest import fetch as fetch_mod
+    from hermes.ingest import guard
 
-    real = fetch_mod._public_address
+    real = guard.checked_addresses
 
     async def pretend_public(host, port):
         # feeds.example.test stands for a public server (no network in tests): it "resolves"
         # to the loopback test server, and every later hop goes through the real guard.
-        return "127.0.0.1" if host == "feeds.example.test" else await real(host, port)
+        return ["127.0.0.1"] if host == "feeds.example.test" else await real(host, port)
 
-    monkeypatch.setattr(fetch_mod, "_public_address", pretend_public)
+    monkeypatch.setattr(guard, "checked_addresses", pretend_public)
     with CannedServer() as server:
         server.routes["/feed.xml"] = (302, {"Location": server.url("/secret")}, b"")
         server.routes["/secret"] = (200, {}, rss("Internal", SAMPLE_ENTRIES))
         result = tool(db, "add_feed", url=f"http://feeds.example.test:{server.port}/feed.xml")
-    assert result["ok"] is False and "refused private address 127.0.0.1" in result["message"]
+    assert result["ok"] is False and "refused: private address" in result["message"]
     assert server.requests == ["/feed.xml"]  # the redirect target was never requested
     assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 0
 
@@ -321,8 +322,13 @@ def test_list_feeds_when_empty(db):
 def test_remove_feed_without_confirm_changes_nothing_and_names_what_would_go(db, items, ann):
     record_click(db, ann["id"], items[0], True, "ui")
     before = snapshot(db)
-    for confirm in (False, "true", 1):
+    for confirm in ("true", 1):  # strict: only the JSON literal true confirms
         result = tool(db, "remove_feed", feed_id=1, confirm=confirm)
+        assert result["ok"] is False and result["removed"] is False
+        assert result["message"].startswith("confirm must be true or false")
+        assert snapshot(db) == before
+    for arguments in ({"confirm": False}, {}):  # false, or left out: the preview
+        result = tool(db, "remove_feed", feed_id=1, **arguments)
         assert result["ok"] is False and result["removed"] is False
         assert snapshot(db) == before
     # Named by id and URL; the title (feed text, untrusted) is in the payload only.

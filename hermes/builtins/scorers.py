@@ -2,10 +2,12 @@
 
 Written interests (role ``profile``):
 
-- ``profile``: each item's cosine to the best-matching clause of the interests text
-  (:func:`hermes.ranking.interests.interest_clauses`), mixed with a small share of BM25 of the
-  whole text over titles and summaries (:mod:`hermes.ranking.lexical`) for exact terms an
-  embedding blurs.
+- ``profile``: each item's cosine to the best-matching interest of the interests text — its
+  clauses (:func:`hermes.ranking.interests.interest_clauses`) with those about one thing
+  grouped (:func:`~hermes.ranking.interests.interest_groups`), optionally mixed with the
+  whole text's cosine (``WHOLE_SHARE``) — plus a small
+  share of BM25 of the whole text over titles and summaries (:mod:`hermes.ranking.lexical`)
+  for exact terms an embedding blurs.
 
 Learned from clicks (role ``behaviour``):
 
@@ -33,14 +35,21 @@ import numpy as np
 
 from ..contract import Component, ScoringContext
 from ..hookspecs import hookimpl
-from ..ranking import logistic
-from ..ranking.interests import interests_vectors
+from ..ranking import interests, logistic
+from ..ranking.interests import interest_groups, interests_vectors
 from ..ranking.lexical import lexical_scores
 from ..ranking.preferences import key_stats
 from ..ranking.rank import calibrate
+from . import score_cache
+from .score_cache import Scope
 
-#: share of the profile taken by the lexical match (the clause cosine gets the rest)
+#: share of the profile taken by the lexical match (the semantic match gets the rest)
 LEXICAL_SHARE = 0.1
+#: share of the semantic match taken by the cosine to the whole interests text; the cosine
+#: to the best-matching clause gets the rest. The whole text says which neighbourhood the
+#: persona means ("regularity" alone also matches the next subject over), the best clause
+#: which of several listed interests an item serves.
+WHOLE_SHARE = 0.0
 #: how many of the most recent likes ``affinity`` compares with (one matrix column each)
 AFFINITY_LIKES = 16
 #: ``affinity`` = mean similarity to the closest k liked items
@@ -65,7 +74,8 @@ def hermes_score(db, user, item_ids, vectors, context):
     liked = recent_likes(clicks, matrix)
     if fitted["detail"]["active"] or liked:
         behaviour = scope.per_row(("behaviour", tuple(clicks)),
-                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked))
+                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked),
+                                  lambda: _behaviour_all(matrix, fitted, liked))
     if fitted["detail"]["active"]:
         comps.append(Component("classifier", "behaviour", behaviour[:, 0],
                                weight=fitted["weight"], detail=fitted["detail"]))
@@ -85,55 +95,34 @@ def hermes_score(db, user, item_ids, vectors, context):
     return comps
 
 
-class Scope:
-    """Where vector scores are computed. When the candidates are most of the matrix (the
-    feed), each component is computed once for every row and cached until the persona's
-    text or clicks or the matrix change, so a repeated ``list_feed`` does no matrix product
-    at all; a narrow candidate set (a search) is scored directly."""
-
-    def __init__(self, matrix, rows, vectors, persona):
-        self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
-        self.full = len(rows) * 4 >= len(matrix)
-
-    def per_row(self, what, compute):
-        """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates."""
-        if not self.full:
-            return compute(self.vectors, self.rows)
-        key = (self.matrix.token, len(self.matrix), self.matrix.seq, self.persona, what)
-        with _SCORES_LOCK:
-            hit = _SCORES.get(key)
-            if hit is not None:
-                _SCORES.move_to_end(key)
-        if hit is None:
-            hit = compute(self.matrix.vectors, np.arange(len(self.matrix)))
-            with _SCORES_LOCK:
-                _SCORES[key] = hit
-                while len(_SCORES) > 32:
-                    _SCORES.popitem(last=False)
-        return hit[self.rows]
-
-
-_SCORES: OrderedDict = OrderedDict()
-_SCORES_LOCK = threading.Lock()
-
-
 def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
     """Columns: the classifier's decision value, and ``affinity``: the mean cosine to the k
     closest liked items minus the cosine to the average item (all abstracts share a common
     direction in MiniLM's space; what counts is what an item shares with the liked ones
-    beyond it). Both from one pass over the vectors."""
+    beyond it). Both from one pass over the candidates' vectors (a narrow candidate set)."""
     mean = matrix.mean_vector()
     columns = [fitted["coef"]] if fitted["detail"]["active"] else []
     columns += [matrix.vector(i) - mean for i in liked]
-    sims = vectors @ np.stack(columns, axis=1)
+    sims = (np.stack(columns).astype(np.float32) @ np.asarray(vectors).T)
     out = np.zeros((len(rows), 2), dtype=np.float32)
     if fitted["detail"]["active"]:
-        out[:, 0] = sims[:, 0] + fitted["intercept"]
-        sims = sims[:, 1:]
+        out[:, 0] = sims[0] + fitted["intercept"]
+        sims = sims[1:]
     if liked:
-        k = min(AFFINITY_K, len(liked))
-        closest = np.partition(sims, len(liked) - k, axis=1)[:, -k:] if k < len(liked) else sims
-        out[:, 1] = closest.mean(axis=1)
+        out[:, 1] = score_cache.mean_of_top_k(list(sims), min(AFFINITY_K, len(liked)))
+    return out
+
+
+def _behaviour_all(matrix, fitted, liked) -> np.ndarray:
+    """:func:`_behaviour` for every row of the matrix, from the caches: after a click, one
+    pass over the matrix (the refitted classifier and any new liked item's column)."""
+    active = fitted["detail"]["active"]
+    columns, decision = score_cache.like_columns(matrix, liked, fitted["coef"] if active else None)
+    out = np.zeros((len(matrix), 2), dtype=np.float32)
+    if active:
+        out[:, 0] = decision + fitted["intercept"]
+    if liked:
+        out[:, 1] = score_cache.top_k_mean(matrix, liked, columns, min(AFFINITY_K, len(liked)))
     return out
 
 
@@ -148,8 +137,9 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
         return Component("profile", "profile", np.zeros(len(rows)), active=False,
                          detail={"reason": "the persona has no interests text"})
     embedded = interests_vectors(db, user, context.embedder)
-    clauses = embedded[1:] if len(embedded) > 1 else embedded
-    semantic = scope.per_row("profile", lambda vecs, where: (vecs @ clauses.T).max(axis=1))
+    targets = np.vstack([embedded[:1], interest_groups(embedded[1:])])
+    semantic = scope.per_row(("profile", WHOLE_SHARE, interests.SAME_INTEREST),
+                             lambda vecs, where: semantic_match(vecs @ targets.T))
     detail = {"semantic": semantic}
     bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
@@ -160,6 +150,16 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     # everything else once the scores are standardised.
     mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * calibrate(np.log1p(words))
     return Component("profile", "profile", mixed, detail=detail)
+
+
+def semantic_match(cosines: np.ndarray) -> np.ndarray:
+    """Per item, ``WHOLE_SHARE`` x the cosine to the whole text (column 0) + the rest x the
+    cosine to the best-matching interest (columns 1…: the clauses grouped by
+    :func:`~hermes.ranking.interests.interest_groups`; none when the text is one clause)."""
+    whole = cosines[:, 0]
+    if cosines.shape[1] == 1:
+        return whole
+    return WHOLE_SHARE * whole + (1.0 - WHOLE_SHARE) * cosines[:, 1:].max(axis=1)
 
 
 def preference(db, user, scope: Scope, clicks) -> Component:
@@ -176,8 +176,9 @@ def preference(db, user, scope: Scope, clicks) -> Component:
         index = matrix.key_index.get(key)
         if index is not None and not key.startswith("topic:"):
             column[index] = s["score"]
-    scores = scope.per_row(("preference", tuple(clicks)), lambda vecs, where: matrix.key_sums(
-        column, weights=matrix.entry_share())[where])
+    scores = scope.per_row(("preference", tuple(clicks)),
+                           lambda vecs, where: matrix.key_sums(column, matrix.entry_share())[where],
+                           lambda: score_cache.key_sums(matrix, user["id"], column))
     return Component("preference", "behaviour", scores, active=bool(stats),
                      detail={"stats": stats})
 

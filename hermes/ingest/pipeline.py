@@ -3,7 +3,10 @@
 Order of work and why:
 
 1. Fetch all due feeds at once (bounded concurrency, one deadline per feed, conditional
-   GET). Each finished fetch is parsed on a worker thread while the others keep
+   GET). A feed an agent subscribed is fetched through the private-address guard (every
+   hop, every DNS answer) unless the user allowed private targets or trusted the feed
+   (``hermes feeds trust``); its failures are recorded by their class only, since an agent
+   reads them back (``list_feeds``). Each finished fetch is parsed on a worker thread while the others keep
    downloading, then stored from the event-loop thread (the only one touching SQLite).
 2. A feed's items and its new ETag / Last-Modified commit in one transaction: a crash
    can never record "seen this version" without its items.
@@ -13,6 +16,9 @@ Order of work and why:
    no model load.
 4. Items still waiting for tags are tagged (an archive from before the tag migration, once;
    a ``hermes tags rebuild`` that was interrupted).
+
+The whole run holds the database's ingest lock (:mod:`.runlock`): a second run waits or
+says which one is running, and the status it writes shows the progress to other processes.
 """
 
 from __future__ import annotations
@@ -28,7 +34,6 @@ import sqlite_utils
 from .. import config
 from ..embed import get_embedder
 from ..errors import HermesError, NotFound
-from ..plugins import get_plugin_manager
 from ..ranking import matrix_store
 from ..ranking.matrix import get_matrix
 from ..records import now_iso
@@ -36,6 +41,8 @@ from ..storage.transactions import write_transaction
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, new_client, run_sync
 from .parse import ParsedFeed, ParseError, parse_feed
+from .runlock import ingest_run
+from .schedule import next_due
 from .store import embed_pending, store_items
 from .tagging import pending_count, tag_pending, taggers_active
 
@@ -54,16 +61,26 @@ EMBED_BATCH = 64
 class IngestSummary(list):
     """The per-feed summaries (a plain list of dicts) plus ``embedded``: how many items
     this run embedded, including ones an earlier crashed run left without an embedding,
+    and ``not_due``: how many feeds a scheduled run left alone (fetched recently enough),
     and ``tagged``: how many already embedded items it tagged (an archive from before the
     tag migration, or an interrupted ``hermes tags rebuild``)."""
 
     embedded: int = 0
+    not_due: int = 0
     tagged: int = 0
 
     @property
     def undated(self) -> int:
         """New items of this run without a readable date."""
         return sum(s.get("undated") or 0 for s in self)
+
+    def outcome(self) -> dict:
+        """The counts kept as the last run's outcome (see :mod:`.runlock`)."""
+        counts = {k: sum(1 for s in self if s["status"] == k)
+                  for k in ("new", "unchanged", "failed", "skipped")}
+        return {"ok": True, "new_items": sum(s["new"] for s in self), "embedded": self.embedded,
+                "feeds": len(self), "not_due": self.not_due, "feeds_by_status": counts,
+                "tagged": self.tagged, "undated": self.undated}
 
 
 def retry_at(value: str | None, status: int | None, now: datetime) -> str | None:
@@ -132,10 +149,10 @@ def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed):
         stored = store_items(db, feed["id"], parsed.items)
         db.execute(
             """UPDATE feeds SET etag = ?, last_modified = ?, last_fetched = ?, last_error = NULL,
-                      error_count = 0, retry_after = NULL, last_warning = ?,
+                      error_count = 0, retry_after = NULL, last_warning = ?, ttl = ?,
                       title = COALESCE(NULLIF(title, ''), ?) WHERE id = ?""",
-            [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.title or None,
-             feed["id"]])
+            [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.ttl,
+             parsed.title or None, feed["id"]])
     return stored
 
 
@@ -149,24 +166,34 @@ def _parse(res: FetchResult) -> ParsedFeed:
     return parsed
 
 
-async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_private: bool,
+def trusted(feed: dict, settings: config.Settings) -> bool:
+    """Whether ``feed`` is fetched without the private-address guard: one a person subscribed
+    (CLI, OPML, feeds.toml) or trusted, or any feed once the user allowed private targets."""
+    return settings.allow_private or feed.get("subscribed_by") == "user"
+
+
+async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
                         progress: Progress | None) -> list[dict]:
     limit = asyncio.Semaphore(max(1, settings.fetch_concurrency))
     out: list[dict] = []
 
     async def one(feed: dict):
+        allow = trusted(feed, settings)
         async with limit:
             try:
                 return feed, await afetch(
-                    feed["url"], client=client, etag=feed["etag"],
+                    feed["url"], client=clients[allow], etag=feed["etag"],
                     last_modified=feed["last_modified"], timeout=settings.fetch_timeout,
-                    max_bytes=settings.max_feed_bytes, allow_private=allow_private), None
+                    max_bytes=settings.max_feed_bytes, allow_private=allow), None
             except FetchError as exc:
                 return feed, None, exc
             except Exception as exc:  # one broken feed never stops the others
-                return feed, None, FetchError(f"fetch failed: {type(exc).__name__}: {exc}")
+                error = FetchError(f"fetch failed: {type(exc).__name__}: {exc}", kind="fetch failed")
+                return feed, None, error if allow else error.generic()
 
-    async with new_client(settings.fetch_timeout) as client:
+    async with new_client(settings.fetch_timeout, allow_private=True) as open_client, \
+            new_client(settings.fetch_timeout, allow_private=False) as guarded_client:
+        clients = {True: open_client, False: guarded_client}
         tasks = [asyncio.ensure_future(one(feed)) for feed in feeds]
         for done, next_done in enumerate(asyncio.as_completed(tasks), 1):
             feed, res, err = await next_done
@@ -207,7 +234,8 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
-    cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count"]
+    cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count",
+            "last_fetched", "ttl", "subscribed_by"]
     rows = [dict(zip(cols, r)) for r in db.execute(
         f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
     if feed_ids is None:
@@ -227,29 +255,61 @@ def run_ingest(
     embedder=None,
     progress: Progress | None = None,
     settings: config.Settings | None = None,
-    allow_private: bool = True,
+    due_every: float | None = None,
+    wait: bool = True,
+    on_wait: Callable[[dict | None], None] | None = None,
 ) -> IngestSummary:
     """Ingest the feeds in the database (or only ``feed_ids``) and embed what is new.
 
     Returns one summary per feed: ``{feed_id, url, title, status, new, error, warning}``
     with ``status`` one of ``new`` / ``unchanged`` / ``failed`` / ``skipped`` (a server asked
     us to wait: ``feeds.retry_after``). Failures are recorded on the feed row and never stop
-    the other feeds. ``allow_private=False`` applies the private-address guard (for fetches
-    an agent triggers); a person at the CLI is trusted with local paths and LAN servers.
+    the other feeds. Feeds an agent subscribed are fetched through the private-address guard
+    (see :func:`trusted`); a person's feeds may be local paths and LAN servers.
 
+    :param due_every: a scheduled run: only the feeds due with this refresh interval
+        (seconds; see :mod:`.schedule`) are fetched, the others are left out of the summary.
+    :param wait: when another ingest of this database runs, wait for it (True) or raise
+        :class:`~.runlock.IngestBusy` (False); ``on_wait(running)`` is told before waiting.
     :raises HermesError: when embedding fails; the items stay stored without an embedding
         and the next run completes them (``exc.summary`` holds the per-feed summaries).
     """
     settings = settings or config.settings()
+    mode = "due" if due_every is not None else "all"
+    with ingest_run(db, wait=wait, mode=mode, on_wait=on_wait) as status:
+        def report(stage: str, done: int, total: int) -> None:
+            if status is not None:
+                status.progress(stage, done, total)
+            if progress:
+                progress(stage, done, total)
+
+        try:
+            summary = _run(db, feed_ids, embedder, report, settings, due_every)
+        except HermesError as exc:
+            if status is not None:
+                status.finish({"ok": False, "message": str(exc)})
+            raise
+        if status is not None:
+            status.finish(summary.outcome())
+    return summary
+
+
+def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary:
     now = datetime.now(timezone.utc)
     feeds = select_feeds(db, feed_ids)
+    not_due = 0
+    if due_every is not None:
+        before = len(feeds)
+        feeds = [f for f in feeds if next_due(f, due_every) <= now]
+        not_due = before - len(feeds)
     due = [f for f in feeds if _due(f, now)]
     summary = IngestSummary(
         _summary(f, "skipped", error=f"wait until {f['retry_after']} "
                                      "(the server asked for a pause, or the feed failed repeatedly)")
         for f in feeds if not _due(f, now))
+    summary.not_due = not_due
     if due:
-        results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress))
+        results = run_sync(lambda: _ingest_feeds(db, due, settings, progress))
         order = {f["id"]: k for k, f in enumerate(feeds)}
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])
@@ -289,6 +349,9 @@ def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=No
         [embedder.name]).fetchone()[0]
     if not total:
         return 0
+    expect = getattr(embedder, "expect", None)  # lets the default model pick its path for the run
+    if expect:
+        expect(total)
     done = 0
 
     def tick(n: int) -> None:

@@ -217,7 +217,30 @@ def m007_tag_graph_cache(db: sqlite_utils.Database) -> None:
 
 
 @migration
-def m008_item_authors(db: sqlite_utils.Database) -> None:
+def m008_feed_ttl(db: sqlite_utils.Database) -> None:
+    # How often a feed asks to be fetched at most (its <ttl> or sy:updatePeriod, in
+    # seconds): the background refresh waits at least that long between fetches.
+    if "ttl" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN ttl INTEGER")
+
+
+@migration
+def m009_feed_subscriber(db: sqlite_utils.Database) -> None:
+    # Issue 12: who subscribed a feed decides whether `hermes ingest` fetches it through the
+    # private-address guard. 'agent' (an MCP tool or the web form) is the column default,
+    # so a row written without saying who is guarded; feeds from before this migration were
+    # subscribed without the distinction and count as the user's. trusted_at records when a
+    # person promoted an agent's feed (`hermes feeds trust`).
+    cols = db["feeds"].columns_dict
+    if "subscribed_by" not in cols:
+        db.execute("ALTER TABLE feeds ADD COLUMN subscribed_by TEXT NOT NULL DEFAULT 'agent'")
+        db.execute("UPDATE feeds SET subscribed_by = 'user'")
+    if "trusted_at" not in cols:
+        db.execute("ALTER TABLE feeds ADD COLUMN trusted_at TEXT")
+
+
+@migration
+def m010_item_authors(db: sqlite_utils.Database) -> None:
     # Authors as a list (issue 16): people are a preference family like tags, and the export
     # needs them one by one. Existing rows are parsed from the one-string ``author`` column.
     if "authors" not in db["items"].columns_dict:
@@ -229,7 +252,7 @@ def m008_item_authors(db: sqlite_utils.Database) -> None:
 
 
 @migration
-def m009_item_keyphrases(db: sqlite_utils.Database) -> None:
+def m011_item_keyphrases(db: sqlite_utils.Database) -> None:
     # Which of an item's tags came from ``hermes_item_tags`` plugins (keyphrases) rather than
     # the feed's own categories: explanations call those topics. NULL means "not tagged by
     # the plugins yet": the next ``hermes ingest`` (or ``hermes tags rebuild``) tags every such

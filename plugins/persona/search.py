@@ -2,8 +2,9 @@
 persona's order.
 
 Matching is the built-in candidate filter (``hermes.builtins.default_candidates``: every word must
-occur in the title or summary, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped, so they match
-literally); ordering is the one ranking path (:func:`hermes.ranking.rank.rank_items`) with the
+occur in the title or summary — a whole word through the full-text index, as a word prefix
+with inflections; any other word literally, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped);
+ordering is the one ranking path (:func:`hermes.ranking.rank.rank_items`) with the
 recency window and the already-clicked exclusion lifted, because a search should reach the
 whole archive, including what the persona rated before.
 """
@@ -24,23 +25,8 @@ QUERY_MAX = 500
 SUMMARY_CHARS = 300
 
 
-def clamp(limit, maximum: int, what: str = "limit") -> tuple[int, str]:
-    """``limit`` clamped to [1, maximum], and a note when it had to be clamped."""
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise InvalidInput(f"{what} must be an integer between 1 and {maximum}, got {limit!r}")
-    kept = max(1, min(limit, maximum))
-    return kept, "" if kept == limit else f" ({what} {limit} clamped to {kept})"
-
-
-def _optional_text(value, what: str, maximum: int = 200) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string or null, got {type(value).__name__}")
-    value = value.strip()
-    if len(value) > maximum:
-        raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {maximum}")
-    return value or None
+def _optional_text(value: str | None) -> str | None:
+    return (value or "").strip() or None
 
 
 def content_types(db: sqlite_utils.Database) -> list[str]:
@@ -69,6 +55,7 @@ def _short(text: str | None) -> str:
 
 
 def author_exists(db: sqlite_utils.Database, author: str) -> bool:
+    """Whether any item lists the person ``author`` names (see :func:`hermes.authors.matches`)."""
     wanted = author_key(author)
     surname = wanted.split(",", 1)[0]
     rows = db.execute("SELECT authors FROM items WHERE authors LIKE ? ESCAPE '\\'",
@@ -76,18 +63,13 @@ def author_exists(db: sqlite_utils.Database, author: str) -> bool:
     return any(key_matches(author_key(n), wanted) for (raw,) in rows for n in parse_stored(raw))
 
 
-def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, limit=10,
-           author=None) -> tuple[list[dict], str]:
-    """(results, message). Raises :class:`InvalidInput` / ``NotFound`` for bad calls."""
-    if not isinstance(user, str):
-        raise InvalidInput(f"user must be a persona name (a string), got {type(user).__name__}")
-    if query is not None and not isinstance(query, str):
-        raise InvalidInput(f"query must be a string, got {type(query).__name__}")
-    query = _optional_text(query, "query", QUERY_MAX)
-    tag = _optional_text(tag, "tag")
-    content_type = _optional_text(content_type, "content_type", 50)
-    author = _optional_text(author, "author")
-    limit, note = clamp(limit, SEARCH_MAX)
+def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | None = None,
+           content_type: str | None = None, limit: int = 10,
+           author: str | None = None) -> tuple[list[dict], str]:
+    """(results, message) for arguments the ``search_feed`` tool already checked. Raises
+    :class:`InvalidInput` / ``NotFound`` for a call that cannot be answered."""
+    query, tag, content_type = _optional_text(query), _optional_text(tag), _optional_text(content_type)
+    author = _optional_text(author)
     persona = require_user(db, user)
     if not (query or tag or content_type or author):
         raise InvalidInput("give a query (words to find in titles and summaries), a tag, a "
@@ -135,16 +117,16 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
     if results:
         message = (
             f"{len(results)} item(s) matching {asked}, in {persona['name']}'s ranking order"
-            f"{note}; 'rated' shows earlier feedback. Give feedback with record_feedback."
+            f"; 'rated' shows earlier feedback. Give feedback with record_feedback."
         )
     elif tag and not tag_exists(db, tag):
-        message = f"no item is tagged {tag!r}; propose_interests lists the tags in use{note}"
+        message = f"no item is tagged {tag!r}; propose_interests lists the tags in use"
     elif author and not author_exists(db, author):
         message = (f"no item lists {author!r} among its authors; give a surname ('Furtak') or "
-                   f"an initial and surname ('L. Furtak'){note}")
+                   "an initial and surname ('L. Furtak')")
     else:
         message = (
             f"no item matches {asked}; every query word must occur in a title or summary, "
-            f"so try fewer or different words{note}"
+            f"so try fewer or different words"
         )
     return results, message
