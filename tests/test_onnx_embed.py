@@ -30,11 +30,11 @@ class Recorder(HashEmbedder):
         self._model = None  # as MiniLMEmbedder: None until the model is loaded
         self.loaded = False
 
-    def embed(self, texts):
+    def embed_tokens(self, texts):  # embed() comes through here too (HashEmbedder)
         if self.fail:
             raise RuntimeError("no session")
         self.calls.append(len(texts))
-        return super().embed(texts)
+        return super().embed_tokens(texts)
 
 
 def stubbed(backend: str | None = "auto", onnx_fails: bool = False) -> DefaultEmbedder:
@@ -246,3 +246,23 @@ def test_vectors_keep_the_reference_models_name(no_bf16):
     embedder = stubbed()
     assert (embedder.name, embedder.dimension) == (MiniLMEmbedder.name, MiniLMEmbedder.dimension)
     assert np.allclose(np.linalg.norm(embedder.embed(["a", "b c"]), axis=1), 1)
+
+
+def test_token_vectors_from_the_graph_drop_padding_and_special_tokens():
+    """The ONNX path's token vectors for the keyphrase tagger: [CLS] / [SEP] (empty spans)
+    and padding left out, spans moved back to the caller's unstripped text."""
+    from types import SimpleNamespace
+
+    from hermes.onnx_embed.runtime import _token_vectors
+
+    hidden = np.arange(5 * 3, dtype=np.float32).reshape(5, 3)  # 4 tokens + 1 padding row
+    encoding = SimpleNamespace(offsets=[(0, 0), (0, 5), (6, 10), (0, 0)])
+    tokens = _token_vectors(hidden, encoding, shift=2)
+    assert tokens.spans.tolist() == [[2, 7], [8, 12]]
+    assert tokens.vectors.tolist() == [hidden[1].tolist(), hidden[2].tolist()]
+
+
+def test_the_default_embedder_gives_token_vectors_through_the_chosen_path(no_bf16):
+    embedder = stubbed()
+    vectors, tokens = embedder.embed_tokens(["graph neural networks"])
+    assert embedder.onnx.calls == [1] and vectors.shape == (1, 384) and len(tokens[0].spans) == 3

@@ -28,11 +28,13 @@ from .tokenizer import batch_arrays, load_tokenizer, offline_env
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMAT = 2  # bump when the export changes the graph (2: eager attention)
+EXPORT_FORMAT = 3  # bump when the export changes the graph (2: eager attention; 3: the token
+                   # vectors as a second output, for the keyphrase tagger)
 SOURCE_FILES = ("config.json", "model.safetensors")
 ONNX_FILE = "model.onnx"
 META_FILE = "meta.json"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+OUTPUTS = ("sentence_embedding", "token_embeddings")
 # The exported graph must agree with the torch module it came from at least this well on
 # the verification texts, or it is not published.
 MIN_EXPORT_COSINE = 0.99999
@@ -136,8 +138,9 @@ def prepare(force: bool = False, announce: bool = True) -> Path:
 
 def export_onnx(weights: Path, out: Path) -> dict:
     """Export the transformer with sentence-transformers' mean pooling and L2 normalisation
-    as one graph (inputs: token ids, attention mask, token types; output: unit vectors), then
-    check it against the torch module on texts of several lengths."""
+    as one graph (inputs: token ids, attention mask, token types; outputs: the unit vectors
+    and the per-token vectors they pool), then check it against the torch module on texts of
+    several lengths."""
     offline_env()
     # Here, not at module level: torch and transformers load only to export, once.
     import torch
@@ -155,7 +158,7 @@ def export_onnx(weights: Path, out: Path) -> dict:
                                token_type_ids=token_type_ids).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             mean = (hidden * mask).sum(1) / torch.clamp(mask.sum(1), min=1e-9)
-            return torch.nn.functional.normalize(mean, p=2, dim=1)
+            return torch.nn.functional.normalize(mean, p=2, dim=1), hidden
 
     # Eager attention exports as plain MatMul/Softmax. The default (SDPA) adds an IsNaN/Where
     # pass over every attention matrix for fully masked rows, which cannot happen here (each
@@ -174,7 +177,7 @@ def export_onnx(weights: Path, out: Path) -> dict:
         warnings.simplefilter("ignore")
         torch.onnx.export(
             module, tuple(torch.from_numpy(sample[k]) for k in INPUTS), str(out),
-            input_names=list(INPUTS), output_names=["sentence_embedding"],
+            input_names=list(INPUTS), output_names=list(OUTPUTS),
             dynamic_shapes={k: {0: batch, 1: sequence} for k in INPUTS},
             dynamo=True, external_data=False, verbose=False)
     cosine = _verify(module, tokenizer, out)
@@ -202,9 +205,9 @@ def _verify(module, tokenizer, path: Path) -> float:
     worst = 1.0
     for texts in batches:
         feeds = _feeds(tokenizer, texts)
-        got = session.run(None, feeds)[0]
+        got = session.run([OUTPUTS[0]], feeds)[0]
         with torch.no_grad():
-            want = module(*(torch.from_numpy(feeds[k]) for k in INPUTS)).numpy()
+            want = module(*(torch.from_numpy(feeds[k]) for k in INPUTS))[0].numpy()
         worst = min(worst, float(np.min(np.sum(got * want, axis=1))))
     return worst
 

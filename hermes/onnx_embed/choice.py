@@ -85,6 +85,14 @@ class DefaultEmbedder:
         return "onnx"
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self._call("embed", texts)
+
+    def embed_tokens(self, texts: list[str]):
+        """:meth:`embed` plus the token vectors of the same pass (for the keyphrase tagger),
+        through the same path."""
+        return self._call("embed_tokens", texts)
+
+    def _call(self, method: str, texts: list[str]):
         with self._lock:
             if self._run:
                 path, left = self._run
@@ -94,9 +102,9 @@ class DefaultEmbedder:
             if self._onnx_error and self.backend() == "auto":
                 path = "torch"
         if path == "torch":
-            return self.reference.embed(texts)
+            return getattr(self.reference, method)(texts)
         try:
-            return self.onnx.embed(texts)
+            return getattr(self.onnx, method)(texts)
         except Exception as exc:  # noqa: BLE001 — the reference path is the fallback
             if self.backend() == "onnx":
                 raise HermesError(f"the ONNX Runtime embedder failed ({type(exc).__name__}: {exc}); "
@@ -105,4 +113,4 @@ class DefaultEmbedder:
             self._onnx_error = f"{type(exc).__name__}: {exc}"
             log.warning("hermes: ONNX Runtime path unavailable (%s); using sentence-transformers",
                         self._onnx_error)
-            return self.reference.embed(texts)
+            return getattr(self.reference, method)(texts)

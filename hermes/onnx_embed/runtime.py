@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contract import TokenVectors
 from ..embed import MiniLMEmbedder
 from . import artifact
 from .tokenizer import batch_arrays, load_tokenizer, offline_env
@@ -48,16 +49,40 @@ class OnnxMiniLMEmbedder:
                                                  providers=["CPUExecutionProvider"])
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self._run(texts, tokens=False)[0]
+
+    def embed_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        """:meth:`embed` plus each text's token vectors (the graph's second output) and
+        their character spans in the text, from the same run."""
+        return self._run(texts, tokens=True)
+
+    def _run(self, texts: list[str], *, tokens: bool):
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        per_text: list[TokenVectors | None] = [None] * len(texts)
         if not texts:
-            return out
+            return out, []
         self.load()
         # sentence-transformers strips each text, sorts by length and pads per batch; sorting
         # keeps the padding (wasted work) small.
         encodings = self._tokenizer.encode_batch([str(t).strip() for t in texts])
         order = np.argsort([-len(e.ids) for e in encodings], kind="stable")
+        outputs = list(artifact.OUTPUTS if tokens else artifact.OUTPUTS[:1])
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             feeds = batch_arrays([encodings[r] for r in rows])
-            out[rows] = self._session.run(None, feeds)[0]
-        return out
+            results = self._session.run(outputs, feeds)
+            out[rows] = results[0]
+            if tokens:
+                for k, row in enumerate(rows.tolist()):
+                    per_text[row] = _token_vectors(results[1][k], encodings[row],
+                                                   len(str(texts[row])) - len(str(texts[row]).lstrip()))
+        return out, per_text
+
+
+def _token_vectors(hidden: np.ndarray, encoding, shift: int) -> TokenVectors:
+    """One text's token vectors without padding and special tokens ([CLS], [SEP]: empty
+    spans), spans moved back to the caller's unstripped text."""
+    spans = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+    real = spans[:, 1] > spans[:, 0]
+    vectors = np.asarray(hidden[: len(spans)], dtype=np.float32)[real]
+    return TokenVectors(vectors, spans[real] + shift)
