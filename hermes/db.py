@@ -9,7 +9,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from . import config
+from . import config, dbfile
 from .errors import HermesError
 
 BUSY_TIMEOUT_S = 30.0
@@ -50,6 +50,14 @@ def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> 
                                f"rolled back (SQLite: {text})")
 
 
+def file_of(db: sqlite_utils.Database) -> str:
+    """The file behind a connection, for messages that must say which database was used."""
+    try:
+        return db.execute("PRAGMA database_list").fetchone()[2] or "an in-memory database"
+    except sqlite3.Error:
+        return "the database"
+
+
 def connect(path: str | os.PathLike) -> sqlite_utils.Database:
     """Open (creating if needed) without migrating. Autocommit mode: write transactions
     are explicit (:func:`write_transaction`), so no statement silently opens one."""
@@ -57,17 +65,29 @@ def connect(path: str | os.PathLike) -> sqlite_utils.Database:
     if path.is_dir():
         raise HermesError(f"{path} is a directory, not a database file")
     path.parent.mkdir(parents=True, exist_ok=True)
+    conn = None
     try:
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
         )
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        # Before the first write (switching to WAL rewrites the header): a non-empty file
+        # that is not a hermes database is refused and left exactly as it was.
+        dbfile.refuse_foreign(conn, path)
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, HermesError) as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, HermesError):
+            raise
         if "readonly" in str(exc) or "read-only" in str(exc):
             raise HermesError(f"{path}: {READONLY}") from exc
+        if "not a database" in str(exc):
+            raise HermesError(f"{path} is not a SQLite database; hermes changes nothing in it. "
+                              "Point --db (or HERMES_DB) at a hermes database, or at a new "
+                              "file to start one.") from exc
         raise HermesError(f"{path}: cannot open as a SQLite database ({exc})") from exc
     if mode.lower() != "wal" and not _is_readonly(path):
         raise HermesError(f"{path}: could not switch to WAL mode (got {mode})")
@@ -91,6 +111,8 @@ def get_db(path: str | os.PathLike | None = None, *, migrate: bool = True) -> sq
     if migrate:
         try:
             run_migrations(db)
+            if not dbfile.is_hermes(db.conn):
+                dbfile.mark(db.conn)
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc) or "read-only" in str(exc):
                 raise HermesError(f"{target}: {READONLY}") from exc

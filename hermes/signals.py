@@ -14,8 +14,9 @@ from datetime import datetime, timezone
 
 import sqlite_utils
 
-from .db import write_transaction
+from .db import file_of, write_transaction
 from .errors import InvalidInput, NotFound
+from .faces import CREATE_PERSONA, FIND_ITEMS
 
 CLICK_SOURCES = ("ui", "agent", "bootstrap")
 CLICK_LABELS = ("like", "dislike")
@@ -74,8 +75,8 @@ def require_user(db: sqlite_utils.Database, name_or_id: str | int) -> dict:
     ).fetchone()
     if row is None:
         names = [r[0] for r in db.execute("SELECT name FROM users ORDER BY name LIMIT 20")]
-        hint = f"known personas: {', '.join(names)}" if names else "no personas exist yet; create one first"
-        raise NotFound(f"unknown persona {name_or_id!r}; {hint}")
+        hint = f"known personas: {', '.join(names)}" if names else f"no personas exist yet; {CREATE_PERSONA}"
+        raise NotFound(f"unknown persona {name_or_id!r} in {file_of(db)}; {hint}")
     return {"id": row[0], "name": row[1], "interests": row[2]}
 
 
@@ -84,7 +85,7 @@ def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
         raise InvalidInput(f"item_id must be an integer, got {item_id!r}")
     row = db.execute("SELECT id, title, feed_id FROM items WHERE id = ?", [item_id]).fetchone()
     if row is None:
-        raise NotFound(f"unknown item {item_id}; use list_feed or search_feed to find item ids")
+        raise NotFound(f"unknown item {item_id} in {file_of(db)}; {FIND_ITEMS}")
     return {"id": row[0], "title": row[1], "feed_id": row[2]}
 
 

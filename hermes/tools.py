@@ -7,7 +7,6 @@ A tool is a plain function ``fn(db, **arguments) -> dict``. Its result is the en
 
 from __future__ import annotations
 
-import contextvars
 import copy
 import functools
 import inspect
@@ -15,6 +14,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from . import faces
 from .errors import HermesError, InvalidInput
 
 log = logging.getLogger(__name__)
@@ -40,14 +40,11 @@ class Tool:
         return list(inspect.signature(self.fn).parameters.values())[1:]
 
 
-#: Who is calling a tool: ``agent`` (MCP, the default) or ``ui`` (the web UI). Signal-writing
-#: tools record it as the signal's source, so provenance survives the shared tool path.
-_CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("hermes_tool_caller", default="agent")
-
-
 def caller() -> str:
-    """The source of the tool call in progress (``agent`` unless a face said otherwise)."""
-    return _CALLER.get()
+    """The signal source of the tool call in progress: ``agent`` over MCP, ``ui`` for a person
+    at the CLI or in the web UI (see :mod:`hermes.faces`). Signal-writing tools record it, so
+    provenance survives the shared tool path."""
+    return faces.source()
 
 
 def ok(message: str, **payload) -> dict:
@@ -56,6 +53,13 @@ def ok(message: str, **payload) -> dict:
 
 def fail(message: str, **empty_payload) -> dict:
     return {"ok": False, "message": message, **empty_payload}
+
+
+def nothing(message: str, **empty_payload) -> dict:
+    """A valid call with nothing to show, where the tool's contract says ``ok: false`` (the
+    digest of an empty week, seed 001). ``empty: true`` tells it apart from a mistake: the
+    CLI exits 0 on it, as on every empty answer."""
+    return {"ok": False, "message": message, "empty": True, **empty_payload}
 
 
 def int_arg(name: str, value, low: int, high: int | None = None, hint: str = "") -> int:
@@ -110,12 +114,14 @@ def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
     return tools
 
 
-def call_tool(db, tool: Tool, arguments: dict, *, source: str = "agent") -> dict:
+def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> dict:
     """Run a tool; a user mistake or an unexpected error becomes an ``ok: false`` result.
 
-    :param source: who is calling (``agent`` or ``ui``), readable inside through :func:`caller`.
+    :param face: who is calling — ``mcp`` (an agent), ``cli`` or ``web`` (a person); ``None``
+        keeps the current face. It words the messages and sets the signal source
+        (:mod:`hermes.faces`).
     """
-    token = _CALLER.set(source)
+    token = faces.enter(face) if face is not None else None
     try:
         return tool.fn(db, **arguments)
     except HermesError as exc:
@@ -131,4 +137,5 @@ def call_tool(db, tool: Tool, arguments: dict, *, source: str = "agent") -> dict
         log.exception("tool %s failed", tool.name)
         return fail(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", **tool.empty)
     finally:
-        _CALLER.reset(token)
+        if token is not None:
+            faces.leave(token)

@@ -13,7 +13,12 @@ from hermes import matrix, plugins
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
     """No test touches the user's real data directory or loads installed plugins."""
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    home = tmp_path / "home"
+    home.mkdir()
+    # A new database starts with the starter feeds of <HERMES_HOME>/feeds.toml: none in tests
+    # (the packaged ones are on the network); tests of the rule write their own.
+    (home / "feeds.toml").write_text("# no starter feeds in tests\n", encoding="utf-8")
+    monkeypatch.setenv("HERMES_HOME", str(home))
     monkeypatch.delenv("HERMES_DB", raising=False)
     monkeypatch.delenv("HERMES_PLUGINS", raising=False)
     monkeypatch.delenv("HERMES_ALLOW_PRIVATE", raising=False)

@@ -32,9 +32,9 @@ def invoke(*args):
 def test_ingest_json_is_one_document(feeds_dir, tmp_path):
     db = str(tmp_path / "h.db")
     result = invoke("--db", db, "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # one feed failed: named, the other stored
     doc = json.loads(result.stdout)
-    assert doc["ok"] is True and doc["new_items"] == 4 and doc["embedded"] == 4
+    assert doc["ok"] is False and doc["new_items"] == 4 and doc["embedded"] == 4
     assert doc["feeds_by_status"] == {"new": 1, "unchanged": 0, "failed": 1, "skipped": 0}
     by_status = {f["status"]: f for f in doc["feeds"]}
     assert by_status["new"]["new"] == 4 and by_status["new"]["title"] == "Good feed"
@@ -47,12 +47,15 @@ def test_ingest_json_is_one_document(feeds_dir, tmp_path):
 
 def test_ingest_human_output_has_a_line_per_feed_and_no_progress_bar(feeds_dir, tmp_path):
     result = invoke("--db", str(tmp_path / "h.db"))
-    assert result.exit_code == 0
-    lines = result.output.splitlines()
+    assert result.exit_code == 1  # a feed failed
+    lines = result.stdout.splitlines()
     assert any("new" in l and "Good feed: 4 new" in l for l in lines)
     assert any("failed" in l and "Gone: file not found" in l for l in lines)
     assert "4 new items from 2 feeds" in lines[-1]
     assert "\r" not in result.output and "Fetching" not in result.output  # not a terminal
+    errors = [l for l in result.stderr.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1 and "1 feed failed: #2" in errors[0] and "gone.xml" in errors[0]
+    assert "the other feeds were stored" in errors[0]
 
 
 def test_feed_option_and_unknown_feed(feeds_dir, tmp_path):

@@ -89,7 +89,7 @@ def test_a_duplicate_is_an_error(run):
     assert "already exists" in one_error_line(run("create", "Alice", "--interests", "x"))
 
 
-def test_json_errors_are_a_document_and_a_non_zero_exit(run):
+def test_json_errors_are_a_document_and_a_non_zero_exit(run, db):
     result = run("show", "nobody", "--json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)

@@ -3,6 +3,7 @@ sample feeds of the offline demo."""
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 
 import sqlite_utils
@@ -11,7 +12,7 @@ from .. import config
 from ..db import write_transaction
 from ..errors import HermesError
 from ..signals import now_iso
-from .fetch import is_local
+from .fetch import is_local, local_path
 
 SEEDED_KEY = "feeds_seeded"
 
@@ -43,20 +44,55 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
     return out
 
 
+def canonical_location(url: str) -> str:
+    """One spelling per feed, so the same feed cannot be subscribed twice: a local file as
+    its absolute resolved path (``file://`` URLs and relative paths included), a web URL
+    with its scheme and host lower-cased, the default port and any fragment dropped."""
+    url = url.strip()
+    if is_local(url):
+        return str(local_path(url).expanduser().resolve())
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:  # a malformed port: leave the URL for the fetcher to refuse
+        return url
+    netloc = host if port in (None, {"http": 80, "https": 443}.get(scheme)) else f"{host}:{port}"
+    if parts.username or parts.password:
+        userinfo = parts.netloc.rpartition("@")[0]
+        netloc = f"{userinfo}@{netloc}"
+    return urllib.parse.urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def find_feed(db: sqlite_utils.Database, url: str) -> dict | None:
+    """The subscribed feed at ``url`` however it is spelled (see :func:`canonical_location`)."""
+    wanted = canonical_location(url)
+    for feed_id, stored, title in db.execute("SELECT id, url, title FROM feeds ORDER BY id"):
+        if stored == url or canonical_location(stored) == wanted:
+            return {"id": feed_id, "url": stored, "title": title}
+    return None
+
+
 def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]]) -> list[int]:
-    """Register feeds (``INSERT OR IGNORE`` by URL); return the ids of the ones added."""
+    """Register feeds under their canonical location, skipping any already subscribed
+    (however spelled); return the ids of the ones added."""
     added = []
     with write_transaction(db):
         for url, title in feeds:
+            if find_feed(db, url):
+                continue
             cur = db.execute("INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)",
-                             [url, title, now_iso()])
+                             [canonical_location(url), title, now_iso()])
             if cur.rowcount:
                 added.append(cur.lastrowid)
     return added
 
 
 def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]:
-    """Seed the feeds table from ``feeds.toml`` — once per database.
+    """Seed the feeds table from ``feeds.toml`` — once per database (:func:`new_database`).
 
     It runs only while the database has never been seeded and has no feeds; after that the
     database is the truth (``hermes feeds add/remove`` and the tools change it) and editing
@@ -72,3 +108,26 @@ def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]
         if db.execute("SELECT 1 FROM feeds LIMIT 1").fetchone():
             return []
         return add_feeds(db, read_feeds_toml(path))
+
+
+def new_database(path: Path) -> tuple[sqlite_utils.Database, list[int], Path]:
+    """Create the database at ``path`` and subscribe it to the starter feeds.
+
+    The one rule for starter feeds: a database that a face creates (a CLI command meant to
+    start one, ``hermes serve``, ``hermes web``) starts with the feeds of ``feeds.toml``,
+    whichever command comes first, and the face says so. Returns the database, the ids of
+    the feeds subscribed and the file they came from.
+    """
+    from ..db import get_db
+
+    source = config.feeds_toml()
+    db = get_db(path)
+    try:
+        seeded = seed_feeds(db, source)
+    except HermesError:
+        # Leave no half-started database behind: the next command starts it afresh.
+        db.conn.close()
+        for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            leftover.unlink(missing_ok=True)
+        raise
+    return db, seeded, source

@@ -147,7 +147,8 @@ def add_plugin_tags(items: list[dict]) -> None:
 
 
 async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_private: bool,
-                        progress: Progress | None) -> list[dict]:
+                        progress: Progress | None, on_new: Callable[[], None] = lambda: None,
+                        ) -> list[dict]:
     limit = asyncio.Semaphore(max(1, settings.fetch_concurrency))
     out: list[dict] = []
 
@@ -168,6 +169,8 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_
         for done, next_done in enumerate(asyncio.as_completed(tasks), 1):
             feed, res, err = await next_done
             out.append(await _handle(db, feed, res, err))
+            if out[-1]["new"]:
+                on_new()
             if progress:
                 progress("fetch", done, len(feeds))
     return out
@@ -243,11 +246,23 @@ def run_ingest(
         _summary(f, "skipped", error=f"wait until {f['retry_after']} "
                                      "(the server asked for a pause, or the feed failed repeatedly)")
         for f in feeds if not _due(f, now))
+    warming: list = []
+
+    def on_new() -> None:
+        # New items will need the model: load it now, while the other feeds download,
+        # rather than after the last one (the load takes seconds; a 304 run never pays it).
+        if not warming:
+            from ..embed import get_embedder, prewarm
+
+            warming.append(prewarm(embedder or get_embedder()))
+
     if due:
-        results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress))
+        results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress, on_new))
         order = {f["id"]: k for k, f in enumerate(feeds)}
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])
+    for thread in warming:
+        thread.join()
     summary.embedded = embed_new(db, embedder, progress=progress, summary=summary)
     if summary.embedded >= matrix_store.MIN_ROWS:
         _warm_matrix(db, embedder)
@@ -276,6 +291,8 @@ def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=No
     if not total:
         return 0
     done = 0
+    if progress:
+        progress("embed", 0, total)  # shown before the first batch, which may load the model
 
     def tick(n: int) -> None:
         nonlocal done

@@ -35,9 +35,10 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
 
 
 def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> None:
-    import uvicorn
+    from ..sockets import bind, serve_asgi
 
     app = create_app(db_path, allowed_hosts=allowed_hosts(host, allow_remote))
+    sock = bind(host, port)  # before the announcement: a busy port is an error, not a dead URL
     shown = f"[{host}]" if ":" in host else host
     if not is_loopback(host):
         echo(f"warning: the hermes web UI is reachable from the network on {shown}:{port} "
@@ -45,4 +46,4 @@ def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> 
              err=True)
     echo(f"hermes web UI on http://{shown}:{port}/  (database: {app.state.db_path}; Ctrl-C stops)",
          err=True)
-    uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning")
+    serve_asgi(app, sock)

@@ -105,6 +105,6 @@ def hermes_register_routes(app):
 
 @hookimpl
 def hermes_register_commands(app):
-    from .cli import corpus_app
+    from .cli import register
 
-    app.add_typer(corpus_app(), name="corpus")
+    register(app)

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
 from hermes.signals import require_user
+from hermes.faces import Say
 from hermes.tools import caller, fail, int_arg, ok
 
 from . import entities, membership, signals, strength
@@ -38,6 +39,21 @@ EMPTY = {
     "corpus_entities": {"user": None, "entities": []},
     "recall": {"user": None, "query": None, "items": []},
 }
+
+
+# What a reader can do next, in the words of each face (hermes.faces).
+CONFIRM_DELETE = Say(mcp="call again with confirm=true to delete it",
+                     cli="there is no CLI command to delete it; use the delete tool over MCP",
+                     web="press Delete again to delete it")
+REREAD_ITEMS = Say(mcp="re-read corpus_items for the full state",
+                   cli="`hermes corpus items USER` shows the full state",
+                   web="the Corpus page shows the full state")
+
+
+def _more(next_since: int) -> Say:
+    return Say(mcp=f"call again with since={next_since}",
+               cli=f"rerun with --since {next_since}",
+               web="press More")
 
 
 def _guard(name: str, fn, *args) -> dict:
@@ -131,7 +147,7 @@ def _view_delete(what: str, db, user, row_id, confirm):
         row = (signals.get_highlight if what == "highlight" else signals.get_note)(db, user, row_id)
         u = require_user(db, user)
         return (f"Would delete {what} {row['id']} on item {row['item_id']}: {row['text'][:200]!r}. "
-                f"Nothing was deleted; call again with confirm=true to delete it.",
+                f"Nothing was deleted; {CONFIRM_DELETE}.",
                 {**_where(db, u["id"], row["item_id"], []), key: row["id"], "text": row["text"],
                  "deleted": False})
     fn = signals.delete_highlight if what == "highlight" else signals.delete_note
@@ -264,9 +280,9 @@ def view_corpus_changes(db, user, since=0, limit=200):
     limit = int_arg("limit", limit, 1, 1000)
     u = require_user(db, user)
     r = membership.changes_since(db, u["id"], since, limit)
-    note = (" Some changes after that revision were trimmed from the log: re-read corpus_items "
-            "for the full state." if r["truncated"] else "")
-    more = f" More follow: call again with since={r['next_since']}." if r["has_more"] else ""
+    note = (f" Some changes after that revision were trimmed from the log: {REREAD_ITEMS}."
+            if r["truncated"] else "")
+    more = f" More follow: {_more(r['next_since'])}." if r["has_more"] else ""
     return (f"{_n(len(r['changes']), 'change')} after revision {since}; current revision "
             f"{r['revision']}.{note}{more}",
             {"user": u["name"], "since": since, **r})

@@ -18,7 +18,8 @@ from hermes import kg
 from hermes.errors import HermesError, InvalidInput
 from hermes.rank import CandidateQuery, Ranking, item_rows, rank
 from hermes.signals import require_user
-from hermes.tools import fail, int_arg, ok
+from hermes.faces import Say
+from hermes.tools import fail, int_arg, nothing, ok
 
 MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
 MAX_PER_TOPIC = 50
@@ -40,6 +41,16 @@ DIGEST_EMPTY = {
 }
 COMMUNITIES_EMPTY = {"communities": [], "n_communities": 0, "n_tags": 0, "n_nodes": 0,
                      "singletons_left_out": 0, "n_items": 0}
+
+# What a reader can do next, in the words of each face (hermes.faces).
+WIDEN = Say(mcp="widen the window with a larger days value", cli="widen the window with --days N",
+            web="choose a longer period")
+N_TOTAL = Say(mcp="; n_total gives each topic's full count", cli="", web="")
+SEE_SAVED = Say(mcp=" (see saved)", cli=" (listed below)", web=" (listed below)")
+SEE_CAVEAT = Say(mcp="see ranking_quality.caveat", cli="see the caveat below", web="see the note below")
+NAME_USER = Say(mcp="user must be a persona name; list_users shows them",
+                cli="give a persona name; `hermes persona list` shows them",
+                web="choose a persona first")
 
 #: How a ranking component reads in a one-line reason.
 COMPONENT_PHRASES = {
@@ -78,7 +89,7 @@ def kg_communities(
     if not graph.communities:
         why = ("no items yet; add feeds and run `hermes ingest`" if not graph.n_items else
                "no tag occurs on two or more items yet, so there is no graph; ingest more items")
-        return fail(f"No topic communities: {why}.", **{**COMMUNITIES_EMPTY, **stats})
+        return nothing(f"No topic communities: {why}.", **{**COMMUNITIES_EMPTY, **stats})
     shown = graph.communities[:limit]
     return ok(
         f"{_n(len(graph.communities), 'topic community', 'topic communities')} over "
@@ -240,7 +251,7 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         per_topic = int_arg("per_topic", per_topic, 1, MAX_PER_TOPIC)
         limit = int_arg("limit", limit, 1, MAX_LIMIT)
         if not isinstance(user, str) or not user.strip():
-            raise InvalidInput("user must be a persona name; list_users shows them")
+            raise InvalidInput(str(NAME_USER))
         persona = require_user(db, user)
     except HermesError as exc:
         return fail(str(exc), **copy.deepcopy(DIGEST_EMPTY))
@@ -251,9 +262,9 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
     saved = saved_not_read(db, persona["id"], per_topic)
     if not top_ids:
-        return fail(
+        return nothing(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
-            "Run `hermes ingest` for new items, or widen the window with a larger days value.",
+            f"Run `hermes ingest` for new items, or {WIDEN}.",
             **{**copy.deepcopy(DIGEST_EMPTY), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
@@ -285,12 +296,12 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         f"{_n(len(top_ids), 'unread item')} from the last {_n(days, 'day')}"
         + (f" (the best {len(top_ids)} of {n_in_window})" if n_in_window > len(top_ids) else "")
         + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} per "
-        f"topic; n_total gives each topic's full count), {len(unclustered)} unclustered."
+        f"topic{N_TOTAL}), {len(unclustered)} unclustered."
     )
     if saved["n_total"]:
-        message += f" Also {_n(saved['n_total'], 'saved item')} not read yet (see saved)."
+        message += f" Also {_n(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
     if quality["caveat"]:
-        message += " Ranking is not fully trained: see ranking_quality.caveat."
+        message += f" Ranking is not fully trained: {SEE_CAVEAT}."
     return ok(
         message,
         topics=ordered,

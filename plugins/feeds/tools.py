@@ -13,7 +13,8 @@ from typing import Annotated
 from pydantic import Field
 
 from hermes.errors import InvalidInput
-from hermes.tools import envelope, fail, ok
+from hermes.faces import Say, plural
+from hermes.tools import caller, envelope, fail, int_arg, ok
 
 UserArg = Annotated[str, Field(description="Persona name, as listed by list_users.",
                                min_length=1, max_length=200)]
@@ -21,6 +22,7 @@ ItemArg = Annotated[int, Field(description="Item id from list_feed or search_fee
 UrlArg = Annotated[str, Field(description="The feed's address: an http:// or https:// URL of an "
                                           "RSS, Atom or RDF feed.", min_length=1, max_length=2000)]
 SUMMARY_CHARS = 300
+MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
 
 # The success-path payload keys of each tool with empty values (kept present on failure).
 EMPTY = {
@@ -36,7 +38,29 @@ EMPTY = {
 
 _envelope = envelope(EMPTY)
 
-
+# What a reader can do next, in the words of each face (hermes.faces).
+WIDEN = Say(mcp="Widen since_days (null = the whole archive)",
+            cli="Widen the window with --since-days N, or --all for the whole archive",
+            web="Choose a longer period above, or all")
+ADD_FEEDS = Say(mcp="add feeds (add_feed) and wait for the next ingest",
+                cli="add feeds with `hermes feeds add URL` and run `hermes ingest`",
+                web="add feeds on the Feeds page")
+NEXT_RANKING = Say(mcp="the next list_feed uses it", cli="the next `hermes feed` uses it",
+                   web="the feed is ranked with it from now on")
+SUBSCRIBE = Say(mcp="add_feed subscribes", cli="`hermes feeds add URL` subscribes",
+                web="Add feed on the Feeds page subscribes")
+NO_FEEDS = Say(mcp="Use add_feed with a feed URL, or suggest_feeds",
+               cli="Add one with `hermes feeds add URL`",
+               web="Add one with Add feed below")
+NOT_CONFIRMED = Say(mcp="confirm is false", cli="no --yes", web="not confirmed")
+CONFIRM_REMOVE = Say(mcp="Call again with confirm=true to remove it",
+                     cli="Rerun with --yes to remove it",
+                     web="Press Remove feed to remove it")
+SUBSCRIBE_SUGGESTED = Say(mcp="subscribe with add_feed(url)",
+                          cli="subscribe with `hermes feeds add URL`",
+                          web="subscribe with Add feed on the Feeds page")
+ADD_BY_URL = Say(mcp="add a feed by URL with add_feed", cli="add a feed with `hermes feeds add URL`",
+                 web="add a feed on the Feeds page")
 
 
 def clip(text: str | None, limit: int = SUMMARY_CHARS) -> str:
@@ -68,8 +92,10 @@ def reason_of(contributions: dict[str, float], top: int = 2) -> str:
 def _since(since_days) -> float | None:
     if since_days is None:
         return None
-    if isinstance(since_days, bool) or not isinstance(since_days, (int, float)) or since_days <= 0:
-        raise InvalidInput(f"since_days must be a positive number of days or null, got {since_days!r}")
+    if (isinstance(since_days, bool) or not isinstance(since_days, (int, float))
+            or not 0 < since_days <= MAX_DAYS):
+        raise InvalidInput(f"since_days must be a number of days from 1 to {MAX_DAYS} or null, "
+                           f"got {since_days!r}")
     return float(since_days)
 
 
@@ -80,15 +106,15 @@ def list_feed(
     limit: Annotated[int, Field(description="How many items to return (1-100).", ge=1, le=100)] = 20,
     since_days: Annotated[int | None, Field(
         description="Only items published in the last N days; null searches the whole archive.",
-        ge=1, le=36500)] = 7,
+        ge=1, le=MAX_DAYS)] = 7,
 ) -> dict:
     """The persona's ranked feed: unread items, best first, each with the reason it ranks."""
-    from hermes.rank import CandidateQuery, clamp_limit, item_rows, rank
+    from hermes.rank import CandidateQuery, item_rows, rank
     from hermes.signals import require_user
 
     persona = require_user(db, user)
     window = _since(since_days)
-    limit = clamp_limit(limit, maximum=100)
+    limit = int_arg("limit", limit, 1, 100)
     ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit)
     rows = item_rows(db, ranking.item_ids)
     items = []
@@ -111,12 +137,12 @@ def list_feed(
             "components": parts,
             "reason": reason_of(parts),
         })
-    scope = "the whole archive" if window is None else f"the last {since_days:g} days"
+    scope = "the whole archive" if window is None else f"the last {plural(round(window), 'day')}"
     if not items:
-        return ok(f"No unread items for {persona['name']} in {scope}. Widen since_days (null = "
-                  "whole archive), or add feeds (add_feed) and wait for the next ingest.",
+        widen = f"{WIDEN}, or " if window is not None else ""
+        return ok(f"No unread items for {persona['name']} in {scope}. {widen}{ADD_FEEDS}.",
                   user=persona["name"], items=[])
-    return ok(f"{len(items)} items for {persona['name']} from {scope}, best first "
+    return ok(f"{plural(len(items), 'item')} for {persona['name']} from {scope}, best first "
               f"({ranking.n_clicks} clicks so far; behaviour weighs {ranking.blend_weight:.0%}).",
               user=persona["name"], items=items)
 
@@ -128,16 +154,16 @@ def record_feedback(
     item_id: ItemArg,
     liked: Annotated[bool, Field(description="true = the persona liked the item, false = disliked it.")],
 ) -> dict:
-    """Store a like or dislike from an agent (click source ``agent``)."""
+    """Store a like or dislike: click source ``agent`` over MCP, ``ui`` from a person."""
     from hermes.signals import record_click, require_item, require_user
 
     persona = require_user(db, user)
     item = require_item(db, item_id)
-    click = record_click(db, persona["id"], item["id"], liked, source="agent")
+    click = record_click(db, persona["id"], item["id"], liked, source=caller())
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
     what = "like" if liked else "dislike"
-    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} ({n} clicks in "
-              "total); the next list_feed uses it.", click=click, n_clicks=n)
+    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} "
+              f"({plural(n, 'click')} in total); {NEXT_RANKING}.", click=click, n_clicks=n)
 
 
 @_envelope
@@ -182,12 +208,11 @@ def preview_feed(
 ) -> dict:
     """Fetch a feed and show its recent entries without subscribing (nothing is stored)."""
     from hermes.config import settings
-    from hermes.rank import clamp_limit
 
     from .subscriptions import check_web_url, feed_by_url, probe
 
     url = check_web_url(url)
-    limit = clamp_limit(limit, maximum=20)
+    limit = int_arg("limit", limit, 1, 20)
     parsed = probe(url, allow_private=settings().allow_private)
     existing = feed_by_url(db, url)
     entries = [
@@ -196,10 +221,11 @@ def preview_feed(
         for e in parsed["entries"][:limit]
     ]
     note = (f"already subscribed as feed {existing['id']}" if existing
-            else "not subscribed; add_feed subscribes")
+            else f"not subscribed; {SUBSCRIBE}")
     # The feed's own title stays out of the message (it is in feed.title): feed text is
     # untrusted data, and the message is the tool speaking.
-    return ok(f"Previewed {url[:200]}: {parsed['n_entries']} entries, showing {len(entries)} "
+    return ok(f"Previewed {url[:200]}: {plural(parsed['n_entries'], 'entry', 'entries')}, "
+              f"showing {len(entries)} "
               f"({note}).",
               feed={"url": url, "title": parsed["title"], "n_entries": parsed["n_entries"],
                     "subscribed_as": existing["id"] if existing else None},
@@ -214,11 +240,10 @@ def list_feeds(db) -> dict:
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
     failing = sum(1 for f in feeds if f["last_error"])
-    extra = f"; {orphans} items remain from removed feeds" if orphans else ""
+    extra = f"; {plural(orphans, 'item')} remain from removed feeds" if orphans else ""
     if not feeds:
-        return ok(f"No feeds subscribed. Use add_feed with a feed URL, or suggest_feeds{extra}.",
-                  feeds=[], orphaned_items=orphans)
-    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}.",
+        return ok(f"No feeds subscribed. {NO_FEEDS}{extra}.", feeds=[], orphaned_items=orphans)
+    return ok(f"{plural(len(feeds), 'feed')} ({failing} failing on their last fetch){extra}.",
               feeds=feeds, orphaned_items=orphans)
 
 
@@ -238,10 +263,10 @@ def remove_feed(
     # in the feed payload, not in the tool's own words.
     what = f"feed {plan['feed']['id']} ({plan['feed']['url'][:200]})"
     if confirm is not True:
-        return fail(f"Nothing removed (confirm is false). Removing would unsubscribe {what}: "
+        return fail(f"Nothing removed ({NOT_CONFIRMED}). Removing would unsubscribe {what}: "
                     f"it would no longer be fetched; its {plan['item_count']} items stay in the "
-                    f"archive and its {plan['click_count']} clicks are kept. Call again with "
-                    "confirm=true to remove it.", feed=plan["feed"], removed=False)
+                    f"archive and its {plan['click_count']} clicks are kept. {CONFIRM_REMOVE}.",
+                    feed=plan["feed"], removed=False)
     unsubscribe(db, feed_id)
     return ok(f"Removed {what}. Its {plan['item_count']} items stay in the archive "
               f"(still ranked and searchable) and its {plan['click_count']} clicks are kept.",
@@ -255,16 +280,15 @@ def suggest_feeds(
     limit: Annotated[int, Field(description="How many suggestions to return (1-30).", ge=1, le=30)] = 8,
 ) -> dict:
     """Curated feeds (shipped with hermes) matching the persona's liked tags and interests."""
-    from hermes.rank import clamp_limit
     from hermes.signals import require_user
 
     from .suggest import suggest
 
     persona = require_user(db, user)
-    found = suggest(db, persona, limit=clamp_limit(limit, maximum=30))
+    found = suggest(db, persona, limit=int_arg("limit", limit, 1, 30))
     if not found:
         return ok(f"No curated feed matches {persona['name']}'s interests or liked tags yet (or "
-                  "all matching ones are subscribed). Like a few items, or add a feed by URL "
-                  "with add_feed.", user=persona["name"], suggestions=[])
-    return ok(f"{len(found)} curated feeds for {persona['name']}, best match first; subscribe "
-              "with add_feed(url).", user=persona["name"], suggestions=found)
+                  f"all matching ones are subscribed). Like a few items, or {ADD_BY_URL}.",
+                  user=persona["name"], suggestions=[])
+    return ok(f"{plural(len(found), 'curated feed')} for {persona['name']}, best match first; "
+              f"{SUBSCRIBE_SUGGESTED}.", user=persona["name"], suggestions=found)

@@ -13,13 +13,22 @@ import sqlite_utils
 
 from hermes.db import write_transaction
 from hermes.errors import InvalidInput
+from hermes.faces import Say, plural
 from hermes.rank import CandidateQuery, item_rows, rank
 from hermes.signals import record_click, require_user
 
 BOOTSTRAP_MAX = 50
+SET_INTERESTS = Say(mcp="set it with update_persona",
+                    cli="set it with `hermes persona update NAME --interests TEXT`",
+                    web="set it on the Personas page")
+RESET = Say(mcp="reset_feedback", cli="`hermes persona reset NAME --yes`", web="resetting its feedback")
 
 
-def _count(value, what: str) -> int:
+N_LIKE = Say(mcp="n_like", cli="--likes", web="likes")
+N_DISLIKE = Say(mcp="n_dislike", cli="--dislikes", web="dislikes")
+
+
+def _count(value, what) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{what} must be an integer between 0 and {BOOTSTRAP_MAX}, got {value!r}")
     if not 0 <= value <= BOOTSTRAP_MAX:
@@ -37,20 +46,19 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
     """
     if not isinstance(name, str):
         raise InvalidInput(f"name must be a persona name (a string), got {type(name).__name__}")
-    n_like, n_dislike = _count(n_like, "n_like"), _count(n_dislike, "n_dislike")
+    n_like, n_dislike = _count(n_like, N_LIKE), _count(n_dislike, N_DISLIKE)
     if n_like + n_dislike == 0:
-        raise InvalidInput("n_like and n_dislike are both 0: nothing to do")
+        raise InvalidInput(f"{N_LIKE} and {N_DISLIKE} are both 0: nothing to do")
     user = require_user(db, name)
     _require_fresh(db, user)
     if not (user["interests"] or "").strip():
         raise InvalidInput(
-            f"persona {user['name']!r} has no interests text to start from; set it with "
-            "update_persona first"
+            f"persona {user['name']!r} has no interests text to start from; {SET_INTERESTS} first"
         )
     ranking = rank(db, user, CandidateQuery(since_days=None, exclude_clicked=False), limit=None)
     order = [int(i) for i in ranking.item_ids]
     if not order:
-        raise InvalidInput("the archive has no embedded items yet; run hermes ingest first")
+        raise InvalidInput("the archive has no embedded items yet; run `hermes ingest` first")
     liked = order[:n_like]
     # The farthest first; never an item already liked (a tiny archive yields fewer).
     disliked = [i for i in reversed(order[len(liked):])][:n_dislike]
@@ -70,6 +78,6 @@ def _require_fresh(db: sqlite_utils.Database, user: dict) -> None:
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [user["id"]]).fetchone()[0]
     if n:
         raise InvalidInput(
-            f"persona {user['name']!r} already has {n} click(s); bootstrap only warms a persona "
-            "without feedback (reset_feedback clears its clicks first)"
+            f"persona {user['name']!r} already has {plural(n, 'click')}; bootstrap only warms a "
+            f"persona without feedback ({RESET} clears its clicks first)"
         )

@@ -15,8 +15,13 @@ import sqlite_utils
 
 from hermes.db import write_transaction
 from hermes.errors import InvalidInput
+from hermes.faces import Say
 from hermes.rank import create_user
 from hermes.signals import Signal, record_signal, require_user
+
+CHANGE_INTERESTS = Say(mcp="change its interests with update_persona",
+                       cli="change its interests with `hermes persona update NAME --interests TEXT`",
+                       web="pick it on the Personas page")
 
 NAME_MAX = 64
 INTERESTS_MAX = 4000
@@ -82,8 +87,8 @@ def create_persona(db: sqlite_utils.Database, name, interests) -> dict:
         existing = same_name(db, name) or name
     if existing is not None:
         raise InvalidInput(
-            f"a persona named {existing!r} already exists; pick another name, or change its "
-            "interests with update_persona"
+            f"a persona named {existing!r} already exists; pick another name, or "
+            f"{CHANGE_INTERESTS}"
         )
     return user
 

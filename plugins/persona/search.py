@@ -12,20 +12,26 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.errors import InvalidInput
+from hermes.faces import Say, plural
 from hermes.rank import rank_items
 from hermes.signals import require_user
+from hermes.tools import int_arg
 
 SEARCH_MAX = 50
 QUERY_MAX = 500
 SUMMARY_CHARS = 300
 
 
-def clamp(limit, maximum: int, what: str = "limit") -> tuple[int, str]:
-    """``limit`` clamped to [1, maximum], and a note when it had to be clamped."""
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise InvalidInput(f"{what} must be an integer between 1 and {maximum}, got {limit!r}")
-    kept = max(1, min(limit, maximum))
-    return kept, "" if kept == limit else f" ({what} {limit} clamped to {kept})"
+GIVE_QUERY = Say(mcp="give a query (words to find in titles and summaries), a tag or a content_type",
+                 cli="give WORDS to find in titles and summaries, --tag or --type",
+                 web="type words to search for")
+FEEDBACK = Say(mcp="Give feedback with record_feedback",
+               cli="Give feedback with `hermes like USER ITEM` / `hermes dislike USER ITEM`",
+               web="Give feedback with ✓ / ✗")
+RATED = Say(mcp="'rated'", cli="[liked]/[disliked]", web="✓ / ✗")
+TAGS_IN_USE = Say(mcp="propose_interests lists the tags in use",
+                  cli="`hermes persona tags` lists the tags in use",
+                  web="the tags on the feed's items are the ones in use")
 
 
 def _optional_text(value, what: str, maximum: int = 200) -> str | None:
@@ -74,17 +80,17 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
     query = _optional_text(query, "query", QUERY_MAX)
     tag = _optional_text(tag, "tag")
     content_type = _optional_text(content_type, "content_type", 50)
-    limit, note = clamp(limit, SEARCH_MAX)
+    limit = int_arg("limit", limit, 1, SEARCH_MAX)
     persona = require_user(db, user)
     if not (query or tag or content_type):
-        raise InvalidInput("give a query (words to find in titles and summaries), a tag or a content_type")
+        raise InvalidInput(str(GIVE_QUERY))
     if content_type is not None:
         known = content_types(db)
         match = next((k for k in known if k.lower() == content_type.lower()), None)
         if match is None:
             raise InvalidInput(
                 f"unknown content_type {content_type!r}; the archive holds: "
-                + (", ".join(known) if known else "nothing yet (run hermes ingest)")
+                + (", ".join(known) if known else "nothing yet (run `hermes ingest`)")
             )
         content_type = match
 
@@ -118,14 +124,14 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
     )
     if results:
         message = (
-            f"{len(results)} item(s) matching {asked}, in {persona['name']}'s ranking order"
-            f"{note}; 'rated' shows earlier feedback. Give feedback with record_feedback."
+            f"{plural(len(results), 'item')} matching {asked}, in {persona['name']}'s ranking "
+            f"order; {RATED} shows earlier feedback. {FEEDBACK}."
         )
     elif tag and not tag_exists(db, tag):
-        message = f"no item is tagged {tag!r}; propose_interests lists the tags in use{note}"
+        message = f"no item is tagged {tag!r}; {TAGS_IN_USE}"
     else:
         message = (
             f"no item matches {asked}; every query word must occur in a title or summary, "
-            f"so try fewer or different words{note}"
+            f"so try fewer or different words"
         )
     return results, message
