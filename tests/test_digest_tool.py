@@ -161,7 +161,9 @@ def test_an_empty_window_returns_ok_false_with_the_success_keys(db, add_items, c
     assert result["n_items"] == 0
     if case != "no items":
         keys, quality_keys = _success_keys(db)
-        assert set(result) == keys and set(result["ranking_quality"]) == quality_keys
+        # the success keys, plus empty=true: a valid call with nothing to show (faces exit 0)
+        assert set(result) == keys | {"empty"} and result["empty"] is True
+        assert set(result["ranking_quality"]) == quality_keys
     assert result["ranking_quality"]["clicks"] == (1 if case == "everything clicked" else 0)
 
 
@@ -259,8 +261,10 @@ def test_kg_communities_lists_labels_sizes_top_tags_and_left_out(db, corpus):
 def test_kg_communities_on_an_empty_archive_and_bad_limit(db):
     result = kg_communities(db)
     assert result["ok"] is False and "ingest" in result["message"]
-    assert set(result) == set(digest_tools.COMMUNITIES_EMPTY) | {"ok", "message"}
+    assert set(result) == set(digest_tools.COMMUNITIES_EMPTY) | {"ok", "message", "empty"}
+    assert result["empty"] is True
     assert kg_communities(db, limit=0)["ok"] is False
+    assert kg_communities(db, limit=0).get("empty") is None  # a mistake is not an empty answer
 
 
 # --- saved for later (the corpus plugin's facets, reached through its tools) ------------------

@@ -64,7 +64,7 @@ def test_feeds_add_duplicate_and_not_a_feed(db_path, feed_file, tmp_path):
     page = tmp_path / "page.html"
     page.write_text("<html><body>hi</body></html>")
     bad = run("feeds", "add", page, "--db", db_path)
-    assert bad.exit_code == 1 and "is a web page, not a feed, and it links no feed" in bad.output
+    assert bad.exit_code == 1 and "is an HTML page, not a feed, and it links no feed" in bad.output
 
 
 def test_feeds_remove_needs_yes(db_path, db, add_items):
@@ -74,7 +74,7 @@ def test_feeds_remove_needs_yes(db_path, db, add_items):
     refused = run("feeds", "remove", 1, "--db", db_path)
     assert refused.exit_code == 1
     assert "nothing removed" in refused.output and "https://example.org/test.xml" in refused.output
-    assert "1 items" in refused.output and "1 clicks" in refused.output and "--yes" in refused.output
+    assert "keep its 1 item and 1 click" in refused.output and "--yes" in refused.output
     assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1
     done = run("feeds", "remove", 1, "--yes", "--db", db_path)
     assert done.exit_code == 0 and "Removed feed 1" in done.output

@@ -262,7 +262,8 @@ def run_ingest(
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])
     for thread in warming:
-        thread.join()
+        if thread is not None:
+            thread.join()
     summary.embedded = embed_new(db, embedder, progress=progress, summary=summary)
     if summary.embedded >= matrix_store.MIN_ROWS:
         _warm_matrix(db, embedder)

@@ -15,6 +15,7 @@ import typer
 from hermes.cli_support import (DbOption, JsonOption, check, clean, database, die, emit_json,
                                 run_each, run_tool)
 from hermes.errors import HermesError
+from hermes.faces import plural
 from hermes.signals import require_user
 
 from . import membership
@@ -40,7 +41,7 @@ def show(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
         return
     typer.echo(r["message"])
     for e in r["top_entities"]:
-        typer.echo(f"  {clean(e['entity'])} ({e['kind']}, {e['item_count']} items)")
+        typer.echo(f"  {clean(e['entity'])} ({e['kind']}, {plural(e['item_count'], 'item')})")
 
 
 def items(

@@ -18,7 +18,7 @@ from hermes import kg
 from hermes.errors import HermesError, InvalidInput
 from hermes.rank import CandidateQuery, Ranking, item_rows, rank
 from hermes.signals import require_user
-from hermes.faces import Say
+from hermes.faces import INGEST, Say
 from hermes.tools import fail, int_arg, nothing, ok
 
 MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
@@ -87,8 +87,8 @@ def kg_communities(
              "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
              "n_items": graph.n_items}
     if not graph.communities:
-        why = ("no items yet; add feeds and run `hermes ingest`" if not graph.n_items else
-               "no tag occurs on two or more items yet, so there is no graph; ingest more items")
+        why = (f"no items yet; {INGEST}" if not graph.n_items else
+               f"no tag occurs on two or more items yet, so there is no graph; {INGEST}")
         return nothing(f"No topic communities: {why}.", **{**COMMUNITIES_EMPTY, **stats})
     shown = graph.communities[:limit]
     return ok(
@@ -174,7 +174,8 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
                   "interests text. Like or dislike a few items to start training the ranking.")
     elif not (likes and dislikes):
         only, missing = ("likes", "dislike") if likes else ("dislikes", "like")
-        caveat = (f"All {clicks} clicks are {only}, so the classifier has never been trained (it "
+        caveat = (f"{'The only click is a ' + only[:-1] if clicks == 1 else f'All {clicks} clicks are {only}'}"
+                  ", so the classifier has never been trained (it "
                   f"needs at least one like and one dislike): the order rests on similarity to "
                   f"the interests text and per-tag preferences. One {missing} would activate it.")
     else:
@@ -264,7 +265,7 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
     if not top_ids:
         return nothing(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
-            f"Run `hermes ingest` for new items, or {WIDEN}.",
+            f"{INGEST.sentence()}, or {WIDEN}.",
             **{**copy.deepcopy(DIGEST_EMPTY), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 

@@ -31,6 +31,8 @@ class _AlternateLinks(HTMLParser):
 
 
 def looks_like_html(body: bytes, headers: dict | None = None) -> bool:
+    if not body.strip():
+        return False
     kind = {k.lower(): v for k, v in (headers or {}).items()}.get("content-type", "").lower()
     if "html" in kind:
         return True

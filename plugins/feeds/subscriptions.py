@@ -96,7 +96,7 @@ def probe(url: str, *, allow_private: bool) -> dict:
         # A web page: follow its <link rel="alternate"> to the feed, as feed readers do.
         links = feed_links(got.body or b"", got.final_url or url)
         if not links:
-            raise InvalidInput(f"{url[:200]!r} is a web page, not a feed, and it links no feed "
+            raise InvalidInput(f"{url[:200]!r} is an HTML page, not a feed, and it links no feed "
                                "(no <link rel=\"alternate\"> of a feed type); give the feed's "
                                "own URL") from None
         page_url, feed_url = url, links[0]

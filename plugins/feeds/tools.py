@@ -143,7 +143,8 @@ def list_feed(
         return ok(f"No unread items for {persona['name']} in {scope}. {widen}{ADD_FEEDS}.",
                   user=persona["name"], items=[])
     return ok(f"{plural(len(items), 'item')} for {persona['name']} from {scope}, best first "
-              f"({ranking.n_clicks} clicks so far; behaviour weighs {ranking.blend_weight:.0%}).",
+              f"({plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
+              f"{ranking.blend_weight:.0%}).",
               user=persona["name"], items=items)
 
 
@@ -264,12 +265,13 @@ def remove_feed(
     what = f"feed {plan['feed']['id']} ({plan['feed']['url'][:200]})"
     if confirm is not True:
         return fail(f"Nothing removed ({NOT_CONFIRMED}). Removing would unsubscribe {what}: "
-                    f"it would no longer be fetched; its {plan['item_count']} items stay in the "
-                    f"archive and its {plan['click_count']} clicks are kept. {CONFIRM_REMOVE}.",
+                    f"it would no longer be fetched, and the archive would keep its "
+                    f"{plural(plan['item_count'], 'item')} and {plural(plan['click_count'], 'click')}. "
+                    f"{CONFIRM_REMOVE}.",
                     feed=plan["feed"], removed=False)
     unsubscribe(db, feed_id)
-    return ok(f"Removed {what}. Its {plan['item_count']} items stay in the archive "
-              f"(still ranked and searchable) and its {plan['click_count']} clicks are kept.",
+    return ok(f"Removed {what}. The archive keeps its {plural(plan['item_count'], 'item')} (still "
+              f"ranked and searchable) and {plural(plan['click_count'], 'click')}.",
               feed=plan["feed"], removed=True)
 
 

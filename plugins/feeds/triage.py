@@ -30,6 +30,9 @@ class Triage:
     def __init__(self, db, user: str, *, limit: int, since_days: float | None, echo=typer.echo):
         self.db, self.user, self.limit, self.since_days = db, user, limit, since_days
         self.echo = echo
+        from rich.console import Console
+
+        self.console = Console()
         self.items: list[dict] = []
         self.header = ""
         self.cursor = 0
@@ -147,7 +150,7 @@ class Triage:
         width, height = shutil.get_terminal_size((100, 30))
         rows = max((height - 5) // 2, 1)
         start = min(max(self.cursor - rows // 2, 0), max(len(self.items) - rows, 0))
-        typer.clear()
+        self.console.clear()
         self.echo(typer.style(clean(self.header, width - 1), dim=True))
         if not self.items:
             self.echo("Nothing unread here. q quits.")

@@ -13,7 +13,7 @@ import sqlite_utils
 
 from hermes.db import write_transaction
 from hermes.errors import InvalidInput
-from hermes.faces import Say, plural
+from hermes.faces import INGEST, Say, plural
 from hermes.rank import CandidateQuery, item_rows, rank
 from hermes.signals import record_click, require_user
 
@@ -58,7 +58,7 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
     ranking = rank(db, user, CandidateQuery(since_days=None, exclude_clicked=False), limit=None)
     order = [int(i) for i in ranking.item_ids]
     if not order:
-        raise InvalidInput("the archive has no embedded items yet; run `hermes ingest` first")
+        raise InvalidInput(f"the archive has no embedded items yet; {INGEST}")
     liked = order[:n_like]
     # The farthest first; never an item already liked (a tiny archive yields fewer).
     disliked = [i for i in reversed(order[len(liked):])][:n_dislike]

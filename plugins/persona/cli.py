@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from hermes.cli_support import DbOption, JsonOption, check, clean, database, run_tool
+from hermes.faces import plural
 
 from .bootstrap import BOOTSTRAP_MAX
 from .search import SEARCH_MAX
@@ -43,7 +44,8 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
     typer.echo(result["message"])
     for u in result["users"]:
         interests = u["interests"] if len(u["interests"]) <= 70 else u["interests"][:69] + "…"
-        typer.echo(f"  {u['name']}  ({u['likes']} likes, {u['dislikes']} dislikes)  {interests}")
+        typer.echo(f"  {u['name']}  ({plural(u['likes'], 'like')}, {plural(u['dislikes'], 'dislike')})"
+                   f"  {interests}")
 
 
 def show(name: NameArg, db: DbOption = None, as_json: JsonOption = False):
@@ -53,7 +55,7 @@ def show(name: NameArg, db: DbOption = None, as_json: JsonOption = False):
         return
     src = ", ".join(f"{k} {v}" for k, v in s["clicks_by_source"].items())
     typer.echo(f"{s['user']}: {s['interests']}")
-    typer.echo(f"  clicks: {s['clicks']} ({s['likes']} likes, {s['dislikes']} dislikes"
+    typer.echo(f"  clicks: {s['clicks']} ({plural(s['likes'], 'like')}, {plural(s['dislikes'], 'dislike')}"
                + (f"; {src})" if src else ")"))
     typer.echo(f"  blend: {s['blend']}")
     for label, key in (("liked tags", "liked_tags"), ("disliked tags", "disliked_tags"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.errors import InvalidInput
-from hermes.faces import Say, plural
+from hermes.faces import INGEST, Say, plural
 from hermes.rank import rank_items
 from hermes.signals import require_user
 from hermes.tools import int_arg
@@ -90,7 +90,7 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
         if match is None:
             raise InvalidInput(
                 f"unknown content_type {content_type!r}; the archive holds: "
-                + (", ".join(known) if known else "nothing yet (run `hermes ingest`)")
+                + (", ".join(known) if known else f"nothing yet ({INGEST})")
             )
         content_type = match
 

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from hermes.db import file_of
 from hermes.errors import HermesError, InvalidInput
-from hermes.faces import CREATE_PERSONA, Say, plural
+from hermes.faces import CREATE_PERSONA, INGEST, Say, plural
 from hermes.tools import caller, envelope, fail, int_arg, ok
 
 from . import bootstrap as _bootstrap
@@ -147,8 +147,8 @@ def propose_interests(
     ]
     if not tags:
         message = (
-            "the archive has no tagged items yet (run `hermes ingest`); write the interests in "
-            "your own words instead"
+            f"the archive has no tagged items yet ({INGEST}); write the interests in your own "
+            "words instead"
         )
         return ok(message, tags=[], content_types=types, suggested_interests="")
     suggestion = ", ".join(t["tag"] for t in tags[:8])
