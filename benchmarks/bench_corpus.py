@@ -28,7 +28,7 @@ os.environ.setdefault("HERMES_EMBEDDER", "hash")
 
 def _writer(db_path: str, home: str, seed: int, n: int, n_items: int, barrier, out) -> None:
     os.environ["HERMES_HOME"] = home
-    from hermes.db import get_db
+    from hermes.storage.db import get_db
     from hermes_corpus import signals as cs
 
     db = get_db(db_path)
@@ -70,8 +70,9 @@ def main() -> None:
     home = tmp / "home"
     home.mkdir()
     os.environ["HERMES_HOME"] = str(home)
-    from hermes.db import get_db
-    from hermes_corpus import signals as cs, tools as ct
+    from hermes.storage.db import get_db
+    from hermes_corpus import signals as cs
+    from hermes_corpus import tools as ct
 
     db_path = str(tmp / "bench.db")
     db = get_db(db_path)

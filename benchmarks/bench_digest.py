@@ -38,7 +38,7 @@ DIM = 384
 
 
 def synthesize(db, n_items: int, seed: int = 0) -> None:
-    from hermes.db import write_transaction
+    from hermes.storage.transactions import write_transaction
 
     rng = np.random.default_rng(seed)
     zipf = 1.0 / np.arange(1, TAGS_PER_TOPIC + 1) ** 1.1
@@ -72,8 +72,8 @@ def synthesize(db, n_items: int, seed: int = 0) -> None:
 
 
 def persona(db):
-    from hermes.rank import create_user
-    from hermes.signals import record_click
+    from hermes.records import create_user
+    from hermes.storage.signals import record_click
 
     user = create_user(db, "bench", "items about topic 3 and topic 7")
     ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id LIMIT 15")]
@@ -99,9 +99,11 @@ def fmt(t: tuple[float, float]) -> str:
 
 
 def bench(n_items: int, runs: int, workdir: Path) -> dict:
-    from hermes import kg, matrix
-    from hermes.db import get_db
-    from hermes.rank import CandidateQuery, rank
+    from hermes import tag_graph
+    from hermes.contract import CandidateQuery
+    from hermes.ranking import matrix
+    from hermes.ranking.rank import rank
+    from hermes.storage.db import get_db
     from hermes_digest.tools import digest
 
     db = get_db(workdir / f"bench-{n_items}.db")
@@ -110,15 +112,15 @@ def bench(n_items: int, runs: int, workdir: Path) -> dict:
     user = persona(db)
     setup_s = time.perf_counter() - t0
 
-    build_ms, graph = median_ms(lambda: kg.build_graph(db), max(3, runs // 2))
-    kg.clear_cache()
+    build_ms, graph = median_ms(lambda: tag_graph.build_graph(db), max(3, runs // 2))
+    tag_graph.clear_cache()
     matrix.clear_cache()
     first_ms, first = median_ms(lambda: digest(db, "bench", days=7), 1)
     assert first["ok"], first["message"]
     warm_ms, result = median_ms(lambda: digest(db, "bench", days=7), runs)
 
     def from_table():
-        kg.clear_cache()
+        tag_graph.clear_cache()
         return digest(db, "bench", days=7)
 
     table_ms, _ = median_ms(from_table, runs)

@@ -44,7 +44,7 @@ import sys, time
 from hermes import embed
 if sys.argv[1] == "off":
     embed.prewarm = lambda embedder: None   # the model loads only when embedding starts
-from hermes.db import get_db
+from hermes.storage.db import get_db
 from hermes.ingest.pipeline import run_ingest
 start = time.perf_counter()
 run_ingest(get_db(sys.argv[2]))
@@ -92,7 +92,7 @@ def ingest_overlap(runs: int, delay: float, env: dict) -> dict[str, float]:
             for mode in ("on", "off"):
                 with tempfile.TemporaryDirectory() as tmp:
                     db = str(Path(tmp) / "i.db")
-                    from hermes.db import get_db
+                    from hermes.storage.db import get_db
 
                     conn = get_db(db).conn
                     conn.execute("INSERT INTO feeds (url) VALUES (?)", [str(samples[0])])

@@ -24,9 +24,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the loopback server
 
 from hermes.config import Settings
-from hermes.db import get_db
 from hermes.embed import HashEmbedder, MiniLMEmbedder
 from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
+from hermes.storage.db import get_db
 
 
 class TimedEmbedder:

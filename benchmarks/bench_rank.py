@@ -51,9 +51,11 @@ def words(rng: np.random.Generator, n: int) -> list[str]:
 
 def build(path: Path, n: int, seed: int = 0) -> None:
     os.environ["HERMES_LOAD_ENTRYPOINTS"] = "0"
-    from hermes.db import get_db, write_transaction
-    from hermes.rank import create_user, interest_clauses, interests_key
-    from hermes.signals import record_click
+    from hermes.ranking.interests import interest_clauses, interests_key
+    from hermes.records import create_user
+    from hermes.storage.db import get_db
+    from hermes.storage.signals import record_click
+    from hermes.storage.transactions import write_transaction
 
     tmp = path.with_suffix(".tmp")
     for stale in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
@@ -111,7 +113,7 @@ def build(path: Path, n: int, seed: int = 0) -> None:
 PROBE = r"""
 import json, resource, statistics, sys, time
 t0 = time.perf_counter()
-from hermes.db import get_db
+from hermes.storage.db import get_db
 from hermes.tools import call_tool, collect_tools
 db = get_db(sys.argv[1])
 list_feed = collect_tools()["list_feed"]
@@ -131,9 +133,10 @@ def median_ms(fn, runs):
 
 import numpy as np
 from hermes.embed import get_embedder
-from hermes.matrix import get_matrix
-from hermes.rank import interests_vector, rank_items
-from hermes.signals import require_user
+from hermes.ranking.matrix import get_matrix
+from hermes.ranking.interests import interests_vectors
+from hermes.ranking.rank import rank_items
+from hermes.records import require_user
 runs = int(sys.argv[2])
 user, new = require_user(db, "bench"), require_user(db, "new")
 out = {"n": int(sys.argv[3]), "startup_s": t1 - t0, "first_s": t2 - t1, "torch_imported": torch}
@@ -142,7 +145,7 @@ out["list_feed_new_ms"] = median_ms(lambda: call_tool(db, list_feed, {"user": "n
 out["rank_items_ms"] = median_ms(lambda: rank_items(db, user, limit=20), runs)
 # After each new click the behaviour components are recomputed (classifier refit, one pass
 # over the matrix); the profile stays cached.
-from hermes.signals import record_click
+from hermes.storage.signals import record_click
 rng = np.random.default_rng(1)
 n_items = int(sys.argv[3])
 def click_then_list():
@@ -153,7 +156,7 @@ def click_then_list():
 out["after_click_ms"] = statistics.median(click_then_list() for _ in range(runs)) * 1000
 embedder = get_embedder()
 M = get_matrix(db, embedder.name, embedder.dimension).vectors
-q = interests_vector(db, user, embedder)
+q = interests_vectors(db, user, embedder)[0]
 
 def bare():
     s = M @ q

@@ -32,7 +32,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
 
-    from hermes.db import get_db, write_transaction
+    from hermes.storage.db import get_db
+    from hermes.storage.transactions import write_transaction
     from hermes.tools import call_tool, collect_tools
 
     with tempfile.TemporaryDirectory() as tmp:

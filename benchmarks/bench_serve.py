@@ -73,7 +73,7 @@ def torch_mapped(pid: int) -> bool:
 
 def make_db(path: Path, env: dict) -> None:
     code = (
-        "import sys; from hermes.db import get_db\n"
+        "import sys; from hermes.storage.db import get_db\n"
         "db = get_db(sys.argv[1])\n"
         "for i in range(5):\n"
         "    db.execute('INSERT INTO feeds (url, title) VALUES (?, ?)', [f'https://bench.example/{i}', f'feed {i}'])\n"
@@ -114,7 +114,7 @@ async def calls_over_stdio(db: Path, env: dict, n: int) -> list[float]:
 
 
 def calls_in_process(db: Path, n: int) -> list[float]:
-    from hermes.db import get_db
+    from hermes.storage.db import get_db
     from hermes.tools import call_tool, collect_tools
 
     tool = collect_tools()["list_feeds"]
@@ -133,7 +133,7 @@ import json, sys, time
 t = time.process_time
 marks = [("python start-up + site", t())]
 import mcp.server.mcpserver; marks.append(("the MCP SDK (mcp.server.mcpserver, with pydantic, anyio, starlette)", t()))
-import typer, hermes.cli; marks.append(("typer + hermes.cli", t()))
+import typer, hermes.cli.app; marks.append(("typer + hermes.cli.app", t()))
 from hermes.plugins import get_plugin_manager; get_plugin_manager()
 marks.append(("plugin manager: the plugin modules and what they import beyond the SDK", t()))
 from hermes.mcp_server import build_server; server = build_server(sys.argv[1])

@@ -7,7 +7,7 @@
 Per seed the corpus is split in half (history / held-out). Each system ranks the unrated
 history items, the simulated person rates the top 5 (like iff relevance > 0), and so on up
 to the budget; at budgets 0, 5, 10 and 30 the system ranks the held-out half and we score
-nDCG@10 (graded) and P@10. hermes runs through its own ranking path — ``hermes.rank.rank``
+nDCG@10 (graded) and P@10. hermes runs through its own ranking path — ``hermes.ranking.rank.rank``
 with the candidate query ``list_feed`` / ``search_feed`` use, clicks written by
 ``record_click`` — over a temporary database filled by the ingest store and embedded with
 the real all-MiniLM-L6-v2 (vectors cached in benchmarks/.cache/). Two variants: arXiv
@@ -48,8 +48,8 @@ class HermesSystem:
     arXiv categories or not at all."""
 
     def __init__(self, directory: Path, papers, embedder: CachedMiniLM, tags: bool):
-        from hermes.db import get_db
         from hermes.ingest.store import embed_pending, insert_items
+        from hermes.storage.db import get_db
 
         self.db = get_db(directory / f"quality-{'tags' if tags else 'notags'}.db")
         self.db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)",
@@ -67,7 +67,7 @@ class HermesSystem:
         self.paper_of = {i: p.index for p, i in zip(papers, ids)}
 
     def __call__(self, persona, seed: int):
-        from hermes.rank import create_user
+        from hermes.records import create_user
 
         user = create_user(self.db, f"{persona.name}#{seed}", persona.interests)
         return HermesSession(self, user)
@@ -78,7 +78,8 @@ class HermesSession:
         self.s, self.user = system, user
 
     def rank(self, pool, k):
-        from hermes.rank import CandidateQuery, rank
+        from hermes.contract import CandidateQuery
+        from hermes.ranking.rank import rank
 
         query = CandidateQuery(since_days=None, exclude_clicked=True,
                                item_ids=tuple(self.s.item_of[i] for i in pool))
@@ -86,7 +87,7 @@ class HermesSession:
         return [self.s.paper_of[int(i)] for i in ranking.item_ids]
 
     def rate(self, index, liked):
-        from hermes.signals import record_click
+        from hermes.storage.signals import record_click
 
         record_click(self.s.db, self.user["id"], self.s.item_of[index], liked, "agent")
 

@@ -1,3 +1,43 @@
-"""hermes: a self-hosted personal feed engine for researchers."""
+"""hermes: a self-hosted personal feed engine for researchers.
+
+What a plugin author needs is importable from here — ``from hermes import hookimpl, Tool,
+Component, ok`` — and loaded on first use (PEP 562), so ``import hermes`` stays cheap.
+"""
+
+import importlib
 
 __version__ = "0.1.0"
+
+#: public name -> the module that holds it
+_EXPORTS = {
+    "hookimpl": "hermes.hookspecs",
+    "hookspec": "hermes.hookspecs",
+    "Tool": "hermes.contract",
+    "Signal": "hermes.contract",
+    "Migration": "hermes.contract",
+    "CandidateQuery": "hermes.contract",
+    "Component": "hermes.contract",
+    "ScoringContext": "hermes.contract",
+    "Embedder": "hermes.contract",
+    "UNTRUSTED": "hermes.contract",
+    "ok": "hermes.tools",
+    "fail": "hermes.tools",
+    "HermesError": "hermes.errors",
+    "InvalidInput": "hermes.errors",
+    "NotFound": "hermes.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_EXPORTS])

@@ -19,6 +19,8 @@ DEMO_INTERESTS = (
 
 def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
     """Ingest the samples, create a persona, rank, explain, digest; return the results."""
+    # Here, not at the top: httpx and feedparser load only when the demo runs (``hermes
+    # --help`` imports this module through the CLI).
     from .ingest.feedlist import sample_feed_paths
     from .ingest.pipeline import run_ingest
 

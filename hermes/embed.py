@@ -1,4 +1,6 @@
-"""Embedders: the interface, the offline MiniLM default, and a deterministic test embedder.
+"""Embedders: the offline MiniLM default, a deterministic test embedder, the one in use.
+
+(The interface, :class:`hermes.contract.Embedder`, is part of the plugin contract.)
 
 Importing this module is cheap: torch and sentence-transformers load on the first
 ``embed`` call, so ``hermes serve`` answers ``tools/list`` without them.
@@ -6,22 +8,16 @@ Importing this module is cheap: torch and sentence-transformers load on the firs
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import threading
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-
-@runtime_checkable
-class Embedder(Protocol):
-    name: str
-    dimension: int
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Return ``(len(texts), dimension)`` float32 rows of unit L2 norm."""
+from .contract import Embedder
+from .plugins import get_plugin_manager
 
 
 class MiniLMEmbedder:
@@ -93,9 +89,7 @@ def use_bf16() -> bool:
 
 
 def _precision():
-    import contextlib
-
-    import torch
+    import torch  # here, not at the top: `hermes serve` lists tools without torch
 
     if use_bf16():
         return torch.autocast("cpu", dtype=torch.bfloat16)
@@ -131,8 +125,6 @@ class HashEmbedder:
 
 def get_embedder() -> Embedder:
     """The embedder chosen by the ``hermes_embedder`` hook (cached per process)."""
-    from .plugins import get_plugin_manager
-
     pm = get_plugin_manager()
     cached = getattr(pm, "_hermes_embedder", None)
     if cached is None:

@@ -2,8 +2,9 @@
 
 Every hook is called with keyword arguments only, so a spec can grow new arguments without
 breaking older implementations. Built-in plugins (``hermes_feeds``, ``hermes_persona``,
-``hermes_digest``, ``hermes_corpus`` and the core's ``hermes.default_*`` modules) implement
+``hermes_digest``, ``hermes_corpus`` and the core's :mod:`hermes.builtins`) implement
 these exactly as a third-party package registered under the ``hermes`` entry-point group.
+The value types hooks take and return live in :mod:`hermes.contract`, and nowhere else.
 """
 
 from __future__ import annotations
@@ -12,18 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-if TYPE_CHECKING:  # only for annotations: the contract module imports nothing heavy
+from .contract import CandidateQuery, Component, Embedder, Migration, ScoringContext, Signal, Tool
+
+if TYPE_CHECKING:  # only for annotations: the hook contract imports nothing heavy
     import numpy as np
     import sqlite_utils
     import typer
     from starlette.applications import Starlette
 
-    from .embed import Embedder
-    from .matrix import Matrix
-    from .migrations import Migration
-    from .rank import CandidateQuery, Component
-    from .signals import Signal
-    from .tools import Tool
+    from .contract import Matrix
 
 hookspec = pluggy.HookspecMarker("hermes")
 hookimpl = pluggy.HookimplMarker("hermes")
@@ -33,7 +31,7 @@ hookimpl = pluggy.HookimplMarker("hermes")
 def hermes_register_tools() -> list[Tool]:
     """Return the tools this plugin provides.
 
-    Each :class:`hermes.tools.Tool` names a plain function whose first parameter is
+    Each :class:`hermes.contract.Tool` names a plain function whose first parameter is
     ``db`` (injected by the caller) and whose other parameters are type-annotated: the MCP
     server derives the JSON schema from them. The function returns the result envelope of
     :mod:`hermes.tools` and never raises for a user mistake. The MCP server, ``hermes
@@ -45,7 +43,7 @@ def hermes_register_tools() -> list[Tool]:
 def hermes_register_signals() -> list[str]:
     """Return the signal kinds this plugin writes (``"click"``, ``"progress"`` …).
 
-    :func:`hermes.signals.record_signal` refuses a kind that no plugin declared.
+    :func:`hermes.storage.signals.record_signal` refuses a kind that no plugin declared.
     """
 
 
@@ -78,20 +76,22 @@ def hermes_candidates(
 
 @hookspec
 def hermes_score(
-    db: sqlite_utils.Database, user: dict, item_ids: np.ndarray, vectors: np.ndarray, context: dict
+    db: sqlite_utils.Database, user: dict, item_ids: np.ndarray, vectors: np.ndarray,
+    context: ScoringContext,
 ) -> list[Component] | Component | None:
     """Score candidate items for a persona.
 
     :param item_ids: candidate ids (int64), in the order scores must follow.
     :param vectors: their embeddings, row-aligned with ``item_ids`` (float32, unit norm):
         the matrix itself when every item is a candidate, otherwise a no-copy view
-        (:class:`hermes.matrix.CandidateVectors`) — ``vectors @ w`` is computed without
-        copying 100k rows, and ``np.asarray(vectors)`` gives a plain ``(n, d)`` array.
-    :param context: shared per-ranking facts computed once by the core: ``clicks`` (the
-        persona's clicks as ``(item_id, liked)`` pairs, oldest first), ``n_clicks``,
-        ``blend_weight``, ``embedder``, ``matrix``, ``rows`` (the candidates' row indices
-        in ``matrix``) and ``query`` (the :class:`hermes.rank.CandidateQuery`).
-    :returns: one or more :class:`hermes.rank.Component` (a name, a role — ``profile``,
+        (:class:`hermes.ranking.matrix.CandidateVectors`) — ``vectors @ w`` is computed
+        without copying 100k rows, and ``np.asarray(vectors)`` gives a plain ``(n, d)`` array.
+    :param context: shared per-ranking facts computed once by the core
+        (:class:`hermes.contract.ScoringContext`): ``clicks`` (the persona's clicks as
+        ``(item_id, liked)`` pairs, oldest first), ``n_clicks``, ``blend_weight``,
+        ``embedder``, ``matrix``, ``rows`` (the candidates' row indices in ``matrix``) and
+        ``query`` (the :class:`hermes.contract.CandidateQuery`).
+    :returns: one or more :class:`hermes.contract.Component` (a name, a role — ``profile``,
         ``behaviour`` or ``boost`` —, raw scores, whether it is active, and a detail dict for
         explanations), or ``None`` when the plugin has nothing to say. The core calibrates
         components to a common scale before blending them.
@@ -102,7 +102,7 @@ def hermes_score(
 def hermes_migrations() -> list[Migration]:
     """Return this plugin's schema migrations, in order.
 
-    Each :class:`hermes.migrations.Migration` has a globally unique name (prefix it with the
+    Each :class:`hermes.contract.Migration` has a globally unique name (prefix it with the
     plugin's name) and a function of ``db``. Applied once, recorded in the ledger; a released
     migration is never edited, a new one is appended.
     """
@@ -125,7 +125,7 @@ def hermes_item_tags(item: dict) -> list[str] | None:
 def hermes_embedder() -> Embedder | None:
     """Provide the embedding model (first non-``None`` answer wins).
 
-    The built-in default (``hermes.default_embedder``, registered ``trylast``) is
+    The built-in default (``hermes.builtins.default_embedder``, registered ``trylast``) is
     all-MiniLM-L6-v2 loaded offline. Construction must be cheap: load weights lazily in
     ``embed``.
     """

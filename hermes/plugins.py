@@ -19,20 +19,18 @@ from . import hookspecs
 from .config import settings
 from .errors import NotFound
 
-DEFAULT_PLUGINS: tuple[str, ...] = (
-    "hermes.signals",
-    "hermes.default_embedder",
-    "hermes.default_candidates",
-    "hermes.scorers",
-    "hermes_feeds",
-    "hermes_persona",
-    "hermes_digest",
-    "hermes_corpus",
-)
-
-
-def _short_name(module_name: str) -> str:
-    return module_name.removeprefix("hermes.").removeprefix("hermes_")
+#: plugin name -> module, registered in this order (the names are what ``HERMES_PLUGINS``
+#: and ``hermes plugins`` use)
+DEFAULT_PLUGINS: dict[str, str] = {
+    "signals": "hermes.builtins.clicks",
+    "default_embedder": "hermes.builtins.default_embedder",
+    "default_candidates": "hermes.builtins.default_candidates",
+    "scorers": "hermes.builtins.scorers",
+    "feeds": "hermes_feeds",
+    "persona": "hermes_persona",
+    "digest": "hermes_digest",
+    "corpus": "hermes_corpus",
+}
 
 
 def _build() -> pluggy.PluginManager:
@@ -40,8 +38,7 @@ def _build() -> pluggy.PluginManager:
     pm.add_hookspecs(hookspecs)
     allowed = settings().plugins
     seen: set[str] = set()
-    for module_name in DEFAULT_PLUGINS:
-        name = _short_name(module_name)
+    for name, module_name in DEFAULT_PLUGINS.items():
         seen.add(name)
         if allowed is None or name in allowed:
             pm.register(importlib.import_module(module_name), name=name)
@@ -68,10 +65,6 @@ def get_plugin_manager() -> pluggy.PluginManager:
 
 
 pm_cache_clear = get_plugin_manager.cache_clear
-
-
-def hook():
-    return get_plugin_manager().hook
 
 
 def describe_plugins() -> list[dict]:

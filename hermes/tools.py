@@ -1,43 +1,24 @@
-"""The tool record, the result envelope, and the one place tools are collected and called.
+"""The result envelope, and the one place tools are collected and called.
 
 A tool is a plain function ``fn(db, **arguments) -> dict``. Its result is the envelope
 ``{"ok": bool, "message": str, **payload}``; a failure keeps the success-path keys present
-(empty) and its message says what went wrong and what to do instead.
+(empty) and its message says what went wrong and what to do instead. The tool record
+itself, :class:`hermes.contract.Tool`, is part of the plugin contract.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import inspect
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from . import faces
+from .contract import Tool
 from .errors import HermesError, InvalidInput
+from .plugins import get_plugin_manager
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Tool:
-    name: str
-    fn: Callable[..., dict]
-    description: str
-    group: str
-    read_only: bool = False
-    destructive: bool = False
-    idempotent: bool = False
-    #: reaches outside hermes's own data (fetches a URL the caller names)
-    open_world: bool = False
-    #: the success-path payload keys with empty values, kept present on failure
-    empty: dict = field(default_factory=dict, compare=False)
-    plugin: str = field(default="", compare=False)
-
-    def arguments(self) -> list[inspect.Parameter]:
-        """The parameters an agent supplies (everything after ``db``)."""
-        return list(inspect.signature(self.fn).parameters.values())[1:]
 
 
 def caller() -> str:
@@ -97,8 +78,6 @@ def envelope(empty_payloads: dict[str, dict]):
 
 def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
     """Every registered tool by name, remembering the plugin it came from."""
-    from .plugins import get_plugin_manager
-
     pm = get_plugin_manager()
     tools: dict[str, Tool] = {}
     for impl in pm.hook.hermes_register_tools.get_hookimpls():

@@ -7,7 +7,8 @@ import datetime as dt
 
 import pytest
 
-from hermes import matrix, plugins
+from hermes import plugins
+from hermes.ranking import matrix
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +40,7 @@ def db_path(tmp_path):
 
 @pytest.fixture
 def db(db_path):
-    from hermes.db import get_db
+    from hermes.storage.db import get_db
 
     database = get_db(db_path)
     yield database

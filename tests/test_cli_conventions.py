@@ -9,8 +9,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
-from hermes.rank import create_user
+from hermes.cli.app import build_app
+from hermes.records import create_user
 
 
 def run(*args):

@@ -10,9 +10,9 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-from hermes import dbfile
-from hermes.cli import build_app
-from hermes.db import get_db
+from hermes.storage import dbfile
+from hermes.cli.app import build_app
+from hermes.storage.db import get_db
 from hermes.errors import HermesError
 
 
@@ -123,7 +123,7 @@ def test_errors_name_the_database_file(db, db_path):
 
 
 def test_db_is_accepted_before_or_after_the_command(db, db_path):
-    from hermes.rank import create_user
+    from hermes.records import create_user
 
     create_user(db, "ann", "x")
     for args in (["--db", db_path, "persona", "list"], ["persona", "list", "--db", db_path]):

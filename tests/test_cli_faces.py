@@ -9,7 +9,7 @@ import re
 import pytest
 
 from hermes import faces
-from hermes.rank import create_user
+from hermes.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 def tool_names() -> set[str]:
@@ -62,7 +62,7 @@ def test_each_face_reads_its_own_words(db, world, tool, arguments, mcp, cli, web
 def test_cli_messages_never_name_tools_across_the_cli(db, db_path, world):
     from typer.testing import CliRunner
 
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     names = tool_names()
     runs = [["feed", "ann"], ["feed", "ann", "--all"], ["like", "ann", "999"], ["persona", "list"],

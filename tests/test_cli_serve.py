@@ -69,7 +69,7 @@ def test_serve_over_stdio_answers_with_the_database_in_its_instructions(tmp_path
 def test_unknown_tool_group_lists_the_known_ones(db_path):
     from typer.testing import CliRunner
 
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     result = CliRunner().invoke(build_app(), ["serve", "--tools", "feeds,nope", "--db", str(db_path)])
     assert result.exit_code == 1

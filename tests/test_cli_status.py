@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes import status
-from hermes.cli import build_app
-from hermes.cli_support import StatusLine
+from hermes.cli.app import build_app
+from hermes.cli.support import StatusLine
 from hermes.embed import HashEmbedder
 from hermes.hookspecs import hookimpl
-from hermes.rank import create_user
+from hermes.records import create_user
 
 
 class SlowEmbedder(HashEmbedder):

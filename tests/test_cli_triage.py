@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from process_support import child_env, hermes_command
 
-from hermes.rank import create_user
-from hermes.signals import require_user
+from hermes.records import create_user
+from hermes.records import require_user
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -101,7 +101,7 @@ def test_the_list_re_ranks_after_a_click(triage_db, tmp_path):
 def test_interactive_needs_a_terminal(triage_db):
     from typer.testing import CliRunner
 
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     _, db_path, _ = triage_db
     result = CliRunner().invoke(build_app(), ["feed", "ada", "-i", "--db", str(db_path)])

@@ -9,9 +9,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
+from hermes.cli.app import build_app
 from hermes.hookspecs import hookimpl
-from hermes.rank import create_user
+from hermes.records import create_user
 from hermes.tools import Tool, ok
 
 
@@ -99,27 +99,22 @@ def test_read_save_unsave_note_highlight(world, pm):
     assert {source for _, source in spy.seen} == {"ui"}  # a person at the terminal
 
 
-def test_save_leaves_non_integer_references_to_the_save_item_tool(world, pm):
-    db, path, ids = world
-    refused = run("save", "ada", "2401.00001", "--db", path)
-    assert refused.exit_code == 1
-    assert "is not an item id" in refused.stderr and "save_item tool" in refused.stderr
+def test_save_takes_item_ids_and_references_in_one_command(world, monkeypatch):
+    """Whole numbers are item ids (favorite); anything else is an arXiv id, DOI or URL for
+    the save_item tool's function, as a trusted person (private addresses allowed, source ui)."""
+    from hermes_corpus import exchange
 
+    db, path, ids = world
     seen = []
 
-    def save_item(db, user: str, ref: str) -> dict:
-        seen.append((user, ref))
-        return ok(f"saved {ref}", item_id=1)
+    def view_save_item(db, user, ref, *, trusted=False):
+        seen.append((user, ref, trusted))
+        return f"Stored {ref}", {k: None for k in exchange.EMPTY["save_item"]}
 
-    class SaveItem:
-        @hookimpl
-        def hermes_register_tools(self):
-            return [Tool(name="save_item", fn=save_item, description="x", group="corpus")]
-
-    pm.register(SaveItem(), name="save_item_test")
+    monkeypatch.setattr(exchange, "view_save_item", view_save_item)
     both = run("save", "ada", "2401.00001", ids[0], "--db", path)
     assert both.exit_code == 0, both.output
-    assert seen == [("ada", "2401.00001")] and "saved 2401.00001" in both.stdout
+    assert seen == [("ada", "2401.00001", True)] and "Stored 2401.00001" in both.stdout
     assert facet(db, ids[0]) == "saved"
 
 

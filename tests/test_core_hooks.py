@@ -10,12 +10,13 @@ import pytest
 from pydantic import Field
 
 from hermes import hookspecs
+from hermes.contract import Component, Migration, Signal, Tool
 from hermes.errors import InvalidInput, NotFound
 from hermes.hookspecs import hookimpl
-from hermes.migrations import Migration
-from hermes.rank import Component, create_user, rank_items
-from hermes.signals import Signal, record_click, record_signal
-from hermes.tools import Tool, call_tool, collect_tools, ok
+from hermes.ranking.rank import rank_items
+from hermes.records import create_user
+from hermes.storage.signals import record_click, record_signal
+from hermes.tools import call_tool, collect_tools, ok
 
 HOOKS = sorted(n for n in dir(hookspecs) if n.startswith("hermes_"))
 
@@ -67,7 +68,7 @@ def test_tool_errors_keep_the_payload_keys(pm, db):
 
 
 def test_hook_hermes_migrations(pm, db_path):
-    from hermes.db import get_db
+    from hermes.storage.db import get_db
 
     pm.register(ThirdParty(), name="thirdparty")
     database = get_db(db_path)
@@ -157,7 +158,7 @@ def test_hook_hermes_embedder(pm):
 def test_hook_hermes_register_commands(pm):
     from typer.testing import CliRunner
 
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     class Cmd:
         @hookimpl
@@ -209,7 +210,7 @@ def test_plugins_command_lists_plugins_and_tools():
 
     from typer.testing import CliRunner
 
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     result = CliRunner().invoke(build_app(), ["plugins", "--json"])
     assert result.exit_code == 0, result.output

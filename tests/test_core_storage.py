@@ -3,8 +3,8 @@
 import pytest
 
 from hermes.errors import InvalidInput
-from hermes.rank import create_user
-from hermes.signals import record_click
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 
 
 def test_record_click_rejects_a_bad_source(db, add_items):

@@ -10,7 +10,7 @@ from hermes_corpus import signals as cs
 
 
 def invoke(*args):
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     return CliRunner().invoke(build_app(), list(args))
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hermes.db import get_db
-from hermes_corpus import membership, signals as cs, tools as ct
+from hermes.storage.db import get_db
+from hermes_corpus import membership
+from hermes_corpus import signals as cs
+from hermes_corpus import tools as ct
 
 
 @pytest.fixture
@@ -274,7 +276,7 @@ def test_deleting_a_persona_removes_its_corpus(world):
 
 
 def test_clicks_do_not_touch_the_corpus(world):
-    from hermes.signals import record_click
+    from hermes.storage.signals import record_click
 
     db, (a, *_rest) = world["db"], world["items"]
     uid = db.execute("SELECT id FROM users WHERE name = 'alice'").fetchone()[0]

@@ -6,14 +6,16 @@ import pytest
 
 from hermes.tools import call_tool, collect_tools
 
-READS = {"corpus", "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall"}
-WRITES = {"record_progress", "add_highlight", "delete_highlight", "add_note", "delete_note", "favorite"}
+READS = {"corpus", "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall",
+         "export_corpus"}
+WRITES = {"record_progress", "add_highlight", "delete_highlight", "add_note", "delete_note", "favorite",
+          "save_item"}
 
 
 @pytest.fixture
 def setup(db, add_items):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (item,) = add_items([{"title": "Stellar streams", "tags": ["galaxies"]}])
+    (item,) = add_items([{"title": "Stellar streams", "tags": ["galaxies"], "arxiv_id": "2401.00001"}])
     return db, item
 
 
@@ -26,6 +28,7 @@ def test_the_group_and_its_annotations():
         assert tool.destructive is (name in {"delete_highlight", "delete_note"}), name
         assert tool.description and tool.fn.__doc__
     assert tools["favorite"].idempotent and not tools["record_progress"].idempotent
+    assert tools["save_item"].open_world and tools["save_item"].idempotent
     assert not tools["add_highlight"].idempotent
     assert all(tools[n].idempotent for n in READS)
 
@@ -47,10 +50,12 @@ def test_success_and_failure_share_their_keys(setup):
         "corpus_ranked": {"user": "alice"},
         "corpus_entities": {"user": "alice"},
         "recall": {"user": "alice", "query": "streams"},
+        "export_corpus": {"user": "alice", "format": "ris"},
+        "save_item": {"user": "alice", "ref": "arXiv:2401.00001v3"},  # stored: no fetch
     }
     for name in ["record_progress", "add_highlight", "add_note", "favorite", "corpus",
                  "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall",
-                 "delete_highlight", "delete_note"]:
+                 "export_corpus", "save_item", "delete_highlight", "delete_note"]:
         ok = call_tool(db, tools[name], good[name])
         assert ok["ok"] is True, (name, ok)
         bad = call_tool(db, tools[name], {**good[name], "user": "nobody"})

@@ -8,11 +8,11 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-from hermes import db as hermes_db
-from hermes.cli import build_app
-from hermes.db import get_db
+from hermes.cli.app import build_app
 from hermes.errors import HermesError, InvalidInput
-from hermes.signals import record_click
+from hermes.storage import db as hermes_db
+from hermes.storage.db import get_db
+from hermes.storage.signals import record_click
 
 
 def _make_db(path):

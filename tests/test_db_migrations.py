@@ -6,8 +6,8 @@ import sqlite3
 
 import sqlite_utils
 
-from hermes.db import get_db
-from hermes.migrations import CORE, migrate
+from hermes.storage.db import get_db
+from hermes.storage.migrations import CORE, migrate
 
 # The clicks table as it was before click provenance existed (seed 000), with the tables
 # an old database had beside it.

@@ -2,7 +2,7 @@
 
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
+from hermes.cli.app import build_app
 
 
 def test_demo_runs_offline_and_ends_with_a_digest(tmp_path):

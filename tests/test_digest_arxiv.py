@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes import kg
-from hermes.rank import create_user
+from hermes import tag_graph
+from hermes.records import create_user
 from hermes_digest.tools import digest, kg_communities
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
@@ -45,7 +45,7 @@ def test_most_arxiv_items_land_in_a_topic(db, arxiv, capsys):
 
 
 def test_every_paper_of_the_sample_is_assigned_or_reported(db, arxiv, capsys):
-    graph = kg.get_graph(db)
+    graph = tag_graph.get_graph(db)
     assigned = sum(graph.assign(p["categories"])[0] is not None for p in arxiv)
     with capsys.disabled():
         print(f"\n[arxiv graph] {assigned}/{len(arxiv)} papers in a community ({assigned / len(arxiv):.1%}); "

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from hermes import kg
-from hermes.rank import create_user
-from hermes.signals import record_click
+from hermes import tag_graph
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 from hermes.tools import call_tool, collect_tools
 from hermes_digest import tools as digest_tools
 from hermes_digest.tools import digest, kg_communities
@@ -47,7 +47,7 @@ def topic_of(result: dict, item_id: int) -> str | None:
 
 
 def test_items_group_under_the_community_their_tags_overlap_most(db, corpus):
-    graph = kg.get_graph(db)
+    graph = tag_graph.get_graph(db)
     fruit, planets = graph.community_of("apple"), graph.community_of("mars")
     assert fruit is not planets  # precondition: two topics
     result = digest(db, "ann", days=7, per_topic=10)
@@ -59,7 +59,7 @@ def test_items_group_under_the_community_their_tags_overlap_most(db, corpus):
 
 
 def test_a_tie_on_overlap_breaks_on_the_community_label(db, corpus):
-    graph = kg.get_graph(db)
+    graph = tag_graph.get_graph(db)
     labels = sorted([graph.community_of("jupiter").label, graph.community_of("banana").label])
     assert labels[0] != labels[1]
     result = digest(db, "ann", days=7, per_topic=10)
@@ -78,21 +78,21 @@ def test_items_matching_no_community_land_in_unclustered(db, corpus):
 def test_assignment_is_deterministic_across_repeated_calls(db, corpus):
     first = digest(db, "ann", days=7)
     for _ in range(3):
-        kg.clear_cache()  # also when the graph is reloaded or rebuilt
+        tag_graph.clear_cache()  # also when the graph is reloaded or rebuilt
         assert digest(db, "ann", days=7) == first
     db.execute("DELETE FROM kg_cache")
-    kg.clear_cache()
+    tag_graph.clear_cache()
     assert digest(db, "ann", days=7) == first
 
 
 def test_per_topic_truncates_but_n_total_reports_the_true_count(db, corpus, add_items):
     add_items([{"title": f"More apples {i}", "tags": ["apple", "avocado"], "days_ago": 2} for i in range(4)])
     result = digest(db, "ann", days=7, per_topic=2)
-    fruit = kg.get_graph(db).community_of("apple").label
+    fruit = tag_graph.get_graph(db).community_of("apple").label
     topic = next(t for t in result["topics"] if t["label"] == fruit)
     assert len(topic["items"]) == 2
     # fruit_strong, the 4 new ones, and the tie item (whose tie goes to the smaller label)
-    expected = 5 + (fruit < kg.get_graph(db).community_of("jupiter").label)
+    expected = 5 + (fruit < tag_graph.get_graph(db).community_of("jupiter").label)
     assert topic["n_total"] == expected
     ranks = [i["rank"] for i in topic["items"]]
     assert ranks == sorted(ranks)  # the best-ranked are the ones shown
@@ -251,7 +251,7 @@ def test_kg_communities_lists_labels_sizes_top_tags_and_left_out(db, corpus):
     result = kg_communities(db)
     assert result["ok"]
     labels = {c["label"] for c in result["communities"]}
-    assert labels == {kg.get_graph(db).community_of(t).label for t in ("apple", "mars")}
+    assert labels == {tag_graph.get_graph(db).community_of(t).label for t in ("apple", "mars")}
     for c in result["communities"]:
         assert c["size"] == len(c["top_tags"]) == 3 and c["n_items"] >= 4
     assert result["singletons_left_out"] == 1  # "knitting"
@@ -289,6 +289,9 @@ def test_saved_items_not_read_are_listed_in_their_own_section(db, corpus, add_it
     assert digest(db, "bob")["saved"]["n_total"] == 0
 
 
-def test_saved_section_is_empty_without_the_corpus_tables(db, corpus):
-    db.execute("DROP TABLE IF EXISTS corpus_membership")
+def test_saved_section_is_empty_without_the_corpus_plugin(db, corpus, monkeypatch):
+    from hermes import plugins
+
+    monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,default_candidates,scorers,digest")
+    plugins.pm_cache_clear()
     assert digest(db, "ann")["saved"] == {"label": "saved, not read yet", "items": [], "n_total": 0}

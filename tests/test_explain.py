@@ -7,9 +7,10 @@ import json
 import pytest
 
 from hermes.errors import InvalidInput
-from hermes.explain import cached_explanation, explain
-from hermes.rank import blend_weight, create_user, rank_items
-from hermes.signals import record_click
+from hermes.ranking.explain import cached_explanation, explain
+from hermes.ranking.rank import blend_weight, rank_items
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 
 
 @pytest.fixture
@@ -67,9 +68,9 @@ def test_explanation_after_clicks(db, persona):
 
 
 def test_a_clicked_or_old_item_is_ranked_within_the_normal_pool(db, persona, monkeypatch):
-    import hermes.explain
+    import hermes.ranking.explain
 
-    monkeypatch.setattr(hermes.explain, "MIN_POOL", 2)
+    monkeypatch.setattr(hermes.ranking.explain, "MIN_POOL", 2)
     user, ids = persona
     record_click(db, user["id"], ids[3], False, "ui")
     e = explain(db, user, ids[3])

@@ -9,9 +9,9 @@ import pytest
 from feeds_support import SAMPLE_ENTRIES, CannedServer, rss
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
-from hermes.rank import create_user
-from hermes.signals import record_click
+from hermes.cli.app import build_app
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 
 
 def run(*args):

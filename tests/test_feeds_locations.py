@@ -9,7 +9,7 @@ import pytest
 from feeds_support import SAMPLE_ENTRIES, CannedServer, rss
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
+from hermes.cli.app import build_app
 from hermes.tools import call_tool, collect_tools
 
 PAGE = b"""<!doctype html><html><head><title>A blog</title>

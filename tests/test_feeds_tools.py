@@ -7,8 +7,8 @@ import socket
 import pytest
 from feeds_support import SAMPLE_ENTRIES, CannedServer, rss
 
-from hermes.rank import create_user
-from hermes.signals import record_click
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 from hermes.tools import call_tool, collect_tools
 
 FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",

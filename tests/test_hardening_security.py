@@ -25,11 +25,10 @@ from pathlib import Path
 import mcp
 import pytest
 from anyio.from_thread import start_blocking_portal
+from ingest_server import FeedServer, rss
+from process_support import child_env, free_port, hermes_command, running_hermes
 
 from hermes.ingest import fetch as fetch_mod
-from ingest_server import FeedServer, rss
-
-from process_support import child_env, free_port, hermes_command, running_hermes
 
 FEED = rss([{"title": "Secret internal item", "link": "http://intranet.example/1"}])
 
@@ -175,7 +174,7 @@ def running(args: list[str], port: int, home: Path):
 
 @pytest.fixture
 def world(db, add_items):
-    from hermes.rank import create_user
+    from hermes.records import create_user
 
     ids = add_items([{"title": "one"}, {"title": "two"}])
     create_user(db, "ann", "anything")
@@ -283,7 +282,7 @@ def arguments_for(tool, ctx: dict) -> dict:
 def test_prompt_injection_in_feed_text_is_returned_as_data_only(db, monkeypatch):
     from hermes.ingest.pipeline import add_feeds, run_ingest
     from hermes.mcp_server import INSTRUCTIONS
-    from hermes.rank import create_user
+    from hermes.records import create_user
     from hermes.tools import call_tool, collect_tools
     from hermes_corpus import signals as cs
 

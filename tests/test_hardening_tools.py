@@ -35,7 +35,8 @@ from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes import matrix, plugins
+from hermes import plugins
+from hermes.ranking import matrix
 
 #: examples per tool; the default suite runs a fixed (derandomised) set, a longer run set
 #: by this variable explores with fresh random seeds
@@ -79,7 +80,7 @@ def world(db, db_path, add_items, tmp_path, monkeypatch):
     """A small populated database; returns the ids the strategies aim at."""
     import socket
 
-    from hermes.rank import create_user
+    from hermes.records import create_user
 
     real_getaddrinfo = socket.getaddrinfo
 
@@ -90,7 +91,7 @@ def world(db, db_path, add_items, tmp_path, monkeypatch):
         return real_getaddrinfo(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", offline)
-    from hermes.signals import record_click
+    from hermes.storage.signals import record_click
     from hermes_corpus import signals as cs
 
     (tmp_path / "home").mkdir(exist_ok=True)

@@ -32,9 +32,9 @@ def test_a_repeatedly_failing_feed_is_skipped_until_due(db, tmp_path):
 def test_a_large_ingest_leaves_a_matrix_snapshot_for_the_next_process(db, db_path, monkeypatch):
     import threading
 
-    from hermes import matrix_store
     from hermes.embed import get_embedder
     from hermes.ingest.pipeline import add_feeds, sample_feed_paths
+    from hermes.ranking import matrix_store
 
     monkeypatch.setattr(matrix_store, "MIN_ROWS", 10)
     add_feeds(db, [(str(sample_feed_paths()[0]), None)])

@@ -9,8 +9,8 @@ import pytest
 from ingest_server import rss
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
-from hermes.db import get_db
+from hermes.cli.app import build_app
+from hermes.storage.db import get_db
 
 
 @pytest.fixture

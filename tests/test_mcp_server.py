@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from process_support import child_env, free_port, hermes_command, running_hermes
 from pydantic import Field
 
-from process_support import child_env, free_port, hermes_command, running_hermes
-
+from hermes.contract import Component, Tool
 from hermes.hookspecs import hookimpl
 from hermes.mcp_server import build_server
-from hermes.rank import Component, create_user
-from hermes.tools import Tool, ok
+from hermes.records import create_user
+from hermes.tools import ok
 
 pytestmark = pytest.mark.anyio
 
@@ -240,7 +240,7 @@ async def test_hermes_serve_tools_option_restricts_groups(tmp_path):
 def test_serve_refuses_bad_options_with_one_line(args, fragment, db_path):
     from typer.testing import CliRunner
 
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     result = CliRunner().invoke(build_app(), ["serve", "--db", str(db_path), *args])
     assert result.exit_code == 1 and fragment in result.output
@@ -305,8 +305,9 @@ def test_hermes_executable_is_available():
 def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_token, warning, token):
     from typer.testing import CliRunner
 
-    from hermes import mcp_server, sockets
-    from hermes.cli import build_app
+    from hermes import mcp_server
+    from hermes import net as sockets
+    from hermes.cli.app import build_app
 
     seen = {}
     monkeypatch.setattr(mcp_server, "run_http", lambda server, **kw: seen.update(kw))

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
 
+from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput, NotFound
-from hermes.rank import CandidateQuery, rank
-from hermes.signals import record_click, require_user
+from hermes.ranking.rank import rank
+from hermes.records import require_user
+from hermes.storage.signals import record_click
 from hermes_persona.bootstrap import bootstrap_persona
 
 

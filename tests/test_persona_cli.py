@@ -8,7 +8,7 @@ import pytest
 from test_persona_support import archive, snapshot  # noqa: F401
 from typer.testing import CliRunner
 
-from hermes.cli import build_app
+from hermes.cli.app import build_app
 
 
 @pytest.fixture

@@ -67,7 +67,7 @@ async def test_an_agent_creates_searches_gives_feedback_and_sees_the_profile_cha
         again = await call(client, "search_feed", user="alice", query="graph")
         assert {r["id"]: r["rated"] for r in again["results"]}[archive[0]] == "like"
 
-    from hermes.db import get_db
+    from hermes.storage.db import get_db
 
     db = get_db(db_path)
     try:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
 
-from hermes.rank import rank_items
-from hermes.signals import record_click, require_user
+from hermes.ranking.rank import rank_items
+from hermes.records import require_user
+from hermes.storage.signals import record_click
 
 
 def ids(result) -> list[int]:

@@ -6,8 +6,9 @@ import pytest
 from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
 
 from hermes.embed import get_embedder
-from hermes.rank import rank_items
-from hermes.signals import record_click, require_user
+from hermes.ranking.rank import rank_items
+from hermes.records import require_user
+from hermes.storage.signals import record_click
 from hermes.tools import collect_tools
 
 PERSONA_TOOLS = {

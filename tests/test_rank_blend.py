@@ -5,17 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hermes.contract import Component
 from hermes.hookspecs import hookimpl
-from hermes.rank import (
-    Component,
-    blend,
-    blend_weight,
-    calibrate,
-    create_user,
-    item_rows,
-    rank_items,
-    top_order,
-)
+from hermes.ranking.rank import blend, blend_weight, calibrate, rank_items, top_order
+from hermes.records import create_user, item_rows
 
 
 def test_blend_weight_values():

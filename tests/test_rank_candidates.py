@@ -10,19 +10,15 @@ import textwrap
 
 import numpy as np
 
-from hermes import matrix as matrix_mod
+from hermes.contract import CandidateQuery
 from hermes.embed import HashEmbedder, get_embedder, to_blob
 from hermes.hookspecs import hookimpl
-from hermes.matrix import CandidateVectors, get_matrix
-from hermes.rank import (
-    CandidateQuery,
-    create_user,
-    interests_key,
-    interests_vectors,
-    rank,
-    rank_items,
-)
-from hermes.signals import record_click
+from hermes.ranking import matrix as matrix_mod
+from hermes.ranking.interests import interests_key, interests_vectors
+from hermes.ranking.matrix import CandidateVectors, get_matrix
+from hermes.ranking.rank import rank, rank_items
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 
 
 def ids_of(rows):
@@ -163,9 +159,9 @@ def test_the_interests_vector_is_persisted_and_re_embedded_only_when_the_text_ch
 
 FRESH = textwrap.dedent("""
     import sys, json
-    from hermes.db import get_db
-    from hermes.rank import rank_items
-    from hermes.signals import require_user
+    from hermes.storage.db import get_db
+    from hermes.ranking.rank import rank_items
+    from hermes.records import require_user
     db = get_db(sys.argv[1])
     items = rank_items(db, require_user(db, "ann"), limit=3, since_days=None)
     print(json.dumps({"ids": [i["id"] for i in items],

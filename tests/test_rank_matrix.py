@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hermes import matrix as matrix_mod
-from hermes import matrix_store
+from hermes.contract import CandidateQuery
 from hermes.embed import get_embedder
-from hermes.matrix import get_matrix
-from hermes.rank import CandidateQuery, create_user, rank
-from hermes.signals import record_click
+from hermes.ranking import matrix as matrix_mod
+from hermes.ranking import matrix_store
+from hermes.ranking.matrix import get_matrix
+from hermes.ranking.rank import rank
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 
 
 @pytest.fixture

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from hermes.embed import MiniLMEmbedder, get_embedder
-from hermes.explain import explain
 from hermes.ingest.store import embed_pending, insert_items
-from hermes.rank import create_user, rank_items
-from hermes.signals import record_click
+from hermes.ranking.explain import explain
+from hermes.ranking.rank import rank_items
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hermes import logistic, scorers
-from hermes.features import _key_stats, key_score
-from hermes.rank import CandidateQuery, create_user, interest_clauses, rank, rank_items
-from hermes.signals import record_click
+from hermes.builtins import scorers
+from hermes.contract import CandidateQuery
+from hermes.ranking import logistic
+from hermes.ranking.interests import interest_clauses
+from hermes.ranking.preferences import key_score, key_stats
+from hermes.ranking.rank import rank, rank_items
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 
 
 def ranked_ids(db, user, **kw):
@@ -24,7 +28,7 @@ def test_preference_is_active_from_the_first_click_and_smoothed(db, add_items):
     ])
     user = create_user(db, "ann", "")
     record_click(db, user["id"], ids[0], True, "ui")
-    stats = _key_stats(db, user["id"])
+    stats = key_stats(db, user["id"])
     assert stats["tag:birds"] == {"likes": 1, "dislikes": 0, "score": pytest.approx(1 / 3)}
     assert key_score(1, 0) == pytest.approx(1 / 3) and key_score(10, 0) == pytest.approx(10 / 12)
     ranking = rank(db, user, CandidateQuery())

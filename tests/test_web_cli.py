@@ -18,7 +18,7 @@ def served(monkeypatch):
     def fake_serve(app, sock, **kwargs):
         calls.append({"app": app, **sock, **kwargs})
 
-    from hermes import sockets
+    from hermes import net as sockets
 
     monkeypatch.setattr(sockets, "bind", fake_bind)
     monkeypatch.setattr(sockets, "serve_asgi", fake_serve)
@@ -26,7 +26,7 @@ def served(monkeypatch):
 
 
 def invoke(args):
-    from hermes.cli import build_app
+    from hermes.cli.app import build_app
 
     return CliRunner().invoke(build_app(), args)
 

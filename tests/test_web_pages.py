@@ -84,8 +84,8 @@ def test_feed_shows_ranked_items_with_reason_tags_source_date(web, ids):
 
 
 def test_feed_order_is_the_ranking(web, db, ids):
-    from hermes.rank import rank_items
-    from hermes.signals import require_user
+    from hermes.ranking.rank import rank_items
+    from hermes.records import require_user
 
     expected = [i["title"] for i in rank_items(db, require_user(db, "ada"), limit=30)]
     text = web.get("/feed?user=ada").text
@@ -101,11 +101,11 @@ def test_feed_window_and_limit(web):
 
 
 def test_feed_empty_window_offers_the_archive(web, db, add_items):
-    from hermes.rank import create_user
+    from hermes.records import create_user
 
     create_user(db, "old", "anything")
     db.execute("UPDATE items SET published = '2001-01-01T00:00:00+00:00'")
-    from hermes import matrix
+    from hermes.ranking import matrix
 
     matrix.clear_cache()
     page = web.get("/feed?user=old")
@@ -144,7 +144,7 @@ def test_unknown_path_is_a_404_page_and_api_paths_get_json(web):
 
 
 def test_persona_names_are_url_encoded(web, db):
-    from hermes.rank import create_user
+    from hermes.records import create_user
 
     create_user(db, "Dr. Ada & co", "interpretability")
     home = web.get("/").text
@@ -303,7 +303,7 @@ def test_digest_bad_days_and_empty_window(web, db):
     r = web.get("/digest?user=ada&per_topic=500")
     assert r.status_code == 400 and "per_topic must be between 1 and 50" in r.text
     db.execute("UPDATE items SET published = '2001-01-01T00:00:00+00:00'")
-    from hermes import matrix
+    from hermes.ranking import matrix
 
     matrix.clear_cache()
     page = web.get("/digest?user=ada")
@@ -452,8 +452,8 @@ def test_the_corpus_json_api_lives_in_the_same_app(web, ids):
 # --- explanations --------------------------------------------------------------------------------
 
 def test_feed_reasons_come_from_the_explanation(web, db, ids):
-    from hermes.explain import explain
-    from hermes.signals import require_user
+    from hermes.ranking.explain import explain
+    from hermes.records import require_user
     from hermes.web.access import short_reason
 
     text = web.get("/feed?user=ada").text

@@ -88,9 +88,9 @@ def readable_entries(body: bytes, headers: dict) -> int:
 
 def run(sample: int | None = None, pages: bool = True, out=print) -> dict:
     from hermes.config import Settings
-    from hermes.db import get_db
     from hermes.ingest.parse import ParseError, parse_feed
     from hermes.ingest.pipeline import add_feeds, run_ingest
+    from hermes.storage.db import get_db
 
     files = corpus_files(sample)
     bozo = expected_bozo()
@@ -192,10 +192,10 @@ def run(sample: int | None = None, pages: bool = True, out=print) -> dict:
 def render_all(db, db_path: Path) -> tuple[int, list[str]]:
     """Show every stored item on the feed page, 200 per page, and audit the HTML."""
     from starlette.testclient import TestClient
-
-    from hermes.rank import create_user
-    from hermes.web.app import create_app
     from test_web_security import audit
+
+    from hermes.records import create_user
+    from hermes.web.app import create_app
 
     user = create_user(db, "auditor", "feeds entries titles")
     problems, shown = [], set()

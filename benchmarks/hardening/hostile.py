@@ -156,7 +156,7 @@ def scenarios(timeout: float, *, bomb_gb: float = 1.0, entity_mb: int = 10) -> d
 CHILD = r"""
 import json, os, resource, sys, time
 from hermes.config import Settings
-from hermes.db import get_db
+from hermes.storage.db import get_db
 from hermes.ingest import pipeline
 from hermes.ingest.pipeline import add_feeds, run_ingest
 

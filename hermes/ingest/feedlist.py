@@ -9,9 +9,9 @@ from pathlib import Path
 import sqlite_utils
 
 from .. import config
-from ..db import write_transaction
 from ..errors import HermesError
-from ..signals import now_iso
+from ..records import now_iso
+from ..storage.transactions import write_transaction
 from .fetch import is_local, local_path
 
 SEEDED_KEY = "feeds_seeded"
@@ -118,7 +118,9 @@ def new_database(path: Path) -> tuple[sqlite_utils.Database, list[int], Path]:
     whichever command comes first, and the face says so. Returns the database, the ids of
     the feeds subscribed and the file they came from.
     """
-    from ..db import get_db
+    # Here, not at the top: opening a database runs migrations, which reach the plugin
+    # manager; the feed list itself loads only what reading feeds.toml needs.
+    from ..storage.db import get_db
 
     source = config.feeds_toml()
     db = get_db(path)

@@ -166,8 +166,9 @@ async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _fetch_http(client, url, etag, last_modified, max_bytes, allow_private) -> FetchResult:
-    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT}
+async def _fetch_http(client, url, etag, last_modified, max_bytes, allow_private,
+                      accept: str = ACCEPT) -> FetchResult:
+    headers = {"User-Agent": USER_AGENT, "Accept": accept}
     if etag:
         headers["If-None-Match"] = etag
     if last_modified:
@@ -221,12 +222,15 @@ async def afetch(
     timeout: float | None = None,
     max_bytes: int | None = None,
     allow_private: bool = True,
+    accept: str = ACCEPT,
 ) -> FetchResult:
     """Fetch ``url`` (http(s), ``file://`` or a local path); raise :class:`FetchError`.
 
     ``timeout`` bounds the whole fetch — DNS, connect, every redirect and the full body —
     so a server dripping one byte a second cannot hold a feed (httpx's own timeouts are per
     read). ``allow_private=False`` refuses local files and any hop to a non-public address.
+    ``accept`` is the ``Accept`` header (feed types by default; metadata lookups ask for
+    CSL-JSON or HTML).
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
@@ -239,7 +243,8 @@ async def afetch(
     client = client or new_client(timeout)
     try:
         async with asyncio.timeout(timeout):
-            return await _fetch_http(client, url, etag, last_modified, max_bytes, allow_private)
+            return await _fetch_http(client, url, etag, last_modified, max_bytes, allow_private,
+                                     accept)
     except TimeoutError:
         raise FetchError(f"timeout after {timeout:g} s") from None
     except httpx.TimeoutException:
@@ -271,10 +276,11 @@ def fetch(
     timeout: float | None = None,
     max_bytes: int | None = None,
     allow_private: bool = True,
+    accept: str = ACCEPT,
 ) -> FetchResult:
     """Synchronous :func:`afetch` (same arguments and errors, its own client)."""
     kwargs = dict(etag=etag, last_modified=last_modified, timeout=timeout,
-                  max_bytes=max_bytes, allow_private=allow_private)
+                  max_bytes=max_bytes, allow_private=allow_private, accept=accept)
     return run_sync(lambda: afetch(url, **kwargs))
 
 

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 import feedparser
 
 from ..errors import HermesError
+from ..tags import normalize_tag
 from .text import canonical_url, plain_text, safe_url
 
 MAX_TITLE = 500
@@ -71,12 +72,13 @@ def _tags(entry) -> list[str]:
 
 
 def normalise_tags(terms) -> list[str]:
-    """Plain text, lower-cased, comma lists split, trimmed, de-duplicated, at most MAX_TAGS."""
+    """Plain text, comma lists split, each part normalised (:func:`hermes.tags.normalize_tag`:
+    whitespace collapsed, case-folded), de-duplicated, at most MAX_TAGS."""
     seen: list[str] = []
     for raw in terms:
-        term = plain_text(str(raw or "")).lower()
+        term = plain_text(str(raw or ""))
         for part in ([term] if "," not in term else term.split(",")):
-            part = part.strip()
+            part = normalize_tag(part)
             if part and len(part) <= 80 and part not in seen:
                 seen.append(part)
     return seen[:MAX_TAGS]

@@ -22,10 +22,14 @@ from email.utils import parsedate_to_datetime
 
 import sqlite_utils
 
-from .. import config, matrix_store
-from ..db import write_transaction
+from .. import config
+from ..embed import get_embedder
 from ..errors import HermesError, NotFound
-from ..signals import now_iso
+from ..plugins import get_plugin_manager
+from ..ranking import matrix_store
+from ..ranking.matrix import get_matrix
+from ..records import now_iso
+from ..storage.transactions import write_transaction
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, new_client, run_sync
 from .parse import ParsedFeed, ParseError, normalise_tags, parse_feed
@@ -46,7 +50,6 @@ EMBED_BATCH = 64
 class IngestSummary(list):
     """The per-feed summaries (a plain list of dicts) plus ``embedded``: how many items
     this run embedded, including ones an earlier crashed run left without an embedding."""
-
     embedded: int = 0
 
 
@@ -135,8 +138,6 @@ def _parse(res: FetchResult) -> ParsedFeed:
 def add_plugin_tags(items: list[dict]) -> None:
     """Merge the tags ``hermes_item_tags`` implementations give each item (keyphrases, a
     taxonomy) into the entry's own categories, normalised the same way."""
-    from ..plugins import get_plugin_manager
-
     hook = get_plugin_manager().hook.hermes_item_tags
     if not hook.get_hookimpls():
         return
@@ -273,9 +274,6 @@ def run_ingest(
 def _warm_matrix(db, embedder=None) -> None:
     """After a large batch, load the matrix here so its on-disk snapshot is written: the
     next fresh process (a CLI call, the MCP server) then ranks without reading every row."""
-    from ..embed import get_embedder
-    from ..matrix import get_matrix
-
     embedder = embedder or get_embedder()
     get_matrix(db, embedder.name, embedder.dimension)
 
@@ -283,7 +281,6 @@ def _warm_matrix(db, embedder=None) -> None:
 def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=None) -> int:
     """Embed every item without an embedding from the active model, in batches."""
     if embedder is None:
-        from ..embed import get_embedder
 
         embedder = get_embedder()  # cheap: the model itself loads on the first embed call
     total = db.execute(

@@ -10,9 +10,10 @@ import json
 
 import sqlite_utils
 
-from ..db import write_transaction
-from ..embed import Embedder, to_blob
-from ..signals import now_iso
+from ..contract import Embedder
+from ..embed import to_blob
+from ..records import now_iso
+from ..storage.transactions import write_transaction
 
 ITEM_FIELDS = ("guid", "url", "title", "summary", "author", "published", "content_type",
                "tags", "enclosure", "arxiv_id")
@@ -65,13 +66,19 @@ def embed_pending(
         if not rows:
             return done
         vecs = embedder.embed([embedding_text(r[1], r[2]) for r in rows])
-        with write_transaction(db):
-            seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
-            for k, (row, vec) in enumerate(zip(rows, vecs)):
-                db.execute(
-                    "UPDATE items SET embedding = ?, embedding_model = ?, embed_seq = ? WHERE id = ?",
-                    [to_blob(vec), embedder.name, seq + k + 1, row[0]],
-                )
+        store_embeddings(db, embedder.name, [r[0] for r in rows], vecs)
         done += len(rows)
         if progress:
             progress(len(rows))
+
+
+def store_embeddings(db: sqlite_utils.Database, model: str, item_ids: list[int], vecs) -> None:
+    """Write embeddings, each with the next ``embed_seq`` (the in-memory matrix reads only
+    rows newer than the last it saw). Joins an open write transaction."""
+    with write_transaction(db):
+        seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
+        for k, (item_id, vec) in enumerate(zip(item_ids, vecs)):
+            db.execute(
+                "UPDATE items SET embedding = ?, embedding_model = ?, embed_seq = ? WHERE id = ?",
+                [to_blob(vec), model, seq + k + 1, item_id],
+            )

@@ -10,25 +10,24 @@ from contextlib import contextmanager
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from ..contract import CandidateQuery
+from ..errors import HermesError, NotFound
+from ..ranking.explain import explain_ranked
+from ..ranking.rank import rank
+from ..records import item_rows, require_item, require_user
+from ..storage.db import get_db
+from ..tools import call_tool, collect_tools
 from .forms import bad, parse_int
 
 log = logging.getLogger(__name__)
 
-# Which plugin group provides a tool, for the "not available" notices.
-TOOL_GROUPS = {
-    "list_users": "persona", "create_persona": "persona", "profile_status": "persona",
-    "digest": "digest",
-    "record_progress": "corpus", "favorite": "corpus", "add_highlight": "corpus",
-    "corpus": "corpus", "corpus_items": "corpus", "corpus_ranked": "corpus",
-    "corpus_changes": "corpus",
-    "list_feeds": "feeds", "add_feed": "feeds", "remove_feed": "feeds",
-}
+def request_db(request):
+    """Open the app's database for one request (close it when done)."""
+    return get_db(request.app.state.db_path)
 
 
 @contextmanager
 def opened(request: Request):
-    from .app import request_db
-
     db = request_db(request)
     try:
         yield db
@@ -37,9 +36,6 @@ def opened(request: Request):
 
 
 def require_persona(db, name) -> dict:
-    from ..errors import HermesError, NotFound
-    from ..signals import require_user
-
     if not name:
         bad("choose a persona first (the user parameter is missing)")
     try:
@@ -51,9 +47,6 @@ def require_persona(db, name) -> dict:
 
 
 def require_item_id(db, value) -> int:
-    from ..errors import NotFound
-    from ..signals import require_item
-
     item_id = parse_int(value, "item_id", 1, 2**62)
     try:
         require_item(db, item_id)
@@ -64,10 +57,7 @@ def require_item_id(db, value) -> int:
 
 class Tools:
     """The collected tools, called with only the arguments each one accepts."""
-
     def __init__(self):
-        from ..tools import collect_tools
-
         try:
             self.tools = collect_tools()
         except Exception:  # a broken plugin must not take the UI down with it
@@ -76,26 +66,26 @@ class Tools:
     def has(self, name: str) -> bool:
         return name in self.tools
 
-    def missing(self, name: str) -> str:
-        group = TOOL_GROUPS.get(name, name)
+    def missing(self, group: str, name: str) -> str:
+        """The notice when tool ``name`` of ``group`` (its :attr:`Tool.group`, named where the
+        page uses it: a tool that is not loaded cannot say which group it belongs to) is
+        missing."""
         return (f"The {group} tools are not available (the {group!r} plugin is disabled or "
                 f"not installed), so {name} cannot run here.")
 
     def call(self, db, name: str, /, **arguments) -> dict | None:
         """The tool's result, or ``None`` when no plugin provides it."""
-        from ..tools import call_tool
-
         tool = self.tools.get(name)
         if tool is None:
             return None
         accepted = {p.name for p in tool.arguments()}
         return call_tool(db, tool, {k: v for k, v in arguments.items() if k in accepted}, face="web")
 
-    def require(self, db, name: str, /, **arguments) -> dict:
+    def require(self, db, group: str, name: str, /, **arguments) -> dict:
         """For actions: 503 when the tool is missing, 400 with its message when it fails."""
         result = self.call(db, name, **arguments)
         if result is None:
-            bad(self.missing(name), 503)
+            bad(self.missing(group, name), 503)
         if not result.get("ok"):
             bad(result.get("message") or f"{name} failed")
         return result
@@ -110,8 +100,7 @@ def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
     return out
 
 
-#: How a ranking component reads in the fallback reason (when no explanation is available).
-#: How a ranking component reads in the fallback reason (no explanation module installed).
+#: How a ranking component reads in the fallback reason (when explaining the item failed).
 COMPONENT_PHRASES = {
     "profile": "close to the interests text",
     "preference": "tags or sources liked before",
@@ -144,38 +133,24 @@ def fallback_reason(ranking, position: int) -> str:
     return text[:1].upper() + text[1:]
 
 
-def explainer():
-    """``hermes.explain`` when installed (it is core, but the page must survive without it)."""
-    try:
-        from .. import explain as explain_mod
-    except ImportError:
-        return None
-    return explain_mod if hasattr(explain_mod, "explain_ranked") else None
-
-
 def ranked_items(db, user: dict, *, limit: int, days: float | None) -> tuple[list[dict], object]:
     """The persona's ranked unread items, each with the reason from its explanation.
 
     One ranking for the page (the one ranking path), and every row explained from it by
     ``explain_ranked``: no re-ranking per item, nothing written by a GET."""
-    from ..rank import CandidateQuery, item_rows, rank
-
     ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit)
     rows = item_rows(db, ranking.item_ids)
     pool = f"unread items of the last {days:g} days" if days else "all unread items"
-    explain_mod = explainer()
     items = []
     for position, item_id in enumerate(int(i) for i in ranking.item_ids):
         item = dict(rows[item_id])
         item["rank"] = position + 1
         item["score"] = float(ranking.scores[position])
-        reason = None
-        if explain_mod is not None:
-            try:
-                reason = explain_mod.explain_ranked(db, user, ranking, position, pool).get("reason")
-            except Exception:  # an explanation bug must not take the feed down
-                log.exception("explaining item %s for %s failed", item_id, user["name"])
-                reason = None
+        try:
+            reason = explain_ranked(db, user, ranking, position, pool).get("reason")
+        except Exception:  # an explanation bug must not take the feed down
+            log.exception("explaining item %s for %s failed", item_id, user["name"])
+            reason = None
         item["reason"] = short_reason(reason) if reason else fallback_reason(ranking, position)
         items.append(item)
     return items, ranking
@@ -184,7 +159,7 @@ def ranked_items(db, user: dict, *, limit: int, days: float | None) -> tuple[lis
 def corpus_status(db, tools: Tools, user: dict) -> dict:
     """Which items the persona has read/captured (experienced) or saved, for the badges."""
     if not tools.has("corpus_items"):
-        return {"available": False, "note": tools.missing("corpus_items"),
+        return {"available": False, "note": tools.missing("corpus", "corpus_items"),
                 "experienced": set(), "saved": set(), "favorited": set(), "highlights": {}}
     experienced = tools.call(db, "corpus_items", user=user["name"], facet="experienced", limit=500)
     saved = tools.call(db, "corpus_items", user=user["name"], facet="saved", limit=500)

@@ -1,5 +1,6 @@
 """The web app (starlette, server-rendered). Plugins add routes through
-``hermes_register_routes``; :func:`request_db` opens the app's database for one request.
+``hermes_register_routes``; :func:`hermes.web.access.request_db` opens the app's database
+for one request.
 
 The pages (persona picker, feed, digest, corpus, feeds) live in :mod:`hermes.web.pages`.
 Every unsafe request passes :class:`hermes.web.csrf.CSRFMiddleware`; its allow-list of Host
@@ -21,15 +22,14 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from .. import config
-from . import csrf
+from ..plugins import get_plugin_manager
+from . import csrf, pages
+from .render import FILTERS
 
 HERE = Path(__file__).parent
-LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"]
 
 
 def templates() -> Jinja2Templates:
-    from .render import FILTERS
-
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,  # every template, whatever its name: feed text is never trusted
@@ -53,9 +53,6 @@ def create_app(
     :param allowed_hosts: Host header values to accept (``hermes web`` passes the loopback
         names); ``None`` accepts any.
     """
-    from ..plugins import get_plugin_manager
-    from . import pages
-
     state: dict = {"secret": secret}
 
     def secret_fn() -> bytes:
@@ -105,10 +102,3 @@ def error_response(request: Request, tmpl: Jinja2Templates, status: int, message
          "csrf_token": request.scope.get("state", {}).get("csrf_token", "")},
         status_code=status,
     )
-
-
-def request_db(request):
-    """Open the app's database for one request (close it when done)."""
-    from ..db import get_db
-
-    return get_db(request.app.state.db_path)

@@ -1,7 +1,7 @@
 """The pages of the web UI and the form actions behind their buttons.
 
 Reads go through the core (the ranking, ``require_user``) and the collected tools; clicks go
-through :func:`hermes.signals.record_click` with source ``ui`` (the only writer of ``ui``).
+through :func:`hermes.storage.signals.record_click` with source ``ui`` (the only writer of ``ui``).
 Every action is a POST (checked by the CSRF middleware) that redirects back (303) with a
 flash message; a GET never changes anything. A tool group that is disabled or missing turns
 into a notice on the page, never a crash.
@@ -13,8 +13,20 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .access import (Tools, corpus_status, explainer, item_ids_of, opened, ranked_items,
-                     require_item_id, require_persona)
+from ..errors import HermesError
+from ..ranking.explain import explain
+from ..records import item_rows
+from ..storage.signals import record_click
+from ..text import clip
+from .access import (
+    Tools,
+    corpus_status,
+    item_ids_of,
+    opened,
+    ranked_items,
+    require_item_id,
+    require_persona,
+)
 from .forms import DEFAULT_DAYS, bad, local_path, parse_bool, parse_days, parse_int, parse_text
 from .render import page_url, redirect, render
 
@@ -29,7 +41,7 @@ def _personas(db, tools: Tools) -> tuple[list[dict], str | None]:
         "(SELECT count(*) FROM clicks c WHERE c.user_id = u.id) FROM users u ORDER BY u.name"
     ).fetchall()
     people = [{"id": r[0], "name": r[1], "interests": r[2], "clicks": r[3]} for r in rows]
-    note = None if tools.has("create_persona") else tools.missing("create_persona")
+    note = None if tools.has("create_persona") else tools.missing("persona", "create_persona")
     return people, note
 
 
@@ -53,7 +65,7 @@ async def create_persona(request: Request):
 
     def act():
         with opened(request) as db:
-            return Tools().require(db, "create_persona", name=name, interests=interests)
+            return Tools().require(db, "persona", "create_persona", name=name, interests=interests)
 
     result = await run_in_threadpool(act)
     return redirect(request, page_url("feed", name), result.get("message") or f"Created {name}.")
@@ -83,19 +95,12 @@ async def explanation(request: Request):
     params = request.query_params
 
     def view():
-        from ..errors import HermesError
-        from ..rank import item_rows
-
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
             item_id = require_item_id(db, params.get("item_id"))
-            explain_mod = explainer()
-            if explain_mod is None:
-                bad("explanations are not available in this installation (hermes.explain is "
-                    "missing)", 503)
             try:
-                payload = explain_mod.explain(db, user, item_id, store=False)
+                payload = explain(db, user, item_id, store=False)
             except HermesError as exc:
                 bad(str(exc))
             item = item_rows(db, [item_id])[item_id]
@@ -121,7 +126,7 @@ async def digest(request: Request):
             status = corpus_status(db, tools, user)
         return {"user": user, "result": result, "days": days, "per_topic": per_topic,
                 "status": status,
-                "missing": None if result is not None else tools.missing("digest"),
+                "missing": None if result is not None else tools.missing("digest", "digest"),
                 "page": "digest"}
 
     return render(request, "digest.html", await run_in_threadpool(view))
@@ -135,7 +140,7 @@ async def corpus(request: Request):
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
             if not tools.has("corpus"):
-                return {"user": user, "missing": tools.missing("corpus"), "page": "corpus"}
+                return {"user": user, "missing": tools.missing("corpus", "corpus"), "page": "corpus"}
             name = user["name"]
             summary = tools.call(db, "corpus", user=name)
             revision = int((summary or {}).get("revision") or 0)
@@ -147,14 +152,12 @@ async def corpus(request: Request):
                                   *item_ids_of(experienced), *item_ids_of(changes, "changes")])
         return {"user": user, "summary": summary, "ranked": ranked, "saved": saved,
                 "experienced": experienced, "changes": changes, "titles": titles,
-                "missing": None, "page": "corpus"}
+                "exports": tools.has("export_corpus"), "missing": None, "page": "corpus"}
 
     return render(request, "corpus.html", await run_in_threadpool(view))
 
 
 def _titles(db, ids: list[int]) -> dict[int, dict]:
-    from ..rank import item_rows
-
     return item_rows(db, sorted(set(ids)))
 
 
@@ -166,7 +169,7 @@ def _feeds_context(request: Request, **extra) -> dict:
     tools = Tools()
     with opened(request) as db:
         result = tools.call(db, "list_feeds")
-    return {"result": result, "missing": None if result is not None else tools.missing("list_feeds"),
+    return {"result": result, "missing": None if result is not None else tools.missing("feeds", "list_feeds"),
             "can_add": tools.has("add_feed"), "can_remove": tools.has("remove_feed"),
             "page": "feeds", "form": {}, "form_error": None, **extra}
 
@@ -184,7 +187,7 @@ async def add_feed(request: Request):
         with opened(request) as db:
             result = tools.call(db, "add_feed", url=url, title=title)
         if result is None:
-            bad(tools.missing("add_feed"), 503)
+            bad(tools.missing("feeds", "add_feed"), 503)
         return result
 
     result = await run_in_threadpool(act)
@@ -209,7 +212,7 @@ async def confirm_remove_feed(request: Request):
             # confirm=False mutates nothing and says exactly what removal would do.
             preview = tools.call(db, "remove_feed", feed_id=feed_id, confirm=False)
         if preview is None:
-            bad(tools.missing("remove_feed"), 503)
+            bad(tools.missing("feeds", "remove_feed"), 503)
         return {"feed": {"id": row[0], "title": row[1], "url": row[2]},
                 "preview": preview.get("message", ""), "page": "feeds"}
 
@@ -226,7 +229,7 @@ async def remove_feed(request: Request):
         with opened(request) as db:
             if db.execute("SELECT 1 FROM feeds WHERE id = ?", [feed_id]).fetchone() is None:
                 bad(f"unknown feed {feed_id}; it may have been removed already", 404)
-            return Tools().require(db, "remove_feed", feed_id=feed_id, confirm=True)
+            return Tools().require(db, "feeds", "remove_feed", feed_id=feed_id, confirm=True)
 
     result = await run_in_threadpool(act)
     return redirect(request, "/feeds", result.get("message") or "Feed removed.")
@@ -254,13 +257,11 @@ async def _item_action(request: Request, work):
 def _title(db, item_id: int) -> str:
     row = db.execute("SELECT title FROM items WHERE id = ?", [item_id]).fetchone()
     title = (row[0] if row else "") or f"item {item_id}"
-    return title if len(title) <= 80 else title[:79] + "…"
+    return clip(title, 80)
 
 
 async def click(request: Request):
     def work(db, tools, user, item_id, form):
-        from ..signals import record_click
-
         liked = parse_bool(form.get("liked"), "liked")
         # The web UI is the only writer of source 'ui': a person pressed the button.
         record_click(db, user["id"], item_id, liked, source="ui")
@@ -272,7 +273,7 @@ async def click(request: Request):
 
 async def mark_read(request: Request):
     def work(db, tools, user, item_id, form):
-        tools.require(db, "record_progress", user=user["name"], item_id=item_id, fraction=1.0)
+        tools.require(db, "corpus", "record_progress", user=user["name"], item_id=item_id, fraction=1.0)
         return f"Marked as read: {_title(db, item_id)}"
 
     return await _item_action(request, work)
@@ -281,7 +282,7 @@ async def mark_read(request: Request):
 async def favorite(request: Request):
     def work(db, tools, user, item_id, form):
         on = parse_bool(form.get("on", "1"), "on")
-        tools.require(db, "favorite", user=user["name"], item_id=item_id, on=on)
+        tools.require(db, "corpus", "favorite", user=user["name"], item_id=item_id, on=on)
         return f"{'Saved' if on else 'Unsaved'}: {_title(db, item_id)}"
 
     return await _item_action(request, work)
@@ -291,7 +292,7 @@ async def highlight(request: Request):
     def work(db, tools, user, item_id, form):
         text = parse_text(form.get("text"), "The highlighted passage", required=True)
         note = parse_text(form.get("note"), "The note", required=False) or None
-        tools.require(db, "add_highlight", user=user["name"], item_id=item_id, text=text,
+        tools.require(db, "corpus", "add_highlight", user=user["name"], item_id=item_id, text=text,
                       note=note)
         return f"Highlight saved{' with a note' if note else ''}: {_title(db, item_id)}"
 

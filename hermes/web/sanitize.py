@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 import nh3
 from markupsafe import Markup, escape
 
+from ..text import clip
+
 ALLOWED_TAGS = {
     "a", "abbr", "acronym", "b", "blockquote", "br", "caption", "cite", "code", "dd", "del",
     "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4",
@@ -81,7 +83,7 @@ def preview(text: str | None, limit: int = 240) -> str:
     if looks_like_html(text):
         text = html.unescape(nh3.clean(text, tags=set(), clean_content_tags=DROP_WITH_CONTENT))
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
+    return clip(text, limit, at_word=True)
 
 
 def safe_url(url: str | None) -> str | None:

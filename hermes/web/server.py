@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import ipaddress
-
-from .app import LOOPBACK_HOSTS, create_app
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+from .. import net
+from ..net import LOOPBACK_HOSTS, is_loopback
+from .app import create_app
 
 
 def check_bind(host: str, allow_remote: bool) -> str | None:
@@ -35,10 +26,8 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
 
 
 def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> None:
-    from ..sockets import bind, serve_asgi
-
     app = create_app(db_path, allowed_hosts=allowed_hosts(host, allow_remote))
-    sock = bind(host, port)  # before the announcement: a busy port is an error, not a dead URL
+    sock = net.bind(host, port)  # before the announcement: a busy port is an error, not a dead URL
     shown = f"[{host}]" if ":" in host else host
     if not is_loopback(host):
         echo(f"warning: the hermes web UI is reachable from the network on {shown}:{port} "
@@ -46,4 +35,4 @@ def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> 
              err=True)
     echo(f"hermes web UI on http://{shown}:{port}/  (database: {app.state.db_path}; Ctrl-C stops)",
          err=True)
-    serve_asgi(app, sock)
+    net.serve_asgi(app, sock)

@@ -1,24 +1,30 @@
-"""``hermes corpus …``: a persona's corpus at the terminal (read views + reconcile), and the
-person's reading verbs: ``hermes read / save / unsave / note / highlight USER ITEM…``.
+"""``hermes corpus …``: a persona's corpus at the terminal (read views, reconcile, export,
+vault sync), and the person's reading verbs: ``hermes read / save / unsave / note /
+highlight USER ITEM…`` (``save`` also takes an arXiv id, DOI or URL of an item no feed brought).
 
-Every command calls the corpus tools through :func:`hermes.cli_support.run_tool` (the same
+Every command calls the corpus tools through :func:`hermes.cli.support.run_tool` (the same
 functions MCP calls; worded for the CLI; signals recorded with source ``ui``). An empty
 answer exits 0.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli_support import (DbOption, JsonOption, check, clean, database, die, emit_json,
-                                run_each, run_tool)
+from hermes.cli.support import (DbOption, JsonOption, check, clean, database, emit_json,
+                                lower_first, open_db, run_each, run_guarded, run_tool)
 from hermes.errors import HermesError
 from hermes.faces import plural
-from hermes.signals import require_user
+from hermes.records import require_user
 
-from . import membership
+from . import exchange, membership
+from . import export as exporting
+from . import sync as vault
+from . import tools as t
 from .signals import MAX_TEXT
 
 UserArg = Annotated[str, typer.Argument(metavar="USER", help="Persona name (see `hermes persona list`).")]
@@ -117,6 +123,93 @@ def reconcile(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
         typer.echo(message)
 
 
+FacetOption = Annotated[str, typer.Option(
+    help="experienced (read or captured), saved (favorited, unread) or all.")]
+
+
+def export(
+    user: str,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", help="bibtex, ris, csl-json (reference managers), markdown or jsonl.")] = "bibtex",
+    facet: FacetOption = "all",
+    since: Annotated[int, typer.Option(
+        min=0, help="Only items that entered the corpus after this revision (0 = all); "
+                    "use the revision the previous export printed.")] = 0,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Write to this file instead of stdout.", dir_okay=False)] = None,
+    db: DbOption = None, as_json: JsonOption = False,
+):
+    """Export USER's corpus for Zotero and other reference managers (BibTeX, RIS, CSL-JSON),
+    as Markdown, or as JSON lines."""
+    database = run_guarded(open_db, db)
+    try:
+        u = run_guarded(require_user, database, user)
+        r = run_guarded(exporting.export, database, u["id"], format, facet, since)
+    finally:
+        database.conn.close()
+    where = str(out) if out else "stdout"
+    message = (t._n(r.count, "item") + (f" and {t._n(r.deleted, 'removal')}" if r.deleted else "")
+               + f" of {u['name']} exported as {format} to {where} (revision {r.revision}; "
+               f"next time --since {r.revision} exports only what is new).")
+    if r.truncated:
+        message += (f" The change log was trimmed past revision {since}: some removals may be "
+                    "missing; export with --since 0 for the full set.")
+    if out:
+        run_guarded(_write_file, out, r.text)
+    if as_json:
+        emit_json({"ok": True, "message": message, "format": format, "facet": facet,
+                   "since": since, "count": r.count, "deleted": r.deleted, "revision": r.revision,
+                   "truncated": r.truncated, "out": str(out) if out else None,
+                   **({} if out else {"text": r.text})})
+        return
+    if not out:
+        sys.stdout.write(r.text)
+    typer.echo(message, err=not out)
+
+
+def _write_file(path: Path, text: str) -> None:
+    path = path.expanduser()
+    if not path.parent.is_dir():
+        raise HermesError(f"folder {path.parent} does not exist; create it or choose another --out")
+    try:
+        vault.write_atomic(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise HermesError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def sync(
+    user: str,
+    folder: Annotated[Path, typer.Argument(help="The folder to keep in step (an Obsidian vault or a folder in it).",
+                                           file_okay=False)],
+    facet: FacetOption = "all",
+    rebuild: Annotated[bool, typer.Option(
+        "--rebuild", help="Rewrite every note (your text below the marker line is kept).")] = False,
+    db: DbOption = None, as_json: JsonOption = False,
+):
+    """Keep one Markdown note per corpus item of USER in FOLDER: only what changed since the
+    last sync is written; what you write below a note's marker line is never touched."""
+    database = run_guarded(open_db, db)
+    try:
+        u = run_guarded(require_user, database, user)
+        r = run_guarded(vault.sync, database, u, folder, facet, rebuild=rebuild)
+    finally:
+        database.conn.close()
+    message = (f"{folder}: {t._n(len(r.written), 'note')} written, {len(r.removed)} removed "
+               f"(revision {r.revision}; {r.reason}).")
+    if r.kept:
+        message += (f" Kept {t._n(len(r.kept), 'note')} of items that left the corpus, because "
+                    "you wrote in them.")
+    if r.conflicts:
+        message += (f" Left {t._n(len(r.conflicts), 'note')} untouched because the marker line "
+                    "is gone: put it back, or delete the note to get a fresh one.")
+    if as_json:
+        emit_json({"ok": True, "message": message, **r.as_dict()})
+        return
+    typer.echo(message)
+    for name in r.conflicts:
+        typer.echo(f"  untouched: {name}")
+
+
 def corpus_app() -> typer.Typer:
     app = typer.Typer(help="A persona's corpus: what it read or captured, and what it saved.",
                       no_args_is_help=True)
@@ -126,6 +219,8 @@ def corpus_app() -> typer.Typer:
     app.command()(changes)
     app.command()(recall)
     app.command()(reconcile)
+    app.command()(export)
+    app.command()(sync)
     return app
 
 
@@ -139,43 +234,39 @@ def read(user: UserArg, items_: ItemsArg, db: DbOption = None, as_json: JsonOpti
 def save(
     user: UserArg,
     refs: Annotated[list[str], typer.Argument(
-        metavar="ITEM...", help="Item ids, as `hermes feed USER` prints them. (An arXiv id, DOI "
-                                "or URL of something no feed brought is saved by the save_item "
-                                "tool, where a plugin provides it.)")],
+        metavar="ITEM...", help="Item ids, as `hermes feed USER` prints them, or an arXiv id "
+                                "(2401.12345), a DOI (10.1000/xyz) or a URL of something no "
+                                "feed brought.")],
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
-    """Save items for later for USER (the saved facet; not marked read)."""
+    """Save items for later for USER (the saved facet; not marked read).
+
+    An item id (a whole number) is favorited; an arXiv id, DOI or URL is fetched once, stored,
+    embedded and saved (an item already stored is only marked saved)."""
     ids = [int(r) for r in refs if r.strip().isdigit()]
-    others = [r for r in refs if not r.strip().isdigit()]
-    if others:
-        _save_others(db, user, others, as_json, has_ids=bool(ids))
+    others = [r.strip() for r in refs if not r.strip().isdigit()]
+    saved = _save_references(db, user, others, as_json) if others else True
     if ids:
         run_each(db, "favorite", ids, as_json, user=user, on=True)
+    if not saved:
+        raise typer.Exit(1)
 
 
-def _save_others(db_path, user: str, refs: list[str], as_json: bool, *, has_ids: bool) -> None:
-    """Non-integer references (an arXiv id, a DOI, a URL) go to the ``save_item`` tool when
-    a plugin provides one; item ids stay with ``favorite``."""
-    from hermes.tools import collect_tools
-
-    tool = collect_tools().get("save_item")
-    if tool is None:
-        die(f"{', '.join(refs[:3])!s} is not an item id (the numbers `hermes feed USER` prints); "
-            "saving by arXiv id, DOI or URL needs the save_item tool, which no loaded plugin "
-            "provides" + ("; nothing was saved" if has_ids else ""))
-    target = next(p.name for p in tool.arguments() if p.name != "user")
+def _save_references(db_path, user: str, refs: list[str], as_json: bool) -> bool:
+    """The ``save_item`` tool's function for a person at the terminal: trusted, so a private
+    address may be fetched (an agent's call may not), and recorded with source ``ui``."""
     with database(db_path) as conn:
-        results = [run_tool(conn, "save_item", user=user, **{target: ref}) for ref in refs]
+        results = [t._guard("save_item", lambda *a: exchange.view_save_item(*a, trusted=True),
+                            conn, user, ref, empty=exchange.EMPTY) for ref in refs]
     for result in results:
         if as_json:
             emit_json(result)
         elif result.get("ok"):
             typer.echo(result["message"])
         else:
-            typer.echo(f"error: {result['message']}", err=True)
-    if any(not r.get("ok") for r in results):
-        raise typer.Exit(1)
+            typer.echo(f"error: {lower_first(result['message'])}", err=True)
+    return all(r.get("ok") for r in results)
 
 
 def unsave(user: UserArg, items_: ItemsArg, db: DbOption = None, as_json: JsonOption = False):

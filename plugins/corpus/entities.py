@@ -11,7 +11,8 @@ import logging
 
 import sqlite_utils
 
-from hermes.default_candidates import like_pattern
+from hermes import tag_graph
+from hermes.builtins.default_candidates import like_pattern
 from hermes.errors import InvalidInput
 
 MAX_TERMS = 12
@@ -38,16 +39,12 @@ _SEEN = """
 
 
 def _topic_fn(db: sqlite_utils.Database):
-    """``tags -> topic label or None`` from the tag graph's communities, when ``hermes.kg``
-    is available; ``None`` otherwise. The graph belongs to another module: this view only
-    consumes it, and a graph problem never breaks the corpus view. Call it outside any
-    transaction (the graph may persist itself)."""
+    """``tags -> topic label or None`` from the tag graph's communities (``None`` when the
+    graph cannot be built). The graph belongs to the core: this view only consumes it, and a
+    graph problem never breaks the corpus view. Call it outside any transaction (the graph
+    may persist itself)."""
     try:
-        from hermes import kg
-    except ImportError:
-        return None
-    try:
-        graph = kg.get_graph(db)
+        graph = tag_graph.get_graph(db)
     except Exception:  # noqa: BLE001
         log.warning("tag graph unavailable for the corpus entity view", exc_info=True)
         return None

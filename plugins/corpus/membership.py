@@ -20,7 +20,8 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.errors import InvalidInput
-from hermes.signals import now_iso
+from hermes.records import now_iso
+from hermes.storage.transactions import write_transaction
 
 from .settings import corpus_settings
 
@@ -132,8 +133,6 @@ def touched_items(db: sqlite_utils.Database, user_id: int) -> list[int]:
 def reconcile(db: sqlite_utils.Database, user_id: int) -> list[dict]:
     """Recompute every item of a persona (after ``heard_threshold`` changed in the config),
     logging each difference like a signal write would. Idempotent."""
-    from hermes.db import write_transaction
-
     changes = []
     with write_transaction(db):
         for item_id in touched_items(db, user_id):
@@ -160,21 +159,20 @@ def facet_counts(db: sqlite_utils.Database, user_id: int) -> dict[str, int]:
     return counts
 
 
-def facet_item_ids(db: sqlite_utils.Database, user_id: int, facet: str) -> list[int]:
-    """Item ids in a facet, most recently added first (the stable API other plugins use)."""
+def facet_entries(db: sqlite_utils.Database, user_id: int, facet: str) -> list[tuple[int, str]]:
+    """``(item_id, added)`` for the items in a facet, most recently added first (the stable
+    API other plugins use, e.g. the digest's "saved, not read yet")."""
     check_facet(facet)
-    return [r[0] for r in db.execute(
-        "SELECT item_id FROM corpus_membership WHERE user_id = ? AND facet = ? ORDER BY revision DESC",
+    return [(r[0], r[1]) for r in db.execute(
+        """SELECT item_id, added FROM corpus_membership
+           WHERE user_id = ? AND facet = ? ORDER BY revision DESC, item_id""",
         [user_id, facet],
     )]
 
 
-def experienced_ids(db: sqlite_utils.Database, user_id: int) -> list[int]:
-    return facet_item_ids(db, user_id, "experienced")
-
-
-def saved_ids(db: sqlite_utils.Database, user_id: int) -> list[int]:
-    return facet_item_ids(db, user_id, "saved")
+def facet_item_ids(db: sqlite_utils.Database, user_id: int, facet: str) -> list[int]:
+    """Item ids in a facet, most recently added first (the stable API other plugins use)."""
+    return [item_id for item_id, _ in facet_entries(db, user_id, facet)]
 
 
 def changes_since(db: sqlite_utils.Database, user_id: int, since: int, limit: int | None = None) -> dict:
@@ -216,7 +214,6 @@ def changes_since(db: sqlite_utils.Database, user_id: int, since: int, limit: in
 
 class _read_snapshot:
     """A deferred read transaction (joins an open one): one consistent WAL snapshot."""
-
     def __init__(self, db):
         self.conn = db.conn
         self.mine = False

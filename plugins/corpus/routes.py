@@ -3,7 +3,8 @@
 ``GET /api/corpus?user=``, ``/api/corpus/items?user=&facet=&limit=``,
 ``/api/corpus/changes?user=&since=&limit=``, ``/api/corpus/ranked?user=&limit=``,
 ``/api/corpus/entities?user=&limit=``. An unknown persona is a 404, a bad parameter a 400,
-both with ``ok: false`` and a message. Everything here only reads, so GET is right and no
+both with ``ok: false`` and a message. ``/api/corpus/export?user=&format=&facet=&since=``
+answers with the export itself as a file download (the corpus page's download buttons). Everything here only reads, so GET is right and no
 CSRF token is involved; writes go through the tools or the web UI's POST forms.
 """
 
@@ -11,13 +12,16 @@ from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from hermes.errors import HermesError, InvalidInput, NotFound
+from hermes.records import require_user
 from hermes.tools import fail, ok
+from hermes.web.access import request_db
 
 from . import tools
+from .export import check_format, export
 
 
 def _int_param(request: Request, name: str, default: int | None = None) -> int:
@@ -43,7 +47,6 @@ def _endpoint(tool_name: str, view, parse):
     """A GET endpoint: parse the query, run ``view`` on a per-request connection."""
 
     def run(request: Request) -> tuple[int, dict]:
-        from hermes.web.app import request_db
 
         try:
             args = parse(request)
@@ -68,7 +71,40 @@ def _endpoint(tool_name: str, view, parse):
     return endpoint
 
 
+def _export(request: Request) -> tuple[int, dict | Response]:
+    try:
+        user = _user(request)
+        fmt = check_format(request.query_params.get("format", "bibtex"))
+        facet = request.query_params.get("facet", "all")
+        since = _int_param(request, "since", 0)
+    except HermesError as exc:
+        return 400, fail(str(exc))
+    db = request_db(request)
+    try:
+        u = require_user(db, user)
+        r = export(db, u["id"], fmt.name, facet, since)
+    except NotFound as exc:
+        return 404, fail(str(exc))
+    except HermesError as exc:
+        return 400, fail(str(exc))
+    finally:
+        db.conn.close()
+    # The persona name is the user's own text: keep only safe characters in the file name.
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in u["name"])[:60] or "corpus"
+    suffix = f"-since-{since}" if since else ""
+    name = f"hermes-{stem}-{facet}{suffix}.{fmt.extension}"
+    return 200, Response(r.text.encode("utf-8"), media_type=f"{fmt.media_type}; charset=utf-8",
+                         headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                  "X-Hermes-Revision": str(r.revision)})
+
+
+async def api_corpus_export(request: Request):
+    status, body = await run_in_threadpool(_export, request)
+    return body if isinstance(body, Response) else JSONResponse(body, status_code=status)
+
+
 ROUTES = [
+    Route("/api/corpus/export", api_corpus_export, methods=["GET"], name="api_corpus_export"),
     Route("/api/corpus", _endpoint("corpus", tools.view_corpus, lambda r: (_user(r),)),
           methods=["GET"], name="api_corpus"),
     Route("/api/corpus/items", _endpoint(

@@ -9,7 +9,8 @@ per-persona revision counter and change log. Rows follow their persona when it i
 
 from __future__ import annotations
 
-from hermes.migrations import Migration, run_script
+from hermes.contract import Migration
+from hermes.storage.migrations import run_script
 
 
 def m001_tables(db) -> None:

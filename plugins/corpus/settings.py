@@ -10,12 +10,16 @@ w_favorite = 0.1
 w_reopens = 0.2
 capture_cap = 5         # captures (highlights + notes) beyond this add nothing
 reopen_cap = 3          # re-reads beyond this add nothing
+# Where `hermes save` / save_item look up metadata (a mirror, or a test fixture):
+arxiv_api = "https://export.arxiv.org/api/query"   # arXiv's Atom API
+doi_resolver = "https://doi.org/"                  # DOI content negotiation (CSL-JSON)
 ```
 """
 
 from __future__ import annotations
 
 import math
+import urllib.parse
 from dataclasses import dataclass
 
 from hermes.config import settings
@@ -32,11 +36,13 @@ class CorpusSettings:
     w_reopens: float = 0.2
     capture_cap: int = 5
     reopen_cap: int = 3
+    arxiv_api: str = "https://export.arxiv.org/api/query"
+    doi_resolver: str = "https://doi.org/"
 
 
-DEFAULTS = CorpusSettings()
 _FLOATS = ("heard_threshold", "w_heard", "w_captures", "w_favorite", "w_reopens")
 _INTS = ("log_retention", "capture_cap", "reopen_cap")
+_URLS = ("arxiv_api", "doi_resolver")
 
 
 def _bad(key: str, value, want: str) -> HermesError:
@@ -45,11 +51,12 @@ def _bad(key: str, value, want: str) -> HermesError:
 
 def from_mapping(raw: dict) -> CorpusSettings:
     """Validate a ``[corpus]`` table (unknown keys are refused so a typo is not silent)."""
-    unknown = sorted(set(raw) - set(_FLOATS) - set(_INTS))
+    known = _FLOATS + _INTS + _URLS
+    unknown = sorted(set(raw) - set(known))
     if unknown:
         raise HermesError(
             f"config.toml [corpus] has unknown key(s) {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(_FLOATS + _INTS))}"
+            f"known: {', '.join(sorted(known))}"
         )
     values = {}
     for key in _FLOATS:
@@ -65,6 +72,14 @@ def from_mapping(raw: dict) -> CorpusSettings:
         v = raw[key]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise _bad(key, v, "use a whole number >= 1")
+        values[key] = v
+    for key in _URLS:
+        if key not in raw:
+            continue
+        v = raw[key]
+        if not isinstance(v, str) or urllib.parse.urlsplit(v).scheme not in ("http", "https") \
+                or not urllib.parse.urlsplit(v).netloc:
+            raise _bad(key, v, "use an http:// or https:// URL")
         values[key] = v
     if "heard_threshold" in values and not 0 < values["heard_threshold"] <= 1:
         raise _bad("heard_threshold", values["heard_threshold"], "use a fraction in (0, 1]")

@@ -1,4 +1,4 @@
-"""The corpus's signal writes, each through :func:`hermes.signals.record_signal`.
+"""The corpus's signal writes, each through :func:`hermes.storage.signals.record_signal`.
 
 Every function validates everything first (nothing is written for a refused call), then
 writes its rows inside the signal path's ``BEGIN IMMEDIATE`` transaction, where the
@@ -17,8 +17,10 @@ from contextvars import ContextVar
 
 import sqlite_utils
 
+from hermes.contract import Signal
 from hermes.errors import InvalidInput, NotFound
-from hermes.signals import CLICK_SOURCES, Signal, record_signal, require_item, require_user
+from hermes.records import require_item, require_user
+from hermes.storage.signals import CLICK_SOURCES, record_signal
 
 KINDS = ("progress", "open", "highlight", "note", "favorite")
 MAX_TEXT = 10_000

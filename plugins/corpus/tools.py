@@ -13,8 +13,8 @@ from typing import Annotated
 from pydantic import Field
 
 from hermes.errors import HermesError, InvalidInput
-from hermes.signals import require_user
 from hermes.faces import Say
+from hermes.records import require_user
 from hermes.tools import caller, fail, int_arg, ok
 
 from . import entities, membership, signals, strength
@@ -56,11 +56,11 @@ def _more(next_since: int) -> Say:
                web="press More")
 
 
-def _guard(name: str, fn, *args) -> dict:
+def _guard(name: str, fn, *args, empty: dict | None = None) -> dict:
     try:
         message, payload = fn(*args)
     except HermesError as exc:
-        return fail(str(exc), **EMPTY[name])
+        return fail(str(exc), **(empty or EMPTY)[name])
     return ok(message, **payload)
 
 

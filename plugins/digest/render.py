@@ -13,15 +13,14 @@ from collections.abc import Callable
 import typer
 
 from hermes.faces import plural
+from hermes.text import clip
 
 
 def clean(text, width: int | None = None) -> str:
     """One line of printable text: control characters dropped, whitespace collapsed."""
     text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in str(text or ""))
     text = " ".join(text.split())
-    if width and len(text) > width:
-        text = text[: width - 1].rstrip() + "…"
-    return text
+    return clip(text, width) if width else text
 
 
 def _item_lines(item: dict) -> list[str]:

@@ -8,17 +8,19 @@ agent writes the prose; the tool returns structure.
 from __future__ import annotations
 
 import copy
-import json
-import sqlite3
 from typing import Annotated, Any
 
 from pydantic import Field
 
-from hermes import kg
+from hermes import tag_graph
+from hermes.contract import CandidateQuery
 from hermes.errors import HermesError, InvalidInput
-from hermes.rank import CandidateQuery, Ranking, item_rows, rank
-from hermes.signals import require_user
 from hermes.faces import INGEST, Say
+from hermes.plugins import get_plugin_manager
+from hermes.ranking.explain import cached_explanation
+from hermes.ranking.rank import Ranking, rank
+from hermes.records import item_rows, require_user
+from hermes.text import clip
 from hermes.tools import fail, int_arg, nothing, ok
 
 MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
@@ -68,7 +70,7 @@ def _n(count: int, one: str, many: str | None = None) -> str:
 
 # --- kg_communities -------------------------------------------------------------------------
 
-def community_dict(c: kg.Community, top: int = TOP_TAGS) -> dict:
+def community_dict(c: tag_graph.Community, top: int = TOP_TAGS) -> dict:
     return {"label": c.label, "size": c.size, "n_items": c.n_items, "top_tags": list(c.names[:top])}
 
 
@@ -82,7 +84,7 @@ def kg_communities(
         limit = int_arg("limit", limit, 1, MAX_COMMUNITIES)
     except HermesError as exc:
         return fail(str(exc), **copy.deepcopy(COMMUNITIES_EMPTY))
-    graph = kg.get_graph(db)
+    graph = tag_graph.get_graph(db)
     stats = {"n_communities": len(graph.communities), "n_tags": graph.n_tags,
              "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
              "n_items": graph.n_items}
@@ -102,30 +104,13 @@ def kg_communities(
 
 # --- digest ---------------------------------------------------------------------------------
 
-def cached_explanation(db, user_id: int, item_id: int) -> dict | None:
-    """The stored explanation of ``item_id`` for the persona, or ``None``. Never generates one.
-
-    Uses :func:`hermes.explain.cached_explanation` when that module provides it; otherwise
-    reads the core ``explanations`` table directly."""
-    try:
-        from hermes.explain import cached_explanation as from_explain
-    except ImportError:
-        from_explain = None
-    if from_explain is not None:
-        found = from_explain(db, user_id, item_id)
-        if found is None or isinstance(found, dict):
-            return found
-        return {"text": str(found)}
-    row = db.execute(
-        "SELECT payload FROM explanations WHERE user_id = ? AND item_id = ?", [user_id, item_id]
-    ).fetchone()
-    if row is None:
-        return None
-    try:
-        payload = json.loads(row[0])
-    except ValueError:
-        return {"text": row[0]}
-    return payload if isinstance(payload, dict) else {"text": str(payload)}
+def stored_explanation(db, user_id: int, item_id: int) -> dict | None:
+    """The stored explanation of ``item_id`` for the persona (a payload that is not an object
+    comes back as ``{"text": …}``), or ``None``. Never generates one."""
+    found = cached_explanation(db, user_id, item_id)
+    if found is None or isinstance(found, dict):
+        return found
+    return {"text": str(found)}
 
 
 def _explanation_reason(explanation: dict | None) -> str | None:
@@ -189,10 +174,9 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
 
 def _item_entry(db, user_id, item: dict, ranking: Ranking, position: int, matched) -> dict:
     components = _components_of(ranking, position)
-    explanation = cached_explanation(db, user_id, item["id"])
+    explanation = stored_explanation(db, user_id, item["id"])
     summary = " ".join((item.get("summary") or "").split())
-    if len(summary) > SUMMARY_CHARS:
-        summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
+    summary = clip(summary, SUMMARY_CHARS)
     return {
         "id": item["id"],
         "rank": position + 1,
@@ -214,18 +198,14 @@ def _item_entry(db, user_id, item: dict, ranking: Ranking, position: int, matche
 def saved_not_read(db, user_id: int, cap: int) -> dict:
     """The persona's saved-for-later items it has not read, newest saved first.
 
-    Read from the corpus plugin's materialised facets (``corpus_membership``, facet
-    ``saved`` = favorited minus experienced) when that plugin is installed; empty otherwise.
+    Read through the corpus plugin's published API (``membership.facet_entries``, facet
+    ``saved`` = favorited minus experienced) when that plugin is loaded; empty otherwise.
     Not limited to the window: a saved item waits until it is read."""
     section = {"label": "saved, not read yet", "items": [], "n_total": 0}
-    try:
-        rows = db.execute(
-            """SELECT item_id, added FROM corpus_membership
-               WHERE user_id = ? AND facet = 'saved' ORDER BY revision DESC, item_id""",
-            [user_id],
-        ).fetchall()
-    except sqlite3.OperationalError:  # no corpus plugin: no saved items to show
+    corpus = get_plugin_manager().get_plugin("corpus")
+    if corpus is None:  # no corpus plugin: no saved items to show
         return section
+    rows = corpus.membership.facet_entries(db, user_id, "saved")
     section["n_total"] = len(rows)
     shown = rows[:cap]
     found = item_rows(db, [r[0] for r in shown])
@@ -269,7 +249,7 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
             **{**copy.deepcopy(DIGEST_EMPTY), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
-    graph = kg.get_graph(db)
+    graph = tag_graph.get_graph(db)
     rows = item_rows(db, top_ids)
     topics: dict[str, dict] = {}
     unclustered: list[dict] = []

@@ -17,11 +17,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli_support import (DbOption, JsonOption, check, clean, database, die, emit_json,
+from hermes.cli.support import (DbOption, JsonOption, check, clean, database, die, emit_json,
                                 run_each, run_tool, style)
 from hermes.errors import HermesError
 from hermes.faces import plural
 
+from .opml import build_opml, is_web_url, local_feed_problem, read_opml
+from .subscriptions import feed_rows, normalise_location, probe, subscribe
 from .tools import MAX_DAYS
 
 feeds_app = typer.Typer(
@@ -57,8 +59,6 @@ def add(
     """Subscribe to a feed after one fetch + parse checks it.
 
     A web page is followed to the feed it links. Items arrive with `hermes ingest`."""
-    from .subscriptions import normalise_location, probe, subscribe
-
     url = normalise_location(location)
     probed = probe(url, allow_private=True)  # first: a location that is no feed starts no database
     with database(db, create=True) as conn:
@@ -119,8 +119,6 @@ def preview(
     as_json: JsonOption = False,
 ):
     """Show a feed's recent entries without subscribing."""
-    from .subscriptions import normalise_location, probe
-
     url = normalise_location(location)
     parsed = probe(url, allow_private=True)
     entries = parsed["entries"][:limit]
@@ -157,9 +155,8 @@ def import_opml(
     export-opml` writes for local feeds) is taken only when that file exists here and parses
     as a feed, so a shared OPML file cannot make `hermes ingest` read other files.
     """
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.feedlist import add_feeds
-
-    from .opml import is_web_url, local_feed_problem, read_opml
 
     entries = read_opml(file)
     taken, skipped = [], []
@@ -194,9 +191,6 @@ def export_opml(
 
     Local feeds are written as file:// URLs, which `hermes feeds import-opml` takes back on
     this machine."""
-    from .opml import build_opml
-    from .subscriptions import feed_rows
-
     with database(db) as conn:
         document = build_opml(feed_rows(conn))
     if output is None:
@@ -236,6 +230,7 @@ def feed(
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             die("--interactive needs a terminal (stdin and stdout); without it `hermes feed` "
                 "prints the list")
+        # Here, not at the top: rich's screen handling loads only for an interactive session.
         from .triage import Triage
 
         with database(db) as conn:

@@ -57,6 +57,7 @@ def local_feed_problem(url: str) -> str | None:
     file exists on this machine and parses as a feed (what ``export-opml`` wrote for a local
     feed). Defence in depth: an OPML file from someone else cannot make ``hermes ingest``
     read files that are not feeds."""
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import is_local, local_path
     from hermes.ingest.parse import ParseError, parse_feed
 
@@ -78,6 +79,7 @@ def local_feed_problem(url: str) -> str | None:
 
 def as_opml_url(url: str) -> str:
     """Local feeds as ``file://`` URLs (what OPML readers expect of ``xmlUrl``)."""
+    # Here, not at the top: the fetch module loads httpx, which loads only when a feed is fetched.
     from hermes.ingest.fetch import is_local, local_path
 
     if is_local(url):

@@ -10,11 +10,11 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Callable
 
-from hermes.db import file_of, write_transaction
+from hermes.config import settings
 from hermes.errors import InvalidInput, NotFound
 from hermes.faces import Say, plural
-from hermes.ingest.feedlist import canonical_location
-from hermes.signals import now_iso
+from hermes.records import file_of, now_iso
+from hermes.storage.transactions import write_transaction
 from hermes.tools import fail, ok
 
 LIST_FEEDS = Say(mcp="list_feeds shows the subscribed feeds' ids",
@@ -55,6 +55,7 @@ def normalise_location(location: str) -> str:
     """What the CLI stores for ``hermes feeds add``: the canonical location (local paths and
     ``file://`` URLs as one absolute path, so ``hermes ingest`` finds them from any working
     directory and the same file is never subscribed twice)."""
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.feedlist import canonical_location
     from hermes.ingest.fetch import is_local
 
@@ -72,7 +73,7 @@ def probe(url: str, *, allow_private: bool) -> dict:
     Raises :class:`InvalidInput` with the fetcher's or parser's reason when the URL does not
     give a feed. Nothing is written.
     """
-    from hermes.config import settings
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import FetchError, fetch
     from hermes.ingest.parse import ParseError, parse_feed
 
@@ -118,6 +119,8 @@ def _row(cursor_row, names) -> dict:
 def feed_by_url(db, url: str) -> dict | None:
     """The subscribed feed at ``url``, however it is spelled (a path or a ``file://`` URL,
     upper-case host, default port)."""
+    # Here, not at the top: the ingest modules load httpx, which loads only when a feed is
+    # fetched or read.
     from hermes.ingest.feedlist import find_feed
 
     return find_feed(db, url)
@@ -150,6 +153,8 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     found_on = ""
     if parsed.get("page_url"):  # a web page: subscribe to the feed it links
         found_on = f"{url[:200]} is a web page; its feed is {parsed['feed_url'][:200]}. "
+        from hermes.ingest.feedlist import canonical_location  # loaded by probe already
+
         url = canonical_location(parsed["feed_url"])
         existing = feed_by_url(db, url)
         if existing:

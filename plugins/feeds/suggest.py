@@ -2,7 +2,7 @@
 
 Two signals, both cheap and explainable (no model, no network, no web search):
 
-- liked tags: the persona's per-tag like/dislike scores (:func:`hermes.features._key_stats`)
+- liked tags: the persona's per-tag like/dislike scores (:func:`hermes.ranking.preferences.key_stats`)
   matched against a candidate's tags — exactly (weight 1) or when every word of the tag
   appears among the candidate's words (weight 0.5). Disliked tags pull a candidate down.
 - interests: the words of the persona's interests text found in the candidate's title,
@@ -23,6 +23,8 @@ from pathlib import Path
 
 from hermes.config import PACKAGE_DATA
 from hermes.errors import HermesError
+from hermes.ranking.preferences import key_stats, split_key
+from hermes.tags import normalize_tag
 
 CANDIDATES = PACKAGE_DATA / "candidates.toml"
 INTEREST_WEIGHT = 0.25
@@ -51,8 +53,9 @@ def words(text: str) -> set[str]:
     return out
 
 
-def norm_tag(tag: str) -> str:
-    return " ".join(str(tag).lower().replace("_", " ").split())
+def norm_tag(tag) -> str:
+    """A tag as candidates and clicks are compared: normalised, ``_`` read as a space."""
+    return normalize_tag(str(tag).replace("_", " "))
 
 
 @lru_cache(maxsize=4)
@@ -86,12 +89,10 @@ def load_candidates(path: Path = CANDIDATES) -> list[dict]:
 
 def liked_tags(db, user_id: int) -> dict[str, float]:
     """``{tag: score}`` from the persona's clicks (positive = liked, negative = disliked)."""
-    from hermes.features import _key_stats
-
     return {
-        norm_tag(key[4:]): stats["score"]
-        for key, stats in _key_stats(db, user_id).items()
-        if key.startswith("tag:") and stats["score"] != 0
+        norm_tag(split_key(key)[1]): stats["score"]
+        for key, stats in key_stats(db, user_id).items()
+        if split_key(key)[0] == "tag" and stats["score"] != 0
     }
 
 

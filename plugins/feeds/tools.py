@@ -1,9 +1,8 @@
 """The feeds tool group: every tool is a plain function of ``db`` plus typed arguments.
 
 The MCP server derives each tool's JSON schema from these signatures, so every argument is
-``Annotated`` with a description and its limits. Heavy modules (numpy, the ranking engine,
-httpx, feedparser) are imported inside the functions: ``hermes serve`` answers
-``tools/list`` without loading them.
+``Annotated`` with a description and its limits. Fetching and parsing (httpx, feedparser)
+load only when a tool fetches (:mod:`.subscriptions`).
 """
 
 from __future__ import annotations
@@ -12,9 +11,28 @@ from typing import Annotated
 
 from pydantic import Field
 
+from hermes.config import settings
+from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
 from hermes.faces import Say, plural
+from hermes.ranking.explain import explain
+from hermes.ranking.rank import rank
+from hermes.records import item_rows, require_item, require_user
+from hermes.storage.signals import record_click
+from hermes.text import clip
 from hermes.tools import caller, envelope, fail, int_arg, ok
+
+from .subscriptions import (
+    check_web_url,
+    feed_by_url,
+    feed_rows,
+    orphaned_count,
+    probe,
+    removal_plan,
+    subscribe,
+    unsubscribe,
+)
+from .suggest import suggest
 
 UserArg = Annotated[str, Field(description="Persona name, as listed by list_users.",
                                min_length=1, max_length=200)]
@@ -63,9 +81,9 @@ ADD_BY_URL = Say(mcp="add a feed by URL with add_feed", cli="add a feed with `he
                  web="add a feed on the Feeds page")
 
 
-def clip(text: str | None, limit: int = SUMMARY_CHARS) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
+    """Whitespace collapsed, then clipped to ``limit`` characters."""
+    return clip(" ".join((text or "").split()), limit)
 
 
 #: What the built-in components mean, for the one-line reasons (plugins' own names are shown as is).
@@ -109,9 +127,6 @@ def list_feed(
         ge=1, le=MAX_DAYS)] = 7,
 ) -> dict:
     """The persona's ranked feed: unread items, best first, each with the reason it ranks."""
-    from hermes.rank import CandidateQuery, item_rows, rank
-    from hermes.signals import require_user
-
     persona = require_user(db, user)
     window = _since(since_days)
     limit = int_arg("limit", limit, 1, 100)
@@ -132,7 +147,7 @@ def list_feed(
             "published": row["published"],
             "content_type": row["content_type"],
             "tags": row["tags"],
-            "summary": clip(row["summary"]),
+            "summary": short_text(row["summary"]),
             "score": round(float(ranking.scores[pos]), 4),
             "components": parts,
             "reason": reason_of(parts),
@@ -156,8 +171,6 @@ def record_feedback(
     liked: Annotated[bool, Field(description="true = the persona liked the item, false = disliked it.")],
 ) -> dict:
     """Store a like or dislike: click source ``agent`` over MCP, ``ui`` from a person."""
-    from hermes.signals import record_click, require_item, require_user
-
     persona = require_user(db, user)
     item = require_item(db, item_id)
     click = record_click(db, persona["id"], item["id"], liked, source=caller())
@@ -170,15 +183,8 @@ def record_feedback(
 @_envelope
 def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
     """Why an item ranks where it does for a persona."""
-    from hermes.signals import require_item, require_user
-
     persona = require_user(db, user)
     require_item(db, item_id)
-    try:
-        from hermes.explain import explain
-    except ImportError:
-        return fail("explanations are not available in this installation (hermes.explain is "
-                    "missing)", **EMPTY["explain_item"])
     explanation = explain(db, persona, item_id)
     reason = explanation.get("reason") or explanation.get("summary") or ""
     return ok(f"Why item {item_id} ranks for {persona['name']}: {reason}".rstrip(": "),
@@ -193,10 +199,6 @@ def add_feed(
         description="Optional display title; default: the feed's own title.", max_length=200)] = None,
 ) -> dict:
     """Subscribe to a feed after checking (one fetch) that it parses. Does not ingest."""
-    from hermes.config import settings
-
-    from .subscriptions import check_web_url, probe, subscribe
-
     url = check_web_url(url)
     return subscribe(db, url, title, probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
 
@@ -208,17 +210,13 @@ def preview_feed(
     limit: Annotated[int, Field(description="How many recent entries to show (1-20).", ge=1, le=20)] = 5,
 ) -> dict:
     """Fetch a feed and show its recent entries without subscribing (nothing is stored)."""
-    from hermes.config import settings
-
-    from .subscriptions import check_web_url, feed_by_url, probe
-
     url = check_web_url(url)
     limit = int_arg("limit", limit, 1, 20)
     parsed = probe(url, allow_private=settings().allow_private)
     existing = feed_by_url(db, url)
     entries = [
         {"title": e["title"], "url": e["url"], "published": e["published"],
-         "content_type": e["content_type"], "tags": e["tags"], "summary": clip(e["summary"])}
+         "content_type": e["content_type"], "tags": e["tags"], "summary": short_text(e["summary"])}
         for e in parsed["entries"][:limit]
     ]
     note = (f"already subscribed as feed {existing['id']}" if existing
@@ -236,8 +234,6 @@ def preview_feed(
 @_envelope
 def list_feeds(db) -> dict:
     """Every subscribed feed with its item count and fetch health."""
-    from .subscriptions import feed_rows, orphaned_count
-
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
     failing = sum(1 for f in feeds if f["last_error"])
@@ -257,8 +253,6 @@ def remove_feed(
                     "answer says what would be removed.")],
 ) -> dict:
     """Unsubscribe from a feed; its items and every click on them are kept."""
-    from .subscriptions import removal_plan, unsubscribe
-
     plan = removal_plan(db, feed_id)
     # By id and URL: the title usually comes from the feed itself (untrusted text) and is
     # in the feed payload, not in the tool's own words.
@@ -282,10 +276,6 @@ def suggest_feeds(
     limit: Annotated[int, Field(description="How many suggestions to return (1-30).", ge=1, le=30)] = 8,
 ) -> dict:
     """Curated feeds (shipped with hermes) matching the persona's liked tags and interests."""
-    from hermes.signals import require_user
-
-    from .suggest import suggest
-
     persona = require_user(db, user)
     found = suggest(db, persona, limit=int_arg("limit", limit, 1, 30))
     if not found:

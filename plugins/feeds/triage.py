@@ -1,6 +1,6 @@
 """``hermes feed USER -i``: triage the ranked feed at the terminal with single keys.
 
-Every action is a tool call through :func:`hermes.cli_support.run_tool` — the same
+Every action is a tool call through :func:`hermes.cli.support.run_tool` — the same
 functions MCP calls, clicks and reads recorded with source ``ui`` — and after each like or
 dislike the list is ranked again, so the next item up is already what the new click taught.
 Keys are read one at a time with typer's ``getchar`` (raw mode, arrows included); the screen
@@ -14,7 +14,7 @@ import webbrowser
 
 import typer
 
-from hermes.cli_support import clean, run_tool
+from hermes.cli.support import clean, run_tool
 from hermes.errors import HermesError
 from hermes.faces import plural
 

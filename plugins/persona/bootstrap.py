@@ -3,7 +3,7 @@ dislike the ones it puts last, so preferences and the classifier have something 
 from before the first real feedback.
 
 The order comes from the one ranking path with zero clicks (the written interests alone),
-over the whole archive. Every click is written through :func:`hermes.signals.record_click`
+over the whole archive. Every click is written through :func:`hermes.storage.signals.record_click`
 with source ``bootstrap``, all in one transaction: a bootstrap lands whole or not at all.
 """
 
@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from hermes.db import write_transaction
+from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
 from hermes.faces import INGEST, Say, plural
-from hermes.rank import CandidateQuery, item_rows, rank
-from hermes.signals import record_click, require_user
+from hermes.ranking.rank import rank
+from hermes.records import item_rows, require_user
+from hermes.storage.signals import record_click
+from hermes.storage.transactions import write_transaction
 
 BOOTSTRAP_MAX = 50
 SET_INTERESTS = Say(mcp="set it with update_persona",

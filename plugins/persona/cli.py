@@ -1,6 +1,6 @@
 """``hermes persona …``: the persona tools for a person at a terminal.
 
-Each command calls the same function as the MCP tool (:func:`hermes.cli_support.run_tool`:
+Each command calls the same function as the MCP tool (:func:`hermes.cli.support.run_tool`:
 worded for the CLI, clicks recorded with source ``ui``) and prints its result; a refusal is
 one ``error:`` line on stderr and exit status 1 (with ``--json`` the result document is
 still printed on stdout). Limits are the tools' own, declared on the options.
@@ -12,8 +12,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli_support import DbOption, JsonOption, check, clean, database, run_tool
+from hermes.cli.support import DbOption, JsonOption, check, clean, database, run_tool
 from hermes.faces import plural
+from hermes.text import clip
 
 from .bootstrap import BOOTSTRAP_MAX
 from .search import SEARCH_MAX
@@ -43,7 +44,7 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
         return
     typer.echo(result["message"])
     for u in result["users"]:
-        interests = u["interests"] if len(u["interests"]) <= 70 else u["interests"][:69] + "…"
+        interests = clip(u["interests"], 70)
         typer.echo(f"  {u['name']}  ({plural(u['likes'], 'like')}, {plural(u['dislikes'], 'dislike')})"
                    f"  {interests}")
 

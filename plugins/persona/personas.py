@@ -13,11 +13,12 @@ import sqlite3
 
 import sqlite_utils
 
-from hermes.db import write_transaction
+from hermes.contract import Signal
 from hermes.errors import InvalidInput
 from hermes.faces import Say
-from hermes.rank import create_user
-from hermes.signals import Signal, record_signal, require_user
+from hermes.records import create_user, require_user
+from hermes.storage.signals import record_signal
+from hermes.storage.transactions import write_transaction
 
 CHANGE_INTERESTS = Say(mcp="change its interests with update_persona",
                        cli="change its interests with `hermes persona update NAME --interests TEXT`",

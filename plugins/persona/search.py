@@ -1,8 +1,8 @@
 """``search_feed``: keyword / tag / type search over the whole archive, in the persona's order.
 
-Matching is the built-in candidate filter (``hermes.default_candidates``: every word must
+Matching is the built-in candidate filter (``hermes.builtins.default_candidates``: every word must
 occur in the title or summary, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped, so they match
-literally); ordering is the one ranking path (:func:`hermes.rank.rank_items`) with the
+literally); ordering is the one ranking path (:func:`hermes.ranking.rank.rank_items`) with the
 recency window and the already-clicked exclusion lifted, because a search should reach the
 whole archive, including what the persona rated before.
 """
@@ -13,8 +13,9 @@ import sqlite_utils
 
 from hermes.errors import InvalidInput
 from hermes.faces import INGEST, Say, plural
-from hermes.rank import rank_items
-from hermes.signals import require_user
+from hermes.ranking.rank import rank_items
+from hermes.records import require_user
+from hermes.text import clip
 from hermes.tools import int_arg
 
 SEARCH_MAX = 50
@@ -67,8 +68,7 @@ def ratings(db: sqlite_utils.Database, user_id: int, item_ids: list[int]) -> dic
 
 
 def _short(text: str | None) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
+    return clip(" ".join((text or "").split()), SUMMARY_CHARS)
 
 
 def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, limit=10) -> tuple[list[dict], str]:

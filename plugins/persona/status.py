@@ -1,7 +1,7 @@
 """``profile_status``: what a persona's clicks have taught the ranking so far.
 
-It reads the same statistics the scorers use (:func:`hermes.features._key_stats`,
-:func:`hermes.rank.blend_weight`) without running a ranking, so it is cheap and never
+It reads the same statistics the scorers use (:func:`hermes.ranking.preferences.key_stats`,
+:func:`hermes.ranking.rank.blend_weight`) without running a ranking, so it is cheap and never
 loads the embedding model.
 """
 
@@ -12,20 +12,22 @@ import sqlite_utils
 from hermes.embed import get_embedder
 from hermes.errors import InvalidInput
 from hermes.faces import plural
-from hermes.features import _key_stats
-from hermes.rank import blend_weight
-from hermes.signals import CLICK_SOURCES, require_user
+from hermes.ranking.preferences import key_stats, split_key
+from hermes.ranking.rank import blend_weight
+from hermes.records import require_user
+from hermes.storage.signals import CLICK_SOURCES
 
 from .personas import click_counts
 
 TOP = 10
 
 
-def _entries(stats: dict, prefix: str, *, liked: bool, top: int = TOP) -> list[dict]:
+def _entries(stats: dict, family: str, *, liked: bool, top: int = TOP) -> list[dict]:
+    """The keys of one family (``tag``, ``type``, ``source``) the persona liked (or disliked)."""
     picked = [
-        (key.removeprefix(prefix), s)
+        (split_key(key)[1], s)
         for key, s in stats.items()
-        if key.startswith(prefix) and ((s["score"] > 0) if liked else (s["score"] < 0))
+        if split_key(key)[0] == family and ((s["score"] > 0) if liked else (s["score"] < 0))
     ]
     picked.sort(key=lambda kv: (-abs(kv[1]["score"]), -(kv[1]["likes"] + kv[1]["dislikes"]), kv[0]))
     return [
@@ -65,7 +67,7 @@ def profile_status(db: sqlite_utils.Database, user) -> dict:
     counts = click_counts(db, uid)
     n = counts["clicks"]
     weight = blend_weight(n)
-    stats = _key_stats(db, uid)
+    stats = key_stats(db, uid)
     by_source = dict.fromkeys(CLICK_SOURCES, 0)
     for source, k in db.execute(
         "SELECT source, count(*) FROM clicks WHERE user_id = ? GROUP BY source", [uid]
@@ -83,8 +85,8 @@ def profile_status(db: sqlite_utils.Database, user) -> dict:
         )
     ]
     sources = {
-        "liked": _entries(stats, "source:", liked=True, top=5),
-        "disliked": _entries(stats, "source:", liked=False, top=5),
+        "liked": _entries(stats, "source", liked=True, top=5),
+        "disliked": _entries(stats, "source", liked=False, top=5),
     }
     for side in sources.values():
         for entry in side:
@@ -102,10 +104,10 @@ def profile_status(db: sqlite_utils.Database, user) -> dict:
             f"{round(100 * (1 - weight))}% written interests, {round(100 * weight)}% learned "
             f"from {plural(n, 'click')}; 50/50 at 5 clicks"
         ),
-        "liked_tags": _entries(stats, "tag:", liked=True),
-        "disliked_tags": _entries(stats, "tag:", liked=False),
-        "liked_types": _entries(stats, "type:", liked=True, top=5),
-        "disliked_types": _entries(stats, "type:", liked=False, top=5),
+        "liked_tags": _entries(stats, "tag", liked=True),
+        "disliked_tags": _entries(stats, "tag", liked=False),
+        "liked_types": _entries(stats, "type", liked=True, top=5),
+        "disliked_types": _entries(stats, "type", liked=False, top=5),
         "liked_sources": sources["liked"],
         "disliked_sources": sources["disliked"],
         "classifier_active": active,

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 from pydantic import Field
 
-from hermes.db import file_of
+from hermes.records import file_of
 from hermes.errors import HermesError, InvalidInput
 from hermes.faces import CREATE_PERSONA, INGEST, Say, plural
 from hermes.tools import caller, envelope, fail, int_arg, ok

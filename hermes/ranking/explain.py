@@ -17,11 +17,17 @@ import json
 import numpy as np
 import sqlite_utils
 
-from .db import write_transaction
-from .errors import InvalidInput
-from .faces import plural
-from .features import _key_stats, item_keys
-from .signals import now_iso
+from ..contract import CandidateQuery
+from ..embed import get_embedder
+from ..errors import InvalidInput
+from ..faces import plural
+from ..records import item_rows, now_iso, user_clicks
+from ..storage.transactions import write_transaction
+from ..text import clip
+from .interests import interest_clauses, interests_vectors
+from .matrix import get_matrix
+from .preferences import item_keys, key_stats, split_key
+from .rank import blend_weight, rank
 
 #: the pool an explanation ranks in: list_feed's default window …
 POOL_DAYS = 7
@@ -33,8 +39,6 @@ NEAREST_LIKED = 3
 def explain(db: sqlite_utils.Database, user: dict, item_id: int, *, store: bool = True) -> dict:
     """Explain ``item_id`` for ``user`` (a persona row) and store the explanation
     (``store=False``: only compute it, as the web UI's read-only explanation page does)."""
-    from .rank import CandidateQuery, rank
-
     item_id = int(item_id)
     query = CandidateQuery(since_days=POOL_DAYS, include_ids=(item_id,))
     ranking = rank(db, user, query)
@@ -80,10 +84,6 @@ def cached_explanation(db: sqlite_utils.Database, user_id: int, item_id: int) ->
 
 
 def _payload(db, user, item_id: int, ranking, pos: int, pool: str) -> dict:
-    from .embed import get_embedder
-    from .matrix import get_matrix
-    from .rank import blend_weight, item_rows
-
     item = item_rows(db, [item_id]).get(item_id) or {"title": "", "tags": []}
     cand = int(ranking.order[pos])  # the item's index among the candidates
     components = {}
@@ -124,10 +124,6 @@ def _payload(db, user, item_id: int, ranking, pos: int, pool: str) -> dict:
 
 def _closest_interest(db, user: dict, item_id: int) -> str:
     """The clause of the interests text the item matches best (what the profile used)."""
-    from .embed import get_embedder
-    from .matrix import get_matrix
-    from .rank import interest_clauses, interests_vectors
-
     text = (user.get("interests") or "").strip()
     embedder = get_embedder()
     vec = get_matrix(db, embedder.name, embedder.dimension).vector(item_id)
@@ -162,11 +158,11 @@ def _detail(db, name: str, detail: dict, cand: int, user: dict, item_id: int) ->
 
 
 def _matched_tags(db, user, item) -> list[dict]:
-    stats = _key_stats(db, user["id"])
+    stats = key_stats(db, user["id"])
     out = []
     for key in item_keys(item.get("tags") or [], item.get("content_type"), item.get("feed_id")):
         if key in stats:
-            kind, _, value = key.partition(":")
+            kind, value = split_key(key)
             label = item.get("source") or value if kind == "source" else value
             s = stats[key]
             out.append({"key": key, "kind": kind, "label": label, "score": round(s["score"], 3),
@@ -175,8 +171,6 @@ def _matched_tags(db, user, item) -> list[dict]:
 
 
 def _nearest_liked(db, user, matrix, item_id: int) -> list[dict]:
-    from .rank import item_rows, user_clicks
-
     vec = matrix.vector(item_id)
     liked = [i for i, like in user_clicks(db, user["id"]) if like and i != item_id]
     liked = [i for i in dict.fromkeys(liked) if matrix.vector(i) is not None]
@@ -198,11 +192,11 @@ def _reason(p: dict) -> str:
     for _, name in pushes[:2]:
         c = comps[name]
         if name == "profile":
-            parts.append(f"matches your interest \"{_clip(c.get('closest_interest', ''), 60)}\" "
+            parts.append(f"matches your interest \"{_clip(c.get('closest_interest', ''))}\" "
                          f"(similarity {c.get('similarity', 0):.2f})")
         elif name == "affinity" and p["nearest_liked"]:
             near = p["nearest_liked"][0]
-            parts.append(f"is close to \"{_clip(near['title'], 60)}\", which you liked")
+            parts.append(f"is close to \"{_clip(near['title'])}\", which you liked")
         elif name == "preference":
             liked = [t["label"] for t in p["matched_tags"] if t["score"] > 0][:3]
             parts.append(f"has tags you like ({', '.join(liked)})" if liked
@@ -217,6 +211,5 @@ def _reason(p: dict) -> str:
     return f"Ranks {p['rank']} of {p['out_of']}: it {why}. ({learned})"
 
 
-def _clip(text: str, n: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+def _clip(text: str) -> str:
+    return clip(" ".join((text or "").split()), 60)

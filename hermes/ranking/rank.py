@@ -9,46 +9,20 @@ plugins are added on that scale, and ties break on the item id so every call agr
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-import sqlite3
 from dataclasses import dataclass, field
 
 import numpy as np
 import sqlite_utils
 
-from .embed import Embedder, from_blob, get_embedder, to_blob
-from .errors import InvalidInput
+from ..contract import CandidateQuery, Component, ScoringContext
+from ..embed import get_embedder
+from ..errors import InvalidInput
+from ..plugins import get_plugin_manager
+from ..records import item_rows, user_clicks
 from .matrix import Matrix, get_matrix
-from .signals import now_iso
-from .status import step
 
 ROLES = ("profile", "behaviour", "boost")
 MAX_LIMIT = 500
-
-
-@dataclass(frozen=True)
-class CandidateQuery:
-    since_days: float | None = 7
-    exclude_clicked: bool = True
-    text: str | None = None
-    tag: str | None = None
-    content_type: str | None = None
-    item_ids: tuple[int, ...] | None = None
-    #: items ranked along with the candidates whatever the filters say (an explanation
-    #: ranks its item within the persona's normal pool, so calibration means the same)
-    include_ids: tuple[int, ...] | None = None
-
-
-@dataclass
-class Component:
-    name: str
-    role: str
-    scores: np.ndarray
-    active: bool = True
-    weight: float = 1.0
-    detail: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -79,83 +53,10 @@ def clamp_limit(limit, *, default: int = 20, maximum: int = MAX_LIMIT) -> int:
     return max(1, min(int(limit), maximum))
 
 
-# --- the persona's interests vector -------------------------------------------------------
-
-#: Bumped when what is persisted per interests text changes (v2: the clauses too).
-INTERESTS_FORMAT = "v2"
-MAX_CLAUSES = 12
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|[;:\n\u2014\u2013]")
-_CLAUSE = re.compile(r",\s*")
-_LEADING = re.compile(r"^(?:and|or|also|as well as|plus|including)\s+", re.IGNORECASE)
-
-
-def interest_clauses(text: str) -> list[str]:
-    """The separate interests in a text ("galaxy evolution, AGN feedback; dark matter"),
-    split at punctuation only: "formation and evolution of galaxies" stays one interest.
-
-    A persona usually lists several interests; one embedding of the whole text lands
-    between them and matches none well (on the arXiv benchmark, nDCG@10 with no clicks
-    rose from 0.72 to 0.88 by scoring each item against its best-matching clause)."""
-    parts: dict[str, None] = {}
-    for sentence in _SENTENCE.split(text or ""):
-        for part in _CLAUSE.split(sentence):
-            part = _LEADING.sub("", part.strip(" .,'\"()[]")).strip()
-            if len(part) > 1 and any(ch.isalpha() for ch in part):  # "QCD" and "AI" count
-                parts.setdefault(part, None)
-    return list(parts)[:MAX_CLAUSES]
-
-
-def interests_key(model: str, text: str) -> str:
-    return hashlib.sha256(f"{model}\0{INTERESTS_FORMAT}\0{text}".encode()).hexdigest()
-
-
-def interests_vectors(db: sqlite_utils.Database, user: dict, embedder: Embedder) -> np.ndarray:
-    """The embedded interests text (row 0) and its clauses (rows 1…), persisted on the user
-    row keyed by sha256(model, format, text): a fresh process ranks without loading the
-    model unless the text changed."""
-    text = user["interests"] or ""
-    key = interests_key(embedder.name, text)
-    row = db.execute(
-        "SELECT interests_key, interests_vec FROM users WHERE id = ?", [user["id"]]
-    ).fetchone()
-    if row and row[0] == key and row[1]:
-        return from_blob(row[1]).reshape(-1, embedder.dimension)
-    clauses = interest_clauses(text)
-    # The first embedding of a process loads the model (seconds): say so to a waiting person.
-    with step(f"embedding the interests of {user.get('name') or 'the persona'} (new or changed "
-              "text; the model loads on first use)"):
-        vecs = embedder.embed([text, *(clauses if len(clauses) > 1 else [])])
-    try:
-        db.execute(
-            "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",
-            [key, to_blob(vecs), user["id"]],
-        )
-    except sqlite3.OperationalError:  # a read-only database still ranks (and re-embeds)
-        pass
-    return vecs
-
-
-def interests_vector(db: sqlite_utils.Database, user: dict, embedder: Embedder) -> np.ndarray:
-    """The embedded interests text as a whole (see :func:`interests_vectors`)."""
-    return interests_vectors(db, user, embedder)[0]
-
-
-def user_clicks(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool]]:
-    return [
-        (r[0], r[1] == "like")
-        for r in db.execute(
-            "SELECT item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
-        )
-    ]
-
-
 # --- candidates ----------------------------------------------------------------------------
 
 def candidate_rows(db, user: dict, query: CandidateQuery, matrix: Matrix) -> np.ndarray:
     """Row indices of ``matrix`` that every ``hermes_candidates`` answer keeps."""
-    from .plugins import get_plugin_manager
-
     keep = np.ones(len(matrix), dtype=bool)
     for answer in get_plugin_manager().hook.hermes_candidates(
         db=db, user=user, query=query, matrix=matrix
@@ -235,22 +136,13 @@ def rank(
     limit: int | None = None,
 ) -> Ranking:
     """Rank the candidates for ``user``: the best ``limit`` of them, or all when ``None``."""
-    from .plugins import get_plugin_manager
-
     embedder = get_embedder()
     matrix = get_matrix(db, embedder.name, embedder.dimension)
     rows = candidate_rows(db, user, query, matrix)
     clicks = user_clicks(db, user["id"])
     ids = matrix.ids[rows]
-    context = {
-        "clicks": clicks,
-        "n_clicks": len(clicks),
-        "blend_weight": blend_weight(len(clicks)),
-        "embedder": embedder,
-        "matrix": matrix,
-        "rows": rows,  # the candidates' row indices in ``matrix``
-        "query": query,
-    }
+    context = ScoringContext(clicks=clicks, blend_weight=blend_weight(len(clicks)),
+                             embedder=embedder, matrix=matrix, rows=rows, query=query)
     components: list[Component] = []
     if len(ids):
         # No copy of the candidates' vectors: a view, or rows multiplied in place.
@@ -278,28 +170,6 @@ def rank(
         shares=shares,
         order=order,
     )
-
-
-ITEM_COLUMNS = (
-    "id, feed_id, title, url, summary, author, published, content_type, tags, "
-    "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source"
-)
-
-
-def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
-    ids = [int(i) for i in item_ids]
-    if not ids:
-        return {}
-    out = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in db.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk):
-            d = dict(zip(("id", "feed_id", "title", "url", "summary", "author", "published",
-                          "content_type", "tags", "source"), row))
-            d["tags"] = json.loads(d["tags"] or "[]")
-            out[d["id"]] = d
-    return out
 
 
 def rank_items(
@@ -335,29 +205,3 @@ def rank_items(
         item["rank"] = len(out) + 1
         out.append(item)
     return out
-
-
-def create_user(db: sqlite_utils.Database, name: str, interests: str) -> dict:
-    """Insert a persona; the caller validates the name and text.
-
-    Ids are never reused: ``users.id`` is a plain rowid, and SQLite would hand a deleted
-    persona's id (when it was the highest) to the next one, which would then inherit anything
-    still keyed by it (a cache in another process, a plugin's table). The highest id ever
-    assigned is kept in ``meta`` and the new persona goes above it.
-    """
-    from .db import write_transaction
-
-    with write_transaction(db):
-        last = db.execute("SELECT value FROM meta WHERE key = 'users.last_id'").fetchone()
-        highest = db.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]
-        user_id = max(int(last[0]) if last else 0, highest) + 1
-        db.execute(
-            "INSERT INTO users (id, name, interests, created) VALUES (?, ?, ?, ?)",
-            [user_id, name, interests, now_iso()],
-        )
-        db.execute(
-            "INSERT INTO meta (key, value) VALUES ('users.last_id', ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [str(user_id)],
-        )
-    return {"id": user_id, "name": name, "interests": interests}

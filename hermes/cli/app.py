@@ -13,17 +13,17 @@ import sys
 import typer
 from typer.core import TyperGroup
 
-from . import __version__
-from .cli_support import (JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json,
-                          lower_first)
-from .errors import HermesError
+from .. import __version__, faces, status
+from ..errors import HermesError
+from ..plugins import describe_plugins, get_plugin_manager
+from . import core
+from .support import (JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json,
+                      lower_first)
 
 class HermesGroup(TyperGroup):
     """The root command: one error style, the CLI face, the status line, tidy help."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        from . import faces, status
-
         _polish_help(self)
         face = faces.enter("cli")
         root_db, as_json = ROOT_DB.set(None), JSON_REQUESTED.set(False)
@@ -113,8 +113,6 @@ def _plain_argument(base: type) -> type:
 
 def plugins_command(db: DbOption = None, as_json: JsonOption = False):
     """List every loaded plugin and what it provides (hooks, tools)."""
-    from .plugins import describe_plugins
-
     found = describe_plugins()
     if as_json:
         emit_json(found)
@@ -133,9 +131,6 @@ def _version(value: bool):
 
 
 def build_app() -> typer.Typer:
-    from . import cli_core
-    from .plugins import get_plugin_manager
-
     app = typer.Typer(
         name="hermes",
         cls=HermesGroup,
@@ -156,7 +151,7 @@ def build_app() -> typer.Typer:
             ROOT_DB.set(db)
 
     app.command("plugins")(plugins_command)
-    cli_core.register(app)
+    core.register(app)
     get_plugin_manager().hook.hermes_register_commands(app=app)
     return app
 

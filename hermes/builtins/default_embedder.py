@@ -6,8 +6,8 @@ user runs defaults to the real model.
 
 import os
 
-from .embed import HashEmbedder, MiniLMEmbedder
-from .hookspecs import hookimpl
+from ..embed import HashEmbedder, MiniLMEmbedder
+from ..hookspecs import hookimpl
 
 
 @hookimpl(trylast=True)

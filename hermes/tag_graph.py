@@ -9,9 +9,9 @@
   do not touch a component leaves that component's communities exactly as they were.
 - A community is labelled by its most central tag (weighted degree inside the community),
   ties broken by name.
-- The graph is cached in memory and persisted in ``kg_cache`` (created by the digest
-  plugin's migration), keyed by a fingerprint of the items table, so it is rebuilt only when
-  items changed.
+- The graph is cached in memory and persisted in ``kg_cache`` (the core's migration
+  ``core:m007_tag_graph_cache``), keyed by a fingerprint of the items table, so it is
+  rebuilt only when items changed.
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import sqlite_utils
 
+from .ranking.matrix import db_file
+from .records import now_iso
+from .storage.transactions import write_transaction
+from .tags import normalize_tag
+
 log = logging.getLogger(__name__)
 
 #: Bump when the graph construction changes: old persisted graphs are then ignored.
@@ -34,23 +39,6 @@ SEED = 42
 RESOLUTION = 1.0
 MIN_ITEMS = 2  # a tag must occur on this many items to become a node
 CACHE_TABLE = "kg_cache"
-
-
-def normalize_tag(tag) -> str:
-    """The key a tag is counted under: whitespace collapsed, case folded ('' if unusable)."""
-    if not isinstance(tag, str):
-        return ""
-    return " ".join(tag.split()).casefold()
-
-
-def item_tag_keys(tags) -> list[str]:
-    """An item's distinct tag keys, in first-seen order."""
-    seen: dict[str, None] = {}
-    for t in tags or []:
-        key = normalize_tag(t)
-        if key:
-            seen.setdefault(key, None)
-    return list(seen)
 
 
 @dataclass(frozen=True)
@@ -144,19 +132,8 @@ def clear_cache() -> None:
         _MEMORY.clear()
 
 
-def _db_key(db: sqlite_utils.Database) -> str:
-    from .matrix import db_file
-
-    return db_file(db)
-
-
 def _load_persisted(db: sqlite_utils.Database, fp: str) -> TagGraph | None:
-    try:
-        row = db.execute(
-            f"SELECT payload FROM {CACHE_TABLE} WHERE fingerprint = ?", [fp]
-        ).fetchone()
-    except sqlite3.OperationalError:  # the digest plugin (and its table) is not installed
-        return None
+    row = db.execute(f"SELECT payload FROM {CACHE_TABLE} WHERE fingerprint = ?", [fp]).fetchone()
     if row is None:
         return None
     try:
@@ -167,9 +144,6 @@ def _load_persisted(db: sqlite_utils.Database, fp: str) -> TagGraph | None:
 
 
 def _persist(db: sqlite_utils.Database, graph: TagGraph) -> None:
-    from .db import write_transaction
-    from .signals import now_iso
-
     try:
         with write_transaction(db):
             # One row: only the graph of the current items is worth keeping.
@@ -179,8 +153,8 @@ def _persist(db: sqlite_utils.Database, graph: TagGraph) -> None:
                 [graph.fingerprint, graph.to_json(), now_iso()],
             )
     except sqlite3.OperationalError as exc:
-        # No table (digest plugin disabled), a read-only file or a long lock: the graph is
-        # still correct, only not shared with the next process.
+        # A read-only file or a long lock: the graph is still correct, only not shared with
+        # the next process.
         log.info("tag graph not persisted: %s", exc)
 
 
@@ -188,7 +162,7 @@ def get_graph(db: sqlite_utils.Database) -> TagGraph:
     """The tag graph of the current items: from memory, else the persisted copy, else built
     (and persisted)."""
     fp = fingerprint(db)
-    key = _db_key(db)
+    key = db_file(db)
     with _LOCK:
         graph = _MEMORY.get(key)
         if graph is not None and graph.fingerprint == fp:

@@ -16,7 +16,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from .errors import HermesError
+from .. import config
+from ..errors import HermesError
+from ..faces import plural
+from ..storage.db import get_db
+from ..tools import call_tool, collect_tools
 
 DbOption = Annotated[
     Optional[str],
@@ -48,8 +52,6 @@ STARTERS = ("`hermes ingest`, `hermes feeds add URL`, `hermes feeds import-opml 
 
 def database_path(path: str | None) -> tuple[Path, str]:
     """The database file a command uses, and where that choice came from (for messages)."""
-    from . import config
-
     chosen = path or ROOT_DB.get()
     if chosen:
         return config.db_path(chosen), "--db"
@@ -63,8 +65,6 @@ def open_db(path: str | None, *, create: bool = False, announce: bool = True):
     is one meant to start a database). A new database gets the starter feeds and is
     announced on stderr (``announce=False``: the caller announces it, see :func:`database`);
     ``db.created`` tells whether this call made it."""
-    from .db import get_db
-
     target, origin = database_path(path)
     if target.exists() or target.is_symlink():
         db = get_db(target)
@@ -78,7 +78,8 @@ def open_db(path: str | None, *, create: bool = False, announce: bool = True):
         raise HermesError(
             f"cannot start a database at {target}: the folder {target.parent} does not exist "
             f"(a typo in {origin}?). Create the folder first if you meant it.")
-    from .ingest.feedlist import new_database
+    # Here, not at the top: the ingest modules load httpx, needed only to start a database.
+    from ..ingest.feedlist import new_database
 
     db, seeded, source = new_database(target)
     db.created = (target, seeded, source)
@@ -88,8 +89,6 @@ def open_db(path: str | None, *, create: bool = False, announce: bool = True):
 
 
 def announce_created(created: tuple) -> None:
-    from .faces import plural
-
     target, seeded, source = created
     typer.echo(f"created a new hermes database at {target}", err=True)
     if seeded:
@@ -123,8 +122,6 @@ def database(path: str | None, *, create: bool = False):
 def run_tool(db, name: str, /, **arguments) -> dict:
     """Call tool ``name`` as a person at the terminal: the same function MCP calls (one write
     path), worded for the CLI, signals recorded with source ``ui``."""
-    from .tools import call_tool, collect_tools
-
     tool = collect_tools().get(name)
     if tool is None:
         raise HermesError(f"the {name} tool is not available: the plugin that provides it is "
@@ -272,8 +269,6 @@ def run_each(db_path: str | None, tool: str, item_ids: list, as_json: bool, **ar
     item through :func:`run_tool`, each result's message printed (a refusal as an
     ``error:`` line), or one JSON document ``{ok, message, results}``. Exit 1 if any failed;
     the others are still applied."""
-    from .faces import plural
-
     with database(db_path) as db:
         results = [run_tool(db, tool, item_id=item_id, **arguments) for item_id in item_ids]
     failed = [r for r in results if not r.get("ok")]

@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from .features import tag_key
-from .hookspecs import hookimpl
+from ..hookspecs import hookimpl
+from ..ranking.preferences import tag_key, type_key
 
 
 def like_pattern(text: str) -> str:
@@ -34,7 +34,7 @@ def hermes_candidates(db, user, query, matrix):
     if query.tag:
         keep &= matrix.has_key(tag_key(query.tag))
     if query.content_type:
-        keep &= matrix.has_key(f"type:{query.content_type}")
+        keep &= matrix.has_key(type_key(query.content_type))
     if query.text and query.text.split():
         # Every word must appear in the title or summary (LIKE, SQL wildcards escaped).
         where, params = [], []

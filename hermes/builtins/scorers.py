@@ -3,8 +3,9 @@
 Written interests (role ``profile``):
 
 - ``profile``: each item's cosine to the best-matching clause of the interests text
-  (:func:`hermes.rank.interest_clauses`), mixed with a small share of BM25 of the whole text
-  over titles and summaries (:mod:`hermes.lexical`) for exact terms an embedding blurs.
+  (:func:`hermes.ranking.interests.interest_clauses`), mixed with a small share of BM25 of the
+  whole text over titles and summaries (:mod:`hermes.ranking.lexical`) for exact terms an
+  embedding blurs.
 
 Learned from clicks (role ``behaviour``):
 
@@ -26,12 +27,14 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import logistic
-from .faces import plural
-from .features import _key_stats
-from .hookspecs import hookimpl
-from .lexical import lexical_scores
-from .rank import Component, calibrate, interests_vectors
+from ..contract import Component, ScoringContext
+from ..faces import plural
+from ..hookspecs import hookimpl
+from ..ranking import logistic
+from ..ranking.interests import interests_vectors
+from ..ranking.lexical import lexical_scores
+from ..ranking.preferences import key_stats
+from ..ranking.rank import calibrate
 
 #: share of the profile taken by the lexical match (the clause cosine gets the rest)
 LEXICAL_SHARE = 0.1
@@ -51,7 +54,7 @@ CLASSIFIER_SHRINK = 10.0
 
 @hookimpl
 def hermes_score(db, user, item_ids, vectors, context):
-    matrix, clicks, rows = context["matrix"], context["clicks"], context["rows"]
+    matrix, clicks, rows = context.matrix, context.clicks, context.rows
     text = (user.get("interests") or "").strip()
     scope = Scope(matrix, rows, vectors, (user["id"], text))
     comps = [profile(db, user, text, context, scope)]
@@ -136,12 +139,12 @@ def recent_likes(clicks, matrix) -> list[int]:
     return list(dict.fromkeys(liked))[:AFFINITY_LIKES]
 
 
-def profile(db, user, text: str, context, scope: Scope) -> Component:
+def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Component:
     matrix, rows = scope.matrix, scope.rows
     if not text:
         return Component("profile", "profile", np.zeros(len(rows)), active=False,
                          detail={"reason": "the persona has no interests text"})
-    embedded = interests_vectors(db, user, context["embedder"])
+    embedded = interests_vectors(db, user, context.embedder)
     clauses = embedded[1:] if len(embedded) > 1 else embedded
     semantic = scope.per_row("profile", lambda vecs, where: (vecs @ clauses.T).max(axis=1))
     detail = {"semantic": semantic}
@@ -163,7 +166,7 @@ def preference(db, user, scope: Scope, clicks) -> Component:
     item — the only feed, the only content type — a constant that standardises away instead
     of diluting the tags that discriminate."""
     matrix = scope.matrix
-    stats = _key_stats(db, user["id"])
+    stats = key_stats(db, user["id"])
     column = np.zeros(len(matrix.key_index))
     for key, s in stats.items():
         index = matrix.key_index.get(key)
@@ -179,10 +182,10 @@ _FITS: OrderedDict = OrderedDict()
 _FITS_LOCK = threading.Lock()
 
 
-def classifier_model(context: dict, user: dict) -> dict:
+def classifier_model(context: ScoringContext, user: dict) -> dict:
     """The click classifier's ``coef``, ``intercept``, ``weight`` and ``detail`` (``active``
     and the ``reason``); cached until the persona's clicks or the matrix change."""
-    matrix, clicks = context["matrix"], context["clicks"]
+    matrix, clicks = context.matrix, context.clicks
     key = (matrix.token, len(matrix), user["id"], tuple(clicks),
            CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT, CLASSIFIER_SHRINK)
     with _FITS_LOCK:

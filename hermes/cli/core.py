@@ -8,9 +8,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from .cli_support import (ROOT_DB, DbOption, JsonOption, database, database_path, die, emit_json,
-                          open_db, run_guarded)
-from .errors import HermesError
+from .. import config
+from ..demo import run_demo
+from ..errors import HermesError
+from ..faces import plural
+from .. import net
+from ..net import is_loopback
+from ..storage.db import get_db
+from ..tools import collect_tools
+from .support import (ROOT_DB, DbOption, JsonOption, database, database_path, die, emit_json,
+                      open_db, run_guarded)
 
 
 def serve(
@@ -33,9 +40,8 @@ def serve(
     The database path is logged on stderr at start and given to the agent in the server's
     instructions, so a host that does not pass HERMES_HOME / HERMES_DB is noticed.
     """
-    from .mcp_server import build_server, is_loopback, run_http, run_stdio
-    from .sockets import bind
-    from .tools import collect_tools
+    # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve.
+    from ..mcp_server import build_server, run_http, run_stdio
 
     if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use --transport stdio or --transport http")
@@ -59,7 +65,7 @@ def serve(
         with database(db, create=True):
             pass  # created (with its starter feeds) or checked now, not at the first tool call
         server = build_server(str(target), groups)
-        sock = bind(host, port) if transport == "http" else None
+        sock = net.bind(host, port) if transport == "http" else None
     except HermesError as exc:
         die(str(exc))
     served = ", ".join(sorted(groups)) if groups else "all tool groups"
@@ -81,7 +87,8 @@ def web(
         "--allow-remote", help="Allow --host to be a non-loopback address (the UI has no login).")] = False,
 ):
     """Serve the web UI: ranked feed, digest, corpus and feeds for each persona."""
-    from .web.server import check_bind, run
+    # Here, not at the top: starlette, jinja2 and uvicorn load only for the web UI.
+    from ..web.server import check_bind, run
 
     refusal = check_bind(host, allow_remote)
     if refusal:
@@ -100,10 +107,6 @@ def demo(
                                               help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
 ):
     """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
-    from . import config
-    from .db import get_db
-    from .demo import run_demo
-
     path = db or ROOT_DB.get() or str(config.home() / "demo.db")
     database = run_guarded(get_db, path)
     try:
@@ -125,8 +128,8 @@ def ingest(
     any feed failed (each is named; the others were stored), 130 on Ctrl-C (what was stored
     is kept and the next run embeds it).
     """
-    from .faces import plural
-    from .ingest.pipeline import run_ingest
+    # Here, not at the top: httpx and feedparser load only for a command that fetches.
+    from ..ingest.pipeline import run_ingest
 
     database = run_guarded(open_db, db, create=True)
     before = _ingest_state(database)
@@ -179,8 +182,6 @@ def _ingest_state(db) -> dict:
 def _interrupted_report(db, before: dict) -> str:
     """What an interrupted ingest leaves: every feed's items commit with the feed, and
     embedding resumes on the next run (it embeds whatever lacks an embedding)."""
-    from .faces import plural
-
     try:
         new, feeds = db.execute(
             "SELECT count(*), count(DISTINCT feed_id) FROM items WHERE id > ?", [before["max_id"]]

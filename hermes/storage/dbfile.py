@@ -10,10 +10,12 @@ non-empty SQLite file is refused with a description of what it seems to be, so a
 
 from __future__ import annotations
 
-import functools
 import sqlite3
 
-from .errors import HermesError
+import sqlite_utils
+
+from ..errors import HermesError
+from .migrations import migrate
 
 APPLICATION_ID = 0x48524D53  # "HRMS"
 FORMAT = 1
@@ -53,14 +55,9 @@ def user_tables(conn: sqlite3.Connection) -> list[str]:
         "ORDER BY name")]
 
 
-@functools.lru_cache(maxsize=1)
 def hermes_tables() -> frozenset[str]:
     """Every table a hermes database can hold: the migrations of the core and of the loaded
-    plugins, run once on an in-memory database."""
-    import sqlite_utils
-
-    from .migrations import migrate
-
+    plugins, run on an in-memory database (only for an unmarked file: rare, and cheap)."""
     scratch = sqlite_utils.Database(sqlite3.connect(":memory:", isolation_level=None))
     migrate(scratch)
     return frozenset(user_tables(scratch.conn))

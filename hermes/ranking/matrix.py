@@ -3,11 +3,11 @@
 Loaded once per (database file, embedding model) and refreshed incrementally: every
 embedding write gets a higher ``items.embed_seq``, so a refresh reads only rows newer than
 what is held — one indexed ``max()`` per ranking call when nothing changed. A fresh
-process starts from the on-disk snapshot (:mod:`hermes.matrix_store`) when one is valid,
+process starts from the on-disk snapshot (:mod:`hermes.ranking.matrix_store`) when one is valid,
 then reads only what is newer.
 
 Next to each vector the matrix keeps the item's preference keys (tags, content type,
-source; see :mod:`hermes.features`) as flat (row, key column) pairs, so scoring never goes
+source; see :mod:`hermes.ranking.preferences`) as flat (row, key column) pairs, so scoring never goes
 back to SQLite row by row. Keys are read when an item's embedding is written; an item whose
 tags change later is re-read when it is re-embedded.
 """
@@ -20,11 +20,10 @@ import threading
 import numpy as np
 import sqlite_utils
 
+from ..tags import parse_tags
 from . import matrix_store
-from .features import parse_tags, tag_key
+from .preferences import FAMILIES, source_key, tag_key, type_key
 
-#: key families, by the prefix of their key strings (see :func:`hermes.features.item_keys`)
-FAMILIES = ("tag:", "type:", "source:")
 _TOKENS = itertools.count(1)
 
 
@@ -317,9 +316,9 @@ def _absorb_chunk(matrix: Matrix, rows: list, memo: dict, fresh: bool) -> None:
     codes: list[int] = []
     parsed: dict[str, list] = {}
     for k, r in enumerate(rows):
-        keys = [f"type:{r[3]}"] if r[3] else []
+        keys = [type_key(r[3])] if r[3] else []
         if r[4] is not None:
-            keys.append(f"source:{r[4]}")
+            keys.append(source_key(r[4]))
         if r[5] and r[5] != "[]":
             tags = parsed.get(r[5])
             if tags is None:

@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 
 #: write a snapshot after a load that read at least this many rows from SQLite
 MIN_ROWS = 20_000
-VERSION = 1
+#: v2: tag keys use hermes.tags.normalize_tag (whitespace collapsed, case-folded)
+VERSION = 2
 
 
 def snapshot_path(db_path: str, model: str) -> Path | None:

@@ -1,4 +1,4 @@
-"""The tag graph (hermes.kg): nodes, weights, labels, determinism, stability, caching."""
+"""The tag graph (hermes.tag_graph): nodes, weights, labels, determinism, stability, caching."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import textwrap
 
 import pytest
 
-from hermes import kg
+from hermes import tag_graph
+from hermes.tags import normalize_tag
 
 
-def partition(graph: kg.TagGraph) -> list[tuple[str, tuple[str, ...]]]:
+def partition(graph: tag_graph.TagGraph) -> list[tuple[str, tuple[str, ...]]]:
     return [(c.label, c.tags) for c in graph.communities]
 
 
-def by_label(graph: kg.TagGraph) -> dict[str, kg.Community]:
+def by_label(graph: tag_graph.TagGraph) -> dict[str, tag_graph.Community]:
     return {c.label: c for c in graph.communities}
 
 
@@ -36,7 +37,7 @@ def two_topics(add_items, extra=()):
 
 def test_nodes_weights_and_left_out_singletons(db, add_items):
     two_topics(add_items)
-    graph = kg.build_graph(db)
+    graph = tag_graph.build_graph(db)
     # only-once, solo-a, solo-b occur on one item each: reported, never nodes.
     assert graph.left_out == 3
     assert graph.n_tags == 9 and graph.n_nodes == 6
@@ -51,7 +52,7 @@ def test_nodes_weights_and_left_out_singletons(db, add_items):
 
 def test_label_is_the_most_central_tag_ties_by_name(db, add_items):
     two_topics(add_items)
-    labels = by_label(kg.build_graph(db))
+    labels = by_label(tag_graph.build_graph(db))
     # apple and avocado tie on weighted degree (7): the name decides.
     assert "apple" in labels and labels["apple"].tags[:2] == ("apple", "avocado")
     assert "mars" in labels and labels["mars"].tags[:2] == ("mars", "venus")
@@ -64,7 +65,7 @@ def test_tags_are_matched_case_insensitively_and_shown_in_their_usual_spelling(d
         {"tags": ["machine  learning", "graphs"]},
         {"tags": ["Machine Learning", "Graphs"]},
     ])
-    graph = kg.build_graph(db)
+    graph = tag_graph.build_graph(db)
     assert graph.n_nodes == 2 and graph.left_out == 0
     (community,) = graph.communities
     assert community.label == "Graphs"  # tie on centrality; 'graphs' < 'machine learning'
@@ -74,7 +75,7 @@ def test_tags_are_matched_case_insensitively_and_shown_in_their_usual_spelling(d
 
 def test_assign_picks_the_strongest_overlap_then_the_smaller_label(db, add_items):
     two_topics(add_items)
-    graph = kg.build_graph(db)
+    graph = tag_graph.build_graph(db)
     community, matched = graph.assign(["Apple", "avocado", "jupiter"])
     assert community.label == "apple" and matched == ["Apple", "avocado"]
     community, matched = graph.assign(["jupiter", "banana"])  # one each: label order decides
@@ -85,17 +86,17 @@ def test_assign_picks_the_strongest_overlap_then_the_smaller_label(db, add_items
 
 def test_deterministic_across_calls(db, add_items):
     two_topics(add_items)
-    first = kg.build_graph(db)
-    assert all(partition(kg.build_graph(db)) == partition(first) for _ in range(3))
-    assert kg.build_graph(db).to_json() == first.to_json()
+    first = tag_graph.build_graph(db)
+    assert all(partition(tag_graph.build_graph(db)) == partition(first) for _ in range(3))
+    assert tag_graph.build_graph(db).to_json() == first.to_json()
 
 
 def _graph_in_subprocess(db_path, hash_seed: str) -> str:
     script = textwrap.dedent(
         f"""
-        from hermes.db import connect
-        from hermes import kg
-        print(kg.build_graph(connect({str(db_path)!r})).to_json())
+        from hermes.storage.db import connect
+        from hermes import tag_graph
+        print(tag_graph.build_graph(connect({str(db_path)!r})).to_json())
         """
     )
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
@@ -113,7 +114,7 @@ def test_identical_across_processes(db, db_path, add_items):
     items = [{"tags": rng.sample(vocab[(g * 8) % 40:(g * 8) % 40 + 12] or vocab, 3)}
              for g in range(5) for _ in range(30)]
     add_items(items)
-    here = kg.build_graph(db).to_json()
+    here = tag_graph.build_graph(db).to_json()
     # Different string-hash seeds: set and dict orders of strings differ between the two.
     one, two = _graph_in_subprocess(db_path, "1"), _graph_in_subprocess(db_path, "12345")
     assert json.loads(one) == json.loads(two) == json.loads(here)
@@ -122,11 +123,11 @@ def test_identical_across_processes(db, db_path, add_items):
 
 def test_adding_unrelated_items_keeps_existing_communities(db, add_items):
     two_topics(add_items)
-    before = partition(kg.build_graph(db))
+    before = partition(tag_graph.build_graph(db))
     # New tags that touch nothing existing: a new component and a new singleton.
     add_items([{"tags": ["aardvark", "aaron"]}, {"tags": ["aardvark", "aaron"]},
                {"tags": ["zz-single"]}, {"tags": []}])
-    after = kg.build_graph(db)
+    after = tag_graph.build_graph(db)
     assert set(before) <= set(partition(after))
     assert after.community_of("aardvark").tags == ("aardvark", "aaron")
     assert after.left_out == 4
@@ -142,17 +143,17 @@ def test_stable_for_a_larger_graph_when_an_unrelated_cluster_arrives(db, add_ite
     rng = random.Random(seed)
     vocab = [f"t{k:02d}" for k in range(30)]
     add_items([{"tags": rng.sample(vocab[(g * 6):(g * 6) + 10], 3)} for g in range(3) for _ in range(25)])
-    before = partition(kg.build_graph(db))
+    before = partition(tag_graph.build_graph(db))
     add_items([{"tags": rng.sample(["a-new", "b-new", "c-new", "d-new"], 2)} for _ in range(10)])
-    after = partition(kg.build_graph(db))
+    after = partition(tag_graph.build_graph(db))
     assert set(before) < set(after)
 
 
 def test_empty_and_untagged_archives(db, add_items):
-    graph = kg.build_graph(db)
+    graph = tag_graph.build_graph(db)
     assert graph.communities == [] and graph.n_items == 0 and graph.left_out == 0
     add_items([{"tags": []}, {"tags": ["once"]}])
-    graph = kg.build_graph(db)
+    graph = tag_graph.build_graph(db)
     assert graph.communities == [] and graph.n_items == 2 and graph.left_out == 1
 
 
@@ -161,7 +162,7 @@ def test_malformed_tag_values_are_ignored(db, add_items):
     db.execute("INSERT INTO items (guid, tags) VALUES ('bad1', 'not json')")
     db.execute("INSERT INTO items (guid, tags) VALUES ('bad2', '{\"a\": 1}')")
     db.execute("""INSERT INTO items (guid, tags) VALUES ('bad3', '[1, null, "  ", "X"]')""")
-    graph = kg.build_graph(db)
+    graph = tag_graph.build_graph(db)
     assert [c.tags for c in graph.communities] == [("x", "y")]
     assert graph.communities[0].n_items == 3
 
@@ -170,49 +171,59 @@ def test_malformed_tag_values_are_ignored(db, add_items):
 
 def test_cached_in_memory_until_items_change(db, add_items):
     two_topics(add_items)
-    kg.clear_cache()
-    first = kg.get_graph(db)
-    assert kg.get_graph(db) is first
+    tag_graph.clear_cache()
+    first = tag_graph.get_graph(db)
+    assert tag_graph.get_graph(db) is first
     add_items([{"tags": ["apple", "mars"]}])
-    second = kg.get_graph(db)
+    second = tag_graph.get_graph(db)
     assert second is not first and second.fingerprint != first.fingerprint
     assert second.n_items == first.n_items + 1
 
 
 def test_persisted_graph_serves_a_fresh_process_without_rebuilding(db, add_items, monkeypatch):
     two_topics(add_items)
-    kg.clear_cache()
-    built = kg.get_graph(db)
+    tag_graph.clear_cache()
+    built = tag_graph.get_graph(db)
     stored = db.execute("SELECT fingerprint FROM kg_cache").fetchall()
     assert stored == [(built.fingerprint,)]
-    kg.clear_cache()  # as if a new process started
+    tag_graph.clear_cache()  # as if a new process started
 
     def no_rebuild(*args, **kwargs):
         raise AssertionError("rebuilt although the persisted graph was current")
 
-    monkeypatch.setattr(kg, "build_graph", no_rebuild)
-    loaded = kg.get_graph(db)
+    monkeypatch.setattr(tag_graph, "build_graph", no_rebuild)
+    loaded = tag_graph.get_graph(db)
     assert partition(loaded) == partition(built) and loaded.left_out == built.left_out
     assert loaded.community_of("banana").label == "apple"
 
 
 def test_deleting_an_item_invalidates_the_cache(db, add_items):
     ids = two_topics(add_items)
-    kg.clear_cache()
-    first = kg.get_graph(db)
+    tag_graph.clear_cache()
+    first = tag_graph.get_graph(db)
     db.execute("DELETE FROM items WHERE id = ?", [ids[0]])
-    assert kg.get_graph(db).fingerprint != first.fingerprint
+    assert tag_graph.get_graph(db).fingerprint != first.fingerprint
     assert len(db.execute("SELECT * FROM kg_cache").fetchall()) == 1
 
 
-def test_works_without_the_cache_table(db, add_items):
-    """The graph is a core module: without the digest plugin's table it is only not persisted."""
-    two_topics(add_items)
-    db.execute("DROP TABLE kg_cache")
-    kg.clear_cache()
-    assert kg.get_graph(db).community_of("apple").label == "apple"
+def test_the_core_owns_the_cache_table_without_the_digest_plugin(tmp_path, monkeypatch):
+    """The graph is a core module, and so is its cache: it persists with the digest disabled."""
+    from hermes import plugins
+    from hermes.storage.db import get_db
+
+    monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,default_candidates,scorers")
+    plugins.pm_cache_clear()
+    db = get_db(tmp_path / "no-digest.db")
+    db.execute("INSERT INTO items (guid, tags) VALUES ('a', '[\"apple\", \"pear\"]'), "
+               "('b', '[\"apple\", \"pear\"]')")
+    tag_graph.clear_cache()
+    graph = tag_graph.get_graph(db)
+    assert graph.community_of("apple") is not None
+    stored = db.execute("SELECT fingerprint FROM kg_cache").fetchall()
+    assert stored == [(graph.fingerprint,)]
+    db.conn.close()
 
 
 @pytest.mark.parametrize("tag,key", [("  Deep   Learning ", "deep learning"), ("ÄB", "äb"), (3, ""), (None, "")])
 def test_normalize_tag(tag, key):
-    assert kg.normalize_tag(tag) == key
+    assert normalize_tag(tag) == key

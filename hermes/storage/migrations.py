@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timezone
 
 import sqlite_utils
 
-
-@dataclass(frozen=True)
-class Migration:
-    name: str
-    apply: Callable[[sqlite_utils.Database], None]
-
+from ..contract import Migration
+from ..plugins import get_plugin_manager
+from ..records import now_iso
+from .transactions import write_transaction
 
 CORE: list[Migration] = []
 
@@ -132,7 +128,7 @@ INITIAL_SCHEMA = """
 @migration
 def m002_clicks_source(db: sqlite_utils.Database) -> None:
     # Seed 000: click provenance. SQLite cannot add a CHECK constraint with ALTER TABLE, so
-    # the ui|agent|bootstrap enum is enforced in signals.record_click. Pre-existing clicks
+    # the ui|agent|bootstrap enum is enforced in hermes.storage.signals.record_click. Pre-existing clicks
     # cannot be told apart; they came mostly from the web UI, so they read 'ui'.
     if "source" not in db["clicks"].columns_dict:
         db.execute("ALTER TABLE clicks ADD COLUMN source TEXT NOT NULL DEFAULT 'ui'")
@@ -168,7 +164,7 @@ def m005_ingest_state(db: sqlite_utils.Database) -> None:
 @migration
 def m006_items_fts(db: sqlite_utils.Database) -> None:
     # A full-text index of item titles and summaries, kept in step with ``items`` by
-    # triggers. The ranking's lexical profile (BM25 of the interests text, hermes.lexical)
+    # triggers. The ranking's lexical profile (BM25 of the interests text, hermes.ranking.lexical)
     # reads it instead of tokenising every item on each process start. SQLite builds
     # without FTS5 skip it; that component is then inactive.
     try:
@@ -203,9 +199,22 @@ def m006_items_fts(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
 
 
-def all_migrations() -> list[Migration]:
-    from .plugins import get_plugin_manager
+@migration
+def m007_tag_graph_cache(db: sqlite_utils.Database) -> None:
+    # The tag graph (hermes.tag_graph) persisted across processes, keyed by a fingerprint of
+    # the items table: a fresh CLI or MCP process reuses it until items change. The core reads
+    # and writes it, so the core creates it (databases made while the digest plugin created
+    # it already have it, hence IF NOT EXISTS).
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS kg_cache (
+               fingerprint TEXT PRIMARY KEY,
+               payload TEXT NOT NULL,
+               built TEXT
+           )"""
+    )
 
+
+def all_migrations() -> list[Migration]:
     found = list(CORE)
     for group in get_plugin_manager().hook.hermes_migrations():
         found.extend(group or [])
@@ -226,8 +235,6 @@ def pending(db: sqlite_utils.Database, migrations: list[Migration]) -> list[Migr
 
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; return the names applied (empty when up to date)."""
-    from .db import write_transaction
-
     applied = []
     todo = pending(db, all_migrations())
     for m in todo:
@@ -238,7 +245,7 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
             m.apply(db)
             db.execute(
                 "INSERT INTO _migrations (name, applied) VALUES (?, ?)",
-                [m.name, datetime.now(timezone.utc).isoformat(timespec="seconds")],
+                [m.name, now_iso()],
             )
         applied.append(m.name)
     return applied

@@ -1,12 +1,29 @@
-"""Binding the servers' listening socket before announcing them (``hermes web``, ``hermes
-serve --transport http``): a busy port becomes one clear error, not a URL that never answers."""
+"""Addresses and listening: whether a host a server binds to is loopback (reachable from this
+machine only), and binding the servers' socket before announcing them (``hermes web``,
+``hermes serve --transport http``): a busy port is one clear error, not a URL that never
+answers."""
 
 from __future__ import annotations
 
 import errno
+import ipaddress
 import socket
 
 from .errors import HermesError
+
+#: the loopback names a local server answers to (checked against Host headers too)
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and any loopback IP address (``[::1]`` brackets allowed)."""
+    name = host.strip("[]").lower()
+    if name in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -33,6 +50,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 def serve_asgi(app, sock: socket.socket, **options) -> None:
     """Run ``app`` with uvicorn on the already-bound ``sock`` until Ctrl-C."""
+    # Here, not at the top: uvicorn loads only for a command that serves HTTP.
     import uvicorn
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on", **options)

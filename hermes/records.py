@@ -1,0 +1,114 @@
+"""Personas and items as the rest of hermes sees them: lookups that name what exists when
+they fail, persona creation, item hydration, and the clock every stored time is written by."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from .errors import InvalidInput, NotFound
+from .faces import CREATE_PERSONA, FIND_ITEMS
+from .storage.transactions import write_transaction
+
+if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
+    import sqlite_utils
+
+
+def file_of(db: sqlite_utils.Database) -> str:
+    """The file behind a connection, for messages that must say which database was used."""
+    try:
+        return db.execute("PRAGMA database_list").fetchone()[2] or "an in-memory database"
+    except sqlite3.Error:
+        return "the database"
+
+
+def now_iso() -> str:
+    """The current UTC time as every stored timestamp is written (ISO 8601, seconds)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# --- personas -------------------------------------------------------------------------------
+
+def require_user(db: sqlite_utils.Database, name_or_id: str | int) -> dict:
+    """The persona row, or :class:`NotFound` naming the personas that exist."""
+    if isinstance(name_or_id, bool):
+        raise InvalidInput("a persona is named by a string")
+    col = "id" if isinstance(name_or_id, int) else "name"
+    row = db.execute(
+        f"SELECT id, name, interests FROM users WHERE {col} = ?", [name_or_id]
+    ).fetchone()
+    if row is None:
+        names = [r[0] for r in db.execute("SELECT name FROM users ORDER BY name LIMIT 20")]
+        hint = f"known personas: {', '.join(names)}" if names else f"no personas exist yet; {CREATE_PERSONA}"
+        raise NotFound(f"unknown persona {name_or_id!r} in {file_of(db)}; {hint}")
+    return {"id": row[0], "name": row[1], "interests": row[2]}
+
+
+def create_user(db: sqlite_utils.Database, name: str, interests: str) -> dict:
+    """Insert a persona; the caller validates the name and text.
+
+    Ids are never reused: ``users.id`` is a plain rowid, and SQLite would hand a deleted
+    persona's id (when it was the highest) to the next one, which would then inherit anything
+    still keyed by it (a cache in another process, a plugin's table). The highest id ever
+    assigned is kept in ``meta`` and the new persona goes above it.
+    """
+    with write_transaction(db):
+        last = db.execute("SELECT value FROM meta WHERE key = 'users.last_id'").fetchone()
+        highest = db.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]
+        user_id = max(int(last[0]) if last else 0, highest) + 1
+        db.execute(
+            "INSERT INTO users (id, name, interests, created) VALUES (?, ?, ?, ?)",
+            [user_id, name, interests, now_iso()],
+        )
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES ('users.last_id', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [str(user_id)],
+        )
+    return {"id": user_id, "name": name, "interests": interests}
+
+
+def user_clicks(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool]]:
+    """The persona's clicks as ``(item_id, liked)`` pairs, oldest first."""
+    return [
+        (r[0], r[1] == "like")
+        for r in db.execute(
+            "SELECT item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
+        )
+    ]
+
+
+# --- items ----------------------------------------------------------------------------------
+
+def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
+    if isinstance(item_id, bool) or not isinstance(item_id, int):
+        raise InvalidInput(f"item_id must be an integer, got {item_id!r}")
+    row = db.execute("SELECT id, title, feed_id FROM items WHERE id = ?", [item_id]).fetchone()
+    if row is None:
+        raise NotFound(f"unknown item {item_id} in {file_of(db)}; {FIND_ITEMS}")
+    return {"id": row[0], "title": row[1], "feed_id": row[2]}
+
+
+ITEM_COLUMNS = (
+    "id, feed_id, title, url, summary, author, published, content_type, tags, "
+    "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source"
+)
+
+
+def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
+    """Items by id, as dicts with their feed's title as ``source`` and ``tags`` parsed."""
+    ids = [int(i) for i in item_ids]
+    if not ids:
+        return {}
+    out = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk):
+            d = dict(zip(("id", "feed_id", "title", "url", "summary", "author", "published",
+                          "content_type", "tags", "source"), row))
+            d["tags"] = json.loads(d["tags"] or "[]")
+            out[d["id"]] = d
+    return out

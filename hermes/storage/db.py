@@ -1,0 +1,77 @@
+"""Opening the database: one SQLite file, WAL, a busy timeout, migrations on open."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+
+from .. import config
+from ..errors import HermesError
+from . import dbfile
+from .migrations import migrate as run_migrations
+from .transactions import BUSY_TIMEOUT_S, READONLY
+
+
+def connect(path: str | os.PathLike) -> sqlite_utils.Database:
+    """Open (creating if needed) without migrating. Autocommit mode: write transactions
+    are explicit (:func:`hermes.storage.transactions.write_transaction`), so no statement silently opens one."""
+    path = Path(path)
+    if path.is_dir():
+        raise HermesError(f"{path} is a directory, not a database file")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = None
+    try:
+        conn = sqlite3.connect(
+            str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        # Before the first write (switching to WAL rewrites the header): a non-empty file
+        # that is not a hermes database is refused and left exactly as it was.
+        dbfile.refuse_foreign(conn, path)
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except (sqlite3.DatabaseError, HermesError) as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, HermesError):
+            raise
+        if "readonly" in str(exc) or "read-only" in str(exc):
+            raise HermesError(f"{path}: {READONLY}") from exc
+        if "not a database" in str(exc):
+            raise HermesError(f"{path} is not a SQLite database; hermes changes nothing in it. "
+                              "Point --db (or HERMES_DB) at a hermes database, or at a new "
+                              "file to start one.") from exc
+        raise HermesError(f"{path}: cannot open as a SQLite database ({exc})") from exc
+    if mode.lower() != "wal" and not _is_readonly(path):
+        raise HermesError(f"{path}: could not switch to WAL mode (got {mode})")
+    return sqlite_utils.Database(conn)
+
+
+def _is_readonly(path: Path) -> bool:
+    return path.exists() and not os.access(path, os.W_OK)
+
+
+def get_db(path: str | os.PathLike | None = None, *, migrate: bool = True) -> sqlite_utils.Database:
+    """Open the hermes database (``--db`` / ``HERMES_DB`` / default) and bring it up to date."""
+    target = config.db_path(path)
+    if migrate and _is_readonly(target):
+        # Every command writes sooner or later (an ingest, a click, the interests cache):
+        # say so now rather than fail half-way with sqlite's "attempt to write".
+        raise HermesError(f"{target}: {READONLY}")
+    db = connect(target)
+    if migrate:
+        try:
+            run_migrations(db)
+            if not dbfile.is_hermes(db.conn):
+                dbfile.mark(db.conn)
+        except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                raise HermesError(f"{target}: {READONLY}") from exc
+            raise HermesError(f"{target}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise HermesError(f"{target}: not a hermes/SQLite database ({exc})") from exc
+    return db

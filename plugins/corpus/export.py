@@ -1,0 +1,339 @@
+"""Corpus exports: BibTeX, RIS, CSL-JSON, Markdown and JSON lines from reference records.
+
+Every format takes the records of :mod:`.references` (oldest membership first) and returns
+text; nothing here reads the database. No timestamp of the export itself is written, so the
+same corpus exports to the same bytes (diffable, and a re-import finds nothing new). Keys
+are :func:`.references.citation_key`: stable across runs, so a reference manager that
+matches on them updates an entry rather than duplicating it.
+
+:func:`export` is the one entry point the CLI, the MCP tool and the web download share.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import sqlite_utils
+
+from hermes.errors import InvalidInput
+
+from . import references
+from .membership import _read_snapshot
+from .references import inverted, person
+
+# --- shared pieces -------------------------------------------------------------------------
+
+
+def note_text(record: dict) -> str:
+    """The persona's highlights and notes as plain text (the formats' note field)."""
+    parts = []
+    for h in record["highlights"]:
+        parts.append(f"Highlight: \"{h['text']}\"" + (f" ({h['comment']})" if h["comment"] else ""))
+    for n in record["notes"]:
+        parts.append(f"Note: {n['text']}")
+    return "\n\n".join(parts)
+
+
+def _date(record: dict) -> str | None:
+    return (record["published"] or "")[:10] or None
+
+
+# --- BibTeX --------------------------------------------------------------------------------
+
+_BIB_ESCAPES = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}",
+    "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+# BibTeX counts braces whatever precedes them, so "\{" still opens a group: fine while the
+# text's own braces balance, fatal to the whole file when one is left open. Those get the
+# text commands, which carry no bare brace.
+_LONE_BRACES = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
+
+
+_ESCAPE = str.maketrans(_BIB_ESCAPES)
+_ESCAPE_LONE = str.maketrans({**_BIB_ESCAPES, **_LONE_BRACES})
+
+
+def _balanced(text: str) -> bool:
+    if "{" not in text and "}" not in text:
+        return True
+    depth = 0
+    for ch in text:
+        depth += (ch == "{") - (ch == "}")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def bib_escape(text: str) -> str:
+    return text.translate(_ESCAPE if _balanced(text) else _ESCAPE_LONE)
+
+
+def _bib_verbatim(text: str) -> str:
+    # URLs, DOIs and eprints are read verbatim (no escapes); only braces would break the entry.
+    return text.replace("{", "%7B").replace("}", "%7D")
+
+
+def _bib_name(name: str) -> str:
+    p = person(name)
+    # Braces around a one-word name (an organisation) stop BibTeX splitting it.
+    return "{" + bib_escape(p["literal"]) + "}" if "literal" in p else bib_escape(inverted(name))
+
+
+def _bib_entry(r: dict) -> str:
+    fields: list[tuple[str, str]] = [("title", bib_escape(r["title"]))]
+    if r["authors"]:
+        fields.append(("author", " and ".join(_bib_name(a) for a in r["authors"])))
+    if r["year"]:
+        fields.append(("year", r["year"]))
+    if _date(r):
+        fields.append(("date", _date(r)))
+    if r["url"]:
+        fields.append(("url", _bib_verbatim(r["url"])))
+    if r["arxiv"]:
+        fields += [("eprint", _bib_verbatim(r["arxiv"])), ("archivePrefix", "arXiv")]
+    if r["doi"]:
+        fields.append(("doi", _bib_verbatim(r["doi"])))
+    if r["abstract"]:
+        fields.append(("abstract", bib_escape(r["abstract"])))
+    keywords = [*r["tags"], f"hermes-{r['facet']}"]
+    fields.append(("keywords", bib_escape(", ".join(keywords))))
+    if note_text(r):
+        fields.append(("note", bib_escape(note_text(r))))
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    return f"@misc{{{r['key']},\n{body}\n}}\n"
+
+
+def bibtex(records: list[dict], tombstones: list[dict] | None = None) -> str:
+    return "\n".join(_bib_entry(r) for r in records)
+
+
+# --- RIS -----------------------------------------------------------------------------------
+
+_RIS_TYPES = {"paper": "JOUR", "article": "ELEC", "podcast": "SOUND", "video": "VIDEO"}
+
+
+def _ris_line(tag: str, value: str) -> str:
+    # RIS is line based: a newline inside a value would start a bogus tag.
+    return f"{tag}  - {' '.join(str(value).split())}"
+
+
+def _ris_entry(r: dict) -> str:
+    kind = "UNPB" if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN")
+    lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", r["title"])]
+    lines += [_ris_line("AU", inverted(a)) for a in r["authors"]]
+    if r["year"]:
+        lines.append(_ris_line("PY", r["year"]))
+    if _date(r):
+        lines.append(_ris_line("DA", _date(r).replace("-", "/")))
+    if r["url"]:
+        lines.append(_ris_line("UR", r["url"]))
+    if r["doi"]:
+        lines.append(_ris_line("DO", r["doi"]))
+    if r["arxiv"]:
+        lines += [_ris_line("DB", "arXiv"), _ris_line("AN", f"arXiv:{r['arxiv']}")]
+    if r["abstract"]:
+        lines.append(_ris_line("AB", r["abstract"]))
+    lines += [_ris_line("KW", t) for t in [*r["tags"], f"hermes-{r['facet']}"]]
+    for h in r["highlights"]:
+        lines.append(_ris_line("N1", f"Highlight: \"{h['text']}\""
+                                     + (f" ({h['comment']})" if h["comment"] else "")))
+    lines += [_ris_line("N1", f"Note: {n['text']}") for n in r["notes"]]
+    lines.append("ER  - ")
+    return "\n".join(lines) + "\n"
+
+
+def ris(records: list[dict], tombstones: list[dict] | None = None) -> str:
+    return "\n".join(_ris_entry(r) for r in records)
+
+
+# --- CSL-JSON ------------------------------------------------------------------------------
+
+_CSL_TYPES = {"paper": "article-journal", "article": "post-weblog", "podcast": "broadcast",
+              "video": "motion_picture"}
+
+
+def csl_item(r: dict) -> dict:
+    """One record as a CSL-JSON item (the citation-style-language input schema)."""
+    item: dict = {"id": r["key"], "citation-key": r["key"],
+                  "type": "article" if r["arxiv"] else _CSL_TYPES.get(r["content_type"], "document"),
+                  "title": r["title"]}
+    if r["authors"]:
+        item["author"] = [person(a) for a in r["authors"]]
+    if _date(r):
+        item["issued"] = {"date-parts": [[int(p) for p in _date(r).split("-")]]}
+    if r["url"]:
+        item["URL"] = r["url"]
+    if r["doi"]:
+        item["DOI"] = r["doi"]
+    if r["arxiv"]:
+        # How Zotero itself describes a preprint: the server as publisher, the id as number.
+        item.update({"publisher": "arXiv", "number": f"arXiv:{r['arxiv']}"})
+    if r["abstract"]:
+        item["abstract"] = r["abstract"]
+    item["keyword"] = ", ".join([*r["tags"], f"hermes-{r['facet']}"])
+    if note_text(r):
+        item["note"] = note_text(r)
+    item["custom"] = {"hermes_item_id": r["item_id"], "hermes_facet": r["facet"],
+                      "hermes_strength": r["strength"]}
+    return item
+
+
+def csl_json(records: list[dict], tombstones: list[dict] | None = None) -> str:
+    return json.dumps([csl_item(r) for r in records], ensure_ascii=False, indent=2) + "\n"
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def byline(r: dict) -> str:
+    """"A. Smith, B. Jones · 2024 · arXiv:2401.12345 · experienced, strength 0.55"."""
+    parts = [", ".join(r["authors"])] if r["authors"] else []
+    if r["year"]:
+        parts.append(r["year"])
+    if r["arxiv"]:
+        parts.append(f"arXiv:{r['arxiv']}")
+    if r["doi"]:
+        parts.append(f"doi:{r['doi']}")
+    parts.append(r["facet"] + (f", strength {r['strength']:.2f}" if r["strength"] is not None else ""))
+    return " · ".join(parts)
+
+
+def quote(text: str) -> str:
+    return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
+
+
+def markdown_body(r: dict, level: int = 2) -> str:
+    """The summary, highlights (as quotes) and notes of one record; headings at ``level``."""
+    h = "#" * level
+    out = []
+    if r["abstract"]:
+        out += [f"{h} Summary", "", r["abstract"], ""]
+    if r["highlights"]:
+        out += [f"{h} Highlights", ""]
+        for x in r["highlights"]:
+            out += [quote(x["text"])]
+            if x["comment"]:
+                out += [">", quote("— " + x["comment"])]
+            out += [""]
+    if r["notes"]:
+        out += [f"{h} Notes", ""]
+        for n in r["notes"]:
+            out += [n["text"], ""]
+    return "\n".join(out)
+
+
+def md_link(text: str, url: str | None) -> str:
+    # Brackets in feed text would end the link text early; angle brackets keep odd URLs whole.
+    text = text.replace("[", "\\[").replace("]", "\\]")
+    return f"[{text}](<{url}>)" if url else text
+
+
+def _md_entry(r: dict) -> str:
+    parts = [f"## {md_link(r['title'], r['url'])}", byline(r)]
+    if r["tags"]:
+        parts.append("Tags: " + " ".join(f"`{t}`" for t in r["tags"]))
+    parts.append(markdown_body(r, level=3))
+    return "\n\n".join(p.strip() for p in parts if p.strip()) + "\n"
+
+
+def markdown(records: list[dict], tombstones: list[dict] | None = None) -> str:
+    return "\n".join(_md_entry(r) for r in records)
+
+
+# --- JSON lines ----------------------------------------------------------------------------
+
+_JSONL_FIELDS = ("key", "item_id", "facet", "revision", "title", "authors", "year", "published",
+                 "url", "arxiv", "doi", "abstract", "content_type", "tags", "strength",
+                 "favorited", "read_fraction", "added", "first_seen", "last_seen",
+                 "highlights", "notes")
+
+
+def jsonl(records: list[dict], tombstones: list[dict] | None = None) -> str:
+    """One JSON object a line, ordered by revision: ``{"op": "upsert", ...record}`` and, for
+    an export ``since`` a revision, ``{"op": "delete", key, item_id, facet, revision}`` for
+    each item that left the exported facets (the only format that can carry deletions)."""
+    events = [(r["revision"], {"op": "upsert", **{k: r[k] for k in _JSONL_FIELDS}}) for r in records]
+    events += [(t["revision"], {"op": "delete", **t}) for t in tombstones or []]
+    events.sort(key=lambda e: e[0])
+    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for _, e in events)
+
+
+# --- the entry point -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    render: object
+    extension: str
+    media_type: str
+
+
+FORMATS = {f.name: f for f in (
+    Format("bibtex", bibtex, "bib", "application/x-bibtex"),
+    Format("ris", ris, "ris", "application/x-research-info-systems"),
+    Format("csl-json", csl_json, "json", "application/vnd.citationstyles.csl+json"),
+    Format("markdown", markdown, "md", "text/markdown"),
+    Format("jsonl", jsonl, "jsonl", "application/jsonl"),
+)}
+
+
+def check_format(name) -> Format:
+    if name not in FORMATS:
+        raise InvalidInput(
+            f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
+    return FORMATS[name]
+
+
+@dataclass
+class Export:
+    text: str
+    count: int          # items written
+    deleted: int        # tombstones written (jsonl only)
+    revision: int       # the corpus revision the export reflects
+    since: int
+    truncated: bool     # removals after ``since`` may be missing: the log was trimmed
+    has_more: bool = False
+    next_since: int | None = None
+    keys: list[str] = field(default_factory=list)
+
+
+def export(db: sqlite_utils.Database, user_id: int, fmt: str, facet: str = "all", since: int = 0,
+           max_chars: int | None = None) -> Export:
+    """Export the items that entered ``facet`` after revision ``since`` (0 = all of them).
+
+    ``max_chars`` bounds the text (the MCP tool): whole entries are taken, oldest first,
+    until the next would pass the bound (at least one is always taken); ``has_more`` and
+    ``next_since`` then say where the next page starts. Paging by revision rather than by
+    offset keeps pages consistent while the corpus changes between calls.
+    """
+    form = check_format(fmt)
+    facets = references.facets_of(facet)
+    with _read_snapshot(db):  # records, tombstones and revision from one snapshot
+        revision, truncated = references.check_since(db, user_id, since)
+        records = references.load(db, user_id, facets, since=since)
+        gone = references.tombstones(db, user_id, facets, since) if since and fmt == "jsonl" else []
+    has_more = False
+    if max_chars is not None:
+        events = sorted([(r["revision"], "r", r) for r in records]
+                        + [(t["revision"], "t", t) for t in gone], key=lambda e: e[0])
+        taken, size = 0, 0
+        for _, kind, ev in events:
+            piece = len(form.render([ev] if kind == "r" else [], [ev] if kind == "t" else []))
+            if taken and size + piece > max_chars:
+                break
+            taken, size = taken + 1, size + piece
+        has_more = taken < len(events)
+        if has_more:
+            last = events[taken - 1][0]
+            records = [r for r in records if r["revision"] <= last]
+            gone = [t for t in gone if t["revision"] <= last]
+            next_since = last
+    text = form.render(records, gone)
+    return Export(text=text, count=len(records), deleted=len(gone), revision=revision,
+                  since=since, truncated=truncated, has_more=has_more,
+                  next_since=next_since if has_more else revision,
+                  keys=[r["key"] for r in records])

@@ -1,0 +1,209 @@
+"""Reference records: what leaves hermes about each corpus item.
+
+One record per item of the chosen facets, in the order the items entered them (membership
+revision, oldest first), with what a reference manager or a notes vault needs: a stable
+key, title, authors as a list, year, URL, arXiv id, DOI, abstract, tags, facet, strength,
+dates, and the persona's highlights and notes. The exporters (:mod:`.export`) and the vault
+sync (:mod:`.sync`) format these records; nothing else reads the corpus tables for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import sqlite_utils
+
+from hermes.errors import InvalidInput
+
+from .membership import FACETS, revision_state
+from .settings import corpus_settings
+from .strength import strength
+
+FACET_CHOICES = ("all", *FACETS)
+
+_DOI_IN = re.compile(r"(?:^doi:|doi\.org/)(10\.\d{4,9}/\S+)", re.I)
+_KEY_UNSAFE = re.compile(r"[^a-z0-9.]+")
+#: lower-case name parts that begin a family name ("Johannes van der Waals")
+PARTICLES = frozenset("van von der den de del della di da du la le dos das ter ten zu y".split())
+
+
+def facets_of(choice: str) -> tuple[str, ...]:
+    """``all`` / ``experienced`` / ``saved`` → the facets it covers."""
+    if choice == "all":
+        return FACETS
+    if choice in FACETS:
+        return (choice,)
+    raise InvalidInput(f"unknown facet {choice!r}; use 'experienced' (read or captured), "
+                       "'saved' (favorited, not yet read) or 'all'")
+
+
+def doi_of(guid: str | None, url: str | None) -> str | None:
+    """The DOI an item is known by: a ``doi:`` guid (items saved by DOI) or a doi.org URL."""
+    for text in (guid, url):
+        m = _DOI_IN.search(text or "")
+        if m:
+            return m.group(1).rstrip(".,;")
+    return None
+
+
+def citation_key(arxiv: str | None, doi: str | None, guid: str) -> str:
+    """A key that stays the same across exports, so a re-import matches the earlier entry:
+    ``arxiv-2401.12345`` (no version: every version is one paper), ``doi-10.1000-xyz``, else
+    ``hermes-`` and a hash of the item's guid. Only ``[a-z0-9.-]``: legal in BibTeX keys,
+    CSL ids and file names."""
+    if arxiv:
+        return "arxiv-" + _KEY_UNSAFE.sub("-", arxiv.lower()).strip("-")
+    if doi:
+        return "doi-" + _KEY_UNSAFE.sub("-", doi.lower()).strip("-")
+    return "hermes-" + hashlib.sha256(guid.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def split_authors(text: str | None) -> list[str]:
+    """The stored author string as a list of names ("A. Smith, B. Jones and C. Wu").
+
+    Feeds give one string; ``;`` separates names when present (then a comma may sit inside
+    a name: "Smith, Alice; Jones, Bob"), otherwise commas and "and" do.
+    """
+    text = " ".join((text or "").split())
+    if not text:
+        return []
+    parts = text.split(";") if ";" in text else re.split(r",|\band\b|&", text)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def person(name: str) -> dict:
+    """A name as CSL-JSON parts: ``{given, family}`` (with ``non-dropping-particle`` for
+    "van der"), or ``{literal}`` for a one-word name (an organisation, a pseudonym)."""
+    name = " ".join(name.split())
+    if "," in name:
+        family, given = (p.strip() for p in name.split(",", 1))
+        return {"family": family, "given": given} if given else {"literal": family}
+    words = name.split(" ")
+    if len(words) == 1:
+        return {"literal": name}
+    for k in range(1, len(words) - 1):
+        if words[k] in PARTICLES:
+            end = k
+            while end < len(words) - 1 and words[end] in PARTICLES:
+                end += 1
+            return {"given": " ".join(words[:k]), "non-dropping-particle": " ".join(words[k:end]),
+                    "family": " ".join(words[end:])}
+    return {"given": " ".join(words[:-1]), "family": words[-1]}
+
+
+def inverted(name: str) -> str:
+    """"Family, Given" (with its particle), the form BibTeX and RIS read unambiguously."""
+    p = person(name)
+    if "literal" in p:
+        return p["literal"]
+    family = " ".join(filter(None, [p.get("non-dropping-particle"), p["family"]]))
+    return f"{family}, {p['given']}"
+
+
+_SQL = """
+    SELECT m.item_id, m.facet, m.revision, m.added,
+           i.guid, i.url, coalesce(i.title, ''), coalesce(i.summary, ''), i.author, i.published,
+           coalesce(i.content_type, 'article'), coalesce(i.tags, '[]'), i.arxiv_id,
+           coalesce(p.max_fraction, 0), coalesce(p.opens, 0), p.first_seen, p.last_seen,
+           EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id)
+    FROM corpus_membership m
+    LEFT JOIN items i ON i.id = m.item_id
+    LEFT JOIN corpus_progress p ON p.user_id = m.user_id AND p.item_id = m.item_id
+    WHERE m.user_id = ? AND m.facet IN ({facets})
+    ORDER BY m.revision
+"""
+
+
+def _unique_keys(rows) -> dict[int, str]:
+    """Keys for every member row (``item_id, …, guid, url, …, arxiv_id`` as in ``_SQL``).
+    Two items can share a DOI (the same article in two journal feeds): the lowest item id
+    keeps the plain key, the others get ``-i<item_id>``, so keys stay unique and stable."""
+    keys: dict[int, str] = {}
+    taken: set[str] = set()
+    for row in sorted(rows, key=lambda r: r[0]):
+        item_id, guid, url, arxiv = row[0], row[4], row[5], row[12]
+        key = citation_key(arxiv, doi_of(guid, url), guid or f"item:{item_id}")
+        keys[item_id] = key if key not in taken else f"{key}-i{item_id}"
+        taken.add(keys[item_id])
+    return keys
+
+
+def _captures(db, user_id: int, item_ids: set[int]) -> tuple[dict, dict]:
+    highlights: dict[int, list] = {}
+    notes: dict[int, list] = {}
+    for hid, item_id, text, note, created in db.execute(
+            "SELECT id, item_id, text, note, created FROM corpus_highlights WHERE user_id = ? "
+            "ORDER BY id", [user_id]):
+        if item_id in item_ids:
+            highlights.setdefault(item_id, []).append(
+                {"id": hid, "text": text, "comment": note, "created": created})
+    for nid, item_id, text, created in db.execute(
+            "SELECT id, item_id, text, created FROM corpus_notes WHERE user_id = ? ORDER BY id",
+            [user_id]):
+        if item_id in item_ids:
+            notes.setdefault(item_id, []).append({"id": nid, "text": text, "created": created})
+    return highlights, notes
+
+
+def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, since: int = 0,
+         item_ids: set[int] | None = None) -> list[dict]:
+    """The records of the items that entered ``facets`` after revision ``since`` and are still
+    there (all of them for ``since=0``), oldest membership first; only ``item_ids`` if given."""
+    cfg = corpus_settings()
+    rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]).fetchall()
+    keys = _unique_keys(rows)
+    rows = [r for r in rows if r[2] > since and (item_ids is None or r[0] in item_ids)]
+    highlights, notes = _captures(db, user_id, {r[0] for r in rows})
+    out = []
+    for (item_id, facet, revision, added, guid, url, title, summary, author, published, ctype,
+         tags, arxiv, frac, opens, first, last, fav) in rows:
+        hs, ns = highlights.get(item_id, []), notes.get(item_id, [])
+        seen = [t for t in (first, last, *(c["created"] for c in hs + ns)) if t]
+        doi = doi_of(guid, url)
+        score = (round(strength(frac, len(hs) + len(ns), bool(fav), opens, cfg)[0], 2)
+                 if facet == "experienced" else None)
+        out.append({
+            "item_id": item_id, "key": keys[item_id],
+            "facet": facet, "revision": revision, "added": added,
+            "title": title or url or f"item {item_id}", "authors": split_authors(author),
+            "published": published, "year": (published or "")[:4] or None, "url": url,
+            "arxiv": arxiv, "doi": doi, "abstract": summary, "content_type": ctype,
+            "tags": json.loads(tags), "strength": score, "favorited": bool(fav),
+            "read_fraction": round(frac, 2),
+            "first_seen": min(seen) if seen else added, "last_seen": max(seen) if seen else added,
+            "highlights": hs, "notes": ns,
+        })
+    return out
+
+
+def tombstones(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], since: int) -> list[dict]:
+    """Items that left ``facets`` after revision ``since`` and are in none of them now:
+    ``{item_id, key, facet, revision}`` (the last removal), for the formats that carry
+    deletions. Only what the retained log still holds (see ``truncated``)."""
+    marks = ", ".join("?" * len(facets))
+    rows = db.execute(
+        f"""SELECT l.item_id, l.facet, max(l.revision), i.guid, i.url, i.arxiv_id
+            FROM corpus_log l LEFT JOIN items i ON i.id = l.item_id
+            WHERE l.user_id = ? AND l.kind = 'removed' AND l.facet IN ({marks}) AND l.revision > ?
+              AND NOT EXISTS (SELECT 1 FROM corpus_membership m WHERE m.user_id = l.user_id
+                              AND m.item_id = l.item_id AND m.facet IN ({marks}))
+            GROUP BY l.item_id ORDER BY max(l.revision)""",
+        [user_id, *facets, since, *facets]).fetchall()
+    return [{"item_id": r[0], "facet": r[1], "revision": r[2],
+             "key": citation_key(r[5], doi_of(r[3], r[4]), r[3] or f"item:{r[0]}")} for r in rows]
+
+
+def check_since(db: sqlite_utils.Database, user_id: int, since) -> tuple[int, bool]:
+    """Validate ``since``; return ``(current revision, truncated)`` where truncated means
+    removals after ``since`` may be missing because the log was trimmed past it."""
+    if isinstance(since, bool) or not isinstance(since, int):
+        raise InvalidInput(f"since must be a whole number (a revision), got {since!r}")
+    revision, trimmed = revision_state(db, user_id)
+    if since < 0:
+        raise InvalidInput(f"since must be >= 0 (0 = everything), got {since}")
+    if since > revision:
+        raise InvalidInput(f"since={since} is beyond the current revision {revision}; pass a "
+                           "revision an earlier export reported, or 0 for everything")
+    return revision, 0 < since < trimmed

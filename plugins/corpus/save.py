@@ -1,0 +1,86 @@
+"""Saving an item that no feed brought: ``hermes save USER REF`` and the ``save_item`` tool.
+
+An item already in the database (the same arXiv id in any version, the same DOI, the same
+page) is only favorited, which puts it in the persona's saved facet; nothing is fetched.
+Otherwise one fetch of its metadata (:mod:`.metadata`), then its embedding is computed,
+then one write transaction inserts the item with its embedding and records the favorite.
+A failed fetch or embedding raises before that transaction, so an offline or failed save
+stores nothing at all, and exports, recall and ranking only ever see complete items.
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from hermes.embed import get_embedder
+from hermes.ingest.pipeline import add_plugin_tags
+from hermes.ingest.store import embedding_text, insert_items, store_embeddings
+from hermes.records import require_user
+from hermes.storage.transactions import write_transaction
+
+from . import signals
+from .metadata import LookupFailed, Ref, identify, lookup
+from .settings import corpus_settings
+
+
+def existing_item(db: sqlite_utils.Database, ref: Ref) -> int | None:
+    """The id of an item already stored for ``ref``, if any."""
+    if ref.kind == "arxiv":
+        sql, args = "SELECT id FROM items WHERE arxiv_id = ?", [ref.value]
+    elif ref.kind == "doi":
+        sql = "SELECT id FROM items WHERE lower(guid) = ? OR lower(url) IN (?, ?) ORDER BY id"
+        doi = ref.value.lower()
+        args = [f"doi:{doi}", f"https://doi.org/{doi}", f"https://dx.doi.org/{doi}"]
+    else:
+        sql, args = "SELECT id FROM items WHERE url = ? OR guid = ? ORDER BY id", [ref.value, ref.value]
+    row = db.execute(sql, args).fetchone()
+    return row[0] if row else None
+
+
+def _embed(item: dict, embedder):
+    try:
+        return embedder.embed([embedding_text(item["title"], item["summary"])])
+    except Exception as exc:  # the model failing to load or run: say so, store nothing
+        raise LookupFailed(f"could not embed {item['title'][:80]!r} ({type(exc).__name__}: "
+                           f"{exc}); nothing was stored") from exc
+
+
+def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
+         source: str, embedder=None) -> dict:
+    """Save ``ref_text`` (arXiv id, DOI or URL) for ``user``; return what happened.
+
+    :param allow_private: False applies the private-address guard to every fetch (agent
+        calls unless the user lifted it); a person at the CLI is trusted.
+    :raises HermesError: bad reference, unknown persona, failed lookup or embedding.
+    """
+    ref = identify(ref_text)
+    u = require_user(db, user)
+    item_id = existing_item(db, ref)
+    created = False
+    if item_id is None:
+        cfg = corpus_settings()
+        item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver,
+                      allow_private=allow_private)
+        add_plugin_tags([item])
+        embedder = embedder or get_embedder()
+        vectors = _embed(item, embedder)
+        with write_transaction(db):
+            # Another process may have stored the same item since we looked: then the
+            # insert is skipped and that item is the one marked saved.
+            new = insert_items(db, None, [item])
+            if new:
+                store_embeddings(db, embedder.name, new, vectors)
+                item_id, created = new[0], True
+            else:
+                item_id = existing_item(db, ref) or db.execute(
+                    "SELECT id FROM items WHERE guid = ?", [item["guid"]]).fetchone()[0]
+            marked = signals.favorite(db, u["id"], item_id, True, source=source)
+    else:
+        marked = signals.favorite(db, u["id"], item_id, True, source=source)
+    row = db.execute("SELECT title, url, arxiv_id FROM items WHERE id = ?", [item_id]).fetchone()
+    facet = db.execute("SELECT facet FROM corpus_membership WHERE user_id = ? AND item_id = ?",
+                       [u["id"], item_id]).fetchone()
+    return {"user": u["name"], "item_id": item_id, "title": row[0], "url": row[1],
+            "arxiv_id": row[2], "ref": ref.kind, "created": created,
+            "facet": facet[0] if facet else None, "changes": marked["changes"]}
+

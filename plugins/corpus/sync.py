@@ -1,0 +1,319 @@
+"""``hermes corpus sync``: one Markdown note per corpus item in a folder (an Obsidian or
+Logseq vault), kept in step with the persona's corpus.
+
+A note is YAML front matter (title, authors, url, arxiv, tags, facet, strength, dates), the
+summary, the highlights as quotes and the notes, then a marker line. Everything above the
+marker is hermes's and is rewritten when the item changes; everything below it belongs to
+the person and is never changed, moved away or deleted.
+
+The folder remembers what it holds in ``.hermes-sync.json``: the persona, the facets, the
+corpus revision last applied and, per note, its file and a signature of what it was written
+from. A run reads the change log after that revision (items that entered or left the
+facets) and compares signatures (what the log does not record: a new highlight or note on
+an item already in a facet, more reading, a changed strength), then writes only the notes
+that changed. When the log was trimmed past the cursor (``truncated``) it falls back to a
+full pass. Files are written only when their bytes change, so a run with nothing new
+writes nothing, and an incremental run leaves the folder exactly as a fresh full sync
+would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlite_utils
+
+from hermes.errors import HermesError
+
+from . import references
+from .export import byline, markdown_body, md_link
+from .membership import _read_snapshot, changes_since, revision_state
+from .settings import corpus_settings
+from .strength import strength
+
+CURSOR = ".hermes-sync.json"
+CURSOR_VERSION = 1
+#: bump when :func:`render` changes: folders synced by an older hermes get a full pass
+LAYOUT = 1
+MARKER = ("<!-- hermes: write your own notes below this line; "
+          "`hermes corpus sync` never changes what follows -->")
+_NAME_UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*#^\[\]]+')
+MAX_NAME_BYTES = 180
+
+
+@dataclass
+class SyncReport:
+    user: str
+    folder: str
+    revision: int
+    since: int
+    full: bool
+    reason: str
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)       # left the corpus, the person wrote in it
+    conflicts: list[str] = field(default_factory=list)  # marker line gone: left untouched
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+# --- one note ------------------------------------------------------------------------------
+
+
+def file_name(record: dict) -> str:
+    """``<title> (<key>).md``: readable in a vault, unique by the key, stable across runs.
+    Characters that file systems or wiki links refuse are dropped (the title is feed text)."""
+    title = " ".join(_NAME_UNSAFE.sub(" ", record["title"]).split()).strip(". ") or "untitled"
+    suffix = f" ({record['key']}).md"
+    budget = MAX_NAME_BYTES - len(suffix.encode())
+    raw = title.encode("utf-8")[:budget].decode("utf-8", "ignore").rstrip(". ")
+    return raw + suffix
+
+
+def _yaml(value) -> str:
+    # A JSON string is a valid YAML double-quoted scalar: feed text cannot break out of it.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _tag(text: str) -> str:
+    # Obsidian tags allow letters, digits, _, - and /; no spaces or dots.
+    tag = re.sub(r"[^\w/-]+", "-", text.strip().lower()).strip("-")
+    return tag if tag and not tag.isdigit() else ""
+
+
+def front_matter(r: dict) -> str:
+    lines = ["---", f"title: {_yaml(r['title'])}"]
+    if r["authors"]:
+        lines += ["authors:"] + [f"  - {_yaml(a)}" for a in r["authors"]]
+    lines.append(f"key: {_yaml(r['key'])}")
+    for name in ("url", "arxiv", "doi"):
+        if r[name]:
+            lines.append(f"{name}: {_yaml(r[name])}")
+    tags = [f"hermes/{r['facet']}", *(t for t in map(_tag, r["tags"]) if t)]
+    lines += ["tags:"] + [f"  - {_yaml(t)}" for t in dict.fromkeys(tags)]
+    lines.append(f"facet: {r['facet']}")
+    if r["strength"] is not None:
+        lines.append(f"strength: {r['strength']:.2f}")
+    # Days, unquoted: Obsidian shows them as date properties (times in UTC, cut to the day).
+    for name in ("published", "added", "first_seen", "last_seen"):
+        if r[name] and re.match(r"\d{4}-\d\d-\d\d", r[name]):
+            lines.append(f"{name}: {r[name][:10]}")
+    lines += [f"hermes_item: {r['item_id']}", "---"]
+    return "\n".join(lines)
+
+
+def render(r: dict) -> str:
+    """The part of a note hermes owns, ending with the marker line."""
+    title = "# " + md_link(r["title"], r["url"])
+    body = markdown_body(r, level=2).rstrip()
+    text = "\n\n".join(filter(None, [front_matter(r), title, byline(r), body]))
+    # A highlight quoting the marker must not be mistaken for it on the next run.
+    return text.replace(MARKER, "\u2039" + MARKER[1:]) + "\n\n" + MARKER + "\n"
+
+
+def personal_part(text: str) -> str | None:
+    """What follows the marker line (the person's), or None when the marker is gone."""
+    at = text.find(MARKER)
+    if at < 0:
+        return None
+    end = text.find("\n", at)
+    return "" if end < 0 else text[end + 1:]
+
+
+# --- signatures ----------------------------------------------------------------------------
+
+_SIGNATURE_SQL = """
+    SELECT m.item_id, m.facet, m.revision, m.added,
+           (SELECT count(*) || '.' || coalesce(max(id), 0) FROM corpus_highlights h
+             WHERE h.user_id = m.user_id AND h.item_id = m.item_id),
+           (SELECT count(*) || '.' || coalesce(max(id), 0) FROM corpus_notes n
+             WHERE n.user_id = m.user_id AND n.item_id = m.item_id),
+           (SELECT count(*) FROM corpus_highlights h WHERE h.user_id = m.user_id AND h.item_id = m.item_id)
+             + (SELECT count(*) FROM corpus_notes n WHERE n.user_id = m.user_id AND n.item_id = m.item_id),
+           EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id),
+           coalesce(p.max_fraction, 0), coalesce(p.opens, 0),
+           substr(p.first_seen, 1, 10), substr(p.last_seen, 1, 10),  -- notes show the day
+           i.guid, i.url, i.title, i.author, i.published, i.tags, i.arxiv_id, i.content_type,
+           length(i.summary), substr(i.summary, 1, 64)
+    FROM corpus_membership m
+    LEFT JOIN items i ON i.id = m.item_id
+    LEFT JOIN corpus_progress p ON p.user_id = m.user_id AND p.item_id = m.item_id
+    WHERE m.user_id = ? AND m.facet IN ({facets})
+"""
+
+
+def signatures(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...]) -> dict[int, str]:
+    """A short hash per member item of everything its note is written from, in one query:
+    the item's fields, its facet, highlight and note counts and newest ids (ids are never
+    reused, so an add or a delete always changes them), reading, favorite, and strength."""
+    cfg = corpus_settings()
+    out = {}
+    for row in db.execute(_SIGNATURE_SQL.format(facets=", ".join("?" * len(facets))),
+                          [user_id, *facets]):
+        captures, fav, frac, opens = row[6], row[7], row[8], row[9]
+        score = strength(frac, captures, bool(fav), opens, cfg)[0] if row[1] == "experienced" else None
+        blob = "\x1f".join(map(str, [*row, None if score is None else round(score, 2)]))
+        out[row[0]] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return out
+
+
+# --- the folder ----------------------------------------------------------------------------
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` in one step (a reader never sees half a file), with the permissions
+    a new file gets from the umask."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write(path: Path, text: str) -> bool:
+    """Write when the bytes differ; True if the file changed."""
+    data = text.encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    write_atomic(path, data)
+    return True
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def _load_cursor(folder: Path) -> dict | None:
+    text = _read(folder / CURSOR)
+    if text is None:
+        return None
+    try:
+        cursor = json.loads(text)
+        if cursor.get("hermes_sync") != CURSOR_VERSION or not isinstance(cursor.get("notes"), dict):
+            raise ValueError("unknown layout")
+    except (ValueError, AttributeError):
+        return None  # unreadable: rebuild (person's text is still kept by the marker rule)
+    return cursor
+
+
+def _inside(folder: Path, name: str) -> Path | None:
+    # Defence in depth: a hand-edited cursor must not make sync write or delete outside the folder.
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+        return None
+    return folder / name
+
+
+def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet: str = "all",
+         *, rebuild: bool = False) -> SyncReport:
+    """Bring ``folder`` in step with ``user``'s corpus (``facet``: all, experienced or saved)."""
+    facets = references.facets_of(facet)
+    folder = Path(folder).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise HermesError(f"{folder} is a file; give a folder (a vault) to sync into")
+    folder.mkdir(parents=True, exist_ok=True)
+    cursor = _load_cursor(folder)
+    if cursor and cursor.get("user") != user["name"]:
+        raise HermesError(f"{folder} is synced for persona {cursor.get('user')!r}, not "
+                          f"{user['name']!r}; give each persona its own folder")
+
+    with _read_snapshot(db):  # the log, signatures and records of one revision
+        since = cursor["revision"] if cursor else 0
+        try:
+            log = changes_since(db, user["id"], since) if cursor else None
+        except HermesError:  # cursor beyond the revision: another database, or it was reset
+            log = None
+        if cursor is None:
+            full, reason = True, "first sync into this folder"
+        elif rebuild:
+            full, reason = True, "rebuild asked for"
+        elif log is None:
+            full, reason = True, f"the folder's revision {since} is not in this corpus's history"
+        elif log["truncated"]:
+            full, reason = True, f"the change log was trimmed past revision {since}"
+        elif cursor.get("facets") != list(facets):
+            full, reason = True, "the facets changed"
+        elif cursor.get("layout") != LAYOUT:
+            full, reason = True, "hermes's note layout changed"
+        else:
+            n = len(log["changes"])
+            full, reason = False, f"{n} membership change{'' if n == 1 else 's'} since revision {since}"
+        revision = log["revision"] if log else revision_state(db, user["id"])[0]
+        sigs = signatures(db, user["id"], facets)
+        known: dict = {} if cursor is None else cursor["notes"]
+        logged = {c["item_id"] for c in log["changes"]} if log and not full else set()
+
+        present = set(os.listdir(folder))
+
+        def stale(item_id: int, sig: str) -> bool:
+            entry = known.get(str(item_id)) or {}
+            return (full or item_id in logged or entry.get("sig") != sig
+                    or _inside(folder, entry.get("file", "")) is None
+                    or entry["file"] not in present)
+
+        todo = {i for i, sig in sigs.items() if stale(i, sig)}
+        records = references.load(db, user["id"], facets, item_ids=todo)
+
+    report = SyncReport(user=user["name"], folder=str(folder), revision=revision, since=since,
+                        full=full, reason=reason)
+    notes = {k: v for k, v in known.items() if k.isdigit() and int(k) in sigs}
+    for item_id in sorted(int(k) for k in known if k.isdigit() and int(k) not in sigs):
+        _remove(folder, known[str(item_id)].get("file", ""), report)
+    for r in records:
+        entry = _place(folder, r, known.get(str(r["item_id"]), {}).get("file"), report)
+        if entry is None:
+            notes.pop(str(r["item_id"]), None)
+        else:
+            notes[str(r["item_id"])] = {"file": entry, "sig": sigs[r["item_id"]]}
+    state = {"hermes_sync": CURSOR_VERSION, "layout": LAYOUT, "user": user["name"], "facets": list(facets),
+             "revision": revision, "notes": dict(sorted(notes.items(), key=lambda kv: int(kv[0])))}
+    _write(folder / CURSOR, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    return report
+
+
+def _place(folder: Path, r: dict, old_name: str | None, report: SyncReport) -> str | None:
+    """Write one item's note, keeping the person's part; return its file name (None when
+    left alone because the marker is gone)."""
+    name = file_name(r)
+    target = folder / name
+    existing = _read(target)
+    old = _inside(folder, old_name) if old_name and old_name != name else None
+    if existing is None and old is not None:
+        existing = _read(old)  # the title changed: the note moves, the person's part with it
+    personal = "" if existing is None else personal_part(existing)
+    if personal is None:
+        report.conflicts.append(name)
+        return None
+    if _write(target, render(r) + personal):
+        report.written.append(name)
+    if old is not None and old.exists():
+        old.unlink()
+    return name
+
+
+def _remove(folder: Path, name: str, report: SyncReport) -> None:
+    """An item left the synced facets: delete its note unless the person wrote in it."""
+    path = _inside(folder, name)
+    text = _read(path) if path else None
+    if text is None:
+        return
+    personal = personal_part(text)
+    if personal is None or personal.strip():
+        report.kept.append(name)  # the person's text: leave the whole file to them
+        return
+    path.unlink()
+    report.removed.append(name)

@@ -1,0 +1,266 @@
+"""Corpus exports: every format read back by a maintained parser (bibtexparser, rispy, the
+CSL-JSON schema through jsonschema), stable keys, ``--since``, paging, and the three faces
+(CLI, MCP tool, web download)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hermes.records import require_user
+from hermes.tools import call_tool, collect_tools
+from hermes_corpus import export as ex
+from hermes_corpus import references
+from hermes_corpus import signals as cs
+
+HARD = r"Braces {x} & 50% of $5 cost #1 under_score ~tilde back\slash, Schrödinger ü"
+
+
+@pytest.fixture
+def corpus(db, add_items):
+    """alice: a read arXiv paper, a highlighted article with hard characters, a saved DOI item."""
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    paper, article, doi_item = add_items([
+        {"title": "Stellar streams in the halo", "summary": "We map streams.",
+         "arxiv_id": "2401.12345", "url": "https://arxiv.org/abs/2401.12345",
+         "tags": ["astro-ph.ga", "galaxies"], "content_type": "paper"},
+        {"title": HARD, "summary": "An essay.", "url": "https://blog.example.org/post?id=1&x=%7E",
+         "guid": "https://blog.example.org/post?id=1"},
+        {"title": "A journal paper", "guid": "doi:10.1000/xyz.42",
+         "url": "https://doi.org/10.1000/xyz.42", "content_type": "paper"},
+    ])
+    db.execute("UPDATE items SET author = ? WHERE id = ?",
+               ["Alice Smith, Johannes van der Waals and Bob Jones", paper])
+    db.execute("UPDATE items SET author = ? WHERE id = ?", ["OpenAI", article])
+    cs.record_progress(db, "alice", paper, 1.0)
+    cs.add_highlight(db, "alice", article, HARD, note="my comment")
+    cs.add_note(db, "alice", article, "Line one\nline two")
+    cs.favorite(db, "alice", doi_item)
+    return db, {"paper": paper, "article": article, "doi": doi_item}
+
+
+def run(db, fmt, **kw):
+    return ex.export(db, require_user(db, "alice")["id"], fmt, **kw)
+
+
+def keys_of(db):
+    return [r["key"] for r in references.load(db, require_user(db, "alice")["id"], references.FACETS)]
+
+
+def test_keys_are_stable_and_id_based(corpus, db):
+    db, ids = corpus
+    keys = keys_of(db)
+    assert keys[0] == "arxiv-2401.12345" and keys[2] == "doi-10.1000-xyz.42"
+    assert keys[1].startswith("hermes-") and len(keys[1]) == len("hermes-") + 12
+    # Stable across runs and across signals that do not change the item.
+    cs.add_note(db, "alice", ids["paper"], "more")
+    assert keys_of(db) == keys
+    assert run(db, "bibtex").text == run(db, "bibtex").text
+    assert references.citation_key("hep-th/9901001", None, "g") == "arxiv-hep-th-9901001"
+
+
+def test_bibtex_parses_back_with_bibtexparser(corpus):
+    import bibtexparser
+    from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors, SplitNameParts
+
+    db, ids = corpus
+    text = run(db, "bibtex").text
+    lib = bibtexparser.parse_string(
+        text, append_middleware=[LatexDecodingMiddleware(), SeparateCoAuthors(), SplitNameParts()])
+    assert lib.failed_blocks == []
+    entries = {e.key: e.fields_dict for e in lib.entries}
+    assert list(entries) == keys_of(db)
+    paper = entries["arxiv-2401.12345"]
+    assert paper["title"].value == "Stellar streams in the halo"
+    assert paper["eprint"].value == "2401.12345" and paper["archivePrefix"].value == "arXiv"
+    assert paper["url"].value == "https://arxiv.org/abs/2401.12345"
+    assert paper["abstract"].value == "We map streams."
+    names = paper["author"].value
+    assert [(n.first, n.von, n.last) for n in names] == [
+        (["Alice"], [], ["Smith"]), (["Johannes"], ["van", "der"], ["Waals"]), (["Bob"], [], ["Jones"])]
+    assert paper["year"].value == str(paper["date"].value)[:4]
+    hard = next(v for k, v in entries.items() if k.startswith("hermes-"))
+    assert hard["title"].value == HARD  # every character comes back as written
+    assert HARD in hard["note"].value and "my comment" in hard["note"].value
+    assert "Line one\nline two" in hard["note"].value
+    assert [n.last for n in hard["author"].value] == [["OpenAI"]]
+    assert entries["doi-10.1000-xyz.42"]["doi"].value == "10.1000/xyz.42"
+    assert "hermes-saved" in entries["doi-10.1000-xyz.42"]["keywords"].value
+
+
+def test_an_unbalanced_brace_cannot_break_the_file(db, add_items):
+    import bibtexparser
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    a, b = add_items([{"title": "Open { brace"}, {"title": "Close } brace"}])
+    cs.favorite(db, "alice", a)
+    cs.favorite(db, "alice", b)
+    lib = bibtexparser.parse_string(run(db, "bibtex").text)
+    assert lib.failed_blocks == [] and len(lib.entries) == 2
+
+
+def test_ris_parses_back_with_rispy(corpus):
+    import rispy
+
+    db, ids = corpus
+    entries = rispy.loads(run(db, "ris").text)
+    assert [e["id"] for e in entries] == keys_of(db)
+    paper = entries[0]
+    assert paper["type_of_reference"] == "UNPB" and paper["title"] == "Stellar streams in the halo"
+    assert paper["authors"] == ["Smith, Alice", "van der Waals, Johannes", "Jones, Bob"]
+    assert paper["year"] == db.execute("SELECT substr(published, 1, 4) FROM items WHERE id = ?",
+                                       [ids["paper"]]).fetchone()[0]
+    assert paper["urls"] == ["https://arxiv.org/abs/2401.12345"]
+    assert "galaxies" in paper["keywords"]
+    article = entries[1]
+    assert article["title"] == HARD
+    assert any("my comment" in n for n in article["notes"]) and "Line one line two" in " ".join(article["notes"])
+    assert entries[2]["doi"] == "10.1000/xyz.42"
+
+
+def test_csl_json_validates_against_the_schema(corpus):
+    import jsonschema
+
+    db, ids = corpus
+    schema = json.loads((Path(__file__).parent / "data" / "csl-data.json").read_text())
+    items = json.loads(run(db, "csl-json").text)
+    jsonschema.validate(items, schema)
+    by_id = {i["id"]: i for i in items}
+    paper = by_id["arxiv-2401.12345"]
+    assert paper["type"] == "article" and paper["number"] == "arXiv:2401.12345"
+    assert paper["author"][1] == {"given": "Johannes", "non-dropping-particle": "van der", "family": "Waals"}
+    assert paper["issued"]["date-parts"][0][0] >= 2000
+    assert by_id["doi-10.1000-xyz.42"]["DOI"] == "10.1000/xyz.42"
+    assert next(i for i in items if i["id"].startswith("hermes-"))["author"] == [{"literal": "OpenAI"}]
+    # The schema is strict (additionalProperties: false): a stray field must fail it.
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate([{**items[0], "eprint": "x"}], schema)
+
+
+def test_markdown_and_jsonl(corpus):
+    db, ids = corpus
+    md = run(db, "markdown").text
+    assert "## [Stellar streams in the halo](<https://arxiv.org/abs/2401.12345>)" in md
+    assert "> " + HARD in md and "> — my comment" in md
+    lines = [json.loads(line) for line in run(db, "jsonl").text.splitlines()]
+    assert [x["key"] for x in lines] == keys_of(db) and {x["op"] for x in lines} == {"upsert"}
+    assert lines[1]["highlights"][0]["text"] == HARD
+    assert lines[0]["authors"] == ["Alice Smith", "Johannes van der Waals", "Bob Jones"]
+
+
+def test_since_exports_only_what_entered_and_jsonl_carries_removals(corpus):
+    db, ids = corpus
+    first = run(db, "bibtex")
+    assert first.count == 3 and not first.truncated
+    nothing = run(db, "bibtex", since=first.revision)
+    assert nothing.count == 0 and nothing.text == ""
+    cs.favorite(db, "alice", ids["doi"], on=False)        # removal
+    cs.record_progress(db, "alice", ids["article"], 0.9)  # already experienced: no change
+    later = run(db, "jsonl", since=first.revision)
+    assert [(x["op"], x["key"]) for x in map(json.loads, later.text.splitlines())] == [
+        ("delete", "doi-10.1000-xyz.42")]
+    assert later.count == 0 and later.deleted == 1
+    cs.favorite(db, "alice", ids["doi"])                  # back again
+    again = run(db, "jsonl", since=first.revision)
+    assert [(x["op"], x["key"]) for x in map(json.loads, again.text.splitlines())] == [
+        ("upsert", "doi-10.1000-xyz.42")]
+
+
+def test_since_past_a_trimmed_log_says_truncated(corpus, tmp_path):
+    db, ids = corpus
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "config.toml").write_text("[corpus]\nlog_retention = 2\n")
+    for _ in range(3):
+        cs.favorite(db, "alice", ids["doi"], on=False)
+        cs.favorite(db, "alice", ids["doi"])
+    r = run(db, "jsonl", since=1)
+    assert r.truncated is True
+    assert run(db, "jsonl", since=0).truncated is False  # a full export is complete
+
+
+def test_bad_input_is_refused(corpus):
+    from hermes.errors import InvalidInput
+
+    db, ids = corpus
+    for kwargs in ({"facet": "heard"}, {"since": -1}, {"since": 999}, {"since": "3"}):
+        with pytest.raises(InvalidInput):
+            run(db, "bibtex", **kwargs)
+    with pytest.raises(InvalidInput, match="unknown format"):
+        run(db, "endnote")
+
+
+def test_the_mcp_tool_pages_with_a_cursor(corpus):
+    db, ids = corpus
+    tool = collect_tools({"corpus"})["export_corpus"]
+    assert tool.read_only
+    whole = call_tool(db, tool, {"user": "alice", "format": "bibtex"})
+    assert whole["ok"] and whole["count"] == 3 and not whole["has_more"]
+    pages, since = [], 0
+    while True:
+        r = call_tool(db, tool, {"user": "alice", "format": "bibtex", "since": since, "max_chars": 1000})
+        assert r["ok"] and r["count"] >= 1
+        pages.append(r["text"])
+        if not r["has_more"]:
+            break
+        assert "since=" in r["message"]
+        since = r["next_since"]
+    assert len(pages) > 1 and "\n".join(pages) == whole["text"]
+    bad = call_tool(db, tool, {"user": "alice", "format": "docx"})
+    assert bad["ok"] is False and "unknown format" in bad["message"] and bad["text"] == ""
+    bad = call_tool(db, tool, {"user": "alice", "max_chars": 10})
+    assert bad["ok"] is False and "max_chars" in bad["message"]
+
+
+def invoke(*args):
+    from hermes.cli.app import build_app
+
+    return CliRunner().invoke(build_app(), list(args))
+
+
+def test_cli_export_to_stdout_and_file(corpus, db_path, tmp_path):
+    db, ids = corpus
+    r = invoke("corpus", "export", "alice", "--format", "bibtex", "--db", str(db_path))
+    assert r.exit_code == 0, r.output
+    assert r.stdout == run(db, "bibtex").text
+    out = tmp_path / "alice.ris"
+    r = invoke("corpus", "export", "alice", "-f", "ris", "--facet", "saved", "--out", str(out),
+               "--db", str(db_path))
+    assert r.exit_code == 0, r.output
+    assert out.read_text().count("TY  - ") == 1 and "--since" in r.stdout
+    r = invoke("corpus", "export", "alice", "--since", "2", "-f", "jsonl", "--db", str(db_path), "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["count"] == 1
+    r = invoke("corpus", "export", "alice", "-f", "docx", "--db", str(db_path))
+    assert r.exit_code == 1 and "unknown format" in r.output and "Traceback" not in r.output
+    r = invoke("corpus", "export", "alice", "--out", str(tmp_path / "nope" / "x.bib"), "--db", str(db_path))
+    assert r.exit_code == 1 and "does not exist" in r.output
+
+
+def test_web_download(corpus, db_path):
+    from web_support import client
+
+    db, ids = corpus
+    with client(db_path) as c:
+        r = c.get("/api/corpus/export", params={"user": "alice", "format": "csl-json"})
+        assert r.status_code == 200
+        assert r.headers["content-disposition"] == 'attachment; filename="hermes-alice-all.json"'
+        assert json.loads(r.text)[0]["id"] == "arxiv-2401.12345"
+        assert c.get("/api/corpus/export", params={"user": "nobody"}).status_code == 404
+        assert c.get("/api/corpus/export", params={"user": "alice", "format": "x"}).status_code == 400
+        page = c.get("/corpus", params={"user": "alice"}).text
+        assert "/api/corpus/export?user=alice&amp;format=bibtex" in page
+
+
+def test_two_items_sharing_a_doi_get_distinct_stable_keys(db, add_items):
+    import bibtexparser
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    a, b = add_items([{"title": "In journal feed A", "url": "https://doi.org/10.1000/same"},
+                      {"title": "In journal feed B", "url": "https://doi.org/10.1000/same"}])
+    cs.favorite(db, "alice", b)
+    cs.favorite(db, "alice", a)
+    assert keys_of(db) == [f"doi-10.1000-same-i{b}", "doi-10.1000-same"]
+    lib = bibtexparser.parse_string(run(db, "bibtex").text)
+    assert lib.failed_blocks == [] and len(lib.entries) == 2
