@@ -6,6 +6,8 @@ Component, ok`` — and loaded on first use (PEP 562), so ``import hermes`` stay
 
 import importlib
 
+# The one place the version lives: pyproject.toml reads it, `hermes --version` prints it, and
+# CHANGELOG.md has a heading for it.
 __version__ = "0.1.0"
 
 #: public name -> the module that holds it
