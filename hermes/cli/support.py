@@ -50,6 +50,9 @@ STARTERS = ("`hermes ingest`, `hermes feeds add URL`, `hermes feeds import-opml 
             "`hermes persona create NAME --interests TEXT`")
 
 
+DEFAULT_ORIGIN = "the default location, <HERMES_HOME>/hermes.db"
+
+
 def database_path(path: str | None) -> tuple[Path, str]:
     """The database file a command uses, and where that choice came from (for messages)."""
     chosen = path or ROOT_DB.get()
@@ -57,24 +60,30 @@ def database_path(path: str | None) -> tuple[Path, str]:
         return config.db_path(chosen), "--db"
     if os.environ.get("HERMES_DB"):
         return config.db_path(), "HERMES_DB"
-    return config.db_path(), "the default location, <HERMES_HOME>/hermes.db"
+    return config.db_path(), DEFAULT_ORIGIN
 
 
-def open_db(path: str | None, *, create: bool = False, announce: bool = True):
+def open_db(path: str | None, *, create: bool = False):
     """Open the hermes database; a missing file is an error unless ``create`` (the command
-    is one meant to start a database). A new database gets the starter feeds and is
-    announced on stderr (``announce=False``: the caller announces it, see :func:`database`);
-    ``db.created`` tells whether this call made it."""
+    is one meant to start a database). A new database gets the starter feeds, and stderr
+    says so."""
+    db, created = _open(path, create)
+    if created:
+        announce_created(*created)
+    return db
+
+
+def _open(path: str | None, create: bool):
+    """``(database, None)``, or ``(database, (file, starter feed ids, feeds.toml))`` when this
+    call created it."""
     target, origin = database_path(path)
     if target.exists() or target.is_symlink():
-        db = get_db(target)
-        db.created = None
-        return db
+        return get_db(target), None
     if not create:
         raise HermesError(
             f"no hermes database at {target} (from {origin}); nothing was created. Check the "
             f"path for a typo, or start a database with {STARTERS}.")
-    if origin != "the default location, <HERMES_HOME>/hermes.db" and not target.parent.is_dir():
+    if origin != DEFAULT_ORIGIN and not target.parent.is_dir():
         raise HermesError(
             f"cannot start a database at {target}: the folder {target.parent} does not exist "
             f"(a typo in {origin}?). Create the folder first if you meant it.")
@@ -82,14 +91,10 @@ def open_db(path: str | None, *, create: bool = False, announce: bool = True):
     from ..ingest.feedlist import new_database
 
     db, seeded, source = new_database(target)
-    db.created = (target, seeded, source)
-    if announce:
-        announce_created(db.created)
-    return db
+    return db, (target, seeded, source)
 
 
-def announce_created(created: tuple) -> None:
-    target, seeded, source = created
+def announce_created(target: Path, seeded: list[int], source: Path) -> None:
     typer.echo(f"created a new hermes database at {target}", err=True)
     if seeded:
         typer.echo(f"subscribed to {plural(len(seeded), 'starter feed')} from {source} "
@@ -102,8 +107,8 @@ def database(path: str | None, *, create: bool = False):
     """``with database(db) as conn:`` — opened (a mistake becomes an ``error:`` line) and
     closed afterwards. A database this block starts is announced when the block succeeds
     and removed again when it fails (a mistyped ``hermes persona create`` leaves nothing)."""
-    db = run_guarded(open_db, path, create=create, announce=False)
-    created, ok = db.created, False
+    db, created = run_guarded(_open, path, create)
+    ok = False
     try:
         yield db
         ok = True
@@ -113,7 +118,7 @@ def database(path: str | None, *, create: bool = False):
     finally:
         db.conn.close()
         if created and ok:
-            announce_created(created)
+            announce_created(*created)
         elif created:
             for leftover in (created[0], Path(f"{created[0]}-wal"), Path(f"{created[0]}-shm")):
                 leftover.unlink(missing_ok=True)
