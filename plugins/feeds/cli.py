@@ -295,7 +295,7 @@ def explain(
 def explanation_lines(e: dict) -> list[str]:
     lines = [style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
              clean(e["reason"], 300),
-             f"score {e['score']:+.3f} · rank {e['rank']} of {e['out_of']} {e['pool']} · "
+             f"score {e['score']:+.3f} · rank {e['rank']} of {e['out_of']} ({e['pool']}) · "
              f"{plural(e['n_clicks'], 'click')}, behaviour weighs {e['blend_weight']:.0%}"]
     lines.append("components:")
     for name, c in e["components"].items():
