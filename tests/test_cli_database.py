@@ -177,3 +177,17 @@ def test_every_new_database_starts_with_the_starter_feeds_whichever_command_come
     again = run("ingest", "--json", "--db", path)
     assert "starter" not in again.stderr  # a removed starter feed never comes back
     assert str(starters / "a.xml") not in {f["url"] for f in json.loads(again.stdout)["feeds"]}
+
+
+def test_a_database_whose_start_was_interrupted_gets_them_from_the_next_starting_command(
+        starters, tmp_path):
+    """A kill -9 during creation leaves a file that was never given its starter feeds: the
+    next command that starts databases finishes the start (a reading command does not)."""
+    path = tmp_path / "h.db"
+    get_db(path).conn.close()  # created, migrated, never started
+    listed = run("feeds", "list", "--json", "--db", path)
+    assert json.loads(listed.stdout)["feeds"] == [] and "starter" not in listed.stderr
+    result = run("ingest", "--json", "--db", path)
+    assert "subscribed to 2 starter feeds" in result.stderr and "created a new" not in result.stderr
+    again = run("ingest", "--json", "--db", path)
+    assert "starter" not in again.stderr

@@ -65,37 +65,39 @@ def database_path(path: str | None) -> tuple[Path, str]:
 
 def open_db(path: str | None, *, create: bool = False):
     """Open the hermes database; a missing file is an error unless ``create`` (the command
-    is one meant to start a database). A new database gets the starter feeds, and stderr
-    says so."""
-    db, created = _open(path, create)
-    if created:
-        announce_created(*created)
+    is one meant to start a database). A database this starts gets the starter feeds, and
+    stderr says so."""
+    db, started = _open(path, create)
+    if started:
+        announce_started(*started)
     return db
 
 
 def _open(path: str | None, create: bool):
-    """``(database, None)``, or ``(database, (file, starter feed ids, feeds.toml))`` when this
-    call created it."""
+    """``(database, None)``, or ``(database, (file, created, starter feed ids, feeds.toml))``
+    when this call created the file or gave it the starter feeds."""
     target, origin = database_path(path)
-    if target.exists() or target.is_symlink():
-        return get_db(target), None
-    if not create:
+    exists = target.exists() or target.is_symlink()
+    if not exists and not create:
         raise HermesError(
             f"no hermes database at {target} (from {origin}); nothing was created. Check the "
             f"path for a typo, or start a database with {STARTERS}.")
-    if origin != DEFAULT_ORIGIN and not target.parent.is_dir():
+    if not create:
+        return get_db(target), None
+    if not exists and origin != DEFAULT_ORIGIN and not target.parent.is_dir():
         raise HermesError(
             f"cannot start a database at {target}: the folder {target.parent} does not exist "
             f"(a typo in {origin}?). Create the folder first if you meant it.")
     # Here, not at the top: the ingest modules load httpx, needed only to start a database.
-    from ..ingest.feedlist import new_database
+    from ..ingest.feedlist import start_database
 
-    db, seeded, source = new_database(target)
-    return db, (target, seeded, source)
+    db, created, seeded, source = start_database(target)
+    return db, ((target, created, seeded, source) if created or seeded else None)
 
 
-def announce_created(target: Path, seeded: list[int], source: Path) -> None:
-    typer.echo(f"created a new hermes database at {target}", err=True)
+def announce_started(target: Path, created: bool, seeded: list[int], source: Path) -> None:
+    if created:
+        typer.echo(f"created a new hermes database at {target}", err=True)
     if seeded:
         typer.echo(f"subscribed to {plural(len(seeded), 'starter feed')} from {source} "
                    "(`hermes feeds list` shows them; `hermes feeds remove ID --yes` drops one)",
@@ -107,8 +109,8 @@ def database(path: str | None, *, create: bool = False):
     """``with database(db) as conn:`` — opened (a mistake becomes an ``error:`` line) and
     closed afterwards. A database this block starts is announced when the block succeeds
     and removed again when it fails (a mistyped ``hermes persona create`` leaves nothing)."""
-    db, created = run_guarded(_open, path, create)
-    ok = False
+    db, started = run_guarded(_open, path, create)
+    created, ok = bool(started and started[1]), False
     try:
         yield db
         ok = True
@@ -117,10 +119,11 @@ def database(path: str | None, *, create: bool = False):
         raise
     finally:
         db.conn.close()
-        if created and ok:
-            announce_created(*created)
+        if started and (ok or not created):  # starter feeds given to an existing file stay
+            announce_started(*started)
         elif created:
-            for leftover in (created[0], Path(f"{created[0]}-wal"), Path(f"{created[0]}-shm")):
+            target = started[0]
+            for leftover in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
                 leftover.unlink(missing_ok=True)
 
 

@@ -92,7 +92,7 @@ def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]]) ->
 
 
 def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]:
-    """Seed the feeds table from ``feeds.toml`` — once per database (:func:`new_database`).
+    """Seed the feeds table from ``feeds.toml`` — once per database (:func:`start_database`).
 
     It runs only while the database has never been seeded and has no feeds; after that the
     database is the truth (``hermes feeds add/remove`` and the tools change it) and editing
@@ -110,26 +110,29 @@ def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]
         return add_feeds(db, read_feeds_toml(path))
 
 
-def new_database(path: Path) -> tuple[sqlite_utils.Database, list[int], Path]:
-    """Create the database at ``path`` and subscribe it to the starter feeds.
+def start_database(path: Path) -> tuple[sqlite_utils.Database, bool, list[int], Path]:
+    """Open ``path`` for a command meant to start a database: create it when missing, and
+    give the starter feeds of ``feeds.toml`` to a database that was never started (a new one,
+    or one whose creation was interrupted), once.
 
-    The one rule for starter feeds: a database that a face creates (a CLI command meant to
-    start one, ``hermes serve``, ``hermes web``) starts with the feeds of ``feeds.toml``,
-    whichever command comes first, and the face says so. Returns the database, the ids of
-    the feeds subscribed and the file they came from.
+    The one rule for starter feeds: the first command that starts a database (a CLI command
+    meant to start one, ``hermes serve``, ``hermes web``) subscribes them, whichever it is,
+    and the face says so. Returns the database, whether this call created the file, the ids
+    of the feeds subscribed and the file they came from.
     """
     # Here, not at the top: opening a database runs migrations, which reach the plugin
     # manager; the feed list itself loads only what reading feeds.toml needs.
     from ..storage.db import get_db
 
+    created = not (path.exists() or path.is_symlink())
     source = config.feeds_toml()
     db = get_db(path)
     try:
         seeded = seed_feeds(db, source)
     except HermesError:
-        # Leave no half-started database behind: the next command starts it afresh.
         db.conn.close()
-        for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-            leftover.unlink(missing_ok=True)
+        if created:  # leave no half-started database behind: the next command starts afresh
+            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                leftover.unlink(missing_ok=True)
         raise
-    return db, seeded, source
+    return db, created, seeded, source
