@@ -15,7 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from packaging_support import (  # noqa: E402
-    ROOT, missing_from_wheel, pyproject, unexpected_in_wheel,
+    ROOT,
+    missing_from_wheel,
+    pyproject,
+    unexpected_in_wheel,
 )
 
 SDIST_MUST_HAVE = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md")

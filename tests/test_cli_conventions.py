@@ -29,7 +29,7 @@ def one_error_line(result) -> str:
     (["nosuch"], "no such command 'nosuch' (see `hermes --help`)"),
     (["feed"], "missing argument 'USER' (see `hermes feed --help`)"),
     (["feed", "ann", "--bogus"], "no such option: --bogus"),
-    (["feed", "ann", "--limit", "abc"], "--limit must be a whole number between 1 and 100"),
+    (["feed", "ann", "--limit", "abc"], "--limit must be a whole number from 1 to 100"),
     (["persona", "create", "ann"], "missing option '--interests'"),
 ])
 def test_usage_errors_are_one_error_line_and_exit_1(db_path, args, says):
@@ -37,18 +37,18 @@ def test_usage_errors_are_one_error_line_and_exit_1(db_path, args, says):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["feed", "ann", "--limit", "0"], "--limit must be a whole number between 1 and 100"),
-    (["feed", "ann", "--limit", "101"], "--limit must be a whole number between 1 and 100"),
-    (["feed", "ann", "--since-days", "99999999"], "--since-days must be a whole number between 1 and 36500"),
-    (["digest", "ann", "--days", "0"], "--days must be a whole number between 1 and 36500"),
-    (["digest", "ann", "--per-topic", "51"], "--per-topic must be a whole number between 1 and 50"),
-    (["topics", "--limit", "0"], "--limit must be a whole number between 1 and 500"),
-    (["persona", "bootstrap", "ann", "--likes", "99"], "--likes must be a whole number between 0 and 50"),
-    (["persona", "search", "ann", "x", "--limit", "51"], "--limit must be a whole number between 1 and 50"),
-    (["persona", "tags", "--limit", "101"], "--limit must be a whole number between 1 and 100"),
-    (["corpus", "items", "ann", "--limit", "501"], "--limit must be a whole number between 1 and 500"),
-    (["corpus", "recall", "ann", "x", "--limit", "0"], "--limit must be a whole number between 1 and 50"),
-    (["feeds", "preview", "x.xml", "--limit", "21"], "--limit must be a whole number between 1 and 20"),
+    (["feed", "ann", "--limit", "0"], "--limit must be a whole number from 1 to 100"),
+    (["feed", "ann", "--limit", "101"], "--limit must be a whole number from 1 to 100"),
+    (["feed", "ann", "--since-days", "99999999"], "--since-days must be a whole number from 1 to 36500"),
+    (["digest", "ann", "--days", "0"], "--days must be a whole number from 1 to 36500"),
+    (["digest", "ann", "--per-topic", "51"], "--per-topic must be a whole number from 1 to 50"),
+    (["topics", "--limit", "0"], "--limit must be a whole number from 1 to 500"),
+    (["persona", "bootstrap", "ann", "--likes", "99"], "--likes must be a whole number from 0 to 50"),
+    (["persona", "search", "ann", "x", "--limit", "51"], "--limit must be a whole number from 1 to 50"),
+    (["persona", "tags", "--limit", "101"], "--limit must be a whole number from 1 to 100"),
+    (["corpus", "items", "ann", "--limit", "501"], "--limit must be a whole number from 1 to 500"),
+    (["corpus", "recall", "ann", "x", "--limit", "0"], "--limit must be a whole number from 1 to 50"),
+    (["feeds", "preview", "x.xml", "--limit", "21"], "--limit must be a whole number from 1 to 20"),
 ])
 def test_limits_are_rejected_the_same_way_everywhere(db, db_path, args, says):
     assert says in one_error_line(run("--db", db_path, *args))
@@ -64,7 +64,7 @@ def test_the_tools_reject_out_of_range_limits_too(db, add_items):
     create_user(db, "ann", "x")
     for result in (list_feed(db, "ann", limit=500), search_feed(db, "ann", "x", limit=500),
                    propose_interests(db, limit=500)):
-        assert result["ok"] is False and "limit must be between 1 and" in result["message"]
+        assert result["ok"] is False and "limit must be a whole number from 1 to" in result["message"]
 
 
 def test_a_large_window_is_said_in_days(db, add_items):

@@ -10,10 +10,10 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-from hermes.storage import dbfile
 from hermes.cli.app import build_app
-from hermes.storage.db import get_db
 from hermes.errors import HermesError
+from hermes.storage import dbfile
+from hermes.storage.db import get_db
 
 
 def run(*args):

@@ -12,6 +12,7 @@ from hermes import faces
 from hermes.records import create_user
 from hermes.tools import call_tool, collect_tools
 
+
 def tool_names() -> set[str]:
     return set(collect_tools())
 

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 from hermes.cli.app import build_app
 from hermes.hookspecs import hookimpl
 from hermes.records import create_user
-from hermes.tools import Tool, ok
 
 
 def run(*args):
@@ -107,11 +106,11 @@ def test_save_takes_item_ids_and_references_in_one_command(world, monkeypatch):
     db, path, ids = world
     seen = []
 
-    def view_save_item(db, user, ref, *, trusted=False):
+    def save(db, user, ref, *, trusted):
         seen.append((user, ref, trusted))
-        return f"Stored {ref}", {k: None for k in exchange.EMPTY["save_item"]}
+        return {"ok": True, "message": f"Stored {ref}", **exchange.SavedItem.empty()}
 
-    monkeypatch.setattr(exchange, "view_save_item", view_save_item)
+    monkeypatch.setattr(exchange, "save", save)
     both = run("save", "ada", "2401.00001", ids[0], "--db", path)
     assert both.exit_code == 0, both.output
     assert seen == [("ada", "2401.00001", True)] and "Stored 2401.00001" in both.stdout

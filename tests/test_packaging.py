@@ -13,7 +13,11 @@ from fnmatch import fnmatch
 from pathlib import PurePosixPath
 
 from packaging_support import (
-    ROOT, expected_packages, expected_wheel_files, missing_from_wheel, pyproject,
+    ROOT,
+    expected_packages,
+    expected_wheel_files,
+    missing_from_wheel,
+    pyproject,
     unexpected_in_wheel,
 )
 

@@ -17,8 +17,8 @@ from .. import __version__, faces, status
 from ..errors import HermesError
 from ..plugins import describe_plugins, get_plugin_manager
 from . import core
-from .support import (JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json,
-                      lower_first)
+from .support import JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json, lower_first
+
 
 class HermesGroup(TyperGroup):
     """The root command: one error style, the CLI face, the status line, tidy help."""
@@ -64,14 +64,14 @@ class HermesGroup(TyperGroup):
 
 def _range_message(exc) -> str | None:
     """An out-of-range or non-numeric value of a bounded option, said the same way as the
-    tools say it: ``--likes must be a whole number between 0 and 50``."""
+    tools say it: ``--likes must be a whole number from 0 to 50``."""
     param = getattr(exc, "param", None)
     low, high = getattr(param, "min", None), getattr(param, "max", None)
     if not isinstance(exc, typer.BadParameter) or (low is None and high is None):
         return None
     name = max(param.opts, key=len) if getattr(param, "opts", None) else param.name.upper()
-    bound = (f"between {low} and {high}" if low is not None and high is not None
-             else f"at least {low}" if low is not None else f"at most {high}")
+    bound = (f"from {low} to {high}" if low is not None and high is not None
+             else f"of at least {low}" if low is not None else f"of at most {high}")
     return f"{name} must be a whole number {bound}"
 
 
@@ -112,13 +112,14 @@ def _plain_argument(base: type) -> type:
 
 
 def plugins_command(db: DbOption = None, as_json: JsonOption = False):
-    """List every loaded plugin and what it provides (hooks, tools)."""
+    """List every loaded plugin: its distribution and version, the hooks and tools it provides."""
     found = describe_plugins()
     if as_json:
         emit_json(found)
         return
     for p in found:
-        typer.echo(f"{p['name']}  ({p['module']})")
+        origin = f"{p['distribution']} {p['version']}" if p["distribution"] else "not installed"
+        typer.echo(f"{p['name']}  ({p['module']}, {origin})")
         typer.echo(f"    hooks: {', '.join(p['hooks']) or '-'}")
         if p["tools"]:
             typer.echo(f"    tools: {', '.join(p['tools'])}")

@@ -10,7 +10,7 @@ import sqlite_utils
 
 from .. import config
 from ..errors import HermesError
-from ..records import now_iso
+from ..records import insert_feed, now_iso
 from ..storage.transactions import write_transaction
 from .fetch import is_local, local_path
 
@@ -84,10 +84,9 @@ def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]]) ->
         for url, title in feeds:
             if find_feed(db, url):
                 continue
-            cur = db.execute("INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)",
-                             [canonical_location(url), title, now_iso()])
-            if cur.rowcount:
-                added.append(cur.lastrowid)
+            feed_id = insert_feed(db, canonical_location(url), title)
+            if feed_id is not None:
+                added.append(feed_id)
     return added
 
 

@@ -21,6 +21,7 @@ from .forms import bad, parse_int
 
 log = logging.getLogger(__name__)
 
+
 def request_db(request):
     """Open the app's database for one request (close it when done)."""
     return get_db(request.app.state.db_path)
@@ -133,25 +134,36 @@ def fallback_reason(ranking, position: int) -> str:
     return text[:1].upper() + text[1:]
 
 
-def ranked_items(db, user: dict, *, limit: int, days: float | None) -> tuple[list[dict], object]:
-    """The persona's ranked unread items, each with the reason from its explanation.
+def feed_reason(db, user: dict, ranking, position: int, pool: str) -> str:
+    """The one-line reason of a feed line: the only place the web turns a ranking into words
+    (the feed, the search and the Atom feed all call it), so a structured explanation can
+    replace it here."""
+    try:
+        reason = explain_ranked(db, user, ranking, position, pool).get("reason")
+    except Exception:  # an explanation bug must not take the feed down
+        log.exception("explaining item %s for %s failed", ranking.item_ids[position], user["name"])
+        reason = None
+    return short_reason(reason) if reason else fallback_reason(ranking, position)
 
-    One ranking for the page (the one ranking path), and every row explained from it by
-    ``explain_ranked``: no re-ranking per item, nothing written by a GET."""
-    ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit)
-    rows = item_rows(db, ranking.item_ids)
-    pool = f"unread items of the last {days:g} days" if days else "all unread items"
+
+def ranked_items(db, user: dict, query: CandidateQuery, *, limit: int, offset: int = 0,
+                 pool: str) -> tuple[list[dict], object]:
+    """Items ``offset`` … ``offset + limit`` of the persona's ranking for ``query``, each
+    with its reason (``pool`` says what was ranked, e.g. "unread items of the last 7 days").
+
+    One ranking for the page (the one ranking path), and every shown row explained from it:
+    no re-ranking per item, nothing written by a GET."""
+    ranking = rank(db, user, query, limit=offset + limit)
+    rows = item_rows(db, ranking.item_ids[offset:offset + limit])
     items = []
-    for position, item_id in enumerate(int(i) for i in ranking.item_ids):
+    for position in range(offset, min(offset + limit, len(ranking.item_ids))):
+        item_id = int(ranking.item_ids[position])
+        if item_id not in rows:  # deleted since the matrix was loaded
+            continue
         item = dict(rows[item_id])
         item["rank"] = position + 1
         item["score"] = float(ranking.scores[position])
-        try:
-            reason = explain_ranked(db, user, ranking, position, pool).get("reason")
-        except Exception:  # an explanation bug must not take the feed down
-            log.exception("explaining item %s for %s failed", item_id, user["name"])
-            reason = None
-        item["reason"] = short_reason(reason) if reason else fallback_reason(ranking, position)
+        item["reason"] = feed_reason(db, user, ranking, position, pool)
         items.append(item)
     return items, ranking
 

@@ -15,8 +15,20 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli.support import (DbOption, JsonOption, check, clean, database, emit_json,
-                                lower_first, open_db, run_each, run_guarded, run_tool)
+from hermes.arguments import validate
+from hermes.cli.support import (
+    DbOption,
+    JsonOption,
+    check,
+    clean,
+    database,
+    emit_json,
+    lower_first,
+    open_db,
+    run_each,
+    run_guarded,
+    run_tool,
+)
 from hermes.errors import HermesError
 from hermes.faces import plural
 from hermes.records import require_user
@@ -257,8 +269,7 @@ def _save_references(db_path, user: str, refs: list[str], as_json: bool) -> bool
     """The ``save_item`` tool's function for a person at the terminal: trusted, so a private
     address may be fetched (an agent's call may not), and recorded with source ``ui``."""
     with database(db_path) as conn:
-        results = [t._guard("save_item", lambda *a: exchange.view_save_item(*a, trusted=True),
-                            conn, user, ref, empty=exchange.EMPTY) for ref in refs]
+        results = [_save_one(conn, user, ref) for ref in refs]
     for result in results:
         if as_json:
             emit_json(result)
@@ -267,6 +278,15 @@ def _save_references(db_path, user: str, refs: list[str], as_json: bool) -> bool
         else:
             typer.echo(f"error: {lower_first(result['message'])}", err=True)
     return all(r.get("ok") for r in results)
+
+
+def _save_one(db, user: str, ref: str) -> dict:
+    """One reference through the tool's own argument checks, then its function as trusted."""
+    try:
+        checked = validate("save_item", exchange.save_item.argument_model, {"user": user, "ref": ref})
+        return exchange.save(db, checked["user"], checked["ref"], trusted=True)
+    except HermesError as exc:
+        return {"ok": False, "message": str(exc), **exchange.SavedItem.empty()}
 
 
 def unsave(user: UserArg, items_: ItemsArg, db: DbOption = None, as_json: JsonOption = False):

@@ -7,21 +7,19 @@ agent writes the prose; the tool returns structure.
 
 from __future__ import annotations
 
-import copy
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from hermes import tag_graph
-from hermes.contract import CandidateQuery
-from hermes.errors import HermesError, InvalidInput
+from hermes.contract import CandidateQuery, Result, nothing, ok, tool
 from hermes.faces import INGEST, Say
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import cached_explanation
 from hermes.ranking.rank import Ranking, rank
 from hermes.records import item_rows, require_user
 from hermes.text import clip
-from hermes.tools import fail, int_arg, nothing, ok
+from hermes.tools import User
 
 MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
 MAX_PER_TOPIC = 50
@@ -30,19 +28,47 @@ MAX_COMMUNITIES = 500
 SUMMARY_CHARS = 280
 TOP_TAGS = 8
 
-EMPTY_QUALITY = {"clicks": 0, "likes": 0, "dislikes": 0, "classifier_active": False,
-                 "behaviour_weight": 0.0, "caveat": None}
-DIGEST_EMPTY = {
-    "topics": [],
-    "unclustered": [],
-    "ranking_quality": dict(EMPTY_QUALITY),
-    "window_days": None,
-    "n_items": 0,
-    "n_in_window": 0,
-    "saved": {"label": "saved, not read yet", "items": [], "n_total": 0},
-}
-COMMUNITIES_EMPTY = {"communities": [], "n_communities": 0, "n_tags": 0, "n_nodes": 0,
-                     "singletons_left_out": 0, "n_items": 0}
+GROUP = "digest"
+Objects = list[dict[str, Any]]
+
+
+class Quality(BaseModel):
+    clicks: int = 0
+    likes: int = 0
+    dislikes: int = 0
+    classifier_active: bool = False
+    behaviour_weight: float = 0.0
+    caveat: str | None = None
+
+
+class Saved(BaseModel):
+    label: str = "saved, not read yet"
+    items: Objects = []
+    n_total: int = 0
+
+
+class Digest(Result):
+    topics: Objects = []
+    unclustered: Objects = []
+    ranking_quality: Quality = Quality()
+    window_days: int | None = None
+    n_items: int = 0
+    n_in_window: int = 0
+    saved: Saved = Saved()
+    #: true when the call was fine and there is nothing to show (ok stays false, seed 001)
+    empty: bool = False
+
+
+class Communities(Result):
+    communities: Objects = []
+    n_communities: int = 0
+    n_tags: int = 0
+    n_nodes: int = 0
+    singletons_left_out: int = 0
+    n_items: int = 0
+    #: true when the call was fine and there is no topic yet
+    empty: bool = False
+
 
 # What a reader can do next, in the words of each face (hermes.faces).
 WIDEN = Say(mcp="widen the window with a larger days value", cli="widen the window with --days N",
@@ -50,9 +76,6 @@ WIDEN = Say(mcp="widen the window with a larger days value", cli="widen the wind
 N_TOTAL = Say(mcp="; n_total gives each topic's full count", cli="", web="")
 SEE_SAVED = Say(mcp=" (see saved)", cli=" (listed below)", web=" (listed below)")
 SEE_CAVEAT = Say(mcp="see ranking_quality.caveat", cli="see the caveat below", web="see the note below")
-NAME_USER = Say(mcp="user must be a persona name; list_users shows them",
-                cli="give a persona name; `hermes persona list` shows them",
-                web="choose a persona first")
 
 #: How a ranking component reads in a one-line reason.
 COMPONENT_PHRASES = {
@@ -74,16 +97,16 @@ def community_dict(c: tag_graph.Community, top: int = TOP_TAGS) -> dict:
     return {"label": c.label, "size": c.size, "n_items": c.n_items, "top_tags": list(c.names[:top])}
 
 
+@tool(GROUP, result=Communities, read_only=True, idempotent=True, untrusted=True)
 def kg_communities(
     db,
     limit: Annotated[int, Field(ge=1, le=MAX_COMMUNITIES,
-                                description="How many communities to return, largest first.")] = 20,
+                                description="How many communities, largest first.")] = 20,
 ) -> dict:
-    """Topic communities of the tag graph (all items, no persona)."""
-    try:
-        limit = int_arg("limit", limit, 1, MAX_COMMUNITIES)
-    except HermesError as exc:
-        return fail(str(exc), **copy.deepcopy(COMMUNITIES_EMPTY))
+    """The topics of the whole archive: communities of the tag graph (tags linked by how
+    often they appear on the same item), each with a label (its most central tag), size (its
+    tag count), n_items and top_tags. Tags found on one item only are left out
+    (singletons_left_out counts them). No persona needed."""
     graph = tag_graph.get_graph(db)
     stats = {"n_communities": len(graph.communities), "n_tags": graph.n_tags,
              "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
@@ -91,7 +114,7 @@ def kg_communities(
     if not graph.communities:
         why = (f"no items yet; {INGEST}" if not graph.n_items else
                f"no tag occurs on two or more items yet, so there is no graph; {INGEST}")
-        return nothing(f"No topic communities: {why}.", **{**COMMUNITIES_EMPTY, **stats})
+        return nothing(f"No topic communities: {why}.", **{**Communities.empty(), **stats})
     shown = graph.communities[:limit]
     return ok(
         f"{_n(len(graph.communities), 'topic community', 'topic communities')} over "
@@ -99,6 +122,7 @@ def kg_communities(
         "found on one item only left out.",
         communities=[community_dict(c) for c in shown],
         **stats,
+        empty=False,
     )
 
 
@@ -220,23 +244,24 @@ def saved_not_read(db, user_id: int, cap: int) -> dict:
     return section
 
 
-def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
-           chat_fn: Any = None) -> dict:
-    """Ranked unread items of the last ``days`` days grouped by tag-graph community.
-
-    ``chat_fn`` is accepted so callers holding a chat model can pass it, and is never
-    called: the digest returns structure and the calling agent writes the prose (seed 001).
-    """
-    try:
-        days = int_arg("days", days, 1, MAX_DAYS, " (use a window of days up to a century)")
-        per_topic = int_arg("per_topic", per_topic, 1, MAX_PER_TOPIC)
-        limit = int_arg("limit", limit, 1, MAX_LIMIT)
-        if not isinstance(user, str) or not user.strip():
-            raise InvalidInput(str(NAME_USER))
-        persona = require_user(db, user)
-    except HermesError as exc:
-        return fail(str(exc), **copy.deepcopy(DIGEST_EMPTY))
-
+@tool(GROUP, result=Digest, read_only=True, idempotent=True, untrusted=True)
+def digest(
+    db,
+    user: User,
+    days: Annotated[int, Field(ge=1, le=MAX_DAYS,
+                               description="Window: items published in the last N days.")] = 7,
+    per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC,
+                                    description="Most items shown per topic.")] = 3,
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
+                                description="How many top-ranked unread items to group.")] = 30,
+) -> dict:
+    """What is worth reading: a persona's ranked unread items of the last `days` days, grouped
+    into topics (tag-graph communities). A topic shows at most `per_topic` items, n_total
+    counts all; items matching no topic are in `unclustered`; `saved` lists items saved for
+    later and not read. Items carry a short reason and any cached explanation;
+    ranking_quality says how trained the ranking is. Returns structure only: write the
+    summary yourself."""
+    persona = require_user(db, user)
     ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True), limit=None)
     n_in_window = len(ranking.item_ids)
     top_ids = [int(i) for i in ranking.item_ids[:limit]]
@@ -246,7 +271,7 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         return nothing(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
             f"{INGEST.sentence()}, or {WIDEN}.",
-            **{**copy.deepcopy(DIGEST_EMPTY), "ranking_quality": quality, "window_days": days, "saved": saved},
+            **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
     graph = tag_graph.get_graph(db)
@@ -292,18 +317,5 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         n_items=len(top_ids),
         n_in_window=n_in_window,
         saved=saved,
+        empty=False,
     )
-
-
-def digest_tool(
-    db,
-    user: Annotated[str, Field(description="Persona name (list_users shows them).")],
-    days: Annotated[int, Field(ge=1, le=MAX_DAYS,
-                               description="Window: items published in the last N days.")] = 7,
-    per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC,
-                                    description="Most items shown per topic; n_total still counts all.")] = 3,
-    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
-                                description="How many top-ranked unread items to group.")] = 30,
-) -> dict:
-    """The MCP face of :func:`digest`: the same call without ``chat_fn``."""
-    return digest(db, user, days=days, per_topic=per_topic, limit=limit)

@@ -17,8 +17,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli.support import (DbOption, JsonOption, check, clean, database, die, emit_json,
-                                run_each, run_tool, style)
+from hermes.cli.support import DbOption, JsonOption, check, clean, database, die, emit_json, run_each, run_tool, style
 from hermes.errors import HermesError
 from hermes.faces import plural
 

@@ -1,26 +1,25 @@
-"""The feeds tool group: every tool is a plain function of ``db`` plus typed arguments.
+"""The feeds tool group: the ranked feed, feedback, explanations and subscriptions.
 
-The MCP server derives each tool's JSON schema from these signatures, so every argument is
-``Annotated`` with a description and its limits. Fetching and parsing (httpx, feedparser)
-load only when a tool fetches (:mod:`.subscriptions`).
+Each tool is a function of ``db`` plus ``Annotated`` arguments, made a tool by
+:func:`hermes.contract.tool` (its docstring is the description an agent reads; the hints are
+the checked schema). Fetching and parsing (httpx, feedparser) load only when a tool fetches
+(:mod:`.subscriptions`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from hermes.config import settings
-from hermes.contract import CandidateQuery
-from hermes.errors import InvalidInput
+from hermes.contract import CandidateQuery, Result, fail, ok, tool
 from hermes.faces import Say, plural
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_item, require_user
-from hermes.storage.signals import record_click
 from hermes.text import clip
-from hermes.tools import caller, envelope, fail, int_arg, ok
+from hermes.tools import ItemId, User
 
 from .subscriptions import (
     check_web_url,
@@ -28,33 +27,62 @@ from .subscriptions import (
     feed_rows,
     orphaned_count,
     probe,
+    refresh_summary,
     removal_plan,
+    rename,
     subscribe,
     unsubscribe,
 )
 from .suggest import suggest
 
-UserArg = Annotated[str, Field(description="Persona name, as listed by list_users.",
-                               min_length=1, max_length=200)]
-ItemArg = Annotated[int, Field(description="Item id from list_feed or search_feed.", ge=1)]
-UrlArg = Annotated[str, Field(description="The feed's address: an http:// or https:// URL of an "
-                                          "RSS, Atom or RDF feed.", min_length=1, max_length=2000)]
+GROUP = "feeds"
+UrlArg = Annotated[str, Field(description="The feed's http(s) URL (RSS, Atom or RDF).",
+                              min_length=1, max_length=2000)]
 SUMMARY_CHARS = 300
 MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
+Objects = list[dict[str, Any]]
 
-# The success-path payload keys of each tool with empty values (kept present on failure).
-EMPTY = {
-    "list_feed": {"user": "", "items": []},
-    "record_feedback": {"click": {}, "n_clicks": 0},
-    "explain_item": {"user": "", "item_id": 0, "reason": "", "explanation": {}},
-    "add_feed": {"feed": {}},
-    "preview_feed": {"feed": {}, "entries": []},
-    "list_feeds": {"feeds": [], "orphaned_items": 0},
-    "remove_feed": {"feed": {}, "removed": False},
-    "suggest_feeds": {"user": "", "suggestions": []},
-}
 
-_envelope = envelope(EMPTY)
+class FeedPage(Result):
+    user: str = ""
+    items: Objects = []
+
+
+class Explanation(Result):
+    user: str = ""
+    item_id: int = 0
+    reason: str = ""
+    explanation: dict[str, Any] = {}
+
+
+class FeedAdded(Result):
+    feed: dict[str, Any] = {}
+
+
+class FeedPreview(Result):
+    feed: dict[str, Any] = {}
+    entries: Objects = []
+
+
+class FeedList(Result):
+    feeds: Objects = []
+    orphaned_items: int = 0
+    refresh: dict[str, Any] = {}
+
+
+class FeedRenamed(Result):
+    feed: dict[str, Any] = {}
+
+
+class FeedRemoval(Result):
+    feed: dict[str, Any] = {}
+    removed: bool = False
+
+
+class Suggestions(Result):
+    user: str = ""
+    suggestions: Objects = []
+
 
 # What a reader can do next, in the words of each face (hermes.faces).
 WIDEN = Say(mcp="Widen since_days (null = the whole archive)",
@@ -63,8 +91,6 @@ WIDEN = Say(mcp="Widen since_days (null = the whole archive)",
 ADD_FEEDS = Say(mcp="add feeds (add_feed) and wait for the next ingest",
                 cli="add feeds with `hermes feeds add URL` and run `hermes ingest`",
                 web="add feeds on the Feeds page")
-NEXT_RANKING = Say(mcp="the next list_feed uses it", cli="the next `hermes feed` uses it",
-                   web="the feed is ranked with it from now on")
 SUBSCRIBE = Say(mcp="add_feed subscribes", cli="`hermes feeds add URL` subscribes",
                 web="Add feed on the Feeds page subscribes")
 NO_FEEDS = Say(mcp="Use add_feed with a feed URL, or suggest_feeds",
@@ -107,29 +133,20 @@ def reason_of(contributions: dict[str, float], top: int = 2) -> str:
     )
 
 
-def _since(since_days) -> float | None:
-    if since_days is None:
-        return None
-    if (isinstance(since_days, bool) or not isinstance(since_days, (int, float))
-            or not 0 < since_days <= MAX_DAYS):
-        raise InvalidInput(f"since_days must be a number of days from 1 to {MAX_DAYS} or null, "
-                           f"got {since_days!r}")
-    return float(since_days)
-
-
-@_envelope
+@tool(GROUP, result=FeedPage, read_only=True, idempotent=True, untrusted=True)
 def list_feed(
     db,
-    user: UserArg,
-    limit: Annotated[int, Field(description="How many items to return (1-100).", ge=1, le=100)] = 20,
+    user: User,
+    limit: Annotated[int, Field(description="How many items.", ge=1, le=100)] = 20,
     since_days: Annotated[int | None, Field(
-        description="Only items published in the last N days; null searches the whole archive.",
+        description="Only items published in the last N days; null = the whole archive.",
         ge=1, le=MAX_DAYS)] = 7,
 ) -> dict:
-    """The persona's ranked feed: unread items, best first, each with the reason it ranks."""
+    """The persona's ranked feed: unread items, best first, each with id, title, url, source,
+    score and a short reason (the ranking components that pushed it up). Use the ids with
+    record_feedback and explain_item."""
     persona = require_user(db, user)
-    window = _since(since_days)
-    limit = int_arg("limit", limit, 1, 100)
+    window = None if since_days is None else float(since_days)
     ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit)
     rows = item_rows(db, ranking.item_ids)
     items = []
@@ -163,26 +180,11 @@ def list_feed(
               user=persona["name"], items=items)
 
 
-@_envelope
-def record_feedback(
-    db,
-    user: UserArg,
-    item_id: ItemArg,
-    liked: Annotated[bool, Field(description="true = the persona liked the item, false = disliked it.")],
-) -> dict:
-    """Store a like or dislike: click source ``agent`` over MCP, ``ui`` from a person."""
-    persona = require_user(db, user)
-    item = require_item(db, item_id)
-    click = record_click(db, persona["id"], item["id"], liked, source=caller())
-    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
-    what = "like" if liked else "dislike"
-    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} "
-              f"({plural(n, 'click')} in total); {NEXT_RANKING}.", click=click, n_clicks=n)
-
-
-@_envelope
-def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
-    """Why an item ranks where it does for a persona."""
+@tool(GROUP, result=Explanation, read_only=True, idempotent=True, untrusted=True)
+def explain_item(db, user: User, item_id: ItemId) -> dict:
+    """Why an item ranks where it does for a persona: each ranking component's contribution,
+    matched tags with their preference scores, the blend weight between written interests
+    and learned behaviour, and the liked items it is closest to."""
     persona = require_user(db, user)
     require_item(db, item_id)
     explanation = explain(db, persona, item_id)
@@ -191,27 +193,31 @@ def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
               user=persona["name"], item_id=item_id, reason=reason, explanation=explanation)
 
 
-@_envelope
+@tool(GROUP, result=FeedAdded, idempotent=True, open_world=True, untrusted=True)
 def add_feed(
     db,
     url: UrlArg,
     title: Annotated[str | None, Field(
         description="Optional display title; default: the feed's own title.", max_length=200)] = None,
 ) -> dict:
-    """Subscribe to a feed after checking (one fetch) that it parses. Does not ingest."""
+    """Subscribe to an RSS/Atom/RDF feed by its http(s) URL, after one fetch checks that it
+    parses (nothing is subscribed if it does not, or if it already is). Items arrive with the
+    next `hermes ingest`, not now; preview_feed looks first. Private, loopback and
+    local-network addresses are refused."""
     url = check_web_url(url)
     return subscribe(db, url, title, probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
 
 
-@_envelope
+@tool(GROUP, result=FeedPreview, read_only=True, idempotent=True, open_world=True,
+      untrusted=True)
 def preview_feed(
     db,
     url: UrlArg,
-    limit: Annotated[int, Field(description="How many recent entries to show (1-20).", ge=1, le=20)] = 5,
+    limit: Annotated[int, Field(description="How many recent entries.", ge=1, le=20)] = 5,
 ) -> dict:
-    """Fetch a feed and show its recent entries without subscribing (nothing is stored)."""
+    """Fetch an http(s) feed URL and show its recent entries without subscribing or storing
+    anything. Private, loopback and local-network addresses are refused."""
     url = check_web_url(url)
-    limit = int_arg("limit", limit, 1, 20)
     parsed = probe(url, allow_private=settings().allow_private)
     existing = feed_by_url(db, url)
     entries = [
@@ -231,33 +237,51 @@ def preview_feed(
               entries=entries)
 
 
-@_envelope
+@tool(GROUP, result=FeedList, read_only=True, idempotent=True, untrusted=True)
 def list_feeds(db) -> dict:
-    """Every subscribed feed with its item count and fetch health."""
+    """The subscribed feeds: id, title, url, items stored, when each was last fetched and is
+    next due (next_fetch), and its last error and error count; 'refresh' says when the feeds
+    were last refreshed, whether one runs now and when the next is due. Use the ids with
+    remove_feed or rename_feed."""
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
+    refresh, said = refresh_summary(db, feeds)
     failing = sum(1 for f in feeds if f["last_error"])
     extra = f"; {plural(orphans, 'item')} remain from removed feeds" if orphans else ""
     if not feeds:
-        return ok(f"No feeds subscribed. {NO_FEEDS}{extra}.", feeds=[], orphaned_items=orphans)
-    return ok(f"{plural(len(feeds), 'feed')} ({failing} failing on their last fetch){extra}.",
-              feeds=feeds, orphaned_items=orphans)
+        return ok(f"No feeds subscribed. {NO_FEEDS}{extra}.", feeds=[], orphaned_items=orphans,
+                  refresh=refresh)
+    return ok(f"{plural(len(feeds), 'feed')} ({failing} failing on their last fetch){extra}. {said}",
+              feeds=feeds, orphaned_items=orphans, refresh=refresh)
 
 
-@_envelope
+@tool(GROUP, result=FeedRenamed, idempotent=True)
+def rename_feed(
+    db,
+    feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
+    title: Annotated[str, Field(description="The new display title.", min_length=1, max_length=200)],
+) -> dict:
+    """Change a feed's display title (by id from list_feeds). Fetching never overwrites a
+    title you set."""
+    feed = rename(db, feed_id, title)
+    return ok(f"Feed {feed['id']} is now called {feed['title']!r}.", feed=feed)
+
+
+@tool(GROUP, result=FeedRemoval, destructive=True, idempotent=True, untrusted=True)
 def remove_feed(
     db,
     feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
     confirm: Annotated[bool, Field(
-        description="Must be true to actually remove. With false nothing changes and the "
-                    "answer says what would be removed.")],
+        description="true removes; false (default) changes nothing and says what would be "
+                    "removed.")] = False,
 ) -> dict:
-    """Unsubscribe from a feed; its items and every click on them are kept."""
+    """Unsubscribe from a feed (by id from list_feeds); its items stay in the archive and every
+    like/dislike on them is kept. Needs confirm=true."""
     plan = removal_plan(db, feed_id)
     # By id and URL: the title usually comes from the feed itself (untrusted text) and is
     # in the feed payload, not in the tool's own words.
     what = f"feed {plan['feed']['id']} ({plan['feed']['url'][:200]})"
-    if confirm is not True:
+    if not confirm:
         return fail(f"Nothing removed ({NOT_CONFIRMED}). Removing would unsubscribe {what}: "
                     f"it would no longer be fetched, and the archive would keep its "
                     f"{plural(plan['item_count'], 'item')} and {plural(plan['click_count'], 'click')}. "
@@ -269,15 +293,17 @@ def remove_feed(
               feed=plan["feed"], removed=True)
 
 
-@_envelope
+@tool(GROUP, result=Suggestions, read_only=True, idempotent=True)
 def suggest_feeds(
     db,
-    user: UserArg,
-    limit: Annotated[int, Field(description="How many suggestions to return (1-30).", ge=1, le=30)] = 8,
+    user: User,
+    limit: Annotated[int, Field(description="How many suggestions.", ge=1, le=30)] = 8,
 ) -> dict:
-    """Curated feeds (shipped with hermes) matching the persona's liked tags and interests."""
+    """Feeds to subscribe to from a curated list shipped with hermes, scored against the tags
+    the persona liked and the words of its interests; subscribed ones are left out. No web
+    search. Subscribe with add_feed(url)."""
     persona = require_user(db, user)
-    found = suggest(db, persona, limit=int_arg("limit", limit, 1, 30))
+    found = suggest(db, persona, limit=limit)
     if not found:
         return ok(f"No curated feed matches {persona['name']}'s interests or liked tags yet (or "
                   f"all matching ones are subscribed). Like a few items, or {ADD_BY_URL}.",

@@ -16,7 +16,6 @@ from hermes.faces import INGEST, Say, plural
 from hermes.ranking.rank import rank_items
 from hermes.records import require_user
 from hermes.text import clip
-from hermes.tools import int_arg
 
 SEARCH_MAX = 50
 QUERY_MAX = 500
@@ -35,15 +34,9 @@ TAGS_IN_USE = Say(mcp="propose_interests lists the tags in use",
                   web="the tags on the feed's items are the ones in use")
 
 
-def _optional_text(value, what: str, maximum: int = 200) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string or null, got {type(value).__name__}")
-    value = value.strip()
-    if len(value) > maximum:
-        raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {maximum}")
-    return value or None
+
+def _optional_text(value: str | None) -> str | None:
+    return (value or "").strip() or None
 
 
 def content_types(db: sqlite_utils.Database) -> list[str]:
@@ -71,16 +64,11 @@ def _short(text: str | None) -> str:
     return clip(" ".join((text or "").split()), SUMMARY_CHARS)
 
 
-def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, limit=10) -> tuple[list[dict], str]:
-    """(results, message). Raises :class:`InvalidInput` / ``NotFound`` for bad calls."""
-    if not isinstance(user, str):
-        raise InvalidInput(f"user must be a persona name (a string), got {type(user).__name__}")
-    if query is not None and not isinstance(query, str):
-        raise InvalidInput(f"query must be a string, got {type(query).__name__}")
-    query = _optional_text(query, "query", QUERY_MAX)
-    tag = _optional_text(tag, "tag")
-    content_type = _optional_text(content_type, "content_type", 50)
-    limit = int_arg("limit", limit, 1, SEARCH_MAX)
+def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | None = None,
+           content_type: str | None = None, limit: int = 10) -> tuple[list[dict], str]:
+    """(results, message) for arguments the ``search_feed`` tool already checked. Raises
+    :class:`InvalidInput` / ``NotFound`` for a call that cannot be answered."""
+    query, tag, content_type = _optional_text(query), _optional_text(tag), _optional_text(content_type)
     persona = require_user(db, user)
     if not (query or tag or content_type):
         raise InvalidInput(str(GIVE_QUERY))
