@@ -101,7 +101,7 @@ def test_cli_digest_empty_window(db, db_path, week):
     out = run(db_path, "digest", "ann")  # an empty answer is not an error
     assert out.exit_code == 0 and "No unread items" in out.stdout and "--days N" in out.stdout
     doc = json.loads(run(db_path, "digest", "ann", "--json").stdout)
-    assert doc["ok"] is False and doc["empty"] is True  # the tool's contract (seed 001) stays
+    assert doc["ok"] is False and doc["nothing_to_show"] is True  # the tool's contract (seed 001) stays
 
 
 def test_cli_topics(db, db_path, week):

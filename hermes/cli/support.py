@@ -164,9 +164,9 @@ def lower_first(message: str) -> str:
 
 def check(result: dict, as_json: bool) -> dict:
     """Print a tool result as JSON (``--json``), or exit with its message as an ``error:``
-    line when it failed. An *empty* result (nothing to show, ``"empty": true``) is not a
+    line when it failed. An empty answer (``"nothing_to_show": true``) is not a
     failure: every command exits 0 on it."""
-    failed = not result.get("ok", True) and not result.get("empty")
+    failed = not result.get("ok", True) and not result.get("nothing_to_show")
     if as_json:
         emit_json(result)
         if failed:

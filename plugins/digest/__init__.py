@@ -38,7 +38,7 @@ def hermes_register_commands(app: typer.Typer) -> None:
                                     limit=limit), as_json)
         if as_json:
             return
-        if result.get("empty"):
+        if result.get("nothing_to_show"):
             typer.echo(result["message"])
             return
         render_digest(result, user)

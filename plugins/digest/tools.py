@@ -56,7 +56,7 @@ class Digest(Result):
     n_in_window: int = 0
     saved: Saved = Saved()
     #: true when the call was fine and there is nothing to show (ok stays false, seed 001)
-    empty: bool = False
+    nothing_to_show: bool = False
 
 
 class Communities(Result):
@@ -67,7 +67,7 @@ class Communities(Result):
     singletons_left_out: int = 0
     n_items: int = 0
     #: true when the call was fine and there is no topic yet
-    empty: bool = False
+    nothing_to_show: bool = False
 
 
 # What a reader can do next, in the words of each face (hermes.faces).
@@ -122,7 +122,7 @@ def kg_communities(
         "found on one item only left out.",
         communities=[community_dict(c) for c in shown],
         **stats,
-        empty=False,
+        nothing_to_show=False,
     )
 
 
@@ -317,5 +317,5 @@ def digest(
         n_items=len(top_ids),
         n_in_window=n_in_window,
         saved=saved,
-        empty=False,
+        nothing_to_show=False,
     )
