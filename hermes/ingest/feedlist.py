@@ -76,15 +76,20 @@ def find_feed(db: sqlite_utils.Database, url: str) -> dict | None:
     return None
 
 
-def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]]) -> list[int]:
+def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
+              subscribed_by: str = "user") -> list[int]:
     """Register feeds under their canonical location, skipping any already subscribed
-    (however spelled); return the ids of the ones added."""
+    (however spelled); return the ids of the ones added.
+
+    ``subscribed_by``: ``user`` for lists a person gave (feeds.toml, OPML, the CLI), ``agent``
+    for a URL from an MCP tool or the web form; ingest guards an agent's feeds.
+    """
     added = []
     with write_transaction(db):
         for url, title in feeds:
             if find_feed(db, url):
                 continue
-            feed_id = insert_feed(db, canonical_location(url), title)
+            feed_id = insert_feed(db, canonical_location(url), title, subscribed_by=subscribed_by)
             if feed_id is not None:
                 added.append(feed_id)
     return added

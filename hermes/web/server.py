@@ -6,6 +6,7 @@ from .. import net
 from ..ingest.refresher import start_background, start_manual
 from ..net import LOOPBACK_HOSTS, is_loopback
 from .app import create_app
+from .csrf import load_secret
 
 
 def check_bind(host: str, allow_remote: bool) -> str | None:
@@ -28,7 +29,8 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
 
 def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo,
         refresh: bool = True) -> None:
-    app = create_app(db_path, allowed_hosts=allowed_hosts(host, allow_remote))
+    # Read (or make) the form-signing secret now: an unsafe one stops the server at start.
+    app = create_app(db_path, secret=load_secret(), allowed_hosts=allowed_hosts(host, allow_remote))
     sock = net.bind(host, port)  # before the announcement: a busy port is an error, not a dead URL
     shown = f"[{host}]" if ":" in host else host
     if not is_loopback(host):

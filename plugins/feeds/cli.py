@@ -22,7 +22,7 @@ from hermes.errors import HermesError
 from hermes.faces import plural
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
-from .subscriptions import feed_rows, normalise_location, probe, subscribe
+from .subscriptions import feed_rows, normalise_location, probe, subscribe, trust
 from .tools import MAX_DAYS
 
 feeds_app = typer.Typer(
@@ -61,7 +61,12 @@ def add(
     url = normalise_location(location)
     probed = probe(url, allow_private=True)  # first: a location that is no feed starts no database
     with database(db, create=True) as conn:
-        result = check(subscribe(conn, url, title, probe_fn=lambda u: probed), as_json)
+        result = subscribe(conn, url, title, subscribed_by="user", probe_fn=lambda u: probed)
+        if not result["ok"] and result["feed"].get("subscribed_by") == "agent" and not as_json:
+            feed = result["feed"]
+            die(f"already subscribed, by an agent: feed {feed['id']}; `hermes feeds trust "
+                f"{feed['id']}` lets `hermes ingest` fetch it like a feed you added")
+        check(result, as_json)
     if not as_json:
         feed = result["feed"]
         if feed.get("found_on_page"):
@@ -89,7 +94,10 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
                   if f["last_error"] else "ok")
         typer.echo(f"[{f['id']}] {clean(f['title'] or f['url'])}")
         typer.echo(f"     {clean(f['url'])}")
-        typer.echo(f"     {plural(f['item_count'], 'item')} · {fetched} · {status}")
+        by = ("added by an agent: fetched with the private-address guard"
+              if f["subscribed_by"] == "agent" else "")
+        typer.echo(" · ".join(filter(None, [f"     {plural(f['item_count'], 'item')}",
+                                            fetched, status, by])))
     if result["orphaned_items"]:
         typer.echo(f"({plural(result['orphaned_items'], 'item')} remain from removed feeds)")
 
@@ -108,6 +116,28 @@ def remove(
     check(result, as_json)
     if not as_json:
         typer.echo(clean(result["message"]))
+
+
+@feeds_app.command("trust")
+@guarded
+def trust_command(
+    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Trust a feed an agent added: `hermes ingest` then fetches it like yours, LAN included."""
+    with database(db) as conn:
+        feed = trust(conn, feed_id)
+    what = f"feed {feed['id']} ({feed['url']})"
+    message = (f"{what} is already yours: ingest fetches it without the private-address guard"
+               if feed["already"] else
+               f"Trusted {what}: `hermes ingest` now fetches it like a feed you added, private "
+               "and local-network addresses included")
+    if as_json:
+        emit_json({"ok": True, "message": message, "feed": {**feed, "subscribed_by": "user"},
+                   "changed": not feed["already"]})
+    else:
+        typer.echo(message + ".")
 
 
 @feeds_app.command("preview")

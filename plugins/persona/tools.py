@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 from pydantic import Field
 
-from hermes.contract import Result, fail, ok, tool
+from hermes.contract import Result, fail, failure, ok, tool
 from hermes.errors import HermesError
 from hermes.faces import CREATE_PERSONA, INGEST, Say, plural
 from hermes.records import file_of
@@ -255,7 +255,7 @@ def destroy(db, name, confirm, *, persona: bool) -> dict:
     try:
         return _destroy(db, name, confirm, persona=persona)
     except HermesError as exc:
-        return fail(str(exc), deleted={}, would_delete={})
+        return failure(exc, {"deleted": {}, "would_delete": {}})
 
 
 def _destroy(db, name, confirm, *, persona: bool) -> dict:
