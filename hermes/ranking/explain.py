@@ -20,6 +20,7 @@ import sqlite_utils
 from ..contract import CandidateQuery
 from ..embed import get_embedder
 from ..errors import InvalidInput
+from ..faces import plural
 from ..records import item_rows, now_iso, user_clicks
 from ..storage.transactions import write_transaction
 from ..text import clip
@@ -205,7 +206,7 @@ def _reason(p: dict) -> str:
         else:
             parts.append(f"{name} favours it")
     why = "; ".join(parts) if parts else "nothing in particular favours it"
-    learned = (f"behaviour weighs {p['blend_weight']:.0%} after {p['n_clicks']} clicks"
+    learned = (f"behaviour weighs {p['blend_weight']:.0%} after {plural(p['n_clicks'], 'click')}"
                if p["n_clicks"] else "no clicks yet, so only your written interests count")
     return f"Ranks {p['rank']} of {p['out_of']}: it {why}. ({learned})"
 
