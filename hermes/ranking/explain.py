@@ -21,6 +21,7 @@ from ..authors import author_key, surname
 from ..contract import CandidateQuery
 from ..embed import get_embedder
 from ..errors import InvalidInput
+from ..faces import plural
 from ..records import item_rows, now_iso, user_clicks
 from ..storage.transactions import write_transaction
 from ..text import clip
@@ -233,7 +234,7 @@ def _reason(p: dict) -> str:
         else:
             parts.append(f"{name} favours it")
     why = "; ".join(parts) if parts else "nothing in particular favours it"
-    learned = (f"behaviour weighs {p['blend_weight']:.0%} after {p['n_clicks']} clicks"
+    learned = (f"behaviour weighs {p['blend_weight']:.0%} after {plural(p['n_clicks'], 'click')}"
                if p["n_clicks"] else "no clicks yet, so only your written interests count")
     return f"Ranks {p['rank']} of {p['out_of']}: it {why}. ({learned})"
 
