@@ -24,8 +24,16 @@ from .status import step
 def embeds_tokens(embedder) -> bool:
     """Whether ``embedder`` offers ``embed_tokens(texts) -> (vectors, [TokenVectors])``:
     the sentence vectors of :meth:`Embedder.embed` plus the per-token vectors of the same
-    pass, which lets a keyphrase tagger score phrases without running the model again."""
-    return callable(getattr(embedder, "embed_tokens", None))
+    pass, which lets a keyphrase tagger score phrases without running the model again.
+
+    A subclass that overrides ``embed`` but not ``embed_tokens`` (a cache, a wrapper) does
+    not count: calling the inherited ``embed_tokens`` would go around its ``embed``."""
+    if not callable(getattr(embedder, "embed_tokens", None)):
+        return False
+    mro = type(embedder).__mro__
+    owner = {name: next((i for i, cls in enumerate(mro) if name in vars(cls)), len(mro))
+             for name in ("embed", "embed_tokens")}
+    return owner["embed_tokens"] <= owner["embed"]
 
 
 class MiniLMEmbedder:
@@ -78,7 +86,7 @@ class MiniLMEmbedder:
         the same forward pass (the sentence vector is the normalised mean of the tokens)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
-        model = self._load()
+        model = self.load()
         # sentence-transformers strips each text before tokenising: do the same, so the
         # spans below index the text the caller holds (offset by the stripped prefix).
         stripped = [str(t).strip() for t in texts]

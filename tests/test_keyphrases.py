@@ -256,3 +256,23 @@ def test_keyphrase_topics_do_not_move_the_ranking(db, tmp_path):
     without = rank(db, user, query)
     assert with_topics.item_ids.tolist() == without.item_ids.tolist()
     assert np.allclose(with_topics.scores, without.scores)
+
+
+def test_an_embedder_that_overrides_embed_only_is_not_gone_around():
+    """A wrapper that overrides ``embed`` (a cache, a recorder) is asked through ``embed``:
+    its inherited ``embed_tokens`` would skip it. Then the tagger embeds phrases itself."""
+    from hermes.embed import embeds_tokens
+
+    class Wrapper(HashEmbedder):
+        def embed(self, texts):
+            return super().embed(texts)
+
+    class Both(HashEmbedder):
+        def embed(self, texts):
+            return super().embed(texts)
+
+        def embed_tokens(self, texts):
+            return super().embed_tokens(texts)
+
+    assert embeds_tokens(HashEmbedder()) and embeds_tokens(Both())
+    assert not embeds_tokens(Wrapper()) and not embeds_tokens(object())
