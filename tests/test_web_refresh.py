@@ -3,7 +3,9 @@ gains an item, and the item appears in the persona's feed without anyone running
 
 from __future__ import annotations
 
+import email.utils
 import time
+from datetime import datetime, timezone
 
 import httpx
 from ingest_server import FeedServer, rss
@@ -15,7 +17,9 @@ from hermes.storage.db import get_db
 
 
 def _feed(titles):
-    return rss([{"title": t, "link": f"https://e.org/{k}", "guid": f"g{k}",
+    # Dated: an item without a date in a feed's first fetch is "date unknown", in no window.
+    now = email.utils.format_datetime(datetime.now(timezone.utc))
+    return rss([{"title": t, "link": f"https://e.org/{k}", "guid": f"g{k}", "pubDate": now,
                  "description": "sparse autoencoders and interpretability"}
                 for k, t in enumerate(titles)], title="Loopback feed")
 
