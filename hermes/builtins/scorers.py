@@ -14,8 +14,8 @@ Learned from clicks (role ``behaviour``):
 - ``preference``: per-tag / type / source / author like–dislike statistics, active from
   click 1. The keyphrases a tagger added (``topic:`` keys) are left out: they are read from
   the item's own text, which ``affinity`` and the classifier already see, and on the
-  benchmark every weight given to them lowered nDCG@10 (BENCHMARKS.md, "Keyphrases and the
-  ranking"). They still name topics, explain and filter.
+  benchmark every weight given to them lowered nDCG@10 (benchmarks/results/ranking.md,
+  "Keyphrases and the ranking"). They still name topics, explain and filter.
 - ``affinity``: closeness to the items the persona liked — learns from likes alone.
 - ``classifier``: logistic regression over the embeddings of clicked items, with a sample of
   unclicked items as down-weighted negatives. Active only once both a like and a dislike
