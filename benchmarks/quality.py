@@ -139,6 +139,7 @@ def main(argv=None) -> int:
         personas = singles + [p for p in personas if len(p.topics) == 2][::4][:9]
     embedder = CachedMiniLM()
     vectors = embedder.embed([p.text for p in papers])
+    embedder.save()  # now: a run that fails later keeps the vectors
 
     from hermes.hookspecs import hookimpl
     from hermes.plugins import get_plugin_manager

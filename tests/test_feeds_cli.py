@@ -152,14 +152,34 @@ def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
     create_user(db, "ann", "quantum error correction qubits")
     result = run("feed", "ann", "--db", db_path)
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
-    assert "1. [1] Quantum error correction" in result.output and "why: profile +" in result.output
+    assert "1 of 2 unread items from the last 7 days clear ann's bar" in result.output
+    assert "1. [1] Quantum error correction" in result.output
+    assert "why: Strong match: matches your interest “quantum error correction qubits”" in result.output
     assert "archive classic" not in result.output
-    assert lines.index(next(l for l in lines if "Quantum error" in l)) < lines.index(next(l for l in lines if "Sourdough" in l))
+    # below the fold: counted, and listed only when asked
+    assert "Sourdough" not in result.output
+    assert "— 1 item below your bar (--below-bar lists them) —" in result.output
+    below = run("feed", "ann", "--below-bar", "--db", db_path)
+    lines = below.output.splitlines()
+    fold = lines.index("— 1 item below your bar —")
+    assert lines.index(next(l for l in lines if "Quantum error" in l)) < fold < lines.index(
+        next(l for l in lines if "Sourdough" in l))
+    assert "why: No match: not close to any of your interests" in below.output
     everything = run("feed", "ann", "--all", "--limit", 5, "--db", db_path)
     assert "archive classic" in everything.output
     doc = json.loads(run("feed", "ann", "--json", "--since-days", 30, "--db", db_path).stdout)
-    assert doc["ok"] and [i["id"] for i in doc["items"]] == [1, 2]
+    assert doc["ok"] and [i["id"] for i in doc["items"]] == [1] and doc["below_bar"] == 1
+
+
+def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, add_items):
+    add_items([{"title": "Sourdough", "summary": "bread", "days_ago": 2}])
+    create_user(db, "ann", "quantum error correction qubits")
+    result = run("feed", "ann", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Nothing from the last 7 days clears ann's bar: no unread "
+                                    "item there is a strong or good match. --below-bar lists "
+                                    "the closest anyway; --all ranks the whole archive.")
+    assert "Sourdough" not in result.output
 
 
 @pytest.mark.parametrize("args, fragment", [

@@ -63,8 +63,10 @@ def hermes_score(db, user, item_ids, vectors, context):
         behaviour = scope.per_row(("behaviour", tuple(clicks)),
                                   lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked))
     if fitted["detail"]["active"]:
+        probability = 1.0 / (1.0 + np.exp(-behaviour[:, 0].astype(np.float64)))
         comps.append(Component("classifier", "behaviour", behaviour[:, 0],
-                               weight=fitted["weight"], detail=fitted["detail"]))
+                               weight=fitted["weight"], detail=fitted["detail"],
+                               evidence={"classifier": probability}))
     else:
         comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
                                detail=fitted["detail"]))
@@ -74,7 +76,9 @@ def hermes_score(db, user, item_ids, vectors, context):
             # affinity hands over to the classifier as the classifier's evidence grows
             comps.append(Component("affinity", "behaviour", behaviour[:, 1],
                                    weight=1.0 - fitted["weight"],
-                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked))}))
+                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked)),
+                                           "nearest": behaviour[:, 3].astype(np.int64)},
+                                   evidence={"liked": behaviour[:, 2]}))
         else:
             comps.append(Component("affinity", "behaviour", np.zeros(len(item_ids)),
                                    active=False, detail={"reason": "no liked items yet"}))
@@ -114,22 +118,28 @@ _SCORES_LOCK = threading.Lock()
 
 
 def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
-    """Columns: the classifier's decision value, and ``affinity``: the mean cosine to the k
+    """Columns: the classifier's decision value; ``affinity``: the mean cosine to the k
     closest liked items minus the cosine to the average item (all abstracts share a common
     direction in MiniLM's space; what counts is what an item shares with the liked ones
-    beyond it). Both from one pass over the vectors."""
+    beyond it); the plain cosine to the nearest liked item (an absolute figure, for the
+    item's ``match``) and that item's index in ``liked``. All from one pass over the vectors."""
     mean = matrix.mean_vector()
     columns = [fitted["coef"]] if fitted["detail"]["active"] else []
-    columns += [matrix.vector(i) - mean for i in liked]
+    columns += [mean] + [matrix.vector(i) - mean for i in liked]
     sims = vectors @ np.stack(columns, axis=1)
-    out = np.zeros((len(rows), 2), dtype=np.float32)
+    out = np.zeros((len(rows), 4), dtype=np.float32)
     if fitted["detail"]["active"]:
         out[:, 0] = sims[:, 0] + fitted["intercept"]
         sims = sims[:, 1:]
     if liked:
+        common, sims = sims[:, 0], sims[:, 1:]
         k = min(AFFINITY_K, len(liked))
         closest = np.partition(sims, len(liked) - k, axis=1)[:, -k:] if k < len(liked) else sims
         out[:, 1] = closest.mean(axis=1)
+        nearest = sims.argmax(axis=1)
+        # cosine(v, l) = v·(l − mean) + v·mean: the centred columns give it back exactly
+        out[:, 2] = sims[np.arange(len(rows)), nearest] + common
+        out[:, 3] = nearest
     return out
 
 
@@ -145,17 +155,27 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
                          detail={"reason": "the persona has no interests text"})
     embedded = interests_vectors(db, user, context.embedder)
     clauses = embedded[1:] if len(embedded) > 1 else embedded
-    semantic = scope.per_row("profile", lambda vecs, where: (vecs @ clauses.T).max(axis=1))
-    detail = {"semantic": semantic}
+    best = scope.per_row("profile", lambda vecs, where: _best_clause(vecs @ clauses.T))
+    semantic = best[:, 0]
+    # "clause": which clause matched best (an index into interest_clauses(text), or 0 for
+    # the whole text when it has a single clause)
+    detail = {"semantic": semantic, "clause": best[:, 1].astype(np.int64)}
+    evidence = {"interest": semantic}
     bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
-        return Component("profile", "profile", semantic, detail=detail)
+        return Component("profile", "profile", semantic, detail=detail, evidence=evidence)
     words = bm25[rows]
     detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
     # everything else once the scores are standardised.
     mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * calibrate(np.log1p(words))
-    return Component("profile", "profile", mixed, detail=detail)
+    return Component("profile", "profile", mixed, detail=detail, evidence=evidence)
+
+
+def _best_clause(sims: np.ndarray) -> np.ndarray:
+    """Columns: the best clause's cosine and its index."""
+    best = sims.argmax(axis=1)
+    return np.stack([sims[np.arange(len(sims)), best], best], axis=1).astype(np.float32)
 
 
 def preference(db, user, scope: Scope, clicks) -> Component:

@@ -3,8 +3,6 @@ collected tools (plugins, possibly disabled), and the ranking with its reasons."
 
 from __future__ import annotations
 
-import logging
-import re
 from contextlib import contextmanager
 
 from starlette.exceptions import HTTPException
@@ -18,8 +16,6 @@ from ..records import item_rows, require_item, require_user
 from ..storage.db import get_db
 from ..tools import call_tool, collect_tools
 from .forms import bad, parse_int
-
-log = logging.getLogger(__name__)
 
 def request_db(request):
     """Open the app's database for one request (close it when done)."""
@@ -100,58 +96,26 @@ def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
     return out
 
 
-#: How a ranking component reads in the fallback reason (when explaining the item failed).
-COMPONENT_PHRASES = {
-    "profile": "close to the interests text",
-    "preference": "tags or sources liked before",
-    "classifier": "resembles liked items",
-}
-_LONG_REASON = re.compile(r"^Ranks \d+ of \d+: it (?P<why>.+?)\.(?: \((?P<learned>[^()]*)\))?$", re.S)
+def ranked_items(db, user: dict, *, limit: int, days: float | None,
+                 below_bar: bool = False) -> tuple[list[dict], object]:
+    """The persona's ranked unread items that clear its bar (and, with ``below_bar``, the
+    others after them), each with its match and reason from the one explanation.
 
-
-def short_reason(reason: str) -> str:
-    """The explanation's sentence without what the page already shows (the rank, and how much
-    clicks weigh): ``Ranks 3 of 120: it matches …; has tags you like (…). (…)`` ->
-    ``Matches …; has tags you like (…)``. Any other wording is kept whole."""
-    found = _LONG_REASON.match(reason.strip())
-    if not found:
-        return reason.strip()
-    why = found.group("why").strip()
-    return why[:1].upper() + why[1:]
-
-
-def fallback_reason(ranking, position: int) -> str:
-    """The components that pushed the item up, when no explanation is available."""
-    helping = sorted(
-        ((float(values[position]), name) for name, values in ranking.contributions.items()
-         if float(values[position]) > 0.005
-         and (name not in ranking.components or ranking.components[name].active)),
-        key=lambda vn: (-vn[0], vn[1]))
-    if not helping:
-        return "No signal favours it strongly; one of the best-ranked unread items"
-    text = "; ".join(f"{COMPONENT_PHRASES.get(n, n)} ({v:+.2f})" for v, n in helping[:2])
-    return text[:1].upper() + text[1:]
-
-
-def ranked_items(db, user: dict, *, limit: int, days: float | None) -> tuple[list[dict], object]:
-    """The persona's ranked unread items, each with the reason from its explanation.
-
-    One ranking for the page (the one ranking path), and every row explained from it by
-    ``explain_ranked``: no re-ranking per item, nothing written by a GET."""
-    ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit)
-    rows = item_rows(db, ranking.item_ids)
-    pool = f"unread items of the last {days:g} days" if days else "all unread items"
+    One ranking for the page (the one ranking path, bar first like every feed face), and
+    every row explained from it: no re-ranking per item, nothing written by a GET."""
+    ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit,
+                   bar_first=True)
+    shown = [p for p in range(len(ranking.item_ids)) if below_bar or ranking.above_bar(p)]
+    rows = item_rows(db, [int(ranking.item_ids[p]) for p in shown])
+    shown = [p for p in shown if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     items = []
-    for position, item_id in enumerate(int(i) for i in ranking.item_ids):
-        item = dict(rows[item_id])
+    for position, why in zip(shown, explain_ranked(db, user, ranking, shown, days)):
+        item = dict(rows[int(ranking.item_ids[position])])
         item["rank"] = position + 1
         item["score"] = float(ranking.scores[position])
-        try:
-            reason = explain_ranked(db, user, ranking, position, pool).get("reason")
-        except Exception:  # an explanation bug must not take the feed down
-            log.exception("explaining item %s for %s failed", item_id, user["name"])
-            reason = None
-        item["reason"] = short_reason(reason) if reason else fallback_reason(ranking, position)
+        item["match"], item["reason"] = why["match"], why["reason"]
+        item["above_bar"] = why["above_bar"]
+        item["window"] = "all" if days is None else f"{days:g}"
         items.append(item)
     return items, ranking
 

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from ..errors import HermesError
-from ..ranking.explain import explain
+from ..ranking.explain import explain, rank_line
 from ..records import item_rows
 from ..storage.signals import record_click
 from ..text import clip
@@ -75,24 +75,30 @@ async def feed(request: Request):
     params = request.query_params
     days = parse_days(params.get("days"))
     limit = parse_int(params.get("limit", DEFAULT_LIMIT), "limit", 1, 200)
+    below = parse_bool(params.get("below", "0"), "below")
 
     def view():
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
-            items, ranking = ranked_items(db, user, limit=limit, days=days)
+            items, ranking = ranked_items(db, user, limit=limit, days=days, below_bar=below)
             status = corpus_status(db, tools, user)
             n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
-        return {"user": user, "items": items, "days": days, "limit": limit, "status": status,
-                "n_clicks": ranking.n_clicks, "behaviour_weight": ranking.blend_weight,
-                "n_items": n_items, "page": "feed"}
+        return {"user": user, "items": [i for i in items if i["above_bar"]],
+                "below_items": [i for i in items if not i["above_bar"]], "below": below,
+                "n_above": ranking.n_above_bar, "n_below": ranking.n_below_bar,
+                "n_candidates": ranking.n_candidates, "days": days, "limit": limit,
+                "status": status, "n_clicks": ranking.n_clicks,
+                "behaviour_weight": ranking.blend_weight, "n_items": n_items, "page": "feed"}
 
     return render(request, "feed.html", await run_in_threadpool(view))
 
 
 async def explanation(request: Request):
-    """Everything the ranking knows about one item for one persona (computed, not stored)."""
+    """Everything the ranking knows about one item for one persona (computed, not stored),
+    ranked within the window the feed showed (``days``, as on the feed page)."""
     params = request.query_params
+    days = parse_days(params.get("days"))
 
     def view():
         tools = Tools()
@@ -100,7 +106,7 @@ async def explanation(request: Request):
             user = require_persona(db, params.get("user"))
             item_id = require_item_id(db, params.get("item_id"))
             try:
-                payload = explain(db, user, item_id, store=False)
+                payload = explain(db, user, item_id, since_days=days, store=False)
             except HermesError as exc:
                 bad(str(exc))
             item = item_rows(db, [item_id])[item_id]
@@ -108,7 +114,9 @@ async def explanation(request: Request):
                                  [user["id"], item_id]).fetchone()
             status = corpus_status(db, tools, user)
         item["clicked"] = {"like": "liked ✓", "dislike": "disliked ✗"}.get(clicked[0]) if clicked else None
-        return {"user": user, "item": item, "x": payload, "status": status, "page": "feed"}
+        item["match"], item["window"] = payload["match"], "all" if days is None else f"{days:g}"
+        return {"user": user, "item": item, "x": payload, "status": status, "days": days,
+                "rank_line": rank_line(payload), "page": "feed"}
 
     return render(request, "explain.html", await run_in_threadpool(view))
 

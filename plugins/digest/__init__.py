@@ -41,8 +41,10 @@ def hermes_register_tools():
                 "What is worth reading: a persona's ranked unread items from the last `days` days, "
                 "grouped into topics (tag-graph communities). Each topic shows at most `per_topic` "
                 "items and n_total says how many it really has; items matching no topic are in "
-                "`unclustered`; `saved` lists items saved for later but not read yet. Items carry a "
-                "short reason and any cached explanation. "
+                "`unclustered`; `saved` lists items saved for later but not read yet. Only items "
+                "whose match is strong or good (they clear the persona's bar) are grouped; "
+                "`below_bar` counts the weak and none ones (below_bar=true lists them). Items "
+                "carry their match, a one-line reason and the explanation behind it. "
                 "ranking_quality says how trained the ranking is, with a caveat when the "
                 "classifier is inactive. Returns structure only: write the summary yourself."
                 + UNTRUSTED
@@ -63,13 +65,17 @@ def hermes_register_commands(app: typer.Typer) -> None:
         days: Annotated[int, typer.Option(help="Items published in the last N days.")] = 7,
         per_topic: Annotated[int, typer.Option("--per-topic", help="Most items shown per topic.")] = 3,
         limit: Annotated[int, typer.Option(help="How many top-ranked unread items to group.")] = 30,
+        below_bar: Annotated[bool, typer.Option(
+            "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
         db: DbOption = None,
         as_json: JsonOption = False,
     ):
-        """The persona's ranked unread items of the window, grouped by topic, with reasons."""
+        """The persona's ranked unread items of the window that clear its bar, grouped by
+        topic, with reasons."""
         database = run_guarded(open_db, db)
         try:
-            result = tools.digest(database, user, days=days, per_topic=per_topic, limit=limit)
+            result = tools.digest(database, user, days=days, per_topic=per_topic, limit=limit,
+                                  below_bar=below_bar)
             check(result, as_json)
             if not as_json:
                 render_digest(result, user)

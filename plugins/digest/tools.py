@@ -1,8 +1,10 @@
 """The digest tool group: ``kg_communities`` and ``digest`` (seed 001).
 
-The digest composes what exists — the one ranking path, the tag graph's communities, cached
-explanations — and adds no scoring, no storage of its own and no model call. The calling
-agent writes the prose; the tool returns structure.
+The digest composes what exists — the one ranking path (bar first, as every feed face), the
+tag graph's communities, the one explanation read off that same ranking — and adds no
+scoring, no storage of its own and no model call. Items whose match is weak or none sit
+below the persona's bar: counted, and listed only when asked. The calling agent writes the
+prose; the tool returns structure.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from hermes import tag_graph
 from hermes.contract import CandidateQuery
 from hermes.errors import HermesError, InvalidInput
 from hermes.plugins import get_plugin_manager
-from hermes.ranking.explain import cached_explanation
+from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
 from hermes.records import item_rows, require_user
 from hermes.text import clip
@@ -39,17 +41,10 @@ DIGEST_EMPTY = {
     "n_items": 0,
     "n_in_window": 0,
     "saved": {"label": "saved, not read yet", "items": [], "n_total": 0},
+    "below_bar": {"label": "below your bar", "items": [], "n_total": 0},
 }
 COMMUNITIES_EMPTY = {"communities": [], "n_communities": 0, "n_tags": 0, "n_nodes": 0,
                      "singletons_left_out": 0, "n_items": 0}
-
-#: How a ranking component reads in a one-line reason.
-COMPONENT_PHRASES = {
-    "profile": "close to the interests text",
-    "preference": "tags or sources liked before",
-    "classifier": "resembles liked items",
-}
-
 
 def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
@@ -93,40 +88,6 @@ def kg_communities(
 
 # --- digest ---------------------------------------------------------------------------------
 
-def stored_explanation(db, user_id: int, item_id: int) -> dict | None:
-    """The stored explanation of ``item_id`` for the persona (a payload that is not an object
-    comes back as ``{"text": …}``), or ``None``. Never generates one."""
-    found = cached_explanation(db, user_id, item_id)
-    if found is None or isinstance(found, dict):
-        return found
-    return {"text": str(found)}
-
-
-def _explanation_reason(explanation: dict | None) -> str | None:
-    if not explanation:
-        return None
-    for key in ("reason", "summary", "text", "message"):
-        value = explanation.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
-def _components_of(ranking: Ranking, position: int) -> dict[str, float]:
-    return {
-        name: round(float(values[position]), 3)
-        for name, values in ranking.contributions.items()
-        if ranking.components.get(name) is None or ranking.components[name].active
-    }
-
-
-def _ranking_reason(components: dict[str, float]) -> str:
-    helping = sorted(((v, n) for n, v in components.items() if v > 0), key=lambda vn: (-vn[0], vn[1]))
-    if not helping:
-        return "no component scores it above average; included as one of the best-ranked unread items"
-    return "; ".join(f"{COMPONENT_PHRASES.get(n, n)} ({v:+.2f})" for v, n in helping[:2])
-
-
 def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
     """How far the persona's ranking can be trusted: clicks, whether the classifier runs.
 
@@ -160,9 +121,7 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
             "behaviour_weight": round(float(weight), 3), "caveat": caveat}
 
 
-def _item_entry(db, user_id, item: dict, ranking: Ranking, position: int, matched) -> dict:
-    components = _components_of(ranking, position)
-    explanation = stored_explanation(db, user_id, item["id"])
+def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict) -> dict:
     summary = " ".join((item.get("summary") or "").split())
     summary = clip(summary, SUMMARY_CHARS)
     return {
@@ -177,9 +136,9 @@ def _item_entry(db, user_id, item: dict, ranking: Ranking, position: int, matche
         "matched_tags": list(matched),
         "summary": summary,
         "score": round(float(ranking.scores[position]), 4),
-        "components": components,
-        "reason": _explanation_reason(explanation) or _ranking_reason(components),
-        "explanation": explanation,
+        "match": why["match"],
+        "reason": why["reason"],
+        "explanation": {k: why[k] for k in ("match", "evidence", "top", "phrases", "reason")},
     }
 
 
@@ -209,8 +168,9 @@ def saved_not_read(db, user_id: int, cap: int) -> dict:
 
 
 def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
-           chat_fn: Any = None) -> dict:
-    """Ranked unread items of the last ``days`` days grouped by tag-graph community.
+           chat_fn: Any = None, below_bar: bool = False) -> dict:
+    """Ranked unread items of the last ``days`` days that clear the persona's bar, grouped by
+    tag-graph community; ``below_bar`` counts the others (and lists them when asked).
 
     ``chat_fn`` is accepted so callers holding a chat model can pass it, and is never
     called: the digest returns structure and the calling agent writes the prose (seed 001).
@@ -219,54 +179,75 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         days = int_arg("days", days, 1, MAX_DAYS, " (use a window of days up to a century)")
         per_topic = int_arg("per_topic", per_topic, 1, MAX_PER_TOPIC)
         limit = int_arg("limit", limit, 1, MAX_LIMIT)
+        if not isinstance(below_bar, bool):
+            raise InvalidInput(f"below_bar must be true or false, got {below_bar!r}")
         if not isinstance(user, str) or not user.strip():
             raise InvalidInput("user must be a persona name; list_users shows them")
         persona = require_user(db, user)
     except HermesError as exc:
         return fail(str(exc), **copy.deepcopy(DIGEST_EMPTY))
 
-    ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True), limit=None)
-    n_in_window = len(ranking.item_ids)
-    top_ids = [int(i) for i in ranking.item_ids[:limit]]
+    ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True),
+                   limit=limit, bar_first=True)
+    n_in_window = ranking.n_candidates
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
     saved = saved_not_read(db, persona["id"], per_topic)
-    if not top_ids:
+    if not n_in_window:
         return fail(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
             "Run `hermes ingest` for new items, or widen the window with a larger days value.",
             **{**copy.deepcopy(DIGEST_EMPTY), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
+    positions = range(len(ranking.item_ids))
+    above = [p for p in positions if ranking.above_bar(p)]
+    below = {"label": "below your bar", "items": [], "n_total": ranking.n_below_bar}
+    listed = above + ([p for p in positions if not ranking.above_bar(p)] if below_bar else [])
+    rows = item_rows(db, ranking.item_ids[listed] if listed else [])
+    listed = [p for p in listed if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     graph = tag_graph.get_graph(db)
-    rows = item_rows(db, top_ids)
     topics: dict[str, dict] = {}
     unclustered: list[dict] = []
-    for position, item_id in enumerate(top_ids):
-        item = rows[item_id]
+    for position, why in zip(listed, explain_ranked(db, persona, ranking, listed, days)):
+        item = rows[int(ranking.item_ids[position])]
         community, matched = graph.assign(item["tags"])
-        entry = _item_entry(db, persona["id"], item, ranking, position, matched)
-        if community is None:
+        entry = _item_entry(item, ranking, position, matched, why)
+        if not ranking.above_bar(position):
+            below["items"].append(entry)
+        elif community is None:
             unclustered.append(entry)
-            continue
-        topic = topics.setdefault(community.key, {
-            "label": community.label,
-            "tags": list(community.names[:5]),
-            "items": [],
-            "n_total": 0,
-        })
-        topic["n_total"] += 1
-        if len(topic["items"]) < per_topic:
-            topic["items"].append(entry)
+        else:
+            topic = topics.setdefault(community.key, {
+                "label": community.label,
+                "tags": list(community.names[:5]),
+                "items": [],
+                "n_total": 0,
+            })
+            topic["n_total"] += 1
+            if len(topic["items"]) < per_topic:
+                topic["items"].append(entry)
     ordered = list(topics.values())  # first-seen order = the rank of each topic's best item
 
     clustered = sum(t["n_total"] for t in ordered)
     shown = sum(len(t["items"]) for t in ordered)
-    message = (
-        f"{_n(len(top_ids), 'unread item')} from the last {_n(days, 'day')}"
-        + (f" (the best {len(top_ids)} of {n_in_window})" if n_in_window > len(top_ids) else "")
-        + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} per "
-        f"topic; n_total gives each topic's full count), {len(unclustered)} unclustered."
-    )
+    n_above = len(above)
+    if not n_above:
+        message = (f"Nothing unread from the last {_n(days, 'day')} clears {persona['name']}'s "
+                   f"bar: none of the {_n(n_in_window, 'item')} is a strong or good match"
+                   + (" (the closest are listed in below_bar)." if below_bar else
+                      "; below_bar=true lists the closest anyway.")
+                   + " Widen the window, add feeds on the persona's topics, or like items.")
+    else:
+        message = (
+            f"{_n(n_above, 'unread item')} from the last {_n(days, 'day')} clear the bar"
+            + (f" (the best {n_above} of {ranking.n_above_bar})"
+               if ranking.n_above_bar > n_above else "")
+            + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} "
+            f"per topic; n_total gives each topic's full count), {len(unclustered)} unclustered; "
+            f"{_n(below['n_total'], 'more item')} below the bar"
+            + ("" if below_bar or not below["n_total"] else " (below_bar=true lists them)")
+            + "."
+        )
     if saved["n_total"]:
         message += f" Also {_n(saved['n_total'], 'saved item')} not read yet (see saved)."
     if quality["caveat"]:
@@ -277,9 +258,10 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         unclustered=unclustered,
         ranking_quality=quality,
         window_days=days,
-        n_items=len(top_ids),
+        n_items=n_above,
         n_in_window=n_in_window,
         saved=saved,
+        below_bar=below,
     )
 
 
@@ -292,6 +274,9 @@ def digest_tool(
                                     description="Most items shown per topic; n_total still counts all.")] = 3,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
                                 description="How many top-ranked unread items to group.")] = 30,
+    below_bar: Annotated[bool, Field(
+        description="Also list the items whose match is weak or none (below the persona's "
+                    "bar) in below_bar.items; they are always counted.")] = False,
 ) -> dict:
     """The MCP face of :func:`digest`: the same call without ``chat_fn``."""
-    return digest(db, user, days=days, per_topic=per_topic, limit=limit)
+    return digest(db, user, days=days, per_topic=per_topic, limit=limit, below_bar=below_bar)

@@ -213,34 +213,56 @@ def feed(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="How many items.")] = 20,
     since_days: Annotated[Optional[int], typer.Option("--since-days", min=1, help="Only items from the last D days (default 7).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items.")] = False,
+    below_bar: Annotated[bool, typer.Option(
+        "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
-    """Print USER's ranked feed with the reason each item ranks."""
+    """Print USER's ranked feed: the items that clear its bar, each with its match and reason."""
     if all_ and since_days is not None:
         die("use either --since-days or --all, not both")
     window = None if all_ else (since_days or 7)
     database = _db(db)
     try:
-        result = t.list_feed(database, user, limit=limit, since_days=window)
+        result = t.list_feed(database, user, limit=limit, since_days=window, below_bar=below_bar)
     finally:
         database.conn.close()
     check(result, as_json)
     if as_json:
         return
-    if not result["items"]:
+    scope = "the whole archive" if window is None else f"the last {window} days"
+    if not result["items"] and not result["below_bar"]:
         typer.echo(result["message"] + ("" if all_ else " (try --all)"))
         return
-    typer.echo(_style(result["message"], dim=True))
-    for item in result["items"]:
-        head = f"{item['rank']:>3}. [{item['id']}] {item['title']}"
-        typer.echo(_style(head, bold=True))
-        meta = " · ".join(filter(None, [item["source"] or "removed feed", (item["published"] or "")[:10],
-                                        item["content_type"], f"score {item['score']:+.2f}"]))
-        typer.echo(f"     {meta}")
-        typer.echo(f"     why: {item['reason']}")
-        if item["url"]:
-            typer.echo(f"     {item['url']}")
+    above = [i for i in result["items"] if i["match"] in ("strong", "good")]
+    below = [i for i in result["items"] if i["match"] not in ("strong", "good")]
+    if above:
+        typer.echo(_style(f"{result['above_bar']} of {result['above_bar'] + result['below_bar']} "
+                          f"unread items from {scope} clear {user}'s bar; best first.", dim=True))
+    else:
+        typer.echo(f"Nothing from {scope} clears {user}'s bar: no unread item there is a strong "
+                   "or good match." + ("" if below_bar else " --below-bar lists the closest "
+                                       "anyway") + ("" if all_ else "; --all ranks the whole archive")
+                   + ".")
+    for item in above:
+        _print_item(item)
+    if result["below_bar"]:
+        n = result["below_bar"]
+        fold = f"— {n} item{'s' if n != 1 else ''} below your bar"
+        typer.echo(_style(fold + (" —" if below_bar else " (--below-bar lists them) —"), dim=True))
+    for item in below:
+        _print_item(item)
+
+
+def _print_item(item: dict) -> None:
+    head = f"{item['rank']:>3}. [{item['id']}] {item['title']}"
+    typer.echo(_style(head, bold=True))
+    meta = " · ".join(filter(None, [item["source"] or "removed feed", (item["published"] or "")[:10],
+                                    item["content_type"], f"score {item['score']:+.2f}"]))
+    typer.echo(f"     {meta}")
+    typer.echo(f"     why: {item['reason']}")
+    if item["url"]:
+        typer.echo(f"     {item['url']}")
 
 
 def register(app: typer.Typer) -> None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import numpy as np
+
 from pydantic import Field
 
 from hermes.config import settings
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
-from hermes.ranking.explain import explain
+from hermes.ranking.explain import explain, explain_ranked, rank_line
 from hermes.ranking.rank import clamp_limit, rank
 from hermes.records import item_rows, require_item, require_user
 from hermes.storage.signals import record_click
@@ -42,9 +44,9 @@ SUMMARY_CHARS = 300
 
 # The success-path payload keys of each tool with empty values (kept present on failure).
 EMPTY = {
-    "list_feed": {"user": "", "items": []},
+    "list_feed": {"user": "", "items": [], "above_bar": 0, "below_bar": 0},
     "record_feedback": {"click": {}, "n_clicks": 0},
-    "explain_item": {"user": "", "item_id": 0, "reason": "", "explanation": {}},
+    "explain_item": {"user": "", "item_id": 0, "match": "", "reason": "", "explanation": {}},
     "add_feed": {"feed": {}},
     "preview_feed": {"feed": {}, "entries": []},
     "list_feeds": {"feeds": [], "orphaned_items": 0},
@@ -62,27 +64,6 @@ def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
     return clip(" ".join((text or "").split()), limit)
 
 
-#: What the built-in components mean, for the one-line reasons (plugins' own names are shown as is).
-COMPONENT_LABELS = {
-    "profile": "matches the interests text",
-    "preference": "tags/sources you liked",
-    "classifier": "resembles items you liked",
-    "affinity": "close to items you liked",
-}
-
-
-def reason_of(contributions: dict[str, float], top: int = 2) -> str:
-    """The components that pushed an item up most, e.g.
-    ``"profile +1.21 (matches the interests text), preference +0.40 (tags/sources you liked)"``."""
-    pushing = sorted(((v, k) for k, v in contributions.items() if v > 0.005), reverse=True)[:top]
-    if not pushing:
-        return "no component pushes it up; it ranks on what counts least against it"
-    return ", ".join(
-        f"{name} {value:+.2f}" + (f" ({COMPONENT_LABELS[name]})" if name in COMPONENT_LABELS else "")
-        for value, name in pushing
-    )
-
-
 def _since(since_days) -> float | None:
     if since_days is None:
         return None
@@ -91,29 +72,39 @@ def _since(since_days) -> float | None:
     return float(since_days)
 
 
+SinceArg = Annotated[int | None, Field(
+    description="Only items published in the last N days; null searches the whole archive.",
+    ge=1, le=36500)]
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 @_envelope
 def list_feed(
     db,
     user: UserArg,
     limit: Annotated[int, Field(description="How many items to return (1-100).", ge=1, le=100)] = 20,
-    since_days: Annotated[int | None, Field(
-        description="Only items published in the last N days; null searches the whole archive.",
-        ge=1, le=36500)] = 7,
+    since_days: SinceArg = 7,
+    below_bar: Annotated[bool, Field(
+        description="Also return the items whose match is weak or none (below the persona's "
+                    "bar), after the ones that clear it.")] = False,
 ) -> dict:
-    """The persona's ranked feed: unread items, best first, each with the reason it ranks."""
+    """The persona's ranked feed: unread items that clear its bar, best first, each with its
+    match and the reason it ranks; ``below_bar`` counts the others."""
     persona = require_user(db, user)
     window = _since(since_days)
     limit = clamp_limit(limit, maximum=100)
-    ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit)
-    rows = item_rows(db, ranking.item_ids)
+    ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit, bar_first=True)
+    shown = [pos for pos in range(len(ranking.item_ids)) if below_bar or ranking.above_bar(pos)]
+    rows = item_rows(db, ranking.item_ids[np.array(shown, dtype=np.int64)])
+    shown = [pos for pos in shown if int(ranking.item_ids[pos]) in rows]  # deleted meanwhile
     items = []
-    for pos, item_id in enumerate(ranking.item_ids.tolist()):
-        row = rows.get(item_id)
-        if row is None:  # deleted after the matrix was loaded: skip rather than fail
-            continue
-        parts = {name: round(float(v[pos]), 3) for name, v in ranking.contributions.items()}
+    for pos, why in zip(shown, explain_ranked(db, persona, ranking, shown, window)):
+        row = rows[int(ranking.item_ids[pos])]
         items.append({
-            "id": item_id,
+            "id": row["id"],
             "rank": pos + 1,
             "title": row["title"],
             "url": row["url"],
@@ -123,17 +114,43 @@ def list_feed(
             "tags": row["tags"],
             "summary": short_text(row["summary"]),
             "score": round(float(ranking.scores[pos]), 4),
-            "components": parts,
-            "reason": reason_of(parts),
+            "match": why["match"],
+            "reason": why["reason"],
+            "evidence": why["evidence"],
+            "components": {name: round(float(v[pos]), 3)
+                           for name, v in ranking.contributions.items()},
         })
     scope = "the whole archive" if window is None else f"the last {since_days:g} days"
-    if not items:
-        return ok(f"No unread items for {persona['name']} in {scope}. Widen since_days (null = "
+    counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
+    name = persona["name"]
+    if not ranking.n_candidates:
+        return ok(f"No unread items for {name} in {scope}. Widen since_days (null = "
                   "whole archive), or add feeds (add_feed) and wait for the next ingest.",
-                  user=persona["name"], items=[])
-    return ok(f"{len(items)} items for {persona['name']} from {scope}, best first "
-              f"({ranking.n_clicks} clicks so far; behaviour weighs {ranking.blend_weight:.0%}).",
-              user=persona["name"], items=items)
+                  user=name, items=[], **counts)
+    below = counts["below_bar"]
+    if not counts["above_bar"]:
+        message = (f"Nothing in {scope} clears {name}'s bar: none of the "
+                   f"{_n(ranking.n_candidates, 'unread item')} there is a strong or good "
+                   f"match ({_level_counts(ranking)}). "
+                   + ("The items below are the closest anyway. " if below_bar else
+                      "below_bar=true lists the closest anyway; ")
+                   + "widen since_days, add feeds on the persona's topics, or like items "
+                     "with record_feedback.")
+        return ok(message, user=name, items=items, **counts)
+    above = counts["above_bar"]
+    n_shown = sum(1 for i in items if i["match"] in ("strong", "good"))
+    head = (f"{_n(above, 'item')} from {scope} {'clears' if above == 1 else 'clear'} "
+            f"{name}'s bar" + (f" (the best {n_shown} shown)" if above > n_shown else "")
+            + f", best first; {_n(below, 'more item')} below the bar"
+            + (" (listed after them)" if below_bar and below else
+               " (below_bar=true lists them)" if below else "")
+            + f". {_n(ranking.n_clicks, 'click')} so far; behaviour weighs "
+              f"{ranking.blend_weight:.0%}.")
+    return ok(head, user=name, items=items, **counts)
+
+
+def _level_counts(ranking) -> str:
+    return ", ".join(f"{n} {level}" for level, n in reversed(ranking.level_counts.items()) if n)
 
 
 @_envelope
@@ -154,14 +171,15 @@ def record_feedback(
 
 
 @_envelope
-def explain_item(db, user: UserArg, item_id: ItemArg) -> dict:
-    """Why an item ranks where it does for a persona."""
+def explain_item(db, user: UserArg, item_id: ItemArg, since_days: SinceArg = 7) -> dict:
+    """Why an item ranks where it does for a persona, in the feed of the same window."""
     persona = require_user(db, user)
     require_item(db, item_id)
-    explanation = explain(db, persona, item_id)
-    reason = explanation.get("reason") or explanation.get("summary") or ""
-    return ok(f"Why item {item_id} ranks for {persona['name']}: {reason}".rstrip(": "),
-              user=persona["name"], item_id=item_id, reason=reason, explanation=explanation)
+    window = _since(since_days)
+    explanation = explain(db, persona, item_id, since_days=window)
+    return ok(f"{rank_line(explanation)}. {explanation['reason']}",
+              user=persona["name"], item_id=item_id, match=explanation["match"],
+              reason=explanation["reason"], explanation=explanation)
 
 
 @_envelope
