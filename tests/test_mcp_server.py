@@ -144,7 +144,7 @@ class ThirdPartyPlugin:
         return Component("bread_boost", "boost", scores, weight=5.0)
 
 
-async def test_a_third_party_tool_is_served_and_its_scorer_changes_the_order(pm, db_path, world):
+async def test_a_third_party_tool_is_served_and_its_scorer_changes_the_order(pm, db_path, world, no_bar):
     async with mcp.Client(build_server(str(db_path))) as client:
         before = (await client.call_tool("list_feed", {"user": "ann"})).structured_content["items"]
     assert before[-1]["title"] == "Sourdough baking"
