@@ -9,7 +9,7 @@ def test_demo_runs_offline_and_ends_with_a_digest(tmp_path):
     db = tmp_path / "demo.db"
     result = CliRunner().invoke(build_app(), ["demo", "--db", str(db)])
     assert result.exit_code == 0, result.output
-    assert "new" in result.output and "Top of the ranked feed" in result.output
+    assert "new" in result.output and "bar" in result.output and " match)" in result.output
     assert "Digest" in result.output
     # a second run ingests nothing new and still succeeds
     again = CliRunner().invoke(build_app(), ["demo", "--db", str(db)])

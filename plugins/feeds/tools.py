@@ -139,11 +139,13 @@ def list_feed(
         return ok(message, user=name, items=items, **counts)
     above = counts["above_bar"]
     n_shown = sum(1 for i in items if i["match"] in ("strong", "good"))
+    n_listed = len(items) - n_shown
     head = (f"{_n(above, 'item')} from {scope} {'clears' if above == 1 else 'clear'} "
             f"{name}'s bar" + (f" (the best {n_shown} shown)" if above > n_shown else "")
             + f", best first; {_n(below, 'more item')} below the bar"
-            + (" (listed after them)" if below_bar and below else
-               " (below_bar=true lists them)" if below else "")
+            + (f" (the first {n_listed} listed after them)" if n_listed and n_listed < below
+               else " (listed after them)" if n_listed else
+               " (below_bar=true lists them)" if below and not below_bar else "")
             + f". {_n(ranking.n_clicks, 'click')} so far; behaviour weighs "
               f"{ranking.blend_weight:.0%}.")
     return ok(head, user=name, items=items, **counts)
