@@ -12,9 +12,10 @@ clause's cosine, the nearest liked item's cosine, the classifier's probability) 
 the item is relevant (the simulated person would like it).
 
 Thresholds are *chosen* on the personas with an even index and *reported* on the others
-(and on all): for each evidence kind, ``strong`` starts at the lowest figure whose items are
-at least STRONG_PRECISION relevant, ``good`` at the lowest whose items are at least
-GOOD_PRECISION relevant, and ``weak`` where only WEAK_MISS of the relevant items fall below.
+(and on all), together, as ``match`` combines them (the best level any figure reaches):
+``strong`` cuts keep the items judged strong at least STRONG_PRECISION relevant at every
+click budget, ``good`` cuts keep strong-or-good items at least GOOD_PRECISION relevant, and
+``weak`` starts where only WEAK_MISS of the relevant items fall below.
 ``--chosen`` reports the thresholds shipped in hermes instead of fitting new ones.
 """
 
@@ -114,36 +115,45 @@ def collect(seeds: int, quick: bool) -> dict[str, np.ndarray]:
 
 # --- choosing thresholds --------------------------------------------------------------------
 
-def lowest_with_precision(values: np.ndarray, relevant: np.ndarray, target: float) -> float:
-    """The lowest cut such that the items at or above it are at least ``target`` relevant
-    (and at least 1% of the items are there, so one lucky item does not set it)."""
-    order = np.argsort(-values)
-    hits = np.cumsum(relevant[order]) / np.arange(1, len(order) + 1)
-    ok = np.flatnonzero(hits >= target)
-    ok = ok[ok >= max(1, len(order) // 100) - 1]
-    if not len(ok):
-        return float("inf")
-    return float(values[order][ok.max()])
+GRID = np.round(np.arange(0.0, 1.0, 0.01), 2)
 
 
 def choose(data: dict, fit: np.ndarray) -> dict[str, tuple[float, float, float]]:
-    out = {}
+    """Thresholds chosen together, as ``match`` uses them (the best level any figure
+    reaches): ``interest`` alone decides with no clicks, so its cut is the lowest whose items
+    reach the target precision at 0 clicks; then ``liked`` gets the lowest cut that keeps the
+    combination at the target at every click budget, then ``classifier`` the same way.
+    ``weak`` starts where only WEAK_MISS of the relevant items (with that figure) fall below."""
+    cuts: dict[str, list[float]] = {k: [0.0, 0.0, 0.0] for k in KINDS}
+    for level, target in ((2, GOOD_PRECISION), (3, STRONG_PRECISION)):
+        chosen: dict[str, float] = {}
+        for kind in KINDS:
+            cut = next((t for t in GRID if _meets(data, fit, {**chosen, kind: t}, target)),
+                       float("inf"))
+            chosen[kind] = cut
+            cuts[kind][level - 1] = cut
     for kind in KINDS:
-        have = fit & np.isfinite(data[kind])
-        values, relevant = data[kind][have], data["relevant"][have]
-        strong = _up(lowest_with_precision(values, relevant, STRONG_PRECISION))
-        good = min(_up(lowest_with_precision(values, relevant, GOOD_PRECISION)), strong)
-        weak = min(_down(float(np.quantile(values[relevant], WEAK_MISS))), good)
-        out[kind] = (weak, good, strong)
-    return out
+        have = fit & np.isfinite(data[kind]) & data["relevant"]
+        weak = float(np.floor(np.quantile(data[kind][have], WEAK_MISS) * 100) / 100)
+        good, strong = cuts[kind][1], max(cuts[kind][2], cuts[kind][1])
+        cuts[kind] = [min(weak, good), good, strong]
+    return {kind: tuple(c) for kind, c in cuts.items()}
 
 
-def _up(x: float) -> float:
-    return float(np.ceil(x * 100) / 100) if np.isfinite(x) else x
-
-
-def _down(x: float) -> float:
-    return float(np.floor(x * 100) / 100)
+def _meets(data: dict, fit: np.ndarray, cuts: dict[str, float], target: float) -> bool:
+    """Whether items reaching any of ``cuts`` are at least ``target`` relevant at every
+    budget where the last kind added has figures (and 0.5% of the items reach them)."""
+    last = list(cuts)[-1]
+    for budget in BUDGETS:
+        sel = fit & (data["budget"] == budget)
+        if not np.isfinite(data[last][sel]).any():
+            continue
+        above = np.zeros(int(sel.sum()), dtype=bool)
+        for kind, cut in cuts.items():
+            above |= np.nan_to_num(data[kind][sel], nan=-np.inf) >= cut
+        if above.mean() < 0.005 or data["relevant"][sel][above].mean() < target:
+            return False
+    return True
 
 
 # --- judging and reporting ------------------------------------------------------------------

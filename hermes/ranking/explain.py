@@ -265,7 +265,7 @@ def _phrases(p: dict) -> list[str]:
         add(LEVELS.index(e["level"]), "interest", {
             "strong": f"matches your interest {clause} closely (similarity {sim:.2f})",
             "good": f"matches your interest {clause} (similarity {sim:.2f})",
-            "weak": f"only loosely related to your interest {clause} (similarity {sim:.2f})",
+            "weak": f"little in common with your interests (nearest {clause}, similarity {sim:.2f})",
             "none": f"not close to any of your interests (nearest {clause}, similarity {sim:.2f})",
         }[e["level"]])
     if ev["liked"] is not None:
@@ -274,7 +274,7 @@ def _phrases(p: dict) -> list[str]:
         add(LEVELS.index(e["level"]), "liked", {
             "strong": f"very close to {title}, which you liked (similarity {sim:.2f})",
             "good": f"close to {title}, which you liked (similarity {sim:.2f})",
-            "weak": f"only loosely like {title}, which you liked (similarity {sim:.2f})",
+            "weak": f"little in common with what you liked (nearest {title}, similarity {sim:.2f})",
             "none": f"nothing you liked is similar (nearest similarity {sim:.2f})",
         }[e["level"]])
     if ev["classifier"] is not None:
