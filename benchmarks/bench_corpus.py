@@ -28,8 +28,9 @@ os.environ.setdefault("HERMES_EMBEDDER", "hash")
 
 def _writer(db_path: str, home: str, seed: int, n: int, n_items: int, barrier, out) -> None:
     os.environ["HERMES_HOME"] = home
-    from hermes.storage.db import get_db
     from hermes_corpus import signals as cs
+
+    from hermes.storage.db import get_db
 
     db = get_db(db_path)
     rng = random.Random(seed)
@@ -70,9 +71,10 @@ def main() -> None:
     home = tmp / "home"
     home.mkdir()
     os.environ["HERMES_HOME"] = str(home)
-    from hermes.storage.db import get_db
     from hermes_corpus import signals as cs
     from hermes_corpus import tools as ct
+
+    from hermes.storage.db import get_db
 
     db_path = str(tmp / "bench.db")
     db = get_db(db_path)

@@ -99,12 +99,13 @@ def fmt(t: tuple[float, float]) -> str:
 
 
 def bench(n_items: int, runs: int, workdir: Path) -> dict:
+    from hermes_digest.tools import digest
+
     from hermes import tag_graph
     from hermes.contract import CandidateQuery
     from hermes.ranking import matrix
     from hermes.ranking.rank import rank
     from hermes.storage.db import get_db
-    from hermes_digest.tools import digest
 
     db = get_db(workdir / f"bench-{n_items}.db")
     t0 = time.perf_counter()

@@ -43,11 +43,12 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hermes-export-bench-"))
     (tmp / "home").mkdir()
     os.environ["HERMES_HOME"] = str(tmp / "home")
-    from hermes.storage.db import get_db
-    from hermes.records import require_user
     from hermes_corpus import export as ex
     from hermes_corpus import signals as cs
     from hermes_corpus import sync as vault
+
+    from hermes.records import require_user
+    from hermes.storage.db import get_db
 
     db = get_db(str(tmp / "bench.db"))
     rng = random.Random(0)
@@ -97,7 +98,7 @@ def main() -> None:
     incremental = [change_then_sync() for _ in range(args.runs)]
     inc_ms = statistics.median(ms for ms, _ in incremental)
     written = statistics.median(len(r.written) + len(r.removed) for _, r in incremental)
-    print(f"\n| vault sync | time | notes written | vs. full pass |\n| --- | ---: | ---: | ---: |")
+    print("\n| vault sync | time | notes written | vs. full pass |\n| --- | ---: | ---: | ---: |")
     print(f"| first sync (empty folder) | {first_ms:.0f} ms | {len(first.written)} | — |")
     print(f"| full pass, nothing changed (`--rebuild`) | {rebuild_ms:.0f} ms | 0 | 1.00× |")
     print(f"| incremental, nothing changed | {idle_ms:.0f} ms | {len(idle.written)} | "

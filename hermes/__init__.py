@@ -1,18 +1,22 @@
 """hermes: a self-hosted personal feed engine for researchers.
 
-What a plugin author needs is importable from here — ``from hermes import hookimpl, Tool,
-Component, ok`` — and loaded on first use (PEP 562), so ``import hermes`` stays cheap.
+What a plugin author needs is importable from here — ``from hermes import hookimpl, tool,
+Result, Component`` — and loaded on first use (PEP 562), so ``import hermes`` stays cheap.
 """
 
 import importlib
 
+# The one place the version lives: pyproject.toml reads it, `hermes --version` prints it, and
+# CHANGELOG.md has a heading for it.
 __version__ = "0.1.0"
 
 #: public name -> the module that holds it
 _EXPORTS = {
     "hookimpl": "hermes.hookspecs",
     "hookspec": "hermes.hookspecs",
+    "tool": "hermes.contract",
     "Tool": "hermes.contract",
+    "Result": "hermes.contract",
     "Signal": "hermes.contract",
     "Migration": "hermes.contract",
     "CandidateQuery": "hermes.contract",
@@ -20,8 +24,8 @@ _EXPORTS = {
     "ScoringContext": "hermes.contract",
     "Embedder": "hermes.contract",
     "UNTRUSTED": "hermes.contract",
-    "ok": "hermes.tools",
-    "fail": "hermes.tools",
+    "ok": "hermes.contract",
+    "fail": "hermes.contract",
     "HermesError": "hermes.errors",
     "InvalidInput": "hermes.errors",
     "NotFound": "hermes.errors",

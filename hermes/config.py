@@ -7,6 +7,7 @@ data directory, default.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,39 @@ class Settings:
     max_feed_bytes: int = 20 * 1024 * 1024
     fetch_concurrency: int = 8
     plugins: tuple[str, ...] | None = None
+    #: seconds between background refreshes (``[ingest] every``); 0 = no background refresh
+    ingest_every: float = 3600.0
     extra: dict = field(default_factory=dict)
+
+
+DEFAULT_INGEST_EVERY = "1h"
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|min|m|s)?", re.IGNORECASE)
+_UNIT = {"d": 86400, "h": 3600, "min": 60, "m": 60, "s": 1, None: 1}
+
+
+def parse_duration(value, what: str = "duration") -> float:
+    """Seconds in ``"1h"``, ``"30m"``, ``"1h30m"``, ``"90s"``, ``"2d"`` or a plain number of
+    seconds; ``"off"`` / ``0`` is 0 (nothing scheduled)."""
+    if isinstance(value, bool):
+        raise HermesError(f"{what}: expected a duration such as \"1h\" or \"30m\", got {value!r}")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise HermesError(f"{what}: a duration cannot be negative, got {value!r}")
+        return float(value)
+    text = str(value).strip().lower().replace(" ", "")
+    if text in {"off", "never", "no", "false", "0"}:
+        return 0.0
+    pos, total = 0, 0.0
+    while pos < len(text):
+        found = _DURATION.match(text, pos)
+        if not found or found.end() == pos:
+            raise HermesError(f"{what}: {value!r} is not a duration; write it like \"1h\", "
+                              "\"30m\", \"1h30m\" or \"off\"")
+        total += float(found.group(1)) * _UNIT[found.group(2)]
+        pos = found.end()
+    if not text:
+        raise HermesError(f"{what}: empty duration; write it like \"1h\" or \"off\"")
+    return total
 
 
 def load_toml(path: Path) -> dict:
@@ -73,11 +106,15 @@ def settings() -> Settings:
         plugins = tuple(cfg["plugins"]["enabled"])
     else:
         plugins = None
+    every = os.environ.get("HERMES_INGEST_EVERY")
+    if every is None:
+        every = cfg.get("ingest", {}).get("every", DEFAULT_INGEST_EVERY)
     return Settings(
         allow_private=allow,
         fetch_timeout=float(fetch.get("timeout", 20.0)),
         max_feed_bytes=int(fetch.get("max_bytes", 20 * 1024 * 1024)),
         fetch_concurrency=int(fetch.get("concurrency", 8)),
         plugins=plugins,
+        ingest_every=parse_duration(every, "[ingest] every"),
         extra=cfg,
     )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .records import insert_feed
+from .storage.transactions import write_transaction
 from .tools import call_tool, collect_tools
 
 DEMO_PERSONA = "demo"
@@ -24,9 +26,9 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
     from .ingest.feedlist import sample_feed_paths
     from .ingest.pipeline import run_ingest
 
-    for path in sample_feed_paths():
-        db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)",
-                   [str(path), path.stem.replace("-", " ")])
+    with write_transaction(db):
+        for path in sample_feed_paths():
+            insert_feed(db, str(path), path.stem.replace("-", " "))
     say("Ingesting the sample feeds shipped with hermes (offline) …")
     summary = run_ingest(db, embedder=embedder)
     for feed in summary:

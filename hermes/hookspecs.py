@@ -31,11 +31,13 @@ hookimpl = pluggy.HookimplMarker("hermes")
 def hermes_register_tools() -> list[Tool]:
     """Return the tools this plugin provides.
 
-    Each :class:`hermes.contract.Tool` names a plain function whose first parameter is
-    ``db`` (injected by the caller) and whose other parameters are type-annotated: the MCP
-    server derives the JSON schema from them. The function returns the result envelope of
-    :mod:`hermes.tools` and never raises for a user mistake. The MCP server, ``hermes
-    plugins`` and the tests all collect tools from here; nothing is listed by hand.
+    Each is a :class:`hermes.contract.Tool` made by the :func:`hermes.contract.tool`
+    decorator: a function whose first parameter is ``db`` (passed by the caller) and whose
+    other parameters are ``Annotated[type, Field(...)]`` hints, checked strictly at every call
+    and served as the JSON schema; its docstring is the description and its
+    :class:`~hermes.contract.Result` subclass the output schema. It returns the envelope and
+    raises only :class:`~hermes.errors.HermesError` for a user mistake. The MCP server,
+    ``hermes plugins``, the CLI, the web UI and the tests all collect tools from here.
     """
 
 
@@ -48,8 +50,13 @@ def hermes_register_signals() -> list[str]:
 
 
 @hookspec
-def hermes_signal_written(db: sqlite_utils.Database, signal: Signal) -> None:
-    """Observe a signal write from inside its transaction.
+def hermes_signal_written(db: sqlite_utils.Database, signal: Signal) -> list[dict] | None:
+    """Observe a signal write from inside its transaction; return what you changed.
+
+    Return a list of change records (e.g. the corpus plugin's membership changes: ``kind``,
+    ``facet``, ``revision`` …) or ``None``; pluggy collects every observer's answer and
+    :func:`hermes.storage.signals.record_signal` hands them, flattened, back to the writer
+    (``Recorded.observed``), so a tool can report them without any shared state.
 
     Called after the signal's rows are written and before the ``BEGIN IMMEDIATE``
     transaction commits, so an observer's own writes (the corpus revision counter and change
@@ -67,7 +74,8 @@ def hermes_candidates(
 
     :param user: the persona row (``id``, ``name``, ``interests``).
     :param query: what the caller asked for (recency window, exclude-clicked, keywords,
-        tag, content type, explicit item ids).
+        tag, content type, explicit item ids, ``exclude_read``: the plugin that keeps read
+        state leaves out what the persona has read).
     :param matrix: the in-memory embedding matrix; ``matrix.ids`` are the rankable items.
     :returns: ``None`` for no opinion, a boolean mask aligned with ``matrix.ids``, or an
         iterable of item ids to keep. The core keeps the intersection of all answers.

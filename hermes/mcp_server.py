@@ -1,10 +1,11 @@
 """The MCP server: every tool collected from ``hermes_register_tools``, nothing listed by hand.
 
-Each tool function's ``db`` parameter is replaced by a connection opened per call; the
-remaining type hints (``Annotated[..., Field(...)]``) become the JSON schema, and the
-tool's read-only / destructive / idempotent / open-world flags become its annotations.
-Results are the hermes envelope (``ok``, ``message``, payload) as structured content and as
-JSON text. Importing this module does not import torch: ``initialize`` and ``tools/list``
+Each tool function's ``db`` parameter is replaced by a connection opened per call; its
+other type hints (``Annotated[..., Field(...)]``) are the input schema and are checked by
+hermes itself, strictly (:mod:`hermes.arguments`), not by the SDK; the tool's result model is
+its output schema, and its read-only / destructive / idempotent / open-world flags its
+annotations. Results are the hermes envelope (``ok``, ``message``, payload) as structured
+content and as JSON text. Importing this module does not import torch: ``initialize`` and ``tools/list``
 are answered before any model loads.
 
 Transports: stdio (default) or streamable HTTP (:func:`http_app`), optionally behind a
@@ -14,19 +15,22 @@ bearer token.
 from __future__ import annotations
 
 import hmac
-import inspect
 import logging
 import threading
-import typing
+from typing import Any
 
+import pydantic_core
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver.tools import Tool as MCPServerTool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ConfigDict
 
-from .contract import UNTRUSTED, Tool
+from .contract import UNTRUSTED, Tool, fail
 from .errors import HermesError
 from .net import is_loopback
 from .storage.db import get_db
-from .tools import call_tool, collect_tools, fail
+from .tools import call_tool, collect_tools
 
 log = logging.getLogger(__name__)
 
@@ -54,51 +58,57 @@ class _Database:
         return get_db(self.path, migrate=False)
 
 
-def _bind(tool: Tool, database: _Database):
-    """A function with the tool's signature minus ``db`` that opens the database per call."""
-    signature = inspect.signature(tool.fn)
-    hints = typing.get_type_hints(tool.fn, include_extras=True)
-    params = [
-        p.replace(annotation=hints.get(p.name, p.annotation))
-        for p in list(signature.parameters.values())[1:]
-    ]
+class _AnyArguments(ArgModelBase):
+    """Hands the raw arguments through: hermes checks them itself (:meth:`Tool.run`, strict),
+    so that a bad argument comes back in the envelope with a fix-it message, as from any face."""
 
-    def call(**arguments):
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+def _served(tool: Tool, database: _Database) -> MCPServerTool:
+    """The SDK's record of ``tool``: our schemas as advertised, a connection opened per call."""
+
+    def call(**arguments) -> CallToolResult:
         try:
             db = database.open()
         except HermesError as exc:
-            return fail(f"cannot open the hermes database: {exc}", **tool.empty)
-        try:
-            return call_tool(db, tool, arguments)
-        finally:
-            db.conn.close()
+            result = fail(f"cannot open the hermes database: {exc}", **tool.empty)
+        else:
+            try:
+                result = call_tool(db, tool, arguments)
+            finally:
+                db.conn.close()
+        text = pydantic_core.to_json(result, fallback=str, indent=2).decode()
+        return CallToolResult(content=[TextContent(type="text", text=text)],
+                              structured_content=result)
 
-    call.__name__ = tool.name
-    call.__doc__ = tool.description
-    call.__signature__ = signature.replace(parameters=params, return_annotation=dict[str, typing.Any])
-    call.__annotations__ = {p.name: p.annotation for p in params}
-    call.__annotations__["return"] = dict[str, typing.Any]
-    return call
+    output = tool.output_schema()
+    return MCPServerTool(
+        fn=call, name=tool.name, description=tool.description, parameters=tool.input_schema(),
+        fn_metadata=FuncMetadata(arg_model=_AnyArguments, output_schema=output),
+        is_async=False, annotations=_annotations(tool),
+    )
+
+
+def _annotations(tool: Tool) -> ToolAnnotations:
+    """The hints, leaving out what the MCP defaults already say (readOnly and idempotent
+    default to false; destructive only means something for a tool that writes)."""
+    return ToolAnnotations(
+        read_only_hint=tool.read_only or None,
+        destructive_hint=None if tool.read_only else tool.destructive,
+        idempotent_hint=tool.idempotent or None,
+        open_world_hint=tool.open_world,
+    )
 
 
 def build_server(db_path: str | None = None, groups: set[str] | None = None) -> MCPServer:
     """An MCP server exposing every collected tool (or only those of ``groups``)."""
-    server = MCPServer("hermes", instructions=INSTRUCTIONS)
     database = _Database(db_path)
-    for tool in collect_tools(groups).values():
-        server.add_tool(
-            _bind(tool, database),
-            name=tool.name,
-            description=tool.description,
-            annotations=ToolAnnotations(
-                read_only_hint=tool.read_only,
-                destructive_hint=tool.destructive,
-                idempotent_hint=tool.idempotent,
-                open_world_hint=tool.open_world,
-            ),
-            structured_output=True,
-        )
-    return server
+    tools = [_served(tool, database) for tool in collect_tools(groups).values()]
+    return MCPServer("hermes", instructions=INSTRUCTIONS, tools=tools)
 
 
 class BearerTokenMiddleware:

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from functools import lru_cache
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
 
 import pluggy
 
 from . import hookspecs
 from .config import settings
-from .errors import NotFound
+from .errors import HermesError, NotFound
 
 #: plugin name -> module, registered in this order (the names are what ``HERMES_PLUGINS``
 #: and ``hermes plugins`` use)
@@ -55,7 +56,29 @@ def _build() -> pluggy.PluginManager:
                 f"unknown plugin(s) in the allow-list: {', '.join(unknown)}; "
                 f"known: {', '.join(sorted(seen))}"
             )
+    check(pm)
+    if os.environ.get("HERMES_TRACE_PLUGINS") == "1":
+        trace(pm)
     return pm
+
+
+def check(pm: pluggy.PluginManager) -> None:
+    """Refuse a ``@hookimpl`` that matches no hook (``hermes_scroe`` for ``hermes_score``):
+    unchecked, pluggy would register it and never call it."""
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        known = ", ".join(sorted(h for h in dir(hookspecs) if h.startswith("hermes_")))
+        name = pm.get_name(exc.plugin) or repr(exc.plugin)
+        raise HermesError(f"plugin {name!r} implements a hook that does not exist ({exc}); the "
+                          f"hooks are: {known}") from None
+
+
+def trace(pm: pluggy.PluginManager) -> None:
+    """``HERMES_TRACE_PLUGINS=1``: every hook call, its arguments and results, on stderr
+    (never stdout: it carries the MCP stdio stream)."""
+    pm.trace.root.setwriter(sys.stderr.write)
+    pm.enable_tracing()
 
 
 @lru_cache(maxsize=1)
@@ -67,8 +90,20 @@ def get_plugin_manager() -> pluggy.PluginManager:
 pm_cache_clear = get_plugin_manager.cache_clear
 
 
+def distribution(module: str) -> tuple[str | None, str | None]:
+    """The installed distribution that provides ``module``, and its version."""
+    names = packages_distributions().get(module.split(".")[0]) or []
+    for name in dict.fromkeys(names):
+        try:
+            return name, version(name)
+        except PackageNotFoundError:
+            continue
+    return None, None
+
+
 def describe_plugins() -> list[dict]:
-    """What every loaded plugin provides: hooks it implements and tools it registers."""
+    """What every loaded plugin provides: hooks it implements, tools it registers, and the
+    distribution (and version) it comes from."""
     pm = get_plugin_manager()
     out = []
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda np_: np_[0]):
@@ -76,7 +111,9 @@ def describe_plugins() -> list[dict]:
         tools = []
         if hasattr(plugin, "hermes_register_tools"):
             tools = [t.name for t in plugin.hermes_register_tools() or []]
-        module = getattr(plugin, "__name__", type(plugin).__name__)
-        out.append({"name": name, "module": module, "hooks": hooks, "tools": tools})
+        module = getattr(plugin, "__name__", type(plugin).__module__)
+        dist, dist_version = distribution(module)
+        out.append({"name": name, "module": module, "distribution": dist,
+                    "version": dist_version, "hooks": hooks, "tools": tools})
     return out
 

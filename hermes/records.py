@@ -1,5 +1,6 @@
-"""Personas and items as the rest of hermes sees them: lookups that name what exists when
-they fail, persona creation, item hydration, and the clock every stored time is written by."""
+"""Personas, feeds and items as the rest of hermes sees them: lookups that name what exists
+when they fail, persona creation, the one feed insert, item hydration, and the clock every
+stored time is written by."""
 
 from __future__ import annotations
 
@@ -17,6 +18,17 @@ if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
 def now_iso() -> str:
     """The current UTC time as every stored timestamp is written (ISO 8601, seconds)."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# --- feeds ----------------------------------------------------------------------------------
+
+def insert_feed(db: sqlite_utils.Database, url: str, title: str | None) -> int | None:
+    """Register a feed by URL (the one place feed rows are inserted: ``feeds.toml`` seeding,
+    OPML import, ``hermes feeds add``, ``add_feed``, the demo); its id, or ``None`` when the
+    URL is already subscribed. Call it inside the caller's write transaction."""
+    cur = db.execute("INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)",
+                     [url, title, now_iso()])
+    return cur.lastrowid if cur.rowcount else None
 
 
 # --- personas -------------------------------------------------------------------------------

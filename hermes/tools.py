@@ -1,28 +1,38 @@
-"""The result envelope, and the one place tools are collected and called.
+"""The one place tools are collected and called, and the argument types tools share.
 
-A tool is a plain function ``fn(db, **arguments) -> dict``. Its result is the envelope
-``{"ok": bool, "message": str, **payload}``; a failure keeps the success-path keys present
-(empty) and its message says what went wrong and what to do instead. The tool record
-itself, :class:`hermes.contract.Tool`, is part of the plugin contract.
+A tool is made by :func:`hermes.contract.tool`; its result is the envelope
+``{"ok": bool, "message": str, **payload}`` (:class:`hermes.contract.Result`). A failure keeps
+the success-path keys present (empty) and its message says what went wrong and what to do
+instead. :func:`call_tool` is how every face calls one: it says who is calling and keeps the
+server alive whatever a tool does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
-import copy
-import functools
+import dataclasses
 import logging
-from collections.abc import Callable
+from typing import Annotated
 
-from .contract import Tool
-from .errors import HermesError, InvalidInput
+from pydantic import Field
+
+from .contract import Tool, fail
+from .errors import HermesError
 from .plugins import get_plugin_manager
 
 log = logging.getLogger(__name__)
 
+#: A persona named in a tool call (the one persona argument type of every tool group).
+User = Annotated[str, Field(description="Persona name, as list_users shows it.",
+                            min_length=1, max_length=200)]
+#: An item named in a tool call.
+ItemId = Annotated[int, Field(description="Item id (from list_feed, search_feed or corpus_items).",
+                              ge=1)]
 
-#: Who is calling a tool: ``agent`` (MCP, the default) or ``ui`` (the web UI). Signal-writing
-#: tools record it as the signal's source, so provenance survives the shared tool path.
+#: Who is calling a tool: ``agent`` (MCP, the default), ``ui`` (the web UI or a person at the
+#: CLI) or ``bootstrap``. Signal-writing tools record it as the signal's source, so provenance
+#: survives the shared tool path.
 _CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("hermes_tool_caller", default="agent")
 
 
@@ -31,45 +41,14 @@ def caller() -> str:
     return _CALLER.get()
 
 
-def ok(message: str, **payload) -> dict:
-    return {"ok": True, "message": message, **payload}
-
-
-def fail(message: str, **empty_payload) -> dict:
-    return {"ok": False, "message": message, **empty_payload}
-
-
-def int_arg(name: str, value, low: int, high: int | None = None, hint: str = "") -> int:
-    """``value`` as an int in ``[low, high]`` (an integral float such as ``3.0`` is accepted:
-    some clients send every number as a float), else :class:`InvalidInput` naming the range."""
-    bound = f"between {low} and {high}" if high is not None else f">= {low}"
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{name} must be a whole number {bound}, got {value!r}")
-    if value < low or (high is not None and value > high):
-        raise InvalidInput(f"{name} must be {bound}, got {value}{hint}")
-    return value
-
-
-def envelope(empty_payloads: dict[str, dict]):
-    """Decorator for tool functions: a :class:`HermesError` they raise becomes
-    ``fail(message, **empty_payloads[name])``, so a direct call (CLI, web, scripts, tests)
-    gets the same envelope as a call through :func:`call_tool`."""
-
-    def decorate(fn: Callable[..., dict]) -> Callable[..., dict]:
-        empty = empty_payloads[fn.__name__]
-
-        @functools.wraps(fn)
-        def wrapper(db, *args, **kwargs):
-            try:
-                return fn(db, *args, **kwargs)
-            except HermesError as exc:
-                return fail(str(exc), **copy.deepcopy(empty))
-
-        return wrapper
-
-    return decorate
+@contextlib.contextmanager
+def caller_as(source: str):
+    """Run the enclosed tool calls as ``source`` (``agent``, ``ui`` or ``bootstrap``)."""
+    token = _CALLER.set(source)
+    try:
+        yield
+    finally:
+        _CALLER.reset(token)
 
 
 def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
@@ -78,6 +57,9 @@ def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     for impl in pm.hook.hermes_register_tools.get_hookimpls():
         for tool in impl.function() or []:
+            if not isinstance(tool, Tool):
+                raise HermesError(f"plugin {impl.plugin_name} registered {tool!r}, not a Tool: "
+                                  "define tools with the hermes.tool decorator")
             if groups is not None and tool.group not in groups:
                 continue
             if tool.name in tools:
@@ -85,29 +67,20 @@ def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
                     f"tool {tool.name!r} is registered twice "
                     f"({tools[tool.name].plugin} and {impl.plugin_name})"
                 )
-            tools[tool.name] = Tool(**{**tool.__dict__, "plugin": impl.plugin_name})
+            tools[tool.name] = dataclasses.replace(tool, plugin=impl.plugin_name)
     return tools
 
 
 def call_tool(db, tool: Tool, arguments: dict, *, source: str = "agent") -> dict:
     """Run a tool; a user mistake or an unexpected error becomes an ``ok: false`` result.
 
-    :param source: who is calling (``agent`` or ``ui``), readable inside through :func:`caller`.
+    :param source: who is calling (``agent``, ``ui`` or ``bootstrap``), readable inside
+        through :func:`caller`.
     """
-    token = _CALLER.set(source)
-    try:
-        return tool.fn(db, **arguments)
-    except HermesError as exc:
-        return fail(str(exc), **tool.empty)
-    except TypeError as exc:
-        return fail(f"bad arguments for {tool.name}: {exc}", **tool.empty)
-    except OverflowError:
-        # An id like 2**64 passes a schema with only a lower bound, then cannot be bound as
-        # an SQLite integer: no such row can exist, so it is the caller's mistake.
-        return fail(f"a number given to {tool.name} is too large: ids and counts must be "
-                    f"below {2 ** 63:,}", **tool.empty)
-    except Exception as exc:  # the server must survive any tool bug
-        log.exception("tool %s failed", tool.name)
-        return fail(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", **tool.empty)
-    finally:
-        _CALLER.reset(token)
+    with caller_as(source):
+        try:
+            return tool.run(db, arguments)
+        except Exception as exc:  # the server must survive any tool bug
+            log.exception("tool %s failed", tool.name)
+            return fail(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                        **tool.empty)

@@ -1,5 +1,6 @@
 """Shared fixtures: a temporary data directory and database per test, the fast hash
-embedder, no third-party plugins, and a factory for items."""
+embedder, no third-party plugins (all three from :mod:`hermes.testing`, the fixtures plugin
+authors use too), and a factory for items."""
 
 from __future__ import annotations
 
@@ -10,22 +11,19 @@ import pytest
 from hermes import plugins
 from hermes.ranking import matrix
 
+pytest_plugins = ["hermes.testing"]
+
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path, monkeypatch):
+def isolated_env(hermes_home):
     """No test touches the user's real data directory or loads installed plugins."""
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("HERMES_DB", raising=False)
-    monkeypatch.delenv("HERMES_PLUGINS", raising=False)
-    monkeypatch.delenv("HERMES_ALLOW_PRIVATE", raising=False)
-    monkeypatch.setenv("HERMES_EMBEDDER", "hash")
-    monkeypatch.setenv("HERMES_LOAD_ENTRYPOINTS", "0")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    plugins.pm_cache_clear()
-    matrix.clear_cache()
     yield
-    plugins.pm_cache_clear()
-    matrix.clear_cache()
+
+
+@pytest.fixture
+def anyio_backend():
+    """``@pytest.mark.anyio`` tests run on asyncio (the one backend the servers use)."""
+    return "asyncio"
 
 
 @pytest.fixture
@@ -34,12 +32,8 @@ def db_path(tmp_path):
 
 
 @pytest.fixture
-def db(db_path):
-    from hermes.storage.db import get_db
-
-    database = get_db(db_path)
-    yield database
-    database.conn.close()
+def db(hermes_db):
+    return hermes_db
 
 
 @pytest.fixture

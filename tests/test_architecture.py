@@ -161,7 +161,7 @@ def test_plugin_authors_import_from_hermes_and_import_hermes_stays_cheap():
             "ScoringContext, Embedder, ok, fail, UNTRUSTED\n"
             "import hermes.contract, hermes.hookspecs, hermes.tools\n"
             "assert Tool is hermes.contract.Tool and hookimpl is hermes.hookspecs.hookimpl\n"
-            "assert ok is hermes.tools.ok\n"
+            "assert ok is hermes.contract.ok\n"
             "print(','.join(loaded))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -10,13 +10,13 @@ import pytest
 from pydantic import Field
 
 from hermes import hookspecs
-from hermes.contract import Component, Migration, Signal, Tool
+from hermes.contract import Component, Migration, Result, Signal, ok, tool
 from hermes.errors import InvalidInput, NotFound
 from hermes.hookspecs import hookimpl
 from hermes.ranking.rank import rank_items
 from hermes.records import create_user
 from hermes.storage.signals import record_click, record_signal
-from hermes.tools import call_tool, collect_tools, ok
+from hermes.tools import call_tool, collect_tools
 
 HOOKS = sorted(n for n in dir(hookspecs) if n.startswith("hermes_"))
 
@@ -32,15 +32,20 @@ def test_every_hook_has_a_test():
     assert not missing, f"hooks without a test_hook_<name> test: {missing}"
 
 
-def shout(db, text: Annotated[str, Field(description="what to shout")]) -> dict:
+class Shouted(Result):
+    text: str = ""
+
+
+@tool("extra", result=Shouted, read_only=True)
+def shout(db, text: Annotated[str, Field(description="what to shout", max_length=100)]) -> dict:
+    """Upper-case text."""
     return ok("shouted", text=text.upper())
 
 
 class ThirdParty:
     @hookimpl
     def hermes_register_tools(self):
-        return [Tool(name="shout", fn=shout, description="Upper-case text.", group="extra",
-                     read_only=True, empty={"text": ""})]
+        return [shout]
 
     @hookimpl
     def hermes_register_signals(self):
@@ -64,7 +69,8 @@ def test_hook_hermes_register_tools(pm, db):
 def test_tool_errors_keep_the_payload_keys(pm, db):
     pm.register(ThirdParty(), name="thirdparty")
     result = call_tool(db, collect_tools()["shout"], {"text": 3})
-    assert result["ok"] is False and "shout" in result["message"] and result["text"] == ""
+    assert result["ok"] is False and result["text"] == ""
+    assert result["message"] == "text must be a string of at most 100 characters, got 3."
 
 
 def test_hook_hermes_migrations(pm, db_path):
@@ -240,3 +246,19 @@ def test_hook_hermes_item_tags(pm, db, tmp_path):
     run_ingest(db)
     tags = {t: json.loads(g) for t, g in db.execute("SELECT title, tags FROM items")}
     assert tags == {"Graph transformers": ["cs.lg", "graph neural networks"], "Galaxies": []}
+
+
+def test_signal_observers_hand_their_changes_back_through_pluggy(pm, db, add_items):
+    """hermes_signal_written returns what it changed; record_signal collects the answers."""
+    from hermes.records import create_user
+
+    class Observer:
+        @hookimpl
+        def hermes_signal_written(self, db, signal):
+            return [{"kind": "seen", "item_id": signal.item_id}] if signal.kind == "poke" else None
+
+    pm.register(ThirdParty(), name="thirdparty")
+    pm.register(Observer(), name="observer")
+    user = create_user(db, "ann", "x")
+    recorded = record_signal(db, Signal("poke", user["id"], 7), lambda d: "written")
+    assert recorded.result == "written" and recorded.observed == [{"kind": "seen", "item_id": 7}]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from hermes_corpus import signals as cs
 
 from hermes.errors import InvalidInput, NotFound
 from hermes.tools import call_tool, collect_tools
-from hermes_corpus import signals as cs
 
 TABLES = ("corpus_progress", "corpus_highlights", "corpus_notes", "corpus_favorites",
           "corpus_revision", "corpus_log", "corpus_membership")
@@ -37,17 +37,17 @@ def call(db, name, **arguments):
 
 
 BAD_CALLS = [
-    ("record_progress", {"user": "alice", "item_id": "A", "fraction": 1.5}, "outside [0, 1]"),
-    ("record_progress", {"user": "alice", "item_id": "A", "fraction": -0.01}, "outside [0, 1]"),
+    ("record_progress", {"user": "alice", "item_id": "A", "fraction": 1.5}, "fraction must be a number from 0 to 1, got 1.5"),
+    ("record_progress", {"user": "alice", "item_id": "A", "fraction": -0.01}, "from 0 to 1"),
     ("record_progress", {"user": "alice", "item_id": "A", "fraction": math.nan}, "NaN"),
-    ("record_progress", {"user": "alice", "item_id": "A", "fraction": math.inf}, "outside [0, 1]"),
+    ("record_progress", {"user": "alice", "item_id": "A", "fraction": math.inf}, "from 0 to 1"),
     ("record_progress", {"user": "alice", "item_id": "A", "fraction": True}, "number"),
     ("record_progress", {"user": "alice", "item_id": 99999, "fraction": 0.5}, "unknown item"),
     ("record_progress", {"user": "nobody", "item_id": "A", "fraction": 0.5}, "unknown persona"),
     ("add_highlight", {"user": "alice", "item_id": "A", "text": "   "}, "empty"),
     ("add_highlight", {"user": "alice", "item_id": 99999, "text": "x"}, "unknown item"),
     ("add_highlight", {"user": "nobody", "item_id": "A", "text": "x"}, "unknown persona"),
-    ("add_highlight", {"user": "alice", "item_id": "A", "text": "x" * 10_001}, "limit"),
+    ("add_highlight", {"user": "alice", "item_id": "A", "text": "x" * 10_001}, "at most 10,000 characters"),
     ("add_note", {"user": "alice", "item_id": "A", "text": ""}, "empty"),
     ("add_note", {"user": "nobody", "item_id": "A", "text": "x"}, "unknown persona"),
     ("favorite", {"user": "alice", "item_id": 99999}, "unknown item"),
@@ -58,9 +58,9 @@ BAD_CALLS = [
     ("delete_highlight", {"user": "nobody", "highlight_id": "H", "confirm": True}, "unknown persona"),
     ("delete_note", {"user": "bob", "note_id": "N", "confirm": True}, "has no note"),
     ("corpus", {"user": "nobody"}, "unknown persona"),
-    ("corpus_items", {"user": "alice", "facet": "heard"}, "unknown facet"),
+    ("corpus_items", {"user": "alice", "facet": "heard"}, 'one of "experienced", "saved"'),
     ("corpus_items", {"user": "alice", "facet": "experienced", "limit": 0}, "limit"),
-    ("corpus_changes", {"user": "alice", "since": -1}, ">= 0"),
+    ("corpus_changes", {"user": "alice", "since": -1}, "at least 0"),
     ("corpus_changes", {"user": "alice", "since": 3}, "beyond the current revision"),
     ("corpus_changes", {"user": "nobody", "since": 0}, "unknown persona"),
     ("corpus_ranked", {"user": "alice", "limit": 0}, "limit"),

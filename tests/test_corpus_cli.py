@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
-
 from hermes_corpus import signals as cs
+from typer.testing import CliRunner
 
 
 def invoke(*args):
@@ -37,7 +36,7 @@ def test_errors_are_one_line(db, db_path):
     r = invoke("corpus", "show", "nobody", "--db", str(db_path))
     assert r.exit_code == 1 and "unknown persona" in r.output and "Traceback" not in r.output
     r = invoke("corpus", "items", "nobody", "--facet", "heard", "--db", str(db_path))
-    assert r.exit_code == 1 and "unknown facet" in r.output
+    assert r.exit_code == 1 and 'facet must be one of "experienced", "saved"' in r.output
     r = invoke("corpus", "reconcile", "nobody", "--db", str(db_path))
     assert r.exit_code == 1 and "unknown persona" in r.output
 

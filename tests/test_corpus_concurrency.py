@@ -33,9 +33,10 @@ def _worker(db_path: str, home: str, seed: int, item_ids: list[int], barrier=Non
     os.environ["HERMES_EMBEDDER"] = "hash"
     os.environ["HERMES_LOAD_ENTRYPOINTS"] = "0"
     os.environ.pop("HERMES_PLUGINS", None)
+    from hermes_corpus import signals as cs
+
     from hermes.errors import NotFound
     from hermes.storage.db import get_db
-    from hermes_corpus import signals as cs
 
     rng = random.Random(seed)
     db = get_db(db_path)

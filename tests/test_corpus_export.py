@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hermes_corpus import export as ex
+from hermes_corpus import references
+from hermes_corpus import signals as cs
 from typer.testing import CliRunner
 
 from hermes.records import require_user
 from hermes.tools import call_tool, collect_tools
-from hermes_corpus import export as ex
-from hermes_corpus import references
-from hermes_corpus import signals as cs
 
 HARD = r"Braces {x} & 50% of $5 cost #1 under_score ~tilde back\slash, Schrödinger ü"
 
@@ -209,7 +209,7 @@ def test_the_mcp_tool_pages_with_a_cursor(corpus):
         since = r["next_since"]
     assert len(pages) > 1 and "\n".join(pages) == whole["text"]
     bad = call_tool(db, tool, {"user": "alice", "format": "docx"})
-    assert bad["ok"] is False and "unknown format" in bad["message"] and bad["text"] == ""
+    assert bad["ok"] is False and "format must be one of" in bad["message"] and bad["text"] == ""
     bad = call_tool(db, tool, {"user": "alice", "max_chars": 10})
     assert bad["ok"] is False and "max_chars" in bad["message"]
 

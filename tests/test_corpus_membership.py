@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from hermes.storage.db import get_db
 from hermes_corpus import membership
 from hermes_corpus import signals as cs
 from hermes_corpus import tools as ct
+
+from hermes.storage.db import get_db
 
 
 @pytest.fixture

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hermes_corpus import signals as cs
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
-
-from hermes_corpus import signals as cs
 
 
 @pytest.fixture
@@ -78,9 +77,9 @@ def test_ranked_and_entities(client, corpus_db):
     ("/api/corpus/ranked", {"user": "nobody"}, 404, "unknown persona"),
     ("/api/corpus/entities", {"user": "nobody"}, 404, "unknown persona"),
     ("/api/corpus", {}, 400, "missing query parameter 'user'"),
-    ("/api/corpus/items", {"user": "alice", "facet": "heard"}, 400, "unknown facet"),
+    ("/api/corpus/items", {"user": "alice", "facet": "heard"}, 400, 'one of "experienced", "saved"'),
     ("/api/corpus/changes", {"user": "alice", "since": "abc"}, 400, "not a whole number"),
-    ("/api/corpus/changes", {"user": "alice", "since": "-1"}, 400, ">= 0"),
+    ("/api/corpus/changes", {"user": "alice", "since": "-1"}, 400, "at least 0"),
     ("/api/corpus/changes", {"user": "alice", "since": "99"}, 400, "beyond the current revision"),
     ("/api/corpus/ranked", {"user": "alice", "limit": "0"}, 400, "limit"),
     ("/api/corpus/ranked", {"user": "alice", "limit": "many"}, 400, "not a whole number"),

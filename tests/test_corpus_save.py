@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hermes_corpus import save as saving
+from hermes_corpus.metadata import LookupFailed, Ref, identify
 from ingest_server import FeedServer, Route
 from typer.testing import CliRunner
 
 from hermes.errors import InvalidInput
 from hermes.tools import call_tool, collect_tools
-from hermes_corpus import save as saving
-from hermes_corpus.metadata import LookupFailed, Ref, identify
 
 ARXIV_QUERY = "/api/query?id_list=2401.12345&max_results=1"
 # The shape of export.arxiv.org/api/query's answer (Atom 1.0 with the arxiv namespace).
@@ -121,10 +121,11 @@ def test_save_by_arxiv_id_from_the_api(alice, server):
 
 
 def test_saved_items_reach_exports_recall_and_ranking(alice, server):
-    from hermes.records import require_user
     from hermes_corpus import export as ex
     from hermes_corpus import signals as cs
     from hermes_corpus import tools as t
+
+    from hermes.records import require_user
 
     db = alice
     server.add(ARXIV_QUERY, body=ARXIV_ATOM)

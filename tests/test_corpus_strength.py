@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
-
-from hermes_corpus import signals as cs, tools as ct
+from hermes_corpus import signals as cs
+from hermes_corpus import tools as ct
 from hermes_corpus.settings import CorpusSettings
 from hermes_corpus.strength import strength
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 fractions = st.floats(min_value=0, max_value=1, allow_nan=False)
 counts = st.integers(min_value=0, max_value=50)

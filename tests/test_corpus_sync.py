@@ -9,13 +9,13 @@ import os
 
 import pytest
 import yaml
+from hermes_corpus import signals as cs
+from hermes_corpus import sync as vault
 from typer.testing import CliRunner
 
 from hermes.errors import HermesError
 from hermes.records import require_user
 from hermes.storage.signals import record_click
-from hermes_corpus import signals as cs
-from hermes_corpus import sync as vault
 
 
 @pytest.fixture

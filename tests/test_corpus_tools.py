@@ -9,7 +9,7 @@ from hermes.tools import call_tool, collect_tools
 READS = {"corpus", "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall",
          "export_corpus"}
 WRITES = {"record_progress", "add_highlight", "delete_highlight", "add_note", "delete_note", "favorite",
-          "save_item"}
+          "save_item", "mark_unread"}
 
 
 @pytest.fixture
@@ -42,6 +42,7 @@ def test_success_and_failure_share_their_keys(setup):
         "add_highlight": {"user": "alice", "item_id": item, "text": "streams", "note": "n"},
         "add_note": {"user": "alice", "item_id": item, "text": "a note"},
         "favorite": {"user": "alice", "item_id": item},
+        "mark_unread": {"user": "alice", "item_id": item},
         "delete_highlight": {"user": "alice", "highlight_id": 1, "confirm": True},
         "delete_note": {"user": "alice", "note_id": 1, "confirm": True},
         "corpus": {"user": "alice"},
@@ -53,7 +54,7 @@ def test_success_and_failure_share_their_keys(setup):
         "export_corpus": {"user": "alice", "format": "ris"},
         "save_item": {"user": "alice", "ref": "arXiv:2401.00001v3"},  # stored: no fetch
     }
-    for name in ["record_progress", "add_highlight", "add_note", "favorite", "corpus",
+    for name in ["record_progress", "add_highlight", "add_note", "favorite", "mark_unread", "corpus",
                  "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall",
                  "export_corpus", "save_item", "delete_highlight", "delete_note"]:
         ok = call_tool(db, tools[name], good[name])
@@ -86,10 +87,44 @@ async def test_tools_over_mcp(setup, db_path):
         summary = (await client.call_tool("corpus", {"user": "alice"})).structured_content
         assert summary["revision"] == 1 and summary["experienced_count"] == 1
         refused = await client.call_tool("record_progress", {"user": "alice", "item_id": item, "fraction": 2})
-        assert refused.is_error is True  # the schema refuses it before the tool runs
+        # refused at the tool boundary, before the tool runs, in the envelope
+        assert refused.structured_content["ok"] is False
+        assert refused.structured_content["message"] == "fraction must be a number from 0 to 1, got 2."
     assert db.execute("SELECT max_fraction FROM corpus_progress").fetchone()[0] == 0.7
 
 
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+def test_mark_unread_takes_back_read_but_not_a_capture(setup):
+    """The web UI's undo of "read": progress back to 0, a tombstone logged; an item with a
+    note stays experienced; the persona's other signals are kept."""
+    db, item = setup
+    tools = collect_tools({"corpus"})
+    call_tool(db, tools["record_progress"], {"user": "alice", "item_id": item, "fraction": 1.0})
+    undone = call_tool(db, tools["mark_unread"], {"user": "alice", "item_id": item})
+    assert undone["ok"] and undone["changed"] and undone["facet"] is None
+    assert [c["kind"] for c in undone["changes"]] == ["removed"]
+    assert db.execute("SELECT max_fraction, opens FROM corpus_progress").fetchone() == (0, 1)
+    again = call_tool(db, tools["mark_unread"], {"user": "alice", "item_id": item})
+    assert again["ok"] and again["changed"] is False and again["changes"] == []
+    call_tool(db, tools["add_note"], {"user": "alice", "item_id": item, "text": "kept"})
+    call_tool(db, tools["record_progress"], {"user": "alice", "item_id": item, "fraction": 1.0})
+    kept = call_tool(db, tools["mark_unread"], {"user": "alice", "item_id": item})
+    assert kept["facet"] == "experienced"  # the note still makes it experienced
+
+
+def test_exclude_read_leaves_read_items_out_of_a_ranking(setup):
+    from hermes.contract import CandidateQuery
+    from hermes.ranking.rank import rank
+    from hermes.records import require_user
+
+    db, item = setup
+    user = require_user(db, "alice")
+    query = CandidateQuery(since_days=None, exclude_read=True)
+    assert list(rank(db, user, query).item_ids) == [item]
+    call_tool(db, collect_tools()["record_progress"], {"user": "alice", "item_id": item, "fraction": 1.0})
+    assert list(rank(db, user, query).item_ids) == []
+    assert list(rank(db, user, CandidateQuery(since_days=None)).item_ids) == [item]

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hermes_digest.tools import digest, kg_communities
 
 from hermes import tag_graph
 from hermes.records import create_user
-from hermes_digest.tools import digest, kg_communities
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 N_PAPERS = 500

@@ -26,7 +26,7 @@ def week(db, add_items):
 
 
 @pytest.mark.anyio
-async def test_mcp_schema_hides_chat_fn_and_declares_limits(db, db_path, week):
+async def test_mcp_schema_declares_limits(db, db_path, week):
     from mcp import Client
 
     from hermes.mcp_server import build_server
@@ -49,14 +49,11 @@ async def test_mcp_schema_hides_chat_fn_and_declares_limits(db, db_path, week):
         assert listed["digest"].input_schema["properties"]["below_bar"]["type"] == "boolean"
 
         refused = await client.call_tool("digest", {"user": "ann", "days": 0})
-        assert refused.is_error is True
+        assert refused.structured_content["ok"] is False
+        assert refused.structured_content["message"] == "days must be a whole number from 1 to 36500, got 0."
         nobody = await client.call_tool("digest", {"user": "nobody"})
         assert nobody.structured_content["ok"] is False and "unknown persona" in nobody.structured_content["message"]
 
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
 
 
 def run(db_path, *args):
@@ -95,7 +92,7 @@ def test_cli_digest_user_mistakes_are_one_line_and_non_zero(db, db_path, week):
     assert out.exit_code == 1 and "unknown persona 'nobody'" in out.output
     assert "Traceback" not in out.output
     out = run(db_path, "digest", "ann", "--days", "0")
-    assert out.exit_code == 1 and "days must be between 1" in out.output
+    assert out.exit_code == 1 and "days must be a whole number from 1 to 36500" in out.output
     out = run(db_path, "digest", "ann", "--json", "--days", "0")
     assert out.exit_code == 1 and json.loads(out.stdout)["ok"] is False
 

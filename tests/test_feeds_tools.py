@@ -12,7 +12,7 @@ from hermes.storage.signals import record_click
 from hermes.tools import call_tool, collect_tools
 
 FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
-               "list_feeds", "remove_feed", "suggest_feeds"}
+               "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
 
 
 def tool(db, name, /, **arguments) -> dict:
@@ -53,7 +53,8 @@ def private_allowed(monkeypatch):
 def test_group_registers_every_tool_with_truthful_annotations():
     tools = collect_tools({"feeds"})
     assert set(tools) == FEEDS_TOOLS
-    assert all(t.plugin == "feeds" for t in tools.values())
+    # record_feedback is the core's click tool (clicks work with every group disabled)
+    assert {n: t.plugin for n, t in tools.items() if t.plugin != "feeds"} == {"record_feedback": "signals"}
     read_only = {n for n, t in tools.items() if t.read_only}
     assert read_only == {"list_feed", "explain_item", "preview_feed", "list_feeds", "suggest_feeds"}
     assert {n for n, t in tools.items() if t.destructive} == {"remove_feed"}
@@ -148,7 +149,7 @@ def test_record_feedback_writes_an_agent_click(db, items, ann):
     ({"user": "nobody", "item_id": 1, "liked": True}, "unknown persona"),
     ({"user": "ann", "item_id": 999, "liked": True}, "unknown item"),
     ({"user": "ann", "item_id": 1, "liked": "yes"}, "liked must be true or false"),
-    ({"user": "ann", "item_id": "1", "liked": True}, "item_id must be an integer"),
+    ({"user": "ann", "item_id": "1", "liked": True}, "item_id must be a whole number of at least 1, got \"1\""),
 ])
 def test_record_feedback_refusals_write_nothing(db, items, ann, args, fragment):
     before = snapshot(db)
@@ -361,8 +362,13 @@ def test_list_feeds_when_empty(db):
 def test_remove_feed_without_confirm_changes_nothing_and_names_what_would_go(db, items, ann):
     record_click(db, ann["id"], items[0], True, "ui")
     before = snapshot(db)
-    for confirm in (False, "true", 1):
+    for confirm in ("true", 1):  # strict: only the JSON literal true confirms
         result = tool(db, "remove_feed", feed_id=1, confirm=confirm)
+        assert result["ok"] is False and result["removed"] is False
+        assert result["message"].startswith("confirm must be true or false")
+        assert snapshot(db) == before
+    for arguments in ({"confirm": False}, {}):  # false, or left out: the preview
+        result = tool(db, "remove_feed", feed_id=1, **arguments)
         assert result["ok"] is False and result["removed"] is False
         assert snapshot(db) == before
     # Named by id and URL; the title (feed text, untrusted) is in the payload only.

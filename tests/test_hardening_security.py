@@ -281,11 +281,12 @@ def arguments_for(tool, ctx: dict) -> dict:
 
 
 def test_prompt_injection_in_feed_text_is_returned_as_data_only(db, monkeypatch):
+    from hermes_corpus import signals as cs
+
     from hermes.ingest.pipeline import add_feeds, run_ingest
     from hermes.mcp_server import INSTRUCTIONS
     from hermes.records import create_user
     from hermes.tools import call_tool, collect_tools
-    from hermes_corpus import signals as cs
 
     monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # preview/add the loopback feed
     entries = [{"title": f"{INJECTION} #{k}", "link": f"http://example.org/{k}",

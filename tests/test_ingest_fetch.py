@@ -199,7 +199,3 @@ async def test_sync_fetch_works_inside_a_running_event_loop(tmp_path):
     assert fetch(str(path)).body == FEED
 
 
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"

@@ -19,21 +19,16 @@ from mcp.client.stdio import stdio_client
 from process_support import child_env, free_port, hermes_command, running_hermes
 from pydantic import Field
 
-from hermes.contract import Component, Tool
+from hermes.contract import Component, Result, ok, tool
 from hermes.hookspecs import hookimpl
 from hermes.mcp_server import build_server
 from hermes.records import create_user
-from hermes.tools import ok
 
 pytestmark = pytest.mark.anyio
 
 FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
-               "list_feeds", "remove_feed", "suggest_feeds"}
+               "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
 
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
 
 
 @pytest.fixture
@@ -62,10 +57,15 @@ async def test_tools_list_has_schemas_descriptions_and_annotations(db_path, worl
     assert {"type": "null"} in props["since_days"]["anyOf"] and props["since_days"]["default"] == 7
     assert all(p.get("description") for p in props.values())
     assert "untrusted" in lf.description
-    assert lf.annotations.read_only_hint is True and lf.annotations.destructive_hint is False
+    # a hint equal to the MCP default is left out (destructive means nothing for a read)
+    assert lf.annotations.read_only_hint is True and lf.annotations.destructive_hint is None
+    assert lf.output_schema["properties"]["items"] == {"items": {"type": "object"}, "type": "array"}
+    assert lf.output_schema["required"] == ["ok", "message"]
     rf = listed["remove_feed"]
-    assert rf.annotations.destructive_hint is True and rf.annotations.read_only_hint is False
-    assert set(rf.input_schema["required"]) == {"feed_id", "confirm"}
+    assert rf.annotations.destructive_hint is True and not rf.annotations.read_only_hint
+    # confirm defaults to false: leaving it out gives the preview
+    assert rf.input_schema["required"] == ["feed_id"]
+    assert rf.input_schema["properties"]["confirm"]["default"] is False
     assert listed["add_feed"].annotations.open_world_hint is True
     assert listed["list_feeds"].annotations.open_world_hint is False
 
@@ -91,12 +91,17 @@ async def test_bad_arguments_and_domain_errors_never_crash_or_write(db_path, db,
         assert unknown.structured_content["click"] == {}
         missing_item = await client.call_tool("record_feedback", {"user": "ann", "item_id": 999, "liked": True})
         assert missing_item.structured_content["ok"] is False
+        # argument errors come back in the envelope, naming the parameter and what it takes
         invalid = await client.call_tool("list_feed", {"user": "ann", "limit": 0})
-        assert invalid.is_error is True and "limit" in invalid.content[0].text
+        assert invalid.is_error is False and invalid.structured_content == {
+            "ok": False, "message": "limit must be a whole number from 1 to 100, got 0.",
+            "user": "", "items": [], "above_bar": 0, "below_bar": 0}
         wrong_type = await client.call_tool("record_feedback", {"user": "ann", "item_id": "abc", "liked": True})
-        assert wrong_type.is_error is True
+        assert wrong_type.structured_content["message"] == (
+            'item_id must be a whole number of at least 1, got "abc".')
         no_confirm = await client.call_tool("remove_feed", {"feed_id": 1})
-        assert no_confirm.is_error is True
+        assert no_confirm.structured_content["ok"] is False
+        assert no_confirm.structured_content["removed"] is False
         refused = await client.call_tool("remove_feed", {"feed_id": 1, "confirm": False})
         assert refused.structured_content["ok"] is False and refused.structured_content["removed"] is False
         private = await client.call_tool("add_feed", {"url": "http://169.254.169.254/latest"})
@@ -124,8 +129,13 @@ async def test_groups_restrict_the_tools_served(db_path):
 
 # --- a third-party plugin -------------------------------------------------------------------
 
-def echo_persona(db, user: Annotated[str, Field(description="Persona name.")]) -> dict:
-    """A third-party tool."""
+class Hello(Result):
+    user: str = ""
+
+
+@tool("thirdparty", result=Hello, read_only=True, idempotent=True)
+def echo_persona(db, user: Annotated[str, Field(description="Persona name.", max_length=64)]) -> dict:
+    """Say hello to a persona."""
     return ok(f"hello {user}", user=user)
 
 
@@ -134,8 +144,7 @@ class ThirdPartyPlugin:
 
     @hookimpl
     def hermes_register_tools(self):
-        return [Tool(name="echo_persona", fn=echo_persona, description="Say hello to a persona.",
-                     group="thirdparty", read_only=True, idempotent=True, empty={"user": ""})]
+        return [echo_persona]
 
     @hookimpl
     def hermes_score(self, db, user, item_ids, vectors, context):
@@ -331,3 +340,32 @@ def test_is_loopback(host, expected):
     from hermes.mcp_server import is_loopback
 
     assert is_loopback(host) is expected
+
+
+async def test_hermes_serve_keeps_feeds_fresh_in_the_background(tmp_path):
+    import anyio
+    from ingest_server import FeedServer, rss
+
+    from hermes.ingest.pipeline import add_feeds
+    from hermes.storage.db import get_db
+
+    database = get_db(tmp_path / "h.db")
+    with FeedServer() as server:
+        add_feeds(database, [(server.add("/f.xml", body=rss([{"title": "Fresh", "link": "https://e.org/1"}])), None)])
+        database.conn.close()
+        params = StdioServerParameters(
+            command=hermes_command()[0],
+            args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
+            env=child_env(tmp_path / "home", HERMES_INGEST_EVERY="1h"))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            with anyio.fail_after(90):
+                while True:
+                    listed = (await session.call_tool("list_feeds", {})).structured_content
+                    if listed["feeds"][0]["item_count"]:
+                        break
+                    await anyio.sleep(0.5)
+            assert listed["refresh"]["background"] is True and listed["refresh"]["every"] == 3600
+            assert listed["refresh"]["next"] > listed["refresh"]["last_refresh"]
+            assert "Next refresh due" in listed["message"]
+        assert server.hits("/f.xml") == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hermes_persona.bootstrap import bootstrap_persona
 from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
 
 from hermes.contract import CandidateQuery
@@ -10,7 +11,6 @@ from hermes.errors import InvalidInput, NotFound
 from hermes.ranking.rank import rank
 from hermes.records import require_user
 from hermes.storage.signals import record_click
-from hermes_persona.bootstrap import bootstrap_persona
 
 
 def clicks(db, user_id) -> list[tuple]:
@@ -77,12 +77,12 @@ def test_bootstrap_on_a_tiny_archive_never_likes_and_dislikes_one_item(db, add_i
 
 
 @pytest.mark.parametrize("arguments, fragment", [
-    ({"n_like": -1}, "between 0 and 50"),
-    ({"n_dislike": 51}, "between 0 and 50"),
-    ({"n_like": "5"}, "must be an integer"),
-    ({"n_like": True}, "must be an integer"),
+    ({"n_like": -1}, "from 0 to 50, got -1"),
+    ({"n_dislike": 51}, "from 0 to 50, got 51"),
+    ({"n_like": "5"}, "n_like must be a whole number"),
+    ({"n_like": True}, "got true"),
     ({"n_like": 0, "n_dislike": 0}, "nothing to do"),
-    ({"name": 1}, "a string"),
+    ({"name": 1}, "name must be a non-empty string"),
 ])
 def test_bootstrap_refuses_bad_counts_without_writing(db, archive, arguments, fragment):
     make_persona(db)

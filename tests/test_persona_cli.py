@@ -69,7 +69,7 @@ def test_bootstrap_search_reset_delete(run, db, archive):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (("create", "alice", "--interests", ""), "interests is empty"),
+    (("create", "alice", "--interests", ""), "interests must be a non-empty string"),
     (("create", "a/b", "--interests", "graphs"), "not allowed"),
     (("show", "nobody"), "unknown persona 'nobody'"),
     (("update", "nobody", "--interests", "x"), "unknown persona"),
@@ -77,7 +77,7 @@ def test_bootstrap_search_reset_delete(run, db, archive):
     (("reset", "nobody", "--yes"), "unknown persona"),
     (("bootstrap", "nobody"), "unknown persona"),
     (("search", "nobody", "graph"), "unknown persona"),
-    (("bootstrap", "alice", "--likes", "99"), "between 0 and 50"),
+    (("bootstrap", "alice", "--likes", "99"), "n_like must be a whole number from 0 to 50"),
 ])
 def test_errors_are_one_line_and_a_non_zero_exit(run, archive, args, fragment):
     run("create", "bob", "--interests", "graphs")

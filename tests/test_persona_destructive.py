@@ -179,7 +179,7 @@ def test_corpus_rows_go_with_a_deleted_persona_and_survive_a_reset(db, archive):
     if not {"add_highlight", "favorite", "corpus"} <= set(collect_tools()):
         pytest.skip("the corpus tool group is not registered")
     alice = make_persona(db, "alice", "graphs")
-    bob = make_persona(db, "bob", "bread")
+    make_persona(db, "bob", "bread")
     for persona in ("alice", "bob"):
         assert tool(db, "add_highlight", user=persona, item_id=archive[0], text="message passing")["ok"]
         assert tool(db, "favorite", user=persona, item_id=archive[1])["ok"]

@@ -11,10 +11,6 @@ from hermes.mcp_server import build_server
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
 
 async def call(client, tool_name, /, **arguments) -> dict:
     result = await client.call_tool(tool_name, arguments)
@@ -30,8 +26,8 @@ async def test_persona_tools_are_listed_with_schemas_and_annotations(db_path, ar
         "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
     }
     delete = tools["delete_persona"]
-    assert delete.annotations.destructive_hint is True and delete.annotations.read_only_hint is False
-    assert set(delete.input_schema["required"]) == {"name", "confirm"}
+    assert delete.annotations.destructive_hint is True and not delete.annotations.read_only_hint
+    assert delete.input_schema["required"] == ["name"]  # confirm defaults to false
     assert "db" not in delete.input_schema["properties"]
     assert tools["search_feed"].annotations.read_only_hint is True
     limit = tools["search_feed"].input_schema["properties"]["limit"]

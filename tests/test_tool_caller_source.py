@@ -52,3 +52,33 @@ def test_mcp_tool_calls_write_signals_with_source_agent(db, db_path, add_items, 
 
     anyio.run(go)
     assert spy.seen == [("progress", "agent")]
+
+
+def test_record_feedback_records_who_called_it(db, add_items, spy):
+    from hermes.tools import call_tool, collect_tools
+
+    ids = seed(db, add_items)
+    tool = collect_tools()["record_feedback"]
+    assert call_tool(db, tool, {"user": "ada", "item_id": ids[0], "liked": True}, source="ui")["ok"]
+    assert call_tool(db, tool, {"user": "ada", "item_id": ids[1], "liked": False})["ok"]
+    assert spy.seen == [("click", "ui"), ("click", "agent")]
+    sources = dict(db.execute("SELECT item_id, source FROM clicks").fetchall())
+    assert sources == {ids[0]: "ui", ids[1]: "agent"}
+
+
+def test_cli_commands_call_tools_as_a_person(pm):
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+    from hermes.tools import caller
+
+    class Command:
+        @hookimpl
+        def hermes_register_commands(self, app):
+            @app.command("whoami")
+            def whoami():
+                print(caller())
+
+    pm.register(Command(), name="whoami")
+    assert CliRunner().invoke(build_app(), ["whoami"]).output.strip() == "ui"
+    assert caller() == "agent"  # reset when the command ends

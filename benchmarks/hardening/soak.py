@@ -38,8 +38,18 @@ from xml.sax.saxutils import escape
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (WORDS, FeedServer, Route, child_env, free_port, hermes, hermes_command,  # noqa: E402
-                    invariants, table, wait_for_port)
+from common import (  # noqa: E402
+    WORDS,
+    FeedServer,
+    Route,
+    child_env,
+    free_port,
+    hermes,
+    hermes_command,
+    invariants,
+    table,
+    wait_for_port,
+)
 
 LOCK_WORDS = re.compile(r"locked|busy", re.I)
 TOKEN_RE = re.compile(r'name="csrf_token" value="([^"]+)"')

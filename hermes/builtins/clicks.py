@@ -1,9 +1,50 @@
-"""The built-in plugin declaring the ``click`` signal kind (written by
-:func:`hermes.storage.signals.record_click`, the one click write path)."""
+"""The built-in click plugin: declares the ``click`` signal kind (written by
+:func:`hermes.storage.signals.record_click`, the one click write path) and serves the
+``record_feedback`` tool, the one way every face records a like or dislike (the web UI's
+buttons as source ``ui``, MCP as ``agent``). Clicks are core: they work with every tool
+group disabled. The tool is listed in the ``feeds`` group, next to ``list_feed``."""
 
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from ..contract import Result, ok, tool
 from ..hookspecs import hookimpl
+from ..records import require_item, require_user
+from ..storage.signals import record_click
+from ..tools import ItemId, User, caller
+
+
+class Feedback(Result):
+    click: dict[str, Any] = {}
+    n_clicks: int = 0
+
+
+@tool("feeds", result=Feedback, idempotent=True)
+def record_feedback(
+    db,
+    user: User,
+    item_id: ItemId,
+    liked: Annotated[bool, Field(description="true = liked, false = disliked.")],
+) -> dict:
+    """Record that the persona liked or disliked an item; a new answer replaces its earlier
+    one on that item. The next list_feed learns from it."""
+    persona = require_user(db, user)
+    item = require_item(db, item_id)
+    click = record_click(db, persona["id"], item["id"], liked, source=caller())
+    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
+    what = "like" if liked else "dislike"
+    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} ({n} clicks in "
+              "total); the next list_feed uses it.", click=click, n_clicks=n)
 
 
 @hookimpl
 def hermes_register_signals():
     return ["click"]
+
+
+@hookimpl
+def hermes_register_tools():
+    return [record_feedback]

@@ -12,18 +12,20 @@ import typer
 from .. import __version__
 from ..errors import HermesError
 from ..plugins import describe_plugins, get_plugin_manager
+from ..tools import caller_as
 from . import core
 from .support import DbOption, JsonOption, emit_json
 
 
 def plugins_command(db: DbOption = None, as_json: JsonOption = False):
-    """List every loaded plugin and what it provides (hooks, tools)."""
+    """List every loaded plugin: its distribution and version, the hooks and tools it provides."""
     found = describe_plugins()
     if as_json:
         emit_json(found)
         return
     for p in found:
-        typer.echo(f"{p['name']}  ({p['module']})")
+        origin = f"{p['distribution']} {p['version']}" if p["distribution"] else "not installed"
+        typer.echo(f"{p['name']}  ({p['module']}, {origin})")
         typer.echo(f"    hooks: {', '.join(p['hooks']) or '-'}")
         if p["tools"]:
             typer.echo(f"    tools: {', '.join(p['tools'])}")
@@ -46,10 +48,14 @@ def build_app() -> typer.Typer:
 
     @app.callback()
     def _root(
+        ctx: typer.Context,
         version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                      help="Print the version and exit."),
     ):
         """hermes: ingest feeds, rank them per persona, explain, digest, keep a corpus."""
+        # A person at the command line: tools the commands call record source 'ui' (as the
+        # web UI does); `hermes serve` still says 'agent' for every MCP call.
+        ctx.with_resource(caller_as("ui"))
 
     app.command("plugins")(plugins_command)
     core.register(app)

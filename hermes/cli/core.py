@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Annotated, Optional
 
 import typer
@@ -11,10 +13,16 @@ import typer
 from .. import config
 from ..demo import run_demo
 from ..errors import HermesError
+from ..ingest.refresher import start_background
+from ..ingest.runlock import IngestBusy, describe
+from ..ingest.schedule import next_refresh, seconds_until
 from ..net import is_loopback
 from ..storage.db import get_db
 from ..tools import collect_tools
 from .support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
+
+NoRefreshOption = Annotated[bool, typer.Option(
+    "--no-refresh", help="Do not fetch feeds in the background (run `hermes ingest` yourself).")]
 
 
 def serve(
@@ -28,8 +36,10 @@ def serve(
         help="Bearer token required on every HTTP request (--transport http).")] = None,
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="Allow --host to be a non-loopback address (exposes the tools to the network).")] = False,
+    no_refresh: NoRefreshOption = False,
 ):
-    """Serve every registered tool over MCP (stdio by default)."""
+    """Serve every registered tool over MCP (stdio by default), keeping the feeds fresh in
+    the background ([ingest] every; --no-refresh turns that off)."""
     # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve.
     from ..mcp_server import build_server, run_http
 
@@ -55,12 +65,17 @@ def serve(
         server = build_server(str(config.db_path(db)), groups)
     except HermesError as exc:
         die(str(exc))
-    if transport == "stdio":
-        server.run()  # stdout is the protocol stream: nothing else may print to it
-    else:
-        typer.echo(f"hermes MCP server on http://{host}:{port}/mcp"
-                   + (" (bearer token required)" if token else ""), err=True)
-        run_http(server, host=host, port=port, token=token)
+    refresher = None if no_refresh else run_guarded(start_background, db)
+    try:
+        if transport == "stdio":
+            server.run()  # stdout is the protocol stream: nothing else may print to it
+        else:
+            typer.echo(f"hermes MCP server on http://{host}:{port}/mcp"
+                       + (" (bearer token required)" if token else ""), err=True)
+            run_http(server, host=host, port=port, token=token)
+    finally:
+        if refresher is not None:
+            refresher.stop()
 
 
 def web(
@@ -69,8 +84,10 @@ def web(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8765,
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="Allow --host to be a non-loopback address (the UI has no login).")] = False,
+    no_refresh: NoRefreshOption = False,
 ):
-    """Serve the web UI: ranked feed, digest, corpus and feeds for each persona."""
+    """Serve the web UI: ranked feed, digest, corpus and feeds for each persona, keeping the
+    feeds fresh in the background ([ingest] every; --no-refresh turns that off)."""
     # Here, not at the top: starlette, jinja2 and uvicorn load only for the web UI.
     from ..web.server import check_bind, run
 
@@ -78,9 +95,10 @@ def web(
     if refusal:
         die(refusal)
     try:
-        run(db, host, port, allow_remote, typer.echo)
+        run(db, host, port, allow_remote, typer.echo, refresh=not no_refresh)
     except HermesError as exc:
         die(str(exc))
+
 
 
 def demo(
@@ -93,25 +111,69 @@ def demo(
     typer.echo(f"\nDemo database: {path}  (try: hermes --help, hermes web --db {path})")
 
 
+BUSY_EXIT = 75  # EX_TEMPFAIL: another ingest runs; try later (the background refresh does)
+
+
 def ingest(
     db: DbOption = None,
     feed: Annotated[Optional[list[int]], typer.Option("--feed", help="Only this feed id (repeatable).")] = None,
     as_json: JsonOption = False,
+    due: Annotated[bool, typer.Option("--due", help=(
+        "Only the feeds whose refresh is due (fetched longer than --every ago, and not "
+        "asking for a longer pause with their ttl or Retry-After)."))] = False,
+    watch: Annotated[bool, typer.Option("--watch", help=(
+        "Keep running: fetch each feed when it is due, until Ctrl-C."))] = False,
+    every: Annotated[Optional[str], typer.Option("--every", help=(
+        "Refresh interval for --due / --watch, e.g. 30m or 2h (default: [ingest] every in "
+        "config.toml, 1h)."))] = None,
+    no_wait: Annotated[bool, typer.Option("--no-wait", help=(
+        "If another ingest of this database is running, say so and exit (status 75) "
+        "instead of waiting for it."))] = False,
 ):
     """Fetch every feed, store new items and embed them; print what happened per feed.
 
     On the first run of a new database the feeds table is seeded from feeds.toml; after
     that the database is the truth. Exit status 1 only when every fetched feed failed.
+    Only one ingest of a database runs at a time: a second one waits for the first.
     """
     # Here, not at the top: httpx and feedparser load only for a command that fetches.
-    from ..ingest.pipeline import run_ingest, seed_feeds
+    from ..ingest.pipeline import seed_feeds
 
     database = run_guarded(open_db, db)
-    run_guarded(seed_feeds, database)
+    interval = run_guarded(config.parse_duration, every, "--every") if every is not None \
+        else run_guarded(config.settings).ingest_every
+    if (due or watch) and interval <= 0:
+        die("--due and --watch need a refresh interval: pass --every 1h (or set [ingest] every)")
+    if not due:
+        run_guarded(seed_feeds, database)
+    if watch:
+        _watch(database, feed or None, interval, as_json)
+        return
+    ok = _ingest_once(database, feed or None, as_json, due_every=interval if due else None,
+                      wait=not no_wait)
+    if not ok:
+        raise typer.Exit(1)
+
+
+def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) -> bool:
+    # Here, not at the top: httpx and feedparser load only for a command that fetches.
+    from ..ingest.pipeline import run_ingest
+
+    def waiting(running):
+        typer.echo(f"another hermes ingest is running ({describe(running)}); waiting for it "
+                   "to finish…", err=True)
+
     show_bar = sys.stdout.isatty() and not as_json
     with _progress_bar(show_bar) as progress:
         try:
-            summary = run_ingest(database, feed_ids=feed or None, progress=progress)
+            summary = run_ingest(database, feed_ids=feed_ids, progress=progress,
+                                 due_every=due_every, wait=wait, on_wait=waiting)
+        except IngestBusy as exc:
+            if as_json:
+                emit_json({"ok": False, "busy": True, "message": str(exc), "feeds": []})
+            else:
+                typer.echo(f"error: {exc}; not waiting (--no-wait)", err=True)
+            raise typer.Exit(BUSY_EXIT)
         except HermesError as exc:
             if as_json and getattr(exc, "summary", None) is not None:
                 emit_json({"ok": False, "message": str(exc), "feeds": exc.summary})
@@ -125,9 +187,12 @@ def ingest(
                f"({counts['new']} with new items, {counts['unchanged']} unchanged, "
                f"{counts['failed']} failed, {counts['skipped']} skipped); "
                f"{summary.embedded} embedded")
+    if summary.not_due:
+        message += f"; {summary.not_due} not due yet"
     if as_json:
         emit_json({"ok": ok, "message": message, "new_items": sum(s["new"] for s in summary),
-                   "embedded": summary.embedded, "feeds_by_status": counts, "feeds": list(summary)})
+                   "embedded": summary.embedded, "feeds_by_status": counts,
+                   "not_due": summary.not_due, "feeds": list(summary)})
     else:
         for s in summary:
             label = s["title"] or s["url"]
@@ -136,9 +201,28 @@ def ingest(
             if s.get("warning"):
                 line += f"  (warning: {s['warning']})"
             typer.secho(line, fg={"failed": "red", "skipped": "yellow", "new": "green"}.get(s["status"]))
-        typer.echo(message if summary else "no feeds: add one with `hermes feeds add URL_OR_PATH`")
-    if not ok:
-        raise typer.Exit(1)
+        if summary or summary.not_due:
+            typer.echo(message)
+        else:
+            typer.echo("no feeds: add one with `hermes feeds add URL_OR_PATH`")
+    return ok
+
+
+def _watch(database, feed_ids, every: float, as_json: bool) -> None:
+    """``hermes ingest --watch``: fetch what is due, sleep until the next feed is due, again."""
+    typer.echo(f"watching: each feed is fetched every {every:g} s or as it asks; Ctrl-C stops",
+               err=True)
+    try:
+        while True:
+            _ingest_once(database, feed_ids, as_json, due_every=every, wait=True)
+            pause = seconds_until(next_refresh(database, every), every)
+            if not as_json:
+                at = datetime.now().astimezone().timestamp() + pause
+                typer.echo(f"next check at {datetime.fromtimestamp(at).strftime('%H:%M:%S')}",
+                           err=True)
+            time.sleep(pause)
+    except KeyboardInterrupt:
+        typer.echo("stopped watching", err=True)
 
 
 @contextmanager

@@ -9,7 +9,7 @@ import sqlite_utils
 
 from .. import config
 from ..errors import HermesError
-from ..records import now_iso
+from ..records import insert_feed, now_iso
 from ..storage.transactions import write_transaction
 from .fetch import is_local
 
@@ -48,10 +48,9 @@ def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]]) ->
     added = []
     with write_transaction(db):
         for url, title in feeds:
-            cur = db.execute("INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)",
-                             [url, title, now_iso()])
-            if cur.rowcount:
-                added.append(cur.lastrowid)
+            feed_id = insert_feed(db, url, title)
+            if feed_id is not None:
+                added.append(feed_id)
     return added
 
 

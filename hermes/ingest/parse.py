@@ -42,6 +42,7 @@ class ParsedFeed:
     items: list[dict]
     warning: str | None = None  # feedparser's bozo note for a feed that still parsed
     version: str = ""
+    ttl: int | None = None  # seconds the feed asks readers to wait between fetches
 
 
 def arxiv_id(*candidates: str | None) -> str | None:
@@ -160,6 +161,30 @@ def normalise_entry(entry, *, feed_url: str) -> dict:
     }
 
 
+_SY_PERIOD = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400, "monthly": 30 * 86400,
+              "yearly": 365 * 86400}
+
+
+def feed_ttl(feed) -> int | None:
+    """How long the feed asks readers to wait between fetches, in seconds: RSS ``<ttl>``
+    (minutes), else ``sy:updatePeriod`` / ``sy:updateFrequency`` (a period, how many times
+    in it). None when it says nothing usable."""
+    try:
+        minutes = float(str(feed.get("ttl") or "").strip())
+    except ValueError:
+        minutes = 0
+    if minutes > 0:
+        return int(minutes * 60)
+    period = _SY_PERIOD.get(str(feed.get("sy_updateperiod") or "").strip().lower())
+    if not period:
+        return None
+    try:
+        times = max(1, int(str(feed.get("sy_updatefrequency") or "1").strip()))
+    except ValueError:
+        times = 1
+    return period // times
+
+
 def _not_a_feed_reason(body: bytes, parsed) -> str | None:
     """Why a body without a recognised feed version is refused; None for a readable
     channel without entries (an old CDF channel, say)."""
@@ -229,6 +254,7 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
         items=items,
         warning=warning,
         version=parsed.get("version") or "",
+        ttl=feed_ttl(feed),
     )
 
 

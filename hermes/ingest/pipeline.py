@@ -10,6 +10,9 @@ Order of work and why:
 3. Embedding runs last over every item that lacks an embedding, so items left behind by a
    crashed earlier run are completed too. A re-run of unchanged feeds costs one 304 per
    feed, no parsing and no model load.
+
+The whole run holds the database's ingest lock (:mod:`.runlock`): a second run waits or
+says which one is running, and the status it writes shows the progress to other processes.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from ..storage.transactions import write_transaction
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, new_client, run_sync
 from .parse import ParsedFeed, ParseError, normalise_tags, parse_feed
+from .runlock import ingest_run
+from .schedule import next_due
 from .store import embed_pending, insert_items
 
 Progress = Callable[[str, int, int], None]  # (stage "fetch" | "embed", done, total)
@@ -49,8 +54,18 @@ EMBED_BATCH = 64
 
 class IngestSummary(list):
     """The per-feed summaries (a plain list of dicts) plus ``embedded``: how many items
-    this run embedded, including ones an earlier crashed run left without an embedding."""
+    this run embedded, including ones an earlier crashed run left without an embedding,
+    and ``not_due``: how many feeds a scheduled run left alone (fetched recently enough)."""
+
     embedded: int = 0
+    not_due: int = 0
+
+    def outcome(self) -> dict:
+        """The counts kept as the last run's outcome (see :mod:`.runlock`)."""
+        counts = {k: sum(1 for s in self if s["status"] == k)
+                  for k in ("new", "unchanged", "failed", "skipped")}
+        return {"ok": True, "new_items": sum(s["new"] for s in self), "embedded": self.embedded,
+                "feeds": len(self), "not_due": self.not_due, "feeds_by_status": counts}
 
 
 def retry_at(value: str | None, status: int | None, now: datetime) -> str | None:
@@ -117,10 +132,10 @@ def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed) -> int:
         new_ids = insert_items(db, feed["id"], parsed.items)
         db.execute(
             """UPDATE feeds SET etag = ?, last_modified = ?, last_fetched = ?, last_error = NULL,
-                      error_count = 0, retry_after = NULL, last_warning = ?,
+                      error_count = 0, retry_after = NULL, last_warning = ?, ttl = ?,
                       title = COALESCE(NULLIF(title, ''), ?) WHERE id = ?""",
-            [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.title or None,
-             feed["id"]])
+            [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.ttl,
+             parsed.title or None, feed["id"]])
     return len(new_ids)
 
 
@@ -203,7 +218,8 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
-    cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count"]
+    cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count",
+            "last_fetched", "ttl"]
     rows = [dict(zip(cols, r)) for r in db.execute(
         f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
     if feed_ids is None:
@@ -224,6 +240,9 @@ def run_ingest(
     progress: Progress | None = None,
     settings: config.Settings | None = None,
     allow_private: bool = True,
+    due_every: float | None = None,
+    wait: bool = True,
+    on_wait: Callable[[dict | None], None] | None = None,
 ) -> IngestSummary:
     """Ingest the feeds in the database (or only ``feed_ids``) and embed what is new.
 
@@ -233,17 +252,47 @@ def run_ingest(
     the other feeds. ``allow_private=False`` applies the private-address guard (for fetches
     an agent triggers); a person at the CLI is trusted with local paths and LAN servers.
 
+    :param due_every: a scheduled run: only the feeds due with this refresh interval
+        (seconds; see :mod:`.schedule`) are fetched, the others are left out of the summary.
+    :param wait: when another ingest of this database runs, wait for it (True) or raise
+        :class:`~.runlock.IngestBusy` (False); ``on_wait(running)`` is told before waiting.
     :raises HermesError: when embedding fails; the items stay stored without an embedding
         and the next run completes them (``exc.summary`` holds the per-feed summaries).
     """
     settings = settings or config.settings()
+    mode = "due" if due_every is not None else "all"
+    with ingest_run(db, wait=wait, mode=mode, on_wait=on_wait) as status:
+        def report(stage: str, done: int, total: int) -> None:
+            if status is not None:
+                status.progress(stage, done, total)
+            if progress:
+                progress(stage, done, total)
+
+        try:
+            summary = _run(db, feed_ids, embedder, report, settings, allow_private, due_every)
+        except HermesError as exc:
+            if status is not None:
+                status.finish({"ok": False, "message": str(exc)})
+            raise
+        if status is not None:
+            status.finish(summary.outcome())
+    return summary
+
+
+def _run(db, feed_ids, embedder, progress, settings, allow_private, due_every) -> IngestSummary:
     now = datetime.now(timezone.utc)
     feeds = select_feeds(db, feed_ids)
+    not_due = 0
+    if due_every is not None:
+        before = len(feeds)
+        feeds = [f for f in feeds if next_due(f, due_every) <= now]
+        not_due = before - len(feeds)
     due = [f for f in feeds if _due(f, now)]
     summary = IngestSummary(
         _summary(f, "skipped", error=f"wait until {f['retry_after']} "
                                      "(the server asked for a pause, or the feed failed repeatedly)")
         for f in feeds if not _due(f, now))
+    summary.not_due = not_due
     if due:
         results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress))
         order = {f["id"]: k for k, f in enumerate(feeds)}

@@ -25,6 +25,7 @@ persona and item, replaced on every call).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import sqlite_utils
@@ -64,18 +65,21 @@ def pool_of(window_days: float | None) -> str:
 
 
 def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
-            since_days: float | None = WINDOW_DAYS, store: bool = True) -> dict:
+            since_days: float | None = WINDOW_DAYS, query: CandidateQuery | None = None,
+            pool: str | None = None, store: bool = True) -> dict:
     """Explain ``item_id`` for ``user`` (a persona row) as it ranks in the feed of the last
-    ``since_days`` days (``None``: the whole archive), and store the explanation
-    (``store=False``: only compute it, as the web UI's read-only details page does)."""
+    ``since_days`` days (``None``: the whole archive) — or among the candidates of ``query``
+    when a face ranked with its own (the web's views; ``pool`` then says what they are) —
+    and store the explanation (``store=False``: only compute it, as the web UI's read-only
+    details page does)."""
     item_id = int(item_id)
-    query = CandidateQuery(since_days=since_days, include_ids=(item_id,))
+    query = replace(query or CandidateQuery(since_days=since_days), include_ids=(item_id,))
     ranking = rank(db, user, query, bar_first=True)
     where = np.flatnonzero(ranking.item_ids == item_id)
     if not len(where):
         raise InvalidInput(f"item {item_id} has no embedding yet, so it cannot be ranked; the "
                            "next `hermes ingest` embeds it")
-    payload = explain_ranked(db, user, ranking, [int(where[0])], since_days)[0]
+    payload = explain_ranked(db, user, ranking, [int(where[0])], query.since_days, pool=pool)[0]
     if not store:
         return payload
     with write_transaction(db):
@@ -89,11 +93,12 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
 
 
 def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, positions,
-                   window_days: float | None) -> list[dict]:
+                   window_days: float | None, *, pool: str | None = None) -> list[dict]:
     """The explanations of the items at ``positions`` of a ranking the caller already holds
-    (the feed's own, over the window of ``window_days`` days, ``None`` = the whole archive):
-    no re-ranking and nothing stored. What they share is looked up once."""
-    shared = _Shared(db, user, ranking, window_days)
+    (the feed's own, over the window of ``window_days`` days, ``None`` = the whole archive;
+    ``pool`` names what was ranked when it is more than a window): no re-ranking and
+    nothing stored. What they share is looked up once."""
+    shared = _Shared(db, user, ranking, window_days, pool)
     return [shared.payload(int(pos)) for pos in positions]
 
 
@@ -101,8 +106,9 @@ class _Shared:
     """What every explanation of one ranking reads: the persona's rated keys, its clauses,
     its liked items and their vectors, the model's thresholds."""
 
-    def __init__(self, db, user: dict, ranking: Ranking, window_days):
+    def __init__(self, db, user: dict, ranking: Ranking, window_days, pool: str | None):
         self.db, self.user, self.ranking, self.window_days = db, user, ranking, window_days
+        self.pool = pool or pool_of(window_days)
         embedder = get_embedder()
         self.model = embedder.name
         self.matrix = get_matrix(db, embedder.name, embedder.dimension)
@@ -135,7 +141,7 @@ class _Shared:
             "above_bar": r.above_bar(pos),
             "rank": pos + 1,
             "out_of": int(r.n_candidates),
-            "pool": pool_of(self.window_days),
+            "pool": self.pool,
             "window_days": self.window_days,
             "score": round(float(r.scores[pos]), 4),
             "n_clicks": r.n_clicks,
@@ -248,16 +254,17 @@ def _phrases(p: dict) -> list[str]:
     """Every piece of evidence in words. Above the bar the strongest comes first (a phrase
     ranks by the level its figure reaches; rated tags and authors and plugins' components
     sit between weak and good, sources and types lower); below the bar the figures the
-    match was judged on come first, since they say why it is not higher. Ties go to the
-    component that contributed more."""
+    match was judged on come first, since they say why it is not higher. Ties keep the
+    order the phrases are made in (interest, liked, classifier, tags, authors, sources,
+    plugins): nothing here depends on which other items were ranked, so every face that
+    ranks the item among other candidates still gives the same reason."""
     ev, comps = p["evidence"], p["components"]
-    contribution = {EVIDENCE_OF.get(n, n): c["contribution"] for n, c in comps.items()}
     judged_first = not p.get("above_bar", True)
-    found: list[tuple[bool, float, float, str]] = []
+    found: list[tuple[bool, float, int, str]] = []
 
     def add(rank: float, kind: str, text: str):
         judged = kind in ("interest", "liked", "classifier")
-        found.append((judged_first and not judged, -rank, -contribution.get(kind, 0.0), text))
+        found.append((judged_first and not judged, -rank, len(found), text))
 
     if ev["interest"] is not None:
         e = ev["interest"]
@@ -297,9 +304,9 @@ def _phrases(p: dict) -> list[str]:
             add(rank, "keys", f"{liked_words} ({_labels(liked)})")
         if disliked:
             add(rank - 0.25, "keys", f"{disliked_words} ({_labels(disliked)})")
-    for name, c in comps.items():
-        if name not in EVIDENCE_OF and c["active"] and c["contribution"] > 0:
-            add(1.5, name, f"{name} favours it ({c['contribution']:+.2f})")
+    for name, c in sorted(comps.items()):
+        if name not in EVIDENCE_OF and c["active"] and c["raw"] > 0:  # its own score, not z
+            add(1.5, name, f"{name} favours it")
     found.sort(key=lambda f: f[:3])
     return [f[3] for f in found]
 

@@ -214,6 +214,14 @@ def m007_tag_graph_cache(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m008_feed_ttl(db: sqlite_utils.Database) -> None:
+    # How often a feed asks to be fetched at most (its <ttl> or sy:updatePeriod, in
+    # seconds): the background refresh waits at least that long between fetches.
+    if "ttl" not in db["feeds"].columns_dict:
+        db.execute("ALTER TABLE feeds ADD COLUMN ttl INTEGER")
+
+
 def all_migrations() -> list[Migration]:
     found = list(CORE)
     for group in get_plugin_manager().hook.hermes_migrations():

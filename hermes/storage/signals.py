@@ -9,6 +9,7 @@ runs, then the transaction commits. Either all of it lands or none of it does.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import sqlite_utils
 
@@ -27,12 +28,19 @@ def known_kinds() -> set[str]:
     return kinds
 
 
+class Recorded(NamedTuple):
+    """What a signal write did: ``write``'s return value, and the observers' change records."""
+
+    result: object
+    observed: list[dict]
+
+
 def record_signal(
     db: sqlite_utils.Database,
     signal: Signal,
     write: Callable[[sqlite_utils.Database], object],
-) -> object:
-    """Write a signal and notify observers in one transaction; return what ``write`` did.
+) -> Recorded:
+    """Write a signal and notify observers in one transaction.
 
     ``write`` must use ``db.execute`` only (sqlite-utils table helpers commit early).
     """
@@ -40,8 +48,8 @@ def record_signal(
         raise InvalidInput(f"unknown signal kind {signal.kind!r}; no plugin declares it")
     with write_transaction(db):
         result = write(db)
-        get_plugin_manager().hook.hermes_signal_written(db=db, signal=signal)
-    return result
+        answers = get_plugin_manager().hook.hermes_signal_written(db=db, signal=signal)
+    return Recorded(result, [change for answer in answers for change in answer or []])
 
 
 def record_click(
@@ -69,4 +77,20 @@ def record_click(
         return {"id": cur.lastrowid, "user_id": user_id, "item_id": item_id, "label": label,
                 "source": source, "created": signal.at}
 
-    return record_signal(db, signal, write)
+    return record_signal(db, signal, write).result
+
+
+def remove_click(db: sqlite_utils.Database, user_id: int, item_id: int, source: str) -> bool:
+    """Take back a persona's click on an item (an undo); False when there was none. The same
+    write path as :func:`record_click`: one transaction, observers told (``op="delete"``)."""
+    if source not in CLICK_SOURCES:
+        raise InvalidInput(
+            f"invalid click source {source!r}; expected one of {', '.join(CLICK_SOURCES)}"
+        )
+    signal = Signal("click", user_id, item_id, op="delete", source=source)
+
+    def write(db):
+        return db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?",
+                          [user_id, item_id]).rowcount > 0
+
+    return record_signal(db, signal, write).result

@@ -96,26 +96,28 @@ def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
     return out
 
 
-def ranked_items(db, user: dict, *, limit: int, days: float | None,
-                 below_bar: bool = False) -> tuple[list[dict], object]:
-    """The persona's ranked unread items that clear its bar (and, with ``below_bar``, the
-    others after them), each with its match and reason from the one explanation.
+def ranked_items(db, user: dict, query: CandidateQuery, *, limit: int, offset: int = 0,
+                 pool: str, below_bar: bool = False) -> tuple[list[dict], object]:
+    """Items ``offset`` … ``offset + limit`` of the persona's ranking for ``query`` — the
+    items that clear its bar first, as every feed face orders them — each with its match and
+    reason from the one explanation (``pool`` says what was ranked, e.g. "unread items of
+    the last 7 days"). Items below the bar are left out unless ``below_bar``.
 
-    One ranking for the page (the one ranking path, bar first like every feed face), and
-    every row explained from it: no re-ranking per item, nothing written by a GET."""
-    ranking = rank(db, user, CandidateQuery(since_days=days, exclude_clicked=True), limit=limit,
-                   bar_first=True)
-    shown = [p for p in range(len(ranking.item_ids)) if below_bar or ranking.above_bar(p)]
+    One ranking for the page (the one ranking path), and every shown row explained from it:
+    no re-ranking per item, nothing written by a GET."""
+    ranking = rank(db, user, query, limit=offset + limit, bar_first=True)
+    shown = [p for p in range(offset, min(offset + limit, len(ranking.item_ids)))
+             if below_bar or ranking.above_bar(p)]
     rows = item_rows(db, [int(ranking.item_ids[p]) for p in shown])
     shown = [p for p in shown if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     items = []
-    for position, why in zip(shown, explain_ranked(db, user, ranking, shown, days)):
+    for position, why in zip(shown, explain_ranked(db, user, ranking, shown, query.since_days,
+                                                   pool=pool)):
         item = dict(rows[int(ranking.item_ids[position])])
         item["rank"] = position + 1
         item["score"] = float(ranking.scores[position])
         item["match"], item["reason"] = why["match"], why["reason"]
         item["above_bar"] = why["above_bar"]
-        item["window"] = "all" if days is None else f"{days:g}"
         items.append(item)
     return items, ranking
 

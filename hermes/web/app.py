@@ -91,8 +91,9 @@ def create_app(
 
 
 def error_response(request: Request, tmpl: Jinja2Templates, status: int, message: str):
-    """The error page (or a JSON envelope for ``/api/`` paths)."""
-    if request.url.path.startswith("/api/"):
+    """The error page (or a JSON envelope for ``/api/`` paths and for hermes.js, which asks
+    for JSON)."""
+    if request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", ""):
         return JSONResponse({"ok": False, "message": message}, status_code=status)
     titles = {400: "Bad request", 403: "Forbidden", 404: "Not found", 405: "Method not allowed",
               500: "Server error", 503: "Not available"}

@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
+import re
 from datetime import datetime, timezone
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
+from markupsafe import Markup, escape
 from starlette.requests import Request
-from starlette.responses import RedirectResponse
+from starlette.responses import JSONResponse, RedirectResponse
 
 from . import csrf
 from .sanitize import looks_like_html, preview, render_summary, safe_url
 
 FLASH_COOKIE = "hermes_flash"
+DENSITY_COOKIE = "hermes_density"
+DENSITIES = ("compact", "comfortable", "auto")
 
 
 def page_url(page: str, user: str, **params) -> str:
@@ -23,9 +28,16 @@ def page_url(page: str, user: str, **params) -> str:
     return f"/{page}?{urlencode(query)}"
 
 
-def set_flash(request: Request, response, message: str, kind: str = "ok") -> None:
-    raw = f"{kind}:{message[:300]}".encode()
+def set_flash(request: Request, response, message: str, kind: str = "ok",
+              undo: dict | None = None) -> None:
+    """The one-time message shown after a redirect (a signed cookie), with an undo form."""
+    payload = {"kind": kind, "message": message[:300]}
+    if undo:
+        payload["undo"] = undo
+    raw = json.dumps(payload, separators=(",", ":")).encode()
     value = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    if len(value) > 3000:  # a cookie holds ~4 kB: drop the undo rather than the message
+        return set_flash(request, response, message, kind)
     signed = csrf.sign(request.app.state.secret_fn(), value)
     response.set_cookie(FLASH_COOKIE, signed, max_age=60, httponly=True, samesite="strict")
 
@@ -35,10 +47,16 @@ def pop_flash(request: Request) -> dict | None:
     if not value:
         return None
     try:
-        kind, _, message = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode().partition(":")
-    except (binascii.Error, UnicodeDecodeError):
+        payload = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+    except (binascii.Error, UnicodeDecodeError, ValueError):
         return None
-    return {"kind": kind, "message": message}
+    return payload if isinstance(payload, dict) and "message" in payload else None
+
+
+def density(request: Request) -> str:
+    """``compact``, ``comfortable`` or ``auto`` (compact on a phone-sized screen)."""
+    value = request.cookies.get(DENSITY_COOKIE)
+    return value if value in DENSITIES else "auto"
 
 
 def render(request: Request, name: str, context: dict, status: int = 200):
@@ -47,6 +65,7 @@ def render(request: Request, name: str, context: dict, status: int = 200):
         "csrf_token": request.scope.get("state", {}).get("csrf_token", ""),
         "flash": flash,
         "path": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+        "density": density(request),
         **context,
     }
     response = request.app.state.templates.TemplateResponse(
@@ -56,11 +75,27 @@ def render(request: Request, name: str, context: dict, status: int = 200):
     return response
 
 
-def redirect(request: Request, to: str, message: str | None = None):
+def wants_json(request: Request) -> bool:
+    """A script asked (hermes.js sends ``Accept: application/json``): answer with data, the
+    page stays where it is."""
+    return "application/json" in request.headers.get("accept", "")
+
+
+def redirect(request: Request, to: str, message: str | None = None, kind: str = "ok",
+             undo: dict | None = None):
     response = RedirectResponse(to, status_code=303)
     if message:
-        set_flash(request, response, message)
+        set_flash(request, response, message, kind, undo)
     return response
+
+
+def done(request: Request, back: str, message: str, *, kind: str = "ok", undo: dict | None = None,
+         **state):
+    """The answer to an action: JSON for the script (message, undo, the item's new state),
+    else a redirect back to where the button was, with the message and its undo."""
+    if wants_json(request):
+        return JSONResponse({"ok": True, "message": message, "kind": kind, "undo": undo, **state})
+    return redirect(request, back, message, kind, undo)
 
 
 # --- template filters --------------------------------------------------------------------------
@@ -88,7 +123,7 @@ def fmt_ago(value) -> str:
     seconds = (datetime.now(timezone.utc) - when).total_seconds()
     if seconds < 0:
         return "scheduled"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+    for unit, size in (("d", 86400), ("h", 3600), (" min", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return "just now"
@@ -131,10 +166,40 @@ def fmt_signals(row) -> str:
     return " · ".join(bits)
 
 
+_URL_BREAK = re.compile(r"(?<=[/])(?!/)|(?=[.?&=#_-])")
+
+
+def url_breaks(url) -> Markup:
+    """A URL that wraps at its slashes and before dots, ``?``, ``&``, ``=``, ``#``, ``_``
+    and ``-`` (a ``<wbr>`` each), never inside a word; escaped."""
+    parts = _URL_BREAK.split(str(url or ""))
+    return Markup("<wbr>").join(escape(p) for p in parts if p)
+
+
+def fmt_until(value) -> str:
+    """``in 48 min`` / ``now`` for a future ISO timestamp."""
+    if not value:
+        return ""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    seconds = (when - datetime.now(timezone.utc)).total_seconds()
+    if seconds < 60:
+        return "now"
+    for unit, size in (("d", 86400), ("h", 3600), (" min", 60)):
+        if seconds >= size:
+            return f"in {int(seconds // size)}{unit}"
+    return "now"
+
+
 FILTERS = {
     "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num,
     "q": lambda v: quote(str(v), safe=""),
     # feed text: sanitised HTML, a plain-text preview, links only when http(s)
     "summary_html": render_summary, "preview": preview, "is_html": looks_like_html,
-    "safe_url": safe_url,
+    "safe_url": safe_url, "url_breaks": url_breaks, "until": fmt_until,
+    "host": lambda u: (urlsplit(u).hostname or "") if u else "",
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..ingest.refresher import start_background, start_manual
 from ..net import LOOPBACK_HOSTS, is_loopback
 from .app import create_app
 
@@ -24,7 +25,8 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
     return sorted({*LOOPBACK_HOSTS, host.strip("[]").lower()})
 
 
-def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> None:
+def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo,
+        refresh: bool = True) -> None:
     import uvicorn
 
     app = create_app(db_path, allowed_hosts=allowed_hosts(host, allow_remote))
@@ -33,6 +35,13 @@ def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo) -> 
         echo(f"warning: the hermes web UI is reachable from the network on {shown}:{port} "
              "with no login; anyone who can reach it can read and change every persona.",
              err=True)
-    echo(f"hermes web UI on http://{shown}:{port}/  (database: {app.state.db_path}; Ctrl-C stops)",
-         err=True)
-    uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning")
+    refresher = (start_background(app.state.db_path) if refresh else None) \
+        or start_manual(app.state.db_path)
+    every = (f"refreshing feeds every {refresher.every:g} s" if refresher.every
+             else "no background refresh")
+    echo(f"hermes web UI on http://{shown}:{port}/  (database: {app.state.db_path}; {every}; "
+         "Ctrl-C stops)", err=True)
+    try:
+        uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning")
+    finally:
+        refresher.stop()

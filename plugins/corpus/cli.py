@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from hermes.arguments import validate
 from hermes.cli.support import DbOption, JsonOption, check, emit_json, open_db, run_guarded
 from hermes.errors import HermesError
 from hermes.records import require_user
@@ -200,8 +201,11 @@ def save_command(user: str,
     embed it, and put it in USER's saved facet (an item already stored is only marked saved)."""
     database = run_guarded(open_db, db)
     try:
-        r = t._guard("save_item", lambda *a: exchange.view_save_item(*a, trusted=True),
-                     database, user, ref, empty=exchange.EMPTY)
+        # A person at the CLI is trusted to save from a private address; still through the
+        # tool's argument checks.
+        checked = run_guarded(validate, "save_item", exchange.save_item.argument_model,
+                              {"user": user, "ref": ref})
+        r = run_guarded(exchange.save, database, checked["user"], checked["ref"], trusted=True)
     finally:
         database.conn.close()
     check(r, as_json)

@@ -15,9 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from hermes.contract import fail
 from hermes.errors import HermesError, InvalidInput, NotFound
 from hermes.records import require_user
-from hermes.tools import fail, ok
+from hermes.tools import caller_as
 from hermes.web.access import request_db
 
 from . import tools
@@ -43,23 +44,23 @@ def _user(request: Request) -> str:
     return user
 
 
-def _endpoint(tool_name: str, view, parse):
-    """A GET endpoint: parse the query, run ``view`` on a per-request connection."""
+def _endpoint(tool, parse):
+    """A GET endpoint: parse the query into ``tool``'s arguments and run it, checked like any
+    tool call, on a per-request connection."""
 
     def run(request: Request) -> tuple[int, dict]:
-
         try:
-            args = parse(request)
+            arguments = parse(request)
         except HermesError as exc:
-            return 400, fail(str(exc), **tools.EMPTY[tool_name])
+            return 400, fail(str(exc), **tool.empty)
         db = request_db(request)
         try:
-            message, payload = view(db, *args)
-            return 200, ok(message, **payload)
+            with caller_as("ui"):
+                return 200, tool.invoke(db, arguments)
         except NotFound as exc:
-            return 404, fail(str(exc), **tools.EMPTY[tool_name])
+            return 404, fail(str(exc), **tool.empty)
         except HermesError as exc:
-            return 400, fail(str(exc), **tools.EMPTY[tool_name])
+            return 400, fail(str(exc), **tool.empty)
         finally:
             db.conn.close()
 
@@ -67,7 +68,7 @@ def _endpoint(tool_name: str, view, parse):
         status, body = await run_in_threadpool(run, request)
         return JSONResponse(body, status_code=status)
 
-    endpoint.__name__ = f"api_{tool_name}"
+    endpoint.__name__ = f"api_{tool.name}"
     return endpoint
 
 
@@ -105,21 +106,19 @@ async def api_corpus_export(request: Request):
 
 ROUTES = [
     Route("/api/corpus/export", api_corpus_export, methods=["GET"], name="api_corpus_export"),
-    Route("/api/corpus", _endpoint("corpus", tools.view_corpus, lambda r: (_user(r),)),
+    Route("/api/corpus", _endpoint(tools.corpus, lambda r: {"user": _user(r)}),
           methods=["GET"], name="api_corpus"),
-    Route("/api/corpus/items", _endpoint(
-        "corpus_items", tools.view_corpus_items,
-        lambda r: (_user(r), r.query_params.get("facet", "experienced"), _int_param(r, "limit", 50))),
-        methods=["GET"], name="api_corpus_items"),
-    Route("/api/corpus/changes", _endpoint(
-        "corpus_changes", tools.view_corpus_changes,
-        lambda r: (_user(r), _int_param(r, "since", 0), _int_param(r, "limit", 200))),
+    Route("/api/corpus/items", _endpoint(tools.corpus_items, lambda r: {
+        "user": _user(r), "facet": r.query_params.get("facet", "experienced"),
+        "limit": _int_param(r, "limit", 50)}), methods=["GET"], name="api_corpus_items"),
+    Route("/api/corpus/changes", _endpoint(tools.corpus_changes, lambda r: {
+        "user": _user(r), "since": _int_param(r, "since", 0), "limit": _int_param(r, "limit", 200)}),
         methods=["GET"], name="api_corpus_changes"),
-    Route("/api/corpus/ranked", _endpoint(
-        "corpus_ranked", tools.view_corpus_ranked, lambda r: (_user(r), _int_param(r, "limit", 10))),
+    Route("/api/corpus/ranked", _endpoint(tools.corpus_ranked, lambda r: {
+        "user": _user(r), "limit": _int_param(r, "limit", 10)}),
         methods=["GET"], name="api_corpus_ranked"),
-    Route("/api/corpus/entities", _endpoint(
-        "corpus_entities", tools.view_corpus_entities, lambda r: (_user(r), _int_param(r, "limit", 20))),
+    Route("/api/corpus/entities", _endpoint(tools.corpus_entities, lambda r: {
+        "user": _user(r), "limit": _int_param(r, "limit", 20)}),
         methods=["GET"], name="api_corpus_entities"),
 ]
 

@@ -13,7 +13,6 @@ caused (``[{revision, kind, facet, item_id}]``, often empty).
 from __future__ import annotations
 
 import math
-from contextvars import ContextVar
 
 import sqlite_utils
 
@@ -25,24 +24,11 @@ from hermes.storage.signals import CLICK_SOURCES, record_signal
 KINDS = ("progress", "open", "highlight", "note", "favorite")
 MAX_TEXT = 10_000
 
-#: set while one of these functions writes, so the observer can report what changed
-_collected: ContextVar[list | None] = ContextVar("hermes_corpus_changes", default=None)
-
-
-def collect(changes: list[dict]) -> None:
-    bucket = _collected.get()
-    if bucket is not None:
-        bucket.extend(changes)
-
-
 def _write(db, signal: Signal, write) -> tuple[object, list[dict]]:
-    bucket: list[dict] = []
-    token = _collected.set(bucket)
-    try:
-        result = record_signal(db, signal, write)
-    finally:
-        _collected.reset(token)
-    return result, bucket
+    """Write the signal; return what ``write`` did and the membership changes the corpus
+    observer (:func:`hermes_corpus.hermes_signal_written`) reported back through pluggy."""
+    recorded = record_signal(db, signal, write)
+    return recorded.result, recorded.observed
 
 
 def _source(source: str) -> str:
@@ -123,6 +109,26 @@ def record_progress(
     (max_fraction, opens), changes = _write(db, signal, write)
     return {"user": u["name"], "item_id": item["id"], "title": item["title"], "fraction": fraction,
             "max_fraction": max_fraction, "opens": opens, "reopens": max(0, opens - 1),
+            "changes": changes}
+
+
+def mark_unread(db: sqlite_utils.Database, user, item_id: int, *, source: str = "agent") -> dict:
+    """Take back "read": the item's reading progress goes back to 0, so it leaves the heard
+    items (a tombstone is logged). Its opens, highlights, notes and favorite stay: an item
+    with a highlight or a note is still experienced."""
+    _source(source)
+    u = require_user(db, user)
+    item = require_item(db, item_id)
+    signal = Signal("progress", u["id"], item["id"], op="delete", data={"fraction": 0.0},
+                    source=source)
+
+    def write(db):
+        return db.execute(
+            "UPDATE corpus_progress SET max_fraction = 0 WHERE user_id = ? AND item_id = ? "
+            "AND max_fraction > 0", [u["id"], item["id"]]).rowcount > 0
+
+    changed, changes = _write(db, signal, write)
+    return {"user": u["name"], "item_id": item["id"], "title": item["title"], "changed": changed,
             "changes": changes}
 
 

@@ -9,20 +9,18 @@ prose; the tool returns structure.
 
 from __future__ import annotations
 
-import copy
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from hermes import tag_graph
-from hermes.contract import CandidateQuery
-from hermes.errors import HermesError, InvalidInput
+from hermes.contract import CandidateQuery, Result, fail, ok, tool
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
 from hermes.records import item_rows, require_user
 from hermes.text import clip
-from hermes.tools import fail, int_arg, ok
+from hermes.tools import User
 
 MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
 MAX_PER_TOPIC = 50
@@ -31,20 +29,50 @@ MAX_COMMUNITIES = 500
 SUMMARY_CHARS = 280
 TOP_TAGS = 8
 
-EMPTY_QUALITY = {"clicks": 0, "likes": 0, "dislikes": 0, "classifier_active": False,
-                 "behaviour_weight": 0.0, "caveat": None}
-DIGEST_EMPTY = {
-    "topics": [],
-    "unclustered": [],
-    "ranking_quality": dict(EMPTY_QUALITY),
-    "window_days": None,
-    "n_items": 0,
-    "n_in_window": 0,
-    "saved": {"label": "saved, not read yet", "items": [], "n_total": 0},
-    "below_bar": {"label": "below your bar", "items": [], "n_total": 0},
-}
-COMMUNITIES_EMPTY = {"communities": [], "n_communities": 0, "n_tags": 0, "n_nodes": 0,
-                     "singletons_left_out": 0, "n_items": 0}
+GROUP = "digest"
+Objects = list[dict[str, Any]]
+
+
+class Quality(BaseModel):
+    clicks: int = 0
+    likes: int = 0
+    dislikes: int = 0
+    classifier_active: bool = False
+    behaviour_weight: float = 0.0
+    caveat: str | None = None
+
+
+class Saved(BaseModel):
+    label: str = "saved, not read yet"
+    items: Objects = []
+    n_total: int = 0
+
+
+class BelowBar(BaseModel):
+    label: str = "below your bar"
+    items: Objects = []
+    n_total: int = 0
+
+
+class Digest(Result):
+    topics: Objects = []
+    unclustered: Objects = []
+    ranking_quality: Quality = Quality()
+    window_days: int | None = None
+    n_items: int = 0
+    n_in_window: int = 0
+    saved: Saved = Saved()
+    below_bar: BelowBar = BelowBar()
+
+
+class Communities(Result):
+    communities: Objects = []
+    n_communities: int = 0
+    n_tags: int = 0
+    n_nodes: int = 0
+    singletons_left_out: int = 0
+    n_items: int = 0
+
 
 def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
@@ -58,16 +86,16 @@ def community_dict(c: tag_graph.Community, top: int = TOP_TAGS) -> dict:
     return {"label": c.label, "size": c.size, "n_items": c.n_items, "top_tags": list(c.names[:top])}
 
 
+@tool(GROUP, result=Communities, read_only=True, idempotent=True, untrusted=True)
 def kg_communities(
     db,
     limit: Annotated[int, Field(ge=1, le=MAX_COMMUNITIES,
-                                description="How many communities to return, largest first.")] = 20,
+                                description="How many communities, largest first.")] = 20,
 ) -> dict:
-    """Topic communities of the tag graph (all items, no persona)."""
-    try:
-        limit = int_arg("limit", limit, 1, MAX_COMMUNITIES)
-    except HermesError as exc:
-        return fail(str(exc), **copy.deepcopy(COMMUNITIES_EMPTY))
+    """The topics of the whole archive: communities of the tag graph (tags linked by how
+    often they appear on the same item), each with a label (its most central tag), size (its
+    tag count), n_items and top_tags. Tags found on one item only are left out
+    (singletons_left_out counts them). No persona needed."""
     graph = tag_graph.get_graph(db)
     stats = {"n_communities": len(graph.communities), "n_tags": graph.n_tags,
              "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
@@ -75,7 +103,7 @@ def kg_communities(
     if not graph.communities:
         why = ("no items yet; add feeds and run `hermes ingest`" if not graph.n_items else
                "no tag occurs on two or more items yet, so there is no graph; ingest more items")
-        return fail(f"No topic communities: {why}.", **{**COMMUNITIES_EMPTY, **stats})
+        return fail(f"No topic communities: {why}.", **{**Communities.empty(), **stats})
     shown = graph.communities[:limit]
     return ok(
         f"{_n(len(graph.communities), 'topic community', 'topic communities')} over "
@@ -167,26 +195,28 @@ def saved_not_read(db, user_id: int, cap: int) -> dict:
     return section
 
 
-def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
-           chat_fn: Any = None, below_bar: bool = False) -> dict:
-    """Ranked unread items of the last ``days`` days that clear the persona's bar, grouped by
-    tag-graph community; ``below_bar`` counts the others (and lists them when asked).
-
-    ``chat_fn`` is accepted so callers holding a chat model can pass it, and is never
-    called: the digest returns structure and the calling agent writes the prose (seed 001).
-    """
-    try:
-        days = int_arg("days", days, 1, MAX_DAYS, " (use a window of days up to a century)")
-        per_topic = int_arg("per_topic", per_topic, 1, MAX_PER_TOPIC)
-        limit = int_arg("limit", limit, 1, MAX_LIMIT)
-        if not isinstance(below_bar, bool):
-            raise InvalidInput(f"below_bar must be true or false, got {below_bar!r}")
-        if not isinstance(user, str) or not user.strip():
-            raise InvalidInput("user must be a persona name; list_users shows them")
-        persona = require_user(db, user)
-    except HermesError as exc:
-        return fail(str(exc), **copy.deepcopy(DIGEST_EMPTY))
-
+@tool(GROUP, result=Digest, read_only=True, idempotent=True, untrusted=True)
+def digest(
+    db,
+    user: User,
+    days: Annotated[int, Field(ge=1, le=MAX_DAYS,
+                               description="Window: items published in the last N days.")] = 7,
+    per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC,
+                                    description="Most items shown per topic.")] = 3,
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
+                                description="How many top-ranked unread items to group.")] = 30,
+    below_bar: Annotated[bool, Field(
+        description="Also list the items whose match is weak or none (below the persona's "
+                    "bar) in below_bar.items; they are always counted.")] = False,
+) -> dict:
+    """What is worth reading: a persona's ranked unread items of the last `days` days that
+    clear its bar (match strong or good), grouped into topics (tag-graph communities). A
+    topic shows at most `per_topic` items, n_total counts all; items matching no topic are in
+    `unclustered`; `below_bar` counts the weak and none ones (below_bar=true lists them);
+    `saved` lists items saved for later and not read. Items carry their match, a one-line
+    reason and the explanation behind it; ranking_quality says how trained the ranking is.
+    Returns structure only: write the summary yourself."""
+    persona = require_user(db, user)
     ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True),
                    limit=limit, bar_first=True)
     n_in_window = ranking.n_candidates
@@ -196,14 +226,14 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         return fail(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
             "Run `hermes ingest` for new items, or widen the window with a larger days value.",
-            **{**copy.deepcopy(DIGEST_EMPTY), "ranking_quality": quality, "window_days": days, "saved": saved},
+            **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
     positions = range(len(ranking.item_ids))
     above = [p for p in positions if ranking.above_bar(p)]
     below = {"label": "below your bar", "items": [], "n_total": ranking.n_below_bar}
     listed = above + ([p for p in positions if not ranking.above_bar(p)] if below_bar else [])
-    rows = item_rows(db, ranking.item_ids[listed] if listed else [])
+    rows = item_rows(db, [int(ranking.item_ids[p]) for p in listed])
     listed = [p for p in listed if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     graph = tag_graph.get_graph(db)
     topics: dict[str, dict] = {}
@@ -239,7 +269,8 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
                    + " Widen the window, add feeds on the persona's topics, or like items.")
     else:
         message = (
-            f"{_n(n_above, 'unread item')} from the last {_n(days, 'day')} clear the bar"
+            f"{_n(n_above, 'unread item')} from the last {_n(days, 'day')} "
+            f"{'clears' if n_above == 1 else 'clear'} the bar"
             + (f" (the best {n_above} of {ranking.n_above_bar})"
                if ranking.n_above_bar > n_above else "")
             + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} "
@@ -263,20 +294,3 @@ def digest(db, user: str, days: int = 7, per_topic: int = 3, limit: int = 30,
         saved=saved,
         below_bar=below,
     )
-
-
-def digest_tool(
-    db,
-    user: Annotated[str, Field(description="Persona name (list_users shows them).")],
-    days: Annotated[int, Field(ge=1, le=MAX_DAYS,
-                               description="Window: items published in the last N days.")] = 7,
-    per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC,
-                                    description="Most items shown per topic; n_total still counts all.")] = 3,
-    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
-                                description="How many top-ranked unread items to group.")] = 30,
-    below_bar: Annotated[bool, Field(
-        description="Also list the items whose match is weak or none (below the persona's "
-                    "bar) in below_bar.items; they are always counted.")] = False,
-) -> dict:
-    """The MCP face of :func:`digest`: the same call without ``chat_fn``."""
-    return digest(db, user, days=days, per_topic=per_topic, limit=limit, below_bar=below_bar)

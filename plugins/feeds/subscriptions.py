@@ -11,14 +11,16 @@ import urllib.parse
 from collections.abc import Callable
 
 from hermes.config import settings
+from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
-from hermes.records import now_iso
+from hermes.ingest.refresher import refresh_state
+from hermes.ingest.runlock import describe
+from hermes.records import insert_feed
 from hermes.storage.transactions import write_transaction
-from hermes.tools import fail, ok
 
 MAX_TITLE = 200
 FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
-                "retry_after", "last_warning")
+                "retry_after", "last_warning", "ttl")
 
 
 def check_web_url(url: str) -> str:
@@ -113,10 +115,7 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     parsed = probe_fn(url)
     name = title or parsed["title"] or url
     with write_transaction(db):
-        cur = db.execute(
-            "INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)", [url, name, now_iso()]
-        )
-        feed_id = cur.lastrowid if cur.rowcount else None
+        feed_id = insert_feed(db, url, name)
     if feed_id is None:  # another process subscribed it between the check and the insert
         existing = feed_by_url(db, url)
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
@@ -143,6 +142,39 @@ def feed_rows(db) -> list[dict]:
         d["error_count"] = d["error_count"] or 0
         out.append(d)
     return out
+
+
+def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
+    """The refresh state (``hermes.ingest.refresher.refresh_state``) with each feed's
+    ``next_fetch`` filled in, and a sentence for the message."""
+    state = refresh_state(db)
+    due = state.pop("due")
+    for feed in feeds:
+        feed["next_fetch"] = due.get(feed["id"])
+    last = state["last_refresh"]
+    bits = [f"Last refresh {last}." if last else "Never refreshed yet."]
+    if state.get("running"):
+        bits.append(f"A refresh is running ({describe(state['running'])}).")
+    if state["background"]:
+        bits.append(f"Next refresh due {state['next']} (every {state['every']:g} s)."
+                    if state.get("next") else "")
+    else:
+        bits.append("No background refresh runs in this process: `hermes ingest` fetches "
+                    "the feeds (hermes web and hermes serve refresh them on their own).")
+    return state, " ".join(b for b in bits if b)
+
+
+def rename(db, feed_id: int, title) -> dict:
+    """Set a feed's display title (whitespace collapsed, at most MAX_TITLE characters)."""
+    if not isinstance(title, str) or not " ".join(title.split()):
+        raise InvalidInput("title must be a non-empty text")
+    title = " ".join(title.split())
+    if len(title) > MAX_TITLE:
+        raise InvalidInput(f"title is {len(title)} characters long; the limit is {MAX_TITLE}")
+    feed = feed_by_id(db, feed_id)
+    with write_transaction(db):
+        db.execute("UPDATE feeds SET title = ? WHERE id = ?", [title, feed["id"]])
+    return {**feed, "title": title}
 
 
 def orphaned_count(db) -> int:

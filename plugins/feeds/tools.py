@@ -1,27 +1,25 @@
-"""The feeds tool group: every tool is a plain function of ``db`` plus typed arguments.
+"""The feeds tool group: the ranked feed, feedback, explanations and subscriptions.
 
-The MCP server derives each tool's JSON schema from these signatures, so every argument is
-``Annotated`` with a description and its limits. Fetching and parsing (httpx, feedparser)
-load only when a tool fetches (:mod:`.subscriptions`).
+Each tool is a function of ``db`` plus ``Annotated`` arguments, made a tool by
+:func:`hermes.contract.tool` (its docstring is the description an agent reads; the hints are
+the checked schema). Fetching and parsing (httpx, feedparser) load only when a tool fetches
+(:mod:`.subscriptions`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
-
 from pydantic import Field
 
 from hermes.config import settings
-from hermes.contract import CandidateQuery
-from hermes.errors import InvalidInput
+from hermes.contract import CandidateQuery, Result, fail, ok, tool
 from hermes.ranking.explain import explain, explain_ranked, rank_line
-from hermes.ranking.rank import clamp_limit, rank
+from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_item, require_user
-from hermes.storage.signals import record_click
 from hermes.text import clip
-from hermes.tools import envelope, fail, ok
+from hermes.tools import ItemId, User
 
 from .subscriptions import (
     check_web_url,
@@ -29,34 +27,64 @@ from .subscriptions import (
     feed_rows,
     orphaned_count,
     probe,
+    refresh_summary,
     removal_plan,
+    rename,
     subscribe,
     unsubscribe,
 )
 from .suggest import suggest
 
-UserArg = Annotated[str, Field(description="Persona name, as listed by list_users.",
-                               min_length=1, max_length=200)]
-ItemArg = Annotated[int, Field(description="Item id from list_feed or search_feed.", ge=1)]
-UrlArg = Annotated[str, Field(description="The feed's address: an http:// or https:// URL of an "
-                                          "RSS, Atom or RDF feed.", min_length=1, max_length=2000)]
+GROUP = "feeds"
+UrlArg = Annotated[str, Field(description="The feed's http(s) URL (RSS, Atom or RDF).",
+                              min_length=1, max_length=2000)]
 SUMMARY_CHARS = 300
-
-# The success-path payload keys of each tool with empty values (kept present on failure).
-EMPTY = {
-    "list_feed": {"user": "", "items": [], "above_bar": 0, "below_bar": 0},
-    "record_feedback": {"click": {}, "n_clicks": 0},
-    "explain_item": {"user": "", "item_id": 0, "match": "", "reason": "", "explanation": {}},
-    "add_feed": {"feed": {}},
-    "preview_feed": {"feed": {}, "entries": []},
-    "list_feeds": {"feeds": [], "orphaned_items": 0},
-    "remove_feed": {"feed": {}, "removed": False},
-    "suggest_feeds": {"user": "", "suggestions": []},
-}
-
-_envelope = envelope(EMPTY)
+Objects = list[dict[str, Any]]
 
 
+class FeedPage(Result):
+    user: str = ""
+    items: Objects = []
+    #: how many unread items of the window clear the persona's bar, and how many do not
+    above_bar: int = 0
+    below_bar: int = 0
+
+
+class Explanation(Result):
+    user: str = ""
+    item_id: int = 0
+    match: str = ""
+    reason: str = ""
+    explanation: dict[str, Any] = {}
+
+
+class FeedAdded(Result):
+    feed: dict[str, Any] = {}
+
+
+class FeedPreview(Result):
+    feed: dict[str, Any] = {}
+    entries: Objects = []
+
+
+class FeedList(Result):
+    feeds: Objects = []
+    orphaned_items: int = 0
+    refresh: dict[str, Any] = {}
+
+
+class FeedRenamed(Result):
+    feed: dict[str, Any] = {}
+
+
+class FeedRemoval(Result):
+    feed: dict[str, Any] = {}
+    removed: bool = False
+
+
+class Suggestions(Result):
+    user: str = ""
+    suggestions: Objects = []
 
 
 def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
@@ -64,16 +92,8 @@ def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
     return clip(" ".join((text or "").split()), limit)
 
 
-def _since(since_days) -> float | None:
-    if since_days is None:
-        return None
-    if isinstance(since_days, bool) or not isinstance(since_days, (int, float)) or since_days <= 0:
-        raise InvalidInput(f"since_days must be a positive number of days or null, got {since_days!r}")
-    return float(since_days)
-
-
-SinceArg = Annotated[int | None, Field(
-    description="Only items published in the last N days; null searches the whole archive.",
+SinceDays = Annotated[int | None, Field(
+    description="Only items published in the last N days; null = the whole archive.",
     ge=1, le=36500)]
 
 
@@ -81,21 +101,22 @@ def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-@_envelope
+@tool(GROUP, result=FeedPage, read_only=True, idempotent=True, untrusted=True)
 def list_feed(
     db,
-    user: UserArg,
-    limit: Annotated[int, Field(description="How many items to return (1-100).", ge=1, le=100)] = 20,
-    since_days: SinceArg = 7,
+    user: User,
+    limit: Annotated[int, Field(description="How many items.", ge=1, le=100)] = 20,
+    since_days: SinceDays = 7,
     below_bar: Annotated[bool, Field(
         description="Also return the items whose match is weak or none (below the persona's "
                     "bar), after the ones that clear it.")] = False,
 ) -> dict:
-    """The persona's ranked feed: unread items that clear its bar, best first, each with its
-    match and the reason it ranks; ``below_bar`` counts the others."""
+    """The persona's ranked feed: the unread items that clear its bar (match strong or
+    good), best first, each with id, title, url, source, score, its match and the reason it
+    ranks; below_bar counts the others (below_bar=true lists them after). Use the ids with
+    record_feedback and explain_item (same since_days: the same reason)."""
     persona = require_user(db, user)
-    window = _since(since_days)
-    limit = clamp_limit(limit, maximum=100)
+    window = None if since_days is None else float(since_days)
     ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit, bar_first=True)
     shown = [pos for pos in range(len(ranking.item_ids)) if below_bar or ranking.above_bar(pos)]
     rows = item_rows(db, ranking.item_ids[np.array(shown, dtype=np.int64)])
@@ -155,56 +176,47 @@ def _level_counts(ranking) -> str:
     return ", ".join(f"{n} {level}" for level, n in reversed(ranking.level_counts.items()) if n)
 
 
-@_envelope
-def record_feedback(
-    db,
-    user: UserArg,
-    item_id: ItemArg,
-    liked: Annotated[bool, Field(description="true = the persona liked the item, false = disliked it.")],
-) -> dict:
-    """Store a like or dislike from an agent (click source ``agent``)."""
-    persona = require_user(db, user)
-    item = require_item(db, item_id)
-    click = record_click(db, persona["id"], item["id"], liked, source="agent")
-    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
-    what = "like" if liked else "dislike"
-    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} ({n} clicks in "
-              "total); the next list_feed uses it.", click=click, n_clicks=n)
-
-
-@_envelope
-def explain_item(db, user: UserArg, item_id: ItemArg, since_days: SinceArg = 7) -> dict:
-    """Why an item ranks where it does for a persona, in the feed of the same window."""
+@tool(GROUP, result=Explanation, read_only=True, idempotent=True, untrusted=True)
+def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> dict:
+    """Why an item ranks where it does for a persona, ranked in the same window and order as
+    list_feed with that since_days: its match (strong, good, weak, none), the evidence (the
+    interests clause and liked item it is closest to, with their similarities; the
+    classifier's probability; the rated tags), the components that pushed it up, each
+    component's contribution, the blend weight, and a one-line reason."""
     persona = require_user(db, user)
     require_item(db, item_id)
-    window = _since(since_days)
+    window = None if since_days is None else float(since_days)
     explanation = explain(db, persona, item_id, since_days=window)
     return ok(f"{rank_line(explanation)}. {explanation['reason']}",
               user=persona["name"], item_id=item_id, match=explanation["match"],
               reason=explanation["reason"], explanation=explanation)
 
 
-@_envelope
+@tool(GROUP, result=FeedAdded, idempotent=True, open_world=True, untrusted=True)
 def add_feed(
     db,
     url: UrlArg,
     title: Annotated[str | None, Field(
         description="Optional display title; default: the feed's own title.", max_length=200)] = None,
 ) -> dict:
-    """Subscribe to a feed after checking (one fetch) that it parses. Does not ingest."""
+    """Subscribe to an RSS/Atom/RDF feed by its http(s) URL, after one fetch checks that it
+    parses (nothing is subscribed if it does not, or if it already is). Items arrive with the
+    next `hermes ingest`, not now; preview_feed looks first. Private, loopback and
+    local-network addresses are refused."""
     url = check_web_url(url)
     return subscribe(db, url, title, probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
 
 
-@_envelope
+@tool(GROUP, result=FeedPreview, read_only=True, idempotent=True, open_world=True,
+      untrusted=True)
 def preview_feed(
     db,
     url: UrlArg,
-    limit: Annotated[int, Field(description="How many recent entries to show (1-20).", ge=1, le=20)] = 5,
+    limit: Annotated[int, Field(description="How many recent entries.", ge=1, le=20)] = 5,
 ) -> dict:
-    """Fetch a feed and show its recent entries without subscribing (nothing is stored)."""
+    """Fetch an http(s) feed URL and show its recent entries without subscribing or storing
+    anything. Private, loopback and local-network addresses are refused."""
     url = check_web_url(url)
-    limit = clamp_limit(limit, maximum=20)
     parsed = probe(url, allow_private=settings().allow_private)
     existing = feed_by_url(db, url)
     entries = [
@@ -223,34 +235,51 @@ def preview_feed(
               entries=entries)
 
 
-@_envelope
+@tool(GROUP, result=FeedList, read_only=True, idempotent=True, untrusted=True)
 def list_feeds(db) -> dict:
-    """Every subscribed feed with its item count and fetch health."""
+    """The subscribed feeds: id, title, url, items stored, when each was last fetched and is
+    next due (next_fetch), and its last error and error count; 'refresh' says when the feeds
+    were last refreshed, whether one runs now and when the next is due. Use the ids with
+    remove_feed or rename_feed."""
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
+    refresh, said = refresh_summary(db, feeds)
     failing = sum(1 for f in feeds if f["last_error"])
     extra = f"; {orphans} items remain from removed feeds" if orphans else ""
     if not feeds:
         return ok(f"No feeds subscribed. Use add_feed with a feed URL, or suggest_feeds{extra}.",
-                  feeds=[], orphaned_items=orphans)
-    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}.",
-              feeds=feeds, orphaned_items=orphans)
+                  feeds=[], orphaned_items=orphans, refresh=refresh)
+    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}. {said}",
+              feeds=feeds, orphaned_items=orphans, refresh=refresh)
 
 
-@_envelope
+@tool(GROUP, result=FeedRenamed, idempotent=True)
+def rename_feed(
+    db,
+    feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
+    title: Annotated[str, Field(description="The new display title.", min_length=1, max_length=200)],
+) -> dict:
+    """Change a feed's display title (by id from list_feeds). Fetching never overwrites a
+    title you set."""
+    feed = rename(db, feed_id, title)
+    return ok(f"Feed {feed['id']} is now called {feed['title']!r}.", feed=feed)
+
+
+@tool(GROUP, result=FeedRemoval, destructive=True, idempotent=True, untrusted=True)
 def remove_feed(
     db,
     feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
     confirm: Annotated[bool, Field(
-        description="Must be true to actually remove. With false nothing changes and the "
-                    "answer says what would be removed.")],
+        description="true removes; false (default) changes nothing and says what would be "
+                    "removed.")] = False,
 ) -> dict:
-    """Unsubscribe from a feed; its items and every click on them are kept."""
+    """Unsubscribe from a feed (by id from list_feeds); its items stay in the archive and every
+    like/dislike on them is kept. Needs confirm=true."""
     plan = removal_plan(db, feed_id)
     # By id and URL: the title usually comes from the feed itself (untrusted text) and is
     # in the feed payload, not in the tool's own words.
     what = f"feed {plan['feed']['id']} ({plan['feed']['url'][:200]})"
-    if confirm is not True:
+    if not confirm:
         return fail(f"Nothing removed (confirm is false). Removing would unsubscribe {what}: "
                     f"it would no longer be fetched; its {plan['item_count']} items stay in the "
                     f"archive and its {plan['click_count']} clicks are kept. Call again with "
@@ -261,15 +290,17 @@ def remove_feed(
               feed=plan["feed"], removed=True)
 
 
-@_envelope
+@tool(GROUP, result=Suggestions, read_only=True, idempotent=True)
 def suggest_feeds(
     db,
-    user: UserArg,
-    limit: Annotated[int, Field(description="How many suggestions to return (1-30).", ge=1, le=30)] = 8,
+    user: User,
+    limit: Annotated[int, Field(description="How many suggestions.", ge=1, le=30)] = 8,
 ) -> dict:
-    """Curated feeds (shipped with hermes) matching the persona's liked tags and interests."""
+    """Feeds to subscribe to from a curated list shipped with hermes, scored against the tags
+    the persona liked and the words of its interests; subscribed ones are left out. No web
+    search. Subscribe with add_feed(url)."""
     persona = require_user(db, user)
-    found = suggest(db, persona, limit=clamp_limit(limit, maximum=30))
+    found = suggest(db, persona, limit=limit)
     if not found:
         return ok(f"No curated feed matches {persona['name']}'s interests or liked tags yet (or "
                   "all matching ones are subscribed). Like a few items, or add a feed by URL "

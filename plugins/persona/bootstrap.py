@@ -21,25 +21,14 @@ from hermes.storage.transactions import write_transaction
 BOOTSTRAP_MAX = 50
 
 
-def _count(value, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{what} must be an integer between 0 and {BOOTSTRAP_MAX}, got {value!r}")
-    if not 0 <= value <= BOOTSTRAP_MAX:
-        raise InvalidInput(f"{what} must be between 0 and {BOOTSTRAP_MAX}, got {value}")
-    return value
-
-
 def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislike: int = 5) -> dict:
     """Like the ``n_like`` closest and dislike the ``n_dislike`` farthest items; return
     ``{"liked": [...], "disliked": [...]}`` (``id`` and ``title`` each).
 
     :raises NotFound: on an unknown persona name.
     :raises InvalidInput: the persona already has clicks, has no interests text, the
-        archive is empty, or the counts are out of range.
+        archive is empty, or both counts are 0 (the tool checks their range).
     """
-    if not isinstance(name, str):
-        raise InvalidInput(f"name must be a persona name (a string), got {type(name).__name__}")
-    n_like, n_dislike = _count(n_like, "n_like"), _count(n_dislike, "n_dislike")
     if n_like + n_dislike == 0:
         raise InvalidInput("n_like and n_dislike are both 0: nothing to do")
     user = require_user(db, name)

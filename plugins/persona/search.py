@@ -21,23 +21,8 @@ QUERY_MAX = 500
 SUMMARY_CHARS = 300
 
 
-def clamp(limit, maximum: int, what: str = "limit") -> tuple[int, str]:
-    """``limit`` clamped to [1, maximum], and a note when it had to be clamped."""
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise InvalidInput(f"{what} must be an integer between 1 and {maximum}, got {limit!r}")
-    kept = max(1, min(limit, maximum))
-    return kept, "" if kept == limit else f" ({what} {limit} clamped to {kept})"
-
-
-def _optional_text(value, what: str, maximum: int = 200) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string or null, got {type(value).__name__}")
-    value = value.strip()
-    if len(value) > maximum:
-        raise InvalidInput(f"{what} is {len(value)} characters long; the limit is {maximum}")
-    return value or None
+def _optional_text(value: str | None) -> str | None:
+    return (value or "").strip() or None
 
 
 def content_types(db: sqlite_utils.Database) -> list[str]:
@@ -65,16 +50,11 @@ def _short(text: str | None) -> str:
     return clip(" ".join((text or "").split()), SUMMARY_CHARS)
 
 
-def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, limit=10) -> tuple[list[dict], str]:
-    """(results, message). Raises :class:`InvalidInput` / ``NotFound`` for bad calls."""
-    if not isinstance(user, str):
-        raise InvalidInput(f"user must be a persona name (a string), got {type(user).__name__}")
-    if query is not None and not isinstance(query, str):
-        raise InvalidInput(f"query must be a string, got {type(query).__name__}")
-    query = _optional_text(query, "query", QUERY_MAX)
-    tag = _optional_text(tag, "tag")
-    content_type = _optional_text(content_type, "content_type", 50)
-    limit, note = clamp(limit, SEARCH_MAX)
+def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | None = None,
+           content_type: str | None = None, limit: int = 10) -> tuple[list[dict], str]:
+    """(results, message) for arguments the ``search_feed`` tool already checked. Raises
+    :class:`InvalidInput` / ``NotFound`` for a call that cannot be answered."""
+    query, tag, content_type = _optional_text(query), _optional_text(tag), _optional_text(content_type)
     persona = require_user(db, user)
     if not (query or tag or content_type):
         raise InvalidInput("give a query (words to find in titles and summaries), a tag or a content_type")
@@ -119,13 +99,13 @@ def search(db: sqlite_utils.Database, user, query, tag=None, content_type=None, 
     if results:
         message = (
             f"{len(results)} item(s) matching {asked}, in {persona['name']}'s ranking order"
-            f"{note}; 'rated' shows earlier feedback. Give feedback with record_feedback."
+            f"; 'rated' shows earlier feedback. Give feedback with record_feedback."
         )
     elif tag and not tag_exists(db, tag):
-        message = f"no item is tagged {tag!r}; propose_interests lists the tags in use{note}"
+        message = f"no item is tagged {tag!r}; propose_interests lists the tags in use"
     else:
         message = (
             f"no item matches {asked}; every query word must occur in a title or summary, "
-            f"so try fewer or different words{note}"
+            f"so try fewer or different words"
         )
     return results, message

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.embed import get_embedder
-from hermes.errors import InvalidInput
 from hermes.ranking.preferences import key_stats, split_key
 from hermes.ranking.rank import blend_weight
 from hermes.records import require_user
@@ -57,9 +56,7 @@ def classifier_state(db: sqlite_utils.Database, user_id: int, model: str) -> tup
     return True, f"active: trained on {n} clicked items ({usable['like']} likes, {usable['dislike']} dislikes)"
 
 
-def profile_status(db: sqlite_utils.Database, user) -> dict:
-    if not isinstance(user, str):
-        raise InvalidInput(f"user must be a persona name (a string), got {type(user).__name__}")
+def profile_status(db: sqlite_utils.Database, user: str) -> dict:
     persona = require_user(db, user)
     uid = persona["id"]
     counts = click_counts(db, uid)
@@ -114,10 +111,3 @@ def profile_status(db: sqlite_utils.Database, user) -> dict:
     }
 
 
-EMPTY = {
-    "user": "", "interests": "", "clicks": 0, "likes": 0, "dislikes": 0,
-    "clicks_by_source": {}, "blend_weight": 0.0, "blend": "",
-    "liked_tags": [], "disliked_tags": [], "liked_types": [], "disliked_types": [],
-    "liked_sources": [], "disliked_sources": [],
-    "classifier_active": False, "classifier_reason": "", "recent_clicks": [],
-}

@@ -1,75 +1,99 @@
-"""The persona tool group: one plain function per tool, ``fn(db, ...) -> dict``.
+"""The persona tool group: one function per tool, made a tool by :func:`hermes.contract.tool`.
 
-Every function returns the envelope of :mod:`hermes.tools` and never raises for a user
-mistake (an unknown persona, a bad value): :func:`envelope` turns those into ``ok: false``
-with the tool's success keys present and empty. Nothing is written on a refused call.
+Every tool returns the envelope and never raises for a user mistake (an unknown persona, a
+bad value): the tool boundary turns those into ``ok: false`` with the tool's success keys
+present and empty. Nothing is written on a refused call.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 from pydantic import Field
 
-from hermes.errors import HermesError, InvalidInput
-from hermes.tools import envelope, fail, ok
+from hermes.contract import Result, fail, ok, tool
+from hermes.errors import HermesError
+from hermes.tools import User, caller
 
 from . import bootstrap as _bootstrap
 from . import personas, search, status
 
-EMPTY = {
-    "list_users": {"users": []},
-    "create_persona": {"persona": {}},
-    "propose_interests": {"tags": [], "content_types": [], "suggested_interests": ""},
-    "update_persona": {"persona": {}, "changed": False},
-    "profile_status": dict(status.EMPTY),
-    "search_feed": {"results": [], "count": 0},
-    "delete_persona": {"deleted": {}, "would_delete": {}},
-    "reset_feedback": {"deleted": {}, "would_delete": {}},
-    "bootstrap_persona": {"liked": [], "disliked": []},
-}
+GROUP = "persona"
+Objects = list[dict[str, Any]]
 
-_envelope = envelope(EMPTY)
-
-
-
-
-PersonaName = Annotated[str, Field(
-    description="The persona's name exactly as list_users shows it, e.g. 'alice'.",
-    min_length=1, max_length=personas.NAME_MAX,
-)]
 NewName = Annotated[str, Field(
     description="A short unique name: starts with a letter or digit; letters, digits, spaces "
-                "and _ . @ + - only; at most 64 characters. Example: 'alice'.",
+                "and _ . @ + - only. Example: 'alice'.",
     min_length=1, max_length=personas.NAME_MAX,
 )]
 Interests = Annotated[str, Field(
-    description="What this persona wants to read, in plain words: topics, methods, fields "
-                "(at most 4000 characters). Example: 'graph neural networks, protein folding, "
-                "reinforcement learning for robotics'.",
+    description="What this persona wants to read, in plain words: topics, methods, fields. "
+                "Example: 'graph neural networks, protein folding'.",
     min_length=1, max_length=personas.INTERESTS_MAX,
 )]
 Confirm = Annotated[bool, Field(
-    description="Must be true to actually delete. With false nothing changes and the result "
-                "lists exactly what would be lost.",
+    description="true deletes; false (default) changes nothing and lists what would be lost.",
 )]
 
 
-def _str_arg(value, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a persona name (a string), got {type(value).__name__}")
-    return value
+class Users(Result):
+    users: Objects = []
 
 
-def _confirm_arg(confirm) -> bool:
-    # Defence in depth: a model sending the string "false" must not delete anything.
-    if not isinstance(confirm, bool):
-        raise InvalidInput(f"confirm must be true or false, got {confirm!r}")
-    return confirm
+class PersonaResult(Result):
+    persona: dict[str, Any] = {}
 
 
-@_envelope
+class Proposal(Result):
+    tags: Objects = []
+    content_types: Objects = []
+    suggested_interests: str = ""
+
+
+class PersonaUpdate(Result):
+    persona: dict[str, Any] = {}
+    changed: bool = False
+
+
+class ProfileStatus(Result):
+    user: str = ""
+    interests: str = ""
+    clicks: int = 0
+    likes: int = 0
+    dislikes: int = 0
+    clicks_by_source: dict[str, int] = {}
+    blend_weight: float = 0.0
+    blend: str = ""
+    liked_tags: Objects = []
+    disliked_tags: Objects = []
+    liked_types: Objects = []
+    disliked_types: Objects = []
+    liked_sources: Objects = []
+    disliked_sources: Objects = []
+    classifier_active: bool = False
+    classifier_reason: str = ""
+    recent_clicks: Objects = []
+
+
+class SearchResults(Result):
+    results: Objects = []
+    count: int = 0
+
+
+class Deletion(Result):
+    deleted: dict[str, Any] = {}
+    would_delete: dict[str, Any] = {}
+
+
+class Bootstrap(Result):
+    liked: Objects = []
+    disliked: Objects = []
+
+
+@tool(GROUP, result=Users, read_only=True, idempotent=True)
 def list_users(db) -> dict:
+    """Every persona (user) with its interests text and how many likes and dislikes it has
+    given. Use a name from here as `user` in other tools."""
     rows = db.execute(
         """SELECT u.name, u.interests, u.created,
                   count(c.id), coalesce(sum(c.label = 'like'), 0), coalesce(sum(c.label = 'dislike'), 0)
@@ -86,8 +110,11 @@ def list_users(db) -> dict:
     return ok(f"{len(users)} persona(s)", users=users)
 
 
-@_envelope
+# Idempotent in the MCP sense: repeating the call creates nothing more (it is refused).
+@tool(GROUP, result=PersonaResult, idempotent=True)
 def create_persona(db, name: NewName, interests: Interests) -> dict:
+    """Create a persona: a unique short name and its interests as plain text. Refused if the
+    name is taken."""
     user = personas.create_persona(db, name, interests)
     return ok(
         f"created persona {user['name']!r}. Next: bootstrap_persona to warm it from its "
@@ -96,12 +123,13 @@ def create_persona(db, name: NewName, interests: Interests) -> dict:
     )
 
 
-@_envelope
+@tool(GROUP, result=Proposal, read_only=True, idempotent=True, untrusted=True)
 def propose_interests(
     db,
-    limit: Annotated[int, Field(description="How many tags to return (1-100).", ge=1, le=100)] = 12,
+    limit: Annotated[int, Field(description="How many tags.", ge=1, le=100)] = 12,
 ) -> dict:
-    limit, note = search.clamp(limit, 100)
+    """Help for writing interests: the most common tags in the archive with their item counts,
+    and the content types present."""
     tags = [
         {"tag": tag, "count": n}
         for tag, n in db.execute(
@@ -121,19 +149,21 @@ def propose_interests(
     if not tags:
         message = (
             "the archive has no tagged items yet (run hermes ingest); write the interests in "
-            "your own words instead" + note
+            "your own words instead"
         )
         return ok(message, tags=[], content_types=types, suggested_interests="")
     suggestion = ", ".join(t["tag"] for t in tags[:8])
     return ok(
-        f"the {len(tags)} most common tags in the archive{note}; pick the ones that fit and "
+        f"the {len(tags)} most common tags in the archive; pick the ones that fit and "
         "pass them (in your own words) as interests to create_persona or update_persona",
         tags=tags, content_types=types, suggested_interests=suggestion,
     )
 
 
-@_envelope
-def update_persona(db, name: PersonaName, interests: Interests) -> dict:
+@tool(GROUP, result=PersonaUpdate, destructive=True, idempotent=True)
+def update_persona(db, name: User, interests: Interests) -> dict:
+    """Replace a persona's interests text (the previous text is returned). The ranking uses
+    the new text from the next call on; clicks are kept."""
     user, previous = personas.update_interests(db, name, interests)
     payload = {"name": user["name"], "interests": user["interests"], "previous_interests": previous}
     if previous == user["interests"]:
@@ -143,8 +173,11 @@ def update_persona(db, name: PersonaName, interests: Interests) -> dict:
               "(previous_interests holds the old text)", persona=payload, changed=True)
 
 
-@_envelope
-def profile_status(db, user: PersonaName) -> dict:
+@tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True)
+def profile_status(db, user: User) -> dict:
+    """What a persona has taught the ranking: click counts (by source), the blend weight
+    between written interests and learned behaviour, most liked and disliked tags, and whether
+    the click classifier is active and why."""
     s = status.profile_status(db, user)
     # Counted, not listed: tags are feed text (untrusted), kept in the liked_tags payload.
     liked = f"{len(s['liked_tags'])} (see liked_tags)" if s["liked_tags"] else "none yet"
@@ -156,25 +189,29 @@ def profile_status(db, user: PersonaName) -> dict:
     return ok(message, **s)
 
 
-@_envelope
+# Read-only for the user's data; ranking may persist the interests-vector cache.
+@tool(GROUP, result=SearchResults, read_only=True, idempotent=True, untrusted=True)
 def search_feed(
     db,
-    user: PersonaName,
+    user: User,
     query: Annotated[str, Field(
-        description="Words to find in titles and summaries; every word must occur (case-"
-                    "insensitive, matched literally). May be empty when tag or content_type is given.",
+        description="Words that must all occur in the title or summary (case-insensitive, "
+                    "literal). May be empty when tag or content_type is given.",
         max_length=search.QUERY_MAX,
     )],
     tag: Annotated[Optional[str], Field(
-        description="Only items with this tag (case-insensitive), e.g. 'cs.LG'. propose_interests lists common tags.",
+        description="Only items with this tag, e.g. 'cs.LG' (propose_interests lists tags).",
         max_length=200,
     )] = None,
     content_type: Annotated[Optional[str], Field(
-        description="Only items of this type, e.g. 'paper', 'article', 'podcast', 'video'.",
+        description="Only items of this type, e.g. 'paper', 'article', 'podcast'.",
         max_length=50,
     )] = None,
-    limit: Annotated[int, Field(description="How many results (1-50).", ge=1, le=search.SEARCH_MAX)] = 10,
+    limit: Annotated[int, Field(description="How many results.", ge=1, le=search.SEARCH_MAX)] = 10,
 ) -> dict:
+    """Search the whole archive (any age, rated items included) by words in the title or
+    summary, optionally one tag or content type only, in the persona's ranking order; `rated`
+    says if the persona liked or disliked a result. Use the ids with record_feedback."""
     results, message = search.search(db, user, query, tag, content_type, limit)
     return ok(message, results=results, count=len(results))
 
@@ -192,8 +229,6 @@ def destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: st
 
 
 def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: str) -> dict:
-    name = _str_arg(name, "name")
-    confirm = _confirm_arg(confirm)
     user, tables, counts, clicks = personas.plan(db, name, persona=persona)
     loss = personas.describe_loss(user, counts, clicks, persona=persona)
     would = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(counts)}
@@ -210,23 +245,32 @@ def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: s
     return ok(f"deleted {loss}{kept}", deleted=deleted, would_delete={})
 
 
-def delete_persona(db, name: PersonaName, confirm: Confirm) -> dict:
-    return destroy(db, name, confirm, persona=True, source="agent")
+@tool(GROUP, result=Deletion, destructive=True, idempotent=True)
+def delete_persona(db, name: User, confirm: Confirm = False) -> dict:
+    """Delete a persona with all its clicks, explanations and other per-persona data. Needs
+    confirm=true; with false nothing changes and the result says what would be lost."""
+    return destroy(db, name, confirm, persona=True, source=caller())
 
 
-def reset_feedback(db, name: PersonaName, confirm: Confirm) -> dict:
-    return destroy(db, name, confirm, persona=False, source="agent")
+@tool(GROUP, result=Deletion, destructive=True, idempotent=True)
+def reset_feedback(db, name: User, confirm: Confirm = False) -> dict:
+    """Delete all of a persona's likes and dislikes (and cached explanations), keeping the
+    persona and its interests. Needs confirm=true; with false nothing changes and the result
+    says what would be lost."""
+    return destroy(db, name, confirm, persona=False, source=caller())
 
 
-@_envelope
+@tool(GROUP, result=Bootstrap, idempotent=True, untrusted=True)
 def bootstrap_persona(
     db,
-    name: PersonaName,
-    n_like: Annotated[int, Field(description="How many of the closest items to like (0-50).",
+    name: User,
+    n_like: Annotated[int, Field(description="How many of the closest items to like.",
                                  ge=0, le=_bootstrap.BOOTSTRAP_MAX)] = 5,
-    n_dislike: Annotated[int, Field(description="How many of the farthest items to dislike (0-50).",
+    n_dislike: Annotated[int, Field(description="How many of the farthest items to dislike.",
                                     ge=0, le=_bootstrap.BOOTSTRAP_MAX)] = 5,
 ) -> dict:
+    """Warm up a new persona that has no feedback yet: like the items closest to its interests
+    and dislike the farthest ones (click source 'bootstrap')."""
     done = _bootstrap.bootstrap_persona(db, name, n_like, n_dislike)
     return ok(
         f"warmed {done['user']!r} from its interests: liked {len(done['liked'])} and disliked "

@@ -1,0 +1,222 @@
+"""The background refresh of ``hermes web`` and ``hermes serve``: feeds stay fresh without
+cron.
+
+A daemon thread sleeps until the next feed is due (:mod:`.schedule`), then runs ``hermes
+ingest --due`` as a child process at low CPU priority. A child, not a thread: fetching,
+parsing and embedding (torch, both cores) then never hold this process's GIL or memory, so
+pages and tool calls answer while it works, and the model is unloaded when it is done. The
+ingest lock (:mod:`.runlock`) keeps it from running beside another ingest of the same
+database; its status file is where this process reads the progress from.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import config
+from ..storage.db import get_db
+from .runlock import database_file, read_status
+from .schedule import feed_schedule, iso, next_due, next_refresh, seconds_until
+
+log = logging.getLogger(__name__)
+
+#: niceness of the ingest child: pages and tool calls come first
+NICENESS = 10
+#: the first look after start-up waits this long (the server comes up first)
+START_DELAY = 2.0
+
+_active: dict[str, Refresher] = {}
+_active_lock = threading.Lock()
+
+
+def active(database: str | os.PathLike | None) -> Refresher | None:
+    """The refresher keeping ``database`` fresh in this process, if any."""
+    if database is None:
+        return None
+    with _active_lock:
+        return _active.get(str(Path(database).resolve()))
+
+
+def ingest_command(database: str, every: float, *, due: bool) -> list[str]:
+    command = [sys.executable, "-m", "hermes.cli", "ingest", "--db", database, "--json", "--no-wait"]
+    if due:
+        command += ["--due", "--every", f"{every:g}s"]
+    return command
+
+
+class Refresher:
+    """Keeps one database's feeds fresh from a long-running process.
+
+    :param every: seconds between fetches of a feed (``[ingest] every``); 0 refreshes only
+        when asked (:meth:`refresh_now`, the web UI's "Refresh now").
+    :param command: builds the child's argv (tests substitute their own).
+    """
+
+    def __init__(self, database: str | os.PathLike, every: float, *, command=ingest_command,
+                 start_delay: float = START_DELAY):
+        self.database = str(Path(database).resolve())
+        self.every = float(every)
+        self.command = command
+        self.start_delay = start_delay
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._manual = False
+        self._child: subprocess.Popen | None = None
+        self._thread: threading.Thread | None = None
+        self._state_lock = threading.Lock()
+        self.last_error: str | None = None
+        self.next_at: datetime | None = None
+
+    # --- control ---------------------------------------------------------------------------
+
+    def start(self) -> Refresher:
+        with _active_lock:
+            _active[self.database] = self
+        self._thread = threading.Thread(target=self._loop, name="hermes-refresh", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        with self._state_lock:
+            child = self._child
+        if child is not None and child.poll() is None:
+            child.terminate()  # the ingest is safe to stop: the next run completes it
+        if self._thread is not None:
+            self._thread.join(timeout)
+        with _active_lock:
+            if _active.get(self.database) is self:
+                del _active[self.database]
+
+    def refresh_now(self) -> tuple[bool, str]:
+        """Ask for a refresh of every feed now. (False, why) when one is already running."""
+        running = read_status(Path(self.database))["running"]
+        if running or self.busy:
+            return False, "A refresh is already running; its progress is shown on the Feeds page."
+        with self._state_lock:
+            self._manual = True
+        self._wake.set()
+        return True, "Refresh started: every feed is being fetched now."
+
+    @property
+    def busy(self) -> bool:
+        with self._state_lock:
+            return self._manual or (self._child is not None and self._child.poll() is None)
+
+    def state(self) -> dict:
+        """What the UI and ``list_feeds`` show: interval, next run, the running one, the last."""
+        status = read_status(Path(self.database))
+        return {"background": self.every > 0, "every": self.every,
+                "next": iso(self.next_at) if self.every > 0 else None,
+                "running": status["running"], "last": status["last"],
+                "requested": self.busy and not status["running"], "error": self.last_error}
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        self._wake.wait(self.start_delay)  # "Refresh now" or stop() cut it short
+        self._wake.clear()
+        while not self._stop.is_set():
+            with self._state_lock:
+                manual, self._manual = self._manual, False
+            try:
+                when = self._next_due() if self.every > 0 else None
+                if manual or (when is not None and when <= datetime.now(timezone.utc)):
+                    with self._state_lock:
+                        self._manual = manual  # still "requested" until the child starts
+                    self._run(due=not manual)
+                    when = self._next_due() if self.every > 0 else None
+            except Exception as exc:  # the loop must outlive any one failure
+                log.exception("background refresh failed")
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                when = None
+            self.next_at = when
+            self._wake.wait(seconds_until(when, self.every) if self.every > 0 else None)
+            self._wake.clear()
+
+    def _next_due(self) -> datetime | None:
+        db = get_db(self.database, migrate=False)
+        try:
+            return next_refresh(db, self.every)
+        finally:
+            db.conn.close()
+
+    def _run(self, *, due: bool) -> None:
+        argv = self.command(self.database, self.every, due=due)
+        # stdin/stdout never shared: under `hermes serve` (stdio) they are the MCP stream.
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=os.environ.copy())
+        with self._state_lock:
+            self._child = child
+            self._manual = False
+        try:
+            os.setpriority(os.PRIO_PROCESS, child.pid, NICENESS)
+        except (AttributeError, OSError):  # not on this platform, or it already ended
+            pass
+        out, err = child.communicate()
+        with self._state_lock:
+            self._child = None
+        self.last_error = None if child.returncode == 0 else _failure(child.returncode, out, err)
+        if self.last_error:
+            log.warning("background refresh: %s", self.last_error)
+
+
+def _failure(code: int, out: bytes, err: bytes) -> str:
+    try:
+        message = json.loads(out.decode("utf-8", "replace")).get("message")
+    except (ValueError, AttributeError):
+        message = None
+    text = message or err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+    text = text if isinstance(text, str) else text[0]
+    return f"the last refresh exited with status {code}: {text[:300]}".rstrip(": ")
+
+
+def refresh_state(db) -> dict:
+    """When the feeds were and will be refreshed, for ``list_feeds`` and the web UI:
+    ``{background, every, next, running, last, last_refresh}`` plus ``due`` (feed id -> when
+    it is due); ``last_refresh`` is the later of the last run's end and the last fetch.
+
+    ``background`` says whether a refresh runs in this process (``hermes web`` / ``serve``);
+    without one, ``next`` is None: a person or cron runs ``hermes ingest``."""
+    database = database_file(db)
+    here = active(database)
+    every = here.every if here is not None else config.settings().ingest_every
+    state = here.state() if here is not None else {
+        "background": False, "every": every, "next": None, "requested": False, "error": None,
+        **read_status(database)}
+    now = datetime.now(timezone.utc)
+    fetched = db.execute("SELECT max(last_fetched) FROM feeds").fetchone()[0]
+    state["last_refresh"] = max(filter(None, [(state.get("last") or {}).get("finished"), fetched]),
+                                default=None)
+    if state["background"] and state["next"] is None:
+        when = next_refresh(db, every)
+        state["next"] = iso(max(when, now)) if when else None
+    # overdue (or never fetched) reads as "now"
+    state["due"] = ({f["id"]: iso(max(next_due(f, every), now)) for f in feed_schedule(db)}
+                    if every > 0 else {})
+    return state
+
+
+def start_background(db_path) -> Refresher | None:
+    """Start the background refresh of ``db_path`` (``--db`` / ``HERMES_DB`` / default);
+    None when ``[ingest] every`` is off."""
+    every = config.settings().ingest_every
+    if every <= 0:
+        return None
+    return Refresher(config.db_path(db_path), every).start()
+
+
+def start_manual(db_path) -> Refresher:
+    """A refresher that runs only when asked (``hermes web --no-refresh``'s Refresh now)."""
+    return Refresher(config.db_path(db_path), 0).start()
+
+
+__all__ = ["Refresher", "active", "refresh_state", "ingest_command", "start_background", "start_manual"]

@@ -1,0 +1,215 @@
+"""What the buttons do: like / dislike, read / unread, open, save, highlight, mark all
+read, the density preference — each a POST (checked by the CSRF middleware), each undoable.
+
+Every action goes through the tool path with source ``ui`` (a person pressed the button): a
+like or dislike through ``record_feedback``, read state, opens and favorites through the
+corpus tools. Taking a rating back (the undo of a click) has no tool; it uses the core's
+click write path, :func:`hermes.storage.signals.remove_click`, also as ``ui``. Every answer carries an ``undo``: the POST that puts
+things back (the change log records a removal as a tombstone). A script gets JSON and the
+page stays put; without script the answer is a redirect back to the same place
+(``#item-N``) with the message and its Undo button.
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+from starlette.routing import Route
+
+from ..storage.signals import remove_click
+from ..text import clip
+from .access import Tools, opened, require_item_id, require_persona
+from .forms import bad, local_path, parse_bool, parse_int, parse_text
+from .render import DENSITIES, DENSITY_COOKIE, done, page_url, render, wants_json
+from .sanitize import safe_url
+from .views import read_among
+
+MAX_BATCH = 200
+
+
+def _title(db, item_id: int) -> str:
+    row = db.execute("SELECT title FROM items WHERE id = ?", [item_id]).fetchone()
+    return clip((row[0] if row else "") or f"item {item_id}", 80)
+
+
+def _undo(action: str, user: dict, label: str = "Undo", **fields) -> dict:
+    return {"action": action, "label": label,
+            "fields": {"user": user["name"], **{k: str(v) for k, v in fields.items()}}}
+
+
+async def _item_action(request: Request, work):
+    """Parse ``user``/``item_id``/``next``, run ``work(db, tools, user, item_id, form)`` in a
+    thread (it returns the answer's fields: ``message``, ``kind``, ``undo``, state), answer."""
+    form = await request.form()
+
+    def act():
+        tools = Tools()
+        with opened(request) as db:
+            user = require_persona(db, form.get("user"))
+            item_id = require_item_id(db, form.get("item_id"))
+            return user, item_id, work(db, tools, user, item_id, form)
+
+    user, item_id, answer = await run_in_threadpool(act)
+    back = local_path(form.get("next"), page_url("feed", user["name"]))
+    return done(request, back, answer.pop("message"), item_id=item_id, **answer)
+
+
+def _label(value: str | None) -> str:
+    return {"like": "1", "dislike": "0"}.get(value or "", "none")
+
+
+async def click(request: Request):
+    def work(db, tools, user, item_id, form):
+        choice = (form.get("liked") or "").strip().lower()
+        if choice not in {"1", "0", "none", "true", "false", "yes", "no"}:
+            parse_bool(choice, "liked")  # the 400 that says what to send
+        before = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
+                            [user["id"], item_id]).fetchone()
+        before = before[0] if before else None
+        if choice == "none":
+            remove_click(db, user["id"], item_id, source="ui")
+            after, message, kind = None, f"Rating taken back: {_title(db, item_id)}", "ok"
+        else:
+            liked = parse_bool(choice, "liked")
+            tools.require(db, "feeds", "record_feedback", user=user["name"], item_id=item_id,
+                          liked=liked)
+            after = "like" if liked else "dislike"
+            message = f"{'✓ More' if liked else '✗ Less'} like this: {_title(db, item_id)}"
+            kind = after
+        return {"message": message, "kind": kind, "clicked": after,
+                "undo": _undo("/click", user, item_id=item_id, liked=_label(before))}
+
+    return await _item_action(request, work)
+
+
+async def mark_read(request: Request):
+    """Mark read (``on=1``, reading progress 1.0) or unread again (``on=0``)."""
+    def work(db, tools, user, item_id, form):
+        on = parse_bool(form.get("on", "1"), "on")
+        if on:
+            # A person saying "I read it" is a reading session (as an open is); only the bulk
+            # "mark these read" is not.
+            tools.require(db, "corpus", "record_progress", user=user["name"], item_id=item_id,
+                          fraction=1.0, new_session=True)
+            message = f"Marked read: {_title(db, item_id)}"
+        else:
+            tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
+            message = f"Unread again: {_title(db, item_id)}"
+        return {"message": message, "read": on,
+                "undo": _undo("/read", user, item_id=item_id, on=0 if on else 1)}
+
+    return await _item_action(request, work)
+
+
+async def open_item(request: Request):
+    """The title link: record that the item was opened (it is read now), then go to it.
+
+    A POST, because it writes; the answer is a page that moves on to the item's address
+    (a redirect would be stopped by the ``form-action 'self'`` policy)."""
+    form = await request.form()
+
+    def act():
+        tools = Tools()
+        with opened(request) as db:
+            user = require_persona(db, form.get("user"))
+            item_id = require_item_id(db, form.get("item_id"))
+            url = safe_url(db.execute("SELECT url FROM items WHERE id = ?", [item_id]).fetchone()[0])
+            if url is None:
+                bad("this item has no web address to open")
+            if tools.has("record_progress"):
+                # An open is a reading session: it counts towards re-reads.
+                tools.require(db, "corpus", "record_progress", user=user["name"],
+                              item_id=item_id, fraction=1.0, new_session=True)
+            return user, item_id, url, _title(db, item_id)
+
+    user, item_id, url, title = await run_in_threadpool(act)
+
+    if wants_json(request):
+        return done(request, "", f"Opened, marked read: {title}", item_id=item_id, read=True,
+                    url=url, undo=_undo("/read", user, item_id=item_id, on=0))
+    return render(request, "open.html", {"url": url, "title": title, "user": user,
+                                         "page": "feed"})
+
+
+async def favorite(request: Request):
+    def work(db, tools, user, item_id, form):
+        on = parse_bool(form.get("on", "1"), "on")
+        tools.require(db, "corpus", "favorite", user=user["name"], item_id=item_id, on=on)
+        return {"message": f"{'Saved' if on else 'Unsaved'}: {_title(db, item_id)}",
+                "saved": on, "undo": _undo("/favorite", user, item_id=item_id, on=0 if on else 1)}
+
+    return await _item_action(request, work)
+
+
+async def highlight(request: Request):
+    def work(db, tools, user, item_id, form):
+        text = parse_text(form.get("text"), "The highlighted passage", required=True)
+        note = parse_text(form.get("note"), "The note", required=False) or None
+        result = tools.require(db, "corpus", "add_highlight", user=user["name"],
+                               item_id=item_id, text=text, note=note)
+        return {"message": f"Highlight saved{' with a note' if note else ''}: {_title(db, item_id)}",
+                "read": result.get("facet") == "experienced", "undo": None}
+
+    return await _item_action(request, work)
+
+
+async def read_all(request: Request):
+    """Mark every item of a view read (``on=1``), or take that back (``on=0``, the undo)."""
+    form = await request.form()
+    on = parse_bool(form.get("on", "1"), "on")
+    raw = [p for p in (form.get("item_ids") or "").replace(" ", "").split(",") if p]
+    if not raw:
+        bad("no items to mark: this view is empty")
+    if len(raw) > MAX_BATCH:
+        bad(f"at most {MAX_BATCH} items at once, got {len(raw)}")
+    ids = list(dict.fromkeys(parse_int(p, "item_ids", 1, 2**62) for p in raw))
+
+    def act():
+        tools = Tools()
+        with opened(request) as db:
+            user = require_persona(db, form.get("user"))
+            for item_id in ids:
+                require_item_id(db, item_id)
+            already = read_among(db, user, ids)
+            changed = [i for i in ids if (i not in already) == on]
+            for item_id in changed:
+                if on:
+                    tools.require(db, "corpus", "record_progress", user=user["name"],
+                                  item_id=item_id, fraction=1.0, new_session=False)
+                else:
+                    tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
+        return user, changed
+
+    user, changed = await run_in_threadpool(act)
+    n = len(changed)
+    message = (f"Marked {n} item{'' if n == 1 else 's'} read" if on
+               else f"{n} item{'' if n == 1 else 's'} unread again")
+    undo = _undo("/read-all", user, item_ids=",".join(map(str, changed)), on=0 if on else 1) \
+        if changed else None
+    back = local_path(form.get("next"), page_url("feed", user["name"]))
+    return done(request, back, message, undo=undo, item_ids=changed, read=on)
+
+
+async def prefs(request: Request):
+    """The reading density (a cookie: how the page looks, not data)."""
+    form = await request.form()
+    value = form.get("density")
+    if value not in DENSITIES:
+        bad(f"density must be one of {', '.join(DENSITIES)}, got {str(value)[:40]!r}")
+    response = RedirectResponse(local_path(form.get("next"), "/"), status_code=303)
+    response.set_cookie(DENSITY_COOKIE, value, max_age=365 * 86400, httponly=True,
+                        samesite="strict")
+    return response
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/click", click, methods=["POST"]),
+        Route("/read", mark_read, methods=["POST"]),
+        Route("/open", open_item, methods=["POST"]),
+        Route("/favorite", favorite, methods=["POST"]),
+        Route("/highlight", highlight, methods=["POST"]),
+        Route("/read-all", read_all, methods=["POST"]),
+        Route("/prefs", prefs, methods=["POST"]),
+    ]

@@ -1,0 +1,93 @@
+"""``GET /feed/<persona>.atom``: the persona's ranked feed as an Atom feed, so the reader a
+person already uses can subscribe to hermes' ranking.
+
+Read-only (a GET writes nothing) and served like every page: on loopback unless ``hermes
+web`` was told otherwise. Entries are the unread, unrated items of the last week that clear
+the persona's bar (match strong or good), best first, each with its reason.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from urllib.parse import quote, urlencode
+from xml.etree import ElementTree as ET
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..contract import CandidateQuery
+from .access import opened, ranked_items, require_persona
+from .sanitize import preview, safe_url
+
+ATOM = "http://www.w3.org/2005/Atom"
+WINDOW_DAYS = 7
+MAX_ENTRIES = 50
+
+
+def _sub(parent, tag: str, text: str | None = None, **attrs) -> ET.Element:
+    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", {k: str(v) for k, v in attrs.items()})
+    if text is not None:
+        element.text = text
+    return element
+
+
+def _stamp(value: str | None) -> str:
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except (TypeError, ValueError):
+        when = datetime.now(timezone.utc)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def build_atom(user: dict, items: list[dict], base: str) -> bytes:
+    ET.register_namespace("", ATOM)
+    root = ET.Element(f"{{{ATOM}}}feed")
+    _sub(root, "title", f"hermes · {user['name']}")
+    _sub(root, "subtitle", f"Ranked for {user['name']}: {user['interests'] or ''}"[:500])
+    own = f"{base}/feed/{quote(user['name'], safe='')}.atom"
+    _sub(root, "id", own)
+    _sub(root, "link", rel="self", href=own, type="application/atom+xml")
+    _sub(root, "link", rel="alternate", href=f"{base}/feed?{urlencode({'user': user['name']})}",
+         type="text/html")
+    _sub(root, "updated", max((_stamp(i.get("published")) for i in items),
+                              default=_stamp(None)))
+    _sub(root, "generator", "hermes")
+    for item in items:
+        entry = _sub(root, "entry")
+        _sub(entry, "title", item.get("title") or "(untitled)")
+        _sub(entry, "id", f"urn:hermes:item:{item['id']}")
+        url = safe_url(item.get("url"))
+        if url:
+            _sub(entry, "link", rel="alternate", href=url)
+        _sub(entry, "updated", _stamp(item.get("published")))
+        _sub(entry, "published", _stamp(item.get("published")))
+        if item.get("author"):
+            _sub(_sub(entry, "author"), "name", item["author"])
+        for tag in (item.get("tags") or [])[:10]:
+            _sub(entry, "category", term=tag)
+        # Plain text only: the reader shows it as text, no feed HTML is passed on.
+        summary = f"#{item['rank']} for {user['name']} — why: {item['reason']}"
+        if item.get("source"):
+            summary += f"\nFrom {item['source']}."
+        if item.get("summary"):
+            summary += "\n\n" + preview(item["summary"], 1200)
+        _sub(entry, "summary", summary, type="text")
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="utf-8")
+
+
+async def persona_feed(request: Request):
+    name = request.path_params["persona"]
+
+    def build():
+        with opened(request) as db:
+            user = require_persona(db, name)
+            items, _ = ranked_items(
+                db, user, CandidateQuery(since_days=WINDOW_DAYS, exclude_read=True),
+                limit=MAX_ENTRIES, pool=f"unread items of the last {WINDOW_DAYS} days")
+        return build_atom(user, items, str(request.base_url).rstrip("/"))
+
+    body = await run_in_threadpool(build)
+    return Response(body, media_type="application/atom+xml; charset=utf-8")

@@ -1,0 +1,153 @@
+"""The feeds page: subscriptions with their health and schedule, add / rename / remove, and
+the refresh (when the last was, when the next is, "Refresh now" with its progress)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ..ingest.refresher import active, refresh_state
+from .access import Tools, opened
+from .forms import bad, parse_text
+from .render import done, redirect, render
+
+
+async def feeds(request: Request):
+    return render(request, "feeds.html", await run_in_threadpool(_feeds_context, request))
+
+
+def _feeds_context(request: Request, **extra) -> dict:
+    tools = Tools()
+    with opened(request) as db:
+        result = tools.call(db, "list_feeds")
+    refresh = (result or {}).get("refresh") or {}
+    return {"result": result,
+            "missing": None if result is not None else tools.missing("feeds", "list_feeds"),
+            "can_add": tools.has("add_feed"), "can_remove": tools.has("remove_feed"),
+            "can_rename": tools.has("rename_feed"), "refresh": refresh,
+            "page": "feeds", "form": {}, "form_error": None, **extra}
+
+
+async def add_feed(request: Request):
+    form = await request.form()
+    url = parse_text(form.get("url"), "The feed URL", required=True, maximum=2000)
+    title = parse_text(form.get("title"), "The title", required=False, maximum=200) or None
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme not in {"http", "https"}:
+        bad(f"the feed URL must start with http:// or https://, got {url[:80]!r}")
+
+    def act():
+        tools = Tools()
+        with opened(request) as db:
+            result = tools.call(db, "add_feed", url=url, title=title)
+        if result is None:
+            bad(tools.missing("feeds", "add_feed"), 503)
+        return result
+
+    result = await run_in_threadpool(act)
+    if not result.get("ok"):
+        # Show the form again with what was typed and why it was refused.
+        context = await run_in_threadpool(
+            _feeds_context, request, form={"url": url, "title": title or ""},
+            form_error=result.get("message") or "the feed could not be added")
+        return render(request, "feeds.html", context, status=400)
+    feed_id = (result.get("feed") or {}).get("id")
+    return redirect(request, "/feeds", f"Feed {feed_id} added: its items arrive with the next "
+                    "refresh (Refresh now fetches it at once).")
+
+
+def _known_feed(db, feed_id: int) -> dict:
+    row = db.execute("SELECT id, title, url FROM feeds WHERE id = ?", [feed_id]).fetchone()
+    if row is None:
+        bad(f"unknown feed {feed_id}; it may have been removed (see the list of feeds)", 404)
+    return {"id": row[0], "title": row[1], "url": row[2]}
+
+
+async def rename_feed(request: Request):
+    feed_id = request.path_params["feed_id"]
+    form = await request.form()
+    title = parse_text(form.get("title"), "The new title", required=True, maximum=200)
+
+    def act():
+        with opened(request) as db:
+            _known_feed(db, feed_id)
+            return Tools().require(db, "feeds", "rename_feed", feed_id=feed_id, title=title)
+
+    result = await run_in_threadpool(act)
+    return redirect(request, f"/feeds#feed-{feed_id}",
+                    f"Renamed feed {feed_id} to “{result['feed']['title']}”.")
+
+
+async def confirm_remove_feed(request: Request):
+    feed_id = request.path_params["feed_id"]
+
+    def view():
+        tools = Tools()
+        with opened(request) as db:
+            feed = _known_feed(db, feed_id)
+            # confirm=False mutates nothing and says exactly what removal would do.
+            preview = tools.call(db, "remove_feed", feed_id=feed_id, confirm=False)
+        if preview is None:
+            bad(tools.missing("feeds", "remove_feed"), 503)
+        plan = preview.get("feed") or {}
+        return {"feed": feed, "items": plan.get("item_count", 0),
+                "clicks": plan.get("click_count", 0), "page": "feeds"}
+
+    return render(request, "feed_remove.html", await run_in_threadpool(view))
+
+
+async def remove_feed(request: Request):
+    feed_id = request.path_params["feed_id"]
+    form = await request.form()
+    if form.get("confirm") != "yes":
+        bad("removal was not confirmed; use the Remove button on the confirmation page")
+
+    def act():
+        with opened(request) as db:
+            feed = _known_feed(db, feed_id)
+            Tools().require(db, "feeds", "remove_feed", feed_id=feed_id, confirm=True)
+            return feed
+
+    feed = await run_in_threadpool(act)
+    return redirect(request, "/feeds", f"Removed “{feed['title'] or feed['url']}”: its items "
+                    "and your ratings of them are kept.")
+
+
+def _refresher(request: Request):
+    return active(request.app.state.db_path)
+
+
+async def refresh_now(request: Request):
+    """The "Refresh now" button: every feed, now, in the background."""
+    refresher = _refresher(request)
+    if refresher is None:
+        bad("this server does not refresh feeds (it was not started by `hermes web`); "
+            "run `hermes ingest` in a terminal", 503)
+    started, message = refresher.refresh_now()
+    back = "/feeds" if not started else "/feeds#refresh"
+    return done(request, back, message, kind="ok" if started else "info", started=started)
+
+
+async def refresh_status(request: Request):
+    """The refresh state as JSON (the progress bar polls it). Read-only."""
+    def read():
+        with opened(request) as db:
+            state = refresh_state(db)
+        state.pop("due", None)
+        return state
+
+    return JSONResponse({"ok": True, **await run_in_threadpool(read)})
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/feeds", feeds, methods=["GET"]),
+        Route("/feeds", add_feed, methods=["POST"]),
+        Route("/feeds/{feed_id:int}/rename", rename_feed, methods=["POST"]),
+        Route("/feeds/{feed_id:int}/remove", confirm_remove_feed, methods=["GET"]),
+        Route("/feeds/{feed_id:int}/remove", remove_feed, methods=["POST"]),
+        Route("/refresh", refresh_now, methods=["POST"]),
+        Route("/api/refresh", refresh_status, methods=["GET"]),
+    ]

@@ -1,0 +1,182 @@
+"""What a feed page shows: the view (window, read or unread, one feed / topic / tag /
+author, the page) read from the query string, the candidates it asks the one ranking path
+for, unread counts per feed, and which of the shown items are read.
+
+Filters become a :class:`hermes.contract.CandidateQuery`; read state comes through the
+``hermes_candidates`` hook (``exclude_read``), answered by the plugin that keeps it (the
+corpus). Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from urllib.parse import urlencode
+
+import numpy as np
+
+from ..builtins.default_candidates import like_pattern
+from ..contract import CandidateQuery
+from ..embed import get_embedder
+from ..ranking.matrix import get_matrix
+from ..ranking.preferences import source_key, tag_key
+from ..ranking.rank import candidate_rows
+from ..tag_graph import get_graph
+from ..tags import normalize_tag
+from .forms import DEFAULT_DAYS, parse_bool, parse_days, parse_int, parse_text
+
+PAGE_SIZE = 30
+MAX_PAGE = 200
+
+
+@dataclass(frozen=True)
+class View:
+    user: str
+    days: float | None = DEFAULT_DAYS
+    show_read: bool = False
+    page: int = 1
+    limit: int = PAGE_SIZE
+    feed: int | None = None
+    tag: str | None = None
+    author: str | None = None
+    topic: str | None = None
+    #: also list the items below the persona's bar (match weak or none), after the others
+    below: bool = False
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.limit
+
+    @property
+    def filtered(self) -> bool:
+        return any(v is not None for v in (self.feed, self.tag, self.author, self.topic))
+
+    def url(self, **changes) -> str:
+        """This view's address with ``changes`` (``page`` back to 1 unless given)."""
+        return "/feed?" + urlencode(self._query(replace(self, **{"page": 1, **changes})))
+
+    def explain_url(self, item_id: int) -> str:
+        """The details page of ``item_id``, ranked among this view's candidates."""
+        query = self._query(replace(self, page=1, below=False, limit=PAGE_SIZE))
+        return "/explain?" + urlencode({**query, "days": self.window, "item_id": item_id})
+
+    @property
+    def window(self) -> str:
+        return "all" if self.days is None else f"{self.days:g}"
+
+    @staticmethod
+    def _query(view: View) -> dict:
+        query = {"user": view.user}
+        if view.days != DEFAULT_DAYS:
+            query["days"] = "all" if view.days is None else f"{view.days:g}"
+        if view.show_read:
+            query["read"] = "1"
+        for key in ("feed", "tag", "author", "topic"):
+            if getattr(view, key) is not None:
+                query[key] = getattr(view, key)
+        if view.limit != PAGE_SIZE:
+            query["limit"] = view.limit
+        if view.below:
+            query["below"] = "1"
+        if view.page > 1:
+            query["page"] = view.page
+        return query
+
+    def scope(self) -> str:
+        """``unread items of the last 7 days`` — what the ranking ranked, for explanations."""
+        what = "items" if self.show_read else "unread items"
+        scope = f"{what} of the last {self.days:g} days" if self.days else f"all {what}"
+        return scope + (" in this view" if self.filtered else "")
+
+
+def parse_view(params) -> View:
+    def text(key):
+        return parse_text(params.get(key), key, required=False, maximum=200) or None
+
+    feed = params.get("feed")
+    return View(
+        user=params.get("user") or "",
+        days=parse_days(params.get("days")),
+        show_read=parse_bool(params.get("read"), "read") if params.get("read") else False,
+        page=parse_int(params.get("page", 1), "page", 1, MAX_PAGE),
+        limit=parse_int(params.get("limit", PAGE_SIZE), "limit", 1, 200),
+        feed=parse_int(feed, "feed", 1, 2**62) if feed else None,
+        tag=text("tag"), author=text("author"), topic=text("topic"),
+        below=parse_bool(params.get("below"), "below") if params.get("below") else False,
+    )
+
+
+def _matrix(db):
+    embedder = get_embedder()  # cheap: the model loads only when something is embedded
+    return get_matrix(db, embedder.name, embedder.dimension)
+
+
+def restricted_ids(db, view: View) -> tuple[int, ...] | None:
+    """The item ids a feed / author / topic view is limited to (None: not limited)."""
+    keep = None
+
+    def narrow(ids):
+        nonlocal keep
+        ids = set(int(i) for i in ids)
+        keep = ids if keep is None else keep & ids
+
+    if view.feed is not None:
+        narrow(r[0] for r in db.execute("SELECT id FROM items WHERE feed_id = ?", [view.feed]))
+    if view.author:
+        narrow(r[0] for r in db.execute(
+            "SELECT id FROM items WHERE author LIKE ? ESCAPE '\\'", [like_pattern(view.author)]))
+    if view.topic:
+        narrow(topic_item_ids(db, view.topic))
+    return None if keep is None else tuple(sorted(keep))
+
+
+def topic_tags(db, label: str) -> list[str]:
+    """The tags of the topic community called ``label`` (the digest's topics)."""
+    wanted = normalize_tag(label)
+    for community in get_graph(db).communities:
+        if normalize_tag(community.label) == wanted:
+            return list(community.names)
+    return []
+
+
+def topic_item_ids(db, label: str) -> list[int]:
+    matrix = _matrix(db)
+    mask = np.zeros(len(matrix), dtype=bool)
+    for name in topic_tags(db, label):
+        mask |= matrix.has_key(tag_key(name))
+    return matrix.ids[mask].tolist()
+
+
+def candidate_query(db, view: View) -> CandidateQuery:
+    return CandidateQuery(since_days=view.days, exclude_clicked=True,
+                          exclude_read=not view.show_read, tag=view.tag,
+                          item_ids=restricted_ids(db, view))
+
+
+def unread_by_feed(db, user: dict, view: View) -> dict[int, int]:
+    """Unread (unrated, not read) items per feed in the view's window."""
+    matrix = _matrix(db)
+    rows = candidate_rows(db, user, CandidateQuery(since_days=view.days, exclude_read=True), matrix)
+    in_view = np.zeros(len(matrix), dtype=bool)
+    in_view[rows] = True
+    counts = {}
+    for feed_id, in db.execute("SELECT id FROM feeds"):
+        n = int(np.count_nonzero(matrix.has_key(source_key(feed_id)) & in_view))
+        if n:
+            counts[feed_id] = n
+    return counts
+
+
+def read_among(db, user: dict, item_ids: list[int]) -> set[int]:
+    """Which of ``item_ids`` the persona has read (asked through the candidates hook)."""
+    if not item_ids:
+        return set()
+    matrix = _matrix(db)
+    query = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=True,
+                           item_ids=tuple(item_ids))
+    unread = set(matrix.ids[candidate_rows(db, user, query, matrix)].tolist())
+    return set(item_ids) - unread
+
+
+def feed_titles(db) -> list[dict]:
+    return [{"id": r[0], "title": r[1] or r[2]}
+            for r in db.execute("SELECT id, title, url FROM feeds ORDER BY lower(coalesce(title, url))")]
