@@ -167,7 +167,7 @@ def levels(data: dict, limits: dict, where: np.ndarray) -> np.ndarray:
 
 
 def report(data: dict, limits: dict, where: np.ndarray, title: str) -> str:
-    lines = [f"\n{title}\n",
+    lines = [f"\n\n{title}\n",
              "| variant | clicks | strong: share of items / precision | strong+good: share / "
              "precision | relevant items called none | relevant items at good or better | "
              "irrelevant items at good or better |",
@@ -198,6 +198,18 @@ def describe(limits: dict) -> str:
     return "\n".join(lines)
 
 
+def write_results(text: str, n: int) -> None:
+    path = HERE / "results" / "match.md"
+    start, end = "<!-- match:start -->", "<!-- match:end -->"
+    block = (f"{start}\nCommand: `python benchmarks/match_calibration.py` (collects {n:,} "
+             "judgements with the real model through `hermes.ranking.rank`, about 2 minutes with "
+             "the embedding cache warm; `--reuse` reports from the last collection, `--chosen` "
+             f"reports the thresholds shipped in hermes instead of fitting new ones)\n\n{text}\n{end}")
+    old = path.read_text() if path.exists() else f"# Match calibration\n\n{start}\n{end}\n"
+    head, rest = old.split(start, 1)
+    path.write_text(head + block + rest.split(end, 1)[1])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -225,10 +237,7 @@ def main(argv=None) -> int:
     print(text)
     print(f"\n{len(data['relevant'])} judged items, {time.time() - started:.0f} s", file=sys.stderr)
     if args.write:
-        command = "python benchmarks/match_calibration.py " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write")
-        (HERE / "results" / "match.md").write_text(
-            f"# Match calibration\n\nCommand: `{command.strip()}`\n\n{text}\n")
+        write_results(text, len(data["relevant"]))
     return 0
 
 
