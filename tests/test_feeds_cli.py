@@ -171,6 +171,30 @@ def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
     assert doc["ok"] and [i["id"] for i in doc["items"]] == [1] and doc["below_bar"] == 1
 
 
+@pytest.mark.parametrize("window", [[], ["--all"]])
+def test_explain_gives_the_feed_line_s_reason_and_its_evidence(db_path, db, add_items, window):
+    add_items([
+        {"title": "Quantum error correction", "summary": "qubits", "days_ago": 1},
+        {"title": "Sourdough", "summary": "bread", "days_ago": 2},
+    ])
+    create_user(db, "ann", "quantum error correction qubits")
+    feed = run("feed", "ann", "--below-bar", *window, "--db", db_path).output.splitlines()
+    for item_id in (1, 2):
+        head = next(k for k, line in enumerate(feed) if f"[{item_id}]" in line)
+        why = next(line for line in feed[head:] if line.strip().startswith("why:")).strip()
+        rank = int(feed[head].split(".")[0])
+        out = run("explain", "ann", item_id, *window, "--db", db_path)
+        assert out.exit_code == 0, out.output
+        lines = out.output.splitlines()
+        assert lines[1] == why
+        pool = "all unread items" if window else "unread items of the last 7 days"
+        assert lines[2].startswith(f"Ranks {rank} of 2 {pool}")
+        assert "  interests: closest “quantum error correction qubits”, similarity" in out.output
+    assert ", below the bar;" in lines[2] and "match: none" in out.output
+    doc = json.loads(run("explain", "ann", 1, "--json", "--db", db_path).stdout)
+    assert doc["ok"] and doc["match"] == "strong" and doc["explanation"]["evidence"]["interest"]
+
+
 def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, add_items):
     add_items([{"title": "Sourdough", "summary": "bread", "days_ago": 2}])
     create_user(db, "ann", "quantum error correction qubits")

@@ -16,6 +16,7 @@ import typer
 
 from hermes.cli.support import DbOption, JsonOption, check, die, emit_json, open_db
 from hermes.errors import HermesError
+from hermes.ranking.explain import rank_line
 
 from . import tools as t
 from .opml import build_opml, is_web_url, read_opml
@@ -265,6 +266,59 @@ def _print_item(item: dict) -> None:
         typer.echo(f"     {item['url']}")
 
 
+@guarded
+def explain(
+    user: Annotated[str, typer.Argument(help="Persona name (see `hermes persona list`).")],
+    item: Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")],
+    since_days: Annotated[Optional[int], typer.Option("--since-days", min=1, help="Rank it among the items of the last D days (default 7), as `hermes feed --since-days D` does.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Rank it in the whole archive, as `hermes feed --all` does.")] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Why ITEM ranks where it does for USER: its match, the evidence, the components."""
+    if all_ and since_days is not None:
+        die("use either --since-days or --all, not both")
+    database = _db(db)
+    try:
+        result = t.explain_item(database, user, item, since_days=None if all_ else (since_days or 7))
+    finally:
+        database.conn.close()
+    check(result, as_json)
+    if not as_json:
+        for line in explanation_lines(result["explanation"]):
+            typer.echo(line)
+
+
+def explanation_lines(e: dict) -> list[str]:
+    """The one explanation for the terminal: the reason, where it ranks, the evidence."""
+    ev = e["evidence"]
+    lines = [_style(f"[{e['item_id']}] {e['title']}", bold=True), f"why: {e['reason']}",
+             f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'}; score {e['score']:+.3f}; "
+             f"{e['n_clicks']} click{'s' if e['n_clicks'] != 1 else ''}, behaviour weighs "
+             f"{e['blend_weight']:.0%}"]
+    lines.append(f"match: {e['match']}")
+    if ev["interest"]:
+        i = ev["interest"]
+        lines.append(f"  interests: closest “{i['clause']}”, similarity {i['similarity']:.2f} ({i['level']})")
+    if ev["liked"]:
+        n = ev["liked"]
+        lines.append(f"  liked: nearest [{n['id']}] {n['title']}, similarity {n['similarity']:.2f} ({n['level']})")
+    if ev["classifier"]:
+        c = ev["classifier"]
+        lines.append(f"  classifier: probability {c['probability']:.2f} ({c['level']})")
+    else:
+        lines.append(f"  classifier: inactive ({e['classifier_reason']})")
+    rated = ev["tags"] + ev["authors"] + ev["sources"]
+    if rated:
+        lines.append("  rated: " + ", ".join(f"{k['label']} ({k['score']:+.2f})" for k in rated[:8]))
+    lines.append("components:")
+    for name, c in e["components"].items():
+        state = "" if c["active"] else "  (inactive)"
+        lines.append(f"  {name:<11} {c['contribution']:+.3f}  share {c['share']:.0%}  raw {c['raw']:+.3f}{state}")
+    return lines
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(feeds_app, name="feeds")
     app.command("feed")(feed)
+    app.command("explain")(explain)
