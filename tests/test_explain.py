@@ -37,7 +37,7 @@ def test_explanation_with_no_clicks(db, persona):
     user, _ = persona
     top = rank_items(db, user, limit=1, since_days=None)[0]
     e = explain(db, user, top["id"], since_days=None)
-    assert e["rank"] == 1 and e["out_of"] == 6 and e["pool"] == "all unread items"
+    assert e["rank"] == 1 and e["out_of"] == 6 and e["pool"] == "unread items in the whole archive"
     assert e["window_days"] is None and e["item_id"] == top["id"]
     assert e["score"] == pytest.approx(top["score"], abs=1e-3)
     assert e["blend_weight"] == 0.0 and e["n_clicks"] == 0
@@ -90,7 +90,7 @@ def test_a_clicked_or_old_item_is_ranked_within_the_window_it_is_explained_for(d
     old = explain(db, user, ids[5])  # 30 days old: ranked among the four recent unread
     assert old["out_of"] == 5 and 1 <= old["rank"] <= 5
     whole = explain(db, user, ids[5], since_days=None)
-    assert whole["out_of"] == 5 and whole["pool"] == "all unread items"  # 5 unread in all
+    assert whole["out_of"] == 5 and whole["pool"] == "unread items in the whole archive"  # 5 unread in all
 
 
 def test_a_low_similarity_never_reads_as_close(db, persona):

@@ -187,7 +187,7 @@ def test_explain_gives_the_feed_line_s_reason_and_its_evidence(db_path, db, add_
         assert out.exit_code == 0, out.output
         lines = out.output.splitlines()
         assert lines[1] == why
-        pool = "all unread items" if window else "unread items of the last 7 days"
+        pool = "unread items in the whole archive" if window else "unread items of the last 7 days"
         assert lines[2].startswith(f"Ranks {rank} of 2 {pool}")
         assert "  interests: closest “quantum error correction qubits”, similarity" in out.output
     assert ", below the bar;" in lines[2] and "match: none" in out.output

@@ -157,7 +157,7 @@ def test_the_web_feed_line_and_its_details_page_agree(world):
             reason = page[start:].split('<span class="reason-text">')[1].split("</span>")[0]
             details = c.get(f"/explain?user=astro&item_id={item_id}&days=all").text
             assert f'<aside class="notice explain-reason">{reason}</aside>' in details
-            assert "all unread items" in details
+            assert "unread items in the whole archive" in details
     from hermes.ranking.explain import explain
 
     top = explain(db, require_user(db, "astro"), ids[0], since_days=None, store=False)

@@ -511,8 +511,8 @@ def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, bar_ids):
 
 @pytest.mark.parametrize("view, window", [
     ("days=7", "of 7 unread items of the last 7 days"),
-    ("days=all", "of 7 all unread items"),
-    ("days=all&feed=1", "of 6 all unread items in this view"),  # the arXiv feed only
+    ("days=all", "of 7 unread items in the whole archive"),
+    ("days=all&feed=1", "of 6 unread items in the whole archive (this view)"),  # the arXiv feed only
 ])
 def test_details_page_ranks_among_the_items_the_feed_showed(db_path, db, bar_ids, view, window):
     from html import unescape
@@ -530,6 +530,23 @@ def test_details_page_ranks_among_the_items_the_feed_showed(db_path, db, bar_ids
             page = c.get(link).text
             assert f'<aside class="notice explain-reason">{reason}</aside>' in page
             assert f"Ranks {rank} {window}" in page
+
+
+def test_digest_page_folds_below_the_bar_and_its_details_agree(db_path, db, bar_ids):
+    from html import unescape
+
+    with client(db_path) as c:
+        page = c.get("/digest?user=ada").text
+        assert "3 unread items that clear your bar" in page
+        assert ITEMS[2]["title"] not in page and "4 more items below your bar" in page
+        shown = c.get("/digest?user=ada&below=1").text
+        assert ITEMS[2]["title"] in shown and "(match weak or none)" in shown
+        for line in shown.split('data-item-id="')[1:]:
+            link = unescape(line.split('class="details" href="')[1].split('"')[0])
+            reason = line.split('<span class="reason-text">')[1].split("</span>")[0]
+            details = c.get(link).text
+            assert f'<aside class="notice explain-reason">{reason}</aside>' in details
+            assert "items of the last 7 days" in details
 
 
 def test_explanation_page(web, db, ids):

@@ -61,7 +61,7 @@ MATCH_WORDS = {"strong": "Strong match", "good": "Good match", "weak": "Weak mat
 def pool_of(window_days: float | None) -> str:
     """What a feed with this window ranks, in words."""
     return (f"unread items of the last {window_days:g} days" if window_days is not None
-            else "all unread items")
+            else "unread items in the whole archive")
 
 
 def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
@@ -98,8 +98,10 @@ def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, posi
     (the feed's own, over the window of ``window_days`` days, ``None`` = the whole archive;
     ``pool`` names what was ranked when it is more than a window): no re-ranking and
     nothing stored. What they share is looked up once."""
+    positions = [int(pos) for pos in positions]
     shared = _Shared(db, user, ranking, window_days, pool)
-    return [shared.payload(int(pos)) for pos in positions]
+    rows = item_rows(db, [int(ranking.item_ids[pos]) for pos in positions])
+    return [shared.payload(pos, rows.get(int(ranking.item_ids[pos]))) for pos in positions]
 
 
 class _Shared:
@@ -121,10 +123,10 @@ class _Shared:
         self.liked_vectors = (np.stack([self.matrix.vector(i) for i in self.liked])
                               if self.liked else None)
 
-    def payload(self, pos: int) -> dict:
+    def payload(self, pos: int, item: dict | None) -> dict:
         r = self.ranking
         item_id = int(r.item_ids[pos])
-        item = item_rows(self.db, [item_id]).get(item_id) or {"title": "", "tags": []}
+        item = item or {"title": "", "tags": []}  # deleted since it was ranked
         cand = int(r.order[pos])  # the item's index among the candidates
         components = {name: self._component(name, comp, pos, cand)
                       for name, comp in r.components.items()}

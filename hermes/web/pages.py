@@ -28,9 +28,9 @@ from .access import (
     require_item_id,
     require_persona,
 )
-from .forms import DEFAULT_DAYS, bad, parse_int, parse_text
+from .forms import DEFAULT_DAYS, bad, parse_bool, parse_int, parse_text
 from .render import page_url, redirect, render
-from .views import candidate_query, feed_titles, parse_view, read_among, unread_by_feed
+from .views import View, candidate_query, feed_titles, parse_view, read_among, unread_by_feed
 
 SEARCH_LIMIT = 50
 
@@ -178,19 +178,33 @@ async def digest(request: Request):
     params = request.query_params
     days = parse_int(params.get("days", DEFAULT_DAYS), "days", 1, 365)
     per_topic = parse_int(params.get("per_topic", 3), "per_topic", 1, 50)
+    below = parse_bool(params.get("below"), "below") if params.get("below") else False
 
     def view():
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
-            result = tools.call(db, "digest", user=user["name"], days=days, per_topic=per_topic)
+            result = tools.call(db, "digest", user=user["name"], days=days, per_topic=per_topic,
+                                below_bar=below)
             status = corpus_status(db, tools, user)
+        # what the digest ranked: its window, read items included (it leaves out rated ones only)
+        ranked_in = View(user=user["name"], days=days, show_read=True)
+        for item in _digest_items(result):
+            item["explain_url"] = ranked_in.explain_url(item["id"])
         return {"user": user, "result": result, "days": days, "per_topic": per_topic,
-                "status": status,
+                "below_shown": below, "status": status,
                 "missing": None if result is not None else tools.missing("digest", "digest"),
                 "page": "digest"}
 
     return render(request, "digest.html", await run_in_threadpool(view))
+
+
+def _digest_items(result: dict | None) -> list[dict]:
+    if not result:
+        return []
+    return ([i for t in result.get("topics") or [] for i in t.get("items") or []]
+            + list(result.get("unclustered") or [])
+            + list((result.get("below_bar") or {}).get("items") or []))
 
 
 async def corpus(request: Request):

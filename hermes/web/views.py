@@ -84,8 +84,8 @@ class View:
     def scope(self) -> str:
         """``unread items of the last 7 days`` — what the ranking ranked, for explanations."""
         what = "items" if self.show_read else "unread items"
-        scope = f"{what} of the last {self.days:g} days" if self.days else f"all {what}"
-        return scope + (" in this view" if self.filtered else "")
+        scope = f"{what} of the last {self.days:g} days" if self.days else f"{what} in the whole archive"
+        return scope + (" (this view)" if self.filtered else "")
 
 
 def parse_view(params) -> View:
