@@ -25,6 +25,13 @@ def home() -> Path:
     return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("hermes"))
 
 
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) if needed; a directory hermes creates is readable
+    by its owner only (0700). An existing directory keeps its mode."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
 def db_path(explicit: str | os.PathLike | None = None) -> Path:
     """The database file: ``--db``, then ``HERMES_DB``, then ``<home>/hermes.db``."""
     if explicit:

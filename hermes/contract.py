@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from . import arguments
-from .errors import HermesError
+from .errors import HermesError, Unavailable
 from .records import now_iso
 
 if TYPE_CHECKING:  # annotations only
@@ -41,6 +41,8 @@ class Result(BaseModel):
     A tool declares its payload as a subclass (every payload field with a default: the
     defaults are the "empty" payload a failure carries, so a caller finds the same keys
     either way); the MCP server advertises the subclass as the tool's ``outputSchema``.
+    A failure that is not the caller's doing (a full disk, a bug) also carries
+    ``server_error: true`` (:func:`server_failure`).
     """
 
     ok: bool
@@ -58,6 +60,21 @@ def ok(message: str, **payload) -> dict:
 
 def fail(message: str, **empty_payload) -> dict:
     return {"ok": False, "message": message, **empty_payload}
+
+
+def server_failure(message: str, **empty_payload) -> dict:
+    """A failure that is not the caller's doing (``server_error: true``): the environment
+    (:class:`~hermes.errors.Unavailable`, e.g. a full disk) or a bug. Retrying the same call
+    later may work; changing the arguments will not."""
+    return {**fail(message, **empty_payload), "server_error": True}
+
+
+def failure(exc: HermesError, empty_payload: dict) -> dict:
+    """The envelope of a :class:`~hermes.errors.HermesError` a tool raised: ``server_error``
+    when the environment failed (:class:`~hermes.errors.Unavailable`), else the caller's
+    mistake."""
+    make = server_failure if isinstance(exc, Unavailable) else fail
+    return make(str(exc), **empty_payload)
 
 
 @dataclass(frozen=True)
@@ -117,7 +134,7 @@ class Tool:
         try:
             return self.invoke(db, arguments_)
         except HermesError as exc:
-            return fail(str(exc), **self.empty)
+            return failure(exc, self.empty)
         except OverflowError:
             # An id like 2**64 passes a schema with only a lower bound, then cannot be bound
             # as an SQLite integer: no such row can exist, so it is the caller's mistake.
@@ -249,4 +266,5 @@ class Embedder(Protocol):
 
 
 __all__ = ["UNTRUSTED", "CandidateQuery", "Component", "Embedder", "Migration", "Result",
-           "ScoringContext", "Signal", "Tool", "fail", "ok", "tool"]
+           "ScoringContext", "Signal", "Tool", "fail", "failure", "ok", "server_failure",
+           "tool"]

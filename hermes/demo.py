@@ -28,7 +28,7 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
 
     with write_transaction(db):
         for path in sample_feed_paths():
-            insert_feed(db, str(path), path.stem.replace("-", " "))
+            insert_feed(db, str(path), path.stem.replace("-", " "), subscribed_by="user")
     say("Ingesting the sample feeds shipped with hermes (offline) …")
     summary = run_ingest(db, embedder=embedder)
     for feed in summary:

@@ -11,3 +11,9 @@ class NotFound(HermesError):
 
 class InvalidInput(HermesError):
     """A value outside what the operation accepts (bad enum, out-of-range number)."""
+
+
+class Unavailable(HermesError):
+    """The environment failed, not the caller: a full disk, a lock held too long, a file
+    turned read-only. A tool answers ``ok: false`` with ``server_error: true``; the web UI
+    answers 500."""

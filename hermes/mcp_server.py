@@ -26,7 +26,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
-from .contract import UNTRUSTED, Tool, fail
+from .contract import UNTRUSTED, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
 from .storage.db import get_db
@@ -74,8 +74,8 @@ def _served(tool: Tool, database: _Database) -> MCPServerTool:
     def call(**arguments) -> CallToolResult:
         try:
             db = database.open()
-        except HermesError as exc:
-            result = fail(f"cannot open the hermes database: {exc}", **tool.empty)
+        except HermesError as exc:  # the agent cannot fix this: a server-side failure
+            result = server_failure(f"cannot open the hermes database: {exc}", **tool.empty)
         else:
             try:
                 result = call_tool(db, tool, arguments)
@@ -171,3 +171,103 @@ def run_http(server: MCPServer, *, host: str, port: int, token: str | None = Non
 
     uvicorn.run(http_app(server, host=host, token=token), host=host, port=port,
                 log_level="warning", lifespan="on")
+
+
+# --- stdio -----------------------------------------------------------------------------------
+
+def run_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout, answering a line that is not a JSON-RPC message.
+
+    The SDK's stdio transport (``mcp.server.stdio.stdio_server``) hands such a line to the
+    server as an exception item, which the dispatcher logs at debug level and drops: the
+    client gets no answer and waits for its own timeout. Here the read stream is wrapped so
+    that each one is answered at once (:class:`AnswerUnreadable`). The SDK exposes the
+    stdio streams and the low-level server's ``run`` publicly, but reaches that server only
+    through the private ``_lowlevel_server``; without it the SDK's own loop runs.
+    """
+    import anyio
+
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if lowlevel is None or not hasattr(lowlevel, "create_initialization_options"):
+        log.warning("this mcp SDK has no _lowlevel_server: unparseable lines go unanswered")
+        server.run()
+        return
+    anyio.run(_serve_stdio, lowlevel)
+
+
+async def _serve_stdio(lowlevel) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(AnswerUnreadable(read_stream, write_stream), write_stream,
+                           lowlevel.create_initialization_options())
+
+
+class AnswerUnreadable:
+    """A read stream of the SDK's stdio transport that answers each line it could not read
+    as a JSON-RPC message — invalid JSON, a lone surrogate escape, truncated input — with a
+    JSON-RPC error (``-32700`` parse error, ``-32600`` for valid JSON that is not a message),
+    carrying the request's id whenever Python's own JSON reader can still find one, so the
+    waiting call ends now. Every other item passes through unchanged."""
+
+    def __init__(self, read_stream, write_stream):
+        self._read = read_stream
+        self._write = write_stream
+
+    @property
+    def last_context(self):  # the SDK reads the sender's context from its stream
+        return getattr(self._read, "last_context", None)
+
+    async def receive(self):
+        from pydantic import ValidationError
+
+        while True:
+            item = await self._read.receive()
+            if not isinstance(item, ValidationError):
+                return item
+            await self._write.send(unreadable_answer(item))
+
+    async def aclose(self) -> None:
+        await self._read.aclose()
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        await self.aclose()
+
+
+def unreadable_answer(error) -> object:
+    """The JSON-RPC error message answering a line the SDK could not validate."""
+    import json
+
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    first = (error.errors() or [{}])[0]
+    request_id = None
+    if first.get("type") == "json_invalid":
+        code, text = PARSE_ERROR, "Parse error: the line is not valid JSON"
+        try:  # Python's reader accepts what pydantic's refuses (a lone surrogate escape)
+            request_id = json.loads(first.get("input") or "").get("id")
+            text = "Parse error: the message holds text that is not valid Unicode"
+        except (ValueError, AttributeError, TypeError):
+            pass
+    else:
+        code, text = INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message"
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        request_id = None
+    detail = str(first.get("msg") or "")[:200]
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
+                                       error=ErrorData(code=code, message=text, data=detail or None)))

@@ -1,4 +1,14 @@
-"""Addresses: whether a host a server binds to is loopback (reachable from this machine only)."""
+"""Addresses: the one classification of network addresses — whether a fetch an agent can
+steer may reach one (:func:`is_refused`), and whether a host a server binds to is loopback,
+reachable from this machine only (:func:`is_loopback`).
+
+Python's ``ip.is_global`` alone is not enough for the first: it calls several IPv6 forms
+global that lead to IPv4 space or to nowhere public — NAT64 (``64:ff9b::/96``,
+``64:ff9b:1::/48``), the deprecated IPv4-compatible form (``::/96``), SIIT's IPv4-translated
+form (``::ffff:0:0:0/96``), 6to4 (``2002::/16``) and site-local (``fec0::/10``). Each of these
+is refused whatever IPv4 address it embeds; an IPv4-mapped address (``::ffff:a.b.c.d``, which
+a dual-stack socket connects to as ``a.b.c.d``) is judged by the IPv4 address it maps.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +17,49 @@ import ipaddress
 #: the loopback names a local server answers to (checked against Host headers too)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
+#: IPv6 prefixes refused outright: they translate to IPv4 (so they can reach the user's LAN
+#: or loopback through a NAT64 / 6to4 gateway) or were never public.
+REFUSED_IPV6 = tuple(ipaddress.IPv6Network(n) for n in (
+    "::/96",            # IPv4-compatible (deprecated, RFC 4291), also :: and ::1
+    "::ffff:0:0:0/96",  # SIIT IPv4-translated (RFC 2765)
+    "64:ff9b::/96",     # NAT64 well-known prefix (RFC 6052)
+    "64:ff9b:1::/48",   # NAT64 local-use prefix (RFC 8215)
+    "2002::/16",        # 6to4 (deprecated, RFC 7526)
+    "2001::/32",        # Teredo
+    "fec0::/10",        # site-local (deprecated, RFC 3879)
+))
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def parse(address: str | Address) -> Address:
+    """An address object from ``"10.0.0.1"``, ``"[::1]"`` or ``"fe80::1%eth0"``;
+    :class:`ValueError` for anything else (a host name)."""
+    if isinstance(address, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        return address
+    return ipaddress.ip_address(address.strip().strip("[]").split("%", 1)[0])
+
+
+def is_refused(address: str | Address) -> bool:
+    """True unless ``address`` is a public unicast address: loopback, private, link-local,
+    CGNAT, unique- and site-local, multicast, reserved and unspecified addresses are refused,
+    and every IPv6 form that embeds or translates to IPv4 (except an IPv4-mapped form of a
+    public IPv4 address)."""
+    ip = parse(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return is_refused(ip.ipv4_mapped)
+        if any(ip in net for net in REFUSED_IPV6):
+            return True
+    return not ip.is_global or ip.is_multicast
+
 
 def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and any loopback IP address (``[::1]`` brackets allowed)."""
-    name = host.strip("[]").lower()
-    if name in LOOPBACK_HOSTS:
+    """True for ``localhost`` (any case, trailing dot allowed) and any loopback IP address
+    (``[::1]`` brackets allowed)."""
+    if host.strip().lower().rstrip(".") == "localhost":
         return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        return parse(host).is_loopback
     except ValueError:
         return False

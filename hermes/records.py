@@ -22,12 +22,24 @@ def now_iso() -> str:
 
 # --- feeds ----------------------------------------------------------------------------------
 
-def insert_feed(db: sqlite_utils.Database, url: str, title: str | None) -> int | None:
+#: who subscribed a feed: a person (feeds.toml, OPML, the CLI) or an agent (an MCP tool, the
+#: web UI). Ingest guards an agent's feeds (private addresses refused).
+SUBSCRIBERS = ("user", "agent")
+
+
+def insert_feed(db: sqlite_utils.Database, url: str, title: str | None, *,
+                subscribed_by: str = "agent") -> int | None:
     """Register a feed by URL (the one place feed rows are inserted: ``feeds.toml`` seeding,
     OPML import, ``hermes feeds add``, ``add_feed``, the demo); its id, or ``None`` when the
-    URL is already subscribed. Call it inside the caller's write transaction."""
-    cur = db.execute("INSERT OR IGNORE INTO feeds (url, title, added) VALUES (?, ?, ?)",
-                     [url, title, now_iso()])
+    URL is already subscribed. Call it inside the caller's write transaction.
+
+    ``subscribed_by`` (:data:`SUBSCRIBERS`) defaults to ``agent``, the guarded kind: a caller
+    that forgets to say a person gave the URL gets the safe behaviour."""
+    if subscribed_by not in SUBSCRIBERS:
+        raise ValueError(f"subscribed_by must be one of {SUBSCRIBERS}, got {subscribed_by!r}")
+    cur = db.execute(
+        "INSERT OR IGNORE INTO feeds (url, title, added, subscribed_by) VALUES (?, ?, ?, ?)",
+        [url, title, now_iso(), subscribed_by])
     return cur.lastrowid if cur.rowcount else None
 
 

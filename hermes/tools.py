@@ -3,8 +3,9 @@
 A tool is made by :func:`hermes.contract.tool`; its result is the envelope
 ``{"ok": bool, "message": str, **payload}`` (:class:`hermes.contract.Result`). A failure keeps
 the success-path keys present (empty) and its message says what went wrong and what to do
-instead. :func:`call_tool` is how every face calls one: it says who is calling and keeps the
-server alive whatever a tool does.
+instead; one that is not the caller's doing (a full disk, a bug) also carries
+``server_error: true``. :func:`call_tool` is how every face calls one: it says who is calling
+and keeps the server alive whatever a tool does.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .contract import Tool, fail
+from .contract import Tool, server_failure
 from .errors import HermesError
 from .plugins import get_plugin_manager
 
@@ -82,5 +83,5 @@ def call_tool(db, tool: Tool, arguments: dict, *, source: str = "agent") -> dict
             return tool.run(db, arguments)
         except Exception as exc:  # the server must survive any tool bug
             log.exception("tool %s failed", tool.name)
-            return fail(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}",
-                        **tool.empty)
+            return server_failure(f"{tool.name} failed unexpectedly: "
+                                  f"{type(exc).__name__}: {exc}", **tool.empty)

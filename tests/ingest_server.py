@@ -71,7 +71,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class FeedServer:
-    def __init__(self):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
         self.routes: dict[str, Route] = {}
         self.log: list[tuple[str, dict]] = []
         self.stop = threading.Event()
@@ -89,7 +89,8 @@ class FeedServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = _Server(("127.0.0.1", 0), Handler)
+        self.host = host
+        self.httpd = _Server((host, port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
@@ -98,7 +99,7 @@ class FeedServer:
         return self.httpd.server_address[1]
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://{self.host}:{self.port}{path}"
 
     def add(self, path: str, route: Route | None = None, **kwargs) -> str:
         self.routes[path] = route or Route(**kwargs)

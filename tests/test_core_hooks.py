@@ -229,7 +229,7 @@ def test_hook_hermes_item_tags(pm, db, tmp_path):
     """A tagger plugin's keyphrases are merged, normalised, into the stored tags."""
     import json
 
-    from hermes.ingest.pipeline import run_ingest
+    from hermes.ingest.pipeline import add_feeds, run_ingest
 
     class Tagger:
         @hookimpl
@@ -242,7 +242,7 @@ def test_hook_hermes_item_tags(pm, db, tmp_path):
         '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
         "<item><title>Graph transformers</title><guid>a</guid><category>cs.LG</category></item>"
         "<item><title>Galaxies</title><guid>b</guid></item></channel></rss>", encoding="utf-8")
-    db.execute("INSERT INTO feeds (url) VALUES (?)", [str(feed)])
+    add_feeds(db, [(str(feed), None)])
     run_ingest(db)
     tags = {t: json.loads(g) for t, g in db.execute("SELECT title, tags FROM items")}
     assert tags == {"Graph transformers": ["cs.lg", "graph neural networks"], "Galaxies": []}

@@ -219,7 +219,7 @@ def test_the_tool_guards_private_addresses(alice, server, monkeypatch):
     page = server.add("/essay", body=PAGE, headers={"Content-Type": "text/html"})
     for ref in ("2401.12345", page):
         r = call_tool(db, tool, {"user": "alice", "ref": ref})
-        assert r["ok"] is False and "refused private address 127.0.0.1" in r["message"], r
+        assert r["ok"] is False and "refused: private address" in r["message"], r
         assert r["item_id"] is None and r["changes"] == []
     assert server.log == [] and counts(db) == (0, 0, 0)
     monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # the user lifted the guard
@@ -229,6 +229,24 @@ def test_the_tool_guards_private_addresses(alice, server, monkeypatch):
     assert bad["ok"] is False and "arXiv id" in bad["message"]
     bad = call_tool(db, tool, {"user": "nobody", "ref": "2401.12345"})
     assert bad["ok"] is False and "unknown persona" in bad["message"]
+
+
+def test_the_web_ui_saves_through_the_guard_like_its_add_feed_form(alice, server):
+    """The web UI counts as agent-grade (a page on another site can drive its forms), so
+    save_item called the way the web calls tools (source 'ui') is guarded like the add-feed
+    form: a loopback address is refused and nothing is fetched or stored. Only a person at
+    the CLI (``hermes save``) is trusted."""
+    from hermes.web.access import Tools
+
+    server.add(ARXIV_QUERY, body=ARXIV_ATOM)
+    page = server.add("/essay", body=PAGE, headers={"Content-Type": "text/html"})
+    web = Tools()
+    for ref in ("2401.12345", page):
+        r = web.call(alice, "save_item", user="alice", ref=ref)
+        assert r["ok"] is False and "refused: private address" in r["message"], r
+    feed = web.call(alice, "add_feed", url=server.url("/feed.xml"))
+    assert feed["ok"] is False and "refused: private address" in feed["message"], feed
+    assert server.log == [] and counts(alice) == (0, 0, 0)
 
 
 @pytest.mark.anyio

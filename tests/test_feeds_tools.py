@@ -282,28 +282,28 @@ def test_add_feed_accepts_only_web_urls(db, url):
 def test_private_addresses_are_refused_by_default(db, url, name):
     before = snapshot(db)
     result = tool(db, name, url=url)
-    assert result["ok"] is False and "refused private address" in result["message"]
+    assert result["ok"] is False and "refused: private address" in result["message"]
     assert "allow_private" in result["message"]
     assert snapshot(db) == before
 
 
 def test_a_redirect_to_loopback_is_refused(db, monkeypatch):
     """A public-looking host that redirects to 127.0.0.1 must not be followed."""
-    from hermes.ingest import fetch as fetch_mod
+    from hermes.ingest import guard
 
-    real = fetch_mod._public_address
+    real = guard.checked_addresses
 
     async def pretend_public(host, port):
         # feeds.example.test stands for a public server (no network in tests): it "resolves"
         # to the loopback test server, and every later hop goes through the real guard.
-        return "127.0.0.1" if host == "feeds.example.test" else await real(host, port)
+        return ["127.0.0.1"] if host == "feeds.example.test" else await real(host, port)
 
-    monkeypatch.setattr(fetch_mod, "_public_address", pretend_public)
+    monkeypatch.setattr(guard, "checked_addresses", pretend_public)
     with CannedServer() as server:
         server.routes["/feed.xml"] = (302, {"Location": server.url("/secret")}, b"")
         server.routes["/secret"] = (200, {}, rss("Internal", SAMPLE_ENTRIES))
         result = tool(db, "add_feed", url=f"http://feeds.example.test:{server.port}/feed.xml")
-    assert result["ok"] is False and "refused private address 127.0.0.1" in result["message"]
+    assert result["ok"] is False and "refused: private address" in result["message"]
     assert server.requests == ["/feed.xml"]  # the redirect target was never requested
     assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 0
 

@@ -28,7 +28,7 @@ from anyio.from_thread import start_blocking_portal
 from ingest_server import FeedServer, rss
 from process_support import child_env, free_port, hermes_command, running_hermes
 
-from hermes.ingest import fetch as fetch_mod
+from hermes.ingest import guard
 
 FEED = rss([{"title": "Secret internal item", "link": "http://intranet.example/1"}])
 
@@ -102,7 +102,7 @@ def test_private_targets_are_refused_through_the_mcp_server(db, db_path, feed_se
                 assert body["ok"] is False, (tool, url, body)
                 assert any(why in body["message"] for why in
                            ("refused", "cannot resolve", "invalid URL")), (tool, url, body["message"])
-                refused += "refused private address" in body["message"]
+                refused += "refused: private address" in body["message"]
     assert feed_server.log == []  # the guard stopped every one before a request was sent
     assert counts(db) == before
     assert refused >= 2 * (len(urls) - 2)
@@ -115,14 +115,14 @@ def test_private_targets_are_refused_through_the_mcp_server(db, db_path, feed_se
     "file:///etc/passwd", "//localhost:{port}/secret",  # protocol-relative
 ])
 def test_a_redirect_to_a_private_target_is_refused(db, db_path, feed_server, monkeypatch, target):
-    real = fetch_mod._public_address
+    real = guard.checked_addresses
 
     async def pretend_public(host, port):
         # feeds.example.test stands for a public server (no network in tests): its first hop
         # reaches the loopback server; every later hop goes through the real guard.
-        return "127.0.0.1" if host == "feeds.example.test" else await real(host, port)
+        return ["127.0.0.1"] if host == "feeds.example.test" else await real(host, port)
 
-    monkeypatch.setattr(fetch_mod, "_public_address", pretend_public)
+    monkeypatch.setattr(guard, "checked_addresses", pretend_public)
     location = target.format(port=feed_server.port)
     feed_server.add("/feed.xml", status=302, headers={"Location": location})
     before = counts(db)

@@ -259,11 +259,12 @@ def test_feed_ids_select_and_unknown_ids_are_refused(db, tmp_path):
         run_ingest(db, feed_ids=[999], embedder=CountingEmbedder())
 
 
-def test_private_guard_applies_when_asked(db, server):
+def test_private_guard_applies_to_an_agents_feed(db, server):
     url = server.add("/feed.xml", body=rss(articles(1)))
-    add_feeds(db, [(url, None)])
-    out = run_ingest(db, embedder=CountingEmbedder(), settings=FAST, allow_private=False)
-    assert out[0]["status"] == "failed" and "refused private address" in out[0]["error"]
+    add_feeds(db, [(url, None)], subscribed_by="agent")
+    out = run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
+    assert out[0]["status"] == "failed" and out[0]["error"] == "refused: private address"
+    assert server.hits("/feed.xml") == 0
 
 
 def test_seed_feeds_runs_once_and_resolves_relative_paths(db, tmp_path):

@@ -305,7 +305,7 @@ def test_hermes_executable_is_available():
 @pytest.mark.parametrize("args, env_token, warning, token", [
     (["--transport", "http"], None, None, None),
     (["--transport", "http"], "from-env", None, "from-env"),
-    (["--transport", "http", "--token", "  t0k  "], None, None, "t0k"),
+    (["--transport", "http", "--token", "  t0k  "], None, "HERMES_MCP_TOKEN in the environment", "t0k"),
     (["--transport", "http", "--host", "0.0.0.0", "--allow-remote"], None, "WITHOUT a token", None),
     (["--transport", "http", "--host", "192.0.2.7", "--allow-remote", "--token", "x"], None,
      "reachable from the network", "x"),
@@ -337,7 +337,7 @@ def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_tok
     ("0.0.0.0", False), ("192.168.1.5", False), ("example.org", False), ("::", False),
 ])
 def test_is_loopback(host, expected):
-    from hermes.mcp_server import is_loopback
+    from hermes.net import is_loopback
 
     assert is_loopback(host) is expected
 

@@ -55,6 +55,26 @@ def test_search_filters_text_tag_and_type(db, add_items):
     assert ids_of(rank_items(db, user, tag="nope")) == []
 
 
+def test_whole_words_come_from_the_index_other_words_match_literally(db, add_items):
+    a, b, c, d = add_items([
+        {"title": "Graphene transport", "summary": "X-ray study of CAFÉ samples"},
+        {"title": "graph theory 100%", "summary": "subgraph counting"},
+        {"title": "podcast on graphs"},
+        {"title": "x ray tube"},
+    ])
+    user = create_user(db, "ann", "")
+    assert set(ids_of(rank_items(db, user, text="GRAPH"))) == {a, b, c}  # prefix, any case
+    assert set(ids_of(rank_items(db, user, text="graphs"))) == {a, b, c}  # stemmed by the index
+    assert set(ids_of(rank_items(db, user, text="cafe"))) == {a}  # diacritics folded
+    assert set(ids_of(rank_items(db, user, text="x-ray"))) == {a}  # literal: not "x ray"
+    assert set(ids_of(rank_items(db, user, text="graph 100%"))) == {b}  # both kinds at once
+    assert ids_of(rank_items(db, user, text="raph")) == []  # whole words match at word starts
+    assert ids_of(rank_items(db, user, text='graph"')) == []  # no FTS syntax reaches the index
+    db.execute("DROP TABLE items_fts")  # a SQLite without FTS5: every word is a LIKE
+    assert set(ids_of(rank_items(db, user, text="graph"))) == {a, b, c}
+    assert set(ids_of(rank_items(db, user, text="raph"))) == {a, b, c}
+
+
 def test_included_items_join_the_pool_whatever_the_filters(db, add_items):
     new, old = add_items([{"title": "new", "days_ago": 1}, {"title": "old", "days_ago": 90}])
     user = create_user(db, "ann", "x")

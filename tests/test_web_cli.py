@@ -58,7 +58,8 @@ def test_allow_remote_warns_and_serves(served, db_path):
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.5.5.5", "::1", "[::1]", "localhost"])
 def test_loopback_names(host):
-    from hermes.web.server import check_bind, is_loopback
+    from hermes.net import is_loopback
+    from hermes.web.server import check_bind
 
     assert is_loopback(host)
     assert check_bind(host, allow_remote=False) is None

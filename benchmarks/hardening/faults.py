@@ -6,6 +6,10 @@
   ``hermes ingest`` of 10 feeds (1,500 items, ~9 MB of database, so the 8 MB case fills up
   while embedding) must stop with one line on stderr and exit 1, the file must pass ``integrity_check``, every feed must be all or
   nothing, and after the tmpfs grows (``remount,size=64m``) the next run must complete.
+- **0 bytes free**: a complete database on a tmpfs filled to the last byte by another file;
+  opening it fails in SQLite as "disk I/O error" (no room for its WAL index). ``hermes feeds
+  list``, ``persona create`` and ``ingest`` must print one line that says the disk is full,
+  ``hermes web`` must answer 500 saying so, and once the filler is gone everything works.
 - **read-only**: the tmpfs is remounted read-only under a complete database; ``hermes
   ingest``, ``hermes persona create`` and ``hermes feeds add`` must each print one line and
   exit 1, and nothing may change.
@@ -29,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import hermes, integrity, invariants, make_feeds, table  # noqa: E402
+from common import child_env, free_port, hermes, hermes_command, integrity, invariants, make_feeds, table, wait_for_port  # noqa: E402
 
 N_FEEDS, PER_FEED = 10, 150
 
@@ -115,6 +119,66 @@ def disk_full(root: Path, home: Path, paths: list[Path], distinct: int, size_kb:
         subprocess.run(["umount", str(mnt)])
 
 
+def fill(mnt: Path) -> Path:
+    """Fill the file system at ``mnt`` to its last byte."""
+    filler = mnt / "filler"
+    with open(filler, "wb", buffering=0) as fh:
+        for size in (1 << 16, 1):  # blocks, then the last bytes one at a time
+            try:
+                while fh.write(b"\0" * size):
+                    pass
+            except OSError:
+                pass
+    return filler
+
+
+def zero_free(root: Path, home: Path, distinct: int) -> list[dict]:
+    import httpx
+
+    mnt = root / "tmpfs-full"
+    mnt.mkdir()
+    mount(mnt, "size=64m")
+    rows = []
+    try:
+        db = mnt / "hermes.db"
+        assert hermes(["ingest", "--db", str(db)], home).returncode == 0
+        before = invariants(db)
+        filler = fill(mnt)
+        free = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
+        for what, args in [("feeds list", ["feeds", "list"]),
+                           ("persona create", ["persona", "create", "ann", "--interests", "x"]),
+                           ("ingest", ["ingest"])]:
+            proc = hermes([*args, "--db", str(db)], home)
+            rows.append({"case": f"0 bytes free ({free} B): {what}", "exit": proc.returncode,
+                         "message": proc.stderr.strip()[:160], "one_line": one_line_error(proc),
+                         "says_full": "disk holding it is full" in proc.stderr})
+        port = free_port()
+        web = subprocess.Popen([*hermes_command(), "web", "--port", str(port), "--db", str(db)],
+                               env=child_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            wait_for_port(web, port)
+            page = httpx.get(f"http://127.0.0.1:{port}/", trust_env=False)
+        finally:
+            web.terminate()
+            web.wait(10)
+        text = " ".join(page.text.split())
+        found = text[text.find("disk holding"):][:60] if "disk holding" in text else text[:120]
+        rows.append({"case": f"0 bytes free ({free} B): web GET /", "exit": f"HTTP {page.status_code}",
+                     "message": found, "one_line": True,
+                     "says_full": page.status_code == 500 and "disk holding it is full" in text})
+        filler.unlink()
+        again = hermes(["feeds", "list", "--db", str(db)], home)
+        after = invariants(db)
+        for r in rows:
+            r["integrity"] = after["integrity"]
+            r["next_run"] = f"space freed: exit {again.returncode}"
+            r["ok"] = (r["one_line"] and r["says_full"] and again.returncode == 0
+                       and after == before)
+    finally:
+        subprocess.run(["umount", str(mnt)])
+    return rows
+
+
 def read_only(root: Path, home: Path, distinct: int) -> list[dict]:
     mnt = root / "tmpfs-ro"
     mnt.mkdir()
@@ -185,6 +249,7 @@ def main(argv=None) -> int:
         if os.geteuid() == 0:
             for size in (1024, 2048, 4096, 8192):
                 rows.append(disk_full(root, home, paths, distinct, size))
+            rows.extend(zero_free(root, home, distinct))
             rows.extend(read_only(root, home, distinct))
         else:
             print("not root: the tmpfs cases (disk full, read-only filesystem) are skipped\n")

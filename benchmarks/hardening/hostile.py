@@ -172,8 +172,7 @@ async def timed(db, feed, res, err):
     return await real_handle(db, feed, res, err)
 
 pipeline._handle = timed
-summary = run_ingest(db, settings=Settings(fetch_timeout=timeout, fetch_concurrency=concurrency),
-                     allow_private=True)
+summary = run_ingest(db, settings=Settings(fetch_timeout=timeout, fetch_concurrency=concurrency))
 wall = time.perf_counter() - start
 rows = {r[0]: {"last_error": r[1], "error_count": r[2], "retry_after": r[3], "last_warning": r[4]}
         for r in db.execute("SELECT url, last_error, error_count, retry_after, last_warning FROM feeds")}

@@ -1,11 +1,17 @@
 """Built-in candidate filters: recency window, already-clicked, keyword / tag / type, ids.
 
 Recency, ids, tag and type are answered from the in-memory matrix; only the keyword match
-reads SQLite (a LIKE over titles and summaries, so "graph" also finds "graphene").
+reads SQLite: every word must occur in the title or summary. A word that is one whole token
+(letters and digits) is looked up in the full-text index (``items_fts``, the one BM25 uses)
+as a word prefix, so "graph" also finds "graphene" and "graphs" (the index stems: "graphs"
+finds "graph"); any other word ("100%", "x-ray", "c++") is matched literally as a substring
+with LIKE, over the rows the indexed words left. Without the index every word is a LIKE.
 """
 
 from __future__ import annotations
 
+import re
+import sqlite3
 import time
 
 import numpy as np
@@ -28,7 +34,7 @@ def hermes_candidates(db, user, query, matrix):
     if query.exclude_clicked:
         clicked = [r[0] for r in db.execute("SELECT item_id FROM clicks WHERE user_id = ?", [user["id"]])]
         if clicked:
-            keep &= ~np.isin(matrix.ids, np.array(clicked, dtype=np.int64))
+            keep[matrix.rows_of(clicked)] = False
     if query.item_ids is not None:
         keep &= np.isin(matrix.ids, np.array(query.item_ids, dtype=np.int64))
     if query.tag:
@@ -36,12 +42,34 @@ def hermes_candidates(db, user, query, matrix):
     if query.content_type:
         keep &= matrix.has_key(type_key(query.content_type))
     if query.text and query.text.split():
-        # Every word must appear in the title or summary (LIKE, SQL wildcards escaped).
-        where, params = [], []
-        for word in query.text.split():
-            where.append("(title LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\')")
-            params += [like_pattern(word)] * 2
-        ids = [r[0] for r in db.execute(f"SELECT id FROM items WHERE {' AND '.join(where)}", params)]
-        keep &= np.isin(matrix.ids, np.array(ids, dtype=np.int64))
+        found = np.zeros(len(matrix), dtype=bool)
+        found[matrix.rows_of(text_matches(db, query.text.split()))] = True
+        keep &= found
     return keep
+
+
+#: one token for FTS5's unicode61 tokenizer: letters and digits only
+_WHOLE_WORD = re.compile(r"[^\W_]+")
+
+
+def text_matches(db, words: list[str]) -> list[int]:
+    """Ids of the items whose title or summary has every one of ``words``."""
+    whole = [w for w in words if _WHOLE_WORD.fullmatch(w)]
+    if whole:
+        try:
+            return _matches(db, whole, [w for w in words if w not in whole])
+        except sqlite3.OperationalError:  # no FTS5 in this SQLite build, or no index
+            pass
+    return _matches(db, [], words)
+
+
+def _matches(db, indexed: list[str], literal: list[str]) -> list[int]:
+    where, params = [], []
+    if indexed:
+        where.append("id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+        params.append(" AND ".join(f'"{w}"*' for w in indexed))  # quoted: never FTS syntax
+    for word in literal:
+        where.append("(title LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\')")
+        params += [like_pattern(word)] * 2
+    return [r[0] for r in db.execute(f"SELECT id FROM items WHERE {' AND '.join(where)}", params)]
 

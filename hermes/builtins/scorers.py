@@ -34,6 +34,8 @@ from ..ranking.interests import interests_vectors
 from ..ranking.lexical import lexical_scores
 from ..ranking.preferences import key_stats
 from ..ranking.rank import calibrate
+from . import score_cache
+from .score_cache import Scope
 
 #: share of the profile taken by the lexical match (the clause cosine gets the rest)
 LEXICAL_SHARE = 0.1
@@ -61,7 +63,8 @@ def hermes_score(db, user, item_ids, vectors, context):
     liked = recent_likes(clicks, matrix)
     if fitted["detail"]["active"] or liked:
         behaviour = scope.per_row(("behaviour", tuple(clicks)),
-                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked))
+                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked),
+                                  lambda: _behaviour_all(matrix, fitted, liked))
     if fitted["detail"]["active"]:
         probability = 1.0 / (1.0 + np.exp(-behaviour[:, 0].astype(np.float64)))
         comps.append(Component("classifier", "behaviour", behaviour[:, 0],
@@ -85,62 +88,49 @@ def hermes_score(db, user, item_ids, vectors, context):
     return comps
 
 
-class Scope:
-    """Where vector scores are computed. When the candidates are most of the matrix (the
-    feed), each component is computed once for every row and cached until the persona's
-    text or clicks or the matrix change, so a repeated ``list_feed`` does no matrix product
-    at all; a narrow candidate set (a search) is scored directly."""
-
-    def __init__(self, matrix, rows, vectors, persona):
-        self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
-        self.full = len(rows) * 4 >= len(matrix)
-
-    def per_row(self, what, compute):
-        """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates."""
-        if not self.full:
-            return compute(self.vectors, self.rows)
-        key = (self.matrix.token, len(self.matrix), self.matrix.seq, self.persona, what)
-        with _SCORES_LOCK:
-            hit = _SCORES.get(key)
-            if hit is not None:
-                _SCORES.move_to_end(key)
-        if hit is None:
-            hit = compute(self.matrix.vectors, np.arange(len(self.matrix)))
-            with _SCORES_LOCK:
-                _SCORES[key] = hit
-                while len(_SCORES) > 32:
-                    _SCORES.popitem(last=False)
-        return hit[self.rows]
-
-
-_SCORES: OrderedDict = OrderedDict()
-_SCORES_LOCK = threading.Lock()
-
-
 def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
     """Columns: the classifier's decision value; ``affinity``: the mean cosine to the k
     closest liked items minus the cosine to the average item (all abstracts share a common
     direction in MiniLM's space; what counts is what an item shares with the liked ones
     beyond it); the plain cosine to the nearest liked item (an absolute figure, for the
-    item's ``match``) and that item's index in ``liked``. All from one pass over the vectors."""
+    item's ``match``) and that item's index in ``liked``. All from one pass over the
+    candidates' vectors (a narrow candidate set)."""
     mean = matrix.mean_vector()
     columns = [fitted["coef"]] if fitted["detail"]["active"] else []
     columns += [mean] + [matrix.vector(i) - mean for i in liked]
-    sims = vectors @ np.stack(columns, axis=1)
+    sims = (np.stack(columns).astype(np.float32) @ np.asarray(vectors).T)
     out = np.zeros((len(rows), 4), dtype=np.float32)
     if fitted["detail"]["active"]:
-        out[:, 0] = sims[:, 0] + fitted["intercept"]
-        sims = sims[:, 1:]
+        out[:, 0] = sims[0] + fitted["intercept"]
+        sims = sims[1:]
+    common, sims = sims[0], sims[1:]
     if liked:
-        common, sims = sims[:, 0], sims[:, 1:]
-        k = min(AFFINITY_K, len(liked))
-        closest = np.partition(sims, len(liked) - k, axis=1)[:, -k:] if k < len(liked) else sims
-        out[:, 1] = closest.mean(axis=1)
-        nearest = sims.argmax(axis=1)
-        # cosine(v, l) = v·(l − mean) + v·mean: the centred columns give it back exactly
-        out[:, 2] = sims[np.arange(len(rows)), nearest] + common
-        out[:, 3] = nearest
+        out[:, 1] = score_cache.mean_of_top_k(list(sims), min(AFFINITY_K, len(liked)))
+        out[:, 2], out[:, 3] = _nearest(sims, common)
     return out
+
+
+def _behaviour_all(matrix, fitted, liked) -> np.ndarray:
+    """:func:`_behaviour` for every row of the matrix, from the caches: after a click, one
+    pass over the matrix (the refitted classifier and any new liked item's column)."""
+    active = fitted["detail"]["active"]
+    columns, decision = score_cache.like_columns(matrix, liked, fitted["coef"] if active else None)
+    out = np.zeros((len(matrix), 4), dtype=np.float32)
+    if active:
+        out[:, 0] = decision + fitted["intercept"]
+    if liked:
+        out[:, 1] = score_cache.top_k_mean(matrix, liked, columns, min(AFFINITY_K, len(liked)))
+        out[:, 2], out[:, 3] = _nearest(np.stack([columns[i] for i in liked]),
+                                        score_cache.mean_column(matrix))
+    return out
+
+
+def _nearest(centred: np.ndarray, common: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the plain cosine to the nearest liked item and its index among the likes:
+    ``centred`` holds ``v·(l − mean)`` per like, ``common`` is ``v·mean``, and
+    cosine(v, l) = v·(l − mean) + v·mean."""
+    nearest = centred.argmax(axis=0)
+    return centred[nearest, np.arange(centred.shape[1])] + common, nearest
 
 
 def recent_likes(clicks, matrix) -> list[int]:
@@ -191,8 +181,9 @@ def preference(db, user, scope: Scope, clicks) -> Component:
         index = matrix.key_index.get(key)
         if index is not None:
             column[index] = s["score"]
-    scores = scope.per_row(("preference", tuple(clicks)), lambda vecs, where: matrix.key_sums(
-        column, weights=matrix.entry_share())[where])
+    scores = scope.per_row(("preference", tuple(clicks)),
+                           lambda vecs, where: matrix.key_sums(column, matrix.entry_share())[where],
+                           lambda: score_cache.key_sums(matrix, user["id"], column))
     return Component("preference", "behaviour", scores, active=bool(stats),
                      detail={"stats": stats})
 

@@ -26,6 +26,7 @@ NoRefreshOption = Annotated[bool, typer.Option(
 
 
 def serve(
+    ctx: typer.Context,
     db: DbOption = None,
     transport: Annotated[str, typer.Option(help="stdio, or http (streamable HTTP at http://HOST:PORT/mcp).")] = "stdio",
     tools: Annotated[Optional[str], typer.Option(help="Comma-separated tool groups to serve, e.g. feeds,persona.")] = None,
@@ -33,7 +34,9 @@ def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --transport http.")] = 8766,
     token: Annotated[Optional[str], typer.Option(
         envvar="HERMES_MCP_TOKEN", show_envvar=True,
-        help="Bearer token required on every HTTP request (--transport http).")] = None,
+        help="Bearer token required on every HTTP request (--transport http). Set it in the "
+             "HERMES_MCP_TOKEN environment variable: on the command line every local user "
+             "can read it (ps, /proc).")] = None,
     allow_remote: Annotated[bool, typer.Option(
         "--allow-remote", help="Allow --host to be a non-loopback address (exposes the tools to the network).")] = False,
     no_refresh: NoRefreshOption = False,
@@ -41,7 +44,7 @@ def serve(
     """Serve every registered tool over MCP (stdio by default), keeping the feeds fresh in
     the background ([ingest] every; --no-refresh turns that off)."""
     # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve.
-    from ..mcp_server import build_server, run_http
+    from ..mcp_server import build_server, run_http, run_stdio
 
     if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use stdio or http")
@@ -54,7 +57,7 @@ def serve(
             unknown = groups - known
             if unknown:
                 die(f"unknown tool group(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
-        token = (token or "").strip() or None
+        token = _token(ctx, token)
         if transport == "http" and not is_loopback(host):
             if not allow_remote:
                 die(f"refusing to serve on non-loopback address {host!r}: anyone who can reach it "
@@ -68,7 +71,7 @@ def serve(
     refresher = None if no_refresh else run_guarded(start_background, db)
     try:
         if transport == "stdio":
-            server.run()  # stdout is the protocol stream: nothing else may print to it
+            run_stdio(server)  # stdout is the protocol stream: nothing else may print to it
         else:
             typer.echo(f"hermes MCP server on http://{host}:{port}/mcp"
                        + (" (bearer token required)" if token else ""), err=True)
@@ -76,6 +79,24 @@ def serve(
     finally:
         if refresher is not None:
             refresher.stop()
+
+
+def _token(ctx: typer.Context, token: str | None) -> str | None:
+    """The bearer token, or None for no token. A blank one is a mistake (it would have meant
+    no authentication at all), and one typed on the command line is readable by every local
+    user in the process list: warn."""
+    if token is None:
+        return None
+    if not token.strip():
+        die("the MCP token is blank (HERMES_MCP_TOKEN or --token): set a real secret, e.g. "
+            "export HERMES_MCP_TOKEN=\"$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')\", "
+            "or unset it to serve without a token")
+    # By name: typer ships its own copy of click and of its ParameterSource enum.
+    if getattr(ctx.get_parameter_source("token"), "name", None) == "COMMANDLINE":
+        typer.echo("warning: a --token on the command line is visible to every local user "
+                   "(ps, /proc/PID/cmdline); set HERMES_MCP_TOKEN in the environment instead",
+                   err=True)
+    return token.strip()
 
 
 def web(
@@ -157,6 +178,7 @@ def ingest(
 
 def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) -> bool:
     # Here, not at the top: httpx and feedparser load only for a command that fetches.
+    from ..ingest.guard import REFUSED
     from ..ingest.pipeline import run_ingest
 
     def waiting(running):
@@ -197,6 +219,9 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
         for s in summary:
             label = s["title"] or s["url"]
             detail = {"new": f"{s['new']} new", "unchanged": "unchanged"}.get(s["status"], s["error"])
+            if (s["error"] or "").startswith(REFUSED):
+                detail += (f" (an agent subscribed it; `hermes feeds trust {s['feed_id']}` lets "
+                           "ingest fetch it from private addresses)")
             line = f"{s['status']:>9}  #{s['feed_id']} {label}: {detail}"
             if s.get("warning"):
                 line += f"  (warning: {s['warning']})"

@@ -43,12 +43,17 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
     return out
 
 
-def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]]) -> list[int]:
-    """Register feeds (``INSERT OR IGNORE`` by URL); return the ids of the ones added."""
+def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
+              subscribed_by: str = "user") -> list[int]:
+    """Register feeds (``INSERT OR IGNORE`` by URL); return the ids of the ones added.
+
+    ``subscribed_by``: ``user`` for lists a person gave (feeds.toml, OPML, the CLI), ``agent``
+    for a URL from an MCP tool or the web form; ingest guards an agent's feeds.
+    """
     added = []
     with write_transaction(db):
         for url, title in feeds:
-            feed_id = insert_feed(db, url, title)
+            feed_id = insert_feed(db, url, title, subscribed_by=subscribed_by)
             if feed_id is not None:
                 added.append(feed_id)
     return added

@@ -1,6 +1,7 @@
 """Fetching a feed body: HTTP(S) with conditional GET, a whole-response deadline, a size
-cap enforced while streaming, and an optional guard against private addresses. Local
-paths and ``file://`` URLs are read from disk (offline demo, tests).
+cap enforced while decoding (:mod:`.decode`), and an optional guard against private
+addresses enforced where connections open (:mod:`.guard`). Local paths and ``file://`` URLs
+are read from disk (offline demo, tests).
 
 :func:`afetch` is the implementation (the pipeline shares one ``httpx.AsyncClient``
 across feeds); :func:`fetch` is its synchronous face for tools and scripts.
@@ -9,10 +10,9 @@ across feeds); :func:`fetch` is its synchronous face for tools and scripts.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 import urllib.parse
 import urllib.request
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -21,7 +21,9 @@ from pathlib import Path
 import httpx
 
 from .. import __version__
-from ..errors import HermesError
+from .decode import ACCEPT_ENCODING, decoder_for
+from .errors import FetchError
+from .guard import GuardedTransport
 
 DEFAULT_TIMEOUT = 20.0
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -30,19 +32,6 @@ USER_AGENT = f"hermes/{__version__} (self-hosted feed reader)"
 ACCEPT = ("application/rss+xml, application/atom+xml, application/rdf+xml, "
           "application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5")
 REDIRECTS = {301, 302, 303, 307, 308}
-
-
-class FetchError(HermesError):
-    """A fetch that produced no usable body; ``str(exc)`` is the one-line reason.
-
-    ``status`` is the HTTP status when there was one; ``retry_after`` the raw
-    ``Retry-After`` header of a 429/503 answer (the pipeline turns it into a backoff).
-    """
-
-    def __init__(self, message: str, *, status: int | None = None, retry_after: str | None = None):
-        super().__init__(message)
-        self.status = status
-        self.retry_after = retry_after
 
 
 @dataclass
@@ -99,76 +88,38 @@ def _read_local(url: str, etag, last_modified, max_bytes: int) -> FetchResult:
     return FetchResult(url, url, 200, body, tag, stamp, False)
 
 
-def _blocked(addr: str) -> bool:
-    ip = ipaddress.ip_address(addr.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return not ip.is_global or ip.is_multicast
-
-
-async def _public_address(host: str, port: int) -> str:
-    """Resolve ``host`` and return an address to connect to, refusing private targets.
-
-    Defence in depth: an agent reading untrusted feed text can be steered into asking hermes
-    to fetch ``http://192.168.1.1/`` or a name that resolves to loopback, turning hermes into
-    a probe of the user's local network (SSRF). Every address the name resolves to must be
-    public, and the connection then goes to the address that was checked, so a DNS answer
-    that changes between check and connect (rebinding) cannot slip through.
-    """
-    try:
-        ip = ipaddress.ip_address(host.strip("[]"))
-        addrs = [str(ip)]
-    except ValueError:
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(
-                host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror as exc:
-            raise FetchError(f"cannot resolve host {host!r} ({exc.strerror or exc})") from None
-        addrs = [info[4][0] for info in infos]
-    if not addrs:
-        raise FetchError(f"cannot resolve host {host!r}")
-    bad = [a for a in addrs if _blocked(a)]
-    if bad:
-        raise FetchError(
-            f"refused private address {bad[0]} for host {host!r} (allow it with "
-            "[fetch] allow_private = true in config.toml or HERMES_ALLOW_PRIVATE=1)")
-    return addrs[0]
-
-
-async def _request(client, url: str, headers: dict, allow_private: bool):
+async def _request(client, url: str, headers: dict):
     """Open a streaming GET for one hop (no redirect following)."""
-    parts = httpx.URL(url)
-    extensions = {}
-    if not allow_private:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        addr = await _public_address(parts.host, port)
-        if addr != parts.host:
-            # Connect to the checked address; Host and TLS SNI/verification keep the name.
-            headers = {**headers, "Host": parts.netloc.decode("ascii")}
-            extensions["sni_hostname"] = parts.host
-            parts = parts.copy_with(host=addr)
-    request = client.build_request("GET", parts, headers=headers, extensions=extensions)
+    request = client.build_request("GET", url, headers=headers)
     return await client.send(request, stream=True, follow_redirects=False)
 
 
 async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
     declared = response.headers.get("content-length")
-    if declared and declared.isdigit() and not response.headers.get("content-encoding") \
-            and int(declared) > max_bytes:
-        raise FetchError(f"body over the size cap ({declared} > {max_bytes} bytes)")
-    chunks, size = [], 0
-    # aiter_bytes yields *decoded* bytes, so a gzip bomb hits the cap on its decoded size.
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > max_bytes:
-            raise FetchError(f"body over the size cap (more than {max_bytes} bytes)")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    codings = response.headers.get_list("content-encoding")
+    if declared and declared.isdigit() and not codings and int(declared) > max_bytes:
+        raise FetchError(f"body over the size cap ({declared} > {max_bytes} bytes)",
+                         kind="body over the size cap")
+    decoder = decoder_for(codings)
+    body = bytearray()
+
+    def add(pieces) -> None:
+        # Each decoded piece is counted before the next one is inflated, so a bomb stops
+        # at the cap plus one piece, whatever its ratio.
+        for piece in pieces:
+            if len(body) + len(piece) > max_bytes:
+                raise FetchError(f"body over the size cap (more than {max_bytes} bytes)",
+                                 kind="body over the size cap")
+            body.extend(piece)
+
+    async for raw in response.aiter_raw():
+        add(decoder.decode(raw))
+    add(decoder.finish())
+    return bytes(body)
 
 
-async def _fetch_http(client, url, etag, last_modified, max_bytes, allow_private,
-                      accept: str = ACCEPT) -> FetchResult:
-    headers = {"User-Agent": USER_AGENT, "Accept": accept}
+async def _fetch_http(client, url, etag, last_modified, max_bytes, accept: str = ACCEPT) -> FetchResult:
+    headers = {"User-Agent": USER_AGENT, "Accept": accept, "Accept-Encoding": ACCEPT_ENCODING}
     if etag:
         headers["If-None-Match"] = etag
     if last_modified:
@@ -179,8 +130,9 @@ async def _fetch_http(client, url, etag, last_modified, max_bytes, allow_private
         if scheme not in ("http", "https"):
             # Also stops a redirect from a web feed to file:// (reading the user's disk).
             what = "redirect to" if hop else "fetch"
-            raise FetchError(f"refused {what} {scheme} URL {current!r}: only http(s) is fetched")
-        response = await _request(client, current, headers, allow_private)
+            raise FetchError(f"refused {what} {scheme} URL {current!r}: only http(s) is fetched",
+                             kind=f"refused {what} a non-http(s) URL")
+        response = await _request(client, current, headers)
         try:
             if response.status_code in REDIRECTS and "location" in response.headers:
                 current = urllib.parse.urljoin(current, response.headers["location"])
@@ -195,7 +147,8 @@ async def _fetch_http(client, url, etag, last_modified, max_bytes, allow_private
             if response.status_code >= 400 or response.status_code < 200:
                 reason = response.reason_phrase or ""
                 raise FetchError(f"HTTP {response.status_code} {reason}".strip(),
-                                 status=response.status_code, retry_after=hdrs.get("retry-after"))
+                                 kind=f"HTTP {response.status_code}", status=response.status_code,
+                                 retry_after=hdrs.get("retry-after"))
             body = await _read_capped(response, max_bytes)
             return FetchResult(url, current, response.status_code, body, **common)
         finally:
@@ -203,14 +156,24 @@ async def _fetch_http(client, url, etag, last_modified, max_bytes, allow_private
     raise FetchError(f"too many redirects (more than {MAX_REDIRECTS})")
 
 
-def new_client(timeout: float = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
-    """An ``AsyncClient`` suited to :func:`afetch` (share one across many fetches).
+_GUARDED: weakref.WeakSet = weakref.WeakSet()
+
+
+def new_client(timeout: float = DEFAULT_TIMEOUT, *, allow_private: bool = True) -> httpx.AsyncClient:
+    """An ``AsyncClient`` suited to :func:`afetch` (share one across many fetches with the
+    same ``allow_private``); ``allow_private=False`` opens every connection through the
+    private-address guard.
 
     ``trust_env=False``: no proxy from the environment (a proxy resolves names itself, which
     would void the private-address guard) and no ``.netrc`` credentials sent to feed hosts.
     """
-    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
-                             limits=httpx.Limits(max_connections=32))
+    limits = httpx.Limits(max_connections=32)
+    transport = None if allow_private else GuardedTransport(limits=limits)
+    client = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
+                               limits=limits, transport=transport)
+    if not allow_private:
+        _GUARDED.add(client)
+    return client
 
 
 async def afetch(
@@ -228,34 +191,54 @@ async def afetch(
 
     ``timeout`` bounds the whole fetch — DNS, connect, every redirect and the full body —
     so a server dripping one byte a second cannot hold a feed (httpx's own timeouts are per
-    read). ``allow_private=False`` refuses local files and any hop to a non-public address.
-    ``accept`` is the ``Accept`` header (feed types by default; metadata lookups ask for
-    CSL-JSON or HTML).
+    read). ``allow_private=False`` is the guarded fetch of a URL an agent chose: local files
+    and every connection to a non-public address are refused (a ``client`` must then come
+    from ``new_client(allow_private=False)``), and a failure is reported by its class only
+    (:meth:`FetchError.generic`), never with what a server said. ``accept`` is the
+    ``Accept`` header (feed types by default; metadata lookups ask for CSL-JSON or HTML).
     """
+    try:
+        return await _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_private,
+                             accept)
+    except FetchError as exc:
+        if allow_private:
+            raise
+        raise exc.generic() from None
+
+
+async def _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_private, accept):
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     url = url.strip()
     if is_local(url):
         if not allow_private:
-            raise FetchError(f"refused local file {url!r}: only http(s) URLs are allowed here")
+            raise FetchError(f"refused local file {url!r}: only http(s) URLs are allowed here",
+                             kind="refused: a local file")
         return await asyncio.to_thread(_read_local, url, etag, last_modified, max_bytes)
+    if client is not None and not allow_private and client not in _GUARDED:
+        raise ValueError("a guarded fetch needs a client from new_client(allow_private=False)")
     own = client is None
-    client = client or new_client(timeout)
+    client = client or new_client(timeout, allow_private=allow_private)
     try:
         async with asyncio.timeout(timeout):
-            return await _fetch_http(client, url, etag, last_modified, max_bytes, allow_private,
-                                     accept)
+            return await _fetch_http(client, url, etag, last_modified, max_bytes, accept)
     except TimeoutError:
         raise FetchError(f"timeout after {timeout:g} s") from None
     except httpx.TimeoutException:
         raise FetchError(f"timeout after {timeout:g} s") from None
     except httpx.InvalidURL as exc:
-        raise FetchError(f"invalid URL {url!r}: {exc}") from None
+        raise FetchError(f"invalid URL {url!r}: {exc}", kind="invalid URL") from None
     except httpx.HTTPError as exc:
-        raise FetchError(_describe(exc)) from None
+        raise FetchError(_describe(exc), kind=_kind(exc)) from None
     finally:
         if own:
             await client.aclose()
+
+
+def _kind(exc: httpx.HTTPError) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        return "connection failed"
+    return type(exc).__name__
 
 
 def _describe(exc: httpx.HTTPError) -> str:
@@ -263,8 +246,6 @@ def _describe(exc: httpx.HTTPError) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     if isinstance(exc, httpx.ConnectError):
         return f"connection failed: {text or name}"
-    if isinstance(exc, httpx.DecodingError):
-        return f"undecodable response body: {text or name}"
     return f"{name}: {text}" if text else name
 
 

@@ -3,7 +3,10 @@
 Order of work and why:
 
 1. Fetch all due feeds at once (bounded concurrency, one deadline per feed, conditional
-   GET). Each finished fetch is parsed on a worker thread while the others keep
+   GET). A feed an agent subscribed is fetched through the private-address guard (every
+   hop, every DNS answer) unless the user allowed private targets or trusted the feed
+   (``hermes feeds trust``); its failures are recorded by their class only, since an agent
+   reads them back (``list_feeds``). Each finished fetch is parsed on a worker thread while the others keep
    downloading, then stored from the event-loop thread (the only one touching SQLite).
 2. A feed's items and its new ETag / Last-Modified commit in one transaction: a crash
    can never record "seen this version" without its items.
@@ -162,24 +165,34 @@ def add_plugin_tags(items: list[dict]) -> None:
             item["tags"] = normalise_tags([*item.get("tags", []), *extra])
 
 
-async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings, allow_private: bool,
+def trusted(feed: dict, settings: config.Settings) -> bool:
+    """Whether ``feed`` is fetched without the private-address guard: one a person subscribed
+    (CLI, OPML, feeds.toml) or trusted, or any feed once the user allowed private targets."""
+    return settings.allow_private or feed.get("subscribed_by") == "user"
+
+
+async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
                         progress: Progress | None) -> list[dict]:
     limit = asyncio.Semaphore(max(1, settings.fetch_concurrency))
     out: list[dict] = []
 
     async def one(feed: dict):
+        allow = trusted(feed, settings)
         async with limit:
             try:
                 return feed, await afetch(
-                    feed["url"], client=client, etag=feed["etag"],
+                    feed["url"], client=clients[allow], etag=feed["etag"],
                     last_modified=feed["last_modified"], timeout=settings.fetch_timeout,
-                    max_bytes=settings.max_feed_bytes, allow_private=allow_private), None
+                    max_bytes=settings.max_feed_bytes, allow_private=allow), None
             except FetchError as exc:
                 return feed, None, exc
             except Exception as exc:  # one broken feed never stops the others
-                return feed, None, FetchError(f"fetch failed: {type(exc).__name__}: {exc}")
+                error = FetchError(f"fetch failed: {type(exc).__name__}: {exc}", kind="fetch failed")
+                return feed, None, error if allow else error.generic()
 
-    async with new_client(settings.fetch_timeout) as client:
+    async with new_client(settings.fetch_timeout, allow_private=True) as open_client, \
+            new_client(settings.fetch_timeout, allow_private=False) as guarded_client:
+        clients = {True: open_client, False: guarded_client}
         tasks = [asyncio.ensure_future(one(feed)) for feed in feeds]
         for done, next_done in enumerate(asyncio.as_completed(tasks), 1):
             feed, res, err = await next_done
@@ -219,7 +232,7 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
     cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count",
-            "last_fetched", "ttl"]
+            "last_fetched", "ttl", "subscribed_by"]
     rows = [dict(zip(cols, r)) for r in db.execute(
         f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
     if feed_ids is None:
@@ -239,7 +252,6 @@ def run_ingest(
     embedder=None,
     progress: Progress | None = None,
     settings: config.Settings | None = None,
-    allow_private: bool = True,
     due_every: float | None = None,
     wait: bool = True,
     on_wait: Callable[[dict | None], None] | None = None,
@@ -249,8 +261,8 @@ def run_ingest(
     Returns one summary per feed: ``{feed_id, url, title, status, new, error, warning}``
     with ``status`` one of ``new`` / ``unchanged`` / ``failed`` / ``skipped`` (a server asked
     us to wait: ``feeds.retry_after``). Failures are recorded on the feed row and never stop
-    the other feeds. ``allow_private=False`` applies the private-address guard (for fetches
-    an agent triggers); a person at the CLI is trusted with local paths and LAN servers.
+    the other feeds. Feeds an agent subscribed are fetched through the private-address guard
+    (see :func:`trusted`); a person's feeds may be local paths and LAN servers.
 
     :param due_every: a scheduled run: only the feeds due with this refresh interval
         (seconds; see :mod:`.schedule`) are fetched, the others are left out of the summary.
@@ -269,7 +281,7 @@ def run_ingest(
                 progress(stage, done, total)
 
         try:
-            summary = _run(db, feed_ids, embedder, report, settings, allow_private, due_every)
+            summary = _run(db, feed_ids, embedder, report, settings, due_every)
         except HermesError as exc:
             if status is not None:
                 status.finish({"ok": False, "message": str(exc)})
@@ -279,7 +291,7 @@ def run_ingest(
     return summary
 
 
-def _run(db, feed_ids, embedder, progress, settings, allow_private, due_every) -> IngestSummary:
+def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary:
     now = datetime.now(timezone.utc)
     feeds = select_feeds(db, feed_ids)
     not_due = 0
@@ -294,7 +306,7 @@ def _run(db, feed_ids, embedder, progress, settings, allow_private, due_every) -
         for f in feeds if not _due(f, now))
     summary.not_due = not_due
     if due:
-        results = run_sync(lambda: _ingest_feeds(db, due, settings, allow_private, progress))
+        results = run_sync(lambda: _ingest_feeds(db, due, settings, progress))
         order = {f["id"]: k for k, f in enumerate(feeds)}
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import config
+
 log = logging.getLogger(__name__)
 
 #: write a snapshot after a load that read at least this many rows from SQLite
@@ -97,7 +99,7 @@ def save_later(db, db_path: str, matrix) -> None:
 def _write(path: Path, arrays: dict) -> None:
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        config.private_dir(path.parent)
         np.savez(tmp, **arrays)
         os.replace(tmp, path)
     except Exception as exc:

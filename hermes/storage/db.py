@@ -9,18 +9,30 @@ from pathlib import Path
 import sqlite_utils
 
 from .. import config
-from ..errors import HermesError
+from ..errors import HermesError, Unavailable
 from .migrations import migrate as run_migrations
-from .transactions import BUSY_TIMEOUT_S, READONLY
+from .transactions import BUSY_TIMEOUT_S, DISK_FULL, READONLY, disk_full
 
 
 def connect(path: str | os.PathLike) -> sqlite_utils.Database:
     """Open (creating if needed) without migrating. Autocommit mode: write transactions
-    are explicit (:func:`hermes.storage.transactions.write_transaction`), so no statement silently opens one."""
+    are explicit (:func:`hermes.storage.transactions.write_transaction`), so no statement silently opens one.
+
+    A new database file is created readable by its owner only (0600, and SQLite gives its
+    ``-wal`` / ``-shm`` files the same mode), in a directory created 0700: it holds notes,
+    highlights and clicks.
+    """
     path = Path(path)
     if path.is_dir():
         raise HermesError(f"{path} is a directory, not a database file")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if str(path) != ":memory:":
+            config.private_dir(path.parent)
+        _create_private(path)
+    except OSError as exc:
+        if disk_full(path):
+            raise Unavailable(f"{path}: cannot create the database: {DISK_FULL}") from exc
+        raise HermesError(f"{path}: cannot create the database ({exc.strerror or exc})") from exc
     try:
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -32,10 +44,21 @@ def connect(path: str | os.PathLike) -> sqlite_utils.Database:
     except sqlite3.DatabaseError as exc:
         if "readonly" in str(exc) or "read-only" in str(exc):
             raise HermesError(f"{path}: {READONLY}") from exc
+        if isinstance(exc, sqlite3.OperationalError) and disk_full(path):
+            raise Unavailable(f"{path}: cannot open: {DISK_FULL} (SQLite: {exc})") from exc
         raise HermesError(f"{path}: cannot open as a SQLite database ({exc})") from exc
     if mode.lower() != "wal" and not _is_readonly(path):
         raise HermesError(f"{path}: could not switch to WAL mode (got {mode})")
     return sqlite_utils.Database(conn)
+
+
+def _create_private(path: Path) -> None:
+    if path.exists() or str(path) == ":memory:":
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # another process created it first
+        pass
 
 
 def _is_readonly(path: Path) -> bool:

@@ -222,6 +222,21 @@ def m008_feed_ttl(db: sqlite_utils.Database) -> None:
         db.execute("ALTER TABLE feeds ADD COLUMN ttl INTEGER")
 
 
+@migration
+def m009_feed_subscriber(db: sqlite_utils.Database) -> None:
+    # Issue 12: who subscribed a feed decides whether `hermes ingest` fetches it through the
+    # private-address guard. 'agent' (an MCP tool or the web form) is the column default,
+    # so a row written without saying who is guarded; feeds from before this migration were
+    # subscribed without the distinction and count as the user's. trusted_at records when a
+    # person promoted an agent's feed (`hermes feeds trust`).
+    cols = db["feeds"].columns_dict
+    if "subscribed_by" not in cols:
+        db.execute("ALTER TABLE feeds ADD COLUMN subscribed_by TEXT NOT NULL DEFAULT 'agent'")
+        db.execute("UPDATE feeds SET subscribed_by = 'user'")
+    if "trusted_at" not in cols:
+        db.execute("ALTER TABLE feeds ADD COLUMN trusted_at TEXT")
+
+
 def all_migrations() -> list[Migration]:
     found = list(CORE)
     for group in get_plugin_manager().hook.hermes_migrations():

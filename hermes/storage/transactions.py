@@ -7,11 +7,14 @@ write refused for a full disk, a long-held lock or a read-only file becomes a
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import HermesError
+from ..errors import Unavailable
 
 if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
     import sqlite_utils
@@ -21,11 +24,24 @@ READONLY = ("the database is read-only; check its permissions "
             "(hermes needs to write to it and to its directory)")
 
 
-class DatabaseUnavailable(HermesError, sqlite3.OperationalError):
+FULL_BELOW = 1024 * 1024  # bytes free under which a failed open or write is "disk full"
+DISK_FULL = "the disk holding it is full; free some space and run the command again"
+
+
+class DatabaseUnavailable(Unavailable, sqlite3.OperationalError):
     """SQLite refused a write for a reason outside hermes: the disk is full, another process
     held the write lock past the busy timeout, or the file is read-only. The transaction was
     rolled back, so nothing of it was written. Still a ``sqlite3.OperationalError``
     for code that tolerates such failures (a cache that is simply not persisted)."""
+
+
+def disk_full(path: str | os.PathLike) -> bool:
+    """Whether the file system holding ``path`` is (all but) full. SQLite says "disk I/O
+    error", not "full", when it cannot even create its WAL index at 0 bytes free."""
+    try:
+        return shutil.disk_usage(Path(path).parent).free < FULL_BELOW
+    except OSError:
+        return False
 
 
 def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> Exception:
@@ -38,8 +54,8 @@ def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> 
             where = db.execute("PRAGMA database_list").fetchone()[2] or where
         except sqlite3.Error:
             pass
-    if "full" in text:
-        why = "the disk holding it is full; free some space and run the command again"
+    if "full" in text or "disk I/O" in text and where != "the database" and disk_full(where):
+        why = DISK_FULL
     elif "locked" in text or "busy" in text:
         why = (f"another process held its write lock for longer than {BUSY_TIMEOUT_S:g} s "
                "(a long hermes ingest?); try again in a moment")

@@ -78,12 +78,13 @@ class Tools:
         return call_tool(db, tool, {k: v for k, v in arguments.items() if k in accepted}, source="ui")
 
     def require(self, db, group: str, name: str, /, **arguments) -> dict:
-        """For actions: 503 when the tool is missing, 400 with its message when it fails."""
+        """For actions: 503 when the tool is missing, 400 with its message when it refuses,
+        500 when it failed on the server's side (a full disk, a bug: ``server_error``)."""
         result = self.call(db, name, **arguments)
         if result is None:
             bad(self.missing(group, name), 503)
         if not result.get("ok"):
-            bad(result.get("message") or f"{name} failed")
+            bad(result.get("message") or f"{name} failed", 500 if result.get("server_error") else 400)
         return result
 
 

@@ -92,14 +92,19 @@ def create_app(
 
 def error_response(request: Request, tmpl: Jinja2Templates, status: int, message: str):
     """The error page (or a JSON envelope for ``/api/`` paths and for hermes.js, which asks
-    for JSON)."""
+    for JSON), with the security headers of every page: a 500 is answered outside the
+    middleware that adds them to the others, and a refused Host before it."""
     if request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", ""):
-        return JSONResponse({"ok": False, "message": message}, status_code=status)
-    titles = {400: "Bad request", 403: "Forbidden", 404: "Not found", 405: "Method not allowed",
-              500: "Server error", 503: "Not available"}
-    return tmpl.TemplateResponse(
-        request, "error.html",
-        {"status": status, "title": titles.get(status, "Error"), "message": message,
-         "csrf_token": request.scope.get("state", {}).get("csrf_token", "")},
-        status_code=status,
-    )
+        response = JSONResponse({"ok": False, "message": message}, status_code=status)
+    else:
+        titles = {400: "Bad request", 403: "Forbidden", 404: "Not found",
+                  405: "Method not allowed", 500: "Server error", 503: "Not available"}
+        response = tmpl.TemplateResponse(
+            request, "error.html",
+            {"status": status, "title": titles.get(status, "Error"), "message": message,
+             "csrf_token": request.scope.get("state", {}).get("csrf_token", "")},
+            status_code=status,
+        )
+    for name, value in csrf.SECURITY_HEADERS:
+        response.headers[name.decode()] = value.decode()
+    return response

@@ -27,15 +27,17 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def load_secret(path: Path | None = None) -> bytes:
-    """The app's signing secret, created on first use (readable by its owner only)."""
+    """The app's signing secret, created on first use (readable by its owner only).
+
+    An existing secret that another user owns, or that others may read or change, is refused:
+    whoever can read it can forge every form of the UI (a local user, or a file planted in a
+    shared HERMES_HOME before hermes first ran).
+    """
     path = path or config.home() / "web_secret"
-    try:
-        text = path.read_text(encoding="ascii").strip()
-        if len(text) >= 32:
-            return text.encode()
-    except (FileNotFoundError, UnicodeDecodeError):
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
+    existing = _read_secret(path)
+    if existing:
+        return existing
+    config.private_dir(path.parent)
     value = secrets.token_hex(32)
     # O_EXCL + 0600: never world-readable, and two processes starting at once agree on
     # the winner's secret.
@@ -43,13 +45,35 @@ def load_secret(path: Path | None = None) -> bytes:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         for _ in range(100):  # another process is writing it right now
-            if len(path.read_text(encoding="ascii", errors="replace").strip()) >= 32:
-                return path.read_text(encoding="ascii").strip().encode()
+            existing = _read_secret(path)
+            if existing:
+                return existing
             time.sleep(0.01)
         raise HermesError(f"{path} holds no usable secret; delete it and start again") from None
     with os.fdopen(fd, "w", encoding="ascii") as fh:
         fh.write(value + "\n")
     return value.encode()
+
+
+def _read_secret(path: Path) -> bytes | None:
+    """The secret in ``path`` (None when missing or too short to be one), once its owner and
+    mode are safe."""
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    with fh:
+        st = os.fstat(fh.fileno())  # of the file read, not of whatever the name points to later
+        if st.st_uid != os.geteuid():
+            raise HermesError(f"{path} belongs to another user; hermes will not sign forms with "
+                              "a secret someone else holds. Delete it (hermes makes a new one).")
+        if st.st_mode & 0o077:
+            raise HermesError(
+                f"{path} can be read or changed by other users (mode {st.st_mode & 0o777:o}); "
+                "whoever reads it can forge the web UI's forms. Delete it (hermes makes a new "
+                f"one) or make it private: chmod 600 {path}")
+        text = fh.read().decode("ascii", errors="replace").strip()
+    return text.encode() if len(text) >= 32 and text.isascii() else None
 
 
 def new_session_id() -> str:

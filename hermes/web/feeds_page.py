@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from ..ingest.refresher import active, refresh_state
 from .access import Tools, opened
-from .forms import bad, parse_text
+from .forms import bad, parse_text, path_id
 from .render import done, redirect, render
 
 
@@ -47,6 +47,8 @@ async def add_feed(request: Request):
         return result
 
     result = await run_in_threadpool(act)
+    if result.get("server_error"):  # a full disk, a bug: not something to retype
+        bad(result.get("message") or "the feed could not be added", 500)
     if not result.get("ok"):
         # Show the form again with what was typed and why it was refused.
         context = await run_in_threadpool(
@@ -66,7 +68,7 @@ def _known_feed(db, feed_id: int) -> dict:
 
 
 async def rename_feed(request: Request):
-    feed_id = request.path_params["feed_id"]
+    feed_id = path_id(request, "feed_id", "feed")
     form = await request.form()
     title = parse_text(form.get("title"), "The new title", required=True, maximum=200)
 
@@ -81,7 +83,7 @@ async def rename_feed(request: Request):
 
 
 async def confirm_remove_feed(request: Request):
-    feed_id = request.path_params["feed_id"]
+    feed_id = path_id(request, "feed_id", "feed")
 
     def view():
         tools = Tools()
@@ -99,7 +101,7 @@ async def confirm_remove_feed(request: Request):
 
 
 async def remove_feed(request: Request):
-    feed_id = request.path_params["feed_id"]
+    feed_id = path_id(request, "feed_id", "feed")
     form = await request.form()
     if form.get("confirm") != "yes":
         bad("removal was not confirmed; use the Remove button on the confirmation page")

@@ -7,6 +7,7 @@ from starlette.exceptions import HTTPException
 
 MAX_TEXT = 5000
 DEFAULT_DAYS = 7
+MAX_ID = 2 ** 63 - 1  # SQLite's largest integer: no row has a larger id
 
 
 def bad(message: str, status: int = 400):
@@ -21,6 +22,15 @@ def parse_int(value, what: str, lo: int, hi: int) -> int:
     if not lo <= number <= hi:
         bad(f"{what} must be between {lo} and {hi}, got {number}")
     return number
+
+
+def path_id(request, name: str, what: str) -> int:
+    """An id from the URL path (``{name:int}``); one no row can have is a 404, not a number
+    SQLite cannot bind."""
+    value = request.path_params[name]
+    if not 1 <= value <= MAX_ID:
+        bad(f"unknown {what} {str(value)[:40]}; see the list of {what}s", 404)
+    return value
 
 
 def parse_bool(value, what: str) -> bool:

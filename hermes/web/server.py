@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..ingest.refresher import start_background, start_manual
 from ..net import LOOPBACK_HOSTS, is_loopback
 from .app import create_app
+from .csrf import load_secret
 
 
 def check_bind(host: str, allow_remote: bool) -> str | None:
@@ -29,7 +30,8 @@ def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo,
         refresh: bool = True) -> None:
     import uvicorn
 
-    app = create_app(db_path, allowed_hosts=allowed_hosts(host, allow_remote))
+    # Read (or make) the form-signing secret now: an unsafe one stops the server at start.
+    app = create_app(db_path, secret=load_secret(), allowed_hosts=allowed_hosts(host, allow_remote))
     shown = f"[{host}]" if ":" in host else host
     if not is_loopback(host):
         echo(f"warning: the hermes web UI is reachable from the network on {shown}:{port} "

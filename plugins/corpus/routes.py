@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hermes.contract import fail
+from hermes.contract import fail, failure
 from hermes.errors import HermesError, InvalidInput, NotFound
 from hermes.records import require_user
 from hermes.tools import caller_as
@@ -60,7 +60,8 @@ def _endpoint(tool, parse):
         except NotFound as exc:
             return 404, fail(str(exc), **tool.empty)
         except HermesError as exc:
-            return 400, fail(str(exc), **tool.empty)
+            answer = failure(exc, tool.empty)
+            return 500 if answer.get("server_error") else 400, answer
         finally:
             db.conn.close()
 

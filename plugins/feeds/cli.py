@@ -20,7 +20,7 @@ from hermes.ranking.explain import rank_line
 
 from . import tools as t
 from .opml import build_opml, is_web_url, read_opml
-from .subscriptions import feed_rows, normalise_location, probe, removal_plan, subscribe, unsubscribe
+from .subscriptions import feed_rows, normalise_location, probe, removal_plan, subscribe, trust, unsubscribe
 
 feeds_app = typer.Typer(
     name="feeds", help="Manage feed subscriptions (add, list, remove, preview, OPML).",
@@ -59,9 +59,14 @@ def add(
     url = normalise_location(location)
     database = _db(db)
     try:
-        result = subscribe(database, url, title, probe_fn=lambda u: probe(u, allow_private=True))
+        result = subscribe(database, url, title, subscribed_by="user",
+                           probe_fn=lambda u: probe(u, allow_private=True))
     finally:
         database.conn.close()
+    if not result["ok"] and result["feed"].get("subscribed_by") == "agent" and not as_json:
+        feed = result["feed"]
+        die(f"already subscribed, by an agent: feed {feed['id']}; `hermes feeds trust "
+            f"{feed['id']}` lets `hermes ingest` fetch it like a feed you added")
     check(result, as_json)
     if not as_json:
         feed = result["feed"]
@@ -89,7 +94,10 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
                   if f["last_error"] else "ok")
         typer.echo(f"[{f['id']}] {f['title'] or f['url']}")
         typer.echo(f"     {f['url']}")
-        typer.echo(f"     {f['item_count']} items · last fetched {fetched} · {status}")
+        by = ("added by an agent: fetched with the private-address guard"
+              if f["subscribed_by"] == "agent" else "")
+        typer.echo(" · ".join(filter(None, [f"     {f['item_count']} items",
+                                            f"last fetched {fetched}", status, by])))
     if result["orphaned_items"]:
         typer.echo(f"({result['orphaned_items']} items remain from removed feeds)")
 
@@ -123,6 +131,31 @@ def remove(
                    "message": f"removed {plan['what']}"})
     else:
         typer.echo(f"Removed {plan['what']}; {keeps}.")
+
+
+@feeds_app.command("trust")
+@guarded
+def trust_command(
+    feed_id: Annotated[int, typer.Argument(help="Feed id (see `hermes feeds list`).")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Trust a feed an agent added: `hermes ingest` then fetches it like yours, LAN included."""
+    database = _db(db)
+    try:
+        feed = trust(database, feed_id)
+    finally:
+        database.conn.close()
+    what = f"feed {feed['id']} ({feed['url']})"
+    message = (f"{what} is already yours: ingest fetches it without the private-address guard"
+               if feed["already"] else
+               f"Trusted {what}: `hermes ingest` now fetches it like a feed you added, private "
+               "and local-network addresses included")
+    if as_json:
+        emit_json({"ok": True, "message": message, "feed": {**feed, "subscribed_by": "user"},
+                   "changed": not feed["already"]})
+    else:
+        typer.echo(message + ".")
 
 
 @feeds_app.command("preview")

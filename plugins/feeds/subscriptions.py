@@ -7,6 +7,7 @@ feed's items, so a tool call stays one cheap network round trip.
 
 from __future__ import annotations
 
+import logging
 import urllib.parse
 from collections.abc import Callable
 
@@ -15,12 +16,14 @@ from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
-from hermes.records import insert_feed
+from hermes.records import insert_feed, now_iso
 from hermes.storage.transactions import write_transaction
+
+log = logging.getLogger(__name__)
 
 MAX_TITLE = 200
 FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
-                "retry_after", "last_warning", "ttl")
+                "retry_after", "last_warning", "ttl", "subscribed_by", "trusted_at")
 
 
 def check_web_url(url: str) -> str:
@@ -28,8 +31,8 @@ def check_web_url(url: str) -> str:
 
     Defence in depth: agents pass URLs they read in untrusted feed text. Only web URLs are
     accepted here, so a tool call can never read ``file:///home/…`` or a local path; the
-    fetcher separately refuses private, loopback and link-local addresses (also after
-    redirects) unless the user allowed them.
+    fetcher separately refuses private, loopback and link-local addresses (on every redirect
+    hop and every DNS answer, also at each later ingest) unless the user allowed them.
     """
     if not isinstance(url, str) or not url.strip():
         raise InvalidInput("url must be a non-empty http(s) URL")
@@ -64,6 +67,7 @@ def probe(url: str, *, allow_private: bool) -> dict:
     """
     # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import FetchError, fetch
+    from hermes.ingest.guard import REFUSED
     from hermes.ingest.parse import ParseError, parse_feed
 
     cfg = settings()
@@ -72,7 +76,11 @@ def probe(url: str, *, allow_private: bool) -> dict:
                     max_bytes=cfg.max_feed_bytes)
         parsed = parse_feed(got.body or b"", url=got.final_url or url, headers=got.headers)
     except FetchError as exc:
-        raise InvalidInput(f"could not fetch {url[:200]!r}: {exc}") from None
+        hint = ""
+        if not allow_private and str(exc) == REFUSED:
+            hint = (" (private, loopback and local-network addresses are refused unless the user "
+                    "sets [fetch] allow_private = true in config.toml or HERMES_ALLOW_PRIVATE=1)")
+        raise InvalidInput(f"could not fetch {url[:200]!r}: {exc}{hint}") from None
     except ParseError as exc:
         raise InvalidInput(f"{url[:200]!r} is not a usable feed: {exc}") from None
     return {"title": parsed.title, "n_entries": len(parsed.items), "entries": parsed.items,
@@ -83,24 +91,33 @@ def _row(cursor_row, names) -> dict:
     return dict(zip(names, cursor_row))
 
 
+_SHORT = ("id", "url", "title", "subscribed_by")
+
+
 def feed_by_url(db, url: str) -> dict | None:
-    cur = db.execute("SELECT id, url, title FROM feeds WHERE url = ?", [url])
+    cur = db.execute(f"SELECT {', '.join(_SHORT)} FROM feeds WHERE url = ?", [url])
     row = cur.fetchone()
-    return _row(row, ("id", "url", "title")) if row else None
+    return _row(row, _SHORT) if row else None
 
 
 def feed_by_id(db, feed_id: int) -> dict:
-    if isinstance(feed_id, bool) or not isinstance(feed_id, int):
-        raise InvalidInput(f"feed_id must be an integer, got {feed_id!r}")
+    """The feed's id, url and title, or :class:`NotFound`. ``feed_id`` was checked as a whole
+    number by the caller (a tool's strict arguments, the CLI's int); one beyond SQLite's
+    integers (2**63 and up) cannot name a feed, so it is unknown like any other."""
+    if not 1 <= feed_id < 2 ** 63:
+        raise NotFound(f"unknown feed {str(feed_id)[:40]}; list_feeds shows the subscribed feeds' ids")
     row = db.execute("SELECT id, url, title FROM feeds WHERE id = ?", [feed_id]).fetchone()
     if row is None:
         raise NotFound(f"unknown feed {feed_id}; list_feeds shows the subscribed feeds' ids")
     return _row(row, ("id", "url", "title"))
 
 
-def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict]) -> dict:
+def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict],
+              subscribed_by: str) -> dict:
     """Validate ``url`` with ``probe_fn`` (one fetch + parse) and register it.
 
+    ``subscribed_by`` is ``user`` (the CLI: a person) or ``agent`` (an MCP tool, the web
+    form); ingest fetches an agent's feeds through the private-address guard.
     Returns the tool envelope: a duplicate or an unusable feed is ``ok: false`` and
     inserts nothing.
     """
@@ -115,12 +132,13 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     parsed = probe_fn(url)
     name = title or parsed["title"] or url
     with write_transaction(db):
-        feed_id = insert_feed(db, url, name)
+        feed_id = insert_feed(db, url, name, subscribed_by=subscribed_by)
     if feed_id is None:  # another process subscribed it between the check and the insert
         existing = feed_by_url(db, url)
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
                     feed=existing)
-    feed = {"id": feed_id, "url": url, "title": name, "n_entries": parsed["n_entries"]}
+    feed = {"id": feed_id, "url": url, "title": name, "n_entries": parsed["n_entries"],
+            "subscribed_by": subscribed_by}
     warning = f" (the feed has problems but parses: {parsed['warning']})" if parsed.get("warning") else ""
     return ok(f"Subscribed: feed {feed_id}, {parsed['n_entries']} entries visible now{warning}. "
               "Its items arrive with the next `hermes ingest` (adding a feed does not ingest); "
@@ -195,6 +213,22 @@ def removal_plan(db, feed_id: int) -> dict:
     feed = {**feed, "item_count": items, "click_count": clicks}
     return {"feed": feed, "item_count": items, "click_count": clicks,
             "what": f"feed {feed['id']} {feed['title']!r} ({feed['url']})"}
+
+
+def trust(db, feed_id: int) -> dict:
+    """Promote an agent's feed to a user's: ingest then fetches it without the private-address
+    guard. A person's decision (``hermes feeds trust``), recorded in ``trusted_at`` and logged.
+    Returns the feed as it was, with ``already`` true when nothing had to change."""
+    feed = feed_by_id(db, feed_id)
+    by = db.execute("SELECT subscribed_by FROM feeds WHERE id = ?", [feed_id]).fetchone()[0]
+    if by == "user":
+        return {**feed, "already": True}
+    with write_transaction(db):
+        db.execute("UPDATE feeds SET subscribed_by = 'user', trusted_at = ? WHERE id = ?",
+                   [now_iso(), feed_id])
+    log.info("feed %s (%s), subscribed by an agent, trusted by the user: ingest now fetches "
+                "it without the private-address guard", feed_id, feed["url"][:200])
+    return {**feed, "already": False}
 
 
 def unsubscribe(db, feed_id: int) -> None:

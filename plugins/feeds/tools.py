@@ -202,9 +202,13 @@ def add_feed(
     """Subscribe to an RSS/Atom/RDF feed by its http(s) URL, after one fetch checks that it
     parses (nothing is subscribed if it does not, or if it already is). Items arrive with the
     next `hermes ingest`, not now; preview_feed looks first. Private, loopback and
-    local-network addresses are refused."""
+    local-network addresses are refused, now and at every later ingest of the feed (also
+    after a redirect)."""
     url = check_web_url(url)
-    return subscribe(db, url, title, probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
+    # Whoever calls the tool — an agent over MCP, or the web form, which a page on another
+    # site could drive — the feed is an agent's: guarded now and at every ingest.
+    return subscribe(db, url, title, subscribed_by="agent",
+                     probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
 
 
 @tool(GROUP, result=FeedPreview, read_only=True, idempotent=True, open_world=True,
@@ -238,9 +242,10 @@ def preview_feed(
 @tool(GROUP, result=FeedList, read_only=True, idempotent=True, untrusted=True)
 def list_feeds(db) -> dict:
     """The subscribed feeds: id, title, url, items stored, when each was last fetched and is
-    next due (next_fetch), and its last error and error count; 'refresh' says when the feeds
-    were last refreshed, whether one runs now and when the next is due. Use the ids with
-    remove_feed or rename_feed."""
+    next due (next_fetch), its last error and error count, and who subscribed it
+    (subscribed_by: user, or agent for add_feed); 'refresh' says when the feeds were last
+    refreshed, whether one runs now and when the next is due. Use the ids with remove_feed or
+    rename_feed."""
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
     refresh, said = refresh_summary(db, feeds)

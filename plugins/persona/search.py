@@ -1,8 +1,9 @@
 """``search_feed``: keyword / tag / type search over the whole archive, in the persona's order.
 
 Matching is the built-in candidate filter (``hermes.builtins.default_candidates``: every word must
-occur in the title or summary, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped, so they match
-literally); ordering is the one ranking path (:func:`hermes.ranking.rank.rank_items`) with the
+occur in the title or summary — a whole word through the full-text index, as a word prefix
+with inflections; any other word literally, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped);
+ordering is the one ranking path (:func:`hermes.ranking.rank.rank_items`) with the
 recency window and the already-clicked exclusion lifted, because a search should reach the
 whole archive, including what the persona rated before.
 """

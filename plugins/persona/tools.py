@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 from pydantic import Field
 
-from hermes.contract import Result, fail, ok, tool
+from hermes.contract import Result, fail, failure, ok, tool
 from hermes.errors import HermesError
 from hermes.tools import User, caller
 
@@ -195,8 +195,11 @@ def search_feed(
     db,
     user: User,
     query: Annotated[str, Field(
-        description="Words that must all occur in the title or summary (case-insensitive, "
-                    "literal). May be empty when tag or content_type is given.",
+        description="Words that must all occur in the title or summary (case-insensitive; "
+                    "a word also finds longer words it begins and its inflections: 'graph' finds "
+                    "'graphene' and 'graphs'; a word with other characters than letters and "
+                    "digits, like '100%' or 'x-ray', is matched literally). May be empty when "
+                    "tag or content_type is given.",
         max_length=search.QUERY_MAX,
     )],
     tag: Annotated[Optional[str], Field(
@@ -225,7 +228,7 @@ def destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: st
     try:
         return _destroy(db, name, confirm, persona=persona, source=source, how_to_confirm=how_to_confirm)
     except HermesError as exc:
-        return fail(str(exc), deleted={}, would_delete={})
+        return failure(exc, {"deleted": {}, "would_delete": {}})
 
 
 def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: str) -> dict:

@@ -1,0 +1,224 @@
+"""What the built-in scorers keep between rankings, so a click costs one pass over the matrix.
+
+A feed ranking scores every row of the matrix. Three caches make the call after a click
+cheap, each keyed on the matrix's identity (:func:`matrix_key`) so any change to the items
+drops them:
+
+- :class:`Scope`: each component's scores over every row, per persona text and clicks — a
+  repeated ``list_feed`` does no matrix product at all.
+- :func:`like_columns`: each liked item's similarity column (``vectors @ (v − mean)``),
+  shared by every persona. A new like adds one column, computed in the same product as the
+  refitted classifier's decision values.
+- :func:`key_sums`: ``preference`` over every row, per persona. A click changes the
+  statistics of its item's few keys; only the rows carrying those keys are updated.
+- :func:`mean_column`: every row's similarity to the average item, which turns a like's
+  column back into a plain cosine (the nearest like's, for the item's ``match``).
+- :func:`top_k_mean`: ``affinity``'s per-row k largest similarities to the liked items. A
+  new like is folded into the previous persona state; a like that drops out of the recent
+  window re-reads only the rows it was among the k largest of.
+
+The k largest values of a row are found by an exact max/min network, whatever order the
+columns come in, and summed in one fixed order: from the same columns, the incremental
+result equals a recomputation from scratch bit for bit (a column computed in another batch
+of products can differ in the last bit of a float32). ``preference`` adds the
+change of each key's statistic to the previous sums, which can differ from summing afresh in
+the last bit of a float64; rows carrying the same keys stay exactly equal, so ties are kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+#: similarity columns kept (4 bytes × items each): the recent-likes window plus some slack,
+#: so the like that just dropped out of a persona's window is still there to be taken out
+MAX_COLUMNS = 24
+#: per-row top-k states kept (k × 4 bytes × items each)
+MAX_TOPS = 4
+#: a previous top-k state is updated when at most this many likes changed, else rebuilt
+MAX_STEPS = 4
+
+_LOCK = threading.Lock()
+_SCORES: OrderedDict = OrderedDict()
+_COLUMNS: OrderedDict = OrderedDict()
+_TOPS: OrderedDict = OrderedDict()
+_PREFERENCES: OrderedDict = OrderedDict()
+_MEANS: OrderedDict = OrderedDict()
+#: more changed keys than this (a rebuilt persona, many clicks at once): sum afresh
+MAX_CHANGED_KEYS = 64
+
+
+def matrix_key(matrix) -> tuple:
+    return (matrix.token, len(matrix), matrix.seq)
+
+
+def _get(cache: OrderedDict, key):
+    with _LOCK:
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+        return hit
+
+
+def _put(cache: OrderedDict, key, value, bound: int) -> None:
+    with _LOCK:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > bound:
+            cache.popitem(last=False)
+
+
+class Scope:
+    """Where vector scores are computed. When the candidates are most of the matrix (the
+    feed), each component is computed once for every row and cached until the persona's
+    text or clicks or the matrix change; a narrow candidate set (a search) is scored
+    directly."""
+
+    def __init__(self, matrix, rows, vectors, persona):
+        self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
+        self.full = len(rows) * 4 >= len(matrix)
+
+    def per_row(self, what, compute, compute_all=None):
+        """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates.
+        ``compute_all()``, when given, computes them for every row of the matrix (it may use
+        the caches below); by default ``compute`` over the whole matrix does."""
+        if not self.full:
+            return compute(self.vectors, self.rows)
+        key = (*matrix_key(self.matrix), self.persona, what)
+        hit = _get(_SCORES, key)
+        if hit is None:
+            hit = (compute_all() if compute_all is not None
+                   else compute(self.matrix.vectors, np.arange(len(self.matrix))))
+            _put(_SCORES, key, hit, 32)
+        return hit[self.rows]
+
+
+def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
+    """``({item id: column}, extra product)``: each liked item's similarity column over
+    every row (``vectors @ (v − mean)``, float32) and ``vectors @ extra`` when ``extra`` is
+    given — the missing columns and ``extra`` computed in one pass over the matrix."""
+    mkey = matrix_key(matrix)
+    columns = {i: _get(_COLUMNS, (mkey, i)) for i in liked}
+    missing = [i for i in liked if columns[i] is None]
+    weights = ([extra] if extra is not None else [])
+    if missing:
+        mean = matrix.mean_vector()
+        weights += [matrix.vector(i) - mean for i in missing]
+    product = None
+    if weights:
+        sims = matrix.product(np.stack(weights))
+        if extra is not None:
+            product, sims = sims[0], sims[1:]
+        for i, column in zip(missing, sims):
+            columns[i] = column
+            _put(_COLUMNS, (mkey, i), column, MAX_COLUMNS)
+    return columns, product
+
+
+def mean_column(matrix) -> np.ndarray:
+    """``vectors @ mean`` over every row (float32), shared by every persona: added to a
+    like's column it gives back the plain cosine, v·l = v·(l − mean) + v·mean."""
+    key = matrix_key(matrix)
+    hit = _get(_MEANS, key)
+    if hit is None:
+        hit = matrix.product(matrix.mean_vector()[None, :])[0]
+        _put(_MEANS, key, hit, MAX_TOPS)
+    return hit
+
+
+def key_sums(matrix, persona, values: np.ndarray) -> np.ndarray:
+    """``matrix.key_sums(values, matrix.entry_share())``, updated from this persona's
+    previous values when few keys changed."""
+    key = (matrix_key(matrix), persona, len(values))
+    previous = _get(_PREFERENCES, key)
+    if previous is not None:
+        delta = values - previous[0]
+        changed = np.count_nonzero(delta)
+        if not changed:
+            return previous[1]
+        if changed <= MAX_CHANGED_KEYS:
+            sums = previous[1] + matrix.key_sums(delta, matrix.entry_share())
+            _put(_PREFERENCES, key, (values, sums), MAX_TOPS)
+            return sums
+    sums = matrix.key_sums(values, matrix.entry_share())
+    _put(_PREFERENCES, key, (values, sums), MAX_TOPS)
+    return sums
+
+
+def top_k_mean(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
+    """Per row, the mean of the ``k`` largest of ``columns[i]`` over ``liked`` (float32)."""
+    mkey, wanted = matrix_key(matrix), frozenset(liked)
+    tops = _get(_TOPS, (mkey, wanted))
+    if tops is None:
+        tops = _update(mkey, wanted, liked, columns, k)
+        if tops is None:
+            tops = _fold([columns[i] for i in liked], k)
+        _put(_TOPS, (mkey, wanted), tops, MAX_TOPS)
+    return _mean(tops)
+
+
+def mean_of_top_k(columns: list[np.ndarray], k: int) -> np.ndarray:
+    """Per row, the mean of the ``k`` largest of ``columns`` (no cache: a few rows)."""
+    return _mean(_fold(columns, k))
+
+
+def _mean(tops: np.ndarray) -> np.ndarray:
+    total = tops[0].copy()
+    for level in tops[1:]:  # one fixed order of summation, whatever path built ``tops``
+        total += level
+    return total / np.float32(len(tops))
+
+
+def _update(mkey, wanted: frozenset, liked, columns, k):
+    """The top-k state for ``wanted`` from a cached state of a near set, or ``None``."""
+    with _LOCK:
+        near = [(len(s - wanted) + len(wanted - s), s, t) for (m, s), t in _TOPS.items()
+                if m == mkey and len(t) == k]
+    if not near:
+        return None
+    steps, have, base = min(near, key=lambda c: c[0])
+    removed = [_get(_COLUMNS, (mkey, i)) for i in have - wanted]
+    if steps > MAX_STEPS or any(c is None for c in removed):
+        return None
+    tops = base.copy()
+    for i in liked:
+        if i not in have:
+            _insert(tops, columns[i])
+    if removed:
+        # A row whose k largest did not include a removed value keeps them; the others are
+        # recomputed from the current columns (ties count as included: exact either way).
+        stale = np.zeros(len(tops[0]), dtype=bool)
+        for column in removed:
+            stale |= column >= base[-1]
+        rows = np.flatnonzero(stale)
+        if len(rows):
+            tops[:, rows] = _fold([columns[i][rows] for i in liked], k)
+    return tops
+
+
+def _fold(columns: list[np.ndarray], k: int) -> np.ndarray:
+    """``(k, n)``: per row the k largest values of ``columns``, largest first."""
+    tops = np.full((k, len(columns[0])), -np.inf, dtype=np.float32)
+    for column in columns:
+        _insert(tops, column)
+    return tops
+
+
+def _insert(tops: np.ndarray, column: np.ndarray) -> None:
+    """Fold one column into the per-row sorted top-k (a max/min network: exact)."""
+    carry = column
+    for level in range(len(tops)):
+        low = np.minimum(tops[level], carry)
+        np.maximum(tops[level], carry, out=tops[level])
+        carry = low
+
+
+def clear() -> None:
+    with _LOCK:
+        _SCORES.clear()
+        _COLUMNS.clear()
+        _TOPS.clear()
+        _PREFERENCES.clear()
+        _MEANS.clear()
