@@ -149,6 +149,16 @@ def key_sums(matrix, persona, values: np.ndarray) -> np.ndarray:
 
 def top_k_mean(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
     """Per row, the mean of the ``k`` largest of ``columns[i]`` over ``liked`` (float32)."""
+    return _mean(_top_k(matrix, liked, columns, k))
+
+
+def top_max(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
+    """Per row, the largest of ``columns[i]`` over ``liked``: the first of the ``k`` largest
+    :func:`top_k_mean` keeps (no extra pass)."""
+    return _top_k(matrix, liked, columns, k)[0]
+
+
+def _top_k(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
     mkey, wanted = matrix_key(matrix), frozenset(liked)
     tops = _get(_TOPS, (mkey, wanted))
     if tops is None:
@@ -156,7 +166,7 @@ def top_k_mean(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
         if tops is None:
             tops = _fold([columns[i] for i in liked], k)
         _put(_TOPS, (mkey, wanted), tops, MAX_TOPS)
-    return _mean(tops)
+    return tops
 
 
 def mean_of_top_k(columns: list[np.ndarray], k: int) -> np.ndarray:

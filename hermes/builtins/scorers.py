@@ -79,8 +79,7 @@ def hermes_score(db, user, item_ids, vectors, context):
             # affinity hands over to the classifier as the classifier's evidence grows
             comps.append(Component("affinity", "behaviour", behaviour[:, 1],
                                    weight=1.0 - fitted["weight"],
-                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked)),
-                                           "nearest": behaviour[:, 3].astype(np.int64)},
+                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked))},
                                    evidence={"liked": behaviour[:, 2]}))
         else:
             comps.append(Component("affinity", "behaviour", np.zeros(len(item_ids)),
@@ -93,44 +92,38 @@ def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
     closest liked items minus the cosine to the average item (all abstracts share a common
     direction in MiniLM's space; what counts is what an item shares with the liked ones
     beyond it); the plain cosine to the nearest liked item (an absolute figure, for the
-    item's ``match``) and that item's index in ``liked``. All from one pass over the
+    item's ``match``: cosine(v, l) = v·(l − mean) + v·mean). All from one pass over the
     candidates' vectors (a narrow candidate set)."""
     mean = matrix.mean_vector()
     columns = [fitted["coef"]] if fitted["detail"]["active"] else []
     columns += [mean] + [matrix.vector(i) - mean for i in liked]
     sims = (np.stack(columns).astype(np.float32) @ np.asarray(vectors).T)
-    out = np.zeros((len(rows), 4), dtype=np.float32)
+    out = np.zeros((len(rows), 3), dtype=np.float32)
     if fitted["detail"]["active"]:
         out[:, 0] = sims[0] + fitted["intercept"]
         sims = sims[1:]
     common, sims = sims[0], sims[1:]
     if liked:
         out[:, 1] = score_cache.mean_of_top_k(list(sims), min(AFFINITY_K, len(liked)))
-        out[:, 2], out[:, 3] = _nearest(sims, common)
+        out[:, 2] = sims.max(axis=0) + common
     return out
 
 
 def _behaviour_all(matrix, fitted, liked) -> np.ndarray:
     """:func:`_behaviour` for every row of the matrix, from the caches: after a click, one
-    pass over the matrix (the refitted classifier and any new liked item's column)."""
+    pass over the matrix (the refitted classifier and any new liked item's column); the
+    nearest like's cosine is the largest of the k largest ``affinity`` keeps, plus the
+    cached v·mean column."""
     active = fitted["detail"]["active"]
     columns, decision = score_cache.like_columns(matrix, liked, fitted["coef"] if active else None)
-    out = np.zeros((len(matrix), 4), dtype=np.float32)
+    out = np.zeros((len(matrix), 3), dtype=np.float32)
     if active:
         out[:, 0] = decision + fitted["intercept"]
     if liked:
-        out[:, 1] = score_cache.top_k_mean(matrix, liked, columns, min(AFFINITY_K, len(liked)))
-        out[:, 2], out[:, 3] = _nearest(np.stack([columns[i] for i in liked]),
-                                        score_cache.mean_column(matrix))
+        k = min(AFFINITY_K, len(liked))
+        out[:, 1] = score_cache.top_k_mean(matrix, liked, columns, k)
+        out[:, 2] = score_cache.top_max(matrix, liked, columns, k) + score_cache.mean_column(matrix)
     return out
-
-
-def _nearest(centred: np.ndarray, common: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the plain cosine to the nearest liked item and its index among the likes:
-    ``centred`` holds ``v·(l − mean)`` per like, ``common`` is ``v·mean``, and
-    cosine(v, l) = v·(l − mean) + v·mean."""
-    nearest = centred.argmax(axis=0)
-    return centred[nearest, np.arange(centred.shape[1])] + common, nearest
 
 
 def recent_likes(clicks, matrix) -> list[int]:

@@ -99,29 +99,39 @@ def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, posi
     ``pool`` names what was ranked when it is more than a window): no re-ranking and
     nothing stored. What they share is looked up once."""
     positions = [int(pos) for pos in positions]
-    shared = _Shared(db, user, ranking, window_days, pool)
-    rows = item_rows(db, [int(ranking.item_ids[pos]) for pos in positions])
-    return [shared.payload(pos, rows.get(int(ranking.item_ids[pos]))) for pos in positions]
+    ids = [int(ranking.item_ids[pos]) for pos in positions]
+    shared = _Shared(db, user, ranking, window_days, pool, ids)
+    rows = item_rows(db, ids)
+    return [shared.payload(pos, rows.get(item_id)) for pos, item_id in zip(positions, ids)]
 
 
 class _Shared:
     """What every explanation of one ranking reads: the persona's rated keys, its clauses,
     its liked items and their vectors, the model's thresholds."""
 
-    def __init__(self, db, user: dict, ranking: Ranking, window_days, pool: str | None):
+    def __init__(self, db, user: dict, ranking: Ranking, window_days, pool: str | None,
+                 item_ids: list[int]):
         self.db, self.user, self.ranking, self.window_days = db, user, ranking, window_days
         self.pool = pool or pool_of(window_days)
         embedder = get_embedder()
         self.model = embedder.name
-        self.matrix = get_matrix(db, embedder.name, embedder.dimension)
-        self.stats = key_stats(db, user["id"]) if ranking.n_clicks else {}
+        matrix = get_matrix(db, embedder.name, embedder.dimension)
+        preference = ranking.components.get("preference")
+        # the statistics the preference scorer ranked with (else read them: no scorer)
+        self.stats = (preference.detail.get("stats") if preference is not None
+                      else key_stats(db, user["id"]) if ranking.n_clicks else {}) or {}
         text = (user.get("interests") or "").strip()
         self.clauses = (interest_clauses(text) or [text]) if text else []
         affinity = ranking.components.get("affinity")
         self.liked = list(affinity.detail.get("liked_items", [])) if affinity and affinity.active else []
         self.liked_titles = {i: r["title"] for i, r in item_rows(db, self.liked).items()}
-        self.liked_vectors = (np.stack([self.matrix.vector(i) for i in self.liked])
-                              if self.liked else None)
+        # each explained item's cosine to each liked item, in one product
+        rows = matrix.lookup(np.array(item_ids, dtype=np.int64))
+        self.liked_sims = {}
+        if self.liked and len(item_ids):
+            liked_vectors = matrix.vectors[matrix.lookup(np.array(self.liked, dtype=np.int64))]
+            sims = matrix.vectors[np.maximum(rows, 0)] @ liked_vectors.T
+            self.liked_sims = {i: sims[k] for k, i in enumerate(item_ids) if rows[k] >= 0}
 
     def payload(self, pos: int, item: dict | None) -> dict:
         r = self.ranking
@@ -201,12 +211,17 @@ class _Shared:
                                "level": LEVELS[level_of("interest", value, self.model)]}
         affinity = comps.get("affinity")
         if affinity is not None and affinity.active and "liked" in affinity.evidence:
+            # the figure the match was judged on; the item it belongs to is the first of
+            # ``nearest`` (the same likes), or the item itself when the persona liked it
             value = float(affinity.evidence["liked"][cand])
-            index = int(affinity.detail["nearest"][cand])
-            liked_id = int(self.liked[index]) if 0 <= index < len(self.liked) else None
-            out["liked"] = {"id": liked_id, "title": self.liked_titles.get(liked_id, ""),
-                            "similarity": round(value, 4),
-                            "level": LEVELS[level_of("liked", value, self.model)]}
+            item_id = int(self.ranking.item_ids[pos])
+            if item_id in self.liked:
+                liked_id, title = item_id, self.liked_titles.get(item_id, "")
+            else:
+                liked_id, title = (nearest[0]["id"], nearest[0]["title"]) if nearest else (None, "")
+            out["liked"] = {"id": liked_id, "title": title, "similarity": round(value, 4),
+                            "level": LEVELS[level_of("liked", value, self.model)],
+                            "itself": liked_id == item_id}
         classifier = comps.get("classifier")
         if classifier is not None and classifier.active and "classifier" in classifier.evidence:
             value = float(classifier.evidence["classifier"][cand])
@@ -231,12 +246,12 @@ class _Shared:
 
     def _nearest_liked(self, item_id: int) -> list[dict]:
         """The liked items closest to this one, among those the ranking compared it with."""
-        vec = self.matrix.vector(item_id)
+        sims = self.liked_sims.get(item_id)
         others = [k for k, i in enumerate(self.liked) if i != item_id]
-        if vec is None or not others:
+        if sims is None or not others:
             return []
-        sims = self.liked_vectors[others] @ vec
         ids = np.array([self.liked[k] for k in others])
+        sims = sims[others]
         best = np.lexsort((ids, -sims))[:NEAREST_LIKED]
         return [{"id": int(ids[k]), "title": self.liked_titles.get(int(ids[k]), ""),
                  "similarity": round(float(sims[k]), 4)} for k in best]
@@ -280,12 +295,14 @@ def _phrases(p: dict) -> list[str]:
     if ev["liked"] is not None:
         e = ev["liked"]
         title, sim = _quote(e["title"] or f"item {e['id']}"), e["similarity"]
-        add(LEVELS.index(e["level"]), "liked", {
+        phrases = {
             "strong": f"very close to {title}, which you liked (similarity {sim:.2f})",
             "good": f"close to {title}, which you liked (similarity {sim:.2f})",
             "weak": f"little in common with what you liked (nearest {title}, similarity {sim:.2f})",
             "none": f"nothing you liked is similar (nearest similarity {sim:.2f})",
-        }[e["level"]])
+        }
+        add(LEVELS.index(e["level"]), "liked",
+            "you liked it" if e.get("itself") else phrases[e["level"]])
     if ev["classifier"] is not None:
         e = ev["classifier"]
         prob = e["probability"]

@@ -20,6 +20,8 @@ below it.
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -61,9 +63,9 @@ def thresholds(model: str) -> dict[str, tuple[float, float, float]]:
 def level_of(kind: str, value: float, model: str) -> int:
     """The level one figure reaches on its own (``none`` for a kind without thresholds)."""
     limits = thresholds(model).get(kind)
-    if limits is None or not np.isfinite(value):
+    if limits is None or not math.isfinite(value):
         return 0
-    return int(np.searchsorted(limits, value, side="right"))
+    return bisect.bisect_right(limits, value)  # as ``judge``'s searchsorted(side="right")
 
 
 def judge(components: Iterable[Component], size: int, model: str) -> np.ndarray:
