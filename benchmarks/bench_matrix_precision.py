@@ -8,13 +8,20 @@ exact re-score of the approximate top 1000.
 
     .venv/bin/python benchmarks/bench_matrix_precision.py benchmarks/.cache/rank-100000-v1.db
 """
-import os, sys, time, statistics, resource
+import os
+import resource
+import statistics
+import sys
+import time
+
 os.environ["HERMES_LOAD_ENTRYPOINTS"] = "0"
 import numpy as np
 from threadpoolctl import threadpool_limits
-from hermes.storage.db import get_db
-from hermes.ranking.matrix import get_matrix
+
 from hermes.embed import get_embedder
+from hermes.ranking.matrix import get_matrix
+from hermes.storage.db import get_db
+
 db = get_db(sys.argv[1])
 e = get_embedder()
 t = time.perf_counter(); m = get_matrix(db, e.name, e.dimension); load = time.perf_counter() - t

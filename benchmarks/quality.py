@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/quality.py                 # full protocol: 45 personas x 3 seeds
     .venv/bin/python benchmarks/quality.py --quick         # 9 single-topic + 9 pair personas
     .venv/bin/python benchmarks/quality.py --write         # also update benchmarks/results/ranking.md
+    .venv/bin/python benchmarks/quality.py --fine tuning   # fine-grained multi-style personas
+    .venv/bin/python benchmarks/quality.py --fine reporting --write
 
 Per seed the corpus is split in half (history / held-out). Each system ranks the unrated
 history items, the simulated person rates the top 5 (like iff relevance > 0), and so on up
@@ -13,6 +15,11 @@ with the candidate query ``list_feed`` / ``search_feed`` use, clicks written by
 the real all-MiniLM-L6-v2 (vectors cached in benchmarks/.cache/). Two variants: arXiv
 categories as item tags, and no tags at all (blogs, podcasts, feeds without categories).
 The anchors run here with scikit-learn (benchmarks/quality_anchors.py).
+
+``--fine tuning|reporting`` swaps the personas for the fine-grained, multi-style ones of
+benchmarks/quality_fine.py (one arXiv subject each, four ways of writing the interests);
+constants are chosen on the tuning half, figures are reported on the reporting half only.
+Everything else (split, loop, budgets, metrics, anchors) is the same protocol.
 
 ``--set module.NAME=value`` overrides a tuning constant of hermes (e.g.
 ``--set scorers.AFFINITY_K=5``) for experiments; reported figures use the shipped values.
@@ -38,6 +45,7 @@ os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash e
 from embed_cache import CachedMiniLM  # noqa: E402
 from quality_anchors import ANCHORS, Corpus  # noqa: E402
 from quality_data import load_papers, make_personas, ndcg_at, precision_at  # noqa: E402
+from quality_fine import make_fine_personas  # noqa: E402
 
 BUDGETS = (0, 5, 10, 30)
 PAGE = 5  # items shown (and rated) per round
@@ -126,6 +134,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="9 single-topic + 9 pair personas")
     ap.add_argument("--systems", default="hermes-tags,hermes-notags," + ",".join(ANCHORS))
+    ap.add_argument("--fine", choices=("tuning", "reporting", "all"),
+                    help="fine-grained multi-style personas (benchmarks/quality_fine.py)")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE")
     ap.add_argument("--write", action="store_true", help="update benchmarks/results/ranking.md")
     args = ap.parse_args(argv)
@@ -133,8 +143,10 @@ def main(argv=None) -> int:
     started = time.time()
 
     papers = load_papers()
-    personas = make_personas(papers)
-    if args.quick:
+    personas = make_fine_personas(args.fine) if args.fine else make_personas(papers)
+    if args.quick and args.fine:
+        personas = [p for p in personas if p.style in ("list", "sentence")]
+    elif args.quick:
         singles = [p for p in personas if len(p.topics) == 1]
         personas = singles + [p for p in personas if len(p.topics) == 2][::4][:9]
     embedder = CachedMiniLM()
@@ -176,15 +188,20 @@ def main(argv=None) -> int:
                                                  heldout, rel).items():
                     scores[name][budget].append(value)
         print(f"seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
+        if seed + 1 < args.seeds:  # a long run still says something if it is stopped
+            print(report(scores, names, len(personas), seed + 1), file=sys.stderr, flush=True)
     embedder.save()
 
     table = report(scores, names, len(personas), args.seeds)
+    if args.fine:
+        table += "\n\n" + report_styles(scores, names, personas, args.seeds)
     took = time.time() - started
     print(table)
     print(f"\n{len(personas)} personas x {args.seeds} seeds, {took:.0f} s; "
           f"texts embedded by the model this run: {embedder.calls}")
     if args.write:
-        write_results(table, argv if argv is not None else sys.argv[1:], took)
+        write_results(table, argv if argv is not None else sys.argv[1:], took,
+                      "fine" if args.fine else "quality")
     return 0
 
 
@@ -230,14 +247,44 @@ def report(scores, names, n_personas, n_seeds) -> str:
     return "\n".join(lines).lstrip()
 
 
-def write_results(table: str, argv: list[str], took: float) -> None:
+def report_styles(scores, names, personas, n_seeds) -> str:
+    """nDCG@10 per interests style: hermes minus the best anchor at that budget, paired."""
+    styles = sorted({p.style for p in personas})
+    # scores[name][budget] runs seed-major, persona-minor
+    style_of = [p.style for _ in range(n_seeds) for p in personas]
+    anchors = [n for n in names if not n.startswith("hermes")]
+    ours = [n for n in names if n.startswith("hermes")]
+    lines = ["nDCG@10 by interests style, hermes minus the best anchor for that style and "
+             "budget, paired (± standard error)\n",
+             "| variant, style | " + " | ".join(f"{b} clicks" for b in BUDGETS) + " |",
+             "| --- |" + " --- |" * len(BUDGETS)]
+    for name in ours:
+        for style in styles:
+            mask = np.array([s == style for s in style_of])
+            cells = []
+            for b in BUDGETS:
+                vals = {n: np.array([v[0] for v in scores[n][b]])[mask] for n in names}
+                if not anchors:
+                    cells.append(f"{vals[name].mean():.3f}")
+                    continue
+                best = max(anchors, key=lambda a: vals[a].mean())
+                diff = vals[name] - vals[best]
+                cells.append(f"{vals[name].mean():.3f} ({diff.mean():+.3f} ± "
+                             f"{diff.std(ddof=1) / np.sqrt(len(diff)):.3f} vs {best})")
+            lines.append(f"| {LABELS.get(name, name)}, {style} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_results(table: str, argv: list[str], took: float, block_name: str = "quality") -> None:
     path = HERE / "results" / "ranking.md"
-    start, end = "<!-- quality:start -->", "<!-- quality:end -->"
+    start, end = f"<!-- {block_name}:start -->", f"<!-- {block_name}:end -->"
     command = "python benchmarks/quality.py " + " ".join(a for a in argv if a != "--write")
     block = (f"{start}\nCommand: `{command.strip()}` ({took / 60:.0f} min on 2 shared cores with the "
              "embedding cache warm; a first run also embeds the corpus, ~5 min)\n\n"
              f"{table}\n{end}")
-    text = path.read_text() if path.exists() else f"# Ranking\n\n{start}\n{end}\n"
+    text = path.read_text() if path.exists() else "# Ranking\n"
+    if start not in text:
+        text += f"\n{start}\n{end}\n"
     head, rest = text.split(start, 1)
     path.write_text(head + block + rest.split(end, 1)[1])
 

@@ -13,10 +13,15 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
+#: ``../shared/data`` next to the checkout; $HERMES_SHARED_DATA points elsewhere (a git
+#: worktree one level deeper, for instance).
+SHARED_DATA = Path(os.environ.get("HERMES_SHARED_DATA")
+                   or Path(__file__).resolve().parents[2] / "shared" / "data")
+DATA = SHARED_DATA / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 MIN_TOPIC_ITEMS = 60
 
 # What a researcher in each area writes about their work (long form for single-topic

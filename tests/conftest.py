@@ -14,9 +14,18 @@ from hermes.ranking import matrix
 pytest_plugins = ["hermes.testing"]
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory):
+    """One ONNX model cache for the whole run: the real-model tests export it at most once."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(hermes_home):
-    """No test touches the user's real data directory or loads installed plugins."""
+def isolated_env(hermes_home, monkeypatch, model_cache):
+    """No test touches the user's real data directory or loads installed plugins; the
+    real-model tests share one ONNX model cache."""
+    monkeypatch.setenv("HERMES_MODEL_CACHE", str(model_cache))
+    monkeypatch.delenv("HERMES_EMBED_BACKEND", raising=False)
     yield
 
 

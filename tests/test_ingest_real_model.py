@@ -7,6 +7,7 @@ import pytest
 
 from hermes.embed import MiniLMEmbedder, from_blob, get_embedder
 from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
+from hermes.onnx_embed.choice import DefaultEmbedder
 
 
 @pytest.mark.slow
@@ -15,7 +16,7 @@ def test_ingest_a_sample_feed_with_the_real_model(db, pm, monkeypatch):
     if hasattr(pm, "_hermes_embedder"):
         del pm._hermes_embedder  # the hash embedder may be cached from an earlier test
     embedder = get_embedder()
-    assert isinstance(embedder, MiniLMEmbedder)
+    assert isinstance(embedder, DefaultEmbedder)
 
     blog = next(p for p in sample_feed_paths() if "blog" in p.name)
     add_feeds(db, [(str(blog), None)])

@@ -113,11 +113,12 @@ def test_each_source_is_stored_as_given(db, archive, source):
 @pytest.mark.slow
 def test_bootstrap_with_the_real_model_follows_meaning_not_shared_words(db, add_items, monkeypatch):
     from hermes import plugins
-    from hermes.embed import MiniLMEmbedder, get_embedder
+    from hermes.embed import get_embedder
+    from hermes.onnx_embed.choice import DefaultEmbedder
 
     monkeypatch.delenv("HERMES_EMBEDDER")
     plugins.pm_cache_clear()
-    assert isinstance(get_embedder(), MiniLMEmbedder)
+    assert isinstance(get_embedder(), DefaultEmbedder)  # the real model, either path
     ids = add_items([
         {"title": "Sourdough starter troubleshooting", "summary": "Flour, water, wild yeast and patience."},
         {"title": "Quantum error correction thresholds", "summary": "Surface codes under circuit-level noise."},

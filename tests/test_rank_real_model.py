@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes.embed import MiniLMEmbedder, get_embedder
+from hermes.embed import get_embedder
 from hermes.ingest.store import embed_pending, insert_items
+from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank_items
 from hermes.records import create_user
@@ -25,7 +26,7 @@ def test_real_model_ranking_on_arxiv_abstracts(db, pm, monkeypatch):
     monkeypatch.delenv("HERMES_EMBEDDER", raising=False)
     if hasattr(pm, "_hermes_embedder"):
         del pm._hermes_embedder
-    assert isinstance(get_embedder(), MiniLMEmbedder)
+    assert isinstance(get_embedder(), DefaultEmbedder)
     rows = [json.loads(line) for line in DATA.read_text().splitlines()]
     picked = ([r for r in rows if r["topic"] == "quant-ph"][:12]
               + [r for r in rows if r["topic"] == "astro-ph"][:12]

@@ -8,8 +8,8 @@ import pytest
 
 from hermes.builtins import scorers
 from hermes.contract import CandidateQuery
-from hermes.ranking import logistic
-from hermes.ranking.interests import interest_clauses
+from hermes.ranking import interests, logistic
+from hermes.ranking.interests import interest_clauses, interest_groups
 from hermes.ranking.preferences import key_score, key_stats
 from hermes.ranking.rank import rank, rank_items
 from hermes.records import create_user
@@ -119,6 +119,34 @@ def test_the_profile_scores_each_item_against_its_best_clause(db, add_items):
     ranking = rank(db, user, CandidateQuery())
     assert set(ranking.item_ids[:2].tolist()) == {ids[0], ids[1]}
     assert ranking.components["profile"].detail["semantic"].shape == (3,)
+
+
+def test_clauses_about_one_interest_are_grouped_and_different_interests_stay_apart():
+    a, b, c = np.eye(3, dtype=np.float32)
+    near = (a + 0.6 * b) / np.linalg.norm(a + 0.6 * b)  # cosine 0.51 with a
+    groups = interest_groups(np.stack([a, near, c]))
+    together = (a + near) / np.linalg.norm(a + near)
+    assert np.allclose(groups[0], together) and np.allclose(groups[1], together)
+    assert np.allclose(groups[2], c)  # a separate interest keeps its own vector
+    assert interest_groups(np.zeros((0, 3))).shape == (0, 3)
+
+
+def test_a_list_of_sub_topics_ranks_its_subject_above_a_neighbour_matching_one_clause(
+        db, add_items, monkeypatch):
+    # Three sub-topics of one subject; the last one ("convergence rates") is also a
+    # neighbouring subject's. The item about the subject as a whole must rank above the
+    # item that matches that one clause exactly.
+    ids = add_items([
+        {"title": "convergence rates"},
+        {"title": "sparse signal recovery by matrix completion"},
+        {"title": "galaxy clusters in the infrared"},
+    ])
+    text = "sparse signal recovery, sparse matrix completion, sparse convergence rates"
+    user = create_user(db, "ann", text)
+    assert ranked_ids(db, user)[:2] == [ids[1], ids[0]]
+    # the best single clause alone (every clause its own interest) gets it wrong
+    monkeypatch.setattr(interests, "SAME_INTEREST", 1.01)
+    assert ranked_ids(db, user)[:2] == [ids[0], ids[1]]
 
 
 def test_logistic_fit_matches_scikit_learn():

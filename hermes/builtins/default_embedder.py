@@ -1,4 +1,6 @@
-"""The built-in embedder plugin: MiniLM, or the hash embedder when ``HERMES_EMBEDDER=hash``.
+"""The built-in embedder plugin: all-MiniLM-L6-v2 (through ONNX Runtime or
+sentence-transformers, see :mod:`hermes.onnx_embed.choice`), or the hash embedder when
+``HERMES_EMBEDDER=hash``; and the ``hermes model`` commands.
 
 ``HERMES_EMBEDDER=hash`` exists for the test suite and model-free smoke runs; everything a
 user runs defaults to the real model.
@@ -6,12 +8,19 @@ user runs defaults to the real model.
 
 import os
 
-from ..embed import HashEmbedder, MiniLMEmbedder
+from ..embed import HashEmbedder
 from ..hookspecs import hookimpl
+from ..onnx_embed.choice import DefaultEmbedder
+from ..onnx_embed.cli import register
 
 
 @hookimpl(trylast=True)
 def hermes_embedder():
     if os.environ.get("HERMES_EMBEDDER", "").lower() == "hash":
         return HashEmbedder()
-    return MiniLMEmbedder()
+    return DefaultEmbedder()
+
+
+@hookimpl
+def hermes_register_commands(app):
+    register(app)

@@ -2,10 +2,12 @@
 
 Written interests (role ``profile``):
 
-- ``profile``: each item's cosine to the best-matching clause of the interests text
-  (:func:`hermes.ranking.interests.interest_clauses`), mixed with a small share of BM25 of the
-  whole text over titles and summaries (:mod:`hermes.ranking.lexical`) for exact terms an
-  embedding blurs.
+- ``profile``: each item's cosine to the best-matching interest of the interests text — its
+  clauses (:func:`hermes.ranking.interests.interest_clauses`) with those about one thing
+  grouped (:func:`~hermes.ranking.interests.interest_groups`), optionally mixed with the
+  whole text's cosine (``WHOLE_SHARE``) — plus a small
+  share of BM25 of the whole text over titles and summaries (:mod:`hermes.ranking.lexical`)
+  for exact terms an embedding blurs.
 
 Learned from clicks (role ``behaviour``):
 
@@ -29,16 +31,21 @@ import numpy as np
 
 from ..contract import Component, ScoringContext
 from ..hookspecs import hookimpl
-from ..ranking import logistic
-from ..ranking.interests import interests_vectors
+from ..ranking import interests, logistic
+from ..ranking.interests import interest_groups, interests_vectors
 from ..ranking.lexical import lexical_scores
 from ..ranking.preferences import key_stats
 from ..ranking.rank import calibrate
 from . import score_cache
 from .score_cache import Scope
 
-#: share of the profile taken by the lexical match (the clause cosine gets the rest)
+#: share of the profile taken by the lexical match (the semantic match gets the rest)
 LEXICAL_SHARE = 0.1
+#: share of the semantic match taken by the cosine to the whole interests text; the cosine
+#: to the best-matching clause gets the rest. The whole text says which neighbourhood the
+#: persona means ("regularity" alone also matches the next subject over), the best clause
+#: which of several listed interests an item serves.
+WHOLE_SHARE = 0.0
 #: how many of the most recent likes ``affinity`` compares with (one matrix column each)
 AFFINITY_LIKES = 16
 #: ``affinity`` = mean similarity to the closest k liked items
@@ -137,13 +144,18 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
         return Component("profile", "profile", np.zeros(len(rows)), active=False,
                          detail={"reason": "the persona has no interests text"})
     embedded = interests_vectors(db, user, context.embedder)
+    targets = np.vstack([embedded[:1], interest_groups(embedded[1:])])
     clauses = embedded[1:] if len(embedded) > 1 else embedded
-    best = scope.per_row("profile", lambda vecs, where: _best_clause(vecs @ clauses.T))
-    semantic = best[:, 0]
-    # "clause": which clause matched best (an index into interest_clauses(text), or 0 for
-    # the whole text when it has a single clause)
-    detail = {"semantic": semantic, "clause": best[:, 1].astype(np.int64)}
-    evidence = {"interest": semantic}
+    # One product gives the score (grouped interests) and the evidence ``match`` is judged
+    # on: the plain cosine to the best single clause, and which clause that is.
+    columns = scope.per_row(
+        ("profile", WHOLE_SHARE, interests.SAME_INTEREST),
+        lambda vecs, where: _profile_columns(vecs @ np.vstack([targets, clauses]).T, len(targets)))
+    semantic = columns[:, 0]
+    # "clause": an index into interest_clauses(text), or 0 for the whole text when it has
+    # a single clause
+    detail = {"semantic": semantic, "clause": columns[:, 2].astype(np.int64)}
+    evidence = {"interest": columns[:, 1]}
     bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
         return Component("profile", "profile", semantic, detail=detail, evidence=evidence)
@@ -155,10 +167,23 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     return Component("profile", "profile", mixed, detail=detail, evidence=evidence)
 
 
-def _best_clause(sims: np.ndarray) -> np.ndarray:
-    """Columns: the best clause's cosine and its index."""
-    best = sims.argmax(axis=1)
-    return np.stack([sims[np.arange(len(sims)), best], best], axis=1).astype(np.float32)
+def _profile_columns(cosines: np.ndarray, n_targets: int) -> np.ndarray:
+    """Columns: :func:`semantic_match` over the first ``n_targets`` cosines; the largest of
+    the others (one per clause) and its index."""
+    clauses = cosines[:, n_targets:]
+    best = clauses.argmax(axis=1)
+    return np.stack([semantic_match(cosines[:, :n_targets]),
+                     clauses[np.arange(len(clauses)), best], best], axis=1).astype(np.float32)
+
+
+def semantic_match(cosines: np.ndarray) -> np.ndarray:
+    """Per item, ``WHOLE_SHARE`` x the cosine to the whole text (column 0) + the rest x the
+    cosine to the best-matching interest (columns 1…: the clauses grouped by
+    :func:`~hermes.ranking.interests.interest_groups`; none when the text is one clause)."""
+    whole = cosines[:, 0]
+    if cosines.shape[1] == 1:
+        return whole
+    return WHOLE_SHARE * whole + (1.0 - WHOLE_SHARE) * cosines[:, 1:].max(axis=1)
 
 
 def preference(db, user, scope: Scope, clicks) -> Component:

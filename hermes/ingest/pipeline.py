@@ -333,6 +333,9 @@ def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=No
         [embedder.name]).fetchone()[0]
     if not total:
         return 0
+    expect = getattr(embedder, "expect", None)  # lets the default model pick its path for the run
+    if expect:
+        expect(total)
     done = 0
 
     def tick(n: int) -> None:

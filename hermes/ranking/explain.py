@@ -185,8 +185,12 @@ class _Shared:
             if "reason" in detail:
                 out["reason"] = detail["reason"]
             if "semantic" in detail:
-                out["similarity"] = round(float(detail["semantic"][cand]), 4)
+                # what the profile scored (grouped interests), and the plain cosine to the
+                # closest clause (the evidence the match is judged on)
+                out["interest_score"] = round(float(detail["semantic"][cand]), 4)
                 out["closest_interest"] = self._clause(detail, cand)
+                if "interest" in comp.evidence:
+                    out["similarity"] = round(float(comp.evidence["interest"][cand]), 4)
             if "lexical" in detail:
                 out["word_match_bm25"] = round(float(detail["lexical"][cand]), 4)
                 out["word_match_share"] = detail.get("lexical_share")

@@ -1,0 +1,269 @@
+"""The ONNX Runtime path against sentence-transformers, in fresh processes as a person meets them.
+
+    .venv/bin/python benchmarks/bench_onnx.py [--runs 5] [--items 256] [--write]
+
+1. First ranking after a persona's interests change: ``hermes persona update`` (not timed),
+   then ``hermes feed NAME --all`` in a fresh process, timed from spawn to exit — with the
+   default settings (ONNX Runtime) and with ``HERMES_EMBED_BACKEND=torch`` (the path before).
+   Floor: the same ``hermes feed`` once more, interests unchanged (nothing to embed).
+2. ``hermes ingest`` of ``--items`` new arXiv abstracts (from the bundled sample listings)
+   into a fresh database, fresh process, spawn to exit; as a ratio to the model's own
+   throughput measured warm in this process on the same texts (each path's own, and the
+   faster of the two: the stricter floor).
+
+Variants alternate within each round so they share the machine's load; medians are
+reported. ``--write`` saves the tables to benchmarks/results/onnx_run.md (read with onnx.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # child-process helpers shared with the tests
+
+from process_support import child_env, hermes_command  # noqa: E402
+
+from hermes.embed import HashEmbedder, MiniLMEmbedder, cpu_has_fast_bf16  # noqa: E402
+from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths  # noqa: E402
+from hermes.onnx_embed.choice import DefaultEmbedder  # noqa: E402
+from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder  # noqa: E402
+from hermes.records import create_user  # noqa: E402
+from hermes.storage.db import get_db  # noqa: E402
+
+INTERESTS = [
+    "quantum error correction and entanglement; decoherence of superconducting qubits",
+    "strongly correlated electrons, superconductivity and magnetism in thin films",
+    "random walks, graph algorithms and information theory",
+    "enzyme kinetics and synchronization in biological networks",
+]
+
+
+def run(args: list[str], env: dict) -> tuple[float, str]:
+    start = time.perf_counter()
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
+    wall = time.perf_counter() - start
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{out.stderr}")
+    return wall, out.stdout
+
+
+def write_feed(path: Path, n: int) -> None:
+    """An RSS file of ``n`` distinct arXiv papers from the bundled sample listings."""
+    import feedparser
+
+
+    seen, entries = set(), []
+    for sample in sample_feed_paths():
+        if "arxiv" not in sample.name:
+            continue
+        for e in feedparser.parse(str(sample)).entries:
+            if e.get("id") not in seen:
+                seen.add(e.get("id"))
+                entries.append(e)
+    if len(entries) < n:
+        raise SystemExit(f"only {len(entries)} distinct papers in the samples; use --items <= that")
+    now = datetime.now(timezone.utc).strftime("%a, %d %b %Y %H:%M:%S +0000")
+    items = "".join(
+        f"<item><guid>bench-{k}-{escape(e.id)}</guid><title>{escape(e.title)}</title>"
+        f"<link>{escape(e.get('link', ''))}</link><description>{escape(e.get('summary', ''))}"
+        f"</description><pubDate>{now}</pubDate></item>" for k, e in enumerate(entries[:n]))
+    path.write_text(f'<?xml version="1.0"?><rss version="2.0"><channel><title>bench</title>'
+                    f"{items}</channel></rss>", encoding="utf-8")
+
+
+def new_db(path: Path, feed: Path) -> None:
+
+    db = get_db(path)
+    add_feeds(db, [(str(feed), None)])
+    db.conn.close()
+
+
+def ingest_texts(feed: Path, tmp: Path) -> list[str]:
+    """The texts ingest embeds for ``feed`` (captured through a stand-in embedder)."""
+
+    class Capture(HashEmbedder):
+        texts: list[str] = []
+
+        def embed(self, texts):
+            self.texts.extend(texts)
+            return super().embed(texts)
+
+    new_db(tmp / "capture.db", feed)
+    db = get_db(tmp / "capture.db")
+    run_ingest(db, embedder=Capture())
+    db.conn.close()
+    return Capture.texts
+
+
+def warm_rates(texts: list[str], runs: int) -> dict[str, float]:
+    """Texts per second of each path with its model already loaded, in this process."""
+
+    onnx, torch = OnnxMiniLMEmbedder(), MiniLMEmbedder()
+    paths = {"onnx": (onnx, None), "torch fp32": (torch, "0"), "torch bf16": (torch, "1")}
+    if not cpu_has_fast_bf16():
+        del paths["torch bf16"]  # emulated bf16 is slower than fp32: not a path hermes takes
+    times = {name: [] for name in paths}
+    for round_ in range(runs + 1):  # the first round loads and warms up
+        for name, (embedder, bf16) in paths.items():
+            if bf16 is not None:
+                os.environ["HERMES_EMBED_BF16"] = bf16
+            start = time.perf_counter()
+            embedder.embed(texts if round_ else texts[:8])
+            if round_:
+                times[name].append(time.perf_counter() - start)
+    os.environ.pop("HERMES_EMBED_BF16")
+    return {name: len(texts) / statistics.median(t) for name, t in times.items()}
+
+
+def bench_interests(tmp: Path, db: Path, env: dict, runs: int) -> dict:
+
+    conn = get_db(db)
+    create_user(conn, "bench", INTERESTS[0])
+    conn.conn.close()
+    hermes = hermes_command()
+    feed = [*hermes, "feed", "bench", "--all", "-n", "10", "--json", "--db", str(db)]
+    variants = {"default (ONNX Runtime)": env, "HERMES_EMBED_BACKEND=torch": {**env, "HERMES_EMBED_BACKEND": "torch"}}
+    times = {name: [] for name in [*variants, "floor: same command, interests unchanged"]}
+    for r in range(runs):
+        for v, (name, venv) in enumerate(variants.items()):
+            text = f"{INTERESTS[(r + v) % len(INTERESTS)]} (round {r}, {v})"
+            run([*hermes, "persona", "update", "bench", "--interests", text, "--db", str(db)], venv)
+            times[name].append(run(feed, venv)[0])
+            if v == 0:
+                times["floor: same command, interests unchanged"].append(run(feed, venv)[0])
+    return {name: (statistics.median(t), t) for name, t in times.items()}
+
+
+def choose(n: int) -> str:
+
+    return DefaultEmbedder("auto").choose(n)
+
+
+def bench_ingest(tmp: Path, feed: Path, env: dict, runs: int, n: int) -> dict:
+    hermes = hermes_command()
+
+    variants = {f"default (auto: {choose(n)})": env,
+                "HERMES_EMBED_BACKEND=onnx": {**env, "HERMES_EMBED_BACKEND": "onnx"},
+                "HERMES_EMBED_BACKEND=torch (bf16)": {**env, "HERMES_EMBED_BACKEND": "torch",
+                                                      "HERMES_EMBED_BF16": "1"},
+                "HERMES_EMBED_BACKEND=torch HERMES_EMBED_BF16=0": {
+                    **env, "HERMES_EMBED_BACKEND": "torch", "HERMES_EMBED_BF16": "0"}}
+    if not cpu_has_fast_bf16():
+        del variants["HERMES_EMBED_BACKEND=torch (bf16)"]  # emulated bf16 is slow: not a path
+    times = {name: [] for name in variants}
+    for r in range(runs):
+        for v, (name, venv) in enumerate(variants.items()):
+            db = tmp / f"ingest-{r}-{v}.db"
+            new_db(db, feed)
+            wall, out = run([*hermes, "ingest", "--json", "--db", str(db)], venv)
+            assert json.loads(out)["embedded"] == n, out
+            times[name].append(wall)
+            db.unlink()
+    return {name: (statistics.median(t), t) for name, t in times.items()}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--items", type=int, default=256)
+    ap.add_argument("--write", action="store_true", help="save to benchmarks/results/onnx_run.md")
+    args = ap.parse_args(argv)
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        cache = Path(os.environ.get("HERMES_MODEL_CACHE") or tmp / "models")
+        os.environ["HERMES_MODEL_CACHE"] = str(cache)
+        os.environ["HERMES_HOME"] = str(tmp / "home")
+        env = child_env(tmp / "home", HERMES_EMBEDDER=None, HERMES_MODEL_CACHE=cache)
+        prepare, out = run([*hermes_command(), "model", "prepare", "--json"], env)
+        exported = json.loads(out)["exported"]
+        feed = tmp / "bench.xml"
+        write_feed(feed, args.items)
+        texts = ingest_texts(feed, tmp)
+        print(f"prepared in {prepare:.1f} s (exported: {exported}); {len(texts)} texts", file=sys.stderr)
+
+        rates = warm_rates(texts, max(3, args.runs // 2))
+        print(f"warm rates: {rates}", file=sys.stderr)
+        ingest = bench_ingest(tmp, feed, env, args.runs, args.items)
+        print(f"ingest: {ingest}", file=sys.stderr)
+        db = tmp / "interests.db"
+        new_db(db, feed)
+        run([*hermes_command(), "ingest", "--db", str(db)], env)
+        interests = bench_interests(tmp, db, env, args.runs)
+        print(f"interests: {interests}", file=sys.stderr)
+    text = report(args, rates, ingest, interests, prepare, exported, load_before)
+    print(text)
+    if args.write:
+        (ROOT / "benchmarks" / "results" / "onnx_run.md").write_text(text, encoding="utf-8")
+
+
+def report(args, rates, ingest, interests, prepare, exported, load_before) -> str:
+
+    lines = [
+        "# ONNX Runtime path: fresh-process figures",
+        "",
+        f"Command: `.venv/bin/python benchmarks/bench_onnx.py --runs {args.runs} --items {args.items}`",
+        "",
+        f"{datetime.now(timezone.utc):%d %b %Y}, {platform.machine()}, {os.cpu_count()} CPUs "
+        f"(native bf16: {'yes' if cpu_has_fast_bf16() else 'no'}), Python {platform.python_version()}; "
+        f"median of {args.runs} rounds, variants alternating; 1-min load average "
+        f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after (the machine is shared: "
+        "compare within a table).",
+        "",
+        f"One-time `hermes model prepare`: {prepare:.1f} s"
+        + ("" if exported else " (the ONNX copy was already cached)"),
+        "",
+        "## First ranking after a persona's interests change (`hermes feed NAME --all`, fresh process)",
+        "",
+        "| path | median | runs (s) | / floor |",
+        "| --- | ---: | --- | ---: |",
+    ]
+    floor = interests["floor: same command, interests unchanged"][0]
+    for name, (median, runs) in interests.items():
+        lines.append(f"| {name} | {median:.2f} s | {', '.join(f'{x:.2f}' for x in runs)} | {median / floor:.2f}× |")
+    lines += [
+        "",
+        "Target: ≤ 1.5 s.",
+        "",
+        f"## `hermes ingest` of {args.items} new arXiv abstracts, fresh process and database",
+        "",
+        "Warm throughput of each path in the benchmark process on the same texts (the floors):",
+        "",
+        "| path | texts/s, warm |",
+        "| --- | ---: |",
+        *[f"| {name} | {rate:.1f} |" for name, rate in rates.items()],
+        "",
+        "| `hermes ingest` | median | items/s | runs (s) | " + " | ".join(f"× {n} warm" for n in rates) + " |",
+        "| --- | ---: | ---: | --- | " + " | ".join("---:" for _ in rates) + " |",
+    ]
+    for name, (median, runs) in ingest.items():
+        rate = args.items / median
+        lines.append(f"| {name} | {median:.2f} s | {rate:.1f} | {', '.join(f'{x:.2f}' for x in runs)} | "
+                     + " | ".join(f"{rate / r:.2f}×" for r in rates.values()) + " |")
+    lines += ["", "Target: ≥ 0.95× the model's own throughput.", ""]
+    for torch_name, variant in (("torch bf16", "HERMES_EMBED_BACKEND=torch (bf16)"),
+                                ("torch fp32", "HERMES_EMBED_BACKEND=torch HERMES_EMBED_BF16=0")):
+        if variant not in ingest:
+            continue
+        fixed = ingest[variant][0] - args.items / rates[torch_name]
+        saving = 1 / rates["onnx"] - 1 / rates[torch_name]
+        lines.append(f"- {torch_name}: fixed cost in a fresh process (ingest wall − texts / warm rate) "
+                     f"{fixed:.1f} s; " + (f"break-even against ONNX Runtime at {fixed / saving:.0f} texts."
+                                           if saving > 0 else "never faster than ONNX Runtime here."))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""Which path embeds a call: ONNX Runtime (cold in a fraction of a second) or
+sentence-transformers (the reference; with native bf16 the faster one for large batches).
+
+``HERMES_EMBED_BACKEND`` or ``[embed] backend`` in ``config.toml``: ``auto`` (default),
+``onnx`` or ``torch``. ``auto`` takes sentence-transformers when it is already loaded in
+the process, when ONNX Runtime is not installed or its model cannot be made, and for a run
+of at least :data:`BF16_BULK_TEXTS` texts on a CPU with native bf16 (where loading torch
+pays for itself); ONNX Runtime everywhere else.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+
+import numpy as np
+
+from .. import config
+from ..embed import MiniLMEmbedder, use_bf16
+from ..errors import HermesError
+from .runtime import OnnxMiniLMEmbedder
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("auto", "onnx", "torch")
+# Break-even of "import and load torch, then bf16 at ~3x ONNX Runtime's fp32 per core (AMX)"
+# against "ONNX Runtime now", for abstract-length texts: ~100-150 texts from a 4.5 s start-up
+# on a quiet machine; ~300 from the figures of a heavily loaded one (BENCHMARKS.md, "ONNX
+# Runtime path"). Below it the cold start matters more than the speed.
+BF16_BULK_TEXTS = 128
+
+
+def backend_setting() -> str:
+    """``HERMES_EMBED_BACKEND``, then ``[embed] backend`` in config.toml, then ``auto``."""
+    value = os.environ.get("HERMES_EMBED_BACKEND")
+    if value is None:
+        value = config.settings().extra.get("embed", {}).get("backend", "auto")
+    value = str(value).strip().lower()
+    if value not in BACKENDS:
+        raise HermesError(f"unknown embedding backend {value!r} (HERMES_EMBED_BACKEND or "
+                          f"[embed] backend in config.toml); use one of: {', '.join(BACKENDS)}")
+    return value
+
+
+def onnx_installed() -> bool:
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+class DefaultEmbedder:
+    """all-MiniLM-L6-v2 through whichever path suits the call; both give the same vectors."""
+
+    name = MiniLMEmbedder.name
+    dimension = MiniLMEmbedder.dimension
+
+    def __init__(self, backend: str | None = None):
+        self.reference = MiniLMEmbedder()
+        self.onnx = OnnxMiniLMEmbedder()
+        self._backend = backend
+        self._onnx_error: str | None = None
+        self._run: tuple[str, int] | None = None  # (path, texts left) of an announced run
+        self._lock = threading.Lock()
+
+    def backend(self) -> str:
+        if self._backend is None:
+            self._backend = backend_setting()
+        return self._backend
+
+    def expect(self, n_texts: int) -> None:
+        """The caller is about to embed ``n_texts`` texts in several calls (an ingest run):
+        choose once for the whole run."""
+        with self._lock:
+            self._run = (self.choose(n_texts), n_texts) if n_texts > 0 else None
+
+    def choose(self, n_texts: int) -> str:
+        """``"onnx"`` or ``"torch"`` for ``n_texts`` texts."""
+        setting = self.backend()
+        if setting != "auto":
+            return setting
+        if self.reference._model is not None or self._onnx_error or not onnx_installed():
+            return "torch"
+        if use_bf16() and n_texts >= BF16_BULK_TEXTS:
+            return "torch"
+        return "onnx"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            if self._run:
+                path, left = self._run
+                self._run = (path, left - len(texts)) if left > len(texts) else None
+            else:
+                path = self.choose(len(texts))
+            if self._onnx_error and self.backend() == "auto":
+                path = "torch"
+        if path == "torch":
+            return self.reference.embed(texts)
+        try:
+            return self.onnx.embed(texts)
+        except Exception as exc:  # noqa: BLE001 — the reference path is the fallback
+            if self.backend() == "onnx":
+                raise HermesError(f"the ONNX Runtime embedder failed ({type(exc).__name__}: {exc}); "
+                                  "`hermes model prepare --force` remakes its model, or set "
+                                  "[embed] backend = \"torch\"") from exc
+            self._onnx_error = f"{type(exc).__name__}: {exc}"
+            log.warning("hermes: ONNX Runtime path unavailable (%s); using sentence-transformers",
+                        self._onnx_error)
+            return self.reference.embed(texts)

@@ -1,0 +1,248 @@
+"""The ONNX Runtime path's plumbing without the real model: which path a call takes, the
+fallback, the setting, the checksummed cache, the tokenizer set-up, ``hermes model``.
+(The real model's agreement and cold start: tests/test_onnx_real_model.py.)"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from hermes.cli.app import build_app
+from hermes.embed import HashEmbedder
+from hermes.errors import HermesError
+from hermes.ingest.pipeline import embed_new
+from hermes.ingest.store import insert_items
+from hermes.onnx_embed import artifact, choice
+from hermes.onnx_embed.choice import BF16_BULK_TEXTS, DefaultEmbedder, backend_setting
+from hermes.onnx_embed.tokenizer import batch_arrays, load_tokenizer
+
+
+class Recorder(HashEmbedder):
+    """Stands in for one path; remembers what it was asked."""
+
+    def __init__(self, fail: bool = False):
+        self.calls: list[int] = []
+        self.fail = fail
+        self._model = None  # as MiniLMEmbedder: None until the model is loaded
+        self.loaded = False
+
+    def embed(self, texts):
+        if self.fail:
+            raise RuntimeError("no session")
+        self.calls.append(len(texts))
+        return super().embed(texts)
+
+
+def stubbed(backend: str | None = "auto", onnx_fails: bool = False) -> DefaultEmbedder:
+    embedder = DefaultEmbedder(backend)
+    embedder.reference, embedder.onnx = Recorder(), Recorder(fail=onnx_fails)
+    return embedder
+
+
+@pytest.fixture
+def no_bf16(monkeypatch):
+    monkeypatch.setenv("HERMES_EMBED_BF16", "0")
+
+
+# --- the setting --------------------------------------------------------------------------
+
+def test_backend_defaults_to_auto_and_reads_env_then_config(tmp_path, monkeypatch):
+    assert backend_setting() == "auto"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[embed]\nbackend = "torch"\n')
+    assert backend_setting() == "torch"
+    monkeypatch.setenv("HERMES_EMBED_BACKEND", "ONNX")
+    assert backend_setting() == "onnx"  # the environment wins, case does not matter
+
+
+@pytest.mark.parametrize("value", ["gpu", "", "onnx,torch"])
+def test_unknown_backend_is_an_error_naming_the_choices(monkeypatch, value):
+    monkeypatch.setenv("HERMES_EMBED_BACKEND", value)
+    with pytest.raises(HermesError, match="auto, onnx, torch"):
+        backend_setting()
+
+
+# --- the choice ---------------------------------------------------------------------------
+
+def test_auto_embeds_few_texts_with_onnx(no_bf16):
+    embedder = stubbed()
+    vecs = embedder.embed(["interests text", "a clause"])
+    assert vecs.shape == (2, 384)
+    assert embedder.onnx.calls == [2] and embedder.reference.calls == []
+
+
+def test_auto_keeps_a_loaded_reference_model(no_bf16):
+    embedder = stubbed()
+    embedder.reference._model = object()  # sentence-transformers is already warm here
+    embedder.embed(["query"])
+    assert embedder.reference.calls == [1] and embedder.onnx.calls == []
+
+
+def test_auto_uses_torch_for_bulk_only_where_bf16_is_native(monkeypatch):
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    embedder = stubbed()
+    assert embedder.choose(BF16_BULK_TEXTS - 1) == "onnx"
+    assert embedder.choose(BF16_BULK_TEXTS) == "torch"
+    monkeypatch.setenv("HERMES_EMBED_BF16", "0")
+    assert stubbed().choose(10 * BF16_BULK_TEXTS) == "onnx"
+
+
+def test_an_ingest_run_announces_its_size_so_small_batches_take_the_bulk_path(db, monkeypatch):
+    """embed_new calls ``expect(total)``: a run of many texts embedded 64 at a time is still
+    chosen as one bulk run, and the hint is used up by the run."""
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    embedder = stubbed()
+    db.execute("INSERT INTO feeds (url, title) VALUES ('x', 'x')")
+    insert_items(db, 1, [{"guid": f"g{k}", "title": f"item {k}"} for k in range(BF16_BULK_TEXTS)])
+    assert embed_new(db, embedder) == BF16_BULK_TEXTS
+    assert sum(embedder.reference.calls) == BF16_BULK_TEXTS and embedder.onnx.calls == []
+    assert embedder.choose(3) == "onnx"
+
+
+def test_forced_backends_are_obeyed(monkeypatch):
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    assert stubbed("onnx").choose(10 * BF16_BULK_TEXTS) == "onnx"
+    forced = stubbed("torch")
+    forced.embed(["one"])
+    assert forced.reference.calls == [1] and forced.onnx.calls == []
+
+
+def test_without_onnxruntime_auto_uses_sentence_transformers(monkeypatch, no_bf16):
+    monkeypatch.setattr(choice, "onnx_installed", lambda: False)
+    embedder = stubbed()
+    embedder.embed(["query"])
+    assert embedder.reference.calls == [1]
+
+
+def test_a_failing_onnx_path_falls_back_once_and_says_so(no_bf16, caplog):
+    embedder = stubbed(onnx_fails=True)
+    with caplog.at_level(logging.WARNING):
+        embedder.embed(["query"])
+    assert embedder.reference.calls == [1]
+    assert "using sentence-transformers" in caplog.text
+    assert embedder.choose(1) == "torch"  # not retried on every call
+
+
+def test_a_failing_onnx_path_is_an_error_when_onnx_was_asked_for():
+    with pytest.raises(HermesError, match="hermes model prepare --force"):
+        stubbed("onnx", onnx_fails=True).embed(["query"])
+
+
+# --- the cached file ----------------------------------------------------------------------
+
+@pytest.fixture
+def fake_weights(tmp_path, monkeypatch):
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    for name in artifact.SOURCE_FILES:
+        (weights / name).write_bytes(name.encode() * 100)
+    monkeypatch.setattr(artifact, "weights_dir", lambda: weights)
+    monkeypatch.setenv("HERMES_MODEL_CACHE", str(tmp_path / "cache"))
+    return weights
+
+
+@pytest.fixture
+def fake_export(monkeypatch):
+    made = []
+
+    def export(weights, out):
+        made.append(out)
+        out.write_bytes(b"onnx")
+        return {"verify_min_cosine": 1.0}
+
+    monkeypatch.setattr(artifact, "export_onnx", export)
+    return made
+
+
+def test_prepare_exports_once_into_a_directory_named_by_the_weights(fake_weights, fake_export):
+    assert artifact.cached_model() is None
+    path = artifact.prepare(announce=False)
+    checksum = artifact.source_checksum()
+    assert path.parent == artifact.artifact_dir(checksum) and path.read_bytes() == b"onnx"
+    meta = json.loads((path.parent / artifact.META_FILE).read_text())
+    assert meta["source_sha256"] == checksum and meta["format"] == artifact.EXPORT_FORMAT
+    assert artifact.prepare() == path and len(fake_export) == 1  # cached: no second export
+    artifact.prepare(force=True, announce=False)
+    assert len(fake_export) == 2
+    assert not [p for p in path.parent.parent.iterdir() if p.name.startswith(".export-")]
+
+
+def test_new_weights_need_a_new_export(fake_weights, fake_export):
+    first = artifact.prepare(announce=False)
+    (fake_weights / "model.safetensors").write_bytes(b"other weights, other size")
+    assert artifact.cached_model() is None
+    second = artifact.prepare(announce=False)
+    assert second.parent != first.parent and len(fake_export) == 2
+
+
+def test_a_stale_export_format_is_not_used(fake_weights, fake_export):
+    path = artifact.prepare(announce=False)
+    meta_file = path.parent / artifact.META_FILE
+    meta = json.loads(meta_file.read_text())
+    meta_file.write_text(json.dumps({**meta, "format": artifact.EXPORT_FORMAT - 1}))
+    assert artifact.cached_model() is None
+    assert artifact.prepare(announce=False) == path and len(fake_export) == 2
+
+
+def test_checksum_is_remembered_by_file_stamp(fake_weights, monkeypatch):
+    first = artifact.source_checksum()
+    assert json.loads((artifact.cache_root() / "sources.json").read_text())["sha256"] == first
+    monkeypatch.setattr(artifact.hashlib, "sha256", None)  # a cold process must not hash again
+    assert artifact.source_checksum() == first
+
+
+def test_missing_weights_say_how_to_fix_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(artifact, "weights_dir", lambda: tmp_path / "nowhere")
+    with pytest.raises(HermesError, match="reinstall hermes"):
+        artifact.source_checksum()
+
+
+# --- the tokenizer (the packaged tokenizer.json pads and cuts at 128) ----------------------
+
+def test_tokenizer_cuts_at_256_and_pads_per_batch_not_to_128():
+    tokenizer = load_tokenizer(artifact.weights_dir())
+    short, long = tokenizer.encode_batch(["quantum error correction", "word " * 400])
+    assert len(short.ids) == 5 and short.ids[0] == 101 and short.ids[-1] == 102
+    assert len(long.ids) == 256 and long.ids[-1] == 102
+    feeds = batch_arrays([short, long])
+    assert feeds["input_ids"].shape == (2, 256) and feeds["attention_mask"][0].sum() == 5
+    assert not feeds["token_type_ids"].any()
+
+
+# --- hermes model -------------------------------------------------------------------------
+
+def test_model_status_reports_the_path_without_loading_anything(no_bf16, tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_MODEL_CACHE", str(tmp_path / "empty-cache"))
+    result = CliRunner().invoke(build_app(), ["model", "status", "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert info["backend"] == "auto" and info["path_for_few_texts"] == "onnx"
+    assert info["onnx_model"] is None and len(info["weights_sha256"]) == 64
+
+
+def test_model_prepare_exports_then_reports_it_is_prepared(fake_weights, fake_export):
+    app = build_app()
+    first = CliRunner().invoke(app, ["model", "prepare"])
+    assert first.exit_code == 0, first.output
+    assert "exported:" in first.output and len(fake_export) == 1
+    again = CliRunner().invoke(app, ["model", "prepare", "--json"])
+    assert json.loads(again.stdout)["exported"] is False and len(fake_export) == 1
+
+
+def test_model_status_rejects_a_bad_setting(monkeypatch):
+    monkeypatch.setenv("HERMES_EMBED_BACKEND", "cuda")
+    result = CliRunner().invoke(build_app(), ["model", "status"])
+    assert result.exit_code == 1 and "use one of: auto, onnx, torch" in result.output
+
+
+def test_vectors_keep_the_reference_models_name(no_bf16):
+    from hermes.embed import MiniLMEmbedder
+
+    embedder = stubbed()
+    assert (embedder.name, embedder.dimension) == (MiniLMEmbedder.name, MiniLMEmbedder.dimension)
+    assert np.allclose(np.linalg.norm(embedder.embed(["a", "b c"]), axis=1), 1)
