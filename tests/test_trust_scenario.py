@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from hermes.embed import MiniLMEmbedder, get_embedder
+from hermes.embed import get_embedder
+from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.ingest.pipeline import add_feeds, run_ingest
 from hermes.records import create_user, require_user
 from hermes.storage.signals import record_click
@@ -60,7 +61,7 @@ def world(tmp_path_factory):
     patch.setenv("HF_HUB_OFFLINE", "1")
     plugins.pm_cache_clear()
     matrix.clear_cache()
-    assert isinstance(get_embedder(), MiniLMEmbedder)
+    assert isinstance(get_embedder(), DefaultEmbedder)  # the real model (ONNX or torch)
     this_week(FIXTURES / "arxiv-astro-ph.xml", home / "arxiv.xml")
     this_week(FIXTURES / "world-news.xml", home / "world.xml")
     db_path = home / "hermes.db"
