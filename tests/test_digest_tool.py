@@ -3,8 +3,6 @@ quality, empty windows, no LLM call, the one explanation, the persona's bar, bad
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from hermes_digest import tools as digest_tools
 from hermes_digest.tools import digest, kg_communities

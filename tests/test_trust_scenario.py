@@ -19,8 +19,8 @@ import pytest
 from markupsafe import escape
 
 from hermes.embed import get_embedder
-from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.ingest.pipeline import add_feeds, run_ingest
+from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.records import create_user, require_user
 from hermes.storage.signals import record_click
 from hermes.tools import call_tool, collect_tools

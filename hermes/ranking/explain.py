@@ -283,9 +283,9 @@ def _phrases(p: dict) -> list[str]:
     judged_first = not p.get("above_bar", True)
     found: list[tuple[bool, float, int, str]] = []
 
-    def add(rank: float, kind: str, text: str):
+    def add(strength: float, kind: str, text: str):
         judged = kind in ("interest", "liked", "classifier")
-        found.append((judged_first and not judged, -rank, len(found), text))
+        found.append((judged_first and not judged, -strength, len(found), text))
 
     if ev["interest"] is not None:
         e = ev["interest"]
@@ -316,7 +316,7 @@ def _phrases(p: dict) -> list[str]:
             "weak": f"your likes and dislikes do not tell either way (probability {prob:.2f})",
             "none": f"looks more like what you disliked (probability {prob:.2f})",
         }[e["level"]])
-    for keys, rank, liked_words, disliked_words in (
+    for keys, strength, liked_words, disliked_words in (
             (ev["tags"], 1.5, "has tags you liked", "has tags you disliked"),
             (ev["authors"], 1.5, "by authors you liked", "by authors you disliked"),
             (ev["sources"], 0.5, "from a source or type you liked",
@@ -324,9 +324,9 @@ def _phrases(p: dict) -> list[str]:
         liked = [k for k in keys if k["score"] > 0]
         disliked = [k for k in keys if k["score"] < 0]
         if liked:
-            add(rank, "keys", f"{liked_words} ({_labels(liked)})")
+            add(strength, "keys", f"{liked_words} ({_labels(liked)})")
         if disliked:
-            add(rank - 0.25, "keys", f"{disliked_words} ({_labels(disliked)})")
+            add(strength - 0.25, "keys", f"{disliked_words} ({_labels(disliked)})")
     for name, c in sorted(comps.items()):
         if name not in EVIDENCE_OF and c["active"] and c["raw"] > 0:  # its own score, not z
             add(1.5, name, f"{name} favours it")

@@ -17,6 +17,7 @@ from ..storage.db import get_db
 from ..tools import call_tool, collect_tools
 from .forms import bad, parse_int
 
+
 def request_db(request):
     """Open the app's database for one request (close it when done)."""
     return get_db(request.app.state.db_path)
