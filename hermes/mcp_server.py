@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
+import signal
+import sys
 import threading
 from typing import Any
 
@@ -26,6 +29,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
+from . import config, net
 from .contract import UNTRUSTED, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
@@ -38,6 +42,12 @@ INSTRUCTIONS = (
     "hermes ranks feed items (papers, posts, episodes) for a persona and learns from feedback. "
     "Start with list_users / list_feed; give feedback with record_feedback." + UNTRUSTED
 )
+
+
+def instructions(db_path: str | None) -> str:
+    """The server instructions, naming the database: a host that does not pass HERMES_HOME
+    or HERMES_DB silently gets the default one, and the agent (and its person) can see which."""
+    return f"{INSTRUCTIONS} Database: {config.db_path(db_path)}."
 
 
 class _Database:
@@ -78,7 +88,7 @@ def _served(tool: Tool, database: _Database) -> MCPServerTool:
             result = server_failure(f"cannot open the hermes database: {exc}", **tool.empty)
         else:
             try:
-                result = call_tool(db, tool, arguments)
+                result = call_tool(db, tool, arguments, face="mcp")
             finally:
                 db.conn.close()
         text = pydantic_core.to_json(result, fallback=str, indent=2).decode()
@@ -108,7 +118,7 @@ def build_server(db_path: str | None = None, groups: set[str] | None = None) -> 
     """An MCP server exposing every collected tool (or only those of ``groups``)."""
     database = _Database(db_path)
     tools = [_served(tool, database) for tool in collect_tools(groups).values()]
-    return MCPServer("hermes", instructions=INSTRUCTIONS, tools=tools)
+    return MCPServer("hermes", instructions=instructions(db_path), tools=tools)
 
 
 class BearerTokenMiddleware:
@@ -166,16 +176,35 @@ def http_app(server: MCPServer, *, host: str = "127.0.0.1", token: str | None = 
     return BearerTokenMiddleware(app, token) if token else app
 
 
-def run_http(server: MCPServer, *, host: str, port: int, token: str | None = None) -> None:
-    import uvicorn
-
-    uvicorn.run(http_app(server, host=host, token=token), host=host, port=port,
-                log_level="warning", lifespan="on")
+def run_http(server: MCPServer, *, sock, host: str, token: str | None = None) -> None:
+    """Serve streamable HTTP on ``sock`` (bound beforehand by :func:`hermes.net.bind`, so a
+    busy port is reported before anything is announced). Ctrl-C stops uvicorn."""
+    net.serve_asgi(http_app(server, host=host, token=token), sock)
 
 
 # --- stdio -----------------------------------------------------------------------------------
 
 def run_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout until the client closes stdin or the person presses Ctrl-C.
+
+    The stdio transport reads stdin on a worker thread that no signal interrupts, so after
+    Ctrl-C a clean shutdown would wait for an input line that never comes. The first Ctrl-C
+    therefore ends the process at once: every write is its own SQLite transaction, so an
+    interrupted tool call leaves nothing half-written."""
+
+    def stop(signum, frame):
+        sys.stderr.write("\nhermes MCP server stopped\n")
+        sys.stderr.flush()
+        os._exit(128 + signum)
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        _run_stdio(server)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run_stdio(server: MCPServer) -> None:
     """Serve over stdin/stdout, answering a line that is not a JSON-RPC message.
 
     The SDK's stdio transport (``mcp.server.stdio.stdio_server``) hands such a line to the

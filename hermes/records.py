@@ -5,14 +5,24 @@ stored time is written by."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from .errors import InvalidInput, NotFound
+from .faces import CREATE_PERSONA, FIND_ITEMS
 from .storage.transactions import write_transaction
 
 if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
     import sqlite_utils
+
+
+def file_of(db: sqlite_utils.Database) -> str:
+    """The file behind a connection, for messages that must say which database was used."""
+    try:
+        return db.execute("PRAGMA database_list").fetchone()[2] or "an in-memory database"
+    except sqlite3.Error:
+        return "the database"
 
 
 def now_iso() -> str:
@@ -55,8 +65,8 @@ def require_user(db: sqlite_utils.Database, name_or_id: str | int) -> dict:
     ).fetchone()
     if row is None:
         names = [r[0] for r in db.execute("SELECT name FROM users ORDER BY name LIMIT 20")]
-        hint = f"known personas: {', '.join(names)}" if names else "no personas exist yet; create one first"
-        raise NotFound(f"unknown persona {name_or_id!r}; {hint}")
+        hint = f"known personas: {', '.join(names)}" if names else f"no personas exist yet; {CREATE_PERSONA}"
+        raise NotFound(f"unknown persona {name_or_id!r} in {file_of(db)}; {hint}")
     return {"id": row[0], "name": row[1], "interests": row[2]}
 
 
@@ -101,7 +111,7 @@ def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
         raise InvalidInput(f"item_id must be an integer, got {item_id!r}")
     row = db.execute("SELECT id, title, feed_id FROM items WHERE id = ?", [item_id]).fetchone()
     if row is None:
-        raise NotFound(f"unknown item {item_id}; use list_feed or search_feed to find item ids")
+        raise NotFound(f"unknown item {item_id} in {file_of(db)}; {FIND_ITEMS}")
     return {"id": row[0], "title": row[1], "feed_id": row[2]}
 
 

@@ -35,6 +35,10 @@ from .storage.db import get_db
 def hermes_home(tmp_path, monkeypatch) -> Iterator[Path]:
     """An isolated hermes home: nothing of the user's data, config or installed plugins."""
     home = tmp_path / "home"
+    home.mkdir(mode=0o700, exist_ok=True)  # as hermes makes its data directory
+    # A database a command starts gets the starter feeds of <HERMES_HOME>/feeds.toml: none
+    # here (the packaged ones are on the network); a test of that rule writes its own.
+    (home / "feeds.toml").write_text("# no starter feeds in tests\n", encoding="utf-8")
     monkeypatch.setenv("HERMES_HOME", str(home))
     for name in ("HERMES_DB", "HERMES_PLUGINS", "HERMES_ALLOW_PRIVATE", "HERMES_TRACE_PLUGINS"):
         monkeypatch.delenv(name, raising=False)

@@ -5,19 +5,20 @@ A tool is made by :func:`hermes.contract.tool`; its result is the envelope
 the success-path keys present (empty) and its message says what went wrong and what to do
 instead; one that is not the caller's doing (a full disk, a bug) also carries
 ``server_error: true``. :func:`call_tool` is how every face calls one: it says who is calling
-and keeps the server alive whatever a tool does.
+``server_error: true``. :func:`call_tool` is how every face calls one: it says which face is
+calling (the words of the messages and the signal source, :mod:`hermes.faces`) and keeps the
+server alive whatever a tool does.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import logging
 from typing import Annotated
 
 from pydantic import Field
 
+from . import faces
 from .contract import Tool, server_failure
 from .errors import HermesError
 from .plugins import get_plugin_manager
@@ -31,25 +32,11 @@ User = Annotated[str, Field(description="Persona name, as list_users shows it.",
 ItemId = Annotated[int, Field(description="Item id (from list_feed, search_feed or corpus_items).",
                               ge=1)]
 
-#: Who is calling a tool: ``agent`` (MCP, the default), ``ui`` (the web UI or a person at the
-#: CLI) or ``bootstrap``. Signal-writing tools record it as the signal's source, so provenance
-#: survives the shared tool path.
-_CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("hermes_tool_caller", default="agent")
-
-
 def caller() -> str:
-    """The source of the tool call in progress (``agent`` unless a face said otherwise)."""
-    return _CALLER.get()
-
-
-@contextlib.contextmanager
-def caller_as(source: str):
-    """Run the enclosed tool calls as ``source`` (``agent``, ``ui`` or ``bootstrap``)."""
-    token = _CALLER.set(source)
-    try:
-        yield
-    finally:
-        _CALLER.reset(token)
+    """The signal source of the tool call in progress: ``agent`` over MCP, ``ui`` for a person
+    at the CLI or in the web UI (see :mod:`hermes.faces`). Signal-writing tools record it, so
+    provenance survives the shared tool path."""
+    return faces.source()
 
 
 def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
@@ -72,13 +59,14 @@ def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
     return tools
 
 
-def call_tool(db, tool: Tool, arguments: dict, *, source: str = "agent") -> dict:
+def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> dict:
     """Run a tool; a user mistake or an unexpected error becomes an ``ok: false`` result.
 
-    :param source: who is calling (``agent``, ``ui`` or ``bootstrap``), readable inside
-        through :func:`caller`.
+    :param face: who is calling — ``mcp`` (an agent), ``cli`` or ``web`` (a person); ``None``
+        keeps the current face. It words the messages and sets the signal source, readable
+        inside through :func:`caller` (:mod:`hermes.faces`).
     """
-    with caller_as(source):
+    with faces.speaking(face):
         try:
             return tool.run(db, arguments)
         except Exception as exc:  # the server must survive any tool bug

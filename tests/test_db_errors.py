@@ -74,7 +74,7 @@ def test_non_sqlite_file_is_a_clear_error_and_untouched(tmp_path):
     path = tmp_path / "notes.db"
     content = b"These are my notes, not a database.\n" * 100
     path.write_bytes(content)
-    with pytest.raises(HermesError, match="cannot open as a SQLite database"):
+    with pytest.raises(HermesError, match="is not a SQLite database"):
         get_db(path)
     assert path.read_bytes() == content
 
@@ -93,7 +93,7 @@ def test_cli_reports_a_bad_database_in_one_line(tmp_path, monkeypatch):
     plugins.pm_cache_clear()
     result = CliRunner().invoke(build_app(), ["ingest", "--db", str(path)])
     assert result.exit_code == 1
-    assert "cannot open as a SQLite database" in result.output
+    assert "is not a SQLite database" in result.output
     assert "Traceback" not in result.output
 
 

@@ -77,9 +77,13 @@ def test_cli_digest_renders_topics_reasons_and_the_caveat(db, db_path, week):
 def test_cli_digest_json_is_the_tool_result(db, db_path, week):
     from hermes_digest.tools import digest
 
+    from hermes.faces import speaking
+
     out = run(db_path, "digest", "ann", "--json", "--days", "3", "--per-topic", "1")
     assert out.exit_code == 0
-    assert json.loads(out.stdout) == json.loads(json.dumps(digest(db, "ann", days=3, per_topic=1)))
+    with speaking("cli"):  # the same call, worded for the CLI
+        expected = digest(db, "ann", days=3, per_topic=1)
+    assert json.loads(out.stdout) == json.loads(json.dumps(expected))
 
 
 def test_cli_digest_shows_hidden_counts(db, db_path, week):
@@ -92,7 +96,7 @@ def test_cli_digest_user_mistakes_are_one_line_and_non_zero(db, db_path, week):
     assert out.exit_code == 1 and "unknown persona 'nobody'" in out.output
     assert "Traceback" not in out.output
     out = run(db_path, "digest", "ann", "--days", "0")
-    assert out.exit_code == 1 and "days must be a whole number from 1 to 36500" in out.output
+    assert out.exit_code == 1 and "--days must be a whole number from 1 to 36500" in out.output
     out = run(db_path, "digest", "ann", "--json", "--days", "0")
     assert out.exit_code == 1 and json.loads(out.stdout)["ok"] is False
 
@@ -100,8 +104,10 @@ def test_cli_digest_user_mistakes_are_one_line_and_non_zero(db, db_path, week):
 def test_cli_digest_empty_window(db, db_path, week):
     for item_id in week:
         record_click(db, 1, item_id, True, "agent")
-    out = run(db_path, "digest", "ann")
-    assert out.exit_code == 1 and "No unread items" in out.output
+    out = run(db_path, "digest", "ann")  # an empty answer is not an error
+    assert out.exit_code == 0 and "No unread items" in out.stdout and "--days N" in out.stdout
+    doc = json.loads(run(db_path, "digest", "ann", "--json").stdout)
+    assert doc["ok"] is False and doc["nothing_to_show"] is True  # the tool's contract (seed 001) stays
 
 
 def test_cli_topics(db, db_path, week):

@@ -160,7 +160,9 @@ def test_an_empty_window_returns_ok_false_with_the_success_keys(db, add_items, c
     assert result["n_items"] == 0
     if case != "no items":
         keys, quality_keys = _success_keys(db)
-        assert set(result) == keys and set(result["ranking_quality"]) == quality_keys
+        # the success keys; nothing_to_show=true: a valid call with nothing to show (faces exit 0)
+        assert set(result) == keys and result["nothing_to_show"] is True
+        assert set(result["ranking_quality"]) == quality_keys
     assert result["ranking_quality"]["clicks"] == (1 if case == "everything clicked" else 0)
 
 
@@ -285,7 +287,9 @@ def test_kg_communities_on_an_empty_archive_and_bad_limit(db):
     result = kg_communities(db)
     assert result["ok"] is False and "ingest" in result["message"]
     assert set(result) == set(digest_tools.Communities.model_fields)
+    assert result["nothing_to_show"] is True  # a fine call with nothing to show (the CLI exits 0)
     assert kg_communities(db, limit=0)["ok"] is False
+    assert kg_communities(db, limit=0)["nothing_to_show"] is False  # a mistake is not an empty answer
 
 
 # --- saved for later (the corpus plugin's facets, reached through its tools) ------------------

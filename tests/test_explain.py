@@ -62,7 +62,7 @@ def test_explanation_after_clicks(db, persona):
     record_click(db, user["id"], ids[4], False, "ui")
     e = explain(db, user, ids[1])
     assert e["n_clicks"] == 3 and e["blend_weight"] == pytest.approx(blend_weight(3))
-    assert e["classifier_active"] is True and "2 like(s) and 1 dislike(s)" in e["classifier_reason"]
+    assert e["classifier_active"] is True and "2 likes and 1 dislike" in e["classifier_reason"]
     assert set(e["components"]) >= {"profile", "preference", "affinity", "classifier"}
     for comp in e["components"].values():
         assert {"role", "active", "share", "raw", "contribution"} <= set(comp)

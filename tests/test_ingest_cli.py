@@ -32,9 +32,9 @@ def invoke(*args):
 def test_ingest_json_is_one_document(feeds_dir, tmp_path):
     db = str(tmp_path / "h.db")
     result = invoke("--db", db, "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # one feed failed: named, the other stored
     doc = json.loads(result.stdout)
-    assert doc["ok"] is True and doc["new_items"] == 4 and doc["embedded"] == 4
+    assert doc["ok"] is False and doc["new_items"] == 4 and doc["embedded"] == 4
     assert doc["feeds_by_status"] == {"new": 1, "unchanged": 0, "failed": 1, "skipped": 0}
     by_status = {f["status"]: f for f in doc["feeds"]}
     assert by_status["new"]["new"] == 4 and by_status["new"]["title"] == "Good feed"
@@ -47,12 +47,15 @@ def test_ingest_json_is_one_document(feeds_dir, tmp_path):
 
 def test_ingest_human_output_has_a_line_per_feed_and_no_progress_bar(feeds_dir, tmp_path):
     result = invoke("--db", str(tmp_path / "h.db"))
-    assert result.exit_code == 0
-    lines = result.output.splitlines()
+    assert result.exit_code == 1  # a feed failed
+    lines = result.stdout.splitlines()
     assert any("new" in l and "Good feed: 4 new" in l for l in lines)
     assert any("failed" in l and "Gone: file not found" in l for l in lines)
     assert "4 new items from 2 feeds" in lines[-1]
     assert "\r" not in result.output and "Fetching" not in result.output  # not a terminal
+    errors = [l for l in result.stderr.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1 and "1 feed failed: #2" in errors[0] and "gone.xml" in errors[0]
+    assert "the other feeds were stored" in errors[0]
 
 
 def test_feed_option_and_unknown_feed(feeds_dir, tmp_path):
@@ -108,3 +111,66 @@ def test_embedding_failure_is_one_line_and_the_next_run_completes(feeds_dir, tmp
     del pm._hermes_embedder
     doc = json.loads(invoke("--db", db, "--json").stdout)
     assert doc["embedded"] == 4 and doc["new_items"] == 0
+
+
+def test_ctrl_c_says_what_was_stored_and_that_embedding_resumes(feeds_dir, tmp_path, monkeypatch):
+    from hermes.ingest import pipeline
+
+    db = str(tmp_path / "h.db")
+    original = pipeline.embed_new
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "embed_new", interrupted)
+    result = invoke("--db", db)
+    assert result.exit_code == 130
+    assert ("interrupted: 4 new items from 1 feed stored; 4 not embedded yet — the next "
+            "`hermes ingest` embeds them") in result.stderr
+    monkeypatch.setattr(pipeline, "embed_new", original)
+    resumed = json.loads(invoke("--db", db, "--json").stdout)
+    assert resumed["embedded"] == 4 and resumed["new_items"] == 0
+
+
+def test_ctrl_c_on_a_terminal_stops_a_hanging_fetch(tmp_path):
+    """A real SIGINT while one feed hangs: the feed that answered is kept, the person is told."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    pexpect = pytest.importorskip("pexpect")
+    from process_support import child_env, hermes_command
+
+    release = threading.Event()
+
+    class Slow(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            release.wait(30)
+            self.send_response(503)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    home = tmp_path / "home"
+    (home / "good.xml").write_bytes(rss([{"title": f"Post {k}", "link": f"https://e.org/{k}"}
+                                         for k in range(3)], title="Good feed"))
+    (home / "feeds.toml").write_text(
+        f'[[feeds]]\nurl = "good.xml"\n\n[[feeds]]\nurl = "http://127.0.0.1:{server.server_address[1]}/slow"\n')
+    cmd = hermes_command()
+    child = pexpect.spawn(cmd[0], [*cmd[1:], "ingest", "--db", str(tmp_path / "h.db")],
+                          env=child_env(home), encoding="utf-8", timeout=60)
+    try:
+        child.expect("starter feeds")
+        time.sleep(2)  # the local feed is stored by now; the other one hangs
+        child.sendintr()
+        child.expect("interrupted: 3 new items from 1 feed stored; 3 not embedded yet", timeout=20)
+        child.expect(pexpect.EOF, timeout=20)
+        child.close()
+        assert child.exitstatus == 130
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()

@@ -315,17 +315,19 @@ def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_tok
     from typer.testing import CliRunner
 
     from hermes import mcp_server
+    from hermes import net as sockets
     from hermes.cli.app import build_app
 
     seen = {}
     monkeypatch.setattr(mcp_server, "run_http", lambda server, **kw: seen.update(kw))
+    monkeypatch.setattr(sockets, "bind", lambda host, port: {"host": host, "port": port})
     if env_token:
         monkeypatch.setenv("HERMES_MCP_TOKEN", env_token)
     else:
         monkeypatch.delenv("HERMES_MCP_TOKEN", raising=False)
     result = CliRunner().invoke(build_app(), ["serve", "--db", str(db_path), *args])
     assert result.exit_code == 0, result.output
-    assert seen["token"] == token and seen["port"] == 8766
+    assert seen["token"] == token and seen["sock"]["port"] == 8766
     if warning:
         assert "warning:" in result.output and warning in result.output
     else:

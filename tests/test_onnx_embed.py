@@ -53,7 +53,7 @@ def no_bf16(monkeypatch):
 def test_backend_defaults_to_auto_and_reads_env_then_config(tmp_path, monkeypatch):
     assert backend_setting() == "auto"
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     (home / "config.toml").write_text('[embed]\nbackend = "torch"\n')
     assert backend_setting() == "torch"
     monkeypatch.setenv("HERMES_EMBED_BACKEND", "ONNX")

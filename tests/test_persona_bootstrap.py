@@ -46,7 +46,7 @@ def test_bootstrap_changes_what_profile_status_reports(db, archive):
 
 def test_bootstrap_on_an_unknown_name_raises_a_clear_error(db, archive):
     make_persona(db, "alice")
-    with pytest.raises(NotFound, match=r"unknown persona 'nobody'; known personas: alice"):
+    with pytest.raises(NotFound, match=r"unknown persona 'nobody' in .*; known personas: alice"):
         bootstrap_persona(db, "nobody")
     result = tool(db, "bootstrap_persona", name="nobody")
     assert result["ok"] is False and result["liked"] == [] and result["disliked"] == []
@@ -64,7 +64,7 @@ def test_bootstrap_refuses_a_persona_that_already_has_feedback(db, archive):
 
 def test_bootstrap_on_an_empty_archive(db):
     make_persona(db)
-    with pytest.raises(InvalidInput, match="run hermes ingest"):
+    with pytest.raises(InvalidInput, match="the next `hermes ingest`"):
         bootstrap_persona(db, "alice")
 
 

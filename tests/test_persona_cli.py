@@ -77,7 +77,7 @@ def test_bootstrap_search_reset_delete(run, db, archive):
     (("reset", "nobody", "--yes"), "unknown persona"),
     (("bootstrap", "nobody"), "unknown persona"),
     (("search", "nobody", "graph"), "unknown persona"),
-    (("bootstrap", "alice", "--likes", "99"), "n_like must be a whole number from 0 to 50"),
+    (("bootstrap", "alice", "--likes", "99"), "--likes must be a whole number from 0 to 50"),
 ])
 def test_errors_are_one_line_and_a_non_zero_exit(run, archive, args, fragment):
     run("create", "bob", "--interests", "graphs")
@@ -89,7 +89,7 @@ def test_a_duplicate_is_an_error(run):
     assert "already exists" in one_error_line(run("create", "Alice", "--interests", "x"))
 
 
-def test_json_errors_are_a_document_and_a_non_zero_exit(run):
+def test_json_errors_are_a_document_and_a_non_zero_exit(run, db):
     result = run("show", "nobody", "--json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)

@@ -61,16 +61,16 @@ def test_classifier_is_inactive_until_both_classes_exist_and_never_fits_one(db, 
     record_click(db, user["id"], ids[1], True, "ui")
     clf = rank(db, user, CandidateQuery()).components["classifier"]
     assert not clf.active and "both a like and a dislike" in clf.detail["reason"]
-    assert "2 like(s) only" in clf.detail["reason"] and fits == []
+    assert "2 likes only" in clf.detail["reason"] and fits == []
 
     other = create_user(db, "bob", "words")
     record_click(db, other["id"], ids[0], False, "ui")
     clf = rank(db, other, CandidateQuery()).components["classifier"]
-    assert not clf.active and "dislike(s) only" in clf.detail["reason"] and fits == []
+    assert not clf.active and "dislike only" in clf.detail["reason"] and fits == []
 
     record_click(db, user["id"], ids[2], False, "ui")
     clf = rank(db, user, CandidateQuery()).components["classifier"]
-    assert clf.active and clf.detail["active"] and "2 like(s) and 1 dislike(s)" in clf.detail["reason"]
+    assert clf.active and clf.detail["active"] and "2 likes and 1 dislike" in clf.detail["reason"]
     assert len(fits) == 1 and set(fits[0].tolist()) == {0, 1}
     # the classifier's share grows with the clicks: n / (n + shrink)
     assert clf.weight == pytest.approx(3 / (3 + scorers.CLASSIFIER_SHRINK))

@@ -221,7 +221,7 @@ def test_the_database_and_home_are_created_private(tmp_path, monkeypatch):
 @pytest.mark.parametrize("planted_mode", [0o644, 0o604, 0o640, 0o666])
 def test_a_pre_planted_secret_others_can_read_is_refused(tmp_path, monkeypatch, planted_mode):
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     secret = home / "web_secret"
     secret.write_text("a" * 64 + "\n")
     secret.chmod(planted_mode)
@@ -240,7 +240,7 @@ def test_a_pre_planted_secret_others_can_read_is_refused(tmp_path, monkeypatch, 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
 def test_a_secret_another_user_owns_is_refused(tmp_path):
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     secret = home / "web_secret"
     secret.write_text("b" * 64 + "\n")
     secret.chmod(0o600)

@@ -59,7 +59,7 @@ def test_record_feedback_records_who_called_it(db, add_items, spy):
 
     ids = seed(db, add_items)
     tool = collect_tools()["record_feedback"]
-    assert call_tool(db, tool, {"user": "ada", "item_id": ids[0], "liked": True}, source="ui")["ok"]
+    assert call_tool(db, tool, {"user": "ada", "item_id": ids[0], "liked": True}, face="web")["ok"]
     assert call_tool(db, tool, {"user": "ada", "item_id": ids[1], "liked": False})["ok"]
     assert spy.seen == [("click", "ui"), ("click", "agent")]
     sources = dict(db.execute("SELECT item_id, source FROM clicks").fetchall())

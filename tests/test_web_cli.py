@@ -1,5 +1,6 @@
 """``hermes web``: loopback by default, a non-loopback bind only with --allow-remote (and a
-warning). uvicorn is replaced by a recorder: no server is started here."""
+warning), a busy port refused before anything is announced. The bind and uvicorn are
+replaced by recorders: no server is started here."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ from typer.testing import CliRunner
 def served(monkeypatch):
     calls = []
 
-    def fake_run(app, **kwargs):
-        calls.append({"app": app, **kwargs})
+    def fake_bind(host, port):
+        return {"host": host, "port": port}
 
-    import uvicorn
+    def fake_serve(app, sock, **kwargs):
+        calls.append({"app": app, **sock, **kwargs})
 
-    monkeypatch.setattr(uvicorn, "run", fake_run)
+    from hermes import net as sockets
+
+    monkeypatch.setattr(sockets, "bind", fake_bind)
+    monkeypatch.setattr(sockets, "serve_asgi", fake_serve)
     return calls
 
 
@@ -70,6 +75,19 @@ def test_bad_port_is_one_clear_line(served, db_path):
     assert result.exit_code != 0
     assert "Traceback" not in result.output
     assert served == []
+
+
+def test_a_busy_port_is_one_error_line_before_any_announcement(db_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = invoke(["web", "--db", str(db_path), "--port", str(port)])
+    assert result.exit_code == 1
+    assert f"port {port} on 127.0.0.1 is already in use" in result.stderr and "--port" in result.stderr
+    assert "http://" not in result.output  # no URL announced for a server that never ran
 
 
 def test_help_mentions_the_flag():

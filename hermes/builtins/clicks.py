@@ -11,10 +11,14 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..contract import Result, ok, tool
+from ..faces import Say, plural
 from ..hookspecs import hookimpl
 from ..records import require_item, require_user
 from ..storage.signals import record_click
 from ..tools import ItemId, User, caller
+
+NEXT_RANKING = Say(mcp="the next list_feed uses it", cli="the next `hermes feed` uses it",
+                   web="the feed is ranked with it from now on")
 
 
 class Feedback(Result):
@@ -36,8 +40,8 @@ def record_feedback(
     click = record_click(db, persona["id"], item["id"], liked, source=caller())
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
     what = "like" if liked else "dislike"
-    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} ({n} clicks in "
-              "total); the next list_feed uses it.", click=click, n_clicks=n)
+    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} "
+              f"({plural(n, 'click')} in total); {NEXT_RANKING}.", click=click, n_clicks=n)
 
 
 @hookimpl

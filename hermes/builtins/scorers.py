@@ -30,6 +30,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..contract import Component, ScoringContext
+from ..faces import plural
 from ..hookspecs import hookimpl
 from ..ranking import interests, logistic
 from ..ranking.interests import interest_groups, interests_vectors
@@ -238,7 +239,7 @@ def _fit_classifier(matrix, clicks, user) -> dict:
         return {**inactive, "detail": {**detail, "reason": "no clicks yet"}}
     if not likes or not dislikes:
         if known:
-            have = f"{likes} like(s)" if likes else f"{dislikes} dislike(s)"
+            have = plural(likes, "like") if likes else plural(dislikes, "dislike")
             reason = f"needs both a like and a dislike; has {have} only"
         else:
             reason = "the clicked items have no embeddings yet"
@@ -254,7 +255,7 @@ def _fit_classifier(matrix, clicks, user) -> dict:
         "intercept": intercept,
         "weight": n / (n + CLASSIFIER_SHRINK),
         "detail": {**detail, "active": True, "soft_negatives": len(negatives),
-                   "reason": f"fit on {likes} like(s) and {dislikes} dislike(s), with "
+                   "reason": f"fit on {plural(likes, 'like')} and {plural(dislikes, 'dislike')}, with "
                              f"{len(negatives)} unclicked items as weak negatives"},
     }
 

@@ -1,6 +1,9 @@
 """The ``hermes`` command line (typer). Plugins add commands via ``hermes_register_commands``.
 
-:func:`build_app` makes a fresh app each time (the tests build one per plugin set).
+:func:`build_app` makes a fresh app each time (the tests build one per plugin set). Every
+invocation runs in the CLI face (:mod:`hermes.faces`: messages name commands and options,
+signals are recorded with source ``ui``), shows slow steps on stderr (:mod:`hermes.status`),
+and reports every mistake — usage errors included — as one ``error:`` line with exit 1.
 """
 
 from __future__ import annotations
@@ -8,13 +11,104 @@ from __future__ import annotations
 import sys
 
 import typer
+from typer.core import TyperGroup
 
-from .. import __version__
+from .. import __version__, faces, status
 from ..errors import HermesError
 from ..plugins import describe_plugins, get_plugin_manager
-from ..tools import caller_as
 from . import core
-from .support import DbOption, JsonOption, emit_json
+from .support import JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json, lower_first
+
+
+class HermesGroup(TyperGroup):
+    """The root command: one error style, the CLI face, the status line, tidy help."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        _polish_help(self)
+        face = faces.enter("cli")
+        root_db, as_json = ROOT_DB.set(None), JSON_REQUESTED.set(False)
+        try:
+            with status.listen(StatusLine()):
+                code = self._run(args, prog_name, complete_var, **extra)
+        finally:
+            JSON_REQUESTED.reset(as_json)
+            ROOT_DB.reset(root_db)
+            faces.leave(face)
+        if not standalone_mode:
+            return code
+        sys.exit(code or 0)
+
+    def _run(self, args, prog_name, complete_var, **extra) -> int:
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            return result if isinstance(result, int) else 0
+        except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+            ctx = getattr(exc, "ctx", None)
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `hermes feeds`: show its help
+                typer.echo(ctx.get_help() if ctx else exc.format_message())
+                return 0
+            message = _range_message(exc) or exc.format_message().rstrip(".")
+            if ctx is not None:  # a usage error: point at the command's help
+                message += f" (see `{ctx.command_path} --help`)"
+            if "--json" in (sys.argv[1:] if args is None else list(args)):
+                emit_json({"ok": False, "message": message})  # --json: still one document
+            typer.echo(f"error: {lower_first(message)}", err=True)
+            return 1
+        except HermesError as exc:
+            typer.echo(f"error: {lower_first(str(exc))}", err=True)
+            return 1
+        except (typer.Abort, KeyboardInterrupt, EOFError):
+            typer.echo("", err=True)
+            return 130
+
+
+def _range_message(exc) -> str | None:
+    """An out-of-range or non-numeric value of a bounded option, said the same way as the
+    tools say it: ``--likes must be a whole number from 0 to 50``."""
+    param = getattr(exc, "param", None)
+    low, high = getattr(param, "min", None), getattr(param, "max", None)
+    if not isinstance(exc, typer.BadParameter) or (low is None and high is None):
+        return None
+    name = max(param.opts, key=len) if getattr(param, "opts", None) else param.name.upper()
+    bound = (f"from {low} to {high}" if low is not None and high is not None
+             else f"of at least {low}" if low is not None else f"of at most {high}")
+    return f"{name} must be a whole number {bound}"
+
+
+def _polish_help(command) -> None:
+    """Help that reads like a conventional CLI: ``USER`` rather than ``{user}`` for an
+    argument, and no ``<bool>`` type after a flag (it takes no value)."""
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", "") == "argument":
+            if param.metavar is None:
+                param.metavar = param.name.upper()
+            if type(param).__name__ != "_PlainArgument" and hasattr(param, "_usage_display_name"):
+                param.__class__ = _plain_argument(type(param))
+        elif getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    try:  # --help itself is a flag, made (and cached) on first use
+        helper = command.get_help_option(command.context_class(command))
+    except Exception:  # noqa: BLE001 - help stays as typer draws it
+        helper = None
+    if helper is not None and helper.metavar is None:
+        helper.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _polish_help(sub)
+
+
+_PLAIN: dict[type, type] = {}
+
+
+def _plain_argument(base: type) -> type:
+    """``base`` with click's usage notation: ``USER`` when required, ``[USER]`` otherwise."""
+    if base not in _PLAIN:
+        def _usage_display_name(self) -> str:
+            name = self.metavar or self.name.upper()
+            name = name if self.required else f"[{name}]"
+            return name + ("..." if self.nargs != 1 else "")
+
+        _PLAIN[base] = type("_PlainArgument", (base,), {"_usage_display_name": _usage_display_name})
+    return _PLAIN[base]
 
 
 def plugins_command(db: DbOption = None, as_json: JsonOption = False):
@@ -40,6 +134,7 @@ def _version(value: bool):
 def build_app() -> typer.Typer:
     app = typer.Typer(
         name="hermes",
+        cls=HermesGroup,
         help="A self-hosted personal feed engine for researchers.",
         no_args_is_help=True,
         add_completion=False,
@@ -48,14 +143,13 @@ def build_app() -> typer.Typer:
 
     @app.callback()
     def _root(
-        ctx: typer.Context,
+        db: DbOption = None,
         version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                      help="Print the version and exit."),
     ):
         """hermes: ingest feeds, rank them per persona, explain, digest, keep a corpus."""
-        # A person at the command line: tools the commands call record source 'ui' (as the
-        # web UI does); `hermes serve` still says 'agent' for every MCP call.
-        ctx.with_resource(caller_as("ui"))
+        if db:
+            ROOT_DB.set(db)
 
     app.command("plugins")(plugins_command)
     core.register(app)
@@ -66,7 +160,7 @@ def build_app() -> typer.Typer:
 def main() -> None:
     try:
         build_app()()
-    except HermesError as exc:
+    except HermesError as exc:  # raised while building the app (a broken plugin list)
         typer.echo(f"error: {exc}", err=True)
         sys.exit(1)
 

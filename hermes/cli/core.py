@@ -10,16 +10,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import config
+from .. import config, net
 from ..demo import run_demo
 from ..errors import HermesError
+from ..faces import plural
 from ..ingest.refresher import start_background
 from ..ingest.runlock import IngestBusy, describe
 from ..ingest.schedule import next_refresh, seconds_until
 from ..net import is_loopback
 from ..storage.db import get_db
 from ..tools import collect_tools
-from .support import DbOption, JsonOption, die, emit_json, open_db, run_guarded
+from .support import ROOT_DB, DbOption, JsonOption, database, database_path, die, emit_json, open_db, run_guarded
 
 NoRefreshOption = Annotated[bool, typer.Option(
     "--no-refresh", help="Do not fetch feeds in the background (run `hermes ingest` yourself).")]
@@ -29,7 +30,10 @@ def serve(
     ctx: typer.Context,
     db: DbOption = None,
     transport: Annotated[str, typer.Option(help="stdio, or http (streamable HTTP at http://HOST:PORT/mcp).")] = "stdio",
-    tools: Annotated[Optional[str], typer.Option(help="Comma-separated tool groups to serve, e.g. feeds,persona.")] = None,
+    tools: Annotated[Optional[str], typer.Option(
+        metavar="GROUPS", help="Tool groups to serve, comma-separated: feeds, persona, digest, "
+                               "corpus, or a plugin's group (`hermes plugins` lists them). "
+                               "Default: all.")] = None,
     host: Annotated[str, typer.Option(help="Bind address for --transport http (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --transport http.")] = 8766,
     token: Annotated[Optional[str], typer.Option(
@@ -41,22 +45,25 @@ def serve(
         "--allow-remote", help="Allow --host to be a non-loopback address (exposes the tools to the network).")] = False,
     no_refresh: NoRefreshOption = False,
 ):
-    """Serve every registered tool over MCP (stdio by default), keeping the feeds fresh in
-    the background ([ingest] every; --no-refresh turns that off)."""
+    """Serve every registered tool over MCP (stdio by default); Ctrl-C stops it.
+
+    The feeds stay fresh in the background ([ingest] every; --no-refresh turns that off).
+    The database path is logged on stderr at start and given to the agent in the server's
+    instructions, so a host that does not pass HERMES_HOME / HERMES_DB is noticed.
+    """
     # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve.
     from ..mcp_server import build_server, run_http, run_stdio
 
     if transport not in ("stdio", "http"):
-        die(f"unknown transport {transport!r}; use stdio or http")
+        die(f"unknown transport {transport!r}; use --transport stdio or --transport http")
     groups = {g.strip() for g in tools.split(",") if g.strip()} if tools else None
-    if tools is not None and not groups:
-        die("--tools needs at least one group name, e.g. --tools feeds,persona")
     try:
-        if groups:
-            known = {t.group for t in collect_tools().values()}
-            unknown = groups - known
-            if unknown:
-                die(f"unknown tool group(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        known = sorted({t.group for t in collect_tools().values()})
+        if tools is not None and not groups:
+            die(f"--tools needs at least one group name; known groups: {', '.join(known)}")
+        unknown = (groups or set()) - set(known)
+        if unknown:
+            die(f"unknown tool group(s): {', '.join(sorted(unknown))}; known: {', '.join(known)}")
         token = _token(ctx, token)
         if transport == "http" and not is_loopback(host):
             if not allow_remote:
@@ -65,17 +72,24 @@ def serve(
             typer.echo(f"warning: serving hermes MCP tools on {host}:{port}, reachable from the "
                        "network" + ("" if token else " WITHOUT a token: anyone who can reach it can "
                                     "change your feeds and feedback"), err=True)
-        server = build_server(str(config.db_path(db)), groups)
+        target, origin = database_path(db)
+        with database(db, create=True):
+            pass  # created (with its starter feeds) or checked now, not at the first tool call
+        server = build_server(str(target), groups)
+        sock = net.bind(host, port) if transport == "http" else None
     except HermesError as exc:
         die(str(exc))
-    refresher = None if no_refresh else run_guarded(start_background, db)
+    served = ", ".join(sorted(groups)) if groups else "all tool groups"
+    typer.echo(f"hermes MCP server ({transport}): database {target} (from {origin}); {served}; "
+               "Ctrl-C stops it", err=True)
+    refresher = None if no_refresh else run_guarded(start_background, str(target))
     try:
         if transport == "stdio":
             run_stdio(server)  # stdout is the protocol stream: nothing else may print to it
         else:
-            typer.echo(f"hermes MCP server on http://{host}:{port}/mcp"
+            typer.echo(f"listening on http://{host}:{port}/mcp"
                        + (" (bearer token required)" if token else ""), err=True)
-            run_http(server, host=host, port=port, token=token)
+            run_http(server, sock=sock, host=host, token=token)
     finally:
         if refresher is not None:
             refresher.stop()
@@ -115,21 +129,29 @@ def web(
     refusal = check_bind(host, allow_remote)
     if refusal:
         die(refusal)
+    target, _ = database_path(db)
+    with database(db, create=True):
+        pass
     try:
-        run(db, host, port, allow_remote, typer.echo, refresh=not no_refresh)
+        run(str(target), host, port, allow_remote, typer.echo, refresh=not no_refresh)
     except HermesError as exc:
         die(str(exc))
 
 
 
 def demo(
-    db: Annotated[Optional[str], typer.Option("--db", help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
+    db: Annotated[Optional[str], typer.Option("--db", metavar="PATH",
+                                              help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
 ):
     """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
-    path = db or str(config.home() / "demo.db")
-    database = get_db(path)
-    run_demo(database, typer.echo)
-    typer.echo(f"\nDemo database: {path}  (try: hermes --help, hermes web --db {path})")
+    path = db or ROOT_DB.get() or str(config.home() / "demo.db")
+    database = run_guarded(get_db, path)
+    try:
+        run_demo(database, typer.echo)
+    finally:
+        database.conn.close()
+    typer.echo(f"\nDemo database: {path}  (try: hermes --db {path} feed demo --all, "
+               f"hermes --db {path} feed demo -i, hermes web --db {path})")
 
 
 BUSY_EXIT = 75  # EX_TEMPFAIL: another ingest runs; try later (the background refresh does)
@@ -137,7 +159,7 @@ BUSY_EXIT = 75  # EX_TEMPFAIL: another ingest runs; try later (the background re
 
 def ingest(
     db: DbOption = None,
-    feed: Annotated[Optional[list[int]], typer.Option("--feed", help="Only this feed id (repeatable).")] = None,
+    feed: Annotated[Optional[list[int]], typer.Option("--feed", metavar="ID", help="Only this feed id (repeatable).")] = None,
     as_json: JsonOption = False,
     due: Annotated[bool, typer.Option("--due", help=(
         "Only the feeds whose refresh is due (fetched longer than --every ago, and not "
@@ -153,20 +175,16 @@ def ingest(
 ):
     """Fetch every feed, store new items and embed them; print what happened per feed.
 
-    On the first run of a new database the feeds table is seeded from feeds.toml; after
-    that the database is the truth. Exit status 1 only when every fetched feed failed.
-    Only one ingest of a database runs at a time: a second one waits for the first.
+    A new database starts with the starter feeds (said when it happens). Exit status 1 when
+    any feed failed (each is named; the others were stored), 130 on Ctrl-C (what was stored
+    is kept and the next run embeds it). Only one ingest of a database runs at a time: a
+    second one waits for the first.
     """
-    # Here, not at the top: httpx and feedparser load only for a command that fetches.
-    from ..ingest.pipeline import seed_feeds
-
-    database = run_guarded(open_db, db)
+    database = run_guarded(open_db, db, create=True)
     interval = run_guarded(config.parse_duration, every, "--every") if every is not None \
         else run_guarded(config.settings).ingest_every
     if (due or watch) and interval <= 0:
         die("--due and --watch need a refresh interval: pass --every 1h (or set [ingest] every)")
-    if not due:
-        run_guarded(seed_feeds, database)
     if watch:
         _watch(database, feed or None, interval, as_json)
         return
@@ -177,6 +195,7 @@ def ingest(
 
 
 def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) -> bool:
+    """One ingest run, reported; ``False`` when a feed failed (each one is named)."""
     # Here, not at the top: httpx and feedparser load only for a command that fetches.
     from ..ingest.guard import REFUSED
     from ..ingest.pipeline import run_ingest
@@ -185,34 +204,39 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
         typer.echo(f"another hermes ingest is running ({describe(running)}); waiting for it "
                    "to finish…", err=True)
 
+    before = _ingest_state(database)
     show_bar = sys.stdout.isatty() and not as_json
-    with _progress_bar(show_bar) as progress:
-        try:
-            summary = run_ingest(database, feed_ids=feed_ids, progress=progress,
-                                 due_every=due_every, wait=wait, on_wait=waiting)
-        except IngestBusy as exc:
-            if as_json:
-                emit_json({"ok": False, "busy": True, "message": str(exc), "feeds": []})
-            else:
-                typer.echo(f"error: {exc}; not waiting (--no-wait)", err=True)
-            raise typer.Exit(BUSY_EXIT)
-        except HermesError as exc:
-            if as_json and getattr(exc, "summary", None) is not None:
-                emit_json({"ok": False, "message": str(exc), "feeds": exc.summary})
-                raise typer.Exit(1)
-            die(str(exc))
-    tried = [s for s in summary if s["status"] != "skipped"]
-    ok = not tried or any(s["status"] != "failed" for s in tried)
+    try:
+        with _progress_bar(show_bar) as progress:
+            try:
+                summary = run_ingest(database, feed_ids=feed_ids, progress=progress,
+                                     due_every=due_every, wait=wait, on_wait=waiting)
+            except IngestBusy as exc:
+                if as_json:
+                    emit_json({"ok": False, "busy": True, "message": str(exc), "feeds": []})
+                else:
+                    typer.echo(f"error: {exc}; not waiting (--no-wait)", err=True)
+                raise typer.Exit(BUSY_EXIT)
+            except HermesError as exc:
+                if as_json and getattr(exc, "summary", None) is not None:
+                    emit_json({"ok": False, "message": str(exc), "feeds": exc.summary})
+                    raise typer.Exit(1)
+                die(str(exc))
+    except KeyboardInterrupt:
+        typer.echo(f"\ninterrupted: {_interrupted_report(database, before)}", err=True)
+        raise typer.Exit(130)
+    failed = [s for s in summary if s["status"] == "failed"]
     counts = {k: sum(1 for s in summary if s["status"] == k)
               for k in ("new", "unchanged", "failed", "skipped")}
-    message = (f"{sum(s['new'] for s in summary)} new items from {len(summary)} feeds "
+    new_items = sum(s["new"] for s in summary)
+    message = (f"{plural(new_items, 'new item')} from {plural(len(summary), 'feed')} "
                f"({counts['new']} with new items, {counts['unchanged']} unchanged, "
                f"{counts['failed']} failed, {counts['skipped']} skipped); "
                f"{summary.embedded} embedded")
     if summary.not_due:
         message += f"; {summary.not_due} not due yet"
     if as_json:
-        emit_json({"ok": ok, "message": message, "new_items": sum(s["new"] for s in summary),
+        emit_json({"ok": not failed, "message": message, "new_items": new_items,
                    "embedded": summary.embedded, "feeds_by_status": counts,
                    "not_due": summary.not_due, "feeds": list(summary)})
     else:
@@ -230,7 +254,12 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
             typer.echo(message)
         else:
             typer.echo("no feeds: add one with `hermes feeds add URL_OR_PATH`")
-    return ok
+        if failed:
+            names = ", ".join(f"#{s['feed_id']} ({s['url']})" for s in failed)
+            kept = "; the other feeds were stored" if len(failed) < len(summary) else ""
+            typer.echo(f"error: {plural(len(failed), 'feed')} failed: {names}{kept}. "
+                       "`hermes feeds list` shows each error", err=True)
+    return not failed
 
 
 def _watch(database, feed_ids, every: float, as_json: bool) -> None:
@@ -250,6 +279,28 @@ def _watch(database, feed_ids, every: float, as_json: bool) -> None:
         typer.echo("stopped watching", err=True)
 
 
+def _ingest_state(db) -> dict:
+    return {"max_id": db.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()[0]}
+
+
+def _interrupted_report(db, before: dict) -> str:
+    """What an interrupted ingest leaves: every feed's items commit with the feed, and
+    embedding resumes on the next run (it embeds whatever lacks an embedding)."""
+    try:
+        new, feeds = db.execute(
+            "SELECT count(*), count(DISTINCT feed_id) FROM items WHERE id > ?", [before["max_id"]]
+        ).fetchone()
+        pending = db.execute("SELECT count(*) FROM items WHERE embedding IS NULL").fetchone()[0]
+    except Exception:  # noqa: BLE001 - the database may be mid-rollback; say what is sure
+        return ("the items of every feed that finished are stored; the next `hermes ingest` "
+                "fetches the rest and embeds what is missing")
+    stored = f"{plural(new, 'new item')} from {plural(feeds, 'feed')} stored"
+    if pending:
+        return (f"{stored}; {pending} not embedded yet — the next `hermes ingest` embeds them "
+                "(and fetches what was not reached)")
+    return f"{stored}, all embedded; the next `hermes ingest` fetches what was not reached"
+
+
 @contextmanager
 def _progress_bar(enabled: bool):
     """A rich progress bar fed by run_ingest's ``progress(stage, done, total)`` callback."""
@@ -263,7 +314,8 @@ def _progress_bar(enabled: bool):
 
         def update(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                label = {"fetch": "Fetching feeds", "embed": "Embedding items"}.get(stage, stage)
+                label = {"fetch": "Fetching feeds",
+                         "embed": "Embedding new items (the model loads first)"}.get(stage, stage)
                 tasks[stage] = bar.add_task(label, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 

@@ -1,27 +1,140 @@
-"""What every CLI command shares: the ``--db`` / ``--json`` options, opening the database,
-printing JSON, and turning a user mistake into one clear line with a non-zero exit."""
+"""What every CLI command shares: the ``--db`` / ``--json`` options, opening (or starting) the
+database, calling a tool as a person at the terminal, printing JSON, the status line, and
+turning a user mistake into one ``error:`` line with exit status 1."""
 
 from __future__ import annotations
 
+import contextvars
 import json
+import os
 import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from .. import config
 from ..errors import HermesError
+from ..faces import plural
 from ..storage.db import get_db
+from ..tools import call_tool, collect_tools
 
 DbOption = Annotated[
     Optional[str],
-    typer.Option("--db", help="Database file (default: $HERMES_DB or <HERMES_HOME>/hermes.db).",
-                 envvar="HERMES_DB", show_envvar=False),
+    typer.Option("--db", metavar="PATH",
+                 help="Database file; also accepted before the command (`hermes --db PATH …`). "
+                      "Default: $HERMES_DB, else <HERMES_HOME>/hermes.db."),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+#: Whether the running command was given ``--json`` (set by the option's callback): then
+#: even a refusal prints one JSON document on stdout.
+JSON_REQUESTED: contextvars.ContextVar[bool] = contextvars.ContextVar("hermes_json", default=False)
 
 
-def open_db(path: str | None):
-    return get_db(path)
+def _remember_json(value: bool) -> bool:
+    if value:
+        JSON_REQUESTED.set(True)
+    return value
+
+
+JsonOption = Annotated[bool, typer.Option("--json", callback=_remember_json,
+                                          help="Print one JSON document on stdout.")]
+
+#: ``hermes --db PATH COMMAND``: the root option, used when the command has no --db of its own.
+ROOT_DB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_root_db", default=None)
+
+#: The commands that may start a new database (the others refuse a path that does not exist).
+STARTERS = ("`hermes ingest`, `hermes feeds add URL`, `hermes feeds import-opml FILE` or "
+            "`hermes persona create NAME --interests TEXT`")
+
+
+DEFAULT_ORIGIN = "the default location, <HERMES_HOME>/hermes.db"
+
+
+def database_path(path: str | None) -> tuple[Path, str]:
+    """The database file a command uses, and where that choice came from (for messages)."""
+    chosen = path or ROOT_DB.get()
+    if chosen:
+        return config.db_path(chosen), "--db"
+    if os.environ.get("HERMES_DB"):
+        return config.db_path(), "HERMES_DB"
+    return config.db_path(), DEFAULT_ORIGIN
+
+
+def open_db(path: str | None, *, create: bool = False):
+    """Open the hermes database; a missing file is an error unless ``create`` (the command
+    is one meant to start a database). A database this starts gets the starter feeds, and
+    stderr says so."""
+    db, started = _open(path, create)
+    if started:
+        announce_started(*started)
+    return db
+
+
+def _open(path: str | None, create: bool):
+    """``(database, None)``, or ``(database, (file, created, starter feed ids, feeds.toml))``
+    when this call created the file or gave it the starter feeds."""
+    target, origin = database_path(path)
+    exists = target.exists() or target.is_symlink()
+    if not exists and not create:
+        raise HermesError(
+            f"no hermes database at {target} (from {origin}); nothing was created. Check the "
+            f"path for a typo, or start a database with {STARTERS}.")
+    if not create:
+        return get_db(target), None
+    if not exists and origin != DEFAULT_ORIGIN and not target.parent.is_dir():
+        raise HermesError(
+            f"cannot start a database at {target}: the folder {target.parent} does not exist "
+            f"(a typo in {origin}?). Create the folder first if you meant it.")
+    # Here, not at the top: the ingest modules load httpx, needed only to start a database.
+    from ..ingest.feedlist import start_database
+
+    db, created, seeded, source = start_database(target)
+    return db, ((target, created, seeded, source) if created or seeded else None)
+
+
+def announce_started(target: Path, created: bool, seeded: list[int], source: Path) -> None:
+    if created:
+        typer.echo(f"created a new hermes database at {target}", err=True)
+    if seeded:
+        typer.echo(f"subscribed to {plural(len(seeded), 'starter feed')} from {source} "
+                   "(`hermes feeds list` shows them; `hermes feeds remove ID --yes` drops one)",
+                   err=True)
+
+
+@contextmanager
+def database(path: str | None, *, create: bool = False):
+    """``with database(db) as conn:`` — opened (a mistake becomes an ``error:`` line) and
+    closed afterwards. A database this block starts is announced when the block succeeds
+    and removed again when it fails (a mistyped ``hermes persona create`` leaves nothing)."""
+    db, started = run_guarded(_open, path, create)
+    created, ok = bool(started and started[1]), False
+    try:
+        yield db
+        ok = True
+    except typer.Exit as exc:
+        ok = not exc.exit_code
+        raise
+    finally:
+        db.conn.close()
+        if started and (ok or not created):  # starter feeds given to an existing file stay
+            announce_started(*started)
+        elif created:
+            target = started[0]
+            for leftover in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
+                leftover.unlink(missing_ok=True)
+
+
+def run_tool(db, name: str, /, **arguments) -> dict:
+    """Call tool ``name`` as a person at the terminal: the same function MCP calls (one write
+    path), worded for the CLI, signals recorded with source ``ui``."""
+    tool = collect_tools().get(name)
+    if tool is None:
+        raise HermesError(f"the {name} tool is not available: the plugin that provides it is "
+                          "disabled (see `hermes plugins`)")
+    return call_tool(db, tool, arguments, face="cli")
 
 
 def emit_json(payload) -> None:
@@ -29,19 +142,37 @@ def emit_json(payload) -> None:
 
 
 def die(message: str, code: int = 1):
-    """Print one line on stderr and exit non-zero (no traceback for user mistakes)."""
-    typer.echo(f"error: {message}", err=True)
+    """Print one line on stderr and exit non-zero (no traceback for user mistakes). Under
+    ``--json`` stdout still gets one document, ``{"ok": false, "message": …}``."""
+    if _json_requested():
+        emit_json({"ok": False, "message": message})
+    typer.echo(f"error: {lower_first(message)}", err=True)
     raise typer.Exit(code)
 
 
+def _json_requested() -> bool:
+    return JSON_REQUESTED.get()
+
+
+def lower_first(message: str) -> str:
+    """``Nothing removed …`` → ``nothing removed …`` after ``error:``; acronyms, paths and
+    quoted names stay as they are."""
+    if len(message) > 1 and message[0].isupper() and message[1].islower():
+        return message[0].lower() + message[1:]
+    return message
+
+
 def check(result: dict, as_json: bool) -> dict:
-    """Print a tool result for humans or as JSON; exit non-zero when it failed."""
+    """Print a tool result as JSON (``--json``), or exit with its message as an ``error:``
+    line when it failed. An empty answer (``"nothing_to_show": true``) is not a
+    failure: every command exits 0 on it."""
+    failed = not result.get("ok", True) and not result.get("nothing_to_show")
     if as_json:
         emit_json(result)
-        if not result.get("ok", True):
+        if failed:
             raise typer.Exit(1)
-    elif not result.get("ok", True):
-        die(result.get("message", "failed"))
+    elif failed:
+        die(result.get("message") or "failed")
     return result
 
 
@@ -50,3 +181,115 @@ def run_guarded(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except HermesError as exc:
         die(str(exc))
+
+
+def style(text: str, **kw) -> str:
+    """Colour and weight only on a terminal."""
+    return typer.style(text, **kw) if sys.stdout.isatty() else text
+
+
+class StatusLine:
+    """Shows :func:`hermes.status.step` messages that last longer than :attr:`DELAY`: a
+    spinner on stderr when it is a terminal, else a ``hermes: …`` line when the step starts
+    and one with its duration when it ends (a log or a cron mail says where the time went)."""
+
+    DELAY = 0.4  # a step faster than this shows nothing
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty()
+        self.stack: list[str] = []
+        self.revealed = 0  # how many of the stack's steps have been shown
+        self.spinner = None
+        self.timer = None
+        self.lock = threading.RLock()
+
+    @contextmanager
+    def __call__(self, message: str):
+        started = time.monotonic()
+        with self.lock:
+            self.stack.append(message)
+            if len(self.stack) == 1:
+                self.timer = threading.Timer(self.DELAY, self._reveal)
+                self.timer.daemon = True
+                self.timer.start()
+            elif self.revealed:
+                self._reveal()
+        try:
+            yield
+        finally:
+            with self.lock:
+                shown = len(self.stack) <= self.revealed
+                self.stack.pop()
+                self.revealed = min(self.revealed, len(self.stack))
+                if not self.stack and self.timer is not None:
+                    self.timer.cancel()
+                if shown and not self.live:
+                    self._line(f"… {message.split(' (')[0]}: {time.monotonic() - started:.1f} s")
+                elif self.spinner is not None:
+                    if self.stack:
+                        self.spinner.update(self.stack[-1])
+                    else:
+                        self.spinner.stop()
+                        self.spinner = None
+
+    def _reveal(self) -> None:
+        with self.lock:
+            for message in self.stack[self.revealed:]:
+                self._show(message)
+            self.revealed = len(self.stack)
+
+    def _line(self, text: str) -> None:
+        self.stream.write(f"hermes: {text}\n")
+        self.stream.flush()
+
+    def _show(self, message: str) -> None:
+        if not self.live:
+            self._line(f"{message} …")
+        elif self.spinner is not None:
+            self.spinner.update(message)
+        else:
+            from rich.console import Console
+            from rich.errors import LiveError
+
+            spinner = Console(file=self.stream).status(message)
+            try:
+                spinner.start()
+            except LiveError:  # a progress bar is live (ingest): it says what is happening
+                return
+            self.spinner = spinner
+
+
+def clean(text, width: int | None = None) -> str:
+    """Feed text made safe for a terminal: control characters (escape sequences included)
+    dropped, whitespace collapsed, cut to ``width``."""
+    import unicodedata
+
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in str(text or ""))
+    text = " ".join(text.split())
+    if width and len(text) > width:
+        text = text[: width - 1].rstrip() + "…"
+    return text
+
+
+def run_each(db_path: str | None, tool: str, item_ids: list, as_json: bool, **arguments) -> list[dict]:
+    """The person's verbs on several items (``hermes like ada 3 5 8``): one tool call per
+    item through :func:`run_tool`, each result's message printed (a refusal as an
+    ``error:`` line), or one JSON document ``{ok, message, results}``. Exit 1 if any failed;
+    the others are still applied."""
+    with database(db_path) as db:
+        results = [run_tool(db, tool, item_id=item_id, **arguments) for item_id in item_ids]
+    failed = [r for r in results if not r.get("ok")]
+    if as_json:
+        emit_json({"ok": not failed,
+                   "message": f"{len(results) - len(failed)} of {plural(len(results), 'item')} done",
+                   "results": results})
+    else:
+        for result in results:
+            if result.get("ok"):
+                typer.echo(result["message"])
+            else:
+                typer.echo(f"error: {lower_first(result['message'])}", err=True)
+    if failed:
+        raise typer.Exit(1)
+    return results

@@ -3,6 +3,7 @@ sample feeds of the offline demo."""
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 
 import sqlite_utils
@@ -11,7 +12,7 @@ from .. import config
 from ..errors import HermesError
 from ..records import insert_feed, now_iso
 from ..storage.transactions import write_transaction
-from .fetch import is_local
+from .fetch import is_local, local_path
 
 SEEDED_KEY = "feeds_seeded"
 
@@ -43,9 +44,42 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
     return out
 
 
+def canonical_location(url: str) -> str:
+    """One spelling per feed, so the same feed cannot be subscribed twice: a local file as
+    its absolute resolved path (``file://`` URLs and relative paths included), a web URL
+    with its scheme and host lower-cased, the default port and any fragment dropped."""
+    url = url.strip()
+    if is_local(url):
+        return str(local_path(url).expanduser().resolve())
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:  # a malformed port: leave the URL for the fetcher to refuse
+        return url
+    netloc = host if port in (None, {"http": 80, "https": 443}.get(scheme)) else f"{host}:{port}"
+    if parts.username or parts.password:
+        userinfo = parts.netloc.rpartition("@")[0]
+        netloc = f"{userinfo}@{netloc}"
+    return urllib.parse.urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def find_feed(db: sqlite_utils.Database, url: str) -> dict | None:
+    """The subscribed feed at ``url`` however it is spelled (see :func:`canonical_location`)."""
+    wanted = canonical_location(url)
+    for feed_id, stored, title in db.execute("SELECT id, url, title FROM feeds ORDER BY id"):
+        if stored == url or canonical_location(stored) == wanted:
+            return {"id": feed_id, "url": stored, "title": title}
+    return None
+
+
 def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
               subscribed_by: str = "user") -> list[int]:
-    """Register feeds (``INSERT OR IGNORE`` by URL); return the ids of the ones added.
+    """Register feeds under their canonical location, skipping any already subscribed
+    (however spelled); return the ids of the ones added.
 
     ``subscribed_by``: ``user`` for lists a person gave (feeds.toml, OPML, the CLI), ``agent``
     for a URL from an MCP tool or the web form; ingest guards an agent's feeds.
@@ -53,14 +87,16 @@ def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
     added = []
     with write_transaction(db):
         for url, title in feeds:
-            feed_id = insert_feed(db, url, title, subscribed_by=subscribed_by)
+            if find_feed(db, url):
+                continue
+            feed_id = insert_feed(db, canonical_location(url), title, subscribed_by=subscribed_by)
             if feed_id is not None:
                 added.append(feed_id)
     return added
 
 
 def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]:
-    """Seed the feeds table from ``feeds.toml`` — once per database.
+    """Seed the feeds table from ``feeds.toml`` — once per database (:func:`start_database`).
 
     It runs only while the database has never been seeded and has no feeds; after that the
     database is the truth (``hermes feeds add/remove`` and the tools change it) and editing
@@ -76,3 +112,31 @@ def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]
         if db.execute("SELECT 1 FROM feeds LIMIT 1").fetchone():
             return []
         return add_feeds(db, read_feeds_toml(path))
+
+
+def start_database(path: Path) -> tuple[sqlite_utils.Database, bool, list[int], Path]:
+    """Open ``path`` for a command meant to start a database: create it when missing, and
+    give the starter feeds of ``feeds.toml`` to a database that was never started (a new one,
+    or one whose creation was interrupted), once.
+
+    The one rule for starter feeds: the first command that starts a database (a CLI command
+    meant to start one, ``hermes serve``, ``hermes web``) subscribes them, whichever it is,
+    and the face says so. Returns the database, whether this call created the file, the ids
+    of the feeds subscribed and the file they came from.
+    """
+    # Here, not at the top: opening a database runs migrations, which reach the plugin
+    # manager; the feed list itself loads only what reading feeds.toml needs.
+    from ..storage.db import get_db
+
+    created = not (path.exists() or path.is_symlink())
+    source = config.feeds_toml()
+    db = get_db(path)
+    try:
+        seeded = seed_feeds(db, source)
+    except HermesError:
+        db.conn.close()
+        if created:  # leave no half-started database behind: the next command starts afresh
+            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                leftover.unlink(missing_ok=True)
+        raise
+    return db, created, seeded, source

@@ -29,7 +29,7 @@ from email.utils import parsedate_to_datetime
 import sqlite_utils
 
 from .. import config
-from ..embed import get_embedder
+from ..embed import get_embedder, prewarm
 from ..errors import HermesError, NotFound
 from ..plugins import get_plugin_manager
 from ..ranking import matrix_store
@@ -172,7 +172,8 @@ def trusted(feed: dict, settings: config.Settings) -> bool:
 
 
 async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
-                        progress: Progress | None) -> list[dict]:
+                        progress: Progress | None, on_new: Callable[[], None] = lambda: None,
+                        ) -> list[dict]:
     limit = asyncio.Semaphore(max(1, settings.fetch_concurrency))
     out: list[dict] = []
 
@@ -197,6 +198,8 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
         for done, next_done in enumerate(asyncio.as_completed(tasks), 1):
             feed, res, err = await next_done
             out.append(await _handle(db, feed, res, err))
+            if out[-1]["new"]:
+                on_new()
             if progress:
                 progress("fetch", done, len(feeds))
     return out
@@ -305,11 +308,22 @@ def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary
                                      "(the server asked for a pause, or the feed failed repeatedly)")
         for f in feeds if not _due(f, now))
     summary.not_due = not_due
+    warming: list = []
+
+    def on_new() -> None:
+        # New items will need the model: load it now, while the other feeds download,
+        # rather than after the last one (the load takes seconds; a 304 run never pays it).
+        if not warming:
+            warming.append(prewarm(embedder or get_embedder()))
+
     if due:
-        results = run_sync(lambda: _ingest_feeds(db, due, settings, progress))
+        results = run_sync(lambda: _ingest_feeds(db, due, settings, progress, on_new))
         order = {f["id"]: k for k, f in enumerate(feeds)}
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])
+    for thread in warming:
+        if thread is not None:
+            thread.join()
     summary.embedded = embed_new(db, embedder, progress=progress, summary=summary)
     if summary.embedded >= matrix_store.MIN_ROWS:
         _warm_matrix(db, embedder)
@@ -326,7 +340,6 @@ def _warm_matrix(db, embedder=None) -> None:
 def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=None) -> int:
     """Embed every item without an embedding from the active model, in batches."""
     if embedder is None:
-
         embedder = get_embedder()  # cheap: the model itself loads on the first embed call
     total = db.execute(
         "SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
@@ -337,6 +350,8 @@ def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=No
     if expect:
         expect(total)
     done = 0
+    if progress:
+        progress("embed", 0, total)  # shown before the first batch, which may load the model
 
     def tick(n: int) -> None:
         nonlocal done

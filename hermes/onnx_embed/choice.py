@@ -84,6 +84,17 @@ class DefaultEmbedder:
             return "torch"
         return "onnx"
 
+    def load(self) -> None:
+        """Load the model the next (small) call would use, ahead of it:
+        :func:`hermes.embed.prewarm` overlaps this with an ingest's downloads."""
+        if self.choose(1) == "onnx":
+            try:
+                self.onnx.load()
+                return
+            except Exception:  # noqa: BLE001 — embed() reports it and falls back
+                return
+        self.reference.load()
+
     def embed(self, texts: list[str]) -> np.ndarray:
         with self._lock:
             if self._run:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..embed import MiniLMEmbedder
+from ..status import step
 from . import artifact
 from .tokenizer import batch_arrays, load_tokenizer, offline_env
 
@@ -38,14 +39,15 @@ class OnnxMiniLMEmbedder:
             if self._session is not None:
                 return
             offline_env()
-            path = self.model_path or artifact.prepare()
-            import onnxruntime as ort  # here, not at module level: it loads only to embed
+            with step("loading the embedding model (ONNX Runtime, once per process)"):
+                path = self.model_path or artifact.prepare()
+                import onnxruntime as ort  # here, not at module level: it loads only to embed
 
-            options = ort.SessionOptions()
-            options.log_severity_level = 3  # errors only: its warnings are not the user's to fix
-            self._tokenizer = load_tokenizer(self.weights or artifact.weights_dir())
-            self._session = ort.InferenceSession(str(path), options,
-                                                 providers=["CPUExecutionProvider"])
+                options = ort.SessionOptions()
+                options.log_severity_level = 3  # errors only: its warnings are not the user's to fix
+                self._tokenizer = load_tokenizer(self.weights or artifact.weights_dir())
+                self._session = ort.InferenceSession(str(path), options,
+                                                     providers=["CPUExecutionProvider"])
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)

@@ -18,6 +18,7 @@ import sqlite_utils
 
 from ..contract import Embedder
 from ..embed import from_blob, to_blob
+from ..status import step
 
 #: Bumped when what is persisted per interests text changes (v2: the clauses too).
 INTERESTS_FORMAT = "v2"
@@ -83,7 +84,10 @@ def interests_vectors(db: sqlite_utils.Database, user: dict, embedder: Embedder)
     if row and row[0] == key and row[1]:
         return from_blob(row[1]).reshape(-1, embedder.dimension)
     clauses = interest_clauses(text)
-    vecs = embedder.embed([text, *(clauses if len(clauses) > 1 else [])])
+    # The first embedding of a process loads the model (seconds): say so to a waiting person.
+    with step(f"embedding the interests of {user.get('name') or 'the persona'} (new or changed "
+              "text; the model loads on first use)"):
+        vecs = embedder.embed([text, *(clauses if len(clauses) > 1 else [])])
     try:
         db.execute(
             "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",

@@ -10,6 +10,7 @@ import sqlite_utils
 
 from .. import config
 from ..errors import HermesError, Unavailable
+from . import dbfile
 from .migrations import migrate as run_migrations
 from .transactions import BUSY_TIMEOUT_S, DISK_FULL, READONLY, disk_full
 
@@ -33,17 +34,29 @@ def connect(path: str | os.PathLike) -> sqlite_utils.Database:
         if disk_full(path):
             raise Unavailable(f"{path}: cannot create the database: {DISK_FULL}") from exc
         raise HermesError(f"{path}: cannot create the database ({exc.strerror or exc})") from exc
+    conn = None
     try:
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
         )
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        # Before the first write (switching to WAL rewrites the header): a non-empty file
+        # that is not a hermes database is refused and left exactly as it was.
+        dbfile.refuse_foreign(conn, path)
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, HermesError) as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, HermesError):
+            raise
         if "readonly" in str(exc) or "read-only" in str(exc):
             raise HermesError(f"{path}: {READONLY}") from exc
+        if "not a database" in str(exc):
+            raise HermesError(f"{path} is not a SQLite database; hermes changes nothing in it. "
+                              "Point --db (or HERMES_DB) at a hermes database, or at a new "
+                              "file to start one.") from exc
         if isinstance(exc, sqlite3.OperationalError) and disk_full(path):
             raise Unavailable(f"{path}: cannot open: {DISK_FULL} (SQLite: {exc})") from exc
         raise HermesError(f"{path}: cannot open as a SQLite database ({exc})") from exc
@@ -76,6 +89,8 @@ def get_db(path: str | os.PathLike | None = None, *, migrate: bool = True) -> sq
     if migrate:
         try:
             run_migrations(db)
+            if not dbfile.is_hermes(db.conn):
+                dbfile.mark(db.conn)
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc) or "read-only" in str(exc):
                 raise HermesError(f"{target}: {READONLY}") from exc

@@ -76,7 +76,7 @@ class Tools:
         if tool is None:
             return None
         accepted = {p.name for p in tool.arguments()}
-        return call_tool(db, tool, {k: v for k, v in arguments.items() if k in accepted}, source="ui")
+        return call_tool(db, tool, {k: v for k, v in arguments.items() if k in accepted}, face="web")
 
     def require(self, db, group: str, name: str, /, **arguments) -> dict:
         """For actions: 503 when the tool is missing, 400 with its message when it refuses,

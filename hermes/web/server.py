@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import net
 from ..ingest.refresher import start_background, start_manual
 from ..net import LOOPBACK_HOSTS, is_loopback
 from .app import create_app
@@ -28,10 +29,9 @@ def allowed_hosts(host: str, allow_remote: bool) -> list[str] | None:
 
 def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo,
         refresh: bool = True) -> None:
-    import uvicorn
-
     # Read (or make) the form-signing secret now: an unsafe one stops the server at start.
     app = create_app(db_path, secret=load_secret(), allowed_hosts=allowed_hosts(host, allow_remote))
+    sock = net.bind(host, port)  # before the announcement: a busy port is an error, not a dead URL
     shown = f"[{host}]" if ":" in host else host
     if not is_loopback(host):
         echo(f"warning: the hermes web UI is reachable from the network on {shown}:{port} "
@@ -44,6 +44,6 @@ def run(db_path: str | None, host: str, port: int, allow_remote: bool, echo,
     echo(f"hermes web UI on http://{shown}:{port}/  (database: {app.state.db_path}; {every}; "
          "Ctrl-C stops)", err=True)
     try:
-        uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning")
+        net.serve_asgi(app, sock)
     finally:
         refresher.stop()

@@ -15,7 +15,7 @@ import numpy as np
 from hermes.hookspecs import hookimpl
 
 from . import exchange, membership, routes, schema, tools
-from .cli import corpus_app, save_command
+from .cli import register as register_commands
 from .signals import KINDS
 
 
@@ -64,5 +64,4 @@ def hermes_register_routes(app):
 
 @hookimpl
 def hermes_register_commands(app):
-    app.add_typer(corpus_app(), name="corpus")
-    app.command("save")(save_command)
+    register_commands(app)

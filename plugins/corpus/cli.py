@@ -1,5 +1,11 @@
 """``hermes corpus …``: a persona's corpus at the terminal (read views, reconcile, export,
-vault sync), and ``hermes save`` for items no feed brought."""
+vault sync), and the person's reading verbs: ``hermes read / save / unsave / note /
+highlight USER ITEM…`` (``save`` also takes an arXiv id, DOI or URL of an item no feed brought).
+
+Every command calls the corpus tools through :func:`hermes.cli.support.run_tool` (the same
+functions MCP calls; worded for the CLI; signals recorded with source ``ui``). An empty
+answer exits 0.
+"""
 
 from __future__ import annotations
 
@@ -10,64 +16,85 @@ from typing import Annotated, Optional
 import typer
 
 from hermes.arguments import validate
-from hermes.cli.support import DbOption, JsonOption, check, emit_json, open_db, run_guarded
+from hermes.cli.support import (
+    DbOption,
+    JsonOption,
+    check,
+    clean,
+    database,
+    emit_json,
+    lower_first,
+    open_db,
+    run_each,
+    run_guarded,
+    run_tool,
+)
 from hermes.errors import HermesError
+from hermes.faces import plural
 from hermes.records import require_user
 
 from . import exchange, membership
 from . import export as exporting
 from . import sync as vault
 from . import tools as t
+from .signals import MAX_TEXT
+
+UserArg = Annotated[str, typer.Argument(metavar="USER", help="Persona name (see `hermes persona list`).")]
+ItemsArg = Annotated[list[int], typer.Argument(metavar="ITEM...", help="Item ids, as `hermes feed USER` prints them.")]
+ItemArg = Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")]
+TextArg = Annotated[str, typer.Argument(metavar="TEXT", help=f"At most {MAX_TEXT} characters.")]
 
 
-def _run(db_path, fn, as_json: bool, *args) -> dict:
-    db = run_guarded(open_db, db_path)
-    try:
-        return check(fn(db, *args), as_json)
-    finally:
-        db.conn.close()
+def _run(db_path, tool: str, as_json: bool, **arguments) -> dict:
+    with database(db_path) as db:
+        return check(run_tool(db, tool, **arguments), as_json)
 
 
-def show(user: str, db: DbOption = None, as_json: JsonOption = False):
+# --- the corpus views ------------------------------------------------------------------
+
+def show(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
     """Summary of USER's corpus: revision, experienced and saved counts, top topics."""
-    r = _run(db, t.corpus, as_json, user)
+    r = _run(db, "corpus", as_json, user=user)
     if as_json:
         return
     typer.echo(r["message"])
     for e in r["top_entities"]:
-        typer.echo(f"  {e['entity']} ({e['kind']}, {e['item_count']} items)")
+        typer.echo(f"  {clean(e['entity'])} ({e['kind']}, {plural(e['item_count'], 'item')})")
 
 
 def items(
-    user: str,
+    user: UserArg,
     facet: Annotated[str, typer.Option(help="experienced (read or captured) or saved (favorited, unread).")] = "experienced",
-    limit: Annotated[int, typer.Option(min=1, max=500)] = 50,
+    limit: Annotated[int, typer.Option(min=1, max=500, help="How many items.")] = 50,
     db: DbOption = None, as_json: JsonOption = False,
 ):
     """List the items of one facet of USER's corpus, newest first."""
-    r = _run(db, t.corpus_items, as_json, user, facet, limit)
+    r = _run(db, "corpus_items", as_json, user=user, facet=facet, limit=limit)
     if as_json:
         return
     typer.echo(r["message"])
     for i in r["items"]:
-        typer.echo(f"  #{i['item_id']}  {i['title']}")
+        typer.echo(f"  #{i['item_id']}  {clean(i['title'], 100)}")
 
 
-def ranked(user: str, limit: Annotated[int, typer.Option(min=1, max=200)] = 10,
+def ranked(user: UserArg, limit: Annotated[int, typer.Option(min=1, max=200, help="How many items.")] = 10,
            db: DbOption = None, as_json: JsonOption = False):
     """USER's experienced items by strength."""
-    r = _run(db, t.corpus_ranked, as_json, user, limit)
+    r = _run(db, "corpus_ranked", as_json, user=user, limit=limit)
     if as_json:
         return
+    typer.echo(r["message"])
     for i in r["items"]:
-        typer.echo(f"  {i['strength']:.2f}  #{i['item_id']}  {i['title']}")
+        typer.echo(f"  {i['strength']:.2f}  #{i['item_id']}  {clean(i['title'], 100)}")
 
 
-def changes(user: str, since: Annotated[int, typer.Option(help="Revision to start after (0 = all).")] = 0,
-            limit: Annotated[int, typer.Option(min=1, max=1000)] = 200,
+def changes(user: UserArg,
+            since: Annotated[int, typer.Option(min=0, metavar="REVISION",
+                                               help="Revision to start after (0 = all).")] = 0,
+            limit: Annotated[int, typer.Option(min=1, max=1000, help="How many changes.")] = 200,
             db: DbOption = None, as_json: JsonOption = False):
     """Membership changes of USER's corpus after revision --since."""
-    r = _run(db, t.corpus_changes, as_json, user, since, limit)
+    r = _run(db, "corpus_changes", as_json, user=user, since=since, limit=limit)
     if as_json:
         return
     typer.echo(r["message"])
@@ -75,31 +102,32 @@ def changes(user: str, since: Annotated[int, typer.Option(help="Revision to star
         typer.echo(f"  r{c['revision']}  {c['kind']:<7}  {c['facet']:<11}  #{c['item_id']}")
 
 
-def recall(user: str, query: str, limit: Annotated[int, typer.Option(min=1, max=50)] = 10,
+def recall(user: UserArg,
+           query: Annotated[str, typer.Argument(metavar="WORDS", help="Words that must all occur.")],
+           limit: Annotated[int, typer.Option(min=1, max=50, help="How many items.")] = 10,
            db: DbOption = None, as_json: JsonOption = False):
-    """Search what USER read or captured for QUERY."""
-    r = _run(db, t.recall, as_json, user, query, limit)
+    """Search what USER read or captured for WORDS."""
+    r = _run(db, "recall", as_json, user=user, query=query, limit=limit)
     if as_json:
         return
     typer.echo(r["message"])
     for i in r["items"]:
-        typer.echo(f"  #{i['item_id']}  {i['title']}  ({', '.join(i['matched_in'])})")
+        typer.echo(f"  #{i['item_id']}  {clean(i['title'], 100)}  ({', '.join(i['matched_in'])})")
 
 
-def reconcile(user: str, db: DbOption = None, as_json: JsonOption = False):
-    """Recompute USER's membership from the raw signals (after changing heard_threshold in
-    config.toml), logging each difference as a revision."""
-    database = run_guarded(open_db, db)
-    try:
+def reconcile(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
+    """Recompute USER's membership from the raw signals.
+
+    Run it after changing heard_threshold in config.toml; each difference is logged as a
+    revision."""
+    with database(db) as database_:
         try:
-            u = require_user(database, user)
-            found = membership.reconcile(database, u["id"])
+            u = require_user(database_, user)
+            found = membership.reconcile(database_, u["id"])
         except HermesError as exc:
             check({"ok": False, "message": str(exc), "changes": []}, as_json)
             return
-        revision, _ = membership.revision_state(database, u["id"])
-    finally:
-        database.conn.close()
+        revision, _ = membership.revision_state(database_, u["id"])
     message = f"{len(found)} membership changes for {u['name']}; revision {revision}"
     if as_json:
         emit_json({"ok": True, "message": message, "changes": found, "revision": revision})
@@ -194,25 +222,6 @@ def sync(
         typer.echo(f"  untouched: {name}")
 
 
-def save_command(user: str,
-         ref: Annotated[str, typer.Argument(help="An arXiv id (2401.12345), a DOI (10.1000/xyz) or a URL.")],
-         db: DbOption = None, as_json: JsonOption = False):
-    """Save a paper or page no feed brought for USER: fetch its metadata once, store and
-    embed it, and put it in USER's saved facet (an item already stored is only marked saved)."""
-    database = run_guarded(open_db, db)
-    try:
-        # A person at the CLI is trusted to save from a private address; still through the
-        # tool's argument checks.
-        checked = run_guarded(validate, "save_item", exchange.save_item.argument_model,
-                              {"user": user, "ref": ref})
-        r = run_guarded(exchange.save, database, checked["user"], checked["ref"], trusted=True)
-    finally:
-        database.conn.close()
-    check(r, as_json)
-    if not as_json:
-        typer.echo(r["message"])
-
-
 def corpus_app() -> typer.Typer:
     app = typer.Typer(help="A persona's corpus: what it read or captured, and what it saved.",
                       no_args_is_help=True)
@@ -225,3 +234,89 @@ def corpus_app() -> typer.Typer:
     app.command()(export)
     app.command()(sync)
     return app
+
+
+# --- the person's reading verbs ---------------------------------------------------------
+
+def read(user: UserArg, items_: ItemsArg, db: DbOption = None, as_json: JsonOption = False):
+    """Mark items read by USER: they enter the corpus as experienced."""
+    run_each(db, "record_progress", items_, as_json, user=user, fraction=1.0)
+
+
+def save(
+    user: UserArg,
+    refs: Annotated[list[str], typer.Argument(
+        metavar="ITEM...", help="Item ids, as `hermes feed USER` prints them, or an arXiv id "
+                                "(2401.12345), a DOI (10.1000/xyz) or a URL of something no "
+                                "feed brought.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Save items for later for USER (the saved facet; not marked read).
+
+    An item id (a whole number) is favorited; an arXiv id, DOI or URL is fetched once, stored,
+    embedded and saved (an item already stored is only marked saved)."""
+    ids = [int(r) for r in refs if r.strip().isdigit()]
+    others = [r.strip() for r in refs if not r.strip().isdigit()]
+    saved = _save_references(db, user, others, as_json) if others else True
+    if ids:
+        run_each(db, "favorite", ids, as_json, user=user, on=True)
+    if not saved:
+        raise typer.Exit(1)
+
+
+def _save_references(db_path, user: str, refs: list[str], as_json: bool) -> bool:
+    """The ``save_item`` tool's function for a person at the terminal: trusted, so a private
+    address may be fetched (an agent's call may not), and recorded with source ``ui``."""
+    with database(db_path) as conn:
+        results = [_save_one(conn, user, ref) for ref in refs]
+    for result in results:
+        if as_json:
+            emit_json(result)
+        elif result.get("ok"):
+            typer.echo(result["message"])
+        else:
+            typer.echo(f"error: {lower_first(result['message'])}", err=True)
+    return all(r.get("ok") for r in results)
+
+
+def _save_one(db, user: str, ref: str) -> dict:
+    """One reference through the tool's own argument checks, then its function as trusted."""
+    try:
+        checked = validate("save_item", exchange.save_item.argument_model, {"user": user, "ref": ref})
+        return exchange.save(db, checked["user"], checked["ref"], trusted=True)
+    except HermesError as exc:
+        return {"ok": False, "message": str(exc), **exchange.SavedItem.empty()}
+
+
+def unsave(user: UserArg, items_: ItemsArg, db: DbOption = None, as_json: JsonOption = False):
+    """Remove items from USER's saved-for-later list."""
+    run_each(db, "favorite", items_, as_json, user=user, on=False)
+
+
+def note(user: UserArg, item: ItemArg, text: TextArg, db: DbOption = None, as_json: JsonOption = False):
+    """Write a note on ITEM for USER: the item enters the corpus as experienced."""
+    r = _run(db, "add_note", as_json, user=user, item_id=item, text=text)
+    if not as_json:
+        typer.echo(r["message"])
+
+
+def highlight(
+    user: UserArg, item: ItemArg, text: TextArg,
+    comment: Annotated[Optional[str], typer.Option("--note", metavar="TEXT",
+                                                   help="A comment on the passage.")] = None,
+    db: DbOption = None, as_json: JsonOption = False,
+):
+    """Keep a passage of ITEM for USER: the item enters the corpus as experienced."""
+    r = _run(db, "add_highlight", as_json, user=user, item_id=item, text=text, note=comment)
+    if not as_json:
+        typer.echo(r["message"])
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(corpus_app(), name="corpus")
+    app.command("read")(read)
+    app.command("save")(save)
+    app.command("unsave")(unsave)
+    app.command("note")(note)
+    app.command("highlight")(highlight)

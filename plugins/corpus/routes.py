@@ -17,8 +17,8 @@ from starlette.routing import Route
 
 from hermes.contract import fail, failure
 from hermes.errors import HermesError, InvalidInput, NotFound
+from hermes.faces import speaking
 from hermes.records import require_user
-from hermes.tools import caller_as
 from hermes.web.access import request_db
 
 from . import tools
@@ -55,7 +55,7 @@ def _endpoint(tool, parse):
             return 400, fail(str(exc), **tool.empty)
         db = request_db(request)
         try:
-            with caller_as("ui"):
+            with speaking("web"):  # a person in the browser: words for the web, source ui
                 return 200, tool.invoke(db, arguments)
         except NotFound as exc:
             return 404, fail(str(exc), **tool.empty)

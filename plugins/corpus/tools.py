@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from hermes.contract import Result, ok, tool
+from hermes.faces import Say
 from hermes.records import require_user
 from hermes.tools import ItemId, User, caller
 
@@ -29,6 +30,23 @@ class Write(Result):
     facet: str | None = None
     revision: int | None = None
     changes: Objects = []
+
+
+# What a reader can do next, in the words of each face (hermes.faces).
+CONFIRM_DELETE = Say(mcp="call again with confirm=true to delete it",
+                     cli="there is no CLI command to delete it; use the delete tool over MCP",
+                     web="press Delete again to delete it")
+REREAD_ITEMS = Say(mcp="re-read corpus_items for the full state",
+                   cli="`hermes corpus items USER` shows the full state",
+                   web="the Corpus page shows the full state")
+
+
+def _more(next_since: int) -> Say:
+    return Say(mcp=f"call again with since={next_since}",
+               cli=f"rerun with --since {next_since}",
+               web="press More")
+
+
 
 
 class Progress(Write):
@@ -174,7 +192,7 @@ def _delete(what: str, db, user, row_id, confirm) -> dict:
         row = (signals.get_highlight if what == "highlight" else signals.get_note)(db, user, row_id)
         u = require_user(db, user)
         return ok(f"Would delete {what} {row['id']} on item {row['item_id']}: {row['text'][:200]!r}. "
-                  f"Nothing was deleted; call again with confirm=true to delete it.",
+                  f"Nothing was deleted; {CONFIRM_DELETE}.",
                   **_where(db, u["id"], row["item_id"], []), **{key: row["id"]}, text=row["text"],
                   deleted=False)
     fn = signals.delete_highlight if what == "highlight" else signals.delete_note
@@ -307,9 +325,9 @@ def corpus_changes(
     facet, the current revision, and truncated=true if older changes were trimmed."""
     u = require_user(db, user)
     r = membership.changes_since(db, u["id"], since, limit)
-    note = (" Some changes after that revision were trimmed from the log: re-read corpus_items "
-            "for the full state." if r["truncated"] else "")
-    more = f" More follow: call again with since={r['next_since']}." if r["has_more"] else ""
+    note = (f" Some changes after that revision were trimmed from the log: {REREAD_ITEMS}."
+            if r["truncated"] else "")
+    more = f" More follow: {_more(r['next_since'])}." if r["has_more"] else ""
     return ok(f"{_n(len(r['changes']), 'change')} after revision {since}; current revision "
               f"{r['revision']}.{note}{more}",
               user=u["name"], since=since, **r)

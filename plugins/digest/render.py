@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import typer
 
+from hermes.faces import plural
 from hermes.text import clip
 
 
@@ -49,7 +50,7 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
     if result.get("unclustered"):
         echo("")
         echo(typer.style("## Unclustered", bold=True, fg="cyan")
-             + f"  ({len(result['unclustered'])} items whose tags match no topic)")
+             + f"  ({plural(len(result['unclustered']), 'item')} whose tags match no topic)")
         for item in result["unclustered"]:
             for line in _item_lines(item):
                 echo(line)
@@ -75,8 +76,9 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
             echo(f"       … {saved['n_total'] - len(saved['items'])} more saved")
     quality = result.get("ranking_quality") or {}
     echo("")
-    echo(f"Ranking: {quality.get('clicks', 0)} clicks ({quality.get('likes', 0)} likes, "
-         f"{quality.get('dislikes', 0)} dislikes); classifier "
+    echo(f"Ranking: {plural(quality.get('clicks', 0), 'click')} "
+         f"({plural(quality.get('likes', 0), 'like')}, "
+         f"{plural(quality.get('dislikes', 0), 'dislike')}); classifier "
          f"{'active' if quality.get('classifier_active') else 'inactive'}.")
     if quality.get("caveat"):
         echo(typer.style(f"Caveat: {clean(quality['caveat'])}", fg="yellow"))
@@ -86,5 +88,5 @@ def render_communities(result: dict, echo: Callable[[str], None] = typer.echo) -
     echo(clean(result.get("message")))
     for c in result.get("communities", []):
         echo(typer.style(clean(c["label"]), bold=True)
-             + f"  ({c['size']} tags, {c['n_items']} items): "
+             + f"  ({plural(c['size'], 'tag')}, {plural(c['n_items'], 'item')}): "
              + ", ".join(clean(t) for t in c["top_tags"]))

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from hermes import tag_graph
-from hermes.contract import CandidateQuery, Result, fail, ok, tool
+from hermes.contract import CandidateQuery, Result, nothing, ok, tool
+from hermes.faces import INGEST, Say
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
@@ -63,6 +64,8 @@ class Digest(Result):
     n_in_window: int = 0
     saved: Saved = Saved()
     below_bar: BelowBar = BelowBar()
+    #: true when the call was fine and there is nothing to show (ok stays false, seed 001)
+    nothing_to_show: bool = False
 
 
 class Communities(Result):
@@ -72,7 +75,24 @@ class Communities(Result):
     n_nodes: int = 0
     singletons_left_out: int = 0
     n_items: int = 0
+    #: true when the call was fine and there is no topic yet
+    nothing_to_show: bool = False
 
+
+# What a reader can do next, in the words of each face (hermes.faces).
+WIDEN = Say(mcp="widen the window with a larger days value", cli="widen the window with --days N",
+            web="choose a longer period")
+N_TOTAL = Say(mcp="; n_total gives each topic's full count", cli="", web="")
+SEE_SAVED = Say(mcp=" (see saved)", cli=" (listed below)", web=" (listed below)")
+SEE_CAVEAT = Say(mcp="see ranking_quality.caveat", cli="see the caveat below", web="see the note below")
+SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
+                 web="show them below the fold")
+SHOW_CLOSEST = Say(mcp="below_bar=true lists the closest anyway",
+                   cli="--below-bar lists the closest anyway", web="Show opens the closest anyway")
+BAR_ADVICE = Say(mcp="widen the window, add feeds on the persona's topics (add_feed), or like items",
+                 cli="widen the window (--days N), add feeds on the persona's topics "
+                     "(`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
+                 web="choose a longer period, add feeds on your topics, or ✓ items you like")
 
 def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
@@ -101,9 +121,9 @@ def kg_communities(
              "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
              "n_items": graph.n_items}
     if not graph.communities:
-        why = ("no items yet; add feeds and run `hermes ingest`" if not graph.n_items else
-               "no tag occurs on two or more items yet, so there is no graph; ingest more items")
-        return fail(f"No topic communities: {why}.", **{**Communities.empty(), **stats})
+        why = (f"no items yet; {INGEST}" if not graph.n_items else
+               f"no tag occurs on two or more items yet, so there is no graph; {INGEST}")
+        return nothing(f"No topic communities: {why}.", **{**Communities.empty(), **stats})
     shown = graph.communities[:limit]
     return ok(
         f"{_n(len(graph.communities), 'topic community', 'topic communities')} over "
@@ -111,6 +131,7 @@ def kg_communities(
         "found on one item only left out.",
         communities=[community_dict(c) for c in shown],
         **stats,
+        nothing_to_show=False,
     )
 
 
@@ -137,7 +158,8 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
                   "interests text. Like or dislike a few items to start training the ranking.")
     elif not (likes and dislikes):
         only, missing = ("likes", "dislike") if likes else ("dislikes", "like")
-        caveat = (f"All {clicks} clicks are {only}, so the classifier has never been trained (it "
+        caveat = (f"{'The only click is a ' + only[:-1] if clicks == 1 else f'All {clicks} clicks are {only}'}"
+                  ", so the classifier has never been trained (it "
                   f"needs at least one like and one dislike): the order rests on similarity to "
                   f"the interests text and per-tag preferences. One {missing} would activate it.")
     else:
@@ -223,9 +245,9 @@ def digest(
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
     saved = saved_not_read(db, persona["id"], per_topic)
     if not n_in_window:
-        return fail(
+        return nothing(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
-            "Run `hermes ingest` for new items, or widen the window with a larger days value.",
+            f"{INGEST.sentence()}, or {WIDEN}.",
             **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
@@ -264,9 +286,9 @@ def digest(
     if not n_above:
         message = (f"Nothing unread from the last {_n(days, 'day')} clears {persona['name']}'s "
                    f"bar: none of the {_n(n_in_window, 'item')} is a strong or good match"
-                   + (" (the closest are listed in below_bar)." if below_bar else
-                      "; below_bar=true lists the closest anyway.")
-                   + " Widen the window, add feeds on the persona's topics, or like items.")
+                   + (" (the closest are listed below the bar)." if below_bar else
+                      f"; {SHOW_CLOSEST}.")
+                   + f" {BAR_ADVICE.sentence()}.")
     else:
         message = (
             f"{_n(n_above, 'unread item')} from the last {_n(days, 'day')} "
@@ -274,15 +296,15 @@ def digest(
             + (f" (the best {n_above} of {ranking.n_above_bar})"
                if ranking.n_above_bar > n_above else "")
             + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} "
-            f"per topic; n_total gives each topic's full count), {len(unclustered)} unclustered; "
+            f"per topic{N_TOTAL}), {len(unclustered)} unclustered; "
             f"{_n(below['n_total'], 'more item')} below the bar"
-            + ("" if below_bar or not below["n_total"] else " (below_bar=true lists them)")
+            + ("" if below_bar or not below["n_total"] else f" ({SHOW_BELOW})")
             + "."
         )
     if saved["n_total"]:
-        message += f" Also {_n(saved['n_total'], 'saved item')} not read yet (see saved)."
+        message += f" Also {_n(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
     if quality["caveat"]:
-        message += " Ranking is not fully trained: see ranking_quality.caveat."
+        message += f" Ranking is not fully trained: {SEE_CAVEAT}."
     return ok(
         message,
         topics=ordered,
@@ -293,4 +315,5 @@ def digest(
         n_in_window=n_in_window,
         saved=saved,
         below_bar=below,
+        nothing_to_show=False,
     )

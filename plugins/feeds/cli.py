@@ -1,8 +1,11 @@
-"""``hermes feeds …`` (subscriptions) and ``hermes feed USER`` (the ranked list).
+"""``hermes feeds …`` (subscriptions), ``hermes feed USER`` (the ranked list, ``-i`` to triage
+it) and the person's verbs on items: ``hermes like / dislike USER ITEM…``, ``hermes explain
+USER ITEM``.
 
 A person at the CLI is trusted: ``feeds add`` and ``feeds preview`` take any URL or a local
-path and may reach private hosts. The commands call the same functions as the MCP tools; a
-user mistake is one ``error:`` line on stderr and a non-zero exit.
+path and may reach private hosts. The commands call the same functions as the MCP tools
+(worded for the CLI, clicks recorded with source ``ui``); a user mistake is one ``error:``
+line on stderr and exit status 1, and an empty answer exits 0.
 """
 
 from __future__ import annotations
@@ -14,18 +17,22 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli.support import DbOption, JsonOption, check, die, emit_json, open_db
+from hermes.cli.support import DbOption, JsonOption, check, clean, database, die, emit_json, run_each, run_tool, style
 from hermes.errors import HermesError
+from hermes.faces import plural
 from hermes.ranking.explain import rank_line
 
-from . import tools as t
-from .opml import build_opml, is_web_url, read_opml
-from .subscriptions import feed_rows, normalise_location, probe, removal_plan, subscribe, trust, unsubscribe
+from .opml import build_opml, is_web_url, local_feed_problem, read_opml
+from .subscriptions import feed_rows, normalise_location, probe, subscribe, trust
+from .tools import MAX_DAYS
 
 feeds_app = typer.Typer(
     name="feeds", help="Manage feed subscriptions (add, list, remove, preview, OPML).",
     no_args_is_help=True, add_completion=False,
 )
+
+UserArg = Annotated[str, typer.Argument(metavar="USER", help="Persona name (see `hermes persona list`).")]
+ItemsArg = Annotated[list[int], typer.Argument(metavar="ITEM...", help="Item ids, as `hermes feed USER` prints them.")]
 
 
 def guarded(fn):
@@ -39,38 +46,34 @@ def guarded(fn):
     return wrapper
 
 
-def _db(path):
-    return open_db(path)
-
-
-def _style(text: str, **kw) -> str:
-    return typer.style(text, **kw) if sys.stdout.isatty() else text
-
-
 @feeds_app.command("add")
 @guarded
 def add(
-    location: Annotated[str, typer.Argument(help="Feed URL, file:// URL or path to a feed file.")],
+    location: Annotated[str, typer.Argument(
+        metavar="URL_OR_PATH", help="Feed URL, a web page that links its feed, a file:// URL or "
+                                    "a path to a feed file.")],
     title: Annotated[Optional[str], typer.Option("--title", help="Display title (default: the feed's own).")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
-    """Subscribe to a feed after one fetch + parse checks it. Items arrive with `hermes ingest`."""
+    """Subscribe to a feed after one fetch + parse checks it.
+
+    A web page is followed to the feed it links. Items arrive with `hermes ingest`."""
     url = normalise_location(location)
-    database = _db(db)
-    try:
-        result = subscribe(database, url, title, subscribed_by="user",
-                           probe_fn=lambda u: probe(u, allow_private=True))
-    finally:
-        database.conn.close()
-    if not result["ok"] and result["feed"].get("subscribed_by") == "agent" and not as_json:
-        feed = result["feed"]
-        die(f"already subscribed, by an agent: feed {feed['id']}; `hermes feeds trust "
-            f"{feed['id']}` lets `hermes ingest` fetch it like a feed you added")
-    check(result, as_json)
+    probed = probe(url, allow_private=True)  # first: a location that is no feed starts no database
+    with database(db, create=True) as conn:
+        result = subscribe(conn, url, title, subscribed_by="user", probe_fn=lambda u: probed)
+        if not result["ok"] and result["feed"].get("subscribed_by") == "agent" and not as_json:
+            feed = result["feed"]
+            die(f"already subscribed, by an agent: feed {feed['id']}; `hermes feeds trust "
+                f"{feed['id']}` lets `hermes ingest` fetch it like a feed you added")
+        check(result, as_json)
     if not as_json:
         feed = result["feed"]
-        typer.echo(f"Subscribed: [{feed['id']}] {feed['title']}  ({feed['n_entries']} entries now)")
+        if feed.get("found_on_page"):
+            typer.echo(f"{clean(feed['found_on_page'])} is a web page; its feed is {clean(feed['url'])}")
+        typer.echo(f"Subscribed: [{feed['id']}] {clean(feed['title'])}  "
+                   f"({plural(feed['n_entries'], 'entry', 'entries')} now)")
         typer.echo("Run `hermes ingest` to load its items.")
 
 
@@ -78,74 +81,54 @@ def add(
 @guarded
 def list_(db: DbOption = None, as_json: JsonOption = False):
     """List subscriptions with item counts and fetch health."""
-    database = _db(db)
-    try:
-        result = t.list_feeds(database)
-    finally:
-        database.conn.close()
+    with database(db) as conn:
+        result = run_tool(conn, "list_feeds")
+    check(result, as_json)
     if as_json:
-        emit_json(result)
         return
     if not result["feeds"]:
-        typer.echo("No feeds yet. Add one: hermes feeds add URL")
+        typer.echo(result["message"])
     for f in result["feeds"]:
-        fetched = (f["last_fetched"] or "never fetched")[:16].replace("T", " ")
-        status = (_style(f"error x{f['error_count']}: {f['last_error']}", fg="red")
+        fetched = (f"last fetched {f['last_fetched'][:16].replace('T', ' ')}"
+                   if f["last_fetched"] else "never fetched")
+        status = (style(f"error x{f['error_count']}: {clean(f['last_error'], 200)}", fg="red")
                   if f["last_error"] else "ok")
-        typer.echo(f"[{f['id']}] {f['title'] or f['url']}")
-        typer.echo(f"     {f['url']}")
+        typer.echo(f"[{f['id']}] {clean(f['title'] or f['url'])}")
+        typer.echo(f"     {clean(f['url'])}")
         by = ("added by an agent: fetched with the private-address guard"
               if f["subscribed_by"] == "agent" else "")
-        typer.echo(" · ".join(filter(None, [f"     {f['item_count']} items",
-                                            f"last fetched {fetched}", status, by])))
+        typer.echo(" · ".join(filter(None, [f"     {plural(f['item_count'], 'item')}",
+                                            fetched, status, by])))
     if result["orphaned_items"]:
-        typer.echo(f"({result['orphaned_items']} items remain from removed feeds)")
+        typer.echo(f"({plural(result['orphaned_items'], 'item')} remain from removed feeds)")
 
 
 @feeds_app.command("remove")
 @guarded
 def remove(
-    feed_id: Annotated[int, typer.Argument(help="Feed id (see `hermes feeds list`).")],
+    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
     yes: Annotated[bool, typer.Option("--yes", help="Really remove (without it nothing changes).")] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Unsubscribe from a feed. Its items and every click on them are kept."""
-    database = _db(db)
-    try:
-        plan = removal_plan(database, feed_id)
-        keeps = (f"its {plan['item_count']} items stay in the archive and its "
-                 f"{plan['click_count']} clicks are kept")
-        if not yes:
-            if as_json:
-                emit_json({"ok": False, "removed": False, "feed": plan["feed"],
-                           "message": "nothing removed; rerun with --yes"})
-                raise typer.Exit(1)
-            die(f"nothing removed. This would unsubscribe {plan['what']}; {keeps}. "
-                "Rerun with --yes to remove it.")
-        unsubscribe(database, feed_id)
-    finally:
-        database.conn.close()
-    if as_json:
-        emit_json({"ok": True, "removed": True, "feed": plan["feed"],
-                   "message": f"removed {plan['what']}"})
-    else:
-        typer.echo(f"Removed {plan['what']}; {keeps}.")
+    with database(db) as conn:
+        result = run_tool(conn, "remove_feed", feed_id=feed_id, confirm=yes)
+    check(result, as_json)
+    if not as_json:
+        typer.echo(clean(result["message"]))
 
 
 @feeds_app.command("trust")
 @guarded
 def trust_command(
-    feed_id: Annotated[int, typer.Argument(help="Feed id (see `hermes feeds list`).")],
+    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Trust a feed an agent added: `hermes ingest` then fetches it like yours, LAN included."""
-    database = _db(db)
-    try:
-        feed = trust(database, feed_id)
-    finally:
-        database.conn.close()
+    with database(db) as conn:
+        feed = trust(conn, feed_id)
     what = f"feed {feed['id']} ({feed['url']})"
     message = (f"{what} is already yours: ingest fetches it without the private-address guard"
                if feed["already"] else
@@ -161,75 +144,85 @@ def trust_command(
 @feeds_app.command("preview")
 @guarded
 def preview(
-    location: Annotated[str, typer.Argument(help="Feed URL or path to a feed file.")],
-    limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="Entries to show.")] = 5,
+    location: Annotated[str, typer.Argument(metavar="URL_OR_PATH", help="Feed URL or path to a feed file.")],
+    limit: Annotated[int, typer.Option("--limit", min=1, max=20, help="Entries to show.")] = 5,
     as_json: JsonOption = False,
 ):
     """Show a feed's recent entries without subscribing."""
     url = normalise_location(location)
     parsed = probe(url, allow_private=True)
     entries = parsed["entries"][:limit]
+    feed_url = parsed.get("feed_url") or url
     if as_json:
-        emit_json({"ok": True, "feed": {"url": url, "title": parsed["title"],
-                                        "n_entries": parsed["n_entries"]},
+        emit_json({"ok": True, "feed": {"url": feed_url, "title": parsed["title"],
+                                        "n_entries": parsed["n_entries"],
+                                        "found_on_page": parsed.get("page_url")},
                    "entries": [{k: e.get(k) for k in ("title", "url", "published", "content_type",
                                                       "tags", "summary")} for e in entries]})
         return
-    typer.echo(f"{parsed['title'] or url}  ({parsed['n_entries']} entries)")
+    if parsed.get("page_url"):
+        typer.echo(f"{clean(url)} is a web page; its feed is {clean(feed_url)}")
+    typer.echo(f"{clean(parsed['title'] or feed_url)}  "
+               f"({plural(parsed['n_entries'], 'entry', 'entries')})")
     if parsed.get("warning"):
-        typer.echo(f"warning: {parsed['warning']}")
+        typer.echo(f"warning: {clean(parsed['warning'])}")
     for e in entries:
-        typer.echo(f"  - {e['title']}")
+        typer.echo(f"  - {clean(e['title'])}")
         meta = " · ".join(filter(None, [(e["published"] or "")[:10], e["content_type"], e["url"]]))
-        typer.echo(f"    {meta}")
+        typer.echo(f"    {clean(meta)}")
 
 
 @feeds_app.command("import-opml")
 @guarded
 def import_opml(
-    file: Annotated[Path, typer.Argument(help="An OPML file (as exported by most feed readers).")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="An OPML file (as exported by most feed readers).")],
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
-    """Subscribe to every http(s) feed listed in an OPML file (no fetch; `hermes ingest` loads them)."""
+    """Subscribe to every feed listed in an OPML file (no fetch; `hermes ingest` loads them).
+
+    Web feeds are taken as listed. A local path or file:// entry (as `hermes feeds
+    export-opml` writes for local feeds) is taken only when that file exists here and parses
+    as a feed, so a shared OPML file cannot make `hermes ingest` read other files.
+    """
     # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.feedlist import add_feeds
 
     entries = read_opml(file)
-    # OPML files are shared around: only web feeds are taken from one, never a local path or
-    # file:// URL that would make `hermes ingest` read this machine's disk.
-    web = [(u, title) for u, title in entries if is_web_url(u)]
-    skipped = [u for u, _ in entries if not is_web_url(u)]
-    database = _db(db)
-    try:
-        added = add_feeds(database, web)
-    finally:
-        database.conn.close()
-    result = {"ok": True, "added": len(added), "already_subscribed": len(web) - len(added),
-              "skipped": skipped, "feed_ids": added,
-              "message": f"{len(added)} feeds added, {len(web) - len(added)} already subscribed"
-                         + (f", {len(skipped)} non-http(s) entries skipped" if skipped else "")
-                         + ". Run `hermes ingest` to load their items."}
+    taken, skipped = [], []
+    for url, title in entries:
+        problem = None if is_web_url(url) else local_feed_problem(url)
+        if problem:
+            skipped.append({"url": url, "reason": problem})
+        else:
+            taken.append((url, title))
+    with database(db, create=True) as conn:
+        added = add_feeds(conn, taken)
+    message = (f"{plural(len(added), 'feed')} added, {len(taken) - len(added)} already subscribed"
+               + (f", {len(skipped)} skipped" if skipped else "")
+               + (". Run `hermes ingest` to load their items." if added else "."))
     if as_json:
-        emit_json(result)
-    else:
-        typer.echo(result["message"])
-        for url in skipped:
-            typer.echo(f"  skipped: {url}")
+        emit_json({"ok": True, "added": len(added), "already_subscribed": len(taken) - len(added),
+                   "skipped": skipped, "feed_ids": added, "message": message})
+        return
+    typer.echo(message)
+    for entry in skipped:
+        typer.echo(f"  skipped: {clean(entry['url'])} ({entry['reason']})")
 
 
 @feeds_app.command("export-opml")
 @guarded
 def export_opml(
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE",
+                                                   help="Write to this file instead of stdout.")] = None,
     db: DbOption = None,
 ):
-    """Write the subscriptions as OPML 2.0 (stdout by default)."""
-    database = _db(db)
-    try:
-        document = build_opml(feed_rows(database))
-    finally:
-        database.conn.close()
+    """Write the subscriptions as OPML 2.0 (stdout by default).
+
+    Local feeds are written as file:// URLs, which `hermes feeds import-opml` takes back on
+    this machine."""
+    with database(db) as conn:
+        document = build_opml(feed_rows(conn))
     if output is None:
         sys.stdout.buffer.write(document) if hasattr(sys.stdout, "buffer") else sys.stdout.write(document.decode())
         sys.stdout.flush()
@@ -243,115 +236,151 @@ def export_opml(
 
 @guarded
 def feed(
-    user: Annotated[str, typer.Argument(help="Persona name (see `hermes persona list`).")],
+    user: UserArg,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="How many items.")] = 20,
-    since_days: Annotated[Optional[int], typer.Option("--since-days", min=1, help="Only items from the last D days (default 7).")] = None,
+    since_days: Annotated[Optional[int], typer.Option(
+        "--since-days", metavar="DAYS", min=1, max=MAX_DAYS,
+        help="Only items from the last DAYS days (default 7).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items.")] = False,
     below_bar: Annotated[bool, typer.Option(
         "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
+    interactive: Annotated[bool, typer.Option(
+        "--interactive", "-i",
+        help="Triage on the terminal with single keys: j/k move, l like, d dislike, r read, "
+             "s save, o open in the browser, e explain, q quit; the list re-ranks after each "
+             "like or dislike.")] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
-    """Print USER's ranked feed: the items that clear its bar, each with its match and reason."""
+    """Print USER's ranked feed: the items that clear its bar, each with the reason it ranks
+    (--below-bar: the others too, under a fold; -i: triage it with keys)."""
     if all_ and since_days is not None:
         die("use either --since-days or --all, not both")
     window = None if all_ else (since_days or 7)
-    database = _db(db)
-    try:
-        result = t.list_feed(database, user, limit=limit, since_days=window, below_bar=below_bar)
-    finally:
-        database.conn.close()
+    if interactive:
+        if as_json:
+            die("use either --interactive or --json, not both")
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            die("--interactive needs a terminal (stdin and stdout); without it `hermes feed` "
+                "prints the list")
+        # Here, not at the top: rich's screen handling loads only for an interactive session.
+        from .triage import Triage
+
+        with database(db) as conn:
+            Triage(conn, user, limit=limit, since_days=window).run()
+        return
+    with database(db) as conn:
+        result = run_tool(conn, "list_feed", user=user, limit=limit, since_days=window,
+                          below_bar=below_bar)
     check(result, as_json)
     if as_json:
         return
-    scope = "the whole archive" if window is None else f"the last {window} days"
-    if not result["items"] and not result["below_bar"]:
-        typer.echo(result["message"] + ("" if all_ else " (try --all)"))
-        return
     above = [i for i in result["items"] if i["match"] in ("strong", "good")]
     below = [i for i in result["items"] if i["match"] not in ("strong", "good")]
-    if above:
-        typer.echo(_style(f"{result['above_bar']} of {result['above_bar'] + result['below_bar']} "
-                          f"unread items from {scope} clear {user}'s bar; best first.", dim=True))
-    else:
-        typer.echo(f"Nothing from {scope} clears {user}'s bar: no unread item there is a strong "
-                   "or good match." + ("" if below_bar else " --below-bar lists the closest "
-                                       "anyway") + ("" if all_ else "; --all ranks the whole archive")
-                   + ".")
+    typer.echo(style(result["message"], dim=True) if above else result["message"])
     for item in above:
-        _print_item(item)
-    if result["below_bar"]:
+        for line in item_lines(item):
+            typer.echo(line)
+    if above and result["below_bar"]:
         n = result["below_bar"]
-        fold = f"— {n} item{'s' if n != 1 else ''} below your bar"
-        typer.echo(_style(fold + (" —" if below_bar else " (--below-bar lists them) —"), dim=True))
+        fold = f"— {plural(n, 'item')} below your bar"
+        typer.echo(style(fold + (" —" if below_bar else " (--below-bar lists them) —"), dim=True))
     for item in below:
-        _print_item(item)
+        for line in item_lines(item):
+            typer.echo(line)
 
 
-def _print_item(item: dict) -> None:
-    head = f"{item['rank']:>3}. [{item['id']}] {item['title']}"
-    typer.echo(_style(head, bold=True))
-    meta = " · ".join(filter(None, [item["source"] or "removed feed", (item["published"] or "")[:10],
-                                    item["content_type"], f"score {item['score']:+.2f}"]))
-    typer.echo(f"     {meta}")
-    typer.echo(f"     why: {item['reason']}")
+def item_lines(item: dict, width: int = 110) -> list[str]:
+    """An item of a ranked list for the terminal (feed text cleaned of control characters)."""
+    head = f"{item['rank']:>3}. [{item['id']}] {clean(item['title'], width)}"
+    meta = " · ".join(filter(None, [clean(item["source"]) or "removed feed",
+                                    (item["published"] or "")[:10], item["content_type"],
+                                    f"score {item['score']:+.2f}"]))
+    lines = [style(head, bold=True), f"     {meta}", f"     why: {clean(item['reason'], width)}"]
     if item["url"]:
-        typer.echo(f"     {item['url']}")
+        lines.append(f"     {clean(item['url'])}")
+    return lines
 
 
-@guarded
+def like(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOption = False):
+    """Like items for USER: teaches the ranking (click source ui).
+
+    A new answer replaces the old one on that item."""
+    run_each(db, "record_feedback", items, as_json, user=user, liked=True)
+
+
+def dislike(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOption = False):
+    """Dislike items for USER: teaches the ranking (click source ui)."""
+    run_each(db, "record_feedback", items, as_json, user=user, liked=False)
+
+
 def explain(
-    user: Annotated[str, typer.Argument(help="Persona name (see `hermes persona list`).")],
+    user: UserArg,
     item: Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")],
-    since_days: Annotated[Optional[int], typer.Option("--since-days", min=1, help="Rank it among the items of the last D days (default 7), as `hermes feed --since-days D` does.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Rank it in the whole archive, as `hermes feed --all` does.")] = False,
+    since_days: Annotated[Optional[int], typer.Option(
+        "--since-days", metavar="DAYS", min=1, max=MAX_DAYS,
+        help="Rank it among the items of the last DAYS days (default 7), as "
+             "`hermes feed --since-days DAYS` does.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Rank it in the whole archive, as "
+                                                     "`hermes feed --all` does.")] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
-    """Why ITEM ranks where it does for USER: its match, the evidence, the components."""
+    """Why ITEM ranks where it does for USER: the feed line's reason, its rank in that
+    window, the evidence (closest interest, nearest liked item, classifier, rated tags and
+    authors) and each ranking component's contribution."""
     if all_ and since_days is not None:
         die("use either --since-days or --all, not both")
-    database = _db(db)
-    try:
-        result = t.explain_item(database, user, item, since_days=None if all_ else (since_days or 7))
-    finally:
-        database.conn.close()
+    with database(db) as conn:
+        result = run_tool(conn, "explain_item", user=user, item_id=item,
+                          since_days=None if all_ else (since_days or 7))
     check(result, as_json)
-    if not as_json:
-        for line in explanation_lines(result["explanation"]):
-            typer.echo(line)
+    if as_json:
+        return
+    for line in explanation_lines(result["explanation"]):
+        typer.echo(line)
 
 
 def explanation_lines(e: dict) -> list[str]:
     """The one explanation for the terminal: the reason, where it ranks, the evidence."""
     ev = e["evidence"]
-    lines = [_style(f"[{e['item_id']}] {e['title']}", bold=True), f"why: {e['reason']}",
-             f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'}; score {e['score']:+.3f}; "
-             f"{e['n_clicks']} click{'s' if e['n_clicks'] != 1 else ''}, behaviour weighs "
-             f"{e['blend_weight']:.0%}"]
-    lines.append(f"match: {e['match']}")
+    lines = [style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
+             f"why: {clean(e['reason'], 300)}",
+             f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
+             f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
+             f"{e['blend_weight']:.0%}",
+             f"match: {e['match']}"]
     if ev["interest"]:
         i = ev["interest"]
-        lines.append(f"  interests: closest “{i['clause']}”, similarity {i['similarity']:.2f} ({i['level']})")
+        lines.append(f"  interests: closest “{clean(i['clause'], 80)}”, similarity "
+                     f"{i['similarity']:.2f} ({i['level']})")
     if ev["liked"]:
         n = ev["liked"]
-        lines.append(f"  liked: nearest [{n['id']}] {n['title']}, similarity {n['similarity']:.2f} ({n['level']})")
+        lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
+                     f"{n['similarity']:.2f} ({n['level']})")
     if ev["classifier"]:
         c = ev["classifier"]
         lines.append(f"  classifier: probability {c['probability']:.2f} ({c['level']})")
     else:
-        lines.append(f"  classifier: inactive ({e['classifier_reason']})")
-    rated = ev["tags"] + ev["authors"] + ev["sources"]
-    if rated:
-        lines.append("  rated: " + ", ".join(f"{k['label']} ({k['score']:+.2f})" for k in rated[:8]))
+        lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
+    if e["matched_tags"]:
+        lines.append("  rated: " + ", ".join(
+            f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in e["matched_tags"][:8]))
     lines.append("components:")
     for name, c in e["components"].items():
         state = "" if c["active"] else "  (inactive)"
-        lines.append(f"  {name:<11} {c['contribution']:+.3f}  share {c['share']:.0%}  raw {c['raw']:+.3f}{state}")
+        lines.append(f"  {name:<11} {c['contribution']:+.3f}  share {c['share']:.0%}  "
+                     f"raw {c['raw']:+.3f}{state}")
+    if e["nearest_liked"]:
+        lines.append("closest liked items:")
+        lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({n['similarity']:.2f})"
+                     for n in e["nearest_liked"])
     return lines
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(feeds_app, name="feeds")
     app.command("feed")(feed)
+    app.command("like")(like)
+    app.command("dislike")(dislike)
     app.command("explain")(explain)

@@ -52,6 +52,41 @@ def is_web_url(url: str) -> bool:
     return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
 
 
+def local_feed_problem(url: str) -> str | None:
+    """Why a local-path or ``file://`` OPML entry may not be subscribed, or ``None`` when the
+    file exists on this machine and parses as a feed (what ``export-opml`` wrote for a local
+    feed). Defence in depth: an OPML file from someone else cannot make ``hermes ingest``
+    read files that are not feeds."""
+    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
+    from hermes.ingest.fetch import is_local, local_path
+    from hermes.ingest.parse import ParseError, parse_feed
+
+    if not is_local(url):
+        return "not an http(s) URL or a local file"
+    path = local_path(url)
+    try:
+        if not path.is_file():
+            return "no such feed file on this machine"
+        if path.stat().st_size > MAX_OPML_BYTES * 2:
+            return "too large to be a feed file"
+        parse_feed(path.read_bytes(), url=str(path))
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    except ParseError:
+        return "not a feed file"
+    return None
+
+
+def as_opml_url(url: str) -> str:
+    """Local feeds as ``file://`` URLs (what OPML readers expect of ``xmlUrl``)."""
+    # Here, not at the top: the fetch module loads httpx, which loads only when a feed is fetched.
+    from hermes.ingest.fetch import is_local, local_path
+
+    if is_local(url):
+        return local_path(url).expanduser().resolve().as_uri()
+    return url
+
+
 def build_opml(feeds: list[dict], title: str = "hermes subscriptions") -> bytes:
     """An OPML 2.0 document listing ``feeds`` (dicts with ``url`` and ``title``)."""
     opml = ET.Element("opml", version="2.0")
@@ -61,7 +96,7 @@ def build_opml(feeds: list[dict], title: str = "hermes subscriptions") -> bytes:
     body = ET.SubElement(opml, "body")
     for feed in feeds:
         name = feed.get("title") or feed["url"]
-        attrs = {"type": "rss", "text": name, "title": name, "xmlUrl": feed["url"]}
+        attrs = {"type": "rss", "text": name, "title": name, "xmlUrl": as_opml_url(feed["url"])}
         ET.SubElement(body, "outline", attrs)
     ET.indent(opml)
     return ET.tostring(opml, encoding="utf-8", xml_declaration=True) + b"\n"

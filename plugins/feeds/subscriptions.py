@@ -14,12 +14,30 @@ from collections.abc import Callable
 from hermes.config import settings
 from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
+from hermes.faces import Say, plural
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
-from hermes.records import insert_feed, now_iso
+from hermes.records import file_of, insert_feed, now_iso
 from hermes.storage.transactions import write_transaction
 
+from .discover import feed_links, looks_like_html
+
 log = logging.getLogger(__name__)
+
+LIST_FEEDS = Say(mcp="list_feeds shows the subscribed feeds' ids",
+                 cli="`hermes feeds list` shows the subscribed feeds' ids",
+                 web="the Feeds page lists the subscribed feeds")
+INGEST_NEW = Say(mcp="its items arrive with the next `hermes ingest`",
+                 cli="run `hermes ingest` to load its items",
+                 web="its items arrive with the next ingest")
+NO_BACKGROUND = Say(mcp="`hermes ingest` fetches the feeds (hermes web and hermes serve refresh "
+                        "them on their own)",
+                    cli="`hermes ingest` fetches the feeds (`hermes web` and `hermes serve` "
+                        "refresh them on their own)",
+                    web="Refresh now fetches the feeds")
+PREVIEW = Say(mcp="preview_feed shows them before that",
+              cli="`hermes feeds preview URL` shows them before that",
+              web="they appear in the feed after that")
 
 MAX_TITLE = 200
 FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
@@ -46,17 +64,19 @@ def check_web_url(url: str) -> str:
 
 
 def normalise_location(location: str) -> str:
-    """What the CLI stores for ``hermes feeds add``: web URLs as given, local paths made
-    absolute (so ``hermes ingest`` finds them from any working directory)."""
+    """What the CLI stores for ``hermes feeds add``: the canonical location (local paths and
+    ``file://`` URLs as one absolute path, so ``hermes ingest`` finds them from any working
+    directory and the same file is never subscribed twice)."""
     # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
-    from hermes.ingest.fetch import is_local, local_path
+    from hermes.ingest.feedlist import canonical_location
+    from hermes.ingest.fetch import is_local
 
     location = location.strip()
     if not location:
         raise InvalidInput("give a feed URL or a path to a feed file")
     if is_local(location):
-        return str(local_path(location).expanduser().resolve())
-    return check_web_url(location)
+        return canonical_location(location)
+    return canonical_location(check_web_url(location))
 
 
 def probe(url: str, *, allow_private: bool) -> dict:
@@ -71,20 +91,41 @@ def probe(url: str, *, allow_private: bool) -> dict:
     from hermes.ingest.parse import ParseError, parse_feed
 
     cfg = settings()
+
+    def get(address: str):
+        try:
+            return fetch(address, allow_private=allow_private,
+                         timeout=min(cfg.fetch_timeout, 20.0), max_bytes=cfg.max_feed_bytes)
+        except FetchError as exc:
+            hint = ""
+            if not allow_private and str(exc) == REFUSED:
+                hint = (" (private, loopback and local-network addresses are refused unless the "
+                        "user sets [fetch] allow_private = true in config.toml or "
+                        "HERMES_ALLOW_PRIVATE=1)")
+            raise InvalidInput(f"could not fetch {address[:200]!r}: {exc}{hint}") from None
+
+    got, feed_url, page_url = get(url), url, None
     try:
-        got = fetch(url, allow_private=allow_private, timeout=min(cfg.fetch_timeout, 20.0),
-                    max_bytes=cfg.max_feed_bytes)
         parsed = parse_feed(got.body or b"", url=got.final_url or url, headers=got.headers)
-    except FetchError as exc:
-        hint = ""
-        if not allow_private and str(exc) == REFUSED:
-            hint = (" (private, loopback and local-network addresses are refused unless the user "
-                    "sets [fetch] allow_private = true in config.toml or HERMES_ALLOW_PRIVATE=1)")
-        raise InvalidInput(f"could not fetch {url[:200]!r}: {exc}{hint}") from None
     except ParseError as exc:
-        raise InvalidInput(f"{url[:200]!r} is not a usable feed: {exc}") from None
+        if not looks_like_html(got.body or b"", got.headers):
+            raise InvalidInput(f"{url[:200]!r} is not a usable feed: {exc}") from None
+        # A web page: follow its <link rel="alternate"> to the feed, as feed readers do.
+        links = feed_links(got.body or b"", got.final_url or url)
+        if not links:
+            raise InvalidInput(f"{url[:200]!r} is an HTML page, not a feed, and it links no feed "
+                               "(no <link rel=\"alternate\"> of a feed type); give the feed's "
+                               "own URL") from None
+        page_url, feed_url = url, links[0]
+        got = get(feed_url)
+        try:
+            parsed = parse_feed(got.body or b"", url=got.final_url or feed_url, headers=got.headers)
+        except ParseError as inner:
+            raise InvalidInput(f"{url[:200]!r} is a web page linking the feed "
+                               f"{feed_url[:200]!r}, which is not usable: {inner}") from None
     return {"title": parsed.title, "n_entries": len(parsed.items), "entries": parsed.items,
-            "warning": parsed.warning, "final_url": got.final_url}
+            "warning": parsed.warning, "final_url": got.final_url, "feed_url": feed_url,
+            "page_url": page_url}
 
 
 def _row(cursor_row, names) -> dict:
@@ -95,9 +136,17 @@ _SHORT = ("id", "url", "title", "subscribed_by")
 
 
 def feed_by_url(db, url: str) -> dict | None:
-    cur = db.execute(f"SELECT {', '.join(_SHORT)} FROM feeds WHERE url = ?", [url])
-    row = cur.fetchone()
-    return _row(row, _SHORT) if row else None
+    """The subscribed feed at ``url``, however it is spelled (a path or a ``file://`` URL,
+    upper-case host, default port)."""
+    # Here, not at the top: the ingest modules load httpx, which loads only when a feed is
+    # fetched or read.
+    from hermes.ingest.feedlist import find_feed
+
+    found = find_feed(db, url)
+    if found is None:
+        return None
+    row = db.execute(f"SELECT {', '.join(_SHORT)} FROM feeds WHERE id = ?", [found["id"]]).fetchone()
+    return _row(row, _SHORT)
 
 
 def feed_by_id(db, feed_id: int) -> dict:
@@ -108,7 +157,7 @@ def feed_by_id(db, feed_id: int) -> dict:
         raise NotFound(f"unknown feed {str(feed_id)[:40]}; list_feeds shows the subscribed feeds' ids")
     row = db.execute("SELECT id, url, title FROM feeds WHERE id = ?", [feed_id]).fetchone()
     if row is None:
-        raise NotFound(f"unknown feed {feed_id}; list_feeds shows the subscribed feeds' ids")
+        raise NotFound(f"unknown feed {feed_id} in {file_of(db)}; {LIST_FEEDS}")
     return _row(row, ("id", "url", "title"))
 
 
@@ -130,6 +179,17 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
                     feed=existing)
     parsed = probe_fn(url)
+    found_on = ""
+    if parsed.get("page_url"):  # a web page: subscribe to the feed it links
+        found_on = f"{url[:200]} is a web page; its feed is {parsed['feed_url'][:200]}. "
+        # Here, not at the top: the ingest modules (httpx) load only when a feed is fetched.
+        from hermes.ingest.feedlist import canonical_location
+
+        url = canonical_location(parsed["feed_url"])
+        existing = feed_by_url(db, url)
+        if existing:
+            return fail(f"{found_on}Already subscribed: feed {existing['id']} has that URL; "
+                        "nothing changed.", feed=existing)
     name = title or parsed["title"] or url
     with write_transaction(db):
         feed_id = insert_feed(db, url, name, subscribed_by=subscribed_by)
@@ -138,11 +198,11 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
                     feed=existing)
     feed = {"id": feed_id, "url": url, "title": name, "n_entries": parsed["n_entries"],
-            "subscribed_by": subscribed_by}
+            "found_on_page": parsed.get("page_url"), "subscribed_by": subscribed_by}
     warning = f" (the feed has problems but parses: {parsed['warning']})" if parsed.get("warning") else ""
-    return ok(f"Subscribed: feed {feed_id}, {parsed['n_entries']} entries visible now{warning}. "
-              "Its items arrive with the next `hermes ingest` (adding a feed does not ingest); "
-              "preview_feed shows them before that.", feed=feed)
+    return ok(f"{found_on}Subscribed: feed {feed_id}, {plural(parsed['n_entries'], 'entry', 'entries')} "
+              f"visible now{warning}. Adding a feed does not ingest: {INGEST_NEW}; {PREVIEW}.",
+              feed=feed)
 
 
 def feed_rows(db) -> list[dict]:
@@ -177,8 +237,7 @@ def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
         bits.append(f"Next refresh due {state['next']} (every {state['every']:g} s)."
                     if state.get("next") else "")
     else:
-        bits.append("No background refresh runs in this process: `hermes ingest` fetches "
-                    "the feeds (hermes web and hermes serve refresh them on their own).")
+        bits.append(f"No background refresh runs in this process: {NO_BACKGROUND}.")
     return state, " ".join(b for b in bits if b)
 
 

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from hermes.config import settings
 from hermes.contract import CandidateQuery, Result, fail, ok, tool
+from hermes.faces import Say, plural
 from hermes.ranking.explain import explain, explain_ranked, rank_line
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_item, require_user
@@ -39,6 +40,7 @@ GROUP = "feeds"
 UrlArg = Annotated[str, Field(description="The feed's http(s) URL (RSS, Atom or RDF).",
                               min_length=1, max_length=2000)]
 SUMMARY_CHARS = 300
+MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
 Objects = list[dict[str, Any]]
 
 
@@ -87,6 +89,40 @@ class Suggestions(Result):
     suggestions: Objects = []
 
 
+# What a reader can do next, in the words of each face (hermes.faces).
+WIDEN = Say(mcp="Widen since_days (null = the whole archive)",
+            cli="Widen the window with --since-days N, or --all for the whole archive",
+            web="Choose a longer period above, or all")
+ADD_FEEDS = Say(mcp="add feeds (add_feed) and wait for the next ingest",
+                cli="add feeds with `hermes feeds add URL` and run `hermes ingest`",
+                web="add feeds on the Feeds page")
+SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
+                 web="show them below the fold")
+SHOW_CLOSEST = Say(mcp="below_bar=true lists the closest anyway",
+                   cli="--below-bar lists the closest anyway",
+                   web="Show opens the closest anyway")
+BAR_ADVICE = Say(mcp="widen since_days, add feeds on the persona's topics (add_feed), or like "
+                     "items with record_feedback",
+                 cli="widen the window (--since-days N or --all), add feeds on the persona's "
+                     "topics (`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
+                 web="choose a longer period, add feeds on your topics on the Feeds page, or "
+                     "✓ items you like")
+SUBSCRIBE = Say(mcp="add_feed subscribes", cli="`hermes feeds add URL` subscribes",
+                web="Add feed on the Feeds page subscribes")
+NO_FEEDS = Say(mcp="Use add_feed with a feed URL, or suggest_feeds",
+               cli="Add one with `hermes feeds add URL`",
+               web="Add one with Add feed below")
+NOT_CONFIRMED = Say(mcp="confirm is false", cli="no --yes", web="not confirmed")
+CONFIRM_REMOVE = Say(mcp="Call again with confirm=true to remove it",
+                     cli="Rerun with --yes to remove it",
+                     web="Press Remove feed to remove it")
+SUBSCRIBE_SUGGESTED = Say(mcp="subscribe with add_feed(url)",
+                          cli="subscribe with `hermes feeds add URL`",
+                          web="subscribe with Add feed on the Feeds page")
+ADD_BY_URL = Say(mcp="add a feed by URL with add_feed", cli="add a feed with `hermes feeds add URL`",
+                 web="add a feed on the Feeds page")
+
+
 def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
     """Whitespace collapsed, then clipped to ``limit`` characters."""
     return clip(" ".join((text or "").split()), limit)
@@ -94,11 +130,7 @@ def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
 
 SinceDays = Annotated[int | None, Field(
     description="Only items published in the last N days; null = the whole archive.",
-    ge=1, le=36500)]
-
-
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
+    ge=1, le=MAX_DAYS)]
 
 
 @tool(GROUP, result=FeedPage, read_only=True, idempotent=True, untrusted=True)
@@ -141,33 +173,32 @@ def list_feed(
             "components": {name: round(float(v[pos]), 3)
                            for name, v in ranking.contributions.items()},
         })
-    scope = "the whole archive" if window is None else f"the last {since_days:g} days"
+    scope = "the whole archive" if window is None else f"the last {plural(round(window), 'day')}"
     counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
     name = persona["name"]
     if not ranking.n_candidates:
-        return ok(f"No unread items for {name} in {scope}. Widen since_days (null = "
-                  "whole archive), or add feeds (add_feed) and wait for the next ingest.",
+        widen = f"{WIDEN}, or " if window is not None else ""
+        return ok(f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.",
                   user=name, items=[], **counts)
     below = counts["below_bar"]
     if not counts["above_bar"]:
         message = (f"Nothing in {scope} clears {name}'s bar: none of the "
-                   f"{_n(ranking.n_candidates, 'unread item')} there is a strong or good "
+                   f"{plural(ranking.n_candidates, 'unread item')} there is a strong or good "
                    f"match ({_level_counts(ranking)}). "
-                   + ("The items below are the closest anyway. " if below_bar else
-                      "below_bar=true lists the closest anyway; ")
-                   + "widen since_days, add feeds on the persona's topics, or like items "
-                     "with record_feedback.")
+                   + ("The items listed are the closest anyway; " if below_bar else
+                      f"{SHOW_CLOSEST}; ")
+                   + f"{BAR_ADVICE}.")
         return ok(message, user=name, items=items, **counts)
     above = counts["above_bar"]
     n_shown = sum(1 for i in items if i["match"] in ("strong", "good"))
     n_listed = len(items) - n_shown
-    head = (f"{_n(above, 'item')} from {scope} {'clears' if above == 1 else 'clear'} "
+    head = (f"{plural(above, 'item')} from {scope} {'clears' if above == 1 else 'clear'} "
             f"{name}'s bar" + (f" (the best {n_shown} shown)" if above > n_shown else "")
-            + f", best first; {_n(below, 'more item')} below the bar"
+            + f", best first; {plural(below, 'more item')} below the bar"
             + (f" (the first {n_listed} listed after them)" if n_listed and n_listed < below
                else " (listed after them)" if n_listed else
-               " (below_bar=true lists them)" if below and not below_bar else "")
-            + f". {_n(ranking.n_clicks, 'click')} so far; behaviour weighs "
+               f" ({SHOW_BELOW})" if below and not below_bar else "")
+            + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
               f"{ranking.blend_weight:.0%}.")
     return ok(head, user=name, items=items, **counts)
 
@@ -181,8 +212,8 @@ def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> 
     """Why an item ranks where it does for a persona, ranked in the same window and order as
     list_feed with that since_days: its match (strong, good, weak, none), the evidence (the
     interests clause and liked item it is closest to, with their similarities; the
-    classifier's probability; the rated tags), the components that pushed it up, each
-    component's contribution, the blend weight, and a one-line reason."""
+    classifier's probability; the rated tags), the components that pushed it
+    up, each component's contribution, the blend weight, and a one-line reason."""
     persona = require_user(db, user)
     require_item(db, item_id)
     window = None if since_days is None else float(since_days)
@@ -229,10 +260,11 @@ def preview_feed(
         for e in parsed["entries"][:limit]
     ]
     note = (f"already subscribed as feed {existing['id']}" if existing
-            else "not subscribed; add_feed subscribes")
+            else f"not subscribed; {SUBSCRIBE}")
     # The feed's own title stays out of the message (it is in feed.title): feed text is
     # untrusted data, and the message is the tool speaking.
-    return ok(f"Previewed {url[:200]}: {parsed['n_entries']} entries, showing {len(entries)} "
+    return ok(f"Previewed {url[:200]}: {plural(parsed['n_entries'], 'entry', 'entries')}, "
+              f"showing {len(entries)} "
               f"({note}).",
               feed={"url": url, "title": parsed["title"], "n_entries": parsed["n_entries"],
                     "subscribed_as": existing["id"] if existing else None},
@@ -250,11 +282,11 @@ def list_feeds(db) -> dict:
     orphans = orphaned_count(db)
     refresh, said = refresh_summary(db, feeds)
     failing = sum(1 for f in feeds if f["last_error"])
-    extra = f"; {orphans} items remain from removed feeds" if orphans else ""
+    extra = f"; {plural(orphans, 'item')} remain from removed feeds" if orphans else ""
     if not feeds:
-        return ok(f"No feeds subscribed. Use add_feed with a feed URL, or suggest_feeds{extra}.",
-                  feeds=[], orphaned_items=orphans, refresh=refresh)
-    return ok(f"{len(feeds)} feeds ({failing} failing on their last fetch){extra}. {said}",
+        return ok(f"No feeds subscribed. {NO_FEEDS}{extra}.", feeds=[], orphaned_items=orphans,
+                  refresh=refresh)
+    return ok(f"{plural(len(feeds), 'feed')} ({failing} failing on their last fetch){extra}. {said}",
               feeds=feeds, orphaned_items=orphans, refresh=refresh)
 
 
@@ -285,13 +317,14 @@ def remove_feed(
     # in the feed payload, not in the tool's own words.
     what = f"feed {plan['feed']['id']} ({plan['feed']['url'][:200]})"
     if not confirm:
-        return fail(f"Nothing removed (confirm is false). Removing would unsubscribe {what}: "
-                    f"it would no longer be fetched; its {plan['item_count']} items stay in the "
-                    f"archive and its {plan['click_count']} clicks are kept. Call again with "
-                    "confirm=true to remove it.", feed=plan["feed"], removed=False)
+        return fail(f"Nothing removed ({NOT_CONFIRMED}). Removing would unsubscribe {what}: "
+                    f"it would no longer be fetched, and the archive would keep its "
+                    f"{plural(plan['item_count'], 'item')} and {plural(plan['click_count'], 'click')}. "
+                    f"{CONFIRM_REMOVE}.",
+                    feed=plan["feed"], removed=False)
     unsubscribe(db, feed_id)
-    return ok(f"Removed {what}. Its {plan['item_count']} items stay in the archive "
-              f"(still ranked and searchable) and its {plan['click_count']} clicks are kept.",
+    return ok(f"Removed {what}. The archive keeps its {plural(plan['item_count'], 'item')} (still "
+              f"ranked and searchable) and {plural(plan['click_count'], 'click')}.",
               feed=plan["feed"], removed=True)
 
 
@@ -308,7 +341,7 @@ def suggest_feeds(
     found = suggest(db, persona, limit=limit)
     if not found:
         return ok(f"No curated feed matches {persona['name']}'s interests or liked tags yet (or "
-                  "all matching ones are subscribed). Like a few items, or add a feed by URL "
-                  "with add_feed.", user=persona["name"], suggestions=[])
-    return ok(f"{len(found)} curated feeds for {persona['name']}, best match first; subscribe "
-              "with add_feed(url).", user=persona["name"], suggestions=found)
+                  f"all matching ones are subscribed). Like a few items, or {ADD_BY_URL}.",
+                  user=persona["name"], suggestions=[])
+    return ok(f"{plural(len(found), 'curated feed')} for {persona['name']}, best match first; "
+              f"{SUBSCRIBE_SUGGESTED}.", user=persona["name"], suggestions=found)

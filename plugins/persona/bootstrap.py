@@ -13,12 +13,19 @@ import sqlite_utils
 
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
+from hermes.faces import INGEST, Say, plural
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_user
 from hermes.storage.signals import record_click
 from hermes.storage.transactions import write_transaction
 
 BOOTSTRAP_MAX = 50
+SET_INTERESTS = Say(mcp="set it with update_persona",
+                    cli="set it with `hermes persona update NAME --interests TEXT`",
+                    web="set it on the Personas page")
+RESET = Say(mcp="reset_feedback", cli="`hermes persona reset NAME --yes`", web="resetting its feedback")
+N_LIKE = Say(mcp="n_like", cli="--likes", web="likes")
+N_DISLIKE = Say(mcp="n_dislike", cli="--dislikes", web="dislikes")
 
 
 def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislike: int = 5) -> dict:
@@ -30,18 +37,17 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
         archive is empty, or both counts are 0 (the tool checks their range).
     """
     if n_like + n_dislike == 0:
-        raise InvalidInput("n_like and n_dislike are both 0: nothing to do")
+        raise InvalidInput(f"{N_LIKE} and {N_DISLIKE} are both 0: nothing to do")
     user = require_user(db, name)
     _require_fresh(db, user)
     if not (user["interests"] or "").strip():
         raise InvalidInput(
-            f"persona {user['name']!r} has no interests text to start from; set it with "
-            "update_persona first"
+            f"persona {user['name']!r} has no interests text to start from; {SET_INTERESTS} first"
         )
     ranking = rank(db, user, CandidateQuery(since_days=None, exclude_clicked=False), limit=None)
     order = [int(i) for i in ranking.item_ids]
     if not order:
-        raise InvalidInput("the archive has no embedded items yet; run hermes ingest first")
+        raise InvalidInput(f"the archive has no embedded items yet; {INGEST}")
     liked = order[:n_like]
     # The farthest first; never an item already liked (a tiny archive yields fewer).
     disliked = [i for i in reversed(order[len(liked):])][:n_dislike]
@@ -61,6 +67,6 @@ def _require_fresh(db: sqlite_utils.Database, user: dict) -> None:
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [user["id"]]).fetchone()[0]
     if n:
         raise InvalidInput(
-            f"persona {user['name']!r} already has {n} click(s); bootstrap only warms a persona "
-            "without feedback (reset_feedback clears its clicks first)"
+            f"persona {user['name']!r} already has {plural(n, 'click')}; bootstrap only warms a "
+            f"persona without feedback ({RESET} clears its clicks first)"
         )

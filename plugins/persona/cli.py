@@ -1,8 +1,9 @@
 """``hermes persona …``: the persona tools for a person at a terminal.
 
-Each command calls the same function as the MCP tool and prints its result; a refusal is
+Each command calls the same function as the MCP tool (:func:`hermes.cli.support.run_tool`:
+worded for the CLI, clicks recorded with source ``ui``) and prints its result; a refusal is
 one ``error:`` line on stderr and exit status 1 (with ``--json`` the result document is
-still printed on stdout).
+still printed on stdout). Limits are the tools' own, declared on the options.
 """
 
 from __future__ import annotations
@@ -11,129 +12,141 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli.support import DbOption, JsonOption, check, open_db, run_guarded
+from hermes.cli.support import DbOption, JsonOption, check, clean, database, run_tool
+from hermes.faces import plural
 from hermes.text import clip
 
-from . import tools as t
+from .bootstrap import BOOTSTRAP_MAX
+from .search import SEARCH_MAX
 
-InterestsOption = Annotated[str, typer.Option("--interests", help="What this persona wants to read, in plain words.")]
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Persona name.")]
+InterestsOption = Annotated[str, typer.Option("--interests", metavar="TEXT",
+                                              help="What this persona wants to read, in plain words.")]
 YesOption = Annotated[bool, typer.Option("--yes", help="Really delete (without it nothing changes).")]
 
 
-def _run(db_path, fn, as_json: bool, *args) -> dict:
-    db = run_guarded(open_db, db_path)
-    try:
-        return check(fn(db, *args), as_json)
-    finally:
-        db.conn.close()
+def _run(db_path, tool: str, as_json: bool, *, create: bool = False, **arguments) -> dict:
+    with database(db_path, create=create) as db:
+        return check(run_tool(db, tool, **arguments), as_json)
 
 
-def create(name: str, interests: InterestsOption, db: DbOption = None, as_json: JsonOption = False):
-    """Create a persona NAME with its interests text."""
-    result = _run(db, t.create_persona, as_json, name, interests)
+def create(name: NameArg, interests: InterestsOption, db: DbOption = None, as_json: JsonOption = False):
+    """Create a persona NAME with its interests text (starts a new database if needed)."""
+    result = _run(db, "create_persona", as_json, create=True, name=name, interests=interests)
     if not as_json:
-        created = result["persona"]["name"]
-        typer.echo(f"created persona {created!r}; warm it up with: hermes persona bootstrap {created!r}")
+        typer.echo(result["message"])
 
 
 def list_(db: DbOption = None, as_json: JsonOption = False):
     """List the personas."""
-    result = _run(db, t.list_users, as_json)
+    result = _run(db, "list_users", as_json)
     if as_json:
         return
-    if not result["users"]:
-        typer.echo(result["message"])
+    typer.echo(result["message"])
     for u in result["users"]:
         interests = clip(u["interests"], 70)
-        typer.echo(f"{u['name']}  ({u['likes']} likes, {u['dislikes']} dislikes)  {interests}")
+        typer.echo(f"  {u['name']}  ({plural(u['likes'], 'like')}, {plural(u['dislikes'], 'dislike')})"
+                   f"  {interests}")
 
 
-def show(name: str, db: DbOption = None, as_json: JsonOption = False):
-    """What persona NAME has taught the ranking (profile_status)."""
-    s = _run(db, t.profile_status, as_json, name)
+def show(name: NameArg, db: DbOption = None, as_json: JsonOption = False):
+    """What persona NAME has taught the ranking."""
+    s = _run(db, "profile_status", as_json, user=name)
     if as_json:
         return
     src = ", ".join(f"{k} {v}" for k, v in s["clicks_by_source"].items())
     typer.echo(f"{s['user']}: {s['interests']}")
-    typer.echo(f"  clicks: {s['clicks']} ({s['likes']} likes, {s['dislikes']} dislikes; {src})")
+    typer.echo(f"  clicks: {s['clicks']} ({plural(s['likes'], 'like')}, {plural(s['dislikes'], 'dislike')}"
+               + (f"; {src})" if src else ")"))
     typer.echo(f"  blend: {s['blend']}")
     for label, key in (("liked tags", "liked_tags"), ("disliked tags", "disliked_tags"),
                        ("liked types", "liked_types"), ("disliked types", "disliked_types"),
                        ("liked sources", "liked_sources"), ("disliked sources", "disliked_sources")):
         if s[key]:
-            typer.echo(f"  {label}: " + ", ".join(f"{e['key']} ({e['score']:+.2f})" for e in s[key]))
+            typer.echo(f"  {label}: " + ", ".join(f"{clean(e['key'], 40)} ({e['score']:+.2f})"
+                                                  for e in s[key]))
     state = "" if s["classifier_active"] else "inactive: "
     typer.echo(f"  classifier: {state}{s['classifier_reason']}")
 
 
-def update(name: str, interests: InterestsOption, db: DbOption = None, as_json: JsonOption = False):
+def update(name: NameArg, interests: InterestsOption, db: DbOption = None, as_json: JsonOption = False):
     """Replace the interests text of persona NAME."""
-    result = _run(db, t.update_persona, as_json, name, interests)
-    if not as_json:
-        typer.echo(result["message"].replace(" (previous_interests holds the old text)", ""))
-
-
-def _destroy(db_path, name: str, yes: bool, as_json: bool, *, persona: bool):
-    db = run_guarded(open_db, db_path)
-    try:
-        result = t.destroy(db, name, yes, persona=persona, source="ui",
-                           how_to_confirm="Pass --yes to do it.")
-        check(result, as_json)
-    finally:
-        db.conn.close()
+    result = _run(db, "update_persona", as_json, name=name, interests=interests)
     if not as_json:
         typer.echo(result["message"])
 
 
-def delete(name: str, yes: YesOption = False, db: DbOption = None, as_json: JsonOption = False):
+def delete(name: NameArg, yes: YesOption = False, db: DbOption = None, as_json: JsonOption = False):
     """Delete persona NAME with its clicks and every other per-persona row (needs --yes)."""
-    _destroy(db, name, yes, as_json, persona=True)
+    result = _run(db, "delete_persona", as_json, name=name, confirm=yes)
+    if not as_json:
+        typer.echo(result["message"])
 
 
-def reset(name: str, yes: YesOption = False, db: DbOption = None, as_json: JsonOption = False):
+def reset(name: NameArg, yes: YesOption = False, db: DbOption = None, as_json: JsonOption = False):
     """Delete every click of persona NAME, keeping the persona (needs --yes)."""
-    _destroy(db, name, yes, as_json, persona=False)
+    result = _run(db, "reset_feedback", as_json, name=name, confirm=yes)
+    if not as_json:
+        typer.echo(result["message"])
 
 
 def bootstrap(
-    name: str,
-    likes: Annotated[int, typer.Option("--likes", help="How many closest items to like.")] = 5,
-    dislikes: Annotated[int, typer.Option("--dislikes", help="How many farthest items to dislike.")] = 5,
+    name: NameArg,
+    likes: Annotated[int, typer.Option("--likes", min=0, max=BOOTSTRAP_MAX,
+                                       help="How many closest items to like.")] = 5,
+    dislikes: Annotated[int, typer.Option("--dislikes", min=0, max=BOOTSTRAP_MAX,
+                                          help="How many farthest items to dislike.")] = 5,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Warm a new persona from its interests: like the closest items, dislike the farthest."""
-    result = _run(db, t.bootstrap_persona, as_json, name, likes, dislikes)
+    result = _run(db, "bootstrap_persona", as_json, name=name, n_like=likes, n_dislike=dislikes)
     if as_json:
         return
     typer.echo(result["message"])
     for mark, key in (("+", "liked"), ("-", "disliked")):
         for item in result[key]:
-            typer.echo(f"  {mark} [{item['id']}] {item['title']}")
+            typer.echo(f"  {mark} [{item['id']}] {clean(item['title'], 100)}")
 
 
 def search(
-    name: str,
-    query: Annotated[str, typer.Argument(help="Words that must all occur in the title or summary.")] = "",
+    name: NameArg,
+    query: Annotated[str, typer.Argument(metavar="WORDS",
+                                         help="Words that must all occur in the title or summary.")] = "",
     tag: Annotated[Optional[str], typer.Option(help="Only items with this tag.")] = None,
     content_type: Annotated[Optional[str], typer.Option("--type", help="Only items of this content type.")] = None,
-    limit: Annotated[int, typer.Option(help="How many results (1-50).")] = 10,
+    limit: Annotated[int, typer.Option(min=1, max=SEARCH_MAX, help="How many results.")] = 10,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Search the whole archive for persona NAME, in its ranking order."""
-    result = _run(db, t.search_feed, as_json, name, query, tag, content_type, limit)
+    result = _run(db, "search_feed", as_json, user=name, query=query, tag=tag,
+                  content_type=content_type, limit=limit)
     if as_json:
         return
     typer.echo(result["message"])
     for r in result["results"]:
         rated = f"  [{r['rated']}d]" if r["rated"] else ""
-        typer.echo(f"{r['rank']:>3}. [{r['id']}] {r['title']}{rated}")
+        typer.echo(f"{r['rank']:>3}. [{r['id']}] {clean(r['title'], 100)}{rated}")
+
+
+def tags(
+    limit: Annotated[int, typer.Option(min=1, max=100, help="How many tags.")] = 12,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """The most common tags of the archive: words to build an interests text from."""
+    result = _run(db, "propose_interests", as_json, limit=limit)
+    if as_json:
+        return
+    typer.echo(result["message"])
+    for t in result["tags"]:
+        typer.echo(f"  {clean(t['tag'], 60)} ({t['count']})")
 
 
 def persona_app() -> typer.Typer:
-    app = typer.Typer(help="Personas: create, list, show, update, delete, reset, bootstrap, search.",
-                      no_args_is_help=True)
+    app = typer.Typer(help="Personas: create, list, show, update, delete, reset, bootstrap, "
+                           "search, tags.", no_args_is_help=True)
     app.command()(create)
     app.command("list")(list_)
     app.command()(show)
@@ -142,4 +155,5 @@ def persona_app() -> typer.Typer:
     app.command()(reset)
     app.command()(bootstrap)
     app.command()(search)
+    app.command()(tags)
     return app

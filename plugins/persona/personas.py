@@ -15,9 +15,14 @@ import sqlite_utils
 
 from hermes.contract import Signal
 from hermes.errors import InvalidInput
+from hermes.faces import Say
 from hermes.records import create_user, require_user
 from hermes.storage.signals import record_signal
 from hermes.storage.transactions import write_transaction
+
+CHANGE_INTERESTS = Say(mcp="change its interests with update_persona",
+                       cli="change its interests with `hermes persona update NAME --interests TEXT`",
+                       web="pick it on the Personas page")
 
 NAME_MAX = 64
 INTERESTS_MAX = 4000
@@ -83,8 +88,8 @@ def create_persona(db: sqlite_utils.Database, name, interests) -> dict:
         existing = same_name(db, name) or name
     if existing is not None:
         raise InvalidInput(
-            f"a persona named {existing!r} already exists; pick another name, or change its "
-            "interests with update_persona"
+            f"a persona named {existing!r} already exists; pick another name, or "
+            f"{CHANGE_INTERESTS}"
         )
     return user
 

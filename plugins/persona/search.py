@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.errors import InvalidInput
+from hermes.faces import INGEST, Say, plural
 from hermes.ranking.rank import rank_items
 from hermes.records import require_user
 from hermes.text import clip
@@ -20,6 +21,19 @@ from hermes.text import clip
 SEARCH_MAX = 50
 QUERY_MAX = 500
 SUMMARY_CHARS = 300
+
+
+GIVE_QUERY = Say(mcp="give a query (words to find in titles and summaries), a tag or a content_type",
+                 cli="give WORDS to find in titles and summaries, --tag or --type",
+                 web="type words to search for")
+FEEDBACK = Say(mcp="Give feedback with record_feedback",
+               cli="Give feedback with `hermes like USER ITEM` / `hermes dislike USER ITEM`",
+               web="Give feedback with ✓ / ✗")
+RATED = Say(mcp="'rated'", cli="[liked]/[disliked]", web="✓ / ✗")
+TAGS_IN_USE = Say(mcp="propose_interests lists the tags in use",
+                  cli="`hermes persona tags` lists the tags in use",
+                  web="the tags on the feed's items are the ones in use")
+
 
 
 def _optional_text(value: str | None) -> str | None:
@@ -58,14 +72,14 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
     query, tag, content_type = _optional_text(query), _optional_text(tag), _optional_text(content_type)
     persona = require_user(db, user)
     if not (query or tag or content_type):
-        raise InvalidInput("give a query (words to find in titles and summaries), a tag or a content_type")
+        raise InvalidInput(str(GIVE_QUERY))
     if content_type is not None:
         known = content_types(db)
         match = next((k for k in known if k.lower() == content_type.lower()), None)
         if match is None:
             raise InvalidInput(
                 f"unknown content_type {content_type!r}; the archive holds: "
-                + (", ".join(known) if known else "nothing yet (run hermes ingest)")
+                + (", ".join(known) if known else f"nothing yet ({INGEST})")
             )
         content_type = match
 
@@ -99,11 +113,11 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
     )
     if results:
         message = (
-            f"{len(results)} item(s) matching {asked}, in {persona['name']}'s ranking order"
-            f"; 'rated' shows earlier feedback. Give feedback with record_feedback."
+            f"{plural(len(results), 'item')} matching {asked}, in {persona['name']}'s ranking "
+            f"order; {RATED} shows earlier feedback. {FEEDBACK}."
         )
     elif tag and not tag_exists(db, tag):
-        message = f"no item is tagged {tag!r}; propose_interests lists the tags in use"
+        message = f"no item is tagged {tag!r}; {TAGS_IN_USE}"
     else:
         message = (
             f"no item matches {asked}; every query word must occur in a title or summary, "

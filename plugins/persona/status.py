@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.embed import get_embedder
+from hermes.faces import plural
 from hermes.ranking.preferences import key_stats, split_key
 from hermes.ranking.rank import blend_weight
 from hermes.records import require_user
@@ -53,7 +54,8 @@ def classifier_state(db: sqlite_utils.Database, user_id: int, model: str) -> tup
     if not usable.get("like") or not usable.get("dislike"):
         return False, "the clicked items lack embeddings for the current model (run hermes ingest)"
     n = usable["like"] + usable["dislike"]
-    return True, f"active: trained on {n} clicked items ({usable['like']} likes, {usable['dislike']} dislikes)"
+    return True, (f"active: trained on {plural(n, 'clicked item')} ({plural(usable['like'], 'like')}, "
+                  f"{plural(usable['dislike'], 'dislike')})")
 
 
 def profile_status(db: sqlite_utils.Database, user: str) -> dict:
@@ -97,7 +99,7 @@ def profile_status(db: sqlite_utils.Database, user: str) -> dict:
         "blend_weight": round(weight, 4),
         "blend": (
             f"{round(100 * (1 - weight))}% written interests, {round(100 * weight)}% learned "
-            f"from {n} click(s); 50/50 at 5 clicks"
+            f"from {plural(n, 'click')}; 50/50 at 5 clicks"
         ),
         "liked_tags": _entries(stats, "tag", liked=True),
         "disliked_tags": _entries(stats, "tag", liked=False),

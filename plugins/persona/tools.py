@@ -13,6 +13,8 @@ from pydantic import Field
 
 from hermes.contract import Result, fail, failure, ok, tool
 from hermes.errors import HermesError
+from hermes.faces import CREATE_PERSONA, INGEST, Say, plural
+from hermes.records import file_of
 from hermes.tools import User, caller
 
 from . import bootstrap as _bootstrap
@@ -20,6 +22,34 @@ from . import personas, search, status
 
 GROUP = "persona"
 Objects = list[dict[str, Any]]
+
+# What a reader can do next, in the words of each face (hermes.faces).
+AFTER_CREATE = Say(
+    mcp="Next: bootstrap_persona to warm it from its interests, or list_feed / search_feed and "
+        "record_feedback",
+    cli="Next: `hermes persona bootstrap NAME` warms it from its interests; `hermes feed NAME "
+        "-i` trains it with single keys",
+    web="Its feed is below; ✓ and ✗ teach it",
+)
+USE_TAGS = Say(
+    mcp="pick the ones that fit and pass them (in your own words) as interests to "
+        "create_persona or update_persona",
+    cli="pick the ones that fit and write them (in your own words) into --interests of "
+        "`hermes persona create` or `hermes persona update`",
+    web="pick the ones that fit and write them into the interests",
+)
+OLD_TEXT = Say(mcp=" (previous_interests holds the old text)", cli="", web="")
+SEE_LIKED_TAGS = Say(mcp=" (see liked_tags)", cli="", web="")
+SHOW_EFFECT = Say(mcp="profile_status shows the effect", cli="`hermes persona show NAME` shows the effect",
+                  web="the feed is ranked with them now")
+NOT_CONFIRMED = Say(mcp="confirm is false", cli="no --yes", web="not confirmed")
+
+
+def _confirm_how(tool: str) -> Say:
+    return Say(mcp=f"Call {tool} again with confirm=true to do it.",
+               cli="Rerun with --yes to do it.",
+               web="Press the button again to confirm.")
+
 
 NewName = Annotated[str, Field(
     description="A short unique name: starts with a letter or digit; letters, digits, spaces "
@@ -105,9 +135,10 @@ def list_users(db) -> dict:
          "likes": likes, "dislikes": dislikes}
         for name, interests, created, n, likes, dislikes in rows
     ]
+    where = file_of(db)
     if not users:
-        return ok("no personas yet; create one with create_persona(name, interests)", users=[])
-    return ok(f"{len(users)} persona(s)", users=users)
+        return ok(f"no personas yet in {where}; {CREATE_PERSONA}", users=[])
+    return ok(f"{plural(len(users), 'persona')} in {where}", users=users)
 
 
 # Idempotent in the MCP sense: repeating the call creates nothing more (it is refused).
@@ -117,8 +148,7 @@ def create_persona(db, name: NewName, interests: Interests) -> dict:
     name is taken."""
     user = personas.create_persona(db, name, interests)
     return ok(
-        f"created persona {user['name']!r}. Next: bootstrap_persona to warm it from its "
-        "interests, or list_feed / search_feed and record_feedback",
+        f"created persona {user['name']!r}. {AFTER_CREATE}",
         persona={"name": user["name"], "interests": user["interests"]},
     )
 
@@ -148,14 +178,13 @@ def propose_interests(
     ]
     if not tags:
         message = (
-            "the archive has no tagged items yet (run hermes ingest); write the interests in "
-            "your own words instead"
+            f"the archive has no tagged items yet ({INGEST}); write the interests in your own "
+            "words instead"
         )
         return ok(message, tags=[], content_types=types, suggested_interests="")
     suggestion = ", ".join(t["tag"] for t in tags[:8])
     return ok(
-        f"the {len(tags)} most common tags in the archive; pick the ones that fit and "
-        "pass them (in your own words) as interests to create_persona or update_persona",
+        f"the {plural(len(tags), 'most common tag')} in the archive; {USE_TAGS}",
         tags=tags, content_types=types, suggested_interests=suggestion,
     )
 
@@ -169,8 +198,8 @@ def update_persona(db, name: User, interests: Interests) -> dict:
     if previous == user["interests"]:
         return ok(f"persona {user['name']!r} already has exactly these interests; nothing changed",
                   persona=payload, changed=False)
-    return ok(f"updated the interests of {user['name']!r}; the next ranking uses them "
-              "(previous_interests holds the old text)", persona=payload, changed=True)
+    return ok(f"updated the interests of {user['name']!r}; the next ranking uses them{OLD_TEXT}",
+              persona=payload, changed=True)
 
 
 @tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True)
@@ -180,10 +209,10 @@ def profile_status(db, user: User) -> dict:
     the click classifier is active and why."""
     s = status.profile_status(db, user)
     # Counted, not listed: tags are feed text (untrusted), kept in the liked_tags payload.
-    liked = f"{len(s['liked_tags'])} (see liked_tags)" if s["liked_tags"] else "none yet"
+    liked = f"{len(s['liked_tags'])}{SEE_LIKED_TAGS}" if s["liked_tags"] else "none yet"
     classifier = s["classifier_reason"] if s["classifier_active"] else f"inactive: {s['classifier_reason']}"
     message = (
-        f"{s['user']}: {s['clicks']} click(s) ({s['likes']} likes, {s['dislikes']} dislikes); "
+        f"{s['user']}: {plural(s['clicks'], 'click')} ({s['likes']} likes, {s['dislikes']} dislikes); "
         f"{s['blend']}; liked tags: {liked}; classifier {classifier}"
     )
     return ok(message, **s)
@@ -223,26 +252,27 @@ def _nonzero(rows: dict[str, int]) -> dict[str, int]:
     return {table: n for table, n in rows.items() if n or table == "clicks"}
 
 
-def destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: str = "") -> dict:
-    """``delete_persona`` (``persona=True``) or ``reset_feedback``, for the tools and the CLI."""
+def destroy(db, name, confirm, *, persona: bool) -> dict:
+    """``delete_persona`` (``persona=True``) or ``reset_feedback``, for every face (the
+    confirmation advice and the signal source follow the face: :mod:`hermes.faces`)."""
     try:
-        return _destroy(db, name, confirm, persona=persona, source=source, how_to_confirm=how_to_confirm)
+        return _destroy(db, name, confirm, persona=persona)
     except HermesError as exc:
         return failure(exc, {"deleted": {}, "would_delete": {}})
 
 
-def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: str) -> dict:
+def _destroy(db, name, confirm, *, persona: bool) -> dict:
     user, tables, counts, clicks = personas.plan(db, name, persona=persona)
     loss = personas.describe_loss(user, counts, clicks, persona=persona)
     would = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(counts)}
     tool = "delete_persona" if persona else "reset_feedback"
     if not confirm:
-        how_to_confirm = how_to_confirm or f"Call {tool} again with confirm=true to do it."
         return fail(
-            f"nothing changed: {tool} would permanently delete {loss}. {how_to_confirm}",
+            f"nothing changed ({NOT_CONFIRMED}): this would permanently delete {loss}. "
+            f"{_confirm_how(tool)}",
             deleted={}, would_delete=would,
         )
-    removed = personas.delete_owned(db, user, tables, persona=persona, source=source)
+    removed = personas.delete_owned(db, user, tables, persona=persona, source=caller())
     deleted = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(removed)}
     kept = "" if persona else f"; persona {user['name']!r} and its interests are kept"
     return ok(f"deleted {loss}{kept}", deleted=deleted, would_delete={})
@@ -252,7 +282,7 @@ def _destroy(db, name, confirm, *, persona: bool, source: str, how_to_confirm: s
 def delete_persona(db, name: User, confirm: Confirm = False) -> dict:
     """Delete a persona with all its clicks, explanations and other per-persona data. Needs
     confirm=true; with false nothing changes and the result says what would be lost."""
-    return destroy(db, name, confirm, persona=True, source=caller())
+    return destroy(db, name, confirm, persona=True)
 
 
 @tool(GROUP, result=Deletion, destructive=True, idempotent=True)
@@ -260,7 +290,7 @@ def reset_feedback(db, name: User, confirm: Confirm = False) -> dict:
     """Delete all of a persona's likes and dislikes (and cached explanations), keeping the
     persona and its interests. Needs confirm=true; with false nothing changes and the result
     says what would be lost."""
-    return destroy(db, name, confirm, persona=False, source=caller())
+    return destroy(db, name, confirm, persona=False)
 
 
 @tool(GROUP, result=Bootstrap, idempotent=True, untrusted=True)
@@ -277,6 +307,6 @@ def bootstrap_persona(
     done = _bootstrap.bootstrap_persona(db, name, n_like, n_dislike)
     return ok(
         f"warmed {done['user']!r} from its interests: liked {len(done['liked'])} and disliked "
-        f"{len(done['disliked'])} item(s) (click source 'bootstrap'); profile_status shows the effect",
+        f"{plural(len(done['disliked']), 'item')} (click source 'bootstrap'); {SHOW_EFFECT}",
         liked=done["liked"], disliked=done["disliked"],
     )

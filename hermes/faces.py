@@ -1,0 +1,108 @@
+"""Which face a message is shown in, and how each face names what its reader can do.
+
+The same tool functions answer an agent over MCP, a person at the terminal (the CLI) and a
+person in the browser (the web UI). Their messages end in advice ("add a feed", "widen the
+window", "confirm to delete"), and that advice must name what the reader can actually do:
+a tool and its parameters, a command and its options, a button or page.
+
+The mechanism is one context variable, the *face*, set where a call enters hermes
+(:func:`hermes.tools.call_tool` for MCP and the web, the CLI's root command for the CLI),
+and :class:`Say`: one piece of advice in each face's words, whose text is picked when the
+message is formatted. A tool writes ``f"... {ADD_FEED} ..."`` once, and each face reads its
+own words. The face also decides the source recorded on a signal: ``agent`` for MCP, ``ui``
+for a person (CLI or web).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+FACES = ("mcp", "cli", "web")
+#: The signal source each face records (``clicks.source``, corpus signals).
+SOURCES = {"mcp": "agent", "cli": "ui", "web": "ui"}
+
+_FACE: contextvars.ContextVar[str] = contextvars.ContextVar("hermes_face", default="mcp")
+
+
+def face() -> str:
+    """The face of the call in progress: ``mcp`` (the default), ``cli`` or ``web``."""
+    return _FACE.get()
+
+
+def source() -> str:
+    """The signal source of the call in progress (``agent`` or ``ui``)."""
+    return SOURCES[_FACE.get()]
+
+
+def enter(name: str) -> contextvars.Token:
+    """Switch to face ``name``; pass the token to :func:`leave` to switch back."""
+    if name not in FACES:
+        raise ValueError(f"unknown face {name!r}; expected one of {', '.join(FACES)}")
+    return _FACE.set(name)
+
+
+def leave(token: contextvars.Token) -> None:
+    _FACE.reset(token)
+
+
+@contextmanager
+def speaking(name: str | None):
+    """Run a block in face ``name`` (``None`` keeps the current one)."""
+    if name is None:
+        yield
+        return
+    token = enter(name)
+    try:
+        yield
+    finally:
+        leave(token)
+
+
+@dataclass(frozen=True)
+class Say:
+    """One piece of advice in the words of each face; ``str()`` / an f-string gives the
+    current face's words.
+
+    ``cli`` names commands and options (in backticks, as typed), ``mcp`` tools and
+    parameters, ``web`` buttons and pages. Keep each a phrase that fits mid-sentence.
+    """
+
+    mcp: str
+    cli: str
+    web: str
+
+    def __str__(self) -> str:
+        return getattr(self, _FACE.get())
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def sentence(self) -> str:
+        """The current face's words starting with a capital, to open a sentence."""
+        text = str(self)
+        return text[:1].upper() + text[1:]
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``"1 item"``, ``"2 items"`` (``many`` for irregular plurals)."""
+    return f"{count} {noun if count == 1 else (many or noun + 's')}"
+
+
+# Advice every face needs, owned by the core (plugins define their own next to their tools).
+CREATE_PERSONA = Say(
+    mcp="create one with create_persona(name, interests)",
+    cli="create one with `hermes persona create NAME --interests TEXT`",
+    web="create one with Create persona on the Personas page",
+)
+FIND_ITEMS = Say(
+    mcp="list_feed or search_feed give item ids",
+    cli="`hermes feed USER` and `hermes persona search USER WORDS` print item ids",
+    web="reload the page to see the current items",
+)
+INGEST = Say(
+    mcp="new items arrive with the next `hermes ingest` (run by the person or a schedule)",
+    cli="run `hermes ingest` for new items",
+    web="new items arrive with the next refresh",
+)

@@ -1,0 +1,131 @@
+"""One CLI: every mistake is one ``error:`` line and exit 1 (usage errors included), every
+empty answer exits 0, every bounded option rejects the same way the tools do, and the help
+reads like a conventional CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from hermes.cli.app import build_app
+from hermes.records import create_user
+
+
+def run(*args):
+    return CliRunner().invoke(build_app(), [str(a) for a in args])
+
+
+def one_error_line(result) -> str:
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.output and "Usage:" not in result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["nosuch"], "no such command 'nosuch' (see `hermes --help`)"),
+    (["feed"], "missing argument 'USER' (see `hermes feed --help`)"),
+    (["feed", "ann", "--bogus"], "no such option: --bogus"),
+    (["feed", "ann", "--limit", "abc"], "--limit must be a whole number from 1 to 100"),
+    (["persona", "create", "ann"], "missing option '--interests'"),
+])
+def test_usage_errors_are_one_error_line_and_exit_1(db_path, args, says):
+    assert says in one_error_line(run(*args, "--db", db_path))
+
+
+@pytest.mark.parametrize("args, says", [
+    (["feed", "ann", "--limit", "0"], "--limit must be a whole number from 1 to 100"),
+    (["feed", "ann", "--limit", "101"], "--limit must be a whole number from 1 to 100"),
+    (["feed", "ann", "--since-days", "99999999"], "--since-days must be a whole number from 1 to 36500"),
+    (["digest", "ann", "--days", "0"], "--days must be a whole number from 1 to 36500"),
+    (["digest", "ann", "--per-topic", "51"], "--per-topic must be a whole number from 1 to 50"),
+    (["topics", "--limit", "0"], "--limit must be a whole number from 1 to 500"),
+    (["persona", "bootstrap", "ann", "--likes", "99"], "--likes must be a whole number from 0 to 50"),
+    (["persona", "search", "ann", "x", "--limit", "51"], "--limit must be a whole number from 1 to 50"),
+    (["persona", "tags", "--limit", "101"], "--limit must be a whole number from 1 to 100"),
+    (["corpus", "items", "ann", "--limit", "501"], "--limit must be a whole number from 1 to 500"),
+    (["corpus", "recall", "ann", "x", "--limit", "0"], "--limit must be a whole number from 1 to 50"),
+    (["feeds", "preview", "x.xml", "--limit", "21"], "--limit must be a whole number from 1 to 20"),
+])
+def test_limits_are_rejected_the_same_way_everywhere(db, db_path, args, says):
+    assert says in one_error_line(run("--db", db_path, *args))
+
+
+def test_the_tools_reject_out_of_range_limits_too(db, add_items):
+    """Reject, never clamp: a direct call (or an MCP client skipping the schema) gets the same
+    answer the CLI gives."""
+    from hermes_feeds.tools import list_feed
+    from hermes_persona.tools import propose_interests, search_feed
+
+    add_items([{"title": "x"}])
+    create_user(db, "ann", "x")
+    for result in (list_feed(db, "ann", limit=500), search_feed(db, "ann", "x", limit=500),
+                   propose_interests(db, limit=500)):
+        assert result["ok"] is False and "limit must be a whole number from 1 to" in result["message"]
+
+
+def test_a_large_window_is_said_in_days(db, add_items):
+    from hermes_feeds.tools import list_feed
+
+    create_user(db, "ann", "x")
+    result = list_feed(db, "ann", since_days=36500)
+    assert "the last 36500 days" in result["message"] and "e+" not in result["message"]
+
+
+@pytest.mark.parametrize("args", [
+    ["feed", "ann"], ["digest", "ann"], ["topics"], ["corpus", "ranked", "ann"],
+    ["corpus", "items", "ann"], ["corpus", "recall", "ann", "nothing"], ["persona", "search", "ann", "zzz"],
+    ["feeds", "list"],
+])
+def test_empty_results_exit_0_and_say_so(db, db_path, args):
+    create_user(db, "ann", "anything")
+    result = run(*args, "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip(), "an empty answer still says something"
+    doc = run(*args, "--json", "--db", db_path)
+    assert doc.exit_code == 0 and json.loads(doc.stdout)
+
+
+def test_empty_feed_names_cli_options_not_tool_parameters(db, db_path):
+    create_user(db, "ann", "anything")
+    out = run("feed", "ann", "--db", db_path).stdout
+    assert "--since-days N" in out and "--all" in out and "hermes feeds add URL" in out
+    assert "since_days" not in out and "add_feed" not in out
+    whole = run("feed", "ann", "--all", "--db", db_path).stdout
+    assert "--since-days" not in whole  # nothing wider than the whole archive
+
+
+def test_help_reads_like_a_conventional_cli(db_path):
+    app_help = run("feed", "--help").stdout
+    assert "Usage: hermes feed [OPTIONS] USER" in app_help
+    assert "{user}" not in app_help and "<bool>" not in app_help
+    serve_help = " ".join(run("serve", "--help").stdout.replace("│", " ").split())
+    assert "feeds, persona, digest, corpus" in serve_help
+    optional = run("persona", "search", "--help").stdout
+    assert "NAME [WORDS]" in optional
+
+
+def test_plurals(db, db_path, add_items):
+    add_items([{"title": "only one"}])
+    create_user(db, "ann", "only one")  # the item clears ann's bar
+    out = run("feed", "ann", "--db", db_path).stdout
+    assert "1 item from the last 7 days clears ann's bar" in out and "1 items" not in out
+    listed = run("feeds", "list", "--db", db_path).stdout
+    assert "1 item ·" in listed and "never fetched" in listed and "last fetched never" not in listed
+
+
+def test_no_arguments_shows_help_and_exits_0():
+    result = run()
+    assert result.exit_code == 0 and "Usage: hermes" in result.stdout
+    group = run("feeds")
+    assert group.exit_code == 0 and "import-opml" in group.stdout
+
+
+def test_json_refusals_are_still_one_document(db_path):
+    result = run("feed", "ann", "--json", "--limit", "0", "--db", db_path)
+    assert result.exit_code == 1 and json.loads(result.stdout)["ok"] is False
+    missing = run("persona", "show", "ann", "--json", "--db", db_path)
+    assert missing.exit_code == 1 and "no hermes database" in json.loads(missing.stdout)["message"]

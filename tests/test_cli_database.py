@@ -1,0 +1,193 @@
+"""The database is the user's memory: hermes marks its files, refuses to touch anyone
+else's, creates one only where a command is meant to start one (and says so), names the
+file in its errors, and gives every new database the starter feeds by one rule."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from hermes.cli.app import build_app
+from hermes.errors import HermesError
+from hermes.storage import dbfile
+from hermes.storage.db import get_db
+
+
+def run(*args):
+    return CliRunner().invoke(build_app(), [str(a) for a in args])
+
+
+def zotero_like(path):
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE items (itemID INTEGER PRIMARY KEY, key TEXT);"
+                       "CREATE TABLE itemData (itemID INT, fieldID INT, valueID INT);"
+                       "CREATE TABLE creators (creatorID INTEGER PRIMARY KEY, lastName TEXT);"
+                       "CREATE TABLE collections (collectionID INTEGER PRIMARY KEY);"
+                       "INSERT INTO items VALUES (1, 'ABCD');")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_a_hermes_database_is_marked(db):
+    assert db.execute("PRAGMA application_id").fetchone()[0] == dbfile.APPLICATION_ID == 0x48524D53
+    assert db.execute("PRAGMA user_version").fetchone()[0] == dbfile.FORMAT
+
+
+def test_another_applications_database_is_refused_named_and_untouched(tmp_path):
+    path = zotero_like(tmp_path / "zotero.sqlite")
+    before = path.read_bytes()
+    with pytest.raises(dbfile.ForeignDatabase) as refused:
+        get_db(path)
+    assert "a Zotero library" in str(refused.value) and str(path) in str(refused.value)
+    assert path.read_bytes() == before  # not even the journal mode changed
+    assert not (tmp_path / "zotero.sqlite-wal").exists()
+
+    result = run("persona", "list", "--db", path)
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and "is a Zotero library" in result.stderr
+    assert "itemData" in result.stderr  # says what it holds
+    assert path.read_bytes() == before
+
+
+def test_an_unknown_sqlite_file_is_described_by_its_tables_and_application_id(tmp_path):
+    path = tmp_path / "app.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("PRAGMA application_id = 1234; CREATE TABLE notes (x); CREATE TABLE tasks (y);")
+    conn.close()
+    with pytest.raises(HermesError, match=r"another application \(application_id 0x000004d2, "
+                                          r"tables: notes, tasks\)"):
+        get_db(path)
+
+
+def test_an_old_unmarked_hermes_database_is_adopted_and_marked(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT UNIQUE, interests TEXT);"
+                       "INSERT INTO users (name, interests) VALUES ('ann', 'x');")
+    conn.close()
+    db = get_db(path)
+    assert db.execute("PRAGMA application_id").fetchone()[0] == dbfile.APPLICATION_ID
+    assert db.execute("SELECT name FROM users").fetchall() == [("ann",)]
+    db.conn.close()
+
+
+@pytest.mark.parametrize("args", [
+    ["feed", "ann"], ["digest", "ann"], ["persona", "list"], ["feeds", "list"], ["like", "ann", "1"],
+    ["corpus", "show", "ann"], ["topics"], ["feeds", "export-opml"],
+])
+def test_a_mistyped_path_creates_nothing_for_commands_that_read(tmp_path, args):
+    typo = tmp_path / "hemres.db"
+    result = run(*args, "--db", typo)
+    assert result.exit_code == 1
+    assert f"no hermes database at {typo} (from --db); nothing was created" in result.stderr
+    assert "hermes persona create" in result.stderr
+    assert not typo.exists() and not (tmp_path / "hemres.db-wal").exists()
+
+
+def test_commands_that_start_a_database_say_so(tmp_path):
+    path = tmp_path / "new.db"
+    result = run("persona", "create", "ann", "--interests", "graph neural networks", "--db", path)
+    assert result.exit_code == 0, result.output
+    assert f"created a new hermes database at {path}" in result.stderr
+    assert path.exists()
+    again = run("persona", "create", "bob", "--interests", "x", "--db", path)
+    assert "created a new" not in again.stderr  # only the first time
+
+
+def test_a_failed_start_leaves_no_database_behind(tmp_path):
+    path = tmp_path / "new.db"
+    result = run("persona", "create", "", "--interests", "x", "--db", path)
+    assert result.exit_code == 1 and "name must be a non-empty string" in result.stderr
+    assert "created a new" not in result.stderr and not path.exists()
+    missing = run("feeds", "add", tmp_path / "nope.xml", "--db", path)
+    assert missing.exit_code == 1 and not path.exists()
+
+
+def test_a_missing_folder_in_db_is_not_created(tmp_path):
+    path = tmp_path / "no-such-folder" / "hermes.db"
+    result = run("persona", "create", "ann", "--interests", "x", "--db", path)
+    assert result.exit_code == 1
+    assert "the folder" in result.stderr and "does not exist" in result.stderr
+    assert not path.parent.exists()
+
+
+def test_errors_name_the_database_file(db, db_path):
+    result = run("feed", "astro", "--db", db_path)
+    assert result.exit_code == 1
+    assert f"unknown persona 'astro' in {db_path}; no personas exist yet" in result.stderr
+    assert "hermes persona create NAME --interests TEXT" in result.stderr
+
+
+def test_db_is_accepted_before_or_after_the_command(db, db_path):
+    from hermes.records import create_user
+
+    create_user(db, "ann", "x")
+    for args in (["--db", db_path, "persona", "list"], ["persona", "list", "--db", db_path]):
+        result = run(*args)
+        assert result.exit_code == 0 and "ann" in result.stdout, result.output
+    other = db_path.with_name("other.db")
+    get_db(other).conn.close()
+    # The command's own --db wins over the one before it.
+    result = run("--db", db_path, "persona", "list", "--db", other)
+    assert "no personas yet" in result.stdout
+
+
+def test_hermes_db_environment_still_works(db, db_path, monkeypatch):
+    monkeypatch.setenv("HERMES_DB", str(db_path))
+    result = run("persona", "list")
+    assert result.exit_code == 0 and str(db_path) in result.stdout
+    monkeypatch.setenv("HERMES_DB", str(db_path.with_name("typo.db")))
+    result = run("persona", "list")
+    assert result.exit_code == 1 and "(from HERMES_DB)" in result.stderr
+
+
+# --- starter feeds: one rule, announced ----------------------------------------------------
+
+@pytest.fixture
+def starters(tmp_path):
+    home = tmp_path / "home"
+    (home / "a.xml").write_text("<rss version='2.0'><channel><title>A</title></channel></rss>")
+    (home / "feeds.toml").write_text('[[feeds]]\nurl = "a.xml"\n\n[[feeds]]\nurl = "b.xml"\n')
+    return home
+
+
+@pytest.mark.parametrize("first", [
+    ["persona", "create", "ann", "--interests", "x"],
+    ["feeds", "add", "FEED"],
+    ["ingest", "--json"],
+])
+def test_every_new_database_starts_with_the_starter_feeds_whichever_command_comes_first(
+        starters, tmp_path, first):
+    path = tmp_path / "h.db"
+    feed = tmp_path / "mine.xml"
+    feed.write_text("<rss version='2.0'><channel><title>Mine</title><item><title>x</title>"
+                    "<link>https://e.org/x</link></item></channel></rss>")
+    result = run(*[str(feed) if a == "FEED" else a for a in first], "--db", path)
+    assert "subscribed to 2 starter feeds from" in result.stderr, result.output
+    assert "`hermes feeds remove ID --yes` drops one" in result.stderr
+    listed = json.loads(run("feeds", "list", "--json", "--db", path).stdout)
+    urls = {f["url"] for f in listed["feeds"]}
+    assert {str(starters / "a.xml"), str(starters / "b.xml")} <= urls
+    removed = run("feeds", "remove", "1", "--yes", "--db", path)
+    assert removed.exit_code == 0
+    again = run("ingest", "--json", "--db", path)
+    assert "starter" not in again.stderr  # a removed starter feed never comes back
+    assert str(starters / "a.xml") not in {f["url"] for f in json.loads(again.stdout)["feeds"]}
+
+
+def test_a_database_whose_start_was_interrupted_gets_them_from_the_next_starting_command(
+        starters, tmp_path):
+    """A kill -9 during creation leaves a file that was never given its starter feeds: the
+    next command that starts databases finishes the start (a reading command does not)."""
+    path = tmp_path / "h.db"
+    get_db(path).conn.close()  # created, migrated, never started
+    listed = run("feeds", "list", "--json", "--db", path)
+    assert json.loads(listed.stdout)["feeds"] == [] and "starter" not in listed.stderr
+    result = run("ingest", "--json", "--db", path)
+    assert "subscribed to 2 starter feeds" in result.stderr and "created a new" not in result.stderr
+    again = run("ingest", "--json", "--db", path)
+    assert "starter" not in again.stderr
