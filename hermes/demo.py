@@ -54,7 +54,7 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
 
     feed = use("list_feed", user=DEMO_PERSONA, limit=5, since_days=None, below_bar=True)
     if feed and feed["ok"]:
-        say(f"\n{feed['message']}")
+        say(f"\nTop of the ranked feed: {feed['message']}")
         for item in feed["items"]:
             say(f"  [{item['id']}] {item['title'][:90]}  ({item['match']} match)")
         if feed["items"]:
