@@ -84,8 +84,9 @@ def tagger(enabled: bool) -> None:
 
 
 def digest_share(db, persona: str, interests: str) -> dict:
-    from hermes.records import create_user
     from hermes_digest.tools import digest
+
+    from hermes.records import create_user
 
     create_user(db, persona, interests)
     result = digest(db, persona, days=7, per_topic=30, limit=30)

@@ -110,8 +110,8 @@ def tag_with_keyphrases(db, ids, embedder) -> None:
     """The built-in tagger's proposals for every paper (cached by text), kept by the core."""
     from keyphrase_cache import cached_proposals
 
-    from hermes.storage.transactions import write_transaction
     from hermes.ingest.tagging import ITEM_SQL, apply_proposals, item_dict
+    from hermes.storage.transactions import write_transaction
 
     marks = ",".join("?" * len(ids))
     items = [item_dict(r) for r in db.execute(f"{ITEM_SQL} WHERE id IN ({marks}) ORDER BY id", ids)]
@@ -173,6 +173,7 @@ def main(argv=None) -> int:
         personas = singles + [p for p in personas if len(p.topics) == 2][::4][:9]
     embedder = CachedMiniLM()
     vectors = embedder.embed([p.text for p in papers])
+    embedder.save()  # now: a run that fails later keeps the vectors
 
     from hermes.hookspecs import hookimpl
     from hermes.plugins import get_plugin_manager

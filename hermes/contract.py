@@ -239,6 +239,11 @@ class Component:
     active: bool = True
     weight: float = 1.0
     detail: dict = field(default_factory=dict)
+    #: absolute figures row-aligned with ``scores`` that do not depend on which other items
+    #: are candidates, by kind: ``"interest"`` (cosine to the best interests clause),
+    #: ``"liked"`` (cosine to the nearest liked item), ``"classifier"`` (probability of a
+    #: like). :mod:`hermes.ranking.match` turns them into the item's ``match``.
+    evidence: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -52,14 +52,14 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
         use("update_persona", name=DEMO_PERSONA, interests=DEMO_INTERESTS)
     say(f"\nPersona {DEMO_PERSONA!r}: {DEMO_INTERESTS}")
 
-    feed = use("list_feed", user=DEMO_PERSONA, limit=5, since_days=None)
+    feed = use("list_feed", user=DEMO_PERSONA, limit=5, since_days=None, below_bar=True)
     if feed and feed["ok"]:
-        say("\nTop of the ranked feed:")
+        say(f"\nTop of the ranked feed: {feed['message']}")
         for item in feed["items"]:
-            say(f"  [{item['id']}] {item['title'][:90]}  ({item.get('score', 0):+.2f})")
+            say(f"  [{item['id']}] {item['title'][:90]}  ({item['match']} match)")
         if feed["items"]:
             top = feed["items"][0]["id"]
-            explained = use("explain_item", user=DEMO_PERSONA, item_id=top)
+            explained = use("explain_item", user=DEMO_PERSONA, item_id=top, since_days=None)
             if explained and explained["ok"]:
                 say(f"\nWhy #{top}: {explained.get('reason') or explained['message']}")
             liked = use("record_feedback", user=DEMO_PERSONA, item_id=top, liked=True)

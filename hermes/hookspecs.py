@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from .contract import (CandidateQuery, Component, Embedder, Migration, ScoringContext, Signal,
-                       TokenVectors, Tool)
+from .contract import CandidateQuery, Component, Embedder, Migration, ScoringContext, Signal, TokenVectors, Tool
 
 if TYPE_CHECKING:  # only for annotations: the hook contract imports nothing heavy
     import numpy as np
@@ -103,7 +102,10 @@ def hermes_score(
     :returns: one or more :class:`hermes.contract.Component` (a name, a role — ``profile``,
         ``behaviour`` or ``boost`` —, raw scores, whether it is active, and a detail dict for
         explanations), or ``None`` when the plugin has nothing to say. The core calibrates
-        components to a common scale before blending them.
+        components to a common scale before blending them. A component's ``evidence``
+        (absolute figures such as ``{"interest": cosines}``) feeds the item's ``match``
+        (:mod:`hermes.ranking.match`); a ``boost`` moves items in the order but not their
+        match.
     """
 
 

@@ -97,3 +97,13 @@ def add_items(db):
         return ids
 
     return factory
+
+
+@pytest.fixture
+def no_bar(monkeypatch):
+    """Every item clears the persona's bar (its written interests reach ``strong`` at any
+    cosine): for tests of what a face does with the items it shows, not of the bar."""
+    from hermes.ranking import match
+
+    monkeypatch.setitem(match.THRESHOLDS, "hermes/hash-384",
+                        {**match.THRESHOLDS["hermes/hash-384"], "interest": (-2.0, -2.0, -2.0)})

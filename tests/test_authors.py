@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from hermes_persona.tools import search_feed
 from typer.testing import CliRunner
 
 from hermes.authors import author_key, item_authors, matches, parse_authors
 from hermes.cli.app import build_app
-from hermes.ranking.explain import explain
 from hermes.contract import CandidateQuery
+from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank
 from hermes.records import create_user
 from hermes.storage.signals import record_click
-from hermes_persona.tools import search_feed
 
 
 @pytest.mark.parametrize("raw, expected", [

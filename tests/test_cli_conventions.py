@@ -110,9 +110,9 @@ def test_help_reads_like_a_conventional_cli(db_path):
 
 def test_plurals(db, db_path, add_items):
     add_items([{"title": "only one"}])
-    create_user(db, "ann", "x")
+    create_user(db, "ann", "only one")  # the item clears ann's bar
     out = run("feed", "ann", "--db", db_path).stdout
-    assert "1 item for ann" in out and "1 items" not in out
+    assert "1 item from the last 7 days clears ann's bar" in out and "1 items" not in out
     listed = run("feeds", "list", "--db", db_path).stdout
     assert "1 item ·" in listed and "never fetched" in listed and "last fetched never" not in listed
 

@@ -9,8 +9,10 @@ def test_demo_runs_offline_and_ends_with_a_digest(tmp_path):
     db = tmp_path / "demo.db"
     result = CliRunner().invoke(build_app(), ["demo", "--db", str(db)])
     assert result.exit_code == 0, result.output
-    assert "new" in result.output and "Top of the ranked feed" in result.output
-    assert "Digest" in result.output
+    assert "new" in result.output and "bar" in result.output and " match)" in result.output
+    # the lines .ci/wheel_smoke.py looks for in the installed wheel's demo
+    for expected in ("Top of the ranked feed", "Why #", "Digest"):
+        assert expected in result.output
     # a second run ingests nothing new and still succeeds
     again = CliRunner().invoke(build_app(), ["demo", "--db", str(db)])
     assert again.exit_code == 0, again.output

@@ -19,7 +19,9 @@ MIN_CLUSTERED_SHARE = 0.9
 
 
 @pytest.fixture
-def arxiv(db, add_items):
+def arxiv(db, add_items, no_bar):
+    """500 papers, every one clearing the bar: this tests the grouping (the bar is tested in
+    test_digest_tool.py)."""
     if not SAMPLE.exists():
         pytest.skip(f"shared arXiv sample not found at {SAMPLE} (only in the project's CI data)")
     papers = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:N_PAPERS]]

@@ -34,7 +34,7 @@ async def test_mcp_schema_declares_limits(db, db_path, week):
     async with Client(build_server(str(db_path))) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         schema = listed["digest"].input_schema
-        assert set(schema["properties"]) == {"user", "days", "per_topic", "limit"}
+        assert set(schema["properties"]) == {"user", "days", "per_topic", "limit", "below_bar"}
         assert schema["required"] == ["user"]
         assert schema["properties"]["days"]["minimum"] == 1
         assert schema["properties"]["per_topic"]["maximum"] == 50
@@ -44,7 +44,9 @@ async def test_mcp_schema_declares_limits(db, db_path, week):
         result = await client.call_tool("digest", {"user": "ann", "per_topic": 1})
         payload = result.structured_content
         assert payload["ok"] is True and payload["window_days"] == 7
-        assert [t["label"] for t in payload["topics"]] and payload["unclustered"]
+        assert [t["label"] for t in payload["topics"]] and payload["unclustered"] == []
+        assert payload["below_bar"]["n_total"] == 1  # the knitting item
+        assert listed["digest"].input_schema["properties"]["below_bar"]["type"] == "boolean"
 
         refused = await client.call_tool("digest", {"user": "ann", "days": 0})
         assert refused.structured_content["ok"] is False
@@ -62,9 +64,13 @@ def test_cli_digest_renders_topics_reasons_and_the_caveat(db, db_path, week):
     out = run(db_path, "digest", "ann")
     assert out.exit_code == 0, out.output
     assert "## apple" in out.output and "Pear blight" in out.output
-    assert "why: close to the interests text" in out.output
-    assert "## Unclustered" in out.output
+    assert "why: Strong match: matches your interest “apples and pears”" in out.output
+    assert "1 more item below your bar (--below-bar lists them)" in out.output
+    assert "Knitting" not in out.output
     assert "Caveat: No feedback yet" in out.output
+    out = run(db_path, "digest", "ann", "--below-bar")
+    assert "## Below your bar" in out.output and "Knitting" in out.output
+    assert "why: No match: not close to any of your interests" in out.output
     assert "\x1b[31m" not in out.output  # feed text cannot drive the terminal
 
 

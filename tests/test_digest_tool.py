@@ -1,9 +1,7 @@
 """The digest tool (seed 001): grouping, unclustered, determinism, truncation, ranking
-quality, empty windows, no LLM call, cached explanations, bad input."""
+quality, empty windows, no LLM call, the one explanation, the persona's bar, bad input."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 from hermes_digest import tools as digest_tools
@@ -18,8 +16,9 @@ OLD = 60  # days ago: outside every window the tests use, but part of the tag gr
 
 
 @pytest.fixture
-def corpus(db, add_items):
-    """Two topics in the archive (fruit, planets); this week's items to digest."""
+def corpus(db, add_items, no_bar):
+    """Two topics in the archive (fruit, planets); this week's items to digest. Every item
+    clears the bar here (the bar's own tests are at the end)."""
     background = (
         [{"title": f"Orchard report {i}", "tags": ["apple", "avocado", "banana"], "days_ago": OLD}
          for i in range(4)]
@@ -169,37 +168,78 @@ def test_an_empty_window_returns_ok_false_with_the_success_keys(db, add_items, c
 
 def test_the_registered_tool_is_the_function_with_checked_arguments(db, corpus):
     tool = collect_tools()["digest"]
-    assert [p.name for p in tool.arguments()] == ["user", "days", "per_topic", "limit"]
+    assert [p.name for p in tool.arguments()] == ["user", "days", "per_topic", "limit", "below_bar"]
     assert call_tool(db, tool, {"user": "ann"}) == digest(db, "ann")
     refused = call_tool(db, tool, {"user": "ann", "chat_fn": "print"})
     assert refused["ok"] is False and "no parameter \"chat_fn\"" in refused["message"]
 
 
-def test_cached_explanations_are_included_never_generated(db, corpus):
-    uid = corpus["user"]["id"]
-    explained = corpus["ids"]["fruit_strong"]
-    db.execute("INSERT INTO explanations (user_id, item_id, payload, created) VALUES (?, ?, ?, ?)",
-               [uid, explained, json.dumps({"reason": "Matches your orchard interests."}), "2026-01-01"])
+def test_items_carry_the_one_explanation_of_the_digest_ranking(db, corpus):
+    """The reason is the explanation's line, read off the digest's own ranking (the same
+    text explain_item gives for that window), and nothing is stored."""
+    from hermes.ranking.explain import explain
+
     result = digest(db, "ann", per_topic=10)
     items = {i["id"]: i for t in result["topics"] for i in t["items"]} | {i["id"]: i for i in result["unclustered"]}
-    assert items[explained]["explanation"] == {"reason": "Matches your orchard interests."}
-    assert items[explained]["reason"] == "Matches your orchard interests."
-    others = [i for k, i in items.items() if k != explained]
-    assert all(i["explanation"] is None and i["reason"] for i in others)
-    assert db.execute("SELECT count(*) FROM explanations").fetchone()[0] == 1
+    item = items[corpus["ids"]["fruit_strong"]]
+    assert item["match"] == "strong" and item["reason"].startswith("Strong match: ")
+    assert item["explanation"]["reason"] == item["reason"]
+    assert item["explanation"]["evidence"]["interest"]["clause"] == "apple orchards and planets"
+    assert db.execute("SELECT count(*) FROM explanations").fetchone()[0] == 0
+    same = explain(db, corpus["user"], item["id"], since_days=7, store=False)
+    assert same["reason"] == item["reason"] and same["rank"] == item["rank"]
 
 
 def test_items_carry_a_reason_from_the_ranking_components(db, corpus):
     result = digest(db, "ann", per_topic=10)
     top = min((i for t in result["topics"] for i in t["items"]), key=lambda i: i["rank"])
-    assert top["rank"] == 1 and "profile" in top["components"]
-    assert "interests" in top["reason"]
+    assert top["rank"] == 1 and top["explanation"]["top"][0]["component"] == "profile"
+    assert "your interest" in top["reason"]
 
 
 def test_topics_are_ordered_by_their_best_item(db, corpus):
     result = digest(db, "ann", per_topic=10)
     best = [t["items"][0]["rank"] for t in result["topics"]]
     assert best == sorted(best)
+
+
+# --- the persona's bar ------------------------------------------------------------------------
+
+@pytest.fixture
+def mixed_week(db, add_items):
+    """Two items on the persona's interests, three on nothing it wrote."""
+    ids = add_items([
+        {"title": "Apple orchards in spring", "summary": "Apple orchards and planets.", "tags": ["apple"]},
+        {"title": "Planets and apple orchards", "summary": "Orchards, apple, planets.", "tags": ["mars"]},
+        {"title": "Bicycle repair", "summary": "Chains, gears, brakes.", "tags": ["bikes"]},
+        {"title": "Tax forms", "summary": "Deadlines for returns.", "tags": ["tax"]},
+        {"title": "Football results", "summary": "League tables.", "tags": ["sport"]},
+    ])
+    create_user(db, "ann", "apple orchards and planets")
+    return ids
+
+
+def test_only_items_that_clear_the_bar_are_grouped_the_rest_counted(db, mixed_week):
+    result = digest(db, "ann", per_topic=10)
+    grouped = {i["id"] for t in result["topics"] for i in t["items"]} | {i["id"] for i in result["unclustered"]}
+    assert grouped == set(mixed_week[:2]) and result["n_items"] == 2
+    assert result["below_bar"] == {"label": "below your bar", "items": [], "n_total": 3}
+    assert "3 more items below the bar (below_bar=true lists them)" in result["message"]
+    assert all(i["match"] in ("strong", "good") for t in result["topics"] for i in t["items"])
+    listed = digest(db, "ann", per_topic=10, below_bar=True)["below_bar"]
+    assert {i["id"] for i in listed["items"]} == set(mixed_week[2:]) and listed["n_total"] == 3
+    assert all(i["match"] in ("weak", "none") and i["reason"].startswith(("Weak match", "No match"))
+               for i in listed["items"])
+    ranks = [i["rank"] for i in listed["items"]]
+    assert ranks == sorted(ranks) and min(ranks) == 3  # below the fold: after the two above it
+
+
+def test_when_nothing_clears_the_bar_the_digest_says_so(db, mixed_week):
+    create_user(db, "bea", "medieval church architecture")
+    result = digest(db, "bea")
+    assert result["ok"] and result["topics"] == [] and result["unclustered"] == []
+    assert result["message"].startswith("Nothing unread from the last 7 days clears bea's bar")
+    assert result["below_bar"]["n_total"] == 5 and result["n_items"] == 0
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -217,6 +257,7 @@ def test_topics_are_ordered_by_their_best_item(db, corpus):
     ({"user": "ann", "limit": 0}, "limit"),
     ({"user": "ann", "limit": 10_000}, "limit"),
     ({"user": "ann", "limit": 2.5}, "limit"),
+    ({"user": "ann", "below_bar": "yes"}, "below_bar"),
 ])
 def test_bad_input_is_refused_with_every_key_present(db, corpus, args, fragment):
     result = digest(db, **args)

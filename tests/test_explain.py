@@ -1,4 +1,4 @@
-"""Explanations: contents, ranking within the normal pool, the cache the digest reads."""
+"""Explanations: contents, the window they rank in, the one wording, what they store."""
 
 from __future__ import annotations
 
@@ -7,8 +7,14 @@ import json
 import pytest
 
 from hermes.errors import InvalidInput
-from hermes.ranking.explain import cached_explanation, explain
+from hermes.ranking.explain import explain, explain_ranked, reason_line
 from hermes.ranking.rank import blend_weight, rank_items
+
+
+def stored(db, user_id, item_id):
+    row = db.execute("SELECT payload FROM explanations WHERE user_id = ? AND item_id = ?",
+                     [user_id, item_id]).fetchone()
+    return json.loads(row[0]) if row else None
 from hermes.records import create_user
 from hermes.storage.signals import record_click
 
@@ -29,20 +35,24 @@ def persona(db, add_items):
 
 def test_explanation_with_no_clicks(db, persona):
     user, _ = persona
-    top = rank_items(db, user, limit=1)[0]
-    e = explain(db, user, top["id"])
-    # a pool this small falls back from the recent window to every unread item
-    assert e["rank"] == 1 and e["out_of"] == 6 and e["pool"] == "all unread items"
-    assert e["item_id"] == top["id"]
-    same_pool = rank_items(db, user, limit=1, since_days=None)[0]
-    assert same_pool["id"] == top["id"] and e["score"] == pytest.approx(same_pool["score"], abs=1e-3)
+    top = rank_items(db, user, limit=1, since_days=None)[0]
+    e = explain(db, user, top["id"], since_days=None)
+    assert e["rank"] == 1 and e["out_of"] == 6 and e["pool"] == "unread items in the whole archive"
+    assert e["window_days"] is None and e["item_id"] == top["id"]
+    assert e["score"] == pytest.approx(top["score"], abs=1e-3)
     assert e["blend_weight"] == 0.0 and e["n_clicks"] == 0
     assert e["classifier_active"] is False and e["classifier_reason"] == "no clicks yet"
     assert e["components"]["profile"]["contribution"] > 0
     assert e["components"]["profile"]["closest_interest"] in ("quantum error correction", "entanglement")
     assert e["nearest_liked"] == [] and e["matched_tags"] == []
-    assert e["reason"].startswith("Ranks 1 of 6: it matches your interest")
-    assert "no clicks yet" in e["reason"]
+    interest = e["evidence"]["interest"]
+    assert interest["clause"] == e["components"]["profile"]["closest_interest"]
+    assert interest["similarity"] == e["components"]["profile"]["similarity"]
+    assert e["evidence"]["liked"] is None and e["evidence"]["classifier"] is None
+    assert e["match"] == interest["level"] == "strong"
+    assert e["reason"] == f"Strong match: {e['phrases'][0]}."
+    assert e["phrases"][0].startswith(f"matches your interest “{interest['clause']}” closely")
+    assert e["top"][0]["component"] == "profile" and e["top"][0]["evidence"] == interest
 
 
 def test_explanation_after_clicks(db, persona):
@@ -62,34 +72,91 @@ def test_explanation_after_clicks(db, persona):
     nearest = e["nearest_liked"]
     assert [n["id"] for n in nearest][:1] == [ids[0]] and {n["id"] for n in nearest} == {ids[0], ids[2]}
     assert nearest[0]["title"].startswith("quantum error") and 0 < nearest[0]["similarity"] <= 1
-    assert e["reason"].startswith(f"Ranks {e['rank']} of {e['out_of']}")
-    assert "after 3 clicks" in e["reason"]
+    liked = e["evidence"]["liked"]
+    assert liked["id"] == nearest[0]["id"] and liked["similarity"] == pytest.approx(nearest[0]["similarity"], abs=1e-4)
+    assert e["evidence"]["classifier"]["level"] in ("strong", "good", "weak", "none")
+    assert [t["label"] for t in e["evidence"]["tags"]] == ["quant-ph"]
+    assert any(p.startswith("has tags you liked (quant-ph)") for p in e["phrases"])
+    assert e["reason"] == reason_line(e)
     json.dumps(e)  # JSON-safe throughout
 
 
-def test_a_clicked_or_old_item_is_ranked_within_the_normal_pool(db, persona, monkeypatch):
-    import hermes.ranking.explain
-
-    monkeypatch.setattr(hermes.ranking.explain, "MIN_POOL", 2)
+def test_a_clicked_or_old_item_is_ranked_within_the_window_it_is_explained_for(db, persona):
     user, ids = persona
     record_click(db, user["id"], ids[3], False, "ui")
     e = explain(db, user, ids[3])
     assert e["out_of"] == 5 and e["pool"] == "unread items of the last 7 days"
+    assert e["window_days"] == 7
     old = explain(db, user, ids[5])  # 30 days old: ranked among the four recent unread
     assert old["out_of"] == 5 and 1 <= old["rank"] <= 5
+    whole = explain(db, user, ids[5], since_days=None)
+    assert whole["out_of"] == 5 and whole["pool"] == "unread items in the whole archive"  # 5 unread in all
 
 
-def test_explanations_are_stored_once_and_read_without_generating(db, persona):
+def test_a_low_similarity_never_reads_as_close(db, persona):
+    """The scenario of issue 14: likes on quantum papers, an item about bread. The reason
+    must say nothing liked is similar, not that it is close to a liked item."""
     user, ids = persona
-    assert cached_explanation(db, user["id"], ids[0]) is None
+    record_click(db, user["id"], ids[0], True, "ui")
+    record_click(db, user["id"], ids[2], True, "ui")
+    e = explain(db, user, ids[4])  # sourdough bread baking
+    assert e["match"] == "none" and e["evidence"]["liked"]["level"] == "none"
+    assert "which you liked" not in e["reason"]
+    assert e["reason"].startswith("No match: ")
+    assert "nothing you liked is similar (nearest similarity " in " ".join(e["phrases"])
+    assert "not close to any of your interests" in e["reason"]
+    assert "nothing in particular" not in e["reason"] and " it " not in e["reason"]
+
+
+def test_every_level_reads_differently_and_the_figures_are_stated(db, persona):
+    user, _ = persona
+    base = explain(db, user, persona[1][0], store=False)
+    for level in ("strong", "good", "weak", "none"):
+        p = {**base, "match": level,
+             "evidence": {**base["evidence"],
+                          "interest": {**base["evidence"]["interest"], "level": level,
+                                       "similarity": 0.42}}}
+        from hermes.ranking.explain import _phrases
+
+        p["phrases"] = _phrases(p)
+        line = reason_line(p)
+        assert "0.42" in line and line.startswith({"strong": "Strong match", "good": "Good match",
+                                                   "weak": "Weak match", "none": "No match"}[level])
+        assert ("close to any" in line) == (level == "none")
+
+
+def test_a_persona_with_nothing_to_judge_by_is_told_so(db, add_items):
+    (item,) = add_items([{"title": "anything at all"}])
+    user = create_user(db, "blank", "")
+    e = explain(db, user, item)
+    assert e["match"] == "none" and e["phrases"] == []
+    assert e["reason"].startswith("No match: nothing to judge it by yet")
+
+
+def test_explain_ranked_matches_explain_for_the_same_window(db, persona):
+    from hermes.contract import CandidateQuery
+    from hermes.ranking.rank import rank
+
+    user, ids = persona
+    record_click(db, user["id"], ids[0], True, "ui")
+    ranking = rank(db, user, CandidateQuery(since_days=7), bar_first=True)
+    batch = explain_ranked(db, user, ranking, range(len(ranking.item_ids)), 7)
+    for one in batch:
+        alone = explain(db, user, one["item_id"], store=False)
+        for key in ("reason", "match", "rank", "out_of", "evidence", "top", "phrases"):
+            assert alone[key] == one[key], key
+
+
+def test_explain_stores_its_explanation_and_the_read_only_call_does_not(db, persona):
+    user, ids = persona
+    explain(db, user, ids[0], store=False)
     assert db.execute("SELECT count(*) FROM explanations").fetchone()[0] == 0
     first = explain(db, user, ids[0])
-    assert cached_explanation(db, user["id"], ids[0]) == first
+    assert stored(db, user["id"], ids[0]) == first
     record_click(db, user["id"], ids[1], True, "ui")
     second = explain(db, user, ids[0])
     assert db.execute("SELECT count(*) FROM explanations").fetchone()[0] == 1
-    assert cached_explanation(db, user["id"], ids[0]) == second != first
-    assert cached_explanation(db, user["id"], ids[1]) is None
+    assert stored(db, user["id"], ids[0]) == second != first
 
 
 def test_an_item_without_an_embedding_cannot_be_explained(db, persona):
@@ -98,4 +165,4 @@ def test_an_item_without_an_embedding_cannot_be_explained(db, persona):
     raw = db.execute("SELECT id FROM items WHERE guid = 'raw'").fetchone()[0]
     with pytest.raises(InvalidInput, match="no embedding yet"):
         explain(db, user, raw)
-    assert cached_explanation(db, user["id"], raw) is None
+    assert stored(db, user["id"], raw) is None

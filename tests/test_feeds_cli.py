@@ -154,14 +154,60 @@ def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
     create_user(db, "ann", "quantum error correction qubits")
     result = run("feed", "ann", "--db", db_path)
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
-    assert "1. [1] Quantum error correction" in result.output and "why: profile +" in result.output
+    assert "1 item from the last 7 days clears ann's bar" in result.output
+    assert "1. [1] Quantum error correction" in result.output
+    assert "why: Strong match: matches your interest “quantum error correction qubits”" in result.output
     assert "archive classic" not in result.output
-    assert lines.index(next(l for l in lines if "Quantum error" in l)) < lines.index(next(l for l in lines if "Sourdough" in l))
+    # below the fold: counted, and listed only when asked
+    assert "Sourdough" not in result.output
+    assert "— 1 item below your bar (--below-bar lists them) —" in result.output
+    below = run("feed", "ann", "--below-bar", "--db", db_path)
+    lines = below.output.splitlines()
+    fold = lines.index("— 1 item below your bar —")
+    assert lines.index(next(l for l in lines if "Quantum error" in l)) < fold < lines.index(
+        next(l for l in lines if "Sourdough" in l))
+    assert "why: No match: not close to any of your interests" in below.output
     everything = run("feed", "ann", "--all", "--limit", 5, "--db", db_path)
     assert "archive classic" in everything.output
     doc = json.loads(run("feed", "ann", "--json", "--since-days", 30, "--db", db_path).stdout)
-    assert doc["ok"] and [i["id"] for i in doc["items"]] == [1, 2]
+    assert doc["ok"] and [i["id"] for i in doc["items"]] == [1] and doc["below_bar"] == 1
+
+
+@pytest.mark.parametrize("window", [[], ["--all"]])
+def test_explain_gives_the_feed_line_s_reason_and_its_evidence(db_path, db, add_items, window):
+    add_items([
+        {"title": "Quantum error correction", "summary": "qubits", "days_ago": 1},
+        {"title": "Sourdough", "summary": "bread", "days_ago": 2},
+    ])
+    create_user(db, "ann", "quantum error correction qubits")
+    feed = run("feed", "ann", "--below-bar", *window, "--db", db_path).output.splitlines()
+    for item_id in (1, 2):
+        head = next(k for k, line in enumerate(feed) if f"[{item_id}]" in line)
+        why = next(line for line in feed[head:] if line.strip().startswith("why:")).strip()
+        rank = int(feed[head].split(".")[0])
+        out = run("explain", "ann", item_id, *window, "--db", db_path)
+        assert out.exit_code == 0, out.output
+        lines = out.output.splitlines()
+        assert lines[1] == why
+        pool = "unread items in the whole archive" if window else "unread items of the last 7 days"
+        assert lines[2].startswith(f"Ranks {rank} of 2 {pool}")
+        assert "  interests: closest “quantum error correction qubits”, similarity" in out.output
+    assert ", below the bar ·" in lines[2] and "match: none" in out.output
+    doc = json.loads(run("explain", "ann", 1, "--json", "--db", db_path).stdout)
+    assert doc["ok"] and doc["match"] == "strong" and doc["explanation"]["evidence"]["interest"]
+
+
+def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, add_items):
+    add_items([{"title": "Sourdough", "summary": "bread", "days_ago": 2}])
+    create_user(db, "ann", "quantum error correction qubits")
+    result = run("feed", "ann", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "Nothing in the last 7 days clears ann's bar: none of the 1 unread item there is a "
+        "strong or good match (1 none). --below-bar lists the closest anyway; widen the window "
+        "(--since-days N or --all), add feeds on the persona's topics (`hermes feeds add URL`), "
+        "or like items (`hermes like USER ITEM`).")
+    assert "Sourdough" not in result.output
 
 
 @pytest.mark.parametrize("args, fragment", [

@@ -72,18 +72,45 @@ def test_list_feed_ranks_recent_unclicked_items_with_reasons(db, items, ann):
     assert result["ok"], result["message"]
     ids = [i["id"] for i in result["items"]]
     assert items[3] not in ids  # 400 days old: outside the default 7-day window
-    assert ids[0] in items[:2] and ids[-1] == items[2]  # the quantum items beat sourdough
+    assert set(ids) == set(items[:2])  # the quantum items clear the bar; sourdough does not
+    assert result["above_bar"] == 2 and result["below_bar"] == 1
+    assert "1 more item below the bar (below_bar=true lists them)" in result["message"]
     top = result["items"][0]
-    assert top["rank"] == 1 and top["source"] == "Test feed" and top["reason"].startswith("profile +")
+    assert top["rank"] == 1 and top["source"] == "Test feed" and top["match"] == "strong"
+    assert top["reason"].startswith("Strong match: matches your interest “quantum error "
+                                    "correction and qubits” closely (similarity ")
     assert set(top["components"]) >= {"profile"}
+    assert top["evidence"]["interest"]["clause"] == "quantum error correction and qubits"
     record_click(db, ann["id"], ids[0], True, "ui")
     again = [i["id"] for i in tool(db, "list_feed", user="ann")["items"]]
     assert ids[0] not in again  # clicked items leave the feed
 
 
+def test_below_bar_lists_the_rest_after_the_fold(db, items, ann):
+    result = tool(db, "list_feed", user="ann", limit=10, below_bar=True)
+    assert [i["id"] for i in result["items"]][-1] == items[2] and len(result["items"]) == 3
+    sourdough = result["items"][-1]
+    assert sourdough["match"] == "none" and sourdough["rank"] == 3
+    assert sourdough["reason"].startswith("No match: not close to any of your interests")
+    assert "1 more item below the bar (listed after them)" in result["message"]
+
+
+def test_when_nothing_clears_the_bar_list_feed_says_so(db, items):
+    create_user(db, "bea", "medieval church architecture")
+    result = tool(db, "list_feed", user="bea")
+    assert result["ok"] and result["items"] == []
+    assert result["above_bar"] == 0 and result["below_bar"] == 3
+    assert result["message"].startswith("Nothing in the last 7 days clears bea's bar: none of "
+                                        "the 3 unread items there is a strong or good match")
+    closest = tool(db, "list_feed", user="bea", below_bar=True)
+    assert len(closest["items"]) == 3 and {i["match"] for i in closest["items"]} <= {"weak", "none"}
+
+
 def test_list_feed_since_days_null_is_the_whole_archive(db, items, ann):
     ids = [i["id"] for i in tool(db, "list_feed", user="ann", since_days=None)["items"]]
-    assert set(ids) == set(items)
+    assert set(ids) == {items[0], items[1], items[3]}
+    everything = tool(db, "list_feed", user="ann", since_days=None, below_bar=True)["items"]
+    assert {i["id"] for i in everything} == set(items)
     assert len(tool(db, "list_feed", user="ann", limit=2, since_days=None)["items"]) == 2
 
 
@@ -142,7 +169,20 @@ def test_explain_item_explains_a_ranked_item(db, items, ann):
     explanation = result["explanation"]
     assert explanation["item_id"] == items[0] and result["reason"] == explanation["reason"]
     assert "profile" in explanation["components"] and explanation["n_clicks"] == 1
-    assert result["reason"] in result["message"]
+    assert result["match"] == explanation["match"] == "strong"
+    assert result["message"] == (f"Ranks 1 of 2 unread items of the last 7 days. "
+                                 f"{result['reason']}")
+
+
+@pytest.mark.parametrize("since_days", [7, None])
+def test_list_feed_and_explain_item_give_the_same_reason_and_rank(db, items, ann, since_days):
+    record_click(db, ann["id"], items[1], True, "ui")
+    listed = tool(db, "list_feed", user="ann", since_days=since_days, below_bar=True)["items"]
+    for entry in listed:
+        result = tool(db, "explain_item", user="ann", item_id=entry["id"], since_days=since_days)
+        e = result["explanation"]
+        assert (e["reason"], e["match"], e["rank"]) == (entry["reason"], entry["match"], entry["rank"])
+        assert e["window_days"] == since_days
 
 
 @pytest.mark.parametrize("args, fragment", [

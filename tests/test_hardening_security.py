@@ -271,7 +271,8 @@ def arguments_for(tool, ctx: dict) -> dict:
               "url": ctx["url"], "text": "a passage", "fraction": 0.5, "liked": True,
               "confirm": False, "highlight_id": ctx["highlight"], "note_id": ctx["note"],
               "feed_id": ctx["feed"], "interests": "quantum computing", "on": True,
-              "since_days": None, "days": 36500, "facet": "experienced", "since": 0}
+              "since_days": None, "days": 36500, "facet": "experienced", "since": 0,
+              "below_bar": True}
     out = {}
     for p in tool.arguments():
         if p.name in values:

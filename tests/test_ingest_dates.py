@@ -18,10 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
+from hermes.contract import CandidateQuery
 from hermes.ingest.dates import date_from_url, parse_localized
 from hermes.ingest.parse import parse_feed
 from hermes.ingest.pipeline import add_feeds, run_ingest
-from hermes.contract import CandidateQuery
 from hermes.ranking.rank import rank
 from hermes.records import create_user
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hermes.cli.app import build_app
 from hermes.builtins.default_keyphrases import candidates, keyphrases, mmr, singular
+from hermes.cli.app import build_app
 from hermes.embed import HashEmbedder
 from hermes.hookspecs import hookimpl
 from hermes.ingest import tagging
@@ -213,9 +213,10 @@ def test_the_digest_of_an_uncategorised_arxiv_listing_is_grouped_into_named_topi
     digest had no topic at all. (The test's hash embedder; the real model: BENCHMARKS.md.)"""
     import re
 
+    from hermes_digest.tools import digest, kg_communities
+
     from hermes.ingest.pipeline import sample_feed_paths
     from hermes.records import create_user
-    from hermes_digest.tools import digest, kg_communities
 
     feeds = []
     for path in sample_feed_paths():

@@ -95,7 +95,7 @@ async def test_bad_arguments_and_domain_errors_never_crash_or_write(db_path, db,
         invalid = await client.call_tool("list_feed", {"user": "ann", "limit": 0})
         assert invalid.is_error is False and invalid.structured_content == {
             "ok": False, "message": "limit must be a whole number from 1 to 100, got 0.",
-            "user": "", "items": []}
+            "user": "", "items": [], "above_bar": 0, "below_bar": 0}
         wrong_type = await client.call_tool("record_feedback", {"user": "ann", "item_id": "abc", "liked": True})
         assert wrong_type.structured_content["message"] == (
             'item_id must be a whole number of at least 1, got "abc".')
@@ -153,7 +153,7 @@ class ThirdPartyPlugin:
         return Component("bread_boost", "boost", scores, weight=5.0)
 
 
-async def test_a_third_party_tool_is_served_and_its_scorer_changes_the_order(pm, db_path, world):
+async def test_a_third_party_tool_is_served_and_its_scorer_changes_the_order(pm, db_path, world, no_bar):
     async with mcp.Client(build_server(str(db_path))) as client:
         before = (await client.call_tool("list_feed", {"user": "ann"})).structured_content["items"]
     assert before[-1]["title"] == "Sourdough baking"

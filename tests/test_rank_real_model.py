@@ -46,5 +46,6 @@ def test_real_model_ranking_on_arxiv_abstracts(db, pm, monkeypatch):
     record_click(db, user["id"], astro, False, "ui")
     top = rank_items(db, user, limit=8, since_days=None)
     assert sum(topic[r["id"]] == "quant-ph" for r in top) >= 7
-    why = explain(db, user, top[0]["id"])
-    assert why["classifier_active"] and why["nearest_liked"] and why["reason"].startswith("Ranks 1 of")
+    why = explain(db, user, top[0]["id"], since_days=None)
+    assert why["classifier_active"] and why["nearest_liked"] and why["rank"] == 1
+    assert why["match"] in ("strong", "good") and why["reason"].startswith(("Strong", "Good"))

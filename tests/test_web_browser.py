@@ -89,7 +89,8 @@ def serve(db_path, refresh_command=None):
 
 
 @pytest.fixture
-def server(db_path, db, add_items):
+def server(db_path, db, add_items, no_bar):
+    """The seeded items, every one clearing the bar (the fold has its own page tests)."""
     seed(db, add_items)
     db.execute("UPDATE feeds SET last_fetched = strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now', '-12 minutes')")
     with serve(db_path) as url:
@@ -97,7 +98,7 @@ def server(db_path, db, add_items):
 
 
 @pytest.fixture
-def big_server(db_path, db, add_items):
+def big_server(db_path, db, add_items, no_bar):
     """Forty-odd unread items: more than one page."""
     seed(db, add_items)
     add_items([{"title": f"Sparse dictionary study number {k}", "days_ago": 0.4 + k / 100,

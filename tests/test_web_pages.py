@@ -7,7 +7,13 @@ from web_support import ITEMS, clicks, client, seed, token
 
 
 @pytest.fixture
-def ids(db, add_items):
+def ids(db, add_items, no_bar):
+    """The seeded items, every one clearing the bar (the bar's own tests use ``bar_ids``)."""
+    return seed(db, add_items)
+
+
+@pytest.fixture
+def bar_ids(db, add_items):
     return seed(db, add_items)
 
 
@@ -461,26 +467,86 @@ def test_the_corpus_json_api_lives_in_the_same_app(web, ids):
 # --- explanations --------------------------------------------------------------------------------
 
 def test_feed_reasons_come_from_the_explanation(web, db, ids):
+    from markupsafe import escape
+
     from hermes.ranking.explain import explain
     from hermes.records import require_user
-    from hermes.web.access import short_reason
 
     text = web.get("/feed?user=ada").text
     first_id = int(text.split('data-item-id="')[1].split('"')[0])
-    expected = short_reason(explain(db, require_user(db, "ada"), first_id, store=False)["reason"])
-    from markupsafe import escape
-
+    expected = explain(db, require_user(db, "ada"), first_id, store=False)["reason"]
     assert str(escape(expected)) in text
-    assert f'href="/explain?user=ada&amp;item_id={first_id}"' in text
+    assert f'href="/explain?user=ada&amp;days=7&amp;item_id={first_id}"' in text
 
 
-def test_short_reason_drops_what_the_page_already_shows():
-    from hermes.web.access import short_reason
+# --- the persona's bar ---------------------------------------------------------------------------
 
-    assert short_reason('Ranks 3 of 120: it matches your interest "x" (similarity 0.40); has tags '
-                        'you like (a, b). (behaviour weighs 50% after 5 clicks)') == \
-        'Matches your interest "x" (similarity 0.40); has tags you like (a, b)'
-    assert short_reason("Some other wording.") == "Some other wording."
+def test_feed_folds_the_items_below_the_bar(db_path, db, bar_ids):
+    with client(db_path) as c:
+        text = c.get("/feed?user=ada").text
+        interpretability = [ITEMS[i]["title"] for i in (0, 1, 6)]
+        elsewhere = [ITEMS[i]["title"] for i in (2, 3, 4, 5)]  # graphs, crystals, qubits
+        assert all(t in text for t in interpretability)
+        assert not any(t in text for t in elsewhere)
+        assert "4 more items below your bar" in text
+        assert 'href="/feed?user=ada&amp;below=1#below-bar">show</a>' in text
+        shown = c.get("/feed?user=ada&below=1").text
+    assert all(t in shown for t in elsewhere)
+    fold = shown.index('id="below-bar"')
+    assert all(shown.index(t) < fold for t in interpretability)
+    assert all(shown.index(t) > fold for t in elsewhere)
+    assert "No match: not close to any of your interests" in shown[fold:]
+
+
+def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, bar_ids):
+    from hermes.records import create_user
+
+    create_user(db, "bea", "medieval church architecture")
+    with client(db_path) as c:
+        text = c.get("/feed?user=bea").text
+    assert ("Nothing unread from the last 7 days clears your bar: none of the 7 items there is "
+            "a strong or good match for bea.") in text
+    assert "7 items below your bar" in text and 'class="reason"' not in text
+
+
+@pytest.mark.parametrize("view, window", [
+    ("days=7", "of 7 unread items of the last 7 days"),
+    ("days=all", "of 7 unread items in the whole archive"),
+    ("days=all&feed=1", "of 6 unread items in the whole archive (this view)"),  # the arXiv feed only
+])
+def test_details_page_ranks_among_the_items_the_feed_showed(db_path, db, bar_ids, view, window):
+    from html import unescape
+
+    with client(db_path) as c:
+        feed = c.get(f"/feed?user=ada&{view}&below=1").text
+        lines = feed.split('data-item-id="')[1:]
+        assert lines
+        for line in lines:
+            link = unescape(line.split('class="details" href="')[1].split('"')[0])
+            assert link.startswith("/explain?user=ada&") and "below" not in link
+            assert all(part in link for part in view.split("&"))
+            reason = line.split('<span class="reason-text">')[1].split("</span>")[0]
+            rank = line.split('<span class="rank">')[1].split("</span>")[0]
+            page = c.get(link).text
+            assert f'<aside class="notice explain-reason">{reason}</aside>' in page
+            assert f"Ranks {rank} {window}" in page
+
+
+def test_digest_page_folds_below_the_bar_and_its_details_agree(db_path, db, bar_ids):
+    from html import unescape
+
+    with client(db_path) as c:
+        page = c.get("/digest?user=ada").text
+        assert "3 unread items that clear your bar" in page
+        assert ITEMS[2]["title"] not in page and "4 more items below your bar" in page
+        shown = c.get("/digest?user=ada&below=1").text
+        assert ITEMS[2]["title"] in shown and "(match weak or none)" in shown
+        for line in shown.split('data-item-id="')[1:]:
+            link = unescape(line.split('class="details" href="')[1].split('"')[0])
+            reason = line.split('<span class="reason-text">')[1].split("</span>")[0]
+            details = c.get(link).text
+            assert f'<aside class="notice explain-reason">{reason}</aside>' in details
+            assert "items of the last 7 days" in details
 
 
 def test_explanation_page(web, db, ids):

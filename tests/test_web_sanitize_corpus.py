@@ -95,6 +95,6 @@ def test_sanitisation_cases_rendered_as_items_are_inert(db_path, db, add_items):
     items = items[:200]  # one page at the largest limit
     add_items(items)
     with client(db_path) as c:
-        html = c.get("/feed?user=ada&limit=200").text
+        html = c.get("/feed?user=ada&limit=200&below=1").text  # above and below the bar
     assert html.count('class="btn btn-like"') == len(items)
     assert audit(html) == []

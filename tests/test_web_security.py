@@ -234,7 +234,7 @@ def audit(html: str) -> list[str]:
     return parser.problems
 
 
-def test_hostile_feed_text_is_escaped_and_sanitised(db_path, db, add_items):
+def test_hostile_feed_text_is_escaped_and_sanitised(db_path, db, add_items, no_bar):
     seed(db, add_items)
     add_items([HOSTILE])
     with client(db_path) as c:

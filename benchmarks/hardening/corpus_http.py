@@ -201,7 +201,8 @@ def render_all(db, db_path: Path) -> tuple[int, list[str]]:
     problems, shown = [], set()
     with TestClient(create_app(str(db_path), secret=b"audit-" + b"x" * 40)) as client:
         while True:
-            html = client.get("/feed", params={"user": "auditor", "days": "all", "limit": "200"}).text
+            html = client.get("/feed", params={"user": "auditor", "days": "all", "limit": "200",
+                                             "below": "1"}).text
             found = audit(html)
             problems.extend(f"feed page: {f}" for f in found)
             ids = [int(i) for i in re.findall(r'name="item_id" value="(\d+)"', html)]

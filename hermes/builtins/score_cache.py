@@ -11,6 +11,8 @@ drops them:
   refitted classifier's decision values.
 - :func:`key_sums`: ``preference`` over every row, per persona. A click changes the
   statistics of its item's few keys; only the rows carrying those keys are updated.
+- :func:`mean_column`: every row's similarity to the average item, which turns a like's
+  column back into a plain cosine (the nearest like's, for the item's ``match``).
 - :func:`top_k_mean`: ``affinity``'s per-row k largest similarities to the liked items. A
   new like is folded into the previous persona state; a like that drops out of the recent
   window re-reads only the rows it was among the k largest of.
@@ -43,6 +45,7 @@ _SCORES: OrderedDict = OrderedDict()
 _COLUMNS: OrderedDict = OrderedDict()
 _TOPS: OrderedDict = OrderedDict()
 _PREFERENCES: OrderedDict = OrderedDict()
+_MEANS: OrderedDict = OrderedDict()
 #: more changed keys than this (a rebuilt persona, many clicks at once): sum afresh
 MAX_CHANGED_KEYS = 64
 
@@ -114,6 +117,17 @@ def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
     return columns, product
 
 
+def mean_column(matrix) -> np.ndarray:
+    """``vectors @ mean`` over every row (float32), shared by every persona: added to a
+    like's column it gives back the plain cosine, v·l = v·(l − mean) + v·mean."""
+    key = matrix_key(matrix)
+    hit = _get(_MEANS, key)
+    if hit is None:
+        hit = matrix.product(matrix.mean_vector()[None, :])[0]
+        _put(_MEANS, key, hit, MAX_TOPS)
+    return hit
+
+
 def key_sums(matrix, persona, values: np.ndarray) -> np.ndarray:
     """``matrix.key_sums(values, matrix.entry_share())``, updated from this persona's
     previous values when few keys changed."""
@@ -135,6 +149,16 @@ def key_sums(matrix, persona, values: np.ndarray) -> np.ndarray:
 
 def top_k_mean(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
     """Per row, the mean of the ``k`` largest of ``columns[i]`` over ``liked`` (float32)."""
+    return _mean(_top_k(matrix, liked, columns, k))
+
+
+def top_max(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
+    """Per row, the largest of ``columns[i]`` over ``liked``: the first of the ``k`` largest
+    :func:`top_k_mean` keeps (no extra pass)."""
+    return _top_k(matrix, liked, columns, k)[0]
+
+
+def _top_k(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
     mkey, wanted = matrix_key(matrix), frozenset(liked)
     tops = _get(_TOPS, (mkey, wanted))
     if tops is None:
@@ -142,7 +166,7 @@ def top_k_mean(matrix, liked: list[int], columns: dict, k: int) -> np.ndarray:
         if tops is None:
             tops = _fold([columns[i] for i in liked], k)
         _put(_TOPS, (mkey, wanted), tops, MAX_TOPS)
-    return _mean(tops)
+    return tops
 
 
 def mean_of_top_k(columns: list[np.ndarray], k: int) -> np.ndarray:
@@ -207,3 +231,4 @@ def clear() -> None:
         _COLUMNS.clear()
         _TOPS.clear()
         _PREFERENCES.clear()
+        _MEANS.clear()

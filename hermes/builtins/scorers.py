@@ -78,8 +78,10 @@ def hermes_score(db, user, item_ids, vectors, context):
                                   lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked),
                                   lambda: _behaviour_all(matrix, fitted, liked))
     if fitted["detail"]["active"]:
+        probability = 1.0 / (1.0 + np.exp(-behaviour[:, 0].astype(np.float64)))
         comps.append(Component("classifier", "behaviour", behaviour[:, 0],
-                               weight=fitted["weight"], detail=fitted["detail"]))
+                               weight=fitted["weight"], detail=fitted["detail"],
+                               evidence={"classifier": probability}))
     else:
         comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
                                detail=fitted["detail"]))
@@ -89,7 +91,8 @@ def hermes_score(db, user, item_ids, vectors, context):
             # affinity hands over to the classifier as the classifier's evidence grows
             comps.append(Component("affinity", "behaviour", behaviour[:, 1],
                                    weight=1.0 - fitted["weight"],
-                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked))}))
+                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked))},
+                                   evidence={"liked": behaviour[:, 2]}))
         else:
             comps.append(Component("affinity", "behaviour", np.zeros(len(item_ids)),
                                    active=False, detail={"reason": "no liked items yet"}))
@@ -97,33 +100,41 @@ def hermes_score(db, user, item_ids, vectors, context):
 
 
 def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
-    """Columns: the classifier's decision value, and ``affinity``: the mean cosine to the k
+    """Columns: the classifier's decision value; ``affinity``: the mean cosine to the k
     closest liked items minus the cosine to the average item (all abstracts share a common
     direction in MiniLM's space; what counts is what an item shares with the liked ones
-    beyond it). Both from one pass over the candidates' vectors (a narrow candidate set)."""
+    beyond it); the plain cosine to the nearest liked item (an absolute figure, for the
+    item's ``match``: cosine(v, l) = v·(l − mean) + v·mean). All from one pass over the
+    candidates' vectors (a narrow candidate set)."""
     mean = matrix.mean_vector()
     columns = [fitted["coef"]] if fitted["detail"]["active"] else []
-    columns += [matrix.vector(i) - mean for i in liked]
+    columns += [mean] + [matrix.vector(i) - mean for i in liked]
     sims = (np.stack(columns).astype(np.float32) @ np.asarray(vectors).T)
-    out = np.zeros((len(rows), 2), dtype=np.float32)
+    out = np.zeros((len(rows), 3), dtype=np.float32)
     if fitted["detail"]["active"]:
         out[:, 0] = sims[0] + fitted["intercept"]
         sims = sims[1:]
+    common, sims = sims[0], sims[1:]
     if liked:
         out[:, 1] = score_cache.mean_of_top_k(list(sims), min(AFFINITY_K, len(liked)))
+        out[:, 2] = sims.max(axis=0) + common
     return out
 
 
 def _behaviour_all(matrix, fitted, liked) -> np.ndarray:
     """:func:`_behaviour` for every row of the matrix, from the caches: after a click, one
-    pass over the matrix (the refitted classifier and any new liked item's column)."""
+    pass over the matrix (the refitted classifier and any new liked item's column); the
+    nearest like's cosine is the largest of the k largest ``affinity`` keeps, plus the
+    cached v·mean column."""
     active = fitted["detail"]["active"]
     columns, decision = score_cache.like_columns(matrix, liked, fitted["coef"] if active else None)
-    out = np.zeros((len(matrix), 2), dtype=np.float32)
+    out = np.zeros((len(matrix), 3), dtype=np.float32)
     if active:
         out[:, 0] = decision + fitted["intercept"]
     if liked:
-        out[:, 1] = score_cache.top_k_mean(matrix, liked, columns, min(AFFINITY_K, len(liked)))
+        k = min(AFFINITY_K, len(liked))
+        out[:, 1] = score_cache.top_k_mean(matrix, liked, columns, k)
+        out[:, 2] = score_cache.top_max(matrix, liked, columns, k) + score_cache.mean_column(matrix)
     return out
 
 
@@ -139,18 +150,35 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
                          detail={"reason": "the persona has no interests text"})
     embedded = interests_vectors(db, user, context.embedder)
     targets = np.vstack([embedded[:1], interest_groups(embedded[1:])])
-    semantic = scope.per_row(("profile", WHOLE_SHARE, interests.SAME_INTEREST),
-                             lambda vecs, where: semantic_match(vecs @ targets.T))
-    detail = {"semantic": semantic}
+    clauses = embedded[1:] if len(embedded) > 1 else embedded
+    # One product gives the score (grouped interests) and the evidence ``match`` is judged
+    # on: the plain cosine to the best single clause, and which clause that is.
+    columns = scope.per_row(
+        ("profile", WHOLE_SHARE, interests.SAME_INTEREST),
+        lambda vecs, where: _profile_columns(vecs @ np.vstack([targets, clauses]).T, len(targets)))
+    semantic = columns[:, 0]
+    # "clause": an index into interest_clauses(text), or 0 for the whole text when it has
+    # a single clause
+    detail = {"semantic": semantic, "clause": columns[:, 2].astype(np.int64)}
+    evidence = {"interest": columns[:, 1]}
     bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
-        return Component("profile", "profile", semantic, detail=detail)
+        return Component("profile", "profile", semantic, detail=detail, evidence=evidence)
     words = bm25[rows]
     detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
     # everything else once the scores are standardised.
     mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * calibrate(np.log1p(words))
-    return Component("profile", "profile", mixed, detail=detail)
+    return Component("profile", "profile", mixed, detail=detail, evidence=evidence)
+
+
+def _profile_columns(cosines: np.ndarray, n_targets: int) -> np.ndarray:
+    """Columns: :func:`semantic_match` over the first ``n_targets`` cosines; the largest of
+    the others (one per clause) and its index."""
+    clauses = cosines[:, n_targets:]
+    best = clauses.argmax(axis=1)
+    return np.stack([semantic_match(cosines[:, :n_targets]),
+                     clauses[np.arange(len(clauses)), best], best], axis=1).astype(np.float32)
 
 
 def semantic_match(cosines: np.ndarray) -> np.ndarray:

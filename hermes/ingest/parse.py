@@ -16,9 +16,9 @@ import feedparser
 
 from ..authors import parse_authors
 from ..errors import HermesError
+from ..tags import normalize_tag
 from .arxiv_text import clean_title, split_bridge, strip_announce_prefix
 from .dates import date_from_url, struct_to_iso
-from ..tags import normalize_tag
 from .text import canonical_url, plain_text, safe_url
 
 MAX_TITLE = 500

@@ -1,18 +1,31 @@
-"""Why an item ranks where it does for a persona — and the cache the digest reads.
+"""Why an item ranks where it does for a persona: the one explanation every face renders.
 
-An explanation ranks the item through the one ranking path, inside the persona's normal
-pool (the recent, unclicked items ``list_feed`` ranks, plus the item itself): every
-component is standardised over the candidates, so a score computed over a pool of one
-would mean nothing. It reports each component's raw value, share and contribution, the
-matched tags with their preference scores, the blend weight, whether the classifier is
-active (and why not), the liked items nearest to it, and a one-line ``reason``. Each
-explanation is stored in ``explanations`` (one row per persona and item, replaced on every
-call); :func:`cached_explanation` reads that table and never computes anything.
+An explanation is read off a ranking — the feed's own (:func:`explain_ranked`, no
+re-ranking), or one :func:`explain` makes over the same window and in the same order as
+the feed (bar first), with the item added if the window does not hold it. It holds:
+
+- ``match`` (:mod:`hermes.ranking.match`), ``rank`` of ``out_of`` in ``pool`` (which
+  window: ``window_days``);
+- ``evidence``, the figures behind the judgement: ``interest`` (the interests clause it
+  matches best and the cosine), ``liked`` (the nearest liked item and the cosine),
+  ``classifier`` (the probability of a like), the ``tags``, ``authors`` and ``sources`` the
+  persona has rated;
+- ``top``: the components that pushed it up most, each with the evidence behind it;
+- ``phrases``, strongest evidence first, worded by how strong it is, and ``reason``: the
+  match and the first phrases, the one line every face shows;
+- every component's share, raw value and contribution, the blend weight, the classifier's
+  state, the nearest liked items.
+
+A phrase never claims what the figures do not show: "close to X, which you liked" needs a
+cosine that reaches ``good`` for the model in use; a lower one reads "nothing you liked is
+similar". :func:`explain` also stores the explanation in ``explanations`` (one row per
+persona and item, replaced on every call).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import sqlite_utils
@@ -21,37 +34,53 @@ from ..authors import author_key, surname
 from ..contract import CandidateQuery
 from ..embed import get_embedder
 from ..errors import InvalidInput
-from ..faces import plural
-from ..records import item_rows, now_iso, user_clicks
+from ..records import item_rows, now_iso
 from ..storage.transactions import write_transaction
 from ..text import clip
-from .interests import interest_clauses, interests_vectors
+from .interests import interest_clauses
+from .match import LEVELS, level_of
 from .matrix import get_matrix
 from .preferences import item_keys, key_stats, split_key
-from .rank import blend_weight, rank
+from .rank import Ranking, blend_weight, rank
 
-#: the pool an explanation ranks in: list_feed's default window …
-POOL_DAYS = 7
-#: … unless it holds fewer items than this, then the whole archive
-MIN_POOL = 50
+#: the window an explanation ranks in unless told otherwise: list_feed's default
+WINDOW_DAYS = 7
 NEAREST_LIKED = 3
+#: phrases in the one-line reason
+REASON_PHRASES = 2
+#: components shown in ``top``
+TOP = 3
+
+#: which evidence stands behind each built-in component
+EVIDENCE_OF = {"profile": "interest", "affinity": "liked", "classifier": "classifier",
+               "preference": "keys"}
+#: how a level reads at the head of a reason
+MATCH_WORDS = {"strong": "Strong match", "good": "Good match", "weak": "Weak match",
+               "none": "No match"}
 
 
-def explain(db: sqlite_utils.Database, user: dict, item_id: int, *, store: bool = True) -> dict:
-    """Explain ``item_id`` for ``user`` (a persona row) and store the explanation
-    (``store=False``: only compute it, as the web UI's read-only explanation page does)."""
+def pool_of(window_days: float | None) -> str:
+    """What a feed with this window ranks, in words."""
+    return (f"unread items of the last {window_days:g} days" if window_days is not None
+            else "unread items in the whole archive")
+
+
+def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
+            since_days: float | None = WINDOW_DAYS, query: CandidateQuery | None = None,
+            pool: str | None = None, store: bool = True) -> dict:
+    """Explain ``item_id`` for ``user`` (a persona row) as it ranks in the feed of the last
+    ``since_days`` days (``None``: the whole archive) — or among the candidates of ``query``
+    when a face ranked with its own (the web's views; ``pool`` then says what they are) —
+    and store the explanation (``store=False``: only compute it, as the web UI's read-only
+    details page does)."""
     item_id = int(item_id)
-    query = CandidateQuery(since_days=POOL_DAYS, include_ids=(item_id,))
-    ranking = rank(db, user, query)
-    pool = f"unread items of the last {POOL_DAYS} days"
-    if ranking.n_candidates < MIN_POOL:
-        ranking = rank(db, user, CandidateQuery(since_days=None, include_ids=(item_id,)))
-        pool = "all unread items"
+    query = replace(query or CandidateQuery(since_days=since_days), include_ids=(item_id,))
+    ranking = rank(db, user, query, bar_first=True)
     where = np.flatnonzero(ranking.item_ids == item_id)
     if not len(where):
         raise InvalidInput(f"item {item_id} has no embedding yet, so it cannot be ranked; the "
                            "next `hermes ingest` embeds it")
-    payload = _payload(db, user, item_id, ranking, int(where[0]), pool)
+    payload = explain_ranked(db, user, ranking, [int(where[0])], query.since_days, pool=pool)[0]
     if not store:
         return payload
     with write_transaction(db):
@@ -64,180 +93,291 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int, *, store: bool 
     return payload
 
 
-def explain_ranked(db: sqlite_utils.Database, user: dict, ranking, position: int,
-                   pool: str) -> dict:
-    """The explanation of the item at ``position`` of a ranking the caller already holds:
-    no re-ranking and nothing stored (the web UI explains every row of its one ranking;
-    ``pool`` says what that ranking ranked, e.g. "unread items of the last 30 days")."""
-    return _payload(db, user, int(ranking.item_ids[position]), ranking, int(position), pool)
+def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, positions,
+                   window_days: float | None, *, pool: str | None = None) -> list[dict]:
+    """The explanations of the items at ``positions`` of a ranking the caller already holds
+    (the feed's own, over the window of ``window_days`` days, ``None`` = the whole archive;
+    ``pool`` names what was ranked when it is more than a window): no re-ranking and
+    nothing stored. What they share is looked up once."""
+    positions = [int(pos) for pos in positions]
+    ids = [int(ranking.item_ids[pos]) for pos in positions]
+    shared = _Shared(db, user, ranking, window_days, pool, ids)
+    rows = item_rows(db, ids)
+    return [shared.payload(pos, rows.get(item_id)) for pos, item_id in zip(positions, ids)]
 
 
-def cached_explanation(db: sqlite_utils.Database, user_id: int, item_id: int) -> dict | None:
-    """The stored explanation, or ``None``. Never generates one (the digest relies on it)."""
-    row = db.execute("SELECT payload FROM explanations WHERE user_id = ? AND item_id = ?",
-                     [user_id, item_id]).fetchone()
-    if row is None:
-        return None
-    try:
-        return json.loads(row[0])
-    except ValueError:
-        return None
+class _Shared:
+    """What every explanation of one ranking reads: the persona's rated keys, its clauses,
+    its liked items and their vectors, the model's thresholds."""
 
+    def __init__(self, db, user: dict, ranking: Ranking, window_days, pool: str | None,
+                 item_ids: list[int]):
+        self.db, self.user, self.ranking, self.window_days = db, user, ranking, window_days
+        self.pool = pool or pool_of(window_days)
+        embedder = get_embedder()
+        self.model = embedder.name
+        matrix = get_matrix(db, embedder.name, embedder.dimension)
+        preference = ranking.components.get("preference")
+        # the statistics the preference scorer ranked with (else read them: no scorer)
+        self.stats = (preference.detail.get("stats") if preference is not None
+                      else key_stats(db, user["id"]) if ranking.n_clicks else {}) or {}
+        text = (user.get("interests") or "").strip()
+        self.clauses = (interest_clauses(text) or [text]) if text else []
+        affinity = ranking.components.get("affinity")
+        self.liked = list(affinity.detail.get("liked_items", [])) if affinity and affinity.active else []
+        self.liked_titles = {i: r["title"] for i, r in item_rows(db, self.liked).items()}
+        # each explained item's cosine to each liked item, in one product
+        rows = matrix.lookup(np.array(item_ids, dtype=np.int64))
+        self.liked_sims = {}
+        if self.liked and len(item_ids):
+            liked_vectors = matrix.vectors[matrix.lookup(np.array(self.liked, dtype=np.int64))]
+            sims = matrix.vectors[np.maximum(rows, 0)] @ liked_vectors.T
+            self.liked_sims = {i: sims[k] for k, i in enumerate(item_ids) if rows[k] >= 0}
 
-def _payload(db, user, item_id: int, ranking, pos: int, pool: str) -> dict:
-    item = item_rows(db, [item_id]).get(item_id) or {"title": "", "tags": []}
-    cand = int(ranking.order[pos])  # the item's index among the candidates
-    components = {}
-    for name, comp in ranking.components.items():
-        components[name] = {
+    def payload(self, pos: int, item: dict | None) -> dict:
+        r = self.ranking
+        item_id = int(r.item_ids[pos])
+        item = item or {"title": "", "tags": []}  # deleted since it was ranked
+        cand = int(r.order[pos])  # the item's index among the candidates
+        components = {name: self._component(name, comp, pos, cand)
+                      for name, comp in r.components.items()}
+        classifier = r.components.get("classifier")
+        clf_detail = classifier.detail if classifier else {}
+        matched = self._matched_keys(item)
+        nearest = self._nearest_liked(item_id)
+        evidence = self._evidence(pos, cand, matched, nearest)
+        payload = {
+            "user": self.user["name"],
+            "item_id": item_id,
+            "title": item["title"],
+            "match": r.match(pos),
+            "above_bar": r.above_bar(pos),
+            "rank": pos + 1,
+            "out_of": int(r.n_candidates),
+            "pool": self.pool,
+            "window_days": self.window_days,
+            "score": round(float(r.scores[pos]), 4),
+            "n_clicks": r.n_clicks,
+            "blend_weight": round(float(r.blend_weight), 4),
+            "nominal_blend_weight": round(blend_weight(r.n_clicks), 4),
+            "evidence": evidence,
+            "components": components,
+            "classifier_active": bool(clf_detail.get("active", False)),
+            "classifier_reason": clf_detail.get("reason", "no classifier registered"),
+            "matched_tags": matched,
+            "nearest_liked": nearest,
+            "created": now_iso(),
+        }
+        payload["phrases"] = _phrases(payload)
+        payload["top"] = _top(payload)
+        payload["reason"] = reason_line(payload)
+        return payload
+
+    def _component(self, name: str, comp, pos: int, cand: int) -> dict:
+        out = {
             "role": comp.role,
             "active": bool(comp.active),
-            "share": round(float(ranking.shares.get(name, 0.0)), 4),
-            "raw": round(float(ranking.raw[name][pos]), 4),
-            "contribution": round(float(ranking.contributions[name][pos]), 4),
-            **_detail(db, name, comp.detail, cand, user, item_id),
+            "share": round(float(self.ranking.shares.get(name, 0.0)), 4),
+            "raw": round(float(self.ranking.raw[name][pos]), 4),
+            "contribution": round(float(self.ranking.contributions[name][pos]), 4),
         }
-    classifier = ranking.components.get("classifier")
-    clf_detail = classifier.detail if classifier else {}
-    embedder = get_embedder()
-    matrix = get_matrix(db, embedder.name, embedder.dimension)
-    payload = {
-        "user": user["name"],
-        "item_id": item_id,
-        "title": item["title"],
-        "rank": pos + 1,
-        "out_of": int(ranking.n_candidates),
-        "pool": pool,
-        "score": round(float(ranking.scores[pos]), 4),
-        "n_clicks": ranking.n_clicks,
-        "blend_weight": round(float(ranking.blend_weight), 4),
-        "nominal_blend_weight": round(blend_weight(ranking.n_clicks), 4),
-        "components": components,
-        "classifier_active": bool(clf_detail.get("active", False)),
-        "classifier_reason": clf_detail.get("reason", "no classifier registered"),
-        "matched_tags": _matched_tags(db, user, item),
-        "nearest_liked": _nearest_liked(db, user, matrix, item_id),
-        "created": now_iso(),
-    }
-    payload["reason"] = _reason(payload)
-    return payload
+        detail = comp.detail
+        if name == "profile":
+            if "reason" in detail:
+                out["reason"] = detail["reason"]
+            if "semantic" in detail:
+                # what the profile scored (grouped interests), and the plain cosine to the
+                # closest clause (the evidence the match is judged on)
+                out["interest_score"] = round(float(detail["semantic"][cand]), 4)
+                out["closest_interest"] = self._clause(detail, cand)
+                if "interest" in comp.evidence:
+                    out["similarity"] = round(float(comp.evidence["interest"][cand]), 4)
+            if "lexical" in detail:
+                out["word_match_bm25"] = round(float(detail["lexical"][cand]), 4)
+                out["word_match_share"] = detail.get("lexical_share")
+        elif name != "preference":
+            for key, value in detail.items():
+                if isinstance(value, (str, bool, int, float)) or value is None:
+                    out[key] = value
+        return out
+
+    def _clause(self, detail: dict, cand: int) -> str:
+        index = int(detail["clause"][cand]) if "clause" in detail else 0
+        return self.clauses[index] if 0 <= index < len(self.clauses) else ""
+
+    def _evidence(self, pos: int, cand: int, matched: list[dict], nearest: list[dict]) -> dict:
+        comps = self.ranking.components
+        out: dict = {"interest": None, "liked": None, "classifier": None}
+        profile = comps.get("profile")
+        if profile is not None and profile.active and "interest" in profile.evidence:
+            value = float(profile.evidence["interest"][cand])
+            out["interest"] = {"clause": self._clause(profile.detail, cand),
+                               "similarity": round(value, 4),
+                               "level": LEVELS[level_of("interest", value, self.model)]}
+        affinity = comps.get("affinity")
+        if affinity is not None and affinity.active and "liked" in affinity.evidence:
+            # the figure the match was judged on; the item it belongs to is the first of
+            # ``nearest`` (the same likes), or the item itself when the persona liked it
+            value = float(affinity.evidence["liked"][cand])
+            item_id = int(self.ranking.item_ids[pos])
+            if item_id in self.liked:
+                liked_id, title = item_id, self.liked_titles.get(item_id, "")
+            else:
+                liked_id, title = (nearest[0]["id"], nearest[0]["title"]) if nearest else (None, "")
+            out["liked"] = {"id": liked_id, "title": title, "similarity": round(value, 4),
+                            "level": LEVELS[level_of("liked", value, self.model)],
+                            "itself": liked_id == item_id}
+        classifier = comps.get("classifier")
+        if classifier is not None and classifier.active and "classifier" in classifier.evidence:
+            value = float(classifier.evidence["classifier"][cand])
+            out["classifier"] = {"probability": round(value, 4),
+                                 "level": LEVELS[level_of("classifier", value, self.model)]}
+        out["tags"] = [t for t in matched if t["kind"] == "tag"]
+        out["authors"] = [t for t in matched if t["kind"] == "author"]
+        out["sources"] = [t for t in matched if t["kind"] in ("type", "source")]
+        # keyphrases are listed but never phrased as a reason: the ranking does not count them
+        out["topics"] = [t for t in matched if t["kind"] == "topic"]
+        return out
+
+    def _matched_keys(self, item: dict) -> list[dict]:
+        """The item's keys the persona has rated, strongest first. ``kind`` is ``tag`` (a
+        feed category), ``topic`` (a keyphrase), ``author``, ``type`` or ``source``."""
+        people = {f"author:{author_key(n)}": n for n in item.get("authors") or []}
+        out = []
+        for key in item_keys(item.get("tags") or [], item.get("content_type"), item.get("feed_id"),
+                             item.get("authors") or [], item.get("keyphrases") or []):
+            if key in self.stats:
+                kind, value = split_key(key)
+                label = value
+                if kind == "source":
+                    label = item.get("source") or value
+                elif kind == "author":
+                    label = surname(people.get(key, value))
+                s = self.stats[key]
+                out.append({"key": key, "kind": kind, "label": label,
+                            "score": round(s["score"], 3), "likes": s["likes"],
+                            "dislikes": s["dislikes"]})
+        return sorted(out, key=lambda t: (-abs(t["score"]), t["key"]))
+
+    def _nearest_liked(self, item_id: int) -> list[dict]:
+        """The liked items closest to this one, among those the ranking compared it with."""
+        sims = self.liked_sims.get(item_id)
+        others = [k for k, i in enumerate(self.liked) if i != item_id]
+        if sims is None or not others:
+            return []
+        ids = np.array([self.liked[k] for k in others])
+        sims = sims[others]
+        best = np.lexsort((ids, -sims))[:NEAREST_LIKED]
+        return [{"id": int(ids[k]), "title": self.liked_titles.get(int(ids[k]), ""),
+                 "similarity": round(float(sims[k]), 4)} for k in best]
 
 
-def _closest_interest(db, user: dict, item_id: int) -> str:
-    """The clause of the interests text the item matches best (what the profile used)."""
-    text = (user.get("interests") or "").strip()
-    embedder = get_embedder()
-    vec = get_matrix(db, embedder.name, embedder.dimension).vector(item_id)
-    if not text or vec is None:
-        return ""
-    clauses = interest_clauses(text)
-    vectors = interests_vectors(db, user, embedder)
-    if len(vectors) < 2 or len(clauses) != len(vectors) - 1:
-        return text
-    return clauses[int(np.argmax(vectors[1:] @ vec))]
+# --- words ----------------------------------------------------------------------------------
 
-
-def _detail(db, name: str, detail: dict, cand: int, user: dict, item_id: int) -> dict:
-    """The JSON-safe part of a component's detail that concerns this item."""
-    out = {}
-    if name == "profile":
-        if "reason" in detail:
-            out["reason"] = detail["reason"]
-        if "semantic" in detail:
-            out["similarity"] = round(float(detail["semantic"][cand]), 4)
-        closest = _closest_interest(db, user, item_id)
-        if closest:
-            out["closest_interest"] = closest
-        if "lexical" in detail:
-            out["word_match_bm25"] = round(float(detail["lexical"][cand]), 4)
-            out["word_match_share"] = detail.get("lexical_share")
-    elif name != "preference":
-        for key, value in detail.items():
-            if isinstance(value, (str, bool, int, float)) or value is None:
-                out[key] = value
-    return out
-
-
-def _matched_tags(db, user, item) -> list[dict]:
-    """The item's keys the persona has clicked before, strongest first. ``kind`` is
-    ``tag`` (a feed category), ``topic`` (a keyphrase), ``type``, ``source`` or ``author``."""
-    stats = key_stats(db, user["id"])
-    people = {f"author:{author_key(n)}": n for n in item.get("authors") or []}
-    out = []
-    for key in item_keys(item.get("tags") or [], item.get("content_type"), item.get("feed_id"),
-                         item.get("authors") or [], item.get("keyphrases") or []):
-        if key in stats:
-            kind, value = split_key(key)
-            label = value
-            if kind == "source":
-                label = item.get("source") or value
-            elif kind == "author":
-                label = surname(people.get(key, value))
-            s = stats[key]
-            out.append({"key": key, "kind": kind, "label": label, "score": round(s["score"], 3),
-                        "likes": s["likes"], "dislikes": s["dislikes"]})
-    return sorted(out, key=lambda t: (-abs(t["score"]), t["key"]))
+def _quote(text: str, width: int = 60) -> str:
+    return f"“{clip(' '.join((text or '').split()), width)}”"
 
 
 def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
-def _preference_reason(matched: list[dict]) -> str:
-    """What the persona liked before that this item shares and the ``preference`` component
-    counted: people first, then the feed's tags ("is by Furtak, whom you liked twice; has
-    tags you like (astro-ph.ga)"). Keyphrase topics are listed in ``matched_tags`` but
-    never given as a reason: the ranking does not use them."""
-    liked = [t for t in matched if t["score"] > 0]
-    parts = []
-    people = [t for t in liked if t["kind"] == "author"][:2]
-    if people:
-        parts.append("is by " + " and ".join(
-            f"{t['label']}, whom you liked {_times(t['likes'])}" for t in people))
-    tags = [t["label"] for t in liked if t["kind"] == "tag"][:3]
-    if tags:
-        parts.append(f"has tags you like ({', '.join(tags)})")
-    return "; ".join(parts) or "fits your tag/source history"
+def _labels(keys: list[dict]) -> str:
+    return ", ".join(k["label"] for k in keys[:3])
 
 
-def _nearest_liked(db, user, matrix, item_id: int) -> list[dict]:
-    vec = matrix.vector(item_id)
-    liked = [i for i, like in user_clicks(db, user["id"]) if like and i != item_id]
-    liked = [i for i in dict.fromkeys(liked) if matrix.vector(i) is not None]
-    if vec is None or not liked:
-        return []
-    sims = np.stack([matrix.vector(i) for i in liked]) @ vec
-    best = np.lexsort((np.array(liked), -sims))[:NEAREST_LIKED]
-    rows = item_rows(db, [liked[k] for k in best])
-    return [{"id": liked[k], "title": rows.get(liked[k], {}).get("title", ""),
-             "similarity": round(float(sims[k]), 4)} for k in best]
+def _phrases(p: dict) -> list[str]:
+    """Every piece of evidence in words. Above the bar the strongest comes first (a phrase
+    ranks by the level its figure reaches; rated tags and authors and plugins' components
+    sit between weak and good, sources and types lower); below the bar the figures the
+    match was judged on come first, since they say why it is not higher. Ties keep the
+    order the phrases are made in (interest, liked, classifier, tags, authors, sources,
+    plugins): nothing here depends on which other items were ranked, so every face that
+    ranks the item among other candidates still gives the same reason."""
+    ev, comps = p["evidence"], p["components"]
+    judged_first = not p.get("above_bar", True)
+    found: list[tuple[bool, float, int, str]] = []
+
+    def add(strength: float, kind: str, text: str):
+        judged = kind in ("interest", "liked", "classifier")
+        found.append((judged_first and not judged, -strength, len(found), text))
+
+    if ev["interest"] is not None:
+        e = ev["interest"]
+        clause, sim = _quote(e["clause"]), e["similarity"]
+        add(LEVELS.index(e["level"]), "interest", {
+            "strong": f"matches your interest {clause} closely (similarity {sim:.2f})",
+            "good": f"matches your interest {clause} (similarity {sim:.2f})",
+            "weak": f"little in common with your interests (nearest {clause}, similarity {sim:.2f})",
+            "none": f"not close to any of your interests (nearest {clause}, similarity {sim:.2f})",
+        }[e["level"]])
+    if ev["liked"] is not None:
+        e = ev["liked"]
+        title, sim = _quote(e["title"] or f"item {e['id']}"), e["similarity"]
+        phrases = {
+            "strong": f"very close to {title}, which you liked (similarity {sim:.2f})",
+            "good": f"close to {title}, which you liked (similarity {sim:.2f})",
+            "weak": f"little in common with what you liked (nearest {title}, similarity {sim:.2f})",
+            "none": f"nothing you liked is similar (nearest similarity {sim:.2f})",
+        }
+        add(LEVELS.index(e["level"]), "liked",
+            "you liked it" if e.get("itself") else phrases[e["level"]])
+    if ev["classifier"] is not None:
+        e = ev["classifier"]
+        prob = e["probability"]
+        add(LEVELS.index(e["level"]), "classifier", {
+            "strong": f"looks like what you liked, not what you disliked (probability {prob:.2f})",
+            "good": f"looks more like what you liked than what you disliked (probability {prob:.2f})",
+            "weak": f"your likes and dislikes do not tell either way (probability {prob:.2f})",
+            "none": f"looks more like what you disliked (probability {prob:.2f})",
+        }[e["level"]])
+    people = [k for k in ev["authors"] if k["score"] > 0][:2]
+    if people:  # "by Furtak, whom you liked twice"
+        add(1.5, "keys", "by " + " and ".join(
+            f"{k['label']}, whom you liked {_times(k['likes'])}" for k in people))
+    for keys, strength, liked_words, disliked_words in (
+            (ev["tags"], 1.5, "has tags you liked", "has tags you disliked"),
+            ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "",
+             "by authors you disliked"),
+            (ev["sources"], 0.5, "from a source or type you liked",
+             "from a source or type you disliked")):
+        liked = [k for k in keys if k["score"] > 0]
+        disliked = [k for k in keys if k["score"] < 0]
+        if liked:
+            add(strength, "keys", f"{liked_words} ({_labels(liked)})")
+        if disliked:
+            add(strength - 0.25, "keys", f"{disliked_words} ({_labels(disliked)})")
+    for name, c in sorted(comps.items()):
+        if name not in EVIDENCE_OF and c["active"] and c["raw"] > 0:  # its own score, not z
+            add(1.5, name, f"{name} favours it")
+    found.sort(key=lambda f: f[:3])
+    return [f[3] for f in found]
 
 
-def _reason(p: dict) -> str:
-    """One line a person can read: where it ranks, and the two strongest reasons."""
-    comps = p["components"]
-    parts = []
-    pushes = sorted(((c["contribution"], n) for n, c in comps.items() if c["contribution"] > 0),
-                    reverse=True)
-    for _, name in pushes[:2]:
-        c = comps[name]
-        if name == "profile":
-            parts.append(f"matches your interest \"{_clip(c.get('closest_interest', ''))}\" "
-                         f"(similarity {c.get('similarity', 0):.2f})")
-        elif name == "affinity" and p["nearest_liked"]:
-            near = p["nearest_liked"][0]
-            parts.append(f"is close to \"{_clip(near['title'])}\", which you liked")
-        elif name == "preference":
-            parts.append(_preference_reason(p["matched_tags"]))
-        elif name == "classifier":
-            parts.append("resembles what you liked more than what you disliked")
-        else:
-            parts.append(f"{name} favours it")
-    why = "; ".join(parts) if parts else "nothing in particular favours it"
-    learned = (f"behaviour weighs {p['blend_weight']:.0%} after {plural(p['n_clicks'], 'click')}"
-               if p["n_clicks"] else "no clicks yet, so only your written interests count")
-    return f"Ranks {p['rank']} of {p['out_of']}: it {why}. ({learned})"
+def _top(p: dict) -> list[dict]:
+    """The components that pushed the item up most, with the evidence behind each."""
+    pushing = sorted(((c["contribution"], n) for n, c in p["components"].items()
+                      if c["active"] and c["contribution"] > 0), key=lambda cn: (-cn[0], cn[1]))
+    ev = p["evidence"]
+    out = []
+    for contribution, name in pushing[:TOP]:
+        kind = EVIDENCE_OF.get(name)
+        behind = ({"tags": ev["tags"], "authors": ev["authors"], "sources": ev["sources"]}
+                  if kind == "keys" else ev.get(kind) if kind else None)
+        out.append({"component": name, "contribution": contribution,
+                    "share": p["components"][name]["share"], "evidence": behind})
+    return out
 
 
-def _clip(text: str) -> str:
-    return clip(" ".join((text or "").split()), 60)
+def reason_line(p: dict) -> str:
+    """The one-line reason every face shows: the match, then the strongest evidence."""
+    head = MATCH_WORDS[p["match"]]
+    if not p["phrases"]:
+        return (f"{head}: nothing to judge it by yet (no interests text, no likes); write "
+                "interests for this persona or like a few items.")
+    return f"{head}: " + "; ".join(p["phrases"][:REASON_PHRASES]) + "."
+
+
+def rank_line(p: dict) -> str:
+    """Where the item ranks and among what: "Ranks 3 of 120 unread items of the last 7 days"."""
+    return f"Ranks {p['rank']} of {p['out_of']} {p['pool']}"

@@ -22,9 +22,9 @@ import numpy as np
 import sqlite_utils
 from threadpoolctl import threadpool_limits
 
+from ..authors import parse_stored
 from ..tags import parse_tags
 from . import matrix_store
-from ..authors import parse_stored
 from .preferences import FAMILIES, author_keys, source_key, tag_key, type_key
 
 _TOKENS = itertools.count(1)

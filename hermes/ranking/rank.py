@@ -19,6 +19,7 @@ from ..embed import get_embedder
 from ..errors import InvalidInput
 from ..plugins import get_plugin_manager
 from ..records import item_rows, user_clicks
+from .match import BAR, LEVELS, judge
 from .matrix import Matrix, get_matrix
 
 ROLES = ("profile", "behaviour", "boost")
@@ -41,6 +42,28 @@ class Ranking:
     shares: dict[str, float] = field(default_factory=dict)
     #: for each ranked item, its index among the candidates (to read ``Component.detail``)
     order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: for each ranked item, its absolute match (an index into ``match.LEVELS``)
+    levels: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    #: how many candidates (all of them, not only the ranked ones) reached each level
+    level_counts: dict[str, int] = field(default_factory=dict)
+    #: whether the items that clear the persona's bar were put first (see :func:`rank`)
+    bar_first: bool = False
+
+    def match(self, position: int) -> str:
+        """``"strong"``, ``"good"``, ``"weak"`` or ``"none"`` for the item at ``position``."""
+        return LEVELS[int(self.levels[position])]
+
+    def above_bar(self, position: int) -> bool:
+        return int(self.levels[position]) >= BAR
+
+    @property
+    def n_above_bar(self) -> int:
+        """Candidates whose match clears the bar (strong or good)."""
+        return sum(self.level_counts.get(name, 0) for name in LEVELS[BAR:])
+
+    @property
+    def n_below_bar(self) -> int:
+        return self.n_candidates - self.n_above_bar
 
 
 def blend_weight(n_clicks: int) -> float:
@@ -117,10 +140,16 @@ def blend(components: list[Component], n_clicks: int, size: int):
     return total, contributions, w, shares
 
 
-def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None) -> np.ndarray:
+def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None,
+              first: np.ndarray | None = None) -> np.ndarray:
     """Indices of the best ``limit`` scores, best first; ties go to the lower item id.
-    Everything tied with the last kept score is sorted too, so the cut is deterministic."""
+    Everything tied with the last kept score is sorted too, so the cut is deterministic.
+    ``first`` (booleans): those items come before the others, each group in score order."""
     rounded = np.round(total, 12)
+    if first is not None:
+        # a lift larger than any spread of blended scores keeps the two groups apart
+        span = float(np.ptp(rounded)) if len(rounded) else 0.0
+        rounded = rounded + np.where(first, 2.0 * span + 1.0, 0.0)
     pool = np.arange(len(ids))
     if limit is not None and limit < len(ids):
         kth = np.partition(rounded, len(ids) - limit)[len(ids) - limit]
@@ -134,8 +163,14 @@ def rank(
     user: dict,
     query: CandidateQuery = CandidateQuery(),
     limit: int | None = None,
+    *,
+    bar_first: bool = False,
 ) -> Ranking:
-    """Rank the candidates for ``user``: the best ``limit`` of them, or all when ``None``."""
+    """Rank the candidates for ``user``: the best ``limit`` of them, or all when ``None``.
+
+    Every candidate also gets its absolute ``match`` (:mod:`hermes.ranking.match`). With
+    ``bar_first`` the items that clear the persona's bar come first, then the others, each
+    group in blend order: what every feed face shows above and below its fold."""
     embedder = get_embedder()
     matrix = get_matrix(db, embedder.name, embedder.dimension)
     rows = candidate_rows(db, user, query, matrix)
@@ -157,7 +192,9 @@ def rank(
                     raise ValueError(f"scorer {comp.name!r} returned a malformed component")
                 components.append(comp)
     total, contributions, w, shares = blend(components, len(clicks), len(ids))
-    order = top_order(ids, total, limit)
+    levels = judge(components, len(ids), embedder.name)
+    order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
+    counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
     return Ranking(
         item_ids=ids[order],
         scores=total[order],
@@ -169,6 +206,9 @@ def rank(
         n_candidates=len(ids),
         shares=shares,
         order=order,
+        levels=levels[order],
+        level_counts={name: int(n) for name, n in zip(LEVELS, counts)},
+        bar_first=bar_first,
     )
 
 

@@ -3,8 +3,6 @@ collected tools (plugins, possibly disabled), and the ranking with its reasons."
 
 from __future__ import annotations
 
-import logging
-import re
 from contextlib import contextmanager
 
 from starlette.exceptions import HTTPException
@@ -18,8 +16,6 @@ from ..records import item_rows, require_item, require_user
 from ..storage.db import get_db
 from ..tools import call_tool, collect_tools
 from .forms import bad, parse_int
-
-log = logging.getLogger(__name__)
 
 
 def request_db(request):
@@ -102,69 +98,28 @@ def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
     return out
 
 
-#: How a ranking component reads in the fallback reason (when explaining the item failed).
-COMPONENT_PHRASES = {
-    "profile": "close to the interests text",
-    "preference": "tags, authors or sources liked before",
-    "classifier": "resembles liked items",
-}
-_LONG_REASON = re.compile(r"^Ranks \d+ of \d+: it (?P<why>.+?)\.(?: \((?P<learned>[^()]*)\))?$", re.S)
-
-
-def short_reason(reason: str) -> str:
-    """The explanation's sentence without what the page already shows (the rank, and how much
-    clicks weigh): ``Ranks 3 of 120: it matches …; has tags you like (…). (…)`` ->
-    ``Matches …; has tags you like (…)``. Any other wording is kept whole."""
-    found = _LONG_REASON.match(reason.strip())
-    if not found:
-        return reason.strip()
-    why = found.group("why").strip()
-    return why[:1].upper() + why[1:]
-
-
-def fallback_reason(ranking, position: int) -> str:
-    """The components that pushed the item up, when no explanation is available."""
-    helping = sorted(
-        ((float(values[position]), name) for name, values in ranking.contributions.items()
-         if float(values[position]) > 0.005
-         and (name not in ranking.components or ranking.components[name].active)),
-        key=lambda vn: (-vn[0], vn[1]))
-    if not helping:
-        return "No signal favours it strongly; one of the best-ranked unread items"
-    text = "; ".join(f"{COMPONENT_PHRASES.get(n, n)} ({v:+.2f})" for v, n in helping[:2])
-    return text[:1].upper() + text[1:]
-
-
-def feed_reason(db, user: dict, ranking, position: int, pool: str) -> str:
-    """The one-line reason of a feed line: the only place the web turns a ranking into words
-    (the feed, the search and the Atom feed all call it), so a structured explanation can
-    replace it here."""
-    try:
-        reason = explain_ranked(db, user, ranking, position, pool).get("reason")
-    except Exception:  # an explanation bug must not take the feed down
-        log.exception("explaining item %s for %s failed", ranking.item_ids[position], user["name"])
-        reason = None
-    return short_reason(reason) if reason else fallback_reason(ranking, position)
-
-
 def ranked_items(db, user: dict, query: CandidateQuery, *, limit: int, offset: int = 0,
-                 pool: str) -> tuple[list[dict], object]:
-    """Items ``offset`` … ``offset + limit`` of the persona's ranking for ``query``, each
-    with its reason (``pool`` says what was ranked, e.g. "unread items of the last 7 days").
+                 pool: str, below_bar: bool = False) -> tuple[list[dict], object]:
+    """Items ``offset`` … ``offset + limit`` of the persona's ranking for ``query`` — the
+    items that clear its bar first, as every feed face orders them — each with its match and
+    reason from the one explanation (``pool`` says what was ranked, e.g. "unread items of
+    the last 7 days"). Items below the bar are left out unless ``below_bar``.
 
     One ranking for the page (the one ranking path), and every shown row explained from it:
     no re-ranking per item, nothing written by a GET."""
-    ranking = rank(db, user, query, limit=offset + limit)
-    rows = item_rows(db, ranking.item_ids[offset:offset + limit])
+    ranking = rank(db, user, query, limit=offset + limit, bar_first=True)
+    shown = [p for p in range(offset, min(offset + limit, len(ranking.item_ids)))
+             if below_bar or ranking.above_bar(p)]
+    rows = item_rows(db, [int(ranking.item_ids[p]) for p in shown])
+    shown = [p for p in shown if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     items = []
-    for position in range(offset, min(offset + limit, len(ranking.item_ids))):
-        item_id = int(ranking.item_ids[position])
-        if item_id not in rows:  # deleted since the matrix was loaded
-            continue
-        item = dict(rows[item_id])
+    for position, why in zip(shown, explain_ranked(db, user, ranking, shown, query.since_days,
+                                                   pool=pool)):
+        item = dict(rows[int(ranking.item_ids[position])])
         item["rank"] = position + 1
         item["score"] = float(ranking.scores[position])
-        item["reason"] = feed_reason(db, user, ranking, position, pool)
+        item["match"], item["reason"] = why["match"], why["reason"]
+        item["above_bar"] = why["above_bar"]
         items.append(item)
     return items, ranking
 

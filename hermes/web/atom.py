@@ -3,7 +3,7 @@ person already uses can subscribe to hermes' ranking.
 
 Read-only (a GET writes nothing) and served like every page: on loopback unless ``hermes
 web`` was told otherwise. Entries are the unread, unrated items of the last week that clear
-the persona's bar (:func:`above_bar`), best first, each with its reason.
+the persona's bar (match strong or good), best first, each with its reason.
 """
 
 from __future__ import annotations
@@ -23,15 +23,6 @@ from .sanitize import preview, safe_url
 ATOM = "http://www.w3.org/2005/Atom"
 WINDOW_DAYS = 7
 MAX_ENTRIES = 50
-
-
-def above_bar(item: dict) -> bool:
-    """Whether an item clears the persona's bar: a ``match`` of strong or good where the
-    ranking states one, else a score above the window's average unread item (the blend is
-    z-scored over the candidates, so that is a score above 0)."""
-    if "match" in item:
-        return item["match"] in ("strong", "good")
-    return item.get("score", 0.0) > 0.0
 
 
 def _sub(parent, tag: str, text: str | None = None, **attrs) -> ET.Element:
@@ -96,8 +87,7 @@ async def persona_feed(request: Request):
             items, _ = ranked_items(
                 db, user, CandidateQuery(since_days=WINDOW_DAYS, exclude_read=True),
                 limit=MAX_ENTRIES, pool=f"unread items of the last {WINDOW_DAYS} days")
-        return build_atom(user, [i for i in items if above_bar(i)],
-                          str(request.base_url).rstrip("/"))
+        return build_atom(user, items, str(request.base_url).rstrip("/"))
 
     body = await run_in_threadpool(build)
     return Response(body, media_type="application/atom+xml; charset=utf-8")

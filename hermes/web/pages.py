@@ -8,13 +8,15 @@ page, never a crash.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
 from ..errors import HermesError
 from ..ingest.refresher import refresh_state
-from ..ranking.explain import explain
+from ..ranking.explain import explain, rank_line
 from ..records import item_rows
 from . import actions, atom, feeds_page
 from .access import (
@@ -26,9 +28,9 @@ from .access import (
     require_item_id,
     require_persona,
 )
-from .forms import DEFAULT_DAYS, bad, parse_int, parse_text
+from .forms import DEFAULT_DAYS, bad, parse_bool, parse_int, parse_text
 from .render import page_url, redirect, render
-from .views import candidate_query, feed_titles, parse_view, read_among, unread_by_feed
+from .views import View, candidate_query, feed_titles, parse_view, read_among, unread_by_feed
 
 SEARCH_LIMIT = 50
 
@@ -81,7 +83,10 @@ async def feed(request: Request):
         with opened(request) as db:
             user = require_persona(db, view.user)
             items, ranking = ranked_items(db, user, candidate_query(db, view), limit=view.limit,
-                                          offset=view.offset, pool=view.scope())
+                                          offset=view.offset, pool=view.scope(),
+                                          below_bar=view.below)
+            for item in items:
+                item["explain_url"] = view.explain_url(item["id"])
             status = corpus_status(db, tools, user)
             shown = [i["id"] for i in items]
             status["experienced"] = (read_among(db, user, shown) if view.show_read else set()) \
@@ -93,7 +98,10 @@ async def feed(request: Request):
         return {"user": user, "items": items, "view": view, "days": view.days,
                 "limit": view.limit, "status": status, "n_clicks": ranking.n_clicks,
                 "behaviour_weight": ranking.blend_weight, "n_items": n_items,
-                "total": ranking.n_candidates, "feeds": feeds,
+                # without "below", the pages run through the items that clear the bar only
+                "total": ranking.n_candidates if view.below else ranking.n_above_bar,
+                "n_candidates": ranking.n_candidates, "n_above": ranking.n_above_bar,
+                "n_below": ranking.n_below_bar, "feeds": feeds,
                 "feed_name": next((f["title"] for f in feeds if f["id"] == view.feed), None),
                 "refresh": refresh, "page": "feed"}
 
@@ -135,16 +143,19 @@ async def search(request: Request):
 
 
 async def explanation(request: Request):
-    """Everything the ranking knows about one item for one persona (computed, not stored)."""
-    params = request.query_params
+    """Everything the ranking knows about one item for one persona (computed, not stored),
+    ranked among the candidates of the feed view it was opened from (the same window, read
+    state and filters), and saying which those are."""
+    view = parse_view(request.query_params)
 
-    def view():
+    def build():
         tools = Tools()
         with opened(request) as db:
-            user = require_persona(db, params.get("user"))
-            item_id = require_item_id(db, params.get("item_id"))
+            user = require_persona(db, view.user)
+            item_id = require_item_id(db, request.query_params.get("item_id"))
             try:
-                payload = explain(db, user, item_id, store=False)
+                payload = explain(db, user, item_id, query=candidate_query(db, view),
+                                  pool=view.scope(), store=False)
             except HermesError as exc:
                 bad(str(exc))
             item = item_rows(db, [item_id])[item_id]
@@ -153,9 +164,12 @@ async def explanation(request: Request):
             status = corpus_status(db, tools, user)
             status["experienced"] |= read_among(db, user, [item_id])
         item["clicked"] = {"like": "liked ✓", "dislike": "disliked ✗"}.get(clicked[0]) if clicked else None
-        return {"user": user, "item": item, "x": payload, "status": status, "page": "feed"}
+        other = replace(view, days=None if view.days is not None else DEFAULT_DAYS)
+        return {"user": user, "item": item, "x": payload, "status": status, "view": view,
+                "rank_line": rank_line(payload), "other": other,
+                "other_url": other.explain_url(item_id), "page": "feed"}
 
-    return render(request, "explain.html", await run_in_threadpool(view))
+    return render(request, "explain.html", await run_in_threadpool(build))
 
 
 # --- digest, corpus, help ------------------------------------------------------------------------
@@ -164,19 +178,33 @@ async def digest(request: Request):
     params = request.query_params
     days = parse_int(params.get("days", DEFAULT_DAYS), "days", 1, 365)
     per_topic = parse_int(params.get("per_topic", 3), "per_topic", 1, 50)
+    below = parse_bool(params.get("below"), "below") if params.get("below") else False
 
     def view():
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
-            result = tools.call(db, "digest", user=user["name"], days=days, per_topic=per_topic)
+            result = tools.call(db, "digest", user=user["name"], days=days, per_topic=per_topic,
+                                below_bar=below)
             status = corpus_status(db, tools, user)
+        # what the digest ranked: its window, read items included (it leaves out rated ones only)
+        ranked_in = View(user=user["name"], days=days, show_read=True)
+        for item in _digest_items(result):
+            item["explain_url"] = ranked_in.explain_url(item["id"])
         return {"user": user, "result": result, "days": days, "per_topic": per_topic,
-                "status": status,
+                "below_shown": below, "status": status,
                 "missing": None if result is not None else tools.missing("digest", "digest"),
                 "page": "digest"}
 
     return render(request, "digest.html", await run_in_threadpool(view))
+
+
+def _digest_items(result: dict | None) -> list[dict]:
+    if not result:
+        return []
+    return ([i for t in result.get("topics") or [] for i in t.get("items") or []]
+            + list(result.get("unclustered") or [])
+            + list((result.get("below_bar") or {}).get("items") or []))
 
 
 async def corpus(request: Request):

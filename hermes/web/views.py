@@ -38,6 +38,8 @@ class View:
     tag: str | None = None
     author: str | None = None
     topic: str | None = None
+    #: also list the items below the persona's bar (match weak or none), after the others
+    below: bool = False
 
     @property
     def offset(self) -> int:
@@ -49,7 +51,19 @@ class View:
 
     def url(self, **changes) -> str:
         """This view's address with ``changes`` (``page`` back to 1 unless given)."""
-        view = replace(self, **{"page": 1, **changes})
+        return "/feed?" + urlencode(self._query(replace(self, **{"page": 1, **changes})))
+
+    def explain_url(self, item_id: int) -> str:
+        """The details page of ``item_id``, ranked among this view's candidates."""
+        query = self._query(replace(self, page=1, below=False, limit=PAGE_SIZE))
+        return "/explain?" + urlencode({**query, "days": self.window, "item_id": item_id})
+
+    @property
+    def window(self) -> str:
+        return "all" if self.days is None else f"{self.days:g}"
+
+    @staticmethod
+    def _query(view: View) -> dict:
         query = {"user": view.user}
         if view.days != DEFAULT_DAYS:
             query["days"] = "all" if view.days is None else f"{view.days:g}"
@@ -60,14 +74,17 @@ class View:
                 query[key] = getattr(view, key)
         if view.limit != PAGE_SIZE:
             query["limit"] = view.limit
+        if view.below:
+            query["below"] = "1"
         if view.page > 1:
             query["page"] = view.page
-        return "/feed?" + urlencode(query)
+        return query
 
     def scope(self) -> str:
         """``unread items of the last 7 days`` — what the ranking ranked, for explanations."""
         what = "items" if self.show_read else "unread items"
-        return f"{what} of the last {self.days:g} days" if self.days else f"all {what}"
+        scope = f"{what} of the last {self.days:g} days" if self.days else f"{what} in the whole archive"
+        return scope + (" (this view)" if self.filtered else "")
 
 
 def parse_view(params) -> View:
@@ -83,6 +100,7 @@ def parse_view(params) -> View:
         limit=parse_int(params.get("limit", PAGE_SIZE), "limit", 1, 200),
         feed=parse_int(feed, "feed", 1, 2**62) if feed else None,
         tag=text("tag"), author=text("author"), topic=text("topic"),
+        below=parse_bool(params.get("below"), "below") if params.get("below") else False,
     )
 
 

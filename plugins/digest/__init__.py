@@ -29,13 +29,16 @@ def hermes_register_commands(app: typer.Typer) -> None:
                                                help="Most items shown per topic.")] = 3,
         limit: Annotated[int, typer.Option(min=1, max=tools.MAX_LIMIT,
                                            help="How many top-ranked unread items to group.")] = 30,
+        below_bar: Annotated[bool, typer.Option(
+            "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
         db: DbOption = None,
         as_json: JsonOption = False,
     ):
-        """The persona's ranked unread items of the window, grouped by topic, with reasons."""
+        """The persona's ranked unread items of the window that clear its bar, grouped by
+        topic, with reasons."""
         with database(db) as conn:
             result = check(run_tool(conn, "digest", user=user, days=days, per_topic=per_topic,
-                                    limit=limit), as_json)
+                                    limit=limit, below_bar=below_bar), as_json)
         if as_json:
             return
         if result.get("nothing_to_show"):

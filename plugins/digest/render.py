@@ -54,6 +54,18 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
         for item in result["unclustered"]:
             for line in _item_lines(item):
                 echo(line)
+    below = result.get("below_bar") or {}
+    if below.get("items"):
+        echo("")
+        echo(typer.style("## Below your bar", bold=True, fg="cyan")
+             + f"  ({below['n_total']} items whose match is weak or none)")
+        for item in below["items"]:
+            for line in _item_lines(item):
+                echo(line)
+    elif below.get("n_total"):
+        echo("")
+        n = below["n_total"]
+        echo(f"… {n} more item{'s' if n != 1 else ''} below your bar (--below-bar lists them)")
     saved = result.get("saved") or {}
     if saved.get("items"):
         echo("")

@@ -1,8 +1,10 @@
 """The digest tool group: ``kg_communities`` and ``digest`` (seed 001).
 
-The digest composes what exists — the one ranking path, the tag graph's communities, cached
-explanations — and adds no scoring, no storage of its own and no model call. The calling
-agent writes the prose; the tool returns structure.
+The digest composes what exists — the one ranking path (bar first, as every feed face), the
+tag graph's communities, the one explanation read off that same ranking — and adds no
+scoring, no storage of its own and no model call. Items whose match is weak or none sit
+below the persona's bar: counted, and listed only when asked. The calling agent writes the
+prose; the tool returns structure.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from hermes import tag_graph
 from hermes.contract import CandidateQuery, Result, nothing, ok, tool
 from hermes.faces import INGEST, Say
 from hermes.plugins import get_plugin_manager
-from hermes.ranking.explain import cached_explanation
+from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
 from hermes.records import item_rows, require_user
 from hermes.text import clip
@@ -47,6 +49,12 @@ class Saved(BaseModel):
     n_total: int = 0
 
 
+class BelowBar(BaseModel):
+    label: str = "below your bar"
+    items: Objects = []
+    n_total: int = 0
+
+
 class Digest(Result):
     topics: Objects = []
     unclustered: Objects = []
@@ -55,6 +63,7 @@ class Digest(Result):
     n_items: int = 0
     n_in_window: int = 0
     saved: Saved = Saved()
+    below_bar: BelowBar = BelowBar()
     #: true when the call was fine and there is nothing to show (ok stays false, seed 001)
     nothing_to_show: bool = False
 
@@ -76,14 +85,14 @@ WIDEN = Say(mcp="widen the window with a larger days value", cli="widen the wind
 N_TOTAL = Say(mcp="; n_total gives each topic's full count", cli="", web="")
 SEE_SAVED = Say(mcp=" (see saved)", cli=" (listed below)", web=" (listed below)")
 SEE_CAVEAT = Say(mcp="see ranking_quality.caveat", cli="see the caveat below", web="see the note below")
-
-#: How a ranking component reads in a one-line reason.
-COMPONENT_PHRASES = {
-    "profile": "close to the interests text",
-    "preference": "tags, authors or sources liked before",
-    "classifier": "resembles liked items",
-}
-
+SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
+                 web="show them below the fold")
+SHOW_CLOSEST = Say(mcp="below_bar=true lists the closest anyway",
+                   cli="--below-bar lists the closest anyway", web="Show opens the closest anyway")
+BAR_ADVICE = Say(mcp="widen the window, add feeds on the persona's topics (add_feed), or like items",
+                 cli="widen the window (--days N), add feeds on the persona's topics "
+                     "(`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
+                 web="choose a longer period, add feeds on your topics, or ✓ items you like")
 
 def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
@@ -128,40 +137,6 @@ def kg_communities(
 
 # --- digest ---------------------------------------------------------------------------------
 
-def stored_explanation(db, user_id: int, item_id: int) -> dict | None:
-    """The stored explanation of ``item_id`` for the persona (a payload that is not an object
-    comes back as ``{"text": …}``), or ``None``. Never generates one."""
-    found = cached_explanation(db, user_id, item_id)
-    if found is None or isinstance(found, dict):
-        return found
-    return {"text": str(found)}
-
-
-def _explanation_reason(explanation: dict | None) -> str | None:
-    if not explanation:
-        return None
-    for key in ("reason", "summary", "text", "message"):
-        value = explanation.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
-def _components_of(ranking: Ranking, position: int) -> dict[str, float]:
-    return {
-        name: round(float(values[position]), 3)
-        for name, values in ranking.contributions.items()
-        if ranking.components.get(name) is None or ranking.components[name].active
-    }
-
-
-def _ranking_reason(components: dict[str, float]) -> str:
-    helping = sorted(((v, n) for n, v in components.items() if v > 0), key=lambda vn: (-vn[0], vn[1]))
-    if not helping:
-        return "no component scores it above average; included as one of the best-ranked unread items"
-    return "; ".join(f"{COMPONENT_PHRASES.get(n, n)} ({v:+.2f})" for v, n in helping[:2])
-
-
 def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
     """How far the persona's ranking can be trusted: clicks, whether the classifier runs.
 
@@ -196,9 +171,7 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
             "behaviour_weight": round(float(weight), 3), "caveat": caveat}
 
 
-def _item_entry(db, user_id, item: dict, ranking: Ranking, position: int, matched) -> dict:
-    components = _components_of(ranking, position)
-    explanation = stored_explanation(db, user_id, item["id"])
+def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict) -> dict:
     summary = " ".join((item.get("summary") or "").split())
     summary = clip(summary, SUMMARY_CHARS)
     return {
@@ -213,9 +186,9 @@ def _item_entry(db, user_id, item: dict, ranking: Ranking, position: int, matche
         "matched_tags": list(matched),
         "summary": summary,
         "score": round(float(ranking.scores[position]), 4),
-        "components": components,
-        "reason": _explanation_reason(explanation) or _ranking_reason(components),
-        "explanation": explanation,
+        "match": why["match"],
+        "reason": why["reason"],
+        "explanation": {k: why[k] for k in ("match", "evidence", "top", "phrases", "reason")},
     }
 
 
@@ -254,56 +227,80 @@ def digest(
                                     description="Most items shown per topic.")] = 3,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
                                 description="How many top-ranked unread items to group.")] = 30,
+    below_bar: Annotated[bool, Field(
+        description="Also list the items whose match is weak or none (below the persona's "
+                    "bar) in below_bar.items; they are always counted.")] = False,
 ) -> dict:
-    """What is worth reading: a persona's ranked unread items of the last `days` days, grouped
-    into topics (tag-graph communities). A topic shows at most `per_topic` items, n_total
-    counts all; items matching no topic are in `unclustered`; `saved` lists items saved for
-    later and not read. Items carry a short reason and any cached explanation;
-    ranking_quality says how trained the ranking is. Returns structure only: write the
-    summary yourself."""
+    """What is worth reading: a persona's ranked unread items of the last `days` days that
+    clear its bar (match strong or good), grouped into topics (tag-graph communities). A
+    topic shows at most `per_topic` items, n_total counts all; items matching no topic are in
+    `unclustered`; `below_bar` counts the weak and none ones (below_bar=true lists them);
+    `saved` lists items saved for later and not read. Items carry their match, a one-line
+    reason and the explanation behind it; ranking_quality says how trained the ranking is.
+    Returns structure only: write the summary yourself."""
     persona = require_user(db, user)
-    ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True), limit=None)
-    n_in_window = len(ranking.item_ids)
-    top_ids = [int(i) for i in ranking.item_ids[:limit]]
+    ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True),
+                   limit=limit, bar_first=True)
+    n_in_window = ranking.n_candidates
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
     saved = saved_not_read(db, persona["id"], per_topic)
-    if not top_ids:
+    if not n_in_window:
         return nothing(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
             f"{INGEST.sentence()}, or {WIDEN}.",
             **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
+    positions = range(len(ranking.item_ids))
+    above = [p for p in positions if ranking.above_bar(p)]
+    below = {"label": "below your bar", "items": [], "n_total": ranking.n_below_bar}
+    listed = above + ([p for p in positions if not ranking.above_bar(p)] if below_bar else [])
+    rows = item_rows(db, [int(ranking.item_ids[p]) for p in listed])
+    listed = [p for p in listed if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     graph = tag_graph.get_graph(db)
-    rows = item_rows(db, top_ids)
     topics: dict[str, dict] = {}
     unclustered: list[dict] = []
-    for position, item_id in enumerate(top_ids):
-        item = rows[item_id]
+    for position, why in zip(listed, explain_ranked(db, persona, ranking, listed, days)):
+        item = rows[int(ranking.item_ids[position])]
         community, matched = graph.assign(item["tags"])
-        entry = _item_entry(db, persona["id"], item, ranking, position, matched)
-        if community is None:
+        entry = _item_entry(item, ranking, position, matched, why)
+        if not ranking.above_bar(position):
+            below["items"].append(entry)
+        elif community is None:
             unclustered.append(entry)
-            continue
-        topic = topics.setdefault(community.key, {
-            "label": community.label,
-            "tags": list(community.names[:5]),
-            "items": [],
-            "n_total": 0,
-        })
-        topic["n_total"] += 1
-        if len(topic["items"]) < per_topic:
-            topic["items"].append(entry)
+        else:
+            topic = topics.setdefault(community.key, {
+                "label": community.label,
+                "tags": list(community.names[:5]),
+                "items": [],
+                "n_total": 0,
+            })
+            topic["n_total"] += 1
+            if len(topic["items"]) < per_topic:
+                topic["items"].append(entry)
     ordered = list(topics.values())  # first-seen order = the rank of each topic's best item
 
     clustered = sum(t["n_total"] for t in ordered)
     shown = sum(len(t["items"]) for t in ordered)
-    message = (
-        f"{_n(len(top_ids), 'unread item')} from the last {_n(days, 'day')}"
-        + (f" (the best {len(top_ids)} of {n_in_window})" if n_in_window > len(top_ids) else "")
-        + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} per "
-        f"topic{N_TOTAL}), {len(unclustered)} unclustered."
-    )
+    n_above = len(above)
+    if not n_above:
+        message = (f"Nothing unread from the last {_n(days, 'day')} clears {persona['name']}'s "
+                   f"bar: none of the {_n(n_in_window, 'item')} is a strong or good match"
+                   + (" (the closest are listed below the bar)." if below_bar else
+                      f"; {SHOW_CLOSEST}.")
+                   + f" {BAR_ADVICE.sentence()}.")
+    else:
+        message = (
+            f"{_n(n_above, 'unread item')} from the last {_n(days, 'day')} "
+            f"{'clears' if n_above == 1 else 'clear'} the bar"
+            + (f" (the best {n_above} of {ranking.n_above_bar})"
+               if ranking.n_above_bar > n_above else "")
+            + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} "
+            f"per topic{N_TOTAL}), {len(unclustered)} unclustered; "
+            f"{_n(below['n_total'], 'more item')} below the bar"
+            + ("" if below_bar or not below["n_total"] else f" ({SHOW_BELOW})")
+            + "."
+        )
     if saved["n_total"]:
         message += f" Also {_n(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
     if quality["caveat"]:
@@ -314,8 +311,9 @@ def digest(
         unclustered=unclustered,
         ranking_quality=quality,
         window_days=days,
-        n_items=len(top_ids),
+        n_items=n_above,
         n_in_window=n_in_window,
         saved=saved,
+        below_bar=below,
         nothing_to_show=False,
     )

@@ -20,6 +20,7 @@ import typer
 from hermes.cli.support import DbOption, JsonOption, check, clean, database, die, emit_json, run_each, run_tool, style
 from hermes.errors import HermesError
 from hermes.faces import plural
+from hermes.ranking.explain import rank_line
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
 from .subscriptions import feed_rows, normalise_location, probe, subscribe, trust
@@ -242,6 +243,8 @@ def feed(
         "--since-days", metavar="DAYS", min=1, max=MAX_DAYS,
         help="Only items from the last DAYS days (default 7).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items.")] = False,
+    below_bar: Annotated[bool, typer.Option(
+        "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
     interactive: Annotated[bool, typer.Option(
         "--interactive", "-i",
         help="Triage on the terminal with single keys: j/k move, l like, d dislike, r read, "
@@ -250,7 +253,8 @@ def feed(
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
-    """Print USER's ranked feed with the reason each item ranks (-i: triage it with keys)."""
+    """Print USER's ranked feed: the items that clear its bar, each with the reason it ranks
+    (--below-bar: the others too, under a fold; -i: triage it with keys)."""
     if all_ and since_days is not None:
         die("use either --since-days or --all, not both")
     window = None if all_ else (since_days or 7)
@@ -267,15 +271,22 @@ def feed(
             Triage(conn, user, limit=limit, since_days=window).run()
         return
     with database(db) as conn:
-        result = run_tool(conn, "list_feed", user=user, limit=limit, since_days=window)
+        result = run_tool(conn, "list_feed", user=user, limit=limit, since_days=window,
+                          below_bar=below_bar)
     check(result, as_json)
     if as_json:
         return
-    if not result["items"]:
-        typer.echo(result["message"])
-        return
-    typer.echo(style(result["message"], dim=True))
-    for item in result["items"]:
+    above = [i for i in result["items"] if i["match"] in ("strong", "good")]
+    below = [i for i in result["items"] if i["match"] not in ("strong", "good")]
+    typer.echo(style(result["message"], dim=True) if above else result["message"])
+    for item in above:
+        for line in item_lines(item):
+            typer.echo(line)
+    if above and result["below_bar"]:
+        n = result["below_bar"]
+        fold = f"— {plural(n, 'item')} below your bar"
+        typer.echo(style(fold + (" —" if below_bar else " (--below-bar lists them) —"), dim=True))
+    for item in below:
         for line in item_lines(item):
             typer.echo(line)
 
@@ -308,14 +319,23 @@ def dislike(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOp
 def explain(
     user: UserArg,
     item: Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")],
+    since_days: Annotated[Optional[int], typer.Option(
+        "--since-days", metavar="DAYS", min=1, max=MAX_DAYS,
+        help="Rank it among the items of the last DAYS days (default 7), as "
+             "`hermes feed --since-days DAYS` does.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Rank it in the whole archive, as "
+                                                     "`hermes feed --all` does.")] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
-    """Why ITEM ranks where it does for USER.
-
-    Each ranking component's contribution, the matched tags, the liked items it is closest to."""
+    """Why ITEM ranks where it does for USER: the feed line's reason, its rank in that
+    window, the evidence (closest interest, nearest liked item, classifier, rated tags and
+    authors) and each ranking component's contribution."""
+    if all_ and since_days is not None:
+        die("use either --since-days or --all, not both")
     with database(db) as conn:
-        result = run_tool(conn, "explain_item", user=user, item_id=item)
+        result = run_tool(conn, "explain_item", user=user, item_id=item,
+                          since_days=None if all_ else (since_days or 7))
     check(result, as_json)
     if as_json:
         return
@@ -324,26 +344,39 @@ def explain(
 
 
 def explanation_lines(e: dict) -> list[str]:
+    """The one explanation for the terminal: the reason, where it ranks, the evidence."""
+    ev = e["evidence"]
     lines = [style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
-             clean(e["reason"], 300),
-             f"score {e['score']:+.3f} · rank {e['rank']} of {e['out_of']} ({e['pool']}) · "
-             f"{plural(e['n_clicks'], 'click')}, behaviour weighs {e['blend_weight']:.0%}"]
+             f"why: {clean(e['reason'], 300)}",
+             f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
+             f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
+             f"{e['blend_weight']:.0%}",
+             f"match: {e['match']}"]
+    if ev["interest"]:
+        i = ev["interest"]
+        lines.append(f"  interests: closest “{clean(i['clause'], 80)}”, similarity "
+                     f"{i['similarity']:.2f} ({i['level']})")
+    if ev["liked"]:
+        n = ev["liked"]
+        lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
+                     f"{n['similarity']:.2f} ({n['level']})")
+    if ev["classifier"]:
+        c = ev["classifier"]
+        lines.append(f"  classifier: probability {c['probability']:.2f} ({c['level']})")
+    else:
+        lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
+    if e["matched_tags"]:
+        lines.append("  rated: " + ", ".join(
+            f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in e["matched_tags"][:8]))
     lines.append("components:")
     for name, c in e["components"].items():
         state = "" if c["active"] else "  (inactive)"
         lines.append(f"  {name:<11} {c['contribution']:+.3f}  share {c['share']:.0%}  "
                      f"raw {c['raw']:+.3f}{state}")
-        if c.get("closest_interest"):
-            lines.append(f"              closest interest: {clean(c['closest_interest'], 80)}")
-    if e["matched_tags"]:
-        lines.append("matched tags: " + ", ".join(
-            f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in e["matched_tags"][:8]))
     if e["nearest_liked"]:
         lines.append("closest liked items:")
         lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({n['similarity']:.2f})"
                      for n in e["nearest_liked"])
-    lines.append(f"classifier: {'active' if e['classifier_active'] else 'inactive'} "
-                 f"({clean(e['classifier_reason'], 120)})")
     return lines
 
 

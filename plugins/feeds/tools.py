@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import numpy as np
 from pydantic import Field
 
 from hermes.config import settings
 from hermes.contract import CandidateQuery, Result, fail, ok, tool
 from hermes.faces import Say, plural
-from hermes.ranking.explain import explain
+from hermes.ranking.explain import explain, explain_ranked, rank_line
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_item, require_user
 from hermes.text import clip
@@ -46,11 +47,15 @@ Objects = list[dict[str, Any]]
 class FeedPage(Result):
     user: str = ""
     items: Objects = []
+    #: how many unread items of the window clear the persona's bar, and how many do not
+    above_bar: int = 0
+    below_bar: int = 0
 
 
 class Explanation(Result):
     user: str = ""
     item_id: int = 0
+    match: str = ""
     reason: str = ""
     explanation: dict[str, Any] = {}
 
@@ -91,6 +96,17 @@ WIDEN = Say(mcp="Widen since_days (null = the whole archive)",
 ADD_FEEDS = Say(mcp="add feeds (add_feed) and wait for the next ingest",
                 cli="add feeds with `hermes feeds add URL` and run `hermes ingest`",
                 web="add feeds on the Feeds page")
+SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
+                 web="show them below the fold")
+SHOW_CLOSEST = Say(mcp="below_bar=true lists the closest anyway",
+                   cli="--below-bar lists the closest anyway",
+                   web="Show opens the closest anyway")
+BAR_ADVICE = Say(mcp="widen since_days, add feeds on the persona's topics (add_feed), or like "
+                     "items with record_feedback",
+                 cli="widen the window (--since-days N or --all), add feeds on the persona's "
+                     "topics (`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
+                 web="choose a longer period, add feeds on your topics on the Feeds page, or "
+                     "✓ items you like")
 SUBSCRIBE = Say(mcp="add_feed subscribes", cli="`hermes feeds add URL` subscribes",
                 web="Add feed on the Feeds page subscribes")
 NO_FEEDS = Say(mcp="Use add_feed with a feed URL, or suggest_feeds",
@@ -112,25 +128,9 @@ def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
     return clip(" ".join((text or "").split()), limit)
 
 
-#: What the built-in components mean, for the one-line reasons (plugins' own names are shown as is).
-COMPONENT_LABELS = {
-    "profile": "matches the interests text",
-    "preference": "tags/authors/sources you liked",
-    "classifier": "resembles items you liked",
-    "affinity": "close to items you liked",
-}
-
-
-def reason_of(contributions: dict[str, float], top: int = 2) -> str:
-    """The components that pushed an item up most, e.g.
-    ``"profile +1.21 (matches the interests text), preference +0.40 (tags/sources you liked)"``."""
-    pushing = sorted(((v, k) for k, v in contributions.items() if v > 0.005), reverse=True)[:top]
-    if not pushing:
-        return "no component pushes it up; it ranks on what counts least against it"
-    return ", ".join(
-        f"{name} {value:+.2f}" + (f" ({COMPONENT_LABELS[name]})" if name in COMPONENT_LABELS else "")
-        for value, name in pushing
-    )
+SinceDays = Annotated[int | None, Field(
+    description="Only items published in the last N days; null = the whole archive.",
+    ge=1, le=MAX_DAYS)]
 
 
 @tool(GROUP, result=FeedPage, read_only=True, idempotent=True, untrusted=True)
@@ -138,25 +138,26 @@ def list_feed(
     db,
     user: User,
     limit: Annotated[int, Field(description="How many items.", ge=1, le=100)] = 20,
-    since_days: Annotated[int | None, Field(
-        description="Only items published in the last N days; null = the whole archive.",
-        ge=1, le=MAX_DAYS)] = 7,
+    since_days: SinceDays = 7,
+    below_bar: Annotated[bool, Field(
+        description="Also return the items whose match is weak or none (below the persona's "
+                    "bar), after the ones that clear it.")] = False,
 ) -> dict:
-    """The persona's ranked feed: unread items, best first, each with id, title, url, source,
-    score and a short reason (the ranking components that pushed it up). Use the ids with
-    record_feedback and explain_item."""
+    """The persona's ranked feed: the unread items that clear its bar (match strong or
+    good), best first, each with id, title, url, source, score, its match and the reason it
+    ranks; below_bar counts the others (below_bar=true lists them after). Use the ids with
+    record_feedback and explain_item (same since_days: the same reason)."""
     persona = require_user(db, user)
     window = None if since_days is None else float(since_days)
-    ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit)
-    rows = item_rows(db, ranking.item_ids)
+    ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit, bar_first=True)
+    shown = [pos for pos in range(len(ranking.item_ids)) if below_bar or ranking.above_bar(pos)]
+    rows = item_rows(db, ranking.item_ids[np.array(shown, dtype=np.int64)])
+    shown = [pos for pos in shown if int(ranking.item_ids[pos]) in rows]  # deleted meanwhile
     items = []
-    for pos, item_id in enumerate(ranking.item_ids.tolist()):
-        row = rows.get(item_id)
-        if row is None:  # deleted after the matrix was loaded: skip rather than fail
-            continue
-        parts = {name: round(float(v[pos]), 3) for name, v in ranking.contributions.items()}
+    for pos, why in zip(shown, explain_ranked(db, persona, ranking, shown, window)):
+        row = rows[int(ranking.item_ids[pos])]
         items.append({
-            "id": item_id,
+            "id": row["id"],
             "rank": pos + 1,
             "title": row["title"],
             "url": row["url"],
@@ -166,31 +167,60 @@ def list_feed(
             "tags": row["tags"],
             "summary": short_text(row["summary"]),
             "score": round(float(ranking.scores[pos]), 4),
-            "components": parts,
-            "reason": reason_of(parts),
+            "match": why["match"],
+            "reason": why["reason"],
+            "evidence": why["evidence"],
+            "components": {name: round(float(v[pos]), 3)
+                           for name, v in ranking.contributions.items()},
         })
     scope = "the whole archive" if window is None else f"the last {plural(round(window), 'day')}"
-    if not items:
+    counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
+    name = persona["name"]
+    if not ranking.n_candidates:
         widen = f"{WIDEN}, or " if window is not None else ""
-        return ok(f"No unread items for {persona['name']} in {scope}. {widen}{ADD_FEEDS}.",
-                  user=persona["name"], items=[])
-    return ok(f"{plural(len(items), 'item')} for {persona['name']} from {scope}, best first "
-              f"({plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
-              f"{ranking.blend_weight:.0%}).",
-              user=persona["name"], items=items)
+        return ok(f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.",
+                  user=name, items=[], **counts)
+    below = counts["below_bar"]
+    if not counts["above_bar"]:
+        message = (f"Nothing in {scope} clears {name}'s bar: none of the "
+                   f"{plural(ranking.n_candidates, 'unread item')} there is a strong or good "
+                   f"match ({_level_counts(ranking)}). "
+                   + ("The items listed are the closest anyway; " if below_bar else
+                      f"{SHOW_CLOSEST}; ")
+                   + f"{BAR_ADVICE}.")
+        return ok(message, user=name, items=items, **counts)
+    above = counts["above_bar"]
+    n_shown = sum(1 for i in items if i["match"] in ("strong", "good"))
+    n_listed = len(items) - n_shown
+    head = (f"{plural(above, 'item')} from {scope} {'clears' if above == 1 else 'clear'} "
+            f"{name}'s bar" + (f" (the best {n_shown} shown)" if above > n_shown else "")
+            + f", best first; {plural(below, 'more item')} below the bar"
+            + (f" (the first {n_listed} listed after them)" if n_listed and n_listed < below
+               else " (listed after them)" if n_listed else
+               f" ({SHOW_BELOW})" if below and not below_bar else "")
+            + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
+              f"{ranking.blend_weight:.0%}.")
+    return ok(head, user=name, items=items, **counts)
+
+
+def _level_counts(ranking) -> str:
+    return ", ".join(f"{n} {level}" for level, n in reversed(ranking.level_counts.items()) if n)
 
 
 @tool(GROUP, result=Explanation, read_only=True, idempotent=True, untrusted=True)
-def explain_item(db, user: User, item_id: ItemId) -> dict:
-    """Why an item ranks where it does for a persona: each ranking component's contribution,
-    matched tags with their preference scores, the blend weight between written interests
-    and learned behaviour, and the liked items it is closest to."""
+def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> dict:
+    """Why an item ranks where it does for a persona, ranked in the same window and order as
+    list_feed with that since_days: its match (strong, good, weak, none), the evidence (the
+    interests clause and liked item it is closest to, with their similarities; the
+    classifier's probability; the rated tags), the components that pushed it
+    up, each component's contribution, the blend weight, and a one-line reason."""
     persona = require_user(db, user)
     require_item(db, item_id)
-    explanation = explain(db, persona, item_id)
-    reason = explanation.get("reason") or explanation.get("summary") or ""
-    return ok(f"Why item {item_id} ranks for {persona['name']}: {reason}".rstrip(": "),
-              user=persona["name"], item_id=item_id, reason=reason, explanation=explanation)
+    window = None if since_days is None else float(since_days)
+    explanation = explain(db, persona, item_id, since_days=window)
+    return ok(f"{rank_line(explanation)}. {explanation['reason']}",
+              user=persona["name"], item_id=item_id, match=explanation["match"],
+              reason=explanation["reason"], explanation=explanation)
 
 
 @tool(GROUP, result=FeedAdded, idempotent=True, open_world=True, untrusted=True)

@@ -55,13 +55,17 @@ class Triage:
     # --- state -------------------------------------------------------------------------
 
     def rank(self) -> None:
-        """(Re-)rank: the persona's unread items, best first, from the one ranking path."""
+        """(Re-)rank: the persona's unread items, best first, from the one ranking path —
+        those below its bar too, after the others (triage is where they get rated)."""
         result = run_tool(self.db, "list_feed", user=self.user, limit=self.limit,
-                          since_days=self.since_days)
+                          since_days=self.since_days, below_bar=True)
         if not result["ok"]:  # an unknown persona: one error line, before the screen is cleared
             raise HermesError(result["message"])
         self.items = result["items"]
-        self.header = result["message"]
+        above, total = result["above_bar"], result["above_bar"] + result["below_bar"]
+        self.header = (f"{plural(total, 'item')} for {self.user}, best first: "
+                       f"{above} {'clears' if above == 1 else 'clear'} the bar, the rest follow"
+                       if total else result["message"])
         self.cursor = min(self.cursor, max(len(self.items) - 1, 0))
 
     def current(self) -> dict | None:
@@ -131,7 +135,8 @@ class Triage:
                        f"no browser found; the link is {clean(item['url'])}")
 
     def explain(self, item: dict) -> None:
-        result = run_tool(self.db, "explain_item", user=self.user, item_id=item["id"])
+        result = run_tool(self.db, "explain_item", user=self.user, item_id=item["id"],
+                          since_days=self.since_days)
         self.notice = (clean(result["reason"], 300) if result["ok"]
                        else f"error: {result['message']}")
 

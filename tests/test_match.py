@@ -1,0 +1,88 @@
+"""``match``: the absolute judgement per ranked item, and the bar-first order of the feeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hermes.contract import CandidateQuery, Component
+from hermes.hookspecs import hookimpl
+from hermes.ranking import match
+from hermes.ranking.rank import rank
+from hermes.records import create_user
+
+HASH = "hermes/hash-384"
+
+
+def comp(name, **evidence):
+    return Component(name, "profile", np.zeros(3), evidence=evidence)
+
+
+def test_an_item_takes_the_best_level_any_figure_reaches():
+    interest = match.THRESHOLDS[match.MINILM]["interest"]
+    liked = match.THRESHOLDS[match.MINILM]["liked"]
+    components = [
+        comp("profile", interest=np.array([interest[2], interest[1] - 0.01, 0.0])),
+        comp("affinity", liked=np.array([0.0, liked[1], np.nan])),
+    ]
+    levels = match.judge(components, 3, match.MINILM)
+    assert [match.LEVELS[v] for v in levels] == ["strong", "good", "none"]
+    # a figure exactly at a threshold reaches that level, the same way one at a time
+    for kind, cuts in match.THRESHOLDS[match.MINILM].items():
+        for level, cut in zip(("weak", "good", "strong"), cuts):
+            assert match.LEVELS[match.level_of(kind, cut, match.MINILM)] == level
+            assert match.LEVELS[match.level_of(kind, cut - 1e-6, match.MINILM)] != level
+
+
+def test_inactive_components_and_unknown_kinds_say_nothing():
+    off = Component("profile", "profile", np.zeros(2), active=False,
+                    evidence={"interest": np.array([0.9, 0.9])})
+    boost = Component("bread", "boost", np.zeros(2), evidence={"bread": np.array([9.0, 9.0])})
+    assert match.judge([off, boost], 2, match.MINILM).tolist() == [0, 0]
+
+
+def test_a_model_nobody_calibrated_gets_minilm_s_thresholds():
+    assert match.thresholds("someone/else") == match.THRESHOLDS[match.MINILM]
+    assert match.thresholds(HASH) != match.THRESHOLDS[match.MINILM]
+
+
+@pytest.fixture
+def persona(db, add_items):
+    ids = add_items([
+        {"title": "quantum error correction with surface codes", "summary": "qubits"},
+        {"title": "Sourdough bread", "summary": "flour water salt"},
+        {"title": "entanglement of qubits in quantum error correction", "summary": "codes"},
+        {"title": "Tax forms", "summary": "returns deadlines"},
+    ])
+    return create_user(db, "ann", "quantum error correction, qubits"), ids
+
+
+class Boost:
+    """A plugin pushing the bread item to the top of the blend (a boost, no evidence)."""
+
+    @hookimpl
+    def hermes_score(self, db, user, item_ids, vectors, context):
+        titles = dict(db.execute("SELECT id, title FROM items").fetchall())
+        return Component("bread", "boost", np.array(
+            [10.0 if "Sourdough" in titles[int(i)] else 0.0 for i in item_ids]), weight=5.0)
+
+
+def test_bar_first_puts_what_clears_the_bar_first_each_group_in_blend_order(db, pm, persona):
+    user, ids = persona
+    pm.register(Boost(), name="boost")
+    plain = rank(db, user, CandidateQuery(since_days=None))
+    assert int(plain.item_ids[0]) == ids[1]  # the boost wins the blend …
+    assert plain.match(0) == "none"  # … but moves no match
+    folded = rank(db, user, CandidateQuery(since_days=None), bar_first=True)
+    above = [int(i) for p, i in enumerate(folded.item_ids) if folded.above_bar(p)]
+    assert set(above) == {ids[0], ids[2]} and list(folded.item_ids[:2]) == above
+    assert folded.n_above_bar == 2 and folded.n_below_bar == 2
+    assert sum(folded.level_counts.values()) == folded.n_candidates == 4
+    blend = {int(i): s for i, s in zip(plain.item_ids, plain.scores)}
+    for group in (folded.item_ids[:2], folded.item_ids[2:]):
+        scores = [blend[int(i)] for i in group]
+        assert scores == sorted(scores, reverse=True)
+    # the scores stay the blend's: only the order of the two groups changed
+    assert {int(i): s for i, s in zip(folded.item_ids, folded.scores)} == blend
+    top = rank(db, user, CandidateQuery(since_days=None), limit=1, bar_first=True)
+    assert int(top.item_ids[0]) == above[0] and top.n_below_bar == 2  # counts cover all
