@@ -81,7 +81,7 @@ def test_liking_two_papers_by_an_author_raises_their_other_papers(db, papers):
     assert after[0] == ids[2], (before, after)  # Lukas Furtak's unread paper comes first
     assert after.index(ids[5]) > 0  # M. Furtak is someone else
     payload = explain(db, user, ids[2])
-    assert "is by Furtak, whom you liked twice" in payload["reason"]
+    assert "by Furtak, whom you liked twice" in payload["reason"]
     people = [t for t in payload["matched_tags"] if t["kind"] == "author"]
     assert people == [{"key": "author:furtak, l", "kind": "author", "label": "Furtak",
                        "score": 0.5, "likes": 2, "dislikes": 0}]
@@ -117,9 +117,11 @@ def test_the_web_feed_links_authors_and_filters_by_them(db, db_path, papers):
 
     ids, _ = papers
     web = client(db_path)
-    page = web.get("/feed", params={"user": "astro", "days": "all"}).text
+    # no click yet and a test embedder: the papers sit below the bar, listed under the fold
+    page = web.get("/feed", params={"user": "astro", "days": "all", "below": "1"}).text
     assert 'href="/feed?user=astro&amp;days=all&amp;author=Lukas%20J.%20Furtak"' in page
-    only = web.get("/feed", params={"user": "astro", "days": "all", "author": "L. Furtak"})
+    only = web.get("/feed", params={"user": "astro", "days": "all", "author": "L. Furtak",
+                                    "below": "1"})
     assert only.status_code == 200 and "author: L. Furtak" in only.text  # the filter chip
     assert "Cluster lens three" in only.text and "Cluster lens four" not in only.text
     assert "Cluster lens six" not in only.text  # M. Furtak

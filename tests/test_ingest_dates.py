@@ -159,7 +159,7 @@ def test_the_cli_reports_unreadable_dates_and_shows_date_unknown(db, db_path, su
     assert "1 without a readable date" in out.output
     data = json.loads(runner.invoke(build_app(), ["ingest", "--db", str(db_path), "--json"]).stdout)
     assert data["undated"] == 0  # nothing new the second time
-    listing = runner.invoke(build_app(), ["feed", "astro", "--all", "-n", "30", "--db", str(db_path)])
+    listing = runner.invoke(build_app(), ["feed", "astro", "--all", "-n", "30", "--below-bar", "--db", str(db_path)])
     assert listing.exit_code == 0, listing.output
     line = listing.output.split("Especial: a história")[1].splitlines()[1]
     assert "date unknown" in line
