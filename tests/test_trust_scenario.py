@@ -1,8 +1,8 @@
 """Issue 14's scenario with the real model: an astronomer subscribes to an arXiv listing and
-two news feeds (English, this week; Portuguese, the 2018 election), writes her interests
-and likes a few papers. No news item may be called a strong or good match, the top of the
-whole-archive feed is papers, old news stays out of the 7-day window, and every face gives
-the same reason as the details page.
+two news feeds (English, this week; Portuguese, the 2018 election, dated in Portuguese:
+``Seg, 24 Set 2018``), writes her interests and likes a few papers. No news item may be
+called a strong or good match, the top of the whole-archive feed is papers, old news stays
+out of the 7-day window, and every face gives the same reason as the details page.
 
 The feeds are in tests/fixtures/scenario/ (written for this test, shaped like the real
 ones); the arXiv listing and the English news are moved to this week when the test runs.
@@ -131,6 +131,11 @@ def test_old_news_stays_out_of_the_7_day_window(world):
     sources = source_of(world)
     week = {sources[i["id"]] for i in feed(world, since_days=7, below_bar=True)["items"]}
     assert week == {PAPERS, NEWS}  # the 2018 election news is dated 2018
+    # from its Portuguese pubDate ("Seg, 24 Set 2018 18:43:00 -0300"), to the minute: not
+    # from the /2018/09/24/ in its URL, nor the day it was fetched
+    (published,) = world["db"].execute(
+        "SELECT published FROM items WHERE title LIKE 'Pesquisa mostra disputa%'").fetchone()
+    assert datetime.fromisoformat(published) == datetime(2018, 9, 24, 21, 43, tzinfo=timezone.utc)
     archive = {sources[i["id"]] for i in feed(world, since_days=None, below_bar=True)["items"]}
     assert archive == {PAPERS, NEWS, JORNAL}
 
