@@ -15,8 +15,10 @@ re-tags the whole archive.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -110,12 +112,30 @@ _EXCEPTIONS = set("""
 """.split())
 
 
-def _stop_words() -> frozenset[str]:
-    # scikit-learn loads only when a tagger first runs (importing it costs a second, and
-    # `hermes serve` registers this plugin without ever tagging).
+def english_stop_words() -> frozenset[str]:
+    """scikit-learn's English stop-word list, read from its own module file without
+    importing the scikit-learn package: the import costs 1–2.5 s (scipy, joblib …), which
+    was the largest fixed cost of tagging a fresh ingest run (benchmarks/results/onnx.md).
+    The module holds one frozenset literal; the ordinary import is the fallback."""
+    spec = importlib.util.find_spec("sklearn")  # a top-level package: found, not imported
+    source = Path(next(iter(spec.submodule_search_locations or []), "")) if spec else None
+    path = source / "feature_extraction" / "_stop_words.py" if source else None
+    if path is not None and path.is_file():
+        module_spec = importlib.util.spec_from_file_location("_hermes_sklearn_stop_words", path)
+        module = importlib.util.module_from_spec(module_spec)
+        try:
+            module_spec.loader.exec_module(module)
+            return frozenset(module.ENGLISH_STOP_WORDS)
+        except Exception:  # noqa: BLE001 — a changed layout: take the ordinary import
+            pass
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return (frozenset(ENGLISH_STOP_WORDS) - _KEEP) | frozenset(_SCAFFOLD)
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def _stop_words() -> frozenset[str]:
+    # Read when a tagger first runs: `hermes serve` registers this plugin without tagging.
+    return (english_stop_words() - _KEEP) | frozenset(_SCAFFOLD)
 
 
 _STOP: frozenset[str] | None = None

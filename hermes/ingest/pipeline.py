@@ -316,8 +316,11 @@ def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary
     def on_new() -> None:
         # New items will need the model: load it now, while the other feeds download,
         # rather than after the last one (the load takes seconds; a 304 run never pays it).
+        # The run is announced first, so the path it will embed with is the one loaded.
         if not warming:
-            warming.append(prewarm(embedder or get_embedder()))
+            model = embedder or get_embedder()
+            announce(db, model)
+            warming.append(prewarm(model))
 
     if due:
         results = run_sync(lambda: _ingest_feeds(db, due, settings, progress, on_new))
@@ -353,18 +356,25 @@ def tag_archive(db, embedder=None, *, progress: Progress | None = None) -> int:
     return tag_pending(db, embedder, progress=tick)
 
 
+def announce(db, embedder) -> int:
+    """How many items wait for an embedding from ``embedder``; told to an embedder that
+    chooses its path by the size of the run (``expect``: the default model)."""
+    total = db.execute(
+        "SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
+        [embedder.name]).fetchone()[0]
+    expect = getattr(embedder, "expect", None)
+    if expect:
+        expect(total)
+    return total
+
+
 def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=None) -> int:
     """Embed every item without an embedding from the active model, in batches."""
     if embedder is None:
         embedder = get_embedder()  # cheap: the model itself loads on the first embed call
-    total = db.execute(
-        "SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
-        [embedder.name]).fetchone()[0]
+    total = announce(db, embedder)
     if not total:
         return 0
-    expect = getattr(embedder, "expect", None)  # lets the default model pick its path for the run
-    if expect:
-        expect(total)
     done = 0
     if progress:
         progress("embed", 0, total)  # shown before the first batch, which may load the model

@@ -28,6 +28,8 @@ from ..storage.transactions import write_transaction
 from .tagging import ITEM_SQL, apply_proposals, embed_for_tags, item_dict, propose, taggers_active
 from .text import embedding_text
 
+#: items read at a time and sorted by length before they are embedded ``batch_size`` at a time
+LENGTH_WINDOW = 8
 ITEM_FIELDS = ("guid", "url", "title", "summary", "author", "authors", "published",
                "content_type", "tags", "enclosure", "arxiv_id")
 
@@ -138,20 +140,26 @@ def embed_pending(
         rows = db.execute(
             f"""{ITEM_SQL} WHERE embedding IS NULL OR embedding_model IS NOT ?
                ORDER BY id LIMIT ?""",
-            [embedder.name, batch_size],
+            [embedder.name, batch_size * LENGTH_WINDOW],
         ).fetchall()
         if not rows:
             return done
         items = [item_dict(r) for r in rows]
         texts = [embedding_text(i["title"], i["summary"]) for i in items]
-        vecs, tokens = embed_for_tags(embedder, texts, tag=tagging)
-        proposals = propose(items, vecs, tokens) if tagging else {}
-        with write_transaction(db):
-            store_embeddings(db, embedder.name, [i["id"] for i in items], vecs)
-            apply_proposals(db, proposals, fresh={i["id"] for i in items})
-        done += len(rows)
-        if progress:
-            progress(len(rows))
+        # A batch is padded to its longest text: batches of similar lengths waste the least
+        # model work (arrival order cost ONNX Runtime ~30% here; benchmarks/results/onnx.md).
+        order = sorted(range(len(items)), key=lambda k: -len(texts[k]))
+        for start in range(0, len(order), batch_size):
+            batch = order[start:start + batch_size]
+            chunk = [items[k] for k in batch]
+            vecs, tokens = embed_for_tags(embedder, [texts[k] for k in batch], tag=tagging)
+            proposals = propose(chunk, vecs, tokens) if tagging else {}
+            with write_transaction(db):
+                store_embeddings(db, embedder.name, [i["id"] for i in chunk], vecs)
+                apply_proposals(db, proposals, fresh={i["id"] for i in chunk})
+            done += len(chunk)
+            if progress:
+                progress(len(chunk))
 
 
 def store_embeddings(db: sqlite_utils.Database, model: str, item_ids: list[int], vecs) -> None:

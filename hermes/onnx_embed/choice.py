@@ -85,9 +85,12 @@ class DefaultEmbedder:
         return "onnx"
 
     def load(self) -> None:
-        """Load the model the next (small) call would use, ahead of it:
-        :func:`hermes.embed.prewarm` overlaps this with an ingest's downloads."""
-        if self.choose(1) == "onnx":
+        """Load the model the next call would use, ahead of it — the announced run's path
+        (:meth:`expect`), else a small call's: :func:`hermes.embed.prewarm` overlaps this
+        with an ingest's downloads, and loading the other path would be wasted seconds."""
+        with self._lock:
+            path = self._run[0] if self._run else self.choose(1)
+        if path == "onnx":
             try:
                 self.onnx.load()
                 return
