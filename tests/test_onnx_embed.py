@@ -266,3 +266,64 @@ def test_the_default_embedder_gives_token_vectors_through_the_chosen_path(no_bf1
     embedder = stubbed()
     vectors, tokens = embedder.embed_tokens(["graph neural networks"])
     assert embedder.onnx.calls == [1] and vectors.shape == (1, 384) and len(tokens[0].spans) == 3
+
+
+# --- loading ahead of an ingest run ---------------------------------------------------------
+
+class Loading(Recorder):
+    def load(self):
+        self.loaded = True
+
+
+def test_prewarm_loads_the_path_the_announced_run_will_use(monkeypatch):
+    """An ingest run announces its size before the model is loaded ahead of it: a bulk run
+    on a CPU with native bf16 loads sentence-transformers only, never both models."""
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    embedder = stubbed()
+    embedder.reference, embedder.onnx = Loading(), Loading()
+    embedder.expect(BF16_BULK_TEXTS)
+    embedder.load()
+    assert embedder.reference.loaded and not embedder.onnx.loaded
+    small = stubbed()
+    small.reference, small.onnx = Loading(), Loading()
+    small.load()  # nothing announced: a few texts, ONNX Runtime
+    assert small.onnx.loaded and not small.reference.loaded
+
+
+def test_an_ingest_run_loads_the_model_it_embeds_with_ahead_of_it(db, monkeypatch):
+    from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
+
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    add_feeds(db, [(str(p), None) for p in sample_feed_paths()])
+    embedder = stubbed()
+    embedder.reference, embedder.onnx = Loading(), Loading()
+    summary = run_ingest(db, embedder=embedder)
+    assert summary.embedded >= BF16_BULK_TEXTS
+    # The first feed alone may be a small run (ONNX Runtime, loaded at once); once the
+    # stored items make it a bulk run, sentence-transformers is loaded ahead of embedding.
+    assert embedder.reference.loaded
+    assert embedder.onnx.calls == [] and sum(embedder.reference.calls) == summary.embedded
+
+
+def test_pending_items_are_embedded_in_batches_of_similar_length(db):
+    """Each call gets texts of similar length (a batch is padded to its longest text), and
+    every item is embedded exactly once."""
+    from hermes.ingest.store import embed_pending
+
+    class Texts(HashEmbedder):
+        calls: list[list[str]] = []
+
+        def embed(self, texts):
+            self.calls.append(list(texts))
+            return super().embed(texts)
+
+    db.execute("INSERT INTO feeds (url, title) VALUES ('x', 'x')")
+    lengths = [3, 40, 5, 38, 4, 39, 6, 41]
+    insert_items(db, 1, [{"guid": f"g{k}", "title": "w " * n} for k, n in enumerate(lengths)])
+    embedder = Texts()
+    assert embed_pending(db, embedder, batch_size=2, tag=False) == len(lengths)
+    sizes = [[len(t) for t in call] for call in embedder.calls]
+    assert all(len(call) == 2 for call in sizes)
+    flat = [n for call in sizes for n in call]
+    assert flat == sorted(flat, reverse=True)
+    assert db.execute("SELECT count(*) FROM items WHERE embedding IS NULL").fetchone()[0] == 0

@@ -117,7 +117,8 @@ FRESH = textwrap.dedent("""
     db.execute("UPDATE users SET interests = ? WHERE name = 'ann'", [sys.argv[2]])
     items = rank_items(db, require_user(db, "ann"), limit=3, since_days=None)
     print(json.dumps({"ids": [i["id"] for i in items], "seconds": time.perf_counter() - start,
-                      "heavy": sorted(m for m in ("torch", "sentence_transformers", "transformers")
+                      "heavy": sorted(m for m in ("torch", "sentence_transformers", "transformers", "sklearn",
+                                                   "scipy", "networkx", "starlette", "jinja2")
                                       if m in sys.modules)}))
 """)
 

@@ -311,23 +311,24 @@ def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary
                                      "(the server asked for a pause, or the feed failed repeatedly)")
         for f in feeds if not _due(f, now))
     summary.not_due = not_due
-    warming: list = []
+    warming: dict = {}
 
     def on_new() -> None:
         # New items will need the model: load it now, while the other feeds download,
         # rather than after the last one (the load takes seconds; a 304 run never pays it).
-        # The run is announced first, so the path it will embed with is the one loaded.
-        if not warming:
-            model = embedder or get_embedder()
-            announce(db, model)
-            warming.append(prewarm(model))
+        # The run so far is announced first, so the path it will embed with is the one
+        # loaded; when more items tip it to the bulk path, that one is loaded too.
+        model = embedder or get_embedder()
+        path = announce(db, model)[1]
+        if path not in warming:
+            warming[path] = prewarm(model)
 
     if due:
         results = run_sync(lambda: _ingest_feeds(db, due, settings, progress, on_new))
         order = {f["id"]: k for k, f in enumerate(feeds)}
         summary.extend(results)
         summary.sort(key=lambda s: order[s["feed_id"]])
-    for thread in warming:
+    for thread in warming.values():
         if thread is not None:
             thread.join()
     summary.embedded = embed_new(db, embedder, progress=progress, summary=summary)
@@ -356,23 +357,22 @@ def tag_archive(db, embedder=None, *, progress: Progress | None = None) -> int:
     return tag_pending(db, embedder, progress=tick)
 
 
-def announce(db, embedder) -> int:
-    """How many items wait for an embedding from ``embedder``; told to an embedder that
-    chooses its path by the size of the run (``expect``: the default model)."""
+def announce(db, embedder) -> tuple[int, str | None]:
+    """How many items wait for an embedding from ``embedder``, told to an embedder that
+    chooses its path by the size of the run (``expect``: the default model), and the path
+    it chose (None for any other embedder)."""
     total = db.execute(
         "SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
         [embedder.name]).fetchone()[0]
     expect = getattr(embedder, "expect", None)
-    if expect:
-        expect(total)
-    return total
+    return total, (expect(total) if expect else None)
 
 
 def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=None) -> int:
     """Embed every item without an embedding from the active model, in batches."""
     if embedder is None:
         embedder = get_embedder()  # cheap: the model itself loads on the first embed call
-    total = announce(db, embedder)
+    total = announce(db, embedder)[0]
     if not total:
         return 0
     done = 0

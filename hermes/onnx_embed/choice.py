@@ -67,11 +67,12 @@ class DefaultEmbedder:
             self._backend = backend_setting()
         return self._backend
 
-    def expect(self, n_texts: int) -> None:
+    def expect(self, n_texts: int) -> str | None:
         """The caller is about to embed ``n_texts`` texts in several calls (an ingest run):
-        choose once for the whole run."""
+        choose once for the whole run; returns the path chosen (None: nothing to embed)."""
         with self._lock:
             self._run = (self.choose(n_texts), n_texts) if n_texts > 0 else None
+            return self._run[0] if self._run else None
 
     def choose(self, n_texts: int) -> str:
         """``"onnx"`` or ``"torch"`` for ``n_texts`` texts."""

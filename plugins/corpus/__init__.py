@@ -14,7 +14,7 @@ import numpy as np
 
 from hermes.hookspecs import hookimpl
 
-from . import exchange, membership, routes, schema, tools
+from . import exchange, membership, schema, tools
 from .cli import register as register_commands
 from .signals import KINDS
 
@@ -59,6 +59,9 @@ def hermes_register_tools():
 
 @hookimpl
 def hermes_register_routes(app):
+    # Imported here: the JSON API needs starlette, which a CLI or MCP process never loads.
+    from . import routes
+
     routes.register(app)
 
 
