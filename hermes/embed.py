@@ -47,6 +47,11 @@ class MiniLMEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
+    @property
+    def loading(self) -> bool:
+        """Whether a :meth:`load` is under way (on another thread: :func:`prewarm`)."""
+        return self._model is None and self._lock.locked()
+
     def load(self):
         """Load the model now (seconds: imports torch and sentence-transformers); later calls
         return it at once. :func:`prewarm` calls this on a background thread."""

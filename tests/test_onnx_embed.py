@@ -327,3 +327,35 @@ def test_pending_items_are_embedded_in_batches_of_similar_length(db):
     flat = [n for call in sizes for n in call]
     assert flat == sorted(flat, reverse=True)
     assert db.execute("SELECT count(*) FROM items WHERE embedding IS NULL").fetchone()[0] == 0
+
+
+def test_batches_go_through_onnx_while_the_bulk_model_is_still_loading(monkeypatch):
+    """A bulk run whose sentence-transformers model is still loading (prewarm, on another
+    thread) embeds its batches through ONNX Runtime meanwhile — only when the setting is
+    auto and the ONNX model is already made (making it would import torch)."""
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    embedder = stubbed()
+    embedder.onnx.model_path = "made"  # as if `hermes model prepare` had run
+    embedder.expect(2 * BF16_BULK_TEXTS)
+    embedder.reference.loading = True
+    embedder.embed(["a"] * 64)
+    assert embedder.onnx.calls == [64] and embedder.reference.calls == []
+    embedder.reference.loading = False
+    embedder.embed(["a"] * 64)
+    assert embedder.reference.calls == [64]
+    forced = stubbed("torch")
+    forced.onnx.model_path = "made"
+    forced.reference.loading = True
+    forced.embed(["a"] * 64)
+    assert forced.onnx.calls == [] and forced.reference.calls == [64]
+
+
+def test_no_bridge_when_the_onnx_model_is_not_made_yet(monkeypatch):
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    monkeypatch.setattr(artifact, "cached_model", lambda: None)
+    embedder = stubbed()
+    embedder.onnx.model_path = None
+    embedder.expect(2 * BF16_BULK_TEXTS)
+    embedder.reference.loading = True
+    embedder.embed(["a"] * 64)
+    assert embedder.onnx.calls == [] and embedder.reference.calls == [64]

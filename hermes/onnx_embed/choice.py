@@ -5,7 +5,9 @@ sentence-transformers (the reference; with native bf16 the faster one for large 
 ``onnx`` or ``torch``. ``auto`` takes sentence-transformers when it is already loaded in
 the process, when ONNX Runtime is not installed or its model cannot be made, and for a run
 of at least :data:`BF16_BULK_TEXTS` texts on a CPU with native bf16 (where loading torch
-pays for itself); ONNX Runtime everywhere else.
+pays for itself); ONNX Runtime everywhere else. While such a run waits for
+sentence-transformers to finish loading (ahead of it, :func:`hermes.embed.prewarm`), its
+batches go through ONNX Runtime: the same vectors, and no seconds spent idle.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 from .. import config
 from ..embed import MiniLMEmbedder, use_bf16
 from ..errors import HermesError
+from . import artifact
 from .runtime import OnnxMiniLMEmbedder
 
 log = logging.getLogger(__name__)
@@ -99,6 +102,16 @@ class DefaultEmbedder:
                 return
         self.reference.load()
 
+    def reference_loading(self) -> bool:
+        """Whether another thread is loading sentence-transformers right now, and ONNX
+        Runtime can embed at once (its model already made: an export would import torch)."""
+        if not getattr(self.reference, "loading", False) or not onnx_installed():
+            return False
+        try:
+            return bool(self.onnx.loaded or self.onnx.model_path or artifact.cached_model())
+        except Exception:  # noqa: BLE001 — weights missing: the reference path reports it
+            return False
+
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._call("embed", texts)
 
@@ -116,6 +129,10 @@ class DefaultEmbedder:
                 path = self.choose(len(texts))
             if self._onnx_error and self.backend() == "auto":
                 path = "torch"
+            elif path == "torch" and self.backend() == "auto" and self.reference_loading():
+                # sentence-transformers is still loading (seconds of imports, started ahead
+                # by prewarm): ONNX Runtime embeds this batch meanwhile rather than waiting.
+                path = "onnx"
         if path == "torch":
             return getattr(self.reference, method)(texts)
         try:
