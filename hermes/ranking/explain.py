@@ -9,7 +9,7 @@ the feed (bar first), with the item added if the window does not hold it. It hol
 - ``evidence``, the figures behind the judgement: ``interest`` (the interests clause it
   matches best and the cosine), ``liked`` (the nearest liked item and the cosine),
   ``classifier`` (the probability of a like), the ``tags``, ``authors`` and ``sources`` the
-  persona has rated;
+  persona has rated, and its rated keyphrase ``topics`` (listed, never a reason);
 - ``top``: the components that pushed it up most, each with the evidence behind it;
 - ``phrases``, strongest evidence first, worded by how strong it is, and ``reason``: the
   match and the first phrases, the one line every face shows;
