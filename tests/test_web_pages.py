@@ -561,6 +561,14 @@ def test_explanation_page(web, db, ids):
     assert db.execute("SELECT count(*) FROM explanations").fetchone()[0] == 0  # GET stores nothing
 
 
+def test_explanation_page_of_an_item_the_feed_leaves_out(web, db, ids):
+    """A liked item is not in the feed: its page says so and what it would rank, not a rank."""
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    text = web.get(f"/explain?user=ada&item_id={ids[0]}").text
+    assert "Not among the unread items of the last 7 days (you liked it already)" in text
+    assert "<dt>would rank</dt>" in text and "Ranks " not in text
+
+
 @pytest.mark.parametrize("query, status, needle", [
     ("user=ada&item_id=abc", 400, "item_id must be a whole number"),
     ("user=ada&item_id=99999", 404, "unknown item"),
