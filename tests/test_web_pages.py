@@ -283,6 +283,8 @@ def test_digest_groups_by_topic_with_the_caveat(web):
     assert "language models" in text
     assert 'class="caveat"' in text and "No feedback yet" in text
     assert text.count('class="reason"') >= 3
+    assert "(0 clicks; classifier inactive)" in text
+    assert 'days=365">a year</a>' in text  # a longer period than a month is one click away
 
 
 def test_digest_caveat_goes_away_once_the_classifier_trains(web, db, ids):
@@ -295,6 +297,11 @@ def test_digest_caveat_goes_away_once_the_classifier_trains(web, db, ids):
 
     quality = call_tool(db, collect_tools()["digest"], {"user": "ada"})["ranking_quality"]
     assert ('class="caveat"' in text) == bool(quality["caveat"])
+
+
+def test_digest_caveat_counts_one_click_in_the_singular(web, ids):
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    assert "(1 click; classifier inactive)" in web.get("/digest?user=ada").text
 
 
 def test_digest_per_topic_truncates_and_links_to_all(web):
