@@ -153,3 +153,16 @@ def test_a_read_item_leaves_the_feed_the_digest_and_says_so_when_explained(world
     explained = run("explain", "ada", ids[0], "--all", "--db", path)
     assert explained.exit_code == 0, explained.output
     assert "Not among the unread items in the whole archive (you have read it)" in explained.stdout
+
+
+def test_explain_lists_rated_keyphrases_apart_as_not_counted(world):
+    """A keyphrase topic the persona has rated is shown, but apart from the tags the ranking
+    counts: the preference component leaves keyphrases out."""
+    db, path, ids = world
+    db.execute("UPDATE items SET tags = '[\"quant-ph\", \"surface code\"]', "
+               "keyphrases = '[\"surface code\"]' WHERE id IN (?, ?)", [ids[0], ids[1]])
+    run("like", "ada", ids[0], "--db", path)
+    out = run("explain", "ada", ids[1], "--all", "--db", path).stdout
+    rated = out.split("  rated: ")[1].splitlines()[0]
+    assert "quant-ph (+0.33)" in rated and "surface code" not in rated
+    assert "topics you rated (not counted in the ranking): surface code (+" in out
