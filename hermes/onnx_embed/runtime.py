@@ -46,6 +46,10 @@ class OnnxMiniLMEmbedder:
 
                 options = ort.SessionOptions()
                 options.log_severity_level = 3  # errors only: its warnings are not the user's to fix
+                # Idle worker threads sleep instead of spinning: between batches an ingest
+                # runs Python (tagging, writes) and a spinning thread only takes the core
+                # from it (fresh ingest of 256 abstracts: 21.3/23.8 CPU s against 21.5/26.2).
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 self._tokenizer = load_tokenizer(self.weights or artifact.weights_dir())
                 self._session = ort.InferenceSession(str(path), options,
                                                      providers=["CPUExecutionProvider"])

@@ -59,7 +59,8 @@ def hermes_register_tools():
 
 @hookimpl
 def hermes_register_routes(app):
-    # Imported here: the JSON API needs starlette, which a CLI or MCP process never loads.
+    # Here, not at the top: the JSON API needs starlette, which loads only for the web app
+    # (a CLI or MCP process never imports it).
     from . import routes
 
     routes.register(app)
