@@ -11,8 +11,9 @@ drops them:
   refitted classifier's decision values.
 - :func:`key_sums`: ``preference`` over every row, per persona. A click changes the
   statistics of its item's few keys; only the rows carrying those keys are updated.
-- :func:`mean_column`: every row's similarity to the average item, which turns a like's
-  column back into a plain cosine (the nearest like's, for the item's ``match``).
+- ``Matrix.mean_column``: every row's similarity to the average item, which turns a like's
+  column back into a plain cosine (the nearest like's, for the item's ``match``); kept on
+  the matrix, and in its snapshot, with the other persona-free summaries.
 - :func:`top_k_mean`: ``affinity``'s per-row k largest similarities to the liked items. A
   new like is folded into the previous persona state; a like that drops out of the recent
   window re-reads only the rows it was among the k largest of.
@@ -45,7 +46,6 @@ _SCORES: OrderedDict = OrderedDict()
 _COLUMNS: OrderedDict = OrderedDict()
 _TOPS: OrderedDict = OrderedDict()
 _PREFERENCES: OrderedDict = OrderedDict()
-_MEANS: OrderedDict = OrderedDict()
 #: more changed keys than this (a rebuilt persona, many clicks at once): sum afresh
 MAX_CHANGED_KEYS = 64
 
@@ -115,17 +115,6 @@ def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
             columns[i] = column
             _put(_COLUMNS, (mkey, i), column, MAX_COLUMNS)
     return columns, product
-
-
-def mean_column(matrix) -> np.ndarray:
-    """``vectors @ mean`` over every row (float32), shared by every persona: added to a
-    like's column it gives back the plain cosine, v·l = v·(l − mean) + v·mean."""
-    key = matrix_key(matrix)
-    hit = _get(_MEANS, key)
-    if hit is None:
-        hit = matrix.product(matrix.mean_vector()[None, :])[0]
-        _put(_MEANS, key, hit, MAX_TOPS)
-    return hit
 
 
 def key_sums(matrix, persona, values: np.ndarray) -> np.ndarray:
@@ -231,4 +220,3 @@ def clear() -> None:
         _COLUMNS.clear()
         _TOPS.clear()
         _PREFERENCES.clear()
-        _MEANS.clear()

@@ -134,7 +134,7 @@ def _behaviour_all(matrix, fitted, liked) -> np.ndarray:
     if liked:
         k = min(AFFINITY_K, len(liked))
         out[:, 1] = score_cache.top_k_mean(matrix, liked, columns, k)
-        out[:, 2] = score_cache.top_max(matrix, liked, columns, k) + score_cache.mean_column(matrix)
+        out[:, 2] = score_cache.top_max(matrix, liked, columns, k) + matrix.mean_column()
     return out
 
 

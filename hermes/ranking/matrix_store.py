@@ -10,6 +10,12 @@ A snapshot is used only if it still describes the database: the number and the i
 the items with ``embed_seq`` up to the snapshot's must match (an index-only query). A
 deleted, re-embedded or swapped-in database therefore falls back to reading SQLite. It is
 a cache: deleting it is always safe, and any error reading or writing it is ignored.
+
+Next to the arrays it holds the summaries of them that no persona changes (the average
+vector and every row's product with it, the per-pair weights and column order of the
+preference keys: :meth:`Matrix.derived_for_snapshot`), so a fresh process does not spend its
+first ranking recomputing them. A snapshot without them (written by an older version) still
+loads; they are then computed on first use.
 """
 
 from __future__ import annotations
@@ -68,6 +74,8 @@ def load(db, db_path: str, model: str, dimension: int, factory):
             matrix.key_index = {k: i for i, k in enumerate(data["keys"].tolist())}
             matrix.key_rows, matrix.key_cols = data["key_rows"], data["key_cols"]
             matrix.seq = seq
+            if "derived_mean" in data.files:  # written since the summaries were added
+                matrix.restore_derived(data)
             return matrix
     except Exception as exc:  # a cache: never let it break ranking
         log.debug("ignoring matrix snapshot %s: %s", path, exc)
@@ -94,12 +102,21 @@ def save_later(db, db_path: str, matrix) -> None:
     }
     if count != len(arrays["ids"]):  # items of other models are in the fingerprint
         return
-    threading.Thread(target=_write, args=(path, arrays), name="hermes-matrix-snapshot").start()
+    # The persona-free summaries are computed on the writer thread, from these same arrays
+    # (a matrix object over them), by the methods a ranking uses: the same bits.
+    held = type(matrix)(matrix.model, matrix.dimension)
+    held._ids, held._vectors, held._published = arrays["ids"], arrays["vectors"], arrays["published"]
+    held.n = len(arrays["ids"])
+    held.key_index = dict(matrix.key_index)
+    held.key_rows, held.key_cols = arrays["key_rows"], arrays["key_cols"]
+    threading.Thread(target=_write, args=(path, arrays, held), name="hermes-matrix-snapshot").start()
 
 
-def _write(path: Path, arrays: dict) -> None:
+def _write(path: Path, arrays: dict, held=None) -> None:
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
     try:
+        if held is not None:
+            arrays = {**arrays, **held.derived_for_snapshot()}
         config.private_dir(path.parent)
         np.savez(tmp, **arrays)
         os.replace(tmp, path)
