@@ -204,7 +204,7 @@ def measure(path: Path, n: int, runs: int) -> dict:
         shutil.copyfile(path, work)  # same clicks for the second run; the snapshot stays
     cold, warm = results
     warm["first_cold_s"] = cold["first_s"]
-    warm["peak_rss_mb"] = max(cold["peak_rss_mb"], warm["peak_rss_mb"])
+    warm["peak_rss_cold_mb"] = cold["peak_rss_mb"]
     warm["torch_imported"] = cold["torch_imported"] or warm["torch_imported"]
     for stale in (work, Path(f"{work}-wal"), Path(f"{work}-shm")):
         stale.unlink(missing_ok=True)
@@ -217,7 +217,8 @@ def table(results: list[dict]) -> str:
         "| items | list_feed, warm (median) | right after a new click | persona without clicks | "
         "bare numpy `M @ q` + top-20 | warm / bare | after click / bare | first call, fresh "
         "process (snapshot) | reading the snapshot's arrays alone | first call / reading | "
-        "first call, fresh process (no snapshot) | torch imported | peak RSS |",
+        "first call, fresh process (no snapshot) | torch imported | peak RSS, from the snapshot / "
+        "first load from SQLite |",
         "| --- |" + " --- |" * 12,
     ]
     for r in results:
@@ -229,7 +230,7 @@ def table(results: list[dict]) -> str:
             f"{r.get('snapshot_load_s', float('nan')):.2f} s | "
             f"{r['first_s'] / r.get('snapshot_load_s', float('nan')):.1f}× | "
             f"{r['first_cold_s']:.2f} s | {'yes' if r['torch_imported'] else 'no'} | "
-            f"{r['peak_rss_mb']:.0f} MB |")
+            f"{r['peak_rss_mb']:.0f} MB / {r['peak_rss_cold_mb']:.0f} MB |")
     return "\n".join(lines)
 
 

@@ -136,3 +136,19 @@ def test_cached_feed_scores_equal_direct_scores_and_follow_new_clicks(db, add_it
     record_click(db, user["id"], ids[5], True, "ui")
     after = rank(db, user, CandidateQuery())
     assert dict(zip(after.item_ids.tolist(), after.raw["affinity"])) != before
+
+
+def test_the_per_row_score_cache_keeps_to_its_byte_budget(db, add_items, monkeypatch):
+    ids = add_items([{"title": f"graph item {i}"} for i in range(12)])
+    user = create_user(db, "ann", "graph words")
+    score_cache.clear()
+    rank(db, user, CandidateQuery())
+    one_ranking = sum(v.nbytes for v in score_cache._SCORES.values())
+    monkeypatch.setattr(score_cache, "MAX_SCORE_BYTES", 2 * one_ranking)
+    for item_id in ids[:4]:  # each click makes new entries (behaviour, preference)
+        record_click(db, user["id"], item_id, True, "ui")
+        ranked = rank(db, user, CandidateQuery())
+        assert sum(v.nbytes for v in score_cache._SCORES.values()) <= 2 * one_ranking
+    # what was dropped is recomputed: the same ranking as with nothing cached
+    score_cache.clear()
+    assert rank(db, user, CandidateQuery()).item_ids.tolist() == ranked.item_ids.tolist()

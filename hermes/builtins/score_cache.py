@@ -36,6 +36,11 @@ import numpy as np
 #: similarity columns kept (4 bytes × items each): the recent-likes window plus some slack,
 #: so the like that just dropped out of a persona's window is still there to be taken out
 MAX_COLUMNS = 24
+#: per-row component scores kept: every click makes new entries (its persona's behaviour
+#: and preference), so at a million rows 32 of them held ~300 MB; a byte budget keeps the
+#: recent ones (about ten at 1M rows, all 32 at 100k)
+MAX_SCORES = 32
+MAX_SCORE_BYTES = 128 * 2**20
 #: per-row top-k states kept (k × 4 bytes × items each)
 MAX_TOPS = 4
 #: a previous top-k state is updated when at most this many likes changed, else rebuilt
@@ -62,12 +67,17 @@ def _get(cache: OrderedDict, key):
         return hit
 
 
-def _put(cache: OrderedDict, key, value, bound: int) -> None:
+def _put(cache: OrderedDict, key, value, bound: int, max_bytes: int | None = None) -> None:
+    """Keep at most ``bound`` entries and, with ``max_bytes``, at most that many bytes of
+    them (the newest entry always stays)."""
     with _LOCK:
         cache[key] = value
         cache.move_to_end(key)
         while len(cache) > bound:
             cache.popitem(last=False)
+        if max_bytes is not None:
+            while len(cache) > 1 and sum(getattr(v, "nbytes", 0) for v in cache.values()) > max_bytes:
+                cache.popitem(last=False)
 
 
 class Scope:
@@ -91,7 +101,7 @@ class Scope:
         if hit is None:
             hit = (compute_all() if compute_all is not None
                    else compute(self.matrix.vectors, np.arange(len(self.matrix))))
-            _put(_SCORES, key, hit, 32)
+            _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
         return hit[self.rows]
 
 
@@ -112,7 +122,8 @@ def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
         if extra is not None:
             product, sims = sims[0], sims[1:]
         for i, column in zip(missing, sims):
-            columns[i] = column
+            # a copy: a view would keep the whole product (the classifier's row too) alive
+            columns[i] = column = column.copy()
             _put(_COLUMNS, (mkey, i), column, MAX_COLUMNS)
     return columns, product
 
