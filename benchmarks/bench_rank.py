@@ -175,8 +175,7 @@ snapshot = matrix_store.snapshot_path(db_file(db), embedder.name)
 if snapshot is not None and snapshot.exists():
     del M
     start = time.perf_counter()
-    with np.load(snapshot, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files}
+    arrays = matrix_store.read_arrays(snapshot)
     out["snapshot_load_s"] = time.perf_counter() - start
     del arrays
 print(json.dumps(out))

@@ -111,9 +111,22 @@ def test_a_stale_snapshot_is_ignored(db, add_items, snapshots):
 def test_an_unreadable_snapshot_is_ignored(db, add_items, snapshots):
     ids = add_items([{"title": "alpha"}])
     load(db)
-    snapshots[0].write_bytes(b"not a zip file")
+    whole = snapshots[0].read_bytes()
+    for broken in (b"not a snapshot", whole[: len(whole) // 2]):  # garbage, cut short
+        snapshots[0].write_bytes(broken)
+        matrix_mod.clear_cache()
+        assert load(db).ids.tolist() == ids
+
+
+def test_a_snapshot_in_the_previous_format_is_removed_when_a_new_one_is_written(db, add_items, snapshots):
+    add_items([{"title": "alpha"}])
+    load(db)
+    old = snapshots[0].parent / "0123456789abcdef.npz"
+    old.write_bytes(b"an .npz of version 4")
     matrix_mod.clear_cache()
-    assert load(db).ids.tolist() == ids
+    add_items([{"title": "beta"}])
+    load(db)
+    assert snapshots[-1].exists() and not old.exists()
 
 
 def test_cached_feed_scores_equal_direct_scores_and_follow_new_clicks(db, add_items):

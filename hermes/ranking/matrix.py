@@ -124,7 +124,10 @@ class Matrix:
                 "derived_pair_order": order, "derived_pair_starts": starts}
 
     def restore_derived(self, arrays) -> None:
-        """Take back what :meth:`derived_for_snapshot` gave, for these same contents."""
+        """Take back what :meth:`derived_for_snapshot` gave, for these same contents (none
+        when ``arrays`` lack them)."""
+        if "derived_mean" not in arrays:
+            return
         self._derived = {
             "mean": arrays["derived_mean"], "mean_column": arrays["derived_mean_column"],
             "entry_share": arrays["derived_entry_share"],
