@@ -195,6 +195,9 @@ def measure(path: Path, n: int, runs: int) -> dict:
     shutil.copyfile(path, work)
     results = []
     for _ in range(2):
+        # the database copy's writeback would otherwise stall the probe's reads (imports
+        # took 6-7 s instead of 1 in such runs)
+        os.sync()
         _page_in(Path(f"{work}-matrix"))
         out = subprocess.run([sys.executable, "-c", PROBE, str(work), str(runs), str(n)], env=env,
                              capture_output=True, text=True, check=False)
