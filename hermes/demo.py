@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .faces import plural
 from .records import insert_feed
 from .storage.transactions import write_transaction
 from .tools import call_tool, collect_tools
@@ -70,11 +71,11 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
     if digest:
         say("\nDigest:" if digest["ok"] else f"\nDigest: {digest['message']}")
         for topic in digest.get("topics", []):
-            say(f"  ## {topic['label']}  ({topic['n_total']} items)")
+            say(f"  ## {topic['label']}  ({plural(topic['n_total'], 'item')})")
             for item in topic["items"]:
                 say(f"     - {item['title'][:80]}")
         if digest.get("unclustered"):
-            say(f"  ## unclustered ({len(digest['unclustered'])} items)")
+            say(f"  ## unclustered ({plural(len(digest['unclustered']), 'item')})")
         caveat = (digest.get("ranking_quality") or {}).get("caveat")
         if caveat:
             say(f"  note: {caveat}")

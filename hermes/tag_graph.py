@@ -38,10 +38,10 @@ from .tags import normalize_tag
 log = logging.getLogger(__name__)
 
 #: Bump when the graph construction changes: old persisted graphs are then ignored.
-VERSION = 4
+VERSION = 5
 #: tags named in a community's label
 LABEL_TAGS = 3
-_CODE = re.compile(r"[a-z]{1,8}(?:-[a-z]{1,5})?\.[a-z-]{1,8}")
+_CODE = re.compile(r"[a-z]{1,8}(?:-[a-z]{1,5})?\.[a-z-]{1,10}")  # cond-mat.stat-mech
 _ARCHIVES = {"astro-ph", "cond-mat", "gr-qc", "hep-ex", "hep-lat", "hep-ph", "hep-th", "math-ph",
              "nucl-ex", "nucl-th", "quant-ph", "q-bio", "q-fin", "nlin", "chao-dyn", "adap-org"}
 SEED = 42
@@ -55,11 +55,20 @@ def is_code(tag: str) -> bool:
     return tag in _ARCHIVES or bool(_CODE.fullmatch(tag))
 
 
+def _repeats(name: str, chosen: str) -> bool:
+    """``name`` shares half or more of its words (or ``chosen``'s, the fewer) with a
+    ``chosen`` label tag it does not contain, both being phrases of two words or more."""
+    words, other = (set(re.findall(r"[\w-]+", n.casefold())) for n in (name, chosen))
+    fewer = min(len(words), len(other))
+    return fewer > 1 and chosen.casefold() not in name.casefold() and 2 * len(words & other) >= fewer
+
+
 def label_of(names: list[str], most: int = LABEL_TAGS) -> str:
     """A readable name from a community's display names (most central first): up to
     ``most`` of them joined by " · ", phrases before codes; of two names where one contains
     the other ("quantum key", "quantum key distribution") the longer one, in the place of
-    the more central."""
+    the more central; a name that repeats half or more of a chosen one's words ("active
+    acoustic emission" after "acoustic emission source") is skipped: it names nothing new."""
     readable = [n for n in names if not is_code(n.casefold())]
     chosen: list[str] = []
     for name in readable + [n for n in names if n not in readable]:
@@ -67,6 +76,8 @@ def label_of(names: list[str], most: int = LABEL_TAGS) -> str:
             break
         low = name.casefold()
         if any(low in c.casefold() for c in chosen):
+            continue
+        if any(_repeats(name, c) for c in chosen):
             continue
         inside = [k for k, c in enumerate(chosen) if c.casefold() in low]
         if inside:

@@ -67,7 +67,13 @@ def test_labels_are_readable_phrases_not_codes_or_repeats():
         "quantum key distribution · bb84"
     assert tag_graph.label_of(["hep-ph", "hep-th", "hep-lat", "hep-ex"]) == "hep-ph · hep-th · hep-lat"
     assert tag_graph.label_of(["dark matter"]) == "dark matter"
-    assert tag_graph.is_code("cs.lg") and tag_graph.is_code("cond-mat.str-el") and not tag_graph.is_code("x-ray")
+    assert tag_graph.label_of(["acoustic emission source", "active acoustic emission",
+                               "continuous acoustic emission", "sensor", "crack"]) == \
+        "acoustic emission source · sensor · crack"
+    assert tag_graph.label_of(["cond-mat.stat-mech", "dynamics", "evolution"]) == \
+        "dynamics · evolution · cond-mat.stat-mech"
+    assert tag_graph.is_code("cs.lg") and tag_graph.is_code("cond-mat.str-el") and tag_graph.is_code("cond-mat.quant-gas")
+    assert not tag_graph.is_code("x-ray")
 
 
 def test_tags_are_matched_case_insensitively_and_shown_in_their_usual_spelling(db, add_items):
