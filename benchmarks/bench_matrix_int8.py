@@ -10,10 +10,15 @@ approximate top 1,000 restores it. Synthetic unit vectors (speed and memory only
 
     .venv/bin/python benchmarks/bench_matrix_int8.py 1000000
 """
-import os, sys, time, statistics, resource
+import resource
+import statistics
+import sys
+import time
+
 import numpy as np
 import onnxruntime as ort
-from onnx import helper, TensorProto
+from onnx import TensorProto, helper
+
 n, d = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000, 384
 rng = np.random.default_rng(0)
 M = rng.standard_normal((n, d), dtype=np.float32); M /= np.linalg.norm(M, axis=1, keepdims=True)

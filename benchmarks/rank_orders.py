@@ -10,14 +10,19 @@ Run it on a copy of the database (it writes clicks) once per version and compare
     PYTHONPATH=/tmp/main .venv/bin/python benchmarks/rank_orders.py /tmp/b.db /tmp/main.json
     python -c "import json; print(json.load(open('/tmp/new.json')) == json.load(open('/tmp/main.json')))"
 """
-import os, sys, json
+import json
+import os
+import sys
+
 os.environ["HERMES_LOAD_ENTRYPOINTS"] = "0"
 import numpy as np
-from hermes.storage.db import get_db
-from hermes.ranking.rank import rank
+
 from hermes.contract import CandidateQuery
+from hermes.ranking.rank import rank
 from hermes.records import require_user
+from hermes.storage.db import get_db
 from hermes.storage.signals import record_click
+
 db = get_db(sys.argv[1]); u = require_user(db, "bench"); new = require_user(db, "new")
 rng = np.random.default_rng(7); out = []
 for step in range(9):
