@@ -16,6 +16,12 @@ from typing import Annotated, Optional
 
 import typer
 
+try:  # typer ≥ 0.20 carries its own copy of click
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import get_current_context
+
+from .. import arguments as tool_arguments
 from .. import config
 from ..errors import HermesError
 from ..faces import plural
@@ -129,12 +135,52 @@ def database(path: str | None, *, create: bool = False):
 
 def run_tool(db, name: str, /, **arguments) -> dict:
     """Call tool ``name`` as a person at the terminal: the same function MCP calls (one write
-    path), worded for the CLI, signals recorded with source ``ui``."""
+    path), worded for the CLI, signals recorded with source ``ui``; a refused argument is
+    named as the running command spells it (:func:`cli_names`)."""
     tool = collect_tools().get(name)
     if tool is None:
         raise HermesError(f"the {name} tool is not available: the plugin that provides it is "
                           "disabled (see `hermes plugins`)")
-    return call_tool(db, tool, arguments, face="cli")
+    with tool_arguments.named(cli_names(arguments)):
+        return call_tool(db, tool, arguments, face="cli")
+
+
+def cli_names(arguments: dict) -> dict[str, str]:
+    """How the running command spells the tool's parameters: ``--facet`` for an option, the
+    metavar (``TEXT``) for an argument. A tool parameter is the command's parameter of the
+    same name, else the one parameter the person gave that very value (``item_id`` is
+    ``ITEM``); one that matches neither keeps the tool's name."""
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    params = {p.name: p for p in ctx.command.params}
+    spelled = {}
+    for name, value in arguments.items():
+        param = params.get(name) or _given(ctx, [p for n, p in params.items()
+                                                 if n not in arguments], value)
+        if param is not None:
+            spelled[name] = _spelling(param)
+    return spelled
+
+
+def _given(ctx, params: list, value):
+    """The one parameter of ``params`` whose value (or one of whose values) is ``value``."""
+    if value is None or isinstance(value, bool):
+        return None
+
+    def holds(given) -> bool:
+        if isinstance(given, (list, tuple)):
+            return any(type(v) is type(value) and v == value for v in given)
+        return type(given) is type(value) and given == value
+
+    found = [p for p in params if holds(ctx.params.get(p.name))]
+    return found[0] if len(found) == 1 else None
+
+
+def _spelling(param) -> str:
+    if getattr(param, "param_type_name", "") == "option":
+        return max(param.opts, key=len)
+    return (param.metavar or param.name.upper()).strip("[]").removesuffix("...")
 
 
 def emit_json(payload) -> None:
