@@ -4,6 +4,8 @@ the person's action actually changed."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -17,7 +19,8 @@ def run(*args):
 
 @pytest.fixture
 def world(db, db_path, add_items):
-    ids = add_items([{"title": f"Paper {k} on quantum codes", "tags": ["quant-ph"],
+    ids = add_items([{"title": f"Paper {k} on quantum codes, their decoders and thresholds",
+                      "tags": ["quant-ph"],
                       "url": f"https://e.org/{k}"} for k in range(3)])
     create_user(db, "ada", "quantum error correction")
     return db, db_path, ids
@@ -49,3 +52,48 @@ def test_the_same_refusal_over_mcp_names_the_tool_parameter(db, world):
     said = call_tool(db, collect_tools()["corpus_items"], {"user": "ada", "facet": "bogus"},
                      face="mcp")["message"]
     assert said.startswith("facet must be one of")
+
+
+# --- reasons are evidence: printed whole, wrapped to the terminal -------------------------
+
+def _reasons_whole_and_wrapped(output: str, reasons: list[str], columns: int, indent: str):
+    flat = " ".join(output.split())
+    for reason in reasons:
+        assert len(reason) > columns  # the case that needs wrapping
+        assert " ".join(reason.split()) in flat, (reason, output)
+    lines = output.splitlines()
+    for k, line in enumerate(lines):
+        if line.lstrip().startswith("why: "):
+            assert line.startswith(indent + "why: ")
+            assert len(line) <= columns, line
+            # the reason's further lines keep the item's indentation, up to the address
+            for more in lines[k + 1:]:
+                if more.lstrip().startswith("https://"):
+                    break
+                assert more.startswith(indent) and len(more) <= columns, more
+    assert "…" not in output.replace("(--below-bar lists them)", "")
+
+
+def test_feed_prints_each_reason_whole_wrapped_to_the_terminal(world, monkeypatch):
+    _, path, ids = world
+    assert run("like", "ada", ids[0], "--db", path).exit_code == 0
+    as_json = run("feed", "ada", "--all", "--below-bar", "--json", "--db", path)
+    reasons = [i["reason"] for i in json.loads(as_json.stdout)["items"]]
+    assert reasons and max(map(len, reasons)) > 110  # longer than the old cut
+    monkeypatch.setenv("COLUMNS", "60")
+    out = run("feed", "ada", "--all", "--below-bar", "--db", path)
+    assert out.exit_code == 0, out.output
+    _reasons_whole_and_wrapped(out.stdout, reasons, 60, "     ")
+
+
+def test_digest_prints_each_reason_whole_wrapped_to_the_terminal(world, monkeypatch):
+    _, path, ids = world
+    assert run("like", "ada", ids[0], "--db", path).exit_code == 0
+    as_json = json.loads(run("digest", "ada", "--below-bar", "--json", "--db", path).stdout)
+    reasons = [i["reason"] for t in as_json["topics"] for i in t["items"]]
+    reasons += [i["reason"] for i in as_json["unclustered"] + as_json["below_bar"]["items"]]
+    assert reasons and max(map(len, reasons)) > 160  # longer than the old cut
+    monkeypatch.setenv("COLUMNS", "70")
+    out = run("digest", "ada", "--below-bar", "--db", path)
+    assert out.exit_code == 0, out.output
+    _reasons_whole_and_wrapped(out.stdout.split("Ranking:")[0], reasons, 70, "       ")

@@ -7,9 +7,12 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import shutil
 import sys
+import textwrap
 import threading
 import time
+import unicodedata
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
@@ -26,6 +29,7 @@ from .. import config
 from ..errors import HermesError
 from ..faces import plural
 from ..storage.db import get_db
+from ..text import clip
 from ..tools import call_tool, collect_tools
 
 DbOption = Annotated[
@@ -309,13 +313,19 @@ class StatusLine:
 def clean(text, width: int | None = None) -> str:
     """Feed text made safe for a terminal: control characters (escape sequences included)
     dropped, whitespace collapsed, cut to ``width``."""
-    import unicodedata
-
     text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in str(text or ""))
     text = " ".join(text.split())
-    if width and len(text) > width:
-        text = text[: width - 1].rstrip() + "…"
-    return text
+    return clip(text, width) if width else text
+
+
+def wrapped(text, indent: str, label: str = "") -> list[str]:
+    """``text`` cleaned (:func:`clean`) and wrapped whole to the terminal's width, every line
+    at ``indent``, the first opening with ``label`` (``why: ``): a reason is evidence, so
+    nothing of it is cut."""
+    width = max(shutil.get_terminal_size().columns, len(indent) + len(label) + 20)
+    return textwrap.wrap(clean(text), width, initial_indent=indent + label,
+                         subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [indent + label.rstrip()]
 
 
 def run_each(db_path: str | None, tool: str, item_ids: list, as_json: bool, **arguments) -> list[dict]:
