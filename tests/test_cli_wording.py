@@ -97,3 +97,34 @@ def test_digest_prints_each_reason_whole_wrapped_to_the_terminal(world, monkeypa
     out = run("digest", "ada", "--below-bar", "--db", path)
     assert out.exit_code == 0, out.output
     _reasons_whole_and_wrapped(out.stdout.split("Ranking:")[0], reasons, 70, "       ")
+
+
+# --- help text is shown as written -----------------------------------------------------------
+
+def _prose(output: str) -> str:
+    """Help output as running text: panel borders and line breaks gone."""
+    return " ".join(output.replace("│", " ").split())
+
+
+def test_help_keeps_the_config_setting_names(monkeypatch):
+    """``[ingest] every`` is a setting, not rich markup: it survives into every help text that
+    names it, however often the same app prints its help."""
+    monkeypatch.setenv("COLUMNS", "100")
+    app = build_app()
+    for _ in range(2):  # the same app twice: escaped once, never twice
+        web = CliRunner().invoke(app, ["web", "--help"])
+        assert web.exit_code == 0
+        assert "in the background ([ingest] every; --no-refresh turns that off)" in _prose(web.output)
+        root = _prose(CliRunner().invoke(app, ["--help"]).output)
+        assert "keeping the feeds fresh in the background ([ingest] every;" in root
+        assert "([ingest] every; --no-refresh" in _prose(CliRunner().invoke(app, ["serve", "--help"]).output)
+        ingest = _prose(CliRunner().invoke(app, ["ingest", "--help"]).output)
+        assert "(default: [ingest] every in config.toml, 1h)" in ingest
+        assert "\\[" not in web.output + root + ingest
+
+
+def test_the_command_list_flows_each_description_as_one_paragraph(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    listing = CliRunner().invoke(build_app(), ["--help"]).output
+    line = next(row for row in listing.splitlines() if "│ web " in row)
+    assert "persona, keeping the feeds fresh in the background" in line  # not cut at the docstring's line break
