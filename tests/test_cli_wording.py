@@ -128,3 +128,43 @@ def test_the_command_list_flows_each_description_as_one_paragraph(monkeypatch):
     listing = CliRunner().invoke(build_app(), ["--help"]).output
     line = next(row for row in listing.splitlines() if "│ web " in row)
     assert "persona, keeping the feeds fresh in the background" in line  # not cut at the docstring's line break
+
+
+# --- feedback says what the action changed ---------------------------------------------------
+
+def test_a_repeated_like_says_it_was_already_liked(world):
+    db, path, ids = world
+    first = run("like", "ada", ids[0], "--db", path)
+    assert first.stdout.startswith(f"Recorded a like of item {ids[0]} for ada (1 click in total)")
+    again = run("like", "ada", ids[0], "--db", path)
+    assert again.exit_code == 0
+    assert again.stdout.startswith(f"Item {ids[0]} was already liked by ada; recorded again")
+    turned = run("dislike", "ada", ids[0], "--db", path)
+    assert f"Recorded a dislike of item {ids[0]} for ada, replacing its like" in turned.stdout
+    # one click per item whatever was said, through the one write path
+    assert db.execute("SELECT label, source FROM clicks").fetchall() == [("dislike", "ui")]
+    as_json = json.loads(run("like", "ada", ids[0], "--json", "--db", path).stdout)
+    assert as_json["results"][0]["click"]["previous"] == "dislike"
+
+
+def test_save_and_unsave_speak_of_saving_and_say_when_nothing_changed(world):
+    _, path, ids = world
+    never = run("unsave", "ada", ids[1], "--db", path)
+    assert never.exit_code == 0 and never.stdout.startswith(f"Item {ids[1]} was not saved;")
+    saved = run("save", "ada", ids[1], "--db", path).stdout
+    assert saved.startswith(f"Item {ids[1]} saved;")
+    assert run("save", "ada", ids[1], "--db", path).stdout.startswith(f"Item {ids[1]} was already saved;")
+    assert run("unsave", "ada", ids[1], "--db", path).stdout.startswith(f"Item {ids[1]} unsaved;")
+    for out in (never.stdout, saved):
+        assert "favorite" not in out and "already was" not in out
+
+
+def test_the_favorite_tool_keeps_its_own_word_over_mcp(db, world):
+    from hermes.tools import call_tool, collect_tools
+
+    _, _, ids = world
+    favorite = collect_tools()["favorite"]
+    said = call_tool(db, favorite, {"user": "ada", "item_id": ids[2]}, face="mcp")["message"]
+    assert said.startswith(f"Item {ids[2]} favorited;")
+    said = call_tool(db, favorite, {"user": "ada", "item_id": ids[0], "on": False}, face="mcp")["message"]
+    assert said.startswith(f"Item {ids[0]} was not favorited;")
