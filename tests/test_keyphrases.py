@@ -35,6 +35,17 @@ def test_candidates_stop_at_stop_words_and_punctuation():
     assert "mass" in candidates("$M_\\odot$ mass")  # LaTeX is blanked, not read as words
 
 
+def test_feed_boilerplate_is_never_a_candidate():
+    # What the user trial's bridge left in a summary, and other wrappings of feed text.
+    text = ("We fit a scaling law across 30 models. Published: 2026-11-29T23:00:00Z Comments: "
+            "Accepted at ICLR 2027 PDF. Updated version. arXiv Abstract page. Preprint comments.")
+    found = candidates(text)
+    boilerplate = {"published", "updated", "submitted", "comment", "pdf", "abstract", "arxiv",
+                   "preprint"}
+    assert not any(set(p.split()) & boilerplate for p in found), sorted(found)
+    assert "scaling law" in found
+
+
 @pytest.mark.parametrize("plural, single", [
     ("galaxies", "galaxy"), ("processes", "process"), ("stars", "star"), ("physics", "physics"),
     ("analysis", "analysis"), ("gas", "gas"), ("branches", "branch"), ("plasmas", "plasma"),
