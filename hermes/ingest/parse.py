@@ -11,6 +11,8 @@ import io
 import mimetypes
 import re
 from dataclasses import dataclass
+from xml.parsers.expat.errors import XML_ERROR_UNDEFINED_ENTITY
+from xml.sax import SAXParseException
 
 import feedparser
 
@@ -234,10 +236,16 @@ def _not_a_feed_reason(body: bytes, parsed) -> str | None:
 
 
 def _broken(exc) -> bool:
-    """Whether feedparser's bozo exception says the XML itself is broken, rather than a
-    harmless note about a feed that parsed (a charset that had to be overridden, a text/plain
-    content type, an undeclared namespace)."""
-    return exc is None or not isinstance(exc, feedparser.ThingsNobodyCaresAboutButMe)
+    """Whether feedparser's bozo exception says the XML's structure is broken (a mismatched
+    tag, a truncated document, a stray "&"), rather than something its lenient parser is
+    built to read right: an HTML entity such as ``&nbsp;`` that XML does not define (most of
+    feedparser's own test corpus), or a note about a feed that parsed (a charset it had to
+    override, a text/plain content type)."""
+    if isinstance(exc, feedparser.ThingsNobodyCaresAboutButMe):
+        return False
+    if isinstance(exc, SAXParseException) and exc.getMessage() == XML_ERROR_UNDEFINED_ENTITY:
+        return False
+    return True
 
 
 def _one_line(exc) -> str:
@@ -281,8 +289,8 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     warning = None
     if parsed.get("bozo"):
         # Ill-formed but readable feeds are common (wrong charset, a stray "&"); what they
-        # yield is kept and the problem becomes a warning. A document that is not even
-        # well-formed and yields no item is no feed: the channel title feedparser's lenient
+        # yield is kept and the problem becomes a warning. A document whose structure is
+        # broken and that yields no item is no feed: the channel title feedparser's lenient
         # parser glues together from the wreck ("Brokenoops") vouches for nothing.
         exc = parsed.get("bozo_exception")
         warning = _one_line(exc or "ill-formed feed")
