@@ -14,7 +14,9 @@ from ingest_server import FeedServer, Route
 from hermes.config import Settings
 from hermes.ingest.pipeline import add_feeds, run_ingest
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "feedparser-tests"
+# Resolved: from a worktree, ../shared is a symlink, and ingest stores local feeds by their
+# real path, which relative_to() below must match.
+CORPUS = (Path(__file__).resolve().parents[2] / "shared" / "data" / "feedparser-tests").resolve()
 pytestmark = pytest.mark.skipif(
     not CORPUS.is_dir(),
     reason=f"feedparser's test corpus is not at {CORPUS} (it ships with the shared test data, "

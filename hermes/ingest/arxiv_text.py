@@ -127,24 +127,19 @@ def split_bridge(html: str, *, limit: int) -> BridgeText | None:
     the description does not have that shape (then the caller keeps the whole text)."""
     lines = [plain_text(part) for part in _BREAK.split(html or "")]
     lines = [line for line in lines if line]
+    # A lone paragraph is the text itself ("arXiv:… Announce Type: new Abstract: …" too):
+    # only a date-led metadata run at its end is taken off, and no author line is sought.
+    several = len(lines) >= 2
     comments, dates = None, {}
-    if len(lines) == 1:  # one paragraph: only metadata run into its end is a bridge's
-        cut, comments = _cut_tail(lines, comments, dates)
-        if not cut:
-            return None
-        return BridgeText(abstract=plain_text(" ".join(lines), limit=limit), authors=None,
-                          comments=comments, dates=dates)
-    if len(lines) < 2:
-        return None
     trailing = 0
-    while lines and _is_meta_line(lines[-1]):
+    while several and lines and _is_meta_line(lines[-1]):
         comments = _take(lines.pop(), comments, dates)
         trailing += 1
     if lines:
         cut, comments = _cut_tail(lines, comments, dates)
         trailing += cut
     authors = None
-    if lines:
+    if several and lines:
         found = _AUTHORS_LINE.match(lines[0])
         if found:
             authors = found.group(1)
