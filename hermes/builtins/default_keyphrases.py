@@ -3,8 +3,8 @@
 KeyBERT-style (Grootendorst's KeyBERT; EmbedRank): candidate phrases are the 1–3 word runs
 of an item's title and abstract that no stop word (scikit-learn's English list, plus the
 scaffolding words of abstracts and the words of feed boilerplate: published, comments,
-pdf, arxiv …) or punctuation interrupts, each scored by its cosine to the
-item's own embedding, and a diverse best twenty chosen by maximal marginal relevance. The phrase vectors come from
+pdf, arxiv …) or punctuation interrupts, each scored by its cosine to the item's own
+embedding, and a diverse best twenty chosen by maximal marginal relevance. The phrase vectors come from
 the model pass that embedded the item — the mean of the contextual vectors of the tokens the
 phrase covers — so tagging costs no second model run; an embedder without token vectors
 gets the phrases embedded directly (slower).
@@ -165,9 +165,9 @@ def _word(word: str) -> tuple[bool, str, bool, bool]:
 def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
     """Candidate phrases of ``text`` and the character spans where each occurs: runs of up
     to three words that no stop word (scikit-learn's English list plus the scaffolding of
-    abstracts and feed boilerplate), number or punctuation interrupts; the last word singular, at least one word
-    of four letters or more (or an all-capitals acronym), no generic noun alone ("model"),
-    no modifier ("high", "stellar") alone or last."""
+    abstracts and feed boilerplate), number or punctuation interrupts; the last word
+    singular, at least one word of four letters or more (or an all-capitals acronym), no
+    generic noun alone ("model"), no modifier ("high", "stellar") alone or last."""
     found: dict[str, list[tuple[int, int]]] = {}
     runs: list[list[tuple]] = []
     masked = _masked(text)

@@ -41,7 +41,7 @@ _META_TAIL = re.compile(
     re.I | re.S)
 _MAX_TAIL = 1000
 _LINKS_TAIL = re.compile(rf"(?:\s+{_LINK_LABEL}(?::\s*\S+)?)+\s*$", re.I)
-_DATE_LINE = re.compile(rf"^(published|updated|submitted)\s*:\s*(\S.*?)\s*$", re.I)
+_DATE_LINE = re.compile(r"^(published|updated|submitted)\s*:\s*(\S.*?)\s*$", re.I)
 _AUTHORS_LINE = re.compile(r"^(?:authors?|by)\s*:\s*(.+)$", re.I)
 _ABSTRACT_LINE = re.compile(r"^abstract\s*:\s*", re.I)
 # "A. Smith, B. Jones and C. Wu" — capitalised words, initials, particles, commas.
