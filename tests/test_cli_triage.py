@@ -97,6 +97,33 @@ def test_the_list_re_ranks_after_a_click(triage_db, tmp_path):
     assert "5 items for ada" in before and "4 items for ada" in after
 
 
+def test_u_takes_back_the_last_like_read_and_save(triage_db, tmp_path):
+    db, db_path, _ = triage_db
+    child = spawn(db_path, tmp_path / "home")
+    child.expect("u undo")
+    child.send("u")
+    child.expect("nothing to undo")
+    child.send("l")
+    child.expect("re-ranked")
+    child.send("u")
+    child.expect("undone: like")
+    after_undo = child.before
+    child.send("r")
+    child.expect("marked read")
+    child.send("s")
+    child.expect("saved for later")
+    child.send("u")
+    child.expect("undone: save")
+    child.send("u")
+    child.expect("undone: read")
+    child.send("q")
+    child.expect("0 likes, 0 dislikes, 0 read, 0 saved")
+    child.expect(pexpect.EOF)
+    assert clicks(db) == []  # the like was taken back, through the click write path
+    assert db.execute("SELECT count(*) FROM corpus_membership").fetchone()[0] == 0
+    assert "5 items for ada" in after_undo  # the item is back in the list
+
+
 def test_interactive_needs_a_terminal(triage_db):
     from typer.testing import CliRunner
 

@@ -135,3 +135,34 @@ def test_item_ids_must_be_numbers(world):
     result = run("like", "ada", "abc", "--db", path)
     assert result.exit_code == 1 and result.stderr.startswith("error: ")
     assert "(see `hermes like --help`)" in result.stderr
+
+
+def test_a_read_item_leaves_the_feed_the_digest_and_says_so_when_explained(world):
+    """The feed and the digest rank unread items (their messages say so); an item read at
+    the terminal leaves both, and explaining it names why instead of giving it a rank."""
+    db, path, ids = world
+    feed = json.loads(run("feed", "ada", "--all", "--below-bar", "--json", "--db", path).stdout)
+    assert ids[0] in [i["id"] for i in feed["items"]]
+    assert run("read", "ada", ids[0], "--db", path).exit_code == 0
+    feed = json.loads(run("feed", "ada", "--all", "--below-bar", "--json", "--db", path).stdout)
+    assert ids[0] not in [i["id"] for i in feed["items"]] and len(feed["items"]) == 3
+    digest = json.loads(run("digest", "ada", "--days", "36500", "--below-bar", "--json", "--db", path).stdout)
+    listed = [i["id"] for t in digest["topics"] for i in t["items"]]
+    listed += [i["id"] for i in digest["unclustered"] + digest["below_bar"]["items"]]
+    assert ids[0] not in listed and ids[1] in listed
+    explained = run("explain", "ada", ids[0], "--all", "--db", path)
+    assert explained.exit_code == 0, explained.output
+    assert "Not among the unread items in the whole archive (you have read it)" in explained.stdout
+
+
+def test_explain_lists_rated_keyphrases_apart_as_not_counted(world):
+    """A keyphrase topic the persona has rated is shown, but apart from the tags the ranking
+    counts: the preference component leaves keyphrases out."""
+    db, path, ids = world
+    db.execute("UPDATE items SET tags = '[\"quant-ph\", \"surface code\"]', "
+               "keyphrases = '[\"surface code\"]' WHERE id IN (?, ?)", [ids[0], ids[1]])
+    run("like", "ada", ids[0], "--db", path)
+    out = run("explain", "ada", ids[1], "--all", "--db", path).stdout
+    rated = out.split("  rated: ")[1].splitlines()[0]
+    assert "quant-ph (+0.33)" in rated and "surface code" not in rated
+    assert "topics you rated (not counted in the ranking): surface code (+" in out

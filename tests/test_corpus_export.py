@@ -267,3 +267,15 @@ def test_two_items_sharing_a_doi_get_distinct_stable_keys(db, add_items):
     assert keys_of(db) == [f"doi-10.1000-same-i{b}", "doi-10.1000-same"]
     lib = bibtexparser.parse_string(run(db, "bibtex").text)
     assert lib.failed_blocks == [] and len(lib.entries) == 2
+
+
+def test_organisations_and_shows_are_exported_whole_not_as_a_family_name():
+    """A podcast's author "The Gradient Hour" is not Mr Hour; a person's name still splits
+    (and a surname such as Press stays a surname)."""
+    from hermes_corpus.references import inverted, person
+
+    assert person("The Gradient Hour") == {"literal": "The Gradient Hour"}
+    assert person("LIGO Scientific Collaboration") == {"literal": "LIGO Scientific Collaboration"}
+    assert inverted("The Gradient Hour") == "The Gradient Hour"
+    assert person("William H. Press") == {"given": "William H.", "family": "Press"}
+    assert inverted("Lukas J. Furtak") == "Furtak, Lukas J."

@@ -17,3 +17,20 @@ def test_demo_runs_offline_and_ends_with_a_digest(tmp_path):
     again = CliRunner().invoke(build_app(), ["demo", "--db", str(db)])
     assert again.exit_code == 0, again.output
     assert "unchanged" in again.output
+
+
+def test_the_demo_hint_names_the_command_as_this_shell_can_run_it(tmp_path, monkeypatch):
+    """`make demo` runs .venv/bin/hermes, which is not on PATH: the hint gives its path."""
+    from hermes.cli.core import command_name
+
+    script = tmp_path / "venv" / "bin" / "hermes"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setattr("sys.argv", [str(script), "demo"])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert command_name() == str(script)
+    monkeypatch.setenv("PATH", f"{script.parent}:/usr/bin:/bin")
+    assert command_name() == "hermes"
+    monkeypatch.setattr("sys.argv", ["/usr/bin/python", "-m", "hermes"])
+    assert command_name() == "hermes"

@@ -166,3 +166,28 @@ def test_an_item_without_an_embedding_cannot_be_explained(db, persona):
     with pytest.raises(InvalidInput, match="no embedding yet"):
         explain(db, user, raw)
     assert stored(db, user["id"], raw) is None
+
+
+def test_an_item_the_feed_leaves_out_is_said_to_be_out_not_given_a_rank(db, persona):
+    """Explaining an item outside the feed's window, or one already rated or read, says why
+    the feed leaves it out, and where it would come, instead of a rank the feed never shows."""
+    from hermes.ranking.explain import rank_line
+
+    user, ids = persona
+    old = explain(db, user, ids[5], since_days=7)  # published 30 days ago
+    assert old["in_pool"] is False
+    assert old["not_in_pool"].startswith("it was published ") and "before the last 7 days" in old["not_in_pool"]
+    assert rank_line(old).startswith("Not among the unread items of the last 7 days (it was published")
+    assert "would come" in rank_line(old)
+    assert explain(db, user, ids[5], since_days=None)["in_pool"] is True  # the whole archive has it
+
+    db.execute("UPDATE items SET published = NULL WHERE id = ?", [ids[5]])
+    assert "its date is unknown" in explain(db, user, ids[5], since_days=7)["not_in_pool"]
+
+    record_click(db, user["id"], ids[0], True, "agent")
+    liked = explain(db, user, ids[0], since_days=None)
+    assert liked["in_pool"] is False and liked["not_in_pool"] == "you liked it already"
+
+    inside = explain(db, user, ids[1], since_days=None)
+    assert inside["in_pool"] is True and "not_in_pool" not in inside
+    assert rank_line(inside).startswith(f"Ranks {inside['rank']} of ")

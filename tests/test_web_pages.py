@@ -283,6 +283,8 @@ def test_digest_groups_by_topic_with_the_caveat(web):
     assert "language models" in text
     assert 'class="caveat"' in text and "No feedback yet" in text
     assert text.count('class="reason"') >= 3
+    assert "(0 clicks; classifier inactive)" in text
+    assert 'days=365">a year</a>' in text  # a longer period than a month is one click away
 
 
 def test_digest_caveat_goes_away_once_the_classifier_trains(web, db, ids):
@@ -295,6 +297,11 @@ def test_digest_caveat_goes_away_once_the_classifier_trains(web, db, ids):
 
     quality = call_tool(db, collect_tools()["digest"], {"user": "ada"})["ranking_quality"]
     assert ('class="caveat"' in text) == bool(quality["caveat"])
+
+
+def test_digest_caveat_counts_one_click_in_the_singular(web, ids):
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    assert "(1 click; classifier inactive)" in web.get("/digest?user=ada").text
 
 
 def test_digest_per_topic_truncates_and_links_to_all(web):
@@ -559,6 +566,14 @@ def test_explanation_page(web, db, ids):
     assert "Closest items you liked" in text and ITEMS[0]["title"] in text  # the liked item
     assert "Ranks " in text
     assert db.execute("SELECT count(*) FROM explanations").fetchone()[0] == 0  # GET stores nothing
+
+
+def test_explanation_page_of_an_item_the_feed_leaves_out(web, db, ids):
+    """A liked item is not in the feed: its page says so and what it would rank, not a rank."""
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    text = web.get(f"/explain?user=ada&item_id={ids[0]}").text
+    assert "Not among the unread items of the last 7 days (you liked it already)" in text
+    assert "<dt>would rank</dt>" in text and "Ranks " not in text
 
 
 @pytest.mark.parametrize("query, status, needle", [

@@ -3,10 +3,12 @@ digest …)"""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -151,8 +153,21 @@ def demo(
         run_demo(database, typer.echo)
     finally:
         database.conn.close()
-    typer.echo(f"\nDemo database: {path}  (try: hermes --db {path} feed demo --all, "
-               f"hermes --db {path} feed demo -i, hermes web --db {path})")
+    hermes = command_name()
+    typer.echo(f"\nDemo database: {path}  (try: {hermes} --db {path} feed demo --all, "
+               f"{hermes} --db {path} feed demo -i, {hermes} web --db {path})")
+
+
+def command_name() -> str:
+    """How to type the running ``hermes`` in this shell: ``hermes`` when that name on PATH is
+    this command, else its path (``make demo`` runs ``.venv/bin/hermes``, not on PATH)."""
+    running = Path(sys.argv[0])
+    if not running.name.startswith("hermes"):
+        return "hermes"  # python -m hermes, or a test runner
+    on_path = shutil.which("hermes")
+    if on_path and Path(on_path).resolve() == running.resolve():
+        return "hermes"
+    return str(running.absolute()) if running.exists() else "hermes"
 
 
 BUSY_EXIT = 75  # EX_TEMPFAIL: another ingest runs; try later (the background refresh does)

@@ -41,7 +41,7 @@ from .interests import interest_clauses
 from .match import LEVELS, level_of
 from .matrix import get_matrix
 from .preferences import item_keys, key_stats, split_key
-from .rank import Ranking, blend_weight, rank
+from .rank import Ranking, blend_weight, candidate_rows, rank
 
 #: the window an explanation ranks in unless told otherwise: list_feed's default
 WINDOW_DAYS = 7
@@ -74,13 +74,17 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
     and store the explanation (``store=False``: only compute it, as the web UI's read-only
     details page does)."""
     item_id = int(item_id)
-    query = replace(query or CandidateQuery(since_days=since_days), include_ids=(item_id,))
+    feed = query or CandidateQuery(since_days=since_days, exclude_read=True)
+    query = replace(feed, include_ids=(item_id,))
     ranking = rank(db, user, query, bar_first=True)
     where = np.flatnonzero(ranking.item_ids == item_id)
     if not len(where):
         raise InvalidInput(f"item {item_id} has no embedding yet, so it cannot be ranked; the "
                            "next `hermes ingest` embeds it")
     payload = explain_ranked(db, user, ranking, [int(where[0])], query.since_days, pool=pool)[0]
+    absent = why_not_in(db, user, feed, item_id)
+    if absent:
+        payload["in_pool"], payload["not_in_pool"] = False, absent
     if not store:
         return payload
     with write_transaction(db):
@@ -91,6 +95,40 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
             [user["id"], item_id, json.dumps(payload), payload["created"]],
         )
     return payload
+
+
+def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
+               item_id: int) -> str | None:
+    """``None`` when ``item_id`` is one of ``feed``'s own candidates; otherwise why the feed
+    leaves it out, in words ("you liked it", "you have read it", "its date is unknown, so
+    it is in no recency window"): an explanation then says so instead of a rank the feed
+    never shows. Each rule is tried alone, so every reason that applies is named."""
+    embedder = get_embedder()
+    matrix = get_matrix(db, embedder.name, embedder.dimension)
+    if feed.item_ids is not None and item_id not in feed.item_ids:
+        return "it is not one of this view's items"
+
+    def kept(q: CandidateQuery) -> bool:
+        return bool(len(candidate_rows(db, user, replace(q, item_ids=(item_id,), include_ids=None),
+                                       matrix)))
+
+    if kept(feed):
+        return None
+    nothing = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=False)
+    reasons = []
+    if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
+        label = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ? "
+                           "ORDER BY rowid DESC LIMIT 1", [user["id"], item_id]).fetchone()
+        reasons.append({"like": "you liked it already", "dislike": "you disliked it already"}
+                       .get(label[0] if label else "", "you rated it already"))
+    if feed.exclude_read and not kept(replace(nothing, exclude_read=True)):
+        reasons.append("you have read it")
+    if feed.since_days is not None and not kept(replace(nothing, since_days=feed.since_days)):
+        (published,) = db.execute("SELECT published FROM items WHERE id = ?", [item_id]).fetchone()
+        reasons.append("its date is unknown, so it is in no recency window" if not published
+                       else f"it was published {published[:10]}, before the last "
+                            f"{feed.since_days:g} days")
+    return "; ".join(reasons) or "it does not match this view's filters"
 
 
 def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, positions,
@@ -156,6 +194,9 @@ class _Shared:
             "out_of": int(r.n_candidates),
             "pool": self.pool,
             "window_days": self.window_days,
+            # False (with ``not_in_pool`` saying why) when :func:`explain` added an item the
+            # feed itself leaves out
+            "in_pool": True,
             "score": round(float(r.scores[pos]), 4),
             "n_clicks": r.n_clicks,
             "blend_weight": round(float(r.blend_weight), 4),
@@ -379,5 +420,9 @@ def reason_line(p: dict) -> str:
 
 
 def rank_line(p: dict) -> str:
-    """Where the item ranks and among what: "Ranks 3 of 120 unread items of the last 7 days"."""
-    return f"Ranks {p['rank']} of {p['out_of']} {p['pool']}"
+    """Where the item ranks and among what: "Ranks 3 of 120 unread items of the last 7 days";
+    for an item the feed leaves out, why, and where it would come."""
+    if p.get("in_pool", True):
+        return f"Ranks {p['rank']} of {p['out_of']} {p['pool']}"
+    return (f"Not among the {p['pool']} ({p['not_in_pool']}); ranked with them it would come "
+            f"{p['rank']} of {p['out_of']}")

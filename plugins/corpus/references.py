@@ -28,6 +28,13 @@ _DOI_IN = re.compile(r"(?:^doi:|doi\.org/)(10\.\d{4,9}/\S+)", re.I)
 _KEY_UNSAFE = re.compile(r"[^a-z0-9.]+")
 #: lower-case name parts that begin a family name ("Johannes van der Waals")
 PARTICLES = frozenset("van von der den de del della di da du la le dos das ter ten zu y".split())
+#: words that make a name an organisation or a show, not a person ("The Gradient Hour",
+#: "LIGO Scientific Collaboration"): exported whole, never split into given and family
+ORGANISATION_WORDS = frozenset("""
+    the lab labs laboratory team podcast hour show news institute university college society
+    group inc ltd llc radio network collaboration consortium foundation journal
+    magazine blog project observatory agency council committee association editors staff
+""".split())
 
 
 def facets_of(choice: str) -> tuple[str, ...]:
@@ -63,13 +70,14 @@ def citation_key(arxiv: str | None, doi: str | None, guid: str) -> str:
 
 def person(name: str) -> dict:
     """A name as CSL-JSON parts: ``{given, family}`` (with ``non-dropping-particle`` for
-    "van der"), or ``{literal}`` for a one-word name (an organisation, a pseudonym)."""
+    "van der"), or ``{literal}`` for a one-word name or an organisation's (a lab, a show, a
+    pseudonym)."""
     name = " ".join(name.split())
     if "," in name:
         family, given = (p.strip() for p in name.split(",", 1))
         return {"family": family, "given": given} if given else {"literal": family}
     words = name.split(" ")
-    if len(words) == 1:
+    if len(words) == 1 or any(w.casefold().strip(".") in ORGANISATION_WORDS for w in words):
         return {"literal": name}
     for k in range(1, len(words) - 1):
         if words[k] in PARTICLES:

@@ -239,7 +239,7 @@ def digest(
     reason and the explanation behind it; ranking_quality says how trained the ranking is.
     Returns structure only: write the summary yourself."""
     persona = require_user(db, user)
-    ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_clicked=True),
+    ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_read=True),
                    limit=limit, bar_first=True)
     n_in_window = ranking.n_candidates
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)

@@ -365,9 +365,14 @@ def explanation_lines(e: dict) -> list[str]:
         lines.append(f"  classifier: probability {c['probability']:.2f} ({c['level']})")
     else:
         lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
-    if e["matched_tags"]:
+    counted = [t for t in e["matched_tags"] if t["kind"] != "topic"]
+    topics = [t for t in e["matched_tags"] if t["kind"] == "topic"]
+    if counted:
         lines.append("  rated: " + ", ".join(
-            f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in e["matched_tags"][:8]))
+            f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in counted[:8]))
+    if topics:  # keyphrases: they name topics, the preference component leaves them out
+        lines.append("  topics you rated (not counted in the ranking): " + ", ".join(
+            f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in topics[:8]))
     lines.append("components:")
     for name, c in e["components"].items():
         state = "" if c["active"] else "  (inactive)"

@@ -150,7 +150,8 @@ def list_feed(
     record_feedback and explain_item (same since_days: the same reason)."""
     persona = require_user(db, user)
     window = None if since_days is None else float(since_days)
-    ranking = rank(db, persona, CandidateQuery(since_days=window), limit=limit, bar_first=True)
+    ranking = rank(db, persona, CandidateQuery(since_days=window, exclude_read=True),
+                   limit=limit, bar_first=True)
     shown = [pos for pos in range(len(ranking.item_ids)) if below_bar or ranking.above_bar(pos)]
     rows = item_rows(db, ranking.item_ids[np.array(shown, dtype=np.int64)])
     shown = [pos for pos in shown if int(ranking.item_ids[pos]) in rows]  # deleted meanwhile

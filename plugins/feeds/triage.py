@@ -17,12 +17,14 @@ import typer
 from hermes.cli.support import clean, run_tool
 from hermes.errors import HermesError
 from hermes.faces import plural
+from hermes.records import require_user
+from hermes.storage.signals import remove_click
 
 UP = ("k", "\x1b[A", "\x1bOA")
 DOWN = ("j", "\x1b[B", "\x1bOB")
 QUIT = ("q", "\x1b")
 HELP = ("j/k or ↓/↑ move · l ✓ like · d ✗ dislike · r read · s save · o open in the browser · "
-        "e explain · q quit")
+        "e explain · u undo · q quit")
 MARKS = {"like": "✓", "dislike": "✗"}
 
 
@@ -40,6 +42,8 @@ class Triage:
         self.read: set[int] = set()
         self.saved: set[int] = set()
         self.done = {"like": 0, "dislike": 0, "read": 0, "save": 0}
+        #: what ``u`` takes back, last first: (action, item, the rating before a click)
+        self.history: list[tuple[str, dict, str | None]] = []
 
     def run(self) -> None:
         self.rank()
@@ -82,6 +86,8 @@ class Triage:
             self.cursor = min(self.cursor + 1, max(len(self.items) - 1, 0))
         elif key == "?":
             self.notice = HELP
+        elif key == "u":
+            self.undo()
         elif item is None:
             self.notice = "nothing to act on here; q quits"
         elif key in ("l", "+", "d", "-"):
@@ -100,11 +106,13 @@ class Triage:
 
     def click(self, item: dict, *, liked: bool) -> None:
         label = "like" if liked else "dislike"
+        before = self.rating(item)
         result = run_tool(self.db, "record_feedback", user=self.user, item_id=item["id"], liked=liked)
         if not result["ok"]:
             self.notice = f"error: {result['message']}"
             return
         self.done[label] += 1
+        self.history.append((label, item, before))
         self.rank()  # the clicked item leaves the unread list; the rest re-rank with it
         self.notice = (f"{MARKS[label]} {label}d [{item['id']}] {clean(item['title'], 60)} — "
                        "re-ranked")
@@ -116,6 +124,7 @@ class Triage:
         if result.get("ok"):
             self.read.add(item["id"])
             self.done["read"] += 1
+            self.history.append(("read", item, None))
             self.cursor = min(self.cursor + 1, max(len(self.items) - 1, 0))
 
     def toggle_saved(self, item: dict) -> None:
@@ -125,6 +134,38 @@ class Triage:
         if result.get("ok"):
             (self.saved.add if on else self.saved.discard)(item["id"])
             self.done["save"] += 1 if on else 0
+            self.history.append(("save" if on else "unsave", item, None))
+
+    def rating(self, item: dict) -> str | None:
+        row = self.db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
+                              [require_user(self.db, self.user)["id"], item["id"]]).fetchone()
+        return row[0] if row else None
+
+    def undo(self) -> None:
+        """Take back the last like, dislike, read or save, through the same write paths (a
+        rating taken back as the web's undo does it: the core's click write, source ``ui``)."""
+        if not self.history:
+            self.notice = "nothing to undo"
+            return
+        action, item, before = self.history.pop()
+        if action in ("like", "dislike"):
+            if before is None:
+                remove_click(self.db, require_user(self.db, self.user)["id"], item["id"], source="ui")
+            else:
+                run_tool(self.db, "record_feedback", user=self.user, item_id=item["id"],
+                         liked=before == "like")
+            self.done[action] -= 1
+            self.rank()  # the item is back among the unread (or keeps its old rating)
+        elif action == "read":
+            run_tool(self.db, "mark_unread", user=self.user, item_id=item["id"])
+            self.read.discard(item["id"])
+            self.done["read"] -= 1
+        else:
+            on = action == "unsave"
+            run_tool(self.db, "favorite", user=self.user, item_id=item["id"], on=on)
+            (self.saved.add if on else self.saved.discard)(item["id"])
+            self.done["save"] -= 0 if on else 1
+        self.notice = f"undone: {action} [{item['id']}] {clean(item['title'], 60)}"
 
     def open(self, item: dict) -> None:
         if not item.get("url"):
