@@ -27,6 +27,15 @@ def test_calibrate_standardises_and_zeroes_constants():
     assert calibrate(np.zeros(0)).size == 0
 
 
+@pytest.mark.parametrize("n", [2, 7, 1001, 100_003])
+def test_calibrate_gives_the_bits_of_the_textbook_z_score(n):
+    rng = np.random.default_rng(n)
+    for dtype in (np.float32, np.float64):
+        scores = (rng.standard_normal(n) * 3.7 + 1.3).astype(dtype)
+        wide = scores.astype(np.float64)
+        assert np.array_equal(calibrate(scores), (wide - wide.mean()) / wide.std())
+
+
 def test_constant_components_take_no_share():
     informative = Component("a", "behaviour", np.array([0.0, 1.0, 2.0]))
     constant = Component("b", "behaviour", np.array([0.5, 0.5, 0.5]))

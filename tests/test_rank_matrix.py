@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hermes.builtins import score_cache
 from hermes.contract import CandidateQuery
 from hermes.embed import get_embedder
 from hermes.ranking import matrix as matrix_mod
@@ -21,8 +22,8 @@ def snapshots(monkeypatch):
     written = []
     real = matrix_store._write
 
-    def write_now(path, arrays):  # synchronous in tests
-        real(path, arrays)
+    def write_now(path, arrays, held=None):  # synchronous in tests
+        real(path, arrays, held)
         written.append(path)
 
     monkeypatch.setattr(matrix_store.threading, "Thread",
@@ -54,6 +55,51 @@ def test_a_fresh_process_starts_from_the_snapshot(db, add_items, snapshots, monk
     assert load(db).ids.tolist()[-1] == new and reads == [1]
 
 
+def test_the_snapshot_carries_the_persona_free_summaries_bit_for_bit(db, add_items, snapshots):
+    ids = add_items([{"title": f"item {i}", "tags": [f"t{i % 3}", "x"], "content_type": "paper"}
+                     for i in range(9)])
+    user = create_user(db, "ann", "item words")
+    record_click(db, user["id"], ids[0], True, "ui")
+    record_click(db, user["id"], ids[1], False, "ui")
+    first = load(db)
+    before = rank(db, user, CandidateQuery())
+    matrix_mod.clear_cache()
+    score_cache.clear()
+    second = load(db)
+    # restored, not recomputed: the summaries are there before any ranking asks for them
+    assert set(second._derived) == {"mean", "mean_column", "entry_share", ("pairs", len(second.key_index))}
+    assert np.array_equal(second.mean_vector(), first.mean_vector())
+    assert np.array_equal(second.mean_column(), first.mean_column())
+    assert np.array_equal(second.entry_share(), first.entry_share())
+    for a, b in zip(second.pairs_by_column(), first.pairs_by_column()):
+        assert np.array_equal(a, b)
+    after = rank(db, user, CandidateQuery())
+    assert after.item_ids.tolist() == before.item_ids.tolist()
+    assert np.array_equal(after.scores, before.scores)
+    # a new item drops them: they describe the snapshot's contents only
+    add_items([{"title": "gamma", "tags": ["t1"]}])
+    grown = load(db)
+    assert "mean_column" not in grown._derived and len(grown.mean_column()) == len(ids) + 1
+
+
+def test_a_snapshot_without_the_summaries_still_loads(db, add_items, snapshots, monkeypatch):
+    ids = add_items([{"title": "alpha", "tags": ["a"]}, {"title": "beta"}])
+    monkeypatch.setattr(matrix_store, "_write",
+                        lambda path, arrays, held=None: (snapshots.append(path),
+                                                         real_write(path, arrays)))
+    load(db)
+    matrix_mod.clear_cache()
+    reads = []
+    real_refresh = matrix_mod._refresh
+    monkeypatch.setattr(matrix_mod, "_refresh", lambda *a: reads.append(1) or real_refresh(*a))
+    matrix = load(db)
+    assert reads == [] and matrix.ids.tolist() == ids and matrix._derived == {}
+    assert len(matrix.mean_column()) == 2
+
+
+real_write = matrix_store._write
+
+
 def test_a_stale_snapshot_is_ignored(db, add_items, snapshots):
     ids = add_items([{"title": "alpha"}, {"title": "beta"}])
     load(db)
@@ -65,9 +111,22 @@ def test_a_stale_snapshot_is_ignored(db, add_items, snapshots):
 def test_an_unreadable_snapshot_is_ignored(db, add_items, snapshots):
     ids = add_items([{"title": "alpha"}])
     load(db)
-    snapshots[0].write_bytes(b"not a zip file")
+    whole = snapshots[0].read_bytes()
+    for broken in (b"not a snapshot", whole[: len(whole) // 2]):  # garbage, cut short
+        snapshots[0].write_bytes(broken)
+        matrix_mod.clear_cache()
+        assert load(db).ids.tolist() == ids
+
+
+def test_a_snapshot_in_the_previous_format_is_removed_when_a_new_one_is_written(db, add_items, snapshots):
+    add_items([{"title": "alpha"}])
+    load(db)
+    old = snapshots[0].parent / "0123456789abcdef.npz"
+    old.write_bytes(b"an .npz of version 4")
     matrix_mod.clear_cache()
-    assert load(db).ids.tolist() == ids
+    add_items([{"title": "beta"}])
+    load(db)
+    assert snapshots[-1].exists() and not old.exists()
 
 
 def test_cached_feed_scores_equal_direct_scores_and_follow_new_clicks(db, add_items):
@@ -90,3 +149,19 @@ def test_cached_feed_scores_equal_direct_scores_and_follow_new_clicks(db, add_it
     record_click(db, user["id"], ids[5], True, "ui")
     after = rank(db, user, CandidateQuery())
     assert dict(zip(after.item_ids.tolist(), after.raw["affinity"])) != before
+
+
+def test_the_per_row_score_cache_keeps_to_its_byte_budget(db, add_items, monkeypatch):
+    ids = add_items([{"title": f"graph item {i}"} for i in range(12)])
+    user = create_user(db, "ann", "graph words")
+    score_cache.clear()
+    rank(db, user, CandidateQuery())
+    one_ranking = sum(v.nbytes for v in score_cache._SCORES.values())
+    monkeypatch.setattr(score_cache, "MAX_SCORE_BYTES", 2 * one_ranking)
+    for item_id in ids[:4]:  # each click makes new entries (behaviour, preference)
+        record_click(db, user["id"], item_id, True, "ui")
+        ranked = rank(db, user, CandidateQuery())
+        assert sum(v.nbytes for v in score_cache._SCORES.values()) <= 2 * one_ranking
+    # what was dropped is recomputed: the same ranking as with nothing cached
+    score_cache.clear()
+    assert rank(db, user, CandidateQuery()).item_ids.tolist() == ranked.item_ids.tolist()

@@ -11,8 +11,9 @@ drops them:
   refitted classifier's decision values.
 - :func:`key_sums`: ``preference`` over every row, per persona. A click changes the
   statistics of its item's few keys; only the rows carrying those keys are updated.
-- :func:`mean_column`: every row's similarity to the average item, which turns a like's
-  column back into a plain cosine (the nearest like's, for the item's ``match``).
+- ``Matrix.mean_column``: every row's similarity to the average item, which turns a like's
+  column back into a plain cosine (the nearest like's, for the item's ``match``); kept on
+  the matrix, and in its snapshot, with the other persona-free summaries.
 - :func:`top_k_mean`: ``affinity``'s per-row k largest similarities to the liked items. A
   new like is folded into the previous persona state; a like that drops out of the recent
   window re-reads only the rows it was among the k largest of.
@@ -35,6 +36,11 @@ import numpy as np
 #: similarity columns kept (4 bytes × items each): the recent-likes window plus some slack,
 #: so the like that just dropped out of a persona's window is still there to be taken out
 MAX_COLUMNS = 24
+#: per-row component scores kept: every click makes new entries (its persona's behaviour
+#: and preference), so at a million rows 32 of them held ~300 MB; a byte budget keeps the
+#: recent ones (about ten at 1M rows, all 32 at 100k)
+MAX_SCORES = 32
+MAX_SCORE_BYTES = 128 * 2**20
 #: per-row top-k states kept (k × 4 bytes × items each)
 MAX_TOPS = 4
 #: a previous top-k state is updated when at most this many likes changed, else rebuilt
@@ -45,7 +51,6 @@ _SCORES: OrderedDict = OrderedDict()
 _COLUMNS: OrderedDict = OrderedDict()
 _TOPS: OrderedDict = OrderedDict()
 _PREFERENCES: OrderedDict = OrderedDict()
-_MEANS: OrderedDict = OrderedDict()
 #: more changed keys than this (a rebuilt persona, many clicks at once): sum afresh
 MAX_CHANGED_KEYS = 64
 
@@ -62,12 +67,17 @@ def _get(cache: OrderedDict, key):
         return hit
 
 
-def _put(cache: OrderedDict, key, value, bound: int) -> None:
+def _put(cache: OrderedDict, key, value, bound: int, max_bytes: int | None = None) -> None:
+    """Keep at most ``bound`` entries and, with ``max_bytes``, at most that many bytes of
+    them (the newest entry always stays)."""
     with _LOCK:
         cache[key] = value
         cache.move_to_end(key)
         while len(cache) > bound:
             cache.popitem(last=False)
+        if max_bytes is not None:
+            while len(cache) > 1 and sum(getattr(v, "nbytes", 0) for v in cache.values()) > max_bytes:
+                cache.popitem(last=False)
 
 
 class Scope:
@@ -91,7 +101,7 @@ class Scope:
         if hit is None:
             hit = (compute_all() if compute_all is not None
                    else compute(self.matrix.vectors, np.arange(len(self.matrix))))
-            _put(_SCORES, key, hit, 32)
+            _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
         return hit[self.rows]
 
 
@@ -112,20 +122,10 @@ def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
         if extra is not None:
             product, sims = sims[0], sims[1:]
         for i, column in zip(missing, sims):
-            columns[i] = column
+            # a copy: a view would keep the whole product (the classifier's row too) alive
+            columns[i] = column = column.copy()
             _put(_COLUMNS, (mkey, i), column, MAX_COLUMNS)
     return columns, product
-
-
-def mean_column(matrix) -> np.ndarray:
-    """``vectors @ mean`` over every row (float32), shared by every persona: added to a
-    like's column it gives back the plain cosine, v·l = v·(l − mean) + v·mean."""
-    key = matrix_key(matrix)
-    hit = _get(_MEANS, key)
-    if hit is None:
-        hit = matrix.product(matrix.mean_vector()[None, :])[0]
-        _put(_MEANS, key, hit, MAX_TOPS)
-    return hit
 
 
 def key_sums(matrix, persona, values: np.ndarray) -> np.ndarray:
@@ -231,4 +231,3 @@ def clear() -> None:
         _COLUMNS.clear()
         _TOPS.clear()
         _PREFERENCES.clear()
-        _MEANS.clear()
