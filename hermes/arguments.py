@@ -9,16 +9,20 @@ is expected, because some clients send every number as a float.
 
 A refusal is one sentence per bad parameter, naming it and saying what it accepts (read from
 the schema the client was shown), with at most a short excerpt of the bad value: never
-pydantic's own text, never a 10 MB string echoed back.
+pydantic's own text, never a 10 MB string echoed back. The parameter is named as the caller
+knows it: its own name over MCP and the web, the command's option or argument (``--facet``,
+``TEXT``) on the CLI, which says so with :func:`named`.
 """
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import json
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
@@ -28,6 +32,26 @@ from .errors import InvalidInput
 
 #: how much of a bad value a refusal quotes
 EXCERPT_CHARS = 40
+
+#: How the face in progress spells the tool's parameters (``{"facet": "--facet"}`` on the
+#: CLI); a parameter not listed is named as the tool declares it.
+_NAMES: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "hermes_parameter_names", default=None)
+
+
+@contextmanager
+def named(names: Mapping[str, str]):
+    """Within the block, a refusal names parameter ``p`` as ``names[p]`` (the CLI passes its
+    command's own options and arguments, so a person reads what they typed)."""
+    token = _NAMES.set(names)
+    try:
+        yield
+    finally:
+        _NAMES.reset(token)
+
+
+def _name(parameter: str) -> str:
+    return (_NAMES.get() or {}).get(parameter, parameter)
 
 
 class InvalidArguments(InvalidInput):
@@ -133,12 +157,13 @@ def excerpt(value) -> str:
 def _sentence(tool_name: str, properties: dict, error: dict) -> str:
     where = error["loc"][0] if error["loc"] else ""
     if error["type"] == "missing":
-        return f"{tool_name} needs {where}: {expects(properties.get(where, {}))}."
+        return f"{tool_name} needs {_name(where)}: {expects(properties.get(where, {}))}."
     if error["type"] == "extra_forbidden":
         known = ", ".join(properties) or "none"
         return (f"{tool_name} has no parameter {excerpt(str(where))}; its parameters are: "
                 f"{known}.")
-    return f"{where} must be {expects(properties.get(where, {}))}, got {excerpt(error['input'])}."
+    return (f"{_name(where)} must be {expects(properties.get(where, {}))}, "
+            f"got {excerpt(error['input'])}.")
 
 
 def expects(prop: dict) -> str:

@@ -99,7 +99,7 @@ CREATE_PERSONA = Say(
 FIND_ITEMS = Say(
     mcp="list_feed or search_feed give item ids",
     cli="`hermes feed USER` and `hermes persona search USER WORDS` print item ids",
-    web="reload the page to see the current items",
+    web="go back to the feed for the current items",
 )
 INGEST = Say(
     mcp="new items arrive with the next `hermes ingest` (run by the person or a schedule)",

@@ -101,7 +101,7 @@ def test_commands_that_start_a_database_say_so(tmp_path):
 def test_a_failed_start_leaves_no_database_behind(tmp_path):
     path = tmp_path / "new.db"
     result = run("persona", "create", "", "--interests", "x", "--db", path)
-    assert result.exit_code == 1 and "name must be a non-empty string" in result.stderr
+    assert result.exit_code == 1 and "NAME must be a non-empty string" in result.stderr
     assert "created a new" not in result.stderr and not path.exists()
     missing = run("feeds", "add", tmp_path / "nope.xml", "--db", path)
     assert missing.exit_code == 1 and not path.exists()

@@ -32,7 +32,7 @@ CASES = [
     # (tool, arguments, MCP words, CLI words, web words)
     ("list_feed", {"user": "ann"}, "since_days", "--since-days", "longer period"),
     ("record_feedback", {"user": "ann", "item_id": 999, "liked": True},
-     "list_feed or search_feed", "`hermes feed USER`", "reload the page"),
+     "list_feed or search_feed", "`hermes feed USER`", "go back to the feed"),
     ("remove_feed", {"feed_id": 1, "confirm": False}, "confirm=true", "--yes", "Remove feed"),
     ("list_users", {}, "", "", ""),
     ("create_persona", {"name": "bob", "interests": "y"}, "bootstrap_persona",

@@ -85,7 +85,7 @@ def test_read_save_unsave_note_highlight(world, pm):
     assert run("read", "ada", ids[0], "--db", path).exit_code == 0
     assert facet(db, ids[0]) == "experienced"
     saved = run("save", "ada", ids[1], ids[2], "--db", path)
-    assert saved.exit_code == 0 and saved.stdout.count("favorited") == 2
+    assert saved.exit_code == 0 and saved.stdout.count(" saved; added to saved") == 2
     assert facet(db, ids[1]) == "saved"
     assert run("unsave", "ada", ids[2], "--db", path).exit_code == 0
     assert facet(db, ids[2]) is None

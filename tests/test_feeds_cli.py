@@ -183,16 +183,21 @@ def test_explain_gives_the_feed_line_s_reason_and_its_evidence(db_path, db, add_
     feed = run("feed", "ann", "--below-bar", *window, "--db", db_path).output.splitlines()
     for item_id in (1, 2):
         head = next(k for k, line in enumerate(feed) if f"[{item_id}]" in line)
-        why = next(line for line in feed[head:] if line.strip().startswith("why:")).strip()
+        start = next(k for k in range(head, len(feed)) if feed[k].strip().startswith("why:"))
+        end = next((k for k in range(start + 1, len(feed))
+                    if not feed[k].startswith("     ") or feed[k].strip().startswith("https:")),
+                   len(feed))
+        why = " ".join(" ".join(feed[start:end]).split())  # the reason, wrapped at any width
         rank = int(feed[head].split(".")[0])
         out = run("explain", "ann", item_id, *window, "--db", db_path)
         assert out.exit_code == 0, out.output
         lines = out.output.splitlines()
-        assert lines[1] == why
+        ranks = next(k for k, line in enumerate(lines) if line.startswith("Ranks "))
+        assert " ".join(" ".join(lines[1:ranks]).split()) == why
         pool = "unread items in the whole archive" if window else "unread items of the last 7 days"
-        assert lines[2].startswith(f"Ranks {rank} of 2 {pool}")
+        assert lines[ranks].startswith(f"Ranks {rank} of 2 {pool}")
         assert "  interests: closest “quantum error correction qubits”, similarity" in out.output
-    assert ", below the bar ·" in lines[2] and "match: none" in out.output
+    assert ", below the bar ·" in lines[ranks] and "match: none" in out.output
     doc = json.loads(run("explain", "ann", 1, "--json", "--db", db_path).stdout)
     assert doc["ok"] and doc["match"] == "strong" and doc["explanation"]["evidence"]["interest"]
 

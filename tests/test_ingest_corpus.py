@@ -14,8 +14,7 @@ from ingest_server import FeedServer, Route
 from hermes.config import Settings
 from hermes.ingest.pipeline import add_feeds, run_ingest
 
-# Resolved: from a worktree, ../shared is a symlink, and ingest stores local feeds by their
-# real path, which relative_to() below must match.
+# Resolved: from a worktree, ../shared is a symlink, and the files' own paths come resolved.
 CORPUS = (Path(__file__).resolve().parents[2] / "shared" / "data" / "feedparser-tests").resolve()
 pytestmark = pytest.mark.skipif(
     not CORPUS.is_dir(),

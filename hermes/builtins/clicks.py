@@ -39,9 +39,16 @@ def record_feedback(
     item = require_item(db, item_id)
     click = record_click(db, persona["id"], item["id"], liked, source=caller())
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
-    what = "like" if liked else "dislike"
-    return ok(f"Recorded a {what} of item {item['id']} for {persona['name']} "
-              f"({plural(n, 'click')} in total); {NEXT_RANKING}.", click=click, n_clicks=n)
+    total = f"({plural(n, 'click')} in total)"
+    what, before = click["label"], click["previous"]
+    if before == what:
+        message = (f"Item {item['id']} was already {what}d by {persona['name']}; recorded "
+                   f"again {total}.")
+    else:
+        replacing = f", replacing its {before}" if before else ""
+        message = (f"Recorded a {what} of item {item['id']} for {persona['name']}{replacing} "
+                   f"{total}; {NEXT_RANKING}.")
+    return ok(message, click=click, n_clicks=n)
 
 
 @hookimpl

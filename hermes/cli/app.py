@@ -8,9 +8,11 @@ and reports every mistake — usage errors included — as one ``error:`` line w
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 import typer
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from .. import __version__, faces, status
@@ -77,8 +79,11 @@ def _range_message(exc) -> str | None:
 
 def _polish_help(command) -> None:
     """Help that reads like a conventional CLI: ``USER`` rather than ``{user}`` for an
-    argument, and no ``<bool>`` type after a flag (it takes no value)."""
+    argument, no ``<bool>`` type after a flag (it takes no value), and help text shown as
+    written (:func:`_as_written`)."""
+    _as_written(command)
     for param in getattr(command, "params", []):
+        _as_written(param)
         if getattr(param, "param_type_name", "") == "argument":
             if param.metavar is None:
                 param.metavar = param.name.upper()
@@ -94,6 +99,22 @@ def _polish_help(command) -> None:
         helper.metavar = ""
     for sub in getattr(command, "commands", {}).values():
         _polish_help(sub)
+
+
+def _as_written(thing) -> None:
+    """Help text is plain prose: typer reads it as rich markup, where ``[ingest] every`` (a
+    config setting) is a style tag and vanishes, and keeps a docstring's line breaks in the
+    command list (``hermes --help``). Escape the brackets and let each paragraph flow to the
+    terminal's width; once per command."""
+    if getattr(thing, "_hermes_help_escaped", False):
+        return
+    for attribute in ("help", "short_help", "epilog"):
+        text = getattr(thing, attribute, None)
+        if isinstance(text, str):
+            paragraphs = inspect.cleandoc(text).split("\n\n")
+            setattr(thing, attribute, escape("\n\n".join(
+                p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)))
+    thing._hermes_help_escaped = True
 
 
 _PLAIN: dict[type, type] = {}

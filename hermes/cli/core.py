@@ -182,7 +182,7 @@ def ingest(
         "asking for a longer pause with their ttl or Retry-After)."))] = False,
     watch: Annotated[bool, typer.Option("--watch", help=(
         "Keep running: fetch each feed when it is due, until Ctrl-C."))] = False,
-    every: Annotated[Optional[str], typer.Option("--every", help=(
+    every: Annotated[Optional[str], typer.Option("--every", metavar="INTERVAL", help=(
         "Refresh interval for --due / --watch, e.g. 30m or 2h (default: [ingest] every in "
         "config.toml, 1h)."))] = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help=(

@@ -7,19 +7,29 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import shutil
 import sys
+import textwrap
 import threading
 import time
+import unicodedata
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+try:  # typer ≥ 0.20 carries its own copy of click
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import get_current_context
+
+from .. import arguments as tool_arguments
 from .. import config
 from ..errors import HermesError
 from ..faces import plural
 from ..storage.db import get_db
+from ..text import clip
 from ..tools import call_tool, collect_tools
 
 DbOption = Annotated[
@@ -129,12 +139,52 @@ def database(path: str | None, *, create: bool = False):
 
 def run_tool(db, name: str, /, **arguments) -> dict:
     """Call tool ``name`` as a person at the terminal: the same function MCP calls (one write
-    path), worded for the CLI, signals recorded with source ``ui``."""
+    path), worded for the CLI, signals recorded with source ``ui``; a refused argument is
+    named as the running command spells it (:func:`cli_names`)."""
     tool = collect_tools().get(name)
     if tool is None:
         raise HermesError(f"the {name} tool is not available: the plugin that provides it is "
                           "disabled (see `hermes plugins`)")
-    return call_tool(db, tool, arguments, face="cli")
+    with tool_arguments.named(cli_names(arguments)):
+        return call_tool(db, tool, arguments, face="cli")
+
+
+def cli_names(arguments: dict) -> dict[str, str]:
+    """How the running command spells the tool's parameters: ``--facet`` for an option, the
+    metavar (``TEXT``) for an argument. A tool parameter is the command's parameter of the
+    same name, else the one parameter the person gave that very value (``item_id`` is
+    ``ITEM``); one that matches neither keeps the tool's name."""
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    params = {p.name: p for p in ctx.command.params}
+    spelled = {}
+    for name, value in arguments.items():
+        param = params.get(name) or _given(ctx, [p for n, p in params.items()
+                                                 if n not in arguments], value)
+        if param is not None:
+            spelled[name] = _spelling(param)
+    return spelled
+
+
+def _given(ctx, params: list, value):
+    """The one parameter of ``params`` whose value (or one of whose values) is ``value``."""
+    if value is None or isinstance(value, bool):
+        return None
+
+    def holds(given) -> bool:
+        if isinstance(given, (list, tuple)):
+            return any(type(v) is type(value) and v == value for v in given)
+        return type(given) is type(value) and given == value
+
+    found = [p for p in params if holds(ctx.params.get(p.name))]
+    return found[0] if len(found) == 1 else None
+
+
+def _spelling(param) -> str:
+    if getattr(param, "param_type_name", "") == "option":
+        return max(param.opts, key=len)
+    return (param.metavar or param.name.upper()).strip("[]").removesuffix("...")
 
 
 def emit_json(payload) -> None:
@@ -263,13 +313,19 @@ class StatusLine:
 def clean(text, width: int | None = None) -> str:
     """Feed text made safe for a terminal: control characters (escape sequences included)
     dropped, whitespace collapsed, cut to ``width``."""
-    import unicodedata
-
     text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in str(text or ""))
     text = " ".join(text.split())
-    if width and len(text) > width:
-        text = text[: width - 1].rstrip() + "…"
-    return text
+    return clip(text, width) if width else text
+
+
+def wrapped(text, indent: str, label: str = "") -> list[str]:
+    """``text`` cleaned (:func:`clean`) and wrapped whole to the terminal's width, every line
+    at ``indent``, the first opening with ``label`` (``why: ``): a reason is evidence, so
+    nothing of it is cut."""
+    width = max(shutil.get_terminal_size().columns, len(indent) + len(label) + 20)
+    return textwrap.wrap(clean(text), width, initial_indent=indent + label,
+                         subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [indent + label.rstrip()]
 
 
 def run_each(db_path: str | None, tool: str, item_ids: list, as_json: bool, **arguments) -> list[dict]:

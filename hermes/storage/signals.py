@@ -58,6 +58,8 @@ def record_click(
     """The single click write path. A persona's new click on an item replaces its old one.
 
     :param source: ``ui`` (web UI), ``agent`` (MCP tools) or ``bootstrap``.
+    :returns: the click as stored, with ``previous``: the label it replaced (``like``,
+        ``dislike``; the same label when the answer is repeated), ``None`` for a first click.
     """
     if source not in CLICK_SOURCES:
         raise InvalidInput(
@@ -69,13 +71,16 @@ def record_click(
     signal = Signal("click", user_id, item_id, op="set", data={"label": label}, source=source)
 
     def write(db):
+        before = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
+                            [user_id, item_id]).fetchone()
         db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id])
         cur = db.execute(
             "INSERT INTO clicks (user_id, item_id, label, source, created) VALUES (?, ?, ?, ?, ?)",
             [user_id, item_id, label, source, signal.at],
         )
         return {"id": cur.lastrowid, "user_id": user_id, "item_id": item_id, "label": label,
-                "source": source, "created": signal.at}
+                "source": source, "created": signal.at,
+                "previous": before[0] if before else None}
 
     return record_signal(db, signal, write).result
 

@@ -13,6 +13,7 @@ page stays put; without script the answer is a redirect back to the same place
 from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
@@ -20,7 +21,7 @@ from starlette.routing import Route
 from ..storage.signals import remove_click
 from ..text import clip
 from .access import Tools, opened, require_item_id, require_persona
-from .forms import bad, local_path, parse_bool, parse_int, parse_text
+from .forms import Refusal, bad, local_path, parse_bool, parse_int, parse_text
 from .render import DENSITIES, DENSITY_COOKIE, done, page_url, render, wants_json
 from .sanitize import safe_url
 from .views import read_among
@@ -38,6 +39,17 @@ def _undo(action: str, user: dict, label: str = "Undo", **fields) -> dict:
             "fields": {"user": user["name"], **{k: str(v) for k, v in fields.items()}}}
 
 
+async def _in_thread(form, act):
+    """``act()`` in a worker thread; a refusal (an item or persona that is gone) answers a
+    page that links back to the page the button was on."""
+    try:
+        return await run_in_threadpool(act)
+    except HTTPException as exc:
+        if isinstance(exc, Refusal):
+            raise
+        raise Refusal(exc.status_code, exc.detail, local_path(form.get("next"), "/")) from None
+
+
 async def _item_action(request: Request, work):
     """Parse ``user``/``item_id``/``next``, run ``work(db, tools, user, item_id, form)`` in a
     thread (it returns the answer's fields: ``message``, ``kind``, ``undo``, state), answer."""
@@ -50,7 +62,7 @@ async def _item_action(request: Request, work):
             item_id = require_item_id(db, form.get("item_id"))
             return user, item_id, work(db, tools, user, item_id, form)
 
-    user, item_id, answer = await run_in_threadpool(act)
+    user, item_id, answer = await _in_thread(form, act)
     back = local_path(form.get("next"), page_url("feed", user["name"]))
     return done(request, back, answer.pop("message"), item_id=item_id, **answer)
 
@@ -123,7 +135,7 @@ async def open_item(request: Request):
                               item_id=item_id, fraction=1.0, new_session=True)
             return user, item_id, url, _title(db, item_id)
 
-    user, item_id, url, title = await run_in_threadpool(act)
+    user, item_id, url, title = await _in_thread(form, act)
 
     if wants_json(request):
         return done(request, "", f"Opened, marked read: {title}", item_id=item_id, read=True,
@@ -181,7 +193,7 @@ async def read_all(request: Request):
                     tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
         return user, changed
 
-    user, changed = await run_in_threadpool(act)
+    user, changed = await _in_thread(form, act)
     n = len(changed)
     message = (f"Marked {n} item{'' if n == 1 else 's'} read" if on
                else f"{n} item{'' if n == 1 else 's'} unread again")

@@ -21,7 +21,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from .. import config
+from .. import config, faces
 from ..plugins import get_plugin_manager
 from . import csrf, pages
 from .render import FILTERS
@@ -67,11 +67,13 @@ def create_app(
         response = error_response(request, tmpl, status, message)
         await response(scope, receive, send)
 
-    middleware = [Middleware(csrf.CSRFMiddleware, secret_fn=secret_fn, refuse=refuse,
+    middleware = [Middleware(WebFace),
+                  Middleware(csrf.CSRFMiddleware, secret_fn=secret_fn, refuse=refuse,
                              allowed_hosts=allowed_hosts)]
 
     async def http_error(request: Request, exc: HTTPException):
-        return error_response(request, tmpl, exc.status_code, exc.detail)
+        return error_response(request, tmpl, exc.status_code, exc.detail,
+                              back=getattr(exc, "back", None))
 
     async def server_error(request: Request, exc: Exception):
         return error_response(request, tmpl, 500,
@@ -90,10 +92,25 @@ def create_app(
     return app
 
 
-def error_response(request: Request, tmpl: Jinja2Templates, status: int, message: str):
+class WebFace:
+    """Every request is answered in the web face (:mod:`hermes.faces`): a message formed
+    anywhere while answering it — a tool's, or the core's "unknown item" — names buttons and
+    pages, whichever face started the server (``hermes web`` runs in the CLI's)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        with faces.speaking("web"):
+            await self.app(scope, receive, send)
+
+
+def error_response(request: Request, tmpl: Jinja2Templates, status: int, message: str,
+                   back: str | None = None):
     """The error page (or a JSON envelope for ``/api/`` paths and for hermes.js, which asks
     for JSON), with the security headers of every page: a 500 is answered outside the
-    middleware that adds them to the others, and a refused Host before it."""
+    middleware that adds them to the others, and a refused Host before it. ``back``: the
+    page the person came from, linked first."""
     if request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", ""):
         response = JSONResponse({"ok": False, "message": message}, status_code=status)
     else:
@@ -102,6 +119,7 @@ def error_response(request: Request, tmpl: Jinja2Templates, status: int, message
         response = tmpl.TemplateResponse(
             request, "error.html",
             {"status": status, "title": titles.get(status, "Error"), "message": message,
+             "back": back,
              "csrf_token": request.scope.get("state", {}).get("csrf_token", "")},
             status_code=status,
         )

@@ -4,6 +4,7 @@ the refresh (when the last was, when the next is, "Refresh now" with its progres
 from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -32,11 +33,15 @@ def _feeds_context(request: Request, **extra) -> dict:
 
 async def add_feed(request: Request):
     form = await request.form()
-    url = parse_text(form.get("url"), "The feed URL", required=True, maximum=2000)
-    title = parse_text(form.get("title"), "The title", required=False, maximum=200) or None
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme not in {"http", "https"}:
-        bad(f"the feed URL must start with http:// or https://, got {url[:80]!r}")
+    typed = {"url": str(form.get("url") or "")[:2000], "title": str(form.get("title") or "")[:200]}
+    try:
+        url = parse_text(form.get("url"), "The feed URL", required=True, maximum=2000)
+        title = parse_text(form.get("title"), "The title", required=False, maximum=200) or None
+        scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+        if scheme not in {"http", "https"}:
+            bad(f"the feed URL must start with http:// or https://, got {url[:80]!r}")
+    except HTTPException as exc:  # a mistyped value: said next to the form, not on a bare page
+        return await _form_again(request, typed, exc.detail)
 
     def act():
         tools = Tools()
@@ -50,14 +55,18 @@ async def add_feed(request: Request):
     if result.get("server_error"):  # a full disk, a bug: not something to retype
         bad(result.get("message") or "the feed could not be added", 500)
     if not result.get("ok"):
-        # Show the form again with what was typed and why it was refused.
-        context = await run_in_threadpool(
-            _feeds_context, request, form={"url": url, "title": title or ""},
-            form_error=result.get("message") or "the feed could not be added")
-        return render(request, "feeds.html", context, status=400)
+        return await _form_again(request, typed,
+                                 result.get("message") or "the feed could not be added")
     feed_id = (result.get("feed") or {}).get("id")
     return redirect(request, "/feeds", f"Feed {feed_id} added: its items arrive with the next "
                     "refresh (Refresh now fetches it at once).")
+
+
+async def _form_again(request: Request, typed: dict, message: str):
+    """The feeds page again (status 400) with what was typed and why it was refused."""
+    context = await run_in_threadpool(_feeds_context, request, form=typed,
+                                      form_error=message[:1].upper() + message[1:])
+    return render(request, "feeds.html", context, status=400)
 
 
 def _known_feed(db, feed_id: int) -> dict:

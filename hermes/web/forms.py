@@ -14,6 +14,15 @@ def bad(message: str, status: int = 400):
     raise HTTPException(status, message)
 
 
+class Refusal(HTTPException):
+    """A refusal whose page links back to the page the person came from (``back``, a path
+    on this server)."""
+
+    def __init__(self, status: int, message: str, back: str):
+        super().__init__(status, message)
+        self.back = back
+
+
 def parse_int(value, what: str, lo: int, hi: int) -> int:
     try:
         number = int(str(value).strip())

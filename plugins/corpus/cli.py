@@ -254,7 +254,7 @@ def save(
 ):
     """Save items for later for USER (the saved facet; not marked read).
 
-    An item id (a whole number) is favorited; an arXiv id, DOI or URL is fetched once, stored,
+    An item id (a whole number) is saved; an arXiv id, DOI or URL is fetched once, stored,
     embedded and saved (an item already stored is only marked saved)."""
     ids = [int(r) for r in refs if r.strip().isdigit()]
     others = [r.strip() for r in refs if not r.strip().isdigit()]

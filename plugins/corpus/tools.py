@@ -39,6 +39,9 @@ CONFIRM_DELETE = Say(mcp="call again with confirm=true to delete it",
 REREAD_ITEMS = Say(mcp="re-read corpus_items for the full state",
                    cli="`hermes corpus items USER` shows the full state",
                    web="the Corpus page shows the full state")
+# A favorite is "saved" for a person: the commands are `hermes save` / `unsave`, the button Save.
+SAVED = Say(mcp="favorited", cli="saved", web="saved")
+UNSAVED = Say(mcp="unfavorited", cli="unsaved", web="unsaved")
 
 
 def _more(next_since: int) -> Say:
@@ -254,9 +257,11 @@ def favorite(
     'saved' facet, not in 'experienced'."""
     r = signals.favorite(db, user, item_id, on, source=caller())
     u = require_user(db, r["user"])
-    state = "favorited" if on else "unfavorited"
-    already = "" if r["changed"] else " (it already was)"
-    return ok(f"Item {r['item_id']} {state}{already}; {_describe(r['changes'])}.",
+    if r["changed"]:
+        state = SAVED if on else UNSAVED
+    else:  # nothing to do: say what the item already was
+        state = f"was already {SAVED}" if on else f"was not {SAVED}"
+    return ok(f"Item {r['item_id']} {state}; {_describe(r['changes'])}.",
               **_where(db, u["id"], r["item_id"], r["changes"]), favorited=on, changed=r["changed"])
 
 

@@ -7,27 +7,19 @@ not a terminal.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 
 import typer
 
+from hermes.cli.support import clean, wrapped
 from hermes.faces import plural
-from hermes.text import clip
-
-
-def clean(text, width: int | None = None) -> str:
-    """One line of printable text: control characters dropped, whitespace collapsed."""
-    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in str(text or ""))
-    text = " ".join(text.split())
-    return clip(text, width) if width else text
 
 
 def _item_lines(item: dict) -> list[str]:
     date = (item.get("published") or "")[:10] or "date unknown"
     meta = ", ".join(clean(x) for x in (item.get("source"), date) if x)
     lines = [f"  {item['rank']:>3}. {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
-    lines.append(typer.style(f"       why: {clean(item.get('reason'), 160)}", dim=True))
+    lines += [typer.style(line, dim=True) for line in wrapped(item.get("reason"), "       ", "why: ")]
     if item.get("url"):
         lines.append(typer.style(f"       {clean(item['url'], 160)}", dim=True))
     return lines

@@ -17,7 +17,19 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli.support import DbOption, JsonOption, check, clean, database, die, emit_json, run_each, run_tool, style
+from hermes.cli.support import (
+    DbOption,
+    JsonOption,
+    check,
+    clean,
+    database,
+    die,
+    emit_json,
+    run_each,
+    run_tool,
+    style,
+    wrapped,
+)
 from hermes.errors import HermesError
 from hermes.faces import plural
 from hermes.ranking.explain import rank_line
@@ -292,13 +304,14 @@ def feed(
 
 
 def item_lines(item: dict, width: int = 110) -> list[str]:
-    """An item of a ranked list for the terminal (feed text cleaned of control characters)."""
+    """An item of a ranked list for the terminal (feed text cleaned of control characters;
+    the reason whole, wrapped to the terminal)."""
     head = f"{item['rank']:>3}. [{item['id']}] {clean(item['title'], width)}"
     meta = " · ".join(filter(None, [clean(item["source"]) or "removed feed",
                                     (item["published"] or "")[:10] or "date unknown",
                                     item["content_type"],
                                     f"score {item['score']:+.2f}"]))
-    lines = [style(head, bold=True), f"     {meta}", f"     why: {clean(item['reason'], width)}"]
+    lines = [style(head, bold=True), f"     {meta}", *wrapped(item["reason"], "     ", "why: ")]
     if item["url"]:
         lines.append(f"     {clean(item['url'])}")
     return lines
@@ -347,7 +360,7 @@ def explanation_lines(e: dict) -> list[str]:
     """The one explanation for the terminal: the reason, where it ranks, the evidence."""
     ev = e["evidence"]
     lines = [style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
-             f"why: {clean(e['reason'], 300)}",
+             *wrapped(e["reason"], "", "why: "),
              f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
              f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
              f"{e['blend_weight']:.0%}",

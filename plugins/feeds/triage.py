@@ -106,13 +106,12 @@ class Triage:
 
     def click(self, item: dict, *, liked: bool) -> None:
         label = "like" if liked else "dislike"
-        before = self.rating(item)
         result = run_tool(self.db, "record_feedback", user=self.user, item_id=item["id"], liked=liked)
         if not result["ok"]:
             self.notice = f"error: {result['message']}"
             return
         self.done[label] += 1
-        self.history.append((label, item, before))
+        self.history.append((label, item, result["click"]["previous"]))  # what undo puts back
         self.rank()  # the clicked item leaves the unread list; the rest re-rank with it
         self.notice = (f"{MARKS[label]} {label}d [{item['id']}] {clean(item['title'], 60)} — "
                        "re-ranked")
@@ -135,11 +134,6 @@ class Triage:
             (self.saved.add if on else self.saved.discard)(item["id"])
             self.done["save"] += 1 if on else 0
             self.history.append(("save" if on else "unsave", item, None))
-
-    def rating(self, item: dict) -> str | None:
-        row = self.db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
-                              [require_user(self.db, self.user)["id"], item["id"]]).fetchone()
-        return row[0] if row else None
 
     def undo(self) -> None:
         """Take back the last like, dislike, read or save, through the same write paths (a
