@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from hermes.ingest.arxiv_text import clean_title, split_bridge
 from hermes.ingest.parse import parse_feed
 from hermes.ingest.pipeline import add_feeds, run_ingest
@@ -106,3 +108,62 @@ def test_cross_listed_and_replaced_papers_update_the_stored_item(db, tmp_path):
     shutil.copy(ga, tmp_path / "again.xml")
     third = run_ingest(db, feed_ids=[1])
     assert third.embedded == 0 and third[0]["updated"] == 0
+
+
+# --- The user trial's bridge shapes (issue 16, "Clean arXiv text") ---------------------------
+
+TRIAL_TAIL = "Published: 2026-11-29T23:00:00Z Comments: Accepted at ICLR 2027 PDF"
+ABSTRACT = ("We study how the size of circuits discovered by activation patching scales with "
+            "model parameters. Circuit size grows sublinearly; we fit a scaling law across 30 models.")
+
+
+def test_the_trials_paragraph_shape_loses_its_published_comments_and_pdf_lines():
+    # <p>Authors: …</p><p>abstract</p><p>Published: …</p><p>Comments: …</p><p><a>PDF</a></p>
+    feed = parse_feed((FIXTURES / "arxiv-bridge-paragraphs.xml").read_bytes(),
+                      url="https://e.org/bridge")
+    assert [i["summary"][-25:] for i in feed.items] == [
+        "use the features to steer model behaviour."[-25:],
+        "a scaling law across 30 models."[-25:],
+        "QM9 and discuss equivariance."[-25:]]
+    for item in feed.items:
+        assert not any(m in item["summary"] for m in ("Published", "Comments", "PDF", "Authors"))
+    assert feed.items[1]["summary"] == ABSTRACT
+    assert feed.items[1]["authors"] == ["Bob Kumar", "Eve Laurent"]
+
+
+@pytest.mark.parametrize("html", [
+    # run together into the abstract's paragraph (what HTML-to-text of some bridges gives)
+    f"<p>Authors: Bob Kumar, Eve Laurent</p><p>{ABSTRACT} {TRIAL_TAIL}</p>",
+    f"Authors: Bob Kumar, Eve Laurent<br>{ABSTRACT}<br>Published: 2026-11-29T23:00:00Z<br>"
+    "Comments: Accepted at ICLR 2027<br><a href='https://arxiv.org/pdf/2611.02345v1'>PDF</a>",
+    f"<p>Bob Kumar, Eve Laurent</p><p>{ABSTRACT}</p><p>Published: 2026-11-29T23:00:00Z</p>"
+    "<p>Comments: Accepted at ICLR 2027</p><p><a href='https://arxiv.org/pdf/2611.02345v1'>PDF</a></p>",
+    f"<p>Authors: Bob Kumar, Eve Laurent</p><p>{ABSTRACT} Published: 2026-11-29T23:00:00Z "
+    "Updated: 2026-11-30T08:00:00Z Comments: Accepted at ICLR 2027 [pdf] [html]</p>",
+])
+def test_bridge_shapes_the_trial_found(html):
+    found = split_bridge(html, limit=4000)
+    assert found.abstract == ABSTRACT
+    assert found.authors == "Bob Kumar, Eve Laurent"
+    assert found.comments == "Accepted at ICLR 2027"
+    assert found.dates["published"] == "2026-11-29T23:00:00Z"
+
+
+def test_metadata_run_into_a_lone_paragraph_is_cut_too():
+    found = split_bridge(f"{ABSTRACT} {TRIAL_TAIL}", limit=4000)
+    assert found.abstract == ABSTRACT and found.authors is None
+    assert found.dates == {"published": "2026-11-29T23:00:00Z"}
+
+
+@pytest.mark.parametrize("prose", [
+    # words that look like metadata but are the abstract's own
+    "We estimate the PDF",
+    "The catalogue was updated: 2021-03-04 marks its last release, which we describe.",
+    "We thank the referees. Published: 2020-01-01 was the first release; this is the second.",
+    "Published: work on the topic is scarce. We fill the gap.",
+    "We compare PDF and CDF estimators. Abstract interpretation is used throughout.",
+])
+def test_an_abstracts_own_words_are_never_cut(prose):
+    found = split_bridge(f"<p>Authors: A. Smith, B. Jones</p><p>{prose}</p>", limit=4000)
+    assert found.abstract == prose and found.dates == {}
+    assert split_bridge(prose, limit=4000) is None  # one paragraph of prose: not a bridge

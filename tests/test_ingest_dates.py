@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
 from hermes.contract import CandidateQuery
-from hermes.ingest.dates import date_from_url, parse_localized
+from hermes.ingest.dates import date_from_url, parse_localized, text_date
 from hermes.ingest.parse import parse_feed
 from hermes.ingest.pipeline import add_feeds, run_ingest
 from hermes.ranking.rank import rank
@@ -79,6 +79,52 @@ def test_the_portuguese_feed_parses_with_2018_dates():
     assert dates["Veja como votar: doc"] == "2018-10-05T00:00:00+00:00"  # no pubDate: the URL's
     assert dates["Especial: a história"] is None  # no date anywhere
     assert sum(d is not None and d.startswith("2018-") for d in dates.values()) == 7
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2026-11-26T10:00:00Z", "2026-11-26T10:00:00+00:00"),
+    ("2026-11-26T10:00:00+02:00", "2026-11-26T08:00:00+00:00"),
+    ("2026-11-26", "2026-11-26T00:00:00+00:00"),
+    ("Thu, 26 Nov 2026 10:00:00 GMT", "2026-11-26T10:00:00+00:00"),
+    ("Qui, 26 Nov 2026 10:00:00 -0300", "2026-11-26T13:00:00+00:00"),
+    ("2611.01234", None),  # an arXiv id: a month, not a date
+    ("2026-11", None), ("2026", None), ("soon", None), ("", None), (None, None),
+])
+def test_dates_written_in_an_items_text(text, expected):
+    assert text_date(text) == expected
+
+
+def test_a_bridge_item_without_pubdate_is_dated_by_its_published_line(db, tmp_path):
+    # The user trial's feed: no <pubDate>, "Published: 2026-11-26T10:00:00Z" in the text.
+    feed = parse_feed((FIXTURES / "arxiv-bridge-nodate.xml").read_bytes(), url="https://e.org/b")
+    assert [i["published"] for i in feed.items] == ["2026-11-26T10:00:00+00:00",
+                                                    "2026-11-27T10:00:00+00:00"]
+    assert not any("Published" in i["summary"] for i in feed.items)
+    path = tmp_path / "bridge.xml"
+    shutil.copy(FIXTURES / "arxiv-bridge-nodate.xml", path)
+    add_feeds(db, [(str(path), None)])
+    summary = run_ingest(db)
+    assert summary[0]["new"] == 2 and summary[0]["undated"] == 0 and summary.undated == 0
+
+
+def _bridge_item(description: str, pub_date: str = "") -> dict:
+    body = ('<?xml version="1.0"?><rss version="2.0"><channel><title>bridge</title>'
+            "<link>http://export.arxiv.org</link><item><title>A paper</title>"
+            f"<link>http://arxiv.org/abs/2611.09912v2</link><description>{description}</description>"
+            f"{pub_date}</item></channel></rss>")
+    (item,) = parse_feed(body.encode(), url="https://e.org/b").items
+    return item
+
+
+def test_the_feeds_own_date_comes_first_and_an_arxiv_id_is_no_date():
+    text = "&lt;p&gt;Authors: Zoe Park&lt;/p&gt;&lt;p&gt;We evaluate features.&lt;/p&gt;"
+    own = _bridge_item(text + "&lt;p&gt;Published: 2026-11-26T10:00:00Z&lt;/p&gt;",
+                       "<pubDate>Mon, 30 Nov 2026 09:00:00 +0000</pubDate>")
+    assert own["published"] == "2026-11-30T09:00:00+00:00"
+    updated = _bridge_item(text + "&lt;p&gt;Updated: 2026-11-28T10:00:00Z&lt;/p&gt;")
+    assert updated["published"] == "2026-11-28T10:00:00+00:00" and updated["summary"] == "We evaluate features."
+    # 2611.09912 says November 2026, but only that: without a real date the item is undated.
+    assert _bridge_item(text)["published"] is None
 
 
 def _listing(path: Path, n: int, start: int = 0) -> None:

@@ -35,6 +35,27 @@ def test_candidates_stop_at_stop_words_and_punctuation():
     assert "mass" in candidates("$M_\\odot$ mass")  # LaTeX is blanked, not read as words
 
 
+def test_feed_boilerplate_is_never_a_candidate():
+    # What the user trial's bridge left in a summary, and other wrappings of feed text.
+    text = ("We fit a scaling law across 30 models. Published: 2026-11-29T23:00:00Z Comments: "
+            "Accepted at ICLR 2027 PDF. Updated version. arXiv Abstract page. Preprint comments.")
+    found = candidates(text)
+    boilerplate = {"published", "updated", "submitted", "comment", "pdf", "abstract", "arxiv",
+                   "preprint"}
+    assert not any(set(p.split()) & boilerplate for p in found), sorted(found)
+    assert "scaling law" in found
+
+
+def test_verbs_and_bare_adjectives_of_abstracts_end_a_phrase():
+    """What the user trial and the demo saw as topics: "evaluate sparse autoencoder",
+    "requiring", "achievable", "applicability"."""
+    found = candidates("We evaluate sparse autoencoders on toy models, requiring no labels; rates "
+                       "achievable in random networks arise from the applicability of coding.")
+    assert not any(w in p for p in found for w in
+                   ("evaluate", "requiring", "achievable", "applicability", "arise")), sorted(found)
+    assert "sparse autoencoder" in found and "random network" in found
+
+
 @pytest.mark.parametrize("plural, single", [
     ("galaxies", "galaxy"), ("processes", "process"), ("stars", "star"), ("physics", "physics"),
     ("analysis", "analysis"), ("gas", "gas"), ("branches", "branch"), ("plasmas", "plasma"),

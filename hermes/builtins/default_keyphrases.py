@@ -2,8 +2,9 @@
 
 KeyBERT-style (Grootendorst's KeyBERT; EmbedRank): candidate phrases are the 1–3 word runs
 of an item's title and abstract that no stop word (scikit-learn's English list, plus the
-scaffolding words of abstracts) or punctuation interrupts, each scored by its cosine to the
-item's own embedding, and a diverse best twenty chosen by maximal marginal relevance. The phrase vectors come from
+scaffolding words of abstracts and the words of feed boilerplate: published, comments,
+pdf, arxiv …) or punctuation interrupts, each scored by its cosine to the item's own
+embedding, and a diverse best twenty chosen by maximal marginal relevance. The phrase vectors come from
 the model pass that embedded the item — the mean of the contextual vectors of the tokens the
 phrase covers — so tagging costs no second model run; an embedder without token vectors
 gets the phrases embedded directly (slower).
@@ -27,7 +28,7 @@ from ..hookspecs import hookimpl
 from ..ingest.text import embedding_text
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
-VERSION = 5
+VERSION = 7
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -66,7 +67,15 @@ _SCAFFOLD = set("""
     associated existing following called named like likely unlike due able good bad better
     best many much more most less least few fewer main major minor finally furthermore
     moreover additionally hence therefore indeed especially well-known long-standing
-    so-called state-of-the-art contain contains contained containing
+    so-called state-of-the-art contain contains contained containing evaluate evaluates
+    evaluated evaluating requiring arise arises arising arose achievable applicability
+""".split())
+# What feeds wrap around a text ("Published: … Comments: … PDF", "arXiv:2401.12345
+# Abstract:"): if any reaches the text (a bridge shape hermes.ingest.arxiv_text does not
+# know), it is never a topic nor part of one.
+_BOILERPLATE = set("""
+    published updated submitted comment comments pdf abstract abstracts arxiv preprint
+    preprints announce
 """.split())
 # Generic nouns: fine inside a phrase ("ising model", "solar system", "hall effect"), never a
 # keyphrase alone.
@@ -135,7 +144,7 @@ def english_stop_words() -> frozenset[str]:
 
 def _stop_words() -> frozenset[str]:
     # Read when a tagger first runs: `hermes serve` registers this plugin without tagging.
-    return (english_stop_words() - _KEEP) | frozenset(_SCAFFOLD)
+    return (english_stop_words() - _KEEP) | frozenset(_SCAFFOLD) | frozenset(_BOILERPLATE)
 
 
 _STOP: frozenset[str] | None = None
@@ -177,9 +186,9 @@ def _word(word: str) -> tuple[bool, str, bool, bool]:
 def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
     """Candidate phrases of ``text`` and the character spans where each occurs: runs of up
     to three words that no stop word (scikit-learn's English list plus the scaffolding of
-    abstracts), number or punctuation interrupts; the last word singular, at least one word
-    of four letters or more (or an all-capitals acronym), no generic noun alone ("model"),
-    no modifier ("high", "stellar") alone or last."""
+    abstracts and feed boilerplate), number or punctuation interrupts; the last word
+    singular, at least one word of four letters or more (or an all-capitals acronym), no
+    generic noun alone ("model"), no modifier ("high", "stellar") alone or last."""
     found: dict[str, list[tuple[int, int]]] = {}
     runs: list[list[tuple]] = []
     masked = _masked(text)

@@ -6,7 +6,8 @@ be stamped with the time it was fetched, so years-old news filled every "last 7 
 :func:`parse_localized` is registered with feedparser (``registerDateHandler``) and reads
 Portuguese, Spanish, French, German, Italian and Dutch day and month names, then hands an
 English rewrite to feedparser's own RFC 822 parser. :func:`date_from_url` reads the
-``/2018/09/24/`` (or ``2018-09-24``) that many news sites put in their article URLs.
+``/2018/09/24/`` (or ``2018-09-24``) that many news sites put in their article URLs, and
+:func:`text_date` the ``Published:`` line an arXiv-API-to-RSS bridge writes into the text.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import unicodedata
 from datetime import datetime, timedelta, timezone
 
 import feedparser
+from feedparser.datetimes import _parse_date
 from feedparser.datetimes.rfc822 import _parse_date_rfc822
 
 _ENGLISH = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -136,6 +138,22 @@ def date_from_url(url: str | None, *, now: datetime | None = None) -> str | None
     return None
 
 
+# A day, a month and a year: 2026-11-26, 26 Nov 2026, 26. November 2026.
+_FULL_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\b\d{1,2}\.?\s+[^\W\d]+\.?\s+\d{4}")
+
+
+def text_date(value: str | None) -> str | None:
+    """A date written in an item's text (an arXiv bridge's ``Published: 2026-11-26T10:00:00Z``
+    line) as ISO UTC, read by feedparser's date parsers (ISO 8601, RFC 822, the localized
+    names above); ``None`` when it is not a full date — "2026-11" or an arXiv id's month is
+    no publication date."""
+    if not value or len(value) > 100:
+        return None
+    if not _FULL_DATE.search(value):
+        return None  # a year or a month alone: W3DTF would call it the 1st at midnight
+    return struct_to_iso(_parse_date(value.strip()))
+
+
 def struct_to_iso(parsed) -> str | None:
     """feedparser's UTC ``struct_time`` as ISO 8601, ``None`` when it is unusable."""
     if not parsed:
@@ -146,4 +164,4 @@ def struct_to_iso(parsed) -> str | None:
         return None
 
 
-__all__ = ["MONTHS", "date_from_url", "parse_localized", "struct_to_iso"]
+__all__ = ["MONTHS", "date_from_url", "parse_localized", "struct_to_iso", "text_date"]

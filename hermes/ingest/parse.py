@@ -11,6 +11,8 @@ import io
 import mimetypes
 import re
 from dataclasses import dataclass
+from xml.parsers.expat.errors import XML_ERROR_UNDEFINED_ENTITY
+from xml.sax import SAXParseException
 
 import feedparser
 
@@ -18,7 +20,7 @@ from ..authors import parse_authors
 from ..errors import HermesError
 from ..tags import normalize_tag
 from .arxiv_text import clean_title, split_bridge, strip_announce_prefix
-from .dates import date_from_url, struct_to_iso
+from .dates import date_from_url, struct_to_iso, text_date
 from .text import canonical_url, plain_text, safe_url
 
 MAX_TITLE = 500
@@ -56,12 +58,18 @@ def arxiv_id(*candidates: str | None) -> str | None:
     return None
 
 
-def _published(entry, link: str | None) -> str | None:
+def _published(entry, link: str | None, text_dates: dict[str, str]) -> str | None:
     """When the entry was published (ISO UTC): its own date (localized names are read by
-    :mod:`hermes.ingest.dates`), else its ``updated`` or ``created`` date, else a date in
-    its URL; ``None`` when there is none (the store decides what that means)."""
+    :mod:`hermes.ingest.dates`), else its ``updated`` or ``created`` date, else the
+    Published (or Submitted, or Updated) line of an arXiv bridge's text, else a date in its
+    URL; ``None`` when there is none (the store decides what that means). An arXiv id
+    (2611.01234) names only a month, so it is never read as a date."""
     for key in ("published_parsed", "updated_parsed", "created_parsed"):
         found = struct_to_iso(entry.get(key))  # feedparser gives UTC
+        if found:
+            return found
+    for label in ("published", "submitted", "updated"):
+        found = text_date(text_dates.get(label))
         if found:
             return found
     return date_from_url(link) or date_from_url(entry.get("link"))
@@ -120,15 +128,16 @@ def _raw_summary(entry) -> str:
     return text
 
 
-def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | None]:
-    """(plain-text summary, authors, announce type). For arXiv items the summary is the
-    abstract alone: rss.arxiv.org's prefix and a bridge's author paragraph and trailing
-    Published / Comments / PDF lines are taken off (the authors go to the author list)."""
+def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | None, dict]:
+    """(plain-text summary, authors, announce type, dates written in the text). For arXiv
+    items the summary is the abstract alone: rss.arxiv.org's prefix and a bridge's author
+    paragraph and trailing Published / Comments / PDF lines are taken off (the authors go to
+    the author list, the Published / Updated values to the dates)."""
     raw = _raw_summary(entry)
-    from_text = None
+    from_text, dates = None, {}
     bridge = split_bridge(raw, limit=MAX_SUMMARY) if arxiv else None
     if bridge is not None:
-        summary, from_text = bridge.abstract, bridge.authors
+        summary, from_text, dates = bridge.abstract, bridge.authors, bridge.dates
     else:
         summary = plain_text(raw, limit=MAX_SUMMARY)
     summary, announce = strip_announce_prefix(summary)
@@ -137,7 +146,7 @@ def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | N
     if not any(isinstance(a, dict) and a.get("name") for a in listed):
         listed = [entry.get("author") or ""]
     authors = parse_authors(listed) or (parse_authors(from_text) if from_text else [])
-    return summary, authors, announce
+    return summary, authors, announce, dates
 
 
 def _guid(entry, link: str | None, title: str, summary: str, feed_url: str) -> str:
@@ -157,10 +166,10 @@ def normalise_entry(entry, *, feed_url: str) -> dict:
     link = canonical_url(entry.get("link"))
     ident = entry.get("id") or ""
     arxiv = arxiv_id(ident, entry.get("link"), *(l.get("href") for l in entry.get("links") or []))
-    summary, authors, announce = _text_and_authors(entry, arxiv)
+    summary, authors, announce, text_dates = _text_and_authors(entry, arxiv)
     if arxiv:
         title = clean_title(title)
-    published = _published(entry, link)
+    published = _published(entry, link, text_dates)
     doi_match = _DOI.search(" ".join(filter(None, [ident, entry.get("link") or "",
                                                    entry.get("prism_doi") or "",
                                                    entry.get("dc_identifier") or ""])))
@@ -226,6 +235,19 @@ def _not_a_feed_reason(body: bytes, parsed) -> str | None:
     return "not a feed: no RSS, Atom or RDF content found"
 
 
+def _broken(exc) -> bool:
+    """Whether feedparser's bozo exception says the XML's structure is broken (a mismatched
+    tag, a truncated document, a stray "&"), rather than something its lenient parser is
+    built to read right: an HTML entity such as ``&nbsp;`` that XML does not define (most of
+    feedparser's own test corpus), or a note about a feed that parsed (a charset it had to
+    override, a text/plain content type)."""
+    if isinstance(exc, feedparser.ThingsNobodyCaresAboutButMe):
+        return False
+    if isinstance(exc, SAXParseException) and exc.getMessage() == XML_ERROR_UNDEFINED_ENTITY:
+        return False
+    return True
+
+
 def _one_line(exc) -> str:
     text = str(exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
@@ -267,11 +289,14 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     warning = None
     if parsed.get("bozo"):
         # Ill-formed but readable feeds are common (wrong charset, a stray "&"); what they
-        # yield is kept and the problem becomes a warning. Without items and without even
-        # a recognisable channel, the problem is the whole story.
-        warning = _one_line(parsed.get("bozo_exception") or "ill-formed feed")
-        if not items and not (parsed.get("version") and (feed.get("title") or feed.get("link"))):
-            raise ParseError(f"malformed feed: {warning}")
+        # yield is kept and the problem becomes a warning. A document whose structure is
+        # broken and that yields no item is no feed: the channel title feedparser's lenient
+        # parser glues together from the wreck ("Brokenoops") vouches for nothing.
+        exc = parsed.get("bozo_exception")
+        warning = _one_line(exc or "ill-formed feed")
+        if not items and (_broken(exc) or not (parsed.get("version")
+                                               and (feed.get("title") or feed.get("link")))):
+            raise ParseError(f"malformed feed: {warning}, and no entries could be read")
     return ParsedFeed(
         title=plain_text(feed.get("title") or "", limit=MAX_TITLE),
         link=canonical_url(feed.get("link")),

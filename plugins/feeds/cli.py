@@ -35,7 +35,7 @@ from hermes.faces import plural
 from hermes.ranking.explain import rank_line
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
-from .subscriptions import feed_rows, normalise_location, probe, subscribe, trust
+from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
 from .tools import MAX_DAYS
 
 feeds_app = typer.Typer(
@@ -72,7 +72,7 @@ def add(
 
     A web page is followed to the feed it links. Items arrive with `hermes ingest`."""
     url = normalise_location(location)
-    probed = probe(url, allow_private=True)  # first: a location that is no feed starts no database
+    probed = probe_to_subscribe(url, allow_private=True)  # first: a location that is no feed starts no database
     with database(db, create=True) as conn:
         result = subscribe(conn, url, title, subscribed_by="user", probe_fn=lambda u: probed)
         if not result["ok"] and result["feed"].get("subscribed_by") == "agent" and not as_json:

@@ -128,6 +128,14 @@ def probe(url: str, *, allow_private: bool) -> dict:
             "page_url": page_url}
 
 
+def probe_to_subscribe(url: str, *, allow_private: bool) -> dict:
+    """:func:`probe` before subscribing: a refusal also says that nothing was subscribed."""
+    try:
+        return probe(url, allow_private=allow_private)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{exc}; nothing was subscribed") from None
+
+
 def _row(cursor_row, names) -> dict:
     return dict(zip(names, cursor_row))
 

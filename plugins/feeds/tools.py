@@ -28,6 +28,7 @@ from .subscriptions import (
     feed_rows,
     orphaned_count,
     probe,
+    probe_to_subscribe,
     refresh_summary,
     removal_plan,
     rename,
@@ -240,7 +241,7 @@ def add_feed(
     # Whoever calls the tool — an agent over MCP, or the web form, which a page on another
     # site could drive — the feed is an agent's: guarded now and at every ingest.
     return subscribe(db, url, title, subscribed_by="agent",
-                     probe_fn=lambda u: probe(u, allow_private=settings().allow_private))
+                     probe_fn=lambda u: probe_to_subscribe(u, allow_private=settings().allow_private))
 
 
 @tool(GROUP, result=FeedPreview, read_only=True, idempotent=True, open_world=True,
