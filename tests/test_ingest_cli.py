@@ -132,6 +132,18 @@ def test_ctrl_c_says_what_was_stored_and_that_embedding_resumes(feeds_dir, tmp_p
     assert resumed["embedded"] == 4 and resumed["new_items"] == 0
 
 
+def stored(path) -> int:
+    """Items in the database at ``path`` so far (0 while it does not exist or is locked)."""
+    import sqlite3
+    from contextlib import closing
+
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.1)) as conn:
+            return conn.execute("SELECT count(*) FROM items").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
 def test_ctrl_c_on_a_terminal_stops_a_hanging_fetch(tmp_path):
     """A real SIGINT while one feed hangs: the feed that answered is kept, the person is told."""
     import threading
@@ -164,7 +176,12 @@ def test_ctrl_c_on_a_terminal_stops_a_hanging_fetch(tmp_path):
                           env=child_env(home), encoding="utf-8", timeout=60)
     try:
         child.expect("starter feeds")
-        time.sleep(2)  # the local feed is stored by now; the other one hangs
+        # Interrupt once the local feed is stored and the other one hangs (a fixed sleep
+        # could interrupt a loaded machine's child before it fetches at all).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and stored(tmp_path / "h.db") < 3:
+            time.sleep(0.1)
+        time.sleep(0.3)
         child.sendintr()
         child.expect("interrupted: 3 new items from 1 feed stored; 3 not embedded yet", timeout=20)
         child.expect(pexpect.EOF, timeout=20)
