@@ -4,6 +4,7 @@ its environment, a free loopback port, and a server that is up before the test g
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +16,13 @@ from pathlib import Path
 def hermes_command() -> list[str]:
     script = Path(sys.executable).with_name("hermes")
     return [str(script)] if script.exists() else [sys.executable, "-m", "hermes.cli"]
+
+
+def sigint_as_on_a_terminal() -> None:
+    """``preexec_fn`` of a child that a test interrupts with Ctrl-C: a suite started in the
+    background (``make test &``, some CI runners) runs with SIGINT ignored, and a child
+    inherits that; a person's terminal delivers it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def child_env(home: Path, **extra) -> dict:

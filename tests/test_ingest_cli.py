@@ -151,7 +151,7 @@ def test_ctrl_c_on_a_terminal_stops_a_hanging_fetch(tmp_path):
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     pexpect = pytest.importorskip("pexpect")
-    from process_support import child_env, hermes_command
+    from process_support import child_env, hermes_command, sigint_as_on_a_terminal
 
     release = threading.Event()
 
@@ -173,7 +173,8 @@ def test_ctrl_c_on_a_terminal_stops_a_hanging_fetch(tmp_path):
         f'[[feeds]]\nurl = "good.xml"\n\n[[feeds]]\nurl = "http://127.0.0.1:{server.server_address[1]}/slow"\n')
     cmd = hermes_command()
     child = pexpect.spawn(cmd[0], [*cmd[1:], "ingest", "--db", str(tmp_path / "h.db")],
-                          env=child_env(home), encoding="utf-8", timeout=60)
+                          env=child_env(home), encoding="utf-8", timeout=60,
+                          preexec_fn=sigint_as_on_a_terminal)
     try:
         child.expect("starter feeds")
         # Interrupt once the local feed is stored and the other one hangs (a fixed sleep
