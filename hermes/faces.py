@@ -106,3 +106,8 @@ INGEST = Say(
     cli="run `hermes ingest` for new items",
     web="new items arrive with the next refresh",
 )
+# The fold under a persona's bar (hermes.ranking.match), in every face that ranks.
+SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
+                 web="show them below the fold")
+SHOW_CLOSEST = Say(mcp="below_bar=true lists the closest anyway",
+                   cli="--below-bar lists the closest anyway", web="Show opens the closest anyway")

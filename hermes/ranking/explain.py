@@ -34,7 +34,7 @@ from ..authors import author_key, surname
 from ..contract import CandidateQuery
 from ..embed import get_embedder
 from ..errors import InvalidInput
-from ..records import item_rows, now_iso
+from ..records import item_rows, now_iso, user_clicks
 from ..storage.transactions import write_transaction
 from ..text import clip
 from .interests import interest_clauses
@@ -117,10 +117,9 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
     nothing = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=False)
     reasons = []
     if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
-        label = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ? "
-                           "ORDER BY rowid DESC LIMIT 1", [user["id"], item_id]).fetchone()
-        reasons.append({"like": "you liked it already", "dislike": "you disliked it already"}
-                       .get(label[0] if label else "", "you rated it already"))
+        liked = dict(user_clicks(db, user["id"])).get(item_id)
+        reasons.append("you rated it already" if liked is None else
+                       "you liked it already" if liked else "you disliked it already")
     if feed.exclude_read and not kept(replace(nothing, exclude_read=True)):
         reasons.append("you have read it")
     if feed.since_days is not None and not kept(replace(nothing, since_days=feed.since_days)):

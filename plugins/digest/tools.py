@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from hermes import tag_graph
 from hermes.contract import CandidateQuery, Result, nothing, ok, tool
-from hermes.faces import INGEST, Say
+from hermes.faces import INGEST, SHOW_BELOW, SHOW_CLOSEST, Say
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
@@ -85,10 +85,6 @@ WIDEN = Say(mcp="widen the window with a larger days value", cli="widen the wind
 N_TOTAL = Say(mcp="; n_total gives each topic's full count", cli="", web="")
 SEE_SAVED = Say(mcp=" (see saved)", cli=" (listed below)", web=" (listed below)")
 SEE_CAVEAT = Say(mcp="see ranking_quality.caveat", cli="see the caveat below", web="see the note below")
-SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
-                 web="show them below the fold")
-SHOW_CLOSEST = Say(mcp="below_bar=true lists the closest anyway",
-                   cli="--below-bar lists the closest anyway", web="Show opens the closest anyway")
 BAR_ADVICE = Say(mcp="widen the window, add feeds on the persona's topics (add_feed), or like items",
                  cli="widen the window (--days N), add feeds on the persona's topics "
                      "(`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",

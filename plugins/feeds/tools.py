@@ -15,7 +15,7 @@ from pydantic import Field
 
 from hermes.config import settings
 from hermes.contract import CandidateQuery, Result, fail, ok, tool
-from hermes.faces import Say, plural
+from hermes.faces import SHOW_BELOW, SHOW_CLOSEST, Say, plural
 from hermes.ranking.explain import explain, explain_ranked, rank_line
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_item, require_user
@@ -97,11 +97,6 @@ WIDEN = Say(mcp="Widen since_days (null = the whole archive)",
 ADD_FEEDS = Say(mcp="add feeds (add_feed) and wait for the next ingest",
                 cli="add feeds with `hermes feeds add URL` and run `hermes ingest`",
                 web="add feeds on the Feeds page")
-SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
-                 web="show them below the fold")
-SHOW_CLOSEST = Say(mcp="below_bar=true lists the closest anyway",
-                   cli="--below-bar lists the closest anyway",
-                   web="Show opens the closest anyway")
 BAR_ADVICE = Say(mcp="widen since_days, add feeds on the persona's topics (add_feed), or like "
                      "items with record_feedback",
                  cli="widen the window (--since-days N or --all), add feeds on the persona's "
