@@ -214,6 +214,19 @@ def test_tokenizer_cuts_at_256_and_pads_per_batch_not_to_128():
     assert not feeds["token_type_ids"].any()
 
 
+def test_token_counts_come_from_the_tokenizer_alone(tmp_path, monkeypatch):
+    """Counting tokens (how ingest groups texts into batches) loads neither model: no
+    session, no ONNX file made, no torch."""
+    import sys
+
+    monkeypatch.setenv("HERMES_MODEL_CACHE", str(tmp_path / "empty-cache"))
+    embedder = DefaultEmbedder("auto")
+    # [CLS] and [SEP] count; a long text is cut at 256 as the model sees it.
+    assert embedder.token_counts(["quantum error correction", "  word " * 400, ""]) == [5, 256, 2]
+    assert not embedder.onnx.loaded and artifact.cached_model() is None
+    assert embedder.reference._model is None
+
+
 # --- hermes model -------------------------------------------------------------------------
 
 def test_model_status_reports_the_path_without_loading_anything(no_bf16, tmp_path, monkeypatch):
@@ -327,6 +340,30 @@ def test_pending_items_are_embedded_in_batches_of_similar_length(db):
     flat = [n for call in sizes for n in call]
     assert flat == sorted(flat, reverse=True)
     assert db.execute("SELECT count(*) FROM items WHERE embedding IS NULL").fetchone()[0] == 0
+
+
+def test_pending_items_are_grouped_by_token_count_when_the_embedder_counts_tokens(db):
+    """A batch is padded to its longest text in tokens, not characters: an embedder that
+    counts tokens (``token_counts``) gets batches of similar token counts, even where the
+    character lengths say otherwise."""
+    from hermes.ingest.store import embed_pending
+
+    class Counted(HashEmbedder):
+        calls: list[list[str]] = []
+
+        def token_counts(self, texts):  # one token per character of "x", ten per "y"
+            return [t.count("x") + 10 * t.count("y") for t in texts]
+
+        def embed(self, texts):
+            self.calls.append(list(texts))
+            return super().embed(texts)
+
+    db.execute("INSERT INTO feeds (url, title) VALUES ('x', 'x')")
+    titles = ["x" * 30, "y" * 5, "x" * 31, "y" * 4]  # tokens: 30, 50, 31, 40
+    insert_items(db, 1, [{"guid": f"g{k}", "title": t} for k, t in enumerate(titles)])
+    embedder = Counted()
+    assert embed_pending(db, embedder, batch_size=2, tag=False) == 4
+    assert [sorted(call) for call in embedder.calls] == [["y" * 4, "y" * 5], ["x" * 30, "x" * 31]]
 
 
 def test_batches_go_through_onnx_while_the_bulk_model_is_still_loading(monkeypatch):

@@ -112,6 +112,11 @@ class DefaultEmbedder:
         except Exception:  # noqa: BLE001 — weights missing: the reference path reports it
             return False
 
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Each text's length in tokens (both paths give the same ids; the ``tokenizers``
+        package counts them without loading either model)."""
+        return self.onnx.token_counts(texts)
+
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._call("embed", texts)
 
