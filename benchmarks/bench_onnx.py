@@ -308,7 +308,30 @@ def report(args, ingest, interests, prepare, exported, load_before) -> str:
         lines.append(f"| {name} | {median:.2f} s | {', '.join(f'{x:.2f}' for x in walls)} | "
                      f"{own} | {own_cpu} | {cost} |")
     lines += ["", "Target: ≥ 0.95× the model's own throughput.", ""]
+    lines += crossover(ingest, args.items)
     return "\n".join(lines) + "\n"
+
+
+def crossover(ingest: dict, n: int) -> list[str]:
+    """Where `auto` should switch an ingest run to torch: each path's fresh-process cost is
+    a fixed start-up F (the ingest's seconds beyond embedding its texts at the warm rate)
+    plus n texts at the warm rate; torch wins from n* = (F_torch - F_onnx) / (c_onnx - c_torch)."""
+    by_path = {path: (walls, cpus) for walls, cpus, path in ingest["ingest"].values() if path}
+    if set(by_path) != {"onnx", "torch"}:
+        return []
+    out = ["## Where `auto` should switch to torch (fixed start-up + texts at the warm rate)", "",
+           "| measure | ONNX fixed s | ONNX s/text | torch fixed s | torch s/text | torch wins from |",
+           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for label, k, rates in (("wall", 0, ingest["warm"]), ("CPU", 1, ingest["warm_cpu"])):
+        fixed, per = {}, {}
+        for path, values in by_path.items():
+            per[path] = 1 / statistics.median(rates[path])
+            fixed[path] = statistics.median(v - n / r for v, r in zip(values[k], rates[path]))
+        gain = per["onnx"] - per["torch"]
+        at = f"{(fixed['torch'] - fixed['onnx']) / gain:.0f} texts" if gain > 0 else "never"
+        out.append(f"| {label} | {fixed['onnx']:.1f} | {per['onnx']:.3f} | {fixed['torch']:.1f} | "
+                   f"{per['torch']:.3f} | {at} |")
+    return [*out, ""]
 
 
 if __name__ == "__main__":
