@@ -92,6 +92,28 @@ def test_auto_uses_torch_for_bulk_only_where_bf16_is_native(monkeypatch):
     assert stubbed().choose(10 * BF16_BULK_TEXTS) == "onnx"
 
 
+def test_the_size_from_which_auto_loads_torch_is_a_setting(tmp_path, monkeypatch):
+    """``[embed] torch_from`` in config.toml, ``HERMES_EMBED_TORCH_FROM`` over it: where
+    this machine's break-even lies (the default is the one measured here)."""
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    assert choice.torch_from_setting() == BF16_BULK_TEXTS
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text("[embed]\ntorch_from = 40\n")
+    embedder = stubbed()
+    assert embedder.choose(39) == "onnx" and embedder.choose(40) == "torch"
+    monkeypatch.setenv("HERMES_EMBED_TORCH_FROM", "1000")
+    assert stubbed().choose(999) == "onnx" and stubbed().choose(1000) == "torch"
+    assert stubbed("torch").choose(1) == "torch"  # a forced backend ignores it
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "many", "2.5", ""])
+def test_a_bad_torch_from_is_an_error_naming_the_setting(monkeypatch, value):
+    monkeypatch.setenv("HERMES_EMBED_TORCH_FROM", value)
+    with pytest.raises(HermesError, match=r"\[embed\] torch_from"):
+        choice.torch_from_setting()
+
+
 def test_an_ingest_run_announces_its_size_so_small_batches_take_the_bulk_path(db, monkeypatch):
     """embed_new calls ``expect(total)``: a run of many texts embedded 64 at a time is still
     chosen as one bulk run, and the hint is used up by the run."""

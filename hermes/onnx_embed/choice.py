@@ -4,8 +4,9 @@ sentence-transformers (the reference; with native bf16 the faster one for large 
 ``HERMES_EMBED_BACKEND`` or ``[embed] backend`` in ``config.toml``: ``auto`` (default),
 ``onnx`` or ``torch``. ``auto`` takes sentence-transformers when it is already loaded in
 the process, when ONNX Runtime is not installed or its model cannot be made, and for a run
-of at least :data:`BF16_BULK_TEXTS` texts on a CPU with native bf16 (where loading torch
-pays for itself); ONNX Runtime everywhere else. While such a run waits for
+of at least :data:`BF16_BULK_TEXTS` texts (``HERMES_EMBED_TORCH_FROM`` or ``[embed]
+torch_from``) on a CPU with native bf16 (where loading torch pays for itself); ONNX Runtime
+everywhere else. While such a run waits for
 sentence-transformers to finish loading (ahead of it, :func:`hermes.embed.prewarm`), its
 batches go through ONNX Runtime: the same vectors, and no seconds spent idle.
 """
@@ -28,11 +29,13 @@ from .runtime import OnnxMiniLMEmbedder
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "onnx", "torch")
-# Break-even of "import and load torch, then bf16 at ~3x ONNX Runtime's fp32 per core (AMX)"
-# against "ONNX Runtime now", for abstract-length texts: ~100-150 texts from a 4.5 s start-up
-# on a quiet machine; ~300 from the figures of a heavily loaded one (BENCHMARKS.md, "ONNX
-# Runtime path"). Below it the cold start matters more than the speed.
-BF16_BULK_TEXTS = 128
+# Break-even, in the time a person waits, of "import and load torch (~9 CPU s, one thread),
+# then bf16 at ~2x ONNX Runtime's fp32 per text (AMX)" against "ONNX Runtime now (~3 CPU s
+# beyond the texts)", for abstract-length texts on 2 cores: 288 texts measured in wall time,
+# 148 in CPU time (benchmarks/results/onnx.md). The start-up runs on one core while the
+# texts run on all of them, so the break-even in wall time is about twice the one in CPU
+# time, and higher with more cores. Below it the cold start matters more than the speed.
+BF16_BULK_TEXTS = 300
 
 
 def backend_setting() -> str:
@@ -45,6 +48,22 @@ def backend_setting() -> str:
         raise HermesError(f"unknown embedding backend {value!r} (HERMES_EMBED_BACKEND or "
                           f"[embed] backend in config.toml); use one of: {', '.join(BACKENDS)}")
     return value
+
+
+def torch_from_setting() -> int:
+    """``HERMES_EMBED_TORCH_FROM``, then ``[embed] torch_from`` in config.toml, then
+    :data:`BF16_BULK_TEXTS`: the size of a run from which ``auto`` loads torch (bf16 CPUs)."""
+    value = os.environ.get("HERMES_EMBED_TORCH_FROM")
+    if value is None:
+        value = config.settings().extra.get("embed", {}).get("torch_from", BF16_BULK_TEXTS)
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise HermesError(f"[embed] torch_from (or HERMES_EMBED_TORCH_FROM) must be a whole "
+                          f"number of texts, 1 or more; got {value!r}")
+    return number
 
 
 def onnx_installed() -> bool:
@@ -61,6 +80,7 @@ class DefaultEmbedder:
         self.reference = MiniLMEmbedder()
         self.onnx = OnnxMiniLMEmbedder()
         self._backend = backend
+        self._torch_from: int | None = None
         self._onnx_error: str | None = None
         self._run: tuple[str, int] | None = None  # (path, texts left) of an announced run
         self._lock = threading.Lock()
@@ -69,6 +89,12 @@ class DefaultEmbedder:
         if self._backend is None:
             self._backend = backend_setting()
         return self._backend
+
+    def torch_from(self) -> int:
+        """How many texts a run needs for ``auto`` to load torch (where bf16 is native)."""
+        if self._torch_from is None:
+            self._torch_from = torch_from_setting()
+        return self._torch_from
 
     def expect(self, n_texts: int) -> str | None:
         """The caller is about to embed ``n_texts`` texts in several calls (an ingest run):
@@ -84,7 +110,7 @@ class DefaultEmbedder:
             return setting
         if self.reference._model is not None or self._onnx_error or not onnx_installed():
             return "torch"
-        if use_bf16() and n_texts >= BF16_BULK_TEXTS:
+        if use_bf16() and n_texts >= self.torch_from():
             return "torch"
         return "onnx"
 

@@ -12,7 +12,7 @@ import typer
 from ..cli.support import JsonOption, emit_json, run_guarded
 from ..embed import cpu_has_fast_bf16, use_bf16
 from . import artifact
-from .choice import BF16_BULK_TEXTS, DefaultEmbedder, backend_setting, onnx_installed
+from .choice import DefaultEmbedder, backend_setting, onnx_installed
 
 
 def status() -> dict:
@@ -33,8 +33,8 @@ def status() -> dict:
         "cpu_native_bf16": cpu_has_fast_bf16(),
         "bf16": use_bf16(),
         "path_for_few_texts": chooser.choose(1),
-        "path_for_bulk": chooser.choose(BF16_BULK_TEXTS),
-        "bulk_texts": BF16_BULK_TEXTS,
+        "path_for_bulk": chooser.choose(chooser.torch_from()),
+        "bulk_texts": chooser.torch_from(),
     }
 
 
@@ -78,7 +78,8 @@ def status_command(as_json: JsonOption = False):
     typer.echo(f"CPU with native bf16: {'yes' if info['cpu_native_bf16'] else 'no'}; "
                f"sentence-transformers in {'bf16' if info['bf16'] else 'fp32'}")
     typer.echo(f"a few texts (interests, queries, saved items): {info['path_for_few_texts']}")
-    typer.echo(f"a run of {info['bulk_texts']}+ texts (ingest): {info['path_for_bulk']}")
+    typer.echo(f"a run of {info['bulk_texts']}+ texts (ingest): {info['path_for_bulk']}  "
+               "([embed] torch_from or HERMES_EMBED_TORCH_FROM)")
 
 
 def register(app: typer.Typer) -> None:
