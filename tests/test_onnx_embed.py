@@ -249,6 +249,29 @@ def test_token_counts_come_from_the_tokenizer_alone(tmp_path, monkeypatch):
     assert embedder.reference._model is None
 
 
+def test_texts_counted_for_batching_are_not_tokenized_again():
+    """Ingest counts a window's tokens, then embeds its batches: the encodings are reused,
+    and texts not counted are still encoded (the same ids either way)."""
+    from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder
+
+    embedder = OnnxMiniLMEmbedder()
+    real = embedder.tokenizer()
+
+    class Spy:
+        calls: list[list[str]] = []
+
+        def encode_batch(self, texts):
+            self.calls.append(list(texts))
+            return real.encode_batch(texts)
+
+    embedder._tokenizer = Spy()
+    embedder.token_counts(["graph neural networks", " a longer text about qubits "])
+    encodings = embedder._encode(["a longer text about qubits", "graph neural networks", "new"])
+    assert Spy.calls == [["graph neural networks", "a longer text about qubits"], ["new"]]
+    want = real.encode_batch(["a longer text about qubits", "graph neural networks", "new"])
+    assert [e.ids for e in encodings] == [e.ids for e in want]
+
+
 # --- hermes model -------------------------------------------------------------------------
 
 def test_model_status_reports_the_path_without_loading_anything(no_bf16, tmp_path, monkeypatch):
