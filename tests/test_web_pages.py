@@ -194,11 +194,11 @@ def test_click_never_redirects_off_site(web, ids, next_value):
 
 
 @pytest.mark.parametrize("data, status, needle", [
-    ({"user": "ada", "item_id": "abc", "liked": "1"}, 400, "item_id must be a whole number"),
-    ({"user": "ada", "item_id": "", "liked": "1"}, 400, "item_id must be a whole number"),
-    ({"user": "ada", "item_id": "-4", "liked": "1"}, 400, "item_id must be between"),
-    ({"user": "ada", "item_id": "1", "liked": "maybe"}, 400, "liked must be yes or no"),
-    ({"user": "ada", "item_id": "1"}, 400, "liked must be yes or no"),
+    ({"user": "ada", "item_id": "abc", "liked": "1"}, 400, "The item number must be a whole number"),
+    ({"user": "ada", "item_id": "", "liked": "1"}, 400, "The item number must be a whole number"),
+    ({"user": "ada", "item_id": "-4", "liked": "1"}, 400, "The item number must be between"),
+    ({"user": "ada", "item_id": "1", "liked": "maybe"}, 400, "The rating must be like, dislike or none"),
+    ({"user": "ada", "item_id": "1"}, 400, "The rating must be like, dislike or none"),
     ({"user": "ada", "item_id": "99999", "liked": "1"}, 404, "unknown item 99999"),
     ({"user": "zed", "item_id": "1", "liked": "1"}, 404, "unknown persona"),
     ({"item_id": "1", "liked": "1"}, 400, "choose a persona first"),
@@ -270,7 +270,7 @@ def test_highlight_bad_values(web, db, ids, data, needle):
 
 def test_bad_favorite_value(web, db, ids):
     r = post(web, "/favorite", {"user": "ada", "item_id": ids[0], "on": "perhaps"})
-    assert r.status_code == 400 and "on must be yes or no" in r.text
+    assert r.status_code == 400 and "The on / off choice must be yes or no" in r.text
 
 
 # --- digest ----------------------------------------------------------------------------------------
@@ -577,7 +577,7 @@ def test_explanation_page_of_an_item_the_feed_leaves_out(web, db, ids):
 
 
 @pytest.mark.parametrize("query, status, needle", [
-    ("user=ada&item_id=abc", 400, "item_id must be a whole number"),
+    ("user=ada&item_id=abc", 400, "The item number must be a whole number"),
     ("user=ada&item_id=99999", 404, "unknown item"),
     ("user=nobody&item_id=1", 404, "unknown persona"),
     ("item_id=1", 400, "choose a persona first"),

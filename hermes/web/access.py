@@ -44,7 +44,7 @@ def require_persona(db, name) -> dict:
 
 
 def require_item_id(db, value) -> int:
-    item_id = parse_int(value, "item_id", 1, 2**62)
+    item_id = parse_int(value, "The item number", 1, 2**62)
     try:
         require_item(db, item_id)
     except NotFound as exc:
