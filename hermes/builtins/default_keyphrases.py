@@ -171,16 +171,19 @@ def _masked(text: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def _word(word: str) -> tuple[bool, str, bool, bool]:
-    """(ends a phrase, singular, a modifier, alone not a topic) for a lower-cased word."""
+def _word(surface: str) -> tuple[bool, str, bool, str, bool, bool]:
+    """(ends a phrase, lower-cased, strong, singular, a modifier, alone not a topic) for a
+    word as written; strong: four letters or more, or an all-capitals acronym."""
     global _STOP
     if _STOP is None:
         _STOP = _stop_words()
+    word = surface.lower()
     single = singular(word)
     breaks = (word in _STOP or single in _STOP or len(word) < 2 or "'" in word or "_" in word
               or word[-1] == "-" or (len(word) > 4 and word.endswith("ly"))
               or any(c.isdigit() for c in word) or word in _CATALOGUES)
-    return breaks, single, single in _MODIFIERS, single in _NOT_ALONE or word in _NOT_ALONE
+    return (breaks, word, len(word) >= 4 or surface.isupper(), single, single in _MODIFIERS,
+            single in _NOT_ALONE or word in _NOT_ALONE)
 
 
 def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
@@ -195,58 +198,58 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
     for segment in _SEGMENT.finditer(masked):
         run: list[tuple] = []
         runs.append(run)
-        for match in _WORD.finditer(masked, segment.start(), segment.end()):
-            surface = match.group()
-            word = surface.lower()
-            breaks, single, modifier, not_alone = _word(word)
-            if breaks:
+        for match in _WORD.finditer(masked, *segment.span()):
+            facts = _word(match.group())
+            if facts[0]:
                 run = []
                 runs.append(run)
-                continue
-            run.append((word, match.start(), match.end(), len(word) >= 4 or surface.isupper(),
-                        single, modifier, not_alone))
+            else:
+                run.append((*match.span(), *facts[1:]))
+    # run entries: (start, end, word, strong, singular, modifier, not alone)
     for run in runs:
-        for i in range(len(run)):
-            strong = False
-            for j in range(i, min(i + MAX_WORDS, len(run))):
+        n = len(run)
+        for i in range(n):
+            start, strong, prefix = run[i][0], False, ""
+            for j in range(i, i + MAX_WORDS if i + MAX_WORDS < n else n):
                 last = run[j]
                 strong = strong or last[3]
-                if last[5] or (i == j and last[6]) or not strong:
-                    continue
-                phrase = " ".join([w[0] for w in run[i:j]] + [last[4]])
-                if len(phrase) <= 60:
-                    found.setdefault(phrase, []).append((run[i][1], last[2]))
+                if not (last[5] or (i == j and last[6]) or not strong):
+                    phrase = prefix + last[4]
+                    if len(phrase) <= 60:
+                        found.setdefault(phrase, []).append((start, last[1]))
+                prefix += last[2] + " "
     return found
 
 
 def _phrase_vectors(text, phrases, spans, tokens) -> tuple[list[str], np.ndarray]:
-    """Each phrase's vector: the mean contextual vector of the word tokens it covers (a
-    hyphen's token would pull every hyphenated phrase towards the text's mean; phrases
-    beyond the model's input length have no tokens and are dropped). Prefix sums make each
-    occurrence O(1)."""
+    """Each phrase's direction: the sum of the contextual vectors of the word tokens its
+    occurrences cover (a hyphen's token would pull every hyphenated phrase towards the
+    text's mean; phrases beyond the model's input length have no tokens and are dropped).
+    The caller normalises rows, so a sum is as good as the mean.
+
+    Vectorised as one gather and one ``reduceat``: every (occurrence, token) pair is
+    listed phrase by phrase, so each phrase's pairs are one contiguous run. (A Python loop
+    over occurrences, and prefix sums over all tokens, cost twice as much.)"""
     token_spans = tokens.spans
     size = len(text)
-    wordlike = np.array([a < size and text[a].isalnum() for a in token_spans[:, 0].tolist()],
-                        dtype=bool)
-    sums = np.zeros((len(token_spans) + 1, tokens.vectors.shape[1]), dtype=np.float32)
-    np.cumsum(tokens.vectors * wordlike[:, None], axis=0, out=sums[1:])
-    counts = np.concatenate([[0], np.cumsum(wordlike)])
-    occurrences = [(p, a, b) for p in phrases for a, b in spans[p]]
-    starts = np.array([a for _, a, _ in occurrences], dtype=np.int64)
-    ends = np.array([b for _, _, b in occurrences], dtype=np.int64)
+    wordlike = np.fromiter((a < size and text[a].isalnum() for a in token_spans[:, 0].tolist()),
+                           dtype=bool, count=len(token_spans))
+    per_phrase = np.fromiter((len(spans[p]) for p in phrases), dtype=np.int64, count=len(phrases))
+    bounds = np.array([ab for p in phrases for ab in spans[p]], dtype=np.int64).reshape(-1, 2)
     # tokens i with token_start < b and token_end > a: a contiguous range (spans are sorted)
-    lo = np.searchsorted(token_spans[:, 1], starts, side="right")
-    hi = np.searchsorted(token_spans[:, 0], ends, side="left")
-    total: dict[str, np.ndarray] = {}
-    n: dict[str, int] = {}
-    for (phrase, _, _), i, j in zip(occurrences, lo.tolist(), hi.tolist()):
-        if j > i and counts[j] > counts[i]:
-            total[phrase] = total.get(phrase, 0) + (sums[j] - sums[i])
-            n[phrase] = n.get(phrase, 0) + int(counts[j] - counts[i])
-    kept = [p for p in phrases if p in total]
-    if not kept:
+    lo = np.searchsorted(token_spans[:, 1], bounds[:, 0], side="right")
+    hi = np.maximum(np.searchsorted(token_spans[:, 0], bounds[:, 1], side="left"), lo)
+    width = hi - lo
+    occurrence = np.repeat(np.arange(len(lo)), width)
+    token = lo[occurrence] + np.arange(len(occurrence)) - np.repeat(np.cumsum(width) - width, width)
+    keep = wordlike[token]
+    owner = np.repeat(np.arange(len(phrases)), per_phrase)[occurrence[keep]]
+    token = token[keep]
+    if not len(token):
         return [], np.zeros((0, tokens.vectors.shape[1]), dtype=np.float32)
-    return kept, np.stack([total[p] / n[p] for p in kept]).astype(np.float32)
+    covered, starts = np.unique(owner, return_index=True)
+    vectors = np.add.reduceat(tokens.vectors[token], starts, axis=0)
+    return [phrases[k] for k in covered.tolist()], vectors
 
 
 def mmr(doc: np.ndarray, vectors: np.ndarray, k: int, lam: float = DIVERSITY_LAMBDA) -> list[int]:
@@ -262,7 +265,7 @@ def mmr(doc: np.ndarray, vectors: np.ndarray, k: int, lam: float = DIVERSITY_LAM
         gain[chosen] = -np.inf
         best = int(np.argmax(gain))
         chosen.append(best)
-        redundancy = np.maximum(redundancy, vectors @ vectors[best])
+        np.maximum(redundancy, vectors @ vectors[best], out=redundancy)
     return chosen
 
 

@@ -92,6 +92,9 @@ def serve(
         else:
             typer.echo(f"listening on http://{host}:{port}/mcp"
                        + (" (bearer token required)" if token else ""), err=True)
+            if not token and is_loopback(host):
+                typer.echo("note: no token, so any program on this computer can call the tools; "
+                           "set HERMES_MCP_TOKEN to require one", err=True)
             run_http(server, sock=sock, host=host, token=token)
     finally:
         if refresher is not None:
