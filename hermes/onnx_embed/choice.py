@@ -29,13 +29,11 @@ from .runtime import OnnxMiniLMEmbedder
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "onnx", "torch")
-# Break-even, in the time a person waits, of "import and load torch (~9 CPU s, one thread),
-# then bf16 at ~2x ONNX Runtime's fp32 per text (AMX)" against "ONNX Runtime now (~3 CPU s
-# beyond the texts)", for abstract-length texts on 2 cores: 288 texts measured in wall time,
-# 148 in CPU time (benchmarks/results/onnx.md). The start-up runs on one core while the
-# texts run on all of them, so the break-even in wall time is about twice the one in CPU
-# time, and higher with more cores. Below it the cold start matters more than the speed.
-BF16_BULK_TEXTS = 300
+# Break-even of "import and load torch (~9 CPU s), then bf16 at ~2x ONNX Runtime's fp32 per
+# text (AMX)" against "ONNX Runtime now (~2 CPU s beyond the texts)", for abstract-length
+# texts on 2 cores, over two benchmark runs: 197 and 288 texts in wall time, 148 and 172 in
+# CPU time (benchmarks/results/onnx.md). Below it the cold start matters more than the speed.
+BF16_BULK_TEXTS = 200
 
 
 def backend_setting() -> str:
