@@ -272,6 +272,22 @@ def test_texts_counted_for_batching_are_not_tokenized_again():
     assert [e.ids for e in encodings] == [e.ids for e in want]
 
 
+def test_model_calls_are_capped_in_padded_tokens_longest_first():
+    """Long texts go 16 to a call (16 x 256 tokens), short ones up to the batch size; every
+    row once, longest first."""
+    from hermes.onnx_embed.runtime import batches
+
+    lengths = [256] * 20 + [100] * 50 + [10] * 100 + [5000]
+    calls = [rows.tolist() for rows in batches(lengths, max_texts=64, max_tokens=4096)]
+    assert calls[0] == [170]  # wider than the cap alone: still embedded, one to a call
+    sizes = [len(c) for c in calls[1:]]
+    assert sizes == [16, 16, 40, 64, 34]  # 256-wide: 16; 100-wide: 40; 10-wide: the batch size
+    assert all(max(lengths[r] for r in c) * len(c) <= 4096 for c in calls[1:])
+    assert max(sizes) == 64 and sorted(r for c in calls for r in c) == list(range(len(lengths)))
+    widths = [lengths[c[0]] for c in calls]
+    assert widths == sorted(widths, reverse=True)
+
+
 # --- hermes model -------------------------------------------------------------------------
 
 def test_model_status_reports_the_path_without_loading_anything(no_bf16, tmp_path, monkeypatch):

@@ -15,6 +15,24 @@ from . import artifact
 from .tokenizer import batch_arrays, load_tokenizer, offline_env
 
 
+#: padded tokens per model call (texts x the longest one's tokens): 16 abstracts cut at 256
+#: tokens, up to 64 short texts. Batches of 64 long abstracts cost ~15% more CPU time than
+#: batches of 16 (more padding, ~1 GB of attention scores per call, page faults for it);
+#: benchmarks/results/onnx.md.
+TOKENS_PER_CALL = 4096
+
+
+def batches(lengths: list[int], max_texts: int, max_tokens: int = TOKENS_PER_CALL):
+    """Row indices in calls: longest first, each call as many texts as fit ``max_tokens``
+    padded to its longest (at least one, at most ``max_texts``)."""
+    order = np.argsort([-n for n in lengths], kind="stable")
+    start = 0
+    while start < len(order):
+        size = max(1, min(max_texts, max_tokens // max(1, lengths[order[start]])))
+        yield order[start : start + size]
+        start += size
+
+
 class OnnxMiniLMEmbedder:
     """The same vectors as :class:`hermes.embed.MiniLMEmbedder` (same name, so stored
     embeddings stay valid), from the exported file (:func:`.artifact.prepare` makes it)."""
@@ -95,12 +113,10 @@ class OnnxMiniLMEmbedder:
             return out, []
         self.load()
         # sentence-transformers strips each text, sorts by length and pads per batch; sorting
-        # keeps the padding (wasted work) small.
+        # keeps the padding (wasted work) small, and so does a cap on tokens per call.
         encodings = self._encode([str(t).strip() for t in texts])
-        order = np.argsort([-len(e.ids) for e in encodings], kind="stable")
         outputs = list(artifact.OUTPUTS if tokens else artifact.OUTPUTS[:1])
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in batches([len(e.ids) for e in encodings], self.batch_size):
             feeds = batch_arrays([encodings[r] for r in rows])
             results = self._session.run(outputs, feeds)
             out[rows] = results[0]
