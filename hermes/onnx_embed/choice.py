@@ -29,11 +29,12 @@ from .runtime import OnnxMiniLMEmbedder
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "onnx", "torch")
-# Break-even of "import and load torch (~9 CPU s), then bf16 at ~2x ONNX Runtime's fp32 per
-# text (AMX)" against "ONNX Runtime now (~2 CPU s beyond the texts)", for abstract-length
-# texts on 2 cores, over two benchmark runs: 197 and 288 texts in wall time, 148 and 172 in
-# CPU time (benchmarks/results/onnx.md). Below it the cold start matters more than the speed.
-BF16_BULK_TEXTS = 200
+# Break-even of "import and load torch (~8.5 CPU s), then bf16 at ~2x ONNX Runtime's fp32 per
+# text (AMX)" against "ONNX Runtime now (~1.7 CPU s beyond the texts)", for abstract-length
+# texts on 2 cores: 257 texts in CPU time, 232 in wall time, and at 256 texts ONNX Runtime
+# was the faster in all three rounds (benchmarks/results/onnx.md, round 4). Near the
+# break-even ONNX Runtime is preferred: a third of the memory, first items sooner.
+BF16_BULK_TEXTS = 300
 
 
 def backend_setting() -> str:
