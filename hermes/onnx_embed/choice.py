@@ -33,7 +33,7 @@ BACKENDS = ("auto", "onnx", "torch")
 # text (AMX)" against "ONNX Runtime now (~1.7 CPU s beyond the texts)", for abstract-length
 # texts on 2 cores: 257 texts in CPU time, 232 in wall time, and at 256 texts ONNX Runtime
 # was the faster in all three rounds (benchmarks/results/onnx.md, round 4). Near the
-# break-even ONNX Runtime is preferred: a third of the memory, first items sooner.
+# break-even ONNX Runtime is preferred: less than half the memory, first items sooner.
 BF16_BULK_TEXTS = 300
 
 
