@@ -106,6 +106,11 @@ INGEST = Say(
     cli="run `hermes ingest` for new items",
     web="new items arrive with the next refresh",
 )
+EMBED_PENDING = Say(
+    mcp="the next `hermes ingest` (run by the person or a schedule) embeds them",
+    cli="run `hermes ingest` to embed them",
+    web="the next refresh embeds them (or press Refresh now)",
+)
 # The fold under a persona's bar (hermes.ranking.match), in every face that ranks.
 SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
                  web="show them below the fold")

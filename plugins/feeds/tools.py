@@ -15,10 +15,10 @@ from pydantic import Field
 
 from hermes.config import settings
 from hermes.contract import CandidateQuery, Result, fail, ok, tool
-from hermes.faces import SHOW_BELOW, SHOW_CLOSEST, Say, plural
+from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural
 from hermes.ranking.explain import explain, explain_ranked, rank_line
 from hermes.ranking.rank import rank
-from hermes.records import item_rows, require_item, require_user
+from hermes.records import item_rows, not_embedded, require_item, require_user
 from hermes.text import clip
 from hermes.tools import ItemId, User
 
@@ -174,6 +174,12 @@ def list_feed(
     counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
     name = persona["name"]
     if not ranking.n_candidates:
+        pending = not_embedded(db)
+        if pending:  # an interrupted ingest: stored, not rankable until embedded
+            return ok(f"No unread items for {name} in {scope} yet: "
+                      f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but "
+                      f"not embedded yet, so nothing ranks them; {EMBED_PENDING}.",
+                      user=name, items=[], **counts)
         widen = f"{WIDEN}, or " if window is not None else ""
         return ok(f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.",
                   user=name, items=[], **counts)

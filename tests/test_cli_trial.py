@@ -1,0 +1,53 @@
+"""Friction a fresh-eyes user trial found in the CLI and the digest: each message says what
+is true and names what the person can do in that face."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+from web_support import client
+
+from hermes.cli.app import build_app
+from hermes.records import create_user
+from hermes.tools import call_tool, collect_tools
+
+
+def run(*args):
+    return CliRunner().invoke(build_app(), [str(a) for a in args])
+
+
+def _store_unembedded(db, n: int) -> None:
+    """What an interrupted ingest leaves: items stored, no embedding yet."""
+    from hermes.ingest.store import insert_items
+
+    db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES ('https://e.org/f.xml', 'F')")
+    feed_id = db.execute("SELECT id FROM feeds").fetchone()[0]
+    insert_items(db, feed_id, [{"guid": f"g{k}", "title": f"Paper {k}", "summary": "",
+                                "tags": [], "content_type": "article", "published": None,
+                                "url": None, "arxiv_id": None, "authors": []}
+                               for k in range(n)])
+
+
+# --- 1. an interrupted ingest: items stored but not embedded -------------------------------
+
+def test_feed_says_items_wait_for_embedding_after_an_interrupted_ingest(db, db_path):
+    _store_unembedded(db, 4)
+    create_user(db, "cm", "interpretability")
+    result = run("feed", "cm", "--all", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert "4 items are stored but not embedded yet" in result.output
+    assert "run `hermes ingest` to embed them" in result.output
+    assert "add feeds" not in result.output
+
+
+def test_list_feed_and_the_web_feed_say_it_in_their_own_words(db, db_path):
+    _store_unembedded(db, 3)
+    create_user(db, "cm", "interpretability")
+    said = call_tool(db, collect_tools()["list_feed"], {"user": "cm", "since_days": None},
+                     face="mcp")["message"]
+    assert "3 items are stored but not embedded yet" in said
+    assert "the next `hermes ingest`" in said and "run `hermes ingest`" not in said
+    with client(db_path) as c:
+        page = c.get("/feed?user=cm&days=all").text
+    assert "3 items are stored but not embedded yet" in page
+    assert "Refresh now" in page
