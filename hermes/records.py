@@ -118,7 +118,9 @@ def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
 def not_embedded(db: sqlite_utils.Database) -> int:
     """How many stored items wait for an embedding from the active model (an interrupted
     ingest leaves them): no feed ranks them until the next ingest embeds them."""
-    from .embed import get_embedder  # cheap: the model loads only when something is embedded
+    # Here, not at the top: the embedder registry loads only for this count (the model
+    # itself loads only when something is embedded).
+    from .embed import get_embedder
 
     return db.execute("SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
                       [get_embedder().name]).fetchone()[0]
