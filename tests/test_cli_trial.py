@@ -51,3 +51,18 @@ def test_list_feed_and_the_web_feed_say_it_in_their_own_words(db, db_path):
         page = c.get("/feed?user=cm&days=all").text
     assert "3 items are stored but not embedded yet" in page
     assert "Refresh now" in page
+
+
+# --- 2. a bare group command prints its help once ------------------------------------------
+
+@pytest.mark.parametrize("group", ["corpus", "feeds", "persona", "model", "tags"])
+def test_a_bare_group_command_prints_its_help_once(group):
+    result = run(group)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Usage:") == 1, result.output
+    assert f"hermes {group}" in result.output
+
+
+def test_bare_hermes_prints_its_help_once():
+    result = run()
+    assert result.output.count("Usage:") == 1, result.output
