@@ -66,3 +66,19 @@ def test_a_bare_group_command_prints_its_help_once(group):
 def test_bare_hermes_prints_its_help_once():
     result = run()
     assert result.output.count("Usage:") == 1, result.output
+
+
+# --- 3. an empty interests text names the CLI's option and command -------------------------
+
+def test_blank_interests_name_the_option_and_the_tags_command(db_path):
+    result = run("persona", "create", "blank", "--interests", "   ", "--db", db_path)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: --interests is empty"), result.stderr
+    assert "`hermes persona tags`" in result.stderr
+    assert "propose_interests" not in result.stderr
+
+
+def test_blank_interests_over_mcp_name_the_tool(db):
+    said = call_tool(db, collect_tools()["create_persona"], {"name": "b", "interests": "  "},
+                     face="mcp")["message"]
+    assert said.startswith("interests is empty") and "propose_interests" in said
