@@ -82,3 +82,18 @@ def test_blank_interests_over_mcp_name_the_tool(db):
     said = call_tool(db, collect_tools()["create_persona"], {"name": "b", "interests": "  "},
                      face="mcp")["message"]
     assert said.startswith("interests is empty") and "propose_interests" in said
+
+
+# --- 4. several words are one query ---------------------------------------------------------
+
+def test_persona_search_takes_several_words_as_one_query(db, db_path, add_items):
+    add_items([{"title": "Sparse autoencoders find features"},
+               {"title": "Sparse coding of images"},
+               {"title": "Autoencoders for speech"}])
+    create_user(db, "interp", "interpretability")
+    result = run("persona", "search", "interp", "sparse", "autoencoders", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert "Sparse autoencoders find features" in result.output
+    assert "Sparse coding" not in result.output and "for speech" not in result.output
+    quoted = run("persona", "search", "interp", "sparse autoencoders", "--db", db_path)
+    assert quoted.output == result.output
