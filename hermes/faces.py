@@ -16,6 +16,7 @@ for a person (CLI or web).
 from __future__ import annotations
 
 import contextvars
+import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -83,6 +84,11 @@ class Say:
         """The current face's words starting with a capital, to open a sentence."""
         text = str(self)
         return text[:1].upper() + text[1:]
+
+
+def typed(word: str) -> str:
+    """``word`` as a person types it into a shell: ``ann`` as is, ``'Ann Lee'`` quoted."""
+    return shlex.quote(str(word))
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:

@@ -97,3 +97,26 @@ def test_persona_search_takes_several_words_as_one_query(db, db_path, add_items)
     assert "Sparse coding" not in result.output and "for speech" not in result.output
     quoted = run("persona", "search", "interp", "sparse autoencoders", "--db", db_path)
     assert quoted.output == result.output
+
+
+# --- 5. explain names the window the item was listed in -------------------------------------
+
+def test_explain_of_an_old_item_says_how_to_rank_it_in_the_whole_archive(db, db_path, add_items):
+    old, = add_items([{"title": "An old paper on circuits", "days_ago": 40}])
+    create_user(db, "interp", "circuits")
+    assert f"[{old}]" in run("feed", "interp", "--all", "--below-bar", "--db", db_path).output
+    result = run("explain", "interp", old, "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert "Not among the unread items of the last 7 days" in result.output
+    assert f"`hermes explain interp {old} --all` ranks it in the whole archive" in result.output
+    assert "since_days" not in result.output
+    widened = run("explain", "interp", old, "--all", "--db", db_path)
+    assert "Ranks 1 of 1" in widened.output and "--all` ranks it" not in widened.output
+
+
+def test_explain_over_mcp_names_since_days(db, add_items):
+    old, = add_items([{"title": "An old paper on circuits", "days_ago": 40}])
+    create_user(db, "interp", "circuits")
+    said = call_tool(db, collect_tools()["explain_item"], {"user": "interp", "item_id": old},
+                     face="mcp")["message"]
+    assert "Call explain_item with since_days=null" in said

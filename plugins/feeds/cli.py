@@ -352,18 +352,20 @@ def explain(
     check(result, as_json)
     if as_json:
         return
-    for line in explanation_lines(result["explanation"]):
+    for line in explanation_lines(result["explanation"], result.get("advice") or ""):
         typer.echo(line)
 
 
-def explanation_lines(e: dict) -> list[str]:
-    """The one explanation for the terminal: the reason, where it ranks, the evidence."""
+def explanation_lines(e: dict, advice: str = "") -> list[str]:
+    """The one explanation for the terminal: the reason, where it ranks (and ``advice`` on
+    ranking it elsewhere, right under), the evidence."""
     ev = e["evidence"]
     lines = [style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
              *wrapped(e["reason"], "", "why: "),
              f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
              f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
              f"{e['blend_weight']:.0%}",
+             *(wrapped(advice, "") if advice else []),
              f"match: {e['match']}"]
     if ev["interest"]:
         i = ev["interest"]

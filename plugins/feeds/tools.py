@@ -15,8 +15,8 @@ from pydantic import Field
 
 from hermes.config import settings
 from hermes.contract import CandidateQuery, Result, fail, ok, tool
-from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural
-from hermes.ranking.explain import explain, explain_ranked, rank_line
+from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
+from hermes.ranking.explain import explain, explain_ranked, rank_line, why_not_in
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, not_embedded, require_item, require_user
 from hermes.text import clip
@@ -59,6 +59,9 @@ class Explanation(Result):
     match: str = ""
     reason: str = ""
     explanation: dict[str, Any] = {}
+    #: for an item outside the window asked for but in the whole archive's feed: how to
+    #: rank it there
+    advice: str = ""
 
 
 class FeedAdded(Result):
@@ -221,9 +224,23 @@ def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> 
     require_item(db, item_id)
     window = None if since_days is None else float(since_days)
     explanation = explain(db, persona, item_id, since_days=window)
-    return ok(f"{rank_line(explanation)}. {explanation['reason']}",
+    advice = ""
+    if window is not None and not explanation.get("in_pool", True) and why_not_in(
+            db, persona, CandidateQuery(since_days=None, exclude_read=True), item_id) is None:
+        advice = f"{_rank_in_archive(persona['name'], item_id)}."
+    return ok(f"{rank_line(explanation)}.{' ' + advice if advice else ''} {explanation['reason']}",
               user=persona["name"], item_id=item_id, match=explanation["match"],
-              reason=explanation["reason"], explanation=explanation)
+              reason=explanation["reason"], explanation=explanation, advice=advice)
+
+
+def _rank_in_archive(name: str, item_id: int) -> Say:
+    """How to explain an item where the feed of the whole archive ranks it (it is unread but
+    outside the window asked for)."""
+    return Say(mcp="Call explain_item with since_days=null to rank it in the whole archive, as "
+                   "list_feed with since_days=null lists it",
+               cli=f"`hermes explain {typed(name)} {item_id} --all` ranks it in the whole "
+                   f"archive, as `hermes feed {typed(name)} --all` lists it",
+               web="Choose all above the feed to rank it in the whole archive")
 
 
 @tool(GROUP, result=FeedAdded, idempotent=True, open_world=True, untrusted=True)
