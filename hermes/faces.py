@@ -96,6 +96,11 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun if count == 1 else (many or noun + 's')}"
 
 
+def shown_of(total: int, shown: int, noun: str = "item") -> str:
+    """``"12 items, 2 shown"`` when a list shows fewer than it holds, else ``"2 items"``."""
+    return plural(total, noun) + (f", {shown} shown" if shown < total else "")
+
+
 # Advice every face needs, owned by the core (plugins define their own next to their tools).
 CREATE_PERSONA = Say(
     mcp="create one with create_persona(name, interests)",

@@ -3,6 +3,8 @@ is true and names what the person can do in that face."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 from web_support import client
@@ -120,3 +122,38 @@ def test_explain_over_mcp_names_since_days(db, add_items):
     said = call_tool(db, collect_tools()["explain_item"], {"user": "interp", "item_id": old},
                      face="mcp")["message"]
     assert "Call explain_item with since_days=null" in said
+
+
+# --- 6. a digest numbers items in the order shown and says how many each topic shows -------
+
+def _entry(rank: int, title: str) -> dict:
+    return {"rank": rank, "title": title, "published": "2026-01-01", "source": "S",
+            "reason": "Good match.", "url": None}
+
+
+def test_digest_numbers_items_in_reading_order_and_says_how_many_are_shown():
+    from hermes_digest.render import render_digest
+
+    result = {"window_days": 7, "message": "m",
+              "topics": [{"label": "Circuits", "n_total": 12,
+                          "items": [_entry(1, "A"), _entry(3, "B")]},
+                         {"label": "Probes", "n_total": 1, "items": [_entry(2, "C")]}],
+              "unclustered": [_entry(4, "D")]}
+    lines: list[str] = []
+    render_digest(result, "interp", lines.append)
+    numbered = [line.split(".")[0].strip() + "." + line.split(".", 1)[1][:2] for line in lines
+                if line.strip()[:1].isdigit()]
+    assert numbered == ["1. A", "2. B", "3. C", "4. D"]
+    assert any("Circuits" in line and line.endswith("  (12 items, 2 shown)") for line in lines)
+    assert any("Probes" in line and line.endswith("  (1 item)") for line in lines)
+
+
+def test_the_cli_digest_numbers_in_the_order_shown(db, db_path, add_items, no_bar):
+    add_items([{"title": f"Orchard {i}", "tags": ["apple", "pear"]} for i in range(3)]
+              + [{"title": f"Wool {i}", "tags": ["wool", "yarn"]} for i in range(3)])
+    create_user(db, "ann", "apples and pears, wool")
+    result = run("digest", "ann", "--per-topic", "1", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    numbers = [int(m.group(1)) for m in re.finditer(r"^ +(\d+)\. [OW]", result.output, re.M)]
+    assert numbers == list(range(1, len(numbers) + 1)) and numbers, result.output
+    assert "3 items, 1 shown" in result.output
