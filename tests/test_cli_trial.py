@@ -157,3 +157,25 @@ def test_the_cli_digest_numbers_in_the_order_shown(db, db_path, add_items, no_ba
     numbers = [int(m.group(1)) for m in re.finditer(r"^ +(\d+)\. [OW]", result.output, re.M)]
     assert numbers == list(range(1, len(numbers) + 1)) and numbers, result.output
     assert "3 items, 1 shown" in result.output
+
+
+# --- 7. advice after a command names the persona typed, quoted for the shell ---------------
+
+@pytest.mark.parametrize("name, typed", [("ann", "ann"), ("Ann Lee", "'Ann Lee'")])
+def test_advice_after_create_uses_the_name_typed(db_path, name, typed):
+    result = run("persona", "create", name, "--interests", "lensing", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert f"`hermes persona bootstrap {typed}`" in result.output
+    assert f"`hermes feed {typed} -i`" in result.output
+    assert "NAME" not in result.output
+    again = run("persona", "create", name, "--interests", "x", "--db", db_path)
+    assert f"`hermes persona update {typed} --interests TEXT`" in again.stderr
+
+
+def test_advice_after_bootstrap_uses_the_name(db, db_path, add_items):
+    add_items([{"title": f"Paper {k}"} for k in range(4)])
+    create_user(db, "ann", "lensing")
+    result = run("persona", "bootstrap", "ann", "--likes", "1", "--dislikes", "1", "--db", db_path)
+    assert "`hermes persona show ann`" in result.output and "NAME" not in result.output
+    refused = run("persona", "bootstrap", "ann", "--db", db_path)
+    assert "`hermes persona reset ann --yes`" in refused.stderr
