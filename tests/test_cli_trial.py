@@ -179,3 +179,17 @@ def test_advice_after_bootstrap_uses_the_name(db, db_path, add_items):
     assert "`hermes persona show ann`" in result.output and "NAME" not in result.output
     refused = run("persona", "bootstrap", "ann", "--db", db_path)
     assert "`hermes persona reset ann --yes`" in refused.stderr
+
+
+# --- 8. a repeated like says the truth: nothing is added ------------------------------------
+
+def test_a_repeated_like_says_it_stands_unchanged_and_the_count_does_not_move(db, db_path, add_items):
+    ids = add_items([{"title": "A"}, {"title": "B"}])
+    create_user(db, "interp", "circuits")
+    run("like", "interp", ids[0], "--db", db_path)
+    run("like", "interp", ids[1], "--db", db_path)
+    again = run("like", "interp", ids[0], "--db", db_path)
+    assert again.stdout.startswith(f"Item {ids[0]} was already liked by interp; the like "
+                                   "stands unchanged (2 clicks in total)"), again.stdout
+    assert "recorded again" not in again.stdout
+    assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 2
