@@ -193,3 +193,29 @@ def test_a_repeated_like_says_it_stands_unchanged_and_the_count_does_not_move(db
                                    "stands unchanged (2 clicks in total)"), again.stdout
     assert "recorded again" not in again.stdout
     assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 2
+
+
+# --- 9. a skipped feed says why: the server's pause, or its failures in a row ----------------
+
+def test_a_skipped_feed_says_it_failed_so_many_times_in_a_row(db, db_path, tmp_path):
+    db.execute("INSERT INTO feeds (url, title) VALUES (?, 'gone')", [str(tmp_path / "gone.xml")])
+    for _ in range(2):
+        run("ingest", "--db", db_path)
+    third = run("ingest", "--db", db_path)
+    line = next(row for row in third.output.splitlines() if "skipped" in row)
+    assert "the feed failed 2 times in a row (last: " in line, line
+    assert "or the feed failed repeatedly" not in line
+
+
+def test_a_skipped_feed_says_the_server_asked_for_a_pause(db, db_path):
+    from ingest_server import FeedServer
+
+    with FeedServer() as server:
+        url = server.add("/busy.xml", status=429, headers={"Retry-After": "3600"})
+        db.execute("INSERT INTO feeds (url, title, subscribed_by) VALUES (?, 'busy', 'user')",
+                   [url])
+        run("ingest", "--db", db_path)
+        second = run("ingest", "--db", db_path)
+    line = next(row for row in second.output.splitlines() if "skipped" in row)
+    assert "the server asked for a pause (HTTP 429" in line and "1 failure in a row" in line, line
+    assert "or the feed failed repeatedly" not in line
