@@ -219,3 +219,35 @@ def test_a_skipped_feed_says_the_server_asked_for_a_pause(db, db_path):
     line = next(row for row in second.output.splitlines() if "skipped" in row)
     assert "the server asked for a pause (HTTP 429" in line and "1 failure in a row" in line, line
     assert "or the feed failed repeatedly" not in line
+
+
+# --- 10. bootstrap says what it did, where the items went, and how to undo it --------------
+
+def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to_undo(
+        db, db_path, add_items):
+    ids = add_items([{"title": f"Paper {k} on lensing"} for k in range(6)])
+    create_user(db, "ann", "lensing")
+    result = run("persona", "bootstrap", "ann", "--likes", "2", "--dislikes", "2", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "liked the 2 items closest to them and disliked the 2 items farthest" in out
+    assert "Rated items leave the unread feed" in out
+    assert "`hermes persona search ann WORDS` still finds them, marked [liked]/[disliked]" in out
+    assert "counts against the item's source and tags" in out
+    assert "`hermes persona reset ann --yes` takes every bootstrap click back" in out
+    rated = dict(db.execute("SELECT item_id, label FROM clicks").fetchall())
+    assert "listed below: + liked, - disliked" in out
+    listed = {int(m.group(2)): m.group(1) for m in re.finditer(r"^  ([+-]) \[(\d+)\]",
+                                                               result.output, re.M)}
+    assert listed == {i: "+" if label == "like" else "-" for i, label in rated.items()}
+    for word in ("reset_feedback", "record_feedback", "list_feed", "search_feed"):
+        assert word not in out
+
+
+def test_bootstrap_over_mcp_names_the_tools(db, add_items):
+    add_items([{"title": f"Paper {k}"} for k in range(4)])
+    create_user(db, "ann", "lensing")
+    said = call_tool(db, collect_tools()["bootstrap_persona"], {"name": "ann", "n_like": 1,
+                                                                "n_dislike": 1}, face="mcp")
+    assert "reset_feedback with confirm=true" in said["message"]
+    assert "list_feed leaves them out" in said["message"] and "hermes" not in said["message"]

@@ -29,6 +29,27 @@ def set_interests(name: str) -> Say:
 def reset(name: str) -> Say:
     return Say(mcp="reset_feedback", cli=f"`hermes persona reset {typed(name)} --yes`",
                web="resetting its feedback")
+def listed() -> Say:
+    return Say(mcp="liked and disliked list them", cli="listed below: + liked, - disliked",
+               web="listed below")
+
+
+def see_rated(name: str) -> Say:
+    return Say(mcp="list_feed leaves them out; search_feed still finds them, marked 'rated'",
+               cli=f"`hermes feed {typed(name)}` leaves them out; `hermes persona search "
+                   f"{typed(name)} WORDS` still finds them, marked [liked]/[disliked]",
+               web="the feed leaves them out; Search still finds them")
+
+
+def undo(name: str) -> Say:
+    return Say(mcp="reset_feedback with confirm=true takes every bootstrap click back, and "
+                   "record_feedback changes one",
+               cli=f"`hermes persona reset {typed(name)} --yes` takes every bootstrap click "
+                   f"back, and `hermes like {typed(name)} ITEM` / `hermes dislike "
+                   f"{typed(name)} ITEM` changes one",
+               web="resetting its feedback takes every bootstrap click back")
+
+
 N_LIKE = Say(mcp="n_like", cli="--likes", web="likes")
 N_DISLIKE = Say(mcp="n_dislike", cli="--dislikes", web="dislikes")
 

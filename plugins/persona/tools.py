@@ -315,8 +315,13 @@ def bootstrap_persona(
     """Warm up a new persona that has no feedback yet: like the items closest to its interests
     and dislike the farthest ones (click source 'bootstrap')."""
     done = _bootstrap.bootstrap_persona(db, name, n_like, n_dislike)
+    who, n_liked, n_disliked = done["user"], len(done["liked"]), len(done["disliked"])
     return ok(
-        f"warmed {done['user']!r} from its interests: liked {len(done['liked'])} and disliked "
-        f"{plural(len(done['disliked']), 'item')} (click source 'bootstrap'); {show_effect(done['user'])}",
+        f"Warmed {who!r} from its interests: liked the {plural(n_liked, 'item')} closest to "
+        f"them and disliked the {plural(n_disliked, 'item')} farthest (click source "
+        f"'bootstrap'; {_bootstrap.listed()}). Rated items leave the unread feed "
+        f"({_bootstrap.see_rated(who)}); a dislike also counts against the item's source and "
+        f"tags, so their other items rank lower. {show_effect(who).sentence()}; "
+        f"{_bootstrap.undo(who)}.",
         liked=done["liked"], disliked=done["disliked"],
     )
