@@ -251,3 +251,12 @@ def test_bootstrap_over_mcp_names_the_tools(db, add_items):
                                                                 "n_dislike": 1}, face="mcp")
     assert "reset_feedback with confirm=true" in said["message"]
     assert "list_feed leaves them out" in said["message"] and "hermes" not in said["message"]
+
+
+def test_digest_says_items_wait_for_embedding_after_an_interrupted_ingest(db, db_path):
+    _store_unembedded(db, 2)
+    create_user(db, "cm", "interpretability")
+    result = run("digest", "cm", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert "2 items are stored but not embedded yet" in result.output
+    assert "run `hermes ingest` to embed them" in result.output
