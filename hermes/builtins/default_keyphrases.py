@@ -72,6 +72,7 @@ _SCAFFOLD = set("""
     moreover additionally hence therefore indeed especially well-known long-standing
     so-called state-of-the-art contain contains contained containing evaluate evaluates
     evaluated evaluating requiring arise arises arising arose achievable applicability
+    useful interesting
 """.split())
 # What feeds wrap around a text ("Published: … Comments: … PDF", "arXiv:2401.12345
 # Abstract:"): if any reaches the text (a bridge shape hermes.ingest.arxiv_text does not
@@ -89,7 +90,7 @@ _NOT_ALONE = set("""
     properties parameter parameters condition conditions behavior behaviour evidence
     observation observations measurement measurements simulation simulations sample samples
     feature features performance quality information application applications way ways
-    implication implications approximation approximations quantity quantities
+    implication implications approximation approximations quantity quantities learning
 """.split())
 # Modifiers that start a topical phrase ("high redshift", "strong lensing", "low mass") but
 # are no topic alone nor at a phrase's end.
