@@ -284,7 +284,11 @@ def test_private_addresses_are_refused_by_default(db, url, name):
     before = snapshot(db)
     result = tool(db, name, url=url)
     assert result["ok"] is False and "refused: private address" in result["message"]
-    assert "allow_private" in result["message"]
+    # a refusal, not a failed fetch: it says so, where the setting lives, and the CLI way
+    assert result["message"].startswith("did not fetch") and "allow_private" in result["message"]
+    from hermes.config import config_toml
+
+    assert str(config_toml()) in result["message"] and "hermes feeds add URL" in result["message"]
     assert snapshot(db) == before
 
 

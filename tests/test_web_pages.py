@@ -64,6 +64,20 @@ def test_create_persona_bad_values(web, db, data, needle):
     assert db.execute("SELECT count(*) FROM users").fetchone()[0] == 1
 
 
+def test_a_too_long_interests_text_is_refused_beside_the_form_and_kept(web, db):
+    """The form's limit is the create_persona tool's; a longer text comes back in the form
+    with the reason in web words, not on a bare page that loses the writing."""
+    page = web.get("/").text
+    assert 'maxlength="4000"' in page and "at most 4,000 characters" in page
+    typed = "spectroscopy of exoplanet atmospheres " * 120
+    r = post(web, "/personas", {"name": "bob", "interests": typed})
+    assert r.status_code == 400
+    assert "The interests text is too long" in r.text and "at most 4000" in r.text
+    assert typed.strip() in r.text and 'value="bob"' in r.text
+    assert "interests must be" not in r.text  # the tool's parameter name is not a web word
+    assert db.execute("SELECT count(*) FROM users").fetchone()[0] == 1
+
+
 def test_create_persona_duplicate_is_400_with_the_tools_message(web, db):
     r = post(web, "/personas", {"name": "ada", "interests": "again"})
     assert r.status_code == 400

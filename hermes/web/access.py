@@ -63,6 +63,15 @@ class Tools:
     def has(self, name: str) -> bool:
         return name in self.tools
 
+    def text_limit(self, name: str, argument: str, default: int) -> int:
+        """The longest text tool ``name`` accepts for ``argument`` (its schema's
+        ``maxLength``), so a form's limit is the tool's, not a second number."""
+        tool = self.tools.get(name)
+        try:
+            return int(tool.input_schema()["properties"][argument]["maxLength"])
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return default
+
     def missing(self, group: str, name: str) -> str:
         """The notice when tool ``name`` of ``group`` (its :attr:`Tool.group`, named where the
         page uses it: a tool that is not loaded cannot say which group it belongs to) is
