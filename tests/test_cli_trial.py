@@ -225,7 +225,7 @@ def test_a_skipped_feed_says_the_server_asked_for_a_pause(db, db_path):
 
 def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to_undo(
         db, db_path, add_items):
-    ids = add_items([{"title": f"Paper {k} on lensing"} for k in range(6)])
+    add_items([{"title": f"Paper {k} on lensing"} for k in range(6)])
     create_user(db, "ann", "lensing")
     result = run("persona", "bootstrap", "ann", "--likes", "2", "--dislikes", "2", "--db", db_path)
     assert result.exit_code == 0, result.output

@@ -21,6 +21,7 @@ from hermes.records import create_user, require_user
 from hermes.storage.signals import record_signal
 from hermes.storage.transactions import write_transaction
 
+
 def change_interests(name: str) -> Say:
     return Say(mcp="change its interests with update_persona",
                cli=f"change its interests with `hermes persona update {typed(name)} --interests TEXT`",
