@@ -260,3 +260,11 @@ def test_digest_says_items_wait_for_embedding_after_an_interrupted_ingest(db, db
     assert result.exit_code == 0, result.output
     assert "2 items are stored but not embedded yet" in result.output
     assert "run `hermes ingest` to embed them" in result.output
+
+
+def test_the_default_window_also_says_how_to_widen_it(db, db_path):
+    _store_unembedded(db, 1)
+    create_user(db, "cm", "interpretability")
+    result = run("feed", "cm", "--db", db_path)
+    assert "1 item is stored but not embedded yet" in result.output
+    assert "--all for the whole archive" in result.output

@@ -181,7 +181,8 @@ def list_feed(
         if pending:  # an interrupted ingest: stored, not rankable until embedded
             return ok(f"No unread items for {name} in {scope} yet: "
                       f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but "
-                      f"not embedded yet, so nothing ranks them; {EMBED_PENDING}.",
+                      f"not embedded yet, so nothing ranks them; {EMBED_PENDING}."
+                      + (f" {WIDEN} for the items already embedded." if window is not None else ""),
                       user=name, items=[], **counts)
         widen = f"{WIDEN}, or " if window is not None else ""
         return ok(f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.",
