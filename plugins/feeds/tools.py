@@ -16,7 +16,7 @@ from pydantic import Field
 from hermes.config import settings
 from hermes.contract import CandidateQuery, Result, fail, ok, tool
 from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
-from hermes.ranking.explain import explain, explain_ranked, rank_line, why_not_in
+from hermes.ranking.explain import explain, explain_ranked, rank_line, weight_note, why_not_in
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, not_embedded, require_item, require_user
 from hermes.text import clip
@@ -206,7 +206,7 @@ def list_feed(
                else " (listed after them)" if n_listed else
                f" ({SHOW_BELOW})" if below and not below_bar else "")
             + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
-              f"{ranking.blend_weight:.0%}.")
+              f"{ranking.blend_weight:.0%}{weight_note(ranking.n_clicks, ranking.blend_weight)}.")
     return ok(head, user=name, items=items, **counts)
 
 
