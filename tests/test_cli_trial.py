@@ -268,3 +268,20 @@ def test_the_default_window_also_says_how_to_widen_it(db, db_path):
     result = run("feed", "cm", "--db", db_path)
     assert "1 item is stored but not embedded yet" in result.output
     assert "--all for the whole archive" in result.output
+
+
+def test_unrate_takes_a_rating_back_and_the_item_returns_to_the_feed(db, db_path, add_items):
+    """The CLI's per-item undo (the web's undo, `u` in triage): bootstrap's advice needs it."""
+    create_user(db, "ann", "quantum error correction")
+    [a, b] = add_items([{"title": "Surface codes", "summary": "qubits"},
+                        {"title": "Sourdough", "summary": "flour"}])
+    assert run("like", "ann", str(a), "--db", str(db_path)).exit_code == 0
+    assert f"[{a}]" not in run("feed", "ann", "--all", "--db", str(db_path)).output
+    out = run("unrate", "ann", str(a), str(b), "--db", str(db_path))
+    assert out.exit_code == 0, out.output
+    assert f"Rating taken back: [{a}] Surface codes" in out.output
+    assert f"[{b}] Sourdough had no like or dislike from ann; nothing changed" in out.output
+    assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
+    assert f"[{a}]" in run("feed", "ann", "--all", "--below-bar", "--db", str(db_path)).output
+    refused = run("unrate", "nobody", str(a), "--db", str(db_path))
+    assert refused.exit_code == 1 and "unknown persona" in refused.output

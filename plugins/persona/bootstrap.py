@@ -45,8 +45,8 @@ def undo(name: str) -> Say:
     return Say(mcp="reset_feedback with confirm=true takes every bootstrap click back, and "
                    "record_feedback changes one",
                cli=f"`hermes persona reset {typed(name)} --yes` takes every bootstrap click "
-                   f"back, and `hermes like {typed(name)} ITEM` / `hermes dislike "
-                   f"{typed(name)} ITEM` changes one",
+                   f"back, `hermes unrate {typed(name)} ITEM` takes one back, and `hermes like "
+                   f"{typed(name)} ITEM` / `hermes dislike {typed(name)} ITEM` changes one",
                web="resetting its feedback takes every bootstrap click back")
 
 
