@@ -88,6 +88,18 @@ def test_a_mistyped_path_creates_nothing_for_commands_that_read(tmp_path, args):
     assert not typo.exists() and not (tmp_path / "hemres.db-wal").exists()
 
 
+def test_no_database_but_the_demos_says_how_to_use_that(tmp_path):
+    """After `hermes demo`, `hermes feed demo` has no hermes.db to read: name the demo's."""
+    from hermes import config
+
+    assert "demo's database" not in run("feed", "demo").stderr
+    demo = config.home() / "demo.db"
+    get_db(demo).conn.close()
+    result = run("feed", "demo")
+    assert result.exit_code == 1
+    assert f"The demo's database is {demo}: add --db {demo} to use it." in result.stderr
+
+
 def test_commands_that_start_a_database_say_so(tmp_path):
     path = tmp_path / "new.db"
     result = run("persona", "create", "ann", "--interests", "graph neural networks", "--db", path)
@@ -191,3 +203,17 @@ def test_a_database_whose_start_was_interrupted_gets_them_from_the_next_starting
     assert "subscribed to 2 starter feeds" in result.stderr and "created a new" not in result.stderr
     again = run("ingest", "--json", "--db", path)
     assert "starter" not in again.stderr
+
+
+def test_ingest_says_when_a_new_feed_lists_papers_the_archive_holds(tmp_path):
+    """Cross-listed arXiv papers are stored once: the second listing's count is short of its
+    entries, and the line for it says why (seen in a user trial: "110 entries" then "92 new")."""
+    from pathlib import Path
+
+    samples = Path(__file__).parents[1] / "hermes" / "data" / "samples"
+    path = tmp_path / "h.db"
+    for name in ("arxiv-quantum-physics.xml", "arxiv-condensed-matter.xml"):
+        assert run("feeds", "add", str(samples / name), "--db", path).exit_code == 0
+    out = run("ingest", "--db", path).stdout
+    line = next(row for row in out.splitlines() if "cond-mat" in row)
+    assert "92 new, 18 already in the archive (stored once: listed by another feed too" in line

@@ -318,6 +318,14 @@ def test_digest_caveat_counts_one_click_in_the_singular(web, ids):
     assert "(1 click; classifier inactive)" in web.get("/digest?user=ada").text
 
 
+def test_a_saved_item_the_topics_show_is_not_drawn_twice(web, ids):
+    post(web, "/favorite", {"user": "ada", "item_id": ids[0], "on": "1"})
+    text = web.get("/digest?user=ada&per_topic=3").text
+    assert 'id="saved"' in text
+    assert text.count(f'id="item-{ids[0]}"') == 1  # one card, under its topic
+    assert f'listed above (<a href="#item-{ids[0]}">go to it</a>)' in text
+
+
 def test_digest_per_topic_truncates_and_links_to_all(web):
     one = web.get("/digest?user=ada&per_topic=1").text
     assert "showing 1 of 3" in one and "per_topic=3" in one
@@ -588,6 +596,15 @@ def test_explanation_page_of_an_item_the_feed_leaves_out(web, db, ids):
     text = web.get(f"/explain?user=ada&item_id={ids[0]}").text
     assert "Not among the unread items of the last 7 days (you liked it already)" in text
     assert "<dt>would rank</dt>" in text and "Ranks " not in text
+
+
+def test_explanation_page_of_an_item_ranked_alone_says_why_every_share_is_zero(web, db, ids):
+    for liked in (ids[0], ids[2]):  # rated items leave the window: ids[1] is ranked alone
+        post(web, "/click", {"user": "ada", "item_id": liked, "liked": "1"})
+    text = web.get(f"/explain?user=ada&days=1&item_id={ids[1]}").text
+    assert "Ranks 1 of 1 " in text
+    assert "Ranked alone (one item in this window)" in text
+    assert "Ranked alone" not in web.get(f"/explain?user=ada&item_id={ids[1]}").text
 
 
 @pytest.mark.parametrize("query, status, needle", [

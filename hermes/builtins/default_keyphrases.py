@@ -1,5 +1,8 @@
 """The built-in keyphrase tagger: topics for items whose feed has no categories.
 
+Only English text is tagged (:func:`english`): the candidate rules are English, and on other
+languages they make topics of function words.
+
 KeyBERT-style (Grootendorst's KeyBERT; EmbedRank): candidate phrases are the 1–3 word runs
 of an item's title and abstract that no stop word (scikit-learn's English list, plus the
 scaffolding words of abstracts and the words of feed boilerplate: published, comments,
@@ -28,7 +31,7 @@ from ..hookspecs import hookimpl
 from ..ingest.text import embedding_text
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
-VERSION = 7
+VERSION = 8
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -69,6 +72,7 @@ _SCAFFOLD = set("""
     moreover additionally hence therefore indeed especially well-known long-standing
     so-called state-of-the-art contain contains contained containing evaluate evaluates
     evaluated evaluating requiring arise arises arising arose achievable applicability
+    useful interesting plus minus
 """.split())
 # What feeds wrap around a text ("Published: … Comments: … PDF", "arXiv:2401.12345
 # Abstract:"): if any reaches the text (a bridge shape hermes.ingest.arxiv_text does not
@@ -86,7 +90,7 @@ _NOT_ALONE = set("""
     properties parameter parameters condition conditions behavior behaviour evidence
     observation observations measurement measurements simulation simulations sample samples
     feature features performance quality information application applications way ways
-    implication implications approximation approximations quantity quantities
+    implication implications approximation approximations quantity quantities learning
 """.split())
 # Modifiers that start a topical phrase ("high redshift", "strong lensing", "low mass") but
 # are no topic alone nor at a phrase's end.
@@ -119,6 +123,34 @@ _EXCEPTIONS = set("""
     corpus focus nucleus stimulus consensus census bias alias atlas always perhaps its this
     his has was is as us gps dos los las thus cross less loss boss moss
 """.split())
+
+
+# Function words of the other languages hermes reads dates in (es, pt, fr, de, it, nl) that
+# are not English words: a text using more of them than of English stop words is not English,
+# and the English candidate rules would make topics of its function words ("ante", "sobre").
+_FOREIGN = frozenset("""
+    de la que el en los del las por con una su para es al lo como más pero sus se um uma os
+    das dos não na ao em à é com mais foi ele ela le les des du et est une pour dans qui sur
+    au avec sont cette il elle der und ist nicht ein eine dem mit sich von zu auf für im auch
+    di che è per della sono gli nel alla het een van niet zijn voor op met dat ook naar o e
+    da seu sua pelo pela também mas ou y el
+""".split())
+#: below this many words the language is not judged (a title alone)
+LANGUAGE_MIN_WORDS = 12
+
+
+def english(text: str) -> bool:
+    """Whether ``text`` reads as English: at least as many English stop words as function
+    words of the other languages feeds come in (measured on the bundled feeds: English
+    texts 20–55 % English stop words, Spanish and Portuguese news 3–16 %)."""
+    global _STOP
+    if _STOP is None:
+        _STOP = _stop_words()
+    words = [w.lower() for w in _WORD.findall(text)]
+    if len(words) < LANGUAGE_MIN_WORDS:
+        return True
+    foreign = sum(w in _FOREIGN for w in words)
+    return sum(w in _STOP and w not in _FOREIGN for w in words) > foreign
 
 
 def english_stop_words() -> frozenset[str]:
@@ -276,7 +308,7 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 def keyphrases(text: str, vector, tokens, *, k: int = PROPOSALS, embed=None) -> dict[str, float]:
     """The ``k`` best diverse candidates of ``text`` with their cosine to ``vector``."""
-    if vector is None:
+    if vector is None or not english(text):
         return {}
     spans = candidates(text)
     phrases = list(spans)

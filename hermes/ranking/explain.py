@@ -418,6 +418,16 @@ def reason_line(p: dict) -> str:
     return f"{head}: " + "; ".join(p["phrases"][:REASON_PHRASES]) + "."
 
 
+def weight_note(n_clicks: int, blend_weight: float) -> str:
+    """Why behaviour weighs nothing although there are clicks (``""`` otherwise): the blend
+    gives a component no share when its scores are equal over the items ranked — one item,
+    or items the clicks cannot tell apart — and a figure of 0 % beside "6 clicks" reads as a
+    bug unless it says so."""
+    if n_clicks and not blend_weight:
+        return " (what you rated does not tell these items apart: too few of them, or too alike)"
+    return ""
+
+
 def rank_line(p: dict) -> str:
     """Where the item ranks and among what: "Ranks 3 of 120 unread items of the last 7 days";
     for an item the feed leaves out, why, and where it would come."""

@@ -32,7 +32,10 @@ from hermes.cli.support import (
 )
 from hermes.errors import HermesError
 from hermes.faces import plural
-from hermes.ranking.explain import rank_line
+from hermes.ranking.explain import rank_line, weight_note
+from hermes.ranking.match import shown
+from hermes.records import require_item, require_user
+from hermes.storage.signals import remove_click
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
 from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
@@ -329,6 +332,30 @@ def dislike(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOp
     run_each(db, "record_feedback", items, as_json, user=user, liked=False)
 
 
+def unrate(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOption = False):
+    """Take back USER's like or dislike on items: they return to the unread feed and stop
+    teaching the ranking (what the web's undo and `u` in `hermes feed -i` do)."""
+    try:
+        with database(db) as conn:
+            person = require_user(conn, user)
+            results = []
+            for item_id in items:
+                title = require_item(conn, item_id)["title"]
+                removed = remove_click(conn, person["id"], item_id, source="ui")
+                results.append({"ok": True, "item_id": item_id, "removed": removed, "message": (
+                    f"Rating taken back: [{item_id}] {clean(title, 80)}" if removed else
+                    f"[{item_id}] {clean(title, 80)} had no like or dislike from {person['name']}; "
+                    "nothing changed")})
+    except HermesError as exc:
+        die(str(exc))
+    if as_json:
+        emit_json({"ok": True, "message": f"{sum(r['removed'] for r in results)} of "
+                   f"{plural(len(results), 'rating')} taken back", "results": results})
+    else:
+        for result in results:
+            typer.echo(result["message"])
+
+
 def explain(
     user: UserArg,
     item: Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")],
@@ -352,30 +379,32 @@ def explain(
     check(result, as_json)
     if as_json:
         return
-    for line in explanation_lines(result["explanation"]):
+    for line in explanation_lines(result["explanation"], result.get("advice") or ""):
         typer.echo(line)
 
 
-def explanation_lines(e: dict) -> list[str]:
-    """The one explanation for the terminal: the reason, where it ranks, the evidence."""
+def explanation_lines(e: dict, advice: str = "") -> list[str]:
+    """The one explanation for the terminal: the reason, where it ranks (and ``advice`` on
+    ranking it elsewhere, right under), the evidence."""
     ev = e["evidence"]
     lines = [style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
              *wrapped(e["reason"], "", "why: "),
              f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
              f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
-             f"{e['blend_weight']:.0%}",
+             f"{e['blend_weight']:.0%}{weight_note(e['n_clicks'], e['blend_weight'])}",
+             *(wrapped(advice, "") if advice else []),
              f"match: {e['match']}"]
     if ev["interest"]:
         i = ev["interest"]
         lines.append(f"  interests: closest “{clean(i['clause'], 80)}”, similarity "
-                     f"{i['similarity']:.2f} ({i['level']})")
+                     f"{shown(i['similarity'])} ({i['level']})")
     if ev["liked"]:
         n = ev["liked"]
         lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
-                     f"{n['similarity']:.2f} ({n['level']})")
+                     f"{shown(n['similarity'])} ({n['level']})")
     if ev["classifier"]:
         c = ev["classifier"]
-        lines.append(f"  classifier: probability {c['probability']:.2f} ({c['level']})")
+        lines.append(f"  classifier: probability {shown(c['probability'])} ({c['level']})")
     else:
         lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
     counted = [t for t in e["matched_tags"] if t["kind"] != "topic"]
@@ -393,7 +422,7 @@ def explanation_lines(e: dict) -> list[str]:
                      f"raw {c['raw']:+.3f}{state}")
     if e["nearest_liked"]:
         lines.append("closest liked items:")
-        lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({n['similarity']:.2f})"
+        lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({shown(n['similarity'])})"
                      for n in e["nearest_liked"])
     return lines
 
@@ -403,4 +432,5 @@ def register(app: typer.Typer) -> None:
     app.command("feed")(feed)
     app.command("like")(like)
     app.command("dislike")(dislike)
+    app.command("unrate")(unrate)
     app.command("explain")(explain)
