@@ -238,9 +238,7 @@ def test_tokenizer_cuts_at_256_and_pads_per_batch_not_to_128():
 
 def test_token_counts_come_from_the_tokenizer_alone(tmp_path, monkeypatch):
     """Counting tokens (how ingest groups texts into batches) loads neither model: no
-    session, no ONNX file made, no torch."""
-    import sys
-
+    session, no ONNX file made, no sentence-transformers model."""
     monkeypatch.setenv("HERMES_MODEL_CACHE", str(tmp_path / "empty-cache"))
     embedder = DefaultEmbedder("auto")
     # [CLS] and [SEP] count; a long text is cut at 256 as the model sees it.

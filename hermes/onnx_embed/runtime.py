@@ -14,7 +14,6 @@ from ..status import step
 from . import artifact
 from .tokenizer import batch_arrays, load_tokenizer, offline_env
 
-
 #: padded tokens per model call (texts x the longest one's tokens): 16 abstracts cut at 256
 #: tokens, up to 64 short texts. Batches of 64 long abstracts cost ~15% more CPU time than
 #: batches of 16 (more padding, ~1 GB of attention scores per call, page faults for it);
