@@ -84,25 +84,37 @@ class Scope:
     """Where vector scores are computed. When the candidates are most of the matrix (the
     feed), each component is computed once for every row and cached until the persona's
     text or clicks or the matrix change; a narrow candidate set (a search) is scored
-    directly."""
+    directly.
 
-    def __init__(self, matrix, rows, vectors, persona):
+    ``exact`` (:attr:`hermes.contract.ScoringContext.exact`, int8 storage's second pass):
+    the candidates at those positions get scores computed from their exact vectors, the
+    others keep the (cached) approximate ones."""
+
+    def __init__(self, matrix, rows, vectors, persona, exact=None):
         self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
         self.full = len(rows) * 4 >= len(matrix)
+        self.exact = exact
 
-    def per_row(self, what, compute, compute_all=None):
+    def per_row(self, what, compute, compute_all=None, *, uses_vectors=True):
         """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates.
         ``compute_all()``, when given, computes them for every row of the matrix (it may use
-        the caches below); by default ``compute`` over the whole matrix does."""
+        the caches below); by default ``compute`` over the whole matrix does.
+        ``uses_vectors=False``: the scores do not depend on the vectors (nothing to re-score)."""
         if not self.full:
-            return compute(self.vectors, self.rows)
-        key = (*matrix_key(self.matrix), self.persona, what)
-        hit = _get(_SCORES, key)
-        if hit is None:
-            hit = (compute_all() if compute_all is not None
-                   else compute(self.matrix.vectors, np.arange(len(self.matrix))))
-            _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
-        return hit[self.rows]
+            out = compute(self.vectors, self.rows)
+        else:
+            key = (*matrix_key(self.matrix), self.persona, what)
+            hit = _get(_SCORES, key)
+            if hit is None:
+                hit = (compute_all() if compute_all is not None
+                       else compute(self.matrix.select(np.arange(len(self.matrix))),
+                                    np.arange(len(self.matrix))))
+                _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
+            out = hit[self.rows]  # a copy: the cached scores stay as they are
+        if self.exact is not None and uses_vectors:
+            at, vectors = self.exact
+            out[at] = compute(vectors, self.rows[at])
+        return out
 
 
 def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):

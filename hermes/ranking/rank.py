@@ -9,7 +9,7 @@ plugins are added on that scale, and ties break on the item id so every call agr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import sqlite_utils
@@ -24,6 +24,11 @@ from .matrix import Matrix, get_matrix
 
 ROLES = ("profile", "behaviour", "boost")
 MAX_LIMIT = 500
+#: int8 storage: the best this many candidates (at least twice the ``limit``) are scored a
+#: second time with their exact float32 vectors. A cosine from the codes is off by 3e-3 at
+#: most; re-scoring the int8 top 1,000 restored the float32 top 100 of every query measured
+#: (benchmarks/results/ranking.md, "int8 storage").
+RESCORE = 1000
 
 
 @dataclass
@@ -180,21 +185,19 @@ def rank(
     ids = matrix.ids[rows]
     context = ScoringContext(clicks=clicks, blend_weight=blend_weight(len(clicks)),
                              embedder=embedder, matrix=matrix, rows=rows, query=query)
-    components: list[Component] = []
-    if len(ids):
-        # No copy of the candidates' vectors: a view, or rows multiplied in place.
-        vectors = matrix.select(rows)
-        for answer in get_plugin_manager().hook.hermes_score(
-            db=db, user=user, item_ids=ids, vectors=vectors, context=context
-        ):
-            for comp in answer if isinstance(answer, list) else [answer]:
-                if comp is None:
-                    continue
-                if comp.role not in ROLES or len(comp.scores) != len(ids):
-                    raise ValueError(f"scorer {comp.name!r} returned a malformed component")
-                components.append(comp)
+    components = score(db, user, ids, context)
     total, contributions, w, shares = blend(components, len(clicks), len(ids))
     levels = judge(components, len(ids), embedder.name)
+    if matrix.storage == "int8" and len(ids):
+        # The scores came from the int8 codes: score the best of them again, exactly. Every
+        # other candidate keeps its approximate scores (they count in the z-scores, whose
+        # mean and spread over many candidates the approximation barely moves).
+        short = top_order(ids, total, max(RESCORE, 2 * (limit or 0)),
+                          first=levels >= BAR if bar_first else None)
+        context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
+        components = score(db, user, ids, context)
+        total, contributions, w, shares = blend(components, len(clicks), len(ids))
+        levels = judge(components, len(ids), embedder.name)
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
     counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
     return Ranking(
@@ -212,6 +215,25 @@ def rank(
         level_counts={name: int(n) for name, n in zip(LEVELS, counts)},
         bar_first=bar_first,
     )
+
+
+def score(db, user: dict, ids: np.ndarray, context: ScoringContext) -> list[Component]:
+    """Every ``hermes_score`` answer's components for the candidates ``ids``."""
+    components: list[Component] = []
+    if not len(ids):
+        return components
+    # No copy of the candidates' vectors: a view, or rows multiplied in place.
+    vectors = context.matrix.select(context.rows)
+    for answer in get_plugin_manager().hook.hermes_score(
+        db=db, user=user, item_ids=ids, vectors=vectors, context=context
+    ):
+        for comp in answer if isinstance(answer, list) else [answer]:
+            if comp is None:
+                continue
+            if comp.role not in ROLES or len(comp.scores) != len(ids):
+                raise ValueError(f"scorer {comp.name!r} returned a malformed component")
+            components.append(comp)
+    return components
 
 
 def rank_items(
