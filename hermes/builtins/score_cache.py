@@ -38,9 +38,10 @@ import numpy as np
 MAX_COLUMNS = 24
 #: per-row component scores kept: every click makes new entries (its persona's behaviour
 #: and preference), so at a million rows 32 of them held ~300 MB; a byte budget keeps the
-#: recent ones (about ten at 1M rows, all 32 at 100k)
+#: recent ones (about five at 1M rows — the profile and two personas' behaviour and
+#: preference — which keeps ranking within 1 GB there; all 32 at 100k)
 MAX_SCORES = 32
-MAX_SCORE_BYTES = 128 * 2**20
+MAX_SCORE_BYTES = 64 * 2**20
 #: per-row top-k states kept (k × 4 bytes × items each)
 MAX_TOPS = 4
 #: a previous top-k state is updated when at most this many likes changed, else rebuilt

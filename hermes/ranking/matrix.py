@@ -26,7 +26,7 @@ from .. import config
 from ..authors import parse_stored
 from ..tags import parse_tags
 from . import matrix_store
-from .quantized import ExactRows, Int8Candidates, Int8Rows
+from .quantized import ExactRows, Int8Candidates, Int8Rows, release_free_memory
 from .preferences import FAMILIES, author_keys, source_key, tag_key, type_key
 
 _TOKENS = itertools.count(1)
@@ -67,8 +67,9 @@ class Matrix:
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
         #: key string -> column; an item's keys are flat (row, column) pairs
         self.key_index: dict[str, int] = {}
-        self.key_rows = np.zeros(0, dtype=np.int64)
-        self.key_cols = np.zeros(0, dtype=np.int64)
+        # int32: at a million items the pairs are millions (half the bytes of int64)
+        self.key_rows = np.zeros(0, dtype=np.int32)
+        self.key_cols = np.zeros(0, dtype=np.int32)
         self._derived: dict = {}  # summaries of the current contents, dropped on change
         self._pending_keys: list = []
 
@@ -218,7 +219,7 @@ class Matrix:
             # a stable sort of 16-bit keys is a radix sort: several times faster on millions
             small = len(self.key_index) <= np.iinfo(np.uint16).max
             order = np.argsort(self.key_cols.astype(np.uint16) if small else self.key_cols,
-                               kind="stable")
+                               kind="stable").astype(np.int32)
             counts = np.bincount(self.key_cols, minlength=len(self.key_index))
             return order, np.concatenate([[0], np.cumsum(counts)])
         return self._cached(("pairs", len(self.key_index)), compute)
@@ -331,8 +332,8 @@ class Matrix:
         rows, cols = [self.key_rows], [self.key_cols]
         for at, code, names in self._pending_keys:
             column_of = np.array([index.setdefault(k, len(index)) for k in names], dtype=np.int64)
-            rows.append(at)
-            cols.append(column_of[code])
+            rows.append(at.astype(np.int32))
+            cols.append(column_of[code].astype(np.int32))
         self.key_rows, self.key_cols = np.concatenate(rows), np.concatenate(cols)
         self._pending_keys = []
         self._derived = {}
@@ -441,6 +442,8 @@ def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
             read = _refresh(db, matrix, latest)
             if read >= matrix_store.MIN_ROWS:
                 matrix_store.save_later(db, path, matrix)
+            if matrix.storage == "int8":
+                release_free_memory()  # the chunks' float32 rows and key lists
         return matrix
 
 

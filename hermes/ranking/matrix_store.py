@@ -87,7 +87,7 @@ def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "
         ids = data["ids"]
         matrix._ids = ids
         if storage == "int8":
-            matrix._int8 = Int8Rows.from_arrays(data["codes_t"], data["scales"])
+            matrix._int8 = Int8Rows.from_arrays(data["codes_t"], data["scales"], data["row_sum"])
         else:
             matrix._vectors = data["vectors"]
         matrix._published = data["published"]
@@ -124,6 +124,7 @@ def save_later(db, db_path: str, matrix) -> None:
         return
     if matrix.storage == "int8":
         arrays["codes_t"], arrays["scales"] = matrix._int8.arrays()
+        arrays["row_sum"] = matrix._int8.total.copy()
     else:
         arrays["vectors"] = matrix.vectors
     # The persona-free summaries are computed on the writer thread, from these same arrays
@@ -131,7 +132,7 @@ def save_later(db, db_path: str, matrix) -> None:
     held = type(matrix)(matrix.model, matrix.dimension, matrix.storage)
     held._ids, held._published = arrays["ids"], arrays["published"]
     if matrix.storage == "int8":
-        held._int8 = Int8Rows.from_arrays(arrays["codes_t"], arrays["scales"])
+        held._int8 = Int8Rows.from_arrays(arrays["codes_t"], arrays["scales"], arrays["row_sum"])
     else:
         held._vectors = arrays["vectors"]
     held.n = len(arrays["ids"])

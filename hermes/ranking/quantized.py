@@ -18,6 +18,7 @@ to a new small segment, and small segments are merged as they accumulate.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import sqlite3
@@ -25,13 +26,28 @@ import threading
 
 import numpy as np
 
-#: rows whose codes are widened at once when a mean or a gather needs float32
-CHUNK = 65_536
 #: a segment is merged into the one before when it grows to this share of that one's size
 MERGE_SHARE = 0.25
 
 _SESSION = None
 _SESSION_LOCK = threading.Lock()
+
+
+def release_free_memory() -> None:
+    """Hand the C heap's freed pages back to the system (glibc's ``malloc_trim``; elsewhere
+    nothing). A ranking at a million rows frees hundreds of MB of temporaries that glibc
+    otherwise keeps mapped: measured 998 → 782 MB of RSS between two rankings."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None
 
 
 def quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -66,6 +82,9 @@ def _session():
             options = ort.SessionOptions()
             options.intra_op_num_threads = min(2, os.cpu_count() or 1)
             options.log_severity_level = 3
+            # no arena: it would keep the largest output it ever made (a product of 17
+            # columns at a million rows is 68 MB) for the life of the process
+            options.enable_cpu_mem_arena = False
             _SESSION = ort.InferenceSession(model.SerializeToString(), options,
                                             providers=["CPUExecutionProvider"])
         return _SESSION
@@ -94,6 +113,9 @@ class Int8Rows:
         self.dimension = dimension
         #: [codes_t (d × k) int8, scales (k,) float32, filled k] per segment, in row order
         self.segments: list[list] = []
+        #: the sum of the exact rows (float64): their mean is exact, not the codes' mean
+        #: (``affinity`` centres every like on it)
+        self.total = np.zeros(dimension, dtype=np.float64)
 
     def __len__(self) -> int:
         return sum(s[2] for s in self.segments)
@@ -103,9 +125,10 @@ class Int8Rows:
         return sum(s[0].nbytes + s[1].nbytes for s in self.segments)
 
     @classmethod
-    def from_arrays(cls, codes_t: np.ndarray, scales: np.ndarray) -> Int8Rows:
+    def from_arrays(cls, codes_t: np.ndarray, scales: np.ndarray, total: np.ndarray) -> Int8Rows:
         rows = cls(codes_t.shape[0])
         rows.segments = [[codes_t, scales, codes_t.shape[1]]]
+        rows.total = np.asarray(total, dtype=np.float64).copy()
         return rows
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -131,6 +154,7 @@ class Int8Rows:
                                   np.ones(rows, dtype=np.float32), 0])
 
     def append(self, vectors: np.ndarray) -> None:
+        self.total += np.asarray(vectors, dtype=np.float32).sum(axis=0, dtype=np.float64)
         codes, scales = quantise(vectors)
         last = self.segments[-1] if self.segments else None
         if last is None or last[0].shape[1] - last[2] < len(codes):
@@ -142,6 +166,8 @@ class Int8Rows:
         last[2] = at + len(codes)
 
     def replace(self, rows: np.ndarray, vectors: np.ndarray) -> None:
+        # the replaced rows' exact vectors are gone: their codes stand in for them in the sum
+        self.total += (np.asarray(vectors, dtype=np.float64) - self.dequantise(rows)).sum(axis=0)
         codes, scales = quantise(vectors)
         for k, (segment, column) in enumerate(zip(*self._locate(rows))):
             self.segments[segment][0][:, column] = codes[k]
@@ -213,14 +239,8 @@ class Int8Rows:
         return (codes_t.T.astype(np.float32) * scales[:, None]).astype(np.float32)
 
     def mean(self) -> np.ndarray:
-        """The average row (float32), widened a chunk at a time."""
-        total = np.zeros(self.dimension, dtype=np.float64)
-        for codes_t, scales, filled in self.segments:
-            for start in range(0, filled, CHUNK):
-                stop = min(start + CHUNK, filled)
-                total += codes_t[:, start:stop].astype(np.float32) @ scales[start:stop]
-        n = len(self)
-        return (total / max(n, 1)).astype(np.float32)
+        """The average exact row (float32)."""
+        return (self.total / max(len(self), 1)).astype(np.float32)
 
 
 class ExactRows:

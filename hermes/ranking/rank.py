@@ -21,6 +21,7 @@ from ..plugins import get_plugin_manager
 from ..records import item_rows, user_clicks
 from .match import BAR, LEVELS, judge
 from .matrix import Matrix, get_matrix
+from .quantized import release_free_memory
 
 ROLES = ("profile", "behaviour", "boost")
 MAX_LIMIT = 500
@@ -116,7 +117,8 @@ def calibrate(scores: np.ndarray) -> np.ndarray:
     std = np.sqrt(np.mean(deviation * deviation))
     if not np.isfinite(std) or std < 1e-12:
         return np.zeros_like(scores)
-    return deviation / std
+    deviation /= std  # in place: at a million candidates each copy is 8 MB
+    return deviation
 
 
 def blend(components: list[Component], n_clicks: int, size: int):
@@ -139,7 +141,8 @@ def blend(components: list[Component], n_clicks: int, size: int):
         norm = sum(c.weight for c in comps) if role != "boost" else 1.0
         for c in comps:
             shares[c.name] = role_weight[role] * c.weight / (norm or 1.0)
-            contributions[c.name] = shares[c.name] * calibrated[c.name]
+            contributions[c.name] = calibrated[c.name]
+            contributions[c.name] *= shares[c.name]  # in place: the calibrated copy is not kept
             total += contributions[c.name]
     for c in components:
         contributions.setdefault(c.name, np.zeros(size))
@@ -188,16 +191,18 @@ def rank(
     components = score(db, user, ids, context)
     total, contributions, w, shares = blend(components, len(clicks), len(ids))
     levels = judge(components, len(ids), embedder.name)
-    if matrix.storage == "int8" and len(ids):
+    shortlist = max(RESCORE, 2 * (limit or 0))
+    if matrix.storage == "int8" and len(ids) and shortlist:
         # The scores came from the int8 codes: score the best of them again, exactly. Every
         # other candidate keeps its approximate scores (they count in the z-scores, whose
         # mean and spread over many candidates the approximation barely moves).
-        short = top_order(ids, total, max(RESCORE, 2 * (limit or 0)),
-                          first=levels >= BAR if bar_first else None)
+        short = top_order(ids, total, shortlist, first=levels >= BAR if bar_first else None)
+        del components, contributions, total  # not held twice at a million candidates
         context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
         components = score(db, user, ids, context)
         total, contributions, w, shares = blend(components, len(clicks), len(ids))
         levels = judge(components, len(ids), embedder.name)
+        release_free_memory()
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
     counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
     return Ranking(
