@@ -137,6 +137,9 @@ def save_later(db, db_path: str, matrix) -> None:
         held._vectors = arrays["vectors"]
     held.n = len(arrays["ids"])
     held.key_index = dict(matrix.key_index)
+    # The same contents: the summaries either computes serve both (not held twice). A change
+    # to the live matrix gives it a new dict and leaves this one to the writer.
+    held._derived = matrix._derived
     held.key_rows, held.key_cols = arrays["key_rows"], arrays["key_cols"]
     threading.Thread(target=_write, args=(path, arrays, held), name="hermes-matrix-snapshot").start()
 
