@@ -109,25 +109,38 @@ def calibrate(scores: np.ndarray) -> np.ndarray:
 
     (Rank-Gaussian and median/IQR scaling were tried on the quality benchmark; neither beat
     the plain z-score.)"""
+    return _calibrated(scores)[0]
+
+
+def _calibrated(scores) -> tuple[np.ndarray, float, float]:
+    """:func:`calibrate`'s result and the mean and spread it used (spread 0: constant)."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
-        return scores
-    deviation = scores - scores.mean()
+        return scores, 0.0, 0.0
+    mean = scores.mean()
+    deviation = scores - mean
     # numpy's std, step for step (the same bits), without its second pass for the mean
     std = np.sqrt(np.mean(deviation * deviation))
     if not np.isfinite(std) or std < 1e-12:
-        return np.zeros_like(scores)
+        return np.zeros_like(scores), mean, 0.0
     deviation /= std  # in place: at a million candidates each copy is 8 MB
-    return deviation
+    return deviation, mean, std
 
 
-def blend(components: list[Component], n_clicks: int, size: int):
+def blend(components: list[Component], n_clicks: int, size: int, scales: dict | None = None):
     """Return (final scores, per-component contributions, effective blend weight, shares).
 
     A component that is inactive, or constant over these candidates, gets no share: a
     preference component over items that all share the same feed and type would otherwise
-    take half of the behaviour weight while saying nothing."""
-    calibrated = {c.name: calibrate(c.scores) for c in components if c.active}
+    take half of the behaviour weight while saying nothing. ``scales``, when given, gets
+    each blended component's calibration (mean, spread), in blending order (for
+    :func:`reblend`)."""
+    calibrated = {}
+    for c in components:
+        if c.active:
+            calibrated[c.name], mean, std = _calibrated(c.scores)
+            if scales is not None and std:
+                scales[c.name] = (mean, std)
     useful = [c for c in components if c.active and np.any(calibrated[c.name])]
     by_role = {role: [c for c in useful if c.role == role] for role in ROLES}
     w = blend_weight(n_clicks) if by_role["behaviour"] else 0.0
@@ -147,7 +160,28 @@ def blend(components: list[Component], n_clicks: int, size: int):
     for c in components:
         contributions.setdefault(c.name, np.zeros(size))
         shares.setdefault(c.name, 0.0)
+    if scales is not None:  # in the order the total summed them
+        order = list(contributions)
+        ordered = sorted(scales.items(), key=lambda item: order.index(item[0]))
+        scales.clear()
+        scales.update(ordered)
     return total, contributions, w, shares
+
+
+def reblend(components: list[Component], at: np.ndarray, total: np.ndarray,
+            contributions: dict, shares: dict, scales: dict) -> None:
+    """Blend the candidates at ``at`` again from ``components`` (new scores for them), on
+    the scales :func:`blend` found over all candidates, updating ``total`` and
+    ``contributions`` in place: the same operations as :func:`blend`, for those rows only."""
+    scores = {c.name: np.asarray(c.scores, dtype=np.float64) for c in components}
+    part = np.zeros(len(at), dtype=np.float64)
+    for name, (mean, std) in scales.items():
+        value = scores[name][at] - mean
+        value /= std
+        value *= shares[name]
+        contributions[name][at] = value
+        part += value
+    total[at] = part
 
 
 def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None,
@@ -189,19 +223,22 @@ def rank(
     context = ScoringContext(clicks=clicks, blend_weight=blend_weight(len(clicks)),
                              embedder=embedder, matrix=matrix, rows=rows, query=query)
     components = score(db, user, ids, context)
-    total, contributions, w, shares = blend(components, len(clicks), len(ids))
+    scales: dict = {}
+    total, contributions, w, shares = blend(components, len(clicks), len(ids), scales)
     levels = judge(components, len(ids), embedder.name)
     shortlist = max(RESCORE, 2 * (limit or 0))
     if matrix.storage == "int8" and len(ids) and shortlist:
-        # The scores came from the int8 codes: score the best of them again, exactly. Every
-        # other candidate keeps its approximate scores (they count in the z-scores, whose
-        # mean and spread over many candidates the approximation barely moves).
+        # The scores came from the int8 codes: score the best of them again, exactly, and
+        # blend them on the scales found over every candidate (whose mean and spread over
+        # many candidates the approximation barely moves). The others keep their scores.
         short = top_order(ids, total, shortlist, first=levels >= BAR if bar_first else None)
-        del components, contributions, total  # not held twice at a million candidates
+        del components  # not held twice at a million candidates
         context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
         components = score(db, user, ids, context)
-        total, contributions, w, shares = blend(components, len(clicks), len(ids))
-        levels = judge(components, len(ids), embedder.name)
+        reblend(components, short, total, contributions, shares, scales)
+        levels[short] = judge([replace(c, evidence={k: np.asarray(v)[short] for k, v in
+                                                    c.evidence.items()}) for c in components],
+                              len(short), embedder.name)
         release_free_memory()
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
     counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
