@@ -38,10 +38,10 @@ import numpy as np
 MAX_COLUMNS = 24
 #: per-row component scores kept: every click makes new entries (its persona's behaviour
 #: and preference), so at a million rows 32 of them held ~300 MB; a byte budget keeps the
-#: recent ones (about five at 1M rows — the profile and two personas' behaviour and
+#: recent ones (about four at 1M rows — two personas' profiles, one's behaviour and
 #: preference — which keeps ranking within 1 GB there; all 32 at 100k)
 MAX_SCORES = 32
-MAX_SCORE_BYTES = 64 * 2**20
+MAX_SCORE_BYTES = 48 * 2**20
 #: per-row top-k states kept (k × 4 bytes × items each)
 MAX_TOPS = 4
 #: a previous top-k state is updated when at most this many likes changed, else rebuilt
@@ -190,7 +190,7 @@ def mean_of_top_k(columns: list[np.ndarray], k: int) -> np.ndarray:
 
 
 def _mean(tops: np.ndarray) -> np.ndarray:
-    total = tops[0].copy()
+    total = tops[0].astype(np.float32)  # a copy (float16 tops summed in float32)
     for level in tops[1:]:  # one fixed order of summation, whatever path built ``tops``
         total += level
     return total / np.float32(len(tops))
@@ -225,7 +225,8 @@ def _update(mkey, wanted: frozenset, liked, columns, k):
 
 def _fold(columns: list[np.ndarray], k: int) -> np.ndarray:
     """``(k, n)``: per row the k largest values of ``columns``, largest first."""
-    tops = np.full((k, len(columns[0])), -np.inf, dtype=np.float32)
+    # the columns' type: float16 in int8 storage (approximate there), else float32
+    tops = np.full((k, len(columns[0])), -np.inf, dtype=columns[0].dtype)
     for column in columns:
         _insert(tops, column)
     return tops
