@@ -190,7 +190,7 @@ def mean_of_top_k(columns: list[np.ndarray], k: int) -> np.ndarray:
 
 
 def _mean(tops: np.ndarray) -> np.ndarray:
-    total = tops[0].astype(np.float32)  # a copy (float16 tops summed in float32)
+    total = tops[0].copy()
     for level in tops[1:]:  # one fixed order of summation, whatever path built ``tops``
         total += level
     return total / np.float32(len(tops))
@@ -225,8 +225,9 @@ def _update(mkey, wanted: frozenset, liked, columns, k):
 
 def _fold(columns: list[np.ndarray], k: int) -> np.ndarray:
     """``(k, n)``: per row the k largest values of ``columns``, largest first."""
-    # the columns' type: float16 in int8 storage (approximate there), else float32
-    tops = np.full((k, len(columns[0])), -np.inf, dtype=columns[0].dtype)
+    # float32 even over float16 columns (int8 storage): numpy's float16 arithmetic is
+    # about four times slower, and these states are few
+    tops = np.full((k, len(columns[0])), -np.inf, dtype=np.float32)
     for column in columns:
         _insert(tops, column)
     return tops

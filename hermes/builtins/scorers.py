@@ -109,7 +109,9 @@ def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
     candidates' vectors (a narrow candidate set)."""
     mean = matrix.mean_vector()
     columns = [fitted["coef"]] if fitted["detail"]["active"] else []
-    columns += [mean] + [matrix.vector(i) - mean for i in liked]
+    # the liked items' rows in one read (in int8 storage: one query, not one per like)
+    likes = matrix.exact_rows(matrix.lookup(np.array(liked, dtype=np.int64))) if liked else []
+    columns += [mean] + [row - mean for row in likes]
     stacked = np.stack(columns).astype(np.float32)
     if isinstance(vectors, Int8Candidates):  # int8 storage: never widen the candidates
         sims = vectors.product(stacked)

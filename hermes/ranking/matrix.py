@@ -10,6 +10,13 @@ Next to each vector the matrix keeps the item's preference keys (tags, content t
 source, authors, keyphrase topics; see :mod:`hermes.ranking.preferences`) as flat (row, key column) pairs, so scoring never goes
 back to SQLite row by row. Keys are read when an item's embedding is written; an item whose
 tags change later is re-read when it is re-embedded.
+
+The vectors are float32, or — for a large archive (``[ranking] matrix``, chosen by
+:func:`choose_storage`) — int8 codes (:mod:`hermes.ranking.quantized`): then
+:meth:`Matrix.product` is approximate, :attr:`Matrix.vectors` does not exist, and
+:meth:`Matrix.exact_rows` reads exact rows back from the database for the short list that
+:func:`hermes.ranking.rank.rank` scores again. A load reads SQLite a chunk at a time and
+quantises each chunk: the float32 matrix is never held whole.
 """
 
 from __future__ import annotations
@@ -187,10 +194,17 @@ class Matrix:
         """For each (row, key) pair, 1 / the number of keys of that family the row has: the
         weight that turns a per-family sum into a per-family mean."""
         def compute():
-            family = self.key_family()[self.key_cols] if len(self.key_cols) else self.key_cols
-            slot = self.key_rows * len(FAMILIES) + family
+            # int32 slots while they fit (half the bytes of millions of pairs); the reciprocal
+            # taken per slot, then gathered: the same values as 1 / counts[slot]
+            wide = self.n * len(FAMILIES) >= np.iinfo(np.int32).max
+            family = self.key_family().astype(np.int64 if wide else np.int32)
+            slot = self.key_rows.astype(family.dtype) * len(FAMILIES)
+            if len(self.key_cols):
+                slot += family[self.key_cols]
             counts = np.bincount(slot, minlength=self.n * len(FAMILIES))
-            return 1.0 / counts[slot]
+            inverse = 1.0 / np.maximum(counts, 1)
+            del counts
+            return inverse[slot]
         return self._cached("entry_share", compute)
 
     def key_sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -301,6 +315,8 @@ class Matrix:
         if old.any():  # re-embedded items: replace in place, keys re-read
             if self._int8 is not None:
                 self._int8.replace(rows[old], vecs[old])
+                if self.exact is not None:
+                    self.exact.forget(ids[old])
             else:
                 self._vectors[rows[old]] = vecs[old]
             self._published[rows[old]] = published[old]
@@ -321,7 +337,8 @@ class Matrix:
             self.n = start + len(new)
             self._sorted = None
         if len(pair_at):
-            self._pending_keys.append((rows[np.asarray(pair_at)], np.asarray(pair_code), names))
+            self._pending_keys.append((rows[np.asarray(pair_at)].astype(np.int32),
+                                       np.asarray(pair_code, dtype=np.int32), names))
 
     def commit_keys(self) -> None:
         """Fold the keys gathered by :meth:`absorb` into the flat pair arrays (once per
@@ -332,7 +349,7 @@ class Matrix:
         rows, cols = [self.key_rows], [self.key_cols]
         for at, code, names in self._pending_keys:
             column_of = np.array([index.setdefault(k, len(index)) for k in names], dtype=np.int64)
-            rows.append(at.astype(np.int32))
+            rows.append(at)
             cols.append(column_of[code].astype(np.int32))
         self.key_rows, self.key_cols = np.concatenate(rows), np.concatenate(cols)
         self._pending_keys = []

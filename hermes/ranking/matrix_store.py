@@ -141,6 +141,10 @@ def save_later(db, db_path: str, matrix) -> None:
     # to the live matrix gives it a new dict and leaves this one to the writer.
     held._derived = matrix._derived
     held.key_rows, held.key_cols = arrays["key_rows"], arrays["key_cols"]
+    if matrix.storage == "int8":
+        # A large archive computes them here, before its first ranking needs them: on two
+        # threads at once their temporaries (hundreds of MB at a million items) would add up.
+        matrix.derived_for_snapshot()
     threading.Thread(target=_write, args=(path, arrays, held), name="hermes-matrix-snapshot").start()
 
 
