@@ -167,7 +167,7 @@ class Matrix:
         that loads them skips about a second of work at a million items."""
         order, starts = self.pairs_by_column()
         return {"derived_mean": self.mean_vector(), "derived_mean_column": self.mean_column(),
-                "derived_entry_share": self.entry_share(),
+                "derived_entry_counts": self.entry_share().counts,
                 "derived_pair_order": order, "derived_pair_starts": starts}
 
     def restore_derived(self, arrays) -> None:
@@ -177,7 +177,8 @@ class Matrix:
             return
         self._derived = {
             "mean": arrays["derived_mean"], "mean_column": arrays["derived_mean_column"],
-            "entry_share": arrays["derived_entry_share"],
+            "entry_share": (EntryShare(arrays["derived_entry_counts"])
+                            if "derived_entry_counts" in arrays else arrays["derived_entry_share"]),
             ("pairs", len(self.key_index)): (arrays["derived_pair_order"],
                                              arrays["derived_pair_starts"]),
         }
@@ -202,9 +203,8 @@ class Matrix:
             if len(self.key_cols):
                 slot += family[self.key_cols]
             counts = np.bincount(slot, minlength=self.n * len(FAMILIES))
-            inverse = 1.0 / np.maximum(counts, 1)
-            del counts
-            return inverse[slot]
+            return EntryShare(np.minimum(counts, np.iinfo(np.uint16).max)
+                              .astype(np.uint16)[slot])
         return self._cached("entry_share", compute)
 
     def key_sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -375,6 +375,25 @@ class Matrix:
         published = np.zeros(capacity, dtype=np.float64)
         published[: self.n] = self.published
         self._ids, self._published = ids, published
+
+
+class EntryShare:
+    """Per (row, key) pair, 1 / the number of keys of that family the row has, kept as the
+    counts (uint16: 2 bytes a pair instead of a float64's 8, at a million items 11 MB
+    instead of 44) and divided when read — ``1.0 / k`` is the same float64 either way."""
+
+    def __init__(self, counts: np.ndarray):
+        self.counts = counts
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def __getitem__(self, take) -> np.ndarray:
+        return 1.0 / self.counts[take]
+
+    def __array__(self, dtype=None, copy=None):
+        share = 1.0 / self.counts
+        return share if dtype is None else share.astype(dtype)
 
 
 class CandidateVectors(np.lib.mixins.NDArrayOperatorsMixin):

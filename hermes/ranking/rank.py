@@ -173,10 +173,10 @@ def reblend(components: list[Component], at: np.ndarray, total: np.ndarray,
     """Blend the candidates at ``at`` again from ``components`` (new scores for them), on
     the scales :func:`blend` found over all candidates, updating ``total`` and
     ``contributions`` in place: the same operations as :func:`blend`, for those rows only."""
-    scores = {c.name: np.asarray(c.scores, dtype=np.float64) for c in components}
+    scores = {c.name: np.asarray(c.scores)[at].astype(np.float64) for c in components}
     part = np.zeros(len(at), dtype=np.float64)
     for name, (mean, std) in scales.items():
-        value = scores[name][at] - mean
+        value = scores[name] - mean
         value /= std
         value *= shares[name]
         contributions[name][at] = value
