@@ -19,6 +19,10 @@ in-memory matrix (``M @ q`` + top-20 by argpartition), the ratio, and peak RSS.
     .venv/bin/python benchmarks/bench_rank.py                   # 10k and 100k
     .venv/bin/python benchmarks/bench_rank.py --sizes 1000000   # builds a ~2.5 GB database once
     .venv/bin/python benchmarks/bench_rank.py --write           # update results/ranking.md
+    .venv/bin/python benchmarks/bench_rank.py --matrix int8     # force the storage (default auto)
+
+In int8 storage (``--matrix``, or ``auto`` at 1M) the floor is still numpy's float32
+product: its matrix is loaded after the RSS reading, so it does not count in it.
 
 Databases are kept in benchmarks/.cache/ (gitignored) and reused.
 """
