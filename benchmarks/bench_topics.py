@@ -102,27 +102,32 @@ def digest_share(db, persona: str, interests: str) -> dict:
 
 
 class Timer:
-    """Wall time spent inside the tagging functions of one ingest."""
+    """Wall and CPU time spent inside the tagging functions of one ingest (they run on
+    the ingest's main thread, so that thread's CPU time is theirs)."""
 
     def __init__(self):
         self.seconds = 0.0
+        self.cpu = 0.0
 
     def wrap(self, module, name):
         real = getattr(module, name)
 
         def timed(*args, **kwargs):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return real(*args, **kwargs)
             finally:
                 self.seconds += time.perf_counter() - start
+                self.cpu += time.thread_time() - cpu
 
         setattr(module, name, timed)
         return lambda: setattr(module, name, real)
 
 
-def ingest_timed(db, *, tagging: bool) -> tuple[float, float, int]:
-    """(wall seconds of run_ingest, seconds inside tagging, items)."""
+def ingest_timed(db, *, tagging: bool) -> tuple[float, float, int, float, float]:
+    """(wall seconds of run_ingest, seconds inside tagging, items, CPU seconds of the
+    process during run_ingest (every thread: the model's too), CPU seconds inside
+    tagging)."""
     from hermes.ingest import store
     from hermes.ingest.pipeline import run_ingest
 
@@ -133,13 +138,13 @@ def ingest_timed(db, *, tagging: bool) -> tuple[float, float, int]:
     undo = [timer.wrap(store, "propose"), timer.wrap(store, "apply_proposals")] if tagging else []
     # The model's own time differs between the two paths (embed_tokens vs embed): measured
     # as part of the wall time, so the comparison below includes it.
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     summary = run_ingest(db)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     for restore in undo:
         restore()
     tagger(True)
-    return wall, timer.seconds, sum(s["new"] for s in summary)
+    return wall, timer.seconds, sum(s["new"] for s in summary), cpu, timer.cpu
 
 
 def main(argv=None) -> int:
@@ -169,16 +174,20 @@ def main(argv=None) -> int:
 
     # 1 and 3: the listing, tagger on and off, alternately.
     walls = {True: [], False: []}
+    cpus = {True: [], False: []}
     inside: list[float] = []
+    inside_cpu: list[float] = []
     arxiv = None
     for run in range(args.runs):
         for tagging in (True, False):
             db = fresh_db(tmp, f"listing-{run}-{int(tagging)}")
             add_feeds(db, [(str(listing), "arXiv astro-ph")])
-            wall, tag_s, n = ingest_timed(db, tagging=tagging)
+            wall, tag_s, n, cpu, tag_cpu = ingest_timed(db, tagging=tagging)
             walls[tagging].append(wall / n)
+            cpus[tagging].append(cpu / n)
             if tagging:
                 inside.append(tag_s / n)
+                inside_cpu.append(tag_cpu / n)
                 if arxiv is None:
                     arxiv = digest_share(db, "astronomer", ASTRONOMER)
             db.conn.close()
@@ -193,11 +202,13 @@ def main(argv=None) -> int:
         (mixdir / name).write_text(shifted(text, delta), encoding="utf-8")
     db = fresh_db(tmp, "mix")
     add_feeds(db, [(str(mixdir / name), None) for name in sorted(texts)])
-    wall, _, n_mix = ingest_timed(db, tagging=True)
+    _, _, n_mix, _, _ = ingest_timed(db, tagging=True)
     mix = digest_share(db, "generalist", GENERALIST)
 
     on, off = statistics.median(walls[True]), statistics.median(walls[False])
-    table = report(arxiv, mix, n_mix, on, off, statistics.median(inside), args)
+    cpu = (statistics.median(cpus[True]), statistics.median(cpus[False]),
+           statistics.median(inside_cpu))
+    table = report(arxiv, mix, n_mix, on, off, statistics.median(inside), cpu, args)
     print(table)
     print(f"\n{time.time() - started:.0f} s in all", file=sys.stderr)
     if args.write:
@@ -205,7 +216,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def report(arxiv, mix, n_mix, on, off, inside, args) -> str:
+def report(arxiv, mix, n_mix, on, off, inside, cpu, args) -> str:
     def topics(result):
         return "; ".join(f"{label} ({n})" for label, n in result["topics"][:6])
 
@@ -221,11 +232,17 @@ def report(arxiv, mix, n_mix, on, off, inside, args) -> str:
         "",
         f"Ingest cost per item (median of {args.runs} runs of {args.papers} items each, alternating):",
         "",
-        "| tagger | ingest per item | inside the tagging functions | tagging's share of ingest time |",
-        "| --- | --- | --- | --- |",
+        "| tagger | ingest per item, wall | inside the tagging functions, wall | tagging's share "
+        "of ingest wall time | ingest per item, CPU (all threads) | tagging, CPU | tagging's "
+        "share of ingest CPU time |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
         f"| enabled | {on * 1000:.1f} ms | {inside * 1000:.2f} ms | {(on - off) / on:+.1%} (difference of "
-        f"medians); {inside / on:.1%} (measured inside) |",
-        f"| disabled | {off * 1000:.1f} ms | – | – |",
+        f"medians); {inside / on:.1%} (measured inside) | {cpu[0] * 1000:.1f} ms | "
+        f"{cpu[2] * 1000:.2f} ms | {(cpu[0] - cpu[1]) / cpu[0]:+.1%} (difference of medians); "
+        f"{cpu[2] / cpu[0]:.1%} (measured inside) |",
+        f"| disabled | {off * 1000:.1f} ms | – | – | {cpu[1] * 1000:.1f} ms | – | – |",
+        "",
+        f"1-min load average when the run ended: {os.getloadavg()[0]:.1f}.",
     ])
 
 

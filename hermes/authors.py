@@ -41,6 +41,10 @@ def clean_name(name: str) -> str:
     name = name or ""
     if _EMAIL.search(name) and "(" in name:  # RSS's "jdoe@example.org (John Doe)"
         name = name[name.index("(") + 1:].split(")", 1)[0]
+    elif "(" in name and ")" not in name.split("(", 1)[1]:
+        # An open bracket never closed: feedparser's e-mail split cut "a@b.example (Name)"
+        # into email "a@b.exam" and name "ple (Name" — the name is what follows it.
+        name = name.split("(", 1)[1]
     name = _EMAIL.sub("", _BRACKETS.sub(" ", name))
     name = " ".join(name.replace("\u00a0", " ").split()).strip(" ,;:.-*\u2020\u2021")
     if name.count(",") == 1:

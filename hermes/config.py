@@ -40,6 +40,11 @@ def db_path(explicit: str | os.PathLike | None = None) -> Path:
     return Path(env).expanduser() if env else home() / "hermes.db"
 
 
+def config_toml() -> Path:
+    """Where ``config.toml`` is read from (it may not exist: every setting has a default)."""
+    return home() / "config.toml"
+
+
 def feeds_toml() -> Path:
     """The user's ``feeds.toml`` if present, else the one shipped in the package."""
     user = home() / "feeds.toml"
@@ -120,7 +125,7 @@ def matrix_storage() -> str:
 
 def settings() -> Settings:
     """Read ``config.toml`` and the environment (cheap; called per command or tool)."""
-    cfg = load_toml(home() / "config.toml")
+    cfg = load_toml(config_toml())
     fetch = cfg.get("fetch", {})
     allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE")) or bool(fetch.get("allow_private", False))
     plugins_env = os.environ.get("HERMES_PLUGINS")

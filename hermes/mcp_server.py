@@ -29,7 +29,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
-from . import config, net
+from . import __version__, config, net
 from .contract import UNTRUSTED, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
@@ -118,7 +118,7 @@ def build_server(db_path: str | None = None, groups: set[str] | None = None) -> 
     """An MCP server exposing every collected tool (or only those of ``groups``)."""
     database = _Database(db_path)
     tools = [_served(tool, database) for tool in collect_tools(groups).values()]
-    return MCPServer("hermes", instructions=instructions(db_path), tools=tools)
+    return MCPServer("hermes", version=__version__, instructions=instructions(db_path), tools=tools)
 
 
 class BearerTokenMiddleware:

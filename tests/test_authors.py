@@ -40,6 +40,20 @@ def test_feedparser_author_dicts_and_keys():
     assert not matches(["Lukas J. Furtak"], "M. Furtak") and not matches([], "Furtak")
 
 
+def test_rss_author_with_an_email_is_the_name_alone():
+    """feedparser cuts "mallory@evil.example (Mallory Hacker)" into email "…@evil.exam" and
+    name "ple (Mallory Hacker" (its address pattern stops early); the stored names and the
+    byline must be the person, and no address is shown or exported."""
+    from hermes.ingest.parse import parse_feed
+
+    body = ("<rss version='2.0'><channel><title>t</title><item><title>x</title>"
+            "<link>https://example.org/x</link>"
+            "<author>mallory@evil.example (Mallory Hacker)</author></item></channel></rss>")
+    item = parse_feed(body.encode(), url="https://example.org/feed").items[0]
+    assert item["authors"] == ["Mallory Hacker"]
+    assert item["author"] == "Mallory Hacker"
+
+
 def test_atom_authors_are_stored_as_a_list(db, tmp_path):
     from hermes.ingest.pipeline import add_feeds, run_ingest
 

@@ -191,3 +191,17 @@ def test_a_database_whose_start_was_interrupted_gets_them_from_the_next_starting
     assert "subscribed to 2 starter feeds" in result.stderr and "created a new" not in result.stderr
     again = run("ingest", "--json", "--db", path)
     assert "starter" not in again.stderr
+
+
+def test_ingest_says_when_a_new_feed_lists_papers_the_archive_holds(tmp_path):
+    """Cross-listed arXiv papers are stored once: the second listing's count is short of its
+    entries, and the line for it says why (seen in a user trial: "110 entries" then "92 new")."""
+    from pathlib import Path
+
+    samples = Path(__file__).parents[1] / "hermes" / "data" / "samples"
+    path = tmp_path / "h.db"
+    for name in ("arxiv-quantum-physics.xml", "arxiv-condensed-matter.xml"):
+        assert run("feeds", "add", str(samples / name), "--db", path).exit_code == 0
+    out = run("ingest", "--db", path).stdout
+    line = next(row for row in out.splitlines() if "cond-mat" in row)
+    assert "92 new, 18 already in the archive (stored once: listed by another feed too" in line

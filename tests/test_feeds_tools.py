@@ -106,6 +106,20 @@ def test_when_nothing_clears_the_bar_list_feed_says_so(db, items):
     assert len(closest["items"]) == 3 and {i["match"] for i in closest["items"]} <= {"weak", "none"}
 
 
+def test_behaviour_weighing_nothing_despite_clicks_says_why(db, items, ann):
+    """Rated items leave the unread feed; with one item left in the window there is nothing
+    for behaviour to tell apart, and "3 clicks; behaviour weighs 0%" must say why."""
+    record_click(db, ann["id"], items[0], True, "ui")
+    record_click(db, ann["id"], items[2], False, "ui")
+    several = tool(db, "list_feed", user="ann", since_days=1000)  # two unread items left
+    assert "behaviour weighs 0%" not in several["message"]
+    assert "does not tell these items apart" not in several["message"]
+    record_click(db, ann["id"], items[1], True, "ui")
+    one = tool(db, "list_feed", user="ann", since_days=1000)  # one unread item left
+    assert "3 clicks so far; behaviour weighs 0% (what you rated does not tell these items " \
+           "apart" in one["message"]
+
+
 def test_list_feed_since_days_null_is_the_whole_archive(db, items, ann):
     ids = [i["id"] for i in tool(db, "list_feed", user="ann", since_days=None)["items"]]
     assert set(ids) == {items[0], items[1], items[3]}
@@ -284,7 +298,11 @@ def test_private_addresses_are_refused_by_default(db, url, name):
     before = snapshot(db)
     result = tool(db, name, url=url)
     assert result["ok"] is False and "refused: private address" in result["message"]
-    assert "allow_private" in result["message"]
+    # a refusal, not a failed fetch: it says so, where the setting lives, and the CLI way
+    assert result["message"].startswith("did not fetch") and "allow_private" in result["message"]
+    from hermes.config import config_toml
+
+    assert str(config_toml()) in result["message"] and "hermes feeds add URL" in result["message"]
     assert snapshot(db) == before
 
 

@@ -43,6 +43,28 @@ def test_escaped_markup_in_text_cannot_become_a_tag():
     assert "<script" not in item["title"] and "script" in item["title"]
 
 
+def test_text_without_markup_skips_the_html_parser_with_the_same_result(monkeypatch):
+    """plain_text's fast path (no ``<``, ``&`` or NUL) must give exactly what the parser
+    path gives: random strings over the characters the parser treats specially."""
+    import random
+    import re
+
+    from hermes.ingest import text
+
+    alphabet = list("ab Z>\"'\r\n\t\u00a0é中\u200b\ufeff\x01\x0b\x0c\x1f\x7f\x85\u2028\ud800=/;:-")
+    rng = random.Random(7)
+    samples = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    fast = [text.plain_text(s) for s in samples]
+    monkeypatch.setattr(text, "_MARKUP", re.compile(""))  # every string takes the parser
+    assert [text.plain_text(s) for s in samples] == fast
+
+
+def test_a_lone_surrogate_beside_markup_is_replaced_not_an_error():
+    from hermes.ingest.text import plain_text
+
+    assert plain_text("<b>broken \ud800 text</b>") == "broken ? text"
+
+
 def test_published_is_utc_iso_and_none_without_a_date():
     item = one(rss([{"title": "A", "link": "https://e.org/a", "pubDate": "Mon, 02 Apr 2007 19:18:42 +0200"}]))
     assert item["published"] == "2007-04-02T17:18:42+00:00"

@@ -117,6 +117,26 @@ def test_ingest_tags_an_uncategorised_listing_with_recurring_keyphrases(db, tmp_
     assert counts and min(counts.values()) >= tagging.MIN_ITEMS  # every kept tag recurs
 
 
+def test_news_in_other_languages_gets_no_english_keyphrases(db):
+    """The candidate rules are English: on Portuguese and Spanish news they made topics of
+    function words ("ante", "sobre"). Such items are left untagged; English ones are not."""
+    from hermes.builtins.default_keyphrases import english
+
+    news = ["uol-eleicoes-2018.xml", "elpais-internacional-2018.xml"]
+    add_feeds(db, [(str(FIXTURES / name), None) for name in news])
+    run_ingest(db)
+    assert db.execute("SELECT count(*) FROM items").fetchone()[0] >= 12
+    assert db.execute("SELECT count(*) FROM item_tag_proposals").fetchone()[0] == 0
+    assert not db.execute("SELECT count(*) FROM items WHERE keyphrases NOT IN ('[]')").fetchone()[0]
+    portuguese = ("Candidatos intensificam agenda no Nordeste na reta final do primeiro turno. "
+                  "Comícios, carreatas e entrevistas a rádios locais marcam a semana dos "
+                  "presidenciáveis, que disputam votos com propostas para a seca")
+    assert not english(portuguese)
+    assert english("We measure the dust content of star-forming galaxies at high redshift "
+                   "with JWST spectroscopy and find that it rises with stellar mass.")
+    assert english("Dusty galaxies")  # too short to judge: tagged as before
+
+
 def test_the_kept_tags_do_not_depend_on_arrival_order(db, tmp_path):
     text = (FIXTURES / "arxiv-api-bridge.xml").read_text(encoding="utf-8")
     head, rest = text.split("    <item>", 1)

@@ -86,3 +86,16 @@ def test_bar_first_puts_what_clears_the_bar_first_each_group_in_blend_order(db, 
     assert {int(i): s for i, s in zip(folded.item_ids, folded.scores)} == blend
     top = rank(db, user, CandidateQuery(since_days=None), limit=1, bar_first=True)
     assert int(top.item_ids[0]) == above[0] and top.n_below_bar == 2  # counts cover all
+
+
+@pytest.mark.parametrize("figure, text", [
+    (0.4744, "0.47"), (0.465, "0.46"), (0.47, "0.47"), (0.4699, "0.46"), (-0.123, "-0.13"),
+    (float("nan"), "–"),
+])
+def test_a_figure_is_shown_on_the_same_side_of_every_threshold(figure, text):
+    """Rounded, 0.4744 (strong) and 0.465 (good) both read 0.47 beside different verdicts."""
+    assert match.shown(figure) == text
+    for limits in match.THRESHOLDS[match.MINILM].values():
+        for limit in limits:
+            if figure == figure:  # not NaN
+                assert (float(text) >= limit) == (figure >= limit)

@@ -19,6 +19,7 @@ from mcp.client.stdio import stdio_client
 from process_support import child_env, free_port, hermes_command, running_hermes
 from pydantic import Field
 
+import hermes
 from hermes.contract import Component, Result, ok, tool
 from hermes.hookspecs import hookimpl
 from hermes.mcp_server import build_server
@@ -205,9 +206,10 @@ async def test_hermes_serve_over_stdio_without_an_embedder_set_lists_tools(tmp_p
                                    args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
                                    env=child_env(tmp_path / "home", HERMES_EMBEDDER=None))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+        hello = await session.initialize()
         names = {t.name for t in (await session.list_tools()).tools}
     assert FEEDS_TOOLS <= names
+    assert hello.server_info.name == "hermes" and hello.server_info.version == hermes.__version__
 
 
 async def test_hermes_serve_over_stdio_end_to_end(db_path, db, world, tmp_path):
@@ -332,6 +334,9 @@ def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_tok
         assert "warning:" in result.output and warning in result.output
     else:
         assert "warning" not in result.output
+    # on loopback without a token the person is told who can call the tools, and how to close it
+    no_token_note = "any program on this computer can call the tools" in result.output
+    assert no_token_note == (token is None and "--allow-remote" not in args)
 
 
 @pytest.mark.parametrize("host, expected", [

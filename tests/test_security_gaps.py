@@ -214,6 +214,10 @@ def test_the_database_and_home_are_created_private(tmp_path, monkeypatch):
         assert mode(other) == 0o600 and mode(other.parent) == 0o700
         load_secret()
         assert mode(home / "web_secret") == 0o600
+        from hermes.ingest.runlock import ingest_run, lock_path
+
+        with ingest_run(hermes_db.get_db(other)):
+            assert mode(lock_path(other)) == 0o600
     finally:
         os.umask(old)
 

@@ -64,6 +64,20 @@ def test_create_persona_bad_values(web, db, data, needle):
     assert db.execute("SELECT count(*) FROM users").fetchone()[0] == 1
 
 
+def test_a_too_long_interests_text_is_refused_beside_the_form_and_kept(web, db):
+    """The form's limit is the create_persona tool's; a longer text comes back in the form
+    with the reason in web words, not on a bare page that loses the writing."""
+    page = web.get("/").text
+    assert 'maxlength="4000"' in page and "at most 4,000 characters" in page
+    typed = "spectroscopy of exoplanet atmospheres " * 120
+    r = post(web, "/personas", {"name": "bob", "interests": typed})
+    assert r.status_code == 400
+    assert "The interests text is too long" in r.text and "at most 4000" in r.text
+    assert typed.strip() in r.text and 'value="bob"' in r.text
+    assert "interests must be" not in r.text  # the tool's parameter name is not a web word
+    assert db.execute("SELECT count(*) FROM users").fetchone()[0] == 1
+
+
 def test_create_persona_duplicate_is_400_with_the_tools_message(web, db):
     r = post(web, "/personas", {"name": "ada", "interests": "again"})
     assert r.status_code == 400
@@ -194,11 +208,11 @@ def test_click_never_redirects_off_site(web, ids, next_value):
 
 
 @pytest.mark.parametrize("data, status, needle", [
-    ({"user": "ada", "item_id": "abc", "liked": "1"}, 400, "item_id must be a whole number"),
-    ({"user": "ada", "item_id": "", "liked": "1"}, 400, "item_id must be a whole number"),
-    ({"user": "ada", "item_id": "-4", "liked": "1"}, 400, "item_id must be between"),
-    ({"user": "ada", "item_id": "1", "liked": "maybe"}, 400, "liked must be yes or no"),
-    ({"user": "ada", "item_id": "1"}, 400, "liked must be yes or no"),
+    ({"user": "ada", "item_id": "abc", "liked": "1"}, 400, "The item number must be a whole number"),
+    ({"user": "ada", "item_id": "", "liked": "1"}, 400, "The item number must be a whole number"),
+    ({"user": "ada", "item_id": "-4", "liked": "1"}, 400, "The item number must be between"),
+    ({"user": "ada", "item_id": "1", "liked": "maybe"}, 400, "The rating must be like, dislike or none"),
+    ({"user": "ada", "item_id": "1"}, 400, "The rating must be like, dislike or none"),
     ({"user": "ada", "item_id": "99999", "liked": "1"}, 404, "unknown item 99999"),
     ({"user": "zed", "item_id": "1", "liked": "1"}, 404, "unknown persona"),
     ({"item_id": "1", "liked": "1"}, 400, "choose a persona first"),
@@ -270,7 +284,7 @@ def test_highlight_bad_values(web, db, ids, data, needle):
 
 def test_bad_favorite_value(web, db, ids):
     r = post(web, "/favorite", {"user": "ada", "item_id": ids[0], "on": "perhaps"})
-    assert r.status_code == 400 and "on must be yes or no" in r.text
+    assert r.status_code == 400 and "The on / off choice must be yes or no" in r.text
 
 
 # --- digest ----------------------------------------------------------------------------------------
@@ -577,7 +591,7 @@ def test_explanation_page_of_an_item_the_feed_leaves_out(web, db, ids):
 
 
 @pytest.mark.parametrize("query, status, needle", [
-    ("user=ada&item_id=abc", 400, "item_id must be a whole number"),
+    ("user=ada&item_id=abc", 400, "The item number must be a whole number"),
     ("user=ada&item_id=99999", 404, "unknown item"),
     ("user=nobody&item_id=1", 404, "unknown persona"),
     ("item_id=1", 400, "choose a persona first"),

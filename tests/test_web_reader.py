@@ -137,7 +137,7 @@ def test_mark_these_read_and_undo_only_what_it_changed(web, db, ids):
 
 @pytest.mark.parametrize("data, needle", [
     ({"user": "ada", "item_ids": ""}, "no items to mark"),
-    ({"user": "ada", "item_ids": "1,abc"}, "item_ids must be a whole number"),
+    ({"user": "ada", "item_ids": "1,abc"}, "Each item number must be a whole number"),
     ({"user": "ada", "item_ids": ",".join(["1"] * 201)}, "at most 200"),
     ({"user": "ada", "item_ids": "99999"}, "unknown item 99999"),
 ])

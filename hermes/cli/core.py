@@ -92,6 +92,9 @@ def serve(
         else:
             typer.echo(f"listening on http://{host}:{port}/mcp"
                        + (" (bearer token required)" if token else ""), err=True)
+            if not token and is_loopback(host):
+                typer.echo("note: no token, so any program on this computer can call the tools; "
+                           "set HERMES_MCP_TOKEN to require one", err=True)
             run_http(server, sock=sock, host=host, token=token)
     finally:
         if refresher is not None:
@@ -269,6 +272,9 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                 detail += f", {s['undated']} without a date"
             if s.get("updated"):
                 detail += f", {s['updated']} updated"
+            if s.get("known_elsewhere"):
+                detail += (f", {s['known_elsewhere']} already in the archive (stored once: "
+                           "listed by another feed too, or saved)")
             if (s["error"] or "").startswith(REFUSED):
                 detail += (f" (an agent subscribed it; `hermes feeds trust {s['feed_id']}` lets "
                            "ingest fetch it from private addresses)")

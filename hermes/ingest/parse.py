@@ -75,6 +75,14 @@ def _published(entry, link: str | None, text_dates: dict[str, str]) -> str | Non
     return date_from_url(link) or date_from_url(entry.get("link"))
 
 
+def _author_line(raw, authors: list[str]) -> str | None:
+    """The byline as the feed wrote it, or the parsed names when it carries an e-mail
+    address (RSS's "jdoe@example.org (John Doe)": an address is not shown or exported)."""
+    if not raw or ("@" in raw and authors):
+        raw = ", ".join(authors)
+    return plain_text(raw, limit=300) or None
+
+
 def _tags(entry) -> list[str]:
     return normalise_tags(tag.get("term") or tag.get("label") or "" for tag in entry.get("tags") or [])
 
@@ -183,7 +191,7 @@ def normalise_entry(entry, *, feed_url: str) -> dict:
         "url": link,
         "title": title,
         "summary": summary,
-        "author": plain_text(entry.get("author") or ", ".join(authors), limit=300) or None,
+        "author": _author_line(entry.get("author"), authors),
         "authors": authors,
         "published": published,
         "content_type": _content_type(arxiv, doi_match and doi_match.group(1), enclosure),

@@ -122,10 +122,10 @@ def _due(feed: dict, now: datetime) -> bool:
 
 def _summary(feed: dict, status: str, new: int = 0, error: str | None = None,
              warning: str | None = None, title: str | None = None, updated: int = 0,
-             undated: int = 0) -> dict:
+             undated: int = 0, known_elsewhere: int = 0) -> dict:
     return {"feed_id": feed["id"], "url": feed["url"], "title": title or feed.get("title"),
             "status": status, "new": new, "updated": updated, "undated": undated,
-            "error": error, "warning": warning}
+            "known_elsewhere": known_elsewhere, "error": error, "warning": warning}
 
 
 def _record_failure(db, feed: dict, error: str, retry_after: str | None = None) -> None:
@@ -233,7 +233,7 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
     new = len(stored.new_ids)
     return _summary(feed, "new" if new else "unchanged", new=new, warning=parsed.warning,
                     title=feed.get("title") or parsed.title, updated=len(stored.updated_ids),
-                    undated=stored.undated)
+                    undated=stored.undated, known_elsewhere=stored.known_elsewhere)
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:

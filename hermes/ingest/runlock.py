@@ -149,7 +149,8 @@ def ingest_run(db, *, wait: bool = True, mode: str = "all", on_wait=None):
     if database is None:
         yield None
         return
-    lock = filelock.FileLock(str(lock_path(database)))
+    # private like the database beside it (README, Configuration: data directory)
+    lock = filelock.FileLock(str(lock_path(database)), mode=0o600)
     try:
         lock.acquire(blocking=False)
     except filelock.Timeout:

@@ -40,6 +40,10 @@ class Stored:
     updated_ids: list[int] = field(default_factory=list)
     #: new items without a readable date (stored undated, or dated by first sight)
     undated: int = 0
+    #: on a feed's first fetch, its entries the archive already held (another feed's copy of
+    #: a cross-listed paper, a saved page): stored once, so the feed's count is smaller than
+    #: its entry count, and the summary says why
+    known_elsewhere: int = 0
 
 
 def insert_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict]) -> list[int]:
@@ -72,11 +76,12 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
         for item in items:
             row = _row(item)
             if row["arxiv_id"]:
-                known = db.execute("SELECT id, title, summary, tags, authors FROM items "
+                known = db.execute("SELECT id, title, summary, tags, authors, feed_id FROM items "
                                    "WHERE arxiv_id = ?", [row["arxiv_id"]]).fetchone()
                 if known is not None:
-                    if _update_paper(db, known, row):
+                    if _update_paper(db, known[:5], row):
                         out.updated_ids.append(known[0])
+                    out.known_elsewhere += first_fetch and known[5] != feed_id
                     continue
             undated = not row["published"]
             if undated:
@@ -90,6 +95,8 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
             if cur.rowcount:
                 out.new_ids.append(cur.lastrowid)
                 out.undated += undated
+            else:
+                out.known_elsewhere += first_fetch
     return out
 
 

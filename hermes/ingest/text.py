@@ -11,6 +11,9 @@ import nh3
 _BLOCK = re.compile(r"<(/?)(p|br|div|li|ul|ol|h[1-6]|tr|td|th|blockquote|pre|dd|dt|hr)\b", re.I)
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\ufeff]")
+# What only HTML parsing can change: markup, entities, NUL. Text without any of them skips
+# the parser (tag names and keyphrases are normalised by the thousand at ingest).
+_MARKUP = re.compile(r"[<&\x00]")
 _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid)$", re.I)
 
 
@@ -19,16 +22,17 @@ def plain_text(value: str | None, *, limit: int | None = None) -> str:
     collapsed. Script and style bodies are dropped, not kept as text."""
     if not value:
         return ""
-    text = _BLOCK.sub(r" <\1\2", str(value))  # keep words of adjacent blocks apart
-    text = nh3.clean(text, tags=set(), clean_content_tags={"script", "style"})
-    text = html.unescape(text)
-    # Escaped markup in the source (``&lt;script&gt;``) decodes to a literal tag. As text it
-    # is harmless only while every renderer escapes it; neutralise it so no stored field
-    # can ever be mistaken for markup.
-    text = _TAG_START.sub("\u2039", text)
+    # Lone surrogates (from broken encodings) cannot be stored as UTF-8, nor given to nh3.
+    text = str(value).encode("utf-8", "replace").decode("utf-8")
+    if _MARKUP.search(text):
+        text = _BLOCK.sub(r" <\1\2", text)  # keep words of adjacent blocks apart
+        text = nh3.clean(text, tags=set(), clean_content_tags={"script", "style"})
+        text = html.unescape(text)
+        # Escaped markup in the source (``&lt;script&gt;``) decodes to a literal tag. As text
+        # it is harmless only while every renderer escapes it; neutralise it so no stored
+        # field can ever be mistaken for markup.
+        text = _TAG_START.sub("\u2039", text)
     text = _CONTROL.sub(" ", text)
-    # Lone surrogates (from broken encodings) cannot be stored as UTF-8.
-    text = text.encode("utf-8", "replace").decode("utf-8")
     text = " ".join(text.split())
     if limit and len(text) > limit:
         cut = text[: limit - 1]

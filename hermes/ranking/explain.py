@@ -38,7 +38,7 @@ from ..records import item_rows, now_iso, user_clicks
 from ..storage.transactions import write_transaction
 from ..text import clip
 from .interests import interest_clauses
-from .match import LEVELS, level_of
+from .match import LEVELS, level_of, shown
 from .matrix import get_matrix
 from .preferences import item_keys, key_stats, split_key
 from .rank import Ranking, blend_weight, candidate_rows, rank
@@ -344,32 +344,32 @@ def _phrases(p: dict) -> list[str]:
 
     if ev["interest"] is not None:
         e = ev["interest"]
-        clause, sim = _quote(e["clause"]), e["similarity"]
+        clause, sim = _quote(e["clause"]), shown(e["similarity"])
         add(LEVELS.index(e["level"]), "interest", {
-            "strong": f"matches your interest {clause} closely (similarity {sim:.2f})",
-            "good": f"matches your interest {clause} (similarity {sim:.2f})",
-            "weak": f"little in common with your interests (nearest {clause}, similarity {sim:.2f})",
-            "none": f"not close to any of your interests (nearest {clause}, similarity {sim:.2f})",
+            "strong": f"matches your interest {clause} closely (similarity {sim})",
+            "good": f"matches your interest {clause} (similarity {sim})",
+            "weak": f"little in common with your interests (nearest {clause}, similarity {sim})",
+            "none": f"not close to any of your interests (nearest {clause}, similarity {sim})",
         }[e["level"]])
     if ev["liked"] is not None:
         e = ev["liked"]
-        title, sim = _quote(e["title"] or f"item {e['id']}"), e["similarity"]
+        title, sim = _quote(e["title"] or f"item {e['id']}"), shown(e["similarity"])
         phrases = {
-            "strong": f"very close to {title}, which you liked (similarity {sim:.2f})",
-            "good": f"close to {title}, which you liked (similarity {sim:.2f})",
-            "weak": f"little in common with what you liked (nearest {title}, similarity {sim:.2f})",
-            "none": f"nothing you liked is similar (nearest similarity {sim:.2f})",
+            "strong": f"very close to {title}, which you liked (similarity {sim})",
+            "good": f"close to {title}, which you liked (similarity {sim})",
+            "weak": f"little in common with what you liked (nearest {title}, similarity {sim})",
+            "none": f"nothing you liked is similar (nearest similarity {sim})",
         }
         add(LEVELS.index(e["level"]), "liked",
             "you liked it" if e.get("itself") else phrases[e["level"]])
     if ev["classifier"] is not None:
         e = ev["classifier"]
-        prob = e["probability"]
+        prob = shown(e["probability"])
         add(LEVELS.index(e["level"]), "classifier", {
-            "strong": f"looks like what you liked, not what you disliked (probability {prob:.2f})",
-            "good": f"looks more like what you liked than what you disliked (probability {prob:.2f})",
-            "weak": f"your likes and dislikes do not tell either way (probability {prob:.2f})",
-            "none": f"looks more like what you disliked (probability {prob:.2f})",
+            "strong": f"looks like what you liked, not what you disliked (probability {prob})",
+            "good": f"looks more like what you liked than what you disliked (probability {prob})",
+            "weak": f"your likes and dislikes do not tell either way (probability {prob})",
+            "none": f"looks more like what you disliked (probability {prob})",
         }[e["level"]])
     people = [k for k in ev["authors"] if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"
@@ -416,6 +416,16 @@ def reason_line(p: dict) -> str:
         return (f"{head}: nothing to judge it by yet (no interests text, no likes); write "
                 "interests for this persona or like a few items.")
     return f"{head}: " + "; ".join(p["phrases"][:REASON_PHRASES]) + "."
+
+
+def weight_note(n_clicks: int, blend_weight: float) -> str:
+    """Why behaviour weighs nothing although there are clicks (``""`` otherwise): the blend
+    gives a component no share when its scores are equal over the items ranked — one item,
+    or items the clicks cannot tell apart — and a figure of 0 % beside "6 clicks" reads as a
+    bug unless it says so."""
+    if n_clicks and not blend_weight:
+        return " (what you rated does not tell these items apart: too few of them, or too alike)"
+    return ""
 
 
 def rank_line(p: dict) -> str:

@@ -54,6 +54,15 @@ THRESHOLDS: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 
 
+def shown(figure: float) -> str:
+    """A similarity or probability as every face writes it: cut, not rounded, to the
+    thresholds' two decimals, so the figure shown is on the same side of each threshold as
+    the figure judged (0.4744 and 0.465 would both round to 0.47, one strong, one good)."""
+    if not math.isfinite(figure):
+        return "–"
+    return f"{math.floor(figure * 100 + 1e-9) / 100:.2f}"
+
+
 def thresholds(model: str) -> dict[str, tuple[float, float, float]]:
     """The thresholds for ``model``; an embedder nobody calibrated gets MiniLM's (its
     cosines may mean something else: calibrate it as BENCHMARKS.md describes)."""

@@ -44,7 +44,7 @@ def require_persona(db, name) -> dict:
 
 
 def require_item_id(db, value) -> int:
-    item_id = parse_int(value, "item_id", 1, 2**62)
+    item_id = parse_int(value, "The item number", 1, 2**62)
     try:
         require_item(db, item_id)
     except NotFound as exc:
@@ -62,6 +62,15 @@ class Tools:
 
     def has(self, name: str) -> bool:
         return name in self.tools
+
+    def text_limit(self, name: str, argument: str, default: int) -> int:
+        """The longest text tool ``name`` accepts for ``argument`` (its schema's
+        ``maxLength``), so a form's limit is the tool's, not a second number."""
+        tool = self.tools.get(name)
+        try:
+            return int(tool.input_schema()["properties"][argument]["maxLength"])
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return default
 
     def missing(self, group: str, name: str) -> str:
         """The notice when tool ``name`` of ``group`` (its :attr:`Tool.group`, named where the

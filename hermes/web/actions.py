@@ -75,7 +75,7 @@ async def click(request: Request):
     def work(db, tools, user, item_id, form):
         choice = (form.get("liked") or "").strip().lower()
         if choice not in {"1", "0", "none", "true", "false", "yes", "no"}:
-            parse_bool(choice, "liked")  # the 400 that says what to send
+            bad(f"The rating must be like, dislike or none, got {choice[:40]!r}")
         before = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
                             [user["id"], item_id]).fetchone()
         before = before[0] if before else None
@@ -83,7 +83,7 @@ async def click(request: Request):
             remove_click(db, user["id"], item_id, source="ui")
             after, message, kind = None, f"Rating taken back: {_title(db, item_id)}", "ok"
         else:
-            liked = parse_bool(choice, "liked")
+            liked = parse_bool(choice, "The rating")
             tools.require(db, "feeds", "record_feedback", user=user["name"], item_id=item_id,
                           liked=liked)
             after = "like" if liked else "dislike"
@@ -98,7 +98,7 @@ async def click(request: Request):
 async def mark_read(request: Request):
     """Mark read (``on=1``, reading progress 1.0) or unread again (``on=0``)."""
     def work(db, tools, user, item_id, form):
-        on = parse_bool(form.get("on", "1"), "on")
+        on = parse_bool(form.get("on", "1"), "The on / off choice")
         if on:
             # A person saying "I read it" is a reading session (as an open is); only the bulk
             # "mark these read" is not.
@@ -146,7 +146,7 @@ async def open_item(request: Request):
 
 async def favorite(request: Request):
     def work(db, tools, user, item_id, form):
-        on = parse_bool(form.get("on", "1"), "on")
+        on = parse_bool(form.get("on", "1"), "The on / off choice")
         tools.require(db, "corpus", "favorite", user=user["name"], item_id=item_id, on=on)
         return {"message": f"{'Saved' if on else 'Unsaved'}: {_title(db, item_id)}",
                 "saved": on, "undo": _undo("/favorite", user, item_id=item_id, on=0 if on else 1)}
@@ -169,13 +169,13 @@ async def highlight(request: Request):
 async def read_all(request: Request):
     """Mark every item of a view read (``on=1``), or take that back (``on=0``, the undo)."""
     form = await request.form()
-    on = parse_bool(form.get("on", "1"), "on")
+    on = parse_bool(form.get("on", "1"), "The on / off choice")
     raw = [p for p in (form.get("item_ids") or "").replace(" ", "").split(",") if p]
     if not raw:
         bad("no items to mark: this view is empty")
     if len(raw) > MAX_BATCH:
         bad(f"at most {MAX_BATCH} items at once, got {len(raw)}")
-    ids = list(dict.fromkeys(parse_int(p, "item_ids", 1, 2**62) for p in raw))
+    ids = list(dict.fromkeys(parse_int(p, "Each item number", 1, 2**62) for p in raw))
 
     def act():
         tools = Tools()

@@ -39,7 +39,8 @@ async def add_feed(request: Request):
         title = parse_text(form.get("title"), "The title", required=False, maximum=200) or None
         scheme = url.split(":", 1)[0].lower() if ":" in url else ""
         if scheme not in {"http", "https"}:
-            bad(f"the feed URL must start with http:// or https://, got {url[:80]!r}")
+            bad(f"the feed URL must start with http:// or https://, got {url[:80]!r} (a feed "
+                "file on this computer is subscribed at the terminal: hermes feeds add PATH)")
     except HTTPException as exc:  # a mistyped value: said next to the form, not on a bare page
         return await _form_again(request, typed, exc.detail)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -28,7 +29,7 @@ from .access import (
     require_item_id,
     require_persona,
 )
-from .forms import DEFAULT_DAYS, bad, parse_bool, parse_int, parse_text
+from .forms import DEFAULT_DAYS, MAX_TEXT, bad, parse_bool, parse_int, parse_text
 from .render import page_url, redirect, render
 from .views import View, candidate_query, feed_titles, parse_view, read_among, unread_by_feed
 
@@ -47,30 +48,51 @@ def _personas(db, tools: Tools) -> tuple[list[dict], str | None]:
     return people, note
 
 
-async def home(request: Request):
-    def view():
-        tools = Tools()
-        with opened(request) as db:
-            people, note = _personas(db, tools)
-            n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
-            n_feeds = db.execute("SELECT count(*) FROM feeds").fetchone()[0]
-        return {"people": people, "create_note": note, "n_items": n_items, "n_feeds": n_feeds,
-                "page": "home"}
+def _home_context(request: Request, **extra) -> dict:
+    tools = Tools()
+    with opened(request) as db:
+        people, note = _personas(db, tools)
+        n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
+        n_feeds = db.execute("SELECT count(*) FROM feeds").fetchone()[0]
+    return {"people": people, "create_note": note, "n_items": n_items, "n_feeds": n_feeds,
+            "page": "home",
+            "interests_max": tools.text_limit("create_persona", "interests", MAX_TEXT), **extra}
 
-    return render(request, "personas.html", await run_in_threadpool(view))
+
+async def home(request: Request):
+    return render(request, "personas.html", await run_in_threadpool(_home_context, request))
 
 
 async def create_persona(request: Request):
+    """Create a persona; a refusal shows the form again with what was typed (an interests
+    text can be long: losing it to a bare error page costs the person the writing)."""
     form = await request.form()
-    name = parse_text(form.get("name"), "The persona's name", required=True, maximum=200)
-    interests = parse_text(form.get("interests"), "The interests text", required=True)
+    typed = {"name": str(form.get("name") or "")[:200],
+             "interests": str(form.get("interests") or "")[:MAX_TEXT * 4]}
+    tools = Tools()
+    try:
+        name = parse_text(form.get("name"), "The persona's name", required=True, maximum=200)
+        interests = parse_text(form.get("interests"), "The interests text", required=True,
+                               maximum=tools.text_limit("create_persona", "interests", MAX_TEXT))
 
-    def act():
-        with opened(request) as db:
-            return Tools().require(db, "persona", "create_persona", name=name, interests=interests)
+        def act():
+            with opened(request) as db:
+                return tools.require(db, "persona", "create_persona", name=name,
+                                     interests=interests)
 
-    result = await run_in_threadpool(act)
+        result = await run_in_threadpool(act)
+    except HTTPException as exc:
+        if exc.status_code != 400:
+            raise
+        return await _personas_again(request, typed, exc.detail)
     return redirect(request, page_url("feed", name), result.get("message") or f"Created {name}.")
+
+
+async def _personas_again(request: Request, typed: dict, message: str):
+    """The personas page again (status 400) with what was typed and why it was refused."""
+    context = await run_in_threadpool(_home_context, request, form=typed,
+                                      form_error=message[:1].upper() + message[1:])
+    return render(request, "personas.html", context, status=400)
 
 
 # --- the feed -----------------------------------------------------------------------------------

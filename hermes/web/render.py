@@ -15,6 +15,7 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
 
+from ..ranking.match import shown
 from . import csrf
 from .sanitize import looks_like_html, preview, render_summary, safe_url
 
@@ -144,6 +145,15 @@ def fmt_num(value, digits: int = 2) -> str:
         return ""
 
 
+def fmt_figure(value) -> str:
+    """A similarity or probability, cut as the CLI and MCP phrases cut it
+    (:func:`hermes.ranking.match.shown`)."""
+    try:
+        return shown(float(value))
+    except (TypeError, ValueError):
+        return ""
+
+
 def fmt_signals(row) -> str:
     """``read 100% · 2 highlights · ★`` for a corpus_ranked row."""
     if not isinstance(row, dict):
@@ -196,7 +206,7 @@ def fmt_until(value) -> str:
 
 
 FILTERS = {
-    "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num,
+    "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num, "figure": fmt_figure,
     "q": lambda v: quote(str(v), safe=""),
     # feed text: sanitised HTML, a plain-text preview, links only when http(s)
     "summary_html": render_summary, "preview": preview, "is_html": looks_like_html,

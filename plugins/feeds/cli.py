@@ -32,7 +32,8 @@ from hermes.cli.support import (
 )
 from hermes.errors import HermesError
 from hermes.faces import plural
-from hermes.ranking.explain import rank_line
+from hermes.ranking.explain import rank_line, weight_note
+from hermes.ranking.match import shown
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
 from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
@@ -363,19 +364,19 @@ def explanation_lines(e: dict) -> list[str]:
              *wrapped(e["reason"], "", "why: "),
              f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
              f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
-             f"{e['blend_weight']:.0%}",
+             f"{e['blend_weight']:.0%}{weight_note(e['n_clicks'], e['blend_weight'])}",
              f"match: {e['match']}"]
     if ev["interest"]:
         i = ev["interest"]
         lines.append(f"  interests: closest “{clean(i['clause'], 80)}”, similarity "
-                     f"{i['similarity']:.2f} ({i['level']})")
+                     f"{shown(i['similarity'])} ({i['level']})")
     if ev["liked"]:
         n = ev["liked"]
         lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
-                     f"{n['similarity']:.2f} ({n['level']})")
+                     f"{shown(n['similarity'])} ({n['level']})")
     if ev["classifier"]:
         c = ev["classifier"]
-        lines.append(f"  classifier: probability {c['probability']:.2f} ({c['level']})")
+        lines.append(f"  classifier: probability {shown(c['probability'])} ({c['level']})")
     else:
         lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
     counted = [t for t in e["matched_tags"] if t["kind"] != "topic"]
@@ -393,7 +394,7 @@ def explanation_lines(e: dict) -> list[str]:
                      f"raw {c['raw']:+.3f}{state}")
     if e["nearest_liked"]:
         lines.append("closest liked items:")
-        lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({n['similarity']:.2f})"
+        lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({shown(n['similarity'])})"
                      for n in e["nearest_liked"])
     return lines
 

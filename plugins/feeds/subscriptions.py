@@ -11,7 +11,7 @@ import logging
 import urllib.parse
 from collections.abc import Callable
 
-from hermes.config import settings
+from hermes.config import config_toml, settings
 from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
 from hermes.faces import Say, plural
@@ -97,12 +97,15 @@ def probe(url: str, *, allow_private: bool) -> dict:
             return fetch(address, allow_private=allow_private,
                          timeout=min(cfg.fetch_timeout, 20.0), max_bytes=cfg.max_feed_bytes)
         except FetchError as exc:
-            hint = ""
             if not allow_private and str(exc) == REFUSED:
-                hint = (" (private, loopback and local-network addresses are refused unless the "
-                        "user sets [fetch] allow_private = true in config.toml or "
-                        "HERMES_ALLOW_PRIVATE=1)")
-            raise InvalidInput(f"could not fetch {address[:200]!r}: {exc}{hint}") from None
+                # Not a failed fetch: nothing was asked of that address. Say what allows it.
+                raise InvalidInput(
+                    f"did not fetch {address[:200]!r}: {exc} (loopback, private and "
+                    "local-network addresses are refused here, since an agent or a web page "
+                    "could point hermes at them; the person running hermes can allow them with "
+                    f"[fetch] allow_private = true in {config_toml()} or HERMES_ALLOW_PRIVATE=1, "
+                    "or subscribe this one at the terminal: hermes feeds add URL)") from None
+            raise InvalidInput(f"could not fetch {address[:200]!r}: {exc}") from None
 
     got, feed_url, page_url = get(url), url, None
     try:

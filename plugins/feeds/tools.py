@@ -16,7 +16,7 @@ from pydantic import Field
 from hermes.config import settings
 from hermes.contract import CandidateQuery, Result, fail, ok, tool
 from hermes.faces import SHOW_BELOW, SHOW_CLOSEST, Say, plural
-from hermes.ranking.explain import explain, explain_ranked, rank_line
+from hermes.ranking.explain import explain, explain_ranked, rank_line, weight_note
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_item, require_user
 from hermes.text import clip
@@ -196,7 +196,7 @@ def list_feed(
                else " (listed after them)" if n_listed else
                f" ({SHOW_BELOW})" if below and not below_bar else "")
             + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
-              f"{ranking.blend_weight:.0%}.")
+              f"{ranking.blend_weight:.0%}{weight_note(ranking.n_clicks, ranking.blend_weight)}.")
     return ok(head, user=name, items=items, **counts)
 
 

@@ -17,11 +17,13 @@ from hermes.faces import plural
 from hermes.text import clip
 
 from .bootstrap import BOOTSTRAP_MAX
+from .personas import INTERESTS_MAX
 from .search import SEARCH_MAX
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Persona name.")]
 InterestsOption = Annotated[str, typer.Option("--interests", metavar="TEXT",
-                                              help="What this persona wants to read, in plain words.")]
+                                              help="What this persona wants to read, in plain words "
+                                                   f"(at most {INTERESTS_MAX:,} characters).")]
 YesOption = Annotated[bool, typer.Option("--yes", help="Really delete (without it nothing changes).")]
 
 
