@@ -116,7 +116,7 @@ def matrix_storage() -> str:
     value = os.environ.get("HERMES_MATRIX")
     where = "HERMES_MATRIX"
     if value is None:
-        value = load_toml(home() / "config.toml").get("ranking", {}).get("matrix", "auto")
+        value = load_toml(config_toml()).get("ranking", {}).get("matrix", "auto")
         where = "[ranking] matrix in config.toml"
     if not isinstance(value, str) or value.strip().lower() not in MATRIX_STORAGES:
         raise HermesError(f"{where}: expected \"auto\", \"float32\" or \"int8\", got {value!r}")
