@@ -88,6 +88,18 @@ def test_a_mistyped_path_creates_nothing_for_commands_that_read(tmp_path, args):
     assert not typo.exists() and not (tmp_path / "hemres.db-wal").exists()
 
 
+def test_no_database_but_the_demos_says_how_to_use_that(tmp_path):
+    """After `hermes demo`, `hermes feed demo` has no hermes.db to read: name the demo's."""
+    from hermes import config
+
+    assert "demo's database" not in run("feed", "demo").stderr
+    demo = config.home() / "demo.db"
+    get_db(demo).conn.close()
+    result = run("feed", "demo")
+    assert result.exit_code == 1
+    assert f"The demo's database is {demo}: add --db {demo} to use it." in result.stderr
+
+
 def test_commands_that_start_a_database_say_so(tmp_path):
     path = tmp_path / "new.db"
     result = run("persona", "create", "ann", "--interests", "graph neural networks", "--db", path)

@@ -590,6 +590,15 @@ def test_explanation_page_of_an_item_the_feed_leaves_out(web, db, ids):
     assert "<dt>would rank</dt>" in text and "Ranks " not in text
 
 
+def test_explanation_page_of_an_item_ranked_alone_says_why_every_share_is_zero(web, db, ids):
+    for liked in (ids[0], ids[2]):  # rated items leave the window: ids[1] is ranked alone
+        post(web, "/click", {"user": "ada", "item_id": liked, "liked": "1"})
+    text = web.get(f"/explain?user=ada&days=1&item_id={ids[1]}").text
+    assert "Ranks 1 of 1 " in text
+    assert "Ranked alone (one item in this window)" in text
+    assert "Ranked alone" not in web.get(f"/explain?user=ada&item_id={ids[1]}").text
+
+
 @pytest.mark.parametrize("query, status, needle", [
     ("user=ada&item_id=abc", 400, "The item number must be a whole number"),
     ("user=ada&item_id=99999", 404, "unknown item"),

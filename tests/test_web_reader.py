@@ -74,6 +74,16 @@ def test_opening_goes_through_hermes_marks_read_with_source_ui_and_moves_on(web,
     assert web.get(f"/open?user=ada&item_id={ids[0]}").status_code == 405  # never on a GET
 
 
+def test_each_title_has_the_link_itself_beside_it(web, db, ids, add_items):
+    """The title is a button (opening marks read), so hovering it shows no address and it
+    cannot be copied or middle-clicked: the plain link sits beside it; it writes nothing."""
+    page = web.get("/feed?user=ada").text
+    assert f'<a class="source-link" href="{ITEMS[0]["url"]}" target="_blank" rel="noopener noreferrer"' in page
+    [unsafe] = add_items([{"title": "no link", "summary": "x", "url": "javascript:alert(1)"}])
+    page = web.get("/feed?user=ada&days=all&below=1").text
+    assert "javascript:" not in page
+
+
 def test_opening_refuses_an_item_without_a_web_address(web, db, add_items):
     [item] = add_items([{"title": "no link", "summary": "x", "url": "javascript:alert(1)"}])
     r = post(web, "/open", {"user": "ada", "item_id": item})

@@ -72,7 +72,7 @@ _SCAFFOLD = set("""
     moreover additionally hence therefore indeed especially well-known long-standing
     so-called state-of-the-art contain contains contained containing evaluate evaluates
     evaluated evaluating requiring arise arises arising arose achievable applicability
-    useful interesting
+    useful interesting plus minus
 """.split())
 # What feeds wrap around a text ("Published: … Comments: … PDF", "arXiv:2401.12345
 # Abstract:"): if any reaches the text (a bridge shape hermes.ingest.arxiv_text does not

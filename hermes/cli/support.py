@@ -89,9 +89,12 @@ def _open(path: str | None, create: bool):
     target, origin = database_path(path)
     exists = target.exists() or target.is_symlink()
     if not exists and not create:
+        demo = config.home() / "demo.db"
         raise HermesError(
             f"no hermes database at {target} (from {origin}); nothing was created. Check the "
-            f"path for a typo, or start a database with {STARTERS}.")
+            f"path for a typo, or start a database with {STARTERS}."
+            + (f" The demo's database is {demo}: add --db {demo} to use it."
+               if demo.exists() and demo != target else ""))
     if not create:
         return get_db(target), None
     if not exists and origin != DEFAULT_ORIGIN and not target.parent.is_dir():
