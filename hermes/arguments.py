@@ -54,6 +54,12 @@ def _name(parameter: str) -> str:
     return (_NAMES.get() or {}).get(parameter, parameter)
 
 
+def spelled(parameter: str) -> str:
+    """Tool parameter ``parameter`` as the caller knows it (``--interests`` on the CLI), for
+    a refusal a tool writes itself."""
+    return _name(parameter)
+
+
 class InvalidArguments(InvalidInput):
     """Arguments that do not match the tool's declared parameters."""
 

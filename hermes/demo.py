@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .faces import plural
+from .faces import plural, shown_of
 from .records import insert_feed
 from .storage.transactions import write_transaction
 from .tools import call_tool, collect_tools
@@ -71,7 +71,7 @@ def run_demo(db, say: Callable[[str], None], *, embedder=None) -> dict:
     if digest:
         say("\nDigest:" if digest["ok"] else f"\nDigest: {digest['message']}")
         for topic in digest.get("topics", []):
-            say(f"  ## {topic['label']}  ({plural(topic['n_total'], 'item')})")
+            say(f"  ## {topic['label']}  ({shown_of(topic['n_total'], len(topic['items']))})")
             for item in topic["items"]:
                 say(f"     - {item['title'][:80]}")
         if digest.get("unclustered"):

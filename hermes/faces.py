@@ -16,6 +16,7 @@ for a person (CLI or web).
 from __future__ import annotations
 
 import contextvars
+import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -85,9 +86,19 @@ class Say:
         return text[:1].upper() + text[1:]
 
 
+def typed(word: str) -> str:
+    """``word`` as a person types it into a shell: ``ann`` as is, ``'Ann Lee'`` quoted."""
+    return shlex.quote(str(word))
+
+
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``"1 item"``, ``"2 items"`` (``many`` for irregular plurals)."""
     return f"{count} {noun if count == 1 else (many or noun + 's')}"
+
+
+def shown_of(total: int, shown: int, noun: str = "item") -> str:
+    """``"12 items, 2 shown"`` when a list shows fewer than it holds, else ``"2 items"``."""
+    return plural(total, noun) + (f", {shown} shown" if shown < total else "")
 
 
 # Advice every face needs, owned by the core (plugins define their own next to their tools).
@@ -105,6 +116,11 @@ INGEST = Say(
     mcp="new items arrive with the next `hermes ingest` (run by the person or a schedule)",
     cli="run `hermes ingest` for new items",
     web="new items arrive with the next refresh",
+)
+EMBED_PENDING = Say(
+    mcp="the next `hermes ingest` (run by the person or a schedule) embeds them",
+    cli="run `hermes ingest` to embed them",
+    web="the next refresh embeds them (or press Refresh now)",
 )
 # The fold under a persona's bar (hermes.ranking.match), in every face that ranks.
 SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",

@@ -138,7 +138,8 @@ def test_a_repeated_like_says_it_was_already_liked(world):
     assert first.stdout.startswith(f"Recorded a like of item {ids[0]} for ada (1 click in total)")
     again = run("like", "ada", ids[0], "--db", path)
     assert again.exit_code == 0
-    assert again.stdout.startswith(f"Item {ids[0]} was already liked by ada; recorded again")
+    assert again.stdout.startswith(f"Item {ids[0]} was already liked by ada; the like stands "
+                                   "unchanged (1 click in total)")
     turned = run("dislike", "ada", ids[0], "--db", path)
     assert f"Recorded a dislike of item {ids[0]} for ada, replacing its like" in turned.stdout
     # one click per item whatever was said, through the one write path

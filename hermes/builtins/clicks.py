@@ -41,9 +41,9 @@ def record_feedback(
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
     total = f"({plural(n, 'click')} in total)"
     what, before = click["label"], click["previous"]
-    if before == what:
-        message = (f"Item {item['id']} was already {what}d by {persona['name']}; recorded "
-                   f"again {total}.")
+    if before == what:  # the click is replaced by the same answer: nothing is added
+        message = (f"Item {item['id']} was already {what}d by {persona['name']}; the {what} "
+                   f"stands unchanged {total}.")
     else:
         replacing = f", replacing its {before}" if before else ""
         message = (f"Recorded a {what} of item {item['id']} for {persona['name']}{replacing} "

@@ -47,7 +47,11 @@ class HermesGroup(TyperGroup):
         except typer.TyperException as exc:  # click's usage errors (typer vendors click)
             ctx = getattr(exc, "ctx", None)
             if type(exc).__name__ == "NoArgsIsHelpError":  # `hermes feeds`: show its help
-                typer.echo(ctx.get_help() if ctx else exc.format_message())
+                # The error drew the help when it was made (rich prints it then and keeps ""
+                # as the message; plain click keeps the text): print only what is left.
+                text = exc.format_message()
+                if text.strip():
+                    typer.echo(text)
                 return 0
             message = _range_message(exc) or exc.format_message().rstrip(".")
             if ctx is not None:  # a usage error: point at the command's help

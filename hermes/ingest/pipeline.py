@@ -120,6 +120,24 @@ def _due(feed: dict, now: datetime) -> bool:
         return True
 
 
+#: how a failure the server asked a pause for is recorded (``feeds.last_error``)
+SERVER_PAUSE = "the server asked for a pause"
+
+
+def skip_reason(feed: dict) -> str:
+    """Why a feed is not fetched before its ``retry_after``, as recorded by its last failure:
+    the server asked for a pause (429 / 503), or it failed so many times in a row."""
+    until = f"wait until {feed['retry_after']}"
+    last = (feed.get("last_error") or "").split("; ")[0]
+    failures = feed.get("error_count") or 0
+    in_a_row = f"{failures} failure{'s' if failures != 1 else ''} in a row"
+    if SERVER_PAUSE in (feed.get("last_error") or ""):
+        return f"{until}: {SERVER_PAUSE} ({last}; {in_a_row})"
+    if failures >= 2:
+        return f"{until}: the feed failed {failures} times in a row" + (f" (last: {last})" if last else "")
+    return f"{until} (the server asked for a pause, or the feed failed repeatedly)"
+
+
 def _summary(feed: dict, status: str, new: int = 0, error: str | None = None,
              warning: str | None = None, title: str | None = None, updated: int = 0,
              undated: int = 0, known_elsewhere: int = 0) -> dict:
@@ -208,12 +226,11 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
 
 async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | None) -> dict:
     if err is not None:
-        backoff = None
         now = datetime.now(timezone.utc)
-        if err.status in (429, 503):
-            backoff = retry_at(err.retry_after, err.status, now)
-        backoff = backoff or failure_backoff((feed.get("error_count") or 0) + 1, now)
-        message = str(err) + (f"; retrying after {backoff}" if backoff else "")
+        paused = retry_at(err.retry_after, err.status, now) if err.status in (429, 503) else None
+        backoff = paused or failure_backoff((feed.get("error_count") or 0) + 1, now)
+        message = str(err) + (f"; {SERVER_PAUSE} until {paused}" if paused else
+                              f"; retrying after {backoff}" if backoff else "")
         _record_failure(db, feed, message, backoff)
         return _summary(feed, "failed", error=message)
     if res.not_modified:
@@ -238,7 +255,7 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
     cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count",
-            "last_fetched", "ttl", "subscribed_by"]
+            "last_error", "last_fetched", "ttl", "subscribed_by"]
     rows = [dict(zip(cols, r)) for r in db.execute(
         f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
     if feed_ids is None:
@@ -306,10 +323,8 @@ def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary
         feeds = [f for f in feeds if next_due(f, due_every) <= now]
         not_due = before - len(feeds)
     due = [f for f in feeds if _due(f, now)]
-    summary = IngestSummary(
-        _summary(f, "skipped", error=f"wait until {f['retry_after']} "
-                                     "(the server asked for a pause, or the feed failed repeatedly)")
-        for f in feeds if not _due(f, now))
+    summary = IngestSummary(_summary(f, "skipped", error=skip_reason(f))
+                            for f in feeds if not _due(f, now))
     summary.not_due = not_due
     warming: dict = {}
 

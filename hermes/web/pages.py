@@ -18,7 +18,7 @@ from starlette.routing import Route
 from ..errors import HermesError
 from ..ingest.refresher import refresh_state
 from ..ranking.explain import explain, rank_line
-from ..records import item_rows
+from ..records import item_rows, not_embedded
 from . import actions, atom, feeds_page
 from .access import (
     Tools,
@@ -114,12 +114,14 @@ async def feed(request: Request):
             status["experienced"] = (read_among(db, user, shown) if view.show_read else set()) \
                 | (status["experienced"] - set(shown))
             n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
+            n_pending = 0 if ranking.n_candidates else not_embedded(db)
             counts = unread_by_feed(db, user, view)
             feeds = [{**f, "unread": counts.get(f["id"], 0)} for f in feed_titles(db)]
             refresh = refresh_state(db)
         return {"user": user, "items": items, "view": view, "days": view.days,
                 "limit": view.limit, "status": status, "n_clicks": ranking.n_clicks,
                 "behaviour_weight": ranking.blend_weight, "n_items": n_items,
+                "n_pending": n_pending,
                 # without "below", the pages run through the items that clear the bar only
                 "total": ranking.n_candidates if view.below else ranking.n_above_bar,
                 "n_candidates": ranking.n_candidates, "n_above": ranking.n_above_bar,

@@ -7,18 +7,21 @@ not a terminal.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import typer
 
 from hermes.cli.support import clean, wrapped
-from hermes.faces import plural
+from hermes.faces import plural, shown_of
 
 
-def _item_lines(item: dict) -> list[str]:
+def _item_lines(item: dict, number: int) -> list[str]:
+    """An item as the ``number``-th shown: a digest groups items by topic, so their feed
+    ranks would read out of order (1, 3, 2); the number is the reading order."""
     date = (item.get("published") or "")[:10] or "date unknown"
     meta = ", ".join(clean(x) for x in (item.get("source"), date) if x)
-    lines = [f"  {item['rank']:>3}. {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
+    lines = [f"  {number:>3}. {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
     lines += [typer.style(line, dim=True) for line in wrapped(item.get("reason"), "       ", "why: ")]
     if item.get("url"):
         lines.append(typer.style(f"       {clean(item['url'], 160)}", dim=True))
@@ -26,16 +29,21 @@ def _item_lines(item: dict) -> list[str]:
 
 
 def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.echo) -> None:
+    numbers = itertools.count(1)
+
+    def show(items: list[dict]) -> None:
+        for item in items:
+            for line in _item_lines(item, next(numbers)):
+                echo(line)
+
     days = result.get("window_days")
     echo(typer.style(f"Digest for {clean(user)}: the last {days} days", bold=True))
     echo(clean(result.get("message")))
     for topic in result.get("topics", []):
         echo("")
         echo(typer.style(f"## {clean(topic['label'])}", bold=True, fg="cyan")
-             + f"  ({topic['n_total']} item{'s' if topic['n_total'] != 1 else ''})")
-        for item in topic["items"]:
-            for line in _item_lines(item):
-                echo(line)
+             + f"  ({shown_of(topic['n_total'], len(topic['items']))})")
+        show(topic["items"])
         hidden = topic["n_total"] - len(topic["items"])
         if hidden > 0:
             echo(f"       … {hidden} more in this topic (raise --per-topic to see them)")
@@ -43,17 +51,14 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
         echo("")
         echo(typer.style("## Unclustered", bold=True, fg="cyan")
              + f"  ({plural(len(result['unclustered']), 'item')} whose tags match no topic)")
-        for item in result["unclustered"]:
-            for line in _item_lines(item):
-                echo(line)
+        show(result["unclustered"])
     below = result.get("below_bar") or {}
     if below.get("items"):
         echo("")
         echo(typer.style("## Below your bar", bold=True, fg="cyan")
-             + f"  ({below['n_total']} items whose match is weak or none)")
-        for item in below["items"]:
-            for line in _item_lines(item):
-                echo(line)
+             + f"  ({shown_of(below['n_total'], len(below['items']))}; their match is "
+               "weak or none)")
+        show(below["items"])
     elif below.get("n_total"):
         echo("")
         n = below["n_total"]
@@ -61,7 +66,8 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
     saved = result.get("saved") or {}
     if saved.get("items"):
         echo("")
-        echo(typer.style("## Saved, not read yet", bold=True, fg="cyan") + f"  ({saved['n_total']})")
+        echo(typer.style("## Saved, not read yet", bold=True, fg="cyan")
+             + f"  ({shown_of(saved['n_total'], len(saved['items']))})")
         for item in saved["items"]:
             echo(f"     - {clean(item['title'], 100)}  [saved {clean(item.get('saved_at'))[:10]}]")
         if saved["n_total"] > len(saved["items"]):

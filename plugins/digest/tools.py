@@ -15,11 +15,11 @@ from pydantic import BaseModel, Field
 
 from hermes import tag_graph
 from hermes.contract import CandidateQuery, Result, nothing, ok, tool
-from hermes.faces import INGEST, SHOW_BELOW, SHOW_CLOSEST, Say
+from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
-from hermes.records import item_rows, require_user
+from hermes.records import item_rows, not_embedded, require_user
 from hermes.text import clip
 from hermes.tools import User
 
@@ -241,9 +241,13 @@ def digest(
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
     saved = saved_not_read(db, persona["id"], per_topic)
     if not n_in_window:
+        pending = not_embedded(db)
+        advice = (f"{_n(pending, 'item')} {'is' if pending == 1 else 'are'} stored but not "
+                  f"embedded yet, so nothing ranks them; {EMBED_PENDING}" if pending else
+                  f"{INGEST.sentence()}, or {WIDEN}")
         return nothing(
             f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
-            f"{INGEST.sentence()}, or {WIDEN}.",
+            f"{advice}.",
             **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 

@@ -34,6 +34,8 @@ from hermes.errors import HermesError
 from hermes.faces import plural
 from hermes.ranking.explain import rank_line, weight_note
 from hermes.ranking.match import shown
+from hermes.records import require_item, require_user
+from hermes.storage.signals import remove_click
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
 from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
@@ -330,6 +332,30 @@ def dislike(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOp
     run_each(db, "record_feedback", items, as_json, user=user, liked=False)
 
 
+def unrate(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOption = False):
+    """Take back USER's like or dislike on items: they return to the unread feed and stop
+    teaching the ranking (what the web's undo and `u` in `hermes feed -i` do)."""
+    try:
+        with database(db) as conn:
+            person = require_user(conn, user)
+            results = []
+            for item_id in items:
+                title = require_item(conn, item_id)["title"]
+                removed = remove_click(conn, person["id"], item_id, source="ui")
+                results.append({"ok": True, "item_id": item_id, "removed": removed, "message": (
+                    f"Rating taken back: [{item_id}] {clean(title, 80)}" if removed else
+                    f"[{item_id}] {clean(title, 80)} had no like or dislike from {person['name']}; "
+                    "nothing changed")})
+    except HermesError as exc:
+        die(str(exc))
+    if as_json:
+        emit_json({"ok": True, "message": f"{sum(r['removed'] for r in results)} of "
+                   f"{plural(len(results), 'rating')} taken back", "results": results})
+    else:
+        for result in results:
+            typer.echo(result["message"])
+
+
 def explain(
     user: UserArg,
     item: Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")],
@@ -353,18 +379,20 @@ def explain(
     check(result, as_json)
     if as_json:
         return
-    for line in explanation_lines(result["explanation"]):
+    for line in explanation_lines(result["explanation"], result.get("advice") or ""):
         typer.echo(line)
 
 
-def explanation_lines(e: dict) -> list[str]:
-    """The one explanation for the terminal: the reason, where it ranks, the evidence."""
+def explanation_lines(e: dict, advice: str = "") -> list[str]:
+    """The one explanation for the terminal: the reason, where it ranks (and ``advice`` on
+    ranking it elsewhere, right under), the evidence."""
     ev = e["evidence"]
     lines = [style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
              *wrapped(e["reason"], "", "why: "),
              f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
              f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
              f"{e['blend_weight']:.0%}{weight_note(e['n_clicks'], e['blend_weight'])}",
+             *(wrapped(advice, "") if advice else []),
              f"match: {e['match']}"]
     if ev["interest"]:
         i = ev["interest"]
@@ -404,4 +432,5 @@ def register(app: typer.Typer) -> None:
     app.command("feed")(feed)
     app.command("like")(like)
     app.command("dislike")(dislike)
+    app.command("unrate")(unrate)
     app.command("explain")(explain)

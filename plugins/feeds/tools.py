@@ -15,10 +15,10 @@ from pydantic import Field
 
 from hermes.config import settings
 from hermes.contract import CandidateQuery, Result, fail, ok, tool
-from hermes.faces import SHOW_BELOW, SHOW_CLOSEST, Say, plural
-from hermes.ranking.explain import explain, explain_ranked, rank_line, weight_note
+from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
+from hermes.ranking.explain import explain, explain_ranked, rank_line, weight_note, why_not_in
 from hermes.ranking.rank import rank
-from hermes.records import item_rows, require_item, require_user
+from hermes.records import item_rows, not_embedded, require_item, require_user
 from hermes.text import clip
 from hermes.tools import ItemId, User
 
@@ -59,6 +59,9 @@ class Explanation(Result):
     match: str = ""
     reason: str = ""
     explanation: dict[str, Any] = {}
+    #: for an item outside the window asked for but in the whole archive's feed: how to
+    #: rank it there
+    advice: str = ""
 
 
 class FeedAdded(Result):
@@ -174,6 +177,13 @@ def list_feed(
     counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
     name = persona["name"]
     if not ranking.n_candidates:
+        pending = not_embedded(db)
+        if pending:  # an interrupted ingest: stored, not rankable until embedded
+            return ok(f"No unread items for {name} in {scope} yet: "
+                      f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but "
+                      f"not embedded yet, so nothing ranks them; {EMBED_PENDING}."
+                      + (f" {WIDEN} for the items already embedded." if window is not None else ""),
+                      user=name, items=[], **counts)
         widen = f"{WIDEN}, or " if window is not None else ""
         return ok(f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.",
                   user=name, items=[], **counts)
@@ -215,9 +225,23 @@ def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> 
     require_item(db, item_id)
     window = None if since_days is None else float(since_days)
     explanation = explain(db, persona, item_id, since_days=window)
-    return ok(f"{rank_line(explanation)}. {explanation['reason']}",
+    advice = ""
+    if window is not None and not explanation.get("in_pool", True) and why_not_in(
+            db, persona, CandidateQuery(since_days=None, exclude_read=True), item_id) is None:
+        advice = f"{_rank_in_archive(persona['name'], item_id)}."
+    return ok(f"{rank_line(explanation)}.{' ' + advice if advice else ''} {explanation['reason']}",
               user=persona["name"], item_id=item_id, match=explanation["match"],
-              reason=explanation["reason"], explanation=explanation)
+              reason=explanation["reason"], explanation=explanation, advice=advice)
+
+
+def _rank_in_archive(name: str, item_id: int) -> Say:
+    """How to explain an item where the feed of the whole archive ranks it (it is unread but
+    outside the window asked for)."""
+    return Say(mcp="Call explain_item with since_days=null to rank it in the whole archive, as "
+                   "list_feed with since_days=null lists it",
+               cli=f"`hermes explain {typed(name)} {item_id} --all` ranks it in the whole "
+                   f"archive, as `hermes feed {typed(name)} --all` lists it",
+               web="Choose all above the feed to rank it in the whole archive")
 
 
 @tool(GROUP, result=FeedAdded, idempotent=True, open_world=True, untrusted=True)

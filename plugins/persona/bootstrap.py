@@ -13,17 +13,43 @@ import sqlite_utils
 
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
-from hermes.faces import INGEST, Say, plural
+from hermes.faces import INGEST, Say, plural, typed
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_user
 from hermes.storage.signals import record_click
 from hermes.storage.transactions import write_transaction
 
 BOOTSTRAP_MAX = 50
-SET_INTERESTS = Say(mcp="set it with update_persona",
-                    cli="set it with `hermes persona update NAME --interests TEXT`",
-                    web="set it on the Personas page")
-RESET = Say(mcp="reset_feedback", cli="`hermes persona reset NAME --yes`", web="resetting its feedback")
+def set_interests(name: str) -> Say:
+    return Say(mcp="set it with update_persona",
+               cli=f"set it with `hermes persona update {typed(name)} --interests TEXT`",
+               web="set it on the Personas page")
+
+
+def reset(name: str) -> Say:
+    return Say(mcp="reset_feedback", cli=f"`hermes persona reset {typed(name)} --yes`",
+               web="resetting its feedback")
+def listed() -> Say:
+    return Say(mcp="liked and disliked list them", cli="listed below: + liked, - disliked",
+               web="listed below")
+
+
+def see_rated(name: str) -> Say:
+    return Say(mcp="list_feed leaves them out; search_feed still finds them, marked 'rated'",
+               cli=f"`hermes feed {typed(name)}` leaves them out; `hermes persona search "
+                   f"{typed(name)} WORDS` still finds them, marked [liked]/[disliked]",
+               web="the feed leaves them out; Search still finds them")
+
+
+def undo(name: str) -> Say:
+    return Say(mcp="reset_feedback with confirm=true takes every bootstrap click back, and "
+                   "record_feedback changes one",
+               cli=f"`hermes persona reset {typed(name)} --yes` takes every bootstrap click "
+                   f"back, `hermes unrate {typed(name)} ITEM` takes one back, and `hermes like "
+                   f"{typed(name)} ITEM` / `hermes dislike {typed(name)} ITEM` changes one",
+               web="resetting its feedback takes every bootstrap click back")
+
+
 N_LIKE = Say(mcp="n_like", cli="--likes", web="likes")
 N_DISLIKE = Say(mcp="n_dislike", cli="--dislikes", web="dislikes")
 
@@ -42,7 +68,7 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
     _require_fresh(db, user)
     if not (user["interests"] or "").strip():
         raise InvalidInput(
-            f"persona {user['name']!r} has no interests text to start from; {SET_INTERESTS} first"
+            f"persona {user['name']!r} has no interests text to start from; {set_interests(user['name'])} first"
         )
     ranking = rank(db, user, CandidateQuery(since_days=None, exclude_clicked=False), limit=None)
     order = [int(i) for i in ranking.item_ids]
@@ -68,5 +94,5 @@ def _require_fresh(db: sqlite_utils.Database, user: dict) -> None:
     if n:
         raise InvalidInput(
             f"persona {user['name']!r} already has {plural(n, 'click')}; bootstrap only warms a "
-            f"persona without feedback ({RESET} clears its clicks first)"
+            f"persona without feedback ({reset(user['name'])} clears its clicks first)"
         )

@@ -113,8 +113,9 @@ def bootstrap(
 
 def search(
     name: NameArg,
-    query: Annotated[str, typer.Argument(metavar="WORDS",
-                                         help="Words that must all occur in the title or summary.")] = "",
+    query: Annotated[Optional[list[str]], typer.Argument(
+        metavar="WORDS", help="Words that must all occur in the title or summary (quotes "
+                              "not needed).")] = None,
     tag: Annotated[Optional[str], typer.Option(help="Only items with this tag.")] = None,
     content_type: Annotated[Optional[str], typer.Option("--type", help="Only items of this content type.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=SEARCH_MAX, help="How many results.")] = 10,
@@ -124,7 +125,7 @@ def search(
     as_json: JsonOption = False,
 ):
     """Search the whole archive for persona NAME, in its ranking order."""
-    result = _run(db, "search_feed", as_json, user=name, query=query, tag=tag,
+    result = _run(db, "search_feed", as_json, user=name, query=" ".join(query or []), tag=tag,
                   content_type=content_type, limit=limit, author=author)
     if as_json:
         return

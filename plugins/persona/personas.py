@@ -13,16 +13,22 @@ import sqlite3
 
 import sqlite_utils
 
+from hermes.arguments import spelled
 from hermes.contract import Signal
 from hermes.errors import InvalidInput
-from hermes.faces import Say
+from hermes.faces import Say, typed
 from hermes.records import create_user, require_user
 from hermes.storage.signals import record_signal
 from hermes.storage.transactions import write_transaction
 
-CHANGE_INTERESTS = Say(mcp="change its interests with update_persona",
-                       cli="change its interests with `hermes persona update NAME --interests TEXT`",
-                       web="pick it on the Personas page")
+
+def change_interests(name: str) -> Say:
+    return Say(mcp="change its interests with update_persona",
+               cli=f"change its interests with `hermes persona update {typed(name)} --interests TEXT`",
+               web="pick it on the Personas page")
+COMMON_TAGS = Say(mcp="propose_interests lists the most common tags in the archive",
+                  cli="`hermes persona tags` lists the most common tags in the archive",
+                  web="the tags on the feed's items show what the archive holds")
 
 NAME_MAX = 64
 INTERESTS_MAX = 4000
@@ -56,12 +62,12 @@ def validate_interests(interests) -> str:
     interests = interests.strip()
     if not interests:
         raise InvalidInput(
-            "interests is empty; describe what this persona wants to read in a sentence or a "
-            "list of topics (propose_interests lists the most common tags in the archive)"
+            f"{spelled('interests')} is empty; describe what this persona wants to read in a "
+            f"sentence or a list of topics ({COMMON_TAGS})"
         )
     if len(interests) > INTERESTS_MAX:
         raise InvalidInput(
-            f"interests is {len(interests):,} characters long; the limit is {INTERESTS_MAX:,}: "
+            f"{spelled('interests')} is {len(interests):,} characters long; the limit is {INTERESTS_MAX:,}: "
             "summarise the topics instead of pasting documents"
         )
     if "\x00" in interests:
@@ -89,7 +95,7 @@ def create_persona(db: sqlite_utils.Database, name, interests) -> dict:
     if existing is not None:
         raise InvalidInput(
             f"a persona named {existing!r} already exists; pick another name, or "
-            f"{CHANGE_INTERESTS}"
+            f"{change_interests(existing)}"
         )
     return user
 

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from hermes.contract import Result, fail, failure, ok, tool
 from hermes.errors import HermesError
-from hermes.faces import CREATE_PERSONA, INGEST, Say, plural
+from hermes.faces import CREATE_PERSONA, INGEST, Say, plural, typed
 from hermes.records import file_of
 from hermes.tools import User, caller
 
@@ -24,13 +24,16 @@ GROUP = "persona"
 Objects = list[dict[str, Any]]
 
 # What a reader can do next, in the words of each face (hermes.faces).
-AFTER_CREATE = Say(
-    mcp="Next: bootstrap_persona to warm it from its interests, or list_feed / search_feed and "
-        "record_feedback",
-    cli="Next: `hermes persona bootstrap NAME` warms it from its interests; `hermes feed NAME "
-        "-i` trains it with single keys",
-    web="Its feed is below; ✓ and ✗ teach it",
-)
+def after_create(name: str) -> Say:
+    return Say(
+        mcp="Next: bootstrap_persona to warm it from its interests, or list_feed / search_feed "
+            "and record_feedback",
+        cli=f"Next: `hermes persona bootstrap {typed(name)}` warms it from its interests; "
+            f"`hermes feed {typed(name)} -i` trains it with single keys",
+        web="Its feed is below; ✓ and ✗ teach it",
+    )
+
+
 USE_TAGS = Say(
     mcp="pick the ones that fit and pass them (in your own words) as interests to "
         "create_persona or update_persona",
@@ -40,8 +43,10 @@ USE_TAGS = Say(
 )
 OLD_TEXT = Say(mcp=" (previous_interests holds the old text)", cli="", web="")
 SEE_LIKED_TAGS = Say(mcp=" (see liked_tags)", cli="", web="")
-SHOW_EFFECT = Say(mcp="profile_status shows the effect", cli="`hermes persona show NAME` shows the effect",
-                  web="the feed is ranked with them now")
+def show_effect(name: str) -> Say:
+    return Say(mcp="profile_status shows the effect",
+               cli=f"`hermes persona show {typed(name)}` shows the effect",
+               web="the feed is ranked with them now")
 NOT_CONFIRMED = Say(mcp="confirm is false", cli="no --yes", web="not confirmed")
 
 
@@ -148,7 +153,7 @@ def create_persona(db, name: NewName, interests: Interests) -> dict:
     name is taken."""
     user = personas.create_persona(db, name, interests)
     return ok(
-        f"created persona {user['name']!r}. {AFTER_CREATE}",
+        f"created persona {user['name']!r}. {after_create(user['name'])}",
         persona={"name": user["name"], "interests": user["interests"]},
     )
 
@@ -310,8 +315,13 @@ def bootstrap_persona(
     """Warm up a new persona that has no feedback yet: like the items closest to its interests
     and dislike the farthest ones (click source 'bootstrap')."""
     done = _bootstrap.bootstrap_persona(db, name, n_like, n_dislike)
+    who, n_liked, n_disliked = done["user"], len(done["liked"]), len(done["disliked"])
     return ok(
-        f"warmed {done['user']!r} from its interests: liked {len(done['liked'])} and disliked "
-        f"{plural(len(done['disliked']), 'item')} (click source 'bootstrap'); {SHOW_EFFECT}",
+        f"Warmed {who!r} from its interests: liked the {plural(n_liked, 'item')} closest to "
+        f"them and disliked the {plural(n_disliked, 'item')} farthest (click source "
+        f"'bootstrap'; {_bootstrap.listed()}). Rated items leave the unread feed "
+        f"({_bootstrap.see_rated(who)}); a dislike also counts against the item's source and "
+        f"tags, so their other items rank lower. {show_effect(who).sentence()}; "
+        f"{_bootstrap.undo(who)}.",
         liked=done["liked"], disliked=done["disliked"],
     )
