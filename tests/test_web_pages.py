@@ -318,6 +318,14 @@ def test_digest_caveat_counts_one_click_in_the_singular(web, ids):
     assert "(1 click; classifier inactive)" in web.get("/digest?user=ada").text
 
 
+def test_a_saved_item_the_topics_show_is_not_drawn_twice(web, ids):
+    post(web, "/favorite", {"user": "ada", "item_id": ids[0], "on": "1"})
+    text = web.get("/digest?user=ada&per_topic=3").text
+    assert 'id="saved"' in text
+    assert text.count(f'id="item-{ids[0]}"') == 1  # one card, under its topic
+    assert f'listed above (<a href="#item-{ids[0]}">go to it</a>)' in text
+
+
 def test_digest_per_topic_truncates_and_links_to_all(web):
     one = web.get("/digest?user=ada&per_topic=1").text
     assert "showing 1 of 3" in one and "per_topic=3" in one

@@ -213,10 +213,13 @@ async def digest(request: Request):
             status = corpus_status(db, tools, user)
         # what the digest ranked: its window, read items included (it leaves out rated ones only)
         ranked_in = View(user=user["name"], days=days, show_read=True)
-        for item in _digest_items(result):
+        listed = _digest_items(result)
+        for item in listed:
             item["explain_url"] = ranked_in.explain_url(item["id"])
         return {"user": user, "result": result, "days": days, "per_topic": per_topic,
                 "below_shown": below, "status": status,
+                # a saved item the topics already show is named there, not drawn twice
+                "listed_above": {item["id"] for item in listed},
                 "missing": None if result is not None else tools.missing("digest", "digest"),
                 "page": "digest"}
 
