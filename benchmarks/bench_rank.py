@@ -19,6 +19,10 @@ in-memory matrix (``M @ q`` + top-20 by argpartition), the ratio, and peak RSS.
     .venv/bin/python benchmarks/bench_rank.py                   # 10k and 100k
     .venv/bin/python benchmarks/bench_rank.py --sizes 1000000   # builds a ~2.5 GB database once
     .venv/bin/python benchmarks/bench_rank.py --write           # update results/ranking.md
+    .venv/bin/python benchmarks/bench_rank.py --matrix int8     # force the storage (default auto)
+
+In int8 storage (``--matrix``, or ``auto`` at 1M) the floor is still numpy's float32
+product: its matrix is loaded after the RSS reading, so it does not count in it.
 
 Databases are kept in benchmarks/.cache/ (gitignored) and reused.
 """
@@ -156,8 +160,25 @@ def click_then_list():
     return time.perf_counter() - start
 out["after_click_ms"] = statistics.median(click_then_list() for _ in range(runs)) * 1000
 embedder = get_embedder()
-M = get_matrix(db, embedder.name, embedder.dimension).vectors
+held = get_matrix(db, embedder.name, embedder.dimension)
+out["storage"] = held.storage
+out["matrix_mb"] = held.nbytes / 2**20
 q = interests_vectors(db, user, embedder)[0]
+if held.storage == "int8":
+    # The floor is float32 numpy: its matrix is loaded after the RSS reading (it would
+    # count in it), by the float32 storage's own load (chunks from SQLite; no snapshot
+    # written for it).
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    import os
+    from hermes.ranking import matrix as matrix_mod, matrix_store
+    os.environ["HERMES_MATRIX"] = "float32"
+    matrix_store.save_later = lambda *a, **k: None
+    del held
+    matrix_mod.clear_cache()
+    M = get_matrix(db, embedder.name, embedder.dimension).vectors
+else:
+    M = held.vectors
+    del held
 
 def bare():
     s = M @ q
@@ -165,13 +186,13 @@ def bare():
     return top[np.argsort(-s[top])]
 
 out["bare_ms"] = median_ms(bare, runs)
-out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out.setdefault("peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 out["torch_imported"] = out["torch_imported"] or "torch" in sys.modules
 # The floor of a fresh process's first call: reading the snapshot's arrays alone (after the
 # RSS reading: these copies would count in it).
 from hermes.ranking import matrix_store
 from hermes.ranking.matrix import db_file
-snapshot = matrix_store.snapshot_path(db_file(db), embedder.name)
+snapshot = matrix_store.snapshot_path(db_file(db), embedder.name, out["storage"])
 if snapshot is not None and snapshot.exists():
     del M
     start = time.perf_counter()
@@ -182,7 +203,7 @@ print(json.dumps(out))
 """
 
 
-def measure(path: Path, n: int, runs: int) -> dict:
+def measure(path: Path, n: int, runs: int, storage: str = "auto") -> dict:
     """Two fresh processes on a copy of the database (the probe adds clicks): the first
     with no matrix snapshot (reads every embedding from SQLite, then writes the snapshot),
     the second starting from that snapshot."""
@@ -190,6 +211,7 @@ def measure(path: Path, n: int, runs: int) -> dict:
 
     env = {**os.environ, "HERMES_LOAD_ENTRYPOINTS": "0", "HERMES_HOME": str(CACHE / "home")}
     env.pop("HERMES_EMBEDDER", None)  # the real default: MiniLM (never loaded: vectors stored)
+    env["HERMES_MATRIX"] = storage
     work = path.with_name(f"work-{path.name}")
     shutil.rmtree(f"{work}-matrix", ignore_errors=True)
     shutil.copyfile(path, work)
@@ -231,9 +253,9 @@ def table(results: list[dict]) -> str:
         "| items | list_feed, warm (median) | right after a new click | persona without clicks | "
         "bare numpy `M @ q` + top-20 | warm / bare | after click / bare | first call, fresh "
         "process (snapshot) | reading the snapshot's arrays alone | first call / reading | "
-        "first call, fresh process (no snapshot) | torch imported | peak RSS, from the snapshot / "
-        "first load from SQLite |",
-        "| --- |" + " --- |" * 12,
+        "first call, fresh process (no snapshot) | torch imported | matrix storage | peak RSS, "
+        "from the snapshot / first load from SQLite |",
+        "| --- |" + " --- |" * 13,
     ]
     for r in results:
         lines.append(
@@ -244,6 +266,7 @@ def table(results: list[dict]) -> str:
             f"{r.get('snapshot_load_s', float('nan')):.2f} s | "
             f"{r['first_s'] / r.get('snapshot_load_s', float('nan')):.1f}× | "
             f"{r['first_cold_s']:.2f} s | {'yes' if r['torch_imported'] else 'no'} | "
+            f"{r.get('storage', 'float32')} ({r.get('matrix_mb', float('nan')):.0f} MB) | "
             f"{r['peak_rss_mb']:.0f} MB / {r['peak_rss_cold_mb']:.0f} MB |")
     return "\n".join(lines)
 
@@ -253,6 +276,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--matrix", default="auto", choices=("auto", "float32", "int8"),
+                    help="HERMES_MATRIX for the probes (the matrix storage; auto: by size)")
     args = ap.parse_args(argv)
     CACHE.mkdir(exist_ok=True)
     results = []
@@ -261,7 +286,7 @@ def main(argv=None) -> int:
         if not path.exists():
             print(f"building {path.name} …", file=sys.stderr, flush=True)
             build(path, n)
-        results.append(measure(path, n, args.runs))
+        results.append(measure(path, n, args.runs, args.matrix))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     text = table(results)
     print(text)

@@ -106,6 +106,23 @@ def load_toml(path: Path) -> dict:
         raise HermesError(f"{path}: not valid TOML ({exc})") from exc
 
 
+MATRIX_STORAGES = ("auto", "float32", "int8")
+
+
+def matrix_storage() -> str:
+    """How the ranking holds the embedding matrix: ``HERMES_MATRIX``, else ``[ranking]
+    matrix`` in ``config.toml``, else ``"auto"`` (int8 from
+    :data:`hermes.ranking.matrix.INT8_FROM_ROWS` items up, float32 below)."""
+    value = os.environ.get("HERMES_MATRIX")
+    where = "HERMES_MATRIX"
+    if value is None:
+        value = load_toml(config_toml()).get("ranking", {}).get("matrix", "auto")
+        where = "[ranking] matrix in config.toml"
+    if not isinstance(value, str) or value.strip().lower() not in MATRIX_STORAGES:
+        raise HermesError(f"{where}: expected \"auto\", \"float32\" or \"int8\", got {value!r}")
+    return value.strip().lower()
+
+
 def settings() -> Settings:
     """Read ``config.toml`` and the environment (cheap; called per command or tool)."""
     cfg = load_toml(config_toml())

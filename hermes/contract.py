@@ -260,6 +260,11 @@ class ScoringContext:
     #: the candidates' row indices in ``matrix``
     rows: np.ndarray
     query: CandidateQuery
+    #: a matrix in int8 storage (large archives) makes every product approximate; the core
+    #: then scores a second time with ``(positions, vectors)``: the short list's positions
+    #: among the candidates and their exact float32 rows, so a scorer that uses vectors can
+    #: give those candidates exact scores (``None`` on the first pass and in float32 storage)
+    exact: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def n_clicks(self) -> int:

@@ -38,9 +38,10 @@ import numpy as np
 MAX_COLUMNS = 24
 #: per-row component scores kept: every click makes new entries (its persona's behaviour
 #: and preference), so at a million rows 32 of them held ~300 MB; a byte budget keeps the
-#: recent ones (about ten at 1M rows, all 32 at 100k)
+#: recent ones (about four at 1M rows — two personas' profiles, one's behaviour and
+#: preference — which keeps ranking within 1 GB there; all 32 at 100k)
 MAX_SCORES = 32
-MAX_SCORE_BYTES = 128 * 2**20
+MAX_SCORE_BYTES = 48 * 2**20
 #: per-row top-k states kept (k × 4 bytes × items each)
 MAX_TOPS = 4
 #: a previous top-k state is updated when at most this many likes changed, else rebuilt
@@ -84,25 +85,37 @@ class Scope:
     """Where vector scores are computed. When the candidates are most of the matrix (the
     feed), each component is computed once for every row and cached until the persona's
     text or clicks or the matrix change; a narrow candidate set (a search) is scored
-    directly."""
+    directly.
 
-    def __init__(self, matrix, rows, vectors, persona):
+    ``exact`` (:attr:`hermes.contract.ScoringContext.exact`, int8 storage's second pass):
+    the candidates at those positions get scores computed from their exact vectors, the
+    others keep the (cached) approximate ones."""
+
+    def __init__(self, matrix, rows, vectors, persona, exact=None):
         self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
         self.full = len(rows) * 4 >= len(matrix)
+        self.exact = exact
 
-    def per_row(self, what, compute, compute_all=None):
+    def per_row(self, what, compute, compute_all=None, *, uses_vectors=True):
         """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates.
         ``compute_all()``, when given, computes them for every row of the matrix (it may use
-        the caches below); by default ``compute`` over the whole matrix does."""
+        the caches below); by default ``compute`` over the whole matrix does.
+        ``uses_vectors=False``: the scores do not depend on the vectors (nothing to re-score)."""
         if not self.full:
-            return compute(self.vectors, self.rows)
-        key = (*matrix_key(self.matrix), self.persona, what)
-        hit = _get(_SCORES, key)
-        if hit is None:
-            hit = (compute_all() if compute_all is not None
-                   else compute(self.matrix.vectors, np.arange(len(self.matrix))))
-            _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
-        return hit[self.rows]
+            out = compute(self.vectors, self.rows)
+        else:
+            key = (*matrix_key(self.matrix), self.persona, what)
+            hit = _get(_SCORES, key)
+            if hit is None:
+                hit = (compute_all() if compute_all is not None
+                       else compute(self.matrix.select(np.arange(len(self.matrix))),
+                                    np.arange(len(self.matrix))))
+                _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
+            out = hit[self.rows]  # a copy: the cached scores stay as they are
+        if self.exact is not None and uses_vectors:
+            at, vectors = self.exact
+            out[at] = compute(vectors, self.rows[at])
+        return out
 
 
 def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
@@ -122,8 +135,10 @@ def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
         if extra is not None:
             product, sims = sims[0], sims[1:]
         for i, column in zip(missing, sims):
-            # a copy: a view would keep the whole product (the classifier's row too) alive
-            columns[i] = column = column.copy()
+            # a copy: a view would keep the whole product (the classifier's row too) alive. In
+            # int8 storage the column is approximate anyway (the short list is re-scored from
+            # exact vectors, not from these): float16 halves what 24 columns hold at 1M rows.
+            columns[i] = column = column.astype(np.float16 if matrix.storage == "int8" else np.float32)
             _put(_COLUMNS, (mkey, i), column, MAX_COLUMNS)
     return columns, product
 
@@ -210,6 +225,8 @@ def _update(mkey, wanted: frozenset, liked, columns, k):
 
 def _fold(columns: list[np.ndarray], k: int) -> np.ndarray:
     """``(k, n)``: per row the k largest values of ``columns``, largest first."""
+    # float32 even over float16 columns (int8 storage): numpy's float16 arithmetic is
+    # about four times slower, and these states are few
     tops = np.full((k, len(columns[0])), -np.inf, dtype=np.float32)
     for column in columns:
         _insert(tops, column)

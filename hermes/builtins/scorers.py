@@ -40,6 +40,7 @@ from ..ranking import interests, logistic
 from ..ranking.interests import interest_groups, interests_vectors
 from ..ranking.lexical import lexical_scores
 from ..ranking.preferences import key_stats
+from ..ranking.quantized import Int8Candidates
 from ..ranking.rank import calibrate
 from . import score_cache
 from .score_cache import Scope
@@ -69,7 +70,7 @@ CLASSIFIER_SHRINK = 10.0
 def hermes_score(db, user, item_ids, vectors, context):
     matrix, clicks, rows = context.matrix, context.clicks, context.rows
     text = (user.get("interests") or "").strip()
-    scope = Scope(matrix, rows, vectors, (user["id"], text))
+    scope = Scope(matrix, rows, vectors, (user["id"], text), context.exact)
     comps = [profile(db, user, text, context, scope)]
     fitted = classifier_model(context, user)
     liked = recent_likes(clicks, matrix)
@@ -108,8 +109,14 @@ def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
     candidates' vectors (a narrow candidate set)."""
     mean = matrix.mean_vector()
     columns = [fitted["coef"]] if fitted["detail"]["active"] else []
-    columns += [mean] + [matrix.vector(i) - mean for i in liked]
-    sims = (np.stack(columns).astype(np.float32) @ np.asarray(vectors).T)
+    # the liked items' rows in one read (in int8 storage: one query, not one per like)
+    likes = matrix.exact_rows(matrix.lookup(np.array(liked, dtype=np.int64))) if liked else []
+    columns += [mean] + [row - mean for row in likes]
+    stacked = np.stack(columns).astype(np.float32)
+    if isinstance(vectors, Int8Candidates):  # int8 storage: never widen the candidates
+        sims = vectors.product(stacked)
+    else:
+        sims = stacked @ np.asarray(vectors).T
     out = np.zeros((len(rows), 3), dtype=np.float32)
     if fitted["detail"]["active"]:
         out[:, 0] = sims[0] + fitted["intercept"]
@@ -218,7 +225,8 @@ def preference(db, user, scope: Scope, clicks) -> Component:
             column[index] = s["score"]
     scores = scope.per_row(("preference", tuple(clicks)),
                            lambda vecs, where: matrix.key_sums(column, matrix.entry_share())[where],
-                           lambda: score_cache.key_sums(matrix, user["id"], column))
+                           lambda: score_cache.key_sums(matrix, user["id"], column),
+                           uses_vectors=False)
     return Component("preference", "behaviour", scores, active=bool(stats),
                      detail={"stats": stats})
 
@@ -262,7 +270,7 @@ def _fit_classifier(matrix, clicks, user) -> dict:
         return {**inactive, "detail": {**detail, "reason": reason}}
     negatives = soft_negatives(matrix, user["id"], {i for i, _ in clicks}, len(clicks))
     rows = matrix.lookup(np.array([i for i, _ in known], dtype=np.int64))
-    X = matrix.vectors[np.concatenate([rows, np.asarray(negatives, dtype=np.int64)])]
+    X = matrix.exact_rows(np.concatenate([rows, np.asarray(negatives, dtype=np.int64)]))
     y = np.array([int(liked) for _, liked in known] + [0] * len(negatives))
     weights = np.array([1.0] * len(known) + [SOFT_WEIGHT] * len(negatives))
     coef, intercept = logistic.fit(X, y, C=CLASSIFIER_C, sample_weight=weights)

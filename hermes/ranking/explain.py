@@ -167,8 +167,8 @@ class _Shared:
         rows = matrix.lookup(np.array(item_ids, dtype=np.int64))
         self.liked_sims = {}
         if self.liked and len(item_ids):
-            liked_vectors = matrix.vectors[matrix.lookup(np.array(self.liked, dtype=np.int64))]
-            sims = matrix.vectors[np.maximum(rows, 0)] @ liked_vectors.T
+            liked_vectors = matrix.exact_rows(matrix.lookup(np.array(self.liked, dtype=np.int64)))
+            sims = matrix.exact_rows(np.maximum(rows, 0)) @ liked_vectors.T
             self.liked_sims = {i: sims[k] for k, i in enumerate(item_ids) if rows[k] >= 0}
 
     def payload(self, pos: int, item: dict | None) -> dict:

@@ -10,6 +10,13 @@ Next to each vector the matrix keeps the item's preference keys (tags, content t
 source, authors, keyphrase topics; see :mod:`hermes.ranking.preferences`) as flat (row, key column) pairs, so scoring never goes
 back to SQLite row by row. Keys are read when an item's embedding is written; an item whose
 tags change later is re-read when it is re-embedded.
+
+The vectors are float32, or — for a large archive (``[ranking] matrix``, chosen by
+:func:`choose_storage`) — int8 codes (:mod:`hermes.ranking.quantized`): then
+:meth:`Matrix.product` is approximate, :attr:`Matrix.vectors` does not exist, and
+:meth:`Matrix.exact_rows` reads exact rows back from the database for the short list that
+:func:`hermes.ranking.rank.rank` scores again. A load reads SQLite a chunk at a time and
+quantises each chunk: the float32 matrix is never held whole.
 """
 
 from __future__ import annotations
@@ -22,9 +29,11 @@ import numpy as np
 import sqlite_utils
 from threadpoolctl import threadpool_limits
 
+from .. import config
 from ..authors import parse_stored
 from ..tags import parse_tags
 from . import matrix_store
+from .quantized import ExactRows, Int8Candidates, Int8Rows, release_free_memory
 from .preferences import FAMILIES, author_keys, source_key, tag_key, type_key
 
 _TOKENS = itertools.count(1)
@@ -38,12 +47,22 @@ PRODUCT_SPLIT_ROWS = 50_000
 #: 795 ms; 21: 850 vs 1,108 ms): the first ranking's profile (about 9 columns) and every
 #: liked item's column at once (up to 17: the classifier and 16 likes) are blocked.
 BLAS_COLUMNS = 32
+#: ``[ranking] matrix = "auto"`` keeps the matrix in int8 (:mod:`hermes.ranking.quantized`)
+#: from this many embedded items up; below it, float32. Chosen on benchmarks/bench_rank.py
+#: (benchmarks/results/ranking.md, "int8 storage"): see the figures there.
+INT8_FROM_ROWS = 400_000
+STORAGES = ("float32", "int8")
 
 
 class Matrix:
-    def __init__(self, model: str, dimension: int):
+    def __init__(self, model: str, dimension: int, storage: str = "float32"):
         self.model = model
         self.dimension = dimension
+        #: "float32", or "int8": the rows as codes (:class:`~hermes.ranking.quantized.Int8Rows`),
+        #: every product approximate, exact rows read back by :attr:`exact`
+        self.storage = storage
+        self._int8 = Int8Rows(dimension) if storage == "int8" else None
+        self.exact: ExactRows | None = None
         #: unique per matrix object and never reused: caches of derived scores key on it
         self.token = next(_TOKENS)
         self.seq = 0
@@ -55,8 +74,9 @@ class Matrix:
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
         #: key string -> column; an item's keys are flat (row, column) pairs
         self.key_index: dict[str, int] = {}
-        self.key_rows = np.zeros(0, dtype=np.int64)
-        self.key_cols = np.zeros(0, dtype=np.int64)
+        # int32: at a million items the pairs are millions (half the bytes of int64)
+        self.key_rows = np.zeros(0, dtype=np.int32)
+        self.key_cols = np.zeros(0, dtype=np.int32)
         self._derived: dict = {}  # summaries of the current contents, dropped on change
         self._pending_keys: list = []
 
@@ -67,7 +87,29 @@ class Matrix:
 
     @property
     def vectors(self) -> np.ndarray:
+        """The float32 rows (float32 storage only: int8 storage never holds them all)."""
+        if self._int8 is not None:
+            raise TypeError("this matrix is stored in int8: use product(), select() or exact_rows()")
         return self._vectors[: self.n]
+
+    def exact_rows(self, rows) -> np.ndarray:
+        """``(len(rows), d)`` float32: the exact vectors of ``rows`` (in int8 storage read
+        back from the database; a row it no longer has comes from the codes)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._int8 is None:
+            return self.vectors[rows]
+        vectors, found = self.exact.read(self.ids[rows]) if self.exact else (None, np.zeros(len(rows), bool))
+        if not found.all():
+            missing = np.flatnonzero(~found)
+            if vectors is None:
+                vectors = np.zeros((len(rows), self.dimension), dtype=np.float32)
+            vectors[missing] = self._int8.dequantise(rows[missing])
+        return vectors
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the rows' vectors (codes and scales in int8 storage)."""
+        return self._int8.nbytes if self._int8 is not None else self._vectors.nbytes
 
     @property
     def published(self) -> np.ndarray:
@@ -95,7 +137,7 @@ class Matrix:
 
     def vector(self, item_id: int) -> np.ndarray | None:
         row = int(self.lookup(np.array([int(item_id)]))[0])
-        return None if row < 0 else self.vectors[row]
+        return None if row < 0 else self.exact_rows([row])[0]
 
     # --- derived summaries, cached until the contents change ------------------------------
 
@@ -106,8 +148,13 @@ class Matrix:
 
     def mean_vector(self) -> np.ndarray:
         """The average item vector."""
-        return self._cached("mean", lambda: (self.vectors.mean(axis=0) if self.n
-                                             else np.zeros(self.dimension)).astype(np.float32))
+        def compute():
+            if not self.n:
+                return np.zeros(self.dimension, dtype=np.float32)
+            if self._int8 is not None:
+                return self._int8.mean()
+            return self.vectors.mean(axis=0).astype(np.float32)
+        return self._cached("mean", compute)
 
     def mean_column(self) -> np.ndarray:
         """``vectors @ mean`` over every row (float32), shared by every persona: added to a
@@ -120,7 +167,7 @@ class Matrix:
         that loads them skips about a second of work at a million items."""
         order, starts = self.pairs_by_column()
         return {"derived_mean": self.mean_vector(), "derived_mean_column": self.mean_column(),
-                "derived_entry_share": self.entry_share(),
+                "derived_entry_counts": self.entry_share().counts,
                 "derived_pair_order": order, "derived_pair_starts": starts}
 
     def restore_derived(self, arrays) -> None:
@@ -130,7 +177,8 @@ class Matrix:
             return
         self._derived = {
             "mean": arrays["derived_mean"], "mean_column": arrays["derived_mean_column"],
-            "entry_share": arrays["derived_entry_share"],
+            "entry_share": (EntryShare(arrays["derived_entry_counts"])
+                            if "derived_entry_counts" in arrays else arrays["derived_entry_share"]),
             ("pairs", len(self.key_index)): (arrays["derived_pair_order"],
                                              arrays["derived_pair_starts"]),
         }
@@ -147,10 +195,16 @@ class Matrix:
         """For each (row, key) pair, 1 / the number of keys of that family the row has: the
         weight that turns a per-family sum into a per-family mean."""
         def compute():
-            family = self.key_family()[self.key_cols] if len(self.key_cols) else self.key_cols
-            slot = self.key_rows * len(FAMILIES) + family
+            # int32 slots while they fit (half the bytes of millions of pairs); the reciprocal
+            # taken per slot, then gathered: the same values as 1 / counts[slot]
+            wide = self.n * len(FAMILIES) >= np.iinfo(np.int32).max
+            family = self.key_family().astype(np.int64 if wide else np.int32)
+            slot = self.key_rows.astype(family.dtype) * len(FAMILIES)
+            if len(self.key_cols):
+                slot += family[self.key_cols]
             counts = np.bincount(slot, minlength=self.n * len(FAMILIES))
-            return 1.0 / counts[slot]
+            return EntryShare(np.minimum(counts, np.iinfo(np.uint16).max)
+                              .astype(np.uint16)[slot])
         return self._cached("entry_share", compute)
 
     def key_sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -179,7 +233,7 @@ class Matrix:
             # a stable sort of 16-bit keys is a radix sort: several times faster on millions
             small = len(self.key_index) <= np.iinfo(np.uint16).max
             order = np.argsort(self.key_cols.astype(np.uint16) if small else self.key_cols,
-                               kind="stable")
+                               kind="stable").astype(np.int32)
             counts = np.bincount(self.key_cols, minlength=len(self.key_index))
             return order, np.concatenate([[0], np.cumsum(counts)])
         return self._cached(("pairs", len(self.key_index)), compute)
@@ -193,6 +247,8 @@ class Matrix:
         measured at 2–4 passes' time on two shared cores, the blocked one at about one pass
         (the matrix is read once, the weights stay in cache)."""
         weights = np.ascontiguousarray(np.atleast_2d(weights), dtype=np.float32)
+        if self._int8 is not None:  # approximate (about 3e-3 at most): see rank's re-score
+            return self._int8.product(weights)
         out = np.empty((len(weights), self.n), dtype=np.float32)
         if len(weights) > BLAS_COLUMNS:  # enough columns for BLAS's blocking to pay
             np.matmul(weights, self.vectors.T, out=out)
@@ -240,6 +296,8 @@ class Matrix:
     def select(self, rows: np.ndarray):
         """The vectors of ``rows``: the matrix itself when every row is kept, else a
         :class:`CandidateVectors` that does not copy them."""
+        if self._int8 is not None:
+            return Int8Candidates(self._int8, None if len(rows) == self.n else rows, self.n)
         if len(rows) == self.n:
             return self.vectors
         return CandidateVectors(self.vectors, rows)
@@ -255,7 +313,12 @@ class Matrix:
         rows = np.full(len(ids), -1, dtype=np.int64) if fresh else self.lookup(ids)
         old = rows >= 0
         if old.any():  # re-embedded items: replace in place, keys re-read
-            self._vectors[rows[old]] = vecs[old]
+            if self._int8 is not None:
+                self._int8.replace(rows[old], vecs[old])
+                if self.exact is not None:
+                    self.exact.forget(ids[old])
+            else:
+                self._vectors[rows[old]] = vecs[old]
             self._published[rows[old]] = published[old]
             gone = np.isin(self.key_rows, rows[old])
             self.key_rows, self.key_cols = self.key_rows[~gone], self.key_cols[~gone]
@@ -265,13 +328,17 @@ class Matrix:
             self._reserve(start + len(new))
             take = slice(None) if len(new) == len(ids) else new
             self._ids[start : start + len(new)] = ids[take]
-            self._vectors[start : start + len(new)] = vecs[take]
+            if self._int8 is not None:
+                self._int8.append(vecs[take])
+            else:
+                self._vectors[start : start + len(new)] = vecs[take]
             self._published[start : start + len(new)] = published[take]
             rows[new] = np.arange(start, start + len(new))
             self.n = start + len(new)
             self._sorted = None
         if len(pair_at):
-            self._pending_keys.append((rows[np.asarray(pair_at)], np.asarray(pair_code), names))
+            self._pending_keys.append((rows[np.asarray(pair_at)].astype(np.int32),
+                                       np.asarray(pair_code, dtype=np.int32), names))
 
     def commit_keys(self) -> None:
         """Fold the keys gathered by :meth:`absorb` into the flat pair arrays (once per
@@ -283,22 +350,50 @@ class Matrix:
         for at, code, names in self._pending_keys:
             column_of = np.array([index.setdefault(k, len(index)) for k in names], dtype=np.int64)
             rows.append(at)
-            cols.append(column_of[code])
+            cols.append(column_of[code].astype(np.int32))
         self.key_rows, self.key_cols = np.concatenate(rows), np.concatenate(cols)
         self._pending_keys = []
         self._derived = {}
 
+    def seal(self) -> None:
+        """After a refresh: int8 storage trims the room it reserved and merges segments."""
+        if self._int8 is not None:
+            self._int8.seal()
+
     def _reserve(self, size: int) -> None:
+        if self._int8 is not None and size - self.n > self._int8.room():
+            self._int8.reserve(size - self.n)
         if size <= len(self._ids):
             return
         capacity = max(size, int(len(self._ids) * 1.5) + 1024) if self.n else size
-        vectors = np.empty((capacity, self.dimension), dtype=np.float32)
-        vectors[: self.n] = self.vectors
+        if self._int8 is None:
+            vectors = np.empty((capacity, self.dimension), dtype=np.float32)
+            vectors[: self.n] = self.vectors
+            self._vectors = vectors
         ids = np.zeros(capacity, dtype=np.int64)
         ids[: self.n] = self.ids
         published = np.zeros(capacity, dtype=np.float64)
         published[: self.n] = self.published
-        self._vectors, self._ids, self._published = vectors, ids, published
+        self._ids, self._published = ids, published
+
+
+class EntryShare:
+    """Per (row, key) pair, 1 / the number of keys of that family the row has, kept as the
+    counts (uint16: 2 bytes a pair instead of a float64's 8, at a million items 11 MB
+    instead of 44) and divided when read — ``1.0 / k`` is the same float64 either way."""
+
+    def __init__(self, counts: np.ndarray):
+        self.counts = counts
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def __getitem__(self, take) -> np.ndarray:
+        return 1.0 / self.counts[take]
+
+    def __array__(self, dtype=None, copy=None):
+        share = 1.0 / self.counts
+        return share if dtype is None else share.astype(dtype)
 
 
 class CandidateVectors(np.lib.mixins.NDArrayOperatorsMixin):
@@ -364,19 +459,41 @@ def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
     """The up-to-date matrix of items embedded by ``model``."""
     path = db_file(db)
     key = (path, model)
+    wanted = config.matrix_storage()
     with _LOCK:
         matrix = _CACHE.get(key)
         latest = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0] or 0
         if matrix is not None and latest < matrix.seq:  # file replaced or rolled back
             matrix = None
+        if matrix is not None and wanted != "auto" and matrix.storage != wanted:
+            matrix = None  # the setting changed under a running process
         if matrix is None:
-            matrix = matrix_store.load(db, path, model, dimension, Matrix) or Matrix(model, dimension)
+            storage = choose_storage(db, path, wanted, latest)
+            matrix = (matrix_store.load(db, path, model, dimension, Matrix, storage)
+                      or Matrix(model, dimension, storage))
+            if storage == "int8":
+                matrix.exact = ExactRows(path, model, dimension)
             _CACHE[key] = matrix
         if latest > matrix.seq:
             read = _refresh(db, matrix, latest)
             if read >= matrix_store.MIN_ROWS:
                 matrix_store.save_later(db, path, matrix)
+            if matrix.storage == "int8":
+                release_free_memory()  # the chunks' float32 rows and key lists
         return matrix
+
+
+def choose_storage(db: sqlite_utils.Database, path: str, wanted: str, latest: int) -> str:
+    """``wanted`` (``[ranking] matrix``), with ``"auto"`` resolved by the number of embedded
+    items (:data:`INT8_FROM_ROWS`). An in-memory database keeps float32: int8 storage reads
+    its exact rows back through a connection of its own."""
+    if path.startswith(":memory:"):
+        return "float32"
+    if wanted != "auto":
+        return wanted
+    count = db.execute("SELECT count(*) FROM items WHERE embed_seq BETWEEN 1 AND ?",
+                       [latest]).fetchone()[0]
+    return "int8" if count >= INT8_FROM_ROWS else "float32"
 
 
 def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
@@ -406,6 +523,7 @@ def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
         _absorb_chunk(matrix, chunk, memo, fresh)
         read += len(chunk)
     matrix.commit_keys()
+    matrix.seal()
     matrix.seq = max(matrix.seq, latest)
     return read
 

@@ -19,6 +19,10 @@ Next to the arrays it holds the summaries of them that no persona changes (the a
 vector and every row's product with it, the per-pair weights and column order of the
 preference keys: :meth:`Matrix.derived_for_snapshot`), so a fresh process does not spend its
 first ranking recomputing them.
+
+A matrix in int8 storage (:mod:`hermes.ranking.quantized`) has a snapshot of its own (its
+codes and scales instead of the float32 vectors, 388 MB instead of 1.5 GB at a million
+items): both kinds can sit side by side, and each process reads the one for its storage.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import config
+from .quantized import Int8Rows
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +49,11 @@ VERSION = 5
 SUFFIX = ".arrays"
 
 
-def snapshot_path(db_path: str, model: str) -> Path | None:
+def snapshot_path(db_path: str, model: str, storage: str = "float32") -> Path | None:
     if not db_path or db_path.startswith(":memory:"):
         return None
-    slug = hashlib.sha256(f"{VERSION}\0{model}".encode()).hexdigest()[:16]
+    kind = "" if storage == "float32" else f"\0{storage}"  # float32's name as before
+    slug = hashlib.sha256(f"{VERSION}\0{model}{kind}".encode()).hexdigest()[:16]
     return Path(f"{db_path}-matrix") / f"{slug}{SUFFIX}"
 
 
@@ -67,9 +73,9 @@ def fingerprint(db, seq: int) -> tuple[int, int]:
     return int(count), int(total)
 
 
-def load(db, db_path: str, model: str, dimension: int, factory):
+def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "float32"):
     """A matrix restored from the snapshot, or ``None`` (no snapshot, stale, unreadable)."""
-    path = snapshot_path(db_path, model)
+    path = snapshot_path(db_path, model, storage)
     if path is None or not path.exists():
         return None
     try:
@@ -77,9 +83,13 @@ def load(db, db_path: str, model: str, dimension: int, factory):
         seq, count, total, dim = (int(x) for x in data["meta"])
         if dim != dimension or str(data["model"]) != model or (count, total) != fingerprint(db, seq):
             return None
-        matrix = factory(model, dimension)
+        matrix = factory(model, dimension, storage)
         ids = data["ids"]
-        matrix._ids, matrix._vectors = ids, data["vectors"]
+        matrix._ids = ids
+        if storage == "int8":
+            matrix._int8 = Int8Rows.from_arrays(data["codes_t"], data["scales"], data["row_sum"])
+        else:
+            matrix._vectors = data["vectors"]
         matrix._published = data["published"]
         matrix.n = len(ids)
         matrix.key_index = {k: i for i, k in enumerate(data["keys"].tolist())}
@@ -95,7 +105,7 @@ def load(db, db_path: str, model: str, dimension: int, factory):
 def save_later(db, db_path: str, matrix) -> None:
     """Write the snapshot on a background (non-daemon) thread: the ranking that triggered
     it does not wait, and a CLI process finishes the file before it exits."""
-    path = snapshot_path(db_path, matrix.model)
+    path = snapshot_path(db_path, matrix.model, matrix.storage)
     if path is None:
         return
     try:
@@ -106,19 +116,35 @@ def save_later(db, db_path: str, matrix) -> None:
     arrays = {
         "meta": np.array([matrix.seq, count, total, matrix.dimension], dtype=np.int64),
         "model": np.array(matrix.model),
-        "ids": matrix.ids.copy(), "vectors": matrix.vectors, "published": matrix.published,
+        "ids": matrix.ids.copy(), "published": matrix.published,
         "keys": np.array(list(matrix.key_index), dtype=str),
         "key_rows": matrix.key_rows, "key_cols": matrix.key_cols,
     }
     if count != len(arrays["ids"]):  # items of other models are in the fingerprint
         return
+    if matrix.storage == "int8":
+        arrays["codes_t"], arrays["scales"] = matrix._int8.arrays()
+        arrays["row_sum"] = matrix._int8.total.copy()
+    else:
+        arrays["vectors"] = matrix.vectors
     # The persona-free summaries are computed on the writer thread, from these same arrays
     # (a matrix object over them), by the methods a ranking uses: the same bits.
-    held = type(matrix)(matrix.model, matrix.dimension)
-    held._ids, held._vectors, held._published = arrays["ids"], arrays["vectors"], arrays["published"]
+    held = type(matrix)(matrix.model, matrix.dimension, matrix.storage)
+    held._ids, held._published = arrays["ids"], arrays["published"]
+    if matrix.storage == "int8":
+        held._int8 = Int8Rows.from_arrays(arrays["codes_t"], arrays["scales"], arrays["row_sum"])
+    else:
+        held._vectors = arrays["vectors"]
     held.n = len(arrays["ids"])
     held.key_index = dict(matrix.key_index)
+    # The same contents: the summaries either computes serve both (not held twice). A change
+    # to the live matrix gives it a new dict and leaves this one to the writer.
+    held._derived = matrix._derived
     held.key_rows, held.key_cols = arrays["key_rows"], arrays["key_cols"]
+    if matrix.storage == "int8":
+        # A large archive computes them here, before its first ranking needs them: on two
+        # threads at once their temporaries (hundreds of MB at a million items) would add up.
+        matrix.derived_for_snapshot()
     threading.Thread(target=_write, args=(path, arrays, held), name="hermes-matrix-snapshot").start()
 
 

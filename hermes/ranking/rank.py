@@ -9,7 +9,7 @@ plugins are added on that scale, and ties break on the item id so every call agr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import sqlite_utils
@@ -21,9 +21,15 @@ from ..plugins import get_plugin_manager
 from ..records import item_rows, user_clicks
 from .match import BAR, LEVELS, judge
 from .matrix import Matrix, get_matrix
+from .quantized import release_free_memory
 
 ROLES = ("profile", "behaviour", "boost")
 MAX_LIMIT = 500
+#: int8 storage: the best this many candidates (at least twice the ``limit``) are scored a
+#: second time with their exact float32 vectors. A cosine from the codes is off by 3e-3 at
+#: most; re-scoring the int8 top 1,000 restored the float32 top 100 of every query measured
+#: (benchmarks/results/ranking.md, "int8 storage").
+RESCORE = 1000
 
 
 @dataclass
@@ -103,24 +109,38 @@ def calibrate(scores: np.ndarray) -> np.ndarray:
 
     (Rank-Gaussian and median/IQR scaling were tried on the quality benchmark; neither beat
     the plain z-score.)"""
+    return _calibrated(scores)[0]
+
+
+def _calibrated(scores) -> tuple[np.ndarray, float, float]:
+    """:func:`calibrate`'s result and the mean and spread it used (spread 0: constant)."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
-        return scores
-    deviation = scores - scores.mean()
+        return scores, 0.0, 0.0
+    mean = scores.mean()
+    deviation = scores - mean
     # numpy's std, step for step (the same bits), without its second pass for the mean
     std = np.sqrt(np.mean(deviation * deviation))
     if not np.isfinite(std) or std < 1e-12:
-        return np.zeros_like(scores)
-    return deviation / std
+        return np.zeros_like(scores), mean, 0.0
+    deviation /= std  # in place: at a million candidates each copy is 8 MB
+    return deviation, mean, std
 
 
-def blend(components: list[Component], n_clicks: int, size: int):
+def blend(components: list[Component], n_clicks: int, size: int, scales: dict | None = None):
     """Return (final scores, per-component contributions, effective blend weight, shares).
 
     A component that is inactive, or constant over these candidates, gets no share: a
     preference component over items that all share the same feed and type would otherwise
-    take half of the behaviour weight while saying nothing."""
-    calibrated = {c.name: calibrate(c.scores) for c in components if c.active}
+    take half of the behaviour weight while saying nothing. ``scales``, when given, gets
+    each blended component's calibration (mean, spread), in blending order (for
+    :func:`reblend`)."""
+    calibrated = {}
+    for c in components:
+        if c.active:
+            calibrated[c.name], mean, std = _calibrated(c.scores)
+            if scales is not None and std:
+                scales[c.name] = (mean, std)
     useful = [c for c in components if c.active and np.any(calibrated[c.name])]
     by_role = {role: [c for c in useful if c.role == role] for role in ROLES}
     w = blend_weight(n_clicks) if by_role["behaviour"] else 0.0
@@ -134,12 +154,34 @@ def blend(components: list[Component], n_clicks: int, size: int):
         norm = sum(c.weight for c in comps) if role != "boost" else 1.0
         for c in comps:
             shares[c.name] = role_weight[role] * c.weight / (norm or 1.0)
-            contributions[c.name] = shares[c.name] * calibrated[c.name]
+            contributions[c.name] = calibrated[c.name]
+            contributions[c.name] *= shares[c.name]  # in place: the calibrated copy is not kept
             total += contributions[c.name]
     for c in components:
         contributions.setdefault(c.name, np.zeros(size))
         shares.setdefault(c.name, 0.0)
+    if scales is not None:  # in the order the total summed them
+        order = list(contributions)
+        ordered = sorted(scales.items(), key=lambda item: order.index(item[0]))
+        scales.clear()
+        scales.update(ordered)
     return total, contributions, w, shares
+
+
+def reblend(components: list[Component], at: np.ndarray, total: np.ndarray,
+            contributions: dict, shares: dict, scales: dict) -> None:
+    """Blend the candidates at ``at`` again from ``components`` (new scores for them), on
+    the scales :func:`blend` found over all candidates, updating ``total`` and
+    ``contributions`` in place: the same operations as :func:`blend`, for those rows only."""
+    scores = {c.name: np.asarray(c.scores)[at].astype(np.float64) for c in components}
+    part = np.zeros(len(at), dtype=np.float64)
+    for name, (mean, std) in scales.items():
+        value = scores[name] - mean
+        value /= std
+        value *= shares[name]
+        contributions[name][at] = value
+        part += value
+    total[at] = part
 
 
 def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None,
@@ -180,21 +222,24 @@ def rank(
     ids = matrix.ids[rows]
     context = ScoringContext(clicks=clicks, blend_weight=blend_weight(len(clicks)),
                              embedder=embedder, matrix=matrix, rows=rows, query=query)
-    components: list[Component] = []
-    if len(ids):
-        # No copy of the candidates' vectors: a view, or rows multiplied in place.
-        vectors = matrix.select(rows)
-        for answer in get_plugin_manager().hook.hermes_score(
-            db=db, user=user, item_ids=ids, vectors=vectors, context=context
-        ):
-            for comp in answer if isinstance(answer, list) else [answer]:
-                if comp is None:
-                    continue
-                if comp.role not in ROLES or len(comp.scores) != len(ids):
-                    raise ValueError(f"scorer {comp.name!r} returned a malformed component")
-                components.append(comp)
-    total, contributions, w, shares = blend(components, len(clicks), len(ids))
+    components = score(db, user, ids, context)
+    scales: dict = {}
+    total, contributions, w, shares = blend(components, len(clicks), len(ids), scales)
     levels = judge(components, len(ids), embedder.name)
+    shortlist = max(RESCORE, 2 * (limit or 0))
+    if matrix.storage == "int8" and len(ids) and shortlist:
+        # The scores came from the int8 codes: score the best of them again, exactly, and
+        # blend them on the scales found over every candidate (whose mean and spread over
+        # many candidates the approximation barely moves). The others keep their scores.
+        short = top_order(ids, total, shortlist, first=levels >= BAR if bar_first else None)
+        del components  # not held twice at a million candidates
+        context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
+        components = score(db, user, ids, context)
+        reblend(components, short, total, contributions, shares, scales)
+        levels[short] = judge([replace(c, evidence={k: np.asarray(v)[short] for k, v in
+                                                    c.evidence.items()}) for c in components],
+                              len(short), embedder.name)
+        release_free_memory()
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
     counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
     return Ranking(
@@ -212,6 +257,25 @@ def rank(
         level_counts={name: int(n) for name, n in zip(LEVELS, counts)},
         bar_first=bar_first,
     )
+
+
+def score(db, user: dict, ids: np.ndarray, context: ScoringContext) -> list[Component]:
+    """Every ``hermes_score`` answer's components for the candidates ``ids``."""
+    components: list[Component] = []
+    if not len(ids):
+        return components
+    # No copy of the candidates' vectors: a view, or rows multiplied in place.
+    vectors = context.matrix.select(context.rows)
+    for answer in get_plugin_manager().hook.hermes_score(
+        db=db, user=user, item_ids=ids, vectors=vectors, context=context
+    ):
+        for comp in answer if isinstance(answer, list) else [answer]:
+            if comp is None:
+                continue
+            if comp.role not in ROLES or len(comp.scores) != len(ids):
+                raise ValueError(f"scorer {comp.name!r} returned a malformed component")
+            components.append(comp)
+    return components
 
 
 def rank_items(
