@@ -33,8 +33,8 @@ from .. import config
 from ..authors import parse_stored
 from ..tags import parse_tags
 from . import matrix_store
-from .quantized import ExactRows, Int8Candidates, Int8Rows, release_free_memory
 from .preferences import FAMILIES, author_keys, source_key, tag_key, type_key
+from .quantized import ExactRows, Int8Candidates, Int8Rows, release_free_memory
 
 _TOKENS = itertools.count(1)
 #: rows per block of :meth:`Matrix.product` (768 kB of float32 384-d rows)
