@@ -4,6 +4,7 @@ ranks exactly as a recomputation from scratch would."""
 from __future__ import annotations
 
 import numpy as np
+from archive_support import random_archive
 
 from hermes.builtins import score_cache, scorers
 from hermes.contract import CandidateQuery
@@ -17,15 +18,7 @@ WORDS = ("galaxy star quasar lensing neutrino boson lattice spin graphene magnet
 
 
 def archive(add_items, n=240, seed=3):
-    rng = np.random.default_rng(seed)
-    items = []
-    for i in range(n):
-        words = rng.choice(WORDS, size=6)
-        items.append({"title": f"{' '.join(words[:3])} {i}", "summary": " ".join(words),
-                      "tags": [f"t{t}" for t in rng.choice(12, size=int(rng.integers(1, 4)),
-                                                           replace=False)],
-                      "content_type": ("paper", "article", "podcast")[i % 3]})
-    return add_items(items)
+    return random_archive(add_items, WORDS, n=n, seed=seed, length=6)
 
 
 def from_scratch(db, user, query, limit):

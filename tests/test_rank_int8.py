@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from archive_support import random_archive
 
 from hermes import config
 from hermes.builtins import score_cache, scorers
@@ -26,15 +27,7 @@ WORDS = ("galaxy star quasar lensing neutrino boson lattice spin graphene magnet
 
 
 def archive(add_items, n=300, seed=5):
-    rng = np.random.default_rng(seed)
-    items = []
-    for i in range(n):
-        words = rng.choice(WORDS, size=7)
-        items.append({"title": f"{' '.join(words[:3])} {i}", "summary": " ".join(words),
-                      "tags": [f"t{t}" for t in rng.choice(12, size=int(rng.integers(1, 4)),
-                                                           replace=False)],
-                      "content_type": ("paper", "article", "podcast")[i % 3]})
-    return add_items(items)
+    return random_archive(add_items, WORDS, n=n, seed=seed, length=7)
 
 
 def fresh(monkeypatch, storage: str):
