@@ -177,8 +177,7 @@ class Matrix:
             return
         self._derived = {
             "mean": arrays["derived_mean"], "mean_column": arrays["derived_mean_column"],
-            "entry_share": (EntryShare(arrays["derived_entry_counts"])
-                            if "derived_entry_counts" in arrays else arrays["derived_entry_share"]),
+            "entry_share": EntryShare(arrays["derived_entry_counts"]),
             ("pairs", len(self.key_index)): (arrays["derived_pair_order"],
                                              arrays["derived_pair_starts"]),
         }

@@ -45,7 +45,8 @@ MIN_ROWS = 20_000
 #: v2: tag keys use hermes.tags.normalize_tag (whitespace collapsed, case-folded)
 #: v3: author keys next to the tags; keyphrases as topic keys
 #: v5: a stream of .npy records instead of an .npz; the persona-free summaries
-VERSION = 5
+#: v6: key pairs as int32, entry shares as uint16 counts (a v5 file is rebuilt, not adapted)
+VERSION = 6
 SUFFIX = ".arrays"
 
 
