@@ -15,6 +15,7 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
 
+from ..ranking.explain import weight_note
 from ..ranking.match import shown
 from . import csrf
 from .sanitize import looks_like_html, preview, render_summary, safe_url
@@ -207,6 +208,7 @@ def fmt_until(value) -> str:
 
 FILTERS = {
     "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num, "figure": fmt_figure,
+    "weight_note": lambda weight, n_clicks: weight_note(n_clicks, weight),
     "q": lambda v: quote(str(v), safe=""),
     # feed text: sanitised HTML, a plain-text preview, links only when http(s)
     "summary_html": render_summary, "preview": preview, "is_html": looks_like_html,
