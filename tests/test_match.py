@@ -34,6 +34,18 @@ def test_an_item_takes_the_best_level_any_figure_reaches():
             assert match.LEVELS[match.level_of(kind, cut - 1e-6, match.MINILM)] != level
 
 
+def test_judging_many_figures_counts_levels_as_one_figure_does():
+    rng = np.random.default_rng(3)
+    cuts = match.THRESHOLDS[match.MINILM]["interest"]
+    values = np.concatenate([rng.uniform(-0.2, 0.9, 5000), cuts, np.nextafter(cuts, -1),
+                             [np.nan]])
+    for dtype in (np.float64, np.float32):  # a float32 figure is judged by its exact value
+        figures = values.astype(dtype)
+        levels = match.judge([comp("profile", interest=figures)], len(figures), match.MINILM)
+        expected = [match.level_of("interest", float(v), match.MINILM) for v in figures]
+        assert levels.tolist() == expected
+
+
 def test_inactive_components_and_unknown_kinds_say_nothing():
     off = Component("profile", "profile", np.zeros(2), active=False,
                     evidence={"interest": np.array([0.9, 0.9])})

@@ -62,6 +62,34 @@ def test_ties_break_on_the_lower_id_even_at_the_cut():
     assert ids[top_order(ids, total, 3)].tolist() == [3, 1, 7]
 
 
+def _lifted_top_order(ids, total, limit, first=None):
+    """The order top_order gave before it rounded only near the cut: every score rounded,
+    the ``first`` group lifted above the others by more than any spread."""
+    rounded = np.round(total, 12)
+    if first is not None:
+        rounded = rounded + np.where(first, 2.0 * float(np.ptp(rounded)) + 1.0, 0.0)
+    pool = np.arange(len(ids))
+    if limit is not None and limit < len(ids):
+        kth = np.partition(rounded, len(ids) - limit)[len(ids) - limit]
+        pool = np.flatnonzero(rounded >= kth)
+    order = pool[np.lexsort((ids[pool], -rounded[pool]))]
+    return order if limit is None else order[:limit]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_top_order_equals_rounding_every_score(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    ids = rng.permutation(n * 3)[:n].astype(np.int64)
+    # coarse values make exact ties; tiny offsets make scores equal only once rounded
+    total = rng.integers(0, 6, size=n) / 7.0 + rng.choice([0.0, 1e-14, 3e-13, 2e-12], size=n)
+    first = rng.random(n) < rng.choice([0.0, 0.3, 1.0])
+    for limit in (None, 1, 5, 20, n, n + 3):
+        for group in (None, first):
+            got = top_order(ids, total, limit, first=group)
+            assert got.tolist() == _lifted_top_order(ids, total, limit, group).tolist()
+
+
 def test_identical_items_rank_by_id_every_time(db, add_items):
     ids = add_items([{"title": "same words here"} for _ in range(6)])
     user = create_user(db, "ann", "same words")

@@ -36,7 +36,7 @@ import numpy as np
 from ..contract import Component, ScoringContext
 from ..faces import plural
 from ..hookspecs import hookimpl
-from ..ranking import interests, logistic
+from ..ranking import interests, logistic, preferences
 from ..ranking.interests import interest_groups, interests_vectors
 from ..ranking.lexical import lexical_scores
 from ..ranking.preferences import key_stats
@@ -75,7 +75,7 @@ def hermes_score(db, user, item_ids, vectors, context):
     fitted = classifier_model(context, user)
     liked = recent_likes(clicks, matrix)
     if fitted["detail"]["active"] or liked:
-        behaviour = scope.per_row(("behaviour", tuple(clicks)),
+        behaviour = scope.per_row(("behaviour", tuple(clicks), behaviour_settings()),
                                   lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked),
                                   lambda: _behaviour_all(matrix, fitted, liked))
     if fitted["detail"]["active"]:
@@ -98,6 +98,13 @@ def hermes_score(db, user, item_ids, vectors, context):
             comps.append(Component("affinity", "behaviour", np.zeros(len(item_ids)),
                                    active=False, detail={"reason": "no liked items yet"}))
     return comps
+
+
+def behaviour_settings() -> tuple:
+    """The constants the behaviour columns are computed with (read when called: the quality
+    benchmark varies them): a column stored on disk is filed under them."""
+    return (AFFINITY_LIKES, AFFINITY_K, CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT,
+            CLASSIFIER_SHRINK)
 
 
 def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
@@ -217,13 +224,13 @@ def preference(db, user, scope: Scope, clicks) -> Component:
     instead of diluting the tags that discriminate. Keyphrase topics are not counted (see
     the module docstring)."""
     matrix = scope.matrix
-    stats = key_stats(db, user["id"])
+    stats = score_cache.stats(matrix, user["id"], clicks, lambda: key_stats(db, user["id"]))
     column = np.zeros(len(matrix.key_index))
     for key, s in stats.items():
         index = matrix.key_index.get(key)
         if index is not None and not key.startswith("topic:"):
             column[index] = s["score"]
-    scores = scope.per_row(("preference", tuple(clicks)),
+    scores = scope.per_row(("preference", tuple(clicks), preferences.PRIOR),
                            lambda vecs, where: matrix.key_sums(column, matrix.entry_share())[where],
                            lambda: score_cache.key_sums(matrix, user["id"], column),
                            uses_vectors=False)

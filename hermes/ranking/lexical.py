@@ -17,6 +17,7 @@ from collections import OrderedDict
 import numpy as np
 import sqlite_utils
 
+from . import column_store
 from .matrix import Matrix, db_file
 
 #: BM25 column weights (title, summary): a term in the title says more about the item.
@@ -68,9 +69,14 @@ def lexical_scores(db: sqlite_utils.Database, text: str, matrix: Matrix) -> np.n
         if hit is not None and hit[0] == matrix.seq and len(hit[1]) == len(matrix):
             _CACHE.move_to_end(key)
             return hit[1]
-    scores = _bm25(db, terms, matrix)
+    # a fresh process reads what a previous one computed over the same contents
+    stored = ("bm25", tuple(COLUMN_WEIGHTS), tuple(terms))
+    scores = column_store.load(matrix, stored)
     if scores is None:
-        return None
+        scores = _bm25(db, terms, matrix)
+        if scores is None:
+            return None
+        column_store.save_later(matrix, stored, scores)
     with _LOCK:
         _CACHE[key] = (matrix.seq, scores)
         _CACHE.move_to_end(key)

@@ -21,6 +21,7 @@ quantises each chunk: the float32 matrix is never held whole.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import threading
@@ -65,6 +66,8 @@ class Matrix:
         self.exact: ExactRows | None = None
         #: unique per matrix object and never reused: caches of derived scores key on it
         self.token = next(_TOKENS)
+        #: the database file it mirrors (set by :func:`get_matrix`; "" when built by hand)
+        self.db_path = ""
         self.seq = 0
         self.n = 0
         # Over-allocated buffers: appending a few items does not copy the whole matrix.
@@ -127,8 +130,13 @@ class Matrix:
         """Row of each id (vectorised), ``-1`` where the id is not in the matrix."""
         item_ids = np.asarray(item_ids, dtype=np.int64)
         if self._sorted is None or len(self._sorted[0]) != self.n:
-            order = np.argsort(self.ids, kind="stable")
-            self._sorted = (self.ids[order], order)
+            # A first load reads the table in rowid order: its ids are usually sorted
+            # already, and checking is much cheaper than sorting a million of them.
+            if self.n < 2 or bool(np.all(self.ids[1:] > self.ids[:-1])):
+                self._sorted = (self.ids, np.arange(self.n))
+            else:
+                order = np.argsort(self.ids, kind="stable")
+                self._sorted = (self.ids[order], order)
         keys, order = self._sorted
         if not len(keys):
             return np.full(len(item_ids), -1, dtype=np.int64)
@@ -181,6 +189,14 @@ class Matrix:
             ("pairs", len(self.key_index)): (arrays["derived_pair_order"],
                                              arrays["derived_pair_starts"]),
         }
+
+    def layout(self) -> tuple:
+        """What identifies these contents in any process: model, storage, embedding
+        sequence, rows and a hash of their ids in row order (scores stored per row by
+        :mod:`hermes.ranking.column_store` are filed under it)."""
+        ids_hash = self._cached(("ids_hash", self.n), lambda: hashlib.blake2b(
+            self.ids.tobytes(), digest_size=16).hexdigest())
+        return (self.model, self.storage, self.dimension, self.seq, self.n, ids_hash)
 
     def key_family(self) -> np.ndarray:
         """Each key column's family: its index in :data:`FAMILIES`."""
@@ -467,11 +483,15 @@ def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
         if matrix is not None and wanted != "auto" and matrix.storage != wanted:
             matrix = None  # the setting changed under a running process
         if matrix is None:
-            storage = choose_storage(db, path, wanted, latest)
-            matrix = (matrix_store.load(db, path, model, dimension, Matrix, storage)
+            # one index scan serves both the storage choice and the snapshot's check
+            known = (None if path.startswith(":memory:")
+                     else (latest, *matrix_store.fingerprint(db, latest)))
+            storage = choose_storage(path, wanted, known[1] if known else 0)
+            matrix = (matrix_store.load(db, path, model, dimension, Matrix, storage, known)
                       or Matrix(model, dimension, storage))
             if storage == "int8":
                 matrix.exact = ExactRows(path, model, dimension)
+            matrix.db_path = path
             _CACHE[key] = matrix
         if latest > matrix.seq:
             read = _refresh(db, matrix, latest)
@@ -482,16 +502,14 @@ def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
         return matrix
 
 
-def choose_storage(db: sqlite_utils.Database, path: str, wanted: str, latest: int) -> str:
-    """``wanted`` (``[ranking] matrix``), with ``"auto"`` resolved by the number of embedded
-    items (:data:`INT8_FROM_ROWS`). An in-memory database keeps float32: int8 storage reads
-    its exact rows back through a connection of its own."""
+def choose_storage(path: str, wanted: str, count: int) -> str:
+    """``wanted`` (``[ranking] matrix``), with ``"auto"`` resolved by ``count``, the number
+    of embedded items (:data:`INT8_FROM_ROWS`). An in-memory database keeps float32: int8
+    storage reads its exact rows back through a connection of its own."""
     if path.startswith(":memory:"):
         return "float32"
     if wanted != "auto":
         return wanted
-    count = db.execute("SELECT count(*) FROM items WHERE embed_seq BETWEEN 1 AND ?",
-                       [latest]).fetchone()[0]
     return "int8" if count >= INT8_FROM_ROWS else "float32"
 
 

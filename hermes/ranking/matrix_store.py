@@ -74,15 +74,19 @@ def fingerprint(db, seq: int) -> tuple[int, int]:
     return int(count), int(total)
 
 
-def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "float32"):
-    """A matrix restored from the snapshot, or ``None`` (no snapshot, stale, unreadable)."""
+def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "float32",
+         known: tuple[int, int, int] | None = None):
+    """A matrix restored from the snapshot, or ``None`` (no snapshot, stale, unreadable).
+    ``known``: ``(seq, count, id sum)`` the caller already read (:func:`fingerprint`), used
+    instead of a second scan when the snapshot is of that same ``seq``."""
     path = snapshot_path(db_path, model, storage)
     if path is None or not path.exists():
         return None
     try:
         data = read_arrays(path)
         seq, count, total, dim = (int(x) for x in data["meta"])
-        if dim != dimension or str(data["model"]) != model or (count, total) != fingerprint(db, seq):
+        current = known[1:] if known and known[0] == seq else fingerprint(db, seq)
+        if dim != dimension or str(data["model"]) != model or (count, total) != current:
             return None
         matrix = factory(model, dimension, storage)
         ids = data["ids"]

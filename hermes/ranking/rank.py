@@ -187,18 +187,26 @@ def reblend(components: list[Component], at: np.ndarray, total: np.ndarray,
 def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None,
               first: np.ndarray | None = None) -> np.ndarray:
     """Indices of the best ``limit`` scores, best first; ties go to the lower item id.
-    Everything tied with the last kept score is sorted too, so the cut is deterministic.
-    ``first`` (booleans): those items come before the others, each group in score order."""
-    rounded = np.round(total, 12)
-    if first is not None:
-        # a lift larger than any spread of blended scores keeps the two groups apart
-        span = float(np.ptp(rounded)) if len(rounded) else 0.0
-        rounded = rounded + np.where(first, 2.0 * span + 1.0, 0.0)
+    Scores are compared rounded to 12 decimals (the last bits of a sum depend on the order
+    it was added in), and everything tied with the last kept score is sorted too, so the
+    cut is deterministic. ``first`` (booleans): those items come before the others, each
+    group in score order."""
+    if first is not None and first.any() and not first.all():
+        head_rows, tail_rows = np.flatnonzero(first), np.flatnonzero(~first)
+        head = head_rows[top_order(ids[head_rows], total[head_rows], limit)]
+        if limit is not None and len(head) >= limit:
+            return head
+        rest = None if limit is None else limit - len(head)
+        return np.concatenate([head, tail_rows[top_order(ids[tail_rows], total[tail_rows], rest)]])
     pool = np.arange(len(ids))
     if limit is not None and limit < len(ids):
-        kth = np.partition(rounded, len(ids) - limit)[len(ids) - limit]
-        pool = np.flatnonzero(rounded >= kth)
-    order = pool[np.lexsort((ids[pool], -rounded[pool]))]
+        # Rounding is monotone, so the rounded k-th best is the k-th best rounded: only the
+        # scores near the cut are rounded, not every candidate's.
+        kth = np.partition(total, len(ids) - limit)[len(ids) - limit]
+        pool = np.flatnonzero(total >= kth - 1e-11)
+        pool = pool[np.round(total[pool], 12) >= np.round(kth, 12)]
+    rounded = np.round(total[pool], 12)
+    order = pool[np.lexsort((ids[pool], -rounded))]
     return order if limit is None else order[:limit]
 
 

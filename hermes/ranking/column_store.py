@@ -1,0 +1,137 @@
+"""Per-row score columns kept on disk, so a fresh process does not recompute them.
+
+A ranking over a large archive spends most of a fresh process's first call computing
+columns over every row of the matrix: the profile's similarities to the interests, BM25
+of the interests text, the behaviour components. Each depends only on the matrix's
+contents and on what the persona wrote or clicked, so the process that computed one leaves
+it in ``<database>-matrix/columns/`` and the next process that needs the same column reads
+it instead (a CLI command is a fresh process every time).
+
+A column is filed under a hash of what it was computed from: the matrix's contents (its
+model, storage, embedding sequence and row order: :meth:`Matrix.layout`) and the caller's
+key (the persona, its text or clicks, the scorer's settings). A changed archive, text or
+click therefore finds nothing and computes afresh: a file is never adapted, only used
+whole or not at all. Like the matrix snapshot it is a cache — deleting it is always safe,
+and any error reading or writing it is ignored.
+
+Only archives of at least :data:`MIN_ROWS` rows use it (below, computing is as fast as
+reading), and only the :data:`MAX_FILES` most recently used files are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .. import config
+
+log = logging.getLogger(__name__)
+
+#: archives smaller than this compute their columns (faster than a file read)
+MIN_ROWS = 20_000
+#: files kept (the least recently used go first): at a million rows a column is 4–12 MB
+MAX_FILES = 32
+#: bump when what a column holds changes meaning
+VERSION = 1
+
+_LOCK = threading.Lock()
+_PENDING: dict[Path, np.ndarray] = {}
+_WRITER: threading.Thread | None = None
+
+
+def folder(matrix) -> Path | None:
+    """``<database>-matrix/columns``, or ``None`` for an in-memory database."""
+    path = getattr(matrix, "db_path", "")
+    if not path or path.startswith(":memory:"):
+        return None
+    return Path(f"{path}-matrix") / "columns"
+
+
+def path_of(matrix, key) -> Path | None:
+    """Where the column for ``key`` over ``matrix``'s current contents is filed, or ``None``
+    when this matrix does not use the disk."""
+    where = folder(matrix)
+    if where is None or len(matrix) < MIN_ROWS:
+        return None
+    name = hashlib.sha256(repr((VERSION, matrix.layout(), key)).encode()).hexdigest()[:32]
+    return where / f"{name}.npy"
+
+
+def load(matrix, key) -> np.ndarray | None:
+    """The stored column for ``key`` (one value, or one row of values, per matrix row), or
+    ``None`` when there is none (or it cannot be read)."""
+    path = path_of(matrix, key)
+    if path is None or not path.exists():
+        return None
+    try:
+        column = np.load(path, allow_pickle=False)
+        if len(column) != len(matrix):
+            return None
+        os.utime(path)  # recently used: pruned last
+        return column
+    except Exception as exc:  # a cache: never let it break ranking
+        log.debug("ignoring stored column %s: %s", path, exc)
+        return None
+
+
+def save_later(matrix, key, column: np.ndarray) -> None:
+    """File ``column`` (never modified afterwards by the caller) on one background,
+    non-daemon writer thread: the ranking does not wait, and a CLI process finishes the
+    file before it exits."""
+    global _WRITER
+    path = path_of(matrix, key)
+    if path is None:
+        return
+    with _LOCK:
+        _PENDING[path] = column
+        if _WRITER is None or not _WRITER.is_alive():
+            _WRITER = threading.Thread(target=_drain, name="hermes-column-store")
+            _WRITER.start()
+
+
+def wait() -> None:
+    """Block until every pending column is written (tests and benchmarks)."""
+    with _LOCK:
+        writer = _WRITER
+    if writer is not None:
+        writer.join()
+
+
+def _drain() -> None:
+    global _WRITER
+    while True:
+        with _LOCK:
+            if not _PENDING:
+                _WRITER = None
+                return
+            path, column = _PENDING.popitem()
+        _write(path, column)
+
+
+def _write(path: Path, column: np.ndarray) -> None:
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        config.private_dir(path.parent)
+        with open(tmp, "wb") as f:
+            np.save(f, column, allow_pickle=False)
+        os.replace(tmp, path)
+        _prune(path.parent)
+    except Exception as exc:
+        log.debug("could not store column %s: %s", path, exc)
+        tmp.unlink(missing_ok=True)
+
+
+def _prune(where: Path) -> None:
+    files = []
+    for path in where.glob("*.npy"):
+        try:
+            files.append((path.stat().st_mtime, path))
+        except OSError:  # removed by another process meanwhile
+            continue
+    for _, path in sorted(files, reverse=True)[MAX_FILES:]:
+        path.unlink(missing_ok=True)

@@ -1,0 +1,152 @@
+"""Score columns a process stores for the next one (:mod:`hermes.ranking.column_store`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hermes.builtins import scorers
+from hermes.contract import CandidateQuery
+from hermes.embed import get_embedder
+from hermes.ingest.store import store_embeddings
+from hermes.ranking import column_store, lexical
+from hermes.ranking import matrix as matrix_mod
+from hermes.ranking.matrix import Matrix
+from hermes.ranking.rank import rank
+from hermes.records import create_user
+from hermes.storage.signals import record_click
+
+TOPICS = ("galaxy dust survey", "protein folding model", "graph neural network",
+          "quantum error correction", "river flood forecast")
+
+
+@pytest.fixture
+def stored(monkeypatch):
+    """Every archive uses the disk (tests are small); writes finish before the test reads."""
+    monkeypatch.setattr(column_store, "MIN_ROWS", 1)
+    real = column_store.save_later
+
+    def save_now(matrix, key, column):
+        real(matrix, key, column)
+        column_store.wait()
+
+    monkeypatch.setattr(column_store, "save_later", save_now)
+
+
+@pytest.fixture
+def persona(db, add_items):
+    ids = add_items([{"title": f"{TOPICS[i % 5]} {i}", "summary": f"notes on {TOPICS[i % 5]}",
+                      "tags": [TOPICS[i % 5].split()[0]]} for i in range(40)])
+    user = create_user(db, "ann", "galaxy dust, graph neural network")
+    for item, like in ((ids[0], True), (ids[2], True), (ids[1], False)):
+        record_click(db, user["id"], item, like, "ui")
+    return user, ids
+
+
+def fresh_process() -> None:
+    """What a new process starts with: no matrix, no in-memory scores."""
+    matrix_mod.clear_cache()
+    lexical.clear_cache()
+
+
+def ranked(db, user):
+    r = rank(db, user, CandidateQuery(since_days=None), limit=None)
+    return r.item_ids.tolist(), r.scores.tolist(), r.levels.tolist()
+
+
+def files(db_path) -> list:
+    return sorted((db_path.parent / f"{db_path.name}-matrix" / "columns").glob("*.npy"))
+
+
+def forbid_computing(monkeypatch) -> list:
+    """Record every full-matrix computation the stored columns should have spared."""
+    computed = []
+    real_product, real_bm25, real_all = Matrix.product, lexical._bm25, scorers._behaviour_all
+    monkeypatch.setattr(Matrix, "product", lambda self, w: computed.append("product") or real_product(self, w))
+    monkeypatch.setattr(lexical, "_bm25", lambda *a: computed.append("bm25") or real_bm25(*a))
+    monkeypatch.setattr(scorers, "_behaviour_all", lambda *a: computed.append("behaviour") or real_all(*a))
+    return computed
+
+
+def test_a_fresh_process_reads_the_columns_the_last_one_computed(db, db_path, persona, stored,
+                                                                  monkeypatch):
+    user, _ = persona
+    first = ranked(db, user)
+    assert len(files(db_path)) == 4  # profile, BM25, behaviour, preference
+    fresh_process()
+    computed = forbid_computing(monkeypatch)
+    assert ranked(db, user) == first
+    assert computed == []
+
+
+def test_a_new_click_or_text_computes_afresh_and_ranks_as_without_the_store(db, db_path, persona,
+                                                                           stored, monkeypatch):
+    user, ids = persona
+    ranked(db, user)
+    record_click(db, user["id"], ids[4], True, "ui")
+    fresh_process()
+    computed = forbid_computing(monkeypatch)
+    after_click = ranked(db, user)
+    assert "behaviour" in computed and "bm25" not in computed  # the text did not change
+    fresh_process()
+    monkeypatch.setattr(column_store, "MIN_ROWS", 10**9)  # no store at all
+    assert ranked(db, user) == after_click
+
+
+def test_new_items_change_the_layout_so_old_columns_are_not_read(db, db_path, persona, stored,
+                                                                 add_items, monkeypatch):
+    user, _ = persona
+    ranked(db, user)
+    add_items([{"title": "galaxy dust survey extra", "summary": "more galaxy dust"}])
+    fresh_process()
+    computed = forbid_computing(monkeypatch)
+    with_store = ranked(db, user)
+    assert {"bm25", "behaviour"} <= set(computed)
+    fresh_process()
+    monkeypatch.setattr(column_store, "MIN_ROWS", 10**9)
+    assert ranked(db, user) == with_store
+
+
+def test_a_re_embedded_item_changes_the_layout_too(db, db_path, persona, stored, monkeypatch):
+    user, ids = persona
+    ranked(db, user)
+    matrix = matrix_mod.get_matrix(db, get_embedder().name, get_embedder().dimension)
+    # the same rows, one of them with a new vector (a newer embedding sequence)
+    store_embeddings(db, matrix.model, [ids[5]], get_embedder().embed(["galaxy dust survey"]))
+    fresh_process()
+    computed = forbid_computing(monkeypatch)
+    with_store = ranked(db, user)
+    assert {"bm25", "behaviour"} <= set(computed)
+    fresh_process()
+    monkeypatch.setattr(column_store, "MIN_ROWS", 10**9)
+    assert ranked(db, user) == with_store
+
+
+def test_an_unreadable_column_is_ignored(db, db_path, persona, stored):
+    user, _ = persona
+    first = ranked(db, user)
+    for path in files(db_path):
+        path.write_bytes(b"not a numpy file")
+    fresh_process()
+    assert ranked(db, user) == first
+
+
+def test_only_the_most_recently_used_files_are_kept(db, db_path, persona, stored, monkeypatch):
+    monkeypatch.setattr(column_store, "MAX_FILES", 3)
+    user, _ = persona
+    ranked(db, user)
+    assert len(files(db_path)) == 3
+
+
+def test_a_small_archive_writes_nothing(db, db_path, persona):
+    user, _ = persona
+    ranked(db, user)
+    column_store.wait()
+    assert files(db_path) == []
+
+
+def test_an_in_memory_matrix_never_uses_the_disk():
+    matrix = Matrix("m", 4)
+    assert column_store.path_of(matrix, ("anything",)) is None
+    assert column_store.load(matrix, ("anything",)) is None
+    column_store.save_later(matrix, ("anything",), np.zeros(0))  # nothing to do, no error
