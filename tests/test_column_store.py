@@ -26,8 +26,8 @@ def stored(monkeypatch):
     monkeypatch.setattr(column_store, "MIN_ROWS", 1)
     real = column_store.save_later
 
-    def save_now(matrix, key, column):
-        real(matrix, key, column)
+    def save_now(matrix, kind, key, column):
+        real(matrix, kind, key, column)
         column_store.wait()
 
     monkeypatch.setattr(column_store, "save_later", save_now)
@@ -131,11 +131,17 @@ def test_an_unreadable_column_is_ignored(db, db_path, persona, stored):
     assert ranked(db, user) == first
 
 
-def test_only_the_most_recently_used_files_are_kept(db, db_path, persona, stored, monkeypatch):
-    monkeypatch.setattr(column_store, "MAX_FILES", 3)
-    user, _ = persona
+def test_each_kind_keeps_only_its_most_recently_used_files(db, db_path, persona, stored,
+                                                            monkeypatch):
+    monkeypatch.setattr(column_store, "MAX_FILES", 2)
+    user, ids = persona
     ranked(db, user)
-    assert len(files(db_path)) == 3
+    for item in ids[5:9]:  # four clicks: four behaviour and preference columns each
+        record_click(db, user["id"], item, True, "ui")
+        ranked(db, user)
+    kinds = [path.name.partition("-")[0] for path in files(db_path)]
+    # the profile and BM25 columns outlive the clicks' churn
+    assert sorted(kinds) == ["behaviour", "behaviour", "bm25", "preference", "preference", "profile"]
 
 
 def test_a_small_archive_writes_nothing(db, db_path, persona):
@@ -147,6 +153,6 @@ def test_a_small_archive_writes_nothing(db, db_path, persona):
 
 def test_an_in_memory_matrix_never_uses_the_disk():
     matrix = Matrix("m", 4)
-    assert column_store.path_of(matrix, ("anything",)) is None
-    assert column_store.load(matrix, ("anything",)) is None
-    column_store.save_later(matrix, ("anything",), np.zeros(0))  # nothing to do, no error
+    assert column_store.path_of(matrix, "profile", ("anything",)) is None
+    assert column_store.load(matrix, "profile", ("anything",)) is None
+    column_store.save_later(matrix, "profile", ("anything",), np.zeros(0))  # nothing to do, no error

@@ -98,3 +98,29 @@ def _model(db):
 
     embedder = get_embedder()
     return embedder.name, embedder.dimension
+
+
+def test_kept_key_statistics_follow_every_click_relabel_and_deletion(db, add_items):
+    from hermes.embed import get_embedder
+    from hermes.ranking.preferences import key_stats
+    from hermes.records import user_clicks
+    from hermes.storage.signals import remove_click
+
+    ids = add_items([{"title": f"item {i}", "tags": [f"t{i % 4}", "shared"],
+                      "authors": [f"Ann Author{i % 3}"], "content_type": "paper"}
+                     for i in range(12)])
+    user = create_user(db, "ann", "items")
+    e = get_embedder()
+
+    def kept():
+        matrix = matrix_mod.get_matrix(db, e.name, e.dimension)
+        return score_cache.stats(db, matrix, user["id"], user_clicks(db, user["id"]))
+
+    steps = [(ids[0], True), (ids[1], False), (ids[5], True), (ids[0], False), (ids[9], True)]
+    for item, like in steps:
+        record_click(db, user["id"], item, like, "ui")
+        assert kept() == key_stats(db, user["id"])
+    remove_click(db, user["id"], ids[5], "ui")
+    assert kept() == key_stats(db, user["id"])
+    db.execute("DELETE FROM items WHERE id = ?", [ids[9]])  # a clicked item gone
+    assert kept() == key_stats(db, user["id"])

@@ -35,7 +35,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import __version__
-from ..ranking import column_store
+from ..ranking import column_store, preferences
 
 #: similarity columns kept (4 bytes × items each): the recent-likes window plus some slack,
 #: so the like that just dropped out of a persona's window is still there to be taken out
@@ -57,6 +57,7 @@ _COLUMNS: OrderedDict = OrderedDict()
 _TOPS: OrderedDict = OrderedDict()
 _PREFERENCES: OrderedDict = OrderedDict()
 _STATS: OrderedDict = OrderedDict()
+_ITEM_KEYS: OrderedDict = OrderedDict()
 #: more changed keys than this (a rebuilt persona, many clicks at once): sum afresh
 MAX_CHANGED_KEYS = 64
 
@@ -128,12 +129,12 @@ class Scope:
         contents, persona and clicks (:mod:`hermes.ranking.column_store`), else computed
         and stored for the next one."""
         key = (__version__, self.persona, what)
-        hit = column_store.load(self.matrix, key)
+        hit = column_store.load(self.matrix, what[0], key)
         if hit is None:
             everything = np.arange(len(self.matrix))
             hit = (compute_all() if compute_all is not None
                    else compute(self.matrix.select(everything), everything))
-            column_store.save_later(self.matrix, key, hit)
+            column_store.save_later(self.matrix, what[0], key, hit)
         return hit
 
 
@@ -162,14 +163,24 @@ def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
     return columns, product
 
 
-def stats(matrix, persona, clicks, compute):
-    """``compute()`` (a persona's per-key like / dislike statistics), kept until its clicks
-    or the matrix change: reading them parses every clicked item's tags and authors, which
-    took longer than the rest of a warm ranking at 100k items."""
-    key = (matrix_key(matrix), persona, tuple(clicks))
+def stats(db, matrix, persona, clicks) -> dict:
+    """A persona's per-key like / dislike statistics
+    (:func:`hermes.ranking.preferences.key_stats`), kept until its clicks or the matrix
+    change. Each clicked item's keys are kept too, so a new click reads and parses only its
+    own item's tags and authors (parsing every clicked item's took longer than the rest of
+    a warm ranking at 100k items)."""
+    mkey = matrix_key(matrix)
+    key = (mkey, persona, tuple(clicks))
     hit = _get(_STATS, key)
     if hit is None:
-        hit = compute()
+        known = _get(_ITEM_KEYS, mkey) or {}
+        missing = {item_id for item_id, _ in clicks} - known.keys()
+        if missing:
+            # a copy: another thread may be reading the kept dict
+            known = {**known, **dict.fromkeys(missing, ()),
+                     **preferences.keys_of_items(db, missing)}
+            _put(_ITEM_KEYS, mkey, known, MAX_TOPS)
+        hit = preferences.stats_of(clicks, known)
         _put(_STATS, key, hit, MAX_SCORES)
     return hit
 
@@ -280,3 +291,4 @@ def clear() -> None:
         _TOPS.clear()
         _PREFERENCES.clear()
         _STATS.clear()
+        _ITEM_KEYS.clear()

@@ -39,7 +39,6 @@ from ..hookspecs import hookimpl
 from ..ranking import interests, logistic, preferences
 from ..ranking.interests import interest_groups, interests_vectors
 from ..ranking.lexical import lexical_scores
-from ..ranking.preferences import key_stats
 from ..ranking.quantized import Int8Candidates
 from ..ranking.rank import calibrate
 from . import score_cache
@@ -224,7 +223,7 @@ def preference(db, user, scope: Scope, clicks) -> Component:
     instead of diluting the tags that discriminate. Keyphrase topics are not counted (see
     the module docstring)."""
     matrix = scope.matrix
-    stats = score_cache.stats(matrix, user["id"], clicks, lambda: key_stats(db, user["id"]))
+    stats = score_cache.stats(db, matrix, user["id"], clicks)
     column = np.zeros(len(matrix.key_index))
     for key, s in stats.items():
         index = matrix.key_index.get(key)

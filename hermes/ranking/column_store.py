@@ -15,7 +15,9 @@ whole or not at all. Like the matrix snapshot it is a cache — deleting it is a
 and any error reading or writing it is ignored.
 
 Only archives of at least :data:`MIN_ROWS` rows use it (below, computing is as fast as
-reading), and only the :data:`MAX_FILES` most recently used files are kept.
+reading). Each kind of column (``profile``, ``bm25``, ``behaviour``…) keeps its
+:data:`MAX_FILES` most recently used files: a click makes new behaviour columns, and they
+must not push out the profile a persona's text keeps for weeks.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ log = logging.getLogger(__name__)
 
 #: archives smaller than this compute their columns (faster than a file read)
 MIN_ROWS = 20_000
-#: files kept (the least recently used go first): at a million rows a column is 4–12 MB
-MAX_FILES = 32
+#: files kept per kind of column (the least recently used go first): at a million rows a
+#: column is 4–12 MB
+MAX_FILES = 6
 #: bump when what a column holds changes meaning
 VERSION = 1
 
@@ -52,20 +55,20 @@ def folder(matrix) -> Path | None:
     return Path(f"{path}-matrix") / "columns"
 
 
-def path_of(matrix, key) -> Path | None:
-    """Where the column for ``key`` over ``matrix``'s current contents is filed, or ``None``
-    when this matrix does not use the disk."""
+def path_of(matrix, kind: str, key) -> Path | None:
+    """Where the ``kind`` column for ``key`` over ``matrix``'s current contents is filed,
+    or ``None`` when this matrix does not use the disk."""
     where = folder(matrix)
     if where is None or len(matrix) < MIN_ROWS:
         return None
     name = hashlib.sha256(repr((VERSION, matrix.layout(), key)).encode()).hexdigest()[:32]
-    return where / f"{name}.npy"
+    return where / f"{kind}-{name}.npy"
 
 
-def load(matrix, key) -> np.ndarray | None:
+def load(matrix, kind: str, key) -> np.ndarray | None:
     """The stored column for ``key`` (one value, or one row of values, per matrix row), or
     ``None`` when there is none (or it cannot be read)."""
-    path = path_of(matrix, key)
+    path = path_of(matrix, kind, key)
     if path is None or not path.exists():
         return None
     try:
@@ -79,12 +82,12 @@ def load(matrix, key) -> np.ndarray | None:
         return None
 
 
-def save_later(matrix, key, column: np.ndarray) -> None:
+def save_later(matrix, kind: str, key, column: np.ndarray) -> None:
     """File ``column`` (never modified afterwards by the caller) on one background,
     non-daemon writer thread: the ranking does not wait, and a CLI process finishes the
     file before it exits."""
     global _WRITER
-    path = path_of(matrix, key)
+    path = path_of(matrix, kind, key)
     if path is None:
         return
     with _LOCK:
@@ -120,15 +123,15 @@ def _write(path: Path, column: np.ndarray) -> None:
         with open(tmp, "wb") as f:
             np.save(f, column, allow_pickle=False)
         os.replace(tmp, path)
-        _prune(path.parent)
+        _prune(path.parent, path.name.partition("-")[0])
     except Exception as exc:
         log.debug("could not store column %s: %s", path, exc)
         tmp.unlink(missing_ok=True)
 
 
-def _prune(where: Path) -> None:
+def _prune(where: Path, kind: str) -> None:
     files = []
-    for path in where.glob("*.npy"):
+    for path in where.glob(f"{kind}-*.npy"):
         try:
             files.append((path.stat().st_mtime, path))
         except OSError:  # removed by another process meanwhile

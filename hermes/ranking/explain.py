@@ -131,15 +131,18 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
 
 
 def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, positions,
-                   window_days: float | None, *, pool: str | None = None) -> list[dict]:
+                   window_days: float | None, *, pool: str | None = None,
+                   rows: dict | None = None) -> list[dict]:
     """The explanations of the items at ``positions`` of a ranking the caller already holds
     (the feed's own, over the window of ``window_days`` days, ``None`` = the whole archive;
     ``pool`` names what was ranked when it is more than a window): no re-ranking and
-    nothing stored. What they share is looked up once."""
+    nothing stored. What they share is looked up once. ``rows``: the items'
+    :func:`~hermes.records.item_rows`, when the caller read them already (read only)."""
     positions = [int(pos) for pos in positions]
     ids = [int(ranking.item_ids[pos]) for pos in positions]
     shared = _Shared(db, user, ranking, window_days, pool, ids)
-    rows = item_rows(db, ids)
+    if rows is None:
+        rows = item_rows(db, ids)
     return [shared.payload(pos, rows.get(item_id)) for pos, item_id in zip(positions, ids)]
 
 

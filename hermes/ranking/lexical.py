@@ -71,12 +71,12 @@ def lexical_scores(db: sqlite_utils.Database, text: str, matrix: Matrix) -> np.n
             return hit[1]
     # a fresh process reads what a previous one computed over the same contents
     stored = ("bm25", tuple(COLUMN_WEIGHTS), tuple(terms))
-    scores = column_store.load(matrix, stored)
+    scores = column_store.load(matrix, "bm25", stored)
     if scores is None:
         scores = _bm25(db, terms, matrix)
         if scores is None:
             return None
-        column_store.save_later(matrix, stored, scores)
+        column_store.save_later(matrix, "bm25", stored, scores)
     with _LOCK:
         _CACHE[key] = (matrix.seq, scores)
         _CACHE.move_to_end(key)

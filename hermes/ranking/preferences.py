@@ -11,6 +11,7 @@ and what the ``preference`` scorer (:mod:`hermes.builtins.scorers`) ranks with.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import sqlite_utils
@@ -73,16 +74,29 @@ def item_keys(tags: list[str], content_type: str | None, feed_id: int | None,
 
 def key_stats(db: sqlite_utils.Database, user_id: int) -> dict[str, dict]:
     """``{key: {"likes", "dislikes", "score"}}`` with score = (l − d) / (l + d + PRIOR)."""
-    stats: dict[str, dict] = defaultdict(lambda: {"likes": 0, "dislikes": 0})
+    clicks = [(item_id, label == "like") for item_id, label in db.execute(
+        "SELECT item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id])]
+    return stats_of(clicks, keys_of_items(db, [item_id for item_id, _ in clicks]))
+
+
+def keys_of_items(db: sqlite_utils.Database, item_ids) -> dict[int, list[str]]:
+    """Each existing item's keys (:func:`item_keys`), by id."""
     rows = db.execute(
-        """SELECT c.label, i.tags, i.content_type, i.feed_id, i.authors, i.keyphrases
-           FROM clicks c JOIN items i ON i.id = c.item_id WHERE c.user_id = ?""",
-        [user_id],
-    )
-    for label, tags, ctype, feed_id, authors, keyphrases in rows:
-        for key in item_keys(parse_tags(tags), ctype, feed_id, parse_stored(authors),
-                             parse_tags(keyphrases)):
-            stats[key]["likes" if label == "like" else "dislikes"] += 1
+        """SELECT id, tags, content_type, feed_id, authors, keyphrases FROM items
+           WHERE id IN (SELECT value FROM json_each(?))""",
+        [json.dumps(sorted({int(i) for i in item_ids}))])
+    return {item_id: item_keys(parse_tags(tags), ctype, feed_id, parse_stored(authors),
+                               parse_tags(keyphrases))
+            for item_id, tags, ctype, feed_id, authors, keyphrases in rows}
+
+
+def stats_of(clicks, keys: dict[int, list[str]]) -> dict[str, dict]:
+    """:func:`key_stats` of ``clicks`` (``(item id, liked)`` pairs) from each clicked
+    item's ``keys`` (an item missing there, deleted, counts for nothing)."""
+    stats: dict[str, dict] = defaultdict(lambda: {"likes": 0, "dislikes": 0})
+    for item_id, liked in clicks:
+        for key in keys.get(item_id, ()):
+            stats[key]["likes" if liked else "dislikes"] += 1
     for s in stats.values():
         s["score"] = key_score(s["likes"], s["dislikes"])
     return dict(stats)

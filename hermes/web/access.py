@@ -123,7 +123,7 @@ def ranked_items(db, user: dict, query: CandidateQuery, *, limit: int, offset: i
     shown = [p for p in shown if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     items = []
     for position, why in zip(shown, explain_ranked(db, user, ranking, shown, query.since_days,
-                                                   pool=pool)):
+                                                   pool=pool, rows=rows)):
         item = dict(rows[int(ranking.item_ids[position])])
         item["rank"] = position + 1
         item["score"] = float(ranking.scores[position])

@@ -260,7 +260,7 @@ def digest(
     graph = tag_graph.get_graph(db)
     topics: dict[str, dict] = {}
     unclustered: list[dict] = []
-    for position, why in zip(listed, explain_ranked(db, persona, ranking, listed, days)):
+    for position, why in zip(listed, explain_ranked(db, persona, ranking, listed, days, rows=rows)):
         item = rows[int(ranking.item_ids[position])]
         community, matched = graph.assign(item["tags"])
         entry = _item_entry(item, ranking, position, matched, why)

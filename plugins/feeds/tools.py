@@ -154,7 +154,7 @@ def list_feed(
     rows = item_rows(db, ranking.item_ids[np.array(shown, dtype=np.int64)])
     shown = [pos for pos in shown if int(ranking.item_ids[pos]) in rows]  # deleted meanwhile
     items = []
-    for pos, why in zip(shown, explain_ranked(db, persona, ranking, shown, window)):
+    for pos, why in zip(shown, explain_ranked(db, persona, ranking, shown, window, rows=rows)):
         row = rows[int(ranking.item_ids[pos])]
         items.append({
             "id": row["id"],
