@@ -30,6 +30,8 @@ def one_error_line(result) -> str:
     (["feed"], "missing argument 'USER' (see `hermes feed --help`)"),
     (["feed", "ann", "--bogus"], "no such option: --bogus"),
     (["feed", "ann", "--limit", "abc"], "--limit must be a whole number from 1 to 100"),
+    (["like", "ann", "abc"], "ITEM must be a whole number, such as an item id `hermes feed USER` prints"),
+    (["ingest", "--feed", "x"], "--feed must be a whole number"),
     (["persona", "create", "ann"], "missing option '--interests'"),
 ])
 def test_usage_errors_are_one_error_line_and_exit_1(db_path, args, says):
@@ -115,6 +117,7 @@ def test_plurals(db, db_path, add_items):
     assert "1 item from the last 7 days clears ann's bar" in out and "1 items" not in out
     listed = run("feeds", "list", "--db", db_path).stdout
     assert "1 item ·" in listed and "never fetched" in listed and "last fetched never" not in listed
+    assert "never fetched · ok" not in listed  # no health claimed for a fetch that never was
 
 
 def test_no_arguments_shows_help_and_exits_0():

@@ -122,8 +122,12 @@ def test_explain_prints_the_components_and_json_is_the_tool_result(world):
     run("like", "ada", ids[0], "--db", path)
     human = run("explain", "ada", ids[1], "--db", path)
     assert human.exit_code == 0, human.output
-    assert "components:" in human.stdout and "profile" in human.stdout
+    assert "components (contribution = weight × " in human.stdout and "profile" in human.stdout
     assert "closest liked items:" in human.stdout and f"[{ids[0]}]" in human.stdout
+    # the liked item's own explanation: its closest liked item is itself, said in words
+    own = run("explain", "ada", ids[0], "--all", "--db", path).stdout
+    assert "liked: you liked this item itself (" in own
+    assert f"nearest [{ids[0]}]" not in own
     doc = json.loads(run("explain", "ada", ids[1], "--json", "--db", path).stdout)
     assert doc["ok"] and doc["item_id"] == ids[1] and "components" in doc["explanation"]
     missing = run("explain", "ada", 999, "--db", path)

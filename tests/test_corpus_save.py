@@ -178,6 +178,21 @@ def test_save_a_web_page(alice, server):
     assert save(db, url)["created"] is False
 
 
+def test_a_page_without_a_date_is_saved_undated_not_dated_today(alice, server):
+    from hermes.contract import CandidateQuery
+    from hermes.ranking.rank import rank
+    from hermes.records import require_user
+
+    db = alice
+    page = PAGE.replace(b'<meta property="article:published_time" content="2023-03-04T05:06:07+02:00">', b"")
+    url = server.add("/undated", body=page, headers={"Content-Type": "text/html; charset=utf-8"})
+    item_id = save(db, url)["item_id"]
+    assert db.execute("SELECT published FROM items WHERE id = ?", [item_id]).fetchone() == (None,)
+    # so no recency window holds it: it does not top this week's feed as if new
+    week = rank(db, require_user(db, "alice"), CandidateQuery(since_days=7, exclude_clicked=False))
+    assert item_id not in week.item_ids.tolist()
+
+
 @pytest.mark.parametrize("route, message", [
     (Route(status=500), "HTTP 500"),
     (Route(body=ARXIV_EMPTY), "arXiv has no paper 2401.12345"),

@@ -105,6 +105,9 @@ def test_limit_caps_the_items_grouped(db, corpus):
     ranks = sorted(i["rank"] for t in result["topics"] for i in t["items"])
     ranks += [i["rank"] for i in result["unclustered"]]
     assert sorted(ranks) == [1, 2]
+    # the message counts every item that clears the bar, then says how many are grouped
+    assert result["message"].startswith("5 unread items from the last 7 days clear the bar; "
+                                        "the best 2 are grouped: ")
 
 
 def test_classifier_inactive_for_one_class_and_active_with_both(db, corpus, add_items):

@@ -191,3 +191,16 @@ def test_an_item_the_feed_leaves_out_is_said_to_be_out_not_given_a_rank(db, pers
     inside = explain(db, user, ids[1], since_days=None)
     assert inside["in_pool"] is True and "not_in_pool" not in inside
     assert rank_line(inside).startswith(f"Ranks {inside['rank']} of ")
+
+
+def test_two_liked_authors_are_named_in_one_clause_each():
+    from hermes.ranking.explain import _phrases
+
+    people = [{"key": "author:author, a", "kind": "author", "label": "Author", "score": 0.33,
+               "likes": 1, "dislikes": 0},
+              {"key": "author:writer, b", "kind": "author", "label": "Writer", "score": 0.5,
+               "likes": 2, "dislikes": 0}]
+    evidence = {"interest": None, "liked": None, "classifier": None, "tags": [],
+                "authors": people, "sources": [], "topics": []}
+    phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": True})
+    assert "by Author, whom you liked once, and Writer, whom you liked twice" in phrases

@@ -209,7 +209,7 @@ def test_click_never_redirects_off_site(web, ids, next_value):
 
 @pytest.mark.parametrize("data, status, needle", [
     ({"user": "ada", "item_id": "abc", "liked": "1"}, 400, "The item number must be a whole number"),
-    ({"user": "ada", "item_id": "", "liked": "1"}, 400, "The item number must be a whole number"),
+    ({"user": "ada", "item_id": "", "liked": "1"}, 400, "The item number is missing"),
     ({"user": "ada", "item_id": "-4", "liked": "1"}, 400, "The item number must be between"),
     ({"user": "ada", "item_id": "1", "liked": "maybe"}, 400, "The rating must be like, dislike or none"),
     ({"user": "ada", "item_id": "1"}, 400, "The rating must be like, dislike or none"),
@@ -536,6 +536,10 @@ def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, bar_ids):
     assert ("Nothing unread from the last 7 days clears your bar: none of the 7 items there is "
             "a strong or good match for bea.") in text
     assert "7 items below your bar" in text and 'class="reason"' not in text
+    assert "Look in the whole archive</a>, add feeds on your topics" in text
+    with client(db_path) as c:  # the whole archive: the advice starts its own sentence
+        everything = c.get("/feed?user=bea&days=all").text
+    assert "match for bea.\nAdd feeds on your topics" in everything
 
 
 @pytest.mark.parametrize("view, window", [
@@ -596,6 +600,10 @@ def test_explanation_page_of_an_item_the_feed_leaves_out(web, db, ids):
     text = web.get(f"/explain?user=ada&item_id={ids[0]}").text
     assert "Not among the unread items of the last 7 days (you liked it already)" in text
     assert "<dt>would rank</dt>" in text and "Ranks " not in text
+    # its closest liked item is itself: said so, not "nearest: <its own title>"
+    assert "you liked this item itself" in text and "nearest:" not in text
+    # the table's weights and what a contribution is measured against
+    assert '<th class="num">weight</th>' in text and "lies above the average" in text
 
 
 def test_explanation_page_of_an_item_ranked_alone_says_why_every_share_is_zero(web, db, ids):
@@ -619,3 +627,15 @@ def test_explanation_page_of_an_item_ranked_alone_says_why_every_share_is_zero(w
 def test_explanation_page_errors(web, query, status, needle):
     r = web.get(f"/explain?{query}")
     assert r.status_code == status and needle in r.text
+
+
+@pytest.mark.parametrize("path, needle", [
+    # a guessed or old link without the item's parameter: missing, not "got 'None'"
+    ("/explain?user=ada&item=60", "The item number is missing: none was given"),
+    # the digest allows the same century of days as the feed and the tools
+    ("/digest?user=ada&days=36501", "days must be between 1 and 36500"),
+])
+def test_a_missing_or_out_of_range_value_says_which(web, path, needle):
+    r = web.get(path)
+    assert r.status_code == 400
+    assert needle in r.text and "None" not in r.text

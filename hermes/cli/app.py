@@ -70,10 +70,20 @@ class HermesGroup(TyperGroup):
 
 def _range_message(exc) -> str | None:
     """An out-of-range or non-numeric value of a bounded option, said the same way as the
-    tools say it: ``--likes must be a whole number from 0 to 50``."""
+    tools say it: ``--likes must be a whole number from 0 to 50``; a non-numeric item id
+    the same way (``ITEM must be a whole number``), not in the validator's words."""
     param = getattr(exc, "param", None)
     low, high = getattr(param, "min", None), getattr(param, "max", None)
-    if not isinstance(exc, typer.BadParameter) or (low is None and high is None):
+    if not isinstance(exc, typer.BadParameter):
+        return None
+    if low is None and high is None:
+        if param is not None and str(getattr(exc, "message", "")).startswith(
+                "Input should be a valid integer"):  # typer's own check of list[int]
+            if getattr(param, "param_type_name", "") == "option":
+                return f"{max(param.opts, key=len)} must be a whole number"
+            name = (param.metavar or param.name.upper()).rstrip(".")
+            hint = ", such as an item id `hermes feed USER` prints" if name == "ITEM" else ""
+            return f"{name} must be a whole number{hint}"
         return None
     name = max(param.opts, key=len) if getattr(param, "opts", None) else param.name.upper()
     bound = (f"from {low} to {high}" if low is not None and high is not None

@@ -376,7 +376,8 @@ def _phrases(p: dict) -> list[str]:
         }[e["level"]])
     people = [k for k in ev["authors"] if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"
-        add(1.5, "keys", "by " + " and ".join(
+        # "by A, whom you liked once, and B, whom …": the clause closed before the next name
+        add(1.5, "keys", "by " + ", and ".join(
             f"{k['label']}, whom you liked {_times(k['likes'])}" for k in people))
     for keys, strength, liked_words, disliked_words in (
             (ev["tags"], 1.5, "has tags you liked", "has tags you disliked"),

@@ -8,6 +8,8 @@ from starlette.exceptions import HTTPException
 MAX_TEXT = 5000
 DEFAULT_DAYS = 7
 MAX_ID = 2 ** 63 - 1  # SQLite's largest integer: no row has a larger id
+#: the longest window, in days: the same century the tools' ``since_days`` / ``days`` allow
+MAX_DAYS = 36500
 
 
 def bad(message: str, status: int = 400):
@@ -24,6 +26,9 @@ class Refusal(HTTPException):
 
 
 def parse_int(value, what: str, lo: int, hi: int) -> int:
+    if value is None or not str(value).strip():
+        bad(f"{what} is missing: none was given (the links and buttons of hermes's pages "
+            f"fill it in)")
     try:
         number = int(str(value).strip())
     except (TypeError, ValueError):
@@ -57,7 +62,7 @@ def parse_days(value) -> float | None:
         return DEFAULT_DAYS
     if str(value).strip().lower() == "all":
         return None
-    return parse_int(value, "days", 1, 36500)
+    return parse_int(value, "days", 1, MAX_DAYS)
 
 
 def parse_text(value, what: str, *, required: bool, maximum: int = MAX_TEXT) -> str:

@@ -29,7 +29,7 @@ from .access import (
     require_item_id,
     require_persona,
 )
-from .forms import DEFAULT_DAYS, MAX_TEXT, bad, parse_bool, parse_int, parse_text
+from .forms import DEFAULT_DAYS, MAX_DAYS, MAX_TEXT, bad, parse_bool, parse_int, parse_text
 from .render import page_url, redirect, render
 from .views import View, candidate_query, feed_titles, parse_view, read_among, unread_by_feed
 
@@ -200,7 +200,7 @@ async def explanation(request: Request):
 
 async def digest(request: Request):
     params = request.query_params
-    days = parse_int(params.get("days", DEFAULT_DAYS), "days", 1, 365)
+    days = parse_int(params.get("days", DEFAULT_DAYS), "days", 1, MAX_DAYS)
     per_topic = parse_int(params.get("per_topic", 3), "per_topic", 1, 50)
     below = parse_bool(params.get("below"), "below") if params.get("below") else False
 

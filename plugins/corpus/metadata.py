@@ -165,7 +165,8 @@ def doi_item(doi: str, resolver: str, *, allow_private: bool) -> dict:
         "title": plain_text(_first(data.get("title")), limit=MAX_TITLE),
         "summary": plain_text(str(data.get("abstract") or ""), limit=MAX_SUMMARY),
         "author": _csl_names(data.get("author")),
-        "published": _csl_date(data) or _now(),
+        # no date in the record: undated (in no recency window), never "today"
+        "published": _csl_date(data) or None,
         "content_type": "paper",
         "tags": normalise_tags(subjects if isinstance(subjects, list) else [subjects]),
         "enclosure": None,
@@ -252,17 +253,13 @@ def page_item(url: str, *, allow_private: bool) -> dict:
                                          "twitter:description"), limit=MAX_SUMMARY),
         "author": ", ".join(filter(None, (plain_text(a) for a in authors)))[:2000] or None,
         "published": _page_date(head.first("citation_publication_date", "citation_date",
-                                           "article:published_time", "dc.date")) or _now(),
+                                           "article:published_time", "dc.date")) or None,
         "content_type": "paper" if scholarly else "article",
         "tags": normalise_tags(head.meta.get("citation_keywords", [])
                                + head.meta.get("article:tag", [])),
         "enclosure": None,
         "arxiv_id": None,
     }
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def lookup(ref: Ref, *, arxiv_api: str, doi_resolver: str, allow_private: bool) -> dict:

@@ -290,11 +290,11 @@ def digest(
                       f"; {SHOW_CLOSEST}.")
                    + f" {BAR_ADVICE.sentence()}.")
     else:
+        cleared = ranking.n_above_bar  # all of them, not only the best ``limit`` grouped
         message = (
-            f"{_n(n_above, 'unread item')} from the last {_n(days, 'day')} "
-            f"{'clears' if n_above == 1 else 'clear'} the bar"
-            + (f" (the best {n_above} of {ranking.n_above_bar})"
-               if ranking.n_above_bar > n_above else "")
+            f"{_n(cleared, 'unread item')} from the last {_n(days, 'day')} "
+            f"{'clears' if cleared == 1 else 'clear'} the bar"
+            + (f"; the best {n_above} are grouped" if cleared > n_above else "")
             + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} "
             f"per topic{N_TOTAL}), {len(unclustered)} unclustered; "
             f"{_n(below['n_total'], 'more item')} below the bar"

@@ -106,8 +106,9 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
     for f in result["feeds"]:
         fetched = (f"last fetched {f['last_fetched'][:16].replace('T', ' ')}"
                    if f["last_fetched"] else "never fetched")
+        # "ok" only for a fetch that happened: a feed never fetched has no health to report
         status = (style(f"error x{f['error_count']}: {clean(f['last_error'], 200)}", fg="red")
-                  if f["last_error"] else "ok")
+                  if f["last_error"] else "ok" if f["last_fetched"] else "")
         typer.echo(f"[{f['id']}] {clean(f['title'] or f['url'])}")
         typer.echo(f"     {clean(f['url'])}")
         by = ("added by an agent: fetched with the private-address guard"
@@ -400,8 +401,11 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
                      f"{shown(i['similarity'])} ({i['level']})")
     if ev["liked"]:
         n = ev["liked"]
-        lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
-                     f"{shown(n['similarity'])} ({n['level']})")
+        if n.get("itself"):  # its closest liked item is itself: say so, not "nearest [its id]"
+            lines.append(f"  liked: you liked this item itself ({n['level']})")
+        else:
+            lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
+                         f"{shown(n['similarity'])} ({n['level']})")
     if ev["classifier"]:
         c = ev["classifier"]
         lines.append(f"  classifier: probability {shown(c['probability'])} ({c['level']})")
@@ -415,10 +419,13 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     if topics:  # keyphrases: they name topics, the preference component leaves them out
         lines.append("  topics you rated (not counted in the ranking): " + ", ".join(
             f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in topics[:8]))
-    lines.append("components:")
+    # A raw score above zero can contribute below zero (every candidate scored higher):
+    # the header says what a contribution is measured against.
+    lines.append("components (contribution = weight × how far the raw score lies above the "
+                 "candidates' average, in their spreads):")
     for name, c in e["components"].items():
         state = "" if c["active"] else "  (inactive)"
-        lines.append(f"  {name:<11} {c['contribution']:+.3f}  share {c['share']:.0%}  "
+        lines.append(f"  {name:<11} {c['contribution']:+.3f}  weight {c['share']:.0%}  "
                      f"raw {c['raw']:+.3f}{state}")
     if e["nearest_liked"]:
         lines.append("closest liked items:")
