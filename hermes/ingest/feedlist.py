@@ -95,13 +95,15 @@ def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
     return added
 
 
-def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]:
+def seed_feeds(db: sqlite_utils.Database, path: Path | None = None, *,
+               subscribe: bool = True) -> list[int]:
     """Seed the feeds table from ``feeds.toml`` — once per database (:func:`start_database`).
 
     It runs only while the database has never been seeded and has no feeds; after that the
     database is the truth (``hermes feeds add/remove`` and the tools change it) and editing
     ``feeds.toml`` has no effect, so a removed feed never comes back. Returns the new ids.
-    """
+    ``subscribe=False`` marks the database seeded with none of them (it was started by a
+    command that brings its own feeds)."""
     path = path or config.feeds_toml()
     if db.execute("SELECT 1 FROM meta WHERE key = ?", [SEEDED_KEY]).fetchone():
         return []  # the usual case, answered without waiting for the write lock
@@ -109,20 +111,23 @@ def seed_feeds(db: sqlite_utils.Database, path: Path | None = None) -> list[int]
         if db.execute("SELECT 1 FROM meta WHERE key = ?", [SEEDED_KEY]).fetchone():
             return []
         db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", [SEEDED_KEY, now_iso()])
-        if db.execute("SELECT 1 FROM feeds LIMIT 1").fetchone():
+        if not subscribe or db.execute("SELECT 1 FROM feeds LIMIT 1").fetchone():
             return []
         return add_feeds(db, read_feeds_toml(path))
 
 
-def start_database(path: Path) -> tuple[sqlite_utils.Database, bool, list[int], Path]:
+def start_database(path: Path, *, starters: bool = True
+                   ) -> tuple[sqlite_utils.Database, bool, list[int], Path]:
     """Open ``path`` for a command meant to start a database: create it when missing, and
     give the starter feeds of ``feeds.toml`` to a database that was never started (a new one,
     or one whose creation was interrupted), once.
 
     The one rule for starter feeds: the first command that starts a database (a CLI command
-    meant to start one, ``hermes serve``, ``hermes web``) subscribes them, whichever it is,
-    and the face says so. Returns the database, whether this call created the file, the ids
-    of the feeds subscribed and the file they came from.
+    meant to start one, ``hermes serve``, ``hermes web``) subscribes them, and the face says
+    so — unless that command subscribes feeds of its own (``starters=False``: ``hermes feeds
+    add``, ``hermes feeds import-opml``), whose person chose what to read. Returns the
+    database, whether this call created the file, the ids of the feeds subscribed and the
+    file they came from.
     """
     # Here, not at the top: opening a database runs migrations, which reach the plugin
     # manager; the feed list itself loads only what reading feeds.toml needs.
@@ -132,7 +137,7 @@ def start_database(path: Path) -> tuple[sqlite_utils.Database, bool, list[int], 
     source = config.feeds_toml()
     db = get_db(path)
     try:
-        seeded = seed_feeds(db, source)
+        seeded = seed_feeds(db, source, subscribe=starters)
     except HermesError:
         db.conn.close()
         if created:  # leave no half-started database behind: the next command starts afresh

@@ -76,7 +76,8 @@ def add(
     A web page is followed to the feed it links. Items arrive with `hermes ingest`."""
     url = normalise_location(location)
     probed = probe_to_subscribe(url, allow_private=True)  # first: a location that is no feed starts no database
-    with database(db, create=True) as conn:
+    # the person's own feed: a database this starts gets no starter feeds besides
+    with database(db, create=True, starters=False) as conn:
         result = subscribe(conn, url, title, subscribed_by="user", probe_fn=lambda u: probed)
         if not result["ok"] and result["feed"].get("subscribed_by") == "agent" and not as_json:
             feed = result["feed"]
@@ -213,7 +214,7 @@ def import_opml(
             skipped.append({"url": url, "reason": problem})
         else:
             taken.append((url, title))
-    with database(db, create=True) as conn:
+    with database(db, create=True, starters=False) as conn:  # the person's own list
         added = add_feeds(conn, taken)
     message = (f"{plural(len(added), 'feed')} added, {len(taken) - len(added)} already subscribed"
                + (f", {len(skipped)} skipped" if skipped else "")
