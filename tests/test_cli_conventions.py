@@ -51,6 +51,7 @@ def test_usage_errors_are_one_error_line_and_exit_1(db_path, args, says):
     (["corpus", "items", "ann", "--limit", "501"], "--limit must be a whole number from 1 to 500"),
     (["corpus", "recall", "ann", "x", "--limit", "0"], "--limit must be a whole number from 1 to 50"),
     (["feeds", "preview", "x.xml", "--limit", "21"], "--limit must be a whole number from 1 to 20"),
+    (["feed", "ann", "--offset", "-1"], "--offset must be a whole number from 0 to 10000"),
 ])
 def test_limits_are_rejected_the_same_way_everywhere(db, db_path, args, says):
     assert says in one_error_line(run("--db", db_path, *args))

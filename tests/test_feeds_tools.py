@@ -67,6 +67,26 @@ def test_group_registers_every_tool_with_truthful_annotations():
 
 # --- list_feed ------------------------------------------------------------------------------
 
+def test_list_feed_pages_with_offset_and_keeps_each_item_s_rank(db, items, ann):
+    whole = tool(db, "list_feed", user="ann", limit=10, since_days=None, below_bar=True)
+    order = [i["id"] for i in whole["items"]]
+    assert len(order) == 4
+    page = tool(db, "list_feed", user="ann", limit=2, since_days=None, below_bar=True, offset=2)
+    assert page["ok"], page["message"]
+    assert [i["id"] for i in page["items"]] == order[2:]
+    assert [i["rank"] for i in page["items"]] == [3, 4]  # their place in the whole feed
+    assert page["message"].startswith("3 items from the whole archive clear ann's bar (ranks "
+                                      "3–4 shown), best first; 1 more item below the bar (1 of "
+                                      "them on this page).")
+    past = tool(db, "list_feed", user="ann", limit=2, since_days=None, offset=10)
+    assert past["ok"] and past["items"] == []
+    assert past["message"].startswith("Nothing from rank 11 on: ann's feed over the whole "
+                                      "archive has 3 items that clear the bar.")
+    assert "Use a smaller offset" in past["message"]
+    bad = tool(db, "list_feed", user="ann", offset=-1)
+    assert not bad["ok"] and "offset" in bad["message"]
+
+
 def test_list_feed_ranks_recent_unclicked_items_with_reasons(db, items, ann):
     result = tool(db, "list_feed", user="ann", limit=10)
     assert result["ok"], result["message"]

@@ -61,7 +61,7 @@ class OnnxMiniLMEmbedder:
             if self._session is not None:
                 return
             offline_env()
-            with step("loading the embedding model (ONNX Runtime, once per process)"):
+            with step("loading the embedding model through ONNX Runtime (once per process)"):
                 path = self.model_path or artifact.prepare()
                 import onnxruntime as ort  # here, not at module level: it loads only to embed
 

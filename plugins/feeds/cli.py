@@ -39,7 +39,7 @@ from hermes.storage.signals import remove_click
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
 from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
-from .tools import MAX_DAYS
+from .tools import MAX_DAYS, MAX_OFFSET
 
 feeds_app = typer.Typer(
     name="feeds", help="Manage feed subscriptions (add, list, remove, preview, OPML).",
@@ -262,6 +262,10 @@ def feed(
     all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items.")] = False,
     below_bar: Annotated[bool, typer.Option(
         "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
+    offset: Annotated[int, typer.Option(
+        "--offset", min=0, max=MAX_OFFSET,
+        help="Skip this many ranked items first: the next page is --offset 20 (with the "
+             "default --limit), ranks stay their place in the whole feed.")] = 0,
     interactive: Annotated[bool, typer.Option(
         "--interactive", "-i",
         help="Triage on the terminal with single keys: j/k move, l like, d dislike, r read, "
@@ -276,8 +280,8 @@ def feed(
         die("use either --since-days or --all, not both")
     window = None if all_ else (since_days or 7)
     if interactive:
-        if as_json:
-            die("use either --interactive or --json, not both")
+        if as_json or offset:
+            die(f"use either --interactive or {'--json' if as_json else '--offset'}, not both")
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             die("--interactive needs a terminal (stdin and stdout); without it `hermes feed` "
                 "prints the list")
@@ -289,7 +293,7 @@ def feed(
         return
     with database(db) as conn:
         result = run_tool(conn, "list_feed", user=user, limit=limit, since_days=window,
-                          below_bar=below_bar)
+                          below_bar=below_bar, offset=offset)
     check(result, as_json)
     if as_json:
         return

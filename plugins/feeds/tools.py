@@ -42,6 +42,8 @@ UrlArg = Annotated[str, Field(description="The feed's http(s) URL (RSS, Atom or 
                               min_length=1, max_length=2000)]
 SUMMARY_CHARS = 300
 MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
+#: how far ``list_feed`` pages: ``offset`` + ``limit`` items are ranked for a page
+MAX_OFFSET = 10_000
 Objects = list[dict[str, Any]]
 
 
@@ -118,6 +120,8 @@ CONFIRM_REMOVE = Say(mcp="Call again with confirm=true to remove it",
 SUBSCRIBE_SUGGESTED = Say(mcp="subscribe with add_feed(url)",
                           cli="subscribe with `hermes feeds add URL`",
                           web="subscribe with Add feed on the Feeds page")
+PAGE_BACK = Say(mcp="Use a smaller offset", cli="Use a smaller --offset",
+                web="Go back a page")
 ADD_BY_URL = Say(mcp="add a feed by URL with add_feed", cli="add a feed with `hermes feeds add URL`",
                  web="add a feed on the Feeds page")
 
@@ -141,6 +145,10 @@ def list_feed(
     below_bar: Annotated[bool, Field(
         description="Also return the items whose match is weak or none (below the persona's "
                     "bar), after the ones that clear it.")] = False,
+    offset: Annotated[int, Field(
+        description="Skip this many ranked items first: the next page is offset=limit, then "
+                    "2*limit, and so on (each item's rank stays its place in the whole feed).",
+        ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict:
     """The persona's ranked feed: the unread items that clear its bar (match strong or
     good), best first, each with id, title, url, source, score, its match and the reason it
@@ -149,8 +157,9 @@ def list_feed(
     persona = require_user(db, user)
     window = None if since_days is None else float(since_days)
     ranking = rank(db, persona, CandidateQuery(since_days=window, exclude_read=True),
-                   limit=limit, bar_first=True)
-    shown = [pos for pos in range(len(ranking.item_ids)) if below_bar or ranking.above_bar(pos)]
+                   limit=offset + limit, bar_first=True)
+    shown = [pos for pos in range(offset, len(ranking.item_ids))
+             if below_bar or ranking.above_bar(pos)]
     rows = item_rows(db, ranking.item_ids[np.array(shown, dtype=np.int64)])
     shown = [pos for pos in shown if int(ranking.item_ids[pos]) in rows]  # deleted meanwhile
     items = []
@@ -197,12 +206,20 @@ def list_feed(
                    + f"{BAR_ADVICE}.")
         return ok(message, user=name, items=items, **counts)
     above = counts["above_bar"]
+    if offset and not items:  # paged past the end
+        last = ranking.n_candidates if below_bar else above
+        return ok(f"Nothing from rank {offset + 1} on: {name}'s feed over {scope} has "
+                  f"{plural(last, 'item')}" + ("" if below_bar else " that clear the bar")
+                  + f". {PAGE_BACK}.", user=name, items=[], **counts)
     n_shown = sum(1 for i in items if i["match"] in ("strong", "good"))
     n_listed = len(items) - n_shown
+    page = (f" (ranks {items[0]['rank']}–{items[-1]['rank']} shown)" if offset and items
+            else f" (the best {n_shown} shown)" if above > n_shown else "")
     head = (f"{plural(above, 'item')} from {scope} {'clears' if above == 1 else 'clear'} "
-            f"{name}'s bar" + (f" (the best {n_shown} shown)" if above > n_shown else "")
+            f"{name}'s bar" + page
             + f", best first; {plural(below, 'more item')} below the bar"
-            + (f" (the first {n_listed} listed after them)" if n_listed and n_listed < below
+            + (f" ({n_listed} of them on this page)" if offset and n_listed else
+               f" (the first {n_listed} listed after them)" if n_listed and n_listed < below
                else " (listed after them)" if n_listed else
                f" ({SHOW_BELOW})" if below and not below_bar else "")
             + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
