@@ -5,7 +5,8 @@ cheap, each keyed on the matrix's identity (:func:`matrix_key`) so any change to
 drops them:
 
 - :class:`Scope`: each component's scores over every row, per persona text and clicks — a
-  repeated ``list_feed`` does no matrix product at all.
+  repeated ``list_feed`` does no matrix product at all. On a large archive they are also
+  stored on disk (:mod:`hermes.ranking.column_store`) for the next process.
 - :func:`like_columns`: each liked item's similarity column (``vectors @ (v − mean)``),
   shared by every persona. A new like adds one column, computed in the same product as the
   refitted classifier's decision values.
@@ -122,7 +123,6 @@ class Scope:
             at, vectors = self.exact
             out[at] = compute(vectors, self.rows[at])
         return out
-
 
     def _stored_or_computed(self, what, compute, compute_all):
         """Every row's scores: from the column a previous process stored for the same
