@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -26,9 +29,9 @@ def stored(monkeypatch):
     monkeypatch.setattr(column_store, "MIN_ROWS", 1)
     real = column_store.save_later
 
-    def save_now(matrix, kind, key, column):
-        real(matrix, kind, key, column)
-        column_store.wait()
+    def save_now(matrix, kind, key, column, slot=None):
+        real(matrix, kind, key, column, slot)
+        column_store.flush()
 
     monkeypatch.setattr(column_store, "save_later", save_now)
 
@@ -147,7 +150,7 @@ def test_each_kind_keeps_only_its_most_recently_used_files(db, db_path, persona,
 def test_a_small_archive_writes_nothing(db, db_path, persona):
     user, _ = persona
     ranked(db, user)
-    column_store.wait()
+    column_store.flush()
     assert files(db_path) == []
 
 
@@ -156,3 +159,44 @@ def test_an_in_memory_matrix_never_uses_the_disk():
     assert column_store.path_of(matrix, "profile", ("anything",)) is None
     assert column_store.load(matrix, "profile", ("anything",)) is None
     column_store.save_later(matrix, "profile", ("anything",), np.zeros(0))  # nothing to do, no error
+
+
+def hand_matrix(tmp_path, n=3):
+    matrix = Matrix("m", 4)
+    matrix.db_path = str(tmp_path / "x.db")
+    matrix.absorb(np.arange(1, n + 1), np.ones((n, 4), np.float32), np.zeros(n),
+                  np.zeros(0), np.zeros(0), [], fresh=True)
+    return matrix
+
+
+def test_a_newer_column_for_the_same_slot_replaces_one_not_yet_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(column_store, "MIN_ROWS", 1)
+    monkeypatch.setattr(column_store, "DELAY", 60.0)  # nothing written until flushed
+    matrix = hand_matrix(tmp_path)
+    column_store.save_later(matrix, "behaviour", ("clicks", 1), np.zeros(3), slot="ann")
+    column_store.save_later(matrix, "behaviour", ("clicks", 2), np.ones(3), slot="ann")
+    column_store.save_later(matrix, "behaviour", ("clicks", 1), np.full(3, 7.0), slot="bob")
+    assert list(column_store.folder(matrix).glob("*.npy")) == []  # off the ranking's path
+    column_store.flush()
+    assert column_store.load(matrix, "behaviour", ("clicks", 1)).tolist() == [7.0] * 3  # bob's
+    assert column_store.load(matrix, "behaviour", ("clicks", 2)).tolist() == [1.0] * 3
+
+
+def test_a_process_that_exits_before_the_delay_still_writes_its_columns(tmp_path, monkeypatch):
+    script = f"""
+import numpy as np
+from hermes.ranking import column_store
+from hermes.ranking.matrix import Matrix
+column_store.MIN_ROWS = 1
+column_store.DELAY = 60.0
+matrix = Matrix("m", 4)
+matrix.db_path = {str(tmp_path / "x.db")!r}
+matrix.absorb(np.arange(1, 4), np.ones((3, 4), np.float32), np.zeros(3), np.zeros(0),
+              np.zeros(0), [], fresh=True)
+column_store.save_later(matrix, "profile", ("text",), np.arange(3.0))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setattr(column_store, "MIN_ROWS", 1)
+    assert column_store.load(hand_matrix(tmp_path), "profile", ("text",)).tolist() == [0, 1, 2]

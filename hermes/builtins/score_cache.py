@@ -134,7 +134,9 @@ class Scope:
             everything = np.arange(len(self.matrix))
             hit = (compute_all() if compute_all is not None
                    else compute(self.matrix.select(everything), everything))
-            column_store.save_later(self.matrix, what[0], key, hit)
+            # one slot per persona and kind: a newer column replaces one not yet written
+            column_store.save_later(self.matrix, what[0], key, hit,
+                                    slot=(self.persona[0], what[0]))
         return hit
 
 
