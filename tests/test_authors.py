@@ -154,3 +154,18 @@ def test_the_corpus_entity_view_lists_authors(db, papers):
     furtak = [e for name, e in people.items() if name.endswith("Furtak")]
     assert len(furtak) == 1 and furtak[0]["item_count"] == 3
     assert {"Adi Zitrin", "Hakim Atek"} <= set(people)
+
+
+def test_the_corpus_page_labels_authors_as_authors_not_topics(db, db_path, papers):
+    import hermes_corpus.tools as cs
+    from starlette.testclient import TestClient
+
+    from hermes.web.app import create_app
+
+    ids, _ = papers
+    for item_id in ids[:3]:
+        cs.record_progress(db, "astro", item_id, 1.0)
+    with TestClient(create_app(db_path)) as client:
+        text = client.get("/corpus?user=astro").text
+    assert "Top topics" not in text and "(tags, topics and authors)" in text
+    assert '<span class="tag">by ' in text  # a person among them is marked as one
