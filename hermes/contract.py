@@ -265,6 +265,10 @@ class ScoringContext:
     #: among the candidates and their exact float32 rows, so a scorer that uses vectors can
     #: give those candidates exact scores (``None`` on the first pass and in float32 storage)
     exact: tuple[np.ndarray, np.ndarray] | None = None
+    #: one dict shared by both passes of one ranking: a scorer may keep there what it
+    #: computed over every candidate on the first pass and, on the second (``exact``), change
+    #: only the short list's positions instead of computing it all again
+    scratch: dict = field(default_factory=dict)
 
     @property
     def n_clicks(self) -> int:

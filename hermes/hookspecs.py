@@ -97,8 +97,10 @@ def hermes_score(
     :param context: shared per-ranking facts computed once by the core
         (:class:`hermes.contract.ScoringContext`): ``clicks`` (the persona's clicks as
         ``(item_id, liked)`` pairs, oldest first), ``n_clicks``, ``blend_weight``,
-        ``embedder``, ``matrix``, ``rows`` (the candidates' row indices in ``matrix``) and
-        ``query`` (the :class:`hermes.contract.CandidateQuery`).
+        ``embedder``, ``matrix``, ``rows`` (the candidates' row indices in ``matrix``),
+        ``query`` (the :class:`hermes.contract.CandidateQuery`), and in int8 storage's
+        second pass ``exact`` (the short list's positions and exact rows) with ``scratch``
+        (a dict shared by both passes, for what the first computed over every candidate).
     :returns: one or more :class:`hermes.contract.Component` (a name, a role — ``profile``,
         ``behaviour`` or ``boost`` —, raw scores, whether it is active, and a detail dict for
         explanations), or ``None`` when the plugin has nothing to say. The core calibrates

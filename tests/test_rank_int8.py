@@ -190,3 +190,41 @@ def test_quantise_round_trip_error_is_small():
     np.testing.assert_allclose(rows.dequantise(np.arange(50)), vectors, atol=float(scales.max()))
     product = rows.product(vectors[:4])
     np.testing.assert_allclose(product, vectors[:4] @ vectors.T, atol=5e-3)
+
+
+class _Forgetful(dict):
+    """A scratch that keeps nothing: the second pass computes every candidate again."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+@pytest.mark.parametrize("limit", [20, None])
+def test_the_second_pass_reusing_the_first_pass_equals_computing_it_all_again(
+        db, add_items, monkeypatch, limit):
+    ids = archive(add_items)
+    user = create_user(db, "ann", "galaxy quasar lensing, neutrino boson muon")
+    for k, item_id in enumerate(ids[:12]):
+        record_click(db, user["id"], item_id, k % 3 != 2, "ui")
+    monkeypatch.setattr(rank_mod, "RESCORE", 40)
+    query = CandidateQuery(since_days=None)
+
+    def ranked(scratch_type):
+        fresh(monkeypatch, "int8")
+        real = rank_mod.ScoringContext
+        monkeypatch.setattr(rank_mod, "ScoringContext",
+                            lambda **kw: real(**kw, scratch=scratch_type()))
+        r = rank(db, user, query, limit=limit, bar_first=True)
+        monkeypatch.setattr(rank_mod, "ScoringContext", real)
+        return r
+
+    reused, again = ranked(dict), ranked(_Forgetful)
+    assert reused.item_ids.tolist() == again.item_ids.tolist()
+    assert reused.scores.tolist() == again.scores.tolist()
+    assert reused.levels.tolist() == again.levels.tolist()
+    for name in again.raw:  # every ranked item's figures, not only the short list's
+        assert reused.raw[name].tolist() == again.raw[name].tolist(), name
+        assert reused.contributions[name].tolist() == again.contributions[name].tolist(), name
+    for name, comp in again.components.items():
+        for kind, values in comp.evidence.items():
+            assert np.array_equal(reused.components[name].evidence[kind], values), (name, kind)

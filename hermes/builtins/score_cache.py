@@ -96,19 +96,26 @@ class Scope:
 
     ``exact`` (:attr:`hermes.contract.ScoringContext.exact`, int8 storage's second pass):
     the candidates at those positions get scores computed from their exact vectors, the
-    others keep the (cached) approximate ones."""
+    others keep the (cached) approximate ones — written into the first pass's copy, kept in
+    ``scratch`` (:attr:`~hermes.contract.ScoringContext.scratch`), rather than into a new
+    copy of every candidate's scores."""
 
-    def __init__(self, matrix, rows, vectors, persona, exact=None):
+    def __init__(self, matrix, rows, vectors, persona, exact=None, scratch=None):
         self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
         self.full = len(rows) * 4 >= len(matrix)
         self.exact = exact
+        # kept only where a second pass follows (int8 storage)
+        self.scratch = scratch if matrix.storage == "int8" and scratch is not None else {}
 
     def per_row(self, what, compute, compute_all=None, *, uses_vectors=True):
         """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates.
         ``compute_all()``, when given, computes them for every row of the matrix (it may use
         the caches below); by default ``compute`` over the whole matrix does.
         ``uses_vectors=False``: the scores do not depend on the vectors (nothing to re-score)."""
-        if not self.full:
+        first = self.scratch.get(("per_row", what)) if self.exact is not None else None
+        if first is not None:
+            out = first  # the first pass's scores: only the exact positions change below
+        elif not self.full:
             out = compute(self.vectors, self.rows)
         else:
             key = (*matrix_key(self.matrix), self.persona, what)
@@ -119,10 +126,34 @@ class Scope:
             # a copy (the cached scores stay as they are); ``take`` copies a (rows, k) block
             # several times faster than fancy indexing
             out = np.take(hit, self.rows, axis=0)
+        if self.exact is None:
+            self.scratch[("per_row", what)] = out
         if self.exact is not None and uses_vectors:
             at, vectors = self.exact
             out[at] = compute(vectors, self.rows[at])
         return out
+
+    def changed(self, name, compute):
+        """``compute(positions)`` for the candidates at ``positions``: every candidate on
+        a first pass; on the second, the first pass's array with only the exact positions
+        computed again (the same values as computing it all, without a pass over all)."""
+        first = self.scratch.get(("changed", name)) if self.exact is not None else None
+        if first is None:
+            out = compute(slice(None))
+            if self.exact is None:
+                self.scratch[("changed", name)] = out
+            return out
+        at = self.exact[0]
+        first[at] = compute(at)
+        return first
+
+    def kept(self, name, compute):
+        """``compute()``, once per ranking: what depends on no vector is the same on the
+        second pass."""
+        value = self.scratch.get(("kept", name))
+        if value is None:
+            value = self.scratch[("kept", name)] = compute()
+        return value
 
     def _stored_or_computed(self, what, compute, compute_all):
         """Every row's scores: from the column a previous process stored for the same

@@ -69,7 +69,7 @@ CLASSIFIER_SHRINK = 10.0
 def hermes_score(db, user, item_ids, vectors, context):
     matrix, clicks, rows = context.matrix, context.clicks, context.rows
     text = (user.get("interests") or "").strip()
-    scope = Scope(matrix, rows, vectors, (user["id"], text), context.exact)
+    scope = Scope(matrix, rows, vectors, (user["id"], text), context.exact, context.scratch)
     comps = [profile(db, user, text, context, scope)]
     fitted = classifier_model(context, user)
     liked = recent_likes(clicks, matrix)
@@ -78,7 +78,8 @@ def hermes_score(db, user, item_ids, vectors, context):
                                   lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked),
                                   lambda: _behaviour_all(matrix, fitted, liked))
     if fitted["detail"]["active"]:
-        probability = 1.0 / (1.0 + np.exp(-behaviour[:, 0].astype(np.float64)))
+        probability = scope.changed("probability", lambda at: 1.0 / (
+            1.0 + np.exp(-behaviour[at, 0].astype(np.float64))))
         comps.append(Component("classifier", "behaviour", behaviour[:, 0],
                                weight=fitted["weight"], detail=fitted["detail"],
                                evidence={"classifier": probability}))
@@ -188,11 +189,11 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
         return Component("profile", "profile", semantic, detail=detail, evidence=evidence)
-    words = bm25[rows]
-    detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
     # everything else once the scores are standardised.
-    mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * calibrate(np.log1p(words))
+    words, lexical = scope.kept("lexical", lambda: (bm25[rows], calibrate(np.log1p(bm25[rows]))))
+    detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
+    mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * lexical
     return Component("profile", "profile", mixed, detail=detail, evidence=evidence)
 
 
