@@ -17,6 +17,7 @@ from collections import defaultdict
 import sqlite_utils
 
 from ..authors import MAX_KEYED, author_key, parse_stored
+from ..records import user_clicks
 from ..tags import normalize_tag, parse_tags
 
 #: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.
@@ -74,8 +75,7 @@ def item_keys(tags: list[str], content_type: str | None, feed_id: int | None,
 
 def key_stats(db: sqlite_utils.Database, user_id: int) -> dict[str, dict]:
     """``{key: {"likes", "dislikes", "score"}}`` with score = (l − d) / (l + d + PRIOR)."""
-    clicks = [(item_id, label == "like") for item_id, label in db.execute(
-        "SELECT item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id])]
+    clicks = user_clicks(db, user_id)
     return stats_of(clicks, keys_of_items(db, [item_id for item_id, _ in clicks]))
 
 
