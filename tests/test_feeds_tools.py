@@ -83,6 +83,9 @@ def test_list_feed_pages_with_offset_and_keeps_each_item_s_rank(db, items, ann):
     assert past["message"].startswith("Nothing from rank 11 on: ann's feed over the whole "
                                       "archive has 3 items that clear the bar.")
     assert "Use a smaller offset" in past["message"]
+    everything = tool(db, "list_feed", user="ann", since_days=None, below_bar=True, offset=10)
+    assert everything["message"].startswith("Nothing from rank 11 on: ann's feed over the "
+                                            "whole archive has 4 items.")
     bad = tool(db, "list_feed", user="ann", offset=-1)
     assert not bad["ok"] and "offset" in bad["message"]
 

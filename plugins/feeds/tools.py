@@ -197,6 +197,11 @@ def list_feed(
         return ok(f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.",
                   user=name, items=[], **counts)
     below = counts["below_bar"]
+    if offset and not items and (below_bar or counts["above_bar"]):  # paged past the end
+        last = ranking.n_candidates if below_bar else counts["above_bar"]
+        return ok(f"Nothing from rank {offset + 1} on: {name}'s feed over {scope} has "
+                  f"{plural(last, 'item')}" + ("" if below_bar else " that clear the bar")
+                  + f". {PAGE_BACK}.", user=name, items=[], **counts)
     if not counts["above_bar"]:
         message = (f"Nothing in {scope} clears {name}'s bar: none of the "
                    f"{plural(ranking.n_candidates, 'unread item')} there is a strong or good "
@@ -206,11 +211,6 @@ def list_feed(
                    + f"{BAR_ADVICE}.")
         return ok(message, user=name, items=items, **counts)
     above = counts["above_bar"]
-    if offset and not items:  # paged past the end
-        last = ranking.n_candidates if below_bar else above
-        return ok(f"Nothing from rank {offset + 1} on: {name}'s feed over {scope} has "
-                  f"{plural(last, 'item')}" + ("" if below_bar else " that clear the bar")
-                  + f". {PAGE_BACK}.", user=name, items=[], **counts)
     n_shown = sum(1 for i in items if i["match"] in ("strong", "good"))
     n_listed = len(items) - n_shown
     page = (f" (ranks {items[0]['rank']}–{items[-1]['rank']} shown)" if offset and items
