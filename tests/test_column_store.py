@@ -96,26 +96,21 @@ def test_a_new_click_or_text_computes_afresh_and_ranks_as_without_the_store(db, 
     assert ranked(db, user) == after_click
 
 
-def test_new_items_change_the_layout_so_old_columns_are_not_read(db, db_path, persona, stored,
-                                                                 add_items, monkeypatch):
-    user, _ = persona
-    ranked(db, user)
+def add_an_item(db, ids, add_items):
     add_items([{"title": "galaxy dust survey extra", "summary": "more galaxy dust"}])
-    fresh_process()
-    computed = forbid_computing(monkeypatch)
-    with_store = ranked(db, user)
-    assert {"bm25", "behaviour"} <= set(computed)
-    fresh_process()
-    monkeypatch.setattr(column_store, "MIN_ROWS", 10**9)
-    assert ranked(db, user) == with_store
 
 
-def test_a_re_embedded_item_changes_the_layout_too(db, db_path, persona, stored, monkeypatch):
+def re_embed_an_item(db, ids, add_items):
+    # the same rows, one of them with a new vector (a newer embedding sequence)
+    store_embeddings(db, get_embedder().name, [ids[5]], get_embedder().embed(["galaxy dust survey"]))
+
+
+@pytest.mark.parametrize("change", [add_an_item, re_embed_an_item])
+def test_new_contents_change_the_layout_so_old_columns_are_not_read(db, db_path, persona, stored,
+                                                                   add_items, monkeypatch, change):
     user, ids = persona
     ranked(db, user)
-    matrix = matrix_mod.get_matrix(db, get_embedder().name, get_embedder().dimension)
-    # the same rows, one of them with a new vector (a newer embedding sequence)
-    store_embeddings(db, matrix.model, [ids[5]], get_embedder().embed(["galaxy dust survey"]))
+    change(db, ids, add_items)
     fresh_process()
     computed = forbid_computing(monkeypatch)
     with_store = ranked(db, user)
