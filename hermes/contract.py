@@ -208,6 +208,12 @@ class Migration:
     apply: Callable[[sqlite_utils.Database], None]
 
 
+#: the longest recency window in days every face accepts (a tool's ``since_days`` / ``days``,
+#: the CLI's ``--since-days`` / ``--days``, the web's ``days``): a century, "the whole
+#: archive" without an unbounded timestamp
+MAX_DAYS = 36500
+
+
 @dataclass(frozen=True)
 class CandidateQuery:
     """What a ranking's caller asked for; ``hermes_candidates`` implementations read it."""

@@ -20,7 +20,6 @@ below it.
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Iterable
 
@@ -74,7 +73,7 @@ def level_of(kind: str, value: float, model: str) -> int:
     limits = thresholds(model).get(kind)
     if limits is None or not math.isfinite(value):
         return 0
-    return bisect.bisect_right(limits, value)  # as ``judge`` counts (:func:`level_counts`)
+    return int(level_counts(limits, [value])[0])
 
 
 def judge(components: Iterable[Component], size: int, model: str) -> np.ndarray:
@@ -92,8 +91,8 @@ def judge(components: Iterable[Component], size: int, model: str) -> np.ndarray:
 
 
 def level_counts(limits: tuple[float, ...], values) -> np.ndarray:
-    """Per value, how many of ``limits`` it reaches (``bisect_right``, as :func:`level_of`);
-    NaN reaches none. Compared in float64, so a float32 figure is judged by its exact value;
+    """Per value, how many of ``limits`` it reaches (the one rule :func:`judge` and
+    :func:`level_of` share); NaN reaches none. Compared in float64, so a float32 figure is judged by its exact value;
     one comparison per limit is many times faster than ``searchsorted`` on a short list."""
     values = np.asarray(values, dtype=np.float64)
     counts = np.zeros(values.shape, dtype=np.int8)

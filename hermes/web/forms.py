@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from starlette.exceptions import HTTPException
 
+from ..contract import MAX_DAYS
+
 MAX_TEXT = 5000
 DEFAULT_DAYS = 7
 MAX_ID = 2 ** 63 - 1  # SQLite's largest integer: no row has a larger id
-#: the longest window, in days: the same century the tools' ``since_days`` / ``days`` allow
-MAX_DAYS = 36500
 
 
 def bad(message: str, status: int = 400):

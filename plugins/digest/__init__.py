@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from hermes.cli.support import DbOption, JsonOption, check, database, run_tool
+from hermes.contract import MAX_DAYS
 from hermes.hookspecs import hookimpl
 
 from . import tools
@@ -23,7 +24,7 @@ def hermes_register_commands(app: typer.Typer) -> None:
     @app.command("digest")
     def digest_command(
         user: Annotated[str, typer.Argument(metavar="USER", help="Persona name.")],
-        days: Annotated[int, typer.Option(min=1, max=tools.MAX_DAYS,
+        days: Annotated[int, typer.Option(min=1, max=MAX_DAYS,
                                           help="Items published in the last N days.")] = 7,
         per_topic: Annotated[int, typer.Option("--per-topic", min=1, max=tools.MAX_PER_TOPIC,
                                                help="Most items shown per topic.")] = 3,

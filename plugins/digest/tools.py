@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from hermes import tag_graph
-from hermes.contract import CandidateQuery, Result, nothing, ok, tool
+from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
 from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
@@ -23,7 +23,6 @@ from hermes.records import item_rows, not_embedded, require_user
 from hermes.text import clip
 from hermes.tools import User
 
-MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
 MAX_PER_TOPIC = 50
 MAX_LIMIT = 200
 MAX_COMMUNITIES = 500

@@ -30,6 +30,7 @@ from hermes.cli.support import (
     style,
     wrapped,
 )
+from hermes.contract import MAX_DAYS
 from hermes.errors import HermesError
 from hermes.faces import plural
 from hermes.ranking.explain import rank_line, weight_note
@@ -39,7 +40,7 @@ from hermes.storage.signals import remove_click
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
 from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
-from .tools import MAX_DAYS, MAX_OFFSET
+from .tools import MAX_OFFSET
 
 feeds_app = typer.Typer(
     name="feeds", help="Manage feed subscriptions (add, list, remove, preview, OPML).",

@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import Field
 
 from hermes.config import settings
-from hermes.contract import CandidateQuery, Result, fail, ok, tool
+from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
 from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
 from hermes.ranking.explain import explain, explain_ranked, rank_line, weight_note, why_not_in
 from hermes.ranking.rank import rank
@@ -41,7 +41,6 @@ GROUP = "feeds"
 UrlArg = Annotated[str, Field(description="The feed's http(s) URL (RSS, Atom or RDF).",
                               min_length=1, max_length=2000)]
 SUMMARY_CHARS = 300
-MAX_DAYS = 36500  # a century: "the whole archive" without an unbounded timestamp
 #: how far ``list_feed`` pages: ``offset`` + ``limit`` items are ranked for a page
 MAX_OFFSET = 10_000
 Objects = list[dict[str, Any]]
