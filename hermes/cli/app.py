@@ -77,8 +77,7 @@ def _range_message(exc) -> str | None:
     if not isinstance(exc, typer.BadParameter):
         return None
     if low is None and high is None:
-        if param is not None and str(getattr(exc, "message", "")).startswith(
-                "Input should be a valid integer"):  # typer's own check of list[int]
+        if param is not None and _not_an_integer(exc.__cause__):
             if getattr(param, "param_type_name", "") == "option":
                 return f"{max(param.opts, key=len)} must be a whole number"
             name = (param.metavar or param.name.upper()).rstrip(".")
@@ -89,6 +88,15 @@ def _range_message(exc) -> str | None:
     bound = (f"from {low} to {high}" if low is not None and high is not None
              else f"of at least {low}" if low is not None else f"of at most {high}")
     return f"{name} must be a whole number {bound}"
+
+
+def _not_an_integer(cause) -> bool:
+    """Whether typer's value check (pydantic's, raised as the ``BadParameter``'s cause)
+    failed because a value is not a whole number; read from its error types, not its words."""
+    try:
+        return any(error.get("type") == "int_parsing" for error in cause.errors())
+    except (AttributeError, TypeError):  # another cause, or none
+        return False
 
 
 def _polish_help(command) -> None:

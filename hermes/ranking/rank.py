@@ -240,7 +240,9 @@ def rank(
         # blend them on the scales found over every candidate (whose mean and spread over
         # many candidates the approximation barely moves). The others keep their scores.
         short = top_order(ids, total, shortlist, first=levels >= BAR if bar_first else None)
-        del components  # not held twice at a million candidates
+        # what the built-in scorers reuse is kept in context.scratch; anything else a
+        # plugin returned is not held twice at a million candidates
+        del components
         context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
         components = score(db, user, ids, context)
         reblend(components, short, total, contributions, shares, scales)
