@@ -206,10 +206,12 @@
     if (!boxes.length || polling) return;
     polling = true;
     var seen = !!started;
+    var failures = 0;
     var tick = function () {
       fetch("/api/refresh", { headers: { "Accept": "application/json" }, credentials: "same-origin" })
         .then(function (r) { return r.json(); })
         .then(function (state) {
+          failures = 0;
           var run = state.running;
           Array.prototype.forEach.call(boxes, function (box) {
             var text = box.querySelector(".refresh-text");
@@ -238,7 +240,12 @@
             }
           }
         })
-        .catch(function () { polling = false; });
+        .catch(function () {
+          // one lost answer (the server busy or restarting) must not freeze the progress
+          failures += 1;
+          if (failures < 5) setTimeout(tick, 2000 * failures);
+          else polling = false;
+        });
     };
     tick();
   }
