@@ -39,9 +39,10 @@ def corpus(db, add_items, no_bar):
 
 
 def topic_of(result: dict, item_id: int) -> str | None:
+    """The community (its archive-wide label) the digest grouped ``item_id`` under."""
     for topic in result["topics"]:
         if item_id in [i["id"] for i in topic["items"]]:
-            return topic["label"]
+            return topic["community"]
     return None
 
 
@@ -55,6 +56,18 @@ def test_items_group_under_the_community_their_tags_overlap_most(db, corpus):
     assert topic_of(result, corpus["ids"]["planet_strong"]) == planets.label
     entry = next(i for t in result["topics"] for i in t["items"] if i["id"] == corpus["ids"]["fruit_strong"])
     assert entry["matched_tags"] == ["apple", "avocado"]
+
+
+def test_a_topic_is_named_by_the_tags_its_items_carry(db, corpus):
+    """The planets community is "mars · venus · jupiter" across the archive, but this week's
+    planet item carries only venus and mars: the heading names those, not jupiter."""
+    planets = tag_graph.get_graph(db).community_of("mars")
+    assert "jupiter" in planets.label  # precondition: the community's label names it
+    result = digest(db, "ann", days=7, per_topic=10)
+    topic = next(t for t in result["topics"] if t["community"] == planets.label)
+    carried = {tag for item in topic["items"] for tag in item["matched_tags"]}
+    assert carried == {"venus", "mars"}
+    assert set(topic["label"].split(" · ")) == carried
 
 
 def test_a_tie_on_overlap_breaks_on_the_community_label(db, corpus):
@@ -88,7 +101,7 @@ def test_per_topic_truncates_but_n_total_reports_the_true_count(db, corpus, add_
     add_items([{"title": f"More apples {i}", "tags": ["apple", "avocado"], "days_ago": 2} for i in range(4)])
     result = digest(db, "ann", days=7, per_topic=2)
     fruit = tag_graph.get_graph(db).community_of("apple").label
-    topic = next(t for t in result["topics"] if t["label"] == fruit)
+    topic = next(t for t in result["topics"] if t["community"] == fruit)
     assert len(topic["items"]) == 2
     # fruit_strong, the 4 new ones, and the tie item (whose tie goes to the smaller label)
     expected = 5 + (fruit < tag_graph.get_graph(db).community_of("jupiter").label)

@@ -20,6 +20,7 @@ from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
 from hermes.records import item_rows, not_embedded, require_user
+from hermes.tags import normalize_tag
 from hermes.text import clip
 from hermes.tools import User
 
@@ -166,6 +167,16 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
             "behaviour_weight": round(float(weight), 3), "caveat": caveat}
 
 
+def _carried_label(community: tag_graph.Community, carried: set[str]) -> str:
+    """A digest topic's name from the tags its items carry, most central first.
+
+    The community's own label names its most central tags across the whole archive, which
+    this week's items may not carry (an entanglement paper under "quantum · spin ·
+    bose-einstein condensate"); a heading should name what is under it."""
+    names = [name for tag, name in zip(community.tags, community.names) if tag in carried]
+    return tag_graph.label_of(names) or community.label
+
+
 def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict) -> dict:
     summary = " ".join((item.get("summary") or "").split())
     summary = clip(summary, SUMMARY_CHARS)
@@ -228,7 +239,9 @@ def digest(
 ) -> dict:
     """What is worth reading: a persona's ranked unread items of the last `days` days that
     clear its bar (match strong or good), grouped into topics (tag-graph communities). A
-    topic shows at most `per_topic` items, n_total counts all; items matching no topic are in
+    topic's label names the community tags its items carry (community: the whole community's
+    label, as in kg_communities). A topic shows at most `per_topic` items, n_total counts
+    all; items matching no topic are in
     `unclustered`; `below_bar` counts the weak and none ones (below_bar=true lists them);
     `saved` lists items saved for later and not read. Items carry their match, a one-line
     reason and the explanation behind it; ranking_quality says how trained the ranking is.
@@ -258,6 +271,7 @@ def digest(
     listed = [p for p in listed if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     graph = tag_graph.get_graph(db)
     topics: dict[str, dict] = {}
+    carried: dict[str, set[str]] = {}  # community key -> its tags the topic's items carry
     unclustered: list[dict] = []
     for position, why in zip(listed, explain_ranked(db, persona, ranking, listed, days, rows=rows)):
         item = rows[int(ranking.item_ids[position])]
@@ -270,13 +284,17 @@ def digest(
         else:
             topic = topics.setdefault(community.key, {
                 "label": community.label,
+                "community": community.label,
                 "tags": list(community.names[:5]),
                 "items": [],
                 "n_total": 0,
             })
+            carried.setdefault(community.key, set()).update(normalize_tag(t) for t in matched)
             topic["n_total"] += 1
             if len(topic["items"]) < per_topic:
                 topic["items"].append(entry)
+    for key, topic in topics.items():
+        topic["label"] = _carried_label(graph.community_of(key), carried[key])
     ordered = list(topics.values())  # first-seen order = the rank of each topic's best item
 
     clustered = sum(t["n_total"] for t in ordered)
