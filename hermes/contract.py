@@ -212,6 +212,8 @@ class Migration:
 #: the CLI's ``--since-days`` / ``--days``, the web's ``days``): a century, "the whole
 #: archive" without an unbounded timestamp
 MAX_DAYS = 36500
+#: the longest persona name: every face's persona argument and the web form say the same
+NAME_MAX = 64
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,11 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun if count == 1 else (many or noun + 's')}"
 
 
+def n_days(count: float) -> str:
+    """``"1 day"``, ``"7 days"``, ``"0.5 days"``: a window's length."""
+    return f"{count:g} {'day' if count == 1 else 'days'}"
+
+
 def shown_of(total: int, shown: int, noun: str = "item") -> str:
     """``"12 items, 2 shown"`` when a list shows fewer than it holds, else ``"2 items"``."""
     return plural(total, noun) + (f", {shown} shown" if shown < total else "")

@@ -19,7 +19,7 @@ from typing import Annotated
 from pydantic import Field
 
 from . import faces
-from .contract import Tool, server_failure
+from .contract import NAME_MAX, Tool, server_failure
 from .errors import HermesError
 from .plugins import get_plugin_manager
 
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 #: A persona named in a tool call (the one persona argument type of every tool group).
 User = Annotated[str, Field(description="Persona name, as list_users shows it.",
-                            min_length=1, max_length=200)]
+                            min_length=1, max_length=NAME_MAX)]
 #: An item named in a tool call.
 ItemId = Annotated[int, Field(description="Item id (from list_feed, search_feed or corpus_items).",
                               ge=1)]

@@ -308,6 +308,18 @@ def test_default_feeds_toml_is_valid_and_points_at_the_web():
     assert feeds and all(url.startswith("https://") for url, _ in feeds)
 
 
+def test_every_sample_the_default_feeds_toml_names_exists():
+    """Its comments tell a person which files to uncomment: each must be a real sample."""
+    import re
+
+    from hermes import config
+
+    toml = config.PACKAGE_DATA / "feeds.toml"
+    named = set(re.findall(r"[\w-]+\.xml", toml.read_text(encoding="utf-8")))
+    assert named
+    assert all((config.PACKAGE_DATA / "samples" / name).is_file() for name in named), named
+
+
 def test_sample_feeds_ingest_with_dedupe(db):
     from hermes.ingest.pipeline import sample_feed_paths
 

@@ -83,7 +83,7 @@ def test_whole_floats_count_as_integers_and_a_default_fills_what_is_left_out(db,
 def test_missing_and_unknown_parameters_are_named(db, world):
     tools = collect_tools()
     assert call_tool(db, tools["list_feed"], {})["message"] == (
-        "list_feed needs user: a non-empty string of at most 200 characters.")
+        "list_feed needs user: a non-empty string of at most 64 characters.")
     assert call_tool(db, tools["list_feed"], {"user": "ann", "db": 1})["message"] == (
         'list_feed has no parameter "db"; its parameters are: user, limit, since_days, below_bar, offset.')
 
@@ -139,6 +139,17 @@ def test_every_tool_is_defined_one_way(name):
         assert has_enum or any(limits), f"{name}.{parameter} has no max_length"
         assert properties[parameter].get("description"), f"{name}.{parameter} has no description"
     assert t.output_schema()["properties"].keys() == t.result.model_fields.keys()
+
+
+def test_every_persona_argument_allows_the_names_a_persona_can_have():
+    """An agent reading a schema must not send a name every call then refuses: each persona
+    argument (user, name) allows exactly the creation limit, and so does the web form."""
+    from hermes.contract import NAME_MAX
+
+    limits = {(name, p): t.input_schema()["properties"][p].get("maxLength")
+              for name, t in collect_tools().items()
+              for p in t.input_schema()["properties"] if p in ("user", "name")}
+    assert limits and set(limits.values()) == {NAME_MAX}, limits
 
 
 def test_a_tool_without_a_docstring_or_with_a_required_result_field_is_refused():

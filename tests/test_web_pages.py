@@ -69,6 +69,7 @@ def test_a_too_long_interests_text_is_refused_beside_the_form_and_kept(web, db):
     with the reason in web words, not on a bare page that loses the writing."""
     page = web.get("/").text
     assert 'maxlength="4000"' in page and "at most 4,000 characters" in page
+    assert '<input name="name" required maxlength="64"' in page  # the name limit, too
     typed = "spectroscopy of exoplanet atmospheres " * 120
     r = post(web, "/personas", {"name": "bob", "interests": typed})
     assert r.status_code == 400

@@ -34,6 +34,7 @@ from ..authors import author_key, surname
 from ..contract import CandidateQuery
 from ..embed import get_embedder
 from ..errors import InvalidInput
+from ..faces import n_days
 from ..records import item_rows, now_iso, user_clicks
 from ..storage.transactions import write_transaction
 from ..text import clip
@@ -61,7 +62,7 @@ MATCH_WORDS = {"strong": "Strong match", "good": "Good match", "weak": "Weak mat
 
 def pool_of(window_days: float | None) -> str:
     """What a feed with this window ranks, in words."""
-    return (f"unread items of the last {window_days:g} days" if window_days is not None
+    return (f"unread items of the last {n_days(window_days)}" if window_days is not None
             else "unread items in the whole archive")
 
 
@@ -126,7 +127,7 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
         (published,) = db.execute("SELECT published FROM items WHERE id = ?", [item_id]).fetchone()
         reasons.append("its date is unknown, so it is in no recency window" if not published
                        else f"it was published {published[:10]}, before the last "
-                            f"{feed.since_days:g} days")
+                            f"{n_days(feed.since_days)}")
     return "; ".join(reasons) or "it does not match this view's filters"
 
 

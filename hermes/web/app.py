@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from .. import config, faces
+from ..contract import NAME_MAX
 from ..plugins import get_plugin_manager
 from . import csrf, pages
 from .render import FILTERS
@@ -38,6 +39,7 @@ def templates() -> Jinja2Templates:
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
+    env.globals["NAME_MAX"] = NAME_MAX  # the persona form's maxlength
     return Jinja2Templates(env=env)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..contract import CandidateQuery
 from ..embed import get_embedder
+from ..faces import n_days
 from ..ranking.matrix import get_matrix
 from ..ranking.preferences import source_key, tag_key, topic_key
 from ..ranking.rank import candidate_rows
@@ -83,7 +84,7 @@ class View:
     def scope(self) -> str:
         """``unread items of the last 7 days`` — what the ranking ranked, for explanations."""
         what = "items" if self.show_read else "unread items"
-        scope = f"{what} of the last {self.days:g} days" if self.days else f"{what} in the whole archive"
+        scope = f"{what} of the last {n_days(self.days)}" if self.days else f"{what} in the whole archive"
         return scope + (" (this view)" if self.filtered else "")
 
 

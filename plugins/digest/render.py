@@ -37,7 +37,7 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
                 echo(line)
 
     days = result.get("window_days")
-    echo(typer.style(f"Digest for {clean(user)}: the last {days} days", bold=True))
+    echo(typer.style(f"Digest for {clean(user)}: the last {plural(days, 'day')}", bold=True))
     echo(clean(result.get("message")))
     for topic in result.get("topics", []):
         echo("")

@@ -14,7 +14,7 @@ import sqlite3
 import sqlite_utils
 
 from hermes.arguments import spelled
-from hermes.contract import Signal
+from hermes.contract import NAME_MAX, Signal
 from hermes.errors import InvalidInput
 from hermes.faces import Say, typed
 from hermes.records import create_user, require_user
@@ -30,7 +30,6 @@ COMMON_TAGS = Say(mcp="propose_interests lists the most common tags in the archi
                   cli="`hermes persona tags` lists the most common tags in the archive",
                   web="the tags on the feed's items show what the archive holds")
 
-NAME_MAX = 64
 INTERESTS_MAX = 4000
 #: Letters and digits first (a name beginning with ``-`` would read as a CLI option), then
 #: letters, digits, space, ``_ . @ + -``. No control characters, quotes or slashes: a name

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 from pydantic import Field
 
-from hermes.contract import Result, fail, failure, ok, tool
+from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
 from hermes.errors import HermesError
 from hermes.faces import CREATE_PERSONA, INGEST, Say, plural, typed
 from hermes.records import file_of
@@ -59,7 +59,7 @@ def _confirm_how(tool: str) -> Say:
 NewName = Annotated[str, Field(
     description="A short unique name: starts with a letter or digit; letters, digits, spaces "
                 "and _ . @ + - only. Example: 'alice'.",
-    min_length=1, max_length=personas.NAME_MAX,
+    min_length=1, max_length=NAME_MAX,
 )]
 Interests = Annotated[str, Field(
     description="What this persona wants to read, in plain words: topics, methods, fields. "
