@@ -157,6 +157,14 @@ def test_unknown_persona_is_a_404_page(web):
         assert "<h1>Not found</h1>" in r.text
 
 
+def test_an_unknown_feed_is_a_404_page_not_an_empty_feed(web):
+    """An empty feed would read as "nothing unread" and a weightless behaviour: untrue."""
+    r = web.get("/feed?user=ada&feed=99")
+    assert r.status_code == 404
+    assert "There is no feed 99" in r.text and "Feeds page" in r.text
+    assert web.get("/feed?user=ada&feed=1").status_code == 200
+
+
 def test_unknown_path_is_a_404_page_and_api_paths_get_json(web):
     r = web.get("/no/such/page")
     assert r.status_code == 404 and "<h1>Not found</h1>" in r.text

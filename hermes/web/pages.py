@@ -104,6 +104,10 @@ async def feed(request: Request):
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, view.user)
+            if view.feed is not None and not db.execute(
+                    "SELECT 1 FROM feeds WHERE id = ?", [view.feed]).fetchone():
+                raise HTTPException(404, f"There is no feed {view.feed}: the Feeds page lists "
+                                         "your feeds, and All feeds shows every item.")
             items, ranking = ranked_items(db, user, candidate_query(db, view), limit=view.limit,
                                           offset=view.offset, pool=view.scope(),
                                           below_bar=view.below)
