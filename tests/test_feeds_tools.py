@@ -11,7 +11,7 @@ from hermes.records import create_user
 from hermes.storage.signals import record_click
 from hermes.tools import call_tool, collect_tools
 
-FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
+FEEDS_TOOLS = {"list_feed", "record_feedback", "remove_feedback", "explain_item", "add_feed", "preview_feed",
                "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
 
 
@@ -54,7 +54,8 @@ def test_group_registers_every_tool_with_truthful_annotations():
     tools = collect_tools({"feeds"})
     assert set(tools) == FEEDS_TOOLS
     # record_feedback is the core's click tool (clicks work with every group disabled)
-    assert {n: t.plugin for n, t in tools.items() if t.plugin != "feeds"} == {"record_feedback": "signals"}
+    assert {n: t.plugin for n, t in tools.items() if t.plugin != "feeds"} == {
+        "record_feedback": "signals", "remove_feedback": "signals"}
     read_only = {n for n, t in tools.items() if t.read_only}
     assert read_only == {"list_feed", "explain_item", "preview_feed", "list_feeds", "suggest_feeds"}
     assert {n for n, t in tools.items() if t.destructive} == {"remove_feed"}
@@ -193,6 +194,32 @@ def test_record_feedback_refusals_write_nothing(db, items, ann, args, fragment):
     result = tool(db, "record_feedback", **args)
     assert result["ok"] is False and fragment in result["message"]
     assert result["click"] == {} and result["n_clicks"] == 0
+    assert snapshot(db) == before
+
+
+def test_remove_feedback_takes_one_rating_back_as_the_agent(db, items, ann, pm):
+    """An agent's undo of one click (reset_feedback forgets them all): the click goes, the
+    change log keeps a tombstone from source agent, the others stay."""
+    tool(db, "record_feedback", user="ann", item_id=items[0], liked=True)
+    tool(db, "record_feedback", user="ann", item_id=items[1], liked=False)
+    result = tool(db, "remove_feedback", user="ann", item_id=items[1])
+    assert result["ok"] and result["removed"] == "dislike" and result["n_clicks"] == 1
+    assert "Took back ann's dislike of item" in result["message"]
+    assert db.execute("SELECT item_id FROM clicks").fetchall() == [(items[0],)]
+    again = tool(db, "remove_feedback", user="ann", item_id=items[1])
+    assert again["ok"] and again["removed"] is None and "nothing changed" in again["message"]
+    assert tool(db, "list_feed", user="ann", since_days=None, below_bar=True, limit=10)["ok"]
+
+
+@pytest.mark.parametrize("args, fragment", [
+    ({"user": "nobody", "item_id": 1}, "unknown persona"),
+    ({"user": "ann", "item_id": 999}, "unknown item"),
+])
+def test_remove_feedback_refusals_write_nothing(db, items, ann, args, fragment):
+    tool(db, "record_feedback", user="ann", item_id=items[0], liked=True)
+    before = snapshot(db)
+    result = tool(db, "remove_feedback", **args)
+    assert result["ok"] is False and fragment in result["message"]
     assert snapshot(db) == before
 
 

@@ -27,7 +27,7 @@ from hermes.records import create_user
 
 pytestmark = pytest.mark.anyio
 
-FEEDS_TOOLS = {"list_feed", "record_feedback", "explain_item", "add_feed", "preview_feed",
+FEEDS_TOOLS = {"list_feed", "record_feedback", "remove_feedback", "explain_item", "add_feed", "preview_feed",
                "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
 
 

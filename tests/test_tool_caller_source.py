@@ -64,6 +64,9 @@ def test_record_feedback_records_who_called_it(db, add_items, spy):
     assert spy.seen == [("click", "ui"), ("click", "agent")]
     sources = dict(db.execute("SELECT item_id, source FROM clicks").fetchall())
     assert sources == {ids[0]: "ui", ids[1]: "agent"}
+    remove = collect_tools()["remove_feedback"]
+    assert call_tool(db, remove, {"user": "ada", "item_id": ids[1]})["removed"] == "dislike"
+    assert spy.seen[-1] == ("click", "agent")
 
 
 def test_cli_commands_call_tools_as_a_person(pm):

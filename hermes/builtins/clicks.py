@@ -1,8 +1,9 @@
 """The built-in click plugin: declares the ``click`` signal kind (written by
 :func:`hermes.storage.signals.record_click`, the one click write path) and serves the
 ``record_feedback`` tool, the one way every face records a like or dislike (the web UI's
-buttons as source ``ui``, MCP as ``agent``). Clicks are core: they work with every tool
-group disabled. The tool is listed in the ``feeds`` group, next to ``list_feed``."""
+buttons as source ``ui``, MCP as ``agent``), and ``remove_feedback``, the one way a face takes
+one back (the web's undo, ``hermes unrate``). Clicks are core: they work with every tool
+group disabled. The tools are listed in the ``feeds`` group, next to ``list_feed``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ..contract import Result, ok, tool
 from ..faces import Say, plural
 from ..hookspecs import hookimpl
 from ..records import require_item, require_user
-from ..storage.signals import record_click
+from ..storage.signals import record_click, remove_click
 from ..tools import ItemId, User, caller
 
 NEXT_RANKING = Say(mcp="the next list_feed uses it", cli="the next `hermes feed` uses it",
@@ -51,6 +52,32 @@ def record_feedback(
     return ok(message, click=click, n_clicks=n)
 
 
+class Removed(Result):
+    item_id: int | None = None
+    removed: str | None = None  # "like" or "dislike": what was taken back; None: nothing was
+    n_clicks: int = 0
+
+
+@tool("feeds", result=Removed, idempotent=True)
+def remove_feedback(db, user: User, item_id: ItemId) -> dict:
+    """Take back the persona's like or dislike on an item: it stops teaching the ranking and
+    returns to the unread feed. Nothing to take back is not an error (removed is null); to
+    forget every click, reset_feedback."""
+    persona = require_user(db, user)
+    item = require_item(db, item_id)
+    row = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
+                     [persona["id"], item["id"]]).fetchone()
+    removed = row[0] if row and remove_click(db, persona["id"], item["id"], source=caller()) else None
+    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
+    if removed:
+        message = (f"Took back {persona['name']}'s {removed} of item {item['id']} "
+                   f"({plural(n, 'click')} left); {NEXT_RANKING}.")
+    else:
+        message = (f"Item {item['id']} had no like or dislike from {persona['name']}; "
+                   "nothing changed.")
+    return ok(message, item_id=item["id"], removed=removed, n_clicks=n)
+
+
 @hookimpl
 def hermes_register_signals():
     return ["click"]
@@ -58,4 +85,4 @@ def hermes_register_signals():
 
 @hookimpl
 def hermes_register_tools():
-    return [record_feedback]
+    return [record_feedback, remove_feedback]

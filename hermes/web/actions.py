@@ -2,9 +2,8 @@
 read, the density preference — each a POST (checked by the CSRF middleware), each undoable.
 
 Every action goes through the tool path with source ``ui`` (a person pressed the button): a
-like or dislike through ``record_feedback``, read state, opens and favorites through the
-corpus tools. Taking a rating back (the undo of a click) has no tool; it uses the core's
-click write path, :func:`hermes.storage.signals.remove_click`, also as ``ui``. Every answer carries an ``undo``: the POST that puts
+like or dislike through ``record_feedback``, taking one back through ``remove_feedback``,
+read state, opens and favorites through the corpus tools. Every answer carries an ``undo``: the POST that puts
 things back (the change log records a removal as a tombstone). A script gets JSON and the
 page stays put; without script the answer is a redirect back to the same place
 (``#item-N``) with the message and its Undo button.
@@ -18,7 +17,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from ..storage.signals import remove_click
 from ..text import clip
 from .access import Tools, opened, require_item_id, require_persona
 from .forms import Refusal, bad, local_path, parse_bool, parse_int, parse_text
@@ -80,7 +78,7 @@ async def click(request: Request):
                             [user["id"], item_id]).fetchone()
         before = before[0] if before else None
         if choice == "none":
-            remove_click(db, user["id"], item_id, source="ui")
+            tools.require(db, "feeds", "remove_feedback", user=user["name"], item_id=item_id)
             after, message, kind = None, f"Rating taken back: {_title(db, item_id)}", "ok"
         else:
             liked = parse_bool(choice, "The rating")

@@ -35,8 +35,6 @@ from hermes.errors import HermesError
 from hermes.faces import plural
 from hermes.ranking.explain import rank_line, weight_note
 from hermes.ranking.match import shown
-from hermes.records import require_item, require_user
-from hermes.storage.signals import remove_click
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
 from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
@@ -341,26 +339,9 @@ def dislike(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOp
 
 def unrate(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOption = False):
     """Take back USER's like or dislike on items: they return to the unread feed and stop
-    teaching the ranking (what the web's undo and `u` in `hermes feed -i` do)."""
-    try:
-        with database(db) as conn:
-            person = require_user(conn, user)
-            results = []
-            for item_id in items:
-                title = require_item(conn, item_id)["title"]
-                removed = remove_click(conn, person["id"], item_id, source="ui")
-                results.append({"ok": True, "item_id": item_id, "removed": removed, "message": (
-                    f"Rating taken back: [{item_id}] {clean(title, 80)}" if removed else
-                    f"[{item_id}] {clean(title, 80)} had no like or dislike from {person['name']}; "
-                    "nothing changed")})
-    except HermesError as exc:
-        die(str(exc))
-    if as_json:
-        emit_json({"ok": True, "message": f"{sum(r['removed'] for r in results)} of "
-                   f"{plural(len(results), 'rating')} taken back", "results": results})
-    else:
-        for result in results:
-            typer.echo(result["message"])
+    teaching the ranking (the `remove_feedback` tool MCP calls; what the web's undo and `u`
+    in `hermes feed -i` do)."""
+    run_each(db, "remove_feedback", items, as_json, user=user)
 
 
 def explain(

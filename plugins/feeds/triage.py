@@ -17,8 +17,6 @@ import typer
 from hermes.cli.support import clean, run_tool
 from hermes.errors import HermesError
 from hermes.faces import plural
-from hermes.records import require_user
-from hermes.storage.signals import remove_click
 
 UP = ("k", "\x1b[A", "\x1bOA")
 DOWN = ("j", "\x1b[B", "\x1bOB")
@@ -136,15 +134,15 @@ class Triage:
             self.history.append(("save" if on else "unsave", item, None))
 
     def undo(self) -> None:
-        """Take back the last like, dislike, read or save, through the same write paths (a
-        rating taken back as the web's undo does it: the core's click write, source ``ui``)."""
+        """Take back the last like, dislike, read or save, through the same tools (a rating
+        taken back as the web's undo does it: ``remove_feedback``)."""
         if not self.history:
             self.notice = "nothing to undo"
             return
         action, item, before = self.history.pop()
         if action in ("like", "dislike"):
             if before is None:
-                remove_click(self.db, require_user(self.db, self.user)["id"], item["id"], source="ui")
+                run_tool(self.db, "remove_feedback", user=self.user, item_id=item["id"])
             else:
                 run_tool(self.db, "record_feedback", user=self.user, item_id=item["id"],
                          liked=before == "like")
