@@ -100,6 +100,18 @@ def add_items(db):
 
 
 @pytest.fixture
+def split_bar(monkeypatch):
+    """Items sharing a word with the interests (hash-embedder similarity above 0) are strong
+    matches,
+    the rest no match: for tests that need both sides of the bar, such as a bootstrap's likes
+    and dislikes, without depending on the calibrated thresholds."""
+    from hermes.ranking import match
+
+    monkeypatch.setitem(match.THRESHOLDS, "hermes/hash-384",
+                        {**match.THRESHOLDS["hermes/hash-384"], "interest": (0.01, 0.01, 0.01)})
+
+
+@pytest.fixture
 def no_bar(monkeypatch):
     """Every item clears the persona's bar (its written interests reach ``strong`` at any
     cosine): for tests of what a face does with the items it shows, not of the bar."""

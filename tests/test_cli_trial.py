@@ -172,8 +172,8 @@ def test_advice_after_create_uses_the_name_typed(db_path, name, typed):
     assert f"`hermes persona update {typed} --interests TEXT`" in again.stderr
 
 
-def test_advice_after_bootstrap_uses_the_name(db, db_path, add_items):
-    add_items([{"title": f"Paper {k}"} for k in range(4)])
+def test_advice_after_bootstrap_uses_the_name(db, db_path, add_items, split_bar):
+    add_items([{"title": "Paper 0 on lensing"}] + [{"title": f"Paper {k}"} for k in range(1, 4)])
     create_user(db, "ann", "lensing")
     result = run("persona", "bootstrap", "ann", "--likes", "1", "--dislikes", "1", "--db", db_path)
     assert "`hermes persona show ann`" in result.output and "NAME" not in result.output
@@ -224,8 +224,9 @@ def test_a_skipped_feed_says_the_server_asked_for_a_pause(db, db_path):
 # --- 10. bootstrap says what it did, where the items went, and how to undo it --------------
 
 def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to_undo(
-        db, db_path, add_items):
-    add_items([{"title": f"Paper {k} on lensing"} for k in range(6)])
+        db, db_path, add_items, split_bar):
+    add_items([{"title": f"Paper {k} on lensing"} for k in range(3)]
+              + [{"title": f"Notes {k} on sourdough"} for k in range(3)])
     create_user(db, "ann", "lensing")
     result = run("persona", "bootstrap", "ann", "--likes", "2", "--dislikes", "2", "--db", db_path)
     assert result.exit_code == 0, result.output
@@ -244,8 +245,8 @@ def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to
         assert word not in out
 
 
-def test_bootstrap_over_mcp_names_the_tools(db, add_items):
-    add_items([{"title": f"Paper {k}"} for k in range(4)])
+def test_bootstrap_over_mcp_names_the_tools(db, add_items, split_bar):
+    add_items([{"title": "Paper 0 on lensing"}] + [{"title": f"Paper {k}"} for k in range(1, 4)])
     create_user(db, "ann", "lensing")
     said = call_tool(db, collect_tools()["bootstrap_persona"], {"name": "ann", "n_like": 1,
                                                                 "n_dislike": 1}, face="mcp")

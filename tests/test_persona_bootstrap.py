@@ -34,13 +34,15 @@ def test_bootstrap_likes_the_closest_and_dislikes_the_farthest(db, archive):
     assert done["liked"][0]["title"] == "Graph neural networks for molecules"
 
 
-def test_bootstrap_changes_what_profile_status_reports(db, archive):
+def test_bootstrap_changes_what_profile_status_reports(db, archive, split_bar):
     make_persona(db, "alice", "graph neural networks")
     result = tool(db, "bootstrap_persona", name="alice")
     assert result["ok"], result["message"]
-    assert len(result["liked"]) == 5 and len(result["disliked"]) == 3  # 8 items in the archive
+    # 8 items in the archive: 2 share a word with the interests, 6 none (5 asked for)
+    assert len(result["liked"]) == 2 and len(result["disliked"]) == 5
+    assert "(2 of 5 likes: only strong or good matches are liked" in result["message"]
     status = tool(db, "profile_status", user="alice")
-    assert status["clicks"] == 8 and status["clicks_by_source"]["bootstrap"] == 8
+    assert status["clicks"] == 7 and status["clicks_by_source"]["bootstrap"] == 7
     assert status["classifier_active"] is True
 
 
@@ -62,14 +64,35 @@ def test_bootstrap_refuses_a_persona_that_already_has_feedback(db, archive):
     assert snapshot(db) == before
 
 
+def test_bootstrap_likes_nothing_it_cannot_call_a_match(db, archive, split_bar):
+    """The trial's "bio" persona over an archive without its topics: five made-up likes
+    later shown as "you liked it". Now refused, nothing written, and the way out said."""
+    make_persona(db, "chef", "knitting crochet yarn")
+    result = tool(db, "bootstrap_persona", name="chef")
+    assert result["ok"] is False and result["liked"] == result["disliked"] == []
+    assert "no item in the archive is a strong or good match for the interests of 'chef'" in result["message"]
+    assert "none of 8 items matches them at all" in result["message"]
+    assert "add_feed" in result["message"] and "n_like=0 only dislikes" in result["message"]
+    assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
+    result = tool(db, "bootstrap_persona", name="chef", n_like=0, n_dislike=3)  # dislikes alone
+    assert result["ok"] and result["liked"] == [] and len(result["disliked"]) == 3
+
+
+def test_bootstrap_only_dislikes_items_with_no_match(db, archive, split_bar):
+    make_persona(db, "alice", "graph neural networks")
+    done = bootstrap_persona(db, "alice", n_like=1, n_dislike=50)
+    assert len(done["disliked"]) == 6  # not the 2 items sharing words with the interests
+    assert archive[5] not in [i["id"] for i in done["disliked"]]
+
+
 def test_bootstrap_on_an_empty_archive(db):
     make_persona(db)
     with pytest.raises(InvalidInput, match="the next `hermes ingest`"):
         bootstrap_persona(db, "alice")
 
 
-def test_bootstrap_on_a_tiny_archive_never_likes_and_dislikes_one_item(db, add_items):
-    add_items([{"title": "graphs"}, {"title": "cooking"}, {"title": "graph theory"}])
+def test_bootstrap_on_a_tiny_archive_never_likes_and_dislikes_one_item(db, add_items, split_bar):
+    add_items([{"title": "graphs"}, {"title": "cooking"}, {"title": "graphs in theory"}])
     make_persona(db, "alice", "graphs")
     done = bootstrap_persona(db, "alice", n_like=2, n_dislike=5)
     assert len(done["liked"]) == 2 and len(done["disliked"]) == 1

@@ -45,7 +45,7 @@ def test_create_list_show_update(run, archive):
     assert json.loads(run("list", "--json").stdout)["users"][0]["interests"] == "sourdough"
 
 
-def test_bootstrap_search_reset_delete(run, db, archive):
+def test_bootstrap_search_reset_delete(run, db, archive, split_bar):
     run("create", "alice", "--interests", "graph neural networks")
     boot = run("bootstrap", "alice", "--likes", "2", "--dislikes", "1")
     assert boot.exit_code == 0 and boot.stdout.count("\n  + ") == 2 and boot.stdout.count("\n  - ") == 1

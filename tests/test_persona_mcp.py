@@ -72,7 +72,7 @@ async def test_an_agent_creates_searches_gives_feedback_and_sees_the_profile_cha
         db.conn.close()
 
 
-async def test_bootstrap_through_mcp_writes_bootstrap_clicks(db_path, archive):
+async def test_bootstrap_through_mcp_writes_bootstrap_clicks(db_path, archive, split_bar):
     async with mcp.Client(build_server(str(db_path), {"persona"})) as client:
         await call(client, "create_persona", name="alice", interests="graph neural networks")
         done = await call(client, "bootstrap_persona", name="alice", n_like=2, n_dislike=2)

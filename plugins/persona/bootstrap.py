@@ -3,7 +3,9 @@ dislike the ones it puts last, so preferences and the classifier have something 
 from before the first real feedback.
 
 The order comes from the one ranking path with zero clicks (the written interests alone),
-over the whole archive. Every click is written through :func:`hermes.storage.signals.record_click`
+over the whole archive. Only an item whose match clears the bar (strong or good) is liked and
+only one with no match is disliked: a bootstrap click is shown later as "you liked it", so
+in an archive with nothing on the persona's topics it must not make likes up. Every click is written through :func:`hermes.storage.signals.record_click`
 with source ``bootstrap``, all in one transaction: a bootstrap lands whole or not at all.
 """
 
@@ -14,6 +16,7 @@ import sqlite_utils
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
 from hermes.faces import INGEST, Say, plural, typed
+from hermes.ranking.match import LEVELS
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_user
 from hermes.storage.signals import record_click
@@ -54,13 +57,25 @@ N_LIKE = Say(mcp="n_like", cli="--likes", web="likes")
 N_DISLIKE = Say(mcp="n_dislike", cli="--dislikes", web="dislikes")
 
 
+def no_close_match(name: str) -> Say:
+    return Say(mcp="add feeds on its topics (add_feed) and ingest, or word its interests the "
+                   "way those items are written (update_persona); n_like=0 only dislikes",
+               cli=f"add feeds on its topics (`hermes feeds add URL`, then `hermes ingest`), or "
+                   f"word its interests the way those items are written (`hermes persona "
+                   f"update {typed(name)} --interests TEXT`); --likes 0 only dislikes",
+               web="add feeds on its topics, or word its interests the way those items are "
+                   "written")
+
+
 def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislike: int = 5) -> dict:
-    """Like the ``n_like`` closest and dislike the ``n_dislike`` farthest items; return
-    ``{"liked": [...], "disliked": [...]}`` (``id`` and ``title`` each).
+    """Like up to ``n_like`` of the closest items that clear the bar and dislike up to
+    ``n_dislike`` of the farthest with no match; return ``{"liked": [...], "disliked":
+    [...]}`` (``id`` and ``title`` each).
 
     :raises NotFound: on an unknown persona name.
     :raises InvalidInput: the persona already has clicks, has no interests text, the
-        archive is empty, or both counts are 0 (the tool checks their range).
+        archive is empty, likes were asked and no item is a strong or good match, or both
+        counts are 0 (the tool checks their range).
     """
     if n_like + n_dislike == 0:
         raise InvalidInput(f"{N_LIKE} and {N_DISLIKE} are both 0: nothing to do")
@@ -74,9 +89,24 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
     order = [int(i) for i in ranking.item_ids]
     if not order:
         raise InvalidInput(f"the archive has no embedded items yet; {INGEST}")
-    liked = order[:n_like]
+    close = [i for p, i in enumerate(order) if ranking.above_bar(p)]
+    if n_like and not close:
+        closest = (f"the closest of {plural(len(order), 'item')} is a weak match"
+                   if ranking.match(0) == "weak" else
+                   f"none of {plural(len(order), 'item')} matches them at all")
+        raise InvalidInput(
+            f"no item in the archive is a strong or good match for the interests of "
+            f"{user['name']!r} ({closest}), so there is nothing to like on its behalf; "
+            f"{no_close_match(user['name'])}")
+    liked = close[:n_like]
+    none = LEVELS.index("none")
     # The farthest first; never an item already liked (a tiny archive yields fewer).
-    disliked = [i for i in reversed(order[len(liked):])][:n_dislike]
+    disliked = [i for p, i in reversed(list(enumerate(order)))
+                if int(ranking.levels[p]) == none and i not in liked][:n_dislike]
+    if not liked and not disliked:
+        raise InvalidInput(f"every item in the archive matches the interests of "
+                           f"{user['name']!r} at least weakly, so there is nothing to dislike "
+                           "on its behalf")
 
     with write_transaction(db):
         _require_fresh(db, user)  # re-checked under the write lock

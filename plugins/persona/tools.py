@@ -313,12 +313,19 @@ def bootstrap_persona(
                                     ge=0, le=_bootstrap.BOOTSTRAP_MAX)] = 5,
 ) -> dict:
     """Warm up a new persona that has no feedback yet: like the items closest to its interests
-    and dislike the farthest ones (click source 'bootstrap')."""
+    (only strong or good matches; refused when there is none) and dislike the farthest ones
+    with no match (click source 'bootstrap'). Fewer than asked when fewer qualify."""
     done = _bootstrap.bootstrap_persona(db, name, n_like, n_dislike)
     who, n_liked, n_disliked = done["user"], len(done["liked"]), len(done["disliked"])
+    fewer = [f"{n_liked} of {n_like} likes" if n_liked < n_like else "",
+             f"{n_disliked} of {n_dislike} dislikes" if n_disliked < n_dislike else ""]
+    fewer = " and ".join(filter(None, fewer))
     return ok(
         f"Warmed {who!r} from its interests: liked the {plural(n_liked, 'item')} closest to "
-        f"them and disliked the {plural(n_disliked, 'item')} farthest (click source "
+        f"them and disliked the {plural(n_disliked, 'item')} farthest"
+        + (f" ({fewer}: only strong or good matches are liked and only items with no match "
+           "disliked)" if fewer else "")
+        + " (click source "
         f"'bootstrap'; {_bootstrap.listed()}). Rated items leave the unread feed "
         f"({_bootstrap.see_rated(who)}); a dislike also counts against the item's source and "
         f"tags, so their other items rank lower. {show_effect(who).sentence()}; "
