@@ -127,6 +127,31 @@ def test_the_feeds_own_date_comes_first_and_an_arxiv_id_is_no_date():
     assert _bridge_item(text)["published"] is None
 
 
+def test_a_date_in_the_future_is_not_believed(db, tmp_path):
+    """A post dated next January sat in every "last day" window for weeks (a user trial):
+    beyond a day of clock skew the feed's date yields to the next source, else none."""
+    now = datetime.now(timezone.utc)
+    rfc = lambda when: f"{when:%a, %d %b %Y %H:%M:%S} +0000"  # noqa: E731
+    feed = tmp_path / "future.xml"
+    feed.write_text(
+        '<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">'
+        "<channel><title>Blog</title><link>https://example.org/</link>"
+        f"<item><title>Next year</title><guid>a</guid><pubDate>{rfc(now + timedelta(days=40))}</pubDate></item>"
+        f"<item><title>Skewed clock</title><guid>b</guid><pubDate>{rfc(now + timedelta(hours=5))}</pubDate></item>"
+        "<item><title>Dated by its URL</title><guid>c</guid>"
+        "<link>https://example.org/2025/03/14/post</link>"
+        f"<pubDate>{rfc(now + timedelta(days=400))}</pubDate></item>"
+        "</channel></rss>", encoding="utf-8")
+    add_feeds(db, [(str(feed), "Blog")])
+    create_user(db, "ann", "anything")
+    run_ingest(db)
+    published = dict(db.execute("SELECT title, published FROM items"))
+    assert published["Next year"] is None  # first fetch: date unknown, in no window
+    assert published["Skewed clock"] is not None  # hours ahead: a time zone, believed
+    assert published["Dated by its URL"] == "2025-03-14T00:00:00+00:00"
+    assert "Next year" not in titles_in_window(db, 1)
+
+
 def _listing(path: Path, n: int, start: int = 0) -> None:
     """A small listing of recent items (today's dates), so the 7-day window is not empty."""
     now = datetime.now(timezone.utc)

@@ -120,6 +120,22 @@ feedparser.registerDateHandler(parse_localized)
 _URL_DATE = re.compile(r"(?<![0-9])((?:19|20)\d{2})([/_-])(0?[1-9]|1[0-2])\2(0?[1-9]|[12]\d|3[01])(?![0-9])")
 
 
+#: how far ahead of this machine's clock a date may be and still be believed (time zones,
+#: clock skew); a feed dating an item next month would otherwise sit in every recent window
+CLOCK_SKEW = timedelta(days=1)
+
+
+def believable(iso: str | None, *, now: datetime | None = None) -> str | None:
+    """``iso`` unless it lies further in the future than :data:`CLOCK_SKEW`."""
+    if not iso:
+        return None
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    return iso if when <= (now or datetime.now(timezone.utc)) + CLOCK_SKEW else None
+
+
 def date_from_url(url: str | None, *, now: datetime | None = None) -> str | None:
     """The date an article URL spells out (``.../2018/09/24/...``) as ISO UTC midnight, or
     ``None``. A date in the future (beyond a day of clock skew) is not believed."""
@@ -133,8 +149,8 @@ def date_from_url(url: str | None, *, now: datetime | None = None) -> str | None
                             tzinfo=timezone.utc)
         except ValueError:
             continue
-        if when <= now + timedelta(days=1):
-            return when.isoformat(timespec="seconds")
+        if believable(iso := when.isoformat(timespec="seconds"), now=now):
+            return iso
     return None
 
 
@@ -164,4 +180,4 @@ def struct_to_iso(parsed) -> str | None:
         return None
 
 
-__all__ = ["MONTHS", "date_from_url", "parse_localized", "struct_to_iso", "text_date"]
+__all__ = ["CLOCK_SKEW", "MONTHS", "believable", "date_from_url", "parse_localized", "struct_to_iso", "text_date"]

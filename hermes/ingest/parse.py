@@ -20,7 +20,7 @@ from ..authors import parse_authors
 from ..errors import HermesError
 from ..tags import normalize_tag
 from .arxiv_text import clean_title, split_bridge, strip_announce_prefix
-from .dates import date_from_url, struct_to_iso, text_date
+from .dates import believable, date_from_url, struct_to_iso, text_date
 from .text import canonical_url, plain_text, safe_url
 
 MAX_TITLE = 500
@@ -63,13 +63,15 @@ def _published(entry, link: str | None, text_dates: dict[str, str]) -> str | Non
     :mod:`hermes.ingest.dates`), else its ``updated`` or ``created`` date, else the
     Published (or Submitted, or Updated) line of an arXiv bridge's text, else a date in its
     URL; ``None`` when there is none (the store decides what that means). An arXiv id
-    (2611.01234) names only a month, so it is never read as a date."""
+    (2611.01234) names only a month, so it is never read as a date. A date further in the
+    future than a day (:func:`~hermes.ingest.dates.believable`) is not believed: the next
+    source is read instead."""
     for key in ("published_parsed", "updated_parsed", "created_parsed"):
-        found = struct_to_iso(entry.get(key))  # feedparser gives UTC
+        found = believable(struct_to_iso(entry.get(key)))  # feedparser gives UTC
         if found:
             return found
     for label in ("published", "submitted", "updated"):
-        found = text_date(text_dates.get(label))
+        found = believable(text_date(text_dates.get(label)))
         if found:
             return found
     return date_from_url(link) or date_from_url(entry.get("link"))
