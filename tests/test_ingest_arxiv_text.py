@@ -89,11 +89,13 @@ def test_cross_listed_and_replaced_papers_update_the_stored_item(db, tmp_path):
     add_feeds(db, [(str(ga), "GA"), (str(co), "CO")])
     first = run_ingest(db)
     assert sum(s["new"] for s in first) == 2 and first.embedded == 2
-    assert {s["title"]: s["updated"] for s in first} == {"GA": 0, "CO": 1}  # the cross-listing
+    # the cross-listing: one of the two listings updates what the other stored (feeds are
+    # stored as their fetches complete, so which one is a matter of timing)
+    assert sum(s["updated"] for s in first) == 1
     rows = db.execute("SELECT id, tags, summary, embed_seq FROM items WHERE arxiv_id = '2401.00001'").fetchall()
     assert len(rows) == 1
     item_id, tags, summary, seq = rows[0]
-    assert json.loads(tags)[:2] == ["astro-ph.ga", "astro-ph.co"]
+    assert sorted(json.loads(tags)[:2]) == ["astro-ph.co", "astro-ph.ga"]
 
     # The next day's listing announces a replacement (v2) with a revised abstract.
     ga.write_text(official([("2401.00001v2", "replace", "astro-ph.GA", "Version two, revised.")]))

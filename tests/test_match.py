@@ -46,6 +46,19 @@ def test_judging_many_figures_counts_levels_as_one_figure_does():
         assert levels.tolist() == expected
 
 
+def test_an_undecided_classifier_lifts_no_item_to_weak():
+    """Between its weak and good thresholds the classifier "does not tell either way": its
+    own level says weak (the reason's words), the item's level stays what the rest says."""
+    weak, good, strong = match.THRESHOLDS[match.MINILM]["classifier"]
+    figures = np.array([weak, (weak + good) / 2, good, strong])
+    levels = match.judge([comp("classifier", classifier=figures)], 4, match.MINILM)
+    assert [match.LEVELS[v] for v in levels] == ["none", "none", "good", "strong"]
+    assert match.LEVELS[match.level_of("classifier", weak, match.MINILM)] == "weak"
+    interest = match.THRESHOLDS[match.MINILM]["interest"][0]  # weak from another figure
+    both = [comp("classifier", classifier=figures[:1]), comp("profile", interest=np.array([interest]))]
+    assert match.LEVELS[match.judge(both, 1, match.MINILM)[0]] == "weak"
+
+
 def test_inactive_components_and_unknown_kinds_say_nothing():
     off = Component("profile", "profile", np.zeros(2), active=False,
                     evidence={"interest": np.array([0.9, 0.9])})

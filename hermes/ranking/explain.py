@@ -352,7 +352,7 @@ def _phrases(p: dict) -> list[str]:
         add(LEVELS.index(e["level"]), "interest", {
             "strong": f"matches your interest {clause} closely (similarity {sim})",
             "good": f"matches your interest {clause} (similarity {sim})",
-            "weak": f"little in common with your interests (nearest {clause}, similarity {sim})",
+            "weak": f"weakly similar to your interests (nearest {clause}, similarity {sim})",
             "none": f"not close to any of your interests (nearest {clause}, similarity {sim})",
         }[e["level"]])
     if ev["liked"] is not None:
@@ -361,7 +361,7 @@ def _phrases(p: dict) -> list[str]:
         phrases = {
             "strong": f"very close to {title}, which you liked (similarity {sim})",
             "good": f"close to {title}, which you liked (similarity {sim})",
-            "weak": f"little in common with what you liked (nearest {title}, similarity {sim})",
+            "weak": f"weakly similar to what you liked (nearest {title}, similarity {sim})",
             "none": f"nothing you liked is similar (nearest similarity {sim})",
         }
         add(LEVELS.index(e["level"]), "liked",

@@ -53,6 +53,14 @@ THRESHOLDS: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 
 
+#: evidence kinds whose figures count for an item's level only from this level up. The
+#: classifier between its weak and good thresholds is undecided (the reason says "your likes
+#: and dislikes do not tell either way"): no evidence of any match, so it lifts nothing to
+#: weak. Without this, two likes and two dislikes turned every unrelated item into a weak
+#: match (probabilities around 0.36).
+COUNTS_FROM = {"classifier": BAR}
+
+
 def shown(figure: float) -> str:
     """A similarity or probability as every face writes it: cut, not rounded, to the
     thresholds' two decimals, so the figure shown is on the same side of each threshold as
@@ -78,7 +86,7 @@ def level_of(kind: str, value: float, model: str) -> int:
 
 def judge(components: Iterable[Component], size: int, model: str) -> np.ndarray:
     """Each candidate's level (an index into :data:`LEVELS`): the best level any of its
-    active components' evidence reaches."""
+    active components' evidence reaches (a kind in :data:`COUNTS_FROM` only from there up)."""
     limits = thresholds(model)
     levels = np.zeros(size, dtype=np.int8)
     for comp in components:
@@ -86,7 +94,10 @@ def judge(components: Iterable[Component], size: int, model: str) -> np.ndarray:
             continue
         for kind, values in comp.evidence.items():
             if kind in limits:
-                np.maximum(levels, level_counts(limits[kind], values), out=levels)
+                reached = level_counts(limits[kind], values)
+                if kind in COUNTS_FROM:
+                    reached[reached < COUNTS_FROM[kind]] = 0
+                np.maximum(levels, reached, out=levels)
     return levels
 
 
