@@ -152,6 +152,28 @@ def test_atom_feed_with_html_content_and_author():
     assert item["published"] == "2024-01-02T08:04:05+00:00" and item["tags"] == ["tools"]
 
 
+def test_entries_naming_no_author_take_the_feed_s_own():
+    """An Atom feed's <author> and a podcast's <itunes:author> apply to entries that name
+    none (they were lost: no author in exports or author search); an RSS channel's
+    managingEditor (an editor's address) does not, and an entry's own author wins."""
+    atom = parse_feed(b"""<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom">
+      <title>Blog</title><author><name>Sam Writer</name></author>
+      <entry><title>Mine</title><id>urn:a</id></entry>
+      <entry><title>Guest</title><id>urn:b</id><author><name>Ada Guest</name></author></entry>
+      </feed>""", url="https://e.org/atom")
+    assert [(i["authors"], i["author"]) for i in atom.items] == [
+        (["Sam Writer"], "Sam Writer"), (["Ada Guest"], "Ada Guest")]
+    podcast = parse_feed(b"""<?xml version="1.0"?><rss version="2.0"
+      xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Pod</title>
+      <managingEditor>ed@e.org (Ed Itor)</managingEditor><itunes:author>Latent Hosts</itunes:author>
+      <item><title>Ep 1</title><guid>e1</guid></item></channel></rss>""", url="https://e.org/pod")
+    assert podcast.items[0]["authors"] == ["Latent Hosts"]
+    news = parse_feed(b"""<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>
+      <managingEditor>ed@e.org (Ed Itor)</managingEditor>
+      <item><title>Story</title><guid>s1</guid></item></channel></rss>""", url="https://e.org/news")
+    assert news.items[0]["authors"] == [] and news.items[0]["author"] is None
+
+
 def test_html_page_is_not_a_feed():
     with pytest.raises(ParseError, match="HTML page"):
         parse_feed(b"<!DOCTYPE html><html><head><title>Hi</title></head><body>x</body></html>", url=URL)

@@ -139,7 +139,7 @@ def test_feed_empty_window_offers_the_archive(web, db, add_items):
     ("user=ada&limit=0", "limit must be between 1 and 200"),
     ("user=ada&limit=100000", "limit must be between 1 and 200"),
     ("user=ada&days=-3", "days must be between"),
-    ("user=ada&days=soon", "days must be a whole number"),
+    ("user=ada&days=soon", "days must be a whole number of days or"),
     ("", "choose a persona first"),
 ])
 def test_feed_bad_query_is_400_with_message(web, query, needle):

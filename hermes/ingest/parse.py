@@ -170,13 +170,34 @@ def _guid(entry, link: str | None, title: str, summary: str, feed_url: str) -> s
     return f"sha256:{digest[:32]}"
 
 
-def normalise_entry(entry, *, feed_url: str) -> dict:
-    """One feedparser entry → a dict with the fields of ``store.ITEM_FIELDS``."""
+ITUNES = "http://www.itunes.com/dtds/podcast-1.0.dtd"
+
+
+def inherited_authors(parsed) -> list[str]:
+    """The authors a feed gives every entry that names none: an Atom feed's own
+    ``<author>`` (RFC 4287 says it applies to such entries) and a podcast's
+    ``<itunes:author>``. Not RSS's ``managingEditor``: an editor's e-mail address, which
+    feedparser files in the same list (so a podcast's list is read without e-mail ones)."""
+    feed = parsed.get("feed") or {}
+    listed = [a for a in feed.get("authors") or [] if isinstance(a, dict) and a.get("name")]
+    if str(parsed.get("version") or "").startswith("atom"):
+        return parse_authors(listed)
+    if ITUNES in (parsed.get("namespaces") or {}).values():
+        return parse_authors([a for a in listed if not a.get("email")])
+    return []
+
+
+def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None) -> dict:
+    """One feedparser entry → a dict with the fields of ``store.ITEM_FIELDS``;
+    ``inherited``: the feed's authors (:func:`inherited_authors`), for an entry naming none."""
     title = plain_text(entry.get("title") or "", limit=MAX_TITLE)
     link = canonical_url(entry.get("link"))
     ident = entry.get("id") or ""
     arxiv = arxiv_id(ident, entry.get("link"), *(l.get("href") for l in entry.get("links") or []))
     summary, authors, announce, text_dates = _text_and_authors(entry, arxiv)
+    byline = entry.get("author")
+    if not authors and inherited:
+        authors, byline = list(inherited), ", ".join(inherited)
     if arxiv:
         title = clean_title(title)
     published = _published(entry, link, text_dates)
@@ -193,7 +214,7 @@ def normalise_entry(entry, *, feed_url: str) -> dict:
         "url": link,
         "title": title,
         "summary": summary,
-        "author": _author_line(entry.get("author"), authors),
+        "author": _author_line(byline, authors),
         "authors": authors,
         "published": published,
         "content_type": _content_type(arxiv, doi_match and doi_match.group(1), enclosure),
@@ -288,8 +309,9 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
             raise ParseError(reason)
     feed = parsed.get("feed") or {}
     items, seen = [], set()
+    inherited = inherited_authors(parsed)
     for entry in entries:
-        item = normalise_entry(entry, feed_url=url)
+        item = normalise_entry(entry, feed_url=url, inherited=inherited)
         if not (item["title"] or item["url"] or item["enclosure"]):
             continue  # an empty shell (often the torso of a truncated feed)
         if item["guid"] in seen:

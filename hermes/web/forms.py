@@ -62,6 +62,11 @@ def parse_days(value) -> float | None:
         return DEFAULT_DAYS
     if str(value).strip().lower() == "all":
         return None
+    try:
+        int(str(value).strip())
+    except ValueError:
+        bad(f"days must be a whole number of days or 'all' (the whole archive), "
+            f"got {str(value)[:40]!r}")
     return parse_int(value, "days", 1, MAX_DAYS)
 
 
