@@ -204,3 +204,24 @@ def test_two_liked_authors_are_named_in_one_clause_each():
                 "authors": people, "sources": [], "topics": []}
     phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": True})
     assert "by Author, whom you liked once, and Writer, whom you liked twice" in phrases
+
+
+def test_a_strong_match_held_down_by_a_disliked_source_says_so(db, add_items, no_bar):
+    """The trial: one dislike from a blog halved a strong match's score, and its reason said
+    only why it was strong. Above the bar the dislike that held it down is named."""
+    blog = dict(feed_url="https://blog.example.org/feed.xml", feed_title="Gradient Notes")
+    [sourdough, sae] = add_items([
+        {"title": "Sourdough starters", "summary": "Flour and water."},
+        {"title": "Sparse autoencoder tricks", "summary": "Dead latents in sparse autoencoders."},
+    ], **blog)
+    others = add_items([{"title": f"Sparse autoencoder paper {k}",
+                         "summary": "Sparse autoencoders on language models."} for k in range(3)])
+    user = create_user(db, "ann", "sparse autoencoders")
+    record_click(db, user["id"], others[0], True, "ui")
+    record_click(db, user["id"], sourdough, False, "ui")
+    why = explain(db, user, sae, since_days=None)
+    assert why["match"] in ("strong", "good")
+    assert why["components"]["preference"]["contribution"] < 0  # precondition: held down
+    assert why["reason"].endswith("; but from a source or type you disliked (Gradient Notes).")
+    fine = explain(db, user, others[1], since_days=None)
+    assert "you disliked" not in fine["reason"]

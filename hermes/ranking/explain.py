@@ -49,6 +49,8 @@ WINDOW_DAYS = 7
 NEAREST_LIKED = 3
 #: phrases in the one-line reason
 REASON_PHRASES = 2
+#: how the phrases of rated keys that count against an item begin (see :func:`_phrases`)
+DISLIKED = ("has tags you disliked", "by authors you disliked", "from a source or type you disliked")
 #: components shown in ``top``
 TOP = 3
 
@@ -381,11 +383,11 @@ def _phrases(p: dict) -> list[str]:
         add(1.5, "keys", "by " + ", and ".join(
             f"{k['label']}, whom you liked {_times(k['likes'])}" for k in people))
     for keys, strength, liked_words, disliked_words in (
-            (ev["tags"], 1.5, "has tags you liked", "has tags you disliked"),
+            (ev["tags"], 1.5, "has tags you liked", DISLIKED[0]),
             ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "",
-             "by authors you disliked"),
+             DISLIKED[1]),
             (ev["sources"], 0.5, "from a source or type you liked",
-             "from a source or type you disliked")):
+             DISLIKED[2])):
         liked = [k for k in keys if k["score"] > 0]
         disliked = [k for k in keys if k["score"] < 0]
         if liked:
@@ -415,12 +417,20 @@ def _top(p: dict) -> list[dict]:
 
 
 def reason_line(p: dict) -> str:
-    """The one-line reason every face shows: the match, then the strongest evidence."""
+    """The one-line reason every face shows: the match, then the strongest evidence, and
+    for an item above the bar that rated keys pushed down, the dislike that did it (a strong
+    match whose score halved after a dislike of its blog said only why it was strong)."""
     head = MATCH_WORDS[p["match"]]
     if not p["phrases"]:
         return (f"{head}: nothing to judge it by yet (no interests text, no likes); write "
                 "interests for this persona or like a few items.")
-    return f"{head}: " + "; ".join(p["phrases"][:REASON_PHRASES]) + "."
+    shown = p["phrases"][:REASON_PHRASES]
+    held_down = [t for t in p["phrases"][REASON_PHRASES:] if t.startswith(DISLIKED)]
+    preference = p["components"].get("preference") or {}
+    if (held_down and p.get("above_bar", True) and preference.get("active")
+            and preference.get("contribution", 0) < 0):
+        shown = [*shown, "but " + held_down[0]]
+    return f"{head}: " + "; ".join(shown) + "."
 
 
 def weight_note(n_clicks: int, blend_weight: float) -> str:
