@@ -290,6 +290,15 @@ def test_add_feed_takes_the_given_title(db, private_allowed):
     assert result["ok"] and result["feed"]["title"] == "My name"
 
 
+def test_add_feed_of_an_empty_feed_says_it_is_empty(db, private_allowed):
+    with CannedServer() as server:
+        server.routes["/empty"] = (200, {}, rss("New blog", []))
+        result = tool(db, "add_feed", url=server.url("/empty"))
+    assert result["ok"] and result["feed"]["n_entries"] == 0
+    assert "0 entries visible now (it is empty now: a new feed may not have published yet; " \
+           "each ingest checks it again)" in result["message"]
+
+
 @pytest.mark.parametrize("status, body", [
     (200, b"<!doctype html><html><body>Just a web page</body></html>"),
     (200, b""),

@@ -211,6 +211,9 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     feed = {"id": feed_id, "url": url, "title": name, "n_entries": parsed["n_entries"],
             "found_on_page": parsed.get("page_url"), "subscribed_by": subscribed_by}
     warning = f" (the feed has problems but parses: {parsed['warning']})" if parsed.get("warning") else ""
+    if not parsed["n_entries"]:
+        warning += (" (it is empty now: a new feed may not have published yet; each ingest "
+                    "checks it again)")
     return ok(f"{found_on}Subscribed: feed {feed_id}, {plural(parsed['n_entries'], 'entry', 'entries')} "
               f"visible now{warning}. Adding a feed does not ingest: {INGEST_NEW}; {PREVIEW}.",
               feed=feed)
