@@ -331,6 +331,8 @@ def test_a_digest_topic_links_to_every_unread_item_of_its_community(web, db, add
         community = parse_qs(urlsplit(href).query)["topic"][0]
         assert community in labels  # the link names the whole community, whatever the heading
         headings.append((heading, community))
+        if heading != community:  # the wider topic is named as such, not as the items' tags
+            assert f"Part of the topic {html.escape(community)}" in section
         page = web.get(href).text
         assert f"topic: {html.escape(community)}" in page
         for item_id in re.findall(r'id="item-(\d+)"', section):
