@@ -5,8 +5,10 @@ other type hints (``Annotated[..., Field(...)]``) are the input schema and are c
 hermes itself, strictly (:mod:`hermes.arguments`), not by the SDK; the tool's result model is
 its output schema, and its read-only / destructive / idempotent / open-world flags its
 annotations. Results are the hermes envelope (``ok``, ``message``, payload) as structured
-content and as JSON text. Importing this module does not import torch: ``initialize`` and ``tools/list``
-are answered before any model loads.
+content and as JSON text; a refused or failed call (``ok: false``, other than "nothing to
+show") also sets MCP's ``isError``, so a client that checks only that still sees it.
+Importing this module does not import torch: ``initialize`` and ``tools/list`` are answered
+before any model loads.
 
 Transports: stdio (default) or streamable HTTP (:func:`http_app`), optionally behind a
 bearer token.
@@ -92,8 +94,11 @@ def _served(tool: Tool, database: _Database) -> MCPServerTool:
             finally:
                 db.conn.close()
         text = pydantic_core.to_json(result, fallback=str, indent=2).decode()
+        # A refusal or failure is a tool execution error in MCP's terms (isError), with the
+        # envelope still as structured content; "nothing to show" is a fine call, not one.
+        refused = not result.get("ok") and not result.get("nothing_to_show")
         return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=result)
+                              structured_content=result, is_error=refused)
 
     output = tool.output_schema()
     return MCPServerTool(

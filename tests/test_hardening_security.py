@@ -41,8 +41,9 @@ def mcp_client(db_path):
         with portal.wrap_async_context_manager(mcp.Client(build_server(str(db_path)))) as client:
             def call(name, arguments):
                 result = portal.call(client.call_tool, name, arguments)
-                assert not result.is_error, result.content
-                return result.structured_content
+                body = result.structured_content  # the envelope, refusals included
+                assert result.is_error == (body["ok"] is False and not body.get("nothing_to_show"))
+                return body
 
             yield call
 

@@ -81,20 +81,32 @@ async def test_results_are_the_envelope_as_structured_content_and_text(db_path, 
     assert json.loads(result.content[0].text) == body
 
 
+async def test_nothing_to_show_is_a_fine_call_not_an_mcp_error(db_path, db):
+    from hermes.records import create_user
+
+    create_user(db, "ann", "quantum error correction")
+    async with mcp.Client(build_server(str(db_path))) as client:
+        empty = await client.call_tool("digest", {"user": "ann"})
+    assert empty.structured_content["nothing_to_show"] is True
+    assert empty.structured_content["ok"] is False and empty.is_error is False
+
+
 async def test_bad_arguments_and_domain_errors_never_crash_or_write(db_path, db, world):
     def clicks():
         return db.execute("SELECT count(*) FROM clicks").fetchone()[0]
 
     async with mcp.Client(build_server(str(db_path))) as client:
         unknown = await client.call_tool("record_feedback", {"user": "bob", "item_id": world[0], "liked": True})
-        assert unknown.is_error is False and unknown.structured_content["ok"] is False
+        # a refusal: MCP's isError for a client that checks only that, the envelope for one
+        # that reads it
+        assert unknown.is_error is True and unknown.structured_content["ok"] is False
         assert "unknown persona 'bob'" in unknown.structured_content["message"]
         assert unknown.structured_content["click"] == {}
         missing_item = await client.call_tool("record_feedback", {"user": "ann", "item_id": 999, "liked": True})
         assert missing_item.structured_content["ok"] is False
         # argument errors come back in the envelope, naming the parameter and what it takes
         invalid = await client.call_tool("list_feed", {"user": "ann", "limit": 0})
-        assert invalid.is_error is False and invalid.structured_content == {
+        assert invalid.is_error is True and invalid.structured_content == {
             "ok": False, "message": "limit must be a whole number from 1 to 100, got 0.",
             "user": "", "items": [], "above_bar": 0, "below_bar": 0}
         wrong_type = await client.call_tool("record_feedback", {"user": "ann", "item_id": "abc", "liked": True})

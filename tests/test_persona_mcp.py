@@ -14,8 +14,9 @@ pytestmark = pytest.mark.anyio
 
 async def call(client, tool_name, /, **arguments) -> dict:
     result = await client.call_tool(tool_name, arguments)
-    assert not result.is_error, result.content[0].text
-    return result.structured_content
+    body = result.structured_content  # the envelope, refusals included (with isError)
+    assert result.is_error == (body["ok"] is False and not body.get("nothing_to_show")), body
+    return body
 
 
 async def test_persona_tools_are_listed_with_schemas_and_annotations(db_path, archive):

@@ -110,7 +110,7 @@ def test_a_direct_call_gets_what_mcp_gets(db, world):
 async def test_over_mcp_a_bad_argument_is_an_envelope_not_an_sdk_error(db_path, db, world):
     async with mcp.Client(build_server(str(db_path))) as client:
         result = await client.call_tool("remove_feed", {"feed_id": True, "confirm": True})
-    assert result.is_error is False
+    assert result.is_error is True  # a refusal, with hermes's envelope, not the SDK's text
     assert result.structured_content == {
         "ok": False, "feed": {}, "removed": False,
         "message": "feed_id must be a whole number of at least 1, got true."}
