@@ -5,18 +5,20 @@ from before the first real feedback.
 The order comes from the one ranking path with zero clicks (the written interests alone),
 over the whole archive. Only an item whose match clears the bar (strong or good) is liked and
 only one with no match is disliked: a bootstrap click is shown later as "you liked it", so
-in an archive with nothing on the persona's topics it must not make likes up. Every click is written through :func:`hermes.storage.signals.record_click`
-with source ``bootstrap``, all in one transaction: a bootstrap lands whole or not at all.
+in an archive with nothing on the persona's topics it must not make likes up. Every click is
+written through :func:`hermes.storage.signals.record_click` with source ``bootstrap``, all
+in one transaction: a bootstrap lands whole or not at all.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import sqlite_utils
 
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
 from hermes.faces import INGEST, Say, plural, typed
-from hermes.ranking.match import LEVELS
+from hermes.ranking.match import BAR, LEVELS
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_user
 from hermes.storage.signals import record_click
@@ -89,20 +91,18 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
     order = [int(i) for i in ranking.item_ids]
     if not order:
         raise InvalidInput(f"the archive has no embedded items yet; {INGEST}")
-    close = [i for p, i in enumerate(order) if ranking.above_bar(p)]
-    if n_like and not close:
-        closest = (f"the closest of {plural(len(order), 'item')} is a weak match"
-                   if ranking.match(0) == "weak" else
+    liked = [order[p] for p in np.flatnonzero(ranking.levels >= BAR)[:n_like]]
+    if n_like and not liked:
+        weak = ranking.level_counts.get("weak", 0)
+        closest = (f"{weak} of {plural(len(order), 'item')} match them weakly" if weak else
                    f"none of {plural(len(order), 'item')} matches them at all")
         raise InvalidInput(
             f"no item in the archive is a strong or good match for the interests of "
             f"{user['name']!r} ({closest}), so there is nothing to like on its behalf; "
             f"{no_close_match(user['name'])}")
-    liked = close[:n_like]
-    none = LEVELS.index("none")
-    # The farthest first; never an item already liked (a tiny archive yields fewer).
-    disliked = [i for p, i in reversed(list(enumerate(order)))
-                if int(ranking.levels[p]) == none and i not in liked][:n_dislike]
+    # The farthest first (a tiny archive yields fewer).
+    farthest = np.flatnonzero(ranking.levels == LEVELS.index("none"))[::-1][:n_dislike]
+    disliked = [order[p] for p in farthest]
     if not liked and not disliked:
         raise InvalidInput(f"every item in the archive matches the interests of "
                            f"{user['name']!r} at least weakly, so there is nothing to dislike "
