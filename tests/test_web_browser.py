@@ -402,7 +402,14 @@ def test_refresh_now_shows_its_progress(browser, db_path, db, add_items):
         page.goto(url + "/feeds")
         page.evaluate("window.__still = 1")
         page.get_by_role("button", name="Refresh now").click()
-        page.locator(".refresh-text", has_text="fetching feeds 1 of 5").wait_for(timeout=CHILD_WAIT_MS)
+        try:
+            page.locator(".refresh-text", has_text="fetching feeds 1 of 5").wait_for(timeout=CHILD_WAIT_MS)
+        except Exception:  # say what the server and the page knew, not only "timeout"
+            status = Path(str(db_path) + "-ingest.json")
+            raise AssertionError(
+                f"page: {page.locator('.refresh-text').inner_text()!r}; "
+                f"api: {page.request.get(url + '/api/refresh').text()[:600]}; "
+                f"status file: {status.read_text() if status.exists() else 'none'}") from None
         assert page.locator(".refresh-progress").is_visible()
         assert page.get_by_role("button", name="Refresh now").is_disabled()
         (Path(db_path).with_name("go")).touch()

@@ -652,7 +652,7 @@ def test_explanation_page_of_an_item_ranked_alone_says_why_every_share_is_zero(w
     assert "Ranks 1 of 1 " in text
     assert "Ranked alone (one item in this window)" in text
     feed = web.get("/feed?user=ada&days=1").text  # the feed's weight line says why it is 0
-    assert "weighs 0% of the ranking, the interests text the rest (what you rated does not " \
+    assert "weigh 0% of the ranking, the interests text the rest (what you rated does not " \
            "tell these items apart" in feed
     assert "Ranked alone" not in web.get(f"/explain?user=ada&item_id={ids[1]}").text
 
