@@ -3,6 +3,7 @@ is true and names what the person can do in that face."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -299,3 +300,5 @@ def test_unrate_with_a_bad_id_among_good_ones_does_the_good_ones_and_says_so(db,
     assert "unknown item 9999" in out.output
     assert f"like of item {a}" in out.output and f"like of item {b}" in out.output
     assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
+    doc = json.loads(run("unrate", "ann", "9999", str(a), "--json", "--db", str(db_path)).stdout)
+    assert [(r["item_id"], r["ok"]) for r in doc["results"]] == [(9999, False), (a, True)]

@@ -227,7 +227,7 @@ def test_the_cli_reports_unreadable_dates_and_shows_date_unknown(db, db_path, su
     runner = CliRunner()
     out = runner.invoke(build_app(), ["ingest", "--db", str(db_path)])
     assert out.exit_code == 0, out.output
-    assert "1 without a readable date" in out.output
+    assert "1 without a usable date" in out.output
     data = json.loads(runner.invoke(build_app(), ["ingest", "--db", str(db_path), "--json"]).stdout)
     assert data["undated"] == 0  # nothing new the second time
     listing = runner.invoke(build_app(), ["feed", "astro", "--all", "-n", "30", "--below-bar", "--db", str(db_path)])

@@ -76,6 +76,8 @@ def test_bootstrap_likes_nothing_it_cannot_call_a_match(db, archive, split_bar):
     assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
     result = tool(db, "bootstrap_persona", name="chef", n_like=0, n_dislike=3)  # dislikes alone
     assert result["ok"] and result["liked"] == [] and len(result["disliked"]) == 3
+    assert "from its interests: disliked the 3 items farthest" in result["message"]
+    assert "liked the 0" not in result["message"]
 
 
 def test_bootstrap_only_dislikes_items_with_no_match(db, archive, split_bar):

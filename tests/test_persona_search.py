@@ -29,6 +29,16 @@ def test_search_reaches_old_and_already_rated_items(db, archive):
     assert {r["rated"] for r in unrated["results"]} == {None}
 
 
+def test_a_limited_search_says_how_many_match_in_all(db, archive):
+    """`--limit 2` over eight matches read "2 items matching": the count shown is not all."""
+    make_persona(db)
+    cut = tool(db, "search_feed", user="alice", query="", tag="cs.LG", limit=2)
+    assert len(cut["results"]) == 2
+    assert cut["message"].startswith("the best 2 of 3 items matching tag 'cs.LG'"), cut["message"]
+    whole = tool(db, "search_feed", user="alice", query="", tag="cs.LG", limit=10)
+    assert whole["message"].startswith("3 items matching tag 'cs.LG'"), whole["message"]
+
+
 def test_results_follow_the_one_ranking_path(db, archive):
     alice = make_persona(db, "alice", "robots and robot arms")
     bob = make_persona(db, "bob", "protein structure prediction")

@@ -432,3 +432,22 @@ def test_a_forged_cross_site_form_is_refused_in_the_browser(browser, server, db)
     page.wait_for_load_state()
     page.wait_for_timeout(300)
     assert clicks(db) == []
+
+
+def test_the_longest_persona_name_wraps_instead_of_widening_a_phone_page(browser, db_path, db,
+                                                                          add_items):
+    """A 64-character name (one word: the limit) made the home page 852 px wide at 390."""
+    from urllib.parse import quote
+
+    from hermes.contract import NAME_MAX
+    from hermes.records import create_user
+
+    name = "b" * NAME_MAX
+    seed(db, add_items)
+    create_user(db, name, "sparse autoencoders")
+    with serve(db_path) as url:
+        page = browser.new_page(viewport={"width": 390, "height": 800})
+        for path in ("/", f"/feed?user={quote(name)}", f"/digest?user={quote(name)}"):
+            page.goto(url + path)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, (path, width)

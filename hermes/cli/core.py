@@ -254,8 +254,9 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                f"{counts['failed']} failed, {counts['skipped']} skipped); "
                f"{summary.embedded} embedded"
                + (f"; {updated} updated (revised or cross-listed papers)" if updated else "")
-               + (f"; {summary.undated} without a readable date (shown as 'date unknown', in no "
-                  "recency window)" if summary.undated else "")
+               + (f"; {summary.undated} without a usable date (none, unreadable, or more than "
+                  "a day in the future; shown as 'date unknown', in no recency window)"
+                  if summary.undated else "")
                + (f"; {summary.tagged} earlier items tagged" if summary.tagged else ""))
     if summary.not_due:
         message += f"; {summary.not_due} not due yet"
@@ -269,7 +270,7 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
             label = s["title"] or s["url"]
             detail = {"new": f"{s['new']} new", "unchanged": "unchanged"}.get(s["status"], s["error"])
             if s.get("undated"):
-                detail += f", {s['undated']} without a date"
+                detail += f", {s['undated']} without a usable date"
             if s.get("updated"):
                 detail += f", {s['updated']} updated"
             if s.get("known_elsewhere"):

@@ -335,10 +335,12 @@ def wrapped(text, indent: str, label: str = "") -> list[str]:
 def run_each(db_path: str | None, tool: str, item_ids: list, as_json: bool, **arguments) -> list[dict]:
     """The person's verbs on several items (``hermes like ada 3 5 8``): one tool call per
     item through :func:`run_tool`, each result's message printed (a refusal as an
-    ``error:`` line), or one JSON document ``{ok, message, results}``. Exit 1 if any failed;
-    the others are still applied."""
+    ``error:`` line), or one JSON document ``{ok, message, results}`` (each result with the
+    ``item_id`` it was asked about, also when refused). Exit 1 if any failed; the others are
+    still applied."""
     with database(db_path) as db:
-        results = [run_tool(db, tool, item_id=item_id, **arguments) for item_id in item_ids]
+        results = [{**run_tool(db, tool, item_id=item_id, **arguments), "item_id": item_id}
+                   for item_id in item_ids]
     failed = [r for r in results if not r.get("ok")]
     if as_json:
         emit_json({"ok": not failed,

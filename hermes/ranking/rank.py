@@ -311,7 +311,12 @@ def rank_items(
         author=author,
         item_ids=tuple(item_ids) if item_ids is not None else None,
     )
-    ranking = rank(db, user, query, limit=limit)
+    return items_of(db, rank(db, user, query, limit=limit))
+
+
+def items_of(db: sqlite_utils.Database, ranking: Ranking) -> list[dict]:
+    """The ranked items as dicts (``item_rows``) with ``score`` and ``rank``; an item deleted
+    since the matrix was loaded is left out."""
     top = ranking.item_ids
     rows = item_rows(db, top)
     out = []

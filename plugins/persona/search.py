@@ -15,9 +15,10 @@ import sqlite_utils
 
 from hermes.authors import author_key, key_matches, parse_stored
 from hermes.builtins.default_candidates import like_pattern
+from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
 from hermes.faces import INGEST, Say, plural
-from hermes.ranking.rank import rank_items
+from hermes.ranking.rank import items_of, rank
 from hermes.records import require_user
 from hermes.text import clip
 
@@ -98,10 +99,10 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
             )
         content_type = match
 
-    found = rank_items(
-        db, persona, limit=limit, since_days=None, exclude_clicked=False,
-        text=query, tag=tag, content_type=content_type, author=author,
-    )
+    ranking = rank(db, persona, CandidateQuery(since_days=None, exclude_clicked=False,
+                                               text=query, tag=tag, content_type=content_type,
+                                               author=author), limit=limit)
+    found = items_of(db, ranking)
     rated = ratings(db, persona["id"], [item["id"] for item in found])
     results = [
         {
@@ -129,8 +130,11 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
         ) if part
     )
     if results:
+        total = ranking.n_candidates
+        shown = (f"the best {len(results)} of {plural(total, 'item')}" if total > len(results)
+                 else plural(len(results), "item"))
         message = (
-            f"{plural(len(results), 'item')} matching {asked}, in {persona['name']}'s ranking "
+            f"{shown} matching {asked}, in {persona['name']}'s ranking "
             f"order; {RATED} shows earlier feedback. {FEEDBACK}."
         )
     elif tag and not tag_exists(db, tag):

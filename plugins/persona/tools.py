@@ -320,9 +320,10 @@ def bootstrap_persona(
     fewer = [f"{n_liked} of {n_like} likes" if n_liked < n_like else "",
              f"{n_disliked} of {n_dislike} dislikes" if n_disliked < n_dislike else ""]
     fewer = " and ".join(filter(None, fewer))
+    did = [f"liked the {plural(n_liked, 'item')} closest to them" if n_like else "",
+           f"disliked the {plural(n_disliked, 'item')} farthest" if n_dislike else ""]
     return ok(
-        f"Warmed {who!r} from its interests: liked the {plural(n_liked, 'item')} closest to "
-        f"them and disliked the {plural(n_disliked, 'item')} farthest"
+        f"Warmed {who!r} from its interests: " + " and ".join(filter(None, did))
         + (f" ({fewer}: only strong or good matches are liked and only items with no match "
            "disliked)" if fewer else "")
         + " (click source "
