@@ -225,3 +225,24 @@ def test_a_strong_match_held_down_by_a_disliked_source_says_so(db, add_items, no
     assert why["reason"].endswith("; but from a source or type you disliked (Gradient Notes).")
     fine = explain(db, user, others[1], since_days=None)
     assert "you disliked" not in fine["reason"]
+
+
+def test_an_undecided_classifier_is_said_not_to_count(db, persona, monkeypatch, db_path):
+    """The CLI printed "probability 0.43 (weak)" beside an item whose match that figure did
+    not lift. Here every probability falls in the undecided band (thresholds moved)."""
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+    from hermes.ranking import match
+
+    user, ids = persona
+    monkeypatch.setitem(match.THRESHOLDS, "hermes/hash-384",
+                        {**match.THRESHOLDS["hermes/hash-384"], "classifier": (0.0, 0.999, 0.9999)})
+    record_click(db, user["id"], ids[0], True, "ui")
+    record_click(db, user["id"], ids[4], False, "ui")
+    e = explain(db, user, ids[3], since_days=None)
+    assert e["evidence"]["classifier"]["level"] == "weak"
+    assert e["evidence"]["classifier"]["counts"] is False
+    assert "do not tell either way" in " ".join(e["phrases"])
+    out = CliRunner().invoke(build_app(), ["explain", "ann", str(ids[3]), "--all", "--db", str(db_path)])
+    assert "(undecided: does not count for the match)" in out.output, out.output

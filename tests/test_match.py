@@ -124,3 +124,4 @@ def test_a_figure_is_shown_on_the_same_side_of_every_threshold(figure, text):
         for limit in limits:
             if figure == figure:  # not NaN
                 assert (float(text) >= limit) == (figure >= limit)
+

@@ -39,7 +39,7 @@ from ..records import item_rows, now_iso, user_clicks
 from ..storage.transactions import write_transaction
 from ..text import clip
 from .interests import interest_clauses
-from .match import LEVELS, level_of, shown
+from .match import COUNTS_FROM, LEVELS, level_of, shown
 from .matrix import get_matrix
 from .preferences import item_keys, key_stats, split_key
 from .rank import Ranking, blend_weight, candidate_rows, rank
@@ -276,8 +276,11 @@ class _Shared:
         classifier = comps.get("classifier")
         if classifier is not None and classifier.active and "classifier" in classifier.evidence:
             value = float(classifier.evidence["classifier"][cand])
-            out["classifier"] = {"probability": round(value, 4),
-                                 "level": LEVELS[level_of("classifier", value, self.model)]}
+            level = LEVELS[level_of("classifier", value, self.model)]
+            # "counts": false in the band below match.COUNTS_FROM, where the figure reads weak
+            # ("do not tell either way") but lifts no item's match
+            out["classifier"] = {"probability": round(value, 4), "level": level,
+                                 "counts": not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"]}
         out["tags"] = [t for t in matched if t["kind"] == "tag"]
         out["authors"] = [t for t in matched if t["kind"] == "author"]
         out["sources"] = [t for t in matched if t["kind"] in ("type", "source")]

@@ -395,7 +395,8 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
                          f"{shown(n['similarity'])} ({n['level']})")
     if ev["classifier"]:
         c = ev["classifier"]
-        lines.append(f"  classifier: probability {shown(c['probability'])} ({c['level']})")
+        verdict = c["level"] if c.get("counts", True) else "undecided: does not count for the match"
+        lines.append(f"  classifier: probability {shown(c['probability'])} ({verdict})")
     else:
         lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
     counted = [t for t in e["matched_tags"] if t["kind"] != "topic"]
