@@ -70,6 +70,26 @@ def test_a_topic_is_named_by_the_tags_its_items_carry(db, corpus):
     assert set(topic["label"].split(" · ")) == carried
 
 
+def test_every_item_of_a_topic_carries_one_of_the_tags_its_heading_names(db, add_items, no_bar):
+    """The three most central tags the items carry can all miss one item (a RAG paper under
+    "dictionary learning · language model · cs.lg"); the heading covers each item first."""
+    add_items([{"title": f"Background {k}", "tags": ["alpha", "beta", "gamma", "delta"],
+                "days_ago": OLD} for k in range(4)]
+              + [{"title": f"Edge {k}", "tags": ["alpha", "eps"], "days_ago": OLD} for k in range(2)])
+    community = tag_graph.get_graph(db).community_of("eps")
+    assert community is tag_graph.get_graph(db).community_of("alpha")  # precondition
+    assert community.tags.index("eps") >= 3  # not among its three most central
+    week = add_items([{"title": "One", "tags": ["alpha", "beta"]},
+                      {"title": "Two", "tags": ["beta", "gamma"]},
+                      {"title": "Three", "tags": ["eps"]}])
+    create_user(db, "ann", "alpha beta gamma eps")
+    [topic] = digest(db, "ann", days=7, per_topic=10)["topics"]
+    named = set(topic["label"].split(" · "))
+    assert {i["id"] for i in topic["items"]} == set(week)
+    for item in topic["items"]:
+        assert named & set(item["matched_tags"]), (topic["label"], item["matched_tags"])
+
+
 def test_a_tie_on_overlap_breaks_on_the_community_label(db, corpus):
     graph = tag_graph.get_graph(db)
     labels = sorted([graph.community_of("jupiter").label, graph.community_of("banana").label])

@@ -9,6 +9,7 @@ prose; the tool returns structure.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -167,14 +168,27 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
             "behaviour_weight": round(float(weight), 3), "caveat": caveat}
 
 
-def _carried_label(community: tag_graph.Community, carried: set[str]) -> str:
-    """A digest topic's name from the tags its items carry, most central first.
+def _carried_label(community: tag_graph.Community, carried: list[set[str]]) -> str:
+    """A digest topic's name from the tags its items carry (``carried``: each item's matched
+    tag keys), chosen so that every item carries one of the named tags where three can
+    cover them (the tag on the most items not yet covered first, ties to the more central),
+    then shown most central first.
 
     The community's own label names its most central tags across the whole archive, which
     this week's items may not carry (an entanglement paper under "quantum · spin ·
     bose-einstein condensate"); a heading should name what is under it."""
-    names = [name for tag, name in zip(community.tags, community.names) if tag in carried]
-    return tag_graph.label_of(names) or community.label
+    rank = {tag: k for k, tag in enumerate(community.tags)}
+    uncovered, chosen = [tags for tags in carried if tags], []
+    while uncovered and len(chosen) < tag_graph.LABEL_TAGS:
+        counts = Counter(tag for tags in uncovered for tag in tags)
+        best = min(counts, key=lambda tag: (-counts[tag], rank.get(tag, len(rank))))
+        chosen.append(best)
+        uncovered = [tags for tags in uncovered if best not in tags]
+    others = sorted(set().union(*carried) - set(chosen), key=lambda tag: rank.get(tag, len(rank)))
+    chosen += others[:tag_graph.LABEL_TAGS - len(chosen)]
+    names = dict(zip(community.tags, community.names))
+    shown = sorted((tag for tag in chosen if tag in names), key=rank.get)
+    return tag_graph.label_of([names[tag] for tag in shown]) or community.label
 
 
 def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict) -> dict:
@@ -271,7 +285,7 @@ def digest(
     listed = [p for p in listed if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     graph = tag_graph.get_graph(db)
     topics: dict[str, dict] = {}
-    carried: dict[str, set[str]] = {}  # community key -> its tags the topic's items carry
+    carried: dict[str, list[set[str]]] = {}  # community key -> each item's matched tag keys
     unclustered: list[dict] = []
     for position, why in zip(listed, explain_ranked(db, persona, ranking, listed, days, rows=rows)):
         item = rows[int(ranking.item_ids[position])]
@@ -289,7 +303,7 @@ def digest(
                 "items": [],
                 "n_total": 0,
             })
-            carried.setdefault(community.key, set()).update(normalize_tag(t) for t in matched)
+            carried.setdefault(community.key, []).append({normalize_tag(t) for t in matched})
             topic["n_total"] += 1
             if len(topic["items"]) < per_topic:
                 topic["items"].append(entry)
