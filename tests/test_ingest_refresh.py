@@ -263,3 +263,43 @@ def test_refresher_runs_due_feeds_in_a_child_and_list_feeds_says_when(db_path, d
     finally:
         refresher.stop()
     assert refresh_state(db)["background"] is False
+
+
+def test_a_refresh_asked_for_stays_requested_until_its_child_runs(db_path, db, monkeypatch):
+    """The web page polls while "Refresh now" starts; one answer of "nothing running and
+    nothing asked" in between stopped its progress for good (seen when the loop's look at
+    the schedule was slow). Every poll now reads requested or running until the end."""
+    import threading
+    from pathlib import Path
+
+    release = threading.Event()
+    child = ("import sys, time\nfrom pathlib import Path\n"
+             "go = Path(sys.argv[1]).with_name('go')\n"
+             "while not go.exists(): time.sleep(0.05)\n")
+    refresher = Refresher(db_path, 3600, start_delay=60,
+                          command=lambda database, every, due: [sys.executable, "-c", child, database])
+    slow = refresher._next_due
+
+    def next_due():  # the schedule's look takes a while (a loaded machine)
+        release.wait(5)
+        return slow()
+
+    monkeypatch.setattr(refresher, "_next_due", next_due)
+    refresher.start()
+    try:
+        assert refresher.refresh_now()[0]
+        seen = []
+        for _ in range(10):  # polls while the loop is still looking at the schedule
+            state = refresher.state()
+            seen.append(bool(state["requested"] or refresher.busy))
+            time.sleep(0.02)
+        release.set()
+        deadline = time.monotonic() + 30
+        while refresher._child is None:
+            assert time.monotonic() < deadline
+            seen.append(bool(refresher.state()["requested"] or refresher.busy))
+            time.sleep(0.01)
+        assert all(seen), seen
+    finally:
+        (Path(db_path).with_name("go")).touch()
+        refresher.stop()

@@ -125,18 +125,20 @@ class Refresher:
         self._wake.wait(self.start_delay)  # "Refresh now" or stop() cut it short
         self._wake.clear()
         while not self._stop.is_set():
+            # A manual request stays set ("requested") until its child has started: a page
+            # polling in between must not read "nothing running, nothing asked" and stop.
             with self._state_lock:
-                manual, self._manual = self._manual, False
+                manual = self._manual
             try:
                 when = self._next_due() if self.every > 0 else None
                 if manual or (when is not None and when <= datetime.now(timezone.utc)):
-                    with self._state_lock:
-                        self._manual = manual  # still "requested" until the child starts
-                    self._run(due=not manual)
+                    self._run(due=not manual)  # clears the request once the child runs
                     when = self._next_due() if self.every > 0 else None
             except Exception as exc:  # the loop must outlive any one failure
                 log.exception("background refresh failed")
                 self.last_error = f"{type(exc).__name__}: {exc}"
+                with self._state_lock:
+                    self._manual = False
                 when = None
             self.next_at = when
             self._wake.wait(seconds_until(when, self.every) if self.every > 0 else None)
