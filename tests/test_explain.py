@@ -246,3 +246,17 @@ def test_an_undecided_classifier_is_said_not_to_count(db, persona, monkeypatch, 
     assert "do not tell either way" in " ".join(e["phrases"])
     out = CliRunner().invoke(build_app(), ["explain", "ann", str(ids[3]), "--all", "--db", str(db_path)])
     assert "(undecided: does not count for the match)" in out.output, out.output
+
+
+def test_a_bootstrap_like_is_not_called_the_person_s_own(db, persona, no_bar):
+    """Bootstrap likes on the persona's behalf: its explanation said "you liked it"."""
+    from hermes_persona.bootstrap import bootstrap_persona
+
+    user, ids = persona
+    liked = [i["id"] for i in bootstrap_persona(db, "ann", n_like=1, n_dislike=0)["liked"]]
+    e = explain(db, user, liked[0], since_days=None)
+    assert e["evidence"]["liked"]["itself"] and e["evidence"]["liked"]["source"] == "bootstrap"
+    assert "liked for you by bootstrap, from your interests" in e["phrases"]
+    assert "you liked it" not in e["phrases"]
+    record_click(db, user["id"], liked[0], True, "ui")  # the person likes it too: theirs now
+    assert "you liked it" in explain(db, user, liked[0], since_days=None)["phrases"]

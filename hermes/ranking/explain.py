@@ -273,6 +273,10 @@ class _Shared:
             out["liked"] = {"id": liked_id, "title": title, "similarity": round(value, 4),
                             "level": LEVELS[level_of("liked", value, self.model)],
                             "itself": liked_id == item_id}
+            if liked_id == item_id:  # who liked it: the person, an agent, or a bootstrap
+                row = self.db.execute("SELECT source FROM clicks WHERE user_id = ? AND item_id = ?",
+                                      [self.user["id"], item_id]).fetchone()
+                out["liked"]["source"] = row[0] if row else None
         classifier = comps.get("classifier")
         if classifier is not None and classifier.active and "classifier" in classifier.evidence:
             value = float(classifier.evidence["classifier"][cand])
@@ -369,8 +373,9 @@ def _phrases(p: dict) -> list[str]:
             "weak": f"weakly similar to what you liked (nearest {title}, similarity {sim})",
             "none": f"nothing you liked is similar (nearest similarity {sim})",
         }
-        add(LEVELS.index(e["level"]), "liked",
-            "you liked it" if e.get("itself") else phrases[e["level"]])
+        itself = ("liked for you by bootstrap, from your interests"
+                  if e.get("source") == "bootstrap" else "you liked it")
+        add(LEVELS.index(e["level"]), "liked", itself if e.get("itself") else phrases[e["level"]])
     if ev["classifier"] is not None:
         e = ev["classifier"]
         prob = shown(e["probability"])

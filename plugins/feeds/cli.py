@@ -389,7 +389,9 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     if ev["liked"]:
         n = ev["liked"]
         if n.get("itself"):  # its closest liked item is itself: say so, not "nearest [its id]"
-            lines.append(f"  liked: you liked this item itself ({n['level']})")
+            who = ("bootstrap liked this item itself, from the interests"
+                   if n.get("source") == "bootstrap" else "you liked this item itself")
+            lines.append(f"  liked: {who} ({n['level']})")
         else:
             lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
                          f"{shown(n['similarity'])} ({n['level']})")
