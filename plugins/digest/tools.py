@@ -185,10 +185,16 @@ def _carried_label(community: tag_graph.Community, carried: list[set[str]]) -> s
         chosen.append(best)
         uncovered = [tags for tags in uncovered if best not in tags]
     others = sorted(set().union(*carried) - set(chosen), key=lambda tag: rank.get(tag, len(rank)))
-    chosen += others[:tag_graph.LABEL_TAGS - len(chosen)]
+    # label_of skips a name that repeats a chosen one ("quantum" beside "quantum state"), so
+    # it reads the covering tags first and the rest after, and takes the first three it keeps
     names = dict(zip(community.tags, community.names))
-    shown = sorted((tag for tag in chosen if tag in names), key=rank.get)
-    return tag_graph.label_of([names[tag] for tag in shown]) or community.label
+    label = tag_graph.label_of([names[tag] for tag in chosen + others if tag in names])
+    if not label:
+        return community.label
+    central = {name: rank.get(tag, len(rank)) for tag, name in names.items()}
+    parts = sorted(label.split(" · "),
+                   key=lambda name: (tag_graph.is_code(name.casefold()), central.get(name, len(rank))))
+    return " · ".join(parts)
 
 
 def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict) -> dict:
