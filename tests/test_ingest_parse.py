@@ -38,6 +38,19 @@ def test_title_and_summary_are_plain_text():
     assert item["summary"] == "First para. Second para link"
 
 
+def test_list_items_and_paragraphs_do_not_run_together():
+    """A blog's list read "Resample dead latents Normalise decoder columns These matter…"
+    in exports and reasons: an item, heading or paragraph ended without a stop gets one."""
+    item = one(rss([{"title": "Tricks", "link": "https://example.org/t", "description":
+                     "<h3>Tricks</h3><ul><li>Resample dead latents</li><li>Normalise decoder "
+                     "columns</li></ul><p>These matter (a lot)</p><p>Why? See above.</p>"}]))
+    assert item["summary"] == ("Tricks. Resample dead latents. Normalise decoder columns. "
+                               "These matter (a lot) Why? See above.")
+    last = one(rss([{"title": "t", "link": "https://example.org/u",
+                     "description": "<ul><li>one</li><li>two</li></ul>"}]))
+    assert last["summary"] == "one. two"  # nothing after the last: no stop added
+
+
 def test_escaped_markup_in_text_cannot_become_a_tag():
     item = one(rss([{"title": "Using &lt;script&gt; tags", "link": "https://example.org/a"}]))
     assert "<script" not in item["title"] and "script" in item["title"]

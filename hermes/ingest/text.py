@@ -9,6 +9,13 @@ import urllib.parse
 import nh3
 
 _BLOCK = re.compile(r"<(/?)(p|br|div|li|ul|ol|h[1-6]|tr|td|th|blockquote|pre|dd|dt|hr)\b", re.I)
+# The end of a list item, heading, paragraph or definition: as one line of text it needs a
+# full stop where the feed wrote none, or "Resample dead latents</li><li>Normalise decoder
+# columns" runs together as one phrase (in exports, reasons and the embedded text).
+_ENDS = re.compile(r"</(li|p|h[1-6]|dt|dd)\s*>", re.I)
+_END_MARK = "\u2029"  # a paragraph separator: never kept, turned into ". " or a space
+_UNENDED = re.compile(r"(?<=[^\W_])\s*\u2029")
+_LAST_ENDS = re.compile(r"[\s\u2029]*\u2029[\s\u2029]*$")  # nothing follows: no stop needed
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\ufeff]")
 # What only HTML parsing can change: markup, entities, NUL. Text without any of them skips
@@ -25,6 +32,7 @@ def plain_text(value: str | None, *, limit: int | None = None) -> str:
     # Lone surrogates (from broken encodings) cannot be stored as UTF-8, nor given to nh3.
     text = str(value).encode("utf-8", "replace").decode("utf-8")
     if _MARKUP.search(text):
+        text = _ENDS.sub(lambda m: m.group(0) + _END_MARK, text.replace(_END_MARK, " "))
         text = _BLOCK.sub(r" <\1\2", text)  # keep words of adjacent blocks apart
         text = nh3.clean(text, tags=set(), clean_content_tags={"script", "style"})
         text = html.unescape(text)
@@ -32,6 +40,7 @@ def plain_text(value: str | None, *, limit: int | None = None) -> str:
         # it is harmless only while every renderer escapes it; neutralise it so no stored
         # field can ever be mistaken for markup.
         text = _TAG_START.sub("\u2039", text)
+        text = _UNENDED.sub(".", _LAST_ENDS.sub("", text)).replace(_END_MARK, " ")
     text = _CONTROL.sub(" ", text)
     text = " ".join(text.split())
     if limit and len(text) > limit:
