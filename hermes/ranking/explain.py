@@ -35,7 +35,7 @@ from ..contract import CandidateQuery
 from ..embed import get_embedder
 from ..errors import InvalidInput
 from ..faces import n_days
-from ..records import item_rows, now_iso, user_clicks
+from ..records import item_rows, now_iso
 from ..storage.transactions import write_transaction
 from ..text import clip
 from .interests import interest_clauses
@@ -120,9 +120,11 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
     nothing = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=False)
     reasons = []
     if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
-        liked = dict(user_clicks(db, user["id"])).get(item_id)
-        reasons.append("you rated it already" if liked is None else
-                       "you liked it already" if liked else "you disliked it already")
+        row = db.execute("SELECT label, source FROM clicks WHERE user_id = ? AND item_id = ?",
+                         [user["id"], item_id]).fetchone()
+        who = "bootstrap (from your interests)" if row and row[1] == "bootstrap" else "you"
+        reasons.append("you rated it already" if row is None else
+                       f"{who} {row[0]}d it already")
     if feed.exclude_read and not kept(replace(nothing, exclude_read=True)):
         reasons.append("you have read it")
     if feed.since_days is not None and not kept(replace(nothing, since_days=feed.since_days)):
