@@ -65,9 +65,7 @@ def remove_feedback(db, user: User, item_id: ItemId) -> dict:
     forget every click, reset_feedback."""
     persona = require_user(db, user)
     item = require_item(db, item_id)
-    row = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
-                     [persona["id"], item["id"]]).fetchone()
-    removed = row[0] if row and remove_click(db, persona["id"], item["id"], source=caller()) else None
+    removed = remove_click(db, persona["id"], item["id"], source=caller())
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
     if removed:
         message = (f"Took back {persona['name']}'s {removed} of item {item['id']} "

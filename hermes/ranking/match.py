@@ -59,6 +59,8 @@ THRESHOLDS: dict[str, dict[str, tuple[float, float, float]]] = {
 #: weak. Without this, two likes and two dislikes turned every unrelated item into a weak
 #: match (probabilities around 0.36).
 COUNTS_FROM = {"classifier": BAR}
+#: how the faces show such a figure's level where it does not count
+UNCOUNTED = "undecided: does not count for the match"
 
 
 def shown(figure: float) -> str:

@@ -85,9 +85,10 @@ def record_click(
     return record_signal(db, signal, write).result
 
 
-def remove_click(db: sqlite_utils.Database, user_id: int, item_id: int, source: str) -> bool:
-    """Take back a persona's click on an item (an undo); False when there was none. The same
-    write path as :func:`record_click`: one transaction, observers told (``op="delete"``)."""
+def remove_click(db: sqlite_utils.Database, user_id: int, item_id: int, source: str) -> str | None:
+    """Take back a persona's click on an item (an undo): the label taken back (``like`` /
+    ``dislike``), None when there was none. The same write path as :func:`record_click`: one
+    transaction, observers told (``op="delete"``)."""
     if source not in CLICK_SOURCES:
         raise InvalidInput(
             f"invalid click source {source!r}; expected one of {', '.join(CLICK_SOURCES)}"
@@ -95,7 +96,9 @@ def remove_click(db: sqlite_utils.Database, user_id: int, item_id: int, source: 
     signal = Signal("click", user_id, item_id, op="delete", source=source)
 
     def write(db):
-        return db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?",
-                          [user_id, item_id]).rowcount > 0
+        row = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
+                         [user_id, item_id]).fetchone()
+        db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id])
+        return row[0] if row else None
 
     return record_signal(db, signal, write).result

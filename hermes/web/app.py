@@ -24,6 +24,7 @@ from starlette.templating import Jinja2Templates
 from .. import config, faces
 from ..contract import NAME_MAX
 from ..plugins import get_plugin_manager
+from ..ranking.match import UNCOUNTED
 from . import csrf, pages
 from .render import FILTERS
 
@@ -40,6 +41,7 @@ def templates() -> Jinja2Templates:
     )
     env.filters.update(FILTERS)
     env.globals["NAME_MAX"] = NAME_MAX  # the persona form's maxlength
+    env.globals["UNCOUNTED"] = UNCOUNTED  # an evidence figure that does not count for the match
     return Jinja2Templates(env=env)
 
 

@@ -25,14 +25,16 @@ class Refusal(HTTPException):
         self.back = back
 
 
-def parse_int(value, what: str, lo: int, hi: int) -> int:
+def parse_int(value, what: str, lo: int, hi: int, *, more: str = "") -> int:
+    """``value`` as a whole number from ``lo`` to ``hi``; ``more`` completes the message
+    for a value that is no number (``"of days or 'all' (the whole archive)"``)."""
     if value is None or not str(value).strip():
         bad(f"{what} is missing: none was given (the links and buttons of hermes's pages "
             f"fill it in)")
     try:
         number = int(str(value).strip())
     except (TypeError, ValueError):
-        bad(f"{what} must be a whole number, got {str(value)[:40]!r}")
+        bad(f"{what} must be a whole number{' ' + more if more else ''}, got {str(value)[:40]!r}")
     if not lo <= number <= hi:
         bad(f"{what} must be between {lo} and {hi}, got {number}")
     return number
@@ -62,12 +64,7 @@ def parse_days(value) -> float | None:
         return DEFAULT_DAYS
     if str(value).strip().lower() == "all":
         return None
-    try:
-        int(str(value).strip())
-    except ValueError:
-        bad(f"days must be a whole number of days or 'all' (the whole archive), "
-            f"got {str(value)[:40]!r}")
-    return parse_int(value, "days", 1, MAX_DAYS)
+    return parse_int(value, "days", 1, MAX_DAYS, more="of days or 'all' (the whole archive)")
 
 
 def parse_text(value, what: str, *, required: bool, maximum: int = MAX_TEXT) -> str:

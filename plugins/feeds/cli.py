@@ -34,7 +34,7 @@ from hermes.contract import MAX_DAYS
 from hermes.errors import HermesError
 from hermes.faces import plural
 from hermes.ranking.explain import rank_line, weight_note
-from hermes.ranking.match import shown
+from hermes.ranking.match import UNCOUNTED, shown
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml
 from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
@@ -389,7 +389,7 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     if ev["liked"]:
         n = ev["liked"]
         if n.get("itself"):  # its closest liked item is itself: say so, not "nearest [its id]"
-            who = ("bootstrap liked this item itself, from the interests"
+            who = ("bootstrap liked this item itself, from your interests"
                    if n.get("source") == "bootstrap" else "you liked this item itself")
             lines.append(f"  liked: {who} ({n['level']})")
         else:
@@ -397,7 +397,7 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
                          f"{shown(n['similarity'])} ({n['level']})")
     if ev["classifier"]:
         c = ev["classifier"]
-        verdict = c["level"] if c.get("counts", True) else "undecided: does not count for the match"
+        verdict = c["level"] if c.get("counts", True) else UNCOUNTED
         lines.append(f"  classifier: probability {shown(c['probability'])} ({verdict})")
     else:
         lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
