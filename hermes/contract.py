@@ -288,7 +288,8 @@ class Embedder(Protocol):
     """An embedding model. It may also offer ``embed_tokens(texts) -> (vectors,
     [TokenVectors])``: the same sentence vectors plus each text's per-token vectors from
     the same pass, which lets the keyphrase tagger score phrases without a second model run
-    (see :func:`hermes.embed.embeds_tokens`)."""
+    (see :func:`hermes.embed.embeds_tokens`), and declare ``english_only = True`` when it
+    was trained on English alone (see :func:`hermes.embed.english_only`)."""
 
     name: str
     dimension: int

@@ -21,6 +21,13 @@ from .plugins import get_plugin_manager
 from .status import step
 
 
+def english_only(embedder) -> bool:
+    """Whether ``embedder`` reads English only (an ``english_only = True`` attribute): then
+    a low similarity of a text in another language says nothing about its topic, and the
+    explanation and bootstrap treat it so (:mod:`hermes.language`). Unset: not claimed."""
+    return bool(getattr(embedder, "english_only", False))
+
+
 def embeds_tokens(embedder) -> bool:
     """Whether ``embedder`` offers ``embed_tokens(texts) -> (vectors, [TokenVectors])``:
     the sentence vectors of :meth:`Embedder.embed` plus the per-token vectors of the same
@@ -56,6 +63,8 @@ class MiniLMEmbedder:
 
     name = "sentence-transformers/all-MiniLM-L6-v2"
     dimension = 384
+    #: trained on English: see :func:`english_only`
+    english_only = True
 
     def __init__(self, batch_size: int = 64):
         self.batch_size = batch_size

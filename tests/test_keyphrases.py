@@ -120,7 +120,7 @@ def test_ingest_tags_an_uncategorised_listing_with_recurring_keyphrases(db, tmp_
 def test_news_in_other_languages_gets_no_english_keyphrases(db):
     """The candidate rules are English: on Portuguese and Spanish news they made topics of
     function words ("ante", "sobre"). Such items are left untagged; English ones are not."""
-    from hermes.builtins.default_keyphrases import english
+    from hermes.language import english
 
     news = ["uol-eleicoes-2018.xml", "elpais-internacional-2018.xml"]
     add_feeds(db, [(str(FIXTURES / name), None) for name in news])

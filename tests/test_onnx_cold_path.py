@@ -52,7 +52,7 @@ def test_hermes_feed_after_an_interests_change_imports_nothing_heavy(db, db_path
 def test_stop_words_are_scikit_learns_list_read_without_importing_it():
     probe = textwrap.dedent("""
         import json, sys
-        from hermes.builtins.default_keyphrases import english_stop_words
+        from hermes.language import english_stop_words
         words = english_stop_words()
         print(json.dumps({"sklearn": "sklearn" in sys.modules, "words": sorted(words)}))
     """)

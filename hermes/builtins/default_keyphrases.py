@@ -19,16 +19,16 @@ re-tags the whole archive.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
 from ..embed import get_embedder
 from ..hookspecs import hookimpl
 from ..ingest.text import embedding_text
+from ..language import WORD as _WORD
+from ..language import english, english_stop_words
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
 VERSION = 8
@@ -109,7 +109,6 @@ _MODIFIERS = set("""
 _KEEP = {"system", "thin", "thick", "fire", "interest", "bill", "top", "bottom", "front",
          "back", "side", "full", "empty", "part", "amount", "move"}
 # Abbreviations that are topics although short.
-_WORD = re.compile(r"[^\W\d_][\w'\-]*[^\W_]|[^\W\d_]", re.UNICODE)
 # Stretches of text between punctuation, numbers and free-standing dashes: no candidate
 # phrase crosses their ends.
 _SEGMENT = re.compile(r"(?:[^.,;:!?()\[\]{}\"“”«»/|=<>+*~^0-9\s]|\s(?![-–—]\s))+")
@@ -123,54 +122,6 @@ _EXCEPTIONS = set("""
     corpus focus nucleus stimulus consensus census bias alias atlas always perhaps its this
     his has was is as us gps dos los las thus cross less loss boss moss
 """.split())
-
-
-# Function words of the other languages hermes reads dates in (es, pt, fr, de, it, nl) that
-# are not English words: a text using more of them than of English stop words is not English,
-# and the English candidate rules would make topics of its function words ("ante", "sobre").
-_FOREIGN = frozenset("""
-    de la que el en los del las por con una su para es al lo como más pero sus se um uma os
-    das dos não na ao em à é com mais foi ele ela le les des du et est une pour dans qui sur
-    au avec sont cette il elle der und ist nicht ein eine dem mit sich von zu auf für im auch
-    di che è per della sono gli nel alla het een van niet zijn voor op met dat ook naar o e
-    da seu sua pelo pela também mas ou y el
-""".split())
-#: below this many words the language is not judged (a title alone)
-LANGUAGE_MIN_WORDS = 12
-
-
-def english(text: str) -> bool:
-    """Whether ``text`` reads as English: more English stop words (leaving out the words
-    both lists hold, such as "de") than function words of the other languages feeds come
-    in (measured on the bundled feeds: English texts 20–55 % English stop words, Spanish
-    and Portuguese news 3–16 %)."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    if len(words) < LANGUAGE_MIN_WORDS:
-        return True
-    stop = _stops()
-    foreign = sum(w in _FOREIGN for w in words)
-    return sum(w in stop and w not in _FOREIGN for w in words) > foreign
-
-
-def english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop-word list, read from its own module file without
-    importing the scikit-learn package: the import costs 1–2.5 s (scipy, joblib …), which
-    was the largest fixed cost of tagging a fresh ingest run (benchmarks/results/onnx.md).
-    The module holds one frozenset literal; the ordinary import is the fallback."""
-    spec = importlib.util.find_spec("sklearn")  # a top-level package: found, not imported
-    source = Path(next(iter(spec.submodule_search_locations or []), "")) if spec else None
-    path = source / "feature_extraction" / "_stop_words.py" if source else None
-    if path is not None and path.is_file():
-        module_spec = importlib.util.spec_from_file_location("_hermes_sklearn_stop_words", path)
-        module = importlib.util.module_from_spec(module_spec)
-        try:
-            module_spec.loader.exec_module(module)
-            return frozenset(module.ENGLISH_STOP_WORDS)
-        except Exception:  # noqa: BLE001 — a changed layout: take the ordinary import
-            pass
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
 
 
 def _stop_words() -> frozenset[str]:
@@ -313,7 +264,7 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 def keyphrases(text: str, vector, tokens, *, k: int = PROPOSALS, embed=None) -> dict[str, float]:
     """The ``k`` best diverse candidates of ``text`` with their cosine to ``vector``."""
-    if vector is None or not english(text):
+    if vector is None or not english(text, _stops()):
         return {}
     spans = candidates(text)
     phrases = list(spans)

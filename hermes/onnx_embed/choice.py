@@ -74,6 +74,7 @@ class DefaultEmbedder:
 
     name = MiniLMEmbedder.name
     dimension = MiniLMEmbedder.dimension
+    english_only = MiniLMEmbedder.english_only
 
     def __init__(self, backend: str | None = None):
         self.reference = MiniLMEmbedder()

@@ -38,6 +38,7 @@ class OnnxMiniLMEmbedder:
 
     name = MiniLMEmbedder.name
     dimension = MiniLMEmbedder.dimension
+    english_only = MiniLMEmbedder.english_only
 
     def __init__(self, model_path: Path | None = None, weights: Path | None = None,
                  batch_size: int = 64):

@@ -9,7 +9,9 @@ the feed (bar first), with the item added if the window does not hold it. It hol
 - ``evidence``, the figures behind the judgement: ``interest`` (the interests clause it
   matches best and the cosine), ``liked`` (the nearest liked item and the cosine),
   ``classifier`` (the probability of a like), the ``tags``, ``authors`` and ``sources`` the
-  persona has rated, and its rated keyphrase ``topics`` (listed, never a reason);
+  persona has rated, its rated keyphrase ``topics`` (listed, never a reason), and
+  ``english``: False for a text in another language when the model reads English only
+  (the reason then says a low match shows little), None when not judged;
 - ``top``: the components that pushed it up most, each with the evidence behind it;
 - ``phrases``, strongest evidence first, worded by how strong it is, and ``reason``: the
   match and the first phrases, the one line every face shows;
@@ -32,9 +34,10 @@ import sqlite_utils
 
 from ..authors import author_key, surname
 from ..contract import CandidateQuery
-from ..embed import get_embedder
+from ..embed import english_only, get_embedder
 from ..errors import InvalidInput
 from ..faces import n_days
+from ..language import english
 from ..records import item_rows, now_iso
 from ..storage.transactions import write_transaction
 from ..text import clip
@@ -60,6 +63,9 @@ EVIDENCE_OF = {"profile": "interest", "affinity": "liked", "classifier": "classi
 #: how a level reads at the head of a reason
 MATCH_WORDS = {"strong": "Strong match", "good": "Good match", "weak": "Weak match",
                "none": "No match"}
+#: what a low match on a text in another language cannot show (an English-only model)
+NOT_ENGLISH = ("its text is not English and the model reads English only, so the low "
+               "match says little about its topic")
 
 
 def pool_of(window_days: float | None) -> str:
@@ -161,6 +167,7 @@ class _Shared:
         self.pool = pool or pool_of(window_days)
         embedder = get_embedder()
         self.model = embedder.name
+        self.english_only = english_only(embedder)
         matrix = get_matrix(db, embedder.name, embedder.dimension)
         preference = ranking.components.get("preference")
         # the statistics the preference scorer ranked with (else read them: no scorer)
@@ -191,6 +198,9 @@ class _Shared:
         matched = self._matched_keys(item)
         nearest = self._nearest_liked(item_id)
         evidence = self._evidence(pos, cand, matched, nearest)
+        # None: not judged (the model reads other languages too)
+        evidence["english"] = (english(f"{item['title']}. {item.get('summary') or ''}")
+                               if self.english_only else None)
         payload = {
             "user": self.user["name"],
             "item_id": item_id,
@@ -440,6 +450,8 @@ def reason_line(p: dict) -> str:
     if (held_down and p.get("above_bar", True) and preference.get("active")
             and preference.get("contribution", 0) < 0):
         shown = [*shown, "but " + held_down[0]]
+    if p["evidence"].get("english") is False and p["match"] in ("none", "weak"):
+        shown = [*shown, NOT_ENGLISH]
     return f"{head}: " + "; ".join(shown) + "."
 
 

@@ -5,7 +5,9 @@ from before the first real feedback.
 The order comes from the one ranking path with zero clicks (the written interests alone),
 over the whole archive. Only an item whose match clears the bar (strong or good) is liked and
 only one with no match is disliked: a bootstrap click is shown later as "you liked it", so
-in an archive with nothing on the persona's topics it must not make likes up. Every click is
+in an archive with nothing on the persona's topics it must not make likes up. Nor does it
+dislike a text in another language when the model reads English only: there "no match"
+means the model cannot read it, not that it is off the persona's topics. Every click is
 written through :func:`hermes.storage.signals.record_click` with source ``bootstrap``, all
 in one transaction: a bootstrap lands whole or not at all.
 """
@@ -16,8 +18,10 @@ import numpy as np
 import sqlite_utils
 
 from hermes.contract import CandidateQuery
+from hermes.embed import english_only, get_embedder
 from hermes.errors import InvalidInput
 from hermes.faces import INGEST, Say, plural, typed
+from hermes.language import english
 from hermes.ranking.match import BAR, LEVELS
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_user
@@ -100,9 +104,7 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
             f"no item in the archive is a strong or good match for the interests of "
             f"{user['name']!r} ({closest}), so there is nothing to like on its behalf; "
             f"{no_close_match(user['name'])}")
-    # The farthest first (a tiny archive yields fewer).
-    farthest = np.flatnonzero(ranking.levels == LEVELS.index("none"))[::-1][:n_dislike]
-    disliked = [order[p] for p in farthest]
+    disliked = _farthest(db, order, ranking.levels, n_dislike)
     if not liked and not disliked:
         raise InvalidInput(f"every item in the archive matches the interests of "
                            f"{user['name']!r} at least weakly, so there is nothing to dislike "
@@ -117,6 +119,23 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
     rows = item_rows(db, liked + disliked)
     brief = lambda ids: [{"id": i, "title": rows[i]["title"]} for i in ids]  # noqa: E731
     return {"user": user["name"], "liked": brief(liked), "disliked": brief(disliked)}
+
+
+def _farthest(db: sqlite_utils.Database, order: list[int], levels: np.ndarray, n: int) -> list[int]:
+    """Up to ``n`` items with no match, the farthest first (a tiny archive yields fewer),
+    leaving out texts the model cannot read (see the module's docstring)."""
+    nothing = [order[p] for p in np.flatnonzero(levels == LEVELS.index("none"))[::-1]]
+    if not n or not english_only(get_embedder()):
+        return nothing[:n]
+    out: list[int] = []
+    for start in range(0, len(nothing), 4 * n):  # rows read a few at a time, not all
+        chunk = nothing[start : start + 4 * n]
+        rows = item_rows(db, chunk)
+        out += [i for i in chunk
+                if i in rows and english(f"{rows[i]['title']}. {rows[i]['summary'] or ''}")]
+        if len(out) >= n:
+            break
+    return out[:n]
 
 
 def _require_fresh(db: sqlite_utils.Database, user: dict) -> None:
