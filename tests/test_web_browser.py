@@ -451,3 +451,24 @@ def test_the_longest_persona_name_wraps_instead_of_widening_a_phone_page(browser
             page.goto(url + path)
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, (path, width)
+
+
+def test_a_row_of_feeds_wider_than_a_phone_shows_that_it_goes_on(browser, db_path, db,
+                                                                 add_items, no_bar):
+    """The trial's phone showed two feeds of five, cut at the edge with nothing saying the
+    row scrolls. A shadow now marks each edge the row continues past."""
+    from hermes.records import create_user
+
+    for k in range(5):
+        add_items([{"title": f"Paper {k} on sparse autoencoders"}],
+                  feed_url=f"https://example.org/{k}.xml", feed_title=f"A long feed title number {k}")
+    create_user(db, "ada", "sparse autoencoders")
+    with serve(db_path) as url:
+        page = browser.new_page(viewport={"width": 390, "height": 800})
+        page.goto(url + "/feed?user=ada&days=all")
+        row = page.locator("nav.views")
+        assert row.evaluate("e => e.scrollWidth > e.clientWidth")  # it does go on
+        style = row.evaluate("e => [getComputedStyle(e).backgroundImage, "
+                             "getComputedStyle(e).backgroundAttachment]")
+        assert style[0].count("radial-gradient") == 2  # a shadow for each edge
+        assert style[1].split(", ")[:2] == ["local", "local"]  # covered where the row ends
