@@ -127,3 +127,40 @@ def test_opml_round_trips_local_feeds(db_path, tmp_path):
     # Importing it again changes nothing.
     again = json.loads(run("feeds", "import-opml", opml, "--db", other, "--json").stdout)
     assert again["added"] == 0 and again["already_subscribed"] == 1
+
+
+def test_dot_segments_tracking_parameters_and_this_machine_s_names_are_one_feed(
+        db, private_allowed):
+    """A trial subscribed one feed four times: under localhost and 127.0.0.1, with /./ in
+    the path and with ?utm_source=x; each said "0 items · ok"."""
+    from hermes.ingest.feedlist import canonical_location
+
+    with CannedServer() as server:
+        server.routes["/mlblog.xml"] = (200, {}, rss("Blog", SAMPLE_ENTRIES))
+        url = server.url("/mlblog.xml")
+        assert tool(db, "add_feed", url=url)["ok"]
+        for spelling in (url.replace("127.0.0.1", "localhost"), url.replace("/mlblog", "/./mlblog"),
+                         url + "?utm_source=x&utm_medium=rss"):
+            dup = tool(db, "add_feed", url=spelling)
+            assert dup["ok"] is False and "already subscribed: feed 1" in dup["message"], spelling
+    assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1
+    assert canonical_location("https://example.org/a/./b/../feed") == "https://example.org/a/feed"
+    # only compared, never fetched so: the stored address keeps what the person gave
+    assert canonical_location("http://localhost/f?utm_source=x") == "http://localhost/f?utm_source=x"
+
+
+def test_an_entry_is_stored_once_whatever_guid_another_copy_of_it_carries(db):
+    """A podcast's bare guids ("ep-42") are unique only within a feed, so hermes prefixes
+    them with the feed's address; the same feed under a second address then stored every
+    episode again, and one already read came back unread at the top of the feed."""
+    from hermes.ingest.store import insert_items
+
+    db.execute("INSERT INTO feeds (url, title) VALUES ('http://127.0.0.1:8799/pod.xml', 'Pod')")
+    db.execute("INSERT INTO feeds (url, title) VALUES ('http://localhost:8799/pod.xml', 'Pod')")
+    episode = {"url": "https://pod.example/ep-42", "title": "Ep. 42: Grokking", "summary": "…"}
+    first = insert_items(db, 1, [{**episode, "guid": "http://127.0.0.1:8799/pod.xml#ep-42"}])
+    again = insert_items(db, 2, [{**episode, "guid": "http://localhost:8799/pod.xml#ep-42"}])
+    assert len(first) == 1 and again == []
+    other_episode = {**episode, "title": "Ep. 43: Circuits", "guid": "http://localhost:8799/pod.xml#ep-43"}
+    assert len(insert_items(db, 2, [other_episode])) == 1  # same link, another title: another entry
+    assert db.execute("SELECT count(*) FROM items").fetchone()[0] == 2

@@ -47,7 +47,8 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
 def canonical_location(url: str) -> str:
     """One spelling per feed, so the same feed cannot be subscribed twice: a local file as
     its absolute resolved path (``file://`` URLs and relative paths included), a web URL
-    with its scheme and host lower-cased, the default port and any fragment dropped."""
+    with its scheme and host lower-cased, the default port, ``.`` and ``..`` path segments
+    and any fragment dropped."""
     url = url.strip()
     if is_local(url):
         return str(local_path(url).expanduser().resolve())
@@ -64,14 +65,40 @@ def canonical_location(url: str) -> str:
     if parts.username or parts.password:
         userinfo = parts.netloc.rpartition("@")[0]
         netloc = f"{userinfo}@{netloc}"
-    return urllib.parse.urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    return urllib.parse.urlunsplit((scheme, netloc, _without_dot_segments(parts.path),
+                                     parts.query, ""))
+
+
+def _without_dot_segments(path: str) -> str:
+    """RFC 3986's remove_dot_segments (``/a/./b/../c`` is ``/a/c``), which ``urljoin`` does."""
+    return urllib.parse.urlsplit(urllib.parse.urljoin("http://h/", path or "/")).path
+
+
+def same_feed_key(url: str) -> str:
+    """What two addresses of one feed share, for finding a subscription (never fetched):
+    :func:`canonical_location`, with this machine's own host names (localhost, 127.0.0.1,
+    ::1: one feed served locally is one feed under any of them) folded into one and
+    campaign-tracking parameters (``utm_*``) dropped."""
+    canonical = canonical_location(url)
+    if is_local(canonical):
+        return canonical
+    parts = urllib.parse.urlsplit(canonical)
+    try:
+        host, port = parts.hostname or "", parts.port
+    except ValueError:  # a malformed port (canonical_location left the URL as it was)
+        return canonical
+    host = "localhost" if host in {"localhost", "127.0.0.1", "::1"} else host
+    query = urllib.parse.urlencode([(k, v) for k, v in urllib.parse.parse_qsl(
+        parts.query, keep_blank_values=True) if not k.lower().startswith("utm_")])
+    netloc = f"{host}:{port}" if port else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def find_feed(db: sqlite_utils.Database, url: str) -> dict | None:
-    """The subscribed feed at ``url`` however it is spelled (see :func:`canonical_location`)."""
-    wanted = canonical_location(url)
+    """The subscribed feed at ``url`` however it is spelled (see :func:`same_feed_key`)."""
+    wanted = same_feed_key(url)
     for feed_id, stored, title in db.execute("SELECT id, url, title FROM feeds ORDER BY id"):
-        if stored == url or canonical_location(stored) == wanted:
+        if stored == url or same_feed_key(stored) == wanted:
             return {"id": feed_id, "url": stored, "title": title}
     return None
 

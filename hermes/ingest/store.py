@@ -10,7 +10,8 @@ then a fair bound on when it was published.
 
 arXiv papers are one item per paper: a cross-listing in another listing adds its categories
 to the stored item, and a replaced version (``announce_type: replace``, or a changed title or
-abstract) updates the stored text, which is then embedded and tagged again.
+abstract) updates the stored text, which is then embedded and tagged again. Any other
+entry is one item per link and title too, whatever its guid (:func:`_stored_as_another_id`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
                         out.updated_ids.append(known[0])
                     out.known_elsewhere += first_fetch and known[5] != feed_id
                     continue
+            if _stored_as_another_id(db, row):
+                out.known_elsewhere += first_fetch
+                continue
             undated = not row["published"]
             if undated:
                 row["published"] = None if first_fetch else fetched
@@ -98,6 +102,17 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
             else:
                 out.known_elsewhere += first_fetch
     return out
+
+
+def _stored_as_another_id(db, row: dict) -> bool:
+    """Whether the archive holds this entry under another id: the same link and title. A
+    bare guid ("ep-42") is made unique with its feed's URL, so the same feed subscribed
+    under two spellings of its address (or an aggregator re-publishing a post under its own
+    guid) would otherwise store every entry twice, read items coming back as unread."""
+    if not row["url"]:
+        return False
+    return db.execute("SELECT 1 FROM items WHERE url = ? AND title = ? AND guid != ? LIMIT 1",
+                      [row["url"], row["title"], row["guid"]]).fetchone() is not None
 
 
 def _update_paper(db, known, row: dict) -> bool:

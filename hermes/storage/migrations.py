@@ -273,6 +273,14 @@ def m011_item_keyphrases(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS item_tag_proposals_tag ON item_tag_proposals(tag, item_id)")
 
 
+@migration
+def m012_items_url(db: sqlite_utils.Database) -> None:
+    # One entry under two ids (a bare guid is prefixed with its feed's URL, so the same
+    # podcast under two spellings of its address, or a planet re-publishing a blog post,
+    # gave two ids): ingest looks the entry up by link and title. Saving by URL reads it too.
+    db.execute("CREATE INDEX IF NOT EXISTS items_url ON items(url) WHERE url IS NOT NULL")
+
+
 def all_migrations() -> list[Migration]:
     found = list(CORE)
     for group in get_plugin_manager().hook.hermes_migrations():
