@@ -233,31 +233,94 @@ async def _serve_stdio(lowlevel) -> None:
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
-        await lowlevel.run(AnswerUnreadable(read_stream, write_stream), write_stream,
+        answers = Answers(write_stream)
+        await lowlevel.run(AnswerUnreadable(read_stream, answers), answers,
                            lowlevel.create_initialization_options())
 
 
+class Answers:
+    """The stdio write stream, counting the requests still to be answered.
+
+    Closed stdin is the end of the input, not of the client: ``hermes serve < calls.jsonl``
+    reads its answers from stdout. The SDK ends the session at end of input and cancels the
+    handlers still running, so the last calls of a piped batch went unanswered (1 to 2 of 3,
+    varying by run). :class:`AnswerUnreadable` holds the end of input back until
+    :meth:`settled`. A request the client cancels is not waited for (it gets no answer)."""
+
+    def __init__(self, write_stream):
+        self._write = write_stream
+        self._open: set = set()
+        self._idle = None  # an anyio.Event while requests are open
+
+    def read(self, item) -> None:
+        """Note a message the client sent."""
+        message = getattr(item, "message", None)
+        method = getattr(message, "method", None)
+        if method is None:
+            return
+        if getattr(message, "id", None) is not None:  # a request: an answer is owed
+            self._open.add(message.id)
+        elif method == "notifications/cancelled":
+            self._close((getattr(message, "params", None) or {}).get("requestId"))
+
+    async def send(self, item) -> None:
+        await self._write.send(item)
+        message = getattr(item, "message", None)
+        if getattr(message, "method", None) is None:  # a response or an error
+            self._close(getattr(message, "id", None))
+
+    def _close(self, request_id) -> None:
+        self._open.discard(request_id)
+        if not self._open and self._idle is not None:
+            self._idle.set()
+
+    async def settled(self) -> None:
+        """Return once every request read so far is answered."""
+        import anyio
+
+        while self._open:
+            self._idle = anyio.Event()
+            await self._idle.wait()
+
+    def __getattr__(self, name):  # the rest of the stream's interface, unchanged
+        return getattr(self._write, name)
+
+    async def __aenter__(self):
+        await self._write.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info):
+        return await self._write.__aexit__(*exc_info)
+
+
 class AnswerUnreadable:
-    """A read stream of the SDK's stdio transport that answers each line it could not read
+    """A read stream of the SDK's stdio transport that holds its end back until the calls read
+    are answered (:class:`Answers`), and answers each line it could not read
     as a JSON-RPC message — invalid JSON, a lone surrogate escape, truncated input — with a
     JSON-RPC error (``-32700`` parse error, ``-32600`` for valid JSON that is not a message),
     carrying the request's id whenever Python's own JSON reader can still find one, so the
     waiting call ends now. Every other item passes through unchanged."""
 
-    def __init__(self, read_stream, write_stream):
+    def __init__(self, read_stream, answers: Answers):
         self._read = read_stream
-        self._write = write_stream
+        self._write = answers
 
     @property
     def last_context(self):  # the SDK reads the sender's context from its stream
         return getattr(self._read, "last_context", None)
 
     async def receive(self):
+        import anyio
         from pydantic import ValidationError
 
         while True:
-            item = await self._read.receive()
+            try:
+                item = await self._read.receive()
+            except anyio.EndOfStream:
+                await self._write.settled()  # the calls read so far are answered first
+                raise
             if not isinstance(item, ValidationError):
+                self._write.read(item)
                 return item
             await self._write.send(unreadable_answer(item))
 

@@ -280,6 +280,26 @@ def test_unparseable_lines_on_stdio_are_answered(tmp_path):
                for a in answers if "error" in a)
 
 
+def test_calls_piped_in_are_all_answered_after_the_input_ends(tmp_path):
+    """``hermes serve < calls.jsonl``: the SDK ended the session at end of input and
+    cancelled the calls still running, so a trial got 1 or 2 answers of 3. Every call read
+    is answered before the server stops."""
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    calls = [{"jsonrpc": "2.0", "id": k, "method": "tools/call",
+              "params": {"name": "list_feeds" if k % 2 else "list_users", "arguments": {}}}
+             for k in range(1, 11)]
+    lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, *calls]
+    proc = subprocess.run([*hermes_command(), "serve", "--db", str(tmp_path / "x.db")],
+                          input="".join(json.dumps(m) + "\n" for m in lines),
+                          env=child_env(tmp_path / "home"), capture_output=True, text=True,
+                          timeout=120)
+    answers = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert sorted(a["id"] for a in answers) == list(range(11)), proc.stdout[-2000:]
+    assert all("result" in a for a in answers) and proc.returncode == 0
+
+
 def test_a_database_the_server_cannot_open_is_a_server_error_over_mcp(tmp_path):
     import anyio
     import mcp
