@@ -146,8 +146,9 @@ class Tool:
         except OverflowError:
             # An id like 2**64 passes a schema with only a lower bound, then cannot be bound
             # as an SQLite integer: no such row can exist, so it is the caller's mistake.
-            return fail(f"a number given to {self.name} is too large: ids and counts must be "
-                        f"below {2 ** 63:,}", **self.empty)
+            # Not named by the tool: the CLI and the web show this message too.
+            return fail(f"a number given is too large: ids and counts are below {2 ** 63:,}",
+                        **self.empty)
 
     def __call__(self, db, /, *args, **kwargs) -> dict:
         names = [p.name for p in self.arguments()]

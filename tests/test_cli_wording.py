@@ -46,6 +46,14 @@ def test_a_refused_argument_is_named_as_the_command_spells_it(world, args, named
     assert "item_id" not in result.stderr
 
 
+def test_a_number_too_large_for_sqlite_does_not_name_a_tool_the_command_does_not_show(world):
+    _, path, _ = world
+    result = run("explain", "ada", 99999999999999999999, "--db", path)
+    assert result.exit_code == 1, result.output
+    assert "a number given is too large: ids and counts are below" in result.stderr
+    assert "explain_item" not in result.stderr
+
+
 def test_the_same_refusal_over_mcp_names_the_tool_parameter(db, world):
     from hermes.tools import call_tool, collect_tools
 
