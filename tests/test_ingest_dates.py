@@ -152,6 +152,24 @@ def test_a_date_in_the_future_is_not_believed(db, tmp_path):
     assert "Next year" not in titles_in_window(db, 1)
 
 
+def test_a_generator_s_zero_date_is_not_believed(db, tmp_path):
+    """A trial's 1970-01-01 pubDate (the Unix epoch: a date field left at zero) was stored as
+    the item's real date."""
+    feed = tmp_path / "epoch.xml"
+    feed.write_text(
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Blog</title>'
+        "<link>https://example.org/</link>"
+        "<item><title>Epoch</title><guid>a</guid><pubDate>Thu, 01 Jan 1970 00:00:00 +0000</pubDate></item>"
+        "<item><title>Old but real</title><guid>b</guid><pubDate>Tue, 06 Aug 1991 12:00:00 +0000</pubDate></item>"
+        "<item><title>Epoch in its URL</title><guid>c</guid><link>https://example.org/1970/01/01/x</link></item>"
+        "</channel></rss>", encoding="utf-8")
+    add_feeds(db, [(str(feed), "Blog")])
+    run_ingest(db)
+    published = dict(db.execute("SELECT title, published FROM items"))
+    assert published["Epoch"] is None and published["Epoch in its URL"] is None
+    assert published["Old but real"] == "1991-08-06T12:00:00+00:00"
+
+
 def _listing(path: Path, n: int, start: int = 0) -> None:
     """A small listing of recent items (today's dates), so the 7-day window is not empty."""
     now = datetime.now(timezone.utc)

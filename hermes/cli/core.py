@@ -254,8 +254,8 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                f"{counts['failed']} failed, {counts['skipped']} skipped); "
                f"{summary.embedded} embedded"
                + (f"; {updated} updated (revised or cross-listed papers)" if updated else "")
-               + (f"; {summary.undated} without a usable date (none, unreadable, or more than "
-                  "a day in the future; shown as 'date unknown', in no recency window)"
+               + (f"; {summary.undated} without a usable date (none, unreadable, before 1980 "
+                  "or more than a day in the future; shown as 'date unknown', in no recency window)"
                   if summary.undated else "")
                + (f"; {summary.tagged} earlier items tagged" if summary.tagged else ""))
     if summary.not_due:

@@ -125,15 +125,23 @@ _URL_DATE = re.compile(r"(?<![0-9])((?:19|20)\d{2})([/_-])(0?[1-9]|1[0-2])\2(0?[
 CLOCK_SKEW = timedelta(days=1)
 
 
+#: no feed item is older than this: a date before it is a generator's zero (the Unix epoch,
+#: 1900-01-01, 0001-01-01), which put a post among "the oldest" and out of every window
+EARLIEST = datetime(1980, 1, 1, tzinfo=timezone.utc)
+
+
 def believable(iso: str | None, *, now: datetime | None = None) -> str | None:
-    """``iso`` unless it lies further in the future than :data:`CLOCK_SKEW`."""
+    """``iso`` unless it lies further in the future than :data:`CLOCK_SKEW` or before
+    :data:`EARLIEST`."""
     if not iso:
         return None
     try:
         when = datetime.fromisoformat(iso)
     except ValueError:
         return None
-    return iso if when <= (now or datetime.now(timezone.utc)) + CLOCK_SKEW else None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return iso if EARLIEST <= when <= (now or datetime.now(timezone.utc)) + CLOCK_SKEW else None
 
 
 def date_from_url(url: str | None, *, now: datetime | None = None) -> str | None:
