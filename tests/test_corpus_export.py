@@ -279,3 +279,72 @@ def test_organisations_and_shows_are_exported_whole_not_as_a_family_name():
     assert inverted("The Gradient Hour") == "The Gradient Hour"
     assert person("William H. Press") == {"given": "William H.", "family": "Press"}
     assert inverted("Lukas J. Furtak") == "Furtak, Lukas J."
+
+
+# --- user-trial fixes: TeX, case, DOIs, categories, honorifics -------------------------------
+
+MATH_TITLE = r"On the $\ell_1$ Penalty for Sparse Autoencoders"
+MATH_ABSTRACT = r"We bound $\|x\|_{2}$ and the $L_1$ norm; 50% of $5 stays prose {open"
+
+
+def test_math_passes_through_bibtex_and_braces_still_cannot_break_it(db, add_items):
+    import bibtexparser
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    a, b = add_items([{"title": MATH_TITLE, "summary": MATH_ABSTRACT, "arxiv_id": "2309.08600"},
+                      {"title": r"Unbalanced $\{x$ math } here"}])
+    cs.favorite(db, "alice", a)
+    cs.favorite(db, "alice", b)
+    text = run(db, "bibtex").text
+    assert r"title = {On the $\ell_1$ Penalty for Sparse Autoencoders}" in text
+    assert r"$\|x\|_{2}$" in text and r"$L_1$" in text and r"\textbackslash{}ell" not in text
+    assert r"50\% of \$5 stays prose \textbraceleft{}open" in text  # prose is still escaped
+    # Math whose braces do not balance is prose: escaped, so the file still parses whole.
+    assert r"\$\textbackslash{}\{x\$" in text
+    lib = bibtexparser.parse_string(text)
+    assert lib.failed_blocks == [] and len(lib.entries) == 2
+
+
+def test_title_words_whose_case_matters_are_braced_once():
+    assert ex.bib_tex("Towards 7B SAE on GPT-4 and LLaMA-2", title=True) == \
+        "Towards {7B} {SAE} on {GPT-4} and {LLaMA-2}"
+    # In a sentence-case title a capitalised word is a proper noun; not after a colon.
+    assert ex.bib_tex("Scaling laws for Transformer models: Towards sparse codes", title=True) == \
+        "Scaling laws for {Transformer} models: Towards sparse codes"
+    # Title Case capitalises every word: only the inner capitals are protected.
+    assert ex.bib_tex("Attention Is All You Need for SAE", title=True) == "Attention Is All You Need for {SAE}"
+    assert ex.bib_tex("$L_1$ penalties", title=True) == "{$L_1$} penalties"
+    assert ex.bib_tex("Towards GPT-4") == "Towards GPT-4"  # abstracts are not recased by styles
+    # The feed's own braces are text (escaped); the word inside is braced once, by hermes.
+    assert ex.bib_tex("{GPT}-4 and SAE", title=True) == r"\{{GPT}\}-4 and {SAE}"
+
+
+def test_arxiv_papers_carry_their_datacite_doi_and_categories_as_arxiv_spells_them(corpus):
+    db, ids = corpus
+    bib = run(db, "bibtex").text
+    assert "doi = {10.48550/arXiv.2401.12345}" in bib
+    assert "keywords = {astro-ph.GA, galaxies, hermes-experienced}" in bib
+    paper = json.loads(run(db, "csl-json").text)[0]
+    assert paper["DOI"] == "10.48550/arXiv.2401.12345" and "astro-ph.GA" in paper["keyword"]
+    # The byline does not repeat the arXiv id as a DOI.
+    assert "doi:10.48550" not in run(db, "markdown").text
+    assert [references.arxiv_category(t) for t in
+            ("cs.lg", "astro-ph.ga", "quant-ph", "stat.ml", "math.oc", "physics.optics",
+             "cond-mat.mes-hall", "dark matter", "e.g")] == [
+        "cs.LG", "astro-ph.GA", "quant-ph", "stat.ML", "math.OC", "physics.optics",
+        "cond-mat.mes-hall", "dark matter", "e.g"]
+
+
+def test_honorifics_are_not_part_of_a_cited_name(db, add_items):
+    from hermes_corpus.references import inverted, person
+
+    assert person("Dr. Ana Lopez") == {"given": "Ana", "family": "Lopez"}
+    assert person("Prof. Dr Ana Lopez") == {"given": "Ana", "family": "Lopez"}
+    assert person("Lopez, Dr. Ana") == {"family": "Lopez", "given": "Ana"}
+    assert inverted("Mrs. Bea van der Berg") == "van der Berg, Bea"
+    assert person("Dr. Mrs") == {"literal": "Mrs"}  # a title alone is kept, not emptied
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    (item,) = add_items([{"title": "A talk", "authors": ["Dr. Ana Lopez"]}])
+    cs.favorite(db, "alice", item)
+    assert "author = {Lopez, Ana}" in run(db, "bibtex").text
+    assert json.loads(run(db, "csl-json").text)[0]["author"] == [{"given": "Ana", "family": "Lopez"}]

@@ -141,6 +141,36 @@ def test_saved_items_reach_exports_recall_and_ranking(alice, server):
     assert r["item_id"] in ranking.item_ids.tolist()
 
 
+def test_the_doi_arxivs_api_names_reaches_the_exports(alice, server):
+    """arXiv's answer carries the published version's DOI (<arxiv:doi>); the items table has
+    no DOI column, so it was dropped on saving and the exports had none."""
+    from hermes_corpus import export as ex
+
+    from hermes.records import require_user
+
+    db = alice
+    server.add(ARXIV_QUERY, body=ARXIV_ATOM)
+    r = save(db, "2401.12345")
+    user_id = require_user(db, "alice")["id"]
+    assert "doi = {10.1093/mnras/stab000}" in ex.export(db, user_id, "bibtex").text
+    assert json.loads(ex.export(db, user_id, "csl-json").text)[0]["DOI"] == "10.1093/mnras/stab000"
+    # Saving that DOI later is the same paper: nothing fetched, no second item.
+    again = save(db, "doi:10.1093/MNRAS/stab000")
+    assert again["item_id"] == r["item_id"] and not again["created"] and len(server.log) == 1
+
+
+def test_an_arxiv_paper_without_a_doi_gets_arxivs_own(alice, server):
+    from hermes_corpus import export as ex
+
+    from hermes.records import require_user
+
+    db = alice
+    server.add(ARXIV_QUERY, body=ARXIV_ATOM.replace(b"<arxiv:doi>10.1093/mnras/stab000</arxiv:doi>", b""))
+    save(db, "2401.12345")
+    bib = ex.export(db, require_user(db, "alice")["id"], "bibtex").text
+    assert "doi = {10.48550/arXiv.2401.12345}" in bib
+
+
 def test_an_existing_item_is_only_marked_saved(alice, add_items, server):
     db = alice
     (item,) = add_items([{"title": "From a feed", "arxiv_id": "2401.12345"}])

@@ -184,3 +184,48 @@ def test_cli_sync(alice, db_path, tmp_path):
     r = CliRunner().invoke(build_app(), ["corpus", "sync", "nobody", str(folder), "--db", str(db_path)])
     assert r.exit_code == 1 and "unknown persona" in r.output
     assert not any(name.endswith(".tmp") for name in os.listdir(folder))
+
+
+def test_a_title_with_tex_math_gets_a_readable_name_and_old_notes_move(db, add_items, tmp_path, monkeypatch):
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    user = require_user(db, "alice")
+    (item,) = add_items([{"title": r"On the $\ell_1$ Penalty  for $5", "arxiv_id": "2309.08600"}])
+    cs.favorite(db, "alice", item)
+    folder = tmp_path / "v"
+    # A folder synced by the previous hermes: the backslash became a gap in the name.
+    old_name = r"On the $ ell_1$ Penalty for $5 (arxiv-2309.08600).md"
+    with monkeypatch.context() as m:
+        m.setattr(vault, "file_name", lambda r: old_name)
+        m.setattr(vault, "LAYOUT", 1)
+        vault.sync(db, user, folder)
+    mine = "My thoughts on sparsity.\n"
+    (folder / old_name).write_text((folder / old_name).read_text() + mine)
+
+    report = vault.sync(db, user, folder)
+    new_name = "On the ell_1 Penalty for $5 (arxiv-2309.08600).md"  # a price keeps its $
+    assert report.full and "layout" in report.reason and report.written == [new_name]
+    assert notes(folder) == [new_name] and (folder / new_name).read_text().endswith(vault.MARKER + "\n" + mine)
+    assert json.loads((folder / vault.CURSOR).read_text())["notes"][str(item)]["file"] == new_name
+    assert vault.sync(db, user, folder).written == []  # stable from then on
+
+
+def test_a_facet_change_says_which_notes_left_the_facet_and_keeps_the_persons_text(alice, db_path, tmp_path):
+    from hermes.cli.app import build_app
+
+    db, user, ids = alice
+    folder = tmp_path / "v"
+    vault.sync(db, user, folder)
+    read = next(folder.glob("*2401.00001*"))
+    mine = "My own text.\n"
+    read.write_text(read.read_text() + mine)
+    cs.favorite(db, "alice", ids[3], on=False)  # this one does leave the corpus
+    r = CliRunner().invoke(build_app(), ["corpus", "sync", "alice", str(folder), "--facet", "saved",
+                                         "--db", str(db_path), "--json"])
+    out = json.loads(r.stdout)
+    assert r.exit_code == 0 and out["kept"] == [read.name] and read.read_text().endswith(mine)
+    assert len(out["removed"]) == 2 and sorted(out["outside_facet"]) == sorted([read.name, out["removed"][0]])
+    assert "the facets changed from experienced and saved to saved" in out["message"]
+    assert ("2 removed (1 of an item still in your corpus but not in the saved facet; 1 of an item "
+            "that left the corpus)") in out["message"]
+    assert ("Kept 1 note (1 of an item still in your corpus but not in the saved facet) because you "
+            "wrote below the marker line") in out["message"]

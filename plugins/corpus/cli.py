@@ -189,6 +189,32 @@ def _write_file(path: Path, text: str) -> None:
         raise HermesError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _left(names: list[str], outside: set[str], facet: str) -> str:
+    """Why notes left the folder: their items left the corpus, or (the folder was synced
+    with another ``--facet``) they are still in the corpus, only not in this facet."""
+    moved = sum(n in outside for n in names)
+    reasons = []
+    if moved:
+        reasons.append(f"{moved} of {'an item' if moved == 1 else 'items'} still in your corpus "
+                       f"but not in the {facet} facet")
+    if len(names) - moved:
+        gone = len(names) - moved
+        reasons.append(f"{gone} of {'an item' if gone == 1 else 'items'} that left the corpus")
+    return "; ".join(reasons)
+
+
+def _sync_message(folder: Path, r, facet: str) -> str:
+    outside = set(r.outside_facet)
+    message = f"{folder}: {t._n(len(r.written), 'note')} written, {len(r.removed)} removed"
+    if r.removed:
+        message += f" ({_left(r.removed, outside, facet)})"
+    message += f" (revision {r.revision}; {r.reason})."
+    if r.kept:
+        message += (f" Kept {t._n(len(r.kept), 'note')} ({_left(r.kept, outside, facet)}) because "
+                    "you wrote below the marker line: hermes never deletes your text.")
+    return message
+
+
 def sync(
     user: str,
     folder: Annotated[Path, typer.Argument(help="The folder to keep in step (an Obsidian vault or a folder in it).",
@@ -206,11 +232,7 @@ def sync(
         r = run_guarded(vault.sync, database, u, folder, facet, rebuild=rebuild)
     finally:
         database.conn.close()
-    message = (f"{folder}: {t._n(len(r.written), 'note')} written, {len(r.removed)} removed "
-               f"(revision {r.revision}; {r.reason}).")
-    if r.kept:
-        message += (f" Kept {t._n(len(r.kept), 'note')} of items that left the corpus, because "
-                    "you wrote in them.")
+    message = _sync_message(folder, r, facet)
     if r.conflicts:
         message += (f" Left {t._n(len(r.conflicts), 'note')} untouched because the marker line "
                     "is gone: put it back, or delete the note to get a fresh one.")

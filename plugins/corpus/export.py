@@ -12,6 +12,7 @@ matches on them updates an entry rather than duplicating it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import sqlite_utils
@@ -71,6 +72,84 @@ def bib_escape(text: str) -> str:
     return text.translate(_ESCAPE if _balanced(text) else _ESCAPE_LONE)
 
 
+# Inline (or display) math as pandoc reads it: the opening $ followed by a non-space, the
+# closing $ preceded by one and not followed by a digit, so "$5 and $10" is not math; an
+# escaped "\$" is a dollar sign, never a delimiter.
+MATH = re.compile(r"(?<!\\)(?:\$\$(?:[^$\\]|\\.)+?\$\$|\$(?!\s)(?:[^$\\\n]|\\.)+?(?<!\s)\$(?!\d))", re.S)
+# Inside math only these would break the LaTeX run (a comment, an alignment tab, a macro
+# parameter); their escaped forms are valid in math mode too.
+_MATH_SPECIAL = re.compile(r"(?<!\\)([%&#])")
+#: a word for case protection: letters and digits, joined by hyphens or apostrophes
+_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+
+
+def _segments(text: str) -> list[tuple[bool, str]]:
+    """``(is_math, piece)`` in order. A math piece whose braces do not balance on their own
+    is prose: passed through, it could close the field early and break the whole file."""
+    out, at = [], 0
+    for m in MATH.finditer(text):
+        if _balanced(m.group()):
+            out += [(False, text[at:m.start()]), (True, m.group())]
+            at = m.end()
+    return out + [(False, text[at:])]
+
+
+def _protected(word: str, proper: bool) -> bool:
+    """Whether BibTeX styles must keep ``word``'s case: capitals after its first character
+    ("SAE", "LLaMA", "GPT-4"), digits with capitals ("7B"), or, in a sentence-case title,
+    a capitalised word (a proper noun: "Transformer", "Bayesian")."""
+    upper = [c.isupper() for c in word]
+    if any(upper[1:]) or (any(upper) and any(c.isdigit() for c in word)):
+        return True
+    return proper and upper[0] and len(word) > 1
+
+
+def _sentence_case(words: list[str]) -> bool:
+    # Title Case capitalises the content words; sentence case leaves them lower. Judged on
+    # the longer words after the first, where the two conventions differ.
+    content = [w for w in words[1:] if len(w) > 3 and w[0].isalpha() and w[1:].islower()]
+    return sum(w[0].islower() for w in content) > len(content) / 2
+
+
+def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = False,
+               lead: str = "") -> str:
+    """Escape a prose piece; with ``protect``, brace its case-sensitive words (``lead``: the
+    title before this piece, to tell a sentence's first word)."""
+    table = _ESCAPE if balanced else _ESCAPE_LONE
+    if not protect:
+        return text.translate(table)
+    out, at = [], 0
+    for m in _WORD.finditer(text):
+        word = m.group()
+        # Not the first word of the title or of a sentence in it: capitalised by grammar.
+        prior = (lead + text[:m.start()]).rstrip()
+        start = not prior or prior[-1] in ".:?!"
+        guarded = _protected(word, proper and not start)
+        out += [text[at:m.start()].translate(table), "{" + word + "}" if guarded else word]
+        at = m.end()
+    return "".join(out) + text[at:].translate(table)
+
+
+def bib_tex(text: str, *, title: bool = False) -> str:
+    """A title or abstract for BibTeX: math (``$\\ell_1$``, as arXiv writes it) passes through
+    for LaTeX to typeset; everything else is escaped as :func:`bib_escape` does. A title's
+    words whose case matters are braced so styles that recase titles leave them alone."""
+    pieces = _segments(text)
+    prose = "".join(p for math, p in pieces if not math)
+    balanced = _balanced(prose)
+    proper = title and _sentence_case(_WORD.findall(prose))
+    out, lead = [], ""
+    for math, piece in pieces:
+        if math:
+            piece = _MATH_SPECIAL.sub(r"\\\1", piece)
+            # A title's math with capitals ($L_1$) would be lowercased by the style too.
+            out.append("{" + piece + "}" if title and any(c.isupper() for c in piece) else piece)
+        else:
+            out.append(_bib_prose(piece, balanced, protect=title, proper=proper, lead=lead))
+        lead += piece
+    return "".join(out)
+
+
 def _bib_verbatim(text: str) -> str:
     # URLs, DOIs and eprints are read verbatim (no escapes); only braces would break the entry.
     return text.replace("{", "%7B").replace("}", "%7D")
@@ -83,7 +162,7 @@ def _bib_name(name: str) -> str:
 
 
 def _bib_entry(r: dict) -> str:
-    fields: list[tuple[str, str]] = [("title", bib_escape(r["title"]))]
+    fields: list[tuple[str, str]] = [("title", bib_tex(r["title"], title=True))]
     if r["authors"]:
         fields.append(("author", " and ".join(_bib_name(a) for a in r["authors"])))
     if r["year"]:
@@ -97,7 +176,7 @@ def _bib_entry(r: dict) -> str:
     if r["doi"]:
         fields.append(("doi", _bib_verbatim(r["doi"])))
     if r["abstract"]:
-        fields.append(("abstract", bib_escape(r["abstract"])))
+        fields.append(("abstract", bib_tex(r["abstract"])))
     keywords = [*r["tags"], f"hermes-{r['facet']}"]
     fields.append(("keywords", bib_escape(", ".join(keywords))))
     if note_text(r):
@@ -195,7 +274,8 @@ def byline(r: dict) -> str:
         parts.append(r["year"])
     if r["arxiv"]:
         parts.append(f"arXiv:{r['arxiv']}")
-    if r["doi"]:
+    # arXiv's own DOI says nothing the arXiv id does not; a journal DOI does.
+    if r["doi"] and not (r["arxiv"] and r["doi"] == references.ARXIV_DOI.format(r["arxiv"])):
         parts.append(f"doi:{r['doi']}")
     parts.append(r["facet"] + (f", strength {r['strength']:.2f}" if r["strength"] is not None else ""))
     return " · ".join(parts)

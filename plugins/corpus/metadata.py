@@ -111,6 +111,10 @@ def arxiv_item(arxiv: str, api: str, *, allow_private: bool) -> dict:
         raise LookupFailed(f"arXiv's API answered for {item['arxiv_id']}, not {arxiv}")
     names = [plain_text(a.get("name")) for a in entry.get("authors") or []]
     item["author"] = ", ".join(n for n in names if n)[:2000] or None
+    # <arxiv:doi>: the published version's DOI. Not an item field, so :mod:`.save` stores
+    # it beside the item for the exports.
+    doi = _DOI.match(plain_text(entry.get("arxiv_doi") or "").split(" ")[0])
+    item["doi"] = doi.group(1).rstrip(".,;") if doi else None
     return item
 
 

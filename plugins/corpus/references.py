@@ -35,6 +35,13 @@ ORGANISATION_WORDS = frozenset("""
     group inc ltd llc radio network collaboration consortium foundation journal
     magazine blog project observatory agency council committee association editors staff
 """.split())
+#: titles before a name ("Dr. Ana Lopez"): a byline's courtesy, not part of the citation
+HONORIFICS = frozenset("dr prof mr ms mrs mx".split())
+#: the DOI DataCite registered for every arXiv paper
+ARXIV_DOI = "10.48550/arXiv.{}"
+# arXiv spells a subject class of these archives in capitals (cs.LG, astro-ph.GA, stat.ML);
+# the longer ones (physics.optics, cond-mat.mes-hall) and bare archives (quant-ph) are lower.
+_ARXIV_CATEGORY = re.compile(r"(astro-ph|cs|econ|eess|math|nlin|q-bio|q-fin|stat)\.([a-z]{2})")
 
 
 def facets_of(choice: str) -> tuple[str, ...]:
@@ -56,6 +63,13 @@ def doi_of(guid: str | None, url: str | None) -> str | None:
     return None
 
 
+def item_doi(stored: str | None, guid: str | None, url: str | None, arxiv: str | None) -> str | None:
+    """The DOI an export gives: the one a save stored (an arXiv paper's journal version),
+    the item's own (:func:`doi_of`), else for an arXiv paper arXiv's DataCite DOI, which
+    every arXiv paper has."""
+    return stored or doi_of(guid, url) or (ARXIV_DOI.format(arxiv) if arxiv else None)
+
+
 def citation_key(arxiv: str | None, doi: str | None, guid: str) -> str:
     """A key that stays the same across exports, so a re-import matches the earlier entry:
     ``arxiv-2401.12345`` (no version: every version is one paper), ``doi-10.1000-xyz``, else
@@ -68,15 +82,32 @@ def citation_key(arxiv: str | None, doi: str | None, guid: str) -> str:
     return "hermes-" + hashlib.sha256(guid.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+def arxiv_category(tag: str) -> str:
+    """A stored tag as arXiv spells it when it is an arXiv category: tags are stored
+    case-folded (:func:`hermes.tags.normalize_tag`), so ``cs.lg`` → ``cs.LG``."""
+    m = _ARXIV_CATEGORY.fullmatch(tag) if isinstance(tag, str) else None
+    return f"{m.group(1)}.{m.group(2).upper()}" if m else tag
+
+
+def _without_honorifics(name: str) -> str:
+    # "Dr. Ana Lopez" → "Ana Lopez", but a name that is only a title stays as written.
+    words = name.split(" ")
+    while len(words) > 1 and words[0].casefold().rstrip(".") in HONORIFICS:
+        words.pop(0)
+    return " ".join(words)
+
+
 def person(name: str) -> dict:
     """A name as CSL-JSON parts: ``{given, family}`` (with ``non-dropping-particle`` for
     "van der"), or ``{literal}`` for a one-word name or an organisation's (a lab, a show, a
-    pseudonym)."""
+    pseudonym). A leading honorific ("Dr.", "Prof.") is dropped."""
     name = " ".join(name.split())
     if "," in name:
         family, given = (p.strip() for p in name.split(",", 1))
+        given = _without_honorifics(given)
         return {"family": family, "given": given} if given else {"literal": family}
-    words = name.split(" ")
+    words = _without_honorifics(name).split(" ")
+    name = " ".join(words)
     if len(words) == 1 or any(w.casefold().strip(".") in ORGANISATION_WORDS for w in words):
         return {"literal": name}
     for k in range(1, len(words) - 1):
@@ -152,12 +183,13 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
     keys = _unique_keys(rows)
     rows = [r for r in rows if r[2] > since and (item_ids is None or r[0] in item_ids)]
     highlights, notes = _captures(db, user_id, {r[0] for r in rows})
+    stored_dois = dict(db.execute("SELECT item_id, doi FROM corpus_item_dois"))
     out = []
     for (item_id, facet, revision, added, guid, url, title, summary, author, published, ctype,
          tags, arxiv, frac, opens, first, last, fav) in rows:
         hs, ns = highlights.get(item_id, []), notes.get(item_id, [])
         seen = [t for t in (first, last, *(c["created"] for c in hs + ns)) if t]
-        doi = doi_of(guid, url)
+        doi = item_doi(stored_dois.get(item_id), guid, url, arxiv)
         score = (round(strength(frac, len(hs) + len(ns), bool(fav), opens, cfg)[0], 2)
                  if facet == "experienced" else None)
         out.append({
@@ -166,7 +198,8 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
             "title": title or url or f"item {item_id}", "authors": parse_stored(author),
             "published": published, "year": (published or "")[:4] or None, "url": url,
             "arxiv": arxiv, "doi": doi, "abstract": summary, "content_type": ctype,
-            "tags": json.loads(tags), "strength": score, "favorited": bool(fav),
+            "tags": [arxiv_category(t) for t in json.loads(tags)],
+            "strength": score, "favorited": bool(fav),
             "read_fraction": round(frac, 2),
             "first_seen": min(seen) if seen else added, "last_seen": max(seen) if seen else added,
             "highlights": hs, "notes": ns,

@@ -28,9 +28,11 @@ def existing_item(db: sqlite_utils.Database, ref: Ref) -> int | None:
     if ref.kind == "arxiv":
         sql, args = "SELECT id FROM items WHERE arxiv_id = ?", [ref.value]
     elif ref.kind == "doi":
-        sql = "SELECT id FROM items WHERE lower(guid) = ? OR lower(url) IN (?, ?) ORDER BY id"
+        # Also an arXiv paper saved earlier whose record named this DOI (its journal version).
+        sql = ("SELECT id FROM items WHERE lower(guid) = ? OR lower(url) IN (?, ?) OR id IN "
+               "(SELECT item_id FROM corpus_item_dois WHERE lower(doi) = ?) ORDER BY id")
         doi = ref.value.lower()
-        args = [f"doi:{doi}", f"https://doi.org/{doi}", f"https://dx.doi.org/{doi}"]
+        args = [f"doi:{doi}", f"https://doi.org/{doi}", f"https://dx.doi.org/{doi}", doi]
     else:
         sql, args = "SELECT id FROM items WHERE url = ? OR guid = ? ORDER BY id", [ref.value, ref.value]
     row = db.execute(sql, args).fetchone()
@@ -71,6 +73,9 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
             if new:
                 store_embeddings(db, embedder.name, new, vectors)
                 item_id, created = new[0], True
+                if item.get("doi"):
+                    db.execute("INSERT OR REPLACE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)",
+                               [item_id, item["doi"]])
                 # Tagged like an ingested item, in the same transaction (the tagger
                 # plugins' proposals, kept where they recur).
                 apply_proposals(db, propose([{**item, "id": item_id}], vectors, tokens),

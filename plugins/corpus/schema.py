@@ -1,10 +1,11 @@
-"""The corpus tables (migration ``corpus:001_tables``).
+"""The corpus tables (migrations ``corpus:001_tables``, ``corpus:002_item_dois``).
 
 Raw signals (``corpus_progress``, ``corpus_highlights``, ``corpus_notes``,
 ``corpus_favorites``) are the truth. ``corpus_membership`` materialises the current facets
 so a write can be diffed against them; ``corpus_revision`` and ``corpus_log`` are the
 per-persona revision counter and change log. Rows follow their persona when it is deleted
 (``ON DELETE CASCADE``); items are never deleted by hermes, so ``item_id`` is not a key.
+``corpus_item_dois`` keeps the DOI a save found that the item's own fields do not carry.
 """
 
 from __future__ import annotations
@@ -83,4 +84,19 @@ def m001_tables(db) -> None:
     )
 
 
-MIGRATIONS = [Migration("corpus:001_tables", m001_tables)]
+def m002_item_dois(db) -> None:
+    # The DOI a save's lookup found for an item whose guid and URL do not carry it: arXiv's
+    # API names a paper's journal DOI, and the shared items table has no DOI column.
+    run_script(
+        db,
+        """
+        CREATE TABLE IF NOT EXISTS corpus_item_dois (
+            item_id INTEGER PRIMARY KEY,
+            doi TEXT NOT NULL
+        )
+        """,
+    )
+
+
+MIGRATIONS = [Migration("corpus:001_tables", m001_tables),
+              Migration("corpus:002_item_dois", m002_item_dois)]

@@ -31,7 +31,7 @@ import sqlite_utils
 from hermes.errors import HermesError
 
 from . import references
-from .export import byline, markdown_body, md_link
+from .export import MATH, byline, markdown_body, md_link
 from .membership import _read_snapshot, changes_since, revision_state
 from .settings import corpus_settings
 from .strength import strength
@@ -39,10 +39,13 @@ from .strength import strength
 CURSOR = ".hermes-sync.json"
 CURSOR_VERSION = 1
 #: bump when :func:`render` changes: folders synced by an older hermes get a full pass
-LAYOUT = 1
+LAYOUT = 2  # 2: readable names for titles with TeX math, the arXiv DOI in front matter
 MARKER = ("<!-- hermes: write your own notes below this line; "
           "`hermes corpus sync` never changes what follows -->")
 _NAME_UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*#^\[\]]+')
+# TeX in arXiv titles: "$\ell_1$" reads as "ell_1" in a file name (a command keeps its name,
+# math loses its dollars and braces), instead of the backslash becoming a gap.
+_TEX_COMMAND = re.compile(r"\\([A-Za-z]+)")
 MAX_NAME_BYTES = 180
 
 
@@ -56,7 +59,10 @@ class SyncReport:
     reason: str
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    kept: list[str] = field(default_factory=list)       # left the corpus, the person wrote in it
+    kept: list[str] = field(default_factory=list)       # item gone from the facets, the person wrote in it
+    #: of ``removed`` and ``kept``, the notes whose item is still in the corpus, only no
+    #: longer in the folder's facets (the folder was synced with another ``--facet``)
+    outside_facet: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # marker line gone: left untouched
 
     def as_dict(self) -> dict:
@@ -66,10 +72,18 @@ class SyncReport:
 # --- one note ------------------------------------------------------------------------------
 
 
+def _plain_math(text: str) -> str:
+    # Only math's own dollars go: a price ("$5") is kept.
+    return MATH.sub(lambda m: re.sub(r"[${}]", "", m.group()), text)
+
+
 def file_name(record: dict) -> str:
     """``<title> (<key>).md``: readable in a vault, unique by the key, stable across runs.
-    Characters that file systems or wiki links refuse are dropped (the title is feed text)."""
-    title = " ".join(_NAME_UNSAFE.sub(" ", record["title"]).split()).strip(". ") or "untitled"
+    Characters that file systems or wiki links refuse are dropped (the title is feed text).
+    The note is found again by the item id in the folder's cursor, not by this name, so a
+    name that changes moves the note (with the person's text) rather than orphaning it."""
+    readable = _TEX_COMMAND.sub(r"\1", _plain_math(record["title"]))
+    title = " ".join(_NAME_UNSAFE.sub(" ", readable).split()).strip(". ") or "untitled"
     suffix = f" ({record['key']}).md"
     budget = MAX_NAME_BYTES - len(suffix.encode())
     raw = title.encode("utf-8")[:budget].decode("utf-8", "ignore").rstrip(". ")
@@ -246,7 +260,8 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
         elif log["truncated"]:
             full, reason = True, f"the change log was trimmed past revision {since}"
         elif cursor.get("facets") != list(facets):
-            full, reason = True, "the facets changed"
+            was = " and ".join(map(str, cursor.get("facets") or [])) or "none"
+            full, reason = True, f"the facets changed from {was} to {' and '.join(facets)}"
         elif cursor.get("layout") != LAYOUT:
             full, reason = True, "hermes's note layout changed"
         else:
@@ -254,6 +269,7 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
             full, reason = False, f"{n} membership change{'' if n == 1 else 's'} since revision {since}"
         revision = log["revision"] if log else revision_state(db, user["id"])[0]
         sigs = signatures(db, user["id"], facets)
+        in_corpus = _in_corpus(db, user["id"])
         known: dict = {} if cursor is None else cursor["notes"]
         logged = {c["item_id"] for c in log["changes"]} if log and not full else set()
 
@@ -272,7 +288,7 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
                         full=full, reason=reason)
     notes = {k: v for k, v in known.items() if k.isdigit() and int(k) in sigs}
     for item_id in sorted(int(k) for k in known if k.isdigit() and int(k) not in sigs):
-        _remove(folder, known[str(item_id)].get("file", ""), report)
+        _remove(folder, known[str(item_id)].get("file", ""), report, item_id in in_corpus)
     for r in records:
         entry = _place(folder, r, known.get(str(r["item_id"]), {}).get("file"), report)
         if entry is None:
@@ -305,8 +321,16 @@ def _place(folder: Path, r: dict, old_name: str | None, report: SyncReport) -> s
     return name
 
 
-def _remove(folder: Path, name: str, report: SyncReport) -> None:
-    """An item left the synced facets: delete its note unless the person wrote in it."""
+def _in_corpus(db: sqlite_utils.Database, user_id: int) -> set[int]:
+    """Every item in any facet: a note leaving the folder's facets says whether its item
+    left the corpus or only the chosen facet."""
+    return {r[0] for r in db.execute(
+        "SELECT DISTINCT item_id FROM corpus_membership WHERE user_id = ?", [user_id])}
+
+
+def _remove(folder: Path, name: str, report: SyncReport, in_corpus: bool) -> None:
+    """An item left the synced facets: delete its note unless the person wrote in it (the
+    note holds nothing else hermes could not write again)."""
     path = _inside(folder, name)
     text = _read(path) if path else None
     if text is None:
@@ -314,6 +338,8 @@ def _remove(folder: Path, name: str, report: SyncReport) -> None:
     personal = personal_part(text)
     if personal is None or personal.strip():
         report.kept.append(name)  # the person's text: leave the whole file to them
-        return
-    path.unlink()
-    report.removed.append(name)
+    else:
+        path.unlink()
+        report.removed.append(name)
+    if in_corpus:
+        report.outside_facet.append(name)
