@@ -51,6 +51,18 @@ def test_list_items_and_paragraphs_do_not_run_together():
     assert last["summary"] == "one. two"  # nothing after the last: no stop added
 
 
+def test_a_table_keeps_its_cells_apart_and_an_image_keeps_its_alt_text():
+    """A trial's table read "Layer Head Role 1 4 previous token", and "Image: <img alt=…>"
+    read "Image:"."""
+    item = one(rss([{"title": "Heads", "link": "https://example.org/h", "description":
+                     "<p>Image: <img src='a.png' alt='Attention heads by layer'></p>"
+                     "<table><tr><th>Layer</th><th>Head</th><th>Role</th></tr>"
+                     "<tr><td>1</td><td>4</td><td>previous token</td></tr></table>"
+                     "<p>No alt: <img src='b.png'> done</p>"}]))
+    assert item["summary"] == ("Image: Attention heads by layer. Layer | Head | Role. "
+                               "1 | 4 | previous token. No alt: done")
+
+
 def test_escaped_markup_in_text_cannot_become_a_tag():
     item = one(rss([{"title": "Using &lt;script&gt; tags", "link": "https://example.org/a"}]))
     assert "<script" not in item["title"] and "script" in item["title"]

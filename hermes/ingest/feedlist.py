@@ -13,6 +13,7 @@ from ..errors import HermesError
 from ..records import insert_feed, now_iso
 from ..storage.transactions import write_transaction
 from .fetch import is_local, local_path
+from .text import without_tracking
 
 SEEDED_KEY = "feeds_seeded"
 
@@ -78,7 +79,7 @@ def same_feed_key(url: str) -> str:
     """What two addresses of one feed share, for finding a subscription (never fetched):
     :func:`canonical_location`, with this machine's own host names (localhost, 127.0.0.1,
     ::1: one feed served locally is one feed under any of them) folded into one and
-    campaign-tracking parameters (``utm_*``) dropped."""
+    campaign-tracking parameters (``utm_*``, ``fbclid`` …) dropped."""
     canonical = canonical_location(url)
     if is_local(canonical):
         return canonical
@@ -88,10 +89,9 @@ def same_feed_key(url: str) -> str:
     except ValueError:  # a malformed port (canonical_location left the URL as it was)
         return canonical
     host = "localhost" if host in {"localhost", "127.0.0.1", "::1"} else host
-    query = urllib.parse.urlencode([(k, v) for k, v in urllib.parse.parse_qsl(
-        parts.query, keep_blank_values=True) if not k.lower().startswith("utm_")])
     netloc = f"{host}:{port}" if port else host
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path,
+                                     without_tracking(parts.query), ""))
 
 
 def find_feed(db: sqlite_utils.Database, url: str) -> dict | None:

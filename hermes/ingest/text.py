@@ -12,7 +12,16 @@ _BLOCK = re.compile(r"<(/?)(p|br|div|li|ul|ol|h[1-6]|tr|td|th|blockquote|pre|dd|
 # The end of a list item, heading, paragraph or definition: as one line of text it needs a
 # full stop where the feed wrote none, or "Resample dead latents</li><li>Normalise decoder
 # columns" runs together as one phrase (in exports, reasons and the embedded text).
-_ENDS = re.compile(r"</(li|p|h[1-6]|dt|dd)\s*>", re.I)
+_ENDS = re.compile(r"</(li|p|h[1-6]|dt|dd|caption)\s*>", re.I)
+# A table row's cells, kept apart (a trial's "Layer Head Role 1 4 previous token" read as one
+# phrase): "Layer | Head | Role. 1 | 4 | previous token".
+_CELLS = re.compile(r"</t[dh]\s*>(?=\s*<t[dh]\b)", re.I)
+# A row ends inside its last cell: text between a table's tags is moved out of the table by
+# the HTML parser (foster parenting), so a stop after </tr> would land before the table.
+_ROW_END = re.compile(r"(?=</t[dh]\s*>\s*</tr\s*>)", re.I)
+# An image's alt text is the words the author gave it; the tag itself leaves no text, and
+# "Image: <img alt='Attention heads'>" read "Image:".
+_IMAGE = re.compile(r"""<img\b[^>]*?\balt\s*=\s*(?:"([^"<]*)"|'([^'<]*)')[^>]*>""", re.I)
 _END_MARK = "\u2029"  # a paragraph separator: never kept, turned into ". " or a space
 _UNENDED = re.compile(r"(?<=[^\W_])\s*\u2029")
 _LAST_ENDS = re.compile(r"[\s\u2029]*\u2029[\s\u2029]*$")  # nothing follows: no stop needed
@@ -32,7 +41,10 @@ def plain_text(value: str | None, *, limit: int | None = None) -> str:
     # Lone surrogates (from broken encodings) cannot be stored as UTF-8, nor given to nh3.
     text = str(value).encode("utf-8", "replace").decode("utf-8")
     if _MARKUP.search(text):
+        text = _IMAGE.sub(lambda m: f" {m.group(1) or m.group(2) or ''} ", text)
+        text = _CELLS.sub(" | ", text)
         text = _ENDS.sub(lambda m: m.group(0) + _END_MARK, text.replace(_END_MARK, " "))
+        text = _ROW_END.sub(_END_MARK, text)
         text = _BLOCK.sub(r" <\1\2", text)  # keep words of adjacent blocks apart
         text = nh3.clean(text, tags=set(), clean_content_tags={"script", "style"})
         text = html.unescape(text)
@@ -66,16 +78,21 @@ def safe_url(value: str | None) -> str | None:
     return url
 
 
+def without_tracking(query: str) -> str:
+    """A URL's query without campaign-tracking parameters (``utm_*``, ``fbclid`` …)."""
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+    if not any(_TRACKING.match(k) for k, _ in pairs):  # rebuilt only when something goes
+        return query
+    return urllib.parse.urlencode([(k, v) for k, v in pairs if not _TRACKING.match(k)])
+
+
 def canonical_url(value: str | None) -> str | None:
     """:func:`safe_url`, lower-cased scheme and host, no fragment, no tracking parameters."""
     url = safe_url(value)
     if url is None:
         return None
     parts = urllib.parse.urlsplit(url)
-    query = parts.query
-    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-    if any(_TRACKING.match(k) for k, _ in pairs):  # rebuild only when there is something to drop
-        query = urllib.parse.urlencode([(k, v) for k, v in pairs if not _TRACKING.match(k)])
+    query = without_tracking(parts.query)
     netloc = parts.netloc.lower()
     if parts.port in (80, 443) and (parts.scheme.lower(), parts.port) in (("http", 80), ("https", 443)):
         netloc = netloc.rsplit(":", 1)[0]
