@@ -27,6 +27,9 @@ MAX_KEYED = 12
 _PARTICLES = {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "dos", "das",
               "la", "le", "ter", "ten", "st", "st.", "al", "el", "bin", "ibn", "zu", "y"}
 _SUFFIXES = {"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"}
+#: titles before a name ("Dr. Ana Lopez"): a byline's courtesy, not part of the name (it
+#: keyed her as "lopez, d" and an author search for "Ana Lopez" missed her)
+HONORIFICS = frozenset("dr prof mr ms mrs mx".split())
 _BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]|<[^>]*>")
 _EMAIL = re.compile(r"\S+@\S+")
 _PREFIX = re.compile(r"^\s*(?:authors?|by|autores?|auteurs?|autori|von)\s*[:\-]\s*", re.I)
@@ -56,7 +59,16 @@ def clean_name(name: str) -> str:
     if len(name) < 2 or not any(c.isalpha() for c in name) or len(name) > 100:
         return ""
     # Initials glued together ("L.J. Furtak") get a space, as arXiv writes them.
-    return re.sub(r"\b([A-Z])\.(?=[A-Z])", r"\1. ", name)
+    return re.sub(r"\b([A-Z])\.(?=[A-Z])", r"\1. ", without_honorifics(name))
+
+
+def without_honorifics(name: str) -> str:
+    """``name`` without leading titles ("Dr. Ana Lopez" → "Ana Lopez"); a name that is only
+    a title stays as written."""
+    words = name.split(" ")
+    while len(words) > 1 and words[0].casefold().rstrip(".") in HONORIFICS:
+        words.pop(0)
+    return " ".join(words)
 
 
 def _split(text: str) -> list[str]:

@@ -169,3 +169,14 @@ def test_the_corpus_page_labels_authors_as_authors_not_topics(db, db_path, paper
         text = client.get("/corpus?user=astro").text
     assert "Top topics" not in text and "(tags, topics and authors)" in text
     assert '<span class="tag">by ' in text  # a person among them is marked as one
+
+
+def test_a_title_before_a_name_is_not_part_of_it():
+    """A trial's Atom author "Dr. Ana Lopez" was keyed "lopez, d" and an author search for
+    "Ana Lopez" did not find her."""
+    from hermes.authors import author_key, matches, parse_authors
+
+    assert parse_authors("Dr. Ana Lopez and Prof Jane Smith") == ["Ana Lopez", "Jane Smith"]
+    assert author_key(parse_authors("Dr. Ana Lopez")[0]) == author_key("Ana Lopez")
+    assert matches(parse_authors("Dr. Ana Lopez"), "Ana Lopez")
+    assert parse_authors("Dr.") == ["Dr"]  # only a title: kept as written

@@ -15,7 +15,7 @@ import re
 
 import sqlite_utils
 
-from hermes.authors import parse_stored
+from hermes.authors import parse_stored, without_honorifics
 from hermes.errors import InvalidInput
 
 from .membership import FACETS, revision_state
@@ -35,8 +35,6 @@ ORGANISATION_WORDS = frozenset("""
     group inc ltd llc radio network collaboration consortium foundation journal
     magazine blog project observatory agency council committee association editors staff
 """.split())
-#: titles before a name ("Dr. Ana Lopez"): a byline's courtesy, not part of the citation
-HONORIFICS = frozenset("dr prof mr ms mrs mx".split())
 #: the DOI DataCite registered for every arXiv paper
 ARXIV_DOI = "10.48550/arXiv.{}"
 # arXiv spells a subject class of these archives in capitals (cs.LG, astro-ph.GA, stat.ML);
@@ -89,14 +87,6 @@ def arxiv_category(tag: str) -> str:
     return f"{m.group(1)}.{m.group(2).upper()}" if m else tag
 
 
-def _without_honorifics(name: str) -> str:
-    # "Dr. Ana Lopez" → "Ana Lopez", but a name that is only a title stays as written.
-    words = name.split(" ")
-    while len(words) > 1 and words[0].casefold().rstrip(".") in HONORIFICS:
-        words.pop(0)
-    return " ".join(words)
-
-
 def person(name: str) -> dict:
     """A name as CSL-JSON parts: ``{given, family}`` (with ``non-dropping-particle`` for
     "van der"), or ``{literal}`` for a one-word name or an organisation's (a lab, a show, a
@@ -104,9 +94,9 @@ def person(name: str) -> dict:
     name = " ".join(name.split())
     if "," in name:
         family, given = (p.strip() for p in name.split(",", 1))
-        given = _without_honorifics(given)
+        given = without_honorifics(given)
         return {"family": family, "given": given} if given else {"literal": family}
-    words = _without_honorifics(name).split(" ")
+    words = without_honorifics(name).split(" ")
     name = " ".join(words)
     if len(words) == 1 or any(w.casefold().strip(".") in ORGANISATION_WORDS for w in words):
         return {"literal": name}
