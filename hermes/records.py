@@ -128,14 +128,16 @@ def not_embedded(db: sqlite_utils.Database) -> int:
 
 ITEM_COLUMNS = (
     "id, feed_id, title, url, summary, author, published, content_type, tags, "
-    "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source, authors, keyphrases"
+    "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source, authors, keyphrases, "
+    "enclosure"
 )
 
 
 def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
     """Items by id, as dicts with their feed's title as ``source`` and ``tags``, ``authors``
-    and ``keyphrases`` (the tags that are keyphrases) parsed; ``published`` is ``None`` for an
-    item whose date is unknown."""
+    and ``keyphrases`` (the tags that are keyphrases) parsed, ``enclosure`` (a podcast's
+    media file: ``url``, ``type``, ``length`` in bytes or ``None``) or ``None``; ``published``
+    is ``None`` for an item whose date is unknown."""
     ids = [int(i) for i in item_ids]
     if not ids:
         return {}
@@ -145,9 +147,11 @@ def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
         marks = ",".join("?" * len(chunk))
         for row in db.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk):
             d = dict(zip(("id", "feed_id", "title", "url", "summary", "author", "published",
-                          "content_type", "tags", "source", "authors", "keyphrases"), row))
+                          "content_type", "tags", "source", "authors", "keyphrases",
+                          "enclosure"), row))
             d["tags"] = json.loads(d["tags"] or "[]")
             d["authors"] = json.loads(d["authors"] or "[]")
             d["keyphrases"] = json.loads(d["keyphrases"] or "[]")
+            d["enclosure"] = json.loads(d["enclosure"]) if d["enclosure"] else None
             out[d["id"]] = d
     return out

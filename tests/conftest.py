@@ -91,6 +91,7 @@ def add_items(db):
                 "url": item.get("url"),
                 "arxiv_id": item.get("arxiv_id"),
                 "authors": item.get("authors", []),
+                "enclosure": item.get("enclosure"),
             })
         ids = insert_items(db, feed_id, rows)
         embed_pending(db, get_embedder(), tag=keyphrases)

@@ -62,6 +62,11 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
         url = safe_url(item.get("url"))
         if url:
             _sub(entry, "link", rel="alternate", href=url)
+        media = item.get("enclosure") or {}
+        if safe_url(media.get("url")):  # a podcast's episode, for a reader that plays it
+            _sub(entry, "link", rel="enclosure", href=safe_url(media["url"]),
+                 **({"type": media["type"]} if media.get("type") else {}),
+                 **({"length": str(media["length"])} if media.get("length") else {}))
         _sub(entry, "updated", _stamp(item.get("published")))
         _sub(entry, "published", _stamp(item.get("published")))
         if item.get("author"):

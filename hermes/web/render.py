@@ -146,6 +146,16 @@ def fmt_num(value, digits: int = 2) -> str:
         return ""
 
 
+def fmt_media(enclosure) -> str:
+    """A podcast's media file in words: "audio · mpeg · 42 MB" (the parts the feed gave)."""
+    kind, _, subtype = str((enclosure or {}).get("type") or "").partition("/")
+    size = (enclosure or {}).get("length")
+    parts = [kind or "media", subtype.removeprefix("x-")] + (
+        [f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{max(1, round(size / 1e3))} kB"]
+        if isinstance(size, int) and size > 0 else [])
+    return " · ".join(p for p in parts if p)
+
+
 def fmt_figure(value) -> str:
     """A similarity or probability, cut as the CLI and MCP phrases cut it
     (:func:`hermes.ranking.match.shown`)."""
@@ -208,6 +218,7 @@ def fmt_until(value) -> str:
 
 FILTERS = {
     "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num, "figure": fmt_figure,
+    "media": fmt_media,
     "weight_note": lambda weight, n_clicks: weight_note(n_clicks, weight),
     "q": lambda v: quote(str(v), safe=""),
     # feed text: sanitised HTML, a plain-text preview, links only when http(s)

@@ -150,9 +150,10 @@ def list_feed(
         ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict:
     """The persona's ranked feed: the unread items that clear its bar (match strong or
-    good), best first, each with id, title, url, source, score, its match and the reason it
-    ranks; below_bar counts the others (below_bar=true lists them after). Use the ids with
-    record_feedback and explain_item (same since_days: the same reason)."""
+    good), best first, each with id, title, url, source, enclosure (a podcast's file), score,
+    its match and the reason it ranks; below_bar counts the others (below_bar=true lists them
+    after). Use the ids with record_feedback and explain_item (same since_days: the same
+    reason)."""
     persona = require_user(db, user)
     window = None if since_days is None else float(since_days)
     ranking = rank(db, persona, CandidateQuery(since_days=window, exclude_read=True),
@@ -172,6 +173,7 @@ def list_feed(
             "source": row["source"],
             "published": row["published"],
             "content_type": row["content_type"],
+            "enclosure": row["enclosure"],
             "tags": row["tags"],
             "summary": short_text(row["summary"]),
             "score": round(float(ranking.scores[pos]), 4),

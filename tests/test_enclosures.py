@@ -1,0 +1,60 @@
+"""A podcast's episode file reaches every face: hermes stored the enclosure and showed it
+nowhere, so a listener had no way to play an episode from the feed, the tools or the
+Atom feed a reader subscribes to (a user trial)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from web_support import client
+
+from hermes.records import create_user
+from hermes.tools import call_tool, collect_tools
+
+EPISODE = {"title": "Ep. 7: sparse autoencoders with a guest", "url": "https://pod.example/7",
+           "content_type": "podcast", "summary": "We talk about sparse autoencoders.",
+           "enclosure": {"url": "https://cdn.pod.example/ep7.mp3", "type": "audio/mpeg",
+                         "length": 41_900_000}}
+
+
+def _world(db, add_items):
+    [episode, paper] = add_items([EPISODE, {"title": "Sparse autoencoders, a paper"}])
+    create_user(db, "ada", "sparse autoencoders")
+    return episode, paper
+
+
+def test_list_feed_gives_the_episode_file(db, add_items, no_bar):
+    episode, paper = _world(db, add_items)
+    items = {i["id"]: i for i in call_tool(db, collect_tools()["list_feed"],
+                                           {"user": "ada", "since_days": None})["items"]}
+    assert items[episode]["enclosure"] == EPISODE["enclosure"]
+    assert items[paper]["enclosure"] is None
+
+
+def test_the_web_feed_links_the_episode_file_with_its_kind_and_size(db, db_path, add_items, no_bar):
+    _world(db, add_items)
+    with client(db_path) as c:
+        page = c.get("/feed?user=ada&days=all").text
+    assert 'class="media-link" href="https://cdn.pod.example/ep7.mp3"' in page
+    assert "▶ audio · mpeg · 42 MB" in page
+    assert page.count('class="media-link"') == 1  # the paper has none
+
+
+def test_the_atom_feed_carries_the_enclosure(db, db_path, add_items, no_bar):
+    episode, _ = _world(db, add_items)
+    db.execute("UPDATE items SET published = strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')")
+    with client(db_path) as c:
+        body = c.get("/feed/ada.atom").content
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    links = ET.fromstring(body).findall(".//a:entry/a:link[@rel='enclosure']", ns)
+    assert [(e.get("href"), e.get("type"), e.get("length")) for e in links] == [
+        ("https://cdn.pod.example/ep7.mp3", "audio/mpeg", "41900000")]
+
+
+def test_an_enclosure_that_is_not_a_web_address_is_not_linked(db, db_path, add_items, no_bar):
+    add_items([{**EPISODE, "enclosure": {"url": "javascript:alert(1)", "type": "audio/mpeg",
+                                         "length": None}}])
+    create_user(db, "ada", "sparse autoencoders")
+    with client(db_path) as c:
+        page = c.get("/feed?user=ada&days=all").text
+    assert "media-link" not in page and "javascript:" not in page
