@@ -36,7 +36,7 @@ from ..authors import author_key, surname
 from ..contract import CandidateQuery
 from ..embed import english_only, get_embedder
 from ..errors import InvalidInput
-from ..faces import n_days
+from ..faces import n_days, plural
 from ..language import english
 from ..records import item_rows, now_iso
 from ..storage.transactions import write_transaction
@@ -347,8 +347,15 @@ def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
-def _labels(keys: list[dict]) -> str:
-    return ", ".join(k["label"] for k in keys[:3])
+def _labels(keys: list[dict], liked: bool) -> str:
+    """The keys with the clicks behind each, the side named first: "article" alone read as a
+    verdict on every article after one dislike ("type article: 1 dislike")."""
+    def tally(k: dict) -> str:
+        sides = [plural(k["likes"], "like"), plural(k["dislikes"], "dislike")]
+        return ", ".join(n for n in (sides if liked else sides[::-1]) if not n.startswith("0 "))
+
+    return ", ".join(f"{'type ' if k['kind'] == 'type' else ''}{k['label']}: {tally(k)}"
+                     for k in keys[:3])
 
 
 def _phrases(p: dict) -> list[str]:
@@ -411,9 +418,9 @@ def _phrases(p: dict) -> list[str]:
         liked = [k for k in keys if k["score"] > 0]
         disliked = [k for k in keys if k["score"] < 0]
         if liked:
-            add(strength, "keys", f"{liked_words} ({_labels(liked)})")
+            add(strength, "keys", f"{liked_words} ({_labels(liked, True)})")
         if disliked:
-            add(strength - 0.25, "keys", f"{disliked_words} ({_labels(disliked)})")
+            add(strength - 0.25, "keys", f"{disliked_words} ({_labels(disliked, False)})")
     for name, c in sorted(comps.items()):
         if name not in EVIDENCE_OF and c["active"] and c["raw"] > 0:  # its own score, not z
             add(1.5, name, f"{name} favours it")
