@@ -271,3 +271,24 @@ def test_a_persona_id_instead_of_a_name_is_refused(db, archive, name):
 def test_an_unexpected_argument_is_a_clear_failure(db, name):
     result = tool(db, name, bogus=1)
     assert result["ok"] is False and "bogus" in result["message"]
+
+
+def test_keyphrase_topics_are_not_reported_as_tags_the_ranking_counts(db, add_items):
+    """A trial's `persona show` listed "liked tags: activation patching (+0.33)", keyphrases
+    the preference scorer leaves out: a pull on the ranking they do not have."""
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+
+    ids = add_items([{"title": "Activation patching in small transformers", "tags": ["cs.lg"]}])
+    db.execute("""UPDATE items SET tags = '["cs.lg", "activation patching"]',
+                  keyphrases = '["activation patching"]' WHERE id = ?""", [ids[0]])
+    alice = make_persona(db)
+    record_click(db, alice["id"], ids[0], True, "ui")
+    s = tool(db, "profile_status", user="alice")
+    assert [e["key"] for e in s["liked_tags"]] == ["cs.lg"]
+    assert [e["key"] for e in s["liked_topics"]] == ["activation patching"]
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    out = CliRunner().invoke(build_app(), ["persona", "show", "alice", "--db", path]).output
+    assert "liked tags: cs.lg (+" in out and "activation patching" not in out.split("liked tags:")[1].split("\n")[0]
+    assert "liked topics (keyphrases: listed, not counted in the ranking): activation patching" in out

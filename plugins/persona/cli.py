@@ -20,6 +20,9 @@ from .bootstrap import BOOTSTRAP_MAX
 from .personas import INTERESTS_MAX
 from .search import SEARCH_MAX
 
+#: keyphrase topics are listed in `persona show`, but the ranking does not count them
+UNCOUNTED_TOPICS = "keyphrases: listed, not counted in the ranking"
+
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Persona name.")]
 InterestsOption = Annotated[str, typer.Option("--interests", metavar="TEXT",
                                               help="What this persona wants to read, in plain words "
@@ -62,6 +65,8 @@ def show(name: NameArg, db: DbOption = None, as_json: JsonOption = False):
                + (f"; {src})" if src else ")"))
     typer.echo(f"  blend: {s['blend']}")
     for label, key in (("liked tags", "liked_tags"), ("disliked tags", "disliked_tags"),
+                       (f"liked topics ({UNCOUNTED_TOPICS})", "liked_topics"),
+                       (f"disliked topics ({UNCOUNTED_TOPICS})", "disliked_topics"),
                        ("liked types", "liked_types"), ("disliked types", "disliked_types"),
                        ("liked sources", "liked_sources"), ("disliked sources", "disliked_sources")):
         if s[key]:

@@ -22,13 +22,12 @@ TOP = 10
 
 
 def _entries(stats: dict, family: str, *, liked: bool, top: int = TOP) -> list[dict]:
-    """The keys of one family (``tag`` — feed categories and keyphrase topics alike —,
-    ``type``, ``source``) the persona liked (or disliked)."""
-    families = ("tag", "topic") if family == "tag" else (family,)
+    """The keys of one family (``tag``: feed categories, ``topic``: keyphrases a tagger
+    added, ``type``, ``source``) the persona liked (or disliked)."""
     picked = [
         (split_key(key)[1], s)
         for key, s in stats.items()
-        if split_key(key)[0] in families and ((s["score"] > 0) if liked else (s["score"] < 0))
+        if split_key(key)[0] == family and ((s["score"] > 0) if liked else (s["score"] < 0))
     ]
     picked.sort(key=lambda kv: (-abs(kv[1]["score"]), -(kv[1]["likes"] + kv[1]["dislikes"]), kv[0]))
     return [
@@ -105,6 +104,10 @@ def profile_status(db: sqlite_utils.Database, user: str) -> dict:
         ),
         "liked_tags": _entries(stats, "tag", liked=True),
         "disliked_tags": _entries(stats, "tag", liked=False),
+        # Listed apart: the preference scorer leaves keyphrase topics out (every weight given
+        # them lowered nDCG), so calling them liked tags claimed a pull they do not have.
+        "liked_topics": _entries(stats, "topic", liked=True),
+        "disliked_topics": _entries(stats, "topic", liked=False),
         "liked_types": _entries(stats, "type", liked=True, top=5),
         "disliked_types": _entries(stats, "type", liked=False, top=5),
         "liked_sources": sources["liked"],

@@ -101,6 +101,8 @@ class ProfileStatus(Result):
     blend: str = ""
     liked_tags: Objects = []
     disliked_tags: Objects = []
+    liked_topics: Objects = []
+    disliked_topics: Objects = []
     liked_types: Objects = []
     disliked_types: Objects = []
     liked_sources: Objects = []
@@ -210,8 +212,9 @@ def update_persona(db, name: User, interests: Interests) -> dict:
 @tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True)
 def profile_status(db, user: User) -> dict:
     """What a persona has taught the ranking: click counts (by source), the blend weight
-    between written interests and learned behaviour, most liked and disliked tags, and whether
-    the click classifier is active and why."""
+    between written interests and learned behaviour, most liked and disliked tags (feed
+    categories, which the ranking counts), topics (keyphrases: listed, not counted), types and
+    sources, and whether the click classifier is active and why."""
     s = status.profile_status(db, user)
     # Counted, not listed: tags are feed text (untrusted), kept in the liked_tags payload.
     liked = f"{len(s['liked_tags'])}{SEE_LIKED_TAGS}" if s["liked_tags"] else "none yet"
