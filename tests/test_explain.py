@@ -76,7 +76,7 @@ def test_explanation_after_clicks(db, persona):
     assert liked["id"] == nearest[0]["id"] and liked["similarity"] == pytest.approx(nearest[0]["similarity"], abs=1e-4)
     assert e["evidence"]["classifier"]["level"] in ("strong", "good", "weak", "none")
     assert [t["label"] for t in e["evidence"]["tags"]] == ["quant-ph"]
-    assert any(p.startswith("has tags you liked (quant-ph: 2 likes)") for p in e["phrases"])
+    assert any(p.startswith("has tags you liked: quant-ph (2 likes)") for p in e["phrases"])
     assert e["reason"] == reason_line(e)
     json.dumps(e)  # JSON-safe throughout
 
@@ -222,7 +222,7 @@ def test_a_strong_match_held_down_by_a_disliked_source_says_so(db, add_items, no
     why = explain(db, user, sae, since_days=None)
     assert why["match"] in ("strong", "good")
     assert why["components"]["preference"]["contribution"] < 0  # precondition: held down
-    assert why["reason"].endswith("; but from a source or type you disliked (Gradient Notes: 1 dislike).")
+    assert why["reason"].endswith("; but from a source or type you disliked: Gradient Notes (1 dislike).")
     fine = explain(db, user, others[1], since_days=None)
     assert "you disliked" not in fine["reason"]
 
@@ -276,6 +276,6 @@ def test_a_type_disliked_once_is_named_with_the_one_dislike_behind_it(db, add_it
     record_click(db, user["id"], papers[1], True, "ui")
     record_click(db, user["id"], football, False, "ui")
     phrases = explain(db, user, papers[0], since_days=None)["phrases"]
-    assert "from a source or type you disliked (type article: 1 dislike)" in phrases
-    assert "from a source or type you liked (type paper: 1 like)" in explain(
+    assert "from a source or type you disliked: type article (1 dislike)" in phrases
+    assert "from a source or type you liked: type paper (1 like)" in explain(
         db, user, papers[1], since_days=None)["phrases"]

@@ -349,12 +349,12 @@ def _times(n: int) -> str:
 
 def _labels(keys: list[dict], liked: bool) -> str:
     """The keys with the clicks behind each, the side named first: "article" alone read as a
-    verdict on every article after one dislike ("type article: 1 dislike")."""
+    verdict on every article after one dislike ("type article (1 dislike)")."""
     def tally(k: dict) -> str:
         sides = [plural(k["likes"], "like"), plural(k["dislikes"], "dislike")]
         return ", ".join(n for n in (sides if liked else sides[::-1]) if not n.startswith("0 "))
 
-    return ", ".join(f"{'type ' if k['kind'] == 'type' else ''}{k['label']}: {tally(k)}"
+    return ", ".join(f"{'type ' if k['kind'] == 'type' else ''}{k['label']} ({tally(k)})"
                      for k in keys[:3])
 
 
@@ -418,9 +418,9 @@ def _phrases(p: dict) -> list[str]:
         liked = [k for k in keys if k["score"] > 0]
         disliked = [k for k in keys if k["score"] < 0]
         if liked:
-            add(strength, "keys", f"{liked_words} ({_labels(liked, True)})")
+            add(strength, "keys", f"{liked_words}: {_labels(liked, True)}")
         if disliked:
-            add(strength - 0.25, "keys", f"{disliked_words} ({_labels(disliked, False)})")
+            add(strength - 0.25, "keys", f"{disliked_words}: {_labels(disliked, False)}")
     for name, c in sorted(comps.items()):
         if name not in EVIDENCE_OF and c["active"] and c["raw"] > 0:  # its own score, not z
             add(1.5, name, f"{name} favours it")
