@@ -4,21 +4,36 @@ Built-ins are registered exactly like external plugins, from :data:`DEFAULT_PLUG
 core never imports a plugin anywhere else. ``HERMES_PLUGINS`` (or ``[plugins] enabled`` in
 ``config.toml``) is an allow-list by plugin name; tests set ``HERMES_LOAD_ENTRYPOINTS=0`` so
 whatever happens to be installed on the machine does not leak into them.
+
+An installed plugin that fails to load (an import error, a hook with arguments no hook has)
+is skipped with one line on stderr naming it, its distribution, the error and the way out,
+and ``hermes plugins`` lists it as failed: one broken optional package must not take
+``hermes --version`` or the MCP server down with it (as pytest, llm and datasette users
+expect). stderr only: stdout carries the MCP stdio stream. A plugin that fails while a hook
+runs is named the same way (:func:`call_each`, :func:`warn`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import importlib
+import logging
 import os
 import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
+from typing import Any
 
 import pluggy
 
 from . import hookspecs
 from .config import settings
 from .errors import HermesError, NotFound
+
+log = logging.getLogger(__name__)
 
 #: plugin name -> module, registered in this order (the names are what ``HERMES_PLUGINS``
 #: and ``hermes plugins`` use)
@@ -38,6 +53,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
 def _build() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("hermes")
     pm.add_hookspecs(hookspecs)
+    pm._hermes_failed = []  # entry points that failed to load: see load_failures()
     allowed = settings().plugins
     seen: set[str] = set()
     for name, module_name in DEFAULT_PLUGINS.items():
@@ -47,9 +63,8 @@ def _build() -> pluggy.PluginManager:
     if os.environ.get("HERMES_LOAD_ENTRYPOINTS", "1") != "0":
         for ep in entry_points(group="hermes"):
             seen.add(ep.name)
-            if allowed is None or ep.name in allowed:
-                if pm.get_plugin(ep.name) is None:
-                    pm.register(ep.load(), name=ep.name)
+            if (allowed is None or ep.name in allowed) and pm.get_plugin(ep.name) is None:
+                _load(pm, ep)
     if allowed is not None:
         unknown = sorted(set(allowed) - seen)
         if unknown:
@@ -57,10 +72,57 @@ def _build() -> pluggy.PluginManager:
                 f"unknown plugin(s) in the allow-list: {', '.join(unknown)}; "
                 f"known: {', '.join(sorted(seen))}"
             )
+    for failure in pm._hermes_failed:
+        sys.stderr.write(f"hermes: warning: {failure_line(failure, pm)}\n")
     check(pm)
     if os.environ.get("HERMES_TRACE_PLUGINS") == "1":
         trace(pm)
     return pm
+
+
+def _load(pm: pluggy.PluginManager, ep) -> None:
+    """Import and register entry point ``ep``, or record why it could not be."""
+    try:
+        pm.register(ep.load(), name=ep.name)
+    except Exception as exc:  # noqa: BLE001 - any error in a third-party import is its own
+        dist = getattr(ep, "dist", None)
+        pm._hermes_failed.append({
+            "name": ep.name, "module": ep.module,
+            "distribution": dist.name if dist is not None else None,
+            "version": dist.version if dist is not None else None,
+            "error": error_line(exc),
+        })
+
+
+def error_line(exc: BaseException) -> str:
+    """``KeyError: 'boom' (hermes_boom/__init__.py:12)``: the error and where it was raised,
+    on one line (a traceback of pluggy's and importlib's frames names neither)."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    # the innermost frame of the plugin's own code: not importlib's or pluggy's
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<") and "/pluggy/" not in
+              f.filename.replace(os.sep, "/") and "/importlib/" not in f.filename.replace(os.sep, "/")]
+    if frames:
+        path = frames[-1].filename.replace(os.sep, "/").split("/")
+        text += f" ({'/'.join(path[-2:])}:{frames[-1].lineno})"
+    return text
+
+
+def failure_line(failure: dict, pm: pluggy.PluginManager) -> str:
+    """What went wrong with a plugin that failed to load, and the two ways out."""
+    origin = (f"{failure['distribution']} {failure['version']}" if failure["distribution"]
+              else failure["module"])
+    others = ",".join(name for name, _ in pm.list_name_plugin())
+    uninstall = (f"uninstall it (pip uninstall {failure['distribution']})"
+                 if failure["distribution"] else "uninstall it")
+    return (f"plugin {failure['name']!r} ({origin}) failed to load and is skipped: "
+            f"{failure['error']}; {uninstall} or leave it out with HERMES_PLUGINS={others}")
+
+
+def load_failures() -> list[dict]:
+    """The installed plugins that failed to load (``name``, ``module``, ``distribution``,
+    ``version``, ``error``), skipped by the plugin manager."""
+    return list(getattr(get_plugin_manager(), "_hermes_failed", []))
 
 
 def check(pm: pluggy.PluginManager) -> None:
@@ -103,8 +165,9 @@ def distribution(module: str) -> tuple[str | None, str | None]:
 
 
 def describe_plugins() -> list[dict]:
-    """What every loaded plugin provides: hooks it implements, tools it registers, and the
-    distribution (and version) it comes from."""
+    """What every plugin provides: hooks it implements, tools it registers, and the
+    distribution (and version) it comes from; ``error`` says why one failed to load
+    (``None`` for a loaded one)."""
     pm = get_plugin_manager()
     out = []
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda np_: np_[0]):
@@ -115,6 +178,66 @@ def describe_plugins() -> list[dict]:
         module = getattr(plugin, "__name__", type(plugin).__module__)
         dist, dist_version = distribution(module)
         out.append({"name": name, "module": module, "distribution": dist,
-                    "version": dist_version, "hooks": hooks, "tools": tools})
-    return out
+                    "version": dist_version, "hooks": hooks, "tools": tools, "error": None})
+    failed = [{**f, "hooks": [], "tools": []} for f in load_failures()]
+    return sorted(out + failed, key=lambda p: p["name"])
 
+
+# --- a plugin failing while a hook runs ----------------------------------------------------
+
+_notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "hermes_plugin_warnings", default=None)
+
+
+def warn(message: str) -> None:
+    """Report a plugin's failure that hermes worked around: logged (stderr, never stdout) and
+    kept for the tool call in progress, which adds it to its message (:func:`collecting`)."""
+    log.warning("hermes: warning: %s", message)
+    notes = _notes.get()
+    if notes is not None and message not in notes:
+        notes.append(message)
+
+
+@contextmanager
+def collecting() -> Iterator[list[str]]:
+    """The :func:`warn` messages of the block, in order."""
+    token = _notes.set([])
+    try:
+        yield _notes.get()
+    finally:
+        _notes.reset(token)
+
+
+def call_each(hook: str, *, failed: set[str] | None = None,
+              **kwargs) -> Iterator[tuple[str, Any]]:
+    """Call hook ``hook``'s implementations one at a time, in pluggy's order, yielding
+    ``(plugin name, answer)``. Plugins named in ``failed`` are not called; one that raises
+    is added to it.
+
+    A plugin that raises is named with :func:`warn` and left out, instead of its error
+    ending the whole hook call: one broken scorer must not make the feed unusable. A
+    :class:`~hermes.errors.HermesError` is a message meant for the user and propagates. Each
+    call goes through pluggy (a subset caller), so ``HERMES_TRACE_PLUGINS`` still shows it.
+    """
+    pm = get_plugin_manager()
+    impls = getattr(pm.hook, hook).get_hookimpls()
+    # pluggy calls the last registered first; a plugin may implement a hook more than once
+    # (``specname``), so it is called with all its own implementations
+    names = dict.fromkeys(i.plugin_name for i in reversed(impls)
+                          if not (i.hookwrapper or i.wrapper))
+    for name in names:
+        if failed is not None and name in failed:
+            continue
+        others = [i.plugin for i in impls if i.plugin_name != name]
+        try:
+            answers = pm.subset_hook_caller(hook, others)(**kwargs)
+        except HermesError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug, reported by name
+            log.debug("plugin %s failed in %s", name, hook, exc_info=True)
+            warn(f"plugin {name!r} failed in {hook} and was left out: {error_line(exc)}")
+            if failed is not None:
+                failed.add(name)
+            continue
+        for answer in answers:
+            yield name, answer

@@ -155,7 +155,8 @@ def _plain_argument(base: type) -> type:
 
 
 def plugins_command(db: DbOption = None, as_json: JsonOption = False):
-    """List every loaded plugin: its distribution and version, the hooks and tools it provides."""
+    """List every plugin: its distribution and version, the hooks and tools it provides, or
+    why it failed to load."""
     found = describe_plugins()
     if as_json:
         emit_json(found)
@@ -163,6 +164,9 @@ def plugins_command(db: DbOption = None, as_json: JsonOption = False):
     for p in found:
         origin = f"{p['distribution']} {p['version']}" if p["distribution"] else "not installed"
         typer.echo(f"{p['name']}  ({p['module']}, {origin})")
+        if p["error"]:  # skipped at start-up (see hermes.plugins); the warning said how to fix it
+            typer.echo(f"    failed to load: {p['error']}")
+            continue
         typer.echo(f"    hooks: {', '.join(p['hooks']) or '-'}")
         if p["tools"]:
             typer.echo(f"    tools: {', '.join(p['tools'])}")

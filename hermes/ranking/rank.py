@@ -17,7 +17,7 @@ import sqlite_utils
 from ..contract import CandidateQuery, Component, ScoringContext
 from ..embed import get_embedder
 from ..errors import InvalidInput
-from ..plugins import get_plugin_manager
+from ..plugins import call_each, get_plugin_manager
 from ..records import item_rows, user_clicks
 from .match import BAR, LEVELS, judge
 from .matrix import Matrix, get_matrix
@@ -176,6 +176,9 @@ def reblend(components: list[Component], at: np.ndarray, total: np.ndarray,
     scores = {c.name: np.asarray(c.scores)[at].astype(np.float64) for c in components}
     part = np.zeros(len(at), dtype=np.float64)
     for name, (mean, std) in scales.items():
+        if name not in scores:  # its scorer failed this time (reported): keep the first pass
+            part += contributions[name][at]
+            continue
         value = scores[name] - mean
         value /= std
         value *= shares[name]
@@ -230,7 +233,8 @@ def rank(
     ids = matrix.ids[rows]
     context = ScoringContext(clicks=clicks, blend_weight=blend_weight(len(clicks)),
                              embedder=embedder, matrix=matrix, rows=rows, query=query)
-    components = score(db, user, ids, context)
+    failed: set[str] = set()  # scorers left out (named in a warning): not asked again
+    components = score(db, user, ids, context, failed)
     scales: dict = {}
     total, contributions, w, shares = blend(components, len(clicks), len(ids), scales)
     levels = judge(components, len(ids), embedder.name)
@@ -244,7 +248,7 @@ def rank(
         # plugin returned is not held twice at a million candidates
         del components
         context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
-        components = score(db, user, ids, context)
+        components = score(db, user, ids, context, failed)
         reblend(components, short, total, contributions, shares, scales)
         levels[short] = judge([replace(c, evidence={k: np.asarray(v)[short] for k, v in
                                                     c.evidence.items()}) for c in components],
@@ -269,23 +273,50 @@ def rank(
     )
 
 
-def score(db, user: dict, ids: np.ndarray, context: ScoringContext) -> list[Component]:
-    """Every ``hermes_score`` answer's components for the candidates ``ids``."""
+def score(db, user: dict, ids: np.ndarray, context: ScoringContext,
+          failed: set[str] | None = None) -> list[Component]:
+    """Every ``hermes_score`` answer's components for the candidates ``ids``.
+
+    A scorer that raises is named in a warning (:func:`hermes.plugins.warn`: stderr, and
+    the message of the tool call) and left out, so one broken plugin leaves the feed usable;
+    ``failed`` collects those plugins' names and they are not called again (the int8 second
+    pass keeps their first pass's blend). A malformed component breaks the hook's contract
+    rather than failing on some data, and is refused: a ``ValueError`` naming the plugin and
+    what is wrong.
+    """
     components: list[Component] = []
     if not len(ids):
         return components
+    failed = set() if failed is None else failed
     # No copy of the candidates' vectors: a view, or rows multiplied in place.
     vectors = context.matrix.select(context.rows)
-    for answer in get_plugin_manager().hook.hermes_score(
-        db=db, user=user, item_ids=ids, vectors=vectors, context=context
-    ):
-        for comp in answer if isinstance(answer, list) else [answer]:
-            if comp is None:
-                continue
-            if comp.role not in ROLES or len(comp.scores) != len(ids):
-                raise ValueError(f"scorer {comp.name!r} returned a malformed component")
-            components.append(comp)
+    answers = call_each("hermes_score", failed=failed, db=db, user=user, item_ids=ids,
+                        vectors=vectors, context=context)
+    for plugin, answer in answers:
+        mine = [c for c in (answer if isinstance(answer, list) else [answer]) if c is not None]
+        problems = [p for p in (malformed(c, len(ids)) for c in mine) if p]
+        if problems:
+            raise ValueError(f"plugin {plugin!r} returned a malformed component from "
+                             f"hermes_score: {'; '.join(problems)}")
+        components.extend(mine)
     return components
+
+
+def malformed(comp, n: int) -> str | None:
+    """What is wrong with a scorer's answer for ``n`` candidates, or ``None``."""
+    if not isinstance(comp, Component):
+        return f"{comp!r} is not a hermes.Component"
+    if comp.role not in ROLES:
+        return f"{comp.name!r} has role {comp.role!r}; expected one of {', '.join(ROLES)}"
+    scores = np.asarray(comp.scores)
+    if scores.shape != (n,):
+        got = f"{len(scores)} scores" if scores.ndim == 1 else f"scores of shape {scores.shape}"
+        return f"{comp.name!r} has {got}; expected {n} scores, one per candidate in item_ids"
+    if scores.dtype.kind not in "biuf":
+        return f"{comp.name!r} has scores of dtype {scores.dtype}; expected numbers"
+    if scores.dtype.kind == "f" and np.isnan(scores).any():
+        return f"{comp.name!r} has {int(np.isnan(scores).sum())} NaN score(s) of {n}"
+    return None
 
 
 def rank_items(
