@@ -31,7 +31,7 @@ from ..language import WORD as _WORD
 from ..language import english, english_stop_words
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
-VERSION = 8
+VERSION = 9
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -70,6 +70,9 @@ _SCAFFOLD = set("""
     associated existing following called named like likely unlike due able good bad better
     best many much more most less least few fewer main major minor finally furthermore
     moreover additionally hence therefore indeed especially well-known long-standing
+    come comes came coming goes going went gone let lets say says said think thinks want
+    wants know knows try tries tried tell tells told ask asks asked happen happens thing
+    things lot lots stuff really actually pretty concerning regarding
     so-called state-of-the-art contain contains contained containing evaluate evaluates
     evaluated evaluating requiring arise arises arising arose achievable applicability
     useful interesting plus minus

@@ -154,6 +154,11 @@ def demo(
     database = run_guarded(get_db, path)
     try:
         run_demo(database, typer.echo)
+        from ..embed import get_embedder  # loaded by the demo already
+
+        prepare = getattr(get_embedder(), "prepare_small_calls", None)
+        if prepare is not None:
+            prepare(lambda line: typer.echo("\n" + line))
     finally:
         database.conn.close()
     hermes = command_name()
@@ -372,7 +377,6 @@ def tags_rebuild(
     continues where it stopped, here or at the next `hermes ingest`; a second rebuild gives
     the same tags."""
     # The ingest stack (and through it the model) loads only when a command needs it.
-    from ..embed import get_embedder
     from ..ingest.tagging import keyphrase_counts, start_rebuild, tag_pending, taggers_active
 
     database = run_guarded(open_db, db)
