@@ -377,6 +377,7 @@ def tags_rebuild(
     continues where it stopped, here or at the next `hermes ingest`; a second rebuild gives
     the same tags."""
     # The ingest stack (and through it the model) loads only when a command needs it.
+    from ..embed import get_embedder
     from ..ingest.tagging import keyphrase_counts, start_rebuild, tag_pending, taggers_active
 
     database = run_guarded(open_db, db)
