@@ -17,7 +17,7 @@ import sqlite_utils
 from ..contract import CandidateQuery, Component, ScoringContext
 from ..embed import get_embedder
 from ..errors import InvalidInput
-from ..plugins import call_each, get_plugin_manager
+from ..plugins import call_each, get_plugin_manager, warn
 from ..records import item_rows, user_clicks
 from .match import BAR, LEVELS, judge
 from .matrix import Matrix, get_matrix
@@ -280,9 +280,9 @@ def score(db, user: dict, ids: np.ndarray, context: ScoringContext,
     A scorer that raises is named in a warning (:func:`hermes.plugins.warn`: stderr, and
     the message of the tool call) and left out, so one broken plugin leaves the feed usable;
     ``failed`` collects those plugins' names and they are not called again (the int8 second
-    pass keeps their first pass's blend). A malformed component breaks the hook's contract
-    rather than failing on some data, and is refused: a ``ValueError`` naming the plugin and
-    what is wrong.
+    pass keeps their first pass's blend). A plugin that answers with a malformed component
+    is left out the same way, the warning saying what is wrong (how many scores, the role,
+    NaN): a person's feed does not stop for a plugin's bug.
     """
     components: list[Component] = []
     if not len(ids):
@@ -296,8 +296,10 @@ def score(db, user: dict, ids: np.ndarray, context: ScoringContext,
         mine = [c for c in (answer if isinstance(answer, list) else [answer]) if c is not None]
         problems = [p for p in (malformed(c, len(ids)) for c in mine) if p]
         if problems:
-            raise ValueError(f"plugin {plugin!r} returned a malformed component from "
-                             f"hermes_score: {'; '.join(problems)}")
+            failed.add(plugin)
+            warn(f"plugin {plugin!r} returned a malformed component from hermes_score and was "
+                 f"left out: {'; '.join(problems)}")
+            continue
         components.extend(mine)
     return components
 
