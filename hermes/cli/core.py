@@ -154,7 +154,8 @@ def demo(
     database = run_guarded(get_db, path)
     try:
         run_demo(database, typer.echo)
-        from ..embed import get_embedder  # loaded by the demo already
+        # Here, not at the top: the model stack loads only when a command needs it.
+        from ..embed import get_embedder
 
         prepare = getattr(get_embedder(), "prepare_small_calls", None)
         if prepare is not None:
