@@ -101,6 +101,15 @@ def n_days(count: float) -> str:
     return f"{count:g} {'day' if count == 1 else 'days'}"
 
 
+def date_words(item: dict) -> str:
+    """An item's date as a line shows it: "2026-11-30", "first seen 2026-12-01" (an estimate:
+    the feed gave none), or "date unknown"."""
+    day = (item.get("published") or "")[:10]
+    if not day:
+        return "date unknown"
+    return f"first seen {day}" if item.get("date_source") == "first seen" else day
+
+
 def shown_of(total: int, shown: int, noun: str = "item") -> str:
     """``"12 items, 2 shown"`` when a list shows fewer than it holds, else ``"2 items"``."""
     return plural(total, noun) + (f", {shown} shown" if shown < total else "")

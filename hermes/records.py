@@ -129,15 +129,24 @@ def not_embedded(db: sqlite_utils.Database) -> int:
 ITEM_COLUMNS = (
     "id, feed_id, title, url, summary, author, published, content_type, tags, "
     "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source, authors, keyphrases, "
-    "enclosure"
+    "enclosure, dated_by"
 )
+
+
+def date_source(published: str | None, dated_by: str | None) -> str | None:
+    """``"feed"`` (the feed's date, or its URL's), ``"first seen"`` (an undated entry of a
+    later fetch, dated by when hermes first saw it: an estimate) or ``None`` (no date)."""
+    if not published:
+        return None
+    return dated_by or "feed"
 
 
 def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
     """Items by id, as dicts with their feed's title as ``source`` and ``tags``, ``authors``
     and ``keyphrases`` (the tags that are keyphrases) parsed, ``enclosure`` (a podcast's
     media file: ``url``, ``type``, ``length`` in bytes or ``None``) or ``None``; ``published``
-    is ``None`` for an item whose date is unknown."""
+    is ``None`` for an item whose date is unknown, and ``date_source`` says where a date
+    comes from (:func:`date_source`)."""
     ids = [int(i) for i in item_ids]
     if not ids:
         return {}
@@ -148,10 +157,11 @@ def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
         for row in db.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk):
             d = dict(zip(("id", "feed_id", "title", "url", "summary", "author", "published",
                           "content_type", "tags", "source", "authors", "keyphrases",
-                          "enclosure"), row))
+                          "enclosure", "dated_by"), row))
             d["tags"] = json.loads(d["tags"] or "[]")
             d["authors"] = json.loads(d["authors"] or "[]")
             d["keyphrases"] = json.loads(d["keyphrases"] or "[]")
             d["enclosure"] = json.loads(d["enclosure"]) if d["enclosure"] else None
+            d["date_source"] = date_source(d["published"], d.pop("dated_by"))
             out[d["id"]] = d
     return out

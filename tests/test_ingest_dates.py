@@ -24,6 +24,7 @@ from hermes.ingest.parse import parse_feed
 from hermes.ingest.pipeline import add_feeds, run_ingest
 from hermes.ranking.rank import rank
 from hermes.records import create_user
+from hermes.tools import call_tool, collect_tools
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -241,6 +242,34 @@ def test_an_undated_item_of_a_later_fetch_gets_the_time_it_was_first_seen(db, su
     assert db.execute("SELECT published FROM items WHERE title LIKE 'Especial:%'").fetchone()[0] is None
 
 
+
+def test_a_date_hermes_estimated_is_marked_first_seen_on_every_face(db, db_path, subscribed):
+    """A trial's two undated entries of a later fetch ranked #1 and #3 as "2026-12-01", under
+    an ingest line saying they were "shown as 'date unknown'"."""
+    from hermes.records import create_user
+
+    run_ingest(db)
+    text = subscribed["uol"].read_text(encoding="utf-8").replace("</channel>", """
+    <item><title>Nova matéria sem data</title>
+      <link>https://noticias.uol.com.br/politica/nova-materia.htm</link>
+      <description>Sem data no feed nem na URL.</description></item></channel>""")
+    subscribed["uol"].write_text(text, encoding="utf-8")
+    out = CliRunner().invoke(build_app(), ["ingest", "--db", str(db_path)])
+    assert ("1 without a usable date (none, unreadable, before 1980 or more than a day in the "
+            "future): 1 dated by when first seen (marked 'first seen')") in out.output
+    assert "shown as 'date unknown'" not in out.output
+    create_user(db, "reader", "política eleições")
+    listed = call_tool(db, collect_tools()["list_feed"], {"user": "reader", "since_days": None,
+                                                          "below_bar": True, "limit": 100})
+    sources = {i["title"]: i["date_source"] for i in listed["items"]}
+    assert sources["Nova matéria sem data"] == "first seen"
+    assert set(sources.values()) <= {"feed", "first seen", None} and "feed" in sources.values()
+    feed = CliRunner().invoke(build_app(), ["feed", "reader", "--all", "-n", "100", "--below-bar",
+                                            "--db", str(db_path)]).output
+    line = feed.split("Nova matéria sem data")[1].splitlines()[1]
+    assert f"first seen {datetime.now(timezone.utc):%Y-%m-%d}" in line
+
+
 def test_the_cli_reports_unreadable_dates_and_shows_date_unknown(db, db_path, subscribed):
     runner = CliRunner()
     out = runner.invoke(build_app(), ["ingest", "--db", str(db_path)])
@@ -252,3 +281,14 @@ def test_the_cli_reports_unreadable_dates_and_shows_date_unknown(db, db_path, su
     assert listing.exit_code == 0, listing.output
     line = listing.output.split("Especial: a história")[1].splitlines()[1]
     assert "date unknown" in line
+
+
+def test_items_dated_by_first_sight_before_the_mark_existed_get_it(db, add_items):
+    from hermes.storage.migrations import migrate
+
+    [seen, dated] = add_items([{"title": "seen"}, {"title": "dated"}])
+    db.execute("UPDATE items SET published = fetched WHERE id = ?", [seen])
+    db.execute("ALTER TABLE items DROP COLUMN dated_by")  # the archive as it was
+    db.execute("DELETE FROM _migrations WHERE name = 'core:m013_items_dated_by'")
+    assert migrate(db) == ["core:m013_items_dated_by"]
+    assert dict(db.execute("SELECT id, dated_by FROM items")) == {seen: "first seen", dated: None}

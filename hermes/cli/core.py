@@ -179,6 +179,20 @@ def command_name() -> str:
     return str(running.absolute()) if running.exists() else "hermes"
 
 
+def undated_note(undated: int, first_seen: int) -> str:
+    """What became of the new items without a usable date: in a feed's first fetch they are
+    'date unknown' (they may be years old); in a later one they are dated by when hermes
+    first saw them, which every face marks 'first seen' (a trial read the old line, "shown
+    as 'date unknown'", above two items dated today)."""
+    if not undated:
+        return ""
+    parts = [f"{first_seen} dated by when first seen (marked 'first seen')" if first_seen else "",
+             f"{undated - first_seen} shown as 'date unknown', in no recency window"
+             if undated > first_seen else ""]
+    return (f"; {undated} without a usable date (none, unreadable, before 1980 or more than a "
+            f"day in the future): " + ", ".join(p for p in parts if p))
+
+
 BUSY_EXIT = 75  # EX_TEMPFAIL: another ingest runs; try later (the background refresh does)
 
 
@@ -260,15 +274,14 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                f"{counts['failed']} failed, {counts['skipped']} skipped); "
                f"{summary.embedded} embedded"
                + (f"; {updated} updated (revised or cross-listed papers)" if updated else "")
-               + (f"; {summary.undated} without a usable date (none, unreadable, before 1980 "
-                  "or more than a day in the future; shown as 'date unknown', in no recency window)"
-                  if summary.undated else "")
+               + undated_note(summary.undated, summary.first_seen)
                + (f"; {summary.tagged} earlier items tagged" if summary.tagged else ""))
     if summary.not_due:
         message += f"; {summary.not_due} not due yet"
     if as_json:
         emit_json({"ok": not failed, "message": message, "new_items": new_items,
                    "embedded": summary.embedded, "updated": updated, "undated": summary.undated,
+                   "first_seen": summary.first_seen,
                    "tagged": summary.tagged, "feeds_by_status": counts,
                    "not_due": summary.not_due, "feeds": list(summary)})
     else:

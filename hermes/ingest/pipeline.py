@@ -74,13 +74,18 @@ class IngestSummary(list):
         """New items of this run without a readable date."""
         return sum(s.get("undated") or 0 for s in self)
 
+    @property
+    def first_seen(self) -> int:
+        """Of them, the items dated by when this run first saw them (a later fetch)."""
+        return sum(s.get("first_seen") or 0 for s in self)
+
     def outcome(self) -> dict:
         """The counts kept as the last run's outcome (see :mod:`.runlock`)."""
         counts = {k: sum(1 for s in self if s["status"] == k)
                   for k in ("new", "unchanged", "failed", "skipped")}
         return {"ok": True, "new_items": sum(s["new"] for s in self), "embedded": self.embedded,
                 "feeds": len(self), "not_due": self.not_due, "feeds_by_status": counts,
-                "tagged": self.tagged, "undated": self.undated}
+                "tagged": self.tagged, "undated": self.undated, "first_seen": self.first_seen}
 
 
 def retry_at(value: str | None, status: int | None, now: datetime) -> str | None:
@@ -140,10 +145,11 @@ def skip_reason(feed: dict) -> str:
 
 def _summary(feed: dict, status: str, new: int = 0, error: str | None = None,
              warning: str | None = None, title: str | None = None, updated: int = 0,
-             undated: int = 0, known_elsewhere: int = 0) -> dict:
+             undated: int = 0, first_seen: int = 0, known_elsewhere: int = 0) -> dict:
     return {"feed_id": feed["id"], "url": feed["url"], "title": title or feed.get("title"),
             "status": status, "new": new, "updated": updated, "undated": undated,
-            "known_elsewhere": known_elsewhere, "error": error, "warning": warning}
+            "first_seen": first_seen, "known_elsewhere": known_elsewhere, "error": error,
+            "warning": warning}
 
 
 def _record_failure(db, feed: dict, error: str, retry_after: str | None = None) -> None:
@@ -262,7 +268,8 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
     new = len(stored.new_ids)
     return _summary(feed, "new" if new else "unchanged", new=new, warning=parsed.warning,
                     title=feed.get("title") or parsed.title, updated=len(stored.updated_ids),
-                    undated=stored.undated, known_elsewhere=stored.known_elsewhere)
+                    undated=stored.undated, first_seen=stored.first_seen,
+                    known_elsewhere=stored.known_elsewhere)
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:

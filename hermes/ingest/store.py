@@ -6,7 +6,8 @@ without an embedding, and the next run's :func:`embed_pending` completes them.
 Dates: an item whose feed gave no readable date (nor its URL) is *undated* when it comes in
 a feed's first fetch — it may be years old, so it is in no recency window and shows "date
 unknown" — and gets the time it was first seen when it appears in a later fetch, which is
-then a fair bound on when it was published.
+then a fair bound on when it was published, marked ``dated_by = 'first seen'`` so every face
+says it is an estimate.
 
 arXiv papers are one item per paper: a cross-listing in another listing adds its categories
 to the stored item, and a replaced version (``announce_type: replace``, or a changed title or
@@ -41,6 +42,8 @@ class Stored:
     updated_ids: list[int] = field(default_factory=list)
     #: new items without a readable date (stored undated, or dated by first sight)
     undated: int = 0
+    #: of them, those dated by when they were first seen (``dated_by = 'first seen'``)
+    first_seen: int = 0
     #: on a feed's first fetch, its entries the archive already held (another feed's copy of
     #: a cross-listed paper, a saved page): stored once, so the feed's count is smaller than
     #: its entry count, and the summary says why
@@ -88,17 +91,20 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
                 out.known_elsewhere += first_fetch
                 continue
             undated = not row["published"]
-            if undated:
-                row["published"] = None if first_fetch else fetched
-            cols = ["feed_id", "fetched", *ITEM_FIELDS]
+            first_seen = undated and not first_fetch
+            if first_seen:
+                row["published"] = fetched
+            cols = ["feed_id", "fetched", "dated_by", *ITEM_FIELDS]
             cur = db.execute(
                 f"INSERT OR IGNORE INTO items ({', '.join(cols)}) "
                 f"VALUES ({', '.join('?' * len(cols))})",
-                [feed_id, fetched, *(row[f] for f in ITEM_FIELDS)],
+                [feed_id, fetched, "first seen" if first_seen else None,
+                 *(row[f] for f in ITEM_FIELDS)],
             )
             if cur.rowcount:
                 out.new_ids.append(cur.lastrowid)
                 out.undated += undated
+                out.first_seen += first_seen
             else:
                 out.known_elsewhere += first_fetch
     return out

@@ -281,6 +281,17 @@ def m012_items_url(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS items_url ON items(url) WHERE url IS NOT NULL")
 
 
+@migration
+def m013_items_dated_by(db: sqlite_utils.Database) -> None:
+    # Where an item's date comes from: NULL is the feed's own (or its URL's), 'first seen'
+    # is when hermes first saw an undated entry in a later fetch — an estimate every face
+    # marks as such (shown as a plain date it read as the feed's claim). Items stored before
+    # have fetched = published exactly in that case.
+    if "dated_by" not in db["items"].columns_dict:
+        db.execute("ALTER TABLE items ADD COLUMN dated_by TEXT")
+        db.execute("UPDATE items SET dated_by = 'first seen' WHERE published = fetched")
+
+
 def all_migrations() -> list[Migration]:
     found = list(CORE)
     for group in get_plugin_manager().hook.hermes_migrations():

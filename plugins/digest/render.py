@@ -13,13 +13,13 @@ from collections.abc import Callable
 import typer
 
 from hermes.cli.support import clean, wrapped
-from hermes.faces import plural, shown_of
+from hermes.faces import date_words, plural, shown_of
 
 
 def _item_lines(item: dict, number: int) -> list[str]:
     """An item as the ``number``-th shown: a digest groups items by topic, so their feed
     ranks would read out of order (1, 3, 2); the number is the reading order."""
-    date = (item.get("published") or "")[:10] or "date unknown"
+    date = date_words(item)
     meta = ", ".join(clean(x) for x in (item.get("source"), date) if x)
     lines = [f"  {number:>3}. {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
     lines += [typer.style(line, dim=True) for line in wrapped(item.get("reason"), "       ", "why: ")]

@@ -206,6 +206,7 @@ def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict)
         "title": item["title"],
         "url": item["url"],
         "published": item["published"],
+        "date_source": item.get("date_source"),
         "source": item["source"],
         "content_type": item["content_type"],
         "tags": item["tags"],

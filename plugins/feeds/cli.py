@@ -32,7 +32,7 @@ from hermes.cli.support import (
 )
 from hermes.contract import MAX_DAYS
 from hermes.errors import HermesError
-from hermes.faces import plural
+from hermes.faces import date_words, plural
 from hermes.ranking.explain import rank_line, weight_note
 from hermes.ranking.match import UNCOUNTED, shown
 
@@ -316,7 +316,7 @@ def item_lines(item: dict, width: int = 110) -> list[str]:
     the reason whole, wrapped to the terminal)."""
     head = f"{item['rank']:>3}. [{item['id']}] {clean(item['title'], width)}"
     meta = " · ".join(filter(None, [clean(item["source"]) or "removed feed",
-                                    (item["published"] or "")[:10] or "date unknown",
+                                    date_words(item),
                                     item["content_type"],
                                     f"score {item['score']:+.2f}"]))
     lines = [style(head, bold=True), f"     {meta}", *wrapped(item["reason"], "     ", "why: ")]

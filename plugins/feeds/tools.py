@@ -172,6 +172,7 @@ def list_feed(
             "url": row["url"],
             "source": row["source"],
             "published": row["published"],
+            "date_source": row["date_source"],
             "content_type": row["content_type"],
             "enclosure": row["enclosure"],
             "tags": row["tags"],

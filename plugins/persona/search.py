@@ -111,6 +111,7 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
             "summary": _short(item["summary"]),
             "url": item["url"],
             "published": item["published"],
+            "date_source": item.get("date_source"),
             "content_type": item["content_type"],
             "tags": item["tags"],
             "authors": item["authors"],
