@@ -254,3 +254,29 @@ def test_empty_valid_feed_has_no_items():
 def test_duplicate_entries_within_a_feed_are_collapsed():
     body = rss([{"title": "A", "guid": "tag:x,1:a"}, {"title": "A again", "guid": "tag:x,1:a"}])
     assert len(parse_feed(body, url=URL).items) == 1
+
+
+def test_the_full_text_wins_over_a_teaser_summary():
+    """A trial's newsletter gave "Sparse autoencoders are now st" as its description and the
+    whole post in content:encoded; only the teaser was ranked, searched and shown."""
+    post = "<p>" + "Sparse autoencoders are now standard for interpretability. " * 20 + "</p>"
+    rss_doc = (b'<?xml version="1.0"?><rss version="2.0" '
+               b'xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>N</title>'
+               b"<item><title>SAEs</title><link>https://n.example/1</link>"
+               b"<description>Sparse autoencoders are now st</description>"
+               b"<content:encoded><![CDATA[" + post.encode() + b"]]></content:encoded></item>"
+               b"<item><title>Same</title><link>https://n.example/2</link>"
+               b"<description>A whole summary of the post, nearly as long as it.</description>"
+               b"<content:encoded><![CDATA[<p>A whole summary of the post, as long as it.</p>]]>"
+               b"</content:encoded></item></channel></rss>")
+    items = {i["title"]: i for i in parse_feed(rss_doc, url="https://n.example/feed").items}
+    assert items["SAEs"]["summary"].startswith("Sparse autoencoders are now standard")
+    assert len(items["SAEs"]["summary"]) > 1000
+    assert items["Same"]["summary"] == "A whole summary of the post, nearly as long as it."
+    atom = (b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>B</title>'
+            b"<entry><title>Dashboards</title><id>tag:b,1</id><link href='https://b.example/1'/>"
+            b"<summary>Feature dashboards.</summary><content type='html'>" +
+            ("&lt;p&gt;" + "Understanding SAE latents with feature dashboards. " * 10 +
+             "&lt;/p&gt;").encode() + b"</content></entry></feed>")
+    [entry] = parse_feed(atom, url="https://b.example/feed").items
+    assert entry["summary"].startswith("Understanding SAE latents")

@@ -128,14 +128,18 @@ def _content_type(arxiv: str | None, doi: str | None, enclosure: dict | None) ->
     return "article"
 
 
+#: the full text wins over a summary it is this many times longer than (markup included)
+FULLER = 1.5
+
+
 def _raw_summary(entry) -> str:
-    text = entry.get("summary") or ""
-    if not text:
-        for content in entry.get("content") or []:
-            if content.get("value"):
-                text = content["value"]
-                break
-    return text
+    """The entry's text: its summary (RSS ``description``, Atom ``summary``), or its full
+    content (``content:encoded``, Atom ``content``) when that says clearly more. A teaser
+    ("Sparse autoencoders are now st") was all a trial's newsletter and blog posts were
+    ranked, searched and shown by, with the whole post in the feed."""
+    summary = entry.get("summary") or ""
+    content = next((c["value"] for c in entry.get("content") or [] if c.get("value")), "")
+    return content if len(content) > FULLER * len(summary) else summary
 
 
 def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | None, dict]:
