@@ -279,3 +279,20 @@ def test_a_type_disliked_once_is_named_with_the_one_dislike_behind_it(db, add_it
     assert "from a source or type you disliked: type article (1 dislike)" in phrases
     assert "from a source or type you liked: type paper (1 like)" in explain(
         db, user, papers[1], since_days=None)["phrases"]
+
+
+def test_an_item_close_to_a_bootstrap_like_does_not_say_you_liked_it(db, persona, no_bar):
+    """A trial read "close to 'Ep. 142…', which you liked" about an episode bootstrap liked."""
+    from hermes_persona.bootstrap import bootstrap_persona
+
+    user, ids = persona
+    liked = bootstrap_persona(db, "ann", n_like=1, n_dislike=0)["liked"][0]["id"]
+    other = next(i for i in ids[:3] if i != liked)
+    with pytest.MonkeyPatch.context() as mp:  # every cosine reads "good" for this model
+        from hermes.ranking import match
+        mp.setitem(match.THRESHOLDS, "hermes/hash-384",
+                   {**match.THRESHOLDS["hermes/hash-384"], "liked": (-2.0, -2.0, 2.0)})
+        e = explain(db, user, other, since_days=None)
+    assert e["evidence"]["liked"]["id"] == liked and e["evidence"]["liked"]["source"] == "bootstrap"
+    text = " ".join(e["phrases"])
+    assert "which bootstrap liked for you" in text and "which you liked" not in text

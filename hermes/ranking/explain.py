@@ -178,6 +178,10 @@ class _Shared:
         affinity = ranking.components.get("affinity")
         self.liked = list(affinity.detail.get("liked_items", [])) if affinity and affinity.active else []
         self.liked_titles = {i: r["title"] for i, r in item_rows(db, self.liked).items()}
+        # who liked each: the person, an agent, or bootstrap (worded apart: not "you liked")
+        self.liked_by = dict(db.execute(
+            "SELECT item_id, source FROM clicks WHERE user_id = ? AND label = 'like'",
+            [user["id"]]).fetchall()) if self.liked else {}
         # each explained item's cosine to each liked item, in one product
         rows = matrix.lookup(np.array(item_ids, dtype=np.int64))
         self.liked_sims = {}
@@ -284,11 +288,8 @@ class _Shared:
                 liked_id, title = (nearest[0]["id"], nearest[0]["title"]) if nearest else (None, "")
             out["liked"] = {"id": liked_id, "title": title, "similarity": round(value, 4),
                             "level": LEVELS[level_of("liked", value, self.model)],
-                            "itself": liked_id == item_id}
-            if liked_id == item_id:  # who liked it: the person, an agent, or a bootstrap
-                row = self.db.execute("SELECT source FROM clicks WHERE user_id = ? AND item_id = ?",
-                                      [self.user["id"], item_id]).fetchone()
-                out["liked"]["source"] = row[0] if row else None
+                            "itself": liked_id == item_id,
+                            "source": self.liked_by.get(liked_id)}
         classifier = comps.get("classifier")
         if classifier is not None and classifier.active and "classifier" in classifier.evidence:
             value = float(classifier.evidence["classifier"][cand])
@@ -386,9 +387,10 @@ def _phrases(p: dict) -> list[str]:
     if ev["liked"] is not None:
         e = ev["liked"]
         title, sim = _quote(e["title"] or f"item {e['id']}"), shown(e["similarity"])
+        who = "bootstrap liked for you" if e.get("source") == "bootstrap" else "you liked"
         phrases = {
-            "strong": f"very close to {title}, which you liked (similarity {sim})",
-            "good": f"close to {title}, which you liked (similarity {sim})",
+            "strong": f"very close to {title}, which {who} (similarity {sim})",
+            "good": f"close to {title}, which {who} (similarity {sim})",
             "weak": f"weakly similar to what you liked (nearest {title}, similarity {sim})",
             "none": f"nothing you liked is similar (nearest similarity {sim})",
         }
