@@ -199,6 +199,20 @@ def test_entries_naming_no_author_take_the_feed_s_own():
     assert news.items[0]["authors"] == [] and news.items[0]["author"] is None
 
 
+def test_a_podcast_s_own_name_is_not_an_author():
+    """A trial's show "The Gradient Dispatch" (its itunes:author) became the person
+    "Dispatch": "by Dispatch, whom you liked once", and one like counted three times."""
+    podcast = parse_feed(b"""<?xml version="1.0"?><rss version="2.0"
+      xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel>
+      <title>The Gradient Dispatch</title><itunes:author>The Gradient Dispatch</itunes:author>
+      <item><title>Ep 1</title><guid>e1</guid></item>
+      <item><title>Ep 2</title><guid>e2</guid><itunes:author>The Gradient Dispatch</itunes:author></item>
+      <item><title>Ep 3</title><guid>e3</guid><author>ana@e.org (Ana Host)</author></item>
+      </channel></rss>""", url="https://e.org/pod")
+    assert [(i["authors"], i["author"]) for i in podcast.items] == [
+        ([], None), ([], None), (["Ana Host"], "Ana Host")]
+
+
 def test_html_page_is_not_a_feed():
     with pytest.raises(ParseError, match="HTML page"):
         parse_feed(b"<!DOCTYPE html><html><head><title>Hi</title></head><body>x</body></html>", url=URL)

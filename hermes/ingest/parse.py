@@ -191,9 +191,12 @@ def inherited_authors(parsed) -> list[str]:
     return []
 
 
-def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None) -> dict:
+def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
+                    feed_title: str = "") -> dict:
     """One feedparser entry → a dict with the fields of ``store.ITEM_FIELDS``;
-    ``inherited``: the feed's authors (:func:`inherited_authors`), for an entry naming none."""
+    ``inherited``: the feed's authors (:func:`inherited_authors`), for an entry naming none;
+    ``feed_title``: a name that is the feed's own is no author (a podcast's
+    ``itunes:author`` is often the show: "by Dispatch, whom you liked once")."""
     title = plain_text(entry.get("title") or "", limit=MAX_TITLE)
     link = canonical_url(entry.get("link"))
     ident = entry.get("id") or ""
@@ -202,6 +205,10 @@ def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None)
     byline = entry.get("author")
     if not authors and inherited:
         authors, byline = list(inherited), ", ".join(inherited)
+    show = " ".join(feed_title.split()).casefold()
+    if show and any(a.casefold() == show for a in authors):
+        authors = [a for a in authors if a.casefold() != show]
+        byline = ", ".join(authors) or None
     if arxiv:
         title = clean_title(title)
     published = _published(entry, link, text_dates)
@@ -314,8 +321,9 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     feed = parsed.get("feed") or {}
     items, seen = [], set()
     inherited = inherited_authors(parsed)
+    show = plain_text(feed.get("title") or "")
     for entry in entries:
-        item = normalise_entry(entry, feed_url=url, inherited=inherited)
+        item = normalise_entry(entry, feed_url=url, inherited=inherited, feed_title=show)
         if not (item["title"] or item["url"] or item["enclosure"]):
             continue  # an empty shell (often the torso of a truncated feed)
         if item["guid"] in seen:
