@@ -168,10 +168,11 @@ def test_keyboard_triage_without_reloads(browser, server, db):
     page.keyboard.press("u")  # undo
     toast(page, "ok", "Rating taken back")
     assert clicks(db) == []
+    assert current_id(page) == ids[0]  # the item the undo put back is current again
 
-    page.keyboard.press("d")  # ✗ on the (new) current item
+    page.keyboard.press("d")  # ✗ on it
     dislike = toast(page, "dislike", "Less like this")
-    assert clicks(db) == [(1, ids[1], "dislike", "ui")]
+    assert clicks(db) == [(1, ids[0], "dislike", "ui")]
     # ✗ is styled as what it is: a red mark on the message, not a green success
     border = dislike.evaluate("e => getComputedStyle(e).borderLeftColor")
     red, green = (int(x) for x in re.findall(r"\d+", border)[:2])
@@ -472,3 +473,84 @@ def test_a_row_of_feeds_wider_than_a_phone_shows_that_it_goes_on(browser, db_pat
                              "getComputedStyle(e).backgroundAttachment]")
         assert style[0].count("radial-gradient") == 2  # a shadow for each edge
         assert style[1].split(", ")[:2] == ["local", "local"]  # covered where the row ends
+
+
+def test_after_an_undo_the_restored_item_is_the_current_one(browser, server, db):
+    """A trial: d on item 2, u, then s saved item 3 (the one the ✗ had moved on to)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = watched(page)
+    page.goto(server + "/feed?user=ada")
+    ids = [int(i) for i in page.locator("article.item").evaluate_all(
+        "els => els.map(e => e.dataset.itemId)")]
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("d")
+    toast(page, "dislike", "Less like this")
+    assert current_id(page) == ids[2]
+    page.keyboard.press("u")
+    toast(page, "ok", "Rating taken back")
+    assert clicks(db) == []
+    assert current_id(page) == ids[1]
+    page.keyboard.press("s")
+    toast(page, "ok", "Saved")
+    assert db.execute("SELECT item_id FROM corpus_favorites").fetchall() == [(ids[1],)]
+    assert errors == []
+
+
+def test_opening_an_item_without_a_link_says_so(browser, db_path, db, add_items, no_bar):
+    """An episode whose feed gave no <link>: `o` did nothing at all."""
+    seed(db, add_items)
+    [episode] = add_items([{"title": "Sparse autoencoders, the episode", "days_ago": 0.05,
+                            "url": None, "content_type": "podcast",
+                            "enclosure": {"url": "https://cdn.example/ep9.mp3",
+                                          "type": "audio/mpeg", "length": None}}])
+    with serve(db_path) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = watched(page)
+        page.goto(url + "/feed?user=ada")
+        page.locator(f"#item-{episode} .item-title").click()
+        assert current_id(page) == episode
+        popups = []
+        page.on("popup", lambda p: popups.append(p))
+        page.keyboard.press("o")
+        toast(page, "info", "This item has no link to open")
+        assert popups == [] and read_ids(db) == []
+        assert errors == []
+
+
+def test_the_density_button_changes_what_this_screen_shows(browser, server):
+    """On a phone "auto" is already compact: the button there offered "Compact" and a tap
+    changed nothing visible."""
+    for width, offered, abstracts_before in ((390, "Comfortable", False), (1280, "Compact", True)):
+        page = browser.new_page(viewport={"width": width, "height": 844})
+        page.goto(server + "/feed?user=ada")
+        buttons = page.locator("form.density button:visible")
+        assert buttons.count() == 1 and buttons.inner_text() == offered, width
+        abstract = page.locator("article.item .abstract").first
+        assert abstract.is_visible() is abstracts_before
+        buttons.click()
+        page.wait_for_load_state()
+        assert abstract.is_visible() is not abstracts_before, width  # one tap changed it
+        page.context.clear_cookies()
+        page.close()
+
+
+def test_a_wide_screen_shows_every_feed_of_the_row(browser, db_path, db, add_items, no_bar):
+    """At 1280 px the row of feeds was cut ("Res…") inside a 48rem column: it wraps there."""
+    from hermes.records import create_user
+
+    for k in range(6):
+        add_items([{"title": f"Paper {k} on sparse autoencoders"}],
+                  feed_url=f"https://example.org/{k}.xml",
+                  feed_title=f"Research feed with a long title number {k}")
+    create_user(db, "ada", "sparse autoencoders")
+    with serve(db_path) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url + "/feed?user=ada&days=all")
+        row = page.locator("nav.views")
+        assert row.evaluate("e => e.scrollWidth <= e.clientWidth")  # nothing cut off
+        box = row.bounding_box()
+        for pill in page.locator("nav.views a").all():
+            edge = pill.bounding_box()
+            assert edge["x"] >= box["x"] - 1 and edge["x"] + edge["width"] <= box["x"] + box["width"] + 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280

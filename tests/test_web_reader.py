@@ -330,3 +330,100 @@ def test_density_is_a_preference(web):
     page = web.get("/feed?user=ada").text
     assert '<body class="density-compact">' in page and 'value="comfortable"' in page
     assert post(web, "/prefs", {"density": "huge"}).status_code == 400
+
+
+# --- a user trial's findings ---------------------------------------------------------------------
+
+ATOM_NS = {"a": "http://www.w3.org/2005/Atom"}
+
+
+def _atom_entries(web):
+    import xml.etree.ElementTree as ET
+
+    return {e.findtext("a:title", namespaces=ATOM_NS): e
+            for e in ET.fromstring(web.get("/feed/ada.atom").content).findall("a:entry", ATOM_NS)}
+
+
+@pytest.mark.parametrize("enclosure, linked", [
+    ({"url": "https://cdn.example/cover.jpg", "type": "image/jpeg", "length": 80_000}, False),
+    ({"url": "https://cdn.example/ep.mp3", "type": "audio/mpeg", "length": 41_900_000}, True),
+    ({"url": "https://cdn.example/ep.mp4", "type": "video/mp4", "length": None}, True),
+    ({"url": "https://cdn.example/ep.m4a", "type": None, "length": None}, True),
+    ({"url": "https://cdn.example/cover.png", "type": None, "length": None}, False),
+])
+def test_only_an_audio_or_video_enclosure_is_linked_as_the_media_file(web, add_items,
+                                                                       enclosure, linked):
+    """A newsletter's cover image showed as "▶ image · jpeg", "(the episode's file itself)"."""
+    add_items([{"title": "Sparse autoencoders, this week", "days_ago": 0.1,
+                "url": "https://news.example/1", "enclosure": enclosure}])
+    page = web.get("/feed?user=ada").text
+    assert ("media-link" in page) is linked
+    assert "▶ image" not in page and "episode's file" not in page
+    if linked:
+        assert f'href="{enclosure["url"]}"' in page and "(the media file itself)" in page
+
+
+def test_the_author_link_says_what_its_page_lists(web, db, add_items):
+    """"Everything by Alice Chen" opened a page of her unread, unrated items only."""
+    add_items([{"title": "Sparse autoencoders at scale", "days_ago": 0.1,
+                "url": "https://arxiv.org/abs/2601.09999", "authors": ["Alice Chen"]}])
+    page = web.get("/feed?user=ada").text
+    assert "Everything by" not in page
+    assert ('title="Unread items by Alice Chen you have not rated, from the whole archive"'
+            in page)
+    assert "/feed?user=ada&amp;days=all&amp;author=Alice%20Chen" in page
+
+
+def test_the_density_button_offers_the_other_density_on_every_screen(web):
+    """"auto" is compact on a phone: a lone "Compact" button there changed nothing visible."""
+    page = web.get("/feed?user=ada").text  # auto: both, the stylesheet shows one
+    assert re.search(r'class="[^"]*density-narrow"[^>]*value="comfortable"', page)
+    assert re.search(r'class="[^"]*density-wide"[^>]*value="compact"', page)
+    post(web, "/prefs", {"density": "comfortable", "next": "/feed?user=ada"})
+    page = web.get("/feed?user=ada").text
+    assert 'value="compact"' in page and 'value="comfortable"' not in page
+    assert "density-wide" not in page  # a choice made: one button, shown everywhere
+
+
+def test_atom_has_one_author_element_per_person(web, add_items):
+    add_items([{"title": "Sparse autoencoders, a joint paper", "days_ago": 0.1,
+                "url": "https://arxiv.org/abs/2601.08888", "authors": ["Dana Kim", "Alice Chen"]}])
+    entry = _atom_entries(web)["Sparse autoencoders, a joint paper"]
+    assert [a.findtext("a:name", namespaces=ATOM_NS)
+            for a in entry.findall("a:author", ATOM_NS)] == ["Dana Kim", "Alice Chen"]
+
+
+def test_an_atom_entry_without_a_link_still_has_an_alternate_or_content(web, add_items):
+    """RFC 4287 4.1.1.1: an entry without atom:content has a rel="alternate" link (a summary
+    does not count). An episode without <link> had only its rel="enclosure"."""
+    add_items([
+        {"title": "Sparse autoencoders, the episode", "days_ago": 0.1, "url": None,
+         "content_type": "podcast",
+         "enclosure": {"url": "https://cdn.example/ep9.mp3", "type": "audio/mpeg", "length": None}},
+        {"title": "Sparse autoencoders, a note without a link", "days_ago": 0.1, "url": None,
+         "summary": "interpretability of language models"},
+    ])
+    entries = _atom_entries(web)
+    for entry in entries.values():
+        alternate = entry.findall("a:link[@rel='alternate']", ATOM_NS)
+        assert alternate or entry.find("a:content", ATOM_NS) is not None
+    episode = entries["Sparse autoencoders, the episode"]
+    assert [e.get("href") for e in episode.findall("a:link[@rel='alternate']", ATOM_NS)] == [
+        "https://cdn.example/ep9.mp3"]
+    note = entries["Sparse autoencoders, a note without a link"]
+    assert note.find("a:content", ATOM_NS).get("type") == "text"
+    assert "why:" in note.findtext("a:content", namespaces=ATOM_NS)
+    assert not feedparser.parse(web.get("/feed/ada.atom").content).bozo
+
+
+def test_the_docs_describe_the_atom_feeds_bar_as_the_feeds():
+    """docs/web.md said "a score above the average unread item"; the bar is the match."""
+    from pathlib import Path
+
+    import hermes.web.atom as atom
+
+    doc = (Path(__file__).parent.parent / "docs" / "web.md").read_text()
+    section = doc.split("## The ranked feed in your own reader")[1].split("\n## ")[0]
+    assert "average" not in section
+    assert "strong or good match" in " ".join(section.split())
+    assert "match strong or good" in " ".join(atom.__doc__.split())

@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from ..contract import CandidateQuery
 from .access import opened, ranked_items, require_persona
+from .render import playable
 from .sanitize import preview, safe_url
 
 ATOM = "http://www.w3.org/2005/Atom"
@@ -42,6 +43,14 @@ def _stamp(value: str | None) -> str:
     return when.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
+def _authors(item: dict) -> list[str]:
+    """The item's people (``authors``, else the feed's one ``author`` text), each once."""
+    names = [str(n).strip() for n in (item.get("authors") or []) if str(n or "").strip()]
+    if not names and str(item.get("author") or "").strip():
+        names = [str(item["author"]).strip()]
+    return list(dict.fromkeys(names))
+
+
 def build_atom(user: dict, items: list[dict], base: str) -> bytes:
     ET.register_namespace("", ATOM)
     root = ET.Element(f"{{{ATOM}}}feed")
@@ -59,7 +68,10 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
         entry = _sub(root, "entry")
         _sub(entry, "title", item.get("title") or "(untitled)")
         _sub(entry, "id", f"urn:hermes:item:{item['id']}")
-        url = safe_url(item.get("url"))
+        # RFC 4287 4.1.1.1: an entry without atom:content has an alternate link. An episode
+        # whose feed gave no <link> has its media file as the alternate; an item with neither
+        # carries its text as content.
+        url = safe_url(item.get("url")) or playable(item.get("enclosure"))
         if url:
             _sub(entry, "link", rel="alternate", href=url)
         media = item.get("enclosure") or {}
@@ -69,8 +81,8 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
                  **({"length": str(media["length"])} if media.get("length") else {}))
         _sub(entry, "updated", _stamp(item.get("published")))
         _sub(entry, "published", _stamp(item.get("published")))
-        if item.get("author"):
-            _sub(_sub(entry, "author"), "name", item["author"])
+        for name in _authors(item):  # one atom:author per person
+            _sub(_sub(entry, "author"), "name", name)
         for tag in (item.get("tags") or [])[:10]:
             _sub(entry, "category", term=tag)
         # Plain text only: the reader shows it as text, no feed HTML is passed on.
@@ -80,6 +92,8 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
         if item.get("summary"):
             summary += "\n\n" + preview(item["summary"], 1200)
         _sub(entry, "summary", summary, type="text")
+        if not url:
+            _sub(entry, "content", summary, type="text")
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="utf-8")
 
 

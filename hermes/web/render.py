@@ -156,6 +156,24 @@ def fmt_media(enclosure) -> str:
     return " · ".join(p for p in parts if p)
 
 
+MEDIA_EXTENSIONS = (".mp3", ".m4a", ".m4b", ".aac", ".ogg", ".oga", ".opus", ".wav", ".flac",
+                    ".mp4", ".m4v", ".mov", ".webm", ".mkv")
+
+
+def playable(enclosure) -> str:
+    """The URL of an enclosure that is an episode's media (``audio/*`` or ``video/*``, or no
+    type and a media file's extension), safe to link; "" for anything else: a newsletter's
+    cover image/jpeg is not an episode."""
+    enclosure = enclosure if isinstance(enclosure, dict) else {}
+    url = safe_url(enclosure.get("url"))
+    if not url:
+        return ""
+    kind = str(enclosure.get("type") or "").strip().lower()
+    if kind:
+        return url if kind.startswith(("audio/", "video/")) else ""
+    return url if urlsplit(url).path.lower().endswith(MEDIA_EXTENSIONS) else ""
+
+
 def fmt_figure(value) -> str:
     """A similarity or probability, cut as the CLI and MCP phrases cut it
     (:func:`hermes.ranking.match.shown`)."""
@@ -218,7 +236,7 @@ def fmt_until(value) -> str:
 
 FILTERS = {
     "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num, "figure": fmt_figure,
-    "media": fmt_media,
+    "media": fmt_media, "playable": playable,
     "weight_note": lambda weight, n_clicks: weight_note(n_clicks, weight),
     "q": lambda v: quote(str(v), safe=""),
     # feed text: sanitised HTML, a plain-text preview, links only when http(s)

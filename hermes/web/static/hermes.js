@@ -181,6 +181,11 @@
       }
       apply(data);
       if (el && (act === "like" || act === "dislike")) setCurrent(nextAfter(el) || el);
+      // an undo puts the item back where it was: the next key acts on it, not on the one
+      // the ✓ or ✗ moved on to
+      if (form.hasAttribute("data-undo") && data.item_id && card(data.item_id)) {
+        setCurrent(card(data.item_id));
+      }
     });
   }
 
@@ -267,6 +272,20 @@
     if (form) form.requestSubmit();
   }
 
+  function open() {
+    var target = current || cards()[0];
+    if (!target) return;
+    if (!target.querySelector("form[data-open]")) {
+      // the feed gave this item no web address: say so rather than do nothing
+      setCurrent(target);
+      var media = target.querySelector("a.media-link");
+      toast("info", "This item has no link to open" +
+        (media ? ": its media file is the ▶ link beside the date." : "."));
+      return;
+    }
+    press("form[data-open]");
+  }
+
   function typing(el) {
     return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
   }
@@ -283,7 +302,7 @@
     switch (event.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
-      case "o": press("form[data-open]"); break;
+      case "o": open(); break;
       case "l": press('form[data-act="like"]'); break;
       case "d": press('form[data-act="dislike"]'); break;
       case "r": press('form[data-act="read"]'); break;
