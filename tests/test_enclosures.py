@@ -58,3 +58,14 @@ def test_an_enclosure_that_is_not_a_web_address_is_not_linked(db, db_path, add_i
     with client(db_path) as c:
         page = c.get("/feed?user=ada&days=all").text
     assert "media-link" not in page and "javascript:" not in page
+
+
+def test_search_and_digest_give_the_episode_file_too(db, add_items, no_bar):
+    episode, _ = _world(db, add_items)
+    db.execute("UPDATE items SET published = strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')")
+    tools = collect_tools()
+    found = call_tool(db, tools["search_feed"], {"user": "ada", "query": "guest"})["results"]
+    assert [r["enclosure"] for r in found if r["id"] == episode] == [EPISODE["enclosure"]]
+    digest = call_tool(db, tools["digest"], {"user": "ada"})
+    items = [i for t in digest["topics"] for i in t["items"]] + digest["unclustered"]
+    assert [i["enclosure"] for i in items if i["id"] == episode] == [EPISODE["enclosure"]]

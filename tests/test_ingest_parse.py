@@ -199,6 +199,17 @@ def test_entries_naming_no_author_take_the_feed_s_own():
     assert news.items[0]["authors"] == [] and news.items[0]["author"] is None
 
 
+def test_an_episode_without_a_link_is_opened_at_its_media_file():
+    podcast = parse_feed(b"""<?xml version="1.0"?><rss version="2.0"><channel><title>P</title>
+      <item><title>Ep 1</title><guid isPermaLink="false">e1</guid>
+      <enclosure url="https://cdn.e.org/ep1.mp3" type="audio/mpeg" length="100"/></item>
+      <item><title>Ep 2</title><guid isPermaLink="false">e2</guid><link>https://e.org/ep2</link>
+      <enclosure url="https://cdn.e.org/ep2.mp3" type="audio/mpeg" length="100"/></item>
+      </channel></rss>""", url="https://e.org/pod")
+    assert [i["url"] for i in podcast.items] == ["https://cdn.e.org/ep1.mp3", "https://e.org/ep2"]
+    assert podcast.items[0]["guid"] == "https://e.org/pod#e1"  # the id does not change
+
+
 def test_a_podcast_s_own_name_is_not_an_author():
     """A trial's show "The Gradient Dispatch" (its itunes:author) became the person
     "Dispatch": "by Dispatch, whom you liked once", and one like counted three times."""

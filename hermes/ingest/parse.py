@@ -222,7 +222,9 @@ def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
         title = summary[:120] or (link or "")
     return {
         "guid": f"arxiv:{arxiv}" if arxiv else _guid(entry, link, title, summary, feed_url),
-        "url": link,
+        # An episode without a <link> is opened at its media file, its only address (its
+        # title was not a link and `o` did nothing). The guid keeps the link it had.
+        "url": link or (enclosure or {}).get("url"),
         "title": title,
         "summary": summary,
         "author": _author_line(byline, authors),

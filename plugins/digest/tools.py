@@ -205,6 +205,7 @@ def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict)
         "rank": position + 1,
         "title": item["title"],
         "url": item["url"],
+        "enclosure": item.get("enclosure"),
         "published": item["published"],
         "date_source": item.get("date_source"),
         "source": item["source"],

@@ -110,6 +110,7 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
             "title": item["title"],
             "summary": _short(item["summary"]),
             "url": item["url"],
+            "enclosure": item.get("enclosure"),
             "published": item["published"],
             "date_source": item.get("date_source"),
             "content_type": item["content_type"],
