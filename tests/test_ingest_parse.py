@@ -208,6 +208,11 @@ def test_an_episode_without_a_link_is_opened_at_its_media_file():
       </channel></rss>""", url="https://e.org/pod")
     assert [i["url"] for i in podcast.items] == ["https://cdn.e.org/ep1.mp3", "https://e.org/ep2"]
     assert podcast.items[0]["guid"] == "https://e.org/pod#e1"  # the id does not change
+    cover = parse_feed(b"""<?xml version="1.0"?><rss version="2.0"><channel><title>N</title>
+      <item><title>Issue 1</title><guid isPermaLink="false">n1</guid>
+      <enclosure url="https://cdn.e.org/cover.jpg" type="image/jpeg" length="100"/></item>
+      </channel></rss>""", url="https://e.org/news")
+    assert cover.items[0]["url"] is None  # a cover image is not the item
 
 
 def test_a_podcast_s_own_name_is_not_an_author():

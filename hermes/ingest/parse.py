@@ -117,6 +117,14 @@ def _enclosure(entry) -> dict | None:
     return found[0] if found else None
 
 
+def _media_url(enclosure: dict | None) -> str | None:
+    """The address of an audio or video enclosure (an episode's file; a cover image is not
+    the item)."""
+    if enclosure and enclosure["type"].startswith(("audio/", "video/")):
+        return enclosure["url"]
+    return None
+
+
 def _content_type(arxiv: str | None, doi: str | None, enclosure: dict | None) -> str:
     if arxiv or doi:
         return "paper"
@@ -224,7 +232,7 @@ def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
         "guid": f"arxiv:{arxiv}" if arxiv else _guid(entry, link, title, summary, feed_url),
         # An episode without a <link> is opened at its media file, its only address (its
         # title was not a link and `o` did nothing). The guid keeps the link it had.
-        "url": link or (enclosure or {}).get("url"),
+        "url": link or _media_url(enclosure),
         "title": title,
         "summary": summary,
         "author": _author_line(byline, authors),
