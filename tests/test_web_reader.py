@@ -427,3 +427,21 @@ def test_the_docs_describe_the_atom_feeds_bar_as_the_feeds():
     assert "average" not in section
     assert "strong or good match" in " ".join(section.split())
     assert "match strong or good" in " ".join(atom.__doc__.split())
+
+
+def test_a_date_hermes_estimated_reads_first_seen(db, db_path, add_items, no_bar):
+    """An undated entry of a later fetch is dated by when hermes first saw it: the card and
+    the explanation say so instead of showing it as the feed's date."""
+    from hermes.records import create_user
+
+    [seen, dated] = add_items([{"title": "Undated newsletter issue"}, {"title": "Dated post"}])
+    db.execute("UPDATE items SET dated_by = 'first seen' WHERE id = ?", [seen])
+    create_user(db, "ada", "newsletter post")
+    with client(db_path) as c:
+        page = c.get("/feed?user=ada&days=all").text
+        card = page.split(f'id="item-{seen}"')[1].split("</article>")[0]
+        other = page.split(f'id="item-{dated}"')[1].split("</article>")[0]
+        assert 'class="first-seen"' in card and "first seen " in card
+        assert "first seen" not in other
+        explained = c.get(f"/explain?user=ada&item_id={seen}&days=all").text
+    assert "first seen " in explained
