@@ -30,6 +30,9 @@ _FOREIGN = frozenset("""
 """.split())
 #: below this many words the language is not judged (a title alone)
 LANGUAGE_MIN_WORDS = 12
+#: the language is judged on a text's beginning: some 150 words settle the proportions, and
+#: a post's full text (up to 4,000 characters) would cost every explained item 0.2 ms
+JUDGED_CHARS = 1000
 
 
 def english(text: str, stop_words: frozenset[str] | None = None) -> bool:
@@ -37,8 +40,9 @@ def english(text: str, stop_words: frozenset[str] | None = None) -> bool:
     both lists hold, such as "de") than function words of the other languages feeds come
     in (measured on the bundled feeds: English texts 20–55 % English stop words, Spanish
     and Portuguese news 3–16 %). ``stop_words`` replaces scikit-learn's English list (the
-    tagger passes its longer one). A text too short to judge counts as English."""
-    words = [w.lower() for w in WORD.findall(text)]
+    tagger passes its longer one). A text too short to judge counts as English; a long one
+    is judged on its first :data:`JUDGED_CHARS` characters."""
+    words = [w.lower() for w in WORD.findall(text[:JUDGED_CHARS])]
     if len(words) < LANGUAGE_MIN_WORDS:
         return True
     stop = english_stop_words() if stop_words is None else stop_words
