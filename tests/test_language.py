@@ -81,3 +81,11 @@ def test_bootstrap_does_not_dislike_what_the_model_cannot_read(db, mixed, englis
 def test_bootstrap_with_a_model_that_reads_any_language_dislikes_as_before(db, mixed):
     done = bootstrap_persona(db, "ann", n_like=1, n_dislike=5)
     assert sorted(i["id"] for i in done["disliked"]) == sorted(mixed[1:])
+
+
+def test_a_long_text_is_judged_on_its_beginning():
+    from hermes.language import JUDGED_CHARS
+
+    opening = (ENGLISH_OFF_TOPIC + " ") * (JUDGED_CHARS // len(ENGLISH_OFF_TOPIC) + 1)
+    assert english(opening + (GERMAN + " ") * 40)  # the German tail is not read
+    assert not english((GERMAN + " ") * 10 + opening)
