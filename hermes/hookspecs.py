@@ -36,8 +36,11 @@ def hermes_register_tools() -> list[Tool]:
     other parameters are ``Annotated[type, Field(...)]`` hints, checked strictly at every call
     and served as the JSON schema; its docstring is the description and its
     :class:`~hermes.contract.Result` subclass the output schema. It returns the envelope and
-    raises only :class:`~hermes.errors.HermesError` for a user mistake. The MCP server,
-    ``hermes plugins``, the CLI, the web UI and the tests all collect tools from here.
+    raises only :class:`~hermes.errors.HermesError` for a user mistake. The MCP server serves
+    every tool collected here and ``hermes plugins`` lists them; the CLI and the web UI call
+    the built-in tools they have commands and pages for (a plugin adds its own commands with
+    :func:`hermes_register_commands`). A string parameter needs a ``max_length`` (or a fixed
+    set of values): collecting a tool without one fails, naming it.
     """
 
 
