@@ -158,11 +158,14 @@ def test_opening_at_zero_bytes_free_says_the_disk_is_full(db_path, monkeypatch):
 
 @pytest.fixture
 def served(monkeypatch):
-    """``hermes serve --transport http`` without serving: what run_http was given."""
+    """``hermes serve --transport http`` without serving: what run_http was given. No port is
+    bound either (the default one may be in use on a shared machine: a CI run failed so)."""
     from hermes import mcp_server
+    from hermes import net as sockets
 
     calls = []
     monkeypatch.setattr(mcp_server, "run_http", lambda server, **kw: calls.append(kw))
+    monkeypatch.setattr(sockets, "bind", lambda host, port: {"host": host, "port": port})
     return calls
 
 
