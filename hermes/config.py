@@ -123,26 +123,58 @@ def matrix_storage() -> str:
     return value.strip().lower()
 
 
+#: the keys of the sections the core reads whole (a typo there is refused, not ignored);
+#: other sections belong to their readers ([embed], [ranking]) or to plugins ([corpus])
+KNOWN_KEYS = {"fetch": {"timeout", "max_bytes", "concurrency", "allow_private"},
+              "ingest": {"every"}, "plugins": {"enabled"}}
+
+
+def _table(cfg: dict, name: str) -> dict:
+    """Section ``[name]`` of config.toml, checked: a table, with only keys the core reads."""
+    table = cfg.get(name, {})
+    if not isinstance(table, dict):
+        raise HermesError(f"{config_toml()}: {name} must be a table ([{name}]), got {table!r}")
+    unknown = sorted(set(table) - KNOWN_KEYS.get(name, set(table)))
+    if unknown:
+        raise HermesError(f"{config_toml()}: unknown key(s) in [{name}]: {', '.join(unknown)}; "
+                          f"known: {', '.join(sorted(KNOWN_KEYS[name]))}")
+    return table
+
+
+def _number(table: dict, section: str, key: str, default, kind: type, what: str):
+    """``table[key]`` as a positive ``kind`` (a whole number for ``int``), else an error
+    naming the setting: a timeout of 0 failed every feed and put them all in back-off."""
+    value = table.get(key, default)
+    whole = kind is int
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or (whole and not float(value).is_integer()) or not value > 0):
+        raise HermesError(f"[{section}] {key} in {config_toml()}: expected {what} above 0, "
+                          f"got {value!r}")
+    return kind(value)
+
+
 def settings() -> Settings:
     """Read ``config.toml`` and the environment (cheap; called per command or tool)."""
     cfg = load_toml(config_toml())
-    fetch = cfg.get("fetch", {})
+    fetch = _table(cfg, "fetch")
     allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE")) or bool(fetch.get("allow_private", False))
     plugins_env = os.environ.get("HERMES_PLUGINS")
     if plugins_env is not None:
         plugins = tuple(p.strip() for p in plugins_env.split(",") if p.strip())
-    elif "enabled" in cfg.get("plugins", {}):
+    elif "enabled" in _table(cfg, "plugins"):
         plugins = tuple(cfg["plugins"]["enabled"])
     else:
         plugins = None
     every = os.environ.get("HERMES_INGEST_EVERY")
     if every is None:
-        every = cfg.get("ingest", {}).get("every", DEFAULT_INGEST_EVERY)
+        every = _table(cfg, "ingest").get("every", DEFAULT_INGEST_EVERY)
     return Settings(
         allow_private=allow,
-        fetch_timeout=float(fetch.get("timeout", 20.0)),
-        max_feed_bytes=int(fetch.get("max_bytes", 20 * 1024 * 1024)),
-        fetch_concurrency=int(fetch.get("concurrency", 8)),
+        fetch_timeout=_number(fetch, "fetch", "timeout", 20.0, float, "a number of seconds"),
+        max_feed_bytes=_number(fetch, "fetch", "max_bytes", 20 * 1024 * 1024, int,
+                               "a whole number of bytes"),
+        fetch_concurrency=_number(fetch, "fetch", "concurrency", 8, int,
+                                  "a whole number of feeds"),
         plugins=plugins,
         ingest_every=parse_duration(every, "[ingest] every"),
         extra=cfg,

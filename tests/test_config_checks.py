@@ -1,0 +1,48 @@
+"""config.toml mistakes are one clear line naming the setting, never a traceback, a silently
+ignored typo, or (a trial's `[fetch] timeout = 0`) every feed failed and put in back-off."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from process_support import child_env, hermes_command
+
+from hermes.config import config_toml, settings
+from hermes.errors import HermesError
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('[fetch]\ntimeout = "five"\n', "[fetch] timeout in"),
+    ("[fetch]\ntimeout = 0\n", "expected a number of seconds above 0, got 0"),
+    ("[fetch]\ntimeout = -1\n", "got -1"),
+    ("[fetch]\nmax_bytes = 1.5\n", "[fetch] max_bytes in"),
+    ("[fetch]\nconcurrency = true\n", "[fetch] concurrency in"),
+    ("fetch = 3\n", "fetch must be a table ([fetch]), got 3"),
+    ("[fetch]\ntimeuot = 3\n", "unknown key(s) in [fetch]: timeuot; known: allow_private,"),
+    ('[ingest]\nevry = "1h"\n', "unknown key(s) in [ingest]: evry"),
+])
+def test_a_bad_setting_is_named(text, fragment):
+    config_toml().parent.mkdir(parents=True, exist_ok=True)
+    config_toml().write_text(text)
+    with pytest.raises(HermesError) as caught:
+        settings()
+    assert fragment in str(caught.value) and str(config_toml()) in str(caught.value)
+
+
+def test_good_settings_are_read():
+    config_toml().parent.mkdir(parents=True, exist_ok=True)
+    config_toml().write_text('[fetch]\ntimeout = 3\nmax_bytes = 1000\n[ingest]\nevery = "2h"\n'
+                             "[corpus]\nanything = 1\n")  # a plugin's section: its own to check
+    got = settings()
+    assert (got.fetch_timeout, got.max_feed_bytes, got.ingest_every) == (3.0, 1000, 7200.0)
+
+
+def test_a_command_says_so_in_one_line(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text('[fetch]\ntimeout = "five"\n')
+    proc = subprocess.run([*hermes_command(), "ingest", "--db", str(tmp_path / "x.db")],
+                          env=child_env(home), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: [fetch] timeout in")
