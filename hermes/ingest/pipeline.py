@@ -116,8 +116,13 @@ def failure_backoff(consecutive_failures: int, now: datetime) -> str | None:
     return (now + delay).isoformat(timespec="seconds")
 
 
-def _due(feed: dict, now: datetime) -> bool:
+def _due(feed: dict, now: datetime, *, named: bool = False) -> bool:
+    """Whether ``feed`` may be fetched now. A feed the person named (``--feed ID``) is, after
+    its own failures too: they asked for it, and a recovered server waited out a day's
+    back-off otherwise. A pause the server asked for (429 / 503) is kept all the same."""
     if not feed.get("retry_after"):
+        return True
+    if named and SERVER_PAUSE not in (feed.get("last_error") or ""):
         return True
     try:
         return datetime.fromisoformat(feed["retry_after"]) <= now
@@ -139,7 +144,9 @@ def skip_reason(feed: dict) -> str:
     if SERVER_PAUSE in (feed.get("last_error") or ""):
         return f"{until}: {SERVER_PAUSE} ({last}; {in_a_row})"
     if failures >= 2:
-        return f"{until}: the feed failed {failures} times in a row" + (f" (last: {last})" if last else "")
+        return (f"{until}: the feed failed {failures} times in a row"
+                + (f" (last: {last})" if last else "")
+                + f"; `hermes ingest --feed {feed['id']}` fetches it now")
     return f"{until} (the server asked for a pause, or the feed failed repeatedly)"
 
 
@@ -257,9 +264,13 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
     try:
         parsed = await asyncio.to_thread(_parse, res)
     except ParseError as exc:
-        # The ETag is not stored, so a fixed feed is fetched and parsed in full next time.
-        _record_failure(db, feed, str(exc))
-        return _summary(feed, "failed", error=str(exc))
+        # The ETag is not stored, so a fixed feed is fetched and parsed in full next time;
+        # and it backs off like a feed that cannot be fetched (a page that is no feed failed
+        # every run, a --watch said so every minute).
+        backoff = failure_backoff((feed.get("error_count") or 0) + 1, datetime.now(timezone.utc))
+        message = str(exc) + (f"; retrying after {backoff}" if backoff else "")
+        _record_failure(db, feed, message, backoff)
+        return _summary(feed, "failed", error=message)
     try:
         stored = _store(db, feed, res, parsed)
     except (sqlite3.IntegrityError, sqlite3.InterfaceError, ValueError, TypeError) as exc:
@@ -341,9 +352,10 @@ def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary
         before = len(feeds)
         feeds = [f for f in feeds if next_due(f, due_every) <= now]
         not_due = before - len(feeds)
-    due = [f for f in feeds if _due(f, now)]
+    named = bool(feed_ids)
+    due = [f for f in feeds if _due(f, now, named=named)]
     summary = IngestSummary(_summary(f, "skipped", error=skip_reason(f))
-                            for f in feeds if not _due(f, now))
+                            for f in feeds if not _due(f, now, named=named))
     summary.not_due = not_due
     warming: dict = {}
 
