@@ -329,7 +329,23 @@ def test_add_feed_refuses_a_duplicate_url(db, private_allowed):
     assert first["ok"] and second["ok"] is False
     assert "already subscribed" in second["message"] and second["feed"]["id"] == first["feed"]["id"]
     assert snapshot(db) == before
-    assert server.requests == ["/f"]  # the duplicate is refused before any fetch
+    # an agent's duplicate is fetched first, through the guard (see the next test)
+    assert server.requests == ["/f", "/f"]
+
+
+def test_an_agent_does_not_learn_which_private_addresses_are_subscribed(db, monkeypatch):
+    """add_feed answered "already subscribed: feed 3" for a LAN address a person had
+    subscribed, before the private-address guard refused it: a map of the LAN's feeds."""
+    from hermes.ingest.pipeline import add_feeds
+
+    monkeypatch.delenv("HERMES_ALLOW_PRIVATE", raising=False)
+    with CannedServer() as server:
+        server.routes["/f"] = (200, {}, rss("Lab wiki", SAMPLE_ENTRIES))
+        url = server.url("/f")
+        add_feeds(db, [(url, None)])  # the person's own, on a loopback address
+        result = tool(db, "add_feed", url=url)
+    assert result["ok"] is False and "already subscribed" not in result["message"]
+    assert result["feed"] == {} and "refused" in result["message"]
 
 
 @pytest.mark.parametrize("url", [

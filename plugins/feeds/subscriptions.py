@@ -185,11 +185,17 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         if not isinstance(title, str):
             raise InvalidInput("title must be a string or null")
         title = " ".join(title.split())[:MAX_TITLE] or None
-    existing = feed_by_url(db, url)
+    # An agent hears of a subscription only once the private-address guard let its fetch
+    # through: answering "already subscribed" first told it which LAN addresses are feeds.
+    existing = feed_by_url(db, url) if subscribed_by == "user" else None
     if existing:
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
                     feed=existing)
     parsed = probe_fn(url)
+    existing = feed_by_url(db, url)
+    if existing:
+        return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
+                    feed=existing)
     found_on = ""
     if parsed.get("page_url"):  # a web page: subscribe to the feed it links
         found_on = f"{url[:200]} is a web page; its feed is {parsed['feed_url'][:200]}. "
