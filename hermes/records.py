@@ -63,6 +63,11 @@ def require_user(db: sqlite_utils.Database, name_or_id: str | int) -> dict:
     row = db.execute(
         f"SELECT id, name, interests FROM users WHERE {col} = ?", [name_or_id]
     ).fetchone()
+    if row is None and col == "name":
+        # Names are unique regardless of case (creating "ADA" beside "ada" is refused), so
+        # "bea" names "Bea": a trial's `hermes like bea 9` was told only "known: Bea".
+        row = db.execute("SELECT id, name, interests FROM users WHERE lower(name) = lower(?)",
+                         [name_or_id]).fetchone()
     if row is None:
         names = [r[0] for r in db.execute("SELECT name FROM users ORDER BY name LIMIT 20")]
         hint = f"known personas: {', '.join(names)}" if names else f"no personas exist yet; {CREATE_PERSONA}"

@@ -292,3 +292,14 @@ def test_keyphrase_topics_are_not_reported_as_tags_the_ranking_counts(db, add_it
     out = CliRunner().invoke(build_app(), ["persona", "show", "alice", "--db", path]).output
     assert "liked tags: cs.lg (+" in out and "activation patching" not in out.split("liked tags:")[1].split("\n")[0]
     assert "liked topics (keyphrases: listed, not counted in the ranking): activation patching" in out
+
+
+def test_a_persona_is_found_whatever_the_case_it_is_typed_in(db):
+    """Creating "ADA" beside "ada" is refused, so the names are one regardless of case; yet
+    `hermes like bea 9` answered "unknown persona 'bea' … known personas: Bea"."""
+    from hermes.records import require_user
+
+    bea = make_persona(db, "Bea")
+    assert require_user(db, "bea")["id"] == bea["id"] and require_user(db, "BEA")["name"] == "Bea"
+    result = tool(db, "profile_status", user="bea")
+    assert result["ok"] and result["user"] == "Bea"
