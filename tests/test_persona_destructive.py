@@ -58,7 +58,7 @@ def test_delete_without_confirm_changes_nothing_and_names_the_loss(db, two):
     assert result["ok"] is False and result["deleted"] == {}
     msg = result["message"]
     assert msg.startswith("nothing changed")
-    assert "persona 'alice'" in msg and "3 clicks (2 likes, 1 dislikes)" in msg
+    assert "persona 'alice'" in msg and "3 clicks (2 likes, 1 dislike)" in msg
     assert "1 cached explanation" in msg and "2 rows in plugin_notes" in msg and "1 row in plugin_state" in msg
     assert "confirm=true" in msg
     assert result["would_delete"]["persona"] == "alice" and result["would_delete"]["clicks"] == 3
@@ -85,7 +85,7 @@ def test_reset_without_confirm_changes_nothing_and_names_the_clicks(db, two):
     before = snapshot(db)
     result = tool(db, "reset_feedback", name="alice", confirm=False)
     assert result["ok"] is False and result["deleted"] == {}
-    assert "3 clicks (2 likes, 1 dislikes)" in result["message"]
+    assert "3 clicks (2 likes, 1 dislike)" in result["message"]
     assert "persona 'alice'" not in result["message"].split(" would ")[1]  # the persona stays
     assert "plugin_notes" not in result["message"]
     assert snapshot(db) == before

@@ -16,7 +16,7 @@ import sqlite_utils
 from hermes.arguments import spelled
 from hermes.contract import NAME_MAX, Signal
 from hermes.errors import InvalidInput
-from hermes.faces import Say, typed
+from hermes.faces import Say, plural, typed
 from hermes.records import create_user, require_user
 from hermes.storage.signals import record_signal
 from hermes.storage.transactions import write_transaction
@@ -168,23 +168,20 @@ def click_counts(db: sqlite_utils.Database, user_id: int) -> dict[str, int]:
     return {"clicks": likes + dislikes, "likes": likes, "dislikes": dislikes}
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def describe_loss(user: dict, counts: dict[str, int], clicks: dict[str, int], *, persona: bool) -> str:
     """One sentence naming exactly what a delete (``persona=True``) or a reset removes."""
     parts = [f"persona {user['name']!r}"] if persona else []
     parts.append(
-        f"{_plural(clicks['clicks'], 'click')} ({clicks['likes']} likes, {clicks['dislikes']} dislikes)"
+        f"{plural(clicks['clicks'], 'click')} ({plural(clicks['likes'], 'like')}, "
+        f"{plural(clicks['dislikes'], 'dislike')})"
         if clicks["clicks"]
         else "0 clicks"
     )
     if counts.get("explanations"):
-        parts.append(_plural(counts["explanations"], "cached explanation"))
+        parts.append(plural(counts["explanations"], "cached explanation"))
     for table, n in sorted(counts.items()):
         if table not in ("clicks", "explanations") and n:
-            parts.append(f"{_plural(n, 'row')} in {table}")
+            parts.append(f"{plural(n, 'row')} in {table}")
     return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
 
 

@@ -220,7 +220,8 @@ def profile_status(db, user: User) -> dict:
     liked = f"{len(s['liked_tags'])}{SEE_LIKED_TAGS}" if s["liked_tags"] else "none yet"
     classifier = s["classifier_reason"] if s["classifier_active"] else f"inactive: {s['classifier_reason']}"
     message = (
-        f"{s['user']}: {plural(s['clicks'], 'click')} ({s['likes']} likes, {s['dislikes']} dislikes); "
+        f"{s['user']}: {plural(s['clicks'], 'click')} ({plural(s['likes'], 'like')}, "
+        f"{plural(s['dislikes'], 'dislike')}); "
         f"{s['blend']}; liked tags: {liked}; classifier {classifier}"
     )
     return ok(message, **s)
