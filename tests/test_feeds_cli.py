@@ -38,6 +38,17 @@ def test_feeds_add_local_file_list_and_ingest(db_path, feed_file, tmp_path, monk
     assert "[1] Quantum & Friends" in human and "3 items" in human and "ok" in human
 
 
+def test_feeds_list_says_a_feed_was_read_with_a_warning(db, db_path, feed_file):
+    """A feed whose last fetch parsed with problems read "· ok" in `feeds list` (the web
+    said the warning)."""
+    assert run("feeds", "add", feed_file, "--db", db_path).exit_code == 0
+    assert run("ingest", "--db", db_path).exit_code == 0
+    db.execute("UPDATE feeds SET last_warning = 'line 1, column 400: mismatched tag'")
+    human = run("feeds", "list", "--db", db_path).output
+    assert "read with a warning: line 1, column 400: mismatched tag" in human
+    assert " · ok" not in human
+
+
 def test_feeds_add_is_trusted_with_loopback_urls(db_path):
     with CannedServer() as server:
         server.routes["/f"] = (200, {}, rss("Local server", SAMPLE_ENTRIES))

@@ -108,7 +108,10 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
                    if f["last_fetched"] else "never fetched")
         # "ok" only for a fetch that happened: a feed never fetched has no health to report
         status = (style(f"error x{f['error_count']}: {clean(f['last_error'], 200)}", fg="red")
-                  if f["last_error"] else "ok" if f["last_fetched"] else "")
+                  if f["last_error"] else
+                  # a feed that parsed with problems is read, but not "ok" (as the web says)
+                  f"read with a warning: {clean(f['last_warning'], 200)}" if f.get("last_warning")
+                  else "ok" if f["last_fetched"] else "")
         typer.echo(f"[{f['id']}] {clean(f['title'] or f['url'])}")
         typer.echo(f"     {clean(f['url'])}")
         by = ("added by an agent: fetched with the private-address guard"
