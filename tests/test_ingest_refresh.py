@@ -303,3 +303,21 @@ def test_a_refresh_asked_for_stays_requested_until_its_child_runs(db_path, db, m
     finally:
         (Path(db_path).with_name("go")).touch()
         refresher.stop()
+
+
+def test_a_turn_skipped_for_another_ingest_is_no_failure(db_path, db, caplog):
+    """The docs say the refresh skips its turn while another ingest runs; web.log said
+    "the last refresh exited with status 75 …" as a warning, three times in 20 s."""
+    from hermes.ingest.runlock import BUSY_EXIT
+
+    def exits(code):
+        return lambda database, every, due: [sys.executable, "-c", f"raise SystemExit({code})"]
+
+    refresher = Refresher(db_path, 3600, command=exits(BUSY_EXIT), start_delay=60)
+    refresher._run(due=True)
+    assert refresher.last_error is None
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    refresher.command = exits(1)
+    refresher._run(due=True)
+    assert refresher.last_error and "status 1" in refresher.last_error
+    assert [r for r in caplog.records if r.levelname == "WARNING"]

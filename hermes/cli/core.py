@@ -18,7 +18,7 @@ from ..demo import run_demo
 from ..errors import HermesError
 from ..faces import plural
 from ..ingest.refresher import start_background
-from ..ingest.runlock import IngestBusy, describe
+from ..ingest.runlock import BUSY_EXIT, IngestBusy, describe
 from ..ingest.schedule import next_refresh, seconds_until
 from ..net import is_loopback
 from ..storage.db import get_db
@@ -193,7 +193,6 @@ def undated_note(undated: int, first_seen: int) -> str:
             f"day in the future): " + ", ".join(p for p in parts if p))
 
 
-BUSY_EXIT = 75  # EX_TEMPFAIL: another ingest runs; try later (the background refresh does)
 
 
 def ingest(

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .. import config
 from ..storage.db import get_db
-from .runlock import database_file, read_status
+from .runlock import BUSY_EXIT, database_file, read_status
 from .schedule import feed_schedule, iso, next_due, next_refresh, seconds_until
 
 log = logging.getLogger(__name__)
@@ -166,6 +166,11 @@ class Refresher:
         out, err = child.communicate()
         with self._state_lock:
             self._child = None
+        if child.returncode == BUSY_EXIT:
+            # another ingest of this database runs (a cron job, the person's): this turn is
+            # skipped, which is no failure to warn about (it was logged every few seconds)
+            log.info("background refresh: another hermes ingest is running; skipped this turn")
+            return
         self.last_error = None if child.returncode == 0 else _failure(child.returncode, out, err)
         if self.last_error:
             log.warning("background refresh: %s", self.last_error)

@@ -30,6 +30,10 @@ from ..records import now_iso
 WRITE_EVERY = 0.5
 
 
+#: the exit status of an ingest that found another one running (EX_TEMPFAIL: try later)
+BUSY_EXIT = 75
+
+
 class IngestBusy(HermesError):
     """Another process holds this database's ingest lock; ``running`` is what it reported."""
 
