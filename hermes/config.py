@@ -51,8 +51,15 @@ def feeds_toml() -> Path:
     return user if user.exists() else PACKAGE_DATA / "feeds.toml"
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+def _truthy(value: str | None, name: str) -> bool:
+    """An environment switch: 1/true/yes/on or 0/false/no/off (or unset); anything else is
+    an error naming it (a trial's "maybe" was quietly false)."""
+    text = (value or "").strip().lower()
+    if text in {"", "0", "false", "no", "off"}:
+        return False
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    raise HermesError(f"{name}={value!r}: expected 1, true, yes or on (or 0, false, no, off)")
 
 
 @dataclass(frozen=True)
@@ -157,7 +164,11 @@ def settings() -> Settings:
     """Read ``config.toml`` and the environment (cheap; called per command or tool)."""
     cfg = load_toml(config_toml())
     fetch = _table(cfg, "fetch")
-    allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE")) or bool(fetch.get("allow_private", False))
+    allowed_here = fetch.get("allow_private", False)
+    if not isinstance(allowed_here, bool):
+        raise HermesError(f"[fetch] allow_private in {config_toml()}: expected true or false, "
+                          f"got {allowed_here!r}")
+    allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE"), "HERMES_ALLOW_PRIVATE") or allowed_here
     plugins_env = os.environ.get("HERMES_PLUGINS")
     if plugins_env is not None:
         plugins = tuple(p.strip() for p in plugins_env.split(",") if p.strip())

@@ -21,6 +21,7 @@ from hermes.errors import HermesError
     ("fetch = 3\n", "fetch must be a table ([fetch]), got 3"),
     ("[fetch]\ntimeuot = 3\n", "unknown key(s) in [fetch]: timeuot; known: allow_private,"),
     ('[ingest]\nevry = "1h"\n', "unknown key(s) in [ingest]: evry"),
+    ('[fetch]\nallow_private = "yes"\n', "[fetch] allow_private in"),
 ])
 def test_a_bad_setting_is_named(text, fragment):
     config_toml().parent.mkdir(parents=True, exist_ok=True)
@@ -46,3 +47,21 @@ def test_a_command_says_so_in_one_line(tmp_path):
                           env=child_env(home), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("error: [fetch] timeout in")
+
+
+def test_an_environment_switch_is_on_off_or_an_error(monkeypatch):
+    for value, expected in (("1", True), ("yes", True), ("off", False), ("", False)):
+        monkeypatch.setenv("HERMES_ALLOW_PRIVATE", value)
+        assert settings().allow_private is expected
+    monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "maybe")
+    with pytest.raises(HermesError, match="HERMES_ALLOW_PRIVATE='maybe': expected 1, true"):
+        settings()
+
+
+def test_every_without_due_or_watch_is_refused(db_path):
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+
+    result = CliRunner().invoke(build_app(), ["ingest", "--every", "5m", "--db", str(db_path)])
+    assert result.exit_code == 1 and "--every is the refresh interval of --due or --watch" in result.output

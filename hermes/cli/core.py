@@ -3,6 +3,7 @@ digest …)"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import time
@@ -218,11 +219,18 @@ def ingest(
     is kept and the next run embeds it). Only one ingest of a database runs at a time: a
     second one waits for the first.
     """
+    if every is not None and not (due or watch):
+        die("--every is the refresh interval of --due or --watch: add one of them (without "
+            "them every feed is fetched now)")
     database = run_guarded(open_db, db, create=True)
     interval = run_guarded(config.parse_duration, every, "--every") if every is not None \
         else run_guarded(config.settings).ingest_every
     if (due or watch) and interval <= 0:
-        die("--due and --watch need a refresh interval: pass --every 1h (or set [ingest] every)")
+        where = ("--every" if every is not None else
+                 "HERMES_INGEST_EVERY" if os.environ.get("HERMES_INGEST_EVERY") is not None
+                 else "[ingest] every")
+        die(f"--due and --watch need a refresh interval, and {where} turns the refresh off: "
+            "pass --every 1h")
     if watch:
         _watch(database, feed or None, interval, as_json)
         return
