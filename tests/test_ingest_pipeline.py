@@ -4,6 +4,7 @@ failures, Retry-After, dedupe, crash recovery, seeding."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -371,3 +372,17 @@ def test_a_web_client_is_made_only_for_the_kind_of_feed_that_needs_one(db, serve
     add_feeds(db, [(url, None)])
     run_ingest(db, embedder=HashEmbedder(), settings=FAST)
     assert made == [True] and count(db) == 5  # the person's web feed: the open client only
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('[[feed]]\nurl = "https://e.org/a.xml"\n', "unknown key(s) feed; each feed is a [[feeds]]"),
+    ('[[feeds]]\nurl = "https://e.org/a.xml"\ntitel = "A"\n', "feed #1 has unknown key(s) titel"),
+])
+def test_a_typo_in_feeds_toml_is_refused_not_skipped(tmp_path, text, fragment):
+    """`[[feed]]` (singular) quietly dropped its feed, and `titel` its title."""
+    from hermes.ingest.feedlist import read_feeds_toml
+
+    path = tmp_path / "feeds.toml"
+    path.write_text(text)
+    with pytest.raises(HermesError, match=re.escape(fragment)):
+        read_feeds_toml(path)

@@ -27,6 +27,11 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
     """``[[feeds]]`` tables with ``url`` (a URL, or a path relative to the file) and an
     optional ``title``; returns ``(url, title)`` pairs."""
     data = config.load_toml(path)
+    # A typo is refused, not skipped: `[[feed]]` dropped its feed and `titel` its title.
+    unknown = sorted(set(data) - {"feeds"})
+    if unknown:
+        raise HermesError(f"{path}: unknown key(s) {', '.join(unknown)}; each feed is a "
+                          "[[feeds]] table with url and an optional title")
     entries = data.get("feeds", [])
     if not isinstance(entries, list):
         raise HermesError(f"{path}: 'feeds' must be an array of tables ([[feeds]])")
@@ -37,6 +42,10 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
         url = entry.get("url") if isinstance(entry, dict) else None
         if not isinstance(url, str) or not url.strip():
             raise HermesError(f"{path}: feed #{n} has no url")
+        extra = sorted(set(entry) - {"url", "title"})
+        if extra:
+            raise HermesError(f"{path}: feed #{n} has unknown key(s) {', '.join(extra)}; a feed "
+                              "has url and an optional title")
         url = url.strip()
         if is_local(url) and not url.lower().startswith("file:"):
             local = Path(url).expanduser()
