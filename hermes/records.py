@@ -5,7 +5,9 @@ stored time is written by."""
 from __future__ import annotations
 
 import json
+import mimetypes
 import sqlite3
+import urllib.parse
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -136,6 +138,18 @@ ITEM_COLUMNS = (
     "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source, authors, keyphrases, "
     "enclosure, dated_by"
 )
+
+
+def is_media(enclosure) -> bool:
+    """Whether an enclosure is an episode's media file: audio or video by its type, else by
+    its file name's extension (a feed may give no type). A newsletter's cover image is not:
+    it is neither linked as the episode nor stands in for a missing link."""
+    if not isinstance(enclosure, dict) or not enclosure.get("url"):
+        return False
+    kind = str(enclosure.get("type") or "").strip().lower()
+    if not kind:
+        kind = mimetypes.guess_type(urllib.parse.urlsplit(str(enclosure["url"])).path)[0] or ""
+    return kind.startswith(("audio/", "video/"))
 
 
 def date_source(published: str | None, dated_by: str | None) -> str | None:

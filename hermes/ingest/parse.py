@@ -10,6 +10,7 @@ import hashlib
 import io
 import mimetypes
 import re
+import urllib.parse
 from dataclasses import dataclass
 from xml.parsers.expat.errors import XML_ERROR_UNDEFINED_ENTITY
 from xml.sax import SAXParseException
@@ -18,6 +19,7 @@ import feedparser
 
 from ..authors import parse_authors
 from ..errors import HermesError
+from ..records import is_media
 from ..tags import normalize_tag
 from .arxiv_text import clean_title, split_bridge, strip_announce_prefix
 from .dates import believable, date_from_url, struct_to_iso, text_date
@@ -108,21 +110,15 @@ def _enclosure(entry) -> dict | None:
         url = safe_url(link.get("href") or link.get("url"))
         if not url:
             continue
-        mime = (link.get("type") or "").lower().strip() or mimetypes.guess_type(url)[0] or ""
+        # guessed from the path: "ep.mp3?token=…" is not guessed as a whole URL
+        mime = ((link.get("type") or "").lower().strip()
+                or mimetypes.guess_type(urllib.parse.urlsplit(url).path)[0] or "")
         length = str(link.get("length") or "").strip()
         found.append({"url": url, "type": mime,
                       "length": int(length) if length.isdigit() else None})
     # Prefer the media file over, say, a PDF attachment.
-    found.sort(key=lambda e: not e["type"].startswith(("audio/", "video/")))
+    found.sort(key=lambda e: not is_media(e))
     return found[0] if found else None
-
-
-def _media_url(enclosure: dict | None) -> str | None:
-    """The address of an audio or video enclosure (an episode's file; a cover image is not
-    the item)."""
-    if enclosure and enclosure["type"].startswith(("audio/", "video/")):
-        return enclosure["url"]
-    return None
 
 
 def _content_type(arxiv: str | None, doi: str | None, enclosure: dict | None) -> str:
@@ -232,7 +228,7 @@ def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
         "guid": f"arxiv:{arxiv}" if arxiv else _guid(entry, link, title, summary, feed_url),
         # An episode without a <link> is opened at its media file, its only address (its
         # title was not a link and `o` did nothing). The guid keeps the link it had.
-        "url": link or _media_url(enclosure),
+        "url": link or (enclosure["url"] if is_media(enclosure) else None),
         "title": title,
         "summary": summary,
         "author": _author_line(byline, authors),

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, RedirectResponse
 
 from ..ranking.explain import weight_note
 from ..ranking.match import shown
+from ..records import is_media
 from . import csrf
 from .sanitize import looks_like_html, preview, render_summary, safe_url
 
@@ -156,22 +157,10 @@ def fmt_media(enclosure) -> str:
     return " · ".join(p for p in parts if p)
 
 
-MEDIA_EXTENSIONS = (".mp3", ".m4a", ".m4b", ".aac", ".ogg", ".oga", ".opus", ".wav", ".flac",
-                    ".mp4", ".m4v", ".mov", ".webm", ".mkv")
-
-
 def playable(enclosure) -> str:
-    """The URL of an enclosure that is an episode's media (``audio/*`` or ``video/*``, or no
-    type and a media file's extension), safe to link; "" for anything else: a newsletter's
-    cover image/jpeg is not an episode."""
-    enclosure = enclosure if isinstance(enclosure, dict) else {}
-    url = safe_url(enclosure.get("url"))
-    if not url:
-        return ""
-    kind = str(enclosure.get("type") or "").strip().lower()
-    if kind:
-        return url if kind.startswith(("audio/", "video/")) else ""
-    return url if urlsplit(url).path.lower().endswith(MEDIA_EXTENSIONS) else ""
+    """The safe URL of an enclosure that is an episode's media (:func:`hermes.records.is_media`),
+    else "": a newsletter's cover image/jpeg is not an episode."""
+    return (safe_url(enclosure.get("url")) or "") if is_media(enclosure) else ""
 
 
 def fmt_figure(value) -> str:
