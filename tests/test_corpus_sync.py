@@ -225,7 +225,7 @@ def test_a_facet_change_says_which_notes_left_the_facet_and_keeps_the_persons_te
     assert r.exit_code == 0 and out["kept"] == [read.name] and read.read_text().endswith(mine)
     assert len(out["removed"]) == 2 and sorted(out["outside_facet"]) == sorted([read.name, out["removed"][0]])
     assert "the facets changed from experienced and saved to saved" in out["message"]
-    assert ("2 removed (1 of an item still in your corpus but not in the saved facet; 1 of an item "
-            "that left the corpus)") in out["message"]
-    assert ("Kept 1 note (1 of an item still in your corpus but not in the saved facet) because you "
+    assert ("2 removed (1 whose item is still in your corpus but not in the saved facet; 1 whose item "
+            "left the corpus)") in out["message"]
+    assert ("Kept 1 note (1 whose item is still in your corpus but not in the saved facet) because you "
             "wrote below the marker line") in out["message"]

@@ -225,13 +225,18 @@ def test_old_news_is_dated_correctly_and_absent_from_the_7_day_window(db, subscr
     assert "Especial: a história das eleições diretas no Brasil" not in titles_in_window(db, 36500)
 
 
-def test_an_undated_item_of_a_later_fetch_gets_the_time_it_was_first_seen(db, subscribed):
-    run_ingest(db)
-    text = subscribed["uol"].read_text(encoding="utf-8").replace("</channel>", """
+def _add_an_undated_entry(feed: Path) -> None:
+    """The UOL feed publishes one more entry, with no date in it or in its URL."""
+    text = feed.read_text(encoding="utf-8").replace("</channel>", """
     <item><title>Nova matéria sem data</title>
       <link>https://noticias.uol.com.br/politica/nova-materia.htm</link>
       <description>Sem data no feed nem na URL.</description></item></channel>""")
-    subscribed["uol"].write_text(text, encoding="utf-8")
+    feed.write_text(text, encoding="utf-8")
+
+
+def test_an_undated_item_of_a_later_fetch_gets_the_time_it_was_first_seen(db, subscribed):
+    run_ingest(db)
+    _add_an_undated_entry(subscribed["uol"])
     before = datetime.now(timezone.utc) - timedelta(seconds=5)
     summary = run_ingest(db)
     assert {s["title"]: s["undated"] for s in summary}["UOL"] == 1
@@ -249,11 +254,7 @@ def test_a_date_hermes_estimated_is_marked_first_seen_on_every_face(db, db_path,
     from hermes.records import create_user
 
     run_ingest(db)
-    text = subscribed["uol"].read_text(encoding="utf-8").replace("</channel>", """
-    <item><title>Nova matéria sem data</title>
-      <link>https://noticias.uol.com.br/politica/nova-materia.htm</link>
-      <description>Sem data no feed nem na URL.</description></item></channel>""")
-    subscribed["uol"].write_text(text, encoding="utf-8")
+    _add_an_undated_entry(subscribed["uol"])
     out = CliRunner().invoke(build_app(), ["ingest", "--db", str(db_path)])
     assert ("1 without a usable date (none, unreadable, before 1980 or more than a day in the "
             "future): 1 dated by when first seen (marked 'first seen')") in out.output

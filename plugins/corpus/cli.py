@@ -193,14 +193,10 @@ def _left(names: list[str], outside: set[str], facet: str) -> str:
     """Why notes left the folder: their items left the corpus, or (the folder was synced
     with another ``--facet``) they are still in the corpus, only not in this facet."""
     moved = sum(n in outside for n in names)
-    reasons = []
-    if moved:
-        reasons.append(f"{moved} of {'an item' if moved == 1 else 'items'} still in your corpus "
-                       f"but not in the {facet} facet")
-    if len(names) - moved:
-        gone = len(names) - moved
-        reasons.append(f"{gone} of {'an item' if gone == 1 else 'items'} that left the corpus")
-    return "; ".join(reasons)
+    gone = len(names) - moved
+    reasons = [f"{moved} whose item is still in your corpus but not in the {facet} facet"
+               if moved else "", f"{gone} whose item left the corpus" if gone else ""]
+    return "; ".join(r for r in reasons if r)
 
 
 def _sync_message(folder: Path, r, facet: str) -> str:
