@@ -35,29 +35,3 @@ def test_the_demo_hint_names_the_command_as_this_shell_can_run_it(tmp_path, monk
     monkeypatch.setattr("sys.argv", ["/usr/bin/python", "-m", "hermes"])
     assert command_name() == "hermes"
 
-
-def test_the_demo_makes_the_onnx_copy_its_torch_ingest_did_not_need(tmp_path, monkeypatch):
-    """The demo ingests 300 texts through torch, so a trial's next `hermes ingest` stopped
-    for the ONNX export ("once, about half a minute"). The demo makes it while the person
-    expects to wait; a copy that exists is not made again."""
-    from hermes.onnx_embed import artifact, choice
-
-    made = []
-    monkeypatch.setattr(artifact, "cached_model", lambda: None)
-    monkeypatch.setattr(artifact, "prepare", lambda announce=True: made.append(announce))
-    monkeypatch.setattr(choice, "onnx_installed", lambda: True)
-    default = choice.DefaultEmbedder("auto")
-    lines = []
-    assert default.prepare_small_calls(lines.append) is True
-    assert made == [False] and "Making the ONNX copy" in lines[0]
-    monkeypatch.setattr(artifact, "cached_model", lambda: tmp_path / "model.onnx")
-    assert default.prepare_small_calls(lines.append) is False and made == [False]
-    assert choice.DefaultEmbedder("torch").prepare_small_calls(lines.append) is False
-
-    # the command calls it with the active embedder (here the test embedder has none)
-    monkeypatch.setattr("hermes.embed.get_embedder", lambda: default)
-    monkeypatch.setattr("hermes.cli.core.run_demo", lambda db, say: None)
-    monkeypatch.setattr(artifact, "cached_model", lambda: None)
-    result = CliRunner().invoke(build_app(), ["demo", "--db", str(tmp_path / "d.db")])
-    assert result.exit_code == 0, result.output
-    assert "Making the ONNX copy" in result.output and made == [False, False]

@@ -155,12 +155,6 @@ def demo(
     database = run_guarded(get_db, path)
     try:
         run_demo(database, typer.echo)
-        # Here, not at the top: the model stack loads only when a command needs it.
-        from ..embed import get_embedder
-
-        prepare = getattr(get_embedder(), "prepare_small_calls", None)
-        if prepare is not None:
-            prepare(lambda line: typer.echo("\n" + line))
     finally:
         database.conn.close()
     hermes = command_name()

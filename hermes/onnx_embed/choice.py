@@ -114,17 +114,6 @@ class DefaultEmbedder:
             return "torch"
         return "onnx"
 
-    def prepare_small_calls(self, say) -> bool:
-        """Make the ONNX copy now if small calls will need it and it is missing, saying so
-        with ``say``; True when it was made. The demo calls this: it ingests through torch
-        (300 texts), so the person's next command (a persona, a feed after an interests
-        change) would otherwise stop for the export, about half a minute."""
-        if self.backend() == "torch" or not onnx_installed() or artifact.cached_model():
-            return False
-        say("Making the ONNX copy of the model, so later commands start in a second (once) …")
-        artifact.prepare(announce=False)
-        return True
-
     def load(self) -> None:
         """Load the model the next call would use, ahead of it — the announced run's path
         (:meth:`expect`), else a small call's: :func:`hermes.embed.prewarm` overlaps this
