@@ -34,4 +34,3 @@ def test_the_demo_hint_names_the_command_as_this_shell_can_run_it(tmp_path, monk
     assert command_name() == "hermes"
     monkeypatch.setattr("sys.argv", ["/usr/bin/python", "-m", "hermes"])
     assert command_name() == "hermes"
-
