@@ -264,10 +264,12 @@ class Answers:
             self._close((getattr(message, "params", None) or {}).get("requestId"))
 
     async def send(self, item) -> None:
-        await self._write.send(item)
-        message = getattr(item, "message", None)
-        if getattr(message, "method", None) is None:  # a response or an error
-            self._close(getattr(message, "id", None))
+        try:
+            await self._write.send(item)
+        finally:  # an answer that cannot be written (the client is gone) is owed no more
+            message = getattr(item, "message", None)
+            if getattr(message, "method", None) is None:  # a response or an error
+                self._close(getattr(message, "id", None))
 
     def _close(self, request_id) -> None:
         self._open.discard(request_id)
