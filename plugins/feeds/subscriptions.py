@@ -185,14 +185,14 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         if not isinstance(title, str):
             raise InvalidInput("title must be a string or null")
         title = " ".join(title.split())[:MAX_TITLE] or None
-    # An agent hears of a subscription only once the private-address guard let its fetch
-    # through: answering "already subscribed" first told it which LAN addresses are feeds.
-    existing = feed_by_url(db, url) if subscribed_by == "user" else None
-    if existing:
-        return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
-                    feed=existing)
-    parsed = probe_fn(url)
-    existing = feed_by_url(db, url)
+    # A person's duplicate is refused before any fetch; an agent hears of a subscription only
+    # once the private-address guard let its fetch through ("already subscribed" first told
+    # it which LAN addresses are feeds).
+    person = subscribed_by == "user"
+    existing = feed_by_url(db, url) if person else None
+    if existing is None:
+        parsed = probe_fn(url)
+        existing = None if person else feed_by_url(db, url)
     if existing:
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
                     feed=existing)
