@@ -352,8 +352,8 @@ def _labels(keys: list[dict], liked: bool) -> str:
     """The keys with the clicks behind each, the side named first: "article" alone read as a
     verdict on every article after one dislike ("type article (1 dislike)")."""
     def tally(k: dict) -> str:
-        sides = [plural(k["likes"], "like"), plural(k["dislikes"], "dislike")]
-        return ", ".join(n for n in (sides if liked else sides[::-1]) if not n.startswith("0 "))
+        sides = [(k["likes"], "like"), (k["dislikes"], "dislike")]
+        return ", ".join(plural(n, word) for n, word in (sides if liked else sides[::-1]) if n)
 
     return ", ".join(f"{'type ' if k['kind'] == 'type' else ''}{k['label']} ({tally(k)})"
                      for k in keys[:3])
