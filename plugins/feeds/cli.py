@@ -41,7 +41,7 @@ from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscr
 from .tools import MAX_OFFSET
 
 feeds_app = typer.Typer(
-    name="feeds", help="Manage feed subscriptions (add, list, remove, preview, OPML).",
+    name="feeds", help="Manage feed subscriptions (add, list, rename, remove, preview, OPML).",
     no_args_is_help=True, add_completion=False,
 )
 
@@ -133,6 +133,22 @@ def remove(
     """Unsubscribe from a feed. Its items and every click on them are kept."""
     with database(db) as conn:
         result = run_tool(conn, "remove_feed", feed_id=feed_id, confirm=yes)
+    check(result, as_json)
+    if not as_json:
+        typer.echo(clean(result["message"]))
+
+
+@feeds_app.command("rename")
+@guarded
+def rename_command(
+    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
+    title: Annotated[str, typer.Argument(metavar="TITLE", help="The new display title (quote it).")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Change a feed's display title; ingest never overwrites a title you set."""
+    with database(db) as conn:
+        result = run_tool(conn, "rename_feed", feed_id=feed_id, title=title)
     check(result, as_json)
     if not as_json:
         typer.echo(clean(result["message"]))
