@@ -1,0 +1,191 @@
+"""Readable Unicode from the LaTeX in feed titles and abstracts, for a person to read.
+
+arXiv titles carry ``$\\mathcal{O}(n^2)$ attention``, ``$k$-means``, ``\\emph{et al.}``; a
+person reads "𝒪(n²) attention", "k-means", "et al.". :func:`readable` converts only the
+LaTeX it finds (math between dollars, ``\\(…\\)``, ``\\[…\\]``, and commands pylatexenc
+knows, with their braced arguments) and leaves every other character as the feed wrote it:
+outside math, ``%`` is a per cent sign and ``--`` two hyphens, not LaTeX.
+
+Only the faces that show text to people call it (web pages, the Atom feed, the terminal).
+What is stored, and what MCP tools return, keep the LaTeX: agents read it fine, and a
+conversion cannot be undone.
+
+A ``$…$`` is math by pandoc's rule, so that prices stay prices: the opening ``$`` has a
+non-space on its right, the closing one a non-space on its left and no digit after it
+("$5 and $10", "US$ 20", "$20,000 to $30,000" are not math). Anything pylatexenc cannot
+parse strictly, or a command it does not know (``C:\\Users``), stays as written.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from functools import lru_cache
+
+from pylatexenc.latex2text import LatexNodes2Text, get_default_latex_context_db
+from pylatexenc.latexwalker import LatexWalker
+
+_TO_TEXT = LatexNodes2Text(math_mode="text")
+_KNOWN = get_default_latex_context_db()
+# pylatexenc logs a warning for every macro it cannot fill in; a bad title is not news.
+logging.getLogger("pylatexenc").setLevel(logging.ERROR)
+
+#: where LaTeX may start: display math, inline math, \( \[, a command, an escape, {\em …}
+_START = re.compile(r"\$\$|\$|\\[(\[]|\\[a-zA-Z]+\*?|\\[^a-zA-Z\s]|\{\\[a-zA-Z]+")
+_COMMAND = re.compile(r"\\([a-zA-Z]+)")
+_ACCENT = re.compile(r"[\"'`^~=.](?:[a-zA-Z]|\{[a-zA-Z]?\})")
+_ESCAPED = set("%&$#_{} ")
+# Font switches ("{\\em Mixture}"): pylatexenc drops them, rightly (they print nothing), but
+# its tables do not list them, so they are named here to tell them from a path's "\\Users".
+_SWITCHES = frozenset({"em", "it", "bf", "sl", "sc", "rm", "tt", "sf", "itshape", "bfseries",
+                       "scshape", "upshape", "slshape", "ttfamily", "rmfamily", "sffamily",
+                       "mdseries", "normalfont", "cal"})
+# In a summary that is HTML, "&" and "<tag" inside math are entities and markup: left as is.
+_MARKUP = re.compile(r"&|<[a-zA-Z/!]")
+_SCRIPT = re.compile(r"([\^_])(\{([^{}]*)\}|[a-zA-Z0-9+\-=()])")
+_PERCENT = re.compile(r"(?<!\\)%")
+MAX_MATH = 400
+
+
+def readable(text: str | None) -> str:
+    """``text`` with its LaTeX as readable Unicode; text without ``\\`` or ``$`` is returned
+    as it is, and any failure returns ``text`` unchanged (a page never breaks on a title)."""
+    if not text or ("\\" not in text and "$" not in text):
+        return text or ""
+    try:
+        return _converted(text)
+    except Exception:  # pylatexenc is third-party code fed third-party text
+        return text
+
+
+@lru_cache(maxsize=4096)
+def _converted(text: str) -> str:
+    # Cached: a page shows a summary twice (preview and full), and pages are reloaded.
+    out, done = [], 0
+    for start in _START.finditer(text):
+        if start.start() < done:
+            continue
+        end = _span_end(text, start)
+        if end is None:
+            continue
+        piece = _piece(text[start.start():end])
+        if piece is not None:
+            out += [text[done:start.start()], piece]
+            done = end
+    return "".join(out) + text[done:]
+
+
+def _span_end(text: str, start: re.Match) -> int | None:
+    """Where the LaTeX that begins at ``start`` ends, or None when it is not LaTeX."""
+    token, at = start.group(), start.end()
+    if token == "$$":
+        close = text.find("$$", at)
+        return close + 2 if 0 < close - at <= MAX_MATH else None
+    if token == "$":
+        return _dollar_end(text, start.start())
+    if token in ("\\(", "\\["):
+        close = text.find("\\)" if token == "\\(" else "\\]", at)
+        return close + 2 if 0 < close - at <= MAX_MATH else None
+    if token.startswith("{"):
+        return _group_end(text, start.start())
+    if token[1].isalpha():
+        while at < len(text) and text[at] == "{":  # the command's braced arguments
+            at = _group_end(text, at)
+            if at is None:
+                return None
+        return at
+    if token[1] in _ESCAPED:
+        return at
+    accent = _ACCENT.match(text, start.start() + 1)
+    return accent.end() if accent else None
+
+
+def _dollar_end(text: str, opening: int) -> int | None:
+    """The end of inline math opened at ``opening`` by pandoc's rule, else None (a price)."""
+    if opening > 0 and text[opening - 1] == "\\":
+        return None
+    first = opening + 1
+    if first >= len(text) or text[first].isspace() or text[first] == "$":
+        return None
+    close = first
+    while True:
+        close = text.find("$", close + 1)
+        if close < 0 or close - first > MAX_MATH or "\n\n" in text[first:close]:
+            return None
+        if text[close - 1] == "\\":
+            continue
+        if text[close - 1].isspace() or (close + 1 < len(text) and text[close + 1].isdigit()):
+            return None
+        return close + 1
+
+
+def _group_end(text: str, opening: int) -> int | None:
+    """The end of the balanced ``{…}`` opened at ``opening``, or None when unbalanced."""
+    depth, at, stop = 0, opening, min(len(text), opening + MAX_MATH)
+    while at < stop:
+        char = text[at]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        at += 2 if char == "\\" else 1  # an escaped brace does not count
+    return None
+
+
+def _piece(latex: str) -> str | None:
+    """The readable text of one LaTeX span, or None to keep the span as written."""
+    if any(name not in _SWITCHES and _KNOWN.get_macro_spec(name) is None
+           for name in _COMMAND.findall(latex)):
+        return None  # not LaTeX hermes can read, or not LaTeX at all (a Windows path)
+    math = latex.startswith(("$", "\\(", "\\["))
+    if math and _MARKUP.search(latex):
+        return None
+    if math:
+        latex = _SCRIPT.sub(_scripted, latex)
+    # A feed's text is not a TeX file: a bare "%" ("$\approx 75 %$") is a per cent sign,
+    # not a comment that would swallow the rest.
+    latex = _PERCENT.sub(r"\\%", latex)
+    nodes = LatexWalker(latex, tolerant_parsing=False).get_latex_nodes()[0]
+    return _TO_TEXT.nodelist_to_text(nodes).strip() if math else _TO_TEXT.nodelist_to_text(nodes)
+
+
+def _scripted(match: re.Match) -> str:
+    """``^2`` as ², ``_{ij}`` as ᵢⱼ when Unicode has every character raised or lowered;
+    otherwise ``^(…)`` around a longer script, so "10^{-3a}" reads 10^(-3a), not 10^-3a."""
+    mark, body = match.group(1), match.group(3)
+    body = match.group(2) if body is None else body
+    chars = _SUPER if mark == "^" else _SUB
+    if body and "\\" not in body and all(c in chars for c in body):
+        return "".join(chars[c] for c in body)
+    if body is not None and len(body) > 1 and match.group(3) is not None:
+        return f"{mark}({{{body}}})"
+    return match.group()
+
+
+def _forms(raised: bool) -> dict[str, str]:
+    """Each ASCII character's raised (or lowered) form where Unicode has one, found by its
+    Unicode name ("SUPERSCRIPT TWO", "LATIN SUBSCRIPT SMALL LETTER I")."""
+    found = {}
+    for char in "0123456789+-=()abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        if char.isalpha():
+            case = "SMALL" if char.islower() else "CAPITAL"
+            names = ([f"SUPERSCRIPT LATIN {case} LETTER {char.upper()}",
+                      f"MODIFIER LETTER {case} {char.upper()}"] if raised
+                     else [f"LATIN SUBSCRIPT {case} LETTER {char.upper()}"])
+        else:
+            name = "MINUS" if char == "-" else unicodedata.name(char).removeprefix("DIGIT ")
+            names = [f"{'SUPERSCRIPT' if raised else 'SUBSCRIPT'} {name}"]
+        for name in names:
+            try:
+                found[char] = unicodedata.lookup(name)
+                break
+            except KeyError:
+                continue
+    return found
+
+
+_SUPER = _forms(raised=True)
+_SUB = _forms(raised=False)
