@@ -23,8 +23,8 @@ async def test_persona_tools_are_listed_with_schemas_and_annotations(db_path, ar
     async with mcp.Client(build_server(str(db_path), {"persona"})) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == {
-        "list_users", "create_persona", "propose_interests", "update_persona", "profile_status",
-        "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
+        "list_users", "create_persona", "propose_interests", "update_persona", "rename_persona",
+        "profile_status", "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
     }
     delete = tools["delete_persona"]
     assert delete.annotations.destructive_hint is True and not delete.annotations.read_only_hint

@@ -12,8 +12,8 @@ from hermes.storage.signals import record_click
 from hermes.tools import collect_tools
 
 PERSONA_TOOLS = {
-    "list_users", "create_persona", "propose_interests", "update_persona", "profile_status",
-    "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
+    "list_users", "create_persona", "propose_interests", "update_persona", "rename_persona",
+    "profile_status", "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
 }
 
 
@@ -237,6 +237,7 @@ def test_profile_status_is_read_only(db, archive):
 
 CALLS = {
     "update_persona": {"name": "nobody", "interests": "x"},
+    "rename_persona": {"name": "nobody", "new_name": "research"},
     "profile_status": {"user": "nobody"},
     "search_feed": {"user": "nobody", "query": "graph"},
     "delete_persona": {"name": "nobody", "confirm": True},

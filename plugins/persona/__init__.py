@@ -1,4 +1,4 @@
-"""The persona tool group: personas (create, update, delete), what they learned
+"""The persona tool group: personas (create, update, rename, delete), what they learned
 (``profile_status``), search over the whole archive in a persona's order, and a bootstrap
 that warms a new persona from its interests text. Also ``hermes persona …`` on the CLI."""
 
@@ -10,7 +10,7 @@ from .cli import persona_app
 
 @hookimpl
 def hermes_register_tools():
-    return [t.list_users, t.create_persona, t.propose_interests, t.update_persona,
+    return [t.list_users, t.create_persona, t.propose_interests, t.update_persona, t.rename_persona,
             t.profile_status, t.search_feed, t.delete_persona, t.reset_feedback,
             t.bootstrap_persona]
 

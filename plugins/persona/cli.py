@@ -83,6 +83,18 @@ def update(name: NameArg, interests: InterestsOption, db: DbOption = None, as_js
         typer.echo(result["message"])
 
 
+def rename(
+    name: NameArg,
+    new_name: Annotated[str, typer.Argument(metavar="NEW", help="The new name.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Rename persona NAME to NEW, keeping its clicks, interests and corpus."""
+    result = _run(db, "rename_persona", as_json, name=name, new_name=new_name)
+    if not as_json:
+        typer.echo(result["message"])
+
+
 def delete(name: NameArg, yes: YesOption = False, db: DbOption = None, as_json: JsonOption = False):
     """Delete persona NAME with its clicks and every other per-persona row (needs --yes)."""
     result = _run(db, "delete_persona", as_json, name=name, confirm=yes)
@@ -161,12 +173,13 @@ def tags(
 
 
 def persona_app() -> typer.Typer:
-    app = typer.Typer(help="Personas: create, list, show, update, delete, reset, bootstrap, "
-                           "search, tags.", no_args_is_help=True)
+    app = typer.Typer(help="Personas: create, list, show, update, rename, delete, reset, "
+                           "bootstrap, search, tags.", no_args_is_help=True)
     app.command()(create)
     app.command("list")(list_)
     app.command()(show)
     app.command()(update)
+    app.command()(rename)
     app.command()(delete)
     app.command()(reset)
     app.command()(bootstrap)

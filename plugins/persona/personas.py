@@ -74,9 +74,11 @@ def validate_interests(interests) -> str:
     return interests
 
 
-def same_name(db: sqlite_utils.Database, name: str) -> str | None:
-    """An existing persona whose name equals ``name`` ignoring case, if any."""
-    row = db.execute("SELECT name FROM users WHERE lower(name) = lower(?)", [name]).fetchone()
+def same_name(db: sqlite_utils.Database, name: str, *, other_than: int | None = None) -> str | None:
+    """An existing persona whose name equals ``name`` ignoring case, if any (``other_than``:
+    not this persona's id, so a rename may change only the case of its own name)."""
+    row = db.execute("SELECT name FROM users WHERE lower(name) = lower(?) AND id IS NOT ?",
+                     [name, other_than]).fetchone()
     return row[0] if row else None
 
 
@@ -111,6 +113,27 @@ def update_interests(db: sqlite_utils.Database, name, interests) -> tuple[dict, 
         with write_transaction(db):
             db.execute("UPDATE users SET interests = ? WHERE id = ?", [interests, user["id"]])
     return {**user, "interests": interests}, user["interests"]
+
+
+def rename_persona(db: sqlite_utils.Database, name, new_name) -> tuple[dict, str]:
+    """Give a persona a new name; return (persona, previous name). Its clicks, corpus rows
+    and caches are keyed by its id, so they stay; only the cached explanations, which quote
+    the name, are rewritten. Renaming to the current name changes nothing."""
+    if not isinstance(name, str):
+        raise InvalidInput(f"name must be a string, got {type(name).__name__}")
+    new_name = validate_name(new_name)
+    with write_transaction(db):  # the check and the update under one write lock
+        user = require_user(db, name)
+        # Unique regardless of case, as at creation; the persona's own name is not a clash.
+        taken = same_name(db, new_name, other_than=user["id"])
+        if taken is None and new_name != user["name"]:
+            db.execute("UPDATE users SET name = ? WHERE id = ?", [new_name, user["id"]])
+            db.execute("UPDATE explanations SET payload = json_set(payload, '$.user', ?) "
+                       "WHERE user_id = ? AND json_valid(payload)", [new_name, user["id"]])
+    if taken is not None:
+        raise InvalidInput(f"a persona named {taken!r} already exists; pick another new name "
+                           f"for {user['name']!r}")
+    return {**user, "name": new_name}, user["name"]
 
 
 # --- what a persona owns -------------------------------------------------------------------

@@ -8,6 +8,7 @@ present and empty. Nothing is written on a refused call.
 from __future__ import annotations
 
 from typing import Annotated, Any, Optional
+from urllib.parse import quote
 
 from pydantic import Field
 
@@ -47,6 +48,29 @@ def show_effect(name: str) -> Say:
     return Say(mcp="profile_status shows the effect",
                cli=f"`hermes persona show {typed(name)}` shows the effect",
                web="the feed is ranked with them now")
+
+
+def after_rename(old: str, new: str, *, old_still_found: bool) -> Say:
+    """What still names the persona by its old name. Hermes keys everything it owns by id;
+    these live outside the database, so hermes cannot follow them. ``old_still_found``: the
+    rename changed only the case, and lookups ignore case, so the old name still works."""
+    feed = f"/feed/{quote(old, safe='')}.atom"
+    # plugins/corpus/sync.py compares the folder's recorded name exactly, so a case-only
+    # rename is refused there too; the folder's path is nowhere in the database.
+    sync = (f"a folder kept with `hermes corpus sync` records {old!r} in its "
+            f".hermes-sync.json and refuses {new!r} until its \"user\" is set to {new!r} there")
+    if old_still_found:
+        return Say(mcp=f"tell the person that {sync}", cli=sync, web=sync)
+    return Say(
+        mcp=f"use {new!r} from now on; tell the person that web bookmarks and the Atom feed "
+            f"{feed} name {old!r} and need the new name, and that {sync}",
+        cli=f"scripts, web bookmarks and a feed reader subscribed to {feed} name {old!r} "
+            f"and need the new name; {sync}",
+        web=f"bookmarks and a feed reader subscribed to {feed} name {old!r} and need the new "
+            f"name; {sync}",
+    )
+
+
 NOT_CONFIRMED = Say(mcp="confirm is false", cli="no --yes", web="not confirmed")
 
 
@@ -206,6 +230,28 @@ def update_persona(db, name: User, interests: Interests) -> dict:
         return ok(f"persona {user['name']!r} already has exactly these interests; nothing changed",
                   persona=payload, changed=False)
     return ok(f"updated the interests of {user['name']!r}; the next ranking uses them{OLD_TEXT}",
+              persona=payload, changed=True)
+
+
+# Destructive in the MCP sense (not only additive): the old name stops naming the persona,
+# which breaks what refers to it by name outside hermes (see after_rename). Nothing is lost
+# and a second call changes nothing more (it is refused), so it is idempotent.
+@tool(GROUP, result=PersonaUpdate, destructive=True, idempotent=True)
+def rename_persona(db, name: User, new_name: NewName) -> dict:
+    """Rename a persona, keeping its clicks, interests, corpus and explanations (they belong
+    to the persona, not to its name). Refused if another persona has the new name (ignoring
+    case); changing only the case ('alice' to 'Alice') is allowed."""
+    user, previous = personas.rename_persona(db, name, new_name)
+    payload = {"name": user["name"], "interests": user["interests"], "previous_name": previous}
+    if previous == user["name"]:
+        return ok(f"persona {previous!r} already has this name; nothing changed",
+                  persona=payload, changed=False)
+    clicks = personas.click_counts(db, user["id"])["clicks"]
+    # Asked of the database: its lower() is the one lookups use (it folds ASCII only).
+    found = personas.same_name(db, previous) == user["name"]
+    return ok(f"renamed persona {previous!r} to {user['name']!r}; its interests, "
+              f"{plural(clicks, 'click')} and corpus are kept. "
+              f"{after_rename(previous, user['name'], old_still_found=found).sentence()}.",
               persona=payload, changed=True)
 
 
