@@ -23,14 +23,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from pylatexenc.latex2text import LatexNodes2Text, get_default_latex_context_db
-from pylatexenc.latexwalker import LatexWalker
-
-_TO_TEXT = LatexNodes2Text(math_mode="text")
-_KNOWN = get_default_latex_context_db()
-# pylatexenc logs a warning for every macro it cannot fill in; a bad title is not news.
-logging.getLogger("pylatexenc").setLevel(logging.ERROR)
-
 #: where LaTeX may start: display math, inline math, \( \[, a command, an escape, {\em …}
 _START = re.compile(r"\$\$|\$|\\[(\[]|\\[a-zA-Z]+\*?|\\[^a-zA-Z\s]|\{\\[a-zA-Z]+")
 _COMMAND = re.compile(r"\\([a-zA-Z]+)")
@@ -135,9 +127,23 @@ def _group_end(text: str, opening: int) -> int | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def _library():
+    """pylatexenc's converter, its table of known macros, and its parser."""
+    # pylatexenc loads only when a text holds LaTeX: the CLI and `hermes serve`, which load
+    # the digest plugin's terminal rendering, do not pay its import on every start.
+    from pylatexenc.latex2text import LatexNodes2Text, get_default_latex_context_db
+    from pylatexenc.latexwalker import LatexWalker
+
+    # pylatexenc logs a warning for every macro it cannot fill in; a bad title is not news.
+    logging.getLogger("pylatexenc").setLevel(logging.ERROR)
+    return LatexNodes2Text(math_mode="text"), get_default_latex_context_db(), LatexWalker
+
+
 def _piece(latex: str) -> str | None:
     """The readable text of one LaTeX span, or None to keep the span as written."""
-    if any(name not in _SWITCHES and _KNOWN.get_macro_spec(name) is None
+    to_text, known, walker = _library()
+    if any(name not in _SWITCHES and known.get_macro_spec(name) is None
            for name in _COMMAND.findall(latex)):
         return None  # not LaTeX hermes can read, or not LaTeX at all (a Windows path)
     math = latex.startswith(("$", "\\(", "\\["))
@@ -148,8 +154,8 @@ def _piece(latex: str) -> str | None:
     # A feed's text is not a TeX file: a bare "%" ("$\approx 75 %$") is a per cent sign,
     # not a comment that would swallow the rest.
     latex = _PERCENT.sub(r"\\%", latex)
-    nodes = LatexWalker(latex, tolerant_parsing=False).get_latex_nodes()[0]
-    return _TO_TEXT.nodelist_to_text(nodes).strip() if math else _TO_TEXT.nodelist_to_text(nodes)
+    text = to_text.nodelist_to_text(walker(latex, tolerant_parsing=False).get_latex_nodes()[0])
+    return text.strip() if math else text
 
 
 def _scripted(match: re.Match) -> str:
@@ -157,7 +163,7 @@ def _scripted(match: re.Match) -> str:
     otherwise ``^(…)`` around a longer script, so "10^{-3a}" reads 10^(-3a), not 10^-3a."""
     mark, body = match.group(1), match.group(3)
     body = match.group(2) if body is None else body
-    chars = _SUPER if mark == "^" else _SUB
+    chars = _forms(raised=mark == "^")
     if body and "\\" not in body and all(c in chars for c in body):
         return "".join(chars[c] for c in body)
     if body is not None and len(body) > 1 and match.group(3) is not None:
@@ -165,6 +171,7 @@ def _scripted(match: re.Match) -> str:
     return match.group()
 
 
+@lru_cache(maxsize=2)
 def _forms(raised: bool) -> dict[str, str]:
     """Each ASCII character's raised (or lowered) form where Unicode has one, found by its
     Unicode name ("SUPERSCRIPT TWO", "LATIN SUBSCRIPT SMALL LETTER I")."""
@@ -186,6 +193,3 @@ def _forms(raised: bool) -> dict[str, str]:
                 continue
     return found
 
-
-_SUPER = _forms(raised=True)
-_SUB = _forms(raised=False)

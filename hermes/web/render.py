@@ -1,5 +1,5 @@
 """Rendering: templates with the CSRF token and the one-time flash message, redirects after
-a POST, and the template filters (dates, percentages, corpus signals)."""
+a POST, and the template filters (dates, percentages, corpus signals, feed text)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
 
+from ..latex import readable
 from ..ranking.explain import weight_note
 from ..ranking.match import shown
 from ..records import is_media
@@ -223,13 +224,29 @@ def fmt_until(value) -> str:
     return "now"
 
 
+def readable_preview(text: str | None, limit: int = 240) -> str:
+    """A summary's first words as a person reads them: its LaTeX as Unicode
+    (:func:`hermes.latex.readable`), then markup removed; the template escapes the result."""
+    return preview(readable(text), limit)
+
+
+def readable_summary(text: str | None) -> Markup:
+    """A summary as page content, its LaTeX as Unicode: converted first, then sanitised or
+    escaped as any summary is (:func:`.sanitize.render_summary`), so no conversion can
+    bring markup past the sanitiser."""
+    return render_summary(readable(text))
+
+
 FILTERS = {
     "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num, "figure": fmt_figure,
     "media": fmt_media, "playable": playable,
     "weight_note": lambda weight, n_clicks: weight_note(n_clicks, weight),
     "q": lambda v: quote(str(v), safe=""),
-    # feed text: sanitised HTML, a plain-text preview, links only when http(s)
-    "summary_html": render_summary, "preview": preview, "is_html": looks_like_html,
+    # feed text: sanitised HTML, a plain-text preview, links only when http(s); LaTeX shown
+    # as Unicode (``readable``: titles, reasons that quote them). Pages only: the database and
+    # the MCP tools keep the LaTeX, which agents read fine.
+    "readable": readable,
+    "summary_html": readable_summary, "preview": readable_preview, "is_html": looks_like_html,
     "safe_url": safe_url, "url_breaks": url_breaks, "until": fmt_until,
     "host": lambda u: (urlsplit(u).hostname or "") if u else "",
 }
