@@ -153,7 +153,8 @@ def test_int8_snapshot_holds_codes_and_a_refresh_appends(db, add_items, monkeypa
     monkeypatch.setattr(matrix_store, "MIN_ROWS", 1)
     written = []
     monkeypatch.setattr(matrix_store.threading, "Thread",
-                        lambda target, args, name: type("T", (), {"start": lambda self: target(*args)})())
+                        lambda target, args=(), name=None, daemon=None:
+                        type("T", (), {"start": lambda self: target(*args)})())
     real_write = matrix_store._write
     monkeypatch.setattr(matrix_store, "_write",
                         lambda path, arrays, held=None: (real_write(path, arrays, held), written.append(path)))

@@ -27,7 +27,8 @@ def snapshots(monkeypatch):
         written.append(path)
 
     monkeypatch.setattr(matrix_store.threading, "Thread",
-                        lambda target, args, name: type("T", (), {"start": lambda self: target(*args)})())
+                        lambda target, args=(), name=None, daemon=None:
+                        type("T", (), {"start": lambda self: target(*args)})())
     monkeypatch.setattr(matrix_store, "_write", write_now)
     return written
 

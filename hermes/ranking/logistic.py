@@ -17,7 +17,10 @@ from threadpoolctl import threadpool_limits
 def balanced_weights(y: np.ndarray, sample_weight: np.ndarray) -> np.ndarray:
     """scikit-learn's ``class_weight="balanced"`` (counts weighted by ``sample_weight``, as
     scikit-learn ≥ 1.6 does): total weight / (n_classes · the class's weight)."""
-    classes, index = np.unique(y, return_inverse=True)
+    # sorted set + searchsorted, not np.unique: its first call imports numpy.ma (12-17 ms of
+    # a fresh process's first ranking) for a few dozen labels
+    classes = np.array(sorted(set(y.tolist())))
+    index = np.searchsorted(classes, y)
     per_class = sample_weight.sum() / (len(classes) * np.bincount(index, weights=sample_weight))
     return per_class[index]
 
@@ -48,7 +51,7 @@ def _fit(
 ) -> tuple[np.ndarray, float]:
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y).astype(np.int64)
-    if len(np.unique(y)) != 2:
+    if len(set(y.tolist())) != 2:
         raise ValueError("logistic regression needs both classes")
     s = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if balanced:

@@ -25,6 +25,7 @@ import hashlib
 import itertools
 import os
 import threading
+from concurrent.futures import Future
 
 import numpy as np
 import sqlite_utils
@@ -483,13 +484,8 @@ def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
         if matrix is not None and wanted != "auto" and matrix.storage != wanted:
             matrix = None  # the setting changed under a running process
         if matrix is None:
-            # one index scan serves both the storage choice and the snapshot's check
-            known = (None if path.startswith(":memory:")
-                     else (latest, *matrix_store.fingerprint(db, latest)))
-            storage = choose_storage(path, wanted, known[1] if known else 0)
-            matrix = (matrix_store.load(db, path, model, dimension, Matrix, storage, known)
-                      or Matrix(model, dimension, storage))
-            if storage == "int8":
+            matrix = _first_load(db, path, model, dimension, wanted, latest)
+            if matrix.storage == "int8":
                 matrix.exact = ExactRows(path, model, dimension)
             matrix.db_path = path
             _CACHE[key] = matrix
@@ -500,6 +496,44 @@ def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
             if matrix.storage == "int8":
                 release_free_memory()  # the chunks' float32 rows and key lists
         return matrix
+
+
+def _first_load(db, path: str, model: str, dimension: int, wanted: str, latest: int) -> Matrix:
+    """The matrix a process starts from: its snapshot when one is valid, else empty (the
+    caller reads SQLite). One index scan (:func:`matrix_store.fingerprint`) serves both the
+    storage choice (``auto`` goes by the count) and the snapshot's check. At a million items
+    it takes about half as long as reading the snapshot, so it runs on a thread meanwhile
+    (both wait outside the GIL); the snapshot read is the one whose own count picks its
+    storage, and is dropped if the scan disagrees."""
+    if path.startswith(":memory:"):
+        return Matrix(model, dimension, choose_storage(path, wanted, 0))
+    scan = _meanwhile(matrix_store.fingerprint, db, latest)
+    guess = next((s for s in STORAGES if (at := matrix_store.stored_count(path, model, s))
+                  and at[0] == latest and choose_storage(path, wanted, at[1]) == s), None)
+    matrix = (matrix_store.load(db, path, model, dimension, Matrix, guess,
+                                lambda: (latest, *scan.result()))
+              if guess is not None else None)
+    known = (latest, *scan.result())
+    storage = choose_storage(path, wanted, known[1])
+    if matrix is not None and matrix.storage == storage:
+        return matrix
+    if storage != guess:  # the guessed snapshot was stale: the other may not be
+        matrix = matrix_store.load(db, path, model, dimension, Matrix, storage, known)
+    return matrix or Matrix(model, dimension, storage)
+
+
+def _meanwhile(fn, *args) -> Future:
+    """``fn(*args)`` on a thread of its own; its answer (or exception) is the future's."""
+    future: Future = Future()
+
+    def run():
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 — handed to whoever reads the result
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="hermes-matrix-fingerprint", daemon=True).start()
+    return future
 
 
 def choose_storage(path: str, wanted: str, count: int) -> str:

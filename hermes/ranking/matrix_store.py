@@ -65,6 +65,21 @@ def read_arrays(path: Path) -> dict[str, np.ndarray]:
         return {str(name): np.load(f, allow_pickle=False) for name in names}
 
 
+def stored_count(db_path: str, model: str, storage: str) -> tuple[int, int] | None:
+    """``(seq, count)`` a snapshot of ``storage`` was written at, read from its first record
+    (``meta`` comes first) without the arrays; ``None`` when there is none."""
+    path = snapshot_path(db_path, model, storage)
+    try:
+        with open(path, "rb") as f:
+            names = np.load(f, allow_pickle=False)
+            if not len(names) or str(names[0]) != "meta":
+                return None
+            seq, count = (int(x) for x in np.load(f, allow_pickle=False)[:2])
+            return seq, count
+    except Exception:  # no snapshot, or unreadable: the caller reads SQLite
+        return None
+
+
 def fingerprint(db, seq: int) -> tuple[int, int]:
     """(count, sum of ids) of the items embedded up to ``seq`` — answered from the
     ``embed_seq`` index alone."""
@@ -75,16 +90,19 @@ def fingerprint(db, seq: int) -> tuple[int, int]:
 
 
 def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "float32",
-         known: tuple[int, int, int] | None = None):
+         known=None):
     """A matrix restored from the snapshot, or ``None`` (no snapshot, stale, unreadable).
-    ``known``: ``(seq, count, id sum)`` the caller already read (:func:`fingerprint`), used
-    instead of a second scan when the snapshot is of that same ``seq``."""
+    ``known``: ``(seq, count, id sum)`` the caller read (:func:`fingerprint`), or a
+    callable answering it once the arrays are read (a scan running meanwhile), used instead
+    of a second scan when the snapshot is of that same ``seq``."""
     path = snapshot_path(db_path, model, storage)
     if path is None or not path.exists():
         return None
     try:
         data = read_arrays(path)
         seq, count, total, dim = (int(x) for x in data["meta"])
+        if callable(known):
+            known = known()
         current = known[1:] if known and known[0] == seq else fingerprint(db, seq)
         if dim != dimension or str(data["model"]) != model or (count, total) != current:
             return None
