@@ -1,6 +1,7 @@
 """``GET /feed/<persona>.atom``: the persona's ranked feed as an Atom feed, so the reader a
 person already uses can subscribe to hermes' ranking.
 
+Titles and summaries are shown as a page shows them (LaTeX as Unicode, :mod:`hermes.latex`).
 Read-only (a GET writes nothing) and served like every page: on loopback unless ``hermes
 web`` was told otherwise. Entries are the unread, unrated items of the last week that clear
 the persona's bar (match strong or good), best first, each with its reason.
@@ -17,9 +18,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..contract import CandidateQuery
+from ..latex import readable
 from .access import opened, ranked_items, require_persona
-from .render import playable
-from .sanitize import preview, safe_url
+from .render import playable, readable_preview
+from .sanitize import safe_url
 
 ATOM = "http://www.w3.org/2005/Atom"
 WINDOW_DAYS = 7
@@ -66,7 +68,8 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
     _sub(root, "generator", "hermes")
     for item in items:
         entry = _sub(root, "entry")
-        _sub(entry, "title", item.get("title") or "(untitled)")
+        # A feed reader shows the title as text, as a page does: LaTeX as Unicode.
+        _sub(entry, "title", readable(item.get("title")) or "(untitled)")
         _sub(entry, "id", f"urn:hermes:item:{item['id']}")
         # RFC 4287 4.1.1.1: an entry without atom:content has an alternate link. An episode
         # whose feed gave no <link> has its media file as the alternate; an item with neither
@@ -86,11 +89,11 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
         for tag in (item.get("tags") or [])[:10]:
             _sub(entry, "category", term=tag)
         # Plain text only: the reader shows it as text, no feed HTML is passed on.
-        summary = f"#{item['rank']} for {user['name']} — why: {item['reason']}"
+        summary = f"#{item['rank']} for {user['name']} — why: {readable(item['reason'])}"
         if item.get("source"):
             summary += f"\nFrom {item['source']}."
         if item.get("summary"):
-            summary += "\n\n" + preview(item["summary"], 1200)
+            summary += "\n\n" + readable_preview(item["summary"], 1200)
         _sub(entry, "summary", summary, type="text")
         if not url:
             _sub(entry, "content", summary, type="text")

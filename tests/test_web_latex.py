@@ -1,0 +1,82 @@
+"""LaTeX in arXiv titles and abstracts reads as Unicode wherever a person reads it (feed
+cards, search, explain, digest, the Atom feed, the terminal digest), still escaped and
+sanitised; the database and the MCP tools keep the LaTeX."""
+
+from __future__ import annotations
+
+import feedparser
+import pytest
+from web_support import client, seed
+
+TITLE = r"$\mathcal{O}(n^2)$ attention for \emph{in vivo} $k$-means"
+SHOWN = "𝒪(n²) attention for in vivo k-means"
+SUMMARY = (r"We cut the cost of attention to $\mathcal{O}(n \log n)$ for $\geq 7$B language "
+           r"models, 50\% less memory; interpretability of $\alpha$-divergence. " + "More. " * 40)
+
+
+@pytest.fixture
+def latex_id(db, add_items, no_bar):
+    seed(db, add_items)
+    return add_items([{"title": TITLE, "summary": SUMMARY, "days_ago": 0.1,
+                       "tags": ["language models", "interpretability"],
+                       "url": "https://arxiv.org/abs/2601.00099", "content_type": "paper"}])[0]
+
+
+@pytest.fixture
+def web(db_path, latex_id):
+    with client(db_path) as c:
+        yield c
+
+
+def test_a_feed_card_shows_the_title_and_abstract_as_unicode(web):
+    page = web.get("/feed?user=ada").text
+    assert SHOWN in page and r"\mathcal" not in page
+    assert "𝒪(n log n) for ≥ 7B language models, 50% less memory" in page  # preview and prose
+    assert "α-divergence" in page
+
+
+def test_search_explain_and_digest_show_it_too(web, latex_id):
+    assert SHOWN in web.get("/search?user=ada&q=attention").text
+    explain = web.get(f"/explain?user=ada&item_id={latex_id}").text
+    assert f"<title>Why · {SHOWN} · hermes</title>" in explain and f">{SHOWN}</h1>" in explain
+    digest = web.get("/digest?user=ada&days=7&per_topic=50").text
+    assert SHOWN in digest and r"$k$" not in digest
+
+
+def test_the_atom_feed_title_and_summary_are_unicode(web):
+    parsed = feedparser.parse(web.get("/feed/ada.atom").content)
+    entry = next(e for e in parsed.entries if e.link == "https://arxiv.org/abs/2601.00099")
+    assert entry.title == SHOWN and "𝒪(n log n)" in entry.summary
+
+
+def test_stored_text_and_mcp_results_keep_the_latex(web, db, latex_id):
+    from hermes.tools import call_tool, collect_tools
+
+    assert db.execute("SELECT title FROM items WHERE id = ?", [latex_id]).fetchone()[0] == TITLE
+    found = call_tool(db, collect_tools()["search_feed"], {"user": "ada", "query": "attention"})
+    assert TITLE in [r["title"] for r in found["results"]]
+
+
+def test_converted_text_is_still_escaped_and_sanitised(db, db_path, add_items, no_bar):
+    seed(db, add_items)
+    add_items([{"title": r"$\alpha$ <script>alert(1)</script> \emph{<img src=x onerror=alert(2)>}",
+                "summary": r"<p>$\beta$-decay</p><script>alert(3)</script>" + " words" * 60,
+                "days_ago": 0.1, "url": "https://e.org/x"}])
+    with client(db_path) as web:
+        page = web.get("/feed?user=ada").text
+    assert "α &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;" in page
+    assert "β-decay" in page
+    assert "<script>alert" not in page and "<img" not in page
+
+
+def test_the_terminal_digest_shows_unicode():
+    from hermes_digest.render import render_digest
+
+    item = {"id": 1, "title": TITLE, "reason": r"close to “$k$-means”, which you liked",
+            "source": "arXiv", "url": "https://arxiv.org/abs/1"}
+    lines = []
+    render_digest({"topics": [{"label": "ML", "n_total": 1, "items": [item]}],
+                   "saved": {"items": [{**item, "saved_at": "2026-01-01"}], "n_total": 1}},
+                  "ada", echo=lines.append)
+    text = "\n".join(lines)
+    assert text.count(SHOWN) == 2 and "“k-means”" in text and "$" not in text
