@@ -85,6 +85,23 @@ def test_a_second_run_writes_nothing(alice, tmp_path):
     assert rebuilt.full and rebuilt.written == [] and mtimes(folder) == before
 
 
+def test_a_renamed_persona_keeps_syncing_into_its_folder(alice, tmp_path):
+    """The folder records the persona's id: ``rename_persona`` keeps the person's notes
+    where they are (it was refused by name before)."""
+    from hermes.cli.support import run_tool
+
+    db, user, ids = alice
+    folder = tmp_path / "v"
+    vault.sync(db, user, folder)
+    before = snapshot(folder)
+    assert run_tool(db, "rename_persona", name="alice", new_name="research")["ok"]
+    again = vault.sync(db, require_user(db, "research"), folder)
+    assert again.written == [] and again.removed == [] and again.user == "research"
+    assert json.loads((folder / vault.CURSOR).read_text())["user"] == "research"
+    assert {k: v for k, v in snapshot(folder).items() if k != vault.CURSOR} == \
+        {k: v for k, v in before.items() if k != vault.CURSOR}
+
+
 def test_a_hand_edited_note_survives(alice, tmp_path):
     db, user, ids = alice
     folder = tmp_path / "v"
@@ -157,6 +174,13 @@ def test_refusals(alice, tmp_path):
     db.execute("INSERT INTO users (name) VALUES ('bob')")
     with pytest.raises(HermesError, match="synced for persona 'alice'"):
         vault.sync(db, require_user(db, "bob"), folder)
+    # a folder written before the persona's id was recorded says how to adopt a rename
+    cursor = folder / vault.CURSOR
+    state = json.loads(cursor.read_text())
+    cursor.write_text(json.dumps({k: v for k, v in state.items() if k != "user_id"}))
+    with pytest.raises(HermesError, match=r'renamed .alice. to .bob., set "user"'):
+        vault.sync(db, require_user(db, "bob"), folder)
+    cursor.write_text(json.dumps(state))
     (tmp_path / "file.md").write_text("x")
     with pytest.raises(HermesError, match="is a file"):
         vault.sync(db, user, tmp_path / "file.md")

@@ -225,6 +225,23 @@ def _load_cursor(folder: Path) -> dict | None:
     return cursor
 
 
+def _same_persona(cursor: dict, user: dict) -> bool:
+    """Whether the folder was synced for ``user``: by the persona's id, which a rename keeps
+    (``rename_persona``); a folder synced before ids were recorded, by name."""
+    if "user_id" in cursor:
+        return cursor["user_id"] == user["id"]
+    return cursor.get("user") == user["name"]
+
+
+def _other_persona(folder: Path, cursor: dict, user: dict) -> str:
+    message = (f"{folder} is synced for persona {cursor.get('user')!r}, not {user['name']!r}; "
+               f"give each persona its own folder")
+    if "user_id" not in cursor:  # written before ids were recorded: a rename looks the same
+        message += (f" (if you renamed {cursor.get('user')!r} to {user['name']!r}, set \"user\" "
+                    f"to {user['name']!r} in {folder / CURSOR} and sync again)")
+    return message
+
+
 def _inside(folder: Path, name: str) -> Path | None:
     # Defence in depth: a hand-edited cursor must not make sync write or delete outside the folder.
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
@@ -241,9 +258,8 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
         raise HermesError(f"{folder} is a file; give a folder (a vault) to sync into")
     folder.mkdir(parents=True, exist_ok=True)
     cursor = _load_cursor(folder)
-    if cursor and cursor.get("user") != user["name"]:
-        raise HermesError(f"{folder} is synced for persona {cursor.get('user')!r}, not "
-                          f"{user['name']!r}; give each persona its own folder")
+    if cursor and not _same_persona(cursor, user):
+        raise HermesError(_other_persona(folder, cursor, user))
 
     with _read_snapshot(db):  # the log, signatures and records of one revision
         since = cursor["revision"] if cursor else 0
@@ -295,7 +311,8 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
             notes.pop(str(r["item_id"]), None)
         else:
             notes[str(r["item_id"])] = {"file": entry, "sig": sigs[r["item_id"]]}
-    state = {"hermes_sync": CURSOR_VERSION, "layout": LAYOUT, "user": user["name"], "facets": list(facets),
+    state = {"hermes_sync": CURSOR_VERSION, "layout": LAYOUT, "user": user["name"],
+             "user_id": user["id"], "facets": list(facets),
              "revision": revision, "notes": dict(sorted(notes.items(), key=lambda kv: int(kv[0])))}
     _write(folder / CURSOR, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
     return report

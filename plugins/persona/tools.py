@@ -50,24 +50,18 @@ def show_effect(name: str) -> Say:
                web="the feed is ranked with them now")
 
 
-def after_rename(old: str, new: str, *, old_still_found: bool) -> Say:
-    """What still names the persona by its old name. Hermes keys everything it owns by id;
-    these live outside the database, so hermes cannot follow them. ``old_still_found``: the
-    rename changed only the case, and lookups ignore case, so the old name still works."""
+def after_rename(old: str, new: str) -> Say:
+    """What still names the persona by its old name. Hermes keys everything it owns by id
+    (a folder kept with `hermes corpus sync` too: it records the id); these live outside
+    hermes, so it cannot follow them."""
     feed = f"/feed/{quote(old, safe='')}.atom"
-    # plugins/corpus/sync.py compares the folder's recorded name exactly, so a case-only
-    # rename is refused there too; the folder's path is nowhere in the database.
-    sync = (f"a folder kept with `hermes corpus sync` records {old!r} in its "
-            f".hermes-sync.json and refuses {new!r} until its \"user\" is set to {new!r} there")
-    if old_still_found:
-        return Say(mcp=f"tell the person that {sync}", cli=sync, web=sync)
     return Say(
         mcp=f"use {new!r} from now on; tell the person that web bookmarks and the Atom feed "
-            f"{feed} name {old!r} and need the new name, and that {sync}",
+            f"{feed} name {old!r} and need the new name",
         cli=f"scripts, web bookmarks and a feed reader subscribed to {feed} name {old!r} "
-            f"and need the new name; {sync}",
+            f"and need the new name",
         web=f"bookmarks and a feed reader subscribed to {feed} name {old!r} and need the new "
-            f"name; {sync}",
+            f"name",
     )
 
 
@@ -248,11 +242,11 @@ def rename_persona(db, name: User, new_name: NewName) -> dict:
                   persona=payload, changed=False)
     clicks = personas.click_counts(db, user["id"])["clicks"]
     # Asked of the database: its lower() is the one lookups use (it folds ASCII only).
-    found = personas.same_name(db, previous) == user["name"]
-    return ok(f"renamed persona {previous!r} to {user['name']!r}; its interests, "
-              f"{plural(clicks, 'click')} and corpus are kept. "
-              f"{after_rename(previous, user['name'], old_still_found=found).sentence()}.",
-              persona=payload, changed=True)
+    message = (f"renamed persona {previous!r} to {user['name']!r}; its interests, "
+               f"{plural(clicks, 'click')} and corpus are kept.")
+    if personas.same_name(db, previous) != user["name"]:  # else lookups still find the old name
+        message += f" {after_rename(previous, user['name']).sentence()}."
+    return ok(message, persona=payload, changed=True)
 
 
 @tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True)
