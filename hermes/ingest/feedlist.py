@@ -103,13 +103,68 @@ def same_feed_key(url: str) -> str:
                                      without_tracking(parts.query), ""))
 
 
+def _first_at(rows, url: str) -> tuple | None:
+    """The first ``(id, url, …)`` row whose URL is ``url`` however it is spelled."""
+    wanted = same_feed_key(url)
+    for row in rows:
+        if row[1] == url or same_feed_key(row[1]) == wanted:
+            return row
+    return None
+
+
 def find_feed(db: sqlite_utils.Database, url: str) -> dict | None:
     """The subscribed feed at ``url`` however it is spelled (see :func:`same_feed_key`)."""
-    wanted = same_feed_key(url)
-    for feed_id, stored, title in db.execute("SELECT id, url, title FROM feeds ORDER BY id"):
-        if stored == url or same_feed_key(stored) == wanted:
-            return {"id": feed_id, "url": stored, "title": title}
-    return None
+    row = _first_at(db.execute("SELECT id, url, title FROM feeds ORDER BY id"), url)
+    return None if row is None else {"id": row[0], "url": row[1], "title": row[2]}
+
+
+def register_feed(db: sqlite_utils.Database, url: str, title: str | None, *, subscribed_by: str,
+                  folder: str | None = None, site_url: str | None = None) -> int | None:
+    """:func:`~hermes.records.insert_feed` under the id the feed's items carry: a feed removed
+    earlier and subscribed again (same :func:`same_feed_key`) takes its old id back, so its
+    items, the clicks on them and the ranking's ``source:<id>`` key are its own again with no
+    item rewritten; a new feed never gets an id that a removed feed's items still carry
+    (SQLite would hand out the last removed id again). Returns the id, or ``None`` when the
+    URL is already subscribed. Call it inside the caller's write transaction."""
+    feed_id = insert_feed(db, url, title, subscribed_by=subscribed_by)
+    if feed_id is None:
+        return None
+    wanted = _former_id(db, url, feed_id) or _unused_id(db, feed_id)
+    if wanted != feed_id:
+        # The row was inserted a moment ago, in this transaction: nothing refers to it yet.
+        db.execute("UPDATE feeds SET id = ? WHERE id = ?", [wanted, feed_id])
+    db.execute("DELETE FROM removed_feeds WHERE id = ?", [wanted])
+    if folder or site_url:
+        db.execute("UPDATE feeds SET folder = ?, site_url = ? WHERE id = ?",
+                   [folder, site_url, wanted])
+    return wanted
+
+
+def _former_id(db: sqlite_utils.Database, url: str, inserted: int) -> int | None:
+    """The id of the same feed, removed earlier, unless a feed other than the row just
+    ``inserted`` holds it."""
+    row = _first_at(db.execute(
+        "SELECT id, url FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds WHERE id != ?) "
+        "ORDER BY removed DESC, id DESC", [inserted]), url)
+    return None if row is None else row[0]
+
+
+def _unused_id(db: sqlite_utils.Database, feed_id: int) -> int:
+    """``feed_id``, or past every id a removed feed (or an orphaned item) still carries."""
+    top = db.execute("SELECT max(coalesce((SELECT max(id) FROM removed_feeds), 0), "
+                     "coalesce((SELECT max(feed_id) FROM items), 0))").fetchone()[0]
+    return feed_id if feed_id > top else top + 1
+
+
+def forget_feed(db: sqlite_utils.Database, feed_id: int) -> None:
+    """Unsubscribe: delete the feed row and remember its id and URL (:func:`register_feed`
+    gives the id back when the same feed is subscribed again). Call it inside the caller's
+    write transaction."""
+    # Orphan, never cascade: items keep their feed_id, so every click that trained a persona
+    # survives and the items stay rankable and searchable.
+    db.execute("INSERT OR REPLACE INTO removed_feeds (id, url, removed) "
+               "SELECT id, url, ? FROM feeds WHERE id = ?", [now_iso(), feed_id])
+    db.execute("DELETE FROM feeds WHERE id = ?", [feed_id])
 
 
 def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
@@ -125,7 +180,7 @@ def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
         for url, title in feeds:
             if find_feed(db, url):
                 continue
-            feed_id = insert_feed(db, canonical_location(url), title, subscribed_by=subscribed_by)
+            feed_id = register_feed(db, canonical_location(url), title, subscribed_by=subscribed_by)
             if feed_id is not None:
                 added.append(feed_id)
     return added

@@ -292,6 +292,27 @@ def m013_items_dated_by(db: sqlite_utils.Database) -> None:
         db.execute("UPDATE items SET dated_by = 'first seen' WHERE published = fetched")
 
 
+
+@migration
+def m014_feed_folders(db: sqlite_utils.Database) -> None:
+    # OPML keeps a feed's folder (nested folders as one path, "Science / Physics") and its
+    # site (htmlUrl), so an export -> import round trip loses neither. removed_feeds remembers
+    # the id a removed feed's items still carry: subscribing the same feed again takes that
+    # id back (plugins/feeds), so its items, clicks and the ranking's source key are its own
+    # again. Feeds removed before this migration left no such record.
+    cols = db["feeds"].columns_dict
+    if "folder" not in cols:
+        db.execute("ALTER TABLE feeds ADD COLUMN folder TEXT")
+    if "site_url" not in cols:
+        db.execute("ALTER TABLE feeds ADD COLUMN site_url TEXT")
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS removed_feeds (
+               id INTEGER PRIMARY KEY,
+               url TEXT NOT NULL,
+               removed TEXT
+           )"""
+    )
+
 def all_migrations() -> list[Migration]:
     found = list(CORE)
     for group in get_plugin_manager().hook.hermes_migrations():

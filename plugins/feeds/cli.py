@@ -89,6 +89,9 @@ def add(
             typer.echo(f"{clean(feed['found_on_page'])} is a web page; its feed is {clean(feed['url'])}")
         typer.echo(f"Subscribed: [{feed['id']}] {clean(feed['title'])}  "
                    f"({plural(feed['n_entries'], 'entry', 'entries')} now)")
+        if feed.get("items_kept"):
+            typer.echo(f"It was subscribed before: its {plural(feed['items_kept'], 'stored item')} "
+                       "and your ratings of them are its own again.")
         typer.echo("Run `hermes ingest` to load its items.")
 
 

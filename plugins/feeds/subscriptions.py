@@ -17,7 +17,7 @@ from hermes.errors import InvalidInput, NotFound
 from hermes.faces import Say, plural
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
-from hermes.records import file_of, insert_feed, now_iso
+from hermes.records import file_of, now_iso
 from hermes.storage.transactions import write_transaction
 
 from .discover import feed_links, looks_like_html
@@ -40,8 +40,8 @@ PREVIEW = Say(mcp="preview_feed shows them before that",
               web="they appear in the feed after that")
 
 MAX_TITLE = 200
-FEED_COLUMNS = ("id", "url", "title", "added", "last_fetched", "last_error", "error_count",
-                "retry_after", "last_warning", "ttl", "subscribed_by", "trusted_at")
+FEED_COLUMNS = ("id", "url", "title", "folder", "site_url", "added", "last_fetched", "last_error",
+                "error_count", "retry_after", "last_warning", "ttl", "subscribed_by", "trusted_at")
 
 
 def check_web_url(url: str) -> str:
@@ -128,7 +128,7 @@ def probe(url: str, *, allow_private: bool) -> dict:
                                f"{feed_url[:200]!r}, which is not usable: {inner}") from None
     return {"title": parsed.title, "n_entries": len(parsed.items), "entries": parsed.items,
             "warning": parsed.warning, "final_url": got.final_url, "feed_url": feed_url,
-            "page_url": page_url}
+            "page_url": page_url, "site_url": parsed.link}
 
 
 def probe_to_subscribe(url: str, *, allow_private: bool) -> dict:
@@ -208,15 +208,25 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
             return fail(f"{found_on}Already subscribed: feed {existing['id']} has that URL; "
                         "nothing changed.", feed=existing)
     name = title or parsed["title"] or url
+    # Here, not at the top: the ingest modules (httpx) load only when a feed is fetched.
+    from hermes.ingest.feedlist import register_feed
+
     with write_transaction(db):
-        feed_id = insert_feed(db, url, name, subscribed_by=subscribed_by)
+        feed_id = register_feed(db, url, name, subscribed_by=subscribed_by,
+                                site_url=parsed.get("site_url"))
     if feed_id is None:  # another process subscribed it between the check and the insert
         existing = feed_by_url(db, url)
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
                     feed=existing)
+    # A feed subscribed again has its stored items back (register_feed gave it their id).
+    kept = db.execute("SELECT count(*) FROM items WHERE feed_id = ?", [feed_id]).fetchone()[0]
     feed = {"id": feed_id, "url": url, "title": name, "n_entries": parsed["n_entries"],
-            "found_on_page": parsed.get("page_url"), "subscribed_by": subscribed_by}
+            "found_on_page": parsed.get("page_url"), "subscribed_by": subscribed_by,
+            "items_kept": kept}
     warning = f" (the feed has problems but parses: {parsed['warning']})" if parsed.get("warning") else ""
+    if kept:
+        warning += (f"; it was subscribed before, and its {plural(kept, 'stored item')} (with "
+                    "every rating of them) are its own again")
     if not parsed["n_entries"]:
         warning += (" (it is empty now: a new feed may not have published yet; each ingest "
                     "checks it again)")
@@ -311,8 +321,12 @@ def trust(db, feed_id: int) -> dict:
 
 
 def unsubscribe(db, feed_id: int) -> None:
-    # Orphan, never cascade: items keep their (now dead) feed_id, so every click that
-    # trained a persona survives and the items stay rankable and searchable.
+    """Remove the feed row; its items and clicks stay, and subscribing the same feed again
+    gives them back to it (:func:`hermes.ingest.feedlist.forget_feed`)."""
+    # Here, not at the top: the ingest modules load httpx, which loads only when a feed is
+    # fetched or read.
+    from hermes.ingest.feedlist import forget_feed
+
     with write_transaction(db):
-        db.execute("DELETE FROM feeds WHERE id = ?", [feed_id])
+        forget_feed(db, feed_id)
 

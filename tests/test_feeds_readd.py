@@ -1,0 +1,99 @@
+"""A feed removed and subscribed again takes back its items (and the clicks on them), and a
+new feed never inherits a removed feed's items."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ingest_server import FeedServer
+from typer.testing import CliRunner
+
+from hermes.cli.app import build_app
+from hermes.ingest.feedlist import sample_feed_paths
+from hermes.ranking.preferences import source_key
+
+
+def run(*args):
+    return CliRunner().invoke(build_app(), [str(a) for a in args])
+
+
+def ok_json(*args):
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def served():
+    """The bundled sample feeds, served over loopback: name -> URL."""
+    with FeedServer() as server:
+        yield {p.stem: server.add(f"/{p.name}", body=p.read_bytes()) for p in sample_feed_paths()}
+
+
+def _items(db_path, user="ann"):
+    page = ok_json("feed", user, "--all", "--below-bar", "--limit", "100", "--db", db_path)
+    return page["items"]
+
+
+def _feed_items(db, feed_id):
+    return {r[0] for r in db.execute("SELECT id FROM items WHERE feed_id = ?", [feed_id])}
+
+
+def test_readding_a_removed_feed_gives_it_back_its_items_and_likes(db_path, served, db):
+    blog, quantum = served["research-notes-blog"], served["arxiv-quantum-physics"]
+    assert run("persona", "create", "ann", "--interests", "research notes", "--db", db_path).exit_code == 0
+    first = ok_json("feeds", "add", blog, "--title", "Notes", "--db", db_path)["feed"]["id"]
+    ok_json("feeds", "add", quantum, "--db", db_path)  # a later feed: the blog's id is not the last
+    assert run("ingest", "--db", db_path).exit_code == 0
+    blog_items = _feed_items(db, first)
+    liked = min(blog_items)
+    assert run("like", "ann", liked, "--db", db_path).exit_code == 0
+    assert {i["source"] for i in _items(db_path) if i["id"] in blog_items} == {"Notes"}  # ranked once
+    n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
+
+    assert ok_json("feeds", "remove", first, "--yes", "--db", db_path)["removed"]
+    added = run("feeds", "add", blog, "--title", "Notes again", "--db", db_path)
+    assert added.exit_code == 0, added.output
+    assert f"its {len(blog_items)} stored items and your ratings of them are its own again" in added.output
+    assert run("ingest", "--db", db_path).exit_code == 0
+
+    again = ok_json("feeds", "list", "--db", db_path)
+    feed = next(f for f in again["feeds"] if f["title"] == "Notes again")
+    assert db.execute("SELECT count(*) FROM items").fetchone()[0] == n_items  # no duplicates
+    assert _feed_items(db, feed["id"]) == blog_items and feed["item_count"] == len(blog_items)
+    assert again["orphaned_items"] == 0
+    assert db.execute("SELECT label FROM clicks WHERE item_id = ?", [liked]).fetchall() == [("like",)]
+    # The ranking (its matrix held since the first ranking) sees them as the re-added feed's:
+    # the new title, and the like counted for its source key.
+    ranked = [i for i in _items(db_path) if i["id"] in blog_items]
+    assert ranked and {i["source"] for i in ranked} == {"Notes again"}
+    why = ok_json("explain", "ann", ranked[0]["id"], "--all", "--db", db_path)
+    sources = {s["key"]: s for s in why["explanation"]["evidence"]["sources"]}
+    assert sources[source_key(feed["id"])]["label"] == "Notes again"
+    assert sources[source_key(feed["id"])]["likes"] == 1
+
+
+def test_a_new_feed_never_takes_a_removed_feeds_id(db_path, served, db):
+    blog, podcast = served["research-notes-blog"], served["physics-conversations-podcast"]
+    first = ok_json("feeds", "add", blog, "--db", db_path)["feed"]["id"]
+    assert run("ingest", "--db", db_path).exit_code == 0
+    kept = _feed_items(db, first)
+    assert ok_json("feeds", "remove", first, "--yes", "--db", db_path)["removed"]
+    other = ok_json("feeds", "add", podcast, "--db", db_path)["feed"]
+    assert other["id"] != first and not other["items_kept"]
+    assert _feed_items(db, other["id"]) == set()
+    assert ok_json("feeds", "list", "--db", db_path)["orphaned_items"] == len(kept)
+
+
+def test_an_opml_import_also_gives_a_removed_feed_its_items_back(db_path, served, db, tmp_path):
+    blog, quantum = served["research-notes-blog"], served["arxiv-quantum-physics"]
+    first = ok_json("feeds", "add", blog, "--db", db_path)["feed"]["id"]
+    ok_json("feeds", "add", quantum, "--db", db_path)
+    assert run("ingest", "--db", db_path).exit_code == 0
+    kept = _feed_items(db, first)
+    opml = tmp_path / "subs.opml"
+    opml.write_text(f'<opml version="2.0"><body><outline text="b" xmlUrl="{blog}"/></body></opml>')
+    assert ok_json("feeds", "remove", first, "--yes", "--db", db_path)["removed"]
+    imported = ok_json("feeds", "import-opml", opml, "--db", db_path)
+    assert imported["feed_ids"] == [first] and _feed_items(db, first) == kept
