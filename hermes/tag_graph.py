@@ -12,6 +12,9 @@
   readable tags ("jwst spectroscopy · metallicity · reionization"), skipping category codes
   such as ``astro-ph.ga`` while there are phrases to show and a tag another label tag
   already contains.
+- An item joins the community its tags say the most about (:meth:`TagGraph.assign`): each
+  matched tag weighs its information content over the archive, so one distinctive tag
+  outweighs generic ones ("language model", "dataset") that hubs of the graph carry.
 - The graph is cached in memory and persisted in ``kg_cache`` (the core's migration
   ``core:m007_tag_graph_cache``), keyed by a fingerprint of the items table, so it is
   rebuilt only when items changed.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import sqlite3
 import threading
@@ -38,7 +42,7 @@ from .tags import normalize_tag
 log = logging.getLogger(__name__)
 
 #: Bump when the graph construction changes: old persisted graphs are then ignored.
-VERSION = 5
+VERSION = 6  # 6: communities carry each tag's item count (``counts``), read by ``assign``
 #: tags named in a community's label
 LABEL_TAGS = 3
 _CODE = re.compile(r"[a-z]{1,8}(?:-[a-z]{1,5})?\.[a-z-]{1,10}")  # cond-mat.stat-mech
@@ -94,6 +98,7 @@ class Community:
     tags: tuple[str, ...]  # tag keys, most central first (ties by name)
     names: tuple[str, ...]  # display spellings, aligned with ``tags``
     centrality: tuple[float, ...]  # weighted degree inside the community, aligned
+    counts: tuple[int, ...]  # items carrying each tag (its document frequency), aligned
     n_items: int  # items carrying at least one of the community's tags
 
     @property
@@ -116,17 +121,40 @@ class TagGraph:
     n_edges: int
     left_out: int  # tags that occur on one item only (not nodes)
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _count: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         self._index = {t: k for k, c in enumerate(self.communities) for t in c.tags}
+        self._count = {t: n for c in self.communities for t, n in zip(c.tags, c.counts)}
 
     def community_of(self, tag: str) -> Community | None:
         k = self._index.get(normalize_tag(tag))
         return None if k is None else self.communities[k]
 
+    def information(self, tag: str) -> float:
+        """How much carrying ``tag`` says about an item: ``log(n_items_tagged / items
+        carrying it)`` (its inverse document frequency), 0.0 for a tag that is not a node.
+
+        Why this weight: it is the tag's self-information, the surprise of finding it on an
+        item of this archive. Evidence from independent tags adds up in these units, so a
+        community's score (the sum over the tags it shares with the item) measures how much
+        the item's tags point at it. A hub such as "language model", on a third of the
+        items, is worth about 1.1; "sparse autoencoder", on 1 in 50, about 3.9 and so
+        outweighs two hubs together. The archive, not the window, is counted: the
+        communities are the archive's, and an item must not change topic from one week to
+        the next because the window's mix changed."""
+        count = self._count.get(normalize_tag(tag))
+        return math.log(self.n_items_tagged / count) if count else 0.0
+
     def assign(self, tags) -> tuple[Community | None, list[str]]:
-        """The community sharing the most of ``tags`` (ties: the smaller label key) and the
-        item's tags it matched; ``(None, [])`` when no tag is a node."""
+        """The community the item's ``tags`` say the most about, and the tags it matched;
+        ``(None, [])`` when no tag is a node.
+
+        A community's score is the summed :meth:`information` of the tags it shares with
+        the item, so an item goes where its distinctive tags are rather than where most of
+        its tags (often generic ones) are. Ties: more shared tags, then the smaller key;
+        any shared tag keeps a community in the running (a tag on every item weighs 0), so
+        an item with a node tag always lands somewhere."""
         shared: dict[int, list[str]] = defaultdict(list)
         seen: set[str] = set()
         for t in tags or []:
@@ -137,12 +165,25 @@ class TagGraph:
                 shared[k].append(t)
         if not shared:
             return None, []
-        best = min(shared, key=lambda k: (-len(shared[k]), self.communities[k].key))
+        score = {k: self._evidence(found) for k, found in shared.items()}
+        best = min(shared, key=lambda k: (-score[k], -len(shared[k]), self.communities[k].key))
         return self.communities[best], shared[best]
+
+    def _evidence(self, tags: list[str]) -> float:
+        """The summed :meth:`information` of ``tags`` (one community's share of an item),
+        leaving out a tag whose words another of them contains: "long gamma-ray" beside
+        "long gamma-ray burst" is implied by it (the keyphrase tagger proposes both from the
+        same words), so it tells nothing more and must not count the phrase twice."""
+        keys = [normalize_tag(t) for t in tags]
+        kept = [k for k in keys if not any(o != k and f" {k} " in f" {o} " for o in keys)]
+        # fsum: the exact sum whatever order the item lists its tags in, so equal evidence
+        # ties exactly and the tie-break decides
+        return math.fsum(self.information(k) for k in kept)
 
     def to_json(self) -> str:
         data = asdict(self)
         data.pop("_index", None)
+        data.pop("_count", None)
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -151,7 +192,8 @@ class TagGraph:
         data["communities"] = [
             Community(
                 label=c["label"], tags=tuple(c["tags"]), names=tuple(c["names"]),
-                centrality=tuple(c["centrality"]), n_items=c["n_items"],
+                centrality=tuple(c["centrality"]), counts=tuple(c["counts"]),
+                n_items=c["n_items"],
             )
             for c in data["communities"]
         ]
@@ -288,6 +330,7 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
             tags=tuple(nodes[i] for i in ordered),
             names=tuple(names),
             centrality=tuple(float(central[i]) for i in ordered),
+            counts=tuple(freq[nodes[i]] for i in ordered),
             n_items=n_items_of[c],
         ))
     communities.sort(key=lambda c: (-c.size, c.key))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hermes_digest import tools as digest_tools
 from hermes_digest.tools import digest, kg_communities
+from test_tag_graph import language_model_archive
 
 from hermes import tag_graph
 from hermes.records import create_user
@@ -29,7 +30,8 @@ def corpus(db, add_items, no_bar):
     week = {
         "fruit_strong": {"title": "Apple and avocado yields", "tags": ["apple", "avocado", "venus"]},
         "planet_strong": {"title": "Venus and Mars transits", "tags": ["venus", "mars", "banana"]},
-        "tie": {"title": "Bananas on Jupiter", "tags": ["jupiter", "banana"]},
+        # a true tie: mars and banana are each on six items, so they weigh the same
+        "tie": {"title": "Bananas on Mars", "tags": ["mars", "banana"]},
         "no_match": {"title": "Knitting patterns", "tags": ["knitting"]},
         "untagged": {"title": "An untagged note", "tags": []},
     }
@@ -90,9 +92,26 @@ def test_every_item_of_a_topic_carries_one_of_the_tags_its_heading_names(db, add
         assert named & set(item["matched_tags"]), (topic["label"], item["matched_tags"])
 
 
+def test_an_item_goes_where_its_distinctive_tag_is_not_where_most_tags_are(db, add_items, no_bar):
+    """The user trial: a sparse-autoencoder paper also tagged with the archive's generic
+    "language model" and "dataset" was filed under "language model · dataset · …" although
+    an interpretability topic existed."""
+    language_model_archive(add_items, days_ago=OLD)
+    [paper] = add_items([{"title": "Sparse autoencoders find features in a language model",
+                          "tags": ["sparse autoencoder", "language model", "dataset"]}])
+    create_user(db, "ann", "interpretability of language models")
+    graph = tag_graph.get_graph(db)
+    result = digest(db, "ann", days=7)
+    [topic] = result["topics"]
+    assert topic["community"] == graph.community_of("sparse autoencoder").label
+    assert [i["id"] for i in topic["items"]] == [paper]
+    assert topic["items"][0]["matched_tags"] == ["sparse autoencoder"]
+    assert topic["label"] == "sparse autoencoder"  # named by the tag its item carries
+
+
 def test_a_tie_on_overlap_breaks_on_the_community_label(db, corpus):
     graph = tag_graph.get_graph(db)
-    labels = sorted([graph.community_of("jupiter").label, graph.community_of("banana").label])
+    labels = sorted([graph.community_of("mars").label, graph.community_of("banana").label])
     assert labels[0] != labels[1]
     result = digest(db, "ann", days=7, per_topic=10)
     assert topic_of(result, corpus["ids"]["tie"]) == labels[0]
@@ -124,7 +143,7 @@ def test_per_topic_truncates_but_n_total_reports_the_true_count(db, corpus, add_
     topic = next(t for t in result["topics"] if t["community"] == fruit)
     assert len(topic["items"]) == 2
     # fruit_strong, the 4 new ones, and the tie item (whose tie goes to the smaller label)
-    expected = 5 + (fruit < tag_graph.get_graph(db).community_of("jupiter").label)
+    expected = 5 + (fruit < tag_graph.get_graph(db).community_of("mars").label)
     assert topic["n_total"] == expected
     ranks = [i["rank"] for i in topic["items"]]
     assert ranks == sorted(ranks)  # the best-ranked are the ones shown

@@ -245,3 +245,52 @@ def test_the_core_owns_the_cache_table_without_the_digest_plugin(tmp_path, monke
 @pytest.mark.parametrize("tag,key", [("  Deep   Learning ", "deep learning"), ("ÄB", "äb"), (3, ""), (None, "")])
 def test_normalize_tag(tag, key):
     assert normalize_tag(tag) == key
+
+
+def language_model_archive(add_items, days_ago=1):
+    """The user trial's archive, in small: machine-learning papers where "language model"
+    and "dataset" are everywhere (hubs of the graph) and a few papers are about sparse
+    autoencoders for interpretability."""
+    def papers(n, tags):
+        return [{"title": f"{tags[0]} paper {k}", "tags": list(tags), "days_ago": days_ago}
+                for k in range(n)]
+
+    return add_items(
+        papers(8, ["language model", "dataset", "benchmark"])
+        + papers(6, ["language model", "activation", "fine-tuning"])
+        + papers(5, ["dataset", "activation", "benchmark"])
+        + papers(4, ["language model", "dataset", "instruction tuning"])
+        + papers(3, ["sparse autoencoder", "interpretability", "language model"])
+        + papers(2, ["sparse autoencoder", "dictionary learning", "feature"])
+        + papers(2, ["interpretability", "feature", "circuit"])
+        + papers(3, ["protein", "structure prediction", "dataset"])
+    )
+
+
+def test_assign_weighs_a_distinctive_tag_over_generic_ones(db, add_items):
+    """The trial's case: a paper tagged "sparse autoencoder", "language model" and "dataset"
+    shares two tags with the hub community and one with the interpretability one; the one
+    distinctive tag decides (counting shared tags put it under the hubs)."""
+    language_model_archive(add_items)
+    graph = tag_graph.build_graph(db)
+    hubs, sae = graph.community_of("language model"), graph.community_of("sparse autoencoder")
+    assert hubs is graph.community_of("dataset") and hubs is not sae  # precondition
+    assert graph.information("sparse autoencoder") > \
+        graph.information("language model") + graph.information("dataset")
+    community, matched = graph.assign(["Sparse Autoencoder", "language model", "dataset"])
+    assert community is sae and matched == ["Sparse Autoencoder"]
+    # generic tags alone still land the item in their (the hubs') community
+    assert graph.assign(["language model", "dataset"])[0] is hubs
+
+
+def test_a_phrase_inside_another_matched_tag_is_not_counted_twice(db, add_items):
+    """The keyphrase tagger proposes "long gamma-ray" beside "long gamma-ray burst": the
+    shorter says nothing the longer did not, so it adds no weight."""
+    add_items([{"tags": ["long gamma-ray burst", "long gamma-ray", "afterglow"]} for _ in range(2)]
+              + [{"tags": ["redshift", "galaxy survey"]} for _ in range(2)])
+    graph = tag_graph.build_graph(db)
+    bursts, survey = graph.community_of("afterglow"), graph.community_of("redshift")
+    assert bursts is graph.community_of("long gamma-ray") and bursts is not survey
+    # equal weight per tag: two tags of one phrase against two distinct ones
+    community, matched = graph.assign(["long gamma-ray burst", "long gamma-ray", "redshift", "galaxy survey"])
+    assert community is survey and matched == ["redshift", "galaxy survey"]
