@@ -168,3 +168,24 @@ def test_the_per_row_score_cache_keeps_to_its_byte_budget(db, add_items, monkeyp
     # what was dropped is recomputed: the same ranking as with nothing cached
     score_cache.clear()
     assert rank(db, user, CandidateQuery()).item_ids.tolist() == ranked.item_ids.tolist()
+
+
+def test_the_blas_libraries_are_found_once_and_limited_to_one_thread(monkeypatch):
+    """threadpoolctl scans every shared library of the process to find BLAS (0.6 ms a time,
+    twice per ranking after a click): hermes.ranking.threads scans once."""
+    from threadpoolctl import threadpool_info
+
+    from hermes.ranking import logistic, threads
+
+    made = []
+    real = threads.ThreadpoolController
+    monkeypatch.setattr(threads, "ThreadpoolController", lambda: made.append(1) or real())
+    monkeypatch.setattr(threads, "_CONTROLLER", None)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 8)), np.array([0, 1] * 10)
+    for _ in range(3):
+        logistic.fit(X, y)
+    with threads.one_blas_thread():
+        inside = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert made == [1]
+    assert inside and set(inside) == {1}

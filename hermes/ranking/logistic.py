@@ -11,7 +11,8 @@ is strictly convex, so both solvers reach the same coefficients;
 from __future__ import annotations
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+
+from .threads import one_blas_thread
 
 
 def balanced_weights(y: np.ndarray, sample_weight: np.ndarray) -> np.ndarray:
@@ -33,9 +34,8 @@ def fit(X: np.ndarray, y: np.ndarray, **kwargs) -> tuple[np.ndarray, float]:
         is never fit on one class).
     :param kwargs: ``C``, ``sample_weight``, ``balanced``, ``max_iter``, ``tol``.
     """
-    # One BLAS thread: on a busy two-core machine a threaded 385×385 solve was measured at
-    # 400 ms against 2 ms single-threaded; problems this small never gain from threads.
-    with threadpool_limits(limits=1, user_api="blas"):
+    # problems this small never gain from threads (hermes.ranking.threads)
+    with one_blas_thread():
         return _fit(X, y, **kwargs)
 
 

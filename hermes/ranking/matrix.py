@@ -29,7 +29,6 @@ from concurrent.futures import Future
 
 import numpy as np
 import sqlite_utils
-from threadpoolctl import threadpool_limits
 
 from .. import config
 from ..authors import parse_stored
@@ -37,6 +36,7 @@ from ..tags import parse_tags
 from . import matrix_store
 from .preferences import FAMILIES, author_keys, source_key, tag_key, type_key
 from .quantized import ExactRows, Int8Candidates, Int8Rows, release_free_memory
+from .threads import one_blas_thread
 
 _TOKENS = itertools.count(1)
 #: rows per block of :meth:`Matrix.product` (768 kB of float32 384-d rows)
@@ -283,7 +283,7 @@ class Matrix:
         blocks_total = -(-self.n // PRODUCT_BLOCK)
         splits = min(PRODUCT_THREADS, max(1, self.n // PRODUCT_SPLIT_ROWS))
         edges = [min(self.n, (blocks_total * k // splits) * PRODUCT_BLOCK) for k in range(splits + 1)]
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             workers = [threading.Thread(target=blocks, args=(a, b)) for a, b in
                        zip(edges[1:-1], edges[2:])]
             for worker in workers:  # numpy lets go of the GIL inside the product
