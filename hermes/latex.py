@@ -12,7 +12,8 @@ conversion cannot be undone.
 
 A ``$…$`` is math by pandoc's rule, so that prices stay prices: the opening ``$`` has a
 non-space on its right, the closing one a non-space on its left and no digit after it
-("$5 and $10", "US$ 20", "$20,000 to $30,000" are not math). Anything pylatexenc cannot
+("$5 and $10", "$20,000 to $30,000" are not math); and, for news text, no number after a
+space either ("US$ 20") and no two words in a row between ("$5 each, or US$ 20"). Anything pylatexenc cannot
 parse strictly, or a command it does not know (``C:\\Users``), stays as written.
 """
 
@@ -36,6 +37,9 @@ _SWITCHES = frozenset({"em", "it", "bf", "sl", "sc", "rm", "tt", "sf", "itshape"
 # In a summary that is HTML, "&" and "<tag" inside math are entities and markup: left as is.
 _MARKUP = re.compile(r"&|<[a-zA-Z/!]")
 _SCRIPT = re.compile(r"([\^_])(\{([^{}]*)\}|[a-zA-Z0-9+\-=()])")
+_NUMBER_AFTER = re.compile(r"\s?\d")
+_COMMAND_WITH_ARGUMENT = re.compile(r"\\[a-zA-Z]+(\{[^{}]*\})?")
+_WORDS = re.compile(r"[A-Za-z]{2,}[,.;:]?\s+[A-Za-z]{2,}")
 _PERCENT = re.compile(r"(?<!\\)%")
 MAX_MATH = 400
 
@@ -94,7 +98,10 @@ def _span_end(text: str, start: re.Match) -> int | None:
 
 
 def _dollar_end(text: str, opening: int) -> int | None:
-    """The end of inline math opened at ``opening`` by pandoc's rule, else None (a price)."""
+    """The end of inline math opened at ``opening``, else None (a price): pandoc's rule,
+    plus two that news text needs ("$5 each, or US$ 20"): a closing ``$`` has no number
+    after it even past a space (it is a currency's, "US$ 20"), and what lies between is
+    not prose (:func:`_prose`)."""
     if opening > 0 and text[opening - 1] == "\\":
         return None
     first = opening + 1
@@ -107,9 +114,14 @@ def _dollar_end(text: str, opening: int) -> int | None:
             return None
         if text[close - 1] == "\\":
             continue
-        if text[close - 1].isspace() or (close + 1 < len(text) and text[close + 1].isdigit()):
+        if text[close - 1].isspace() or _NUMBER_AFTER.match(text, close + 1):
             return None
-        return close + 1
+        return None if _prose(text[first:close]) else close + 1
+
+
+def _prose(between: str) -> bool:
+    """Two words in a row once commands and their arguments are gone: prose, not math."""
+    return bool(_WORDS.search(_COMMAND_WITH_ARGUMENT.sub(" ", between)))
 
 
 def _group_end(text: str, opening: int) -> int | None:
