@@ -80,3 +80,13 @@ def test_the_terminal_digest_shows_unicode():
                   "ada", echo=lines.append)
     text = "\n".join(lines)
     assert text.count(SHOWN) == 2 and "“k-means”" in text and "$" not in text
+
+
+def test_the_toast_after_a_click_names_the_item_as_its_card_does(web, latex_id):
+    from web_support import token
+
+    r = web.post("/click", data={"csrf_token": token(web, "/"), "user": "ada",
+                                 "item_id": latex_id, "liked": "1"},
+                 headers={"Accept": "application/json"}, follow_redirects=False)
+    message = r.json()["message"]
+    assert SHOWN[:40] in message and r"\mathcal" not in message

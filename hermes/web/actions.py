@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
+from ..latex import readable
 from ..text import clip
 from .access import Tools, opened, require_item_id, require_persona
 from .forms import Refusal, bad, local_path, parse_bool, parse_int, parse_text
@@ -29,7 +30,8 @@ MAX_BATCH = 200
 
 def _title(db, item_id: int) -> str:
     row = db.execute("SELECT title FROM items WHERE id = ?", [item_id]).fetchone()
-    return clip((row[0] if row else "") or f"item {item_id}", 80)
+    # shown to a person (a toast): LaTeX as Unicode, like the card it names
+    return clip(readable((row[0] if row else "") or f"item {item_id}"), 80)
 
 
 def _undo(action: str, user: dict, label: str = "Undo", **fields) -> dict:
