@@ -167,20 +167,23 @@ def forget_feed(db: sqlite_utils.Database, feed_id: int) -> None:
     db.execute("DELETE FROM feeds WHERE id = ?", [feed_id])
 
 
-def add_feeds(db: sqlite_utils.Database, feeds: list[tuple[str, str | None]], *,
+def add_feeds(db: sqlite_utils.Database, feeds: list[tuple], *,
               subscribed_by: str = "user") -> list[int]:
     """Register feeds under their canonical location, skipping any already subscribed
-    (however spelled); return the ids of the ones added.
+    (however spelled); return the ids of the ones added. Each entry is ``(url, title)``, or
+    ``(url, title, folder, site_url)`` (an OPML outline).
 
     ``subscribed_by``: ``user`` for lists a person gave (feeds.toml, OPML, the CLI), ``agent``
     for a URL from an MCP tool or the web form; ingest guards an agent's feeds.
     """
     added = []
     with write_transaction(db):
-        for url, title in feeds:
+        for url, title, *place in feeds:
             if find_feed(db, url):
                 continue
-            feed_id = register_feed(db, canonical_location(url), title, subscribed_by=subscribed_by)
+            folder, site_url = (*place, None, None)[:2]
+            feed_id = register_feed(db, canonical_location(url), title, subscribed_by=subscribed_by,
+                                    folder=folder, site_url=site_url)
             if feed_id is not None:
                 added.append(feed_id)
     return added

@@ -36,7 +36,7 @@ from hermes.faces import date_words, plural
 from hermes.ranking.explain import rank_line, weight_note
 from hermes.ranking.match import UNCOUNTED, shown
 
-from .opml import build_opml, is_web_url, local_feed_problem, read_opml
+from .opml import build_opml, is_web_url, local_feed_problem, read_opml, subscribe_outlines
 from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
 from .tools import MAX_OFFSET
 
@@ -115,7 +115,8 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
                   # a feed that parsed with problems is read, but not "ok" (as the web says)
                   f"read with a warning: {clean(f['last_warning'], 200)}" if f.get("last_warning")
                   else "ok" if f["last_fetched"] else "")
-        typer.echo(f"[{f['id']}] {clean(f['title'] or f['url'])}")
+        folder = f"  (in {clean(f['folder'])})" if f.get("folder") else ""
+        typer.echo(f"[{f['id']}] {clean(f['title'] or f['url'])}{folder}")
         typer.echo(f"     {clean(f['url'])}")
         by = ("added by an agent: fetched with the private-address guard"
               if f["subscribed_by"] == "agent" else "")
@@ -220,31 +221,35 @@ def import_opml(
 ):
     """Subscribe to every feed listed in an OPML file (no fetch; `hermes ingest` loads them).
 
+    Folders are kept: a feed in nested folders gets their path, outermost first ("Science /
+    Physics"). A feed already subscribed is not added again; it moves into the folder the
+    file gives it (one at the file's top level keeps its folder), and keeps its title.
     Web feeds are taken as listed. A local path or file:// entry (as `hermes feeds
     export-opml` writes for local feeds) is taken only when that file exists here and parses
     as a feed, so a shared OPML file cannot make `hermes ingest` read other files.
     """
-    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
-    from hermes.ingest.feedlist import add_feeds
-
-    entries = read_opml(file)
     taken, skipped = [], []
-    for url, title in entries:
-        problem = None if is_web_url(url) else local_feed_problem(url)
+    for outline in read_opml(file):
+        problem = None if is_web_url(outline.url) else local_feed_problem(outline.url)
         if problem:
-            skipped.append({"url": url, "reason": problem})
+            skipped.append({"url": outline.url, "reason": problem})
         else:
-            taken.append((url, title))
+            taken.append(outline)
     with database(db, create=True, starters=False) as conn:  # the person's own list
-        added = add_feeds(conn, taken)
-    message = (f"{plural(len(added), 'feed')} added, {len(taken) - len(added)} already subscribed"
+        done = subscribe_outlines(conn, taken)
+    added, moved = done["added"], done["moved"]
+    message = (f"{plural(len(added), 'feed')} added, {done['already']} already subscribed"
+               + (f" ({len(moved)} moved to the file's folder)" if moved else "")
                + (f", {len(skipped)} skipped" if skipped else "")
                + (". Run `hermes ingest` to load their items." if added else "."))
     if as_json:
-        emit_json({"ok": True, "added": len(added), "already_subscribed": len(taken) - len(added),
-                   "skipped": skipped, "feed_ids": added, "message": message})
+        emit_json({"ok": True, "added": len(added), "already_subscribed": done["already"],
+                   "moved": moved, "skipped": skipped, "feed_ids": added, "message": message})
         return
     typer.echo(message)
+    for entry in moved:
+        typer.echo(f"  moved: feed {entry['id']} to {clean(entry['folder'])}"
+                   + (f" (was in {clean(entry['was'])})" if entry["was"] else ""))
     for entry in skipped:
         typer.echo(f"  skipped: {clean(entry['url'])} ({entry['reason']})")
 
@@ -255,22 +260,31 @@ def export_opml(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE",
                                                    help="Write to this file instead of stdout.")] = None,
     db: DbOption = None,
+    as_json: JsonOption = False,
 ):
-    """Write the subscriptions as OPML 2.0 (stdout by default).
+    """Write the subscriptions as OPML 2.0 (stdout by default), folders as nested outlines.
 
     Local feeds are written as file:// URLs, which `hermes feeds import-opml` takes back on
-    this machine."""
+    this machine. --json prints {ok, message, path, feed_count, folders, opml}."""
     with database(db) as conn:
-        document = build_opml(feed_rows(conn))
-    if output is None:
+        feeds = feed_rows(conn)
+    document = build_opml(feeds)
+    folders = sorted({f["folder"] for f in feeds if f["folder"]})
+    counted = f"{plural(len(feeds), 'feed')} in {plural(len(folders), 'folder')}"
+    if output is not None:
+        try:
+            output.expanduser().write_bytes(document)
+        except OSError as exc:
+            die(f"cannot write {output}: {exc.strerror or exc}")
+    if as_json:
+        emit_json({"ok": True, "message": f"Wrote {counted} to {output}" if output else counted,
+                   "path": str(output) if output else None, "feed_count": len(feeds),
+                   "folders": folders, "opml": document.decode()})
+    elif output is None:
         sys.stdout.buffer.write(document) if hasattr(sys.stdout, "buffer") else sys.stdout.write(document.decode())
         sys.stdout.flush()
-        return
-    try:
-        output.expanduser().write_bytes(document)
-    except OSError as exc:
-        die(f"cannot write {output}: {exc.strerror or exc}")
-    typer.echo(f"Wrote {output}", err=True)
+    else:
+        typer.echo(f"Wrote {output} ({counted})", err=True)
 
 
 @guarded

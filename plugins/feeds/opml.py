@@ -9,19 +9,57 @@ from __future__ import annotations
 
 import urllib.parse
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import format_datetime
 from pathlib import Path
 
 from hermes.errors import InvalidInput
+from hermes.storage.transactions import write_transaction
 
 MAX_OPML_BYTES = 10 * 1024 * 1024
 
 
-def read_opml(path: str | Path) -> list[tuple[str, str | None]]:
-    """``(url, title)`` for every outline with an ``xmlUrl``, at any nesting depth, in
-    document order, duplicates dropped."""
-    path = Path(path).expanduser()
+#: how a feed's nested folders are stored in ``feeds.folder`` and shown: outermost first
+FOLDER_SEP = " / "
+
+
+@dataclass(frozen=True)
+class Outline:
+    """One feed of an OPML file: its ``xmlUrl``, its name, the folder path it sits in
+    (``None`` at the top level) and its ``htmlUrl`` (an http(s) site link, else ``None``)."""
+    url: str
+    title: str | None = None
+    folder: str | None = None
+    site_url: str | None = None
+
+
+def read_opml(path: str | Path) -> list[Outline]:
+    """Every outline with an ``xmlUrl``, at any nesting depth, in document order, duplicates
+    dropped (the first one counts).
+
+    A feed's folder is the path of the outlines without ``xmlUrl`` around it, outermost first
+    and joined by :data:`FOLDER_SEP` (``Science / Physics``), so nested folders survive an
+    export -> import round trip. Names come from ``text`` (what OPML readers display), else
+    ``title``."""
+    root = _parse(Path(path).expanduser())
+    found, seen = [], set()
+
+    def walk(parent: ET.Element, folders: tuple[str, ...]) -> None:
+        for outline in parent.findall("outline"):
+            url = (outline.get("xmlUrl") or outline.get("xmlurl") or "").strip()
+            name = _name(outline)
+            if url and url not in seen:
+                seen.add(url)
+                found.append(Outline(url, name, FOLDER_SEP.join(folders) or None,
+                                     _site(outline.get("htmlUrl") or outline.get("htmlurl"))))
+            walk(outline, folders if url or not name else (*folders, name))
+
+    walk(root.find("body") if root.find("body") is not None else root, ())
+    return found
+
+
+def _parse(path: Path) -> ET.Element:
     try:
         if path.stat().st_size > MAX_OPML_BYTES:
             raise InvalidInput(f"{path}: larger than {MAX_OPML_BYTES // (1024 * 1024)} MB; not an OPML file?")
@@ -36,15 +74,47 @@ def read_opml(path: str | Path) -> list[tuple[str, str | None]]:
         raise InvalidInput(f"{path}: not valid XML ({exc})") from None
     if root.tag.lower() != "opml":
         raise InvalidInput(f"{path}: not an OPML file (the root element is <{root.tag}>)")
-    found, seen = [], set()
-    for outline in root.iter("outline"):
-        url = (outline.get("xmlUrl") or outline.get("xmlurl") or "").strip()
-        if not url or url in seen:
-            continue
-        seen.add(url)
-        title = (outline.get("title") or outline.get("text") or "").strip() or None
-        found.append((url, title))
-    return found
+    return root
+
+
+def _name(outline: ET.Element) -> str | None:
+    # Whitespace collapsed: a folder name is one line of the folder path.
+    return " ".join((outline.get("text") or outline.get("title") or "").split()) or None
+
+
+def _site(url: str | None) -> str | None:
+    """An ``htmlUrl`` worth keeping: only http(s), since the web page links it."""
+    # Here, not at the top: the ingest package loads httpx, which loads only when a feed is
+    # fetched or read.
+    from hermes.ingest.text import safe_url
+
+    return safe_url(url)
+
+
+def subscribe_outlines(db, outlines: list[Outline]) -> dict:
+    """Subscribe the outlines not subscribed yet (however spelled), in their folders, as the
+    user's; a feed subscribed already moves into the folder the file gives it (one at the
+    file's top level keeps its folder) and keeps its title. Returns ``added`` (ids),
+    ``already`` (how many were subscribed) and ``moved`` (``{id, folder, was}``)."""
+    # Here, not at the top: the ingest modules load httpx, which loads only when a feed is
+    # fetched or read.
+    from hermes.ingest.feedlist import add_feeds, find_feed
+
+    moved, fresh = [], []
+    with write_transaction(db):
+        for outline in outlines:
+            existing = find_feed(db, outline.url)
+            if existing is None:
+                fresh.append(outline)
+                continue
+            was, site = db.execute("SELECT folder, site_url FROM feeds WHERE id = ?",
+                                   [existing["id"]]).fetchone()
+            if outline.folder and outline.folder != was:
+                moved.append({"id": existing["id"], "folder": outline.folder, "was": was})
+            db.execute("UPDATE feeds SET folder = ?, site_url = ? WHERE id = ?",
+                       [outline.folder or was, site or outline.site_url, existing["id"]])
+        added = add_feeds(db, [(o.url, o.title, o.folder, o.site_url) for o in fresh])
+    return {"added": added, "already": len(outlines) - len(added), "moved": moved}
 
 
 def is_web_url(url: str) -> bool:
@@ -88,15 +158,37 @@ def as_opml_url(url: str) -> str:
 
 
 def build_opml(feeds: list[dict], title: str = "hermes subscriptions") -> bytes:
-    """An OPML 2.0 document listing ``feeds`` (dicts with ``url`` and ``title``)."""
+    """An OPML 2.0 document listing ``feeds`` (dicts with ``url``, ``title`` and optionally
+    ``folder`` and ``site_url``): each folder path as nested outlines (``text`` and
+    ``title``: its name), each feed as an outline of type ``rss`` with ``text`` and
+    ``title`` (its name), ``xmlUrl`` and, when known, ``htmlUrl``."""
     opml = ET.Element("opml", version="2.0")
     head = ET.SubElement(opml, "head")
     ET.SubElement(head, "title").text = title
     ET.SubElement(head, "dateCreated").text = format_datetime(datetime.now(timezone.utc))
     body = ET.SubElement(opml, "body")
+    folders: dict[tuple[str, ...], ET.Element] = {(): body}
     for feed in feeds:
         name = feed.get("title") or feed["url"]
         attrs = {"type": "rss", "text": name, "title": name, "xmlUrl": as_opml_url(feed["url"])}
-        ET.SubElement(body, "outline", attrs)
+        if feed.get("site_url"):
+            attrs["htmlUrl"] = feed["site_url"]
+        ET.SubElement(_folder(folders, feed.get("folder")), "outline", attrs)
     ET.indent(opml)
     return ET.tostring(opml, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def folder_parts(folder: str | None) -> tuple[str, ...]:
+    """A stored folder path as its names, outermost first (empty at the top level)."""
+    return tuple(part.strip() for part in (folder or "").split(FOLDER_SEP) if part.strip())
+
+
+def _folder(folders: dict, folder: str | None) -> ET.Element:
+    """The outline of ``folder`` (made, with its parents, on first use)."""
+    parts = folder_parts(folder)
+    for depth in range(1, len(parts) + 1):
+        if parts[:depth] not in folders:
+            name = parts[depth - 1]
+            folders[parts[:depth]] = ET.SubElement(folders[parts[:depth - 1]], "outline",
+                                                   {"text": name, "title": name})
+    return folders[parts]

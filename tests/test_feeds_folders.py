@@ -1,0 +1,118 @@
+"""OPML folders and site links: kept on import, shown by `hermes feeds list` and the web
+feeds page, written back as nested outlines with htmlUrl on export."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+from typer.testing import CliRunner
+from web_support import client
+
+from hermes.cli.app import build_app
+
+
+def run(*args):
+    return CliRunner().invoke(build_app(), [str(a) for a in args])
+
+
+def ok_json(*args):
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+NESTED = (
+    '<?xml version="1.0"?><opml version="2.0"><head><title>reader</title></head><body>'
+    '<outline text="Science" title="Science">'
+    '  <outline text="Nature" title="Nature (journal)" type="rss" '
+    '           xmlUrl="https://www.nature.com/nature.rss" htmlUrl="https://www.nature.com/"/>'
+    '  <outline text="Physics">'
+    '    <outline text="arXiv quant-ph" type="rss" xmlUrl="https://rss.arxiv.org/rss/quant-ph"'
+    '             htmlUrl="javascript:alert(1)"/>'
+    "  </outline>"
+    "</outline>"
+    '<outline text="Loose blog" type="rss" xmlUrl="https://blog.example.org/feed"/>'
+    "</body></opml>")
+
+
+def _import(tmp_path, db_path, text=NESTED, name="in.opml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return ok_json("feeds", "import-opml", path, "--db", db_path)
+
+
+def _by_url(db_path):
+    return {f["url"]: f for f in ok_json("feeds", "list", "--db", db_path)["feeds"]}
+
+
+def test_import_keeps_nested_folders_as_a_path_and_the_site_link(tmp_path, db_path):
+    assert _import(tmp_path, db_path)["added"] == 3
+    feeds = _by_url(db_path)
+    nature = feeds["https://www.nature.com/nature.rss"]
+    assert (nature["title"], nature["folder"], nature["site_url"]) == (
+        "Nature", "Science", "https://www.nature.com/")  # text is the name a reader shows
+    quant = feeds["https://rss.arxiv.org/rss/quant-ph"]
+    assert quant["folder"] == "Science / Physics" and quant["site_url"] is None  # not http(s)
+    assert feeds["https://blog.example.org/feed"]["folder"] is None
+    human = run("feeds", "list", "--db", db_path).output
+    assert "[2] arXiv quant-ph  (in Science / Physics)" in human
+    assert "[3] Loose blog\n" in human
+
+
+def test_export_writes_folders_as_nested_outlines_with_html_url(tmp_path, db_path):
+    _import(tmp_path, db_path)
+    doc = ok_json("feeds", "export-opml", "--db", db_path)
+    assert doc["feed_count"] == 3 and doc["folders"] == ["Science", "Science / Physics"]
+    body = ET.fromstring(doc["opml"].encode()).find("body")
+    science = body.find("outline[@text='Science']")
+    assert science.get("xmlUrl") is None and science.get("title") == "Science"
+    nature = science.find("outline[@xmlUrl='https://www.nature.com/nature.rss']")
+    assert nature.get("htmlUrl") == "https://www.nature.com/" and nature.get("type") == "rss"
+    assert nature.get("text") == nature.get("title") == "Nature"
+    quant = science.find("outline[@text='Physics']/outline")
+    assert quant.get("xmlUrl") == "https://rss.arxiv.org/rss/quant-ph" and quant.get("htmlUrl") is None
+    assert body.find("outline[@xmlUrl='https://blog.example.org/feed']") is not None
+
+
+def test_export_then_import_keeps_folders_and_site_links(tmp_path, db_path):
+    _import(tmp_path, db_path)
+    out = tmp_path / "out.opml"
+    written = ok_json("feeds", "export-opml", "--output", out, "--db", db_path)
+    assert written["path"] == str(out) and out.read_text() == written["opml"]
+    other = tmp_path / "other.db"
+    assert ok_json("feeds", "import-opml", out, "--db", other)["added"] == 3
+    keep = ("title", "folder", "site_url")
+    assert ({u: [f[k] for k in keep] for u, f in _by_url(other).items()}
+            == {u: [f[k] for k in keep] for u, f in _by_url(db_path).items()})
+
+
+def test_reimport_adds_nothing_and_moves_feeds_into_the_files_folders(tmp_path, db_path):
+    _import(tmp_path, db_path)
+    assert run("feeds", "rename", "1", "My Nature", "--db", db_path).exit_code == 0
+    moved = NESTED.replace('<outline text="Physics">', '<outline text="Quantum">').replace(
+        'text="Science" title="Science"', 'text="Journals"')
+    moved = moved.replace('<outline text="Loose blog"', '<outline text="Blog"')
+    path = tmp_path / "again.opml"
+    path.write_text(moved)
+    result = run("feeds", "import-opml", path, "--db", db_path)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("0 feeds added, 3 already subscribed (2 moved to the file's folder).")
+    assert "moved: feed 2 to Journals / Quantum (was in Science / Physics)" in result.stdout
+    feeds = _by_url(db_path)
+    assert len(feeds) == 3
+    nature = feeds["https://www.nature.com/nature.rss"]
+    assert (nature["title"], nature["folder"]) == ("My Nature", "Journals")  # the title stays yours
+    # A feed at the file's top level keeps the folder it has.
+    flat = '<opml version="2.0"><body><outline text="N" xmlUrl="https://www.nature.com/nature.rss"/></body></opml>'
+    again = _import(tmp_path, db_path, flat, "flat.opml")
+    assert again["moved"] == [] and again["already_subscribed"] == 1
+    assert _by_url(db_path)["https://www.nature.com/nature.rss"]["folder"] == "Journals"
+
+
+def test_the_web_feeds_page_shows_folder_and_site_link(tmp_path, db_path):
+    _import(tmp_path, db_path)
+    with client(db_path) as c:
+        page = c.get("/feeds").text
+    assert 'class="feed-folder muted"' in page and "Science / Physics" in page
+    assert 'href="https://www.nature.com/"' in page and "javascript:" not in page
