@@ -3,24 +3,10 @@ feeds page, written back as nested outlines with htmlUrl on export."""
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 
-from typer.testing import CliRunner
+from feeds_cli_support import ok_json, run
 from web_support import client
-
-from hermes.cli.app import build_app
-
-
-def run(*args):
-    return CliRunner().invoke(build_app(), [str(a) for a in args])
-
-
-def ok_json(*args):
-    result = run(*args, "--json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
 
 NESTED = (
     '<?xml version="1.0"?><opml version="2.0"><head><title>reader</title></head><body>'

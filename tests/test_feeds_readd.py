@@ -3,25 +3,13 @@ new feed never inherits a removed feed's items."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from feeds_cli_support import ok_json, run
 from ingest_server import FeedServer
-from typer.testing import CliRunner
+from web_support import client, token
 
-from hermes.cli.app import build_app
 from hermes.ingest.feedlist import sample_feed_paths
 from hermes.ranking.preferences import source_key
-
-
-def run(*args):
-    return CliRunner().invoke(build_app(), [str(a) for a in args])
-
-
-def ok_json(*args):
-    result = run(*args, "--json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 @pytest.fixture
@@ -97,3 +85,22 @@ def test_an_opml_import_also_gives_a_removed_feed_its_items_back(db_path, served
     assert ok_json("feeds", "remove", first, "--yes", "--db", db_path)["removed"]
     imported = ok_json("feeds", "import-opml", opml, "--db", db_path)
     assert imported["feed_ids"] == [first] and _feed_items(db, first) == kept
+
+
+def test_the_web_form_readding_a_removed_feed_says_its_items_are_back(db_path, served, db,
+                                                                       monkeypatch):
+    blog, quantum = served["research-notes-blog"], served["arxiv-quantum-physics"]
+    first = ok_json("feeds", "add", blog, "--db", db_path)["feed"]["id"]
+    ok_json("feeds", "add", quantum, "--db", db_path)
+    assert run("ingest", "--db", db_path).exit_code == 0
+    kept = _feed_items(db, first)
+    monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # the web form's feeds are guarded
+    with client(db_path) as web:
+        for path, data in ((f"/feeds/{first}/remove", {"confirm": "yes"}), ("/feeds", {"url": blog})):
+            answer = web.post(path, data={"csrf_token": token(web, "/feeds"), **data},
+                              follow_redirects=False)
+            assert answer.status_code == 303
+        page = web.get("/feeds").text
+    assert _feed_items(db, first) == kept
+    assert (f"Feed {first} added: its items arrive with the next refresh (Refresh now fetches "
+            f"it at once). It was subscribed before: its {len(kept)} stored items") in page

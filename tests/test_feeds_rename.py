@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import json
 
+from feeds_cli_support import run
 from feeds_support import SAMPLE_ENTRIES, rss
-from typer.testing import CliRunner
-
-from hermes.cli.app import build_app
-
-
-def run(*args):
-    return CliRunner().invoke(build_app(), [str(a) for a in args])
 
 
 def _subscribed(tmp_path, db_path):

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..faces import plural
 from ..ingest.refresher import active, refresh_state
 from .access import Tools, opened
 from .forms import bad, parse_text, path_id
@@ -58,9 +59,12 @@ async def add_feed(request: Request):
     if not result.get("ok"):
         return await _form_again(request, typed,
                                  result.get("message") or "the feed could not be added")
-    feed_id = (result.get("feed") or {}).get("id")
-    return redirect(request, "/feeds", f"Feed {feed_id} added: its items arrive with the next "
-                    "refresh (Refresh now fetches it at once).")
+    feed = result.get("feed") or {}
+    kept = feed.get("items_kept")
+    back = (f" It was subscribed before: its {plural(kept, 'stored item')} and your ratings "
+            "of them are its own again." if kept else "")
+    return redirect(request, "/feeds", f"Feed {feed.get('id')} added: its items arrive with the "
+                    f"next refresh (Refresh now fetches it at once).{back}")
 
 
 async def _form_again(request: Request, typed: dict, message: str):

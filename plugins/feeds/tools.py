@@ -315,7 +315,8 @@ def preview_feed(
 def list_feeds(db) -> dict:
     """The subscribed feeds: id, title, url, items stored, when each was last fetched and is
     next due (next_fetch), its last error and error count, and who subscribed it
-    (subscribed_by: user, or agent for add_feed); 'refresh' says when the feeds were last
+    (subscribed_by: user, or agent for add_feed), its folder (from an OPML import, nested
+    folders as 'Science / Physics') and site_url; 'refresh' says when the feeds were last
     refreshed, whether one runs now and when the next is due. Use the ids with remove_feed or
     rename_feed."""
     feeds = feed_rows(db)
