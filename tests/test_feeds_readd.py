@@ -4,12 +4,14 @@ new feed never inherits a removed feed's items."""
 from __future__ import annotations
 
 import pytest
+import sqlite_utils
 from feeds_cli_support import ok_json, run
 from ingest_server import FeedServer
 from web_support import client, token
 
 from hermes.ingest.feedlist import sample_feed_paths
 from hermes.ranking.preferences import source_key
+from hermes.storage.migrations import m001_initial, m014_feed_folders
 
 
 @pytest.fixture
@@ -104,3 +106,18 @@ def test_the_web_form_readding_a_removed_feed_says_its_items_are_back(db_path, s
     assert _feed_items(db, first) == kept
     assert (f"Feed {first} added: its items arrive with the next refresh (Refresh now fetches "
             f"it at once). It was subscribed before: its {len(kept)} stored items") in page
+
+
+def test_removal_says_subscribing_again_gives_the_items_back(db_path, served):
+    first = ok_json("feeds", "add", served["research-notes-blog"], "--db", db_path)["feed"]["id"]
+    removed = run("feeds", "remove", first, "--yes", "--db", db_path)
+    assert "subscribing the same URL again gives them back to it" in removed.output
+
+
+def test_the_migration_adds_folder_site_url_and_removed_feeds(tmp_path):
+    db = sqlite_utils.Database(memory=True)
+    m001_initial(db)
+    for _ in range(2):  # a second run changes nothing
+        m014_feed_folders(db)
+    assert {"folder", "site_url"} <= set(db["feeds"].columns_dict)
+    assert set(db["removed_feeds"].columns_dict) == {"id", "url", "removed"}

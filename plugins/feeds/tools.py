@@ -365,7 +365,8 @@ def remove_feed(
                     feed=plan["feed"], removed=False)
     unsubscribe(db, feed_id)
     return ok(f"Removed {what}. The archive keeps its {plural(plan['item_count'], 'item')} (still "
-              f"ranked and searchable) and {plural(plan['click_count'], 'click')}.",
+              f"ranked and searchable) and {plural(plan['click_count'], 'click')}; subscribing "
+              "the same URL again gives them back to it.",
               feed=plan["feed"], removed=True)
 
 
