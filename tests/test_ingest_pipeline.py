@@ -386,3 +386,15 @@ def test_a_typo_in_feeds_toml_is_refused_not_skipped(tmp_path, text, fragment):
     path.write_text(text)
     with pytest.raises(HermesError, match=re.escape(fragment)):
         read_feeds_toml(path)
+
+
+def test_a_fetch_records_the_feeds_own_site_once(db, server):
+    """The channel's <link> is the feed's site (OPML's htmlUrl, the feeds page's link); one
+    set by hand or by an OPML import is kept."""
+    url = server.add("/site.xml", body=rss(articles(2, "s")))
+    mine = server.add("/mine.xml", body=rss(articles(2, "m")))
+    add_feeds(db, [(url, None), (mine, None)])
+    db.execute("UPDATE feeds SET site_url = 'https://mine.example/' WHERE url = ?", [mine])
+    run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
+    sites = dict(db.execute("SELECT url, site_url FROM feeds").fetchall())
+    assert sites == {url: "http://example.org/", mine: "https://mine.example/"}

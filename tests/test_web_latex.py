@@ -90,3 +90,20 @@ def test_the_toast_after_a_click_names_the_item_as_its_card_does(web, latex_id):
                  headers={"Accept": "application/json"}, follow_redirects=False)
     message = r.json()["message"]
     assert SHOWN[:40] in message and r"\mathcal" not in message
+
+
+def test_the_terminal_feed_shows_unicode_and_its_json_keeps_the_latex(db_path, latex_id):
+    import json
+
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+
+    def run(*args):
+        return CliRunner().invoke(build_app(), [*args, "--db", str(db_path)])
+
+    shown = run("feed", "ada", "--limit", "50")
+    assert shown.exit_code == 0, shown.output
+    assert SHOWN in shown.stdout and r"\mathcal" not in shown.stdout
+    as_json = json.loads(run("feed", "ada", "--limit", "50", "--json").stdout)
+    assert TITLE in [i["title"] for i in as_json["items"]]

@@ -28,6 +28,7 @@ from .. import arguments as tool_arguments
 from .. import config
 from ..errors import HermesError
 from ..faces import plural
+from ..latex import readable
 from ..storage.db import get_db
 from ..text import clip
 from ..tools import call_tool, collect_tools
@@ -315,9 +316,11 @@ class StatusLine:
 
 
 def clean(text, width: int | None = None) -> str:
-    """Feed text made safe for a terminal: control characters (escape sequences included)
-    dropped, whitespace collapsed, cut to ``width``."""
-    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in str(text or ""))
+    """Feed text made safe for a terminal: LaTeX as readable Unicode (:mod:`hermes.latex`;
+    ``--json`` keeps it as stored), control characters (escape sequences included) dropped,
+    whitespace collapsed, cut to ``width``."""
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " "
+                   for ch in readable(str(text or "")))
     text = " ".join(text.split())
     return clip(text, width) if width else text
 

@@ -181,10 +181,17 @@ def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed):
         db.execute(
             """UPDATE feeds SET etag = ?, last_modified = ?, last_fetched = ?, last_error = NULL,
                       error_count = 0, retry_after = NULL, last_warning = ?, ttl = ?,
-                      title = COALESCE(NULLIF(title, ''), ?) WHERE id = ?""",
+                      title = COALESCE(NULLIF(title, ''), ?),
+                      site_url = COALESCE(site_url, ?) WHERE id = ?""",
             [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.ttl,
-             parsed.title or None, feed["id"]])
+             parsed.title or None, _site(parsed.link), feed["id"]])
     return stored
+
+
+def _site(link: str | None) -> str | None:
+    """The feed's own web site (its channel ``<link>``), for OPML's ``htmlUrl`` and the
+    feeds page: a web address only (a feed's text decides what it holds)."""
+    return link if link and link.lower().startswith(("https://", "http://")) else None
 
 
 def _parse(res: FetchResult) -> ParsedFeed:
