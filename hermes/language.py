@@ -28,6 +28,10 @@ _FOREIGN = frozenset("""
     di che è per della sono gli nel alla het een van niet zijn voor op met dat ook naar o e
     da seu sua pelo pela também mas ou y el
 """.split())
+#: English stop words that are also common function words of those languages (Portuguese
+#: "no" / "do" / "a", Spanish "no"): a vote for neither side. "Chuvas fortes causam enchentes
+#: no Rio Grande do Sul. A Defesa Civil alertou para …" counted three English words to two.
+_SHARED = frozenset({"a", "no", "do", "as"})
 #: below this many words the language is not judged (a title alone)
 LANGUAGE_MIN_WORDS = 12
 #: the language is judged on a text's beginning: some 150 words settle the proportions, and
@@ -49,7 +53,7 @@ def english(text: str, stop_words: frozenset[str] | None = None) -> bool:
         return True
     stop = english_stop_words() if stop_words is None else stop_words
     foreign = sum(w in _FOREIGN for w in words)
-    return sum(w in stop and w not in _FOREIGN for w in words) > foreign
+    return sum(w in stop and w not in _FOREIGN and w not in _SHARED for w in words) > foreign
 
 
 @lru_cache(maxsize=1)

@@ -41,6 +41,10 @@ _NUMBER_AFTER = re.compile(r"\s?\d")
 _COMMAND_WITH_ARGUMENT = re.compile(r"\\[a-zA-Z]+(\{[^{}]*\})?")
 _WORDS = re.compile(r"[A-Za-z]{2,}[,.;:]?\s+[A-Za-z]{2,}")
 _PERCENT = re.compile(r"(?<!\\)%")
+_COMMAND_END = re.compile(r"\\[a-zA-Z]+$")
+#: a control word, spaces, and then not its argument: TeX eats those spaces and sets its
+#: own math spacing; as text they are kept ("\\alpha \\approx 0.076" read "α≈ 0.076")
+_SPACE_AFTER_COMMAND = re.compile(r"(\\[a-zA-Z]+)\s+(?=[^\s{^_])")
 MAX_MATH = 400
 
 
@@ -163,6 +167,9 @@ def _piece(latex: str) -> str | None:
         return None
     if math:
         latex = _SCRIPT.sub(_scripted, latex)
+        # the norm's double bar, which pylatexenc drops ("\\|W\\|_1" read "W₁"), and the
+        # spaces after a command as TeX's control space (pylatexenc drops plain ones in math)
+        latex = _SPACE_AFTER_COMMAND.sub(r"\1\\ ", latex.replace("\\|", "‖"))
     # A feed's text is not a TeX file: a bare "%" ("$\approx 75 %$") is a per cent sign,
     # not a comment that would swallow the rest.
     latex = _PERCENT.sub(r"\\%", latex)
@@ -177,7 +184,10 @@ def _scripted(match: re.Match) -> str:
     body = match.group(2) if body is None else body
     chars = _forms(raised=mark == "^")
     if body and "\\" not in body and all(c in chars for c in body):
-        return "".join(chars[c] for c in body)
+        # after a command ("\\sum_{i}") an empty group ends its name: "\\sumᵢ" would be
+        # one unknown command, and dropped
+        after_command = _COMMAND_END.search(match.string, 0, match.start()) is not None
+        return ("{}" if after_command else "") + "".join(chars[c] for c in body)
     if body is not None and len(body) > 1 and match.group(3) is not None:
         return f"{mark}({{{body}}})"
     return match.group()

@@ -89,3 +89,12 @@ def test_a_long_text_is_judged_on_its_beginning():
     opening = (ENGLISH_OFF_TOPIC + " ") * (JUDGED_CHARS // len(ENGLISH_OFF_TOPIC) + 1)
     assert english(opening + (GERMAN + " ") * 40)  # the German tail is not read
     assert not english((GERMAN + " ") * 10 + opening)
+
+
+def test_words_both_languages_use_vote_for_neither():
+    """A trial's Portuguese news item read as English: "no", "do" and "a" are English stop
+    words and Portuguese contractions / articles."""
+    text = ("Chuvas fortes causam enchentes no Rio Grande do Sul. A Defesa Civil alertou para "
+            "novas enchentes em Porto Alegre nesta terça-feira.")
+    assert not english(text)
+    assert english("No, we do not think a model this small can do as well as a larger one.")

@@ -99,3 +99,15 @@ def test_arxiv_titles_lose_their_dollars():
     with_math = [t for t in titles if "$" in t]
     still = [t for t in with_math if "$" in readable(t)]
     assert len(with_math) > 50 and len(still) < len(with_math) / 10
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    # a trial read "λW₁" for a norm and "α≈ 0.076" for a relation
+    (r"penalty $\lambda\|W\|_1$", "penalty λ‖W‖₁"),
+    (r"$\alpha \approx 0.076$", "α ≈ 0.076"),
+    (r"$x \in \mathbb{R}^3$", "x ∈ ℝ³"),
+    # a script right after a command: "\sumᵢ" was one unknown command, and the sum vanished
+    (r"$\sum_{i} x_i$", "∑ᵢ xᵢ"),
+])
+def test_math_keeps_its_meaning(raw, shown):
+    assert readable(raw) == shown

@@ -107,3 +107,20 @@ def test_the_terminal_feed_shows_unicode_and_its_json_keeps_the_latex(db_path, l
     assert SHOWN in shown.stdout and r"\mathcal" not in shown.stdout
     as_json = json.loads(run("feed", "ada", "--limit", "50", "--json").stdout)
     assert TITLE in [i["title"] for i in as_json["items"]]
+
+
+def test_a_reason_quotes_a_latex_title_readably_and_never_cuts_a_command(db, add_items, latex_id):
+    """A reason quotes the nearest liked title cut to 60 characters: cut as written it read
+    "…in $\\mathca…" on every face, MCP included."""
+    from hermes.tools import call_tool, collect_tools
+
+    tools = collect_tools()
+    (twin,) = add_items([{"title": TITLE, "summary": SUMMARY, "days_ago": 0.1,
+                          "url": "https://arxiv.org/abs/2601.00100"}])  # the same vector
+    assert call_tool(db, tools["record_feedback"], {"user": "ada", "item_id": latex_id,
+                                                    "liked": True})["ok"]
+    why = call_tool(db, tools["explain_item"], {"user": "ada", "item_id": twin,
+                                                "since_days": None})["explanation"]
+    liked = [p for p in why["phrases"] if "which you liked" in p]
+    assert liked and f"“{SHOWN}”" in liked[0] and "$" not in liked[0]
+    assert why["title"] == TITLE  # the item's own field keeps the LaTeX

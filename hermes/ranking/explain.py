@@ -38,6 +38,7 @@ from ..embed import english_only, get_embedder
 from ..errors import InvalidInput
 from ..faces import n_days, plural
 from ..language import english
+from ..latex import readable
 from ..records import item_rows, now_iso
 from ..storage.transactions import write_transaction
 from ..text import clip
@@ -341,7 +342,10 @@ class _Shared:
 # --- words ----------------------------------------------------------------------------------
 
 def _quote(text: str, width: int = 60) -> str:
-    return f"“{clip(' '.join((text or '').split()), width)}”"
+    """``text`` quoted in a reason, cut to ``width``. A title's LaTeX is made readable first
+    (:mod:`hermes.latex`): cut as written, "…in $\\mathca…" was neither LaTeX nor text on
+    any face, agents' included (the item's own ``title`` field keeps the LaTeX)."""
+    return f"“{clip(readable(' '.join((text or '').split())), width)}”"
 
 
 def _times(n: int) -> str:
