@@ -124,8 +124,10 @@ class Scope:
                 hit = self._stored_or_computed(what, compute, compute_all)
                 _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
             # a copy (the cached scores stay as they are); ``take`` copies a (rows, k) block
-            # several times faster than fancy indexing
-            out = np.take(hit, self.rows, axis=0)
+            # several times faster than fancy indexing, and when every row is a candidate
+            # (rows are in matrix order) a plain copy is twice as fast again
+            out = (hit.copy() if len(self.rows) == len(hit)
+                   else np.take(hit, self.rows, axis=0))
         if self.exact is None:
             self.scratch[("per_row", what)] = out
         if self.exact is not None and uses_vectors:
