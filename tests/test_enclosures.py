@@ -69,3 +69,22 @@ def test_search_and_digest_give_the_episode_file_too(db, add_items, no_bar):
     digest = call_tool(db, tools["digest"], {"user": "ada"})
     items = [i for t in digest["topics"] for i in t["items"]] + digest["unclustered"]
     assert [i["enclosure"] for i in items if i["id"] == episode] == [EPISODE["enclosure"]]
+
+
+def test_an_episode_keeps_its_length_in_time():
+    """``itunes:duration`` (a trial's podcast said 60:00 and hermes showed only "58 MB")."""
+    from hermes.ingest.parse import duration_seconds, parse_feed
+
+    body = b"""<?xml version="1.0"?><rss version="2.0"
+        xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Pod</title>
+        <item><title>Ep. 1</title><guid>e1</guid><itunes:duration>1:02:03</itunes:duration>
+          <enclosure url="https://cdn.pod.example/1.mp3" type="audio/mpeg" length="5"/></item>
+        <item><title>Ep. 2</title><guid>e2</guid><itunes:duration>soon</itunes:duration>
+          <enclosure url="https://cdn.pod.example/2.mp3" type="audio/mpeg" length="5"/></item>
+        <item><title>Cover</title><guid>e3</guid><itunes:duration>60:00</itunes:duration>
+          <enclosure url="https://cdn.pod.example/3.jpg" type="image/jpeg" length="5"/></item>
+        </channel></rss>"""
+    items = parse_feed(body, url="https://pod.example/feed.xml").items
+    assert [i["enclosure"].get("duration") for i in items] == [3723, None, None]
+    assert [duration_seconds(t) for t in ("3600", "60:00", "45:30.5", "", "1:2:3:4", "-5")] == \
+        [3600, 3600, 2730, None, None, None]

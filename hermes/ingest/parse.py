@@ -118,7 +118,22 @@ def _enclosure(entry) -> dict | None:
                       "length": int(length) if length.isdigit() else None})
     # Prefer the media file over, say, a PDF attachment.
     found.sort(key=lambda e: not is_media(e))
+    seconds = duration_seconds(entry.get("itunes_duration"))
+    if found and is_media(found[0]) and seconds:
+        found[0]["duration"] = seconds
     return found[0] if found else None
+
+
+def duration_seconds(text) -> int | None:
+    """An episode's ``itunes:duration`` in seconds: "3600", "60:00" or "1:00:00" (fractions
+    of a second dropped); ``None`` for anything else (a feed's text decides what it holds)."""
+    parts = str(text or "").strip().split(":")
+    if not 1 <= len(parts) <= 3 or not all(p.split(".")[0].isdigit() for p in parts):
+        return None
+    seconds = 0
+    for part in parts:
+        seconds = seconds * 60 + int(part.split(".")[0])
+    return seconds or None
 
 
 def _content_type(arxiv: str | None, doi: str | None, enclosure: dict | None) -> str:
