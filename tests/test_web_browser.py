@@ -554,3 +554,43 @@ def test_a_wide_screen_shows_every_feed_of_the_row(browser, db_path, db, add_ite
             edge = pill.bounding_box()
             assert edge["x"] >= box["x"] - 1 and edge["x"] + edge["width"] <= box["x"] + box["width"] + 1
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+
+
+def test_the_header_figures_follow_a_like_and_its_undo_without_a_reload(browser, server, db):
+    """A user trial: after ✓ the toast said "More like this" but the header still gave the
+    old count of clicks and the old weight until a reload. Now it changes in place (as a
+    reload would render it); the list head, not re-ranked, says it is as loaded."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = watched(page)
+    page.goto(server + "/feed?user=ada")
+    page.evaluate("window.__still = 'the same page'")
+    stats = page.locator('[data-figure="stats"]')
+    before = stats.inner_text()
+    assert before.startswith("No clicks yet")
+    note = page.locator(".list-head [data-as-loaded]")
+    assert not note.is_visible()
+
+    page.keyboard.press("j")
+    page.keyboard.press("l")
+    toast(page, "like", "More like this")
+    page.wait_for_function("e => e.textContent.startsWith('1 click')", arg=stats.element_handle())
+    liked = stats.inner_text()
+    assert "your likes and dislikes weigh" in liked
+    assert note.is_visible()
+    if os.environ.get("HERMES_SCREENSHOT_DIR"):
+        page.screenshot(path=str(Path(os.environ["HERMES_SCREENSHOT_DIR"]) / "screenshot-liked.png"))
+
+    page.keyboard.press("u")
+    toast(page, "ok", "Rating taken back")
+    page.wait_for_function("e => e.textContent.startsWith('No clicks yet')",
+                           arg=stats.element_handle())
+    assert stats.inner_text() == before
+    assert page.evaluate("window.__still") == "the same page"  # no reload did it
+    # what it says is what a reload says
+    page.keyboard.press("l")
+    toast(page, "like", "More like this")
+    page.wait_for_function("e => e.textContent.startsWith('1 click')", arg=stats.element_handle())
+    shown = stats.inner_text()
+    page.reload()
+    assert page.locator('[data-figure="stats"]').inner_text() == shown == liked
+    assert errors == []

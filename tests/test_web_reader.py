@@ -5,6 +5,7 @@ refresh controls, the Atom feed, the density preference and JSON answers for the
 
 from __future__ import annotations
 
+import html
 import re
 import sys
 import time
@@ -107,6 +108,37 @@ def test_like_dislike_and_their_undo(web, db, ids):
     assert clicks(db) == [(1, ids[1], "like", "ui")]
     post(web, "/click", {"user": "ada", "item_id": ids[1], "liked": "none"})
     assert clicks(db) == []
+
+
+def figures(page: str) -> dict:
+    """The page's ``data-figure`` elements and their text, as a person reads it."""
+    found = re.findall(r'<(\w+)[^>]*\bdata-figure="([^"]+)"[^>]*>(.*?)</\1>', page, re.S)
+    return {name: " ".join(html.unescape(text).split()) for _, name, text in found}
+
+
+def test_a_rating_answers_the_feed_figures_a_reload_would_show(web, db, ids):
+    """A user trial: after ✓ the header still said "No clicks yet" (or the old count and
+    weight) until a reload. The answer carries the header and the unread counts, rendered
+    as the reloaded page renders them, for the view the rating was made on."""
+    here = "/feed?user=ada&days=all"
+    before = figures(web.get(here).text)
+    assert before["stats"].startswith("No clicks yet")
+    feed_id = db.execute("SELECT feed_id FROM items WHERE id = ?", [ids[0]]).fetchone()[0]
+
+    liked = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1",
+                                 "next": f"{here}#item-{ids[0]}"}, json=True).json()
+    after = figures(web.get(here).text)
+    assert liked["figures"] == after
+    assert after["stats"].startswith("1 click · your likes and dislikes weigh ")
+    assert int(after[f"unread-{feed_id}"]) == int(before[f"unread-{feed_id}"]) - 1
+
+    undone = post(web, "/click", {**liked["undo"]["fields"], "next": here}, json=True).json()
+    assert undone["figures"] == figures(web.get(here).text) == before
+
+    # off the feed page there is no header to update, and without script the page reloads
+    elsewhere = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "0",
+                                     "next": "/search?user=ada&q=codes"}, json=True).json()
+    assert elsewhere["figures"] is None
 
 
 def test_the_flash_after_a_redirect_carries_the_undo_form_and_keeps_the_place(web, db, ids):

@@ -6,7 +6,9 @@ like or dislike through ``record_feedback``, taking one back through ``remove_fe
 read state, opens and favorites through the corpus tools. Every answer carries an ``undo``: the POST that puts
 things back (the change log records a removal as a tombstone). A script gets JSON and the
 page stays put; without script the answer is a redirect back to the same place
-(``#item-N``) with the message and its Undo button.
+(``#item-N``) with the message and its Undo button. A rating's JSON also carries the
+feed page's figures it changed (the header's clicks and weight, the unread counts), rendered
+as a reload renders them.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
 from ..latex import readable
+from ..ranking.rank import rank
 from ..text import clip
 from .access import Tools, opened, require_item_id, require_persona
 from .forms import Refusal, bad, local_path, parse_bool, parse_int, parse_text
-from .render import DENSITIES, DENSITY_COOKIE, done, page_url, render, wants_json
+from .render import DENSITIES, DENSITY_COOKIE, done, macro_text, page_url, render, wants_json
 from .sanitize import safe_url
-from .views import read_among
+from .views import candidate_query, feed_view, feeds_with_unread, header_figures, read_among
 
 MAX_BATCH = 200
 
@@ -67,6 +70,24 @@ async def _item_action(request: Request, work):
     return done(request, back, answer.pop("message"), item_id=item_id, **answer)
 
 
+def _feed_figures(request: Request, db, user: dict, back: str) -> dict | None:
+    """The figures a rating changes on the feed page it was made on — the clicks and the
+    weight they get in the header, the unread count of each feed — rendered as a reload
+    would render them, by the name of the element that shows each (``data-figure``).
+    None off the feed page, and without script (the redirect renders the page anew)."""
+    view = feed_view(back)
+    if view is None or view.user != user["name"] or not wants_json(request):
+        return None
+    # the weight is the blend's over this view's candidates (it is 0 where behaviour cannot
+    # tell them apart), so the view is ranked again, as the page was
+    ranking = rank(db, user, candidate_query(db, view), limit=1)
+    figures = {"stats": macro_text(request, "_macros.html", "feed_stats",
+                                   **header_figures(ranking))}
+    for f in feeds_with_unread(db, user, view):
+        figures[f"unread-{f['id']}"] = str(f["unread"])
+    return figures
+
+
 def _label(value: str | None) -> str:
     return {"like": "1", "dislike": "0"}.get(value or "", "none")
 
@@ -90,7 +111,8 @@ async def click(request: Request):
             message = f"{'✓ More' if liked else '✗ Less'} like this: {_title(db, item_id)}"
             kind = after
         return {"message": message, "kind": kind, "clicked": after,
-                "undo": _undo("/click", user, item_id=item_id, liked=_label(before))}
+                "undo": _undo("/click", user, item_id=item_id, liked=_label(before)),
+                "figures": _feed_figures(request, db, user, local_path(form.get("next"), ""))}
 
     return await _item_action(request, work)
 

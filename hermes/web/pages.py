@@ -31,7 +31,14 @@ from .access import (
 )
 from .forms import DEFAULT_DAYS, MAX_DAYS, MAX_TEXT, bad, parse_bool, parse_int, parse_text
 from .render import page_url, redirect, render
-from .views import View, candidate_query, feed_titles, parse_view, read_among, unread_by_feed
+from .views import (
+    View,
+    candidate_query,
+    feeds_with_unread,
+    header_figures,
+    parse_view,
+    read_among,
+)
 
 SEARCH_LIMIT = 50
 
@@ -119,12 +126,11 @@ async def feed(request: Request):
                 | (status["experienced"] - set(shown))
             n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
             n_pending = 0 if ranking.n_candidates else not_embedded(db)
-            counts = unread_by_feed(db, user, view)
-            feeds = [{**f, "unread": counts.get(f["id"], 0)} for f in feed_titles(db)]
+            feeds = feeds_with_unread(db, user, view)
             refresh = refresh_state(db)
         return {"user": user, "items": items, "view": view, "days": view.days,
-                "limit": view.limit, "status": status, "n_clicks": ranking.n_clicks,
-                "behaviour_weight": ranking.blend_weight, "n_items": n_items,
+                "limit": view.limit, "status": status, **header_figures(ranking),
+                "n_items": n_items,
                 "n_pending": n_pending,
                 # without "below", the pages run through the items that clear the bar only
                 "total": ranking.n_candidates if view.below else ranking.n_above_bar,

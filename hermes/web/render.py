@@ -79,6 +79,13 @@ def render(request: Request, name: str, context: dict, status: int = 200):
     return response
 
 
+def macro_text(request: Request, template: str, macro: str, **arguments) -> str:
+    """What ``macro`` of ``template`` renders, as plain text: a figure a page shows, for
+    the script to put in place after an action (one rendering of it, not a copy in JS)."""
+    module = request.app.state.templates.env.get_template(template).module
+    return Markup(getattr(module, macro)(**arguments)).striptags()
+
+
 def wants_json(request: Request) -> bool:
     """A script asked (hermes.js sends ``Accept: application/json``): answer with data, the
     page stays where it is."""

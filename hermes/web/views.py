@@ -10,9 +10,10 @@ corpus). Nothing here writes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import numpy as np
+from starlette.exceptions import HTTPException
 
 from ..contract import CandidateQuery
 from ..embed import get_embedder
@@ -105,6 +106,24 @@ def parse_view(params) -> View:
     )
 
 
+def feed_view(path: str) -> View | None:
+    """The feed view a page address shows; None when it is no feed page (or one whose
+    query the feed would refuse)."""
+    parts = urlsplit(path)
+    if parts.path != "/feed":
+        return None
+    try:
+        return parse_view(dict(parse_qsl(parts.query)))
+    except HTTPException:
+        return None
+
+
+def header_figures(ranking) -> dict:
+    """What the feed page's header says of the ranking (the ``feed_stats`` macro renders
+    it): the page and the answer to a rating read it here, so they cannot disagree."""
+    return {"n_clicks": ranking.n_clicks, "behaviour_weight": ranking.blend_weight}
+
+
 def _matrix(db):
     embedder = get_embedder()  # cheap: the model loads only when something is embedded
     return get_matrix(db, embedder.name, embedder.dimension)
@@ -174,6 +193,12 @@ def read_among(db, user: dict, item_ids: list[int]) -> set[int]:
                            item_ids=tuple(item_ids))
     unread = set(matrix.ids[candidate_rows(db, user, query, matrix)].tolist())
     return set(item_ids) - unread
+
+
+def feeds_with_unread(db, user: dict, view: View) -> list[dict]:
+    """Every feed with its unread count in the view's window (the row of views)."""
+    counts = unread_by_feed(db, user, view)
+    return [{**f, "unread": counts.get(f["id"], 0)} for f in feed_titles(db)]
 
 
 def feed_titles(db) -> list[dict]:

@@ -116,6 +116,20 @@
     setForm(el, 'form[data-act="read"]', read, "Mark unread", "Mark read");
   }
 
+  // A rating changes figures beyond its card. Those the answer carries (rendered by the
+  // server as a reload would render them) are put in place; the others stay as the page
+  // was loaded, and say so.
+  function applyFigures(data) {
+    var figures = data.figures || {};
+    Object.keys(figures).forEach(function (name) {
+      var el = document.querySelector('[data-figure="' + name + '"]');
+      if (el) el.textContent = figures[name];
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("[data-as-loaded]"), function (note) {
+      note.hidden = false;
+    });
+  }
+
   function apply(data) {
     var el = data.item_id ? card(data.item_id) : null;
     if (el) {
@@ -134,6 +148,7 @@
         setForm(el, 'form[data-act="save"]', !!data.saved, "★ Saved", "☆ Save");
       }
     }
+    if ("clicked" in data) applyFigures(data);
     (data.item_ids || []).forEach(function (id) {
       var other = card(id);
       if (other) applyRead(other, !!data.read);
