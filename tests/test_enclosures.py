@@ -88,3 +88,11 @@ def test_an_episode_keeps_its_length_in_time():
     assert [i["enclosure"].get("duration") for i in items] == [3723, None, None]
     assert [duration_seconds(t) for t in ("3600", "60:00", "45:30.5", "", "1:2:3:4", "-5")] == \
         [3600, 3600, 2730, None, None, None]
+
+
+def test_the_web_card_gives_the_episode_length(db, db_path, add_items, no_bar):
+    add_items([{**EPISODE, "enclosure": {**EPISODE["enclosure"], "duration": 3723}}])
+    create_user(db, "ada", "sparse autoencoders")
+    with client(db_path) as c:
+        page = c.get("/feed?user=ada&days=all").text
+    assert "▶ audio · mpeg · 1 h 02 min · 42 MB" in page

@@ -156,13 +156,24 @@ def fmt_num(value, digits: int = 2) -> str:
 
 
 def fmt_media(enclosure) -> str:
-    """A podcast's media file in words: "audio · mpeg · 42 MB" (the parts the feed gave)."""
+    """A podcast's media file in words: "audio · mpeg · 1 h 02 min · 42 MB" (the parts the
+    feed gave)."""
     kind, _, subtype = str((enclosure or {}).get("type") or "").partition("/")
     size = (enclosure or {}).get("length")
-    parts = [kind or "media", subtype.removeprefix("x-")] + (
-        [f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{max(1, round(size / 1e3))} kB"]
-        if isinstance(size, int) and size > 0 else [])
+    parts = [kind or "media", subtype.removeprefix("x-"), fmt_duration((enclosure or {}).get("duration"))]
+    parts += ([f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{max(1, round(size / 1e3))} kB"]
+              if isinstance(size, int) and size > 0 else [])
     return " · ".join(p for p in parts if p)
+
+
+def fmt_duration(seconds) -> str:
+    """An episode's length: "48 min", "1 h 02 min", "40 s"; "" when unknown."""
+    if not isinstance(seconds, int) or seconds <= 0:
+        return ""
+    if seconds < 60:
+        return f"{seconds} s"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
 
 
 def playable(enclosure) -> str:
