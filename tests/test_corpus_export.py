@@ -300,7 +300,7 @@ def test_math_passes_through_bibtex_and_braces_still_cannot_break_it(db, add_ite
     assert r"$\|x\|_{2}$" in text and r"$L_1$" in text and r"\textbackslash{}ell" not in text
     assert r"50\% of \$5 stays prose \textbraceleft{}open" in text  # prose is still escaped
     # Math whose braces do not balance is prose: escaped, so the file still parses whole.
-    assert r"\$\textbackslash{}\{x\$" in text
+    assert r"Unbalanced \$\{x\$ math \} here" in text  # "\{" is the feed's escape of a brace
     lib = bibtexparser.parse_string(text)
     assert lib.failed_blocks == [] and len(lib.entries) == 2
 
@@ -348,3 +348,77 @@ def test_honorifics_are_not_part_of_a_cited_name(db, add_items):
     cs.favorite(db, "alice", item)
     assert "author = {Lopez, Ana}" in run(db, "bibtex").text
     assert json.loads(run(db, "csl-json").text)[0]["author"] == [{"given": "Ana", "family": "Lopez"}]
+
+
+TRIAL_TITLE = r"\emph{In vivo} calcium imaging decoded with transformers"
+TRIAL_ABSTRACT = (r"{\em Two-photon} data from Schr\"odinger's lab \& others: 50\% faster, "
+                  r"in $\mathcal{O}(n^2)$ time; see \textbf{Fig.~1}.")
+
+
+@pytest.fixture
+def latex_corpus(db, add_items):
+    """alice: the user trial's arXiv paper, its title and abstract in LaTeX."""
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    (paper,) = add_items([{"title": TRIAL_TITLE, "summary": TRIAL_ABSTRACT,
+                           "arxiv_id": "2507.10003", "url": "https://arxiv.org/abs/2507.10003"}])
+    cs.favorite(db, "alice", paper)
+    return db
+
+
+def test_bibtex_passes_latex_text_commands_and_accents_through(latex_corpus):
+    import bibtexparser
+    from bibtexparser.middlewares import LatexDecodingMiddleware
+
+    text = run(latex_corpus, "bibtex").text
+    assert "title = {" + TRIAL_TITLE + "}" in text
+    assert (r"abstract = {{\em Two-photon} data from Schr{\"o}dinger's lab \& others: 50\% faster, "
+            r"in $\mathcal{O}(n^2)$ time; see \textbf{Fig.\textasciitilde{}1}.}") in text
+    lib = bibtexparser.parse_string(text)
+    assert lib.failed_blocks == []
+    assert lib.entries[0].fields_dict["title"].value == TRIAL_TITLE  # the macro, read back
+    decoded = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    assert decoded.entries[0].fields_dict["title"].value == "In vivo calcium imaging decoded with transformers"
+
+
+def test_bibtex_keeps_case_protection_inside_commands_and_escapes_what_latex_would_not_take():
+    # Mid-title, a sentence-case title's capitalised word is braced inside the command too;
+    # the author's own braces there are LaTeX's, kept once.
+    assert ex.bib_tex(r"Calcium imaging \emph{In vivo} with SAE", title=True) == \
+        r"Calcium imaging \emph{{In} vivo} with {SAE}"
+    assert ex.bib_tex(r"Calcium imaging \emph{{In} vivo}", title=True) == r"Calcium imaging \emph{{In} vivo}"
+    # An accent is braced ({\"o}) and its word judged as read: "Schrödinger", a proper noun.
+    assert ex.bib_tex(r"\'{E}tudes of the wave equation by Schr\"odinger", title=True) == \
+        r"{\'{E}}tudes of the wave equation by {Schr{\"o}dinger}"
+    # An unknown command, or one whose braces never close, is text: escaped as before.
+    assert ex.bib_tex(r"\foo{x} and \emph{open") == \
+        r"\textbackslash{}foo\textbraceleft{}x\textbraceright{} and \textbackslash{}emph\textbraceleft{}open"
+    assert ex.bib_tex(r"\{\em x}") == r"\{\textbackslash{}em x\}"
+    # Prices stay prices, by hermes.latex's rule ("US$ 20" closes no math).
+    assert ex.bib_tex("$5 each, or US$ 20") == r"\$5 each, or US\$ 20"
+    assert ex.bib_tex("costs $5 and $10") == r"costs \$5 and \$10"
+
+
+def test_bibtex_with_commands_always_parses(db, add_items):
+    import bibtexparser
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    titles = [r"\emph{a \} b} c", r"\textbf{x \{ y", r"{\it open \emph{In} vivo", r"\'{ } \c{} \emph{}"]
+    for item in add_items([{"title": t} for t in titles]):
+        cs.favorite(db, "alice", item)
+    lib = bibtexparser.parse_string(run(db, "bibtex").text)
+    assert lib.failed_blocks == [] and len(lib.entries) == len(titles)
+
+
+def test_plain_text_formats_carry_readable_latex_and_jsonl_the_stored_text(latex_corpus):
+    import rispy
+
+    readable_title = "In vivo calcium imaging decoded with transformers"
+    (ris,) = rispy.loads(run(latex_corpus, "ris").text)
+    assert ris["title"] == readable_title and "𝒪(n²) time" in ris["abstract"]
+    assert "Schrödinger's lab & others: 50% faster" in ris["abstract"]
+    (csl,) = json.loads(run(latex_corpus, "csl-json").text)
+    assert csl["title"] == readable_title and "\\" not in csl["abstract"]
+    md = run(latex_corpus, "markdown").text
+    assert f"## [{readable_title}](<https://arxiv.org/abs/2507.10003>)" in md and "𝒪(n²)" in md
+    (line,) = [json.loads(x) for x in run(latex_corpus, "jsonl").text.splitlines()]
+    assert line["title"] == TRIAL_TITLE and line["abstract"] == TRIAL_ABSTRACT

@@ -226,7 +226,7 @@ def test_a_title_with_tex_math_gets_a_readable_name_and_old_notes_move(db, add_i
     (folder / old_name).write_text((folder / old_name).read_text() + mine)
 
     report = vault.sync(db, user, folder)
-    new_name = "On the ell_1 Penalty for $5 (arxiv-2309.08600).md"  # a price keeps its $
+    new_name = "On the ℓ₁ Penalty for $5 (arxiv-2309.08600).md"  # a price keeps its $
     assert report.full and "layout" in report.reason and report.written == [new_name]
     assert notes(folder) == [new_name] and (folder / new_name).read_text().endswith(vault.MARKER + "\n" + mine)
     assert json.loads((folder / vault.CURSOR).read_text())["notes"][str(item)]["file"] == new_name
@@ -253,3 +253,44 @@ def test_a_facet_change_says_which_notes_left_the_facet_and_keeps_the_persons_te
             "left the corpus)") in out["message"]
     assert ("Kept 1 note (1 whose item is still in your corpus but not in the saved facet) because you "
             "wrote below the marker line") in out["message"]
+
+
+TRIAL = {  # title -> the name hermes gave its note before names came from hermes.latex
+    r"\emph{In vivo} calcium imaging decoded with transformers":
+        "emph{In vivo} calcium imaging decoded with transformers",
+    r"Sparse autoencoders find interpretable features in $\mathcal{O}(n^2)$ time":
+        "Sparse autoencoders find interpretable features in mathcalO(n 2) time",
+    r"Scaling laws: loss $\propto N^{-\alpha}$": "Scaling laws loss propto N -alpha",
+}
+
+
+def test_latex_titles_name_notes_as_people_read_them_and_old_notes_move(db, add_items, tmp_path, monkeypatch):
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    user = require_user(db, "alice")
+    ids = add_items([{"title": t, "arxiv_id": f"2507.1000{k}", "url": f"https://arxiv.org/abs/2507.1000{k}"}
+                     for k, t in enumerate(TRIAL)])
+    for item in ids:
+        cs.favorite(db, "alice", item)
+    folder = tmp_path / "v"
+    old = {f"arxiv-2507.1000{k}": f"{name} (arxiv-2507.1000{k}).md" for k, name in enumerate(TRIAL.values())}
+    with monkeypatch.context() as m:  # the folder as the previous hermes left it
+        m.setattr(vault, "file_name", lambda r: old[r["key"]])
+        m.setattr(vault, "readable", lambda text: text)
+        m.setattr(vault, "LAYOUT", 2)
+        vault.sync(db, user, folder)
+    mine = "My reading notes.\n"
+    for name in old.values():
+        (folder / name).write_text((folder / name).read_text() + mine)
+
+    report = vault.sync(db, user, folder)
+    new = ["In vivo calcium imaging decoded with transformers (arxiv-2507.10000).md",
+           "Scaling laws loss ∝ N (-α) (arxiv-2507.10002).md",
+           "Sparse autoencoders find interpretable features in 𝒪(n²) time (arxiv-2507.10001).md"]
+    assert report.full and sorted(report.written) == new and notes(folder) == new
+    note = (folder / new[0]).read_text()
+    assert note.endswith(vault.MARKER + "\n" + mine)  # the person's text moved with the note
+    assert "\n# [In vivo calcium imaging decoded with transformers](<https://arxiv.org/abs/2507.10000>)\n" in note
+    # The front matter keeps the title as stored, exact, for tools that match on it.
+    assert yaml.safe_load(note.split("---\n")[1])["title"] == next(iter(TRIAL))
+    before = mtimes(folder)
+    assert vault.sync(db, user, folder).written == [] and mtimes(folder) == before

@@ -18,12 +18,19 @@ from dataclasses import dataclass, field
 import sqlite_utils
 
 from hermes.errors import InvalidInput
+from hermes.latex import _dollar_end, readable
 
 from . import references
 from .membership import _read_snapshot
 from .references import inverted, person
 
 # --- shared pieces -------------------------------------------------------------------------
+
+# Titles and abstracts carry arXiv's LaTeX. BibTeX keeps it for LaTeX to typeset (:func:`bib_tex`);
+# JSON lines keep the stored text (exact, for tools). RIS (Zotero, EndNote and Mendeley store
+# it as typed), CSL-JSON (citeproc prints a title as text; its only markup is HTML-like
+# tags) and Markdown (read by people) would print "\emph{In vivo}" and "$\mathcal{O}(n^2)$"
+# as macros, so they get what hermes shows people: readable(...), "In vivo", "𝒪(n²)".
 
 
 def note_text(record: dict) -> str:
@@ -38,6 +45,7 @@ def note_text(record: dict) -> str:
 
 def _date(record: dict) -> str | None:
     return (record["published"] or "")[:10] or None
+
 
 
 # --- BibTeX --------------------------------------------------------------------------------
@@ -79,29 +87,79 @@ MATH = re.compile(r"(?<!\\)(?:\$\$(?:[^$\\]|\\.)+?\$\$|\$(?!\s)(?:[^$\\\n]|\\.)+
 # Inside math only these would break the LaTeX run (a comment, an alignment tab, a macro
 # parameter); their escaped forms are valid in math mode too.
 _MATH_SPECIAL = re.compile(r"(?<!\\)([%&#])")
-#: a word for case protection: letters and digits, joined by hyphens or apostrophes
-_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+# Text commands arXiv writes in titles and abstracts, passed through with their argument
+# (``\emph{In vivo}``), and the font switches that open a group (``{\em Mixture}``). Only
+# these: any other command is escaped, so what reaches LaTeX is something it typesets.
+_TEXT_COMMANDS = ("emph", "textit", "textbf", "textsc", "textsl", "texttt", "textsf", "textrm",
+                  "textup", "textmd", "textnormal", "underline", "mbox")
+_SWITCHES = ("em", "it", "bf", "sc", "sl", "tt", "sf", "rm", "itshape", "bfseries", "scshape",
+             "slshape", "upshape", "ttfamily", "sffamily", "rmfamily", "mdseries", "normalfont")
+_LATEX = re.compile(rf"(?P<math>{MATH.pattern})|\\(?:{'|'.join(_TEXT_COMMANDS)})\{{"
+                    rf"|(?<!\\)\{{\\(?:{'|'.join(_SWITCHES)})(?![a-zA-Z])\s?", re.S)
+# Inside a command's argument a brace is LaTeX's too (``\emph{{In} vivo}``): a group, as
+# hermes.latex reads it; outside, the feed's braces are text.
+_LATEX_INNER = re.compile(rf"{_LATEX.pattern}|(?<!\\)\{{", re.S)
+#: an accented or special letter: \'e, \"{o}, \c{c}, \ss, \o{}
+_ACCENT = re.compile(r"\\(?:['`^\"~=.](?:[a-zA-Z]|\{[a-zA-Z]\})|[cvuHkrdb]\{[a-zA-Z]\}"
+                     r"|(?:ss|aa|AA|ae|AE|oe|OE|o|O|l|L|i|j)(?![a-zA-Z])(?:\{\})?)")
+#: a LaTeX escape of a special character: \& \% \$ \# \_ \{ \}
+_ESCAPED_CHAR = re.compile(r"\\([&%$#_{}])")
+_LETTER = rf"(?:[^\W_]|{_ACCENT.pattern})"
+#: a word for case protection: letters (accented ones too) and digits, joined by hyphens or
+#: apostrophes
+_WORD = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*")
 
 
-def _segments(text: str) -> list[tuple[bool, str]]:
-    """``(is_math, piece)`` in order. A math piece whose braces do not balance on their own
-    is prose: passed through, it could close the field early and break the whole file."""
-    out, at = [], 0
-    for m in MATH.finditer(text):
-        if _balanced(m.group()):
-            out += [(False, text[at:m.start()]), (True, m.group())]
-            at = m.end()
-    return out + [(False, text[at:])]
+def _group_end(text: str, opening: int) -> int | None:
+    """The end of the ``{…}`` opened at ``opening`` (escaped braces do not count, as in
+    LaTeX), or None when it never closes."""
+    depth, at = 0, opening
+    while at < len(text):
+        depth += (text[at] == "{") - (text[at] == "}")
+        if depth == 0:
+            return at + 1
+        at += 2 if text[at] == "\\" else 1
+    return None
+
+
+def _is_math(text: str, m: re.Match) -> bool:
+    """Whether a :data:`MATH` match is math: its braces balance on their own (else, passed
+    through, it could close the field early and break the whole file), and a single-dollar
+    one passes hermes.latex's price rule too ("$5 each, or US$ 20" is prose)."""
+    if not _balanced(m.group()):
+        return False
+    return m.group().startswith("$$") or _dollar_end(text, m.start()) == m.end()
+
+
+def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
+    """``(kind, piece)`` in order: "math" and "prose", and the "open" (``\\emph{``, ``{\\em``,
+    a ``{`` in an argument) and "close" of a group around its own pieces. Math or a command
+    whose braces do not close is prose: escaped, so the .bib stays valid."""
+    out, at, scan = [], 0, 0
+    while (m := (_LATEX_INNER if inner else _LATEX).search(text, scan)):
+        scan = m.end()
+        if m.group("math"):
+            if _is_math(text, m):
+                out += [("prose", text[at:m.start()]), ("math", m.group())]
+                at = m.end()
+            continue
+        brace = m.start() if m.group().startswith("{") else m.end() - 1
+        end = _group_end(text, brace)
+        if end is not None:
+            out += [("prose", text[at:m.start()]), ("open", m.group()),
+                    *_segments(text[m.end():end - 1], inner=True), ("close", "}")]
+            at = scan = end
+    return out + [("prose", text[at:])]
 
 
 def _protected(word: str, proper: bool) -> bool:
     """Whether BibTeX styles must keep ``word``'s case: capitals after its first character
     ("SAE", "LLaMA", "GPT-4"), digits with capitals ("7B"), or, in a sentence-case title,
     a capitalised word (a proper noun: "Transformer", "Bayesian")."""
-    upper = [c.isupper() for c in word]
+    upper = [c.isupper() for c in readable(word) if c.isalnum()]  # \"Uber is judged as Über
     if any(upper[1:]) or (any(upper) and any(c.isdigit() for c in word)):
         return True
-    return proper and upper[0] and len(word) > 1
+    return proper and bool(upper) and upper[0] and len(upper) > 1
 
 
 def _sentence_case(words: list[str]) -> bool:
@@ -111,41 +169,56 @@ def _sentence_case(words: list[str]) -> bool:
     return sum(w[0].islower() for w in content) > len(content) / 2
 
 
-def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = False,
-               lead: str = "") -> str:
-    """Escape a prose piece; with ``protect``, brace its case-sensitive words (``lead``: the
-    title before this piece, to tell a sentence's first word)."""
-    table = _ESCAPE if balanced else _ESCAPE_LONE
-    if not protect:
-        return text.translate(table)
+def _bib_text(text: str, table: dict) -> str:
+    """Escape text; a LaTeX escape the feed wrote (``\\&``) is the character it stands for."""
     out, at = [], 0
-    for m in _WORD.finditer(text):
-        word = m.group()
-        # Not the first word of the title or of a sentence in it: capitalised by grammar.
-        prior = (lead + text[:m.start()]).rstrip()
-        start = not prior or prior[-1] in ".:?!"
-        guarded = _protected(word, proper and not start)
-        out += [text[at:m.start()].translate(table), "{" + word + "}" if guarded else word]
+    for m in _ESCAPED_CHAR.finditer(text):
+        out += [text[at:m.start()].translate(table), m.group(1).translate(table)]
         at = m.end()
     return "".join(out) + text[at:].translate(table)
 
 
+def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = False,
+               lead: str = "") -> str:
+    """Escape a prose piece, its accents kept; with ``protect``, brace its case-sensitive
+    words (``lead``: the title before this piece, to tell a sentence's first word)."""
+    table = _ESCAPE if balanced else _ESCAPE_LONE
+    out, at = [], 0
+    for m in _WORD.finditer(text):
+        # An accent in braces ({\"o}): the form BibTeX's case changes and sorting read.
+        word = _ACCENT.sub(lambda a: "{" + a.group() + "}", m.group())
+        # Not the first word of the title or of a sentence in it: capitalised by grammar.
+        prior = (lead + text[:m.start()]).rstrip()
+        start = not prior or prior[-1] in ".:?!"
+        guarded = protect and _protected(m.group(), proper and not start)
+        out += [_bib_text(text[at:m.start()], table), "{" + word + "}" if guarded else word]
+        at = m.end()
+    return "".join(out) + _bib_text(text[at:], table)
+
+
 def bib_tex(text: str, *, title: bool = False) -> str:
-    """A title or abstract for BibTeX: math (``$\\ell_1$``, as arXiv writes it) passes through
-    for LaTeX to typeset; everything else is escaped as :func:`bib_escape` does. A title's
-    words whose case matters are braced so styles that recase titles leave them alone."""
+    """A title or abstract for BibTeX: math (``$\\ell_1$``, as arXiv writes it), text commands
+    (``\\emph{…}``, ``{\\em …}``) and accents (``\\'e``) pass through for LaTeX to typeset;
+    everything else is escaped as :func:`bib_escape` does. A title's words whose case
+    matters are braced so styles that recase titles leave them alone."""
     pieces = _segments(text)
-    prose = "".join(p for math, p in pieces if not math)
+    prose = "".join(p for kind, p in pieces if kind == "prose")
     balanced = _balanced(prose)
     proper = title and _sentence_case(_WORD.findall(prose))
-    out, lead = [], ""
-    for math, piece in pieces:
-        if math:
+    out, lead, groups = [], "", []
+    for kind, piece in pieces:
+        # Within the author's own braces the case is kept already: no second pair.
+        protect = title and "{" not in groups
+        if kind == "math":
             piece = _MATH_SPECIAL.sub(r"\\\1", piece)
             # A title's math with capitals ($L_1$) would be lowercased by the style too.
-            out.append("{" + piece + "}" if title and any(c.isupper() for c in piece) else piece)
+            out.append("{" + piece + "}" if protect and any(c.isupper() for c in piece) else piece)
+        elif kind == "prose":
+            out.append(_bib_prose(piece, balanced, protect=protect, proper=proper, lead=lead))
         else:
-            out.append(_bib_prose(piece, balanced, protect=title, proper=proper, lead=lead))
+            groups = [*groups, piece] if kind == "open" else groups[:-1]
+            out.append(piece)
+            continue  # a command's name is not text before the next word
         lead += piece
     return "".join(out)
 
@@ -201,7 +274,7 @@ def _ris_line(tag: str, value: str) -> str:
 
 def _ris_entry(r: dict) -> str:
     kind = "UNPB" if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN")
-    lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", r["title"])]
+    lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
     lines += [_ris_line("AU", inverted(a)) for a in r["authors"]]
     if r["year"]:
         lines.append(_ris_line("PY", r["year"]))
@@ -214,7 +287,7 @@ def _ris_entry(r: dict) -> str:
     if r["arxiv"]:
         lines += [_ris_line("DB", "arXiv"), _ris_line("AN", f"arXiv:{r['arxiv']}")]
     if r["abstract"]:
-        lines.append(_ris_line("AB", r["abstract"]))
+        lines.append(_ris_line("AB", readable(r["abstract"])))
     lines += [_ris_line("KW", t) for t in [*r["tags"], f"hermes-{r['facet']}"]]
     for h in r["highlights"]:
         lines.append(_ris_line("N1", f"Highlight: \"{h['text']}\""
@@ -238,7 +311,7 @@ def csl_item(r: dict) -> dict:
     """One record as a CSL-JSON item (the citation-style-language input schema)."""
     item: dict = {"id": r["key"], "citation-key": r["key"],
                   "type": "article" if r["arxiv"] else _CSL_TYPES.get(r["content_type"], "document"),
-                  "title": r["title"]}
+                  "title": readable(r["title"])}
     if r["authors"]:
         item["author"] = [person(a) for a in r["authors"]]
     if _date(r):
@@ -251,7 +324,7 @@ def csl_item(r: dict) -> dict:
         # How Zotero itself describes a preprint: the server as publisher, the id as number.
         item.update({"publisher": "arXiv", "number": f"arXiv:{r['arxiv']}"})
     if r["abstract"]:
-        item["abstract"] = r["abstract"]
+        item["abstract"] = readable(r["abstract"])
     item["keyword"] = ", ".join([*r["tags"], f"hermes-{r['facet']}"])
     if note_text(r):
         item["note"] = note_text(r)
@@ -290,7 +363,7 @@ def markdown_body(r: dict, level: int = 2) -> str:
     h = "#" * level
     out = []
     if r["abstract"]:
-        out += [f"{h} Summary", "", r["abstract"], ""]
+        out += [f"{h} Summary", "", readable(r["abstract"]), ""]
     if r["highlights"]:
         out += [f"{h} Highlights", ""]
         for x in r["highlights"]:
@@ -312,7 +385,7 @@ def md_link(text: str, url: str | None) -> str:
 
 
 def _md_entry(r: dict) -> str:
-    parts = [f"## {md_link(r['title'], r['url'])}", byline(r)]
+    parts = [f"## {md_link(readable(r['title']), r['url'])}", byline(r)]
     if r["tags"]:
         parts.append("Tags: " + " ".join(f"`{t}`" for t in r["tags"]))
     parts.append(markdown_body(r, level=3))

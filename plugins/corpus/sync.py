@@ -6,6 +6,10 @@ summary, the highlights as quotes and the notes, then a marker line. Everything 
 marker is hermes's and is rewritten when the item changes; everything below it belongs to
 the person and is never changed, moved away or deleted.
 
+The file name, the heading and the summary show arXiv's LaTeX as people read it
+(:func:`hermes.latex.readable`: "𝒪(n²) time", not "mathcalO(n 2) time"); the front
+matter's ``title`` is the stored text, exact, for tools and queries that match on it.
+
 The folder remembers what it holds in ``.hermes-sync.json``: the persona, the facets, the
 corpus revision last applied and, per note, its file and a signature of what it was written
 from. A run reads the change log after that revision (items that entered or left the
@@ -29,9 +33,10 @@ from pathlib import Path
 import sqlite_utils
 
 from hermes.errors import HermesError
+from hermes.latex import readable
 
 from . import references
-from .export import MATH, byline, markdown_body, md_link
+from .export import byline, markdown_body, md_link
 from .membership import _read_snapshot, changes_since, revision_state
 from .settings import corpus_settings
 from .strength import strength
@@ -39,12 +44,14 @@ from .strength import strength
 CURSOR = ".hermes-sync.json"
 CURSOR_VERSION = 1
 #: bump when :func:`render` changes: folders synced by an older hermes get a full pass
-LAYOUT = 2  # 2: readable names for titles with TeX math, the arXiv DOI in front matter
+# 2: readable names for titles with TeX math, the arXiv DOI in front matter; 3: names and
+# headings from hermes.latex.readable ("𝒪(n²)", "In vivo"), so notes named before move
+LAYOUT = 3
 MARKER = ("<!-- hermes: write your own notes below this line; "
           "`hermes corpus sync` never changes what follows -->")
 _NAME_UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*#^\[\]]+')
-# TeX in arXiv titles: "$\ell_1$" reads as "ell_1" in a file name (a command keeps its name,
-# math loses its dollars and braces), instead of the backslash becoming a gap.
+# A command readable() does not know ("\foo") keeps its name in a file name, instead of
+# the backslash becoming a gap.
 _TEX_COMMAND = re.compile(r"\\([A-Za-z]+)")
 MAX_NAME_BYTES = 180
 
@@ -72,18 +79,13 @@ class SyncReport:
 # --- one note ------------------------------------------------------------------------------
 
 
-def _plain_math(text: str) -> str:
-    # Only math's own dollars go: a price ("$5") is kept.
-    return MATH.sub(lambda m: re.sub(r"[${}]", "", m.group()), text)
-
-
 def file_name(record: dict) -> str:
     """``<title> (<key>).md``: readable in a vault, unique by the key, stable across runs.
     Characters that file systems or wiki links refuse are dropped (the title is feed text).
     The note is found again by the item id in the folder's cursor, not by this name, so a
     name that changes moves the note (with the person's text) rather than orphaning it."""
-    readable = _TEX_COMMAND.sub(r"\1", _plain_math(record["title"]))
-    title = " ".join(_NAME_UNSAFE.sub(" ", readable).split()).strip(". ") or "untitled"
+    shown = _TEX_COMMAND.sub(r"\1", readable(record["title"]))
+    title = " ".join(_NAME_UNSAFE.sub(" ", shown).split()).strip(". ") or "untitled"
     suffix = f" ({record['key']}).md"
     budget = MAX_NAME_BYTES - len(suffix.encode())
     raw = title.encode("utf-8")[:budget].decode("utf-8", "ignore").rstrip(". ")
@@ -124,7 +126,7 @@ def front_matter(r: dict) -> str:
 
 def render(r: dict) -> str:
     """The part of a note hermes owns, ending with the marker line."""
-    title = "# " + md_link(r["title"], r["url"])
+    title = "# " + md_link(readable(r["title"]), r["url"])
     body = markdown_body(r, level=2).rstrip()
     text = "\n\n".join(filter(None, [front_matter(r), title, byline(r), body]))
     # A highlight quoting the marker must not be mistaken for it on the next run.
