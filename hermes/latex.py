@@ -83,7 +83,7 @@ def _span_end(text: str, start: re.Match) -> int | None:
         close = text.find("$$", at)
         return close + 2 if 0 < close - at <= MAX_MATH else None
     if token == "$":
-        return _dollar_end(text, start.start())
+        return inline_math_end(text, start.start())
     if token in ("\\(", "\\["):
         close = text.find("\\)" if token == "\\(" else "\\]", at)
         return close + 2 if 0 < close - at <= MAX_MATH else None
@@ -101,7 +101,7 @@ def _span_end(text: str, start: re.Match) -> int | None:
     return accent.end() if accent else None
 
 
-def _dollar_end(text: str, opening: int) -> int | None:
+def inline_math_end(text: str, opening: int) -> int | None:
     """The end of inline math opened at ``opening``, else None (a price): pandoc's rule,
     plus two that news text needs ("$5 each, or US$ 20"): a closing ``$`` has no number
     after it even past a space (it is a currency's, "US$ 20"), and what lies between is

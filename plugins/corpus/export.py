@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 
 from hermes.errors import InvalidInput
-from hermes.latex import _dollar_end, readable
+from hermes.latex import inline_math_end, readable
 
 from . import references
 from .membership import _read_snapshot
@@ -128,7 +128,7 @@ def _is_math(text: str, m: re.Match) -> bool:
     one passes hermes.latex's price rule too ("$5 each, or US$ 20" is prose)."""
     if not _balanced(m.group()):
         return False
-    return m.group().startswith("$$") or _dollar_end(text, m.start()) == m.end()
+    return m.group().startswith("$$") or inline_math_end(text, m.start()) == m.end()
 
 
 def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
