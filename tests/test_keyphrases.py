@@ -322,3 +322,12 @@ def test_an_embedder_that_overrides_embed_only_is_not_gone_around():
 
     assert embeds_tokens(HashEmbedder()) and embeds_tokens(Both())
     assert not embeds_tokens(Wrapper()) and not embeds_tokens(object())
+
+
+def test_the_second_word_of_a_latin_phrase_is_no_topic():
+    """"in vivo calcium imaging" gave the topic "vivo" (a trial's digest read "deep learning
+    · vivo"): "in" is a stop word, and "vivo" was left alone."""
+    found = candidates("In vivo calcium imaging decoded with transformers, and de novo "
+                       "protein design in silico.")
+    assert not {"vivo", "novo", "silico"} & set(found)
+    assert "calcium imaging" in found and "protein design" in found

@@ -31,7 +31,7 @@ from ..language import WORD as _WORD
 from ..language import english, english_stop_words
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
-VERSION = 9
+VERSION = 10
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -76,7 +76,11 @@ _SCAFFOLD = set("""
     so-called state-of-the-art contain contains contained containing evaluate evaluates
     evaluated evaluating requiring arise arises arising arose achievable applicability
     useful interesting plus minus
-""".split())
+""".split()) | {
+    # the second word of a Latin phrase the first of which is a stop word ("in vivo", "de
+    # novo", "a priori"): alone it named a topic ("deep learning · vivo")
+    "vivo", "vitro", "silico", "situ", "novo", "initio", "priori", "posteriori", "hoc",
+}
 # What feeds wrap around a text ("Published: … Comments: … PDF", "arXiv:2401.12345
 # Abstract:"): if any reaches the text (a bridge shape hermes.ingest.arxiv_text does not
 # know), it is never a topic nor part of one.
