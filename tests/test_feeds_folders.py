@@ -6,6 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from feeds_cli_support import ok_json, run
+from feeds_support import SAMPLE_ENTRIES, rss
 from web_support import client
 
 NESTED = (
@@ -102,3 +103,46 @@ def test_the_web_feeds_page_shows_folder_and_site_link(tmp_path, db_path):
         page = c.get("/feeds").text
     assert 'class="feed-folder muted"' in page and "Science / Physics" in page
     assert 'href="https://www.nature.com/"' in page and "javascript:" not in page
+
+
+def test_feeds_folder_moves_a_feed_nests_and_returns_it_to_the_top_level(tmp_path, db_path):
+    _import(tmp_path, db_path)
+    moved = run("feeds", "folder", "3", "  Science  /  Physics ", "--db", db_path)
+    assert moved.exit_code == 0, moved.output
+    assert moved.output.strip() == "Feed 3 is now in Science / Physics (was at the top level)."
+    assert "[3] Loose blog  (in Science / Physics)" in run("feeds", "list", "--db", db_path).output
+    doc = ok_json("feeds", "folder", "3", "--db", db_path)  # no FOLDER: the top level
+    assert doc["changed"] and doc["feed"]["folder"] is None and doc["feed"]["was"] == "Science / Physics"
+    assert doc["message"] == "Feed 3 is now at the top level (was in Science / Physics)."
+    again = ok_json("feeds", "folder", "3", "", "--db", db_path)
+    assert not again["changed"] and "already at the top level; nothing changed" in again["message"]
+    exported = ok_json("feeds", "export-opml", "--db", db_path)
+    assert exported["folders"] == ["Science", "Science / Physics"]
+
+
+def test_feeds_folder_unknown_feed_is_one_error_line(tmp_path, db_path):
+    _import(tmp_path, db_path)
+    result = run("feeds", "folder", "9", "Reading", "--db", db_path)
+    assert result.exit_code == 1 and result.stderr.startswith("error: unknown feed 9")
+    assert "hermes feeds list" in result.stderr
+
+
+def test_feeds_add_takes_a_folder(tmp_path, db_path):
+    path = tmp_path / "pod.xml"
+    path.write_bytes(rss("Pod", SAMPLE_ENTRIES))
+    added = run("feeds", "add", path, "--folder", "Listening / Physics", "--db", db_path)
+    assert added.exit_code == 0, added.output
+    assert "Subscribed: [1] Pod  (in Listening / Physics, 3 entries now)" in added.output
+    assert _by_url(db_path)[str(path)]["folder"] == "Listening / Physics"
+
+
+def test_import_says_the_added_feeds_are_checked_at_the_next_ingest(tmp_path, db_path):
+    path = tmp_path / "in.opml"
+    path.write_text(NESTED)
+    result = run("feeds", "import-opml", path, "--db", db_path)
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("3 feeds added, 0 already subscribed.")
+    assert "not fetched: the next `hermes ingest` checks each one" in first
+    again = run("feeds", "import-opml", path, "--db", db_path)  # nothing added: no such hint
+    assert again.stdout.strip() == "0 feeds added, 3 already subscribed."

@@ -11,7 +11,8 @@ from web_support import client, token
 
 from hermes.ingest.feedlist import sample_feed_paths
 from hermes.ranking.preferences import source_key
-from hermes.storage.migrations import m001_initial, m014_feed_folders
+from hermes.storage.migrations import m001_initial, m014_feed_folders, m015_removed_feed_places
+from hermes.tools import call_tool, collect_tools
 
 
 @pytest.fixture
@@ -45,7 +46,8 @@ def test_readding_a_removed_feed_gives_it_back_its_items_and_likes(db_path, serv
     assert ok_json("feeds", "remove", first, "--yes", "--db", db_path)["removed"]
     added = run("feeds", "add", blog, "--title", "Notes again", "--db", db_path)
     assert added.exit_code == 0, added.output
-    assert f"its {len(blog_items)} stored items and your ratings of them are its own again" in added.output
+    assert f"its {len(blog_items)} stored items and every rating of them are its own again" in added.output
+    assert "title" not in added.output.split("It was subscribed before:")[1]  # --title won
     assert run("ingest", "--db", db_path).exit_code == 0
 
     again = ok_json("feeds", "list", "--db", db_path)
@@ -78,7 +80,7 @@ def test_a_new_feed_never_takes_a_removed_feeds_id(db_path, served, db):
 
 def test_an_opml_import_also_gives_a_removed_feed_its_items_back(db_path, served, db, tmp_path):
     blog, quantum = served["research-notes-blog"], served["arxiv-quantum-physics"]
-    first = ok_json("feeds", "add", blog, "--db", db_path)["feed"]["id"]
+    first = ok_json("feeds", "add", blog, "--folder", "Reading", "--db", db_path)["feed"]["id"]
     ok_json("feeds", "add", quantum, "--db", db_path)
     assert run("ingest", "--db", db_path).exit_code == 0
     kept = _feed_items(db, first)
@@ -87,6 +89,8 @@ def test_an_opml_import_also_gives_a_removed_feed_its_items_back(db_path, served
     assert ok_json("feeds", "remove", first, "--yes", "--db", db_path)["removed"]
     imported = ok_json("feeds", "import-opml", opml, "--db", db_path)
     assert imported["feed_ids"] == [first] and _feed_items(db, first) == kept
+    # At the file's top level it keeps its folder; the file's title ("b") is the file's say.
+    assert db.execute("SELECT title, folder FROM feeds WHERE id = ?", [first]).fetchone() == ("b", "Reading")
 
 
 def test_the_web_form_readding_a_removed_feed_says_its_items_are_back(db_path, served, db,
@@ -110,14 +114,69 @@ def test_the_web_form_readding_a_removed_feed_says_its_items_are_back(db_path, s
 
 def test_removal_says_subscribing_again_gives_the_items_back(db_path, served):
     first = ok_json("feeds", "add", served["research-notes-blog"], "--db", db_path)["feed"]["id"]
+    assert run("ingest", "--db", db_path).exit_code == 0
     removed = run("feeds", "remove", first, "--yes", "--db", db_path)
     assert "subscribing the same URL again gives them back to it" in removed.output
+    assert "click" not in removed.output  # no ratings: none are said to be kept
 
 
-def test_the_migration_adds_folder_site_url_and_removed_feeds(tmp_path):
+def test_removing_a_feed_never_fetched_says_nothing_of_items_or_clicks(db_path, served):
+    # The user trial: "The archive keeps its 0 items … and 0 clicks; subscribing the same URL
+    # again gives them back to it."
+    first = ok_json("feeds", "add", served["research-notes-blog"], "--db", db_path)["feed"]["id"]
+    preview = run("feeds", "remove", first, "--db", db_path)
+    assert "0 items" not in preview.output and "0 clicks" not in preview.output
+    removed = run("feeds", "remove", first, "--yes", "--db", db_path)
+    assert removed.exit_code == 0 and removed.output.startswith(f"Removed feed {first} (")
+    assert "item" not in removed.output and "click" not in removed.output
+    assert "gives them back" not in removed.output
+
+
+def test_readding_restores_the_title_and_folder_the_person_gave_it(db_path, served, db):
+    # The user trial: rename, remove, add again brought the feed's own title back and lost
+    # the podcast's folder.
+    podcast = served["physics-conversations-podcast"]
+    first = ok_json("feeds", "add", podcast, "--folder", "Listening", "--db", db_path)["feed"]["id"]
+    assert run("ingest", "--db", db_path).exit_code == 0
+    assert run("feeds", "rename", first, "Deals $5 & up", "--db", db_path).exit_code == 0
+    assert ok_json("feeds", "remove", first, "--yes", "--db", db_path)["removed"]
+    added = run("feeds", "add", podcast, "--db", db_path)
+    assert added.exit_code == 0, added.output
+    assert f"Subscribed: [{first}] Deals $5 & up  (in Listening, " in added.output
+    assert ("It was subscribed before: its title “Deals $5 & up” and folder “Listening” from "
+            "before are back, and its") in added.output
+    listed = ok_json("feeds", "list", "--db", db_path)["feeds"]
+    assert [(f["id"], f["title"], f["folder"]) for f in listed] == [(first, "Deals $5 & up", "Listening")]
+    assert "(in Listening)" in run("feeds", "list", "--db", db_path).output
+
+
+def test_an_explicit_title_and_folder_win_over_the_remembered_ones(db_path, served):
+    blog = served["research-notes-blog"]
+    first = ok_json("feeds", "add", blog, "--title", "Old", "--folder", "Work", "--db", db_path)["feed"]
+    assert ok_json("feeds", "remove", first["id"], "--yes", "--db", db_path)["removed"]
+    again = ok_json("feeds", "add", blog, "--title", "New", "--folder", "Home", "--db", db_path)["feed"]
+    assert (again["id"], again["title"], again["folder"], again["restored"]) == (first["id"], "New", "Home", [])
+
+
+def test_the_mcp_message_names_what_came_back_without_quoting_it(db_path, served, db, monkeypatch):
+    # A remembered title may be the feed's own text, which a tool's message never carries.
+    blog = served["research-notes-blog"]
+    first = ok_json("feeds", "add", blog, "--folder", "Reading", "--db", db_path)["feed"]["id"]
+    assert run("feeds", "rename", first, "Mine", "--db", db_path).exit_code == 0
+    assert ok_json("feeds", "remove", first, "--yes", "--db", db_path)["removed"]
+    monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # add_feed guards loopback otherwise
+    result = call_tool(db, collect_tools()["add_feed"], {"url": blog})
+    assert result["ok"] and result["feed"]["title"] == "Mine" and result["feed"]["folder"] == "Reading"
+    assert "its title and folder from before are back" in result["message"]
+    assert "Mine" not in result["message"]
+
+
+def test_the_migrations_add_folder_site_url_and_removed_feeds_with_their_places(tmp_path):
     db = sqlite_utils.Database(memory=True)
     m001_initial(db)
     for _ in range(2):  # a second run changes nothing
         m014_feed_folders(db)
+        m015_removed_feed_places(db)
     assert {"folder", "site_url"} <= set(db["feeds"].columns_dict)
-    assert set(db["removed_feeds"].columns_dict) == {"id", "url", "removed"}
+    assert set(db["removed_feeds"].columns_dict) == {"id", "url", "removed", "title", "folder",
+                                                     "site_url"}

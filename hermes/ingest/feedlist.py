@@ -4,12 +4,15 @@ sample feeds of the offline demo."""
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlite_utils
 
 from .. import config
 from ..errors import HermesError
+from ..faces import plural
 from ..records import insert_feed, now_iso
 from ..storage.transactions import write_transaction
 from .fetch import is_local, local_path
@@ -118,35 +121,83 @@ def find_feed(db: sqlite_utils.Database, url: str) -> dict | None:
     return None if row is None else {"id": row[0], "url": row[1], "title": row[2]}
 
 
+#: what a removed feed's row remembers besides its id and URL, given back on re-subscribing
+PLACES = ("title", "folder", "site_url")
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A feed :func:`register_feed` subscribed: its id, and which of :data:`PLACES` it took
+    back from when it was subscribed before (empty for a new feed, or when the caller's own
+    values won)."""
+    id: int
+    restored: tuple[str, ...] = ()
+
+
 def register_feed(db: sqlite_utils.Database, url: str, title: str | None, *, subscribed_by: str,
-                  folder: str | None = None, site_url: str | None = None) -> int | None:
+                  folder: str | None = None, site_url: str | None = None,
+                  feed_title: str | None = None) -> Registered | None:
     """:func:`~hermes.records.insert_feed` under the id the feed's items carry: a feed removed
     earlier and subscribed again (same :func:`same_feed_key`) takes its old id back, so its
     items, the clicks on them and the ranking's ``source:<id>`` key are its own again with no
     item rewritten; a new feed never gets an id that a removed feed's items still carry
-    (SQLite would hand out the last removed id again). Returns the id, or ``None`` when the
-    URL is already subscribed. Call it inside the caller's write transaction."""
-    feed_id = insert_feed(db, url, title, subscribed_by=subscribed_by)
+    (SQLite would hand out the last removed id again).
+
+    ``title``, ``folder`` and ``site_url`` are the caller's (a person's ``--title``, an OPML
+    outline's) and win; whichever is missing comes back from the removed feed's row, and the
+    title last of all from ``feed_title`` (the feed's own). Returns ``None`` when the URL is
+    already subscribed. Call it inside the caller's write transaction."""
+    feed_id = insert_feed(db, url, None, subscribed_by=subscribed_by)
     if feed_id is None:
         return None
-    wanted = _former_id(db, url, feed_id) or _unused_id(db, feed_id)
+    former = _former(db, url, feed_id)
+    wanted = former["id"] if former else _unused_id(db, feed_id)
     if wanted != feed_id:
         # The row was inserted a moment ago, in this transaction: nothing refers to it yet.
         db.execute("UPDATE feeds SET id = ? WHERE id = ?", [wanted, feed_id])
     db.execute("DELETE FROM removed_feeds WHERE id = ?", [wanted])
-    if folder or site_url:
-        db.execute("UPDATE feeds SET folder = ?, site_url = ? WHERE id = ?",
-                   [folder, site_url, wanted])
-    return wanted
+    given = {"title": title, "folder": folder, "site_url": site_url}
+    kept = {k: v for k, v in (former or {}).items() if k in PLACES and v and not given[k]}
+    place = {**given, **kept}
+    place["title"] = place["title"] or feed_title
+    db.execute("UPDATE feeds SET title = ?, folder = ?, site_url = ? WHERE id = ?",
+               [place["title"], place["folder"], place["site_url"], wanted])
+    # A remembered title equal to the feed's own gives nothing back worth saying.
+    restored = tuple(k for k in PLACES if k in kept and not (k == "title" and kept[k] == feed_title))
+    return Registered(wanted, restored)
 
 
-def _former_id(db: sqlite_utils.Database, url: str, inserted: int) -> int | None:
-    """The id of the same feed, removed earlier, unless a feed other than the row just
-    ``inserted`` holds it."""
+#: how :func:`taken_back` names what a feed subscribed again took back
+_PLACE_WORDS = {"title": "title", "folder": "folder", "site_url": "site link"}
+
+
+def taken_back(feed: dict, show: Callable[[str], str] | None = None) -> str:
+    """What a feed subscribed again took back, as a sentence ("" for a new feed): the title,
+    folder and site link it had (``feed["restored"]``), each value shown with ``show`` on a
+    person's face — without it they are named, not quoted, since a remembered title may be
+    the feed's own text, which an agent's message never carries — and its stored items
+    (``feed["items_kept"]``) with their ratings."""
+    places = [f"{_PLACE_WORDS[k]} {show(feed[k])}" if show else _PLACE_WORDS[k]
+              for k in feed.get("restored") or ()]
+    bits = []
+    if places:
+        joined = ", ".join(places[:-1]) + " and " + places[-1] if len(places) > 1 else places[0]
+        bits.append(f"its {joined} from before {'are' if len(places) > 1 else 'is'} back")
+    if feed.get("items_kept"):
+        bits.append(f"its {plural(feed['items_kept'], 'stored item')} and every rating of them "
+                    "are its own again")
+    return f"It was subscribed before: {', and '.join(bits)}." if bits else ""
+
+
+def _former(db: sqlite_utils.Database, url: str, inserted: int) -> dict | None:
+    """The same feed's row in ``removed_feeds`` (id, url and :data:`PLACES`), unless a feed
+    other than the row just ``inserted`` holds its id."""
+    names = ("id", "url", *PLACES)
     row = _first_at(db.execute(
-        "SELECT id, url FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds WHERE id != ?) "
+        f"SELECT {', '.join(names)} FROM removed_feeds "
+        "WHERE id NOT IN (SELECT id FROM feeds WHERE id != ?) "
         "ORDER BY removed DESC, id DESC", [inserted]), url)
-    return None if row is None else row[0]
+    return None if row is None else dict(zip(names, row))
 
 
 def _unused_id(db: sqlite_utils.Database, feed_id: int) -> int:
@@ -157,13 +208,14 @@ def _unused_id(db: sqlite_utils.Database, feed_id: int) -> int:
 
 
 def forget_feed(db: sqlite_utils.Database, feed_id: int) -> None:
-    """Unsubscribe: delete the feed row and remember its id and URL (:func:`register_feed`
-    gives the id back when the same feed is subscribed again). Call it inside the caller's
-    write transaction."""
+    """Unsubscribe: delete the feed row and remember its id, URL, title, folder and site
+    (:func:`register_feed` gives them back when the same feed is subscribed again). Call it
+    inside the caller's write transaction."""
     # Orphan, never cascade: items keep their feed_id, so every click that trained a persona
     # survives and the items stay rankable and searchable.
-    db.execute("INSERT OR REPLACE INTO removed_feeds (id, url, removed) "
-               "SELECT id, url, ? FROM feeds WHERE id = ?", [now_iso(), feed_id])
+    db.execute(f"INSERT OR REPLACE INTO removed_feeds (id, url, removed, {', '.join(PLACES)}) "
+               f"SELECT id, url, ?, {', '.join(PLACES)} FROM feeds WHERE id = ?",
+               [now_iso(), feed_id])
     db.execute("DELETE FROM feeds WHERE id = ?", [feed_id])
 
 
@@ -182,10 +234,10 @@ def add_feeds(db: sqlite_utils.Database, feeds: list[tuple], *,
             if find_feed(db, url):
                 continue
             folder, site_url = (*place, None, None)[:2]
-            feed_id = register_feed(db, canonical_location(url), title, subscribed_by=subscribed_by,
-                                    folder=folder, site_url=site_url)
-            if feed_id is not None:
-                added.append(feed_id)
+            done = register_feed(db, canonical_location(url), title, subscribed_by=subscribed_by,
+                                 folder=folder, site_url=site_url)
+            if done is not None:
+                added.append(done.id)
     return added
 
 

@@ -292,7 +292,6 @@ def m013_items_dated_by(db: sqlite_utils.Database) -> None:
         db.execute("UPDATE items SET dated_by = 'first seen' WHERE published = fetched")
 
 
-
 @migration
 def m014_feed_folders(db: sqlite_utils.Database) -> None:
     # OPML keeps a feed's folder (nested folders as one path, "Science / Physics") and its
@@ -312,6 +311,20 @@ def m014_feed_folders(db: sqlite_utils.Database) -> None:
                removed TEXT
            )"""
     )
+
+
+@migration
+def m015_removed_feed_places(db: sqlite_utils.Database) -> None:
+    # A user trial: a feed removed and added again came back under the feed's own title and
+    # at the top level, losing the title and folder the person had given it. removed_feeds
+    # now remembers them (and the feed's site) until the same feed is subscribed again.
+    # Whether a title was the person's or the feed's own is not recorded, so it is kept
+    # either way. Rows removed before this migration have none to give back.
+    cols = db["removed_feeds"].columns_dict
+    for column in ("title", "folder", "site_url"):
+        if column not in cols:
+            db.execute(f"ALTER TABLE removed_feeds ADD COLUMN {column} TEXT")
+
 
 def all_migrations() -> list[Migration]:
     found = list(CORE)

@@ -60,11 +60,13 @@ async def add_feed(request: Request):
         return await _form_again(request, typed,
                                  result.get("message") or "the feed could not be added")
     feed = result.get("feed") or {}
-    kept = feed.get("items_kept")
-    back = (f" It was subscribed before: its {plural(kept, 'stored item')} and your ratings "
-            "of them are its own again." if kept else "")
+    # Here, not at the top: the ingest modules load httpx, which loads only when a feed is
+    # fetched or read (as add_feed just did).
+    from ..ingest.feedlist import taken_back
+
+    back = taken_back(feed, show=lambda value: f"“{value}”")
     return redirect(request, "/feeds", f"Feed {feed.get('id')} added: its items arrive with the "
-                    f"next refresh (Refresh now fetches it at once).{back}")
+                    f"next refresh (Refresh now fetches it at once).{' ' + back if back else ''}")
 
 
 async def _form_again(request: Request, typed: dict, message: str):
@@ -123,12 +125,21 @@ async def remove_feed(request: Request):
     def act():
         with opened(request) as db:
             feed = _known_feed(db, feed_id)
-            Tools().require(db, "feeds", "remove_feed", feed_id=feed_id, confirm=True)
-            return feed
+            result = Tools().require(db, "feeds", "remove_feed", feed_id=feed_id, confirm=True)
+            return {**feed, **(result.get("feed") or {})}
 
     feed = await run_in_threadpool(act)
-    return redirect(request, "/feeds", f"Removed “{feed['title'] or feed['url']}”: its items "
-                    "and your ratings of them are kept.")
+    return redirect(request, "/feeds", f"Removed “{feed['title'] or feed['url']}”{_kept(feed)}.")
+
+
+def _kept(feed: dict) -> str:
+    """What the archive keeps of a removed feed, said only when there is something: a feed
+    never fetched has no items (nor ratings) to keep."""
+    items, clicks = feed.get("item_count") or 0, feed.get("click_count") or 0
+    if not items:
+        return ""
+    rated = f" and your {plural(clicks, 'rating')} of them" if clicks else ""
+    return f": its {plural(items, 'item')}{rated} {'is' if items == 1 and not clicks else 'are'} kept"
 
 
 def _refresher(request: Request):

@@ -37,11 +37,19 @@ from hermes.ranking.explain import rank_line, weight_note
 from hermes.ranking.match import UNCOUNTED, shown
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml, subscribe_outlines
-from .subscriptions import feed_rows, normalise_location, probe, probe_to_subscribe, subscribe, trust
+from .subscriptions import (
+    feed_rows,
+    move_to_folder,
+    normalise_location,
+    probe,
+    probe_to_subscribe,
+    subscribe,
+    trust,
+)
 from .tools import MAX_OFFSET
 
 feeds_app = typer.Typer(
-    name="feeds", help="Manage feed subscriptions (add, list, rename, remove, preview, OPML).",
+    name="feeds", help="Manage feed subscriptions (add, list, rename, folder, remove, preview, OPML).",
     no_args_is_help=True, add_completion=False,
 )
 
@@ -67,17 +75,21 @@ def add(
         metavar="URL_OR_PATH", help="Feed URL, a web page that links its feed, a file:// URL or "
                                     "a path to a feed file.")],
     title: Annotated[Optional[str], typer.Option("--title", help="Display title (default: the feed's own).")] = None,
+    folder: Annotated[Optional[str], typer.Option(
+        "--folder", help="Folder to put it in; nest with ' / ' (\"Science / Physics\").")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Subscribe to a feed after one fetch + parse checks it.
 
-    A web page is followed to the feed it links. Items arrive with `hermes ingest`."""
+    A web page is followed to the feed it links. Items arrive with `hermes ingest`. A feed
+    removed earlier gets back its items, ratings, title and folder (--title and --folder win)."""
     url = normalise_location(location)
     probed = probe_to_subscribe(url, allow_private=True)  # first: a location that is no feed starts no database
     # the person's own feed: a database this starts gets no starter feeds besides
     with database(db, create=True, starters=False) as conn:
-        result = subscribe(conn, url, title, subscribed_by="user", probe_fn=lambda u: probed)
+        result = subscribe(conn, url, title, subscribed_by="user", probe_fn=lambda u: probed,
+                           folder=folder)
         if not result["ok"] and result["feed"].get("subscribed_by") == "agent" and not as_json:
             feed = result["feed"]
             die(f"already subscribed, by an agent: feed {feed['id']}; `hermes feeds trust "
@@ -87,11 +99,16 @@ def add(
         feed = result["feed"]
         if feed.get("found_on_page"):
             typer.echo(f"{clean(feed['found_on_page'])} is a web page; its feed is {clean(feed['url'])}")
+        where = f"in {clean(feed['folder'])}, " if feed.get("folder") else ""
         typer.echo(f"Subscribed: [{feed['id']}] {clean(feed['title'])}  "
-                   f"({plural(feed['n_entries'], 'entry', 'entries')} now)")
-        if feed.get("items_kept"):
-            typer.echo(f"It was subscribed before: its {plural(feed['items_kept'], 'stored item')} "
-                       "and your ratings of them are its own again.")
+                   f"({where}{plural(feed['n_entries'], 'entry', 'entries')} now)")
+        # Here, not at the top: the ingest modules load httpx, which loads only when a feed
+        # is fetched or read (as it was just now, by the probe).
+        from hermes.ingest.feedlist import taken_back
+
+        back = taken_back(feed, show=lambda value: f"“{clean(value)}”")
+        if back:
+            typer.echo(back)
         typer.echo("Run `hermes ingest` to load its items.")
 
 
@@ -107,14 +124,7 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
     if not result["feeds"]:
         typer.echo(result["message"])
     for f in result["feeds"]:
-        fetched = (f"last fetched {f['last_fetched'][:16].replace('T', ' ')}"
-                   if f["last_fetched"] else "never fetched")
-        # "ok" only for a fetch that happened: a feed never fetched has no health to report
-        status = (style(f"error x{f['error_count']}: {clean(f['last_error'], 200)}", fg="red")
-                  if f["last_error"] else
-                  # a feed that parsed with problems is read, but not "ok" (as the web says)
-                  f"read with a warning: {clean(f['last_warning'], 200)}" if f.get("last_warning")
-                  else "ok" if f["last_fetched"] else "")
+        fetched, status = fetch_words(f)
         folder = f"  (in {clean(f['folder'])})" if f.get("folder") else ""
         typer.echo(f"[{f['id']}] {clean(f['title'] or f['url'])}{folder}")
         typer.echo(f"     {clean(f['url'])}")
@@ -124,6 +134,23 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
                                             fetched, status, by])))
     if result["orphaned_items"]:
         typer.echo(f"({plural(result['orphaned_items'], 'item')} remain from removed feeds)")
+
+
+def fetch_words(f: dict) -> tuple[str, str]:
+    """When a feed was last fetched, and its health, for `feeds list`. ``last_fetched`` is
+    set by every try, a failed one too (hermes.ingest.pipeline), so a feed whose last try
+    failed says "last tried": it was not fetched then, and may not have been for long."""
+    when = (f["last_fetched"] or "")[:16].replace("T", " ")
+    if f["last_error"]:
+        in_a_row = f" ({f['error_count']} times in a row)" if f["error_count"] > 1 else ""
+        failed = style(f"failed: {clean(f['last_error'], 200)}{in_a_row}", fg="red")
+        return (f"last tried {when}, {failed}" if when else failed), ""
+    if not when:  # no fetch, so no health to report ("ok" would claim one)
+        return "never fetched", ""
+    # a feed that parsed with problems is read, but not "ok" (as the web says)
+    status = (f"read with a warning: {clean(f['last_warning'], 200)}" if f.get("last_warning")
+              else "ok")
+    return f"last fetched {when}", status
 
 
 @feeds_app.command("remove")
@@ -156,6 +183,30 @@ def rename_command(
     check(result, as_json)
     if not as_json:
         typer.echo(clean(result["message"]))
+
+
+@feeds_app.command("folder")
+@guarded
+def folder_command(
+    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
+    folder: Annotated[Optional[str], typer.Argument(
+        metavar="[FOLDER]", help="The folder; nest with ' / ' (\"Science / Physics\", as OPML "
+                                 "import stores them). Leave out, or \"\", for the top level.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Put a feed in a folder, or back at the top level; `feeds list` and OPML export show it."""
+    with database(db) as conn:
+        feed = move_to_folder(conn, feed_id, folder)
+    where = f"in {feed['folder']}" if feed["folder"] else "at the top level"
+    was = f"in {feed['was']}" if feed["was"] else "at the top level"
+    changed = feed["folder"] != feed["was"]
+    message = (f"Feed {feed['id']} is now {where} (was {was})." if changed
+               else f"Feed {feed['id']} is already {where}; nothing changed.")
+    if as_json:
+        emit_json({"ok": True, "message": message, "changed": changed, "feed": feed})
+    else:
+        typer.echo(clean(message))
 
 
 @feeds_app.command("trust")
@@ -241,7 +292,8 @@ def import_opml(
     message = (f"{plural(len(added), 'feed')} added, {done['already']} already subscribed"
                + (f" ({len(moved)} moved to the file's folder)" if moved else "")
                + (f", {len(skipped)} skipped" if skipped else "")
-               + (". Run `hermes ingest` to load their items." if added else "."))
+               + (". They were not fetched: the next `hermes ingest` checks each one and loads "
+                  "its items." if added else "."))
     if as_json:
         emit_json({"ok": True, "added": len(added), "already_subscribed": done["already"],
                    "moved": moved, "skipped": skipped, "feed_ids": added, "message": message})

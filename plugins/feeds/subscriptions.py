@@ -21,6 +21,7 @@ from hermes.records import file_of, now_iso
 from hermes.storage.transactions import write_transaction
 
 from .discover import feed_links, looks_like_html
+from .opml import FOLDER_SEP, folder_parts
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ PREVIEW = Say(mcp="preview_feed shows them before that",
               web="they appear in the feed after that")
 
 MAX_TITLE = 200
+MAX_FOLDER = 200
 FEED_COLUMNS = ("id", "url", "title", "folder", "site_url", "added", "last_fetched", "last_error",
                 "error_count", "retry_after", "last_warning", "ttl", "subscribed_by", "trusted_at")
 
@@ -173,11 +175,14 @@ def feed_by_id(db, feed_id: int) -> dict:
 
 
 def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict],
-              subscribed_by: str) -> dict:
-    """Validate ``url`` with ``probe_fn`` (one fetch + parse) and register it.
+              subscribed_by: str, folder: str | None = None) -> dict:
+    """Validate ``url`` with ``probe_fn`` (one fetch + parse) and register it, in ``folder``
+    when given (a path checked by :func:`folder_path`).
 
     ``subscribed_by`` is ``user`` (the CLI: a person) or ``agent`` (an MCP tool, the web
-    form); ingest fetches an agent's feeds through the private-address guard.
+    form); ingest fetches an agent's feeds through the private-address guard. A feed
+    subscribed before takes back its items, and its title, folder and site unless ``title``
+    or ``folder`` say otherwise (the payload's ``restored`` names what came back).
     Returns the tool envelope: a duplicate or an unusable feed is ``ok: false`` and
     inserts nothing.
     """
@@ -185,6 +190,7 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         if not isinstance(title, str):
             raise InvalidInput("title must be a string or null")
         title = " ".join(title.split())[:MAX_TITLE] or None
+    folder = folder_path(folder)
     # A person's duplicate is refused before any fetch; an agent hears of a subscription only
     # once the private-address guard let its fetch through ("already subscribed" first told
     # it which LAN addresses are feeds).
@@ -207,31 +213,30 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         if existing:
             return fail(f"{found_on}Already subscribed: feed {existing['id']} has that URL; "
                         "nothing changed.", feed=existing)
-    name = title or parsed["title"] or url
     # Here, not at the top: the ingest modules (httpx) load only when a feed is fetched.
-    from hermes.ingest.feedlist import register_feed
+    from hermes.ingest.feedlist import register_feed, taken_back
 
     with write_transaction(db):
-        feed_id = register_feed(db, url, name, subscribed_by=subscribed_by,
-                                site_url=parsed.get("site_url"))
-    if feed_id is None:  # another process subscribed it between the check and the insert
+        done = register_feed(db, url, title, subscribed_by=subscribed_by, folder=folder,
+                             site_url=parsed.get("site_url"), feed_title=parsed["title"] or url)
+    if done is None:  # another process subscribed it between the check and the insert
         existing = feed_by_url(db, url)
         return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
                     feed=existing)
     # A feed subscribed again has its stored items back (register_feed gave it their id).
-    kept = db.execute("SELECT count(*) FROM items WHERE feed_id = ?", [feed_id]).fetchone()[0]
-    feed = {"id": feed_id, "url": url, "title": name, "n_entries": parsed["n_entries"],
-            "found_on_page": parsed.get("page_url"), "subscribed_by": subscribed_by,
-            "items_kept": kept}
+    kept = db.execute("SELECT count(*) FROM items WHERE feed_id = ?", [done.id]).fetchone()[0]
+    name, folder = db.execute("SELECT title, folder FROM feeds WHERE id = ?", [done.id]).fetchone()
+    feed = {"id": done.id, "url": url, "title": name, "folder": folder,
+            "n_entries": parsed["n_entries"], "found_on_page": parsed.get("page_url"),
+            "subscribed_by": subscribed_by, "items_kept": kept, "restored": list(done.restored)}
     warning = f" (the feed has problems but parses: {parsed['warning']})" if parsed.get("warning") else ""
-    if kept:
-        warning += (f"; it was subscribed before, and its {plural(kept, 'stored item')} (with "
-                    "every rating of them) are its own again")
+    back = taken_back(feed)
     if not parsed["n_entries"]:
         warning += (" (it is empty now: a new feed may not have published yet; each ingest "
                     "checks it again)")
-    return ok(f"{found_on}Subscribed: feed {feed_id}, {plural(parsed['n_entries'], 'entry', 'entries')} "
-              f"visible now{warning}. Adding a feed does not ingest: {INGEST_NEW}; {PREVIEW}.",
+    return ok(f"{found_on}Subscribed: feed {done.id}, {plural(parsed['n_entries'], 'entry', 'entries')} "
+              f"visible now{warning}.{' ' + back if back else ''} Adding a feed does not "
+              f"ingest: {INGEST_NEW}; {PREVIEW}.",
               feed=feed)
 
 
@@ -282,6 +287,31 @@ def rename(db, feed_id: int, title) -> dict:
     with write_transaction(db):
         db.execute("UPDATE feeds SET title = ? WHERE id = ?", [title, feed["id"]])
     return {**feed, "title": title}
+
+
+def folder_path(folder) -> str | None:
+    """A folder as stored in ``feeds.folder``: nested folders outermost first, joined by
+    ``" / "`` as the OPML import stores them (``Science / Physics``), whitespace collapsed;
+    ``None`` (the top level) for no folder or an empty one."""
+    if folder is None:
+        return None
+    if not isinstance(folder, str):
+        raise InvalidInput("folder must be a text, or empty for the top level")
+    path = FOLDER_SEP.join(folder_parts(" ".join(folder.split()))) or None
+    if path and len(path) > MAX_FOLDER:
+        raise InvalidInput(f"folder is {len(path)} characters long; the limit is {MAX_FOLDER}")
+    return path
+
+
+def move_to_folder(db, feed_id: int, folder) -> dict:
+    """Put a feed in ``folder`` (:func:`folder_path`; empty or ``None``: the top level).
+    Returns the feed with its ``folder`` now and the one it ``was`` in."""
+    folder = folder_path(folder)
+    feed = feed_by_id(db, feed_id)
+    with write_transaction(db):
+        was = db.execute("SELECT folder FROM feeds WHERE id = ?", [feed["id"]]).fetchone()[0]
+        db.execute("UPDATE feeds SET folder = ? WHERE id = ?", [folder, feed["id"]])
+    return {**feed, "folder": folder, "was": was}
 
 
 def orphaned_count(db) -> int:

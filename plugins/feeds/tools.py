@@ -313,12 +313,12 @@ def preview_feed(
 
 @tool(GROUP, result=FeedList, read_only=True, idempotent=True, untrusted=True)
 def list_feeds(db) -> dict:
-    """The subscribed feeds: id, title, url, items stored, when each was last fetched and is
-    next due (next_fetch), its last error and error count, and who subscribed it
-    (subscribed_by: user, or agent for add_feed), its folder (from an OPML import, nested
-    folders as 'Science / Physics') and site_url; 'refresh' says when the feeds were last
-    refreshed, whether one runs now and when the next is due. Use the ids with remove_feed or
-    rename_feed."""
+    """The subscribed feeds: id, title, url, items stored, when each was last tried
+    (last_fetched; that try failed when last_error is set, and error_count says how many in a
+    row did) and is next due (next_fetch), who subscribed it (subscribed_by: user, or agent
+    for add_feed), its folder (nested folders as 'Science / Physics') and site_url; 'refresh'
+    says when the feeds were last refreshed, whether one runs now and when the next is due.
+    Use the ids with remove_feed or rename_feed."""
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
     refresh, said = refresh_summary(db, feeds)
@@ -358,16 +358,25 @@ def remove_feed(
     # in the feed payload, not in the tool's own words.
     what = f"feed {plan['feed']['id']} ({plan['feed']['url'][:200]})"
     if not confirm:
+        kept = _kept_words(plan, "would keep")
         return fail(f"Nothing removed ({NOT_CONFIRMED}). Removing would unsubscribe {what}: "
-                    f"it would no longer be fetched, and the archive would keep its "
-                    f"{plural(plan['item_count'], 'item')} and {plural(plan['click_count'], 'click')}. "
+                    f"it would no longer be fetched{', and the ' + kept if kept else ''}. "
                     f"{CONFIRM_REMOVE}.",
                     feed=plan["feed"], removed=False)
     unsubscribe(db, feed_id)
-    return ok(f"Removed {what}. The archive keeps its {plural(plan['item_count'], 'item')} (still "
-              f"ranked and searchable) and {plural(plan['click_count'], 'click')}; subscribing "
-              "the same URL again gives them back to it.",
-              feed=plan["feed"], removed=True)
+    kept = _kept_words(plan, "keeps", " (still ranked and searchable)")
+    them = "it" if plan["item_count"] == 1 and not plan["click_count"] else "them"
+    back = f" The {kept}; subscribing the same URL again gives {them} back to it." if kept else ""
+    return ok(f"Removed {what}.{back}", feed=plan["feed"], removed=True)
+
+
+def _kept_words(plan: dict, verb: str, note: str = "") -> str:
+    """What the archive keeps of a removed feed ("" when it stored no items): only what there
+    is, so a feed never fetched is not said to leave 0 items and 0 clicks behind."""
+    if not plan["item_count"]:
+        return ""
+    clicks = f" and {plural(plan['click_count'], 'click')}" if plan["click_count"] else ""
+    return f"archive {verb} its {plural(plan['item_count'], 'item')}{note}{clicks}"
 
 
 @tool(GROUP, result=Suggestions, read_only=True, idempotent=True)
