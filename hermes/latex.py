@@ -6,8 +6,11 @@ LaTeX it finds (math between dollars, ``\\(…\\)``, ``\\[…\\]``, and commands
 knows, with their braced arguments) and leaves every other character as the feed wrote it:
 outside math, ``%`` is a per cent sign and ``--`` two hyphens, not LaTeX.
 
-Only the faces that show text to people call it (web pages, the Atom feed, the terminal).
-What is stored, and what MCP tools return, keep the LaTeX: agents read it fine, and a
+It is called where text is shown to people: web pages, the Atom feed, the terminal, the
+sentences hermes writes (a reason quotes a title readably, on every face: cut to 60
+characters as written it was neither LaTeX nor text), and the exports their readers take
+as plain text (RIS, CSL-JSON, Markdown, vault notes). What is stored, the items' own fields
+in MCP answers, JSON lines and BibTeX keep the LaTeX: agents and LaTeX read it fine, and a
 conversion cannot be undone.
 
 A ``$…$`` is math by pandoc's rule, so that prices stay prices: the opening ``$`` has a
