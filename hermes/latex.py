@@ -159,6 +159,22 @@ def _library():
     return LatexNodes2Text(math_mode="text"), get_default_latex_context_db(), LatexWalker
 
 
+#: commands pylatexenc knows that make LaTeX read a file, or point elsewhere: never passed
+#: on from a feed to a document hermes writes for LaTeX (a BibTeX export)
+_NOT_PASSED_ON = frozenset({"input", "include", "includeonly", "url", "href", "cite",
+                            "ref", "eqref", "pageref", "label"})
+
+
+def harmless(latex: str) -> bool:
+    """Whether LaTeX from a feed may be passed on to be typeset as it is: every command in
+    it is one pylatexenc knows for text or math (``\\mathcal``, ``\\alpha``, ``\\frac``), none
+    that reads a file or refers elsewhere. A title's ``$\\input{/etc/passwd}$`` or
+    ``$\\def…$`` is the feed's author's code, not math."""
+    _, known, _ = _library()
+    return all(name not in _NOT_PASSED_ON and known.get_macro_spec(name) is not None
+               for name in _COMMAND.findall(latex))
+
+
 def _piece(latex: str) -> str | None:
     """The readable text of one LaTeX span, or None to keep the span as written."""
     to_text, known, walker = _library()

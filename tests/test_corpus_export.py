@@ -422,3 +422,12 @@ def test_plain_text_formats_carry_readable_latex_and_jsonl_the_stored_text(latex
     assert f"## [{readable_title}](<https://arxiv.org/abs/2507.10003>)" in md and "𝒪(n²)" in md
     (line,) = [json.loads(x) for x in run(latex_corpus, "jsonl").text.splitlines()]
     assert line["title"] == TRIAL_TITLE and line["abstract"] == TRIAL_ABSTRACT
+
+
+def test_math_that_would_run_code_in_latex_is_escaped_as_prose():
+    """A feed's "math" is its author's LaTeX: passed into a .bib, ``$\\input{…}$`` would make
+    LaTeX read a file of the person compiling it. Only commands of text and math pass."""
+    assert ex.bib_tex(r"Leak $\input{/etc/passwd}$ here") == \
+        r"Leak \$\textbackslash{}input\{/etc/passwd\}\$ here"
+    assert r"\def" not in ex.bib_tex(r"$\def\x{1}\x$") and r"\textbackslash{}def" in ex.bib_tex(r"$\def\x{1}\x$")
+    assert ex.bib_tex(r"$\mathcal{O}(n^2)$ time") == r"$\mathcal{O}(n^2)$ time"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 
 from hermes.errors import InvalidInput
-from hermes.latex import inline_math_end, readable
+from hermes.latex import harmless, inline_math_end, readable
 
 from . import references
 from .membership import _read_snapshot
@@ -126,8 +126,8 @@ def _is_math(text: str, m: re.Match) -> bool:
     """Whether a :data:`MATH` match is math: its braces balance on their own (else, passed
     through, it could close the field early and break the whole file), and a single-dollar
     one passes hermes.latex's price rule too ("$5 each, or US$ 20" is prose)."""
-    if not _balanced(m.group()):
-        return False
+    if not _balanced(m.group()) or not harmless(m.group()):
+        return False  # escaped as prose: LaTeX prints it, runs nothing
     return m.group().startswith("$$") or inline_math_end(text, m.start()) == m.end()
 
 
