@@ -47,7 +47,7 @@ def test_list_users_empty_then_with_click_counts(db, archive):
 def test_create_persona_is_single_turn(db):
     result = tool(db, "create_persona", name="  alice ", interests=" graph neural networks ")
     assert result["ok"], result["message"]
-    assert result["persona"] == {"name": "alice", "interests": "graph neural networks"}
+    assert result["persona"] == {"name": "alice", "interests": "graph neural networks", "not_wanted": []}
     row = require_user(db, "alice")
     assert row["interests"] == "graph neural networks"
 

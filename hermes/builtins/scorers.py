@@ -37,7 +37,7 @@ from ..contract import Component, ScoringContext
 from ..faces import plural
 from ..hookspecs import hookimpl
 from ..ranking import interests, logistic, preferences
-from ..ranking.interests import interest_groups, interests_vectors
+from ..ranking.interests import interest_groups, interests_vectors, wanted_text
 from ..ranking.lexical import lexical_scores
 from ..ranking.quantized import Int8Candidates
 from ..ranking.rank import calibrate
@@ -170,6 +170,11 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     if not text:
         return Component("profile", "profile", np.zeros(len(rows)), active=False,
                          detail={"reason": "the persona has no interests text"})
+    wanted = wanted_text(text)  # what the text asks for, not what it asks not to see
+    if not wanted:
+        return Component("profile", "profile", np.zeros(len(rows)), active=False,
+                         detail={"reason": "the interests text only says what not to show; "
+                                           "it names no interest to rank by"})
     embedded = interests_vectors(db, user, context.embedder)
     targets = np.vstack([embedded[:1], interest_groups(embedded[1:])])
     clauses = embedded[1:] if len(embedded) > 1 else embedded
@@ -186,7 +191,7 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     # a single clause
     detail = {"semantic": semantic, "clause": columns[:, 2].astype(np.int64)}
     evidence = {"interest": columns[:, 1]}
-    bm25 = lexical_scores(db, text, matrix) if LEXICAL_SHARE else None
+    bm25 = lexical_scores(db, wanted, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
         return Component("profile", "profile", semantic, detail=detail, evidence=evidence)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten

@@ -42,7 +42,7 @@ from ..latex import readable
 from ..records import item_rows, now_iso
 from ..storage.transactions import write_transaction
 from ..text import clip
-from .interests import interest_clauses
+from .interests import interest_clauses, wanted_text
 from .match import COUNTS_FROM, LEVELS, level_of, shown
 from .matrix import get_matrix
 from .preferences import item_keys, key_stats, split_key
@@ -175,7 +175,7 @@ class _Shared:
         self.stats = (preference.detail.get("stats") if preference is not None
                       else key_stats(db, user["id"]) if ranking.n_clicks else {}) or {}
         text = (user.get("interests") or "").strip()
-        self.clauses = (interest_clauses(text) or [text]) if text else []
+        self.clauses = (interest_clauses(text) or [wanted_text(text)]) if text else []
         affinity = ranking.components.get("affinity")
         self.liked = list(affinity.detail.get("liked_items", [])) if affinity and affinity.active else []
         self.liked_titles = {i: r["title"] for i, r in item_rows(db, self.liked).items()}

@@ -15,6 +15,7 @@ from pydantic import Field
 from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
 from hermes.errors import HermesError
 from hermes.faces import CREATE_PERSONA, INGEST, Say, plural, typed
+from hermes.ranking.interests import split_unwanted
 from hermes.records import file_of
 from hermes.tools import User, caller
 
@@ -44,6 +45,21 @@ USE_TAGS = Say(
 )
 OLD_TEXT = Say(mcp=" (previous_interests holds the old text)", cli="", web="")
 SEE_LIKED_TAGS = Say(mcp=" (see liked_tags)", cli="", web="")
+def not_wanted(name: str, parts: list[str]) -> str:
+    """The sentence that says which parts of an interests text the ranking leaves out
+    (:func:`hermes.ranking.interests.split_unwanted`), and how to see less of a topic; ""
+    when there are none. Embedded as interests, "I do not care about weather" pulled weather
+    up."""
+    if not parts:
+        return ""
+    quoted = "; ".join(f"“{p}”" for p in parts)
+    how = Say(mcp="record_feedback with liked=false on such an item pushes its kind down",
+              cli=f"`hermes dislike {typed(name)} ID` on such an item pushes its kind down",
+              web="✗ on such an item pushes its kind down")
+    return (f" Not ranked as interests, since they say what not to show: {quoted}; the "
+            f"ranking reads what the text asks for, and {how}.")
+
+
 def show_effect(name: str) -> Say:
     return Say(mcp="profile_status shows the effect",
                cli=f"`hermes persona show {typed(name)}` shows the effect",
@@ -172,9 +188,11 @@ def create_persona(db, name: NewName, interests: Interests) -> dict:
     """Create a persona: a unique short name and its interests as plain text. Refused if the
     name is taken."""
     user = personas.create_persona(db, name, interests)
+    left_out = split_unwanted(user["interests"])[1]
     return ok(
-        f"created persona {user['name']!r}. {after_create(user['name'])}",
-        persona={"name": user["name"], "interests": user["interests"]},
+        f"created persona {user['name']!r}.{not_wanted(user['name'], left_out)} "
+        f"{after_create(user['name'])}",
+        persona={"name": user["name"], "interests": user["interests"], "not_wanted": left_out},
     )
 
 
@@ -219,11 +237,14 @@ def update_persona(db, name: User, interests: Interests) -> dict:
     """Replace a persona's interests text (the previous text is returned). The ranking uses
     the new text from the next call on; clicks are kept."""
     user, previous = personas.update_interests(db, name, interests)
-    payload = {"name": user["name"], "interests": user["interests"], "previous_interests": previous}
+    left_out = split_unwanted(user["interests"])[1]
+    payload = {"name": user["name"], "interests": user["interests"], "previous_interests": previous,
+               "not_wanted": left_out}
     if previous == user["interests"]:
         return ok(f"persona {user['name']!r} already has exactly these interests; nothing changed",
                   persona=payload, changed=False)
-    return ok(f"updated the interests of {user['name']!r}; the next ranking uses them{OLD_TEXT}",
+    return ok(f"updated the interests of {user['name']!r}; the next ranking uses them"
+              f"{OLD_TEXT}.{not_wanted(user['name'], left_out)}".rstrip("."),
               persona=payload, changed=True)
 
 
