@@ -79,6 +79,9 @@ def test_a_feed_that_later_redirects_to_a_private_address_is_refused_by_ingest(d
             summary = run_ingest(db)
             assert summary[0]["status"] == "failed", summary
             assert summary[0]["error"].startswith("refused: private address")
+            # a retry cannot succeed: the message does not promise one
+            assert "retrying" not in summary[0]["error"]
+        assert "refused on every try until the feed is trusted" in summary[0]["error"]
         assert server.hits("/secret") == 0  # the internal service never saw a request
     assert stored_titles(db) == set()
     listed = tool(db, "list_feeds")["feeds"][0]

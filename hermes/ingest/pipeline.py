@@ -40,6 +40,7 @@ from ..records import now_iso
 from ..storage.transactions import write_transaction
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, is_local, new_client, run_sync
+from .guard import REFUSED
 from .parse import ParsedFeed, ParseError, parse_feed
 from .runlock import ingest_run
 from .schedule import next_due
@@ -262,6 +263,7 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
         paused = retry_at(err.retry_after, err.status, now) if err.status in (429, 503) else None
         backoff = paused or failure_backoff((feed.get("error_count") or 0) + 1, now)
         message = str(err) + (f"; {SERVER_PAUSE} until {paused}" if paused else
+                              f"; {_refused_again(backoff)}" if err.kind == REFUSED and backoff else
                               f"; retrying after {backoff}" if backoff else "")
         _record_failure(db, feed, message, backoff)
         return _summary(feed, "failed", error=message)
@@ -288,6 +290,12 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
                     title=feed.get("title") or parsed.title, updated=len(stored.updated_ids),
                     undated=stored.undated, first_seen=stored.first_seen,
                     known_elsewhere=stored.known_elsewhere)
+
+
+def _refused_again(backoff: str) -> str:
+    # "retrying after …" promised what a retry cannot do: the guard refuses every try
+    return (f"refused on every try until the feed is trusted or private addresses are "
+            f"allowed (next try after {backoff})")
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
