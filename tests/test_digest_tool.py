@@ -196,7 +196,8 @@ def test_clicked_items_are_not_in_the_digest(db, corpus):
 
 
 def _success_keys(db) -> tuple[set, set]:
-    result = digest(db, "ann", days=OLD + 30)
+    # below_bar: the items show even if none clears the bar (else it is "nothing to show")
+    result = digest(db, "ann", days=OLD + 30, below_bar=True)
     assert result["ok"]
     return set(result), set(result["ranking_quality"])
 
@@ -290,11 +291,18 @@ def test_only_items_that_clear_the_bar_are_grouped_the_rest_counted(db, mixed_we
 
 
 def test_when_nothing_clears_the_bar_the_digest_says_so(db, mixed_week):
+    """A digest that shows no item is the contract's empty answer (ok false, nothing_to_show
+    true, every key present), as for an empty window; asked for the items below the bar, it
+    shows them and is an ordinary answer."""
     create_user(db, "bea", "medieval church architecture")
     result = digest(db, "bea")
-    assert result["ok"] and result["topics"] == [] and result["unclustered"] == []
+    assert result["ok"] is False and result["nothing_to_show"] is True
+    assert result["topics"] == [] and result["unclustered"] == [] and result["below_bar"]["items"] == []
+    assert set(result) == set(digest(db, "nobody"))
     assert result["message"].startswith("Nothing unread from the last 7 days clears bea's bar")
-    assert result["below_bar"]["n_total"] == 5 and result["n_items"] == 0
+    assert result["below_bar"]["n_total"] == 5 and result["n_items"] == 0 and result["n_in_window"] == 5
+    listed = digest(db, "bea", below_bar=True)
+    assert listed["ok"] and listed["nothing_to_show"] is False and len(listed["below_bar"]["items"]) == 5
 
 
 # --- bad input ------------------------------------------------------------------------------

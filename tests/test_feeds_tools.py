@@ -269,7 +269,7 @@ def test_add_feed_registers_and_the_next_ingest_picks_it_up(db, private_allowed)
         url = server.url("/feed.xml")
         result = tool(db, "add_feed", url=url)
         assert result["ok"], result["message"]
-        assert "next `hermes ingest`" in result["message"]
+        assert "`hermes ingest`" in result["message"]  # no background refresh in this process
         feed = result["feed"]
         assert feed["title"] == "Quantum blog" and feed["n_entries"] == 3 and feed["url"] == url
         assert server.requests == ["/feed.xml"]  # one fetch, no ingest

@@ -22,10 +22,23 @@ import socket
 import httpcore
 import httpx
 
+from ..config import config_toml
 from ..net import is_refused, parse
 from .errors import FetchError
 
 REFUSED = "refused: private address"
+
+
+def refused_here(address: str, terminal: str) -> str:
+    """The one wording of a guarded fetch's refusal, for every tool that fetches a URL an
+    agent or a web page named (``add_feed``, ``preview_feed``, ``save_item``): what was not
+    fetched, why, and both ways out for the person running hermes — lift the guard, or do
+    this one thing at the terminal (``terminal``, e.g. ``hermes feeds add URL``), where a
+    person is trusted. The caller adds what was left undone ("nothing was subscribed")."""
+    return (f"did not fetch {address[:200]!r}: {REFUSED} (loopback, private and local-network "
+            "addresses are refused here, since an agent or a web page could point hermes at "
+            "them; the person running hermes can allow them with [fetch] allow_private = true "
+            f"in {config_toml()} or HERMES_ALLOW_PRIVATE=1, or {terminal})")
 
 
 def refusal(host: str, address: str) -> FetchError:
@@ -100,4 +113,5 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-__all__ = ["REFUSED", "GuardedBackend", "GuardedTransport", "checked_addresses", "refusal"]
+__all__ = ["REFUSED", "GuardedBackend", "GuardedTransport", "checked_addresses", "refusal",
+           "refused_here"]

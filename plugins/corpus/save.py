@@ -13,6 +13,9 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.embed import get_embedder
+from hermes.faces import typed
+from hermes.ingest.errors import FetchError
+from hermes.ingest.guard import REFUSED, refused_here
 from hermes.ingest.store import embedding_text, insert_items, store_embeddings
 from hermes.ingest.tagging import apply_proposals, embed_for_tags, propose
 from hermes.records import require_user
@@ -48,6 +51,23 @@ def _embed(item: dict, embedder):
                            f"{exc}); nothing was stored") from exc
 
 
+def _refused(exc: LookupFailed, ref: Ref, user: str, ref_text: str, cfg) -> LookupFailed | None:
+    """The guard's refusal in the words ``add_feed`` uses (:func:`refused_here`: both ways
+    out for the person), or None when ``exc`` is another failed lookup.
+
+    The metadata layer reports every failed fetch as :class:`LookupFailed`, raised while
+    handling the fetcher's error; that error (``__context__``) says whether the guard
+    refused, and only its kind, so nothing is learnt of what listens at the address."""
+    cause = exc.__context__
+    if not (isinstance(cause, FetchError) and str(cause) == REFUSED):
+        return None
+    address = {"arxiv": cfg.arxiv_api, "doi": cfg.doi_resolver}.get(ref.kind, ref.value)
+    what = typed(ref_text) if len(ref_text) <= 200 else "REF"
+    return LookupFailed(refused_here(
+        address, f"save it at the terminal: hermes save {typed(user)} {what}")
+        + "; nothing was stored")
+
+
 def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
          source: str, embedder=None) -> dict:
     """Save ``ref_text`` (arXiv id, DOI or URL) for ``user``; return what happened.
@@ -62,8 +82,11 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
     created = False
     if item_id is None:
         cfg = corpus_settings()
-        item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver,
-                      allow_private=allow_private)
+        try:
+            item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver,
+                          allow_private=allow_private)
+        except LookupFailed as exc:
+            raise _refused(exc, ref, u["name"], ref_text, cfg) or exc from None
         embedder = embedder or get_embedder()
         vectors, tokens = _embed(item, embedder)
         with write_transaction(db):

@@ -344,15 +344,12 @@ def digest(
         message += f" Also {_n(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
     if quality["caveat"]:
         message += f" Ranking is not fully trained: {SEE_CAVEAT}."
-    return ok(
-        message,
-        topics=ordered,
-        unclustered=unclustered,
-        ranking_quality=quality,
-        window_days=days,
-        n_items=n_above,
-        n_in_window=n_in_window,
-        saved=saved,
-        below_bar=below,
-        nothing_to_show=False,
-    )
+    payload = {"topics": ordered, "unclustered": unclustered, "ranking_quality": quality,
+               "window_days": days, "n_items": n_above, "n_in_window": n_in_window,
+               "saved": saved, "below_bar": below}
+    if not (ordered or unclustered or below["items"]):
+        # Nothing cleared the bar and nothing below it was asked for: the digest shows no
+        # item, which is its "nothing to show" (seed 001: ok false, the keys present), as
+        # for an empty window; the counts and the caveat still say why.
+        return nothing(message, **payload)
+    return ok(message, **payload, nothing_to_show=False)

@@ -1,8 +1,9 @@
 """Subscriptions: checking a URL, probing it with one fetch + parse, registering, listing and
 removing feeds. Shared by the MCP tools (untrusted callers) and the CLI (a trusted person).
 
-Registering never ingests: the next ``hermes ingest`` fetches, parses and embeds the new
-feed's items, so a tool call stays one cheap network round trip.
+Registering never ingests: the next ``hermes ingest`` (or the background refresh of
+``hermes serve`` / ``hermes web``) fetches, parses and embeds the new feed's items, so a
+tool call stays one cheap network round trip; the reply says which applies (:func:`arrival`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 import urllib.parse
 from collections.abc import Callable
 
-from hermes.config import config_toml, settings
+from hermes.config import settings
 from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
 from hermes.faces import Say, plural
@@ -28,9 +29,12 @@ log = logging.getLogger(__name__)
 LIST_FEEDS = Say(mcp="list_feeds shows the subscribed feeds' ids",
                  cli="`hermes feeds list` shows the subscribed feeds' ids",
                  web="the Feeds page lists the subscribed feeds")
-INGEST_NEW = Say(mcp="its items arrive with the next `hermes ingest`",
+INGEST_NEW = Say(mcp="no background refresh runs in this server, so its items arrive when the "
+                     "person running hermes runs `hermes ingest`",
                  cli="run `hermes ingest` to load its items",
-                 web="its items arrive with the next ingest")
+                 web="its items arrive with the next refresh")
+ITEM_COUNT = Say(mcp="list_feeds then shows its item_count", cli="`hermes feeds list` then "
+                 "shows its item count", web="the Feeds page then shows its item count")
 NO_BACKGROUND = Say(mcp="`hermes ingest` fetches the feeds (hermes web and hermes serve refresh "
                         "them on their own)",
                     cli="`hermes ingest` fetches the feeds (`hermes web` and `hermes serve` "
@@ -89,7 +93,7 @@ def probe(url: str, *, allow_private: bool) -> dict:
     """
     # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.fetch import FetchError, fetch
-    from hermes.ingest.guard import REFUSED
+    from hermes.ingest.guard import REFUSED, refused_here
     from hermes.ingest.parse import ParseError, parse_feed
 
     cfg = settings()
@@ -101,12 +105,8 @@ def probe(url: str, *, allow_private: bool) -> dict:
         except FetchError as exc:
             if not allow_private and str(exc) == REFUSED:
                 # Not a failed fetch: nothing was asked of that address. Say what allows it.
-                raise InvalidInput(
-                    f"did not fetch {address[:200]!r}: {exc} (loopback, private and "
-                    "local-network addresses are refused here, since an agent or a web page "
-                    "could point hermes at them; the person running hermes can allow them with "
-                    f"[fetch] allow_private = true in {config_toml()} or HERMES_ALLOW_PRIVATE=1, "
-                    "or subscribe this one at the terminal: hermes feeds add URL)") from None
+                raise InvalidInput(refused_here(
+                    address, "subscribe this one at the terminal: hermes feeds add URL")) from None
             raise InvalidInput(f"could not fetch {address[:200]!r}: {exc}") from None
 
     got, feed_url, page_url = get(url), url, None
@@ -236,8 +236,21 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
                     "checks it again)")
     return ok(f"{found_on}Subscribed: feed {done.id}, {plural(parsed['n_entries'], 'entry', 'entries')} "
               f"visible now{warning}.{' ' + back if back else ''} Adding a feed does not "
-              f"ingest: {INGEST_NEW}; {PREVIEW}.",
+              f"ingest: {arrival(db)}; {PREVIEW}.",
               feed=feed)
+
+
+def arrival(db) -> str:
+    """When a new feed's items arrive, true for the process subscribing it: under ``hermes
+    serve`` or ``hermes web`` the background refresh of this process fetches it (a new feed
+    is due at once), so pointing an agent at `hermes ingest`, which it cannot run, would be
+    wrong; elsewhere a person runs `hermes ingest`."""
+    state = refresh_state(db)
+    if not state["background"]:
+        return str(INGEST_NEW)
+    due = f", due {state['next']}" if state.get("next") else ""
+    return (f"the background refresh of this process (every {state['every']:g} s) fetches it "
+            f"at its next run{due}, and {ITEM_COUNT}")
 
 
 def feed_rows(db) -> list[dict]:

@@ -271,8 +271,8 @@ def add_feed(
         description="Optional display title; default: the feed's own title.", max_length=200)] = None,
 ) -> dict:
     """Subscribe to an RSS/Atom/RDF feed by its http(s) URL, after one fetch checks that it
-    parses (nothing is subscribed if it does not, or if it already is). Items arrive with the
-    next `hermes ingest`, not now; preview_feed looks first. Private, loopback and
+    parses (nothing is subscribed if it does not, or if it already is). Its items are not
+    fetched now but at the next refresh (the reply says when); preview_feed looks first. Private, loopback and
     local-network addresses are refused, now and at every later ingest of the feed (also
     after a redirect)."""
     url = check_web_url(url)
