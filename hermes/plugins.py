@@ -5,8 +5,8 @@ core never imports a plugin anywhere else. ``HERMES_PLUGINS`` (or ``[plugins] en
 ``config.toml``) is an allow-list by plugin name; tests set ``HERMES_LOAD_ENTRYPOINTS=0`` so
 whatever happens to be installed on the machine does not leak into them.
 
-An installed plugin that fails to load (an import error, a hook with arguments no hook has)
-is skipped with one line on stderr naming it, its distribution, the error and the way out,
+An installed plugin that fails to load (an import error, a hook with arguments no hook has,
+a tool that breaks the tool contract: :func:`plugin_tools`) is skipped with one line on stderr naming it, its distribution, the error and the way out,
 and ``hermes plugins`` lists it as failed: one broken optional package must not take
 ``hermes --version`` or the MCP server down with it (as pytest, llm and datasette users
 expect). stderr only: stdout carries the MCP stdio stream. A plugin that fails while a hook
@@ -16,6 +16,7 @@ runs is named the same way (:func:`call_each`, :func:`warn`).
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import importlib
 import logging
 import os
@@ -31,6 +32,7 @@ import pluggy
 
 from . import hookspecs
 from .config import settings
+from .contract import Tool
 from .errors import HermesError, NotFound
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,7 @@ def _build() -> pluggy.PluginManager:
             seen.add(ep.name)
             if (allowed is None or ep.name in allowed) and pm.get_plugin(ep.name) is None:
                 _load(pm, ep)
+    skip_broken_tools(pm)
     if allowed is not None:
         unknown = sorted(set(allowed) - seen)
         if unknown:
@@ -94,6 +97,84 @@ def _load(pm: pluggy.PluginManager, ep) -> None:
         })
 
 
+def skip_broken_tools(pm: pluggy.PluginManager) -> None:
+    """Leave out, like a plugin that fails to import, every plugin whose tools break the tool
+    contract (a string parameter without ``max_length``, a name another plugin's tool has,
+    something not a ``Tool``), or whose ``hermes_register_tools`` raises.
+
+    The whole plugin goes, not only its tools: its scorer ranking for a domain an agent
+    cannot then ask about would be a plugin half there, and ``hermes plugins`` would call it
+    healthy. Plugins are checked in registration order, so of two with one tool name the
+    later (an installed plugin, not a built-in) is left out. Checked once here, so every
+    command, ``hermes serve`` and ``hermes plugins`` agree on which plugins are in."""
+    taken: dict[str, Tool] = {}
+    for impl in list(pm.hook.hermes_register_tools.get_hookimpls()):
+        if pm.get_plugin(impl.plugin_name) is None:  # its other implementation failed
+            continue
+        try:
+            taken.update((t.name, t) for t in plugin_tools(impl, taken))
+        except Exception as exc:  # noqa: BLE001 - a third-party bug, reported by name
+            pm.unregister(name=impl.plugin_name)
+            module = getattr(impl.plugin, "__name__", type(impl.plugin).__module__)
+            dist, dist_version = distribution(module)
+            pm._hermes_failed.append({
+                "name": impl.plugin_name, "module": module, "distribution": dist,
+                "version": dist_version,
+                "error": str(exc) if isinstance(exc, HermesError) else error_line(exc),
+            })
+
+
+def plugin_tools(impl, taken: dict[str, Tool]) -> list[Tool]:
+    """The tools one ``hermes_register_tools`` implementation registers, each marked with its
+    plugin, checked against the contract: a :class:`Tool`, a name no tool in ``taken`` has,
+    every string parameter bounded. Raises :class:`HermesError` saying what to change (the
+    caller names the plugin)."""
+    found: list[Tool] = []
+    for tool in impl.function() or []:
+        if not isinstance(tool, Tool):
+            raise HermesError(f"it registered {tool!r}, not a Tool: define tools with the "
+                              "hermes.tool decorator")
+        if tool.name in taken:
+            raise HermesError(f"its tool {tool.name!r} has the name of a tool of plugin "
+                              f"{taken[tool.name].plugin!r}: give it another name")
+        _check_limits(tool)
+        found.append(dataclasses.replace(tool, plugin=impl.plugin_name))
+    return found
+
+
+def _check_limits(tool: Tool) -> None:
+    """Refuse a tool with a string parameter an agent could fill without limit: a 10 MB
+    argument would otherwise reach the tool (and the database) unchecked."""
+    unbounded = _unbounded_strings(tool)
+    if unbounded:
+        raise HermesError(
+            f"tool {tool.name!r} has string parameter(s) {', '.join(unbounded)} without a "
+            "max_length; its author declares one (Annotated[str, Field(max_length=...)]) or a "
+            "Literal of the allowed values")
+
+
+@lru_cache(maxsize=None)
+def _unbounded_strings(tool: Tool) -> tuple[str, ...]:
+    """The parameters of ``tool`` whose schema admits a string of any length (cached: the
+    schema of a tool never changes, and tools are collected at every call)."""
+    properties = tool.input_schema().get("properties", {})
+    return tuple(name for name, schema in properties.items() if _unbounded(schema))
+
+
+def _unbounded(schema: dict) -> bool:
+    """Whether a JSON schema admits a string with no ``maxLength`` (nor an ``enum``),
+    looking into ``anyOf`` options and array items."""
+    if not isinstance(schema, dict):
+        return False
+    if any(_unbounded(option) for option in schema.get("anyOf", [])):
+        return True
+    if _unbounded(schema.get("items")):
+        return True
+    types = schema.get("type")
+    is_string = types == "string" or (isinstance(types, list) and "string" in types)
+    return is_string and "maxLength" not in schema and "enum" not in schema and "const" not in schema
+
+
 def error_line(exc: BaseException) -> str:
     """``KeyError: 'boom' (hermes_boom/__init__.py:12)``: the error and where it was raised,
     on one line (a traceback of pluggy's and importlib's frames names neither)."""
@@ -112,11 +193,21 @@ def failure_line(failure: dict, pm: pluggy.PluginManager) -> str:
     """What went wrong with a plugin that failed to load, and the two ways out."""
     origin = (f"{failure['distribution']} {failure['version']}" if failure["distribution"]
               else failure["module"])
-    others = ",".join(name for name, _ in pm.list_name_plugin())
+    others = allow_list(name for name, _ in pm.list_name_plugin())
     uninstall = (f"uninstall it (pip uninstall {failure['distribution']})"
                  if failure["distribution"] else "uninstall it")
     return (f"plugin {failure['name']!r} ({origin}) failed to load and is skipped: "
             f"{failure['error']}; {uninstall} or leave it out with HERMES_PLUGINS={others}")
+
+
+def allow_list(names) -> str:
+    """A ``HERMES_PLUGINS`` value that loads ``names`` and the core's own built-ins (the
+    embedder, candidates, scorers: without them no feed can be ranked), built-ins first in
+    their order, so a suggested allow-list works when pasted."""
+    names = list(names)
+    core = [name for name, module in DEFAULT_PLUGINS.items()
+            if name in names or module.startswith("hermes.builtins.")]
+    return ",".join(dict.fromkeys(core + names))
 
 
 def load_failures() -> list[dict]:

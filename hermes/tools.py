@@ -8,15 +8,15 @@ instead; one that is not the caller's doing (a full disk, a bug) also carries
 calling (the words of the messages and the signal source, :mod:`hermes.faces`) and keeps the
 server alive whatever a tool does; a plugin that failed during the call and was worked
 around (a scorer left out of the ranking) is named at the end of the message. Every string
-parameter has a ``max_length`` (or allowed values): a tool without one is refused when the
-tools are collected, naming its plugin, the tool and the parameter.
+parameter has a ``max_length`` (or allowed values): the plugin manager leaves a plugin with a
+tool without one out at start-up, like a plugin that fails to import, naming the tool and the
+parameter (:func:`hermes.plugins.plugin_tools`): the contract stays strict, and the blast
+radius is that one plugin.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from functools import lru_cache
 from typing import Annotated
 
 from pydantic import Field
@@ -24,7 +24,7 @@ from pydantic import Field
 from . import faces
 from .contract import NAME_MAX, Tool, server_failure
 from .errors import HermesError
-from .plugins import collecting, get_plugin_manager
+from .plugins import collecting, get_plugin_manager, plugin_tools
 
 log = logging.getLogger(__name__)
 
@@ -43,58 +43,18 @@ def caller() -> str:
 
 
 def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
-    """Every registered tool by name, remembering the plugin it came from."""
-    pm = get_plugin_manager()
+    """Every registered tool by name, remembering the plugin it came from.
+
+    The plugin manager has already left out a plugin whose tools break the contract
+    (:func:`hermes.plugins.plugin_tools`); one registered later — a test's fixture —
+    raises here, naming it, so its test fails rather than the tool going missing."""
     tools: dict[str, Tool] = {}
-    for impl in pm.hook.hermes_register_tools.get_hookimpls():
-        for tool in impl.function() or []:
-            if not isinstance(tool, Tool):
-                raise HermesError(f"plugin {impl.plugin_name} registered {tool!r}, not a Tool: "
-                                  "define tools with the hermes.tool decorator")
-            if groups is not None and tool.group not in groups:
-                continue
-            if tool.name in tools:
-                raise HermesError(
-                    f"tool {tool.name!r} is registered twice "
-                    f"({tools[tool.name].plugin} and {impl.plugin_name})"
-                )
-            _check_limits(tool, impl.plugin_name)
-            tools[tool.name] = dataclasses.replace(tool, plugin=impl.plugin_name)
-    return tools
-
-
-def _check_limits(tool: Tool, plugin: str) -> None:
-    """Refuse a tool with a string parameter an agent could fill without limit: a 10 MB
-    argument would otherwise reach the tool (and the database) unchecked."""
-    unbounded = _unbounded_strings(tool)
-    if unbounded:
-        raise HermesError(
-            f"plugin {plugin!r}: tool {tool.name!r} has string parameter(s) "
-            f"{', '.join(unbounded)} without a max_length; declare one "
-            "(Annotated[str, Field(max_length=...)]) or a Literal of the allowed values, or "
-            f"leave the plugin out with HERMES_PLUGINS")
-
-
-@lru_cache(maxsize=None)
-def _unbounded_strings(tool: Tool) -> tuple[str, ...]:
-    """The parameters of ``tool`` whose schema admits a string of any length (cached: the
-    schema of a tool never changes, and tools are collected at every call)."""
-    properties = tool.input_schema().get("properties", {})
-    return tuple(name for name, schema in properties.items() if _unbounded(schema))
-
-
-def _unbounded(schema: dict) -> bool:
-    """Whether a JSON schema admits a string with no ``maxLength`` (nor an ``enum``),
-    looking into ``anyOf`` options and array items."""
-    if not isinstance(schema, dict):
-        return False
-    if any(_unbounded(option) for option in schema.get("anyOf", [])):
-        return True
-    if _unbounded(schema.get("items")):
-        return True
-    types = schema.get("type")
-    is_string = types == "string" or (isinstance(types, list) and "string" in types)
-    return is_string and "maxLength" not in schema and "enum" not in schema and "const" not in schema
+    for impl in get_plugin_manager().hook.hermes_register_tools.get_hookimpls():
+        try:
+            tools.update((t.name, t) for t in plugin_tools(impl, tools))
+        except HermesError as exc:
+            raise HermesError(f"plugin {impl.plugin_name!r}: {exc}") from None
+    return {name: t for name, t in tools.items() if groups is None or t.group in groups}
 
 
 def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> dict:

@@ -8,7 +8,10 @@ and reports every mistake — usage errors included — as one ``error:`` line w
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import json
+import os
 import sys
 
 import typer
@@ -16,8 +19,9 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from .. import __version__, faces, status
+from ..config import settings
 from ..errors import HermesError
-from ..plugins import describe_plugins, get_plugin_manager
+from ..plugins import DEFAULT_PLUGINS, allow_list, describe_plugins, get_plugin_manager
 from . import core
 from .support import JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json, lower_first
 
@@ -39,6 +43,16 @@ class HermesGroup(TyperGroup):
         if not standalone_mode:
             return code
         sys.exit(code or 0)
+
+    def resolve_command(self, ctx, args):
+        """An unknown command that a built-in plugin left out by the allow-list would add
+        says so, with the allow-list that brings it back: "no such command" alone sends
+        the person looking for a typo."""
+        if args and not ctx.resilient_parsing and self.get_command(ctx, args[0]) is None:
+            why = left_out_command(args[0])
+            if why:
+                raise HermesError(why)
+        return super().resolve_command(ctx, args)
 
     def _run(self, args, prog_name, complete_var, **extra) -> int:
         try:
@@ -170,6 +184,38 @@ def plugins_command(db: DbOption = None, as_json: JsonOption = False):
         typer.echo(f"    hooks: {', '.join(p['hooks']) or '-'}")
         if p["tools"]:
             typer.echo(f"    tools: {', '.join(p['tools'])}")
+
+
+def left_out_command(name: str) -> str | None:
+    """Why command ``name`` is missing, when the plugin allow-list leaves out the built-in
+    plugin that adds it (``None`` otherwise); the fix it gives is the allow-list plus that
+    plugin (:func:`hermes.plugins.allow_list`)."""
+    allowed = settings().plugins
+    if allowed is None:
+        return None
+    provider = next((plugin for plugin, module in DEFAULT_PLUGINS.items()
+                     if plugin not in allowed and name in _commands_of(module)), None)
+    if provider is None:
+        return None
+    wanted = allow_list([*allowed, provider])
+    if "HERMES_PLUGINS" in os.environ:
+        where, fix = f"HERMES_PLUGINS={','.join(allowed)}", f"HERMES_PLUGINS={wanted}"
+    else:
+        where, fix = "[plugins] enabled in config.toml", f"enabled = {json.dumps(wanted.split(','))}"
+    return (f"{name!r} comes from the built-in plugin {provider!r}, which {where} leaves out; "
+            f"list it too: {fix}")
+
+
+def _commands_of(module_name: str) -> set[str]:
+    """The top-level commands the plugin module ``module_name`` adds (registered on a
+    scratch app: it is left out of the real one)."""
+    register = getattr(importlib.import_module(module_name), "hermes_register_commands", None)
+    if register is None:
+        return set()
+    scratch = typer.Typer()
+    scratch.callback()(lambda: None)  # a group, even when the plugin adds one command
+    register(app=scratch)
+    return set(typer.main.get_command(scratch).commands)
 
 
 def _version(value: bool):
