@@ -128,3 +128,19 @@ def test_cli_digest_shows_saved_items(db, db_path, week, add_items):
     assert call_tool(db, tools["favorite"], {"user": "ann", "item_id": old})["ok"]
     out = run(db_path, "digest", "ann")
     assert "## Saved, not read yet" in out.output and "A paper saved for later" in out.output
+
+
+def test_a_digest_where_nothing_clears_the_bar_still_shows_its_counts_and_caveat(db, db_path, week):
+    """Nothing over the bar is the tool's empty answer (ok false, nothing_to_show true), but
+    the window is not empty: the CLI shows the counts, the fold and the caveat the message
+    refers to, and the web page keeps its "below your bar — show" link."""
+    from web_support import client
+
+    create_user(db, "bea", "medieval church architecture")
+    out = run(db_path, "digest", "bea")
+    assert out.exit_code == 0, out.output
+    assert "clears bea's bar" in out.stdout and "below your bar (--below-bar lists them)" in out.stdout
+    assert "Ranking: 0 clicks" in out.stdout  # the caveat the message points to is there
+    with client(db_path) as web:
+        page = web.get("/digest?user=bea").text
+    assert "below your bar" in page and "below=1#below-bar" in page

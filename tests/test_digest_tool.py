@@ -383,3 +383,15 @@ def test_saved_section_is_empty_without_the_corpus_plugin(db, corpus, monkeypatc
     monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,default_candidates,scorers,digest")
     plugins.pm_cache_clear()
     assert digest(db, "ann")["saved"] == {"label": "saved, not read yet", "items": [], "n_total": 0}
+
+
+def test_saved_items_make_a_digest_with_nothing_over_the_bar_an_answer(db, mixed_week):
+    """Saved, unread items are shown by the digest: with them it is not "nothing to show"."""
+    tools = collect_tools()
+    if "favorite" not in tools:
+        pytest.skip("the corpus plugin is not installed")
+    create_user(db, "bea", "medieval church architecture")
+    assert call_tool(db, tools["favorite"], {"user": "bea", "item_id": mixed_week[0]})["ok"]
+    result = digest(db, "bea")
+    assert result["ok"] and result["nothing_to_show"] is False
+    assert [i["id"] for i in result["saved"]["items"]] == [mixed_week[0]]

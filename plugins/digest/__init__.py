@@ -42,8 +42,8 @@ def hermes_register_commands(app: typer.Typer) -> None:
                                     limit=limit, below_bar=below_bar), as_json)
         if as_json:
             return
-        if result.get("nothing_to_show"):
-            typer.echo(result["message"])
+        if result.get("nothing_to_show") and not result.get("n_in_window"):
+            typer.echo(result["message"])  # an empty window: nothing else to say
             return
         render_digest(result, user)
 

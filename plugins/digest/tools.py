@@ -347,7 +347,7 @@ def digest(
     payload = {"topics": ordered, "unclustered": unclustered, "ranking_quality": quality,
                "window_days": days, "n_items": n_above, "n_in_window": n_in_window,
                "saved": saved, "below_bar": below}
-    if not (ordered or unclustered or below["items"]):
+    if not (ordered or unclustered or below["items"] or saved["items"]):
         # Nothing cleared the bar and nothing below it was asked for: the digest shows no
         # item, which is its "nothing to show" (seed 001: ok false, the keys present), as
         # for an empty window; the counts and the caveat still say why.
