@@ -17,6 +17,7 @@ import threading
 import numpy as np
 
 from .contract import Embedder, TokenVectors
+from .errors import Unavailable
 from .plugins import get_plugin_manager
 from .status import step
 
@@ -231,7 +232,8 @@ def get_embedder() -> Embedder:
     if cached is None:
         cached = pm.hook.hermes_embedder()
         if cached is None:
-            raise RuntimeError("no plugin provides an embedder")
+            raise Unavailable("no plugin provides an embedder: the built-in 'default_embedder' "
+                              "is left out (HERMES_PLUGINS or [plugins] enabled must list it)")
         pm._hermes_embedder = cached
     return cached
 

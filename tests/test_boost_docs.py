@@ -67,9 +67,8 @@ class Mark:
 
 
 def test_explain_shows_the_boost_on_both_sides_in_its_figures(db, pm, add_items):
-    """The reason names a boost only where it lifts the item ("domain favours it"); where it
-    pushes one down the component's contribution carries it (the reason line is
-    hermes/ranking/explain.py's, reported to the lead)."""
+    """The reason names a boost where it lifts the item ("domain favours it") and where it
+    pushes one down ("domain favours other items": its fall had no reason)."""
     ids = add_items([{"title": f"graph networks {i}",
                       "url": f"https://{'arxiv.org' if i < 4 else 'example.org'}/{i}"}
                      for i in range(22)])
@@ -80,3 +79,5 @@ def test_explain_shows_the_boost_on_both_sides_in_its_figures(db, pm, add_items)
     assert "domain favours it" in lifted["reason"]
     assert lifted["components"]["domain"]["contribution"] == pytest.approx(2.121, abs=1e-3)
     assert pushed["components"]["domain"]["contribution"] == pytest.approx(-0.471, abs=1e-3)
+    assert "domain favours other items" in pushed["phrases"]
+    assert "favours other items" not in lifted["reason"]

@@ -58,3 +58,22 @@ def test_plugins_command_names_the_distribution_and_version():
     assert found["feeds"]["distribution"] and found["feeds"]["version"] == __version__
     text = CliRunner().invoke(build_app(), ["plugins"]).output
     assert f"feeds  (hermes_feeds, {found['feeds']['distribution']} {__version__})" in text
+
+
+def test_no_embedder_names_the_built_in_plugin_left_out(monkeypatch):
+    """``HERMES_PLUGINS=feeds`` alone left out the embedder: a traceback ending in
+    "RuntimeError: no plugin provides an embedder"; now a HermesError (one CLI line)."""
+    import pytest
+
+    from hermes import embed
+    from hermes.errors import HermesError
+
+    class Manager:
+        class hook:  # noqa: N801 — pluggy's attribute name
+            @staticmethod
+            def hermes_embedder():
+                return None
+
+    monkeypatch.setattr(embed, "get_plugin_manager", lambda: Manager())
+    with pytest.raises(HermesError, match="'default_embedder' is left out"):
+        embed.get_embedder()

@@ -430,8 +430,16 @@ def _phrases(p: dict) -> list[str]:
     for name, c in sorted(comps.items()):
         if name not in EVIDENCE_OF and c["active"] and c["raw"] > 0:  # its own score, not z
             add(1.5, name, f"{name} favours it")
+        elif name not in EVIDENCE_OF and c["active"] and c["contribution"] <= -PUSHED_DOWN:
+            # a plugin's boost (z-scored) lowers every item it does not mark: say so, or the
+            # item's fall has no reason (a trial's domain boost: -0.47 each, unexplained)
+            add(0.5, name, f"{name} favours other items")
     found.sort(key=lambda f: f[:3])
     return [f[3] for f in found]
+
+
+#: a plugin component lowering an item's score by this much is named in its reason
+PUSHED_DOWN = 0.25
 
 
 def _top(p: dict) -> list[dict]:
