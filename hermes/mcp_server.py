@@ -5,8 +5,9 @@ other type hints (``Annotated[..., Field(...)]``) are the input schema and are c
 hermes itself, strictly (:mod:`hermes.arguments`), not by the SDK; the tool's result model is
 its output schema, and its read-only / destructive / idempotent / open-world flags its
 annotations. Results are the hermes envelope (``ok``, ``message``, payload) as structured
-content and as compact JSON text (:func:`answer_text`); a refused or failed call (``ok: false``, other than "nothing to
-show") also sets MCP's ``isError``, so a client that checks only that still sees it.
+content and as compact JSON text (:func:`answer_text`); a refused or failed call (``ok:
+false``, other than "nothing to show") also sets MCP's ``isError``, so a client that checks
+only that still sees it.
 Importing this module does not import torch: ``initialize`` and ``tools/list`` are answered
 before any model loads.
 

@@ -6,8 +6,9 @@ core never imports a plugin anywhere else. ``HERMES_PLUGINS`` (or ``[plugins] en
 whatever happens to be installed on the machine does not leak into them.
 
 An installed plugin that fails to load (an import error, a hook with arguments no hook has,
-a tool that breaks the tool contract: :func:`plugin_tools`) is skipped with one line on stderr naming it, its distribution, the error and the way out,
-and ``hermes plugins`` lists it as failed: one broken optional package must not take
+a tool that breaks the tool contract: :func:`plugin_tools`) is skipped with one line on
+stderr naming it, its distribution, the error and the way out, and ``hermes plugins`` lists
+it as failed: one broken optional package must not take
 ``hermes --version`` or the MCP server down with it (as pytest, llm and datasette users
 expect). stderr only: stdout carries the MCP stdio stream. A plugin that fails while a hook
 runs is named the same way (:func:`call_each`, :func:`warn`).
