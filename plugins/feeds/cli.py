@@ -109,7 +109,8 @@ def add(
         back = taken_back(feed, show=lambda value: f"“{clean(value)}”")
         if back:
             typer.echo(back)
-        typer.echo("Run `hermes ingest` to load its items.")
+        typer.echo("Run `hermes ingest` to load what it published since." if feed.get("items_kept")
+                   else "Run `hermes ingest` to load its items.")
 
 
 @feeds_app.command("list")
@@ -146,7 +147,8 @@ def fetch_words(f: dict) -> tuple[str, str]:
         failed = style(f"failed: {clean(f['last_error'], 200)}{in_a_row}", fg="red")
         return (f"last tried {when}, {failed}" if when else failed), ""
     if not when:  # no fetch, so no health to report ("ok" would claim one)
-        return "never fetched", ""
+        # items without a fetch: a feed added again took back what an earlier one stored
+        return ("not fetched since it was added again" if f["item_count"] else "never fetched"), ""
     # a feed that parsed with problems is read, but not "ok" (as the web says)
     status = (f"read with a warning: {clean(f['last_warning'], 200)}" if f.get("last_warning")
               else "ok")
