@@ -156,7 +156,12 @@ def test_a_read_item_leaves_the_feed_the_digest_and_says_so_when_explained(world
     assert ids[0] not in listed and ids[1] in listed
     explained = run("explain", "ada", ids[0], "--all", "--db", path)
     assert explained.exit_code == 0, explained.output
-    assert "Not among the unread items in the whole archive (you have read it)" in explained.stdout
+    assert ("Not among the unread items in the whole archive (you have read it or written on "
+            "it (a note or highlight))") in explained.stdout
+    # a note alone leaves the unread feed too, and is not called reading
+    assert run("note", "ada", ids[1], "a thought", "--db", path).exit_code == 0
+    noted = run("explain", "ada", ids[1], "--all", "--db", path).stdout
+    assert "written on it (a note or highlight)" in noted and "(you have read it)" not in noted
 
 
 def test_explain_lists_rated_keyphrases_apart_as_not_counted(world):

@@ -110,8 +110,8 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
 def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
                item_id: int) -> str | None:
     """``None`` when ``item_id`` is one of ``feed``'s own candidates; otherwise why the feed
-    leaves it out, in words ("you liked it", "you have read it", "its date is unknown, so
-    it is in no recency window"): an explanation then says so instead of a rank the feed
+    leaves it out, in words ("you liked it", "you have read it or written on it", "its date
+    is unknown, so it is in no recency window"): an explanation then says so instead of a rank the feed
     never shows. Each rule is tried alone, so every reason that applies is named."""
     embedder = get_embedder()
     matrix = get_matrix(db, embedder.name, embedder.dimension)
@@ -133,7 +133,9 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
         reasons.append("you rated it already" if row is None else
                        f"{who} {row[0]}d it already")
     if feed.exclude_read and not kept(replace(nothing, exclude_read=True)):
-        reasons.append("you have read it")
+        # the experienced facet: read past the threshold, or highlighted or noted — a note
+        # alone is not reading it ("you have read it" after only a note, a trial)
+        reasons.append("you have read it or written on it (a note or highlight)")
     if feed.since_days is not None and not kept(replace(nothing, since_days=feed.since_days)):
         (published,) = db.execute("SELECT published FROM items WHERE id = ?", [item_id]).fetchone()
         reasons.append("its date is unknown, so it is in no recency window" if not published
