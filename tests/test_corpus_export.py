@@ -431,3 +431,108 @@ def test_math_that_would_run_code_in_latex_is_escaped_as_prose():
         r"Leak \$\textbackslash{}input\{/etc/passwd\}\$ here"
     assert r"\def" not in ex.bib_tex(r"$\def\x{1}\x$") and r"\textbackslash{}def" in ex.bib_tex(r"$\def\x{1}\x$")
     assert ex.bib_tex(r"$\mathcal{O}(n^2)$ time") == r"$\mathcal{O}(n^2)$ time"
+
+
+# --- user-trial fixes: a podcast's and a blog's source, a note's math -----------------------
+
+EPISODE = {"url": "https://cdn.example.org/ep41.mp3", "type": "audio/mpeg", "length": 1000,
+           "duration": 3723}
+
+
+@pytest.fixture
+def sources(db, add_items):
+    """alice: a podcast episode (no author, an enclosure with a duration), a blog post with
+    an author, an arXiv paper, and a post whose feed was removed."""
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    (episode,) = add_items([{"title": "Ep. 41 – Sparse features", "content_type": "podcast",
+                             "url": "https://pod.example.org/41", "enclosure": EPISODE}],
+                           feed_url="https://pod.example.org/feed", feed_title="The Gradient Pod")
+    post, paper = add_items([{"title": "Why SAEs", "authors": ["Ada Lovelace"],
+                              "url": "https://ada.example.org/saes"},
+                             {"title": "A paper", "arxiv_id": "2401.00001", "content_type": "paper"}],
+                            feed_url="https://ada.example.org/feed", feed_title="Ada's Lab_Notes & *More*")
+    (orphan,) = add_items([{"title": "Orphaned post"}], feed_url="https://gone.example.org/feed")
+    db.execute("DELETE FROM feeds WHERE url = 'https://gone.example.org/feed'")
+    for item in (episode, post, paper, orphan):
+        cs.favorite(db, "alice", item)
+    return db
+
+
+def test_bibtex_names_the_feed_an_episode_and_a_post_came_from(sources):
+    import bibtexparser
+    from bibtexparser.middlewares import LatexDecodingMiddleware
+
+    text = run(sources, "bibtex").text
+    lib = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    assert lib.failed_blocks == [] and len(lib.entries) == 4
+    episode, post, paper, orphan = (e.fields_dict for e in lib.entries)
+    assert episode["howpublished"].value == "The Gradient Pod"
+    assert episode["addendum"].value == "Podcast episode, 1:02:03, audio: https://cdn.example.org/ep41.mp3"
+    assert post["howpublished"].value == "Ada's Lab_Notes & *More*"
+    assert post["author"].value == "Lovelace, Ada"
+    # An arXiv paper's source is arXiv (eprint), not the listing feed; a removed feed's item
+    # has no source and still exports.
+    assert "howpublished" not in paper and "journal" not in paper
+    assert "howpublished" not in orphan and orphan["title"].value == "Orphaned post"
+
+
+def test_a_journal_paper_is_an_article_in_its_feed(db, add_items):
+    import bibtexparser
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    (item,) = add_items([{"title": "A result", "url": "https://doi.org/10.1000/j.1",
+                          "content_type": "paper"}], feed_title="Physical Review Letters")
+    cs.favorite(db, "alice", item)
+    (entry,) = bibtexparser.parse_string(run(db, "bibtex").text).entries
+    assert entry.entry_type == "article" and entry.fields_dict["journal"].value == "Physical Review Letters"
+    (csl,) = json.loads(run(db, "csl-json").text)
+    assert csl["type"] == "article-journal" and csl["container-title"] == "Physical Review Letters"
+
+
+def test_ris_csl_and_markdown_name_the_source_too(sources):
+    import jsonschema
+    import rispy
+
+    episode, post, paper, orphan = rispy.loads(run(sources, "ris").text)
+    assert episode["type_of_reference"] == "SOUND" and episode["secondary_title"] == "The Gradient Pod"
+    assert episode["urls"] == ["https://pod.example.org/41", "https://cdn.example.org/ep41.mp3"]
+    assert post["secondary_title"] == "Ada's Lab_Notes & *More*"
+    assert "secondary_title" not in paper and "secondary_title" not in orphan
+    schema = json.loads((Path(__file__).parent / "data" / "csl-data.json").read_text())
+    items = json.loads(run(sources, "csl-json").text)
+    jsonschema.validate(items, schema)
+    assert items[0]["container-title"] == "The Gradient Pod" and items[0]["dimensions"] == "1:02:03"
+    assert items[1]["container-title"] == "Ada's Lab_Notes & *More*"
+    assert "container-title" not in items[2] and "container-title" not in items[3]
+    md = run(sources, "markdown").text
+    assert "*The Gradient Pod* · " in md and "1:02:03 · [audio](<https://cdn.example.org/ep41.mp3>)" in md
+    assert r"Ada Lovelace · *Ada's Lab\_Notes & \*More\** · " in md
+    line = json.loads(run(sources, "jsonl").text.splitlines()[0])
+    assert line["source"] == "The Gradient Pod" and line["media"]["duration"] == 3723
+
+
+def test_an_episode_whose_only_url_is_its_audio_lists_it_once(db, add_items):
+    import rispy
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    (item,) = add_items([{"title": "Ep. 1", "content_type": "podcast", "url": EPISODE["url"],
+                          "enclosure": {**EPISODE, "duration": None}}], feed_title="A Show")
+    cs.favorite(db, "alice", item)
+    assert "addendum = {Podcast episode}" in run(db, "bibtex").text
+    (entry,) = rispy.loads(run(db, "ris").text)
+    assert entry["urls"] == [EPISODE["url"]]
+    assert "audio" not in run(db, "markdown").text
+
+
+def test_a_note_passes_harmless_math_like_a_title_and_escapes_the_rest(db, add_items):
+    import bibtexparser
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    (item,) = add_items([{"title": r"Bounds in $\mathcal{O}(\sqrt{n})$"}])
+    cs.add_note(db, "alice", item, r"Key idea: features scale as $\sqrt{n}$")
+    cs.add_note(db, "alice", item, r"Not math: $\input{/etc/passwd}$ and 50% of $5")
+    text = run(db, "bibtex").text
+    assert r"title = {Bounds in {$\mathcal{O}(\sqrt{n})$}}" in text
+    assert r"Note: Key idea: features scale as $\sqrt{n}$" in text
+    assert r"\$\textbackslash{}input\{/etc/passwd\}\$ and 50\% of \$5" in text
+    assert bibtexparser.parse_string(text).failed_blocks == []

@@ -47,6 +47,27 @@ def _date(record: dict) -> str | None:
     return (record["published"] or "")[:10] or None
 
 
+def duration_text(seconds: int | None) -> str | None:
+    """An episode's length as players show it: "41:05", "1:02:03"."""
+    if not seconds:
+        return None
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02}:{rest % 60:02}" if hours else f"{rest // 60}:{rest % 60:02}"
+
+
+def media(record: dict) -> dict | None:
+    """An episode's audio or video enclosure (``{url, type, duration}``); None for anything
+    else (a PDF attached to a post is not what a citation of the post points at)."""
+    found = record.get("media")
+    return found if found and found["type"].startswith(("audio/", "video/")) else None
+
+
+def _media_url(record: dict) -> str | None:
+    # An episode without a web page has its media URL as its URL already: not twice.
+    found = media(record)
+    return found["url"] if found and found["url"] != record["url"] else None
+
+
 
 # --- BibTeX --------------------------------------------------------------------------------
 
@@ -234,10 +255,39 @@ def _bib_name(name: str) -> str:
     return "{" + bib_escape(p["literal"]) + "}" if "literal" in p else bib_escape(inverted(name))
 
 
+_BIB_MEDIUM = {"podcast": "Podcast episode", "video": "Video"}
+
+
+def _bib_type(r: dict) -> tuple[str, str | None]:
+    """The entry type and the field that names the item's source (its feed's title).
+
+    A journal's paper is an ``@article`` in its ``journal``. Everything else stays ``@misc``
+    with ``howpublished``: classic BibTeX styles (plain, alpha) print howpublished for a
+    misc, biblatex's misc does too, while biblatex's ``@online`` names a site only in
+    ``organization`` and BibTeX styles do not know ``@online`` at all (a warning, and the
+    source not printed)."""
+    if r["content_type"] == "paper" and r["source"]:
+        return "article", "journal"
+    return "misc", "howpublished"
+
+
+def _bib_addendum(r: dict) -> str | None:
+    # biblatex's addendum (printed last; classic styles skip it): what the item is, how long,
+    # and where its audio is, which no standard @misc field holds.
+    found = media(r)
+    parts = [_BIB_MEDIUM.get(r["content_type"]), duration_text(found and found["duration"])]
+    if _media_url(r):
+        parts.append(f"{found['type'].split('/')[0]}: {found['url']}")
+    return bib_escape(", ".join(filter(None, parts))) or None
+
+
 def _bib_entry(r: dict) -> str:
+    kind, source_field = _bib_type(r)
     fields: list[tuple[str, str]] = [("title", bib_tex(r["title"], title=True))]
     if r["authors"]:
         fields.append(("author", " and ".join(_bib_name(a) for a in r["authors"])))
+    if r["source"]:
+        fields.append((source_field, bib_escape(r["source"])))
     if r["year"]:
         fields.append(("year", r["year"]))
     if _date(r):
@@ -248,14 +298,19 @@ def _bib_entry(r: dict) -> str:
         fields += [("eprint", _bib_verbatim(r["arxiv"])), ("archivePrefix", "arXiv")]
     if r["doi"]:
         fields.append(("doi", _bib_verbatim(r["doi"])))
+    if _bib_addendum(r):
+        fields.append(("addendum", _bib_addendum(r)))
     if r["abstract"]:
         fields.append(("abstract", bib_tex(r["abstract"])))
     keywords = [*r["tags"], f"hermes-{r['facet']}"]
     fields.append(("keywords", bib_escape(", ".join(keywords))))
     if note_text(r):
-        fields.append(("note", bib_escape(note_text(r))))
+        # The person's own text, treated as a title is: their math ($\sqrt{n}$) and text
+        # commands pass through for LaTeX when harmless (hermes.latex.harmless), the rest is
+        # escaped. A note's "$\input{…}$" is escaped like a feed's: the .bib may be shared.
+        fields.append(("note", bib_tex(note_text(r))))
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
-    return f"@misc{{{r['key']},\n{body}\n}}\n"
+    return f"@{kind}{{{r['key']},\n{body}\n}}\n"
 
 
 def bibtex(records: list[dict], tombstones: list[dict] | None = None) -> str:
@@ -276,12 +331,18 @@ def _ris_entry(r: dict) -> str:
     kind = "UNPB" if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN")
     lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
     lines += [_ris_line("AU", inverted(a)) for a in r["authors"]]
+    if r["source"]:
+        # T2, the secondary title: the journal of a JOUR, the blog of an ELEC, the show of
+        # a SOUND (what Zotero's RIS writes for a publication, blog or series title).
+        lines.append(_ris_line("T2", r["source"]))
     if r["year"]:
         lines.append(_ris_line("PY", r["year"]))
     if _date(r):
         lines.append(_ris_line("DA", _date(r).replace("-", "/")))
     if r["url"]:
         lines.append(_ris_line("UR", r["url"]))
+    if _media_url(r):
+        lines.append(_ris_line("UR", _media_url(r)))
     if r["doi"]:
         lines.append(_ris_line("DO", r["doi"]))
     if r["arxiv"]:
@@ -314,6 +375,14 @@ def csl_item(r: dict) -> dict:
                   "title": readable(r["title"])}
     if r["authors"]:
         item["author"] = [person(a) for a in r["authors"]]
+    if r["source"]:
+        # CSL's container: the journal of an article, the blog of a post, the programme of
+        # a broadcast episode (the CSL spec's own examples). Not publisher: a show is not
+        # the network that publishes it.
+        item["container-title"] = r["source"]
+    found = media(r)
+    if found and found["duration"]:
+        item["dimensions"] = duration_text(found["duration"])  # CSL: "running time"
     if _date(r):
         item["issued"] = {"date-parts": [[int(p) for p in _date(r).split("-")]]}
     if r["url"]:
@@ -341,10 +410,18 @@ def csl_json(records: list[dict], tombstones: list[dict] | None = None) -> str:
 
 
 def byline(r: dict) -> str:
-    """"A. Smith, B. Jones · 2024 · arXiv:2401.12345 · experienced, strength 0.55"."""
+    """"A. Smith, B. Jones · *Source* · 2024 · arXiv:2401.12345 · experienced, strength 0.55",
+    with an episode's duration and audio link after the year."""
     parts = [", ".join(r["authors"])] if r["authors"] else []
+    if r["source"]:
+        parts.append("*" + re.sub(r"([*_\\\[\]`])", r"\\\1", r["source"]) + "*")
     if r["year"]:
         parts.append(r["year"])
+    found = media(r)
+    if found and found["duration"]:
+        parts.append(duration_text(found["duration"]))
+    if _media_url(r):
+        parts.append(md_link(found["type"].split("/")[0], found["url"]))
     if r["arxiv"]:
         parts.append(f"arXiv:{r['arxiv']}")
     # arXiv's own DOI says nothing the arXiv id does not; a journal DOI does.
@@ -399,8 +476,8 @@ def markdown(records: list[dict], tombstones: list[dict] | None = None) -> str:
 # --- JSON lines ----------------------------------------------------------------------------
 
 _JSONL_FIELDS = ("key", "item_id", "facet", "revision", "title", "authors", "year", "published",
-                 "url", "arxiv", "doi", "abstract", "content_type", "tags", "strength",
-                 "favorited", "read_fraction", "added", "first_seen", "last_seen",
+                 "url", "arxiv", "doi", "abstract", "content_type", "source", "media", "tags",
+                 "strength", "favorited", "read_fraction", "added", "first_seen", "last_seen",
                  "highlights", "notes")
 
 

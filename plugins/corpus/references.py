@@ -3,7 +3,8 @@
 One record per item of the chosen facets, in the order the items entered them (membership
 revision, oldest first), with what a reference manager or a notes vault needs: a stable
 key, title, authors as a list, year, URL, arXiv id, DOI, abstract, tags, facet, strength,
-dates, and the persona's highlights and notes. The exporters (:mod:`.export`) and the vault
+dates, the source (the feed's title) and media (an episode's enclosure), and the persona's
+highlights and notes. The exporters (:mod:`.export`) and the vault
 sync (:mod:`.sync`) format these records; nothing else reads the corpus tables for them.
 """
 
@@ -124,9 +125,11 @@ _SQL = """
            i.guid, i.url, coalesce(i.title, ''), coalesce(i.summary, ''), i.authors, i.published,
            coalesce(i.content_type, 'article'), coalesce(i.tags, '[]'), i.arxiv_id,
            coalesce(p.max_fraction, 0), coalesce(p.opens, 0), p.first_seen, p.last_seen,
-           EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id)
+           EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id),
+           fd.title, i.enclosure
     FROM corpus_membership m
     LEFT JOIN items i ON i.id = m.item_id
+    LEFT JOIN feeds fd ON fd.id = i.feed_id
     LEFT JOIN corpus_progress p ON p.user_id = m.user_id AND p.item_id = m.item_id
     WHERE m.user_id = ? AND m.facet IN ({facets})
     ORDER BY m.revision
@@ -145,6 +148,28 @@ def _unique_keys(rows) -> dict[int, str]:
         keys[item_id] = key if key not in taken else f"{key}-i{item_id}"
         taken.add(keys[item_id])
     return keys
+
+
+def source_of(feed_title: str | None, arxiv: str | None) -> str | None:
+    """Where an item was published, for a citation: its feed's title (a blog, a show, a
+    journal). None for an arXiv paper (its listing feed is not where it was published; the
+    exports name arXiv) and for an item whose feed was removed (no feeds row is left)."""
+    title = " ".join((feed_title or "").split())
+    return title if title and not arxiv else None
+
+
+def media_of(enclosure: str | None) -> dict | None:
+    """The stored enclosure as ``{url, type, duration}`` (duration in seconds or None), for
+    an episode's citation; None when there is none or it cannot be read."""
+    try:
+        found = json.loads(enclosure) if enclosure else None
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("url"), str):
+        return None
+    seconds = found.get("duration")
+    return {"url": found["url"], "type": found.get("type") or "",
+            "duration": seconds if isinstance(seconds, int) and seconds > 0 else None}
 
 
 def _captures(db, user_id: int, item_ids: set[int]) -> tuple[dict, dict]:
@@ -176,7 +201,7 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
     stored_dois = dict(db.execute("SELECT item_id, doi FROM corpus_item_dois"))
     out = []
     for (item_id, facet, revision, added, guid, url, title, summary, author, published, ctype,
-         tags, arxiv, frac, opens, first, last, fav) in rows:
+         tags, arxiv, frac, opens, first, last, fav, feed_title, enclosure) in rows:
         hs, ns = highlights.get(item_id, []), notes.get(item_id, [])
         seen = [t for t in (first, last, *(c["created"] for c in hs + ns)) if t]
         doi = item_doi(stored_dois.get(item_id), guid, url, arxiv)
@@ -188,6 +213,7 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
             "title": title or url or f"item {item_id}", "authors": parse_stored(author),
             "published": published, "year": (published or "")[:4] or None, "url": url,
             "arxiv": arxiv, "doi": doi, "abstract": summary, "content_type": ctype,
+            "source": source_of(feed_title, arxiv), "media": media_of(enclosure),
             "tags": [arxiv_category(t) for t in json.loads(tags)],
             "strength": score, "favorited": bool(fav),
             "read_fraction": round(frac, 2),
