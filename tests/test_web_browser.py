@@ -594,3 +594,50 @@ def test_the_header_figures_follow_a_like_and_its_undo_without_a_reload(browser,
     page.reload()
     assert page.locator('[data-figure="stats"]').inner_text() == shown == liked
     assert errors == []
+
+
+def test_mark_these_read_and_the_feed_chips_follow_a_rating_and_a_read(browser, server, db):
+    """A user trial: after ✓ the button still said "Mark these 4 read" and then marked the
+    liked item read too; after "Mark read" a feed's unread chip kept its old count until a
+    reload. Now the button lists only what is still unread and unrated, and says how many,
+    and the chips follow a read as they follow a ✓ — all without a reload."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = watched(page)
+    page.goto(server + "/feed?user=ada")
+    page.evaluate("window.__still = 'the same page'")
+    ids = [int(i) for i in page.locator("article.item").evaluate_all(
+        "els => els.map(e => e.dataset.itemId)")]
+    n = len(ids)
+    button = page.locator("form[data-read-all] button")
+    assert button.inner_text() == f"Mark these {n} read"
+    note = page.locator(".list-head [data-as-loaded]")
+
+    page.keyboard.press("j")
+    page.keyboard.press("l")  # ✓ on the first item
+    toast(page, "like", "More like this")
+    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 1} read'",
+                           arg=button.element_handle())
+
+    # "Mark read" on the next one: its feed's chip drops, the button counts one fewer again
+    feed_id = db.execute("SELECT feed_id FROM items WHERE id = ?", [ids[1]]).fetchone()[0]
+    chip = page.locator(f'[data-figure="unread-{feed_id}"]')
+    before = int(chip.inner_text())
+    page.locator(f'#item-{ids[1]} form[data-act="read"] button').click()
+    toast(page, "ok", "Marked read")
+    page.wait_for_function(f"e => e.textContent === '{before - 1}'", arg=chip.element_handle())
+    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 2} read'",
+                           arg=button.element_handle())
+    assert note.is_visible()  # the heading's counts are as loaded, and say so
+
+    button.click()
+    toast(page, "ok", f"Marked {n - 2} items read")
+    assert read_ids(db) == sorted(ids[1:])  # not the liked one
+    assert clicks(db) == [(1, ids[0], "like", "ui")]
+    assert not page.locator("form[data-read-all]").is_visible()  # nothing left to mark
+    page.locator(".toast").get_by_role("button", name="Undo").click()
+    toast(page, "ok", f"{n - 2} items unread again")
+    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 2} read'",
+                           arg=button.element_handle())
+    assert read_ids(db) == [ids[1]]
+    assert page.evaluate("window.__still") == "the same page"
+    assert errors == []

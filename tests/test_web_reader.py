@@ -177,6 +177,42 @@ def test_mark_these_read_and_undo_only_what_it_changed(web, db, ids):
     assert read_ids(db) == [ids[0]]  # the one read before stays read
 
 
+def test_mark_these_read_skips_an_item_rated_since_the_page_loaded(web, db, ids):
+    """A user trial: ✓ on an item, then "Mark these 2 read" marked the liked item read too
+    ("Marked 2 items read" when the person meant 1). The button's list is the page's as
+    loaded; the server leaves out what was rated since, so it holds without script too."""
+    here = "/feed?user=ada&days=all"
+    page = web.get(here).text
+    listed = re.search(r'name="item_ids" value="([\d,]+)"', page).group(1)
+    assert listed.split(",") == [str(i) for i in shown(page)]
+    liked, rest = int(listed.split(",")[0]), [int(i) for i in listed.split(",")[1:]]
+    post(web, "/click", {"user": "ada", "item_id": liked, "liked": "1"})
+
+    answer = post(web, "/read-all", {"user": "ada", "item_ids": listed, "next": here},
+                  json=True).json()
+    assert answer["item_ids"] == rest and liked not in read_ids(db)
+    assert answer["message"] == f"Marked {len(rest)} items read (not the 1 you rated)"
+    assert answer["figures"] == figures(web.get(here).text)  # the chips, as a reload shows
+    assert clicks(db) == [(1, liked, "like", "ui")]
+    # its undo takes back what it marked, nothing else
+    post(web, "/read-all", answer["undo"]["fields"])
+    assert read_ids(db) == []
+
+
+def test_a_read_answers_the_feed_figures_a_reload_would_show(web, db, ids):
+    """A user trial: the per-feed unread chips followed a ✓ but not "Mark read"."""
+    here = "/feed?user=ada&days=all"
+    before = figures(web.get(here).text)
+    feed_id = db.execute("SELECT feed_id FROM items WHERE id = ?", [ids[2]]).fetchone()[0]
+    answer = post(web, "/read", {"user": "ada", "item_id": ids[2],
+                                 "next": f"{here}#item-{ids[3]}"}, json=True).json()
+    after = figures(web.get(here).text)
+    assert answer["figures"] == after
+    assert int(after[f"unread-{feed_id}"]) == int(before[f"unread-{feed_id}"]) - 1
+    undone = post(web, "/read", {**answer["undo"]["fields"], "next": here}, json=True).json()
+    assert undone["figures"] == figures(web.get(here).text) == before
+
+
 @pytest.mark.parametrize("data, needle", [
     ({"user": "ada", "item_ids": ""}, "no items to mark"),
     ({"user": "ada", "item_ids": "1,abc"}, "Each item number must be a whole number"),

@@ -6,9 +6,9 @@ like or dislike through ``record_feedback``, taking one back through ``remove_fe
 read state, opens and favorites through the corpus tools. Every answer carries an ``undo``: the POST that puts
 things back (the change log records a removal as a tombstone). A script gets JSON and the
 page stays put; without script the answer is a redirect back to the same place
-(``#item-N``) with the message and its Undo button. A rating's JSON also carries the
-feed page's figures it changed (the header's clicks and weight, the unread counts), rendered
-as a reload renders them.
+(``#item-N``) with the message and its Undo button. The JSON of a rating or a read also
+carries the feed page's figures it changed (the header's clicks and weight, the unread counts),
+rendered as a reload renders them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,14 @@ from .access import Tools, opened, require_item_id, require_persona
 from .forms import Refusal, bad, local_path, parse_bool, parse_int, parse_text
 from .render import DENSITIES, DENSITY_COOKIE, done, macro_text, page_url, render, wants_json
 from .sanitize import safe_url
-from .views import candidate_query, feed_view, feeds_with_unread, header_figures, read_among
+from .views import (
+    candidate_query,
+    feed_view,
+    feeds_with_unread,
+    header_figures,
+    rated_among,
+    read_among,
+)
 
 MAX_BATCH = 200
 
@@ -71,9 +78,9 @@ async def _item_action(request: Request, work):
 
 
 def _feed_figures(request: Request, db, user: dict, back: str) -> dict | None:
-    """The figures a rating changes on the feed page it was made on — the clicks and the
-    weight they get in the header, the unread count of each feed — rendered as a reload
-    would render them, by the name of the element that shows each (``data-figure``).
+    """The figures a rating or a read changes on the feed page it was made on — the clicks
+    and the weight they get in the header, the unread count of each feed — rendered as a
+    reload would render them, by the name of the element that shows each (``data-figure``).
     None off the feed page, and without script (the redirect renders the page anew)."""
     view = feed_view(back)
     if view is None or view.user != user["name"] or not wants_json(request):
@@ -131,7 +138,8 @@ async def mark_read(request: Request):
             tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
             message = f"Unread again: {_title(db, item_id)}"
         return {"message": message, "read": on,
-                "undo": _undo("/read", user, item_id=item_id, on=0 if on else 1)}
+                "undo": _undo("/read", user, item_id=item_id, on=0 if on else 1),
+                "figures": _feed_figures(request, db, user, local_path(form.get("next"), ""))}
 
     return await _item_action(request, work)
 
@@ -189,7 +197,12 @@ async def highlight(request: Request):
 
 
 async def read_all(request: Request):
-    """Mark every item of a view read (``on=1``), or take that back (``on=0``, the undo)."""
+    """Mark every item of a view read (``on=1``), or take that back (``on=0``, the undo).
+
+    "Mark these read" lists the page's unread, unrated items as the page was loaded; an item
+    rated since is left out here (it has left the unread view, and the person did not mean
+    it), so the button does what it says with or without script. One read since is already
+    read, and is not counted either."""
     form = await request.form()
     on = parse_bool(form.get("on", "1"), "The on / off choice")
     raw = [p for p in (form.get("item_ids") or "").replace(" ", "").split(",") if p]
@@ -206,23 +219,27 @@ async def read_all(request: Request):
             for item_id in ids:
                 require_item_id(db, item_id)
             already = read_among(db, user, ids)
-            changed = [i for i in ids if (i not in already) == on]
+            rated = rated_among(db, user, ids) if on else set()
+            changed = [i for i in ids if (i not in already) == on and i not in rated]
             for item_id in changed:
                 if on:
                     tools.require(db, "corpus", "record_progress", user=user["name"],
                                   item_id=item_id, fraction=1.0, new_session=False)
                 else:
                     tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
-        return user, changed
+            figures = _feed_figures(request, db, user, local_path(form.get("next"), ""))
+        return user, changed, len(rated - already), figures
 
-    user, changed = await _in_thread(form, act)
+    user, changed, skipped, figures = await _in_thread(form, act)
     n = len(changed)
     message = (f"Marked {n} item{'' if n == 1 else 's'} read" if on
                else f"{n} item{'' if n == 1 else 's'} unread again")
+    if skipped:
+        message += f" (not the {skipped} you rated)"
     undo = _undo("/read-all", user, item_ids=",".join(map(str, changed)), on=0 if on else 1) \
         if changed else None
     back = local_path(form.get("next"), page_url("feed", user["name"]))
-    return done(request, back, message, undo=undo, item_ids=changed, read=on)
+    return done(request, back, message, undo=undo, item_ids=changed, read=on, figures=figures)
 
 
 async def prefs(request: Request):

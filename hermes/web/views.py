@@ -195,6 +195,16 @@ def read_among(db, user: dict, item_ids: list[int]) -> set[int]:
     return set(item_ids) - unread
 
 
+def rated_among(db, user: dict, item_ids: list[int]) -> set[int]:
+    """Which of ``item_ids`` the persona has rated (✓ or ✗)."""
+    if not item_ids:
+        return set()
+    marks = ",".join("?" * len(item_ids))
+    return {r[0] for r in db.execute(
+        f"SELECT item_id FROM clicks WHERE user_id = ? AND item_id IN ({marks})",
+        [user["id"], *item_ids])}
+
+
 def feeds_with_unread(db, user: dict, view: View) -> list[dict]:
     """Every feed with its unread count in the view's window (the row of views)."""
     counts = unread_by_feed(db, user, view)

@@ -116,18 +116,34 @@
     setForm(el, 'form[data-act="read"]', read, "Mark unread", "Mark read");
   }
 
-  // A rating changes figures beyond its card. Those the answer carries (rendered by the
-  // server as a reload would render them) are put in place; the others stay as the page
-  // was loaded, and say so.
-  function applyFigures(data) {
+  // A rating or a read changes figures beyond its card. Those the answer carries (rendered
+  // by the server as a reload would render them) are put in place; the others stay as the
+  // page was loaded, and say so: a note names the changes it is about ("rating read"; a
+  // note that names none is about a rating).
+  function applyFigures(data, change) {
     var figures = data.figures || {};
     Object.keys(figures).forEach(function (name) {
       var el = document.querySelector('[data-figure="' + name + '"]');
       if (el) el.textContent = figures[name];
     });
     Array.prototype.forEach.call(document.querySelectorAll("[data-as-loaded]"), function (note) {
-      note.hidden = false;
+      var about = (note.getAttribute("data-as-loaded") || "rating").split(" ");
+      if (about.indexOf(change) >= 0) note.hidden = false;
     });
+  }
+
+  // "Mark these N read" lists the page's items still unread and unrated: after a rating or
+  // a read it is listed anew from the cards, so it marks what it says (the server skips a
+  // rated item too, for a page without script).
+  function syncReadAll() {
+    var form = document.querySelector("form[data-read-all]");
+    if (!form) return;
+    var ids = cards().filter(function (el) {
+      return !el.classList.contains("is-read") && !el.classList.contains("is-rated");
+    }).map(function (el) { return el.getAttribute("data-item-id"); });
+    form.querySelector('input[name="item_ids"]').value = ids.join(",");
+    form.querySelector("button").textContent = "Mark these " + ids.length + " read";
+    form.hidden = !ids.length;
   }
 
   function apply(data) {
@@ -148,11 +164,13 @@
         setForm(el, 'form[data-act="save"]', !!data.saved, "★ Saved", "☆ Save");
       }
     }
-    if ("clicked" in data) applyFigures(data);
     (data.item_ids || []).forEach(function (id) {
       var other = card(id);
       if (other) applyRead(other, !!data.read);
     });
+    if ("clicked" in data) applyFigures(data, "rating");
+    else if ("read" in data) applyFigures(data, "read");
+    syncReadAll();
     toast(data.kind, data.message, data.undo);
   }
 
@@ -211,6 +229,8 @@
     if (el) {
       applyRead(el, true);
       setCurrent(el);
+      applyFigures({}, "read");
+      syncReadAll();
     }
     var title = form.querySelector("button").textContent.trim();
     toast("ok", "Opened, marked read: " + title.slice(0, 80),
