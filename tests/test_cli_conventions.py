@@ -117,8 +117,10 @@ def test_plurals(db, db_path, add_items):
     out = run("feed", "ann", "--db", db_path).stdout
     assert "1 item from the last 7 days clears ann's bar" in out and "1 items" not in out
     listed = run("feeds", "list", "--db", db_path).stdout
-    assert "1 item ·" in listed and "never fetched" in listed and "last fetched never" not in listed
-    assert "never fetched · ok" not in listed  # no health claimed for a fetch that never was
+    # its item was stored without a fetch of this subscription: not "never fetched" beside it
+    assert "1 item ·" in listed and "not fetched since it was subscribed" in listed
+    assert "last fetched never" not in listed
+    assert "subscribed · ok" not in listed  # no health claimed for a fetch that never was
 
 
 def test_no_arguments_shows_help_and_exits_0():

@@ -51,7 +51,7 @@ def test_readding_a_removed_feed_gives_it_back_its_items_and_likes(db_path, serv
     # its items are there: not "to load its items", nor "never fetched"
     assert "to load what it published since" in added.output and "load its items" not in added.output
     listed = run("feeds", "list", "--db", db_path).output
-    assert "not fetched since it was added again" in listed
+    assert "not fetched since it was subscribed" in listed
     assert run("ingest", "--db", db_path).exit_code == 0
 
     again = ok_json("feeds", "list", "--db", db_path)
@@ -112,7 +112,7 @@ def test_the_web_form_readding_a_removed_feed_says_its_items_are_back(db_path, s
             assert answer.status_code == 303
         page = web.get("/feeds").text
     assert _feed_items(db, first) == kept
-    assert "not since it was added again" in page  # its items are there: not "never"
+    assert "not since it was subscribed" in page  # its items are there: not "never"
     assert (f"Feed {first} added: its items arrive with the next refresh (Refresh now fetches "
             f"it at once). It was subscribed before: its {len(kept)} stored items") in page
 

@@ -148,7 +148,7 @@ def fetch_words(f: dict) -> tuple[str, str]:
         return (f"last tried {when}, {failed}" if when else failed), ""
     if not when:  # no fetch, so no health to report ("ok" would claim one)
         # items without a fetch: a feed added again took back what an earlier one stored
-        return ("not fetched since it was added again" if f["item_count"] else "never fetched"), ""
+        return ("not fetched since it was subscribed" if f["item_count"] else "never fetched"), ""
     # a feed that parsed with problems is read, but not "ok" (as the web says)
     status = (f"read with a warning: {clean(f['last_warning'], 200)}" if f.get("last_warning")
               else "ok")
