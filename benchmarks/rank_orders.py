@@ -2,7 +2,9 @@
 
 Persona ``bench`` (every component active) and ``new`` (no clicks), then eight fixed clicks,
 one at a time, each followed by both rankings (18 rankings); the lists go to a JSON file.
-Run it on a copy of the database (it writes clicks) once per version and compare the files:
+Run it on a copy of the database (it writes clicks) once per version, one version right
+after the other, and compare the files (the 7-day window moves with the clock: the synthetic
+items' dates are fixed, so runs hours apart rank different candidate sets):
 
     cp benchmarks/.cache/rank-100000-v1.db /tmp/a.db
     .venv/bin/python benchmarks/rank_orders.py /tmp/a.db /tmp/new.json

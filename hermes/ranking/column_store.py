@@ -78,7 +78,10 @@ def load(matrix, kind: str, key) -> np.ndarray | None:
     if path is None or not path.exists():
         return None
     try:
-        column = np.load(path, allow_pickle=False)
+        # mapped, not read: the ranking copies what it uses of it anyway (a first call at a
+        # million rows read ~40 MB of columns and then copied them again), and the mapping
+        # stays valid if a newer file replaces or a prune deletes this one
+        column = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
         if len(column) != len(matrix):
             return None
         os.utime(path)  # recently used: pruned last
