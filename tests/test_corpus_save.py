@@ -343,3 +343,14 @@ def test_endpoint_settings_are_validated(alice, tmp_path):
     with pytest.raises(HermesError, match="arxiv_api .* use an http"):
         save(alice, "2401.12345")
     assert counts(alice) == (0, 0, 0)
+
+
+def test_the_saved_message_quotes_a_latex_title_as_stored(alice, add_items):
+    """repr() doubled its backslashes: "…with $\\\\ell_1$ Priors" (a trial)."""
+    from hermes.cli.support import run_tool
+
+    add_items([{"title": r"Sparse codes with $\ell_1$ Priors", "arxiv_id": "2401.99999",
+                "url": "https://arxiv.org/abs/2401.99999"}])
+    r = run_tool(alice, "save_item", user="alice", ref="2401.99999")
+    assert r["ok"], r["message"]
+    assert r"“Sparse codes with $\ell_1$ Priors”" in r["message"] and "\\\\" not in r["message"]

@@ -12,6 +12,7 @@ from pydantic import Field
 from hermes.config import settings
 from hermes.contract import Result, ok, tool
 from hermes.records import require_user
+from hermes.text import clip
 from hermes.tools import User, caller
 
 from . import export
@@ -92,7 +93,8 @@ def save(db, user: str, ref: str, *, trusted: bool) -> dict:
     r = saving.save(db, user, ref, allow_private=trusted or settings().allow_private,
                     source="ui" if trusted else caller())
     what = "Stored" if r["created"] else "Already stored:"
-    return ok(f"{what} item {r['item_id']} {r['title'][:120]!r}; saved for {r['user']} "
+    # quoted, not repr(): repr doubled the backslashes of a LaTeX title ("\\ell_1")
+    return ok(f"{what} item {r['item_id']} “{clip(r['title'] or '', 120)}”; saved for {r['user']} "
               f"({_describe(r['changes'])}; facet {r['facet']}).",
               **{k: r[k] for k in SavedItem.empty()})
 
