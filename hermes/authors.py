@@ -129,7 +129,10 @@ def split_name(name: str) -> tuple[str, str]:
 def author_key(name: str) -> str:
     """Surname and first initial, folded: "Lukas J. Furtak", "L. Furtak" and "FURTAK, L."
     all give ``"furtak, l"``; a surname alone gives ``"furtak"``; ``""`` for no name."""
-    given, surname = split_name(clean_name(name) if "," in (name or "") else (name or "").strip())
+    # a title before the name ("Dr. Karl Schmidt") is no initial: a search typed as the feed
+    # spells the person found nothing (stored names lose it already: clean_name)
+    given, surname = split_name(clean_name(name) if "," in (name or "")
+                                else without_honorifics((name or "").strip()))
     surname = " ".join(re.sub(r"[^\w\s'-]", "", _fold(surname)).split())
     if not surname:
         return ""

@@ -180,3 +180,13 @@ def test_a_title_before_a_name_is_not_part_of_it():
     assert author_key(parse_authors("Dr. Ana Lopez")[0]) == author_key("Ana Lopez")
     assert matches(parse_authors("Dr. Ana Lopez"), "Ana Lopez")
     assert parse_authors("Dr.") == ["Dr"]  # only a title: kept as written
+
+
+def test_a_search_typed_with_a_title_finds_the_person():
+    """A trial searched --author "Dr. Karl Schmidt" as the feed spells him: the title was
+    read as his first initial ("schmidt, d")."""
+    from hermes.authors import author_key, matches
+
+    assert author_key("Dr. Karl Schmidt") == author_key("Karl Schmidt") == "schmidt, k"
+    assert matches(["Karl Schmidt"], "Dr. Karl Schmidt")
+    assert not matches(["Dora Schmidt"], "Dr. Karl Schmidt")
