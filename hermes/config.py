@@ -6,8 +6,10 @@ data directory, default.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +126,7 @@ def matrix_storage() -> str:
     where = "HERMES_MATRIX"
     if value is None:
         value = load_toml(config_toml()).get("ranking", {}).get("matrix", "auto")
-        where = "[ranking] matrix in config.toml"
+        where = in_config("ranking", "matrix")
     if not isinstance(value, str) or value.strip().lower() not in MATRIX_STORAGES:
         raise HermesError(f"{where}: expected \"auto\", \"float32\" or \"int8\", got {value!r}")
     return value.strip().lower()
@@ -134,16 +136,42 @@ def matrix_storage() -> str:
 #: other sections belong to their readers ([embed], [ranking]) or to plugins ([corpus])
 KNOWN_KEYS = {"fetch": {"timeout", "max_bytes", "concurrency", "allow_private"},
               "ingest": {"every"}, "plugins": {"enabled"}}
+#: every top-level section something bundled reads: the core's, [embed] and [ranking]
+#: (read where they are used) and the bundled plugins' ([corpus]). Plugins cannot declare
+#: sections, and this file is read before plugins load (it lists them), so an unknown
+#: section is refused only when it is a near-miss of a known one (a typo such as [rankng]);
+#: any other gets a warning line, as it may be a third-party plugin's own.
+KNOWN_SECTIONS = frozenset(KNOWN_KEYS) | {"embed", "ranking", "corpus"}
+_warned: set[tuple[Path, str]] = set()
+
+
+def in_config(section: str, key: str | None = None) -> str:
+    """``[fetch] timeout in /full/path/config.toml``: how every config.toml error starts."""
+    return f"[{section}]{f' {key}' if key else ''} in {config_toml()}"
+
+
+def _sections(cfg: dict) -> None:
+    """Refuse a misspelled top-level section, warn (once) about one no bundled code reads."""
+    for name in sorted(set(cfg) - KNOWN_SECTIONS):
+        known = ", ".join(f"[{s}]" for s in sorted(KNOWN_SECTIONS))
+        near = difflib.get_close_matches(name, KNOWN_SECTIONS, n=1, cutoff=0.75)
+        if near:
+            raise HermesError(f"{in_config(name)}: unknown section; did you mean [{near[0]}]? "
+                              f"known: {known}")
+        if (config_toml(), name) not in _warned:
+            _warned.add((config_toml(), name))
+            sys.stderr.write(f"hermes: warning: {in_config(name)}: no bundled part of hermes "
+                             f"reads this section (a plugin's own?); known: {known}\n")
 
 
 def _table(cfg: dict, name: str) -> dict:
     """Section ``[name]`` of config.toml, checked: a table, with only keys the core reads."""
     table = cfg.get(name, {})
     if not isinstance(table, dict):
-        raise HermesError(f"{config_toml()}: {name} must be a table ([{name}]), got {table!r}")
+        raise HermesError(f"{in_config(name)}: {name} must be a table ([{name}]), got {table!r}")
     unknown = sorted(set(table) - KNOWN_KEYS.get(name, set(table)))
     if unknown:
-        raise HermesError(f"{config_toml()}: unknown key(s) in [{name}]: {', '.join(unknown)}; "
+        raise HermesError(f"{in_config(name)}: unknown key(s) in [{name}]: {', '.join(unknown)}; "
                           f"known: {', '.join(sorted(KNOWN_KEYS[name]))}")
     return table
 
@@ -155,19 +183,24 @@ def _number(table: dict, section: str, key: str, default, kind: type, what: str)
     whole = kind is int
     if (isinstance(value, bool) or not isinstance(value, (int, float))
             or (whole and not float(value).is_integer()) or not value > 0):
-        raise HermesError(f"[{section}] {key} in {config_toml()}: expected {what} above 0, "
-                          f"got {value!r}")
+        raise HermesError(f"{in_config(section, key)}: expected {what} above 0, got {value!r}")
     return kind(value)
 
 
 def settings() -> Settings:
     """Read ``config.toml`` and the environment (cheap; called per command or tool)."""
     cfg = load_toml(config_toml())
+    _sections(cfg)
     fetch = _table(cfg, "fetch")
     allowed_here = fetch.get("allow_private", False)
     if not isinstance(allowed_here, bool):
-        raise HermesError(f"[fetch] allow_private in {config_toml()}: expected true or false, "
+        raise HermesError(f"{in_config('fetch', 'allow_private')}: expected true or false, "
                           f"got {allowed_here!r}")
+    embed = cfg.get("embed", {})
+    if not isinstance(embed, dict):
+        raise HermesError(f"{in_config('embed')}: embed must be a table ([embed]), got {embed!r}")
+    if "torch_from" in embed:  # the rest of [embed] is checked where it is read
+        _number(embed, "embed", "torch_from", None, int, "a whole number of texts")
     allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE"), "HERMES_ALLOW_PRIVATE") or allowed_here
     plugins_env = os.environ.get("HERMES_PLUGINS")
     if plugins_env is not None:
@@ -176,9 +209,10 @@ def settings() -> Settings:
         plugins = tuple(cfg["plugins"]["enabled"])
     else:
         plugins = None
-    every = os.environ.get("HERMES_INGEST_EVERY")
+    every, every_where = os.environ.get("HERMES_INGEST_EVERY"), "HERMES_INGEST_EVERY"
     if every is None:
         every = _table(cfg, "ingest").get("every", DEFAULT_INGEST_EVERY)
+        every_where = in_config("ingest", "every")
     return Settings(
         allow_private=allow,
         fetch_timeout=_number(fetch, "fetch", "timeout", 20.0, float, "a number of seconds"),
@@ -187,6 +221,6 @@ def settings() -> Settings:
         fetch_concurrency=_number(fetch, "fetch", "concurrency", 8, int,
                                   "a whole number of feeds"),
         plugins=plugins,
-        ingest_every=parse_duration(every, "[ingest] every"),
+        ingest_every=parse_duration(every, every_where),
         extra=cfg,
     )

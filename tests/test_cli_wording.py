@@ -177,3 +177,28 @@ def test_the_favorite_tool_keeps_its_own_word_over_mcp(db, world):
     assert said.startswith(f"Item {ids[2]} favorited;")
     said = call_tool(db, favorite, {"user": "ada", "item_id": ids[0], "on": False}, face="mcp")["message"]
     assert said.startswith(f"Item {ids[0]} was not favorited;")
+
+
+@pytest.mark.parametrize("args, said, tool_word", [
+    # a library refusal (the export is not a tool call): since=99 is --since 99
+    (["corpus", "export", "ada", "--since", 99], "error: --since 99 is beyond the current revision",
+     "since="),
+    # a tool's own refusal: content_type is the command's --type
+    (["persona", "search", "ada", "--type", "podcast"], "error: unknown --type 'podcast'",
+     "content_type"),
+], ids=["library", "tool"])
+def test_a_refusal_written_with_a_parameter_name_names_the_option(world, args, said, tool_word):
+    _, path, _ = world
+    result = run(*args, "--db", path)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(said), result.stderr
+    assert tool_word not in result.stderr
+
+
+def test_cli_wording_leaves_a_parameter_that_is_an_english_word_in_prose():
+    from hermes.cli.support import cli_wording
+
+    names = {"since": "--since", "content_type": "--type", "item_id": "ITEM"}
+    assert (cli_wording("changed since revision 3; since=3 and item_id, not my_content_type",
+                        names)
+            == "changed since revision 3; --since 3 and ITEM, not my_content_type")

@@ -22,6 +22,13 @@ from hermes.errors import HermesError
     ("[fetch]\ntimeuot = 3\n", "unknown key(s) in [fetch]: timeuot; known: allow_private,"),
     ('[ingest]\nevry = "1h"\n', "unknown key(s) in [ingest]: evry"),
     ('[fetch]\nallow_private = "yes"\n', "[fetch] allow_private in"),
+    # every section names the file as [fetch] does, with the same helper
+    ('[ingest]\nevery = "banana"\n', "[ingest] every in"),
+    ('[embed]\ntorch_from = "300"\n', "expected a whole number of texts above 0, got '300'"),
+    ("[embed]\ntorch_from = 0\n", "[embed] torch_from in"),
+    # a misspelled section is refused, the known ones listed
+    ("[rankng]\nmatrix = \"int8\"\n", "[rankng] in"),
+    ("[rankng]\nmatrix = \"int8\"\n", "did you mean [ranking]? known: [corpus], [embed], "),
 ])
 def test_a_bad_setting_is_named(text, fragment):
     config_toml().parent.mkdir(parents=True, exist_ok=True)
@@ -65,3 +72,32 @@ def test_every_without_due_or_watch_is_refused(db_path):
 
     result = CliRunner().invoke(build_app(), ["ingest", "--every", "5m", "--db", str(db_path)])
     assert result.exit_code == 1 and "--every is the refresh interval of --due or --watch" in result.output
+
+
+def test_the_ranking_matrix_setting_names_the_file():
+    from hermes.config import matrix_storage
+
+    config_toml().parent.mkdir(parents=True, exist_ok=True)
+    config_toml().write_text('[ranking]\nmatrix = "int4"\n')
+    with pytest.raises(HermesError) as caught:
+        matrix_storage()
+    assert str(caught.value).startswith(f"[ranking] matrix in {config_toml()}: expected")
+
+
+def test_a_section_no_bundled_code_reads_is_a_warning_not_a_refusal(capsys):
+    # plugins cannot declare sections and config.toml is read before they load: a
+    # third-party plugin's own section must keep working
+    config_toml().parent.mkdir(parents=True, exist_ok=True)
+    config_toml().write_text("[weatherplugin]\ncity = 3\n")
+    assert settings().extra["weatherplugin"] == {"city": 3}
+    settings()
+    warned = capsys.readouterr().err.splitlines()
+    assert warned == [f"hermes: warning: [weatherplugin] in {config_toml()}: no bundled part "
+                      "of hermes reads this section (a plugin's own?); known: [corpus], [embed], "
+                      "[fetch], [ingest], [plugins], [ranking]"]
+
+
+def test_the_environment_interval_is_named_as_such(monkeypatch):
+    monkeypatch.setenv("HERMES_INGEST_EVERY", "banana")
+    with pytest.raises(HermesError, match="^HERMES_INGEST_EVERY: 'banana' is not a duration"):
+        settings()

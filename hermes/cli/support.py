@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -150,8 +151,12 @@ def run_tool(db, name: str, /, **arguments) -> dict:
     if tool is None:
         raise HermesError(f"the {name} tool is not available: the plugin that provides it is "
                           "disabled (see `hermes plugins`)")
-    with tool_arguments.named(cli_names(arguments)):
-        return call_tool(db, tool, arguments, face="cli")
+    names = cli_names(arguments)
+    with tool_arguments.named(names):
+        result = call_tool(db, tool, arguments, face="cli")
+    if not result.get("ok", True) and isinstance(result.get("message"), str):
+        result = {**result, "message": cli_wording(result["message"], names)}
+    return result
 
 
 def cli_names(arguments: dict) -> dict[str, str]:
@@ -170,6 +175,23 @@ def cli_names(arguments: dict) -> dict[str, str]:
         if param is not None:
             spelled[name] = _spelling(param)
     return spelled
+
+
+def cli_wording(message: str, names: dict[str, str] | None = None) -> str:
+    """``message``, written by a tool or library with parameter names, in the running
+    command's words: ``since=99`` becomes ``--since 99`` and ``content_type`` becomes
+    ``--type``. Only ``name=`` and names with an underscore are rewritten, so a parameter
+    that is also an English word (``since``, ``user``) stays a word in prose."""
+    ctx = get_current_context(silent=True)
+    spelled = {p.name: _spelling(p) for p in ctx.command.params} if ctx is not None else {}
+    spelled.update(names or {})
+    for name, spelling in spelled.items():
+        if not name or name == spelling:
+            continue
+        message = re.sub(rf"(?<![\w-]){re.escape(name)}=", f"{spelling} ", message)
+        if "_" in name:
+            message = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", spelling, message)
+    return message
 
 
 def _given(ctx, params: list, value):
@@ -235,7 +257,7 @@ def run_guarded(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except HermesError as exc:
-        die(str(exc))
+        die(cli_wording(str(exc)))
 
 
 def style(text: str, **kw) -> str:
