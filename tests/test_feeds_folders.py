@@ -146,3 +146,60 @@ def test_import_says_the_added_feeds_are_checked_at_the_next_ingest(tmp_path, db
     assert "not fetched: the next `hermes ingest` checks each one" in first
     again = run("feeds", "import-opml", path, "--db", db_path)  # nothing added: no such hint
     assert again.stdout.strip() == "0 feeds added, 3 already subscribed."
+
+
+TRIAL = (  # as Feedly / Inoreader export: one feed in two folders, a folder named with " / "
+    '<?xml version="1.0"?><opml version="2.0"><body>'
+    '<outline text="Papers"><outline text="arXiv cs.LG" type="rss" '
+    '  xmlUrl="https://rss.arxiv.org/rss/cs.LG"/></outline>'
+    '<outline text="AI  /  ML" title="AI / ML">'
+    '  <outline text="arXiv" type="rss" xmlUrl="https://RSS.arxiv.org/rss/cs.LG"/>'
+    '  <outline text="Blog" type="rss" xmlUrl="feed://blog.example.org/blog-en.xml"/>'
+    '  <outline text="Secure" type="rss" xmlUrl="FEED:https://secure.example.org/atom"/>'
+    "</outline>"
+    '<outline text="Not a feed" type="rss" xmlUrl="javascript:alert(1)"/>'
+    "</body></opml>")
+
+
+def test_a_feed_listed_twice_is_counted_and_named_with_the_folder_it_kept(tmp_path, db_path):
+    path = tmp_path / "trial.opml"
+    path.write_text(TRIAL)
+    result = run("feeds", "import-opml", path, "--db", db_path)
+    assert result.exit_code == 0, result.output
+    # 5 entries: 3 added + 0 already + 1 listed twice + 1 skipped
+    assert result.stdout.startswith("3 feeds added, 0 already subscribed, 1 listed twice in the file, 1 skipped.")
+    assert ("  listed twice: https://RSS.arxiv.org/rss/cs.LG (again in 'AI ／ ML'): "
+            "kept in the first folder, 'Papers'\n") in result.stdout
+    assert _by_url(db_path)["https://rss.arxiv.org/rss/cs.LG"]["folder"] == "Papers"
+    again = _import(tmp_path, db_path, TRIAL, "again.opml")
+    assert again["repeats"] == [{"url": "https://RSS.arxiv.org/rss/cs.LG", "folder": "AI ／ ML",
+                                 "kept_in": "Papers"}]
+    assert again["already_subscribed"] + len(again["repeats"]) + len(again["skipped"]) == 5
+
+
+def test_feed_scheme_addresses_are_read_as_http_and_https(tmp_path, db_path):
+    done = _import(tmp_path, db_path, TRIAL)
+    assert [s["url"] for s in done["skipped"]] == ["javascript:alert(1)"]
+    feeds = _by_url(db_path)
+    assert feeds["http://blog.example.org/blog-en.xml"]["title"] == "Blog"  # feed://host/path
+    assert feeds["https://secure.example.org/atom"]["title"] == "Secure"  # feed:https://…
+
+
+def test_a_slash_inside_one_folder_name_stays_one_folder_through_export(tmp_path, db_path):
+    path = tmp_path / "trial.opml"
+    path.write_text(TRIAL)
+    said = run("feeds", "import-opml", path, "--db", db_path).stdout
+    assert ("  folder 'AI / ML' is one folder, stored as 'AI ／ ML': "
+            "' / ' separates nested folders in hermes") in said
+    assert _by_url(db_path)["http://blog.example.org/blog-en.xml"]["folder"] == "AI \uff0f ML"
+    doc = ok_json("feeds", "export-opml", "--db", db_path)
+    assert doc["folders"] == ["AI ／ ML", "Papers"]
+    body = ET.fromstring(doc["opml"].encode()).find("body")
+    folder = body.find("outline[@text='AI ／ ML']")
+    assert [o.get("text") for o in folder] == ["Blog", "Secure"]  # one level, not AI > ML
+    out = tmp_path / "out.opml"
+    out.write_text(doc["opml"])
+    other = tmp_path / "other.db"
+    back = ok_json("feeds", "import-opml", out, "--db", other)
+    assert back["folders_renamed"] == [] and back["added"] == 3
+    assert {f["folder"] for f in _by_url(other).values()} == {"Papers", "AI ／ ML"}

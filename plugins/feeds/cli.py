@@ -275,14 +275,18 @@ def import_opml(
     """Subscribe to every feed listed in an OPML file (no fetch; `hermes ingest` loads them).
 
     Folders are kept: a feed in nested folders gets their path, outermost first ("Science /
-    Physics"). A feed already subscribed is not added again; it moves into the folder the
+    Physics"); a " / " inside one folder's name is stored as " ／ " (fullwidth solidus) so it
+    stays one folder, and the report says so. A feed listed twice is kept in the folder where
+    it is first listed; the report names it. feed:// and feed:https:// addresses are read as
+    http(s). A feed already subscribed is not added again; it moves into the folder the
     file gives it (one at the file's top level keeps its folder), and keeps its title.
     Web feeds are taken as listed. A local path or file:// entry (as `hermes feeds
     export-opml` writes for local feeds) is taken only when that file exists here and parses
     as a feed, so a shared OPML file cannot make `hermes ingest` read other files.
     """
-    taken, skipped = [], []
-    for outline in read_opml(file):
+    listed = read_opml(file)
+    taken, skipped, repeats = [], [], listed.repeats
+    for outline in listed.outlines:
         problem = None if is_web_url(outline.url) else local_feed_problem(outline.url)
         if problem:
             skipped.append({"url": outline.url, "reason": problem})
@@ -293,19 +297,32 @@ def import_opml(
     added, moved = done["added"], done["moved"]
     message = (f"{plural(len(added), 'feed')} added, {done['already']} already subscribed"
                + (f" ({len(moved)} moved to the file's folder)" if moved else "")
+               + (f", {len(repeats)} listed twice in the file" if repeats else "")
                + (f", {len(skipped)} skipped" if skipped else "")
                + (". They were not fetched: the next `hermes ingest` checks each one and loads "
                   "its items." if added else "."))
     if as_json:
         emit_json({"ok": True, "added": len(added), "already_subscribed": done["already"],
-                   "moved": moved, "skipped": skipped, "feed_ids": added, "message": message})
+                   "moved": moved, "repeats": repeats, "skipped": skipped,
+                   "folders_renamed": listed.renamed, "feed_ids": added, "message": message})
         return
     typer.echo(message)
     for entry in moved:
         typer.echo(f"  moved: feed {entry['id']} to {clean(entry['folder'])}"
                    + (f" (was in {clean(entry['was'])})" if entry["was"] else ""))
+    for entry in repeats:
+        typer.echo(f"  listed twice: {clean(entry['url'])} (again {_where(entry['folder'])}): "
+                   + ("kept in the first folder, " + repr(clean(entry['kept_in'])) if entry["kept_in"]
+                      else "kept at the top level, where it is first listed"))
+    for entry in listed.renamed:
+        typer.echo(f"  folder {clean(entry['name'])!r} is one folder, stored as "
+                   f"{clean(entry['stored'])!r}: ' / ' separates nested folders in hermes")
     for entry in skipped:
         typer.echo(f"  skipped: {clean(entry['url'])} ({entry['reason']})")
+
+
+def _where(folder: str | None) -> str:
+    return f"in {clean(folder)!r}" if folder else "at the top level"
 
 
 @feeds_app.command("export-opml")

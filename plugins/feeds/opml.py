@@ -24,6 +24,11 @@ MAX_OPML_BYTES = 10 * 1024 * 1024
 FOLDER_SEP = " / "
 
 
+#: what stands in for a literal " / " inside one folder's name (U+FF0F FULLWIDTH SOLIDUS with
+#: its spaces), so that name stays one folder and is not read back as two nested ones
+SEP_IN_NAME = " \uff0f "
+
+
 @dataclass(frozen=True)
 class Outline:
     """One feed of an OPML file: its ``xmlUrl``, its name, the folder path it sits in
@@ -34,29 +39,64 @@ class Outline:
     site_url: str | None = None
 
 
-def read_opml(path: str | Path) -> list[Outline]:
-    """Every outline with an ``xmlUrl``, at any nesting depth, in document order, duplicates
-    dropped (the first one counts).
+@dataclass
+class OpmlList:
+    """What :func:`read_opml` found: ``outlines`` (each feed once), ``repeats`` (one
+    ``{url, folder, kept_in}`` per later entry of a feed already listed) and ``renamed``
+    (``{name, stored}`` per folder name whose `` / `` became :data:`SEP_IN_NAME`)."""
+    outlines: list[Outline]
+    repeats: list[dict]
+    renamed: list[dict]
+
+
+def read_opml(path: str | Path) -> OpmlList:
+    """Every outline with an ``xmlUrl``, at any nesting depth, in document order; a feed
+    listed again (however spelled) is kept where it is first listed and the later entry
+    counted in ``repeats``.
 
     A feed's folder is the path of the outlines without ``xmlUrl`` around it, outermost first
     and joined by :data:`FOLDER_SEP` (``Science / Physics``), so nested folders survive an
-    export -> import round trip. Names come from ``text`` (what OPML readers display), else
-    ``title``."""
+    export -> import round trip; a `` / `` inside one folder's name becomes
+    :data:`SEP_IN_NAME`. Names come from ``text`` (what OPML readers display), else
+    ``title``. ``feed://`` and ``feed:https://`` addresses are read as http(s)."""
+    # Here, not at the top: the ingest package loads httpx, which loads only when a feed is
+    # fetched or read.
+    from hermes.ingest.feedlist import same_feed_key
+
     root = _parse(Path(path).expanduser())
-    found, seen = [], set()
+    found: list[Outline] = []
+    first: dict[str, Outline] = {}
+    repeats, renamed = [], {}
 
     def walk(parent: ET.Element, folders: tuple[str, ...]) -> None:
         for outline in parent.findall("outline"):
-            url = (outline.get("xmlUrl") or outline.get("xmlurl") or "").strip()
+            url = without_feed_scheme(outline.get("xmlUrl") or outline.get("xmlurl") or "")
             name = _name(outline)
-            if url and url not in seen:
-                seen.add(url)
-                found.append(Outline(url, name, FOLDER_SEP.join(folders) or None,
-                                     _site(outline.get("htmlUrl") or outline.get("htmlurl"))))
-            walk(outline, folders if url or not name else (*folders, name))
+            folder = FOLDER_SEP.join(folders) or None
+            key = same_feed_key(url) if url else ""
+            if url and key in first:
+                repeats.append({"url": url, "folder": folder, "kept_in": first[key].folder})
+            elif url:
+                first[key] = Outline(url, name, folder,
+                                     _site(outline.get("htmlUrl") or outline.get("htmlurl")))
+                found.append(first[key])
+            if not url and name and FOLDER_SEP in name:
+                renamed.setdefault(name, name.replace(FOLDER_SEP, SEP_IN_NAME))
+            walk(outline, folders if url or not name
+                 else (*folders, name.replace(FOLDER_SEP, SEP_IN_NAME)))
 
     walk(root.find("body") if root.find("body") is not None else root, ())
-    return found
+    return OpmlList(found, repeats, [{"name": k, "stored": v} for k, v in renamed.items()])
+
+
+def without_feed_scheme(url: str) -> str:
+    """``feed://host/path`` as ``http://host/path`` and ``feed:https://…`` as ``https://…``
+    (the two spellings of the ``feed`` pseudo-scheme some readers write); others as given."""
+    url = url.strip()
+    if url[:5].lower() != "feed:":
+        return url
+    rest = url[5:]
+    return "http:" + rest if rest.startswith("//") else rest
 
 
 def _parse(path: Path) -> ET.Element:
