@@ -101,3 +101,12 @@ def test_the_environment_interval_is_named_as_such(monkeypatch):
     monkeypatch.setenv("HERMES_INGEST_EVERY", "banana")
     with pytest.raises(HermesError, match="^HERMES_INGEST_EVERY: 'banana' is not a duration"):
         settings()
+
+
+def test_a_corpus_setting_mistake_names_the_file_like_the_core_settings(tmp_path, monkeypatch):
+    from hermes_corpus.settings import corpus_settings
+
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    (tmp_path / "config.toml").write_text("[corpus]\nheard_thresold = 0.5\n")
+    with pytest.raises(HermesError, match=rf"\[corpus\] in {tmp_path / 'config.toml'} has unknown key"):
+        corpus_settings()

@@ -22,7 +22,7 @@ import math
 import urllib.parse
 from dataclasses import dataclass
 
-from hermes.config import settings
+from hermes.config import in_config, settings
 from hermes.errors import HermesError
 
 
@@ -46,7 +46,7 @@ _URLS = ("arxiv_api", "doi_resolver")
 
 
 def _bad(key: str, value, want: str) -> HermesError:
-    return HermesError(f"config.toml [corpus] {key} = {value!r} is invalid; {want}")
+    return HermesError(f"{in_config('corpus', key)}: {value!r} is invalid; {want}")
 
 
 def from_mapping(raw: dict) -> CorpusSettings:
@@ -55,7 +55,7 @@ def from_mapping(raw: dict) -> CorpusSettings:
     unknown = sorted(set(raw) - set(known))
     if unknown:
         raise HermesError(
-            f"config.toml [corpus] has unknown key(s) {', '.join(unknown)}; "
+            f"{in_config('corpus')} has unknown key(s) {', '.join(unknown)}; "
             f"known: {', '.join(sorted(known))}"
         )
     values = {}
@@ -90,5 +90,5 @@ def corpus_settings() -> CorpusSettings:
     """The settings in effect now (``config.toml`` is re-read: cheap, and edits apply live)."""
     raw = settings().extra.get("corpus", {})
     if not isinstance(raw, dict):
-        raise HermesError("config.toml: [corpus] must be a table")
+        raise HermesError(f"{in_config('corpus')}: must be a table")
     return from_mapping(raw)
