@@ -159,6 +159,26 @@ def _library():
     return LatexNodes2Text(math_mode="text"), get_default_latex_context_db(), LatexWalker
 
 
+def spelled_out(text: str) -> str | None:
+    """The words the LaTeX of a feed's text is indexed under, for the Unicode a person reads
+    and types: "ΛCDM" → "Lambda CDM", "ℓ₁" → "ell 1" (the faces show ``$\\Lambda$CDM`` as
+    "ΛCDM", and a search for what is shown found nothing); ``None`` when ``text`` has no
+    symbol LaTeX writes as a command. Accented letters are left to the full-text index,
+    which folds them."""
+    if text.isascii():
+        return None
+    # pylatexenc loads only for a search with such a symbol
+    from pylatexenc.latexencode import unicode_to_latex
+
+    scripts = "".join(unicodedata.normalize("NFKC", c) if "SCRIPT" in unicodedata.name(c, "")
+                      and unicodedata.normalize("NFKC", c).isdigit() else c for c in text)
+    latex = unicode_to_latex(scripts, non_ascii_only=True)
+    if "\\ensuremath" not in latex:
+        return None
+    words = _COMMAND.sub(r" \1 ", latex.replace("\\ensuremath", ""))
+    return " ".join(re.sub(r"[^\w\s]|_", " ", words).split()) or None
+
+
 #: commands pylatexenc knows that make LaTeX read a file, or point elsewhere: never passed
 #: on from a feed to a document hermes writes for LaTeX (a BibTeX export)
 _NOT_PASSED_ON = frozenset({"input", "include", "includeonly", "url", "href", "cite",

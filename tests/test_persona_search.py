@@ -150,3 +150,20 @@ def test_long_summaries_are_shortened_for_small_models(db, add_items):
     make_persona(db)
     result = tool(db, "search_feed", user="alice", query="graphs")
     assert len(result["results"][0]["summary"]) <= 300 and result["results"][0]["summary"].endswith("…")
+
+
+def test_a_search_for_what_the_faces_show_finds_the_latex_stored(db, add_items):
+    """The faces show "$\\Lambda$CDM" as "ΛCDM" and "$\\ell_1$" as "ℓ₁": a trial searched for
+    what it read and found nothing. Text stored in Unicode is found as before."""
+    ids = add_items([{"title": r"Halo counts in $\Lambda$CDM simulations"},
+                     {"title": r"Sparse codes with an $\ell_1$ penalty"},
+                     {"title": "ΛCDM written in Unicode by its feed"},
+                     {"title": "Bread and butter"}])
+    make_persona(db, "ann", "cosmology")
+
+    def found(query):
+        return {r["id"] for r in tool(db, "search_feed", user="ann", query=query, limit=10)["results"]}
+
+    assert found("ΛCDM") == {ids[0], ids[2]}
+    assert found("ℓ₁ penalty") == {ids[1]}
+    assert found("Lambda") == {ids[0]}

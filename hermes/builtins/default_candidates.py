@@ -7,6 +7,8 @@ match reads SQLite: every word must occur in the title or summary. A word that i
 as a word prefix, so "graph" also finds "graphene" and "graphs" (the index stems: "graphs"
 finds "graph"); any other word ("100%", "x-ray", "c++") is matched literally as a substring
 with LIKE, over the rows the indexed words left. Without the index every word is a LIKE.
+A query with a symbol the faces show for a feed's LaTeX ("ΛCDM", "ℓ₁") also finds the text
+as stored ("$\\Lambda$CDM"): :func:`hermes.latex.spelled_out`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from ..authors import author_key, key_matches
 from ..hookspecs import hookimpl
+from ..latex import spelled_out
 from ..ranking.preferences import tag_key, topic_key, type_key
 
 
@@ -57,6 +60,10 @@ def hermes_candidates(db, user, query, matrix):
     if query.text and query.text.split():
         found = np.zeros(len(matrix), dtype=bool)
         found[matrix.rows_of(text_matches(db, query.text.split()))] = True
+        # what the faces show as "ΛCDM" is stored as "$\Lambda$CDM": look for that spelling too
+        spelled = spelled_out(query.text)
+        if spelled:
+            found[matrix.rows_of(text_matches(db, spelled.split()))] = True
         keep &= found
     return keep
 
