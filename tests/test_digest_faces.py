@@ -144,3 +144,20 @@ def test_a_digest_where_nothing_clears_the_bar_still_shows_its_counts_and_caveat
     with client(db_path) as web:
         page = web.get("/digest?user=bea").text
     assert "below your bar" in page and "below=1#below-bar" in page
+
+
+def test_a_terminal_heading_names_the_topic_it_is_part_of():
+    """A heading names the tags the week's items carry, at times only "cs.lg": the CLI says
+    which topic that is, as the web page does."""
+    from hermes_digest.render import render_digest
+
+    lines = []
+    item = {"id": 1, "title": "Entmax attention", "reason": "Good match", "url": "https://e.org/1"}
+    render_digest({"topics": [{"label": "cs.lg", "community": "sparse autoencoder · cs.lg",
+                               "n_total": 1, "items": [item]}],
+                   "window_days": 7}, "ada", echo=lines.append)
+    assert any("part of the topic sparse autoencoder · cs.lg" in line for line in lines)
+    lines.clear()
+    render_digest({"topics": [{"label": "galaxy", "community": "galaxy", "n_total": 1,
+                               "items": [item]}], "window_days": 7}, "ada", echo=lines.append)
+    assert not any("part of the topic" in line for line in lines)

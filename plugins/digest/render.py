@@ -45,6 +45,11 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
         echo("")
         echo(typer.style(f"## {clean(topic['label'])}", bold=True, fg="cyan")
              + f"  ({shown_of(topic['n_total'], len(topic['items']))})")
+        community = topic.get("community")
+        if community and community != topic["label"]:
+            # the heading names the tags this week's items carry, at times a bare category
+            # code ("cs.lg"): the topic it belongs to says what that is (as the web page does)
+            echo(typer.style(f"     part of the topic {clean(community)}", dim=True))
         show(topic["items"])
         hidden = topic["n_total"] - len(topic["items"])
         if hidden > 0:
