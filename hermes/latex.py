@@ -91,10 +91,10 @@ def _span_end(text: str, start: re.Match) -> int | None:
         close = text.find("\\)" if token == "\\(" else "\\]", at)
         return close + 2 if 0 < close - at <= MAX_MATH else None
     if token.startswith("{"):
-        return _group_end(text, start.start())
+        return group_end(text, start.start())
     if token[1].isalpha():
         while at < len(text) and text[at] == "{":  # the command's braced arguments
-            at = _group_end(text, at)
+            at = group_end(text, at)
             if at is None:
                 return None
         return at
@@ -131,9 +131,11 @@ def _prose(between: str) -> bool:
     return bool(_WORDS.search(_COMMAND_WITH_ARGUMENT.sub(" ", between)))
 
 
-def _group_end(text: str, opening: int) -> int | None:
-    """The end of the balanced ``{…}`` opened at ``opening``, or None when unbalanced."""
-    depth, at, stop = 0, opening, min(len(text), opening + MAX_MATH)
+def group_end(text: str, opening: int, limit: int | None = MAX_MATH) -> int | None:
+    """The end of the balanced ``{…}`` opened at ``opening`` (an escaped brace does not
+    count, as in LaTeX), or None when it does not close within ``limit`` characters."""
+    depth, at = 0, opening
+    stop = len(text) if limit is None else min(len(text), opening + limit)
     while at < stop:
         char = text[at]
         if char == "{":

@@ -46,6 +46,7 @@ from .runlock import ingest_run
 from .schedule import next_due
 from .store import embed_pending, store_items
 from .tagging import pending_count, tag_pending, taggers_active
+from .text import safe_url
 
 Progress = Callable[[str, int, int], None]  # (stage "fetch" | "embed" | "tag", done, total)
 
@@ -185,14 +186,8 @@ def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed):
                       title = COALESCE(NULLIF(title, ''), ?),
                       site_url = COALESCE(site_url, ?) WHERE id = ?""",
             [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.ttl,
-             parsed.title or None, _site(parsed.link), feed["id"]])
+             parsed.title or None, safe_url(parsed.link), feed["id"]])
     return stored
-
-
-def _site(link: str | None) -> str | None:
-    """The feed's own web site (its channel ``<link>``), for OPML's ``htmlUrl`` and the
-    feeds page: a web address only (a feed's text decides what it holds)."""
-    return link if link and link.lower().startswith(("https://", "http://")) else None
 
 
 def _parse(res: FetchResult) -> ParsedFeed:

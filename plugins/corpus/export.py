@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 
 from hermes.errors import InvalidInput
-from hermes.latex import harmless, inline_math_end, readable
+from hermes.latex import group_end, harmless, inline_math_end, readable
 
 from . import references
 from .membership import _read_snapshot
@@ -131,18 +131,6 @@ _LETTER = rf"(?:[^\W_]|{_ACCENT.pattern})"
 _WORD = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*")
 
 
-def _group_end(text: str, opening: int) -> int | None:
-    """The end of the ``{…}`` opened at ``opening`` (escaped braces do not count, as in
-    LaTeX), or None when it never closes."""
-    depth, at = 0, opening
-    while at < len(text):
-        depth += (text[at] == "{") - (text[at] == "}")
-        if depth == 0:
-            return at + 1
-        at += 2 if text[at] == "\\" else 1
-    return None
-
-
 def _is_math(text: str, m: re.Match) -> bool:
     """Whether a :data:`MATH` match is math: its braces balance on their own (else, passed
     through, it could close the field early and break the whole file), and a single-dollar
@@ -165,7 +153,7 @@ def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
                 at = m.end()
             continue
         brace = m.start() if m.group().startswith("{") else m.end() - 1
-        end = _group_end(text, brace)
+        end = group_end(text, brace, limit=None)
         if end is not None:
             out += [("prose", text[at:m.start()]), ("open", m.group()),
                     *_segments(text[m.end():end - 1], inner=True), ("close", "}")]

@@ -2,8 +2,8 @@
 
 Feed text is third-party data: control characters (terminal escape sequences included) are
 removed before anything reaches the terminal. Styling is dropped by click when stdout is
-not a terminal. Titles and reasons are shown as a person reads them: LaTeX as Unicode
-(:func:`hermes.latex.readable`); the digest tool's result keeps it, for agents.
+not a terminal. Titles and reasons are shown as a person reads them, LaTeX as Unicode
+(:func:`hermes.cli.support.clean` converts it); the digest tool's result keeps it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import typer
 
 from hermes.cli.support import clean, wrapped
 from hermes.faces import date_words, plural, shown_of
-from hermes.latex import readable
 
 
 def _item_lines(item: dict, number: int) -> list[str]:
@@ -23,8 +22,8 @@ def _item_lines(item: dict, number: int) -> list[str]:
     ranks would read out of order (1, 3, 2); the number is the reading order."""
     date = date_words(item)
     meta = ", ".join(clean(x) for x in (item.get("source"), date) if x)
-    lines = [f"  {number:>3}. {clean(readable(item['title']), 100)}" + (f"  [{meta}]" if meta else "")]
-    lines += [typer.style(line, dim=True) for line in wrapped(readable(item.get("reason")), "       ", "why: ")]
+    lines = [f"  {number:>3}. {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
+    lines += [typer.style(line, dim=True) for line in wrapped(item.get("reason"), "       ", "why: ")]
     if item.get("url"):
         lines.append(typer.style(f"       {clean(item['url'], 160)}", dim=True))
     return lines
@@ -76,7 +75,7 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
         echo(typer.style("## Saved, not read yet", bold=True, fg="cyan")
              + f"  ({shown_of(saved['n_total'], len(saved['items']))})")
         for item in saved["items"]:
-            echo(f"     - {clean(readable(item['title']), 100)}  [saved {clean(item.get('saved_at'))[:10]}]")
+            echo(f"     - {clean(item['title'], 100)}  [saved {clean(item.get('saved_at'))[:10]}]")
         if saved["n_total"] > len(saved["items"]):
             echo(f"       … {saved['n_total'] - len(saved['items'])} more saved")
     quality = result.get("ranking_quality") or {}

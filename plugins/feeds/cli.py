@@ -155,42 +155,47 @@ def fetch_words(f: dict) -> tuple[str, str]:
     return f"last fetched {when}", status
 
 
+FeedId = Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")]
+
+
+def _say(db_path: str | None, tool: str, as_json: bool, **arguments) -> None:
+    """Call ``tool`` and print its message (or its JSON): the subcommands that only relay
+    the tool's answer."""
+    with database(db_path) as conn:
+        result = run_tool(conn, tool, **arguments)
+    check(result, as_json)
+    if not as_json:
+        typer.echo(clean(result["message"]))
+
+
 @feeds_app.command("remove")
 @guarded
 def remove(
-    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
+    feed_id: FeedId,
     yes: Annotated[bool, typer.Option("--yes", help="Really remove (without it nothing changes).")] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Unsubscribe from a feed. Its items and every click on them are kept."""
-    with database(db) as conn:
-        result = run_tool(conn, "remove_feed", feed_id=feed_id, confirm=yes)
-    check(result, as_json)
-    if not as_json:
-        typer.echo(clean(result["message"]))
+    _say(db, "remove_feed", as_json, feed_id=feed_id, confirm=yes)
 
 
 @feeds_app.command("rename")
 @guarded
 def rename_command(
-    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
+    feed_id: FeedId,
     title: Annotated[str, typer.Argument(metavar="TITLE", help="The new display title (quote it).")],
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Change a feed's display title; ingest never overwrites a title you set."""
-    with database(db) as conn:
-        result = run_tool(conn, "rename_feed", feed_id=feed_id, title=title)
-    check(result, as_json)
-    if not as_json:
-        typer.echo(clean(result["message"]))
+    _say(db, "rename_feed", as_json, feed_id=feed_id, title=title)
 
 
 @feeds_app.command("folder")
 @guarded
 def folder_command(
-    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
+    feed_id: FeedId,
     folder: Annotated[Optional[str], typer.Argument(
         metavar="[FOLDER]", help="The folder; nest with ' / ' (\"Science / Physics\", as OPML "
                                  "import stores them). Leave out, or \"\", for the top level.")] = None,
@@ -214,7 +219,7 @@ def folder_command(
 @feeds_app.command("trust")
 @guarded
 def trust_command(
-    feed_id: Annotated[int, typer.Argument(metavar="ID", help="Feed id (see `hermes feeds list`).")],
+    feed_id: FeedId,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
