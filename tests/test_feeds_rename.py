@@ -44,3 +44,12 @@ def test_rename_refuses_an_empty_title_and_keeps_the_old_one(tmp_path, db_path):
         assert result.exit_code == 1 and result.stderr.startswith("error: ")
         assert "title" in result.stderr.lower()
     assert "[1] Quantum & Friends" in run("feeds", "list", "--db", db_path).output
+
+
+def test_a_latex_title_reads_as_the_faces_show_it(tmp_path, db_path):
+    """repr() doubled the backslash ("$\\\\alpha$"), which the terminal then could not read."""
+    _subscribed(tmp_path, db_path)
+    result = run("feeds", "rename", "1", r"Notes on $\alpha$-divergence", "--db", db_path)
+    assert result.output.strip() == "Feed 1 is now called 'Notes on α-divergence'."
+    doc = json.loads(run("feeds", "rename", "1", r"On $\alpha$", "--json", "--db", db_path).stdout)
+    assert doc["message"] == r"Feed 1 is now called 'On $\alpha$'."

@@ -20,6 +20,7 @@ from hermes.ingest.store import embedding_text, insert_items, store_embeddings
 from hermes.ingest.tagging import apply_proposals, embed_for_tags, propose
 from hermes.records import require_user
 from hermes.storage.transactions import write_transaction
+from hermes.text import clip
 
 from . import signals
 from .metadata import LookupFailed, Ref, identify, lookup
@@ -47,7 +48,7 @@ def _embed(item: dict, embedder):
     try:
         return embed_for_tags(embedder, [embedding_text(item["title"], item["summary"])])
     except Exception as exc:  # the model failing to load or run: say so, store nothing
-        raise LookupFailed(f"could not embed {item['title'][:80]!r} ({type(exc).__name__}: "
+        raise LookupFailed(f"could not embed “{clip(item['title'] or '', 80)}” ({type(exc).__name__}: "
                            f"{exc}); nothing was stored") from exc
 
 

@@ -344,7 +344,8 @@ def removal_plan(db, feed_id: int) -> dict:
     ).fetchone()[0]
     feed = {**feed, "item_count": items, "click_count": clicks}
     return {"feed": feed, "item_count": items, "click_count": clicks,
-            "what": f"feed {feed['id']} {feed['title']!r} ({feed['url']})"}
+            # quoted, not repr(): repr doubled a LaTeX title's backslashes
+            "what": f"feed {feed['id']} '{feed['title']}' ({feed['url']})"}
 
 
 def trust(db, feed_id: int) -> dict:

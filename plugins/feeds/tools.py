@@ -340,7 +340,8 @@ def rename_feed(
     """Change a feed's display title (by id from list_feeds). Fetching never overwrites a
     title you set."""
     feed = rename(db, feed_id, title)
-    return ok(f"Feed {feed['id']} is now called {feed['title']!r}.", feed=feed)
+    # quoted, not repr(): repr doubled a LaTeX title's backslashes, which no face could read
+    return ok(f"Feed {feed['id']} is now called '{feed['title']}'.", feed=feed)
 
 
 @tool(GROUP, result=FeedRemoval, destructive=True, idempotent=True, untrusted=True)
