@@ -205,6 +205,50 @@ def test_same_paper_in_two_listings_is_one_item(db, server):
     assert [s["known_elsewhere"] for s in again] == [0, 0]  # said on a feed's first fetch only
 
 
+def test_one_feed_under_two_addresses_keeps_its_items_when_the_first_is_removed(db, server):
+    # The same posts and papers at two addresses: stored once, under the address fetched
+    # first. Removing that one must not leave the other, still subscribed, without them.
+    from hermes.ingest.feedlist import forget_feed
+    from hermes.records import create_user
+    from hermes.storage.signals import record_click
+    from hermes.storage.transactions import write_transaction
+
+    entries = rss(articles(3) + papers("0704.0001"))
+    first = server.add("/feed.xml", body=entries)
+    add_feeds(db, [(first, None)])
+    run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
+    second = server.add("/rss/all.xml", body=entries)
+    add_feeds(db, [(second, None)])
+    out = run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
+    assert [(s["new"], s["known_elsewhere"]) for s in out if s["url"] == second] == [(0, 4)]
+    user = create_user(db, "ana", "posts")
+    liked = db.execute("SELECT id FROM items ORDER BY id LIMIT 1").fetchone()[0]
+    record_click(db, user["id"], liked, True, "ui")
+    seq = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0]
+    with write_transaction(db):
+        forget_feed(db, feed_id(db, first))
+
+    again = run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
+    assert [(s["new"], s["adopted"], s["known_elsewhere"]) for s in again] == [(0, 4, 0)]
+    assert count(db, f"feed_id = {feed_id(db, second)}") == 4 and count(db) == 4
+    # the ranking re-reads their source; the like stays on its item
+    assert count(db, f"embed_seq > {seq}") == 4
+    assert db.execute("SELECT item_id FROM clicks").fetchall() == [(liked,)]
+    # once home, they stay: the next fetch adopts nothing
+    assert [s["adopted"] for s in run_ingest(db, embedder=CountingEmbedder(), settings=FAST)] == [0]
+
+
+def test_a_feed_still_subscribed_keeps_the_items_it_stored(db, server):
+    entries = rss(articles(2))
+    first, second = server.add("/a.xml", body=entries), server.add("/b.xml", body=entries)
+    add_feeds(db, [(first, None)])
+    run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
+    add_feeds(db, [(second, None)])
+    out = run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
+    assert [s["adopted"] for s in out] == [0, 0]
+    assert count(db, f"feed_id = {feed_id(db, first)}") == 2
+
+
 def test_crash_while_embedding_is_completed_by_the_next_run(db, server):
     url = server.add("/feed.xml", body=rss(articles(70)), etag='"v1"')
     add_feeds(db, [(url, None)])

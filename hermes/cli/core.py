@@ -296,6 +296,9 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
             if s.get("known_elsewhere"):
                 detail += (f", {s['known_elsewhere']} already in the archive (stored once: "
                            "listed by another feed too, or saved)")
+            if s.get("adopted"):
+                detail += (f", {s['adopted']} stored under a feed since removed are this feed's "
+                           "now (the same feed under another address)")
             if (s["error"] or "").startswith(REFUSED):
                 detail += (f" (an agent subscribed it; `hermes feeds trust {s['feed_id']}` lets "
                            "ingest fetch it from private addresses)")

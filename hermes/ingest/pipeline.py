@@ -154,11 +154,12 @@ def skip_reason(feed: dict) -> str:
 
 def _summary(feed: dict, status: str, new: int = 0, error: str | None = None,
              warning: str | None = None, title: str | None = None, updated: int = 0,
-             undated: int = 0, first_seen: int = 0, known_elsewhere: int = 0) -> dict:
+             undated: int = 0, first_seen: int = 0, known_elsewhere: int = 0,
+             adopted: int = 0) -> dict:
     return {"feed_id": feed["id"], "url": feed["url"], "title": title or feed.get("title"),
             "status": status, "new": new, "updated": updated, "undated": undated,
-            "first_seen": first_seen, "known_elsewhere": known_elsewhere, "error": error,
-            "warning": warning}
+            "first_seen": first_seen, "known_elsewhere": known_elsewhere, "adopted": adopted,
+            "error": error, "warning": warning}
 
 
 def _record_failure(db, feed: dict, error: str, retry_after: str | None = None) -> None:
@@ -284,7 +285,7 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
     return _summary(feed, "new" if new else "unchanged", new=new, warning=parsed.warning,
                     title=feed.get("title") or parsed.title, updated=len(stored.updated_ids),
                     undated=stored.undated, first_seen=stored.first_seen,
-                    known_elsewhere=stored.known_elsewhere)
+                    known_elsewhere=stored.known_elsewhere, adopted=stored.adopted)
 
 
 def _refused_again(backoff: str) -> str:

@@ -48,6 +48,9 @@ class Stored:
     #: a cross-listed paper, a saved page): stored once, so the feed's count is smaller than
     #: its entry count, and the summary says why
     known_elsewhere: int = 0
+    #: entries the archive held under a feed since removed (the same feed subscribed under
+    #: two addresses, the first one removed): now this feed's items (:func:`_adopt`)
+    adopted: int = 0
 
 
 def insert_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict]) -> list[int]:
@@ -77,6 +80,7 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
     with write_transaction(db):
         first_fetch = feed_id is None or db.execute(
             "SELECT 1 FROM items WHERE feed_id = ? LIMIT 1", [feed_id]).fetchone() is None
+        held: list[int] = []  # entries the archive already had, by item id
         for item in items:
             row = _row(item)
             if row["arxiv_id"]:
@@ -86,9 +90,12 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
                     if _update_paper(db, known[:5], row):
                         out.updated_ids.append(known[0])
                     out.known_elsewhere += first_fetch and known[5] != feed_id
+                    held.append(known[0])
                     continue
-            if _stored_as_another_id(db, row):
+            other = _stored_as_another_id(db, row)
+            if other is not None:
                 out.known_elsewhere += first_fetch
+                held.append(other)
                 continue
             undated = not row["published"]
             first_seen = undated and not first_fetch
@@ -107,18 +114,50 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
                 out.first_seen += first_seen
             else:
                 out.known_elsewhere += first_fetch
+                same = db.execute("SELECT id FROM items WHERE guid = ?", [row["guid"]]).fetchone()
+                held += [same[0]] if same else []
+        if feed_id is not None and held:
+            out.adopted = _adopt(db, feed_id, held)
+            if first_fetch:  # counted as held elsewhere above; they are this feed's now
+                out.known_elsewhere -= min(out.known_elsewhere, out.adopted)
     return out
 
 
-def _stored_as_another_id(db, row: dict) -> bool:
-    """Whether the archive holds this entry under another id: the same link and title. A
-    bare guid ("ep-42") is made unique with its feed's URL, so the same feed subscribed
-    under two spellings of its address (or an aggregator re-publishing a post under its own
-    guid) would otherwise store every entry twice, read items coming back as unread."""
+def _adopt(db, feed_id: int, item_ids: list[int]) -> int:
+    """Make this feed the home of those of ``item_ids`` whose feed was removed; return how
+    many. One feed subscribed under two addresses stores each entry once, under the address
+    fetched first: when that subscription is removed, its items would stay with a feed no
+    longer listed, while the one still subscribed, which carries them, showed none of them."""
+    orphaned = []
+    for start in range(0, len(item_ids), 500):
+        chunk = item_ids[start:start + 500]
+        orphaned += db.execute(
+            f"SELECT id, embedding IS NOT NULL FROM items WHERE id IN ({','.join('?' * len(chunk))}) "
+            "AND feed_id IN (SELECT id FROM removed_feeds) "
+            "AND feed_id NOT IN (SELECT id FROM feeds)", chunk).fetchall()
+    seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
+    for item_id, embedded in orphaned:
+        if embedded:
+            # its source key changed: the matrix and the tag graph re-read this item
+            seq += 1
+            db.execute("UPDATE items SET feed_id = ?, embed_seq = ? WHERE id = ?",
+                       [feed_id, seq, item_id])
+        else:
+            db.execute("UPDATE items SET feed_id = ? WHERE id = ?", [feed_id, item_id])
+    return len(orphaned)
+
+
+def _stored_as_another_id(db, row: dict) -> int | None:
+    """The item the archive holds this entry as under another id (the same link and title),
+    or ``None``. A bare guid ("ep-42") is made unique with its feed's URL, so the same feed
+    subscribed under two spellings of its address (or an aggregator re-publishing a post
+    under its own guid) would otherwise store every entry twice, read items coming back as
+    unread."""
     if not row["url"]:
-        return False
-    return db.execute("SELECT 1 FROM items WHERE url = ? AND title = ? AND guid != ? LIMIT 1",
-                      [row["url"], row["title"], row["guid"]]).fetchone() is not None
+        return None
+    known = db.execute("SELECT id FROM items WHERE url = ? AND title = ? AND guid != ? LIMIT 1",
+                       [row["url"], row["title"], row["guid"]]).fetchone()
+    return None if known is None else known[0]
 
 
 def _update_paper(db, known, row: dict) -> bool:
