@@ -215,15 +215,20 @@ def test_opening_an_item_marks_it_read_and_undo_brings_it_back(browser, server, 
     page.goto(server + "/feed?user=ada")
     page.keyboard.press("j")
     item_id = current_id(page)
-    url = db.execute("SELECT url FROM items WHERE id = ?", [item_id]).fetchone()[0]
+    url, feed_id = db.execute("SELECT url, feed_id FROM items WHERE id = ?", [item_id]).fetchone()
+    chip = page.locator(f'[data-figure="unread-{feed_id}"]')
+    before = int(chip.inner_text())
     with page.expect_popup() as opened:
         page.keyboard.press("o")
     popup = opened.value
     popup.wait_for_url(url)  # through hermes (/open), then on to the item itself
     assert popup.locator("p").inner_text() == "the item"
+    assert popup.evaluate("window.opener") is None  # the item's page has no handle on hermes
     assert read_ids(db) == [item_id]
     assert db.execute("SELECT opens FROM corpus_progress WHERE item_id = ?", [item_id]).fetchone()[0] == 1
     assert "is-read" in page.locator(f"#item-{item_id}").get_attribute("class")
+    # the feed's unread count follows the read, as after "Mark read"
+    page.wait_for_function(f"e => e.textContent === '{before - 1}'", arg=chip.element_handle())
     toast(page, "ok", "Opened, marked read").get_by_role("button", name="Undo").click()
     toast(page, "ok", "Unread again")
     assert read_ids(db) == []

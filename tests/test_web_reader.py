@@ -75,6 +75,19 @@ def test_opening_goes_through_hermes_marks_read_with_source_ui_and_moves_on(web,
     assert web.get(f"/open?user=ada&item_id={ids[0]}").status_code == 405  # never on a GET
 
 
+def test_opening_from_the_page_script_answers_with_the_address_and_the_counts(web, db, ids):
+    # The script opens the tab itself, so it hears back: where to send the tab, and the
+    # feed's unread counts after the read (as "Mark read" answers).
+    feed = db.execute("SELECT feed_id FROM items WHERE id = ?", [ids[0]]).fetchone()[0]
+    unread = re.compile(rf'data-figure="unread-{feed}">(\d+)<')
+    before = int(unread.search(web.get("/feed?user=ada").text).group(1))
+    r = post(web, "/open", {"user": "ada", "item_id": ids[0], "next": "/feed?user=ada"}, json=True)
+    answer = r.json()
+    assert answer["ok"] and answer["url"] == ITEMS[0]["url"] and answer["read"] is True
+    assert answer["figures"][f"unread-{feed}"] == str(before - 1)
+    assert read_ids(db) == [ids[0]]
+
+
 def test_each_title_has_the_link_itself_beside_it(web, db, ids, add_items):
     """The title is a button (opening marks read), so hovering it shows no address and it
     cannot be copied or middle-clicked: the plain link sits beside it; it writes nothing."""

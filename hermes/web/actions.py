@@ -163,13 +163,14 @@ async def open_item(request: Request):
                 # An open is a reading session: it counts towards re-reads.
                 tools.require(db, "corpus", "record_progress", user=user["name"],
                               item_id=item_id, fraction=1.0, new_session=True)
-            return user, item_id, url, _title(db, item_id)
+            figures = _feed_figures(request, db, user, local_path(form.get("next"), ""))
+            return user, item_id, url, _title(db, item_id), figures
 
-    user, item_id, url, title = await _in_thread(form, act)
+    user, item_id, url, title, figures = await _in_thread(form, act)
 
     if wants_json(request):
         return done(request, "", f"Opened, marked read: {title}", item_id=item_id, read=True,
-                    url=url, undo=_undo("/read", user, item_id=item_id, on=0))
+                    url=url, undo=_undo("/read", user, item_id=item_id, on=0), figures=figures)
     return render(request, "open.html", {"url": url, "title": title, "user": user,
                                          "page": "feed"})
 

@@ -193,7 +193,8 @@
   function submitted(event) {
     var form = event.target;
     if (form.hasAttribute("data-open")) {
-      opened(form);  // the tab opens as usual; this page just shows the item as read
+      if (openInTab(form)) event.preventDefault();
+      else opened(form);  // no tab for script: the form opens one; this page shows it read
       return;
     }
     if (!form.hasAttribute("data-ajax")) return;
@@ -220,6 +221,27 @@
         setCurrent(card(data.item_id));
       }
     });
+  }
+
+  // The title opens the item in a new tab. Opened from here (a blank tab now, while the
+  // click still counts as the person's; its address once hermes has recorded the read), the
+  // answer also carries the figures the read changed: the feed's unread counts follow.
+  function openInTab(form) {
+    var tab = window.open("", "_blank");
+    if (!tab) return false;  // refused (a pop-up blocker): the form's own target="_blank"
+    tab.opener = null;  // the item's page gets no handle on this one
+    var el = form.closest("article.item");
+    send(form).then(function (data) {
+      if (!data.ok || !data.url) {
+        tab.close();
+        toast("error", data.message || "That did not work.");
+        return;
+      }
+      tab.location.replace(data.url);
+      apply(data);
+      if (el) setCurrent(el);
+    });
+    return true;
   }
 
   function opened(form) {
