@@ -70,6 +70,8 @@ def test_a_topic_is_named_by_the_tags_its_items_carry(db, corpus):
     carried = {tag for item in topic["items"] for tag in item["matched_tags"]}
     assert carried == {"venus", "mars"}
     assert set(topic["label"].split(" · ")) == carried
+    # and so are the topic's tags: jupiter, on none of its items this week, is not listed
+    assert set(topic["tags"]) == carried
 
 
 def test_every_item_of_a_topic_carries_one_of_the_tags_its_heading_names(db, add_items, no_bar):

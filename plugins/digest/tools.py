@@ -197,6 +197,14 @@ def _carried_label(community: tag_graph.Community, carried: list[set[str]]) -> s
     return " · ".join(parts)
 
 
+def _carried_tags(community: tag_graph.Community, carried: list[set[str]], most: int = 5) -> list[str]:
+    """Up to ``most`` of the community's tags that the topic's items carry, most central
+    first: a topic listed tags none of its items had (an entanglement group listing three
+    cond-mat categories from elsewhere in the archive)."""
+    held = set().union(*carried)
+    return [name for tag, name in zip(community.tags, community.names) if tag in held][:most]
+
+
 def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict) -> dict:
     summary = " ".join((item.get("summary") or "").split())
     summary = clip(summary, SUMMARY_CHARS)
@@ -307,7 +315,7 @@ def digest(
             topic = topics.setdefault(community.key, {
                 "label": community.label,
                 "community": community.label,
-                "tags": list(community.names[:5]),
+                "tags": [],  # the tags its items carry, set below
                 "items": [],
                 "n_total": 0,
             })
@@ -316,7 +324,9 @@ def digest(
             if len(topic["items"]) < per_topic:
                 topic["items"].append(entry)
     for key, topic in topics.items():
-        topic["label"] = _carried_label(graph.community_of(key), carried[key])
+        community = graph.community_of(key)
+        topic["label"] = _carried_label(community, carried[key])
+        topic["tags"] = _carried_tags(community, carried[key])
     ordered = list(topics.values())  # first-seen order = the rank of each topic's best item
 
     clustered = sum(t["n_total"] for t in ordered)
