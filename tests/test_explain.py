@@ -227,6 +227,20 @@ def test_a_strong_match_held_down_by_a_disliked_source_says_so(db, add_items, no
     assert "you disliked" not in fine["reason"]
 
 
+def test_a_second_dislike_is_not_joined_to_the_first_by_but():
+    """A trial read "has tags you disliked: wissenschaft (1 dislike); but from a source or
+    type you disliked: …": "but" joined two of a kind."""
+    p = {"match": "good", "above_bar": True, "evidence": {"english": True},
+         "components": {"preference": {"active": True, "contribution": -0.4}},
+         "phrases": ["close to 'Qubits', which you liked (similarity 0.61)",
+                     "has tags you disliked: wissenschaft (1 dislike)",
+                     "from a source or type you disliked: type article (1 dislike)"]}
+    assert reason_line(p).endswith("(1 dislike); and from a source or type you disliked: "
+                                   "type article (1 dislike).")
+    p["phrases"][1] = "has tags you liked: quantum (2 likes)"
+    assert "; but from a source or type you disliked" in reason_line(p)
+
+
 def test_an_undecided_classifier_is_said_not_to_count(db, persona, monkeypatch, db_path):
     """The CLI printed "probability 0.43 (weak)" beside an item whose match that figure did
     not lift. Here every probability falls in the undecided band (thresholds moved)."""

@@ -472,7 +472,10 @@ def reason_line(p: dict) -> str:
     preference = p["components"].get("preference") or {}
     if (held_down and p.get("above_bar", True) and preference.get("active")
             and preference.get("contribution", 0) < 0):
-        shown = [*shown, "but " + held_down[0]]
+        # "but" turns from what lifted the item to what held it down; after a dislike
+        # already shown it would join two of a kind ("…you disliked; but …you disliked")
+        joint = "and " if any(t.startswith(DISLIKED) for t in shown) else "but "
+        shown = [*shown, joint + held_down[0]]
     if p["evidence"].get("english") is False and p["match"] in ("none", "weak"):
         shown = [*shown, NOT_ENGLISH]
     return f"{head}: " + "; ".join(shown) + "."
