@@ -101,6 +101,19 @@ def test_liking_two_papers_by_an_author_raises_their_other_papers(db, papers):
                        "score": 0.5, "likes": 2, "dislikes": 0}]
 
 
+def test_two_rated_authors_with_one_surname_are_named_in_full(db, add_items):
+    """A trial read "by Author, whom you liked 3 times, and Author, whom you liked 3 times"."""
+    text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
+    pair = ["Anna Author", "Boris Author"]
+    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": pair}
+                     for k in range(3)])
+    user = create_user(db, "astro", "strong lensing by galaxy clusters")
+    record_click(db, user["id"], ids[0], True, "agent")
+    payload = explain(db, user, ids[1])
+    assert {t["label"] for t in payload["matched_tags"] if t["kind"] == "author"} == set(pair)
+    assert "by Anna Author, whom you liked once, and Boris Author" in " ".join(payload["phrases"])
+
+
 def test_search_and_the_cli_filter_by_author(db, db_path, papers):
     ids, _ = papers
     every = search_feed(db, "astro", "", author="Furtak")

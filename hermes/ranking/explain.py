@@ -27,6 +27,7 @@ persona and item, replaced on every call).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -326,6 +327,12 @@ class _Shared:
                 out.append({"key": key, "kind": kind, "label": label,
                             "score": round(s["score"], 3), "likes": s["likes"],
                             "dislikes": s["dislikes"]})
+        # two rated authors with one surname read as one person named twice ("by Author, …,
+        # and Author, …"): those are named in full, as the item lists them
+        surnames = Counter(t["label"] for t in out if t["kind"] == "author")
+        for t in out:
+            if t["kind"] == "author" and surnames[t["label"]] > 1:
+                t["label"] = people.get(t["key"], t["label"])
         return sorted(out, key=lambda t: (-abs(t["score"]), t["key"]))
 
     def _nearest_liked(self, item_id: int) -> list[dict]:
