@@ -373,6 +373,31 @@ def test_digest_per_topic_truncates_and_links_to_all(web):
     assert everything.count('class="item') > one.count('class="item')
 
 
+def test_the_digest_states_how_many_clear_the_bar_when_it_groups_only_the_best(web, db, add_items):
+    """The digest groups its best 30; the page said "30 that clear your bar" while 37 did
+    (the CLI and the feed page said 37). It says the true number, and that 30 are grouped."""
+    import re
+
+    from hermes.tools import call_tool, collect_tools
+
+    add_items([{"title": f"Sparse features, part {k}", "tags": ["interpretability"],
+                "days_ago": 0.1 + k / 100} for k in range(30)])
+    result = call_tool(db, collect_tools()["digest"], {"user": "ada"})
+    assert result["n_items"] == 30 and "37 unread items from the last 7 days clear the bar; " \
+        "the best 30 are grouped" in result["message"]
+    text = web.get("/digest?user=ada").text
+    line = re.sub(r"\s+", " ", re.search(r'<p class="muted cleared">(.*?)</p>', text, re.S).group(1))
+    assert line.startswith("37 unread items that clear your bar; the best 30 are grouped here "
+                           '(<a href="/feed?user=ada&amp;days=7">the feed</a> lists all 37):'), line
+    assert "of 37 unread that clear your bar" in web.get("/feed?user=ada").text  # the same count
+
+
+def test_a_digest_that_groups_every_item_clearing_the_bar_says_no_more(web):
+    text = web.get("/digest?user=ada").text
+    assert '<p class="muted cleared">7 unread items that clear your bar:' in text
+    assert "are grouped here" not in text
+
+
 def test_digest_bad_days_and_empty_window(web, db):
     r = web.get("/digest?user=ada&days=zero")
     assert r.status_code == 400 and "days must be a whole number" in r.text

@@ -227,13 +227,24 @@ async def digest(request: Request):
         for item in listed:
             item["explain_url"] = ranked_in.explain_url(item["id"])
         return {"user": user, "result": result, "days": days, "per_topic": per_topic,
-                "below_shown": below, "status": status,
+                "below_shown": below, "status": status, "n_cleared": _cleared(result),
                 # a saved item the topics already show is named there, not drawn twice
                 "listed_above": {item["id"] for item in listed},
                 "missing": None if result is not None else tools.missing("digest", "digest"),
                 "page": "digest"}
 
     return render(request, "digest.html", await run_in_threadpool(view))
+
+
+def _cleared(result: dict | None) -> int:
+    """How many unread items of the window clear the bar: all of them, where the digest's
+    ``n_items`` counts only the best ones it grouped (its ``limit``). The payload has no
+    field for it; its window minus what fell below the bar is that number (the ranking's
+    ``n_above_bar``, which the tool's message and the feed page state)."""
+    if not result:
+        return 0
+    below = (result.get("below_bar") or {}).get("n_total") or 0
+    return max(int(result.get("n_in_window") or 0) - int(below), int(result.get("n_items") or 0))
 
 
 def _digest_items(result: dict | None) -> list[dict]:
