@@ -391,7 +391,8 @@ with ingest_run(get_db(sys.argv[1])) as status:
         time.sleep(0.1)
     for done in range(2, 6):
         status.progress("fetch", done, 5)
-    status.finish({"ok": True, "new_items": 7, "embedded": 7})
+    status.finish({"ok": True, "new_items": 7, "embedded": 7,
+                   "feeds_by_status": {"new": 1, "unchanged": 0, "failed": 1, "skipped": 0}})
 """
 #: generous: a niced child on a loaded machine, not the page, is what is slow
 CHILD_WAIT_MS = 120_000
@@ -419,8 +420,13 @@ def test_refresh_now_shows_its_progress(browser, db_path, db, add_items):
         assert page.locator(".refresh-progress").is_visible()
         assert page.get_by_role("button", name="Refresh now").is_disabled()
         (Path(db_path).with_name("go")).touch()
-        page.locator(".toast.toast-ok", has_text="7 new items arrived").wait_for(timeout=CHILD_WAIT_MS)
+        # one toast says what arrived and what failed (a failed feed is an error to see)
+        page.locator(".toast.toast-error", has_text="7 new items arrived").wait_for(timeout=CHILD_WAIT_MS)
+        assert "1 feed failed: see why on the Feeds page" in page.locator(".toast").inner_text()
         assert "Refreshed just now: 7 new items" in page.locator(".refresh-text").inner_text()
+        failed = page.locator("[data-refresh-failures]")
+        assert failed.is_visible() and failed.inner_text() == "1 feed failed: see why on the Feeds page"
+        assert failed.get_attribute("href") == "/feeds"  # no feed row records the failure here
         assert page.evaluate("window.__still") == 1  # progress without reloading the page
         assert errors == []
 

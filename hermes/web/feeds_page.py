@@ -12,6 +12,7 @@ from starlette.routing import Route
 from ..faces import plural
 from ..ingest.refresher import active, refresh_state
 from .access import Tools, opened
+from .feed_health import next_step, refresh_failures
 from .forms import bad, parse_text, path_id
 from .render import done, redirect, render
 
@@ -24,8 +25,11 @@ def _feeds_context(request: Request, **extra) -> dict:
     tools = Tools()
     with opened(request) as db:
         result = tools.call(db, "list_feeds")
-    refresh = (result or {}).get("refresh") or {}
-    return {"result": result,
+        refresh = (result or {}).get("refresh") or {}
+        failures = refresh_failures(db, refresh)
+    steps = {f["id"]: next_step(f, refresh)
+             for f in (result or {}).get("feeds") or [] if f.get("last_error")}
+    return {"result": result, "failures": failures, "steps": steps,
             "missing": None if result is not None else tools.missing("feeds", "list_feeds"),
             "can_add": tools.has("add_feed"), "can_remove": tools.has("remove_feed"),
             "can_rename": tools.has("rename_feed"), "refresh": refresh,
@@ -158,10 +162,12 @@ async def refresh_now(request: Request):
 
 
 async def refresh_status(request: Request):
-    """The refresh state as JSON (the progress bar polls it). Read-only."""
+    """The refresh state as JSON (the progress bar polls it), with ``failures``: how many
+    feeds the last refresh could not fetch and where the Feeds page shows why. Read-only."""
     def read():
         with opened(request) as db:
             state = refresh_state(db)
+            state["failures"] = refresh_failures(db, state)
         state.pop("due", None)
         return state
 

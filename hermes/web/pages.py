@@ -29,6 +29,7 @@ from .access import (
     require_item_id,
     require_persona,
 )
+from .feed_health import refresh_failures
 from .forms import DEFAULT_DAYS, MAX_DAYS, MAX_TEXT, bad, parse_bool, parse_int, parse_text
 from .render import page_url, redirect, render
 from .views import (
@@ -128,7 +129,8 @@ async def feed(request: Request):
             n_pending = 0 if ranking.n_candidates else not_embedded(db)
             feeds = feeds_with_unread(db, user, view)
             refresh = refresh_state(db)
-        return {"user": user, "items": items, "view": view, "days": view.days,
+            failures = refresh_failures(db, refresh)
+        return {"user": user, "items": items, "failures": failures, "view": view, "days": view.days,
                 "limit": view.limit, "status": status, **header_figures(ranking),
                 "n_items": n_items,
                 "n_pending": n_pending,

@@ -292,13 +292,27 @@
               var last = state.last || {};
               text.textContent = "Refreshed just now" + (last.new_items !== undefined ? ": " + last.new_items + " new item" + (last.new_items === 1 ? "" : "s") : "") + ".";
             }
+            // the failed feeds, as the server words them, linked to where the Feeds page
+            // shows each error (a failure said only in the server's log goes unseen)
+            var failed = box.querySelector("[data-refresh-failures]");
+            var failures = state.failures || {};
+            if (failed) {
+              failed.textContent = failures.words || "";
+              failed.href = failures.url || "/feeds";
+              failed.hidden = !failures.words;
+            }
           });
           if (run || state.requested) {
             setTimeout(tick, 1000);
           } else {
             polling = false;
-            if (seen && state.last && state.last.new_items) {
-              toast("ok", state.last.new_items + " new item" + (state.last.new_items === 1 ? "" : "s") + " arrived: reload to see them.");
+            var arrived = state.last && state.last.new_items;
+            var failedNow = state.failures && state.failures.failed;
+            if (seen && (arrived || failedNow)) {
+              // one toast (a second would replace the first): what arrived, what failed
+              var said = arrived ? arrived + " new item" + (arrived === 1 ? "" : "s") + " arrived: reload to see them." : "";
+              if (failedNow) said += (said ? " " : "") + state.failures.words + ".";
+              toast(failedNow ? "error" : "ok", said);
             }
           }
         })
