@@ -1,9 +1,9 @@
 """The pages of the web UI (every one a GET that changes nothing).
 
 Reads go through the core (the ranking, ``require_user``) and the collected tools; the
-buttons' actions are in :mod:`.actions`, the feeds page in :mod:`.feeds_page`, the Atom
-feed in :mod:`.atom`. A tool group that is disabled or missing turns into a notice on the
-page, never a crash.
+buttons' actions are in :mod:`.actions`, the feeds page in :mod:`.feeds_page`, the persona
+page in :mod:`.persona_page`, the Atom feed in :mod:`.atom`. A tool group that is disabled
+or missing turns into a notice on the page, never a crash.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..errors import HermesError
 from ..ingest.refresher import refresh_state
 from ..ranking.explain import explain, rank_line
 from ..records import item_rows, not_embedded
-from . import actions, atom, feeds_page
+from . import actions, atom, feeds_page, persona_page
 from .access import (
     Tools,
     corpus_status,
@@ -311,6 +311,7 @@ def routes() -> list[Route]:
         Route("/corpus", corpus, methods=["GET"]),
         Route("/keys", keys, methods=["GET"]),
         *feeds_page.routes(),
+        *persona_page.routes(),
         *actions.routes(),
     ]
 

@@ -25,6 +25,7 @@ from .sanitize import looks_like_html, preview, render_summary, safe_url
 FLASH_COOKIE = "hermes_flash"
 DENSITY_COOKIE = "hermes_density"
 DENSITIES = ("compact", "comfortable", "auto")
+FLASH_MAX = 300  # characters of a one-time message (the cookie holds ~4 kB with its undo)
 
 
 def page_url(page: str, user: str, **params) -> str:
@@ -35,7 +36,7 @@ def page_url(page: str, user: str, **params) -> str:
 def set_flash(request: Request, response, message: str, kind: str = "ok",
               undo: dict | None = None) -> None:
     """The one-time message shown after a redirect (a signed cookie), with an undo form."""
-    payload = {"kind": kind, "message": message[:300]}
+    payload = {"kind": kind, "message": message[:FLASH_MAX]}
     if undo:
         payload["undo"] = undo
     raw = json.dumps(payload, separators=(",", ":")).encode()

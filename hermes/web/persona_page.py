@@ -1,0 +1,187 @@
+"""The persona page: its interests text and what the ranking leaves out of it, and the
+forms that change the interests, rename the persona, reset its feedback and delete it — the
+last two after a page that says what would be lost (the tool's own answer with
+``confirm=false``, which changes nothing).
+
+Every change goes through the persona tools (:class:`.access.Tools`), the one write path
+the CLI and MCP use too."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.routing import Route
+
+from ..contract import NAME_MAX
+from ..ranking.interests import split_unwanted
+from ..text import clip
+from .access import Tools, opened, require_persona
+from .forms import MAX_TEXT, bad, parse_text
+from .render import FLASH_MAX, page_url, redirect, render
+
+#: the two confirmed actions: the tool, what the page and its button say, where a person
+#: goes once it is done (a deleted persona has no page of its own any more)
+DESTRUCTIVE = {
+    "reset": {"tool": "reset_feedback", "title": "Reset the feedback of", "button": "Reset feedback",
+              "what": "Its likes and dislikes are deleted; the persona and its interests text "
+                      "are kept, and its feed is ranked by the interests alone again."},
+    "delete": {"tool": "delete_persona", "title": "Delete", "button": "Delete persona",
+               "what": "The persona is deleted with everything it has taught the ranking. "
+                       "The feeds and their items stay."},
+}
+
+
+def _counts(db, user: dict) -> dict:
+    row = db.execute("SELECT count(*), coalesce(sum(label = 'like'), 0), "
+                     "coalesce(sum(label = 'dislike'), 0) FROM clicks WHERE user_id = ?",
+                     [user["id"]]).fetchone()
+    return {"clicks": row[0], "likes": row[1], "dislikes": row[2]}
+
+
+def _context(request: Request, name, **extra) -> dict:
+    tools = Tools()
+    with opened(request) as db:
+        user = require_persona(db, name)
+        counts = _counts(db, user)
+    return {"user": user, "page": "persona", **counts,
+            # what the ranking leaves out of the text, as update_persona reports it: shown
+            # for as long as the text says it, not only in the message after saving
+            "not_wanted": split_unwanted(user["interests"] or "")[1],
+            "interests_max": tools.text_limit("update_persona", "interests", MAX_TEXT),
+            "can": {"interests": tools.has("update_persona"), "rename": tools.has("rename_persona"),
+                    "reset": tools.has("reset_feedback"), "delete": tools.has("delete_persona")},
+            "missing": None if tools.has("update_persona")
+            else tools.missing("persona", "update_persona"),
+            "form": {}, "form_error": None, "error_for": None, **extra}
+
+
+async def persona(request: Request):
+    name = request.query_params.get("user")
+    return render(request, "persona.html", await run_in_threadpool(_context, request, name))
+
+
+async def _again(request: Request, name: str, form: str, typed: dict, message: str):
+    """The persona page again (status 400) with what was typed, and why it was refused next
+    to the form it was typed in (an interests text is writing a person should not lose)."""
+    context = await run_in_threadpool(_context, request, name, form=typed, error_for=form,
+                                      form_error=message[:1].upper() + message[1:])
+    return render(request, "persona.html", context, status=400)
+
+
+def _write(request: Request, name: str, tool: str, **arguments) -> dict:
+    with opened(request) as db:
+        user = require_persona(db, name)
+        return Tools().require(db, "persona", tool, name=user["name"], **arguments)
+
+
+async def update_interests(request: Request):
+    form = await request.form()
+    name = str(form.get("user") or "")
+    typed = {"interests": str(form.get("interests") or "")[:MAX_TEXT * 4]}
+    try:
+        limit = Tools().text_limit("update_persona", "interests", MAX_TEXT)
+        interests = parse_text(form.get("interests"), "The interests text", required=True,
+                               maximum=limit)
+        result = await run_in_threadpool(_write, request, name, "update_persona",
+                                         interests=interests)
+    except HTTPException as exc:
+        if exc.status_code != 400:
+            raise
+        return await _again(request, name, "interests", typed, exc.detail)
+    user = (result.get("persona") or {}).get("name") or name
+    return redirect(request, page_url("persona", user), _sentence(result.get("message")),
+                    "ok" if result.get("changed") else "info")
+
+
+async def rename(request: Request):
+    form = await request.form()
+    name = str(form.get("user") or "")
+    typed = {"new_name": str(form.get("new_name") or "")[:200]}
+    try:
+        new_name = parse_text(form.get("new_name"), "The new name", required=True,
+                              maximum=NAME_MAX)
+        result = await run_in_threadpool(_write, request, name, "rename_persona",
+                                         new_name=new_name)
+    except HTTPException as exc:
+        if exc.status_code != 400:
+            raise
+        return await _again(request, name, "rename", typed, exc.detail)
+    user = (result.get("persona") or {}).get("name") or name
+    return redirect(request, page_url("persona", user), _sentence(result.get("message")),
+                    "ok" if result.get("changed") else "info")
+
+
+def _sentence(message: str | None) -> str:
+    """A tool's message as a toast says it: a sentence, with its capital and full stop,
+    clipped to what the one-time message holds (the page shows the rest, e.g. the parts of
+    the interests left out)."""
+    text = (message or "Done").strip()
+    text = text[:1].upper() + text[1:]
+    return clip(text if text.endswith((".", "!", "?")) else text + ".", FLASH_MAX)
+
+
+def _action(request: Request) -> dict:
+    action = DESTRUCTIVE.get(request.path_params["action"])
+    if action is None:
+        bad("there is no such persona page: the persona page lists what can be done", 404)
+    return action
+
+
+async def confirm(request: Request):
+    """What resetting or deleting would remove, asked of the tool with ``confirm=false``
+    (it changes nothing), and the button that does it."""
+    action = _action(request)
+
+    def view():
+        tools = Tools()
+        with opened(request) as db:
+            user = require_persona(db, request.query_params.get("user"))
+            preview = tools.call(db, action["tool"], name=user["name"], confirm=False)
+        if preview is None:
+            bad(tools.missing("persona", action["tool"]), 503)
+        return {"user": user, "page": "persona", "action": action,
+                "action_path": request.url.path, "loss": _loss(preview),
+                "would": preview.get("would_delete") or {}}
+
+    return render(request, "persona_confirm.html", await run_in_threadpool(view))
+
+
+def _loss(preview: dict) -> str:
+    """"This would permanently delete …" from the tool's unconfirmed answer ("nothing
+    changed (not confirmed): this would …"): the tool words what is lost, the page only drops
+    what is about the call (nothing changed yet, the button is below)."""
+    message = preview.get("message") or ""
+    _, found, loss = message.partition("this would permanently delete ")
+    if not found:  # a refusal (the persona just went away, say): its message as it is
+        return _sentence(message)
+    loss = loss.rsplit(". ", 1)[0].rstrip(".")  # the last sentence says how to confirm
+    return f"This permanently deletes {loss}."
+
+
+async def destroy(request: Request):
+    """Reset or delete, once the confirmation page's button sent ``confirm=yes``."""
+    action = _action(request)
+    form = await request.form()
+    if form.get("confirm") != "yes":
+        bad(f"not confirmed: use the {action['button']} button on the page that says what "
+            "would be lost")
+    result = await run_in_threadpool(_write, request, str(form.get("user") or ""),
+                                     action["tool"], confirm=True)
+    name = str(form.get("user") or "")
+    if action["tool"] == "delete_persona":
+        return redirect(request, "/", _sentence(result.get("message")))
+    return redirect(request, page_url("persona", name), _sentence(result.get("message")))
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/persona", persona, methods=["GET"]),
+        Route("/persona/interests", update_interests, methods=["POST"]),
+        Route("/persona/rename", rename, methods=["POST"]),
+        Route("/persona/{action:str}", confirm, methods=["GET"]),
+        Route("/persona/{action:str}", destroy, methods=["POST"]),
+    ]
+
+
+__all__ = ["routes"]

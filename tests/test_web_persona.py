@@ -1,0 +1,167 @@
+"""The persona page: the interests text and what the ranking leaves out of it, changing
+the interests, renaming, and resetting the feedback or deleting the persona after a page that
+says what would be lost — every change through the persona tools, every form with its
+CSRF token."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from web_support import INTERESTS, clicks, client, seed, token
+
+
+@pytest.fixture
+def ids(db, add_items, no_bar):
+    return seed(db, add_items)
+
+
+@pytest.fixture
+def web(db_path, ids):
+    with client(db_path) as c:
+        yield c
+
+
+def post(c, path, data, *, page="/persona?user=ada"):
+    return c.post(path, data={"csrf_token": token(c, page), **data}, follow_redirects=False)
+
+
+def flash(c, response) -> str:
+    """The one-time message the redirect carries, as the next page shows it."""
+    page = c.get(response.headers["location"]).text
+    found = re.search(r'<span class="toast-message">(.*?)</span>', page, re.S)
+    return html.unescape(found.group(1)) if found else ""
+
+
+def interests(db, name="ada"):
+    row = db.execute("SELECT interests FROM users WHERE name = ?", [name]).fetchone()
+    return row[0] if row else None
+
+
+def test_the_persona_page_shows_the_interests_and_is_linked_from_every_page(web):
+    page = web.get("/persona?user=ada")
+    assert page.status_code == 200
+    assert INTERESTS in page.text and "No clicks yet" in page.text
+    for form in ("/persona/interests", "/persona/rename"):
+        assert f'action="{form}"' in page.text
+    assert 'href="/persona/reset?user=ada"' in page.text
+    assert 'href="/persona/delete?user=ada"' in page.text
+    for where in ("/feed?user=ada", "/digest?user=ada", "/corpus?user=ada"):
+        chip = re.search(r'<a class="persona-chip" href="([^"]+)"', web.get(where).text)
+        assert chip.group(1) == "/persona?user=ada", where  # it went to the persona picker
+    assert 'href="/persona?user=ada">Change…</a>' in web.get("/feed?user=ada").text
+    assert 'href="/persona?user=ada">Edit</a>' in web.get("/").text
+
+
+def test_an_unknown_persona_page_is_a_404(web):
+    r = web.get("/persona?user=nobody")
+    assert r.status_code == 404 and "nobody" in r.text
+    assert web.get("/persona/explode?user=ada").status_code == 404
+
+
+def test_changing_the_interests_goes_through_update_persona_and_says_what_it_left_out(web, db):
+    text = "Sparse autoencoders and circuits. I do not care about quantum computing."
+    r = post(web, "/persona/interests", {"user": "ada", "interests": text})
+    assert r.status_code == 303 and r.headers["location"] == "/persona?user=ada"
+    assert interests(db) == text
+    said = flash(web, r)
+    assert said.startswith("Updated the interests of 'ada'; the next ranking uses them.")
+    assert "“do not care about quantum computing”" in said and "✗ on such an item" in said
+    page = web.get("/persona?user=ada").text  # said for as long as the text says it
+    assert ('<p class="not-wanted">Not ranked as interests, since they say what not to show: '
+            '“do not care about quantum computing”') in html.unescape(page)
+    again = post(web, "/persona/interests", {"user": "ada", "interests": text})
+    assert "already has exactly these interests; nothing changed" in flash(web, again)
+
+
+@pytest.mark.parametrize("typed, needle", [
+    ("", "The interests text is empty; write something first"),
+    ("x" * 4001, "The interests text is too long (4001 characters; at most 4000)"),
+])
+def test_a_refused_interests_text_is_said_beside_the_form_and_kept(web, db, typed, needle):
+    r = post(web, "/persona/interests", {"user": "ada", "interests": typed})
+    assert r.status_code == 400
+    form = r.text[r.text.index('action="/persona/interests"'):]
+    assert f'<p class="flash flash-error" role="alert">{needle}' in form
+    assert f">{typed}</textarea>" in form  # what was typed, not the stored text
+    assert interests(db) == INTERESTS
+
+
+def test_rename_keeps_the_clicks_and_moves_the_page(web, db, ids):
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    r = post(web, "/persona/rename", {"user": "ada", "new_name": "ada lovelace"})
+    assert r.status_code == 303 and r.headers["location"] == "/persona?user=ada+lovelace"
+    said = flash(web, r)
+    assert said.startswith("Renamed persona 'ada' to 'ada lovelace'; its interests, 1 click and "
+                           "corpus are kept.")
+    assert "/feed/ada.atom" in said  # what still names the old name
+    assert interests(db, "ada lovelace") == INTERESTS and interests(db) is None
+    assert [c[2] for c in clicks(db)] == ["like"]
+    assert web.get("/persona?user=ada").status_code == 404
+
+
+def test_a_taken_name_is_refused_beside_the_rename_form(web, db):
+    from hermes.records import create_user
+
+    create_user(db, "grace", "compilers")
+    r = post(web, "/persona/rename", {"user": "ada", "new_name": "Grace"})
+    assert r.status_code == 400
+    form = r.text[r.text.index('action="/persona/rename"'):]
+    assert '<p class="flash flash-error" role="alert">' in form and "grace" in form.lower()
+    assert 'value="Grace"' in form
+    assert interests(db) == INTERESTS
+
+
+def test_reset_feedback_first_shows_what_would_be_lost(web, db, ids):
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    post(web, "/click", {"user": "ada", "item_id": ids[4], "liked": "0"})
+    page = web.get("/persona/reset?user=ada")
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    assert '<p class="loss">This permanently deletes 2 clicks (1 like, 1 dislike)' in text
+    assert "the persona and its interests text are kept" in text
+    assert len(clicks(db)) == 2  # the preview changed nothing
+    unconfirmed = post(web, "/persona/reset", {"user": "ada"})
+    assert unconfirmed.status_code == 400 and len(clicks(db)) == 2
+    r = post(web, "/persona/reset", {"user": "ada", "confirm": "yes"},
+             page="/persona/reset?user=ada")
+    assert r.status_code == 303 and r.headers["location"] == "/persona?user=ada"
+    assert flash(web, r).startswith("Deleted 2 clicks (1 like, 1 dislike)")
+    assert clicks(db) == [] and interests(db) == INTERESTS
+
+
+def test_delete_persona_first_shows_what_would_be_lost(web, db, ids):
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    text = html.unescape(web.get("/persona/delete?user=ada").text)
+    assert "<p class=\"loss\">This permanently deletes persona 'ada' and 1 click (1 like, 0 dislikes).</p>" in text
+    assert interests(db) == INTERESTS
+    r = post(web, "/persona/delete", {"user": "ada", "confirm": "yes"},
+             page="/persona/delete?user=ada")
+    assert r.status_code == 303 and r.headers["location"] == "/"
+    assert flash(web, r).startswith("Deleted persona 'ada' and 1 click (1 like, 0 dislikes)")
+    assert interests(db) is None and clicks(db) == []
+    assert web.get("/persona/delete?user=ada").status_code == 404
+
+
+@pytest.mark.parametrize("path, data", [
+    ("/persona/interests", {"user": "ada", "interests": "anything"}),
+    ("/persona/rename", {"user": "ada", "new_name": "eve"}),
+    ("/persona/reset", {"user": "ada", "confirm": "yes"}),
+    ("/persona/delete", {"user": "ada", "confirm": "yes"}),
+])
+def test_every_persona_form_needs_its_csrf_token(web, db, path, data):
+    r = web.post(path, data={**data, "csrf_token": "forged"}, follow_redirects=False)
+    assert r.status_code == 403
+    assert interests(db) == INTERESTS
+
+
+def test_the_persona_page_says_so_when_the_persona_tools_are_disabled(db_path, ids, monkeypatch):
+    monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,default_candidates,scorers")
+    from hermes import plugins
+
+    plugins.pm_cache_clear()
+    with client(db_path) as c:
+        page = c.get("/persona?user=ada").text
+        assert "The persona tools are not available" in page and 'action="/persona/' not in page
+        assert c.get("/persona/reset?user=ada").status_code == 503
