@@ -652,3 +652,25 @@ def test_mark_these_read_and_the_feed_chips_follow_a_rating_and_a_read(browser, 
     assert read_ids(db) == [ids[1]]
     assert page.evaluate("window.__still") == "the same page"
     assert errors == []
+
+
+def test_the_persona_chip_leads_to_a_page_that_changes_the_interests(browser, server, db):
+    """Reached from the header as a person would, saved with the page's own form (its CSRF
+    token), under the page's CSP; the reset asks first and deletes nothing until confirmed."""
+    page = browser.new_page()
+    errors = watched(page)
+    page.goto(server + "/feed?user=ada")
+    page.locator(".persona-chip").click()
+    page.wait_for_url(re.compile(r"/persona\?user=ada$"))
+    page.get_by_label(re.compile("Change the interests")).fill(
+        "Sparse autoencoders. I do not care about quantum computing.")
+    page.get_by_role("button", name="Save interests").click()
+    toast(page, "ok", "Updated the interests of 'ada'")
+    assert "do not care about quantum computing" in page.locator(".not-wanted").inner_text()
+    page.get_by_role("link", name="Reset feedback…").click()
+    assert "This permanently deletes 0 clicks" in page.locator(".loss").inner_text()
+    page.get_by_role("link", name="Cancel").click()
+    page.wait_for_url(re.compile(r"/persona\?user=ada$"))
+    assert db.execute("SELECT interests FROM users WHERE name = 'ada'").fetchone()[0] == \
+        "Sparse autoencoders. I do not care about quantum computing."
+    assert errors == []
