@@ -16,8 +16,12 @@ conversion cannot be undone.
 A ``$…$`` is math by pandoc's rule, so that prices stay prices: the opening ``$`` has a
 non-space on its right, the closing one a non-space on its left and no digit after it
 ("$5 and $10", "$20,000 to $30,000" are not math); and, for news text, no number after a
-space either ("US$ 20") and no two words in a row between ("$5 each, or US$ 20"). Anything pylatexenc cannot
-parse strictly, or a command it does not know (``C:\\Users``), stays as written.
+space either ("US$ 20") and no two words in a row between ("$5 each, or US$ 20"). Math
+that is clearly math passes those spacing and digit rules: a command ("$\\nu= 1/2 $",
+"$\\sim$10"), or a script or "=" not after a leading number (a price starts with one).
+Anything pylatexenc cannot parse strictly, or a command it does not know (``C:\\Users``),
+stays as written; math that holds one (``$\\XQM(\\sqrt{5})$``) stays whole, never a mix of
+converted commands between dollars. Accents are combining marks ("G̃₂"), never dropped.
 """
 
 from __future__ import annotations
@@ -37,17 +41,49 @@ _ESCAPED = set("%&$#_{} ")
 _SWITCHES = frozenset({"em", "it", "bf", "sl", "sc", "rm", "tt", "sf", "itshape", "bfseries",
                        "scshape", "upshape", "slshape", "ttfamily", "rmfamily", "sffamily",
                        "mdseries", "normalfont", "cal"})
-# In a summary that is HTML, "&" and "<tag" inside math are entities and markup: left as is.
-_MARKUP = re.compile(r"&|<[a-zA-Z/!]")
-_SCRIPT = re.compile(r"([\^_])(\{([^{}]*)\}|[a-zA-Z0-9+\-=()])")
+# In a summary that is HTML, "&" and "<tag …>" inside math are entities and markup: left as
+# is. A "<" with no ">" after it is a relation ("$0<p\\le 1$"), read as math.
+_MARKUP = re.compile(r"&|<[a-zA-Z/!][^<>]*>")
+#: a script's mark (not an escaped "\\_"), and an unbraced script: \\prime, \\ast or a character
+_SCRIPT_MARK = re.compile(r"(?<!\\)[\^_]")
+_ONE_SCRIPT = re.compile(r"\\(?:prime|ast)(?![a-zA-Z])|[a-zA-Z0-9+\-=()*]")
+#: how a script's \\prime and \\ast read: U+2032 PRIME and a plain star ("C*-algebra" is
+#: how mathematicians write it as text; Unicode has no raised asterisk)
+_SCRIPT_SYMBOLS = {"\\prime": "′", "\\ast": "*"}
 _NUMBER_AFTER = re.compile(r"\s?\d")
 _COMMAND_WITH_ARGUMENT = re.compile(r"\\[a-zA-Z]+(\{[^{}]*\})?")
 _WORDS = re.compile(r"[A-Za-z]{2,}[,.;:]?\s+[A-Za-z]{2,}")
 _PERCENT = re.compile(r"(?<!\\)%")
 _COMMAND_END = re.compile(r"\\[a-zA-Z]+$")
-#: a control word, spaces, and then not its argument: TeX eats those spaces and sets its
-#: own math spacing; as text they are kept ("\\alpha \\approx 0.076" read "α≈ 0.076")
-_SPACE_AFTER_COMMAND = re.compile(r"(\\[a-zA-Z]+)\s+(?=[^\s{^_])")
+#: a control word, spaces, and then not a brace or script: TeX eats those spaces and sets
+#: its own math spacing; as text they are kept ("\\alpha \\approx 0.076" read "α≈ 0.076"),
+#: unless the command takes what follows as its argument (:func:`_control_space`)
+_SPACE_AFTER_COMMAND = re.compile(r"\\([a-zA-Z]+)\s+(?=[^\s{^_])")
+#: a price's signs are absent from math that is clearly math: a command, or (after no
+#: leading number: "$5 = $10") a script or an equals sign
+_COMMAND_SIGN = re.compile(r"\\[a-zA-Z]")
+_SCRIPT_SIGN = re.compile(r"[\^_=]")
+#: the blackboard letters arXiv authors define as their own one-letter macros ("$\\Q(\\sqrt5)$",
+#: "$\\R^n$"): their meaning is conventional, so they are read rather than the span kept raw
+_BLACKBOARD = re.compile(r"(?<!\\)\\([QRZNC])(?![a-zA-Z])")
+#: math accents, each drawn as a combining mark on every character of a short argument
+_ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303", "widetilde": "\u0303",
+            "bar": "\u0304", "overline": "\u0305", "underline": "\u0332", "vec": "\u20d7",
+            "dot": "\u0307", "ddot": "\u0308", "check": "\u030c", "breve": "\u0306",
+            "acute": "\u0301", "grave": "\u0300"}
+#: the longest argument an accent is drawn over, letter by letter; past it (an accent over a
+#: formula) Unicode has no way to draw it and the span is kept as written
+MAX_ACCENTED = 3
+#: standard LaTeX and amsmath that pylatexenc's tables lack, so a span holding one was kept
+#: as written: a relation, and the sizes and styles that print nothing in text
+_STANDARD = {"ne": "≠", "colon": ":", "det": "det", "thinspace": " ",
+             **dict.fromkeys(["left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr",
+                              "Bigl", "Bigr", "biggl", "biggr", "Biggl", "Biggr", "displaystyle",
+                              "textstyle", "scriptstyle", "limits", "nolimits"], "")}
+#: the empty delimiter of \\left. or \\right.: it prints nothing, and its "." would be shown
+_EMPTY_DELIMITER = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)\s*\.")
+#: amsmath's and the bm package's bold, read as pylatexenc reads \\mathbf ("𝐱")
+_BOLD = re.compile(r"\\(?:bm|boldsymbol)(?![a-zA-Z])")
 MAX_MATH = 400
 
 
@@ -66,17 +102,31 @@ def readable(text: str | None) -> str:
 def _converted(text: str) -> str:
     # Cached: a page shows a summary twice (preview and full), and pages are reloaded.
     out, done = [], 0
-    for start in _START.finditer(text):
-        if start.start() < done:
-            continue
-        end = _span_end(text, start)
-        if end is None:
-            continue
-        piece = _piece(text[start.start():end])
-        if piece is not None:
-            out += [text[done:start.start()], piece]
-            done = end
+    # A search from where the last span ended, not one pass of finditer: in "M$_*$$\\sim$2"
+    # that pass had found "$$" at the first span's end, and the next span lost its opening.
+    while start := _START.search(text, done):
+        span = _span(text, start)
+        if span is None:  # not LaTeX ("C:\\Users"): what follows its first token is read afresh
+            out.append(text[done:start.end()])
+            done = start.end()
+        else:
+            out += [text[done:start.start()], span[1]]
+            done = span[0]
     return "".join(out) + text[done:]
+
+
+def _span(text: str, start: re.Match) -> tuple[int, str] | None:
+    """The end of the LaTeX that begins at ``start`` and how it reads, or None when it is
+    not LaTeX. Math hermes cannot read is kept whole, as written: its commands converted
+    one by one read "$\\Q(√(5))$", neither LaTeX nor text."""
+    end = _span_end(text, start)
+    if end is None:
+        refused = _refused_math_end(text, start.start()) if start.group() == "$" else None
+        return None if refused is None else (refused, text[start.start():refused])
+    piece = _piece(text[start.start():end])
+    if piece is None:
+        return (end, text[start.start():end]) if _is_math(start.group()) else None
+    return end, piece
 
 
 def _span_end(text: str, start: re.Match) -> int | None:
@@ -108,27 +158,69 @@ def inline_math_end(text: str, opening: int) -> int | None:
     """The end of inline math opened at ``opening``, else None (a price): pandoc's rule,
     plus two that news text needs ("$5 each, or US$ 20"): a closing ``$`` has no number
     after it even past a space (it is a currency's, "US$ 20"), and what lies between is
-    not prose (:func:`_prose`)."""
+    not prose (:func:`_prose`). Math that is clearly math (:func:`_clearly_math`) passes
+    with a price's signs: authors write "$\\nu= 1/2 $" and "$\\sim$10"."""
+    close = _closing(text, opening)
+    if close is None or _prose(text[opening + 1:close]):
+        return None
+    if _priced(text, opening, close) and not _clearly_math(text, opening, close):
+        return None
+    return close + 1
+
+
+def _closing(text: str, opening: int) -> int | None:
+    """The dollar that would close inline math opened at ``opening``: the next one not
+    escaped, before a blank line and within :data:`MAX_MATH`; None if there is none."""
     if opening > 0 and text[opening - 1] == "\\":
         return None
     first = opening + 1
-    if first >= len(text) or text[first].isspace() or text[first] == "$":
+    if first >= len(text) or text[first] == "$":
         return None
     close = first
     while True:
         close = text.find("$", close + 1)
         if close < 0 or close - first > MAX_MATH or "\n\n" in text[first:close]:
             return None
-        if text[close - 1] == "\\":
-            continue
-        if text[close - 1].isspace() or _NUMBER_AFTER.match(text, close + 1):
-            return None
-        return None if _prose(text[first:close]) else close + 1
+        if text[close - 1] != "\\":
+            return close
+
+
+def _refused_math_end(text: str, opening: int) -> int | None:
+    """The end of dollars refused as math that hold neither a price nor prose, else None.
+    A price's span starts with its number ("$5 and $10"); any other ("$ v$") is the
+    author's math, kept whole: its commands converted one by one between dollars read
+    "$ν= 1/2 $", and its closing dollar taken for an opening one paired the next span wrong."""
+    close = _closing(text, opening)
+    between = "" if close is None else text[opening + 1:close]
+    if close is None or between.lstrip()[:1].isdigit() or _prose(between):
+        return None  # no pair, a price, or prose between two dollars: read on as text
+    return close + 1
+
+
+def _priced(text: str, opening: int, close: int) -> bool:
+    """Pandoc's signs of a currency's dollars: a space inside either, a number after the
+    closing one, even past a space ("$5 and $10", "US$ 20")."""
+    return (text[opening + 1].isspace() or text[close - 1].isspace()
+            or _NUMBER_AFTER.match(text, close + 1) is not None)
+
+
+def _clearly_math(text: str, opening: int, close: int) -> bool:
+    """Whether dollars with a price's signs hold math all the same: "$\\nu= 1/2 $",
+    "$\\sim$10", "Im$ \\mu$". A price holds no command, so a command is math; a script or
+    "=" is, after no leading number (a price's: "$5 = $10"), unless a dollar with a space
+    inside has a word touching it outside: that dollar is the word's ("$A_B $C")."""
+    body = text[opening + 1:close].strip()
+    if _COMMAND_SIGN.search(body):
+        return True
+    touching = ((text[opening + 1].isspace() and opening > 0 and text[opening - 1].isalnum())
+                or (text[close - 1].isspace() and text[close + 1:close + 2].isalnum()))
+    return bool(body) and not body[0].isdigit() and not touching and bool(_SCRIPT_SIGN.search(body))
 
 
 def _prose(between: str) -> bool:
-    """Two words in a row once commands and their arguments are gone: prose, not math."""
-    return bool(_WORDS.search(_COMMAND_WITH_ARGUMENT.sub(" ", between)))
+    """Two words in a row once commands and their arguments are gone: prose, not math.
+    A command parts the words it stands between: "$nm \\times nm$" is math."""
+    return bool(_WORDS.search(_COMMAND_WITH_ARGUMENT.sub(" | ", between)))
 
 
 def group_end(text: str, opening: int, limit: int | None = MAX_MATH) -> int | None:
@@ -153,12 +245,19 @@ def _library():
     """pylatexenc's converter, its table of known macros, and its parser."""
     # pylatexenc loads only when a text holds LaTeX: the CLI and `hermes serve`, which load
     # the digest plugin's terminal rendering, do not pay its import on every start.
-    from pylatexenc.latex2text import LatexNodes2Text, get_default_latex_context_db
+    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
     from pylatexenc.latexwalker import LatexWalker
+    from pylatexenc.latexwalker import get_default_latex_context_db as parsing_db
 
     # pylatexenc logs a warning for every macro it cannot fill in; a bad title is not news.
     logging.getLogger("pylatexenc").setLevel(logging.ERROR)
-    return LatexNodes2Text(math_mode="text"), get_default_latex_context_db(), LatexWalker
+    known = get_default_latex_context_db()  # a fresh table: pylatexenc's own is not changed
+    # hermes's readings before pylatexenc's: it drops the wide accents (\widetilde{AB} read
+    # "AB") and a root's index (\sqrt[3]{2} read "√(2)"), which change the maths
+    known.add_context_category("hermes", prepend=True, macros=[
+        *(MacroTextSpec(name, _accent) for name in _ACCENTS), MacroTextSpec("sqrt", _root),
+        *(MacroTextSpec(name, text) for name, text in _STANDARD.items())])
+    return LatexNodes2Text(latex_context=known, math_mode="text"), known, LatexWalker, parsing_db()
 
 
 def spelled_out(text: str) -> str | None:
@@ -192,46 +291,160 @@ def harmless(latex: str) -> bool:
     it is one pylatexenc knows for text or math (``\\mathcal``, ``\\alpha``, ``\\frac``), none
     that reads a file or refers elsewhere. A title's ``$\\input{/etc/passwd}$`` or
     ``$\\def…$`` is the feed's author's code, not math."""
-    _, known, _ = _library()
-    return all(name not in _NOT_PASSED_ON and known.get_macro_spec(name) is not None
+    known = _library()[1]
+    # _STANDARD is hermes's reading only: the export passes on what pylatexenc itself knows
+    return all(name not in _NOT_PASSED_ON and name not in _STANDARD
+               and known.get_macro_spec(name) is not None
                for name in _COMMAND.findall(latex))
+
+
+class _Unreadable(Exception):
+    """Raised from a reading of a macro Unicode cannot draw: its span is kept as written."""
+
+
+def _is_math(latex: str) -> bool:
+    return latex.startswith(("$", "\\(", "\\["))
 
 
 def _piece(latex: str) -> str | None:
     """The readable text of one LaTeX span, or None to keep the span as written."""
-    to_text, known, walker = _library()
+    to_text, known, walker, _ = _library()
+    math = _is_math(latex)
+    if math:
+        latex = _standardised(latex)
     if any(name not in _SWITCHES and known.get_macro_spec(name) is None
            for name in _COMMAND.findall(latex)):
         return None  # not LaTeX hermes can read, or not LaTeX at all (a Windows path)
-    math = latex.startswith(("$", "\\(", "\\["))
     if math and _MARKUP.search(latex):
         return None
     if math:
-        latex = _SCRIPT.sub(_scripted, latex)
+        latex = _with_scripts(latex)
         # the norm's double bar, which pylatexenc drops ("\\|W\\|_1" read "W₁"), and the
         # spaces after a command as TeX's control space (pylatexenc drops plain ones in math)
-        latex = _SPACE_AFTER_COMMAND.sub(r"\1\\ ", latex.replace("\\|", "‖"))
+        latex = _SPACE_AFTER_COMMAND.sub(_control_space, latex.replace("\\|", "‖"))
     # A feed's text is not a TeX file: a bare "%" ("$\approx 75 %$") is a per cent sign,
     # not a comment that would swallow the rest.
     latex = _PERCENT.sub(r"\\%", latex)
-    text = to_text.nodelist_to_text(walker(latex, tolerant_parsing=False).get_latex_nodes()[0])
+    try:
+        text = to_text.nodelist_to_text(walker(latex, tolerant_parsing=False).get_latex_nodes()[0])
+    except _Unreadable:
+        return None
     return text.strip() if math else text
 
 
-def _scripted(match: re.Match) -> str:
-    """``^2`` as ², ``_{ij}`` as ᵢⱼ when Unicode has every character raised or lowered;
-    otherwise ``^(…)`` around a longer script, so "10^{-3a}" reads 10^(-3a), not 10^-3a."""
-    mark, body = match.group(1), match.group(3)
-    body = match.group(2) if body is None else body
+def _standardised(math: str) -> str:
+    """Math with the conventional macros hermes reads spelled as pylatexenc knows them: the
+    blackboard letters authors define (\\Q as \\mathbb{Q}), the bold of \\bm and
+    \\boldsymbol, and no empty delimiter."""
+    math = _BLACKBOARD.sub(r"\\mathbb{\1}", math)
+    return _EMPTY_DELIMITER.sub("", _BOLD.sub(r"\\mathbf", math))
+
+
+def _control_space(match: re.Match) -> str:
+    """A command and the spaces after it, as the command and TeX's control space; but a
+    command that takes an argument keeps its plain space, which TeX skips to reach it:
+    "\\tilde G" is G with a tilde (as "\\tilde\\ G" the tilde fell on the space, and G lost it)."""
+    spec = _library()[3].get_macro_spec(match.group(1))
+    if spec is not None and spec.args_parser.argspec:
+        return match.group()
+    return f"\\{match.group(1)}\\ "
+
+
+def _accent(node, l2tobj, macroname: str) -> str:
+    """A math accent as its combining mark on each character of a short argument ("G̃",
+    "A̅B̅"); over a longer one (a formula) Unicode cannot draw it, and pylatexenc's reading
+    (the wide ones dropped, the narrow ones on every character) would change the maths."""
+    args = node.nodeargd.argnlist if node.nodeargd else []
+    body = l2tobj.nodelist_to_text(args[-1:]).strip() if args and args[-1] else ""
+    letters = _clusters(body)
+    if not letters or len(letters) > MAX_ACCENTED or any(c.isspace() for c in body):
+        raise _Unreadable(macroname)
+    return unicodedata.normalize("NFC", "".join(c + _ACCENTS[macroname] for c in letters))
+
+
+def _root(node, l2tobj) -> str:
+    """``\\sqrt{5}`` as √5 (pylatexenc's √(5) brackets even one symbol), ``\\sqrt{n+1}`` as
+    √(n+1), and a cube or fourth root as ∛ or ∜; any other index, which pylatexenc drops,
+    has no Unicode sign, so that span is kept as written."""
+    index, radicand = (l2tobj.nodelist_to_text([arg]).strip() if arg else ""
+                       for arg in node.nodeargd.argnlist[-2:])
+    sign = {"": "√", "3": "∛", "4": "∜"}.get(index)
+    if sign is None or not radicand:
+        raise _Unreadable("sqrt")
+    return sign + (radicand if radicand.isdigit() or len(_clusters(radicand)) == 1
+                   else f"({radicand})")
+
+
+def _clusters(text: str) -> list[str]:
+    """``text``'s characters, each with the combining marks that follow it ("x̃" is one)."""
+    out: list[str] = []
+    for char in text:
+        if out and unicodedata.combining(char):
+            out[-1] += char
+        else:
+            out.append(char)
+    return out
+
+
+def _with_scripts(latex: str) -> str:
+    """``latex`` with each base's scripts as :func:`_scripted` writes them. A scan, not a
+    pattern: a braced script may hold braces ("e^{\\frac{i}{\\epsilon}S}"), and a base may
+    have a sub- and a superscript, in either order ("B_d^0")."""
+    out, done = [], 0
+    for mark in _SCRIPT_MARK.finditer(latex):
+        if mark.start() < done:
+            continue
+        first = _script_end(latex, mark.end())
+        if first is None:
+            continue
+        scripts, end = [(mark.group(), latex[mark.end():first])], first
+        other = "_" if mark.group() == "^" else "^"
+        if latex.startswith(other, first) and (second := _script_end(latex, first + 1)):
+            scripts.append((other, latex[first + 1:second]))
+            end = second
+        out += [latex[done:mark.start()], _scripted(scripts, latex[:mark.start()])]
+        done = end
+    return "".join(out) + latex[done:]
+
+
+def _script_end(latex: str, at: int) -> int | None:
+    """The end of the script that starts at ``at``: a balanced group, or one token."""
+    if latex.startswith("{", at):
+        return group_end(latex, at)
+    token = _ONE_SCRIPT.match(latex, at)
+    return token.end() if token else None
+
+
+def _scripted(scripts: list[tuple[str, str]], before: str) -> str:
+    """A base's scripts as Unicode: ``^2`` as ², ``_{ij}`` as ᵢⱼ, ``^{(\\prime)}`` as ⁽′⁾. A
+    script Unicode cannot raise or lower whole stays as LaTeX writes it (:func:`_script`)
+    and comes after one it can: "B_d^0" reads "B⁰_d", as physicists write it too ("B_d⁰"
+    read as B with the subscript d⁰)."""
+    shown = sorted((_script(mark, written) for mark, written in scripts),
+                   key=lambda script: not script[1])  # stable: the Unicode one first
+    text = "".join(written for written, _ in shown)
+    # after a command ("\\sum_{i}") an empty group ends its name: "\\sumᵢ" would be one
+    # unknown command, and dropped
+    return "{}" + text if shown[0][1] and _COMMAND_END.search(before) else text
+
+
+def _script(mark: str, written: str) -> tuple[str, bool]:
+    """One script as Unicode and True, else as LaTeX pylatexenc shows as written and False:
+    ``_d`` as it is, and ``^(…)`` around a longer script, so "10^{-3a}" reads 10^(-3a),
+    not 10^-3a."""
+    braced = written.startswith("{")
+    body = written[1:-1] if braced else written
+    if not body:
+        return mark + written, False
+    for command, symbol in _SCRIPT_SYMBOLS.items():
+        body = re.sub(re.escape(command) + r"(?![a-zA-Z])", symbol, body)
     chars = _forms(raised=mark == "^")
-    if body and "\\" not in body and all(c in chars for c in body):
-        # after a command ("\\sum_{i}") an empty group ends its name: "\\sumᵢ" would be
-        # one unknown command, and dropped
-        after_command = _COMMAND_END.search(match.string, 0, match.start()) is not None
-        return ("{}" if after_command else "") + "".join(chars[c] for c in body)
-    if body is not None and len(body) > 1 and match.group(3) is not None:
-        return f"{mark}({{{body}}})"
-    return match.group()
+    if all(c in chars for c in body):
+        return "".join(chars[c] for c in body), True
+    if braced and len(body) > 1:
+        return f"{mark}({{{body}}})", False
+    # one character unbraced: pylatexenc drops the space after a group ("B_{d} \\to" read "B_d→")
+    return mark + body, False
 
 
 @lru_cache(maxsize=2)
@@ -254,5 +467,7 @@ def _forms(raised: bool) -> dict[str, str]:
                 break
             except KeyError:
                 continue
+    if raised:  # a prime is raised already; Unicode has no raised star, and "C*" is usual
+        found.update({"′": "′", "*": "*"})
     return found
 

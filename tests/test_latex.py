@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -110,4 +111,98 @@ def test_arxiv_titles_lose_their_dollars():
     (r"$\sum_{i} x_i$", "∑ᵢ xᵢ"),
 ])
 def test_math_keeps_its_meaning(raw, shown):
+    assert readable(raw) == shown
+
+
+def _accented(base: str, mark: str) -> str:
+    return unicodedata.normalize("NFC", base + mark)
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    # a trial read "G₂" for G̃₂: the tilde fell on TeX's control space and was lost
+    (r"$\tilde G_2$-structure", _accented("G", "\u0303") + "₂-structure"),
+    (r"$\tilde{x}$ and $\tilde x$", _accented("x", "\u0303") + " and " + _accented("x", "\u0303")),
+    (r"$\hat x$", _accented("x", "\u0302")),
+    (r"$\bar x$", _accented("x", "\u0304")),
+    (r"$\vec v$", _accented("v", "\u20d7")),
+    (r"$\dot x$", _accented("x", "\u0307")),
+    (r"$\ddot x$", _accented("x", "\u0308")),
+    (r"$\check x$", _accented("x", "\u030c")),
+    (r"$\breve x$", _accented("x", "\u0306")),
+    (r"$\acute x$", _accented("x", "\u0301")),
+    (r"$\grave x$", _accented("x", "\u0300")),
+    (r"$\hat\mu$", _accented("μ", "\u0302")),
+    # pylatexenc drops the wide accents: "AB" for the segment A̅B̅
+    (r"$\widetilde{AB}$", _accented("A", "\u0303") + _accented("B", "\u0303")),
+    (r"$\widehat{xy}$", _accented("x", "\u0302") + _accented("y", "\u0302")),
+    (r"$\overline{AB}$", _accented("A", "\u0305") + _accented("B", "\u0305")),
+])
+def test_math_accents_are_drawn_never_dropped(raw, shown):
+    assert readable(raw) == shown
+
+
+@pytest.mark.parametrize("raw", [
+    r"a $\widehat{f(x)+g(x)}$ bound",  # an accent over a formula: Unicode cannot draw it
+    r"the $\sqrt[5]{x}$ root",  # pylatexenc drops the index: "√(x)" for a fifth root
+    r"In $\XQM(\sqrt{5})$, a quark",  # an author's macro: "$\XQM(√(5))$" was half read
+])
+def test_math_that_cannot_be_read_whole_is_kept_whole(raw):
+    assert readable(raw) == raw
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    # arXiv authors' own blackboard macros: conventional, so read rather than kept
+    (r"forms over $\Q(\sqrt{5})$", "forms over ℚ(√5)"),
+    (r"$\R^n$, $\Z_n$, $\N$ and $\C$", "ℝⁿ, ℤₙ, ℕ and ℂ"),
+    (r"$\sqrt{n+1}$ and $\sqrt[3]{2}$", "√(n+1) and ∛2"),
+    # standard LaTeX pylatexenc lacks: these spans were half read ("$μ \ne 0$")
+    (r"QCD at $\mu \ne 0$", "QCD at μ ≠ 0"),
+    (r"$f\colon X\to Y$", "f: X→ Y"),
+    (r"$\left. f \right|_{x=0}$", "f |ₓ₌₀"),
+    (r"$\bm{x}$", "𝐱"),
+    # a "<" with no ">" is a relation, not a tag: "$0<p≤ 1$" was half read
+    (r"with $0<p\le 1$", "with 0<p≤ 1"),
+])
+def test_conventional_macros_are_read_whole(raw, shown):
+    assert readable(raw) == shown
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    # the space before the closing dollar made it a price's: "$ν= 1/2 $" was shown
+    (r"double layers near $\nu= 1/2 $", "double layers near ν= 1/2"),
+    (r"a $\sim$10x speed-up", "a ∼10x speed-up"),
+    (r"where $ \epsilon $ is small", "where ϵ is small"),
+    (r"Im$ \mu = e G_F^2$ here", "Imμ = e G²_F here"),
+    # math refused as math is kept whole, and its closing dollar opens nothing: "v$ be …
+    # where $" had paired, and the next span was read as "$ ϵ $"
+    (r"Let $ v$ be a field \emph{on} the plane, where $ \epsilon $ is small",
+     "Let $ v$ be a field on the plane, where ϵ is small"),
+    # "$$" across two spans is not display math: the second span lost its opening dollar
+    (r"(M$_*$$\sim$2 M$_\odot$)", "(M_*∼2 M_⊙)"),
+])
+def test_clear_math_with_a_price_sign_is_read(raw, shown):
+    assert readable(raw) == shown
+
+
+@pytest.mark.parametrize("text", [
+    "$5 = $10 at the time",
+    "echo $A_B $C",
+    "between $x and $y",
+    "US$ 20 or US$ 30",
+])
+def test_prices_and_other_dollars_stay_as_written(text):
+    assert readable(text) == text
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    # "B_d⁰" read as B with the subscript d⁰; η^((')) had an apostrophe for a prime
+    (r"$B_d^0 \to J/\psi \eta^{(\prime)}$", "B⁰_d → J/ψ η⁽′⁾"),
+    (r"$B_{d}^0 \to X$", "B⁰_d → X"),  # the group's space was dropped: "B⁰_d→ X"
+    (r"Hilbert $C^*$-modules", "Hilbert C*-modules"),  # was "C^*"
+    (r"$S_3$-symmetric", "S₃-symmetric"),
+    (r"$y^\prime$ and $K^\ast$", "y′ and K*"),
+    # a script holding braces: "e^i/ϵS" read as (e^i)/ϵ
+    (r"$e^{\frac{i}{\epsilon}S}$", "e^(i/ϵS)"),
+])
+def test_scripts_read_as_unicode_or_plainly(raw, shown):
     assert readable(raw) == shown

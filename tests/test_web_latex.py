@@ -124,3 +124,14 @@ def test_a_reason_quotes_a_latex_title_readably_and_never_cuts_a_command(db, add
     liked = [p for p in why["phrases"] if "which you liked" in p]
     assert liked and f"“{SHOWN}”" in liked[0] and "$" not in liked[0]
     assert why["title"] == TITLE  # the item's own field keeps the LaTeX
+
+
+def test_a_card_shows_a_trial_title_with_its_accent_and_no_dollars(db, db_path, add_items, no_bar):
+    """A user trial read "G₂" (the tilde dropped), "$ν= 1/2 $" and "$\\Q(√(5))$" on the
+    cards: the accent is drawn, and each math span is read whole."""
+    seed(db, add_items)
+    add_items([{"title": r"$\tilde G_2$-structures near $\nu= 1/2 $ over $\Q(\sqrt{5})$",
+                "summary": "words " * 60, "days_ago": 0.1, "url": "https://e.org/g2"}])
+    with client(db_path) as web:
+        page = web.get("/feed?user=ada").text
+    assert "G\u0303₂-structures near ν= 1/2 over ℚ(√5)" in page
