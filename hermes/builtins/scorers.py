@@ -36,7 +36,7 @@ import numpy as np
 from ..contract import Component, ScoringContext
 from ..faces import plural
 from ..hookspecs import hookimpl
-from ..ranking import interests, logistic, preferences
+from ..ranking import categories, interests, logistic, preferences
 from ..ranking.interests import interest_groups, interests_vectors, wanted_text
 from ..ranking.lexical import lexical_scores
 from ..ranking.quantized import Int8Candidates
@@ -235,9 +235,15 @@ def preference(db, user, scope: Scope, clicks) -> Component:
         index = matrix.key_index.get(key)
         if index is not None and not key.startswith("topic:"):
             column[index] = s["score"]
-    scores = scope.per_row(("preference", tuple(clicks), preferences.PRIOR),
-                           lambda vecs, where: matrix.key_sums(column, matrix.entry_share())[where],
-                           lambda: score_cache.key_sums(matrix, user["id"], column),
+    def with_inferred(sums):
+        # an item without categories counts the one it is closest to (hermes.ranking.categories)
+        extra = categories.sums(matrix, column)
+        return sums if extra is None else sums + extra
+
+    scores = scope.per_row(("preference", tuple(clicks), preferences.PRIOR, categories.WEIGHT),
+                           lambda vecs, where: with_inferred(
+                               matrix.key_sums(column, matrix.entry_share()))[where],
+                           lambda: with_inferred(score_cache.key_sums(matrix, user["id"], column)),
                            uses_vectors=False)
     return Component("preference", "behaviour", scores, active=bool(stats),
                      detail={"stats": stats})

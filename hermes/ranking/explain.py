@@ -43,6 +43,7 @@ from ..latex import readable
 from ..records import item_rows, now_iso
 from ..storage.transactions import write_transaction
 from ..text import clip
+from . import categories
 from .interests import interest_clauses, wanted_text
 from .match import COUNTS_FROM, LEVELS, level_of, shown
 from .matrix import get_matrix
@@ -55,7 +56,10 @@ NEAREST_LIKED = 3
 #: phrases in the one-line reason
 REASON_PHRASES = 2
 #: how the phrases of rated keys that count against an item begin (see :func:`_phrases`)
-DISLIKED = ("has tags you disliked", "by authors you disliked", "from a source or type you disliked")
+DISLIKED = ("has tags you disliked", "by authors you disliked", "from a source or type you disliked",
+            "has no tags, but is like items with tags you disliked")
+#: an item without categories counts the one whose items it is closest to (ranking.categories)
+INFERRED = ("has no tags, but is like items with tags you liked", DISLIKED[3])
 #: components shown in ``top``
 TOP = 3
 
@@ -172,7 +176,8 @@ class _Shared:
         embedder = get_embedder()
         self.model = embedder.name
         self.english_only = english_only(embedder)
-        matrix = get_matrix(db, embedder.name, embedder.dimension)
+        matrix = self.matrix = get_matrix(db, embedder.name, embedder.dimension)
+        self._key_names: dict | None = None  # key column -> key, read when first needed
         preference = ranking.components.get("preference")
         # the statistics the preference scorer ranked with (else read them: no scorer)
         self.stats = (preference.detail.get("stats") if preference is not None
@@ -203,7 +208,7 @@ class _Shared:
                       for name, comp in r.components.items()}
         classifier = r.components.get("classifier")
         clf_detail = classifier.detail if classifier else {}
-        matched = self._matched_keys(item)
+        matched = self._matched_keys(item) + self._inferred_category(item_id, item)
         nearest = self._nearest_liked(item_id)
         evidence = self._evidence(pos, cand, matched, nearest)
         # None: not judged (the model reads other languages too)
@@ -335,6 +340,26 @@ class _Shared:
                 t["label"] = people.get(t["key"], t["label"])
         return sorted(out, key=lambda t: (-abs(t["score"]), t["key"]))
 
+    def _inferred_category(self, item_id: int, item: dict) -> list[dict]:
+        """The rated category the ranking gave an item that has none of its own (the one
+        whose items it is closest to: :mod:`hermes.ranking.categories`), marked
+        ``inferred``, with the cosine to that category's centre."""
+        if not self.stats or any(k.startswith("tag:") for k in item_keys(item.get("tags") or [], None, None)):
+            return []
+        row = int(self.matrix.lookup(np.array([item_id]))[0])
+        found = categories.inferred(self.matrix).of_row(row) if row >= 0 else None
+        if found is None:
+            return []
+        if self._key_names is None:
+            self._key_names = {c: k for k, c in self.matrix.key_index.items()}
+        key = self._key_names.get(found[0])
+        s = self.stats.get(key)
+        if s is None or not s["score"]:
+            return []
+        return [{"key": key, "kind": "tag", "label": split_key(key)[1], "inferred": True,
+                 "similarity": round(found[1], 4), "score": round(categories.WEIGHT * s["score"], 3),
+                 "likes": s["likes"], "dislikes": s["dislikes"]}]
+
     def _nearest_liked(self, item_id: int) -> list[dict]:
         """The liked items closest to this one, among those the ranking compared it with."""
         sims = self.liked_sims.get(item_id)
@@ -425,7 +450,9 @@ def _phrases(p: dict) -> list[str]:
         add(1.5, "keys", "by " + ", and ".join(
             f"{k['label']}, whom you liked {_times(k['likes'])}" for k in people))
     for keys, strength, liked_words, disliked_words in (
-            (ev["tags"], 1.5, "has tags you liked", DISLIKED[0]),
+            ([k for k in ev["tags"] if not k.get("inferred")], 1.5, "has tags you liked",
+             DISLIKED[0]),
+            ([k for k in ev["tags"] if k.get("inferred")], 1.0, INFERRED[0], INFERRED[1]),
             ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "",
              DISLIKED[1]),
             (ev["sources"], 0.5, "from a source or type you liked",

@@ -122,6 +122,12 @@ class Matrix:
     def __len__(self) -> int:
         return self.n
 
+    def approx_rows(self, rows) -> np.ndarray:
+        """``(len(rows), d)`` float32 vectors of ``rows`` without a database read: exact in
+        float32 storage, decoded from the codes in int8 storage."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return self.vectors[rows] if self._int8 is None else self._int8.dequantise(rows)
+
     def rows_of(self, item_ids) -> np.ndarray:
         """Row indices of the given item ids (ids not in the matrix are dropped)."""
         rows = self.lookup(np.fromiter((int(i) for i in item_ids), dtype=np.int64))

@@ -517,7 +517,10 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     topics = [t for t in e["matched_tags"] if t["kind"] == "topic"]
     if counted:
         lines.append("  rated: " + ", ".join(
-            f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in counted[:8]))
+            f"{clean(t['label'], 40)} ({t['score']:+.2f}"
+            # an item without categories counts the one it is closest to: say it is not its own
+            + (", inferred: no tags of its own" if t.get("inferred") else "") + ")"
+            for t in counted[:8]))
     if topics:  # keyphrases: they name topics, the preference component leaves them out
         lines.append("  topics you rated (not counted in the ranking): " + ", ".join(
             f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in topics[:8]))
