@@ -225,6 +225,32 @@ def test_profile_status_reports_what_the_clicks_taught(db, archive):
     assert "classifier active" in s["message"]
 
 
+def test_profile_status_names_dislikes_the_interests_text_asks_for(db, add_items, db_path):
+    """A trial's cosmology persona disliked cosmology papers (its own ground truth said so);
+    nothing said the clicks now pulled against the text."""
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+
+    ids = add_items([{"title": "Dark energy", "tags": ["cosmology", "astro-ph.co"]},
+                     {"title": "Soufflé", "tags": ["cooking"]},
+                     {"title": "Robot arms", "tags": ["robotics"]}])
+    ann = make_persona(db, "ann", "galaxy formation and cosmology, but not robotics")
+    for item in ids:
+        record_click(db, ann["id"], item, False, "ui")
+    s = tool(db, "profile_status", user="ann")
+    # cooking is not asked for, robotics is asked not to be shown
+    assert [(e["key"], e["kind"], e["dislikes"]) for e in s["disliked_but_asked_for"]] == [
+        ("cosmology", "tag", 1)]
+    assert "1 tag or topic the interests text asks for was disliked" in s["message"]
+    assert "remove_feedback" in s["message"]
+    out = CliRunner().invoke(build_app(), ["persona", "show", "ann", "--db", str(db_path)])
+    assert "disliked, but the interests ask for them: cosmology (1 dislike)" in out.output
+    assert "`hermes unrate ann ITEM_ID`" in out.output
+    assert tool(db, "profile_status", user="alice" if make_persona(db) else "")[
+        "disliked_but_asked_for"] == []
+
+
 def test_profile_status_is_read_only(db, archive):
     alice = make_persona(db)
     record_click(db, alice["id"], archive[0], True, "agent")

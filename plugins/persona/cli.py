@@ -8,6 +8,7 @@ still printed on stdout). Limits are the tools' own, declared on the options.
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Optional
 
 import typer
@@ -74,6 +75,13 @@ def show(name: NameArg, db: DbOption = None, as_json: JsonOption = False):
                                                   for e in s[key]))
     state = "" if s["classifier_active"] else "inactive: "
     typer.echo(f"  classifier: {state}{s['classifier_reason']}")
+    odd = s.get("disliked_but_asked_for") or []
+    if odd:
+        typer.echo("  disliked, but the interests ask for them: " + ", ".join(
+            f"{clean(e['key'], 40)} ({plural(e['dislikes'], 'dislike')})" for e in odd)
+                   + f" — the clicks weigh {round(100 * s['blend_weight'])}% and pull against "
+                   "the text; if those dislikes were not meant, `hermes unrate "
+                   f"{shlex.quote(s['user'])} ITEM_ID` takes one back")
 
 
 def update(name: NameArg, interests: InterestsOption, db: DbOption = None, as_json: JsonOption = False):

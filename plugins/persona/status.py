@@ -7,10 +7,13 @@ loads the embedding model.
 
 from __future__ import annotations
 
+import re
+
 import sqlite_utils
 
 from hermes.embed import get_embedder
 from hermes.faces import plural
+from hermes.ranking.interests import wanted_text
 from hermes.ranking.preferences import key_stats, split_key
 from hermes.ranking.rank import blend_weight
 from hermes.records import require_user
@@ -34,6 +37,21 @@ def _entries(stats: dict, family: str, *, liked: bool, top: int = TOP) -> list[d
         {"key": key, "likes": s["likes"], "dislikes": s["dislikes"], "score": round(s["score"], 3)}
         for key, s in picked[:top]
     ]
+
+
+def at_odds(stats: dict, interests: str | None) -> list[dict]:
+    """Disliked tags and topics that the interests text asks for ("cosmology" disliked by a
+    persona written "galaxy formation and cosmology"): a trial's clicks contradicted its
+    text, and with the clicks weighing 80% the feed followed the clicks without a word."""
+    wanted = wanted_text(interests or "").casefold()
+    out = []
+    for key, s in stats.items():
+        family, name = split_key(key)
+        if (family in ("tag", "topic") and s["score"] < 0 and name
+                and re.search(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", wanted)):
+            out.append({"key": name, "kind": family, "likes": s["likes"],
+                        "dislikes": s["dislikes"], "score": round(s["score"], 3)})
+    return sorted(out, key=lambda e: (e["score"], e["key"]))
 
 
 def classifier_state(db: sqlite_utils.Database, user_id: int, model: str) -> tuple[bool, str]:
@@ -115,6 +133,7 @@ def profile_status(db: sqlite_utils.Database, user: str) -> dict:
         "classifier_active": active,
         "classifier_reason": why,
         "recent_clicks": recent,
+        "disliked_but_asked_for": at_odds(stats, persona["interests"]),
     }
 
 

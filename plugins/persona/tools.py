@@ -45,6 +45,13 @@ USE_TAGS = Say(
 )
 OLD_TEXT = Say(mcp=" (previous_interests holds the old text)", cli="", web="")
 SEE_LIKED_TAGS = Say(mcp=" (see liked_tags)", cli="", web="")
+TAKE_BACK_RATING = Say(
+    mcp="if those dislikes were not meant, take them back with remove_feedback, or say in the "
+        "interests text what you do not want",
+    cli="if those dislikes were not meant, take them back with `hermes unrate PERSONA ITEM_ID`, "
+        "or say in the interests what you do not want",
+    web="if those dislikes were not meant, take them back with Undo on the item, or say in the "
+        "interests what you do not want")
 def not_wanted(name: str, parts: list[str]) -> str:
     """The sentence that says which parts of an interests text the ranking leaves out
     (:func:`hermes.ranking.interests.split_unwanted`), and how to see less of a topic; ""
@@ -144,6 +151,8 @@ class ProfileStatus(Result):
     classifier_active: bool = False
     classifier_reason: str = ""
     recent_clicks: Objects = []
+    #: disliked tags and topics the interests text names: the clicks contradict the text
+    disliked_but_asked_for: Objects = []
 
 
 class SearchResults(Result):
@@ -275,7 +284,8 @@ def profile_status(db, user: User) -> dict:
     """What a persona has taught the ranking: click counts (by source), the blend weight
     between written interests and learned behaviour, most liked and disliked tags (feed
     categories, which the ranking counts), topics (keyphrases: listed, not counted), types and
-    sources, and whether the click classifier is active and why."""
+    sources, whether the click classifier is active and why, and disliked tags or topics the
+    interests text asks for (the clicks pull against the text)."""
     s = status.profile_status(db, user)
     # Counted, not listed: tags are feed text (untrusted), kept in the liked_tags payload.
     liked = f"{len(s['liked_tags'])}{SEE_LIKED_TAGS}" if s["liked_tags"] else "none yet"
@@ -285,6 +295,12 @@ def profile_status(db, user: User) -> dict:
         f"{plural(s['dislikes'], 'dislike')}); "
         f"{s['blend']}; liked tags: {liked}; classifier {classifier}"
     )
+    if s["disliked_but_asked_for"]:
+        n = len(s["disliked_but_asked_for"])
+        message += (f". {plural(n, 'tag or topic')} the interests text asks for "
+                    f"{'was' if n == 1 else 'were'} disliked (disliked_but_asked_for): the clicks weigh "
+                    f"{round(100 * s['blend_weight'])}% and pull against the text; "
+                    f"{TAKE_BACK_RATING}.")
     return ok(message, **s)
 
 
