@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
 from hermes.hookspecs import hookimpl
+from hermes.ranking.match import shown
 from hermes.records import create_user
 
 
@@ -124,6 +125,12 @@ def test_explain_prints_the_components_and_json_is_the_tool_result(world):
     assert human.exit_code == 0, human.output
     assert "components (contribution = weight × " in human.stdout and "profile" in human.stdout
     assert "closest liked items:" in human.stdout and f"[{ids[0]}]" in human.stdout
+    # the profile's parts: the interests as the ranking groups them, and the word match
+    # (the match line quotes the closest single interest, which can rank differently)
+    doc = json.loads(run("explain", "ada", ids[1], "--json", "--db", path).stdout)
+    profile = doc["explanation"]["components"]["profile"]
+    assert (f"ranked on: interests grouped by subject {shown(profile['interest_score'])}, word "
+            f"match (BM25) {profile['word_match_bm25']:.2f} at 10% of the profile") in human.stdout
     # the liked item's own explanation: its closest liked item is itself, said in words
     own = run("explain", "ada", ids[0], "--all", "--db", path).stdout
     assert "liked: you liked this item itself (" in own

@@ -483,6 +483,18 @@ def explain(
         typer.echo(line)
 
 
+def profile_parts(c: dict) -> str:
+    """What the profile's raw score is made of. The match line quotes the closest single
+    interest, while the ranking scores the interests grouped by subject plus a share of
+    word match: without these figures an item at similarity 0.47 ranked above one at 0.60
+    with nothing on the screen to say why."""
+    parts = f"ranked on: interests grouped by subject {shown(c['interest_score'])}"
+    if c.get("word_match_share"):
+        parts += (f", word match (BM25) {c['word_match_bm25']:.2f} at "
+                  f"{c['word_match_share']:.0%} of the profile")
+    return parts + "; the raw score is these, each measured against the other candidates"
+
+
 def explanation_lines(e: dict, advice: str = "") -> list[str]:
     """The one explanation for the terminal: the reason, where it ranks (and ``advice`` on
     ranking it elsewhere, right under), the evidence."""
@@ -532,6 +544,8 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
         state = "" if c["active"] else "  (inactive)"
         lines.append(f"  {name:<11} {c['contribution']:+.3f}  weight {c['share']:.0%}  "
                      f"raw {c['raw']:+.3f}{state}")
+        if name == "profile" and c["active"] and "interest_score" in c:
+            lines.append("    " + profile_parts(c))
     if e["nearest_liked"]:
         lines.append("closest liked items:")
         lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({shown(n['similarity'])})"
