@@ -12,8 +12,9 @@ from .render import fmt_until
 def refresh_failures(db, state: dict) -> dict:
     """``failed``: feeds the last refresh tried and could not fetch (its outcome);
     ``failing``: feeds whose last try failed, those it left alone too (a feed backing off
-    after repeated failures is skipped, not tried); ``words``: the two said in one phrase, which links to
-    the Feeds page ("" when none); ``url``: the Feeds page at the first failing feed, where each error is shown."""
+    after repeated failures is skipped, not tried); ``words``: the two said in one phrase,
+    which links to the Feeds page ("" when none); ``url``: the Feeds page at the first
+    failing feed, where each error is shown."""
     by_status = ((state.get("last") or {}).get("feeds_by_status") or {})
     failed = int(by_status.get("failed") or 0)
     rows = db.execute("SELECT id FROM feeds WHERE last_error IS NOT NULL ORDER BY id").fetchall()
