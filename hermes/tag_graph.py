@@ -10,8 +10,9 @@
 - A community's key is its most central tag (weighted degree inside the community), ties
   broken by name; its label names it the way a person would: its three most central
   readable tags ("jwst spectroscopy · metallicity · reionization"), skipping category codes
-  such as ``astro-ph.ga`` while there are phrases to show and a tag another label tag
-  already contains.
+  such as ``astro-ph.ga`` while there are phrases to show, a tag another label tag
+  already contains, and a tag of words that cannot name a topic ("just", "respect", "notes":
+  :func:`hermes.language.names_no_topic`) unless nothing else names the community.
 - An item joins the community its tags say the most about (:meth:`TagGraph.assign`): each
   matched tag weighs its information content over the archive, so one distinctive tag
   outweighs generic ones ("language model", "dataset") that hubs of the graph carry.
@@ -34,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import sqlite_utils
 
+from .language import names_no_topic
 from .ranking.matrix import db_file
 from .records import now_iso
 from .storage.transactions import write_transaction
@@ -42,7 +44,9 @@ from .tags import normalize_tag
 log = logging.getLogger(__name__)
 
 #: Bump when the graph construction changes: old persisted graphs are then ignored.
-VERSION = 6  # 6: communities carry each tag's item count (``counts``), read by ``assign``
+# 6: communities carry each tag's item count (``counts``), read by ``assign``
+# 7: a label leaves out tags of words that name no topic ("qcd · chiral · just")
+VERSION = 7
 #: tags named in a community's label
 LABEL_TAGS = 3
 _CODE = re.compile(r"[a-z]{1,8}(?:-[a-z]{1,5})?\.[a-z-]{1,10}")  # cond-mat.stat-mech
@@ -72,10 +76,15 @@ def label_of(names: list[str], most: int = LABEL_TAGS) -> str:
     ``most`` of them joined by " · ", phrases before codes; of two names where one contains
     the other ("quantum key", "quantum key distribution") the longer one, in the place of
     the more central; a name that repeats half or more of a chosen one's words ("active
-    acoustic emission" after "acoustic emission source") is skipped: it names nothing new."""
-    readable = [n for n in names if not is_code(n.casefold())]
+    acoustic emission" after "acoustic emission source") is skipped: it names nothing new.
+    A name made of words that cannot name a topic ("just", "respect", "notes" — a keyphrase
+    of an archive tagged before the tagger knew them, or a feed's category) is shown only
+    when the community has no other name."""
+    empty = {n for n in names if names_no_topic(n)}
+    readable = [n for n in names if n not in empty and not is_code(n.casefold())]
+    codes = [n for n in names if n not in empty and is_code(n.casefold())]
     chosen: list[str] = []
-    for name in readable + [n for n in names if n not in readable]:
+    for name in readable + codes if readable or codes else [n for n in names if n in empty]:
         if len(chosen) == most:
             break
         low = name.casefold()

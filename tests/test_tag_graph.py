@@ -294,3 +294,13 @@ def test_a_phrase_inside_another_matched_tag_is_not_counted_twice(db, add_items)
     # equal weight per tag: two tags of one phrase against two distinct ones
     community, matched = graph.assign(["long gamma-ray burst", "long gamma-ray", "redshift", "galaxy survey"])
     assert community is survey and matched == ["redshift", "galaxy survey"]
+
+
+def test_a_label_leaves_out_names_of_no_topic():
+    """A trial's topics read "qcd · chiral · just" and "random walk · exist · hand" (tags of
+    an archive tagged before the tagger knew these words)."""
+    assert tag_graph.label_of(["qcd", "chiral", "just", "lattice"]) == "qcd · chiral · lattice"
+    assert tag_graph.label_of(["random walk", "exist", "hand"]) == "random walk"
+    assert tag_graph.label_of(["Notes", "Machine Learning"]) == "Machine Learning"
+    assert tag_graph.label_of(["cs.lg", "just"]) == "cs.lg"
+    assert tag_graph.label_of(["respect", "just"]) == "respect · just"  # nothing else names it

@@ -1,13 +1,18 @@
 """The built-in keyphrase tagger: topics for items whose feed has no categories.
 
-Only English text is tagged (:func:`english`): the candidate rules are English, and on other
-languages they make topics of function words.
+Only English text is tagged (:func:`hermes.language.taggable_english`): the candidate rules
+are English, and on other languages they make topics of function words and verbs. Stop lists
+of those languages would not keep that true: what ends a phrase here is as much the English
+verbs and filler listed below as the stop words, and a German list would not hold "meldet"
+("reports"). So a text that shows signs of another language, however short (a headline), is
+left untagged: an untagged German item is better than one tagged "meldet".
 
 KeyBERT-style (Grootendorst's KeyBERT; EmbedRank): candidate phrases are the 1–3 word runs
-of an item's title and abstract that no stop word (scikit-learn's English list, plus the
-scaffolding words of abstracts and the words of feed boilerplate: published, comments,
-pdf, arxiv …) or punctuation interrupts, each scored by its cosine to the item's own
-embedding, and a diverse best twenty chosen by maximal marginal relevance. The phrase vectors come from
+of an item's title and abstract that no stop word (scikit-learn's English list, the filler
+words it lacks — just, via, exist … (:data:`hermes.language.FILLER`) —, the scaffolding words
+of abstracts and the words of feed boilerplate: published, comments, pdf, arxiv …) or
+punctuation interrupts, each scored by its cosine to the item's own embedding, and a
+diverse best twenty chosen by maximal marginal relevance. The phrase vectors come from
 the model pass that embedded the item — the mean of the contextual vectors of the tokens the
 phrase covers — so tagging costs no second model run; an embedder without token vectors
 gets the phrases embedded directly (slower).
@@ -27,11 +32,20 @@ import numpy as np
 from ..embed import get_embedder
 from ..hookspecs import hookimpl
 from ..ingest.text import embedding_text
+from ..language import (
+    FILLER,
+    FILLER_ADJECTIVES,
+    FILLER_NOUNS,
+    TOPICAL_STOP_WORDS,
+    english_stop_words,
+    taggable_english,
+)
 from ..language import WORD as _WORD
-from ..language import english, english_stop_words
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
-VERSION = 10
+#: 11: filler words (just, exist, hand, respect, note …) are no topic; short texts in another
+#: language are not tagged
+VERSION = 11
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -98,7 +112,9 @@ _NOT_ALONE = set("""
     observation observations measurement measurements simulation simulations sample samples
     feature features performance quality information application applications way ways
     implication implications approximation approximations quantity quantities learning
-""".split())
+""".split()) | FILLER_NOUNS | FILLER_ADJECTIVES
+# Words of idioms and argument ("hand", "respect", "similar"): not even together a topic.
+_HOLLOW = FILLER_NOUNS | FILLER_ADJECTIVES
 # Modifiers that start a topical phrase ("high redshift", "strong lensing", "low mass") but
 # are no topic alone nor at a phrase's end.
 _MODIFIERS = set("""
@@ -110,11 +126,8 @@ _MODIFIERS = set("""
     spectral spatial temporal local global nonlinear linear dynamical classical relativistic
     gravitational electromagnetic atomic molecular nuclear cosmic interstellar intergalactic
     planetary orbital radial angular central internal external initial final typical
-    critical effective relative mean average respective standard available current
+    critical effective relative mean average respective standard available current near
 """.split())
-# sklearn's English list holds a few words that are topics in science ("system", "thin film").
-_KEEP = {"system", "thin", "thick", "fire", "interest", "bill", "top", "bottom", "front",
-         "back", "side", "full", "empty", "part", "amount", "move"}
 # Abbreviations that are topics although short.
 # Stretches of text between punctuation, numbers and free-standing dashes: no candidate
 # phrase crosses their ends.
@@ -133,7 +146,9 @@ _EXCEPTIONS = set("""
 
 def _stop_words() -> frozenset[str]:
     # Read when a tagger first runs: `hermes serve` registers this plugin without tagging.
-    return (english_stop_words() - _KEEP) | frozenset(_SCAFFOLD) | frozenset(_BOILERPLATE)
+    # sklearn's English list holds a few words that are topics ("system", "thin film"): kept
+    return ((english_stop_words() - TOPICAL_STOP_WORDS) | FILLER | frozenset(_SCAFFOLD)
+            | frozenset(_BOILERPLATE))
 
 
 _STOP: frozenset[str] | None = None
@@ -168,9 +183,10 @@ def _masked(text: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def _word(surface: str) -> tuple[bool, str, bool, str, bool, bool]:
-    """(ends a phrase, lower-cased, strong, singular, a modifier, alone not a topic) for a
-    word as written; strong: four letters or more, or an all-capitals acronym."""
+def _word(surface: str) -> tuple[bool, str, bool, str, bool, bool, bool]:
+    """(ends a phrase, lower-cased, strong, singular, a modifier, alone not a topic, hollow:
+    a word of idioms or argument) for a word as written; strong: four letters or more, or an
+    all-capitals acronym."""
     stop = _stops()
     word = surface.lower()
     single = singular(word)
@@ -178,7 +194,8 @@ def _word(surface: str) -> tuple[bool, str, bool, str, bool, bool]:
               or word[-1] == "-" or (len(word) > 4 and word.endswith("ly"))
               or any(c.isdigit() for c in word) or word in _CATALOGUES)
     return (breaks, word, len(word) >= 4 or surface.isupper(), single, single in _MODIFIERS,
-            single in _NOT_ALONE or word in _NOT_ALONE)
+            single in _NOT_ALONE or word in _NOT_ALONE,
+            single in _HOLLOW or word in _HOLLOW)
 
 
 def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
@@ -186,7 +203,9 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
     to three words that no stop word (scikit-learn's English list plus the scaffolding of
     abstracts and feed boilerplate), number or punctuation interrupts; the last word
     singular, at least one word of four letters or more (or an all-capitals acronym), no
-    generic noun alone ("model"), no modifier ("high", "stellar") alone or last."""
+    generic noun alone ("model"), no modifier ("high", "stellar") alone or last, not only
+    words of idioms and argument ("hand", "respect", "notes", "similar":
+    :data:`hermes.language.FILLER_NOUNS`, :data:`~hermes.language.FILLER_ADJECTIVES`)."""
     found: dict[str, list[tuple[int, int]]] = {}
     runs: list[list[tuple]] = []
     masked = _masked(text)
@@ -200,15 +219,16 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
                 runs.append(run)
             else:
                 run.append((*match.span(), *facts[1:]))
-    # run entries: (start, end, word, strong, singular, modifier, not alone)
+    # run entries: (start, end, word, strong, singular, modifier, not alone, hollow)
     for run in runs:
         n = len(run)
         for i in range(n):
-            start, strong, prefix = run[i][0], False, ""
+            start, strong, topical, prefix = run[i][0], False, False, ""
             for j in range(i, i + MAX_WORDS if i + MAX_WORDS < n else n):
                 last = run[j]
                 strong = strong or last[3]
-                if not (last[5] or (i == j and last[6]) or not strong):
+                topical = topical or not last[7]
+                if not (last[5] or (i == j and last[6]) or not strong or not topical):
                     phrase = prefix + last[4]
                     if len(phrase) <= 60:
                         found.setdefault(phrase, []).append((start, last[1]))
@@ -271,7 +291,7 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 def keyphrases(text: str, vector, tokens, *, k: int = PROPOSALS, embed=None) -> dict[str, float]:
     """The ``k`` best diverse candidates of ``text`` with their cosine to ``vector``."""
-    if vector is None or not english(text, _stops()):
+    if vector is None or not taggable_english(text, _stops()):
         return {}
     spans = candidates(text)
     phrases = list(spans)
