@@ -76,37 +76,31 @@ def _write(request: Request, name: str, tool: str, **arguments) -> dict:
 
 
 async def update_interests(request: Request):
-    form = await request.form()
-    name = str(form.get("user") or "")
-    typed = {"interests": str(form.get("interests") or "")[:MAX_TEXT * 4]}
-    try:
-        limit = Tools().text_limit("update_persona", "interests", MAX_TEXT)
-        interests = parse_text(form.get("interests"), "The interests text", required=True,
-                               maximum=limit)
-        result = await run_in_threadpool(_write, request, name, "update_persona",
-                                         interests=interests)
-    except HTTPException as exc:
-        if exc.status_code != 400:
-            raise
-        return await _again(request, name, "interests", typed, exc.detail)
-    user = (result.get("persona") or {}).get("name") or name
-    return redirect(request, page_url("persona", user), _sentence(result.get("message")),
-                    "ok" if result.get("changed") else "info")
+    return await _change(request, "interests", "The interests text", "update_persona",
+                         lambda: Tools().text_limit("update_persona", "interests", MAX_TEXT),
+                         typed_max=MAX_TEXT * 4)
 
 
 async def rename(request: Request):
+    return await _change(request, "new_name", "The new name", "rename_persona",
+                         lambda: NAME_MAX, section="rename", typed_max=200)
+
+
+async def _change(request: Request, field: str, label: str, tool: str, maximum, *,
+                  section: str | None = None, typed_max: int):
+    """One form field through ``tool`` (its parameter of the same name), then back to the
+    persona page — under the persona's new name after a rename; a refusal is said beside
+    the form, with what was typed."""
     form = await request.form()
     name = str(form.get("user") or "")
-    typed = {"new_name": str(form.get("new_name") or "")[:200]}
+    typed = {field: str(form.get(field) or "")[:typed_max]}
     try:
-        new_name = parse_text(form.get("new_name"), "The new name", required=True,
-                              maximum=NAME_MAX)
-        result = await run_in_threadpool(_write, request, name, "rename_persona",
-                                         new_name=new_name)
+        value = parse_text(form.get(field), label, required=True, maximum=maximum())
+        result = await run_in_threadpool(_write, request, name, tool, **{field: value})
     except HTTPException as exc:
         if exc.status_code != 400:
             raise
-        return await _again(request, name, "rename", typed, exc.detail)
+        return await _again(request, name, section or field, typed, exc.detail)
     user = (result.get("persona") or {}).get("name") or name
     return redirect(request, page_url("persona", user), _sentence(result.get("message")),
                     "ok" if result.get("changed") else "info")
