@@ -57,3 +57,24 @@ class CachedMiniLM:
         np.savez(tmp, keys=np.array(keys), vecs=np.stack([self._vecs[k] for k in keys]))
         tmp.replace(self.path)
         self._dirty = False
+
+
+def serve_from_cache(embedder: CachedMiniLM, prefix: str):
+    """Make ``embedder`` hermes's embedder (a plugin answering ``hermes_embedder``) and
+    point ``HERMES_HOME`` at a new temporary folder; returns that folder (keep a reference:
+    it is deleted with the object)."""
+    import os
+    import tempfile
+
+    from hermes.hookspecs import hookimpl
+    from hermes.plugins import get_plugin_manager
+
+    class BenchEmbedder:  # the real model behind the disk cache
+        @hookimpl
+        def hermes_embedder(self):
+            return embedder
+
+    tmp = tempfile.TemporaryDirectory(prefix=prefix)
+    os.environ["HERMES_HOME"] = tmp.name
+    get_plugin_manager().register(BenchEmbedder(), name="bench_embedder")
+    return tmp

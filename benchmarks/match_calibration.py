@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +34,7 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
 os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash embedder
 
-from embed_cache import CACHE_DIR, CachedMiniLM  # noqa: E402
+from embed_cache import CACHE_DIR, CachedMiniLM, serve_from_cache  # noqa: E402
 from quality import BUDGETS, PAGE, HermesSystem  # noqa: E402
 from quality_data import load_papers, make_personas  # noqa: E402
 
@@ -49,8 +48,6 @@ DUMP = CACHE_DIR / "match_evidence.npz"
 def collect(seeds: int, quick: bool) -> dict[str, np.ndarray]:
     """One row per (variant, persona, seed, budget, held-out item)."""
     from hermes.contract import CandidateQuery
-    from hermes.hookspecs import hookimpl
-    from hermes.plugins import get_plugin_manager
     from hermes.ranking.rank import rank
 
     papers = load_papers()
@@ -60,14 +57,7 @@ def collect(seeds: int, quick: bool) -> dict[str, np.ndarray]:
         personas = singles + [p for p in personas if len(p.topics) == 2][::4][:9]
     embedder = CachedMiniLM()
 
-    class BenchEmbedder:  # the real model behind the disk cache
-        @hookimpl
-        def hermes_embedder(self):
-            return embedder
-
-    tmp = tempfile.TemporaryDirectory(prefix="hermes-match-")
-    os.environ["HERMES_HOME"] = tmp.name
-    get_plugin_manager().register(BenchEmbedder(), name="bench_embedder")
+    tmp = serve_from_cache(embedder, "hermes-match-")
     rows: dict[str, list] = {k: [] for k in ("variant", "persona", "seed", "budget",
                                              "relevant", *KINDS)}
     started = time.time()

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -46,7 +45,7 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
 os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash embedder
 
-from embed_cache import CachedMiniLM  # noqa: E402
+from embed_cache import CachedMiniLM, serve_from_cache  # noqa: E402
 from quality_anchors import ANCHORS, Corpus  # noqa: E402
 from quality_data import load_papers, make_personas, ndcg_at, precision_at  # noqa: E402
 from quality_fine import make_fine_personas  # noqa: E402
@@ -120,17 +119,23 @@ def tag_with_keyphrases(db, ids, embedder) -> None:
         apply_proposals(db, proposals)
 
 
+def rate_up_to(session, budget: int, rated: set, history, rel) -> None:
+    """The simulated person's clicks until ``budget``: each round the system ranks the
+    unrated history items and the top ``PAGE`` are rated (like iff relevant)."""
+    while len(rated) < budget:
+        shown = session.rank([i for i in history if i not in rated], PAGE)
+        for index in shown[: budget - len(rated)]:
+            rated.add(index)
+            session.rate(index, rel[index] > 0)
+
+
 def run_persona(system, persona, seed, history, heldout, rel):
     session = system(persona, seed)
     rated: set[int] = set()
     out = {}
     held_rel = [rel[i] for i in heldout]
     for budget in BUDGETS:
-        while len(rated) < budget:
-            shown = session.rank([i for i in history if i not in rated], PAGE)
-            for index in shown[: budget - len(rated)]:
-                rated.add(index)
-                session.rate(index, rel[index] > 0)
+        rate_up_to(session, budget, rated, history, rel)
         ranked = session.rank(heldout, 10)
         ranked_rel = [rel[i] for i in ranked]
         out[budget] = (ndcg_at(ranked_rel, held_rel), precision_at(ranked_rel))
@@ -175,17 +180,8 @@ def main(argv=None) -> int:
     vectors = embedder.embed([p.text for p in papers])
     embedder.save()  # now: a run that fails later keeps the vectors
 
-    from hermes.hookspecs import hookimpl
-    from hermes.plugins import get_plugin_manager
 
-    class BenchEmbedder:  # the real model behind the disk cache
-        @hookimpl
-        def hermes_embedder(self):
-            return embedder
-
-    tmp = tempfile.TemporaryDirectory(prefix="hermes-quality-")
-    os.environ["HERMES_HOME"] = tmp.name
-    get_plugin_manager().register(BenchEmbedder(), name="bench_embedder")
+    tmp = serve_from_cache(embedder, "hermes-quality-")
     names = args.systems.split(",")
     systems = {}
     for name in names:

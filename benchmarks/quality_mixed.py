@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -34,8 +33,8 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
 os.environ.pop("HERMES_EMBEDDER", None)
 
-from embed_cache import CachedMiniLM  # noqa: E402
-from quality import BUDGETS, PAGE, HermesSession, apply_overrides  # noqa: E402
+from embed_cache import CachedMiniLM, serve_from_cache  # noqa: E402
+from quality import BUDGETS, HermesSession, apply_overrides, rate_up_to  # noqa: E402
 from quality_data import load_papers, make_personas, ndcg_at  # noqa: E402
 
 
@@ -80,11 +79,7 @@ def run(system, persona, seed, history, heldout, rel, papers):
     base = np.mean([not categorised(papers[i]) for i in relevant]) if relevant else np.nan
     out = {}
     for budget in BUDGETS:
-        while len(rated) < budget:
-            shown = session.rank([i for i in history if i not in rated], PAGE)
-            for index in shown[: budget - len(rated)]:
-                rated.add(index)
-                session.rate(index, rel[index] > 0)
+        rate_up_to(session, budget, rated, history, rel)
         top = session.rank(heldout, 10)
         hits = [i for i in top if rel[i] > 0]
         share = np.mean([not categorised(papers[i]) for i in hits]) if hits else np.nan
@@ -109,17 +104,8 @@ def main(argv=None) -> int:
     embedder.embed([p.text for p in papers])
     embedder.save()
 
-    from hermes.hookspecs import hookimpl
-    from hermes.plugins import get_plugin_manager
 
-    class BenchEmbedder:
-        @hookimpl
-        def hermes_embedder(self):
-            return embedder
-
-    tmp = tempfile.TemporaryDirectory(prefix="hermes-quality-mixed-")
-    os.environ["HERMES_HOME"] = tmp.name
-    get_plugin_manager().register(BenchEmbedder(), name="bench_embedder")
+    tmp = serve_from_cache(embedder, "hermes-quality-mixed-")
     system = MixedSystem(Path(tmp.name), papers, embedder)
     results = defaultdict(list)
     for seed in range(args.seeds):

@@ -138,3 +138,16 @@ def test_the_next_process_reads_the_inferred_categories_from_disk(db, mixed, mon
     assert again.rows.tolist() == first.rows.tolist() and len(first.rows) == 2
     assert again.columns.tolist() == first.columns.tolist()
     assert np.allclose(again.similarity, first.similarity)
+
+
+def test_a_blog_post_with_keyphrases_still_names_its_inferred_category(db, mixed, no_bar):
+    """A trial: every blog post the tagger had given keyphrases read as categorised, so its
+    explanation named no category although the inferred one lifted it most."""
+    listed, (qubits, _, _) = mixed
+    db.execute("UPDATE items SET tags = ?, keyphrases = ? WHERE id = ?",
+               ['["superconducting qubits"]', '["superconducting qubits"]', qubits])
+    user = create_user(db, "ana", "physics")
+    for item in listed[:2]:
+        record_click(db, user["id"], item, True, "ui")
+    why = explain(db, user, qubits, since_days=None)
+    assert "has no tags, but is like items with tags you liked: quant-ph (2 likes)" in why["phrases"]

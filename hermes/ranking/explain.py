@@ -344,7 +344,9 @@ class _Shared:
         """The rated category the ranking gave an item that has none of its own (the one
         whose items it is closest to: :mod:`hermes.ranking.categories`), marked
         ``inferred``, with the cosine to that category's centre."""
-        if not self.stats or any(k.startswith("tag:") for k in item_keys(item.get("tags") or [], None, None)):
+        # the keyphrases a tagger added are topics, not categories (as the matrix reads them)
+        own = item_keys(item.get("tags") or [], None, None, keyphrases=item.get("keyphrases") or [])
+        if not self.stats or any(k.startswith("tag:") for k in own):
             return []
         row = int(self.matrix.lookup(np.array([item_id]))[0])
         found = categories.inferred(self.matrix).of_row(row) if row >= 0 else None
