@@ -82,6 +82,11 @@ def _row(text: str, feed_id: int) -> str:
     # the server's own pause holds even for --feed
     ("HTTP 429; the server asked for a pause", 1, timedelta(hours=5),
      "The server asked for a pause: next try in 4h."),
+    # a missing file or page: no retry brings it back
+    ("file not found: /tmp/gone.xml", 1, None,
+     "Trying again will not help while it is missing: put it back, or remove the feed (Remove…)."),
+    ("HTTP 404 Not Found", 3, timedelta(hours=5),
+     "Trying again will not help while it is missing: put it back, or remove the feed (Remove…)."),
     ("did not fetch 'http://10.0.0.1/rss': refused: private address", 1, None,
      "An agent subscribed this private address; to let hermes fetch it, run "
      "<code>hermes feeds trust {id}</code> in a terminal."),

@@ -52,6 +52,10 @@ def next_step(feed: dict, refresh: dict) -> dict:
     if REFUSED in error:
         return {"text": "An agent subscribed this private address; to let hermes fetch it, run",
                 "command": f"hermes feeds trust {feed['id']}", "after": " in a terminal."}
+    if error.startswith(GONE):
+        # trying again cannot help while the file or page is missing, however soon
+        return {"text": "Trying again will not help while it is missing: put it back, or "
+                        "remove the feed (Remove…).", "command": None, "after": ""}
     if SERVER_PAUSE in error and retry:
         return {"text": f"The server asked for a pause: next try {retry}.", "command": None,
                 "after": ""}
@@ -65,5 +69,8 @@ def next_step(feed: dict, refresh: dict) -> dict:
                         "or press Refresh now.", "command": None, "after": ""}
     return {"text": "Refresh now tries it again.", "command": None, "after": ""}
 
+
+#: errors that say the feed's file or page is not there (no retry brings it back)
+GONE = ("file not found", "HTTP 404", "HTTP 410")
 
 __all__ = ["next_step", "refresh_failures"]
