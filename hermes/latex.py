@@ -85,6 +85,20 @@ _EMPTY_DELIMITER = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)\s*\.")
 #: amsmath's and the bm package's bold, read as pylatexenc reads \\mathbf ("𝐱")
 _BOLD = re.compile(r"\\(?:bm|boldsymbol)(?![a-zA-Z])")
 MAX_MATH = 400
+#: a letter's accent (or a letter like \\ss) braced on its own, as BibTeX-minded authors
+#: write it: "Schr{\\"o}dinger". The braces only keep BibTeX's case; read, they would stay
+#: around the letter ("Schr{ö}dinger")
+_BRACED_LETTER = re.compile(
+    r"\{\\(?:([\"'`^~=.])(?:([a-zA-Z])|\{([a-zA-Z])\})"
+    r"|([cvuHkrdb])(?:\s+([a-zA-Z])|\{([a-zA-Z])\})"
+    r"|(ss|o|O|aa|AA|ae|AE|oe|OE|l|L|i|j)(?![a-zA-Z]))\}")
+
+
+def _unbraced(m: re.Match) -> str:
+    """``{\\"o}`` as ``\\"{o}``, ``{\\c c}`` as ``\\c{c}``, ``{\\ss}`` as ``\\ss{}``: the
+    same letter without the group around it (and nothing run into a longer command name)."""
+    accent, letter = m[1] or m[4], m[2] or m[3] or m[5] or m[6]
+    return f"\\{accent}{{{letter}}}" if accent else f"\\{m[7]}{{}}"
 
 
 def readable(text: str | None) -> str:
@@ -93,7 +107,7 @@ def readable(text: str | None) -> str:
     if not text or ("\\" not in text and "$" not in text):
         return text or ""
     try:
-        return _converted(text)
+        return _converted(_BRACED_LETTER.sub(_unbraced, text))
     except Exception:  # pylatexenc is third-party code fed third-party text
         return text
 

@@ -42,6 +42,21 @@ def test_text_commands_are_dropped_or_resolved(raw, shown):
     assert readable(raw) == shown
 
 
+@pytest.mark.parametrize("raw, shown", [
+    # a trial read "Schr{ö}dinger-Robertson": the braces BibTeX-minded authors put around an
+    # accented letter only keep its case, and are not shown
+    ('Schr{\\"o}dinger-Robertson', "Schrödinger-Robertson"),
+    ('{\\"{u}}ber', "über"),
+    ("Erd{\\H o}s", "Erdős"),
+    ("Fran{\\c c}ois", "François"),
+    ("Ma{\\ss}e", "Maße"),  # not run into "\\sse"
+    ("Gr{\\o}nbech", "Grønbech"),
+    ("{\\em Mixture} models", "Mixture models"),  # a font switch's group is not a letter's
+])
+def test_a_braced_accented_letter_reads_without_its_braces(raw, shown):
+    assert readable(raw) == shown
+
+
 @pytest.mark.parametrize("text", [
     "A $5 price cut",
     "US$ 20 per barrel",
