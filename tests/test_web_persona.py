@@ -165,3 +165,40 @@ def test_the_persona_page_says_so_when_the_persona_tools_are_disabled(db_path, i
         page = c.get("/persona?user=ada").text
         assert "The persona tools are not available" in page and 'action="/persona/' not in page
         assert c.get("/persona/reset?user=ada").status_code == 503
+
+
+def test_the_persona_page_says_what_the_clicks_taught_and_a_contradiction(web, db, ids):
+    """A trial: the web persona page showed only click counts; `persona show` alone made the
+    clicks understandable. Item 0 carries "interpretability", which the interests ask for."""
+    from hermes.storage.signals import record_click
+
+    user = db.execute("SELECT id FROM users WHERE name = 'ada'").fetchone()[0]
+    record_click(db, user, ids[2], True, "ui")  # graph neural networks, chemistry
+    record_click(db, user, ids[0], False, "ui")  # interpretability, language models …
+    page = html.unescape(web.get("/persona?user=ada").text)
+    assert "What the clicks taught" in page and "learned from 2 clicks" in page
+    assert "Tags you liked</dt><dd>" in page and "chemistry" in page
+    assert "Disliked, but the interests ask for them: interpretability (1 dislike)" in page
+    assert 'href="/search?user=ada"' in page
+
+
+def test_a_rated_item_can_be_unrated_where_rated_items_are_shown(web, db, ids):
+    """Search shows rated items; each has Unrate (a rating could be taken back only by the
+    toast's Undo, right after it was given)."""
+    from web_support import token
+
+    from hermes.storage.signals import record_click
+
+    user = db.execute("SELECT id FROM users WHERE name = 'ada'").fetchone()[0]
+    record_click(db, user, ids[0], False, "ui")
+    page = web.get("/search?user=ada&q=sparse").text
+    card = re.search(rf'<article[^>]*id="item-{ids[0]}".*?</article>', page, re.S).group(0)
+    assert re.search(r'<form[^>]*data-act="unrate"(?! hidden)[^>]*>', card)
+    r = web.post("/click", data={"csrf_token": token(web, "/search?user=ada&q=sparse"),
+                                 "user": "ada", "item_id": ids[0], "liked": "none"},
+                 headers={"Accept": "application/json"})
+    assert r.json()["ok"] and r.json()["clicked"] is None
+    assert clicks(db) == []
+    # an unrated card carries the form hidden, for the script to show after a ✓ or ✗
+    feed = web.get("/feed?user=ada").text
+    assert re.search(r'<form[^>]*data-act="unrate" hidden>', feed)

@@ -44,7 +44,10 @@ def _context(request: Request, name, **extra) -> dict:
     with opened(request) as db:
         user = require_persona(db, name)
         counts = _counts(db, user)
+        # what the clicks taught, as profile_status tells an agent (None without the tool)
+        taught = tools.call(db, "profile_status", user=user["name"])
     return {"user": user, "page": "persona", **counts,
+            "taught": taught if taught and taught.get("ok") else None,
             # what the ranking leaves out of the text, as update_persona reports it: shown
             # for as long as the text says it, not only in the message after saving
             "not_wanted": split_unwanted(user["interests"] or "")[1],

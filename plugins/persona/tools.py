@@ -50,8 +50,8 @@ TAKE_BACK_RATING = Say(
         "interests text what you do not want",
     cli="if those dislikes were not meant, take them back with `hermes unrate PERSONA ITEM_ID`, "
         "or say in the interests what you do not want",
-    web="if those dislikes were not meant, take them back with Undo on the item, or say in the "
-        "interests what you do not want")
+    web="if those dislikes were not meant, find the items with Search and press Unrate, or say "
+        "in the interests what you do not want")
 def not_wanted(name: str, parts: list[str]) -> str:
     """The sentence that says which parts of an interests text the ranking leaves out
     (:func:`hermes.ranking.interests.split_unwanted`), and how to see less of a topic; ""

@@ -152,6 +152,8 @@
       if ("clicked" in data) {
         var rated = el.querySelector(".badge-rated");
         el.classList.toggle("is-rated", !!data.clicked);
+        var unrate = el.querySelector('form[data-act="unrate"]');
+        if (unrate) unrate.hidden = !data.clicked;
         if (rated) {
           rated.hidden = !data.clicked;
           rated.textContent = data.clicked === "like" ? "liked ✓" : data.clicked === "dislike" ? "disliked ✗" : "";
