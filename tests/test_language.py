@@ -66,6 +66,19 @@ def test_a_low_match_on_a_text_in_another_language_says_what_it_cannot_show(
     assert on_topic["match"] == "strong" and NOT_ENGLISH not in on_topic["reason"]
 
 
+def test_a_short_headline_in_another_language_gets_the_caveat_too(db, add_items, english_model,
+                                                                  split_bar):
+    """A trial: "Eilmeldung: …" (a headline, no summary) read "No match" with no word that
+    the model cannot read German; a short English title is not given the caveat."""
+    german, english_title = add_items([
+        {"title": "Eilmeldung: Bundesbank senkt Prognose für das Wachstum"},
+        {"title": "Sourdough at home"}])
+    user = create_user(db, "ann", "quantum entanglement of qubits")
+    headline = explain(db, user, german, since_days=None)
+    assert headline["match"] == "none" and headline["reason"].endswith(NOT_ENGLISH + ".")
+    assert NOT_ENGLISH not in explain(db, user, english_title, since_days=None)["reason"]
+
+
 def test_a_model_that_claims_no_language_is_not_second_guessed(db, mixed):
     user = require_user(db, "ann")
     german = explain(db, user, mixed[1], since_days=None)
