@@ -53,23 +53,6 @@ LANGUAGE_MIN_WORDS = 12
 JUDGED_CHARS = 1000
 
 
-# Kept per text: every feed page explains the same top items again (20 × 85 µs a page).
-@lru_cache(maxsize=4096)
-def english(text: str, stop_words: frozenset[str] | None = None) -> bool:
-    """Whether ``text`` reads as English: more English stop words (leaving out the words
-    both lists hold, such as "de") than function words of the other languages feeds come
-    in (measured on the bundled feeds: English texts 20–55 % English stop words, Spanish
-    and Portuguese news 3–16 %). ``stop_words`` replaces scikit-learn's English list (the
-    tagger passes its longer one). A text too short to judge counts as English; a long one
-    is judged on its first :data:`JUDGED_CHARS` characters."""
-    words = [w.lower() for w in WORD.findall(text[:JUDGED_CHARS])]
-    if len(words) < LANGUAGE_MIN_WORDS:
-        return True
-    stop = english_stop_words() if stop_words is None else stop_words
-    foreign = sum(w in _FOREIGN for w in words)
-    return sum(w in stop and w not in _FOREIGN and w not in _SHARED for w in words) > foreign
-
-
 # Letters the other languages spell their words with and English words do not. A lower-case
 # word holding one ("beschließt", "wächst", "não", "política") is a word of another
 # language; a capitalised one is more often a name in an English text ("Schrödinger",
@@ -91,20 +74,23 @@ def _votes(text: str, stop_words: frozenset[str] | None) -> tuple[int, int, int]
     return len(found), ours, theirs
 
 
+# Kept per text: every feed page explains the same top items again (20 × 85 µs a page).
 @lru_cache(maxsize=4096)
-def taggable_english(text: str, stop_words: frozenset[str] | None = None) -> bool:
-    """Whether the keyphrase tagger may read ``text`` as English, however short it is.
+def english(text: str, stop_words: frozenset[str] | None = None) -> bool:
+    """Whether ``text`` reads as English, however short it is: the one judge the tagger,
+    the explanation and bootstrap share.
 
-    :func:`english` counts a text under :data:`LANGUAGE_MIN_WORDS` words as English: right
-    for an explanation (a title alone says little either way), wrong for the tagger, whose
-    candidate rules are English — a German headline became the topics "meldet" and
-    "prozent". Here a short text (a headline, a title without summary) is English unless
-    the signs of another language outnumber its English stop words: that language's
-    function words and lower-case words spelled with letters English does not use
-    ("beschließt", "não"). A title with neither ("Quantum error correction") stays
-    English, and so does a tie ("Holography in de Sitter space"). A longer text is English
-    when its English stop words outnumber those signs, as in :func:`english` (which counts
-    the function words only)."""
+    A text is English when its English stop words (leaving out the words both lists hold,
+    such as "de") outnumber the signs of another language: that language's function words
+    and lower-case words spelled with letters English does not use ("beschließt", "não")
+    — measured on the bundled feeds, English texts are 20–55 % English stop words, Spanish
+    and Portuguese news 3–16 %. A short text (under :data:`LANGUAGE_MIN_WORDS` words: a
+    headline, a title without summary) is English unless those signs outnumber its stop
+    words: a title with neither ("Quantum error correction") stays English, and so does a
+    tie ("Holography in de Sitter space"); counting every short text as English made a
+    German headline the topics "meldet" and "prozent" and left its "no match" unexplained.
+    ``stop_words`` replaces scikit-learn's English list (the tagger passes its longer one);
+    a long text is judged on its first :data:`JUDGED_CHARS` characters."""
     words, ours, theirs = _votes(text, stop_words)
     return ours >= theirs if words < LANGUAGE_MIN_WORDS else ours > theirs
 

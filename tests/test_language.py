@@ -50,7 +50,10 @@ def test_the_default_model_is_english_only_and_the_test_embedder_claims_nothing(
 def test_english_is_judged_on_enough_words():
     assert not english(GERMAN)
     assert english(ENGLISH_OFF_TOPIC)
-    assert english("Quanten-Verschränkung auf dem Chip")  # too short to judge
+    # short, but its function words and lower-case "ä" say German; a short English title is
+    # English, as is one with neither sign
+    assert not english("Quanten-Verschränkung auf dem Chip")
+    assert english("Quantum error correction") and english("Holography in de Sitter space")
 
 
 def test_a_low_match_on_a_text_in_another_language_says_what_it_cannot_show(

@@ -1,6 +1,6 @@
 """The built-in keyphrase tagger: topics for items whose feed has no categories.
 
-Only English text is tagged (:func:`hermes.language.taggable_english`): the candidate rules
+Only English text is tagged (:func:`hermes.language.english`): the candidate rules
 are English, and on other languages they make topics of function words and verbs. Stop lists
 of those languages would not keep that true: what ends a phrase here is as much the English
 verbs and filler listed below as the stop words, and a German list would not hold "meldet"
@@ -37,8 +37,8 @@ from ..language import (
     FILLER_ADJECTIVES,
     FILLER_NOUNS,
     TOPICAL_STOP_WORDS,
+    english,
     english_stop_words,
-    taggable_english,
 )
 from ..language import WORD as _WORD
 
@@ -291,7 +291,7 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 def keyphrases(text: str, vector, tokens, *, k: int = PROPOSALS, embed=None) -> dict[str, float]:
     """The ``k`` best diverse candidates of ``text`` with their cosine to ``vector``."""
-    if vector is None or not taggable_english(text, _stops()):
+    if vector is None or not english(text, _stops()):
         return {}
     spans = candidates(text)
     phrases = list(spans)

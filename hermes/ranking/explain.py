@@ -38,7 +38,7 @@ from ..contract import CandidateQuery
 from ..embed import english_only, get_embedder
 from ..errors import InvalidInput
 from ..faces import n_days, plural
-from ..language import taggable_english
+from ..language import english
 from ..latex import readable
 from ..records import item_rows, now_iso
 from ..storage.transactions import write_transaction
@@ -212,10 +212,7 @@ class _Shared:
         nearest = self._nearest_liked(item_id)
         evidence = self._evidence(pos, cand, matched, nearest)
         # None: not judged (the model reads other languages too)
-        # judged like the tagger judges, short texts too: a German headline without a
-        # summary ("Eilmeldung: Bundesbank senkt Prognose für das Wachstum") read "no match"
-        # with nothing to say the model could not read it
-        evidence["english"] = (taggable_english(f"{item['title']}. {item.get('summary') or ''}")
+        evidence["english"] = (english(f"{item['title']}. {item.get('summary') or ''}")
                                if self.english_only else None)
         payload = {
             "user": self.user["name"],
