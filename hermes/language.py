@@ -46,7 +46,7 @@ _FOREIGN = _FOREIGN | frozenset("""
 #: "no" / "do" / "a", Spanish "no"): a vote for neither side. "Chuvas fortes causam enchentes
 #: no Rio Grande do Sul. A Defesa Civil alertou para …" counted three English words to two.
 _SHARED = frozenset({"a", "no", "do", "as"})
-#: below this many words the language is not judged (a title alone)
+#: below this many words (a title alone) a tie between the two sides counts as English
 LANGUAGE_MIN_WORDS = 12
 #: the language is judged on a text's beginning: some 150 words settle the proportions, and
 #: a post's full text (up to 4,000 characters) would cost every explained item 0.2 ms
