@@ -104,8 +104,9 @@ def _kept(matrix) -> Inferred:
 def _categories(matrix) -> tuple[np.ndarray, np.ndarray]:
     """The key columns of the categories worth a centroid (most items first), and which
     rows carry a category of their own."""
-    family = matrix.key_family()
-    is_tag = family[matrix.key_cols] == _TAG if len(matrix.key_cols) else np.zeros(0, bool)
+    # a byte per (row, key) pair, not a family number: at a million items the pairs are
+    # millions, and this runs inside a ranking that must stay under a gigabyte
+    is_tag = (matrix.key_family() == _TAG)[matrix.key_cols]
     counts = np.bincount(matrix.key_cols[is_tag], minlength=len(matrix.key_index))
     eligible = np.flatnonzero(counts >= MIN_ITEMS)
     eligible = eligible[np.argsort(-counts[eligible], kind="stable")][:MAX_CATEGORIES]
