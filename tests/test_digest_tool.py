@@ -60,6 +60,14 @@ def test_items_group_under_the_community_their_tags_overlap_most(db, corpus):
     assert entry["matched_tags"] == ["apple", "avocado"]
 
 
+def test_the_digest_says_how_many_clear_the_bar_beside_how_many_it_grouped(db, corpus):
+    """The web page said "30 … clear your bar" when 45 cleared it and the best 30 were
+    grouped: the payload carries both numbers."""
+    result = digest(db, "ann", days=7, limit=2)
+    assert result["n_items"] == 2 and result["n_cleared"] == 5  # every item clears the bar here
+    assert "5 unread items from the last 7 days clear the bar; the best 2 are grouped" in result["message"]
+
+
 def test_a_topic_is_named_by_the_tags_its_items_carry(db, corpus):
     """The planets community is "mars · venus · jupiter" across the archive, but this week's
     planet item carries only venus and mars: the heading names those, not jupiter."""

@@ -239,14 +239,11 @@ async def digest(request: Request):
 
 
 def _cleared(result: dict | None) -> int:
-    """How many unread items of the window clear the bar: all of them, where the digest's
-    ``n_items`` counts only the best ones it grouped (its ``limit``). The payload has no
-    field for it; its window minus what fell below the bar is that number (the ranking's
-    ``n_above_bar``, which the tool's message and the feed page state)."""
+    """How many unread items of the window clear the bar: all of them (the digest's
+    ``n_cleared``), where its ``n_items`` counts only the best ones it grouped."""
     if not result:
         return 0
-    below = (result.get("below_bar") or {}).get("n_total") or 0
-    return max(int(result.get("n_in_window") or 0) - int(below), int(result.get("n_items") or 0))
+    return max(int(result.get("n_cleared") or 0), int(result.get("n_items") or 0))
 
 
 def _digest_items(result: dict | None) -> list[dict]:

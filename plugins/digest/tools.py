@@ -62,6 +62,9 @@ class Digest(Result):
     ranking_quality: Quality = Quality()
     window_days: int | None = None
     n_items: int = 0
+    #: how many unread items of the window clear the bar: all of them, where ``n_items``
+    #: counts the best ones grouped (at most ``limit``)
+    n_cleared: int = 0
     n_in_window: int = 0
     saved: Saved = Saved()
     below_bar: BelowBar = BelowBar()
@@ -355,7 +358,8 @@ def digest(
     if quality["caveat"]:
         message += f" Ranking is not fully trained: {SEE_CAVEAT}."
     payload = {"topics": ordered, "unclustered": unclustered, "ranking_quality": quality,
-               "window_days": days, "n_items": n_above, "n_in_window": n_in_window,
+               "window_days": days, "n_items": n_above, "n_cleared": ranking.n_above_bar,
+               "n_in_window": n_in_window,
                "saved": saved, "below_bar": below}
     if not (ordered or unclustered or below["items"] or saved["items"]):
         # Nothing cleared the bar and nothing below it was asked for: the digest shows no
