@@ -110,6 +110,19 @@ def test_list_feed_ranks_recent_unclicked_items_with_reasons(db, items, ann):
     assert ids[0] not in again  # clicked items leave the feed
 
 
+def test_a_brief_feed_leaves_out_what_explain_item_gives(db, items, ann):
+    """A trial's agent got 36 kB for 20 items; brief keeps what choosing needs."""
+    import json
+
+    full = tool(db, "list_feed", user="ann", limit=10)
+    brief = tool(db, "list_feed", user="ann", limit=10, brief=True)
+    assert [i["id"] for i in brief["items"]] == [i["id"] for i in full["items"]]
+    for short, whole in zip(brief["items"], full["items"]):
+        assert {k: v for k, v in whole.items() if k not in ("summary", "evidence", "components")} == short
+    assert len(json.dumps(brief)) < len(json.dumps(full))
+    assert brief["message"] == full["message"]
+
+
 def test_below_bar_lists_the_rest_after_the_fold(db, items, ann):
     result = tool(db, "list_feed", user="ann", limit=10, below_bar=True)
     assert [i["id"] for i in result["items"]][-1] == items[2] and len(result["items"]) == 3

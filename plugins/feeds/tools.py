@@ -148,6 +148,9 @@ def list_feed(
         description="Skip this many ranked items first: the next page is offset=limit, then "
                     "2*limit, and so on (each item's rank stays its place in the whole feed).",
         ge=0, le=MAX_OFFSET)] = 0,
+    brief: Annotated[bool, Field(
+        description="Leave out each item's summary, evidence and component contributions "
+                    "(less than half the size); explain_item gives them for one item.")] = False,
 ) -> dict:
     """The persona's ranked feed: the unread items that clear its bar (match strong or
     good), best first, each with id, title, url, source, enclosure (a podcast's file), score,
@@ -184,6 +187,9 @@ def list_feed(
             "components": {name: round(float(v[pos]), 3)
                            for name, v in ranking.contributions.items()},
         })
+        if brief:  # an agent choosing what to read: the rest is one explain_item away
+            for bulky in ("summary", "evidence", "components"):
+                del items[-1][bulky]
     scope = "the whole archive" if window is None else f"the last {plural(round(window), 'day')}"
     counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
     name = persona["name"]
