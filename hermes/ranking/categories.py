@@ -65,7 +65,7 @@ def inferred(matrix) -> Inferred:
     """Each uncategorised row's nearest category (see the module docstring), cached on the
     matrix until its contents change, and on disk for the next process
     (:mod:`hermes.ranking.column_store`: at a million items the comparison takes seconds)."""
-    return matrix._cached(("inferred_categories", len(matrix.key_index)), lambda: _kept(matrix))
+    return matrix.derived(("inferred_categories", len(matrix.key_index)), lambda: _kept(matrix))
 
 
 def sums(matrix, values: np.ndarray) -> np.ndarray | None:

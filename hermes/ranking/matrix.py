@@ -156,7 +156,9 @@ class Matrix:
 
     # --- derived summaries, cached until the contents change ------------------------------
 
-    def _cached(self, name, compute):
+    def derived(self, name, compute):
+        """``compute()``, kept until the contents change: for summaries of the items that
+        no persona changes (the mean vector, the key pairs by column, inferred categories)."""
         if name not in self._derived:
             self._derived[name] = compute()
         return self._derived[name]
@@ -169,12 +171,12 @@ class Matrix:
             if self._int8 is not None:
                 return self._int8.mean()
             return self.vectors.mean(axis=0).astype(np.float32)
-        return self._cached("mean", compute)
+        return self.derived("mean", compute)
 
     def mean_column(self) -> np.ndarray:
         """``vectors @ mean`` over every row (float32), shared by every persona: added to a
         like's column it gives back the plain cosine, v·l = v·(l − mean) + v·mean."""
-        return self._cached("mean_column", lambda: self.product(self.mean_vector()[None, :])[0])
+        return self.derived("mean_column", lambda: self.product(self.mean_vector()[None, :])[0])
 
     def derived_for_snapshot(self) -> dict[str, np.ndarray]:
         """The summaries that depend on the contents alone (no persona), computed by the
@@ -201,7 +203,7 @@ class Matrix:
         """What identifies these contents in any process: model, storage, embedding
         sequence, rows and a hash of their ids in row order (scores stored per row by
         :mod:`hermes.ranking.column_store` are filed under it)."""
-        ids_hash = self._cached(("ids_hash", self.n), lambda: hashlib.blake2b(
+        ids_hash = self.derived(("ids_hash", self.n), lambda: hashlib.blake2b(
             self.ids.tobytes(), digest_size=16).hexdigest())
         return (self.model, self.storage, self.dimension, self.seq, self.n, ids_hash)
 
@@ -211,7 +213,7 @@ class Matrix:
             prefixes = [next((f for f, p in enumerate(FAMILIES) if k.startswith(p)), 0)
                         for k in self.key_index]
             return np.array(prefixes, dtype=np.int64)
-        return self._cached(("family", len(self.key_index)), compute)
+        return self.derived(("family", len(self.key_index)), compute)
 
     def entry_share(self) -> np.ndarray:
         """For each (row, key) pair, 1 / the number of keys of that family the row has: the
@@ -227,7 +229,7 @@ class Matrix:
             counts = np.bincount(slot, minlength=self.n * len(FAMILIES))
             return EntryShare(np.minimum(counts, np.iinfo(np.uint16).max)
                               .astype(np.uint16)[slot])
-        return self._cached("entry_share", compute)
+        return self.derived("entry_share", compute)
 
     def key_sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Per row, the sum of ``values[column]`` (times ``weights`` per pair) over the row's
@@ -258,7 +260,7 @@ class Matrix:
                                kind="stable").astype(np.int32)
             counts = np.bincount(self.key_cols, minlength=len(self.key_index))
             return order, np.concatenate([[0], np.cumsum(counts)])
-        return self._cached(("pairs", len(self.key_index)), compute)
+        return self.derived(("pairs", len(self.key_index)), compute)
 
     def product(self, weights: np.ndarray) -> np.ndarray:
         """``(m, n)``: ``vectors @ w`` for each of the ``m`` rows of ``weights``, in one pass
