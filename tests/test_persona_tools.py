@@ -245,7 +245,7 @@ def test_profile_status_names_dislikes_the_interests_text_asks_for(db, add_items
     assert "1 tag or topic the interests text asks for was disliked" in s["message"]
     assert "remove_feedback" in s["message"]
     out = CliRunner().invoke(build_app(), ["persona", "show", "ann", "--db", str(db_path)])
-    assert "disliked, but the interests ask for them: cosmology (1 dislike)" in out.output
+    assert "disliked, but the interests ask for them: cosmology (tag, 1 dislike)" in out.output
     assert "`hermes unrate ann ITEM_ID`" in out.output
     assert tool(db, "profile_status", user="alice" if make_persona(db) else "")[
         "disliked_but_asked_for"] == []

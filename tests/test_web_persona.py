@@ -178,7 +178,7 @@ def test_the_persona_page_says_what_the_clicks_taught_and_a_contradiction(web, d
     page = html.unescape(web.get("/persona?user=ada").text)
     assert "What the clicks taught" in page and "learned from 2 clicks" in page
     assert "Tags you liked</dt><dd>" in page and "chemistry" in page
-    assert "Disliked, but the interests ask for them: interpretability (1 dislike)" in page
+    assert "Disliked, but the interests ask for them: interpretability (tag, 1 dislike)" in page
     assert 'href="/search?user=ada"' in page
 
 

@@ -78,7 +78,8 @@ def show(name: NameArg, db: DbOption = None, as_json: JsonOption = False):
     odd = s.get("disliked_but_asked_for") or []
     if odd:
         typer.echo("  disliked, but the interests ask for them: " + ", ".join(
-            f"{clean(e['key'], 40)} ({plural(e['dislikes'], 'dislike')})" for e in odd)
+            f"{clean(e['key'], 40)} ({e['kind']}, {plural(e['dislikes'], 'dislike')}"
+            + (f", {plural(e['likes'], 'like')})" if e["likes"] else ")") for e in odd)
                    + f" — the clicks weigh {round(100 * s['blend_weight'])}% and pull against "
                    "the text; if those dislikes were not meant, `hermes unrate "
                    f"{shlex.quote(s['user'])} ITEM_ID` takes one back")
