@@ -17,7 +17,7 @@ and explanations say it is inferred. Persona-free: computed once per matrix cont
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,10 +46,12 @@ _TAG = FAMILIES.index("tag:")
 @dataclass(frozen=True)
 class Inferred:
     """For rows without categories that are close enough to one: the row, the key column
-    of its nearest category, and the cosine to that category's centroid."""
+    of its nearest category, and the cosine to that category's centroid; ``keys`` names
+    the categories compared with (key column -> ``tag:`` key)."""
     rows: np.ndarray
     columns: np.ndarray
     similarity: np.ndarray
+    keys: dict = field(default_factory=dict)
 
     def of_row(self, row: int) -> tuple[int, float] | None:
         at = np.searchsorted(self.rows, row)
@@ -85,15 +87,17 @@ def _kept(matrix) -> Inferred:
     if not len(eligible) or not len(untagged):
         return NONE
     # filed under the categories' names: a key's column number is this process's own
-    names = {c: k for k, c in matrix.key_index.items()}
+    wanted = set(eligible.tolist())
+    names = {c: k for k, c in matrix.key_index.items() if c in wanted}
     key = ("inferred", MIN_ITEMS, MAX_CATEGORIES, SAMPLE, FLOOR_SHARE,
            tuple(names[c] for c in eligible))
     stored = column_store.load(matrix, "categories", key)
     if stored is not None:  # per row: the index of its category in ``eligible`` (or -1), cosine
         rows = np.flatnonzero(stored[:, 0] >= 0)
         return Inferred(rows, eligible[stored[rows, 0].astype(np.int64)],
-                        np.asarray(stored[rows, 1], dtype=np.float32))
+                        np.asarray(stored[rows, 1], dtype=np.float32), names)
     found, at = _infer(matrix, eligible, untagged)
+    found = Inferred(found.rows, found.columns, found.similarity, names)
     per_row = np.full((len(matrix), 2), -1.0, dtype=np.float32)
     per_row[found.rows, 0] = at
     per_row[found.rows, 1] = found.similarity

@@ -177,7 +177,6 @@ class _Shared:
         self.model = embedder.name
         self.english_only = english_only(embedder)
         matrix = self.matrix = get_matrix(db, embedder.name, embedder.dimension)
-        self._key_names: dict | None = None  # key column -> key, read when first needed
         preference = ranking.components.get("preference")
         # the statistics the preference scorer ranked with (else read them: no scorer)
         self.stats = (preference.detail.get("stats") if preference is not None
@@ -349,12 +348,11 @@ class _Shared:
         if not self.stats or any(k.startswith("tag:") for k in own):
             return []
         row = int(self.matrix.lookup(np.array([item_id]))[0])
-        found = categories.inferred(self.matrix).of_row(row) if row >= 0 else None
+        inferred = categories.inferred(self.matrix)
+        found = inferred.of_row(row) if row >= 0 else None
         if found is None:
             return []
-        if self._key_names is None:
-            self._key_names = {c: k for k, c in self.matrix.key_index.items()}
-        key = self._key_names.get(found[0])
+        key = inferred.keys.get(found[0])
         s = self.stats.get(key)
         if s is None or not s["score"]:
             return []
