@@ -80,7 +80,11 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
     with write_transaction(db):
         first_fetch = feed_id is None or db.execute(
             "SELECT 1 FROM items WHERE feed_id = ? LIMIT 1", [feed_id]).fetchone() is None
-        held: list[int] = []  # entries the archive already had, by item id
+        # entries the archive already had, by item id: looked for only while a removed feed
+        # may have left items behind (else every known entry of every refresh cost a query)
+        adopting = feed_id is not None and db.execute(
+            "SELECT 1 FROM removed_feeds LIMIT 1").fetchone() is not None
+        held: list[int] = []
         for item in items:
             row = _row(item)
             if row["arxiv_id"]:
@@ -114,9 +118,10 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
                 out.first_seen += first_seen
             else:
                 out.known_elsewhere += first_fetch
-                same = db.execute("SELECT id FROM items WHERE guid = ?", [row["guid"]]).fetchone()
-                held += [same[0]] if same else []
-        if feed_id is not None and held:
+                if adopting:
+                    same = db.execute("SELECT id FROM items WHERE guid = ?", [row["guid"]]).fetchone()
+                    held += [same[0]] if same else []
+        if adopting and held:
             out.adopted = _adopt(db, feed_id, held)
             if first_fetch:  # counted as held elsewhere above; they are this feed's now
                 out.known_elsewhere -= min(out.known_elsewhere, out.adopted)
