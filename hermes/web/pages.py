@@ -229,21 +229,13 @@ async def digest(request: Request):
         for item in listed:
             item["explain_url"] = ranked_in.explain_url(item["id"])
         return {"user": user, "result": result, "days": days, "per_topic": per_topic,
-                "below_shown": below, "status": status, "n_cleared": _cleared(result),
+                "below_shown": below, "status": status,
                 # a saved item the topics already show is named there, not drawn twice
                 "listed_above": {item["id"] for item in listed},
                 "missing": None if result is not None else tools.missing("digest", "digest"),
                 "page": "digest"}
 
     return render(request, "digest.html", await run_in_threadpool(view))
-
-
-def _cleared(result: dict | None) -> int:
-    """How many unread items of the window clear the bar: all of them (the digest's
-    ``n_cleared``), where its ``n_items`` counts only the best ones it grouped."""
-    if not result:
-        return 0
-    return max(int(result.get("n_cleared") or 0), int(result.get("n_items") or 0))
 
 
 def _digest_items(result: dict | None) -> list[dict]:

@@ -32,22 +32,16 @@ DESTRUCTIVE = {
 }
 
 
-def _counts(db, user: dict) -> dict:
-    row = db.execute("SELECT count(*), coalesce(sum(label = 'like'), 0), "
-                     "coalesce(sum(label = 'dislike'), 0) FROM clicks WHERE user_id = ?",
-                     [user["id"]]).fetchone()
-    return {"clicks": row[0], "likes": row[1], "dislikes": row[2]}
-
-
 def _context(request: Request, name, **extra) -> dict:
     tools = Tools()
     with opened(request) as db:
         user = require_persona(db, name)
-        counts = _counts(db, user)
-        # what the clicks taught, as profile_status tells an agent (None without the tool)
+        # what the clicks taught, as profile_status tells an agent (None without the tool):
+        # its counts head the page too
         taught = tools.call(db, "profile_status", user=user["name"])
-    return {"user": user, "page": "persona", **counts,
-            "taught": taught if taught and taught.get("ok") else None,
+    taught = taught if taught and taught.get("ok") else None
+    counts = {k: (taught or {}).get(k, 0) for k in ("clicks", "likes", "dislikes")}
+    return {"user": user, "page": "persona", **counts, "taught": taught,
             # what the ranking leaves out of the text, as update_persona reports it: shown
             # for as long as the text says it, not only in the message after saving
             "not_wanted": split_unwanted(user["interests"] or "")[1],
