@@ -139,15 +139,11 @@ async def confirm(request: Request):
 
 
 def _loss(preview: dict) -> str:
-    """"This would permanently delete …" from the tool's unconfirmed answer ("nothing
-    changed (not confirmed): this would …"): the tool words what is lost, the page only drops
-    what is about the call (nothing changed yet, the button is below)."""
-    message = preview.get("message") or ""
-    _, found, loss = message.partition("this would permanently delete ")
-    if not found:  # a refusal (the persona just went away, say): its message as it is
-        return _sentence(message)
-    loss = loss.rsplit(". ", 1)[0].rstrip(".")  # the last sentence says how to confirm
-    return f"This permanently deletes {loss}."
+    """"This permanently deletes …" from the tool's unconfirmed answer (its ``loss``); a
+    refusal (the persona just went away, say) says its message as it is."""
+    if not preview.get("loss"):
+        return _sentence(preview.get("message"))
+    return f"This permanently deletes {preview['loss']}."
 
 
 async def destroy(request: Request):

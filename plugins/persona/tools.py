@@ -163,6 +163,8 @@ class SearchResults(Result):
 class Deletion(Result):
     deleted: dict[str, Any] = {}
     would_delete: dict[str, Any] = {}
+    #: what is (or would be) deleted, in words ("persona 'ann', 3 clicks (2 likes, 1 dislike)")
+    loss: str = ""
 
 
 class Bootstrap(Result):
@@ -349,7 +351,7 @@ def destroy(db, name, confirm, *, persona: bool) -> dict:
     try:
         return _destroy(db, name, confirm, persona=persona)
     except HermesError as exc:
-        return failure(exc, {"deleted": {}, "would_delete": {}})
+        return failure(exc, {"deleted": {}, "would_delete": {}, "loss": ""})
 
 
 def _destroy(db, name, confirm, *, persona: bool) -> dict:
@@ -361,12 +363,12 @@ def _destroy(db, name, confirm, *, persona: bool) -> dict:
         return fail(
             f"nothing changed ({NOT_CONFIRMED}): this would permanently delete {loss}. "
             f"{_confirm_how(tool)}",
-            deleted={}, would_delete=would,
+            deleted={}, would_delete=would, loss=loss,
         )
     removed = personas.delete_owned(db, user, tables, persona=persona, source=caller())
     deleted = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(removed)}
     kept = "" if persona else f"; persona {user['name']!r} and its interests are kept"
-    return ok(f"deleted {loss}{kept}", deleted=deleted, would_delete={})
+    return ok(f"deleted {loss}{kept}", deleted=deleted, would_delete={}, loss=loss)
 
 
 @tool(GROUP, result=Deletion, destructive=True, idempotent=True)
