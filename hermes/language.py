@@ -169,12 +169,17 @@ FILLER_ADJECTIVES = frozenset("""
 
 
 @lru_cache(maxsize=1)
+def phrase_breakers() -> frozenset[str]:
+    """Words no topic's phrase holds: scikit-learn's English stop words (less
+    :data:`TOPICAL_STOP_WORDS`) and :data:`FILLER`."""
+    return (english_stop_words() - TOPICAL_STOP_WORDS) | FILLER
+
+
+@lru_cache(maxsize=1)
 def non_topic_words() -> frozenset[str]:
-    """Words that cannot name a topic: scikit-learn's English stop words (less
-    :data:`TOPICAL_STOP_WORDS`), :data:`FILLER`, :data:`FILLER_NOUNS` and
+    """Words that cannot name a topic: :func:`phrase_breakers`, :data:`FILLER_NOUNS` and
     :data:`FILLER_ADJECTIVES`."""
-    return ((english_stop_words() - TOPICAL_STOP_WORDS) | FILLER | FILLER_NOUNS
-            | FILLER_ADJECTIVES)
+    return phrase_breakers() | FILLER_NOUNS | FILLER_ADJECTIVES
 
 
 def names_no_topic(name: str) -> bool:

@@ -33,12 +33,10 @@ from ..embed import get_embedder
 from ..hookspecs import hookimpl
 from ..ingest.text import embedding_text
 from ..language import (
-    FILLER,
     FILLER_ADJECTIVES,
     FILLER_NOUNS,
-    TOPICAL_STOP_WORDS,
     english,
-    english_stop_words,
+    phrase_breakers,
 )
 from ..language import WORD as _WORD
 
@@ -146,9 +144,7 @@ _EXCEPTIONS = set("""
 
 def _stop_words() -> frozenset[str]:
     # Read when a tagger first runs: `hermes serve` registers this plugin without tagging.
-    # sklearn's English list holds a few words that are topics ("system", "thin film"): kept
-    return ((english_stop_words() - TOPICAL_STOP_WORDS) | FILLER | frozenset(_SCAFFOLD)
-            | frozenset(_BOILERPLATE))
+    return phrase_breakers() | frozenset(_SCAFFOLD) | frozenset(_BOILERPLATE)
 
 
 _STOP: frozenset[str] | None = None
