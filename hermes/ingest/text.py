@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import html.entities
 import re
 import urllib.parse
 
@@ -26,6 +27,11 @@ _END_MARK = "\u2029"  # a paragraph separator: never kept, turned into ". " or a
 _UNENDED = re.compile(r"(?<=[^\W_])\s*\u2029")
 _LAST_ENDS = re.compile(r"[\s\u2029]*\u2029[\s\u2029]*$")  # nothing follows: no stop needed
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+# An entity reference left in text once its HTML is decoded: a feed that escapes its HTML
+# twice (arXiv listings: "3&amp;percnt;", "M&amp;odot;" read "3&percnt;", "M&odot;").
+# Only a whole reference, a number or a name HTML5 defines, with its semicolon: "AT&T",
+# "R&D;" and "&c." stay as written.
+_LEFT_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\ufeff]")
 # What only HTML parsing can change: markup, entities, NUL. Text without any of them skips
 # the parser (tag names and keyphrases are normalised by the thousand at ingest).
@@ -47,11 +53,10 @@ def plain_text(value: str | None, *, limit: int | None = None) -> str:
         text = _ROW_END.sub(_END_MARK, text)
         text = _BLOCK.sub(r" <\1\2", text)  # keep words of adjacent blocks apart
         text = nh3.clean(text, tags=set(), clean_content_tags={"script", "style"})
-        text = html.unescape(text)
-        # Escaped markup in the source (``&lt;script&gt;``) decodes to a literal tag. As text
-        # it is harmless only while every renderer escapes it; neutralise it so no stored
-        # field can ever be mistaken for markup.
-        text = _TAG_START.sub("\u2039", text)
+        # Decoded once more after the tags are gone: a double escape's "&amp;lt;b&amp;gt;"
+        # is the text "<b>", never markup (it is neutralised just below).
+        text = _LEFT_ENTITY.sub(_decoded, html.unescape(text))
+        text = _neutralised(text)
         text = _UNENDED.sub(".", _LAST_ENDS.sub("", text)).replace(_END_MARK, " ")
     text = _CONTROL.sub(" ", text)
     text = " ".join(text.split())
@@ -59,6 +64,23 @@ def plain_text(value: str | None, *, limit: int | None = None) -> str:
         cut = text[: limit - 1]
         text = (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut) + "\u2026"
     return text
+
+
+def _decoded(match: re.Match) -> str:
+    """A reference left in decoded text as its character; an unknown name as written."""
+    ref = match.group()
+    return html.unescape(ref) if ref[1] == "#" or ref[1:] in html.entities.html5 else ref
+
+
+def _neutralised(text: str) -> str:
+    """Text with every ``<`` that could open a tag turned into "‹". Escaped markup in the
+    source (``&lt;script&gt;``) decodes to a literal tag: as text it is harmless only while
+    every renderer escapes it, so no stored field may be mistaken for markup. A tag that can
+    run anything needs an attribute's ``=`` or its ``>`` after the ``<``; a ``<`` with
+    neither after it (even pasted raw before a template's own ``>``) is a relation, kept:
+    "3<z<8"."""
+    end = max(text.rfind(">"), text.rfind("="))
+    return _TAG_START.sub("\u2039", text[:end]) + text[end:] if end > 0 else text
 
 
 def safe_url(value: str | None) -> str | None:
