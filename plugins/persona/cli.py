@@ -9,14 +9,18 @@ still printed on stdout). Limits are the tools' own, declared on the options.
 from __future__ import annotations
 
 import shlex
+import sys
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli.support import DbOption, JsonOption, check, clean, database, run_tool
+from hermes.cli.support import DbOption, JsonOption, check, clean, database, die, run_tool
 from hermes.faces import plural
 from hermes.text import clip
 
+from . import library
 from .bootstrap import BOOTSTRAP_MAX
 from .personas import INTERESTS_MAX
 from .search import SEARCH_MAX
@@ -181,9 +185,70 @@ def tags(
         typer.echo(f"  {clean(t['tag'], 60)} ({t['count']})")
 
 
+def import_(
+    name: NameArg,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A BibTeX (.bib), RIS (.ris) or "
+                                         "CSL-JSON (.json) file, as Zotero, JabRef, Mendeley or "
+                                         "`hermes corpus export` write it.")],
+    format: Annotated[str, typer.Option("--format", help="auto, bibtex, ris or csl-json (auto "
+                                        "tells them apart by their content).")] = "auto",
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Teach persona NAME from a library of papers: every entry becomes a like.
+
+    Entries are found in the archive by arXiv id, DOI, URL or title; the others are stored
+    as items of their own from the file (nothing is fetched). Importing the same file again
+    adds nothing; a malformed entry is named by its line and the others are imported."""
+    text = _library_text(file)
+    with database(db) as conn, _import_progress(sys.stdout.isatty() and not as_json):
+        result = check(run_tool(conn, "import_library", name=name, text=text, format=format), as_json)
+    if as_json:
+        return
+    typer.echo(result["message"])
+    for r in result["refused"]:
+        typer.echo(f"  refused, line {r['line']}: {r['reason']}")
+    for u in result["unmatched"]:
+        typer.echo(f"  new item, line {u['line']}: {clean(u['title'], 80)}")
+    if result["n_unmatched"] > len(result["unmatched"]):
+        typer.echo(f"  … and {result['n_unmatched'] - len(result['unmatched'])} more new items")
+
+
+def _library_text(file: Path) -> str:
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        die(f"cannot read {file}: {exc.strerror or exc}")
+    if len(raw) > 4 * library.IMPORT_MAX_CHARS:
+        die(f"{file} is {len(raw):,} bytes, more than one import takes; export the library in "
+            "parts (by collection or year)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # Older JabRef and BibTeX files are often Latin-1; every byte reads as something.
+        return raw.decode("latin-1")
+
+
+@contextmanager
+def _import_progress(enabled: bool):
+    """A progress bar fed by the import (:data:`library.PROGRESS`), on a terminal only."""
+    if not enabled:
+        yield
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("Importing the library (the model loads first)", total=None)
+        token = library.PROGRESS.set(lambda done, total: bar.update(task, completed=done, total=total))
+        try:
+            yield
+        finally:
+            library.PROGRESS.reset(token)
+
+
 def persona_app() -> typer.Typer:
     app = typer.Typer(help="Personas: create, list, show, update, rename, delete, reset, "
-                           "bootstrap, search, tags.", no_args_is_help=True)
+                           "bootstrap, import, search, tags.", no_args_is_help=True)
     app.command()(create)
     app.command("list")(list_)
     app.command()(show)
@@ -192,6 +257,7 @@ def persona_app() -> typer.Typer:
     app.command()(delete)
     app.command()(reset)
     app.command()(bootstrap)
+    app.command("import")(import_)
     app.command()(search)
     app.command()(tags)
     return app

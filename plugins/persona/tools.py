@@ -7,7 +7,7 @@ present and empty. Nothing is written on a refused call.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 from urllib.parse import quote
 
 from pydantic import Field
@@ -20,7 +20,7 @@ from hermes.records import file_of
 from hermes.tools import User, caller
 
 from . import bootstrap as _bootstrap
-from . import personas, search, status
+from . import library, personas, search, status
 
 GROUP = "persona"
 Objects = list[dict[str, Any]]
@@ -416,3 +416,75 @@ def bootstrap_persona(
         f"{_bootstrap.undo(who)}.",
         liked=done["liked"], disliked=done["disliked"],
     )
+
+
+class LibraryImport(Result):
+    format: str = ""
+    entries: int = 0
+    matched: int = 0
+    matched_by: dict[str, int] = {}
+    created: int = 0
+    liked: int = 0
+    already_liked: int = 0
+    kept_dislikes: int = 0
+    duplicates: int = 0
+    n_refused: int = 0
+    #: the first few refused entries: ``line``, ``key``, ``reason``
+    refused: Objects = []
+    n_unmatched: int = 0
+    #: the first few entries not in the archive (stored as items of their own), with why
+    unmatched: Objects = []
+
+
+#: how many refused and unmatched entries an answer lists (the counts are always complete)
+LISTED = 10
+HOW = {"arxiv": "arXiv id", "doi": "DOI", "url": "URL", "title": "title"}
+
+
+# Idempotent: a second import of the same file finds every entry again and adds nothing.
+@tool(GROUP, result=LibraryImport, idempotent=True, untrusted=True)
+def import_library(
+    db,
+    name: User,
+    text: Annotated[str, Field(
+        description="The library file's text (not a path): BibTeX (.bib), RIS (.ris) or "
+                    "CSL-JSON, as Zotero, JabRef, Mendeley or hermes corpus export write it.",
+        min_length=1, max_length=library.IMPORT_MAX_CHARS,
+    )],
+    format: Annotated[Literal["auto", "bibtex", "ris", "csl-json"], Field(
+        description="The file's format; auto (default) tells them apart by their content.",
+    )] = "auto",
+) -> dict:
+    """Teach a persona from the person's own library of papers: every entry of a BibTeX, RIS
+    or CSL-JSON file becomes a like (click source 'bootstrap'). Entries are found in the
+    archive by arXiv id, DOI, URL or title; an entry not there is stored as an item of its
+    own from the file (nothing is fetched). Importing the same file again adds nothing; a
+    malformed entry is refused by its line and the others are imported."""
+    done = library.import_library(db, name, text, format)
+    matched = sum(done.matched.values())
+    how = ", ".join(f"{n} by {HOW[k]}" for k, n in done.matched.items() if n)
+    parts = [f"{plural(matched, 'entry', 'entries')} found in the archive" + (f" ({how})" if how else ""),
+             f"{plural(done.created, 'entry', 'entries')} stored as new items (unmatched lists the "
+             f"first {min(LISTED, len(done.new_items))})" if done.created else ""]
+    rated = [f"{plural(done.liked, 'new like')} (click source 'bootstrap')",
+             f"{done.already_liked} already liked" if done.already_liked else "",
+             f"{plural(done.kept_dislikes, 'item')} the persona had disliked kept disliked"
+             if done.kept_dislikes else "",
+             f"{plural(done.duplicates, 'duplicate entry', 'duplicate entries')} counted once"
+             if done.duplicates else ""]
+    message = (f"Imported {plural(done.entries, 'entry', 'entries')} of the {done.format} "
+               f"library into {done.user!r}: " + "; ".join(filter(None, parts)) + ". "
+               + ", ".join(filter(None, rated)) + ".")
+    if done.refused:
+        lines = ", ".join(str(r["line"]) for r in done.refused[:LISTED])
+        message += (f" {plural(len(done.refused), 'entry', 'entries')} could not be read and "
+                    f"{'was' if len(done.refused) == 1 else 'were'} left out (line "
+                    f"{lines}{' …' if len(done.refused) > LISTED else ''}: see refused); fix "
+                    "them and import the file again: what is in already is not added twice.")
+    message += f" {show_effect(done.user).sentence()}; {_bootstrap.undo(done.user)}."
+    return ok(message, format=done.format, entries=done.entries, matched=matched,
+              matched_by=done.matched, created=done.created, liked=done.liked,
+              already_liked=done.already_liked, kept_dislikes=done.kept_dislikes,
+              duplicates=done.duplicates, n_refused=len(done.refused),
+              refused=done.refused[:LISTED], n_unmatched=len(done.new_items),
+              unmatched=done.new_items[:LISTED])

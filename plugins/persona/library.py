@@ -1,0 +1,279 @@
+"""A persona taught by the person's own library: each entry of a BibTeX, RIS or CSL-JSON file
+(:mod:`.library_formats`) becomes a like with click source ``bootstrap``.
+
+An entry is first looked for in the archive — by arXiv id (any version), DOI, URL, then its
+title, compared as letters and digits only, LaTeX read and accents folded — and an entry
+not found there is stored as an item of its own the way ``save_item`` stores one (no feed,
+embedded, tagged by the tagger plugins, its DOI kept beside it for the exports), from what
+the file says: no network fetch, so a file can never make hermes reach anything.
+
+A second import of the same file adds nothing: a stored entry is found again, and an item
+the persona already rated keeps its click — a like stays, and a dislike given since (the
+person changed their mind) is never turned back into a like.
+
+Large libraries are normal: the new items are embedded a batch at a time, each batch
+written in one transaction with its likes, so an interrupted import keeps what it stored
+and the next run picks up the rest; :data:`PROGRESS` is told how far it got.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Callable
+
+import sqlite_utils
+
+from hermes.embed import get_embedder
+from hermes.errors import InvalidInput
+from hermes.faces import plural
+from hermes.ingest.store import embedding_text, insert_items, store_embeddings
+from hermes.ingest.tagging import apply_proposals, embed_for_tags, propose
+from hermes.latex import readable
+from hermes.records import require_user
+from hermes.storage.signals import record_click
+from hermes.storage.transactions import write_transaction
+from hermes.text import clip
+
+from .library_formats import Entry, Read, read
+
+#: characters of file text one import takes (a 2,000-paper Zotero export with abstracts is
+#: about 3 MB)
+IMPORT_MAX_CHARS = 10_000_000
+#: entries one import takes; a larger library is imported in parts
+IMPORT_MAX_ENTRIES = 20_000
+#: new items embedded and written per transaction
+BATCH = 64
+#: a title shorter than this (letters and digits) is not matched by title alone:
+#: "Introduction" or "Erratum" name many papers
+MIN_TITLE_KEY = 20
+#: ``progress(done, total)`` for the entries being stored; the CLI sets it for its bar
+PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("hermes_library_progress",
+                                                                      default=None)
+
+
+def title_key(title: str | None) -> str:
+    """A title as it is compared: LaTeX read (:func:`hermes.latex.readable`), accents
+    folded, case ignored, letters and digits only."""
+    text = unicodedata.normalize("NFKD", readable(title or ""))
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    return " ".join(re.findall(r"[^\W_]+", text))
+
+
+@dataclass
+class Archive:
+    """The archive's items by every key an entry may be found by, read once per import."""
+
+    arxiv: dict[str, int] = field(default_factory=dict)
+    doi: dict[str, int] = field(default_factory=dict)
+    url: dict[str, int] = field(default_factory=dict)
+    title: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, db: sqlite_utils.Database) -> "Archive":
+        found = cls()
+        for item_id, arxiv, guid, url, title in db.execute(
+                "SELECT id, arxiv_id, guid, url, title FROM items ORDER BY id DESC"):
+            # oldest last, so the oldest item of a duplicated key wins (as save_item's does)
+            found.add(item_id, arxiv=arxiv, doi=_doi_of(guid, url), url=url, title=title)
+        if "corpus_item_dois" in db.table_names():  # the corpus plugin's: a saved paper's DOI
+            for item_id, doi in db.execute("SELECT item_id, doi FROM corpus_item_dois ORDER BY item_id DESC"):
+                found.doi[doi.lower()] = item_id
+        return found
+
+    def add(self, item_id: int, *, arxiv=None, doi=None, url=None, title=None) -> None:
+        if arxiv:
+            self.arxiv[arxiv] = item_id
+        if doi:
+            self.doi[doi.lower()] = item_id
+        if url:
+            self.url[url] = item_id
+        key = title_key(title)
+        if len(key) >= MIN_TITLE_KEY:
+            self.title[key] = item_id
+
+    def find(self, entry: Entry) -> tuple[int, str] | None:
+        """``(item id, how it was found)`` or None."""
+        for how, table, value in (("arxiv", self.arxiv, entry.arxiv),
+                                  ("doi", self.doi, (entry.doi or "").lower()),
+                                  ("url", self.url, entry.url),
+                                  ("title", self.title, title_key(entry.title))):
+            if value and value in table:
+                return table[value], how
+        return None
+
+
+_DOI_IN = re.compile(r"(?:^doi:|doi\.org/)(10\.\d{4,9}/\S+)", re.I)
+
+
+def _doi_of(guid: str | None, url: str | None) -> str | None:
+    for text in (guid, url):
+        m = _DOI_IN.search(text or "")
+        if m:
+            return m.group(1).rstrip(".,;")
+    return None
+
+
+@dataclass
+class Imported:
+    user: str
+    format: str
+    entries: int = 0                 # entries read
+    matched: dict[str, int] = field(default_factory=dict)  # by how: arxiv, doi, url, title
+    created: int = 0                 # entries stored as new items
+    liked: int = 0                   # new likes written
+    already_liked: int = 0
+    kept_dislikes: int = 0           # items the persona had disliked: left disliked
+    duplicates: int = 0              # entries naming an item an earlier entry named
+    refused: list[dict] = field(default_factory=list)
+    new_items: list[dict] = field(default_factory=list)  # the entries not in the archive
+
+
+def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto", *,
+                   embedder=None) -> Imported:
+    """Import the library in ``text`` for persona ``name`` (see the module docstring).
+
+    :raises NotFound: an unknown persona.
+    :raises InvalidInput: the text is too long, in no known format, or holds no entry that
+        can be read (the refusals name their lines).
+    """
+    user = require_user(db, name)
+    if len(text) > IMPORT_MAX_CHARS:
+        raise InvalidInput(f"the file is {len(text):,} characters, over the {IMPORT_MAX_CHARS:,} "
+                           "one import takes; export the library in parts (by collection or year)")
+    got = read(text, fmt)
+    if len(got.entries) > IMPORT_MAX_ENTRIES:
+        raise InvalidInput(f"the file has {len(got.entries):,} entries, over the "
+                           f"{IMPORT_MAX_ENTRIES:,} one import takes; export it in parts")
+    refused = [{"line": r.line, "key": r.key, "reason": r.reason} for r in got.refused]
+    if not got.entries:
+        raise InvalidInput(_nothing_read(got))
+    out = Imported(user=user["name"], format=got.format, entries=len(got.entries), refused=refused)
+    archive = Archive.load(db)
+    rated = dict(db.execute("SELECT item_id, label FROM clicks WHERE user_id = ?", [user["id"]]))
+    seen: set[int] = set()
+    matched: list[int] = []
+    new: dict[str, Entry] = {}  # by title key: one item for two entries of one paper
+    for entry in got.entries:
+        hit = archive.find(entry)
+        if hit is None:
+            key = title_key(entry.title) or entry.title
+            if key in new:
+                out.duplicates += 1
+            else:
+                new[key] = entry
+            continue
+        item_id, how = hit
+        out.matched[how] = out.matched.get(how, 0) + 1
+        if item_id in seen:
+            out.duplicates += 1
+            continue
+        seen.add(item_id)
+        matched.append(item_id)
+    progress = PROGRESS.get()
+    total = len(matched) + len(new)
+    with write_transaction(db):
+        _like(db, user, matched, rated, out)
+    if progress:
+        progress(len(matched), total)
+    pending = list(new.values())
+    if pending:
+        embedder = embedder or get_embedder()
+        dois = "corpus_item_dois" in db.table_names()
+        for start in range(0, len(pending), BATCH):
+            _store(db, user, pending[start:start + BATCH], embedder, dois, rated, out)
+            if progress:
+                progress(len(matched) + min(start + BATCH, len(pending)), total)
+    out.new_items = [_unmatched(e) for e in pending]
+    return out
+
+
+def _like(db, user: dict, item_ids: list[int], rated: dict, out: Imported) -> None:
+    for item_id in item_ids:
+        before = rated.get(item_id)
+        if before == "like":
+            out.already_liked += 1
+        elif before == "dislike":
+            out.kept_dislikes += 1
+        else:
+            record_click(db, user["id"], item_id, True, "bootstrap")
+            rated[item_id] = "like"
+            out.liked += 1
+
+
+def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: dict,
+           out: Imported) -> None:
+    """Embed ``entries`` (before the transaction: a model failure stores nothing of this
+    batch), then store each as an item with its like, in one transaction."""
+    rows = [_item(e) for e in entries]
+    try:
+        vectors, tokens = embed_for_tags(embedder, [embedding_text(r["title"], r["summary"]) for r in rows])
+    except Exception as exc:  # the model failing to load or run: say what was kept
+        raise InvalidInput(f"could not embed the library's entries ({type(exc).__name__}: {exc}); "
+                           f"{plural(out.liked, 'like')} were recorded before it, and importing "
+                           "the file again continues from there") from exc
+    with write_transaction(db):
+        ids = []
+        for row, vector in zip(rows, vectors):
+            # Another process may have stored the same paper since the archive was read:
+            # then the insert is skipped and that item is the one liked.
+            fresh = insert_items(db, None, [row])
+            if fresh:
+                store_embeddings(db, embedder.name, fresh, [vector])
+                out.created += 1
+                if dois and row["doi"]:
+                    db.execute("INSERT OR REPLACE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)",
+                               [fresh[0], row["doi"]])
+            ids.append(fresh[0] if fresh else _stored_id(db, row))
+        created = [{**row, "id": i} for row, i in zip(rows, ids)]
+        # Tagged like a saved item, in the same transaction (the tagger plugins' proposals).
+        apply_proposals(db, propose(created, vectors, tokens), fresh=set(ids))
+        _like(db, user, [i for i in ids if i is not None], rated, out)
+
+
+def _stored_id(db, row: dict) -> int | None:
+    if row["arxiv_id"]:
+        found = db.execute("SELECT id FROM items WHERE arxiv_id = ?", [row["arxiv_id"]]).fetchone()
+        if found:
+            return found[0]
+    found = db.execute("SELECT id FROM items WHERE guid = ?", [row["guid"]]).fetchone()
+    return found[0] if found else None
+
+
+def _item(e: Entry) -> dict:
+    """An entry as an item (:data:`hermes.ingest.store.ITEM_FIELDS`): its guid and URL the
+    ones a feed or ``save_item`` would give the same paper."""
+    if e.arxiv:
+        guid, url = f"arxiv:{e.arxiv}", e.url or f"https://arxiv.org/abs/{e.arxiv}"
+    elif e.doi:
+        guid, url = f"doi:{e.doi.lower()}", e.url or f"https://doi.org/{e.doi}"
+    elif e.url:
+        guid, url = e.url, e.url
+    else:
+        digest = hashlib.sha256(title_key(e.title).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        guid, url = f"library:{digest}", None
+    return {"guid": guid, "url": url, "title": e.title, "summary": e.abstract,
+            "author": ", ".join(e.authors)[:2000] or None, "authors": e.authors,
+            "published": e.published, "content_type": e.content_type, "tags": e.tags,
+            "enclosure": None, "arxiv_id": e.arxiv, "doi": e.doi}
+
+
+def _unmatched(e: Entry) -> dict:
+    ids = [f"arXiv {e.arxiv}" if e.arxiv else "", f"DOI {e.doi}" if e.doi else ""]
+    named = " or ".join(filter(None, ids))
+    reason = (f"no item in the archive has {named} or this title" if named
+              else "no item in the archive has this title (the entry names no arXiv id or DOI)")
+    return {"line": e.line, "key": e.key, "title": clip(e.title, 120), "arxiv": e.arxiv,
+            "doi": e.doi, "reason": reason + "; stored as an item of its own"}
+
+
+def _nothing_read(got: Read) -> str:
+    if not got.refused:
+        return f"the {got.format} file holds no entries"
+    first = "; ".join(f"line {r.line}: {r.reason}" for r in got.refused[:3])
+    more = f" (and {len(got.refused) - 3} more)" if len(got.refused) > 3 else ""
+    return (f"no entry of the {got.format} file could be read, so nothing was imported: "
+            f"{first}{more}; fix those entries (or export the library again) and import it again")

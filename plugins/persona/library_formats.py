@@ -1,0 +1,394 @@
+"""Reading a person's library: the BibTeX, RIS and CSL-JSON that Zotero, JabRef, Mendeley and
+``hermes corpus export`` write, each entry as one :class:`Entry` with the line it starts on.
+
+The parsers are maintained ones (bibtexparser, rispy, the standard json module); what is
+here is what they leave to the caller: finding the identifiers (an arXiv id hides in
+``eprint``, ``arxivId``, ``journal = {arXiv preprint arXiv:…}``, an arXiv DOI or URL), the
+names, the dates, and BibTeX's LaTeX. An entry that cannot be read is a :class:`Refused`
+naming its line; every other entry of the file is still read.
+
+Text is stored as feed text is (:mod:`hermes.latex`): math between dollars stays as written,
+for the faces to show readably; BibTeX's own markup, which no feed carries, is resolved
+here: accents (``{\\"o}`` → ö), text commands (``\\emph{…}``), escapes (``\\&``) and the
+braces that only protect case (``{B}ayesian``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from hermes.authors import clean_name
+from hermes.errors import InvalidInput
+from hermes.ingest.parse import MAX_SUMMARY, MAX_TITLE, arxiv_id, normalise_tags
+from hermes.ingest.text import canonical_url, plain_text
+from hermes.latex import readable
+
+FORMATS = ("bibtex", "ris", "csl-json")
+
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}]+)", re.I)
+_ARXIV_ID = re.compile(r"^(?:arxiv:\s*)?(\d{4}\.\d{4,5}|[a-z][a-z-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?$", re.I)
+# Math as hermes.latex reads it, kept as written; everything around it is BibTeX prose.
+_MATH = re.compile(r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<!\\)\$[^$]+?(?<!\\)\$", re.S)
+_BRACE = re.compile(r"(?<!\\)[{}]")
+_AND = re.compile(r"\s+and\s+", re.I)
+_MONTHS = {m: k for k, m in enumerate(
+    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
+#: BibTeX entry types that are not an entry (bibtexparser reads them as blocks of their own)
+_WEB_TYPES = {"online", "www", "webpage", "electronic", "post-weblog", "webpage", "post", "elec", "blog"}
+#: keywords hermes's own export adds (the facet): not a topic of the paper
+_OWN_KEYWORD = re.compile(r"^hermes-(experienced|saved)$")
+
+
+@dataclass
+class Entry:
+    line: int                 # 1-based line where the entry starts
+    key: str | None           # the citation key or id, if the file gives one
+    title: str
+    abstract: str = ""
+    authors: list[str] = field(default_factory=list)
+    arxiv: str | None = None  # version-less
+    doi: str | None = None
+    url: str | None = None
+    published: str | None = None
+    tags: list[str] = field(default_factory=list)
+    content_type: str = "paper"
+
+
+@dataclass
+class Refused:
+    line: int
+    key: str | None
+    reason: str
+
+
+@dataclass
+class Read:
+    format: str
+    entries: list[Entry]
+    refused: list[Refused]
+
+
+def detect(text: str) -> str:
+    """Which of :data:`FORMATS` ``text`` is written in, from its first signs."""
+    head = text.lstrip("\ufeff \t\r\n")
+    if head.startswith(("[", "{")):
+        return "csl-json"
+    if re.search(r"^TY {2}- ", text, re.M):
+        return "ris"
+    if re.search(r"^\s*@\s*[a-zA-Z]+\s*[{(]", text, re.M):
+        return "bibtex"
+    raise InvalidInput("the file is not BibTeX (@article{…}), RIS (TY  - …) or CSL-JSON ([{…}]); "
+                       "export the library from the reference manager in one of those")
+
+
+def read(text: str, fmt: str = "auto") -> Read:
+    """Every entry of ``text`` (``fmt``: one of :data:`FORMATS`, or ``auto``)."""
+    if fmt == "auto":
+        fmt = detect(text)
+    if fmt not in FORMATS:
+        raise InvalidInput(f"unknown format {fmt!r}; use auto, {', '.join(FORMATS)}")
+    entries, refused = {"bibtex": _bibtex, "ris": _ris, "csl-json": _csl_json}[fmt](text)
+    return Read(fmt, entries, refused)
+
+
+# --- shared pieces -------------------------------------------------------------------------
+
+
+def tex_text(value: str | None, limit: int | None = None) -> str:
+    """A BibTeX field as feed text: its math kept, the rest made plain (see the module)."""
+    value = value or ""
+    out, at = [], 0
+    for m in _MATH.finditer(value):
+        out += [_tex_prose(value[at:m.start()]), m.group()]
+        at = m.end()
+    out.append(_tex_prose(value[at:]))
+    return plain_text("".join(out), limit=limit)
+
+
+def _tex_prose(text: str) -> str:
+    if not text:
+        return text
+    # readable() turns accents, text commands and escapes into characters; the braces left
+    # over only protected case from BibTeX styles.
+    text = readable(text.replace("~", " ").replace("--", "–"))
+    return _BRACE.sub("", text)
+
+
+def _entry(line: int, key, title: str, **fields) -> Entry | Refused:
+    title = plain_text(title, limit=MAX_TITLE)
+    if not title:
+        return Refused(line, key, "it has no title")
+    fields["abstract"] = plain_text(fields.get("abstract") or "", limit=MAX_SUMMARY)
+    fields["url"] = canonical_url(fields.get("url"))
+    fields["tags"] = [t for t in normalise_tags(fields.get("tags") or []) if not _OWN_KEYWORD.match(t)]
+    fields["authors"] = [n for n in (clean_name(a) for a in fields.get("authors") or []) if n]
+    return Entry(line, key, title, **fields)
+
+
+def find_arxiv(*texts) -> str | None:
+    """The version-less arXiv id named in any of ``texts``: a bare id (``eprint``), an
+    ``arXiv:`` reference, an arxiv.org URL or an arXiv DOI (10.48550/arXiv.…)."""
+    for text in texts:
+        text = str(text or "").strip()
+        if not text:
+            continue
+        bare = _ARXIV_ID.match(text)
+        found = arxiv_id("arxiv:" + bare.group(1)) if bare else arxiv_id(text)
+        if found:
+            return found
+    return None
+
+
+def find_doi(*texts) -> str | None:
+    """The DOI in any of ``texts`` (bare, ``doi:`` or a doi.org URL); an arXiv DOI is the
+    paper's arXiv id instead (:func:`find_arxiv`)."""
+    for text in texts:
+        m = _DOI.search(str(text or ""))
+        if m and not m.group(1).lower().startswith("10.48550/arxiv."):
+            return m.group(1).rstrip(".,;")
+    return None
+
+
+def _iso(year, month=None, day=None) -> str | None:
+    try:
+        y = int(str(year).strip()[:4])
+        m = int(month) if str(month or "").strip().isdigit() else _MONTHS.get(str(month or "").strip()[:3].lower(), 1)
+        d = int(day) if str(day or "").strip().isdigit() else 1
+        return datetime(y, m, d, tzinfo=timezone.utc).isoformat(timespec="seconds")
+    except (TypeError, ValueError):
+        return None
+
+
+def _date_text(text) -> str | None:
+    """"2020", "2020-03", "2020/03/01/", "2020-03-01T…" → ISO UTC, or None."""
+    parts = re.findall(r"\d+", str(text or ""))
+    if not parts or len(parts[0]) != 4:
+        return None
+    return _iso(*parts[:3])
+
+
+def _person(name: str) -> str:
+    """"Family, Given" (BibTeX's and RIS's form; "von Last, Jr, First" too) → "Given Family"."""
+    name = " ".join(name.split())
+    parts = [p.strip() for p in name.split(",")]
+    if len(parts) == 2 and parts[1]:
+        return f"{parts[1]} {parts[0]}"
+    if len(parts) == 3 and parts[2]:
+        return f"{parts[2]} {parts[0]} {parts[1]}"
+    return parts[0]
+
+
+def _top_level_and(names: str) -> list[str]:
+    """BibTeX's author list split on "and" outside braces ("{Barnes and Noble}" is one)."""
+    out, depth, start = [], 0, 0
+    for m in re.finditer(r"[{}]|\s+and\s+", names, re.I):
+        token = m.group()
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(names[start:m.start()])
+            start = m.end()
+    return [n for n in out + [names[start:]] if n.strip()]
+
+
+# --- BibTeX --------------------------------------------------------------------------------
+
+
+def _bibtex(text: str) -> tuple[list, list]:
+    import bibtexparser
+    from bibtexparser.model import DuplicateBlockKeyBlock
+    from bibtexparser.model import Entry as BibEntry
+
+    # bibtexparser logs every failed block as a warning; hermes reports them itself.
+    logging.getLogger("bibtexparser").setLevel(logging.ERROR)
+    library = bibtexparser.parse_string(text)
+    read_ = [_bib_entry(block) for block in library.entries]
+    entries = [e for e in read_ if isinstance(e, Entry)]
+    refused = [e for e in read_ if isinstance(e, Refused)]
+    for block in library.failed_blocks:
+        line = (block.start_line or 0) + 1
+        if isinstance(block, DuplicateBlockKeyBlock):
+            refused.append(Refused(line, block.key, f"its key {block.key!r} is used by an earlier "
+                                                    "entry too; give it a key of its own"))
+            continue
+        inner = getattr(block, "ignore_error_block", None)
+        key = inner.key if isinstance(inner, BibEntry) else _bib_key(block.raw)
+        refused.append(Refused(line, key, "it is not valid BibTeX: " + _bib_error(block)))
+    # Blocks in file order: the refusals read top to bottom.
+    return sorted(entries, key=lambda e: e.line), sorted(refused, key=lambda r: r.line)
+
+
+def _bib_key(raw: str) -> str | None:
+    m = re.match(r"\s*@\s*\w+\s*[{(]\s*([^,\s{}()]+)", raw or "")
+    return m.group(1) if m else None
+
+
+def _bib_error(block) -> str:
+    error = getattr(block, "error", None)
+    reason = getattr(error, "abort_reason", None) or str(error or "")
+    text = " ".join(reason.split()) or "a brace or quote is not closed"
+    # bibtexparser's sentence names its own line numbers (0-based): the caller's line is
+    # the entry's, 1-based.
+    text = re.sub(r"\s*\(line \d+\)|\s*on line \d+", "", text)
+    return text[:200]
+
+
+def _bib_entry(block) -> Entry | Refused:
+    f = {k.lower(): (v.value if isinstance(v.value, str) else str(v.value))
+         for k, v in block.fields_dict.items()}
+    line = (block.start_line or 0) + 1
+    prefix = (f.get("archiveprefix") or f.get("eprinttype") or "").lower()
+    eprint = f.get("eprint") if (prefix in ("", "arxiv")) else None
+    arxiv = find_arxiv(eprint, f.get("arxivid"), f.get("arxiv"), f.get("doi"), f.get("url"),
+                       f.get("journal"), f.get("note"), f.get("howpublished"))
+    published = (_date_text(f.get("date")) or _iso(f["year"], f.get("month"), f.get("day"))
+                 if f.get("date") or f.get("year") else None)
+    authors = [_person(tex_text(n)) for n in _top_level_and(f.get("author") or "")]
+    kind = "article" if block.entry_type.lower() in _WEB_TYPES else "paper"
+    keywords = re.split(r"[;,]", tex_text(f.get("keywords") or f.get("mendeley-tags") or ""))
+    return _entry(line, block.key, tex_text(f.get("title")),
+                  abstract=tex_text(f.get("abstract")), authors=authors, arxiv=arxiv,
+                  doi=find_doi(f.get("doi")), url=f.get("url"), published=published,
+                  tags=keywords, content_type=kind)
+
+
+# --- RIS -----------------------------------------------------------------------------------
+
+_RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: (.*))?$")
+
+
+def _ris(text: str) -> tuple[list, list]:
+    """Records cut at ``TY`` / ``ER`` here (rispy reads one at a time), so that a broken
+    record is named by its line and the others are still read."""
+    import rispy
+
+    entries, refused = [], []
+    record: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.lstrip("\ufeff").rstrip()
+        m = _RIS_TAG.match(line)
+        tag = m.group(1) if m else None
+        if tag == "TY":
+            if record:
+                refused.append(Refused(start, None, "its record has no end (ER  - ) before the "
+                                                    f"next one on line {number}"))
+            record, start = [line], number
+        elif record:
+            record.append(line)
+            if tag == "ER":
+                entries.append(_ris_record(record, start, rispy))
+                record = []
+        elif line.strip():
+            refused.append(Refused(number, None, "a line outside any record (records start with "
+                                                 "TY  - and end with ER  - )"))
+    if record:
+        refused.append(Refused(start, None, "its record has no end (ER  - )"))
+    good = [e for e in entries if isinstance(e, Entry)]
+    return good, sorted(refused + [e for e in entries if isinstance(e, Refused)], key=lambda r: r.line)
+
+
+def _ris_record(lines: list[str], start: int, rispy) -> Entry | Refused:
+    try:
+        parsed = rispy.loads("\n".join(lines) + "\n")
+    except Exception as exc:  # noqa: BLE001 - rispy's errors are its own classes
+        return Refused(start, None, f"it is not valid RIS: {exc}"[:200])
+    if not parsed:
+        return Refused(start, None, "it is not valid RIS")
+    r = parsed[0]
+    title = r.get("title") or r.get("primary_title") or r.get("translated_title") or ""
+    urls = r.get("urls") or ([r["url"]] if r.get("url") else [])
+    notes = r.get("notes") or []
+    arxiv = find_arxiv(r.get("accession_number"), r.get("doi"), *urls, *notes)
+    if not arxiv and (r.get("name_of_database") or "").lower() == "arxiv":
+        arxiv = find_arxiv(r.get("number"), r.get("accession_number"))
+    published = _date_text(r.get("date")) or _date_text(r.get("publication_year") or r.get("year"))
+    kind = "article" if (r.get("type_of_reference") or "").lower() in _WEB_TYPES else "paper"
+    authors = [_person(a) for a in (r.get("authors") or r.get("first_authors") or [])]
+    return _entry(start, r.get("id"), title, abstract=r.get("abstract") or r.get("notes_abstract"),
+                  authors=authors, arxiv=arxiv, doi=find_doi(r.get("doi")),
+                  url=next((u for u in urls if not find_arxiv(u)), urls[0] if urls else None),
+                  published=published, tags=r.get("keywords") or [], content_type=kind)
+
+
+# --- CSL-JSON ------------------------------------------------------------------------------
+
+
+def _csl_json(text: str) -> tuple[list, list]:
+    """A list of CSL items (or one), read item by item so that a syntax error keeps the
+    items before it and names its line."""
+    decoder = json.JSONDecoder()
+    text = text.lstrip("\ufeff")
+    at = _skip(text, 0)
+    entries, refused = [], []
+    single = text.startswith("{", at)
+    if single:
+        items = [(at, None)]
+    elif text.startswith("[", at):
+        items, at = [], _skip(text, at + 1)
+    else:
+        return [], [Refused(_line(text, at), None, "CSL-JSON is a list of items: [{…}, …]")]
+    while not single and at < len(text) and text[at] != "]":
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as exc:
+            refused.append(Refused(_line(text, at), None, f"it is not valid JSON ({exc.msg} on line "
+                                   f"{exc.lineno}); the rest of the file was not read"))
+            break
+        items.append((at, value))
+        at = _skip(text, end)
+        if at < len(text) and text[at] == ",":
+            at = _skip(text, at + 1)
+    for start, value in items:
+        if single:
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                return [], [Refused(exc.lineno, None, f"it is not valid JSON ({exc.msg})")]
+        done = _csl_item(value, _line(text, start))
+        (entries if isinstance(done, Entry) else refused).append(done)
+    return entries, sorted(refused, key=lambda r: r.line)
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _line(text: str, at: int) -> int:
+    return text.count("\n", 0, at) + 1
+
+
+def _csl_item(item, line: int) -> Entry | Refused:
+    if not isinstance(item, dict):
+        return Refused(line, None, "a CSL item is an object ({\"title\": …})")
+    key = item.get("id") if isinstance(item.get("id"), (str, int)) else None
+    key = str(key) if key is not None else None
+    names = []
+    for a in item.get("author") or [] if isinstance(item.get("author"), list) else []:
+        if isinstance(a, dict):
+            names.append(str(a.get("literal") or " ".join(str(a[k]) for k in (
+                "given", "non-dropping-particle", "family") if a.get(k))))
+    parts = ((item.get("issued") or {}).get("date-parts") or [[None]])[0] \
+        if isinstance(item.get("issued"), dict) else [None]
+    published = _iso(*parts[:3]) if parts and parts[0] else _date_text(
+        (item.get("issued") or {}).get("raw") if isinstance(item.get("issued"), dict) else None)
+    arxiv = find_arxiv(item.get("number") if "arxiv" in str(item.get("publisher", "")).lower() else None,
+                       item.get("number"), item.get("URL"), item.get("DOI"), item.get("note"),
+                       item.get("archive_location"))
+    keywords = item.get("keyword") or ""
+    kind = "article" if str(item.get("type") or "") in _WEB_TYPES else "paper"
+    title = item.get("title")
+    return _entry(line, key, title if isinstance(title, str) else "",
+                  abstract=str(item.get("abstract") or ""), authors=names, arxiv=arxiv,
+                  doi=find_doi(item.get("DOI")), url=item.get("URL") if isinstance(item.get("URL"), str) else None,
+                  published=published,
+                  tags=re.split(r"[;,]", keywords) if isinstance(keywords, str) else [],
+                  content_type=kind)
