@@ -23,6 +23,7 @@ from ..records import is_media
 from ..tags import normalize_tag
 from .arxiv_text import clean_title, split_bridge, strip_announce_prefix
 from .dates import believable, date_from_url, struct_to_iso, text_date
+from .doctype import EntityDeclarations, defuse
 from .text import canonical_url, plain_text, safe_url
 
 MAX_TITLE = 500
@@ -317,6 +318,21 @@ def _one_line(exc) -> str:
     return re.sub(r"<unknown>:(\d+):(\d+):", r"line \1, column \2:", line)[:200]
 
 
+def read_xml(body: bytes, headers: dict[str, str] | None = None):
+    """feedparser's reading of ``body`` (with the lower-cased response ``headers``), once
+    its entity declarations are removed (:mod:`.doctype`); and whether any were. Every path
+    that hands feed bytes to feedparser goes through here. Raises :class:`ParseError` when
+    a declaration cannot be removed."""
+    try:
+        body, defused = defuse(body, headers or {})
+    except EntityDeclarations as exc:
+        raise ParseError(str(exc)) from None
+    # BytesIO, never raw bytes: feedparser tries open() on a bytes argument first, so a body
+    # that happens to be a file name would be read from the local disk.
+    return feedparser.parse(io.BytesIO(body), response_headers=headers,
+                            resolve_relative_uris=True, sanitize_html=True), defused
+
+
 def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedFeed:
     """Parse ``body`` (the feed's exact bytes) fetched from ``url``.
 
@@ -330,10 +346,7 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     response_headers.setdefault("content-location", url)
     # Local files and some servers send no type; without one feedparser flags every feed.
     response_headers.setdefault("content-type", "application/xml")
-    # BytesIO, never raw bytes: feedparser tries open() on a bytes argument first, so a body
-    # that happens to be a file name would be read from the local disk.
-    parsed = feedparser.parse(io.BytesIO(body), response_headers=response_headers,
-                              resolve_relative_uris=True, sanitize_html=True)
+    parsed, defused = read_xml(body, response_headers)
     entries = parsed.get("entries") or []
     if not parsed.get("version") and not entries:
         reason = _not_a_feed_reason(body, parsed)
@@ -362,6 +375,8 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
         if not items and (_broken(exc) or not (parsed.get("version")
                                                and (feed.get("title") or feed.get("link")))):
             raise ParseError(f"malformed feed: {warning}, and no entries could be read")
+    if defused and not warning:
+        warning = "the feed's DOCTYPE declares XML entities; hermes ignored them"
     return ParsedFeed(
         title=plain_text(feed.get("title") or "", limit=MAX_TITLE),
         link=canonical_url(feed.get("link")),
@@ -372,4 +387,4 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     )
 
 
-__all__ = ["ParseError", "ParsedFeed", "arxiv_id", "normalise_entry", "parse_feed"]
+__all__ = ["ParseError", "ParsedFeed", "arxiv_id", "normalise_entry", "parse_feed", "read_xml"]

@@ -23,12 +23,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from html.parser import HTMLParser
 
-import feedparser
-
 from hermes.config import settings
 from hermes.errors import HermesError, InvalidInput
 from hermes.ingest.fetch import FetchError, fetch
-from hermes.ingest.parse import MAX_SUMMARY, MAX_TITLE, arxiv_id, normalise_entry, normalise_tags
+from hermes.ingest.parse import MAX_SUMMARY, MAX_TITLE, ParseError, arxiv_id, normalise_entry, normalise_tags, read_xml
 from hermes.ingest.text import canonical_url, plain_text
 
 MAX_METADATA_BYTES = 2 * 1024 * 1024
@@ -97,7 +95,11 @@ def arxiv_item(arxiv: str, api: str, *, allow_private: bool) -> dict:
     """One paper from arXiv's API (Atom, read with feedparser)."""
     url = f"{api}?{urllib.parse.urlencode({'id_list': arxiv, 'max_results': 1})}"
     res = _get(url, "application/atom+xml", allow_private, f"arXiv's record of {arxiv}")
-    parsed = feedparser.parse(res.body or b"")
+    try:  # through the entity guard: the answer is a remote server's bytes like any feed's
+        parsed, _ = read_xml(res.body or b"")
+    except ParseError as exc:
+        raise LookupFailed(f"arXiv's API answered for {arxiv} with a document hermes will not "
+                           f"read ({exc})") from None
     if not (parsed.get("version") or "").startswith("atom"):
         raise LookupFailed(f"arXiv's API answered with something that is not Atom for {arxiv} "
                            f"(from {api}); try again later")
