@@ -294,22 +294,38 @@ def spelled_out(text: str) -> str | None:
     return " ".join(re.sub(r"[^\w\s]|_", " ", words).split()) or None
 
 
-#: commands pylatexenc knows that make LaTeX read a file, or point elsewhere: never passed
-#: on from a feed to a document hermes writes for LaTeX (a BibTeX export)
-_NOT_PASSED_ON = frozenset({"input", "include", "includeonly", "url", "href", "cite",
-                            "ref", "eqref", "pageref", "label"})
+#: the tables of pylatexenc's that hold standard LaTeX's symbols, letters, accents and math
+#: fonts; its others guess at document commands (\includegraphics, \footnote, \url), and
+#: a command in none of them is never passed on
+_PASSED_ON_TABLES = ("latex-base", "advanced-symbols")
+#: of pylatexenc's guesses, the standard text and math commands arXiv's titles use
+_PASSED_ON_TOO = frozenset({"emph", "textrm", "textit", "textbf", "textsc", "textsl", "text",
+                            "frac", "overline", "underline", "widehat", "widetilde",
+                            "overbrace", "underbrace", "overrightarrow", "overleftarrow"})
+#: of the standard tables, what reads a file, prints the day of compiling, or needs hyperref
+_NOT_PASSED_ON = frozenset({"input", "include", "today", "texorpdfstring"})
+#: TeX reads "^^5c" as a backslash ("^^5cinput" is \input) and "^^69" as an "i": a
+#: character written by its code is never the feed's maths
+_CHARACTER_CODE = "^^"
+
+
+@lru_cache(maxsize=1)
+def _passed_on() -> frozenset[str]:
+    known = _library()[1]
+    names = {spec.macroname for spec in known.iter_macro_specs(list(_PASSED_ON_TABLES))}
+    return frozenset((names | _PASSED_ON_TOO) - _NOT_PASSED_ON)
 
 
 def harmless(latex: str) -> bool:
-    """Whether LaTeX from a feed may be passed on to be typeset as it is: every command in
-    it is one pylatexenc knows for text or math (``\\mathcal``, ``\\alpha``, ``\\frac``), none
-    that reads a file or refers elsewhere. A title's ``$\\input{/etc/passwd}$`` or
-    ``$\\def…$`` is the feed's author's code, not math."""
-    known = _library()[1]
-    # _STANDARD is hermes's reading only: the export passes on what pylatexenc itself knows
-    return all(name not in _NOT_PASSED_ON and name not in _STANDARD
-               and known.get_macro_spec(name) is not None
-               for name in _COMMAND.findall(latex))
+    """Whether LaTeX from a feed may be passed on to be typeset as it is (a BibTeX export):
+    every command in it is one of standard LaTeX's symbols, letters, accents, fonts or
+    math commands (``\\mathcal``, ``\\alpha``, ``\\frac``), and no character is written by
+    its code. A title's ``$\\input{/etc/passwd}$``, ``$^^5cinput{…}$``,
+    ``$\\includegraphics{…}$`` or ``$\\def…$`` is the feed's author's code, not math."""
+    if _CHARACTER_CODE in latex:
+        return False
+    allowed = _passed_on()
+    return all(name in allowed for name in _COMMAND.findall(latex))
 
 
 class _Unreadable(Exception):

@@ -232,9 +232,14 @@ def bib_tex(text: str, *, title: bool = False) -> str:
     return "".join(out)
 
 
+#: what a URL, DOI or eprint may not carry into a .bib as it is: braces would end the field,
+#: and a backslash or TeX's "^^" character code would be live TeX where a style prints the
+#: field without \url (plainnat's fallback \texttt{…}); percent-encoded, the address is the same
+_VERBATIM_UNSAFE = str.maketrans({"{": "%7B", "}": "%7D", "\\": "%5C", "^": "%5E"})
+
+
 def _bib_verbatim(text: str) -> str:
-    # URLs, DOIs and eprints are read verbatim (no escapes); only braces would break the entry.
-    return text.replace("{", "%7B").replace("}", "%7D")
+    return text.translate(_VERBATIM_UNSAFE)
 
 
 def _bib_name(name: str) -> str:
