@@ -25,6 +25,7 @@ async def test_persona_tools_are_listed_with_schemas_and_annotations(db_path, ar
     assert set(tools) == {
         "list_users", "create_persona", "propose_interests", "update_persona", "rename_persona",
         "profile_status", "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
+        "import_library",
     }
     delete = tools["delete_persona"]
     assert delete.annotations.destructive_hint is True and not delete.annotations.read_only_hint

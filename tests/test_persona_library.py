@@ -1,0 +1,308 @@
+"""``hermes persona import`` and the ``import_library`` tool: a person's library (BibTeX, RIS,
+CSL-JSON as Zotero, JabRef, Mendeley and ``hermes corpus export`` write them) becomes the
+persona's likes, source ``bootstrap``; entries found in the archive by arXiv id, DOI or title,
+the others stored as items of their own; idempotent; malformed entries refused by line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hermes_corpus import export as corpus_export
+from hermes_corpus import signals as corpus_signals
+from hermes_persona import library
+from hermes_persona.library_formats import read, tex_text
+from test_persona_support import make_persona, snapshot, tool
+from typer.testing import CliRunner
+
+from hermes.cli.app import build_app
+from hermes.records import require_user
+from hermes.storage.signals import record_click
+from hermes.tools import collect_tools
+
+FILES = Path(__file__).parent / "data" / "library"
+
+
+@pytest.fixture
+def archive(add_items, db):
+    """What a feed brought: two arXiv papers, a journal paper known by its DOI, one by its
+    title only (a conference paper from a blog feed)."""
+    streams, attention, alphafold, mpnn = add_items([
+        {"title": "Stellar streams in the halo", "summary": "We map streams.", "arxiv_id": "2401.12345",
+         "url": "https://arxiv.org/abs/2401.12345", "content_type": "paper"},
+        {"title": "Attention Is All You Need", "summary": "Transformers.", "arxiv_id": "1706.03762",
+         "url": "https://arxiv.org/abs/1706.03762", "content_type": "paper"},
+        {"title": "Highly accurate protein structure prediction with AlphaFold",
+         "guid": "doi:10.1038/s41586-021-03819-2", "url": "https://doi.org/10.1038/s41586-021-03819-2",
+         "content_type": "paper"},
+        {"title": "Neural message passing for quantum chemistry", "summary": "MPNNs.",
+         "url": "https://blog.example.org/mpnn"},
+    ])
+    make_persona(db, "ann", "graph neural networks and protein structure")
+    return {"streams": streams, "attention": attention, "alphafold": alphafold, "mpnn": mpnn}
+
+
+def clicks(db, name="ann") -> list[tuple[int, str, str]]:
+    uid = require_user(db, name)["id"]
+    return db.execute("SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY item_id",
+                      [uid]).fetchall()
+
+
+def n_items(db) -> int:
+    return db.execute("SELECT count(*) FROM items").fetchone()[0]
+
+
+def imported(db, text: str, name="ann", **kw) -> dict:
+    result = tool(db, "import_library", name=name, text=text, **kw)
+    assert result["ok"], result["message"]
+    return result
+
+
+# --- reading the formats --------------------------------------------------------------------
+
+
+def test_a_zotero_bibtex_export_is_matched_by_arxiv_id_doi_and_title(db, archive):
+    result = imported(db, (FILES / "zotero.bib").read_text())
+    assert result["format"] == "bibtex" and result["entries"] == 3
+    # Attention: an arXiv DOI and URL; AlphaFold: its journal DOI; MPNN: no id, its title
+    assert result["matched_by"] == {"arxiv": 1, "doi": 1, "title": 1}
+    assert result["created"] == 0 and result["liked"] == 3
+    assert clicks(db) == sorted((archive[k], "like", "bootstrap") for k in ("attention", "alphafold", "mpnn"))
+
+
+def test_a_jabref_file_with_comments_and_string_macros(db, archive):
+    before = n_items(db)
+    result = imported(db, (FILES / "jabref.bib").read_text())
+    assert result["entries"] == 3 and result["n_refused"] == 0  # @Comment and @String are no entries
+    assert result["matched_by"] == {"arxiv": 1}  # eprint 2401.12345v3, any version
+    assert result["created"] == 2 and n_items(db) == before + 2
+    new = {u["key"]: u for u in result["unmatched"]}
+    assert set(new) == {"Mueller2020", "Schroedinger1935"}
+    assert "10.1103/PhysRevLett.124.010101" in new["Mueller2020"]["reason"]
+    row = db.execute("SELECT title, summary, authors, feed_id, published, content_type, embedding "
+                     "FROM items WHERE title LIKE 'The Bayesian way%'").fetchone()
+    title, summary, authors, feed_id, published, kind, embedding = row
+    # BibTeX's own markup is resolved; the math stays as feed text keeps it (hermes.latex)
+    assert title == "The Bayesian way to $k$-means clustering of stellar streams"
+    assert summary == "We show that $k$-means is Bayesian – mostly. 50% of streams & all halos."
+    assert json.loads(authors) == ["Hans Müller", "Johannes van der Waals", "LIGO Scientific Collaboration"]
+    assert feed_id is None and embedding is not None and kind == "paper"
+    assert published.startswith("2020-01-01")
+    # the DOI is kept beside the item, where save_item keeps it (the exports read it there)
+    assert db.execute("SELECT doi FROM corpus_item_dois").fetchall() == [("10.1103/PhysRevLett.124.010101",)]
+    assert db.execute("SELECT title FROM items WHERE title LIKE 'Die gegen%'").fetchone() == (
+        "Die gegenwärtige Situation in der Quantenmechanik",)
+
+
+def test_entries_without_abstracts_are_stored_from_the_title(db, archive):
+    text = "@article{a, title = {Topological phases of matter without an abstract}, year = 2019}\n"
+    result = imported(db, text)
+    assert result["created"] == 1
+    item = db.execute("SELECT summary, embedding IS NOT NULL FROM items WHERE title LIKE 'Topological%'").fetchone()
+    assert item == ("", 1)
+
+
+def test_a_zotero_ris_export(db, archive):
+    result = imported(db, (FILES / "zotero.ris").read_text())
+    assert result["format"] == "ris" and result["entries"] == 2
+    assert result["matched_by"] == {"doi": 1, "arxiv": 1}  # the arXiv id from the URL
+    assert {i for i, _, _ in clicks(db)} == {archive["alphafold"], archive["streams"]}
+
+
+def test_a_zotero_csl_json_export(db, archive):
+    result = imported(db, (FILES / "zotero.json").read_text())
+    assert result["format"] == "csl-json"
+    assert result["matched_by"] == {"arxiv": 1, "title": 1}
+    assert {i for i, _, _ in clicks(db)} == {archive["attention"], archive["mpnn"]}
+
+
+def test_a_title_is_matched_as_read_not_as_written(db, add_items, archive):
+    (latex,) = add_items([{"title": r"Sch\"{o}dinger bridges for $\mathcal{O}(n)$ transport, revisited"}])
+    text = "@misc{x, title = {{Sch{\\\"o}dinger} Bridges for $\\mathcal{O}(n)$ Transport -- Revisited}}"
+    result = imported(db, text)
+    assert result["matched_by"] == {"title": 1} and clicks(db) == [(latex, "like", "bootstrap")]
+
+
+def test_a_short_title_alone_does_not_match(db, add_items, archive):
+    add_items([{"title": "Introduction"}])
+    assert imported(db, "@misc{x, title = {Introduction}}")["created"] == 1
+
+
+def test_the_format_is_told_by_content_and_can_be_named(db, archive):
+    ris = (FILES / "zotero.ris").read_text()
+    assert imported(db, ris, format="ris")["entries"] == 2
+    refused = tool(db, "import_library", name="ann", text=ris, format="bibtex")
+    assert not refused["ok"] and "holds no entries" in refused["message"]
+
+
+# --- idempotence, provenance, what stays ------------------------------------------------
+
+
+def test_a_second_import_of_the_same_file_adds_nothing(db, archive):
+    text = (FILES / "jabref.bib").read_text() + (FILES / "zotero.bib").read_text()
+    first = imported(db, text)
+    assert first["liked"] == 6 and first["created"] == 2
+    before = snapshot(db)
+    again = imported(db, text)
+    assert again["liked"] == 0 and again["created"] == 0 and again["already_liked"] == 6
+    assert snapshot(db) == before
+
+
+def test_a_dislike_given_since_is_kept(db, archive):
+    ann = require_user(db, "ann")
+    record_click(db, ann["id"], archive["attention"], False, "ui")
+    result = imported(db, (FILES / "zotero.bib").read_text())
+    assert result["kept_dislikes"] == 1 and result["liked"] == 2
+    assert (archive["attention"], "dislike", "ui") in clicks(db)
+
+
+def test_two_entries_of_one_paper_are_one_like(db, archive):
+    text = ("@misc{a, title={Stellar streams in the halo}, eprint={2401.12345}}\n"
+            "@misc{b, title={Stellar Streams in the Halo}}\n"
+            "@misc{c, title={A paper the archive does not hold at all}}\n"
+            "@misc{d, title={A Paper the Archive does not Hold at All}}\n")
+    result = imported(db, text)
+    assert result["duplicates"] == 2 and result["liked"] == 2 and result["created"] == 1
+
+
+def test_the_likes_are_bootstrap_clicks_that_status_counts_and_reset_removes(db, archive):
+    imported(db, (FILES / "zotero.bib").read_text())
+    status = tool(db, "profile_status", user="ann")
+    assert status["clicks_by_source"]["bootstrap"] == 3 and status["likes"] == 3
+    assert tool(db, "reset_feedback", name="ann", confirm=True)["ok"]
+    assert clicks(db) == []
+
+
+# --- malformed entries ------------------------------------------------------------------
+
+
+def test_a_malformed_bibtex_entry_is_refused_by_its_line_and_the_others_kept(db, archive):
+    text = ("@misc{good, title = {Stellar streams in the halo}, eprint = {2401.12345}}\n"
+            "\n"
+            "@article{broken,\n"
+            "  title = {An unclosed brace,\n"
+            "  year = 2020,\n"
+            "}\n"
+            "@article{notitle, author = {Nobody, A.}}\n"
+            "@misc{later, title = {Attention is all you need}}\n")
+    result = imported(db, text)
+    assert result["liked"] == 2
+    assert [(r["line"], r["key"]) for r in result["refused"]] == [(3, "broken"), (7, "notitle")]
+    assert "line 3, 7" in result["message"]
+    assert "no title" in result["refused"][1]["reason"]
+
+
+def test_malformed_ris_and_csl_json_are_refused_by_line(db, archive):
+    ris = ("TY  - JOUR\nTI  - Stellar streams in the halo\nUR  - https://arxiv.org/abs/2401.12345\nER  - \n"
+           "TY  - JOUR\nTI  - never ended\n"
+           "TY  - JOUR\nTI  - Attention is all you need\nER  - \n")
+    result = imported(db, ris)
+    assert result["liked"] == 2 and [r["line"] for r in result["refused"]] == [5]
+    csl = ('[\n  {"title": "Stellar streams in the halo", "URL": "https://arxiv.org/abs/2401.12345"},\n'
+           '  {"title": "Attention is all you need"},\n'
+           '  {"title": "broken" "x"}\n]\n')
+    result = imported(db, csl, name="ann")
+    assert result["already_liked"] == 2 and result["refused"][0]["line"] == 4
+
+
+def test_a_file_with_no_readable_entry_is_refused_and_writes_nothing(db, archive):
+    before = snapshot(db)
+    result = tool(db, "import_library", name="ann", text="@article{x,\n title = {open\n")
+    assert not result["ok"] and "line 1" in result["message"]
+    assert result["entries"] == 0 and result["refused"] == []
+    assert snapshot(db) == before
+    result = tool(db, "import_library", name="ann", text="/home/ann/library.bib")
+    assert not result["ok"] and "not BibTeX" in result["message"]  # a path is text, never opened
+    assert not tool(db, "import_library", name="nobody", text="@misc{x, title={y}}")["ok"]
+
+
+# --- the answer is bounded, the schema says so -------------------------------------------
+
+
+def test_a_large_library_gets_a_bounded_answer(db, archive):
+    text = "\n".join(f"@misc{{k{i}, title = {{A paper about topic number {i} of many}}}}" for i in range(40))
+    result = imported(db, text)
+    assert result["created"] == 40 and result["n_unmatched"] == 40
+    assert len(result["unmatched"]) == 10 and result["unmatched"][0]["line"] == 1
+    assert "no item in the archive has this title" in result["unmatched"][0]["reason"]
+
+
+def test_the_tool_takes_text_of_bounded_size_and_is_idempotent():
+    t = collect_tools({"persona"})["import_library"]
+    schema = t.argument_model.model_json_schema()["properties"]
+    assert schema["text"]["maxLength"] == library.IMPORT_MAX_CHARS
+    assert set(schema["format"]["enum"]) == {"auto", "bibtex", "ris", "csl-json"}
+    assert t.idempotent and not t.destructive and not t.read_only
+
+
+def test_progress_is_reported_per_batch(db, archive, monkeypatch):
+    monkeypatch.setattr(library, "BATCH", 4)
+    seen = []
+    token = library.PROGRESS.set(lambda done, total: seen.append((done, total)))
+    try:
+        text = "\n".join(f"@misc{{k{i}, title = {{A paper about topic number {i} of many}}}}" for i in range(9))
+        imported(db, text + "\n@misc{s, title={x}, eprint={2401.12345}}")
+    finally:
+        library.PROGRESS.reset(token)
+    assert seen == [(1, 10), (5, 10), (9, 10), (10, 10)]
+
+
+# --- round trip with hermes corpus export ------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["bibtex", "ris", "csl-json"])
+def test_a_corpus_export_imports_back_onto_the_same_items(db, archive, add_items, fmt):
+    alice = make_persona(db, "alice", "stellar streams")
+    for key in ("streams", "alphafold", "mpnn"):
+        corpus_signals.favorite(db, "alice", archive[key])
+    text = corpus_export.export(db, alice["id"], fmt).text
+    before = n_items(db)
+    result = imported(db, text, name="ann")
+    assert result["entries"] == 3 and result["created"] == 0 and n_items(db) == before
+    assert {i for i, _, _ in clicks(db)} == {archive[k] for k in ("streams", "alphafold", "mpnn")}
+
+
+def test_an_imported_item_exports_with_its_identifiers(db, archive):
+    imported(db, (FILES / "jabref.bib").read_text())
+    ann = require_user(db, "ann")
+    item = db.execute("SELECT id FROM items WHERE title LIKE 'The Bayesian way%'").fetchone()[0]
+    corpus_signals.favorite(db, "ann", item)
+    text = corpus_export.export(db, ann["id"], "bibtex").text
+    assert "doi = {10.1103/PhysRevLett.124.010101}" in text
+    again = read(text)
+    assert again.entries[0].doi == "10.1103/PhysRevLett.124.010101"
+    assert again.entries[0].authors[0] == "Hans Müller"
+
+
+# --- the CLI -------------------------------------------------------------------------------
+
+
+def test_the_cli_imports_a_file_and_reports(db, db_path, archive):
+    run = CliRunner().invoke(build_app(), ["persona", "import", "ann", str(FILES / "jabref.bib"),
+                                           "--db", str(db_path)])
+    assert run.exit_code == 0, run.output
+    assert "Imported 3 entries" in run.stdout and "new item, line 7" in run.stdout
+    again = CliRunner().invoke(build_app(), ["persona", "import", "ann", str(FILES / "jabref.bib"),
+                                             "--db", str(db_path), "--json"])
+    assert json.loads(again.stdout)["already_liked"] == 3
+
+
+def test_the_cli_names_a_missing_file_in_one_line(db_path, archive):
+    run = CliRunner().invoke(build_app(), ["persona", "import", "ann", "/nonexistent/lib.bib",
+                                           "--db", str(db_path)])
+    assert run.exit_code == 1
+    assert run.stderr.strip().startswith("error: cannot read /nonexistent/lib.bib")
+
+
+def test_latin1_bibtex_is_read(db, db_path, archive, tmp_path):
+    path = tmp_path / "old.bib"
+    path.write_bytes("@misc{x, title = {Gödel numbers for a paper held nowhere else}}".encode("latin-1"))
+    run = CliRunner().invoke(build_app(), ["persona", "import", "ann", str(path), "--db", str(db_path)])
+    assert run.exit_code == 0, run.output
+    assert db.execute("SELECT count(*) FROM items WHERE title LIKE 'Gödel numbers%'").fetchone()[0] == 1
+
+
+def test_tex_text_resolves_bibtex_markup_and_keeps_math():
+    assert tex_text(r"{GPU}-accelerated \emph{in vivo} $\mathcal{O}(n^2)$ 50\% -- {\em Mixture}") == \
+        r"GPU-accelerated in vivo $\mathcal{O}(n^2)$ 50% – Mixture"
