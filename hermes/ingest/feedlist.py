@@ -16,7 +16,7 @@ from ..faces import plural
 from ..records import insert_feed, now_iso
 from ..storage.transactions import write_transaction
 from .fetch import is_local, local_path
-from .text import without_tracking
+from .text import remove_dot_segments, without_tracking
 
 SEEDED_KEY = "feeds_seeded"
 
@@ -78,13 +78,8 @@ def canonical_location(url: str) -> str:
     if parts.username or parts.password:
         userinfo = parts.netloc.rpartition("@")[0]
         netloc = f"{userinfo}@{netloc}"
-    return urllib.parse.urlunsplit((scheme, netloc, _without_dot_segments(parts.path),
+    return urllib.parse.urlunsplit((scheme, netloc, remove_dot_segments(parts.path or "/"),
                                      parts.query, ""))
-
-
-def _without_dot_segments(path: str) -> str:
-    """RFC 3986's remove_dot_segments (``/a/./b/../c`` is ``/a/c``), which ``urljoin`` does."""
-    return urllib.parse.urlsplit(urllib.parse.urljoin("http://h/", path or "/")).path
 
 
 def same_feed_key(url: str) -> str:

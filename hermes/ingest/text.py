@@ -101,24 +101,53 @@ def safe_url(value: str | None) -> str | None:
 
 
 def without_tracking(query: str) -> str:
-    """A URL's query without campaign-tracking parameters (``utm_*``, ``fbclid`` …)."""
-    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-    if not any(_TRACKING.match(k) for k, _ in pairs):  # rebuilt only when something goes
-        return query
-    return urllib.parse.urlencode([(k, v) for k, v in pairs if not _TRACKING.match(k)])
+    """A URL's query without campaign-tracking parameters (``utm_*``, ``fbclid`` …); every
+    other parameter exactly as written (re-encoded, ``a=b%20c`` read ``a=b+c`` and a bare
+    ``flag`` ``flag=``: another URL to a server)."""
+    pairs = query.split("&")
+    kept = [p for p in pairs if not _TRACKING.match(urllib.parse.unquote_plus(p.split("=", 1)[0]))]
+    return query if len(kept) == len(pairs) else "&".join(kept)
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986's remove_dot_segments (section 5.2.4): ``/a/./b/../c`` is ``/a/c``, and
+    nothing else changes. An empty segment is a segment: ``http://www.michele.io//feed`` is
+    not ``http://www.michele.io/feed`` (``urljoin`` read a path's leading ``//`` as a host)."""
+    out: list[str] = []
+    while path:
+        if path.startswith(("../", "./")):
+            path = path[path.index("/") + 1:]
+        elif path.startswith("/./") or path == "/.":
+            path = "/" + path[3:]
+        elif path.startswith("/../") or path == "/..":
+            path = "/" + path[4:]
+            if out:
+                out.pop()
+        elif path in (".", ".."):
+            path = ""
+        else:
+            end = path.find("/", 1)
+            end = len(path) if end < 0 else end
+            out.append(path[:end])
+            path = path[end:]
+    return "".join(out)
 
 
 def canonical_url(value: str | None) -> str | None:
-    """:func:`safe_url`, lower-cased scheme and host, no fragment, no tracking parameters."""
+    """:func:`safe_url`, lower-cased scheme and host, no default port, no fragment, no
+    tracking parameters; the rest as written (RFC 3986 section 6: a user name and the path
+    are case-sensitive, and ``//`` in a path is an empty segment, not nothing)."""
     url = safe_url(value)
     if url is None:
         return None
     parts = urllib.parse.urlsplit(url)
-    query = without_tracking(parts.query)
-    netloc = parts.netloc.lower()
-    if parts.port in (80, 443) and (parts.scheme.lower(), parts.port) in (("http", 80), ("https", 443)):
-        netloc = netloc.rsplit(":", 1)[0]
-    return urllib.parse.urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", query, ""))
+    scheme = parts.scheme.lower()
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    hostport = hostport.lower()
+    if (scheme, hostport.rpartition(":")[2]) in (("http", "80"), ("https", "443")):
+        hostport = hostport.rpartition(":")[0]
+    return urllib.parse.urlunsplit((scheme, userinfo + at + hostport, parts.path or "/",
+                                     without_tracking(parts.query), ""))
 
 
 def embedding_text(title: str, summary: str) -> str:
