@@ -14,6 +14,7 @@ from hermes.tools import collect_tools
 PERSONA_TOOLS = {
     "list_users", "create_persona", "propose_interests", "update_persona", "rename_persona",
     "profile_status", "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
+    "import_library",
 }
 
 
@@ -269,6 +270,7 @@ CALLS = {
     "delete_persona": {"name": "nobody", "confirm": True},
     "reset_feedback": {"name": "nobody", "confirm": True},
     "bootstrap_persona": {"name": "nobody"},
+    "import_library": {"name": "nobody", "text": "@misc{x, title = {A paper}}"},
 }
 
 
