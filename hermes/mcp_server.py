@@ -33,6 +33,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
 from . import __version__, config, net
+from . import mcp_unreadable as unreadable
 from .contract import UNTRUSTED, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
@@ -310,8 +311,9 @@ class AnswerUnreadable:
     are answered (:class:`Answers`), and answers each line it could not read
     as a JSON-RPC message — invalid JSON, a lone surrogate escape, truncated input — with a
     JSON-RPC error (``-32700`` parse error, ``-32600`` for valid JSON that is not a message),
-    carrying the request's id whenever Python's own JSON reader can still find one, so the
-    waiting call ends now. Every other item passes through unchanged."""
+    carrying the request's id whenever it can be read, so the waiting call ends now
+    (:mod:`hermes.mcp_unreadable`, which never raises: no line may end the session). Every
+    other item passes through unchanged."""
 
     def __init__(self, read_stream, answers: Answers):
         self._read = read_stream
@@ -323,7 +325,6 @@ class AnswerUnreadable:
 
     async def receive(self):
         import anyio
-        from pydantic import ValidationError
 
         while True:
             try:
@@ -331,10 +332,11 @@ class AnswerUnreadable:
             except anyio.EndOfStream:
                 await self._write.settled()  # the calls read so far are answered first
                 raise
-            if not isinstance(item, ValidationError):
+            if not isinstance(item, Exception):
                 self._write.read(item)
                 return item
-            await self._write.send(unreadable_answer(item))
+            for answer in unreadable.answers(item):
+                await self._write.send(answer)
 
     async def aclose(self) -> None:
         await self._read.aclose()
@@ -355,28 +357,3 @@ class AnswerUnreadable:
 
     async def __aexit__(self, *exc_info) -> None:
         await self.aclose()
-
-
-def unreadable_answer(error) -> object:
-    """The JSON-RPC error message answering a line the SDK could not validate."""
-    import json
-
-    from mcp.shared.message import SessionMessage
-    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
-
-    first = (error.errors() or [{}])[0]
-    request_id = None
-    if first.get("type") == "json_invalid":
-        code, text = PARSE_ERROR, "Parse error: the line is not valid JSON"
-        try:  # Python's reader accepts what pydantic's refuses (a lone surrogate escape)
-            request_id = json.loads(first.get("input") or "").get("id")
-            text = "Parse error: the message holds text that is not valid Unicode"
-        except (ValueError, AttributeError, TypeError):
-            pass
-    else:
-        code, text = INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message"
-    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
-        request_id = None
-    detail = str(first.get("msg") or "")[:200]
-    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
-                                       error=ErrorData(code=code, message=text, data=detail or None)))

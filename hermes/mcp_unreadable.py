@@ -1,0 +1,125 @@
+"""The answer to a stdio line that is no JSON-RPC 2.0 message hermes can read.
+
+The SDK hands such a line over as pydantic's ``ValidationError``; :func:`answers` turns it
+into JSON-RPC errors the client can match to its request. Two rules:
+
+- Nothing here may raise, whatever the line: one line of 1,200 nested ``[`` made Python's
+  ``json.loads`` (used to find the id) raise ``RecursionError`` and ended the session. The id
+  is found by :func:`readable_ids`, a flat scan with no recursion and a bounded length.
+- The id is echoed whenever it can be read — from an object without ``jsonrpc``, with
+  ``"jsonrpc": "1.0"``, truncated, too deep, or from each member of a batch — since a
+  client whose request gets ``id: null`` waits for its own timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+log = logging.getLogger(__name__)
+
+#: lines longer than this are not scanned for an id (a client's request puts it early)
+MAX_SCAN = 4 * 1024 * 1024
+# A string (with the colon that makes it a key), a bracket, or a colon-less run of anything
+# else: the scan only needs to know where keys are and how deep it is.
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_TOKEN = re.compile(_STRING + r'(\s*:)?|[\[\]{}]')
+_VALUE = re.compile(r'\s*(-?\d{1,19}(?![.\deE])|' + _STRING + ')')
+
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+
+
+def readable_ids(text: str) -> list:
+    """The ids of the message in ``text`` (an object: its top-level ``id``; a batch: each
+    member's), as far as they can be read: strings and integers only (MCP's id types), in
+    order. Works on truncated and over-deep JSON alike; never recurses."""
+    depth: list[str] = []
+    found = []
+    for token in _TOKEN.finditer(text, 0, min(len(text), MAX_SCAN)):
+        first = token.group()[0]
+        if first in "[{":
+            depth.append(first)
+        elif first in "]}":
+            if depth:
+                depth.pop()
+            if not depth:
+                break  # the end of the message: anything after it is not the message
+        elif token.group(1) and _is_id_key(token.group(), depth):
+            value = _VALUE.match(text, token.end())
+            if value:
+                found.append(_id(value.group(1)))
+    return [i for i in found if i is not None]
+
+
+def _is_id_key(token: str, depth: list[str]) -> bool:
+    return (depth == ["{"] or depth == ["[", "{"]) and token.startswith('"id"')
+
+
+def _id(literal: str):
+    try:
+        return _plain(json.loads(literal))
+    except ValueError:
+        return None
+
+
+def _plain(value):
+    """``value`` if it can be a request id (a string or an integer), else None."""
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+def answers(error: BaseException) -> list:
+    """The JSON-RPC errors (SessionMessages) answering the line behind ``error``: one per id
+    read (one with ``id: null`` when none is), never raising."""
+    try:
+        code, text, detail, ids = _diagnose(error)
+    except Exception:  # a last resort: the answer must exist even if the diagnosis fails
+        log.exception("could not diagnose an unreadable line")
+        code, text, detail, ids = PARSE_ERROR, "Parse error: the line could not be read", None, []
+    return [_message(i, code, text, detail) for i in (ids or [None])]
+
+
+def _diagnose(error: BaseException) -> tuple[int, str, str | None, list]:
+    errors = error.errors() if hasattr(error, "errors") else []
+    first = (errors or [{}])[0]
+    detail = str(first.get("msg") or type(error).__name__)[:200]
+    if first.get("type") == "json_invalid":
+        line = first.get("input") if isinstance(first.get("input"), str) else ""
+        return PARSE_ERROR, _parse_reason(detail), detail, readable_ids(line)
+    if not errors:
+        return PARSE_ERROR, "Parse error: the line could not be read", detail, []
+    # Valid JSON that is no message. pydantic keeps no copy of the line, but one of its
+    # errors (a required member missing from the object) holds the whole object or batch.
+    top = next((e["input"] for e in errors if len(e.get("loc") or ()) <= 2
+                and isinstance(e.get("input"), (dict, list))), None)
+    if isinstance(top, list):
+        ids = [_plain(m.get("id")) for m in top if isinstance(m, dict)]
+        return (INVALID_REQUEST, "Invalid request: batches are not supported; send each "
+                "JSON-RPC message on a line of its own", None, [i for i in ids if i is not None])
+    ids = [_plain(top.get("id"))] if isinstance(top, dict) else []
+    ids = [i for i in ids if i is not None]
+    if isinstance(top, dict) and top.get("jsonrpc") != "2.0":
+        return (INVALID_REQUEST, 'Invalid request: not JSON-RPC 2.0 (the message needs '
+                '"jsonrpc": "2.0")', detail, ids)
+    return INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message", detail, ids
+
+
+def _parse_reason(detail: str) -> str:
+    if "recursion limit" in detail:
+        return "Parse error: the message is nested too deeply for the server's JSON reader"
+    if "hex escape" in detail or "surrogate" in detail:
+        return "Parse error: the message holds a \\u escape that is not valid Unicode"
+    if "EOF while parsing" in detail:
+        return "Parse error: the line ends before its JSON does"
+    return "Parse error: the line is not valid JSON"
+
+
+def _message(request_id, code: int, text: str, detail: str | None):
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
+                                       error=ErrorData(code=code, message=text, data=detail or None)))
+
+
+__all__ = ["answers", "readable_ids"]
