@@ -26,7 +26,16 @@ MAX_KEYED = 12
 
 _PARTICLES = {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "dos", "das",
               "la", "le", "ter", "ten", "st", "st.", "al", "el", "bin", "ibn", "zu", "y"}
-_SUFFIXES = {"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"}
+#: generational suffixes: part of a name, never its surname ("Theodore Roosevelt IV") nor
+#: another person ("Martin Luther King, Jr." in an arXiv API list)
+SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+#: words that make a name an organisation or a show, not a person ("The Gradient Hour",
+#: "LIGO Scientific Collaboration"): never split into given names and a surname
+ORGANISATION_WORDS = frozenset("""
+    the lab labs laboratory team podcast hour show news institute university college society
+    group inc ltd llc gmbh radio network collaboration consortium foundation journal online
+    magazine blog project observatory agency council committee association editors staff
+""".split())
 #: titles before a name ("Dr. Ana Lopez"): a byline's courtesy, not part of the name (it
 #: keyed her as "lopez, d" and an author search for "Ana Lopez" missed her)
 HONORIFICS = frozenset("dr prof mr ms mrs mx".split())
@@ -35,6 +44,7 @@ _EMAIL = re.compile(r"\S+@\S+")
 _PREFIX = re.compile(r"^\s*(?:authors?|by|autores?|auteurs?|autori|von)\s*[:\-]\s*", re.I)
 _AND = re.compile(r"\s*(?:;|\band\b|&|\bund\b|\be\b|\bet\b(?!\s+al))\s*", re.I)
 _ET_AL = re.compile(r",?\s*\bet\s+al\.?", re.I)
+_ABBREVIATED_SUFFIX = re.compile(r"\b[JS]r\.$", re.I)
 _INITIALS = re.compile(r"^(?:[A-Z]\.?\s*-?)+$|^[A-Z][a-z]+(?:\s+[A-Z]\.?)*$")
 
 
@@ -49,11 +59,13 @@ def clean_name(name: str) -> str:
         # into email "a@b.exam" and name "ple (Name" — the name is what follows it.
         name = name.split("(", 1)[1]
     name = _EMAIL.sub("", _BRACKETS.sub(" ", name))
-    name = " ".join(name.replace("\u00a0", " ").split()).strip(" ,;:.-*\u2020\u2021")
+    name = " ".join(name.replace("\u00a0", " ").split())
+    abbreviated = _ABBREVIATED_SUFFIX.search(name)  # "King, Jr.": its full stop is the name's
+    name = name.strip(" ,;:.-*\u2020\u2021") + ("." if abbreviated else "")
     if name.count(",") == 1:
         last, first = (p.strip() for p in name.split(","))
-        if first.lower().strip(".") in _SUFFIXES:
-            name = last
+        if is_suffix(first):  # "Martin Luther King, Jr.": the suffix stays, after the name
+            name = f"{last} {first}"
         elif first and last:
             name = f"{first} {last}"
     if len(name) < 2 or not any(c.isalpha() for c in name) or len(name) > 100:
@@ -71,10 +83,36 @@ def without_honorifics(name: str) -> str:
     return " ".join(words)
 
 
+def is_suffix(word: str) -> bool:
+    """Whether ``word`` is a generational suffix ("Jr.", "III")."""
+    return word.casefold().strip(" .,") in SUFFIXES
+
+
+def is_organisation(name: str) -> bool:
+    """Whether ``name`` names an organisation or a show rather than a person: a word such
+    as "Lab", "Podcast" or "online" ("heise online" was cited as "online, heise" and
+    explained as "by online"), or no capital at all, which no person's name lacks."""
+    words = name.split()
+    return (any(w.casefold().strip(".,") in ORGANISATION_WORDS for w in words)
+            or (len(words) > 1 and not any(c.isupper() for c in name)))
+
+
+def _with_suffixes(parts: list[str]) -> list[str]:
+    """Comma-separated parts with each suffix joined to the name before it: "Martin Luther
+    King, Jr., Coretta Scott King" is two people, not three."""
+    out: list[str] = []
+    for part in parts:
+        if out and is_suffix(part):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
+
+
 def _split(text: str) -> list[str]:
     text = _ET_AL.sub("", _PREFIX.sub("", text))
     # "Furtak, Lukas J." alone is one person written surname first, not two people.
-    parts = [p.strip() for p in text.split(",")]
+    parts = _with_suffixes([p.strip() for p in text.split(",")])
     if len(parts) == 2 and len(parts[0].split()) == 1 and _INITIALS.match(parts[1] or "-"):
         return [f"{parts[1]} {parts[0]}"]
     out = []
@@ -115,7 +153,7 @@ def _fold(text: str) -> str:
 def split_name(name: str) -> tuple[str, str]:
     """(given names, surname) of a display name; a particle stays with the surname
     ("Johannes van der Waals" → ("Johannes", "van der Waals"))."""
-    words = [w for w in name.split() if w.lower().strip(".,") not in _SUFFIXES] or name.split()
+    words = [w for w in name.split() if not is_suffix(w)] or name.split()
     if len(words) <= 1:
         return "", " ".join(words)
     start = len(words) - 1
@@ -147,8 +185,19 @@ def key_matches(key: str, wanted: str) -> bool:
 
 
 def surname(name: str) -> str:
-    """How an explanation names a person: "Furtak"."""
-    return split_name(name)[1] or name
+    """How an explanation names a person: "Furtak"; an organisation by its whole name."""
+    return name if is_organisation(name) else split_name(name)[1] or name
+
+
+def fuller(listed: list[str], written: list[str]) -> list[str]:
+    """The fuller of two author lists of one entry: the names the feed lists as authors
+    (``<author>``, ``dc:creator``), or those its text writes out (an arXiv bridge's author
+    paragraph), when that holds every listed name and more. The JWST listing's ``<author>``
+    is its first author, its description the whole list."""
+    keys = {author_key(n) for n in written}
+    if len(written) > len(listed) and all(author_key(n) in keys for n in listed):
+        return written
+    return listed or written
 
 
 def parse_stored(raw) -> list[str]:
@@ -174,5 +223,6 @@ def matches(names: list[str], query: str) -> bool:
     return bool(wanted) and any(key_matches(author_key(n), wanted) for n in names)
 
 
-__all__ = ["MAX_AUTHORS", "MAX_KEYED", "author_key", "item_authors", "key_matches", "matches",
+__all__ = ["MAX_AUTHORS", "MAX_KEYED", "ORGANISATION_WORDS", "SUFFIXES", "author_key", "fuller",
+           "is_organisation", "is_suffix", "item_authors", "key_matches", "matches",
            "parse_authors", "parse_stored", "split_name", "surname"]

@@ -17,7 +17,7 @@ from xml.sax import SAXParseException
 
 import feedparser
 
-from ..authors import parse_authors
+from ..authors import fuller, parse_authors
 from ..errors import HermesError
 from ..records import is_media
 from ..tags import normalize_tag
@@ -82,8 +82,9 @@ def _published(entry, link: str | None, text_dates: dict[str, str]) -> str | Non
 
 def _author_line(raw, authors: list[str]) -> str | None:
     """The byline as the feed wrote it, or the parsed names when it carries an e-mail
-    address (RSS's "jdoe@example.org (John Doe)": an address is not shown or exported)."""
-    if not raw or ("@" in raw and authors):
+    address (RSS's "jdoe@example.org (John Doe)": an address is not shown or exported) or
+    names fewer people than the entry's text does (:func:`hermes.authors.fuller`)."""
+    if not raw or ("@" in raw and authors) or len(parse_authors(raw)) < len(authors):
         raw = ", ".join(authors)
     return plain_text(raw, limit=300) or None
 
@@ -179,7 +180,7 @@ def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | N
     listed = entry.get("authors") or []
     if not any(isinstance(a, dict) and a.get("name") for a in listed):
         listed = [entry.get("author") or ""]
-    authors = parse_authors(listed) or (parse_authors(from_text) if from_text else [])
+    authors = fuller(parse_authors(listed), parse_authors(from_text) if from_text else [])
     return summary, authors, announce, dates
 
 

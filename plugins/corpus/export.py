@@ -242,10 +242,15 @@ def _bib_verbatim(text: str) -> str:
     return text.translate(_VERBATIM_UNSAFE)
 
 
-def _bib_name(name: str) -> str:
-    p = person(name)
-    # Braces around a one-word name (an organisation) stop BibTeX splitting it.
-    return "{" + bib_escape(p["literal"]) + "}" if "literal" in p else bib_escape(inverted(name))
+def _bib_name(name: str, source: str | None = None) -> str:
+    """A name as BibTeX reads it: "von Last, Jr, First" (the particle and suffix in their
+    own places, so no style takes "Jr" for a surname), an organisation's braced whole."""
+    p = person(name, source)
+    if "literal" in p:  # braces stop BibTeX splitting it ("{heise online}")
+        return "{" + bib_escape(p["literal"]) + "}"
+    family = " ".join(filter(None, [p.get("non-dropping-particle"), p["family"]]))
+    parts = [family, p["suffix"]] if p.get("suffix") else [family]
+    return ", ".join(bib_escape(part) for part in [*parts, p.get("given", "")])
 
 
 _BIB_MEDIUM = {"podcast": "Podcast episode", "video": "Video"}
@@ -278,7 +283,7 @@ def _bib_entry(r: dict) -> str:
     kind, source_field = _bib_type(r)
     fields: list[tuple[str, str]] = [("title", bib_tex(r["title"], title=True))]
     if r["authors"]:
-        fields.append(("author", " and ".join(_bib_name(a) for a in r["authors"])))
+        fields.append(("author", " and ".join(_bib_name(a, r["source"]) for a in r["authors"])))
     if r["source"]:
         fields.append((source_field, bib_escape(r["source"])))
     if r["year"]:
@@ -323,7 +328,7 @@ def _ris_line(tag: str, value: str) -> str:
 def _ris_entry(r: dict) -> str:
     kind = "UNPB" if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN")
     lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
-    lines += [_ris_line("AU", inverted(a)) for a in r["authors"]]
+    lines += [_ris_line("AU", inverted(a, r["source"])) for a in r["authors"]]
     if r["source"]:
         # T2, the secondary title: the journal of a JOUR, the blog of an ELEC, the show of
         # a SOUND (what Zotero's RIS writes for a publication, blog or series title).
@@ -367,7 +372,7 @@ def csl_item(r: dict) -> dict:
                   "type": "article" if r["arxiv"] else _CSL_TYPES.get(r["content_type"], "document"),
                   "title": readable(r["title"])}
     if r["authors"]:
-        item["author"] = [person(a) for a in r["authors"]]
+        item["author"] = [person(a, r["source"]) for a in r["authors"]]
     if r["source"]:
         # CSL's container: the journal of an article, the blog of a post, the programme of
         # a broadcast episode (the CSL spec's own examples). Not publisher: a show is not
