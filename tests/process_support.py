@@ -59,9 +59,9 @@ def wait_for_port(proc: subprocess.Popen, port: int, timeout: float = 60) -> Non
 
 
 @contextmanager
-def running_hermes(args: list[str], port: int, env: dict):
-    """``hermes ARGS`` serving on ``port`` for the duration of the block."""
-    proc = subprocess.Popen([*hermes_command(), *args], env=env,
+def running_hermes(args: list[str], port: int, env: dict, cwd=None):
+    """``hermes ARGS`` serving on ``port`` for the duration of the block (started in ``cwd``)."""
+    proc = subprocess.Popen([*hermes_command(), *args], env=env, cwd=cwd,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_for_port(proc, port)

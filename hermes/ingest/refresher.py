@@ -7,6 +7,11 @@ parsing and embedding (torch, both cores) then never hold this process's GIL or 
 pages and tool calls answer while it works, and the model is unloaded when it is done. The
 ingest lock (:mod:`.runlock`) keeps it from running beside another ingest of the same
 database; its status file is where this process reads the progress from.
+
+A refresh that fails (the child cannot start, crashes, or ends without a summary) is retried
+after :data:`FIRST_RETRY`, doubling with each failure in a row up to :data:`MAX_RETRY` (it
+was retried about once a second), and is recorded as the last run's outcome, so every face
+(``list_feeds``, ``hermes feeds list``, the web pages) says refreshing fails and why.
 """
 
 from __future__ import annotations
@@ -17,12 +22,12 @@ import os
 import subprocess
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from .. import config
 from ..storage.db import get_db
-from .runlock import BUSY_EXIT, database_file, read_status
+from .runlock import BUSY_EXIT, database_file, read_status, record_failure
 from .schedule import feed_schedule, iso, next_due, next_refresh, seconds_until
 
 log = logging.getLogger(__name__)
@@ -31,6 +36,10 @@ log = logging.getLogger(__name__)
 NICENESS = 10
 #: the first look after start-up waits this long (the server comes up first)
 START_DELAY = 2.0
+#: seconds before the first retry of a failed refresh; each failure in a row doubles it
+FIRST_RETRY = 30.0
+#: the longest wait between retries of a failing refresh
+MAX_RETRY = 3600.0
 
 _active: dict[str, Refresher] = {}
 _active_lock = threading.Lock()
@@ -45,7 +54,12 @@ def active(database: str | os.PathLike | None) -> Refresher | None:
 
 
 def ingest_command(database: str, every: float, *, due: bool) -> list[str]:
-    command = [sys.executable, "-m", "hermes.cli", "ingest", "--db", database, "--json", "--no-wait"]
+    # -P: the working directory does not go first on the child's import path. Without it a
+    # server started from a folder holding a "hermes" directory (a checkout's parent, a home
+    # with ~/hermes, where MCP hosts start servers) imported that instead, and every
+    # refresh failed with an ImportError.
+    command = [sys.executable, "-P", "-m", "hermes.cli", "ingest", "--db", database, "--json",
+               "--no-wait"]
     if due:
         command += ["--due", "--every", f"{every:g}s"]
     return command
@@ -73,6 +87,9 @@ class Refresher:
         self._state_lock = threading.Lock()
         self.last_error: str | None = None
         self.next_at: datetime | None = None
+        self.failures = 0  # failed refreshes in a row
+        self.retry_at: datetime | None = None  # the backoff after them
+        self.first_retry, self.max_retry = FIRST_RETRY, MAX_RETRY
 
     # --- control ---------------------------------------------------------------------------
 
@@ -117,7 +134,8 @@ class Refresher:
         return {"background": self.every > 0, "every": self.every,
                 "next": iso(self.next_at) if self.every > 0 else None,
                 "running": status["running"], "last": status["last"],
-                "requested": self.busy and not status["running"], "error": self.last_error}
+                "requested": self.busy and not status["running"], "error": self.last_error,
+                "failures": self.failures}
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -130,19 +148,41 @@ class Refresher:
             with self._state_lock:
                 manual = self._manual
             try:
-                when = self._next_due() if self.every > 0 else None
+                when = self._when_due()
                 if manual or (when is not None and when <= datetime.now(timezone.utc)):
                     self._run(due=not manual)  # clears the request once the child runs
-                    when = self._next_due() if self.every > 0 else None
+                    when = self._when_due()
             except Exception as exc:  # the loop must outlive any one failure
                 log.exception("background refresh failed")
-                self.last_error = f"{type(exc).__name__}: {exc}"
+                self._failed(f"{type(exc).__name__}: {exc}")
                 with self._state_lock:
                     self._manual = False
-                when = None
+                when = self.retry_at
             self.next_at = when
             self._wake.wait(seconds_until(when, self.every) if self.every > 0 else None)
             self._wake.clear()
+
+    def _when_due(self) -> datetime | None:
+        """When the next scheduled refresh runs: when a feed is due, but not before the
+        backoff after failed refreshes ends ("Refresh now" does not wait for it)."""
+        if self.every <= 0:
+            return None
+        when = self._next_due()
+        if when is not None and self.retry_at is not None:
+            when = max(when, self.retry_at)
+        return when
+
+    def _failed(self, message: str) -> None:
+        """Count a failed refresh, set the backoff, and record why for every face."""
+        self.failures += 1
+        delay = min(self.max_retry, self.first_retry * 2 ** min(self.failures - 1, 30))
+        self.retry_at = datetime.now(timezone.utc) + timedelta(seconds=delay)
+        self.last_error = message
+        record_failure(Path(self.database), {
+            "message": message, "by": "background refresh", "failures": self.failures,
+            "retry_at": iso(self.retry_at)})
+        log.warning("background refresh: %s (%d in a row; next try in %.0f s)",
+                    message, self.failures, delay)
 
     def _next_due(self) -> datetime | None:
         db = get_db(self.database, migrate=False)
@@ -171,9 +211,21 @@ class Refresher:
             # skipped, which is no failure to warn about (it was logged every few seconds)
             log.info("background refresh: another hermes ingest is running; skipped this turn")
             return
-        self.last_error = None if child.returncode == 0 else _failure(child.returncode, out, err)
-        if self.last_error:
-            log.warning("background refresh: %s", self.last_error)
+        if child.returncode == 0 or _completed(out):
+            # a run that fetched every feed it could is no failed refresh, even when some
+            # feeds failed (each feed backs off on its own, and its row says why)
+            self.failures, self.retry_at, self.last_error = 0, None, None
+            return
+        self._failed(_failure(child.returncode, out, err))
+
+
+def _completed(out: bytes) -> bool:
+    """Whether the child's ``--json`` answer is the summary of a run that went through."""
+    try:
+        answer = json.loads(out.decode("utf-8", "replace"))
+    except ValueError:
+        return False
+    return isinstance(answer, dict) and isinstance(answer.get("feeds_by_status"), dict)
 
 
 def _failure(code: int, out: bytes, err: bytes) -> str:
@@ -186,10 +238,26 @@ def _failure(code: int, out: bytes, err: bytes) -> str:
     return f"the last refresh exited with status {code}: {text[:300]}".rstrip(": ")
 
 
+def failing(last: dict | None) -> dict | None:
+    """``{message, failures, retry_at, since, words}`` when the last refresh failed (the
+    background refresh's child, or a person's ``hermes ingest``), else None; ``words`` is
+    the sentence every face shows."""
+    if not isinstance(last, dict) or last.get("ok") is not False:
+        return None
+    failures = last.get("failures")
+    failure = {"message": str(last.get("message") or "the last refresh failed")[:500],
+               "failures": failures if isinstance(failures, int) and failures > 0 else 1,
+               "retry_at": last.get("retry_at"), "since": last.get("finished")}
+    times = f" ({failure['failures']} times in a row)" if failure["failures"] > 1 else ""
+    retry = f"; next try {failure['retry_at']}" if failure["retry_at"] else ""
+    return {**failure, "words": f"Refreshing fails{times}: {failure['message']}{retry}."}
+
+
 def refresh_state(db) -> dict:
     """When the feeds were and will be refreshed, for ``list_feeds`` and the web UI:
-    ``{background, every, next, running, last, last_refresh}`` plus ``due`` (feed id -> when
-    it is due); ``last_refresh`` is the later of the last run's end and the last fetch.
+    ``{background, every, next, running, last, last_refresh, failing}`` plus ``due`` (feed
+    id -> when it is due); ``last_refresh`` is the later of the last run's end and the last
+    fetch; ``failing`` (:func:`failing`) says why the last refresh failed.
 
     ``background`` says whether a refresh runs in this process (``hermes web`` / ``serve``);
     without one, ``next`` is None: a person or cron runs ``hermes ingest``."""
@@ -201,8 +269,10 @@ def refresh_state(db) -> dict:
         **read_status(database)}
     now = datetime.now(timezone.utc)
     fetched = db.execute("SELECT max(last_fetched) FROM feeds").fetchone()[0]
-    state["last_refresh"] = max(filter(None, [(state.get("last") or {}).get("finished"), fetched]),
-                                default=None)
+    state["failing"] = failing(state.get("last"))
+    # a failed run refreshed nothing: "Refreshed 1 min ago" would hide it
+    finished = None if state["failing"] else (state.get("last") or {}).get("finished")
+    state["last_refresh"] = max(filter(None, [finished, fetched]), default=None)
     if state["background"] and state["next"] is None:
         when = next_refresh(db, every)
         state["next"] = iso(max(when, now)) if when else None
@@ -226,4 +296,5 @@ def start_manual(db_path) -> Refresher:
     return Refresher(config.db_path(db_path), 0).start()
 
 
-__all__ = ["Refresher", "active", "refresh_state", "ingest_command", "start_background", "start_manual"]
+__all__ = ["Refresher", "active", "failing", "refresh_state", "ingest_command",
+           "start_background", "start_manual"]

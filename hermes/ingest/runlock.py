@@ -132,13 +132,26 @@ class _Status:
         if not force and now - self._written < WRITE_EVERY:
             return
         self._written = now
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=self.path.name, dir=self.path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.state, fh)
-            os.replace(tmp, self.path)
-        except OSError:  # status is a courtesy: a read-only directory must not stop ingest
-            pass
+        _write_status(self.path, self.state)
+
+
+def _write_status(path: Path, state: dict) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(state, fh)
+        os.replace(tmp, path)
+    except OSError:  # status is a courtesy: a read-only directory must not stop ingest
+        pass
+
+
+def record_failure(database: Path, outcome: dict) -> None:
+    """Keep ``outcome`` (``ok: false``) as the last run's, for a run that failed before it
+    could say so itself (a child that could not even start: every other process reads the
+    failure from here). The running one, if any, is kept."""
+    current = read_status(database)
+    _write_status(status_path(database), {"running": current["running"],
+                                          "last": {"finished": now_iso(), **outcome, "ok": False}})
 
 
 @contextmanager
@@ -178,4 +191,4 @@ def ingest_run(db, *, wait: bool = True, mode: str = "all", on_wait=None):
         lock.release()
 
 
-__all__ = ["IngestBusy", "database_file", "describe", "ingest_run", "read_status"]
+__all__ = ["IngestBusy", "database_file", "describe", "ingest_run", "read_status", "record_failure"]

@@ -122,6 +122,9 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
     check(result, as_json)
     if as_json:
         return
+    failing = (result.get("refresh") or {}).get("failing")
+    if failing:  # first: a refresh that keeps failing is why every feed goes stale
+        typer.echo(style(clean(failing["words"], 600), fg="red"))
     if not result["feeds"]:
         typer.echo(result["message"])
     for f in result["feeds"]:

@@ -278,7 +278,8 @@ def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
     for feed in feeds:
         feed["next_fetch"] = due.get(feed["id"])
     last = state["last_refresh"]
-    bits = [f"Last refresh {last}." if last else "Never refreshed yet."]
+    bits = [state["failing"]["words"]] if state.get("failing") else []
+    bits.append(f"Last refresh {last}." if last else "Never refreshed yet.")
     if state.get("running"):
         bits.append(f"A refresh is running ({describe(state['running'])}).")
     if state["background"]:

@@ -292,7 +292,13 @@
               bar.hidden = true;
               if (button) button.disabled = false;
               var last = state.last || {};
-              text.textContent = "Refreshed just now" + (last.new_items !== undefined ? ": " + last.new_items + " new item" + (last.new_items === 1 ? "" : "s") : "") + ".";
+              text.textContent = state.failing ? "Refresh failed." : "Refreshed just now" + (last.new_items !== undefined ? ": " + last.new_items + " new item" + (last.new_items === 1 ? "" : "s") : "") + ".";
+            }
+            // that refreshing itself fails, and why, as the server words it
+            var failing = box.querySelector("[data-refresh-failing]");
+            if (failing) {
+              failing.textContent = state.failing ? state.failing.words : "";
+              failing.hidden = !state.failing;
             }
             // the failed feeds, as the server words them, linked to where the Feeds page
             // shows each error (a failure said only in the server's log goes unseen)
