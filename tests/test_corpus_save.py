@@ -173,7 +173,8 @@ def test_an_arxiv_paper_without_a_doi_gets_arxivs_own(alice, server):
 
 def test_an_existing_item_is_only_marked_saved(alice, add_items, server):
     db = alice
-    (item,) = add_items([{"title": "From a feed", "arxiv_id": "2401.12345"}])
+    (item,) = add_items([{"title": "From a feed", "arxiv_id": "2401.12345"}],
+                        feed_url="https://rss.arxiv.org/rss/astro-ph")  # arXiv's own listing
     r = save(db, "2401.12345v7")
     assert r["item_id"] == item and not r["created"] and r["facet"] == "saved"
     assert server.log == []  # nothing fetched
@@ -350,7 +351,7 @@ def test_the_saved_message_quotes_a_latex_title_as_stored(alice, add_items):
     from hermes.cli.support import run_tool
 
     add_items([{"title": r"Sparse codes with $\ell_1$ Priors", "arxiv_id": "2401.99999",
-                "url": "https://arxiv.org/abs/2401.99999"}])
+                "url": "https://arxiv.org/abs/2401.99999"}], feed_url="https://rss.arxiv.org/rss/cs.LG")
     r = run_tool(alice, "save_item", user="alice", ref="2401.99999")
     assert r["ok"], r["message"]
     assert r"“Sparse codes with $\ell_1$ Priors”" in r["message"] and "\\\\" not in r["message"]

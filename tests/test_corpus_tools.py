@@ -15,7 +15,8 @@ WRITES = {"record_progress", "add_highlight", "delete_highlight", "add_note", "d
 @pytest.fixture
 def setup(db, add_items):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (item,) = add_items([{"title": "Stellar streams", "tags": ["galaxies"], "arxiv_id": "2401.00001"}])
+    (item,) = add_items([{"title": "Stellar streams", "tags": ["galaxies"], "arxiv_id": "2401.00001"}],
+                        feed_url="https://rss.arxiv.org/rss/astro-ph")  # arXiv's own: stored
     return db, item
 
 

@@ -11,7 +11,10 @@ says it is an estimate.
 
 arXiv papers are one item per paper: a cross-listing in another listing adds its categories
 to the stored item, and a replaced version (``announce_type: replace``, or a changed title or
-abstract) updates the stored text, which is then embedded and tagged again. Any other
+abstract) updates the stored text, which is then embedded and tagged again. Only the
+paper's own source does (:mod:`.provenance`: arXiv's feeds and API, a local feed file);
+another feed's entry naming the paper is held as the paper when it has the paper's title,
+else stored as its own item linking to it. Any other
 entry is one item per link and title too, whatever its guid (:func:`_stored_as_another_id`).
 """
 
@@ -27,6 +30,7 @@ from ..contract import Embedder
 from ..embed import model_lengths, to_blob
 from ..records import now_iso
 from ..storage.transactions import write_transaction
+from .provenance import speaks_for_papers
 from .tagging import ITEM_SQL, apply_proposals, embed_for_tags, item_dict, propose, taggers_active
 from .text import embedding_text
 
@@ -85,17 +89,21 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
         adopting = feed_id is not None and db.execute(
             "SELECT 1 FROM removed_feeds LIMIT 1").fetchone() is not None
         held: list[int] = []
+        feed_url = _feed_url(db, feed_id)
+        own = speaks_for_papers(feed_url)
         for item in items:
             row = _row(item)
             if row["arxiv_id"]:
                 known = db.execute("SELECT id, title, summary, tags, authors, feed_id FROM items "
                                    "WHERE arxiv_id = ?", [row["arxiv_id"]]).fetchone()
-                if known is not None:
-                    if _update_paper(db, known[:5], row):
+                if known is not None and (own or _same_title(known[1], row["title"])):
+                    if own and _update_paper(db, known[:5], row):
                         out.updated_ids.append(known[0])
                     out.known_elsewhere += first_fetch and known[5] != feed_id
                     held.append(known[0])
                     continue
+                if known is not None:
+                    row = _linking(row, feed_url)
             other = _stored_as_another_id(db, row)
             if other is not None:
                 out.known_elsewhere += first_fetch
@@ -150,6 +158,24 @@ def _adopt(db, feed_id: int, item_ids: list[int]) -> int:
         else:
             db.execute("UPDATE items SET feed_id = ? WHERE id = ?", [feed_id, item_id])
     return len(orphaned)
+
+
+def _feed_url(db, feed_id: int | None) -> str | None:
+    found = None if feed_id is None else db.execute(
+        "SELECT url FROM feeds WHERE id = ?", [feed_id]).fetchone()
+    return found[0] if found else None
+
+
+def _same_title(stored: str, seen: str) -> bool:
+    return " ".join((stored or "").split()).casefold() == " ".join((seen or "").split()).casefold()
+
+
+def _linking(row: dict, feed_url: str | None) -> dict:
+    """A feed's entry about a stored arXiv paper, as its own item (a post, an aggregator's
+    link) that links to the paper: not the paper, so neither its arXiv id nor its guid
+    (:mod:`.provenance`)."""
+    return {**row, "arxiv_id": None, "content_type": "article",
+            "guid": f"{feed_url or 'feed'}#{row['guid']}"}
 
 
 def _stored_as_another_id(db, row: dict) -> int | None:

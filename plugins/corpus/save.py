@@ -1,7 +1,9 @@
 """Saving an item that no feed brought: ``hermes save USER REF`` and the ``save_item`` tool.
 
 An item already in the database (the same arXiv id in any version, the same DOI, the same
-page) is only favorited, which puts it in the persona's saved facet; nothing is fetched.
+page) is only favorited, which puts it in the persona's saved facet; nothing is fetched. An
+arXiv id or DOI counts as stored only when its record came from arXiv or the resolver: an
+item of another feed that merely links it is looked up first (:func:`existing_item`).
 Otherwise one fetch of its metadata (:mod:`.metadata`), then its embedding is computed,
 then one write transaction inserts the item with its embedding and records the favorite.
 A failed fetch or embedding raises before that transaction, so an offline or failed save
@@ -16,6 +18,7 @@ from hermes.embed import get_embedder
 from hermes.faces import typed
 from hermes.ingest.errors import FetchError
 from hermes.ingest.guard import REFUSED, refused_here
+from hermes.ingest.provenance import speaks_for_papers
 from hermes.ingest.store import embedding_text, insert_items, store_embeddings
 from hermes.ingest.tagging import apply_proposals, embed_for_tags, propose
 from hermes.records import require_user
@@ -27,16 +30,27 @@ from .metadata import LookupFailed, Ref, identify, lookup
 from .settings import corpus_settings
 
 
-def existing_item(db: sqlite_utils.Database, ref: Ref) -> int | None:
-    """The id of an item already stored for ``ref``, if any."""
+def existing_item(db: sqlite_utils.Database, ref: Ref, *, confirmed: bool = True) -> int | None:
+    """The id of an item already stored for ``ref``, if any. ``confirmed``: only an item
+    whose record came from the paper's own source (arXiv's feeds or API, the DOI resolver):
+    an item that merely links an arXiv id or a DOI (a blog's post, an agent's feed) is no
+    reason to answer "already stored" without asking them (:mod:`hermes.ingest.provenance`)."""
     if ref.kind == "arxiv":
-        sql, args = "SELECT id FROM items WHERE arxiv_id = ?", [ref.value]
-    elif ref.kind == "doi":
-        # Also an arXiv paper saved earlier whose record named this DOI (its journal version).
-        sql = ("SELECT id FROM items WHERE lower(guid) = ? OR lower(url) IN (?, ?) OR id IN "
-               "(SELECT item_id FROM corpus_item_dois WHERE lower(doi) = ?) ORDER BY id")
+        rows = db.execute("SELECT i.id, i.feed_id, f.url FROM items i LEFT JOIN feeds f "
+                          "ON f.id = i.feed_id WHERE i.arxiv_id = ?", [ref.value]).fetchall()
+        return next((r[0] for r in rows if not confirmed or r[1] is None
+                     or (r[2] is not None and speaks_for_papers(r[2]))), None)
+    if ref.kind == "doi":
+        # Saved by this DOI, or an arXiv paper saved earlier whose record named it (its
+        # journal version); unconfirmed, also an item whose link is the DOI's.
         doi = ref.value.lower()
-        args = [f"doi:{doi}", f"https://doi.org/{doi}", f"https://dx.doi.org/{doi}", doi]
+        sql = ("SELECT id FROM items WHERE lower(guid) = ? OR id IN "
+               "(SELECT item_id FROM corpus_item_dois WHERE lower(doi) = ?)")
+        args = [f"doi:{doi}", doi]
+        if not confirmed:
+            sql += " OR lower(url) IN (?, ?)"
+            args += [f"https://doi.org/{doi}", f"https://dx.doi.org/{doi}"]
+        sql += " ORDER BY id"
     else:
         sql, args = "SELECT id FROM items WHERE url = ? OR guid = ? ORDER BY id", [ref.value, ref.value]
     row = db.execute(sql, args).fetchone()
@@ -105,8 +119,10 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
                 apply_proposals(db, propose([{**item, "id": item_id}], vectors, tokens),
                                 fresh={item_id})
             else:
-                item_id = existing_item(db, ref) or db.execute(
-                    "SELECT id FROM items WHERE guid = ?", [item["guid"]]).fetchone()[0]
+                # or the lookup confirmed an item a feed had linked: that one is saved
+                item_id = existing_item(db, ref, confirmed=False) or db.execute(
+                    "SELECT id FROM items WHERE guid = ? OR (url = ? AND title = ?)",
+                    [item["guid"], item.get("url"), item["title"]]).fetchone()[0]
             marked = signals.favorite(db, u["id"], item_id, True, source=source)
     else:
         marked = signals.favorite(db, u["id"], item_id, True, source=source)
