@@ -1,0 +1,260 @@
+"""The BibTeX export: titles and abstracts for LaTeX to typeset, names as BibTeX reads them.
+
+Nothing from a feed reaches the .bib as live TeX: math passes through only when it holds
+standard LaTeX's symbols and math commands (:func:`hermes.latex.harmless`), a few text
+commands and accents pass, everything else is escaped. Non-ASCII text is written as LaTeX
+(pylatexenc: "{\\L}ukasz", "$\\simeq$"), so pdflatex with classic BibTeX styles compiles
+it and cuts no letter in half.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hermes.latex import group_end, harmless, inline_math_end, readable
+
+from .fields import _date, _media_url, duration_text, media, note_text
+from .references import person
+
+_BIB_ESCAPES = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}",
+    "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+# BibTeX counts braces whatever precedes them, so "\{" still opens a group: fine while the
+# text's own braces balance, fatal to the whole file when one is left open. Those get the
+# text commands, which carry no bare brace.
+_LONE_BRACES = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
+
+
+_ESCAPE = str.maketrans(_BIB_ESCAPES)
+_ESCAPE_LONE = str.maketrans({**_BIB_ESCAPES, **_LONE_BRACES})
+
+
+def _balanced(text: str) -> bool:
+    if "{" not in text and "}" not in text:
+        return True
+    depth = 0
+    for ch in text:
+        depth += (ch == "{") - (ch == "}")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def bib_escape(text: str) -> str:
+    return text.translate(_ESCAPE if _balanced(text) else _ESCAPE_LONE)
+
+
+# Inline (or display) math as pandoc reads it: the opening $ followed by a non-space, the
+# closing $ preceded by one and not followed by a digit, so "$5 and $10" is not math; an
+# escaped "\$" is a dollar sign, never a delimiter.
+MATH = re.compile(r"(?<!\\)(?:\$\$(?:[^$\\]|\\.)+?\$\$|\$(?!\s)(?:[^$\\\n]|\\.)+?(?<!\s)\$(?!\d))", re.S)
+# Inside math only these would break the LaTeX run (a comment, an alignment tab, a macro
+# parameter); their escaped forms are valid in math mode too.
+_MATH_SPECIAL = re.compile(r"(?<!\\)([%&#])")
+# Text commands arXiv writes in titles and abstracts, passed through with their argument
+# (``\emph{In vivo}``), and the font switches that open a group (``{\em Mixture}``). Only
+# these: any other command is escaped, so what reaches LaTeX is something it typesets.
+_TEXT_COMMANDS = ("emph", "textit", "textbf", "textsc", "textsl", "texttt", "textsf", "textrm",
+                  "textup", "textmd", "textnormal", "underline", "mbox")
+_SWITCHES = ("em", "it", "bf", "sc", "sl", "tt", "sf", "rm", "itshape", "bfseries", "scshape",
+             "slshape", "upshape", "ttfamily", "sffamily", "rmfamily", "mdseries", "normalfont")
+_LATEX = re.compile(rf"(?P<math>{MATH.pattern})|\\(?:{'|'.join(_TEXT_COMMANDS)})\{{"
+                    rf"|(?<!\\)\{{\\(?:{'|'.join(_SWITCHES)})(?![a-zA-Z])\s?", re.S)
+# Inside a command's argument a brace is LaTeX's too (``\emph{{In} vivo}``): a group, as
+# hermes.latex reads it; outside, the feed's braces are text.
+_LATEX_INNER = re.compile(rf"{_LATEX.pattern}|(?<!\\)\{{", re.S)
+#: an accented or special letter: \'e, \"{o}, \c{c}, \ss, \o{}
+_ACCENT = re.compile(r"\\(?:['`^\"~=.](?:[a-zA-Z]|\{[a-zA-Z]\})|[cvuHkrdb]\{[a-zA-Z]\}"
+                     r"|(?:ss|aa|AA|ae|AE|oe|OE|o|O|l|L|i|j)(?![a-zA-Z])(?:\{\})?)")
+#: a LaTeX escape of a special character: \& \% \$ \# \_ \{ \}
+_ESCAPED_CHAR = re.compile(r"\\([&%$#_{}])")
+_LETTER = rf"(?:[^\W_]|{_ACCENT.pattern})"
+#: a word for case protection: letters (accented ones too) and digits, joined by hyphens or
+#: apostrophes
+_WORD = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*")
+
+
+def _is_math(text: str, m: re.Match) -> bool:
+    """Whether a :data:`MATH` match is math: its braces balance on their own (else, passed
+    through, it could close the field early and break the whole file), and a single-dollar
+    one passes hermes.latex's price rule too ("$5 each, or US$ 20" is prose)."""
+    if not _balanced(m.group()) or not harmless(m.group()):
+        return False  # escaped as prose: LaTeX prints it, runs nothing
+    return m.group().startswith("$$") or inline_math_end(text, m.start()) == m.end()
+
+
+def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
+    """``(kind, piece)`` in order: "math" and "prose", and the "open" (``\\emph{``, ``{\\em``,
+    a ``{`` in an argument) and "close" of a group around its own pieces. Math or a command
+    whose braces do not close is prose: escaped, so the .bib stays valid."""
+    out, at, scan = [], 0, 0
+    while (m := (_LATEX_INNER if inner else _LATEX).search(text, scan)):
+        scan = m.end()
+        if m.group("math"):
+            if _is_math(text, m):
+                out += [("prose", text[at:m.start()]), ("math", m.group())]
+                at = m.end()
+            continue
+        brace = m.start() if m.group().startswith("{") else m.end() - 1
+        end = group_end(text, brace, limit=None)
+        if end is not None:
+            out += [("prose", text[at:m.start()]), ("open", m.group()),
+                    *_segments(text[m.end():end - 1], inner=True), ("close", "}")]
+            at = scan = end
+    return out + [("prose", text[at:])]
+
+
+def _protected(word: str, proper: bool) -> bool:
+    """Whether BibTeX styles must keep ``word``'s case: capitals after its first character
+    ("SAE", "LLaMA", "GPT-4"), digits with capitals ("7B"), or, in a sentence-case title,
+    a capitalised word (a proper noun: "Transformer", "Bayesian")."""
+    upper = [c.isupper() for c in readable(word) if c.isalnum()]  # \"Uber is judged as Über
+    if any(upper[1:]) or (any(upper) and any(c.isdigit() for c in word)):
+        return True
+    return proper and bool(upper) and upper[0] and len(upper) > 1
+
+
+def _sentence_case(words: list[str]) -> bool:
+    # Title Case capitalises the content words; sentence case leaves them lower. Judged on
+    # the longer words after the first, where the two conventions differ.
+    content = [w for w in words[1:] if len(w) > 3 and w[0].isalpha() and w[1:].islower()]
+    return sum(w[0].islower() for w in content) > len(content) / 2
+
+
+def _bib_text(text: str, table: dict) -> str:
+    """Escape text; a LaTeX escape the feed wrote (``\\&``) is the character it stands for."""
+    out, at = [], 0
+    for m in _ESCAPED_CHAR.finditer(text):
+        out += [text[at:m.start()].translate(table), m.group(1).translate(table)]
+        at = m.end()
+    return "".join(out) + text[at:].translate(table)
+
+
+def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = False,
+               lead: str = "") -> str:
+    """Escape a prose piece, its accents kept; with ``protect``, brace its case-sensitive
+    words (``lead``: the title before this piece, to tell a sentence's first word)."""
+    table = _ESCAPE if balanced else _ESCAPE_LONE
+    out, at = [], 0
+    for m in _WORD.finditer(text):
+        # An accent in braces ({\"o}): the form BibTeX's case changes and sorting read.
+        word = _ACCENT.sub(lambda a: "{" + a.group() + "}", m.group())
+        # Not the first word of the title or of a sentence in it: capitalised by grammar.
+        prior = (lead + text[:m.start()]).rstrip()
+        start = not prior or prior[-1] in ".:?!"
+        guarded = protect and _protected(m.group(), proper and not start)
+        out += [_bib_text(text[at:m.start()], table), "{" + word + "}" if guarded else word]
+        at = m.end()
+    return "".join(out) + _bib_text(text[at:], table)
+
+
+def bib_tex(text: str, *, title: bool = False) -> str:
+    """A title or abstract for BibTeX: math (``$\\ell_1$``, as arXiv writes it), text commands
+    (``\\emph{…}``, ``{\\em …}``) and accents (``\\'e``) pass through for LaTeX to typeset;
+    everything else is escaped as :func:`bib_escape` does. A title's words whose case
+    matters are braced so styles that recase titles leave them alone."""
+    pieces = _segments(text)
+    prose = "".join(p for kind, p in pieces if kind == "prose")
+    balanced = _balanced(prose)
+    proper = title and _sentence_case(_WORD.findall(prose))
+    out, lead, groups = [], "", []
+    for kind, piece in pieces:
+        # Within the author's own braces the case is kept already: no second pair.
+        protect = title and "{" not in groups
+        if kind == "math":
+            piece = _MATH_SPECIAL.sub(r"\\\1", piece)
+            # A title's math with capitals ($L_1$) would be lowercased by the style too.
+            out.append("{" + piece + "}" if protect and any(c.isupper() for c in piece) else piece)
+        elif kind == "prose":
+            out.append(_bib_prose(piece, balanced, protect=protect, proper=proper, lead=lead))
+        else:
+            groups = [*groups, piece] if kind == "open" else groups[:-1]
+            out.append(piece)
+            continue  # a command's name is not text before the next word
+        lead += piece
+    return "".join(out)
+
+
+#: what a URL, DOI or eprint may not carry into a .bib as it is: braces would end the field,
+#: and a backslash or TeX's "^^" character code would be live TeX where a style prints the
+#: field without \url (plainnat's fallback \texttt{…}); percent-encoded, the address is the same
+_VERBATIM_UNSAFE = str.maketrans({"{": "%7B", "}": "%7D", "\\": "%5C", "^": "%5E"})
+
+
+def _bib_verbatim(text: str) -> str:
+    return text.translate(_VERBATIM_UNSAFE)
+
+
+def _bib_name(name: str, source: str | None = None) -> str:
+    """A name as BibTeX reads it: "von Last, Jr, First" (the particle and suffix in their
+    own places, so no style takes "Jr" for a surname), an organisation's braced whole."""
+    p = person(name, source)
+    if "literal" in p:  # braces stop BibTeX splitting it ("{heise online}")
+        return "{" + bib_escape(p["literal"]) + "}"
+    family = " ".join(filter(None, [p.get("non-dropping-particle"), p["family"]]))
+    parts = [family, p["suffix"]] if p.get("suffix") else [family]
+    return ", ".join(bib_escape(part) for part in [*parts, p.get("given", "")])
+
+
+_BIB_MEDIUM = {"podcast": "Podcast episode", "video": "Video"}
+
+
+def _bib_type(r: dict) -> tuple[str, str | None]:
+    """The entry type and the field that names the item's source (its feed's title).
+
+    A journal's paper is an ``@article`` in its ``journal``. Everything else stays ``@misc``
+    with ``howpublished``: classic BibTeX styles (plain, alpha) print howpublished for a
+    misc, biblatex's misc does too, while biblatex's ``@online`` names a site only in
+    ``organization`` and BibTeX styles do not know ``@online`` at all (a warning, and the
+    source not printed)."""
+    if r["content_type"] == "paper" and r["source"]:
+        return "article", "journal"
+    return "misc", "howpublished"
+
+
+def _bib_addendum(r: dict) -> str | None:
+    # biblatex's addendum (printed last; classic styles skip it): what the item is, how long,
+    # and where its audio is, which no standard @misc field holds.
+    found = media(r)
+    parts = [_BIB_MEDIUM.get(r["content_type"]), duration_text(found and found["duration"])]
+    if _media_url(r):
+        parts.append(f"{found['type'].split('/')[0]}: {found['url']}")
+    return bib_escape(", ".join(filter(None, parts))) or None
+
+
+def _bib_entry(r: dict) -> str:
+    kind, source_field = _bib_type(r)
+    fields: list[tuple[str, str]] = [("title", bib_tex(r["title"], title=True))]
+    if r["authors"]:
+        fields.append(("author", " and ".join(_bib_name(a, r["source"]) for a in r["authors"])))
+    if r["source"]:
+        fields.append((source_field, bib_escape(r["source"])))
+    if r["year"]:
+        fields.append(("year", r["year"]))
+    if _date(r):
+        fields.append(("date", _date(r)))
+    if r["url"]:
+        fields.append(("url", _bib_verbatim(r["url"])))
+    if r["arxiv"]:
+        fields += [("eprint", _bib_verbatim(r["arxiv"])), ("archivePrefix", "arXiv")]
+    if r["doi"]:
+        fields.append(("doi", _bib_verbatim(r["doi"])))
+    if _bib_addendum(r):
+        fields.append(("addendum", _bib_addendum(r)))
+    if r["abstract"]:
+        fields.append(("abstract", bib_tex(r["abstract"])))
+    keywords = [*r["tags"], f"hermes-{r['facet']}"]
+    fields.append(("keywords", bib_escape(", ".join(keywords))))
+    if note_text(r):
+        # The person's own text, treated as a title is: their math ($\sqrt{n}$) and text
+        # commands pass through for LaTeX when harmless (hermes.latex.harmless), the rest is
+        # escaped. A note's "$\input{…}$" is escaped like a feed's: the .bib may be shared.
+        fields.append(("note", bib_tex(note_text(r))))
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    return f"@{kind}{{{r['key']},\n{body}\n}}\n"
+
+
+def bibtex(records: list[dict], tombstones: list[dict] | None = None) -> str:
+    return "\n".join(_bib_entry(r) for r in records)

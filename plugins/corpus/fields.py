@@ -1,0 +1,39 @@
+"""What every export format writes alike of a reference record: the persona's notes as
+text, the date, an episode's duration and media."""
+
+from __future__ import annotations
+
+
+def note_text(record: dict) -> str:
+    """The persona's highlights and notes as plain text (the formats' note field)."""
+    parts = []
+    for h in record["highlights"]:
+        parts.append(f"Highlight: \"{h['text']}\"" + (f" ({h['comment']})" if h["comment"] else ""))
+    for n in record["notes"]:
+        parts.append(f"Note: {n['text']}")
+    return "\n\n".join(parts)
+
+
+def _date(record: dict) -> str | None:
+    return (record["published"] or "")[:10] or None
+
+
+def duration_text(seconds: int | None) -> str | None:
+    """An episode's length as players show it: "41:05", "1:02:03"."""
+    if not seconds:
+        return None
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02}:{rest % 60:02}" if hours else f"{rest // 60}:{rest % 60:02}"
+
+
+def media(record: dict) -> dict | None:
+    """An episode's audio or video enclosure (``{url, type, duration}``); None for anything
+    else (a PDF attached to a post is not what a citation of the post points at)."""
+    found = record.get("media")
+    return found if found and found["type"].startswith(("audio/", "video/")) else None
+
+
+def _media_url(record: dict) -> str | None:
+    # An episode without a web page has its media URL as its URL already: not twice.
+    found = media(record)
+    return found["url"] if found and found["url"] != record["url"] else None
