@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import filelock
 
 from ..errors import HermesError
+from ..files import write_atomic
 from ..records import now_iso
 
 #: progress is written at most this often (a 2,000-item embed ticks 30 times a minute)
@@ -137,10 +137,7 @@ class _Status:
 
 def _write_status(path: Path, state: dict) -> None:
     try:
-        fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(state, fh)
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(state).encode(), mode=0o600)
     except OSError:  # status is a courtesy: a read-only directory must not stop ingest
         pass
 

@@ -33,6 +33,7 @@ from pathlib import Path
 import sqlite_utils
 
 from hermes.errors import HermesError
+from hermes.files import write_atomic
 from hermes.latex import readable
 
 from . import references
@@ -180,19 +181,6 @@ def signatures(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...])
 
 
 # --- the folder ----------------------------------------------------------------------------
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` in one step (a reader never sees half a file), with the permissions
-    a new file gets from the umask."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _write(path: Path, text: str) -> bool:
