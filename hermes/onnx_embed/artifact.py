@@ -6,17 +6,24 @@ with the torch that sentence-transformers already brings — nothing is fetched 
 committed. It lives in ``<HERMES_HOME>/models`` (or ``HERMES_MODEL_CACHE``) in a directory
 named after a sha256 of the source weights, so new weights or a new export format never
 reuse a stale file. Only :func:`export_onnx` imports torch.
+
+The cache is not trusted by its name: anyone can compute the public weights' hash, and a
+planted ``model.onnx`` that maps unrelated texts to one vector steers the ranking. So
+``meta.json`` records the file's own sha256 when hermes makes it, and a copy is used only
+when that hash matches and the directory and its files belong to this user and cannot be
+changed by others (the web secret's check, :mod:`hermes.web.csrf`, minus reading: the
+weights are public); otherwise it is made again, with one line saying why.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 import warnings
@@ -24,6 +31,7 @@ from pathlib import Path
 
 from .. import config
 from ..errors import HermesError
+from ..files import write_atomic
 from .tokenizer import batch_arrays, load_tokenizer, offline_env
 
 log = logging.getLogger(__name__)
@@ -78,7 +86,7 @@ def source_checksum(weights: Path | None = None, root: Path | None = None) -> st
     checksum = digest.hexdigest()
     with contextlib.suppress(OSError):  # a read-only data directory just hashes again
         root.mkdir(parents=True, exist_ok=True)
-        _write_atomic(memo, json.dumps({"stamp": stamp, "sha256": checksum}))
+        write_atomic(memo, json.dumps({"stamp": stamp, "sha256": checksum}).encode())
     return checksum
 
 
@@ -94,45 +102,100 @@ def read_meta(directory: Path) -> dict | None:
 
 
 def cached_model() -> Path | None:
-    """The exported file for the installed weights, or None when it has not been made yet."""
+    """The exported file for the installed weights, or None when it has not been made yet
+    or fails its check (:func:`check_cached`)."""
     checksum = source_checksum()
-    directory = artifact_dir(checksum)
+    return check_cached(artifact_dir(checksum), checksum)[0]
+
+
+def check_cached(directory: Path, checksum: str) -> tuple[Path | None, str | None]:
+    """The model file in ``directory`` when it may be used; else None and why (no reason
+    for a copy that was simply never made, or made from other weights or formats)."""
     meta = read_meta(directory)
-    if not meta or meta.get("source_sha256") != checksum or meta.get("format") != EXPORT_FORMAT:
-        return None
     path = directory / ONNX_FILE
-    return path if path.is_file() else None
+    if not meta or meta.get("source_sha256") != checksum or meta.get("format") != EXPORT_FORMAT \
+            or not path.is_file():
+        return None, None
+    for item in (directory, directory / META_FILE, path):
+        unsafe = _unsafe(item)
+        if unsafe:
+            return None, unsafe
+    if not meta.get("onnx_sha256"):
+        return None, "it was made before hermes recorded the file's own hash"
+    if file_sha256(path) != meta["onnx_sha256"]:
+        return None, f"{path} is not the file hermes made (its sha256 differs from {META_FILE}'s)"
+    return path, None
+
+
+def _unsafe(path: Path) -> str | None:
+    """Why ``path`` cannot be trusted (another user's, or others may change it), or None."""
+    try:
+        st = path.lstat()  # a symlink is judged as itself: hermes never makes one here
+    except OSError as exc:
+        return f"{path} cannot be read ({exc.strerror})"
+    if path.is_symlink():
+        return f"{path} is a symbolic link"
+    if st.st_uid != os.geteuid():
+        return f"{path} belongs to another user"
+    if st.st_mode & 0o022:
+        return f"{path} can be changed by other users (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+_hashed: dict[tuple, str] = {}  # a file's stat stamp -> its sha256, in this process
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of ``path`` (90 MB: about 0.1 s, so hashed once per process and stamp)."""
+    st = path.stat()
+    stamp = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if stamp not in _hashed:
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+        _hashed[stamp] = digest.hexdigest()
+    return _hashed[stamp]
 
 
 def prepare(force: bool = False, announce: bool = True) -> Path:
     """The ONNX file for the installed weights, exported first if needed (tens of seconds,
     once per data directory; ``hermes model prepare`` does it ahead of time). ``announce``
     says on stderr why this first call is slow."""
-    if not force and (found := cached_model()):
-        return found
     checksum = source_checksum()
     target = artifact_dir(checksum)
+    found, refused = check_cached(target, checksum)
+    if found and not force:
+        return found
     target.parent.mkdir(parents=True, exist_ok=True)
+    if refused:  # always said: a planted or damaged copy is worth one line in the log
+        log.warning("hermes: not using the cached ONNX model (%s); making it again", refused)
     if announce:
         log.warning("hermes: making the ONNX copy of all-MiniLM-L6-v2 from the packaged weights "
                     "(once, about half a minute; `hermes model prepare` does this ahead of time)")
-    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))
+    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))  # 0700
     try:
         started = time.perf_counter()
-        report = export_onnx(weights_dir(), staging / ONNX_FILE)
-        meta = {"format": EXPORT_FORMAT, "source_sha256": checksum, "weights": str(weights_dir()),
+        with _quiet_export():
+            report = export_onnx(weights_dir(), staging / ONNX_FILE)
+        os.chmod(staging / ONNX_FILE, 0o644)  # whatever the umask: nobody else may change it
+        meta = {"format": EXPORT_FORMAT, "source_sha256": checksum,
+                "onnx_sha256": file_sha256(staging / ONNX_FILE), "weights": str(weights_dir()),
                 "seconds": round(time.perf_counter() - started, 1), **report}
         (staging / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
-        # Publish a complete directory in one rename; a process that won the race keeps its copy.
-        if force or read_meta(target) is None or read_meta(target).get("format") != EXPORT_FORMAT:
+        os.chmod(staging / META_FILE, 0o644)
+        # Publish a complete directory in one rename; a process that won the race keeps its
+        # copy (if it passes the check).
+        if force or check_cached(target, checksum)[0] is None:
             shutil.rmtree(target, ignore_errors=True)
         with contextlib.suppress(OSError):
             os.replace(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    found = cached_model()
+    found, refused = check_cached(target, checksum)
     if found is None:
-        raise HermesError(f"could not write the ONNX model to {target}")
+        raise HermesError(f"could not write the ONNX model to {target}"
+                          + (f": {refused}; delete that directory" if refused else ""))
     return found
 
 
@@ -145,6 +208,8 @@ def export_onnx(weights: Path, out: Path) -> dict:
     # Here, not at module level: torch and transformers load only to export, once.
     import torch
     from transformers import AutoModel
+
+    _mute_exporter_logs()  # torch's import just set its loggers' levels (prepare() restores them)
 
     class SentenceEmbedding(torch.nn.Module):
         """What sentence-transformers' Pooling (mean) and Normalize modules compute."""
@@ -170,11 +235,7 @@ def export_onnx(weights: Path, out: Path) -> dict:
                                                   "for molecules and their properties"])
     batch = torch.export.Dim("batch")
     sequence = torch.export.Dim("sequence", max=512)
-    # The exporter reports its progress on stdout, which is the MCP stdio stream in `serve`,
-    # and logs warnings about optional packages (torchvision) that are no concern here.
-    with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr), \
-            _quiet_logger("torch.onnx"):
-        warnings.simplefilter("ignore")
+    with torch.no_grad():  # quiet: prepare() runs this inside _quiet_export()
         torch.onnx.export(
             module, tuple(torch.from_numpy(sample[k]) for k in INPUTS), str(out),
             input_names=list(INPUTS), output_names=list(OUTPUTS),
@@ -212,24 +273,40 @@ def _verify(module, tokenizer, path: Path) -> float:
     return worst
 
 
+#: the loggers of the exporter's stack, silenced below ERROR while it runs
+EXPORT_LOGGERS = ("torch", "onnx", "onnx_ir", "onnxscript", "onnxruntime", "transformers")
+
+
+def _mute_exporter_logs() -> dict[str, int]:
+    """Raise every logger of the exporter's stack (and each child logger with a level of its
+    own) to ERROR; their levels before. Called again once torch is imported: its import
+    sets its loggers' levels anew."""
+    names = {n for n in list(logging.root.manager.loggerDict)
+             if n.split(".")[0] in EXPORT_LOGGERS} | set(EXPORT_LOGGERS)
+    levels = {n: logging.getLogger(n).level for n in names}
+    for name in names:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return levels
+
+
 @contextlib.contextmanager
-def _quiet_logger(name: str):
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+def _quiet_export():
+    """The exporter's chatter kept out of the host's log and the MCP stream.
+
+    It reports progress on stdout (the MCP stdio stream in ``serve``), warns about optional
+    packages (torchvision), and its passes log at INFO (``Removed 22 unused nodes`` …), which
+    a host whose logging is at INFO (the MCP SDK sets that up) wrote out by the hundred, and
+    torch logs its compile statistics at exit. Its stdout is kept and logged at debug level;
+    its loggers stay at ERROR while it runs and at WARNING at least afterwards."""
+    levels = _mute_exporter_logs()
+    said = io.StringIO()
     try:
-        yield
+        with warnings.catch_warnings(), contextlib.redirect_stdout(said):
+            warnings.simplefilter("ignore")
+            yield
     finally:
-        logger.setLevel(level)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        for name in set(levels) | {n for n in list(logging.root.manager.loggerDict)
+                                   if n.split(".")[0] in EXPORT_LOGGERS}:
+            logging.getLogger(name).setLevel(max(levels.get(name, logging.NOTSET), logging.WARNING))
+        if said.getvalue():
+            log.debug("the ONNX exporter said:\n%s", said.getvalue()[-20000:])
