@@ -2,6 +2,9 @@
 
 - A tag on a single item says nothing about how topics relate, so it never becomes a node;
   the number left out is reported (``left_out``).
+- A tag on most of one feed's items names that feed, not a subject (link boilerplate such as
+  "url" and "comments", the feed's own name, a category every item carries): it is left out
+  of that feed's items (``feed_tags``), so it neither links their topics nor names one.
 - Communities are found per connected component, each component relabelled to local
   integers in sorted-tag order and run through networkx's Louvain with a fixed seed. The
   result therefore depends only on that component's tags and weights: it is identical
@@ -46,7 +49,8 @@ log = logging.getLogger(__name__)
 #: Bump when the graph construction changes: old persisted graphs are then ignored.
 # 6: communities carry each tag's item count (``counts``), read by ``assign``
 # 7: a label leaves out tags of words that name no topic ("qcd · chiral · just")
-VERSION = 7
+# 8: a tag on most of a feed's items names the feed and is left out of its items
+VERSION = 8
 #: tags named in a community's label
 LABEL_TAGS = 3
 _CODE = re.compile(r"[a-z]{1,8}(?:-[a-z]{1,5})?\.[a-z-]{1,10}")  # cond-mat.stat-mech
@@ -55,6 +59,11 @@ _ARCHIVES = {"astro-ph", "cond-mat", "gr-qc", "hep-ex", "hep-lat", "hep-ph", "he
 SEED = 42
 RESOLUTION = 1.0
 MIN_ITEMS = 2  # a tag must occur on this many items to become a node
+#: a tag on more than this share of one feed's items names the feed ...
+FEED_SHARE = 0.5
+#: ... once the feed has this many tagged items (in a smaller one, a shared tag is as likely
+#: a subject its few items share)
+FEED_MIN_ITEMS = 10
 CACHE_TABLE = "kg_cache"
 
 
@@ -129,12 +138,29 @@ class TagGraph:
     n_nodes: int  # tags on >= MIN_ITEMS items
     n_edges: int
     left_out: int  # tags that occur on one item only (not nodes)
+    #: feed id (as text: JSON keys) -> the tag keys that name that feed (see FEED_SHARE)
+    feed_tags: dict[str, list[str]] = field(default_factory=dict)
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _count: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         self._index = {t: k for k, c in enumerate(self.communities) for t in c.tags}
         self._count = {t: n for c in self.communities for t, n in zip(c.tags, c.counts)}
+        self._feed = {f: frozenset(tags) for f, tags in self.feed_tags.items()}
+
+    def names_feed(self, tag: str, feed_id) -> bool:
+        """Whether ``tag`` is on most of feed ``feed_id``'s items: it names the feed there."""
+        return normalize_tag(tag) in self._feed.get(str(feed_id), ())
+
+    def subject_tags(self, tags, feed_id=None) -> list[str]:
+        """``tags`` without those that name the item's feed (see :meth:`names_feed`)."""
+        named = self._feed.get(str(feed_id), ())
+        return [t for t in tags or [] if isinstance(t, str) and normalize_tag(t) not in named]
+
+    def count(self, tag: str) -> int:
+        """Items of the archive carrying ``tag`` (its document frequency); 0 when it is not
+        a node."""
+        return self._count.get(normalize_tag(tag), 0)
 
     def community_of(self, tag: str) -> Community | None:
         k = self._index.get(normalize_tag(tag))
@@ -155,9 +181,10 @@ class TagGraph:
         count = self._count.get(normalize_tag(tag))
         return math.log(self.n_items_tagged / count) if count else 0.0
 
-    def assign(self, tags) -> tuple[Community | None, list[str]]:
+    def assign(self, tags, feed_id=None) -> tuple[Community | None, list[str]]:
         """The community the item's ``tags`` say the most about, and the tags it matched;
-        ``(None, [])`` when no tag is a node.
+        ``(None, [])`` when no tag is a node. Tags naming the item's feed ``feed_id`` do not
+        count (:meth:`names_feed`).
 
         A community's score is the summed :meth:`information` of the tags it shares with
         the item, so an item goes where its distinctive tags are rather than where most of
@@ -166,7 +193,7 @@ class TagGraph:
         an item with a node tag always lands somewhere."""
         shared: dict[int, list[str]] = defaultdict(list)
         seen: set[str] = set()
-        for t in tags or []:
+        for t in self.subject_tags(tags, feed_id):
             key = normalize_tag(t)
             k = self._index.get(key)
             if k is not None and key not in seen:
@@ -193,6 +220,7 @@ class TagGraph:
         data = asdict(self)
         data.pop("_index", None)
         data.pop("_count", None)
+        data.pop("_feed", None)
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -283,13 +311,18 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
     item_keys: list[list[str]] = []
     key_of: dict[str, str] = {}  # raw spelling -> key, normalised once per distinct string
     spelled: Counter[str] = Counter()  # how often each raw spelling names a tag of an item
-    for (raw,) in db.execute("SELECT tags FROM items WHERE tags IS NOT NULL AND tags != '[]'"):
+    rows = []
+    for feed_id, raw in db.execute("SELECT feed_id, tags FROM items WHERE tags IS NOT NULL "
+                                   "AND tags != '[]'"):
         try:
             tags = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(tags, list):
-            continue
+        if isinstance(tags, list):
+            rows.append((feed_id, tags))
+    feed_tags = _feed_tags(rows)
+    for feed_id, tags in rows:
+        named = feed_tags.get(str(feed_id), ())
         keys: dict[str, str] = {}
         for t in tags:
             if not isinstance(t, str):
@@ -297,7 +330,7 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
             k = key_of.get(t)
             if k is None:
                 k = key_of[t] = normalize_tag(t)
-            if k and k not in keys:
+            if k and k not in keys and k not in named:
                 keys[k] = t
         if keys:
             item_keys.append(list(keys))
@@ -352,7 +385,23 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
         n_nodes=len(nodes),
         n_edges=int(len(a)),
         left_out=sum(1 for f in freq.values() if f < MIN_ITEMS),
+        feed_tags={f: sorted(tags) for f, tags in feed_tags.items()},
     )
+
+
+def _feed_tags(rows) -> dict[str, set[str]]:
+    """Per feed (its id as text), the tag keys on more than :data:`FEED_SHARE` of its tagged
+    items, for feeds with at least :data:`FEED_MIN_ITEMS` of them. Such a tag is what the
+    feed wraps around every item ("Article URL … Comments URL … Points") or what the feed
+    is (its name, its one category): it tells the feed's items apart from nothing."""
+    items: Counter[str] = Counter()
+    carrying: dict[str, Counter[str]] = defaultdict(Counter)
+    for feed_id, tags in rows:
+        feed = str(feed_id)
+        items[feed] += 1
+        carrying[feed].update({normalize_tag(t) for t in tags if isinstance(t, str)} - {""})
+    return {feed: found for feed, n in items.items() if n >= FEED_MIN_ITEMS
+            if (found := {t for t, c in carrying[feed].items() if c > FEED_SHARE * n})}
 
 
 def _cooccurrence(per_item: list[list[int]], n_nodes: int):

@@ -43,7 +43,11 @@ from ..language import WORD as _WORD
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
 #: 11: filler words (just, exist, hand, respect, note …) are no topic; short texts in another
 #: language are not tagged
-VERSION = 11
+#: 12: web addresses and domain names are no text to tag ("ycombinator", "http"); a phrase
+#: that repeats a word ("big live live") is no candidate; "url", "permalink" are boilerplate
+#: 13: more verbs of argument (deduce, giving, satisfy …) end a phrase and more adjectives
+#: (finite, algebraic, constant …) never stand alone
+VERSION = 13
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -87,7 +91,8 @@ _SCAFFOLD = set("""
     things lot lots stuff really actually pretty concerning regarding
     so-called state-of-the-art contain contains contained containing evaluate evaluates
     evaluated evaluating requiring arise arises arising arose achievable applicability
-    useful interesting plus minus
+    useful interesting plus minus deduce deduces deduced giving exploit exploits exploiting
+    exploited act acts satisfy satisfies satisfied satisfying
 """.split()) | {
     # the second word of a Latin phrase the first of which is a stop word ("in vivo", "de
     # novo", "a priori"): alone it named a topic ("deep learning · vivo")
@@ -98,7 +103,7 @@ _SCAFFOLD = set("""
 # know), it is never a topic nor part of one.
 _BOILERPLATE = set("""
     published updated submitted comment comments pdf abstract abstracts arxiv preprint
-    preprints announce
+    preprints announce url urls permalink
 """.split())
 # Generic nouns: fine inside a phrase ("ising model", "solar system", "hall effect"), never a
 # keyphrase alone.
@@ -110,6 +115,7 @@ _NOT_ALONE = set("""
     observation observations measurement measurements simulation simulations sample samples
     feature features performance quality information application applications way ways
     implication implications approximation approximations quantity quantities learning
+    point points
 """.split()) | FILLER_NOUNS | FILLER_ADJECTIVES
 # Words of idioms and argument ("hand", "respect", "similar"): not even together a topic.
 _HOLLOW = FILLER_NOUNS | FILLER_ADJECTIVES
@@ -125,6 +131,7 @@ _MODIFIERS = set("""
     gravitational electromagnetic atomic molecular nuclear cosmic interstellar intergalactic
     planetary orbital radial angular central internal external initial final typical
     critical effective relative mean average respective standard available current near
+    finite infinite algebraic asymptotic constant
 """.split())
 # Abbreviations that are topics although short.
 # Stretches of text between punctuation, numbers and free-standing dashes: no candidate
@@ -133,6 +140,11 @@ _SEGMENT = re.compile(r"(?:[^.,;:!?()\[\]{}\"“”«»/|=<>+*~^0-9\s]|\s(?![-�
 # Catalogue prefixes ("NGC 1068", "HD 209458"): the number is the name, the prefix no topic.
 _CATALOGUES = {"ngc", "ugc", "hd", "hip", "tyc", "sdss", "2mass", "psr", "iras", "eso", "pgc"}
 _MATH = re.compile(r"\$[^$]{0,200}\$|\\[a-zA-Z]+")
+# Web addresses, e-mail addresses and bare domain names ("news.ycombinator.com/item?id=1"):
+# link boilerplate names the site, not a subject, so they are blanked like math.
+_ADDRESS = re.compile(
+    r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|co|uk|edu|gov|"
+    r"de|fr|tv|fm|me|ai|dev|app|info|blog)\b\S*", re.IGNORECASE)
 _EXCEPTIONS = set("""
     gas physics dynamics mathematics statistics economics optics electronics mechanics
     kinetics genetics genomics news series species lens mass class process analysis basis
@@ -174,8 +186,10 @@ def singular(word: str) -> str:
 
 
 def _masked(text: str) -> str:
-    """``text`` with LaTeX math and commands blanked (same length: spans stay valid)."""
-    return _MATH.sub(lambda m: "." * len(m.group()), text)
+    """``text`` with LaTeX math and commands, web addresses and domain names blanked (same
+    length: spans stay valid)."""
+    blank = lambda m: "." * len(m.group())  # noqa: E731
+    return _ADDRESS.sub(blank, _MATH.sub(blank, text))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -226,10 +240,16 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
                 topical = topical or not last[7]
                 if not (last[5] or (i == j and last[6]) or not strong or not topical):
                     phrase = prefix + last[4]
-                    if len(phrase) <= 60:
+                    # a repeated word ("big live live") is a fragment of a title, no topic
+                    if len(phrase) <= 60 and (i == j or _distinct(phrase)):
                         found.setdefault(phrase, []).append((start, last[1]))
                 prefix += last[2] + " "
     return found
+
+
+def _distinct(phrase: str) -> bool:
+    words = phrase.split()
+    return len(set(words)) == len(words)
 
 
 def _phrase_vectors(text, phrases, spans, tokens) -> tuple[list[str], np.ndarray]:

@@ -9,19 +9,17 @@ prose; the tool returns structure.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from hermes import tag_graph
+from hermes import tag_graph, window_topics
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
 from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
 from hermes.records import item_rows, not_embedded, require_user
-from hermes.tags import normalize_tag
 from hermes.text import clip
 from hermes.tools import User
 
@@ -171,41 +169,21 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
             "behaviour_weight": round(float(weight), 3), "caveat": caveat}
 
 
-def _carried_label(community: tag_graph.Community, carried: list[set[str]]) -> str:
-    """A digest topic's name from the tags its items carry (``carried``: each item's matched
-    tag keys), chosen so that every item carries one of the named tags where three can
-    cover them (the tag on the most items not yet covered first, ties to the more central),
-    then shown most central first.
-
-    The community's own label names its most central tags across the whole archive, which
-    this week's items may not carry (an entanglement paper under "quantum · spin ·
-    bose-einstein condensate"); a heading should name what is under it."""
-    rank = {tag: k for k, tag in enumerate(community.tags)}
-    uncovered, chosen = [tags for tags in carried if tags], []
-    while uncovered and len(chosen) < tag_graph.LABEL_TAGS:
-        counts = Counter(tag for tags in uncovered for tag in tags)
-        best = min(counts, key=lambda tag: (-counts[tag], rank.get(tag, len(rank))))
-        chosen.append(best)
-        uncovered = [tags for tags in uncovered if best not in tags]
-    others = sorted(set().union(*carried) - set(chosen), key=lambda tag: rank.get(tag, len(rank)))
-    # label_of skips a name that repeats a chosen one ("quantum" beside "quantum state"), so
-    # it reads the covering tags first and the rest after, and takes the first three it keeps
-    names = dict(zip(community.tags, community.names))
-    label = tag_graph.label_of([names[tag] for tag in chosen + others if tag in names])
-    if not label:
-        return community.label
-    central = {name: rank.get(tag, len(rank)) for tag, name in names.items()}
-    parts = sorted(label.split(" · "),
-                   key=lambda name: (tag_graph.is_code(name.casefold()), central.get(name, len(rank))))
-    return " · ".join(parts)
+def group_window(db, graph: tag_graph.TagGraph, items: list[dict]) -> window_topics.Grouping:
+    """The topics of the digest's items (dicts of ``item_rows``), found among them
+    (:mod:`hermes.window_topics`) rather than read off the archive's fixed communities: a
+    digest of one field splits into its sub-fields."""
+    vectors = window_topics.vectors_of(db, [i["id"] for i in items])
+    return window_topics.group(graph, [
+        window_topics.WindowItem(i["id"], i["tags"], i.get("feed_id"), vectors.get(i["id"]))
+        for i in items])
 
 
-def _carried_tags(community: tag_graph.Community, carried: list[set[str]], most: int = 5) -> list[str]:
-    """Up to ``most`` of the community's tags that the topic's items carry, most central
-    first: a topic listed tags none of its items had (an entanglement group listing three
-    cond-mat categories from elsewhere in the archive)."""
-    held = set().union(*carried)
-    return [name for tag, name in zip(community.tags, community.names) if tag in held][:most]
+def _community_label(graph: tag_graph.TagGraph, topic: window_topics.Topic) -> str:
+    """The archive community the topic's tags say the most about (what the web UI's topic
+    link filters the feed by); the topic's own label when none of its tags is a node."""
+    community, _ = graph.assign(list(topic.tags))
+    return community.label if community is not None else topic.label
 
 
 def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict) -> dict:
@@ -303,34 +281,33 @@ def digest(
     rows = item_rows(db, [int(ranking.item_ids[p]) for p in listed])
     listed = [p for p in listed if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     graph = tag_graph.get_graph(db)
-    topics: dict[str, dict] = {}
-    carried: dict[str, list[set[str]]] = {}  # community key -> each item's matched tag keys
+    grouping = group_window(db, graph, [rows[int(ranking.item_ids[p])] for p in listed
+                                        if ranking.above_bar(p)])
+    topic_of = {i: t for t in grouping.topics for i in t.members}
+    topics: dict[int, dict] = {}  # by id(Topic), in the order of each topic's best item
     unclustered: list[dict] = []
     for position, why in zip(listed, explain_ranked(db, persona, ranking, listed, days, rows=rows)):
         item = rows[int(ranking.item_ids[position])]
-        community, matched = graph.assign(item["tags"])
-        entry = _item_entry(item, ranking, position, matched, why)
+        found = topic_of.get(item["id"])
         if not ranking.above_bar(position):
-            below["items"].append(entry)
-        elif community is None:
+            # below the bar: not grouped; the tags that would tie it to a topic of the archive
+            _, matched = graph.assign(item["tags"], item.get("feed_id"))
+            below["items"].append(_item_entry(item, ranking, position, matched, why))
+            continue
+        entry = _item_entry(item, ranking, position, found.matched[item["id"]] if found else [], why)
+        if found is None:
             unclustered.append(entry)
-        else:
-            topic = topics.setdefault(community.key, {
-                "label": community.label,
-                "community": community.label,
-                "tags": [],  # the tags its items carry, set below
-                "items": [],
-                "n_total": 0,
-            })
-            carried.setdefault(community.key, []).append({normalize_tag(t) for t in matched})
-            topic["n_total"] += 1
-            if len(topic["items"]) < per_topic:
-                topic["items"].append(entry)
-    for key, topic in topics.items():
-        community = graph.community_of(key)
-        topic["label"] = _carried_label(community, carried[key])
-        topic["tags"] = _carried_tags(community, carried[key])
-    ordered = list(topics.values())  # first-seen order = the rank of each topic's best item
+            continue
+        topic = topics.setdefault(id(found), {
+            "label": found.label,
+            "community": _community_label(graph, found),
+            "tags": list(found.tags),
+            "items": [],
+            "n_total": len(found.members),
+        })
+        if len(topic["items"]) < per_topic:
+            topic["items"].append(entry)
+    ordered = list(topics.values())
 
     clustered = sum(t["n_total"] for t in ordered)
     shown = sum(len(t["items"]) for t in ordered)

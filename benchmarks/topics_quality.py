@@ -1,0 +1,235 @@
+"""How well the digest's topics split a window, scored against arXiv's fine categories.
+
+    .venv/bin/python benchmarks/topics_quality.py [--windows 40] [--tune] [--write]
+
+Archives (benchmarks/topics_data.py): the papers of one archive — math, cond-mat, hep,
+astro-ph — as one uncategorised feed each (keyphrases from the built-in tagger, vectors
+from all-MiniLM-L6-v2), and the whole mix of 2,000 papers as one feed. The papers are split
+in two halves by a hash of their arXiv id: parameters are chosen on windows of half A
+(``--tune`` prints the grid), figures are reported on windows of half B.
+
+A window is 30 papers drawn at random (seeded) from one half of an archive, grouped by
+``hermes.window_topics.group`` as the digest groups its best 30. Scores, over the windows:
+topics per window, purity (each topic counted as its most common category, over the
+clustered items), adjusted mutual information (scikit-learn) of topics against categories
+over the clustered items, the share unclustered and the share in named topics. Labels are
+the fine categories (``primary_category``: math.AG, cond-mat.str-el, hep-th …; astro-ph
+had no sub-categories in 2007, so it is shown, not scored); the mix is scored against its
+archives (math, astro-ph, hep …) and its fine categories. ``before`` is the digest of
+before issue 31: each item assigned to its community of the archive's tag graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
+os.environ["HERMES_EMBEDDER"] = "hash"  # nothing here embeds: vectors come from the cache
+
+import topics_data  # noqa: E402
+
+FIELDS = ("math", "cond-mat", "hep", "astro-ph")
+WINDOW = 30
+GRID = {"TAG_WEIGHT": (0.0, 0.3, 0.5, 0.7, 1.0), "CUT": (1.2, 1.25, 1.3, 1.35, 1.4, 1.5)}
+
+
+def half(paper: dict) -> str:
+    return "A" if hashlib.sha256(paper["arxiv_id"].encode()).digest()[0] % 2 == 0 else "B"
+
+
+class Archive:
+    """One archive in a fresh database, with what the grouping reads of its items."""
+
+    def __init__(self, name: str, papers, vectors, proposals, workdir: Path):
+        from hermes import tag_graph
+        from hermes.storage.db import get_db
+        from hermes.tags import parse_tags
+
+        self.name, self.papers = name, papers
+        db = get_db(workdir / f"{name}.db")
+        ids = topics_data.build_archive(db, papers, vectors, proposals)
+        self.graph = tag_graph.build_graph(db)
+        tags = dict(db.execute("SELECT id, tags FROM items").fetchall())
+        self.tags = [parse_tags(tags[i]) for i in ids]
+        self.vectors, self.ids, self.db = vectors, ids, db
+
+    def window_items(self, rows: list[int]):
+        from hermes.window_topics import WindowItem
+
+        return [WindowItem(self.ids[r], self.tags[r], 1, self.vectors[r]) for r in rows]
+
+
+def windows(archive: Archive, which: str, n: int, seed: int = 0) -> list[list[int]]:
+    rows = [k for k, p in enumerate(archive.papers) if half(p) == which]
+    rng = random.Random(f"{archive.name}:{which}:{seed}")
+    return [sorted(rng.sample(rows, min(WINDOW, len(rows)))) for _ in range(n)]
+
+
+def score(groups: dict[int, str | None], truth: dict[int, str]) -> dict:
+    """``groups``: item id -> topic label (None: unclustered); ``truth``: item id -> class."""
+    from sklearn.metrics import adjusted_mutual_info_score
+
+    clustered = [i for i, g in groups.items() if g is not None]
+    topics: dict[str, list[str]] = {}
+    for i in clustered:
+        topics.setdefault(groups[i], []).append(truth[i])
+    purity = (sum(max(map(c.count, set(c))) for c in topics.values()) / len(clustered)
+              if clustered else 0.0)
+    ami = (adjusted_mutual_info_score([truth[i] for i in clustered], [groups[i] for i in clustered])
+           if len(topics) > 1 else 0.0)
+    return {"topics": len(topics), "purity": purity, "ami": ami,
+            "unclustered": 1 - len(clustered) / len(groups),
+            "named": sum(len(c) for label, c in topics.items() if label) / len(groups)}
+
+
+def grouped_now(archive: Archive, rows: list[int]) -> dict[int, str | None]:
+    from hermes.window_topics import group
+
+    result = group(archive.graph, archive.window_items(rows))
+    out: dict[int, str | None] = dict.fromkeys((archive.ids[r] for r in rows), None)
+    for k, topic in enumerate(result.topics):
+        for i in topic.members:
+            out[i] = topic.label or f"(unnamed {k})"
+    return out
+
+
+def grouped_before(archive: Archive, rows: list[int]) -> dict[int, str | None]:
+    out: dict[int, str | None] = {}
+    for r in rows:
+        community, _ = archive.graph.assign(archive.tags[r])
+        out[archive.ids[r]] = None if community is None else community.key
+    return out
+
+
+def measure(archive: Archive, which: str, n: int, method, classes) -> dict:
+    runs = []
+    for rows in windows(archive, which, n):
+        truth = {archive.ids[r]: classes(archive.papers[r]) for r in rows}
+        runs.append(score(method(archive, rows), truth))
+    return {k: statistics.mean(r[k] for r in runs) for k in runs[0]} | {
+        "min_topics": min(r["topics"] for r in runs)}
+
+
+def fine(paper):
+    return paper["primary_category"]
+
+
+def coarse(paper):
+    return paper["topic"]
+
+
+def setting(values: dict) -> None:
+    from hermes import window_topics
+
+    for name, value in values.items():
+        setattr(window_topics, name, value)
+
+
+def tune(archives: dict[str, Archive], n: int) -> None:
+    """Print the grid on half A: the mean over the scored archives (single fields against
+    categories, the mix against its archives)."""
+    print("| TAG_WEIGHT | CUT | one field: topics | purity | AMI | unclustered | mix: topics | "
+          "purity | AMI | unclustered |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for combo in itertools.product(*GRID.values()):
+        setting(dict(zip(GRID, combo)))
+        one = [measure(archives[f], "A", n, grouped_now, fine) for f in FIELDS if f != "astro-ph"]
+        mix = measure(archives["mix"], "A", n, grouped_now, coarse)
+        mean = {k: statistics.mean(r[k] for r in one) for k in one[0]}
+        print(f"| {' | '.join(map(str, combo))} | {mean['topics']:.1f} | {mean['purity']:.2f} | "
+              f"{mean['ami']:.2f} | {mean['unclustered']:.0%} | {mix['topics']:.1f} | "
+              f"{mix['purity']:.2f} | {mix['ami']:.2f} | {mix['unclustered']:.0%} |", flush=True)
+
+
+def report(archives: dict[str, Archive], n: int) -> str:
+    lines = [
+        f"Windows of {WINDOW} papers, {n} per archive, drawn from half B (parameters were "
+        "chosen on half A). Means over the windows; purity and AMI over the clustered items.",
+        "",
+        "| archive (scored against) | method | topics per window (fewest) | purity | AMI | "
+        "unclustered | in named topics |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    cases = [(f, f"{f} ({'fine categories' if f != 'astro-ph' else 'no sub-categories: not scored'})",
+              fine) for f in FIELDS]
+    cases += [("mix", "mix of 2,000 (archives)", coarse), ("mix", "mix of 2,000 (fine categories)", fine)]
+    for name, title, classes in cases:
+        for method, fn in (("before", grouped_before), ("now", grouped_now)):
+            m = measure(archives[name], "B", n, fn, classes)
+            scored = name != "astro-ph"
+            lines.append(
+                f"| {title} | {method} | {m['topics']:.1f} ({m['min_topics']}) | "
+                f"{m['purity']:.2f} | {m['ami']:.2f} | {m['unclustered']:.0%} | {m['named']:.0%} |"
+                if scored else
+                f"| {title} | {method} | {m['topics']:.1f} ({m['min_topics']}) | – | – | "
+                f"{m['unclustered']:.0%} | {m['named']:.0%} |")
+    return "\n".join(lines)
+
+
+def examples(archives: dict[str, Archive]) -> str:
+    """The first half-B window of each archive: its topics, as a reader sees them."""
+    from hermes.window_topics import group
+
+    out = ["", "One window of each archive (half B), topics with their items' categories:", ""]
+    for name, archive in archives.items():
+        rows = windows(archive, "B", 1)[0]
+        by_id = {archive.ids[r]: archive.papers[r] for r in rows}
+        result = group(archive.graph, archive.window_items(rows))
+        parts = []
+        for topic in result.topics:
+            cats = ", ".join(f"{c} {n}" for c, n in _counts(
+                fine(by_id[i]) if name != "mix" else coarse(by_id[i]) for i in topic.members))
+            parts.append(f"“{topic.label}” ({len(topic.members)}: {cats})")
+        out.append(f"- **{name}**: " + "; ".join(parts) + f"; unclustered {len(result.unclustered)}")
+    return "\n".join(out)
+
+
+def _counts(values):
+    from collections import Counter
+
+    return Counter(values).most_common()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--windows", type=int, default=40)
+    ap.add_argument("--tune", action="store_true", help="print the parameter grid on half A")
+    ap.add_argument("--write", action="store_true", help="append to benchmarks/results/topics.md")
+    args = ap.parse_args(argv)
+    started = time.time()
+    papers = topics_data.load_papers()
+    vectors, proposals = topics_data.vectors_and_proposals(papers)
+    tmp = Path(tempfile.mkdtemp(prefix="hermes-topics-quality-"))
+    os.environ["HERMES_HOME"] = str(tmp)
+    archives = {}
+    for name in (*FIELDS, "mix"):
+        rows = [k for k, p in enumerate(papers) if name == "mix" or p["topic"] == name]
+        archives[name] = Archive(name, [papers[k] for k in rows], vectors[rows],
+                                 [proposals[k] for k in rows], tmp)
+    if args.tune:
+        tune(archives, args.windows)
+        return 0
+    table = report(archives, args.windows) + "\n" + examples(archives)
+    print(table)
+    print(f"\n{time.time() - started:.0f} s", file=sys.stderr)
+    if args.write:
+        command = f"python benchmarks/topics_quality.py --windows {args.windows}"
+        path = HERE / "results" / "topics_quality.md"
+        path.write_text(f"# Topics of a window against arXiv's categories\n\nCommand: `{command}`\n\n"
+                        f"{table}\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,328 @@
+"""Topics of a window: the items a digest groups, split at the grain of those items.
+
+The archive's tag graph (:mod:`hermes.tag_graph`) is one fixed partition of every tag: in an
+archive of one field its largest community is the field ("galaxy · star" over an astronomy
+listing), and a digest that assigned its items to those communities put thirty items in one
+topic. Here the topics are found among the window's own items, so the split follows what
+the window holds: sub-fields for one field, subjects for a mix.
+
+- Two items are as close as their subject tags and their embeddings say
+  (:func:`features`): the cosine of their tag vectors, each tag weighing its information
+  over the archive (``log(tagged items / items carrying it)``, so a tag the whole field
+  carries counts for little), blended with the cosine of their embeddings
+  (:data:`TAG_WEIGHT`). Tags that name an item's feed — on most of its items: link
+  boilerplate, the feed's own name — are no subject
+  (:meth:`hermes.tag_graph.TagGraph.subject_tags`).
+- Ward's agglomerative clustering merges the closest items and groups until the next merge
+  would join two groups farther apart than :data:`CUT`. The cut is a distance, not a
+  number of topics: a window of one field is cut into its sub-fields, a window of
+  near-duplicates stays one topic, a mix splits into its subjects.
+- Two feeds with no subject tag in common are never one topic (a topic is cut apart
+  between them), and then every item moves to the topic it overlaps most — the mean
+  strength of its links into it — so an item always sits in the topic of its strongest
+  overlap.
+- An item without a subject tag, or alone in its group (nothing in the window is close
+  to it), is unclustered.
+- A topic is named by the tags that set its items apart (:func:`label`): tags its items
+  share, weighed by how rare they are in the window, so "galaxy" in a window of astronomy
+  names nothing; no word twice, no tag that names no topic, no web address.
+
+Everything is a function of the window's items (taken in id order), their tags and vectors
+and the archive's tag counts: deterministic across calls and processes. Parameters were
+chosen on one half of the labelled arXiv papers and are reported on the other
+(benchmarks/topics_quality.py, docs/digest.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .language import names_no_topic
+from .tag_graph import LABEL_TAGS, TagGraph, is_code
+from .tags import normalize_tag
+
+#: share of closeness that the tags make (the rest: the embeddings' cosine)
+TAG_WEIGHT = 0.3
+#: Ward's cut: the merge distance beyond which two groups stay two topics. Rows are unit
+#: vectors, so two items alone merge at their Euclidean distance, sqrt(2 − 2·cosine):
+#: 1.3 is a cosine of about 0.15; groups merge at larger distances as they grow.
+CUT = 1.3
+#: a label tag carried by more than this share of the window names the window, not a topic
+FIELD_SHARE = 0.3
+#: ... and so does one carried by more than this share of the archive ("galaxy" and "star",
+#: each on a sixth of an astronomy listing; in a mixed archive "star" names astronomy)
+ARCHIVE_SHARE = 0.1
+#: rounds of moving items to their strongest topic (it settles in two or three)
+ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class WindowItem:
+    id: int
+    tags: list[str]
+    feed_id: int | None = None
+    vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Topic:
+    label: str
+    tags: tuple[str, ...]  # display names its items carry, most telling first
+    members: tuple[int, ...]  # item ids, in id order
+    matched: dict[int, list[str]] = field(default_factory=dict)  # item id -> its subject tags
+
+
+@dataclass(frozen=True)
+class Grouping:
+    topics: list[Topic]  # largest first, then by label
+    unclustered: list[int]  # item ids, in id order
+
+
+def subject_tags(graph: TagGraph, item: WindowItem) -> dict[str, str]:
+    """The item's subject tags, key -> display spelling: not naming its feed, not words of
+    no topic, each once."""
+    out: dict[str, str] = {}
+    for tag in graph.subject_tags(item.tags, item.feed_id):
+        key = normalize_tag(tag)
+        if key and key not in out and not names_no_topic(tag):
+            out[key] = " ".join(tag.split())
+    return out
+
+
+def group(graph: TagGraph, items: list[WindowItem]) -> Grouping:
+    """The window's topics (see the module docstring)."""
+    items = sorted(items, key=lambda i: i.id)
+    subjects = [subject_tags(graph, i) for i in items]
+    window = [i for i, s in zip(items, subjects) if s]
+    keys = [s for s in subjects if s]
+    unclustered = [i.id for i, s in zip(items, subjects) if not s]
+    topics = []
+    if len(window) >= 2:
+        related = _related(window, keys)
+        rows = features(graph, window, keys)
+        strength = np.clip(rows @ rows.T, 0.0, None)
+        strength[~related] = 0.0
+        np.fill_diagonal(strength, 0.0)
+        parts = _settle(strength, _alone(_apart(_ward(rows), related)))
+        df = Counter(t for s in keys for t in s)
+        for members in _members(parts):
+            if len(members) < 2 or parts[members[0]] < 0:
+                unclustered.extend(window[m].id for m in members)
+            else:
+                topics.append(_topic(graph, [window[m] for m in members],
+                                     [keys[m] for m in members], df, len(window)))
+    else:
+        unclustered.extend(i.id for i in window)
+    topics.sort(key=lambda t: (-len(t.members), t.label))
+    return Grouping(topics, sorted(unclustered))
+
+
+def features(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]]) -> np.ndarray:
+    """A unit row per item whose dot products blend the two closenesses:
+    ``TAG_WEIGHT · tag cosine + (1 − TAG_WEIGHT) · embedding cosine``; tags alone when an
+    item has no vector."""
+    vocab = sorted({t for s in keys for t in s})
+    col = {t: j for j, t in enumerate(vocab)}
+    n_tagged = max(graph.n_items_tagged, 1)
+    # a tag that is no node of the graph is on one item of the archive: the most telling
+    weight = np.array([math.log(n_tagged / max(graph.count(t), 1)) + 1e-3 for t in vocab])
+    incidence = np.zeros((len(items), len(vocab)))
+    for i, s in enumerate(keys):
+        cols = [col[t] for t in s]
+        incidence[i, cols] = weight[cols]
+    tags = _unit(incidence)
+    vectors = [i.vector for i in items]
+    if any(v is None for v in vectors) or len({len(v) for v in vectors}) > 1:
+        return tags
+    return np.hstack([math.sqrt(TAG_WEIGHT) * tags,
+                      math.sqrt(1 - TAG_WEIGHT) * _unit(np.stack(vectors).astype(np.float64))])
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1.0, norms)
+
+
+def _related(items: list[WindowItem], keys: list[dict[str, str]]) -> np.ndarray:
+    """Which items may share a topic: those of one feed, and those of two feeds that share a
+    subject tag (two feeds with no subject in common are never one topic)."""
+    n = len(items)
+    out = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if items[i].feed_id == items[j].feed_id or keys[i].keys() & keys[j].keys():
+                out[i, j] = out[j, i] = True
+    return out
+
+
+def _ward(rows: np.ndarray) -> list[int]:
+    """A group number per row: Ward's agglomerative clustering cut at :data:`CUT` (scipy's
+    ``linkage`` is deterministic for a given order of rows)."""
+    from scipy.cluster.hierarchy import fcluster, linkage  # here: `hermes serve` lists tools without it
+
+    tree = linkage(rows, method="ward")
+    return [int(c) for c in fcluster(tree, t=CUT, criterion="distance")]
+
+
+def _apart(parts: list[int], related: np.ndarray) -> list[int]:
+    """``parts`` with each group cut where its items are not related (:func:`_related`)."""
+    out = list(parts)
+    next_id = max(parts, default=0) + 1
+    for members in _members(parts):
+        for component in _components(related[np.ix_(members, members)])[1:]:
+            for m in component:
+                out[members[m]] = next_id
+            next_id += 1
+    return out
+
+
+def _components(adjacent: np.ndarray) -> list[list[int]]:
+    """Connected components of a boolean adjacency matrix, each sorted, by first node."""
+    seen, out = set(), []
+    for start in range(len(adjacent)):
+        if start in seen:
+            continue
+        stack, part = [start], []
+        seen.add(start)
+        while stack:
+            node = stack.pop()
+            part.append(node)
+            for nxt in np.flatnonzero(adjacent[node]).tolist():
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        out.append(sorted(part))
+    return out
+
+
+def _alone(parts: list[int]) -> list[int]:
+    """``parts`` with the items alone in their group marked -1 (no topic)."""
+    size = Counter(parts)
+    return [-1 if size[c] < 2 else c for c in parts]
+
+
+def _settle(strength: np.ndarray, parts: list[int]) -> list[int]:
+    """Move each item (not one marked -1) to the topic whose items it links to most
+    strongly on average, in item order, until nothing moves: the seed's rule that an item
+    sits where its overlap is strongest. The mean, not the sum, so a large topic has no
+    pull of its own. Ties keep the item where it is, else go to the lower number."""
+    parts = list(parts)
+    for _ in range(ROUNDS):
+        moved = False
+        for i in range(len(parts)):
+            if parts[i] < 0:
+                continue
+            size = Counter(parts[j] for j in range(len(parts)) if j != i)
+            into: dict[int, float] = {}
+            for j in np.flatnonzero(strength[i] > 0).tolist():
+                if parts[j] >= 0:
+                    into[parts[j]] = into.get(parts[j], 0.0) + float(strength[i, j])
+            if not into:
+                continue
+            into = {c: w / size[c] for c, w in into.items()}
+            best = min(into, key=lambda c: (-into[c], c != parts[i], c))
+            if into[best] > into.get(parts[i], 0.0) + 1e-12:
+                parts[i] = best
+                moved = True
+        if not moved:
+            break
+    return _alone(parts)
+
+
+def _members(parts: list[int]) -> list[list[int]]:
+    groups: dict[int, list[int]] = {}
+    for i, c in enumerate(parts):
+        groups.setdefault(c, []).append(i)
+    return list(groups.values())
+
+
+def _topic(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]],
+           df: Counter, n_window: int) -> Topic:
+    inside = Counter(t for s in keys for t in s)
+    names = {t: n for s in keys for t, n in s.items()}
+    matched = {item.id: list(s.values()) for item, s in zip(items, keys)}
+    ranked = sorted(inside, key=lambda t: (-_telling(t, inside, df, n_window), t))
+    field = {t for t in inside if (df[t] > FIELD_SHARE * n_window and n_window >= 10)
+             or graph.count(t) > ARCHIVE_SHARE * graph.n_items_tagged}
+    chosen = label(ranked, keys, field)
+    shown = [names[t] for t in ranked if inside[t] > 1][:5] or [names[t] for t in chosen]
+    return Topic(" · ".join(names[t] for t in chosen), tuple(shown),
+                 tuple(i.id for i in items), matched)
+
+
+def _telling(tag: str, inside: Counter, df: Counter, n_window: int) -> float:
+    """How much ``tag`` sets a topic's items apart from the rest of the window: the items
+    of the topic carrying it times its rarity in the window (c-TF-IDF)."""
+    return inside[tag] * math.log(1 + n_window / df[tag])
+
+
+_WORDS = re.compile(r"[\w-]+")
+_ADDRESS = re.compile(r"^(?:https?|www)\b|\w\.(?:com|org|net|io|co|uk|fm|tv)\b|https?://")
+
+
+def label(ranked: list[str], keys: list[dict[str, str]], field: set[str]) -> list[str]:
+    """Up to :data:`LABEL_TAGS` tag keys naming a topic, from ``ranked`` (most telling
+    first): tags its items share before tags of one item, each covering items the chosen
+    ones do not yet cover where it can; no ``field`` tag (one that names the window or the
+    archive: :data:`FIELD_SHARE`, :data:`ARCHIVE_SHARE`) while others are left; no category
+    code while there are phrases; no word twice across the label ("galaxy · galaxy
+    cluster" keeps the longer); no web address."""
+    inside = Counter(t for s in keys for t in s)
+    pool = ([t for t in ranked if t not in field and not is_code(t)]
+            + [t for t in ranked if t not in field and is_code(t)]
+            + [t for t in ranked if t in field])
+    # a tag of one item names that item, not the topic, unless the topic is that small
+    shared = [t for t in pool if inside[t] > 1 or len(keys) <= LABEL_TAGS] or pool
+    chosen: list[str] = []
+    uncovered = [set(s) for s in keys]
+    for _ in range(LABEL_TAGS):
+        fresh = [t for t in shared if t not in chosen and _new_words(t, chosen)]
+        if not fresh:
+            break
+        covering = [t for t in fresh if any(t in u for u in uncovered)]
+        best = (covering or fresh)[0]
+        chosen = [c for c in chosen if not _inside(c, best)] + [best]
+        uncovered = [u for u in uncovered if best not in u]
+    return chosen
+
+
+def _inside(short: str, long: str) -> bool:
+    return f" {short} " in f" {long} "
+
+
+def _new_words(tag: str, chosen: list[str]) -> bool:
+    """``tag`` repeats no word, of its own ("big live live", a fragment of a title) or of a
+    chosen tag unless it contains that whole tag (then it replaces it: "galaxy cluster" for
+    "galaxy"), and is no web address ("news.ycombinator.com")."""
+    found = _WORDS.findall(tag)
+    words = set(found)
+    if len(words) < len(found) or _ADDRESS.search(tag):
+        return False
+    for c in chosen:
+        if _inside(c, tag):
+            continue
+        if words & set(_WORDS.findall(c)):
+            return False
+    return True
+
+
+def vectors_of(db, item_ids) -> dict[int, np.ndarray]:
+    """The stored embedding of each of ``item_ids`` that has one (all of one model: the
+    ranking's, since the digest's items are the ranking's)."""
+    from .embed import from_blob
+
+    ids = [int(i) for i in item_ids]
+    out: dict[int, np.ndarray] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for item_id, blob in db.execute(
+                f"SELECT id, embedding FROM items WHERE id IN ({marks}) AND embedding IS NOT NULL",
+                chunk):
+            out[item_id] = from_blob(blob)
+    return out
