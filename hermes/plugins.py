@@ -24,7 +24,7 @@ import os
 import sys
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
 from typing import Any
@@ -54,6 +54,13 @@ DEFAULT_PLUGINS: dict[str, str] = {
 
 
 def _build() -> pluggy.PluginManager:
+    # A plugin that prints while it loads put a line that is no JSON first on `hermes
+    # serve`'s stdout (the MCP stream) and into `--json` answers: it goes to stderr instead.
+    with redirect_stdout(sys.stderr):
+        return _build_quietly()
+
+
+def _build_quietly() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("hermes")
     pm.add_hookspecs(hookspecs)
     pm._hermes_failed = []  # entry points that failed to load: see load_failures()
@@ -281,13 +288,16 @@ _notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "hermes_plugin_warnings", default=None)
 
 
-def warn(message: str) -> None:
+def warn(message: str, *, said: str | None = None) -> None:
     """Report a plugin's failure that hermes worked around: logged (stderr, never stdout) and
-    kept for the tool call in progress, which adds it to its message (:func:`collecting`)."""
+    kept for the tool call in progress, which adds it to its message (:func:`collecting`).
+    ``said``: what the answer says instead, when ``message`` holds an exception's text (paths,
+    secrets), which only the log may hold."""
     log.warning("hermes: warning: %s", message)
     notes = _notes.get()
-    if notes is not None and message not in notes:
-        notes.append(message)
+    said = said or message
+    if notes is not None and said not in notes:
+        notes.append(said)
 
 
 @contextmanager
@@ -327,7 +337,9 @@ def call_each(hook: str, *, failed: set[str] | None = None,
             raise
         except Exception as exc:  # noqa: BLE001 - a plugin's bug, reported by name
             log.debug("plugin %s failed in %s", name, hook, exc_info=True)
-            warn(f"plugin {name!r} failed in {hook} and was left out: {error_line(exc)}")
+            warn(f"plugin {name!r} failed in {hook} and was left out: {error_line(exc)}",
+                 said=f"plugin {name!r} failed in {hook} and was left out ({type(exc).__name__}; "
+                      "the details are in the server's log)")
             if failed is not None:
                 failed.add(name)
             continue

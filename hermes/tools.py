@@ -68,9 +68,13 @@ def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> di
         try:
             result = tool.run(db, arguments)
         except Exception as exc:  # the server must survive any tool bug
-            log.exception("tool %s failed", tool.name)
-            result = server_failure(f"{tool.name} failed unexpectedly: "
-                                    f"{type(exc).__name__}: {exc}", **tool.empty)
+            log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin or "?")
+            # The exception's text stays in the log: it can hold paths, addresses or secrets
+            # (a plugin's own), and the answer goes to an agent or a page.
+            result = server_failure(
+                f"{tool.name} failed unexpectedly ({type(exc).__name__} in plugin "
+                f"{tool.plugin or '?'!r}); the details are in the server's log, not in this "
+                "answer. It is a bug to report, not a mistake in the call", **tool.empty)
     return _with_warnings(result, warnings)
 
 

@@ -123,15 +123,60 @@ def arxiv_item(arxiv: str, api: str, *, allow_private: bool) -> dict:
 # --- DOI -----------------------------------------------------------------------------------
 
 
+_CSL_DATES = ("issued", "published-print", "published-online", "created")
+_CSL_NAME_PARTS = ("literal", "given", "non-dropping-particle", "family")
+
+
+def csl_problem(data: dict) -> str | None:
+    """What in a CSL-JSON record does not have the shape CSL gives it, or None.
+
+    The resolver is a remote server: a record with ``given`` as a list, ``issued`` as a
+    text, ``date-parts`` as an object (…) made the readers below raise, and the agent read
+    "save_item failed unexpectedly". Checked first, so the refusal names the field."""
+    if data.get("title") is not None and not _text_or_texts(data["title"], empty=True):
+        return "its title is not a text"
+    for key in ("abstract",):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            return f"its {key} is not a text"
+    authors = data.get("author")
+    if authors is not None:
+        if not isinstance(authors, list):
+            return "its author list is not a list"
+        for a in authors:
+            bad = [k for k in _CSL_NAME_PARTS if isinstance(a, dict) and a.get(k) is not None
+                   and not isinstance(a[k], str)]
+            if not isinstance(a, dict) or bad:
+                return f"an author's {bad[0] if bad else 'entry'} is not a text"
+    for key in _CSL_DATES:
+        value = data.get(key)
+        if value is None:
+            continue
+        parts = value.get("date-parts") if isinstance(value, dict) else None
+        if not isinstance(value, dict) or (parts is not None and not (
+                isinstance(parts, list) and all(isinstance(p, list) and all(
+                    isinstance(n, (int, str)) and not isinstance(n, bool) for n in p) for p in parts))):
+            return f"its {key} date is not a CSL date ({{\"date-parts\": [[year, month, day]]}})"
+    for key in ("subject", "categories"):
+        if data.get(key) is not None and not _text_or_texts(data[key], empty=True):
+            return f"its {key} is not a list of texts"
+    return None
+
+
+def _text_or_texts(value, *, empty: bool = False) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and (empty or bool(value)) and all(isinstance(v, str) for v in value)
+
+
 def _csl_date(data: dict) -> str | None:
-    for key in ("issued", "published-print", "published-online", "created"):
+    for key in _CSL_DATES:
         parts = ((data.get(key) or {}).get("date-parts") or [[None]])[0]
         try:
             nums = [int(p) for p in parts if p is not None]
             if nums:
                 y, m, d = (nums + [1, 1])[:3]
                 return datetime(y, m, d, tzinfo=timezone.utc).isoformat(timespec="seconds")
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             continue
     return None
 
@@ -162,6 +207,13 @@ def doi_item(doi: str, resolver: str, *, allow_private: bool) -> dict:
     except (UnicodeDecodeError, ValueError):
         raise LookupFailed(f"the DOI resolver sent no citation data for {doi} (not CSL-JSON); "
                            "check the DOI, or save the article's web page by its URL") from None
+    except RecursionError:  # 2 MB of "[" nest deeper than Python's reader goes
+        raise LookupFailed(f"the DOI resolver's record of {doi} is nested too deeply to read; "
+                           "nothing was stored") from None
+    problem = csl_problem(data) if isinstance(data, dict) else None
+    if problem:
+        raise LookupFailed(f"the DOI resolver's record of {doi} is malformed: {problem}; "
+                           "nothing was stored")
     if not isinstance(data, dict) or not _first(data.get("title")).strip():
         raise LookupFailed(f"the DOI resolver's record of {doi} has no title")
     subjects = data.get("subject") or data.get("categories") or []
@@ -237,7 +289,7 @@ def page_item(url: str, *, allow_private: bool) -> dict:
     charset = re.search(r"charset=([\w-]+)", res.headers.get("content-type") or "")
     try:
         text = (res.body or b"").decode(charset.group(1) if charset else "utf-8", "replace")
-    except LookupError:
+    except (LookupError, UnicodeError):  # unknown, or a codec like idna that cannot replace
         text = (res.body or b"").decode("utf-8", "replace")
     head = _Head()
     try:
