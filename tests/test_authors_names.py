@@ -65,7 +65,7 @@ def test_a_suffix_after_a_comma_is_its_persons_not_another_author():
     ("Martin Luther King Jr.", {"given": "Martin Luther", "family": "King", "suffix": "Jr."},
      "King, Martin Luther, Jr.", "King, Jr., Martin Luther"),
     ("Søren Kierkegaard Jr.", {"given": "Søren", "family": "Kierkegaard", "suffix": "Jr."},
-     "Kierkegaard, Søren, Jr.", "Kierkegaard, Jr., Søren"),
+     "Kierkegaard, Søren, Jr.", r"Kierkegaard, Jr., S{\o}ren"),  # ø as LaTeX writes it
     ("Theodore Roosevelt IV", {"given": "Theodore", "family": "Roosevelt", "suffix": "IV"},
      "Roosevelt, Theodore, IV", "Roosevelt, IV, Theodore"),
     ("Johannes van der Waals", {"given": "Johannes", "family": "Waals",

@@ -86,8 +86,12 @@ def test_bibtex_parses_back_with_bibtexparser(corpus):
         (["Alice"], [], ["Smith"]), (["Johannes"], ["van", "der"], ["Waals"]), (["Bob"], [], ["Jones"])]
     assert paper["year"].value == str(paper["date"].value)[:4]
     hard = next(v for k, v in entries.items() if k.startswith("hermes-"))
-    assert hard["title"].value == HARD  # every character comes back as written
-    assert HARD in hard["note"].value and "my comment" in hard["note"].value
+    # every character comes back as written, but a tilde: it is written "\~{}", which LaTeX
+    # prints and Zotero's import reads as "~" (its import knows no \textasciitilde), and
+    # pylatexenc reads as an accent on nothing
+    read_back = HARD.replace("~", "")
+    assert hard["title"].value == read_back and r"\~{}tilde" in text
+    assert read_back in hard["note"].value and "my comment" in hard["note"].value
     assert "Line one\nline two" in hard["note"].value
     assert [n.last for n in hard["author"].value] == [["OpenAI"]]
     assert entries["doi-10.1000-xyz.42"]["doi"].value == "10.1000/xyz.42"
@@ -112,7 +116,7 @@ def test_ris_parses_back_with_rispy(corpus):
     entries = rispy.loads(run(db, "ris").text)
     assert [e["id"] for e in entries] == keys_of(db)
     paper = entries[0]
-    assert paper["type_of_reference"] == "UNPB" and paper["title"] == "Stellar streams in the halo"
+    assert paper["type_of_reference"] == "MANSCPT" and paper["title"] == "Stellar streams in the halo"
     assert paper["authors"] == ["Smith, Alice", "van der Waals, Johannes", "Jones, Bob"]
     assert paper["year"] == db.execute("SELECT substr(published, 1, 4) FROM items WHERE id = ?",
                                        [ids["paper"]]).fetchone()[0]
@@ -134,7 +138,8 @@ def test_csl_json_validates_against_the_schema(corpus):
     by_id = {i["id"]: i for i in items}
     paper = by_id["arxiv-2401.12345"]
     assert paper["type"] == "article" and paper["number"] == "arXiv:2401.12345"
-    assert paper["author"][1] == {"given": "Johannes", "non-dropping-particle": "van der", "family": "Waals"}
+    # the particle in the family name: Zotero's import drops non-dropping-particle
+    assert paper["author"][1] == {"given": "Johannes", "family": "van der Waals"}
     assert paper["issued"]["date-parts"][0][0] >= 2000
     assert by_id["doi-10.1000-xyz.42"]["DOI"] == "10.1000/xyz.42"
     assert next(i for i in items if i["id"].startswith("hermes-"))["author"] == [{"literal": "OpenAI"}]
@@ -372,7 +377,7 @@ def test_bibtex_passes_latex_text_commands_and_accents_through(latex_corpus):
     text = run(latex_corpus, "bibtex").text
     assert "title = {" + TRIAL_TITLE + "}" in text
     assert (r"abstract = {{\em Two-photon} data from Schr{\"o}dinger's lab \& others: 50\% faster, "
-            r"in $\mathcal{O}(n^2)$ time; see \textbf{Fig.\textasciitilde{}1}.}") in text
+            r"in $\mathcal{O}(n^2)$ time; see \textbf{Fig.\~{}1}.}") in text
     lib = bibtexparser.parse_string(text)
     assert lib.failed_blocks == []
     assert lib.entries[0].fields_dict["title"].value == TRIAL_TITLE  # the macro, read back

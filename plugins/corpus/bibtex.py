@@ -10,16 +10,22 @@ it and cuts no letter in half.
 from __future__ import annotations
 
 import re
+import unicodedata
+from functools import lru_cache
+from itertools import combinations
 
 from hermes.latex import group_end, harmless, inline_math_end, readable
 
 from .fields import _date, _media_url, duration_text, media, note_text
+from .langid import langid
 from .references import person
 
 _BIB_ESCAPES = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}",
     "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    # "z~2" as LaTeX prints it and Zotero reads it back: Zotero's BibTeX import knows neither
+    # \textasciitilde nor \textasciicircum, and kept "z\textasciitilde2" in a title
+    "~": r"\~{}", "^": r"\^{}",
 }
 # BibTeX counts braces whatever precedes them, so "\{" still opens a group: fine while the
 # text's own braces balance, fatal to the whole file when one is left open. Those get the
@@ -43,7 +49,61 @@ def _balanced(text: str) -> bool:
 
 
 def bib_escape(text: str) -> str:
-    return text.translate(_ESCAPE if _balanced(text) else _ESCAPE_LONE)
+    """Text with nothing LaTeX reads as markup, its non-ASCII characters as LaTeX."""
+    return tex_unicode(text.translate(_ESCAPE if _balanced(text) else _ESCAPE_LONE))
+
+
+#: what pylatexenc writes a math symbol as, in text: \ensuremath{…}, which Zotero's import
+#: does not read; "$…$" it does ("$\alpha$" is α), and LaTeX typesets both alike
+_ENSUREMATH = re.compile(r"\\ensuremath\{((?:[^{}]|\{[^{}]*\})*)\}")
+
+
+def tex_unicode(text: str, *, math: bool = False) -> str:
+    """``text`` with every non-ASCII character as LaTeX (pylatexenc): pdflatex stops on a
+    raw "≃" or "α" its fonts lack, and classic BibTeX styles, which count bytes, cut the
+    "Ł" of "Łukasz" in half when they abbreviate it. Each is braced ("{\\L}ukasz",
+    "{\\'e}") so BibTeX takes it for one letter. Inside ``math`` a symbol is written bare."""
+    if text.isascii():
+        return text
+    latex = _encoder().unicode_to_latex(text)
+    return latex if math else _ENSUREMATH.sub(r"$\1$", latex)
+
+
+@lru_cache(maxsize=1)
+def _encoder():
+    # Here, not at the top: pylatexenc's tables load only for an export that needs them.
+    from pylatexenc.latexencode import UnicodeToLatexEncoder
+
+    return UnicodeToLatexEncoder(non_ascii_only=True, replacement_latex_protection="braces-all",
+                                 unknown_char_policy=_unknown_character, unknown_char_warning=False)
+
+
+def _unknown_character(char: str) -> str:
+    """A character pylatexenc has no LaTeX for: the same letter with as many of its marks
+    as pylatexenc can write ("ệ" as "ê", "ả" as "a": Vietnamese's dot below and hook, like
+    the math alphabets' "𝐱", need fonts a standard document lacks), else its code point,
+    "[U+4E2D]", so the document compiles."""
+    base, *marks = unicodedata.normalize("NFKD", char)
+    marks = [m for m in marks if unicodedata.combining(m)]
+    for size in range(len(marks), -1, -1):
+        for kept in combinations(marks, size):
+            letter = unicodedata.normalize("NFC", base + "".join(kept))
+            if letter != char and len(letter) == 1 and (written := _known(letter)) is not None:
+                return written
+    return f"[U+{ord(char):04X}]"
+
+
+def _known(char: str) -> str | None:
+    """pylatexenc's LaTeX for ``char``, or None when it has none."""
+    if char.isascii():
+        return char
+    from pylatexenc.latexencode import UnicodeToLatexEncoder
+
+    try:
+        return UnicodeToLatexEncoder(replacement_latex_protection="braces-all",
+                                     unknown_char_policy="fail").unicode_to_latex(char)
+    except ValueError:
+        return None
 
 
 # Inline (or display) math as pandoc reads it: the opening $ followed by a non-space, the
@@ -76,13 +136,33 @@ _LETTER = rf"(?:[^\W_]|{_ACCENT.pattern})"
 _WORD = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*")
 
 
-def _is_math(text: str, m: re.Match) -> bool:
-    """Whether a :data:`MATH` match is math: its braces balance on their own (else, passed
-    through, it could close the field early and break the whole file), and a single-dollar
-    one passes hermes.latex's price rule too ("$5 each, or US$ 20" is prose)."""
-    if not _balanced(m.group()) or not harmless(m.group()):
-        return False  # escaped as prose: LaTeX prints it, runs nothing
-    return m.group().startswith("$$") or inline_math_end(text, m.start()) == m.end()
+#: commands a title's math may not be read as text for: their reading is empty or a
+#: placeholder, and the feed's attempt is better shown escaped
+_NOT_READ = frozenset({"input", "include", "includeonly", "includegraphics", "url", "href", "cite",
+                       "ref", "eqref", "pageref", "label", "footnote", "write", "immediate",
+                       "openin", "openout", "read", "def", "edef", "gdef", "xdef", "let",
+                       "catcode", "csname", "special", "usepackage", "newcommand",
+                       "renewcommand"})
+_COMMAND = re.compile(r"\\([a-zA-Z]+)")
+
+
+def _math_kind(text: str, m: re.Match) -> str | None:
+    """What a :data:`MATH` match is: ``"math"`` to pass through (its braces balance on their
+    own, else it could close the field early and break the whole file; and it is
+    :func:`hermes.latex.harmless`), ``"read"`` for math that is not harmless, given as the
+    Unicode it reads as ("$\\boldsymbol{x}$" is "𝐱", which Zotero's import and any style
+    print; escaped, it read "\\textbackslash{}boldsymbol"), or None: no math at all, by
+    hermes.latex's price rule ("$5 each, or US$ 20" is prose), or math to show escaped."""
+    if not (m.group().startswith("$$") or inline_math_end(text, m.start()) == m.end()):
+        return None
+    if not _balanced(m.group()):
+        return None
+    if harmless(m.group()):
+        return "math"
+    # a command that reads a file or points elsewhere, or a character code, reads as nothing
+    # (pylatexenc drops it): escaped as written, the reader sees what the feed tried
+    refused = "^^" in m.group() or any(name in _NOT_READ for name in _COMMAND.findall(m.group()))
+    return None if refused else "read"
 
 
 def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
@@ -93,8 +173,13 @@ def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
     while (m := (_LATEX_INNER if inner else _LATEX).search(text, scan)):
         scan = m.end()
         if m.group("math"):
-            if _is_math(text, m):
+            kind = _math_kind(text, m)
+            if kind == "math":
                 out += [("prose", text[at:m.start()]), ("math", m.group())]
+                at = m.end()
+            elif kind == "read" and (reading := readable(m.group())) and "\\" not in reading:
+                # what is read is text, escaped as prose: it runs nothing either way
+                out += [("prose", text[at:m.start()]), ("prose", reading)]
                 at = m.end()
             continue
         brace = m.start() if m.group().startswith("{") else m.end() - 1
@@ -120,7 +205,8 @@ def _sentence_case(words: list[str]) -> bool:
     # Title Case capitalises the content words; sentence case leaves them lower. Judged on
     # the longer words after the first, where the two conventions differ.
     content = [w for w in words[1:] if len(w) > 3 and w[0].isalpha() and w[1:].islower()]
-    return sum(w[0].islower() for w in content) > len(content) / 2
+    # Half is enough: "The Gaia mission" is sentence case, and its Gaia a proper noun.
+    return bool(content) and sum(w[0].islower() for w in content) >= len(content) / 2
 
 
 def _bib_text(text: str, table: dict) -> str:
@@ -129,7 +215,7 @@ def _bib_text(text: str, table: dict) -> str:
     for m in _ESCAPED_CHAR.finditer(text):
         out += [text[at:m.start()].translate(table), m.group(1).translate(table)]
         at = m.end()
-    return "".join(out) + text[at:].translate(table)
+    return tex_unicode("".join(out) + text[at:].translate(table))
 
 
 def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = False,
@@ -140,7 +226,7 @@ def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = 
     out, at = [], 0
     for m in _WORD.finditer(text):
         # An accent in braces ({\"o}): the form BibTeX's case changes and sorting read.
-        word = _ACCENT.sub(lambda a: "{" + a.group() + "}", m.group())
+        word = tex_unicode(_ACCENT.sub(lambda a: "{" + a.group() + "}", m.group()))
         # Not the first word of the title or of a sentence in it: capitalised by grammar.
         prior = (lead + text[:m.start()]).rstrip()
         start = not prior or prior[-1] in ".:?!"
@@ -164,7 +250,7 @@ def bib_tex(text: str, *, title: bool = False) -> str:
         # Within the author's own braces the case is kept already: no second pair.
         protect = title and "{" not in groups
         if kind == "math":
-            piece = _MATH_SPECIAL.sub(r"\\\1", piece)
+            piece = tex_unicode(_MATH_SPECIAL.sub(r"\\\1", piece), math=True)
             # A title's math with capitals ($L_1$) would be lowercased by the style too.
             out.append("{" + piece + "}" if protect and any(c.isupper() for c in piece) else piece)
         elif kind == "prose":
@@ -238,13 +324,19 @@ def _bib_entry(r: dict) -> str:
     if r["url"]:
         fields.append(("url", _bib_verbatim(r["url"])))
     if r["arxiv"]:
-        fields += [("eprint", _bib_verbatim(r["arxiv"])), ("archivePrefix", "arXiv")]
+        # eprinttype is biblatex's and what Zotero's import reads (its Extra: "arXiv: …");
+        # archivePrefix is what arXiv's own BibTeX and natbib's styles read
+        fields += [("eprint", _bib_verbatim(r["arxiv"])), ("eprinttype", "arxiv"),
+                   ("archivePrefix", "arXiv")]
     if r["doi"]:
         fields.append(("doi", _bib_verbatim(r["doi"])))
     if _bib_addendum(r):
         fields.append(("addendum", _bib_addendum(r)))
     if r["abstract"]:
         fields.append(("abstract", bib_tex(r["abstract"])))
+    language = langid(f"{r['title']}. {r['abstract'] or ''}")
+    if language:
+        fields.append(("langid", language))
     keywords = [*r["tags"], f"hermes-{r['facet']}"]
     fields.append(("keywords", bib_escape(", ".join(keywords))))
     if note_text(r):

@@ -45,9 +45,17 @@ def _ris_line(tag: str, value: str) -> str:
     return f"{tag}  - {' '.join(str(value).split())}"
 
 
+#: an arXiv paper's type: Zotero's RIS import has no preprint type (nor UNPB, which it read
+#: as a journal article without a journal); a manuscript of type "Preprint" is the nearest,
+#: and EndNote and Mendeley read MANSCPT as a manuscript too
+RIS_PREPRINT = "MANSCPT"
+
+
 def _ris_entry(r: dict) -> str:
-    kind = "UNPB" if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN")
+    kind = RIS_PREPRINT if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN")
     lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
+    if r["arxiv"]:
+        lines.append(_ris_line("M3", "Preprint"))  # Zotero: the manuscript's type
     lines += [_ris_line("AU", inverted(a, r["source"])) for a in r["authors"]]
     if r["source"]:
         # T2, the secondary title: the journal of a JOUR, the blog of an ELEC, the show of
@@ -86,13 +94,22 @@ _CSL_TYPES = {"paper": "article-journal", "article": "post-weblog", "podcast": "
               "video": "motion_picture"}
 
 
+def _csl_name(parts: dict) -> dict:
+    """A name for CSL-JSON with its particle in the family name ("van der Waals"): Zotero's
+    import drops ``non-dropping-particle``, and citeproc reads the particle off the family."""
+    if "non-dropping-particle" not in parts:
+        return parts
+    rest = {k: v for k, v in parts.items() if k != "non-dropping-particle"}
+    return {**rest, "family": f"{parts['non-dropping-particle']} {parts['family']}"}
+
+
 def csl_item(r: dict) -> dict:
     """One record as a CSL-JSON item (the citation-style-language input schema)."""
     item: dict = {"id": r["key"], "citation-key": r["key"],
                   "type": "article" if r["arxiv"] else _CSL_TYPES.get(r["content_type"], "document"),
                   "title": readable(r["title"])}
     if r["authors"]:
-        item["author"] = [person(a, r["source"]) for a in r["authors"]]
+        item["author"] = [_csl_name(person(a, r["source"])) for a in r["authors"]]
     if r["source"]:
         # CSL's container: the journal of an article, the blog of a post, the programme of
         # a broadcast episode (the CSL spec's own examples). Not publisher: a show is not
