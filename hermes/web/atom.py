@@ -9,6 +9,7 @@ the persona's bar (match strong or good), best first, each with its reason.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from urllib.parse import quote, urlencode
 from xml.etree import ElementTree as ET
@@ -28,10 +29,22 @@ WINDOW_DAYS = 7
 MAX_ENTRIES = 50
 
 
+#: what XML 1.0 cannot hold at all, escaped or not (its Char production): control characters
+#: but tab and newlines, U+FFFE and U+FFFF, and lone surrogates. One of them in an item's text
+#: or a persona's interests made the whole feed not well-formed for every reader.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(value) -> str:
+    """``value`` as text XML can carry: what it cannot is left out."""
+    return _NOT_XML.sub("", str(value))
+
+
 def _sub(parent, tag: str, text: str | None = None, **attrs) -> ET.Element:
-    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", {k: str(v) for k, v in attrs.items()})
+    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}",
+                            {k: xml_text(v) for k, v in attrs.items()})
     if text is not None:
-        element.text = text
+        element.text = xml_text(text)
     return element
 
 
@@ -66,6 +79,9 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
     _sub(root, "updated", max((_stamp(i.get("published")) for i in items),
                               default=_stamp(None)))
     _sub(root, "generator", "hermes")
+    # RFC 4287 4.1.1: a feed whose entries do not all name an author names one itself; the
+    # ranking is hermes', whoever wrote the items (an entry's own authors still come first)
+    _sub(_sub(root, "author"), "name", "hermes")
     for item in items:
         entry = _sub(root, "entry")
         # A feed reader shows the title as text, as a page does: LaTeX as Unicode.
