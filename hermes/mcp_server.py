@@ -170,11 +170,21 @@ class BearerTokenMiddleware:
         return False
 
 
-def http_app(server: MCPServer, *, host: str = "127.0.0.1", token: str | None = None):
+#: a session with no request for this long is closed (its client must initialize again)
+SESSION_IDLE = 600.0
+#: at most this many sessions at once; past it ``initialize`` answers 503 until one ends
+MAX_SESSIONS = 64
+
+
+def http_app(server: MCPServer, *, host: str = "127.0.0.1", port: int, token: str | None = None):
     """The streamable-HTTP ASGI app (endpoint ``/mcp``), behind a bearer token if given.
 
-    On a loopback bind only loopback ``Host`` / ``Origin`` headers are accepted: a web page
-    that points a DNS name at 127.0.0.1 (DNS rebinding) cannot reach the tools.
+    Sessions are bounded: idle ones close after :data:`SESSION_IDLE`, and at most
+    :data:`MAX_SESSIONS` are open (1,000 ``initialize`` calls kept 41 MB for good). On a
+    loopback bind only this server's own ``Host`` and ``Origin`` are accepted, port included:
+    a web page that points a DNS name at 127.0.0.1 (DNS rebinding), or one served by another
+    local server on another port (any ``http://127.0.0.1:*`` was accepted), cannot reach the
+    tools. Clients that are not browsers send no ``Origin``.
     """
     security = None
     if is_loopback(host):
@@ -182,20 +192,22 @@ def http_app(server: MCPServer, *, host: str = "127.0.0.1", token: str | None = 
 
         name = host.strip("[]")
         own = f"[{name}]" if ":" in name else name
-        hosts = sorted({own, "127.0.0.1", "localhost", "[::1]"})
+        hosts = sorted({own, "localhost"})
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=[f"{h}:*" for h in hosts],
-            allowed_origins=[f"http://{h}:*" for h in hosts],
+            allowed_hosts=[f"{h}:{port}" for h in hosts],
+            allowed_origins=[f"http://{h}:{port}" for h in hosts],
         )
-    app = server.streamable_http_app(host=host, transport_security=security)
+    app = server.streamable_http_app(host=host, transport_security=security,
+                                     session_idle_timeout=SESSION_IDLE, max_sessions=MAX_SESSIONS)
     return BearerTokenMiddleware(app, token) if token else app
 
 
 def run_http(server: MCPServer, *, sock, host: str, token: str | None = None) -> None:
     """Serve streamable HTTP on ``sock`` (bound beforehand by :func:`hermes.net.bind`, so a
     busy port is reported before anything is announced). Ctrl-C stops uvicorn."""
-    net.serve_asgi(http_app(server, host=host, token=token), sock)
+    port = sock.getsockname()[1]
+    net.serve_asgi(http_app(server, host=host, port=port, token=token), sock)
 
 
 # --- stdio -----------------------------------------------------------------------------------
