@@ -7,6 +7,7 @@ entity-expansion bombs; ElementTree never fetches external entities).
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ from hermes.errors import InvalidInput
 from hermes.storage.transactions import write_transaction
 
 MAX_OPML_BYTES = 10 * 1024 * 1024
+#: folders nested deeper than this are read as the deepest of them: a path of thousands of
+#: names is no filing a person made
+MAX_FOLDER_DEPTH = 16
 
 
 #: how a feed's nested folders are stored in ``feeds.folder`` and shown: outermost first
@@ -67,26 +71,36 @@ def read_opml(path: str | Path) -> OpmlList:
     found: list[Outline] = []
     first: dict[str, Outline] = {}
     repeats, renamed = [], {}
-
-    def walk(parent: ET.Element, folders: tuple[str, ...]) -> None:
-        for outline in parent.findall("outline"):
-            url = without_feed_scheme(outline.get("xmlUrl") or outline.get("xmlurl") or "")
-            name = _name(outline)
-            folder = FOLDER_SEP.join(folders) or None
-            key = same_feed_key(url) if url else ""
-            if url and key in first:
-                repeats.append({"url": url, "folder": folder, "kept_in": first[key].folder})
-            elif url:
-                first[key] = Outline(url, name, folder,
-                                     _site(outline.get("htmlUrl") or outline.get("htmlurl")))
-                found.append(first[key])
-            if not url and name and FOLDER_SEP in name:
-                renamed.setdefault(name, name.replace(FOLDER_SEP, SEP_IN_NAME))
-            walk(outline, folders if url or not name
-                 else (*folders, name.replace(FOLDER_SEP, SEP_IN_NAME)))
-
-    walk(root.find("body") if root.find("body") is not None else root, ())
+    body = root.find("body") if root.find("body") is not None else root
+    # A stack, not recursion: a file nested 5,000 deep ended in a RecursionError.
+    stack = [(outline, ()) for outline in reversed(body.findall("outline"))]
+    while stack:
+        outline, folders = stack.pop()
+        attrs = _attributes(outline)
+        url = without_feed_scheme(attrs.get("xmlurl") or "")
+        name = _name(attrs)
+        folder = FOLDER_SEP.join(folders) or None
+        key = same_feed_key(url) if url else ""
+        if url and key in first:
+            repeats.append({"url": url, "folder": folder, "kept_in": first[key].folder})
+        elif url:
+            first[key] = Outline(url, name, folder, _site(attrs.get("htmlurl")))
+            found.append(first[key])
+        if not url and name and FOLDER_SEP in name:
+            renamed.setdefault(name, name.replace(FOLDER_SEP, SEP_IN_NAME))
+        inner = folders if url or not name or len(folders) >= MAX_FOLDER_DEPTH \
+            else (*folders, name.replace(FOLDER_SEP, SEP_IN_NAME))
+        stack += [(child, inner) for child in reversed(outline.findall("outline"))]
     return OpmlList(found, repeats, [{"name": k, "stored": v} for k, v in renamed.items()])
+
+
+def _attributes(outline: ET.Element) -> dict[str, str]:
+    """An outline's attributes by lower-case name: readers write ``xmlUrl``, ``xmlurl`` and
+    ``xmlURL`` (an ``xmlURL`` was ignored: "0 feeds added", and no reason given)."""
+    found: dict[str, str] = {}
+    for name, value in outline.attrib.items():
+        found.setdefault(name.lower(), value)
+    return found
 
 
 def without_feed_scheme(url: str) -> str:
@@ -103,7 +117,7 @@ def _parse(path: Path) -> ET.Element:
     try:
         if path.stat().st_size > MAX_OPML_BYTES:
             raise InvalidInput(f"{path}: larger than {MAX_OPML_BYTES // (1024 * 1024)} MB; not an OPML file?")
-        root = ET.parse(path).getroot()
+        root = _parsed(path.read_bytes())
     except FileNotFoundError:
         raise InvalidInput(f"no such file: {path}") from None
     except IsADirectoryError:
@@ -117,9 +131,34 @@ def _parse(path: Path) -> ET.Element:
     return root
 
 
-def _name(outline: ET.Element) -> str | None:
-    # Whitespace collapsed: a folder name is one line of the folder path.
-    return " ".join((outline.get("text") or outline.get("title") or "").split()) or None
+#: a "&" that begins no entity or character reference: invalid XML, which some readers
+#: write all the same in an outline's URL ("…?a=1&b=2", a Miniflux export)
+_RAW_AMPERSAND = re.compile(rb"&(?!(?:[A-Za-z_][\w.-]*|#[0-9]+|#x[0-9A-Fa-f]+);)")
+
+
+def _parsed(data: bytes) -> ET.Element:
+    """The OPML document's root. A file refused only for a raw "&" is read with each one
+    escaped, the way the reader that wrote it meant it: one such URL rejected the whole file."""
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as refused:
+        repaired = _RAW_AMPERSAND.sub(b"&amp;", data)
+        if repaired == data:
+            raise
+        try:
+            return ET.fromstring(repaired)
+        except ET.ParseError:
+            raise refused from None  # broken otherwise too: say where it first broke
+
+
+def _name(attrs: dict[str, str]) -> str | None:
+    """The outline's ``text``, else its ``title`` (a blank ``text=" "`` is no name), with
+    whitespace collapsed: a folder name is one line of the folder path."""
+    for key in ("text", "title"):
+        name = " ".join((attrs.get(key) or "").split())
+        if name:
+            return name
+    return None
 
 
 def _site(url: str | None) -> str | None:
