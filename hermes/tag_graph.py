@@ -64,6 +64,10 @@ FEED_SHARE = 0.5
 #: ... once the feed has this many tagged items (in a smaller one, a shared tag is as likely
 #: a subject its few items share)
 FEED_MIN_ITEMS = 10
+#: a feed's tag kept on this share of its items is looked for in their text ...
+FEED_CANDIDATE_SHARE = 0.1
+#: ... in the text of this many of them
+FEED_SAMPLE = 50
 CACHE_TABLE = "kg_cache"
 
 
@@ -321,6 +325,8 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
         if isinstance(tags, list):
             rows.append((feed_id, tags))
     feed_tags = _feed_tags(rows)
+    for feed, tags in _text_feed_tags(db, rows).items():
+        feed_tags.setdefault(feed, set()).update(tags)
     for feed_id, tags in rows:
         named = feed_tags.get(str(feed_id), ())
         keys: dict[str, str] = {}
@@ -387,6 +393,38 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
         left_out=sum(1 for f in freq.values() if f < MIN_ITEMS),
         feed_tags={f: sorted(tags) for f, tags in feed_tags.items()},
     )
+
+
+def _text_feed_tags(db: sqlite_utils.Database, rows) -> dict[str, set[str]]:
+    """Per feed, the tags whose words are in the text of more than :data:`FEED_SHARE` of
+    its items (read on the first :data:`FEED_SAMPLE` of them): a sponsor line, a byline, a
+    "Comments URL" line. The tagger keeps only an item's best few phrases, so such a line
+    is kept as a tag on some items and not others and stays under the share when kept tags
+    are counted (:func:`_feed_tags`); its text is on every item. Only tags kept on at least
+    :data:`FEED_CANDIDATE_SHARE` of a feed's items are looked for."""
+    items: Counter[str] = Counter()
+    carrying: dict[str, Counter[str]] = defaultdict(Counter)
+    for feed_id, tags in rows:
+        items[str(feed_id)] += 1
+        carrying[str(feed_id)].update({normalize_tag(t) for t in tags if isinstance(t, str)} - {""})
+    out: dict[str, set[str]] = {}
+    for feed, n in items.items():
+        if n < FEED_MIN_ITEMS:
+            continue
+        least = max(MIN_ITEMS, FEED_CANDIDATE_SHARE * n)
+        wanted = [t for t, c in carrying[feed].items() if c >= least]
+        if not wanted:
+            continue
+        texts = [" ".join(f"{title or ''} {summary or ''}".split()).casefold()
+                 for title, summary in db.execute(
+                     "SELECT title, summary FROM items WHERE feed_id = ? ORDER BY id LIMIT ?",
+                     [int(feed), FEED_SAMPLE])]
+        found = {t for t in wanted
+                 if sum(1 for text in texts if re.search(rf"(?<!\w){re.escape(t)}", text))
+                 > FEED_SHARE * len(texts)}
+        if found:
+            out[feed] = found
+    return out
 
 
 def _feed_tags(rows) -> dict[str, set[str]]:
