@@ -1,6 +1,5 @@
 """Exports as Zotero's own import translators read them (issue 32), and every format read
-back by the parsers researchers' tools use; a BibTeX export compiled with pdflatex and
-bibtex where a TeX installation is present.
+back by the parsers researchers' tools use (the compile check: test_export_compile.py).
 
 What the translators map (read from zotero/translators, RIS.js and BibTeX.js): RIS has no
 preprint type (``UNPB`` is unknown to it, a journal article), ``MANSCPT`` is a manuscript
@@ -11,8 +10,6 @@ but not ``\\textasciitilde``; CSL-JSON's ``article`` is a preprint."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -109,30 +106,3 @@ def test_every_format_parses_back_with_the_libraries_tools_use(corpus):
     schema = json.loads((Path(__file__).parent / "data" / "csl-data.json").read_text())
     jsonschema.validate(json.loads(run(corpus, "csl-json")), schema)
     assert len(run(corpus, "jsonl").splitlines()) == 4 and run(corpus, "markdown").count("\n## ") == 3
-
-
-DOCUMENT = r"""\documentclass{article}
-\usepackage[utf8]{inputenc}
-\usepackage[T1]{fontenc}
-\usepackage{amsmath,amssymb,url}
-\begin{document}
-\nocite{*}
-\bibliographystyle{%s}
-\bibliography{corpus}
-\end{document}
-"""
-
-
-@pytest.mark.parametrize("style", ["plain", "alpha", "unsrt"])
-def test_the_bibtex_export_compiles_with_pdflatex_and_bibtex(corpus, tmp_path, style):
-    if not (shutil.which("pdflatex") and shutil.which("bibtex")):
-        pytest.skip("pdflatex and bibtex are not installed: the compile check needs a TeX installation")
-    (tmp_path / "corpus.bib").write_text(run(corpus, "bibtex"), encoding="utf-8")
-    (tmp_path / "doc.tex").write_text(DOCUMENT % style)
-    for command in (["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc"],
-                    ["bibtex", "doc"],
-                    ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc"]):
-        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stdout[-3000:]
-    bbl = (tmp_path / "doc.bbl").read_text()
-    assert r"{\L}ukasz" in bbl or r"{\L}." in bbl  # a whole letter, even abbreviated

@@ -1,0 +1,83 @@
+"""A BibTeX export compiles (issue 32): with pdflatex and bibtex in the standard styles, and
+with biber and biblatex, where a TeX installation is present (skipped, saying so, where
+not). Nothing a feed wrote runs: a title's ``^^5cinput`` reads no file."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from hermes_corpus import export as ex
+from hermes_corpus import signals as cs
+from test_export_bibtex_tex import HOSTILE
+from test_export_zotero import PAPERS
+
+from hermes.records import require_user
+
+PDFLATEX = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc"]
+PREAMBLE = r"""\documentclass{article}
+\usepackage[utf8]{inputenc}
+\usepackage[T1]{fontenc}
+\usepackage{amsmath,amssymb,url}
+"""
+BIBTEX_DOCUMENT = PREAMBLE + r"""\begin{document}
+\nocite{*}
+\bibliographystyle{%s}
+\bibliography{corpus}
+\end{document}
+"""
+BIBER_DOCUMENT = PREAMBLE + r"""\usepackage[backend=biber,style=%s]{biblatex}
+\addbibresource{corpus.bib}
+\begin{document}
+\nocite{*}
+\printbibliography
+\end{document}
+"""
+
+
+def needs(*tools: str) -> None:
+    missing = [t for t in tools if not shutil.which(t)]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed: this check needs a TeX installation")
+
+
+@pytest.fixture
+def corpus(db, add_items):
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    hostile = [{"title": t, "summary": t, "url": f"https://example.org/h{k}",
+                "guid": f"https://example.org/h{k}"} for k, t in enumerate(HOSTILE)]
+    for item in add_items(PAPERS + hostile, feed_url="https://rss.arxiv.org/rss/astro-ph"):
+        cs.favorite(db, "alice", item)
+    return ex.export(db, require_user(db, "alice")["id"], "bibtex").text
+
+
+def compile_in(folder, document: str, bib: str, tool: list[str]) -> str:
+    (folder / "corpus.bib").write_text(bib, encoding="utf-8")
+    (folder / "doc.tex").write_text(document)
+    # what a hostile title would read: a file beside the document
+    (folder / "x.tex").write_text("LEAKED")
+    log = ""
+    for command in (PDFLATEX, tool, PDFLATEX):
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, errors="replace", timeout=300)
+        log += done.stdout
+        assert done.returncode == 0, done.stdout[-3000:]
+    return log
+
+
+@pytest.mark.parametrize("style", ["plain", "alpha", "unsrt", "abbrv"])
+def test_pdflatex_and_bibtex_in_the_standard_styles(corpus, tmp_path, style):
+    needs("pdflatex", "bibtex")
+    log = compile_in(tmp_path, BIBTEX_DOCUMENT % style, corpus, ["bibtex", "doc"])
+    assert "x.tex" not in log and "LEAKED" not in log and "/etc/hostname" not in log
+    bbl = (tmp_path / "doc.bbl").read_text()
+    assert r"{\L}" in bbl  # "Łukasz" a whole letter, abbreviated or not
+
+
+@pytest.mark.parametrize("style", ["authoryear", "numeric"])
+def test_biber_and_biblatex(corpus, tmp_path, style):
+    needs("pdflatex", "biber")
+    if subprocess.run(["kpsewhich", "biblatex.sty"], capture_output=True).returncode:
+        pytest.skip("biblatex is not installed: this check needs it")
+    log = compile_in(tmp_path, BIBER_DOCUMENT % style, corpus, ["biber", "doc"])
+    assert "x.tex" not in log and "LEAKED" not in log and "/etc/hostname" not in log
