@@ -251,8 +251,14 @@ class Component:
     #: absolute figures row-aligned with ``scores`` that do not depend on which other items
     #: are candidates, by kind: ``"interest"`` (cosine to the best interests clause),
     #: ``"liked"`` (cosine to the nearest liked item), ``"classifier"`` (probability of a
-    #: like). :mod:`hermes.ranking.match` turns them into the item's ``match``.
+    #: like), ``"disliked"`` (cosine to the nearest disliked item).
+    #: :mod:`hermes.ranking.match` turns them into the item's ``match``.
     evidence: dict = field(default_factory=dict)
+    #: per evidence kind, the same figure over a fixed sample of the archive
+    #: (:func:`hermes.ranking.reference.sample`): what is typical *here*. ``match`` calls a
+    #: figure close only when it is also rare against this (in an archive of one field,
+    #: every paper is 0.5 from every other); a kind without one is judged absolutely.
+    reference: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

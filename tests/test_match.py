@@ -25,7 +25,7 @@ def test_an_item_takes_the_best_level_any_figure_reaches():
         comp("profile", interest=np.array([interest[2], interest[1] - 0.01, 0.0])),
         comp("affinity", liked=np.array([0.0, liked[1], np.nan])),
     ]
-    levels = match.judge(components, 3, match.MINILM)
+    levels = match.judge(components, 3, match.MINILM).levels
     assert [match.LEVELS[v] for v in levels] == ["strong", "good", "none"]
     # a figure exactly at a threshold reaches that level, the same way one at a time
     for kind, cuts in match.THRESHOLDS[match.MINILM].items():
@@ -41,7 +41,7 @@ def test_judging_many_figures_counts_levels_as_one_figure_does():
                              [np.nan]])
     for dtype in (np.float64, np.float32):  # a float32 figure is judged by its exact value
         figures = values.astype(dtype)
-        levels = match.judge([comp("profile", interest=figures)], len(figures), match.MINILM)
+        levels = match.judge([comp("profile", interest=figures)], len(figures), match.MINILM).levels
         expected = [match.level_of("interest", float(v), match.MINILM) for v in figures]
         assert levels.tolist() == expected
 
@@ -51,19 +51,19 @@ def test_an_undecided_classifier_lifts_no_item_to_weak():
     own level says weak (the reason's words), the item's level stays what the rest says."""
     weak, good, strong = match.THRESHOLDS[match.MINILM]["classifier"]
     figures = np.array([weak, (weak + good) / 2, good, strong])
-    levels = match.judge([comp("classifier", classifier=figures)], 4, match.MINILM)
+    levels = match.judge([comp("classifier", classifier=figures)], 4, match.MINILM).levels
     assert [match.LEVELS[v] for v in levels] == ["none", "none", "good", "strong"]
     assert match.LEVELS[match.level_of("classifier", weak, match.MINILM)] == "weak"
     interest = match.THRESHOLDS[match.MINILM]["interest"][0]  # weak from another figure
     both = [comp("classifier", classifier=figures[:1]), comp("profile", interest=np.array([interest]))]
-    assert match.LEVELS[match.judge(both, 1, match.MINILM)[0]] == "weak"
+    assert match.LEVELS[match.judge(both, 1, match.MINILM).levels[0]] == "weak"
 
 
 def test_inactive_components_and_unknown_kinds_say_nothing():
     off = Component("profile", "profile", np.zeros(2), active=False,
                     evidence={"interest": np.array([0.9, 0.9])})
     boost = Component("bread", "boost", np.zeros(2), evidence={"bread": np.array([9.0, 9.0])})
-    assert match.judge([off, boost], 2, match.MINILM).tolist() == [0, 0]
+    assert match.judge([off, boost], 2, match.MINILM).levels.tolist() == [0, 0]
 
 
 def test_a_model_nobody_calibrated_gets_minilm_s_thresholds():

@@ -38,17 +38,19 @@ import numpy as np
 from .. import __version__
 from ..ranking import column_store, preferences
 
-#: similarity columns kept (4 bytes × items each): the recent-likes window plus some slack,
-#: so the like that just dropped out of a persona's window is still there to be taken out
-MAX_COLUMNS = 24
+#: similarity columns kept (4 bytes × items each): the recent-likes and recent-dislikes
+#: windows (16 + 8) plus some slack, so the click that just dropped out of a persona's window
+#: is still there to be taken out
+MAX_COLUMNS = 32
 #: per-row component scores kept: every click makes new entries (its persona's behaviour
 #: and preference), so at a million rows 32 of them held ~300 MB; a byte budget keeps the
 #: recent ones (about four at 1M rows — two personas' profiles, one's behaviour and
 #: preference — which keeps ranking within 1 GB there; all 32 at 100k)
 MAX_SCORES = 32
 MAX_SCORE_BYTES = 48 * 2**20
-#: per-row top-k states kept (k × 4 bytes × items each)
-MAX_TOPS = 4
+#: per-row top-k states kept (k × 4 bytes × items each): a persona's likes (k = 3) and
+#: dislikes (k = 1), for a few personas
+MAX_TOPS = 6
 #: a previous top-k state is updated when at most this many likes changed, else rebuilt
 MAX_STEPS = 4
 

@@ -36,7 +36,7 @@ import numpy as np
 from ..contract import Component, ScoringContext
 from ..faces import plural
 from ..hookspecs import hookimpl
-from ..ranking import categories, interests, logistic, preferences
+from ..ranking import categories, interests, logistic, preferences, reference
 from ..ranking.interests import interest_groups, interests_vectors, wanted_text
 from ..ranking.lexical import lexical_scores
 from ..ranking.quantized import Int8Candidates
@@ -55,6 +55,9 @@ WHOLE_SHARE = 0.0
 AFFINITY_LIKES = 16
 #: ``affinity`` = mean similarity to the closest k liked items
 AFFINITY_K = 3
+#: how many of the most recent dislikes the ``disliked`` figure (the nearest disliked item,
+#: judged beside the nearest liked one: :data:`hermes.ranking.match.CLOSER`) compares with
+RECENT_DISLIKES = 8
 #: the classifier's L2 strength (scikit-learn's C)
 CLASSIFIER_C = 1.0
 #: unclicked items sampled as negatives, and the weight of each relative to a click (light:
@@ -73,16 +76,21 @@ def hermes_score(db, user, item_ids, vectors, context):
     comps = [profile(db, user, text, context, scope)]
     fitted = classifier_model(context, user)
     liked = recent_likes(clicks, matrix)
+    disliked = recent_likes(clicks, matrix, liked=False)[:RECENT_DISLIKES]
+    ground = reference.unclicked(matrix, {i for i, _ in clicks}) if clicks else None
     if fitted["detail"]["active"] or liked:
         behaviour = scope.per_row(("behaviour", tuple(clicks), behaviour_settings()),
-                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked),
-                                  lambda: _behaviour_all(matrix, fitted, liked))
+                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted,
+                                                                 liked, disliked),
+                                  lambda: _behaviour_all(matrix, fitted, liked, disliked))
     if fitted["detail"]["active"]:
         probability = scope.changed("probability", lambda at: 1.0 / (
             1.0 + np.exp(-behaviour[at, 0].astype(np.float64))))
+        typical = 1.0 / (1.0 + np.exp(-(ground @ fitted["coef"] + fitted["intercept"])))
         comps.append(Component("classifier", "behaviour", behaviour[:, 0],
                                weight=fitted["weight"], detail=fitted["detail"],
-                               evidence={"classifier": probability}))
+                               evidence={"classifier": probability},
+                               reference={"classifier": typical}))
     else:
         comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
                                detail=fitted["detail"]))
@@ -90,10 +98,15 @@ def hermes_score(db, user, item_ids, vectors, context):
         comps.append(preference(db, user, scope, clicks))
         if liked:
             # affinity hands over to the classifier as the classifier's evidence grows
+            evidence, typical = {"liked": behaviour[:, 2]}, {"liked": nearest(matrix, ground, liked)}
+            if disliked:
+                evidence["disliked"] = behaviour[:, 3]
+                typical["disliked"] = nearest(matrix, ground, disliked)
             comps.append(Component("affinity", "behaviour", behaviour[:, 1],
                                    weight=1.0 - fitted["weight"],
-                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked))},
-                                   evidence={"liked": behaviour[:, 2]}))
+                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked)),
+                                           "disliked_items": disliked},
+                                   evidence=evidence, reference=typical))
         else:
             comps.append(Component("affinity", "behaviour", np.zeros(len(item_ids)),
                                    active=False, detail={"reason": "no liked items yet"}))
@@ -104,58 +117,81 @@ def behaviour_settings() -> tuple:
     """The constants the behaviour columns are computed with (read when called: the quality
     benchmark varies them): a column stored on disk is filed under them."""
     return (AFFINITY_LIKES, AFFINITY_K, CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT,
-            CLASSIFIER_SHRINK)
+            CLASSIFIER_SHRINK, BEHAVIOUR_COLUMNS, RECENT_DISLIKES)
 
 
-def _behaviour(vectors, rows, matrix, fitted, liked) -> np.ndarray:
+#: the columns :func:`_behaviour` computes (a stored column of another shape is not reused)
+BEHAVIOUR_COLUMNS = 4
+
+
+def _behaviour(vectors, rows, matrix, fitted, liked, disliked) -> np.ndarray:
     """Columns: the classifier's decision value; ``affinity``: the mean cosine to the k
     closest liked items minus the cosine to the average item (all abstracts share a common
     direction in MiniLM's space; what counts is what an item shares with the liked ones
-    beyond it); the plain cosine to the nearest liked item (an absolute figure, for the
-    item's ``match``: cosine(v, l) = v·(l − mean) + v·mean). All from one pass over the
-    candidates' vectors (a narrow candidate set)."""
+    beyond it); the plain cosines to the nearest liked and the nearest disliked item
+    (absolute figures, for the item's ``match``: cosine(v, l) = v·(l − mean) + v·mean; NaN
+    without such items). All from one pass over the candidates' vectors (a narrow
+    candidate set)."""
     mean = matrix.mean_vector()
     columns = [fitted["coef"]] if fitted["detail"]["active"] else []
-    # the liked items' rows in one read (in int8 storage: one query, not one per like)
-    likes = matrix.exact_rows(matrix.lookup(np.array(liked, dtype=np.int64))) if liked else []
-    columns += [mean] + [row - mean for row in likes]
+    # the clicked items' rows in one read (in int8 storage: one query, not one per click)
+    clicked = np.array(liked + disliked, dtype=np.int64)
+    rated = matrix.exact_rows(matrix.lookup(clicked)) if len(clicked) else []
+    columns += [mean] + [row - mean for row in rated]
     stacked = np.stack(columns).astype(np.float32)
     if isinstance(vectors, Int8Candidates):  # int8 storage: never widen the candidates
         sims = vectors.product(stacked)
     else:
         sims = stacked @ np.asarray(vectors).T
-    out = np.zeros((len(rows), 3), dtype=np.float32)
+    out = np.full((len(rows), BEHAVIOUR_COLUMNS), np.nan, dtype=np.float32)
+    out[:, :2] = 0.0
     if fitted["detail"]["active"]:
         out[:, 0] = sims[0] + fitted["intercept"]
         sims = sims[1:]
-    common, sims = sims[0], sims[1:]
+    common, likes, dislikes = sims[0], sims[1:1 + len(liked)], sims[1 + len(liked):]
     if liked:
-        out[:, 1] = score_cache.mean_of_top_k(list(sims), min(AFFINITY_K, len(liked)))
-        out[:, 2] = sims.max(axis=0) + common
+        out[:, 1] = score_cache.mean_of_top_k(list(likes), min(AFFINITY_K, len(liked)))
+        out[:, 2] = likes.max(axis=0) + common
+    if disliked:
+        out[:, 3] = dislikes.max(axis=0) + common
     return out
 
 
-def _behaviour_all(matrix, fitted, liked) -> np.ndarray:
+def _behaviour_all(matrix, fitted, liked, disliked) -> np.ndarray:
     """:func:`_behaviour` for every row of the matrix, from the caches: after a click, one
-    pass over the matrix (the refitted classifier and any new liked item's column); the
+    pass over the matrix (the refitted classifier and any new clicked item's column); the
     nearest like's cosine is the largest of the k largest ``affinity`` keeps, plus the
     cached v·mean column."""
     active = fitted["detail"]["active"]
-    columns, decision = score_cache.like_columns(matrix, liked, fitted["coef"] if active else None)
-    out = np.zeros((len(matrix), 3), dtype=np.float32)
+    columns, decision = score_cache.like_columns(matrix, liked + disliked,
+                                                 fitted["coef"] if active else None)
+    out = np.full((len(matrix), BEHAVIOUR_COLUMNS), np.nan, dtype=np.float32)
+    out[:, :2] = 0.0
     if active:
         out[:, 0] = decision + fitted["intercept"]
     if liked:
         k = min(AFFINITY_K, len(liked))
         out[:, 1] = score_cache.top_k_mean(matrix, liked, columns, k)
         out[:, 2] = score_cache.top_max(matrix, liked, columns, k) + matrix.mean_column()
+    if disliked:
+        out[:, 3] = score_cache.top_max(matrix, disliked, columns, 1) + matrix.mean_column()
     return out
 
 
-def recent_likes(clicks, matrix) -> list[int]:
+def nearest(matrix, ground: np.ndarray, item_ids: list[int]) -> np.ndarray:
+    """Over the reference sample ``ground``, each item's cosine to the nearest of
+    ``item_ids``: what the ``liked`` / ``disliked`` figures are judged against."""
+    rated = matrix.exact_rows(matrix.lookup(np.array(item_ids, dtype=np.int64)))
+    if not len(ground):
+        return np.zeros(0, dtype=np.float32)
+    return (ground @ rated.T).max(axis=1)
+
+
+def recent_likes(clicks, matrix, *, liked: bool = True) -> list[int]:
+    """The :data:`AFFINITY_LIKES` most recently liked items (``liked=False``: disliked)."""
     held = _held(matrix, clicks)  # one vectorised lookup, not one per click
-    liked = [i for (i, is_like), ok in zip(reversed(clicks), held[::-1]) if is_like and ok]
-    return list(dict.fromkeys(liked))[:AFFINITY_LIKES]
+    found = [i for (i, is_like), ok in zip(reversed(clicks), held[::-1]) if is_like == liked and ok]
+    return list(dict.fromkeys(found))[:AFFINITY_LIKES]
 
 
 def _held(matrix, clicks) -> np.ndarray:
@@ -191,15 +227,19 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     # a single clause
     detail = {"semantic": semantic, "clause": columns[:, 2].astype(np.int64)}
     evidence = {"interest": columns[:, 1]}
+    ground = reference.unclicked(matrix, {i for i, _ in context.clicks})
+    typical = {"interest": (ground @ clauses.T).max(axis=1) if len(ground) else ground[:, 0]}
     bm25 = lexical_scores(db, wanted, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
-        return Component("profile", "profile", semantic, detail=detail, evidence=evidence)
+        return Component("profile", "profile", semantic, detail=detail, evidence=evidence,
+                         reference=typical)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
     # everything else once the scores are standardised.
     words, lexical = scope.kept("lexical", lambda: (bm25[rows], calibrate(np.log1p(bm25[rows]))))
     detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
     mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * lexical
-    return Component("profile", "profile", mixed, detail=detail, evidence=evidence)
+    return Component("profile", "profile", mixed, detail=detail, evidence=evidence,
+                     reference=typical)
 
 
 def _profile_columns(cosines: np.ndarray, n_targets: int) -> np.ndarray:

@@ -190,13 +190,25 @@ class _Shared:
         self.liked_by = dict(db.execute(
             "SELECT item_id, source FROM clicks WHERE user_id = ? AND label = 'like'",
             [user["id"]]).fetchall()) if self.liked else {}
-        # each explained item's cosine to each liked item, in one product
-        rows = matrix.lookup(np.array(item_ids, dtype=np.int64))
-        self.liked_sims = {}
-        if self.liked and len(item_ids):
-            liked_vectors = matrix.exact_rows(matrix.lookup(np.array(self.liked, dtype=np.int64)))
-            sims = matrix.exact_rows(np.maximum(rows, 0)) @ liked_vectors.T
-            self.liked_sims = {i: sims[k] for k, i in enumerate(item_ids) if rows[k] >= 0}
+        self.disliked = list(affinity.detail.get("disliked_items", [])) if affinity and affinity.active else []
+        self.disliked_titles = {i: r["title"] for i, r in item_rows(db, self.disliked).items()}
+        # each explained item's cosine to each liked and disliked item, in one product
+        self.liked_sims, self.disliked_sims = {}, {}
+        rated = self.liked + self.disliked
+        if rated and len(item_ids):
+            rows = matrix.lookup(np.array(item_ids, dtype=np.int64))
+            rated_vectors = matrix.exact_rows(matrix.lookup(np.array(rated, dtype=np.int64)))
+            sims = matrix.exact_rows(np.maximum(rows, 0)) @ rated_vectors.T
+            n = len(self.liked)
+            self.liked_sims = {i: sims[k, :n] for k, i in enumerate(item_ids) if rows[k] >= 0}
+            self.disliked_sims = {i: sims[k, n:] for k, i in enumerate(item_ids) if rows[k] >= 0}
+        self._everywhere_memo: dict[str, bool] = {}
+
+    def _everywhere(self, key: str) -> bool:
+        """Whether every item of the archive carries ``key`` (the one feed, the one type)."""
+        if key not in self._everywhere_memo:
+            self._everywhere_memo[key] = self.matrix.key_count(key) >= len(self.matrix) > 1
+        return self._everywhere_memo[key]
 
     def payload(self, pos: int, item: dict | None) -> dict:
         r = self.ranking
@@ -283,7 +295,7 @@ class _Shared:
             value = float(profile.evidence["interest"][cand])
             out["interest"] = {"clause": self._clause(profile.detail, cand),
                                "similarity": round(value, 4),
-                               "level": LEVELS[level_of("interest", value, self.model)]}
+                               **self._judged("interest", value, pos)}
         affinity = comps.get("affinity")
         if affinity is not None and affinity.active and "liked" in affinity.evidence:
             # the figure the match was judged on; the item it belongs to is the first of
@@ -295,23 +307,54 @@ class _Shared:
             else:
                 liked_id, title = (nearest[0]["id"], nearest[0]["title"]) if nearest else (None, "")
             out["liked"] = {"id": liked_id, "title": title, "similarity": round(value, 4),
-                            "level": LEVELS[level_of("liked", value, self.model)],
+                            **self._judged("liked", value, pos),
                             "itself": liked_id == item_id,
                             "source": self.liked_by.get(liked_id)}
+            if "disliked" in affinity.evidence:
+                out["liked"]["disliked"] = self._nearest_disliked(
+                    item_id, float(affinity.evidence["disliked"][cand]), pos)
         classifier = comps.get("classifier")
         if classifier is not None and classifier.active and "classifier" in classifier.evidence:
             value = float(classifier.evidence["classifier"][cand])
             level = LEVELS[level_of("classifier", value, self.model)]
             # "counts": false in the band below match.COUNTS_FROM, where the figure reads weak
             # ("do not tell either way") but lifts no item's match
-            out["classifier"] = {"probability": round(value, 4), "level": level,
-                                 "counts": not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"]}
+            judged = self._judged("classifier", value, pos)
+            out["classifier"] = {"probability": round(value, 4), **judged,
+                                 "counts": not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"],
+                                 "keeps_below_bar": self._flag("vetoed", pos)}
         out["tags"] = [t for t in matched if t["kind"] == "tag"]
         out["authors"] = [t for t in matched if t["kind"] == "author"]
         out["sources"] = [t for t in matched if t["kind"] in ("type", "source")]
         # keyphrases are listed but never phrased as a reason: the ranking does not count them
         out["topics"] = [t for t in matched if t["kind"] == "topic"]
         return out
+
+    def _judged(self, kind: str, value: float, pos: int) -> dict:
+        """``level``: the level the figure counted for in the match (past its threshold and
+        rare in this archive, :func:`hermes.ranking.match.judge`); ``usual_here``: true when
+        the figure alone would reach more but is common in this archive."""
+        judgement = self.ranking.judgement
+        counted = judgement.by_kind.get(kind) if judgement is not None else None
+        if counted is None:
+            return {"level": LEVELS[level_of(kind, value, self.model)], "usual_here": False}
+        common = judgement.common.get(kind)
+        return {"level": LEVELS[int(counted[pos])],
+                "usual_here": bool(common[pos]) if common is not None else False}
+
+    def _flag(self, name: str, pos: int) -> bool:
+        judgement = self.ranking.judgement
+        flags = getattr(judgement, name, None) if judgement is not None else None
+        return bool(flags[pos]) if flags is not None else False
+
+    def _nearest_disliked(self, item_id: int, value: float, pos: int) -> dict:
+        """The disliked item closest to this one (the ``disliked`` figure) and whether it is
+        closer than every liked one, so the liked figure did not count."""
+        sims = self.disliked_sims.get(item_id)
+        best = int(np.argmax(sims)) if sims is not None and len(sims) else None
+        disliked_id = self.disliked[best] if best is not None else None
+        return {"id": disliked_id, "title": self.disliked_titles.get(disliked_id, ""),
+                "similarity": round(value, 4), "closer": self._flag("nearer_disliked", pos)}
 
     def _matched_keys(self, item: dict) -> list[dict]:
         """The item's keys the persona has rated, strongest first. ``kind`` is ``tag`` (a
@@ -322,6 +365,8 @@ class _Shared:
                              item.get("authors") or [], item.get("keyphrases") or []):
             if key in self.stats:
                 kind, value = split_key(key)
+                if kind in ("type", "source") and self._everywhere(key):
+                    continue  # the only feed, the only type: it tells no item from another
                 label = value
                 if kind == "source":
                     label = item.get("source") or value
@@ -421,7 +466,9 @@ def _phrases(p: dict) -> list[str]:
             "good": f"matches your interest {clause} (similarity {sim})",
             "weak": f"weakly similar to your interests (nearest {clause}, similarity {sim})",
             "none": f"not close to any of your interests (nearest {clause}, similarity {sim})",
-        }[e["level"]])
+        }[e["level"]] if not e.get("usual_here") else
+            f"no closer to your interest {clause} than many items in this archive are "
+            f"(similarity {sim})")
     if ev["liked"] is not None:
         e = ev["liked"]
         title, sim = _quote(e["title"] or f"item {e['id']}"), shown(e["similarity"])
@@ -434,16 +481,33 @@ def _phrases(p: dict) -> list[str]:
         }
         itself = ("liked for you by bootstrap, from your interests"
                   if e.get("source") == "bootstrap" else "you liked it")
-        add(LEVELS.index(e["level"]), "liked", itself if e.get("itself") else phrases[e["level"]])
+        disliked = e.get("disliked") or {}
+        if e.get("itself"):
+            text = itself
+        elif disliked.get("closer"):
+            # a liked neighbour lifts nothing when a disliked one is nearer still
+            # match.CLOSER: a disliked item within a hair of the liked one counts too
+            nearer = "nearer" if disliked["similarity"] >= e["similarity"] else "almost as near"
+            text = (f"near {title}, which {who} (similarity {sim}), but {nearer} to "
+                    f"{_quote(disliked['title'] or 'an item you disliked')}, which you disliked "
+                    f"(similarity {shown(disliked['similarity'])})")
+        elif e.get("usual_here"):
+            text = (f"no closer to what you liked than many items in this archive are (nearest "
+                    f"{title}, similarity {sim})")
+        else:
+            text = phrases[e["level"]]
+        add(LEVELS.index(e["level"]), "liked", text)
     if ev["classifier"] is not None:
         e = ev["classifier"]
         prob = shown(e["probability"])
-        add(LEVELS.index(e["level"]), "classifier", {
+        add(LEVELS.index(e["level"]) if not e.get("keeps_below_bar") else 2.5, "classifier", {
             "strong": f"looks like what you liked, not what you disliked (probability {prob})",
             "good": f"looks more like what you liked than what you disliked (probability {prob})",
             "weak": f"your likes and dislikes do not tell either way (probability {prob})",
             "none": f"looks more like what you disliked (probability {prob})",
-        }[e["level"]])
+        }[e["level"]] if not e.get("keeps_below_bar") else
+            f"looks more like what you disliked (probability {prob}), which keeps it below "
+            f"your bar")
     people = [k for k in ev["authors"] if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"
         # "by A, whom you liked once, and B, whom …": the clause closed before the next name

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,6 +63,32 @@ COUNTS_FROM = {"classifier": BAR}
 #: how the faces show such a figure's level where it does not count
 UNCOUNTED = "undecided: does not count for the match"
 
+#: Judged against the archive. The thresholds were chosen on an archive of many fields,
+#: where an item's figure against a random item of the archive is typically TYPICAL (the
+#: median of the reference). Where the typical figure is higher — an archive of one field,
+#: where most papers are 0.3–0.5 from any liked one, or many likes, whose nearest is near
+#: anything — every threshold rises by SHIFT times the excess: a figure counts as close only
+#: as far as it is closer than is usual *here*. Chosen on the choosing half of
+#: benchmarks/bar_field.py (BENCHMARKS.md, "The bar"); measured there, this beats judging
+#: a figure by how many spreads it stands above the archive's bulk.
+TYPICAL: dict[str, dict[str, float]] = {
+    MINILM: {"interest": 0.20, "liked": 0.22},
+    # the hash embedder's cosines count shared words: no archive makes them typical
+    "hermes/hash-384": {},
+}
+SHIFT = {"interest": 1.0, "liked": 3.0}
+#: a reference of fewer items says too little of what is typical here (the top quarter of
+#: 20 items is five of them): below this, figures are judged by the thresholds alone
+MIN_REFERENCE = 100
+#: the classifier, once trained, keeps an item below the bar when it leans towards a dislike
+#: (its probability under this): a near-miss the interests text matches closely stays down
+#: once the persona has disliked its like. (The classifier is class-balanced: 0.5 is its
+#: "either way".)
+VETO = 0.5
+#: "disliked" is judged only beside "liked": the liked figure lifts nothing where a disliked
+#: item is as near, or nearer, give or take this (chosen: within 0.05 of the liked one)
+CLOSER = -0.05
+
 
 def shown(figure: float) -> str:
     """A similarity or probability as every face writes it: cut, not rounded, to the
@@ -86,21 +113,93 @@ def level_of(kind: str, value: float, model: str) -> int:
     return int(level_counts(limits, [value])[0])
 
 
-def judge(components: Iterable[Component], size: int, model: str) -> np.ndarray:
+@dataclass
+class Judgement:
+    """Each candidate's level, and the level each kind of evidence reached for it as it
+    counted (after the archive's reference and the dislikes): what the explanation words."""
+
+    levels: np.ndarray
+    by_kind: dict[str, np.ndarray] = field(default_factory=dict)
+    #: per kind, whether the figure alone reached more than it counted for here (common in
+    #: this archive): the explanation then does not call it close
+    common: dict[str, np.ndarray] = field(default_factory=dict)
+    #: where the liked figure did not count because a disliked item is closer
+    nearer_disliked: np.ndarray | None = None
+    #: where the classifier kept the item below the bar
+    vetoed: np.ndarray | None = None
+
+    def _arrays(self) -> dict:
+        return {"levels": self.levels, **{f"by_kind.{k}": v for k, v in self.by_kind.items()},
+                **{f"common.{k}": v for k, v in self.common.items()},
+                "nearer_disliked": self.nearer_disliked, "vetoed": self.vetoed}
+
+    def take(self, order) -> Judgement:
+        """The same judgement for the candidates at ``order`` (in that order)."""
+        return Judgement(self.levels[order], {k: v[order] for k, v in self.by_kind.items()},
+                         {k: v[order] for k, v in self.common.items()},
+                         None if self.nearer_disliked is None else self.nearer_disliked[order],
+                         None if self.vetoed is None else self.vetoed[order])
+
+    def put(self, at, other: Judgement) -> None:
+        """Write ``other`` (a judgement of the candidates at ``at``) into this one."""
+        mine, theirs = self._arrays(), other._arrays()
+        for name, array in mine.items():
+            if array is not None and theirs.get(name) is not None:
+                array[at] = theirs[name]
+
+
+def archive_limits(kind: str, reference, model: str) -> tuple[float, ...] | None:
+    """``kind``'s thresholds raised for this archive (:data:`TYPICAL`, :data:`SHIFT`):
+    ``None`` when nothing raises them (no reference, or one of fewer than
+    :data:`MIN_REFERENCE` items)."""
+    typical = TYPICAL.get(model, TYPICAL[MINILM]).get(kind)
+    limits = thresholds(model).get(kind)
+    if (typical is None or limits is None or not SHIFT.get(kind) or reference is None
+            or len(reference) < MIN_REFERENCE):
+        return None
+    excess = max(0.0, float(np.median(np.asarray(reference, dtype=np.float64))) - typical)
+    return tuple(limit + SHIFT[kind] * excess for limit in limits)
+
+
+def judge(components: Iterable[Component], size: int, model: str) -> Judgement:
     """Each candidate's level (an index into :data:`LEVELS`): the best level any of its
-    active components' evidence reaches (a kind in :data:`COUNTS_FROM` only from there up)."""
+    active components' evidence reaches — each figure both past its absolute threshold and
+    past its threshold as raised for this archive (:data:`SHIFT`), a kind in :data:`COUNTS_FROM` only from there up,
+    the liked figure only where no disliked item is closer, and never above ``weak`` where
+    a trained classifier says no (:data:`VETO`)."""
     limits = thresholds(model)
     levels = np.zeros(size, dtype=np.int8)
+    by_kind: dict[str, np.ndarray] = {}
+    common: dict[str, np.ndarray] = {}
+    figures: dict[str, np.ndarray] = {}
     for comp in components:
         if not comp.active:
             continue
         for kind, values in comp.evidence.items():
-            if kind in limits:
-                reached = level_counts(limits[kind], values)
-                if kind in COUNTS_FROM:
-                    reached[reached < COUNTS_FROM[kind]] = 0
-                np.maximum(levels, reached, out=levels)
-    return levels
+            figures[kind] = np.asarray(values, dtype=np.float64)
+            if kind not in limits:
+                continue
+            reached = level_counts(limits[kind], values)
+            raised = archive_limits(kind, comp.reference.get(kind), model)
+            if raised is not None:
+                here = level_counts(raised, values)
+                common[kind] = here < reached
+                reached = here
+            by_kind[kind] = reached
+    nearer = None
+    if "liked" in by_kind and "disliked" in figures:
+        nearer = np.nan_to_num(figures["disliked"], nan=-np.inf) >= figures["liked"] + CLOSER
+        by_kind["liked"] = np.where(nearer, np.minimum(by_kind["liked"], BAR - 1),
+                                    by_kind["liked"]).astype(np.int8)
+    for kind, reached in by_kind.items():
+        if kind in COUNTS_FROM:
+            reached = np.where(reached < COUNTS_FROM[kind], 0, reached).astype(np.int8)
+        np.maximum(levels, reached, out=levels)
+    vetoed = None
+    if "classifier" in figures and VETO > 0:
+        vetoed = (figures["classifier"] < VETO) & (levels >= BAR)
+        levels[vetoed] = BAR - 1
+    return Judgement(levels, by_kind, common, nearer, vetoed)
 
 
 def level_counts(limits: tuple[float, ...], values) -> np.ndarray:

@@ -309,6 +309,15 @@ class Matrix:
             mask[self.key_rows[self.key_cols == column]] = True
         return mask
 
+    def key_count(self, key: str) -> int:
+        """How many rows carry ``key`` (counted once per contents for every key)."""
+        column = self.key_index.get(key)
+        if column is None:
+            return 0
+        counts = self.derived("key_counts", lambda: np.bincount(
+            self.key_cols, minlength=len(self.key_index)))
+        return int(counts[column]) if column < len(counts) else 0
+
     def has_any_key(self, keys) -> np.ndarray:
         """Boolean mask of the rows carrying at least one of ``keys``."""
         columns = [self.key_index[k] for k in keys if k in self.key_index]

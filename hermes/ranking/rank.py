@@ -19,7 +19,7 @@ from ..embed import get_embedder
 from ..errors import InvalidInput
 from ..plugins import call_each, get_plugin_manager, warn
 from ..records import item_rows, user_clicks
-from .match import BAR, LEVELS, judge
+from .match import BAR, LEVELS, Judgement, judge
 from .matrix import Matrix, get_matrix
 from .quantized import release_free_memory
 
@@ -54,6 +54,9 @@ class Ranking:
     level_counts: dict[str, int] = field(default_factory=dict)
     #: whether the items that clear the persona's bar were put first (see :func:`rank`)
     bar_first: bool = False
+    #: how each kind of evidence counted for each ranked item (row-aligned with
+    #: ``item_ids``): what the explanation words
+    judgement: Judgement | None = None
 
     def match(self, position: int) -> str:
         """``"strong"``, ``"good"``, ``"weak"`` or ``"none"`` for the item at ``position``."""
@@ -240,7 +243,8 @@ def rank(
     components = score(db, user, ids, context, failed)
     scales: dict = {}
     total, contributions, w, shares = blend(components, len(clicks), len(ids), scales)
-    levels = judge(components, len(ids), embedder.name)
+    judgement = judge(components, len(ids), embedder.name)
+    levels = judgement.levels
     shortlist = max(RESCORE, 2 * (limit or 0))
     if matrix.storage == "int8" and len(ids) and shortlist:
         # The scores came from the int8 codes: score the best of them again, exactly, and
@@ -253,9 +257,9 @@ def rank(
         context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
         components = score(db, user, ids, context, failed)
         reblend(components, short, total, contributions, shares, scales)
-        levels[short] = judge([replace(c, evidence={k: np.asarray(v)[short] for k, v in
-                                                    c.evidence.items()}) for c in components],
-                              len(short), embedder.name)
+        judgement.put(short, judge([replace(c, evidence={k: np.asarray(v)[short] for k, v in
+                                                         c.evidence.items()})
+                                    for c in components], len(short), embedder.name))
         release_free_memory()
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
     counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
@@ -273,6 +277,7 @@ def rank(
         levels=levels[order],
         level_counts={name: int(n) for name, n in zip(LEVELS, counts)},
         bar_first=bar_first,
+        judgement=judgement.take(order),
     )
 
 

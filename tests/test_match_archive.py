@@ -1,0 +1,94 @@
+"""``match`` judged against the archive (issue 30): thresholds rise where the typical figure
+is high (one field), dislikes count, a trained classifier can keep an item below the bar,
+and a reason names only what tells items apart."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hermes.contract import Component
+from hermes.ranking import match
+from hermes.ranking.explain import explain
+from hermes.records import create_user
+from hermes.storage.signals import record_click
+
+MINILM = match.MINILM
+
+
+def judged(evidence, reference=None, n=None):
+    n = n or len(next(iter(evidence.values())))
+    comps = [Component(kind, "profile", np.zeros(n), evidence={kind: np.asarray(values)},
+                       reference={kind: np.asarray(reference[kind])} if reference and kind in reference
+                       else {})
+             for kind, values in evidence.items()]
+    return match.judge(comps, n, MINILM)
+
+
+def test_a_figure_strong_in_many_fields_is_not_strong_where_every_item_is_that_close():
+    strong = match.THRESHOLDS[MINILM]["liked"][2]
+    figure = np.array([strong + 0.01])
+    many_fields = np.full(500, match.TYPICAL[MINILM]["liked"])  # typical: as calibrated
+    one_field = np.full(500, match.TYPICAL[MINILM]["liked"] + 0.2)  # every paper 0.42 away
+    assert match.LEVELS[judged({"liked": figure}, {"liked": many_fields}).levels[0]] == "strong"
+    here = judged({"liked": figure}, {"liked": one_field})
+    assert match.LEVELS[here.levels[0]] in ("none", "weak")
+    assert here.common["liked"][0]  # the explanation then says it is usual here
+    # the thresholds rise by SHIFT x the excess of the archive's median over TYPICAL
+    raised = match.archive_limits("liked", one_field, MINILM)
+    assert np.allclose(raised, np.array(match.THRESHOLDS[MINILM]["liked"]) + match.SHIFT["liked"] * 0.2)
+
+
+def test_a_small_reference_says_nothing_of_what_is_typical():
+    high = np.full(match.MIN_REFERENCE - 1, 0.9)
+    assert match.archive_limits("liked", high, MINILM) is None
+    assert match.archive_limits("liked", np.full(match.MIN_REFERENCE, 0.9), MINILM) is not None
+
+
+def test_the_liked_figure_lifts_nothing_where_a_disliked_item_is_as_near():
+    liked = match.THRESHOLDS[MINILM]["liked"][2] + 0.05
+    j = judged({"liked": np.array([liked, liked, liked]),
+                "disliked": np.array([liked + 0.04, liked - 0.2, np.nan])})
+    assert [match.LEVELS[v] for v in j.levels] == ["weak", "strong", "strong"]
+    assert j.nearer_disliked.tolist() == [True, False, False]
+
+
+def test_a_trained_classifier_that_leans_to_a_dislike_keeps_an_item_below_the_bar():
+    interest = match.THRESHOLDS[MINILM]["interest"][2] + 0.05
+    j = judged({"interest": np.array([interest, interest]),
+                "classifier": np.array([match.VETO - 0.1, match.VETO + 0.1])})
+    assert [match.LEVELS[v] for v in j.levels] == ["weak", "strong"]
+    assert j.vetoed.tolist() == [True, False]
+
+
+def test_the_second_pass_writes_its_judgement_into_the_first():
+    first = judged({"liked": np.array([0.0, 0.0, 0.0])})
+    second = judged({"liked": np.array([0.9])})
+    first.put(np.array([1]), second)
+    assert first.levels.tolist() == [0, 3, 0] and first.by_kind["liked"].tolist() == [0, 3, 0]
+    assert first.take(np.array([1, 0])).levels.tolist() == [3, 0]
+
+
+def test_one_feed_of_one_type_is_never_named_in_a_reason(db, add_items, no_bar):
+    """The trial: with 6 dislikes and 5 likes every reason ended "but from a source or type
+    you disliked: JWST arXiv Feed (feed), type paper" though the archive is that feed."""
+    ids = add_items([{"title": f"galaxy survey number {k}", "summary": "galaxies at high redshift",
+                      "content_type": "paper"} for k in range(14)])
+    user = create_user(db, "astro", "high-redshift galaxies")
+    for k, item_id in enumerate(ids[:11]):
+        record_click(db, user["id"], item_id, k < 5, "ui")
+    why = explain(db, user, ids[12], since_days=None)
+    assert not why["evidence"]["sources"]
+    assert "source or type" not in why["reason"] and not any(
+        "source or type" in p for p in why["phrases"])
+
+
+def test_a_second_feed_makes_the_source_worth_naming(db, add_items, no_bar):
+    ids = add_items([{"title": f"galaxy survey number {k}", "summary": "galaxies"} for k in range(6)])
+    other = add_items([{"title": "bread recipes", "summary": "flour"}], feed_url="https://b.example/f",
+                      feed_title="Bakery")
+    user = create_user(db, "astro", "high-redshift galaxies")
+    for item_id in ids[:4]:
+        record_click(db, user["id"], item_id, False, "ui")
+    record_click(db, user["id"], other[0], True, "ui")
+    why = explain(db, user, ids[5], since_days=None)
+    assert any(k["kind"] == "source" for k in why["evidence"]["sources"])
