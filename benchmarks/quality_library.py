@@ -105,6 +105,17 @@ def run_persona(system, persona, seed, history, heldout, rel, papers, library,
     return out
 
 
+def library_overrides(settings: list[str]) -> None:
+    from hermes_persona import library_scorer
+
+    for setting in settings:
+        target, value = setting.split("=", 1)
+        name = target.split(".", 1)[1]
+        if not hasattr(library_scorer, name):
+            raise SystemExit(f"hermes_persona.library_scorer has no {name}")
+        setattr(library_scorer, name, type(getattr(library_scorer, name))(eval(value)))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -116,9 +127,12 @@ def main(argv=None) -> int:
     ap.add_argument("--drift", action="store_true",
                     help="a two-topic persona's whole relevant history as the library, then only "
                          "the first topic wanted")
-    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE")
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="a hermes constant (builtins.scorers.AFFINITY_K=5), or the library "
+                         "component's (library_scorer.HANDOVER=20)")
     args = ap.parse_args(argv)
-    apply_overrides(args.set)
+    apply_overrides([s for s in args.set if not s.startswith("library_scorer.")])
+    library_overrides([s for s in args.set if s.startswith("library_scorer.")])
     started = time.time()
 
     papers = load_papers()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hermes_corpus import export as corpus_export
 from hermes_corpus import signals as corpus_signals
-from hermes_persona import library
+from hermes_persona import library, library_scorer
 from hermes_persona.library_formats import read, tex_text
 from test_persona_support import make_persona, snapshot, tool
 from typer.testing import CliRunner
@@ -306,3 +306,41 @@ def test_latin1_bibtex_is_read(db, db_path, archive, tmp_path):
 def test_tex_text_resolves_bibtex_markup_and_keeps_math():
     assert tex_text(r"{GPU}-accelerated \emph{in vivo} $\mathcal{O}(n^2)$ 50\% -- {\em Mixture}") == \
         r"GPU-accelerated in vivo $\mathcal{O}(n^2)$ 50% – Mixture"
+
+
+# --- the library's weight in the ranking ---------------------------------------------------
+
+
+def _library_of(n: int, word: str) -> str:
+    return "\n".join(f"@misc{{{word}{i}, title = {{{word} study number {i} of the {word} series}}}}"
+                     for i in range(n))
+
+
+def test_a_small_library_leaves_the_ranking_to_the_core(db, archive):
+    from hermes.ranking.rank import rank
+
+    imported(db, _library_of(library_scorer.LIBRARY_MIN - 1, "lensing"))
+    ranking = rank(db, require_user(db, "ann"))
+    assert "library" not in ranking.components
+
+
+def test_a_large_library_gets_a_component_that_hands_over_to_own_clicks(db, archive, add_items):
+    from hermes.contract import CandidateQuery
+    from hermes.ranking.rank import rank
+
+    unread = add_items([{"title": "lensing study of a cluster", "days_ago": 1},
+                        {"title": "sourdough baking at home", "days_ago": 1}])
+    imported(db, _library_of(library_scorer.LIBRARY_MIN, "lensing"))
+    ann = require_user(db, "ann")
+    query = CandidateQuery(since_days=None)
+    first = rank(db, ann, query)
+    lib = first.components["library"]
+    assert lib.role == "behaviour" and lib.weight == library_scorer.LIBRARY_SHARE
+    assert lib.detail["library"] == library_scorer.LIBRARY_MIN and lib.detail["own_clicks"] == 0
+    order = [int(i) for i in first.item_ids]
+    assert order.index(unread[0]) < order.index(unread[1])
+    for item in (archive["streams"], archive["attention"]):
+        record_click(db, ann["id"], item, False, "ui")
+    after = rank(db, ann, query).components["library"]
+    handover = library_scorer.HANDOVER
+    assert after.weight == pytest.approx(library_scorer.LIBRARY_SHARE * handover / (handover + 2))

@@ -7,6 +7,7 @@ from hermes.hookspecs import hookimpl
 
 from . import tools as t
 from .cli import persona_app
+from .library_scorer import hermes_score  # noqa: F401 - the library's ranking component
 
 
 @hookimpl

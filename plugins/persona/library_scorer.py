@@ -1,0 +1,131 @@
+"""The ``library`` component: what a persona's imported library says, weighed against the
+person's own clicks that follow it.
+
+A library is many likes and no dislikes (hundreds of papers, `hermes persona import`). The
+core's behaviour components were built for a handful of clicks: ``affinity`` compares with
+the 16 most recent likes, and the click classifier waits for a dislike and then has a few
+near-miss dislikes and 50 light random negatives against hundreds of likes. On the quality
+benchmark with a simulated library (benchmarks/quality_library.py) a 100-paper library
+ranked *worse* than no library at all. So the library gets a model of its own, the
+Scholar-Inbox recipe that did best with it: logistic regression on the library against a
+random sample of the archive as large as the library, with the person's own clicks (``ui``,
+``agent``) each counted :data:`OWN_CLICK_WEIGHT` times. Its share of the behaviour role
+starts at :data:`LIBRARY_SHARE` and hands over to the other components as the person's own
+clicks come in (half of it after :data:`HANDOVER` own clicks), so 2,000 library papers do not
+drown the next 10 dislikes. A persona with fewer than :data:`LIBRARY_MIN` library likes has
+no such component: its ranking is exactly the core's.
+
+Library likes are the clicks with source ``bootstrap`` (the import's, and
+``bootstrap_persona``'s few).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from hermes.contract import Component
+from hermes.faces import plural
+from hermes.hookspecs import hookimpl
+from hermes.ranking import logistic
+from hermes.ranking.quantized import Int8Candidates
+
+#: fewer library likes than this: no component (the core's affinity reads them well)
+LIBRARY_MIN = 10
+#: the model's L2 strength (scikit-learn's C)
+LIBRARY_C = 1.0
+#: random unclicked items as negatives: as many as the library's likes, at least this many
+MIN_NEGATIVES = 50
+#: the weight of each random negative, relative to a library like
+NEGATIVE_WEIGHT = 0.9
+#: one own click (``ui`` / ``agent``) counts as this many library entries in the model
+OWN_CLICK_WEIGHT = 5.0
+#: the component's weight in the behaviour role before any own click (the core's
+#: components weigh 1 together, preference 1 more)
+LIBRARY_SHARE = 2.0
+#: own clicks after which the library has half of its starting weight
+HANDOVER = 10.0
+
+_FITS: OrderedDict = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def settings() -> tuple:
+    """The constants (read when called: the benchmark varies them)."""
+    return (LIBRARY_MIN, LIBRARY_C, MIN_NEGATIVES, NEGATIVE_WEIGHT, OWN_CLICK_WEIGHT,
+            LIBRARY_SHARE, HANDOVER)
+
+
+@hookimpl
+def hermes_score(db, user, item_ids, vectors, context):
+    matrix = context.matrix
+    if not context.clicks or not len(matrix):
+        return None
+    clicks = db.execute("SELECT item_id, label = 'like', source = 'bootstrap' FROM clicks "
+                        "WHERE user_id = ? ORDER BY id", [user["id"]]).fetchall()
+    library = [i for i, liked, seed in clicks if liked and seed]
+    if len(library) < LIBRARY_MIN:
+        return None
+    fitted = _model(matrix, user["id"], clicks)
+    if fitted is None:
+        return None
+    coef, intercept, n_library, n_own = fitted
+    scores = _product(vectors, coef) + intercept
+    if context.exact is not None:  # int8 storage: the short list exactly (see ScoringContext)
+        positions, exact = context.exact
+        scores[positions] = np.asarray(exact, dtype=np.float32) @ coef + intercept
+    weight = LIBRARY_SHARE * HANDOVER / (HANDOVER + n_own)
+    return Component("library", "behaviour", scores, weight=weight, detail={
+        "library": n_library, "own_clicks": n_own,
+        "reason": f"fit on the library's {plural(n_library, 'like')} and "
+                  f"{plural(n_own, 'own click')}, against random items of the archive"})
+
+
+def _product(vectors, coef: np.ndarray) -> np.ndarray:
+    if isinstance(vectors, Int8Candidates):  # never widen int8 candidates
+        return vectors.product(coef[None, :])[0].astype(np.float64)
+    return (np.asarray(vectors) @ coef).astype(np.float64)
+
+
+def _model(matrix, user_id: int, clicks: list[tuple]):
+    key = (matrix.token, len(matrix), user_id, tuple(clicks), settings())
+    with _LOCK:
+        if key in _FITS:
+            _FITS.move_to_end(key)
+            return _FITS[key]
+    fitted = _fit(matrix, user_id, clicks)
+    with _LOCK:
+        _FITS[key] = fitted
+        while len(_FITS) > 32:
+            _FITS.popitem(last=False)
+    return fitted
+
+
+def _fit(matrix, user_id: int, clicks: list[tuple]):
+    rows = matrix.lookup(np.array([i for i, _, _ in clicks], dtype=np.int64))
+    held = [(r, bool(liked), bool(seed)) for r, (_, liked, seed) in zip(rows.tolist(), clicks) if r >= 0]
+    n_library = sum(1 for _, liked, seed in held if liked and seed)
+    if n_library < LIBRARY_MIN:
+        return None
+    negatives = _random_rows(matrix, user_id, {r for r, _, _ in held}, max(MIN_NEGATIVES, n_library),
+                             len(clicks))
+    X = matrix.exact_rows(np.array([r for r, _, _ in held] + negatives, dtype=np.int64))
+    y = np.array([int(liked) for _, liked, _ in held] + [0] * len(negatives))
+    w = np.array([1.0 if seed else OWN_CLICK_WEIGHT for _, _, seed in held]
+                 + [NEGATIVE_WEIGHT] * len(negatives))
+    coef, intercept = logistic.fit(X, y, C=LIBRARY_C, sample_weight=w)
+    n_own = sum(1 for _, _, seed in held if not seed)
+    return coef.astype(np.float32), float(intercept), n_library, n_own
+
+
+def _random_rows(matrix, user_id: int, clicked: set[int], n: int, n_clicks: int) -> list[int]:
+    """``n`` random unclicked rows (fewer in a small archive), the same between two clicks."""
+    rng = np.random.default_rng([int(user_id), int(n_clicks), 38])
+    wanted = min(n, len(matrix) - len(clicked))
+    picked: dict[int, None] = {}
+    while len(picked) < wanted:
+        picked.update((r, None) for r in rng.integers(0, len(matrix), size=2 * wanted).tolist()
+                      if r not in clicked)
+    return list(picked)[:wanted]
