@@ -354,4 +354,5 @@ def test_the_saved_message_quotes_a_latex_title_as_stored(alice, add_items):
                 "url": "https://arxiv.org/abs/2401.99999"}], feed_url="https://rss.arxiv.org/rss/cs.LG")
     r = run_tool(alice, "save_item", user="alice", ref="2401.99999")
     assert r["ok"], r["message"]
-    assert r"“Sparse codes with $\ell_1$ Priors”" in r["message"] and "\\\\" not in r["message"]
+    # since issue 33 the remote title is in the payload, never in the tool's own message
+    assert r["title"] == r"Sparse codes with $\ell_1$ Priors" and "Priors" not in r["message"]

@@ -293,6 +293,8 @@ def _save_references(db_path, user: str, refs: list[str], as_json: bool) -> bool
             emit_json(result)
         elif result.get("ok"):
             typer.echo(result["message"])
+            if result.get("title"):  # kept out of the tool's message (it is remote text)
+                typer.echo(f"  “{clean(result['title'], 200)}”")
         else:
             typer.echo(f"error: {lower_first(result['message'])}", err=True)
     return all(r.get("ok") for r in results)

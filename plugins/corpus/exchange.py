@@ -12,7 +12,6 @@ from pydantic import Field
 from hermes.config import settings
 from hermes.contract import Result, ok, tool
 from hermes.records import require_user
-from hermes.text import clip
 from hermes.tools import User, caller
 
 from . import export
@@ -93,13 +92,14 @@ def save(db, user: str, ref: str, *, trusted: bool) -> dict:
     r = saving.save(db, user, ref, allow_private=trusted or settings().allow_private,
                     source="ui" if trusted else caller())
     what = "Stored" if r["created"] else "Already stored:"
-    # quoted, not repr(): repr doubled the backslashes of a LaTeX title ("\\ell_1")
-    return ok(f"{what} item {r['item_id']} “{clip(r['title'] or '', 120)}”; saved for {r['user']} "
+    # The remote title stays out of the message (it is in `title`): it is third-party text,
+    # and the message is the tool speaking.
+    return ok(f"{what} item {r['item_id']} (its title is in 'title'); saved for {r['user']} "
               f"({_describe(r['changes'])}; facet {r['facet']}).",
               **{k: r[k] for k in SavedItem.empty()})
 
 
-@tool(GROUP, result=SavedItem, idempotent=True, open_world=True)
+@tool(GROUP, result=SavedItem, idempotent=True, open_world=True, untrusted=True)
 def save_item(
     db,
     user: User,

@@ -12,7 +12,6 @@ matches on them updates an entry rather than duplicating it.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 import sqlite_utils
@@ -25,6 +24,7 @@ from .bibtex import MATH, _bib_name, bib_escape, bib_tex, bibtex  # noqa: F401 (
 from .fields import _date, _media_url, duration_text, media, note_text
 from .membership import _read_snapshot
 from .references import inverted, person
+from .untrusted import md_code, md_text, md_url
 
 # --- the plain-text formats ---------------------------------------------------------------
 
@@ -147,9 +147,9 @@ def csl_json(records: list[dict], tombstones: list[dict] | None = None) -> str:
 def byline(r: dict) -> str:
     """"A. Smith, B. Jones · *Source* · 2024 · arXiv:2401.12345 · experienced, strength 0.55",
     with an episode's duration and audio link after the year."""
-    parts = [", ".join(r["authors"])] if r["authors"] else []
+    parts = [", ".join(md_text(a) for a in r["authors"])] if r["authors"] else []
     if r["source"]:
-        parts.append("*" + re.sub(r"([*_\\\[\]`])", r"\\\1", r["source"]) + "*")
+        parts.append("*" + md_text(r["source"], emphasis=True) + "*")
     if r["year"]:
         parts.append(r["year"])
     found = media(r)
@@ -175,11 +175,11 @@ def markdown_body(r: dict, level: int = 2) -> str:
     h = "#" * level
     out = []
     if r["abstract"]:
-        out += [f"{h} Summary", "", readable(r["abstract"]), ""]
+        out += [f"{h} Summary", "", md_text(readable(r["abstract"])), ""]
     if r["highlights"]:
         out += [f"{h} Highlights", ""]
         for x in r["highlights"]:
-            out += [quote(x["text"])]
+            out += [quote(md_text(x["text"]))]
             if x["comment"]:
                 out += [">", quote("— " + x["comment"])]
             out += [""]
@@ -191,15 +191,15 @@ def markdown_body(r: dict, level: int = 2) -> str:
 
 
 def md_link(text: str, url: str | None) -> str:
-    # Brackets in feed text would end the link text early; angle brackets keep odd URLs whole.
-    text = text.replace("[", "\\[").replace("]", "\\]")
+    # Feed text is shown, never run (.untrusted); angle brackets keep odd URLs whole.
+    text, url = md_text(text), md_url(url)
     return f"[{text}](<{url}>)" if url else text
 
 
 def _md_entry(r: dict) -> str:
     parts = [f"## {md_link(readable(r['title']), r['url'])}", byline(r)]
     if r["tags"]:
-        parts.append("Tags: " + " ".join(f"`{t}`" for t in r["tags"]))
+        parts.append("Tags: " + " ".join(f"`{md_code(t)}`" for t in r["tags"]))
     parts.append(markdown_body(r, level=3))
     return "\n\n".join(p.strip() for p in parts if p.strip()) + "\n"
 

@@ -41,6 +41,7 @@ from .export import byline, markdown_body, md_link
 from .membership import _read_snapshot, changes_since, revision_state
 from .settings import corpus_settings
 from .strength import strength
+from .untrusted import without_bidi
 
 CURSOR = ".hermes-sync.json"
 CURSOR_VERSION = 1
@@ -85,7 +86,8 @@ def file_name(record: dict) -> str:
     Characters that file systems or wiki links refuse are dropped (the title is feed text).
     The note is found again by the item id in the folder's cursor, not by this name, so a
     name that changes moves the note (with the person's text) rather than orphaning it."""
-    shown = _TEX_COMMAND.sub(r"\1", readable(record["title"]))
+    # no bidi controls: an override makes a name read backwards ("…gnp.exe")
+    shown = _TEX_COMMAND.sub(r"\1", without_bidi(readable(record["title"])))
     title = " ".join(_NAME_UNSAFE.sub(" ", shown).split()).strip(". ") or "untitled"
     suffix = f" ({record['key']}).md"
     budget = MAX_NAME_BYTES - len(suffix.encode())
