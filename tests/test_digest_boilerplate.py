@@ -197,3 +197,19 @@ def test_an_item_alone_in_the_window_is_unclustered_and_one_without_subject_too(
     result = window_topics.group(graph, window)
     assert [t.members for t in result.topics] == [tuple(ids[:3])]
     assert result.unclustered == ids[3:]
+
+
+def test_liked_topics_leave_out_keyphrases_that_name_no_topic(db, add_items):
+    """A trial's profile_status listed "dataset" and "detection" among the liked topics:
+    keyphrases kept before the tagger learned that alone they name nothing."""
+    from hermes_persona.status import profile_status
+
+    from hermes.storage.signals import record_click
+
+    ids = add_items([{"title": "Object detection on a new dataset", "tags": ["cs.cv"]}])
+    db.execute("""UPDATE items SET tags = '["cs.cv", "dataset", "detection", "object detection"]',
+                  keyphrases = '["dataset", "detection", "object detection"]' WHERE id = ?""", [ids[0]])
+    user = create_user(db, "ann", "computer vision")
+    record_click(db, user["id"], ids[0], True, "ui")
+    status = profile_status(db, "ann")
+    assert [e["key"] for e in status["liked_topics"]] == ["object detection"]

@@ -47,7 +47,8 @@ from ..language import WORD as _WORD
 #: that repeats a word ("big live live") is no candidate; "url", "permalink" are boilerplate
 #: 13: more verbs of argument (deduce, giving, satisfy …) end a phrase and more adjectives
 #: (finite, algebraic, constant …) never stand alone
-VERSION = 13
+#: 14: "dataset", "detection" never alone (a persona's liked topics read "dataset · detection")
+VERSION = 14
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -115,7 +116,7 @@ _NOT_ALONE = set("""
     observation observations measurement measurements simulation simulations sample samples
     feature features performance quality information application applications way ways
     implication implications approximation approximations quantity quantities learning
-    point points
+    point points dataset datasets detection detections
 """.split()) | FILLER_NOUNS | FILLER_ADJECTIVES
 # Words of idioms and argument ("hand", "respect", "similar"): not even together a topic.
 _HOLLOW = FILLER_NOUNS | FILLER_ADJECTIVES

@@ -11,6 +11,7 @@ import re
 
 import sqlite_utils
 
+from hermes.builtins.default_keyphrases import candidates
 from hermes.embed import get_embedder
 from hermes.faces import plural
 from hermes.ranking.interests import wanted_text
@@ -24,6 +25,12 @@ from .personas import click_counts
 TOP = 10
 
 
+def names_topic(keyphrase: str) -> bool:
+    """Whether the built-in tagger's rules still make ``keyphrase`` a topic: one kept
+    before they learned that "dataset" or "detection" alone names none is not listed."""
+    return keyphrase in candidates(keyphrase)
+
+
 def _entries(stats: dict, family: str, *, liked: bool, top: int = TOP) -> list[dict]:
     """The keys of one family (``tag``: feed categories, ``topic``: keyphrases a tagger
     added, ``type``, ``source``) the persona liked (or disliked)."""
@@ -31,6 +38,7 @@ def _entries(stats: dict, family: str, *, liked: bool, top: int = TOP) -> list[d
         (split_key(key)[1], s)
         for key, s in stats.items()
         if split_key(key)[0] == family and ((s["score"] > 0) if liked else (s["score"] < 0))
+        and (family != "topic" or names_topic(split_key(key)[1]))
     ]
     picked.sort(key=lambda kv: (-abs(kv[1]["score"]), -(kv[1]["likes"] + kv[1]["dislikes"]), kv[0]))
     return [
