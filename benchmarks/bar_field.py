@@ -174,7 +174,7 @@ def rejudge(data: dict) -> np.ndarray:
             comps.append(Component(kind, "profile", np.zeros(b - a),
                                    evidence={kind: values},
                                    reference={kind: ref} if len(ref) else {}))
-        levels[a:b] = judge(comps, b - a, MINILM).levels
+        levels[a:b] = judge(comps, b - a, MINILM, int(data["budget"][a])).levels
     return levels
 
 

@@ -15,13 +15,13 @@ from hermes.storage.signals import record_click
 MINILM = match.MINILM
 
 
-def judged(evidence, reference=None, n=None):
+def judged(evidence, reference=None, n=None, n_clicks=match.VETO_CLICKS):
     n = n or len(next(iter(evidence.values())))
     comps = [Component(kind, "profile", np.zeros(n), evidence={kind: np.asarray(values)},
                        reference={kind: np.asarray(reference[kind])} if reference and kind in reference
                        else {})
              for kind, values in evidence.items()]
-    return match.judge(comps, n, MINILM)
+    return match.judge(comps, n, MINILM, n_clicks)
 
 
 def test_a_figure_strong_in_many_fields_is_not_strong_where_every_item_is_that_close():
@@ -58,6 +58,10 @@ def test_a_trained_classifier_that_leans_to_a_dislike_keeps_an_item_below_the_ba
                 "classifier": np.array([match.VETO - 0.1, match.VETO + 0.1])})
     assert [match.LEVELS[v] for v in j.levels] == ["weak", "strong"]
     assert j.vetoed.tolist() == [True, False]
+    # on fewer clicks it says too little to hold anything down
+    few = judged({"interest": np.array([interest]), "classifier": np.array([match.VETO - 0.1])},
+                 n_clicks=match.VETO_CLICKS - 1)
+    assert match.LEVELS[few.levels[0]] == "strong"
 
 
 def test_the_second_pass_writes_its_judgement_into_the_first():

@@ -85,6 +85,10 @@ MIN_REFERENCE = 100
 #: once the persona has disliked its like. (The classifier is class-balanced: 0.5 is its
 #: "either way".)
 VETO = 0.5
+#: … once it is fit on this many clicks: on one like and one dislike (and the sampled
+#: unclicked items) it leans to a dislike on nearly everything, the persona's best match
+#: included; the benchmark's smallest budget, where VETO was chosen, is 5
+VETO_CLICKS = 5
 #: "disliked" is judged only beside "liked": the liked figure lifts nothing where a disliked
 #: item is as near, or nearer, give or take this (chosen: within 0.05 of the liked one)
 CLOSER = -0.05
@@ -161,12 +165,13 @@ def archive_limits(kind: str, reference, model: str) -> tuple[float, ...] | None
     return tuple(limit + SHIFT[kind] * excess for limit in limits)
 
 
-def judge(components: Iterable[Component], size: int, model: str) -> Judgement:
+def judge(components: Iterable[Component], size: int, model: str,
+          n_clicks: int = 0) -> Judgement:
     """Each candidate's level (an index into :data:`LEVELS`): the best level any of its
     active components' evidence reaches — each figure both past its absolute threshold and
     past its threshold as raised for this archive (:data:`SHIFT`), a kind in :data:`COUNTS_FROM` only from there up,
     the liked figure only where no disliked item is closer, and never above ``weak`` where
-    a trained classifier says no (:data:`VETO`)."""
+    a classifier trained on ``n_clicks`` >= :data:`VETO_CLICKS` says no (:data:`VETO`)."""
     limits = thresholds(model)
     levels = np.zeros(size, dtype=np.int8)
     by_kind: dict[str, np.ndarray] = {}
@@ -196,7 +201,7 @@ def judge(components: Iterable[Component], size: int, model: str) -> Judgement:
             reached = np.where(reached < COUNTS_FROM[kind], 0, reached).astype(np.int8)
         np.maximum(levels, reached, out=levels)
     vetoed = None
-    if "classifier" in figures and VETO > 0:
+    if "classifier" in figures and VETO > 0 and n_clicks >= VETO_CLICKS:
         vetoed = (figures["classifier"] < VETO) & (levels >= BAR)
         levels[vetoed] = BAR - 1
     return Judgement(levels, by_kind, common, nearer, vetoed)

@@ -243,7 +243,7 @@ def rank(
     components = score(db, user, ids, context, failed)
     scales: dict = {}
     total, contributions, w, shares = blend(components, len(clicks), len(ids), scales)
-    judgement = judge(components, len(ids), embedder.name)
+    judgement = judge(components, len(ids), embedder.name, len(clicks))
     levels = judgement.levels
     shortlist = max(RESCORE, 2 * (limit or 0))
     if matrix.storage == "int8" and len(ids) and shortlist:
@@ -259,7 +259,8 @@ def rank(
         reblend(components, short, total, contributions, shares, scales)
         judgement.put(short, judge([replace(c, evidence={k: np.asarray(v)[short] for k, v in
                                                          c.evidence.items()})
-                                    for c in components], len(short), embedder.name))
+                                    for c in components], len(short), embedder.name,
+                                   len(clicks)))
         release_free_memory()
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
     counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
