@@ -280,8 +280,9 @@ def _bib_name(name: str, source: str | None = None) -> str:
     if "literal" in p:  # braces stop BibTeX splitting it ("{heise online}")
         return "{" + bib_escape(p["literal"]) + "}"
     family = " ".join(filter(None, [p.get("non-dropping-particle"), p["family"]]))
-    parts = [family, p["suffix"]] if p.get("suffix") else [family]
-    return ", ".join(bib_escape(part) for part in [*parts, p.get("given", "")])
+    if p.get("suffix"):  # "von Last, Jr, First": the suffix needs the third part
+        return ", ".join(bib_escape(part) for part in [family, p["suffix"], p.get("given", "")])
+    return ", ".join(bib_escape(part) for part in [family, p.get("given")] if part)
 
 
 _BIB_MEDIUM = {"podcast": "Podcast episode", "video": "Video"}
