@@ -53,13 +53,15 @@ RELEVANT_SHARE = 0.9
 
 
 def library_of(persona, seed: int, size: int, history, rel) -> list[int]:
-    """``size`` history papers: nine in ten relevant to ``persona``, the rest not."""
+    """``size`` history papers: nine in ten relevant to ``persona``, the rest not (fewer
+    when the history holds fewer relevant papers: the share stays nine in ten)."""
     rng = np.random.default_rng([seed, size, zlib.crc32(persona.name.encode())])
     relevant = [i for i in history if rel[i] > 0]
     other = [i for i in history if rel[i] == 0]
     n_rel = min(len(relevant), round(RELEVANT_SHARE * size))
+    n_other = round(n_rel * (1 - RELEVANT_SHARE) / RELEVANT_SHARE)
     picked = rng.choice(relevant, size=n_rel, replace=False).tolist()
-    picked += rng.choice(other, size=min(len(other), size - n_rel), replace=False).tolist()
+    picked += rng.choice(other, size=min(len(other), n_other), replace=False).tolist()
     return [int(i) for i in rng.permutation(picked)]
 
 
@@ -193,7 +195,8 @@ def main(argv=None) -> int:
         n = np.mean(sizes_seen[size])
         title = (f"drift: the whole relevant history as the library (mean {n:.0f} papers), then "
                  "only the first topic wanted" if size < 0 else
-                 f"library of {size} papers" if size else "no library")
+                 f"library of {size} papers (mean {n:.0f}: a persona whose history holds fewer "
+                 "relevant papers gets fewer)" if size else "no library")
         print(f"\n### {title}; {len(personas)} personas x {args.seeds} seeds"
               + (f"; {' '.join(args.set)}" if args.set else "") + "\n")
         print(report(scores[size], names))

@@ -8,8 +8,8 @@ near-miss dislikes and 50 light random negatives against hundreds of likes. On t
 benchmark with a simulated library (benchmarks/quality_library.py) a 100-paper library
 ranked *worse* than no library at all. So the library gets a model of its own, the
 Scholar-Inbox recipe that did best with it: logistic regression on the library against a
-random sample of the archive as large as the library, with the person's own clicks (``ui``,
-``agent``) each counted :data:`OWN_CLICK_WEIGHT` times. Its share of the behaviour role
+random sample of the archive as large as the library, and the person's own clicks (``ui``,
+``agent``). Its share of the behaviour role
 starts at :data:`LIBRARY_SHARE` and hands over to the other components as the person's own
 clicks come in (half of it after :data:`HANDOVER` own clicks), so 2,000 library papers do not
 drown the next 10 dislikes. A persona with fewer than :data:`LIBRARY_MIN` library likes has
@@ -34,19 +34,24 @@ from hermes.ranking.quantized import Int8Candidates
 
 #: fewer library likes than this: no component (the core's affinity reads them well)
 LIBRARY_MIN = 10
-#: the model's L2 strength (scikit-learn's C)
-LIBRARY_C = 1.0
+#: the model's L2 strength (scikit-learn's C); Scholar Inbox's 0.1 kept later dislikes
+#: from being drowned better than 1.0 did (benchmarks/quality_library.py --drift)
+LIBRARY_C = 0.1
 #: random unclicked items as negatives: as many as the library's likes, at least this many
 MIN_NEGATIVES = 50
 #: the weight of each random negative, relative to a library like
 NEGATIVE_WEIGHT = 0.9
-#: one own click (``ui`` / ``agent``) counts as this many library entries in the model
-OWN_CLICK_WEIGHT = 5.0
+#: one own click (``ui`` / ``agent``) counts as this many library entries in the model; 5
+#: and 20 were measured worse: the first own dislikes are near misses, and weighed heavily
+#: they bent the library's model around them (the core's classifier learns from them)
+OWN_CLICK_WEIGHT = 1.0
 #: the component's weight in the behaviour role before any own click (the core's
 #: components weigh 1 together, preference 1 more)
-LIBRARY_SHARE = 2.0
-#: own clicks after which the library has half of its starting weight
-HANDOVER = 10.0
+LIBRARY_SHARE = 4.0
+#: own clicks after which the library has half of its starting weight (10 handed over too
+#: early: at 30 clicks the core's classifier, fit on the library's likes and a few
+#: near-miss dislikes, ranked worse than the library's model)
+HANDOVER = 30.0
 
 _FITS: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
