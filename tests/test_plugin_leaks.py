@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import subprocess
 
-import numpy as np
 import pytest
 from hermes_corpus import save as saving
 from hermes_corpus.metadata import LookupFailed
 from ingest_server import FeedServer
 from process_support import child_env, hermes_command
 
-from hermes import Result, hookimpl, ok, tool
+from hermes import Result, hookimpl, tool
 from hermes.contract import CandidateQuery
 from hermes.records import create_user
 from hermes.tools import call_tool, collect_tools
@@ -66,7 +65,6 @@ def test_a_failing_scorers_text_stays_in_the_log(db, hermes_plugin, add_items, c
     answer = call_tool(db, collect_tools()["list_feed"], {"user": "ann", "since_days": None})
     assert answer["ok"] and "plugin 'leakyscore' failed in hermes_score" in answer["message"]
     assert SECRET not in answer["message"] and SECRET in caplog.text
-    assert np.isfinite(len(answer["items"]))
 
 
 def chatty_distribution(site) -> None:
