@@ -198,8 +198,8 @@ def figures(data: dict, levels: np.ndarray, sel: np.ndarray) -> dict:
 
 def report(data: dict, levels: np.ndarray, half: str) -> str:
     want = {"choosing": True, "reporting": False}[half]
-    lines = [f"| archive | clicks | nDCG@10 | above bar (of held-out) | precision strong | "
-             f"precision strong+good | recall | irrelevant above bar |",
+    lines = ["| archive | clicks | nDCG@10 | above bar (of held-out) | precision strong | "
+             "precision strong+good | recall | irrelevant above bar |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for kind, names in (("one field", ("math", "cond-mat", "hep")), ("mixed", ("mixed",))):
         for budget in BUDGETS:

@@ -96,3 +96,31 @@ def test_a_second_feed_makes_the_source_worth_naming(db, add_items, no_bar):
     record_click(db, user["id"], other[0], True, "ui")
     why = explain(db, user, ids[5], since_days=None)
     assert any(k["kind"] == "source" for k in why["evidence"]["sources"])
+
+
+def _payload(**evidence):
+    ev = {"interest": None, "liked": None, "classifier": None, "tags": [], "authors": [],
+          "sources": [], **evidence}
+    return {"evidence": ev, "components": {}, "above_bar": False}
+
+
+def test_a_figure_held_down_by_the_archive_says_what_is_typical_here():
+    from hermes.ranking.explain import _phrases
+
+    held = _phrases(_payload(liked={"id": 1, "title": "Higgs at the LHC", "similarity": 0.63,
+                                    "level": "weak", "usual_here": True, "typical_here": 0.36}))
+    assert held == ["similar to “Higgs at the LHC”, which you liked (similarity 0.63), but an "
+                    "item here is typically 0.36 from what you liked"]
+    lowered = _phrases(_payload(interest={"clause": "QCD", "similarity": 0.5, "level": "good",
+                                          "usual_here": True, "typical_here": 0.3}))
+    assert lowered == ["matches your interest “QCD” (similarity 0.50)"]  # still clears the bar
+
+
+def test_a_nearer_dislike_is_named_beside_the_like():
+    from hermes.ranking.explain import _phrases
+
+    near = _phrases(_payload(liked={"id": 1, "title": "A", "similarity": 0.61, "level": "weak",
+                                    "disliked": {"id": 2, "title": "B", "similarity": 0.63,
+                                                 "closer": True}}))
+    assert near == ["near “A”, which you liked (similarity 0.61), but nearer to “B”, which you "
+                    "disliked (similarity 0.63)"]

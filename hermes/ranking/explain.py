@@ -339,8 +339,11 @@ class _Shared:
         if counted is None:
             return {"level": LEVELS[level_of(kind, value, self.model)], "usual_here": False}
         common = judgement.common.get(kind)
-        return {"level": LEVELS[int(counted[pos])],
-                "usual_here": bool(common[pos]) if common is not None else False}
+        usual = bool(common[pos]) if common is not None else False
+        out = {"level": LEVELS[int(counted[pos])], "usual_here": usual}
+        if usual and kind in judgement.typical:
+            out["typical_here"] = round(judgement.typical[kind], 4)
+        return out
 
     def _flag(self, name: str, pos: int) -> bool:
         judgement = self.ranking.judgement
@@ -442,6 +445,14 @@ def _labels(keys: list[dict], liked: bool) -> str:
                      for k in keys[:3])
 
 
+def _held_down(e: dict) -> bool:
+    """Whether a figure sits below the bar only because it is usual in this archive (it
+    would clear the bar by the fixed thresholds): the phrase then says so, not "weakly
+    similar". A figure the archive lowered from strong to good still reads as good."""
+    return (bool(e.get("usual_here")) and e["level"] in ("weak", "none")
+            and "typical_here" in e)
+
+
 def _phrases(p: dict) -> list[str]:
     """Every piece of evidence in words. Above the bar the strongest comes first (a phrase
     ranks by the level its figure reaches; rated tags and authors and plugins' components
@@ -466,9 +477,9 @@ def _phrases(p: dict) -> list[str]:
             "good": f"matches your interest {clause} (similarity {sim})",
             "weak": f"weakly similar to your interests (nearest {clause}, similarity {sim})",
             "none": f"not close to any of your interests (nearest {clause}, similarity {sim})",
-        }[e["level"]] if not e.get("usual_here") else
-            f"no closer to your interest {clause} than many items in this archive are "
-            f"(similarity {sim})")
+        }[e["level"]] if not _held_down(e) else
+            f"similar to your interest {clause} (similarity {sim}), but an item here is "
+            f"typically {shown(e['typical_here'])} from your interests")
     if ev["liked"] is not None:
         e = ev["liked"]
         title, sim = _quote(e["title"] or f"item {e['id']}"), shown(e["similarity"])
@@ -491,9 +502,9 @@ def _phrases(p: dict) -> list[str]:
             text = (f"near {title}, which {who} (similarity {sim}), but {nearer} to "
                     f"{_quote(disliked['title'] or 'an item you disliked')}, which you disliked "
                     f"(similarity {shown(disliked['similarity'])})")
-        elif e.get("usual_here"):
-            text = (f"no closer to what you liked than many items in this archive are (nearest "
-                    f"{title}, similarity {sim})")
+        elif _held_down(e):
+            text = (f"similar to {title}, which {who} (similarity {sim}), but an item here is "
+                    f"typically {shown(e['typical_here'])} from what you liked")
         else:
             text = phrases[e["level"]]
         add(LEVELS.index(e["level"]), "liked", text)

@@ -131,6 +131,8 @@ class Judgement:
     nearer_disliked: np.ndarray | None = None
     #: where the classifier kept the item below the bar
     vetoed: np.ndarray | None = None
+    #: per kind the archive judged, the figure an item here typically reaches
+    typical: dict[str, float] = field(default_factory=dict)
 
     def _arrays(self) -> dict:
         return {"levels": self.levels, **{f"by_kind.{k}": v for k, v in self.by_kind.items()},
@@ -142,7 +144,7 @@ class Judgement:
         return Judgement(self.levels[order], {k: v[order] for k, v in self.by_kind.items()},
                          {k: v[order] for k, v in self.common.items()},
                          None if self.nearer_disliked is None else self.nearer_disliked[order],
-                         None if self.vetoed is None else self.vetoed[order])
+                         None if self.vetoed is None else self.vetoed[order], self.typical)
 
     def put(self, at, other: Judgement) -> None:
         """Write ``other`` (a judgement of the candidates at ``at``) into this one."""
@@ -156,13 +158,20 @@ def archive_limits(kind: str, reference, model: str) -> tuple[float, ...] | None
     """``kind``'s thresholds raised for this archive (:data:`TYPICAL`, :data:`SHIFT`):
     ``None`` when nothing raises them (no reference, or one of fewer than
     :data:`MIN_REFERENCE` items)."""
-    typical = TYPICAL.get(model, TYPICAL[MINILM]).get(kind)
-    limits = thresholds(model).get(kind)
-    if (typical is None or limits is None or not SHIFT.get(kind) or reference is None
-            or len(reference) < MIN_REFERENCE):
+    here = typical_here(kind, reference, model)
+    if here is None:
         return None
-    excess = max(0.0, float(np.median(np.asarray(reference, dtype=np.float64))) - typical)
-    return tuple(limit + SHIFT[kind] * excess for limit in limits)
+    excess = max(0.0, here - TYPICAL.get(model, TYPICAL[MINILM])[kind])
+    return tuple(limit + SHIFT[kind] * excess for limit in thresholds(model)[kind])
+
+
+def typical_here(kind: str, reference, model: str) -> float | None:
+    """The figure an item of this archive typically reaches (the reference's median), for
+    a kind the archive can raise; ``None`` otherwise."""
+    if (TYPICAL.get(model, TYPICAL[MINILM]).get(kind) is None or kind not in thresholds(model)
+            or not SHIFT.get(kind) or reference is None or len(reference) < MIN_REFERENCE):
+        return None
+    return float(np.median(np.asarray(reference, dtype=np.float64)))
 
 
 def judge(components: Iterable[Component], size: int, model: str,
@@ -176,6 +185,7 @@ def judge(components: Iterable[Component], size: int, model: str,
     levels = np.zeros(size, dtype=np.int8)
     by_kind: dict[str, np.ndarray] = {}
     common: dict[str, np.ndarray] = {}
+    typical: dict[str, float] = {}
     figures: dict[str, np.ndarray] = {}
     for comp in components:
         if not comp.active:
@@ -189,6 +199,7 @@ def judge(components: Iterable[Component], size: int, model: str,
             if raised is not None:
                 here = level_counts(raised, values)
                 common[kind] = here < reached
+                typical[kind] = typical_here(kind, comp.reference.get(kind), model)
                 reached = here
             by_kind[kind] = reached
     nearer = None
@@ -204,7 +215,7 @@ def judge(components: Iterable[Component], size: int, model: str,
     if "classifier" in figures and VETO > 0 and n_clicks >= VETO_CLICKS:
         vetoed = (figures["classifier"] < VETO) & (levels >= BAR)
         levels[vetoed] = BAR - 1
-    return Judgement(levels, by_kind, common, nearer, vetoed)
+    return Judgement(levels, by_kind, common, nearer, vetoed, typical)
 
 
 def level_counts(limits: tuple[float, ...], values) -> np.ndarray:
