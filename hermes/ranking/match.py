@@ -8,14 +8,19 @@ their meaning from one ranking to the next (:attr:`hermes.contract.Component.evi
 - ``interest``: the cosine between the item and the clause of the interests text it matches
   best;
 - ``liked``: the cosine between the item and the nearest item the persona liked;
+- ``disliked``: the same for the nearest disliked item (judged only beside ``liked``);
 - ``classifier``: the click classifier's probability of a like, once it is trained.
 
-Each figure is placed against fixed thresholds and the item takes the best level any of
-them reaches. The thresholds are cosines of one embedding model, so they are kept per model
+Each figure is placed against thresholds and the item takes the best level any of them
+reaches. The thresholds are cosines of one embedding model, so they are kept per model
 (:data:`THRESHOLDS`); they were chosen on the labelled arXiv corpus with the real model
 (``benchmarks/match_calibration.py``, figures in BENCHMARKS.md) and never on the items
-being ranked. ``strong`` and ``good`` clear the persona's bar; ``weak`` and ``none`` sit
-below it.
+being ranked. Three rules make them true inside one field (``benchmarks/bar_field.py``):
+the thresholds rise where this archive's typical figure is higher than the corpus's
+(:data:`SHIFT`, judged over :attr:`~hermes.contract.Component.reference`); the liked figure
+lifts nothing where a disliked item is as near (:data:`CLOSER`); a trained classifier that
+leans to a dislike keeps the item below the bar (:data:`VETO`). ``strong`` and ``good``
+clear the persona's bar; ``weak`` and ``none`` sit below it.
 """
 
 from __future__ import annotations
@@ -177,10 +182,11 @@ def typical_here(kind: str, reference, model: str) -> float | None:
 def judge(components: Iterable[Component], size: int, model: str,
           n_clicks: int = 0) -> Judgement:
     """Each candidate's level (an index into :data:`LEVELS`): the best level any of its
-    active components' evidence reaches — each figure both past its absolute threshold and
-    past its threshold as raised for this archive (:data:`SHIFT`), a kind in :data:`COUNTS_FROM` only from there up,
-    the liked figure only where no disliked item is closer, and never above ``weak`` where
-    a classifier trained on ``n_clicks`` >= :data:`VETO_CLICKS` says no (:data:`VETO`)."""
+    active components' evidence reaches against the thresholds as this archive raises them
+    (:func:`archive_limits`) — a kind in :data:`COUNTS_FROM` only from there up, the liked
+    figure only where no disliked item is as near (:data:`CLOSER`) — and never above
+    ``weak`` where a classifier fit on ``n_clicks`` >= :data:`VETO_CLICKS` leans to a
+    dislike (:data:`VETO`)."""
     limits = thresholds(model)
     levels = np.zeros(size, dtype=np.int8)
     by_kind: dict[str, np.ndarray] = {}
