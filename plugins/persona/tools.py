@@ -436,8 +436,13 @@ class LibraryImport(Result):
     unmatched: Objects = []
 
 
+def _listed_new(n: int) -> Say:
+    return Say(mcp=f"unmatched lists the first {n}", cli="listed below", web="listed below")
+
+
 #: how many refused and unmatched entries an answer lists (the counts are always complete)
 LISTED = 10
+_SEE_REFUSED = Say(mcp=": see refused", cli="", web="")
 HOW = {"arxiv": "arXiv id", "doi": "DOI", "url": "URL", "title": "title"}
 
 
@@ -463,9 +468,10 @@ def import_library(
     done = library.import_library(db, name, text, format)
     matched = sum(done.matched.values())
     how = ", ".join(f"{n} by {HOW[k]}" for k, n in done.matched.items() if n)
-    parts = [f"{plural(matched, 'entry', 'entries')} found in the archive" + (f" ({how})" if how else ""),
-             f"{plural(done.created, 'entry', 'entries')} stored as new items (unmatched lists the "
-             f"first {min(LISTED, len(done.new_items))})" if done.created else ""]
+    parts = [f"{plural(matched, 'entry', 'entries') if matched else 'none'} found in the archive"
+             + (f" ({how})" if how else ""),
+             f"{plural(done.created, 'entry', 'entries')} stored as new items "
+             f"({_listed_new(min(LISTED, len(done.new_items)))})" if done.created else ""]
     rated = [f"{plural(done.liked, 'new like')} (click source 'bootstrap')",
              f"{done.already_liked} already liked" if done.already_liked else "",
              f"{plural(done.kept_dislikes, 'item')} the persona had disliked kept disliked"
@@ -479,7 +485,7 @@ def import_library(
         lines = ", ".join(str(r["line"]) for r in done.refused[:LISTED])
         message += (f" {plural(len(done.refused), 'entry', 'entries')} could not be read and "
                     f"{'was' if len(done.refused) == 1 else 'were'} left out (line "
-                    f"{lines}{' …' if len(done.refused) > LISTED else ''}: see refused); fix "
+                    f"{lines}{' …' if len(done.refused) > LISTED else ''}{_SEE_REFUSED}); fix "
                     "them and import the file again: what is in already is not added twice.")
     message += f" {show_effect(done.user).sentence()}; {_bootstrap.undo(done.user)}."
     return ok(message, format=done.format, entries=done.entries, matched=matched,
