@@ -23,8 +23,8 @@ the window holds: sub-fields for one field, subjects for a mix.
   overlap.
 - An item without a subject tag, or alone in its group (nothing in the window is close
   to it), is unclustered.
-- A topic is named by the tags that set its items apart (:func:`label`): tags its items
-  share, weighed by how rare they are in the window, so "galaxy" in a window of astronomy
+- A topic is named by the tags that set its items apart (:mod:`hermes.topic_labels`):
+  tags its items share, weighed by how rare they are in the window, so "galaxy" in a window of astronomy
   names nothing; no word twice, no tag that names no topic, no web address.
 
 Everything is a function of the window's items (taken in id order), their tags and vectors
@@ -36,14 +36,14 @@ chosen on one half of the labelled arXiv papers and are reported on the other
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import topic_labels
 from .language import names_no_topic
-from .tag_graph import LABEL_TAGS, TagGraph, is_code
+from .tag_graph import TagGraph
 from .tags import normalize_tag
 
 #: share of closeness that the tags make (the rest: the embeddings' cosine)
@@ -52,11 +52,6 @@ TAG_WEIGHT = 0.3
 #: vectors, so two items alone merge at their Euclidean distance, sqrt(2 − 2·cosine):
 #: 1.3 is a cosine of about 0.15; groups merge at larger distances as they grow.
 CUT = 1.3
-#: a label tag carried by more than this share of the window names the window, not a topic
-FIELD_SHARE = 0.3
-#: ... and so does one carried by more than this share of the archive ("galaxy" and "star",
-#: each on a sixth of an astronomy listing; in a mixed archive "star" names astronomy)
-ARCHIVE_SHARE = 0.1
 #: rounds of moving items to their strongest topic (it settles in two or three)
 ROUNDS = 10
 
@@ -246,69 +241,11 @@ def _topic(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]],
     inside = Counter(t for s in keys for t in s)
     names = {t: n for s in keys for t, n in s.items()}
     matched = {item.id: list(s.values()) for item, s in zip(items, keys)}
-    ranked = sorted(inside, key=lambda t: (-_telling(t, inside, df, n_window), t))
-    field = {t for t in inside if (df[t] > FIELD_SHARE * n_window and n_window >= 10)
-             or graph.count(t) > ARCHIVE_SHARE * graph.n_items_tagged}
-    chosen = label(ranked, keys, field)
+    ranked = topic_labels.most_telling(inside, df, n_window)
+    chosen = topic_labels.label(ranked, keys, topic_labels.field_tags(graph, inside, df, n_window))
     shown = [names[t] for t in ranked if inside[t] > 1][:5] or [names[t] for t in chosen]
     return Topic(" · ".join(names[t] for t in chosen), tuple(shown),
                  tuple(i.id for i in items), matched)
-
-
-def _telling(tag: str, inside: Counter, df: Counter, n_window: int) -> float:
-    """How much ``tag`` sets a topic's items apart from the rest of the window: the items
-    of the topic carrying it times its rarity in the window (c-TF-IDF)."""
-    return inside[tag] * math.log(1 + n_window / df[tag])
-
-
-_WORDS = re.compile(r"[\w-]+")
-_ADDRESS = re.compile(r"^(?:https?|www)\b|\w\.(?:com|org|net|io|co|uk|fm|tv)\b|https?://")
-
-
-def label(ranked: list[str], keys: list[dict[str, str]], field: set[str]) -> list[str]:
-    """Up to :data:`LABEL_TAGS` tag keys naming a topic, from ``ranked`` (most telling
-    first): tags its items share before tags of one item, each covering items the chosen
-    ones do not yet cover where it can; no ``field`` tag (one that names the window or the
-    archive: :data:`FIELD_SHARE`, :data:`ARCHIVE_SHARE`) while others are left; no category
-    code while there are phrases; no word twice across the label ("galaxy · galaxy
-    cluster" keeps the longer); no web address."""
-    inside = Counter(t for s in keys for t in s)
-    pool = ([t for t in ranked if t not in field and not is_code(t)]
-            + [t for t in ranked if t not in field and is_code(t)]
-            + [t for t in ranked if t in field])
-    # a tag of one item names that item, not the topic, unless the topic is that small
-    shared = [t for t in pool if inside[t] > 1 or len(keys) <= LABEL_TAGS] or pool
-    chosen: list[str] = []
-    uncovered = [set(s) for s in keys]
-    for _ in range(LABEL_TAGS):
-        fresh = [t for t in shared if t not in chosen and _new_words(t, chosen)]
-        if not fresh:
-            break
-        covering = [t for t in fresh if any(t in u for u in uncovered)]
-        best = (covering or fresh)[0]
-        chosen = [c for c in chosen if not _inside(c, best)] + [best]
-        uncovered = [u for u in uncovered if best not in u]
-    return chosen
-
-
-def _inside(short: str, long: str) -> bool:
-    return f" {short} " in f" {long} "
-
-
-def _new_words(tag: str, chosen: list[str]) -> bool:
-    """``tag`` repeats no word, of its own ("big live live", a fragment of a title) or of a
-    chosen tag unless it contains that whole tag (then it replaces it: "galaxy cluster" for
-    "galaxy"), and is no web address ("news.ycombinator.com")."""
-    found = _WORDS.findall(tag)
-    words = set(found)
-    if len(words) < len(found) or _ADDRESS.search(tag):
-        return False
-    for c in chosen:
-        if _inside(c, tag):
-            continue
-        if words & set(_WORDS.findall(c)):
-            return False
-    return True
 
 
 def vectors_of(db, item_ids) -> dict[int, np.ndarray]:
