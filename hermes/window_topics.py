@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import topic_labels
+from .embed import from_blob
 from .language import names_no_topic
 from .tag_graph import TagGraph
 from .tags import normalize_tag
@@ -251,8 +252,6 @@ def _topic(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]],
 def vectors_of(db, item_ids) -> dict[int, np.ndarray]:
     """The stored embedding of each of ``item_ids`` that has one (all of one model: the
     ranking's, since the digest's items are the ranking's)."""
-    from .embed import from_blob
-
     ids = [int(i) for i in item_ids]
     out: dict[int, np.ndarray] = {}
     for start in range(0, len(ids), 500):
