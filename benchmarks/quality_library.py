@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/quality_library.py                    # all 45 personas
     .venv/bin/python benchmarks/quality_library.py --fine reporting   # one arXiv subject each
     .venv/bin/python benchmarks/quality_library.py --quick --drift    # the library vs later dislikes
+    .venv/bin/python benchmarks/quality_library.py --quick --field cond-mat   # within one field
 
 The protocol is benchmarks/quality.py's (QUALITY.md: split, the simulated person rating the
 top 5 of each round, budgets 0 / 5 / 10 / 30, nDCG@10 and P@10 on the held-out half), with a
@@ -15,6 +16,10 @@ library the way a person gives it: a BibTeX file (title, abstract, arXiv id) thr
 their arXiv ids and written with source ``bootstrap``. The anchors get the same papers as
 likes. The clicks then follow on the history items not in the library; "5 clicks" means 5
 clicks after the library.
+
+``--field PREFIX``: within one field (QUALITY.md, "Within one field"): the archive is only
+the papers of one arXiv archive (``cond-mat``, ``math``), the personas are the fine-grained
+ones of its subjects (benchmarks/quality_fine.py), relevance is by subject.
 
 ``--drift``: the library is the persona's whole relevant history for a two-topic persona
 (every relevant paper of the history half, a few hundred), and the person now wants only
@@ -126,6 +131,10 @@ def main(argv=None) -> int:
                     help="fine-grained personas, one arXiv subject each (benchmarks/quality_fine.py)")
     ap.add_argument("--sizes", default="0,20,100", help="library sizes (0 = no library)")
     ap.add_argument("--systems", default="hermes-notags," + ",".join(a for a in ANCHORS if a != "random"))
+    ap.add_argument("--field", metavar="PREFIX",
+                    help="within one field: only the papers whose primary category starts with "
+                         "PREFIX (cond-mat, math, hep), and the fine-grained personas of its "
+                         "subjects (both halves)")
     ap.add_argument("--drift", action="store_true",
                     help="a two-topic persona's whole relevant history as the library, then only "
                          "the first topic wanted")
@@ -138,7 +147,14 @@ def main(argv=None) -> int:
     started = time.time()
 
     papers = load_papers()
-    personas = make_fine_personas(args.fine) if args.fine else make_personas(papers)
+    if args.field:
+        # one archive, as a researcher's listings are: papers re-indexed from 0
+        papers = [replace(p, index=k) for k, p in
+                  enumerate(p for p in papers if p.categories[0].startswith(args.field))]
+        personas = [p for p in make_fine_personas("all") if p.subject.startswith(args.field)]
+        args.fine = "all"
+    else:
+        personas = make_fine_personas(args.fine) if args.fine else make_personas(papers)
     if args.drift:
         personas = [p for p in personas if len(getattr(p, "topics", ())) == 2]
         personas = personas[::4][:9] if args.quick else personas
