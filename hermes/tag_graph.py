@@ -324,8 +324,9 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
             continue
         if isinstance(tags, list):
             rows.append((feed_id, tags))
-    feed_tags = _feed_tags(rows)
-    for feed, tags in _text_feed_tags(db, rows).items():
+    counted = _feed_counts(rows)
+    feed_tags = _feed_tags(*counted)
+    for feed, tags in _text_feed_tags(db, *counted).items():
         feed_tags.setdefault(feed, set()).update(tags)
     for feed_id, tags in rows:
         named = feed_tags.get(str(feed_id), ())
@@ -395,18 +396,34 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
     )
 
 
-def _text_feed_tags(db: sqlite_utils.Database, rows) -> dict[str, set[str]]:
+def _feed_counts(rows) -> tuple[Counter, dict[str, Counter]]:
+    """Per feed (its id as text): its tagged items, and how many of them carry each tag key."""
+    items: Counter[str] = Counter()
+    carrying: dict[str, Counter[str]] = defaultdict(Counter)
+    key_of: dict[str, str] = {}
+    for feed_id, tags in rows:
+        feed = str(feed_id)
+        items[feed] += 1
+        keys = set()
+        for t in tags:
+            if isinstance(t, str):
+                k = key_of.get(t)
+                if k is None:
+                    k = key_of[t] = normalize_tag(t)
+                keys.add(k)
+        keys.discard("")
+        carrying[feed].update(keys)
+    return items, carrying
+
+
+def _text_feed_tags(db: sqlite_utils.Database, items: Counter,
+                    carrying: dict[str, Counter]) -> dict[str, set[str]]:
     """Per feed, the tags whose words are in the text of more than :data:`FEED_SHARE` of
     its items (read on the first :data:`FEED_SAMPLE` of them): a sponsor line, a byline, a
     "Comments URL" line. The tagger keeps only an item's best few phrases, so such a line
     is kept as a tag on some items and not others and stays under the share when kept tags
     are counted (:func:`_feed_tags`); its text is on every item. Only tags kept on at least
     :data:`FEED_CANDIDATE_SHARE` of a feed's items are looked for."""
-    items: Counter[str] = Counter()
-    carrying: dict[str, Counter[str]] = defaultdict(Counter)
-    for feed_id, tags in rows:
-        items[str(feed_id)] += 1
-        carrying[str(feed_id)].update({normalize_tag(t) for t in tags if isinstance(t, str)} - {""})
     out: dict[str, set[str]] = {}
     for feed, n in items.items():
         if n < FEED_MIN_ITEMS:
@@ -427,17 +444,11 @@ def _text_feed_tags(db: sqlite_utils.Database, rows) -> dict[str, set[str]]:
     return out
 
 
-def _feed_tags(rows) -> dict[str, set[str]]:
+def _feed_tags(items: Counter, carrying: dict[str, Counter]) -> dict[str, set[str]]:
     """Per feed (its id as text), the tag keys on more than :data:`FEED_SHARE` of its tagged
     items, for feeds with at least :data:`FEED_MIN_ITEMS` of them. Such a tag is what the
     feed wraps around every item ("Article URL … Comments URL … Points") or what the feed
     is (its name, its one category): it tells the feed's items apart from nothing."""
-    items: Counter[str] = Counter()
-    carrying: dict[str, Counter[str]] = defaultdict(Counter)
-    for feed_id, tags in rows:
-        feed = str(feed_id)
-        items[feed] += 1
-        carrying[feed].update({normalize_tag(t) for t in tags if isinstance(t, str)} - {""})
     return {feed: found for feed, n in items.items() if n >= FEED_MIN_ITEMS
             if (found := {t for t, c in carrying[feed].items() if c > FEED_SHARE * n})}
 
