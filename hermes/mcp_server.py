@@ -29,7 +29,8 @@ import pydantic_core
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool as MCPServerTool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
 from . import __version__, config, net
@@ -130,11 +131,26 @@ def _annotations(tool: Tool) -> ToolAnnotations:
     )
 
 
+class HermesServer(MCPServer):
+    """The SDK's server, answering a call of a tool it does not serve with the JSON-RPC
+    error ``-32602`` (invalid params), as the 2025-11-25 specification asks: the SDK answered a
+    tool result (``isError``), which reads as a tool that ran and failed. The message names
+    the tools served, so the agent can correct the call."""
+
+    async def call_tool(self, name, arguments, context=None):
+        served = [t.name for t in await self.list_tools()]
+        if name not in served:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {str(name)[:100]!r}. The tools are: "
+                                           f"{', '.join(sorted(served))}.")
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(db_path: str | None = None, groups: set[str] | None = None) -> MCPServer:
     """An MCP server exposing every collected tool (or only those of ``groups``)."""
     database = _Database(db_path)
     tools = [_served(tool, database) for tool in collect_tools(groups).values()]
-    return MCPServer("hermes", version=__version__, instructions=instructions(db_path), tools=tools)
+    return HermesServer("hermes", version=__version__, instructions=instructions(db_path),
+                        tools=tools)
 
 
 class BearerTokenMiddleware:
