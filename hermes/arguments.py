@@ -81,8 +81,10 @@ class CompactSchema(GenerateJsonSchema):
 
 def compact_output(schema):
     """An output schema in fewer characters with the same meaning: no defaults (every key is
-    always present in a result), ``{"type": "object"}`` for a free-form object, and
-    ``{"type": [T, "null"]}`` for an optional value."""
+    always present in a result) and ``{"type": "object"}`` for a free-form object. An
+    optional value stays ``anyOf [T, null]``: the shorter ``{"type": [T, "null"]}`` is valid
+    JSON Schema, but the MCP Inspector's ``--strict`` warns on each one, and some hosts'
+    schema readers do not take a list of types."""
     if isinstance(schema, list):
         return [compact_output(s) for s in schema]
     if not isinstance(schema, dict):
@@ -90,12 +92,6 @@ def compact_output(schema):
     out = {k: compact_output(v) for k, v in schema.items() if k != "default"}
     if out.get("additionalProperties") is True:
         del out["additionalProperties"]
-    options = out.get("anyOf")
-    if (options and len(options) == 2 and {"type": "null"} in options
-            and all(set(o) == {"type"} for o in options)):
-        other = next(o for o in options if o != {"type": "null"})
-        del out["anyOf"]
-        out["type"] = [other["type"], "null"]
     return out
 
 

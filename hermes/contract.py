@@ -51,7 +51,9 @@ class Result(BaseModel):
     @classmethod
     def empty(cls) -> dict:
         """The payload keys with their empty (default) values, for a failure."""
-        return cls.model_construct(ok=False, message="").model_dump(exclude={"ok", "message"})
+        # warnings off: a typed object's default is the empty ``{}`` as given, not a model
+        return cls.model_construct(ok=False, message="").model_dump(exclude={"ok", "message"},
+                                                                     warnings=False)
 
 
 def ok(message: str, **payload) -> dict:
@@ -100,6 +102,8 @@ class Tool:
     fn: Callable[..., dict]
     description: str
     group: str
+    #: what a host shows a person ("Save for later"); by default the name in words
+    title: str
     #: the :class:`Result` subclass that describes the payload
     result: type[Result]
     read_only: bool = False
@@ -160,13 +164,15 @@ class Tool:
 
 def tool(group: str, *, result: type[Result], read_only: bool = False, destructive: bool = False,
          idempotent: bool = False, open_world: bool = False, untrusted: bool = False,
-         name: str | None = None) -> Callable[[Callable[..., dict]], Tool]:
+         name: str | None = None, title: str | None = None,
+         ) -> Callable[[Callable[..., dict]], Tool]:
     """Make a function a :class:`Tool` of ``group``: the one way to define a tool.
 
     The description an agent reads is the function's docstring (whitespace collapsed);
     ``untrusted=True`` appends :data:`UNTRUSTED` (the tool returns feed text). Each
     parameter after ``db`` is ``Annotated[type, Field(description=…, limits)]``; every string
     needs a ``max_length``. ``result`` describes the payload (see :class:`Result`).
+    ``title`` is what a host shows a person; by default the name in words ("List feed").
     """
 
     def define(fn: Callable[..., dict]) -> Tool:
@@ -179,8 +185,9 @@ def tool(group: str, *, result: type[Result], read_only: bool = False, destructi
         if missing:
             raise TypeError(f"tool {fn.__name__}: result fields {missing} need a default (the "
                             "empty payload of a failure)")
-        made = Tool(name=name or fn.__name__, fn=fn, description=doc + (UNTRUSTED if untrusted else ""),
-                    group=group, result=result, read_only=read_only, destructive=destructive,
+        called = name or fn.__name__
+        made = Tool(name=called, fn=fn, description=doc + (UNTRUSTED if untrusted else ""),
+                    title=title or called.replace("_", " ").capitalize(), group=group, result=result, read_only=read_only, destructive=destructive,
                     idempotent=idempotent, open_world=open_world)
         made.argument_model  # built now: a bad hint fails at import, not at the first call
         return made

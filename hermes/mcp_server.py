@@ -105,7 +105,7 @@ def _served(tool: Tool, database: _Database) -> MCPServerTool:
 
     output = tool.output_schema()
     return MCPServerTool(
-        fn=call, name=tool.name, description=tool.description, parameters=tool.input_schema(),
+        fn=call, name=tool.name, title=tool.title, description=tool.description, parameters=tool.input_schema(),
         fn_metadata=FuncMetadata(arg_model=_AnyArguments, output_schema=output),
         is_async=False, annotations=_annotations(tool),
     )

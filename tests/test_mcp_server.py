@@ -60,7 +60,13 @@ async def test_tools_list_has_schemas_descriptions_and_annotations(db_path, worl
     assert "untrusted" in lf.description
     # a hint equal to the MCP default is left out (destructive means nothing for a read)
     assert lf.annotations.read_only_hint is True and lf.annotations.destructive_hint is None
-    assert lf.output_schema["properties"]["items"] == {"items": {"type": "object"}, "type": "array"}
+    # the fields an agent reads are typed (issue 34), nullables as anyOf (--strict)
+    assert lf.output_schema["properties"]["items"] == {"items": {"$ref": "#/$defs/RankedItem"},
+                                                       "type": "array"}
+    ranked = lf.output_schema["$defs"]["RankedItem"]
+    assert {"id", "rank", "title", "url", "match", "reason", "enclosure"} <= set(ranked["required"])
+    assert ranked["properties"]["url"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert lf.title == "List feed"
     assert lf.output_schema["required"] == ["ok", "message"]
     rf = listed["remove_feed"]
     assert rf.annotations.destructive_hint is True and not rf.annotations.read_only_hint

@@ -8,9 +8,9 @@ the tool boundary turns into ``ok: false`` and the HTTP routes (:mod:`.routes`, 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from hermes.contract import Result, ok, tool
 from hermes.faces import Say
@@ -20,16 +20,101 @@ from hermes.tools import ItemId, User, caller
 from . import entities, membership, signals, strength
 
 GROUP = "corpus"
-Objects = list[dict[str, Any]]
 Facet = Annotated[Literal["experienced", "saved"], Field(description=(
     "'experienced' = read (past 30%) or highlighted/noted; 'saved' = favorited, not yet read."))]
+
+
+# The objects the answers are made of, typed for the output schema (a tool returns dicts).
+
+class Change(BaseModel):
+    """An item added to or removed from a facet, at a revision of the persona's corpus."""
+
+    revision: int
+    kind: Literal["added", "removed"]
+    facet: Literal["experienced", "saved"]
+    item_id: int
+
+
+class CorpusItem(BaseModel):
+    item_id: int
+    title: str
+    url: str | None
+    content_type: str | None
+    published: str | None
+    #: the corpus revision at which it entered the facet
+    revision: int
+    added: str | None
+
+
+class StrengthParts(BaseModel):
+    heard: float
+    captures: float
+    favorite: float
+    reopens: float
+
+
+class StrongItem(BaseModel):
+    item_id: int
+    title: str
+    url: str | None
+    #: 0-1: how much was read, highlights and notes, a favorite, re-reads
+    strength: float
+    parts: StrengthParts
+    max_fraction: float | None
+    highlights: int
+    notes: int
+    favorited: bool
+    reopens: int
+    last_seen: str | None
+
+
+class TopEntity(BaseModel):
+    entity: str
+    kind: str
+    item_count: int
+
+
+class EntityItem(BaseModel):
+    item_id: int
+    title: str
+    first_seen: str | None
+    last_seen: str | None
+
+
+class Entity(TopEntity):
+    first_seen: str | None
+    last_seen: str | None
+    items: list[EntityItem]
+
+
+class RecalledHighlight(BaseModel):
+    highlight_id: int
+    text: str
+    note: str | None
+
+
+class RecalledNote(BaseModel):
+    note_id: int
+    text: str
+
+
+class RecalledItem(BaseModel):
+    item_id: int
+    title: str
+    url: str | None
+    #: where the query's words were found: title, summary, highlight, note
+    matched_in: list[str]
+    highlights: list[RecalledHighlight]
+    notes: list[RecalledNote]
+    first_seen: str | None
+    last_seen: str | None
 
 
 class Write(Result):
     item_id: int | None = None
     facet: str | None = None
     revision: int | None = None
-    changes: Objects = []
+    changes: list[Change] = []
 
 
 # What a reader can do next, in the words of each face (hermes.faces).
@@ -89,20 +174,20 @@ class Summary(Result):
     revision: int | None = None
     experienced_count: int = 0
     saved_count: int = 0
-    top_entities: Objects = []
+    top_entities: list[TopEntity] = []
 
 
 class Items(Result):
     user: str | None = None
     facet: str | None = None
-    items: Objects = []
+    items: list[CorpusItem] = []
     total: int = 0
 
 
 class Changes(Result):
     user: str | None = None
     since: int | None = None
-    changes: Objects = []
+    changes: list[Change] = []
     revision: int | None = None
     truncated: bool = False
     has_more: bool = False
@@ -111,18 +196,18 @@ class Changes(Result):
 
 class Ranked(Result):
     user: str | None = None
-    items: Objects = []
+    items: list[StrongItem] = []
 
 
 class Entities(Result):
     user: str | None = None
-    entities: Objects = []
+    entities: list[Entity] = []
 
 
 class Recall(Result):
     user: str | None = None
     query: str | None = None
-    items: Objects = []
+    items: list[RecalledItem] = []
 
 
 def _where(db, user_id: int, item_id: int, changes: list[dict]) -> dict:

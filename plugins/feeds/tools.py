@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from hermes.answers import ItemExplanation, RankedItem
 from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
 from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
@@ -48,7 +49,7 @@ Objects = list[dict[str, Any]]
 
 class FeedPage(Result):
     user: str = ""
-    items: Objects = []
+    items: list[RankedItem] = []
     #: how many unread items of the window clear the persona's bar, and how many do not
     above_bar: int = 0
     below_bar: int = 0
@@ -59,7 +60,7 @@ class Explanation(Result):
     item_id: int = 0
     match: str = ""
     reason: str = ""
-    explanation: dict[str, Any] = {}
+    explanation: ItemExplanation = {}
     #: for an item outside the window asked for but in the whole archive's feed: how to
     #: rank it there
     advice: str = ""
