@@ -55,3 +55,12 @@ def test_what_only_looks_like_an_entity_is_kept():
     assert plain_text("AT&amp;T, R&amp;D; and &amp;c. &amp;ampx;") == "AT&T, R&D; and &c. &ampx;"
     # a text with no HTML at all is never decoded: it has no entities of its own
     assert plain_text("R&D;") == "R&D;"
+
+
+def test_a_comment_or_closing_tag_opener_never_stays_markup():
+    """The feedparser corpus stored "<!'" from an escaped "&lt;!'": nothing follows to make
+    it a tag, but "<!", "</" and "<?" are never a relation either."""
+    from hermes.ingest.text import _neutralised
+
+    assert _neutralised("<!' and </b and <?x") == "\u2039!' and \u2039/b and \u2039?x"
+    assert _neutralised("3<z<8") == "3<z<8"

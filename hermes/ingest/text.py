@@ -27,6 +27,7 @@ _END_MARK = "\u2029"  # a paragraph separator: never kept, turned into ". " or a
 _UNENDED = re.compile(r"(?<=[^\W_])\s*\u2029")
 _LAST_ENDS = re.compile(r"[\s\u2029]*\u2029[\s\u2029]*$")  # nothing follows: no stop needed
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_MARKUP_START = re.compile(r"<(?=[/!?])")
 # An entity reference left in text once its HTML is decoded: a feed that escapes its HTML
 # twice (arXiv listings: "3&amp;percnt;", "M&amp;odot;" read "3&percnt;", "M&odot;").
 # Only a whole reference, a number or a name HTML5 defines, with its semicolon: "AT&T",
@@ -78,9 +79,11 @@ def _neutralised(text: str) -> str:
     every renderer escapes it, so no stored field may be mistaken for markup. A tag that can
     run anything needs an attribute's ``=`` or its ``>`` after the ``<``; a ``<`` with
     neither after it (even pasted raw before a template's own ``>``) is a relation, kept:
-    "3<z<8"."""
+    "3<z<8"; one before ``!``, ``/`` or ``?`` never is."""
     end = max(text.rfind(">"), text.rfind("="))
-    return _TAG_START.sub("\u2039", text[:end]) + text[end:] if end > 0 else text
+    text = _TAG_START.sub("\u2039", text[:end]) + text[end:] if end > 0 else text
+    # "<!", "</", "<?" open a comment, a closing tag, an instruction — never a relation
+    return _MARKUP_START.sub("\u2039", text)
 
 
 def safe_url(value: str | None) -> str | None:
