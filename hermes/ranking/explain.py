@@ -338,9 +338,10 @@ class _Shared:
         counted = judgement.by_kind.get(kind) if judgement is not None else None
         if counted is None:
             return {"level": LEVELS[level_of(kind, value, self.model)], "usual_here": False}
-        common = judgement.common.get(kind)
-        usual = bool(common[pos]) if common is not None else False
-        out = {"level": LEVELS[int(counted[pos])], "usual_here": usual}
+        level = int(counted[pos])
+        # the figure alone (the fixed thresholds) would reach more: usual in this archive
+        usual = level_of(kind, value, self.model) > level
+        out = {"level": LEVELS[level], "usual_here": usual}
         if usual and kind in judgement.typical:
             out["typical_here"] = round(judgement.typical[kind], 4)
         return out

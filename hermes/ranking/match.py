@@ -129,9 +129,6 @@ class Judgement:
 
     levels: np.ndarray
     by_kind: dict[str, np.ndarray] = field(default_factory=dict)
-    #: per kind, whether the figure alone reached more than it counted for here (common in
-    #: this archive): the explanation then does not call it close
-    common: dict[str, np.ndarray] = field(default_factory=dict)
     #: where the liked figure did not count because a disliked item is closer
     nearer_disliked: np.ndarray | None = None
     #: where the classifier kept the item below the bar
@@ -141,13 +138,11 @@ class Judgement:
 
     def _arrays(self) -> dict:
         return {"levels": self.levels, **{f"by_kind.{k}": v for k, v in self.by_kind.items()},
-                **{f"common.{k}": v for k, v in self.common.items()},
                 "nearer_disliked": self.nearer_disliked, "vetoed": self.vetoed}
 
     def take(self, order) -> Judgement:
         """The same judgement for the candidates at ``order`` (in that order)."""
         return Judgement(self.levels[order], {k: v[order] for k, v in self.by_kind.items()},
-                         {k: v[order] for k, v in self.common.items()},
                          None if self.nearer_disliked is None else self.nearer_disliked[order],
                          None if self.vetoed is None else self.vetoed[order], self.typical)
 
@@ -164,8 +159,10 @@ def archive_limits(kind: str, reference, model: str) -> tuple[float, ...] | None
     ``None`` when nothing raises them (no reference, or one of fewer than
     :data:`MIN_REFERENCE` items)."""
     here = typical_here(kind, reference, model)
-    if here is None:
-        return None
+    return None if here is None else _raised(kind, here, model)
+
+
+def _raised(kind: str, here: float, model: str) -> tuple[float, ...]:
     excess = max(0.0, here - TYPICAL.get(model, TYPICAL[MINILM])[kind])
     return tuple(limit + SHIFT[kind] * excess for limit in thresholds(model)[kind])
 
@@ -190,27 +187,25 @@ def judge(components: Iterable[Component], size: int, model: str,
     limits = thresholds(model)
     levels = np.zeros(size, dtype=np.int8)
     by_kind: dict[str, np.ndarray] = {}
-    common: dict[str, np.ndarray] = {}
     typical: dict[str, float] = {}
     figures: dict[str, np.ndarray] = {}
     for comp in components:
         if not comp.active:
             continue
         for kind, values in comp.evidence.items():
-            figures[kind] = np.asarray(values, dtype=np.float64)
+            figures[kind] = values
             if kind not in limits:
                 continue
-            reached = level_counts(limits[kind], values)
-            raised = archive_limits(kind, comp.reference.get(kind), model)
-            if raised is not None:
-                here = level_counts(raised, values)
-                common[kind] = here < reached
-                typical[kind] = typical_here(kind, comp.reference.get(kind), model)
-                reached = here
-            by_kind[kind] = reached
+            here = typical_here(kind, comp.reference.get(kind), model)
+            if here is not None:
+                typical[kind] = here
+            # one comparison per limit, against the limits as this archive raises them
+            by_kind[kind] = level_counts(limits[kind] if here is None else
+                                         _raised(kind, here, model), values)
     nearer = None
     if "liked" in by_kind and "disliked" in figures:
-        nearer = np.nan_to_num(figures["disliked"], nan=-np.inf) >= figures["liked"] + CLOSER
+        # NaN (no dislike) compares False: nothing nearer
+        nearer = np.asarray(figures["disliked"]) >= np.asarray(figures["liked"]) + CLOSER
         by_kind["liked"] = np.where(nearer, np.minimum(by_kind["liked"], BAR - 1),
                                     by_kind["liked"]).astype(np.int8)
     for kind, reached in by_kind.items():
@@ -219,9 +214,9 @@ def judge(components: Iterable[Component], size: int, model: str,
         np.maximum(levels, reached, out=levels)
     vetoed = None
     if "classifier" in figures and VETO > 0 and n_clicks >= VETO_CLICKS:
-        vetoed = (figures["classifier"] < VETO) & (levels >= BAR)
+        vetoed = (np.asarray(figures["classifier"]) < VETO) & (levels >= BAR)
         levels[vetoed] = BAR - 1
-    return Judgement(levels, by_kind, common, nearer, vetoed, typical)
+    return Judgement(levels, by_kind, nearer, vetoed, typical)
 
 
 def level_counts(limits: tuple[float, ...], values) -> np.ndarray:
