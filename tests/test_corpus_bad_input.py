@@ -97,7 +97,8 @@ def test_delete_without_confirm_only_previews(setup):
     db = setup["db"]
     before = snapshot(db)
     r = call(db, "delete_note", user="alice", note_id=setup["nid"])
-    assert r["ok"] is True and r["deleted"] is False and r["text"] == "alice's note"
+    # the seed's dry run: not done (ok false), naming what would be lost
+    assert r["ok"] is False and r["deleted"] is False and r["text"] == "alice's note"
     assert "confirm=true" in r["message"]
     assert snapshot(db) == before
 

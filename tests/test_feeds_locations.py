@@ -47,9 +47,10 @@ def test_add_feed_follows_an_html_pages_alternate_link(db, private_allowed, blog
     assert result["feed"]["found_on_page"] == blog.url("/")
     assert "is a web page; its feed is" in result["message"]
     again = tool(db, "add_feed", url=blog.url("/feed.xml"))
-    assert again["ok"] is False and "already subscribed" in again["message"]
+    # found done, not an error (issue 34)
+    assert again["already_subscribed"] and "already subscribed" in again["message"]
     page_again = tool(db, "add_feed", url=blog.url("/"))
-    assert page_again["ok"] is False and "Already subscribed" in page_again["message"]
+    assert page_again["already_subscribed"] and "Already subscribed" in page_again["message"]
 
 
 def test_preview_and_cli_add_follow_the_page_too(db, db_path, blog):
@@ -104,7 +105,7 @@ def test_web_urls_differing_only_in_case_port_or_fragment_are_one_feed(db, priva
         assert tool(db, "add_feed", url=url)["ok"]
         shouting = url.replace("http://127.0.0.1", "HTTP://127.0.0.1") + "#top"
         dup = tool(db, "add_feed", url=shouting)
-    assert dup["ok"] is False and "already subscribed" in dup["message"]
+    assert dup["already_subscribed"] and "already subscribed" in dup["message"]
     assert canonical_location("https://Example.org:443/feed") == "https://example.org/feed"
     assert canonical_location("http://example.org") == "http://example.org/"
 
@@ -144,7 +145,7 @@ def test_dot_segments_tracking_parameters_and_this_machine_s_names_are_one_feed(
         for spelling in (url.replace("127.0.0.1", "localhost"), url.replace("/mlblog", "/./mlblog"),
                          url + "?utm_source=x&utm_medium=rss"):
             dup = tool(db, "add_feed", url=spelling)
-            assert dup["ok"] is False and "already subscribed: feed 1" in dup["message"], spelling
+            assert dup["already_subscribed"] and "already subscribed: feed 1" in dup["message"], spelling
     assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1
     assert canonical_location("https://example.org/a/./b/../feed") == "https://example.org/a/feed"
     # only compared, never fetched so: the stored address keeps what the person gave

@@ -57,8 +57,11 @@ def test_group_registers_every_tool_with_truthful_annotations():
     assert {n: t.plugin for n, t in tools.items() if t.plugin != "feeds"} == {
         "record_feedback": "signals", "remove_feedback": "signals"}
     read_only = {n for n, t in tools.items() if t.read_only}
-    assert read_only == {"list_feed", "explain_item", "preview_feed", "list_feeds", "suggest_feeds"}
-    assert {n for n, t in tools.items() if t.destructive} == {"remove_feed"}
+    # explain_item stores its explanation (the explanations table): not read-only
+    assert read_only == {"list_feed", "preview_feed", "list_feeds", "suggest_feeds"}
+    # what removes or overwrites: a flip of a like, a removed click, a renamed feed
+    assert {n for n, t in tools.items() if t.destructive} == {
+        "remove_feed", "rename_feed", "record_feedback", "remove_feedback"}
     assert {n for n, t in tools.items() if t.open_world} == {"add_feed", "preview_feed"}
     for name in ("list_feed", "preview_feed", "list_feeds", "explain_item"):
         assert "untrusted" in tools[name].description
@@ -332,14 +335,17 @@ def test_add_feed_rejects_an_unparseable_url_without_inserting(db, private_allow
     assert snapshot(db) == before
 
 
-def test_add_feed_refuses_a_duplicate_url(db, private_allowed):
+def test_add_feed_of_a_subscribed_url_is_the_work_found_done(db, private_allowed):
+    """Nothing is added, and it is no error: an agent retrying after a time-out must not read
+    a failure (issue 34); the person's CLI still refuses it."""
     with CannedServer() as server:
         server.routes["/f"] = (200, {}, rss("Blog", SAMPLE_ENTRIES))
         url = server.url("/f")
         first = tool(db, "add_feed", url=url)
         before = snapshot(db)
         second = tool(db, "add_feed", url=url)
-    assert first["ok"] and second["ok"] is False
+    assert first["ok"] and second["ok"] is True and second["already_subscribed"] is True
+    assert first["already_subscribed"] is False
     assert "already subscribed" in second["message"] and second["feed"]["id"] == first["feed"]["id"]
     assert snapshot(db) == before
     # an agent's duplicate is fetched first, through the guard (see the next test)

@@ -27,7 +27,8 @@ class Feedback(Result):
     n_clicks: int = 0
 
 
-@tool("feeds", result=Feedback, idempotent=True)
+# Destructive: a like on an item the persona disliked overwrites the dislike.
+@tool("feeds", result=Feedback, destructive=True, idempotent=True)
 def record_feedback(
     db,
     user: User,
@@ -58,7 +59,7 @@ class Removed(Result):
     n_clicks: int = 0
 
 
-@tool("feeds", result=Removed, idempotent=True)
+@tool("feeds", result=Removed, destructive=True, idempotent=True)
 def remove_feedback(db, user: User, item_id: ItemId) -> dict:
     """Take back the persona's like or dislike on an item: it stops teaching the ranking and
     returns to the unread feed. Nothing to take back is not an error (removed is null); to

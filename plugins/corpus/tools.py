@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from hermes.contract import Result, ok, tool
+from hermes.contract import Result, fail, ok, tool
 from hermes.faces import Say
 from hermes.records import require_user
 from hermes.tools import ItemId, User, caller
@@ -279,8 +279,9 @@ def _delete(what: str, db, user, row_id, confirm) -> dict:
     if not confirm:
         row = (signals.get_highlight if what == "highlight" else signals.get_note)(db, user, row_id)
         u = require_user(db, user)
-        return ok(f"Would delete {what} {row['id']} on item {row['item_id']}: {row['text'][:200]!r}. "
-                  f"Nothing was deleted; {CONFIRM_DELETE}.",
+        # The seed's dry run: an error (nothing was done) naming exactly what would be lost.
+        return fail(f"Would delete {what} {row['id']} on item {row['item_id']}: {row['text'][:200]!r}. "
+                    f"Nothing was deleted; {CONFIRM_DELETE}.",
                   **_where(db, u["id"], row["item_id"], []), **{key: row["id"]}, text=row["text"],
                   deleted=False)
     fn = signals.delete_highlight if what == "highlight" else signals.delete_note
@@ -331,7 +332,8 @@ def delete_note(
     return _delete("note", db, user, note_id, confirm)
 
 
-@tool(GROUP, result=Favorite, idempotent=True)
+# Destructive: on=false removes the favorite.
+@tool(GROUP, result=Favorite, destructive=True, idempotent=True, title="Save for later (favorite)")
 def favorite(
     db,
     user: User,
@@ -350,7 +352,8 @@ def favorite(
               **_where(db, u["id"], r["item_id"], r["changes"]), favorited=on, changed=r["changed"])
 
 
-@tool(GROUP, result=Unread, idempotent=True)
+# Destructive: the reading progress recorded is removed.
+@tool(GROUP, result=Unread, destructive=True, idempotent=True)
 def mark_unread(db, user: User, item_id: ItemId) -> dict:
     """Take back 'read' for an item (an undo): its reading progress goes back to 0 so it
     leaves the experienced items unless the persona highlighted or noted it. Opens,

@@ -183,8 +183,10 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     form); ingest fetches an agent's feeds through the private-address guard. A feed
     subscribed before takes back its items, and its title, folder and site unless ``title``
     or ``folder`` say otherwise (the payload's ``restored`` names what came back).
-    Returns the tool envelope: a duplicate or an unusable feed is ``ok: false`` and
-    inserts nothing.
+    Returns the tool envelope: an unusable feed is ``ok: false`` and inserts nothing. A
+    duplicate inserts nothing either: for an agent it is the work found done (``ok: true``,
+    ``already_subscribed: true``: a client retrying after a time-out must not read a
+    failure), for a person at the CLI a refusal (they typed a URL they have).
     """
     if title is not None:
         if not isinstance(title, str):
@@ -200,8 +202,8 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         parsed = probe_fn(url)
         existing = None if person else feed_by_url(db, url)
     if existing:
-        return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
-                    feed=existing)
+        return _already(f"already subscribed: feed {existing['id']} has this URL; nothing "
+                        "changed.", existing, person)
     found_on = ""
     if parsed.get("page_url"):  # a web page: subscribe to the feed it links
         found_on = f"{url[:200]} is a web page; its feed is {parsed['feed_url'][:200]}. "
@@ -211,8 +213,8 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         url = canonical_location(parsed["feed_url"])
         existing = feed_by_url(db, url)
         if existing:
-            return fail(f"{found_on}Already subscribed: feed {existing['id']} has that URL; "
-                        "nothing changed.", feed=existing)
+            return _already(f"{found_on}Already subscribed: feed {existing['id']} has that URL; "
+                            "nothing changed.", existing, person)
     # Here, not at the top: the ingest modules (httpx) load only when a feed is fetched.
     from hermes.ingest.feedlist import register_feed, taken_back
 
@@ -221,8 +223,8 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
                              site_url=parsed.get("site_url"), feed_title=parsed["title"] or url)
     if done is None:  # another process subscribed it between the check and the insert
         existing = feed_by_url(db, url)
-        return fail(f"already subscribed: feed {existing['id']} has this URL; nothing changed.",
-                    feed=existing)
+        return _already(f"already subscribed: feed {existing['id']} has this URL; nothing "
+                        "changed.", existing, person)
     # A feed subscribed again has its stored items back (register_feed gave it their id).
     kept = db.execute("SELECT count(*) FROM items WHERE feed_id = ?", [done.id]).fetchone()[0]
     name, folder = db.execute("SELECT title, folder FROM feeds WHERE id = ?", [done.id]).fetchone()
@@ -237,7 +239,12 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     return ok(f"{found_on}Subscribed: feed {done.id}, {plural(parsed['n_entries'], 'entry', 'entries')} "
               f"visible now{warning}.{' ' + back if back else ''} Adding a feed does not "
               f"ingest: {arrival(db)}; {PREVIEW}.",
-              feed=feed)
+              feed=feed, already_subscribed=False)
+
+
+def _already(message: str, feed: dict, person: bool) -> dict:
+    """A duplicate subscription: refused for a person, the work found done for an agent."""
+    return (fail if person else ok)(message, feed=feed, already_subscribed=True)
 
 
 def arrival(db) -> str:

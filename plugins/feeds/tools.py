@@ -68,6 +68,8 @@ class Explanation(Result):
 
 class FeedAdded(Result):
     feed: dict[str, Any] = {}
+    #: true when the feed was subscribed before this call (nothing changed: not an error)
+    already_subscribed: bool = False
 
 
 class FeedPreview(Result):
@@ -240,7 +242,9 @@ def _level_counts(ranking) -> str:
     return ", ".join(f"{n} {level}" for level, n in reversed(ranking.level_counts.items()) if n)
 
 
-@tool(GROUP, result=Explanation, read_only=True, idempotent=True, untrusted=True)
+# Not read-only: the explanation is stored (the explanations table, which delete_persona and
+# reset_feedback count as the persona's data); not destructive: it only replaces a cache.
+@tool(GROUP, result=Explanation, idempotent=True, untrusted=True)
 def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> dict:
     """Why an item ranks where it does for a persona, ranked in the same window and order as
     list_feed with that since_days: its match (strong, good, weak, none), the evidence (the
@@ -278,7 +282,8 @@ def add_feed(
         description="Optional display title; default: the feed's own title.", max_length=200)] = None,
 ) -> dict:
     """Subscribe to an RSS/Atom/RDF feed by its http(s) URL, after one fetch checks that it
-    parses (nothing is subscribed if it does not, or if it already is). Its items are not
+    parses (nothing is subscribed if it does not; one already subscribed is answered with
+    already_subscribed=true). Its items are not
     fetched now but at the next refresh (the reply says when); preview_feed looks first. Private, loopback and
     local-network addresses are refused, now and at every later ingest of the feed (also
     after a redirect)."""
@@ -338,7 +343,8 @@ def list_feeds(db) -> dict:
               feeds=feeds, orphaned_items=orphans, refresh=refresh)
 
 
-@tool(GROUP, result=FeedRenamed, idempotent=True)
+# Destructive as rename_persona is: the old title is overwritten.
+@tool(GROUP, result=FeedRenamed, destructive=True, idempotent=True)
 def rename_feed(
     db,
     feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
