@@ -21,13 +21,11 @@ from pydantic import BaseModel
 
 from . import arguments
 from .errors import HermesError, Unavailable
-from .records import now_iso
+from .clock import now_iso
 
 if TYPE_CHECKING:  # annotations only
     import numpy as np
     import sqlite_utils
-
-    from .ranking.matrix import Matrix
 
 #: Appended to the description of every tool that returns feed text, and said once in the MCP
 #: server's instructions: titles, summaries and tags are written by third parties.
@@ -268,6 +266,55 @@ class Component:
     reference: dict = field(default_factory=dict)
 
 
+@runtime_checkable
+class MatrixView(Protocol):
+    """What a scorer may read of the ranking's embedding matrix
+    (:class:`hermes.ranking.matrix.Matrix` is the one implementation): named here so the
+    contract imports nothing of the engine."""
+
+    model: str
+    dimension: int
+    #: ``"float32"``, or ``"int8"`` (every product approximate; exact rows read back)
+    storage: str
+    #: unique per matrix object: a cache of derived scores keys on it
+    token: int
+    #: key string (``tag:…``, ``source:…``) -> column of the key pairs
+    key_index: dict
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The item id of each row."""
+
+    def __len__(self) -> int: ...
+
+    def lookup(self, item_ids: np.ndarray) -> np.ndarray:
+        """Each id's row, -1 where the matrix does not hold it."""
+
+    def rows_of(self, item_ids) -> np.ndarray:
+        """The rows of the ids it holds."""
+
+    def exact_rows(self, rows) -> np.ndarray:
+        """``(len(rows), dimension)`` exact float32 vectors."""
+
+    def product(self, weights: np.ndarray) -> np.ndarray:
+        """``weights @ vectors.T`` over every row."""
+
+    def select(self, rows: np.ndarray):
+        """The candidates' vectors at ``rows`` without a copy."""
+
+    def mean_vector(self) -> np.ndarray:
+        """The average item vector."""
+
+    def has_key(self, key: str) -> np.ndarray:
+        """Which rows carry ``key``."""
+
+    def key_sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per row, the (weighted) sum of ``values`` over its keys."""
+
+    def derived(self, name, compute):
+        """``compute()``, kept until the contents change."""
+
+
 @dataclass(frozen=True)
 class ScoringContext:
     """Per-ranking facts the core computes once and hands to every ``hermes_score``."""
@@ -278,7 +325,7 @@ class ScoringContext:
     blend_weight: float
     embedder: Embedder
     #: the in-memory embedding matrix the ranking runs over
-    matrix: Matrix
+    matrix: MatrixView
     #: the candidates' row indices in ``matrix``
     rows: np.ndarray
     query: CandidateQuery

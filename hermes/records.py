@@ -8,9 +8,9 @@ import json
 import mimetypes
 import sqlite3
 import urllib.parse
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from .clock import now_iso  # noqa: F401 (re-exported: the clock's older home)
 from .errors import InvalidInput, NotFound
 from .faces import CREATE_PERSONA, FIND_ITEMS
 from .storage.transactions import write_transaction
@@ -25,11 +25,6 @@ def file_of(db: sqlite_utils.Database) -> str:
         return db.execute("PRAGMA database_list").fetchone()[2] or "an in-memory database"
     except sqlite3.Error:
         return "the database"
-
-
-def now_iso() -> str:
-    """The current UTC time as every stored timestamp is written (ISO 8601, seconds)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 # --- feeds ----------------------------------------------------------------------------------
