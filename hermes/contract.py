@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from . import arguments
-from .errors import HermesError, Unavailable
 from .clock import now_iso
+from .errors import HermesError, Unavailable
 
 if TYPE_CHECKING:  # annotations only
     import numpy as np

@@ -83,9 +83,11 @@ def test_on_a_terminal_a_spinner_shows_the_innermost_step():
     assert line.spinner is None and line.stack == []  # stopped and cleared
 
 
-def test_without_a_listener_a_step_costs_nothing():
+def test_without_a_listener_a_step_says_nothing(capsys):
+    """No listener (an MCP server, a script): a step neither prints nor fails."""
     with status.step("anything"):
         pass
+    assert capsys.readouterr() == ("", "")
 
 
 def test_the_real_embedder_announces_its_model_load(monkeypatch):

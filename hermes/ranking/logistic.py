@@ -5,7 +5,7 @@ Why not import scikit-learn here: importing ``sklearn.linear_model`` costs 1–2
 alone would break the "first ranking in a fresh process under 1.5 s" budget, while the
 problem is tiny (a persona's clicks plus a few sampled items, 384 features). The objective
 is strictly convex, so both solvers reach the same coefficients;
-``tests/test_rank_classifier.py`` checks that against scikit-learn.
+``tests/test_rank_scorers.py`` checks that against scikit-learn.
 """
 
 from __future__ import annotations

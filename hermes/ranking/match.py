@@ -229,6 +229,3 @@ def level_counts(limits: tuple[float, ...], values) -> np.ndarray:
         counts += values >= limit
     return counts
 
-
-def clears_bar(level: str) -> bool:
-    return LEVELS.index(level) >= BAR

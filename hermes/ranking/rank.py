@@ -16,7 +16,6 @@ import sqlite_utils
 
 from ..contract import CandidateQuery, Component, ScoringContext
 from ..embed import get_embedder
-from ..errors import InvalidInput
 from ..plugins import call_each, get_plugin_manager, warn
 from ..records import item_rows, user_clicks
 from .match import BAR, LEVELS, Judgement, judge
@@ -24,7 +23,6 @@ from .matrix import Matrix, get_matrix
 from .quantized import release_free_memory
 
 ROLES = ("profile", "behaviour", "boost")
-MAX_LIMIT = 500
 #: int8 storage: the best this many candidates (at least twice the ``limit``) are scored a
 #: second time with their exact float32 vectors. A cosine from the codes is off by 3e-3 at
 #: most; re-scoring the int8 top 1,000 restored the float32 top 100 of every query measured
@@ -77,12 +75,6 @@ class Ranking:
 
 def blend_weight(n_clicks: int) -> float:
     return n_clicks / (n_clicks + 5.0)
-
-
-def clamp_limit(limit, *, default: int = 20, maximum: int = MAX_LIMIT) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise InvalidInput(f"limit must be an integer, got {limit!r}")
-    return max(1, min(int(limit), maximum))
 
 
 # --- candidates ----------------------------------------------------------------------------
