@@ -60,6 +60,20 @@ def spelled(parameter: str) -> str:
     return _name(parameter)
 
 
+class _Persona:
+    """The mark of a parameter that names a persona (``Annotated[str, Field(...), PERSONA]``,
+    :data:`hermes.tools.User`): whatever the tool calls it (``name`` in the persona tools,
+    after the seed), a caller may also call it ``user``, as every other tool does."""
+
+    def __repr__(self) -> str:
+        return "PERSONA"
+
+
+PERSONA = _Persona()
+#: the other name a persona parameter answers to
+PERSONA_ALIAS = "user"
+
+
 class InvalidArguments(InvalidInput):
     """Arguments that do not match the tool's declared parameters."""
 
@@ -114,17 +128,26 @@ def model_for(fn: Callable, name: str) -> type[BaseModel]:
     """The strict argument model of tool function ``fn`` (every parameter after ``db``)."""
     hints = typing.get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
+    personas = []
     for param in list(inspect.signature(fn).parameters.values())[1:]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {name}: *args / **kwargs cannot be described to a client")
         hint = hints.get(param.name, Any)
         base = typing.get_args(hint)[0] if typing.get_origin(hint) is Annotated else hint
+        if typing.get_origin(hint) is Annotated and PERSONA in typing.get_args(hint)[1:]:
+            personas.append(param.name)
         if _is_int(base):
             hint = Annotated[hint, BeforeValidator(_whole_float_to_int)]
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hint, default)
-    return create_model(f"{name}_arguments", __config__=ConfigDict(strict=True, extra="forbid"),
-                        **fields)
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(strict=True, extra="forbid"),
+                         **fields)
+    # One persona parameter not called ``user`` answers to it too (see _Persona); with two,
+    # which one ``user`` meant could not be told.
+    model.__hermes_alias__ = ({PERSONA_ALIAS: personas[0]} if len(personas) == 1
+                              and personas[0] != PERSONA_ALIAS and PERSONA_ALIAS not in fields
+                              else {})
+    return model
 
 
 def json_schema(model: type[BaseModel]) -> dict:
@@ -134,6 +157,7 @@ def json_schema(model: type[BaseModel]) -> dict:
 def validate(tool_name: str, model: type[BaseModel], arguments: dict) -> dict:
     """``arguments`` checked against ``model`` (defaults filled in), or :class:`InvalidArguments`
     with one fix-it sentence per bad parameter."""
+    arguments = _aliased(model, arguments)
     try:
         checked = model.model_validate(arguments)
     except ValidationError as exc:
@@ -141,6 +165,19 @@ def validate(tool_name: str, model: type[BaseModel], arguments: dict) -> dict:
         sentences = [_sentence(tool_name, properties, error) for error in exc.errors()]
         raise InvalidArguments(" ".join(dict.fromkeys(sentences))) from None
     return {name: getattr(checked, name) for name in type(checked).model_fields}
+
+
+def _aliased(model: type[BaseModel], arguments: dict) -> dict:
+    """``arguments`` with an alias renamed to the parameter it stands for, unless the
+    parameter is given too (then the alias is refused as an unknown parameter)."""
+    aliases = getattr(model, "__hermes_alias__", {})
+    if not isinstance(arguments, dict) or not any(a in arguments for a in aliases):
+        return arguments
+    out = dict(arguments)
+    for alias, param in aliases.items():
+        if alias in out and param not in out:
+            out[param] = out.pop(alias)
+    return out
 
 
 def excerpt(value) -> str:

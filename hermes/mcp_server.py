@@ -43,16 +43,28 @@ from .tools import call_tool, collect_tools
 
 log = logging.getLogger(__name__)
 
-INSTRUCTIONS = (
-    "hermes ranks feed items (papers, posts, episodes) for a persona and learns from feedback. "
-    "Start with list_users / list_feed; give feedback with record_feedback." + UNTRUSTED
-)
+#: What the instructions say, said once for every tool: feed text is third parties' (the
+#: tool descriptions do not repeat it).
+INSTRUCTIONS = ("hermes ranks feed items (papers, posts, episodes) for a persona and learns "
+                "from feedback." + UNTRUSTED)
+#: Where to start, each said only when its tool is served (``--tools feeds`` serves no
+#: list_users: the agent must not be sent to it).
+START = (("list_users", "list_users names the personas"),
+         ("list_feed", "list_feed is a persona's ranked feed"),
+         ("record_feedback", "record_feedback teaches it"))
+ASK_PERSONA = "ask the person which persona (a name) to use"
 
 
-def instructions(db_path: str | None) -> str:
-    """The server instructions, naming the database: a host that does not pass HERMES_HOME
-    or HERMES_DB silently gets the default one, and the agent (and its person) can see which."""
-    return f"{INSTRUCTIONS} Database: {config.db_path(db_path)}."
+def instructions(db_path: str | None, served: set[str] | frozenset[str] = frozenset()) -> str:
+    """The server instructions for the tools ``served``, naming the database: a host that
+    does not pass HERMES_HOME or HERMES_DB silently gets the default one, and the agent (and
+    its person) can see which. A persona's name comes from ``list_users`` when it is served,
+    else from the person."""
+    steps = [words for name, words in START if name in served]
+    if "list_users" not in served:
+        steps.insert(0, ASK_PERSONA)
+    start = f" Start: {'; '.join(steps)}." if steps else ""
+    return f"{INSTRUCTIONS}{start} Database: {config.db_path(db_path)}."
 
 
 class _Database:
@@ -148,9 +160,10 @@ class HermesServer(MCPServer):
 def build_server(db_path: str | None = None, groups: set[str] | None = None) -> MCPServer:
     """An MCP server exposing every collected tool (or only those of ``groups``)."""
     database = _Database(db_path)
-    tools = [_served(tool, database) for tool in collect_tools(groups).values()]
-    return HermesServer("hermes", version=__version__, instructions=instructions(db_path),
-                        tools=tools)
+    collected = collect_tools(groups)
+    tools = [_served(tool, database) for tool in collected.values()]
+    return HermesServer("hermes", version=__version__,
+                        instructions=instructions(db_path, set(collected)), tools=tools)
 
 
 class BearerTokenMiddleware:

@@ -22,17 +22,21 @@ from typing import Annotated
 from pydantic import Field
 
 from . import faces
+from .arguments import PERSONA
 from .contract import NAME_MAX, Tool, server_failure
 from .errors import HermesError
 from .plugins import collecting, get_plugin_manager, plugin_tools
 
 log = logging.getLogger(__name__)
 
-#: A persona named in a tool call (the one persona argument type of every tool group).
-User = Annotated[str, Field(description="Persona name, as list_users shows it.",
-                            min_length=1, max_length=NAME_MAX)]
+#: A persona named in a tool call (the one persona argument type of every tool group). Marked
+#: PERSONA: a parameter of this type answers to ``user`` too, whatever its name. It names no
+#: tool: ``hermes serve --tools feeds`` serves no list_users (the instructions say where
+#: names come from, from the tools served).
+User = Annotated[str, Field(description="The persona's name.", min_length=1,
+                            max_length=NAME_MAX), PERSONA]
 #: An item named in a tool call.
-ItemId = Annotated[int, Field(description="Item id (from list_feed, search_feed or corpus_items).",
+ItemId = Annotated[int, Field(description="An item's id, as a list or search answer gives it.",
                               ge=1)]
 
 def caller() -> str:

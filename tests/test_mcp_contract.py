@@ -188,3 +188,55 @@ async def test_annotations_say_what_each_tool_does(db_path):
         # destructive means nothing for a read-only tool: left out, as MCP's default
         assert (a.destructive_hint is None) == ("r" in flags), name
         assert listed[name].title, name
+
+
+# --- names: the persona is `user` everywhere; only what is served is named ---------------------
+
+async def test_a_persona_parameter_answers_to_user_too(db_path, db):
+    """The seed calls it ``name`` in the persona tools and ``user`` everywhere else: a model
+    that sends ``user`` to reset_feedback meant the persona."""
+    from hermes.records import create_user
+
+    create_user(db, "ada", "proof theory")
+    async with mcp.Client(build_server(str(db_path))) as client:
+        dry = await client.call_tool("reset_feedback", {"user": "ada"})
+        done = await client.call_tool("reset_feedback", {"user": "ada", "confirm": True})
+        seed = await client.call_tool("reset_feedback", {"name": "ada", "confirm": True})
+        both = await client.call_tool("profile_status", {"user": "ada", "name": "ada"})
+    assert dry.structured_content["ok"] is False and "confirm=true" in dry.structured_content["message"]
+    assert done.structured_content["ok"] is True and seed.structured_content["ok"] is True
+    # a tool whose persona is already `user` takes no second name for it
+    assert both.is_error and "has no parameter \"name\"" in both.structured_content["message"]
+
+
+def _named_tools(text: str, names: set[str]) -> set[str]:
+    import re
+
+    return {w for w in re.findall(r"[a-z]+(?:_[a-z]+)+", text) if w in names}
+
+
+#: a description naming a tool of another group (to change in that plugin)
+OTHER_GROUPS = {"search_feed": {"record_feedback"}}
+
+
+@pytest.mark.parametrize("groups", [{"feeds"}, {"persona"}, {"digest"}, {"corpus"}, None])
+async def test_instructions_and_descriptions_name_only_tools_served(tmp_path, groups):
+    """``--tools feeds`` served descriptions that sent the agent to list_users, which it
+    does not serve."""
+    import json
+
+    from hermes.tools import collect_tools
+
+    every = {n for n in collect_tools() if "_" in n}
+    async with mcp.Client(build_server(str(tmp_path / "h.db"), groups)) as client:
+        served = {t.name: t for t in (await client.list_tools()).tools}
+        said = client.instructions
+    names = set(served)
+    assert _named_tools(said, every) <= names, said
+    for name, t in served.items():
+        text = t.description + json.dumps(t.input_schema)
+        assert _named_tools(text, every) - names <= OTHER_GROUPS.get(name, set()), name
+    if groups == {"feeds"}:
+        assert "ask the person which persona" in said and "list_users" not in said
+    if groups is None:
+        assert "list_users names the personas" in said

@@ -62,8 +62,7 @@ class Removed(Result):
 @tool("feeds", result=Removed, destructive=True, idempotent=True)
 def remove_feedback(db, user: User, item_id: ItemId) -> dict:
     """Take back the persona's like or dislike on an item: it stops teaching the ranking and
-    returns to the unread feed. Nothing to take back is not an error (removed is null); to
-    forget every click, reset_feedback."""
+    returns to the unread feed. Nothing to take back is not an error (removed is null)."""
     persona = require_user(db, user)
     item = require_item(db, item_id)
     removed = remove_click(db, persona["id"], item["id"], source=caller())
