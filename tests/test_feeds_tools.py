@@ -64,7 +64,7 @@ def test_group_registers_every_tool_with_truthful_annotations():
         "remove_feed", "rename_feed", "record_feedback", "remove_feedback"}
     assert {n for n, t in tools.items() if t.open_world} == {"add_feed", "preview_feed"}
     for name in ("list_feed", "preview_feed", "list_feeds", "explain_item"):
-        assert "untrusted" in tools[name].description
+        assert tools[name].untrusted
     for t in tools.values():
         assert t.description and t.empty, t.name
 

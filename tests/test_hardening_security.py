@@ -10,8 +10,8 @@
   only and refuse cross-site state changes (foreign Origin, foreign Host, a form-encoded
   "simple request"), writing nothing.
 - Feed text that reads like instructions comes back as data: never in a tool's ``message``,
-  every tool that returns it says in its description that it is untrusted, and reading it
-  changes nothing.
+  every tool that returns it is marked untrusted (the instructions say it once), and
+  reading it changes nothing.
 """
 
 from __future__ import annotations
@@ -319,8 +319,7 @@ def test_prompt_injection_in_feed_text_is_returned_as_data_only(db, monkeypatch)
                 (name, result["message"][:300])
             if MARK in data or MARK.lower() in data:
                 seen_in_data.append(name)
-                assert "untrusted" in tool.description.lower(), \
-                    f"{name} returns feed text but its description does not say it is untrusted"
+                assert tool.untrusted, f"{name} returns feed text but is not marked untrusted"
                 assert "<script" not in data.lower()
             if tool.read_only:
                 assert user_data() == before, f"read-only {name} changed user data"

@@ -88,9 +88,13 @@ def test_vault_notes_are_inert_and_their_names_have_no_bidi_controls(hostile_cor
     assert "<img" not in html and "<iframe" not in html and 'href="javascript' not in html, html
 
 
-def test_save_item_is_described_as_returning_untrusted_text():
+def test_save_item_is_marked_as_returning_untrusted_text():
+    """Marked on the tool; the sentence is said once, in the server's instructions."""
+    from hermes.mcp_server import instructions
+
     tool = collect_tools({"corpus"})["save_item"]
-    assert UNTRUSTED.strip() in tool.description
+    assert tool.untrusted and UNTRUSTED.strip() not in tool.description
+    assert UNTRUSTED.strip() in instructions(None, {"save_item"})
 
 
 def test_save_items_message_does_not_speak_the_remote_title(db, monkeypatch):
