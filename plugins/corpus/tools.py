@@ -76,7 +76,8 @@ class TopEntity(BaseModel):
 
 class EntityItem(BaseModel):
     item_id: int
-    title: str
+    #: null for an item no longer stored (the view joins the archive)
+    title: str | None
     first_seen: str | None
     last_seen: str | None
 
