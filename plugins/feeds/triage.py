@@ -3,8 +3,8 @@
 Every action is a tool call through :func:`hermes.cli.support.run_tool` — the same
 functions MCP calls, clicks and reads recorded with source ``ui`` — and after each like or
 dislike the list is ranked again, so the next item up is already what the new click taught.
-Keys are read one at a time with typer's ``getchar`` (raw mode, arrows included); the screen
-is redrawn after each key.
+Keys are acted on one at a time and in order, however fast they are typed
+(:mod:`.keys`); the screen is redrawn once the keys that arrived together are done.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import typer
 from hermes.cli.support import clean, run_tool
 from hermes.errors import HermesError
 from hermes.faces import plural
+
+from .keys import TerminalKeys
 
 UP = ("k", "\x1b[A", "\x1bOA")
 DOWN = ("j", "\x1b[B", "\x1bOB")
@@ -46,10 +48,12 @@ class Triage:
     def run(self) -> None:
         self.rank()
         try:
-            while True:
-                self.draw()
-                if not self.handle(typer.getchar()):
-                    break
+            with TerminalKeys() as keys:
+                while True:
+                    if not keys.pending:  # a burst is acted on key by key, drawn once
+                        self.draw()
+                    if not self.handle(keys.next()):
+                        break
         except (KeyboardInterrupt, EOFError):
             pass
         self.echo(self.summary())
