@@ -7,9 +7,9 @@ group disabled. The tools are listed in the ``feeds`` group, next to ``list_feed
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ..contract import Result, ok, tool
 from ..faces import Say, plural
@@ -22,8 +22,23 @@ NEXT_RANKING = Say(mcp="the next list_feed uses it", cli="the next `hermes feed`
                    web="the feed is ranked with it from now on")
 
 
+Label = Literal["like", "dislike"]
+
+
+class Click(BaseModel):
+    """The click as stored; ``previous`` is the answer it replaced (null: none). Every field
+    has a default: a refused call carries ``{}``."""
+
+    id: int = 0
+    item_id: int = 0
+    label: Label | None = None
+    source: Literal["ui", "agent", "bootstrap"] | None = None
+    created: str = ""
+    previous: Label | None = None
+
+
 class Feedback(Result):
-    click: dict[str, Any] = {}
+    click: Click = {}
     n_clicks: int = 0
 
 
@@ -55,7 +70,7 @@ def record_feedback(
 
 class Removed(Result):
     item_id: int | None = None
-    removed: str | None = None  # "like" or "dislike": what was taken back; None: nothing was
+    removed: Label | None = None  # what was taken back; None: nothing was
     n_clicks: int = 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from hermes.answers import ItemExplanation, RankedItem
 from hermes.config import settings
@@ -44,7 +44,47 @@ UrlArg = Annotated[str, Field(description="The feed's http(s) URL (RSS, Atom or 
 SUMMARY_CHARS = 300
 #: how far ``list_feed`` pages: ``offset`` + ``limit`` items are ranked for a page
 MAX_OFFSET = 10_000
-Objects = list[dict[str, Any]]
+
+
+# The objects the answers are made of, typed for the output schema (a tool returns dicts).
+
+class FeedRow(BaseModel):
+    """A subscribed feed (``list_feeds``)."""
+
+    id: int
+    url: str
+    title: str | None
+    folder: str | None
+    site_url: str | None
+    item_count: int
+    last_fetched: str | None
+    #: set when the last try failed; error_count says how many tries in a row did
+    last_error: str | None
+    error_count: int
+    next_fetch: str | None
+    subscribed_by: str | None
+
+
+class PreviewEntry(BaseModel):
+    title: str | None
+    url: str | None
+    published: str | None
+    content_type: str | None
+    tags: list[str]
+    summary: str
+
+
+class Suggestion(BaseModel):
+    """A curated feed to subscribe to (``add_feed(url)``)."""
+
+    title: str
+    url: str
+    area: str | None = None
+    content_type: str | None = None
+    description: str | None = None
+    tags: list[str] = []
+    score: float
+    reason: str
 
 
 class FeedPage(Result):
@@ -74,11 +114,11 @@ class FeedAdded(Result):
 
 class FeedPreview(Result):
     feed: dict[str, Any] = {}
-    entries: Objects = []
+    entries: list[PreviewEntry] = []
 
 
 class FeedList(Result):
-    feeds: Objects = []
+    feeds: list[FeedRow] = []
     orphaned_items: int = 0
     refresh: dict[str, Any] = {}
 
@@ -94,7 +134,7 @@ class FeedRemoval(Result):
 
 class Suggestions(Result):
     user: str = ""
-    suggestions: Objects = []
+    suggestions: list[Suggestion] = []
 
 
 # What a reader can do next, in the words of each face (hermes.faces).
