@@ -135,3 +135,17 @@ def test_json_refusals_are_still_one_document(db_path):
     assert result.exit_code == 1 and json.loads(result.stdout)["ok"] is False
     missing = run("persona", "show", "ann", "--json", "--db", db_path)
     assert missing.exit_code == 1 and "no hermes database" in json.loads(missing.stdout)["message"]
+
+
+def test_the_readme_names_every_exit_status_that_is_not_1():
+    """A script author reads the statuses in the README: the busy one of ``--no-wait`` and
+    Ctrl-C's are there, next to "every mistake exits 1"."""
+    from pathlib import Path
+
+    from hermes.ingest.runlock import BUSY_EXIT
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    cli = readme.split("## The CLI", 1)[1].split("| command |", 1)[0]
+    assert "exit status 1" in cli
+    for status, why in [(BUSY_EXIT, "--no-wait"), (130, "Ctrl-C")]:
+        assert f"{status} " in cli and why in cli, (status, why)

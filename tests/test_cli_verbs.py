@@ -182,3 +182,20 @@ def test_explain_lists_rated_keyphrases_apart_as_not_counted(world):
     rated = out.split("  rated: ")[1].splitlines()[0]
     assert "quant-ph (+0.33)" in rated and "surface code" not in rated
     assert "topics you rated (not counted in the ranking): surface code (+" in out
+
+
+@pytest.mark.parametrize("text", ["--- text", "-1 is where the bound breaks", "--json is its own word"])
+def test_a_note_or_highlight_that_starts_with_a_dash_is_text(world, text):
+    db, path, ids = world
+    note = run("note", "ada", ids[0], text, "--db", path)
+    assert note.exit_code == 0, note.output
+    hl = run("highlight", "ada", ids[1], text, "--note", text, "--db", path)
+    assert hl.exit_code == 0, hl.output
+    assert db.execute("SELECT text FROM corpus_notes").fetchone()[0] == text
+    assert db.execute("SELECT text, note FROM corpus_highlights").fetchone() == (text, text)
+
+
+def test_a_mistyped_option_after_a_note_is_still_an_error(world):
+    _, path, ids = world
+    result = run("note", "ada", ids[0], "a thought", "--jsno", "--db", path)
+    assert result.exit_code == 1 and result.stderr.startswith("error: ")

@@ -338,5 +338,8 @@ def register(app: typer.Typer) -> None:
     app.command("read")(read)
     app.command("save")(save)
     app.command("unsave")(unsave)
-    app.command("note")(note)
-    app.command("highlight")(highlight)
+    # A note or a passage is text, whatever it starts with: "--- text" or "-1 is odd" are
+    # not options (an option hermes does not know is left for TEXT to take).
+    text_is_text = {"ignore_unknown_options": True}
+    app.command("note", context_settings=text_is_text)(note)
+    app.command("highlight", context_settings=text_is_text)(highlight)
