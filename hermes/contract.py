@@ -245,6 +245,10 @@ class CandidateQuery:
     #: items ranked along with the candidates whatever the filters say (an explanation
     #: ranks its item within the persona's normal pool, so calibration means the same)
     include_ids: tuple[int, ...] | None = None
+    #: also the items of feeds the person removed: the archive, the corpus and their clicks
+    #: keep them, but a feed or a digest does not recommend them unless asked (items asked
+    #: for by ``item_ids`` are eligible either way)
+    removed_feeds: bool = False
 
 
 @dataclass

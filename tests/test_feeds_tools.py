@@ -502,8 +502,9 @@ def test_remove_feed_keeps_items_and_clicks(db, items, ann):
     assert db.execute("SELECT DISTINCT feed_id FROM items").fetchall() == [(1,)]
     assert db.execute("SELECT count(*) FROM items").fetchone()[0] == len(items)
     assert db.execute("SELECT * FROM clicks ORDER BY id").fetchall() == clicks_before
-    # the orphaned items stay rankable, and list_feeds counts them
-    ranked = tool(db, "list_feed", user="ann", since_days=None)["items"]
+    # the orphaned items leave the feed, are ranked when asked, and list_feeds counts them
+    assert tool(db, "list_feed", user="ann", since_days=None, below_bar=True)["items"] == []
+    ranked = tool(db, "list_feed", user="ann", since_days=None, removed_feeds=True)["items"]
     assert items[1] in [i["id"] for i in ranked]
     assert tool(db, "list_feeds")["orphaned_items"] == len(items)
     again = tool(db, "remove_feed", feed_id=1, confirm=True)

@@ -1,5 +1,5 @@
-"""Built-in candidate filters: recency window, already-clicked, keyword / tag / type /
-author, ids.
+"""Built-in candidate filters: recency window, already-clicked, a removed feed's items,
+keyword / tag / type / author, ids.
 
 Recency, ids, tag, type and author are answered from the in-memory matrix; only the keyword
 match reads SQLite: every word must occur in the title or summary. A word that is one whole token
@@ -22,7 +22,7 @@ import numpy as np
 from ..authors import author_key, key_matches
 from ..hookspecs import hookimpl
 from ..latex import spelled_out
-from ..ranking.preferences import tag_key, topic_key, type_key
+from ..ranking.preferences import source_key, tag_key, topic_key, type_key
 
 
 def author_keys_matching(matrix, name: str) -> list[str]:
@@ -49,6 +49,8 @@ def hermes_candidates(db, user, query, matrix):
         clicked = [r[0] for r in db.execute("SELECT item_id FROM clicks WHERE user_id = ?", [user["id"]])]
         if clicked:
             keep[matrix.rows_of(clicked)] = False
+    if not query.removed_feeds and query.item_ids is None:
+        keep &= ~removed_feed_rows(db, matrix)
     if query.item_ids is not None:
         keep &= np.isin(matrix.ids, np.array(query.item_ids, dtype=np.int64))
     if query.tag:
@@ -66,6 +68,13 @@ def hermes_candidates(db, user, query, matrix):
             found[matrix.rows_of(text_matches(db, spelled.split()))] = True
         keep &= found
     return keep
+
+
+def removed_feed_rows(db, matrix) -> np.ndarray:
+    """Mask of the matrix rows whose feed was removed (and not subscribed again)."""
+    gone = [source_key(r[0]) for r in db.execute(
+        "SELECT id FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds)")]
+    return matrix.has_any_key(gone) if gone else np.zeros(len(matrix), dtype=bool)
 
 
 #: one token for FTS5's unicode61 tokenizer: letters and digits only

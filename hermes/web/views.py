@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import numpy as np
 from starlette.exceptions import HTTPException
 
+from ..builtins.default_candidates import removed_feed_rows
 from ..contract import CandidateQuery
 from ..embed import get_embedder
 from ..faces import n_days
@@ -161,6 +162,8 @@ def topic_item_ids(db, label: str) -> list[int]:
     for name in topic_tags(db, label):
         # a community's tags are feed categories or keyphrases (topic keys)
         mask |= matrix.has_key(tag_key(name)) | matrix.has_key(topic_key(name))
+    # ids bypass the candidates' removed-feed filter (asked for by id): a topic is no such ask
+    mask &= ~removed_feed_rows(db, matrix)
     return matrix.ids[mask].tolist()
 
 

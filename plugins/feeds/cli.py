@@ -376,6 +376,9 @@ def feed(
     all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items.")] = False,
     below_bar: Annotated[bool, typer.Option(
         "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
+    removed_feeds: Annotated[bool, typer.Option(
+        "--removed-feeds", help="Also rank the items of feeds you removed (the archive keeps "
+                                "them; the feed leaves them out otherwise).")] = False,
     offset: Annotated[int, typer.Option(
         "--offset", min=0, max=MAX_OFFSET,
         help="Skip this many ranked items first: the next page is --offset 20 (with the "
@@ -407,7 +410,7 @@ def feed(
         return
     with database(db) as conn:
         result = run_tool(conn, "list_feed", user=user, limit=limit, since_days=window,
-                          below_bar=below_bar, offset=offset)
+                          below_bar=below_bar, offset=offset, removed_feeds=removed_feeds)
     check(result, as_json)
     if as_json:
         return

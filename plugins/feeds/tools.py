@@ -194,6 +194,9 @@ def list_feed(
     brief: Annotated[bool, Field(
         description="Leave out each item's summary, evidence and component contributions "
                     "(less than half the size); explain_item gives them for one item.")] = False,
+    removed_feeds: Annotated[bool, Field(
+        description="Also rank the items of feeds the person removed (kept in the archive, "
+                    "left out of the feed otherwise).")] = False,
 ) -> dict:
     """The persona's ranked feed: the unread items that clear its bar (match strong or
     good), best first, each with id, title, url, source, enclosure (a podcast's file), score,
@@ -202,7 +205,8 @@ def list_feed(
     reason)."""
     persona = require_user(db, user)
     window = None if since_days is None else float(since_days)
-    ranking = rank(db, persona, CandidateQuery(since_days=window, exclude_read=True),
+    ranking = rank(db, persona, CandidateQuery(since_days=window, exclude_read=True,
+                                               removed_feeds=removed_feeds),
                    limit=offset + limit, bar_first=True)
     shown = [pos for pos in range(offset, len(ranking.item_ids))
              if below_bar or ranking.above_bar(pos)]
@@ -418,7 +422,7 @@ def remove_feed(
                     f"{CONFIRM_REMOVE}.",
                     feed=plan["feed"], removed=False)
     unsubscribe(db, feed_id)
-    kept = _kept_words(plan, "keeps", " (still ranked and searchable)")
+    kept = _kept_words(plan, "keeps", " (searchable, in your corpus, left out of your feed and digest)")
     them = "it" if plan["item_count"] == 1 and not plan["click_count"] else "them"
     back = f" The {kept}; subscribing the same URL again gives {them} back to it." if kept else ""
     return ok(f"Removed {what}.{back}", feed=plan["feed"], removed=True)

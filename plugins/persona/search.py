@@ -99,9 +99,10 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
             )
         content_type = match
 
+    # a search is of the whole archive: a removed feed's items are found too
     ranking = rank(db, persona, CandidateQuery(since_days=None, exclude_clicked=False,
                                                text=query, tag=tag, content_type=content_type,
-                                               author=author), limit=limit)
+                                               author=author, removed_feeds=True), limit=limit)
     found = items_of(db, ranking)
     rated = ratings(db, persona["id"], [item["id"] for item in found])
     results = [
