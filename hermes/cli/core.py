@@ -7,14 +7,14 @@ import os
 import shutil
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from .. import config, net
+from .. import config, net, status
 from ..demo import run_demo
 from ..errors import HermesError
 from ..faces import plural
@@ -24,6 +24,7 @@ from ..ingest.schedule import next_refresh, seconds_until
 from ..net import is_loopback
 from ..storage.db import get_db
 from ..tools import collect_tools
+from .progress import StageProgress
 from .support import ROOT_DB, DbOption, JsonOption, database, database_path, die, emit_json, open_db, run_guarded
 
 NoRefreshOption = Annotated[bool, typer.Option(
@@ -245,9 +246,8 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                    "to finish…", err=True)
 
     before = _ingest_state(database)
-    show_bar = sys.stdout.isatty() and not as_json
     try:
-        with _progress_bar(show_bar) as progress:
+        with _progress(as_json) as progress:
             try:
                 summary = run_ingest(database, feed_ids=feed_ids, progress=progress,
                                      due_every=due_every, wait=wait, on_wait=waiting)
@@ -358,25 +358,16 @@ def _interrupted_report(db, before: dict) -> str:
 
 
 @contextmanager
-def _progress_bar(enabled: bool):
-    """A rich progress bar fed by run_ingest's ``progress(stage, done, total)`` callback."""
-    if not enabled:
+def _progress(as_json: bool):
+    """The command's one progress display on stderr (:mod:`.progress`): a bar on a terminal
+    (not under ``--json``), with the slow steps in its label; lines otherwise."""
+    live = sys.stderr.isatty()
+    if live and as_json:
         yield None
         return
-    from rich.progress import Progress
-
-    with Progress(transient=True) as bar:
-        tasks: dict[str, int] = {}
-
-        def update(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                label = {"fetch": "Fetching feeds",
-                         "embed": "Embedding new items (the model loads first)",
-                         "tag": "Tagging items"}.get(stage, stage)
-                tasks[stage] = bar.add_task(label, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
-        yield update
+    with StageProgress(sys.stderr, live=live) as display:
+        with status.listen(display.step) if live else nullcontext():
+            yield display
 
 
 tags_app = typer.Typer(help="Topic tags that plugins such as the keyphrase tagger add to items.",
@@ -403,7 +394,7 @@ def tags_rebuild(
         if not taggers_active():
             die("no tagger plugin is enabled: nothing would add tags (see `hermes plugins`)")
         fresh = start_rebuild(database)
-        with _progress_bar(sys.stdout.isatty() and not as_json) as progress:
+        with _progress(as_json) as progress:
             tick = (lambda done, total: progress("tag", done, total)) if progress else None
             try:
                 done = tag_pending(database, get_embedder(), progress=tick, batch_size=batch)
