@@ -124,3 +124,22 @@ def test_a_nearer_dislike_is_named_beside_the_like():
                                                  "closer": True}}))
     assert near == ["near “A”, which you liked (similarity 0.61), but nearer to “B”, which you "
                     "disliked (similarity 0.63)"]
+
+
+def test_every_face_is_told_what_held_a_figure_down():
+    from hermes.ranking.explain import _note
+
+    assert _note({"usual_here": True, "typical_here": 0.3612}) == (
+        "usual in this archive, where an item is typically 0.36")
+    assert _note({"keeps_below_bar": True}) == "leans to a dislike: keeps it below your bar"
+    assert _note({"disliked": {"title": "B", "similarity": 0.63, "closer": True}}) == (
+        "a disliked item is as near: “B” (similarity 0.63)")
+    assert _note({"usual_here": False}) == ""
+
+
+def test_the_feed_cli_shows_the_note_beside_the_level():
+    from plugins.feeds.cli import _judged
+
+    assert _judged({"note": "leans to a dislike: keeps it below your bar"}, "weak") == (
+        "weak: leans to a dislike: keeps it below your bar")
+    assert _judged({"note": ""}, "strong") == "strong"

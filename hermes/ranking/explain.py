@@ -320,9 +320,14 @@ class _Shared:
             # "counts": false in the band below match.COUNTS_FROM, where the figure reads weak
             # ("do not tell either way") but lifts no item's match
             judged = self._judged("classifier", value, pos)
+            vetoed = self._flag("vetoed", pos)
             out["classifier"] = {"probability": round(value, 4), **judged,
-                                 "counts": not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"],
-                                 "keeps_below_bar": self._flag("vetoed", pos)}
+                                 # a veto counts, whatever band the figure is in
+                                 "counts": vetoed or not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"],
+                                 "keeps_below_bar": vetoed}
+        for kind in ("interest", "liked", "classifier"):
+            if out[kind] is not None:
+                out[kind]["note"] = _note(out[kind])
         out["tags"] = [t for t in matched if t["kind"] == "tag"]
         out["authors"] = [t for t in matched if t["kind"] == "author"]
         out["sources"] = [t for t in matched if t["kind"] in ("type", "source")]
@@ -446,6 +451,20 @@ def _labels(keys: list[dict], liked: bool) -> str:
                      for k in keys[:3])
 
 
+def _note(e: dict) -> str:
+    """Why a figure counted for less than its value suggests, in a few words beside its
+    level on every face ("" when nothing held it down)."""
+    disliked = e.get("disliked") or {}
+    if disliked.get("closer"):
+        return (f"a disliked item is as near: {_quote(disliked['title'] or 'an item you disliked', 50)} "
+                f"(similarity {shown(disliked['similarity'])})")
+    if e.get("keeps_below_bar"):
+        return "leans to a dislike: keeps it below your bar"
+    if e.get("usual_here") and "typical_here" in e:
+        return f"usual in this archive, where an item is typically {shown(e['typical_here'])}"
+    return ""
+
+
 def _held_down(e: dict) -> bool:
     """Whether a figure sits below the bar only because it is usual in this archive (it
     would clear the bar by the fixed thresholds): the phrase then says so, not "weakly
@@ -518,7 +537,7 @@ def _phrases(p: dict) -> list[str]:
             "weak": f"your likes and dislikes do not tell either way (probability {prob})",
             "none": f"looks more like what you disliked (probability {prob})",
         }[e["level"]] if not e.get("keeps_below_bar") else
-            f"looks more like what you disliked (probability {prob}), which keeps it below "
+            f"leans towards what you disliked (probability {prob}), which keeps it below "
             f"your bar")
     people = [k for k in ev["authors"] if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"

@@ -32,9 +32,11 @@ from hermes.cli.support import (
 )
 from hermes.contract import MAX_DAYS
 from hermes.errors import HermesError
-from hermes.faces import date_words, plural
+from hermes.faces import date_words, n_days, plural
 from hermes.ranking.explain import rank_line, weight_note
 from hermes.ranking.match import UNCOUNTED, shown
+from hermes.records import require_user
+from hermes.windows import DEFAULT_DAYS, chosen_window, remember_window, wider_window
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml, subscribe_outlines
 from .subscriptions import (
@@ -395,7 +397,8 @@ def feed(
     (--below-bar: the others too, under a fold; -i: triage it with keys)."""
     if all_ and since_days is not None:
         die("use either --since-days or --all, not both")
-    window = None if all_ else (since_days or 7)
+    with database(db) as conn:
+        window = persona_window(conn, user, None if all_ else since_days, chosen=all_ or bool(since_days))
     if interactive:
         if as_json or offset:
             die(f"use either --interactive or {'--json' if as_json else '--offset'}, not both")
@@ -427,6 +430,28 @@ def feed(
     for item in below:
         for line in item_lines(item):
             typer.echo(line)
+    if not result["items"] and not offset and window is not None:
+        with database(db) as conn:
+            offer = wider_window(conn, require_user(conn, user), window)
+        if offer:
+            wider, n = offer
+            option = "--all" if wider is None else f"--since-days {wider:g}"
+            where = "the whole archive" if wider is None else f"the last {n_days(wider)}"
+            typer.echo(f"{where[0].upper()}{where[1:]} has {plural(n, 'unread item')}: "
+                       f"`hermes feed {user} {option}` shows them (and keeps that window).")
+
+
+def persona_window(db, user: str, days: float | None, *, chosen: bool) -> float | None:
+    """The window to rank: the one given (remembered for next time), else the one the
+    persona chose last. An unknown persona gets the default; the tool then names it."""
+    try:
+        persona = require_user(db, user)
+    except HermesError:
+        return days if chosen else DEFAULT_DAYS
+    if chosen:
+        remember_window(db, persona, days)
+        return days
+    return chosen_window(db, persona)
 
 
 def item_lines(item: dict, width: int = 110) -> list[str]:
@@ -501,6 +526,11 @@ def profile_parts(c: dict) -> str:
     return parts + "; the raw score is these, each measured against the other candidates"
 
 
+def _judged(figure: dict, level: str) -> str:
+    """A figure's level, with the explanation's note on what held it down."""
+    return f"{level}: {figure['note']}" if figure.get("note") else level
+
+
 def explanation_lines(e: dict, advice: str = "") -> list[str]:
     """The one explanation for the terminal: the reason, where it ranks (and ``advice`` on
     ranking it elsewhere, right under), the evidence."""
@@ -515,7 +545,7 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     if ev["interest"]:
         i = ev["interest"]
         lines.append(f"  interests: closest “{clean(i['clause'], 80)}”, similarity "
-                     f"{shown(i['similarity'])} ({i['level']})")
+                     f"{shown(i['similarity'])} ({_judged(i, i['level'])})")
     if ev["liked"]:
         n = ev["liked"]
         if n.get("itself"):  # its closest liked item is itself: say so, not "nearest [its id]"
@@ -524,11 +554,11 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
             lines.append(f"  liked: {who} ({n['level']})")
         else:
             lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
-                         f"{shown(n['similarity'])} ({n['level']})")
+                         f"{shown(n['similarity'])} ({_judged(n, n['level'])})")
     if ev["classifier"]:
         c = ev["classifier"]
         verdict = c["level"] if c.get("counts", True) else UNCOUNTED
-        lines.append(f"  classifier: probability {shown(c['probability'])} ({verdict})")
+        lines.append(f"  classifier: probability {shown(c['probability'])} ({_judged(c, verdict)})")
     else:
         lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
     counted = [t for t in e["matched_tags"] if t["kind"] != "topic"]
