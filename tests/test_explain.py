@@ -270,9 +270,9 @@ def test_a_bootstrap_like_is_not_called_the_person_s_own(db, persona, no_bar):
     liked = [i["id"] for i in bootstrap_persona(db, "ann", n_like=1, n_dislike=0)["liked"]]
     e = explain(db, user, liked[0], since_days=None)
     assert e["evidence"]["liked"]["itself"] and e["evidence"]["liked"]["source"] == "bootstrap"
-    assert "liked for you by bootstrap, from your interests" in e["phrases"]
+    assert "liked for you by bootstrap, from your interests or an imported library" in e["phrases"]
     assert "you liked it" not in e["phrases"]
-    assert e["not_in_pool"] == "bootstrap (from your interests) liked it already"
+    assert e["not_in_pool"] == "bootstrap (from your interests or an imported library) liked it already"
     record_click(db, user["id"], liked[0], True, "ui")  # the person likes it too: theirs now
     assert "you liked it" in explain(db, user, liked[0], since_days=None)["phrases"]
 

@@ -134,7 +134,8 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
     if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
         row = db.execute("SELECT label, source FROM clicks WHERE user_id = ? AND item_id = ?",
                          [user["id"], item_id]).fetchone()
-        who = "bootstrap (from your interests)" if row and row[1] == "bootstrap" else "you"
+        who = ("bootstrap (from your interests or an imported library)"
+               if row and row[1] == "bootstrap" else "you")
         reasons.append("you rated it already" if row is None else
                        f"{who} {row[0]}d it already")
     if feed.exclude_read and not kept(replace(nothing, exclude_read=True)):
@@ -510,7 +511,7 @@ def _phrases(p: dict) -> list[str]:
             "weak": f"weakly similar to what you liked (nearest {title}, similarity {sim})",
             "none": f"nothing you liked is similar (nearest similarity {sim})",
         }
-        itself = ("liked for you by bootstrap, from your interests"
+        itself = ("liked for you by bootstrap, from your interests or an imported library"
                   if e.get("source") == "bootstrap" else "you liked it")
         disliked = e.get("disliked") or {}
         if e.get("itself"):

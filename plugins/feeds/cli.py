@@ -374,8 +374,8 @@ def feed(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="How many items.")] = 20,
     since_days: Annotated[Optional[int], typer.Option(
         "--since-days", metavar="DAYS", min=1, max=MAX_DAYS,
-        help="Only items from the last DAYS days (default 7).")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items.")] = False,
+        help="Only items from the last DAYS days (default: the window this persona chose last, else 7; remembered).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items (remembered).")] = False,
     below_bar: Annotated[bool, typer.Option(
         "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
     removed_feeds: Annotated[bool, typer.Option(
@@ -492,8 +492,8 @@ def explain(
     item: Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")],
     since_days: Annotated[Optional[int], typer.Option(
         "--since-days", metavar="DAYS", min=1, max=MAX_DAYS,
-        help="Rank it among the items of the last DAYS days (default 7), as "
-             "`hermes feed --since-days DAYS` does.")] = None,
+        help="Rank it among the items of the last DAYS days, as `hermes feed --since-days DAYS` "
+             "does (default: the persona's window, the one `hermes feed` ranks).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Rank it in the whole archive, as "
                                                      "`hermes feed --all` does.")] = False,
     db: DbOption = None,
@@ -505,8 +505,11 @@ def explain(
     if all_ and since_days is not None:
         die("use either --since-days or --all, not both")
     with database(db) as conn:
-        result = run_tool(conn, "explain_item", user=user, item_id=item,
-                          since_days=None if all_ else (since_days or 7))
+        # the persona's window when none is given, as `hermes feed` ranks it (not remembered:
+        # explaining one item is no choice of window)
+        window = (None if all_ else since_days) if all_ or since_days else persona_window(
+            conn, user, None, chosen=False)
+        result = run_tool(conn, "explain_item", user=user, item_id=item, since_days=window)
     check(result, as_json)
     if as_json:
         return
@@ -549,7 +552,7 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     if ev["liked"]:
         n = ev["liked"]
         if n.get("itself"):  # its closest liked item is itself: say so, not "nearest [its id]"
-            who = ("bootstrap liked this item itself, from your interests"
+            who = ("bootstrap liked this item itself, from your interests or an imported library"
                    if n.get("source") == "bootstrap" else "you liked this item itself")
             lines.append(f"  liked: {who} ({n['level']})")
         else:
