@@ -48,7 +48,8 @@ from ..language import WORD as _WORD
 #: 13: more verbs of argument (deduce, giving, satisfy …) end a phrase and more adjectives
 #: (finite, algebraic, constant …) never stand alone
 #: 14: "dataset", "detection" never alone (a persona's liked topics read "dataset · detection")
-VERSION = 14
+#: 15: a name ending in s is no plural ("Higgs" was tagged "higg", "Higgses" "higgse")
+VERSION = 15
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -151,7 +152,7 @@ _EXCEPTIONS = set("""
     kinetics genetics genomics news series species lens mass class process analysis basis
     axis thesis hypothesis synthesis radius virus status bus plus chaos cosmos apparatus
     corpus focus nucleus stimulus consensus census bias alias atlas always perhaps its this
-    his has was is as us gps dos los las thus cross less loss boss moss
+    his has was is as us gps dos los las thus cross less loss boss moss higgs
 """.split())
 
 
@@ -177,6 +178,8 @@ def singular(word: str) -> str:
     "processes" → "process", "physics" stays): a phrase and its plural are one tag."""
     if len(word) < 4 or word in _EXCEPTIONS or not word.isalpha():
         return word
+    if word.endswith("es") and word[:-2] in _EXCEPTIONS:  # "lenses", "biases", "higgses"
+        return word[:-2]
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes", "zzes")):
