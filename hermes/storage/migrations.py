@@ -326,6 +326,15 @@ def m015_removed_feed_places(db: sqlite_utils.Database) -> None:
             db.execute(f"ALTER TABLE removed_feeds ADD COLUMN {column} TEXT")
 
 
+@migration
+def m016_persona_window(db: sqlite_utils.Database) -> None:
+    # A user trial: a person whose archive is last year's papers set the web feed to "all"
+    # on every visit and typed --all on every `hermes feed`. The window a person last chose
+    # is remembered per persona ("all" or a number of days; NULL: the 7-day default).
+    if "feed_window" not in db["users"].columns_dict:
+        db.execute("ALTER TABLE users ADD COLUMN feed_window TEXT")
+
+
 def all_migrations() -> list[Migration]:
     found = list(CORE)
     for group in get_plugin_manager().hook.hermes_migrations():

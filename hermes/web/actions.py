@@ -31,6 +31,7 @@ from .views import (
     feed_view,
     feeds_with_unread,
     header_figures,
+    in_window,
     rated_among,
     read_among,
 )
@@ -85,6 +86,7 @@ def _feed_figures(request: Request, db, user: dict, back: str) -> dict | None:
     view = feed_view(back)
     if view is None or view.user != user["name"] or not wants_json(request):
         return None
+    view = in_window(db, user, view, request.cookies)
     # the weight is the blend's over this view's candidates (it is 0 where behaviour cannot
     # tell them apart), so the view is ranked again, as the page was
     ranking = rank(db, user, candidate_query(db, view), limit=1)

@@ -19,6 +19,7 @@ from ..errors import HermesError
 from ..ingest.refresher import refresh_state
 from ..ranking.explain import explain, rank_line
 from ..records import item_rows, not_embedded
+from ..windows import wider_window
 from . import actions, atom, feeds_page, persona_page
 from .access import (
     Tools,
@@ -37,8 +38,11 @@ from .views import (
     candidate_query,
     feeds_with_unread,
     header_figures,
+    in_window,
     parse_view,
     read_among,
+    remembers_window,
+    window_cookie,
 )
 
 SEARCH_LIMIT = 50
@@ -106,12 +110,13 @@ async def _personas_again(request: Request, typed: dict, message: str):
 # --- the feed -----------------------------------------------------------------------------------
 
 async def feed(request: Request):
-    view = parse_view(request.query_params)
+    asked = parse_view(request.query_params)
 
     def build():
         tools = Tools()
         with opened(request) as db:
-            user = require_persona(db, view.user)
+            user = require_persona(db, asked.user)
+            view = in_window(db, user, asked, request.cookies)
             if view.feed is not None and not db.execute(
                     "SELECT 1 FROM feeds WHERE id = ?", [view.feed]).fetchone():
                 raise HTTPException(404, f"There is no feed {view.feed}: the Feeds page lists "
@@ -130,7 +135,11 @@ async def feed(request: Request):
             feeds = feeds_with_unread(db, user, view)
             refresh = refresh_state(db)
             failures = refresh_failures(db, refresh)
+            # an empty window of a non-empty archive: the narrowest wider one that has items
+            offer = (wider_window(db, user, view.days)
+                     if not items and not view.filtered and view.page == 1 and n_items else None)
         return {"user": user, "items": items, "failures": failures, "view": view, "days": view.days,
+                "offer": offer,
                 "limit": view.limit, "status": status, **header_figures(ranking),
                 "n_items": n_items,
                 "n_pending": n_pending,
@@ -141,7 +150,12 @@ async def feed(request: Request):
                 "feed_name": next((f["title"] for f in feeds if f["id"] == view.feed), None),
                 "refresh": refresh, "page": "feed"}
 
-    return render(request, "feed.html", await run_in_threadpool(build))
+    context = await run_in_threadpool(build)
+    response = render(request, "feed.html", context)
+    if remembers_window(context["view"]):
+        response.set_cookie(window_cookie(context["user"]), context["view"].window,
+                            max_age=365 * 86400, httponly=True, samesite="lax")
+    return response
 
 
 async def search(request: Request):

@@ -21,9 +21,10 @@ from ..embed import get_embedder
 from ..faces import n_days
 from ..ranking.matrix import get_matrix
 from ..ranking.preferences import source_key, tag_key, topic_key
-from ..ranking.rank import candidate_rows
+from ..ranking.rank import blend_weight, candidate_rows
 from ..tag_graph import get_graph
 from ..tags import normalize_tag
+from ..windows import chosen_window
 from .forms import DEFAULT_DAYS, parse_bool, parse_days, parse_int, parse_text
 
 PAGE_SIZE = 30
@@ -43,6 +44,10 @@ class View:
     topic: str | None = None
     #: also list the items below the persona's bar (match weak or none), after the others
     below: bool = False
+    #: whether the address gave ``days`` (else the persona's window applies: :func:`in_window`)
+    days_given: bool = False
+    #: the persona's window: the addresses of this view leave it out (a reload keeps it)
+    home_days: float | None = DEFAULT_DAYS
 
     @property
     def offset(self) -> int:
@@ -68,7 +73,7 @@ class View:
     @staticmethod
     def _query(view: View) -> dict:
         query = {"user": view.user}
-        if view.days != DEFAULT_DAYS:
+        if view.days != view.home_days:
             query["days"] = "all" if view.days is None else f"{view.days:g}"
         if view.show_read:
             query["read"] = "1"
@@ -104,7 +109,35 @@ def parse_view(params) -> View:
         feed=parse_int(feed, "feed", 1, 2**62) if feed else None,
         tag=text("tag"), author=text("author"), topic=text("topic"),
         below=parse_bool(params.get("below"), "below") if params.get("below") else False,
+        days_given=params.get("days") is not None,
     )
+
+
+def window_cookie(user: dict) -> str:
+    """The cookie that keeps the window chosen in this browser for ``user``: a GET never
+    writes the database (a link from another site could otherwise change it), and a
+    window is how the page looks, as the reading density is."""
+    return f"hermes_window_{user['id']}"
+
+
+def in_window(db, user: dict, view: View, cookies) -> View:
+    """``view`` in the persona's window: the one its address gives, else the one chosen
+    last in this browser (its cookie), else the one ``hermes feed`` chose last
+    (:mod:`hermes.windows`; 7 days until someone chooses)."""
+    if view.days_given:
+        return replace(view, home_days=view.days)
+    kept = cookies.get(window_cookie(user))
+    try:
+        days = chosen_window(db, user) if kept is None else parse_days(kept)
+    except HTTPException:  # an edited cookie: not this page's fault
+        days = chosen_window(db, user)
+    return replace(view, days=days, home_days=days)
+
+
+def remembers_window(view: View) -> bool:
+    """Whether showing ``view`` keeps its window for the next visit: a choice of window,
+    not a tag or author link into the whole archive."""
+    return view.days_given and not view.filtered
 
 
 def feed_view(path: str) -> View | None:
@@ -121,8 +154,11 @@ def feed_view(path: str) -> View | None:
 
 def header_figures(ranking) -> dict:
     """What the feed page's header says of the ranking (the ``feed_stats`` macro renders
-    it): the page and the answer to a rating read it here, so they cannot disagree."""
-    return {"n_clicks": ranking.n_clicks, "behaviour_weight": ranking.blend_weight}
+    it): the page and the answer to a rating read it here, so they cannot disagree. An
+    empty window has no blend: the weight is then the persona's own (what `hermes persona
+    show` says), not a 0 % that only says the window is empty."""
+    weight = ranking.blend_weight if ranking.n_candidates else blend_weight(ranking.n_clicks)
+    return {"n_clicks": ranking.n_clicks, "behaviour_weight": weight}
 
 
 def _matrix(db):

@@ -437,7 +437,8 @@ def feed(
             wider, n = offer
             option = "--all" if wider is None else f"--since-days {wider:g}"
             where = "the whole archive" if wider is None else f"the last {n_days(wider)}"
-            typer.echo(f"{where[0].upper()}{where[1:]} has {plural(n, 'unread item')}: "
+            verb = "has" if wider is None else "have"
+            typer.echo(f"{where[0].upper()}{where[1:]} {verb} {plural(n, 'unread item')}: "
                        f"`hermes feed {user} {option}` shows them (and keeps that window).")
 
 

@@ -1,0 +1,52 @@
+"""The window of a persona's feed: the one ``hermes feed`` was last given, remembered per
+persona (the web feed starts from it too, and keeps its own choice in a cookie: a GET never
+writes the database), and — when the window holds nothing unread but the archive does —
+the narrowest wider window that has items, to offer instead of an empty page.
+
+A window is a number of days, or ``None`` for the whole archive.
+"""
+
+from __future__ import annotations
+
+from .contract import CandidateQuery
+from .embed import get_embedder
+from .ranking.matrix import get_matrix
+from .ranking.rank import candidate_rows
+from .storage.transactions import write_transaction
+
+DEFAULT_DAYS = 7
+#: the windows offered when the chosen one is empty, narrowest first (None: all)
+WIDER = (30, 365, None)
+
+
+def chosen_window(db, user: dict) -> float | None:
+    """The window ``user`` (a persona row) last chose; 7 days until they choose one."""
+    row = db.execute("SELECT feed_window FROM users WHERE id = ?", [user["id"]]).fetchone()
+    if row is None or row[0] is None:
+        return DEFAULT_DAYS
+    return None if row[0] == "all" else float(row[0])
+
+
+def remember_window(db, user: dict, days: float | None) -> None:
+    """Keep ``days`` as the window ``user`` sees next time (a no-op when it already is)."""
+    value = "all" if days is None else f"{days:g}"
+    with write_transaction(db):
+        db.execute("UPDATE users SET feed_window = ? WHERE id = ? AND feed_window IS NOT ?",
+                   [value, user["id"], value])
+
+
+def wider_window(db, user: dict, days: float | None) -> tuple[float | None, int] | None:
+    """The narrowest window wider than ``days`` with unread items, and how many it holds;
+    ``None`` when there is none (``days`` is already the whole archive, or it is empty)."""
+    if days is None:
+        return None
+    embedder = get_embedder()
+    matrix = get_matrix(db, embedder.name, embedder.dimension)
+    for wider in WIDER:
+        if wider is not None and wider <= days:
+            continue
+        n = len(candidate_rows(db, user, CandidateQuery(since_days=wider, exclude_read=True),
+                               matrix))
+        if n:
+            return wider, n
+    return None
