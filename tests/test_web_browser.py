@@ -674,3 +674,36 @@ def test_the_persona_chip_leads_to_a_page_that_changes_the_interests(browser, se
     assert db.execute("SELECT interests FROM users WHERE name = 'ada'").fetchone()[0] == \
         "Sparse autoencoders. I do not care about quantum computing."
     assert errors == []
+
+
+def test_the_chosen_window_survives_a_reload_and_an_empty_one_offers_a_wider(
+        browser, db_path, db, add_items, no_bar):
+    """Last year's papers: the 7-day feed is empty and offers the window that has them; the
+    window chosen is the one the next visit (and a reload) shows; browsing writes nothing."""
+    from hermes.records import create_user
+
+    create_user(db, "ada", "sparse autoencoders")
+    old = add_items([{"title": f"Sparse autoencoder paper {k} of last year", "days_ago": 200 + k,
+                      "url": f"https://arxiv.org/abs/2501.{k:05d}"} for k in range(5)])
+    before = state(db)
+    with serve(db_path) as server:
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        errors = watched(page)
+        window = page.locator('nav.window a[aria-current="true"]')
+        page.goto(server + "/feed?user=ada")
+        assert window.inner_text() == "7 days" and page.locator("article.item").count() == 0
+        offer = page.locator("[data-offer]")
+        assert offer.inner_text() == "Show the last 365 days: 5 unread items"
+        offer.click()
+        page.wait_for_url("**/feed?user=ada&days=365")
+        assert page.locator("article.item").count() == len(old)
+        page.goto(server + "/feed?user=ada")  # a later visit: no window in the address
+        assert window.inner_text() == "a year" and page.locator("article.item").count() == len(old)
+        page.locator("nav.window a", has_text="all").click()
+        page.wait_for_url("**/feed?user=ada&days=all")
+        page.goto(server + "/feed?user=ada")
+        page.reload()
+        assert window.inner_text() == "all"
+        assert page.locator("nav.window a", has_text="7 days").get_attribute("href").endswith("days=7")
+    assert state(db) == before
+    assert errors == []
