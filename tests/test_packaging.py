@@ -185,3 +185,12 @@ def test_make_install_says_where_hermes_is_and_make_link_puts_it_on_a_path(tmp_p
     assert os.readlink(link) == f"{venv}/bin/hermes" and "not on PATH" in done.stdout
     version = subprocess.run([link, "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.strip() == f"hermes {hermes.__version__}"
+
+
+def test_the_install_section_says_no_release_yet_and_leads_with_the_checkout():
+    """Until a release is on the package index, the first command a reader copies works."""
+    install = README.split("## Install", 1)[1].split("\n## ", 1)[0]
+    assert "No release is on the package index yet" in install
+    first_block = re.search(r"```\w*\n(.*?)```", install, re.S).group(1)
+    assert [line.split()[:2] for line in first_block.splitlines()] == [["make", "demo"],
+                                                                      ["make", "test"]]
