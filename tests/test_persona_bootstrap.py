@@ -154,3 +154,23 @@ def test_bootstrap_with_the_real_model_follows_meaning_not_shared_words(db, add_
     done = bootstrap_persona(db, "baker", n_like=1, n_dislike=1)
     assert [i["id"] for i in done["liked"]] == [ids[0]]
     assert done["disliked"][0]["id"] != ids[0]
+
+
+def test_a_second_bootstrap_finds_its_work_done(db, archive, split_bar):
+    """Marked idempotent: a client retrying after a time-out must not read a failure."""
+    make_persona(db, "alice", "graph neural networks")
+    assert tool(db, "bootstrap_persona", name="alice")["ok"]
+    before = snapshot(db)
+    again = tool(db, "bootstrap_persona", name="alice")
+    assert again["ok"] is True and again["already_warmed"] is True
+    assert again["liked"] == [] and again["disliked"] == []
+    assert "already warmed" in again["message"] and "nothing changed" in again["message"]
+    assert snapshot(db) == before
+
+
+def test_a_bootstrap_after_a_click_of_its_own_is_still_refused(db, archive, split_bar):
+    alice = make_persona(db, "alice", "graph neural networks")
+    assert tool(db, "bootstrap_persona", name="alice")["ok"]
+    record_click(db, alice["id"], archive[7], True, "ui")
+    again = tool(db, "bootstrap_persona", name="alice")
+    assert again["ok"] is False and "bootstrap only warms" in again["message"]

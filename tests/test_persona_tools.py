@@ -332,3 +332,17 @@ def test_a_persona_is_found_whatever_the_case_it_is_typed_in(db):
     assert require_user(db, "bea")["id"] == bea["id"] and require_user(db, "BEA")["name"] == "Bea"
     result = tool(db, "profile_status", user="bea")
     assert result["ok"] and result["user"] == "Bea"
+
+
+@pytest.mark.parametrize("name", ["alice", "ALICE", " Alice "])
+def test_the_same_create_again_finds_it_done(db, name):
+    """Marked idempotent: the same name and interests again is ok, and nothing is written."""
+    made = tool(db, "create_persona", name="alice", interests="graph neural networks")
+    assert made["ok"] and made["created"] is True
+    before = snapshot(db)
+    again = tool(db, "create_persona", name=name, interests=" graph neural networks ")
+    assert again["ok"] is True and again["created"] is False
+    assert again["persona"] == made["persona"] and "nothing changed" in again["message"]
+    assert snapshot(db) == before
+    other = tool(db, "create_persona", name=name, interests="something else")
+    assert other["ok"] is False and "update_persona" in other["message"]

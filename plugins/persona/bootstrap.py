@@ -138,6 +138,15 @@ def _farthest(db: sqlite_utils.Database, order: list[int], levels: np.ndarray, n
     return out[:n]
 
 
+def warmed(db: sqlite_utils.Database, name) -> int:
+    """How many clicks the persona has when every one is from bootstrap (a second call finds
+    its work done); 0 when it has none or any other, and the bootstrap decides."""
+    user = require_user(db, name)
+    n, ours = db.execute("SELECT count(*), coalesce(sum(source = 'bootstrap'), 0) FROM clicks "
+                         "WHERE user_id = ?", [user["id"]]).fetchone()
+    return n if n and n == ours else 0
+
+
 def _require_fresh(db: sqlite_utils.Database, user: dict) -> None:
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [user["id"]]).fetchone()[0]
     if n:

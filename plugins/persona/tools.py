@@ -16,7 +16,7 @@ from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
 from hermes.errors import HermesError
 from hermes.faces import CREATE_PERSONA, INGEST, Say, plural, typed
 from hermes.ranking.interests import split_unwanted
-from hermes.records import file_of
+from hermes.records import file_of, require_user
 from hermes.tools import User, caller
 
 from . import bootstrap as _bootstrap
@@ -118,6 +118,8 @@ class Users(Result):
 
 class PersonaResult(Result):
     persona: dict[str, Any] = {}
+    #: false when the same call had made it already (nothing changed)
+    created: bool = False
 
 
 class Proposal(Result):
@@ -170,6 +172,8 @@ class Deletion(Result):
 class Bootstrap(Result):
     liked: Objects = []
     disliked: Objects = []
+    #: true when every click the persona has is from bootstrap: nothing was done again
+    already_warmed: bool = False
 
 
 @tool(GROUP, result=Users, read_only=True, idempotent=True)
@@ -193,18 +197,41 @@ def list_users(db) -> dict:
     return ok(f"{plural(len(users), 'persona')} in {where}", users=users)
 
 
-# Idempotent in the MCP sense: repeating the call creates nothing more (it is refused).
+# Idempotent: a client retrying after a time-out finds its persona made (ok, created: false);
+# only a different text for a taken name is refused (docs/plugin_hooks.md, "isError").
 @tool(GROUP, result=PersonaResult, idempotent=True)
 def create_persona(db, name: NewName, interests: Interests) -> dict:
-    """Create a persona: a unique short name and its interests as plain text. Refused if the
-    name is taken."""
+    """Create a persona: a unique short name and its interests as plain text. The same call
+    again changes nothing (created: false); a taken name with other interests is refused
+    (update_persona changes them)."""
+    found = _same_persona(db, name, interests)
+    if found is not None:
+        left_out = split_unwanted(found["interests"])[1]
+        return ok(f"persona {found['name']!r} already exists with exactly these interests; "
+                  f"nothing changed. {after_create(found['name'])}",
+                  persona={"name": found["name"], "interests": found["interests"],
+                           "not_wanted": left_out}, created=False)
     user = personas.create_persona(db, name, interests)
     left_out = split_unwanted(user["interests"])[1]
     return ok(
         f"created persona {user['name']!r}.{not_wanted(user['name'], left_out)} "
         f"{after_create(user['name'])}",
         persona={"name": user["name"], "interests": user["interests"], "not_wanted": left_out},
+        created=True,
     )
+
+
+def _same_persona(db, name, interests) -> dict | None:
+    """The persona this create_persona call already made: its name (ignoring case) and
+    exactly its interests text; None otherwise, and the create decides (or refuses)."""
+    try:
+        taken = personas.same_name(db, personas.validate_name(name))
+        if taken is None:
+            return None
+        user = require_user(db, taken)
+        return user if user["interests"] == personas.validate_interests(interests) else None
+    except HermesError:  # a bad name or text: the create refuses it in its own words
+        return None
 
 
 @tool(GROUP, result=Proposal, read_only=True, idempotent=True, untrusted=True)
@@ -336,7 +363,8 @@ def search_feed(
 ) -> dict:
     """Search the whole archive (any age, rated items included) by words in the title or
     summary, optionally one tag, content type or author only, in the persona's ranking order;
-    `rated` says if the persona liked or disliked a result. Use the ids with record_feedback."""
+    `rated` says if the persona liked or disliked a result. Its ids are the items' ids in
+    every tool that takes an item_id."""
     results, message = search.search(db, user, query, tag, content_type, limit, author=author)
     return ok(message, results=results, count=len(results))
 
@@ -397,7 +425,14 @@ def bootstrap_persona(
 ) -> dict:
     """Warm up a new persona that has no feedback yet: like the items closest to its interests
     (only strong or good matches; refused when there is none) and dislike the farthest ones
-    with no match (click source 'bootstrap'). Fewer than asked when fewer qualify."""
+    with no match (click source 'bootstrap'). Fewer than asked when fewer qualify. Again on a
+    persona whose clicks all come from bootstrap it changes nothing (already_warmed: true)."""
+    warmed = _bootstrap.warmed(db, name) if n_like + n_dislike else 0
+    if warmed:
+        who = require_user(db, name)["name"]
+        return ok(f"{who!r} is already warmed: its {plural(warmed, 'click')} all come from "
+                  f"bootstrap; nothing changed. {show_effect(who).sentence()}; "
+                  f"{_bootstrap.undo(who)}.", liked=[], disliked=[], already_warmed=True)
     done = _bootstrap.bootstrap_persona(db, name, n_like, n_dislike)
     who, n_liked, n_disliked = done["user"], len(done["liked"]), len(done["disliked"])
     fewer = [f"{n_liked} of {n_like} likes" if n_liked < n_like else "",
