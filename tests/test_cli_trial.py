@@ -108,7 +108,8 @@ def test_explain_of_an_old_item_says_how_to_rank_it_in_the_whole_archive(db, db_
     old, = add_items([{"title": "An old paper on circuits", "days_ago": 40}])
     create_user(db, "interp", "circuits")
     assert f"[{old}]" in run("feed", "interp", "--all", "--below-bar", "--db", db_path).output
-    result = run("explain", "interp", old, "--db", db_path)
+    # `feed --all` kept the whole archive as the window: the 7-day one is asked for
+    result = run("explain", "interp", old, "--since-days", "7", "--db", db_path)
     assert result.exit_code == 0, result.output
     assert "Not among the unread items of the last 7 days" in result.output
     assert f"`hermes explain interp {old} --all` ranks it in the whole archive" in result.output
@@ -231,14 +232,17 @@ def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to
     create_user(db, "ann", "lensing")
     result = run("persona", "bootstrap", "ann", "--likes", "2", "--dislikes", "2", "--db", db_path)
     assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "Warmed 'ann' from its interests (click source 'bootstrap'):"
+    # a short list: what was liked, what was disliked, then a line each on where and undo
+    assert lines[1] == "Liked, the 2 items closest to them:" and lines[4] == "Disliked, the 2 items farthest:"
+    assert len(lines) == 11 and all(len(line) <= 120 for line in lines)
     out = " ".join(result.output.split())
-    assert "liked the 2 items closest to them and disliked the 2 items farthest" in out
-    assert "Rated items leave the unread feed" in out
+    assert "Rated items leave `hermes feed ann`" in out
     assert "`hermes persona search ann WORDS` still finds them, marked [liked]/[disliked]" in out
     assert "counts against the item's source and tags" in out
     assert "`hermes persona reset ann --yes` takes every bootstrap click back" in out
     rated = dict(db.execute("SELECT item_id, label FROM clicks").fetchall())
-    assert "listed below: + liked, - disliked" in out
     listed = {int(m.group(2)): m.group(1) for m in re.finditer(r"^  ([+-]) \[(\d+)\]",
                                                                result.output, re.M)}
     assert listed == {i: "+" if label == "like" else "-" for i, label in rated.items()}

@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 import typer
 
 from hermes.cli.support import DbOption, JsonOption, check, clean, database, die, run_tool
-from hermes.faces import plural
+from hermes.faces import plural, typed
 from hermes.text import clip
 
 from . import library
@@ -135,10 +135,32 @@ def bootstrap(
     result = _run(db, "bootstrap_persona", as_json, name=name, n_like=likes, n_dislike=dislikes)
     if as_json:
         return
-    typer.echo(result["message"])
-    for mark, key in (("+", "liked"), ("-", "disliked")):
-        for item in result[key]:
-            typer.echo(f"  {mark} [{item['id']}] {clean(item['title'], 100)}")
+    typer.echo(result["message"] if result.get("already_warmed") else
+               bootstrap_answer(name, result, likes=likes, dislikes=dislikes))
+
+
+def bootstrap_answer(name: str, result: dict, *, likes: int, dislikes: int) -> str:
+    """What bootstrap did, for a person: the items liked and disliked as a list, then one
+    line on where they went and one on how to take them back (the tool's message is one
+    paragraph, for an agent)."""
+    who = typed(name)
+    lines = [f"Warmed {name!r} from its interests (click source 'bootstrap'):"]
+    for mark, key, asked, what, fewer in (
+            ("+", "liked", likes, "closest to them", "only strong or good matches are liked"),
+            ("-", "disliked", dislikes, "farthest", "only items with no match are disliked")):
+        items = result[key]
+        if not asked:
+            continue
+        short = f" ({len(items)} of {asked}: {fewer})" if len(items) < asked else ""
+        lines.append(f"{key.capitalize()}, the {plural(len(items), 'item')} {what}{short}:")
+        lines += [f"  {mark} [{item['id']}] {clean(item['title'], 100)}" for item in items]
+    lines += [f"Rated items leave `hermes feed {who}`; `hermes persona search {who} WORDS` still "
+              "finds them, marked [liked]/[disliked].",
+              "A dislike also counts against the item's source and tags.",
+              f"`hermes persona show {who}` shows the effect.",
+              f"`hermes persona reset {who} --yes` takes every bootstrap click back, "
+              f"`hermes unrate {who} ITEM` one."]
+    return "\n".join(lines)
 
 
 def search(
