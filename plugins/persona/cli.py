@@ -140,8 +140,8 @@ def bootstrap(
 
 
 def bootstrap_answer(name: str, result: dict, *, likes: int, dislikes: int) -> str:
-    """What bootstrap did, for a person: the items liked and disliked as a list, then one
-    line on where they went and one on how to take them back (the tool's message is one
+    """What bootstrap did, for a person: the items liked and disliked as a list, then a
+    short line each on where they went, the effect and the undo (the tool's message is one
     paragraph, for an agent)."""
     who = typed(name)
     lines = [f"Warmed {name!r} from its interests (click source 'bootstrap'):"]
