@@ -7,7 +7,7 @@ present and empty. Nothing is written on a refused call.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Literal, Optional
 from urllib.parse import quote
 
 from pydantic import Field
@@ -21,9 +21,22 @@ from hermes.tools import User, caller
 
 from . import bootstrap as _bootstrap
 from . import library, personas, search, status
+from .answers import (
+    AtOdds,
+    Brief,
+    Loss,
+    NewEntry,
+    Persona,
+    RecentClick,
+    RefusedEntry,
+    SearchHit,
+    TagCount,
+    Tally,
+    TypeCount,
+    UserRow,
+)
 
 GROUP = "persona"
-Objects = list[dict[str, Any]]
 
 # What a reader can do next, in the words of each face (hermes.faces).
 def after_create(name: str) -> Say:
@@ -113,23 +126,23 @@ Confirm = Annotated[bool, Field(
 
 
 class Users(Result):
-    users: Objects = []
+    users: list[UserRow] = []
 
 
 class PersonaResult(Result):
-    persona: dict[str, Any] = {}
+    persona: Persona = {}
     #: false when the same call had made it already (nothing changed)
     created: bool = False
 
 
 class Proposal(Result):
-    tags: Objects = []
-    content_types: Objects = []
+    tags: list[TagCount] = []
+    content_types: list[TypeCount] = []
     suggested_interests: str = ""
 
 
 class PersonaUpdate(Result):
-    persona: dict[str, Any] = {}
+    persona: Persona = {}
     changed: bool = False
 
 
@@ -142,36 +155,36 @@ class ProfileStatus(Result):
     clicks_by_source: dict[str, int] = {}
     blend_weight: float = 0.0
     blend: str = ""
-    liked_tags: Objects = []
-    disliked_tags: Objects = []
-    liked_topics: Objects = []
-    disliked_topics: Objects = []
-    liked_types: Objects = []
-    disliked_types: Objects = []
-    liked_sources: Objects = []
-    disliked_sources: Objects = []
+    liked_tags: list[Tally] = []
+    disliked_tags: list[Tally] = []
+    liked_topics: list[Tally] = []
+    disliked_topics: list[Tally] = []
+    liked_types: list[Tally] = []
+    disliked_types: list[Tally] = []
+    liked_sources: list[Tally] = []
+    disliked_sources: list[Tally] = []
     classifier_active: bool = False
     classifier_reason: str = ""
-    recent_clicks: Objects = []
+    recent_clicks: list[RecentClick] = []
     #: disliked tags and topics the interests text names: the clicks contradict the text
-    disliked_but_asked_for: Objects = []
+    disliked_but_asked_for: list[AtOdds] = []
 
 
 class SearchResults(Result):
-    results: Objects = []
+    results: list[SearchHit] = []
     count: int = 0
 
 
 class Deletion(Result):
-    deleted: dict[str, Any] = {}
-    would_delete: dict[str, Any] = {}
+    deleted: Loss = {}
+    would_delete: Loss = {}
     #: what is (or would be) deleted, in words ("persona 'ann', 3 clicks (2 likes, 1 dislike)")
     loss: str = ""
 
 
 class Bootstrap(Result):
-    liked: Objects = []
-    disliked: Objects = []
+    liked: list[Brief] = []
+    disliked: list[Brief] = []
     #: true when every click the persona has is from bootstrap: nothing was done again
     already_warmed: bool = False
 
@@ -465,10 +478,10 @@ class LibraryImport(Result):
     duplicates: int = 0
     n_refused: int = 0
     #: the first few refused entries: ``line``, ``key``, ``reason``
-    refused: Objects = []
+    refused: list[RefusedEntry] = []
     n_unmatched: int = 0
     #: the first few entries not in the archive (stored as items of their own), with why
-    unmatched: Objects = []
+    unmatched: list[NewEntry] = []
 
 
 def _listed_new(n: int) -> Say:

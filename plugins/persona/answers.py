@@ -1,0 +1,126 @@
+"""The objects the persona tools' answers are made of, typed for the output schema (issue 34;
+see :mod:`hermes.answers`). A tool still returns plain dicts. An object a refused call
+carries empty (``{}``) has a default for every field; a list's rows have none.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from hermes.answers import Enclosure
+
+Label = Literal["like", "dislike"]
+
+
+class UserRow(BaseModel):
+    """A persona and how much feedback it has given (``list_users``)."""
+
+    name: str
+    interests: str | None
+    created: str | None
+    clicks: int
+    likes: int
+    dislikes: int
+
+
+class Persona(BaseModel):
+    """The persona a create or update left (``previous_*``: what an update replaced)."""
+
+    name: str = ""
+    interests: str = ""
+    #: the parts of the interests text the ranking leaves out (they say what not to show)
+    not_wanted: list[str] = []
+    previous_interests: str | None = None
+    previous_name: str | None = None
+
+
+class TagCount(BaseModel):
+    tag: str
+    count: int
+
+
+class TypeCount(BaseModel):
+    content_type: str | None
+    count: int
+
+
+class SearchHit(BaseModel):
+    """One search result in the persona's ranking order (``rated``: its earlier feedback)."""
+
+    id: int
+    rank: int
+    title: str
+    summary: str
+    url: str | None
+    enclosure: Enclosure | None
+    published: str | None
+    date_source: str | None
+    content_type: str | None
+    tags: list[str]
+    authors: list[str]
+    source: str | None
+    score: float
+    rated: Label | None
+
+
+class Tally(BaseModel):
+    """A tag, topic, content type or source (``key``; a source by its feed's title) and the
+    persona's clicks on it; ``score`` > 0 leans liked."""
+
+    key: str
+    likes: int
+    dislikes: int
+    score: float
+
+
+class AtOdds(Tally):
+    """A disliked tag or topic the interests text asks for."""
+
+    kind: Literal["tag", "topic"]
+
+
+class RecentClick(BaseModel):
+    item_id: int
+    title: str | None
+    rated: Label
+    source: str
+    at: str | None
+
+
+class Brief(BaseModel):
+    """An item a bootstrap liked or disliked."""
+
+    id: int
+    title: str | None
+
+
+class Loss(BaseModel):
+    """What a delete or a reset removed (or would remove): ``persona`` is null for a reset,
+    which keeps it; ``rows`` counts per table, clicks always listed."""
+
+    persona: str | None = None
+    clicks: int = 0
+    likes: int = 0
+    dislikes: int = 0
+    rows: dict[str, int] = {}
+
+
+class RefusedEntry(BaseModel):
+    """A library entry that could not be read, by its line."""
+
+    line: int | None
+    key: str | None
+    reason: str
+
+
+class NewEntry(BaseModel):
+    """A library entry not found in the archive, stored as an item of its own."""
+
+    line: int | None
+    key: str | None
+    title: str | None
+    arxiv: str | None
+    doi: str | None
+    reason: str
