@@ -85,7 +85,7 @@ def test_missing_and_unknown_parameters_are_named(db, world):
     assert call_tool(db, tools["list_feed"], {})["message"] == (
         "list_feed needs user: a non-empty string of at most 64 characters.")
     assert call_tool(db, tools["list_feed"], {"user": "ann", "db": 1})["message"] == (
-        'list_feed has no parameter "db"; its parameters are: user, limit, since_days, below_bar, offset, brief.')
+        'list_feed has no parameter "db"; its parameters are: user, limit, since_days, below_bar, offset, brief, removed_feeds.')
 
 
 def test_confirm_left_out_gives_the_preview(db, world):
