@@ -99,3 +99,12 @@ def test_the_header_weight_of_an_empty_window_is_the_personas(archive, db, db_pa
     with client(db_path) as web:
         page = web.get("/feed?user=ada").text  # 7 days: empty
     assert "your likes and dislikes weigh 55%" in page and "weigh 0%" not in page
+
+
+def test_the_digest_reaches_past_a_year(archive, db_path):
+    with client(db_path) as web:
+        week = web.get("/digest?user=ada").text
+        assert "/digest?user=ada&amp;days=36500" in week and ">all</a>" in week
+        page = web.get("/digest?user=ada&days=36500").text
+    assert "· whole archive" in page and 'aria-current="true">all' in page
+    assert "36500 days" not in page

@@ -242,7 +242,7 @@ async def digest(request: Request):
         listed = _digest_items(result)
         for item in listed:
             item["explain_url"] = ranked_in.explain_url(item["id"])
-        return {"user": user, "result": result, "days": days, "per_topic": per_topic,
+        return {"user": user, "result": result, "days": days, "max_days": MAX_DAYS, "per_topic": per_topic,
                 "below_shown": below, "status": status,
                 # a saved item the topics already show is named there, not drawn twice
                 "listed_above": {item["id"] for item in listed},
