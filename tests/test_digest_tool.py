@@ -409,3 +409,37 @@ def test_saved_items_make_a_digest_with_nothing_over_the_bar_an_answer(db, mixed
     result = digest(db, "bea")
     assert result["ok"] and result["nothing_to_show"] is False
     assert [i["id"] for i in result["saved"]["items"]] == [mixed_week[0]]
+
+
+def _schema_errors(tool_name: str, answer: dict) -> list[str]:
+    from jsonschema import Draft202012Validator
+
+    schema = collect_tools({"digest"})[tool_name].output_schema()
+    return [f"{'/'.join(map(str, e.path))}: {e.message[:160]}"
+            for e in Draft202012Validator(schema).iter_errors(answer)]
+
+
+def test_every_section_of_a_digest_validates_against_its_typed_schema(db, mixed_week):
+    """Issue 34: topics, unclustered, below_bar and saved items are typed in the output
+    schema (not ``{"type": "object"}``), and what the tool returns is what it declares."""
+    tools = collect_tools()
+    if "favorite" in tools:
+        assert call_tool(db, tools["favorite"], {"user": "ann", "item_id": mixed_week[4]})["ok"]
+    result = digest(db, "ann", per_topic=10, below_bar=True)
+    assert result["below_bar"]["items"] and (result["topics"] or result["unclustered"])
+    assert "favorite" not in tools or result["saved"]["items"]
+    assert _schema_errors("digest", result) == []
+    item = (result["topics"][0]["items"] if result["topics"] else result["unclustered"])[0]
+    assert set(item["explanation"]) == {"match", "evidence", "top", "phrases", "reason"}
+    schema = collect_tools({"digest"})["digest"].output_schema()
+    for name in ("DigestItem", "Topic", "SavedItem", "Explanation"):
+        assert schema["$defs"][name]["properties"], name
+    assert schema["$defs"]["DigestItem"]["required"][:2] == ["id", "rank"]
+
+
+def test_kg_communities_validates_against_its_typed_schema(db, corpus):
+    result = kg_communities(db)
+    assert result["communities"] and _schema_errors("kg_communities", result) == []
+    schema = collect_tools({"digest"})["kg_communities"].output_schema()
+    assert set(schema["$defs"]["Community"]["properties"]) == {"label", "size", "n_items", "top_tags"}
+    assert collect_tools({"digest"})["kg_communities"].title == "Topics of the archive"

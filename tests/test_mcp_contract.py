@@ -69,6 +69,7 @@ def _calls(ctx) -> list[tuple[str, str, dict]]:
         ("suggest_feeds", REFUSED, {"user": "bob"}),
         ("kg_communities", OK, {}),
         ("digest", OK, {"user": "ann", "days": 36500}),
+        ("digest", OK, {"user": "ann", "days": 36500, "below_bar": True}),
         ("digest", EMPTY, {"user": "ann", "days": 1}),
         ("digest", REFUSED, {"user": "bob"}),
         ("propose_interests", OK, {}),
@@ -191,6 +192,45 @@ async def test_annotations_say_what_each_tool_does(db_path):
         # destructive means nothing for a read-only tool: left out, as MCP's default
         assert (a.destructive_hint is None) == ("r" in flags), name
         assert listed[name].title, name
+
+
+#: titles where the name in words reads poorly ("Kg communities")
+TITLES = {"kg_communities": "Topics of the archive", "list_users": "List personas",
+          "search_feed": "Search the archive", "bootstrap_persona": "Warm up a new persona",
+          "digest": "Digest: what is worth reading"}
+
+
+def _untyped(schema: dict) -> list[str]:
+    """The places of an output schema holding an object or a list of them with no fields."""
+    out, defs = [], schema.get("$defs", {})
+
+    def walk(node, where, seen):
+        if isinstance(node, list):
+            for n in node:
+                walk(n, where, seen)
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref", "").rsplit("/", 1)[-1]
+        if ref and ref not in seen:
+            walk(defs.get(ref, {}), f"{where}/{ref}", seen | {ref})
+        if node.get("type") == "object" and "properties" not in node and not isinstance(
+                node.get("additionalProperties"), dict):
+            out.append(where)
+        for key, value in node.items():
+            if key != "$defs":
+                walk(value, where if key in ("properties", "anyOf", "items") else f"{where}/{key}",
+                     seen)
+
+    walk(schema, "", set())
+    return out
+
+
+async def test_persona_and_digest_answers_are_typed_and_titled(db_path):
+    """Issue 34: an agent reading tools/list sees the fields it will read."""
+    async with mcp.Client(build_server(str(db_path), {"persona", "digest"})) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    assert {n: u for n, t in listed.items() if (u := _untyped(t.output_schema))} == {}
+    assert {n: listed[n].title for n in TITLES} == TITLES
 
 
 # --- names: the persona is `user` everywhere; only what is served is named ---------------------

@@ -9,7 +9,7 @@ prose; the tool returns structure.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +23,8 @@ from hermes.records import item_rows, not_embedded, require_user
 from hermes.text import clip
 from hermes.tools import User
 
+from .answers import Community, DigestItem, SavedItem, Topic
+
 MAX_PER_TOPIC = 50
 MAX_LIMIT = 200
 MAX_COMMUNITIES = 500
@@ -30,7 +32,6 @@ SUMMARY_CHARS = 280
 TOP_TAGS = 8
 
 GROUP = "digest"
-Objects = list[dict[str, Any]]
 
 
 class Quality(BaseModel):
@@ -44,19 +45,19 @@ class Quality(BaseModel):
 
 class Saved(BaseModel):
     label: str = "saved, not read yet"
-    items: Objects = []
+    items: list[SavedItem] = []
     n_total: int = 0
 
 
 class BelowBar(BaseModel):
     label: str = "below your bar"
-    items: Objects = []
+    items: list[DigestItem] = []
     n_total: int = 0
 
 
 class Digest(Result):
-    topics: Objects = []
-    unclustered: Objects = []
+    topics: list[Topic] = []
+    unclustered: list[DigestItem] = []
     ranking_quality: Quality = Quality()
     window_days: int | None = None
     n_items: int = 0
@@ -71,7 +72,7 @@ class Digest(Result):
 
 
 class Communities(Result):
-    communities: Objects = []
+    communities: list[Community] = []
     n_communities: int = 0
     n_tags: int = 0
     n_nodes: int = 0
@@ -104,7 +105,8 @@ def community_dict(c: tag_graph.Community, top: int = TOP_TAGS) -> dict:
     return {"label": c.label, "size": c.size, "n_items": c.n_items, "top_tags": list(c.names[:top])}
 
 
-@tool(GROUP, result=Communities, read_only=True, idempotent=True, untrusted=True)
+@tool(GROUP, result=Communities, read_only=True, idempotent=True, untrusted=True,
+      title="Topics of the archive")
 def kg_communities(
     db,
     limit: Annotated[int, Field(ge=1, le=MAX_COMMUNITIES,
@@ -234,7 +236,8 @@ def saved_not_read(db, user_id: int, cap: int) -> dict:
     return section
 
 
-@tool(GROUP, result=Digest, read_only=True, idempotent=True, untrusted=True)
+@tool(GROUP, result=Digest, read_only=True, idempotent=True, untrusted=True,
+      title="Digest: what is worth reading")
 def digest(
     db,
     user: User,

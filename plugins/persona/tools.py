@@ -189,7 +189,8 @@ class Bootstrap(Result):
     already_warmed: bool = False
 
 
-@tool(GROUP, result=Users, read_only=True, idempotent=True)
+@tool(GROUP, result=Users, read_only=True, idempotent=True,
+      title="List personas")
 def list_users(db) -> dict:
     """Every persona (user) with its interests text and how many likes and dislikes it has
     given. Use a name from here as `user` in other tools."""
@@ -247,7 +248,8 @@ def _same_persona(db, name, interests) -> dict | None:
         return None
 
 
-@tool(GROUP, result=Proposal, read_only=True, idempotent=True, untrusted=True)
+@tool(GROUP, result=Proposal, read_only=True, idempotent=True, untrusted=True,
+      title="Suggest interests from the archive's tags")
 def propose_interests(
     db,
     limit: Annotated[int, Field(description="How many tags.", ge=1, le=100)] = 12,
@@ -321,7 +323,8 @@ def rename_persona(db, name: User, new_name: NewName) -> dict:
     return ok(message, persona=payload, changed=True)
 
 
-@tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True)
+@tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True,
+      title="What a persona has learned")
 def profile_status(db, user: User) -> dict:
     """What a persona has taught the ranking: click counts (by source), the blend weight
     between written interests and learned behaviour, most liked and disliked tags (feed
@@ -347,7 +350,8 @@ def profile_status(db, user: User) -> dict:
 
 
 # Read-only for the user's data; ranking may persist the interests-vector cache.
-@tool(GROUP, result=SearchResults, read_only=True, idempotent=True, untrusted=True)
+@tool(GROUP, result=SearchResults, read_only=True, idempotent=True, untrusted=True,
+      title="Search the archive")
 def search_feed(
     db,
     user: User,
@@ -419,7 +423,8 @@ def delete_persona(db, name: User, confirm: Confirm = False) -> dict:
     return destroy(db, name, confirm, persona=True)
 
 
-@tool(GROUP, result=Deletion, destructive=True, idempotent=True)
+@tool(GROUP, result=Deletion, destructive=True, idempotent=True,
+      title="Reset a persona's feedback")
 def reset_feedback(db, name: User, confirm: Confirm = False) -> dict:
     """Delete all of a persona's likes and dislikes (and cached explanations), keeping the
     persona and its interests. Needs confirm=true; with false nothing changes and the result
@@ -427,7 +432,8 @@ def reset_feedback(db, name: User, confirm: Confirm = False) -> dict:
     return destroy(db, name, confirm, persona=False)
 
 
-@tool(GROUP, result=Bootstrap, idempotent=True, untrusted=True)
+@tool(GROUP, result=Bootstrap, idempotent=True, untrusted=True,
+      title="Warm up a new persona")
 def bootstrap_persona(
     db,
     name: User,
@@ -495,7 +501,8 @@ HOW = {"arxiv": "arXiv id", "doi": "DOI", "url": "URL", "title": "title"}
 
 
 # Idempotent: a second import of the same file finds every entry again and adds nothing.
-@tool(GROUP, result=LibraryImport, idempotent=True, untrusted=True)
+@tool(GROUP, result=LibraryImport, idempotent=True, untrusted=True,
+      title="Import a library of papers")
 def import_library(
     db,
     name: User,
