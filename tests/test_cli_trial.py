@@ -179,8 +179,10 @@ def test_advice_after_bootstrap_uses_the_name(db, db_path, add_items, split_bar)
     create_user(db, "ann", "lensing")
     result = run("persona", "bootstrap", "ann", "--likes", "1", "--dislikes", "1", "--db", db_path)
     assert "`hermes persona show ann`" in result.output and "NAME" not in result.output
-    refused = run("persona", "bootstrap", "ann", "--db", db_path)
-    assert "`hermes persona reset ann --yes`" in refused.stderr
+    # a second bootstrap finds the work done (issue 34: idempotent), and says how to undo it
+    again = run("persona", "bootstrap", "ann", "--db", db_path)
+    assert again.exit_code == 0 and "already warmed" in again.output, again.output
+    assert "`hermes persona reset ann --yes`" in again.output, again.output
 
 
 # --- 8. a repeated like says the truth: nothing is added ------------------------------------
