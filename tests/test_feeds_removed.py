@@ -67,3 +67,15 @@ def test_subscribing_again_brings_them_back_to_the_feed(two_feeds, db, db_path):
     kept, gone = two_feeds
     db.execute("INSERT INTO feeds (id, url, title) SELECT id, url, 'Gone' FROM removed_feeds")
     assert feed_ids(db_path) == set(kept) | {gone[2]}
+
+
+def test_an_explanation_says_the_items_feed_was_removed(two_feeds, db):
+    from hermes.ranking.explain import explain
+
+    kept, gone = two_feeds
+    user = require_user(db, "ada")
+    why = explain(db, user, gone[2], since_days=None)
+    assert why["in_pool"] is False and "its feed was removed" in why["not_in_pool"], why
+    assert explain(db, user, kept[0], since_days=None)["in_pool"] is True
+    asked = explain(db, user, gone[2], query=CandidateQuery(since_days=None, removed_feeds=True))
+    assert asked["in_pool"] is True

@@ -127,10 +127,16 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
         return bool(len(candidate_rows(db, user, replace(q, item_ids=(item_id,), include_ids=None),
                                        matrix)))
 
-    if kept(feed):
+    # asked for by id the candidates keep a removed feed's items, so that rule is read here
+    removed = not feed.removed_feeds and feed_removed(db, item_id)
+    if kept(feed) and not removed:
         return None
-    nothing = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=False)
+    nothing = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=False,
+                             removed_feeds=True)
     reasons = []
+    if removed:
+        reasons.append("its feed was removed (`removed_feeds=true` in list_feed, "
+                       "`hermes feed --removed-feeds`, ranks it)")
     if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
         row = db.execute("SELECT label, source FROM clicks WHERE user_id = ? AND item_id = ?",
                          [user["id"], item_id]).fetchone()
@@ -148,6 +154,14 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
                        else f"it was published {published[:10]}, before the last "
                             f"{n_days(feed.since_days)}")
     return "; ".join(reasons) or "it does not match this view's filters"
+
+
+def feed_removed(db: sqlite_utils.Database, item_id: int) -> bool:
+    """Whether the item's feed was removed (and not subscribed again)."""
+    return db.execute(
+        """SELECT 1 FROM items WHERE id = ? AND feed_id IN
+           (SELECT id FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds))""",
+        [item_id]).fetchone() is not None
 
 
 def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, positions,
