@@ -41,8 +41,8 @@ os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
 os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash embedder
 
 from embed_cache import CACHE_DIR, CachedMiniLM, serve_from_cache  # noqa: E402
-from quality import BUDGETS, PAGE, HermesSystem  # noqa: E402
-from quality_data import load_papers, make_personas, ndcg_at  # noqa: E402
+from quality import BUDGETS, HermesSystem, rate_up_to  # noqa: E402
+from quality_data import load_papers, make_personas, ndcg_at, split  # noqa: E402
 from quality_fine import TUNING, make_fine_personas  # noqa: E402
 
 DUMP = CACHE_DIR / "bar_field.npz"
@@ -89,19 +89,13 @@ def collect(seeds: int) -> dict:
                  for k, p in enumerate(mine)]
         system = _system(Path(tmp.name), name, local, embedder)
         for seed in range(seeds):
-            order = np.random.default_rng(seed).permutation(len(local))
-            history = sorted(order[: len(local) // 2].tolist())
-            heldout = sorted(order[len(local) // 2:].tolist())
+            history, heldout = split(len(local), seed)
             for persona, chosen in zip(personas, choosing):
                 session = system(persona, seed)
                 rel = {p.index: persona.relevance(p) for p in local}
                 rated: set[int] = set()
                 for budget in BUDGETS:
-                    while len(rated) < budget:
-                        shown = session.rank([i for i in history if i not in rated], PAGE)
-                        for index in shown[: budget - len(rated)]:
-                            rated.add(index)
-                            session.rate(index, rel[index] > 0)
+                    rate_up_to(session, budget, rated, history, rel)
                     query = CandidateQuery(since_days=None, exclude_clicked=True,
                                            item_ids=tuple(system.item_of[i] for i in heldout))
                     ranking = rank(system.db, session.user, query)

@@ -36,7 +36,7 @@ os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash e
 
 from embed_cache import CACHE_DIR, CachedMiniLM, serve_from_cache  # noqa: E402
 from quality import BUDGETS, PAGE, HermesSystem  # noqa: E402
-from quality_data import load_papers, make_personas  # noqa: E402
+from quality_data import load_papers, make_personas, split  # noqa: E402
 
 KINDS = ("interest", "liked", "classifier")
 STRONG_PRECISION = 0.90
@@ -64,9 +64,7 @@ def collect(seeds: int, quick: bool) -> dict[str, np.ndarray]:
     for variant, tags in (("tags", True), ("notags", False)):
         system = HermesSystem(Path(tmp.name), papers, embedder, tags=tags)
         for seed in range(seeds):
-            order = np.random.default_rng(seed).permutation(len(papers))
-            history = sorted(order[: len(papers) // 2])
-            heldout = sorted(order[len(papers) // 2:])
+            history, heldout = split(len(papers), seed)
             for p_index, persona in enumerate(personas):
                 session = system(persona, seed)
                 rel = {p.index: persona.relevance(p) for p in papers}

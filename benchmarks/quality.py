@@ -47,7 +47,7 @@ os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash e
 
 from embed_cache import CachedMiniLM, serve_from_cache  # noqa: E402
 from quality_anchors import ANCHORS, Corpus  # noqa: E402
-from quality_data import load_papers, make_personas, ndcg_at, precision_at  # noqa: E402
+from quality_data import load_papers, make_personas, ndcg_at, precision_at, split  # noqa: E402
 from quality_fine import make_fine_personas  # noqa: E402
 
 BUDGETS = (0, 5, 10, 30)
@@ -142,15 +142,18 @@ def run_persona(system, persona, seed, history, heldout, rel):
     return out
 
 
-def apply_overrides(settings: list[str]) -> None:
+def apply_overrides(settings: list[str], aliases: dict[str, str] | None = None) -> None:
+    """``--set MODULE.NAME=VALUE``: MODULE under ``hermes.``, or a name in ``aliases``
+    (``{"library_scorer": "hermes_persona.library_scorer"}``)."""
     import importlib
 
     for setting in settings:
         target, value = setting.split("=", 1)
         module, name = target.rsplit(".", 1)
-        mod = importlib.import_module(f"hermes.{module}")
+        module = (aliases or {}).get(module, f"hermes.{module}")
+        mod = importlib.import_module(module)
         if not hasattr(mod, name):
-            raise SystemExit(f"hermes.{module} has no {name}")
+            raise SystemExit(f"{module} has no {name}")
         setattr(mod, name, type(getattr(mod, name))(eval(value)))
 
 
@@ -199,8 +202,7 @@ def main(argv=None) -> int:
 
     scores = {name: defaultdict(list) for name in names}
     for seed in range(args.seeds):
-        order = np.random.default_rng(seed).permutation(len(papers))
-        history, heldout = sorted(order[: len(papers) // 2]), sorted(order[len(papers) // 2:])
+        history, heldout = split(len(papers), seed)
         for persona in personas:
             rel = {p.index: persona.relevance(p) for p in papers}
             for name in names:

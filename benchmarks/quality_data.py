@@ -142,6 +142,15 @@ def make_personas(papers: list[Paper]) -> list[Persona]:
     return personas
 
 
+def split(n: int, seed: int) -> tuple[list[int], list[int]]:
+    """The protocol's fixed split of ``n`` papers for ``seed``: (history, held out), each
+    sorted (half the papers are shown and rated, half only ranked for scoring)."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(n)
+    return sorted(order[: n // 2].tolist()), sorted(order[n // 2:].tolist())
+
+
 def ndcg_at(ranked_rel: list[float], all_rel: list[float], k: int = 10) -> float:
     def dcg(rels):
         return sum(r / math.log2(i + 2) for i, r in enumerate(rels[:k]))

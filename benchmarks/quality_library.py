@@ -50,7 +50,7 @@ os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash e
 from embed_cache import CachedMiniLM, serve_from_cache  # noqa: E402
 from quality import BUDGETS, LABELS, HermesSystem, apply_overrides, rate_up_to  # noqa: E402
 from quality_anchors import ANCHORS, Corpus  # noqa: E402
-from quality_data import Persona, load_papers, make_personas, ndcg_at, precision_at  # noqa: E402
+from quality_data import Persona, load_papers, make_personas, ndcg_at, precision_at, split  # noqa: E402
 from quality_fine import make_fine_personas  # noqa: E402
 
 #: the share of a library drawn from the papers relevant to the persona
@@ -112,17 +112,6 @@ def run_persona(system, persona, seed, history, heldout, rel, papers, library,
     return out
 
 
-def library_overrides(settings: list[str]) -> None:
-    from hermes_persona import library_scorer
-
-    for setting in settings:
-        target, value = setting.split("=", 1)
-        name = target.split(".", 1)[1]
-        if not hasattr(library_scorer, name):
-            raise SystemExit(f"hermes_persona.library_scorer has no {name}")
-        setattr(library_scorer, name, type(getattr(library_scorer, name))(eval(value)))
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -142,8 +131,7 @@ def main(argv=None) -> int:
                     help="a hermes constant (builtins.scorers.AFFINITY_K=5), or the library "
                          "component's (library_scorer.HANDOVER=20)")
     args = ap.parse_args(argv)
-    apply_overrides([s for s in args.set if not s.startswith("library_scorer.")])
-    library_overrides([s for s in args.set if s.startswith("library_scorer.")])
+    apply_overrides(args.set, aliases={"library_scorer": "hermes_persona.library_scorer"})
     started = time.time()
 
     papers = load_papers()
@@ -183,8 +171,7 @@ def main(argv=None) -> int:
     scores = {s: {n: defaultdict(list) for n in names} for s in sizes}
     sizes_seen = defaultdict(list)
     for seed in range(args.seeds):
-        order = np.random.default_rng(seed).permutation(len(papers))
-        history, heldout = sorted(order[: len(papers) // 2]), sorted(order[len(papers) // 2:])
+        history, heldout = split(len(papers), seed)
         for persona in personas:
             rel = {p.index: persona.relevance(p) for p in papers}
             for size in sizes:

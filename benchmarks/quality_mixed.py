@@ -35,7 +35,7 @@ os.environ.pop("HERMES_EMBEDDER", None)
 
 from embed_cache import CachedMiniLM, serve_from_cache  # noqa: E402
 from quality import BUDGETS, HermesSession, apply_overrides, rate_up_to  # noqa: E402
-from quality_data import load_papers, make_personas, ndcg_at  # noqa: E402
+from quality_data import load_papers, make_personas, ndcg_at, split  # noqa: E402
 
 
 def categorised(paper) -> bool:
@@ -109,8 +109,7 @@ def main(argv=None) -> int:
     system = MixedSystem(Path(tmp.name), papers, embedder)
     results = defaultdict(list)
     for seed in range(args.seeds):
-        order = np.random.default_rng(seed).permutation(len(papers))
-        history, heldout = sorted(order[: len(papers) // 2]), sorted(order[len(papers) // 2:])
+        history, heldout = split(len(papers), seed)
         for persona in personas:
             rel = {p.index: persona.relevance(p) for p in papers}
             for budget, value in run(system, persona, seed, history, heldout, rel, papers).items():

@@ -122,3 +122,18 @@ def no_bar(monkeypatch):
     monkeypatch.setitem(match.THRESHOLDS, "hermes/hash-384",
                         {**match.THRESHOLDS["hermes/hash-384"], "interest": (-2.0, -2.0, -2.0)})
     monkeypatch.setattr(match, "VETO", 0.0)  # nor does a classifier keep any below it
+
+
+@pytest.fixture
+def real_embedder(pm, monkeypatch):
+    """The real model as a user gets it (the default embedder, ONNX or torch), not the test
+    hash embedder: the active embedder is cached on the plugin manager, so it is dropped."""
+    from hermes.embed import get_embedder
+    from hermes.onnx_embed.choice import DefaultEmbedder
+
+    monkeypatch.delenv("HERMES_EMBEDDER", raising=False)
+    if hasattr(pm, "_hermes_embedder"):
+        del pm._hermes_embedder
+    embedder = get_embedder()
+    assert isinstance(embedder, DefaultEmbedder)
+    return embedder

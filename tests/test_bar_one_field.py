@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from hermes.contract import CandidateQuery
-from hermes.embed import get_embedder
 from hermes.ingest.store import embed_pending, insert_items
-from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import rank
 from hermes.records import create_user
@@ -37,18 +35,14 @@ def above_bar_by_subject(db, user, subject):
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA.exists(), reason="needs ../shared/data/arxiv-2000 (benchmark data, "
                                                "not shipped with hermes)")
-def test_dislikes_inside_one_field_move_that_subfield_below_the_bar(db, pm, monkeypatch):
-    monkeypatch.delenv("HERMES_EMBEDDER", raising=False)
-    if hasattr(pm, "_hermes_embedder"):
-        del pm._hermes_embedder
-    assert isinstance(get_embedder(), DefaultEmbedder)
+def test_dislikes_inside_one_field_move_that_subfield_below_the_bar(db, real_embedder):
     rows = [json.loads(line) for line in DATA.read_text().splitlines()]
     picked = [r for r in rows if r["categories"][0] in ("hep-ph", "hep-th")]
     db.execute("INSERT INTO feeds (url, title) VALUES ('https://arxiv.org/rss/hep', 'arXiv hep')")
     ids = insert_items(db, 1, [{"guid": r["arxiv_id"], "title": r["title"],
                                 "summary": r["abstract"], "content_type": "paper",
                                 "published": "2007-04-02T00:00:00+00:00"} for r in picked])
-    embed_pending(db, get_embedder(), batch_size=64)
+    embed_pending(db, real_embedder, batch_size=64)
     subject = {i: r["categories"][0] for i, r in zip(ids, picked)}
     user = create_user(db, "pheno", INTERESTS)
     ranking, before = above_bar_by_subject(db, user, subject)

@@ -5,19 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hermes.embed import MiniLMEmbedder, from_blob, get_embedder
+from hermes.embed import MiniLMEmbedder, from_blob
 from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
-from hermes.onnx_embed.choice import DefaultEmbedder
 
 
 @pytest.mark.slow
-def test_ingest_a_sample_feed_with_the_real_model(db, pm, monkeypatch):
-    monkeypatch.delenv("HERMES_EMBEDDER", raising=False)
-    if hasattr(pm, "_hermes_embedder"):
-        del pm._hermes_embedder  # the hash embedder may be cached from an earlier test
-    embedder = get_embedder()
-    assert isinstance(embedder, DefaultEmbedder)
-
+def test_ingest_a_sample_feed_with_the_real_model(db, real_embedder):
     blog = next(p for p in sample_feed_paths() if "blog" in p.name)
     add_feeds(db, [(str(blog), None)])
     summary = run_ingest(db)  # no embedder passed: the default the user gets

@@ -23,7 +23,7 @@ def archive(add_items, n=240, seed=3):
 
 def from_scratch(db, user, query, limit):
     score_cache.clear()
-    with scorers._FITS_LOCK:
+    with score_cache._LOCK:
         scorers._FITS.clear()
     return rank(db, user, query, limit=limit)
 

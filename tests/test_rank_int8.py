@@ -35,7 +35,7 @@ def fresh(monkeypatch, storage: str):
     monkeypatch.setenv("HERMES_MATRIX", storage)
     matrix_mod.clear_cache()
     score_cache.clear()
-    with scorers._FITS_LOCK:
+    with score_cache._LOCK:
         scorers._FITS.clear()
 
 

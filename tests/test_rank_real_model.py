@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes.embed import get_embedder
 from hermes.ingest.store import embed_pending, insert_items
-from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank_items
 from hermes.records import create_user
@@ -22,11 +20,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / 
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA.exists(), reason="needs ../shared/data/arxiv-2000 (benchmark data, "
                                                "not shipped with hermes)")
-def test_real_model_ranking_on_arxiv_abstracts(db, pm, monkeypatch):
-    monkeypatch.delenv("HERMES_EMBEDDER", raising=False)
-    if hasattr(pm, "_hermes_embedder"):
-        del pm._hermes_embedder
-    assert isinstance(get_embedder(), DefaultEmbedder)
+def test_real_model_ranking_on_arxiv_abstracts(db, real_embedder):
     rows = [json.loads(line) for line in DATA.read_text().splitlines()]
     picked = ([r for r in rows if r["topic"] == "quant-ph"][:12]
               + [r for r in rows if r["topic"] == "astro-ph"][:12]
@@ -34,7 +28,7 @@ def test_real_model_ranking_on_arxiv_abstracts(db, pm, monkeypatch):
     db.execute("INSERT INTO feeds (url, title) VALUES ('arxiv', 'arXiv')")
     ids = insert_items(db, 1, [{"guid": r["arxiv_id"], "title": r["title"], "summary": r["abstract"],
                                 "published": "2007-04-02T00:00:00+00:00"} for r in picked])
-    embed_pending(db, get_embedder(), batch_size=36)
+    embed_pending(db, real_embedder, batch_size=36)
     topic = {i: r["topic"] for i, r in zip(ids, picked)}
     user = create_user(db, "qi", "entanglement and quantum information, quantum computing, "
                                  "decoherence of qubits")

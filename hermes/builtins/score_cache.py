@@ -90,6 +90,17 @@ def _put(cache: OrderedDict, key, value, bound: int, max_bytes: int | None = Non
                 cache.popitem(last=False)
 
 
+def kept(cache: OrderedDict, key, compute, bound: int):
+    """``cache[key]``, or ``compute()`` kept there (the oldest out past ``bound`` entries):
+    the one bounded memo for what a scorer fits per persona and clicks (the click
+    classifier, a plugin's library model)."""
+    hit = _get(cache, key)
+    if hit is None:
+        hit = compute()
+        _put(cache, key, hit, bound)
+    return hit
+
+
 class Scope:
     """Where vector scores are computed. When the candidates are most of the matrix (the
     feed), each component is computed once for every row and cached until the persona's

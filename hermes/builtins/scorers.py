@@ -28,7 +28,6 @@ below were chosen on ``benchmarks/quality.py`` (see ``benchmarks/results/ranking
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -290,7 +289,6 @@ def preference(db, user, scope: Scope, clicks) -> Component:
 
 
 _FITS: OrderedDict = OrderedDict()
-_FITS_LOCK = threading.Lock()
 
 
 def classifier_model(context: ScoringContext, user: dict) -> dict:
@@ -299,16 +297,7 @@ def classifier_model(context: ScoringContext, user: dict) -> dict:
     matrix, clicks = context.matrix, context.clicks
     key = (matrix.token, len(matrix), user["id"], tuple(clicks),
            CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT, CLASSIFIER_SHRINK)
-    with _FITS_LOCK:
-        if key in _FITS:
-            _FITS.move_to_end(key)
-            return _FITS[key]
-    fitted = _fit_classifier(matrix, clicks, user)
-    with _FITS_LOCK:
-        _FITS[key] = fitted
-        while len(_FITS) > 64:
-            _FITS.popitem(last=False)
-    return fitted
+    return score_cache.kept(_FITS, key, lambda: _fit_classifier(matrix, clicks, user), 64)
 
 
 def _fit_classifier(matrix, clicks, user) -> dict:

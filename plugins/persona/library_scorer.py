@@ -21,11 +21,11 @@ Library likes are the clicks with source ``bootstrap`` (the import's, and
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 
 import numpy as np
 
+from hermes.builtins import score_cache
 from hermes.contract import Component
 from hermes.faces import plural
 from hermes.hookspecs import hookimpl
@@ -54,7 +54,6 @@ LIBRARY_SHARE = 4.0
 HANDOVER = 30.0
 
 _FITS: OrderedDict = OrderedDict()
-_LOCK = threading.Lock()
 
 
 def settings() -> tuple:
@@ -96,16 +95,7 @@ def _product(vectors, coef: np.ndarray) -> np.ndarray:
 
 def _model(matrix, user_id: int, clicks: list[tuple]):
     key = (matrix.token, len(matrix), user_id, tuple(clicks), settings())
-    with _LOCK:
-        if key in _FITS:
-            _FITS.move_to_end(key)
-            return _FITS[key]
-    fitted = _fit(matrix, user_id, clicks)
-    with _LOCK:
-        _FITS[key] = fitted
-        while len(_FITS) > 32:
-            _FITS.popitem(last=False)
-    return fitted
+    return score_cache.kept(_FITS, key, lambda: _fit(matrix, user_id, clicks), 32)
 
 
 def _fit(matrix, user_id: int, clicks: list[tuple]):
