@@ -72,11 +72,13 @@ def hermes_score(db, user, item_ids, vectors, context):
     matrix, clicks, rows = context.matrix, context.clicks, context.rows
     text = (user.get("interests") or "").strip()
     scope = Scope(matrix, rows, vectors, (user["id"], text), context.exact, context.scratch)
-    comps = [profile(db, user, text, context, scope)]
+    # the archive sample every figure is judged against, the persona's clicks left out: read
+    # once per ranking for all three components
+    ground = reference.unclicked(matrix, {i for i, _ in clicks})
+    comps = [profile(db, user, text, context, scope, ground)]
     fitted = classifier_model(context, user)
     liked = recent_likes(clicks, matrix)
     disliked = recent_likes(clicks, matrix, liked=False)[:RECENT_DISLIKES]
-    ground = reference.unclicked(matrix, {i for i, _ in clicks}) if clicks else None
     if fitted["detail"]["active"] or liked:
         behaviour = scope.per_row(("behaviour", tuple(clicks), behaviour_settings()),
                                   lambda vecs, where: _behaviour(vecs, where, matrix, fitted,
@@ -200,7 +202,8 @@ def _held(matrix, clicks) -> np.ndarray:
     return matrix.lookup(np.array([int(i) for i, _ in clicks], dtype=np.int64)) >= 0
 
 
-def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Component:
+def profile(db, user, text: str, context: ScoringContext, scope: Scope,
+            ground: np.ndarray) -> Component:
     matrix, rows = scope.matrix, scope.rows
     if not text:
         return Component("profile", "profile", np.zeros(len(rows)), active=False,
@@ -226,7 +229,6 @@ def profile(db, user, text: str, context: ScoringContext, scope: Scope) -> Compo
     # a single clause
     detail = {"semantic": semantic, "clause": columns[:, 2].astype(np.int64)}
     evidence = {"interest": columns[:, 1]}
-    ground = reference.unclicked(matrix, {i for i, _ in context.clicks})
     typical = {"interest": (ground @ clauses.T).max(axis=1) if len(ground) else ground[:, 0]}
     bm25 = lexical_scores(db, wanted, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
