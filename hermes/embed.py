@@ -228,14 +228,13 @@ class HashEmbedder:
 def get_embedder() -> Embedder:
     """The embedder chosen by the ``hermes_embedder`` hook (cached per process)."""
     pm = get_plugin_manager()
-    cached = getattr(pm, "_hermes_embedder", None)
-    if cached is None:
-        cached = pm.hook.hermes_embedder()
-        if cached is None:
+    if pm.embedder is None:
+        chosen = pm.hook.hermes_embedder()
+        if chosen is None:
             raise Unavailable("no plugin provides an embedder: the built-in 'default_embedder' "
                               "is left out (HERMES_PLUGINS or [plugins] enabled must list it)")
-        pm._hermes_embedder = cached
-    return cached
+        pm.embedder = chosen
+    return pm.embedder
 
 
 def prewarm(embedder: Embedder) -> threading.Thread | None:

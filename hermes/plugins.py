@@ -22,6 +22,7 @@ import importlib
 import logging
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
@@ -33,7 +34,7 @@ import pluggy
 
 from . import hookspecs
 from .config import settings
-from .contract import Tool
+from .contract import Embedder, Tool
 from .errors import HermesError, NotFound
 
 log = logging.getLogger(__name__)
@@ -53,17 +54,31 @@ DEFAULT_PLUGINS: dict[str, str] = {
 }
 
 
-def _build() -> pluggy.PluginManager:
+class PluginManager(pluggy.PluginManager):
+    """pluggy's plugin manager with what hermes keeps per process beside it, as typed fields
+    (not attributes set on pluggy's object)."""
+
+    def __init__(self) -> None:
+        super().__init__("hermes")
+        #: the installed plugins that failed to load: see :func:`load_failures`
+        self.failed: list[dict] = []
+        #: the embedder the ``hermes_embedder`` hook chose, once per process
+        #: (:func:`hermes.embed.get_embedder`); ``None`` until then, or to choose again
+        self.embedder: Embedder | None = None
+        #: whether the registered plugins' tools were checked (:func:`get_plugin_manager`)
+        self.tools_checked = False
+
+
+def _build() -> PluginManager:
     # A plugin that prints while it loads put a line that is no JSON first on `hermes
     # serve`'s stdout (the MCP stream) and into `--json` answers: it goes to stderr instead.
     with redirect_stdout(sys.stderr):
         return _build_quietly()
 
 
-def _build_quietly() -> pluggy.PluginManager:
-    pm = pluggy.PluginManager("hermes")
+def _build_quietly() -> PluginManager:
+    pm = PluginManager()
     pm.add_hookspecs(hookspecs)
-    pm._hermes_failed = []  # entry points that failed to load: see load_failures()
     allowed = settings().plugins
     seen: set[str] = set()
     for name, module_name in DEFAULT_PLUGINS.items():
@@ -75,7 +90,6 @@ def _build_quietly() -> pluggy.PluginManager:
             seen.add(ep.name)
             if (allowed is None or ep.name in allowed) and pm.get_plugin(ep.name) is None:
                 _load(pm, ep)
-    skip_broken_tools(pm)
     if allowed is not None:
         unknown = sorted(set(allowed) - seen)
         if unknown:
@@ -83,7 +97,7 @@ def _build_quietly() -> pluggy.PluginManager:
                 f"unknown plugin(s) in the allow-list: {', '.join(unknown)}; "
                 f"known: {', '.join(sorted(seen))}"
             )
-    for failure in pm._hermes_failed:
+    for failure in pm.failed:
         sys.stderr.write(f"hermes: warning: {failure_line(failure, pm)}\n")
     check(pm)
     if os.environ.get("HERMES_TRACE_PLUGINS") == "1":
@@ -91,13 +105,13 @@ def _build_quietly() -> pluggy.PluginManager:
     return pm
 
 
-def _load(pm: pluggy.PluginManager, ep) -> None:
+def _load(pm: PluginManager, ep) -> None:
     """Import and register entry point ``ep``, or record why it could not be."""
     try:
         pm.register(ep.load(), name=ep.name)
     except Exception as exc:  # noqa: BLE001 - any error in a third-party import is its own
         dist = getattr(ep, "dist", None)
-        pm._hermes_failed.append({
+        pm.failed.append({
             "name": ep.name, "module": ep.module,
             "distribution": dist.name if dist is not None else None,
             "version": dist.version if dist is not None else None,
@@ -105,7 +119,7 @@ def _load(pm: pluggy.PluginManager, ep) -> None:
         })
 
 
-def skip_broken_tools(pm: pluggy.PluginManager) -> None:
+def skip_broken_tools(pm: PluginManager) -> None:
     """Leave out, like a plugin that fails to import, every plugin whose tools break the tool
     contract (a string parameter without ``max_length``, a name another plugin's tool has,
     something not a ``Tool``), or whose ``hermes_register_tools`` raises.
@@ -125,7 +139,7 @@ def skip_broken_tools(pm: pluggy.PluginManager) -> None:
             pm.unregister(name=impl.plugin_name)
             module = getattr(impl.plugin, "__name__", type(impl.plugin).__module__)
             dist, dist_version = distribution(module)
-            pm._hermes_failed.append({
+            pm.failed.append({
                 "name": impl.plugin_name, "module": module, "distribution": dist,
                 "version": dist_version,
                 "error": str(exc) if isinstance(exc, HermesError) else error_line(exc),
@@ -221,7 +235,7 @@ def allow_list(names) -> str:
 def load_failures() -> list[dict]:
     """The installed plugins that failed to load (``name``, ``module``, ``distribution``,
     ``version``, ``error``), skipped by the plugin manager."""
-    return list(getattr(get_plugin_manager(), "_hermes_failed", []))
+    return list(get_plugin_manager().failed)
 
 
 def check(pm: pluggy.PluginManager) -> None:
@@ -244,12 +258,42 @@ def trace(pm: pluggy.PluginManager) -> None:
 
 
 @lru_cache(maxsize=1)
-def get_plugin_manager() -> pluggy.PluginManager:
-    """The process-wide plugin manager (built on first use)."""
+def registered_plugins() -> PluginManager:
+    """The process-wide plugin manager with every plugin registered, its tools not yet
+    checked: what ``hermes --help`` needs to list the plugins' commands. Registering
+    imports each plugin's package only (a plugin imports its tools, model, ranking in the
+    hooks that use them), so the command tree is built without numpy or sqlite-utils;
+    everything else uses :func:`get_plugin_manager`."""
     return _build()
 
 
-pm_cache_clear = get_plugin_manager.cache_clear
+def get_plugin_manager() -> PluginManager:
+    """The process-wide plugin manager (built on first use), the plugins whose tools break
+    the contract left out (:func:`skip_broken_tools`, once per process)."""
+    pm = registered_plugins()
+    if not pm.tools_checked:
+        # One check; another thread waits for it, and a plugin that asks for the manager
+        # while its tools are collected (the same thread) gets it as it is.
+        with _checking:
+            if not pm.tools_checked and not _in_check:
+                _in_check.append(pm)
+                try:
+                    known = len(pm.failed)
+                    with redirect_stdout(sys.stderr):  # as while loading: stdout is the MCP stream
+                        skip_broken_tools(pm)
+                    for failure in pm.failed[known:]:
+                        sys.stderr.write(f"hermes: warning: {failure_line(failure, pm)}\n")
+                    pm.tools_checked = True
+                finally:
+                    _in_check.clear()
+    return pm
+
+
+_checking = threading.RLock()
+_in_check: list[PluginManager] = []  # non-empty while the check runs (under _checking)
+
+
+pm_cache_clear = registered_plugins.cache_clear
 
 
 def distribution(module: str) -> tuple[str | None, str | None]:

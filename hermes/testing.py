@@ -77,6 +77,5 @@ def hermes_plugin(hermes_home):
     for plugin in added:
         if manager.is_registered(plugin):
             manager.unregister(plugin)
-    if hasattr(manager, "_hermes_embedder"):
-        del manager._hermes_embedder
+    manager.embedder = None
     matrix.clear_cache()

@@ -54,8 +54,7 @@ def pm():
     for name, plugin in list(manager.list_name_plugin()):
         if name not in before:
             manager.unregister(plugin)
-    if hasattr(manager, "_hermes_embedder"):
-        del manager._hermes_embedder
+    manager.embedder = None
     matrix.clear_cache()
 
 
@@ -132,8 +131,7 @@ def real_embedder(pm, monkeypatch):
     from hermes.onnx_embed.choice import DefaultEmbedder
 
     monkeypatch.delenv("HERMES_EMBEDDER", raising=False)
-    if hasattr(pm, "_hermes_embedder"):
-        del pm._hermes_embedder
+    pm.embedder = None
     embedder = get_embedder()
     assert isinstance(embedder, DefaultEmbedder)
     return embedder

@@ -156,8 +156,7 @@ def test_hook_hermes_embedder(pm):
             return Tiny()
 
     pm.register(Provider(), name="tiny")
-    if hasattr(pm, "_hermes_embedder"):
-        del pm._hermes_embedder
+    pm.embedder = None
     assert get_embedder().name == "tiny"
 
 

@@ -48,7 +48,7 @@ def _worker(db_path: str, home: str, seed: int, item_ids: list[int], barrier=Non
         for _ in range(WRITES):
             user = rng.choice(USERS)
             item = rng.choice(item_ids)
-            op = rng.choices(["progress", "open", "highlight", "unhighlight", "note", "unnote",
+            op = rng.choices(["progress", "reopen", "highlight", "unhighlight", "note", "unnote",
                               "favorite", "unfavorite"], weights=[3, 1, 2, 2, 1, 1, 2, 2])[0]
             key = f"{user}:{item}"
             try:
@@ -59,9 +59,10 @@ def _worker(db_path: str, home: str, seed: int, item_ids: list[int], barrier=Non
                     r = cs.record_progress(db, user, item, fraction)
                     sent["opens"][key] += 1
                     sent["max_fraction"][key] = max(sent["max_fraction"].get(key, 0.0), fraction)
-                elif op == "open":
-                    r = cs.record_open(db, user, item)
+                elif op == "reopen":  # a re-read that goes no further
+                    r = cs.record_progress(db, user, item, 0.0)
                     sent["opens"][key] += 1
+                    sent["max_fraction"].setdefault(key, 0.0)
                 elif op == "highlight":
                     r = cs.add_highlight(db, user, item, f"passage {rng.random()}")
                     sent["highlights_added"].append(r["highlight_id"])

@@ -65,7 +65,7 @@ def test_stored_strength_grows_with_each_signal(db, add_items):
     steps.append(current())
     cs.favorite(db, "alice", item)
     steps.append(current())
-    cs.record_open(db, "alice", item)  # a re-read
+    cs.record_progress(db, "alice", item, 0.6)  # a re-read: one more open, no more read
     steps.append(current())
     assert steps == sorted(steps) and len(set(steps)) == len(steps)
     assert steps[-1] == pytest.approx(0.4 * 0.6 + 0.3 * 2 / 5 + 0.1 + 0.2 / 3, abs=1e-4)

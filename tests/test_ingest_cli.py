@@ -108,7 +108,7 @@ def test_embedding_failure_is_one_line_and_the_next_run_completes(feeds_dir, tmp
     assert result.exit_code == 1 and "embedding failed" in result.output
     assert "Traceback" not in result.output
     pm.unregister(plugin)
-    del pm._hermes_embedder
+    pm.embedder = None
     doc = json.loads(invoke("--db", db, "--json").stdout)
     assert doc["embedded"] == 4 and doc["new_items"] == 0
 

@@ -87,7 +87,7 @@ def test_onnx_and_sentence_transformers_rank_the_same_top_10(vectors, tmp_path, 
     ingest_samples(tmp_path / "items.db", Capture()).conn.close()
     tops = {}
     for backend, vecs in (("torch", reference), ("onnx", onnx)):
-        pm._hermes_embedder = DefaultEmbedder(backend)  # what get_embedder() hands rank()
+        pm.embedder = DefaultEmbedder(backend)  # what get_embedder() hands rank()
         path = tmp_path / f"{backend}.db"
         shutil.copy(tmp_path / "items.db", path)
         db = get_db(path)

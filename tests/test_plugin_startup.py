@@ -69,6 +69,8 @@ def test_no_embedder_names_the_built_in_plugin_left_out(monkeypatch):
     from hermes.errors import HermesError
 
     class Manager:
+        embedder = None  # none chosen yet
+
         class hook:  # noqa: N801 — pluggy's attribute name
             @staticmethod
             def hermes_embedder():

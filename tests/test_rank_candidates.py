@@ -144,8 +144,7 @@ def provide(pm, embedder):
             return embedder
 
     pm.register(Provider(), name=f"embedder-{id(embedder)}")
-    if hasattr(pm, "_hermes_embedder"):
-        del pm._hermes_embedder
+    pm.embedder = None
 
 
 def test_the_interests_vector_is_persisted_and_re_embedded_only_when_the_text_changes(pm, db, add_items):

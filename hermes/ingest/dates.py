@@ -5,7 +5,7 @@ feedparser reads RFC 822 dates with English day and month names only: UOL's
 be stamped with the time it was fetched, so years-old news filled every "last 7 days".
 :func:`parse_localized` is registered with feedparser (``registerDateHandler``) and reads
 Portuguese, Spanish, French, German, Italian and Dutch day and month names, then hands an
-English rewrite to feedparser's own RFC 822 parser. :func:`date_from_url` reads the
+English rewrite to the standard library's RFC 822 parser (:mod:`email.utils`). :func:`date_from_url` reads the
 ``/2018/09/24/`` (or ``2018-09-24``) that many news sites put in their article URLs, and
 :func:`text_date` the ``Published:`` line an arXiv-API-to-RSS bridge writes into the text.
 """
@@ -13,12 +13,12 @@ English rewrite to feedparser's own RFC 822 parser. :func:`date_from_url` reads 
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
 
 import feedparser
-from feedparser.datetimes import _parse_date
-from feedparser.datetimes.rfc822 import _parse_date_rfc822
 
 _ENGLISH = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
@@ -66,9 +66,56 @@ def _fold(token: str) -> str:
     return "".join(c for c in token if not unicodedata.combining(c)).strip(".,;")
 
 
+def _utc(when: datetime) -> time.struct_time | None:
+    """``when`` as the UTC 9-tuple feedparser's date handlers return; a time without a zone
+    is UTC (RFC 822's ``-0000``, an ISO date without offset)."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    try:
+        return when.astimezone(timezone.utc).utctimetuple()
+    except (OverflowError, ValueError):  # year 1 west of Greenwich, 9999 east of it
+        return None
+
+
+_COLON_ZONE = re.compile(r"([+-]\d{2}):(\d{2})$")
+_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
+_UNPADDED = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
+
+
+def _rfc822(value: str) -> time.struct_time | None:
+    """An RFC 822 date with English names (``Thu, 26 Nov 2026 10:00:00 GMT``) as a UTC
+    9-tuple, else ``None``."""
+    value = _COLON_ZONE.sub(r"\1\2", value.strip())  # email.utils reads "+02:00" as UTC
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    written = _YEAR.search(value)
+    if written and int(written.group()) != when.year:
+        return None  # email.utils makes year 0001 (a generator's zero) 2001
+    return _utc(when)
+
+
+def _iso8601(value: str) -> time.struct_time | None:
+    """An ISO 8601 date or time (``2026-11-26``, ``2026-1-5``, ``2026-11-26T10:00:00Z``) as a
+    UTC 9-tuple."""
+    value = _UNPADDED.sub(lambda m: f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}", value)
+    try:
+        return _utc(datetime.fromisoformat(value))
+    except ValueError:
+        return None
+
+
 def parse_localized(value: str):
     """A feedparser date handler: a UTC 9-tuple for an RFC 822-style date written with
     pt / es / fr / de / it / nl day and month names, else ``None`` (other handlers try)."""
+    rewrite = _in_english(value)
+    return _rfc822(rewrite[0]) if rewrite is not None and rewrite[1] else None
+
+
+def _in_english(value: str) -> tuple[str, bool] | None:
+    """(``value`` rewritten as an English RFC 822 date, whether it used day or month names
+    of another language), or ``None`` when it is no date of that shape."""
     if not value or len(value) > 100:
         return None
     tokens = [_fold(t) for t in _TOKEN.findall(value)]
@@ -108,9 +155,9 @@ def parse_localized(value: str):
         if token in ("gmt", "utc", "ut", "z"):
             continue
         return None  # a word we do not know: not a date we can vouch for
-    if not foreign or None in (day, month, year):
+    if None in (day, month, year):
         return None
-    return _parse_date_rfc822(f"{day} {_ENGLISH[month - 1]} {year} {clock} {zone}")
+    return f"{day} {_ENGLISH[month - 1]} {year} {clock} {zone.replace(':', '')}", foreign
 
 
 feedparser.registerDateHandler(parse_localized)
@@ -168,14 +215,17 @@ _FULL_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\b\d{1,2}\.?\s+[^\W\d]+\.?\s+\d{
 
 def text_date(value: str | None) -> str | None:
     """A date written in an item's text (an arXiv bridge's ``Published: 2026-11-26T10:00:00Z``
-    line) as ISO UTC, read by feedparser's date parsers (ISO 8601, RFC 822, the localized
-    names above); ``None`` when it is not a full date — "2026-11" or an arXiv id's month is
+    line) as ISO UTC, read as ISO 8601, as RFC 822, or with the day and month names above
+    (English ones too: ``26 Nov 2026``); ``None`` when it is not a full date — "2026-11" or an arXiv id's month is
     no publication date."""
     if not value or len(value) > 100:
         return None
     if not _FULL_DATE.search(value):
         return None  # a year or a month alone: W3DTF would call it the 1st at midnight
-    return struct_to_iso(_parse_date(value.strip()))
+    value = value.strip()
+    rewrite = _in_english(value)
+    return struct_to_iso(_iso8601(value) or _rfc822(value)
+                         or (_rfc822(rewrite[0]) if rewrite is not None else None))
 
 
 def struct_to_iso(parsed) -> str | None:

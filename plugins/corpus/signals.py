@@ -132,29 +132,6 @@ def mark_unread(db: sqlite_utils.Database, user, item_id: int, *, source: str = 
             "changes": changes}
 
 
-def record_open(db: sqlite_utils.Database, user, item_id: int, *, source: str = "agent") -> dict:
-    """Count one opening of an item without reading progress (a re-read after the first)."""
-    _source(source)
-    u = require_user(db, user)
-    item = require_item(db, item_id)
-    signal = Signal("open", u["id"], item["id"], op="add", source=source)
-
-    def write(db):
-        db.execute(
-            """INSERT INTO corpus_progress (user_id, item_id, max_fraction, opens, first_seen, last_seen)
-               VALUES (:u, :i, 0, 1, :at, :at)
-               ON CONFLICT (user_id, item_id) DO UPDATE SET opens = opens + 1, last_seen = excluded.last_seen""",
-            {"u": u["id"], "i": item["id"], "at": signal.at},
-        )
-        return db.execute(
-            "SELECT opens FROM corpus_progress WHERE user_id = ? AND item_id = ?", [u["id"], item["id"]]
-        ).fetchone()[0]
-
-    opens, changes = _write(db, signal, write)
-    return {"user": u["name"], "item_id": item["id"], "opens": opens, "reopens": max(0, opens - 1),
-            "changes": changes}
-
-
 def add_highlight(
     db: sqlite_utils.Database, user, item_id: int, text: str, note: str | None = None, *,
     source: str = "agent",
