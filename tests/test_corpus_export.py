@@ -98,6 +98,28 @@ def test_bibtex_parses_back_with_bibtexparser(corpus):
     assert "hermes-saved" in entries["doi-10.1000-xyz.42"]["keywords"].value
 
 
+def test_a_replaced_arxiv_paper_is_cited_by_the_year_of_its_first_version(db, add_items):
+    """A listing of version 3 of hep-th/9901001 is dated today; the paper is from 1999."""
+    import rispy
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    old, new = add_items([
+        {"title": "Old string paper", "arxiv_id": "hep-th/9901001", "content_type": "paper",
+         "url": "https://arxiv.org/abs/hep-th/9901001v3", "published": "2026-11-30T00:00:00Z"},
+        {"title": "A new paper", "arxiv_id": "2611.00001", "content_type": "paper",
+         "url": "https://arxiv.org/abs/2611.00001", "published": "2026-11-30T00:00:00Z"}])
+    cs.favorite(db, "alice", old)
+    cs.favorite(db, "alice", new)
+    entries = {e["title"]: e for e in rispy.loads(run(db, "ris").text)}
+    assert entries["Old string paper"]["year"] == "1999"
+    assert entries["Old string paper"]["date"] == "1999"
+    assert entries["A new paper"]["year"] == "2026"
+    assert entries["A new paper"]["date"] == "2026/11/30"
+    csl = {e["title"]: e for e in json.loads(run(db, "csl-json").text)}
+    assert csl["Old string paper"]["issued"] == {"date-parts": [[1999]]}
+    assert "year = {1999}" in run(db, "bibtex").text
+
+
 def test_an_unbalanced_brace_cannot_break_the_file(db, add_items):
     import bibtexparser
 
@@ -118,8 +140,7 @@ def test_ris_parses_back_with_rispy(corpus):
     paper = entries[0]
     assert paper["type_of_reference"] == "MANSCPT" and paper["title"] == "Stellar streams in the halo"
     assert paper["authors"] == ["Smith, Alice", "van der Waals, Johannes", "Jones, Bob"]
-    assert paper["year"] == db.execute("SELECT substr(published, 1, 4) FROM items WHERE id = ?",
-                                       [ids["paper"]]).fetchone()[0]
+    assert paper["year"] == "2024"  # the year its id names, not the listing's date
     assert paper["urls"] == ["https://arxiv.org/abs/2401.12345"]
     assert "galaxies" in paper["keywords"]
     article = entries[1]

@@ -61,6 +61,22 @@ def arxiv_id(*candidates: str | None) -> str | None:
     return None
 
 
+def arxiv_year(identifier: str | None) -> str | None:
+    """The year an arXiv paper was first submitted, from its id (2611.01234: 2026;
+    hep-th/9901001: 1999): a listing's date is that of the version it lists, and a paper
+    replaced years later is cited by the year of its first version."""
+    if not identifier:
+        return None
+    m = re.fullmatch(r"(\d{2})\d{2}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/(\d{2})\d{5}",
+                     identifier.strip())
+    if not m:
+        return None
+    if m.group(1) is not None:
+        return f"20{m.group(1)}"
+    yy = int(m.group(2))
+    return f"{1900 + yy if yy >= 91 else 2000 + yy}"  # old-style ids ran from 1991 to 2007
+
+
 def _published(entry, link: str | None, text_dates: dict[str, str]) -> str | None:
     """When the entry was published (ISO UTC): its own date (localized names are read by
     :mod:`hermes.ingest.dates`), else its ``updated`` or ``created`` date, else the

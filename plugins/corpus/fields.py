@@ -15,7 +15,14 @@ def note_text(record: dict) -> str:
 
 
 def _date(record: dict) -> str | None:
-    return (record["published"] or "")[:10] or None
+    """The date a citation gives: the stored one, or only the year where the stored date is
+    a later version's (an arXiv paper listed again when replaced: its id names the year of
+    its first version, which is the year it is cited by)."""
+    published = (record["published"] or "")[:10]
+    year = record.get("year")
+    if year and not published.startswith(year):
+        return year
+    return published or None
 
 
 def duration_text(seconds: int | None) -> str | None:

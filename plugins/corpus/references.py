@@ -19,6 +19,7 @@ import sqlite_utils
 
 from hermes.authors import is_organisation, is_suffix, parse_stored, split_name, without_honorifics
 from hermes.errors import InvalidInput
+from hermes.ingest.parse import arxiv_year
 
 from .membership import FACETS, revision_state
 from .settings import corpus_settings
@@ -245,7 +246,7 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
             "item_id": item_id, "key": keys[item_id],
             "facet": facet, "revision": revision, "added": added,
             "title": title or url or f"item {item_id}", "authors": parse_stored(author),
-            "published": published, "year": (published or "")[:4] or None, "url": url,
+            "published": published, "year": arxiv_year(arxiv) or (published or "")[:4] or None, "url": url,
             "arxiv": arxiv, "doi": doi, "abstract": summary, "content_type": ctype,
             "source": source_of(feed_title, arxiv), "media": media_of(enclosure),
             "tags": [arxiv_category(t) for t in json.loads(tags)],
