@@ -117,17 +117,6 @@ def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
     return {"id": row[0], "title": row[1], "feed_id": row[2]}
 
 
-def not_embedded(db: sqlite_utils.Database) -> int:
-    """How many stored items wait for an embedding from the active model (an interrupted
-    ingest leaves them): no feed ranks them until the next ingest embeds them."""
-    # Here, not at the top: the embedder registry loads only for this count (the model
-    # itself loads only when something is embedded).
-    from .embed import get_embedder
-
-    return db.execute("SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
-                      [get_embedder().name]).fetchone()[0]
-
-
 ITEM_COLUMNS = (
     "id, feed_id, title, url, summary, author, published, content_type, tags, "
     "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source, authors, keyphrases, "

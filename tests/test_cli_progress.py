@@ -13,7 +13,7 @@ from process_support import child_env, hermes_command
 
 from hermes import status
 from hermes.cli.progress import StageProgress
-from hermes.cli.support import StatusLine
+from hermes.facekit.terminal import StatusLine
 
 
 class Terminal(io.StringIO):

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from hermes import status
 from hermes.cli.app import build_app
-from hermes.cli.support import StatusLine
 from hermes.embed import HashEmbedder
+from hermes.facekit.terminal import StatusLine
 from hermes.hookspecs import hookimpl
 from hermes.records import create_user
 

@@ -196,7 +196,7 @@ def test_a_refusal_written_with_a_parameter_name_names_the_option(world, args, s
 
 
 def test_cli_wording_leaves_a_parameter_that_is_an_english_word_in_prose():
-    from hermes.cli.support import cli_wording
+    from hermes.facekit.terminal import cli_wording
 
     names = {"since": "--since", "content_type": "--type", "item_id": "ITEM"}
     assert (cli_wording("changed since revision 3; since=3 and item_id, not my_content_type",

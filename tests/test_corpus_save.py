@@ -348,7 +348,7 @@ def test_endpoint_settings_are_validated(alice, tmp_path):
 
 def test_the_saved_message_quotes_a_latex_title_as_stored(alice, add_items):
     """repr() doubled its backslashes: "…with $\\\\ell_1$ Priors" (a trial)."""
-    from hermes.cli.support import run_tool
+    from hermes.facekit.terminal import run_tool
 
     add_items([{"title": r"Sparse codes with $\ell_1$ Priors", "arxiv_id": "2401.99999",
                 "url": "https://arxiv.org/abs/2401.99999"}], feed_url="https://rss.arxiv.org/rss/cs.LG")

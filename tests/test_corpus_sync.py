@@ -88,7 +88,7 @@ def test_a_second_run_writes_nothing(alice, tmp_path):
 def test_a_renamed_persona_keeps_syncing_into_its_folder(alice, tmp_path):
     """The folder records the persona's id: ``rename_persona`` keeps the person's notes
     where they are (it was refused by name before)."""
-    from hermes.cli.support import run_tool
+    from hermes.facekit.terminal import run_tool
 
     db, user, ids = alice
     folder = tmp_path / "v"

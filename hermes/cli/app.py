@@ -21,9 +21,9 @@ from typer.core import TyperGroup
 from .. import __version__, faces, status
 from ..config import settings
 from ..errors import HermesError
+from ..facekit.terminal import JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json, lower_first
 from ..plugins import DEFAULT_PLUGINS, allow_list, describe_plugins, get_plugin_manager
 from . import core
-from .support import JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json, lower_first
 
 
 class HermesGroup(TyperGroup):

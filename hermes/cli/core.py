@@ -17,6 +17,7 @@ import typer
 from .. import config, net, status
 from ..demo import run_demo
 from ..errors import HermesError
+from ..facekit.terminal import ROOT_DB, DbOption, JsonOption, database, database_path, die, emit_json, open_db, run_guarded
 from ..faces import plural
 from ..ingest.refresher import start_background
 from ..ingest.runlock import BUSY_EXIT, IngestBusy, describe
@@ -25,7 +26,6 @@ from ..net import is_loopback
 from ..storage.db import get_db
 from ..tools import collect_tools
 from .progress import StageProgress
-from .support import ROOT_DB, DbOption, JsonOption, database, database_path, die, emit_json, open_db, run_guarded
 
 NoRefreshOption = Annotated[bool, typer.Option(
     "--no-refresh", help="Do not fetch feeds in the background (run `hermes ingest` yourself).")]

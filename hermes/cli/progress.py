@@ -7,7 +7,7 @@ live displays on one terminal (a bar and a spinner) overwrite each other's lines
 
 Off a terminal (a log, a cron mail) nothing redraws: a ``hermes:`` line when a stage starts,
 its count every :attr:`EVERY` seconds and when it ends — the status line
-(:class:`~hermes.cli.support.StatusLine`) keeps writing the slow steps' lines in between.
+(:class:`~hermes.facekit.terminal.StatusLine`) keeps writing the slow steps' lines in between.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import sqlite_utils
 
 from ..authors import parse_authors
 from ..contract import Embedder
-from ..embed import model_lengths, to_blob
+from ..embed import get_embedder, model_lengths, to_blob
 from ..records import now_iso
 from ..storage.transactions import write_transaction
 from .provenance import speaks_for_papers
@@ -220,6 +220,14 @@ def _update_paper(db, known, row: dict) -> bool:
     assignments = ", ".join(f"{k} = ?" for k in changes)
     db.execute(f"UPDATE items SET {assignments} WHERE id = ?", [*changes.values(), item_id])
     return True
+
+
+def not_embedded(db: sqlite_utils.Database) -> int:
+    """How many stored items wait for an embedding from the active model (an interrupted
+    ingest leaves them): no feed ranks them until the next ingest embeds them (the model
+    itself loads only when something is embedded, not for this count)."""
+    return db.execute("SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
+                      [get_embedder().name]).fetchone()[0]
 
 
 def embed_pending(

@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from ..cli.support import JsonOption, emit_json, run_guarded
 from ..embed import cpu_has_fast_bf16, use_bf16
+from ..facekit.terminal import JsonOption, emit_json, run_guarded
 from . import artifact
 from .choice import DefaultEmbedder, backend_setting, onnx_installed
 

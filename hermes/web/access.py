@@ -10,17 +10,12 @@ from starlette.requests import Request
 
 from ..contract import CandidateQuery
 from ..errors import HermesError, NotFound
+from ..facekit.web import request_db
 from ..ranking.explain import explain_ranked
 from ..ranking.rank import rank
 from ..records import item_rows, require_item, require_user
-from ..storage.db import get_db
 from ..tools import call_tool, collect_tools
 from .forms import bad, parse_int
-
-
-def request_db(request):
-    """Open the app's database for one request (close it when done)."""
-    return get_db(request.app.state.db_path)
 
 
 @contextmanager

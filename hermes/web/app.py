@@ -1,5 +1,5 @@
 """The web app (starlette, server-rendered). Plugins add routes through
-``hermes_register_routes``; :func:`hermes.web.access.request_db` opens the app's database
+``hermes_register_routes``; :func:`hermes.facekit.web.request_db` opens the app's database
 for one request.
 
 The pages (persona picker, feed, digest, corpus, feeds) live in :mod:`hermes.web.pages`.

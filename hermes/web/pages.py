@@ -17,8 +17,9 @@ from starlette.routing import Route
 
 from ..errors import HermesError
 from ..ingest.refresher import refresh_state
+from ..ingest.store import not_embedded
 from ..ranking.explain import explain, rank_line
-from ..records import item_rows, not_embedded
+from ..records import item_rows
 from ..windows import wider_window
 from . import actions, atom, feeds_page, persona_page
 from .access import (

@@ -2,7 +2,7 @@
 vault sync), and the person's reading verbs: ``hermes read / save / unsave / note /
 highlight USER ITEM…`` (``save`` also takes an arXiv id, DOI or URL of an item no feed brought).
 
-Every command calls the corpus tools through :func:`hermes.cli.support.run_tool` (the same
+Every command calls the corpus tools through :func:`hermes.facekit.terminal.run_tool` (the same
 functions MCP calls; worded for the CLI; signals recorded with source ``ui``). An empty
 answer exits 0.
 """
@@ -16,7 +16,8 @@ from typing import Annotated, Optional
 import typer
 
 from hermes.arguments import validate
-from hermes.cli.support import (
+from hermes.errors import HermesError
+from hermes.facekit.terminal import (
     DbOption,
     JsonOption,
     check,
@@ -29,7 +30,6 @@ from hermes.cli.support import (
     run_guarded,
     run_tool,
 )
-from hermes.errors import HermesError
 from hermes.faces import plural
 from hermes.records import require_user
 

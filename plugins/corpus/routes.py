@@ -17,9 +17,9 @@ from starlette.routing import Route
 
 from hermes.contract import fail, failure
 from hermes.errors import HermesError, InvalidInput, NotFound
+from hermes.facekit.web import request_db
 from hermes.faces import speaking
 from hermes.records import require_user
-from hermes.web.access import request_db
 
 from . import tools
 from .export import check_format, export

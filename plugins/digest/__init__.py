@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from hermes.cli.support import DbOption, JsonOption, check, database, run_tool
 from hermes.contract import MAX_DAYS
+from hermes.facekit.terminal import DbOption, JsonOption, check, database, run_tool
 from hermes.hookspecs import hookimpl
 
 from . import tools

@@ -3,7 +3,7 @@
 Feed text is third-party data: control characters (terminal escape sequences included) are
 removed before anything reaches the terminal. Styling is dropped by click when stdout is
 not a terminal. Titles and reasons are shown as a person reads them, LaTeX as Unicode
-(:func:`hermes.cli.support.clean` converts it); the digest tool's result keeps it.
+(:func:`hermes.facekit.terminal.clean` converts it); the digest tool's result keeps it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import typer
 
-from hermes.cli.support import clean, wrapped
+from hermes.facekit.terminal import clean, wrapped
 from hermes.faces import date_words, plural, shown_of
 
 

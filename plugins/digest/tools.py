@@ -16,10 +16,11 @@ from pydantic import BaseModel, Field
 from hermes import tag_graph, window_topics
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
 from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say
+from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
-from hermes.records import item_rows, not_embedded, require_user
+from hermes.records import item_rows, require_user
 from hermes.text import clip
 from hermes.tools import User
 

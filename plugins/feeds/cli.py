@@ -17,7 +17,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli.support import (
+from hermes.contract import MAX_DAYS
+from hermes.errors import HermesError
+from hermes.facekit.terminal import (
     DbOption,
     JsonOption,
     check,
@@ -30,8 +32,6 @@ from hermes.cli.support import (
     style,
     wrapped,
 )
-from hermes.contract import MAX_DAYS
-from hermes.errors import HermesError
 from hermes.faces import date_words, n_days, plural
 from hermes.ranking.explain import rank_line, weight_note
 from hermes.ranking.match import UNCOUNTED, shown
@@ -49,6 +49,7 @@ from .subscriptions import (
     trust,
 )
 from .tools import MAX_OFFSET
+from .triage import Triage
 
 feeds_app = typer.Typer(
     name="feeds", help="Manage feed subscriptions (add, list, rename, folder, remove, preview, OPML).",
@@ -405,8 +406,6 @@ def feed(
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             die("--interactive needs a terminal (stdin and stdout); without it `hermes feed` "
                 "prints the list")
-        # Here, not at the top: rich's screen handling loads only for an interactive session.
-        from .triage import Triage
 
         with database(db) as conn:
             Triage(conn, user, limit=limit, since_days=window).run()

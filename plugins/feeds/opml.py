@@ -16,6 +16,8 @@ from email.utils import format_datetime
 from pathlib import Path
 
 from hermes.errors import InvalidInput
+from hermes.ingest.parse import ParseError, parse_feed
+from hermes.ingest.text import safe_url
 from hermes.storage.transactions import write_transaction
 
 MAX_OPML_BYTES = 10 * 1024 * 1024
@@ -163,10 +165,6 @@ def _name(attrs: dict[str, str]) -> str | None:
 
 def _site(url: str | None) -> str | None:
     """An ``htmlUrl`` worth keeping: only http(s), since the web page links it."""
-    # Here, not at the top: the ingest package loads httpx, which loads only when a feed is
-    # fetched or read.
-    from hermes.ingest.text import safe_url
-
     return safe_url(url)
 
 
@@ -206,9 +204,8 @@ def local_feed_problem(url: str) -> str | None:
     file exists on this machine and parses as a feed (what ``export-opml`` wrote for a local
     feed). Defence in depth: an OPML file from someone else cannot make ``hermes ingest``
     read files that are not feeds."""
-    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
+    # Here, not at the top: httpx loads only when a feed is fetched.
     from hermes.ingest.fetch import is_local, local_path
-    from hermes.ingest.parse import ParseError, parse_feed
 
     if not is_local(url):
         return "not an http(s) URL or a local file"

@@ -16,6 +16,7 @@ from hermes.config import settings
 from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
 from hermes.faces import Say, plural
+from hermes.ingest.parse import ParseError, parse_feed
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
 from hermes.records import file_of, now_iso
@@ -91,10 +92,9 @@ def probe(url: str, *, allow_private: bool) -> dict:
     Raises :class:`InvalidInput` with the fetcher's or parser's reason when the URL does not
     give a feed. Nothing is written.
     """
-    # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
+    # Here, not at the top: httpx loads only when a feed is fetched.
     from hermes.ingest.fetch import FetchError, fetch
     from hermes.ingest.guard import REFUSED, refused_here
-    from hermes.ingest.parse import ParseError, parse_feed
 
     cfg = settings()
 

@@ -17,9 +17,10 @@ from hermes.answers import ItemExplanation, RankedItem
 from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
 from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
+from hermes.ingest.store import not_embedded
 from hermes.ranking.explain import explain, explain_ranked, rank_line, weight_note, why_not_in
 from hermes.ranking.rank import rank
-from hermes.records import item_rows, not_embedded, require_item, require_user
+from hermes.records import item_rows, require_item, require_user
 from hermes.text import clip
 from hermes.tools import ItemId, User
 

@@ -1,6 +1,6 @@
 """``hermes feed USER -i``: triage the ranked feed at the terminal with single keys.
 
-Every action is a tool call through :func:`hermes.cli.support.run_tool` — the same
+Every action is a tool call through :func:`hermes.facekit.terminal.run_tool` — the same
 functions MCP calls, clicks and reads recorded with source ``ui`` — and after each like or
 dislike the list is ranked again, so the next item up is already what the new click taught.
 Keys are acted on one at a time and in order, however fast they are typed
@@ -14,8 +14,8 @@ import webbrowser
 
 import typer
 
-from hermes.cli.support import clean, run_tool
 from hermes.errors import HermesError
+from hermes.facekit.terminal import clean, run_tool
 from hermes.faces import plural
 
 from .keys import TerminalKeys

@@ -1,6 +1,6 @@
 """``hermes persona …``: the persona tools for a person at a terminal.
 
-Each command calls the same function as the MCP tool (:func:`hermes.cli.support.run_tool`:
+Each command calls the same function as the MCP tool (:func:`hermes.facekit.terminal.run_tool`:
 worded for the CLI, clicks recorded with source ``ui``) and prints its result; a refusal is
 one ``error:`` line on stderr and exit status 1 (with ``--json`` the result document is
 still printed on stdout). Limits are the tools' own, declared on the options.
@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.cli.support import DbOption, JsonOption, check, clean, database, die, run_tool
+from hermes.facekit.terminal import DbOption, JsonOption, check, clean, database, die, run_tool
 from hermes.faces import plural, typed
 from hermes.text import clip
 

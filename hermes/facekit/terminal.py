@@ -1,6 +1,7 @@
-"""What every CLI command shares: the ``--db`` / ``--json`` options, opening (or starting) the
+"""What every CLI command shares, hermes' own (``hermes.cli``) and plugins': the ``--db`` / ``--json`` options, opening (or starting) the
 database, calling a tool as a person at the terminal, printing JSON, the status line, and
-turning a user mistake into one ``error:`` line with exit status 1."""
+turning a user mistake into one ``error:`` line with exit status 1. It imports no face, so
+a plugin's commands import it rather than the CLI (docs/architecture.md, "Layers")."""
 
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ try:  # typer ≥ 0.20 carries its own copy of click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import get_current_context
 
-from .. import arguments as tool_arguments
 from .. import config
 from ..errors import HermesError
 from ..faces import plural
 from ..latex import readable
-from ..storage.db import get_db
 from ..text import clip
-from ..tools import call_tool, collect_tools
+
+# The database, the tools and their argument checks (sqlite-utils, pydantic, the plugins)
+# are imported in the functions that use them, not at the top: every command's options come
+# from here, and `hermes --version` and `--help` start without them (issue 36).
 
 DbOption = Annotated[
     Optional[str],
@@ -99,6 +101,9 @@ def _open(path: str | None, create: bool, starters: bool = True):
             + (f" The demo's database is {demo}: add --db {demo} to use it."
                if demo.exists() and demo != target else ""))
     if not create:
+        # Here, not at the top: sqlite-utils loads only when a command opens a database.
+        from ..storage.db import get_db
+
         return get_db(target), None
     if not exists and origin != DEFAULT_ORIGIN and not target.parent.is_dir():
         raise HermesError(
@@ -147,6 +152,10 @@ def run_tool(db, name: str, /, **arguments) -> dict:
     """Call tool ``name`` as a person at the terminal: the same function MCP calls (one write
     path), worded for the CLI, signals recorded with source ``ui``; a refused argument is
     named as the running command spells it (:func:`cli_names`)."""
+    # Here, not at the top: pydantic and the plugins' tools load only when a command calls one.
+    from .. import arguments as tool_arguments
+    from ..tools import call_tool, collect_tools
+
     tool = collect_tools().get(name)
     if tool is None:
         raise HermesError(f"the {name} tool is not available: the plugin that provides it is "
