@@ -49,8 +49,16 @@ link: install
 demo: install
 	HERMES_HOME=$${HERMES_HOME:-$$PWD/.demo} $(BIN)/hermes demo
 
+# The whole suite on every core (pytest-xdist; `make test PYTEST_ARGS=` runs it in one process),
+# no test longer than 300 s (pytest-timeout, pyproject.toml), the 15 slowest named at the end.
+PYTEST_ARGS ?= -n auto
 test: install browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS) --durations=15
+
+# The public API's annotations (hermes.contract, hookspecs, plugins, clock: pyproject.toml's
+# [tool.mypy] files), as a plugin author's type checker reads them.
+typecheck: install
+	$(BIN)/python -m mypy
 
 # The wheel and sdist (dist/), built the way a release is: sdist first, the wheel from it.
 # A stale build/ or *.egg-info/ would leak files the configuration does not declare.
@@ -87,4 +95,4 @@ browser:
 		echo "note: no chromium binary, so the browser test will be skipped (apt-get install chromium)"; \
 	fi
 
-.PHONY: install torch link demo test dist wheel-check browser
+.PHONY: install torch link demo test typecheck dist wheel-check browser

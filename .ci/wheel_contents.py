@@ -14,7 +14,7 @@ from email.parser import Parser
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from packaging_support import (  # noqa: E402
+from packaging_support import (
     ROOT,
     missing_from_wheel,
     pyproject,

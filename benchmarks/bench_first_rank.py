@@ -65,7 +65,7 @@ def slow_server(delay: float, body: bytes):
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Slow(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             time.sleep(delay)
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))

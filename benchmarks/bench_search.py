@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("HERMES_EMBEDDER", "hash")
 os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
 
-from bench_digest import median_ms, persona, synthesize  # noqa: E402
+from bench_digest import median_ms, persona, synthesize
 
 
 def main() -> None:

@@ -200,7 +200,7 @@ def main() -> None:
     secs = [s["seconds"] for s in starts]
     rss = [s["rss_mb"] for s in starts]
     hwm = [s["hwm_mb"] for s in starts]
-    ms = lambda xs: statistics.median(xs) * 1000  # noqa: E731
+    ms = lambda xs: statistics.median(xs) * 1000
     print(f"## hermes serve (stdio): {len(starts)} start-ups, {args.calls} calls\n")
     print("| figure | value | target |")
     print("| --- | --- | --- |")

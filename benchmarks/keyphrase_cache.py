@@ -26,7 +26,7 @@ def cached_proposals(items: list[dict], model, batch: int = 32) -> dict[int, dic
     from hermes.ingest.tagging import propose_for
 
     store = json.loads(CACHE.read_text()) if CACHE.exists() else {}
-    key = lambda item: hashlib.sha256(  # noqa: E731
+    key = lambda item: hashlib.sha256(
         f"{model.name}\0{_settings()}\0{item['title']}\0{item['summary']}".encode()).hexdigest()
     missing = [i for i in items if key(i) not in store]
     for start in range(0, len(missing), batch):

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # only for annotations: the hook contract imports nothing hea
     import typer
     from starlette.applications import Starlette
 
-    from .contract import Matrix
+    from .contract import MatrixView
 
 hookspec = pluggy.HookspecMarker("hermes")
 hookimpl = pluggy.HookimplMarker("hermes")
@@ -71,7 +71,7 @@ def hermes_signal_written(db: sqlite_utils.Database, signal: Signal) -> list[dic
 
 @hookspec
 def hermes_candidates(
-    db: sqlite_utils.Database, user: dict, query: CandidateQuery, matrix: Matrix
+    db: sqlite_utils.Database, user: dict, query: CandidateQuery, matrix: MatrixView
 ) -> Any:
     """Restrict the items a ranking may return.
 

@@ -14,7 +14,6 @@ keyphrase tagger never proposes them, and a topic's label leaves them out.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -97,24 +96,14 @@ def english(text: str, stop_words: frozenset[str] | None = None) -> bool:
 
 @lru_cache(maxsize=1)
 def english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop-word list, read from its own module file without
-    importing the scikit-learn package: the import costs 1–2.5 s (scipy, joblib …), which
-    was the largest fixed cost of tagging a fresh ingest run (benchmarks/results/onnx.md).
-    The module holds one frozenset literal; the ordinary import is the fallback."""
-    spec = importlib.util.find_spec("sklearn")  # a top-level package: found, not imported
-    source = Path(next(iter(spec.submodule_search_locations or []), "")) if spec else None
-    path = source / "feature_extraction" / "_stop_words.py" if source else None
-    if path is not None and path.is_file():
-        module_spec = importlib.util.spec_from_file_location("_hermes_sklearn_stop_words", path)
-        module = importlib.util.module_from_spec(module_spec)
-        try:
-            module_spec.loader.exec_module(module)
-            return frozenset(module.ENGLISH_STOP_WORDS)
-        except Exception:  # noqa: BLE001 — a changed layout: take the ordinary import
-            pass
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
+    """scikit-learn's English stop-word list (``ENGLISH_STOP_WORDS``), from hermes's copy in
+    ``hermes/data/english_stop_words.txt``: importing scikit-learn costs 1–2.5 s (scipy,
+    joblib …), which was the largest fixed cost of tagging a fresh ingest run
+    (benchmarks/results/onnx.md), and its module file is private. A test checks the copy
+    against the installed scikit-learn's list."""
+    text = (Path(__file__).parent / "data" / "english_stop_words.txt").read_text(encoding="utf-8")
+    return frozenset(word for word in map(str.strip, text.splitlines())
+                     if word and not word.startswith("#"))
 
 
 #: Words of scikit-learn's English list that name topics in science and news ("system",

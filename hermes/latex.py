@@ -33,14 +33,19 @@ from functools import lru_cache
 
 #: where LaTeX may start: display math, inline math, \( \[, a command, an escape, {\em …}
 _START = re.compile(r"\$\$|\$|\\[(\[]|\\[a-zA-Z]+\*?|\\[^a-zA-Z\s]|\{\\[a-zA-Z]+")
-_COMMAND = re.compile(r"\\([a-zA-Z]+)")
+#: a command's name: ``\\emph`` → ``emph`` (every reader of LaTeX in hermes uses this one)
+COMMAND = re.compile(r"\\([a-zA-Z]+)")
 _ACCENT = re.compile(r"[\"'`^~=.](?:[a-zA-Z]|\{[a-zA-Z]?\})")
 _ESCAPED = set("%&$#_{} ")
-# Font switches ("{\\em Mixture}"): pylatexenc drops them, rightly (they print nothing), but
-# its tables do not list them, so they are named here to tell them from a path's "\\Users".
-_SWITCHES = frozenset({"em", "it", "bf", "sl", "sc", "rm", "tt", "sf", "itshape", "bfseries",
-                       "scshape", "upshape", "slshape", "ttfamily", "rmfamily", "sffamily",
-                       "mdseries", "normalfont", "cal"})
+#: The text font switches ("{\\em Mixture}"), as LaTeX typesets them in text (the BibTeX
+#: export passes them on). pylatexenc drops them, rightly (they print nothing), but its
+#: tables do not list them, so they are named here to tell them from a path's "\\Users".
+FONT_SWITCHES = frozenset({"em", "it", "bf", "sl", "sc", "rm", "tt", "sf", "itshape", "bfseries",
+                           "scshape", "upshape", "slshape", "ttfamily", "rmfamily", "sffamily",
+                           "mdseries", "normalfont"})
+#: the switches read as such: the text ones and math's old-style ``{\\cal O}`` (only math
+#: mode typesets it, so the export does not pass it on in text)
+_SWITCHES = FONT_SWITCHES | {"cal"}
 # In a summary that is HTML, "&" and "<tag …>" inside math are entities and markup: left as
 # is. A "<" with no ">" after it is a relation ("$0<p\\le 1$"), read as math.
 _MARKUP = re.compile(r"&|<[a-zA-Z/!][^<>]*>")
@@ -108,7 +113,7 @@ def readable(text: str | None) -> str:
         return text or ""
     try:
         return _converted(_BRACED_LETTER.sub(_unbraced, text))
-    except Exception:  # pylatexenc is third-party code fed third-party text
+    except Exception:  # noqa: BLE001 - pylatexenc is third-party code fed third-party text
         return text
 
 
@@ -290,7 +295,7 @@ def spelled_out(text: str) -> str | None:
     latex = unicode_to_latex(scripts, non_ascii_only=True)
     if "\\ensuremath" not in latex:
         return None
-    words = _COMMAND.sub(r" \1 ", latex.replace("\\ensuremath", ""))
+    words = COMMAND.sub(r" \1 ", latex.replace("\\ensuremath", ""))
     return " ".join(re.sub(r"[^\w\s]|_", " ", words).split()) or None
 
 
@@ -325,7 +330,7 @@ def harmless(latex: str) -> bool:
     if _CHARACTER_CODE in latex:
         return False
     allowed = _passed_on()
-    return all(name in allowed for name in _COMMAND.findall(latex))
+    return all(name in allowed for name in COMMAND.findall(latex))
 
 
 class _Unreadable(Exception):
@@ -343,7 +348,7 @@ def _piece(latex: str) -> str | None:
     if math:
         latex = _standardised(latex)
     if any(name not in _SWITCHES and known.get_macro_spec(name) is None
-           for name in _COMMAND.findall(latex)):
+           for name in COMMAND.findall(latex)):
         return None  # not LaTeX hermes can read, or not LaTeX at all (a Windows path)
     if math and _MARKUP.search(latex):
         return None

@@ -26,7 +26,7 @@ import threading
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
 from typing import Any
 
@@ -175,7 +175,7 @@ def _check_limits(tool: Tool) -> None:
             "Literal of the allowed values")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _unbounded_strings(tool: Tool) -> tuple[str, ...]:
     """The parameters of ``tool`` whose schema admits a string of any length (cached: the
     schema of a tool never changes, and tools are collected at every call)."""
@@ -183,7 +183,7 @@ def _unbounded_strings(tool: Tool) -> tuple[str, ...]:
     return tuple(name for name, schema in properties.items() if _unbounded(schema))
 
 
-def _unbounded(schema: dict) -> bool:
+def _unbounded(schema: object) -> bool:
     """Whether a JSON schema admits a string with no ``maxLength`` (nor an ``enum``),
     looking into ``anyOf`` options and array items."""
     if not isinstance(schema, dict):
@@ -347,9 +347,10 @@ def warn(message: str, *, said: str | None = None) -> None:
 @contextmanager
 def collecting() -> Iterator[list[str]]:
     """The :func:`warn` messages of the block, in order."""
-    token = _notes.set([])
+    notes: list[str] = []
+    token = _notes.set(notes)
     try:
-        yield _notes.get()
+        yield notes
     finally:
         _notes.reset(token)
 
@@ -379,7 +380,7 @@ def call_each(hook: str, *, failed: set[str] | None = None,
             answers = pm.subset_hook_caller(hook, others)(**kwargs)
         except HermesError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a plugin's bug, reported by name
+        except Exception as exc:  # a plugin's bug, reported by name
             log.debug("plugin %s failed in %s", name, hook, exc_info=True)
             warn(f"plugin {name!r} failed in {hook} and was left out: {error_line(exc)}",
                  said=f"plugin {name!r} failed in {hook} and was left out ({type(exc).__name__}; "

@@ -5,6 +5,7 @@ authors use too), and a factory for items."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 
@@ -16,8 +17,16 @@ pytest_plugins = ["hermes.testing"]
 
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory):
-    """One ONNX model cache for the whole run: the real-model tests export it at most once."""
-    return tmp_path_factory.mktemp("model-cache")
+    """One ONNX model cache for the whole run: the real-model tests export it once. Under
+    pytest-xdist every worker has its own temporary root; the cache is in the run's directory
+    they share (hermes publishes an export with one rename, so two workers racing to make it
+    both end with one good copy)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    cache = root / "model-cache"
+    cache.mkdir(exist_ok=True)
+    return cache
 
 
 @pytest.fixture(autouse=True)

@@ -45,7 +45,7 @@ class CannedServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 outer.requests.append(self.path)
                 status, headers, body = outer.routes.get(self.path, (404, {}, b"not found"))
                 self.send_response(status)

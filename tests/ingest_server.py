@@ -24,7 +24,7 @@ class Route:
     def serve(self, h: BaseHTTPRequestHandler, stop: threading.Event) -> None:
         if self.sleep and stop.wait(self.sleep):
             return
-        if self.etag and h.headers.get("If-None-Match") == self.etag or (
+        if (self.etag and h.headers.get("If-None-Match") == self.etag) or (
                 self.last_modified and not self.etag
                 and h.headers.get("If-Modified-Since") == self.last_modified):
             h.send_response(304)

@@ -54,7 +54,7 @@ def wait_for_port(proc: subprocess.Popen, port: int, timeout: float = 60) -> Non
             return
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()}")
+                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()}") from None
             time.sleep(0.1)
 
 

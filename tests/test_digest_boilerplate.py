@@ -188,9 +188,9 @@ def test_a_window_of_one_field_splits_and_the_split_ignores_the_order_given(db, 
 
 
 def test_an_item_alone_in_the_window_is_unclustered_and_one_without_subject_too(db, add_items):
-    items = [{"title": f"paper {k}", "tags": ["lie algebra"]} for k in range(3)] + \
-        [{"title": "stray", "tags": ["knitting", "wool"]}, {"title": "bare", "tags": []}]
-    graph = graph_of(db, add_items, items + [{"title": "archive", "tags": ["knitting", "wool"]}])
+    items = [*({"title": f"paper {k}", "tags": ["lie algebra"]} for k in range(3)),
+             {"title": "stray", "tags": ["knitting", "wool"]}, {"title": "bare", "tags": []}]
+    graph = graph_of(db, add_items, [*items, {"title": "archive", "tags": ["knitting", "wool"]}])
     ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id")][:5]
     vectors = [np.eye(4)[0]] * 3 + [np.eye(4)[1], np.eye(4)[2]]
     window = [window_topics.WindowItem(i, items[k]["tags"], 1, vectors[k]) for k, i in enumerate(ids)]

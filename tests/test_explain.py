@@ -9,14 +9,14 @@ import pytest
 from hermes.errors import InvalidInput
 from hermes.ranking.explain import explain, explain_ranked, reason_line
 from hermes.ranking.rank import blend_weight, rank_items
+from hermes.records import create_user
+from hermes.storage.signals import record_click
 
 
 def stored(db, user_id, item_id):
     row = db.execute("SELECT payload FROM explanations WHERE user_id = ? AND item_id = ?",
                      [user_id, item_id]).fetchone()
     return json.loads(row[0]) if row else None
-from hermes.records import create_user
-from hermes.storage.signals import record_click
 
 
 @pytest.fixture

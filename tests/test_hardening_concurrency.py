@@ -10,9 +10,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "hardening"))
 
-import soak  # noqa: E402
+import pytest
+import soak
 
 
+@pytest.mark.slow  # some 16 s: three processes for 10 s, then the checks
 def test_ingest_serve_and_web_on_one_database_lose_nothing():
     lines: list[str] = []
     result = soak.soak(10, n_mcp=1, n_web=1, out=lines.append)

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "hardening"))
 
-import corpus_http  # noqa: E402
+import corpus_http
 
 pytestmark = pytest.mark.skipif(
     not corpus_http.CORPUS.is_dir(),

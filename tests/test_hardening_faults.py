@@ -22,8 +22,8 @@ from hermes.tools import call_tool, collect_tools
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "hardening"))
 
-import common  # noqa: E402
-import kill_ingest  # noqa: E402
+import common
+import kill_ingest
 
 N_FEEDS, PER_FEED = 6, 40
 

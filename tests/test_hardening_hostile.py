@@ -19,8 +19,8 @@ from hermes.ingest.pipeline import add_feeds, run_ingest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "hardening"))
 
-import hostile  # noqa: E402
-from common import FeedServer  # noqa: E402
+import hostile
+from common import FeedServer
 
 TIMEOUT = 3.0  # generous: one event loop shares its CPU with a gzip bomb and a 20 MB stream
 # What each hostile server must come to: a status and a fragment of the recorded reason.

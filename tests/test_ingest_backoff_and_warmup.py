@@ -1,6 +1,7 @@
 """A feed that keeps failing is retried less and less often; one failure is retried at once."""
 
 from datetime import datetime, timedelta, timezone
+from itertools import pairwise
 
 from hermes.ingest.pipeline import add_feeds, failure_backoff, run_ingest
 
@@ -10,7 +11,7 @@ def test_backoff_grows_from_the_second_consecutive_failure():
     assert failure_backoff(1, now) is None
     delays = [datetime.fromisoformat(failure_backoff(n, now)) - now for n in range(2, 12)]
     assert delays[0] == timedelta(minutes=15)
-    assert all(a <= b for a, b in zip(delays, delays[1:]))
+    assert all(a <= b for a, b in pairwise(delays))
     assert delays[-1] == timedelta(days=1)
 
 

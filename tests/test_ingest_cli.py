@@ -156,7 +156,7 @@ def test_ctrl_c_on_a_terminal_stops_a_hanging_fetch(tmp_path):
     release = threading.Event()
 
     class Slow(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             release.wait(30)
             self.send_response(503)
             self.end_headers()

@@ -27,7 +27,7 @@ def deep_call(request_id, levels: int) -> str:
 def answered(line: str) -> list[tuple]:
     try:
         mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except Exception as exc:  # what the SDK's stdio transport hands to the server
+    except Exception as exc:  # noqa: BLE001 - what the SDK's stdio transport hands to the server
         return [(a.message.id, a.message.error.code, a.message.error.message) for a in answers(exc)]
     raise AssertionError(f"the SDK read {line[:80]!r}")
 

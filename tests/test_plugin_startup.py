@@ -71,7 +71,7 @@ def test_no_embedder_names_the_built_in_plugin_left_out(monkeypatch):
     class Manager:
         embedder = None  # none chosen yet
 
-        class hook:  # noqa: N801 — pluggy's attribute name
+        class hook:  # pluggy's attribute name
             @staticmethod
             def hermes_embedder():
                 return None

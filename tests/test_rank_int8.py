@@ -140,7 +140,7 @@ def test_int8_load_never_holds_a_float32_matrix(db, add_items, monkeypatch):
     assert codes_t.dtype == np.int8 and codes_t.shape == (m.dimension, len(ids))
     assert scales.dtype == np.float32 and m.nbytes == codes_t.nbytes + scales.nbytes
     with pytest.raises(TypeError, match="int8"):
-        m.vectors
+        _ = m.vectors
     # exact rows come back from the database, not from the codes
     row = int(m.lookup(np.array([ids[7]]))[0])
     stored = np.frombuffer(db.execute("SELECT embedding FROM items WHERE id = ?", [ids[7]])

@@ -411,7 +411,7 @@ def test_refresh_now_shows_its_progress(browser, db_path, db, add_items):
         page.get_by_role("button", name="Refresh now").click()
         try:
             page.locator(".refresh-text", has_text="fetching feeds 1 of 5").wait_for(timeout=CHILD_WAIT_MS)
-        except Exception:  # say what the server and the page knew, not only "timeout"
+        except Exception:  # noqa: BLE001 - say what the server and the page knew, not only "timeout"
             status = Path(str(db_path) + "-ingest.json")
             raise AssertionError(
                 f"page: {page.locator('.refresh-text').inner_text()!r}; "

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import FeedServer, Route, child_env, table  # noqa: E402
+from common import FeedServer, Route, child_env, table
 
 PATHS = ("ingest", "add_feed", "preview_feed", "web form")
 FEED = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>small</title><item>'

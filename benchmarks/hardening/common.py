@@ -85,7 +85,7 @@ def invariants(path: Path) -> dict:
     full-text index in step with the items."""
     conn = sqlite3.connect(str(path), timeout=30)
     try:
-        q = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        q = lambda sql: conn.execute(sql).fetchone()[0]
         out = {
             "integrity": q("PRAGMA integrity_check"),
             "items": q("SELECT count(*) FROM items"),

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import SHARED_DATA, FeedServer, Route, table  # noqa: E402
+from common import SHARED_DATA, FeedServer, Route, table
 
 CORPUS = SHARED_DATA / "feedparser-tests"
 SAFETY_NET = ("parser failed:", "fetch failed:", "could not store items:")

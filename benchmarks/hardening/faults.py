@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import child_env, free_port, hermes, hermes_command, integrity, invariants, make_feeds, table, wait_for_port  # noqa: E402
+from common import child_env, free_port, hermes, hermes_command, integrity, invariants, make_feeds, table, wait_for_port
 
 N_FEEDS, PER_FEED = 10, 150
 

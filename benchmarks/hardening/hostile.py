@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import FeedServer, Route, child_env, table  # noqa: E402
+from common import FeedServer, Route, child_env, table
 
 GOOD = 3
 

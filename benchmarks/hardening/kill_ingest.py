@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import FeedServer, Route, child_env, hermes, hermes_command, integrity, invariants, make_feeds, table  # noqa: E402
+from common import FeedServer, Route, child_env, hermes, hermes_command, integrity, invariants, make_feeds, table
 
 
 def write_world(root: Path, server: FeedServer, n_feeds: int, items: int) -> tuple[Path, int]:

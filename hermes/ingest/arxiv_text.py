@@ -73,7 +73,7 @@ def clean_title(title: str) -> str:
 
 
 def _looks_like_authors(line: str) -> bool:
-    if len(line) > 2000 or line.endswith((".", "!", "?")) and not line.endswith("al."):
+    if len(line) > 2000 or (line.endswith((".", "!", "?")) and not line.endswith("al.")):
         return False
     words = line.replace(",", " ").split()
     if not 2 <= len(words) <= 400:

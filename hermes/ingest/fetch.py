@@ -50,9 +50,9 @@ class FetchResult:
 def is_local(url: str) -> bool:
     """True for ``file://`` URLs and plain filesystem paths (anything without a web scheme)."""
     scheme = urllib.parse.urlsplit(url).scheme.lower()
-    return scheme == "file" or scheme not in ("http", "https") and (
+    return scheme == "file" or (scheme not in ("http", "https") and (
         len(scheme) <= 1 or "://" not in url  # "C:\\feeds\\x.xml" has a one-letter scheme
-    )
+    ))
 
 
 def local_path(url: str) -> Path:

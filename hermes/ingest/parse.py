@@ -237,7 +237,7 @@ def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
     title = plain_text(entry.get("title") or "", limit=MAX_TITLE)
     link = canonical_url(entry.get("link"))
     ident = entry.get("id") or ""
-    arxiv = arxiv_id(ident, entry.get("link"), *(l.get("href") for l in entry.get("links") or []))
+    arxiv = arxiv_id(ident, entry.get("link"), *(link_.get("href") for link_ in entry.get("links") or []))
     summary, authors, announce, text_dates = _text_and_authors(entry, arxiv)
     byline = entry.get("author")
     if not authors and inherited:
@@ -324,9 +324,8 @@ def _broken(exc) -> bool:
     override, a text/plain content type)."""
     if isinstance(exc, feedparser.ThingsNobodyCaresAboutButMe):
         return False
-    if isinstance(exc, SAXParseException) and exc.getMessage() == XML_ERROR_UNDEFINED_ENTITY:
-        return False
-    return True
+    return not (isinstance(exc, SAXParseException)
+                and exc.getMessage() == XML_ERROR_UNDEFINED_ENTITY)
 
 
 def _one_line(exc) -> str:

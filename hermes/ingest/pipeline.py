@@ -32,6 +32,7 @@ from email.utils import parsedate_to_datetime
 import sqlite_utils
 
 from .. import config
+from ..clock import read_stamp
 from ..embed import get_embedder, prewarm
 from ..errors import HermesError, NotFound
 from ..ranking import matrix_store
@@ -126,10 +127,8 @@ def _due(feed: dict, now: datetime, *, named: bool = False) -> bool:
         return True
     if named and SERVER_PAUSE not in (feed.get("last_error") or ""):
         return True
-    try:
-        return datetime.fromisoformat(feed["retry_after"]) <= now
-    except ValueError:
-        return True
+    until = read_stamp(feed["retry_after"])
+    return until is None or until <= now
 
 
 #: how a failure the server asked a pause for is recorded (``feeds.last_error``)
@@ -234,7 +233,7 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
                     max_bytes=settings.max_feed_bytes, allow_private=allow), None
             except FetchError as exc:
                 return feed, None, exc
-            except Exception as exc:  # one broken feed never stops the others
+            except Exception as exc:  # noqa: BLE001 - one broken feed never stops the others
                 error = FetchError(f"fetch failed: {type(exc).__name__}: {exc}", kind="fetch failed")
                 return feed, None, error if allow else error.generic()
 

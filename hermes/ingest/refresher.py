@@ -296,5 +296,12 @@ def start_manual(db_path) -> Refresher:
     return Refresher(config.db_path(db_path), 0).start()
 
 
-__all__ = ["Refresher", "active", "failing", "refresh_state", "ingest_command",
-           "start_background", "start_manual"]
+__all__ = [
+    "Refresher",
+    "active",
+    "failing",
+    "ingest_command",
+    "refresh_state",
+    "start_background",
+    "start_manual",
+]

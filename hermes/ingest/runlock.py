@@ -46,7 +46,7 @@ def database_file(db) -> Path | None:
     """The file behind a connection (None for an in-memory database)."""
     try:
         name = db.execute("PRAGMA database_list").fetchone()[2]
-    except Exception:
+    except Exception:  # noqa: BLE001 - a closed or foreign connection: no file to lock by
         return None
     return Path(name) if name else None
 

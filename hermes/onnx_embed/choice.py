@@ -168,7 +168,7 @@ class DefaultEmbedder:
             return getattr(self.reference, method)(texts)
         try:
             return getattr(self.onnx, method)(texts)
-        except Exception as exc:  # noqa: BLE001 — the reference path is the fallback
+        except Exception as exc:  # the reference path is the fallback
             if self.backend() == "onnx":
                 raise HermesError(f"the ONNX Runtime embedder failed ({type(exc).__name__}: {exc}); "
                                   "`hermes model prepare --force` remakes its model, or set "

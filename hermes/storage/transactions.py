@@ -54,7 +54,7 @@ def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> 
             where = db.execute("PRAGMA database_list").fetchone()[2] or where
         except sqlite3.Error:
             pass
-    if "full" in text or "disk I/O" in text and where != "the database" and disk_full(where):
+    if "full" in text or ("disk I/O" in text and where != "the database" and disk_full(where)):
         why = DISK_FULL
     elif "locked" in text or "busy" in text:
         why = (f"another process held its write lock for longer than {BUSY_TIMEOUT_S:g} s "

@@ -104,4 +104,4 @@ def safe_url(url: str | None) -> str | None:
     return probe
 
 
-__all__ = ["clean_html", "render_summary", "preview", "safe_url", "escape"]
+__all__ = ["clean_html", "escape", "preview", "render_summary", "safe_url"]

@@ -14,7 +14,7 @@ import unicodedata
 from functools import lru_cache
 from itertools import combinations
 
-from hermes.latex import group_end, harmless, inline_math_end, readable
+from hermes.latex import COMMAND, FONT_SWITCHES, group_end, harmless, inline_math_end, readable
 
 from .fields import _date, _media_url, duration_text, media, note_text
 from .langid import langid
@@ -118,8 +118,8 @@ _MATH_SPECIAL = re.compile(r"(?<!\\)([%&#])")
 # these: any other command is escaped, so what reaches LaTeX is something it typesets.
 _TEXT_COMMANDS = ("emph", "textit", "textbf", "textsc", "textsl", "texttt", "textsf", "textrm",
                   "textup", "textmd", "textnormal", "underline", "mbox")
-_SWITCHES = ("em", "it", "bf", "sc", "sl", "tt", "sf", "rm", "itshape", "bfseries", "scshape",
-             "slshape", "upshape", "ttfamily", "sffamily", "rmfamily", "mdseries", "normalfont")
+#: the font switches, longest first (hermes.latex's one table)
+_SWITCHES = sorted(FONT_SWITCHES, key=lambda s: (-len(s), s))
 _LATEX = re.compile(rf"(?P<math>{MATH.pattern})|\\(?:{'|'.join(_TEXT_COMMANDS)})\{{"
                     rf"|(?<!\\)\{{\\(?:{'|'.join(_SWITCHES)})(?![a-zA-Z])\s?", re.S)
 # Inside a command's argument a brace is LaTeX's too (``\emph{{In} vivo}``): a group, as
@@ -143,7 +143,6 @@ _NOT_READ = frozenset({"input", "include", "includeonly", "includegraphics", "ur
                        "openin", "openout", "read", "def", "edef", "gdef", "xdef", "let",
                        "catcode", "csname", "special", "usepackage", "newcommand",
                        "renewcommand"})
-_COMMAND = re.compile(r"\\([a-zA-Z]+)")
 
 
 def _math_kind(text: str, m: re.Match) -> str | None:
@@ -161,7 +160,7 @@ def _math_kind(text: str, m: re.Match) -> str | None:
         return "math"
     # a command that reads a file or points elsewhere, or a character code, reads as nothing
     # (pylatexenc drops it): escaped as written, the reader sees what the feed tried
-    refused = "^^" in m.group() or any(name in _NOT_READ for name in _COMMAND.findall(m.group()))
+    refused = "^^" in m.group() or any(name in _NOT_READ for name in COMMAND.findall(m.group()))
     return None if refused else "read"
 
 
@@ -188,7 +187,7 @@ def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
             out += [("prose", text[at:m.start()]), ("open", m.group()),
                     *_segments(text[m.end():end - 1], inner=True), ("close", "}")]
             at = scan = end
-    return out + [("prose", text[at:])]
+    return [*out, ("prose", text[at:])]
 
 
 def _protected(word: str, proper: bool) -> bool:

@@ -49,7 +49,7 @@ def _topic_fn(db: sqlite_utils.Database):
     may persist itself)."""
     try:
         graph = tag_graph.get_graph(db)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.warning("tag graph unavailable for the corpus entity view", exc_info=True)
         return None
 

@@ -174,7 +174,7 @@ def _csl_date(data: dict) -> str | None:
         try:
             nums = [int(p) for p in parts if p is not None]
             if nums:
-                y, m, d = (nums + [1, 1])[:3]
+                y, m, d = [*nums, 1, 1][:3]
                 return datetime(y, m, d, tzinfo=timezone.utc).isoformat(timespec="seconds")
         except (TypeError, ValueError, OverflowError):
             continue

@@ -43,7 +43,7 @@ class TerminalKeys:
         if sys.stdin.isatty():
             self.fd = sys.stdin.fileno()
         else:
-            self._file = open("/dev/tty", "rb", buffering=0)  # noqa: SIM115 — closed in __exit__
+            self._file = open("/dev/tty", "rb", buffering=0)  # closed in __exit__
             self.fd = self._file.fileno()
         self._saved = termios.tcgetattr(self.fd)
         tty.setcbreak(self.fd)
