@@ -95,6 +95,11 @@ def test_hermes_version_works_with_a_broken_plugin_installed(tmp_path):
                                                      PYTHONPATH=str(site)))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("hermes ") and "broken" not in done.stdout
+    assert done.stderr == ""  # --version loads no plugin (issue 36): nothing to warn about
+    done = subprocess.run([*hermes_command(), "--help"], capture_output=True, text=True,
+                          timeout=120, env=child_env(home, HERMES_LOAD_ENTRYPOINTS="1",
+                                                     PYTHONPATH=str(site)))
+    assert done.returncode == 0 and "feed" in done.stdout, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "plugin 'broken'" in done.stderr
 
 

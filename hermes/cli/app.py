@@ -15,14 +15,13 @@ import os
 import sys
 
 import typer
-from rich.markup import escape
 from typer.core import TyperGroup
 
 from .. import __version__, faces, status
 from ..config import settings
+from ..contract import fail
 from ..errors import HermesError
 from ..facekit.terminal import JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json, lower_first
-from ..plugins import DEFAULT_PLUGINS, allow_list, describe_plugins, get_plugin_manager
 from . import core
 
 
@@ -30,7 +29,7 @@ class HermesGroup(TyperGroup):
     """The root command: one error style, the CLI face, the status line, tidy help."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        _polish_help(self)
+        _polish(self)  # the commands when they are looked up (get_command)
         face = faces.enter("cli")
         root_db, as_json = ROOT_DB.set(None), JSON_REQUESTED.set(False)
         try:
@@ -44,15 +43,67 @@ class HermesGroup(TyperGroup):
             return code
         sys.exit(code or 0)
 
+    # The plugins' commands are added on first need, not when the app is built: `hermes
+    # --version` and the core commands start without importing a plugin (issue 36), and
+    # `hermes --help` imports the plugins' packages only, not their tools.
+
+    def list_commands(self, ctx):
+        self._add_plugin_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)  # a core command needs no plugin
+        if command is None:
+            self._add_plugin_commands()
+            command = super().get_command(ctx, name)
+        if command is not None:
+            _polish_help(command)
+        return command
+
+    def _add_plugin_commands(self) -> None:
+        """Every plugin's commands (``hermes_register_commands``), after the core's in the
+        order a single typer app gives: commands first, then groups; each remembered with
+        its plugin (:meth:`resolve_command`)."""
+        if getattr(self, "_hermes_plugin_commands", None) is not None:
+            return
+        self._hermes_plugin_commands = {}
+        # Here, not at the top: the plugin machinery (pluggy, the contract's pydantic, every
+        # plugin's package) loads only when a command or the help needs the plugins' commands.
+        from ..plugins import registered_plugins
+
+        pm = registered_plugins()
+        impls = pm.hook.hermes_register_commands.get_hookimpls()
+        commands, groups = {}, {}
+        for impl in reversed(impls):  # pluggy's calling order: the last registered first
+            scratch = typer.Typer()
+            scratch.callback()(lambda: None)  # a group, even when the plugin adds one command
+            others = [i.plugin for i in impls if i.plugin_name != impl.plugin_name]
+            pm.subset_hook_caller("hermes_register_commands", others)(app=scratch)
+            for name, command in typer.main.get_command(scratch).commands.items():
+                (groups if isinstance(command, TyperGroup) else commands)[name] = command
+                self._hermes_plugin_commands[name] = impl.plugin_name
+        ordered = {**{n: c for n, c in self.commands.items() if not isinstance(c, TyperGroup)}, **commands,
+                   **{n: c for n, c in self.commands.items() if isinstance(c, TyperGroup)}, **groups}
+        self.commands.clear()
+        self.commands.update(ordered)
+
     def resolve_command(self, ctx, args):
         """An unknown command that a built-in plugin left out by the allow-list would add
         says so, with the allow-list that brings it back: "no such command" alone sends
-        the person looking for a typo."""
+        the person looking for a typo. A plugin's command runs only when its plugin passed
+        the tool check (:func:`hermes.plugins.get_plugin_manager`)."""
         if args and not ctx.resilient_parsing and self.get_command(ctx, args[0]) is None:
             why = left_out_command(args[0])
             if why:
                 raise HermesError(why)
-        return super().resolve_command(ctx, args)
+        name, command, rest = super().resolve_command(ctx, args)
+        plugin = (getattr(self, "_hermes_plugin_commands", None) or {}).get(name)
+        if plugin and not ctx.resilient_parsing:
+            why = _failed_plugin(plugin)
+            if why:
+                raise HermesError(f"{name!r} comes from the plugin {plugin!r}, which failed to load "
+                                  f"and is skipped: {why}")
+        return name, command, rest
 
     def _run(self, args, prog_name, complete_var, **extra) -> int:
         try:
@@ -71,7 +122,7 @@ class HermesGroup(TyperGroup):
             if ctx is not None:  # a usage error: point at the command's help
                 message += f" (see `{ctx.command_path} --help`)"
             if "--json" in (sys.argv[1:] if args is None else list(args)):
-                emit_json({"ok": False, "message": message})  # --json: still one document
+                emit_json(fail(message))  # --json: still one document
             typer.echo(f"error: {lower_first(message)}", err=True)
             return 1
         except HermesError as exc:
@@ -114,6 +165,16 @@ def _not_an_integer(cause) -> bool:
 
 
 def _polish_help(command) -> None:
+    """:func:`_polish` for ``command`` and every command under it, once."""
+    if getattr(command, "_hermes_polished", False):
+        return
+    _polish(command)
+    for sub in getattr(command, "commands", {}).values():
+        _polish_help(sub)
+    command._hermes_polished = True
+
+
+def _polish(command) -> None:
     """Help that reads like a conventional CLI: ``USER`` rather than ``{user}`` for an
     argument, no ``<bool>`` type after a flag (it takes no value), and help text shown as
     written (:func:`_as_written`)."""
@@ -133,8 +194,6 @@ def _polish_help(command) -> None:
         helper = None
     if helper is not None and helper.metavar is None:
         helper.metavar = ""
-    for sub in getattr(command, "commands", {}).values():
-        _polish_help(sub)
 
 
 def _as_written(thing) -> None:
@@ -148,8 +207,13 @@ def _as_written(thing) -> None:
         text = getattr(thing, attribute, None)
         if isinstance(text, str):
             paragraphs = inspect.cleandoc(text).split("\n\n")
-            setattr(thing, attribute, escape("\n\n".join(
-                p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)))
+            text = "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+            if "[" in text:  # markup starts with a bracket: nothing to escape without one
+                # Here, not at the top: rich loads only when help is drawn (not for --version).
+                from rich.markup import escape
+
+                text = escape(text)
+            setattr(thing, attribute, text)
     thing._hermes_help_escaped = True
 
 
@@ -171,6 +235,9 @@ def _plain_argument(base: type) -> type:
 def plugins_command(db: DbOption = None, as_json: JsonOption = False):
     """List every plugin: its distribution and version, the hooks and tools it provides, or
     why it failed to load."""
+    # Here, not at the top: the plugin machinery loads only when a command needs it.
+    from ..plugins import describe_plugins
+
     found = describe_plugins()
     if as_json:
         emit_json(found)
@@ -190,6 +257,9 @@ def left_out_command(name: str) -> str | None:
     """Why command ``name`` is missing, when the plugin allow-list leaves out the built-in
     plugin that adds it (``None`` otherwise); the fix it gives is the allow-list plus that
     plugin (:func:`hermes.plugins.allow_list`)."""
+    # Here, not at the top: the plugin machinery loads only when a command needs it.
+    from ..plugins import DEFAULT_PLUGINS, allow_list
+
     allowed = settings().plugins
     if allowed is None:
         return None
@@ -204,6 +274,16 @@ def left_out_command(name: str) -> str | None:
         where, fix = "[plugins] enabled in config.toml", f"enabled = {json.dumps(wanted.split(','))}"
     return (f"{name!r} comes from the built-in plugin {provider!r}, which {where} leaves out; "
             f"list it too: {fix}")
+
+
+def _failed_plugin(name: str) -> str | None:
+    """Why plugin ``name`` was left out by the tool check, or ``None`` when it is in."""
+    # Here, not at the top: the plugin machinery loads only when a command needs it.
+    from ..plugins import get_plugin_manager, load_failures
+
+    if get_plugin_manager().get_plugin(name) is not None:
+        return None
+    return next((f["error"] for f in load_failures() if f["name"] == name), "see `hermes plugins`")
 
 
 def _commands_of(module_name: str) -> set[str]:
@@ -246,8 +326,7 @@ def build_app() -> typer.Typer:
 
     app.command("plugins")(plugins_command)
     core.register(app)
-    get_plugin_manager().hook.hermes_register_commands(app=app)
-    return app
+    return app  # the plugins' commands come when they are looked up (HermesGroup)
 
 
 def main() -> None:

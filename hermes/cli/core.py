@@ -15,17 +15,26 @@ from typing import Annotated, Optional
 import typer
 
 from .. import config, net, status
-from ..demo import run_demo
+from ..contract import fail, ok
 from ..errors import HermesError
-from ..facekit.terminal import ROOT_DB, DbOption, JsonOption, database, database_path, die, emit_json, open_db, run_guarded
+from ..facekit.terminal import (
+    ROOT_DB,
+    DbOption,
+    JsonOption,
+    database,
+    database_path,
+    die,
+    emit_json,
+    open_db,
+    run_guarded,
+)
 from ..faces import plural
-from ..ingest.refresher import start_background
-from ..ingest.runlock import BUSY_EXIT, IngestBusy, describe
-from ..ingest.schedule import next_refresh, seconds_until
 from ..net import is_loopback
-from ..storage.db import get_db
-from ..tools import collect_tools
 from .progress import StageProgress
+
+# The modules behind the commands (sqlite-utils, the plugins' tools, numpy, filelock) are
+# imported in the command that needs them, not at the top: `hermes --version`, `--help`
+# and every other command build this module's commands without them (issue 36).
 
 NoRefreshOption = Annotated[bool, typer.Option(
     "--no-refresh", help="Do not fetch feeds in the background (run `hermes ingest` yourself).")]
@@ -56,8 +65,11 @@ def serve(
     The database path is logged on stderr at start and given to the agent in the server's
     instructions, so a host that does not pass HERMES_HOME / HERMES_DB is noticed.
     """
-    # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve.
+    # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve,
+    # and the background refresher (sqlite-utils, the ingest stack) only for serve and web.
+    from ..ingest.refresher import start_background
     from ..mcp_server import build_server, run_http, run_stdio
+    from ..tools import collect_tools
 
     if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use --transport stdio or --transport http")
@@ -152,6 +164,10 @@ def demo(
                                               help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
 ):
     """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
+    # Here, not at the top: sqlite-utils and the model load only for the demo.
+    from ..demo import run_demo
+    from ..storage.db import get_db
+
     path = db or ROOT_DB.get() or str(config.home() / "demo.db")
     database = run_guarded(get_db, path)
     try:
@@ -237,9 +253,10 @@ def ingest(
 
 def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) -> bool:
     """One ingest run, reported; ``False`` when a feed failed (each one is named)."""
-    # Here, not at the top: httpx and feedparser load only for a command that fetches.
+    # Here, not at the top: httpx, feedparser and filelock load only for a command that fetches.
     from ..ingest.guard import REFUSED
     from ..ingest.pipeline import run_ingest
+    from ..ingest.runlock import BUSY_EXIT, IngestBusy, describe
 
     def waiting(running):
         typer.echo(f"another hermes ingest is running ({describe(running)}); waiting for it "
@@ -253,13 +270,13 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                                      due_every=due_every, wait=wait, on_wait=waiting)
             except IngestBusy as exc:
                 if as_json:
-                    emit_json({"ok": False, "busy": True, "message": str(exc), "feeds": []})
+                    emit_json(fail(str(exc), busy=True, feeds=[]))
                 else:
                     typer.echo(f"error: {exc}; not waiting (--no-wait)", err=True)
                 raise typer.Exit(BUSY_EXIT)
             except HermesError as exc:
                 if as_json and getattr(exc, "summary", None) is not None:
-                    emit_json({"ok": False, "message": str(exc), "feeds": exc.summary})
+                    emit_json(fail(str(exc), feeds=exc.summary))
                     raise typer.Exit(1)
                 die(str(exc))
     except KeyboardInterrupt:
@@ -280,11 +297,10 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
     if summary.not_due:
         message += f"; {summary.not_due} not due yet"
     if as_json:
-        emit_json({"ok": not failed, "message": message, "new_items": new_items,
-                   "embedded": summary.embedded, "updated": updated, "undated": summary.undated,
-                   "first_seen": summary.first_seen,
-                   "tagged": summary.tagged, "feeds_by_status": counts,
-                   "not_due": summary.not_due, "feeds": list(summary)})
+        emit_json((fail if failed else ok)(
+            message, new_items=new_items, embedded=summary.embedded, updated=updated,
+            undated=summary.undated, first_seen=summary.first_seen, tagged=summary.tagged,
+            feeds_by_status=counts, not_due=summary.not_due, feeds=list(summary)))
     else:
         for s in summary:
             label = s["title"] or s["url"]
@@ -320,6 +336,9 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
 
 def _watch(database, feed_ids, every: float, as_json: bool) -> None:
     """``hermes ingest --watch``: fetch what is due, sleep until the next feed is due, again."""
+    # Here, not at the top: sqlite-utils loads only for a command that fetches.
+    from ..ingest.schedule import next_refresh, seconds_until
+
     typer.echo(f"watching: each feed is fetched every {every:g} s or as it asks; Ctrl-C stops",
                err=True)
     try:
@@ -407,7 +426,7 @@ def tags_rebuild(
                f"{counts['items_with_keyphrases']} items carry {counts['distinct_keyphrases']} "
                "distinct keyphrases. See the topics with `hermes topics`.")
     if as_json:
-        emit_json({"ok": True, "message": message, "tagged": done, **counts})
+        emit_json(ok(message, tagged=done, **counts))
     else:
         typer.echo(message)
 

@@ -1,0 +1,143 @@
+"""What a command imports before it runs (issue 36, "Every command"): `hermes --version`
+loads no plugin and none of numpy, sqlite-utils or the model; the plugins' commands are added
+when a command or the help looks them up, so `--help` still lists every one of them, an
+installed plugin's included, and a core command starts without importing a plugin.
+Checked on ``sys.modules`` of a child process, never on the clock."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Annotated
+
+import pytest
+from process_support import child_env
+from pydantic import Field
+from typer.testing import CliRunner
+
+from hermes import Result, hookimpl, ok, plugins, tool
+from hermes.cli.app import build_app
+
+#: run the command line in a child, then print which of these modules it imported
+PROBE = """
+import json, sys
+from hermes.cli.app import main
+sys.argv = ["hermes", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+watched = {watched!r}
+print("\\nMODULES " + json.dumps(sorted(m for m in watched if m in sys.modules)))
+"""
+HEAVY = ["numpy", "sqlite_utils", "torch", "sentence_transformers", "onnxruntime", "tokenizers",
+         "feedparser", "httpx", "filelock", "mcp", "starlette", "sklearn", "pluggy",
+         "hermes.plugins", "hermes.tools", "hermes.storage.db", "hermes.ingest.refresher"]
+PLUGIN_PACKAGES = ["hermes_feeds", "hermes_persona", "hermes_digest", "hermes_corpus",
+                   "hermes.builtins.scorers", "hermes_hello"]
+
+
+def run(home, *args, **env) -> tuple[subprocess.CompletedProcess, list[str]]:
+    code = PROBE.format(watched=[*HEAVY, *PLUGIN_PACKAGES])
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=120, env=child_env(home, **env))
+    out, _, modules = done.stdout.rpartition("\nMODULES ")
+    assert modules, done.stderr
+    return subprocess.CompletedProcess(done.args, done.returncode, out, done.stderr), json.loads(modules)
+
+
+def hello_distribution(site) -> None:
+    """An installed plugin ``hermes-hello`` adding the command ``hello`` (entry point)."""
+    (site / "hermes_hello").mkdir(parents=True)
+    (site / "hermes_hello" / "__init__.py").write_text(
+        "from hermes import hookimpl\n\n"
+        "@hookimpl\n"
+        "def hermes_register_commands(app):\n"
+        "    @app.command('hello')\n"
+        "    def hello():\n"
+        "        '''Say hello from an installed plugin.'''\n"
+        "        print('hello from hermes-hello')\n")
+    info = site / "hermes_hello-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-hello\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[hermes]\nhello = hermes_hello\n")
+
+
+def test_version_loads_no_plugin_and_no_heavy_library(tmp_path):
+    done, loaded = run(tmp_path, "--version")
+    assert done.returncode == 0 and done.stdout.startswith("hermes "), done.stderr
+    assert loaded == [], f"`hermes --version` imported {loaded}"
+
+
+def test_a_core_command_starts_without_importing_a_plugin(tmp_path):
+    done, loaded = run(tmp_path, "ingest", "--help")
+    assert done.returncode == 0 and "--watch" in done.stdout, done.stderr
+    assert not set(loaded) & {*PLUGIN_PACKAGES, "numpy", "sqlite_utils", "feedparser"}, loaded
+
+
+def test_help_lists_every_command_an_installed_plugins_too(tmp_path):
+    site = tmp_path / "site"
+    hello_distribution(site)
+    done, loaded = run(tmp_path, "--help", HERMES_LOAD_ENTRYPOINTS="1", PYTHONPATH=str(site),
+                       COLUMNS="120")
+    assert done.returncode == 0, done.stderr
+    listed = {line.strip("│ ").split()[0] for line in done.stdout.splitlines()
+              if line.startswith("│ ") and line.strip("│ ")}
+    for command in ("plugins", "ingest", "serve", "web", "demo", "tags", "model",  # core, built-ins
+                    "feed", "feeds", "persona", "digest", "topics", "corpus", "read",  # plugins
+                    "hello"):  # the installed plugin, through its entry point
+        assert command in listed, (command, done.stdout)
+    assert "hermes_hello" in loaded
+    assert not set(loaded) & {"torch", "onnxruntime", "mcp", "starlette"}, loaded
+    hello, _ = run(tmp_path, "hello", HERMES_LOAD_ENTRYPOINTS="1", PYTHONPATH=str(site))
+    assert hello.returncode == 0 and "hello from hermes-hello" in hello.stdout, hello.stderr
+
+
+class Said(Result):
+    text: str = ""
+
+
+@tool("brokentools", result=Said)
+def unbounded_tool(db, text: Annotated[str, Field(description="any length")]) -> dict:
+    """A tool with a string parameter without max_length: the tool check refuses it."""
+    return ok("never", text=text)
+
+
+class BrokenTools:
+    @hookimpl
+    def hermes_register_tools(self):
+        return [unbounded_tool]
+
+    @hookimpl
+    def hermes_register_commands(self, app):
+        @app.command("broken-hello")
+        def broken_hello():
+            print("ran")
+
+
+@pytest.fixture
+def fresh_plugins():
+    plugins.pm_cache_clear()
+    yield plugins.registered_plugins()
+    plugins.pm_cache_clear()
+
+
+def test_a_command_of_a_plugin_the_tool_check_leaves_out_says_so(fresh_plugins, capsys):
+    """The command tree comes before the tool check (it needs the plugins' packages only);
+    running a command of a plugin whose tools break the contract names the plugin instead."""
+    fresh_plugins.register(BrokenTools(), name="broken_tools")
+    listing = CliRunner().invoke(build_app(), ["--help"])
+    assert "broken-hello" in listing.output and not fresh_plugins.tools_checked
+    done = CliRunner().invoke(build_app(), ["broken-hello"])
+    assert done.exit_code == 1 and "ran" not in done.output
+    assert "'broken-hello' comes from the plugin 'broken_tools', which failed to load" in done.stderr
+    assert "max_length" in done.stderr
+    assert plugins.get_plugin_manager().get_plugin("broken_tools") is None
+
+
+def test_the_tool_check_runs_once_and_before_any_hook_is_used(fresh_plugins):
+    assert not fresh_plugins.tools_checked
+    pm = plugins.get_plugin_manager()
+    assert pm is fresh_plugins and pm.tools_checked
+    assert plugins.get_plugin_manager() is pm
