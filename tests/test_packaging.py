@@ -43,6 +43,8 @@ def test_package_data_globs_match_every_file_that_is_not_python():
             unshipped.append(inside)
     assert unshipped == []
     assert "hermes/data/candidates.toml" in expected_wheel_files()
+    # PEP 561: a plugin author's type checker reads hermes's annotations only with this marker
+    assert "hermes/py.typed" in expected_wheel_files()
 
 
 def test_building_the_package_prints_no_setuptools_warning(tmp_path):
