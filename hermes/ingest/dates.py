@@ -18,8 +18,6 @@ import unicodedata
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 
-import feedparser
-
 _ENGLISH = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 # Month names and abbreviations (accents removed, lower case) of pt, es, fr, de, it, nl.
@@ -160,7 +158,20 @@ def _in_english(value: str) -> tuple[str, bool] | None:
     return f"{day} {_ENGLISH[month - 1]} {year} {clock} {zone.replace(':', '')}", foreign
 
 
-feedparser.registerDateHandler(parse_localized)
+_registered: list[bool] = []
+
+
+def feedparser_module():
+    """feedparser, with :func:`parse_localized` registered as a date handler (once): every
+    path that reads a feed gets it from here."""
+    # Here, not at the top: feedparser (and through it ssl, http.client, urllib.request)
+    # loads only when a feed is read, not in every process that imports the ingest modules.
+    import feedparser
+
+    if not _registered:
+        feedparser.registerDateHandler(parse_localized)
+        _registered.append(True)
+    return feedparser
 
 # /2018/09/24/ or /2018-09-24-slug in a URL path (not its host or query). Separators are
 # required: eight bare digits are as often an article number as a date.

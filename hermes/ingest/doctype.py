@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import re
 
-from feedparser.encodings import convert_to_utf8
-
 from ..errors import HermesError
 
 _DOCTYPE = re.compile(rb"<!DOCTYPE", re.I)
@@ -59,6 +57,9 @@ def defuse(body: bytes, headers: dict[str, str]) -> tuple[bytes, bool]:
 
 def _as_parsed(body: bytes, headers: dict[str, str]) -> bytes:
     """The body as UTF-8, decoded exactly as :func:`feedparser.parse` will decode it."""
+    # Here, not at the top: feedparser loads only when a feed is read.
+    from feedparser.encodings import convert_to_utf8
+
     return convert_to_utf8(dict(headers), body, {})
 
 

@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from xml.parsers.expat.errors import XML_ERROR_UNDEFINED_ENTITY
 from xml.sax import SAXParseException
 
-import feedparser
-
 from ..authors import fuller, parse_authors
 from ..errors import HermesError
 from ..records import is_media
 from ..tags import normalize_tag
 from .arxiv_text import clean_title, split_bridge, strip_announce_prefix
-from .dates import believable, date_from_url, struct_to_iso, text_date
+from .dates import believable, date_from_url, feedparser_module, struct_to_iso, text_date
 from .doctype import EntityDeclarations, defuse
 from .text import canonical_url, plain_text, safe_url
 
@@ -322,7 +320,7 @@ def _broken(exc) -> bool:
     built to read right: an HTML entity such as ``&nbsp;`` that XML does not define (most of
     feedparser's own test corpus), or a note about a feed that parsed (a charset it had to
     override, a text/plain content type)."""
-    if isinstance(exc, feedparser.ThingsNobodyCaresAboutButMe):
+    if isinstance(exc, feedparser_module().ThingsNobodyCaresAboutButMe):
         return False
     return not (isinstance(exc, SAXParseException)
                 and exc.getMessage() == XML_ERROR_UNDEFINED_ENTITY)
@@ -345,7 +343,7 @@ def read_xml(body: bytes, headers: dict[str, str] | None = None):
         raise ParseError(str(exc)) from None
     # BytesIO, never raw bytes: feedparser tries open() on a bytes argument first, so a body
     # that happens to be a file name would be read from the local disk.
-    return feedparser.parse(io.BytesIO(body), response_headers=headers,
+    return feedparser_module().parse(io.BytesIO(body), response_headers=headers,
                             resolve_relative_uris=True, sanitize_html=True), defused
 
 

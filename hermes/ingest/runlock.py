@@ -20,8 +20,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import filelock
-
+from ..contract import fail
 from ..errors import HermesError
 from ..files import write_atomic
 from ..records import now_iso
@@ -163,6 +162,10 @@ def ingest_run(db, *, wait: bool = True, mode: str = "all", on_wait=None):
     if database is None:
         yield None
         return
+    # Here, not at the top: filelock loads only for an ingest (the feed list and the web's
+    # status line read the status file without it).
+    import filelock
+
     # private like the database beside it (README, Configuration: data directory)
     lock = filelock.FileLock(str(lock_path(database)), mode=0o600)
     try:
@@ -183,7 +186,7 @@ def ingest_run(db, *, wait: bool = True, mode: str = "all", on_wait=None):
             yield status
         finally:
             if status.state["running"] is not None:  # left early (an error, Ctrl-C)
-                status.finish({"ok": False, "message": "interrupted before the end"})
+                status.finish(fail("interrupted before the end"))
     finally:
         lock.release()
 
