@@ -1,5 +1,5 @@
 """What a command imports before it runs (issue 36, "Every command"): `hermes --version`
-loads no plugin and none of numpy, sqlite-utils or the model; the plugins' commands are added
+loads no plugin and none of numpy, sqlite-utils, pydantic or the model; the plugins' commands are added
 when a command or the help looks them up, so `--help` still lists every one of them, an
 installed plugin's included, and a core command starts without importing a plugin.
 Checked on ``sys.modules`` of a child process, never on the clock."""
@@ -33,7 +33,8 @@ print("\\nMODULES " + json.dumps(sorted(m for m in watched if m in sys.modules))
 """
 HEAVY = ["numpy", "sqlite_utils", "torch", "sentence_transformers", "onnxruntime", "tokenizers",
          "feedparser", "httpx", "filelock", "mcp", "starlette", "sklearn", "pluggy",
-         "hermes.plugins", "hermes.tools", "hermes.storage.db", "hermes.ingest.refresher"]
+         "pydantic", "hermes.contract", "hermes.plugins", "hermes.tools", "hermes.storage.db",
+         "hermes.ingest.refresher"]
 PLUGIN_PACKAGES = ["hermes_feeds", "hermes_persona", "hermes_digest", "hermes_corpus",
                    "hermes.builtins.scorers", "hermes_hello"]
 

@@ -19,7 +19,6 @@ from typer.core import TyperGroup
 
 from .. import __version__, faces, status
 from ..config import settings
-from ..contract import fail
 from ..errors import HermesError
 from ..facekit.terminal import JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json, lower_first
 from . import core
@@ -122,6 +121,9 @@ class HermesGroup(TyperGroup):
             if ctx is not None:  # a usage error: point at the command's help
                 message += f" (see `{ctx.command_path} --help`)"
             if "--json" in (sys.argv[1:] if args is None else list(args)):
+                # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
+                from ..contract import fail
+
                 emit_json(fail(message))  # --json: still one document
             typer.echo(f"error: {lower_first(message)}", err=True)
             return 1

@@ -15,7 +15,6 @@ from typing import Annotated, Optional
 import typer
 
 from .. import config, net, status
-from ..contract import fail, ok
 from ..errors import HermesError
 from ..facekit.terminal import (
     ROOT_DB,
@@ -270,12 +269,18 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                                      due_every=due_every, wait=wait, on_wait=waiting)
             except IngestBusy as exc:
                 if as_json:
+                    # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
+                    from ..contract import fail
+
                     emit_json(fail(str(exc), busy=True, feeds=[]))
                 else:
                     typer.echo(f"error: {exc}; not waiting (--no-wait)", err=True)
                 raise typer.Exit(BUSY_EXIT)
             except HermesError as exc:
                 if as_json and getattr(exc, "summary", None) is not None:
+                    # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
+                    from ..contract import fail
+
                     emit_json(fail(str(exc), feeds=exc.summary))
                     raise typer.Exit(1)
                 die(str(exc))
@@ -297,6 +302,9 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
     if summary.not_due:
         message += f"; {summary.not_due} not due yet"
     if as_json:
+        # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
+        from ..contract import fail, ok
+
         emit_json((fail if failed else ok)(
             message, new_items=new_items, embedded=summary.embedded, updated=updated,
             undated=summary.undated, first_seen=summary.first_seen, tagged=summary.tagged,
@@ -426,6 +434,9 @@ def tags_rebuild(
                f"{counts['items_with_keyphrases']} items carry {counts['distinct_keyphrases']} "
                "distinct keyphrases. See the topics with `hermes topics`.")
     if as_json:
+        # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
+        from ..contract import ok
+
         emit_json(ok(message, tagged=done, **counts))
     else:
         typer.echo(message)

@@ -26,16 +26,14 @@ try:  # typer ≥ 0.20 carries its own copy of click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import get_current_context
 
-from .. import arguments as tool_arguments
 from .. import config
-from ..contract import fail, ok
 from ..errors import HermesError
 from ..faces import plural
 from ..latex import readable
 from ..text import clip
 
-# The database and the tools (sqlite-utils, the plugins) are imported in the functions
-# that use them, not at the top: every command's options come
+# The database, the tools and the answers' envelope (sqlite-utils, the plugins, pydantic)
+# are imported in the functions that use them, not at the top: every command's options come
 # from here, and `hermes --version` and `--help` start without them (issue 36).
 
 DbOption = Annotated[
@@ -154,7 +152,8 @@ def run_tool(db, name: str, /, **arguments) -> dict:
     """Call tool ``name`` as a person at the terminal: the same function MCP calls (one write
     path), worded for the CLI, signals recorded with source ``ui``; a refused argument is
     named as the running command spells it (:func:`cli_names`)."""
-    # Here, not at the top: the plugins and their tools load only when a command calls one.
+    # Here, not at the top: pydantic and the plugins' tools load only when a command calls one.
+    from .. import arguments as tool_arguments
     from ..tools import call_tool, collect_tools
 
     tool = collect_tools().get(name)
@@ -232,6 +231,9 @@ def die(message: str, code: int = 1):
     """Print one line on stderr and exit non-zero (no traceback for user mistakes). Under
     ``--json`` stdout still gets one document, ``{"ok": false, "message": …}``."""
     if _json_requested():
+        # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
+        from ..contract import fail
+
         emit_json(fail(message))
     typer.echo(f"error: {lower_first(message)}", err=True)
     raise typer.Exit(code)
@@ -378,6 +380,9 @@ def run_each(db_path: str | None, tool: str, item_ids: list, as_json: bool, **ar
                    for item_id in item_ids]
     failed = [r for r in results if not r.get("ok")]
     if as_json:
+        # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
+        from ..contract import fail, ok
+
         emit_json((fail if failed else ok)(
             f"{len(results) - len(failed)} of {plural(len(results), 'item')} done", results=results))
     else:

@@ -1,0 +1,118 @@
+"""Every CLI command as a person meets it (issue 36): whole processes, each beside its floor.
+
+Each round runs every command once, in a shuffled order (so a burst of load on the shared
+machine falls on no one command), and the figures are medians over the rounds: wall time
+and the child's CPU time (user + sys, from ``wait4``; less sensitive to other load than the
+wall clock). Every command is compared with the floor the issue names, measured in the same
+rounds:
+
+* ``hermes --version``, ``hermes --help`` ≤ 0.2 s; floor ``python -c pass``;
+* ``hermes feed NAME`` on a 10,000-item archive ≤ 2× ``python -c 'import numpy, sqlite3'``.
+
+The archive is ``bench_rank.py``'s synthetic one (384-d vectors stored under the model's
+name, a persona ``bench`` with 30 clicks and its interests embedded), built once into
+benchmarks/.cache/. One ``hermes feed`` runs before the rounds (it writes the matrix
+snapshot a first ranking makes); the default embedder is configured (it must not load: the
+interests are embedded already), installed plugins are loaded as for a user.
+
+    .venv/bin/python benchmarks/bench_cli.py                  # 9 rounds
+    .venv/bin/python benchmarks/bench_cli.py --runs 15 --items 10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def hermes() -> list[str]:
+    script = Path(sys.executable).with_name("hermes")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hermes"]
+
+
+def timed(argv: list[str], env: dict) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``argv`` (its output discarded)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def archive(n: int) -> Path:
+    import bench_rank
+
+    path = bench_rank.CACHE / f"cli-{n}-v{bench_rank.FORMAT}.db"
+    if not path.exists():
+        bench_rank.CACHE.mkdir(exist_ok=True)
+        print(f"building a {n:,}-item archive in {path} …", file=sys.stderr)
+        bench_rank.build(path, n)
+    return path
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=9, help="rounds (>= 7)")
+    ap.add_argument("--items", type=int, default=10_000, help="archive size for `hermes feed`")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    db = archive(args.items)
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if k not in ("HERMES_EMBEDDER", "HERMES_PLUGINS")}
+        env.update(HERMES_HOME=str(Path(tmp) / "home"), HF_HUB_OFFLINE="1", COLUMNS="100")
+        py = sys.executable
+        commands = {
+            "python -c pass": [py, "-c", "pass"],
+            "hermes --version": [*hermes(), "--version"],
+            "hermes --help": [*hermes(), "--help"],
+            "python -c 'import numpy, sqlite3'": [py, "-c", "import numpy, sqlite3"],
+            f"hermes feed bench ({args.items:,} items)": [*hermes(), "--db", str(db), "feed", "bench"],
+        }
+        for argv_ in commands.values():  # warm the page cache, write the matrix snapshot
+            timed(argv_, env)
+        rng = random.Random(args.seed)
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        load_before = os.getloadavg()[0]
+        for _ in range(max(7, args.runs)):
+            order = list(commands)
+            rng.shuffle(order)
+            for name in order:
+                samples[name].append(timed(commands[name], env))
+        load_after = os.getloadavg()[0]
+
+    wall = {name: statistics.median(w for w, _ in s) for name, s in samples.items()}
+    cpu = {name: statistics.median(c for _, c in s) for name, s in samples.items()}
+    feed = next(name for name in commands if name.startswith("hermes feed"))
+    rows = [  # figure, its floor, target
+        ("hermes --version", "python -c pass", "≤ 0.2 s"),
+        ("hermes --help", "python -c pass", "≤ 0.2 s"),
+        (feed, "python -c 'import numpy, sqlite3'", "≤ 2× the floor"),
+    ]
+    print(f"## CLI start-up: {max(7, args.runs)} rounds, medians\n")
+    print("| command | wall s | CPU s | floor | floor wall s | floor CPU s | × floor (wall / CPU) | target |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, floor, target in rows:
+        print(f"| `{name}` | {wall[name]:.3f} | {cpu[name]:.3f} | `{floor}` | {wall[floor]:.3f} | "
+              f"{cpu[floor]:.3f} | {wall[name] / wall[floor]:.1f}× / {cpu[name] / cpu[floor]:.1f}× | {target} |")
+    print(f"\nPython {sys.version.split()[0]}, {os.cpu_count()} CPUs, 1-min load average "
+          f"{load_before:.1f} before / {load_after:.1f} after")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
