@@ -429,10 +429,11 @@ def test_pending_items_are_grouped_by_token_count_when_the_embedder_counts_token
 def test_batches_go_through_onnx_while_the_bulk_model_is_still_loading(monkeypatch):
     """A bulk run whose sentence-transformers model is still loading (prewarm, on another
     thread) embeds its batches through ONNX Runtime meanwhile — only when the setting is
-    auto and the ONNX model is already made (making it would import torch)."""
+    auto and ONNX Runtime is loaded in the process already (loading it too would put both
+    model paths in one ingest, issue 36)."""
     monkeypatch.setenv("HERMES_EMBED_BF16", "1")
     embedder = stubbed()
-    embedder.onnx.model_path = "made"  # as if `hermes model prepare` had run
+    embedder.onnx.loaded = True  # as in a server that ranked with it
     embedder.expect(2 * BF16_BULK_TEXTS)
     embedder.reference.loading = True
     embedder.embed(["a"] * 64)
@@ -441,17 +442,19 @@ def test_batches_go_through_onnx_while_the_bulk_model_is_still_loading(monkeypat
     embedder.embed(["a"] * 64)
     assert embedder.reference.calls == [64]
     forced = stubbed("torch")
-    forced.onnx.model_path = "made"
+    forced.onnx.loaded = True
     forced.reference.loading = True
     forced.embed(["a"] * 64)
     assert forced.onnx.calls == [] and forced.reference.calls == [64]
 
 
-def test_no_bridge_when_the_onnx_model_is_not_made_yet(monkeypatch):
+def test_no_bridge_when_the_onnx_model_is_not_loaded_in_the_process(monkeypatch):
+    """A first ingest loads one model path (issue 36): the ONNX model made on disk is not
+    loaded for the seconds torch takes to load."""
     monkeypatch.setenv("HERMES_EMBED_BF16", "1")
-    monkeypatch.setattr(artifact, "cached_model", lambda: None)
     embedder = stubbed()
-    embedder.onnx.model_path = None
+    embedder.onnx.model_path = "made"  # as if `hermes model prepare` had run
+    embedder.onnx.loaded = False
     embedder.expect(2 * BF16_BULK_TEXTS)
     embedder.reference.loading = True
     embedder.embed(["a"] * 64)

@@ -8,7 +8,8 @@ of at least :data:`BF16_BULK_TEXTS` texts (``HERMES_EMBED_TORCH_FROM`` or ``[emb
 torch_from``) on a CPU with native bf16 (where loading torch pays for itself); ONNX Runtime
 everywhere else. While such a run waits for
 sentence-transformers to finish loading (ahead of it, :func:`hermes.embed.prewarm`), its
-batches go through ONNX Runtime: the same vectors, and no seconds spent idle.
+batches go through ONNX Runtime when this process has it loaded already (a resident server
+that ranked with it): the same vectors, and no seconds spent idle; a run never loads both.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import numpy as np
 from .. import config
 from ..embed import MiniLMEmbedder, use_bf16
 from ..errors import HermesError
-from . import artifact
 from .runtime import OnnxMiniLMEmbedder
 
 log = logging.getLogger(__name__)
@@ -129,14 +129,14 @@ class DefaultEmbedder:
         self.reference.load()
 
     def reference_loading(self) -> bool:
-        """Whether another thread is loading sentence-transformers right now, and ONNX
-        Runtime can embed at once (its model already made: an export would import torch)."""
+        """Whether another thread is loading sentence-transformers right now and ONNX
+        Runtime, already loaded in this process, can embed at once. Only then: loading ONNX
+        Runtime for the seconds torch takes to load put both model paths in one ingest
+        (issue 36: a first ingest loads one), and its batches competed with torch's imports
+        for the same cores."""
         if not getattr(self.reference, "loading", False) or not onnx_installed():
             return False
-        try:
-            return bool(self.onnx.loaded or self.onnx.model_path or artifact.cached_model())
-        except Exception:  # noqa: BLE001 — weights missing: the reference path reports it
-            return False
+        return bool(getattr(self.onnx, "loaded", False))
 
     def token_counts(self, texts: list[str]) -> list[int]:
         """Each text's length in tokens (both paths give the same ids; the ``tokenizers``
