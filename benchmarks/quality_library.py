@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/quality_library.py --fine reporting   # one arXiv subject each
     .venv/bin/python benchmarks/quality_library.py --quick --drift    # the library vs later dislikes
     .venv/bin/python benchmarks/quality_library.py --quick --field cond-mat   # within one field
+    .venv/bin/python benchmarks/quality_library.py --half choosing    # only the personas constants are chosen on
 
 The protocol is benchmarks/quality.py's (QUALITY.md: split, the simulated person rating the
 top 5 of each round, budgets 0 / 5 / 10 / 30, nDCG@10 and P@10 on the held-out half), with a
@@ -21,6 +22,16 @@ clicks after the library.
 the papers of one arXiv archive (``cond-mat``, ``math``), the personas are the fine-grained
 ones of its subjects (benchmarks/quality_fine.py), relevance is by subject.
 
+``--half choosing|reporting``: only the personas constants are chosen on, or only the
+others, which report (the split of benchmarks/bar_field.py: even-indexed coarse personas of
+quality_data.make_personas and quality_fine.TUNING subjects choose; odd-indexed coarse
+personas and quality_fine.REPORTING subjects report). ``--quick`` keeps two of the four
+writing styles of a fine-grained persona and every ``--half`` persona.
+
+The anchors do not depend on hermes's constants: their figures are kept in
+``benchmarks/.cache/library_anchors.json`` per (persona, seed, library, corpus) and read
+back on a later run (``--fresh-anchors`` runs them again).
+
 ``--drift``: the library is the persona's whole relevant history for a two-topic persona
 (every relevant paper of the history half, a few hundred), and the person now wants only
 the first of the two topics: from the first click on, a paper of the second topic is
@@ -32,6 +43,7 @@ library").
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -47,12 +59,14 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
 os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash embedder
 
-from embed_cache import CachedMiniLM, serve_from_cache  # noqa: E402
+from embed_cache import CACHE_DIR, CachedMiniLM, serve_from_cache  # noqa: E402
 from quality import BUDGETS, LABELS, HermesSystem, apply_overrides, rate_up_to  # noqa: E402
 from quality_anchors import ANCHORS, Corpus  # noqa: E402
 from quality_data import Persona, load_papers, make_personas, ndcg_at, precision_at, split  # noqa: E402
-from quality_fine import make_fine_personas  # noqa: E402
+from quality_fine import TUNING, make_fine_personas  # noqa: E402
 
+#: the anchors' figures per run (they do not depend on hermes's constants)
+ANCHOR_CACHE = CACHE_DIR / "library_anchors.json"
 #: the share of a library drawn from the papers relevant to the persona
 RELEVANT_SHARE = 0.9
 
@@ -127,6 +141,10 @@ def main(argv=None) -> int:
     ap.add_argument("--drift", action="store_true",
                     help="a two-topic persona's whole relevant history as the library, then only "
                          "the first topic wanted")
+    ap.add_argument("--half", choices=("choosing", "reporting"),
+                    help="only the personas constants are chosen on, or only the others")
+    ap.add_argument("--fresh-anchors", action="store_true",
+                    help="run the anchors again instead of reading their kept figures")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="a hermes constant (builtins.scorers.AFFINITY_K=5), or the library "
                          "component's (library_scorer.HANDOVER=20)")
@@ -143,12 +161,15 @@ def main(argv=None) -> int:
         args.fine = "all"
     else:
         personas = make_fine_personas(args.fine) if args.fine else make_personas(papers)
+    if args.half:
+        personas = [p for k, p in enumerate(personas)
+                    if (p.subject in TUNING if args.fine else k % 2 == 0) == (args.half == "choosing")]
     if args.drift:
         personas = [p for p in personas if len(getattr(p, "topics", ())) == 2]
-        personas = personas[::4][:9] if args.quick else personas
+        personas = personas[::4][:9] if args.quick and not args.half else personas
     elif args.quick and args.fine:
         personas = [p for p in personas if p.style in ("list", "sentence")]
-    elif args.quick:
+    elif args.quick and not args.half:
         singles = [p for p in personas if len(p.topics) == 1]
         personas = singles + [p for p in personas if len(p.topics) == 2][::4][:9]
     sizes = [int(s) for s in args.sizes.split(",")] if not args.drift else [-1]
@@ -170,6 +191,7 @@ def main(argv=None) -> int:
     # scores[size][system][budget] -> [(ndcg, p@10)], seed-major, persona-minor
     scores = {s: {n: defaultdict(list) for n in names} for s in sizes}
     sizes_seen = defaultdict(list)
+    kept = json.loads(ANCHOR_CACHE.read_text()) if ANCHOR_CACHE.exists() else {}
     for seed in range(args.seeds):
         history, heldout = split(len(papers), seed)
         for persona in personas:
@@ -187,11 +209,20 @@ def main(argv=None) -> int:
                 # one hermes persona per library size (the name is the database's key)
                 who = replace(persona, name=f"{persona.name}@{size}")
                 for name in names:
-                    result = run_persona(systems[name], who, seed, history, heldout, rel, papers,
-                                         library, **kw)
+                    key = f"{name}|{who.name}|{seed}|{len(papers)}|{zlib.crc32(str(library).encode())}"
+                    result = kept.get(key) if name in ANCHORS and not args.fresh_anchors else None
+                    if result is None:
+                        result = run_persona(systems[name], who, seed, history, heldout, rel,
+                                             papers, library, **kw)
+                        if name in ANCHORS:
+                            kept[key] = result
+                    result = {int(b): tuple(v) for b, v in result.items()}
                     for budget, value in result.items():
                         scores[size][name][budget].append(value)
         print(f"seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
+        if any(name in ANCHORS for name in names):
+            ANCHOR_CACHE.parent.mkdir(parents=True, exist_ok=True)
+            ANCHOR_CACHE.write_text(json.dumps(kept))
     embedder.save()
 
     for size in sizes:
@@ -200,7 +231,8 @@ def main(argv=None) -> int:
                  "only the first topic wanted" if size < 0 else
                  f"library of {size} papers (mean {n:.0f}: a persona whose history holds fewer "
                  "relevant papers gets fewer)" if size else "no library")
-        print(f"\n### {title}; {len(personas)} personas x {args.seeds} seeds"
+        print(f"\n### {title}; {len(personas)} personas"
+              + (f" ({args.half} half)" if args.half else "") + f" x {args.seeds} seeds"
               + (f"; {' '.join(args.set)}" if args.set else "") + "\n")
         print(report(scores[size], names))
     print(f"\n{time.time() - started:.0f} s; texts embedded by the model this run: {embedder.calls}")

@@ -30,7 +30,10 @@ from hermes.contract import Component
 from hermes.faces import plural
 from hermes.hookspecs import hookimpl
 from hermes.ranking import logistic
+from hermes.ranking.interests import interests_vectors, wanted_text
 from hermes.ranking.quantized import Int8Candidates
+from hermes.ranking.rank import calibrate
+from hermes.storage.clicks import click_history
 
 #: fewer library likes than this: no component (the core's affinity reads them well)
 LIBRARY_MIN = 10
@@ -53,13 +56,24 @@ LIBRARY_SHARE = 4.0
 #: near-miss dislikes, ranked worse than the library's model)
 HANDOVER = 30.0
 
+#: a library like whose cosine to the library's centroid is below the library's median by
+#: more than this many robust spreads (1.4826 x the median absolute deviation) weighs
+#: :data:`OUTLIER_WEIGHT` in the model (real libraries hold papers off one's topics); 0: off
+OUTLIER_SPREAD = 0.0
+OUTLIER_WEIGHT = 0.2
+#: the interests text inside the component: its score is z(model) + INTEREST_MIX x coherence
+#: x z(cosine to the best interests clause), coherence = 2 AUC - 1 (at least 0) of that
+#: cosine between the library's likes and the random negatives (a text that says what the
+#: library holds keeps its say; one that does not, none); 0: off
+INTEREST_MIX = 0.0
+
 _FITS: OrderedDict = OrderedDict()
 
 
 def settings() -> tuple:
     """The constants (read when called: the benchmark varies them)."""
     return (LIBRARY_MIN, LIBRARY_C, MIN_NEGATIVES, NEGATIVE_WEIGHT, OWN_CLICK_WEIGHT,
-            LIBRARY_SHARE, HANDOVER)
+            LIBRARY_SHARE, HANDOVER, OUTLIER_SPREAD, OUTLIER_WEIGHT, INTEREST_MIX)
 
 
 @hookimpl
@@ -67,38 +81,54 @@ def hermes_score(db, user, item_ids, vectors, context):
     matrix = context.matrix
     if not context.clicks or not len(matrix):
         return None
-    clicks = db.execute("SELECT item_id, label = 'like', source = 'bootstrap' FROM clicks "
-                        "WHERE user_id = ? ORDER BY id", [user["id"]]).fetchall()
+    clicks = [(i, liked, source == "bootstrap") for i, liked, source in click_history(db, user["id"])]
     library = [i for i, liked, seed in clicks if liked and seed]
     if len(library) < LIBRARY_MIN:
         return None
-    fitted = _model(matrix, user["id"], clicks)
+    clauses = _clauses(db, user, context) if INTEREST_MIX else None
+    fitted = _model(matrix, user["id"], clicks, clauses)
     if fitted is None:
         return None
-    coef, intercept, n_library, n_own = fitted
-    scores = _product(vectors, coef) + intercept
+    coef, intercept, n_library, n_own, coherence = fitted
+    weights = coef[None, :] if clauses is None else np.vstack([coef, clauses])
+    products = _product(vectors, weights)
     if context.exact is not None:  # int8 storage: the short list exactly (see ScoringContext)
         positions, exact = context.exact
-        scores[positions] = np.asarray(exact, dtype=np.float32) @ coef + intercept
+        products[:, positions] = weights @ np.asarray(exact, dtype=np.float32).T
+    scores = products[0] + intercept
+    detail = {"library": n_library, "own_clicks": n_own,
+              "reason": f"fit on the library's {plural(n_library, 'like')} and "
+                        f"{plural(n_own, 'own click')}, against random items of the archive"}
+    if clauses is not None:
+        detail["coherence"] = coherence
+        if coherence > 0:
+            scores = calibrate(scores) + INTEREST_MIX * coherence * calibrate(products[1:].max(axis=0))
     weight = LIBRARY_SHARE * HANDOVER / (HANDOVER + n_own)
-    return Component("library", "behaviour", scores, weight=weight, detail={
-        "library": n_library, "own_clicks": n_own,
-        "reason": f"fit on the library's {plural(n_library, 'like')} and "
-                  f"{plural(n_own, 'own click')}, against random items of the archive"})
+    return Component("library", "behaviour", scores, weight=weight, detail=detail)
 
 
-def _product(vectors, coef: np.ndarray) -> np.ndarray:
+def _clauses(db, user, context) -> np.ndarray | None:
+    """The interests text's clause vectors (the whole text's when it has one clause)."""
+    if not wanted_text((user.get("interests") or "").strip()):
+        return None
+    embedded = interests_vectors(db, user, context.embedder)
+    return np.asarray(embedded[1:] if len(embedded) > 1 else embedded, dtype=np.float32)
+
+
+def _product(vectors, weights: np.ndarray) -> np.ndarray:
+    """``(len(weights), candidates)`` products, float64."""
     if isinstance(vectors, Int8Candidates):  # never widen int8 candidates
-        return vectors.product(coef[None, :])[0].astype(np.float64)
-    return (np.asarray(vectors) @ coef).astype(np.float64)
+        return vectors.product(weights).astype(np.float64)
+    return (weights @ np.asarray(vectors).T).astype(np.float64)
 
 
-def _model(matrix, user_id: int, clicks: list[tuple]):
-    key = (matrix.token, len(matrix), user_id, tuple(clicks), settings())
-    return score_cache.kept(_FITS, key, lambda: _fit(matrix, user_id, clicks), 32)
+def _model(matrix, user_id: int, clicks: list[tuple], clauses):
+    text = None if clauses is None else clauses.tobytes()
+    key = (matrix.token, len(matrix), user_id, tuple(clicks), text, settings())
+    return score_cache.kept(_FITS, key, lambda: _fit(matrix, user_id, clicks, clauses), 32)
 
 
-def _fit(matrix, user_id: int, clicks: list[tuple]):
+def _fit(matrix, user_id: int, clicks: list[tuple], clauses=None):
     rows = matrix.lookup(np.array([i for i, _, _ in clicks], dtype=np.int64))
     held = [(r, bool(liked), bool(seed)) for r, (_, liked, seed) in zip(rows.tolist(), clicks) if r >= 0]
     n_library = sum(1 for _, liked, seed in held if liked and seed)
@@ -110,9 +140,34 @@ def _fit(matrix, user_id: int, clicks: list[tuple]):
     y = np.array([int(liked) for _, liked, _ in held] + [0] * len(negatives))
     w = np.array([1.0 if seed else OWN_CLICK_WEIGHT for _, _, seed in held]
                  + [NEGATIVE_WEIGHT] * len(negatives))
+    is_library = np.array([liked and seed for _, liked, seed in held] + [False] * len(negatives))
+    if OUTLIER_SPREAD:
+        w[is_library] *= _typicality(X[is_library])
     coef, intercept = logistic.fit(X, y, C=LIBRARY_C, sample_weight=w)
     n_own = sum(1 for _, _, seed in held if not seed)
-    return coef.astype(np.float32), float(intercept), n_library, n_own
+    coherence = 0.0
+    if clauses is not None:
+        cosines = (X @ clauses.T).max(axis=1)
+        coherence = max(0.0, 2.0 * _auc(cosines[is_library], cosines[len(held):]) - 1.0)
+    return coef.astype(np.float32), float(intercept), n_library, n_own, coherence
+
+
+def _typicality(library: np.ndarray) -> np.ndarray:
+    """Per library like, 1, or :data:`OUTLIER_WEIGHT` when it is far from the library's
+    centroid (see :data:`OUTLIER_SPREAD`)."""
+    centroid = library.mean(axis=0)
+    cosines = library @ (centroid / (np.linalg.norm(centroid) or 1.0))
+    median = np.median(cosines)
+    spread = 1.4826 * np.median(np.abs(cosines - median))
+    return np.where(cosines < median - OUTLIER_SPREAD * spread, OUTLIER_WEIGHT, 1.0)
+
+
+def _auc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """The share of (positive, negative) pairs the figure orders right (ties half)."""
+    if not len(positive) or not len(negative):
+        return 0.5
+    greater = (positive[:, None] > negative[None, :]).mean()
+    return float(greater + 0.5 * (positive[:, None] == negative[None, :]).mean())
 
 
 def _random_rows(matrix, user_id: int, clicked: set[int], n: int, n_clicks: int) -> list[int]:
