@@ -19,6 +19,7 @@ _EXPORTS = {
     "Result": "hermes.contract",
     "Signal": "hermes.contract",
     "Migration": "hermes.contract",
+    "Prompt": "hermes.contract",
     "CandidateQuery": "hermes.contract",
     "Component": "hermes.contract",
     "ScoringContext": "hermes.contract",

@@ -12,9 +12,18 @@ have no default (required in the schema); keys some answers leave out (``list_fe
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel
+import pydantic_core
+from pydantic import BaseModel, Field
+
+#: How an output schema marks a field that carries text third parties wrote (a feed's
+#: titles, summaries, tags, its own name): the server's instructions say once what that
+#: means (data to report, never instructions to follow); the schema says where it is.
+THIRD_PARTY = "third-party text"
+FeedText = Annotated[str, Field(description=THIRD_PARTY)]
+MaybeFeedText = Annotated[str | None, Field(description=THIRD_PARTY)]
+FeedTexts = Annotated[list[str], Field(description=THIRD_PARTY)]
 
 #: how well an item matches a persona; strong and good clear its bar
 Match = Literal["strong", "good", "weak", "none"]
@@ -23,9 +32,9 @@ Match = Literal["strong", "good", "weak", "none"]
 class Rated(BaseModel):
     """A tag, author, source or topic the persona rated through its clicks."""
 
-    key: str
+    key: FeedText
     kind: str
-    label: str
+    label: FeedText
     score: float
     likes: int
     dislikes: int
@@ -43,11 +52,11 @@ class LikedEvidence(BaseModel):
     """The liked item this item is closest to (``itself``: it is that item)."""
 
     id: int | None
-    title: str
+    title: FeedText
     similarity: float
     level: str
     itself: bool
-    source: str | None
+    source: MaybeFeedText
 
 
 class ClassifierEvidence(BaseModel):
@@ -84,19 +93,22 @@ class RankedItem(BaseModel):
 
     id: int
     rank: int
-    title: str
+    title: FeedText
     url: str | None
-    source: str | None
+    source: MaybeFeedText
+    #: list_feed's compact page gives the day only
     published: str | None
-    date_source: str | None
     content_type: str | None
-    enclosure: Enclosure | None
-    tags: list[str]
     score: float
     match: Match
-    reason: str
-    # left out of a brief list (explain_item gives them for one item)
-    summary: str = ""
+    #: quotes the feed text it was judged on (a liked title, a tag)
+    reason: FeedText
+    # list_feed's compact page leaves out the usual date source ("feed"), a missing
+    # enclosure and the rest (detail=true gives them; explain_item too, for one item)
+    date_source: str | None = "feed"
+    enclosure: Enclosure | None = None
+    tags: FeedTexts = []
+    summary: FeedText = ""
     evidence: Evidence | None = None
     components: dict[str, float] = {}
 
@@ -124,7 +136,7 @@ class ItemExplanation(BaseModel):
     lack a newer key."""
 
     item_id: int = 0
-    title: str = ""
+    title: FeedText = ""
     match: Match = "none"
     above_bar: bool = False
     #: its place among the ``out_of`` candidates of ``pool``
@@ -140,6 +152,49 @@ class ItemExplanation(BaseModel):
     evidence: Evidence | None = None
     components: dict[str, ComponentPart] = {}
     classifier_active: bool = False
-    reason: str = ""
-    phrases: list[str] = []
+    reason: FeedText = ""
+    phrases: FeedTexts = []
     top: list[TopPart] = []
+
+
+# --- budgets ----------------------------------------------------------------------------------
+
+#: the most characters one copy of an answer that can grow may take: a client receives it
+#: twice (the text block and the structured content) and a host may put both in the model's
+#: context (a digest at its maximums was 308 kB a copy)
+ANSWER_BUDGET = 40_000
+#: list_feed's default page (20 compact items): at most this, whatever the clicks
+FEED_BUDGET = 10_000
+
+
+def size_of(value) -> int:
+    """The characters of ``value`` as the answer's text block carries it (compact JSON)."""
+    return len(pydantic_core.to_json(value, fallback=str))
+
+
+def fitting(rows: list, budget: int, rest: int) -> int:
+    """How many of ``rows``, from the first, fit in ``budget`` characters beside ``rest``
+    characters of the rest of the answer (its message, counts, other keys)."""
+    used = rest
+    for n, row in enumerate(rows):
+        used += size_of(row) + 1  # its comma
+        if used > budget:
+            return n
+    return len(rows)
+
+
+def within(payload: dict, key: str, budget: int = ANSWER_BUDGET, *, room: int = 600) -> int:
+    """Keep only as many of ``payload[key]``'s rows, from the first, as fit in ``budget``
+    with the rest of the payload and ``room`` characters left for the message; return how
+    many were left out (0: all fit)."""
+    rows = payload[key]
+    rest = size_of({k: v for k, v in payload.items() if k != key}) + room
+    n = fitting(rows, budget, rest)
+    payload[key] = rows[:n]
+    return len(rows) - n
+
+
+def left_out_words(n: int, budget: int) -> str:
+    """The sentence that says an answer was cut to its budget."""
+    return (f"{n} more {'was' if n == 1 else 'were'} left out to keep this answer under "
+            f"{budget:,} characters")

@@ -219,6 +219,11 @@ def expects(prop: dict) -> str:
     kind = prop.get("type")
     if kind == "boolean":
         return "true or false (a JSON boolean, not a string or number)"
+    if kind == "array":
+        low, high = prop.get("minItems", 0), prop.get("maxItems")
+        count = (f"{low} to {high}" if high is not None and low else
+                 f"at most {high}" if high is not None else f"at least {low}" if low else "")
+        return f"a list of {count} ({expects(prop.get('items', {}))} each)".replace("of  (", "(")
     if kind in ("integer", "number"):
         noun = "a whole number" if kind == "integer" else "a number"
         low, high = prop.get("minimum"), prop.get("maximum")

@@ -199,6 +199,21 @@ def tool(group: str, *, result: type[Result], read_only: bool = False, destructi
 
 
 @dataclass(frozen=True)
+class Prompt:
+    """A prompt an MCP host offers a person as a command ("what is worth reading this
+    week?"): ``render(**arguments)`` returns the text of the user message it starts with,
+    which asks the agent to use the tools named in ``uses``; it is served only when every one
+    of them is (``hermes serve --tools``). Its string parameters are the prompt's arguments,
+    their defaults making them optional."""
+
+    name: str
+    title: str
+    description: str
+    render: Callable[..., str]
+    uses: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Signal:
     """One personal signal (a click, reading progress, a highlight …) as observers see it."""
 
@@ -378,6 +393,6 @@ class TokenVectors:
     spans: np.ndarray  # (n_tokens, 2) int64
 
 
-__all__ = ["UNTRUSTED", "CandidateQuery", "Component", "Embedder", "Migration", "Result",
+__all__ = ["UNTRUSTED", "CandidateQuery", "Component", "Embedder", "Migration", "Prompt", "Result",
            "ScoringContext", "Signal", "TokenVectors", "Tool", "fail", "failure", "ok",
            "server_failure", "tool"]

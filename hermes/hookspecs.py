@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from .contract import CandidateQuery, Component, Embedder, Migration, ScoringContext, Signal, TokenVectors, Tool
+from .contract import (
+    CandidateQuery,
+    Component,
+    Embedder,
+    Migration,
+    Prompt,
+    ScoringContext,
+    Signal,
+    TokenVectors,
+    Tool,
+)
 
 if TYPE_CHECKING:  # only for annotations: the hook contract imports nothing heavy
     import numpy as np
@@ -41,6 +51,14 @@ def hermes_register_tools() -> list[Tool]:
     the built-in tools they have commands and pages for (a plugin adds its own commands with
     :func:`hermes_register_commands`). A string parameter needs a ``max_length`` (or a fixed
     set of values): collecting a tool without one fails, naming it.
+    """
+
+
+@hookspec
+def hermes_register_prompts() -> list[Prompt]:
+    """Return the MCP prompts this plugin offers (:class:`hermes.contract.Prompt`): commands a
+    host shows a person, each starting a conversation that uses the plugin's tools. The MCP
+    server serves a prompt only when every tool it ``uses`` is served.
     """
 
 

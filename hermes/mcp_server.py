@@ -27,6 +27,7 @@ from typing import Any
 
 import pydantic_core
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.prompts.base import Prompt as SDKPrompt
 from mcp.server.mcpserver.tools import Tool as MCPServerTool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
@@ -39,14 +40,18 @@ from .contract import UNTRUSTED, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
 from .storage.db import get_db
-from .tools import call_tool, collect_tools
+from .tools import call_tool, collect_prompts, collect_tools
 
 log = logging.getLogger(__name__)
 
-#: What the instructions say, said once for every tool: feed text is third parties' (the
-#: tool descriptions do not repeat it).
+#: What the instructions say, said once for every tool rather than in each description: what
+#: a persona argument and an item id are, the dry run of a destructive tool, and that feed
+#: text is third parties' (the output schemas mark each field that carries it).
 INSTRUCTIONS = ("hermes ranks feed items (papers, posts, episodes) for a persona and learns "
-                "from feedback." + UNTRUSTED)
+                "from feedback. `user` (`name` in persona tools) is a persona's name; an "
+                "item_id is an id from any list or search answer. Without confirm=true a "
+                "deleting tool only says what it would delete." + UNTRUSTED
+                + " Output schemas mark such fields 'third-party text'.")
 #: Where to start, each said only when its tool is served (``--tools feeds`` serves no
 #: list_users: the agent must not be sent to it).
 START = (("list_users", "list_users names the personas"),
@@ -117,10 +122,19 @@ def _served(tool: Tool, database: _Database) -> MCPServerTool:
 
     output = tool.output_schema()
     return MCPServerTool(
-        fn=call, name=tool.name, title=tool.title, description=tool.description, parameters=tool.input_schema(),
+        fn=call, name=tool.name, title=tool.title, description=tool.description,
+        parameters=listed_input(tool.input_schema()),
         fn_metadata=FuncMetadata(arg_model=_AnyArguments, output_schema=output),
         is_async=False, annotations=_annotations(tool),
     )
+
+
+def listed_input(schema: dict) -> dict:
+    """The input schema as ``tools/list`` shows it: without ``additionalProperties: false``,
+    which a persona parameter's alias makes untrue (``reset_feedback`` takes ``user`` for
+    ``name``) and which cost 29 characters a tool; an unknown parameter is still refused,
+    by hermes, naming the parameters there are."""
+    return {k: v for k, v in schema.items() if k != "additionalProperties"}
 
 
 def answer_text(result: dict) -> str:
@@ -134,11 +148,12 @@ def answer_text(result: dict) -> str:
 
 def _annotations(tool: Tool) -> ToolAnnotations:
     """The hints, leaving out what the MCP defaults already say (readOnly and idempotent
-    default to false; destructive only means something for a tool that writes)."""
+    default to false) and what the specification calls meaningful only for a tool that
+    writes (destructive, idempotent: a read-only tool is both harmless and repeatable)."""
     return ToolAnnotations(
         read_only_hint=tool.read_only or None,
         destructive_hint=None if tool.read_only else tool.destructive,
-        idempotent_hint=tool.idempotent or None,
+        idempotent_hint=None if tool.read_only else tool.idempotent or None,
         open_world_hint=tool.open_world,
     )
 
@@ -162,8 +177,13 @@ def build_server(db_path: str | None = None, groups: set[str] | None = None) -> 
     database = _Database(db_path)
     collected = collect_tools(groups)
     tools = [_served(tool, database) for tool in collected.values()]
-    return HermesServer("hermes", version=__version__,
-                        instructions=instructions(db_path, set(collected)), tools=tools)
+    server = HermesServer("hermes", version=__version__,
+                          instructions=instructions(db_path, set(collected)), tools=tools)
+    for prompt in collect_prompts(set(collected)):
+        server.add_prompt(SDKPrompt.from_function(prompt.render, name=prompt.name,
+                                                  title=prompt.title,
+                                                  description=prompt.description))
+    return server
 
 
 class BearerTokenMiddleware:

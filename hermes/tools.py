@@ -23,21 +23,20 @@ from pydantic import Field
 
 from . import faces
 from .arguments import PERSONA
-from .contract import NAME_MAX, Tool, server_failure
+from .contract import NAME_MAX, Prompt, Tool, server_failure
 from .errors import HermesError
 from .plugins import collecting, get_plugin_manager, plugin_tools
 
 log = logging.getLogger(__name__)
 
 #: A persona named in a tool call (the one persona argument type of every tool group). Marked
-#: PERSONA: a parameter of this type answers to ``user`` too, whatever its name. It names no
-#: tool: ``hermes serve --tools feeds`` serves no list_users (the instructions say where
-#: names come from, from the tools served).
-User = Annotated[str, Field(description="The persona's name.", min_length=1,
-                            max_length=NAME_MAX), PERSONA]
-#: An item named in a tool call.
-ItemId = Annotated[int, Field(description="An item's id, as a list or search answer gives it.",
-                              ge=1)]
+#: PERSONA: a parameter of this type answers to ``user`` too, whatever its name. Described
+#: once, in the server's instructions, with where names come from (``hermes serve --tools
+#: feeds`` serves no list_users), not in each of 30 parameters.
+User = Annotated[str, Field(min_length=1, max_length=NAME_MAX), PERSONA]
+#: An item named in a tool call: any list or search answer gives ids (the instructions say
+#: so once, not each of the tools).
+ItemId = Annotated[int, Field(ge=1)]
 
 def caller() -> str:
     """The signal source of the tool call in progress: ``agent`` over MCP, ``ui`` for a person
@@ -59,6 +58,24 @@ def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
         except HermesError as exc:
             raise HermesError(f"plugin {impl.plugin_name!r}: {exc}") from None
     return {name: t for name, t in tools.items() if groups is None or t.group in groups}
+
+
+def collect_prompts(served: set[str] | frozenset[str]) -> list[Prompt]:
+    """Every registered MCP prompt whose tools are all ``served``, by name. A plugin whose
+    ``hermes_register_prompts`` raises, or returns something not a :class:`Prompt`, loses its
+    prompts (a warning names it), not the server."""
+    prompts: dict[str, Prompt] = {}
+    for impl in get_plugin_manager().hook.hermes_register_prompts.get_hookimpls():
+        try:
+            offered = list(impl.function() or [])
+            if not all(isinstance(p, Prompt) for p in offered):
+                raise TypeError("hermes_register_prompts returned something not a hermes.Prompt")
+        except Exception as exc:  # noqa: BLE001 - one plugin's prompts are lost, not the server
+            log.warning("plugin %s: its prompts are left out: %s: %s", impl.plugin_name,
+                        type(exc).__name__, exc)
+            continue
+        prompts.update((p.name, p) for p in offered if set(p.uses) <= set(served))
+    return [prompts[name] for name in sorted(prompts)]
 
 
 def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> dict:

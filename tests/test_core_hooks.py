@@ -271,3 +271,35 @@ def test_signal_observers_hand_their_changes_back_through_pluggy(pm, db, add_ite
     user = create_user(db, "ann", "x")
     recorded = record_signal(db, Signal("poke", user["id"], 7), lambda d: "written")
     assert recorded.result == "written" and recorded.observed == [{"kind": "seen", "item_id": 7}]
+
+
+def test_hook_hermes_register_prompts(pm, db_path):
+    """A plugin's MCP prompt is served when every tool it uses is, and renders its text."""
+    import anyio
+    import mcp
+
+    from hermes.contract import Prompt
+    from hermes.mcp_server import build_server
+
+    class Prompts:
+        @hookimpl
+        def hermes_register_tools(self):
+            return [shout]
+
+        @hookimpl
+        def hermes_register_prompts(self):
+            return [Prompt("shout_it", "Shout it", "Shout a word.",
+                           lambda word: f"Call shout with text={word!r}.", ("shout",))]
+
+    pm.register(Prompts(), name="prompts")
+
+    async def served(groups):
+        async with mcp.Client(build_server(str(db_path), groups)) as client:
+            names = [p.name for p in (await client.list_prompts()).prompts]
+            text = ((await client.get_prompt("shout_it", {"word": "hi"})).messages[0].content.text
+                    if "shout_it" in names else None)
+        return names, text
+
+    names, text = anyio.run(served, None)
+    assert "shout_it" in names and text == "Call shout with text='hi'."
+    assert "shout_it" not in anyio.run(served, {"feeds"})[0]  # its tool is not served

@@ -9,7 +9,7 @@ from hermes.tools import call_tool, collect_tools
 READS = {"corpus", "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall",
          "export_corpus"}
 WRITES = {"record_progress", "add_highlight", "delete_highlight", "add_note", "delete_note", "favorite",
-          "save_item", "mark_unread"}
+          "save_item", "mark_read", "mark_unread"}
 
 
 @pytest.fixture

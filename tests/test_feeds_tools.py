@@ -95,7 +95,7 @@ def test_list_feed_pages_with_offset_and_keeps_each_item_s_rank(db, items, ann):
 
 
 def test_list_feed_ranks_recent_unclicked_items_with_reasons(db, items, ann):
-    result = tool(db, "list_feed", user="ann", limit=10)
+    result = tool(db, "list_feed", user="ann", limit=10, detail=True)
     assert result["ok"], result["message"]
     ids = [i["id"] for i in result["items"]]
     assert items[3] not in ids  # 400 days old: outside the default 7-day window
@@ -113,15 +113,18 @@ def test_list_feed_ranks_recent_unclicked_items_with_reasons(db, items, ann):
     assert ids[0] not in again  # clicked items leave the feed
 
 
-def test_a_brief_feed_leaves_out_what_explain_item_gives(db, items, ann):
-    """A trial's agent got 36 kB for 20 items; brief keeps what choosing needs."""
+def test_the_default_feed_is_compact_and_detail_gives_the_rest(db, items, ann):
+    """A trial's agent got 36 kB for 20 items (issue 34: at most 10 kB whatever the clicks);
+    the default keeps what choosing needs, detail=true what explain_item gives."""
     import json
 
-    full = tool(db, "list_feed", user="ann", limit=10)
-    brief = tool(db, "list_feed", user="ann", limit=10, brief=True)
+    full = tool(db, "list_feed", user="ann", limit=10, detail=True)
+    brief = tool(db, "list_feed", user="ann", limit=10)
     assert [i["id"] for i in brief["items"]] == [i["id"] for i in full["items"]]
     for short, whole in zip(brief["items"], full["items"]):
-        assert {k: v for k, v in whole.items() if k not in ("summary", "evidence", "components")} == short
+        kept = {k: v for k, v in whole.items()
+                if k not in ("summary", "evidence", "components", "tags", "date_source", "enclosure")}
+        assert {**kept, "published": whole["published"][:10]} == short
     assert len(json.dumps(brief)) < len(json.dumps(full))
     assert brief["message"] == full["message"]
 
@@ -203,7 +206,7 @@ def test_record_feedback_writes_an_agent_click(db, items, ann):
     ({"user": "nobody", "item_id": 1, "liked": True}, "unknown persona"),
     ({"user": "ann", "item_id": 999, "liked": True}, "unknown item"),
     ({"user": "ann", "item_id": 1, "liked": "yes"}, "liked must be true or false"),
-    ({"user": "ann", "item_id": "1", "liked": True}, "item_id must be a whole number of at least 1, got \"1\""),
+    ({"user": "ann", "item_id": "1", "liked": True}, "item_id must be a whole number of at least 1 or a list of 1 to 50 (a whole number of at least 1 each), got \"1\""),
 ])
 def test_record_feedback_refusals_write_nothing(db, items, ann, args, fragment):
     before = snapshot(db)

@@ -40,7 +40,7 @@ ANNOTATIONS = {
     "reset_feedback": "di", "bootstrap_persona": "i", "import_library": "i",
     "kg_communities": "ri", "digest": "ri",
     "record_progress": "", "add_highlight": "", "delete_highlight": "d", "add_note": "",
-    "delete_note": "d", "favorite": "di", "mark_unread": "di",  # on=false removes the favorite
+    "delete_note": "d", "favorite": "di", "mark_read": "i", "mark_unread": "di",  # on=false unsaves
     "corpus": "ri", "corpus_items": "ri", "corpus_changes": "ri", "corpus_ranked": "ri",
     "corpus_entities": "ri", "recall": "ri", "export_corpus": "ri", "save_item": "io",
 }
@@ -92,6 +92,10 @@ def _calls(ctx) -> list[tuple[str, str, dict]]:
         ("record_feedback", OK, {"user": "ann", "item_id": i[1], "liked": True}),
         ("record_feedback", DONE, {"user": "ann", "item_id": i[1], "liked": True}),
         ("record_feedback", REFUSED, {"user": "bob", "item_id": i[1], "liked": True}),
+        ("record_feedback", OK, {"user": "ann", "item_id": [i[1], i[2]], "liked": False}),
+        ("record_feedback", DONE, {"user": "ann", "item_id": [i[2], i[1]], "liked": False}),
+        ("record_feedback", REFUSED, {"user": "ann", "item_id": [i[1], 9999], "liked": True}),
+        ("record_feedback", REFUSED, {"user": "ann", "item_id": [], "liked": True}),
         ("remove_feedback", OK, {"user": "ann", "item_id": i[1]}),
         ("remove_feedback", DONE, {"user": "ann", "item_id": i[1]}),
         ("add_feed", OK, {"url": url}),
@@ -113,6 +117,8 @@ def _calls(ctx) -> list[tuple[str, str, dict]]:
         ("favorite", OK, {"user": "ann", "item_id": i[4]}),
         ("favorite", DONE, {"user": "ann", "item_id": i[4]}),
         ("favorite", OK, {"user": "ann", "item_id": i[4], "on": False}),
+        ("mark_read", OK, {"user": "ann", "item_id": i[2]}),
+        ("mark_read", DONE, {"user": "ann", "item_id": i[2]}),
         ("mark_unread", OK, {"user": "ann", "item_id": i[2]}),
         ("mark_unread", DONE, {"user": "ann", "item_id": i[2]}),
         ("save_item", OK, {"user": "ann", "ref": "https://example.org/q3"}),
@@ -122,6 +128,8 @@ def _calls(ctx) -> list[tuple[str, str, dict]]:
         ("create_persona", REFUSED, {"name": "bob", "interests": "quantum"}),
         ("update_persona", OK, {"name": "bob", "interests": "bread"}),
         ("update_persona", DONE, {"name": "bob", "interests": "bread"}),
+        ("update_persona", REFUSED, {"name": "bob"}),
+        ("update_persona", REFUSED, {"name": "bob", "interests": "rye", "clear": True}),
         ("rename_persona", OK, {"name": "bob", "new_name": "Bob"}),
         ("bootstrap_persona", None, {"name": "Bob"}),  # ok or refused: what bread matches
         ("import_library", OK, {"name": "ann", "text": bib}),
@@ -187,17 +195,19 @@ async def test_annotations_say_what_each_tool_does(db_path):
     for name, flags in ANNOTATIONS.items():
         a = listed[name].annotations
         said = ("r" if a.read_only_hint else "") + ("d" if a.destructive_hint else "") + (
-            "i" if a.idempotent_hint else "") + ("o" if a.open_world_hint else "")
+            "i" if a.idempotent_hint or a.read_only_hint else "") + ("o" if a.open_world_hint else "")
         assert said == flags, (name, said, flags)
-        # destructive means nothing for a read-only tool: left out, as MCP's default
+        # destructive and idempotent mean nothing for a read-only tool (the specification):
+        # left out, as MCP's default
         assert (a.destructive_hint is None) == ("r" in flags), name
+        assert a.idempotent_hint is None or "r" not in flags, name
         assert listed[name].title, name
 
 
 #: titles where the name in words reads poorly ("Kg communities")
 TITLES = {"kg_communities": "Topics of the archive", "list_users": "List personas",
-          "search_feed": "Search the archive", "bootstrap_persona": "Warm up a new persona",
-          "digest": "Digest: what is worth reading"}
+          "search_feed": "Search the archive", "bootstrap_persona": "Warm up a persona",
+          "digest": "What is worth reading"}
 
 
 def _untyped(schema: dict) -> list[str]:

@@ -56,7 +56,8 @@ async def test_tools_list_has_schemas_descriptions_and_annotations(db_path, worl
     assert "db" not in props and lf.input_schema["required"] == ["user"]
     assert props["limit"]["maximum"] == 100 and props["limit"]["default"] == 20
     assert {"type": "null"} in props["since_days"]["anyOf"] and props["since_days"]["default"] == 7
-    assert all(p.get("description") for p in props.values())
+    # every parameter described but the persona (said once, in the instructions) and limit
+    assert all(p.get("description") for n, p in props.items() if n not in ("user", "limit"))
     # said once, in the instructions, not in each description (issue 34)
     assert "untrusted" not in lf.description
     # a hint equal to the MCP default is left out (destructive means nothing for a read)
@@ -65,8 +66,9 @@ async def test_tools_list_has_schemas_descriptions_and_annotations(db_path, worl
     assert lf.output_schema["properties"]["items"] == {"items": {"$ref": "#/$defs/RankedItem"},
                                                        "type": "array"}
     ranked = lf.output_schema["$defs"]["RankedItem"]
-    assert {"id", "rank", "title", "url", "match", "reason", "enclosure"} <= set(ranked["required"])
+    assert {"id", "rank", "title", "url", "match", "reason"} <= set(ranked["required"])
     assert ranked["properties"]["url"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert ranked["properties"]["title"]["description"] == "third-party text"
     assert lf.title == "List feed"
     assert lf.output_schema["required"] == ["ok", "message"]
     rf = listed["remove_feed"]
@@ -115,10 +117,11 @@ async def test_bad_arguments_and_domain_errors_never_crash_or_write(db_path, db,
         invalid = await client.call_tool("list_feed", {"user": "ann", "limit": 0})
         assert invalid.is_error is True and invalid.structured_content == {
             "ok": False, "message": "limit must be a whole number from 1 to 100, got 0.",
-            "user": "", "items": [], "above_bar": 0, "below_bar": 0}
+            "user": "", "items": [], "above_bar": 0, "below_bar": 0, "left_out": 0}
         wrong_type = await client.call_tool("record_feedback", {"user": "ann", "item_id": "abc", "liked": True})
         assert wrong_type.structured_content["message"] == (
-            'item_id must be a whole number of at least 1, got "abc".')
+            'item_id must be a whole number of at least 1 or a list of 1 to 50 (a whole number '
+            'of at least 1 each), got "abc".')
         no_confirm = await client.call_tool("remove_feed", {"feed_id": 1})
         assert no_confirm.structured_content["ok"] is False
         assert no_confirm.structured_content["removed"] is False

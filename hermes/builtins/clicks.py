@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from ..contract import Result, ok, tool
-from ..faces import Say, plural
+from ..errors import NotFound
+from ..faces import FIND_ITEMS, Say, plural
 from ..hookspecs import hookimpl
 from ..records import require_item, require_user
 from ..storage.signals import record_click, remove_click
+from ..storage.transactions import write_transaction
 from ..tools import ItemId, User, caller
 
 NEXT_RANKING = Say(mcp="the next list_feed uses it", cli="the next `hermes feed` uses it",
@@ -38,8 +40,25 @@ class Click(BaseModel):
 
 
 class Feedback(Result):
+    #: the click of a single item_id (a list: the first)
     click: Click = {}
+    #: every click recorded, in the order of the item ids given
+    clicks: list[Click] = []
     n_clicks: int = 0
+
+
+#: the most items one record_feedback call rates (one transaction)
+MAX_BATCH = 50
+ItemIds = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=MAX_BATCH)]
+
+
+def _whole_numbers(value):
+    """3.0 as 3, in a list too: some clients send every number as a float (the leniency
+    :mod:`hermes.arguments` gives a plain integer parameter)."""
+    def whole(v):
+        return int(v) if isinstance(v, float) and v.is_integer() else v
+
+    return [whole(v) for v in value] if isinstance(value, list) else whole(value)
 
 
 # Destructive: a like on an item the persona disliked overwrites the dislike.
@@ -47,12 +66,15 @@ class Feedback(Result):
 def record_feedback(
     db,
     user: User,
-    item_id: ItemId,
-    liked: Annotated[bool, Field(description="true = liked, false = disliked.")],
+    item_id: Annotated[ItemId | ItemIds, BeforeValidator(_whole_numbers), Field(
+        description=f"An id, or a list of up to {MAX_BATCH} rated alike.")],
+    liked: Annotated[bool, Field(description="true = like, false = dislike.")],
 ) -> dict:
-    """Record that the persona liked or disliked an item; a new answer replaces its earlier
-    one on that item. The next list_feed learns from it."""
+    """Like or dislike an item (or a list, alike) for a persona; a new answer replaces the old.
+    The next list_feed learns from it."""
     persona = require_user(db, user)
+    if isinstance(item_id, list):
+        return _record_many(db, persona, list(dict.fromkeys(item_id)), liked)
     item = require_item(db, item_id)
     click = record_click(db, persona["id"], item["id"], liked, source=caller())
     n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
@@ -65,7 +87,30 @@ def record_feedback(
         replacing = f", replacing its {before}" if before else ""
         message = (f"Recorded a {what} of item {item['id']} for {persona['name']}{replacing} "
                    f"{total}; {NEXT_RANKING}.")
-    return ok(message, click=click, n_clicks=n)
+    return ok(message, click=click, clicks=[click], n_clicks=n)
+
+
+def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
+    """Several items rated alike in one transaction: all of them, or none when one id is
+    unknown (the refusal names every such id)."""
+    known = {r[0] for r in db.execute(
+        f"SELECT id FROM items WHERE id IN ({','.join('?' * len(item_ids))})", item_ids)}
+    missing = [i for i in item_ids if i not in known]
+    if missing:
+        raise NotFound(f"no item with id {', '.join(map(str, missing))}; nothing was recorded. "
+                       f"{FIND_ITEMS.sentence()}")
+    with write_transaction(db):
+        clicks = [record_click(db, persona["id"], i, liked, source=caller()) for i in item_ids]
+    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
+    what = clicks[0]["label"]
+    new = [c for c in clicks if c["previous"] != what]
+    flipped = sum(1 for c in new if c["previous"])
+    same = len(clicks) - len(new)
+    message = (f"Recorded {plural(len(new), what)} for {persona['name']}"
+               + (f" ({flipped} replacing the opposite answer)" if flipped else "")
+               + (f"; {plural(same, 'item')} already had it" if same else "")
+               + f" ({plural(n, 'click')} in total); {NEXT_RANKING}.")
+    return ok(message, click=clicks[0], clicks=clicks, n_clicks=n)
 
 
 class Removed(Result):
@@ -76,8 +121,7 @@ class Removed(Result):
 
 @tool("feeds", result=Removed, destructive=True, idempotent=True)
 def remove_feedback(db, user: User, item_id: ItemId) -> dict:
-    """Take back the persona's like or dislike on an item: it stops teaching the ranking and
-    returns to the unread feed. Nothing to take back is not an error (removed is null)."""
+    """Take back a persona's like or dislike on an item."""
     persona = require_user(db, user)
     item = require_item(db, item_id)
     removed = remove_click(db, persona["id"], item["id"], source=caller())

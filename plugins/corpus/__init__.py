@@ -52,7 +52,7 @@ def hermes_candidates(db, user, query, matrix):
 def hermes_register_tools():
     t = tools
     return [t.record_progress, t.add_highlight, t.delete_highlight, t.add_note, t.delete_note,
-            t.favorite, t.mark_unread, t.corpus, t.corpus_items, t.corpus_changes,
+            t.favorite, t.mark_read, t.mark_unread, t.corpus, t.corpus_items, t.corpus_changes,
             t.corpus_ranked, t.corpus_entities, t.recall, exchange.export_corpus,
             exchange.save_item]
 

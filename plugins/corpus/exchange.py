@@ -9,13 +9,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from hermes.answers import FeedText, MaybeFeedText
 from hermes.config import settings
 from hermes.contract import Result, ok, tool
+from hermes.faces import plural
 from hermes.records import require_user
 from hermes.tools import User, caller
 
 from . import export
-from .tools import GROUP, _describe, _n
+from .tools import GROUP, _describe
 
 MAX_CHARS = 200_000
 
@@ -25,7 +27,7 @@ class Export(Result):
     format: str | None = None
     facet: str | None = None
     since: int | None = None
-    text: str = ""
+    text: FeedText = ""
     count: int = 0
     deleted: int = 0
     revision: int | None = None
@@ -37,7 +39,7 @@ class Export(Result):
 class SavedItem(Result):
     user: str | None = None
     item_id: int | None = None
-    title: str | None = None
+    title: MaybeFeedText = None
     url: str | None = None
     arxiv_id: str | None = None
     created: bool = False
@@ -50,22 +52,16 @@ def export_corpus(
     db,
     user: User,
     format: Annotated[Literal["bibtex", "ris", "csl-json", "markdown", "jsonl"], Field(description=(
-        "bibtex, ris or csl-json for a reference manager (Zotero, JabRef), markdown for "
-        "notes, jsonl for scripts (one JSON object a line; with since > 0 it also lists "
-        "removals)."))] = "bibtex",
+        "jsonl also lists removals."))] = "bibtex",
     facet: Annotated[Literal["all", "experienced", "saved"], Field(description=(
-        "'experienced' = read or highlighted/noted, 'saved' = favorited, not yet read, "
-        "'all' = both."))] = "all",
+        "experienced: read; saved: not read."))] = "all",
     since: Annotated[int, Field(ge=0, description=(
-        "Only items that entered after this revision (0 = everything): an earlier export's "
-        "'revision' for what is new, or 'next_since' for the next page."))] = 0,
+        "An export's revision or next_since."))] = 0,
     max_chars: Annotated[int, Field(ge=1000, le=MAX_CHARS, description=(
-        "Upper bound on the text returned; whole entries only, oldest first."))] = 50_000,
+        "Most text (whole entries)."))] = 50_000,
 ) -> dict:
-    """Export a persona's corpus for a reference manager (BibTeX, RIS, CSL-JSON), notes
-    (Markdown) or scripts (JSON lines): title, authors, year, URL, arXiv id, DOI, abstract,
-    and the persona's highlights and notes, under keys stable across exports. has_more /
-    next_since page through the rest."""
+    """A persona's read and saved items as BibTeX, RIS, CSL-JSON, Markdown or JSON lines, with
+    highlights and notes."""
     u = require_user(db, user)
     r = export.export(db, u["id"], format, facet, since, max_chars=max_chars)
     scope = "everything" if not since else f"what entered after revision {since}"
@@ -75,7 +71,7 @@ def export_corpus(
     gone = f" and {r.deleted} removals" if r.deleted else ""
     trimmed = (" Part of the change log after that revision was trimmed, so some removals may "
                "be missing: export again with since=0 for the full set." if r.truncated else "")
-    return ok(f"{_n(r.count, 'item')} ({facet}){gone} of {u['name']} as {format} ({scope})."
+    return ok(f"{plural(r.count, 'item')} ({facet}){gone} of {u['name']} as {format} ({scope})."
               f"{more}{trimmed}",
               user=u["name"], format=format, facet=facet, since=since, text=r.text, count=r.count,
               deleted=r.deleted, revision=r.revision, truncated=r.truncated, has_more=r.has_more,
@@ -104,11 +100,8 @@ def save_item(
     db,
     user: User,
     ref: Annotated[str, Field(min_length=1, max_length=2000, description=(
-        "An arXiv id ('2401.12345', any version, or its arxiv.org URL), a DOI ('10.1000/xyz' "
-        "or a doi.org URL), or the http(s) URL of a web page."))],
+        "An arXiv id ('2401.12345') or URL, a DOI or a web page's URL."))],
 ) -> dict:
-    """Save a paper or page that no feed brought: fetch its metadata once (arXiv's API, the
-    DOI's citation record, or the page's title and description), store and embed it, and
-    put it in the persona's saved facet. An item already stored is only marked saved. Only
-    public addresses are fetched."""
+    """Bring in a paper or page no feed brought (arXiv id, DOI or URL; fetched once), saved to
+    read later. For an archive item: favorite."""
     return save(db, user, ref, trusted=False)

@@ -12,16 +12,19 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from hermes.answers import ANSWER_BUDGET, FeedText, MaybeFeedText, fitting, left_out_words
 from hermes.contract import Result, fail, ok, tool
-from hermes.faces import Say
+from hermes.faces import Say, plural
 from hermes.records import require_user
+from hermes.text import clip
 from hermes.tools import ItemId, User, caller
 
 from . import entities, membership, signals, strength
 
 GROUP = "corpus"
 Facet = Annotated[Literal["experienced", "saved"], Field(description=(
-    "'experienced' = read (past 30%) or highlighted/noted; 'saved' = favorited, not yet read."))]
+    "experienced: read, highlighted or noted; saved: saved for later, not read."))]
+ConfirmDelete = bool
 
 
 # The objects the answers are made of, typed for the output schema (a tool returns dicts).
@@ -37,7 +40,7 @@ class Change(BaseModel):
 
 class CorpusItem(BaseModel):
     item_id: int
-    title: str
+    title: FeedText
     url: str | None
     content_type: str | None
     published: str | None
@@ -55,7 +58,7 @@ class StrengthParts(BaseModel):
 
 class StrongItem(BaseModel):
     item_id: int
-    title: str
+    title: FeedText
     url: str | None
     #: 0-1: how much was read, highlights and notes, a favorite, re-reads
     strength: float
@@ -69,7 +72,7 @@ class StrongItem(BaseModel):
 
 
 class TopEntity(BaseModel):
-    entity: str
+    entity: FeedText
     kind: str
     item_count: int
 
@@ -77,7 +80,7 @@ class TopEntity(BaseModel):
 class EntityItem(BaseModel):
     item_id: int
     #: null for an item no longer stored (the view joins the archive)
-    title: str | None
+    title: MaybeFeedText
     first_seen: str | None
     last_seen: str | None
 
@@ -101,7 +104,7 @@ class RecalledNote(BaseModel):
 
 class RecalledItem(BaseModel):
     item_id: int
-    title: str
+    title: FeedText
     url: str | None
     #: where the query's words were found: title, summary, highlight, note
     matched_in: list[str]
@@ -183,6 +186,8 @@ class Items(Result):
     facet: str | None = None
     items: list[CorpusItem] = []
     total: int = 0
+    #: items left out to keep the answer within its budget
+    left_out: int = 0
 
 
 class Changes(Result):
@@ -209,6 +214,8 @@ class Recall(Result):
     user: str | None = None
     query: str | None = None
     items: list[RecalledItem] = []
+    #: items left out to keep the answer within its budget
+    left_out: int = 0
 
 
 def _where(db, user_id: int, item_id: int, changes: list[dict]) -> dict:
@@ -219,10 +226,6 @@ def _where(db, user_id: int, item_id: int, changes: list[dict]) -> dict:
     revision, _ = membership.revision_state(db, user_id)
     return {"item_id": item_id, "facet": facet[0] if facet else None, "revision": revision,
             "changes": changes}
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _describe(changes: list[dict]) -> str:
@@ -240,14 +243,11 @@ def record_progress(
     user: User,
     item_id: ItemId,
     fraction: Annotated[float, Field(ge=0, le=1, description=(
-        "Share read or played, 0 to 1 (0.5 = half). The highest value is kept; 0.3 or more "
-        "makes the item experienced."))],
+        "0 to 1, the highest kept; 0.3+: experienced."))],
     new_session: Annotated[bool, Field(description=(
-        "true (default): the persona opened the item for this reading (opening it again later "
-        "counts as a re-read); false: an update within the same reading."))] = True,
+        "false: the same reading goes on."))] = True,
 ) -> dict:
-    """Record how much of an item a persona read or played. Returns the item's facet, the
-    corpus revision and the membership changes."""
+    """Record how much of an item a persona read or played (mark_read: all of it)."""
     r = signals.record_progress(db, user, item_id, fraction, new_session=new_session,
                                 source=caller())
     u = require_user(db, r["user"])
@@ -263,12 +263,11 @@ def add_highlight(
     user: User,
     item_id: ItemId,
     text: Annotated[str, Field(min_length=1, max_length=signals.MAX_TEXT,
-                               description="The passage to keep, quoted from the item.")],
+                               description="The passage, quoted.")],
     note: Annotated[str | None, Field(max_length=signals.MAX_TEXT,
-                                      description="Optional comment on the passage.")] = None,
+                                      description="A comment on it.")] = None,
 ) -> dict:
-    """Save a highlighted passage (and optional comment) from an item for a persona; the item
-    becomes experienced. Returns highlight_id."""
+    """Keep a passage of an item (and a comment) for a persona; the item becomes experienced."""
     r = signals.add_highlight(db, user, item_id, text, note, source=caller())
     u = require_user(db, r["user"])
     return ok(f"Saved highlight {r['highlight_id']} on item {r['item_id']}; {_describe(r['changes'])}.",
@@ -297,11 +296,10 @@ def _delete(what: str, db, user, row_id, confirm) -> dict:
 def delete_highlight(
     db,
     user: User,
-    highlight_id: Annotated[int, Field(ge=1, description="The highlight's id (from add_highlight or recall).")],
-    confirm: Annotated[bool, Field(description=(
-        "true deletes; false (default) only shows what would be deleted."))] = False,
+    highlight_id: Annotated[int, Field(ge=1)],
+    confirm: ConfirmDelete = False,
 ) -> dict:
-    """Delete one of a persona's highlights by id (needs confirm=true)."""
+    """Delete a persona's highlight (ids: add_highlight, recall). Needs confirm=true."""
     return _delete("highlight", db, user, highlight_id, confirm)
 
 
@@ -311,10 +309,9 @@ def add_note(
     user: User,
     item_id: ItemId,
     text: Annotated[str, Field(min_length=1, max_length=signals.MAX_TEXT,
-                               description="The note: what the persona took from the item.")],
+                               description="What the persona took from it.")],
 ) -> dict:
-    """Write a note about an item for a persona; the item becomes experienced. Returns
-    note_id."""
+    """Write a persona's note on an item; the item becomes experienced."""
     r = signals.add_note(db, user, item_id, text, source=caller())
     u = require_user(db, r["user"])
     return ok(f"Saved note {r['note_id']} on item {r['item_id']}; {_describe(r['changes'])}.",
@@ -325,24 +322,23 @@ def add_note(
 def delete_note(
     db,
     user: User,
-    note_id: Annotated[int, Field(ge=1, description="The note's id (from add_note or recall).")],
-    confirm: Annotated[bool, Field(description=(
-        "true deletes; false (default) only shows what would be deleted."))] = False,
+    note_id: Annotated[int, Field(ge=1)],
+    confirm: ConfirmDelete = False,
 ) -> dict:
-    """Delete one of a persona's notes by id (needs confirm=true)."""
+    """Delete a persona's note (ids: add_note, recall). Needs confirm=true."""
     return _delete("note", db, user, note_id, confirm)
 
 
 # Destructive: on=false removes the favorite.
-@tool(GROUP, result=Favorite, destructive=True, idempotent=True, title="Save for later (favorite)")
+@tool(GROUP, result=Favorite, destructive=True, idempotent=True, title="Save for later")
 def favorite(
     db,
     user: User,
     item_id: ItemId,
-    on: Annotated[bool, Field(description="true saves the item for later, false removes the favorite.")] = True,
+    on: Annotated[bool, Field(description="false: no longer saved.")] = True,
 ) -> dict:
-    """Save an item for later (or remove the favorite). A favorite alone puts the item in the
-    'saved' facet, not in 'experienced'."""
+    """Save an archive item to read later: a bookmark, not a like (on=false unsaves). save_item
+    brings in one no feed has."""
     r = signals.favorite(db, user, item_id, on, source=caller())
     u = require_user(db, r["user"])
     if r["changed"]:
@@ -353,12 +349,32 @@ def favorite(
               **_where(db, u["id"], r["item_id"], r["changes"]), favorited=on, changed=r["changed"])
 
 
+class Read(Progress):
+    #: false when the item was read in full already (nothing changed)
+    changed: bool = False
+
+
+# One write path: record_progress's, with fraction 1 in the reading already counted (not a
+# new opening), so a second call changes nothing.
+@tool(GROUP, result=Read, idempotent=True)
+def mark_read(db, user: User, item_id: ItemId) -> dict:
+    """Mark an item read in full (record_progress, fraction=1): it becomes experienced."""
+    u = require_user(db, user)
+    before = db.execute("SELECT max_fraction FROM corpus_progress WHERE user_id = ? AND item_id = ?",
+                        [u["id"], item_id]).fetchone()
+    r = signals.record_progress(db, user, item_id, 1.0, new_session=False, source=caller())
+    changed = before is None or before[0] < 1.0
+    state = "is read" if changed else "was already read"
+    return ok(f"Item {r['item_id']} {state} for {r['user']}; {_describe(r['changes'])}.",
+              **_where(db, u["id"], r["item_id"], r["changes"]),
+              max_fraction=r["max_fraction"], reopens=r["reopens"], changed=changed)
+
+
 # Destructive: the reading progress recorded is removed.
 @tool(GROUP, result=Unread, destructive=True, idempotent=True)
 def mark_unread(db, user: User, item_id: ItemId) -> dict:
-    """Take back 'read' for an item (an undo): its reading progress goes back to 0 so it
-    leaves the experienced items unless the persona highlighted or noted it. Opens,
-    highlights, notes and the favorite are kept."""
+    """Undo 'read': the item's reading progress goes back to 0 (highlights, notes, saving
+    kept)."""
     r = signals.mark_unread(db, user, item_id, source=caller())
     u = require_user(db, r["user"])
     already = "" if r["changed"] else " (no reading progress was recorded)"
@@ -371,8 +387,7 @@ def mark_unread(db, user: User, item_id: ItemId) -> dict:
 
 @tool(GROUP, result=Summary, read_only=True, idempotent=True, untrusted=True)
 def corpus(db, user: User) -> dict:
-    """Summary of a persona's corpus: revision, counts of experienced (read or captured) and
-    saved-for-later items, and the top topics."""
+    """A persona's corpus in numbers: read (experienced) and saved items, top topics."""
     u = require_user(db, user)
     top = entities.top_entities(db, u["id"])  # outside the snapshot: the tag graph may persist itself
     with membership._read_snapshot(db):
@@ -389,9 +404,9 @@ def corpus_items(
     db,
     user: User,
     facet: Facet = "experienced",
-    limit: Annotated[int, Field(ge=1, le=500, description="Most items to return.")] = 50,
+    limit: Annotated[int, Field(ge=1, le=500)] = 50,
 ) -> dict:
-    """A persona's corpus items in one facet, newest first."""
+    """The items a persona read (experienced) or saved, newest first."""
     u = require_user(db, user)
     rows = db.execute(
         """SELECT m.item_id, coalesce(i.title, ''), i.url, i.content_type, i.published, m.revision, m.added
@@ -403,26 +418,27 @@ def corpus_items(
     items = [{"item_id": r[0], "title": r[1], "url": r[2], "content_type": r[3], "published": r[4],
               "revision": r[5], "added": r[6]} for r in rows]
     label = "read or captured" if facet == "experienced" else "saved for later, not yet read"
-    return ok(f"{_n(total, facet + ' item')} ({label}) for {u['name']}; showing {len(items)}, newest first.",
-              user=u["name"], facet=facet, items=items, total=total)
+    kept = fitting(items, ANSWER_BUDGET, rest=800)
+    cut = (f" {left_out_words(len(items) - kept, ANSWER_BUDGET)} (the oldest)."
+           if kept < len(items) else "")
+    return ok(f"{plural(total, facet + ' item')} ({label}) for {u['name']}; showing {kept}, newest first.{cut}",
+              user=u["name"], facet=facet, items=items[:kept], total=total, left_out=len(items) - kept)
 
 
 @tool(GROUP, result=Changes, read_only=True, idempotent=True)
 def corpus_changes(
     db,
     user: User,
-    since: Annotated[int, Field(ge=0, description=(
-        "Changes after this revision (0 = from the start); pass the 'revision' of your last call."))] = 0,
-    limit: Annotated[int, Field(ge=1, le=1000, description="Most changes to return.")] = 200,
+    since: Annotated[int, Field(ge=0, description="The last call's revision (0: from the start).")] = 0,
+    limit: Annotated[int, Field(ge=1, le=1000)] = 200,
 ) -> dict:
-    """Changes to a persona's corpus after a revision: items added to or removed from each
-    facet, the current revision, and truncated=true if older changes were trimmed."""
+    """What entered or left a persona's read and saved items after a revision (to sync)."""
     u = require_user(db, user)
     r = membership.changes_since(db, u["id"], since, limit)
     note = (f" Some changes after that revision were trimmed from the log: {REREAD_ITEMS}."
             if r["truncated"] else "")
     more = f" More follow: {_more(r['next_since'])}." if r["has_more"] else ""
-    return ok(f"{_n(len(r['changes']), 'change')} after revision {since}; current revision "
+    return ok(f"{plural(len(r['changes']), 'change')} after revision {since}; current revision "
               f"{r['revision']}.{note}{more}",
               user=u["name"], since=since, **r)
 
@@ -431,13 +447,12 @@ def corpus_changes(
 def corpus_ranked(
     db,
     user: User,
-    limit: Annotated[int, Field(ge=1, le=200, description="Most items to return.")] = 10,
+    limit: Annotated[int, Field(ge=1, le=200)] = 10,
 ) -> dict:
-    """A persona's experienced items by strength (0-1), strongest first: how much was read,
-    highlights and notes, a favorite, re-reads."""
+    """A persona's read items by strength (0-1: read, highlights, notes, saved, re-reads)."""
     u = require_user(db, user)
     items = strength.ranked(db, u["id"], limit)
-    return ok(f"{_n(len(items), 'experienced item')} of {u['name']} by strength (0-1).",
+    return ok(f"{plural(len(items), 'experienced item')} of {u['name']} by strength (0-1).",
               user=u["name"], items=items)
 
 
@@ -445,10 +460,9 @@ def corpus_ranked(
 def corpus_entities(
     db,
     user: User,
-    limit: Annotated[int, Field(ge=1, le=200, description="Most entities to return.")] = 20,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
 ) -> dict:
-    """Tags, topics and authors of the items a persona read or captured (kind: tag, topic,
-    author), each with its items and first/last seen dates; most items first."""
+    """The tags, topics and authors of what a persona read, with their items."""
     u = require_user(db, user)
     found = entities.entity_view(db, u["id"], limit=limit, items_per_entity=10)
     return ok(f"{len(found)} {'entity' if len(found) == 1 else 'entities'} (tags, topics, "
@@ -460,15 +474,30 @@ def corpus_entities(
 def recall(
     db,
     user: User,
-    query: Annotated[str, Field(min_length=1, max_length=500, description=(
-        "Words that must all appear in the item's title, summary, or the persona's "
-        "highlights or notes on it."))],
-    limit: Annotated[int, Field(ge=1, le=50, description="Most items to return.")] = 10,
+    query: Annotated[str, Field(min_length=1, max_length=500, description="Words that must all occur.")],
+    limit: Annotated[int, Field(ge=1, le=50)] = 10,
 ) -> dict:
-    """What has this persona learned about X? Searches what it read or captured (never items
-    merely saved), across titles, summaries, highlights and notes."""
+    """What has the persona learned about X? Searches what it read or captured: titles,
+    summaries, its highlights and notes."""
     u = require_user(db, user)
-    items = entities.recall(db, u["id"], query, limit)
-    return ok(f"Found {_n(len(items), 'item')} matching {query[:100]!r} among what {u['name']} "
-              "read or captured.", user=u["name"], query=query, items=items)
+    items = [_recalled(i) for i in entities.recall(db, u["id"], query, limit)]
+    kept = fitting(items, ANSWER_BUDGET, rest=1000)
+    cut = (f" {left_out_words(len(items) - kept, ANSWER_BUDGET)}: more words narrow the search."
+           if kept < len(items) else "")
+    return ok(f"Found {plural(len(items), 'item')} matching {query[:100]!r} among what {u['name']} "
+              f"read or captured.{cut}", user=u["name"], query=query, items=items[:kept],
+              left_out=len(items) - kept)
+
+
+#: what recall shows of one item: its first highlights and notes, each clipped (an item may
+#: hold many of 10,000 characters; the budget must hold at least one item whole)
+RECALLED_ROWS, RECALLED_CHARS = 10, 1000
+
+
+def _recalled(item: dict) -> dict:
+    def short(rows):
+        return [{**r, **{k: clip(r[k], RECALLED_CHARS) for k in ("text", "note") if r.get(k)}}
+                for r in rows[:RECALLED_ROWS]]
+
+    return {**item, "highlights": short(item["highlights"]), "notes": short(item["notes"])}
 

@@ -10,13 +10,18 @@ from hermes.contract import MAX_DAYS
 from hermes.facekit.terminal import DbOption, JsonOption, check, database, run_tool
 from hermes.hookspecs import hookimpl
 
-from . import tools
+from . import prompts, tools
 from .render import render_communities, render_digest
 
 
 @hookimpl
 def hermes_register_tools():
     return [tools.kg_communities, tools.digest]
+
+
+@hookimpl
+def hermes_register_prompts():
+    return [prompts.WORTH_READING]
 
 
 @hookimpl

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from hermes.answers import Enclosure, Evidence, Match, TopPart
+from hermes.answers import Enclosure, Evidence, FeedText, FeedTexts, Match, MaybeFeedText, TopPart
 
 
 class Explanation(BaseModel):
     """Why the item is where it is, read off the digest's own ranking (the fields of
-    ``explain_item`` an agent needs to say why)."""
+    ``explain_item`` an agent needs to say why). An answer past its budget keeps only
+    ``match`` and ``reason`` of its lowest-ranked items."""
 
     match: Match
-    evidence: Evidence | None
-    top: list[TopPart]
-    phrases: list[str]
-    reason: str
+    reason: FeedText
+    evidence: Evidence | None = None
+    top: list[TopPart] = []
+    phrases: FeedTexts = []
 
 
 class DigestItem(BaseModel):
@@ -26,19 +27,19 @@ class DigestItem(BaseModel):
 
     id: int
     rank: int
-    title: str
+    title: FeedText
     url: str | None
     enclosure: Enclosure | None
     published: str | None
     date_source: str | None
-    source: str | None
+    source: MaybeFeedText
     content_type: str | None
-    tags: list[str]
-    matched_tags: list[str]
-    summary: str
+    tags: FeedTexts
+    matched_tags: FeedTexts
+    summary: FeedText
     score: float
     match: Match
-    reason: str
+    reason: FeedText
     explanation: Explanation
 
 
@@ -47,9 +48,9 @@ class Topic(BaseModel):
     archive's community it says most about (as ``kg_communities`` labels it); ``items`` shows
     at most ``per_topic``, ``n_total`` counts all."""
 
-    label: str
-    community: str
-    tags: list[str]
+    label: FeedText
+    community: FeedText
+    tags: FeedTexts
     items: list[DigestItem]
     n_total: int
 
@@ -58,18 +59,18 @@ class SavedItem(BaseModel):
     """An item saved for later and not read (``saved_at``: when it was saved)."""
 
     id: int
-    title: str
+    title: FeedText
     url: str | None
     published: str | None
-    source: str | None
-    tags: list[str]
+    source: MaybeFeedText
+    tags: FeedTexts
     saved_at: str | None
 
 
 class Community(BaseModel):
     """A community of the archive's tag graph: ``size`` tags over ``n_items`` items."""
 
-    label: str
+    label: FeedText
     size: int
     n_items: int
-    top_tags: list[str]
+    top_tags: FeedTexts

@@ -14,8 +14,9 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from hermes import tag_graph, window_topics
+from hermes.answers import ANSWER_BUDGET, left_out_words, size_of
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
-from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say
+from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, plural
 from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
@@ -58,6 +59,10 @@ class BelowBar(BaseModel):
 
 class Digest(Result):
     topics: list[Topic] = []
+    #: items whose explanation was cut to match and reason, and items left out, to keep the
+    #: answer within its budget (the lowest ranked first)
+    shortened: int = 0
+    left_out: int = 0
     unclustered: list[DigestItem] = []
     ranking_quality: Quality = Quality()
     window_days: int | None = None
@@ -94,10 +99,6 @@ BAR_ADVICE = Say(mcp="widen the window, add feeds on the persona's topics (add_f
                      "(`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
                  web="choose a longer period, add feeds on your topics, or ✓ items you like")
 
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
 
 
 # --- kg_communities -------------------------------------------------------------------------
@@ -110,13 +111,9 @@ def community_dict(c: tag_graph.Community, top: int = TOP_TAGS) -> dict:
       title="Topics of the archive")
 def kg_communities(
     db,
-    limit: Annotated[int, Field(ge=1, le=MAX_COMMUNITIES,
-                                description="How many communities, largest first.")] = 20,
+    limit: Annotated[int, Field(ge=1, le=MAX_COMMUNITIES)] = 20,
 ) -> dict:
-    """The topics of the whole archive: communities of the tag graph (tags linked by how
-    often they appear on the same item), each with a label (its three most central tags, e.g.
-    'dark matter · galaxy cluster · lensing'), size (its tag count), n_items and top_tags. Tags found on one item only are left out
-    (singletons_left_out counts them). No persona needed."""
+    """The topics of the whole archive: tag communities, largest first. No persona needed."""
     graph = tag_graph.get_graph(db)
     stats = {"n_communities": len(graph.communities), "n_tags": graph.n_tags,
              "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
@@ -127,8 +124,8 @@ def kg_communities(
         return nothing(f"No topic communities: {why}.", **{**Communities.empty(), **stats})
     shown = graph.communities[:limit]
     return ok(
-        f"{_n(len(graph.communities), 'topic community', 'topic communities')} over "
-        f"{_n(graph.n_nodes, 'tag')} (showing {len(shown)}); {_n(graph.left_out, 'tag')} "
+        f"{plural(len(graph.communities), 'topic community', 'topic communities')} over "
+        f"{plural(graph.n_nodes, 'tag')} (showing {len(shown)}); {plural(graph.left_out, 'tag')} "
         "found on one item only left out.",
         communities=[community_dict(c) for c in shown],
         **stats,
@@ -208,8 +205,36 @@ def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict)
         "score": round(float(ranking.scores[position]), 4),
         "match": why["match"],
         "reason": why["reason"],
-        "explanation": {k: why[k] for k in ("match", "evidence", "top", "phrases", "reason")},
+        # each top part's evidence is the explanation's own (said once, not twice)
+        "explanation": {**{k: why[k] for k in ("match", "evidence", "phrases", "reason")},
+                        "top": [{k: v for k, v in t.items() if k != "evidence"} for t in why["top"]]},
     }
+
+
+def within_budget(payload: dict, budget: int = ANSWER_BUDGET) -> tuple[int, int]:
+    """Fit the digest in ``budget`` characters, the lowest-ranked items first: their
+    explanations cut to match and reason, then, if that is not enough, the items left out.
+    Returns (explanations shortened, items left out)."""
+    lists = [t["items"] for t in payload["topics"]] + [payload["unclustered"],
+                                                       payload["below_bar"]["items"]]
+    entries = sorted(((e["rank"], rows, e) for rows in lists for e in rows),
+                     key=lambda entry: -entry[0])
+    total = size_of(payload) + 600  # the message's room
+    shortened = left_out = 0
+    for _, _, entry in entries:
+        if total <= budget:
+            break
+        short = {k: entry["explanation"][k] for k in ("match", "reason")}
+        total -= size_of(entry["explanation"]) - size_of(short)
+        entry["explanation"] = short
+        shortened += 1
+    for _, rows, entry in entries:
+        if total <= budget:
+            break
+        total -= size_of(entry) + 1
+        rows.remove(entry)
+        left_out += 1
+    return shortened, left_out
 
 
 def saved_not_read(db, user_id: int, cap: int) -> dict:
@@ -238,29 +263,21 @@ def saved_not_read(db, user_id: int, cap: int) -> dict:
 
 
 @tool(GROUP, result=Digest, read_only=True, idempotent=True, untrusted=True,
-      title="Digest: what is worth reading")
+      title="What is worth reading")
 def digest(
     db,
     user: User,
     days: Annotated[int, Field(ge=1, le=MAX_DAYS,
-                               description="Window: items published in the last N days.")] = 7,
-    per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC,
-                                    description="Most items shown per topic.")] = 3,
+                               description="Items published in the last N days.")] = 7,
+    per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC)] = 3,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
-                                description="How many top-ranked unread items to group.")] = 30,
+                                description="Best items grouped.")] = 30,
     below_bar: Annotated[bool, Field(
-        description="Also list the items whose match is weak or none (below the persona's "
-                    "bar) in below_bar.items; they are always counted.")] = False,
+        description="Also list the weak and none matches.")] = False,
 ) -> dict:
-    """What is worth reading: a persona's ranked unread items of the last `days` days that
-    clear its bar (match strong or good), grouped into topics (tag-graph communities). A
-    topic's label names the community tags its items carry (community: the whole community's
-    label, as in kg_communities). A topic shows at most `per_topic` items, n_total counts
-    all; items matching no topic are in
-    `unclustered`; `below_bar` counts the weak and none ones (below_bar=true lists them);
-    `saved` lists items saved for later and not read. Items carry their match, a one-line
-    reason and the explanation behind it; ranking_quality says how trained the ranking is.
-    Returns structure only: write the summary yourself."""
+    """What is worth reading: a persona's best unread items of the last `days` days by topic,
+    each with match and why; also unclustered, below-bar, saved items, ranking_quality.
+    Write the summary yourself."""
     persona = require_user(db, user)
     ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_read=True),
                    limit=limit, bar_first=True)
@@ -269,11 +286,11 @@ def digest(
     saved = saved_not_read(db, persona["id"], per_topic)
     if not n_in_window:
         pending = not_embedded(db)
-        advice = (f"{_n(pending, 'item')} {'is' if pending == 1 else 'are'} stored but not "
+        advice = (f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but not "
                   f"embedded yet, so nothing ranks them; {EMBED_PENDING}" if pending else
                   f"{INGEST.sentence()}, or {WIDEN}")
         return nothing(
-            f"No unread items published in the last {_n(days, 'day')} for {persona['name']!r}. "
+            f"No unread items published in the last {plural(days, 'day')} for {persona['name']!r}. "
             f"{advice}.",
             **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
@@ -317,31 +334,38 @@ def digest(
     shown = sum(len(t["items"]) for t in ordered)
     n_above = len(above)
     if not n_above:
-        message = (f"Nothing unread from the last {_n(days, 'day')} clears {persona['name']}'s "
-                   f"bar: none of the {_n(n_in_window, 'item')} is a strong or good match"
+        message = (f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
+                   f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
                    + (" (the closest are listed below the bar)." if below_bar else
                       f"; {SHOW_CLOSEST}.")
                    + f" {BAR_ADVICE.sentence()}.")
     else:
         cleared = ranking.n_above_bar  # all of them, not only the best ``limit`` grouped
         message = (
-            f"{_n(cleared, 'unread item')} from the last {_n(days, 'day')} "
+            f"{plural(cleared, 'unread item')} from the last {plural(days, 'day')} "
             f"{'clears' if cleared == 1 else 'clear'} the bar"
             + (f"; the best {n_above} are grouped" if cleared > n_above else "")
-            + f": {clustered} in {_n(len(ordered), 'topic')} ({shown} shown, at most {per_topic} "
+            + f": {clustered} in {plural(len(ordered), 'topic')} ({shown} shown, at most {per_topic} "
             f"per topic{N_TOTAL}), {len(unclustered)} unclustered; "
-            f"{_n(below['n_total'], 'more item')} below the bar"
+            f"{plural(below['n_total'], 'more item')} below the bar"
             + ("" if below_bar or not below["n_total"] else f" ({SHOW_BELOW})")
             + "."
         )
     if saved["n_total"]:
-        message += f" Also {_n(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
+        message += f" Also {plural(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
     if quality["caveat"]:
         message += f" Ranking is not fully trained: {SEE_CAVEAT}."
     payload = {"topics": ordered, "unclustered": unclustered, "ranking_quality": quality,
                "window_days": days, "n_items": n_above, "n_cleared": ranking.n_above_bar,
                "n_in_window": n_in_window,
                "saved": saved, "below_bar": below}
+    shortened, left_out = within_budget(payload)
+    if shortened:
+        message += (f" To keep this answer under {ANSWER_BUDGET:,} characters, "
+                    f"{plural(shortened, 'item')} (the lowest ranked) only give match and reason"
+                    + (f" and {left_out_words(left_out, ANSWER_BUDGET).split(' to keep')[0]}"
+                       if left_out else "") + "; a smaller limit or per_topic shows all whole.")
+    payload.update(shortened=shortened, left_out=left_out)
     if not (ordered or unclustered or below["items"] or saved["items"]):
         # Nothing cleared the bar and nothing below it was asked for: the digest shows no
         # item, which is its "nothing to show" (seed 001: ok false, the keys present), as

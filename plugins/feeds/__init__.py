@@ -7,6 +7,7 @@ Tools are registered here (the functions live in :mod:`hermes_feeds.tools`); the
 
 from hermes.hookspecs import hookimpl
 
+from . import prompts
 from . import tools as t
 from .cli import register
 
@@ -15,6 +16,11 @@ from .cli import register
 def hermes_register_tools():
     return [t.list_feed, t.explain_item, t.add_feed, t.preview_feed,
             t.list_feeds, t.rename_feed, t.remove_feed, t.suggest_feeds]
+
+
+@hookimpl
+def hermes_register_prompts():
+    return [prompts.TRIAGE]
 
 
 @hookimpl

@@ -13,7 +13,18 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from hermes.answers import ItemExplanation, RankedItem
+from hermes.answers import (
+    ANSWER_BUDGET,
+    FEED_BUDGET,
+    FeedText,
+    FeedTexts,
+    ItemExplanation,
+    MaybeFeedText,
+    RankedItem,
+    fitting,
+    left_out_words,
+    size_of,
+)
 from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
 from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
@@ -40,7 +51,7 @@ from .subscriptions import (
 from .suggest import suggest
 
 GROUP = "feeds"
-UrlArg = Annotated[str, Field(description="The feed's http(s) URL (RSS, Atom or RDF).",
+UrlArg = Annotated[str, Field(description="An http(s) RSS, Atom or RDF feed URL.",
                               min_length=1, max_length=2000)]
 SUMMARY_CHARS = 300
 #: how far ``list_feed`` pages: ``offset`` + ``limit`` items are ranked for a page
@@ -54,7 +65,7 @@ class FeedRow(BaseModel):
 
     id: int
     url: str
-    title: str | None
+    title: MaybeFeedText
     folder: str | None
     site_url: str | None
     item_count: int
@@ -67,12 +78,12 @@ class FeedRow(BaseModel):
 
 
 class PreviewEntry(BaseModel):
-    title: str | None
+    title: MaybeFeedText
     url: str | None
     published: str | None
     content_type: str | None
-    tags: list[str]
-    summary: str
+    tags: FeedTexts
+    summary: FeedText
 
 
 class Suggestion(BaseModel):
@@ -94,6 +105,8 @@ class FeedPage(Result):
     #: how many unread items of the window clear the persona's bar, and how many do not
     above_bar: int = 0
     below_bar: int = 0
+    #: items of this page left out to keep the answer within its budget (offset continues)
+    left_out: int = 0
 
 
 class Explanation(Result):
@@ -175,7 +188,7 @@ def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
 
 
 SinceDays = Annotated[int | None, Field(
-    description="Only items published in the last N days; null = the whole archive.",
+    description="The last N days; null: all.",
     ge=1, le=MAX_DAYS)]
 
 
@@ -183,27 +196,20 @@ SinceDays = Annotated[int | None, Field(
 def list_feed(
     db,
     user: User,
-    limit: Annotated[int, Field(description="How many items.", ge=1, le=100)] = 20,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
     since_days: SinceDays = 7,
     below_bar: Annotated[bool, Field(
-        description="Also return the items whose match is weak or none (below the persona's "
-                    "bar), after the ones that clear it.")] = False,
+        description="Also list the weak and none matches.")] = False,
     offset: Annotated[int, Field(
-        description="Skip this many ranked items first: the next page is offset=limit, then "
-                    "2*limit, and so on (each item's rank stays its place in the whole feed).",
+        description="Skip this many (next page: offset=limit).",
         ge=0, le=MAX_OFFSET)] = 0,
-    brief: Annotated[bool, Field(
-        description="Leave out each item's summary, evidence and component contributions "
-                    "(less than half the size); explain_item gives them for one item.")] = False,
+    detail: Annotated[bool, Field(
+        description="Add summary, evidence, components.")] = False,
     removed_feeds: Annotated[bool, Field(
-        description="Also rank the items of feeds the person removed (kept in the archive, "
-                    "left out of the feed otherwise).")] = False,
+        description="Also items of removed feeds.")] = False,
 ) -> dict:
-    """The persona's ranked feed: the unread items that clear its bar (match strong or
-    good), best first, each with id, title, url, source, enclosure (a podcast's file), score,
-    its match and the reason it ranks; below_bar counts the others (below_bar=true lists them
-    after). Use the ids with record_feedback and explain_item (same since_days: the same
-    reason)."""
+    """A persona's ranked feed: unread items that clear its bar (match strong or good), best
+    first, with id, title, url, match and why."""
     persona = require_user(db, user)
     window = None if since_days is None else float(since_days)
     ranking = rank(db, persona, CandidateQuery(since_days=window, exclude_read=True,
@@ -235,9 +241,25 @@ def list_feed(
             "components": {name: round(float(v[pos]), 3)
                            for name, v in ranking.contributions.items()},
         })
-        if brief:  # an agent choosing what to read: the rest is one explain_item away
-            for bulky in ("summary", "evidence", "components"):
-                del items[-1][bulky]
+        if not detail:  # compact by default: what choosing needs, one explain_item from the rest
+            compact(items[-1])
+    # A budget whatever the clicks (the evidence and reasons grow with them): a page that would
+    # pass it ends early, and offset continues where it ends.
+    budget = ANSWER_BUDGET if detail else FEED_BUDGET
+    kept = fitting(items, budget, rest=400)  # the message and counts: about 300
+    result = _page(ranking, persona, window, offset, below_bar, db, items[:kept], len(items) - kept,
+                   budget)
+    while result["items"] and size_of(result) > budget:  # a message longer than allowed for
+        kept -= 1
+        result = _page(ranking, persona, window, offset, below_bar, db, items[:kept],
+                       len(items) - kept, budget)
+    return result
+
+
+def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -> dict:
+    """list_feed's answer for the ``items`` of the page (``cut`` more left out)."""
+    more = (f" {left_out_words(cut, budget)}: offset={items[-1]['rank'] if items else offset} "
+            "continues." if cut else "")
     scope = "the whole archive" if window is None else f"the last {plural(round(window), 'day')}"
     counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
     name = persona["name"]
@@ -265,7 +287,7 @@ def list_feed(
                    + ("The items listed are the closest anyway; " if below_bar else
                       f"{SHOW_CLOSEST}; ")
                    + f"{BAR_ADVICE}.")
-        return ok(message, user=name, items=items, **counts)
+        return ok(message + more, user=name, items=items, left_out=cut, **counts)
     above = counts["above_bar"]
     n_shown = sum(1 for i in items if i["match"] in ("strong", "good"))
     n_listed = len(items) - n_shown
@@ -280,7 +302,19 @@ def list_feed(
                f" ({SHOW_BELOW})" if below and not below_bar else "")
             + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
               f"{ranking.blend_weight:.0%}{weight_note(ranking.n_clicks, ranking.blend_weight)}.")
-    return ok(head, user=name, items=items, **counts)
+    return ok(head + more, user=name, items=items, left_out=cut, **counts)
+
+
+def compact(item: dict) -> None:
+    """A ranked item as the default page lists it: no summary, evidence, components or tags,
+    the day it was published (its date_source only when not the feed's own date) and an
+    enclosure only where there is one. Twenty such items fit in :data:`FEED_BUDGET`."""
+    for bulky in ("summary", "evidence", "components", "tags"):
+        del item[bulky]
+    item["published"] = (item["published"] or "")[:10] or None
+    for key, usual in (("date_source", "feed"), ("enclosure", None)):
+        if item[key] == usual:
+            del item[key]
 
 
 def _level_counts(ranking) -> str:
@@ -291,11 +325,8 @@ def _level_counts(ranking) -> str:
 # reset_feedback count as the persona's data); not destructive: it only replaces a cache.
 @tool(GROUP, result=Explanation, idempotent=True, untrusted=True)
 def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> dict:
-    """Why an item ranks where it does for a persona, ranked in the same window and order as
-    list_feed with that since_days: its match (strong, good, weak, none), the evidence (the
-    interests clause and liked item it is closest to, with their similarities; the
-    classifier's probability; the rated tags), the components that pushed it
-    up, each component's contribution, the blend weight, and a one-line reason."""
+    """Why an item ranks where it does for a persona, as list_feed ranks it: match, evidence,
+    components, reason."""
     persona = require_user(db, user)
     require_item(db, item_id)
     window = None if since_days is None else float(since_days)
@@ -324,14 +355,10 @@ def add_feed(
     db,
     url: UrlArg,
     title: Annotated[str | None, Field(
-        description="Optional display title; default: the feed's own title.", max_length=200)] = None,
+        description="A display title; default: the feed's own.", max_length=200)] = None,
 ) -> dict:
-    """Subscribe to an RSS/Atom/RDF feed by its http(s) URL, after one fetch checks that it
-    parses (nothing is subscribed if it does not; one already subscribed is answered with
-    already_subscribed=true). Its items are not
-    fetched now but at the next refresh (the reply says when); preview_feed looks first. Private, loopback and
-    local-network addresses are refused, now and at every later ingest of the feed (also
-    after a redirect)."""
+    """Subscribe to a feed URL once a fetch shows it parses; its items come with the next
+    refresh. Private addresses are refused."""
     url = check_web_url(url)
     # Whoever calls the tool — an agent over MCP, or the web form, which a page on another
     # site could drive — the feed is an agent's: guarded now and at every ingest.
@@ -344,10 +371,9 @@ def add_feed(
 def preview_feed(
     db,
     url: UrlArg,
-    limit: Annotated[int, Field(description="How many recent entries.", ge=1, le=20)] = 5,
+    limit: Annotated[int, Field(ge=1, le=20)] = 5,
 ) -> dict:
-    """Fetch an http(s) feed URL and show its recent entries without subscribing or storing
-    anything. Private, loopback and local-network addresses are refused."""
+    """Fetch a feed URL and show its recent entries, subscribing and storing nothing."""
     url = check_web_url(url)
     parsed = probe(url, allow_private=settings().allow_private)
     existing = feed_by_url(db, url)
@@ -370,12 +396,7 @@ def preview_feed(
 
 @tool(GROUP, result=FeedList, read_only=True, idempotent=True, untrusted=True)
 def list_feeds(db) -> dict:
-    """The subscribed feeds: id, title, url, items stored, when each was last tried
-    (last_fetched; that try failed when last_error is set, and error_count says how many in a
-    row did) and is next due (next_fetch), who subscribed it (subscribed_by: user, or agent
-    for add_feed), its folder (nested folders as 'Science / Physics') and site_url; 'refresh'
-    says when the feeds were last refreshed, whether one runs now and when the next is due.
-    Use the ids with remove_feed or rename_feed."""
+    """The subscribed feeds: id, title, url, folder, items, last fetch and error, next fetch."""
     feeds = feed_rows(db)
     orphans = orphaned_count(db)
     refresh, said = refresh_summary(db, feeds)
@@ -392,11 +413,10 @@ def list_feeds(db) -> dict:
 @tool(GROUP, result=FeedRenamed, destructive=True, idempotent=True)
 def rename_feed(
     db,
-    feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
-    title: Annotated[str, Field(description="The new display title.", min_length=1, max_length=200)],
+    feed_id: Annotated[int, Field(description="From list_feeds.", ge=1)],
+    title: Annotated[str, Field(description="The new title.", min_length=1, max_length=200)],
 ) -> dict:
-    """Change a feed's display title (by id from list_feeds). Fetching never overwrites a
-    title you set."""
+    """Change a feed's display title (fetching never overwrites it)."""
     feed = rename(db, feed_id, title)
     # quoted, not repr(): repr doubled a LaTeX title's backslashes, which no face could read
     return ok(f"Feed {feed['id']} is now called '{feed['title']}'.", feed=feed)
@@ -405,13 +425,10 @@ def rename_feed(
 @tool(GROUP, result=FeedRemoval, destructive=True, idempotent=True, untrusted=True)
 def remove_feed(
     db,
-    feed_id: Annotated[int, Field(description="The feed's id, from list_feeds.", ge=1)],
-    confirm: Annotated[bool, Field(
-        description="true removes; false (default) changes nothing and says what would be "
-                    "removed.")] = False,
+    feed_id: Annotated[int, Field(description="From list_feeds.", ge=1)],
+    confirm: bool = False,
 ) -> dict:
-    """Unsubscribe from a feed (by id from list_feeds); its items stay in the archive and every
-    like/dislike on them is kept. Needs confirm=true."""
+    """Unsubscribe from a feed; its items and ratings stay. Needs confirm=true."""
     plan = removal_plan(db, feed_id)
     # By id and URL: the title usually comes from the feed itself (untrusted text) and is
     # in the feed payload, not in the tool's own words.
@@ -442,11 +459,10 @@ def _kept_words(plan: dict, verb: str, note: str = "") -> str:
 def suggest_feeds(
     db,
     user: User,
-    limit: Annotated[int, Field(description="How many suggestions.", ge=1, le=30)] = 8,
+    limit: Annotated[int, Field(ge=1, le=30)] = 8,
 ) -> dict:
-    """Feeds to subscribe to from a curated list shipped with hermes, scored against the tags
-    the persona liked and the words of its interests; subscribed ones are left out. No web
-    search. Subscribe with add_feed(url)."""
+    """Feeds to subscribe to from a curated list, scored against the persona's liked tags and
+    interests."""
     persona = require_user(db, user)
     found = suggest(db, persona, limit=limit)
     if not found:

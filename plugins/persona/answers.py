@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from hermes.answers import Enclosure
+from hermes.answers import Enclosure, FeedText, FeedTexts, MaybeFeedText
 
 Label = Literal["like", "dislike"]
 
@@ -37,7 +37,7 @@ class Persona(BaseModel):
 
 
 class TagCount(BaseModel):
-    tag: str
+    tag: FeedText
     count: int
 
 
@@ -51,16 +51,16 @@ class SearchHit(BaseModel):
 
     id: int
     rank: int
-    title: str
-    summary: str
+    title: FeedText
+    summary: FeedText
     url: str | None
     enclosure: Enclosure | None
     published: str | None
     date_source: str | None
     content_type: str | None
-    tags: list[str]
-    authors: list[str]
-    source: str | None
+    tags: FeedTexts
+    authors: FeedTexts
+    source: MaybeFeedText
     score: float
     rated: Label | None
 
@@ -69,7 +69,7 @@ class Tally(BaseModel):
     """A tag, topic, content type or source (``key``; a source by its feed's title) and the
     persona's clicks on it; ``score`` > 0 leans liked."""
 
-    key: str
+    key: FeedText
     likes: int
     dislikes: int
     score: float
@@ -83,7 +83,7 @@ class AtOdds(Tally):
 
 class RecentClick(BaseModel):
     item_id: int
-    title: str | None
+    title: MaybeFeedText
     rated: Label
     source: str
     at: str | None
@@ -93,7 +93,7 @@ class Brief(BaseModel):
     """An item a bootstrap liked or disliked."""
 
     id: int
-    title: str | None
+    title: MaybeFeedText
 
 
 class Loss(BaseModel):

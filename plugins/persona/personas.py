@@ -102,12 +102,13 @@ def create_persona(db: sqlite_utils.Database, name, interests) -> dict:
 
 
 def update_interests(db: sqlite_utils.Database, name, interests) -> tuple[dict, str]:
-    """Replace the interests text; return (persona, previous text). No cache is invalidated by
-    hand: the persisted interests vector is keyed by a hash of the text, so new text
-    re-embeds on the next ranking and unchanged text costs nothing."""
+    """Replace the interests text; return (persona, previous text). ``interests=None`` clears
+    it ("forget my interests": the ranking then learns from clicks alone). No cache is
+    invalidated by hand: the persisted interests vector is keyed by a hash of the text, so
+    new text re-embeds on the next ranking and unchanged text costs nothing."""
     if not isinstance(name, str):
         raise InvalidInput(f"name must be a string, got {type(name).__name__}")
-    interests = validate_interests(interests)
+    interests = "" if interests is None else validate_interests(interests)
     user = require_user(db, name)
     if user["interests"] != interests:
         with write_transaction(db):

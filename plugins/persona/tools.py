@@ -12,8 +12,10 @@ from urllib.parse import quote
 
 from pydantic import Field
 
+from hermes.answers import ANSWER_BUDGET, fitting, left_out_words
+from hermes.arguments import spelled
 from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
-from hermes.errors import HermesError
+from hermes.errors import HermesError, InvalidInput
 from hermes.faces import CREATE_PERSONA, INGEST, Say, plural, typed
 from hermes.ranking.interests import split_unwanted
 from hermes.records import file_of, require_user
@@ -111,18 +113,14 @@ def _confirm_how(tool: str) -> Say:
 
 
 NewName = Annotated[str, Field(
-    description="A short unique name: starts with a letter or digit; letters, digits, spaces "
-                "and _ . @ + - only. Example: 'alice'.",
+    description="Short, unique: letters, digits, spaces, _.@+-",
     min_length=1, max_length=NAME_MAX,
 )]
 Interests = Annotated[str, Field(
-    description="What this persona wants to read, in plain words: topics, methods, fields. "
-                "Example: 'graph neural networks, protein folding'.",
+    description="What it wants to read, e.g. 'graph neural networks, protein folding'.",
     min_length=1, max_length=personas.INTERESTS_MAX,
 )]
-Confirm = Annotated[bool, Field(
-    description="true deletes; false (default) changes nothing and lists what would be lost.",
-)]
+Confirm = bool
 
 
 class Users(Result):
@@ -173,6 +171,8 @@ class ProfileStatus(Result):
 class SearchResults(Result):
     results: list[SearchHit] = []
     count: int = 0
+    #: results left out to keep the answer within its budget
+    left_out: int = 0
 
 
 class Deletion(Result):
@@ -192,8 +192,8 @@ class Bootstrap(Result):
 @tool(GROUP, result=Users, read_only=True, idempotent=True,
       title="List personas")
 def list_users(db) -> dict:
-    """Every persona (user) with its interests text and how many likes and dislikes it has
-    given. Use a name from here as `user` in other tools."""
+    """Every persona with its interests and like and dislike counts; its name is the user of
+    other tools."""
     rows = db.execute(
         """SELECT u.name, u.interests, u.created,
                   count(c.id), coalesce(sum(c.label = 'like'), 0), coalesce(sum(c.label = 'dislike'), 0)
@@ -215,9 +215,8 @@ def list_users(db) -> dict:
 # only a different text for a taken name is refused (docs/plugin_hooks.md, "isError").
 @tool(GROUP, result=PersonaResult, idempotent=True)
 def create_persona(db, name: NewName, interests: Interests) -> dict:
-    """Create a persona: a unique short name and its interests as plain text. The same call
-    again changes nothing (created: false); a taken name with other interests is refused
-    (update_persona changes them)."""
+    """Create a persona: a unique short name and its interests in plain words. The same call
+    again is ok."""
     found = _same_persona(db, name, interests)
     if found is not None:
         left_out = split_unwanted(found["interests"])[1]
@@ -249,13 +248,12 @@ def _same_persona(db, name, interests) -> dict | None:
 
 
 @tool(GROUP, result=Proposal, read_only=True, idempotent=True, untrusted=True,
-      title="Suggest interests from the archive's tags")
+      title="Common tags")
 def propose_interests(
     db,
-    limit: Annotated[int, Field(description="How many tags.", ge=1, le=100)] = 12,
+    limit: Annotated[int, Field(ge=1, le=100)] = 12,
 ) -> dict:
-    """Help for writing interests: the most common tags in the archive with their item counts,
-    and the content types present."""
+    """The archive's most common tags and its content types: help for writing interests."""
     tags = [
         {"tag": tag, "count": n}
         for tag, n in db.execute(
@@ -286,16 +284,33 @@ def propose_interests(
 
 
 @tool(GROUP, result=PersonaUpdate, destructive=True, idempotent=True)
-def update_persona(db, name: User, interests: Interests) -> dict:
-    """Replace a persona's interests text (the previous text is returned). The ranking uses
-    the new text from the next call on; clicks are kept."""
-    user, previous = personas.update_interests(db, name, interests)
+def update_persona(
+    db,
+    name: User,
+    interests: Annotated[Optional[str], Field(
+        description="The new text.",
+        min_length=1, max_length=personas.INTERESTS_MAX)] = None,
+    clear: Annotated[bool, Field(
+        description="true forgets the interests.")] = False,
+) -> dict:
+    """Replace a persona's interests text, or forget it (clear=true); the old text is returned
+    and clicks are kept."""
+    if clear == (interests is not None):
+        raise InvalidInput(f"update_persona takes either {spelled('interests')} (the new text) "
+                           f"or {spelled('clear')}=true (forget the interests), "
+                           + ("not both" if clear else "one of them"))
+    user, previous = personas.update_interests(db, name, None if clear else interests)
     left_out = split_unwanted(user["interests"])[1]
     payload = {"name": user["name"], "interests": user["interests"], "previous_interests": previous,
                "not_wanted": left_out}
     if previous == user["interests"]:
-        return ok(f"persona {user['name']!r} already has exactly these interests; nothing changed",
+        return ok(f"persona {user['name']!r} already has "
+                  + ("no interests text" if clear else "exactly these interests") + "; nothing changed",
                   persona=payload, changed=False)
+    if clear:
+        return ok(f"forgot the interests of {user['name']!r}{OLD_TEXT}: the ranking learns from its "
+                  f"{plural(personas.click_counts(db, user['id'])['clicks'], 'click')} alone "
+                  "until it has interests again", persona=payload, changed=True)
     return ok(f"updated the interests of {user['name']!r}; the next ranking uses them"
               f"{OLD_TEXT}.{not_wanted(user['name'], left_out)}".rstrip("."),
               persona=payload, changed=True)
@@ -306,9 +321,7 @@ def update_persona(db, name: User, interests: Interests) -> dict:
 # and a second call changes nothing more (it is refused), so it is idempotent.
 @tool(GROUP, result=PersonaUpdate, destructive=True, idempotent=True)
 def rename_persona(db, name: User, new_name: NewName) -> dict:
-    """Rename a persona, keeping its clicks, interests, corpus and explanations (they belong
-    to the persona, not to its name). Refused if another persona has the new name (ignoring
-    case); changing only the case ('alice' to 'Alice') is allowed."""
+    """Rename a persona, keeping all it has."""
     user, previous = personas.rename_persona(db, name, new_name)
     payload = {"name": user["name"], "interests": user["interests"], "previous_name": previous}
     if previous == user["name"]:
@@ -324,13 +337,10 @@ def rename_persona(db, name: User, new_name: NewName) -> dict:
 
 
 @tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True,
-      title="What a persona has learned")
+      title="What a persona learned")
 def profile_status(db, user: User) -> dict:
-    """What a persona has taught the ranking: click counts (by source), the blend weight
-    between written interests and learned behaviour, most liked and disliked tags (feed
-    categories, which the ranking counts), topics (keyphrases: listed, not counted), types and
-    sources, whether the click classifier is active and why, and disliked tags or topics the
-    interests text asks for (the clicks pull against the text)."""
+    """What a persona taught the ranking: clicks and their weight, liked and disliked tags,
+    topics, types and sources, the classifier's state."""
     s = status.profile_status(db, user)
     # Counted, not listed: tags are feed text (untrusted), kept in the liked_tags payload.
     liked = f"{len(s['liked_tags'])}{SEE_LIKED_TAGS}" if s["liked_tags"] else "none yet"
@@ -356,34 +366,31 @@ def search_feed(
     db,
     user: User,
     query: Annotated[str, Field(
-        description="Words that must all occur in the title or summary (case-insensitive; "
-                    "a word also finds longer words it begins and its inflections: 'graph' finds "
-                    "'graphene' and 'graphs'; a word with other characters than letters and "
-                    "digits, like '100%' or 'x-ray', is matched literally). May be empty when "
-                    "tag, content_type or author is given.",
+        description="All must occur ('graph' finds 'graphs'); may be empty with a filter.",
         max_length=search.QUERY_MAX,
     )],
     tag: Annotated[Optional[str], Field(
-        description="Only items with this tag, e.g. 'cs.LG' (propose_interests lists tags).",
+        description="Only this tag, e.g. 'cs.LG'.",
         max_length=200,
     )] = None,
     content_type: Annotated[Optional[str], Field(
-        description="Only items of this type, e.g. 'paper', 'article', 'podcast'.",
+        description="Only this type: paper, podcast…",
         max_length=50,
     )] = None,
-    limit: Annotated[int, Field(description="How many results.", ge=1, le=search.SEARCH_MAX)] = 10,
+    limit: Annotated[int, Field(ge=1, le=search.SEARCH_MAX)] = 10,
     author: Annotated[Optional[str], Field(
-        description="Only items by this person: a surname ('Furtak') matches everyone of that "
-                    "name, an initial and surname ('L. Furtak') one person.",
+        description="Only by this person ('Furtak', 'L. Furtak').",
         max_length=200,
     )] = None,
 ) -> dict:
-    """Search the whole archive (any age, rated items included) by words in the title or
-    summary, optionally one tag, content type or author only, in the persona's ranking order;
-    `rated` says if the persona liked or disliked a result. Its ids are the items' ids in
-    every tool that takes an item_id."""
+    """Search the whole archive (any age) by words in title or summary, or by tag, type or
+    author, in the persona's ranking order."""
     results, message = search.search(db, user, query, tag, content_type, limit, author=author)
-    return ok(message, results=results, count=len(results))
+    kept = fitting(results, ANSWER_BUDGET, rest=1000)
+    if kept < len(results):
+        message += (f" {left_out_words(len(results) - kept, ANSWER_BUDGET)} (the lowest ranked): "
+                    "more words or a filter narrow the search.")
+    return ok(message, results=results[:kept], count=kept, left_out=len(results) - kept)
 
 
 def _nonzero(rows: dict[str, int]) -> dict[str, int]:
@@ -418,34 +425,28 @@ def _destroy(db, name, confirm, *, persona: bool) -> dict:
 
 @tool(GROUP, result=Deletion, destructive=True, idempotent=True)
 def delete_persona(db, name: User, confirm: Confirm = False) -> dict:
-    """Delete a persona with all its clicks, explanations and other per-persona data. Needs
-    confirm=true; with false nothing changes and the result says what would be lost."""
+    """Delete a persona and everything it has. Needs confirm=true."""
     return destroy(db, name, confirm, persona=True)
 
 
 @tool(GROUP, result=Deletion, destructive=True, idempotent=True,
-      title="Reset a persona's feedback")
+      title="Reset feedback")
 def reset_feedback(db, name: User, confirm: Confirm = False) -> dict:
-    """Delete all of a persona's likes and dislikes (and cached explanations), keeping the
-    persona and its interests. Needs confirm=true; with false nothing changes and the result
-    says what would be lost."""
+    """Delete all of a persona's likes and dislikes, keeping it and its interests. Needs
+    confirm=true."""
     return destroy(db, name, confirm, persona=False)
 
 
 @tool(GROUP, result=Bootstrap, idempotent=True, untrusted=True,
-      title="Warm up a new persona")
+      title="Warm up a persona")
 def bootstrap_persona(
     db,
     name: User,
-    n_like: Annotated[int, Field(description="How many of the closest items to like.",
-                                 ge=0, le=_bootstrap.BOOTSTRAP_MAX)] = 5,
-    n_dislike: Annotated[int, Field(description="How many of the farthest items to dislike.",
-                                    ge=0, le=_bootstrap.BOOTSTRAP_MAX)] = 5,
+    n_like: Annotated[int, Field(ge=0, le=_bootstrap.BOOTSTRAP_MAX)] = 5,
+    n_dislike: Annotated[int, Field(ge=0, le=_bootstrap.BOOTSTRAP_MAX)] = 5,
 ) -> dict:
-    """Warm up a new persona that has no feedback yet: like the items closest to its interests
-    (only strong or good matches; refused when there is none) and dislike the farthest ones
-    with no match (click source 'bootstrap'). Fewer than asked when fewer qualify. Again on a
-    persona whose clicks all come from bootstrap it changes nothing (already_warmed: true)."""
+    """Warm up a persona with no feedback: like the items closest to its interests, dislike the
+    farthest. Again: nothing changes."""
     warmed = _bootstrap.warmed(db, name) if n_like + n_dislike else 0
     if warmed:
         who = require_user(db, name)["name"]
@@ -502,24 +503,20 @@ HOW = {"arxiv": "arXiv id", "doi": "DOI", "url": "URL", "title": "title"}
 
 # Idempotent: a second import of the same file finds every entry again and adds nothing.
 @tool(GROUP, result=LibraryImport, idempotent=True, untrusted=True,
-      title="Import a library of papers")
+      title="Import a library")
 def import_library(
     db,
     name: User,
     text: Annotated[str, Field(
-        description="The library file's text (not a path): BibTeX (.bib), RIS (.ris) or "
-                    "CSL-JSON, as Zotero, JabRef, Mendeley or hermes corpus export write it.",
+        description="The file's text (not a path).",
         min_length=1, max_length=library.IMPORT_MAX_CHARS,
     )],
     format: Annotated[Literal["auto", "bibtex", "ris", "csl-json"], Field(
-        description="The file's format; auto (default) tells them apart by their content.",
+        description="auto (default) tells them apart.",
     )] = "auto",
 ) -> dict:
-    """Teach a persona from the person's own library of papers: every entry of a BibTeX, RIS
-    or CSL-JSON file becomes a like (click source 'bootstrap'). Entries are found in the
-    archive by arXiv id, DOI, URL or title; an entry not there is stored as an item of its
-    own from the file (nothing is fetched). Importing the same file again adds nothing; a
-    malformed entry is refused by its line and the others are imported."""
+    """Teach a persona from a BibTeX, RIS or CSL-JSON library: each entry becomes a like (found
+    in the archive, else stored)."""
     done = library.import_library(db, name, text, format)
     matched = sum(done.matched.values())
     how = ", ".join(f"{n} by {HOW[k]}" for k, n in done.matched.items() if n)
