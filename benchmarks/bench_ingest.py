@@ -2,6 +2,15 @@
 re-ingesting unchanged feeds over loopback HTTP.
 
     .venv/bin/python benchmarks/bench_ingest.py [--runs 3] [--feeds 50]
+    .venv/bin/python benchmarks/bench_ingest.py --fresh 1000 [--runs 3]   # issue 36
+
+``--fresh N``: ``hermes ingest`` of N new abstracts (sentences of the bundled arXiv samples'
+abstracts recombined into N distinct ones of the samples' lengths, one local RSS file) into a
+new database, a fresh process timed from spawn to exit, with the default settings (the real
+model, ``auto``); beside it, in the same round, the warm rate of the path ``auto`` takes on
+the same texts (a child of its own, model loaded and warmed up, one ``embed`` call). The
+figure is the ingest's rate over the warm rate, in wall and CPU time, and which model
+libraries the ingest process loaded (one path, not both).
 
 Prints a markdown table. Each sample run starts from a fresh database; the model is loaded
 once before timing (its load time is reported on its own line), so items/s is the
@@ -92,11 +101,157 @@ def bench_unchanged(n_feeds: int, runs: int) -> dict:
     return {"feeds": n_feeds, "wall": statistics.median(times), "min": min(times), "max": max(times)}
 
 
+def fresh_feed(path: Path, n: int, seed: int = 0) -> None:
+    """An RSS file of ``n`` distinct abstracts made of the sample arXiv abstracts' sentences."""
+    import random
+    import re
+    from datetime import datetime, timezone
+    from xml.sax.saxutils import escape
+
+    import feedparser
+
+    papers = {}
+    for sample in sample_feed_paths():
+        if "arxiv" in sample.name:
+            for e in feedparser.parse(str(sample)).entries:
+                papers.setdefault(e.get("id"), (e.title, re.sub(r"<[^>]+>", " ", e.get("summary", ""))))
+    rng = random.Random(seed)
+    sentences = [x.strip() for _, text in papers.values() for x in re.split(r"(?<=\.)\s+", text) if x.strip()]
+    lengths = [len(text) for _, text in papers.values()]
+    titles = [title for title, _ in papers.values()]
+    now = datetime.now(timezone.utc).strftime("%a, %d %b %Y %H:%M:%S +0000")
+    items = []
+    for k in range(n):
+        want, text = rng.choice(lengths), []
+        while sum(len(x) + 1 for x in text) < want:
+            text.append(rng.choice(sentences))
+        title = f"{rng.choice(titles)} ({k})"
+        items.append(f"<item><guid>fresh-{k}</guid><title>{escape(title)}</title>"
+                     f"<link>https://bench.example/{k}</link><description>{escape(' '.join(text))}"
+                     f"</description><pubDate>{now}</pubDate></item>")
+    path.write_text('<?xml version="1.0"?><rss version="2.0"><channel><title>fresh</title>'
+                    + "".join(items) + "</channel></rss>", encoding="utf-8")
+
+
+INGEST = r"""
+import sys
+from hermes.cli.app import main
+sys.argv = ["hermes", "ingest", "--json", "--db", sys.argv[1]]
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+loaded = [m for m in ("torch", "sentence_transformers", "onnxruntime") if m in sys.modules]
+print("LOADED " + ",".join(loaded), file=sys.stderr)
+sys.exit(code)
+"""
+
+WARM = r"""
+import json, sys, time
+texts = json.load(open(sys.argv[2]))
+if sys.argv[1] == "onnx":
+    from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder as Embedder
+else:
+    from hermes.embed import MiniLMEmbedder as Embedder
+embedder = Embedder()
+embedder.embed(sorted(texts, key=len)[-64:])  # load, and warm up on the longest batch
+start, cpu = time.perf_counter(), time.process_time()
+embedder.embed(texts)
+print(json.dumps([time.perf_counter() - start, time.process_time() - cpu]))
+"""
+
+
+def bench_fresh(n: int, runs: int) -> str:
+    import json
+    import resource
+    import subprocess
+
+    from hermes.onnx_embed.choice import DefaultEmbedder
+
+    def child_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    def run(argv, env):
+        t0, c0 = time.perf_counter(), child_cpu()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0:
+            raise SystemExit(f"{argv[:3]} failed: {done.stderr[-2000:]}")
+        return time.perf_counter() - t0, child_cpu() - c0, done
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if k not in ("HERMES_EMBEDDER", "HERMES_EMBED_BACKEND")}
+        env.update(HERMES_HOME=str(tmp / "home"), HF_HUB_OFFLINE="1")
+        feed = tmp / "fresh.xml"
+        fresh_feed(feed, n)
+        capture = tmp / "capture.db"
+        db = get_db(capture)
+        add_feeds(db, [(str(feed), None)])
+
+        class Capture(HashEmbedder):
+            texts: list[str] = []
+
+            def embed(self, texts):
+                self.texts.extend(texts)
+                return super().embed(texts)
+
+        run_ingest(db, embedder=Capture())
+        db.conn.close()
+        texts = tmp / "texts.json"
+        texts.write_text(json.dumps(Capture.texts))
+        assert len(Capture.texts) == n, len(Capture.texts)
+        hermes = Path(sys.executable).with_name("hermes")
+        run([str(hermes), "model", "prepare"], env)  # the ONNX copy, made once per user
+        os.environ["HERMES_HOME"] = env["HERMES_HOME"]
+        path = DefaultEmbedder("auto").choose(n)
+        for r in range(runs):
+            _, _, done = run([sys.executable, "-c", WARM, path, str(texts)], env)
+            inner_wall, inner_cpu = json.loads(done.stdout.strip().splitlines()[-1])
+            target = tmp / f"ingest-{r}.db"
+            db = get_db(target)
+            add_feeds(db, [(str(feed), None)])
+            db.conn.close()
+            wall, cpu, done = run([sys.executable, "-c", INGEST, str(target)], env)
+            assert json.loads(done.stdout)["embedded"] == n, done.stdout[-500:]
+            loaded = done.stderr.rsplit("LOADED ", 1)[1].strip()
+            rows.append({"wall": wall, "cpu": cpu, "warm_wall": inner_wall, "warm_cpu": inner_cpu,
+                         "loaded": loaded, "load": os.getloadavg()[0]})
+            print(f"round {r}: {rows[-1]}", file=sys.stderr)
+    med = lambda key: statistics.median(row[key] for row in rows)
+    wall_ratio = statistics.median(row["warm_wall"] / row["wall"] for row in rows)
+    cpu_ratio = statistics.median(row["warm_cpu"] / row["cpu"] for row in rows)
+    loaded = sorted({row["loaded"] for row in rows})
+    loads = ", ".join(f"{row['load']:.1f}" for row in rows)
+    return "\n".join([
+        f"## `hermes ingest` of {n:,} new abstracts, fresh process (median of {runs} rounds)\n",
+        "| figure | value | target |",
+        "| --- | --- | --- |",
+        f"| path `auto` takes at {n:,} texts | {path} | |",
+        f"| ingest, spawn to exit | {med('wall'):.1f} s wall, {med('cpu'):.1f} CPU s "
+        f"({n / med('wall'):.1f} items/s) | |",
+        f"| warm rate of the same path on the same texts (model loaded and warmed up) | "
+        f"{med('warm_wall'):.1f} s wall, {med('warm_cpu'):.1f} CPU s ({n / med('warm_wall'):.1f} texts/s) | |",
+        f"| ingest rate ÷ warm rate (median of the rounds' ratios), wall / CPU | "
+        f"{wall_ratio:.2f}× / {cpu_ratio:.2f}× | ≥ 0.95× |",
+        f"| model libraries the ingest process loaded | {'; '.join(loaded) or 'none'} | one path |",
+        f"\nload average during the rounds: {loads}; "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
+    ])
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--feeds", type=int, default=50)
+    ap.add_argument("--fresh", type=int, metavar="N", help="only the fresh-process ingest of N abstracts")
     args = ap.parse_args(argv)
+    if args.fresh:
+        print(bench_fresh(args.fresh, args.runs))
+        return
     s = bench_samples(args.runs)
     u = bench_unchanged(args.feeds, max(5, args.runs))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())

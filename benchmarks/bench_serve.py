@@ -7,12 +7,17 @@ the spawn to the ``tools/list`` answer (``initialize`` + ``notifications/initial
 VmHWM) is read from ``/proc``, and its memory map is checked for torch's shared libraries
 (proof that no model code was loaded).
 
+The floor (issue 36): a bare MCP SDK server (``MCPServer`` over stdio) with as many tools
+as hermes lists, each a two-parameter function, started and asked for ``tools/list`` by
+the same client, alternating with the hermes start-ups (paired, same rounds): the target
+is hermes ≤ 1.3× its median.
+
 Per-call overhead: in one session, ``list_feeds`` (a trivial read over a 5-feed database) is
 called ``--calls`` times over stdio; the same function is called in process the same way the
 server calls it (a connection per call, through ``call_tool``). The difference of the
 medians is what the protocol, the JSON encoding, the worker thread and the pipes cost.
 
-    .venv/bin/python benchmarks/bench_serve.py               # 7 start-ups, 200 calls
+    .venv/bin/python benchmarks/bench_serve.py               # 7 paired start-ups, 200 calls
     .venv/bin/python benchmarks/bench_serve.py --runs 9 --calls 500
 """
 
@@ -79,6 +84,43 @@ def make_db(path: Path, env: dict) -> None:
         "    db.execute('INSERT INTO feeds (url, title) VALUES (?, ?)', [f'https://bench.example/{i}', f'feed {i}'])\n"
     )
     subprocess.run([sys.executable, "-c", code, str(path)], env=env, check=True)
+
+
+BARE = """
+import sys
+from typing import Annotated
+
+from pydantic import Field
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bare")
+
+
+def make(i):
+    def tool(user: Annotated[str, Field(max_length=100, description="A persona.")],
+             limit: Annotated[int, Field(ge=1, le=50, description="How many.")] = 20) -> dict:
+        return {"ok": True, "message": f"tool {i}", "user": user, "limit": limit}
+    return tool
+
+
+for i in range(int(sys.argv[1])):
+    server.add_tool(make(i), name=f"tool_{i}", description=f"Tool number {i}.")
+server.run()
+"""
+
+
+async def bare_start(n_tools: int, env: dict, script: Path) -> dict:
+    """The floor: a bare MCP SDK server with ``n_tools`` tools, start → ``tools/list``."""
+    params = StdioServerParameters(command=sys.executable, args=[str(script), str(n_tools)], env=env)
+    t0 = time.perf_counter()
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        elapsed = time.perf_counter() - t0
+        [pid] = children()
+        cpu = cpu_seconds(pid)
+    assert len(tools) == n_tools
+    return {"seconds": elapsed, "cpu": cpu}
 
 
 async def one_start(db: Path, env: dict) -> dict:
@@ -190,7 +232,16 @@ def main() -> None:
         make_db(db, full_env)
 
         load_before = os.getloadavg()[0]
-        starts = [anyio.run(one_start, db, env) for _ in range(max(5, args.runs))]
+        script = tmp / "bare_server.py"
+        script.write_text(BARE)
+        n_tools = anyio.run(one_start, db, env)["tools"]  # and a warm page cache for both
+        anyio.run(bare_start, n_tools, env, script)
+        starts, bares = [], []
+        for k in range(max(5, args.runs)):  # paired: the two alternate, each first in turn
+            pair = [lambda: starts.append(anyio.run(one_start, db, env)),
+                    lambda: bares.append(anyio.run(bare_start, n_tools, env, script))]
+            for run in (pair if k % 2 == 0 else pair[::-1]):
+                run()
         stdio = anyio.run(calls_over_stdio, db, env, args.calls)
         os.environ.update(env)
         inproc = calls_in_process(db, args.calls)
@@ -206,8 +257,17 @@ def main() -> None:
     print("| --- | --- | --- |")
     print(f"| start → `tools/list` answer, median (min–max) | {statistics.median(secs):.3f} s "
           f"({min(secs):.3f}–{max(secs):.3f}) | ≤ 1 s |")
-    print(f"| server CPU time (user+sys) until `tools/list`, median | "
-          f"{statistics.median(s['cpu'] for s in starts):.2f} s | |")
+    bare_secs = [b["seconds"] for b in bares]
+    ratios = [h / b for h, b in zip(secs, bare_secs)]
+    print(f"| floor: a bare MCP SDK server with {n_tools} tools, start → `tools/list`, median "
+          f"(min–max) | {statistics.median(bare_secs):.3f} s ({min(bare_secs):.3f}–{max(bare_secs):.3f}) | |")
+    print(f"| hermes ÷ the bare server: ratio of medians; median of the paired ratios | "
+          f"{statistics.median(secs) / statistics.median(bare_secs):.2f}×; {statistics.median(ratios):.2f}× "
+          f"| ≤ 1.3× |")
+    print(f"| server CPU time (user+sys) until `tools/list`, median: hermes / the bare server | "
+          f"{statistics.median(s['cpu'] for s in starts):.2f} s / "
+          f"{statistics.median(b['cpu'] for b in bares):.2f} s "
+          f"({statistics.median(s['cpu'] for s in starts) / statistics.median(b['cpu'] for b in bares):.2f}×) | |")
     print(f"| resident memory after `tools/list` (VmRSS), median | {statistics.median(rss):.1f} MB "
           f"(peak VmHWM {statistics.median(hwm):.1f} MB) | ≤ 150 MB |")
     print(f"| torch / sentence-transformers mapped in the server | "
