@@ -41,7 +41,8 @@ import topics_data  # noqa: E402
 
 FIELDS = ("math", "cond-mat", "hep", "astro-ph")
 WINDOW = 30
-GRID = {"TAG_WEIGHT": (0.0, 0.3, 0.5, 0.7, 1.0), "CUT": (1.2, 1.25, 1.3, 1.35, 1.4, 1.5)}
+#: the grid ``--tune`` prints on half A (NEIGHBOURS 30: every link of a window of 30 counts)
+GRID = {"CENTER": (0.0, 1.0), "NEIGHBOURS": (3, 30), "MAX_ALONE": (0.1, 0.15, 0.17, 0.2)}
 
 
 def half(paper: dict) -> str:
@@ -137,17 +138,19 @@ def setting(values: dict) -> None:
 
 
 def tune(archives: dict[str, Archive], n: int) -> None:
-    """Print the grid on half A: the mean over the scored archives (single fields against
-    categories, the mix against its archives)."""
-    print("| TAG_WEIGHT | CUT | one field: topics | purity | AMI | unclustered | mix: topics | "
-          "purity | AMI | unclustered |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    """Print the grid on half A: each field's purity (against its fine categories), the
+    one-field means, and the mix (against its archives)."""
+    print(f"| {' | '.join(GRID)} | math | cond-mat | hep | one field: topics (fewest) | AMI | "
+          "unclustered | mix: topics | purity | AMI | unclustered |")
+    print("|" + "---|" * (len(GRID) + 10))
     for combo in itertools.product(*GRID.values()):
         setting(dict(zip(GRID, combo)))
         one = [measure(archives[f], "A", n, grouped_now, fine) for f in FIELDS if f != "astro-ph"]
         mix = measure(archives["mix"], "A", n, grouped_now, coarse)
         mean = {k: statistics.mean(r[k] for r in one) for k in one[0]}
-        print(f"| {' | '.join(map(str, combo))} | {mean['topics']:.1f} | {mean['purity']:.2f} | "
+        print(f"| {' | '.join(map(str, combo))} | "
+              + " | ".join(f"{r['purity']:.2f}" for r in one)
+              + f" | {mean['topics']:.1f} ({min(r['min_topics'] for r in one)}) | "
               f"{mean['ami']:.2f} | {mean['unclustered']:.0%} | {mix['topics']:.1f} | "
               f"{mix['purity']:.2f} | {mix['ami']:.2f} | {mix['unclustered']:.0%} |", flush=True)
 

@@ -157,9 +157,13 @@ class TagGraph:
         return normalize_tag(tag) in self._feed.get(str(feed_id), ())
 
     def subject_tags(self, tags, feed_id=None) -> list[str]:
-        """``tags`` without those that name the item's feed (see :meth:`names_feed`)."""
+        """``tags`` without those that name the item's feed (see :meth:`names_feed`), nor
+        the pieces of one ("orbital hosting" of the sponsor line "orbital hosting
+        service", kept on a few items only)."""
         named = self._feed.get(str(feed_id), ())
-        return [t for t in tags or [] if isinstance(t, str) and normalize_tag(t) not in named]
+        padded = [f" {n} " for n in named]
+        return [t for t in tags or [] if isinstance(t, str)
+                and not any(f" {normalize_tag(t)} " in n for n in padded)]
 
     def count(self, tag: str) -> int:
         """Items of the archive carrying ``tag`` (its document frequency); 0 when it is not

@@ -10,17 +10,21 @@ the window holds: sub-fields for one field, subjects for a mix.
   (:func:`features`): the cosine of their tag vectors, each tag weighing its information
   over the archive (``log(tagged items / items carrying it)``, so a tag the whole field
   carries counts for little), blended with the cosine of their embeddings
-  (:data:`TAG_WEIGHT`). Tags that name an item's feed — on most of its items: link
-  boilerplate, the feed's own name — are no subject
-  (:meth:`hermes.tag_graph.TagGraph.subject_tags`).
-- Ward's agglomerative clustering merges the closest items and groups until the next merge
-  would join two groups farther apart than :data:`CUT`. The cut is a distance, not a
-  number of topics: a window of one field is cut into its sub-fields, a window of
-  near-duplicates stays one topic, a mix splits into its subjects.
+  (:data:`TAG_WEIGHT`). Both are taken relative to the window: the window's mean vector
+  is taken off each item's first (:data:`CENTER`), since what every item of a window
+  shares — the field, in a digest of one field — says nothing about which sub-field an
+  item is of. Tags that name an item's feed — on most of its items: link boilerplate, the
+  feed's own name — are no subject (:meth:`hermes.tag_graph.TagGraph.subject_tags`).
+- Ward's agglomerative clustering merges the closest items and groups; where the tree is
+  cut depends on the window (:func:`_ward`): at the finest merge distance, from
+  :data:`CUT_MIN` up, that leaves at most :data:`MAX_ALONE` of the items alone, and never
+  past :data:`CUT`. A window of one field is cut into its sub-fields, a mix into its
+  subjects; groups closer than :data:`CUT_MIN` are never cut apart.
 - Two feeds with no subject tag in common are never one topic (a topic is cut apart
   between them), and then every item moves to the topic it overlaps most — the mean
-  strength of its links into it — so an item always sits in the topic of its strongest
-  overlap.
+  strength of its links into it, counting each item's :data:`NEIGHBOURS` strongest links
+  (a cosine kNN graph of the window) — so an item always sits in the topic of its
+  strongest overlap.
 - An item without a subject tag, or alone in its group (nothing in the window is close
   to it), is unclustered.
 - A topic is named by the tags that set its items apart (:mod:`hermes.topic_labels`):
@@ -49,10 +53,21 @@ from .tags import normalize_tag
 
 #: share of closeness that the tags make (the rest: the embeddings' cosine)
 TAG_WEIGHT = 0.3
-#: Ward's cut: the merge distance beyond which two groups stay two topics. Rows are unit
-#: vectors, so two items alone merge at their Euclidean distance, sqrt(2 − 2·cosine):
-#: 1.3 is a cosine of about 0.15; groups merge at larger distances as they grow.
-CUT = 1.3
+#: share of the window's mean row taken off each item's tag and embedding rows
+CENTER = 1.0
+#: Ward's cut, at most: the merge distance beyond which two groups always stay two topics.
+#: Rows are unit vectors, so two items alone merge at their Euclidean distance,
+#: sqrt(2 − 2·cosine), 1.41 for unrelated items; groups merge at larger distances as they
+#: grow.
+CUT = 1.5
+#: ... and at least: groups closer than this are one topic whatever the window
+CUT_MIN = 1.0
+#: the share of the window's items the cut may leave alone in their group (unclustered)
+MAX_ALONE = 0.17
+#: links per item that count for its overlap with a topic (the rest are cut: the window's
+#: kNN graph), so an item is drawn to the topic of its near neighbours, not to one it is
+#: loosely like on average
+NEIGHBOURS = 3
 #: rounds of moving items to their strongest topic (it settles in two or three)
 ROUNDS = 10
 
@@ -104,6 +119,7 @@ def group(graph: TagGraph, items: list[WindowItem]) -> Grouping:
         strength = np.clip(rows @ rows.T, 0.0, None)
         strength[~related] = 0.0
         np.fill_diagonal(strength, 0.0)
+        strength = _nearest(strength)
         parts = _settle(strength, _alone(_apart(_ward(rows), related)))
         df = Counter(t for s in keys for t in s)
         for members in _members(parts):
@@ -131,12 +147,19 @@ def features(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]
     for i, s in enumerate(keys):
         cols = [col[t] for t in s]
         incidence[i, cols] = weight[cols]
-    tags = _unit(incidence)
+    tags = _centred(_unit(incidence))
     vectors = [i.vector for i in items]
     if any(v is None for v in vectors) or len({len(v) for v in vectors}) > 1:
         return tags
     return np.hstack([math.sqrt(TAG_WEIGHT) * tags,
-                      math.sqrt(1 - TAG_WEIGHT) * _unit(np.stack(vectors).astype(np.float64))])
+                      math.sqrt(1 - TAG_WEIGHT) * _centred(_unit(np.stack(vectors).astype(np.float64)))])
+
+
+def _centred(rows: np.ndarray) -> np.ndarray:
+    """Unit rows less :data:`CENTER` of the window's mean row, made unit again."""
+    if not CENTER or len(rows) < 3:  # the mean of two is each one's half
+        return rows
+    return _unit(rows - CENTER * rows.mean(axis=0, keepdims=True))
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -156,12 +179,34 @@ def _related(items: list[WindowItem], keys: list[dict[str, str]]) -> np.ndarray:
     return out
 
 
+def _nearest(strength: np.ndarray) -> np.ndarray:
+    """``strength`` with each item's links beyond its :data:`NEIGHBOURS` strongest cut
+    (a link stays when either end keeps it)."""
+    if len(strength) <= NEIGHBOURS + 1:
+        return strength
+    order = np.argsort(-strength, axis=1, kind="stable")[:, :NEIGHBOURS]
+    keep = np.zeros_like(strength, dtype=bool)
+    np.put_along_axis(keep, order, True, axis=1)
+    keep |= keep.T
+    return np.where(keep, strength, 0.0)
+
+
 def _ward(rows: np.ndarray) -> list[int]:
-    """A group number per row: Ward's agglomerative clustering cut at :data:`CUT` (scipy's
-    ``linkage`` is deterministic for a given order of rows)."""
+    """A group number per row: Ward's agglomerative clustering cut at the finest merge
+    distance from :data:`CUT_MIN` that leaves at most :data:`MAX_ALONE` of the rows alone,
+    else at :data:`CUT` (scipy's ``linkage`` is deterministic for a given order of rows).
+
+    The cut follows the window: where its items pair off closely it is cut finely (the
+    sub-fields of one field), where they are spread it is cut coarsely; it stops where
+    finer topics would leave items with no topic."""
     from scipy.cluster.hierarchy import fcluster, linkage  # here: `hermes serve` lists tools without it
 
     tree = linkage(rows, method="ward")
+    for height in sorted({float(h) for h in tree[:, 2] if CUT_MIN <= h < CUT}):
+        parts = [int(c) for c in fcluster(tree, t=height, criterion="distance")]
+        size = Counter(parts)
+        if sum(size[c] < 2 for c in parts) <= MAX_ALONE * len(parts):
+            return parts
     return [int(c) for c in fcluster(tree, t=CUT, criterion="distance")]
 
 
