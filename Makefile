@@ -50,7 +50,7 @@ demo: install
 	HERMES_HOME=$${HERMES_HOME:-$$PWD/.demo} $(BIN)/hermes demo
 
 # The whole suite on every core (pytest-xdist; `make test PYTEST_ARGS=` runs it in one process),
-# no test longer than 300 s (pytest-timeout, pyproject.toml), the 15 slowest named at the end.
+# no test longer than 600 s (pytest-timeout, pyproject.toml), the 15 slowest named at the end.
 PYTEST_ARGS ?= -n auto
 test: install browser
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS) --durations=15
