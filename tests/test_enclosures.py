@@ -28,7 +28,7 @@ def test_list_feed_gives_the_episode_file(db, add_items, no_bar):
     items = {i["id"]: i for i in call_tool(db, collect_tools()["list_feed"],
                                            {"user": "ada", "since_days": None})["items"]}
     assert items[episode]["enclosure"] == EPISODE["enclosure"]
-    assert items[paper]["enclosure"] is None
+    assert items[paper].get("enclosure") is None  # the compact page leaves a missing one out
 
 
 def test_the_web_feed_links_the_episode_file_with_its_kind_and_size(db, db_path, add_items, no_bar):

@@ -270,16 +270,16 @@ def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -
                       f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but "
                       f"not embedded yet, so nothing ranks them; {EMBED_PENDING}."
                       + (f" {WIDEN} for the items already embedded." if window is not None else ""),
-                      user=name, items=[], **counts)
+                      user=name, items=[], left_out=0, **counts)
         widen = f"{WIDEN}, or " if window is not None else ""
         return ok(f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.",
-                  user=name, items=[], **counts)
+                  user=name, items=[], left_out=0, **counts)
     below = counts["below_bar"]
     if offset and not items and (below_bar or counts["above_bar"]):  # paged past the end
         last = ranking.n_candidates if below_bar else counts["above_bar"]
         return ok(f"Nothing from rank {offset + 1} on: {name}'s feed over {scope} has "
                   f"{plural(last, 'item')}" + ("" if below_bar else " that clear the bar")
-                  + f". {PAGE_BACK}.", user=name, items=[], **counts)
+                  + f". {PAGE_BACK}.", user=name, items=[], left_out=0, **counts)
     if not counts["above_bar"]:
         message = (f"Nothing in {scope} clears {name}'s bar: none of the "
                    f"{plural(ranking.n_candidates, 'unread item')} there is a strong or good "

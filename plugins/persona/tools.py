@@ -287,15 +287,15 @@ def propose_interests(
 def update_persona(
     db,
     name: User,
-    interests: Annotated[Optional[str], Field(
-        description="The new text.",
-        min_length=1, max_length=personas.INTERESTS_MAX)] = None,
+    interests: Annotated[str, Field(
+        description="The new text.", max_length=personas.INTERESTS_MAX)] = "",
     clear: Annotated[bool, Field(
         description="true forgets the interests.")] = False,
 ) -> dict:
     """Replace a persona's interests text, or forget it (clear=true); the old text is returned
     and clicks are kept."""
-    if clear == (interests is not None):
+    # "" is no text given (a plain string keeps maxLength where a form reads it, not in anyOf)
+    if clear == bool(interests.strip()):
         raise InvalidInput(f"update_persona takes either {spelled('interests')} (the new text) "
                            f"or {spelled('clear')}=true (forget the interests), "
                            + ("not both" if clear else "one of them"))
