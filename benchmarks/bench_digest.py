@@ -73,7 +73,7 @@ def synthesize(db, n_items: int, seed: int = 0) -> None:
 
 def persona(db):
     from hermes.records import create_user
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
 
     user = create_user(db, "bench", "items about topic 3 and topic 7")
     ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id LIMIT 15")]

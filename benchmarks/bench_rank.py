@@ -58,7 +58,7 @@ def build(path: Path, n: int, seed: int = 0) -> None:
     from hermes.ranking.interests import interest_clauses, interests_key
     from hermes.records import create_user
     from hermes.storage.db import get_db
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
     from hermes.storage.transactions import write_transaction
 
     tmp = path.with_suffix(".tmp")
@@ -150,7 +150,7 @@ out["rank_items_ms"] = median_ms(lambda: rank_items(db, user, limit=20), runs)
 # After each new click what it changed is updated (classifier refit and one blocked pass over
 # the matrix with a new like's column; the click's keys in preference; affinity's top-k);
 # the profile stays cached.
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 rng = np.random.default_rng(1)
 n_items = int(sys.argv[3])
 def click_then_list():

@@ -100,7 +100,7 @@ class HermesSession:
         return [self.s.paper_of[int(i)] for i in ranking.item_ids]
 
     def rate(self, index, liked):
-        from hermes.storage.signals import record_click
+        from hermes.storage.clicks import record_click
 
         record_click(self.s.db, self.user["id"], self.s.item_of[index], liked, "agent")
 

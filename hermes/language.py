@@ -21,6 +21,28 @@ from pathlib import Path
 #: a word: letters, inner apostrophes and hyphens (numbers and underscores are not words)
 WORD = re.compile(r"[^\W\d_][\w'\-]*[^\W_]|[^\W\d_]", re.UNICODE)
 
+#: The words of an interests text that name no topic: function words and how people describe
+#: their work ("I am interested in", "papers on", "my research"). The lexical query leaves
+#: them out (:mod:`hermes.ranking.lexical`: without them the OR query stays selective; BM25's
+#: idf would discount them anyway, but matching every row would cost time), and so do the
+#: words feed suggestions are matched on (``hermes_feeds.suggest``). Shorter than
+#: :func:`english_stop_words`, on purpose: "first", "system", "fire" are query words.
+INTEREST_STOP_WORDS = frozenset("""
+a about above across after again against all almost also although always am among an and
+another any are around as at be because been before being below between both but by can
+could did do does doing done down during each either else etc even ever every few for from
+further get gets got had has have having he her here hers him his how however i if in into
+is it its itself just least less like made make many may me might more most much must my
+near need neither no nor not now of off often on once one only or other others our ours out
+over own per perhaps rather same several she should since so some such than that the their
+theirs them then there these they this those though through thus to too toward towards
+under until up upon us use used using very via was we well were what when where whether
+which while who whom whose why will with within without would yet you your yours
+interested interest interests research researcher work working working study studies topic
+topics especially including particular particularly mainly mostly things
+new recent recently paper papers
+""".split())
+
 # Function words of the other languages hermes reads dates in (es, pt, fr, de, it, nl) that
 # are not English words: a text using more of them than of English stop words is not English.
 _FOREIGN = frozenset("""

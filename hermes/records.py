@@ -50,7 +50,36 @@ def insert_feed(db: sqlite_utils.Database, url: str, title: str | None, *,
     return cur.lastrowid if cur.rowcount else None
 
 
+def feed_row(db: sqlite_utils.Database, feed_id: int) -> dict | None:
+    """``{"id", "title", "url"}`` of a subscribed feed, None when there is none."""
+    row = db.execute("SELECT id, title, url FROM feeds WHERE id = ?", [feed_id]).fetchone()
+    return {"id": row[0], "title": row[1], "url": row[2]} if row else None
+
+
+def feeds_by_title(db: sqlite_utils.Database) -> list[dict]:
+    """Every feed as ``{"id", "title"}`` (its URL when it has no title), by title."""
+    return [{"id": r[0], "title": r[1] or r[2]}
+            for r in db.execute("SELECT id, title, url FROM feeds ORDER BY lower(coalesce(title, url))")]
+
+
+def failing_feed_ids(db: sqlite_utils.Database) -> list[int]:
+    """The feeds whose last fetch failed (``last_error`` set), by id."""
+    return [r[0] for r in db.execute("SELECT id FROM feeds WHERE last_error IS NOT NULL ORDER BY id")]
+
+
+def archive_size(db: sqlite_utils.Database) -> dict[str, int]:
+    """``{"items", "feeds"}``: how many of each are stored."""
+    return {"items": db.execute("SELECT count(*) FROM items").fetchone()[0],
+            "feeds": db.execute("SELECT count(*) FROM feeds").fetchone()[0]}
+
+
 # --- personas -------------------------------------------------------------------------------
+
+def list_personas(db: sqlite_utils.Database) -> list[dict]:
+    """Every persona, by name: ``id``, ``name``, ``interests``, ``created``."""
+    return [{"id": r[0], "name": r[1], "interests": r[2], "created": r[3]} for r in db.execute(
+        "SELECT id, name, interests, created FROM users ORDER BY name")]
+
 
 def require_user(db: sqlite_utils.Database, name_or_id: str | int) -> dict:
     """The persona row, or :class:`NotFound` naming the personas that exist."""
@@ -96,16 +125,6 @@ def create_user(db: sqlite_utils.Database, name: str, interests: str) -> dict:
     return {"id": user_id, "name": name, "interests": interests}
 
 
-def user_clicks(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool]]:
-    """The persona's clicks as ``(item_id, liked)`` pairs, oldest first."""
-    return [
-        (r[0], r[1] == "like")
-        for r in db.execute(
-            "SELECT item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
-        )
-    ]
-
-
 # --- items ----------------------------------------------------------------------------------
 
 def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
@@ -122,6 +141,23 @@ ITEM_COLUMNS = (
     "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source, authors, keyphrases, "
     "enclosure, dated_by"
 )
+
+
+def item_title(db: sqlite_utils.Database, item_id: int) -> str | None:
+    """The stored title of an item (as the feed wrote it), None for an unknown item."""
+    row = db.execute("SELECT title FROM items WHERE id = ?", [item_id]).fetchone()
+    return row[0] if row else None
+
+
+def item_url(db: sqlite_utils.Database, item_id: int) -> str | None:
+    """The stored link of an item, None for an unknown item or one without a link."""
+    row = db.execute("SELECT url FROM items WHERE id = ?", [item_id]).fetchone()
+    return row[0] if row else None
+
+
+def feed_item_ids(db: sqlite_utils.Database, feed_id: int) -> list[int]:
+    """The ids of the items stored from a feed."""
+    return [r[0] for r in db.execute("SELECT id FROM items WHERE feed_id = ?", [feed_id])]
 
 
 def is_media(enclosure) -> bool:

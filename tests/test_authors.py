@@ -14,7 +14,7 @@ from hermes.contract import CandidateQuery
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -17,7 +17,7 @@ from hermes.ranking import matrix as matrix_mod
 from hermes.ranking.matrix import Matrix
 from hermes.ranking.rank import rank
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 TOPICS = ("galaxy dust survey", "protein folding model", "graph neural network",
           "quantum error correction", "river flood forecast")

@@ -15,7 +15,8 @@ from hermes.errors import InvalidInput, NotFound
 from hermes.hookspecs import hookimpl
 from hermes.ranking.rank import rank_items
 from hermes.records import create_user
-from hermes.storage.signals import record_click, record_signal
+from hermes.storage.clicks import record_click
+from hermes.storage.signals import record_signal
 from hermes.tools import call_tool, collect_tools
 
 HOOKS = sorted(n for n in dir(hookspecs) if n.startswith("hermes_"))

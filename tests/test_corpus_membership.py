@@ -276,7 +276,7 @@ def test_deleting_a_persona_removes_its_corpus(world):
 
 
 def test_clicks_do_not_touch_the_corpus(world):
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
 
     db, (a, *_rest) = world["db"], world["items"]
     uid = db.execute("SELECT id FROM users WHERE name = 'alice'").fetchone()[0]

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from hermes.errors import HermesError
 from hermes.records import require_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from hermes.cli.app import build_app
 from hermes.errors import HermesError, InvalidInput
 from hermes.storage import db as hermes_db
+from hermes.storage.clicks import record_click
 from hermes.storage.db import get_db
-from hermes.storage.signals import record_click
 
 
 def _make_db(path):

@@ -204,7 +204,7 @@ def test_liked_topics_leave_out_keyphrases_that_name_no_topic(db, add_items):
     keyphrases kept before the tagger learned that alone they name nothing."""
     from hermes_persona.status import profile_status
 
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
 
     ids = add_items([{"title": "Object detection on a new dataset", "tags": ["cs.cv"]}])
     db.execute("""UPDATE items SET tags = '["cs.cv", "dataset", "detection", "object detection"]',

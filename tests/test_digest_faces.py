@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 @pytest.fixture

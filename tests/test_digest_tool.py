@@ -10,7 +10,7 @@ from test_tag_graph import language_model_archive
 
 from hermes import tag_graph
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 from hermes.tools import call_tool, collect_tools
 
 OLD = 60  # days ago: outside every window the tests use, but part of the tag graph

@@ -10,7 +10,7 @@ from hermes.errors import InvalidInput
 from hermes.ranking.explain import explain, explain_ranked, reason_line
 from hermes.ranking.rank import blend_weight, rank_items
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 def stored(db, user_id, item_id):

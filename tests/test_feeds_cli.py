@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 def run(*args):

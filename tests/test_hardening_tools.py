@@ -94,7 +94,7 @@ def world(db, db_path, add_items, tmp_path, monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", offline)
     from hermes_corpus import signals as cs
 
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
 
     (tmp_path / "home").mkdir(exist_ok=True)
     # A short fetch deadline: add_feed / preview_feed must never wait long on a generated URL.

@@ -210,7 +210,7 @@ def test_one_feed_under_two_addresses_keeps_its_items_when_the_first_is_removed(
     # first. Removing that one must not leave the other, still subscribed, without them.
     from hermes.ingest.feedlist import forget_feed
     from hermes.records import create_user
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
     from hermes.storage.transactions import write_transaction
 
     entries = rss(articles(3) + papers("0704.0001"))

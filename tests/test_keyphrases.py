@@ -236,7 +236,7 @@ def test_tagged_items_reach_the_ranking_matrix_and_the_explanation(db, tmp_path)
     from hermes.ranking.explain import explain
     from hermes.ranking.matrix import get_matrix
     from hermes.records import create_user
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
 
     ingest_bridge(db, tmp_path)
     matrix = get_matrix(db, get_embedder().name, get_embedder().dimension)
@@ -292,7 +292,7 @@ def test_keyphrase_topics_do_not_move_the_ranking(db, tmp_path):
     from hermes.contract import CandidateQuery
     from hermes.ranking.rank import rank
     from hermes.records import create_user
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
 
     ingest_bridge(db, tmp_path)
     user = create_user(db, "astro", "star formation in galaxies")

@@ -10,7 +10,7 @@ from hermes.contract import Component
 from hermes.ranking import match
 from hermes.ranking.explain import explain
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 MINILM = match.MINILM
 

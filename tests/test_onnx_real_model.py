@@ -22,8 +22,8 @@ from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder
 from hermes.ranking.rank import rank_items
 from hermes.records import create_user
+from hermes.storage.clicks import record_click
 from hermes.storage.db import get_db
-from hermes.storage.signals import record_click
 
 pytestmark = pytest.mark.slow
 

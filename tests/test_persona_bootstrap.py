@@ -10,7 +10,7 @@ from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput, NotFound
 from hermes.ranking.rank import rank
 from hermes.records import require_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 def clicks(db, user_id) -> list[tuple]:

@@ -7,7 +7,7 @@ import pytest
 from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
 
 from hermes.hookspecs import hookimpl
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
 from hermes.records import require_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 from hermes.tools import collect_tools
 
 FILES = Path(__file__).parent / "data" / "library"

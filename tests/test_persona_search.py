@@ -7,7 +7,7 @@ from test_persona_support import archive, make_persona, snapshot, tool  # noqa: 
 
 from hermes.ranking.rank import rank_items
 from hermes.records import require_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 def ids(result) -> list[int]:

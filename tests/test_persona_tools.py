@@ -8,7 +8,7 @@ from test_persona_support import archive, make_persona, snapshot, tool  # noqa: 
 from hermes.embed import get_embedder
 from hermes.ranking.rank import rank_items
 from hermes.records import require_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 from hermes.tools import collect_tools
 
 PERSONA_TOOLS = {

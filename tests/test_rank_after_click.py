@@ -11,7 +11,7 @@ from hermes.contract import CandidateQuery
 from hermes.ranking import matrix as matrix_mod
 from hermes.ranking.rank import rank
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 WORDS = ("galaxy star quasar lensing neutrino boson lattice spin graphene magnet "
          "protein enzyme genome neuron cortex synapse").split()
@@ -103,8 +103,7 @@ def _model(db):
 def test_kept_key_statistics_follow_every_click_relabel_and_deletion(db, add_items):
     from hermes.embed import get_embedder
     from hermes.ranking.preferences import key_stats
-    from hermes.records import user_clicks
-    from hermes.storage.signals import remove_click
+    from hermes.storage.clicks import remove_click, user_clicks
 
     ids = add_items([{"title": f"item {i}", "tags": [f"t{i % 4}", "shared"],
                       "authors": [f"Ann Author{i % 3}"], "content_type": "paper"}

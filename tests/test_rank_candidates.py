@@ -18,7 +18,7 @@ from hermes.ranking.interests import interests_key, interests_vectors
 from hermes.ranking.matrix import CandidateVectors, get_matrix
 from hermes.ranking.rank import rank, rank_items
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 def ids_of(rows):

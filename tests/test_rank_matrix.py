@@ -13,7 +13,7 @@ from hermes.ranking import matrix_store
 from hermes.ranking.matrix import get_matrix
 from hermes.ranking.rank import rank
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from hermes.ranking.interests import interest_clauses, interest_groups
 from hermes.ranking.preferences import key_score, key_stats
 from hermes.ranking.rank import rank, rank_items
 from hermes.records import create_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 
 
 def ranked_ids(db, user, **kw):

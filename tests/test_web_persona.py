@@ -170,7 +170,7 @@ def test_the_persona_page_says_so_when_the_persona_tools_are_disabled(db_path, i
 def test_the_persona_page_says_what_the_clicks_taught_and_a_contradiction(web, db, ids):
     """A trial: the web persona page showed only click counts; `persona show` alone made the
     clicks understandable. Item 0 carries "interpretability", which the interests ask for."""
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
 
     user = db.execute("SELECT id FROM users WHERE name = 'ada'").fetchone()[0]
     record_click(db, user, ids[2], True, "ui")  # graph neural networks, chemistry
@@ -187,7 +187,7 @@ def test_a_rated_item_can_be_unrated_where_rated_items_are_shown(web, db, ids):
     toast's Undo, right after it was given)."""
     from web_support import token
 
-    from hermes.storage.signals import record_click
+    from hermes.storage.clicks import record_click
 
     user = db.execute("SELECT id FROM users WHERE name = 'ada'").fetchone()[0]
     record_click(db, user, ids[0], False, "ui")

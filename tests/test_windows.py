@@ -12,7 +12,7 @@ from web_support import client
 
 from hermes.cli.app import build_app
 from hermes.records import create_user, require_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import record_click
 from hermes.windows import chosen_window, wider_window
 
 OLD = [{"title": f"Sparse autoencoder paper {k} of last year", "days_ago": 200 + k,

@@ -16,7 +16,7 @@ from ..errors import NotFound
 from ..faces import FIND_ITEMS, Say, plural
 from ..hookspecs import hookimpl
 from ..records import require_item, require_user
-from ..storage.signals import record_click, remove_click
+from ..storage.clicks import click_count, record_click, remove_click
 from ..storage.transactions import write_transaction
 from ..tools import ItemId, User, caller
 
@@ -77,7 +77,7 @@ def record_feedback(
         return _record_many(db, persona, list(dict.fromkeys(item_id)), liked)
     item = require_item(db, item_id)
     click = record_click(db, persona["id"], item["id"], liked, source=caller())
-    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
+    n = click_count(db, persona["id"])
     total = f"({plural(n, 'click')} in total)"
     what, before = click["label"], click["previous"]
     if before == what:  # the click is replaced by the same answer: nothing is added
@@ -101,7 +101,7 @@ def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
                        f"{FIND_ITEMS.sentence()}")
     with write_transaction(db):
         clicks = [record_click(db, persona["id"], i, liked, source=caller()) for i in item_ids]
-    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
+    n = click_count(db, persona["id"])
     what = clicks[0]["label"]
     new = [c for c in clicks if c["previous"] != what]
     flipped = sum(1 for c in new if c["previous"])
@@ -125,7 +125,7 @@ def remove_feedback(db, user: User, item_id: ItemId) -> dict:
     persona = require_user(db, user)
     item = require_item(db, item_id)
     removed = remove_click(db, persona["id"], item["id"], source=caller())
-    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [persona["id"]]).fetchone()[0]
+    n = click_count(db, persona["id"])
     if removed:
         message = (f"Took back {persona['name']}'s {removed} of item {item['id']} "
                    f"({plural(n, 'click')} left); {NEXT_RANKING}.")

@@ -23,6 +23,7 @@ from ..authors import author_key, key_matches
 from ..hookspecs import hookimpl
 from ..latex import spelled_out
 from ..ranking.preferences import source_key, tag_key, topic_key, type_key
+from ..storage.clicks import clicked_items
 
 
 def author_keys_matching(matrix, name: str) -> list[str]:
@@ -46,7 +47,7 @@ def hermes_candidates(db, user, query, matrix):
     if query.since_days is not None:
         keep &= matrix.published >= time.time() - float(query.since_days) * 86400
     if query.exclude_clicked:
-        clicked = [r[0] for r in db.execute("SELECT item_id FROM clicks WHERE user_id = ?", [user["id"]])]
+        clicked = clicked_items(db, user["id"])
         if clicked:
             keep[matrix.rows_of(clicked)] = False
     if not query.removed_feeds and query.item_ids is None:

@@ -33,8 +33,10 @@ import sqlite_utils
 
 from .. import config
 from ..clock import read_stamp
+from ..contract import fail
 from ..embed import get_embedder, prewarm
 from ..errors import HermesError, NotFound
+from ..faces import plural
 from ..ranking import matrix_store
 from ..ranking.matrix import get_matrix
 from ..records import now_iso
@@ -141,7 +143,7 @@ def skip_reason(feed: dict) -> str:
     until = f"wait until {feed['retry_after']}"
     last = (feed.get("last_error") or "").split("; ")[0]
     failures = feed.get("error_count") or 0
-    in_a_row = f"{failures} failure{'s' if failures != 1 else ''} in a row"
+    in_a_row = f"{plural(failures, 'failure')} in a row"
     if SERVER_PAUSE in (feed.get("last_error") or ""):
         return f"{until}: {SERVER_PAUSE} ({last}; {in_a_row})"
     if failures >= 2:
@@ -347,7 +349,7 @@ def run_ingest(
             summary = _run(db, feed_ids, embedder, report, settings, due_every)
         except HermesError as exc:
             if status is not None:
-                status.finish({"ok": False, "message": str(exc)})
+                status.finish(fail(str(exc)))
             raise
         if status is not None:
             status.finish(summary.outcome())

@@ -13,6 +13,8 @@ from datetime import datetime, timedelta, timezone
 
 import sqlite_utils
 
+from ..clock import read_stamp
+
 #: a feed's own ttl is honoured up to this long
 MAX_TTL = timedelta(days=1)
 #: how soon after the previous one a scheduler looks again, at the earliest (a feed due in
@@ -22,24 +24,14 @@ MIN_WAIT = 1.0
 _COLUMNS = ("id", "url", "last_fetched", "retry_after", "ttl")
 
 
-def _when(value) -> datetime | None:
-    if not value:
-        return None
-    try:
-        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-
-
 def next_due(feed: dict, every: float) -> datetime:
     """When ``feed`` (a row with ``last_fetched``, ``retry_after``, ``ttl`` seconds) is due."""
-    last = _when(feed.get("last_fetched"))
+    last = read_stamp(feed.get("last_fetched"))
     due = datetime.min.replace(tzinfo=timezone.utc)
     if last is not None:
         ttl = timedelta(seconds=feed.get("ttl") or 0)
         due = last + max(timedelta(seconds=every), min(ttl, MAX_TTL))
-    retry = _when(feed.get("retry_after"))
+    retry = read_stamp(feed.get("retry_after"))
     return max(due, retry) if retry else due
 
 

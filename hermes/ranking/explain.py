@@ -41,6 +41,7 @@ from ..faces import n_days, plural
 from ..language import english
 from ..latex import readable
 from ..records import item_rows, now_iso
+from ..storage.clicks import click_on, liked_by
 from ..storage.transactions import write_transaction
 from ..text import clip
 from . import categories
@@ -138,12 +139,11 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
         reasons.append("its feed was removed (`removed_feeds=true` in list_feed, "
                        "`hermes feed --removed-feeds`, ranks it)")
     if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
-        row = db.execute("SELECT label, source FROM clicks WHERE user_id = ? AND item_id = ?",
-                         [user["id"], item_id]).fetchone()
+        click = click_on(db, user["id"], item_id)
         who = ("bootstrap (from your interests or an imported library)"
-               if row and row[1] == "bootstrap" else "you")
-        reasons.append("you rated it already" if row is None else
-                       f"{who} {row[0]}d it already")
+               if click and click["source"] == "bootstrap" else "you")
+        reasons.append("you rated it already" if click is None else
+                       f"{who} {click['label']}d it already")
     if feed.exclude_read and not kept(replace(nothing, exclude_read=True)):
         # the experienced facet: read past the threshold, or highlighted or noted — a note
         # alone is not reading it ("you have read it" after only a note, a trial)
@@ -202,9 +202,7 @@ class _Shared:
         self.liked = list(affinity.detail.get("liked_items", [])) if affinity and affinity.active else []
         self.liked_titles = {i: r["title"] for i, r in item_rows(db, self.liked).items()}
         # who liked each: the person, an agent, or bootstrap (worded apart: not "you liked")
-        self.liked_by = dict(db.execute(
-            "SELECT item_id, source FROM clicks WHERE user_id = ? AND label = 'like'",
-            [user["id"]]).fetchall()) if self.liked else {}
+        self.liked_by = liked_by(db, user["id"]) if self.liked else {}
         self.disliked = list(affinity.detail.get("disliked_items", [])) if affinity and affinity.active else []
         self.disliked_titles = {i: r["title"] for i, r in item_rows(db, self.disliked).items()}
         # each explained item's cosine to each liked and disliked item, in one product

@@ -17,6 +17,7 @@ from collections import OrderedDict
 import numpy as np
 import sqlite_utils
 
+from ..language import INTEREST_STOP_WORDS
 from . import column_store
 from .matrix import Matrix, db_file
 
@@ -25,23 +26,6 @@ COLUMN_WEIGHTS = (2.0, 1.0)
 MAX_TERMS = 64
 _CACHE_SIZE = 128
 
-# Function words carry no topic; without them the OR query stays selective. (BM25's idf
-# would discount them anyway, but matching every row would cost time.)
-STOP_WORDS = frozenset("""
-a about above across after again against all almost also although always am among an and
-another any are around as at be because been before being below between both but by can
-could did do does doing done down during each either else etc even ever every few for from
-further get gets got had has have having he her here hers him his how however i if in into
-is it its itself just least less like made make many may me might more most much must my
-near need neither no nor not now of off often on once one only or other others our ours out
-over own per perhaps rather same several she should since so some such than that the their
-theirs them then there these they this those though through thus to too toward towards
-under until up upon us use used using very via was we well were what when where whether
-which while who whom whose why will with within without would yet you your yours
-interested interest interests research researcher work working working study studies topic
-topics especially including particular particularly mainly mostly
-new recent recently paper papers
-""".split())
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _CACHE: OrderedDict[tuple, tuple[int, np.ndarray]] = OrderedDict()
@@ -52,7 +36,7 @@ def query_terms(text: str) -> list[str]:
     """The distinct content words of ``text``, in order (at most :data:`MAX_TERMS`)."""
     seen: dict[str, None] = {}
     for token in _TOKEN.findall((text or "").lower()):
-        if len(token) > 1 and token not in STOP_WORDS and not token.isdigit():
+        if len(token) > 1 and token not in INTEREST_STOP_WORDS and not token.isdigit():
             seen.setdefault(token, None)
     return list(seen)[:MAX_TERMS]
 

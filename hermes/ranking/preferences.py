@@ -17,7 +17,7 @@ from collections import defaultdict
 import sqlite_utils
 
 from ..authors import MAX_KEYED, author_key, parse_stored
-from ..records import user_clicks
+from ..storage.clicks import user_clicks
 from ..tags import normalize_tag, parse_tags
 
 #: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.

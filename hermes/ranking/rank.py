@@ -17,7 +17,8 @@ import sqlite_utils
 from ..contract import CandidateQuery, Component, ScoringContext
 from ..embed import get_embedder
 from ..plugins import call_each, get_plugin_manager, warn
-from ..records import item_rows, user_clicks
+from ..records import item_rows
+from ..storage.clicks import user_clicks
 from .match import BAR, LEVELS, Judgement, judge
 from .matrix import Matrix, get_matrix
 from .quantized import release_free_memory

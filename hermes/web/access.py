@@ -11,9 +11,8 @@ from starlette.requests import Request
 from ..contract import CandidateQuery
 from ..errors import HermesError, NotFound
 from ..facekit.web import request_db
-from ..ranking.explain import explain_ranked
-from ..ranking.rank import rank
-from ..records import item_rows, require_item, require_user
+from ..ranking.page import ranked_page
+from ..records import require_item, require_user
 from ..tools import call_tool, collect_tools
 from .forms import bad, parse_int
 
@@ -109,22 +108,13 @@ def ranked_items(db, user: dict, query: CandidateQuery, *, limit: int, offset: i
     reason from the one explanation (``pool`` says what was ranked, e.g. "unread items of
     the last 7 days"). Items below the bar are left out unless ``below_bar``.
 
-    One ranking for the page (the one ranking path), and every shown row explained from it:
-    no re-ranking per item, nothing written by a GET."""
-    ranking = rank(db, user, query, limit=offset + limit, bar_first=True)
-    shown = [p for p in range(offset, min(offset + limit, len(ranking.item_ids)))
-             if below_bar or ranking.above_bar(p)]
-    rows = item_rows(db, [int(ranking.item_ids[p]) for p in shown])
-    shown = [p for p in shown if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
-    items = []
-    for position, why in zip(shown, explain_ranked(db, user, ranking, shown, query.since_days,
-                                                   pool=pool, rows=rows)):
-        item = dict(rows[int(ranking.item_ids[position])])
-        item["rank"] = position + 1
-        item["score"] = float(ranking.scores[position])
-        item["match"], item["reason"] = why["match"], why["reason"]
-        item["above_bar"] = why["above_bar"]
-        items.append(item)
+    One ranking for the page (:func:`hermes.ranking.page.ranked_page`, as every feed face),
+    and every shown row explained from it: no re-ranking per item, nothing written by a GET."""
+    ranking, shown = ranked_page(db, user, query, limit=limit, offset=offset,
+                                 below_bar=below_bar, pool=pool)
+    items = [{**s.row, "rank": s.position + 1, "score": float(ranking.scores[s.position]),
+              "match": s.why["match"], "reason": s.why["reason"], "above_bar": s.why["above_bar"]}
+             for s in shown]
     return items, ranking
 
 

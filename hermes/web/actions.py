@@ -19,8 +19,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
+from ..faces import plural
 from ..latex import readable
 from ..ranking.rank import rank
+from ..records import item_title, item_url
+from ..storage.clicks import label_of
 from ..text import clip
 from .access import Tools, opened, require_item_id, require_persona
 from .forms import Refusal, bad, local_path, parse_bool, parse_int, parse_text
@@ -40,9 +43,8 @@ MAX_BATCH = 200
 
 
 def _title(db, item_id: int) -> str:
-    row = db.execute("SELECT title FROM items WHERE id = ?", [item_id]).fetchone()
     # shown to a person (a toast): LaTeX as Unicode, like the card it names
-    return clip(readable((row[0] if row else "") or f"item {item_id}"), 80)
+    return clip(readable(item_title(db, item_id) or f"item {item_id}"), 80)
 
 
 def _undo(action: str, user: dict, label: str = "Undo", **fields) -> dict:
@@ -106,9 +108,7 @@ async def click(request: Request):
         choice = (form.get("liked") or "").strip().lower()
         if choice not in {"1", "0", "none", "true", "false", "yes", "no"}:
             bad(f"The rating must be like, dislike or none, got {choice[:40]!r}")
-        before = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
-                            [user["id"], item_id]).fetchone()
-        before = before[0] if before else None
+        before = label_of(db, user["id"], item_id)
         if choice == "none":
             tools.require(db, "feeds", "remove_feedback", user=user["name"], item_id=item_id)
             after, message, kind = None, f"Rating taken back: {_title(db, item_id)}", "ok"
@@ -158,7 +158,7 @@ async def open_item(request: Request):
         with opened(request) as db:
             user = require_persona(db, form.get("user"))
             item_id = require_item_id(db, form.get("item_id"))
-            url = safe_url(db.execute("SELECT url FROM items WHERE id = ?", [item_id]).fetchone()[0])
+            url = safe_url(item_url(db, item_id))
             if url is None:
                 bad("this item has no web address to open")
             if tools.has("record_progress"):
@@ -235,8 +235,7 @@ async def read_all(request: Request):
 
     user, changed, skipped, figures = await _in_thread(form, act)
     n = len(changed)
-    message = (f"Marked {n} item{'' if n == 1 else 's'} read" if on
-               else f"{n} item{'' if n == 1 else 's'} unread again")
+    message = f"Marked {plural(n, 'item')} read" if on else f"{plural(n, 'item')} unread again"
     if skipped:
         message += f" (not the {skipped} you rated)"
     undo = _undo("/read-all", user, item_ids=",".join(map(str, changed)), on=0 if on else 1) \

@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from .. import config, faces
-from ..contract import NAME_MAX
+from ..contract import NAME_MAX, fail
 from ..plugins import get_plugin_manager
 from ..ranking.match import UNCOUNTED
 from . import csrf, pages
@@ -116,7 +116,7 @@ def error_response(request: Request, tmpl: Jinja2Templates, status: int, message
     middleware that adds them to the others, and a refused Host before it. ``back``: the
     page the person came from, linked first."""
     if request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", ""):
-        response = JSONResponse({"ok": False, "message": message}, status_code=status)
+        response = JSONResponse(fail(message), status_code=status)
     else:
         titles = {400: "Bad request", 403: "Forbidden", 404: "Not found",
                   405: "Method not allowed", 500: "Server error", 503: "Not available"}

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..clock import read_stamp
 from ..contract import CandidateQuery
 from ..latex import readable
 from .access import opened, ranked_items, require_persona
@@ -49,12 +50,7 @@ def _sub(parent, tag: str, text: str | None = None, **attrs) -> ET.Element:
 
 
 def _stamp(value: str | None) -> str:
-    try:
-        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except (TypeError, ValueError):
-        when = datetime.now(timezone.utc)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+    when = read_stamp(value) or datetime.now(timezone.utc)
     return when.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 

@@ -6,6 +6,7 @@ reader never sees."""
 from __future__ import annotations
 
 from ..faces import plural
+from ..records import failing_feed_ids
 from .render import fmt_until
 
 
@@ -17,7 +18,7 @@ def refresh_failures(db, state: dict) -> dict:
     failing feed, where each error is shown."""
     by_status = ((state.get("last") or {}).get("feeds_by_status") or {})
     failed = int(by_status.get("failed") or 0)
-    rows = db.execute("SELECT id FROM feeds WHERE last_error IS NOT NULL ORDER BY id").fetchall()
+    rows = failing_feed_ids(db)
     failing = max(len(rows), failed)
     if failed:
         words = f"{plural(failed, 'feed')} failed"
@@ -30,7 +31,7 @@ def refresh_failures(db, state: dict) -> dict:
     if words:
         words += ": see why on the Feeds page"
     return {"failed": failed, "failing": failing, "words": words,
-            "url": f"/feeds#feed-{rows[0][0]}" if rows else "/feeds"}
+            "url": f"/feeds#feed-{rows[0]}" if rows else "/feeds"}
 
 
 def next_step(feed: dict, refresh: dict) -> dict:

@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from ..faces import plural
 from ..ingest.refresher import active, refresh_state
+from ..records import feed_row
 from .access import Tools, opened
 from .feed_health import next_step, refresh_failures
 from .forms import bad, parse_text, path_id
@@ -81,10 +82,10 @@ async def _form_again(request: Request, typed: dict, message: str):
 
 
 def _known_feed(db, feed_id: int) -> dict:
-    row = db.execute("SELECT id, title, url FROM feeds WHERE id = ?", [feed_id]).fetchone()
-    if row is None:
+    feed = feed_row(db, feed_id)
+    if feed is None:
         bad(f"unknown feed {feed_id}; it may have been removed (see the list of feeds)", 404)
-    return {"id": row[0], "title": row[1], "url": row[2]}
+    return feed
 
 
 async def rename_feed(request: Request):

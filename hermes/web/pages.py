@@ -19,7 +19,8 @@ from ..errors import HermesError
 from ..ingest.refresher import refresh_state
 from ..ingest.store import not_embedded
 from ..ranking.explain import explain, rank_line
-from ..records import item_rows
+from ..records import archive_size, feed_row, item_rows, list_personas
+from ..storage.clicks import click_counts_by_persona, label_of
 from ..windows import wider_window
 from . import actions, atom, feeds_page, persona_page
 from .access import (
@@ -52,11 +53,8 @@ SEARCH_LIMIT = 50
 # --- personas -----------------------------------------------------------------------------------
 
 def _personas(db, tools: Tools) -> tuple[list[dict], str | None]:
-    rows = db.execute(
-        "SELECT u.id, u.name, u.interests, "
-        "(SELECT count(*) FROM clicks c WHERE c.user_id = u.id) FROM users u ORDER BY u.name"
-    ).fetchall()
-    people = [{"id": r[0], "name": r[1], "interests": r[2], "clicks": r[3]} for r in rows]
+    counts = click_counts_by_persona(db)
+    people = [{**u, "clicks": counts.get(u["id"], {}).get("clicks", 0)} for u in list_personas(db)]
     note = None if tools.has("create_persona") else tools.missing("persona", "create_persona")
     return people, note
 
@@ -65,9 +63,8 @@ def _home_context(request: Request, **extra) -> dict:
     tools = Tools()
     with opened(request) as db:
         people, note = _personas(db, tools)
-        n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
-        n_feeds = db.execute("SELECT count(*) FROM feeds").fetchone()[0]
-    return {"people": people, "create_note": note, "n_items": n_items, "n_feeds": n_feeds,
+        size = archive_size(db)
+    return {"people": people, "create_note": note, "n_items": size["items"], "n_feeds": size["feeds"],
             "page": "home",
             "interests_max": tools.text_limit("create_persona", "interests", MAX_TEXT), **extra}
 
@@ -118,8 +115,7 @@ async def feed(request: Request):
         with opened(request) as db:
             user = require_persona(db, asked.user)
             view = in_window(db, user, asked, request.cookies)
-            if view.feed is not None and not db.execute(
-                    "SELECT 1 FROM feeds WHERE id = ?", [view.feed]).fetchone():
+            if view.feed is not None and feed_row(db, view.feed) is None:
                 raise HTTPException(404, f"There is no feed {view.feed}: the Feeds page lists "
                                          "your feeds, and All feeds shows every item.")
             items, ranking = ranked_items(db, user, candidate_query(db, view), limit=view.limit,
@@ -131,7 +127,7 @@ async def feed(request: Request):
             shown = [i["id"] for i in items]
             status["experienced"] = (read_among(db, user, shown) if view.show_read else set()) \
                 | (status["experienced"] - set(shown))
-            n_items = db.execute("SELECT count(*) FROM items").fetchone()[0]
+            n_items = archive_size(db)["items"]
             n_pending = 0 if ranking.n_candidates else not_embedded(db)
             feeds = feeds_with_unread(db, user, view)
             refresh = refresh_state(db)
@@ -210,11 +206,10 @@ async def explanation(request: Request):
             except HermesError as exc:
                 bad(str(exc))
             item = item_rows(db, [item_id])[item_id]
-            clicked = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
-                                 [user["id"], item_id]).fetchone()
+            clicked = label_of(db, user["id"], item_id)
             status = corpus_status(db, tools, user)
             status["experienced"] |= read_among(db, user, [item_id])
-        item["clicked"] = {"like": "liked ✓", "dislike": "disliked ✗"}.get(clicked[0]) if clicked else None
+        item["clicked"] = {"like": "liked ✓", "dislike": "disliked ✗"}.get(clicked)
         other = replace(view, days=None if view.days is not None else DEFAULT_DAYS)
         return {"user": user, "item": item, "x": payload, "status": status, "view": view,
                 "rank_line": rank_line(payload), "other": other,

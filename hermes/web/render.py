@@ -15,6 +15,9 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
 
+from ..clock import read_stamp
+from ..contract import ok
+from ..faces import plural
 from ..latex import readable
 from ..ranking.explain import weight_note
 from ..ranking.match import shown
@@ -106,7 +109,7 @@ def done(request: Request, back: str, message: str, *, kind: str = "ok", undo: d
     """The answer to an action: JSON for the script (message, undo, the item's new state),
     else a redirect back to where the button was, with the message and its undo."""
     if wants_json(request):
-        return JSONResponse({"ok": True, "message": message, "kind": kind, "undo": undo, **state})
+        return JSONResponse(ok(message, kind=kind, undo=undo, **state))
     return redirect(request, back, message, kind, undo)
 
 
@@ -116,22 +119,14 @@ def fmt_date(value) -> str:
     """``2026-11-02`` from an ISO timestamp (or the text itself when it is not one)."""
     if not value:
         return ""
-    try:
-        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return str(value)[:10]
-    return when.strftime("%Y-%m-%d")
+    when = read_stamp(value)
+    return str(value)[:10] if when is None else when.strftime("%Y-%m-%d")
 
 
 def fmt_ago(value) -> str:
-    if not value:
+    when = read_stamp(value)
+    if when is None:
         return ""
-    try:
-        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return ""
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
     seconds = (datetime.now(timezone.utc) - when).total_seconds()
     if seconds < 0:
         return "scheduled"
@@ -196,21 +191,17 @@ def fmt_signals(row) -> str:
     """``read 100% · 2 highlights · ★`` for a corpus_ranked row."""
     if not isinstance(row, dict):
         return ""
-
-    def n(count, word):
-        return f"{count} {word}{'' if count == 1 else 's'}"
-
     bits = []
     if row.get("max_fraction"):
         bits.append(f"read {fmt_pct(row['max_fraction'])}")
     if row.get("highlights"):
-        bits.append(n(row["highlights"], "highlight"))
+        bits.append(plural(row["highlights"], "highlight"))
     if row.get("notes"):
-        bits.append(n(row["notes"], "note"))
+        bits.append(plural(row["notes"], "note"))
     if row.get("favorited"):
         bits.append("★ saved")
     if row.get("reopens"):
-        bits.append(n(row["reopens"], "re-read"))
+        bits.append(plural(row["reopens"], "re-read"))
     return " · ".join(bits)
 
 
@@ -226,14 +217,9 @@ def url_breaks(url) -> Markup:
 
 def fmt_until(value) -> str:
     """``in 48 min`` / ``now`` for a future ISO timestamp."""
-    if not value:
+    when = read_stamp(value)
+    if when is None:
         return ""
-    try:
-        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return ""
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
     seconds = (when - datetime.now(timezone.utc)).total_seconds()
     if seconds < 60:
         return "now"

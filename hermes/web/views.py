@@ -22,6 +22,8 @@ from ..faces import n_days
 from ..ranking.matrix import get_matrix
 from ..ranking.preferences import source_key, tag_key, topic_key
 from ..ranking.rank import blend_weight, candidate_rows
+from ..records import feed_item_ids, feeds_by_title
+from ..storage.clicks import click_labels
 from ..tag_graph import get_graph
 from ..tags import normalize_tag
 from ..windows import chosen_window
@@ -177,7 +179,7 @@ def restricted_ids(db, view: View) -> tuple[int, ...] | None:
         keep = ids if keep is None else keep & ids
 
     if view.feed is not None:
-        narrow(r[0] for r in db.execute("SELECT id FROM items WHERE feed_id = ?", [view.feed]))
+        narrow(feed_item_ids(db, view.feed))
     if view.topic:
         narrow(topic_item_ids(db, view.topic))
     return None if keep is None else tuple(sorted(keep))
@@ -216,7 +218,7 @@ def unread_by_feed(db, user: dict, view: View) -> dict[int, int]:
     in_view = np.zeros(len(matrix), dtype=bool)
     in_view[rows] = True
     counts = {}
-    for feed_id, in db.execute("SELECT id FROM feeds"):
+    for feed_id in (f["id"] for f in feeds_by_title(db)):
         n = int(np.count_nonzero(matrix.has_key(source_key(feed_id)) & in_view))
         if n:
             counts[feed_id] = n
@@ -236,20 +238,10 @@ def read_among(db, user: dict, item_ids: list[int]) -> set[int]:
 
 def rated_among(db, user: dict, item_ids: list[int]) -> set[int]:
     """Which of ``item_ids`` the persona has rated (✓ or ✗)."""
-    if not item_ids:
-        return set()
-    marks = ",".join("?" * len(item_ids))
-    return {r[0] for r in db.execute(
-        f"SELECT item_id FROM clicks WHERE user_id = ? AND item_id IN ({marks})",
-        [user["id"], *item_ids])}
+    return set(click_labels(db, user["id"], item_ids))
 
 
 def feeds_with_unread(db, user: dict, view: View) -> list[dict]:
     """Every feed with its unread count in the view's window (the row of views)."""
     counts = unread_by_feed(db, user, view)
-    return [{**f, "unread": counts.get(f["id"], 0)} for f in feed_titles(db)]
-
-
-def feed_titles(db) -> list[dict]:
-    return [{"id": r[0], "title": r[1] or r[2]}
-            for r in db.execute("SELECT id, title, url FROM feeds ORDER BY lower(coalesce(title, url))")]
+    return [{**f, "unread": counts.get(f["id"], 0)} for f in feeds_by_title(db)]

@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from hermes.arguments import validate
+from hermes.contract import fail, ok
 from hermes.errors import HermesError
 from hermes.facekit.terminal import (
     DbOption,
@@ -36,7 +37,6 @@ from hermes.records import require_user
 from . import exchange, membership
 from . import export as exporting
 from . import sync as vault
-from . import tools as t
 from .signals import MAX_TEXT
 
 UserArg = Annotated[str, typer.Argument(metavar="USER", help="Persona name (see `hermes persona list`).")]
@@ -125,12 +125,12 @@ def reconcile(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
             u = require_user(database_, user)
             found = membership.reconcile(database_, u["id"])
         except HermesError as exc:
-            check({"ok": False, "message": str(exc), "changes": []}, as_json)
+            check(fail(str(exc), changes=[]), as_json)
             return
         revision, _ = membership.revision_state(database_, u["id"])
     message = f"{len(found)} membership changes for {u['name']}; revision {revision}"
     if as_json:
-        emit_json({"ok": True, "message": message, "changes": found, "revision": revision})
+        emit_json(ok(message, changes=found, revision=revision))
     else:
         typer.echo(message)
 
@@ -160,7 +160,7 @@ def export(
     finally:
         database.conn.close()
     where = str(out) if out else "stdout"
-    message = (t._n(r.count, "item") + (f" and {t._n(r.deleted, 'removal')}" if r.deleted else "")
+    message = (plural(r.count, "item") + (f" and {plural(r.deleted, 'removal')}" if r.deleted else "")
                + f" of {u['name']} exported as {format} to {where} (revision {r.revision}; "
                f"next time --since {r.revision} exports only what is new).")
     if r.truncated:
@@ -169,10 +169,9 @@ def export(
     if out:
         run_guarded(_write_file, out, r.text)
     if as_json:
-        emit_json({"ok": True, "message": message, "format": format, "facet": facet,
-                   "since": since, "count": r.count, "deleted": r.deleted, "revision": r.revision,
-                   "truncated": r.truncated, "out": str(out) if out else None,
-                   **({} if out else {"text": r.text})})
+        emit_json(ok(message, format=format, facet=facet, since=since, count=r.count,
+                     deleted=r.deleted, revision=r.revision, truncated=r.truncated,
+                     out=str(out) if out else None, **({} if out else {"text": r.text})))
         return
     if not out:
         sys.stdout.write(r.text)
@@ -201,12 +200,12 @@ def _left(names: list[str], outside: set[str], facet: str) -> str:
 
 def _sync_message(folder: Path, r, facet: str) -> str:
     outside = set(r.outside_facet)
-    message = f"{folder}: {t._n(len(r.written), 'note')} written, {len(r.removed)} removed"
+    message = f"{folder}: {plural(len(r.written), 'note')} written, {len(r.removed)} removed"
     if r.removed:
         message += f" ({_left(r.removed, outside, facet)})"
     message += f" (revision {r.revision}; {r.reason})."
     if r.kept:
-        message += (f" Kept {t._n(len(r.kept), 'note')} ({_left(r.kept, outside, facet)}) because "
+        message += (f" Kept {plural(len(r.kept), 'note')} ({_left(r.kept, outside, facet)}) because "
                     "you wrote below the marker line: hermes never deletes your text.")
     return message
 
@@ -230,10 +229,10 @@ def sync(
         database.conn.close()
     message = _sync_message(folder, r, facet)
     if r.conflicts:
-        message += (f" Left {t._n(len(r.conflicts), 'note')} untouched because the marker line "
+        message += (f" Left {plural(len(r.conflicts), 'note')} untouched because the marker line "
                     "is gone: put it back, or delete the note to get a fresh one.")
     if as_json:
-        emit_json({"ok": True, "message": message, **r.as_dict()})
+        emit_json(ok(message, **r.as_dict()))
         return
     typer.echo(message)
     for name in r.conflicts:
@@ -306,7 +305,7 @@ def _save_one(db, user: str, ref: str) -> dict:
         checked = validate("save_item", exchange.save_item.argument_model, {"user": user, "ref": ref})
         return exchange.save(db, checked["user"], checked["ref"], trusted=True)
     except HermesError as exc:
-        return {"ok": False, "message": str(exc), **exchange.SavedItem.empty()}
+        return fail(str(exc), **exchange.SavedItem.empty())
 
 
 def unsave(user: UserArg, items_: ItemsArg, db: DbOption = None, as_json: JsonOption = False):

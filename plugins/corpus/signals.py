@@ -19,7 +19,8 @@ import sqlite_utils
 from hermes.contract import Signal
 from hermes.errors import InvalidInput, NotFound
 from hermes.records import require_item, require_user
-from hermes.storage.signals import CLICK_SOURCES, record_signal
+from hermes.storage.clicks import CLICK_SOURCES
+from hermes.storage.signals import record_signal
 
 KINDS = ("progress", "open", "highlight", "note", "favorite")
 MAX_TEXT = 10_000

@@ -33,8 +33,9 @@ from pathlib import Path
 import sqlite_utils
 
 from hermes.errors import HermesError
+from hermes.faces import plural
 from hermes.files import write_atomic
-from hermes.latex import readable
+from hermes.latex import COMMAND, readable
 
 from . import references
 from .export import byline, markdown_body, md_link
@@ -52,9 +53,6 @@ LAYOUT = 3
 MARKER = ("<!-- hermes: write your own notes below this line; "
           "`hermes corpus sync` never changes what follows -->")
 _NAME_UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*#^\[\]]+')
-# A command readable() does not know ("\foo") keeps its name in a file name, instead of
-# the backslash becoming a gap.
-_TEX_COMMAND = re.compile(r"\\([A-Za-z]+)")
 MAX_NAME_BYTES = 180
 
 
@@ -86,8 +84,9 @@ def file_name(record: dict) -> str:
     Characters that file systems or wiki links refuse are dropped (the title is feed text).
     The note is found again by the item id in the folder's cursor, not by this name, so a
     name that changes moves the note (with the person's text) rather than orphaning it."""
-    # no bidi controls: an override makes a name read backwards ("…gnp.exe")
-    shown = _TEX_COMMAND.sub(r"\1", without_bidi(readable(record["title"])))
+    # no bidi controls: an override makes a name read backwards ("…gnp.exe"); a command
+    # readable() does not know ("\foo") keeps its name, instead of the backslash becoming a gap
+    shown = COMMAND.sub(r"\1", without_bidi(readable(record["title"])))
     title = " ".join(_NAME_UNSAFE.sub(" ", shown).split()).strip(". ") or "untitled"
     suffix = f" ({record['key']}).md"
     budget = MAX_NAME_BYTES - len(suffix.encode())
@@ -274,7 +273,7 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
             full, reason = True, "hermes's note layout changed"
         else:
             n = len(log["changes"])
-            full, reason = False, f"{n} membership change{'' if n == 1 else 's'} since revision {since}"
+            full, reason = False, f"{plural(n, 'membership change')} since revision {since}"
         revision = log["revision"] if log else revision_state(db, user["id"])[0]
         sigs = signatures(db, user["id"], facets)
         in_corpus = _in_corpus(db, user["id"])

@@ -68,7 +68,7 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
     elif below.get("n_total"):
         echo("")
         n = below["n_total"]
-        echo(f"… {n} more item{'s' if n != 1 else ''} below your bar (--below-bar lists them)")
+        echo(f"… {plural(n, 'more item')} below your bar (--below-bar lists them)")
     saved = result.get("saved") or {}
     if saved.get("items"):
         echo("")

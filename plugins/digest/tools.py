@@ -22,6 +22,7 @@ from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import Ranking, rank
 from hermes.records import item_rows, require_user
+from hermes.storage.clicks import click_counts
 from hermes.text import clip
 from hermes.tools import User
 
@@ -140,13 +141,8 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
 
     The classifier's state is read from the ranking when there is one (it is the truth);
     without one, the scorer's rule applies: it needs both a like and a dislike."""
-    likes = dislikes = 0
-    for (label,) in db.execute("SELECT label FROM clicks WHERE user_id = ?", [user_id]):
-        if label == "like":
-            likes += 1
-        elif label == "dislike":
-            dislikes += 1
-    clicks = likes + dislikes
+    counted = click_counts(db, user_id)
+    clicks, likes, dislikes = counted["clicks"], counted["likes"], counted["dislikes"]
     comp = ranking.components.get("classifier") if ranking is not None else None
     active = bool(comp.active) if comp is not None else (likes > 0 and dislikes > 0)
     if active:

@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.contract import MAX_DAYS
+from hermes.contract import MAX_DAYS, ok
 from hermes.errors import HermesError
 from hermes.facekit.terminal import (
     DbOption,
@@ -217,7 +217,7 @@ def folder_command(
     message = (f"Feed {feed['id']} is now {where} (was {was})." if changed
                else f"Feed {feed['id']} is already {where}; nothing changed.")
     if as_json:
-        emit_json({"ok": True, "message": message, "changed": changed, "feed": feed})
+        emit_json(ok(message, changed=changed, feed=feed))
     else:
         typer.echo(clean(message))
 
@@ -238,8 +238,7 @@ def trust_command(
                f"Trusted {what}: `hermes ingest` now fetches it like a feed you added, private "
                "and local-network addresses included")
     if as_json:
-        emit_json({"ok": True, "message": message, "feed": {**feed, "subscribed_by": "user"},
-                   "changed": not feed["already"]})
+        emit_json(ok(message, feed={**feed, "subscribed_by": "user"}, changed=not feed["already"]))
     else:
         typer.echo(message + ".")
 
@@ -313,9 +312,9 @@ def import_opml(
                + (". They were not fetched: the next `hermes ingest` checks each one and loads "
                   "its items." if added else "."))
     if as_json:
-        emit_json({"ok": True, "added": len(added), "already_subscribed": done["already"],
-                   "moved": moved, "repeats": repeats, "skipped": skipped,
-                   "folders_renamed": listed.renamed, "feed_ids": added, "message": message})
+        emit_json(ok(message, added=len(added), already_subscribed=done["already"], moved=moved,
+                     repeats=repeats, skipped=skipped, folders_renamed=listed.renamed,
+                     feed_ids=added))
         return
     typer.echo(message)
     for entry in moved:
@@ -359,9 +358,9 @@ def export_opml(
         except OSError as exc:
             die(f"cannot write {output}: {exc.strerror or exc}")
     if as_json:
-        emit_json({"ok": True, "message": f"Wrote {counted} to {output}" if output else counted,
-                   "path": str(output) if output else None, "feed_count": len(feeds),
-                   "folders": folders, "opml": document.decode()})
+        emit_json(ok(f"Wrote {counted} to {output}" if output else counted,
+                     path=str(output) if output else None, feed_count=len(feeds),
+                     folders=folders, opml=document.decode()))
     elif output is None:
         sys.stdout.buffer.write(document) if hasattr(sys.stdout, "buffer") else sys.stdout.write(document.decode())
         sys.stdout.flush()

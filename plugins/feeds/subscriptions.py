@@ -20,6 +20,7 @@ from hermes.ingest.parse import ParseError, parse_feed
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
 from hermes.records import file_of, now_iso
+from hermes.storage.clicks import clicks_on_feed
 from hermes.storage.transactions import write_transaction
 
 from .discover import feed_links, looks_like_html
@@ -346,10 +347,7 @@ def removal_plan(db, feed_id: int) -> dict:
     """What removing ``feed_id`` touches: the feed row only; its items and clicks stay."""
     feed = feed_by_id(db, feed_id)
     items = db.execute("SELECT count(*) FROM items WHERE feed_id = ?", [feed_id]).fetchone()[0]
-    clicks = db.execute(
-        "SELECT count(*) FROM clicks WHERE item_id IN (SELECT id FROM items WHERE feed_id = ?)",
-        [feed_id],
-    ).fetchone()[0]
+    clicks = clicks_on_feed(db, feed_id)
     feed = {**feed, "item_count": items, "click_count": clicks}
     return {"feed": feed, "item_count": items, "click_count": clicks,
             # quoted, not repr(): repr doubled a LaTeX title's backslashes

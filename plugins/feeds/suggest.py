@@ -23,6 +23,7 @@ from pathlib import Path
 
 from hermes.config import PACKAGE_DATA
 from hermes.errors import HermesError
+from hermes.language import INTEREST_STOP_WORDS
 from hermes.ranking.preferences import key_stats, split_key
 from hermes.tags import normalize_tag
 
@@ -31,13 +32,6 @@ INTEREST_WEIGHT = 0.25
 PARTIAL_TAG_WEIGHT = 0.5
 RELATIVE_CUT = 0.35
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#-]*")
-_STOP = frozenset(
-    "a about across also an and any are as at be been but by can de for from has have how i in "
-    "into is it its just like more most my new not of on or our over some such than that the "
-    "their them these this those through to under use used using very via was we what when "
-    "where which while who with within without work working you your papers paper research "
-    "study studies things interested interest interests especially mostly".split()
-)
 
 
 def words(text: str) -> set[str]:
@@ -45,7 +39,7 @@ def words(text: str) -> set[str]:
     out = set()
     for w in _WORD.findall((text or "").lower().replace("_", " ")):
         w = w.strip("-")
-        if len(w) < 3 or w in _STOP:
+        if len(w) < 3 or w in INTEREST_STOP_WORDS:
             continue
         if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]

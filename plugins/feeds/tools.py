@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from hermes.answers import (
@@ -29,9 +28,9 @@ from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
 from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
 from hermes.ingest.store import not_embedded
-from hermes.ranking.explain import explain, explain_ranked, rank_line, weight_note, why_not_in
-from hermes.ranking.rank import rank
-from hermes.records import item_rows, require_item, require_user
+from hermes.ranking.explain import explain, rank_line, weight_note, why_not_in
+from hermes.ranking.page import ranked_page
+from hermes.records import require_item, require_user
 from hermes.text import clip
 from hermes.tools import ItemId, User
 
@@ -212,16 +211,11 @@ def list_feed(
     first, with id, title, url, match and why."""
     persona = require_user(db, user)
     window = None if since_days is None else float(since_days)
-    ranking = rank(db, persona, CandidateQuery(since_days=window, exclude_read=True,
-                                               removed_feeds=removed_feeds),
-                   limit=offset + limit, bar_first=True)
-    shown = [pos for pos in range(offset, len(ranking.item_ids))
-             if below_bar or ranking.above_bar(pos)]
-    rows = item_rows(db, ranking.item_ids[np.array(shown, dtype=np.int64)])
-    shown = [pos for pos in shown if int(ranking.item_ids[pos]) in rows]  # deleted meanwhile
+    ranking, page = ranked_page(db, persona, CandidateQuery(since_days=window, exclude_read=True,
+                                                            removed_feeds=removed_feeds),
+                                limit=limit, offset=offset, below_bar=below_bar)
     items = []
-    for pos, why in zip(shown, explain_ranked(db, persona, ranking, shown, window, rows=rows)):
-        row = rows[int(ranking.item_ids[pos])]
+    for pos, row, why in ((s.position, s.row, s.why) for s in page):
         items.append({
             "id": row["id"],
             "rank": pos + 1,

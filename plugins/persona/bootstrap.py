@@ -25,7 +25,7 @@ from hermes.language import english
 from hermes.ranking.match import BAR, LEVELS
 from hermes.ranking.rank import rank
 from hermes.records import item_rows, require_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import click_count, clicks_by_source, record_click
 from hermes.storage.transactions import write_transaction
 
 BOOTSTRAP_MAX = 50
@@ -142,13 +142,13 @@ def warmed(db: sqlite_utils.Database, name) -> int:
     """How many clicks the persona has when every one is from bootstrap (a second call finds
     its work done); 0 when it has none or any other, and the bootstrap decides."""
     user = require_user(db, name)
-    n, ours = db.execute("SELECT count(*), coalesce(sum(source = 'bootstrap'), 0) FROM clicks "
-                         "WHERE user_id = ?", [user["id"]]).fetchone()
+    by_source = clicks_by_source(db, user["id"])
+    n, ours = sum(by_source.values()), by_source["bootstrap"]
     return n if n and n == ours else 0
 
 
 def _require_fresh(db: sqlite_utils.Database, user: dict) -> None:
-    n = db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [user["id"]]).fetchone()[0]
+    n = click_count(db, user["id"])
     if n:
         raise InvalidInput(
             f"persona {user['name']!r} already has {plural(n, 'click')}; bootstrap only warms a "

@@ -34,7 +34,7 @@ from hermes.ingest.store import embedding_text, insert_items, store_embeddings
 from hermes.ingest.tagging import apply_proposals, embed_for_tags, propose
 from hermes.latex import readable
 from hermes.records import require_user
-from hermes.storage.signals import record_click
+from hermes.storage.clicks import click_labels, record_click
 from hermes.storage.transactions import write_transaction
 from hermes.text import clip
 
@@ -153,7 +153,7 @@ def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto"
         raise InvalidInput(_nothing_read(got))
     out = Imported(user=user["name"], format=got.format, entries=len(got.entries), refused=refused)
     archive = Archive.load(db)
-    rated = dict(db.execute("SELECT item_id, label FROM clicks WHERE user_id = ?", [user["id"]]))
+    rated = click_labels(db, user["id"])
     seen: set[int] = set()
     matched: list[int] = []
     new: dict[str, Entry] = {}  # by title key: one item for two entries of one paper

@@ -32,6 +32,7 @@ from hermes.hookspecs import hookimpl
 from hermes.ranking import logistic
 from hermes.ranking.interests import interests_vectors, wanted_text
 from hermes.ranking.quantized import Int8Candidates
+from hermes.storage.clicks import click_history
 from hermes.ranking.rank import calibrate
 from hermes.storage.clicks import click_history
 

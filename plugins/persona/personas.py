@@ -14,11 +14,11 @@ import sqlite3
 import sqlite_utils
 
 from hermes.arguments import spelled
-from hermes.contract import NAME_MAX, Signal
+from hermes.contract import NAME_MAX
 from hermes.errors import InvalidInput
 from hermes.faces import Say, plural, typed
 from hermes.records import create_user, require_user
-from hermes.storage.signals import record_signal
+from hermes.storage.clicks import click_counts, remove_all_clicks
 from hermes.storage.transactions import write_transaction
 
 
@@ -183,15 +183,6 @@ def owned_counts(db: sqlite_utils.Database, user_id: int, tables: dict[str, str]
     return counts
 
 
-def click_counts(db: sqlite_utils.Database, user_id: int) -> dict[str, int]:
-    likes, dislikes = db.execute(
-        "SELECT coalesce(sum(label = 'like'), 0), coalesce(sum(label = 'dislike'), 0) "
-        "FROM clicks WHERE user_id = ?",
-        [user_id],
-    ).fetchone()
-    return {"clicks": likes + dislikes, "likes": likes, "dislikes": dislikes}
-
-
 def describe_loss(user: dict, counts: dict[str, int], clicks: dict[str, int], *, persona: bool) -> str:
     """One sentence naming exactly what a delete (``persona=True``) or a reset removes."""
     parts = [f"persona {user['name']!r}"] if persona else []
@@ -207,20 +198,6 @@ def describe_loss(user: dict, counts: dict[str, int], clicks: dict[str, int], *,
         if table not in ("clicks", "explanations") and n:
             parts.append(f"{plural(n, 'row')} in {table}")
     return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
-
-
-def _delete_clicks(db: sqlite_utils.Database, user_id: int, source: str) -> int:
-    """Delete every click of the persona through the one signal path, so observers
-    (``hermes_signal_written``) see each removal inside this transaction."""
-    clicks = db.execute(
-        "SELECT id, item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
-    ).fetchall()
-    for click_id, item_id, label in clicks:
-        signal = Signal("click", user_id, item_id, op="delete", data={"label": label}, source=source)
-        record_signal(db, signal, lambda db, cid=click_id: db.execute(
-            "DELETE FROM clicks WHERE id = ?", [cid]
-        ))
-    return len(clicks)
 
 
 def plan(db: sqlite_utils.Database, name, *, persona: bool) -> tuple[dict, dict, dict, dict]:
@@ -242,7 +219,7 @@ def delete_owned(db: sqlite_utils.Database, user: dict, tables: dict[str, str], 
     with write_transaction(db):
         # Plugin tables may reference each other; check foreign keys at commit, not per row.
         db.execute("PRAGMA defer_foreign_keys = ON")
-        removed["clicks"] = _delete_clicks(db, user["id"], source)
+        removed["clicks"] = remove_all_clicks(db, user["id"], source)
         for table, column in tables.items():
             if table == "clicks":
                 continue

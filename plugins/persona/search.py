@@ -20,6 +20,7 @@ from hermes.errors import InvalidInput
 from hermes.faces import INGEST, Say, plural
 from hermes.ranking.rank import items_of, rank
 from hermes.records import require_user
+from hermes.storage.clicks import click_labels
 from hermes.text import clip
 
 SEARCH_MAX = 50
@@ -57,13 +58,7 @@ def tag_exists(db: sqlite_utils.Database, tag: str) -> bool:
 
 
 def ratings(db: sqlite_utils.Database, user_id: int, item_ids: list[int]) -> dict[int, str]:
-    if not item_ids:
-        return {}
-    marks = ",".join("?" * len(item_ids))
-    return dict(db.execute(
-        f"SELECT item_id, label FROM clicks WHERE user_id = ? AND item_id IN ({marks})",
-        [user_id, *item_ids],
-    ).fetchall())
+    return click_labels(db, user_id, item_ids)
 
 
 def _short(text: str | None) -> str:

@@ -18,9 +18,7 @@ from hermes.ranking.interests import wanted_text
 from hermes.ranking.preferences import key_stats, split_key
 from hermes.ranking.rank import blend_weight
 from hermes.records import require_user
-from hermes.storage.signals import CLICK_SOURCES
-
-from .personas import click_counts
+from hermes.storage.clicks import click_counts, clicks_by_source, clicks_with_embedding, recent_clicks
 
 TOP = 10
 
@@ -65,14 +63,9 @@ def at_odds(stats: dict, interests: str | None) -> list[dict]:
 def classifier_state(db: sqlite_utils.Database, user_id: int, model: str) -> tuple[bool, str]:
     """Whether the built-in classifier scorer is active for this persona, and why (the same
     rule it applies: both classes among clicked items that have an embedding)."""
-    rows = db.execute(
-        """SELECT c.label, count(*), sum(i.embedding IS NOT NULL AND i.embedding_model = ?)
-           FROM clicks c LEFT JOIN items i ON i.id = c.item_id
-           WHERE c.user_id = ? GROUP BY c.label""",
-        [model, user_id],
-    ).fetchall()
-    total = {label: n for label, n, _ in rows}
-    usable = {label: e or 0 for label, _, e in rows}
+    rows = clicks_with_embedding(db, user_id, model)
+    total = {label: n for label, (n, _) in rows.items()}
+    usable = {label: e for label, (_, e) in rows.items()}
     if not total:
         return False, "no clicks yet: it needs at least one like and one dislike"
     if not total.get("like") or not total.get("dislike"):
@@ -92,22 +85,10 @@ def profile_status(db: sqlite_utils.Database, user: str) -> dict:
     n = counts["clicks"]
     weight = blend_weight(n)
     stats = key_stats(db, uid)
-    by_source = dict.fromkeys(CLICK_SOURCES, 0)
-    for source, k in db.execute(
-        "SELECT source, count(*) FROM clicks WHERE user_id = ? GROUP BY source", [uid]
-    ):
-        by_source[source] = k
+    by_source = clicks_by_source(db, uid)
     feed_titles = dict(db.execute("SELECT id, coalesce(title, url) FROM feeds").fetchall())
     active, why = classifier_state(db, uid, get_embedder().name)
-    recent = [
-        {"item_id": item_id, "title": title, "rated": label, "source": source, "at": at}
-        for item_id, title, label, source, at in db.execute(
-            """SELECT c.item_id, i.title, c.label, c.source, c.created
-               FROM clicks c LEFT JOIN items i ON i.id = c.item_id
-               WHERE c.user_id = ? ORDER BY c.id DESC LIMIT 5""",
-            [uid],
-        )
-    ]
+    recent = recent_clicks(db, uid, 5)
     sources = {
         "liked": _entries(stats, "source", liked=True, top=5),
         "disliked": _entries(stats, "source", liked=False, top=5),

@@ -18,7 +18,8 @@ from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
 from hermes.errors import HermesError, InvalidInput
 from hermes.faces import CREATE_PERSONA, INGEST, Say, plural, typed
 from hermes.ranking.interests import split_unwanted
-from hermes.records import file_of, require_user
+from hermes.records import file_of, list_personas, require_user
+from hermes.storage.clicks import click_counts, click_counts_by_persona
 from hermes.tools import User, caller
 
 from . import bootstrap as _bootstrap
@@ -194,16 +195,12 @@ class Bootstrap(Result):
 def list_users(db) -> dict:
     """Every persona with its interests and like and dislike counts; its name is the user of
     other tools."""
-    rows = db.execute(
-        """SELECT u.name, u.interests, u.created,
-                  count(c.id), coalesce(sum(c.label = 'like'), 0), coalesce(sum(c.label = 'dislike'), 0)
-           FROM users u LEFT JOIN clicks c ON c.user_id = u.id
-           GROUP BY u.id ORDER BY u.name"""
-    ).fetchall()
+    counts = click_counts_by_persona(db)
+    none = {"clicks": 0, "likes": 0, "dislikes": 0}
     users = [
-        {"name": name, "interests": interests, "created": created, "clicks": n,
-         "likes": likes, "dislikes": dislikes}
-        for name, interests, created, n, likes, dislikes in rows
+        {"name": u["name"], "interests": u["interests"], "created": u["created"],
+         **counts.get(u["id"], none)}
+        for u in list_personas(db)
     ]
     where = file_of(db)
     if not users:
@@ -327,7 +324,7 @@ def rename_persona(db, name: User, new_name: NewName) -> dict:
     if previous == user["name"]:
         return ok(f"persona {previous!r} already has this name; nothing changed",
                   persona=payload, changed=False)
-    clicks = personas.click_counts(db, user["id"])["clicks"]
+    clicks = click_counts(db, user["id"])["clicks"]
     # Asked of the database: its lower() is the one lookups use (it folds ASCII only).
     message = (f"renamed persona {previous!r} to {user['name']!r}; its interests, "
                f"{plural(clicks, 'click')} and corpus are kept.")

@@ -1,0 +1,124 @@
+"""One way per thing (issue 35): the small repeats stay gone.
+
+Stored timestamps are read by :func:`hermes.clock.read_stamp`, counted nouns by
+:func:`hermes.faces.plural`, envelopes built by :func:`hermes.contract.ok` / ``fail``, the
+LaTeX font switches and command pattern live in :mod:`hermes.latex`, and the stop-word lists
+in :mod:`hermes.language`. The source checks parse the code (nothing is imported).
+"""
+
+from __future__ import annotations
+
+import ast
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from hermes.clock import now_iso, read_stamp
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted([*(ROOT / "hermes").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")])
+
+
+def _trees():
+    for path in SOURCES:
+        yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def test_a_stored_timestamp_is_read_back_as_written():
+    written = now_iso()
+    when = read_stamp(written)
+    assert when.tzinfo is not None and when.isoformat(timespec="seconds") == written
+    assert read_stamp("2026-11-30T10:00:00Z") == datetime(2026, 11, 30, 10, tzinfo=timezone.utc)
+    # no zone: read as UTC (what hermes writes is UTC)
+    assert read_stamp("2026-11-30T10:00:00") == datetime(2026, 11, 30, 10, tzinfo=timezone.utc)
+    assert read_stamp("2026-11-30T12:00:00+02:00").utcoffset() == timedelta(hours=2)
+    for nothing in (None, "", "soon", "2026-13-01"):
+        assert read_stamp(nothing) is None
+
+
+def test_the_faces_read_timestamps_through_the_one_parser():
+    from hermes.ingest.schedule import next_due
+    from hermes.web.render import fmt_ago, fmt_date, fmt_until
+
+    assert fmt_date("2026-11-30T23:30:00+00:00") == "2026-11-30"
+    assert fmt_date("not a date at all") == "not a date"  # shown as given, cut to a day's width
+    assert fmt_ago("garbage") == "" and fmt_until(None) == ""
+    past = (datetime.now(timezone.utc) - timedelta(hours=3)).isoformat(timespec="seconds")
+    assert fmt_ago(past.replace("+00:00", "Z")) == "3h ago"
+    due = next_due({"last_fetched": "2026-11-30T10:00:00", "retry_after": None, "ttl": 0}, 3600)
+    assert due == datetime(2026, 11, 30, 11, tzinfo=timezone.utc)
+
+
+def test_timestamps_are_parsed_in_one_place():
+    """Nowhere else turns a stored ``…Z`` into ``+00:00`` for :meth:`datetime.fromisoformat`
+    (five modules did, each its own way)."""
+    found = [path for path, tree in _trees() if path != "hermes/clock.py"
+             and any(isinstance(n, ast.Constant) and n.value == "+00:00" for n in ast.walk(tree))]
+    assert not found, found
+
+
+def test_envelopes_come_from_the_contract():
+    """A dict literal with ``ok`` and ``message`` keys is built only by hermes.contract."""
+    found = []
+    for path, tree in _trees():
+        if path == "hermes/contract.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+                if {"ok", "message"} <= keys:
+                    found.append(f"{path}:{node.lineno}")
+    assert not found, found
+
+
+def test_one_plural():
+    """Counted nouns go through hermes.faces.plural: no module defines its own helper (two
+    tools files did) or spells ``'' if n == 1 else 's'`` inline."""
+    found = []
+    for path, tree in _trees():
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.IfExp) and isinstance(node.body, ast.Constant)
+                    and isinstance(node.orelse, ast.Constant)
+                    and {node.body.value, node.orelse.value} == {"", "s"}):
+                found.append(f"{path}:{node.lineno}")
+    assert not found, found
+
+
+def test_one_stop_word_home():
+    """Stop-word lists are defined in hermes.language only (lexical, feeds' suggestions and
+    the tagger each had their own)."""
+    found = []
+    for path, tree in _trees():
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, ast.AnnAssign) else [])
+            for target in targets:
+                if (isinstance(target, ast.Name) and "STOP" in target.id.upper()
+                        and path != "hermes/language.py" and isinstance(node.value, ast.Call)):
+                    found.append(f"{path}:{node.lineno} {target.id}")
+    assert not found, found
+
+
+def test_the_latex_tables_are_latexs():
+    """The BibTeX export passes on exactly hermes.latex's text font switches; the reader also
+    knows math's ``{\\cal O}``, which the export escapes in text (LaTeX typesets \\cal only in
+    math mode)."""
+    from hermes_corpus import bibtex, sync
+
+    from hermes import latex
+
+    assert set(bibtex._SWITCHES) == latex.FONT_SWITCHES
+    assert {"cal"} | latex.FONT_SWITCHES == latex._SWITCHES
+    assert bibtex.COMMAND is latex.COMMAND is sync.COMMAND
+    assert bibtex.bib_tex(r"A {\em Mixture}") == r"A {\em Mixture}"
+    assert r"{\cal" not in bibtex.bib_tex(r"A {\cal O} bound")
+    assert latex.readable(r"$\mathcal{O}(n^2)$ attention") == "𝒪(n²) attention"
+
+
+def test_the_web_face_has_no_sql_of_its_own():
+    """The web face reads the database through hermes.records and hermes.storage (it ran 15
+    statements of its own)."""
+    found = [f"{path}:{node.lineno}" for path, tree in _trees() if path.startswith("hermes/web/")
+             for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and node.func.attr in ("execute", "executemany", "executescript")]
+    assert not found, found
