@@ -252,7 +252,9 @@ def test_explain_item_explains_a_ranked_item(db, items, ann):
     explanation = result["explanation"]
     assert explanation["item_id"] == items[0] and result["reason"] == explanation["reason"]
     assert "profile" in explanation["components"] and explanation["n_clicks"] == 1
-    assert result["match"] == explanation["match"] == "strong"
+    # strong by the interests text alone; the one like does not confirm it (match.CONFIRMED_BY_CLICKS)
+    assert result["match"] == explanation["match"] == "good"
+    assert explanation["evidence"]["interest"]["unconfirmed"] is True
     assert result["message"] == (f"Ranks 1 of 2 unread items of the last 7 days. "
                                  f"{result['reason']}")
 

@@ -23,7 +23,7 @@ def test_an_item_takes_the_best_level_any_figure_reaches():
     liked = match.THRESHOLDS[match.MINILM]["liked"]
     components = [
         comp("profile", interest=np.array([interest[2], interest[1] - 0.01, 0.0])),
-        comp("affinity", liked=np.array([0.0, liked[1], np.nan])),
+        comp("affinity", liked=np.array([liked[2], liked[1], np.nan])),
     ]
     levels = match.judge(components, 3, match.MINILM).levels
     assert [match.LEVELS[v] for v in levels] == ["strong", "good", "none"]

@@ -52,6 +52,34 @@ def test_the_liked_figure_lifts_nothing_where_a_disliked_item_is_as_near():
     assert j.nearer_disliked.tolist() == [True, False, False]
 
 
+def test_once_the_persona_clicked_the_interests_text_alone_is_good_not_strong():
+    """Inside one field an interest figure strong on its own was relevant ~0.8 of the time
+    (benchmarks/bar_field.py): strong needs what the person liked to agree."""
+    t = match.THRESHOLDS[MINILM]
+    interest = np.full(3, t["interest"][2] + 0.05)
+    before = judged({"interest": interest}, n_clicks=0)
+    assert [match.LEVELS[v] for v in before.levels] == ["strong"] * 3  # nothing to confirm with
+    assert before.unconfirmed is None
+    liked = np.array([t["liked"][2] + 0.02, t["liked"][1] + 0.01, t["liked"][0]])
+    after = judged({"interest": interest, "liked": liked})
+    assert [match.LEVELS[v] for v in after.levels] == ["strong", "good", "good"]
+    assert after.unconfirmed.tolist() == [False, True, True]
+    # a good interest figure stays good, and the bar lets the same items through
+    j = judged({"interest": np.array([t["interest"][1] + 0.01]), "liked": np.array([0.0])})
+    assert match.LEVELS[j.levels[0]] == "good" and not j.unconfirmed[0]
+    # the classifier confirms as the liked figure does
+    c = judged({"interest": interest[:2], "classifier": np.array([t["classifier"][2] + 0.01, 0.55])})
+    assert [match.LEVELS[v] for v in c.levels] == ["strong", "good"]
+    assert c.take(np.array([1, 0])).unconfirmed.tolist() == [True, False]
+
+
+def test_the_explanation_says_the_clicks_did_not_confirm_a_strong_interest():
+    from hermes.ranking.explain import _note
+
+    assert _note({"unconfirmed": True}) == "nothing you liked confirms it: a good match, not strong"
+    assert _note({"unconfirmed": False}) == ""
+
+
 def test_a_trained_classifier_that_leans_to_a_dislike_keeps_an_item_below_the_bar():
     interest = match.THRESHOLDS[MINILM]["interest"][2] + 0.05
     j = judged({"interest": np.array([interest, interest]),
@@ -61,7 +89,8 @@ def test_a_trained_classifier_that_leans_to_a_dislike_keeps_an_item_below_the_ba
     # on fewer clicks it says too little to hold anything down
     few = judged({"interest": np.array([interest]), "classifier": np.array([match.VETO - 0.1])},
                  n_clicks=match.VETO_CLICKS - 1)
-    assert match.LEVELS[few.levels[0]] == "strong"
+    # (above the bar; good, not strong: the classifier does not confirm the interest)
+    assert match.LEVELS[few.levels[0]] == "good" and few.vetoed is None
 
 
 def test_the_second_pass_writes_its_judgement_into_the_first():

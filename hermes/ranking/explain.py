@@ -308,7 +308,9 @@ class _Shared:
             value = float(profile.evidence["interest"][cand])
             out["interest"] = {"clause": self._clause(profile.detail, cand),
                                "similarity": round(value, 4),
-                               **self._judged("interest", value, pos)}
+                               **self._judged("interest", value, pos),
+                               # strong alone, and the clicks did not confirm it
+                               "unconfirmed": self._flag("unconfirmed", pos)}
         affinity = comps.get("affinity")
         if affinity is not None and affinity.active and "liked" in affinity.evidence:
             # the figure the match was judged on; the item it belongs to is the first of
@@ -473,6 +475,8 @@ def _note(e: dict) -> str:
                 f"(similarity {shown(disliked['similarity'])})")
     if e.get("keeps_below_bar"):
         return "leans to a dislike: keeps it below your bar"
+    if e.get("unconfirmed"):
+        return "nothing you liked confirms it: a good match, not strong"
     if e.get("usual_here") and "typical_here" in e:
         return f"usual in this archive, where an item is typically {shown(e['typical_here'])}"
     return ""
