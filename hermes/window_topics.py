@@ -11,7 +11,8 @@ the window holds: sub-fields for one field, subjects for a mix.
   over the archive (``log(tagged items / items carrying it)``, so a tag the whole field
   carries counts for little), blended with the cosine of their embeddings
   (:data:`TAG_WEIGHT`). Both are taken relative to the window: the window's mean vector
-  is taken off each item's first (:data:`CENTER`), since what every item of a window
+  is taken off each item's first (:data:`CENTER`, in a window of :data:`MIN_CENTRED` items
+  or more), since what every item of a window
   shares — the field, in a digest of one field — says nothing about which sub-field an
   item is of. Tags that name an item's feed — on most of its items: link boilerplate, the
   feed's own name — are no subject (:meth:`hermes.tag_graph.TagGraph.subject_tags`).
@@ -55,6 +56,9 @@ from .tags import normalize_tag
 TAG_WEIGHT = 0.3
 #: share of the window's mean row taken off each item's tag and embedding rows
 CENTER = 1.0
+#: ... in a window of at least this many items: the mean of a handful of items is those
+#: items' own subject, not a field around them, and taking it off leaves their noise
+MIN_CENTRED = 15
 #: Ward's cut, at most: the merge distance beyond which two groups always stay two topics.
 #: Rows are unit vectors, so two items alone merge at their Euclidean distance,
 #: sqrt(2 − 2·cosine), 1.41 for unrelated items; groups merge at larger distances as they
@@ -157,7 +161,7 @@ def features(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]
 
 def _centred(rows: np.ndarray) -> np.ndarray:
     """Unit rows less :data:`CENTER` of the window's mean row, made unit again."""
-    if not CENTER or len(rows) < 3:  # the mean of two is each one's half
+    if not CENTER or len(rows) < MIN_CENTRED:
         return rows
     return _unit(rows - CENTER * rows.mean(axis=0, keepdims=True))
 

@@ -13,10 +13,12 @@ from hermes.records import create_user
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 N_PAPERS = 500
-#: Measured: 195 of the 200 best-ranked items in a topic (97.5%, 31 topics of the window: issue 31);
-#: 495 of the 500 papers in a community of the archive (99.0%).
-#: The rest are alone in the window, or carry only categories no other paper of the sample has.
-MIN_CLUSTERED_SHARE = 0.9
+#: Measured: 166 of the 200 best-ranked items in a topic (83%, 60 topics of the window: the cut
+#: is chosen to leave at most 17% of a window alone, issue 31; a fixed cut left 2.5%);
+#: 495 of the 500 papers in a community of the archive (99.0%). The rest are alone in the
+#: window, or carry only categories no other paper of the sample has. The floor is the
+#: coverage goal of BENCHMARKS.md for arXiv (80% in named topics).
+MIN_CLUSTERED_SHARE = 0.8
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -213,3 +214,51 @@ def test_liked_topics_leave_out_keyphrases_that_name_no_topic(db, add_items):
     record_click(db, user["id"], ids[0], True, "ui")
     status = profile_status(db, "ann")
     assert [e["key"] for e in status["liked_topics"]] == ["object detection"]
+
+
+def test_a_window_of_one_field_is_split_relative_to_what_its_items_share(db, add_items, monkeypatch):
+    """Every item leans the same way (the field) and differs a little by its sub-field:
+    measured from the window's mean, the sub-fields are apart; measured as they are, the
+    field is one topic."""
+    clusters = [["algebra", "lie algebra"], ["algebra", "knot invariant"], ["algebra", "random walk"]]
+    items = [{"title": f"paper {c}-{k}", "tags": tags} for c, tags in enumerate(clusters) for k in range(5)]
+    graph = graph_of(db, add_items, items)
+    ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id")]
+    rng = np.random.default_rng(1)
+    basis = np.eye(16)
+    vectors = [basis[0] + 0.2 * basis[1 + k // 5] + 0.01 * rng.normal(size=16) for k in range(len(ids))]
+    window = [window_topics.WindowItem(i, items[k]["tags"], 1, vectors[k]) for k, i in enumerate(ids)]
+    monkeypatch.setattr(window_topics, "TAG_WEIGHT", 0.0)  # the vectors alone decide
+    split = window_topics.group(graph, window)
+    assert {frozenset(t.members) for t in split.topics} == {frozenset(ids[c * 5:(c + 1) * 5]) for c in range(3)}
+    monkeypatch.setattr(window_topics, "CENTER", 0.0)
+    assert len(window_topics.group(graph, window).topics) == 1
+
+
+def test_the_cut_is_the_finest_that_leaves_few_items_alone():
+    """Two groups of four close together and a third farther: Ward merges the first two
+    at 1.1 and all at about 1.4, below the coarsest cut (1.5); the window is cut at the
+    finest merge from CUT_MIN that leaves no item alone, so the three groups stay two."""
+    rng = np.random.default_rng(0)
+    centres = [(0.0, 0.0), (0.55, 0.0), (0.275, 0.62)]
+    rows = np.array([[x + 0.01 * rng.normal(), y + 0.01 * rng.normal()]
+                     for x, y in centres for _ in range(4)])
+    parts = window_topics._ward(rows)
+    assert len(set(parts)) == 2
+    assert len(set(parts[:8])) == 1 and parts[8:] == [parts[8]] * 4
+    # with a stray far from all, the same cut still leaves at most MAX_ALONE alone
+    parts = window_topics._ward(np.vstack([rows, [[5.0, 5.0]]]))
+    assert sorted(Counter(parts).values()) == [1, 4, 8]
+
+
+def test_an_item_settles_by_its_strongest_links():
+    """Each item keeps its three strongest links, and a link either end keeps."""
+    strength = np.array([[0, 9, 8, 7, .5],
+                         [9, 0, 1, 1, 1],
+                         [8, 1, 0, 1, 2],
+                         [7, 1, 1, 0, 3],
+                         [.5, 1, 2, 3, 0]], dtype=float)
+    kept = window_topics._nearest(strength)
+    assert kept[0, 4] == kept[4, 0] == 0.0  # the weakest link of both ends
+    assert kept[1, 4] == kept[4, 1] == 1.0  # item 1 drops it, item 4 keeps it
+    assert kept[4, 3] == kept[3, 4] == 3.0 and kept[1, 0] == 9.0

@@ -304,3 +304,17 @@ def test_a_label_leaves_out_names_of_no_topic():
     assert tag_graph.label_of(["Notes", "Machine Learning"]) == "Machine Learning"
     assert tag_graph.label_of(["cs.lg", "just"]) == "cs.lg"
     assert tag_graph.label_of(["respect", "just"]) == "respect · just"  # nothing else names it
+
+
+def test_a_piece_of_a_tag_that_names_the_feed_names_the_feed_too(db, add_items):
+    """A sponsor line on every item names the feed; "orbital hosting", kept on two items
+    only, is a piece of it (a trial's label read "rust compiler · orbital hosting")."""
+    add_items([{"title": f"Item {k}", "tags": ["orbital hosting service", f"subject {k % 3}",
+                                               *(["orbital hosting"] if k < 2 else [])]}
+               for k in range(10)])
+    graph = tag_graph.get_graph(db)
+    feed_id = db.execute("SELECT feed_id FROM items").fetchone()[0]
+    assert graph.feed_tags[str(feed_id)] == ["orbital hosting service"]
+    assert graph.subject_tags(["Orbital  Hosting", "hosting", "subject 1", "service line"],
+                              feed_id) == ["subject 1", "service line"]
+    assert graph.subject_tags(["orbital hosting"], feed_id + 1) == ["orbital hosting"]
