@@ -57,8 +57,8 @@ def build(path: Path, n: int, seed: int = 0) -> None:
     os.environ["HERMES_LOAD_ENTRYPOINTS"] = "0"
     from hermes.ranking.interests import interest_clauses, interests_key
     from hermes.records import create_user
-    from hermes.storage.db import get_db
     from hermes.storage.clicks import record_click
+    from hermes.storage.db import get_db
     from hermes.storage.transactions import write_transaction
 
     tmp = path.with_suffix(".tmp")
