@@ -222,6 +222,9 @@ def main(argv=None) -> int:
         print(f"seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
         if any(name in ANCHORS for name in names):
             ANCHOR_CACHE.parent.mkdir(parents=True, exist_ok=True)
+            # merged with what other runs kept meanwhile
+            kept = {**(json.loads(ANCHOR_CACHE.read_text()) if ANCHOR_CACHE.exists() else {}),
+                    **kept}
             ANCHOR_CACHE.write_text(json.dumps(kept))
     embedder.save()
 
