@@ -26,7 +26,7 @@ from hermes.answers import (
 )
 from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
-from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
+from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural, typed
 from hermes.ingest.store import not_embedded
 from hermes.ranking.explain import explain, rank_line, weight_note, why_not_in
 from hermes.ranking.page import ranked_page
@@ -237,9 +237,11 @@ def list_feed(
         })
         if not detail:  # compact by default: what choosing needs, one explain_item from the rest
             compact(items[-1])
-    # A budget whatever the clicks (the evidence and reasons grow with them): a page that would
-    # pass it ends early, and offset continues where it ends.
     budget = ANSWER_BUDGET if detail else FEED_BUDGET
+    if face() != "mcp":  # a person's `hermes feed --json -n 100` asked for 100 items
+        return _page(ranking, persona, window, offset, below_bar, db, items, 0, budget)
+    # An agent's context: a budget whatever the clicks (the evidence and reasons grow with
+    # them): a page that would pass it ends early, and offset continues where it ends.
     kept = fitting(items, budget, rest=400)  # the message and counts: about 300
     result = _page(ranking, persona, window, offset, below_bar, db, items[:kept], len(items) - kept,
                    budget)
