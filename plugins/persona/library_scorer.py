@@ -13,7 +13,9 @@ random sample of the archive as large as the library, and the person's own click
 starts at :data:`LIBRARY_SHARE` and hands over to the other components as the person's own
 clicks come in (half of it after :data:`HANDOVER` own clicks), so 2,000 library papers do not
 drown the next 10 dislikes. A persona with fewer than :data:`LIBRARY_MIN` library likes has
-no such component: its ranking is exactly the core's.
+no such component: its ranking is exactly the core's. The blend leaves the interests text
+little once a library counts as clicks, so the component mixes the text back in
+(:data:`INTEREST_MIX`), in proportion to how well the text describes the library.
 
 Library likes are the clicks with source ``bootstrap`` (the import's, and
 ``bootstrap_persona``'s few).
