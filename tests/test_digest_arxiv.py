@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hermes_digest.tools import digest, kg_communities
 
-from hermes import tag_graph
+from hermes import faces, tag_graph
 from hermes.records import create_user
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
@@ -61,6 +61,12 @@ def test_every_paper_of_the_sample_is_assigned_or_reported(db, arxiv, capsys):
     assert len(cond_mat) == 1
     top_tags = {t for c in kg_communities(db, limit=100)["communities"] for t in c["top_tags"]}
     assert {"hep-ph", "quant-ph", "astro-ph"} <= top_tags
-    result = digest(db, "physicist", days=7, per_topic=50, limit=200)
+    # as the CLI and the web see it: an agent's answer is cut to its character budget
+    token = faces.enter("cli")
+    try:
+        result = digest(db, "physicist", days=7, per_topic=50, limit=200)
+    finally:
+        faces.leave(token)
+    assert result["left_out"] == result["shortened"] == 0
     assert sum(t["n_total"] for t in result["topics"]) + len(result["unclustered"]) == 200
     assert all(len(t["items"]) == min(50, t["n_total"]) for t in result["topics"])

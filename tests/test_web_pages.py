@@ -370,9 +370,12 @@ def test_a_saved_item_the_topics_show_is_not_drawn_twice(web, ids):
 
 
 def test_digest_per_topic_truncates_and_links_to_all(web):
+    import re
+
     one = web.get("/digest?user=ada&per_topic=1").text
-    assert "showing 1 of 3" in one and "per_topic=3" in one
-    everything = web.get("/digest?user=ada&per_topic=3").text
+    sizes = [int(n) for n in re.findall(r"showing 1 of (\d+)", one)]
+    assert sizes and min(sizes) >= 2 and f"per_topic={max(sizes)}" in one
+    everything = web.get(f"/digest?user=ada&per_topic={max(sizes)}").text
     assert "showing" not in everything
     assert everything.count('class="item') > one.count('class="item')
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from hermes import tag_graph, window_topics
 from hermes.answers import ANSWER_BUDGET, left_out_words, size_of
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
-from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, plural
+from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural
 from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain import explain_ranked
@@ -355,7 +355,8 @@ def digest(
                "window_days": days, "n_items": n_above, "n_cleared": ranking.n_above_bar,
                "n_in_window": n_in_window,
                "saved": saved, "below_bar": below}
-    shortened, left_out = within_budget(payload)
+    # the budget protects an agent's context; the CLI and the web page show the whole digest
+    shortened, left_out = within_budget(payload) if face() == "mcp" else (0, 0)
     if shortened:
         message += (f" To keep this answer under {ANSWER_BUDGET:,} characters, "
                     f"{plural(shortened, 'item')} (the lowest ranked) only give match and reason"
