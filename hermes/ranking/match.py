@@ -15,11 +15,12 @@ Each figure is placed against thresholds and the item takes the best level any o
 reaches. The thresholds are cosines of one embedding model, so they are kept per model
 (:data:`THRESHOLDS`); they were chosen on the labelled arXiv corpus with the real model
 (``benchmarks/match_calibration.py``, figures in BENCHMARKS.md) and never on the items
-being ranked. Three rules make them true inside one field (``benchmarks/bar_field.py``):
+being ranked. Four rules make them true inside one field (``benchmarks/bar_field.py``):
 the thresholds rise where this archive's typical figure is higher than the corpus's
 (:data:`SHIFT`, judged over :attr:`~hermes.contract.Component.reference`); the liked figure
-lifts nothing where a disliked item is as near (:data:`CLOSER`); a trained classifier that
-leans to a dislike keeps the item below the bar (:data:`VETO`). ``strong`` and ``good``
+lifts nothing where a disliked item is as near (:data:`CLOSER`); once the persona has
+clicked, strong needs the clicks to agree (:data:`CONFIRMED_BY_CLICKS`); a trained
+classifier that leans to a dislike keeps the item below the bar (:data:`VETO`). ``strong`` and ``good``
 clear the persona's bar; ``weak`` and ``none`` sit below it.
 """
 
