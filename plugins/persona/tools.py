@@ -306,7 +306,7 @@ def update_persona(
                   persona=payload, changed=False)
     if clear:
         return ok(f"forgot the interests of {user['name']!r}{OLD_TEXT}: the ranking learns from its "
-                  f"{plural(personas.click_counts(db, user['id'])['clicks'], 'click')} alone "
+                  f"{plural(click_counts(db, user['id'])['clicks'], 'click')} alone "
                   "until it has interests again", persona=payload, changed=True)
     return ok(f"updated the interests of {user['name']!r}; the next ranking uses them"
               f"{OLD_TEXT}.{not_wanted(user['name'], left_out)}".rstrip("."),
