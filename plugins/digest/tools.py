@@ -19,8 +19,8 @@ from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
 from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural
 from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
-from hermes.ranking.explain import explain_ranked
-from hermes.ranking.rank import Ranking, rank
+from hermes.ranking.page import ranked_page
+from hermes.ranking.rank import Ranking
 from hermes.records import item_rows, require_user
 from hermes.storage.clicks import click_counts
 from hermes.text import clip
@@ -275,8 +275,8 @@ def digest(
     each with match and why; also unclustered, below-bar, saved items, ranking_quality.
     Write the summary yourself."""
     persona = require_user(db, user)
-    ranking = rank(db, persona, CandidateQuery(since_days=days, exclude_read=True),
-                   limit=limit, bar_first=True)
+    ranking, page = ranked_page(db, persona, CandidateQuery(since_days=days, exclude_read=True),
+                                limit=limit, below_bar=below_bar)
     n_in_window = ranking.n_candidates
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
     saved = saved_not_read(db, persona["id"], per_topic)
@@ -291,20 +291,13 @@ def digest(
             **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
-    positions = range(len(ranking.item_ids))
-    above = [p for p in positions if ranking.above_bar(p)]
     below = {"label": "below your bar", "items": [], "n_total": ranking.n_below_bar}
-    listed = above + ([p for p in positions if not ranking.above_bar(p)] if below_bar else [])
-    rows = item_rows(db, [int(ranking.item_ids[p]) for p in listed])
-    listed = [p for p in listed if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     graph = tag_graph.get_graph(db)
-    grouping = group_window(db, graph, [rows[int(ranking.item_ids[p])] for p in listed
-                                        if ranking.above_bar(p)])
+    grouping = group_window(db, graph, [s.row for s in page if ranking.above_bar(s.position)])
     topic_of = {i: t for t in grouping.topics for i in t.members}
     topics: dict[int, dict] = {}  # by id(Topic), in the order of each topic's best item
     unclustered: list[dict] = []
-    for position, why in zip(listed, explain_ranked(db, persona, ranking, listed, days, rows=rows)):
-        item = rows[int(ranking.item_ids[position])]
+    for position, item, why in ((s.position, s.row, s.why) for s in page):
         found = topic_of.get(item["id"])
         if not ranking.above_bar(position):
             # below the bar: not grouped; the tags that would tie it to a topic of the archive
@@ -328,7 +321,7 @@ def digest(
 
     clustered = sum(t["n_total"] for t in ordered)
     shown = sum(len(t["items"]) for t in ordered)
-    n_above = len(above)
+    n_above = sum(1 for p in range(len(ranking.item_ids)) if ranking.above_bar(p))
     if not n_above:
         message = (f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
                    f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
