@@ -159,9 +159,18 @@ def plugin_tools(impl, taken: dict[str, Tool]) -> list[Tool]:
         if tool.name in taken:
             raise HermesError(f"its tool {tool.name!r} has the name of a tool of plugin "
                               f"{taken[tool.name].plugin!r}: give it another name")
-        _check_limits(tool)
-        found.append(dataclasses.replace(tool, plugin=impl.plugin_name))
+        marked = _marked(tool, impl.plugin_name)
+        _check_limits(marked)
+        found.append(marked)
     return found
+
+
+@cache
+def _marked(tool: Tool, plugin: str) -> Tool:
+    """``tool`` marked with its plugin, the same object at every collection: the argument
+    model it builds for the check (:func:`_check_limits`) is the one ``tools/list`` and every
+    call use, not built again for a fresh copy each time the tools are collected."""
+    return dataclasses.replace(tool, plugin=plugin)
 
 
 def _check_limits(tool: Tool) -> None:

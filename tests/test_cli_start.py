@@ -142,3 +142,18 @@ def test_the_tool_check_runs_once_and_before_any_hook_is_used(fresh_plugins):
     pm = plugins.get_plugin_manager()
     assert pm is fresh_plugins and pm.tools_checked
     assert plugins.get_plugin_manager() is pm
+
+
+def test_the_tools_are_collected_as_the_objects_the_check_built_their_models_for(fresh_plugins):
+    """`hermes serve` lists every tool's schema, and every command collects the tools again:
+    the check's tool objects (their argument models built) are the ones collected each time,
+    not fresh copies that build every model again."""
+    from hermes.tools import collect_tools
+
+    plugins.get_plugin_manager()
+    first, again = collect_tools(), collect_tools()
+    assert first and all(again[name] is tool for name, tool in first.items())
+    assert all(tool.plugin for tool in first.values())
+    # the model the check built for the string limits (a cached property) comes along
+    assert all("argument_model" in tool.__dict__ for tool in first.values()
+               if tool.arguments())
