@@ -17,6 +17,13 @@ interests are embedded already), installed plugins are loaded as for a user.
 
     .venv/bin/python benchmarks/bench_cli.py                  # 9 rounds
     .venv/bin/python benchmarks/bench_cli.py --runs 15 --items 10000
+    .venv/bin/python benchmarks/bench_cli.py --before HEAD~1 --after HEAD  # a commit's effect
+
+``--before REV`` checks REV out into a temporary git worktree and runs every hermes command
+a second time with that tree's packages first on ``PYTHONPATH`` (the installed entry points
+are the same), in the same shuffled rounds: a change measured against its parent under one
+load. ``--after REV`` runs the other side from a worktree too, so uncommitted edits in the
+checkout (another session's) are in neither.
 """
 
 from __future__ import annotations
@@ -65,35 +72,73 @@ def archive(n: int) -> Path:
     return path
 
 
+def tree_at(rev: str, tmp: Path) -> Path:
+    """A directory that, put first on ``PYTHONPATH``, imports hermes and the bundled plugins
+    as they were at commit ``rev`` (a detached worktree of this repository, in ``tmp``)."""
+    tmp.mkdir()
+    tree = tmp / "tree"
+    subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", "-q", str(tree), rev],
+                   check=True)
+    path = tmp / "path"
+    path.mkdir()
+    (path / "hermes").symlink_to(tree / "hermes")
+    for plugin in (tree / "plugins").iterdir():
+        if (plugin / "__init__.py").exists():
+            (path / f"hermes_{plugin.name}").symlink_to(plugin)
+    return path
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=9, help="rounds (>= 7)")
     ap.add_argument("--items", type=int, default=10_000, help="archive size for `hermes feed`")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--before", metavar="REV", help="also run each hermes command at commit REV")
+    ap.add_argument("--after", metavar="REV", help="with --before: the other side at commit REV "
+                    "(default: this checkout)")
     args = ap.parse_args(argv)
     db = archive(args.items)
     with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if k not in ("HERMES_EMBEDDER", "HERMES_PLUGINS")}
-        env.update(HERMES_HOME=str(Path(tmp) / "home"), HF_HUB_OFFLINE="1", COLUMNS="100")
-        py = sys.executable
-        commands = {
-            "python -c pass": [py, "-c", "pass"],
-            "hermes --version": [*hermes(), "--version"],
-            "hermes --help": [*hermes(), "--help"],
-            "python -c 'import numpy, sqlite3'": [py, "-c", "import numpy, sqlite3"],
-            f"hermes feed bench ({args.items:,} items)": [*hermes(), "--db", str(db), "feed", "bench"],
-        }
-        for argv_ in commands.values():  # warm the page cache, write the matrix snapshot
-            timed(argv_, env)
-        rng = random.Random(args.seed)
-        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-        load_before = os.getloadavg()[0]
-        for _ in range(max(7, args.runs)):
-            order = list(commands)
-            rng.shuffle(order)
-            for name in order:
-                samples[name].append(timed(commands[name], env))
-        load_after = os.getloadavg()[0]
+        try:
+            return measure(args, db, Path(tmp))
+        finally:
+            for side in ("before", "after"):
+                if (Path(tmp) / side / "tree").exists():
+                    subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force",
+                                    str(Path(tmp) / side / "tree")], check=False)
+
+
+def measure(args, db: Path, tmp: Path) -> int:
+    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_EMBEDDER", "HERMES_PLUGINS")}
+    env.update(HERMES_HOME=str(tmp / "home"), HF_HUB_OFFLINE="1", COLUMNS="100")
+    py = sys.executable
+    commands = {
+        "python -c pass": [py, "-c", "pass"],
+        "hermes --version": [*hermes(), "--version"],
+        "hermes --help": [*hermes(), "--help"],
+        "python -c 'import numpy, sqlite3'": [py, "-c", "import numpy, sqlite3"],
+        f"hermes feed bench ({args.items:,} items)": [*hermes(), "--db", str(db), "feed", "bench"],
+    }
+    envs = {name: env for name in commands}
+    if args.before:
+        before_env = {**env, "PYTHONPATH": str(tree_at(args.before, tmp / "before"))}
+        if args.after:
+            env = {**env, "PYTHONPATH": str(tree_at(args.after, tmp / "after"))}
+            envs = {name: env for name in commands}
+        for name in [n for n in commands if n.startswith("hermes")]:
+            commands[f"{name} @{args.before}"] = commands[name]
+            envs[f"{name} @{args.before}"] = before_env
+    for name, argv_ in commands.items():  # warm the page cache, write the matrix snapshot
+        timed(argv_, envs[name])
+    rng = random.Random(args.seed)
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    load_before = os.getloadavg()[0]
+    for _ in range(max(7, args.runs)):
+        order = list(commands)
+        rng.shuffle(order)
+        for name in order:
+            samples[name].append(timed(commands[name], envs[name]))
+    load_after = os.getloadavg()[0]
 
     wall = {name: statistics.median(w for w, _ in s) for name, s in samples.items()}
     cpu = {name: statistics.median(c for _, c in s) for name, s in samples.items()}
@@ -103,6 +148,9 @@ def main(argv=None) -> int:
         ("hermes --help", "python -c pass", "≤ 0.2 s"),
         (feed, "python -c 'import numpy, sqlite3'", "≤ 2× the floor"),
     ]
+    if args.before:
+        rows = [row for name, floor, target in rows
+                for row in ((f"{name} @{args.before}", floor, target), (name, floor, target))]
     print(f"## CLI start-up: {max(7, args.runs)} rounds, medians\n")
     print("| command | wall s | CPU s | floor | floor wall s | floor CPU s | × floor (wall / CPU) | target |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
