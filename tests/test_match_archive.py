@@ -172,3 +172,20 @@ def test_the_feed_cli_shows_the_note_beside_the_level():
     assert _judged({"note": "leans to a dislike: keeps it below your bar"}, "weak") == (
         "weak: leans to a dislike: keeps it below your bar")
     assert _judged({"note": ""}, "strong") == "strong"
+
+
+def test_a_veto_leads_the_reason_of_an_item_it_keeps_below_the_bar():
+    """A trial's feed line read "Weak match: matches your interest … closely …; very close to
+    …, which you liked" — all of it positive, the one cause of "weak" left out."""
+    from hermes.ranking.explain import _phrases
+
+    evidence = {
+        "interest": {"clause": "supersymmetric gauge theories", "similarity": 0.6,
+                     "level": "strong", "usual_here": False},
+        "liked": {"id": 1, "title": "Stringy Instantons", "similarity": 0.59, "level": "strong",
+                  "usual_here": False, "itself": False, "source": "ui"},
+        "classifier": {"probability": 0.46, "level": "weak", "usual_here": False,
+                       "counts": True, "keeps_below_bar": True},
+        "tags": [], "authors": [], "sources": [], "topics": []}
+    phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": False})
+    assert phrases[0].startswith("leans towards what you disliked (probability 0.46)")

@@ -548,7 +548,9 @@ def _phrases(p: dict) -> list[str]:
     if ev["classifier"] is not None:
         e = ev["classifier"]
         prob = shown(e["probability"])
-        add(LEVELS.index(e["level"]) if not e.get("keeps_below_bar") else 2.5, "classifier", {
+        # a veto is why the item is below the bar: it leads the reason, before the figures it
+        # overrode (a trial's line gave only those, "closely … very close", under "Weak match")
+        add(LEVELS.index(e["level"]) if not e.get("keeps_below_bar") else len(LEVELS), "classifier", {
             "strong": f"looks like what you liked, not what you disliked (probability {prob})",
             "good": f"looks more like what you liked than what you disliked (probability {prob})",
             "weak": f"your likes and dislikes do not tell either way (probability {prob})",
