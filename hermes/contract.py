@@ -91,10 +91,12 @@ class Tool:
     """A tool: a plain function ``fn(db, **arguments) -> dict`` returning the envelope, served
     over MCP and called by the CLI and the web UI. Made by the :func:`tool` decorator.
 
-    Calling the tool (``list_feed(db, "ann", limit=5)``) checks the arguments strictly
-    against the function's type hints (:mod:`hermes.arguments`) and turns a
-    :class:`~hermes.errors.HermesError` into ``ok: false`` with :attr:`empty`, so every face
-    gets what MCP gets. The plain function stays reachable as :attr:`fn`.
+    Every face and route calls a tool through :func:`hermes.tools.call_tool` (the face's
+    words, plugin warnings named, an unexpected error caught). Calling the object
+    (``list_feed(db, "ann", limit=5)``, for tests and scripts) checks the arguments the same
+    strict way (:mod:`hermes.arguments`) and turns a user mistake into the same ``ok: false``
+    (:meth:`refusal`), but keeps the current face, names no plugin warning and lets an
+    unexpected error raise. The plain function stays reachable as :attr:`fn`.
     """
 
     name: str
@@ -139,21 +141,27 @@ class Tool:
 
     def invoke(self, db, arguments_: dict) -> dict:
         """Check ``arguments_`` and run the function; a user mistake raises
-        :class:`~hermes.errors.HermesError` (for callers that map it, e.g. to an HTTP status)."""
+        :class:`~hermes.errors.HermesError` (or :class:`OverflowError`, see :meth:`refusal`).
+        :func:`hermes.tools.call_tool` is the call path built on it."""
         return self.fn(db, **arguments.validate(self.name, self.argument_model, arguments_))
 
     def run(self, db, arguments_: dict) -> dict:
-        """:meth:`invoke`, with a user mistake returned as ``ok: false`` and :attr:`empty`."""
+        """:meth:`invoke`, with a user mistake returned as ``ok: false`` (:meth:`refusal`)."""
         try:
             return self.invoke(db, arguments_)
-        except HermesError as exc:
-            return failure(exc, self.empty)
-        except OverflowError:
+        except (HermesError, OverflowError) as exc:
+            return self.refusal(exc)
+
+    def refusal(self, exc: HermesError | OverflowError) -> dict:
+        """The answer to a call :meth:`invoke` refused: ``ok: false``, :attr:`empty`, and
+        ``server_error`` when the environment failed (:func:`failure`)."""
+        if isinstance(exc, OverflowError):
             # An id like 2**64 passes a schema with only a lower bound, then cannot be bound
             # as an SQLite integer: no such row can exist, so it is the caller's mistake.
             # Not named by the tool: the CLI and the web show this message too.
             return fail(f"a number given is too large: ids and counts are below {2 ** 63:,}",
                         **self.empty)
+        return failure(exc, self.empty)
 
     def __call__(self, db, /, *args, **kwargs) -> dict:
         names = [p.name for p in self.arguments()]

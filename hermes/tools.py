@@ -4,10 +4,12 @@ A tool is made by :func:`hermes.contract.tool`; its result is the envelope
 ``{"ok": bool, "message": str, **payload}`` (:class:`hermes.contract.Result`). A failure keeps
 the success-path keys present (empty) and its message says what went wrong and what to do
 instead; one that is not the caller's doing (a full disk, a bug) also carries
-``server_error: true``. :func:`call_tool` is how every face calls one: it says which face is
-calling (the words of the messages and the signal source, :mod:`hermes.faces`) and keeps the
-server alive whatever a tool does; a plugin that failed during the call and was worked
-around (a scorer left out of the ranking) is named at the end of the message. Every string
+``server_error: true``. :func:`call_tool` is how every face and route calls one (the one
+call path; :func:`call_tool_status` adds the HTTP status for a route): it checks the
+arguments against the tool's model, says which face is calling (the words of the messages
+and the signal source, :mod:`hermes.faces`) and keeps the server alive whatever a tool does;
+a plugin that failed during the call and was worked around (a scorer left out of the
+ranking) is named at the end of the message. Every string
 parameter has a ``max_length`` (or allowed values): the plugin manager leaves a plugin with a
 tool without one out at start-up, like a plugin that fails to import, naming the tool and the
 parameter (:func:`hermes.plugins.plugin_tools`): the contract stays strict, and the blast
@@ -24,7 +26,7 @@ from pydantic import Field
 from . import faces
 from .arguments import PERSONA
 from .contract import NAME_MAX, Prompt, Tool, server_failure
-from .errors import HermesError
+from .errors import HermesError, NotFound
 from .plugins import collecting, get_plugin_manager, plugin_tools
 
 log = logging.getLogger(__name__)
@@ -81,13 +83,29 @@ def collect_prompts(served: set[str] | frozenset[str]) -> list[Prompt]:
 def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> dict:
     """Run a tool; a user mistake or an unexpected error becomes an ``ok: false`` result.
 
+    ``arguments`` are checked strictly against the tool's model: one it does not take is
+    refused, naming it (no face drops or adds any on the tool's behalf).
+
     :param face: who is calling — ``mcp`` (an agent), ``cli`` or ``web`` (a person); ``None``
         keeps the current face. It words the messages and sets the signal source, readable
         inside through :func:`caller` (:mod:`hermes.faces`).
     """
+    return call_tool_status(db, tool, arguments, face=face)[1]
+
+
+def call_tool_status(db, tool: Tool, arguments: dict, *,
+                     face: str | None = None) -> tuple[int, dict]:
+    """:func:`call_tool`, with the HTTP status its answer maps to, for a route: 200 for what
+    the tool returned (an ``ok: false`` of its own too), 404 when a name or id named nothing
+    (:class:`~hermes.errors.NotFound`), 400 for another refused call, 500 when the server
+    failed (``server_error``)."""
     with faces.speaking(face), collecting() as warnings:
         try:
-            result = tool.run(db, arguments)
+            status, result = 200, tool.invoke(db, arguments)
+        except (HermesError, OverflowError) as exc:
+            result = tool.refusal(exc)
+            status = (404 if isinstance(exc, NotFound) else
+                      500 if result.get("server_error") else 400)
         except Exception as exc:  # the server must survive any tool bug
             log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin or "?")
             # The exception's text stays in the log: it can hold paths, addresses or secrets
@@ -96,7 +114,8 @@ def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> di
                 f"{tool.name} failed unexpectedly ({type(exc).__name__} in plugin "
                 f"{tool.plugin or '?'!r}); the details are in the server's log, not in this "
                 "answer. It is a bug to report, not a mistake in the call", **tool.empty)
-    return _with_warnings(result, warnings)
+            status = 500
+    return status, _with_warnings(result, warnings)
 
 
 def _with_warnings(result: dict, warnings: list[str]) -> dict:

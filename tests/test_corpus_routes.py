@@ -104,3 +104,21 @@ def test_routes_are_mounted_in_the_web_app(corpus_db, db_path):
         r = c.get("/api/corpus", params={"user": "alice"})
         assert r.status_code == 200 and r.json()["revision"] == 3
         assert c.get("/api/corpus", params={"user": "nobody"}).status_code == 404
+
+
+def test_a_route_calls_through_the_one_call_path(client, corpus_db, monkeypatch):
+    """The routes call their tool through hermes.tools.call_tool_status (issue 35, one way to
+    call a tool): a bug in the tool is a 500 in the envelope, its details kept out of the
+    answer, not a traceback."""
+    import hermes_corpus.entities
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug with a /secret/path in it")
+
+    monkeypatch.setattr(hermes_corpus.entities, "top_entities", broken)
+    r = client.get("/api/corpus", params={"user": "alice"})
+    assert r.status_code == 500
+    body = r.json()
+    assert body["ok"] is False and body["server_error"] is True
+    assert "corpus failed unexpectedly (RuntimeError in plugin 'corpus')" in body["message"]
+    assert "/secret/path" not in body["message"] and "revision" in body

@@ -47,7 +47,8 @@ def require_item_id(db, value) -> int:
 
 
 class Tools:
-    """The collected tools, called with only the arguments each one accepts."""
+    """The collected tools, each called through the one call path
+    (:func:`hermes.tools.call_tool`, worded for the web)."""
     def __init__(self):
         try:
             self.tools = collect_tools()
@@ -74,12 +75,12 @@ class Tools:
                 f"not installed), so {name} cannot run here.")
 
     def call(self, db, name: str, /, **arguments) -> dict | None:
-        """The tool's result, or ``None`` when no plugin provides it."""
+        """The tool's result, or ``None`` when no plugin provides it. An argument the tool does
+        not take is refused like any other mistake, naming it (``ok: false``), not dropped."""
         tool = self.tools.get(name)
         if tool is None:
             return None
-        accepted = {p.name for p in tool.arguments()}
-        return call_tool(db, tool, {k: v for k, v in arguments.items() if k in accepted}, face="web")
+        return call_tool(db, tool, arguments, face="web")
 
     def require(self, db, group: str, name: str, /, **arguments) -> dict:
         """For actions: 503 when the tool is missing, 400 with its message when it refuses,

@@ -15,11 +15,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hermes.contract import fail, failure
+from hermes.contract import fail
 from hermes.errors import HermesError, InvalidInput, NotFound
 from hermes.facekit.web import request_db
-from hermes.faces import speaking
 from hermes.records import require_user
+from hermes.tools import call_tool_status, collect_tools
 
 from . import tools
 from .export import check_format, export
@@ -45,8 +45,9 @@ def _user(request: Request) -> str:
 
 
 def _endpoint(tool, parse):
-    """A GET endpoint: parse the query into ``tool``'s arguments and run it, checked like any
-    tool call, on a per-request connection."""
+    """A GET endpoint: parse the query into ``tool``'s arguments and run it through the one
+    call path (:func:`hermes.tools.call_tool_status`, worded for the web, source ui), on a
+    per-request connection."""
 
     def run(request: Request) -> tuple[int, dict]:
         try:
@@ -54,14 +55,10 @@ def _endpoint(tool, parse):
         except HermesError as exc:
             return 400, fail(str(exc), **tool.empty)
         db = request_db(request)
+        # the collected tool, as every face calls it (it knows its plugin, for the messages)
+        called = collect_tools().get(tool.name, tool)
         try:
-            with speaking("web"):  # a person in the browser: words for the web, source ui
-                return 200, tool.invoke(db, arguments)
-        except NotFound as exc:
-            return 404, fail(str(exc), **tool.empty)
-        except HermesError as exc:
-            answer = failure(exc, tool.empty)
-            return 500 if answer.get("server_error") else 400, answer
+            return call_tool_status(db, called, arguments, face="web")
         finally:
             db.conn.close()
 

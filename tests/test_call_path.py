@@ -1,0 +1,24 @@
+"""One way to call a tool (issue 35): every face's wrapper is a thin call to
+hermes.tools.call_tool, which checks the arguments against the tool's model."""
+
+from __future__ import annotations
+
+from hermes.tools import call_tool, call_tool_status, collect_tools
+from hermes.web.access import Tools
+
+
+def test_the_web_refuses_an_argument_the_tool_does_not_take(db):
+    """The web's wrapper used to drop an argument the tool does not take, silently: a page
+    that misspells one got the default instead. Now it is refused, naming it, as over MCP."""
+    result = Tools().call(db, "list_feeds", bogus=1)
+    assert result["ok"] is False
+    assert result["message"].startswith('list_feeds has no parameter "bogus"')
+    assert result == call_tool(db, collect_tools()["list_feeds"], {"bogus": 1}, face="web")
+
+
+def test_the_status_follows_the_kind_of_answer(db):
+    tools = collect_tools()
+    assert call_tool_status(db, tools["list_feeds"], {})[0] == 200
+    assert call_tool_status(db, tools["list_feeds"], {"bogus": 1})[0] == 400
+    status, result = call_tool_status(db, tools["list_feed"], {"user": "nobody"})
+    assert status == 404 and result["ok"] is False
