@@ -42,7 +42,9 @@ HONORIFICS = frozenset("dr prof mr ms mrs mx".split())
 _BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]|<[^>]*>")
 _EMAIL = re.compile(r"\S+@\S+")
 _PREFIX = re.compile(r"^\s*(?:authors?|by|autores?|auteurs?|autori|von)\s*[:\-]\s*", re.I)
-_AND = re.compile(r"\s*(?:;|\band\b|&|\bund\b|\be\b|\bet\b(?!\s+al))\s*", re.I)
+# Portuguese / Italian "e" only in lower case and not as an initial: "E. Schrödinger Jr." was
+# split at its initial into "Schrödinger Jr."
+_AND = re.compile(r"\s*(?:;|\band\b|&|\bund\b|(?-i:\be\b)(?!\.)|\bet\b(?!\s+al))\s*", re.I)
 _ET_AL = re.compile(r",?\s*\bet\s+al\.?", re.I)
 _ABBREVIATED_SUFFIX = re.compile(r"\b[JS]r\.$", re.I)
 _INITIALS = re.compile(r"^(?:[A-Z]\.?\s*-?)+$|^[A-Z][a-z]+(?:\s+[A-Z]\.?)*$")

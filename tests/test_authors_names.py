@@ -61,6 +61,15 @@ def test_a_suffix_after_a_comma_is_its_persons_not_another_author():
         ["Martin Luther King Jr.", "Coretta Scott King"]
 
 
+def test_an_initial_e_is_a_name_not_the_word_and():
+    """A trial's "E. Schrödinger Jr." was split at its initial (Portuguese "e": and) into
+    "Schrödinger Jr.", which BibTeX then cited as "Schr{\\"o}dinger, Jr., " with no given name."""
+    assert parse_authors("E. Schrödinger Jr.") == ["E. Schrödinger Jr."]
+    assert parse_authors("E Fermi") == ["E Fermi"]
+    assert parse_authors("Ana Silva e João Santos") == ["Ana Silva", "João Santos"]
+    assert _bib_name("E. Schrödinger Jr.") == r'Schr{\"o}dinger, Jr., E.'
+
+
 @pytest.mark.parametrize("name, csl, ris, bib", [
     ("Martin Luther King Jr.", {"given": "Martin Luther", "family": "King", "suffix": "Jr."},
      "King, Martin Luther, Jr.", "King, Jr., Martin Luther"),
