@@ -22,3 +22,33 @@ def test_the_status_follows_the_kind_of_answer(db):
     assert call_tool_status(db, tools["list_feeds"], {"bogus": 1})[0] == 400
     status, result = call_tool_status(db, tools["list_feed"], {"user": "nobody"})
     assert status == 404 and result["ok"] is False
+
+
+def _calls(attribute: str) -> set[str]:
+    """The source files of hermes/ and plugins/ that call ``<something>.attribute(...)`` or
+    ``attribute(...)`` (parsed, nothing imported)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    found = set()
+    for path in [*(root / "hermes").rglob("*.py"), *(root / "plugins").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if name == attribute:
+                    found.add(path.relative_to(root).as_posix())
+    return found
+
+
+def test_only_the_call_path_invokes_a_tool():
+    """No face or route maps a tool's exceptions itself (corpus/routes.py did)."""
+    assert _calls("invoke") == {"hermes/contract.py", "hermes/tools.py"}
+
+
+def test_a_ranked_page_is_explained_in_one_place():
+    """The feed faces and the digest take their page from hermes.ranking.page.ranked_page
+    (the digest had its own rank -> positions -> rows -> explain block); explain_item
+    explains its one item."""
+    assert _calls("explain_ranked") == {"hermes/ranking/page.py", "hermes/ranking/explain.py"}
