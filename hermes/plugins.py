@@ -167,10 +167,14 @@ def plugin_tools(impl, taken: dict[str, Tool]) -> list[Tool]:
 
 @cache
 def _marked(tool: Tool, plugin: str) -> Tool:
-    """``tool`` marked with its plugin, the same object at every collection: the argument
-    model it builds for the check (:func:`_check_limits`) is the one ``tools/list`` and every
-    call use, not built again for a fresh copy each time the tools are collected."""
-    return dataclasses.replace(tool, plugin=plugin)
+    """``tool`` marked with its plugin, the same object at every collection, with what
+    ``tool`` has computed already (its argument model, built when the tool was defined: a
+    cached property, kept beside the fields): the check (:func:`_check_limits`),
+    ``tools/list`` and every call use that model, not one built again for each copy."""
+    marked = dataclasses.replace(tool, plugin=plugin)
+    fields = {f.name for f in dataclasses.fields(tool)}
+    vars(marked).update({k: v for k, v in vars(tool).items() if k not in fields})
+    return marked
 
 
 def _check_limits(tool: Tool) -> None:
