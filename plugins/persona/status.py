@@ -83,7 +83,10 @@ def profile_status(db: sqlite_utils.Database, user: str) -> dict:
     uid = persona["id"]
     counts = click_counts(db, uid)
     n = counts["clicks"]
-    weight = blend_weight(n)
+    # as the ranking blends (hermes.ranking.rank): with no interests to rank by, the clicks
+    # are all of it (a trial's persona, its interests cleared, read "26% written interests")
+    written = bool(wanted_text((persona["interests"] or "").strip()))
+    weight = blend_weight(n) if written else float(n > 0)
     stats = key_stats(db, uid)
     by_source = clicks_by_source(db, uid)
     feed_titles = dict(db.execute("SELECT id, coalesce(title, url) FROM feeds").fetchall())
@@ -107,7 +110,9 @@ def profile_status(db: sqlite_utils.Database, user: str) -> dict:
         "blend_weight": round(weight, 4),
         "blend": (
             f"{round(100 * (1 - weight))}% written interests, {round(100 * weight)}% learned "
-            f"from {plural(n, 'click')}; 50/50 at 5 clicks"
+            f"from {plural(n, 'click')}; 50/50 at 5 clicks" if written else
+            f"no written interests to rank by: learned from {plural(n, 'click')} alone" if n else
+            "no written interests and no clicks yet: nothing to rank by"
         ),
         "liked_tags": _entries(stats, "tag", liked=True),
         "disliked_tags": _entries(stats, "tag", liked=False),
