@@ -56,7 +56,7 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
     if result.get("unclustered"):
         echo("")
         echo(typer.style("## Unclustered", bold=True, fg="cyan")
-             + f"  ({plural(len(result['unclustered']), 'item')} whose tags match no topic)")
+             + f"  ({plural(len(result['unclustered']), 'item')} close to no other item here, or without a subject tag)")
         show(result["unclustered"])
     below = result.get("below_bar") or {}
     if below.get("items"):
