@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from . import arguments
 from .clock import now_iso
-from .errors import HermesError, Unavailable
+from .errors import HermesError, InvalidInput, Unavailable
 
 if TYPE_CHECKING:  # annotations only
     import numpy as np
@@ -219,6 +219,15 @@ class Prompt:
     description: str
     render: Callable[..., str]
     uses: tuple[str, ...]
+
+
+def prompt_count(value: str, name: str, high: int) -> int:
+    """A prompt's argument that must be a whole number from 1 to ``high`` (a prompt's
+    arguments are strings); refused as a tool's would be, with what to send instead."""
+    text = (value or "").strip()
+    if not text.isdigit() or not 1 <= int(text) <= high:
+        raise InvalidInput(f"{name} must be a whole number from 1 to {high}, got {value[:20]!r}")
+    return int(text)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ bearer token.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import logging
 import os
@@ -180,10 +181,23 @@ def build_server(db_path: str | None = None, groups: set[str] | None = None) -> 
     server = HermesServer("hermes", version=__version__,
                           instructions=instructions(db_path, set(collected)), tools=tools)
     for prompt in collect_prompts(set(collected)):
-        server.add_prompt(SDKPrompt.from_function(prompt.render, name=prompt.name,
+        server.add_prompt(SDKPrompt.from_function(_refusing(prompt.render), name=prompt.name,
                                                   title=prompt.title,
                                                   description=prompt.description))
     return server
+
+
+def _refusing(render):
+    """``render`` whose refusal of an argument (a :class:`HermesError`) reaches the client as
+    the protocol's invalid-params error with hermes's message; the SDK reports any other
+    exception as "Internal server error"."""
+    @functools.wraps(render)
+    def refusing(*args, **kwargs):
+        try:
+            return render(*args, **kwargs)
+        except HermesError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+    return refusing
 
 
 class BearerTokenMiddleware:

@@ -200,3 +200,15 @@ async def test_the_seed_questions_are_prompts_served_with_their_tools(db_path, g
     if "triage" in texts:
         assert "list_feed" in texts["triage"] and "record_feedback" in texts["triage"]
         assert [a.name for a in prompts["triage"].arguments if a.required] == ["user"]
+
+
+async def test_a_prompt_refuses_a_count_that_is_not_one(db_path):
+    """A trial's worth_reading with days="abc" asked the agent to "call the digest tool with
+    days=abc"."""
+    async with mcp.Client(build_server(str(db_path), None)) as client:
+        for name, args, fix in (("worth_reading", {"user": "ann", "days": "abc"}, "days must be"),
+                                ("triage", {"user": "ann", "count": "0"}, "count must be")):
+            with pytest.raises(Exception, match=fix):
+                await client.get_prompt(name, args)
+        text = (await client.get_prompt("worth_reading", {"user": "ann", "days": " 14"})).messages[0].content.text
+    assert "days=14" in text

@@ -3,13 +3,13 @@ answered with the ``digest`` tool (what a host shows a person as a command)."""
 
 from __future__ import annotations
 
-from hermes.contract import NAME_MAX, Prompt
+from hermes.contract import MAX_DAYS, NAME_MAX, Prompt, prompt_count
 
 
 def worth_reading(user: str, days: str = "7") -> str:
     """The user message the prompt starts with (the arguments cut to what a tool accepts:
     a prompt's arguments are unbounded strings)."""
-    user, days = user[:NAME_MAX], days[:6]
+    user, days = user[:NAME_MAX], prompt_count(days, "days", MAX_DAYS)
     return (
         f"What is worth reading for the hermes persona {user!r} from the last {days} days, and "
         f"why? Call the digest tool with user={user!r} and days={days}. Then write a short "

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from hermes.contract import NAME_MAX, Prompt
+from hermes.contract import NAME_MAX, Prompt, prompt_count
 
 
 def triage(user: str, count: str = "10") -> str:
     """The user message the prompt starts with (the arguments cut to what a tool accepts:
     a prompt's arguments are unbounded strings)."""
-    user, count = user[:NAME_MAX], count[:6]
+    user, count = user[:NAME_MAX], prompt_count(count, "count", 100)
     return (
         f"Let us triage the hermes feed of the persona {user!r}. Call list_feed with "
         f"user={user!r} and limit={count}. Show me the items one at a time: title, source, "
