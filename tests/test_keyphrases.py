@@ -279,7 +279,10 @@ def test_the_digest_of_an_uncategorised_arxiv_listing_is_grouped_into_named_topi
     below = result["below_bar"]["items"]
     assert sum(t["n_total"] for t in result["topics"]) + len(result["unclustered"]) + len(below) == 30
     clustered = sum(t["n_total"] for t in result["topics"]) + sum(1 for e in below if e["matched_tags"])
-    assert clustered >= 24, result["message"]  # >= 80 % of the top 30
+    # >= 75 % of the top 30 with the test's hash embedder (23 since issue 31's second round:
+    # a tag on most of one listing's items names that listing, and the window's cut leaves up
+    # to window_topics.MAX_ALONE alone); the real model's figure, 29 / 30: BENCHMARKS.md
+    assert clustered >= 23, result["message"]
     labels = [t["label"] for t in result["topics"]]
     # named by phrases, not a raw category code (a topic of one telling phrase is named by it)
     assert labels and all(label and not tag_graph.is_code(label) for label in labels), labels
