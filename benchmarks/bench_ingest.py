@@ -148,19 +148,8 @@ print("LOADED " + ",".join(loaded), file=sys.stderr)
 sys.exit(code)
 """
 
-WARM = r"""
-import json, sys, time
-texts = json.load(open(sys.argv[2]))
-if sys.argv[1] == "onnx":
-    from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder as Embedder
-else:
-    from hermes.embed import MiniLMEmbedder as Embedder
-embedder = Embedder()
-embedder.embed(sorted(texts, key=len)[-64:])  # load, and warm up on the longest batch
-start, cpu = time.perf_counter(), time.process_time()
-embedder.embed(texts)
-print(json.dumps([time.perf_counter() - start, time.process_time() - cpu]))
-"""
+# the model's warm rate on the same texts, measured as bench_onnx.py measures it
+from bench_onnx import WARM  # noqa: E402
 
 
 def bench_fresh(n: int, runs: int) -> str:

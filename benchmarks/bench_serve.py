@@ -24,6 +24,7 @@ medians is what the protocol, the JSON encoding, the worker thread and the pipes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -112,26 +113,29 @@ server.run()
 async def bare_start(n_tools: int, env: dict, script: Path) -> dict:
     """The floor: a bare MCP SDK server with ``n_tools`` tools, start → ``tools/list``."""
     params = StdioServerParameters(command=sys.executable, args=[str(script), str(n_tools)], env=env)
-    t0 = time.perf_counter()
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        tools = (await session.list_tools()).tools
-        elapsed = time.perf_counter() - t0
-        [pid] = children()
+    async with listed(params) as (tools, elapsed, pid):
         cpu = cpu_seconds(pid)
     assert len(tools) == n_tools
     return {"seconds": elapsed, "cpu": cpu}
 
 
-async def one_start(db: Path, env: dict) -> dict:
-    params = StdioServerParameters(command=hermes_command()[0],
-                                   args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env)
+@contextlib.asynccontextmanager
+async def listed(params: StdioServerParameters):
+    """A started server's ``tools/list``, the seconds from start to the answer, and its pid
+    (still running inside the block, to be measured)."""
     t0 = time.perf_counter()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         tools = (await session.list_tools()).tools
         elapsed = time.perf_counter() - t0
         [pid] = children()
+        yield tools, elapsed, pid
+
+
+async def one_start(db: Path, env: dict) -> dict:
+    params = StdioServerParameters(command=hermes_command()[0],
+                                   args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env)
+    async with listed(params) as (tools, elapsed, pid):
         mem = memory_kb(pid)
         heavy = torch_mapped(pid)
         cpu = cpu_seconds(pid)
