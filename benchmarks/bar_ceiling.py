@@ -43,7 +43,7 @@ def collect() -> list[dict]:
     from hermes.ranking.interests import interests_vectors, wanted_text
     from hermes.ranking.lexical import lexical_scores
     from hermes.ranking.matrix import get_matrix
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     papers, embedder = load_papers(), CachedMiniLM()
     personas, out = make_fine_personas("all"), []

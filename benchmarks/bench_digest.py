@@ -72,8 +72,8 @@ def synthesize(db, n_items: int, seed: int = 0) -> None:
 
 
 def persona(db):
-    from hermes.records import create_user
     from hermes.storage.clicks import record_click
+    from hermes.storage.records import create_user
 
     user = create_user(db, "bench", "items about topic 3 and topic 7")
     ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id LIMIT 15")]
@@ -101,11 +101,11 @@ def fmt(t: tuple[float, float]) -> str:
 def bench(n_items: int, runs: int, workdir: Path) -> dict:
     from hermes_digest.tools import digest
 
-    from hermes import tag_graph
     from hermes.contract import CandidateQuery
     from hermes.ranking import matrix
     from hermes.ranking.rank import rank
     from hermes.storage.db import get_db
+    from hermes.topics import tag_graph
 
     db = get_db(workdir / f"bench-{n_items}.db")
     t0 = time.perf_counter()

@@ -47,8 +47,8 @@ def main() -> None:
     from hermes_corpus import signals as cs
     from hermes_corpus import sync as vault
 
-    from hermes.records import require_user
     from hermes.storage.db import get_db
+    from hermes.storage.records import require_user
 
     db = get_db(str(tmp / "bench.db"))
     rng = random.Random(0)

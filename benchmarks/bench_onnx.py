@@ -40,8 +40,8 @@ from process_support import child_env, hermes_command  # noqa: E402
 from hermes.embed import HashEmbedder, cpu_has_fast_bf16  # noqa: E402
 from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths  # noqa: E402
 from hermes.onnx_embed.choice import DefaultEmbedder  # noqa: E402
-from hermes.records import create_user  # noqa: E402
 from hermes.storage.db import get_db  # noqa: E402
+from hermes.storage.records import create_user  # noqa: E402
 
 INTERESTS = [
     "quantum error correction and entanglement; decoherence of superconducting qubits",

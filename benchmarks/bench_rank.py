@@ -56,9 +56,9 @@ def words(rng: np.random.Generator, n: int) -> list[str]:
 def build(path: Path, n: int, seed: int = 0) -> None:
     os.environ["HERMES_LOAD_ENTRYPOINTS"] = "0"
     from hermes.ranking.interests import interest_clauses, interests_key
-    from hermes.records import create_user
     from hermes.storage.clicks import record_click
     from hermes.storage.db import get_db
+    from hermes.storage.records import create_user
     from hermes.storage.transactions import write_transaction
 
     tmp = path.with_suffix(".tmp")
@@ -140,7 +140,7 @@ from hermes.embed import get_embedder
 from hermes.ranking.matrix import get_matrix
 from hermes.ranking.interests import interests_vectors
 from hermes.ranking.rank import rank_items
-from hermes.records import require_user
+from hermes.storage.records import require_user
 runs = int(sys.argv[2])
 user, new = require_user(db, "bench"), require_user(db, "new")
 out = {"n": int(sys.argv[3]), "startup_s": t1 - t0, "first_s": t2 - t1, "torch_imported": torch}

@@ -61,8 +61,8 @@ def main() -> None:
     from hermes.ingest.feedlist import add_feeds, sample_feed_paths
     from hermes.ingest.pipeline import run_ingest
     from hermes.ranking.rank import rank
-    from hermes.records import create_user
     from hermes.storage.db import get_db
+    from hermes.storage.records import create_user
 
     db_path = home / "hermes.db"
     db = get_db(db_path)

@@ -84,8 +84,8 @@ def make_archive(path: str, n: int = 400) -> list[int]:
 
     from hermes.embed import get_embedder
     from hermes.ingest.store import embed_pending, insert_items
-    from hermes.records import create_user
     from hermes.storage.db import get_db
+    from hermes.storage.records import create_user
 
     rng = random.Random(34)
     db = get_db(path)

@@ -86,7 +86,7 @@ def tagger(enabled: bool) -> None:
 def digest_share(db, persona: str, interests: str) -> dict:
     from hermes_digest.tools import digest
 
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, persona, interests)
     # The top 30 on both sides of the persona's bar (the digest lists those that clear it in
@@ -100,8 +100,8 @@ def digest_share(db, persona: str, interests: str) -> dict:
     # it): how a listing of one field splits (issue 31).
     from hermes_digest.tools import group_window
 
-    from hermes import tag_graph
-    from hermes.records import item_rows
+    from hermes.storage.records import item_rows
+    from hermes.topics import tag_graph
 
     ids = [i["id"] for t in result["topics"] for i in t["items"]] + \
         [i["id"] for i in result["unclustered"]] + [i["id"] for i in below]

@@ -80,7 +80,7 @@ class HermesSystem:
         self.paper_of = {i: p.index for p, i in zip(papers, ids)}
 
     def __call__(self, persona, seed: int):
-        from hermes.records import create_user
+        from hermes.storage.records import create_user
 
         user = create_user(self.db, f"{persona.name}#{seed}", persona.interests)
         return HermesSession(self, user)

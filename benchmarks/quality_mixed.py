@@ -66,7 +66,7 @@ class MixedSystem:
         embed_pending(self.db, embedder, tag=False)
 
     def __call__(self, persona, seed: int):
-        from hermes.records import create_user
+        from hermes.storage.records import create_user
 
         return HermesSession(self, create_user(self.db, f"{persona.name}#{seed}", persona.interests))
 

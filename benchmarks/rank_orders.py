@@ -21,9 +21,9 @@ import numpy as np
 
 from hermes.contract import CandidateQuery
 from hermes.ranking.rank import rank
-from hermes.records import require_user
 from hermes.storage.clicks import record_click
 from hermes.storage.db import get_db
+from hermes.storage.records import require_user
 
 db = get_db(sys.argv[1]); u = require_user(db, "bench"); new = require_user(db, "new")
 rng = np.random.default_rng(7); out = []

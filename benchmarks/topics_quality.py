@@ -9,7 +9,7 @@ in two halves by a hash of their arXiv id: parameters are chosen on windows of h
 (``--tune`` prints the grid), figures are reported on windows of half B.
 
 A window is 30 papers drawn at random (seeded) from one half of an archive, grouped by
-``hermes.window_topics.group`` as the digest groups its best 30. Scores, over the windows:
+``hermes.topics.window_topics.group`` as the digest groups its best 30. Scores, over the windows:
 topics per window, purity (each topic counted as its most common category, over the
 clustered items), adjusted mutual information (scikit-learn) of topics against categories
 over the clustered items, the share unclustered and the share in named topics. Labels are
@@ -53,9 +53,9 @@ class Archive:
     """One archive in a fresh database, with what the grouping reads of its items."""
 
     def __init__(self, name: str, papers, vectors, proposals, workdir: Path):
-        from hermes import tag_graph
         from hermes.storage.db import get_db
-        from hermes.tags import parse_tags
+        from hermes.text.tags import parse_tags
+        from hermes.topics import tag_graph
 
         self.name, self.papers = name, papers
         db = get_db(workdir / f"{name}.db")
@@ -66,7 +66,7 @@ class Archive:
         self.vectors, self.ids, self.db = vectors, ids, db
 
     def window_items(self, rows: list[int]):
-        from hermes.window_topics import WindowItem
+        from hermes.topics.window_topics import WindowItem
 
         return [WindowItem(self.ids[r], self.tags[r], 1, self.vectors[r]) for r in rows]
 
@@ -95,7 +95,7 @@ def score(groups: dict[int, str | None], truth: dict[int, str]) -> dict:
 
 
 def grouped_now(archive: Archive, rows: list[int]) -> dict[int, str | None]:
-    from hermes.window_topics import group
+    from hermes.topics.window_topics import group
 
     result = group(archive.graph, archive.window_items(rows))
     out: dict[int, str | None] = dict.fromkeys((archive.ids[r] for r in rows), None)
@@ -131,7 +131,7 @@ def coarse(paper):
 
 
 def setting(values: dict) -> None:
-    from hermes import window_topics
+    from hermes.topics import window_topics
 
     for name, value in values.items():
         setattr(window_topics, name, value)
@@ -182,7 +182,7 @@ def report(archives: dict[str, Archive], n: int) -> str:
 
 def examples(archives: dict[str, Archive]) -> str:
     """The first half-B window of each archive: its topics, as a reader sees them."""
-    from hermes.window_topics import group
+    from hermes.topics.window_topics import group
 
     out = ["", "One window of each archive (half B), topics with their items' categories:", ""]
     for name, archive in archives.items():

@@ -59,8 +59,8 @@ def exports(tmp: Path) -> dict[str, str]:
     from hermes_corpus import signals as cs
 
     from hermes.ingest.store import insert_items
-    from hermes.records import require_user
     from hermes.storage.db import get_db
+    from hermes.storage.records import require_user
 
     db = get_db(str(tmp / "check.db"))
     db.execute("INSERT INTO users (name) VALUES ('alice')")

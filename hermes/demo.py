@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .faces import plural, shown_of
-from .records import insert_feed
+from hermes.facekit.faces import plural, shown_of
+from hermes.storage.records import insert_feed
+
 from .storage.transactions import write_transaction
 from .tools import call_tool, collect_tools
 

@@ -16,16 +16,17 @@ import threading
 
 import numpy as np
 
+from hermes.facekit.status import step
+
 from .contract import Embedder, TokenVectors
 from .errors import Unavailable
 from .plugins import get_plugin_manager
-from .status import step
 
 
 def english_only(embedder) -> bool:
     """Whether ``embedder`` reads English only (an ``english_only = True`` attribute): then
     a low similarity of a text in another language says nothing about its topic, and the
-    explanation and bootstrap treat it so (:mod:`hermes.language`). Unset: not claimed."""
+    explanation and bootstrap treat it so (:mod:`hermes.text.language`). Unset: not claimed."""
     return bool(getattr(embedder, "english_only", False))
 
 

@@ -7,7 +7,7 @@ instead; one that is not the caller's doing (a full disk, a bug) also carries
 ``server_error: true``. :func:`call_tool` is how every face and route calls one (the one
 call path; :func:`call_tool_status` adds the HTTP status for a route): it checks the
 arguments against the tool's model, says which face is calling (the words of the messages
-and the signal source, :mod:`hermes.faces`) and keeps the server alive whatever a tool does;
+and the signal source, :mod:`hermes.facekit.faces`) and keeps the server alive whatever a tool does;
 a plugin that failed during the call and was worked around (a scorer left out of the
 ranking) is named at the end of the message. Every string
 parameter has a ``max_length`` (or allowed values): the plugin manager leaves a plugin with a
@@ -23,7 +23,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from . import faces
+from hermes.facekit import faces
+
 from .arguments import PERSONA
 from .contract import NAME_MAX, Prompt, Tool, server_failure
 from .errors import HermesError, NotFound
@@ -42,7 +43,7 @@ ItemId = Annotated[int, Field(ge=1)]
 
 def caller() -> str:
     """The signal source of the tool call in progress: ``agent`` over MCP, ``ui`` for a person
-    at the CLI or in the web UI (see :mod:`hermes.faces`). Signal-writing tools record it, so
+    at the CLI or in the web UI (see :mod:`hermes.facekit.faces`). Signal-writing tools record it, so
     provenance survives the shared tool path."""
     return faces.source()
 
@@ -88,7 +89,7 @@ def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> di
 
     :param face: who is calling — ``mcp`` (an agent), ``cli`` or ``web`` (a person); ``None``
         keeps the current face. It words the messages and sets the signal source, readable
-        inside through :func:`caller` (:mod:`hermes.faces`).
+        inside through :func:`caller` (:mod:`hermes.facekit.faces`).
     """
     return call_tool_status(db, tool, arguments, face=face)[1]
 

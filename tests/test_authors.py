@@ -8,13 +8,13 @@ import pytest
 from hermes_persona.tools import search_feed
 from typer.testing import CliRunner
 
-from hermes.authors import author_key, item_authors, matches, parse_authors
 from hermes.cli.app import build_app
 from hermes.contract import CandidateQuery
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
+from hermes.text.authors import author_key, item_authors, matches, parse_authors
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -187,7 +187,7 @@ def test_the_corpus_page_labels_authors_as_authors_not_topics(db, db_path, paper
 def test_a_title_before_a_name_is_not_part_of_it():
     """A trial's Atom author "Dr. Ana Lopez" was keyed "lopez, d" and an author search for
     "Ana Lopez" did not find her."""
-    from hermes.authors import author_key, matches, parse_authors
+    from hermes.text.authors import author_key, matches, parse_authors
 
     assert parse_authors("Dr. Ana Lopez and Prof Jane Smith") == ["Ana Lopez", "Jane Smith"]
     assert author_key(parse_authors("Dr. Ana Lopez")[0]) == author_key("Ana Lopez")
@@ -198,7 +198,7 @@ def test_a_title_before_a_name_is_not_part_of_it():
 def test_a_search_typed_with_a_title_finds_the_person():
     """A trial searched --author "Dr. Karl Schmidt" as the feed spells him: the title was
     read as his first initial ("schmidt, d")."""
-    from hermes.authors import author_key, matches
+    from hermes.text.authors import author_key, matches
 
     assert author_key("Dr. Karl Schmidt") == author_key("Karl Schmidt") == "schmidt, k"
     assert matches(["Karl Schmidt"], "Dr. Karl Schmidt")

@@ -8,8 +8,8 @@ import pytest
 from hermes_corpus.export import _bib_name
 from hermes_corpus.references import inverted, person
 
-from hermes.authors import fuller, matches, parse_authors, surname
 from hermes.ingest.parse import parse_feed
+from hermes.text.authors import fuller, matches, parse_authors, surname
 
 # An arXiv-API-to-RSS bridge as the JWST listing writes it: <author> is the first author,
 # the description opens with the whole list.

@@ -16,8 +16,8 @@ from hermes.contract import CandidateQuery
 from hermes.ingest.store import embed_pending, insert_items
 from hermes.ranking.explain import explain_ranked
 from hermes.ranking.rank import rank
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 INTERESTS = ("Particle physics phenomenology at the LHC: Higgs boson production, supersymmetry "

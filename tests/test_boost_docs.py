@@ -17,7 +17,7 @@ from hermes import Component, hookimpl
 from hermes.contract import CandidateQuery
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import blend, rank
-from hermes.records import create_user
+from hermes.storage.records import create_user
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "plugin_hooks.md"
 

@@ -13,8 +13,8 @@ from hermes.ranking import categories
 from hermes.ranking.explain import explain
 from hermes.ranking.matrix import get_matrix
 from hermes.ranking.rank import rank
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 QUBITS = "qubit entanglement decoherence superconducting qubits gate fidelity"
 GALAXIES = "galaxy cluster redshift dark matter halo stellar mass galaxies"

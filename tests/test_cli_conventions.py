@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
-from hermes.records import create_user
+from hermes.storage.records import create_user
 
 
 def run(*args):

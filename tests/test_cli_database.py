@@ -135,7 +135,7 @@ def test_errors_name_the_database_file(db, db_path):
 
 
 def test_db_is_accepted_before_or_after_the_command(db, db_path):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "ann", "x")
     for args in (["--db", db_path, "persona", "list"], ["persona", "list", "--db", db_path]):

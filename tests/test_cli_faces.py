@@ -1,6 +1,6 @@
 """Messages speak the face they are shown in: the same tool call names tools and parameters
 over MCP, commands and options at the CLI, buttons and pages on the web. One mechanism
-(:mod:`hermes.faces`), which also sets the signal source."""
+(:mod:`hermes.facekit.faces`), which also sets the signal source."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from hermes import faces
-from hermes.records import create_user
+from hermes.facekit import faces
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 

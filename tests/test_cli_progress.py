@@ -11,8 +11,8 @@ import pytest
 from ingest_server import rss
 from process_support import child_env, hermes_command
 
-from hermes import status
 from hermes.cli.progress import StageProgress
+from hermes.facekit import status
 from hermes.facekit.terminal import StatusLine
 
 

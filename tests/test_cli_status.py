@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hermes import status
 from hermes.cli.app import build_app
 from hermes.embed import HashEmbedder
+from hermes.facekit import status
 from hermes.facekit.terminal import StatusLine
 from hermes.hookspecs import hookimpl
-from hermes.records import create_user
+from hermes.storage.records import create_user
 
 
 class SlowEmbedder(HashEmbedder):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from process_support import child_env, hermes_command
 
-from hermes.records import create_user, require_user
+from hermes.storage.records import create_user, require_user
 
 pexpect = pytest.importorskip("pexpect")
 

@@ -12,7 +12,7 @@ import time
 import pytest
 from process_support import child_env, hermes_command
 
-from hermes.records import create_user, require_user
+from hermes.storage.records import create_user, require_user
 from plugins.feeds.keys import split_keys
 
 TITLES = ["Surface code decoding with neural networks", "Quantum error correction thresholds",

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from web_support import client
 
 from hermes.cli.app import build_app
-from hermes.records import create_user
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 

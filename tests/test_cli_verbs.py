@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from hermes.cli.app import build_app
 from hermes.hookspecs import hookimpl
 from hermes.ranking.match import shown
-from hermes.records import create_user
+from hermes.storage.records import create_user
 
 
 def run(*args):

@@ -16,8 +16,8 @@ from hermes.ranking import column_store, lexical
 from hermes.ranking import matrix as matrix_mod
 from hermes.ranking.matrix import Matrix
 from hermes.ranking.rank import rank
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 TOPICS = ("galaxy dust survey", "protein folding model", "graph neural network",
           "quantum error correction", "river flood forecast")

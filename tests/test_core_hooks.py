@@ -14,8 +14,8 @@ from hermes.contract import Component, Migration, Result, Signal, ok, tool
 from hermes.errors import InvalidInput, NotFound
 from hermes.hookspecs import hookimpl
 from hermes.ranking.rank import rank_items
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 from hermes.storage.signals import record_signal
 from hermes.tools import call_tool, collect_tools
 
@@ -260,7 +260,7 @@ def test_hook_hermes_item_tags(pm, db, tmp_path):
 
 def test_signal_observers_hand_their_changes_back_through_pluggy(pm, db, add_items):
     """hermes_signal_written returns what it changed; record_signal collects the answers."""
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     class Observer:
         @hookimpl

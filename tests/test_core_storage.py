@@ -3,8 +3,8 @@
 import pytest
 
 from hermes.errors import InvalidInput
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 
 def test_record_click_rejects_a_bad_source(db, add_items):

@@ -13,7 +13,7 @@ from hermes_corpus import references
 from hermes_corpus import signals as cs
 from typer.testing import CliRunner
 
-from hermes.records import require_user
+from hermes.storage.records import require_user
 from hermes.tools import call_tool, collect_tools
 
 HARD = r"Braces {x} & 50% of $5 cost #1 under_score ~tilde back\slash, Schrödinger ü"
@@ -32,7 +32,7 @@ def corpus(db, add_items):
         {"title": "A journal paper", "guid": "doi:10.1000/xyz.42",
          "url": "https://doi.org/10.1000/xyz.42", "content_type": "paper"},
     ])
-    # As ingest stores them: the feed's string and the parsed list (hermes.authors).
+    # As ingest stores them: the feed's string and the parsed list (hermes.text.authors).
     db.execute("UPDATE items SET author = ?, authors = ? WHERE id = ?",
                ["Alice Smith, Johannes van der Waals and Bob Jones",
                 json.dumps(["Alice Smith", "Johannes van der Waals", "Bob Jones"]), paper])
@@ -419,7 +419,7 @@ def test_bibtex_keeps_case_protection_inside_commands_and_escapes_what_latex_wou
     assert ex.bib_tex(r"\foo{x} and \emph{open") == \
         r"\textbackslash{}foo\textbraceleft{}x\textbraceright{} and \textbackslash{}emph\textbraceleft{}open"
     assert ex.bib_tex(r"\{\em x}") == r"\{\textbackslash{}em x\}"
-    # Prices stay prices, by hermes.latex's rule ("US$ 20" closes no math).
+    # Prices stay prices, by hermes.text.latex's rule ("US$ 20" closes no math).
     assert ex.bib_tex("$5 each, or US$ 20") == r"\$5 each, or US\$ 20"
     assert ex.bib_tex("costs $5 and $10") == r"costs \$5 and \$10"
 

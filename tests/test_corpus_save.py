@@ -125,7 +125,7 @@ def test_saved_items_reach_exports_recall_and_ranking(alice, server):
     from hermes_corpus import signals as cs
     from hermes_corpus import tools as t
 
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     db = alice
     server.add(ARXIV_QUERY, body=ARXIV_ATOM)
@@ -146,7 +146,7 @@ def test_the_doi_arxivs_api_names_reaches_the_exports(alice, server):
     no DOI column, so it was dropped on saving and the exports had none."""
     from hermes_corpus import export as ex
 
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     db = alice
     server.add(ARXIV_QUERY, body=ARXIV_ATOM)
@@ -162,7 +162,7 @@ def test_the_doi_arxivs_api_names_reaches_the_exports(alice, server):
 def test_an_arxiv_paper_without_a_doi_gets_arxivs_own(alice, server):
     from hermes_corpus import export as ex
 
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     db = alice
     server.add(ARXIV_QUERY, body=ARXIV_ATOM.replace(b"<arxiv:doi>10.1093/mnras/stab000</arxiv:doi>", b""))
@@ -212,7 +212,7 @@ def test_save_a_web_page(alice, server):
 def test_a_page_without_a_date_is_saved_undated_not_dated_today(alice, server):
     from hermes.contract import CandidateQuery
     from hermes.ranking.rank import rank
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     db = alice
     page = PAGE.replace(b'<meta property="article:published_time" content="2023-03-04T05:06:07+02:00">', b"")

@@ -14,8 +14,8 @@ from hermes_corpus import sync as vault
 from typer.testing import CliRunner
 
 from hermes.errors import HermesError
-from hermes.records import require_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import require_user
 
 
 @pytest.fixture
@@ -255,7 +255,7 @@ def test_a_facet_change_says_which_notes_left_the_facet_and_keeps_the_persons_te
             "wrote below the marker line") in out["message"]
 
 
-TRIAL = {  # title -> the name hermes gave its note before names came from hermes.latex
+TRIAL = {  # title -> the name hermes gave its note before names came from hermes.text.latex
     r"\emph{In vivo} calcium imaging decoded with transformers":
         "emph{In vivo} calcium imaging decoded with transformers",
     r"Sparse autoencoders find interpretable features in $\mathcal{O}(n^2)$ time":

@@ -121,7 +121,7 @@ def test_mark_unread_takes_back_read_but_not_a_capture(setup):
 def test_exclude_read_leaves_read_items_out_of_a_ranking(setup):
     from hermes.contract import CandidateQuery
     from hermes.ranking.rank import rank
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     db, item = setup
     user = require_user(db, "alice")

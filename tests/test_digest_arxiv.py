@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from hermes_digest.tools import digest, kg_communities
 
-from hermes import faces, tag_graph
-from hermes.records import create_user
+from hermes.facekit import faces
+from hermes.storage.records import create_user
+from hermes.topics import tag_graph
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 N_PAPERS = 500

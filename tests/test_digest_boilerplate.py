@@ -1,5 +1,5 @@
 """Issue 31: no topic of what a feed wraps around every item, no topic across two unrelated
-feeds, topics at the grain of the window (hermes.window_topics)."""
+feeds, topics at the grain of the window (hermes.topics.window_topics)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from hermes_digest.tools import digest, kg_communities
 
-from hermes import tag_graph, window_topics
 from hermes.ingest.pipeline import add_feeds, run_ingest
-from hermes.records import create_user
+from hermes.storage.records import create_user
+from hermes.topics import tag_graph, window_topics
 
 # What Hacker News's feed (hnrss) puts in every item, and a sponsor line both feeds carry.
 HN_BOILERPLATE = ('<p>Article URL: <a href="https://blog.example.com/{slug}">https://blog.example.com/{slug}</a></p>'
@@ -118,7 +118,7 @@ def test_no_topic_is_named_by_boilerplate_and_unrelated_feeds_never_share_one(tw
         assert not words & BOILERPLATE_WORDS, community["label"]
 
 
-# --- hermes.window_topics on hand-made items -------------------------------------------------
+# --- hermes.topics.window_topics on hand-made items -------------------------------------------------
 
 def graph_of(db, add_items, items, **kwargs) -> tag_graph.TagGraph:
     add_items(items, **kwargs)

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_cli_digest_renders_topics_reasons_and_the_caveat(db, db_path, week):
 def test_cli_digest_json_is_the_tool_result(db, db_path, week):
     from hermes_digest.tools import digest
 
-    from hermes.faces import speaking
+    from hermes.facekit.faces import speaking
 
     out = run(db_path, "digest", "ann", "--json", "--days", "3", "--per-topic", "1")
     assert out.exit_code == 0

@@ -8,10 +8,10 @@ from hermes_digest import tools as digest_tools
 from hermes_digest.tools import digest, kg_communities
 from test_tag_graph import language_model_archive
 
-from hermes import tag_graph
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
+from hermes.topics import tag_graph
 
 OLD = 60  # days ago: outside every window the tests use, but part of the tag graph
 
@@ -28,7 +28,7 @@ def corpus(db, add_items, no_bar):
            for i in range(4)]
     )
     # the archive in a feed of its own: the week's feed then has too few items for a tag on
-    # most of them to name it (hermes.tag_graph.FEED_SHARE)
+    # most of them to name it (hermes.topics.tag_graph.FEED_SHARE)
     add_items(background, feed_url="https://example.org/archive.xml", feed_title="Archive")
     week = {
         "fruit_a": {"title": "Apple and avocado harvest", "summary": "Apple avocado orchard harvest.",

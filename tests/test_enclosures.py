@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 from web_support import client
 
-from hermes.records import create_user
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 EPISODE = {"title": "Ep. 7: sparse autoencoders with a guest", "url": "https://pod.example/7",

@@ -9,8 +9,8 @@ import pytest
 from hermes.errors import InvalidInput
 from hermes.ranking.explain import explain, explain_ranked, reason_line
 from hermes.ranking.rank import blend_weight, rank_items
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 
 def stored(db, user_id, item_id):

@@ -9,7 +9,7 @@ import pytest
 from hermes_corpus import export as ex
 from hermes_corpus import signals as cs
 
-from hermes.records import require_user
+from hermes.storage.records import require_user
 
 HOSTILE = [
     r"Leak $^^5cinput{/etc/hostname}$ here",

@@ -13,7 +13,7 @@ from hermes_corpus import signals as cs
 from test_export_bibtex_tex import HOSTILE
 from test_export_zotero import PAPERS
 
-from hermes.records import require_user
+from hermes.storage.records import require_user
 
 PDFLATEX = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc"]
 PREAMBLE = r"""\documentclass{article}

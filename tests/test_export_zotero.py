@@ -16,7 +16,7 @@ import pytest
 from hermes_corpus import export as ex
 from hermes_corpus import signals as cs
 
-from hermes.records import require_user
+from hermes.storage.records import require_user
 
 PAPERS = [
     {"title": r"Quiescent galaxies at z~2 with $\boldsymbol{x}$-ray stacking", "arxiv_id": "2611.40001",

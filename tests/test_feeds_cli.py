@@ -10,8 +10,8 @@ from feeds_support import SAMPLE_ENTRIES, CannedServer, rss
 from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 
 def run(*args):

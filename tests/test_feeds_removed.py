@@ -10,7 +10,7 @@ from feeds_cli_support import ok_json, run
 
 from hermes.contract import CandidateQuery
 from hermes.ranking.rank import rank
-from hermes.records import create_user, require_user
+from hermes.storage.records import create_user, require_user
 from hermes.tools import call_tool, collect_tools
 
 KEPT = "https://example.org/kept.xml"

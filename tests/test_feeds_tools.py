@@ -7,8 +7,8 @@ import socket
 import pytest
 from feeds_support import SAMPLE_ENTRIES, CannedServer, rss
 
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 FEEDS_TOOLS = {"list_feed", "record_feedback", "remove_feedback", "explain_item", "add_feed", "preview_feed",

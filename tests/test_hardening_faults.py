@@ -118,7 +118,7 @@ def test_disk_full_in_the_cli_is_one_line_without_traceback(db_path, feeds, monk
 
 
 def test_disk_full_on_a_tool_write_is_ok_false_and_writes_nothing(db, add_items):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     ids = add_items([{"title": "one"}, {"title": "two"}])
     create_user(db, "ann", "anything")
@@ -200,7 +200,7 @@ def test_lock_held_past_the_busy_timeout_stops_ingest_cleanly(db, db_path, feeds
 
 
 def test_locked_database_in_tools_and_cli_is_a_clear_refusal(db, db_path, add_items, short_timeout, locker):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     ids = add_items([{"title": "one"}])
     create_user(db, "ann", "anything")
@@ -227,7 +227,7 @@ def test_locked_database_in_tools_and_cli_is_a_clear_refusal(db, db_path, add_it
 
 def test_a_lock_released_within_the_timeout_is_waited_for(db, db_path, add_items, monkeypatch, locker):
     """The normal case: a writer waits (busy timeout) instead of failing."""
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     monkeypatch.setattr(hermes_db, "BUSY_TIMEOUT_S", 5.0)
     ids = add_items([{"title": "one"}])

@@ -175,7 +175,7 @@ def running(args: list[str], port: int, home: Path):
 
 @pytest.fixture
 def world(db, add_items):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     ids = add_items([{"title": "one"}, {"title": "two"}])
     create_user(db, "ann", "anything")
@@ -286,7 +286,7 @@ def test_prompt_injection_in_feed_text_is_returned_as_data_only(db, monkeypatch)
 
     from hermes.ingest.pipeline import add_feeds, run_ingest
     from hermes.mcp_server import INSTRUCTIONS
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
     from hermes.tools import call_tool, collect_tools
 
     monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # preview/add the loopback feed

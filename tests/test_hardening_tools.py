@@ -81,7 +81,7 @@ def world(db, db_path, add_items, tmp_path, monkeypatch):
     """A small populated database; returns the ids the strategies aim at."""
     import socket
 
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     real_getaddrinfo = socket.getaddrinfo
 

@@ -23,7 +23,7 @@ from hermes.ingest.dates import date_from_url, parse_localized, text_date
 from hermes.ingest.parse import parse_feed
 from hermes.ingest.pipeline import add_feeds, run_ingest
 from hermes.ranking.rank import rank
-from hermes.records import create_user
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -256,7 +256,7 @@ def test_an_undated_item_of_a_later_fetch_gets_the_time_it_was_first_seen(db, su
 def test_a_date_hermes_estimated_is_marked_first_seen_on_every_face(db, db_path, subscribed):
     """A trial's two undated entries of a later fetch ranked #1 and #3 as "2026-12-01", under
     an ingest line saying they were "shown as 'date unknown'"."""
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     run_ingest(db)
     _add_an_undated_entry(subscribed["uol"])

@@ -209,8 +209,8 @@ def test_one_feed_under_two_addresses_keeps_its_items_when_the_first_is_removed(
     # The same posts and papers at two addresses: stored once, under the address fetched
     # first. Removing that one must not leave the other, still subscribed, without them.
     from hermes.ingest.feedlist import forget_feed
-    from hermes.records import create_user
     from hermes.storage.clicks import record_click
+    from hermes.storage.records import create_user
     from hermes.storage.transactions import write_transaction
 
     entries = rss(articles(3) + papers("0704.0001"))

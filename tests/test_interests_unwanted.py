@@ -8,7 +8,7 @@ import pytest
 
 from hermes.ranking.interests import interest_clauses, interests_key, split_unwanted
 from hermes.ranking.rank import rank_items
-from hermes.records import create_user, require_user
+from hermes.storage.records import create_user, require_user
 from hermes.tools import call_tool, collect_tools
 
 TEXT = ("Mechanistic interpretability of language models, sparse autoencoders. I am also "

@@ -122,7 +122,7 @@ def test_ingest_tags_an_uncategorised_listing_with_recurring_keyphrases(db, tmp_
 def test_news_in_other_languages_gets_no_english_keyphrases(db):
     """The candidate rules are English: on Portuguese and Spanish news they made topics of
     function words ("ante", "sobre"). Such items are left untagged; English ones are not."""
-    from hermes.language import english
+    from hermes.text.language import english
 
     news = ["uol-eleicoes-2018.xml", "elpais-internacional-2018.xml"]
     add_feeds(db, [(str(FIXTURES / name), None) for name in news])
@@ -235,8 +235,8 @@ def test_tagged_items_reach_the_ranking_matrix_and_the_explanation(db, tmp_path)
     from hermes.embed import get_embedder
     from hermes.ranking.explain import explain
     from hermes.ranking.matrix import get_matrix
-    from hermes.records import create_user
     from hermes.storage.clicks import record_click
+    from hermes.storage.records import create_user
 
     ingest_bridge(db, tmp_path)
     matrix = get_matrix(db, get_embedder().name, get_embedder().dimension)
@@ -258,9 +258,9 @@ def test_the_digest_of_an_uncategorised_arxiv_listing_is_grouped_into_named_topi
 
     from hermes_digest.tools import digest, kg_communities
 
-    from hermes import tag_graph
     from hermes.ingest.pipeline import sample_feed_paths
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
+    from hermes.topics import tag_graph
 
     feeds = []
     for path in sample_feed_paths():
@@ -294,8 +294,8 @@ def test_keyphrase_topics_do_not_move_the_ranking(db, tmp_path):
     preference scorer leaves the topic keys out, so a ranking with them equals one without."""
     from hermes.contract import CandidateQuery
     from hermes.ranking.rank import rank
-    from hermes.records import create_user
     from hermes.storage.clicks import record_click
+    from hermes.storage.records import create_user
 
     ingest_bridge(db, tmp_path)
     user = create_user(db, "astro", "star formation in galaxies")
@@ -343,7 +343,7 @@ def test_the_second_word_of_a_latin_phrase_is_no_topic():
 def test_words_that_name_no_topic_are_never_a_keyphrase():
     """A user trial's topics "just", "respect", "random walk · exist · hand" and a blog post
     tagged "note" ("Notes on …"): English filler that scikit-learn's stop list lacks."""
-    from hermes.language import names_no_topic
+    from hermes.text.language import names_no_topic
 
     text = ("Notes on random walks: we just note that such walks exist, with respect to the "
             "lattice; on the other hand a robotic hand learns grasping via reinforcement, "
@@ -374,7 +374,7 @@ def test_words_that_name_no_topic_are_never_a_keyphrase():
 def test_text_in_another_language_gets_no_keyphrase_however_short(text):
     """A German news feed's items were tagged "meldet" and "prozent": a headline was too
     short to judge and counted as English."""
-    from hermes.language import english
+    from hermes.text.language import english
 
     vectors, tokens = HashEmbedder().embed_tokens([text])
     assert candidates(text)  # the English rules would find phrases in it

@@ -9,9 +9,9 @@ import pytest
 from hermes_persona.bootstrap import bootstrap_persona
 
 from hermes.embed import HashEmbedder, english_only
-from hermes.language import english
 from hermes.ranking.explain import NOT_ENGLISH, explain
-from hermes.records import create_user, require_user
+from hermes.storage.records import create_user, require_user
+from hermes.text.language import english
 
 GERMAN = ("Die Forscher zeigen, dass sich die Verschränkung von Quantenbits in einem Bauteil mit "
           "der neuen Methode viel länger halten lässt, und sie wollen das Verfahren nun auf "
@@ -100,7 +100,7 @@ def test_bootstrap_with_a_model_that_reads_any_language_dislikes_as_before(db, m
 
 
 def test_a_long_text_is_judged_on_its_beginning():
-    from hermes.language import JUDGED_CHARS
+    from hermes.text.language import JUDGED_CHARS
 
     opening = (ENGLISH_OFF_TOPIC + " ") * (JUDGED_CHARS // len(ENGLISH_OFF_TOPIC) + 1)
     assert english(opening + (GERMAN + " ") * 40)  # the German tail is not read

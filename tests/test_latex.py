@@ -1,4 +1,4 @@
-"""hermes.latex: arXiv LaTeX as readable Unicode, every other text left as the feed wrote it."""
+"""hermes.text.latex: arXiv LaTeX as readable Unicode, every other text left as the feed wrote it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes import latex
-from hermes.latex import readable
+from hermes.text import latex
+from hermes.text.latex import readable
 
 ARXIV = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 

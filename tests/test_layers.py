@@ -4,14 +4,14 @@ From the top: the faces (``hermes.cli``, ``hermes.web``, the MCP server) → the
 (``hermes.builtins`` and every package of ``plugins/``) → the engine (everything else of
 ``hermes``: ranking, ingest, embedding, text, graph … and the face toolkit
 ``hermes.facekit`` that faces and plugins share) → storage (``hermes.storage``,
-``hermes.records``) → the base (the plugin machinery and the settings, which storage uses
+``hermes.storage.records``) → the base (the plugin machinery and the settings, which storage uses
 for its hooks and its file) → the contract (``hermes.contract`` and its leaves). A module
 imports only from its own layer or below — every import counts, at the top, inside a
 function or under ``TYPE_CHECKING`` (the source is parsed, nothing is imported).
 
 One allowance, derived from the graph rather than listed: an engine module that imports
-nothing of hermes but the contract (pure text helpers such as ``hermes.authors``,
-``hermes.faces``' words) is a leaf that storage may use too.
+nothing of hermes but the contract (pure text helpers such as ``hermes.text.authors``,
+``hermes.facekit.faces``' words) is a leaf that storage may use too.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from test_architecture import imports, modules
 ORDER = ("contract", "base", "storage", "engine", "plugins", "faces")
 FACES = ("hermes.cli", "hermes.web", "hermes.mcp_server", "hermes.mcp_unreadable", "hermes.__main__")
 PLUGINS = ("hermes.builtins",)  # and every hermes_* package (plugins/)
-STORAGE = ("hermes.storage", "hermes.records")
+STORAGE = ("hermes.storage", "hermes.storage.records")
 BASE = ("hermes.plugins", "hermes.hookspecs", "hermes.config")
 CONTRACT = ("hermes.contract", "hermes.clock", "hermes.errors", "hermes.arguments")
 
@@ -75,7 +75,7 @@ def test_the_layers_are_what_the_docs_say():
     assert layer("hermes.cli.core") == layer("hermes.web.pages") == layer("hermes.mcp_server") == "faces"
     assert layer("hermes_corpus.routes") == layer("hermes.builtins.clicks") == "plugins"
     assert layer("hermes.facekit.terminal") == layer("hermes.ranking.rank") == "engine"
-    assert layer("hermes.storage.clicks") == layer("hermes.records") == "storage"
+    assert layer("hermes.storage.clicks") == layer("hermes.storage.records") == "storage"
     assert layer("hermes.plugins") == "base" and layer("hermes.contract") == "contract"
 
 
@@ -108,14 +108,14 @@ def test_the_check_sees_imports_in_functions_and_for_typing(tmp_path):
                                 "if TYPE_CHECKING:\n    from hermes_fake.cli import run\n"),
         "hermes.storage.fake": "from hermes.ranking import fake\n",
         "hermes.ranking": "",
-        "hermes.contract": "from hermes.records import now_iso\n",
-        "hermes.records": "",
-        "hermes.text": "",
-        "hermes.storage.ok": "from hermes.text import clip\nfrom hermes.contract import ok\n",
+        "hermes.contract": "from hermes.storage.records import now_iso\n",
+        "hermes.storage.records": "",
+        "hermes.text.clip": "",
+        "hermes.storage.ok": "from hermes.text.clip import clip\nfrom hermes.contract import ok\n",
     })
     found = "\n".join(violations(known))
     assert "hermes_fake.cli (plugins) imports hermes.cli.support (faces)" in found
     assert "hermes.ranking.fake (engine) imports hermes_fake.cli (plugins)" in found
     assert "hermes.storage.fake (storage) imports hermes.ranking.fake (engine)" in found
-    assert "hermes.contract (contract) imports hermes.records (storage)" in found
+    assert "hermes.contract (contract) imports hermes.storage.records (storage)" in found
     assert "hermes.storage.ok" not in found  # a leaf of the engine, and the contract below

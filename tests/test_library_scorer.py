@@ -10,7 +10,7 @@ from hermes_persona import library_scorer
 from test_persona_support import make_persona, tool
 
 from hermes.contract import CandidateQuery
-from hermes.records import require_user
+from hermes.storage.records import require_user
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from hermes.contract import CandidateQuery, Component
 from hermes.hookspecs import hookimpl
 from hermes.ranking import match
 from hermes.ranking.rank import rank
-from hermes.records import create_user
+from hermes.storage.records import create_user
 
 HASH = "hermes/hash-384"
 

@@ -9,8 +9,8 @@ import numpy as np
 from hermes.contract import Component
 from hermes.ranking import match
 from hermes.ranking.explain import explain
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 MINILM = match.MINILM
 

@@ -26,7 +26,7 @@ async def test_the_text_block_is_the_structured_content_as_compact_json(db_path,
     from mcp import Client
 
     from hermes.mcp_server import build_server
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "ann", "entanglement witnesses — “quoted”")
     async with Client(build_server(str(db_path))) as client:
@@ -79,7 +79,7 @@ def test_under_a_background_refresh_add_feed_says_it_fetches_the_feed(db, db_pat
 # --- save_item's refusal of a private address: add_feed's words, both ways out ----------------
 
 def test_save_item_refuses_a_private_address_in_add_feeds_words(db):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "ann", "essays")
     with CannedServer() as server:

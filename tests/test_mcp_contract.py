@@ -149,7 +149,7 @@ def served_world(db, add_items, monkeypatch):
     from feeds_support import SAMPLE_ENTRIES, CannedServer, rss
     from hermes_corpus import signals
 
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # add / preview the loopback feed
     ids = add_items([{"title": f"Quantum paper {k}", "summary": "qubits and error correction",
@@ -248,7 +248,7 @@ async def test_persona_and_digest_answers_are_typed_and_titled(db_path):
 async def test_a_persona_parameter_answers_to_user_too(db_path, db):
     """The seed calls it ``name`` in the persona tools and ``user`` everywhere else: a model
     that sends ``user`` to reset_feedback meant the persona."""
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "ada", "proof theory")
     async with mcp.Client(build_server(str(db_path))) as client:

@@ -23,7 +23,7 @@ import hermes
 from hermes.contract import Component, Result, ok, tool
 from hermes.hookspecs import hookimpl
 from hermes.mcp_server import build_server
-from hermes.records import create_user
+from hermes.storage.records import create_user
 
 pytestmark = pytest.mark.anyio
 
@@ -91,7 +91,7 @@ async def test_results_are_the_envelope_as_structured_content_and_text(db_path, 
 
 
 async def test_nothing_to_show_is_a_fine_call_not_an_mcp_error(db_path, db):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "ann", "quantum error correction")
     async with mcp.Client(build_server(str(db_path))) as client:

@@ -47,7 +47,7 @@ async def test_output_schemas_mark_the_fields_that_carry_feed_text(db_path):
 
 @pytest.fixture
 def long_items(db, add_items):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     words = "quantum error correction surface codes qubits logical decoders lattice".split()
     ids = add_items([{"title": " ".join(words[(k + j) % len(words)] for j in range(14)),

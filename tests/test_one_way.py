@@ -1,9 +1,9 @@
 """One way per thing (issue 35): the small repeats stay gone.
 
 Stored timestamps are read by :func:`hermes.clock.read_stamp`, counted nouns by
-:func:`hermes.faces.plural`, envelopes built by :func:`hermes.contract.ok` / ``fail``, the
-LaTeX font switches and command pattern live in :mod:`hermes.latex`, and the stop-word lists
-in :mod:`hermes.language`. The source checks parse the code (nothing is imported).
+:func:`hermes.facekit.faces.plural`, envelopes built by :func:`hermes.contract.ok` / ``fail``, the
+LaTeX font switches and command pattern live in :mod:`hermes.text.latex`, and the stop-word lists
+in :mod:`hermes.text.language`. The source checks parse the code (nothing is imported).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_envelopes_come_from_the_contract():
 
 
 def test_one_plural():
-    """Counted nouns go through hermes.faces.plural: no module defines its own helper (two
+    """Counted nouns go through hermes.facekit.faces.plural: no module defines its own helper (two
     tools files did) or spells ``'' if n == 1 else 's'`` inline."""
     found = []
     for path, tree in _trees():
@@ -84,7 +84,7 @@ def test_one_plural():
 
 
 def test_one_stop_word_home():
-    """Stop-word lists are defined in hermes.language only (lexical, feeds' suggestions and
+    """Stop-word lists are defined in hermes.text.language only (lexical, feeds' suggestions and
     the tagger each had their own)."""
     found = []
     for path, tree in _trees():
@@ -93,18 +93,18 @@ def test_one_stop_word_home():
                 [node.target] if isinstance(node, ast.AnnAssign) else [])
             for target in targets:
                 if (isinstance(target, ast.Name) and "STOP" in target.id.upper()
-                        and path != "hermes/language.py" and isinstance(node.value, ast.Call)):
+                        and path != "hermes/text/language.py" and isinstance(node.value, ast.Call)):
                     found.append(f"{path}:{node.lineno} {target.id}")
     assert not found, found
 
 
 def test_the_latex_tables_are_latexs():
-    """The BibTeX export passes on exactly hermes.latex's text font switches; the reader also
+    """The BibTeX export passes on exactly hermes.text.latex's text font switches; the reader also
     knows math's ``{\\cal O}``, which the export escapes in text (LaTeX typesets \\cal only in
     math mode)."""
     from hermes_corpus import bibtex, sync
 
-    from hermes import latex
+    from hermes.text import latex
 
     assert set(bibtex._SWITCHES) == latex.FONT_SWITCHES
     assert {"cal"} | latex.FONT_SWITCHES == latex._SWITCHES
@@ -115,7 +115,7 @@ def test_the_latex_tables_are_latexs():
 
 
 def test_the_web_face_has_no_sql_of_its_own():
-    """The web face reads the database through hermes.records and hermes.storage (it ran 15
+    """The web face reads the database through hermes.storage.records and hermes.storage (it ran 15
     statements of its own)."""
     found = [f"{path}:{node.lineno}" for path, tree in _trees() if path.startswith("hermes/web/")
              for node in ast.walk(tree)

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
-from hermes.records import create_user
+from hermes.storage.records import create_user
 
 #: libraries `hermes feed` must not import: the model's fallback, scikit-learn and what it
 #: pulls in, the topic graph's, the web UI's
@@ -52,7 +52,7 @@ def test_hermes_feed_after_an_interests_change_imports_nothing_heavy(db, db_path
 def test_stop_words_are_scikit_learns_list_read_without_importing_it():
     probe = textwrap.dedent("""
         import json, sys
-        from hermes.language import english_stop_words
+        from hermes.text.language import english_stop_words
         words = english_stop_words()
         print(json.dumps({"sklearn": "sklearn" in sys.modules, "words": sorted(words)}))
     """)

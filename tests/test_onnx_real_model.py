@@ -21,9 +21,9 @@ from hermes.onnx_embed import artifact
 from hermes.onnx_embed.choice import DefaultEmbedder
 from hermes.onnx_embed.runtime import OnnxMiniLMEmbedder
 from hermes.ranking.rank import rank_items
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
 from hermes.storage.db import get_db
+from hermes.storage.records import create_user
 
 pytestmark = pytest.mark.slow
 
@@ -111,7 +111,7 @@ FRESH = textwrap.dedent("""
     import json, sys, time
     start = time.perf_counter()
     from hermes.ranking.rank import rank_items
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
     from hermes.storage.db import get_db
     db = get_db(sys.argv[1])
     db.execute("UPDATE users SET interests = ? WHERE name = 'ann'", [sys.argv[2]])

@@ -9,8 +9,8 @@ from test_persona_support import archive, make_persona, snapshot, tool  # noqa: 
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput, NotFound
 from hermes.ranking.rank import rank
-from hermes.records import require_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import require_user
 
 
 def clicks(db, user_id) -> list[tuple]:

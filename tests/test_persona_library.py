@@ -17,8 +17,8 @@ from test_persona_support import make_persona, snapshot, tool
 from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
-from hermes.records import require_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import require_user
 from hermes.tools import collect_tools
 
 FILES = Path(__file__).parent / "data" / "library"
@@ -83,7 +83,7 @@ def test_a_jabref_file_with_comments_and_string_macros(db, archive):
     row = db.execute("SELECT title, summary, authors, feed_id, published, content_type, embedding "
                      "FROM items WHERE title LIKE 'The Bayesian way%'").fetchone()
     title, summary, authors, feed_id, published, kind, embedding = row
-    # BibTeX's own markup is resolved; the math stays as feed text keeps it (hermes.latex)
+    # BibTeX's own markup is resolved; the math stays as feed text keeps it (hermes.text.latex)
     assert title == "The Bayesian way to $k$-means clustering of stellar streams"
     assert summary == "We show that $k$-means is Bayesian – mostly. 50% of streams & all halos."
     assert json.loads(authors) == ["Hans Müller", "Johannes van der Waals", "LIGO Scientific Collaboration"]

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from hermes.cli.app import build_app
 from hermes.contract import NAME_MAX
 from hermes.ranking.rank import rank_items
-from hermes.records import require_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import require_user
 from hermes.tools import collect_tools
 
 

@@ -6,8 +6,8 @@ import pytest
 from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
 
 from hermes.ranking.rank import rank_items
-from hermes.records import require_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import require_user
 
 
 def ids(result) -> list[int]:

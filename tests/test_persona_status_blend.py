@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hermes_persona.status import profile_status
 
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 
 def test_without_interests_the_clicks_are_the_whole_blend(db, add_items):

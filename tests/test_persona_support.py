@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes.records import require_user
+from hermes.storage.records import require_user
 from hermes.tools import call_tool, collect_tools
 
 ARCHIVE = [

@@ -7,8 +7,8 @@ from test_persona_support import archive, make_persona, snapshot, tool  # noqa: 
 
 from hermes.embed import get_embedder
 from hermes.ranking.rank import rank_items
-from hermes.records import require_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import require_user
 from hermes.tools import collect_tools
 
 PERSONA_TOOLS = {
@@ -326,7 +326,7 @@ def test_keyphrase_topics_are_not_reported_as_tags_the_ranking_counts(db, add_it
 def test_a_persona_is_found_whatever_the_case_it_is_typed_in(db):
     """Creating "ADA" beside "ada" is refused, so the names are one regardless of case; yet
     `hermes like bea 9` answered "unknown persona 'bea' … known personas: Bea"."""
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     bea = make_persona(db, "Bea")
     assert require_user(db, "bea")["id"] == bea["id"] and require_user(db, "BEA")["name"] == "Bea"

@@ -29,7 +29,7 @@ def test_every_hook_has_a_section_with_an_example():
 def test_the_tool_example_runs(hermes_db, hermes_plugin):
     import types
 
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
     from hermes.tools import call_tool, collect_tools
 
     code = re.search(r"```python\n(.*?)```", sections()["hermes_register_tools"], re.S).group(1)

@@ -24,7 +24,7 @@ from hermes.errors import HermesError
 from hermes.ranking import matrix as matrix_mod
 from hermes.ranking import rank as rank_mod
 from hermes.ranking.rank import rank
-from hermes.records import create_user
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 

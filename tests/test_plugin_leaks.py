@@ -17,7 +17,7 @@ from process_support import child_env, hermes_command
 
 from hermes import Result, hookimpl, tool
 from hermes.contract import CandidateQuery
-from hermes.records import create_user
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 SECRET = "/home/ada/.config/acme/token=sk-live-4f9a2b"
@@ -59,7 +59,7 @@ def test_a_failing_scorers_text_stays_in_the_log(db, hermes_plugin, add_items, c
     create_user(db, "ann", "graph neural networks")
     hermes_plugin(LeakyScorer(), name="leakyscore")
     from hermes.ranking.rank import rank
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     assert len(rank(db, require_user(db, "ann"), CandidateQuery(since_days=None)).item_ids) == 3
     answer = call_tool(db, collect_tools()["list_feed"], {"user": "ann", "since_days": None})

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from hermes import Result, hookimpl, ok, plugins, tool
 from hermes.cli.app import build_app
 from hermes.mcp_server import build_server
-from hermes.records import create_user
+from hermes.storage.records import create_user
 from hermes.tools import collect_tools
 
 DOMAINBOOST = '''

@@ -10,8 +10,8 @@ from hermes.builtins import score_cache, scorers
 from hermes.contract import CandidateQuery
 from hermes.ranking import matrix as matrix_mod
 from hermes.ranking.rank import rank
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 WORDS = ("galaxy star quasar lensing neutrino boson lattice spin graphene magnet "
          "protein enzyme genome neuron cortex synapse").split()

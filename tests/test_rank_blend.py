@@ -8,7 +8,7 @@ import pytest
 from hermes.contract import Component
 from hermes.hookspecs import hookimpl
 from hermes.ranking.rank import blend, blend_weight, calibrate, rank_items, top_order
-from hermes.records import create_user, item_rows
+from hermes.storage.records import create_user, item_rows
 
 
 def test_blend_weight_values():

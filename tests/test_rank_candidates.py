@@ -17,8 +17,8 @@ from hermes.ranking import matrix as matrix_mod
 from hermes.ranking.interests import interests_key, interests_vectors
 from hermes.ranking.matrix import CandidateVectors, get_matrix
 from hermes.ranking.rank import rank, rank_items
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 
 def ids_of(rows):
@@ -180,7 +180,7 @@ FRESH = textwrap.dedent("""
     import sys, json
     from hermes.storage.db import get_db
     from hermes.ranking.rank import rank_items
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
     db = get_db(sys.argv[1])
     items = rank_items(db, require_user(db, "ann"), limit=3, since_days=None)
     print(json.dumps({"ids": [i["id"] for i in items],

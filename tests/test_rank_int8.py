@@ -17,8 +17,8 @@ from hermes.ranking import matrix_store, quantized
 from hermes.ranking import rank as rank_mod
 from hermes.ranking.matrix import get_matrix
 from hermes.ranking.rank import rank
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 WORDS = ("galaxy star quasar lensing neutrino boson lattice spin graphene magnet protein "

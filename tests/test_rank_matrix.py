@@ -12,8 +12,8 @@ from hermes.ranking import matrix as matrix_mod
 from hermes.ranking import matrix_store
 from hermes.ranking.matrix import get_matrix
 from hermes.ranking.rank import rank
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 from hermes.ingest.store import embed_pending, insert_items
 from hermes.ranking.explain import explain
 from hermes.ranking.rank import rank_items
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 

@@ -12,8 +12,8 @@ from hermes.ranking import interests, logistic
 from hermes.ranking.interests import interest_clauses, interest_groups
 from hermes.ranking.preferences import key_score, key_stats
 from hermes.ranking.rank import rank, rank_items
-from hermes.records import create_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user
 
 
 def ranked_ids(db, user, **kw):

@@ -19,7 +19,7 @@ def readme_plugin() -> types.ModuleType:
 
 def test_readme_plugin_adds_a_tool_and_a_scorer(pm, db, add_items):
     from hermes.ranking.rank import rank
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
     from hermes.tools import call_tool, collect_tools
 
     add_items([{"title": "A very long title about graph neural networks and their many uses"},

@@ -106,7 +106,7 @@ def test_every_face_says_the_refresh_fails_and_why(broken, db, db_path):
     listed = run("feeds", "list", "--db", db_path)
     assert "Refreshing fails" in listed.output and "__version__" in listed.output, listed.output
     # the web UI: the feed page (no "Refreshed … ago" for a failed run) and the Feeds page
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "ada", "anything at all")
     with client(db_path) as web:

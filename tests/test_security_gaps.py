@@ -121,7 +121,7 @@ def test_a_full_disk_is_a_server_error_in_the_web_ui(db, db_path, add_items, ful
 
 
 def test_a_full_disk_is_a_server_error_in_a_tools_envelope(db, add_items):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
     from hermes.tools import call_tool, collect_tools
 
     ids = add_items([{"title": "one"}])

@@ -7,8 +7,8 @@ import ast
 import re
 from pathlib import Path
 
-from hermes.records import create_user, feed_row
 from hermes.storage import clicks
+from hermes.storage.records import create_user, feed_row
 
 ROOT = Path(__file__).resolve().parent.parent
 #: SQL on the table (upper-case keywords, as hermes writes SQL; prose says "from clicks")

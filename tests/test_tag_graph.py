@@ -1,4 +1,4 @@
-"""The tag graph (hermes.tag_graph): nodes, weights, labels, determinism, stability, caching."""
+"""The tag graph (hermes.topics.tag_graph): nodes, weights, labels, determinism, stability, caching."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from hermes import tag_graph
-from hermes.tags import normalize_tag
+from hermes.text.tags import normalize_tag
+from hermes.topics import tag_graph
 
 
 def partition(graph: tag_graph.TagGraph) -> list[tuple[str, tuple[str, ...]]]:
@@ -113,7 +113,7 @@ def _graph_in_subprocess(db_path, hash_seed: str) -> str:
     script = textwrap.dedent(
         f"""
         from hermes.storage.db import connect
-        from hermes import tag_graph
+        from hermes.topics import tag_graph
         print(tag_graph.build_graph(connect({str(db_path)!r})).to_json())
         """
     )

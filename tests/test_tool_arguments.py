@@ -17,7 +17,7 @@ import pytest
 from hermes.arguments import excerpt, expects
 from hermes.contract import Result, Tool, tool
 from hermes.mcp_server import build_server
-from hermes.records import create_user
+from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
 

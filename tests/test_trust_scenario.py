@@ -21,8 +21,8 @@ from markupsafe import escape
 from hermes.embed import get_embedder
 from hermes.ingest.pipeline import add_feeds, run_ingest
 from hermes.onnx_embed.choice import DefaultEmbedder
-from hermes.records import create_user, require_user
 from hermes.storage.clicks import record_click
+from hermes.storage.records import create_user, require_user
 from hermes.tools import call_tool, collect_tools
 
 pytestmark = pytest.mark.slow

@@ -18,7 +18,7 @@ from hermes_corpus.untrusted import md_text, md_url
 from markdown_it import MarkdownIt
 
 from hermes.contract import UNTRUSTED
-from hermes.records import require_user
+from hermes.storage.records import require_user
 from hermes.tools import collect_tools
 
 HOSTILE = [

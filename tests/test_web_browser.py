@@ -452,7 +452,7 @@ def test_the_longest_persona_name_wraps_instead_of_widening_a_phone_page(browser
     from urllib.parse import quote
 
     from hermes.contract import NAME_MAX
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     name = "b" * NAME_MAX
     seed(db, add_items)
@@ -469,7 +469,7 @@ def test_a_row_of_feeds_wider_than_a_phone_shows_that_it_goes_on(browser, db_pat
                                                                  add_items, no_bar):
     """The trial's phone showed two feeds of five, cut at the edge with nothing saying the
     row scrolls. A shadow now marks each edge the row continues past."""
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     for k in range(5):
         add_items([{"title": f"Paper {k} on sparse autoencoders"}],
@@ -548,7 +548,7 @@ def test_the_density_button_changes_what_this_screen_shows(browser, server):
 
 def test_a_wide_screen_shows_every_feed_of_the_row(browser, db_path, db, add_items, no_bar):
     """At 1280 px the row of feeds was cut ("Res…") inside a 48rem column: it wraps there."""
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     for k in range(6):
         add_items([{"title": f"Paper {k} on sparse autoencoders"}],
@@ -680,7 +680,7 @@ def test_the_chosen_window_survives_a_reload_and_an_empty_one_offers_a_wider(
         browser, db_path, db, add_items, no_bar):
     """Last year's papers: the 7-day feed is empty and offers the window that has them; the
     window chosen is the one the next visit (and a reload) shows; browsing writes nothing."""
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "ada", "sparse autoencoders")
     old = add_items([{"title": f"Sparse autoencoder paper {k} of last year", "days_ago": 200 + k,

@@ -106,7 +106,7 @@ def test_feed_shows_ranked_items_with_reason_tags_source_date(web, ids):
 
 def test_feed_order_is_the_ranking(web, db, ids):
     from hermes.ranking.rank import rank_items
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     expected = [i["title"] for i in rank_items(db, require_user(db, "ada"), limit=30)]
     text = web.get("/feed?user=ada").text
@@ -122,7 +122,7 @@ def test_feed_window_and_limit(web):
 
 
 def test_feed_empty_window_offers_the_archive(web, db, add_items):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "old", "anything")
     db.execute("UPDATE items SET published = '2001-01-01T00:00:00+00:00'")
@@ -173,7 +173,7 @@ def test_unknown_path_is_a_404_page_and_api_paths_get_json(web):
 
 
 def test_persona_names_are_url_encoded(web, db):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "Dr. Ada & co", "interpretability")
     home = web.get("/").text
@@ -317,7 +317,7 @@ def test_a_digest_topic_links_to_every_unread_item_of_its_community(web, db, add
     import re
     from urllib.parse import parse_qs, urlsplit
 
-    from hermes import tag_graph
+    from hermes.topics import tag_graph
 
     add_items([{"title": f"Dilution fridge {k}", "tags": ["qubits", "cryogenics", "decoding"],
                 "days_ago": 60} for k in range(3)])
@@ -570,7 +570,7 @@ def test_feed_reasons_come_from_the_explanation(web, db, ids):
     from markupsafe import escape
 
     from hermes.ranking.explain import explain
-    from hermes.records import require_user
+    from hermes.storage.records import require_user
 
     text = web.get("/feed?user=ada").text
     first_id = int(text.split('data-item-id="')[1].split('"')[0])
@@ -599,7 +599,7 @@ def test_feed_folds_the_items_below_the_bar(db_path, db, bar_ids):
 
 
 def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, bar_ids):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "bea", "medieval church architecture")
     with client(db_path) as c:

@@ -102,7 +102,7 @@ def test_rename_keeps_the_clicks_and_moves_the_page(web, db, ids):
 
 
 def test_a_taken_name_is_refused_beside_the_rename_form(web, db):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "grace", "compilers")
     r = post(web, "/persona/rename", {"user": "ada", "new_name": "Grace"})

@@ -276,7 +276,7 @@ def test_views_per_feed_tag_author_and_topic(web, db, ids):
                "embed_seq = (SELECT max(embed_seq) + 1 FROM items) WHERE id = ?", [ids[0]])
     assert shown(web.get("/feed?user=ada&author=Nanda").text) == [ids[0]]
     assert "author: Nanda" in web.get("/feed?user=ada&author=Nanda").text  # the active filter
-    from hermes.tag_graph import get_graph
+    from hermes.topics.tag_graph import get_graph
 
     topic = next(c for c in get_graph(db).communities if "quantum error correction" in c.tags)
     by_topic = shown(web.get(f"/feed?user=ada&topic={topic.label}").text)
@@ -513,7 +513,7 @@ def test_the_docs_describe_the_atom_feeds_bar_as_the_feeds():
 def test_a_date_hermes_estimated_reads_first_seen(db, db_path, add_items, no_bar):
     """An undated entry of a later fetch is dated by when hermes first saw it: the card and
     the explanation say so instead of showing it as the feed's date."""
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     [seen, dated] = add_items([{"title": "Undated newsletter issue"}, {"title": "Dated post"}])
     db.execute("UPDATE items SET dated_by = 'first seen' WHERE id = ?", [seen])

@@ -12,8 +12,8 @@ from ingest_server import FeedServer, rss
 from process_support import child_env, free_port, running_hermes
 
 from hermes.ingest.pipeline import add_feeds
-from hermes.records import create_user
 from hermes.storage.db import get_db
+from hermes.storage.records import create_user
 
 
 def _feed(titles):

@@ -79,7 +79,7 @@ def test_cases_with_script_lose_the_script_and_keep_the_text():
 
 
 def test_sanitisation_cases_rendered_as_items_are_inert(db_path, db, add_items):
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, "ada", "anything at all")
     items = []

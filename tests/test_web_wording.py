@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from web_support import client, seed, token
 
-from hermes import faces
+from hermes.facekit import faces
 from hermes.web.app import WebFace
 
 

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from web_support import client
 
 from hermes.cli.app import build_app
-from hermes.records import create_user, require_user
+from hermes.ranking.feed_window import chosen_window, wider_window
 from hermes.storage.clicks import record_click
-from hermes.windows import chosen_window, wider_window
+from hermes.storage.records import create_user, require_user
 
 OLD = [{"title": f"Sparse autoencoder paper {k} of last year", "days_ago": 200 + k,
         "url": f"https://e.org/old/{k}"} for k in range(6)]

@@ -43,7 +43,7 @@ TOKEN_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
 def seed(db, add_items, *, persona: str = "ada", interests: str = INTERESTS) -> list[int]:
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
 
     create_user(db, persona, interests)
     ids = add_items(ITEMS[:6], feed_url="https://export.arxiv.org/rss/cs.LG", feed_title="arXiv cs.LG")

@@ -194,7 +194,7 @@ def render_all(db, db_path: Path) -> tuple[int, list[str]]:
     from starlette.testclient import TestClient
     from test_web_security import audit
 
-    from hermes.records import create_user
+    from hermes.storage.records import create_user
     from hermes.web.app import create_app
 
     user = create_user(db, "auditor", "feeds entries titles")

@@ -11,11 +11,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
+from hermes.facekit.faces import FIND_ITEMS, Say, plural
+from hermes.storage.records import require_item, require_user
+
 from ..contract import Result, ok, tool
 from ..errors import NotFound
-from ..faces import FIND_ITEMS, Say, plural
 from ..hookspecs import hookimpl
-from ..records import require_item, require_user
 from ..storage.clicks import click_count, record_click, remove_click
 from ..storage.transactions import write_transaction
 from ..tools import ItemId, User, caller

@@ -8,7 +8,7 @@ as a word prefix, so "graph" also finds "graphene" and "graphs" (the index stems
 finds "graph"); any other word ("100%", "x-ray", "c++") is matched literally as a substring
 with LIKE, over the rows the indexed words left. Without the index every word is a LIKE.
 A query with a symbol the faces show for a feed's LaTeX ("ΛCDM", "ℓ₁") also finds the text
-as stored ("$\\Lambda$CDM"): :func:`hermes.latex.spelled_out`.
+as stored ("$\\Lambda$CDM"): :func:`hermes.text.latex.spelled_out`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import time
 
 import numpy as np
 
-from ..authors import author_key, key_matches
+from hermes.text.authors import author_key, key_matches
+from hermes.text.latex import spelled_out
+
 from ..hookspecs import hookimpl
-from ..latex import spelled_out
 from ..ranking.preferences import source_key, tag_key, topic_key, type_key
 from ..storage.clicks import clicked_items
 

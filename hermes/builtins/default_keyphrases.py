@@ -1,6 +1,6 @@
 """The built-in keyphrase tagger: topics for items whose feed has no categories.
 
-Only English text is tagged (:func:`hermes.language.english`): the candidate rules
+Only English text is tagged (:func:`hermes.text.language.english`): the candidate rules
 are English, and on other languages they make topics of function words and verbs. Stop lists
 of those languages would not keep that true: what ends a phrase here is as much the English
 verbs and filler listed below as the stop words, and a German list would not hold "meldet"
@@ -9,7 +9,7 @@ left untagged: an untagged German item is better than one tagged "meldet".
 
 KeyBERT-style (Grootendorst's KeyBERT; EmbedRank): candidate phrases are the 1–3 word runs
 of an item's title and abstract that no stop word (scikit-learn's English list, the filler
-words it lacks — just, via, exist … (:data:`hermes.language.FILLER`) —, the scaffolding words
+words it lacks — just, via, exist … (:data:`hermes.text.language.FILLER`) —, the scaffolding words
 of abstracts and the words of feed boilerplate: published, comments, pdf, arxiv …) or
 punctuation interrupts, each scored by its cosine to the item's own embedding, and a
 diverse best twenty chosen by maximal marginal relevance. The phrase vectors come from
@@ -29,16 +29,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..embed import get_embedder
-from ..hookspecs import hookimpl
-from ..ingest.text import embedding_text
-from ..language import (
+from hermes.text.language import (
     FILLER_ADJECTIVES,
     FILLER_NOUNS,
     english,
     phrase_breakers,
 )
-from ..language import WORD as _WORD
+from hermes.text.language import WORD as _WORD
+
+from ..embed import get_embedder
+from ..hookspecs import hookimpl
+from ..ingest.text import embedding_text
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
 #: 11: filler words (just, exist, hand, respect, note …) are no topic; short texts in another
@@ -219,7 +220,7 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
     singular, at least one word of four letters or more (or an all-capitals acronym), no
     generic noun alone ("model"), no modifier ("high", "stellar") alone or last, not only
     words of idioms and argument ("hand", "respect", "notes", "similar":
-    :data:`hermes.language.FILLER_NOUNS`, :data:`~hermes.language.FILLER_ADJECTIVES`)."""
+    :data:`hermes.text.language.FILLER_NOUNS`, :data:`~hermes.text.language.FILLER_ADJECTIVES`)."""
     found: dict[str, list[tuple[int, int]]] = {}
     runs: list[list[tuple]] = []
     masked = _masked(text)

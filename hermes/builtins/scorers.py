@@ -32,8 +32,9 @@ from collections import OrderedDict
 
 import numpy as np
 
+from hermes.facekit.faces import plural
+
 from ..contract import Component, ScoringContext
-from ..faces import plural
 from ..hookspecs import hookimpl
 from ..ranking import categories, interests, logistic, preferences, reference
 from ..ranking.interests import interest_groups, interests_vectors, wanted_text

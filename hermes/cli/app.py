@@ -1,8 +1,8 @@
 """The ``hermes`` command line (typer). Plugins add commands via ``hermes_register_commands``.
 
 :func:`build_app` makes a fresh app each time (the tests build one per plugin set). Every
-invocation runs in the CLI face (:mod:`hermes.faces`: messages name commands and options,
-signals are recorded with source ``ui``), shows slow steps on stderr (:mod:`hermes.status`),
+invocation runs in the CLI face (:mod:`hermes.facekit.faces`: messages name commands and options,
+signals are recorded with source ``ui``), shows slow steps on stderr (:mod:`hermes.facekit.status`),
 and reports every mistake — usage errors included — as one ``error:`` line with exit 1.
 """
 
@@ -17,7 +17,9 @@ import sys
 import typer
 from typer.core import TyperGroup
 
-from .. import __version__, faces, status
+from hermes import __version__
+from hermes.facekit import faces, status
+
 from ..config import settings
 from ..errors import HermesError
 from ..facekit.terminal import JSON_REQUESTED, ROOT_DB, DbOption, JsonOption, StatusLine, emit_json, lower_first

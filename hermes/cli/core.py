@@ -14,7 +14,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import config, net, status
+from hermes import config, net
+from hermes.facekit import status
+from hermes.facekit.faces import plural
+
 from ..errors import HermesError
 from ..facekit.terminal import (
     ROOT_DB,
@@ -27,7 +30,6 @@ from ..facekit.terminal import (
     open_db,
     run_guarded,
 )
-from ..faces import plural
 from ..net import is_loopback
 from .progress import StageProgress
 

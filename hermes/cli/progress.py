@@ -1,7 +1,7 @@
 """One progress display for a long command (``hermes ingest``, ``hermes tags rebuild``).
 
 It is both the ``progress(stage, done, total)`` callback of the ingest stages and, on a
-terminal, the listener of :func:`hermes.status.step`: one bar, whose label names the stage
+terminal, the listener of :func:`hermes.facekit.status.step`: one bar, whose label names the stage
 and the slow step inside it ("Embedding new items · loading the embedding model …"). Two
 live displays on one terminal (a bar and a spinner) overwrite each other's lines.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-from ..faces import plural
+from hermes.facekit.faces import plural
 
 LABELS = {"fetch": ("Fetching feeds", "fetched", "feed"),
           "embed": ("Embedding new items", "embedded", "item"),
@@ -65,7 +65,7 @@ class StageProgress:
 
     @contextmanager
     def step(self, message: str):
-        """The listener of :func:`hermes.status.step` while the bar is live."""
+        """The listener of :func:`hermes.facekit.status.step` while the bar is live."""
         self.steps.append(message)
         self._draw()
         try:

@@ -26,11 +26,12 @@ try:  # typer ≥ 0.20 carries its own copy of click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import get_current_context
 
+from hermes.facekit.faces import plural
+from hermes.text.clip import clip
+from hermes.text.latex import readable
+
 from .. import config
 from ..errors import HermesError
-from ..faces import plural
-from ..latex import readable
-from ..text import clip
 
 # The database, the tools and the answers' envelope (sqlite-utils, the plugins, pydantic)
 # are imported in the functions that use them, not at the top: every command's options come
@@ -278,7 +279,7 @@ def style(text: str, **kw) -> str:
 
 
 class StatusLine:
-    """Shows :func:`hermes.status.step` messages that last longer than :attr:`DELAY`: a
+    """Shows :func:`hermes.facekit.status.step` messages that last longer than :attr:`DELAY`: a
     spinner on stderr when it is a terminal, else a ``hermes: …`` line when the step starts
     and one with its duration when it ends (a log or a cron mail says where the time went)."""
 
@@ -350,7 +351,7 @@ class StatusLine:
 
 
 def clean(text, width: int | None = None) -> str:
-    """Feed text made safe for a terminal: LaTeX as readable Unicode (:mod:`hermes.latex`;
+    """Feed text made safe for a terminal: LaTeX as readable Unicode (:mod:`hermes.text.latex`;
     ``--json`` keeps it as stored), control characters (escape sequences included) dropped,
     whitespace collapsed, cut to ``width``."""
     text = "".join(ch if unicodedata.category(ch)[0] != "C" else " "

@@ -52,7 +52,7 @@ _TITLE_SUFFIX = re.compile(r"\s*\(arXiv:\S+(?:\s+\[[^\]]*\])?(?:\s+\w+)?\)\s*$",
 @dataclass
 class BridgeText:
     abstract: str  # plain text
-    authors: str | None  # the author line as written, for hermes.authors.parse_authors
+    authors: str | None  # the author line as written, for hermes.text.authors.parse_authors
     comments: str | None  # the "Comments:" line (pages, figures, journal), kept apart
     # The "Published:" / "Updated:" / "Submitted:" values as written, by lower-case label:
     # the item's date when the feed gives none (hermes.ingest.dates.text_date reads them).

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import sqlite_utils
 
+from hermes.facekit.faces import plural
+from hermes.storage.records import insert_feed, now_iso
+
 from .. import config
 from ..errors import HermesError
-from ..faces import plural
-from ..records import insert_feed, now_iso
 from ..storage.transactions import write_transaction
 from .fetch import is_local, local_path
 from .text import remove_dot_segments, without_tracking
@@ -132,7 +133,7 @@ class Registered:
 def register_feed(db: sqlite_utils.Database, url: str, title: str | None, *, subscribed_by: str,
                   folder: str | None = None, site_url: str | None = None,
                   feed_title: str | None = None) -> Registered | None:
-    """:func:`~hermes.records.insert_feed` under the id the feed's items carry: a feed removed
+    """:func:`~hermes.storage.records.insert_feed` under the id the feed's items carry: a feed removed
     earlier and subscribed again (same :func:`same_feed_key`) takes its old id back, so its
     items, the clicks on them and the ranking's ``source:<id>`` key are its own again with no
     item rewritten; a new feed never gets an id that a removed feed's items still carry

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from xml.parsers.expat.errors import XML_ERROR_UNDEFINED_ENTITY
 from xml.sax import SAXParseException
 
-from ..authors import fuller, parse_authors
+from hermes.storage.records import is_media
+from hermes.text.authors import fuller, parse_authors
+from hermes.text.tags import normalize_tag
+
 from ..errors import HermesError
-from ..records import is_media
-from ..tags import normalize_tag
 from .arxiv_text import clean_title, split_bridge, strip_announce_prefix
 from .dates import believable, date_from_url, feedparser_module, struct_to_iso, text_date
 from .doctype import EntityDeclarations, defuse
@@ -97,7 +98,7 @@ def _published(entry, link: str | None, text_dates: dict[str, str]) -> str | Non
 def _author_line(raw, authors: list[str]) -> str | None:
     """The byline as the feed wrote it, or the parsed names when it carries an e-mail
     address (RSS's "jdoe@example.org (John Doe)": an address is not shown or exported) or
-    names fewer people than the entry's text does (:func:`hermes.authors.fuller`)."""
+    names fewer people than the entry's text does (:func:`hermes.text.authors.fuller`)."""
     if not raw or ("@" in raw and authors) or len(parse_authors(raw)) < len(authors):
         raw = ", ".join(authors)
     return plain_text(raw, limit=300) or None
@@ -108,7 +109,7 @@ def _tags(entry) -> list[str]:
 
 
 def normalise_tags(terms) -> list[str]:
-    """Plain text, comma lists split, each part normalised (:func:`hermes.tags.normalize_tag`:
+    """Plain text, comma lists split, each part normalised (:func:`hermes.text.tags.normalize_tag`:
     whitespace collapsed, case-folded), de-duplicated, at most MAX_TAGS."""
     seen: list[str] = []
     for raw in terms:

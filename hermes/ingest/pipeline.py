@@ -31,15 +31,16 @@ from email.utils import parsedate_to_datetime
 
 import sqlite_utils
 
+from hermes.facekit.faces import plural
+from hermes.storage.records import now_iso
+
 from .. import config
 from ..clock import read_stamp
 from ..contract import fail
 from ..embed import get_embedder, prewarm
 from ..errors import HermesError, NotFound
-from ..faces import plural
 from ..ranking import matrix_store
 from ..ranking.matrix import get_matrix
-from ..records import now_iso
 from ..storage.transactions import write_transaction
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, is_local, new_client, run_sync

@@ -20,10 +20,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from hermes.storage.records import now_iso
+
 from ..contract import fail
 from ..errors import HermesError
 from ..files import write_atomic
-from ..records import now_iso
 
 #: progress is written at most this often (a 2,000-item embed ticks 30 times a minute)
 WRITE_EVERY = 0.5

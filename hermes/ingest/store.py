@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 
 import sqlite_utils
 
-from ..authors import parse_authors
+from hermes.storage.records import now_iso
+from hermes.text.authors import parse_authors
+
 from ..contract import Embedder
 from ..embed import get_embedder, model_lengths, to_blob
-from ..records import now_iso
 from ..storage.transactions import write_transaction
 from .provenance import speaks_for_papers
 from .tagging import ITEM_SQL, apply_proposals, embed_for_tags, item_dict, propose, taggers_active

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from hermes.facekit.status import step
+
 from ..contract import TokenVectors
 from ..embed import MiniLMEmbedder
-from ..status import step
 from . import artifact
 from .tokenizer import batch_arrays, load_tokenizer, offline_env
 

@@ -33,17 +33,18 @@ from dataclasses import replace
 import numpy as np
 import sqlite_utils
 
-from ..authors import author_key, surname
+from hermes.facekit.faces import n_days, plural
+from hermes.storage.records import item_rows, now_iso
+from hermes.text.authors import author_key, surname
+from hermes.text.clip import clip
+from hermes.text.language import english
+from hermes.text.latex import readable
+
 from ..contract import CandidateQuery
 from ..embed import english_only, get_embedder
 from ..errors import InvalidInput
-from ..faces import n_days, plural
-from ..language import english
-from ..latex import readable
-from ..records import item_rows, now_iso
 from ..storage.clicks import click_on, liked_by
 from ..storage.transactions import write_transaction
-from ..text import clip
 from . import categories
 from .interests import interest_clauses, wanted_text
 from .match import COUNTS_FROM, LEVELS, level_of, shown
@@ -171,7 +172,7 @@ def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, posi
     (the feed's own, over the window of ``window_days`` days, ``None`` = the whole archive;
     ``pool`` names what was ranked when it is more than a window): no re-ranking and
     nothing stored. What they share is looked up once. ``rows``: the items'
-    :func:`~hermes.records.item_rows`, when the caller read them already (read only)."""
+    :func:`~hermes.storage.records.item_rows`, when the caller read them already (read only)."""
     positions = [int(pos) for pos in positions]
     ids = [int(ranking.item_ids[pos]) for pos in positions]
     shared = _Shared(db, user, ranking, window_days, pool, ids)
@@ -446,7 +447,7 @@ class _Shared:
 
 def _quote(text: str, width: int = 60) -> str:
     """``text`` quoted in a reason, cut to ``width``. A title's LaTeX is made readable first
-    (:mod:`hermes.latex`): cut as written, "…in $\\mathca…" was neither LaTeX nor text on
+    (:mod:`hermes.text.latex`): cut as written, "…in $\\mathca…" was neither LaTeX nor text on
     any face, agents' included (the item's own ``title`` field keeps the LaTeX)."""
     return f"“{clip(readable(' '.join((text or '').split())), width)}”"
 

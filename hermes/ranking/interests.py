@@ -16,9 +16,10 @@ import sqlite3
 import numpy as np
 import sqlite_utils
 
+from hermes.facekit.status import step
+
 from ..contract import Embedder
 from ..embed import from_blob, to_blob
-from ..status import step
 
 #: Bumped when what is persisted per interests text changes (v2: the clauses too).
 INTERESTS_FORMAT = "v2"

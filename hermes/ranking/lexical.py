@@ -17,7 +17,8 @@ from collections import OrderedDict
 import numpy as np
 import sqlite_utils
 
-from ..language import INTEREST_STOP_WORDS
+from hermes.text.language import INTEREST_STOP_WORDS
+
 from . import column_store
 from .matrix import Matrix, db_file
 

@@ -30,9 +30,10 @@ from concurrent.futures import Future
 import numpy as np
 import sqlite_utils
 
+from hermes.text.authors import parse_stored
+from hermes.text.tags import parse_tags
+
 from .. import config
-from ..authors import parse_stored
-from ..tags import parse_tags
 from . import matrix_store
 from .preferences import FAMILIES, author_keys, source_key, tag_key, type_key
 from .quantized import ExactRows, Int8Candidates, Int8Rows, release_free_memory

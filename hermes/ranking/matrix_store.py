@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 #: write a snapshot after a load that read at least this many rows from SQLite
 MIN_ROWS = 20_000
-#: v2: tag keys use hermes.tags.normalize_tag (whitespace collapsed, case-folded)
+#: v2: tag keys use hermes.text.tags.normalize_tag (whitespace collapsed, case-folded)
 #: v3: author keys next to the tags; keyphrases as topic keys
 #: v5: a stream of .npy records instead of an .npz; the persona-free summaries
 #: v6: key pairs as int32, entry shares as uint16 counts (a v5 file is rebuilt, not adapted)

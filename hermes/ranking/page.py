@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from hermes.storage.records import item_rows
+
 from ..contract import CandidateQuery
-from ..records import item_rows
 from .explain import explain_ranked
 from .rank import Ranking, rank
 
@@ -22,7 +23,7 @@ from .rank import Ranking, rank
 @dataclass(frozen=True)
 class Shown:
     """One item of a page: its ``position`` in the ranking (0-based), its
-    :func:`~hermes.records.item_rows` row and its explanation (match, reason, evidence …)."""
+    :func:`~hermes.storage.records.item_rows` row and its explanation (match, reason, evidence …)."""
 
     position: int
     row: dict

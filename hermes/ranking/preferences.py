@@ -3,7 +3,7 @@
 An item's keys are ``tag:<normalised tag>`` for the feed's own categories,
 ``topic:<keyphrase>`` for tags a tagger plugin added (``items.keyphrases``),
 ``type:<content type>``, ``source:<feed id>`` and ``author:<surname, initial>``
-(:func:`hermes.authors.author_key`, for the first :data:`hermes.authors.MAX_KEYED`
+(:func:`hermes.text.authors.author_key`, for the first :data:`hermes.text.authors.MAX_KEYED`
 authors) — written only by the ``*_key`` functions here and taken apart only by
 :func:`split_key`. :func:`key_stats` is what the persona tools show
 and what the ``preference`` scorer (:mod:`hermes.builtins.scorers`) ranks with.
@@ -16,9 +16,10 @@ from collections import defaultdict
 
 import sqlite_utils
 
-from ..authors import MAX_KEYED, author_key, parse_stored
+from hermes.text.authors import MAX_KEYED, author_key, parse_stored
+from hermes.text.tags import normalize_tag, parse_tags
+
 from ..storage.clicks import user_clicks
-from ..tags import normalize_tag, parse_tags
 
 #: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.
 PRIOR = 2.0
@@ -27,7 +28,7 @@ FAMILIES = ("tag:", "type:", "source:", "author:", "topic:")
 
 
 def tag_key(tag) -> str:
-    """``tag:<tag>`` normalised (:func:`hermes.tags.normalize_tag`), or ``""`` for a blank or
+    """``tag:<tag>`` normalised (:func:`hermes.text.tags.normalize_tag`), or ``""`` for a blank or
     non-text tag."""
     key = normalize_tag(tag)
     return f"tag:{key}" if key else ""
@@ -54,7 +55,7 @@ def split_key(key: str) -> tuple[str, str]:
 
 
 def author_keys(names: list[str]) -> list[str]:
-    """``author:<key>`` of the first :data:`~hermes.authors.MAX_KEYED` authors."""
+    """``author:<key>`` of the first :data:`~hermes.text.authors.MAX_KEYED` authors."""
     keys = (author_key(n) for n in (names or [])[:MAX_KEYED] if isinstance(n, str))
     return [f"author:{k}" for k in dict.fromkeys(keys) if k]
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import sqlite_utils
 
+from hermes.storage.records import item_rows
+
 from ..contract import CandidateQuery, Component, ScoringContext
 from ..embed import get_embedder
 from ..plugins import call_each, get_plugin_manager, warn
-from ..records import item_rows
 from ..storage.clicks import user_clicks
 from .match import BAR, LEVELS, Judgement, judge
 from .matrix import Matrix, get_matrix

@@ -13,10 +13,11 @@ from collections.abc import Callable
 
 import sqlite_utils
 
-from ..authors import parse_authors
+from hermes.storage.records import now_iso
+from hermes.text.authors import parse_authors
+
 from ..contract import Migration
 from ..plugins import get_plugin_manager
-from ..records import now_iso
 from .transactions import write_transaction
 
 CORE: list[Migration] = []
@@ -203,7 +204,7 @@ def m006_items_fts(db: sqlite_utils.Database) -> None:
 
 @migration
 def m007_tag_graph_cache(db: sqlite_utils.Database) -> None:
-    # The tag graph (hermes.tag_graph) persisted across processes, keyed by a fingerprint of
+    # The tag graph (hermes.topics.tag_graph) persisted across processes, keyed by a fingerprint of
     # the items table: a fresh CLI or MCP process reuses it until items change. The core reads
     # and writes it, so the core creates it (databases made while the digest plugin created
     # it already have it, hence IF NOT EXISTS).

@@ -8,11 +8,12 @@ from contextlib import contextmanager
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from hermes.storage.records import require_item, require_user
+
 from ..contract import CandidateQuery
 from ..errors import HermesError, NotFound
 from ..facekit.web import request_db
 from ..ranking.page import ranked_page
-from ..records import require_item, require_user
 from ..tools import call_tool, collect_tools
 from .forms import bad, parse_int
 

@@ -19,12 +19,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from ..faces import plural
-from ..latex import readable
+from hermes.facekit.faces import plural
+from hermes.storage.records import item_title, item_url
+from hermes.text.clip import clip
+from hermes.text.latex import readable
+
 from ..ranking.rank import rank
-from ..records import item_title, item_url
 from ..storage.clicks import label_of
-from ..text import clip
 from .access import Tools, opened, require_item_id, require_persona
 from .forms import Refusal, bad, local_path, parse_bool, parse_int, parse_text
 from .render import DENSITIES, DENSITY_COOKIE, done, macro_text, page_url, render, wants_json

@@ -21,7 +21,9 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from .. import config, faces
+from hermes import config
+from hermes.facekit import faces
+
 from ..contract import NAME_MAX, fail
 from ..plugins import get_plugin_manager
 from ..ranking.match import UNCOUNTED
@@ -97,7 +99,7 @@ def create_app(
 
 
 class WebFace:
-    """Every request is answered in the web face (:mod:`hermes.faces`): a message formed
+    """Every request is answered in the web face (:mod:`hermes.facekit.faces`): a message formed
     anywhere while answering it — a tool's, or the core's "unknown item" — names buttons and
     pages, whichever face started the server (``hermes web`` runs in the CLI's)."""
 

@@ -1,7 +1,7 @@
 """``GET /feed/<persona>.atom``: the persona's ranked feed as an Atom feed, so the reader a
 person already uses can subscribe to hermes' ranking.
 
-Titles and summaries are shown as a page shows them (LaTeX as Unicode, :mod:`hermes.latex`).
+Titles and summaries are shown as a page shows them (LaTeX as Unicode, :mod:`hermes.text.latex`).
 Read-only (a GET writes nothing) and served like every page: on loopback unless ``hermes
 web`` was told otherwise. Entries are the unread, unrated items of the last week that clear
 the persona's bar (match strong or good), best first, each with its reason.
@@ -18,9 +18,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from hermes.text.latex import readable
+
 from ..clock import read_stamp
 from ..contract import CandidateQuery
-from ..latex import readable
 from .access import opened, ranked_items, require_persona
 from .render import playable, readable_preview
 from .sanitize import safe_url

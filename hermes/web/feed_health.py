@@ -5,8 +5,9 @@ reader never sees."""
 
 from __future__ import annotations
 
-from ..faces import plural
-from ..records import failing_feed_ids
+from hermes.facekit.faces import plural
+from hermes.storage.records import failing_feed_ids
+
 from .render import fmt_until
 
 

@@ -9,9 +9,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..faces import plural
+from hermes.facekit.faces import plural
+from hermes.storage.records import feed_row
+
 from ..ingest.refresher import active, refresh_state
-from ..records import feed_row
 from .access import Tools, opened
 from .feed_health import next_step, refresh_failures
 from .forms import bad, parse_text, path_id

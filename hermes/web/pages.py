@@ -15,13 +15,14 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.routing import Route
 
+from hermes.ranking.feed_window import wider_window
+from hermes.storage.records import archive_size, feed_row, item_rows, list_personas
+
 from ..errors import HermesError
 from ..ingest.refresher import refresh_state
 from ..ingest.store import not_embedded
 from ..ranking.explain import explain, rank_line
-from ..records import archive_size, feed_row, item_rows, list_personas
 from ..storage.clicks import click_counts_by_persona, label_of
-from ..windows import wider_window
 from . import actions, atom, feeds_page, persona_page
 from .access import (
     Tools,

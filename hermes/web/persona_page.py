@@ -13,9 +13,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.routing import Route
 
+from hermes.text.clip import clip
+
 from ..contract import NAME_MAX
 from ..ranking.interests import split_unwanted
-from ..text import clip
 from .access import Tools, opened, require_persona
 from .forms import MAX_TEXT, bad, parse_text
 from .render import FLASH_MAX, page_url, redirect, render

@@ -15,13 +15,14 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
 
+from hermes.facekit.faces import plural
+from hermes.storage.records import is_media
+from hermes.text.latex import readable
+
 from ..clock import read_stamp
 from ..contract import ok
-from ..faces import plural
-from ..latex import readable
 from ..ranking.explain import weight_note
 from ..ranking.match import shown
-from ..records import is_media
 from . import csrf
 from .sanitize import looks_like_html, preview, render_summary, safe_url
 
@@ -173,7 +174,7 @@ def fmt_duration(seconds) -> str:
 
 
 def playable(enclosure) -> str:
-    """The safe URL of an enclosure that is an episode's media (:func:`hermes.records.is_media`),
+    """The safe URL of an enclosure that is an episode's media (:func:`hermes.storage.records.is_media`),
     else "": a newsletter's cover image/jpeg is not an episode."""
     return (safe_url(enclosure.get("url")) or "") if is_media(enclosure) else ""
 
@@ -231,7 +232,7 @@ def fmt_until(value) -> str:
 
 def readable_preview(text: str | None, limit: int = 240) -> str:
     """A summary's first words as a person reads them: its LaTeX as Unicode
-    (:func:`hermes.latex.readable`), then markup removed; the template escapes the result."""
+    (:func:`hermes.text.latex.readable`), then markup removed; the template escapes the result."""
     return preview(readable(text), limit)
 
 

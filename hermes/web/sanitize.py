@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import nh3
 from markupsafe import Markup, escape
 
-from ..text import clip
+from hermes.text.clip import clip
 
 ALLOWED_TAGS = {
     "a", "abbr", "acronym", "b", "blockquote", "br", "caption", "cite", "code", "dd", "del",

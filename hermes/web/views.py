@@ -15,18 +15,19 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import numpy as np
 from starlette.exceptions import HTTPException
 
+from hermes.facekit.faces import n_days
+from hermes.ranking.feed_window import chosen_window
+from hermes.storage.records import feed_item_ids, feeds_by_title
+from hermes.text.tags import normalize_tag
+from hermes.topics.tag_graph import get_graph
+
 from ..builtins.default_candidates import removed_feed_rows
 from ..contract import CandidateQuery
 from ..embed import get_embedder
-from ..faces import n_days
 from ..ranking.matrix import get_matrix
 from ..ranking.preferences import source_key, tag_key, topic_key
 from ..ranking.rank import blend_weight, candidate_rows
-from ..records import feed_item_ids, feeds_by_title
 from ..storage.clicks import click_labels
-from ..tag_graph import get_graph
-from ..tags import normalize_tag
-from ..windows import chosen_window
 from .forms import DEFAULT_DAYS, parse_bool, parse_days, parse_int, parse_text
 
 PAGE_SIZE = 30
@@ -125,7 +126,7 @@ def window_cookie(user: dict) -> str:
 def in_window(db, user: dict, view: View, cookies) -> View:
     """``view`` in the persona's window: the one its address gives, else the one chosen
     last in this browser (its cookie), else the one ``hermes feed`` chose last
-    (:mod:`hermes.windows`; 7 days until someone chooses)."""
+    (:mod:`hermes.ranking.feed_window`; 7 days until someone chooses)."""
     if view.days_given:
         return replace(view, home_days=view.days)
     kept = cookies.get(window_cookie(user))

@@ -1,7 +1,7 @@
 """The BibTeX export: titles and abstracts for LaTeX to typeset, names as BibTeX reads them.
 
 Nothing from a feed reaches the .bib as live TeX: math passes through only when it holds
-standard LaTeX's symbols and math commands (:func:`hermes.latex.harmless`), a few text
+standard LaTeX's symbols and math commands (:func:`hermes.text.latex.harmless`), a few text
 commands and accents pass, everything else is escaped. Non-ASCII text is written as LaTeX
 (pylatexenc: "{\\L}ukasz", "$\\simeq$"), so pdflatex with classic BibTeX styles compiles
 it and cuts no letter in half.
@@ -14,7 +14,7 @@ import unicodedata
 from functools import lru_cache
 from itertools import combinations
 
-from hermes.latex import COMMAND, FONT_SWITCHES, group_end, harmless, inline_math_end, readable
+from hermes.text.latex import COMMAND, FONT_SWITCHES, group_end, harmless, inline_math_end, readable
 
 from .fields import _date, _media_url, duration_text, media, note_text
 from .langid import langid
@@ -118,12 +118,12 @@ _MATH_SPECIAL = re.compile(r"(?<!\\)([%&#])")
 # these: any other command is escaped, so what reaches LaTeX is something it typesets.
 _TEXT_COMMANDS = ("emph", "textit", "textbf", "textsc", "textsl", "texttt", "textsf", "textrm",
                   "textup", "textmd", "textnormal", "underline", "mbox")
-#: the font switches, longest first (hermes.latex's one table)
+#: the font switches, longest first (hermes.text.latex's one table)
 _SWITCHES = sorted(FONT_SWITCHES, key=lambda s: (-len(s), s))
 _LATEX = re.compile(rf"(?P<math>{MATH.pattern})|\\(?:{'|'.join(_TEXT_COMMANDS)})\{{"
                     rf"|(?<!\\)\{{\\(?:{'|'.join(_SWITCHES)})(?![a-zA-Z])\s?", re.S)
 # Inside a command's argument a brace is LaTeX's too (``\emph{{In} vivo}``): a group, as
-# hermes.latex reads it; outside, the feed's braces are text.
+# hermes.text.latex reads it; outside, the feed's braces are text.
 _LATEX_INNER = re.compile(rf"{_LATEX.pattern}|(?<!\\)\{{", re.S)
 #: an accented or special letter: \'e, \"{o}, \c{c}, \ss, \o{}
 _ACCENT = re.compile(r"\\(?:['`^\"~=.](?:[a-zA-Z]|\{[a-zA-Z]\})|[cvuHkrdb]\{[a-zA-Z]\}"
@@ -148,10 +148,10 @@ _NOT_READ = frozenset({"input", "include", "includeonly", "includegraphics", "ur
 def _math_kind(text: str, m: re.Match) -> str | None:
     """What a :data:`MATH` match is: ``"math"`` to pass through (its braces balance on their
     own, else it could close the field early and break the whole file; and it is
-    :func:`hermes.latex.harmless`), ``"read"`` for math that is not harmless, given as the
+    :func:`hermes.text.latex.harmless`), ``"read"`` for math that is not harmless, given as the
     Unicode it reads as ("$\\boldsymbol{x}$" is "𝐱", which Zotero's import and any style
     print; escaped, it read "\\textbackslash{}boldsymbol"), or None: no math at all, by
-    hermes.latex's price rule ("$5 each, or US$ 20" is prose), or math to show escaped."""
+    hermes.text.latex's price rule ("$5 each, or US$ 20" is prose), or math to show escaped."""
     if not (m.group().startswith("$$") or inline_math_end(text, m.start()) == m.end()):
         return None
     if not _balanced(m.group()):
@@ -341,7 +341,7 @@ def _bib_entry(r: dict) -> str:
     fields.append(("keywords", bib_escape(", ".join(keywords))))
     if note_text(r):
         # The person's own text, treated as a title is: their math ($\sqrt{n}$) and text
-        # commands pass through for LaTeX when harmless (hermes.latex.harmless), the rest is
+        # commands pass through for LaTeX when harmless (hermes.text.latex.harmless), the rest is
         # escaped. A note's "$\input{…}$" is escaped like a feed's: the .bib may be shared.
         fields.append(("note", bib_tex(note_text(r))))
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)

@@ -18,6 +18,7 @@ import typer
 from hermes.arguments import validate
 from hermes.contract import fail, ok
 from hermes.errors import HermesError
+from hermes.facekit.faces import plural
 from hermes.facekit.terminal import (
     DbOption,
     JsonOption,
@@ -31,8 +32,7 @@ from hermes.facekit.terminal import (
     run_guarded,
     run_tool,
 )
-from hermes.faces import plural
-from hermes.records import require_user
+from hermes.storage.records import require_user
 
 from . import exchange, membership
 from . import export as exporting

@@ -13,10 +13,10 @@ import logging
 
 import sqlite_utils
 
-from hermes import tag_graph
-from hermes.authors import MAX_KEYED, author_key, parse_stored
 from hermes.builtins.default_candidates import like_pattern
 from hermes.errors import InvalidInput
+from hermes.text.authors import MAX_KEYED, author_key, parse_stored
+from hermes.topics import tag_graph
 
 MAX_TERMS = 12
 log = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ from pydantic import Field
 from hermes.answers import FeedText, MaybeFeedText
 from hermes.config import settings
 from hermes.contract import Result, ok, tool
-from hermes.faces import plural
-from hermes.records import require_user
+from hermes.facekit.faces import plural
+from hermes.storage.records import require_user
 from hermes.tools import User, caller
 
 from . import export

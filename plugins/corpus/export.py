@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 
 from hermes.errors import InvalidInput
-from hermes.latex import readable
+from hermes.text.latex import readable
 
 from . import references
 from .bibtex import MATH, _bib_name, bib_escape, bib_tex, bibtex  # noqa: F401 (the BibTeX format)

@@ -2,14 +2,14 @@
 
 biblatex hyphenates an entry by its ``langid`` and sentence-cases titles only of English
 ones: a German title recased as English loses the capitals of its nouns. The judge is
-:func:`hermes.language.english` (what the tagger and the explanations use); a text it finds
+:func:`hermes.text.language.english` (what the tagger and the explanations use); a text it finds
 not English is named by the language whose distinctive function words it uses most, among
 those hermes reads dates in.
 """
 
 from __future__ import annotations
 
-from hermes.language import WORD, english
+from hermes.text.language import WORD, english
 
 #: function words of one language that the others listed here do not use
 _WORDS = {

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.errors import InvalidInput
-from hermes.records import now_iso
+from hermes.storage.records import now_iso
 from hermes.storage.transactions import write_transaction
 
 from .settings import corpus_settings

@@ -17,9 +17,9 @@ from functools import lru_cache
 
 import sqlite_utils
 
-from hermes.authors import is_organisation, is_suffix, parse_stored, split_name, without_honorifics
 from hermes.errors import InvalidInput
 from hermes.ingest.parse import arxiv_year
+from hermes.text.authors import is_organisation, is_suffix, parse_stored, split_name, without_honorifics
 
 from .membership import FACETS, revision_state
 from .settings import corpus_settings
@@ -78,7 +78,7 @@ def citation_key(arxiv: str | None, doi: str | None, guid: str) -> str:
 
 def arxiv_category(tag: str) -> str:
     """A stored tag as arXiv spells it when it is an arXiv category: tags are stored
-    case-folded (:func:`hermes.tags.normalize_tag`), so ``cs.lg`` → ``cs.LG``."""
+    case-folded (:func:`hermes.text.tags.normalize_tag`), so ``cs.lg`` → ``cs.LG``."""
     m = _ARXIV_CATEGORY.fullmatch(tag) if isinstance(tag, str) else None
     return f"{m.group(1)}.{m.group(2).upper()}" if m else tag
 
@@ -103,7 +103,7 @@ def person(name: str, source: str | None = None) -> dict:
 @lru_cache(maxsize=65536)
 def _parts(name: str) -> tuple[tuple[str, str], ...]:
     """``name`` split into given names, particle, family name and suffix. hermes's own
-    rules (:func:`hermes.authors.split_name`) for most names; nameparser for one with a
+    rules (:func:`hermes.text.authors.split_name`) for most names; nameparser for one with a
     suffix or a title it knows ("Sir", "Bishop"), where rules by hand went wrong ("Jr"
     taken for a surname). Measured on the fixtures' 148 author names the two agree on every
     name of two words or more; nameparser takes ~200 µs a name, the rules ~5 µs."""

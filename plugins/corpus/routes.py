@@ -18,7 +18,7 @@ from starlette.routing import Route
 from hermes.contract import fail
 from hermes.errors import HermesError, InvalidInput, NotFound
 from hermes.facekit.web import request_db
-from hermes.records import require_user
+from hermes.storage.records import require_user
 from hermes.tools import call_tool_status, collect_tools
 
 from . import tools

@@ -15,15 +15,15 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.embed import get_embedder
-from hermes.faces import typed
+from hermes.facekit.faces import typed
 from hermes.ingest.errors import FetchError
 from hermes.ingest.guard import REFUSED, refused_here
 from hermes.ingest.provenance import speaks_for_papers
 from hermes.ingest.store import embedding_text, insert_items, store_embeddings
 from hermes.ingest.tagging import apply_proposals, embed_for_tags, propose
-from hermes.records import require_user
+from hermes.storage.records import require_user
 from hermes.storage.transactions import write_transaction
-from hermes.text import clip
+from hermes.text.clip import clip
 
 from . import signals
 from .metadata import LookupFailed, Ref, identify, lookup

@@ -18,8 +18,8 @@ import sqlite_utils
 
 from hermes.contract import Signal
 from hermes.errors import InvalidInput, NotFound
-from hermes.records import require_item, require_user
 from hermes.storage.clicks import CLICK_SOURCES
+from hermes.storage.records import require_item, require_user
 from hermes.storage.signals import record_signal
 
 KINDS = ("progress", "open", "highlight", "note", "favorite")

@@ -7,7 +7,7 @@ marker is hermes's and is rewritten when the item changes; everything below it b
 the person and is never changed, moved away or deleted.
 
 The file name, the heading and the summary show arXiv's LaTeX as people read it
-(:func:`hermes.latex.readable`: "𝒪(n²) time", not "mathcalO(n 2) time"); the front
+(:func:`hermes.text.latex.readable`: "𝒪(n²) time", not "mathcalO(n 2) time"); the front
 matter's ``title`` is the stored text, exact, for tools and queries that match on it.
 
 The folder remembers what it holds in ``.hermes-sync.json``: the persona, the facets, the
@@ -33,9 +33,9 @@ from pathlib import Path
 import sqlite_utils
 
 from hermes.errors import HermesError
-from hermes.faces import plural
+from hermes.facekit.faces import plural
 from hermes.files import write_atomic
-from hermes.latex import COMMAND, readable
+from hermes.text.latex import COMMAND, readable
 
 from . import references
 from .export import byline, markdown_body, md_link
@@ -48,7 +48,7 @@ CURSOR = ".hermes-sync.json"
 CURSOR_VERSION = 1
 #: bump when :func:`render` changes: folders synced by an older hermes get a full pass
 # 2: readable names for titles with TeX math, the arXiv DOI in front matter; 3: names and
-# headings from hermes.latex.readable ("𝒪(n²)", "In vivo"), so notes named before move
+# headings from hermes.text.latex.readable ("𝒪(n²)", "In vivo"), so notes named before move
 LAYOUT = 3
 MARKER = ("<!-- hermes: write your own notes below this line; "
           "`hermes corpus sync` never changes what follows -->")

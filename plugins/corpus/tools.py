@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field
 
 from hermes.answers import ANSWER_BUDGET, FeedText, MaybeFeedText, fitting, left_out_words
 from hermes.contract import Result, fail, ok, tool
-from hermes.faces import Say, plural
-from hermes.records import require_user
-from hermes.text import clip
+from hermes.facekit.faces import Say, plural
+from hermes.storage.records import require_user
+from hermes.text.clip import clip
 from hermes.tools import ItemId, User, caller
 
 from . import entities, membership, signals, strength
@@ -121,7 +121,7 @@ class Write(Result):
     changes: list[Change] = []
 
 
-# What a reader can do next, in the words of each face (hermes.faces).
+# What a reader can do next, in the words of each face (hermes.facekit.faces).
 CONFIRM_DELETE = Say(mcp="call again with confirm=true to delete it",
                      cli="there is no CLI command to delete it; use the delete tool over MCP",
                      web="press Delete again to delete it")

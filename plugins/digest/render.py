@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import typer
 
+from hermes.facekit.faces import date_words, plural, shown_of
 from hermes.facekit.terminal import clean, wrapped
-from hermes.faces import date_words, plural, shown_of
 
 
 def _item_lines(item: dict, number: int) -> list[str]:

@@ -13,18 +13,18 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from hermes import tag_graph, window_topics
 from hermes.answers import ANSWER_BUDGET, left_out_words, size_of
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
-from hermes.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural
+from hermes.facekit.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural
 from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.page import ranked_page
 from hermes.ranking.rank import Ranking
-from hermes.records import item_rows, require_user
 from hermes.storage.clicks import click_counts
-from hermes.text import clip
+from hermes.storage.records import item_rows, require_user
+from hermes.text.clip import clip
 from hermes.tools import User
+from hermes.topics import tag_graph, window_topics
 
 from .answers import Community, DigestItem, SavedItem, Topic
 
@@ -89,7 +89,7 @@ class Communities(Result):
     nothing_to_show: bool = False
 
 
-# What a reader can do next, in the words of each face (hermes.faces).
+# What a reader can do next, in the words of each face (hermes.facekit.faces).
 WIDEN = Say(mcp="widen the window with a larger days value", cli="widen the window with --days N",
             web="choose a longer period")
 N_TOTAL = Say(mcp="; n_total gives each topic's full count", cli="", web="")
@@ -167,7 +167,7 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
 
 def group_window(db, graph: tag_graph.TagGraph, items: list[dict]) -> window_topics.Grouping:
     """The topics of the digest's items (dicts of ``item_rows``), found among them
-    (:mod:`hermes.window_topics`) rather than read off the archive's fixed communities: a
+    (:mod:`hermes.topics.window_topics`) rather than read off the archive's fixed communities: a
     digest of one field splits into its sub-fields."""
     vectors = window_topics.vectors_of(db, [i["id"] for i in items])
     return window_topics.group(graph, [

@@ -19,6 +19,7 @@ import typer
 
 from hermes.contract import MAX_DAYS, ok
 from hermes.errors import HermesError
+from hermes.facekit.faces import date_words, n_days, plural
 from hermes.facekit.terminal import (
     DbOption,
     JsonOption,
@@ -32,11 +33,10 @@ from hermes.facekit.terminal import (
     style,
     wrapped,
 )
-from hermes.faces import date_words, n_days, plural
 from hermes.ranking.explain import rank_line, weight_note
+from hermes.ranking.feed_window import DEFAULT_DAYS, chosen_window, remember_window, wider_window
 from hermes.ranking.match import UNCOUNTED, shown
-from hermes.records import require_user
-from hermes.windows import DEFAULT_DAYS, chosen_window, remember_window, wider_window
+from hermes.storage.records import require_user
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml, subscribe_outlines
 from .subscriptions import (

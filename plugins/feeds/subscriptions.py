@@ -15,12 +15,12 @@ from collections.abc import Callable
 from hermes.config import settings
 from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
-from hermes.faces import Say, plural
+from hermes.facekit.faces import Say, plural
 from hermes.ingest.parse import ParseError, parse_feed
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
-from hermes.records import file_of, now_iso
 from hermes.storage.clicks import clicks_on_feed
+from hermes.storage.records import file_of, now_iso
 from hermes.storage.transactions import write_transaction
 
 from .discover import feed_links, looks_like_html

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from hermes.config import PACKAGE_DATA
 from hermes.errors import HermesError
-from hermes.language import INTEREST_STOP_WORDS
 from hermes.ranking.preferences import key_stats, split_key
-from hermes.tags import normalize_tag
+from hermes.text.language import INTEREST_STOP_WORDS
+from hermes.text.tags import normalize_tag
 
 CANDIDATES = PACKAGE_DATA / "candidates.toml"
 INTEREST_WEIGHT = 0.25

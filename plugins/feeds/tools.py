@@ -26,12 +26,12 @@ from hermes.answers import (
 )
 from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
-from hermes.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural, typed
+from hermes.facekit.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural, typed
 from hermes.ingest.store import not_embedded
 from hermes.ranking.explain import explain, rank_line, weight_note, why_not_in
 from hermes.ranking.page import ranked_page
-from hermes.records import require_item, require_user
-from hermes.text import clip
+from hermes.storage.records import require_item, require_user
+from hermes.text.clip import clip
 from hermes.tools import ItemId, User
 
 from .subscriptions import (
@@ -150,7 +150,7 @@ class Suggestions(Result):
     suggestions: list[Suggestion] = []
 
 
-# What a reader can do next, in the words of each face (hermes.faces).
+# What a reader can do next, in the words of each face (hermes.facekit.faces).
 WIDEN = Say(mcp="Widen since_days (null = the whole archive)",
             cli="Widen the window with --since-days N, or --all for the whole archive",
             web="Choose a longer period above, or all")

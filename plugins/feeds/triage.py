@@ -15,8 +15,8 @@ import webbrowser
 import typer
 
 from hermes.errors import HermesError
+from hermes.facekit.faces import plural
 from hermes.facekit.terminal import clean, run_tool
-from hermes.faces import plural
 
 from .keys import TerminalKeys
 

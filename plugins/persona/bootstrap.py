@@ -20,13 +20,13 @@ import sqlite_utils
 from hermes.contract import CandidateQuery
 from hermes.embed import english_only, get_embedder
 from hermes.errors import InvalidInput
-from hermes.faces import INGEST, Say, plural, typed
-from hermes.language import english
+from hermes.facekit.faces import INGEST, Say, plural, typed
 from hermes.ranking.match import BAR, LEVELS
 from hermes.ranking.rank import rank
-from hermes.records import item_rows, require_user
 from hermes.storage.clicks import click_count, clicks_by_source, record_click
+from hermes.storage.records import item_rows, require_user
 from hermes.storage.transactions import write_transaction
+from hermes.text.language import english
 
 BOOTSTRAP_MAX = 50
 def set_interests(name: str) -> Say:

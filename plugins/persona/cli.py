@@ -16,9 +16,9 @@ from typing import Annotated, Optional
 
 import typer
 
+from hermes.facekit.faces import plural, typed
 from hermes.facekit.terminal import DbOption, JsonOption, check, clean, database, die, run_tool
-from hermes.faces import plural, typed
-from hermes.text import clip
+from hermes.text.clip import clip
 
 from . import library
 from .bootstrap import BOOTSTRAP_MAX

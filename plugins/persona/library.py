@@ -29,14 +29,14 @@ import sqlite_utils
 
 from hermes.embed import get_embedder
 from hermes.errors import InvalidInput
-from hermes.faces import plural
+from hermes.facekit.faces import plural
 from hermes.ingest.store import embedding_text, insert_items, store_embeddings
 from hermes.ingest.tagging import apply_proposals, embed_for_tags, propose
-from hermes.latex import readable
-from hermes.records import require_user
 from hermes.storage.clicks import click_labels, record_click
+from hermes.storage.records import require_user
 from hermes.storage.transactions import write_transaction
-from hermes.text import clip
+from hermes.text.clip import clip
+from hermes.text.latex import readable
 
 from .library_formats import Entry, Read, read
 
@@ -56,7 +56,7 @@ PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("hermes_lib
 
 
 def title_key(title: str | None) -> str:
-    """A title as it is compared: LaTeX read (:func:`hermes.latex.readable`), accents
+    """A title as it is compared: LaTeX read (:func:`hermes.text.latex.readable`), accents
     folded, case ignored, letters and digits only."""
     text = unicodedata.normalize("NFKD", readable(title or ""))
     text = "".join(c for c in text if not unicodedata.combining(c)).casefold()

@@ -7,7 +7,7 @@ here is what they leave to the caller: finding the identifiers (an arXiv id hide
 names, the dates, and BibTeX's LaTeX. An entry that cannot be read is a :class:`Refused`
 naming its line; every other entry of the file is still read.
 
-Text is stored as feed text is (:mod:`hermes.latex`): math between dollars stays as written,
+Text is stored as feed text is (:mod:`hermes.text.latex`): math between dollars stays as written,
 for the faces to show readably; BibTeX's own markup, which no feed carries, is resolved
 here: accents (``{\\"o}`` → ö), text commands (``\\emph{…}``), escapes (``\\&``) and the
 braces that only protect case (``{B}ayesian``).
@@ -21,17 +21,17 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from hermes.authors import clean_name
 from hermes.errors import InvalidInput
 from hermes.ingest.parse import MAX_SUMMARY, MAX_TITLE, arxiv_id, normalise_tags
 from hermes.ingest.text import canonical_url, plain_text
-from hermes.latex import readable
+from hermes.text.authors import clean_name
+from hermes.text.latex import readable
 
 FORMATS = ("bibtex", "ris", "csl-json")
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}]+)", re.I)
 _ARXIV_ID = re.compile(r"^(?:arxiv:\s*)?(\d{4}\.\d{4,5}|[a-z][a-z-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?$", re.I)
-# Math as hermes.latex reads it, kept as written; everything around it is BibTeX prose.
+# Math as hermes.text.latex reads it, kept as written; everything around it is BibTeX prose.
 _MATH = re.compile(r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<!\\)\$[^$]+?(?<!\\)\$", re.S)
 _BRACE = re.compile(r"(?<!\\)[{}]")
 _AND = re.compile(r"\s+and\s+", re.I)

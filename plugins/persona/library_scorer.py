@@ -29,7 +29,7 @@ import numpy as np
 
 from hermes.builtins import score_cache
 from hermes.contract import Component
-from hermes.faces import plural
+from hermes.facekit.faces import plural
 from hermes.hookspecs import hookimpl
 from hermes.ranking import logistic
 from hermes.ranking.interests import interests_vectors, wanted_text

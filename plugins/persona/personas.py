@@ -16,9 +16,9 @@ import sqlite_utils
 from hermes.arguments import spelled
 from hermes.contract import NAME_MAX
 from hermes.errors import InvalidInput
-from hermes.faces import Say, plural, typed
-from hermes.records import create_user, require_user
+from hermes.facekit.faces import Say, plural, typed
 from hermes.storage.clicks import click_counts, remove_all_clicks
+from hermes.storage.records import create_user, require_user
 from hermes.storage.transactions import write_transaction
 
 

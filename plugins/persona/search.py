@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from hermes.authors import author_key, key_matches, parse_stored
 from hermes.builtins.default_candidates import like_pattern
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
-from hermes.faces import INGEST, Say, plural
+from hermes.facekit.faces import INGEST, Say, plural
 from hermes.ranking.rank import items_of, rank
-from hermes.records import require_user
 from hermes.storage.clicks import click_labels
-from hermes.text import clip
+from hermes.storage.records import require_user
+from hermes.text.authors import author_key, key_matches, parse_stored
+from hermes.text.clip import clip
 
 SEARCH_MAX = 50
 QUERY_MAX = 500
@@ -66,7 +66,7 @@ def _short(text: str | None) -> str:
 
 
 def author_exists(db: sqlite_utils.Database, author: str) -> bool:
-    """Whether any item lists the person ``author`` names (see :func:`hermes.authors.matches`)."""
+    """Whether any item lists the person ``author`` names (see :func:`hermes.text.authors.matches`)."""
     wanted = author_key(author)
     surname = wanted.split(",", 1)[0]
     rows = db.execute("SELECT authors FROM items WHERE authors LIKE ? ESCAPE '\\'",

@@ -13,12 +13,12 @@ import sqlite_utils
 
 from hermes.builtins.default_keyphrases import candidates
 from hermes.embed import get_embedder
-from hermes.faces import plural
+from hermes.facekit.faces import plural
 from hermes.ranking.interests import wanted_text
 from hermes.ranking.preferences import key_stats, split_key
 from hermes.ranking.rank import blend_weight
-from hermes.records import require_user
 from hermes.storage.clicks import click_counts, clicks_by_source, clicks_with_embedding, recent_clicks
+from hermes.storage.records import require_user
 
 TOP = 10
 

@@ -16,10 +16,10 @@ from hermes.answers import ANSWER_BUDGET, fitting, left_out_words
 from hermes.arguments import spelled
 from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
 from hermes.errors import HermesError, InvalidInput
-from hermes.faces import CREATE_PERSONA, INGEST, Say, plural, typed
+from hermes.facekit.faces import CREATE_PERSONA, INGEST, Say, plural, typed
 from hermes.ranking.interests import split_unwanted
-from hermes.records import file_of, list_personas, require_user
 from hermes.storage.clicks import click_counts, click_counts_by_persona
+from hermes.storage.records import file_of, list_personas, require_user
 from hermes.tools import User, caller
 
 from . import bootstrap as _bootstrap
@@ -41,7 +41,7 @@ from .answers import (
 
 GROUP = "persona"
 
-# What a reader can do next, in the words of each face (hermes.faces).
+# What a reader can do next, in the words of each face (hermes.facekit.faces).
 def after_create(name: str) -> Say:
     return Say(
         mcp="Next: bootstrap_persona to warm it from its interests, or list_feed / search_feed "
@@ -396,7 +396,7 @@ def _nonzero(rows: dict[str, int]) -> dict[str, int]:
 
 def destroy(db, name, confirm, *, persona: bool) -> dict:
     """``delete_persona`` (``persona=True``) or ``reset_feedback``, for every face (the
-    confirmation advice and the signal source follow the face: :mod:`hermes.faces`)."""
+    confirmation advice and the signal source follow the face: :mod:`hermes.facekit.faces`)."""
     try:
         return _destroy(db, name, confirm, persona=persona)
     except HermesError as exc:

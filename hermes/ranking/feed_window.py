@@ -8,11 +8,11 @@ A window is a number of days, or ``None`` for the whole archive.
 
 from __future__ import annotations
 
-from .contract import CandidateQuery
-from .embed import get_embedder
-from .ranking.matrix import get_matrix
-from .ranking.rank import candidate_rows
-from .storage.transactions import write_transaction
+from hermes.contract import CandidateQuery
+from hermes.embed import get_embedder
+from hermes.ranking.matrix import get_matrix
+from hermes.ranking.rank import candidate_rows
+from hermes.storage.transactions import write_transaction
 
 DEFAULT_DAYS = 7
 #: the windows offered when the chosen one is empty, narrowest first (None: all)

@@ -1,6 +1,6 @@
 """Topics of a window: the items a digest groups, split at the grain of those items.
 
-The archive's tag graph (:mod:`hermes.tag_graph`) is one fixed partition of every tag: in an
+The archive's tag graph (:mod:`hermes.topics.tag_graph`) is one fixed partition of every tag: in an
 archive of one field its largest community is the field ("galaxy · star" over an astronomy
 listing), and a digest that assigned its items to those communities put thirty items in one
 topic. Here the topics are found among the window's own items, so the split follows what
@@ -15,7 +15,7 @@ the window holds: sub-fields for one field, subjects for a mix.
   or more), since what every item of a window
   shares — the field, in a digest of one field — says nothing about which sub-field an
   item is of. Tags that name an item's feed — on most of its items: link boilerplate, the
-  feed's own name — are no subject (:meth:`hermes.tag_graph.TagGraph.subject_tags`).
+  feed's own name — are no subject (:meth:`hermes.topics.tag_graph.TagGraph.subject_tags`).
 - Ward's agglomerative clustering merges the closest items and groups; where the tree is
   cut depends on the window (:func:`_ward`): at the finest merge distance, from
   :data:`CUT_MIN` up, that leaves at most :data:`MAX_ALONE` of the items alone, and never
@@ -28,7 +28,7 @@ the window holds: sub-fields for one field, subjects for a mix.
   strongest overlap.
 - An item without a subject tag, or alone in its group (nothing in the window is close
   to it), is unclustered.
-- A topic is named by the tags that set its items apart (:mod:`hermes.topic_labels`):
+- A topic is named by the tags that set its items apart (:mod:`hermes.topics.topic_labels`):
   tags its items share, weighed by how rare they are in the window, so "galaxy" in a window of astronomy
   names nothing; no word twice, no tag that names no topic, no web address.
 
@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import topic_labels
-from .embed import from_blob
-from .language import names_no_topic
-from .tag_graph import TagGraph
-from .tags import normalize_tag
+from hermes.embed import from_blob
+from hermes.text.language import names_no_topic
+from hermes.text.tags import normalize_tag
+from hermes.topics import topic_labels
+from hermes.topics.tag_graph import TagGraph
 
 #: share of closeness that the tags make (the rest: the embeddings' cosine)
 TAG_WEIGHT = 0.3

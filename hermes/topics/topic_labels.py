@@ -2,7 +2,7 @@
 
 A heading is read at a glance, so it names what the topic's items share and the rest of the
 window does not: "galaxy" over one topic of an astronomy listing names the listing, and
-"big live live" or "news.ycombinator.com" name nothing (:mod:`hermes.window_topics` makes
+"big live live" or "news.ycombinator.com" name nothing (:mod:`hermes.topics.window_topics` makes
 the topics; this module only names them).
 """
 
@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 
-from .tag_graph import LABEL_TAGS, TagGraph, is_code
+from hermes.topics.tag_graph import LABEL_TAGS, TagGraph, is_code
 
 #: a label tag carried by more than this share of the window names the window, not a topic
 FIELD_SHARE = 0.3

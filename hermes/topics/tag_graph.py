@@ -15,7 +15,7 @@
   readable tags ("jwst spectroscopy · metallicity · reionization"), skipping category codes
   such as ``astro-ph.ga`` while there are phrases to show, a tag another label tag
   already contains, and a tag of words that cannot name a topic ("just", "respect", "notes":
-  :func:`hermes.language.names_no_topic`) unless nothing else names the community.
+  :func:`hermes.text.language.names_no_topic`) unless nothing else names the community.
 - An item joins the community its tags say the most about (:meth:`TagGraph.assign`): each
   matched tag weighs its information content over the archive, so one distinctive tag
   outweighs generic ones ("language model", "dataset") that hubs of the graph carry.
@@ -38,11 +38,11 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import sqlite_utils
 
-from .language import names_no_topic
-from .ranking.matrix import db_file
-from .records import now_iso
-from .storage.transactions import write_transaction
-from .tags import normalize_tag
+from hermes.ranking.matrix import db_file
+from hermes.storage.records import now_iso
+from hermes.storage.transactions import write_transaction
+from hermes.text.language import names_no_topic
+from hermes.text.tags import normalize_tag
 
 log = logging.getLogger(__name__)
 

@@ -123,7 +123,7 @@ def english_stop_words() -> frozenset[str]:
     joblib …), which was the largest fixed cost of tagging a fresh ingest run
     (benchmarks/results/onnx.md), and its module file is private. A test checks the copy
     against the installed scikit-learn's list."""
-    text = (Path(__file__).parent / "data" / "english_stop_words.txt").read_text(encoding="utf-8")
+    text = (Path(__file__).parent.parent / "data" / "english_stop_words.txt").read_text(encoding="utf-8")
     return frozenset(word for word in map(str.strip, text.splitlines())
                      if word and not word.startswith("#"))
 

@@ -10,10 +10,10 @@ import sqlite3
 import urllib.parse
 from typing import TYPE_CHECKING
 
-from .clock import now_iso  # noqa: F401 (re-exported: the clock's older home)
-from .errors import InvalidInput, NotFound
-from .faces import CREATE_PERSONA, FIND_ITEMS
-from .storage.transactions import write_transaction
+from hermes.clock import now_iso  # noqa: F401 (re-exported: the clock's older home)
+from hermes.errors import InvalidInput, NotFound
+from hermes.facekit.faces import CREATE_PERSONA, FIND_ITEMS
+from hermes.storage.transactions import write_transaction
 
 if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
     import sqlite_utils
