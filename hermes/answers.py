@@ -17,6 +17,8 @@ from typing import Annotated, Literal
 import pydantic_core
 from pydantic import BaseModel, Field
 
+from hermes.facekit.faces import face
+
 #: How an output schema marks a field that carries text third parties wrote (a feed's
 #: titles, summaries, tags, its own name): the server's instructions say once what that
 #: means (data to report, never instructions to follow); the schema says where it is.
@@ -172,9 +174,19 @@ def size_of(value) -> int:
     return len(pydantic_core.to_json(value, fallback=str))
 
 
+def budgeted() -> bool:
+    """Whether answers are cut to a budget where this call entered hermes: over MCP only.
+    An agent's context holds every character of an answer (twice); a person who asked the
+    CLI or the web for 100 items reads what they asked for."""
+    return face() == "mcp"
+
+
 def fitting(rows: list, budget: int, rest: int) -> int:
     """How many of ``rows``, from the first, fit in ``budget`` characters beside ``rest``
-    characters of the rest of the answer (its message, counts, other keys)."""
+    characters of the rest of the answer (its message, counts, other keys) — all of them
+    where answers are not :func:`budgeted`."""
+    if not budgeted():
+        return len(rows)
     used = rest
     for n, row in enumerate(rows):
         used += size_of(row) + 1  # its comma
@@ -183,15 +195,9 @@ def fitting(rows: list, budget: int, rest: int) -> int:
     return len(rows)
 
 
-def within(payload: dict, key: str, budget: int = ANSWER_BUDGET, *, room: int = 600) -> int:
-    """Keep only as many of ``payload[key]``'s rows, from the first, as fit in ``budget``
-    with the rest of the payload and ``room`` characters left for the message; return how
-    many were left out (0: all fit)."""
-    rows = payload[key]
-    rest = size_of({k: v for k, v in payload.items() if k != key}) + room
-    n = fitting(rows, budget, rest)
-    payload[key] = rows[:n]
-    return len(rows) - n
+def over(value, budget: int) -> bool:
+    """Whether ``value`` is :func:`budgeted` and longer than ``budget`` characters."""
+    return budgeted() and size_of(value) > budget
 
 
 def left_out_words(n: int, budget: int) -> str:

@@ -113,6 +113,26 @@ def test_recall_clips_long_notes_and_stays_within_its_budget(db, long_items):
         not result["left_out"] or "left out to keep this answer under" in result["message"])
 
 
+def test_only_an_agent_s_answers_are_cut_to_the_budget(db, long_items):
+    """The budget is one rule in hermes.answers: recall, search_feed and corpus_items cut an
+    MCP answer and give a person at the CLI or in the browser everything asked for."""
+    from hermes_corpus import signals
+
+    from hermes.facekit.faces import speaking
+    from hermes.tools import collect_tools
+
+    for item in long_items[:20]:
+        for _ in range(3):
+            signals.add_highlight(db, "ann", item, "qubits " * 1400)
+    recall = collect_tools()["recall"]
+    agent = recall(db, user="ann", query="qubits", limit=50)
+    with speaking("cli"):
+        person = recall(db, user="ann", query="qubits", limit=50)
+    assert agent["left_out"] > 0 and size_of(agent) <= ANSWER_BUDGET
+    assert person["left_out"] == 0 and len(person["items"]) == 20
+    assert "left out" not in person["message"]
+
+
 def test_the_digest_cuts_its_lowest_ranked_explanations_first():
     from hermes_digest.tools import within_budget
 

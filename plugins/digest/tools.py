@@ -13,9 +13,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from hermes.answers import ANSWER_BUDGET, left_out_words, size_of
+from hermes.answers import ANSWER_BUDGET, budgeted, left_out_words, size_of
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
-from hermes.facekit.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural
+from hermes.facekit.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, plural
 from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.page import ranked_page
@@ -210,7 +210,10 @@ def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict)
 def within_budget(payload: dict, budget: int = ANSWER_BUDGET) -> tuple[int, int]:
     """Fit the digest in ``budget`` characters, the lowest-ranked items first: their
     explanations cut to match and reason, then, if that is not enough, the items left out.
-    Returns (explanations shortened, items left out)."""
+    Returns (explanations shortened, items left out); (0, 0) where answers are not
+    budgeted (a person's CLI or web digest is whole)."""
+    if not budgeted():
+        return 0, 0
     lists = [t["items"] for t in payload["topics"]] + [payload["unclustered"],
                                                        payload["below_bar"]["items"]]
     entries = sorted(((e["rank"], rows, e) for rows in lists for e in rows),
@@ -349,7 +352,7 @@ def digest(
                "n_in_window": n_in_window,
                "saved": saved, "below_bar": below}
     # the budget protects an agent's context; the CLI and the web page show the whole digest
-    shortened, left_out = within_budget(payload) if face() == "mcp" else (0, 0)
+    shortened, left_out = within_budget(payload)
     if shortened:
         message += (f" To keep this answer under {ANSWER_BUDGET:,} characters, "
                     f"{plural(shortened, 'item')} (the lowest ranked) only give match and reason"

@@ -22,11 +22,11 @@ from hermes.answers import (
     RankedItem,
     fitting,
     left_out_words,
-    size_of,
+    over,
 )
 from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
-from hermes.facekit.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, face, plural, typed
+from hermes.facekit.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
 from hermes.ingest.store import not_embedded
 from hermes.ranking.explain import explain, rank_line, weight_note, why_not_in
 from hermes.ranking.page import ranked_page
@@ -238,14 +238,12 @@ def list_feed(
         if not detail:  # compact by default: what choosing needs, one explain_item from the rest
             compact(items[-1])
     budget = ANSWER_BUDGET if detail else FEED_BUDGET
-    if face() != "mcp":  # a person's `hermes feed --json -n 100` asked for 100 items
-        return _page(ranking, persona, window, offset, below_bar, db, items, 0, budget)
     # An agent's context: a budget whatever the clicks (the evidence and reasons grow with
     # them): a page that would pass it ends early, and offset continues where it ends.
     kept = fitting(items, budget, rest=400)  # the message and counts: about 300
     result = _page(ranking, persona, window, offset, below_bar, db, items[:kept], len(items) - kept,
                    budget)
-    while result["items"] and size_of(result) > budget:  # a message longer than allowed for
+    while result["items"] and over(result, budget):  # a message longer than allowed for
         kept -= 1
         result = _page(ranking, persona, window, offset, below_bar, db, items[:kept],
                        len(items) - kept, budget)
