@@ -559,6 +559,17 @@ def test_a_note_passes_harmless_math_like_a_title_and_escapes_the_rest(db, add_i
     cs.add_note(db, "alice", item, r"Not math: $\input{/etc/passwd}$ and 50% of $5")
     text = run(db, "bibtex").text
     assert r"title = {Bounds in {$\mathcal{O}(\sqrt{n})$}}" in text
-    assert r"Note: Key idea: features scale as $\sqrt{n}$" in text
+    assert r"note = {Key idea: features scale as $\sqrt{n}$" in text  # no "Note:" in a note field
     assert r"\$\textbackslash{}input\{/etc/passwd\}\$ and 50\% of \$5" in text
     assert bibtexparser.parse_string(text).failed_blocks == []
+
+
+def test_math_with_latex_s_own_commands_passes_on_as_written(db, add_items):
+    """\\ne, \\left … \\right and \\displaystyle are LaTeX's own (pylatexenc's tables lack them):
+    the abstract's math reaches the .bib as the author wrote it, not read into pieces."""
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    (item,) = add_items([{"title": "Chemical potential",
+                          "summary": r"A phase with $\mu \ne 0$ and $\left( x \right)$ found."}])
+    cs.favorite(db, "alice", item)
+    text = run(db, "bibtex").text
+    assert r"$\mu \ne 0$ and $\left( x \right)$" in text and r"{$\neq$}" not in text

@@ -162,11 +162,12 @@ def _tool(db, tool_name, /, **arguments):
 
 def test_record_feedback_rates_several_items_in_one_transaction(db, long_items):
     a, b, c = long_items[:3]
-    _tool(db, "record_feedback", user="ann", item_id=b, liked=True)
+    one = _tool(db, "record_feedback", user="ann", item_id=b, liked=True)
+    assert one["click"]["item_id"] == b and not one.get("clicks")  # one id: one click, said once
     done = _tool(db, "record_feedback", user="ann", item_id=[a, b, c, a], liked=False)
     assert done["ok"] and [k["item_id"] for k in done["clicks"]] == [a, b, c]  # once each
     assert [k["previous"] for k in done["clicks"]] == [None, "like", None]
-    assert done["click"] == done["clicks"][0] and done["n_clicks"] == 3
+    assert not done.get("click") and done["n_clicks"] == 3  # a list answers in clicks alone
     assert "Recorded 3 dislikes" in done["message"] and "1 replacing" in done["message"]
     before = db.execute("SELECT count(*) FROM clicks").fetchone()[0]
     refused = _tool(db, "record_feedback", user="ann", item_id=[long_items[4], 99999], liked=True)
@@ -232,3 +233,9 @@ async def test_a_prompt_refuses_a_count_that_is_not_one(db_path):
                 await client.get_prompt(name, args)
         text = (await client.get_prompt("worth_reading", {"user": "ann", "days": " 14"})).messages[0].content.text
     assert "days=14" in text
+
+
+def test_advice_that_opens_a_sentence_keeps_a_tool_s_spelling(db, long_items):
+    refused = _tool(db, "record_feedback", user="ann", item_id=[99999], liked=True)
+    assert not refused["ok"] and "list_feed or search_feed give item ids" in refused["message"]
+    assert "List_feed" not in refused["message"]

@@ -41,9 +41,9 @@ class Click(BaseModel):
 
 
 class Feedback(Result):
-    #: the click of a single item_id (a list: the first)
+    #: the click recorded when item_id is one id (empty for a list)
     click: Click = {}
-    #: every click recorded, in the order of the item ids given
+    #: the clicks recorded when item_id is a list, in its order (empty for one id)
     clicks: list[Click] = []
     n_clicks: int = 0
 
@@ -88,7 +88,7 @@ def record_feedback(
         replacing = f", replacing its {before}" if before else ""
         message = (f"Recorded a {what} of item {item['id']} for {persona['name']}{replacing} "
                    f"{total}; {NEXT_RANKING}.")
-    return ok(message, click=click, clicks=[click], n_clicks=n)
+    return ok(message, click=click, n_clicks=n)
 
 
 def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
@@ -111,7 +111,7 @@ def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
                + (f" ({flipped} replacing the opposite answer)" if flipped else "")
                + (f"; {plural(same, 'item')} already had it" if same else "")
                + f" ({plural(n, 'click')} in total); {NEXT_RANKING}.")
-    return ok(message, click=clicks[0], clicks=clicks, n_clicks=n)
+    return ok(message, clicks=clicks, n_clicks=n)
 
 
 class Removed(Result):

@@ -81,8 +81,13 @@ class Say:
         return format(str(self), spec)
 
     def sentence(self) -> str:
-        """The current face's words starting with a capital, to open a sentence."""
+        """The current face's words starting with a capital, to open a sentence — unless
+        they open with a name the reader types (``list_feed``, `` `hermes feed` ``), which
+        keeps its spelling."""
         text = str(self)
+        first = text.split(" ", 1)[0]
+        if "_" in first or "`" in first or first == "hermes":
+            return text
         return text[:1].upper() + text[1:]
 
 

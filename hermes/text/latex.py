@@ -318,7 +318,9 @@ _CHARACTER_CODE = "^^"
 def _passed_on() -> frozenset[str]:
     known = _library()[1]
     names = {spec.macroname for spec in known.iter_macro_specs(list(_PASSED_ON_TABLES))}
-    return frozenset((names | _PASSED_ON_TOO) - _NOT_PASSED_ON)
+    # _STANDARD's commands are LaTeX's own too (\ne, \left, \displaystyle …): pylatexenc's
+    # tables lack them, and math holding one was read into Unicode instead of passed on
+    return frozenset((names | _PASSED_ON_TOO | set(_STANDARD)) - _NOT_PASSED_ON)
 
 
 def harmless(latex: str) -> bool:

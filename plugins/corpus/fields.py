@@ -5,12 +5,11 @@ from __future__ import annotations
 
 
 def note_text(record: dict) -> str:
-    """The persona's highlights and notes as plain text (the formats' note field)."""
-    parts = []
+    """The persona's notes and highlights as plain text (the formats' note field): a note as
+    written (the field already says it is a note), a highlight quoted and marked as one."""
+    parts = [n["text"] for n in record["notes"]]
     for h in record["highlights"]:
         parts.append(f"Highlight: \"{h['text']}\"" + (f" ({h['comment']})" if h["comment"] else ""))
-    for n in record["notes"]:
-        parts.append(f"Note: {n['text']}")
     return "\n\n".join(parts)
 
 
