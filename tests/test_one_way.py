@@ -122,3 +122,50 @@ def test_the_web_face_has_no_sql_of_its_own():
              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
              and node.func.attr in ("execute", "executemany", "executescript")]
     assert not found, found
+
+
+# --- validating input: the tool's model is the one source (issue 35) ----------------------
+
+#: number options whose value goes to no tool, so the command checks it itself:
+#: (module, function, parameter)
+_OWN_BOUNDS = {("hermes/cli/core.py", "serve", "port"), ("hermes/cli/core.py", "web", "port"),
+               ("hermes/cli/core.py", "tags_rebuild", "batch"), ("plugins/corpus/cli.py", "export", "since"),
+               ("plugins/feeds/cli.py", "preview", "limit")}
+
+
+def _bounded_options():
+    """``(module, function, parameter)`` of every typer option or argument given ``min`` /
+    ``max`` of its own."""
+    for path, tree in _trees():
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for arg in fn.args.args + fn.args.kwonlyargs:
+                for call in ast.walk(arg.annotation) if arg.annotation else ():
+                    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                            and call.func.attr in ("Option", "Argument")
+                            and {k.arg for k in call.keywords} & {"min", "max"}):
+                        yield path, fn.name, arg.arg
+
+
+def test_a_tools_number_options_have_no_bounds_of_their_own():
+    """A CLI option whose value a tool checks has no ``min`` / ``max``: the tool's model
+    refuses a bad value and the CLI says it in its words (the options copied 22 bounds of
+    the tools' models, reworded by ``_range_message``). Only options no tool takes keep theirs."""
+    found = set(_bounded_options())
+    assert found <= _OWN_BOUNDS, sorted(found - _OWN_BOUNDS)
+
+
+def test_a_tools_refusal_of_a_bad_number_is_in_the_commands_words(db, db_path):
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+    from hermes.storage.records import create_user
+
+    create_user(db, "ann", "anything")
+    for args, said in ((["feed", "ann", "--limit", "abc"],
+                        'error: --limit must be a whole number from 1 to 100, got "abc".'),
+                       (["digest", "ann", "--days", "0"],
+                        "error: --days must be a whole number from 1 to 36500, got 0.")):
+        result = CliRunner().invoke(build_app(), [*args, "--db", str(db_path)])
+        assert result.exit_code == 1 and result.stderr.strip() == said, result.output

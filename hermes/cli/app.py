@@ -138,9 +138,11 @@ class HermesGroup(TyperGroup):
 
 
 def _range_message(exc) -> str | None:
-    """An out-of-range or non-numeric value of a bounded option, said the same way as the
-    tools say it: ``--likes must be a whole number from 0 to 50``; a non-numeric item id
-    the same way (``ITEM must be a whole number``), not in the validator's words."""
+    """An out-of-range or non-numeric value of an option no tool checks (``--port``; a tool's
+    options have no bounds of their own, :func:`hermes.facekit.terminal.tool_number`), said
+    in the tools' words (:func:`hermes.arguments.expects`): ``--port must be a whole number
+    from 1 to 65535``; a non-numeric item id the same way (``ITEM must be a whole number``),
+    not in the validator's words."""
     param = getattr(exc, "param", None)
     low, high = getattr(param, "min", None), getattr(param, "max", None)
     if not isinstance(exc, typer.BadParameter):
@@ -153,10 +155,11 @@ def _range_message(exc) -> str | None:
             hint = ", such as an item id `hermes feed USER` prints" if name == "ITEM" else ""
             return f"{name} must be a whole number{hint}"
         return None
+    # Here, not at the top: pydantic (the arguments') loads only on this error path.
+    from ..arguments import expects
+
     name = max(param.opts, key=len) if getattr(param, "opts", None) else param.name.upper()
-    bound = (f"from {low} to {high}" if low is not None and high is not None
-             else f"of at least {low}" if low is not None else f"of at most {high}")
-    return f"{name} must be a whole number {bound}"
+    return f"{name} must be {expects({'type': 'integer', 'minimum': low, 'maximum': high})}"
 
 
 def _not_an_integer(cause) -> bool:

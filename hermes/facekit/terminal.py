@@ -57,6 +57,17 @@ def _remember_json(value: bool) -> bool:
 JsonOption = Annotated[bool, typer.Option("--json", callback=_remember_json,
                                           help="Print one JSON document on stdout.")]
 
+def tool_number(text):
+    """The value of a number option that a tool checks (``parser=tool_number``, no ``min`` /
+    ``max`` of the option's own): ``"12"`` is 12, anything else goes on as typed, so the
+    tool's own model refuses it in its words, named as the command spells it (``--limit must
+    be a whole number from 1 to 100, got "abc".``). The bounds live in the tool alone."""
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return text
+
+
 #: ``hermes --db PATH COMMAND``: the root option, used when the command has no --db of its own.
 ROOT_DB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_root_db", default=None)
 

@@ -31,6 +31,7 @@ from hermes.facekit.terminal import (
     run_each,
     run_guarded,
     run_tool,
+    tool_number,
 )
 from hermes.storage.records import require_user
 
@@ -65,7 +66,7 @@ def show(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
 def items(
     user: UserArg,
     facet: Annotated[str, typer.Option(help="experienced (read or captured) or saved (favorited, unread).")] = "experienced",
-    limit: Annotated[int, typer.Option(min=1, max=500, help="How many items.")] = 50,
+    limit: Annotated[int, typer.Option(parser=tool_number, help="How many items.")] = 50,
     db: DbOption = None, as_json: JsonOption = False,
 ):
     """List the items of one facet of USER's corpus, newest first."""
@@ -77,7 +78,7 @@ def items(
         typer.echo(f"  #{i['item_id']}  {clean(i['title'], 100)}")
 
 
-def ranked(user: UserArg, limit: Annotated[int, typer.Option(min=1, max=200, help="How many items.")] = 10,
+def ranked(user: UserArg, limit: Annotated[int, typer.Option(parser=tool_number, help="How many items.")] = 10,
            db: DbOption = None, as_json: JsonOption = False):
     """USER's experienced items by strength."""
     r = _run(db, "corpus_ranked", as_json, user=user, limit=limit)
@@ -89,9 +90,9 @@ def ranked(user: UserArg, limit: Annotated[int, typer.Option(min=1, max=200, hel
 
 
 def changes(user: UserArg,
-            since: Annotated[int, typer.Option(min=0, metavar="REVISION",
+            since: Annotated[int, typer.Option(parser=tool_number, metavar="REVISION",
                                                help="Revision to start after (0 = all).")] = 0,
-            limit: Annotated[int, typer.Option(min=1, max=1000, help="How many changes.")] = 200,
+            limit: Annotated[int, typer.Option(parser=tool_number, help="How many changes.")] = 200,
             db: DbOption = None, as_json: JsonOption = False):
     """Membership changes of USER's corpus after revision --since."""
     r = _run(db, "corpus_changes", as_json, user=user, since=since, limit=limit)
@@ -104,7 +105,7 @@ def changes(user: UserArg,
 
 def recall(user: UserArg,
            query: Annotated[str, typer.Argument(metavar="WORDS", help="Words that must all occur.")],
-           limit: Annotated[int, typer.Option(min=1, max=50, help="How many items.")] = 10,
+           limit: Annotated[int, typer.Option(parser=tool_number, help="How many items.")] = 10,
            db: DbOption = None, as_json: JsonOption = False):
     """Search what USER read or captured for WORDS."""
     r = _run(db, "recall", as_json, user=user, query=query, limit=limit)

@@ -1,4 +1,7 @@
-"""The digest tool group: topic communities of the tag graph and the weekly digest."""
+"""The digest tool group: topic communities of the tag graph and the weekly digest.
+
+The tools and the commands' rendering are imported by the hooks that use them: registering
+the plugin loads neither."""
 
 from __future__ import annotations
 
@@ -6,16 +9,27 @@ from typing import Annotated
 
 import typer
 
-from hermes.contract import MAX_DAYS
-from hermes.facekit.terminal import DbOption, JsonOption, check, database, run_tool
+from hermes.facekit.terminal import DbOption, JsonOption, check, database, run_tool, tool_number
 from hermes.hookspecs import hookimpl
 
-from . import prompts, tools
-from .render import render_communities, render_digest
+from . import prompts
+
+#: The commands :func:`hermes_register_commands` adds, each with the first paragraph of its
+#: help: ``hermes --help`` reads them from this file without importing the plugin
+#: (:func:`hermes.plugins.declared_commands`; tests/test_cli_start.py holds them to what the
+#: hook adds).
+COMMANDS = {
+    "digest": "The persona's ranked unread items of the window that clear its bar, grouped by "
+              "topic, with reasons.",
+    "topics": "The topic communities of the tag graph (labels, sizes, top tags).",
+}
 
 
 @hookimpl
 def hermes_register_tools():
+    # Here, not at the top: the tools (their models, the topics, the ranking) load when tools are collected.
+    from . import tools
+
     return [tools.kg_communities, tools.digest]
 
 
@@ -26,14 +40,19 @@ def hermes_register_prompts():
 
 @hookimpl
 def hermes_register_commands(app: typer.Typer) -> None:
+    # Here, not at the top: the tools (whose limits the options take) and the rendering load
+    # when a command is looked up.
+    from . import tools
+    from .render import render_communities, render_digest
+
     @app.command("digest")
     def digest_command(
         user: Annotated[str, typer.Argument(metavar="USER", help="Persona name.")],
-        days: Annotated[int, typer.Option(min=1, max=MAX_DAYS,
+        days: Annotated[int, typer.Option(parser=tool_number,
                                           help="Items published in the last N days.")] = 7,
-        per_topic: Annotated[int, typer.Option("--per-topic", min=1, max=tools.MAX_PER_TOPIC,
+        per_topic: Annotated[int, typer.Option("--per-topic", parser=tool_number,
                                                help="Most items shown per topic.")] = 3,
-        limit: Annotated[int, typer.Option(min=1, max=tools.MAX_LIMIT,
+        limit: Annotated[int, typer.Option(parser=tool_number,
                                            help="How many top-ranked unread items to group.")] = 30,
         below_bar: Annotated[bool, typer.Option(
             "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
@@ -54,7 +73,7 @@ def hermes_register_commands(app: typer.Typer) -> None:
 
     @app.command("topics")
     def topics_command(
-        limit: Annotated[int, typer.Option(min=1, max=tools.MAX_COMMUNITIES,
+        limit: Annotated[int, typer.Option(parser=tool_number,
                                            help="How many communities to list.")] = 20,
         db: DbOption = None,
         as_json: JsonOption = False,

@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from hermes.contract import MAX_DAYS, ok
+from hermes.contract import ok
 from hermes.errors import HermesError
 from hermes.facekit.faces import date_words, n_days, plural
 from hermes.facekit.terminal import (
@@ -31,6 +31,7 @@ from hermes.facekit.terminal import (
     run_each,
     run_tool,
     style,
+    tool_number,
     wrapped,
 )
 from hermes.ranking.explain import rank_line, weight_note
@@ -48,7 +49,6 @@ from .subscriptions import (
     subscribe,
     trust,
 )
-from .tools import MAX_OFFSET
 from .triage import Triage
 
 feeds_app = typer.Typer(
@@ -371,9 +371,9 @@ def export_opml(
 @guarded
 def feed(
     user: UserArg,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="How many items.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", parser=tool_number, help="How many items.")] = 20,
     since_days: Annotated[Optional[int], typer.Option(
-        "--since-days", metavar="DAYS", min=1, max=MAX_DAYS,
+        "--since-days", metavar="DAYS", parser=tool_number,
         help="Only items from the last DAYS days (default: the window this persona chose last, else 7; remembered).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items (remembered).")] = False,
     below_bar: Annotated[bool, typer.Option(
@@ -382,7 +382,7 @@ def feed(
         "--removed-feeds", help="Also rank the items of feeds you removed (the archive keeps "
                                 "them; the feed leaves them out otherwise).")] = False,
     offset: Annotated[int, typer.Option(
-        "--offset", min=0, max=MAX_OFFSET,
+        "--offset", parser=tool_number,
         help="Skip this many ranked items first: the next page is --offset 20 (with the "
              "default --limit), ranks stay their place in the whole feed.")] = 0,
     interactive: Annotated[bool, typer.Option(
@@ -397,8 +397,9 @@ def feed(
     (--below-bar: the others too, under a fold; -i: triage it with keys)."""
     if all_ and since_days is not None:
         die("use either --since-days or --all, not both")
+    chosen = all_ or since_days is not None
     with database(db) as conn:
-        window = persona_window(conn, user, None if all_ else since_days, chosen=all_ or bool(since_days))
+        window = persona_window(conn, user, None if all_ else since_days, chosen=chosen)
     if interactive:
         if as_json or offset:
             die(f"use either --interactive or {'--json' if as_json else '--offset'}, not both")
@@ -408,10 +409,14 @@ def feed(
 
         with database(db) as conn:
             Triage(conn, user, limit=limit, since_days=window).run()
+            if chosen:  # the tool took it: the window is one to remember
+                remember(conn, user, window)
         return
     with database(db) as conn:
         result = run_tool(conn, "list_feed", user=user, limit=limit, since_days=window,
                           below_bar=below_bar, offset=offset, removed_feeds=removed_feeds)
+        if chosen and result.get("ok"):  # remembered once the tool took it
+            remember(conn, user, window)
     check(result, as_json)
     if as_json:
         return
@@ -441,16 +446,20 @@ def feed(
 
 
 def persona_window(db, user: str, days: float | None, *, chosen: bool) -> float | None:
-    """The window to rank: the one given (remembered for next time), else the one the
-    persona chose last. An unknown persona gets the default; the tool then names it."""
+    """The window to rank: the one given, else the one the persona chose last. An unknown
+    persona gets the default; the tool then names it."""
+    if chosen:
+        return days
     try:
         persona = require_user(db, user)
     except HermesError:
-        return days if chosen else DEFAULT_DAYS
-    if chosen:
-        remember_window(db, persona, days)
-        return days
+        return DEFAULT_DAYS
     return chosen_window(db, persona)
+
+
+def remember(db, user: str, days: float | None) -> None:
+    """Keep the window a tool accepted (``--since-days`` / ``--all``) for next time."""
+    remember_window(db, require_user(db, user), days)
 
 
 def item_lines(item: dict, width: int = 110) -> list[str]:
@@ -490,7 +499,7 @@ def explain(
     user: UserArg,
     item: Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")],
     since_days: Annotated[Optional[int], typer.Option(
-        "--since-days", metavar="DAYS", min=1, max=MAX_DAYS,
+        "--since-days", metavar="DAYS", parser=tool_number,
         help="Rank it among the items of the last DAYS days, as `hermes feed --since-days DAYS` "
              "does (default: the persona's window, the one `hermes feed` ranks).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Rank it in the whole archive, as "
@@ -506,8 +515,8 @@ def explain(
     with database(db) as conn:
         # the persona's window when none is given, as `hermes feed` ranks it (not remembered:
         # explaining one item is no choice of window)
-        window = (None if all_ else since_days) if all_ or since_days else persona_window(
-            conn, user, None, chosen=False)
+        chosen = all_ or since_days is not None
+        window = persona_window(conn, user, None if all_ else since_days, chosen=chosen)
         result = run_tool(conn, "explain_item", user=user, item_id=item, since_days=window)
     check(result, as_json)
     if as_json:

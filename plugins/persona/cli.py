@@ -17,13 +17,20 @@ from typing import Annotated, Optional
 import typer
 
 from hermes.facekit.faces import plural, typed
-from hermes.facekit.terminal import DbOption, JsonOption, check, clean, database, die, run_tool
+from hermes.facekit.terminal import (
+    DbOption,
+    JsonOption,
+    check,
+    clean,
+    database,
+    die,
+    run_tool,
+    tool_number,
+)
 from hermes.text.clip import clip
 
 from . import library
-from .bootstrap import BOOTSTRAP_MAX
 from .personas import INTERESTS_MAX
-from .search import SEARCH_MAX
 
 #: keyphrase topics are listed in `persona show`, but the ranking does not count them
 UNCOUNTED_TOPICS = "keyphrases: listed, not counted in the ranking"
@@ -124,9 +131,9 @@ def reset(name: NameArg, yes: YesOption = False, db: DbOption = None, as_json: J
 
 def bootstrap(
     name: NameArg,
-    likes: Annotated[int, typer.Option("--likes", min=0, max=BOOTSTRAP_MAX,
+    likes: Annotated[int, typer.Option("--likes", parser=tool_number,
                                        help="How many closest items to like.")] = 5,
-    dislikes: Annotated[int, typer.Option("--dislikes", min=0, max=BOOTSTRAP_MAX,
+    dislikes: Annotated[int, typer.Option("--dislikes", parser=tool_number,
                                           help="How many farthest items to dislike.")] = 5,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -170,7 +177,7 @@ def search(
                               "not needed).")] = None,
     tag: Annotated[Optional[str], typer.Option(help="Only items with this tag.")] = None,
     content_type: Annotated[Optional[str], typer.Option("--type", help="Only items of this content type.")] = None,
-    limit: Annotated[int, typer.Option(min=1, max=SEARCH_MAX, help="How many results.")] = 10,
+    limit: Annotated[int, typer.Option(parser=tool_number, help="How many results.")] = 10,
     author: Annotated[Optional[str], typer.Option(
         help="Only items by this person: 'Furtak' (any Furtak) or 'L. Furtak'.")] = None,
     db: DbOption = None,
@@ -194,7 +201,7 @@ def _byline(names: list[str], most: int = 4) -> str:
 
 
 def tags(
-    limit: Annotated[int, typer.Option(min=1, max=100, help="How many tags.")] = 12,
+    limit: Annotated[int, typer.Option(parser=tool_number, help="How many tags.")] = 12,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
