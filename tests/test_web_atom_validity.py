@@ -32,3 +32,8 @@ def test_characters_xml_cannot_hold_are_left_out():
     entry = root.find("a:entry", NS)
     assert entry.find("a:title", NS).text == "Bad  text"
     assert entry.find("a:author/a:name", NS).text == "Ada Lovelace"
+
+
+def test_a_persona_without_interests_gets_a_subtitle_that_says_how_it_is_ranked():
+    root = ET.fromstring(build_atom({"name": "theo", "interests": ""}, [item()], "http://127.0.0.1"))
+    assert root.find("a:subtitle", NS).text == "Ranked for theo by its likes and dislikes"

@@ -67,7 +67,9 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
     ET.register_namespace("", ATOM)
     root = ET.Element(f"{{{ATOM}}}feed")
     _sub(root, "title", f"hermes · {user['name']}")
-    _sub(root, "subtitle", f"Ranked for {user['name']}: {user['interests'] or ''}"[:500])
+    interests = (user["interests"] or "").strip()
+    _sub(root, "subtitle", (f"Ranked for {user['name']}: {interests}" if interests
+                            else f"Ranked for {user['name']} by its likes and dislikes")[:500])
     own = f"{base}/feed/{quote(user['name'], safe='')}.atom"
     _sub(root, "id", own)
     _sub(root, "link", rel="self", href=own, type="application/atom+xml")
