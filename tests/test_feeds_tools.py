@@ -138,6 +138,17 @@ def test_below_bar_lists_the_rest_after_the_fold(db, items, ann):
     assert "1 more item below the bar (listed after them)" in result["message"]
 
 
+def test_a_page_full_above_the_bar_says_where_the_items_below_it_start(db, items, ann):
+    """A trial: `hermes feed --below-bar` with its default limit used up above the bar listed
+    nothing under the fold and said nothing of where those items were."""
+    result = tool(db, "list_feed", user="ann", limit=2, below_bar=True)
+    assert len(result["items"]) == 2 and all(i["match"] in ("strong", "good") for i in result["items"])
+    assert "1 more item below the bar (this page holds no room for them: offset=2 lists them)" \
+        in result["message"]
+    rest = tool(db, "list_feed", user="ann", limit=2, below_bar=True, offset=2)
+    assert [i["id"] for i in rest["items"]] == [items[2]]
+
+
 def test_when_nothing_clears_the_bar_list_feed_says_so(db, items):
     create_user(db, "bea", "medieval church architecture")
     result = tool(db, "list_feed", user="bea")

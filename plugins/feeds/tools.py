@@ -28,7 +28,8 @@ from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
 from hermes.facekit.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
 from hermes.ingest.store import not_embedded
-from hermes.ranking.explain import explain, rank_line, weight_note, why_not_in
+from hermes.ranking.explain import explain, why_not_in
+from hermes.ranking.explain_words import rank_line, weight_note
 from hermes.ranking.page import ranked_page
 from hermes.storage.records import require_item, require_user
 from hermes.text.clip import clip
@@ -177,6 +178,13 @@ SUBSCRIBE_SUGGESTED = Say(mcp="subscribe with add_feed(url)",
                           web="subscribe with Add feed on the Feeds page")
 PAGE_BACK = Say(mcp="Use a smaller offset", cli="Use a smaller --offset",
                 web="Go back a page")
+def below_from(above: int) -> Say:
+    """Where the items below the bar start when the page held only items above it."""
+    return Say(mcp=f"this page holds no room for them: offset={above} lists them",
+               cli=f"this page holds no room for them: --offset {above} lists them",
+               web="the next pages list them")
+
+
 ADD_BY_URL = Say(mcp="add a feed by URL with add_feed", cli="add a feed with `hermes feeds add URL`",
                  web="add a feed on the Feeds page")
 
@@ -293,7 +301,8 @@ def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -
             + (f" ({n_listed} of them on this page)" if offset and n_listed else
                f" (the first {n_listed} listed after them)" if n_listed and n_listed < below
                else " (listed after them)" if n_listed else
-               f" ({SHOW_BELOW})" if below and not below_bar else "")
+               f" ({SHOW_BELOW})" if below and not below_bar else
+               f" ({below_from(above)})" if below and not offset else "")
             + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
               f"{ranking.blend_weight:.0%}{weight_note(ranking.n_clicks, ranking.blend_weight)}.")
     return ok(head + more, user=name, items=items, left_out=cut, **counts)
