@@ -5,7 +5,7 @@ person's name."""
 from __future__ import annotations
 
 import pytest
-from hermes_corpus.export import _bib_name
+from hermes_corpus.bibtex import _bib_name
 from hermes_corpus.references import inverted, person
 
 from hermes.ingest.parse import parse_feed

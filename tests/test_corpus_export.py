@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hermes_corpus import bibtex, references
 from hermes_corpus import export as ex
-from hermes_corpus import references
 from hermes_corpus import signals as cs
 from typer.testing import CliRunner
 
@@ -332,17 +332,17 @@ def test_math_passes_through_bibtex_and_braces_still_cannot_break_it(db, add_ite
 
 
 def test_title_words_whose_case_matters_are_braced_once():
-    assert ex.bib_tex("Towards 7B SAE on GPT-4 and LLaMA-2", title=True) == \
+    assert bibtex.bib_tex("Towards 7B SAE on GPT-4 and LLaMA-2", title=True) == \
         "Towards {7B} {SAE} on {GPT-4} and {LLaMA-2}"
     # In a sentence-case title a capitalised word is a proper noun; not after a colon.
-    assert ex.bib_tex("Scaling laws for Transformer models: Towards sparse codes", title=True) == \
+    assert bibtex.bib_tex("Scaling laws for Transformer models: Towards sparse codes", title=True) == \
         "Scaling laws for {Transformer} models: Towards sparse codes"
     # Title Case capitalises every word: only the inner capitals are protected.
-    assert ex.bib_tex("Attention Is All You Need for SAE", title=True) == "Attention Is All You Need for {SAE}"
-    assert ex.bib_tex("$L_1$ penalties", title=True) == "{$L_1$} penalties"
-    assert ex.bib_tex("Towards GPT-4") == "Towards GPT-4"  # abstracts are not recased by styles
+    assert bibtex.bib_tex("Attention Is All You Need for SAE", title=True) == "Attention Is All You Need for {SAE}"
+    assert bibtex.bib_tex("$L_1$ penalties", title=True) == "{$L_1$} penalties"
+    assert bibtex.bib_tex("Towards GPT-4") == "Towards GPT-4"  # abstracts are not recased by styles
     # The feed's own braces are text (escaped); the word inside is braced once, by hermes.
-    assert ex.bib_tex("{GPT}-4 and SAE", title=True) == r"\{{GPT}\}-4 and {SAE}"
+    assert bibtex.bib_tex("{GPT}-4 and SAE", title=True) == r"\{{GPT}\}-4 and {SAE}"
 
 
 def test_arxiv_papers_carry_their_datacite_doi_and_categories_as_arxiv_spells_them(corpus):
@@ -409,19 +409,19 @@ def test_bibtex_passes_latex_text_commands_and_accents_through(latex_corpus):
 def test_bibtex_keeps_case_protection_inside_commands_and_escapes_what_latex_would_not_take():
     # Mid-title, a sentence-case title's capitalised word is braced inside the command too;
     # the author's own braces there are LaTeX's, kept once.
-    assert ex.bib_tex(r"Calcium imaging \emph{In vivo} with SAE", title=True) == \
+    assert bibtex.bib_tex(r"Calcium imaging \emph{In vivo} with SAE", title=True) == \
         r"Calcium imaging \emph{{In} vivo} with {SAE}"
-    assert ex.bib_tex(r"Calcium imaging \emph{{In} vivo}", title=True) == r"Calcium imaging \emph{{In} vivo}"
+    assert bibtex.bib_tex(r"Calcium imaging \emph{{In} vivo}", title=True) == r"Calcium imaging \emph{{In} vivo}"
     # An accent is braced ({\"o}) and its word judged as read: "Schrödinger", a proper noun.
-    assert ex.bib_tex(r"\'{E}tudes of the wave equation by Schr\"odinger", title=True) == \
+    assert bibtex.bib_tex(r"\'{E}tudes of the wave equation by Schr\"odinger", title=True) == \
         r"{\'{E}}tudes of the wave equation by {Schr{\"o}dinger}"
     # An unknown command, or one whose braces never close, is text: escaped as before.
-    assert ex.bib_tex(r"\foo{x} and \emph{open") == \
+    assert bibtex.bib_tex(r"\foo{x} and \emph{open") == \
         r"\textbackslash{}foo\textbraceleft{}x\textbraceright{} and \textbackslash{}emph\textbraceleft{}open"
-    assert ex.bib_tex(r"\{\em x}") == r"\{\textbackslash{}em x\}"
+    assert bibtex.bib_tex(r"\{\em x}") == r"\{\textbackslash{}em x\}"
     # Prices stay prices, by hermes.text.latex's rule ("US$ 20" closes no math).
-    assert ex.bib_tex("$5 each, or US$ 20") == r"\$5 each, or US\$ 20"
-    assert ex.bib_tex("costs $5 and $10") == r"costs \$5 and \$10"
+    assert bibtex.bib_tex("$5 each, or US$ 20") == r"\$5 each, or US\$ 20"
+    assert bibtex.bib_tex("costs $5 and $10") == r"costs \$5 and \$10"
 
 
 def test_bibtex_with_commands_always_parses(db, add_items):
@@ -453,10 +453,10 @@ def test_plain_text_formats_carry_readable_latex_and_jsonl_the_stored_text(latex
 def test_math_that_would_run_code_in_latex_is_escaped_as_prose():
     """A feed's "math" is its author's LaTeX: passed into a .bib, ``$\\input{…}$`` would make
     LaTeX read a file of the person compiling it. Only commands of text and math pass."""
-    assert ex.bib_tex(r"Leak $\input{/etc/passwd}$ here") == \
+    assert bibtex.bib_tex(r"Leak $\input{/etc/passwd}$ here") == \
         r"Leak \$\textbackslash{}input\{/etc/passwd\}\$ here"
-    assert r"\def" not in ex.bib_tex(r"$\def\x{1}\x$") and r"\textbackslash{}def" in ex.bib_tex(r"$\def\x{1}\x$")
-    assert ex.bib_tex(r"$\mathcal{O}(n^2)$ time") == r"$\mathcal{O}(n^2)$ time"
+    assert r"\def" not in bibtex.bib_tex(r"$\def\x{1}\x$") and r"\textbackslash{}def" in bibtex.bib_tex(r"$\def\x{1}\x$")
+    assert bibtex.bib_tex(r"$\mathcal{O}(n^2)$ time") == r"$\mathcal{O}(n^2)$ time"
 
 
 # --- user-trial fixes: a podcast's and a blog's source, a note's math -----------------------

@@ -38,7 +38,7 @@ from hermes.files import write_atomic
 from hermes.text.latex import COMMAND, readable
 
 from . import references
-from .export import byline, markdown_body, md_link
+from .markdown import byline, markdown_body, md_link
 from .membership import _read_snapshot, changes_since, revision_state
 from .settings import corpus_settings
 from .strength import strength

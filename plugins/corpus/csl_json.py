@@ -1,0 +1,62 @@
+"""The CSL-JSON export (the citation-style-language input schema that citeproc, pandoc and
+Zotero read). citeproc prints a title as text (its only markup is HTML-like tags), so titles
+and abstracts are given as hermes shows them to people (``readable``)."""
+
+from __future__ import annotations
+
+import json
+
+from hermes.text.latex import readable
+
+from .fields import _date, duration_text, media, note_text
+from .references import person
+
+_CSL_TYPES = {"paper": "article-journal", "article": "post-weblog", "podcast": "broadcast",
+              "video": "motion_picture"}
+
+
+def _csl_name(parts: dict) -> dict:
+    """A name for CSL-JSON with its particle in the family name ("van der Waals"): Zotero's
+    import drops ``non-dropping-particle``, and citeproc reads the particle off the family."""
+    if "non-dropping-particle" not in parts:
+        return parts
+    rest = {k: v for k, v in parts.items() if k != "non-dropping-particle"}
+    return {**rest, "family": f"{parts['non-dropping-particle']} {parts['family']}"}
+
+
+def csl_item(r: dict) -> dict:
+    """One record as a CSL-JSON item (the citation-style-language input schema)."""
+    item: dict = {"id": r["key"], "citation-key": r["key"],
+                  "type": "article" if r["arxiv"] else _CSL_TYPES.get(r["content_type"], "document"),
+                  "title": readable(r["title"])}
+    if r["authors"]:
+        item["author"] = [_csl_name(person(a, r["source"])) for a in r["authors"]]
+    if r["source"]:
+        # CSL's container: the journal of an article, the blog of a post, the programme of
+        # a broadcast episode (the CSL spec's own examples). Not publisher: a show is not
+        # the network that publishes it.
+        item["container-title"] = r["source"]
+    found = media(r)
+    if found and found["duration"]:
+        item["dimensions"] = duration_text(found["duration"])  # CSL: "running time"
+    if _date(r):
+        item["issued"] = {"date-parts": [[int(p) for p in _date(r).split("-")]]}
+    if r["url"]:
+        item["URL"] = r["url"]
+    if r["doi"]:
+        item["DOI"] = r["doi"]
+    if r["arxiv"]:
+        # How Zotero itself describes a preprint: the server as publisher, the id as number.
+        item.update({"publisher": "arXiv", "number": f"arXiv:{r['arxiv']}"})
+    if r["abstract"]:
+        item["abstract"] = readable(r["abstract"])
+    item["keyword"] = ", ".join([*r["tags"], f"hermes-{r['facet']}"])
+    if note_text(r):
+        item["note"] = note_text(r)
+    item["custom"] = {"hermes_item_id": r["item_id"], "hermes_facet": r["facet"],
+                      "hermes_strength": r["strength"]}
+    return item
+
+
+def csl_json(records: list[dict], tombstones: list[dict] | None = None) -> str:
+    return json.dumps([csl_item(r) for r in records], ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,62 @@
+"""The RIS export (Zotero, EndNote and Mendeley read it): one record a ``TY`` … ``ER`` block.
+
+Titles and abstracts are given as hermes shows them to people (``readable``: "In vivo",
+"𝒪(n²)"): a reference manager stores RIS text as typed and would print arXiv's LaTeX as
+macros."""
+
+from __future__ import annotations
+
+from hermes.text.latex import readable
+
+from .fields import _date, _media_url
+from .references import inverted
+
+_RIS_TYPES = {"paper": "JOUR", "article": "ELEC", "podcast": "SOUND", "video": "VIDEO"}
+
+
+def _ris_line(tag: str, value: str) -> str:
+    # RIS is line based: a newline inside a value would start a bogus tag.
+    return f"{tag}  - {' '.join(str(value).split())}"
+
+
+#: an arXiv paper's type: Zotero's RIS import has no preprint type (nor UNPB, which it read
+#: as a journal article without a journal); a manuscript of type "Preprint" is the nearest,
+#: and EndNote and Mendeley read MANSCPT as a manuscript too
+RIS_PREPRINT = "MANSCPT"
+
+
+def _ris_entry(r: dict) -> str:
+    kind = RIS_PREPRINT if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN")
+    lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
+    if r["arxiv"]:
+        lines.append(_ris_line("M3", "Preprint"))  # Zotero: the manuscript's type
+    lines += [_ris_line("AU", inverted(a, r["source"])) for a in r["authors"]]
+    if r["source"]:
+        # T2, the secondary title: the journal of a JOUR, the blog of an ELEC, the show of
+        # a SOUND (what Zotero's RIS writes for a publication, blog or series title).
+        lines.append(_ris_line("T2", r["source"]))
+    if r["year"]:
+        lines.append(_ris_line("PY", r["year"]))
+    if _date(r):
+        lines.append(_ris_line("DA", _date(r).replace("-", "/")))
+    if r["url"]:
+        lines.append(_ris_line("UR", r["url"]))
+    if _media_url(r):
+        lines.append(_ris_line("UR", _media_url(r)))
+    if r["doi"]:
+        lines.append(_ris_line("DO", r["doi"]))
+    if r["arxiv"]:
+        lines += [_ris_line("DB", "arXiv"), _ris_line("AN", f"arXiv:{r['arxiv']}")]
+    if r["abstract"]:
+        lines.append(_ris_line("AB", readable(r["abstract"])))
+    lines += [_ris_line("KW", t) for t in [*r["tags"], f"hermes-{r['facet']}"]]
+    for h in r["highlights"]:
+        lines.append(_ris_line("N1", f"Highlight: \"{h['text']}\""
+                                     + (f" ({h['comment']})" if h["comment"] else "")))
+    lines += [_ris_line("N1", f"Note: {n['text']}") for n in r["notes"]]
+    lines.append("ER  - ")
+    return "\n".join(lines) + "\n"
+
+
+def ris(records: list[dict], tombstones: list[dict] | None = None) -> str:
+    return "\n".join(_ris_entry(r) for r in records)
