@@ -16,9 +16,11 @@ runs is named the same way (:func:`call_each`, :func:`warn`).
 
 from __future__ import annotations
 
+import ast
 import contextvars
 import dataclasses
 import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -28,14 +30,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
 from functools import cache, lru_cache
 from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from . import hookspecs
 from .config import settings
-from .contract import Embedder, Tool
 from .errors import HermesError, NotFound
+
+if TYPE_CHECKING:  # annotations only: `hermes --help` reads the plugins' commands without pydantic
+    from .contract import Embedder, Tool
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,10 @@ def _build() -> PluginManager:
 
 
 def _build_quietly() -> PluginManager:
+    # Here, not at the top: the hook contract (pydantic) loads only when the plugins are
+    # registered, not for `hermes --help`'s list of their commands (:func:`declared_commands`).
+    from . import hookspecs
+
     pm = PluginManager()
     pm.add_hookspecs(hookspecs)
     allowed = settings().plugins
@@ -151,6 +158,9 @@ def plugin_tools(impl, taken: dict[str, Tool]) -> list[Tool]:
     plugin, checked against the contract: a :class:`Tool`, a name no tool in ``taken`` has,
     every string parameter bounded. Raises :class:`HermesError` saying what to change (the
     caller names the plugin)."""
+    # Here, not at the top: the contract (pydantic) loads only when tools are collected.
+    from .contract import Tool
+
     found: list[Tool] = []
     for tool in impl.function() or []:
         if not isinstance(tool, Tool):
@@ -257,6 +267,9 @@ def check(pm: pluggy.PluginManager) -> None:
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
+        # Here, not at the top: the hook contract (pydantic) loads only with the plugins.
+        from . import hookspecs
+
         known = ", ".join(sorted(h for h in dir(hookspecs) if h.startswith("hermes_")))
         name = pm.get_name(exc.plugin) or repr(exc.plugin)
         raise HermesError(f"plugin {name!r} implements a hook that does not exist ({exc}); the "
@@ -307,6 +320,77 @@ _in_check: list[PluginManager] = []  # non-empty while the check runs (under _ch
 
 
 pm_cache_clear = registered_plugins.cache_clear
+
+
+def declared_commands(module_name: str) -> dict[str, tuple[str, bool]] | None:
+    """The commands plugin module ``module_name`` says it adds, read from its source file
+    without importing it: ``{name: (the first paragraph of its help, whether it is a group)}``
+    from the module's ``COMMANDS`` and ``COMMAND_GROUPS`` literals, ``{}`` for a module
+    that does not implement ``hermes_register_commands``. ``None`` when that cannot be read
+    so (no source file, commands added but not declared): the caller registers the plugin
+    instead. ``hermes --help`` lists the built-in plugins' commands from this, without
+    their packages, the hook contract, pydantic or sqlite-utils; tests/test_cli_start_declared.py
+    holds every built-in's declaration to the commands its hook adds."""
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None)
+    if not origin or not origin.endswith(".py"):
+        return None
+    try:
+        with open(origin, encoding="utf-8") as handle:
+            source = handle.read()
+    except OSError:
+        return None
+    if "hermes_register_commands" not in source:
+        return {}
+    literals: dict[str, Any] = {}
+    for node in ast.parse(source, origin).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id in ("COMMANDS", "COMMAND_GROUPS"):
+            try:
+                literals[target.id] = ast.literal_eval(value)
+            except ValueError:
+                return None
+    if "COMMANDS" not in literals and "COMMAND_GROUPS" not in literals:
+        return None
+    declared: dict[str, tuple[str, bool]] = {}
+    for key, group in (("COMMANDS", False), ("COMMAND_GROUPS", True)):
+        for name, text in dict(literals.get(key) or {}).items():
+            declared[str(name)] = (str(text), group)
+    return declared
+
+
+def declared_plugin_commands() -> list[tuple[str, str, str, bool]] | None:
+    """``(command, plugin, help, is a group)`` for every command the enabled plugins add, in
+    the order registering them gives (the last registered plugin's first), known without
+    importing a plugin (:func:`declared_commands`). ``None`` when it cannot be known so —
+    the plugins are registered in this process already (a test's plugin may be among them),
+    a package is installed in the ``hermes`` entry-point group, the allow-list names a
+    plugin that is not built in (registering says which), or a built-in does not declare
+    its commands — and the caller registers the plugins instead."""
+    if registered_plugins.cache_info().currsize:
+        return None
+    if os.environ.get("HERMES_LOAD_ENTRYPOINTS", "1") != "0" and entry_points(group="hermes"):
+        return None
+    allowed = settings().plugins
+    if allowed is not None and set(allowed) - set(DEFAULT_PLUGINS):
+        return None
+    found: list[tuple[str, str, str, bool]] = []
+    for name, module in reversed(DEFAULT_PLUGINS.items()):
+        if allowed is not None and name not in allowed:
+            continue
+        declared = declared_commands(module)
+        if declared is None:
+            return None
+        found.extend((command, name, text, group) for command, (text, group) in declared.items())
+    return found
 
 
 def distribution(module: str) -> tuple[str | None, str | None]:

@@ -13,6 +13,9 @@ from ..hookspecs import hookimpl
 from ..onnx_embed.choice import DefaultEmbedder
 from ..onnx_embed.cli import register
 
+#: The command group :func:`hermes_register_commands` adds, with the first paragraph of its
+#: help, read from this file by ``hermes --help`` (:func:`hermes.plugins.declared_commands`).
+COMMAND_GROUPS = {"model": "The embedding model: prepare its ONNX copy, show which path runs."}
 
 @hookimpl(trylast=True)
 def hermes_embedder():

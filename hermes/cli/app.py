@@ -15,7 +15,7 @@ import os
 import sys
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from hermes import __version__
 from hermes.facekit import faces, status
@@ -45,21 +45,79 @@ class HermesGroup(TyperGroup):
         sys.exit(code or 0)
 
     # The plugins' commands are added on first need, not when the app is built: `hermes
-    # --version` and the core commands start without importing a plugin (issue 36), and
-    # `hermes --help` imports the plugins' packages only, not their tools.
+    # --version` and the core commands start without importing a plugin (issue 36). The
+    # root's help lists them as the built-in plugins declare them (name and help, read from
+    # their files: :func:`hermes.plugins.declared_plugin_commands`), importing no plugin,
+    # and a plugin's command registers that plugin's commands only.
+
+    _hermes_listing = False  # while the root's help is drawn (format_help)
+
+    def format_help(self, ctx, formatter):
+        self._hermes_listing = True
+        try:
+            return super().format_help(ctx, formatter)
+        finally:
+            self._hermes_listing = False
 
     def list_commands(self, ctx):
-        self._add_plugin_commands()
-        return super().list_commands(ctx)
+        declared = self._declared() if self._hermes_listing else None
+        if declared is None:
+            self._add_plugin_commands()
+            return super().list_commands(ctx)
+        core = super().list_commands(ctx)
+        plugin = [(name, group) for name, (_, _, group) in declared.items() if name not in self.commands]
+        return [*(n for n in core if not isinstance(self.commands[n], TyperGroup)),
+                *(n for n, group in plugin if not group),
+                *(n for n in core if isinstance(self.commands[n], TyperGroup)),
+                *(n for n, group in plugin if group)]
 
     def get_command(self, ctx, name):
         command = super().get_command(ctx, name)  # a core command needs no plugin
         if command is None:
-            self._add_plugin_commands()
-            command = super().get_command(ctx, name)
+            command = self._hermes_partial.get(name) if hasattr(self, "_hermes_partial") else None
+        if command is None:
+            declared = (self._declared() or {}).get(name)
+            if declared is not None and self._hermes_listing:
+                command = TyperCommand(name=name, help=declared[1])  # listed, never run
+            elif declared is not None:
+                command = self._add_commands_of(declared[0]).get(name)
+            else:
+                self._add_plugin_commands()
+                command = super().get_command(ctx, name)
         if command is not None:
             _polish_help(command)
         return command
+
+    def _declared(self) -> dict[str, tuple[str, str, bool]] | None:
+        """``{command: (plugin, help, is a group)}`` as the plugins declare them, or ``None``
+        once the plugins' commands are added (or when they cannot be known undeclared)."""
+        if getattr(self, "_hermes_plugin_commands", None) is not None:
+            return None
+        if not hasattr(self, "_hermes_declared"):
+            # Here, not at the top: the plugin machinery loads only when a command or the
+            # help needs the plugins' commands.
+            from ..plugins import declared_plugin_commands
+
+            found = declared_plugin_commands()
+            self._hermes_declared = (None if found is None else
+                                     {name: (plugin, text, group) for name, plugin, text, group in found})
+        return self._hermes_declared
+
+    def _add_commands_of(self, plugin: str) -> dict:
+        """The commands of plugin ``plugin`` (registered, the others' not), kept beside the
+        core's until every plugin's are added (:meth:`_add_plugin_commands`)."""
+        # Here, not at the top: the plugin machinery loads only when a plugin's command runs.
+        from ..plugins import registered_plugins
+
+        if not hasattr(self, "_hermes_partial"):
+            self._hermes_partial, self._hermes_owner = {}, {}
+        pm = registered_plugins()
+        impls = pm.hook.hermes_register_commands.get_hookimpls()
+        added = _registered_commands(pm, impls, plugin)
+        for name, command in added.items():
+            self._hermes_partial.setdefault(name, command)
+            self._hermes_owner.setdefault(name, plugin)
+        return added
 
     def _add_plugin_commands(self) -> None:
         """Every plugin's commands (``hermes_register_commands``), after the core's in the
@@ -68,6 +126,7 @@ class HermesGroup(TyperGroup):
         if getattr(self, "_hermes_plugin_commands", None) is not None:
             return
         self._hermes_plugin_commands = {}
+        self._hermes_partial, self._hermes_owner = {}, {}
         # Here, not at the top: the plugin machinery (pluggy, the contract's pydantic, every
         # plugin's package) loads only when a command or the help needs the plugins' commands.
         from ..plugins import registered_plugins
@@ -76,11 +135,7 @@ class HermesGroup(TyperGroup):
         impls = pm.hook.hermes_register_commands.get_hookimpls()
         commands, groups = {}, {}
         for impl in reversed(impls):  # pluggy's calling order: the last registered first
-            scratch = typer.Typer()
-            scratch.callback()(lambda: None)  # a group, even when the plugin adds one command
-            others = [i.plugin for i in impls if i.plugin_name != impl.plugin_name]
-            pm.subset_hook_caller("hermes_register_commands", others)(app=scratch)
-            for name, command in typer.main.get_command(scratch).commands.items():
+            for name, command in _registered_commands(pm, impls, impl.plugin_name).items():
                 (groups if isinstance(command, TyperGroup) else commands)[name] = command
                 self._hermes_plugin_commands[name] = impl.plugin_name
         ordered = {**{n: c for n, c in self.commands.items() if not isinstance(c, TyperGroup)}, **commands,
@@ -98,7 +153,8 @@ class HermesGroup(TyperGroup):
             if why:
                 raise HermesError(why)
         name, command, rest = super().resolve_command(ctx, args)
-        plugin = (getattr(self, "_hermes_plugin_commands", None) or {}).get(name)
+        plugin = ((getattr(self, "_hermes_plugin_commands", None) or {}).get(name)
+                  or getattr(self, "_hermes_owner", {}).get(name))
         if plugin and not ctx.resilient_parsing:
             why = _failed_plugin(plugin)
             if why:
@@ -135,6 +191,16 @@ class HermesGroup(TyperGroup):
         except (typer.Abort, KeyboardInterrupt, EOFError):
             typer.echo("", err=True)
             return 130
+
+
+def _registered_commands(pm, impls, plugin: str) -> dict:
+    """``{name: command}`` that plugin ``plugin``'s ``hermes_register_commands`` adds, on a
+    scratch app of its own (the other plugins' implementations left out)."""
+    scratch = typer.Typer()
+    scratch.callback()(lambda: None)  # a group, even when the plugin adds one command
+    others = [i.plugin for i in impls if i.plugin_name != plugin]
+    pm.subset_hook_caller("hermes_register_commands", others)(app=scratch)
+    return dict(typer.main.get_command(scratch).commands)
 
 
 def _range_message(exc) -> str | None:
