@@ -7,7 +7,8 @@ import json
 import pytest
 
 from hermes.errors import InvalidInput
-from hermes.ranking.explain import explain, explain_ranked, reason_line
+from hermes.ranking.explain import explain, explain_ranked
+from hermes.ranking.explain_words import reason_line
 from hermes.ranking.rank import blend_weight, rank_items
 from hermes.storage.clicks import record_click
 from hermes.storage.records import create_user
@@ -116,9 +117,9 @@ def test_every_level_reads_differently_and_the_figures_are_stated(db, persona):
              "evidence": {**base["evidence"],
                           "interest": {**base["evidence"]["interest"], "level": level,
                                        "similarity": 0.42}}}
-        from hermes.ranking.explain import _phrases
+        from hermes.ranking.explain_words import phrases_of
 
-        p["phrases"] = _phrases(p)
+        p["phrases"] = phrases_of(p)
         line = reason_line(p)
         assert "0.42" in line and line.startswith({"strong": "Strong match", "good": "Good match",
                                                    "weak": "Weak match", "none": "No match"}[level])
@@ -171,7 +172,7 @@ def test_an_item_without_an_embedding_cannot_be_explained(db, persona):
 def test_an_item_the_feed_leaves_out_is_said_to_be_out_not_given_a_rank(db, persona):
     """Explaining an item outside the feed's window, or one already rated or read, says why
     the feed leaves it out, and where it would come, instead of a rank the feed never shows."""
-    from hermes.ranking.explain import rank_line
+    from hermes.ranking.explain_words import rank_line
 
     user, ids = persona
     old = explain(db, user, ids[5], since_days=7)  # published 30 days ago
@@ -194,7 +195,7 @@ def test_an_item_the_feed_leaves_out_is_said_to_be_out_not_given_a_rank(db, pers
 
 
 def test_two_liked_authors_are_named_in_one_clause_each():
-    from hermes.ranking.explain import _phrases
+    from hermes.ranking.explain_words import phrases_of
 
     people = [{"key": "author:author, a", "kind": "author", "label": "Author", "score": 0.33,
                "likes": 1, "dislikes": 0},
@@ -202,7 +203,7 @@ def test_two_liked_authors_are_named_in_one_clause_each():
                "likes": 2, "dislikes": 0}]
     evidence = {"interest": None, "liked": None, "classifier": None, "tags": [],
                 "authors": people, "sources": [], "topics": []}
-    phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": True})
+    phrases = phrases_of({"evidence": evidence, "components": {}, "above_bar": True})
     assert "by Author, whom you liked once, and Writer, whom you liked twice" in phrases
 
 

@@ -9,7 +9,8 @@ import pytest
 from hermes_persona.bootstrap import bootstrap_persona
 
 from hermes.embed import HashEmbedder, english_only
-from hermes.ranking.explain import NOT_ENGLISH, explain
+from hermes.ranking.explain import explain
+from hermes.ranking.explain_words import NOT_ENGLISH
 from hermes.storage.records import create_user, require_user
 from hermes.text.language import english
 

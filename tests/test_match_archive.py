@@ -74,7 +74,7 @@ def test_once_the_persona_clicked_the_interests_text_alone_is_good_not_strong():
 
 
 def test_the_explanation_says_the_clicks_did_not_confirm_a_strong_interest():
-    from hermes.ranking.explain import _note
+    from hermes.ranking.explain_words import note_of as _note
 
     assert _note({"unconfirmed": True}) == "nothing you liked confirms it: a good match, not strong"
     assert _note({"unconfirmed": False}) == ""
@@ -134,7 +134,7 @@ def _payload(**evidence):
 
 
 def test_a_figure_held_down_by_the_archive_says_what_is_typical_here():
-    from hermes.ranking.explain import _phrases
+    from hermes.ranking.explain_words import phrases_of as _phrases
 
     held = _phrases(_payload(liked={"id": 1, "title": "Higgs at the LHC", "similarity": 0.63,
                                     "level": "weak", "usual_here": True, "typical_here": 0.36}))
@@ -146,7 +146,7 @@ def test_a_figure_held_down_by_the_archive_says_what_is_typical_here():
 
 
 def test_a_nearer_dislike_is_named_beside_the_like():
-    from hermes.ranking.explain import _phrases
+    from hermes.ranking.explain_words import phrases_of as _phrases
 
     near = _phrases(_payload(liked={"id": 1, "title": "A", "similarity": 0.61, "level": "weak",
                                     "disliked": {"id": 2, "title": "B", "similarity": 0.63,
@@ -156,7 +156,7 @@ def test_a_nearer_dislike_is_named_beside_the_like():
 
 
 def test_every_face_is_told_what_held_a_figure_down():
-    from hermes.ranking.explain import _note
+    from hermes.ranking.explain_words import note_of as _note
 
     assert _note({"usual_here": True, "typical_here": 0.3612}) == (
         "usual in this archive, where an item is typically 0.36")
@@ -177,7 +177,7 @@ def test_the_feed_cli_shows_the_note_beside_the_level():
 def test_a_veto_leads_the_reason_of_an_item_it_keeps_below_the_bar():
     """A trial's feed line read "Weak match: matches your interest … closely …; very close to
     …, which you liked" — all of it positive, the one cause of "weak" left out."""
-    from hermes.ranking.explain import _phrases
+    from hermes.ranking.explain_words import phrases_of as _phrases
 
     evidence = {
         "interest": {"clause": "supersymmetric gauge theories", "similarity": 0.6,

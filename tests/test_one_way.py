@@ -169,3 +169,23 @@ def test_a_tools_refusal_of_a_bad_number_is_in_the_commands_words(db, db_path):
                         "error: --days must be a whole number from 1 to 36500, got 0.")):
         result = CliRunner().invoke(build_app(), [*args, "--db", str(db_path)])
         assert result.exit_code == 1 and result.stderr.strip() == said, result.output
+
+
+# --- an explanation: built in ranking.explain, worded in ranking.explain_words -------------
+
+def test_an_explanation_is_worded_in_one_module():
+    """:mod:`hermes.ranking.explain` builds the payload and :mod:`hermes.ranking.explain_words`
+    words it (they were one file of both): the prose is defined there only, and nothing
+    takes it from ``explain``."""
+    words_tree = ast.parse((ROOT / "hermes/ranking/explain_words.py").read_text(encoding="utf-8"))
+    prose = {n.name for n in words_tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"reason_line", "rank_line", "weight_note", "phrases_of", "note_of"} <= prose
+    found = []
+    for path, tree in _trees():
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.FunctionDef) and node.name in prose
+                    and path != "hermes/ranking/explain_words.py" and node in tree.body):
+                found.append(f"{path}: defines {node.name}")
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "explain":
+                found += [f"{path}: {a.name} from explain" for a in node.names if a.name in prose]
+    assert not found, found

@@ -14,7 +14,8 @@ the feed (bar first), with the item added if the window does not hold it. It hol
   (the reason then says a low match shows little), None when not judged;
 - ``top``: the components that pushed it up most, each with the evidence behind it;
 - ``phrases``, strongest evidence first, worded by how strong it is, and ``reason``: the
-  match and the first phrases, the one line every face shows;
+  match and the first phrases, the one line every face shows (the words are
+  :mod:`hermes.ranking.explain_words`', this module builds the figures they are read from);
 - every component's share, raw value and contribution, the blend weight, the classifier's
   state, the nearest liked items.
 
@@ -33,12 +34,10 @@ from dataclasses import replace
 import numpy as np
 import sqlite_utils
 
-from hermes.facekit.faces import n_days, plural
+from hermes.facekit.faces import n_days
 from hermes.storage.records import item_rows, now_iso
 from hermes.text.authors import author_key, surname
-from hermes.text.clip import clip
 from hermes.text.language import english
-from hermes.text.latex import readable
 
 from ..contract import CandidateQuery
 from ..embed import english_only, get_embedder
@@ -46,8 +45,9 @@ from ..errors import InvalidInput
 from ..storage.clicks import click_on, liked_by
 from ..storage.transactions import write_transaction
 from . import categories
+from .explain_words import EVIDENCE_OF, note_of, phrases_of, reason_line
 from .interests import interest_clauses, wanted_text
-from .match import COUNTS_FROM, LEVELS, level_of, shown
+from .match import COUNTS_FROM, LEVELS, level_of
 from .matrix import get_matrix
 from .preferences import item_keys, key_stats, split_key
 from .rank import Ranking, blend_weight, candidate_rows, rank
@@ -55,26 +55,8 @@ from .rank import Ranking, blend_weight, candidate_rows, rank
 #: the window an explanation ranks in unless told otherwise: list_feed's default
 WINDOW_DAYS = 7
 NEAREST_LIKED = 3
-#: phrases in the one-line reason
-REASON_PHRASES = 2
-#: how the phrases of rated keys that count against an item begin (see :func:`_phrases`)
-DISLIKED = ("has tags you disliked", "by authors you disliked", "from a source or type you disliked",
-            "has no tags, but is like items with tags you disliked")
-#: an item without categories counts the one whose items it is closest to (ranking.categories)
-INFERRED = ("has no tags, but is like items with tags you liked", DISLIKED[3])
 #: components shown in ``top``
 TOP = 3
-
-#: which evidence stands behind each built-in component
-EVIDENCE_OF = {"profile": "interest", "affinity": "liked", "classifier": "classifier",
-               "preference": "keys"}
-#: how a level reads at the head of a reason
-MATCH_WORDS = {"strong": "Strong match", "good": "Good match", "weak": "Weak match",
-               "none": "No match"}
-#: what a low match on a text in another language cannot show (an English-only model)
-NOT_ENGLISH = ("its text is not English and the model reads English only, so the low "
-               "match says little about its topic")
-
 
 def pool_of(window_days: float | None) -> str:
     """What a feed with this window ranks, in words."""
@@ -264,7 +246,7 @@ class _Shared:
             "nearest_liked": nearest,
             "created": now_iso(),
         }
-        payload["phrases"] = _phrases(payload)
+        payload["phrases"] = phrases_of(payload)
         payload["top"] = _top(payload)
         payload["reason"] = reason_line(payload)
         return payload
@@ -343,7 +325,7 @@ class _Shared:
                                  "keeps_below_bar": vetoed}
         for kind in ("interest", "liked", "classifier"):
             if out[kind] is not None:
-                out[kind]["note"] = _note(out[kind])
+                out[kind]["note"] = note_of(out[kind])
         out["tags"] = [t for t in matched if t["kind"] == "tag"]
         out["authors"] = [t for t in matched if t["kind"] == "author"]
         out["sources"] = [t for t in matched if t["kind"] in ("type", "source")]
@@ -443,156 +425,6 @@ class _Shared:
                  "similarity": round(float(sims[k]), 4)} for k in best]
 
 
-# --- words ----------------------------------------------------------------------------------
-
-def _quote(text: str, width: int = 60) -> str:
-    """``text`` quoted in a reason, cut to ``width``. A title's LaTeX is made readable first
-    (:mod:`hermes.text.latex`): cut as written, "…in $\\mathca…" was neither LaTeX nor text on
-    any face, agents' included (the item's own ``title`` field keeps the LaTeX)."""
-    return f"“{clip(readable(' '.join((text or '').split())), width)}”"
-
-
-def _times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
-def _labels(keys: list[dict], liked: bool) -> str:
-    """The keys with the clicks behind each, the side named first: "article" alone read as a
-    verdict on every article after one dislike ("type article (1 dislike)")."""
-    def tally(k: dict) -> str:
-        sides = [(k["likes"], "like"), (k["dislikes"], "dislike")]
-        return ", ".join(plural(n, word) for n, word in (sides if liked else sides[::-1]) if n)
-
-    return ", ".join(f"{'type ' if k['kind'] == 'type' else ''}{k['label']} ({tally(k)})"
-                     for k in keys[:3])
-
-
-def _note(e: dict) -> str:
-    """Why a figure counted for less than its value suggests, in a few words beside its
-    level on every face ("" when nothing held it down)."""
-    disliked = e.get("disliked") or {}
-    if disliked.get("closer"):
-        return (f"a disliked item is as near: {_quote(disliked['title'] or 'an item you disliked', 50)} "
-                f"(similarity {shown(disliked['similarity'])})")
-    if e.get("keeps_below_bar"):
-        return "leans to a dislike: keeps it below your bar"
-    if e.get("unconfirmed"):
-        return "nothing you liked confirms it: a good match, not strong"
-    if e.get("usual_here") and "typical_here" in e:
-        return f"usual in this archive, where an item is typically {shown(e['typical_here'])}"
-    return ""
-
-
-def _held_down(e: dict) -> bool:
-    """Whether a figure sits below the bar only because it is usual in this archive (it
-    would clear the bar by the fixed thresholds): the phrase then says so, not "weakly
-    similar". A figure the archive lowered from strong to good still reads as good."""
-    return (bool(e.get("usual_here")) and e["level"] in ("weak", "none")
-            and "typical_here" in e)
-
-
-def _phrases(p: dict) -> list[str]:
-    """Every piece of evidence in words. Above the bar the strongest comes first (a phrase
-    ranks by the level its figure reaches; rated tags and authors and plugins' components
-    sit between weak and good, sources and types lower); below the bar the figures the
-    match was judged on come first, since they say why it is not higher. Ties keep the
-    order the phrases are made in (interest, liked, classifier, tags, authors, sources,
-    plugins): nothing here depends on which other items were ranked, so every face that
-    ranks the item among other candidates still gives the same reason."""
-    ev, comps = p["evidence"], p["components"]
-    judged_first = not p.get("above_bar", True)
-    found: list[tuple[bool, float, int, str]] = []
-
-    def add(strength: float, kind: str, text: str):
-        judged = kind in ("interest", "liked", "classifier")
-        found.append((judged_first and not judged, -strength, len(found), text))
-
-    if ev["interest"] is not None:
-        e = ev["interest"]
-        clause, sim = _quote(e["clause"]), shown(e["similarity"])
-        add(LEVELS.index(e["level"]), "interest", {
-            "strong": f"matches your interest {clause} closely (similarity {sim})",
-            "good": f"matches your interest {clause} (similarity {sim})",
-            "weak": f"weakly similar to your interests (nearest {clause}, similarity {sim})",
-            "none": f"not close to any of your interests (nearest {clause}, similarity {sim})",
-        }[e["level"]] if not _held_down(e) else
-            f"similar to your interest {clause} (similarity {sim}), but an item here is "
-            f"typically {shown(e['typical_here'])} from your interests")
-    if ev["liked"] is not None:
-        e = ev["liked"]
-        title, sim = _quote(e["title"] or f"item {e['id']}"), shown(e["similarity"])
-        who = "bootstrap liked for you" if e.get("source") == "bootstrap" else "you liked"
-        phrases = {
-            "strong": f"very close to {title}, which {who} (similarity {sim})",
-            "good": f"close to {title}, which {who} (similarity {sim})",
-            "weak": f"weakly similar to what you liked (nearest {title}, similarity {sim})",
-            "none": f"nothing you liked is similar (nearest similarity {sim})",
-        }
-        itself = ("liked for you by bootstrap, from your interests or an imported library"
-                  if e.get("source") == "bootstrap" else "you liked it")
-        disliked = e.get("disliked") or {}
-        if e.get("itself"):
-            text = itself
-        elif disliked.get("closer"):
-            # a liked neighbour lifts nothing when a disliked one is nearer still
-            # match.CLOSER: a disliked item within a hair of the liked one counts too
-            nearer = "nearer" if disliked["similarity"] >= e["similarity"] else "almost as near"
-            text = (f"near {title}, which {who} (similarity {sim}), but {nearer} to "
-                    f"{_quote(disliked['title'] or 'an item you disliked')}, which you disliked "
-                    f"(similarity {shown(disliked['similarity'])})")
-        elif _held_down(e):
-            text = (f"similar to {title}, which {who} (similarity {sim}), but an item here is "
-                    f"typically {shown(e['typical_here'])} from what you liked")
-        else:
-            text = phrases[e["level"]]
-        add(LEVELS.index(e["level"]), "liked", text)
-    if ev["classifier"] is not None:
-        e = ev["classifier"]
-        prob = shown(e["probability"])
-        # a veto is why the item is below the bar: it leads the reason, before the figures it
-        # overrode (a trial's line gave only those, "closely … very close", under "Weak match")
-        add(LEVELS.index(e["level"]) if not e.get("keeps_below_bar") else len(LEVELS), "classifier", {
-            "strong": f"looks like what you liked, not what you disliked (probability {prob})",
-            "good": f"looks more like what you liked than what you disliked (probability {prob})",
-            "weak": f"your likes and dislikes do not tell either way (probability {prob})",
-            "none": f"looks more like what you disliked (probability {prob})",
-        }[e["level"]] if not e.get("keeps_below_bar") else
-            f"leans towards what you disliked (probability {prob}), which keeps it below "
-            f"your bar")
-    people = [k for k in ev["authors"] if k["score"] > 0][:2]
-    if people:  # "by Furtak, whom you liked twice"
-        # "by A, whom you liked once, and B, whom …": the clause closed before the next name
-        add(1.5, "keys", "by " + ", and ".join(
-            f"{k['label']}, whom you liked {_times(k['likes'])}" for k in people))
-    for keys, strength, liked_words, disliked_words in (
-            ([k for k in ev["tags"] if not k.get("inferred")], 1.5, "has tags you liked",
-             DISLIKED[0]),
-            ([k for k in ev["tags"] if k.get("inferred")], 1.0, INFERRED[0], INFERRED[1]),
-            ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "",
-             DISLIKED[1]),
-            (ev["sources"], 0.5, "from a source or type you liked",
-             DISLIKED[2])):
-        liked = [k for k in keys if k["score"] > 0]
-        disliked = [k for k in keys if k["score"] < 0]
-        if liked:
-            add(strength, "keys", f"{liked_words}: {_labels(liked, True)}")
-        if disliked:
-            add(strength - 0.25, "keys", f"{disliked_words}: {_labels(disliked, False)}")
-    for name, c in sorted(comps.items()):
-        if name not in EVIDENCE_OF and c["active"] and c["raw"] > 0:  # its own score, not z
-            add(1.5, name, f"{name} favours it")
-        elif name not in EVIDENCE_OF and c["active"] and c["contribution"] <= -PUSHED_DOWN:
-            # a plugin's boost (z-scored) lowers every item it does not mark: say so, or the
-            # item's fall has no reason (a trial's domain boost: -0.47 each, unexplained)
-            add(0.5, name, f"{name} favours other items")
-    found.sort(key=lambda f: f[:3])
-    return [f[3] for f in found]
-
-
-#: a plugin component lowering an item's score by this much is named in its reason
-PUSHED_DOWN = 0.25
-
-
 def _top(p: dict) -> list[dict]:
     """The components that pushed the item up most, with the evidence behind each."""
     pushing = sorted(((c["contribution"], n) for n, c in p["components"].items()
@@ -606,44 +438,3 @@ def _top(p: dict) -> list[dict]:
         out.append({"component": name, "contribution": contribution,
                     "share": p["components"][name]["share"], "evidence": behind})
     return out
-
-
-def reason_line(p: dict) -> str:
-    """The one-line reason every face shows: the match, then the strongest evidence, and
-    for an item above the bar that rated keys pushed down, the dislike that did it (a strong
-    match whose score halved after a dislike of its blog said only why it was strong)."""
-    head = MATCH_WORDS[p["match"]]
-    if not p["phrases"]:
-        return (f"{head}: nothing to judge it by yet (no interests text, no likes); write "
-                "interests for this persona or like a few items.")
-    shown = p["phrases"][:REASON_PHRASES]
-    held_down = [t for t in p["phrases"][REASON_PHRASES:] if t.startswith(DISLIKED)]
-    preference = p["components"].get("preference") or {}
-    if (held_down and p.get("above_bar", True) and preference.get("active")
-            and preference.get("contribution", 0) < 0):
-        # "but" turns from what lifted the item to what held it down; after a dislike
-        # already shown it would join two of a kind ("…you disliked; but …you disliked")
-        joint = "and " if any(t.startswith(DISLIKED) for t in shown) else "but "
-        shown = [*shown, joint + held_down[0]]
-    if p["evidence"].get("english") is False and p["match"] in ("none", "weak"):
-        shown = [*shown, NOT_ENGLISH]
-    return f"{head}: " + "; ".join(shown) + "."
-
-
-def weight_note(n_clicks: int, blend_weight: float) -> str:
-    """Why behaviour weighs nothing although there are clicks (``""`` otherwise): the blend
-    gives a component no share when its scores are equal over the items ranked — one item,
-    or items the clicks cannot tell apart — and a figure of 0 % beside "6 clicks" reads as a
-    bug unless it says so."""
-    if n_clicks and not blend_weight:
-        return " (what you rated does not tell these items apart: too few of them, or too alike)"
-    return ""
-
-
-def rank_line(p: dict) -> str:
-    """Where the item ranks and among what: "Ranks 3 of 120 unread items of the last 7 days";
-    for an item the feed leaves out, why, and where it would come."""
-    if p.get("in_pool", True):
-        return f"Ranks {p['rank']} of {p['out_of']} {p['pool']}"
-    return (f"Not among the {p['pool']} ({p['not_in_pool']}); ranked with them it would come "
-            f"{p['rank']} of {p['out_of']}")

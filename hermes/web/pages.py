@@ -21,7 +21,8 @@ from hermes.storage.records import archive_size, feed_row, item_rows, list_perso
 from ..errors import HermesError
 from ..ingest.refresher import refresh_state
 from ..ingest.store import not_embedded
-from ..ranking.explain import explain, rank_line
+from ..ranking.explain import explain
+from ..ranking.explain_words import rank_line
 from ..storage.clicks import click_counts_by_persona, label_of
 from . import actions, atom, feeds_page, persona_page
 from .access import (

@@ -21,7 +21,7 @@ from hermes.text.latex import readable
 
 from ..clock import read_stamp
 from ..contract import ok
-from ..ranking.explain import weight_note
+from ..ranking.explain_words import weight_note
 from ..ranking.match import shown
 from . import csrf
 from .sanitize import looks_like_html, preview, render_summary, safe_url

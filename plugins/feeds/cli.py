@@ -34,7 +34,7 @@ from hermes.facekit.terminal import (
     tool_number,
     wrapped,
 )
-from hermes.ranking.explain import rank_line, weight_note
+from hermes.ranking.explain_words import rank_line, weight_note
 from hermes.ranking.feed_window import DEFAULT_DAYS, chosen_window, remember_window, wider_window
 from hermes.ranking.match import UNCOUNTED, shown
 from hermes.storage.records import require_user
