@@ -135,9 +135,19 @@ def skip_broken_tools(pm: PluginManager) -> None:
     cannot then ask about would be a plugin half there, and ``hermes plugins`` would call it
     healthy. Plugins are checked in registration order, so of two with one tool name the
     later (an installed plugin, not a built-in) is left out. Checked once here, so every
-    command, ``hermes serve`` and ``hermes plugins`` agree on which plugins are in."""
+    command, ``hermes serve`` and ``hermes plugins`` agree on which plugins are in.
+
+    The plugins hermes ships (:data:`SHIPPED`) pass this check in its own test suite
+    (tests/test_plugin_tool_refusal.py), so with no other plugin registering tools nothing
+    is collected here: a command imports the tools module of the tool it calls
+    (:func:`hermes.tools.find_tool`), not every plugin's. Any other plugin is checked
+    against every tool, the shipped ones' included."""
+    impls = [impl for impl in pm.hook.hermes_register_tools.get_hookimpls()
+             if pm.get_plugin(impl.plugin_name) is not None]
+    if all(shipped(pm, impl.plugin_name) for impl in impls):
+        return
     taken: dict[str, Tool] = {}
-    for impl in list(pm.hook.hermes_register_tools.get_hookimpls()):
+    for impl in impls:
         if pm.get_plugin(impl.plugin_name) is None:  # its other implementation failed
             continue
         try:
@@ -151,6 +161,17 @@ def skip_broken_tools(pm: PluginManager) -> None:
                 "version": dist_version,
                 "error": str(exc) if isinstance(exc, HermesError) else error_line(exc),
             })
+
+
+#: ``(name, module)`` of every plugin hermes ships (:data:`DEFAULT_PLUGINS` as released):
+#: their tools are checked by hermes's test suite, not at every start (:func:`skip_broken_tools`)
+SHIPPED: frozenset[tuple[str, str]] = frozenset(DEFAULT_PLUGINS.items())
+
+
+def shipped(pm: pluggy.PluginManager, name: str) -> bool:
+    """Whether plugin ``name`` is one hermes ships, registered from its own module."""
+    plugin = pm.get_plugin(name)
+    return (name, getattr(plugin, "__name__", None)) in SHIPPED
 
 
 def plugin_tools(impl, taken: dict[str, Tool]) -> list[Tool]:

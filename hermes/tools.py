@@ -63,6 +63,22 @@ def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
     return {name: t for name, t in tools.items() if groups is None or t.group in groups}
 
 
+def find_tool(name: str) -> Tool | None:
+    """``collect_tools().get(name)``, collecting plugin by plugin in registration order and
+    stopping at the one that has it: a command imports the tools module of the tool it
+    calls, not every plugin's (the plugin manager has checked that no two plugins' tools
+    share a name, :func:`hermes.plugins.skip_broken_tools`)."""
+    tools: dict[str, Tool] = {}
+    for impl in get_plugin_manager().hook.hermes_register_tools.get_hookimpls():
+        try:
+            tools.update((t.name, t) for t in plugin_tools(impl, tools))
+        except HermesError as exc:
+            raise HermesError(f"plugin {impl.plugin_name!r}: {exc}") from None
+        if name in tools:
+            return tools[name]
+    return None
+
+
 def collect_prompts(served: set[str] | frozenset[str]) -> list[Prompt]:
     """Every registered MCP prompt whose tools are all ``served``, by name. A plugin whose
     ``hermes_register_prompts`` raises, or returns something not a :class:`Prompt`, loses its

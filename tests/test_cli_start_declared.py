@@ -144,3 +144,45 @@ def test_a_registered_plugins_commands_are_listed_after_all(monkeypatch):
         assert "Wave from a registered plugin." in CliRunner().invoke(build_app(), ["--help"]).output
     finally:
         plugins.pm_cache_clear()
+
+
+# --- a command collects the tool it calls --------------------------------------------------
+
+TOOL_PROBE = """
+import json, sys
+from hermes import plugins
+from hermes.tools import find_tool
+plugins.get_plugin_manager()
+assert find_tool("list_feed").plugin == "feeds"
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("hermes_"))))
+"""
+
+
+def test_the_shipped_plugins_tools_are_not_collected_to_check_them(tmp_path):
+    """With only the plugins hermes ships, the start-up check collects no tool (the suite
+    checks them: the next test), and a command's tool is found without the other plugins'
+    tools modules."""
+    done = subprocess.run([sys.executable, "-c", TOOL_PROBE], capture_output=True, text=True,
+                          timeout=120, env=child_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout))
+    assert "hermes_feeds.tools" in loaded
+    assert not {"hermes_persona.tools", "hermes_digest.tools", "hermes_corpus.tools"} & loaded, loaded
+
+
+def test_every_shipped_plugins_tools_pass_the_tool_check():
+    """What the start-up check takes on trust (:data:`hermes.plugins.SHIPPED`), checked here:
+    every tool of every shipped plugin is a Tool with a bounded string parameter each and a
+    name of its own; and :func:`hermes.tools.find_tool` finds what :func:`collect_tools` does."""
+    from hermes.tools import collect_tools, find_tool
+
+    pm = plugins.get_plugin_manager()
+    taken: dict = {}
+    for impl in pm.hook.hermes_register_tools.get_hookimpls():
+        assert plugins.shipped(pm, impl.plugin_name), impl.plugin_name
+        taken.update((t.name, t) for t in plugins.plugin_tools(impl, taken))
+    assert not pm.failed
+    collected = collect_tools()
+    assert set(collected) == set(taken)
+    assert all(find_tool(name) is tool for name, tool in collected.items())
+    assert find_tool("no_such_tool") is None

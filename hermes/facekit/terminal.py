@@ -166,9 +166,9 @@ def run_tool(db, name: str, /, **arguments) -> dict:
     named as the running command spells it (:func:`cli_names`)."""
     # Here, not at the top: pydantic and the plugins' tools load only when a command calls one.
     from .. import arguments as tool_arguments
-    from ..tools import call_tool, collect_tools
+    from ..tools import call_tool, find_tool
 
-    tool = collect_tools().get(name)
+    tool = find_tool(name)
     if tool is None:
         raise HermesError(f"the {name} tool is not available: the plugin that provides it is "
                           "disabled (see `hermes plugins`)")
