@@ -167,7 +167,7 @@ def test_every_face_is_told_what_held_a_figure_down():
 
 
 def test_the_feed_cli_shows_the_note_beside_the_level():
-    from hermes_feeds.cli import _judged
+    from hermes_feeds.feed_lines import _judged
 
     assert _judged({"note": "leans to a dislike: keeps it below your bar"}, "weak") == (
         "weak: leans to a dislike: keeps it below your bar")

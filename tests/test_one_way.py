@@ -130,7 +130,7 @@ def test_the_web_face_has_no_sql_of_its_own():
 #: (module, function, parameter)
 _OWN_BOUNDS = {("hermes/cli/core.py", "serve", "port"), ("hermes/cli/core.py", "web", "port"),
                ("hermes/cli/core.py", "tags_rebuild", "batch"), ("plugins/corpus/cli.py", "export", "since"),
-               ("plugins/feeds/cli.py", "preview", "limit")}
+               ("plugins/feeds/subscriptions_cli.py", "preview", "limit")}
 
 
 def _bounded_options():
@@ -189,3 +189,20 @@ def test_an_explanation_is_worded_in_one_module():
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "explain":
                 found += [f"{path}: {a.name} from explain" for a in node.names if a.name in prose]
     assert not found, found
+
+
+def test_the_feeds_commands_are_a_module_per_concept():
+    """plugins/feeds/cli.py held two command groups and a renderer: now ``cli`` only
+    registers, ``subscriptions_cli`` is ``hermes feeds …``, ``reading_cli`` is ``hermes feed``
+    and the verbs, ``feed_lines`` draws (and defines no command)."""
+    def defined(name: str) -> set[str]:
+        tree = ast.parse((ROOT / "plugins/feeds" / name).read_text(encoding="utf-8"))
+        return {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+    assert defined("cli.py") == {"register"}
+    assert {"add", "preview", "import_opml", "export_opml"} <= defined("subscriptions_cli.py")
+    assert {"feed", "like", "explain"} <= defined("reading_cli.py")
+    assert "explanation_lines" in defined("feed_lines.py")
+    for name in ("reading_cli.py", "subscriptions_cli.py"):
+        assert not {"item_lines", "explanation_lines"} & defined(name), name
+    assert "typer" not in (ROOT / "plugins/feeds/feed_lines.py").read_text(encoding="utf-8")

@@ -6,6 +6,7 @@ a plugin's commands import it rather than the CLI (docs/architecture.md, "Layers
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import os
 import re
@@ -282,6 +283,15 @@ def run_guarded(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except HermesError as exc:
         die(cli_wording(str(exc)))
+
+
+def guarded(command):
+    """A command whose :class:`HermesError` becomes one ``error:`` line and exit status 1
+    (:func:`run_guarded` around every call)."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        return run_guarded(command, *args, **kwargs)
+    return wrapper
 
 
 def style(text: str, **kw) -> str:
