@@ -61,6 +61,17 @@ _TOPS: OrderedDict = OrderedDict()
 _PREFERENCES: OrderedDict = OrderedDict()
 _STATS: OrderedDict = OrderedDict()
 _ITEM_KEYS: OrderedDict = OrderedDict()
+#: per persona and kind of click-dependent scores: (clicks, exact scores over every row)
+_BASES: OrderedDict = OrderedDict()
+#: what was served for (that key, clicks) from a base: the same answer every time
+_STALE: OrderedDict = OrderedDict()
+_PENDING: dict = {}
+#: serve the previous ranking's exact scores after a click (the short list re-scored);
+#: ``False``: every row computed exactly after each click (benchmarks compare the two)
+INCREMENTAL = True
+#: a base at most this many clicks behind is served from (a benchmark's pages of several
+#: clicks at once, a person rating a page without looking at the feed in between)
+MAX_STALE = 8
 #: more changed keys than this (a rebuilt persona, many clicks at once): sum afresh
 MAX_CHANGED_KEYS = 64
 
@@ -117,14 +128,21 @@ class Scope:
         self.matrix, self.rows, self.vectors, self.persona = matrix, rows, vectors, persona
         self.full = len(rows) * 4 >= len(matrix)
         self.exact = exact
-        # kept only where a second pass follows (int8 storage)
-        self.scratch = scratch if matrix.storage == "int8" and scratch is not None else {}
+        # what a second pass (int8 storage, or scores served from before a click) reuses
+        self.scratch = scratch if scratch is not None else {}
 
-    def per_row(self, what, compute, compute_all=None, *, uses_vectors=True):
+    def per_row(self, what, compute, compute_all=None, *, uses_vectors=True, since=None):
         """``compute(vectors, rows) -> (len(rows), …)`` scores, for the candidates.
         ``compute_all()``, when given, computes them for every row of the matrix (it may use
         the caches below); by default ``compute`` over the whole matrix does.
-        ``uses_vectors=False``: the scores do not depend on the vectors (nothing to re-score)."""
+        ``uses_vectors=False``: the scores do not depend on the vectors (nothing to re-score).
+
+        ``since=(family, clicks)``: the scores depend on the persona's ``clicks`` (a
+        tuple, oldest first) and ``family`` names them without the clicks. After a click,
+        the previous clicks' exact scores over every row are served (``stale``, see
+        :func:`_from_base`) and :func:`hermes.ranking.rank.rank` re-scores its short list
+        with ``compute``; the exact scores for these clicks are computed meanwhile on a
+        thread, for the next click to start from."""
         first = self.scratch.get(("per_row", what)) if self.exact is not None else None
         if first is not None:
             out = first  # the first pass's scores: only the exact positions change below
@@ -132,10 +150,18 @@ class Scope:
             out = compute(self.vectors, self.rows)
         else:
             key = (*matrix_key(self.matrix), self.persona, what)
-            hit = _get(_SCORES, key)
+            hit = _from_base(self, what, since, compute_all) if since is not None else None
+            if hit is not None:
+                self.scratch["stale"] = True
+                self.scratch[("stale", what)] = True
+            else:
+                hit = _get(_SCORES, key)
             if hit is None:
                 hit = self._stored_or_computed(what, compute, compute_all)
                 _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
+                if since is not None:
+                    _put(_BASES, (*matrix_key(self.matrix), self.persona, since[0]),
+                         (tuple(since[1]), hit), MAX_TOPS)
             # a copy (the cached scores stay as they are); ``take`` copies a (rows, k) block
             # several times faster than fancy indexing, and when every row is a candidate
             # (rows are in matrix order) a plain copy is twice as fast again
@@ -143,7 +169,8 @@ class Scope:
                    else np.take(hit, self.rows, axis=0))
         if self.exact is None:
             self.scratch[("per_row", what)] = out
-        if self.exact is not None and uses_vectors:
+        if self.exact is not None and uses_vectors and (
+                self.matrix.storage == "int8" or self.scratch.get(("stale", what))):
             at, vectors = self.exact
             out[at] = compute(vectors, self.rows[at])
         return out
@@ -184,6 +211,66 @@ class Scope:
             column_store.save_later(self.matrix, what[0], key, hit,
                                     slot=(self.persona[0], what[0]))
         return hit
+
+
+def _from_base(scope: Scope, what, since, compute_all):
+    """Every row's scores for ``since``'s clicks served from the exact scores of an earlier
+    ranking of the same persona whose clicks these extend by at most :data:`MAX_STALE`
+    (``None`` when there is none, or :data:`INCREMENTAL` is off: compute them exactly).
+
+    The same clicks always get the same answer in a process: the first request after a
+    click picks its base (the last exact scores, those of the previous ranking: a thread
+    computes them after each ranking served this way, and the next click waits for it),
+    and later requests reuse that choice. The scores are stale only outside the short list
+    :func:`hermes.ranking.rank.rank` re-scores (:data:`hermes.ranking.rank.STALE_RESCORE`
+    candidates); quality and the overlap with the exact ranking: benchmarks/results/click.md."""
+    family, clicks = since[0], tuple(since[1])
+    bkey = (*matrix_key(scope.matrix), scope.persona, family)
+    served = _get(_STALE, (bkey, clicks))
+    if served is not None:
+        return served
+    if not INCREMENTAL or compute_all is None:
+        return None
+    if _get(_SCORES, (*matrix_key(scope.matrix), scope.persona, what)) is not None:
+        return None  # computed exactly already: keep serving that
+    settle(bkey)
+    base = _get(_BASES, bkey)
+    if base is None:
+        return None
+    then, scores = base
+    if not (len(then) < len(clicks) <= len(then) + MAX_STALE and clicks[:len(then)] == then):
+        return None
+    _put(_STALE, (bkey, clicks), scores, MAX_TOPS)
+    matrix, persona = scope.matrix, scope.persona
+
+    def exact():
+        try:
+            value = compute_all()
+        except Exception:  # noqa: BLE001 — the next click computes them itself
+            return
+        _put(_BASES, bkey, (clicks, value), MAX_TOPS)
+        column_store.save_later(matrix, family[0],
+                                (__version__, persona, what),
+                                value, slot=(persona[0], family[0]))
+
+    worker = threading.Thread(target=exact, name="hermes-exact-scores", daemon=True)
+    with _LOCK:
+        _PENDING[bkey] = worker
+    worker.start()
+    return scores
+
+
+def settle(bkey=None) -> None:
+    """Wait for the exact scores being computed after a ranking (all of them, or ``bkey``'s)."""
+    with _LOCK:
+        workers = list(_PENDING.values()) if bkey is None else [_PENDING.get(bkey)]
+    for worker in workers:
+        if worker is not None:
+            worker.join()
+    with _LOCK:
+        for key, worker in list(_PENDING.items()):
+            if not worker.is_alive():
+                del _PENDING[key]
 
 
 def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
@@ -333,7 +420,10 @@ def _insert(tops: np.ndarray, column: np.ndarray) -> None:
 
 
 def clear() -> None:
+    settle()
     with _LOCK:
+        _BASES.clear()
+        _STALE.clear()
         _SCORES.clear()
         _COLUMNS.clear()
         _TOPS.clear()

@@ -81,10 +81,19 @@ def hermes_score(db, user, item_ids, vectors, context):
     liked = recent_likes(clicks, matrix)
     disliked = recent_likes(clicks, matrix, liked=False)[:RECENT_DISLIKES]
     if fitted["detail"]["active"] or liked:
+        # after a click: the previous ranking's exact columns, the short list re-scored
+        # (score_cache.Scope.per_row's ``since``)
         behaviour = scope.per_row(("behaviour", tuple(clicks), behaviour_settings()),
                                   lambda vecs, where: _behaviour(vecs, where, matrix, fitted,
                                                                  liked, disliked),
-                                  lambda: _behaviour_all(matrix, fitted, liked, disliked))
+                                  lambda: _behaviour_all(matrix, fitted, liked, disliked),
+                                  # a column that was constant (no classifier, no
+                                  # dislike yet) is not served for one that is not
+                                  since=(("behaviour", behaviour_settings(),
+                                          fitted["detail"]["active"], bool(liked),
+                                          bool(disliked)), tuple(clicks)))
+        if scope.scratch.get(("stale", ("behaviour", tuple(clicks), behaviour_settings()))):
+            scope.scratch.setdefault("stale_names", set()).update(("classifier", "affinity"))
     if fitted["detail"]["active"]:
         probability = scope.changed("probability", lambda at: 1.0 / (
             1.0 + np.exp(-behaviour[at, 0].astype(np.float64))))

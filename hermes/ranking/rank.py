@@ -30,6 +30,18 @@ ROLES = ("profile", "behaviour", "boost")
 #: most; re-scoring the int8 top 1,000 restored the float32 top 100 of every query measured
 #: (benchmarks/results/ranking.md, "int8 storage").
 RESCORE = 1000
+#: after a click the behaviour scores of most candidates are the previous ranking's (see
+#: ``hermes.builtins.score_cache.Scope.per_row``): the best this many (at least twice the
+#: ``limit``) are scored again with the new clicks, exactly, and blended on the first pass's
+#: scales. At 100k and 1M candidates the top 10 then agreed with a full recomputation on
+#: 9.9 of 10 and the quality benchmarks did not move (benchmarks/results/click.md).
+STALE_RESCORE = 2000
+#: ... and this many candidates, evenly spaced, from which the stale components' mean and
+#: spread over all candidates are estimated again
+STALE_SAMPLE = 2000
+#: a component whose spread is below this share of its size is constant up to float32
+#: rounding: it calibrates to zeros, not to a unit spread of rounding noise
+CONSTANT_SPREAD = 1e-6
 
 
 @dataclass
@@ -121,7 +133,10 @@ def _calibrated(scores) -> tuple[np.ndarray, float, float]:
     deviation = np.subtract(scores, mean, out=scores) if copied else scores - mean
     # numpy's std, step for step (the same bits), without its second pass for the mean
     std = np.sqrt(np.mean(deviation * deviation))
-    if not np.isfinite(std) or std < 1e-12:
+    # A float32 score computed two ways (cached, or recomputed in another batch of products)
+    # can differ in its last bit; a component that is constant but for that would otherwise
+    # be blown up to a unit spread and order the feed by rounding noise.
+    if not np.isfinite(std) or std < 1e-12 or std <= CONSTANT_SPREAD * abs(mean):
         return np.zeros_like(scores), mean, 0.0
     deviation /= std  # in place: at a million candidates each copy is 8 MB
     return deviation, mean, std
@@ -239,23 +254,47 @@ def rank(
     total, contributions, w, shares = blend(components, len(clicks), len(ids), scales)
     judgement = judge(components, len(ids), embedder.name, len(clicks))
     levels = judgement.levels
-    shortlist = max(RESCORE, 2 * (limit or 0))
-    if matrix.storage == "int8" and len(ids) and shortlist:
-        # The scores came from the int8 codes: score the best of them again, exactly, and
-        # blend them on the scales found over every candidate (whose mean and spread over
-        # many candidates the approximation barely moves). The others keep their scores.
+    int8 = matrix.storage == "int8"
+    stale = bool(context.scratch.get("stale"))  # behaviour served from before a click
+    shortlist = max(RESCORE if int8 else STALE_RESCORE, 2 * (limit or 0))
+    if (int8 or stale) and len(ids) and shortlist:
+        # The scores came from the int8 codes, or from the clicks before the last: score the
+        # best of them again, exactly, and blend them on the scales found over every
+        # candidate (whose mean and spread over many candidates the approximation barely
+        # moves). The others keep their scores.
         short = top_order(ids, total, shortlist, first=levels >= BAR if bar_first else None)
-        # what the built-in scorers reuse is kept in context.scratch; anything else a
-        # plugin returned is not held twice at a million candidates
-        del components
+        if stale:
+            # and an even sample of every candidate: the stale components' new mean and spread
+            # over all of them (a click moves the classifier's scale), estimated from it
+            sample = np.linspace(0, len(ids) - 1, min(len(ids), STALE_SAMPLE)).astype(np.int64)
+            keep = np.zeros(len(ids), dtype=bool)
+            keep[short] = keep[sample] = True
+            short = np.flatnonzero(keep)
         context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
-        components = score(db, user, ids, context, failed)
+        if int8:
+            # what the built-in scorers reuse is kept in context.scratch; anything else a
+            # plugin returned is not held twice at a million candidates
+            del components
+            components = score(db, user, ids, context, failed)
+        else:
+            # only the built-in scorers served stale scores: the others keep their first pass
+            others = {name for name, _ in get_plugin_manager().list_name_plugin()} - {"scorers"}
+            again = score(db, user, ids, context, failed | others)
+            names = {c.name for c in again}
+            components = again + [c for c in components if c.name not in names]
+        if stale:
+            for c in components:
+                if c.name in context.scratch.get("stale_names", ()) and c.name in scales:
+                    _, mean, std = _calibrated(np.asarray(c.scores)[sample])
+                    if std:
+                        scales[c.name] = (mean, std)
         reblend(components, short, total, contributions, shares, scales)
         judgement.put(short, judge([replace(c, evidence={k: np.asarray(v)[short] for k, v in
                                                          c.evidence.items()})
                                     for c in components], len(short), embedder.name,
                                    len(clicks)))
-        release_free_memory()
+        if int8:
+            release_free_memory()
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
     counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
     return Ranking(
