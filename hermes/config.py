@@ -2,6 +2,13 @@
 
 Resolution order for every setting: explicit argument, environment, ``config.toml`` in the
 data directory, default.
+
+``config.toml`` is read in one place, :func:`settings`, once per process and again only when
+the file or the environment changes (so an edit applies to a running server). The core's
+sections become typed fields of :class:`Settings`; a plugin's section is declared by the
+plugin (the ``hermes_config_sections`` hook, checked once its plugins are registered:
+:func:`check_sections`) and read, checked by the plugin's own pydantic model, through
+:meth:`Settings.section`.
 """
 
 from __future__ import annotations
@@ -64,6 +71,9 @@ def _truthy(value: str | None, name: str) -> bool:
     raise HermesError(f"{name}={value!r}: expected 1, true, yes or on (or 0, false, no, off)")
 
 
+MATRIX_STORAGES = ("auto", "float32", "int8")
+
+
 @dataclass(frozen=True)
 class Settings:
     allow_private: bool = False
@@ -73,7 +83,26 @@ class Settings:
     plugins: tuple[str, ...] | None = None
     #: seconds between background refreshes (``[ingest] every``); 0 = no background refresh
     ingest_every: float = 3600.0
-    extra: dict = field(default_factory=dict)
+    #: how the ranking holds the embedding matrix: ``HERMES_MATRIX``, else ``[ranking]
+    #: matrix``, else ``"auto"`` (int8 from :data:`hermes.ranking.matrix.INT8_FROM_ROWS`
+    #: items up, float32 below)
+    matrix_storage: str = "auto"
+    #: ``[embed] backend`` as written, else ``"auto"``, and ``[embed] torch_from`` (``None``:
+    #: not set); the environment's ``HERMES_EMBED_*`` win, in :mod:`hermes.onnx_embed.choice`
+    embed_backend: str = "auto"
+    embed_torch_from: int | None = None
+    #: the tables of config.toml no core field holds: the plugins' sections, read through
+    #: :meth:`section`
+    tables: dict = field(default_factory=dict, compare=False, repr=False)
+    _checked: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def section(self, name: str, model):
+        """Section ``[name]`` checked by ``model`` (a pydantic model: strict, no unknown key),
+        its defaults where the file says nothing; a mistake is a :class:`HermesError` naming
+        the setting and the file, worded as the tools word a refused argument."""
+        if name not in self._checked:
+            self._checked[name] = _checked_section(name, model, self.tables.get(name, {}))
+        return self._checked[name]
 
 
 DEFAULT_INGEST_EVERY = "1h"
@@ -107,25 +136,29 @@ def parse_duration(value, what: str = "duration") -> float:
 
 
 def load_toml(path: Path) -> dict:
-    if not path.exists():
-        return {}
+    """A TOML file hermes reads (config.toml, feeds.toml, the feed candidates): ``{}`` when
+    it does not exist, an error naming it when it is no TOML."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        content = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise HermesError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    return _parsed(path, content)
+
+
+def _parsed(path: Path, content: bytes) -> dict:
+    try:
+        return tomllib.loads(content.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise HermesError(f"{path}: not valid TOML ({exc})") from exc
 
 
-MATRIX_STORAGES = ("auto", "float32", "int8")
-
-
-def matrix_storage() -> str:
-    """How the ranking holds the embedding matrix: ``HERMES_MATRIX``, else ``[ranking]
-    matrix`` in ``config.toml``, else ``"auto"`` (int8 from
-    :data:`hermes.ranking.matrix.INT8_FROM_ROWS` items up, float32 below)."""
+def _matrix_storage(cfg: dict) -> str:
     value = os.environ.get("HERMES_MATRIX")
     where = "HERMES_MATRIX"
     if value is None:
-        value = load_toml(config_toml()).get("ranking", {}).get("matrix", "auto")
+        value = _table(cfg, "ranking").get("matrix", "auto")
         where = in_config("ranking", "matrix")
     if not isinstance(value, str) or value.strip().lower() not in MATRIX_STORAGES:
         raise HermesError(f"{where}: expected \"auto\", \"float32\" or \"int8\", got {value!r}")
@@ -133,15 +166,12 @@ def matrix_storage() -> str:
 
 
 #: the keys of the sections the core reads whole (a typo there is refused, not ignored);
-#: other sections belong to their readers ([embed], [ranking]) or to plugins ([corpus])
+#: [embed] and [ranking] are the core's too, their other keys left alone
 KNOWN_KEYS = {"fetch": {"timeout", "max_bytes", "concurrency", "allow_private"},
               "ingest": {"every"}, "plugins": {"enabled"}}
-#: every top-level section something bundled reads: the core's, [embed] and [ranking]
-#: (read where they are used) and the bundled plugins' ([corpus]). Plugins cannot declare
-#: sections, and this file is read before plugins load (it lists them), so an unknown
-#: section is refused only when it is a near-miss of a known one (a typo such as [rankng]);
-#: any other gets a warning line, as it may be a third-party plugin's own.
-KNOWN_SECTIONS = frozenset(KNOWN_KEYS) | {"embed", "ranking", "corpus"}
+#: the core's sections. This file is read before plugins load (it lists them), so a plugin's
+#: section is checked once they are registered (:func:`check_sections`)
+CORE_SECTIONS = frozenset(KNOWN_KEYS) | {"embed", "ranking"}
 _warned: set[tuple[Path, str]] = set()
 
 
@@ -150,18 +180,54 @@ def in_config(section: str, key: str | None = None) -> str:
     return f"[{section}]{f' {key}' if key else ''} in {config_toml()}"
 
 
-def _sections(cfg: dict) -> None:
-    """Refuse a misspelled top-level section, warn (once) about one no bundled code reads."""
-    for name in sorted(set(cfg) - KNOWN_SECTIONS):
-        known = ", ".join(f"[{s}]" for s in sorted(KNOWN_SECTIONS))
-        near = difflib.get_close_matches(name, KNOWN_SECTIONS, n=1, cutoff=0.75)
+def _sections(cfg: dict, known: frozenset[str], *, warn: bool) -> None:
+    """Refuse a misspelled top-level section (a near-miss of a ``known`` one, such as
+    [rankng]); with ``warn``, say once (a line on stderr) that no loaded part reads another."""
+    for name in sorted(set(cfg) - known):
+        listed = ", ".join(f"[{s}]" for s in sorted(known))
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
         if near:
             raise HermesError(f"{in_config(name)}: unknown section; did you mean [{near[0]}]? "
-                              f"known: {known}")
-        if (config_toml(), name) not in _warned:
+                              f"known: {listed}")
+        if warn and (config_toml(), name) not in _warned:
             _warned.add((config_toml(), name))
-            sys.stderr.write(f"hermes: warning: {in_config(name)}: no bundled part of hermes "
-                             f"reads this section (a plugin's own?); known: {known}\n")
+            sys.stderr.write(f"hermes: warning: {in_config(name)}: no loaded part of hermes "
+                             f"reads this section (a plugin that is not installed?); known: "
+                             f"{listed}\n")
+
+
+def check_sections(declared) -> None:
+    """After the plugins are registered: config.toml's sections against the core's and the
+    ones the plugins declared (``declared``, the names of the ``hermes_config_sections``
+    hook): a near-miss of one is refused, any other section gets a warning line."""
+    _sections(settings().tables, CORE_SECTIONS | frozenset(declared), warn=True)
+
+
+def _checked_section(name: str, model, table):
+    """``table`` checked by ``model``, a mistake worded as :mod:`hermes.arguments` words a
+    refused argument, but naming the setting and the file."""
+    # Here, not at the top: pydantic loads only when a plugin reads its section.
+    from pydantic import ValidationError
+
+    # with the tools' wording of what a value must be (hermes.arguments, which needs pydantic)
+    from .arguments import excerpt, expects, json_schema
+
+    if not isinstance(table, dict):
+        raise HermesError(f"{in_config(name)}: {name} must be a table ([{name}]), got {table!r}")
+    try:
+        return model.model_validate(table, strict=True)
+    except ValidationError as exc:
+        errors = exc.errors()
+        properties = json_schema(model).get("properties", {})
+        unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+        if unknown:
+            raise HermesError(f"{in_config(name)} has unknown key(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(properties))}") from None
+        key = str(errors[0]["loc"][0]) if errors[0]["loc"] else ""
+        prop = properties.get(key, {})
+        what = prop.get("description") or expects(prop)
+        raise HermesError(f"{in_config(name, key)}: expected {what}, got "
+                          f"{excerpt(errors[0]['input'])}") from None
 
 
 def _table(cfg: dict, name: str) -> dict:
@@ -187,10 +253,34 @@ def _number(table: dict, section: str, key: str, default, kind: type, what: str)
     return kind(value)
 
 
+#: the environment variables :func:`settings` reads
+ENVIRONMENT = ("HERMES_HOME", "HERMES_ALLOW_PRIVATE", "HERMES_PLUGINS", "HERMES_INGEST_EVERY",
+               "HERMES_MATRIX")
+_read: dict[tuple, Settings] = {}
+
+
 def settings() -> Settings:
-    """Read ``config.toml`` and the environment (cheap; called per command or tool)."""
-    cfg = load_toml(config_toml())
-    _sections(cfg)
+    """The settings in effect: ``config.toml`` and the environment, read and checked once,
+    and again when either changed (the file's modification time and size, the variables);
+    every part of hermes reads them here."""
+    path = config_toml()
+    try:
+        content: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        content = None
+    except OSError as exc:
+        raise HermesError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    key = (str(path), content, tuple(os.environ.get(name) for name in ENVIRONMENT))
+    found = _read.get(key)
+    if found is None:
+        found = _settings_from({} if content is None else _parsed(path, content))
+        _read.clear()  # only the settings in effect are kept
+        _read[key] = found
+    return found
+
+
+def _settings_from(cfg: dict) -> Settings:
+    _sections(cfg, CORE_SECTIONS, warn=False)
     fetch = _table(cfg, "fetch")
     allowed_here = fetch.get("allow_private", False)
     if not isinstance(allowed_here, bool):
@@ -199,8 +289,8 @@ def settings() -> Settings:
     embed = cfg.get("embed", {})
     if not isinstance(embed, dict):
         raise HermesError(f"{in_config('embed')}: embed must be a table ([embed]), got {embed!r}")
-    if "torch_from" in embed:  # the rest of [embed] is checked where it is read
-        _number(embed, "embed", "torch_from", None, int, "a whole number of texts")
+    torch_from = (_number(embed, "embed", "torch_from", None, int, "a whole number of texts")
+                  if "torch_from" in embed else None)  # the backend is checked where it is read
     allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE"), "HERMES_ALLOW_PRIVATE") or allowed_here
     plugins_env = os.environ.get("HERMES_PLUGINS")
     if plugins_env is not None:
@@ -222,5 +312,8 @@ def settings() -> Settings:
                                   "a whole number of feeds"),
         plugins=plugins,
         ingest_every=parse_duration(every, every_where),
-        extra=cfg,
+        matrix_storage=_matrix_storage(cfg),
+        embed_backend=embed.get("backend", "auto"),
+        embed_torch_from=torch_from,
+        tables={name: table for name, table in cfg.items() if name not in CORE_SECTIONS},
     )

@@ -180,6 +180,17 @@ def hermes_embedder() -> Embedder | None:
 
 
 @hookspec
+def hermes_config_sections() -> list[str]:
+    """Name the top-level sections of ``config.toml`` this plugin reads (``["corpus"]``).
+
+    Once the plugins are registered, a section that is a near-miss of a declared one (or of
+    the core's) is refused as a typo, and one nobody declared gets a warning line. The plugin
+    reads its section through the one typed read of the file,
+    ``hermes.config.settings().section(name, Model)``, checked by its own pydantic model.
+    """
+
+
+@hookspec
 def hermes_register_commands(app: typer.Typer) -> None:
     """Add commands or sub-command groups to the ``hermes`` CLI."""
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from .config import settings
+from .config import check_sections, settings
 from .errors import HermesError, NotFound
 
 if TYPE_CHECKING:  # annotations only: `hermes --help` reads the plugins' commands without pydantic
@@ -107,6 +107,7 @@ def _build_quietly() -> PluginManager:
     for failure in pm.failed:
         sys.stderr.write(f"hermes: warning: {failure_line(failure, pm)}\n")
     check(pm)
+    check_sections(name for names in pm.hook.hermes_config_sections() for name in names or ())
     if os.environ.get("HERMES_TRACE_PLUGINS") == "1":
         trace(pm)
     return pm

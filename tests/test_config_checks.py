@@ -28,7 +28,7 @@ from hermes.errors import HermesError
     ("[embed]\ntorch_from = 0\n", "[embed] torch_from in"),
     # a misspelled section is refused, the known ones listed
     ("[rankng]\nmatrix = \"int8\"\n", "[rankng] in"),
-    ("[rankng]\nmatrix = \"int8\"\n", "did you mean [ranking]? known: [corpus], [embed], "),
+    ("[rankng]\nmatrix = \"int8\"\n", "did you mean [ranking]? known: [embed], [fetch], "),
 ])
 def test_a_bad_setting_is_named(text, fragment):
     config_toml().parent.mkdir(parents=True, exist_ok=True)
@@ -75,26 +75,66 @@ def test_every_without_due_or_watch_is_refused(db_path):
 
 
 def test_the_ranking_matrix_setting_names_the_file():
-    from hermes.config import matrix_storage
-
     config_toml().parent.mkdir(parents=True, exist_ok=True)
     config_toml().write_text('[ranking]\nmatrix = "int4"\n')
     with pytest.raises(HermesError) as caught:
-        matrix_storage()
+        settings()
     assert str(caught.value).startswith(f"[ranking] matrix in {config_toml()}: expected")
+    config_toml().write_text('[ranking]\nmatrix = "int8"\n')
+    assert settings().matrix_storage == "int8"
 
 
-def test_a_section_no_bundled_code_reads_is_a_warning_not_a_refusal(capsys):
-    # plugins cannot declare sections and config.toml is read before they load: a
-    # third-party plugin's own section must keep working
+def test_a_section_no_plugin_declares_is_a_warning_not_a_refusal(capsys):
+    """config.toml is read before the plugins load (it lists them): a plugin's section is
+    checked once they are registered, against the sections they declare
+    (``hermes_config_sections``); one nobody declared gets one warning line."""
+    from hermes.config import check_sections
+
     config_toml().parent.mkdir(parents=True, exist_ok=True)
     config_toml().write_text("[weatherplugin]\ncity = 3\n")
-    assert settings().extra["weatherplugin"] == {"city": 3}
     settings()
+    assert capsys.readouterr().err == ""  # not before the plugins are known
+    check_sections(["corpus"])
+    check_sections(["corpus"])
     warned = capsys.readouterr().err.splitlines()
-    assert warned == [f"hermes: warning: [weatherplugin] in {config_toml()}: no bundled part "
-                      "of hermes reads this section (a plugin's own?); known: [corpus], [embed], "
-                      "[fetch], [ingest], [plugins], [ranking]"]
+    assert warned == [f"hermes: warning: [weatherplugin] in {config_toml()}: no loaded part "
+                      "of hermes reads this section (a plugin that is not installed?); known: "
+                      "[corpus], [embed], [fetch], [ingest], [plugins], [ranking]"]
+    check_sections(["weatherplugin"])  # declared: nothing to say
+    config_toml().write_text("[corpsu]\nlog_retention = 3\n")
+    with pytest.raises(HermesError, match=r"^\[corpsu\] in .*did you mean \[corpus\]"):
+        check_sections(["corpus"])
+
+
+def test_config_toml_is_read_once_until_it_changes(monkeypatch):
+    config_toml().parent.mkdir(parents=True, exist_ok=True)
+    config_toml().write_text("[fetch]\ntimeout = 3\n")
+    first = settings()
+    assert settings() is first
+    config_toml().write_text("[fetch]\ntimeout = 4\n")  # same size, same second
+    assert settings().fetch_timeout == 4.0
+    monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")
+    assert settings().allow_private is True
+
+
+@pytest.mark.parametrize("text, said", [
+    ("[corpus]\nw_heard = -1\n", "[corpus] w_heard in {}: expected a number of at least 0, got -1"),
+    ("[corpus]\nlog_retention = true\n",
+     "[corpus] log_retention in {}: expected a whole number of at least 1, got true"),
+    ("[corpus]\nheard_threshold = 1.5\n",
+     "[corpus] heard_threshold in {}: expected a fraction above 0, at most 1, got 1.5"),
+    ('[corpus]\narxiv_api = "ftp://x"\n',
+     '[corpus] arxiv_api in {}: expected an http:// or https:// URL, got "ftp://x"'),
+    ("corpus = 3\n", "[corpus] in {}: corpus must be a table ([corpus]), got 3"),
+])
+def test_a_plugin_section_is_checked_by_its_model_in_the_core_words(text, said):
+    from hermes_corpus.settings import corpus_settings
+
+    config_toml().parent.mkdir(parents=True, exist_ok=True)
+    config_toml().write_text(text)
+    with pytest.raises(HermesError) as caught:
+        corpus_settings()
+    assert str(caught.value) == said.format(config_toml())
 
 
 def test_the_environment_interval_is_named_as_such(monkeypatch):

@@ -304,3 +304,32 @@ def test_hook_hermes_register_prompts(pm, db_path):
     names, text = anyio.run(served, None)
     assert "shout_it" in names and text == "Call shout with text='hi'."
     assert "shout_it" not in anyio.run(served, {"feeds"})[0]  # its tool is not served
+
+
+def test_hook_hermes_config_sections(pm):
+    """A declared section's near-miss is refused once the plugins are registered; the
+    plugin reads its section through the one typed read, checked by its own model."""
+    from pydantic import BaseModel, ConfigDict
+
+    from hermes.config import check_sections, config_toml, settings
+    from hermes.errors import HermesError
+
+    class PokeSettings(BaseModel):
+        model_config = ConfigDict(strict=True, extra="forbid")
+        per_day: int = 3
+
+    class Pokes:
+        @hookimpl
+        def hermes_config_sections(self):
+            return ["pokes"]
+
+    pm.register(Pokes(), name="pokes")
+    declared = [name for names in pm.hook.hermes_config_sections() for name in names]
+    assert "pokes" in declared and "corpus" in declared
+    config_toml().parent.mkdir(parents=True, exist_ok=True)
+    config_toml().write_text("[pokes]\nper_day = 5\n")
+    check_sections(declared)
+    assert settings().section("pokes", PokeSettings).per_day == 5
+    config_toml().write_text("[poke]\nper_day = 5\n")
+    with pytest.raises(HermesError, match=r"did you mean \[pokes\]"):
+        check_sections(declared)

@@ -341,7 +341,7 @@ def test_endpoint_settings_are_validated(alice, tmp_path):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text('[corpus]\narxiv_api = "file:///etc/passwd"\n')
-    with pytest.raises(HermesError, match="arxiv_api .* use an http"):
+    with pytest.raises(HermesError, match="arxiv_api .* expected an http"):
         save(alice, "2401.12345")
     assert counts(alice) == (0, 0, 0)
 

@@ -206,3 +206,41 @@ def test_the_feeds_commands_are_a_module_per_concept():
     for name in ("reading_cli.py", "subscriptions_cli.py"):
         assert not {"item_lines", "explanation_lines"} & defined(name), name
     assert "typer" not in (ROOT / "plugins/feeds/feed_lines.py").read_text(encoding="utf-8")
+
+
+# --- config: one typed read of config.toml per process -------------------------------------
+
+def test_config_toml_is_read_in_one_place():
+    """Only hermes.config parses TOML (the feed candidates, feeds.toml and config.toml
+    through its ``load_toml``), and nothing reads config.toml's tables raw: the second read
+    in the matrix storage setting, the ``.extra`` sections and the raw tomllib read of the
+    feed suggestions are gone; a plugin's section is read by ``settings().section``."""
+    found = []
+    for path, tree in _trees():
+        if path == "hermes/config.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if "tomllib" in names:
+                    found.append(f"{path}:{node.lineno} imports tomllib")
+            if (isinstance(node, ast.Attribute) and node.attr in ("extra", "tables")
+                    and isinstance(node.value, ast.Call) and "settings" in ast.dump(node.value.func)):
+                found.append(f"{path}:{node.lineno} settings().{node.attr}")
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", ""))
+                    == "load_toml" and any("config_toml" in ast.dump(a) for a in node.args)):
+                found.append(f"{path}:{node.lineno} reads config.toml itself")
+    assert not found, found
+    from hermes import config
+
+    assert not hasattr(config, "matrix_storage") and not hasattr(config.Settings(), "extra")
+
+
+def test_a_plugins_config_section_is_declared_and_checked_by_its_model():
+    from hermes_corpus.settings import CorpusSettings
+
+    from hermes.plugins import get_plugin_manager
+
+    declared = [n for names in get_plugin_manager().hook.hermes_config_sections() for n in names]
+    assert "corpus" in declared
+    assert CorpusSettings.model_config["strict"] and CorpusSettings.model_config["extra"] == "forbid"

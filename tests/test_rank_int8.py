@@ -91,7 +91,7 @@ def test_storage_is_chosen_by_size_and_by_the_setting(db, add_items, monkeypatch
     archive(add_items, n=30)
     monkeypatch.delenv("HERMES_MATRIX", raising=False)
     matrix_mod.clear_cache()
-    assert config.matrix_storage() == "auto"
+    assert config.settings().matrix_storage == "auto"
     assert load(db).storage == "float32"  # 30 items: below the threshold
     monkeypatch.setattr(matrix_mod, "INT8_FROM_ROWS", 30)
     matrix_mod.clear_cache()
@@ -115,7 +115,7 @@ def test_a_bad_storage_setting_is_a_clear_error(db, add_items, monkeypatch, herm
         (hermes_home / "config.toml").write_text("[ranking]\nmatrix = 8\n")
         named = "[ranking] matrix"
     with pytest.raises(HermesError, match=r'expected "auto", "float32" or "int8"') as caught:
-        config.matrix_storage()
+        config.settings()
     assert named in str(caught.value)
     result = call_tool(db, collect_tools()["list_feed"], {"user": "ann"})
     assert not result["ok"] and named in result["message"]

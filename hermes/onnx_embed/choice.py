@@ -41,7 +41,7 @@ def backend_setting() -> str:
     """``HERMES_EMBED_BACKEND``, then ``[embed] backend`` in config.toml, then ``auto``."""
     value = os.environ.get("HERMES_EMBED_BACKEND")
     if value is None:
-        value = config.settings().extra.get("embed", {}).get("backend", "auto")
+        value = config.settings().embed_backend
     value = str(value).strip().lower()
     if value not in BACKENDS:
         raise HermesError(f"unknown embedding backend {value!r} (HERMES_EMBED_BACKEND or "
@@ -54,7 +54,7 @@ def torch_from_setting() -> int:
     :data:`BF16_BULK_TEXTS`: the size of a run from which ``auto`` loads torch (bf16 CPUs)."""
     value = os.environ.get("HERMES_EMBED_TORCH_FROM")
     if value is None:
-        value = config.settings().extra.get("embed", {}).get("torch_from", BF16_BULK_TEXTS)
+        value = config.settings().embed_torch_from or BF16_BULK_TEXTS
     try:
         number = int(str(value).strip())
     except ValueError:

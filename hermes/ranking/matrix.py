@@ -493,7 +493,7 @@ def get_matrix(db: sqlite_utils.Database, model: str, dimension: int) -> Matrix:
     """The up-to-date matrix of items embedded by ``model``."""
     path = db_file(db)
     key = (path, model)
-    wanted = config.matrix_storage()
+    wanted = config.settings().matrix_storage
     with _LOCK:
         matrix = _CACHE.get(key)
         latest = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0] or 0

@@ -30,6 +30,11 @@ COMMAND_GROUPS = {"corpus": "A persona's corpus: what it read or captured, and w
 
 
 @hookimpl
+def hermes_config_sections():
+    return ["corpus"]  # read by .settings
+
+
+@hookimpl
 def hermes_migrations():
     # Here, not at the top: the corpus schema loads when a database is opened, not with the plugin.
     from . import schema

@@ -14,81 +14,42 @@ reopen_cap = 3          # re-reads beyond this add nothing
 arxiv_api = "https://export.arxiv.org/api/query"   # arXiv's Atom API
 doi_resolver = "https://doi.org/"                  # DOI content negotiation (CSL-JSON)
 ```
+
+The section is the plugin's own: declared through ``hermes_config_sections`` (so a typo of
+its name is refused like a core section's) and checked by :class:`CorpusSettings`, read
+through the one typed read of config.toml (:meth:`hermes.config.Settings.section`).
 """
 
 from __future__ import annotations
 
-import math
-import urllib.parse
-from dataclasses import dataclass
+from typing import Annotated
 
-from hermes.config import in_config, settings
-from hermes.errors import HermesError
+from pydantic import BaseModel, ConfigDict, Field
 
+from hermes.config import settings
 
-@dataclass(frozen=True)
-class CorpusSettings:
-    heard_threshold: float = 0.3
-    log_retention: int = 1000
-    w_heard: float = 0.4
-    w_captures: float = 0.3
-    w_favorite: float = 0.1
-    w_reopens: float = 0.2
-    capture_cap: int = 5
-    reopen_cap: int = 3
-    arxiv_api: str = "https://export.arxiv.org/api/query"
-    doi_resolver: str = "https://doi.org/"
+Weight = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=1)]
+Url = Annotated[str, Field(pattern=r"^https?://[^/?#\s]+", description="an http:// or https:// URL")]
 
 
-_FLOATS = ("heard_threshold", "w_heard", "w_captures", "w_favorite", "w_reopens")
-_INTS = ("log_retention", "capture_cap", "reopen_cap")
-_URLS = ("arxiv_api", "doi_resolver")
+class CorpusSettings(BaseModel):
+    """``[corpus]``: every key optional, none unknown (a typo is refused, not ignored)."""
 
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
-def _bad(key: str, value, want: str) -> HermesError:
-    return HermesError(f"{in_config('corpus', key)}: {value!r} is invalid; {want}")
-
-
-def from_mapping(raw: dict) -> CorpusSettings:
-    """Validate a ``[corpus]`` table (unknown keys are refused so a typo is not silent)."""
-    known = _FLOATS + _INTS + _URLS
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise HermesError(
-            f"{in_config('corpus')} has unknown key(s) {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(known))}"
-        )
-    values = {}
-    for key in _FLOATS:
-        if key not in raw:
-            continue
-        v = raw[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-            raise _bad(key, v, "use a number >= 0")
-        values[key] = float(v)
-    for key in _INTS:
-        if key not in raw:
-            continue
-        v = raw[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise _bad(key, v, "use a whole number >= 1")
-        values[key] = v
-    for key in _URLS:
-        if key not in raw:
-            continue
-        v = raw[key]
-        if not isinstance(v, str) or urllib.parse.urlsplit(v).scheme not in ("http", "https") \
-                or not urllib.parse.urlsplit(v).netloc:
-            raise _bad(key, v, "use an http:// or https:// URL")
-        values[key] = v
-    if "heard_threshold" in values and not 0 < values["heard_threshold"] <= 1:
-        raise _bad("heard_threshold", values["heard_threshold"], "use a fraction in (0, 1]")
-    return CorpusSettings(**values)
+    heard_threshold: Annotated[float, Field(gt=0, le=1, description="a fraction above 0, at most 1")] = 0.3
+    log_retention: Count = 1000
+    w_heard: Weight = 0.4
+    w_captures: Weight = 0.3
+    w_favorite: Weight = 0.1
+    w_reopens: Weight = 0.2
+    capture_cap: Count = 5
+    reopen_cap: Count = 3
+    arxiv_api: Url = "https://export.arxiv.org/api/query"
+    doi_resolver: Url = "https://doi.org/"
 
 
 def corpus_settings() -> CorpusSettings:
-    """The settings in effect now (``config.toml`` is re-read: cheap, and edits apply live)."""
-    raw = settings().extra.get("corpus", {})
-    if not isinstance(raw, dict):
-        raise HermesError(f"{in_config('corpus')}: must be a table")
-    return from_mapping(raw)
+    """The settings in effect now (an edit of config.toml applies to a running server)."""
+    return settings().section("corpus", CorpusSettings)

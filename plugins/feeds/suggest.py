@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from hermes.config import PACKAGE_DATA
+from hermes.config import PACKAGE_DATA, load_toml
 from hermes.errors import HermesError
 from hermes.ranking.preferences import key_stats, split_key
 from hermes.text.language import INTEREST_STOP_WORDS
@@ -55,9 +54,9 @@ def norm_tag(tag) -> str:
 @lru_cache(maxsize=4)
 def _load(path: str, mtime: float) -> tuple[dict, ...]:
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise HermesError(f"cannot read the feed candidates {path}: {exc}") from exc
+        data = load_toml(Path(path))  # the one TOML reader: its errors name the file
+    except HermesError as exc:
+        raise HermesError(f"cannot read the feed candidates: {exc}") from exc
     out = []
     for entry in data.get("feed", []):
         if not entry.get("url") or not entry.get("title"):
