@@ -308,10 +308,10 @@ def trace(pm: pluggy.PluginManager) -> None:
 @lru_cache(maxsize=1)
 def registered_plugins() -> PluginManager:
     """The process-wide plugin manager with every plugin registered, its tools not yet
-    checked: what ``hermes --help`` needs to list the plugins' commands. Registering
-    imports each plugin's package only (a plugin imports its tools, model, ranking in the
-    hooks that use them), so the command tree is built without numpy or sqlite-utils;
-    everything else uses :func:`get_plugin_manager`."""
+    checked: what a plugin's command needs to be added. Registering imports each plugin's
+    package (a built-in plugin imports its tools and commands in the hooks that use them);
+    ``hermes --help`` lists the built-ins' commands without even that
+    (:func:`declared_plugin_commands`); everything else uses :func:`get_plugin_manager`."""
     return _build()
 
 

@@ -109,6 +109,7 @@ def test_a_plugins_command_registers_that_plugins_commands_only(tmp_path):
     assert done.returncode == 0 and "--per-topic" in done.stdout, done.stderr
     assert "hermes_digest.cli" in loaded
     assert not {"hermes_feeds.cli", "hermes_persona.cli", "hermes_corpus.cli"} & loaded
+    assert not [m for m in loaded if m.startswith("hermes_") and m.endswith(".tools")], loaded
 
 
 def test_a_plugin_without_declarations_is_registered_to_list_its_commands(tmp_path):
