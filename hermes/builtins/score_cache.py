@@ -72,6 +72,9 @@ INCREMENTAL = True
 #: a base at most this many clicks behind is served from (a benchmark's pages of several
 #: clicks at once, a person rating a page without looking at the feed in between)
 MAX_STALE = 8
+#: benchmarks: the exact scores after a click wait for :func:`settle` instead of starting
+#: at once (a person reads the page before the next click; this times the two apart)
+DEFER = False
 #: more changed keys than this (a rebuilt persona, many clicks at once): sum afresh
 MAX_CHANGED_KEYS = 64
 
@@ -256,7 +259,8 @@ def _from_base(scope: Scope, what, since, compute_all):
     worker = threading.Thread(target=exact, name="hermes-exact-scores", daemon=True)
     with _LOCK:
         _PENDING[bkey] = worker
-    worker.start()
+    if not DEFER:
+        worker.start()
     return scores
 
 
@@ -266,10 +270,12 @@ def settle(bkey=None) -> None:
         workers = list(_PENDING.values()) if bkey is None else [_PENDING.get(bkey)]
     for worker in workers:
         if worker is not None:
+            if not worker.is_alive() and worker.ident is None:  # deferred: run it now
+                worker.start()
             worker.join()
     with _LOCK:
         for key, worker in list(_PENDING.items()):
-            if not worker.is_alive():
+            if worker.ident is not None and not worker.is_alive():
                 del _PENDING[key]
 
 
