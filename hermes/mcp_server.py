@@ -18,14 +18,20 @@ bearer token.
 from __future__ import annotations
 
 import functools
+import hashlib
 import hmac
+import json
 import logging
 import os
 import signal
 import sys
 import threading
+from importlib.metadata import version as dist_version
+from pathlib import Path
 from typing import Any
 
+import platformdirs
+import pydantic
 import pydantic_core
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt as SDKPrompt
@@ -40,8 +46,9 @@ from . import mcp_unreadable as unreadable
 from .contract import UNTRUSTED, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
+from .plugins import get_plugin_manager, shipped
 from .storage.db import get_db
-from .tools import call_tool, collect_prompts, collect_tools
+from .tools import call_tool, collect_prompts, collect_tools, find_tool
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +110,26 @@ class _AnyArguments(ArgModelBase):
 
 def _served(tool: Tool, database: _Database) -> MCPServerTool:
     """The SDK's record of ``tool``: our schemas as advertised, a connection opened per call."""
+    return _record(listing(tool), lambda: tool, database)
+
+
+@functools.cache
+def listing(tool: Tool) -> dict:
+    """What ``tools/list`` says of ``tool`` (JSON: a listing kept between starts is this,
+    :func:`cached_listings`): name, title, description, group, input and output schema, hints."""
+    return {"name": tool.name, "title": tool.title, "description": tool.description,
+            "group": tool.group, "input": listed_input(tool.input_schema()),
+            "output": tool.output_schema(),
+            "hints": {"read_only": tool.read_only, "destructive": tool.destructive,
+                      "idempotent": tool.idempotent, "open_world": tool.open_world}}
+
+
+def _record(listed: dict, resolve, database: _Database) -> MCPServerTool:
+    """The SDK's record of the tool ``listed`` describes; ``resolve()`` gives the tool itself
+    when it is first called (a listing kept between starts imports no tools module before)."""
 
     def call(**arguments) -> CallToolResult:
+        tool = resolve()
         try:
             db = database.open()
         except HermesError as exc:  # the agent cannot fix this: a server-side failure
@@ -121,12 +146,11 @@ def _served(tool: Tool, database: _Database) -> MCPServerTool:
         return CallToolResult(content=[TextContent(type="text", text=text)],
                               structured_content=result, is_error=refused)
 
-    output = tool.output_schema()
     return MCPServerTool(
-        fn=call, name=tool.name, title=tool.title, description=tool.description,
-        parameters=listed_input(tool.input_schema()),
-        fn_metadata=FuncMetadata(arg_model=_AnyArguments, output_schema=output),
-        is_async=False, annotations=_annotations(tool),
+        fn=call, name=listed["name"], title=listed["title"], description=listed["description"],
+        parameters=listed["input"],
+        fn_metadata=FuncMetadata(arg_model=_AnyArguments, output_schema=listed["output"]),
+        is_async=False, annotations=_annotations(**listed["hints"]),
     )
 
 
@@ -147,15 +171,16 @@ def answer_text(result: dict) -> str:
     return pydantic_core.to_json(result, fallback=str).decode()
 
 
-def _annotations(tool: Tool) -> ToolAnnotations:
-    """The hints, leaving out what the MCP defaults already say (readOnly and idempotent
+def _annotations(*, read_only: bool, destructive: bool, idempotent: bool,
+                 open_world: bool) -> ToolAnnotations:
+    """A tool's hints, leaving out what the MCP defaults already say (readOnly and idempotent
     default to false) and what the specification calls meaningful only for a tool that
     writes (destructive, idempotent: a read-only tool is both harmless and repeatable)."""
     return ToolAnnotations(
-        read_only_hint=tool.read_only or None,
-        destructive_hint=None if tool.read_only else tool.destructive,
-        idempotent_hint=None if tool.read_only else tool.idempotent or None,
-        open_world_hint=tool.open_world,
+        read_only_hint=read_only or None,
+        destructive_hint=None if read_only else destructive,
+        idempotent_hint=None if read_only else idempotent or None,
+        open_world_hint=open_world,
     )
 
 
@@ -173,18 +198,116 @@ class HermesServer(MCPServer):
         return await super().call_tool(name, arguments, context)
 
 
-def build_server(db_path: str | None = None, groups: set[str] | None = None) -> MCPServer:
-    """An MCP server exposing every collected tool (or only those of ``groups``)."""
+def build_server(db_path: str | None = None, groups: set[str] | None = None, *,
+                 listed: list[dict] | None = None) -> MCPServer:
+    """An MCP server exposing every collected tool (or only those of ``groups``). With
+    ``listed`` (:func:`cached_listings`) the tools are served as listed there and each is
+    collected when it is first called (:func:`hermes.tools.find_tool`)."""
     database = _Database(db_path)
-    collected = collect_tools(groups)
-    tools = [_served(tool, database) for tool in collected.values()]
+    if listed is None:
+        collected = collect_tools(groups)
+        tools = [_served(tool, database) for tool in collected.values()]
+        served = set(collected)
+    else:
+        chosen = [entry for entry in listed if groups is None or entry["group"] in groups]
+        tools = [_record(entry, _finder(entry["name"]), database) for entry in chosen]
+        served = {entry["name"] for entry in chosen}
     server = HermesServer("hermes", version=__version__,
-                          instructions=instructions(db_path, set(collected)), tools=tools)
-    for prompt in collect_prompts(set(collected)):
+                          instructions=instructions(db_path, served), tools=tools)
+    for prompt in collect_prompts(served):
         server.add_prompt(SDKPrompt.from_function(_refusing(prompt.render), name=prompt.name,
                                                   title=prompt.title,
                                                   description=prompt.description))
     return server
+
+
+def _finder(name: str):
+    """``find()``: the tool ``name`` (collected on the first call, then kept)."""
+    found: list[Tool] = []
+
+    def find() -> Tool:
+        if not found:
+            tool = find_tool(name)
+            if tool is None:  # the listing said otherwise: the plugins changed under it
+                raise HermesError(f"the tool {name} is no longer provided by any plugin; "
+                                  "restart the server")
+            found.append(tool)
+        return found[0]
+    return find
+
+
+# --- the listing kept between starts ----------------------------------------------------------
+#
+# `tools/list` needs every tool's schemas, and so every plugin's tools module with its pydantic
+# models (about 0.4 CPU s of a start-up whose floor, the SDK itself, is about 1 s). They are the
+# same from one start to the next while no source file, no plugin and no library version
+# changes: the listing is kept in the user cache folder under a key made of exactly that, and a
+# start that finds it serves from it, collecting each tool when it is first called.
+
+
+def listing_key() -> str | None:
+    """The key of the listing the registered plugins give: hermes's, pydantic's and the MCP
+    SDK's versions, Python's, and the path, size and modification time of every source file
+    of hermes and of each plugin registered; ``None`` when a plugin hermes does not ship
+    registers tools (its tools are checked at start-up, :func:`hermes.plugins.skip_broken_tools`,
+    which needs them collected)."""
+    pm = get_plugin_manager()
+    if any(not shipped(pm, impl.plugin_name) for impl in pm.hook.hermes_register_tools.get_hookimpls()):
+        return None
+    roots = {os.path.dirname(os.path.abspath(__file__))}
+    names = []
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda pair: pair[0]):
+        origin = getattr(plugin, "__file__", None)
+        names.append(f"{name}={getattr(plugin, '__name__', type(plugin).__name__)}")
+        if origin:
+            roots.add(os.path.dirname(os.path.abspath(origin)))
+    digest = hashlib.sha256("\n".join([__version__, pydantic.VERSION, dist_version("mcp"), sys.version,
+                                       *names]).encode())
+    for root in sorted(roots):
+        for folder, subfolders, files in os.walk(root):
+            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+            for file in sorted(f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, file)
+                stat = os.stat(path)
+                digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:32]
+
+
+def _listing_path(key: str) -> Path:
+    return Path(platformdirs.user_cache_dir("hermes")) / "tools-list" / f"{key}.json"
+
+
+def cached_listings() -> list[dict] | None:
+    """The tools' listings kept by an earlier start with the same :func:`listing_key`, or
+    ``None`` (none kept, unreadable, or a plugin that needs its tools checked)."""
+    key = listing_key()
+    if key is None:
+        return None
+    try:
+        with open(_listing_path(key), encoding="utf-8") as handle:
+            listed = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return listed if isinstance(listed, list) else None
+
+
+def keep_listings(tools: dict[str, Tool]) -> None:
+    """Keep every tool's listing for the next start (:func:`cached_listings`); a cache folder
+    that cannot be written costs the next start its collection, nothing else."""
+    key = listing_key()
+    if key is None:
+        return
+    path = _listing_path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for old in path.parent.glob("*.json"):
+            if old != path:
+                old.unlink(missing_ok=True)
+        scratch = path.with_suffix(f".{os.getpid()}.tmp")
+        scratch.write_text(json.dumps([listing(tool) for tool in tools.values()]), encoding="utf-8")
+        os.replace(scratch, path)
+    except OSError as exc:
+        log.debug("the tool listing was not kept: %s", exc)
 
 
 def _refusing(render):

@@ -69,14 +69,19 @@ def serve(
     # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve,
     # and the background refresher (sqlite-utils, the ingest stack) only for serve and web.
     from ..ingest.refresher import start_background
-    from ..mcp_server import build_server, run_http, run_stdio
+    from ..mcp_server import build_server, cached_listings, keep_listings, run_http, run_stdio
     from ..tools import collect_tools
 
     if transport not in ("stdio", "http"):
         die(f"unknown transport {transport!r}; use --transport stdio or --transport http")
     groups = {g.strip() for g in tools.split(",") if g.strip()} if tools else None
     try:
-        known = sorted({t.group for t in collect_tools().values()})
+        # The tools as an earlier start listed them, when nothing they depend on changed
+        # since: served from that listing, each tool is collected when it is first called.
+        listed = cached_listings()
+        collected = collect_tools() if listed is None else None
+        known = sorted({t.group for t in collected.values()} if collected is not None
+                       else {entry["group"] for entry in listed or []})
         if tools is not None and not groups:
             die(f"--tools needs at least one group name; known groups: {', '.join(known)}")
         unknown = (groups or set()) - set(known)
@@ -93,7 +98,9 @@ def serve(
         target, origin = database_path(db)
         with database(db, create=True):
             pass  # created (with its starter feeds) or checked now, not at the first tool call
-        server = build_server(str(target), groups)
+        server = build_server(str(target), groups, listed=listed)
+        if collected is not None:
+            keep_listings(collected)
         sock = net.bind(host, port) if transport == "http" else None
     except HermesError as exc:
         die(str(exc))
