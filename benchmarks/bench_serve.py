@@ -132,7 +132,14 @@ async def listed(params: StdioServerParameters):
         yield tools, elapsed, pid
 
 
+#: with --no-listing: a new cache folder under this for every start (no listing kept)
+FRESH_CACHES: Path | None = None
+
+
 async def one_start(db: Path, env: dict) -> dict:
+    if FRESH_CACHES is not None:
+        FRESH_CACHES.mkdir(exist_ok=True)
+        env = {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=FRESH_CACHES)}
     params = StdioServerParameters(command=hermes_command()[0],
                                    args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env)
     async with listed(params) as (tools, elapsed, pid):
@@ -223,13 +230,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=7, help="start-ups to time (>= 5)")
     ap.add_argument("--calls", type=int, default=200, help="tool calls for the overhead figure")
+    ap.add_argument("--no-listing", action="store_true",
+                    help="every start without the tool listing an earlier start kept "
+                         "(a fresh cache folder each time): the first start after a change")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        env = {"HERMES_HOME": str(tmp / "home"), "HF_HUB_OFFLINE": "1"}
-        if "PATH" in os.environ:
-            env["PATH"] = os.environ["PATH"]
+        # The cache folder of the run's own (the listing `hermes serve` keeps between starts,
+        # hermes.mcp_server.cached_listings), and PYTHONPATH passed on: a worktree's hermes.
+        env = {"HERMES_HOME": str(tmp / "home"), "HF_HUB_OFFLINE": "1",
+               "XDG_CACHE_HOME": str(tmp / "cache")}
+        for name in ("PATH", "PYTHONPATH"):
+            if name in os.environ:
+                env[name] = os.environ[name]
+        global FRESH_CACHES
+        FRESH_CACHES = tmp / "caches" if args.no_listing else None
         full_env = {**os.environ, **env}
         full_env.pop("HERMES_EMBEDDER", None)
         db = tmp / "bench.db"
