@@ -29,10 +29,10 @@ def most_telling(inside: Counter, df: Counter, n_window: int) -> list[str]:
 
 def field_tags(graph: TagGraph, inside: Counter, df: Counter, n_window: int) -> set[str]:
     """The topic's tags that name the window or the archive rather than the topic
-    (:data:`FIELD_SHARE`, :data:`ARCHIVE_SHARE`); the window's share only counts once it
-    has ten items."""
+    (:data:`FIELD_SHARE`, :data:`ARCHIVE_SHARE`); each share only counts once the window
+    (the archive) has ten items."""
     return {t for t in inside if (df[t] > FIELD_SHARE * n_window and n_window >= 10)
-            or graph.count(t) > ARCHIVE_SHARE * graph.n_items_tagged}
+            or (graph.count(t) > ARCHIVE_SHARE * graph.n_items_tagged and graph.n_items_tagged >= 10)}
 
 
 def telling(tag: str, inside: Counter, df: Counter, n_window: int) -> float:
@@ -42,26 +42,83 @@ def telling(tag: str, inside: Counter, df: Counter, n_window: int) -> float:
 
 
 _WORDS = re.compile(r"[\w-]+")
+_PARTS = re.compile(r"[^\W_]+")  # words and the pieces of hyphenated ones
 _ADDRESS = re.compile(r"^(?:https?|www)\b|\w\.(?:com|org|net|io|co|uk|fm|tv)\b|https?://")
+#: endings of a lone word that qualifies rather than names ("ferromagnetic", "conjectured",
+#: "mimicking", "arbitrariness", "hadronic"), and of a phrase's last word that leaves it
+#: a fragment of a sentence ("dwarf located", "recently")
+_QUALIFIER = re.compile(r"(?:ed|ing|ly|ous|ive|ic|ical|al|ful|less|able|ible|ness|ary)$")
+_DANGLING = re.compile(r"(?:ed|ly)$")
+#: a lone word this short or shorter names nothing at a glance ("ds", "mu")
+_SHORT = 2
+#: a phrase of several words weighs this much more than one word as a name: "gauge
+#: theory" tells a reader more than "singularity" carried by as many items
+PHRASE_BONUS = 1.5
+
+
+def weigh(ranked: list[str], inside: Counter, df: Counter, n_window: int,
+          rarity=None) -> list[str]:
+    """``ranked`` re-ordered for naming: :func:`telling` times :data:`PHRASE_BONUS` for a
+    phrase of several words, times ``rarity(tag)`` (0..1: how rare it is in the archive)
+    when given, ties keeping ``ranked``'s order."""
+    def score(t: str) -> float:
+        phrase = PHRASE_BONUS if len(_PARTS.findall(t)) > 1 else 1.0
+        return telling(t, inside, df, n_window) * phrase * (0.5 + 0.5 * rarity(t) if rarity else 1.0)
+    order = {t: k for k, t in enumerate(ranked)}
+    return sorted(ranked, key=lambda t: (-score(t), order[t]))
+
+
+def kind(tag: str) -> int:
+    """How well ``tag`` can name a topic: 0 a keyphrase; 1 a lone qualifying word
+    ("ferromagnetic", "having"), a fragment ("dwarf located") or a lone word of two
+    letters; 2 a category code ("hep-th"); 3 no name at all (a web address, a tag that
+    repeats a word of its own: "big live live")."""
+    found = _WORDS.findall(tag)
+    parts = _PARTS.findall(tag)
+    if not parts or _ADDRESS.search(tag) or len(set(found)) < len(found) or _self_repeat(parts):
+        return 3
+    if is_code(tag):
+        return 2
+    if len(found) == 1 and (_QUALIFIER.search(found[0]) or len(found[0]) <= _SHORT):
+        return 1
+    if len(found) > 1 and _DANGLING.search(found[-1]):
+        return 1
+    return 0
 
 
 def label(ranked: list[str], keys: list[dict[str, str]], field: set[str]) -> list[str]:
-    """Up to :data:`LABEL_TAGS` tag keys naming a topic, from ``ranked`` (most telling
-    first): tags its items share before tags of one item, each covering items the chosen
-    ones do not yet cover where it can; no ``field`` tag (one that names the window or the
-    archive: :data:`FIELD_SHARE`, :data:`ARCHIVE_SHARE`) while others are left; no category
-    code while there are phrases; no word twice across the label ("galaxy · galaxy
-    cluster" keeps the longer); no web address."""
+    """Up to :data:`LABEL_TAGS` tag keys naming a topic, from ``ranked`` (best names
+    first): keyphrases its items share, each covering items the chosen ones do not yet
+    cover where it can; no ``field`` tag (one that names the window or the archive:
+    :data:`FIELD_SHARE`, :data:`ARCHIVE_SHARE`) while there is another; no word twice
+    across the label, nor two forms of one word ("critical behavior · criticality"); of a
+    tag and a longer one containing it ("galaxy · galaxy cluster") the longer; no web
+    address. Where the items share no keyphrase, the best keyphrases of single items name
+    it (two at most) before a lone qualifying word ("ferromagnetic") or a fragment, and a
+    category code ("hep-th") names it only when it has no keyphrase at all."""
     inside = Counter(t for s in keys for t in s)
-    pool = ([t for t in ranked if t not in field and not is_code(t)]
-            + [t for t in ranked if t not in field and is_code(t)]
-            + [t for t in ranked if t in field])
-    # a tag of one item names that item, not the topic, unless the topic is that small
-    shared = [t for t in pool if inside[t] > 1 or len(keys) <= LABEL_TAGS] or pool
+    small = len(keys) <= LABEL_TAGS
+    tiers = [
+        [t for t in ranked if kind(t) == 0 and t not in field],
+        [t for t in ranked if kind(t) == 1 and t not in field],
+        [t for t in ranked if kind(t) == 2 and t not in field],
+        [t for t in ranked if kind(t) < 3 and t in field],
+    ]
+    for pool in tiers:
+        shared = [t for t in pool if inside[t] > 1 or small]
+        chosen = _cover(shared, keys, LABEL_TAGS) or _cover(pool, keys, 2)
+        if chosen:
+            return chosen
+    return []
+
+
+def _cover(pool: list[str], keys: list[dict[str, str]], most: int) -> list[str]:
+    """Up to ``most`` of ``pool`` (best first), each covering items the chosen ones do not
+    yet cover where one can, none repeating a word of another (:func:`_new_words`)."""
     chosen: list[str] = []
     uncovered = [set(s) for s in keys]
-    for _ in range(LABEL_TAGS):
-        fresh = [t for t in shared if t not in chosen and _new_words(t, chosen)]
+    for _ in range(most):
+        fresh = [t for t in pool if t not in chosen and _new_words(t, chosen)]
         if not fresh:
             break
         covering = [t for t in fresh if any(t in u for u in uncovered)]
@@ -75,17 +132,34 @@ def _inside(short: str, long: str) -> bool:
     return f" {short} " in f" {long} "
 
 
+def _same_word(a: str, b: str) -> bool:
+    """Two forms of one word: equal, or sharing a beginning of four letters or more that
+    is all of the shorter but its last letter, the longer adding at most four
+    ("critical" / "criticality", "star" / "stars", "chromosphere" / "chromospheric"; not
+    "neutron" / "neutrino")."""
+    if a == b:
+        return True
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return k >= 4 and k >= min(len(a), len(b)) - 1 and max(len(a), len(b)) - k <= 4
+
+
+def _self_repeat(parts: list[str]) -> bool:
+    return any(_same_word(a, b) for i, a in enumerate(parts) for b in parts[i + 1:])
+
+
 def _new_words(tag: str, chosen: list[str]) -> bool:
     """``tag`` repeats no word, of its own ("big live live", a fragment of a title) or of a
     chosen tag unless it contains that whole tag (then it replaces it: "galaxy cluster" for
-    "galaxy"), and is no web address ("news.ycombinator.com")."""
-    found = _WORDS.findall(tag)
-    words = set(found)
-    if len(words) < len(found) or _ADDRESS.search(tag):
+    "galaxy"), nor a form of one ("criticality" after "critical behavior", "spin-dependent"
+    after "spin"), and is no web address ("news.ycombinator.com")."""
+    if kind(tag) == 3:
         return False
+    parts = _PARTS.findall(tag)
     for c in chosen:
         if _inside(c, tag):
             continue
-        if words & set(_WORDS.findall(c)):
+        if any(_same_word(a, b) for a in parts for b in _PARTS.findall(c)):
             return False
     return True

@@ -74,6 +74,26 @@ MAX_ALONE = 0.17
 NEIGHBOURS = 3
 #: rounds of moving items to their strongest topic (it settles in two or three)
 ROUNDS = 10
+#: what an item's overlap with a topic is, for :func:`_settle`: "spread" — how little it
+#: adds to the topic's spread, as Ward's clustering measures it (the topic's size times
+#: the squared distance to its centre, over its size plus one); "links" — the mean
+#: strength of its links into the topic on the window's kNN graph (:data:`NEIGHBOURS`),
+#: the previous round's rule, which moved an item out of a pair into a larger topic it is
+#: loosely like and so dissolved about one topic a window (benchmarks/results/topics.md)
+SETTLE = "spread"
+#: an item's vector is read in the context of the archive: blended (this share) with the
+#: mean of its :data:`ARCHIVE_NEIGHBOURS` nearest items of the whole archive
+#: (:func:`in_archive`), so two items are close when their neighbourhoods are, not only
+#: their own texts — a paper's nearest neighbour in a window of 30 is of its own arXiv
+#: archive two times in three, its archive's neighbourhood more often (0: off)
+ARCHIVE_BLEND = 0.5
+ARCHIVE_NEIGHBOURS = 5
+#: ... in full when the neighbours' mean cosine to the item is at least this, in proportion
+#: below it: the neighbours of an item that nothing in the archive is like say nothing of it
+ARCHIVE_CLOSE = 0.3
+#: ... and only in an archive of this many items or more: in a smaller one an item's five
+#: nearest are a good part of it, not its neighbourhood
+ARCHIVE_MIN = 100
 
 
 @dataclass(frozen=True)
@@ -124,7 +144,9 @@ def group(graph: TagGraph, items: list[WindowItem]) -> Grouping:
         strength[~related] = 0.0
         np.fill_diagonal(strength, 0.0)
         strength = _nearest(strength)
-        parts = _settle(strength, _alone(_apart(_ward(rows), related)))
+        parts = _alone(_apart(_ward(rows), related))
+        parts = (_settle_spread(rows, related, parts) if SETTLE == "spread"
+                 else _settle(strength, parts))
         df = Counter(t for s in keys for t in s)
         for members in _members(parts):
             if len(members) < 2 or parts[members[0]] < 0:
@@ -279,6 +301,38 @@ def _settle(strength: np.ndarray, parts: list[int]) -> list[int]:
     return _alone(parts)
 
 
+def _settle_spread(rows: np.ndarray, related: np.ndarray, parts: list[int]) -> list[int]:
+    """Move each item (not one marked -1) to the topic it lies closest to as Ward's
+    clustering measures closeness, in item order, until nothing moves: the seed's rule that
+    an item sits where its overlap is strongest. An item's cost in a topic of ``n`` other
+    items is ``n / (n + 1)`` times its squared distance to their centre (what it adds to
+    the topic's spread); it moves when another topic whose items are all related to it
+    (:func:`_related`) costs less than its own. The size factor keeps a close pair a pair:
+    an item leaves its one partner only for a topic it lies closer to than to that
+    partner. Ties keep the item where it is, else go to the lower number."""
+    parts = list(parts)
+    for _ in range(ROUNDS):
+        moved = False
+        for i in range(len(parts)):
+            if parts[i] < 0:
+                continue
+            groups: dict[int, list[int]] = {}
+            for j, c in enumerate(parts):
+                if c >= 0 and j != i:
+                    groups.setdefault(c, []).append(j)
+            if parts[i] not in groups:
+                continue
+            cost = {c: len(js) / (len(js) + 1) * float(np.sum((rows[i] - rows[js].mean(axis=0)) ** 2))
+                    for c, js in groups.items() if c == parts[i] or related[i, js].all()}
+            best = min(cost, key=lambda c: (cost[c], c != parts[i], c))
+            if cost[best] < cost[parts[i]] - 1e-12:
+                parts[i] = best
+                moved = True
+        if not moved:
+            break
+    return _alone(parts)
+
+
 def _members(parts: list[int]) -> list[list[int]]:
     groups: dict[int, list[int]] = {}
     for i, c in enumerate(parts):
@@ -292,10 +346,43 @@ def _topic(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]],
     names = {t: n for s in keys for t, n in s.items()}
     matched = {item.id: list(s.values()) for item, s in zip(items, keys)}
     ranked = topic_labels.most_telling(inside, df, n_window)
-    chosen = topic_labels.label(ranked, keys, topic_labels.field_tags(graph, inside, df, n_window))
+    top = math.log(max(graph.n_items_tagged, 2))
+    naming = topic_labels.weigh(ranked, inside, df, n_window,
+                                lambda t: graph.information(t) / top if graph.count(t) else 1.0)
+    chosen = topic_labels.label(naming, keys, topic_labels.field_tags(graph, inside, df, n_window))
     shown = [names[t] for t in ranked if inside[t] > 1][:5] or [names[t] for t in chosen]
     return Topic(" · ".join(names[t] for t in chosen), tuple(shown),
                  tuple(i.id for i in items), matched)
+
+
+def in_archive(vectors: dict[int, np.ndarray], archive_ids: np.ndarray, product, rows) -> dict[int, np.ndarray]:
+    """``vectors`` (item id -> vector) each blended with the mean of its
+    :data:`ARCHIVE_NEIGHBOURS` nearest items of the archive other than itself
+    (:data:`ARCHIVE_BLEND`; less when their mean cosine to it is under
+    :data:`ARCHIVE_CLOSE`, none at 0), so an item that nothing in the archive is like
+    keeps its own vector: ``archive_ids`` gives the item id of each archive row,
+    ``product(w)`` the ``(len(w), rows)`` dot products of unit rows ``w`` with every
+    archive row, ``rows(indices)`` those rows' vectors. Ties go to the lower item id, so
+    the result does not depend on the archive's row order."""
+    keys = sorted(vectors)
+    archive_ids = np.asarray(archive_ids, dtype=np.int64)
+    k = ARCHIVE_NEIGHBOURS
+    if not ARCHIVE_BLEND or not keys or len(archive_ids) < max(ARCHIVE_MIN, k + 2):
+        return vectors
+    if len({len(vectors[i]) for i in keys}) > 1:
+        return vectors
+    own = _unit(np.stack([vectors[i] for i in keys]).astype(np.float64))
+    sims = np.asarray(product(own), dtype=np.float64)
+    sims[archive_ids[None, :] == np.asarray(keys)[:, None]] = -np.inf
+    take = min(len(archive_ids) - 1, 4 * k)
+    out = dict(vectors)
+    for r, item in enumerate(keys):
+        near = np.argpartition(-sims[r], take)[:take]
+        near = sorted(near.tolist(), key=lambda j: (-sims[r, j], archive_ids[j]))[:k]
+        around = _unit(_unit(np.asarray(rows(np.array(near)), dtype=np.float64)).mean(axis=0, keepdims=True))[0]
+        share = ARCHIVE_BLEND * min(1.0, max(0.0, float(np.mean(sims[r, near]))) / ARCHIVE_CLOSE)
+        out[item] = (1 - share) * own[r] + share * around
+    return out
 
 
 def vectors_of(db, item_ids) -> dict[int, np.ndarray]:

@@ -169,10 +169,27 @@ def group_window(db, graph: tag_graph.TagGraph, items: list[dict]) -> window_top
     """The topics of the digest's items (dicts of ``item_rows``), found among them
     (:mod:`hermes.topics.window_topics`) rather than read off the archive's fixed communities: a
     digest of one field splits into its sub-fields."""
-    vectors = window_topics.vectors_of(db, [i["id"] for i in items])
+    vectors = in_archive(db, window_topics.vectors_of(db, [i["id"] for i in items]))
     return window_topics.group(graph, [
         window_topics.WindowItem(i["id"], i["tags"], i.get("feed_id"), vectors.get(i["id"]))
         for i in items])
+
+
+def in_archive(db, vectors: dict) -> dict:
+    """The window's vectors read in the context of the archive (``window_topics.in_archive``):
+    their nearest items among every item the ranking's model embedded (its matrix, in memory
+    already for the ranking); as they are when the matrix is of another dimension."""
+    from hermes.embed import get_embedder
+    from hermes.ranking.matrix import get_matrix
+
+    if not vectors:
+        return vectors
+    embedder = get_embedder()
+    matrix = get_matrix(db, embedder.name, embedder.dimension)
+    if len(matrix) == 0 or any(len(v) != matrix.dimension for v in vectors.values()):
+        return vectors
+    return window_topics.in_archive(vectors, matrix.ids, lambda w: matrix.product(w),
+                                    matrix.approx_rows)
 
 
 def _community_label(graph: tag_graph.TagGraph, topic: window_topics.Topic) -> str:
