@@ -12,6 +12,10 @@ the schema the client was shown), with at most a short excerpt of the bad value:
 pydantic's own text, never a 10 MB string echoed back. The parameter is named as the caller
 knows it: its own name over MCP and the web, the command's option or argument (``--facet``,
 ``TEXT``) on the CLI, which says so with :func:`named`.
+
+A web form sends text: within :func:`typed_as_text` (the web face's calls) the same model
+reads ``"7"`` as 7 and ``"yes"`` as true (pydantic's lax mode), so a form passes what was
+typed and the tool's model, not the face, says what is wrong with it.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ EXCERPT_CHARS = 40
 #: CLI); a parameter not listed is named as the tool declares it.
 _NAMES: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
     "hermes_parameter_names", default=None)
+#: Whether the arguments in progress are text typed into a form (:func:`typed_as_text`).
+_AS_TEXT: contextvars.ContextVar[bool] = contextvars.ContextVar("hermes_as_text", default=False)
 
 
 @contextmanager
@@ -48,6 +54,18 @@ def named(names: Mapping[str, str]):
         yield
     finally:
         _NAMES.reset(token)
+
+
+@contextmanager
+def typed_as_text():
+    """Within the block, an argument may be the text a person typed for it (a web form's
+    field, a query string's value): a whole number ``"7"`` is read as 7, ``"yes"`` / ``"no"``
+    as a bool; anything else is refused in the model's words, as any bad value is."""
+    token = _AS_TEXT.set(True)
+    try:
+        yield
+    finally:
+        _AS_TEXT.reset(token)
 
 
 def _name(parameter: str) -> str:
@@ -159,7 +177,7 @@ def validate(tool_name: str, model: type[BaseModel], arguments: dict) -> dict:
     with one fix-it sentence per bad parameter."""
     arguments = _aliased(model, arguments)
     try:
-        checked = model.model_validate(arguments)
+        checked = model.model_validate(arguments, strict=False if _AS_TEXT.get() else None)
     except ValidationError as exc:
         properties = json_schema(model).get("properties", {})
         sentences = [_sentence(tool_name, properties, error) for error in exc.errors()]
@@ -210,7 +228,8 @@ def expects(prop: dict) -> str:
     options = prop.get("anyOf")
     if options:
         words = [expects(o) for o in options if o.get("type") != "null"]
-        nullable = len(words) < len(options)
+        # a form's field left empty is no value: "null" is no word a person types
+        nullable = len(words) < len(options) and not _AS_TEXT.get()
         return " or ".join(words + (["null"] if nullable else []))
     if "enum" in prop:
         return "one of " + ", ".join(json.dumps(v) for v in prop["enum"])
@@ -218,7 +237,8 @@ def expects(prop: dict) -> str:
         return json.dumps(prop["const"])
     kind = prop.get("type")
     if kind == "boolean":
-        return "true or false (a JSON boolean, not a string or number)"
+        return ("yes or no" if _AS_TEXT.get() else
+                "true or false (a JSON boolean, not a string or number)")
     if kind == "array":
         low, high = prop.get("minItems", 0), prop.get("maxItems")
         count = (f"{low} to {high}" if high is not None and low else

@@ -244,3 +244,49 @@ def test_a_plugins_config_section_is_declared_and_checked_by_its_model():
     declared = [n for names in get_plugin_manager().hook.hermes_config_sections() for n in names]
     assert "corpus" in declared
     assert CorpusSettings.model_config["strict"] and CorpusSettings.model_config["extra"] == "forbid"
+
+
+def test_the_web_hands_typed_values_to_the_tools():
+    """A value a tool takes goes to it as typed (``forms.as_typed`` / the query string): the
+    tool's model reads it (``"7"`` is 7 on the web) and refuses it in its words. No web
+    module passes a tool a value it first checked with its own bounds (``forms.parse_text``
+    / ``parse_int`` / ``parse_days``: the digest's days, per_topic, a highlight, a persona's
+    name and interests, a feed's address and title had a second check each)."""
+    found = []
+    for path, tree in _trees():
+        if not path.startswith("hermes/web/"):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            checked = {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
+                       and isinstance(node.value, ast.Call)
+                       and getattr(node.value.func, "id", "") in ("parse_text", "parse_int", "parse_days")
+                       for t in node.targets if isinstance(t, ast.Name)}
+            for call in ast.walk(fn):
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr in ("call", "require", "read")):
+                    found += [f"{path}:{call.lineno} {k.arg}" for k in call.keywords
+                              if isinstance(k.value, ast.Name) and k.value.id in checked]
+    assert not found, found
+
+
+def test_a_form_value_is_read_by_the_tools_model(db):
+    """Typed as text, the strict model reads a whole number and yes / no; what it cannot
+    read is refused in its words (named as the page labels it), and outside a form the
+    strict model stays strict."""
+    import pytest
+
+    from hermes import arguments
+    from hermes.tools import collect_tools
+
+    model = collect_tools()["digest"].argument_model
+    with arguments.typed_as_text(), arguments.named({"below_bar": "below"}):
+        taken = arguments.validate("digest", model, {"user": "ada", "days": "14", "below_bar": "yes"})
+        assert (taken["days"], taken["below_bar"]) == (14, True)
+        with pytest.raises(arguments.InvalidArguments) as refused:
+            arguments.validate("digest", model, {"user": "ada", "below_bar": "maybe"})
+        assert str(refused.value) == 'below must be yes or no, got "maybe".'
+    with pytest.raises(arguments.InvalidArguments) as strict:
+        arguments.validate("digest", model, {"user": "ada", "days": "14"})
+    assert str(strict.value).startswith('days must be a whole number from 1 to 36500, got "14"')

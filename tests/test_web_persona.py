@@ -76,8 +76,8 @@ def test_changing_the_interests_goes_through_update_persona_and_says_what_it_lef
 
 
 @pytest.mark.parametrize("typed, needle", [
-    ("", "The interests text is empty; write something first"),
-    ("x" * 4001, "The interests text is too long (4001 characters; at most 4000)"),
+    ("", "The interests text is empty; write what this persona wants to read"),
+    ("x" * 4001, "The interests text must be a string of at most 4,000 characters, got"),
 ])
 def test_a_refused_interests_text_is_said_beside_the_form_and_kept(web, db, typed, needle):
     r = post(web, "/persona/interests", {"user": "ada", "interests": typed})

@@ -73,7 +73,7 @@ def test_a_script_gets_the_same_words_as_json(web):
 @pytest.mark.parametrize("url, needle", [
     ("ftp://example.org/feed", "The feed URL must start with http:// or https://"),
     ("not a url", "The feed URL must start with http:// or https://"),
-    ("", "The feed URL is empty"),
+    ("", "The feed URL must start with http:// or https://"),
 ])
 def test_a_bad_feed_address_is_said_next_to_the_form(web, db, url, needle):
     c, _ = web

@@ -10,6 +10,7 @@ from starlette.requests import Request
 
 from hermes.storage.records import require_item, require_user
 
+from .. import arguments
 from ..contract import CandidateQuery
 from ..errors import HermesError, NotFound
 from ..facekit.web import request_db
@@ -49,7 +50,10 @@ def require_item_id(db, value) -> int:
 
 class Tools:
     """The collected tools, each called through the one call path
-    (:func:`hermes.tools.call_tool`, worded for the web)."""
+    (:func:`hermes.tools.call_tool`, worded for the web). A form's values go to the tool as
+    typed (:func:`hermes.arguments.typed_as_text`): its model reads ``"7"`` as 7 and refuses
+    what it cannot read, in its words, naming the field as the page labels it (``labels``:
+    ``{"text": "The highlighted passage"}``) — the web has no second check of its own."""
     def __init__(self):
         try:
             self.tools = collect_tools()
@@ -75,18 +79,34 @@ class Tools:
         return (f"The {group} tools are not available (the {group!r} plugin is disabled or "
                 f"not installed), so {name} cannot run here.")
 
-    def call(self, db, name: str, /, **arguments) -> dict | None:
+    def call(self, db, name: str, /, labels: dict[str, str] | None = None,
+             **values) -> dict | None:
         """The tool's result, or ``None`` when no plugin provides it. An argument the tool does
         not take is refused like any other mistake, naming it (``ok: false``), not dropped."""
         tool = self.tools.get(name)
         if tool is None:
             return None
-        return call_tool(db, tool, arguments, face="web")
+        with arguments.typed_as_text(), arguments.named(labels or {}):
+            return call_tool(db, tool, values, face="web")
 
-    def require(self, db, group: str, name: str, /, **arguments) -> dict:
+    def read(self, name: str, /, labels: dict[str, str] | None = None, **values) -> dict | None:
+        """``values`` as tool ``name``'s own model reads them (typed as text: ``"7"`` is 7),
+        defaults filled in — for a page that shows what it asked the tool; ``None`` when no
+        plugin provides the tool. A refusal is a 400 page in the model's words."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return None
+        with arguments.typed_as_text(), arguments.named(labels or {}):
+            try:
+                return arguments.validate(name, tool.argument_model, values)
+            except arguments.InvalidArguments as exc:
+                bad(str(exc))
+
+    def require(self, db, group: str, name: str, /, labels: dict[str, str] | None = None,
+                **values) -> dict:
         """For actions: 503 when the tool is missing, 400 with its message when it refuses,
         500 when it failed on the server's side (a full disk, a bug: ``server_error``)."""
-        result = self.call(db, name, **arguments)
+        result = self.call(db, name, labels, **values)
         if result is None:
             bad(self.missing(group, name), 503)
         if not result.get("ok"):

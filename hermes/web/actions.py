@@ -27,7 +27,7 @@ from hermes.text.latex import readable
 from ..ranking.rank import rank
 from ..storage.clicks import label_of
 from .access import Tools, opened, require_item_id, require_persona
-from .forms import Refusal, bad, local_path, parse_bool, parse_int, parse_text
+from .forms import Refusal, as_typed, bad, local_path, parse_bool, parse_int
 from .render import DENSITIES, DENSITY_COOKIE, done, macro_text, page_url, render, wants_json
 from .sanitize import safe_url
 from .views import (
@@ -190,10 +190,11 @@ async def favorite(request: Request):
 
 async def highlight(request: Request):
     def work(db, tools, user, item_id, form):
-        text = parse_text(form.get("text"), "The highlighted passage", required=True)
-        note = parse_text(form.get("note"), "The note", required=False) or None
-        result = tools.require(db, "corpus", "add_highlight", user=user["name"],
-                               item_id=item_id, text=text, note=note)
+        note = as_typed(form, "note") or None
+        result = tools.require(db, "corpus", "add_highlight",
+                               {"text": "The highlighted passage", "note": "The note"},
+                               user=user["name"], item_id=item_id, text=as_typed(form, "text"),
+                               note=note)
         return {"message": f"Highlight saved{' with a note' if note else ''}: {_title(db, item_id)}",
                 "read": result.get("facet") == "experienced", "undo": None}
 

@@ -15,7 +15,7 @@ from hermes.storage.records import feed_row
 from ..ingest.refresher import active, refresh_state
 from .access import Tools, opened
 from .feed_health import next_step, refresh_failures
-from .forms import bad, parse_text, path_id
+from .forms import as_typed, bad, path_id
 from .render import done, redirect, render
 
 
@@ -41,9 +41,8 @@ def _feeds_context(request: Request, **extra) -> dict:
 async def add_feed(request: Request):
     form = await request.form()
     typed = {"url": str(form.get("url") or "")[:2000], "title": str(form.get("title") or "")[:200]}
+    url, title = as_typed(form, "url"), as_typed(form, "title") or None
     try:
-        url = parse_text(form.get("url"), "The feed URL", required=True, maximum=2000)
-        title = parse_text(form.get("title"), "The title", required=False, maximum=200) or None
         scheme = url.split(":", 1)[0].lower() if ":" in url else ""
         if scheme not in {"http", "https"}:
             bad(f"the feed URL must start with http:// or https://, got {url[:80]!r} (a feed "
@@ -54,7 +53,8 @@ async def add_feed(request: Request):
     def act():
         tools = Tools()
         with opened(request) as db:
-            result = tools.call(db, "add_feed", url=url, title=title)
+            result = tools.call(db, "add_feed", {"url": "The feed URL", "title": "The title"},
+                                url=url, title=title)
         if result is None:
             bad(tools.missing("feeds", "add_feed"), 503)
         return result
@@ -92,12 +92,13 @@ def _known_feed(db, feed_id: int) -> dict:
 async def rename_feed(request: Request):
     feed_id = path_id(request, "feed_id", "feed")
     form = await request.form()
-    title = parse_text(form.get("title"), "The new title", required=True, maximum=200)
+    title = as_typed(form, "title")
 
     def act():
         with opened(request) as db:
             _known_feed(db, feed_id)
-            return Tools().require(db, "feeds", "rename_feed", feed_id=feed_id, title=title)
+            return Tools().require(db, "feeds", "rename_feed", {"title": "The new title"},
+                                   feed_id=feed_id, title=title)
 
     result = await run_in_threadpool(act)
     return redirect(request, f"/feeds#feed-{feed_id}",

@@ -76,6 +76,13 @@ def parse_text(value, what: str, *, required: bool, maximum: int = MAX_TEXT) -> 
     return text
 
 
+def as_typed(form, key: str) -> str:
+    """What was typed into field ``key``, stripped (``""`` when nothing was): the value a form
+    hands to a tool as is, for the tool's own model to check."""
+    value = form.get(key)
+    return value.strip() if isinstance(value, str) else ""
+
+
 def local_path(value, default: str) -> str:
     """A redirect target on this server only (no open redirect to another site)."""
     if (isinstance(value, str) and value.startswith("/") and not value.startswith("//")

@@ -35,7 +35,7 @@ from .access import (
     require_persona,
 )
 from .feed_health import refresh_failures
-from .forms import DEFAULT_DAYS, MAX_DAYS, MAX_TEXT, bad, parse_bool, parse_int, parse_text
+from .forms import DEFAULT_DAYS, MAX_DAYS, MAX_TEXT, as_typed, bad
 from .render import page_url, redirect, render
 from .views import (
     View,
@@ -82,15 +82,14 @@ async def create_persona(request: Request):
     typed = {"name": str(form.get("name") or "")[:200],
              "interests": str(form.get("interests") or "")[:MAX_TEXT * 4]}
     tools = Tools()
+    name = as_typed(form, "name")
     try:
-        name = parse_text(form.get("name"), "The persona's name", required=True, maximum=200)
-        interests = parse_text(form.get("interests"), "The interests text", required=True,
-                               maximum=tools.text_limit("create_persona", "interests", MAX_TEXT))
-
         def act():
             with opened(request) as db:
-                return tools.require(db, "persona", "create_persona", name=name,
-                                     interests=interests)
+                return tools.require(db, "persona", "create_persona",
+                                     {"name": "The persona's name",
+                                      "interests": "The interests text"},
+                                     name=name, interests=as_typed(form, "interests"))
 
         result = await run_in_threadpool(act)
     except HTTPException as exc:
@@ -160,7 +159,7 @@ async def feed(request: Request):
 async def search(request: Request):
     """The whole archive, in the persona's order: the ``search_feed`` tool's path."""
     params = request.query_params
-    query = parse_text(params.get("q"), "The search", required=False, maximum=500)
+    query = str(params.get("q") or "").strip()  # as typed: search_feed's model checks it
 
     def build():
         tools = Tools()
@@ -171,8 +170,8 @@ async def search(request: Request):
                        "page": "search", "limit": SEARCH_LIMIT}
             if not query:
                 return context
-            result = tools.call(db, "search_feed", user=user["name"], query=query,
-                                limit=SEARCH_LIMIT)
+            result = tools.call(db, "search_feed", {"query": "The search"}, user=user["name"],
+                                query=query, limit=SEARCH_LIMIT)
             if result is None:
                 return {**context, "message": tools.missing("persona", "search_feed")}
             if not result.get("ok"):
@@ -224,17 +223,20 @@ async def explanation(request: Request):
 
 async def digest(request: Request):
     params = request.query_params
-    days = parse_int(params.get("days", DEFAULT_DAYS), "days", 1, MAX_DAYS)
-    per_topic = parse_int(params.get("per_topic", 3), "per_topic", 1, 50)
-    below = parse_bool(params.get("below"), "below") if params.get("below") else False
 
     def view():
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
-            result = tools.call(db, "digest", user=user["name"], days=days, per_topic=per_topic,
-                                below_bar=below)
+            # as typed: the digest tool's model reads and checks them (a refusal: a 400 page)
+            asked = tools.read("digest", {"below_bar": "below"}, user=user["name"],
+                               days=params.get("days") or DEFAULT_DAYS,
+                               per_topic=params.get("per_topic") or 3,
+                               below_bar=params.get("below") or False)
+            result = None if asked is None else tools.call(db, "digest", **asked)
             status = corpus_status(db, tools, user)
+        days, per_topic, below = ((asked["days"], asked["per_topic"], asked["below_bar"])
+                                  if asked else (DEFAULT_DAYS, 3, False))
         # what the digest ranked: its window, read items included (it leaves out rated ones only)
         ranked_in = View(user=user["name"], days=days, show_read=True)
         listed = _digest_items(result)

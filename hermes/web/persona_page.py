@@ -15,10 +15,9 @@ from starlette.routing import Route
 
 from hermes.text.clip import clip
 
-from ..contract import NAME_MAX
 from ..ranking.interests import split_unwanted
 from .access import Tools, opened, require_persona
-from .forms import MAX_TEXT, bad, parse_text
+from .forms import MAX_TEXT, as_typed, bad
 from .render import FLASH_MAX, page_url, redirect, render
 
 #: the two confirmed actions: the tool, what the page and its button say, where a person
@@ -67,24 +66,23 @@ async def _again(request: Request, name: str, form: str, typed: dict, message: s
     return render(request, "persona.html", context, status=400)
 
 
-def _write(request: Request, name: str, tool: str, **arguments) -> dict:
+def _write(request: Request, name: str, tool: str, labels: dict | None = None, **arguments) -> dict:
     with opened(request) as db:
         user = require_persona(db, name)
-        return Tools().require(db, "persona", tool, name=user["name"], **arguments)
+        return Tools().require(db, "persona", tool, labels, name=user["name"], **arguments)
 
 
 async def update_interests(request: Request):
     return await _change(request, "interests", "The interests text", "update_persona",
-                         lambda: Tools().text_limit("update_persona", "interests", MAX_TEXT),
                          typed_max=MAX_TEXT * 4)
 
 
 async def rename(request: Request):
     return await _change(request, "new_name", "The new name", "rename_persona",
-                         lambda: NAME_MAX, section="rename", typed_max=200)
+                         section="rename", typed_max=200)
 
 
-async def _change(request: Request, field: str, label: str, tool: str, maximum, *,
+async def _change(request: Request, field: str, label: str, tool: str, *,
                   section: str | None = None, typed_max: int):
     """One form field through ``tool`` (its parameter of the same name), then back to the
     persona page — under the persona's new name after a rename; a refusal is said beside
@@ -93,8 +91,8 @@ async def _change(request: Request, field: str, label: str, tool: str, maximum, 
     name = str(form.get("user") or "")
     typed = {field: str(form.get(field) or "")[:typed_max]}
     try:
-        value = parse_text(form.get(field), label, required=True, maximum=maximum())
-        result = await run_in_threadpool(_write, request, name, tool, **{field: value})
+        result = await run_in_threadpool(_write, request, name, tool, {field: label},
+                                         **{field: as_typed(form, field)})
     except HTTPException as exc:
         if exc.status_code != 400:
             raise

@@ -42,6 +42,9 @@ from .answers import (
 GROUP = "persona"
 
 # What a reader can do next, in the words of each face (hermes.facekit.faces).
+NEW_TEXT = Say(mcp="give the new text, or clear=true to forget the interests",
+               cli="give the new text",
+               web="write what this persona wants to read")
 def after_create(name: str) -> Say:
     return Say(
         mcp="Next: bootstrap_persona to warm it from its interests, or list_feed / search_feed "
@@ -292,10 +295,11 @@ def update_persona(
     """Replace a persona's interests text, or forget it (clear=true); the old text is returned
     and clicks are kept."""
     # "" is no text given (a plain string keeps maxLength where a form reads it, not in anyOf)
-    if clear == bool(interests.strip()):
+    if clear and interests.strip():
         raise InvalidInput(f"update_persona takes either {spelled('interests')} (the new text) "
-                           f"or {spelled('clear')}=true (forget the interests), "
-                           + ("not both" if clear else "one of them"))
+                           f"or {spelled('clear')}=true (forget the interests), not both")
+    if not clear and not interests.strip():
+        raise InvalidInput(f"{spelled('interests')} is empty; {NEW_TEXT}")
     user, previous = personas.update_interests(db, name, None if clear else interests)
     left_out = split_unwanted(user["interests"])[1]
     payload = {"name": user["name"], "interests": user["interests"], "previous_interests": previous,
