@@ -87,7 +87,7 @@ def click():
                                       "liked": bool(rng.random() < 0.6)})
     assert answer["ok"], answer
 
-profile = cProfile.Profile() if mode == "profile" else None
+profile = cProfile.Profile(time.process_time) if mode == "profile" else None
 after, floor, warm, background, overlap = [], [], [], [], []
 for _ in range(runs):
     floor.append(timed(bare))

@@ -97,7 +97,8 @@ def hermes_score(db, user, item_ids, vectors, context):
     if fitted["detail"]["active"]:
         probability = scope.changed("probability", lambda at: 1.0 / (
             1.0 + np.exp(-behaviour[at, 0].astype(np.float64))))
-        typical = 1.0 / (1.0 + np.exp(-(ground @ fitted["coef"] + fitted["intercept"])))
+        typical = scope.kept("typical classifier", lambda: 1.0 / (
+            1.0 + np.exp(-(ground @ fitted["coef"] + fitted["intercept"]))))
         comps.append(Component("classifier", "behaviour", behaviour[:, 0],
                                weight=fitted["weight"], detail=fitted["detail"],
                                evidence={"classifier": probability},
@@ -109,10 +110,13 @@ def hermes_score(db, user, item_ids, vectors, context):
         comps.append(preference(db, user, scope, clicks))
         if liked:
             # affinity hands over to the classifier as the classifier's evidence grows
-            evidence, typical = {"liked": behaviour[:, 2]}, {"liked": nearest(matrix, ground, liked)}
+            # (the reference figures are the same on a second pass: computed once)
+            evidence = {"liked": behaviour[:, 2]}
+            typical = {"liked": scope.kept("nearest liked", lambda: nearest(matrix, ground, liked))}
             if disliked:
                 evidence["disliked"] = behaviour[:, 3]
-                typical["disliked"] = nearest(matrix, ground, disliked)
+                typical["disliked"] = scope.kept("nearest disliked",
+                                                 lambda: nearest(matrix, ground, disliked))
             comps.append(Component("affinity", "behaviour", behaviour[:, 1],
                                    weight=1.0 - fitted["weight"],
                                    detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked)),
@@ -214,6 +218,28 @@ def _held(matrix, clicks) -> np.ndarray:
 
 def profile(db, user, text: str, context: ScoringContext, scope: Scope,
             ground: np.ndarray) -> Component:
+    """The ``profile`` component (:func:`_profile`); on a second pass that re-scores only
+    the behaviour columns (float32 storage, after a click) the first pass's, unchanged."""
+    return _once(scope, "profile", lambda: _profile(db, user, text, context, scope, ground),
+                 vectors=True)
+
+
+def _once(scope: Scope, name: str, compute, *, vectors: bool):
+    """``compute()`` on a first pass; on a second, the first pass's answer when nothing in
+    it is re-scored (``vectors``: it depends on the vectors, re-scored in int8 storage)."""
+    key = ("component", name)
+    if scope.exact is not None and not (vectors and scope.matrix.storage == "int8"):
+        kept = scope.scratch.get(key)
+        if kept is not None:
+            return kept
+    value = compute()
+    if scope.exact is None:
+        scope.scratch[key] = value
+    return value
+
+
+def _profile(db, user, text: str, context: ScoringContext, scope: Scope,
+             ground: np.ndarray) -> Component:
     matrix, rows = scope.matrix, scope.rows
     if not text:
         return Component("profile", "profile", np.zeros(len(rows)), active=False,
@@ -273,6 +299,11 @@ def semantic_match(cosines: np.ndarray) -> np.ndarray:
 
 
 def preference(db, user, scope: Scope, clicks) -> Component:
+    """:func:`_preference`, once per ranking (it reads no vector)."""
+    return _once(scope, "preference", lambda: _preference(db, user, scope, clicks), vectors=False)
+
+
+def _preference(db, user, scope: Scope, clicks) -> Component:
     """Per family of keys (tags, type, source, author), the mean evidence over the item's
     keys of that family (a tag never clicked counts 0, so one liked tag among many weighs
     less); the families add up. Adding (not averaging) across families keeps a key found on
