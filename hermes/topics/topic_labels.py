@@ -107,17 +107,29 @@ def label(ranked: list[str], keys: list[dict[str, str]], field: set[str]) -> lis
     for pool in tiers:
         shared = [t for t in pool if inside[t] > 1 or small]
         chosen = _cover(shared, keys, LABEL_TAGS) or _cover(pool, keys, 2)
+        if chosen and not any(_phrase(t) for t in chosen):
+            # lone words only ("decay", "exponent · formalism"): the first of them and the
+            # best keyphrases of the topic's items say more
+            phrases = [t for t in pool if _phrase(t)]
+            if phrases:
+                chosen = _cover(phrases, keys, LABEL_TAGS, chosen[:1])
         if chosen:
             return chosen
     return []
 
 
-def _cover(pool: list[str], keys: list[dict[str, str]], most: int) -> list[str]:
-    """Up to ``most`` of ``pool`` (best first), each covering items the chosen ones do not
-    yet cover where one can, none repeating a word of another (:func:`_new_words`)."""
-    chosen: list[str] = []
-    uncovered = [set(s) for s in keys]
-    for _ in range(most):
+def _phrase(tag: str) -> bool:
+    return len(_WORDS.findall(tag)) > 1
+
+
+def _cover(pool: list[str], keys: list[dict[str, str]], most: int,
+           start: list[str] | None = None) -> list[str]:
+    """Up to ``most`` of ``pool`` (best first) after ``start``, each covering items the
+    chosen ones do not yet cover where one can, none repeating a word of another
+    (:func:`_new_words`)."""
+    chosen: list[str] = list(start or [])
+    uncovered = [u for u in (set(s) for s in keys) if not u & set(chosen)]
+    while len(chosen) < most:
         fresh = [t for t in pool if t not in chosen and _new_words(t, chosen)]
         if not fresh:
             break
