@@ -18,6 +18,7 @@ interests are embedded already), installed plugins are loaded as for a user.
     .venv/bin/python benchmarks/bench_cli.py                  # 9 rounds
     .venv/bin/python benchmarks/bench_cli.py --runs 15 --items 10000
     .venv/bin/python benchmarks/bench_cli.py --before HEAD~1 --after HEAD  # a commit's effect
+    .venv/bin/python benchmarks/bench_cli.py --phases 5   # where `hermes feed`'s CPU time goes
 
 ``--before REV`` checks REV out into a temporary git worktree and runs every hermes command
 a second time with that tree's packages first on ``PYTHONPATH`` (the installed entry points
@@ -88,6 +89,54 @@ def tree_at(rev: str, tmp: Path) -> Path:
     return path
 
 
+#: ``hermes feed bench``'s steps, timed in a fresh process (CPU seconds, one line each)
+PHASES = r"""
+import json, sys, time
+T = time.process_time
+marks = [("python start-up + site", T())]
+import typer, typer.main; marks.append(("typer", T()))
+import hermes.cli.app; marks.append(("hermes.cli.app", T()))
+from hermes import plugins
+plugins.registered_plugins(); marks.append(("registering the plugins (their packages, the built-ins)", T()))
+plugins.get_plugin_manager(); marks.append(("the tool check", T()))
+from hermes.tools import call_tool, find_tool
+tool = find_tool("list_feed"); marks.append(("find_tool('list_feed'): hermes_feeds.tools", T()))
+import hermes_feeds.cli; marks.append(("hermes_feeds.cli", T()))
+from hermes.storage.db import get_db
+db = get_db(sys.argv[1]); marks.append(("opening the database", T()))
+from hermes.embed import get_embedder
+from hermes.ranking.matrix import get_matrix
+get_matrix(db, get_embedder().name, get_embedder().dimension)
+marks.append(("the matrix (rows read from SQLite, no snapshot below matrix_store.MIN_ROWS)", T()))
+from hermes.facekit import faces
+with faces.speaking("cli"):
+    call_tool(db, tool, {"user": "bench"}, face="cli")
+marks.append(("list_feed (ranking, the matrix in memory)", T()))
+print(json.dumps(marks))
+"""
+
+
+def phases(db: Path, runs: int) -> int:
+    """Print the median CPU seconds of each of ``hermes feed``'s steps (:data:`PHASES`)."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_EMBEDDER", "HERMES_PLUGINS")}
+    samples = []
+    with tempfile.TemporaryDirectory() as tmp:
+        env.update(HERMES_HOME=str(Path(tmp) / "home"), HF_HUB_OFFLINE="1")
+        for _ in range(runs):
+            out = subprocess.run([sys.executable, "-c", PHASES, str(db)], env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            marks = json.loads(out)
+            samples.append([(name, now - (marks[k - 1][1] if k else 0.0)) for k, (name, now) in enumerate(marks)])
+    print(f"## `hermes feed bench`'s steps, CPU s, median of {runs} fresh processes\n")
+    print("| step | CPU s |\n| --- | --- |")
+    for k, (name, _) in enumerate(samples[0]):
+        print(f"| {name} | {statistics.median(s[k][1] for s in samples):.3f} |")
+    print(f"| total | {statistics.median(sum(x for _, x in s) for s in samples):.3f} |")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=9, help="rounds (>= 7)")
@@ -96,8 +145,12 @@ def main(argv=None) -> int:
     ap.add_argument("--before", metavar="REV", help="also run each hermes command at commit REV")
     ap.add_argument("--after", metavar="REV", help="with --before: the other side at commit REV "
                     "(default: this checkout)")
+    ap.add_argument("--phases", type=int, metavar="RUNS",
+                    help="instead: where `hermes feed`'s CPU time goes, step by step")
     args = ap.parse_args(argv)
     db = archive(args.items)
+    if args.phases:
+        return phases(db, args.phases)
     with tempfile.TemporaryDirectory() as tmp:
         try:
             return measure(args, db, Path(tmp))
