@@ -76,13 +76,14 @@ def test_ranked_and_entities(client, corpus_db):
     ("/api/corpus/changes", {"user": "nobody"}, 404, "unknown persona"),
     ("/api/corpus/ranked", {"user": "nobody"}, 404, "unknown persona"),
     ("/api/corpus/entities", {"user": "nobody"}, 404, "unknown persona"),
-    ("/api/corpus", {}, 400, "missing query parameter 'user'"),
+    ("/api/corpus", {}, 400, "corpus needs user: a non-empty string"),
     ("/api/corpus/items", {"user": "alice", "facet": "heard"}, 400, 'one of "experienced", "saved"'),
-    ("/api/corpus/changes", {"user": "alice", "since": "abc"}, 400, "not a whole number"),
+    ("/api/corpus/changes", {"user": "alice", "since": "abc"}, 400, "since must be a whole number"),
     ("/api/corpus/changes", {"user": "alice", "since": "-1"}, 400, "at least 0"),
     ("/api/corpus/changes", {"user": "alice", "since": "99"}, 400, "beyond the current revision"),
     ("/api/corpus/ranked", {"user": "alice", "limit": "0"}, 400, "limit"),
-    ("/api/corpus/ranked", {"user": "alice", "limit": "many"}, 400, "not a whole number"),
+    ("/api/corpus/ranked", {"user": "alice", "limit": "many"}, 400,
+     'limit must be a whole number from 1 to 200, got "many"'),
 ])
 def test_errors_are_json(client, path, params, status, expect):
     r = client.get(path, params=params)

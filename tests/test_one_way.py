@@ -290,3 +290,20 @@ def test_a_form_value_is_read_by_the_tools_model(db):
     with pytest.raises(arguments.InvalidArguments) as strict:
         arguments.validate("digest", model, {"user": "ada", "days": "14"})
     assert str(strict.value).startswith('days must be a whole number from 1 to 36500, got "14"')
+
+
+def test_the_corpus_routes_read_the_query_through_the_tools_models():
+    """The JSON routes hand the query string to the tool as typed (``_int_param`` and the
+    missing-user check were a second reading of it): no route turns a query value into a
+    number itself."""
+    found = []
+    for path, tree in _trees():
+        if not (path.endswith("routes.py") or path.startswith("hermes/web/")):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "_int_param":
+                found.append(f"{path}:{node.lineno} defines _int_param")
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("int", "float")
+                    and node.args and "query_params" in ast.dump(node.args[0])):
+                found.append(f"{path}:{node.lineno} reads a number from the query itself")
+    assert not found, found

@@ -15,50 +15,38 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from hermes import arguments
 from hermes.contract import fail
-from hermes.errors import HermesError, InvalidInput, NotFound
+from hermes.errors import HermesError, NotFound
 from hermes.facekit.web import request_db
 from hermes.storage.records import require_user
 from hermes.tools import call_tool_status, collect_tools
 
 from . import tools
+from .exchange import export_corpus
 from .export import check_format, export
 
 
-def _int_param(request: Request, name: str, default: int | None = None) -> int:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        if default is None:
-            raise InvalidInput(f"missing query parameter {name!r}")
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise InvalidInput(f"query parameter {name}={raw!r} is not a whole number") from None
+def _query(request: Request, tool) -> dict:
+    """The query string's values of ``tool``'s parameters, as typed: the tool's own model reads
+    them (``limit=5`` is 5) and refuses what it cannot read, in its words — the routes have no
+    checks of their own. Other query parameters (a cache buster) are not the tool's."""
+    names = {p.name for p in tool.arguments()}
+    return {k: v for k, v in request.query_params.items() if k in names}
 
 
-def _user(request: Request) -> str:
-    user = request.query_params.get("user", "").strip()
-    if not user:
-        raise InvalidInput("missing query parameter 'user' (a persona name)")
-    return user
-
-
-def _endpoint(tool, parse):
-    """A GET endpoint: parse the query into ``tool``'s arguments and run it through the one
-    call path (:func:`hermes.tools.call_tool_status`, worded for the web, source ui), on a
-    per-request connection."""
+def _endpoint(tool):
+    """A GET endpoint: the query as ``tool``'s arguments, run through the one call path
+    (:func:`hermes.tools.call_tool_status`, worded for the web, source ui), on a per-request
+    connection."""
 
     def run(request: Request) -> tuple[int, dict]:
-        try:
-            arguments = parse(request)
-        except HermesError as exc:
-            return 400, fail(str(exc), **tool.empty)
         db = request_db(request)
         # the collected tool, as every face calls it (it knows its plugin, for the messages)
         called = collect_tools().get(tool.name, tool)
         try:
-            return call_tool_status(db, called, arguments, face="web")
+            with arguments.typed_as_text():
+                return call_tool_status(db, called, _query(request, tool), face="web")
         finally:
             db.conn.close()
 
@@ -71,16 +59,18 @@ def _endpoint(tool, parse):
 
 
 def _export(request: Request) -> tuple[int, dict | Response]:
+    """The whole export as a file: the query read by the export_corpus tool's model (the one
+    check of a format, facet and revision), the text from the exporter itself (no budget)."""
     try:
-        user = _user(request)
-        fmt = check_format(request.query_params.get("format", "bibtex"))
-        facet = request.query_params.get("facet", "all")
-        since = _int_param(request, "since", 0)
+        with arguments.typed_as_text():
+            asked = arguments.validate("export_corpus", export_corpus.argument_model,
+                                       _query(request, export_corpus))
+        fmt, facet, since = check_format(asked["format"]), asked["facet"], asked["since"]
     except HermesError as exc:
         return 400, fail(str(exc))
     db = request_db(request)
     try:
-        u = require_user(db, user)
+        u = require_user(db, asked["user"])
         r = export(db, u["id"], fmt.name, facet, since)
     except NotFound as exc:
         return 404, fail(str(exc))
@@ -104,20 +94,15 @@ async def api_corpus_export(request: Request):
 
 ROUTES = [
     Route("/api/corpus/export", api_corpus_export, methods=["GET"], name="api_corpus_export"),
-    Route("/api/corpus", _endpoint(tools.corpus, lambda r: {"user": _user(r)}),
-          methods=["GET"], name="api_corpus"),
-    Route("/api/corpus/items", _endpoint(tools.corpus_items, lambda r: {
-        "user": _user(r), "facet": r.query_params.get("facet", "experienced"),
-        "limit": _int_param(r, "limit", 50)}), methods=["GET"], name="api_corpus_items"),
-    Route("/api/corpus/changes", _endpoint(tools.corpus_changes, lambda r: {
-        "user": _user(r), "since": _int_param(r, "since", 0), "limit": _int_param(r, "limit", 200)}),
-        methods=["GET"], name="api_corpus_changes"),
-    Route("/api/corpus/ranked", _endpoint(tools.corpus_ranked, lambda r: {
-        "user": _user(r), "limit": _int_param(r, "limit", 10)}),
-        methods=["GET"], name="api_corpus_ranked"),
-    Route("/api/corpus/entities", _endpoint(tools.corpus_entities, lambda r: {
-        "user": _user(r), "limit": _int_param(r, "limit", 20)}),
-        methods=["GET"], name="api_corpus_entities"),
+    Route("/api/corpus", _endpoint(tools.corpus), methods=["GET"], name="api_corpus"),
+    Route("/api/corpus/items", _endpoint(tools.corpus_items), methods=["GET"],
+          name="api_corpus_items"),
+    Route("/api/corpus/changes", _endpoint(tools.corpus_changes), methods=["GET"],
+          name="api_corpus_changes"),
+    Route("/api/corpus/ranked", _endpoint(tools.corpus_ranked), methods=["GET"],
+          name="api_corpus_ranked"),
+    Route("/api/corpus/entities", _endpoint(tools.corpus_entities), methods=["GET"],
+          name="api_corpus_entities"),
 ]
 
 
