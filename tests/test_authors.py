@@ -101,6 +101,21 @@ def test_liking_two_papers_by_an_author_raises_their_other_papers(db, papers):
                        "score": 0.5, "likes": 2, "dislikes": 0}]
 
 
+def test_an_author_s_dislikes_are_said_beside_the_likes(db, add_items):
+    """A trial read "by Author, whom you liked 10 times" of an author also disliked 8 times."""
+    text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
+    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": ["Lukas Furtak"]}
+                     for k in range(5)])
+    user = create_user(db, "astro", "strong lensing by galaxy clusters")
+    for item in ids[:3]:
+        record_click(db, user["id"], item, True, "agent")
+    record_click(db, user["id"], ids[3], False, "agent")
+    payload = explain(db, user, ids[4])
+    (furtak,) = [t for t in payload["matched_tags"] if t["kind"] == "author"]
+    assert furtak["likes"] == 3 and furtak["dislikes"] == 1 and furtak["score"] > 0
+    assert "by Furtak, whom you liked 3 times and disliked once" in " ".join(payload["phrases"])
+
+
 def test_two_rated_authors_with_one_surname_are_named_in_full(db, add_items):
     """A trial read "by Author, whom you liked 3 times, and Author, whom you liked 3 times"."""
     text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
@@ -203,3 +218,18 @@ def test_a_search_typed_with_a_title_finds_the_person():
     assert author_key("Dr. Karl Schmidt") == author_key("Karl Schmidt") == "schmidt, k"
     assert matches(["Karl Schmidt"], "Dr. Karl Schmidt")
     assert not matches(["Dora Schmidt"], "Dr. Karl Schmidt")
+
+
+def test_a_key_whose_clicks_cancel_out_is_not_listed_as_rated(db, add_items):
+    """A trial's explain listed "Author (+0.00), paper (+0.00)": keys that moved nothing."""
+    from hermes_feeds.feed_lines import explanation_lines
+
+    text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
+    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": ["Lukas Furtak"]}
+                     for k in range(3)])
+    user = create_user(db, "astro", "strong lensing by galaxy clusters")
+    record_click(db, user["id"], ids[0], True, "agent")
+    record_click(db, user["id"], ids[1], False, "agent")
+    payload = explain(db, user, ids[2])
+    assert any(t["kind"] == "author" and round(t["score"], 2) == 0 for t in payload["matched_tags"])
+    assert not any("Furtak (+0.00" in line for line in explanation_lines(payload))

@@ -76,7 +76,7 @@ def test_once_the_persona_clicked_the_interests_text_alone_is_good_not_strong():
 def test_the_explanation_says_the_clicks_did_not_confirm_a_strong_interest():
     from hermes.ranking.explain_words import note_of as _note
 
-    assert _note({"unconfirmed": True}) == "nothing you liked confirms it: a good match, not strong"
+    assert _note({"unconfirmed": True}) == "what you liked does not confirm it: a good match, not strong"
     assert _note({"unconfirmed": False}) == ""
 
 
@@ -159,7 +159,7 @@ def test_every_face_is_told_what_held_a_figure_down():
     from hermes.ranking.explain_words import note_of as _note
 
     assert _note({"usual_here": True, "typical_here": 0.3612}) == (
-        "usual in this archive, where an item is typically 0.36")
+        "counts for less in this archive, where an item is typically 0.36")
     assert _note({"keeps_below_bar": True}) == "leans to a dislike: keeps it below your bar"
     assert _note({"disliked": {"title": "B", "similarity": 0.63, "closer": True}}) == (
         "a disliked item is as near: “B” (similarity 0.63)")

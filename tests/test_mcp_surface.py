@@ -168,7 +168,7 @@ def test_record_feedback_rates_several_items_in_one_transaction(db, long_items):
     assert done["ok"] and [k["item_id"] for k in done["clicks"]] == [a, b, c]  # once each
     assert [k["previous"] for k in done["clicks"]] == [None, "like", None]
     assert not done.get("click") and done["n_clicks"] == 3  # a list answers in clicks alone
-    assert "Recorded 3 dislikes" in done["message"] and "1 replacing" in done["message"]
+    assert "Recorded 3 dislikes for ann, 1 replacing the opposite answer (3 clicks in total)" in done["message"]
     before = db.execute("SELECT count(*) FROM clicks").fetchone()[0]
     refused = _tool(db, "record_feedback", user="ann", item_id=[long_items[4], 99999], liked=True)
     assert refused["ok"] is False and "99999" in refused["message"] and refused["clicks"] == []

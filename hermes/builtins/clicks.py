@@ -108,7 +108,7 @@ def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
     flipped = sum(1 for c in new if c["previous"])
     same = len(clicks) - len(new)
     message = (f"Recorded {plural(len(new), what)} for {persona['name']}"
-               + (f" ({flipped} replacing the opposite answer)" if flipped else "")
+               + (f", {flipped} replacing the opposite answer" if flipped else "")
                + (f"; {plural(same, 'item')} already had it" if same else "")
                + f" ({plural(n, 'click')} in total); {NEXT_RANKING}.")
     return ok(message, clicks=clicks, n_clicks=n)

@@ -65,9 +65,10 @@ def note_of(e: dict) -> str:
     if e.get("keeps_below_bar"):
         return "leans to a dislike: keeps it below your bar"
     if e.get("unconfirmed"):
-        return "nothing you liked confirms it: a good match, not strong"
+        return "what you liked does not confirm it: a good match, not strong"
     if e.get("usual_here") and "typical_here" in e:
-        return f"usual in this archive, where an item is typically {shown(e['typical_here'])}"
+        # not "usual": the figure is above the typical one, only not rare enough here
+        return f"counts for less in this archive, where an item is typically {shown(e['typical_here'])}"
     return ""
 
 
@@ -151,7 +152,10 @@ def phrases_of(p: dict) -> list[str]:
     if people:  # "by Furtak, whom you liked twice"
         # "by A, whom you liked once, and B, whom …": the clause closed before the next name
         add(1.5, "keys", "by " + ", and ".join(
-            f"{k['label']}, whom you liked {_times(k['likes'])}" for k in people))
+            f"{k['label']}, whom you liked {_times(k['likes'])}"
+            # the dislikes said too: "liked 10 times" alone hid 8 dislikes of the same author
+            + (f" and disliked {_times(k['dislikes'])}" if k.get("dislikes") else "")
+            for k in people))
     for keys, strength, liked_words, disliked_words in (
             ([k for k in ev["tags"] if not k.get("inferred")], 1.5, "has tags you liked",
              DISLIKED[0]),

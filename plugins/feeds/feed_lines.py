@@ -73,7 +73,8 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
         lines.append(f"  classifier: probability {shown(c['probability'])} ({_judged(c, verdict)})")
     else:
         lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
-    counted = [t for t in e["matched_tags"] if t["kind"] != "topic"]
+    # a key whose likes and dislikes cancel out moved nothing: "paper (+0.00)" is noise
+    counted = [t for t in e["matched_tags"] if t["kind"] != "topic" and round(t["score"], 2)]
     topics = [t for t in e["matched_tags"] if t["kind"] == "topic"]
     if counted:
         lines.append("  rated: " + ", ".join(
