@@ -71,6 +71,15 @@ def test_a_zotero_bibtex_export_is_matched_by_arxiv_id_doi_and_title(db, archive
     assert clicks(db) == sorted((archive[k], "like", "bootstrap") for k in ("attention", "alphafold", "mpnn"))
 
 
+def test_an_arxiv_doi_alone_matches_the_paper_in_the_archive(db, archive):
+    """A trial's entry with only doi = {10.48550/arXiv.0704.1288} was stored a second time:
+    the id after "arXiv." was not read (old and new ids alike)."""
+    bib = """@article{streams, title = {Some other title}, doi = {10.48550/arXiv.2401.12345}}
+@article{att, title = {Not the title either}, doi = {https://doi.org/10.48550/arXiv.1706.03762}}"""
+    result = imported(db, bib)
+    assert result["matched_by"] == {"arxiv": 2} and result["created"] == 0
+
+
 def test_a_jabref_file_with_comments_and_string_macros(db, archive):
     before = n_items(db)
     result = imported(db, (FILES / "jabref.bib").read_text())

@@ -30,7 +30,7 @@ MAX_SUMMARY = 4000
 MAX_TAGS = 30
 
 # arXiv identifiers: new style 0704.0001 / 2401.12345v2, old style hep-th/9901001v1.
-_ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
+_ARXIV_NEW = re.compile(r"(?<!\d)(?<!\d\.)(\d{4}\.\d{4,5})(?:v\d+)?(?!\d)")  # arXiv DOIs: "arXiv.0704.1288"
 _ARXIV_OLD = re.compile(r"\b([a-z][a-z-]+(?:\.[A-Za-z]{2})?/\d{7})(?:v\d+)?\b")
 _DOI = re.compile(r"(?:doi\.org/|\bdoi:\s*)(10\.\d{4,9}/\S+)", re.I)
 
