@@ -73,3 +73,13 @@ def test_without_the_mix_the_component_says_nothing_of_coherence(db, add_items, 
     user = _library(db, "ann", "gravitational lensing of galaxy clusters", add_items)
     comp = rank(db, user, CandidateQuery(since_days=None)).components["library"]
     assert "coherence" not in comp.detail
+
+
+def test_a_large_library_is_summed_up_by_centroids_of_each_of_its_topics():
+    rng = np.random.default_rng(2)
+    big = _unit(np.eye(16)[0] + 0.2 * rng.standard_normal((400, 16)))
+    small = _unit(np.eye(16)[1] + 0.2 * rng.standard_normal((20, 16)))
+    centres = library_scorer._prototypes(np.vstack([big, small]), 16)
+    assert centres.shape == (16, 16)
+    assert (centres @ np.eye(16)[1] > 0.8).any()  # the small topic keeps a centroid
+    assert library_scorer._prototypes(small, 64) is small or len(library_scorer._prototypes(small, 64)) == 20

@@ -71,6 +71,21 @@ OUTLIER_WEIGHT = 0.2
 #: half of benchmarks/quality_library.py (--half choosing) over 0, 1 and OUTLIER_SPREAD 2;
 #: on the reporting half it was at par with 0 (docs/persona.md)
 INTEREST_MIX = 0.5
+#: the library as many examples, not one direction: the share of the component taken by
+#: each candidate's mean cosine to its :data:`KNN_K` nearest library papers (beyond the
+#: archive's common direction), minus :data:`DISLIKE_PULL` x its cosine to the nearest own
+#: dislike; 0: off
+KNN_SHARE = 0.5
+KNN_K = 5
+#: at most this many examples are compared with: a larger library (with the own likes) is
+#: summed up by as many k-means centroids (measured on the choosing half at 0 clicks: 16 to
+#: 64 centroids of a 100-paper library rank as well as its 100 papers)
+KNN_MAX = 64
+DISLIKE_PULL = 0.0
+#: random negatives per library like (at least :data:`MIN_NEGATIVES`)
+NEGATIVE_RATIO = 1.0
+#: the weight of one own dislike in the model (own likes weigh :data:`OWN_CLICK_WEIGHT`)
+OWN_DISLIKE_WEIGHT = 1.0
 
 _FITS: OrderedDict = OrderedDict()
 
@@ -78,7 +93,8 @@ _FITS: OrderedDict = OrderedDict()
 def settings() -> tuple:
     """The constants (read when called: the benchmark varies them)."""
     return (LIBRARY_MIN, LIBRARY_C, MIN_NEGATIVES, NEGATIVE_WEIGHT, OWN_CLICK_WEIGHT,
-            LIBRARY_SHARE, HANDOVER, OUTLIER_SPREAD, OUTLIER_WEIGHT, INTEREST_MIX)
+            LIBRARY_SHARE, HANDOVER, OUTLIER_SPREAD, OUTLIER_WEIGHT, INTEREST_MIX, KNN_SHARE,
+            KNN_K, KNN_MAX, DISLIKE_PULL, NEGATIVE_RATIO, OWN_DISLIKE_WEIGHT)
 
 
 @hookimpl
@@ -94,8 +110,12 @@ def hermes_score(db, user, item_ids, vectors, context):
     fitted = _model(matrix, user["id"], clicks, clauses)
     if fitted is None:
         return None
-    coef, intercept, n_library, n_own, coherence = fitted
-    weights = coef[None, :] if clauses is None else np.vstack([coef, clauses])
+    coef, intercept, n_library, n_own, coherence, examples, disliked, common = fitted
+    n_clauses = 0 if clauses is None else len(clauses)
+    blocks = [coef[None, :]] + ([clauses] if clauses is not None else [])
+    if KNN_SHARE:
+        blocks += [common[None, :], examples] + ([disliked] if len(disliked) else [])
+    weights = np.vstack(blocks).astype(np.float32)
     products = _product(vectors, weights)
     if context.exact is not None:  # int8 storage: the short list exactly (see ScoringContext)
         positions, exact = context.exact
@@ -104,10 +124,20 @@ def hermes_score(db, user, item_ids, vectors, context):
     detail = {"library": n_library, "own_clicks": n_own,
               "reason": f"fit on the library's {plural(n_library, 'like')} and "
                         f"{plural(n_own, 'own click')}, against random items of the archive"}
+    if KNN_SHARE:
+        base = 1 + n_clauses
+        near = products[base]
+        sims = products[base + 1: base + 1 + len(examples)] - near
+        k = min(KNN_K, len(sims))
+        knn = np.partition(sims, len(sims) - k, axis=0)[-k:].mean(axis=0)
+        if len(disliked) and DISLIKE_PULL:
+            knn = knn - DISLIKE_PULL * (products[base + 1 + len(examples):] - near).max(axis=0)
+        scores = (1 - KNN_SHARE) * calibrate(scores) + KNN_SHARE * calibrate(knn)
     if clauses is not None:
         detail["coherence"] = coherence
         if coherence > 0:
-            scores = calibrate(scores) + INTEREST_MIX * coherence * calibrate(products[1:].max(axis=0))
+            scores = calibrate(scores) + INTEREST_MIX * coherence * calibrate(
+                products[1:1 + n_clauses].max(axis=0))
     weight = LIBRARY_SHARE * HANDOVER / (HANDOVER + n_own)
     return Component("library", "behaviour", scores, weight=weight, detail=detail)
 
@@ -139,11 +169,12 @@ def _fit(matrix, user_id: int, clicks: list[tuple], clauses=None):
     n_library = sum(1 for _, liked, seed in held if liked and seed)
     if n_library < LIBRARY_MIN:
         return None
-    negatives = _random_rows(matrix, user_id, {r for r, _, _ in held}, max(MIN_NEGATIVES, n_library),
-                             len(clicks))
+    negatives = _random_rows(matrix, user_id, {r for r, _, _ in held},
+                             max(MIN_NEGATIVES, round(NEGATIVE_RATIO * n_library)), len(clicks))
     X = matrix.exact_rows(np.array([r for r, _, _ in held] + negatives, dtype=np.int64))
     y = np.array([int(liked) for _, liked, _ in held] + [0] * len(negatives))
-    w = np.array([1.0 if seed else OWN_CLICK_WEIGHT for _, _, seed in held]
+    w = np.array([1.0 if seed else OWN_CLICK_WEIGHT if liked else OWN_DISLIKE_WEIGHT
+                  for _, liked, seed in held]
                  + [NEGATIVE_WEIGHT] * len(negatives))
     is_library = np.array([liked and seed for _, liked, seed in held] + [False] * len(negatives))
     if OUTLIER_SPREAD:
@@ -154,7 +185,36 @@ def _fit(matrix, user_id: int, clicks: list[tuple], clauses=None):
     if clauses is not None:
         cosines = (X @ clauses.T).max(axis=1)
         coherence = max(0.0, 2.0 * _auc(cosines[is_library], cosines[len(held):]) - 1.0)
-    return coef.astype(np.float32), float(intercept), n_library, n_own, coherence
+    n_held = len(held)
+    liked_rows = [k for k in range(n_held) if is_library[k] or (held[k][1] and not held[k][2])]
+    examples = _prototypes(X[liked_rows], KNN_MAX) if KNN_SHARE else X[:0]
+    disliked = X[[k for k in range(n_held) if not held[k][1]][-KNN_MAX:]]
+    return (coef.astype(np.float32), float(intercept), n_library, n_own, coherence, examples,
+            disliked, matrix.mean_vector())
+
+
+def _prototypes(examples: np.ndarray, n: int, rounds: int = 10) -> np.ndarray:
+    """``examples`` itself when it has at most ``n`` rows, else ``n`` k-means centroids of
+    it (by cosine). The centroids start from the examples farthest apart (the one closest
+    to the mean, then each time the one least like every one chosen), so a small topic of a
+    large library keeps a centroid of its own; the same examples give the same centroids."""
+    if len(examples) <= n:
+        return examples
+    examples = np.asarray(examples, dtype=np.float32)
+    chosen = [int(np.argmax(examples @ examples.mean(axis=0)))]
+    closest = examples @ examples[chosen[0]]
+    for _ in range(n - 1):
+        chosen.append(int(np.argmin(closest)))
+        np.maximum(closest, examples @ examples[chosen[-1]], out=closest)
+    centres = examples[chosen].copy()
+    for _ in range(rounds):
+        nearest = np.argmax(examples @ centres.T, axis=1)
+        sums = np.zeros_like(centres)
+        np.add.at(sums, nearest, examples)
+        counts = np.bincount(nearest, minlength=n)
+        filled = counts > 0
+        centres[filled] = sums[filled] / counts[filled, None]
+    return centres
 
 
 def _typicality(library: np.ndarray) -> np.ndarray:
