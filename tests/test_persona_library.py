@@ -284,6 +284,28 @@ def test_an_imported_item_exports_with_its_identifiers(db, archive):
     assert again.entries[0].authors[0] == "Hans Müller"
 
 
+def test_a_year_alone_stays_a_year_in_every_face_and_export(db, archive):
+    """A trial: year = {1998} came out date = {1998-01-01}, DA - 1998/01/01, [[1998, 1, 1]]."""
+    from hermes.facekit.faces import date_words
+    from hermes.storage.records import item_rows
+
+    imported(db, """@article{nat98, title = {Gravitational lensing of quasars by galaxies},
+  author = {Smith, Jane}, journal = {Nature}, year = {1998}}
+@article{mar20, title = {Dark matter halos of dwarf galaxies in the local group},
+  author = {Doe, John}, year = {2020}, month = mar}""")
+    ann = require_user(db, "ann")
+    rows = {r["title"][:4]: r for r in item_rows(db, [i for i, _, _ in clicks(db)]).values()}
+    assert date_words(rows["Grav"]) == "1998" and date_words(rows["Dark"]) == "2020-03"
+    for item in (rows["Grav"]["id"], rows["Dark"]["id"]):
+        corpus_signals.favorite(db, "ann", item)
+    bib = corpus_export.export(db, ann["id"], "bibtex").text
+    assert "1998-01-01" not in bib and "date = {1998}" in bib and "date = {2020-03}" in bib
+    ris = corpus_export.export(db, ann["id"], "ris").text
+    assert "1998/01/01" not in ris
+    csl = json.loads(corpus_export.export(db, ann["id"], "csl-json").text)
+    assert sorted(i["issued"]["date-parts"][0] for i in csl) == [[1998], [2020, 3]]
+
+
 # --- the CLI -------------------------------------------------------------------------------
 
 

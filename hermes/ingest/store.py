@@ -118,7 +118,7 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
             cur = db.execute(
                 f"INSERT OR IGNORE INTO items ({', '.join(cols)}) "
                 f"VALUES ({', '.join('?' * len(cols))})",
-                [feed_id, fetched, "first seen" if first_seen else None,
+                [feed_id, fetched, "first seen" if first_seen else item.get("dated_by"),
                  *(row[f] for f in ITEM_FIELDS)],
             )
             if cur.rowcount:

@@ -174,7 +174,9 @@ def is_media(enclosure) -> bool:
 
 def date_source(published: str | None, dated_by: str | None) -> str | None:
     """``"feed"`` (the feed's date, or its URL's), ``"first seen"`` (an undated entry of a
-    later fetch, dated by when hermes first saw it: an estimate) or ``None`` (no date)."""
+    later fetch, dated by when hermes first saw it: an estimate), ``"year only"`` /
+    ``"month only"`` (an imported library entry dated no more precisely, stored as the
+    period's first day) or ``None`` (no date)."""
     if not published:
         return None
     return dated_by or "feed"

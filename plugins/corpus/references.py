@@ -155,13 +155,23 @@ def inverted(name: str, source: str | None = None) -> str:
     return ", ".join(filter(None, [family, p.get("given"), p.get("suffix")]))
 
 
+def precise(published: str | None, dated_by: str | None) -> str | None:
+    """A stored date as precisely as its source gave it: "1998" for a library entry with a
+    year alone (stored as 1 January to sort), "1998-03" for a month alone."""
+    if published and dated_by == "year only":
+        return published[:4]
+    if published and dated_by == "month only":
+        return published[:7]
+    return published
+
+
 _SQL = """
     SELECT m.item_id, m.facet, m.revision, m.added,
            i.guid, i.url, coalesce(i.title, ''), coalesce(i.summary, ''), i.authors, i.published,
            coalesce(i.content_type, 'article'), coalesce(i.tags, '[]'), i.arxiv_id,
            coalesce(p.max_fraction, 0), coalesce(p.opens, 0), p.first_seen, p.last_seen,
            EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id),
-           fd.title, i.enclosure
+           fd.title, i.enclosure, i.dated_by
     FROM corpus_membership m
     LEFT JOIN items i ON i.id = m.item_id
     LEFT JOIN feeds fd ON fd.id = i.feed_id
@@ -236,12 +246,13 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
     stored_dois = dict(db.execute("SELECT item_id, doi FROM corpus_item_dois"))
     out = []
     for (item_id, facet, revision, added, guid, url, title, summary, author, published, ctype,
-         tags, arxiv, frac, opens, first, last, fav, feed_title, enclosure) in rows:
+         tags, arxiv, frac, opens, first, last, fav, feed_title, enclosure, dated_by) in rows:
         hs, ns = highlights.get(item_id, []), notes.get(item_id, [])
         seen = [t for t in (first, last, *(c["created"] for c in hs + ns)) if t]
         doi = item_doi(stored_dois.get(item_id), guid, url, arxiv)
         score = (round(strength(frac, len(hs) + len(ns), bool(fav), opens, cfg)[0], 2)
                  if facet == "experienced" else None)
+        published = precise(published, dated_by)
         out.append({
             "item_id": item_id, "key": keys[item_id],
             "facet": facet, "revision": revision, "added": added,
@@ -278,8 +289,6 @@ def tombstones(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...],
 def check_since(db: sqlite_utils.Database, user_id: int, since) -> tuple[int, bool]:
     """Validate ``since``; return ``(current revision, truncated)`` where truncated means
     removals after ``since`` may be missing because the log was trimmed past it."""
-    if isinstance(since, bool) or not isinstance(since, int):
-        raise InvalidInput(f"since must be a whole number (a revision), got {since!r}")
     revision, trimmed = revision_state(db, user_id)
     if since < 0:
         raise InvalidInput(f"since must be >= 0 (0 = everything), got {since}")

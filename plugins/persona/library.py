@@ -255,10 +255,22 @@ def _item(e: Entry) -> dict:
     else:
         digest = hashlib.sha256(title_key(e.title).encode("utf-8", "surrogatepass")).hexdigest()[:16]
         guid, url = f"library:{digest}", None
+    published, dated_by = _stored_date(e.published)
     return {"guid": guid, "url": url, "title": e.title, "summary": e.abstract,
             "author": ", ".join(e.authors)[:2000] or None, "authors": e.authors,
-            "published": e.published, "content_type": e.content_type, "tags": e.tags,
-            "enclosure": None, "arxiv_id": e.arxiv, "doi": e.doi}
+            "published": published, "dated_by": dated_by, "content_type": e.content_type,
+            "tags": e.tags, "enclosure": None, "arxiv_id": e.arxiv, "doi": e.doi}
+
+
+def _stored_date(published: str | None) -> tuple[str | None, str | None]:
+    """An entry's date as the items table keeps it: a timestamp (it sorts with the others)
+    and, for a year or a month alone, ``dated_by`` saying so ("year only", "month only"), so every
+    face and export gives the date no more precisely than the library did."""
+    if not published or "T" in published:
+        return published, None
+    if len(published) == 4:
+        return f"{published}-01-01T00:00:00+00:00", "year only"
+    return f"{published}-01T00:00:00+00:00", "month only"
 
 
 def _unmatched(e: Entry) -> dict:

@@ -154,17 +154,24 @@ def find_doi(*texts) -> str | None:
 
 
 def _iso(year, month=None, day=None) -> str | None:
+    """The date as precise as the entry gives it: "1998" (a year alone), "1998-03" (a
+    month) or an ISO UTC timestamp (a day) — a year is never made a 1 January."""
     try:
         y = int(str(year).strip()[:4])
-        m = int(month) if str(month or "").strip().isdigit() else _MONTHS.get(str(month or "").strip()[:3].lower(), 1)
-        d = int(day) if str(day or "").strip().isdigit() else 1
-        return datetime(y, m, d, tzinfo=timezone.utc).isoformat(timespec="seconds")
+        named = _MONTHS.get(str(month or "").strip()[:3].lower())
+        m = int(month) if str(month or "").strip().isdigit() else named
+        if m is None:
+            return f"{datetime(y, 1, 1).year:04d}"
+        if not str(day or "").strip().isdigit():
+            return f"{datetime(y, m, 1):%Y-%m}"
+        return datetime(y, m, int(day), tzinfo=timezone.utc).isoformat(timespec="seconds")
     except (TypeError, ValueError):
         return None
 
 
 def _date_text(text) -> str | None:
-    """"2020", "2020-03", "2020/03/01/", "2020-03-01T…" → ISO UTC, or None."""
+    """"2020", "2020-03", "2020/03/01/", "2020-03-01T…" → as precise as given (:func:`_iso`),
+    or None."""
     parts = re.findall(r"\d+", str(text or ""))
     if not parts or len(parts[0]) != 4:
         return None
