@@ -307,3 +307,30 @@ def test_the_corpus_routes_read_the_query_through_the_tools_models():
                     and node.args and "query_params" in ast.dump(node.args[0])):
                 found.append(f"{path}:{node.lineno} reads a number from the query itself")
     assert not found, found
+
+
+#: the functions behind the tools' strict models, which checked their parameters' types again
+_BEHIND_THE_MODELS = {
+    "plugins/persona/personas.py": {"validate_name", "validate_interests", "update_interests",
+                                    "rename_persona", "plan"},
+    "plugins/feeds/subscriptions.py": {"check_web_url", "subscribe", "rename", "folder_path"},
+    "plugins/corpus/signals.py": {"_text", "record_progress", "favorite", "_delete"},
+    "plugins/corpus/references.py": {"check_since"},
+    "plugins/corpus/entities.py": {"recall"},
+    "plugins/corpus/metadata.py": {"identify"},
+}
+
+
+def test_no_type_check_behind_the_tools_strict_models():
+    """A value reaching these functions came through a tool's strict model (or a typed CLI
+    option): they do not ask ``isinstance`` of their parameters again (17 re-checks did)."""
+    found = []
+    for path, names in _BEHIND_THE_MODELS.items():
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef) and fn.name in names:
+                params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+                found += [f"{path}:{n.lineno} {fn.name}" for n in ast.walk(fn)
+                          if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "isinstance"
+                          and isinstance(n.args[0], ast.Name) and n.args[0].id in params]
+    assert not found, found

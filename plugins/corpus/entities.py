@@ -129,7 +129,7 @@ def top_entities(db: sqlite_utils.Database, user_id: int, n: int = 5) -> list[di
 def recall(db: sqlite_utils.Database, user_id: int, query: str, limit: int = 10) -> list[dict]:
     """Keyword search over the persona's experienced items: title, summary, its highlights
     (text and comment) and notes. Every word must match somewhere; wildcards are literal."""
-    if not isinstance(query, str) or not query.strip():
+    if not query.strip():
         raise InvalidInput("query is empty; pass one or more words to look for")
     terms = list(dict.fromkeys(query.split()))
     if len(terms) > MAX_TERMS:

@@ -52,7 +52,7 @@ class Ref:
 def identify(text) -> Ref:
     """What the person or agent gave: an arXiv id (any version, bare or as a URL), a DOI
     (bare, ``doi:`` or a doi.org URL; an arXiv DOI counts as the arXiv id) or a web page."""
-    if not isinstance(text, str) or not text.strip():
+    if not text.strip():
         raise InvalidInput("give an arXiv id (2401.12345), a DOI (10.1000/xyz) or an http(s) URL")
     text = text.strip()
     if len(text) > 2000:

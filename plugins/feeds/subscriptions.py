@@ -60,7 +60,7 @@ def check_web_url(url: str) -> str:
     fetcher separately refuses private, loopback and link-local addresses (on every redirect
     hop and every DNS answer, also at each later ingest) unless the user allowed them.
     """
-    if not isinstance(url, str) or not url.strip():
+    if not url.strip():
         raise InvalidInput("url must be a non-empty http(s) URL")
     url = url.strip()
     parts = urllib.parse.urlsplit(url)
@@ -190,8 +190,6 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
     failure), for a person at the CLI a refusal (they typed a URL they have).
     """
     if title is not None:
-        if not isinstance(title, str):
-            raise InvalidInput("title must be a string or null")
         title = " ".join(title.split())[:MAX_TITLE] or None
     folder = folder_path(folder)
     # A person's duplicate is refused before any fetch; an agent hears of a subscription only
@@ -300,7 +298,7 @@ def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
 
 def rename(db, feed_id: int, title) -> dict:
     """Set a feed's display title (whitespace collapsed, at most MAX_TITLE characters)."""
-    if not isinstance(title, str) or not " ".join(title.split()):
+    if not " ".join(title.split()):
         raise InvalidInput("title must be a non-empty text")
     title = " ".join(title.split())
     if len(title) > MAX_TITLE:
@@ -317,8 +315,6 @@ def folder_path(folder) -> str | None:
     ``None`` (the top level) for no folder or an empty one."""
     if folder is None:
         return None
-    if not isinstance(folder, str):
-        raise InvalidInput("folder must be a text, or empty for the top level")
     path = FOLDER_SEP.join(folder_parts(" ".join(folder.split()))) or None
     if path and len(path) > MAX_FOLDER:
         raise InvalidInput(f"folder is {len(path)} characters long; the limit is {MAX_FOLDER}")

@@ -39,8 +39,6 @@ NAME_RE = re.compile(r"[^\W_][\w .@+-]*")
 
 def validate_name(name) -> str:
     """The persona name, stripped, or :class:`InvalidInput` saying what a valid one is."""
-    if not isinstance(name, str):
-        raise InvalidInput(f"name must be a string, got {type(name).__name__}")
     name = name.strip()
     if not name:
         raise InvalidInput("name is empty; give the persona a short name such as 'alice'")
@@ -56,8 +54,6 @@ def validate_name(name) -> str:
 
 def validate_interests(interests) -> str:
     """The interests text, stripped, or :class:`InvalidInput` (empty, too long, binary)."""
-    if not isinstance(interests, str):
-        raise InvalidInput(f"interests must be a string, got {type(interests).__name__}")
     interests = interests.strip()
     if not interests:
         raise InvalidInput(
@@ -106,8 +102,6 @@ def update_interests(db: sqlite_utils.Database, name, interests) -> tuple[dict, 
     it ("forget my interests": the ranking then learns from clicks alone). No cache is
     invalidated by hand: the persisted interests vector is keyed by a hash of the text, so
     new text re-embeds on the next ranking and unchanged text costs nothing."""
-    if not isinstance(name, str):
-        raise InvalidInput(f"name must be a string, got {type(name).__name__}")
     interests = "" if interests is None else validate_interests(interests)
     user = require_user(db, name)
     if user["interests"] != interests:
@@ -120,8 +114,6 @@ def rename_persona(db: sqlite_utils.Database, name, new_name) -> tuple[dict, str
     """Give a persona a new name; return (persona, previous name). Its clicks, corpus rows
     and caches are keyed by its id, so they stay; only the cached explanations, which quote
     the name, are rewritten. Renaming to the current name changes nothing."""
-    if not isinstance(name, str):
-        raise InvalidInput(f"name must be a string, got {type(name).__name__}")
     new_name = validate_name(new_name)
     with write_transaction(db):  # the check and the update under one write lock
         user = require_user(db, name)
@@ -202,8 +194,6 @@ def describe_loss(user: dict, counts: dict[str, int], clicks: dict[str, int], *,
 
 def plan(db: sqlite_utils.Database, name, *, persona: bool) -> tuple[dict, dict, dict, dict]:
     """(user, tables, row counts, click counts) for a delete or a reset of ``name``."""
-    if not isinstance(name, str):
-        raise InvalidInput(f"name must be a string, got {type(name).__name__}")
     user = require_user(db, name)
     tables = per_persona_tables(db)
     if not persona:  # a reset clears feedback and what was derived from it, nothing else
