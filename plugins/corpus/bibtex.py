@@ -315,6 +315,10 @@ def _bib_entry(r: dict) -> str:
     fields: list[tuple[str, str]] = [("title", bib_tex(r["title"], title=True))]
     if r["authors"]:
         fields.append(("author", " and ".join(_bib_name(a, r["source"]) for a in r["authors"])))
+    elif r["source"] or r["title"]:
+        # the classic styles sort by author, else by key ("Warning--to sort, need author or
+        # key"): a news item or a post without a byline sorts by its source, then its title
+        fields.append(("key", bib_escape((r["source"] or readable(r["title"]))[:60])))
     if r["source"]:
         fields.append((source_field, bib_escape(r["source"])))
     if r["year"]:
