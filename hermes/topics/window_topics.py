@@ -372,15 +372,16 @@ def in_archive(vectors: dict[int, np.ndarray], archive_ids: np.ndarray, product,
     if len({len(vectors[i]) for i in keys}) > 1:
         return vectors
     own = _unit(np.stack([vectors[i] for i in keys]).astype(np.float64))
-    sims = np.asarray(product(own), dtype=np.float64)
-    sims[archive_ids[None, :] == np.asarray(keys)[:, None]] = -np.inf
+    sims = product(own)  # (items, archive rows), as the matrix gives it (float32)
     take = min(len(archive_ids) - 1, 4 * k)
     out = dict(vectors)
     for r, item in enumerate(keys):
-        near = np.argpartition(-sims[r], take)[:take]
-        near = sorted(near.tolist(), key=lambda j: (-sims[r, j], archive_ids[j]))[:k]
+        row = np.array(sims[r], dtype=np.float64)  # one row at a time: a large archive's
+        row[archive_ids == item] = -np.inf         # (items × rows) is never float64 whole
+        near = np.argpartition(-row, take)[:take]
+        near = sorted(near.tolist(), key=lambda j: (-row[j], archive_ids[j]))[:k]
         around = _unit(_unit(np.asarray(rows(np.array(near)), dtype=np.float64)).mean(axis=0, keepdims=True))[0]
-        share = ARCHIVE_BLEND * min(1.0, max(0.0, float(np.mean(sims[r, near]))) / ARCHIVE_CLOSE)
+        share = ARCHIVE_BLEND * min(1.0, max(0.0, float(np.mean(row[near]))) / ARCHIVE_CLOSE)
         out[item] = (1 - share) * own[r] + share * around
     return out
 
