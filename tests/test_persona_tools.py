@@ -346,3 +346,15 @@ def test_the_same_create_again_finds_it_done(db, name):
     assert snapshot(db) == before
     other = tool(db, "create_persona", name=name, interests="something else")
     assert other["ok"] is False and "update_persona" in other["message"]
+
+
+def test_a_word_inside_an_interest_phrase_is_not_asked_for():
+    """A trial's profile_status warned that "mechanics" (a keyphrase) was disliked though
+    asked for: the text asked for "statistical mechanics", not mechanics."""
+    from hermes_persona.status import at_odds
+
+    disliked = {"likes": 0, "dislikes": 1, "score": -0.5}
+    stats = {"topic:mechanics": disliked, "topic:statistical mechanics": disliked,
+             "tag:active matter": disliked, "tag:matter": disliked, "tag:glasses": disliked}
+    found = at_odds(stats, "soft matter, statistical mechanics and active matter; glasses")
+    assert sorted(e["key"] for e in found) == ["active matter", "glasses", "statistical mechanics"]

@@ -50,11 +50,18 @@ def at_odds(stats: dict, interests: str | None) -> list[dict]:
     persona written "galaxy formation and cosmology"): a trial's clicks contradicted its
     text, and with the clicks weighing 80% the feed followed the clicks without a word."""
     wanted = wanted_text(interests or "").casefold()
+    # the phrases the text names: "statistical mechanics and active matter" names
+    # "statistical mechanics" and "active matter", not "mechanics" (a trial's false alarm)
+    phrases = {p.strip() for p in re.split(r",|;|:|/|\(|\)|\band\b|\bor\b", wanted) if p.strip()}
     out = []
     for key, s in stats.items():
         family, name = split_key(key)
-        if (family in ("tag", "topic") and s["score"] < 0 and name
-                and re.search(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", wanted)):
+        if not (family in ("tag", "topic") and s["score"] < 0 and name):
+            continue
+        folded = name.casefold()
+        # one word must be a whole phrase of the text; a phrase of several may sit inside one
+        if (folded in phrases if " " not in folded
+                else re.search(rf"(?<!\w){re.escape(folded)}(?!\w)", wanted)):
             out.append({"key": name, "kind": family, "likes": s["likes"],
                         "dislikes": s["dislikes"], "score": round(s["score"], 3)})
     return sorted(out, key=lambda e: (e["score"], e["key"]))
