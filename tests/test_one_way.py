@@ -334,3 +334,19 @@ def test_no_type_check_behind_the_tools_strict_models():
                           if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "isinstance"
                           and isinstance(n.args[0], ast.Name) and n.args[0].id in params]
     assert not found, found
+
+
+def test_two_options_with_the_same_bad_value_are_each_named(db, db_path):
+    """The tool's refusal names each option as the command spells it, also when both were
+    given the same value (``n_like`` is ``--likes``: the bounds are the tool's alone now)."""
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+    from hermes.storage.records import create_user
+
+    create_user(db, "ann", "anything")
+    result = CliRunner().invoke(build_app(), ["persona", "bootstrap", "ann", "--likes", "99",
+                                              "--dislikes", "99", "--db", str(db_path)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("error: --likes must be a whole number from 0 to 50, got 99. "
+                                     "--dislikes must be a whole number from 0 to 50, got 99.")

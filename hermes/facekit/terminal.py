@@ -6,6 +6,7 @@ a plugin's commands import it rather than the CLI (docs/architecture.md, "Layers
 from __future__ import annotations
 
 import contextvars
+import difflib
 import functools
 import json
 import os
@@ -193,7 +194,7 @@ def cli_names(arguments: dict) -> dict[str, str]:
     spelled = {}
     for name, value in arguments.items():
         param = params.get(name) or _given(ctx, [p for n, p in params.items()
-                                                 if n not in arguments], value)
+                                                 if n not in arguments], value, name)
         if param is not None:
             spelled[name] = _spelling(param)
     return spelled
@@ -216,8 +217,10 @@ def cli_wording(message: str, names: dict[str, str] | None = None) -> str:
     return message
 
 
-def _given(ctx, params: list, value):
-    """The one parameter of ``params`` whose value (or one of whose values) is ``value``."""
+def _given(ctx, params: list, value, name: str):
+    """The parameter of ``params`` whose value (or one of whose values) is ``value``; of
+    several, the one named most like tool parameter ``name`` (``--likes 9 --dislikes 9``:
+    ``n_like`` is ``--likes``, ``n_dislike`` ``--dislikes``)."""
     if value is None or isinstance(value, bool):
         return None
 
@@ -227,7 +230,11 @@ def _given(ctx, params: list, value):
         return type(given) is type(value) and given == value
 
     found = [p for p in params if holds(ctx.params.get(p.name))]
-    return found[0] if len(found) == 1 else None
+    if len(found) > 1:
+        alike = sorted(((difflib.SequenceMatcher(None, name, p.name).ratio(), p.name, p)
+                        for p in found), key=lambda t: t[:2], reverse=True)
+        return alike[0][2] if alike[0][0] > alike[1][0] else None
+    return found[0] if found else None
 
 
 def _spelling(param) -> str:
