@@ -21,11 +21,15 @@ the window holds: sub-fields for one field, subjects for a mix.
   :data:`CUT_MIN` up, that leaves at most :data:`MAX_ALONE` of the items alone, and never
   past :data:`CUT`. A window of one field is cut into its sub-fields, a mix into its
   subjects; groups closer than :data:`CUT_MIN` are never cut apart.
+- Each item's embedding is read in its archive's neighbourhood (:func:`in_archive`, called
+  by the digest with the ranking's matrix): blended with the mean of its
+  :data:`ARCHIVE_NEIGHBOURS` nearest items of the whole archive, since a paper's nearest
+  neighbour in a window of 30 is of its own subject two times in three.
 - Two feeds with no subject tag in common are never one topic (a topic is cut apart
-  between them), and then every item moves to the topic it overlaps most — the mean
-  strength of its links into it, counting each item's :data:`NEIGHBOURS` strongest links
-  (a cosine kNN graph of the window) — so an item always sits in the topic of its
-  strongest overlap.
+  between them), and then every item moves to the topic it overlaps most as Ward's
+  clustering measures it (:func:`_settle_spread`: what it adds to the topic's spread) —
+  so an item always sits in the topic of its strongest overlap. (:data:`SETTLE` "links":
+  the previous round's measure, the mean strength of its links on the window's kNN graph.)
 - An item without a subject tag, or alone in its group (nothing in the window is close
   to it), is unclustered.
 - A topic is named by the tags that set its items apart (:mod:`hermes.topics.topic_labels`):
