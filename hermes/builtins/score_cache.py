@@ -257,6 +257,8 @@ def _from_base(scope: Scope, what, since, compute_all):
         except Exception:  # noqa: BLE001 — the next click computes them itself
             return
         _put(_BASES, bkey, (clicks, value), MAX_TOPS)
+        if matrix_key(matrix) != bkey[:3]:  # the matrix took in new items meanwhile
+            return
         column_store.save_later(matrix, family[0],
                                 (__version__, persona, what),
                                 value, slot=(persona[0], family[0]))
