@@ -192,7 +192,7 @@ def _sections(cfg: dict, known: frozenset[str], *, warn: bool) -> None:
         if warn and (config_toml(), name) not in _warned:
             _warned.add((config_toml(), name))
             sys.stderr.write(f"hermes: warning: {in_config(name)}: no loaded part of hermes "
-                             f"reads this section (a plugin that is not installed?); known: "
+                             f"reads this section (a plugin not installed or not enabled?); known: "
                              f"{listed}\n")
 
 

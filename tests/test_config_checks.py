@@ -98,7 +98,7 @@ def test_a_section_no_plugin_declares_is_a_warning_not_a_refusal(capsys):
     check_sections(["corpus"])
     warned = capsys.readouterr().err.splitlines()
     assert warned == [f"hermes: warning: [weatherplugin] in {config_toml()}: no loaded part "
-                      "of hermes reads this section (a plugin that is not installed?); known: "
+                      "of hermes reads this section (a plugin not installed or not enabled?); known: "
                       "[corpus], [embed], [fetch], [ingest], [plugins], [ranking]"]
     check_sections(["weatherplugin"])  # declared: nothing to say
     config_toml().write_text("[corpsu]\nlog_retention = 3\n")
