@@ -306,6 +306,29 @@ def test_a_year_alone_stays_a_year_in_every_face_and_export(db, archive):
     assert sorted(i["issued"]["date-parts"][0] for i in csl) == [[1998], [2020, 3]]
 
 
+def test_where_an_entry_was_published_reaches_every_export(db, archive):
+    """A trial: a Nature entry (journal, volume 396, pages 21--22) came out as @misc with none
+    of them, in RIS and CSL-JSON too."""
+    imported(db, """@article{lens98, title = {Gravitational lensing of quasars by galaxies},
+  author = {Smith, Jane}, journal = {Nature}, volume = {396}, number = {6706},
+  pages = {21--22}, publisher = {Nature Publishing Group}, year = {1998}}""")
+    ann = require_user(db, "ann")
+    (item,) = [i for i, _, _ in clicks(db)]
+    corpus_signals.favorite(db, "ann", item)
+    bib = corpus_export.export(db, ann["id"], "bibtex").text
+    assert bib.startswith("@article{") and "journal = {Nature}" in bib and "volume = {396}" in bib
+    assert "number = {6706}" in bib and "pages = {21--22}" in bib and "publisher = {Nature Publishing Group}" in bib
+    ris = corpus_export.export(db, ann["id"], "ris").text
+    assert "TY  - JOUR" in ris and "T2  - Nature" in ris and "VL  - 396" in ris
+    assert "SP  - 21" in ris and "EP  - 22" in ris and "IS  - 6706" in ris
+    (csl,) = json.loads(corpus_export.export(db, ann["id"], "csl-json").text)
+    assert (csl["type"], csl["container-title"], csl["volume"], csl["page"]) == (
+        "article-journal", "Nature", "396", "21–22")
+    again = read(bib).entries[0]  # and it imports back the same
+    assert again.citation == {"container": "Nature", "volume": "396", "issue": "6706", "pages": "21–22",
+                              "publisher": "Nature Publishing Group"}
+
+
 # --- the CLI -------------------------------------------------------------------------------
 
 

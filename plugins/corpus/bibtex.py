@@ -295,7 +295,7 @@ def _bib_type(r: dict) -> tuple[str, str | None]:
     misc, biblatex's misc does too, while biblatex's ``@online`` names a site only in
     ``organization`` and BibTeX styles do not know ``@online`` at all (a warning, and the
     source not printed)."""
-    if r["content_type"] == "paper" and r["source"]:
+    if r["content_type"] == "paper" and (r["source"] or (r.get("citation") or {}).get("container")):
         return "article", "journal"
     return "misc", "howpublished"
 
@@ -319,8 +319,14 @@ def _bib_entry(r: dict) -> str:
         # the classic styles sort by author, else by key ("Warning--to sort, need author or
         # key"): a news item or a post without a byline sorts by its source, then its title
         fields.append(("key", bib_escape((r["source"] or readable(r["title"]))[:60])))
-    if r["source"]:
-        fields.append((source_field, bib_escape(r["source"])))
+    cited = r.get("citation") or {}
+    if cited.get("container") or r["source"]:
+        # an imported entry's journal is where it was published; a feed's title otherwise
+        fields.append((source_field, bib_escape(cited.get("container") or r["source"])))
+    for name, key in (("volume", "volume"), ("number", "issue"), ("pages", "pages"),
+                      ("publisher", "publisher")):
+        if cited.get(key):
+            fields.append((name, bib_escape(cited[key].replace("–", "--"))))
     if r["year"]:
         fields.append(("year", r["year"]))
     if _date(r):

@@ -31,11 +31,18 @@ def csl_item(r: dict) -> dict:
                   "title": readable(r["title"])}
     if r["authors"]:
         item["author"] = [_csl_name(person(a, r["source"])) for a in r["authors"]]
-    if r["source"]:
+    cited = r.get("citation") or {}
+    if cited.get("container") and r["content_type"] == "paper":
+        item["type"] = "article-journal"  # published: no longer the preprint
+    if cited.get("container") or r["source"]:
         # CSL's container: the journal of an article, the blog of a post, the programme of
         # a broadcast episode (the CSL spec's own examples). Not publisher: a show is not
         # the network that publishes it.
-        item["container-title"] = r["source"]
+        item["container-title"] = cited.get("container") or r["source"]
+    for key, name in (("volume", "volume"), ("issue", "issue"), ("pages", "page"),
+                      ("publisher", "publisher")):
+        if cited.get(key):
+            item[name] = cited[key]
     found = media(r)
     if found and found["duration"]:
         item["dimensions"] = duration_text(found["duration"])  # CSL: "running time"
@@ -47,7 +54,8 @@ def csl_item(r: dict) -> dict:
         item["DOI"] = r["doi"]
     if r["arxiv"]:
         # How Zotero itself describes a preprint: the server as publisher, the id as number.
-        item.update({"publisher": "arXiv", "number": f"arXiv:{r['arxiv']}"})
+        item.setdefault("publisher", "arXiv")  # a journal's publisher, where the entry named one
+        item["number"] = f"arXiv:{r['arxiv']}"
     if r["abstract"]:
         item["abstract"] = readable(r["abstract"])
     item["keyword"] = ", ".join([*r["tags"], f"hermes-{r['facet']}"])

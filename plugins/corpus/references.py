@@ -244,6 +244,7 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
     rows = [r for r in rows if r[2] > since and (item_ids is None or r[0] in item_ids)]
     highlights, notes = _captures(db, user_id, {r[0] for r in rows})
     stored_dois = dict(db.execute("SELECT item_id, doi FROM corpus_item_dois"))
+    citations = _citations(db, {r[0] for r in rows})
     out = []
     for (item_id, facet, revision, added, guid, url, title, summary, author, published, ctype,
          tags, arxiv, frac, opens, first, last, fav, feed_title, enclosure, dated_by) in rows:
@@ -264,8 +265,26 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
             "strength": score, "favorited": bool(fav),
             "read_fraction": round(frac, 2),
             "first_seen": min(seen) if seen else added, "last_seen": max(seen) if seen else added,
-            "highlights": hs, "notes": ns,
+            "highlights": hs, "notes": ns, "citation": citations.get(item_id, {}),
         })
+    return out
+
+
+_CITATION = ("container", "volume", "issue", "pages", "publisher")
+
+
+def _citations(db: sqlite_utils.Database, item_ids: set[int]) -> dict[int, dict[str, str]]:
+    """Where imported library entries were published (``corpus_item_citation``), by item:
+    the fields the entry gave, the others left out."""
+    if not item_ids:
+        return {}
+    out = {}
+    ids = sorted(item_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in db.execute(f"SELECT item_id, {', '.join(_CITATION)} FROM corpus_item_citation "
+                              f"WHERE item_id IN ({', '.join('?' * len(chunk))})", chunk):
+            out[row[0]] = {k: v for k, v in zip(_CITATION, row[1:]) if v}
     return out
 
 

@@ -26,15 +26,26 @@ RIS_PREPRINT = "MANSCPT"
 
 
 def _ris_entry(r: dict) -> str:
-    kind = RIS_PREPRINT if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN")
+    cited = r.get("citation") or {}
+    kind = ("JOUR" if cited.get("container") and r["content_type"] == "paper" else
+            RIS_PREPRINT if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN"))
     lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
     if r["arxiv"]:
         lines.append(_ris_line("M3", "Preprint"))  # Zotero: the manuscript's type
     lines += [_ris_line("AU", inverted(a, r["source"])) for a in r["authors"]]
-    if r["source"]:
+    if cited.get("container") or r["source"]:
         # T2, the secondary title: the journal of a JOUR, the blog of an ELEC, the show of
         # a SOUND (what Zotero's RIS writes for a publication, blog or series title).
-        lines.append(_ris_line("T2", r["source"]))
+        lines.append(_ris_line("T2", cited.get("container") or r["source"]))
+    if cited.get("volume"):
+        lines.append(_ris_line("VL", cited["volume"]))
+    if cited.get("issue"):
+        lines.append(_ris_line("IS", cited["issue"]))
+    if cited.get("pages"):
+        first, _, last = cited["pages"].partition("–")
+        lines += [_ris_line("SP", first)] + ([_ris_line("EP", last)] if last else [])
+    if cited.get("publisher"):
+        lines.append(_ris_line("PB", cited["publisher"]))
     if r["year"]:
         lines.append(_ris_line("PY", r["year"]))
     if _date(r):

@@ -5,7 +5,9 @@ Raw signals (``corpus_progress``, ``corpus_highlights``, ``corpus_notes``,
 so a write can be diffed against them; ``corpus_revision`` and ``corpus_log`` are the
 per-persona revision counter and change log. Rows follow their persona when it is deleted
 (``ON DELETE CASCADE``); items are never deleted by hermes, so ``item_id`` is not a key.
-``corpus_item_dois`` keeps the DOI a save found that the item's own fields do not carry.
+``corpus_item_dois`` keeps the DOI a save found that the item's own fields do not carry;
+``corpus_item_citation`` where an imported library entry was published (journal, volume,
+issue, pages, publisher), which no feed gives and the exports cite.
 """
 
 from __future__ import annotations
@@ -98,5 +100,18 @@ def m002_item_dois(db) -> None:
     )
 
 
+def m003_item_citation(db) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE IF NOT EXISTS corpus_item_citation (
+            item_id INTEGER PRIMARY KEY,
+            container TEXT, volume TEXT, issue TEXT, pages TEXT, publisher TEXT
+        )
+        """,
+    )
+
+
 MIGRATIONS = [Migration("corpus:001_tables", m001_tables),
-              Migration("corpus:002_item_dois", m002_item_dois)]
+              Migration("corpus:002_item_dois", m002_item_dois),
+              Migration("corpus:003_item_citation", m003_item_citation)]

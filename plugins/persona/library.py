@@ -182,7 +182,8 @@ def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto"
     pending = list(new.values())
     if pending:
         embedder = embedder or get_embedder()
-        dois = "corpus_item_dois" in db.table_names()
+        # the corpus plugin's tables, where it is loaded: a new item's DOI and citation
+        dois = {"corpus_item_dois", "corpus_item_citation"} <= set(db.table_names())
         for start in range(0, len(pending), BATCH):
             _store(db, user, pending[start:start + BATCH], embedder, dois, rated, out)
             if progress:
@@ -227,6 +228,10 @@ def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: di
                 if dois and row["doi"]:
                     db.execute("INSERT OR REPLACE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)",
                                [fresh[0], row["doi"]])
+                if dois and row["citation"]:
+                    names = list(row["citation"])
+                    db.execute(f"INSERT OR REPLACE INTO corpus_item_citation (item_id, {', '.join(names)}) "
+                               f"VALUES (?{', ?' * len(names)})", [fresh[0], *row["citation"].values()])
             ids.append(fresh[0] if fresh else _stored_id(db, row))
         created = [{**row, "id": i} for row, i in zip(rows, ids)]
         # Tagged like a saved item, in the same transaction (the tagger plugins' proposals).
@@ -259,7 +264,8 @@ def _item(e: Entry) -> dict:
     return {"guid": guid, "url": url, "title": e.title, "summary": e.abstract,
             "author": ", ".join(e.authors)[:2000] or None, "authors": e.authors,
             "published": published, "dated_by": dated_by, "content_type": e.content_type,
-            "tags": e.tags, "enclosure": None, "arxiv_id": e.arxiv, "doi": e.doi}
+            "tags": e.tags, "enclosure": None, "arxiv_id": e.arxiv, "doi": e.doi,
+            "citation": e.citation}
 
 
 def _stored_date(published: str | None) -> tuple[str | None, str | None]:

@@ -56,6 +56,9 @@ class Entry:
     published: str | None = None
     tags: list[str] = field(default_factory=list)
     content_type: str = "paper"
+    #: where it was published, as the file names it: container (a journal, proceedings or
+    #: book), volume, issue, pages, publisher (:func:`citation`); kept for the exports
+    citation: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -127,6 +130,26 @@ def _entry(line: int, key, title: str, **fields) -> Entry | Refused:
     fields["tags"] = [t for t in normalise_tags(fields.get("tags") or []) if not _OWN_KEYWORD.match(t)]
     fields["authors"] = [n for n in (clean_name(a) for a in fields.get("authors") or []) if n]
     return Entry(line, key, title, **fields)
+
+
+#: the most characters one citation field keeps (a journal's name, a page range)
+CITATION_MAX = 300
+
+
+def citation(container=None, volume=None, issue=None, pages=None, publisher=None) -> dict[str, str]:
+    """The publication fields an entry gives, as plain text, the empty ones left out. An
+    arXiv "journal" (``arXiv preprint arXiv:…``) or publisher names no publication: the
+    arXiv id says it."""
+    found = {"container": container, "volume": volume, "issue": issue, "pages": pages,
+             "publisher": publisher}
+    out = {}
+    for name, value in found.items():
+        text = plain_text(str(value or ""), limit=CITATION_MAX)
+        if name == "pages":
+            text = re.sub(r"\s*-{1,3}\s*|\s*–\s*", "–", text)  # "21--22" as BibTeX writes it
+        if text and not (name in ("container", "publisher") and text.lower().startswith("arxiv")):
+            out[name] = text
+    return out
 
 
 def find_arxiv(*texts) -> str | None:
@@ -262,7 +285,10 @@ def _bib_entry(block) -> Entry | Refused:
     return _entry(line, block.key, tex_text(f.get("title")),
                   abstract=tex_text(f.get("abstract")), authors=authors, arxiv=arxiv,
                   doi=find_doi(f.get("doi")), url=f.get("url"), published=published,
-                  tags=keywords, content_type=kind)
+                  tags=keywords, content_type=kind,
+                  citation=citation(tex_text(f.get("journal") or f.get("journaltitle") or f.get("booktitle")),
+                                    f.get("volume"), f.get("number") or f.get("issue"), f.get("pages"),
+                                    tex_text(f.get("publisher"))))
 
 
 # --- RIS -----------------------------------------------------------------------------------
@@ -321,7 +347,20 @@ def _ris_record(lines: list[str], start: int, rispy) -> Entry | Refused:
     return _entry(start, r.get("id"), title, abstract=r.get("abstract") or r.get("notes_abstract"),
                   authors=authors, arxiv=arxiv, doi=find_doi(r.get("doi")),
                   url=next((u for u in urls if not find_arxiv(u)), urls[0] if urls else None),
-                  published=published, tags=r.get("keywords") or [], content_type=kind)
+                  published=published, tags=r.get("keywords") or [], content_type=kind,
+                  citation=_ris_citation(r))
+
+
+def _ris_citation(r: dict) -> dict[str, str]:
+    """JO / T2 / JF the publication (a web page's T2 is its site: not a publication), VL,
+    IS, SP-EP (SP alone where a tool writes "21-22" in it), PB."""
+    web = (r.get("type_of_reference") or "").lower() in _WEB_TYPES
+    container = r.get("journal_name") or r.get("alternate_title3") or (
+        None if web else r.get("secondary_title"))
+    start, end = r.get("start_page"), r.get("end_page")
+    pages = f"{start}–{end}" if start and end else start or end
+    return citation(container, r.get("volume"), r.get("number") if not r.get("name_of_database") else None,
+                    pages, r.get("publisher"))
 
 
 # --- CSL-JSON ------------------------------------------------------------------------------
@@ -398,4 +437,7 @@ def _csl_item(item, line: int) -> Entry | Refused:
                   doi=find_doi(item.get("DOI")), url=item.get("URL") if isinstance(item.get("URL"), str) else None,
                   published=published,
                   tags=re.split(r"[;,]", keywords) if isinstance(keywords, str) else [],
-                  content_type=kind)
+                  content_type=kind,
+                  citation=citation(*(item.get(k) if isinstance(item.get(k), (str, int)) else None
+                                      for k in ("container-title", "volume", "issue", "page",
+                                                "publisher"))))
