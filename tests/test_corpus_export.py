@@ -573,3 +573,15 @@ def test_math_with_latex_s_own_commands_passes_on_as_written(db, add_items):
     cs.favorite(db, "alice", item)
     text = run(db, "bibtex").text
     assert r"$\mu \ne 0$ and $\left( x \right)$" in text and r"{$\neq$}" not in text
+
+
+def test_an_entry_without_authors_has_a_key_to_sort_by(db, add_items):
+    """bibtex's plain style warned "to sort, need author or key" of a news item without a
+    byline: it sorts by its source (else its title)."""
+    import bibtexparser
+
+    db.execute("INSERT INTO users (name) VALUES ('alice')")
+    (item,) = add_items([{"title": "Le budget 100% voté", "authors": [], "author": ""}])
+    cs.favorite(db, "alice", item)
+    entry = bibtexparser.parse_string(run(db, "bibtex").text).entries[0]
+    assert "author" not in entry.fields_dict and entry.fields_dict["key"].value in ("Test feed", r"Le budget 100\% voté")
