@@ -27,7 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +44,7 @@ def synthesize(db, n_items: int, seed: int = 0) -> None:
     zipf = 1.0 / np.arange(1, TAGS_PER_TOPIC + 1) ** 1.1
     zipf /= zipf.sum()
     centroids = rng.normal(size=(N_TOPICS, DIM)).astype(np.float32)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     db.execute("INSERT INTO feeds (url, title) VALUES ('https://bench.example/feed', 'bench')")
     topics = rng.integers(0, N_TOPICS, size=n_items)
     vecs = centroids[topics] + rng.normal(scale=1.2, size=(n_items, DIM)).astype(np.float32)

@@ -32,6 +32,8 @@ os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the loopback server
 
+from datetime import UTC
+
 from hermes.config import Settings
 from hermes.embed import HashEmbedder, MiniLMEmbedder
 from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
@@ -105,7 +107,7 @@ def fresh_feed(path: Path, n: int, seed: int = 0) -> None:
     """An RSS file of ``n`` distinct abstracts made of the sample arXiv abstracts' sentences."""
     import random
     import re
-    from datetime import datetime, timezone
+    from datetime import datetime
     from xml.sax.saxutils import escape
 
     import feedparser
@@ -119,7 +121,7 @@ def fresh_feed(path: Path, n: int, seed: int = 0) -> None:
     sentences = [x.strip() for _, text in papers.values() for x in re.split(r"(?<=\.)\s+", text) if x.strip()]
     lengths = [len(text) for _, text in papers.values()]
     titles = [title for title, _ in papers.values()]
-    now = datetime.now(timezone.utc).strftime("%a, %d %b %Y %H:%M:%S +0000")
+    now = datetime.now(UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
     items = []
     for k in range(n):
         want, text = rng.choice(lengths), []

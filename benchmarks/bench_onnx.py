@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -81,7 +81,7 @@ def write_feed(path: Path, n: int) -> None:
                 entries.append(e)
     if len(entries) < n:
         raise SystemExit(f"only {len(entries)} distinct papers in the samples; use --items <= that")
-    now = datetime.now(timezone.utc).strftime("%a, %d %b %Y %H:%M:%S +0000")
+    now = datetime.now(UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
     items = "".join(
         f"<item><guid>bench-{k}-{escape(e.id)}</guid><title>{escape(e.title)}</title>"
         f"<link>{escape(e.get('link', ''))}</link><description>{escape(e.get('summary', ''))}"
@@ -251,7 +251,7 @@ def report(args, ingest, interests, prepare, exported, load_before) -> str:
         f"Command: `.venv/bin/python benchmarks/bench_onnx.py --runs {args.runs} --items {args.items}"
         + (" --first-rank-only`" if ingest is None else "`"),
         "",
-        f"{datetime.now(timezone.utc):%d %b %Y %H:%M} UTC, {platform.machine()}, {os.cpu_count()} CPUs "
+        f"{datetime.now(UTC):%d %b %Y %H:%M} UTC, {platform.machine()}, {os.cpu_count()} CPUs "
         f"(native bf16: {'yes' if cpu_has_fast_bf16() else 'no'}), Python {platform.python_version()}; "
         f"median of {args.runs} rounds, variants alternating; 1-min load average "
         f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after (the machine is shared: "

@@ -34,7 +34,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -71,7 +71,7 @@ def build(path: Path, n: int, seed: int = 0) -> None:
     zipf /= zipf.sum()
     shuffles = [rng.permutation(VOCAB) for _ in range(N_TOPICS)]  # each topic's favourite words
     centroids = rng.normal(size=(N_TOPICS, DIM)).astype(np.float32)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for f in range(20):
         db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)", [f"https://bench.example/{f}", f"feed {f}"])
     types = np.array(["paper", "article", "podcast"])

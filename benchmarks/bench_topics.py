@@ -26,7 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     for path in (getattr(embedder, "reference", None), getattr(embedder, "onnx", None), embedder):
         if path is not None and hasattr(path, "load"):
             path.load()
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     listing = tmp / "astro-ph-bridge.xml"
     papers = bridge_feeds.load("astro-ph", args.papers)
     listing.write_text(bridge_feeds.bridge_rss(papers, "astro-ph search results", now, per_day=60),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -59,7 +59,7 @@ def build_archive(db, papers: list[dict], vectors, proposals, *, feed: str = "ar
     from hermes.ingest.tagging import apply_proposals
     from hermes.storage.transactions import write_transaction
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with write_transaction(db):
         db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)",
                    [f"https://export.arxiv.org/{feed.replace(' ', '-')}", feed])

@@ -68,7 +68,7 @@ def pm():
 
 
 def _iso(days_ago: float) -> str:
-    when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)
+    when = dt.datetime.now(dt.UTC) - dt.timedelta(days=days_ago)
     return when.isoformat(timespec="seconds")
 
 

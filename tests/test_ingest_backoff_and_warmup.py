@@ -1,13 +1,13 @@
 """A feed that keeps failing is retried less and less often; one failure is retried at once."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from hermes.ingest.pipeline import add_feeds, failure_backoff, run_ingest
 
 
 def test_backoff_grows_from_the_second_consecutive_failure():
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     assert failure_backoff(1, now) is None
     delays = [datetime.fromisoformat(failure_backoff(n, now)) - now for n in range(2, 12)]
     assert delays[0] == timedelta(minutes=15)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -67,7 +67,7 @@ def test_dates_in_urls():
     assert date_from_url("https://example.org/a/20180924/") is None  # could be an article number
     assert date_from_url("https://example.org/p?d=2018/09/24") is None  # not in the path
     assert date_from_url("https://example.org/2018/13/40/") is None
-    future = datetime.now(timezone.utc) + timedelta(days=400)
+    future = datetime.now(UTC) + timedelta(days=400)
     assert date_from_url(f"https://example.org/{future:%Y/%m/%d}/x") is None
     assert date_from_url(None) is None
 
@@ -136,7 +136,7 @@ def test_the_feeds_own_date_comes_first_and_an_arxiv_id_is_no_date():
 def test_a_date_in_the_future_is_not_believed(db, tmp_path):
     """A post dated next January sat in every "last day" window for weeks (a user trial):
     beyond a day of clock skew the feed's date yields to the next source, else none."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     rfc = lambda when: f"{when:%a, %d %b %Y %H:%M:%S} +0000"  # noqa: E731
     feed = tmp_path / "future.xml"
     feed.write_text(
@@ -178,7 +178,7 @@ def test_a_generator_s_zero_date_is_not_believed(db, tmp_path):
 
 def _listing(path: Path, n: int, start: int = 0) -> None:
     """A small listing of recent items (today's dates), so the 7-day window is not empty."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     items = "".join(
         f"<item><title>Recent paper {k} on galaxy formation</title>"
         f"<link>https://example.org/papers/{k}</link><guid>paper-{k}</guid>"
@@ -242,7 +242,7 @@ def _add_an_undated_entry(feed: Path) -> None:
 def test_an_undated_item_of_a_later_fetch_gets_the_time_it_was_first_seen(db, subscribed):
     run_ingest(db)
     _add_an_undated_entry(subscribed["uol"])
-    before = datetime.now(timezone.utc) - timedelta(seconds=5)
+    before = datetime.now(UTC) - timedelta(seconds=5)
     summary = run_ingest(db)
     assert {s["title"]: s["undated"] for s in summary}["UOL"] == 1
     seen = db.execute("SELECT published FROM items WHERE title = 'Nova matéria sem data'").fetchone()[0]
@@ -274,7 +274,7 @@ def test_a_date_hermes_estimated_is_marked_first_seen_on_every_face(db, db_path,
     feed = CliRunner().invoke(build_app(), ["feed", "reader", "--all", "-n", "100", "--below-bar",
                                             "--db", str(db_path)]).output
     line = feed.split("Nova matéria sem data")[1].splitlines()[1]
-    assert f"first seen {datetime.now(timezone.utc):%Y-%m-%d}" in line
+    assert f"first seen {datetime.now(UTC):%Y-%m-%d}" in line
 
 
 def test_the_cli_reports_unreadable_dates_and_shows_date_unknown(db, db_path, subscribed):

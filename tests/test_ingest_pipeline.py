@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from ingest_server import FeedServer, rss
@@ -163,14 +163,14 @@ def test_retry_after_is_honoured(db, server):
     first = run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
     assert first[0]["status"] == "failed" and "HTTP 429" in first[0]["error"]
     until = datetime.fromisoformat(feed_row(db, url)["retry_after"])
-    assert timedelta(minutes=59) < until - datetime.now(timezone.utc) <= timedelta(hours=1)
+    assert timedelta(minutes=59) < until - datetime.now(UTC) <= timedelta(hours=1)
 
     second = run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
     assert second[0]["status"] == "skipped" and "wait until" in second[0]["error"]
     assert server.hits("/busy.xml") == 1  # not asked again
     assert second[1]["status"] == "unchanged"
 
-    past = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat(timespec="seconds")
+    past = (datetime.now(UTC) - timedelta(seconds=1)).isoformat(timespec="seconds")
     db.execute("UPDATE feeds SET retry_after = ? WHERE url = ?", [past, url])
     server.add("/busy.xml", body=rss(articles(2, "busy")))
     third = run_ingest(db, embedder=CountingEmbedder(), settings=FAST)
@@ -178,7 +178,7 @@ def test_retry_after_is_honoured(db, server):
 
 
 def test_retry_after_parsing():
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     assert retry_at("120", 503, now) == "2026-01-01T00:02:00+00:00"
     assert retry_at("Thu, 01 Jan 2026 01:00:00 GMT", 503, now) == "2026-01-01T01:00:00+00:00"
     assert retry_at(None, 429, now) == "2026-01-01T00:30:00+00:00"  # polite default

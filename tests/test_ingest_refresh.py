@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from ingest_server import FeedServer, rss
@@ -25,7 +25,7 @@ from hermes.ingest.refresher import Refresher, refresh_state
 from hermes.ingest.schedule import MAX_TTL, due_ids, next_due
 from hermes.storage.db import get_db
 
-NOW = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
 
 def iso(when: datetime) -> str:
@@ -113,7 +113,7 @@ def test_a_scheduled_run_fetches_only_the_due_feeds_and_stores_their_ttl(db, ser
     assert db.execute("SELECT ttl FROM feeds WHERE url = ?", [slow]).fetchone()[0] == 36000
     # Pretend both were fetched two minutes ago: due with a 60 s interval, except the feed
     # whose ttl (10 h) says not yet.
-    two_minutes_ago = iso(datetime.now(timezone.utc) - timedelta(minutes=2))
+    two_minutes_ago = iso(datetime.now(UTC) - timedelta(minutes=2))
     db.execute("UPDATE feeds SET last_fetched = ?", [two_minutes_ago])
     assert due_ids(db, 60) == [db.execute("SELECT id FROM feeds WHERE url = ?", [fast]).fetchone()[0]]
     again = run_ingest(db, due_every=60)
@@ -212,7 +212,7 @@ def test_ingest_due_and_watch(db_path, db, server, monkeypatch):
             raise KeyboardInterrupt
 
     monkeypatch.setattr(time, "sleep", fake_sleep)
-    db.execute("UPDATE feeds SET last_fetched = ?", [iso(datetime.now(timezone.utc) - timedelta(minutes=1))])
+    db.execute("UPDATE feeds SET last_fetched = ?", [iso(datetime.now(UTC) - timedelta(minutes=1))])
     watched = CliRunner().invoke(app, ["ingest", "--db", str(db_path), "--watch", "--every", "2s"])
     assert watched.exit_code == 0, watched.output
     assert "stopped watching" in watched.output and "next check at" in watched.output

@@ -9,7 +9,7 @@ in :mod:`hermes.text.language`. The source checks parse the code (nothing is imp
 from __future__ import annotations
 
 import ast
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hermes.clock import now_iso, read_stamp
@@ -27,9 +27,9 @@ def test_a_stored_timestamp_is_read_back_as_written():
     written = now_iso()
     when = read_stamp(written)
     assert when.tzinfo is not None and when.isoformat(timespec="seconds") == written
-    assert read_stamp("2026-11-30T10:00:00Z") == datetime(2026, 11, 30, 10, tzinfo=timezone.utc)
+    assert read_stamp("2026-11-30T10:00:00Z") == datetime(2026, 11, 30, 10, tzinfo=UTC)
     # no zone: read as UTC (what hermes writes is UTC)
-    assert read_stamp("2026-11-30T10:00:00") == datetime(2026, 11, 30, 10, tzinfo=timezone.utc)
+    assert read_stamp("2026-11-30T10:00:00") == datetime(2026, 11, 30, 10, tzinfo=UTC)
     assert read_stamp("2026-11-30T12:00:00+02:00").utcoffset() == timedelta(hours=2)
     for nothing in (None, "", "soon", "2026-13-01"):
         assert read_stamp(nothing) is None
@@ -42,10 +42,10 @@ def test_the_faces_read_timestamps_through_the_one_parser():
     assert fmt_date("2026-11-30T23:30:00+00:00") == "2026-11-30"
     assert fmt_date("not a date at all") == "not a date"  # shown as given, cut to a day's width
     assert fmt_ago("garbage") == "" and fmt_until(None) == ""
-    past = (datetime.now(timezone.utc) - timedelta(hours=3)).isoformat(timespec="seconds")
+    past = (datetime.now(UTC) - timedelta(hours=3)).isoformat(timespec="seconds")
     assert fmt_ago(past.replace("+00:00", "Z")) == "3h ago"
     due = next_due({"last_fetched": "2026-11-30T10:00:00", "retry_after": None, "ttl": 0}, 3600)
-    assert due == datetime(2026, 11, 30, 11, tzinfo=timezone.utc)
+    assert due == datetime(2026, 11, 30, 11, tzinfo=UTC)
 
 
 def test_timestamps_are_parsed_in_one_place():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -80,7 +80,7 @@ def broken(db_path, db):
 
 
 def test_a_failed_refresh_backs_off_doubling(broken):
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     broken._run(due=True)
     assert broken.failures == 1 and "ImportError" in broken.last_error
     first = broken._when_due()  # the feed is overdue, yet the next try waits

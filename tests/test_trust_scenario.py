@@ -11,7 +11,7 @@ ones); the arXiv listing and the English news are moved to this week when the te
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 
@@ -40,7 +40,7 @@ def this_week(source: Path, target: Path) -> None:
     """Copy a feed with its dates moved so the newest is two hours old (order kept)."""
     text = source.read_text(encoding="utf-8")
     dates = [parsedate_to_datetime(d) for d in _PUBDATE.findall(text)]
-    shift = datetime.now(timezone.utc) - timedelta(hours=2) - max(dates)
+    shift = datetime.now(UTC) - timedelta(hours=2) - max(dates)
     target.write_text(_PUBDATE.sub(
         lambda m: f"<pubDate>{format_datetime(parsedate_to_datetime(m[1]) + shift)}</pubDate>",
         text), encoding="utf-8")
@@ -135,7 +135,7 @@ def test_old_news_stays_out_of_the_7_day_window(world):
     # from the /2018/09/24/ in its URL, nor the day it was fetched
     (published,) = world["db"].execute(
         "SELECT published FROM items WHERE title LIKE 'Pesquisa mostra disputa%'").fetchone()
-    assert datetime.fromisoformat(published) == datetime(2018, 9, 24, 21, 43, tzinfo=timezone.utc)
+    assert datetime.fromisoformat(published) == datetime(2018, 9, 24, 21, 43, tzinfo=UTC)
     archive = {sources[i["id"]] for i in feed(world, since_days=None, below_bar=True)["items"]}
     assert archive == {PAPERS, NEWS, JORNAL}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from web_support import client, seed
@@ -58,7 +58,7 @@ def test_feeds_failing_from_before_are_counted_with_the_ones_this_refresh_tried(
     _gone_feed(db, tmp_path, "Old failure")
     db.execute("UPDATE feeds SET last_error = 'HTTP 500', error_count = 3, retry_after = ? "
                "WHERE title = 'Old failure'",
-               [(datetime.now(timezone.utc) + timedelta(days=1)).isoformat(timespec="seconds")])
+               [(datetime.now(UTC) + timedelta(days=1)).isoformat(timespec="seconds")])
     assert _line(web.get("/feed?user=ada").text).endswith("|shown|1 feed failing: see why on the Feeds page")
     other = _gone_feed(db, tmp_path, "New failure")
     run_ingest(db, feed_ids=[other])
@@ -93,7 +93,7 @@ def _row(text: str, feed_id: int) -> str:
 ])
 def test_a_failing_feed_row_names_the_next_step(web, db, tmp_path, error, count, retry_in, step):
     feed_id = _gone_feed(db, tmp_path)
-    retry = ((datetime.now(timezone.utc) + retry_in).isoformat(timespec="seconds")
+    retry = ((datetime.now(UTC) + retry_in).isoformat(timespec="seconds")
              if retry_in else None)
     db.execute("UPDATE feeds SET last_error = ?, error_count = ?, retry_after = ? WHERE id = ?",
                [error, count, retry, feed_id])
@@ -110,7 +110,7 @@ def test_with_a_background_refresh_the_row_says_the_next_one_tries_again(db_path
 
     feed_id = _gone_feed(db, tmp_path)
     db.execute("UPDATE feeds SET last_error = 'HTTP 500', error_count = 1, last_fetched = ? "
-               "WHERE id = ?", [datetime.now(timezone.utc).isoformat(timespec="seconds"), feed_id])
+               "WHERE id = ?", [datetime.now(UTC).isoformat(timespec="seconds"), feed_id])
     refresher = Refresher(db_path, 3600, start_delay=3600,
                           command=lambda *a, **k: [sys.executable, "-c", "pass"]).start()
     try:

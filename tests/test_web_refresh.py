@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 from ingest_server import FeedServer, rss
@@ -18,7 +18,7 @@ from hermes.storage.records import create_user
 
 def _feed(titles):
     # Dated: an item without a date in a feed's first fetch is "date unknown", in no window.
-    now = email.utils.format_datetime(datetime.now(timezone.utc))
+    now = email.utils.format_datetime(datetime.now(UTC))
     return rss([{"title": t, "link": f"https://e.org/{k}", "guid": f"g{k}", "pubDate": now,
                  "description": "sparse autoencoders and interpretability"}
                 for k, t in enumerate(titles)], title="Loopback feed")

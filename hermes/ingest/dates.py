@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 _ENGLISH = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -68,9 +68,9 @@ def _utc(when: datetime) -> time.struct_time | None:
     """``when`` as the UTC 9-tuple feedparser's date handlers return; a time without a zone
     is UTC (RFC 822's ``-0000``, an ISO date without offset)."""
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     try:
-        return when.astimezone(timezone.utc).utctimetuple()
+        return when.astimezone(UTC).utctimetuple()
     except (OverflowError, ValueError):  # year 1 west of Greenwich, 9999 east of it
         return None
 
@@ -185,7 +185,7 @@ CLOCK_SKEW = timedelta(days=1)
 
 #: no feed item is older than this: a date before it is a generator's zero (the Unix epoch,
 #: 1900-01-01, 0001-01-01), which put a post among "the oldest" and out of every window
-EARLIEST = datetime(1980, 1, 1, tzinfo=timezone.utc)
+EARLIEST = datetime(1980, 1, 1, tzinfo=UTC)
 
 
 def believable(iso: str | None, *, now: datetime | None = None) -> str | None:
@@ -198,8 +198,8 @@ def believable(iso: str | None, *, now: datetime | None = None) -> str | None:
     except ValueError:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return iso if EARLIEST <= when <= (now or datetime.now(timezone.utc)) + CLOCK_SKEW else None
+        when = when.replace(tzinfo=UTC)
+    return iso if EARLIEST <= when <= (now or datetime.now(UTC)) + CLOCK_SKEW else None
 
 
 def date_from_url(url: str | None, *, now: datetime | None = None) -> str | None:
@@ -208,11 +208,11 @@ def date_from_url(url: str | None, *, now: datetime | None = None) -> str | None
     if not url:
         return None
     path = re.sub(r"^[a-z]+://[^/]+", "", url, flags=re.I).split("?", 1)[0].split("#", 1)[0]
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     for match in _URL_DATE.finditer(path):
         try:
             when = datetime(int(match.group(1)), int(match.group(3)), int(match.group(4)),
-                            tzinfo=timezone.utc)
+                            tzinfo=UTC)
         except ValueError:
             continue
         if believable(iso := when.isoformat(timespec="seconds"), now=now):
@@ -244,7 +244,7 @@ def struct_to_iso(parsed) -> str | None:
     if not parsed:
         return None
     try:
-        return datetime(*parsed[:6], tzinfo=timezone.utc).isoformat(timespec="seconds")
+        return datetime(*parsed[:6], tzinfo=UTC).isoformat(timespec="seconds")
     except (TypeError, ValueError, OverflowError):
         return None
 

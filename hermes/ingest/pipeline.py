@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 import sqlite_utils
@@ -104,7 +104,7 @@ def retry_at(value: str | None, status: int | None, now: datetime) -> str | None
             delay = timedelta(seconds=int(value))
         else:
             try:
-                delay = parsedate_to_datetime(value).astimezone(timezone.utc) - now
+                delay = parsedate_to_datetime(value).astimezone(UTC) - now
             except (TypeError, ValueError, IndexError):
                 delay = None
     if delay is None and status == 429:
@@ -257,7 +257,7 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
 
 async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | None) -> dict:
     if err is not None:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         paused = retry_at(err.retry_after, err.status, now) if err.status in (429, 503) else None
         backoff = paused or failure_backoff((feed.get("error_count") or 0) + 1, now)
         message = str(err) + (f"; {SERVER_PAUSE} until {paused}" if paused else
@@ -274,7 +274,7 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
         # The ETag is not stored, so a fixed feed is fetched and parsed in full next time;
         # and it backs off like a feed that cannot be fetched (a page that is no feed failed
         # every run, a --watch said so every minute).
-        backoff = failure_backoff((feed.get("error_count") or 0) + 1, datetime.now(timezone.utc))
+        backoff = failure_backoff((feed.get("error_count") or 0) + 1, datetime.now(UTC))
         message = str(exc) + (f"; retrying after {backoff}" if backoff else "")
         _record_failure(db, feed, message, backoff)
         return _summary(feed, "failed", error=message)
@@ -358,7 +358,7 @@ def run_ingest(
 
 
 def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     feeds = select_feeds(db, feed_ids)
     not_due = 0
     if due_every is not None:

@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from .. import config
@@ -149,7 +149,7 @@ class Refresher:
                 manual = self._manual
             try:
                 when = self._when_due()
-                if manual or (when is not None and when <= datetime.now(timezone.utc)):
+                if manual or (when is not None and when <= datetime.now(UTC)):
                     self._run(due=not manual)  # clears the request once the child runs
                     when = self._when_due()
             except Exception as exc:  # the loop must outlive any one failure
@@ -176,7 +176,7 @@ class Refresher:
         """Count a failed refresh, set the backoff, and record why for every face."""
         self.failures += 1
         delay = min(self.max_retry, self.first_retry * 2 ** min(self.failures - 1, 30))
-        self.retry_at = datetime.now(timezone.utc) + timedelta(seconds=delay)
+        self.retry_at = datetime.now(UTC) + timedelta(seconds=delay)
         self.last_error = message
         record_failure(Path(self.database), {
             "message": message, "by": "background refresh", "failures": self.failures,
@@ -267,7 +267,7 @@ def refresh_state(db) -> dict:
     state = here.state() if here is not None else {
         "background": False, "every": every, "next": None, "requested": False, "error": None,
         **read_status(database)}
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     fetched = db.execute("SELECT max(last_fetched) FROM feeds").fetchone()[0]
     state["failing"] = failing(state.get("last"))
     # a failed run refreshed nothing: "Refreshed 1 min ago" would hide it

@@ -9,7 +9,7 @@ backoff (both kept in ``feeds.retry_after`` by the pipeline). A feed never fetch
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import sqlite_utils
 
@@ -27,7 +27,7 @@ _COLUMNS = ("id", "url", "last_fetched", "retry_after", "ttl")
 def next_due(feed: dict, every: float) -> datetime:
     """When ``feed`` (a row with ``last_fetched``, ``retry_after``, ``ttl`` seconds) is due."""
     last = read_stamp(feed.get("last_fetched"))
-    due = datetime.min.replace(tzinfo=timezone.utc)
+    due = datetime.min.replace(tzinfo=UTC)
     if last is not None:
         ttl = timedelta(seconds=feed.get("ttl") or 0)
         due = last + max(timedelta(seconds=every), min(ttl, MAX_TTL))
@@ -46,7 +46,7 @@ def feed_schedule(db: sqlite_utils.Database) -> list[dict]:
 
 def due_ids(db: sqlite_utils.Database, every: float, now: datetime | None = None) -> list[int]:
     """The feeds due by ``now``."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return [f["id"] for f in feed_schedule(db) if next_due(f, every) <= now]
 
 
@@ -61,14 +61,14 @@ def seconds_until(when: datetime | None, every: float, now: datetime | None = No
     :data:`MIN_WAIT`, at most ``every`` (feeds added meanwhile are picked up)."""
     if when is None:
         return max(every, MIN_WAIT)
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return min(max((when - now).total_seconds(), MIN_WAIT), max(every, MIN_WAIT))
 
 
 def iso(when: datetime | None) -> str | None:
     if when is None or when.year < 2:
         return None
-    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return when.astimezone(UTC).isoformat(timespec="seconds")
 
 
 __all__ = ["MAX_TTL", "due_ids", "feed_schedule", "iso", "next_due", "next_refresh",

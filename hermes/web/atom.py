@@ -10,7 +10,7 @@ the persona's bar (match strong or good), best first, each with its reason.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import quote, urlencode
 from xml.etree import ElementTree as ET
 
@@ -51,8 +51,8 @@ def _sub(parent, tag: str, text: str | None = None, **attrs) -> ET.Element:
 
 
 def _stamp(value: str | None) -> str:
-    when = read_stamp(value) or datetime.now(timezone.utc)
-    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
+    when = read_stamp(value) or datetime.now(UTC)
+    return when.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def _authors(item: dict) -> list[str]:

@@ -8,7 +8,7 @@ import binascii
 import json
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import quote, urlencode, urlsplit
 
 from markupsafe import Markup, escape
@@ -128,7 +128,7 @@ def fmt_ago(value) -> str:
     when = read_stamp(value)
     if when is None:
         return ""
-    seconds = (datetime.now(timezone.utc) - when).total_seconds()
+    seconds = (datetime.now(UTC) - when).total_seconds()
     if seconds < 0:
         return "scheduled"
     for unit, size in (("d", 86400), ("h", 3600), (" min", 60)):
@@ -221,7 +221,7 @@ def fmt_until(value) -> str:
     when = read_stamp(value)
     if when is None:
         return ""
-    seconds = (when - datetime.now(timezone.utc)).total_seconds()
+    seconds = (when - datetime.now(UTC)).total_seconds()
     if seconds < 60:
         return "now"
     for unit, size in (("d", 86400), ("h", 3600), (" min", 60)):

@@ -20,7 +20,7 @@ import json
 import re
 import urllib.parse
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 
 from hermes.config import settings
@@ -175,7 +175,7 @@ def _csl_date(data: dict) -> str | None:
             nums = [int(p) for p in parts if p is not None]
             if nums:
                 y, m, d = [*nums, 1, 1][:3]
-                return datetime(y, m, d, tzinfo=timezone.utc).isoformat(timespec="seconds")
+                return datetime(y, m, d, tzinfo=UTC).isoformat(timespec="seconds")
         except (TypeError, ValueError, OverflowError):
             continue
     return None
@@ -275,8 +275,8 @@ def _page_date(value: str) -> str | None:
             when = datetime.fromisoformat(candidate)
         except ValueError:
             continue
-        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-        return when.astimezone(timezone.utc).isoformat(timespec="seconds")
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        return when.astimezone(UTC).isoformat(timespec="seconds")
     return None
 
 

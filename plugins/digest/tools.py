@@ -15,9 +15,11 @@ from pydantic import BaseModel, Field
 
 from hermes.answers import ANSWER_BUDGET, budgeted, left_out_words, size_of
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
+from hermes.embed import get_embedder
 from hermes.facekit.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, plural
 from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
+from hermes.ranking.matrix import get_matrix
 from hermes.ranking.page import ranked_page
 from hermes.ranking.rank import Ranking
 from hermes.storage.clicks import click_counts
@@ -179,9 +181,6 @@ def in_archive(db, vectors: dict) -> dict:
     """The window's vectors read in the context of the archive (``window_topics.in_archive``):
     their nearest items among every item the ranking's model embedded (its matrix, in memory
     already for the ranking); as they are when the matrix is of another dimension."""
-    from hermes.embed import get_embedder
-    from hermes.ranking.matrix import get_matrix
-
     if not vectors:
         return vectors
     embedder = get_embedder()

@@ -11,7 +11,7 @@ import re
 import urllib.parse
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 
@@ -241,7 +241,7 @@ def build_opml(feeds: list[dict], title: str = "hermes subscriptions") -> bytes:
     opml = ET.Element("opml", version="2.0")
     head = ET.SubElement(opml, "head")
     ET.SubElement(head, "title").text = title
-    ET.SubElement(head, "dateCreated").text = format_datetime(datetime.now(timezone.utc))
+    ET.SubElement(head, "dateCreated").text = format_datetime(datetime.now(UTC))
     body = ET.SubElement(opml, "body")
     folders: dict[tuple[str, ...], ET.Element] = {(): body}
     for feed in feeds:

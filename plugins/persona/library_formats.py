@@ -19,7 +19,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hermes.errors import InvalidInput
 from hermes.ingest.parse import MAX_SUMMARY, MAX_TITLE, arxiv_id, normalise_tags
@@ -187,7 +187,7 @@ def _iso(year, month=None, day=None) -> str | None:
             return f"{datetime(y, 1, 1).year:04d}"
         if not str(day or "").strip().isdigit():
             return f"{datetime(y, m, 1):%Y-%m}"
-        return datetime(y, m, int(day), tzinfo=timezone.utc).isoformat(timespec="seconds")
+        return datetime(y, m, int(day), tzinfo=UTC).isoformat(timespec="seconds")
     except (TypeError, ValueError):
         return None
 
