@@ -268,10 +268,18 @@ def rank(
             # and an even sample of every candidate: the stale components' new mean and spread
             # over all of them (a click moves the classifier's scale), estimated from it
             sample = np.linspace(0, len(ids) - 1, min(len(ids), STALE_SAMPLE)).astype(np.int64)
-            keep = np.zeros(len(ids), dtype=bool)
-            keep[short] = keep[sample] = True
-            short = np.flatnonzero(keep)
-        context = replace(context, exact=(short, matrix.exact_rows(rows[short])))
+            extra = np.zeros(len(ids), dtype=bool)
+            extra[sample] = True
+            extra[short] = False
+            extra = np.flatnonzero(extra)
+            # the sample's own rows from the codes in int8 storage (no database read): it
+            # only estimates a mean and a spread, and its best rows are in the short list
+            vectors = np.concatenate([matrix.exact_rows(rows[short]),
+                                      matrix.approx_rows(rows[extra])])
+            short = np.concatenate([short, extra])
+        else:
+            vectors = matrix.exact_rows(rows[short])
+        context = replace(context, exact=(short, vectors))
         if int8:
             # what the built-in scorers reuse is kept in context.scratch; anything else a
             # plugin returned is not held twice at a million candidates
