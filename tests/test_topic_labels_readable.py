@@ -72,3 +72,29 @@ def test_what_names_a_topic_and_what_does_not():
     assert [kind(t) for t in ("arbitrariness", "conjectured", "dwarf located", "ds")] == [1, 1, 1, 1]
     assert [kind(t) for t in ("hep-th", "cond-mat.str-el")] == [2, 2]
     assert [kind(t) for t in ("big live live", "news.ycombinator.com", "star stars")] == [3, 3, 3]
+
+
+def test_a_phrase_and_its_initials_are_one_name():
+    keys = [{"lhc": "LHC", "large hadron collider": "large hadron collider", "fermion": "fermion"},
+            {"lhc": "LHC", "large hadron collider": "large hadron collider"}]
+    for ranked in (["lhc", "large hadron collider", "fermion"], ["large hadron collider", "lhc", "fermion"]):
+        chosen = topic_labels.label(ranked, keys, set())
+        assert "large hadron collider" in chosen and "lhc" not in chosen, chosen
+
+
+def test_two_topics_of_one_window_never_share_a_label(db, add_items):
+    """Two topics whose only shared tag is "amplitude" (and no keyphrase of several words to
+    add): each says one thing more."""
+    pairs = [[["amplitude", w] for w in ("twistor", "integrand", "unitarity", "cut")],
+             [["amplitude", w] for w in ("parton", "veto", "shower", "jet")]]
+    items = [{"title": f"paper {c}-{k}", "tags": tags} for c, pair in enumerate(pairs) for k, tags in enumerate(pair)]
+    # "amplitude" on fewer than a tenth of the archive: it names no field
+    add_items(items + [{"title": f"other {k}", "tags": OTHERS[k % 5]} for k in range(80)])
+    graph = tag_graph.get_graph(db)
+    ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id")][:8]
+    basis = np.eye(8)
+    window = [window_topics.WindowItem(i, items[k]["tags"], 1, basis[k // 4]) for k, i in enumerate(ids)]
+    result = window_topics.group(graph, window)
+    labels = [t.label for t in result.topics]
+    assert len(labels) == 2 and len(set(labels)) == 2, labels
+    assert all(label.startswith("amplitude · ") for label in labels), labels

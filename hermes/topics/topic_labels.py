@@ -86,7 +86,8 @@ def kind(tag: str) -> int:
     return 0
 
 
-def label(ranked: list[str], keys: list[dict[str, str]], field: set[str]) -> list[str]:
+def label(ranked: list[str], keys: list[dict[str, str]], field: set[str],
+          distinct: bool = False) -> list[str]:
     """Up to :data:`LABEL_TAGS` tag keys naming a topic, from ``ranked`` (best names
     first): keyphrases its items share, each covering items the chosen ones do not yet
     cover where it can; no ``field`` tag (one that names the window or the archive:
@@ -95,7 +96,9 @@ def label(ranked: list[str], keys: list[dict[str, str]], field: set[str]) -> lis
     tag and a longer one containing it ("galaxy · galaxy cluster") the longer; no web
     address. Where the items share no keyphrase, the best keyphrases of single items name
     it (two at most) before a lone qualifying word ("ferromagnetic") or a fragment, and a
-    category code ("hep-th") names it only when it has no keyphrase at all."""
+    category code ("hep-th") names it only when it has no keyphrase at all. ``distinct``
+    (another topic of the window has the same label): one tag more, from any of its
+    items, so the two can be told apart."""
     inside = Counter(t for s in keys for t in s)
     small = len(keys) <= LABEL_TAGS
     tiers = [
@@ -113,6 +116,9 @@ def label(ranked: list[str], keys: list[dict[str, str]], field: set[str]) -> lis
             phrases = [t for t in pool if _phrase(t)]
             if phrases:
                 chosen = _cover(phrases, keys, LABEL_TAGS, chosen[:1])
+        if chosen and distinct and len(chosen) < LABEL_TAGS:
+            chosen = _cover([t for tier in tiers[:2] for t in tier] or pool, keys,
+                            len(chosen) + 1, chosen)
         if chosen:
             return chosen
     return []
@@ -135,7 +141,8 @@ def _cover(pool: list[str], keys: list[dict[str, str]], most: int,
             break
         covering = [t for t in fresh if any(t in u for u in uncovered)]
         best = (covering or fresh)[0]
-        chosen = [c for c in chosen if not _inside(c, best)] + [best]
+        chosen = [c for c in chosen if not _inside(c, best)
+                  and not _initials(_PARTS.findall(c), _PARTS.findall(best))] + [best]
         uncovered = [u for u in uncovered if best not in u]
     return chosen
 
@@ -165,13 +172,24 @@ def _new_words(tag: str, chosen: list[str]) -> bool:
     """``tag`` repeats no word, of its own ("big live live", a fragment of a title) or of a
     chosen tag unless it contains that whole tag (then it replaces it: "galaxy cluster" for
     "galaxy"), nor a form of one ("criticality" after "critical behavior", "spin-dependent"
-    after "spin"), and is no web address ("news.ycombinator.com")."""
+    after "spin"), nor the initials of a chosen phrase ("lhc" beside "large hadron
+    collider"; the phrase replaces its initials), and is no web address
+    ("news.ycombinator.com")."""
     if kind(tag) == 3:
         return False
     parts = _PARTS.findall(tag)
     for c in chosen:
         if _inside(c, tag):
             continue
-        if any(_same_word(a, b) for a in parts for b in _PARTS.findall(c)):
+        other = _PARTS.findall(c)
+        if any(_same_word(a, b) for a in parts for b in other):
+            return False
+        if _initials(parts, other):  # the phrase replaces its initials, not the reverse
             return False
     return True
+
+
+def _initials(short: list[str], long: list[str]) -> bool:
+    """``short`` is one word made of the initials of ``long``'s words ("lhc", "large
+    hadron collider"): the same name twice."""
+    return len(short) == 1 and len(long) > 1 and short[0] == "".join(w[0] for w in long)

@@ -152,12 +152,17 @@ def group(graph: TagGraph, items: list[WindowItem]) -> Grouping:
         parts = (_settle_spread(rows, related, parts) if SETTLE == "spread"
                  else _settle(strength, parts))
         df = Counter(t for s in keys for t in s)
+        groups = []
         for members in _members(parts):
             if len(members) < 2 or parts[members[0]] < 0:
                 unclustered.extend(window[m].id for m in members)
             else:
-                topics.append(_topic(graph, [window[m] for m in members],
-                                     [keys[m] for m in members], df, len(window)))
+                groups.append(([window[m] for m in members], [keys[m] for m in members]))
+        topics = [_topic(graph, g, k, df, len(window)) for g, k in groups]
+        # two topics of one label ("amplitude", "amplitude"): each says one thing more
+        twice = {label for label, n in Counter(t.label for t in topics).items() if n > 1}
+        topics = [_topic(graph, g, k, df, len(window), distinct=True) if t.label in twice else t
+                  for t, (g, k) in zip(topics, groups)]
     else:
         unclustered.extend(i.id for i in window)
     topics.sort(key=lambda t: (-len(t.members), t.label))
@@ -345,7 +350,7 @@ def _members(parts: list[int]) -> list[list[int]]:
 
 
 def _topic(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]],
-           df: Counter, n_window: int) -> Topic:
+           df: Counter, n_window: int, distinct: bool = False) -> Topic:
     inside = Counter(t for s in keys for t in s)
     names = {t: n for s in keys for t, n in s.items()}
     matched = {item.id: list(s.values()) for item, s in zip(items, keys)}
@@ -353,7 +358,8 @@ def _topic(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]],
     top = math.log(max(graph.n_items_tagged, 2))
     naming = topic_labels.weigh(ranked, inside, df, n_window,
                                 lambda t: graph.information(t) / top if graph.count(t) else 1.0)
-    chosen = topic_labels.label(naming, keys, topic_labels.field_tags(graph, inside, df, n_window))
+    chosen = topic_labels.label(naming, keys, topic_labels.field_tags(graph, inside, df, n_window),
+                                distinct)
     shown = [names[t] for t in ranked if inside[t] > 1][:5] or [names[t] for t in chosen]
     return Topic(" · ".join(names[t] for t in chosen), tuple(shown),
                  tuple(i.id for i in items), matched)
