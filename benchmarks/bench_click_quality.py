@@ -5,7 +5,7 @@ Each held-out ranking (10 items) that the incremental path served from the previ
 clicks' scores is ranked again with every row computed exactly (``score_cache.INCREMENTAL``
 off, what it served set aside and put back: the protocol goes on as it would), and the
 overlap of the two top 10s is counted. Every other argument goes to quality.py, e.g. a
-short list of 20 of the ~1,000 candidates (the shipped 2,000 + 2,000 hold all of them):
+short list of 20 of the ~1,000 candidates (the shipped 1,000 + 1,000 hold all of them):
 
     .venv/bin/python benchmarks/bench_click_quality.py --systems hermes-tags,hermes-notags \
         --set ranking.rank.STALE_RESCORE=20 --set ranking.rank.STALE_SAMPLE=100

@@ -128,7 +128,7 @@ def overlaps(db, add_items, monkeypatch, *, short: int, clicks: int = 30, seed: 
 def test_a_short_list_keeps_the_top_10_of_the_exact_ranking(db, add_items, monkeypatch):
     """Re-scoring only the best 20 of 240 candidates (and 40 for the scales) after each
     click: the top 10 is the exact ranking's on 9.5 of 10 on average (the shipped short list
-    holds 2,000 of every feed, with 2,000 more for the scales)."""
+    holds 1,000 of every feed, with 1,000 more for the scales)."""
     got = overlaps(db, add_items, monkeypatch, short=20)
     assert np.mean(got) >= 9.5 and min(got) >= 7, got
 

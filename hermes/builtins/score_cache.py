@@ -9,7 +9,7 @@ drops them:
   columns are the previous ranking's exact ones (:func:`_from_base`): the ranking re-scores
   its short list with the new clicks and no pass over the matrix waits for the click; the
   exact columns for the new clicks are computed on a thread, for the next click to start
-  from (issue 36: the top 10 agreed with a full recomputation on 10 of 10 at 100k items,
+  from (issue 36: the top 10 agreed with a full recomputation on 9.9 of 10 at 100k items,
   and the quality benchmarks did not move — benchmarks/results/click.md). On a large archive they are also
   stored on disk (:mod:`hermes.ranking.column_store`) for the next process.
 - :func:`like_columns`: each liked item's similarity column (``vectors @ (v − mean)``),

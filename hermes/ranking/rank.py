@@ -34,12 +34,12 @@ RESCORE = 1000
 #: after a click the behaviour scores of most candidates are the previous ranking's (see
 #: ``hermes.builtins.score_cache.Scope.per_row``): the best this many (at least twice the
 #: ``limit``) are scored again with the new clicks, exactly, and blended on the first pass's
-#: scales. At 100k and 1M candidates the top 10 then agreed with a full recomputation on
-#: 9.9 of 10 and the quality benchmarks did not move (benchmarks/results/click.md).
-STALE_RESCORE = 2000
+#: scales. At 100k candidates the top 10 then agreed with a full recomputation on 9.9 of 10
+#: and the quality benchmarks did not move (benchmarks/results/click.md).
+STALE_RESCORE = 1000
 #: ... and this many candidates, evenly spaced, from which the stale components' mean and
 #: spread over all candidates are estimated again
-STALE_SAMPLE = 2000
+STALE_SAMPLE = 1000
 #: a component whose spread is below this share of its size is constant up to float32
 #: rounding: it calibrates to zeros, not to a unit spread of rounding noise
 CONSTANT_SPREAD = 1e-6
