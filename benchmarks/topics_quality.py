@@ -145,7 +145,8 @@ def score(groups: dict[int, str | None], truth: dict[int, str]) -> dict:
            if len(topics) > 1 else 0.0)
     return {"topics": len(topics), "purity": purity, "ami": ami,
             "unclustered": 1 - len(clustered) / len(groups),
-            "named": sum(len(c) for label, c in topics.items() if label) / len(groups)}
+            "named": sum(len(c) for label, c in topics.items() if label.partition(":")[2])
+            / len(groups)}
 
 
 def grouped_now(archive: Archive, rows: list[int]) -> dict[int, str | None]:
@@ -154,8 +155,8 @@ def grouped_now(archive: Archive, rows: list[int]) -> dict[int, str | None]:
     result = group(archive.graph, archive.window_items(rows))
     out: dict[int, str | None] = dict.fromkeys((archive.ids[r] for r in rows), None)
     for k, topic in enumerate(result.topics):
-        for i in topic.members:
-            out[i] = topic.label or f"(unnamed {k})"
+        for i in topic.members:  # one key per topic: two topics of one label stay two
+            out[i] = f"{k}:{topic.label}"
     return out
 
 
@@ -163,7 +164,7 @@ def grouped_before(archive: Archive, rows: list[int]) -> dict[int, str | None]:
     out: dict[int, str | None] = {}
     for r in rows:
         community, _ = archive.graph.assign(archive.tags[r])
-        out[archive.ids[r]] = None if community is None else community.key
+        out[archive.ids[r]] = None if community is None else f"{community.key}:{community.label}"
     return out
 
 
