@@ -64,13 +64,13 @@ HANDOVER = 30.0
 #: (2 was measured: below INTEREST_MIX 0.5 on the choosing half, so off)
 OUTLIER_SPREAD = 0.0
 OUTLIER_WEIGHT = 0.2
-#: the interests text inside the component: its score is z(model) + INTEREST_MIX x coherence
-#: x z(cosine to the best interests clause), coherence = 2 AUC - 1 (at least 0) of that
-#: cosine between the library's likes and the random negatives (a text that says what the
-#: library holds keeps its say; one that does not, none); 0: off. 0.5 won on the choosing
-#: half of benchmarks/quality_library.py (--half choosing) over 0, 1 and OUTLIER_SPREAD 2;
-#: on the reporting half it was at par with 0 (docs/persona.md)
-INTEREST_MIX = 0.5
+#: the interests text inside the component: its score is z(library part) + INTEREST_MIX x
+#: coherence x z(cosine to the best interests clause), coherence = 2 AUC - 1 (at least 0) of
+#: that cosine between the library's likes and the random negatives (a text that says what
+#: the library holds keeps its say; one that does not, none); 0: off. With the kNN below,
+#: 1.0 beat 0.5 within one field (cond-mat, choosing half: mean nDCG@10 0.681 against
+#: 0.673) and was at par across fields (0.969 both); without it 0.5 had won (docs/persona.md)
+INTEREST_MIX = 1.0
 #: the library as many examples, not one direction: the share of the component taken by
 #: each candidate's mean cosine to its :data:`KNN_K` nearest library papers (beyond the
 #: archive's common direction), minus :data:`DISLIKE_PULL` x its cosine to the nearest own
