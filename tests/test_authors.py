@@ -113,7 +113,7 @@ def test_an_author_s_dislikes_are_said_beside_the_likes(db, add_items):
     payload = explain(db, user, ids[4])
     (furtak,) = [t for t in payload["matched_tags"] if t["kind"] == "author"]
     assert furtak["likes"] == 3 and furtak["dislikes"] == 1 and furtak["score"] > 0
-    assert "by Furtak, whom you liked 3 times and disliked once" in " ".join(payload["phrases"])
+    assert "by Furtak (3 likes, 1 dislike)" in " ".join(payload["phrases"])
 
 
 def test_two_rated_authors_with_one_surname_are_named_in_full(db, add_items):

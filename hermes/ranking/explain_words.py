@@ -152,9 +152,9 @@ def phrases_of(p: dict) -> list[str]:
     if people:  # "by Furtak, whom you liked twice"
         # "by A, whom you liked once, and B, whom …": the clause closed before the next name
         add(1.5, "keys", "by " + ", and ".join(
-            f"{k['label']}, whom you liked {_times(k['likes'])}"
             # the dislikes said too: "liked 10 times" alone hid 8 dislikes of the same author
-            + (f" and disliked {_times(k['dislikes'])}" if k.get("dislikes") else "")
+            f"{k['label']} ({plural(k['likes'], 'like')}, {plural(k['dislikes'], 'dislike')})"
+            if k.get("dislikes") else f"{k['label']}, whom you liked {_times(k['likes'])}"
             for k in people))
     for keys, strength, liked_words, disliked_words in (
             ([k for k in ev["tags"] if not k.get("inferred")], 1.5, "has tags you liked",
