@@ -226,7 +226,10 @@ def main(argv=None) -> int:
             kept = {**(json.loads(ANCHOR_CACHE.read_text()) if ANCHOR_CACHE.exists() else {}),
                     **kept}
             ANCHOR_CACHE.write_text(json.dumps(kept))
-    embedder.save()
+    try:  # several runs at once share the cache file: a lost race loses no figures
+        embedder.save()
+    except OSError as error:
+        print(f"embedding cache not saved: {error}", file=sys.stderr)
 
     for size in sizes:
         n = np.mean(sizes_seen[size])
