@@ -67,10 +67,11 @@ OUTLIER_WEIGHT = 0.2
 #: the interests text inside the component: its score is z(library part) + INTEREST_MIX x
 #: coherence x z(cosine to the best interests clause), coherence = 2 AUC - 1 (at least 0) of
 #: that cosine between the library's likes and the random negatives (a text that says what
-#: the library holds keeps its say; one that does not, none); 0: off. With the kNN below,
-#: 1.0 beat 0.5 within one field (cond-mat, choosing half: mean nDCG@10 0.681 against
-#: 0.673) and was at par across fields (0.969 both); without it 0.5 had won (docs/persona.md)
-INTEREST_MIX = 1.0
+#: the library holds keeps its say; one that does not, none); 0: off. 0.5 won on the
+#: choosing half before the kNN; with it, 1.0 was at par across fields and 0.008 higher
+#: within one field (within the noise), but it slowed the drift test's later dislikes
+#: (nDCG@10 0.639 against 0.692 at 5 clicks): 0.5 kept (docs/persona.md)
+INTEREST_MIX = 0.5
 #: the library as many examples, not one direction: the share of the component taken by
 #: each candidate's mean cosine to its :data:`KNN_K` nearest library papers (beyond the
 #: archive's common direction), minus :data:`DISLIKE_PULL` x its cosine to the nearest own
