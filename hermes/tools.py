@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from hermes.facekit import faces
 
@@ -40,6 +40,23 @@ User = Annotated[str, Field(min_length=1, max_length=NAME_MAX), PERSONA]
 #: An item named in a tool call: any list or search answer gives ids (the instructions say
 #: so once, not each of the tools).
 ItemId = Annotated[int, Field(ge=1)]
+#: the most items one call rates or marks alike (one transaction)
+MAX_BATCH = 50
+
+
+def _whole_numbers(value):
+    """3.0 as 3, in a list too: some clients send every number as a float (the leniency
+    :mod:`hermes.arguments` gives a plain integer parameter)."""
+    def whole(v):
+        return int(v) if isinstance(v, float) and v.is_integer() else v
+
+    return [whole(v) for v in value] if isinstance(value, list) else whole(value)
+
+
+#: An item, or a list of up to MAX_BATCH treated alike (record_feedback, mark_read).
+ItemIds = Annotated[ItemId | Annotated[list[ItemId], Field(min_length=1, max_length=MAX_BATCH)],
+                    BeforeValidator(_whole_numbers),
+                    Field(description=f"An id, or a list of up to {MAX_BATCH} treated alike.")]
 
 def caller() -> str:
     """The signal source of the tool call in progress: ``agent`` over MCP, ``ui`` for a person

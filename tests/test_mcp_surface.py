@@ -190,6 +190,21 @@ def test_mark_read_is_record_progress_of_the_whole_item(db, long_items):
     assert _tool(db, "mark_unread", user="ann", item_id=long_items[0])["changed"] is True
 
 
+def test_mark_read_takes_a_list_as_record_feedback_does(db, long_items):
+    """A trial's agent marked items read one call each while it rated them in one."""
+    a, b, c = long_items[:3]
+    _tool(db, "mark_read", user="ann", item_id=a)
+    done = _tool(db, "mark_read", user="ann", item_id=[a, b, c, b])
+    assert done["ok"] and [(i["item_id"], i["changed"]) for i in done["items"]] == [
+        (a, False), (b, True), (c, True)]
+    assert {i["facet"] for i in done["items"]} == {"experienced"}
+    assert done["message"] == "Marked 2 items read for ann; 1 item already read."
+    before = db.execute("SELECT count(*) FROM corpus_progress").fetchone()[0]
+    refused = _tool(db, "mark_read", user="ann", item_id=[long_items[5], 99999])
+    assert not refused["ok"] and "no item with id 99999; nothing was marked read" in refused["message"]
+    assert db.execute("SELECT count(*) FROM corpus_progress").fetchone()[0] == before
+
+
 def test_update_persona_forgets_the_interests_with_clear(db, long_items):
     forgot = _tool(db, "update_persona", name="ann", clear=True)
     assert forgot["ok"] and forgot["changed"] and forgot["persona"]["interests"] == ""

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 
 from hermes.facekit.faces import FIND_ITEMS, Say, plural
-from hermes.storage.records import require_item, require_user
+from hermes.storage.records import require_item, require_user, unknown_items
 
 from ..contract import Result, ok, tool
 from ..errors import NotFound
 from ..hookspecs import hookimpl
 from ..storage.clicks import click_count, record_click, remove_click
 from ..storage.transactions import write_transaction
-from ..tools import ItemId, User, caller
+from ..tools import ItemId, ItemIds, User, caller
 
 NEXT_RANKING = Say(mcp="the next list_feed uses it", cli="the next `hermes feed` uses it",
                    web="the feed is ranked with it from now on")
@@ -48,27 +48,12 @@ class Feedback(Result):
     n_clicks: int = 0
 
 
-#: the most items one record_feedback call rates (one transaction)
-MAX_BATCH = 50
-ItemIds = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=MAX_BATCH)]
-
-
-def _whole_numbers(value):
-    """3.0 as 3, in a list too: some clients send every number as a float (the leniency
-    :mod:`hermes.arguments` gives a plain integer parameter)."""
-    def whole(v):
-        return int(v) if isinstance(v, float) and v.is_integer() else v
-
-    return [whole(v) for v in value] if isinstance(value, list) else whole(value)
-
-
 # Destructive: a like on an item the persona disliked overwrites the dislike.
 @tool("feeds", result=Feedback, destructive=True, idempotent=True)
 def record_feedback(
     db,
     user: User,
-    item_id: Annotated[ItemId | ItemIds, BeforeValidator(_whole_numbers), Field(
-        description=f"An id, or a list of up to {MAX_BATCH} rated alike.")],
+    item_id: ItemIds,
     liked: Annotated[bool, Field(description="true = like, false = dislike.")],
 ) -> dict:
     """Like or dislike an item (or a list, alike) for a persona; a new answer replaces the old.
@@ -94,9 +79,7 @@ def record_feedback(
 def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
     """Several items rated alike in one transaction: all of them, or none when one id is
     unknown (the refusal names every such id)."""
-    known = {r[0] for r in db.execute(
-        f"SELECT id FROM items WHERE id IN ({','.join('?' * len(item_ids))})", item_ids)}
-    missing = [i for i in item_ids if i not in known]
+    missing = unknown_items(db, item_ids)
     if missing:
         raise NotFound(f"no item with id {', '.join(map(str, missing))}; nothing was recorded. "
                        f"{FIND_ITEMS.sentence()}")

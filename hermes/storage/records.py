@@ -136,6 +136,17 @@ def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
     return {"id": row[0], "title": row[1], "feed_id": row[2]}
 
 
+def unknown_items(db: sqlite_utils.Database, item_ids: list[int]) -> list[int]:
+    """The ids of ``item_ids`` that name no item, in the order given (a batch refuses them
+    all before it writes anything)."""
+    known: set[int] = set()
+    for start in range(0, len(item_ids), 500):
+        chunk = item_ids[start:start + 500]
+        known |= {r[0] for r in db.execute(
+            f"SELECT id FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
+    return [i for i in item_ids if i not in known]
+
+
 ITEM_COLUMNS = (
     "id, feed_id, title, url, summary, author, published, content_type, tags, "
     "(SELECT title FROM feeds WHERE feeds.id = items.feed_id) AS source, authors, keyphrases, "

@@ -14,10 +14,12 @@ from pydantic import BaseModel, Field
 
 from hermes.answers import ANSWER_BUDGET, FeedText, MaybeFeedText, fitting, left_out_words
 from hermes.contract import Result, fail, ok, tool
-from hermes.facekit.faces import Say, plural
-from hermes.storage.records import require_user
+from hermes.errors import NotFound
+from hermes.facekit.faces import FIND_ITEMS, Say, plural
+from hermes.storage.records import require_user, unknown_items
+from hermes.storage.transactions import write_transaction
 from hermes.text.clip import clip
-from hermes.tools import ItemId, User, caller
+from hermes.tools import ItemId, ItemIds, User, caller
 
 from . import entities, membership, signals, strength
 
@@ -349,25 +351,59 @@ def favorite(
               **_where(db, u["id"], r["item_id"], r["changes"]), favorited=on, changed=r["changed"])
 
 
+class ReadItem(BaseModel):
+    item_id: int = 0
+    #: false when the item was read in full already
+    changed: bool = False
+    facet: str | None = None
+
+
 class Read(Progress):
     #: false when the item was read in full already (nothing changed)
     changed: bool = False
+    #: for a list of item ids: each one, in the order given
+    items: list[ReadItem] = []
 
 
 # One write path: record_progress's, with fraction 1 in the reading already counted (not a
 # new opening), so a second call changes nothing.
 @tool(GROUP, result=Read, idempotent=True)
-def mark_read(db, user: User, item_id: ItemId) -> dict:
-    """Mark an item read in full (record_progress, fraction=1): it becomes experienced."""
+def mark_read(db, user: User, item_id: ItemIds) -> dict:
+    """Mark an item (or a list) read in full (record_progress, fraction=1): it becomes
+    experienced."""
     u = require_user(db, user)
-    before = db.execute("SELECT max_fraction FROM corpus_progress WHERE user_id = ? AND item_id = ?",
-                        [u["id"], item_id]).fetchone()
-    r = signals.record_progress(db, user, item_id, 1.0, new_session=False, source=caller())
-    changed = before is None or before[0] < 1.0
+    if isinstance(item_id, list):
+        return _read_many(db, u, list(dict.fromkeys(item_id)))
+    changed, r = _read_one(db, u, item_id)
     state = "is read" if changed else "was already read"
     return ok(f"Item {r['item_id']} {state} for {r['user']}; {_describe(r['changes'])}.",
               **_where(db, u["id"], r["item_id"], r["changes"]),
               max_fraction=r["max_fraction"], reopens=r["reopens"], changed=changed)
+
+
+def _read_one(db, u: dict, item_id: int) -> tuple[bool, dict]:
+    before = db.execute("SELECT max_fraction FROM corpus_progress WHERE user_id = ? AND item_id = ?",
+                        [u["id"], item_id]).fetchone()
+    r = signals.record_progress(db, u["name"], item_id, 1.0, new_session=False, source=caller())
+    return before is None or before[0] < 1.0, r
+
+
+def _read_many(db, u: dict, item_ids: list[int]) -> dict:
+    """Several items read in one transaction: all of them, or none when one id is unknown
+    (the refusal names every such id)."""
+    missing = unknown_items(db, item_ids)
+    if missing:
+        raise NotFound(f"no item with id {', '.join(map(str, missing))}; nothing was marked read. "
+                       f"{FIND_ITEMS.sentence()}")
+    with write_transaction(db):
+        done = [(i, *_read_one(db, u, i)) for i in item_ids]
+    items = [{"item_id": i, "changed": changed,
+              "facet": _where(db, u["id"], i, r["changes"])["facet"]} for i, changed, r in done]
+    fresh = sum(1 for i in items if i["changed"])
+    revision, _ = membership.revision_state(db, u["id"])
+    return ok(f"Marked {plural(fresh, 'item')} read for {u['name']}"
+              + (f"; {plural(len(items) - fresh, 'item')} already read" if fresh < len(items) else "")
+              + ".", items=items, changed=bool(fresh), revision=revision)
 
 
 # Destructive: the reading progress recorded is removed.
