@@ -205,6 +205,8 @@ def cli_wording(message: str, names: dict[str, str] | None = None) -> str:
     command's words: ``since=99`` becomes ``--since 99`` and ``content_type`` becomes
     ``--type``. Only ``name=`` and names with an underscore are rewritten, so a parameter
     that is also an English word (``since``, ``user``) stays a word in prose."""
+    # JSON's null is no value a person types at a shell (an option left out is the default)
+    message = re.sub(r" or null(?=[,.;)]|$)", "", message)
     ctx = get_current_context(silent=True)
     spelled = {p.name: _spelling(p) for p in ctx.command.params} if ctx is not None else {}
     spelled.update(names or {})
