@@ -165,6 +165,13 @@ def test_an_unknown_feed_is_a_404_page_not_an_empty_feed(web):
     assert web.get("/feed?user=ada&feed=1").status_code == 200
 
 
+def test_an_unknown_item_s_page_links_back_to_the_feed_it_names(web):
+    """A trial: the 404 said "go back to the feed for the current items" with no such link."""
+    r = web.get("/explain?user=ada&item_id=99999")
+    assert r.status_code == 404 and "go back to the feed" in r.text
+    assert '<a href="/feed?user=ada' in r.text and "Back to the feed</a>" in r.text
+
+
 def test_unknown_path_is_a_404_page_and_api_paths_get_json(web):
     r = web.get("/no/such/page")
     assert r.status_code == 404 and "<h1>Not found</h1>" in r.text

@@ -50,7 +50,7 @@ def test_an_unknown_item_says_what_a_browser_user_can_do_and_links_back(web, db,
     assert r.status_code == 404
     assert "unknown item 99999" in r.text and "go back to the feed for the current items" in r.text
     assert "hermes feed" not in r.text and "`" not in r.text and "list_feed" not in r.text
-    assert 'href="/feed?user=ada&amp;days=30">Back to the page you came from</a>' in r.text
+    assert 'href="/feed?user=ada&amp;days=30">Back to the feed</a>' in r.text
     assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
 
 

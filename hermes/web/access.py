@@ -16,7 +16,7 @@ from ..errors import HermesError, NotFound
 from ..facekit.web import request_db
 from ..ranking.page import ranked_page
 from ..tools import call_tool, collect_tools
-from .forms import bad, parse_int
+from .forms import Refusal, bad, parse_int
 
 
 @contextmanager
@@ -39,11 +39,15 @@ def require_persona(db, name) -> dict:
         bad(str(exc))
 
 
-def require_item_id(db, value) -> int:
+def require_item_id(db, value, back: str | None = None) -> int:
+    """The item ``value`` names, or a 404 page linking ``back`` (the feed the person came
+    from: the message tells them to go back to it for the current items)."""
     item_id = parse_int(value, "The item number", 1, 2**62)
     try:
         require_item(db, item_id)
     except NotFound as exc:
+        if back:
+            raise Refusal(404, str(exc), back) from None
         raise HTTPException(404, str(exc)) from None
     return item_id
 

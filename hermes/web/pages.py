@@ -200,7 +200,7 @@ async def explanation(request: Request):
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, view.user)
-            item_id = require_item_id(db, request.query_params.get("item_id"))
+            item_id = require_item_id(db, request.query_params.get("item_id"), back=view.url())
             try:
                 payload = explain(db, user, item_id, query=candidate_query(db, view),
                                   pool=view.scope(), store=False)
