@@ -17,6 +17,11 @@ no such component: its ranking is exactly the core's. The blend leaves the inter
 little once a library counts as clicks, so the component mixes the text back in
 (:data:`INTEREST_MIX`), in proportion to how well the text describes the library.
 
+One direction fit to a library leans to its largest topic; so half of the component is
+each item's closeness to its nearest library papers (:data:`KNN_SHARE`: the library as many
+examples, as zotero-arxiv-daily uses it), over at most :data:`KNN_MAX` k-means centroids of
+a large library.
+
 Library likes are the clicks with source ``bootstrap`` (the import's, and
 ``bootstrap_persona``'s few).
 """
@@ -73,9 +78,11 @@ OUTLIER_WEIGHT = 0.2
 #: (nDCG@10 0.639 against 0.692 at 5 clicks): 0.5 kept (docs/persona.md)
 INTEREST_MIX = 0.5
 #: the library as many examples, not one direction: the share of the component taken by
-#: each candidate's mean cosine to its :data:`KNN_K` nearest library papers (beyond the
-#: archive's common direction), minus :data:`DISLIKE_PULL` x its cosine to the nearest own
-#: dislike; 0: off
+#: each candidate's mean cosine to its :data:`KNN_K` nearest library papers and own likes
+#: (beyond the archive's common direction), minus :data:`DISLIKE_PULL` x its cosine to the
+#: nearest own dislike; 0: off. 0.5 with K 5: mean nDCG@10 0.960 -> 0.967-0.969 on the
+#: choosing half (benchmarks/results/library.md, "Third round"); the pull lost (1.0: 0.959,
+#: 0.3: 0.967), so it is off
 KNN_SHARE = 0.5
 KNN_K = 5
 #: at most this many examples are compared with: a larger library (with the own likes) is
@@ -83,9 +90,10 @@ KNN_K = 5
 #: 64 centroids of a 100-paper library rank as well as its 100 papers)
 KNN_MAX = 64
 DISLIKE_PULL = 0.0
-#: random negatives per library like (at least :data:`MIN_NEGATIVES`)
+#: random negatives per library like (at least :data:`MIN_NEGATIVES`; not measured again)
 NEGATIVE_RATIO = 1.0
-#: the weight of one own dislike in the model (own likes weigh :data:`OWN_CLICK_WEIGHT`)
+#: the weight of one own dislike in the model (own likes weigh :data:`OWN_CLICK_WEIGHT`);
+#: 3 was at par across fields and lost within cond-mat (0.660 against 0.673)
 OWN_DISLIKE_WEIGHT = 1.0
 
 _FITS: OrderedDict = OrderedDict()
