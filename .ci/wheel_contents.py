@@ -42,8 +42,7 @@ def check_wheel(wheel: Path, problems: list[str]) -> None:
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         problems += [f"wheel lacks {path}" for path in missing_from_wheel(names)]
-        problems += [f"wheel carries {path}, outside the package roots"
-                     for path in unexpected_in_wheel(names)]
+        problems += [f"wheel carries {path}, outside the package roots" for path in unexpected_in_wheel(names)]
         info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
         meta = Parser().parsestr(zf.read(f"{info}/METADATA").decode())
         scripts = zf.read(f"{info}/entry_points.txt").decode()

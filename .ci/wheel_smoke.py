@@ -37,8 +37,7 @@ def fail(message: str) -> None:
 
 
 def run(args: list, env: dict, timeout: float = 300) -> str:
-    done = subprocess.run([str(a) for a in args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run([str(a) for a in args], env=env, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         fail(f"{' '.join(map(str, args))} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return done.stdout
@@ -70,8 +69,7 @@ def check_demo(env: dict) -> None:
     for expected in ("Top of the ranked feed", "Why #", "Digest"):
         if expected not in out:
             fail(f"hermes demo did not print {expected!r}:\n{out}")
-    say(f"hermes demo ran on the packaged sample feeds with the real model "
-        f"({time.monotonic() - started:.0f} s)")
+    say(f"hermes demo ran on the packaged sample feeds with the real model ({time.monotonic() - started:.0f} s)")
 
 
 async def mcp_session(env: dict) -> tuple[set[str], dict, dict]:
@@ -97,8 +95,7 @@ def check_serve(env: dict) -> None:
         fail(f"suggest_feeds: {json.dumps(suggested)[:500]}")
     if not (ranked["ok"] and ranked["items"]):
         fail(f"list_feed: {json.dumps(ranked)[:500]}")
-    say(f"hermes serve: tools/list gave {len(names)} tools over stdio; suggest_feeds and "
-        f"list_feed answered")
+    say(f"hermes serve: tools/list gave {len(names)} tools over stdio; suggest_feeds and list_feed answered")
 
 
 def free_port() -> int:
@@ -114,8 +111,13 @@ def get(url: str) -> tuple[int, str, str]:
 
 def check_web(env: dict) -> None:
     port = free_port()
-    proc = subprocess.Popen([str(BIN / "hermes"), "web", "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(BIN / "hermes"), "web", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -127,8 +129,14 @@ def check_web(env: dict) -> None:
                     fail(f"hermes web did not start: {proc.stderr.read() if proc.poll() is not None else 'timeout'}")
                 time.sleep(0.2)
         base = f"http://127.0.0.1:{port}"
-        pages = {"/": "demo", "/feed?user=demo": "demo", "/digest?user=demo": "demo",
-                 "/feeds": "arxiv", "/static/hermes.css": "{", "/static/favicon.svg": "<svg"}
+        pages = {
+            "/": "demo",
+            "/feed?user=demo": "demo",
+            "/digest?user=demo": "demo",
+            "/feeds": "arxiv",
+            "/static/hermes.css": "{",
+            "/static/favicon.svg": "<svg",
+        }
         for path, expected in pages.items():
             status, kind, body = get(base + path)
             if status != 200 or expected not in body.lower():

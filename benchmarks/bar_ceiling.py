@@ -50,9 +50,13 @@ def collect() -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="hermes-ceiling-") as tmp:
         for field, topics in FIELDS.items():
             mine = [p for p in papers if p.topic in topics]
-            local = [type(p)(k, *[getattr(p, f) for f in ("arxiv_id", "title", "abstract",
-                                                           "categories", "topic", "cross_topics")])
-                     for k, p in enumerate(mine)]
+            local = [
+                type(p)(
+                    k,
+                    *[getattr(p, f) for f in ("arxiv_id", "title", "abstract", "categories", "topic", "cross_topics")],
+                )
+                for k, p in enumerate(mine)
+            ]
             (Path(tmp) / field).mkdir()
             system = HermesSystem(Path(tmp) / field, local, embedder, tags="none")
             matrix = get_matrix(system.db, embedder.name, embedder.dimension)
@@ -65,11 +69,14 @@ def collect() -> list[dict]:
                 embedded = interests_vectors(system.db, user, embedder)
                 clauses = embedded[1:] if len(embedded) > 1 else embedded
                 bm25 = lexical_scores(system.db, wanted_text(persona.interests), matrix)
-                out.append({
-                    "choosing": persona.subject in TUNING,
-                    "interest": (vectors @ clauses.T).max(axis=1),
-                    "bm25": np.zeros(len(rows)) if bm25 is None else np.asarray(bm25)[rows],
-                    "relevant": np.array([persona.relevance(p) > 0 for p in local])})
+                out.append(
+                    {
+                        "choosing": persona.subject in TUNING,
+                        "interest": (vectors @ clauses.T).max(axis=1),
+                        "bm25": np.zeros(len(rows)) if bm25 is None else np.asarray(bm25)[rows],
+                        "relevant": np.array([persona.relevance(p) > 0 for p in local]),
+                    }
+                )
     embedder.save()
     return out
 
@@ -80,19 +87,18 @@ def precision_at(scores: list[np.ndarray], relevant: list[np.ndarray]) -> list[f
 
 
 def report(runs: list[dict]) -> str:
-    lines = ["| half | figure | " + " | ".join(f"top {s:.1%}" for s in SHARES) + " |",
-             "| --- | --- | " + " | ".join("---" for _ in SHARES) + " |"]
+    lines = [
+        "| half | figure | " + " | ".join(f"top {s:.1%}" for s in SHARES) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in SHARES) + " |",
+    ]
     for half, want in (("choosing", True), ("reporting", False)):
         mine = [r for r in runs if r["choosing"] == want]
         rel = [r["relevant"] for r in mine]
-        figures = {"interest": [r["interest"] for r in mine],
-                   "BM25": [r["bm25"] for r in mine]}
+        figures = {"interest": [r["interest"] for r in mine], "BM25": [r["bm25"] for r in mine]}
         for w in (0.05, 0.1, 0.2):
-            figures[f"interest + {w} log(1 + BM25)"] = [r["interest"] + w * np.log1p(r["bm25"])
-                                                        for r in mine]
+            figures[f"interest + {w} log(1 + BM25)"] = [r["interest"] + w * np.log1p(r["bm25"]) for r in mine]
         base = float(np.concatenate(rel).mean())
-        lines.append(f"| {half} | (relevant share of all pairs: {base:.2f}) |"
-                     + " |" * len(SHARES))
+        lines.append(f"| {half} | (relevant share of all pairs: {base:.2f}) |" + " |" * len(SHARES))
         for name, scores in figures.items():
             cells = " | ".join(f"{p:.2f}" for p in precision_at(scores, rel))
             lines.append(f"| {half} | {name} | {cells} |")
@@ -101,18 +107,19 @@ def report(runs: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true",
-                        help="append the table to benchmarks/results/bar.md")
+    parser.add_argument("--write", action="store_true", help="append the table to benchmarks/results/bar.md")
     args = parser.parse_args(argv)
     text = report(collect())
     print(text)
     if args.write:
         path = HERE / "results" / "bar.md"
         old = path.read_text().split("\n## The ceiling before the first click")[0].rstrip()
-        path.write_text(f"{old}\n\n## The ceiling before the first click\n\n"
-                        "`.venv/bin/python benchmarks/bar_ceiling.py --write`: the share of "
-                        "relevant items among the top pairs by each figure, one threshold for "
-                        f"all personas of the one-field archives.\n\n{text}\n")
+        path.write_text(
+            f"{old}\n\n## The ceiling before the first click\n\n"
+            "`.venv/bin/python benchmarks/bar_ceiling.py --write`: the share of "
+            "relevant items among the top pairs by each figure, one threshold for "
+            f"all personas of the one-field archives.\n\n{text}\n"
+        )
     return 0
 
 

@@ -78,15 +78,17 @@ def collect(seeds: int) -> dict:
     papers = load_papers()
     embedder = CachedMiniLM()
     tmp = serve_from_cache(embedder, "hermes-bar-")
-    rows: dict[str, list] = {k: [] for k in ("archive", "run", "choosing", "budget", "relevant",
-                                             "level", *KINDS)}
+    rows: dict[str, list] = {k: [] for k in ("archive", "run", "choosing", "budget", "relevant", "level", *KINDS)}
     runs: list[dict] = []  # per run: the reference arrays and nDCG@10
     started = time.time()
     for name, mine, personas, choosing in archives(papers, seeds):
         # re-indexed: HermesSystem maps paper.index to item ids
-        local = [type(p)(k, *[getattr(p, f) for f in ("arxiv_id", "title", "abstract",
-                                                       "categories", "topic", "cross_topics")])
-                 for k, p in enumerate(mine)]
+        local = [
+            type(p)(
+                k, *[getattr(p, f) for f in ("arxiv_id", "title", "abstract", "categories", "topic", "cross_topics")]
+            )
+            for k, p in enumerate(mine)
+        ]
         system = _system(Path(tmp.name), name, local, embedder)
         for seed in range(seeds):
             history, heldout = split(len(local), seed)
@@ -96,8 +98,9 @@ def collect(seeds: int) -> dict:
                 rated: set[int] = set()
                 for budget in BUDGETS:
                     rate_up_to(session, budget, rated, history, rel)
-                    query = CandidateQuery(since_days=None, exclude_clicked=True,
-                                           item_ids=tuple(system.item_of[i] for i in heldout))
+                    query = CandidateQuery(
+                        since_days=None, exclude_clicked=True, item_ids=tuple(system.item_of[i] for i in heldout)
+                    )
                     ranking = rank(system.db, session.user, query)
                     relevant = np.array([rel[system.paper_of[int(i)]] for i in ranking.item_ids])
                     n = len(relevant)
@@ -107,11 +110,9 @@ def collect(seeds: int) -> dict:
                         if comp.active:
                             for kind, values in comp.evidence.items():
                                 evidence[kind] = np.asarray(values, np.float64)[ranking.order]
-                            reference.update({k: np.asarray(v, np.float32)
-                                              for k, v in comp.reference.items()})
+                            reference.update({k: np.asarray(v, np.float32) for k, v in comp.reference.items()})
                     run = len(runs)
-                    runs.append({"reference": reference,
-                                 "ndcg": ndcg_at(relevant[:10].tolist(), relevant.tolist())})
+                    runs.append({"reference": reference, "ndcg": ndcg_at(relevant[:10].tolist(), relevant.tolist())})
                     rows["archive"].append(np.full(n, name))
                     rows["run"].append(np.full(n, run))
                     rows["choosing"].append(np.full(n, chosen))
@@ -120,14 +121,12 @@ def collect(seeds: int) -> dict:
                     rows["level"].append(ranking.levels.astype(np.int8))
                     for kind in KINDS:
                         rows[kind].append(evidence[kind])
-            print(f"{name} seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr,
-                  flush=True)
+            print(f"{name} seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
     embedder.save()
     data = {k: np.concatenate(v) for k, v in rows.items()}
     data["ndcg"] = np.array([r["ndcg"] for r in runs])
     for kind in KINDS:
-        data[f"ref_{kind}"] = np.array([r["reference"].get(kind, np.zeros(0, np.float32))
-                                        for r in runs], dtype=object)
+        data[f"ref_{kind}"] = np.array([r["reference"].get(kind, np.zeros(0, np.float32)) for r in runs], dtype=object)
     DUMP.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(DUMP, **data)
     return data
@@ -148,6 +147,7 @@ def load() -> dict:
 
 # --- judging again, offline, through hermes's own rule ----------------------------------------
 
+
 def rejudge(data: dict) -> np.ndarray:
     """Every collected item's level under hermes's current ``match`` rule and thresholds,
     from the stored figures and references (what hermes would say now)."""
@@ -165,14 +165,17 @@ def rejudge(data: dict) -> np.ndarray:
             if np.isnan(values).all():
                 continue
             ref = data[f"ref_{kind}"][run]
-            comps.append(Component(kind, "profile", np.zeros(b - a),
-                                   evidence={kind: values},
-                                   reference={kind: ref} if len(ref) else {}))
+            comps.append(
+                Component(
+                    kind, "profile", np.zeros(b - a), evidence={kind: values}, reference={kind: ref} if len(ref) else {}
+                )
+            )
         levels[a:b] = judge(comps, b - a, MINILM, int(data["budget"][a])).levels
     return levels
 
 
 # --- reporting --------------------------------------------------------------------------------
+
 
 def figures(data: dict, levels: np.ndarray, sel: np.ndarray) -> dict:
     rel = data["relevant"][sel] > 0
@@ -192,17 +195,20 @@ def figures(data: dict, levels: np.ndarray, sel: np.ndarray) -> dict:
 
 def report(data: dict, levels: np.ndarray, half: str) -> str:
     want = {"choosing": True, "reporting": False}[half]
-    lines = ["| archive | clicks | nDCG@10 | above bar (of held-out) | precision strong | "
-             "precision strong+good | recall | irrelevant above bar |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| archive | clicks | nDCG@10 | above bar (of held-out) | precision strong | "
+        "precision strong+good | recall | irrelevant above bar |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for kind, names in (("one field", ("math", "cond-mat", "hep")), ("mixed", ("mixed",))):
         for budget in BUDGETS:
-            sel = (np.isin(data["archive"], names) & (data["budget"] == budget)
-                   & (data["choosing"] == want))
+            sel = np.isin(data["archive"], names) & (data["budget"] == budget) & (data["choosing"] == want)
             f = figures(data, levels, sel)
-            lines.append(f"| {kind} | {budget} | {f['ndcg']:.3f} | {f['above']:.1f} of "
-                         f"{f['held']:.0f} | {f['p_strong']:.2f} | {f['p_good']:.2f} | "
-                         f"{f['recall']:.2f} | {f['irrelevant']:.1f} |")
+            lines.append(
+                f"| {kind} | {budget} | {f['ndcg']:.3f} | {f['above']:.1f} of "
+                f"{f['held']:.0f} | {f['p_strong']:.2f} | {f['p_good']:.2f} | "
+                f"{f['recall']:.2f} | {f['irrelevant']:.1f} |"
+            )
     return "\n".join(lines)
 
 
@@ -233,18 +239,21 @@ def tune(data: dict) -> None:
                 put(old)
 
     best = score()
-    print(f"start: {best:.3f} shift {match.SHIFT} veto {match.VETO} closer {match.CLOSER}",
-          flush=True)
+    print(f"start: {best:.3f} shift {match.SHIFT} veto {match.VETO} closer {match.CLOSER}", flush=True)
     for _ in range(3):
         for kind in ("interest", "liked"):
-            setting(lambda: match.SHIFT[kind], lambda v: match.SHIFT.__setitem__(kind, v),
-                    (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0))
-        setting(lambda: match.VETO, lambda v: setattr(match, "VETO", v),
-                (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6))
-        setting(lambda: match.CLOSER, lambda v: setattr(match, "CLOSER", v),
-                (-0.05, -0.02, 0.0, 0.02, 0.05, 9.0))
-        print(f"round: {best:.3f} shift {match.SHIFT} veto {match.VETO} closer {match.CLOSER}",
-              flush=True)
+            setting(
+                lambda: match.SHIFT[kind],
+                lambda v: match.SHIFT.__setitem__(kind, v),
+                (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0),
+            )
+        setting(
+            lambda: match.VETO,
+            lambda v: setattr(match, "VETO", v),
+            (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6),
+        )
+        setting(lambda: match.CLOSER, lambda v: setattr(match, "CLOSER", v), (-0.05, -0.02, 0.0, 0.02, 0.05, 9.0))
+        print(f"round: {best:.3f} shift {match.SHIFT} veto {match.VETO} closer {match.CLOSER}", flush=True)
 
 
 def shortfalls(data: dict, levels: np.ndarray) -> tuple[float, float]:
@@ -270,12 +279,13 @@ def main(argv=None) -> int:
     parser.add_argument("--reuse", action="store_true", help="report from the last collection")
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--write", action="store_true", help="write benchmarks/results/bar.md")
-    parser.add_argument("--tune", action="store_true",
-                        help="choose match.SHIFT, VETO and CLOSER on the choosing half")
-    parser.add_argument("--before", action="store_true",
-                        help="judge as hermes did before issue 30: fixed thresholds only")
-    parser.add_argument("--as-collected", action="store_true",
-                        help="the levels hermes gave when collecting, not re-judged now")
+    parser.add_argument("--tune", action="store_true", help="choose match.SHIFT, VETO and CLOSER on the choosing half")
+    parser.add_argument(
+        "--before", action="store_true", help="judge as hermes did before issue 30: fixed thresholds only"
+    )
+    parser.add_argument(
+        "--as-collected", action="store_true", help="the levels hermes gave when collecting, not re-judged now"
+    )
     args = parser.parse_args(argv)
     started = time.time()
     data = load() if args.reuse else collect(args.seeds)
@@ -283,6 +293,7 @@ def main(argv=None) -> int:
         tune(data)
     if args.before:
         from hermes.ranking import match
+
         match.SHIFT, match.VETO, match.CLOSER = {}, 0.0, float("inf")
     levels = data["level"] if args.as_collected else rejudge(data)
     out = []
@@ -292,9 +303,11 @@ def main(argv=None) -> int:
     print(text)
     if args.write:
         path = HERE / "results" / "bar.md"
-        path.write_text("# The bar inside one field and across fields\n\n"
-                        f"`{' '.join(['.venv/bin/python benchmarks/bar_field.py', *(argv or sys.argv[1:])])}`"
-                        f" ({time.time() - started:.0f} s)\n\n{text}")
+        path.write_text(
+            "# The bar inside one field and across fields\n\n"
+            f"`{' '.join(['.venv/bin/python benchmarks/bar_field.py', *(argv or sys.argv[1:])])}`"
+            f" ({time.time() - started:.0f} s)\n\n{text}"
+        )
     return 0
 
 

@@ -78,8 +78,7 @@ def tree_at(rev: str, tmp: Path) -> Path:
     as they were at commit ``rev`` (a detached worktree of this repository, in ``tmp``)."""
     tmp.mkdir()
     tree = tmp / "tree"
-    subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", "-q", str(tree), rev],
-                   check=True)
+    subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
     path = tmp / "path"
     path.mkdir()
     (path / "hermes").symlink_to(tree / "hermes")
@@ -125,8 +124,9 @@ def phases(db: Path, runs: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         env.update(HERMES_HOME=str(Path(tmp) / "home"), HF_HUB_OFFLINE="1")
         for _ in range(runs):
-            out = subprocess.run([sys.executable, "-c", PHASES, str(db)], env=env, check=True,
-                                 capture_output=True, text=True).stdout
+            out = subprocess.run(
+                [sys.executable, "-c", PHASES, str(db)], env=env, check=True, capture_output=True, text=True
+            ).stdout
             marks = json.loads(out)
             samples.append([(name, now - (marks[k - 1][1] if k else 0.0)) for k, (name, now) in enumerate(marks)])
     print(f"## `hermes feed bench`'s steps, CPU s, median of {runs} fresh processes\n")
@@ -143,10 +143,12 @@ def main(argv=None) -> int:
     ap.add_argument("--items", type=int, default=10_000, help="archive size for `hermes feed`")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--before", metavar="REV", help="also run each hermes command at commit REV")
-    ap.add_argument("--after", metavar="REV", help="with --before: the other side at commit REV "
-                    "(default: this checkout)")
-    ap.add_argument("--phases", type=int, metavar="RUNS",
-                    help="instead: where `hermes feed`'s CPU time goes, step by step")
+    ap.add_argument(
+        "--after", metavar="REV", help="with --before: the other side at commit REV (default: this checkout)"
+    )
+    ap.add_argument(
+        "--phases", type=int, metavar="RUNS", help="instead: where `hermes feed`'s CPU time goes, step by step"
+    )
     args = ap.parse_args(argv)
     db = archive(args.items)
     if args.phases:
@@ -157,8 +159,18 @@ def main(argv=None) -> int:
         finally:
             for side in ("before", "after"):
                 if (Path(tmp) / side / "tree").exists():
-                    subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force",
-                                    str(Path(tmp) / side / "tree")], check=False)
+                    subprocess.run(
+                        [
+                            "git",
+                            "-C",
+                            str(HERE.parent),
+                            "worktree",
+                            "remove",
+                            "--force",
+                            str(Path(tmp) / side / "tree"),
+                        ],
+                        check=False,
+                    )
 
 
 def measure(args, db: Path, tmp: Path) -> int:
@@ -202,16 +214,23 @@ def measure(args, db: Path, tmp: Path) -> int:
         (feed, "python -c 'import numpy, sqlite3'", "≤ 2× the floor"),
     ]
     if args.before:
-        rows = [row for name, floor, target in rows
-                for row in ((f"{name} @{args.before}", floor, target), (name, floor, target))]
+        rows = [
+            row
+            for name, floor, target in rows
+            for row in ((f"{name} @{args.before}", floor, target), (name, floor, target))
+        ]
     print(f"## CLI start-up: {max(7, args.runs)} rounds, medians\n")
     print("| command | wall s | CPU s | floor | floor wall s | floor CPU s | × floor (wall / CPU) | target |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, floor, target in rows:
-        print(f"| `{name}` | {wall[name]:.3f} | {cpu[name]:.3f} | `{floor}` | {wall[floor]:.3f} | "
-              f"{cpu[floor]:.3f} | {wall[name] / wall[floor]:.1f}× / {cpu[name] / cpu[floor]:.1f}× | {target} |")
-    print(f"\nPython {sys.version.split()[0]}, {os.cpu_count()} CPUs, 1-min load average "
-          f"{load_before:.1f} before / {load_after:.1f} after")
+        print(
+            f"| `{name}` | {wall[name]:.3f} | {cpu[name]:.3f} | `{floor}` | {wall[floor]:.3f} | "
+            f"{cpu[floor]:.3f} | {wall[name] / wall[floor]:.1f}× / {cpu[name] / cpu[floor]:.1f}× | {target} |"
+        )
+    print(
+        f"\nPython {sys.version.split()[0]}, {os.cpu_count()} CPUs, 1-min load average "
+        f"{load_before:.1f} before / {load_after:.1f} after"
+    )
     return 0
 
 

@@ -145,12 +145,16 @@ def run(n: int, runs: int, mode: str, storage: str) -> dict:
         build(path, n)
     work = path.with_name(f"click-{os.getpid()}-{path.name}")
     shutil.copyfile(path, work)
-    env = {**os.environ, "HERMES_LOAD_ENTRYPOINTS": "0", "HERMES_HOME": str(CACHE / "home"),
-           "HERMES_MATRIX": storage}
+    env = {**os.environ, "HERMES_LOAD_ENTRYPOINTS": "0", "HERMES_HOME": str(CACHE / "home"), "HERMES_MATRIX": storage}
     env.pop("HERMES_EMBEDDER", None)
     try:
-        done = subprocess.run([sys.executable, "-c", PROBE, str(work), str(runs), str(n), mode],
-                              env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, str(work), str(runs), str(n), mode],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     finally:
         for stale in (work, Path(f"{work}-wal"), Path(f"{work}-shm")):
             stale.unlink(missing_ok=True)

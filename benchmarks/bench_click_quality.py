@@ -47,9 +47,11 @@ def main(argv=None) -> int:
     quality.HermesSession.rank = rank
     code = quality.main(argv)
     if OVERLAPS:
-        print(f"\ntop-10 overlap with the exact ranking over {len(OVERLAPS)} held-out rankings "
-              f"served after clicks: mean {statistics.mean(OVERLAPS):.3f} of 10, min "
-              f"{min(OVERLAPS)}, {sum(o == 10 for o in OVERLAPS)} identical sets")
+        print(
+            f"\ntop-10 overlap with the exact ranking over {len(OVERLAPS)} held-out rankings "
+            f"served after clicks: mean {statistics.mean(OVERLAPS):.3f} of 10, min "
+            f"{min(OVERLAPS)}, {sum(o == 10 for o in OVERLAPS)} identical sets"
+        )
     return code
 
 

@@ -83,8 +83,10 @@ def main() -> None:
     db.conn.execute("BEGIN")
     db.conn.executemany(
         "INSERT INTO items (guid, title, summary, tags) VALUES (?, ?, ?, ?)",
-        [(f"g{k}", f"Item {k} on {rng.choice(tags)}", "words " * 40,
-          json.dumps(rng.sample(tags, 3))) for k in range(args.items)],
+        [
+            (f"g{k}", f"Item {k} on {rng.choice(tags)}", "words " * 40, json.dumps(rng.sample(tags, 3)))
+            for k in range(args.items)
+        ],
     )
     db.conn.execute("COMMIT")
     db.execute("INSERT INTO users (name) VALUES ('reader'), ('writer')")
@@ -103,16 +105,19 @@ def main() -> None:
 
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(args.processes), ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(db_path, str(home), s, args.writes, args.items, barrier, out))
-             for s in range(args.processes)]
+    procs = [
+        ctx.Process(target=_writer, args=(db_path, str(home), s, args.writes, args.items, barrier, out))
+        for s in range(args.processes)
+    ]
     for p in procs:
         p.start()
     per = [out.get(timeout=600) for _ in procs]
     for p in procs:
         p.join()
     total = args.processes * args.writes
-    rows.append((f"signal writes, {args.processes} processes on one file (mixed)",
-                 f"{total / max(per):,.0f} writes/s overall"))
+    rows.append(
+        (f"signal writes, {args.processes} processes on one file (mixed)", f"{total / max(per):,.0f} writes/s overall")
+    )
 
     since = max(0, ct.corpus(db, "reader")["revision"] - 100)
     views = {

@@ -61,8 +61,19 @@ def synthesize(db, n_items: int, seed: int = 0) -> None:
         if rng.random() < 0.3:
             tags.append(f"rare-{i}")
         published = (now - timedelta(days=float(rng.uniform(0, 6.5)))).isoformat(timespec="seconds")
-        rows.append((1, f"bench-{i}", f"Item {i} about topic {t}", "", published,
-                     json.dumps(tags), vecs[i].tobytes(), "hermes/hash-384", i + 1))
+        rows.append(
+            (
+                1,
+                f"bench-{i}",
+                f"Item {i} about topic {t}",
+                "",
+                published,
+                json.dumps(tags),
+                vecs[i].tobytes(),
+                "hermes/hash-384",
+                i + 1,
+            )
+        )
     with write_transaction(db):
         db.conn.executemany(
             "INSERT INTO items (feed_id, guid, title, summary, published, tags, embedding, "
@@ -130,11 +141,21 @@ def bench(n_items: int, runs: int, workdir: Path) -> dict:
     clustered = sum(t["n_total"] for t in result["topics"])
     db.conn.close()
     return {
-        "items": n_items, "setup_s": setup_s, "graph_build_ms": build_ms, "first_ms": first_ms,
-        "warm_ms": warm_ms, "table_ms": table_ms, "rank_ms": rank_ms,
-        "nodes": graph.n_nodes, "edges": graph.n_edges, "left_out": graph.left_out,
-        "communities": len(graph.communities), "topics": len(result["topics"]),
-        "clustered": clustered, "n_items": result["n_items"], "in_window": result["n_in_window"],
+        "items": n_items,
+        "setup_s": setup_s,
+        "graph_build_ms": build_ms,
+        "first_ms": first_ms,
+        "warm_ms": warm_ms,
+        "table_ms": table_ms,
+        "rank_ms": rank_ms,
+        "nodes": graph.n_nodes,
+        "edges": graph.n_edges,
+        "left_out": graph.left_out,
+        "communities": len(graph.communities),
+        "topics": len(result["topics"]),
+        "clustered": clustered,
+        "n_items": result["n_items"],
+        "in_window": result["n_in_window"],
         "classifier": result["ranking_quality"]["classifier_active"],
     }
 
@@ -152,19 +173,25 @@ def main() -> None:
         os.environ.setdefault("HERMES_LOAD_ENTRYPOINTS", "0")
         rows = [bench(int(n), args.runs, Path(tmp)) for n in args.sizes.split(",")]
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"digest(user, days=7, per_topic=3, limit=30); median of {args.runs} runs, wall time "
-          f"(CPU time in brackets); Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"load average {load}\n")
-    print("| items in window | graph: nodes / edges / left out / communities | graph build | "
-          "first digest (build + persist) | digest, warm | digest, graph from table | rank() alone | "
-          "clustered of 30 | classifier |")
+    print(
+        f"digest(user, days=7, per_topic=3, limit=30); median of {args.runs} runs, wall time "
+        f"(CPU time in brackets); Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"load average {load}\n"
+    )
+    print(
+        "| items in window | graph: nodes / edges / left out / communities | graph build | "
+        "first digest (build + persist) | digest, warm | digest, graph from table | rank() alone | "
+        "clustered of 30 | classifier |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
-        print(f"| {r['in_window']:,} | {r['nodes']:,} / {r['edges']:,} / {r['left_out']:,} / "
-              f"{r['communities']} | {fmt(r['graph_build_ms'])} | {fmt(r['first_ms'])} | "
-              f"{fmt(r['warm_ms'])} | {fmt(r['table_ms'])} | {fmt(r['rank_ms'])} | "
-              f"{r['clustered']}/{r['n_items']} in {r['topics']} topics | "
-              f"{'active' if r['classifier'] else 'inactive'} |")
+        print(
+            f"| {r['in_window']:,} | {r['nodes']:,} / {r['edges']:,} / {r['left_out']:,} / "
+            f"{r['communities']} | {fmt(r['graph_build_ms'])} | {fmt(r['first_ms'])} | "
+            f"{fmt(r['warm_ms'])} | {fmt(r['table_ms'])} | {fmt(r['rank_ms'])} | "
+            f"{r['clustered']}/{r['n_items']} in {r['topics']} topics | "
+            f"{'active' if r['classifier'] else 'inactive'} |"
+        )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,12 @@ def main() -> None:
     encode(False), encode(True)  # load the model and warm both paths
     t32, t16 = [], []
     for _ in range(args.runs):
-        t = time.perf_counter(); a = encode(False); t32.append(time.perf_counter() - t)
-        t = time.perf_counter(); b = encode(True); t16.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        a = encode(False)
+        t32.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        b = encode(True)
+        t16.append(time.perf_counter() - t)
     cos = (a * b).sum(axis=1)
     m32, m16 = statistics.median(t32), statistics.median(t16)
     print(f"CPU has native bf16: {cpu_has_fast_bf16()}")

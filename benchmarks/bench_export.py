@@ -57,10 +57,17 @@ def main() -> None:
         db.execute(
             "INSERT INTO items (guid, url, title, summary, author, published, content_type, tags, arxiv_id) "
             "VALUES (?, ?, ?, ?, ?, ?, 'paper', ?, ?)",
-            [f"arxiv:2401.{k:05d}", f"https://arxiv.org/abs/2401.{k:05d}", f"Paper {k} on topic {k % 97}",
-             "An abstract of about forty words. " * 6, "Ana Lopez, Bo Chen and Carla Diaz",
-             f"2024-01-{1 + k % 28:02d}T00:00:00+00:00",
-             json.dumps([f"topic-{k % 97}", "astro-ph.ga"]), f"2401.{k:05d}"])
+            [
+                f"arxiv:2401.{k:05d}",
+                f"https://arxiv.org/abs/2401.{k:05d}",
+                f"Paper {k} on topic {k % 97}",
+                "An abstract of about forty words. " * 6,
+                "Ana Lopez, Bo Chen and Carla Diaz",
+                f"2024-01-{1 + k % 28:02d}T00:00:00+00:00",
+                json.dumps([f"topic-{k % 97}", "astro-ph.ga"]),
+                f"2401.{k:05d}",
+            ],
+        )
     db.conn.execute("COMMIT")
     db.execute("INSERT INTO users (name) VALUES ('bench')")
     for k in range(1, args.corpus + 1):
@@ -89,8 +96,9 @@ def main() -> None:
     def change_then_sync():
         for _ in range(args.changes):
             k = rng.randint(1, args.corpus)
-            cs.add_highlight(db, "bench", k, "Another passage.") if rng.random() < 0.7 else \
-                cs.favorite(db, "bench", k, on=rng.random() < 0.5)
+            cs.add_highlight(db, "bench", k, "Another passage.") if rng.random() < 0.7 else cs.favorite(
+                db, "bench", k, on=rng.random() < 0.5
+            )
         t = time.perf_counter()
         r = vault.sync(db, user, folder)
         return (time.perf_counter() - t) * 1000, r
@@ -101,10 +109,10 @@ def main() -> None:
     print("\n| vault sync | time | notes written | vs. full pass |\n| --- | ---: | ---: | ---: |")
     print(f"| first sync (empty folder) | {first_ms:.0f} ms | {len(first.written)} | — |")
     print(f"| full pass, nothing changed (`--rebuild`) | {rebuild_ms:.0f} ms | 0 | 1.00× |")
-    print(f"| incremental, nothing changed | {idle_ms:.0f} ms | {len(idle.written)} | "
-          f"{idle_ms / rebuild_ms:.2f}× |")
-    print(f"| incremental after {args.changes} signals | {inc_ms:.0f} ms | {written:.0f} | "
-          f"{inc_ms / rebuild_ms:.2f}× |")
+    print(f"| incremental, nothing changed | {idle_ms:.0f} ms | {len(idle.written)} | {idle_ms / rebuild_ms:.2f}× |")
+    print(
+        f"| incremental after {args.changes} signals | {inc_ms:.0f} ms | {written:.0f} | {inc_ms / rebuild_ms:.2f}× |"
+    )
 
 
 if __name__ == "__main__":

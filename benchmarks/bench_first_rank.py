@@ -50,8 +50,13 @@ start = time.perf_counter()
 run_ingest(get_db(sys.argv[2]))
 print(time.perf_counter() - start)
 """
-NAMES = ["hermes CLI + ranking imports", "import torch", "import sentence_transformers (rest)",
-         "build the model", "embed the interests (first call)"]
+NAMES = [
+    "hermes CLI + ranking imports",
+    "import torch",
+    "import sentence_transformers (rest)",
+    "build the model",
+    "embed the interests (first call)",
+]
 
 
 def wall(args: list[str], env: dict) -> float:
@@ -96,11 +101,13 @@ def ingest_overlap(runs: int, delay: float, env: dict) -> dict[str, float]:
 
                     conn = get_db(db).conn
                     conn.execute("INSERT INTO feeds (url) VALUES (?)", [str(samples[0])])
-                    conn.execute("INSERT INTO feeds (url) VALUES (?)",
-                                 [f"http://127.0.0.1:{server.server_address[1]}/slow.xml"])
+                    conn.execute(
+                        "INSERT INTO feeds (url) VALUES (?)", [f"http://127.0.0.1:{server.server_address[1]}/slow.xml"]
+                    )
                     conn.close()
-                    out = subprocess.run([sys.executable, "-c", INGEST, mode, db], env=env,
-                                         check=True, capture_output=True, text=True).stdout
+                    out = subprocess.run(
+                        [sys.executable, "-c", INGEST, mode, db], env=env, check=True, capture_output=True, text=True
+                    ).stdout
                     times[mode].append(float(out.strip().splitlines()[-1]))
     finally:
         server.shutdown()
@@ -116,38 +123,66 @@ def main() -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("HERMES_EMBEDDER", None)
     interpreter = [wall([sys.executable, "-c", "pass"], env) for _ in range(args.runs)]
-    stages = [json.loads(subprocess.run([sys.executable, "-c", STAGES], env=env, check=True,
-                                        capture_output=True, text=True).stdout)
-              for _ in range(args.runs)]
+    stages = [
+        json.loads(
+            subprocess.run([sys.executable, "-c", STAGES], env=env, check=True, capture_output=True, text=True).stdout
+        )
+        for _ in range(args.runs)
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "bench.db")
         home = {**env, "HERMES_HOME": tmp}
         subprocess.run([HERMES, "demo", "--db", db], env=home, check=True, stdout=subprocess.DEVNULL)
         unchanged, changed = [], []
         for k in range(args.runs):
-            subprocess.run([HERMES, "persona", "update", "demo", "--db", db, "--interests",
-                            f"quantum error correction, decoders, variant {k}"], env=home,
-                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    HERMES,
+                    "persona",
+                    "update",
+                    "demo",
+                    "--db",
+                    db,
+                    "--interests",
+                    f"quantum error correction, decoders, variant {k}",
+                ],
+                env=home,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             changed.append(wall([HERMES, "feed", "demo", "--all", "--db", db], home))
             unchanged.append(wall([HERMES, "feed", "demo", "--all", "--db", db], home))
     med = [statistics.median(s[i] for s in stages) for i in range(len(NAMES))]
-    lines = ["| stage | median s |", "| --- | --- |",
-             f"| start the interpreter | {statistics.median(interpreter):.2f} |"]
+    lines = [
+        "| stage | median s |",
+        "| --- | --- |",
+        f"| start the interpreter | {statistics.median(interpreter):.2f} |",
+    ]
     lines += [f"| {name} | {value:.2f} |" for name, value in zip(NAMES, med)]
-    lines += ["", "| `hermes feed demo --all` | median s |", "| --- | --- |",
-              f"| interests unchanged (no model load) | {statistics.median(unchanged):.2f} |",
-              f"| right after `hermes persona update` | {statistics.median(changed):.2f} |"]
+    lines += [
+        "",
+        "| `hermes feed demo --all` | median s |",
+        "| --- | --- |",
+        f"| interests unchanged (no model load) | {statistics.median(unchanged):.2f} |",
+        f"| right after `hermes persona update` | {statistics.median(changed):.2f} |",
+    ]
     overlap = ingest_overlap(args.runs, args.delay, env)
-    lines += ["", f"| `hermes ingest`: a local feed + one answering after {args.delay:g} s | median s |",
-              "| --- | --- |",
-              f"| model load overlapped with the download (default) | {overlap['on']:.2f} |",
-              f"| model loaded after the last download | {overlap['off']:.2f} |"]
+    lines += [
+        "",
+        f"| `hermes ingest`: a local feed + one answering after {args.delay:g} s | median s |",
+        "| --- | --- |",
+        f"| model load overlapped with the download (default) | {overlap['on']:.2f} |",
+        f"| model loaded after the last download | {overlap['off']:.2f} |",
+    ]
     report = "\n".join(lines)
     print(report)
     if args.out:
-        args.out.write_text(f"# First ranking after an interests change\n\nCommand: "
-                            f"`.venv/bin/python benchmarks/bench_first_rank.py --runs {args.runs}`"
-                            f"\n\n{report}\n", encoding="utf-8")
+        args.out.write_text(
+            f"# First ranking after an interests change\n\nCommand: "
+            f"`.venv/bin/python benchmarks/bench_first_rank.py --runs {args.runs}`"
+            f"\n\n{report}\n",
+            encoding="utf-8",
+        )
 
 
 if __name__ == "__main__":

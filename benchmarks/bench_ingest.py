@@ -76,10 +76,15 @@ def bench_samples(runs: int) -> dict:
     wall = statistics.median(r[0] for r in rows)
     embed = statistics.median(r[1] for r in rows)
     items = rows[0][2]
-    return {"load": load, "wall": wall, "embed": embed, "items": items,
-            "share": statistics.median(r[1] / r[0] for r in rows),
-            "rate": statistics.median(r[2] / r[0] for r in rows),
-            "feeds": len(sample_feed_paths())}
+    return {
+        "load": load,
+        "wall": wall,
+        "embed": embed,
+        "items": items,
+        "share": statistics.median(r[1] / r[0] for r in rows),
+        "rate": statistics.median(r[2] / r[0] for r in rows),
+        "feeds": len(sample_feed_paths()),
+    }
 
 
 def bench_unchanged(n_feeds: int, runs: int) -> dict:
@@ -128,11 +133,15 @@ def fresh_feed(path: Path, n: int, seed: int = 0) -> None:
         while sum(len(x) + 1 for x in text) < want:
             text.append(rng.choice(sentences))
         title = f"{rng.choice(titles)} ({k})"
-        items.append(f"<item><guid>fresh-{k}</guid><title>{escape(title)}</title>"
-                     f"<link>https://bench.example/{k}</link><description>{escape(' '.join(text))}"
-                     f"</description><pubDate>{now}</pubDate></item>")
-    path.write_text('<?xml version="1.0"?><rss version="2.0"><channel><title>fresh</title>'
-                    + "".join(items) + "</channel></rss>", encoding="utf-8")
+        items.append(
+            f"<item><guid>fresh-{k}</guid><title>{escape(title)}</title>"
+            f"<link>https://bench.example/{k}</link><description>{escape(' '.join(text))}"
+            f"</description><pubDate>{now}</pubDate></item>"
+        )
+    path.write_text(
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>fresh</title>' + "".join(items) + "</channel></rss>",
+        encoding="utf-8",
+    )
 
 
 INGEST = r"""
@@ -209,29 +218,38 @@ def bench_fresh(n: int, runs: int) -> str:
             wall, cpu, done = run([sys.executable, "-c", INGEST, str(target)], env)
             assert json.loads(done.stdout)["embedded"] == n, done.stdout[-500:]
             loaded = done.stderr.rsplit("LOADED ", 1)[1].strip()
-            rows.append({"wall": wall, "cpu": cpu, "warm_wall": inner_wall, "warm_cpu": inner_cpu,
-                         "loaded": loaded, "load": os.getloadavg()[0]})
+            rows.append(
+                {
+                    "wall": wall,
+                    "cpu": cpu,
+                    "warm_wall": inner_wall,
+                    "warm_cpu": inner_cpu,
+                    "loaded": loaded,
+                    "load": os.getloadavg()[0],
+                }
+            )
             print(f"round {r}: {rows[-1]}", file=sys.stderr)
     med = lambda key: statistics.median(row[key] for row in rows)
     wall_ratio = statistics.median(row["warm_wall"] / row["wall"] for row in rows)
     cpu_ratio = statistics.median(row["warm_cpu"] / row["cpu"] for row in rows)
     loaded = sorted({row["loaded"] for row in rows})
     loads = ", ".join(f"{row['load']:.1f}" for row in rows)
-    return "\n".join([
-        f"## `hermes ingest` of {n:,} new abstracts, fresh process (median of {runs} rounds)\n",
-        "| figure | value | target |",
-        "| --- | --- | --- |",
-        f"| path `auto` takes at {n:,} texts | {path} | |",
-        f"| ingest, spawn to exit | {med('wall'):.1f} s wall, {med('cpu'):.1f} CPU s "
-        f"({n / med('wall'):.1f} items/s) | |",
-        f"| warm rate of the same path on the same texts (model loaded and warmed up) | "
-        f"{med('warm_wall'):.1f} s wall, {med('warm_cpu'):.1f} CPU s ({n / med('warm_wall'):.1f} texts/s) | |",
-        f"| ingest rate ÷ warm rate (median of the rounds' ratios), wall / CPU | "
-        f"{wall_ratio:.2f}× / {cpu_ratio:.2f}× | ≥ 0.95× |",
-        f"| model libraries the ingest process loaded | {'; '.join(loaded) or 'none'} | one path |",
-        f"\nload average during the rounds: {loads}; "
-        f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
-    ])
+    return "\n".join(
+        [
+            f"## `hermes ingest` of {n:,} new abstracts, fresh process (median of {runs} rounds)\n",
+            "| figure | value | target |",
+            "| --- | --- | --- |",
+            f"| path `auto` takes at {n:,} texts | {path} | |",
+            f"| ingest, spawn to exit | {med('wall'):.1f} s wall, {med('cpu'):.1f} CPU s "
+            f"({n / med('wall'):.1f} items/s) | |",
+            f"| warm rate of the same path on the same texts (model loaded and warmed up) | "
+            f"{med('warm_wall'):.1f} s wall, {med('warm_cpu'):.1f} CPU s ({n / med('warm_wall'):.1f} texts/s) | |",
+            f"| ingest rate ÷ warm rate (median of the rounds' ratios), wall / CPU | "
+            f"{wall_ratio:.2f}× / {cpu_ratio:.2f}× | ≥ 0.95× |",
+            f"| model libraries the ingest process loaded | {'; '.join(loaded) or 'none'} | one path |",
+            f"\nload average during the rounds: {loads}; {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        ]
+    )
 
 
 def main(argv=None) -> None:
@@ -246,19 +264,25 @@ def main(argv=None) -> None:
     s = bench_samples(args.runs)
     u = bench_unchanged(args.feeds, max(5, args.runs))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"median of {args.runs} runs, fresh database each; load average after: {load}\n")
+    print(
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+        f"median of {args.runs} runs, fresh database each; load average after: {load}\n"
+    )
     print("| measure | value |")
     print("| --- | --- |")
-    print(f"| sample feeds ingested | {s['feeds']} feeds, {s['items']} distinct items "
-          "(arXiv abstracts, blog posts, podcast episodes) |")
+    print(
+        f"| sample feeds ingested | {s['feeds']} feeds, {s['items']} distinct items "
+        "(arXiv abstracts, blog posts, podcast episodes) |"
+    )
     print(f"| ingest wall time (fetch, parse, store, embed) | {s['wall']:.2f} s |")
     print(f"| throughput | {s['rate']:.1f} items/s |")
     print(f"| time in the embedding model | {s['embed']:.2f} s ({s['share']:.0%} of ingest) |")
     print(f"| everything else (read, parse, normalise, store) | {s['wall'] - s['embed']:.2f} s |")
     print(f"| model load, once per process (torch import + weights) | {s['load']:.2f} s |")
-    print(f"| re-ingest of {u['feeds']} unchanged feeds over loopback (all 304, nothing parsed "
-          f"or embedded) | {u['wall'] * 1000:.0f} ms (min {u['min'] * 1000:.0f}, max {u['max'] * 1000:.0f}) |")
+    print(
+        f"| re-ingest of {u['feeds']} unchanged feeds over loopback (all 304, nothing parsed "
+        f"or embedded) | {u['wall'] * 1000:.0f} ms (min {u['min'] * 1000:.0f}, max {u['max'] * 1000:.0f}) |"
+    )
 
 
 if __name__ == "__main__":

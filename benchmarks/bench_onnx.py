@@ -70,7 +70,6 @@ def write_feed(path: Path, n: int) -> None:
     """An RSS file of ``n`` distinct arXiv papers from the bundled sample listings."""
     import feedparser
 
-
     seen, entries = set(), []
     for sample in sample_feed_paths():
         if "arxiv" not in sample.name:
@@ -85,9 +84,13 @@ def write_feed(path: Path, n: int) -> None:
     items = "".join(
         f"<item><guid>bench-{k}-{escape(e.id)}</guid><title>{escape(e.title)}</title>"
         f"<link>{escape(e.get('link', ''))}</link><description>{escape(e.get('summary', ''))}"
-        f"</description><pubDate>{now}</pubDate></item>" for k, e in enumerate(entries[:n]))
-    path.write_text(f'<?xml version="1.0"?><rss version="2.0"><channel><title>bench</title>'
-                    f"{items}</channel></rss>", encoding="utf-8")
+        f"</description><pubDate>{now}</pubDate></item>"
+        for k, e in enumerate(entries[:n])
+    )
+    path.write_text(
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>bench</title>{items}</channel></rss>',
+        encoding="utf-8",
+    )
 
 
 def new_db(path: Path, feed: Path) -> None:
@@ -198,12 +201,19 @@ def bench_ingest(tmp: Path, feed: Path, texts_file: Path, env: dict, runs: int, 
             walls[name].append(wall)
             db.unlink()
         loads.append(os.getloadavg()[0])
-        print(f"round {r}: warm {({k: round(v[-1], 1) for k, v in warm.items()})}, "
-              f"ingest {({k: round(v[-1], 1) for k, v in walls.items()})}, "
-              f"cpu {({k: round(v[-1], 1) for k, v in cpus.items()})}, "
-              f"load {loads[-1]:.1f}", file=sys.stderr)
-    return {"ingest": {name: (walls[name], cpus[name], variants[name][1]) for name in variants},
-            "warm": warm, "warm_cpu": warm_cpu, "loads": loads}
+        print(
+            f"round {r}: warm { ({k: round(v[-1], 1) for k, v in warm.items()}) }, "
+            f"ingest { ({k: round(v[-1], 1) for k, v in walls.items()}) }, "
+            f"cpu { ({k: round(v[-1], 1) for k, v in cpus.items()}) }, "
+            f"load {loads[-1]:.1f}",
+            file=sys.stderr,
+        )
+    return {
+        "ingest": {name: (walls[name], cpus[name], variants[name][1]) for name in variants},
+        "warm": warm,
+        "warm_cpu": warm_cpu,
+        "loads": loads,
+    }
 
 
 def main(argv=None) -> None:
@@ -211,8 +221,11 @@ def main(argv=None) -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--items", type=int, default=256)
     ap.add_argument("--write", action="store_true", help="save to benchmarks/results/onnx_run.md")
-    ap.add_argument("--first-rank-only", action="store_true",
-                    help="only the first ranking after an interests change (a minute, not ten)")
+    ap.add_argument(
+        "--first-rank-only",
+        action="store_true",
+        help="only the first ranking after an interests change (a minute, not ten)",
+    )
     args = ap.parse_args(argv)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -230,8 +243,7 @@ def main(argv=None) -> None:
 
         texts_file = tmp / "texts.json"
         texts_file.write_text(json.dumps(texts))
-        ingest = None if args.first_rank_only else bench_ingest(tmp, feed, texts_file, env,
-                                                                  args.runs, args.items)
+        ingest = None if args.first_rank_only else bench_ingest(tmp, feed, texts_file, env, args.runs, args.items)
         db = tmp / "interests.db"
         new_db(db, feed)
         run([*hermes_command(), "ingest", "--db", str(db)], env)
@@ -284,8 +296,11 @@ def report(args, ingest, interests, prepare, exported, load_before) -> str:
         "",
         "| path | texts/s warm, median | rounds | texts per CPU-second, median |",
         "| --- | ---: | --- | ---: |",
-        *[f"| {path} | {statistics.median(r):.1f} | {', '.join(f'{x:.1f}' for x in r)} | "
-          f"{statistics.median(ingest['warm_cpu'][path]):.1f} |" for path, r in ingest["warm"].items()],
+        *[
+            f"| {path} | {statistics.median(r):.1f} | {', '.join(f'{x:.1f}' for x in r)} | "
+            f"{statistics.median(ingest['warm_cpu'][path]):.1f} |"
+            for path, r in ingest["warm"].items()
+        ],
         "",
         f"1-min load average after each round: {', '.join(f'{x:.1f}' for x in ingest['loads'])}.",
         "",
@@ -305,8 +320,9 @@ def report(args, ingest, interests, prepare, exported, load_before) -> str:
         else:
             own = own_cpu = "—"
             cost = f"{statistics.median(cpus):.1f} s (all of it)"
-        lines.append(f"| {name} | {median:.2f} s | {', '.join(f'{x:.2f}' for x in walls)} | "
-                     f"{own} | {own_cpu} | {cost} |")
+        lines.append(
+            f"| {name} | {median:.2f} s | {', '.join(f'{x:.2f}' for x in walls)} | {own} | {own_cpu} | {cost} |"
+        )
     lines += ["", "Target: ≥ 0.95× the model's own throughput.", ""]
     lines += crossover(ingest, args.items)
     return "\n".join(lines) + "\n"
@@ -319,9 +335,12 @@ def crossover(ingest: dict, n: int) -> list[str]:
     by_path = {path: (walls, cpus) for walls, cpus, path in ingest["ingest"].values() if path}
     if set(by_path) != {"onnx", "torch"}:
         return []
-    out = ["## Where `auto` should switch to torch (fixed start-up + texts at the warm rate)", "",
-           "| measure | ONNX fixed s | ONNX s/text | torch fixed s | torch s/text | torch wins from |",
-           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    out = [
+        "## Where `auto` should switch to torch (fixed start-up + texts at the warm rate)",
+        "",
+        "| measure | ONNX fixed s | ONNX s/text | torch fixed s | torch s/text | torch wins from |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for label, k, rates in (("wall", 0, ingest["warm"]), ("CPU", 1, ingest["warm_cpu"])):
         fixed, per = {}, {}
         for path, values in by_path.items():
@@ -329,8 +348,9 @@ def crossover(ingest: dict, n: int) -> list[str]:
             fixed[path] = statistics.median(v - n / r for v, r in zip(values[k], rates[path]))
         gain = per["onnx"] - per["torch"]
         at = f"{(fixed['torch'] - fixed['onnx']) / gain:.0f} texts" if gain > 0 else "never"
-        out.append(f"| {label} | {fixed['onnx']:.1f} | {per['onnx']:.3f} | {fixed['torch']:.1f} | "
-                   f"{per['torch']:.3f} | {at} |")
+        out.append(
+            f"| {label} | {fixed['onnx']:.1f} | {per['onnx']:.3f} | {fixed['torch']:.1f} | {per['torch']:.3f} | {at} |"
+        )
     return [*out, ""]
 
 

@@ -89,12 +89,26 @@ def build(path: Path, n: int, seed: int = 0) -> None:
             tags = [f"t{t}-{x}" for x in rng.choice(TAGS, size=int(rng.integers(2, 6)), replace=False)]
             published = (now - timedelta(days=float(rng.uniform(0, 6.5)))).isoformat(timespec="seconds")
             i = start + k
-            rows.append((1 + i % 20, f"bench-{i}", " ".join(text[:8]), " ".join(text[8:]),
-                         str(types[i % 3]), published, json.dumps(tags), vecs[k].tobytes(), MODEL, i + 1))
+            rows.append(
+                (
+                    1 + i % 20,
+                    f"bench-{i}",
+                    " ".join(text[:8]),
+                    " ".join(text[8:]),
+                    str(types[i % 3]),
+                    published,
+                    json.dumps(tags),
+                    vecs[k].tobytes(),
+                    MODEL,
+                    i + 1,
+                )
+            )
         with write_transaction(db):
             db.conn.executemany(
                 "INSERT INTO items (feed_id, guid, title, summary, content_type, published, tags, "
-                "embedding, embedding_model, embed_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                "embedding, embedding_model, embed_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
         print(f"  {start + m:,} items", file=sys.stderr, flush=True)
     # The persona writes about four topics in those topics' own frequent words.
     clauses = [" ".join(vocab[shuffles[t][:4]]) for t in INTERESTS_TOPICS]
@@ -104,8 +118,10 @@ def build(path: Path, n: int, seed: int = 0) -> None:
     vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
     for name, clicks in (("bench", 30), ("new", 0)):
         user = create_user(db, name, text)
-        db.execute("UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",
-                   [interests_key(MODEL, text), vectors.tobytes(), user["id"]])
+        db.execute(
+            "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",
+            [interests_key(MODEL, text), vectors.tobytes(), user["id"]],
+        )
         ids = rng.choice(n, size=clicks, replace=False) + 1
         for k, item_id in enumerate(ids.tolist()):
             record_click(db, user["id"], item_id, k < 20, "ui")
@@ -226,8 +242,13 @@ def measure(path: Path, n: int, runs: int, storage: str = "auto") -> dict:
         # took 6-7 s instead of 1 in such runs)
         os.sync()
         _page_in(Path(f"{work}-matrix"))
-        out = subprocess.run([sys.executable, "-c", PROBE, str(work), str(runs), str(n)], env=env,
-                             capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE, str(work), str(runs), str(n)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if out.returncode:
             raise SystemExit(out.stderr)
         results.append(json.loads(out.stdout))
@@ -274,7 +295,8 @@ def table(results: list[dict]) -> str:
             f"{r['first_s'] / r.get('snapshot_load_s', float('nan')):.1f}× | "
             f"{r['first_cold_s']:.2f} s | {'yes' if r['torch_imported'] else 'no'} | "
             f"{r.get('storage', 'float32')} ({r.get('matrix_mb', float('nan')):.0f} MB) | "
-            f"{r['peak_rss_mb']:.0f} MB / {r['peak_rss_cold_mb']:.0f} MB |")
+            f"{r['peak_rss_mb']:.0f} MB / {r['peak_rss_cold_mb']:.0f} MB |"
+        )
     return "\n".join(lines)
 
 
@@ -283,8 +305,12 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--write", action="store_true")
-    ap.add_argument("--matrix", default="auto", choices=("auto", "float32", "int8"),
-                    help="HERMES_MATRIX for the probes (the matrix storage; auto: by size)")
+    ap.add_argument(
+        "--matrix",
+        default="auto",
+        choices=("auto", "float32", "int8"),
+        help="HERMES_MATRIX for the probes (the matrix storage; auto: by size)",
+    )
     args = ap.parse_args(argv)
     CACHE.mkdir(exist_ok=True)
     results = []

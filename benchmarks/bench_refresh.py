@@ -77,9 +77,12 @@ def main() -> None:
     db.conn.close()
 
     port = free_port()
-    proc = subprocess.Popen([*hermes_command(), "web", "--db", str(db_path), "--port", str(port),
-                             "--no-refresh"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*hermes_command(), "web", "--db", str(db_path), "--port", str(port), "--no-refresh"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for_port(proc, port)
         base = f"http://127.0.0.1:{port}"
@@ -89,8 +92,9 @@ def main() -> None:
             path = "/feed?user=ada&days=all"
             idle = [timed(client, path) for _ in range(args.idle)]
             started = time.perf_counter()
-            answer = client.post("/refresh", data={"csrf_token": token},
-                                 headers={"Origin": base, "Accept": "application/json"})
+            answer = client.post(
+                "/refresh", data={"csrf_token": token}, headers={"Origin": base, "Accept": "application/json"}
+            )
             assert answer.json().get("started"), answer.text
             during = []
             while True:
@@ -105,8 +109,10 @@ def main() -> None:
         proc.terminate()
         proc.wait(timeout=30)
 
-    print(f"background refresh of {waiting} feeds: {last.get('new_items')} new items, "
-          f"{last.get('embedded')} embedded (real MiniLM), {took:.1f} s")
+    print(
+        f"background refresh of {waiting} feeds: {last.get('new_items')} new items, "
+        f"{last.get('embedded')} embedded (real MiniLM), {took:.1f} s"
+    )
     print()
     print("| GET /feed?user=ada&days=all | requests | p50 ms | p95 ms | max ms |")
     print("|---|---|---|---|---|")

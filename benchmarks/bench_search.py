@@ -54,25 +54,39 @@ def main() -> None:
         first_ms = (time.perf_counter() - t0) * 1000
         assert first["ok"], first
         rows = []
-        for label, query in (("selective word (1% of items)", "zeolite"),
-                             ("common word (every item)", "topic"),
-                             ("two words", "zeolite topic")):
+        for label, query in (
+            ("selective word (1% of items)", "zeolite"),
+            ("common word (every item)", "topic"),
+            ("two words", "zeolite topic"),
+        ):
             (wall, cpu), result = median_ms(lambda q=query: run(q), args.runs)
-            (bare, _), _ = median_ms(lambda q=query.split()[0]: db.execute(
-                "SELECT id FROM items WHERE title LIKE ? OR summary LIKE ?",
-                [f"%{q}%", f"%{q}%"]).fetchall(), args.runs)
-            (fts, _), _ = median_ms(lambda q=query: db.execute(
-                "SELECT rowid FROM items_fts WHERE items_fts MATCH ?",
-                [" AND ".join(f'"{w}"*' for w in q.split())]).fetchall(), args.runs)
+            (bare, _), _ = median_ms(
+                lambda q=query.split()[0]: db.execute(
+                    "SELECT id FROM items WHERE title LIKE ? OR summary LIKE ?", [f"%{q}%", f"%{q}%"]
+                ).fetchall(),
+                args.runs,
+            )
+            (fts, _), _ = median_ms(
+                lambda q=query: db.execute(
+                    "SELECT rowid FROM items_fts WHERE items_fts MATCH ?", [" AND ".join(f'"{w}"*' for w in q.split())]
+                ).fetchall(),
+                args.runs,
+            )
             rows.append((label, wall, cpu, bare, fts, len(result["results"])))
-        print(f"search_feed over {args.items:,} items; first call in the process "
-              f"(matrix load + ranking): {first_ms:,.0f} ms\n")
-        print("| query | search_feed warm, median | CPU | bare LIKE scan (first word) | ratio | "
-              "bare FTS5 match | ratio | results |")
+        print(
+            f"search_feed over {args.items:,} items; first call in the process "
+            f"(matrix load + ranking): {first_ms:,.0f} ms\n"
+        )
+        print(
+            "| query | search_feed warm, median | CPU | bare LIKE scan (first word) | ratio | "
+            "bare FTS5 match | ratio | results |"
+        )
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for label, wall, cpu, bare, fts, n in rows:
-            print(f"| {label} | {wall:,.0f} ms | {cpu:,.0f} ms | {bare:,.0f} ms | "
-                  f"{wall / bare:.1f}x | {fts:,.0f} ms | {wall / fts:.1f}x | {n} |")
+            print(
+                f"| {label} | {wall:,.0f} ms | {cpu:,.0f} ms | {bare:,.0f} ms | "
+                f"{wall / bare:.1f}x | {fts:,.0f} ms | {wall / fts:.1f}x | {n} |"
+            )
 
 
 if __name__ == "__main__":

@@ -140,19 +140,27 @@ async def one_start(db: Path, env: dict) -> dict:
     if FRESH_CACHES is not None:
         FRESH_CACHES.mkdir(exist_ok=True)
         env = {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=FRESH_CACHES)}
-    params = StdioServerParameters(command=hermes_command()[0],
-                                   args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env)
+    params = StdioServerParameters(
+        command=hermes_command()[0], args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env
+    )
     async with listed(params) as (tools, elapsed, pid):
         mem = memory_kb(pid)
         heavy = torch_mapped(pid)
         cpu = cpu_seconds(pid)
-    return {"seconds": elapsed, "tools": len(tools), "rss_mb": mem["VmRSS"] / 1024,
-            "hwm_mb": mem["VmHWM"] / 1024, "torch": heavy, "cpu": cpu}
+    return {
+        "seconds": elapsed,
+        "tools": len(tools),
+        "rss_mb": mem["VmRSS"] / 1024,
+        "hwm_mb": mem["VmHWM"] / 1024,
+        "torch": heavy,
+        "cpu": cpu,
+    }
 
 
 async def calls_over_stdio(db: Path, env: dict, n: int) -> list[float]:
-    params = StdioServerParameters(command=hermes_command()[0],
-                                   args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env)
+    params = StdioServerParameters(
+        command=hermes_command()[0], args=[*hermes_command()[1:], "serve", "--db", str(db)], env=env
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         for _ in range(10):  # warm-up: first connection, migrations check, imports
@@ -206,21 +214,22 @@ def phase_breakdown(db: Path, env: dict, runs: int) -> list[tuple[str, float]]:
 
     samples = []
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", PHASES, str(db)], env=env, check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", PHASES, str(db)], env=env, check=True, capture_output=True, text=True
+        ).stdout
         marks = json.loads(out)
-        samples.append([(name, now - (marks[k - 1][1] if k else 0.0))
-                        for k, (name, now) in enumerate(marks)])
-    return [(samples[0][k][0], statistics.median(s[k][1] for s in samples))
-            for k in range(len(samples[0]))]
+        samples.append([(name, now - (marks[k - 1][1] if k else 0.0)) for k, (name, now) in enumerate(marks)])
+    return [(samples[0][k][0], statistics.median(s[k][1] for s in samples)) for k in range(len(samples[0]))]
 
 
 def process_floor(env: dict, runs: int) -> tuple[float, float]:
     """Median seconds for ``python -c pass`` and for importing the server module."""
+
     def timed(args):
         t0 = time.perf_counter()
         subprocess.run([sys.executable, *args], env=env, check=True)
         return time.perf_counter() - t0
+
     bare = statistics.median(timed(["-c", "pass"]) for _ in range(runs))
     server = statistics.median(timed(["-c", "import hermes.mcp_server"]) for _ in range(runs))
     return bare, server
@@ -230,17 +239,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=7, help="start-ups to time (>= 5)")
     ap.add_argument("--calls", type=int, default=200, help="tool calls for the overhead figure")
-    ap.add_argument("--no-listing", action="store_true",
-                    help="every start without the tool listing an earlier start kept "
-                         "(a fresh cache folder each time): the first start after a change")
+    ap.add_argument(
+        "--no-listing",
+        action="store_true",
+        help="every start without the tool listing an earlier start kept "
+        "(a fresh cache folder each time): the first start after a change",
+    )
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         # The cache folder of the run's own (the listing `hermes serve` keeps between starts,
         # hermes.mcp_server.cached_listings), and PYTHONPATH passed on: a worktree's hermes.
-        env = {"HERMES_HOME": str(tmp / "home"), "HF_HUB_OFFLINE": "1",
-               "XDG_CACHE_HOME": str(tmp / "cache")}
+        env = {"HERMES_HOME": str(tmp / "home"), "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp / "cache")}
         for name in ("PATH", "PYTHONPATH"):
             if name in os.environ:
                 env[name] = os.environ[name]
@@ -258,9 +269,11 @@ def main() -> None:
         anyio.run(bare_start, n_tools, env, script)
         starts, bares = [], []
         for k in range(max(5, args.runs)):  # paired: the two alternate, each first in turn
-            pair = [lambda: starts.append(anyio.run(one_start, db, env)),
-                    lambda: bares.append(anyio.run(bare_start, n_tools, env, script))]
-            for run in (pair if k % 2 == 0 else pair[::-1]):
+            pair = [
+                lambda: starts.append(anyio.run(one_start, db, env)),
+                lambda: bares.append(anyio.run(bare_start, n_tools, env, script)),
+            ]
+            for run in pair if k % 2 == 0 else pair[::-1]:
                 run()
         stdio = anyio.run(calls_over_stdio, db, env, args.calls)
         os.environ.update(env)
@@ -275,37 +288,50 @@ def main() -> None:
     print(f"## hermes serve (stdio): {len(starts)} start-ups, {args.calls} calls\n")
     print("| figure | value | target |")
     print("| --- | --- | --- |")
-    print(f"| start → `tools/list` answer, median (min–max) | {statistics.median(secs):.3f} s "
-          f"({min(secs):.3f}–{max(secs):.3f}) | ≤ 1 s |")
+    print(
+        f"| start → `tools/list` answer, median (min–max) | {statistics.median(secs):.3f} s "
+        f"({min(secs):.3f}–{max(secs):.3f}) | ≤ 1 s |"
+    )
     bare_secs = [b["seconds"] for b in bares]
     ratios = [h / b for h, b in zip(secs, bare_secs)]
-    print(f"| floor: a bare MCP SDK server with {n_tools} tools, start → `tools/list`, median "
-          f"(min–max) | {statistics.median(bare_secs):.3f} s ({min(bare_secs):.3f}–{max(bare_secs):.3f}) | |")
-    print(f"| hermes ÷ the bare server: ratio of medians; median of the paired ratios | "
-          f"{statistics.median(secs) / statistics.median(bare_secs):.2f}×; {statistics.median(ratios):.2f}× "
-          f"| ≤ 1.3× |")
-    print(f"| server CPU time (user+sys) until `tools/list`, median: hermes / the bare server | "
-          f"{statistics.median(s['cpu'] for s in starts):.2f} s / "
-          f"{statistics.median(b['cpu'] for b in bares):.2f} s "
-          f"({statistics.median(s['cpu'] for s in starts) / statistics.median(b['cpu'] for b in bares):.2f}×) | |")
-    print(f"| resident memory after `tools/list` (VmRSS), median | {statistics.median(rss):.1f} MB "
-          f"(peak VmHWM {statistics.median(hwm):.1f} MB) | ≤ 150 MB |")
-    print(f"| torch / sentence-transformers mapped in the server | "
-          f"{'yes' if any(s['torch'] for s in starts) else 'no'} | no |")
+    print(
+        f"| floor: a bare MCP SDK server with {n_tools} tools, start → `tools/list`, median "
+        f"(min–max) | {statistics.median(bare_secs):.3f} s ({min(bare_secs):.3f}–{max(bare_secs):.3f}) | |"
+    )
+    print(
+        f"| hermes ÷ the bare server: ratio of medians; median of the paired ratios | "
+        f"{statistics.median(secs) / statistics.median(bare_secs):.2f}×; {statistics.median(ratios):.2f}× "
+        f"| ≤ 1.3× |"
+    )
+    print(
+        f"| server CPU time (user+sys) until `tools/list`, median: hermes / the bare server | "
+        f"{statistics.median(s['cpu'] for s in starts):.2f} s / "
+        f"{statistics.median(b['cpu'] for b in bares):.2f} s "
+        f"({statistics.median(s['cpu'] for s in starts) / statistics.median(b['cpu'] for b in bares):.2f}×) | |"
+    )
+    print(
+        f"| resident memory after `tools/list` (VmRSS), median | {statistics.median(rss):.1f} MB "
+        f"(peak VmHWM {statistics.median(hwm):.1f} MB) | ≤ 150 MB |"
+    )
+    print(
+        f"| torch / sentence-transformers mapped in the server | "
+        f"{'yes' if any(s['torch'] for s in starts) else 'no'} | no |"
+    )
     print(f"| tools listed | {starts[0]['tools']} | |")
     print(f"| `list_feeds` over stdio, median per call | {ms(stdio):.2f} ms | |")
     print(f"| `list_feeds` in process (connection per call), median | {ms(inproc):.2f} ms | |")
     print(f"| per-call overhead of stdio MCP (difference of medians) | {ms(stdio) - ms(inproc):.2f} ms | |")
-    print(f"| floor: `python -c pass` / `import hermes.mcp_server`, median | {bare:.3f} s / "
-          f"{import_server:.3f} s | |")
+    print(f"| floor: `python -c pass` / `import hermes.mcp_server`, median | {bare:.3f} s / {import_server:.3f} s | |")
     print("\nWhere the start-up CPU time goes (fresh process, median of 5, in order):\n")
     print("| phase | CPU s |")
     print("| --- | --- |")
     for name, secs_ in phases:
         print(f"| {name} | {secs_:.3f} |")
     print(f"\nstart-up runs (s): {', '.join(f'{s:.3f}' for s in secs)}")
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, 1-min load average "
-          f"{load_before:.1f} before / {os.getloadavg()[0]:.1f} after")
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, 1-min load average "
+        f"{load_before:.1f} before / {os.getloadavg()[0]:.1f} after"
+    )
 
 
 if __name__ == "__main__":

@@ -58,24 +58,26 @@ async def main() -> None:
             inputs = sum(size(input_side(t)) for t in listed)
             outputs = sum(size(t.get("outputSchema", {})) for t in listed)
             label = "all" if groups is None else f"--tools {','.join(sorted(groups))}"
-            print(f"| {label} | {len(listed)} | {size(listed):,} | {inputs:,} | {outputs:,} | "
-                  f"{len(said):,} |")
-    narrow = sum(len(t["name"]) + len(t.get("description", "")) + size(t["inputSchema"])
-                 for t in everything)
+            print(f"| {label} | {len(listed)} | {size(listed):,} | {inputs:,} | {outputs:,} | {len(said):,} |")
+    narrow = sum(len(t["name"]) + len(t.get("description", "")) + size(t["inputSchema"]) for t in everything)
     print(f"\nall tools, names + descriptions + input schemas only (the issue's words): {narrow:,}")
     untrusted = sum("untrusted third-party" in t.get("description", "") for t in everything)
     print(f"\ndescriptions repeating the untrusted-text sentence: {untrusted}")
     print("\n| tool | total | input side | description | inputSchema | outputSchema |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for t in sorted(everything, key=lambda t: size(input_side(t)), reverse=True):
-        print(f"| {t['name']} | {size(t):,} | {size(input_side(t)):,} | "
-              f"{len(t.get('description', '')):,} | {size(t['inputSchema']):,} | "
-              f"{size(t.get('outputSchema', {})):,} |")
+        print(
+            f"| {t['name']} | {size(t):,} | {size(input_side(t)):,} | "
+            f"{len(t.get('description', '')):,} | {size(t['inputSchema']):,} | "
+            f"{size(t.get('outputSchema', {})):,} |"
+        )
 
 
-WORDS = ("quantum error correction surface codes qubits logical rates decoders lattice "
-         "galaxy clusters dark matter lensing spectra stellar populations neural networks "
-         "graph message passing transformers attention sparse autoencoders inference").split()
+WORDS = (
+    "quantum error correction surface codes qubits logical rates decoders lattice "
+    "galaxy clusters dark matter lensing spectra stellar populations neural networks "
+    "graph message passing transformers attention sparse autoencoders inference"
+).split()
 
 
 def make_archive(path: str, n: int = 400) -> list[int]:
@@ -89,24 +91,42 @@ def make_archive(path: str, n: int = 400) -> list[int]:
 
     rng = random.Random(34)
     db = get_db(path)
-    db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)",
-               ["https://export.arxiv.org/rss/quant-ph", "arXiv quant-ph new submissions"])
+    db.execute(
+        "INSERT INTO feeds (url, title) VALUES (?, ?)",
+        ["https://export.arxiv.org/rss/quant-ph", "arXiv quant-ph new submissions"],
+    )
     now = __import__("datetime").datetime.now(__import__("datetime").timezone.utc)
     rows = []
     for k in range(n):
         title = " ".join(rng.choice(WORDS) for _ in range(14)).capitalize()
         summary = " ".join(rng.choice(WORDS) for _ in range(140))
-        rows.append({"guid": f"arxiv-{k}", "title": title, "summary": summary,
-                     "tags": rng.sample(["quant-ph", "cs.LG", "astro-ph.CO", "hep-th",
-                                         "cond-mat.str-el", "physics.optics", "stat.ML",
-                                         "math.PR"], 6),
-                     "content_type": "paper", "url": f"https://arxiv.org/abs/2611.{k:05d}v1",
-                     "published": (now - __import__("datetime").timedelta(hours=k % 150)).isoformat(),
-                     "authors": [f"A. Author{j}" for j in range(5)]})
+        rows.append(
+            {
+                "guid": f"arxiv-{k}",
+                "title": title,
+                "summary": summary,
+                "tags": rng.sample(
+                    [
+                        "quant-ph",
+                        "cs.LG",
+                        "astro-ph.CO",
+                        "hep-th",
+                        "cond-mat.str-el",
+                        "physics.optics",
+                        "stat.ML",
+                        "math.PR",
+                    ],
+                    6,
+                ),
+                "content_type": "paper",
+                "url": f"https://arxiv.org/abs/2611.{k:05d}v1",
+                "published": (now - __import__("datetime").timedelta(hours=k % 150)).isoformat(),
+                "authors": [f"A. Author{j}" for j in range(5)],
+            }
+        )
     ids = insert_items(db, 1, rows)
     embed_pending(db, get_embedder(), tag=False)
-    create_user(db, "ann", "quantum error correction, surface codes and decoders; "
-                           "graph neural networks")
+    create_user(db, "ann", "quantum error correction, surface codes and decoders; graph neural networks")
     db.conn.close()
     return ids
 
@@ -118,42 +138,51 @@ async def answer_sizes(home: str) -> list[tuple[str, int, int, str]]:
     ids = make_archive(path)
     out = []
     async with mcp.Client(build_server(path)) as client:
+
         async def measure(label, name, arguments):
             r = await client.call_tool(name, arguments)
             assert r.structured_content["ok"] or r.structured_content.get("nothing_to_show"), (
-                name, r.structured_content["message"])
+                name,
+                r.structured_content["message"],
+            )
             body = r.structured_content
             rows = body.get("items", body.get("results"))
-            shown = (len(rows) if rows is not None else
-                     sum(len(t["items"]) for t in body["topics"]) + len(body["unclustered"])
-                     + len(body["below_bar"]["items"]))
-            out.append((label, len(r.content[0].text), size(body),
-                        f"{shown} / {body.get('left_out', 0)}"
-                        + (f" / {body['shortened']}" if "shortened" in body else "")))
+            shown = (
+                len(rows)
+                if rows is not None
+                else sum(len(t["items"]) for t in body["topics"])
+                + len(body["unclustered"])
+                + len(body["below_bar"]["items"])
+            )
+            out.append(
+                (
+                    label,
+                    len(r.content[0].text),
+                    size(body),
+                    f"{shown} / {body.get('left_out', 0)}" + (f" / {body['shortened']}" if "shortened" in body else ""),
+                )
+            )
 
         await measure("list_feed, default (20 items), 0 clicks", "list_feed", {"user": "ann"})
         for k, item in enumerate(ids[300:312]):
-            await client.call_tool("record_feedback", {"user": "ann", "item_id": item,
-                                                       "liked": k % 3 != 0})
+            await client.call_tool("record_feedback", {"user": "ann", "item_id": item, "liked": k % 3 != 0})
         for k, item in enumerate(ids[312:330]):
-            await client.call_tool("add_highlight", {"user": "ann", "item_id": item,
-                                                     "text": "quantum " * 1000})
-            await client.call_tool("add_note", {"user": "ann", "item_id": item,
-                                                "text": "qubits " * 1400})
+            await client.call_tool("add_highlight", {"user": "ann", "item_id": item, "text": "quantum " * 1000})
+            await client.call_tool("add_note", {"user": "ann", "item_id": item, "text": "qubits " * 1400})
         await measure("list_feed, default (20 items), 12 clicks", "list_feed", {"user": "ann"})
-        await measure("list_feed, detail=true, 12 clicks", "list_feed",
-                      {"user": "ann", "detail": True})
-        await measure("list_feed, limit=100, detail=true", "list_feed",
-                      {"user": "ann", "limit": 100, "detail": True})
-        await measure("search_feed, limit=50", "search_feed",
-                      {"user": "ann", "query": "quantum", "limit": 50})
-        await measure("recall, limit=50 (18 items, 10 kB notes each)", "recall",
-                      {"user": "ann", "query": "quantum", "limit": 50})
+        await measure("list_feed, detail=true, 12 clicks", "list_feed", {"user": "ann", "detail": True})
+        await measure("list_feed, limit=100, detail=true", "list_feed", {"user": "ann", "limit": 100, "detail": True})
+        await measure("search_feed, limit=50", "search_feed", {"user": "ann", "query": "quantum", "limit": 50})
+        await measure(
+            "recall, limit=50 (18 items, 10 kB notes each)", "recall", {"user": "ann", "query": "quantum", "limit": 50}
+        )
         await measure("corpus_items, limit=500", "corpus_items", {"user": "ann", "limit": 500})
         await measure("digest, default", "digest", {"user": "ann"})
-        await measure("digest, maximums", "digest",
-                      {"user": "ann", "days": 36500, "per_topic": 50, "limit": 200,
-                       "below_bar": True})
+        await measure(
+            "digest, maximums",
+            "digest",
+            {"user": "ann", "days": 36500, "per_topic": 50, "limit": 200, "below_bar": True},
+        )
     return out
 
 

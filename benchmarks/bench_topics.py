@@ -39,8 +39,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import bridge_feeds  # noqa: E402
 
 ASTRONOMER = "galaxy formation, JWST high-redshift galaxies, star formation, reionization"
-GENERALIST = ("JWST and the first galaxies, exoplanets; quantum computing and quantum error "
-              "correction; interpretability of language models; climate science")
+GENERALIST = (
+    "JWST and the first galaxies, exoplanets; quantum computing and quantum error "
+    "correction; interpretability of language models; climate science"
+)
 MIX = sorted((ROOT / "tests" / "fixtures" / "mix").glob("*.xml")) + [
     ROOT / "hermes" / "data" / "samples" / "research-notes-blog.xml",
     ROOT / "hermes" / "data" / "samples" / "physics-conversations-podcast.xml",
@@ -53,8 +55,15 @@ def shifted(text: str, delta: timedelta) -> str:
     """``text`` with every RSS / Atom date moved by ``delta``."""
     from email.utils import format_datetime, parsedate_to_datetime
 
-    text = _RFC822.sub(lambda m: f"<pubDate>{format_datetime(parsedate_to_datetime(m.group(1)) + delta)}</pubDate>", text)
-    return _ISO.sub(lambda m: f"<{m.group(1)}>{(datetime.fromisoformat(m.group(2).replace('Z', '+00:00')) + delta).isoformat()}</{m.group(1)}>", text)
+    text = _RFC822.sub(
+        lambda m: f"<pubDate>{format_datetime(parsedate_to_datetime(m.group(1)) + delta)}</pubDate>", text
+    )
+    return _ISO.sub(
+        lambda m: (
+            f"<{m.group(1)}>{(datetime.fromisoformat(m.group(2).replace('Z', '+00:00')) + delta).isoformat()}</{m.group(1)}>"
+        ),
+        text,
+    )
 
 
 def newest_date(text: str) -> datetime:
@@ -103,14 +112,22 @@ def digest_share(db, persona: str, interests: str) -> dict:
     from hermes.storage.records import item_rows
     from hermes.topics import tag_graph
 
-    ids = [i["id"] for t in result["topics"] for i in t["items"]] + \
-        [i["id"] for i in result["unclustered"]] + [i["id"] for i in below]
+    ids = (
+        [i["id"] for t in result["topics"] for i in t["items"]]
+        + [i["id"] for i in result["unclustered"]]
+        + [i["id"] for i in below]
+    )
     window = group_window(db, tag_graph.get_graph(db), list(item_rows(db, ids).values()))
-    return {"n": n, "clustered": clustered, "share": clustered / max(1, n),
-            "above": result["n_items"], "above_clustered": above_clustered,
-            "topics": [(t["label"], t["n_total"]) for t in result["topics"]],
-            "window": [(t.label, len(t.members)) for t in window.topics],
-            "window_unclustered": len(window.unclustered)}
+    return {
+        "n": n,
+        "clustered": clustered,
+        "share": clustered / max(1, n),
+        "above": result["n_items"],
+        "above_clustered": above_clustered,
+        "topics": [(t["label"], t["n_total"]) for t in result["topics"]],
+        "window": [(t.label, len(t.members)) for t in window.topics],
+        "window_unclustered": len(window.unclustered),
+    }
 
 
 class Timer:
@@ -181,8 +198,7 @@ def main(argv=None) -> int:
     now = datetime.now(UTC)
     listing = tmp / "astro-ph-bridge.xml"
     papers = bridge_feeds.load("astro-ph", args.papers)
-    listing.write_text(bridge_feeds.bridge_rss(papers, "astro-ph search results", now, per_day=60),
-                       encoding="utf-8")
+    listing.write_text(bridge_feeds.bridge_rss(papers, "astro-ph search results", now, per_day=60), encoding="utf-8")
 
     # 1 and 3: the listing, tagger on and off, alternately.
     walls = {True: [], False: []}
@@ -218,8 +234,7 @@ def main(argv=None) -> int:
     mix = digest_share(db, "generalist", GENERALIST)
 
     on, off = statistics.median(walls[True]), statistics.median(walls[False])
-    cpu = (statistics.median(cpus[True]), statistics.median(cpus[False]),
-           statistics.median(inside_cpu))
+    cpu = (statistics.median(cpus[True]), statistics.median(cpus[False]), statistics.median(inside_cpu))
     table = report(arxiv, mix, n_mix, on, off, statistics.median(inside), cpu, args)
     print(table)
     print(f"\n{time.time() - started:.0f} s in all", file=sys.stderr)
@@ -232,46 +247,50 @@ def report(arxiv, mix, n_mix, on, off, inside, cpu, args) -> str:
     def topics(result):
         return "; ".join(f"{label} ({n})" for label, n in result["topics"][:8])
 
-    return "\n".join([
-        "| feed set | items | digest top 30 in topics | target | of them clear the bar: in topics | "
-        "topics above the bar (items) |",
-        "| --- | --- | --- | --- | --- | --- |",
-        f"| arXiv astro-ph, bridge-shaped, no categories | {args.papers} | "
-        f"{arxiv['clustered']}/{arxiv['n']} ({arxiv['share']:.0%}) | ≥ 80 % (was 0 %) | "
-        f"{arxiv['above_clustered']}/{arxiv['above']} | {topics(arxiv)} |",
-        f"| blogs and podcasts (6 feeds) | {n_mix} | {mix['clustered']}/{mix['n']} "
-        f"({mix['share']:.0%}) | ≥ 60 % | {mix['above_clustered']}/{mix['above']} | {topics(mix)} |",
-        "",
-        "The same top 30 grouped as one window, whichever side of the bar (the digest groups "
-        "the items that clear it):",
-        "",
-        "| feed set | topics | in topics | topics (items) |",
-        "| --- | --- | --- | --- |",
-        *(f"| {name} | {len(r['window'])} | {r['n'] - r['window_unclustered']}/{r['n']} | "
-          + "; ".join(f"{label} ({k})" for label, k in r["window"]) + " |"
-          for name, r in (("arXiv astro-ph", arxiv), ("blogs and podcasts", mix))),
-        "",
-        f"Ingest cost per item (median of {args.runs} runs of {args.papers} items each, alternating):",
-        "",
-        "| tagger | ingest per item, wall | inside the tagging functions, wall | tagging's share "
-        "of ingest wall time | ingest per item, CPU (all threads) | tagging, CPU | tagging's "
-        "share of ingest CPU time |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-        f"| enabled | {on * 1000:.1f} ms | {inside * 1000:.2f} ms | {(on - off) / on:+.1%} (difference of "
-        f"medians); {inside / on:.1%} (measured inside) | {cpu[0] * 1000:.1f} ms | "
-        f"{cpu[2] * 1000:.2f} ms | {(cpu[0] - cpu[1]) / cpu[0]:+.1%} (difference of medians); "
-        f"{cpu[2] / cpu[0]:.1%} (measured inside) |",
-        f"| disabled | {off * 1000:.1f} ms | – | – | {cpu[1] * 1000:.1f} ms | – | – |",
-        "",
-        f"1-min load average when the run ended: {os.getloadavg()[0]:.1f}.",
-    ])
+    return "\n".join(
+        [
+            "| feed set | items | digest top 30 in topics | target | of them clear the bar: in topics | "
+            "topics above the bar (items) |",
+            "| --- | --- | --- | --- | --- | --- |",
+            f"| arXiv astro-ph, bridge-shaped, no categories | {args.papers} | "
+            f"{arxiv['clustered']}/{arxiv['n']} ({arxiv['share']:.0%}) | ≥ 80 % (was 0 %) | "
+            f"{arxiv['above_clustered']}/{arxiv['above']} | {topics(arxiv)} |",
+            f"| blogs and podcasts (6 feeds) | {n_mix} | {mix['clustered']}/{mix['n']} "
+            f"({mix['share']:.0%}) | ≥ 60 % | {mix['above_clustered']}/{mix['above']} | {topics(mix)} |",
+            "",
+            "The same top 30 grouped as one window, whichever side of the bar (the digest groups "
+            "the items that clear it):",
+            "",
+            "| feed set | topics | in topics | topics (items) |",
+            "| --- | --- | --- | --- |",
+            *(
+                f"| {name} | {len(r['window'])} | {r['n'] - r['window_unclustered']}/{r['n']} | "
+                + "; ".join(f"{label} ({k})" for label, k in r["window"])
+                + " |"
+                for name, r in (("arXiv astro-ph", arxiv), ("blogs and podcasts", mix))
+            ),
+            "",
+            f"Ingest cost per item (median of {args.runs} runs of {args.papers} items each, alternating):",
+            "",
+            "| tagger | ingest per item, wall | inside the tagging functions, wall | tagging's share "
+            "of ingest wall time | ingest per item, CPU (all threads) | tagging, CPU | tagging's "
+            "share of ingest CPU time |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+            f"| enabled | {on * 1000:.1f} ms | {inside * 1000:.2f} ms | {(on - off) / on:+.1%} (difference of "
+            f"medians); {inside / on:.1%} (measured inside) | {cpu[0] * 1000:.1f} ms | "
+            f"{cpu[2] * 1000:.2f} ms | {(cpu[0] - cpu[1]) / cpu[0]:+.1%} (difference of medians); "
+            f"{cpu[2] / cpu[0]:.1%} (measured inside) |",
+            f"| disabled | {off * 1000:.1f} ms | – | – | {cpu[1] * 1000:.1f} ms | – | – |",
+            "",
+            f"1-min load average when the run ended: {os.getloadavg()[0]:.1f}.",
+        ]
+    )
 
 
 def write(table: str, argv: list[str]) -> None:
     path = HERE / "results" / "topics.md"
     command = "python benchmarks/bench_topics.py " + " ".join(a for a in argv if a != "--write")
-    path.write_text(f"# Topics without categories\n\nCommand: `{command.strip()}`\n\n{table}\n",
-                    encoding="utf-8")
+    path.write_text(f"# Topics without categories\n\nCommand: `{command.strip()}`\n\n{table}\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -23,14 +23,23 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 FIXTURE = ROOT / "tests" / "fixtures" / "arxiv-api-bridge.xml"
 
-GIVEN = ("Lukas Ana Wei Priya Jonas Sofia Kenji Amara Mateo Elena Tomasz Aisha Pablo Ingrid "
-         "Hiroshi Fatima Daniel Chiara Omar Ling Rafael Nadia Sven Yara Ivan Mei Carlos Leila "
-         "Anders Rosa").split()
-SURNAMES = ("Furtak Zitrin Okafor Nakamura Schneider Rossi Kowalski Haddad Lindqvist Moreau "
-            "Petrova Chen Oliveira Tanaka Murphy Fischer Novak Silva Eriksen Kaur Yilmaz Dubois "
-            "Andersson Costa Weber Suzuki Horvat Mendes Park Bianchi Ivanova Laurent").split()
-COMMENTS = ("12 pages, 8 figures, submitted to ApJ", "Accepted for publication in MNRAS",
-            "20 pages, 5 figures", "Comments welcome", "Published in A&A, 9 pages")
+GIVEN = (
+    "Lukas Ana Wei Priya Jonas Sofia Kenji Amara Mateo Elena Tomasz Aisha Pablo Ingrid "
+    "Hiroshi Fatima Daniel Chiara Omar Ling Rafael Nadia Sven Yara Ivan Mei Carlos Leila "
+    "Anders Rosa"
+).split()
+SURNAMES = (
+    "Furtak Zitrin Okafor Nakamura Schneider Rossi Kowalski Haddad Lindqvist Moreau "
+    "Petrova Chen Oliveira Tanaka Murphy Fischer Novak Silva Eriksen Kaur Yilmaz Dubois "
+    "Andersson Costa Weber Suzuki Horvat Mendes Park Bianchi Ivanova Laurent"
+).split()
+COMMENTS = (
+    "12 pages, 8 figures, submitted to ApJ",
+    "Accepted for publication in MNRAS",
+    "20 pages, 5 figures",
+    "Comments welcome",
+    "Published in A&A, 9 pages",
+)
 
 
 def authors_of(arxiv_id: str) -> list[str]:
@@ -43,8 +52,9 @@ def authors_of(arxiv_id: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def item_xml(paper: dict, when: datetime, *, authors: list[str] | None = None,
-             version: int = 1, labelled: bool = False) -> str:
+def item_xml(
+    paper: dict, when: datetime, *, authors: list[str] | None = None, version: int = 1, labelled: bool = False
+) -> str:
     authors = authors if authors is not None else authors_of(paper["arxiv_id"])
     rng = random.Random(paper["arxiv_id"] + "c")
     ident = f"{paper['arxiv_id']}v{version}"
@@ -54,12 +64,15 @@ def item_xml(paper: dict, when: datetime, *, authors: list[str] | None = None,
         f"<p>{escape(byline)}</p>\n<p>{escape(' '.join(paper['abstract'].split()))}</p>\n"
         f"<p>Published: {stamp}<br/>Updated: {stamp}<br/>"
         f"Comments: {escape(rng.choice(COMMENTS))}<br/>"
-        f'PDF: <a href="https://arxiv.org/pdf/{ident}">https://arxiv.org/pdf/{ident}</a></p>')
-    return (f"    <item>\n      <title>{escape(' '.join(paper['title'].split()))}</title>\n"
-            f"      <link>http://arxiv.org/abs/{ident}</link>\n"
-            f"      <guid isPermaLink=\"false\">http://arxiv.org/abs/{ident}</guid>\n"
-            f"      <description>{escape(description)}</description>\n"
-            f"      <pubDate>{when.strftime('%a, %d %b %Y %H:%M:%S')} +0000</pubDate>\n    </item>\n")
+        f'PDF: <a href="https://arxiv.org/pdf/{ident}">https://arxiv.org/pdf/{ident}</a></p>'
+    )
+    return (
+        f"    <item>\n      <title>{escape(' '.join(paper['title'].split()))}</title>\n"
+        f"      <link>http://arxiv.org/abs/{ident}</link>\n"
+        f'      <guid isPermaLink="false">http://arxiv.org/abs/{ident}</guid>\n'
+        f"      <description>{escape(description)}</description>\n"
+        f"      <pubDate>{when.strftime('%a, %d %b %Y %H:%M:%S')} +0000</pubDate>\n    </item>\n"
+    )
 
 
 def bridge_rss(papers: list[dict], title: str, newest: datetime, *, per_day: int = 60) -> str:
@@ -68,10 +81,13 @@ def bridge_rss(papers: list[dict], title: str, newest: datetime, *, per_day: int
     for k, paper in enumerate(papers):
         when = newest - timedelta(days=k // per_day, minutes=k % per_day)
         items.append(item_xml(paper, when, labelled=k % 5 == 0))
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0">\n  <channel>\n'
-            f"    <title>{escape(title)}</title>\n    <link>http://export.arxiv.org/api/query</link>\n"
-            f"    <description>{escape(title)} (arXiv API, rendered as RSS)</description>\n"
-            + "".join(items) + "  </channel>\n</rss>\n")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0">\n  <channel>\n'
+        f"    <title>{escape(title)}</title>\n    <link>http://export.arxiv.org/api/query</link>\n"
+        f"    <description>{escape(title)} (arXiv API, rendered as RSS)</description>\n"
+        + "".join(items)
+        + "  </channel>\n</rss>\n"
+    )
 
 
 def load(topic: str | None = None, n: int | None = None) -> list[dict]:
@@ -87,11 +103,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.fixture:
         papers = load("astro-ph", 24)
-        body = bridge_rss(papers, "astro-ph.GA search results", datetime(2024, 3, 1, 18, tzinfo=UTC),
-                          per_day=12)
+        body = bridge_rss(papers, "astro-ph.GA search results", datetime(2024, 3, 1, 18, tzinfo=UTC), per_day=12)
         head, rest = body.split("\n", 1)
-        note = ("<!-- Generated by benchmarks/bridge_feeds.py (with its fixture option) from CC0 arXiv metadata "
-                "(arXiv 0704.0001-0704.2000); the author names are invented. -->")
+        note = (
+            "<!-- Generated by benchmarks/bridge_feeds.py (with its fixture option) from CC0 arXiv metadata "
+            "(arXiv 0704.0001-0704.2000); the author names are invented. -->"
+        )
         FIXTURE.write_text(f"{head}\n{note}\n{rest}", encoding="utf-8")
         print(f"wrote {FIXTURE}")
     return 0

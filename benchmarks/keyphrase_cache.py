@@ -27,10 +27,11 @@ def cached_proposals(items: list[dict], model, batch: int = 32) -> dict[int, dic
 
     store = json.loads(CACHE.read_text()) if CACHE.exists() else {}
     key = lambda item: hashlib.sha256(
-        f"{model.name}\0{_settings()}\0{item['title']}\0{item['summary']}".encode()).hexdigest()
+        f"{model.name}\0{_settings()}\0{item['title']}\0{item['summary']}".encode()
+    ).hexdigest()
     missing = [i for i in items if key(i) not in store]
     for start in range(0, len(missing), batch):
-        chunk = missing[start:start + batch]
+        chunk = missing[start : start + batch]
         for item, (_, tags) in zip(chunk, propose_for(model, chunk).items()):
             store[key(item)] = tags
         if start // batch % 10 == 9:

@@ -53,8 +53,7 @@ def main(argv=None) -> int:
     embedder = CachedMiniLM()
     V = embedder.embed([p.text for p in papers]).astype(np.float64)
     mean = V.mean(axis=0)
-    personas = [p for k, p in enumerate(make_personas(papers))
-                if k % 2 == (0 if args.half == "choosing" else 1)]
+    personas = [p for k, p in enumerate(make_personas(papers)) if k % 2 == (0 if args.half == "choosing" else 1)]
     results: dict = {}
     for seed in (0, 1):
         history, heldout = split(len(papers), seed)
@@ -76,15 +75,14 @@ def main(argv=None) -> int:
                 lr = V @ coef
                 beyond = V @ V[library].T - (V @ mean)[:, None]
                 knn = {k: np.sort(beyond, axis=1)[:, -k:].mean(axis=1) for k in (3, 5, 10)}
-                scores = {"lr": lr, "lr+p": z(lr) + 0.5 * z(profile),
-                          "centroid": beyond.mean(axis=1)}
+                scores = {"lr": lr, "lr+p": z(lr) + 0.5 * z(profile), "centroid": beyond.mean(axis=1)}
                 for k, column in knn.items():
                     scores[f"knn{k}"] = column
                     for a in (0.5, 0.8, 1.0):
                         scores[f"lr+knn{k}@{a}+p"] = z((1 - a) * z(lr) + a * z(column)) + 0.5 * z(profile)
                 for m in (16, 32, 64):
                     P = _prototypes(V[library].astype(np.float32), m).astype(np.float64)
-                    near = np.sort(V @ P.T - (V @ mean)[:, None], axis=1)[:, -min(5, len(P)):]
+                    near = np.sort(V @ P.T - (V @ mean)[:, None], axis=1)[:, -min(5, len(P)) :]
                     scores[f"proto{m}+lr+knn5@0.5+p"] = z(0.5 * z(lr) + 0.5 * z(near.mean(axis=1))) + 0.5 * z(profile)
                 held_rel = [rel[i] for i in heldout]
                 for name, score in scores.items():

@@ -26,8 +26,11 @@ LISTINGS = [
     # file stem, channel title, archives the listing covers
     ("arxiv-quantum-physics", "quant-ph updates on arXiv.org", {"quant-ph"}),
     ("arxiv-condensed-matter", "cond-mat updates on arXiv.org", {"cond-mat"}),
-    ("arxiv-computing-and-complex-systems",
-     "cs, stat, nlin, q-bio and q-fin updates on arXiv.org", {"cs", "stat", "nlin", "q-bio", "q-fin"}),
+    (
+        "arxiv-computing-and-complex-systems",
+        "cs, stat, nlin, q-bio and q-fin updates on arXiv.org",
+        {"cs", "stat", "nlin", "q-bio", "q-fin"},
+    ),
 ]
 
 

@@ -58,8 +58,7 @@ def collect(seeds: int, quick: bool) -> dict[str, np.ndarray]:
     embedder = CachedMiniLM()
 
     tmp = serve_from_cache(embedder, "hermes-match-")
-    rows: dict[str, list] = {k: [] for k in ("variant", "persona", "seed", "budget",
-                                             "relevant", *KINDS)}
+    rows: dict[str, list] = {k: [] for k in ("variant", "persona", "seed", "budget", "relevant", *KINDS)}
     started = time.time()
     for variant, tags in (("tags", True), ("notags", False)):
         system = HermesSystem(Path(tmp.name), papers, embedder, tags=tags)
@@ -75,8 +74,9 @@ def collect(seeds: int, quick: bool) -> dict[str, np.ndarray]:
                         for index in shown[: budget - len(rated)]:
                             rated.add(index)
                             session.rate(index, rel[index] > 0)
-                    query = CandidateQuery(since_days=None, exclude_clicked=True,
-                                           item_ids=tuple(system.item_of[i] for i in heldout))
+                    query = CandidateQuery(
+                        since_days=None, exclude_clicked=True, item_ids=tuple(system.item_of[i] for i in heldout)
+                    )
                     ranking = rank(system.db, session.user, query)
                     n = len(ranking.item_ids)
                     evidence = {k: np.full(n, np.nan) for k in KINDS}
@@ -88,12 +88,10 @@ def collect(seeds: int, quick: bool) -> dict[str, np.ndarray]:
                     rows["persona"].append(np.full(n, p_index))
                     rows["seed"].append(np.full(n, seed))
                     rows["budget"].append(np.full(n, budget))
-                    rows["relevant"].append(np.array(
-                        [rel[system.paper_of[int(i)]] > 0 for i in ranking.item_ids]))
+                    rows["relevant"].append(np.array([rel[system.paper_of[int(i)]] > 0 for i in ranking.item_ids]))
                     for kind in KINDS:
                         rows[kind].append(evidence[kind])
-            print(f"{variant} seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr,
-                  flush=True)
+            print(f"{variant} seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
     embedder.save()
     data = {k: np.concatenate(v) for k, v in rows.items()}
     DUMP.parent.mkdir(parents=True, exist_ok=True)
@@ -116,8 +114,7 @@ def choose(data: dict, fit: np.ndarray) -> dict[str, tuple[float, float, float]]
     for level, target in ((2, GOOD_PRECISION), (3, STRONG_PRECISION)):
         chosen: dict[str, float] = {}
         for kind in KINDS:
-            cut = next((t for t in GRID if _meets(data, fit, {**chosen, kind: t}, target)),
-                       float("inf"))
+            cut = next((t for t in GRID if _meets(data, fit, {**chosen, kind: t}, target)), float("inf"))
             chosen[kind] = cut
             cuts[kind][level - 1] = cut
     for kind in KINDS:
@@ -146,6 +143,7 @@ def _meets(data: dict, fit: np.ndarray, cuts: dict[str, float], target: float) -
 
 # --- judging and reporting ------------------------------------------------------------------
 
+
 def levels(data: dict, limits: dict, where: np.ndarray) -> np.ndarray:
     out = np.zeros(int(where.sum()), dtype=np.int8)
     for kind, cuts in limits.items():
@@ -155,11 +153,13 @@ def levels(data: dict, limits: dict, where: np.ndarray) -> np.ndarray:
 
 
 def report(data: dict, limits: dict, where: np.ndarray, title: str) -> str:
-    lines = [f"\n\n{title}\n",
-             "| variant | clicks | strong: share of items / precision | strong+good: share / "
-             "precision | relevant items called none | relevant items at good or better | "
-             "irrelevant items at good or better |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"\n\n{title}\n",
+        "| variant | clicks | strong: share of items / precision | strong+good: share / "
+        "precision | relevant items called none | relevant items at good or better | "
+        "irrelevant items at good or better |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for variant, label in ((True, "arXiv categories as tags"), (False, "no tags")):
         for budget in BUDGETS:
             sel = where & (data["variant"] == variant) & (data["budget"] == budget)
@@ -171,7 +171,8 @@ def report(data: dict, limits: dict, where: np.ndarray, title: str) -> str:
             lines.append(
                 f"| {label} | {budget} | {strong.mean():.1%} / {_prec(rel, strong)} | "
                 f"{good.mean():.1%} / {_prec(rel, good)} | {(lv[rel] == 0).mean():.1%} | "
-                f"{good[rel].mean():.1%} | {good[~rel].mean():.1%} |")
+                f"{good[rel].mean():.1%} | {good[~rel].mean():.1%} |"
+            )
     return "\n".join(lines)
 
 
@@ -189,10 +190,12 @@ def describe(limits: dict) -> str:
 def write_results(text: str, n: int) -> None:
     path = HERE / "results" / "match.md"
     start, end = "<!-- match:start -->", "<!-- match:end -->"
-    block = (f"{start}\nCommand: `python benchmarks/match_calibration.py` (collects {n:,} "
-             "judgements with the real model through `hermes.ranking.rank`, about 2 minutes with "
-             "the embedding cache warm; `--reuse` reports from the last collection, `--chosen` "
-             f"reports the thresholds shipped in hermes instead of fitting new ones)\n\n{text}\n{end}")
+    block = (
+        f"{start}\nCommand: `python benchmarks/match_calibration.py` (collects {n:,} "
+        "judgements with the real model through `hermes.ranking.rank`, about 2 minutes with "
+        "the embedding cache warm; `--reuse` reports from the last collection, `--chosen` "
+        f"reports the thresholds shipped in hermes instead of fitting new ones)\n\n{text}\n{end}"
+    )
     old = path.read_text() if path.exists() else f"# Match calibration\n\n{start}\n{end}\n"
     head, rest = old.split(start, 1)
     path.write_text(head + block + rest.split(end, 1)[1])
@@ -203,8 +206,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="9 single-topic + 9 pair personas")
     ap.add_argument("--reuse", action="store_true", help="report from the last collection")
-    ap.add_argument("--chosen", action="store_true",
-                    help="report the thresholds shipped in hermes (no fitting)")
+    ap.add_argument("--chosen", action="store_true", help="report the thresholds shipped in hermes (no fitting)")
     ap.add_argument("--write", action="store_true", help="update benchmarks/results/match.md")
     args = ap.parse_args(argv)
     started = time.time()
@@ -217,11 +219,13 @@ def main(argv=None) -> int:
     else:
         limits, how = choose(data, fit), "chosen on the even-numbered personas"
     n_personas = len(np.unique(data["persona"]))
-    text = (f"Thresholds ({how}; strong: ≥ {STRONG_PRECISION:.0%} of items relevant, good: "
-            f"≥ {GOOD_PRECISION:.0%}, weak: {WEAK_MISS:.0%} of relevant items below it)\n\n"
-            + describe(limits)
-            + report(data, limits, ~fit, "On the odd-numbered personas (not used to choose):")
-            + report(data, limits, np.ones_like(fit), f"On all {n_personas} personas:"))
+    text = (
+        f"Thresholds ({how}; strong: ≥ {STRONG_PRECISION:.0%} of items relevant, good: "
+        f"≥ {GOOD_PRECISION:.0%}, weak: {WEAK_MISS:.0%} of relevant items below it)\n\n"
+        + describe(limits)
+        + report(data, limits, ~fit, "On the odd-numbered personas (not used to choose):")
+        + report(data, limits, np.ones_like(fit), f"On all {n_personas} personas:")
+    )
     print(text)
     print(f"\n{len(data['relevant'])} judged items, {time.time() - started:.0f} s", file=sys.stderr)
     if args.write:

@@ -63,15 +63,21 @@ class HermesSystem:
         from hermes.storage.db import get_db
 
         self.db = get_db(directory / f"quality-{tags}.db")
-        self.db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)",
-                        ["https://arxiv.org/rss/all", "arXiv"])
+        self.db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)", ["https://arxiv.org/rss/all", "arXiv"])
         feed_id = self.db.execute("SELECT id FROM feeds").fetchone()[0]
-        rows = [{
-            "guid": f"arxiv:{p.arxiv_id}", "arxiv_id": p.arxiv_id, "title": p.title,
-            "summary": p.abstract, "url": f"https://arxiv.org/abs/{p.arxiv_id}",
-            "published": "2007-04-02T00:00:00+00:00", "content_type": "paper",
-            "tags": list(p.categories) if tags in ("categories", "both") else [],
-        } for p in papers]
+        rows = [
+            {
+                "guid": f"arxiv:{p.arxiv_id}",
+                "arxiv_id": p.arxiv_id,
+                "title": p.title,
+                "summary": p.abstract,
+                "url": f"https://arxiv.org/abs/{p.arxiv_id}",
+                "published": "2007-04-02T00:00:00+00:00",
+                "content_type": "paper",
+                "tags": list(p.categories) if tags in ("categories", "both") else [],
+            }
+            for p in papers
+        ]
         ids = insert_items(self.db, feed_id, rows)
         embed_pending(self.db, embedder, tag=False)
         if tags in ("keyphrases", "both"):
@@ -94,8 +100,7 @@ class HermesSession:
         from hermes.contract import CandidateQuery
         from hermes.ranking.rank import rank
 
-        query = CandidateQuery(since_days=None, exclude_clicked=True,
-                               item_ids=tuple(self.s.item_of[i] for i in pool))
+        query = CandidateQuery(since_days=None, exclude_clicked=True, item_ids=tuple(self.s.item_of[i] for i in pool))
         ranking = rank(self.s.db, self.user, query, limit=k)
         return [self.s.paper_of[int(i)] for i in ranking.item_ids]
 
@@ -161,11 +166,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="9 single-topic + 9 pair personas")
-    ap.add_argument("--systems",
-                    default="hermes-tags,hermes-both,hermes-notags,hermes-keyphrases,"
-                    + ",".join(ANCHORS))
-    ap.add_argument("--fine", choices=("tuning", "reporting", "all"),
-                    help="fine-grained multi-style personas (benchmarks/quality_fine.py)")
+    ap.add_argument("--systems", default="hermes-tags,hermes-both,hermes-notags,hermes-keyphrases," + ",".join(ANCHORS))
+    ap.add_argument(
+        "--fine",
+        choices=("tuning", "reporting", "all"),
+        help="fine-grained multi-style personas (benchmarks/quality_fine.py)",
+    )
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE")
     ap.add_argument("--write", action="store_true", help="update benchmarks/results/ranking.md")
     args = ap.parse_args(argv)
@@ -183,21 +189,21 @@ def main(argv=None) -> int:
     vectors = embedder.embed([p.text for p in papers])
     embedder.save()  # now: a run that fails later keeps the vectors
 
-
     tmp = serve_from_cache(embedder, "hermes-quality-")
     names = args.systems.split(",")
     systems = {}
     for name in names:
         if name.startswith("hermes-"):
-            kind = {"hermes-tags": "categories", "hermes-keyphrases": "keyphrases",
-                    "hermes-both": "both"}.get(name, "none")
+            kind = {"hermes-tags": "categories", "hermes-keyphrases": "keyphrases", "hermes-both": "both"}.get(
+                name, "none"
+            )
             systems[name] = HermesSystem(Path(tmp.name), papers, embedder, tags=kind)
         else:
-            corpus = systems.get("_corpus") or Corpus([p.text for p in papers], vectors,
-                                                      lambda t: embedder.embed([t])[0])
+            corpus = systems.get("_corpus") or Corpus(
+                [p.text for p in papers], vectors, lambda t: embedder.embed([t])[0]
+            )
             systems["_corpus"] = corpus
-            systems[name] = (lambda cls, c: (lambda persona, seed: cls(c, persona, seed)))(
-                ANCHORS[name], corpus)
+            systems[name] = (lambda cls, c: lambda persona, seed: cls(c, persona, seed))(ANCHORS[name], corpus)
     systems.pop("_corpus", None)
 
     scores = {name: defaultdict(list) for name in names}
@@ -206,8 +212,7 @@ def main(argv=None) -> int:
         for persona in personas:
             rel = {p.index: persona.relevance(p) for p in papers}
             for name in names:
-                for budget, value in run_persona(systems[name], persona, seed, history,
-                                                 heldout, rel).items():
+                for budget, value in run_persona(systems[name], persona, seed, history, heldout, rel).items():
                     scores[name][budget].append(value)
         print(f"seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
         if seed + 1 < args.seeds:  # a long run still says something if it is stopped
@@ -219,11 +224,12 @@ def main(argv=None) -> int:
         table += "\n\n" + report_styles(scores, names, personas, args.seeds)
     took = time.time() - started
     print(table)
-    print(f"\n{len(personas)} personas x {args.seeds} seeds, {took:.0f} s; "
-          f"texts embedded by the model this run: {embedder.calls}")
+    print(
+        f"\n{len(personas)} personas x {args.seeds} seeds, {took:.0f} s; "
+        f"texts embedded by the model this run: {embedder.calls}"
+    )
     if args.write:
-        write_results(table, argv if argv is not None else sys.argv[1:], took,
-                      "fine" if args.fine else "quality")
+        write_results(table, argv if argv is not None else sys.argv[1:], took, "fine" if args.fine else "quality")
     return 0
 
 
@@ -243,8 +249,7 @@ LABELS = {
 def report(scores, names, n_personas, n_seeds) -> str:
     lines = []
     for metric, k in (("nDCG@10", 0), ("P@10", 1)):
-        lines.append(f"\n{metric}, mean over {n_personas} personas x {n_seeds} seeds "
-                     "(± standard error)\n")
+        lines.append(f"\n{metric}, mean over {n_personas} personas x {n_seeds} seeds (± standard error)\n")
         lines.append("| method | " + " | ".join(f"{b} clicks" for b in BUDGETS) + " |")
         lines.append("| --- |" + " --- |" * len(BUDGETS))
         for name in names:
@@ -256,8 +261,10 @@ def report(scores, names, n_personas, n_seeds) -> str:
     anchors = [n for n in names if not n.startswith("hermes")]
     ours = [n for n in names if n.startswith("hermes")]
     if anchors and ours:
-        lines.append("\nnDCG@10, hermes minus the best anchor at that budget, paired by persona "
-                     "and seed (± standard error of the paired difference)\n")
+        lines.append(
+            "\nnDCG@10, hermes minus the best anchor at that budget, paired by persona "
+            "and seed (± standard error of the paired difference)\n"
+        )
         lines.append("| variant | " + " | ".join(f"{b} clicks" for b in BUDGETS) + " |")
         lines.append("| --- |" + " --- |" * len(BUDGETS))
         for name in ours:
@@ -265,8 +272,7 @@ def report(scores, names, n_personas, n_seeds) -> str:
             for b in BUDGETS:
                 best = max(anchors, key=lambda a: np.mean([v[0] for v in scores[a][b]]))
                 diff = np.array([h[0] - a[0] for h, a in zip(scores[name][b], scores[best][b])])
-                cells.append(f"{diff.mean():+.3f} ± {diff.std(ddof=1) / np.sqrt(len(diff)):.3f} "
-                             f"(vs {best})")
+                cells.append(f"{diff.mean():+.3f} ± {diff.std(ddof=1) / np.sqrt(len(diff)):.3f} (vs {best})")
             lines.append(f"| {LABELS.get(name, name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines).lstrip()
 
@@ -278,10 +284,12 @@ def report_styles(scores, names, personas, n_seeds) -> str:
     style_of = [p.style for _ in range(n_seeds) for p in personas]
     anchors = [n for n in names if not n.startswith("hermes")]
     ours = [n for n in names if n.startswith("hermes")]
-    lines = ["nDCG@10 by interests style, hermes minus the best anchor for that style and "
-             "budget, paired (± standard error)\n",
-             "| variant, style | " + " | ".join(f"{b} clicks" for b in BUDGETS) + " |",
-             "| --- |" + " --- |" * len(BUDGETS)]
+    lines = [
+        "nDCG@10 by interests style, hermes minus the best anchor for that style and "
+        "budget, paired (± standard error)\n",
+        "| variant, style | " + " | ".join(f"{b} clicks" for b in BUDGETS) + " |",
+        "| --- |" + " --- |" * len(BUDGETS),
+    ]
     for name in ours:
         for style in styles:
             mask = np.array([s == style for s in style_of])
@@ -293,8 +301,10 @@ def report_styles(scores, names, personas, n_seeds) -> str:
                     continue
                 best = max(anchors, key=lambda a: vals[a].mean())
                 diff = vals[name] - vals[best]
-                cells.append(f"{vals[name].mean():.3f} ({diff.mean():+.3f} ± "
-                             f"{diff.std(ddof=1) / np.sqrt(len(diff)):.3f} vs {best})")
+                cells.append(
+                    f"{vals[name].mean():.3f} ({diff.mean():+.3f} ± "
+                    f"{diff.std(ddof=1) / np.sqrt(len(diff)):.3f} vs {best})"
+                )
             lines.append(f"| {LABELS.get(name, name)}, {style} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -303,9 +313,11 @@ def write_results(table: str, argv: list[str], took: float, block_name: str = "q
     path = HERE / "results" / "ranking.md"
     start, end = f"<!-- {block_name}:start -->", f"<!-- {block_name}:end -->"
     command = "python benchmarks/quality.py " + " ".join(a for a in argv if a != "--write")
-    block = (f"{start}\nCommand: `{command.strip()}` ({took / 60:.0f} min on 2 shared cores with the "
-             "embedding cache warm; a first run also embeds the corpus, ~5 min)\n\n"
-             f"{table}\n{end}")
+    block = (
+        f"{start}\nCommand: `{command.strip()}` ({took / 60:.0f} min on 2 shared cores with the "
+        "embedding cache warm; a first run also embeds the corpus, ~5 min)\n\n"
+        f"{table}\n{end}"
+    )
     text = path.read_text() if path.exists() else "# Ranking\n"
     if start not in text:
         text += f"\n{start}\n{end}\n"

@@ -27,9 +27,18 @@ class Corpus:
     def __init__(self, texts: list[str], vectors: np.ndarray, embed):
         # arxiv-sanity-lite's vectoriser, except min_df (its corpus is much larger).
         self.tfidf = TfidfVectorizer(
-            strip_accents="unicode", lowercase=True, analyzer="word", stop_words="english",
-            token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2),
-            norm="l2", use_idf=True, smooth_idf=True, sublinear_tf=True, max_df=0.1, min_df=2,
+            strip_accents="unicode",
+            lowercase=True,
+            analyzer="word",
+            stop_words="english",
+            token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b",
+            ngram_range=(1, 2),
+            norm="l2",
+            use_idf=True,
+            smooth_idf=True,
+            sublinear_tf=True,
+            max_df=0.1,
+            min_df=2,
         )
         self.X = self.tfidf.fit_transform(texts)
         self.vectors = vectors

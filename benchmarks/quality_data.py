@@ -19,8 +19,7 @@ from pathlib import Path
 
 #: ``../shared/data`` next to the checkout; $HERMES_SHARED_DATA points elsewhere (a git
 #: worktree one level deeper, for instance).
-SHARED_DATA = Path(os.environ.get("HERMES_SHARED_DATA")
-                   or Path(__file__).resolve().parents[2] / "shared" / "data")
+SHARED_DATA = Path(os.environ.get("HERMES_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 DATA = SHARED_DATA / "arxiv-2000" / "arxiv_2000_topics.jsonl"
 MIN_TOPIC_ITEMS = 60
 
@@ -122,8 +121,9 @@ def load_papers(path: Path = DATA) -> list[Paper]:
     papers = []
     for k, r in enumerate(rows):
         cross = {archive_topic.get(c.split(".")[0]) for c in r["categories"]} - {None}
-        papers.append(Paper(k, r["arxiv_id"], r["title"], r["abstract"],
-                            tuple(r["categories"]), r["topic"], frozenset(cross)))
+        papers.append(
+            Paper(k, r["arxiv_id"], r["title"], r["abstract"], tuple(r["categories"]), r["topic"], frozenset(cross))
+        )
     return papers
 
 
@@ -148,7 +148,7 @@ def split(n: int, seed: int) -> tuple[list[int], list[int]]:
     import numpy as np
 
     order = np.random.default_rng(seed).permutation(n)
-    return sorted(order[: n // 2].tolist()), sorted(order[n // 2:].tolist())
+    return sorted(order[: n // 2].tolist()), sorted(order[n // 2 :].tolist())
 
 
 def ndcg_at(ranked_rel: list[float], all_rel: list[float], k: int = 10) -> float:

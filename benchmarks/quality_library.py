@@ -86,12 +86,15 @@ def library_of(persona, seed: int, size: int, history, rel) -> list[int]:
 
 def bibtex(papers, indices) -> str:
     """The library as a reference manager exports it: title, abstract, arXiv id."""
+
     def braced(text: str) -> str:
         return text.replace("{", "(").replace("}", ")")
 
     return "\n".join(
         f"@misc{{p{i},\n  title = {{{braced(papers[i].title)}}},\n  abstract = {{{braced(papers[i].abstract)}}},\n"
-        f"  eprint = {{{papers[i].arxiv_id}}},\n  archivePrefix = {{arXiv}},\n}}\n" for i in indices)
+        f"  eprint = {{{papers[i].arxiv_id}}},\n  archivePrefix = {{arXiv}},\n}}\n"
+        for i in indices
+    )
 
 
 def give_library(session, papers, library: list[int]) -> None:
@@ -108,8 +111,7 @@ def give_library(session, papers, library: list[int]) -> None:
             session.rate(index, True)
 
 
-def run_persona(system, persona, seed, history, heldout, rel, papers, library,
-                score_rel=None, click_rel=None):
+def run_persona(system, persona, seed, history, heldout, rel, papers, library, score_rel=None, click_rel=None):
     """nDCG@10 and P@10 on the held-out half at each budget of clicks after ``library``."""
     session = system(persona, seed)
     give_library(session, papers, library)
@@ -130,24 +132,41 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="9 single-topic + 9 pair personas")
-    ap.add_argument("--fine", choices=("tuning", "reporting", "all"),
-                    help="fine-grained personas, one arXiv subject each (benchmarks/quality_fine.py)")
+    ap.add_argument(
+        "--fine",
+        choices=("tuning", "reporting", "all"),
+        help="fine-grained personas, one arXiv subject each (benchmarks/quality_fine.py)",
+    )
     ap.add_argument("--sizes", default="0,20,100", help="library sizes (0 = no library)")
     ap.add_argument("--systems", default="hermes-notags," + ",".join(a for a in ANCHORS if a != "random"))
-    ap.add_argument("--field", metavar="PREFIX",
-                    help="within one field: only the papers whose primary category starts with "
-                         "PREFIX (cond-mat, math, hep), and the fine-grained personas of its "
-                         "subjects (both halves)")
-    ap.add_argument("--drift", action="store_true",
-                    help="a two-topic persona's whole relevant history as the library, then only "
-                         "the first topic wanted")
-    ap.add_argument("--half", choices=("choosing", "reporting"),
-                    help="only the personas constants are chosen on, or only the others")
-    ap.add_argument("--fresh-anchors", action="store_true",
-                    help="run the anchors again instead of reading their kept figures")
-    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
-                    help="a hermes constant (builtins.scorers.AFFINITY_K=5), or the library "
-                         "component's (library_scorer.HANDOVER=20)")
+    ap.add_argument(
+        "--field",
+        metavar="PREFIX",
+        help="within one field: only the papers whose primary category starts with "
+        "PREFIX (cond-mat, math, hep), and the fine-grained personas of its "
+        "subjects (both halves)",
+    )
+    ap.add_argument(
+        "--drift",
+        action="store_true",
+        help="a two-topic persona's whole relevant history as the library, then only the first topic wanted",
+    )
+    ap.add_argument(
+        "--half",
+        choices=("choosing", "reporting"),
+        help="only the personas constants are chosen on, or only the others",
+    )
+    ap.add_argument(
+        "--fresh-anchors", action="store_true", help="run the anchors again instead of reading their kept figures"
+    )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="MODULE.NAME=VALUE",
+        help="a hermes constant (builtins.scorers.AFFINITY_K=5), or the library "
+        "component's (library_scorer.HANDOVER=20)",
+    )
     args = ap.parse_args(argv)
     apply_overrides(args.set, aliases={"library_scorer": "hermes_persona.library_scorer"})
     started = time.time()
@@ -155,15 +174,19 @@ def main(argv=None) -> int:
     papers = load_papers()
     if args.field:
         # one archive, as a researcher's listings are: papers re-indexed from 0
-        papers = [replace(p, index=k) for k, p in
-                  enumerate(p for p in papers if p.categories[0].startswith(args.field))]
+        papers = [
+            replace(p, index=k) for k, p in enumerate(p for p in papers if p.categories[0].startswith(args.field))
+        ]
         personas = [p for p in make_fine_personas("all") if p.subject.startswith(args.field)]
         args.fine = "all"
     else:
         personas = make_fine_personas(args.fine) if args.fine else make_personas(papers)
     if args.half:
-        personas = [p for k, p in enumerate(personas)
-                    if (p.subject in TUNING if args.fine else k % 2 == 0) == (args.half == "choosing")]
+        personas = [
+            p
+            for k, p in enumerate(personas)
+            if (p.subject in TUNING if args.fine else k % 2 == 0) == (args.half == "choosing")
+        ]
     if args.drift:
         personas = [p for p in personas if len(getattr(p, "topics", ())) == 2]
         personas = personas[::4][:9] if args.quick and not args.half else personas
@@ -186,7 +209,7 @@ def main(argv=None) -> int:
             systems[name] = HermesSystem(Path(tmp.name), papers, embedder, tags=kind)
         else:
             corpus = corpus or Corpus([p.text for p in papers], vectors, lambda t: embedder.embed([t])[0])
-            systems[name] = (lambda cls, c: (lambda persona, seed: cls(c, persona, seed)))(ANCHORS[name], corpus)
+            systems[name] = (lambda cls, c: lambda persona, seed: cls(c, persona, seed))(ANCHORS[name], corpus)
 
     # scores[size][system][budget] -> [(ndcg, p@10)], seed-major, persona-minor
     scores = {s: {n: defaultdict(list) for n in names} for s in sizes}
@@ -212,8 +235,7 @@ def main(argv=None) -> int:
                     key = f"{name}|{who.name}|{seed}|{len(papers)}|{zlib.crc32(str(library).encode())}"
                     result = kept.get(key) if name in ANCHORS and not args.fresh_anchors else None
                     if result is None:
-                        result = run_persona(systems[name], who, seed, history, heldout, rel,
-                                             papers, library, **kw)
+                        result = run_persona(systems[name], who, seed, history, heldout, rel, papers, library, **kw)
                         if name in ANCHORS:
                             kept[key] = result
                     result = {int(b): tuple(v) for b, v in result.items()}
@@ -223,8 +245,7 @@ def main(argv=None) -> int:
         if any(name in ANCHORS for name in names):
             ANCHOR_CACHE.parent.mkdir(parents=True, exist_ok=True)
             # merged with what other runs kept meanwhile
-            kept = {**(json.loads(ANCHOR_CACHE.read_text()) if ANCHOR_CACHE.exists() else {}),
-                    **kept}
+            kept = {**(json.loads(ANCHOR_CACHE.read_text()) if ANCHOR_CACHE.exists() else {}), **kept}
             ANCHOR_CACHE.write_text(json.dumps(kept))
     try:  # several runs at once share the cache file: a lost race loses no figures
         embedder.save()
@@ -233,13 +254,21 @@ def main(argv=None) -> int:
 
     for size in sizes:
         n = np.mean(sizes_seen[size])
-        title = (f"drift: the whole relevant history as the library (mean {n:.0f} papers), then "
-                 "only the first topic wanted" if size < 0 else
-                 f"library of {size} papers (mean {n:.0f}: a persona whose history holds fewer "
-                 "relevant papers gets fewer)" if size else "no library")
-        print(f"\n### {title}; {len(personas)} personas"
-              + (f" ({args.half} half)" if args.half else "") + f" x {args.seeds} seeds"
-              + (f"; {' '.join(args.set)}" if args.set else "") + "\n")
+        title = (
+            f"drift: the whole relevant history as the library (mean {n:.0f} papers), then only the first topic wanted"
+            if size < 0
+            else f"library of {size} papers (mean {n:.0f}: a persona whose history holds fewer "
+            "relevant papers gets fewer)"
+            if size
+            else "no library"
+        )
+        print(
+            f"\n### {title}; {len(personas)} personas"
+            + (f" ({args.half} half)" if args.half else "")
+            + f" x {args.seeds} seeds"
+            + (f"; {' '.join(args.set)}" if args.set else "")
+            + "\n"
+        )
         print(report(scores[size], names))
     print(f"\n{time.time() - started:.0f} s; texts embedded by the model this run: {embedder.calls}")
     return 0

@@ -51,15 +51,23 @@ class MixedSystem:
 
         self.db = get_db(directory / "quality-mixed.db")
         self.item_of, self.paper_of = {}, {}
-        for url, with_tags in (("https://arxiv.org/rss/all", True),
-                               ("https://blogs.example.org/feed", False)):
+        for url, with_tags in (("https://arxiv.org/rss/all", True), ("https://blogs.example.org/feed", False)):
             self.db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)", [url, url])
             feed_id = self.db.execute("SELECT max(id) FROM feeds").fetchone()[0]
             mine = [p for p in papers if categorised(p) == with_tags]
-            rows = [{"guid": f"arxiv:{p.arxiv_id}", "arxiv_id": p.arxiv_id, "title": p.title,
-                     "summary": p.abstract, "url": f"https://arxiv.org/abs/{p.arxiv_id}",
-                     "published": "2007-04-02T00:00:00+00:00", "content_type": "paper",
-                     "tags": list(p.categories) if with_tags else []} for p in mine]
+            rows = [
+                {
+                    "guid": f"arxiv:{p.arxiv_id}",
+                    "arxiv_id": p.arxiv_id,
+                    "title": p.title,
+                    "summary": p.abstract,
+                    "url": f"https://arxiv.org/abs/{p.arxiv_id}",
+                    "published": "2007-04-02T00:00:00+00:00",
+                    "content_type": "paper",
+                    "tags": list(p.categories) if with_tags else [],
+                }
+                for p in mine
+            ]
             ids = insert_items(self.db, feed_id, rows)
             self.item_of.update({p.index: i for p, i in zip(mine, ids)})
             self.paper_of.update({i: p.index for p, i in zip(mine, ids)})
@@ -104,7 +112,6 @@ def main(argv=None) -> int:
     embedder.embed([p.text for p in papers])
     embedder.save()
 
-
     tmp = serve_from_cache(embedder, "hermes-quality-mixed-")
     system = MixedSystem(Path(tmp.name), papers, embedder)
     results = defaultdict(list)
@@ -115,16 +122,19 @@ def main(argv=None) -> int:
             for budget, value in run(system, persona, seed, history, heldout, rel, papers).items():
                 results[budget].append(value)
         print(f"seed {seed} done ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
-    print(f"{len(personas)} personas x {args.seeds} seeds"
-          + (f"; {' '.join(args.set)}" if args.set else "") + "\n")
-    print("| clicks | nDCG@10 | uncategorised share of the relevant items in the top 10 "
-          "| uncategorised share of all relevant held-out items |")
+    print(f"{len(personas)} personas x {args.seeds} seeds" + (f"; {' '.join(args.set)}" if args.set else "") + "\n")
+    print(
+        "| clicks | nDCG@10 | uncategorised share of the relevant items in the top 10 "
+        "| uncategorised share of all relevant held-out items |"
+    )
     print("| --- | --- | --- | --- |")
     for budget in BUDGETS:
         rows = np.array(results[budget], dtype=float)
         se = rows[:, 0].std(ddof=1) / np.sqrt(len(rows))
-        print(f"| {budget} | {rows[:, 0].mean():.3f} ± {se:.3f} | {np.nanmean(rows[:, 1]):.3f} "
-              f"| {np.nanmean(rows[:, 2]):.3f} |")
+        print(
+            f"| {budget} | {rows[:, 0].mean():.3f} ± {se:.3f} | {np.nanmean(rows[:, 1]):.3f} "
+            f"| {np.nanmean(rows[:, 2]):.3f} |"
+        )
     print(f"\n{time.time() - started:.0f} s")
     return 0
 

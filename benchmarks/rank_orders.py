@@ -12,6 +12,7 @@ items' dates are fixed, so runs hours apart rank different candidate sets):
     PYTHONPATH=/tmp/main .venv/bin/python benchmarks/rank_orders.py /tmp/b.db /tmp/main.json
     python -c "import json; print(json.load(open('/tmp/new.json')) == json.load(open('/tmp/main.json')))"
 """
+
 import json
 import os
 import sys
@@ -25,8 +26,11 @@ from hermes.storage.clicks import record_click
 from hermes.storage.db import get_db
 from hermes.storage.records import require_user
 
-db = get_db(sys.argv[1]); u = require_user(db, "bench"); new = require_user(db, "new")
-rng = np.random.default_rng(7); out = []
+db = get_db(sys.argv[1])
+u = require_user(db, "bench")
+new = require_user(db, "new")
+rng = np.random.default_rng(7)
+out = []
 for step in range(9):
     if step:
         record_click(db, u["id"], int(rng.integers(1, 100_001)), bool(rng.random() < 0.6), "ui")

@@ -32,9 +32,16 @@ def load_papers() -> list[dict]:
 
 def item_of(k: int, paper: dict) -> dict:
     """What a tagger sees of a paper (hermes.ingest.tagging.item_dict's shape), id ``k + 1``."""
-    return {"id": k + 1, "title": " ".join(paper["title"].split()),
-            "summary": " ".join(paper["abstract"].split()), "url": f"http://arxiv.org/abs/{paper['arxiv_id']}",
-            "tags": [], "authors": [], "content_type": "paper", "feed_id": 1}
+    return {
+        "id": k + 1,
+        "title": " ".join(paper["title"].split()),
+        "summary": " ".join(paper["abstract"].split()),
+        "url": f"http://arxiv.org/abs/{paper['arxiv_id']}",
+        "tags": [],
+        "authors": [],
+        "content_type": "paper",
+        "feed_id": 1,
+    }
 
 
 def vectors_and_proposals(papers: list[dict]):
@@ -61,8 +68,10 @@ def build_archive(db, papers: list[dict], vectors, proposals, *, feed: str = "ar
 
     now = datetime.now(UTC)
     with write_transaction(db):
-        db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)",
-                   [f"https://export.arxiv.org/{feed.replace(' ', '-')}", feed])
+        db.execute(
+            "INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)",
+            [f"https://export.arxiv.org/{feed.replace(' ', '-')}", feed],
+        )
         feed_id = db.execute("SELECT id FROM feeds WHERE title = ?", [feed]).fetchone()[0]
         ids = []
         for k, paper in enumerate(papers):
@@ -72,8 +81,18 @@ def build_archive(db, papers: list[dict], vectors, proposals, *, feed: str = "ar
                 "INSERT INTO items (feed_id, guid, url, title, summary, published, tags, "
                 "content_type, embedding, embedding_model, embed_seq) "
                 "VALUES (?, ?, ?, ?, ?, ?, '[]', 'paper', ?, ?, ?)",
-                [feed_id, paper["arxiv_id"], item["url"], item["title"], item["summary"], when,
-                 to_blob(vectors[k]), MiniLMEmbedder.name, k + 1])
+                [
+                    feed_id,
+                    paper["arxiv_id"],
+                    item["url"],
+                    item["title"],
+                    item["summary"],
+                    when,
+                    to_blob(vectors[k]),
+                    MiniLMEmbedder.name,
+                    k + 1,
+                ],
+            )
             ids.append(cur.lastrowid)
         apply_proposals(db, {i: proposals[k] for k, i in enumerate(ids)}, fresh=set(ids))
     return ids
@@ -82,5 +101,4 @@ def build_archive(db, papers: list[dict], vectors, proposals, *, feed: str = "ar
 if __name__ == "__main__":
     papers = load_papers()
     vectors, proposals = vectors_and_proposals(papers)
-    print(f"{len(papers)} papers: vectors {vectors.shape}, "
-          f"{sum(len(p) for p in proposals)} proposals")
+    print(f"{len(papers)} papers: vectors {vectors.shape}, {sum(len(p) for p in proposals)} proposals")

@@ -77,8 +77,12 @@ class Archive:
 
         ids = [self.ids[r] for r in rows]
         row_of = dict(zip(ids, rows))
-        vectors = in_archive({i: self.vectors[row_of[i]] for i in ids}, np.asarray(self.ids),
-                             lambda w: w @ self.vectors.T, lambda idx: self.vectors[idx])
+        vectors = in_archive(
+            {i: self.vectors[row_of[i]] for i in ids},
+            np.asarray(self.ids),
+            lambda w: w @ self.vectors.T,
+            lambda idx: self.vectors[idx],
+        )
         return [WindowItem(i, self.tags[row_of[i]], 1, vectors[i]) for i in ids]
 
 
@@ -115,14 +119,14 @@ def load_archives(papers, vectors, proposals) -> dict[str, Cached]:
         stored = {}
         for name in (*FIELDS, "mix"):
             rows = [k for k, p in enumerate(papers) if name == "mix" or p["topic"] == name]
-            a = Archive(name, [papers[k] for k in rows], vectors[rows],
-                        [proposals[k] for k in rows], tmp)
+            a = Archive(name, [papers[k] for k in rows], vectors[rows], [proposals[k] for k in rows], tmp)
             stored[name] = (rows, a.graph.to_json(), a.tags, a.ids)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(pickle.dumps(stored))
-    return {name: Cached(name, [papers[k] for k in rows], TagGraph.from_json(graph), tags,
-                         vectors[rows], ids)
-            for name, (rows, graph, tags, ids) in stored.items()}
+    return {
+        name: Cached(name, [papers[k] for k in rows], TagGraph.from_json(graph), tags, vectors[rows], ids)
+        for name, (rows, graph, tags, ids) in stored.items()
+    }
 
 
 def windows(archive: Archive, which: str, n: int, seed: int = 0) -> list[list[int]]:
@@ -139,14 +143,19 @@ def score(groups: dict[int, str | None], truth: dict[int, str]) -> dict:
     topics: dict[str, list[str]] = {}
     for i in clustered:
         topics.setdefault(groups[i], []).append(truth[i])
-    purity = (sum(max(map(c.count, set(c))) for c in topics.values()) / len(clustered)
-              if clustered else 0.0)
-    ami = (adjusted_mutual_info_score([truth[i] for i in clustered], [groups[i] for i in clustered])
-           if len(topics) > 1 else 0.0)
-    return {"topics": len(topics), "purity": purity, "ami": ami,
-            "unclustered": 1 - len(clustered) / len(groups),
-            "named": sum(len(c) for label, c in topics.items() if label.partition(":")[2])
-            / len(groups)}
+    purity = sum(max(map(c.count, set(c))) for c in topics.values()) / len(clustered) if clustered else 0.0
+    ami = (
+        adjusted_mutual_info_score([truth[i] for i in clustered], [groups[i] for i in clustered])
+        if len(topics) > 1
+        else 0.0
+    )
+    return {
+        "topics": len(topics),
+        "purity": purity,
+        "ami": ami,
+        "unclustered": 1 - len(clustered) / len(groups),
+        "named": sum(len(c) for label, c in topics.items() if label.partition(":")[2]) / len(groups),
+    }
 
 
 def grouped_now(archive: Archive, rows: list[int]) -> dict[int, str | None]:
@@ -173,8 +182,7 @@ def measure(archive: Archive, which: str, n: int, method, classes) -> dict:
     for rows in windows(archive, which, n):
         truth = {archive.ids[r]: classes(archive.papers[r]) for r in rows}
         runs.append(score(method(archive, rows), truth))
-    return {k: statistics.mean(r[k] for r in runs) for k in runs[0]} | {
-        "min_topics": min(r["topics"] for r in runs)}
+    return {k: statistics.mean(r[k] for r in runs) for k in runs[0]} | {"min_topics": min(r["topics"] for r in runs)}
 
 
 def fine(paper):
@@ -195,19 +203,24 @@ def setting(values: dict) -> None:
 def tune(archives: dict[str, Archive], n: int) -> None:
     """Print the grid on half A: each field's purity (against its fine categories), the
     one-field means, and the mix (against its archives)."""
-    print(f"| {' | '.join(GRID)} | math | cond-mat | hep | one field: topics (fewest) | AMI | "
-          "unclustered | mix: topics | purity | AMI | unclustered |")
+    print(
+        f"| {' | '.join(GRID)} | math | cond-mat | hep | one field: topics (fewest) | AMI | "
+        "unclustered | mix: topics | purity | AMI | unclustered |"
+    )
     print("|" + "---|" * (len(GRID) + 10))
     for combo in itertools.product(*GRID.values()):
         setting(dict(zip(GRID, combo)))
         one = [measure(archives[f], "A", n, grouped_now, fine) for f in FIELDS if f != "astro-ph"]
         mix = measure(archives["mix"], "A", n, grouped_now, coarse)
         mean = {k: statistics.mean(r[k] for r in one) for k in one[0]}
-        print(f"| {' | '.join(map(str, combo))} | "
-              + " | ".join(f"{r['purity']:.2f}" for r in one)
-              + f" | {mean['topics']:.1f} ({min(r['min_topics'] for r in one)}) | "
-              f"{mean['ami']:.2f} | {mean['unclustered']:.0%} | {mix['topics']:.1f} | "
-              f"{mix['purity']:.2f} | {mix['ami']:.2f} | {mix['unclustered']:.0%} |", flush=True)
+        print(
+            f"| {' | '.join(map(str, combo))} | "
+            + " | ".join(f"{r['purity']:.2f}" for r in one)
+            + f" | {mean['topics']:.1f} ({min(r['min_topics'] for r in one)}) | "
+            f"{mean['ami']:.2f} | {mean['unclustered']:.0%} | {mix['topics']:.1f} | "
+            f"{mix['purity']:.2f} | {mix['ami']:.2f} | {mix['unclustered']:.0%} |",
+            flush=True,
+        )
 
 
 def report(archives: dict[str, Archive], n: int, which: str = "B") -> str:
@@ -219,8 +232,9 @@ def report(archives: dict[str, Archive], n: int, which: str = "B") -> str:
         "unclustered | in named topics |",
         "|---|---|---|---|---|---|---|",
     ]
-    cases = [(f, f"{f} ({'fine categories' if f != 'astro-ph' else 'no sub-categories: not scored'})",
-              fine) for f in FIELDS]
+    cases = [
+        (f, f"{f} ({'fine categories' if f != 'astro-ph' else 'no sub-categories: not scored'})", fine) for f in FIELDS
+    ]
     cases += [("mix", "mix of 2,000 (archives)", coarse), ("mix", "mix of 2,000 (fine categories)", fine)]
     for name, title, classes in cases:
         for method, fn in (("before", grouped_before), ("now", grouped_now)):
@@ -229,9 +243,10 @@ def report(archives: dict[str, Archive], n: int, which: str = "B") -> str:
             lines.append(
                 f"| {title} | {method} | {m['topics']:.1f} ({m['min_topics']}) | "
                 f"{m['purity']:.2f} | {m['ami']:.2f} | {m['unclustered']:.0%} | {m['named']:.0%} |"
-                if scored else
-                f"| {title} | {method} | {m['topics']:.1f} ({m['min_topics']}) | – | – | "
-                f"{m['unclustered']:.0%} | {m['named']:.0%} |")
+                if scored
+                else f"| {title} | {method} | {m['topics']:.1f} ({m['min_topics']}) | – | – | "
+                f"{m['unclustered']:.0%} | {m['named']:.0%} |"
+            )
     return "\n".join(lines)
 
 
@@ -246,8 +261,10 @@ def examples(archives: dict[str, Archive]) -> str:
         result = group(archive.graph, archive.window_items(rows))
         parts = []
         for topic in result.topics:
-            cats = ", ".join(f"{c} {n}" for c, n in _counts(
-                fine(by_id[i]) if name != "mix" else coarse(by_id[i]) for i in topic.members))
+            cats = ", ".join(
+                f"{c} {n}"
+                for c, n in _counts(fine(by_id[i]) if name != "mix" else coarse(by_id[i]) for i in topic.members)
+            )
             parts.append(f"“{topic.label}” ({len(topic.members)}: {cats})")
         out.append(f"- **{name}**: " + "; ".join(parts) + f"; unclustered {len(result.unclustered)}")
     return "\n".join(out)
@@ -272,15 +289,21 @@ def main(argv=None) -> int:
     if args.tune:
         tune(archives, args.windows)
         return 0
-    table = (report(archives, args.windows) + "\n" + examples(archives)
-             + "\n\nThe choosing half, the same way:\n\n" + report(archives, args.windows, "A"))
+    table = (
+        report(archives, args.windows)
+        + "\n"
+        + examples(archives)
+        + "\n\nThe choosing half, the same way:\n\n"
+        + report(archives, args.windows, "A")
+    )
     print(table)
     print(f"\n{time.time() - started:.0f} s", file=sys.stderr)
     if args.write:
         command = f"python benchmarks/topics_quality.py --windows {args.windows}"
         path = HERE / "results" / "topics_quality.md"
-        path.write_text(f"# Topics of a window against arXiv's categories\n\nCommand: `{command}`\n\n"
-                        f"{table}\n", encoding="utf-8")
+        path.write_text(
+            f"# Topics of a window against arXiv's categories\n\nCommand: `{command}`\n\n{table}\n", encoding="utf-8"
+        )
     return 0
 
 

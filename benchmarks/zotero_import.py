@@ -23,29 +23,74 @@ os.environ.setdefault("HERMES_EMBEDDER", "hash")
 
 HERE = Path(__file__).parent
 TRANSLATORS = {"ris": "RIS", "bibtex": "BibTeX", "csl-json": "CSL JSON"}
-FEEDS = {"arxiv": ("https://rss.arxiv.org/rss/astro-ph", "astro-ph updates on arXiv.org"),
-         "blog": ("https://blog.example.org/feed.xml", "Starlight Notes"),
-         "podcast": ("https://pod.example.org/rss", "Giant Bombcast")}
+FEEDS = {
+    "arxiv": ("https://rss.arxiv.org/rss/astro-ph", "astro-ph updates on arXiv.org"),
+    "blog": ("https://blog.example.org/feed.xml", "Starlight Notes"),
+    "podcast": ("https://pod.example.org/rss", "Giant Bombcast"),
+}
 #: real-shaped items: what each kind of feed brings, with the names and text issue 32 found
 ITEMS = [
-    ("arxiv", {"guid": "arxiv:2611.40001", "arxiv_id": "2611.40001", "content_type": "paper",
-               "url": "https://arxiv.org/abs/2611.40001",
-               "title": "Quiescent galaxies at z~2 with $\\boldsymbol{x}$ and \u03b2 \u2243 0.3",
-               "summary": "About 30% of galaxies above 10^10 M\u2299 are quiescent.",
-               "authors": ["\u0141ukasz Kowalski", "Martin Luther King Jr.", "Johannes van der Waals",
-                           "Theodore Roosevelt IV"], "tags": ["astro-ph.ga"]}),
-    ("arxiv", {"guid": "arxiv:2611.40002", "arxiv_id": "2611.40002", "content_type": "paper",
-               "url": "https://arxiv.org/abs/2611.40002", "title": "The Gaia mission and the halo",
-               "summary": "We map the halo.", "authors": ["Anthony G. A. Brown"], "tags": ["astro-ph.ga"]}),
-    ("blog", {"guid": "https://blog.example.org/p/1", "url": "https://blog.example.org/p/1",
-              "title": "Die Alterung der Gesellschaft", "content_type": "article",
-              "summary": "Wir untersuchen die Folgen der Alterung für die Rente und den Vertrag.",
-              "authors": ["heise online"], "tags": ["demografie"]}),
-    ("podcast", {"guid": "https://pod.example.org/ep/41", "url": "https://pod.example.org/ep/41",
-                 "title": "Episode 41: Entanglement", "content_type": "podcast", "summary": "An episode.",
-                 "authors": ["Giant Bomb"], "tags": [],
-                 "enclosure": {"url": "https://cdn.example.org/ep41.mp3", "type": "audio/mpeg",
-                               "length": 1000, "duration": 2465}}),
+    (
+        "arxiv",
+        {
+            "guid": "arxiv:2611.40001",
+            "arxiv_id": "2611.40001",
+            "content_type": "paper",
+            "url": "https://arxiv.org/abs/2611.40001",
+            "title": "Quiescent galaxies at z~2 with $\\boldsymbol{x}$ and \u03b2 \u2243 0.3",
+            "summary": "About 30% of galaxies above 10^10 M\u2299 are quiescent.",
+            "authors": [
+                "\u0141ukasz Kowalski",
+                "Martin Luther King Jr.",
+                "Johannes van der Waals",
+                "Theodore Roosevelt IV",
+            ],
+            "tags": ["astro-ph.ga"],
+        },
+    ),
+    (
+        "arxiv",
+        {
+            "guid": "arxiv:2611.40002",
+            "arxiv_id": "2611.40002",
+            "content_type": "paper",
+            "url": "https://arxiv.org/abs/2611.40002",
+            "title": "The Gaia mission and the halo",
+            "summary": "We map the halo.",
+            "authors": ["Anthony G. A. Brown"],
+            "tags": ["astro-ph.ga"],
+        },
+    ),
+    (
+        "blog",
+        {
+            "guid": "https://blog.example.org/p/1",
+            "url": "https://blog.example.org/p/1",
+            "title": "Die Alterung der Gesellschaft",
+            "content_type": "article",
+            "summary": "Wir untersuchen die Folgen der Alterung für die Rente und den Vertrag.",
+            "authors": ["heise online"],
+            "tags": ["demografie"],
+        },
+    ),
+    (
+        "podcast",
+        {
+            "guid": "https://pod.example.org/ep/41",
+            "url": "https://pod.example.org/ep/41",
+            "title": "Episode 41: Entanglement",
+            "content_type": "podcast",
+            "summary": "An episode.",
+            "authors": ["Giant Bomb"],
+            "tags": [],
+            "enclosure": {
+                "url": "https://cdn.example.org/ep41.mp3",
+                "type": "audio/mpeg",
+                "length": 1000,
+                "duration": 2465,
+            },
+        },
+    ),
 ]
 _LATEX_LEFT = re.compile(r"\\[a-zA-Z]+|[{}$]")
 
@@ -80,8 +125,12 @@ def exports(tmp: Path) -> dict[str, str]:
 def imported(zotero: Path, fmt: str, text: str, tmp: Path) -> list[dict]:
     path = tmp / f"export.{fmt}"
     path.write_text(text, encoding="utf-8")
-    done = subprocess.run(["node", str(HERE / "zotero_import.js"), str(zotero), TRANSLATORS[fmt], str(path)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["node", str(HERE / "zotero_import.js"), str(zotero), TRANSLATORS[fmt], str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
@@ -105,11 +154,18 @@ def report(found: dict[str, list[dict]]) -> list[dict]:
     for fmt, items in found.items():
         for (kind, source), item in zip(ITEMS, items):
             tags = [t["tag"] if isinstance(t, dict) else t for t in item.get("tags") or []]
-            rows.append({"format": fmt, "item": source["title"][:32], "type": item["itemType"],
-                         "authors": "; ".join(person(c) for c in item.get("creators") or []),
-                         "tags": ", ".join(tags) or "—", "arXiv id": arxiv_id(item) if source.get("arxiv_id") else "",
-                         "title": item.get("title", ""),
-                         "LaTeX left in title": "yes" if _LATEX_LEFT.search(item.get("title", "")) else "no"})
+            rows.append(
+                {
+                    "format": fmt,
+                    "item": source["title"][:32],
+                    "type": item["itemType"],
+                    "authors": "; ".join(person(c) for c in item.get("creators") or []),
+                    "tags": ", ".join(tags) or "—",
+                    "arXiv id": arxiv_id(item) if source.get("arxiv_id") else "",
+                    "title": item.get("title", ""),
+                    "LaTeX left in title": "yes" if _LATEX_LEFT.search(item.get("title", "")) else "no",
+                }
+            )
     return rows
 
 

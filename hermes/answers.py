@@ -202,5 +202,4 @@ def over(value, budget: int) -> bool:
 
 def left_out_words(n: int, budget: int) -> str:
     """The sentence that says an answer was cut to its budget."""
-    return (f"{n} more {'was' if n == 1 else 'were'} left out to keep this answer under "
-            f"{budget:,} characters")
+    return f"{n} more {'was' if n == 1 else 'were'} left out to keep this answer under {budget:,} characters"

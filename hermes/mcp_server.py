@@ -55,16 +55,19 @@ log = logging.getLogger(__name__)
 #: What the instructions say, said once for every tool rather than in each description: what
 #: a persona argument and an item id are, the dry run of a destructive tool, and that feed
 #: text is third parties' (the output schemas mark each field that carries it).
-INSTRUCTIONS = ("hermes ranks feed items (papers, posts, episodes) for a persona and learns "
-                "from feedback. `user` (`name` in persona tools) is a persona's name; an "
-                "item_id is an id from any list or search answer. Without confirm=true a "
-                "deleting tool only says what it would delete." + UNTRUSTED
-                + " Output schemas mark such fields 'third-party text'.")
+INSTRUCTIONS = (
+    "hermes ranks feed items (papers, posts, episodes) for a persona and learns "
+    "from feedback. `user` (`name` in persona tools) is a persona's name; an "
+    "item_id is an id from any list or search answer. Without confirm=true a "
+    "deleting tool only says what it would delete." + UNTRUSTED + " Output schemas mark such fields 'third-party text'."
+)
 #: Where to start, each said only when its tool is served (``--tools feeds`` serves no
 #: list_users: the agent must not be sent to it).
-START = (("list_users", "list_users names the personas"),
-         ("list_feed", "list_feed is a persona's ranked feed"),
-         ("record_feedback", "record_feedback teaches it"))
+START = (
+    ("list_users", "list_users names the personas"),
+    ("list_feed", "list_feed is a persona's ranked feed"),
+    ("record_feedback", "record_feedback teaches it"),
+)
 ASK_PERSONA = "ask the person which persona (a name) to use"
 
 
@@ -117,11 +120,20 @@ def _served(tool: Tool, database: _Database) -> MCPServerTool:
 def listing(tool: Tool) -> dict:
     """What ``tools/list`` says of ``tool`` (JSON: a listing kept between starts is this,
     :func:`cached_listings`): name, title, description, group, input and output schema, hints."""
-    return {"name": tool.name, "title": tool.title, "description": tool.description,
-            "group": tool.group, "input": listed_input(tool.input_schema()),
-            "output": tool.output_schema(),
-            "hints": {"read_only": tool.read_only, "destructive": tool.destructive,
-                      "idempotent": tool.idempotent, "open_world": tool.open_world}}
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "group": tool.group,
+        "input": listed_input(tool.input_schema()),
+        "output": tool.output_schema(),
+        "hints": {
+            "read_only": tool.read_only,
+            "destructive": tool.destructive,
+            "idempotent": tool.idempotent,
+            "open_world": tool.open_world,
+        },
+    }
 
 
 def _record(listed: dict, resolve, database: _Database) -> MCPServerTool:
@@ -143,14 +155,19 @@ def _record(listed: dict, resolve, database: _Database) -> MCPServerTool:
         # A refusal or failure is a tool execution error in MCP's terms (isError), with the
         # envelope still as structured content; "nothing to show" is a fine call, not one.
         refused = not result.get("ok") and not result.get("nothing_to_show")
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=result, is_error=refused)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=result, is_error=refused
+        )
 
     return MCPServerTool(
-        fn=call, name=listed["name"], title=listed["title"], description=listed["description"],
+        fn=call,
+        name=listed["name"],
+        title=listed["title"],
+        description=listed["description"],
         parameters=listed["input"],
         fn_metadata=FuncMetadata(arg_model=_AnyArguments, output_schema=listed["output"]),
-        is_async=False, annotations=_annotations(**listed["hints"]),
+        is_async=False,
+        annotations=_annotations(**listed["hints"]),
     )
 
 
@@ -171,8 +188,7 @@ def answer_text(result: dict) -> str:
     return pydantic_core.to_json(result, fallback=str).decode()
 
 
-def _annotations(*, read_only: bool, destructive: bool, idempotent: bool,
-                 open_world: bool) -> ToolAnnotations:
+def _annotations(*, read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> ToolAnnotations:
     """A tool's hints, leaving out what the MCP defaults already say (readOnly and idempotent
     default to false) and what the specification calls meaningful only for a tool that
     writes (destructive, idempotent: a read-only tool is both harmless and repeatable)."""
@@ -193,13 +209,15 @@ class HermesServer(MCPServer):
     async def call_tool(self, name, arguments, context=None):
         served = [t.name for t in await self.list_tools()]
         if name not in served:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {str(name)[:100]!r}. The tools are: "
-                                           f"{', '.join(sorted(served))}.")
+            raise MCPError(
+                INVALID_PARAMS, f"Unknown tool: {str(name)[:100]!r}. The tools are: {', '.join(sorted(served))}."
+            )
         return await super().call_tool(name, arguments, context)
 
 
-def build_server(db_path: str | None = None, groups: set[str] | None = None, *,
-                 listed: list[dict] | None = None) -> MCPServer:
+def build_server(
+    db_path: str | None = None, groups: set[str] | None = None, *, listed: list[dict] | None = None
+) -> MCPServer:
     """An MCP server exposing every collected tool (or only those of ``groups``). With
     ``listed`` (:func:`cached_listings`) the tools are served as listed there and each is
     collected when it is first called (:func:`hermes.tools.find_tool`)."""
@@ -212,12 +230,13 @@ def build_server(db_path: str | None = None, groups: set[str] | None = None, *,
         chosen = [entry for entry in listed if groups is None or entry["group"] in groups]
         tools = [_record(entry, _finder(entry["name"]), database) for entry in chosen]
         served = {entry["name"] for entry in chosen}
-    server = HermesServer("hermes", version=__version__,
-                          instructions=instructions(db_path, served), tools=tools)
+    server = HermesServer("hermes", version=__version__, instructions=instructions(db_path, served), tools=tools)
     for prompt in collect_prompts(served):
-        server.add_prompt(SDKPrompt.from_function(_refusing(prompt.render), name=prompt.name,
-                                                  title=prompt.title,
-                                                  description=prompt.description))
+        server.add_prompt(
+            SDKPrompt.from_function(
+                _refusing(prompt.render), name=prompt.name, title=prompt.title, description=prompt.description
+            )
+        )
     return server
 
 
@@ -229,10 +248,10 @@ def _finder(name: str):
         if not found:
             tool = find_tool(name)
             if tool is None:  # the listing said otherwise: the plugins changed under it
-                raise HermesError(f"the tool {name} is no longer provided by any plugin; "
-                                  "restart the server")
+                raise HermesError(f"the tool {name} is no longer provided by any plugin; restart the server")
             found.append(tool)
         return found[0]
+
     return find
 
 
@@ -261,8 +280,9 @@ def listing_key() -> str | None:
         names.append(f"{name}={getattr(plugin, '__name__', type(plugin).__name__)}")
         if origin:
             roots.add(os.path.dirname(os.path.abspath(origin)))
-    digest = hashlib.sha256("\n".join([__version__, pydantic.VERSION, dist_version("mcp"), sys.version,
-                                       *names]).encode())
+    digest = hashlib.sha256(
+        "\n".join([__version__, pydantic.VERSION, dist_version("mcp"), sys.version, *names]).encode()
+    )
     for root in sorted(roots):
         for folder, subfolders, files in os.walk(root):
             subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
@@ -314,12 +334,14 @@ def _refusing(render):
     """``render`` whose refusal of an argument (a :class:`HermesError`) reaches the client as
     the protocol's invalid-params error with hermes's message; the SDK reports any other
     exception as "Internal server error"."""
+
     @functools.wraps(render)
     def refusing(*args, **kwargs):
         try:
             return render(*args, **kwargs)
         except HermesError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
+
     return refusing
 
 
@@ -340,9 +362,9 @@ class BearerTokenMiddleware:
             from starlette.responses import JSONResponse
 
             response = JSONResponse(
-                {"error": "unauthorized",
-                 "message": "send the hermes MCP token as 'Authorization: Bearer <token>'"},
-                status_code=401, headers={"WWW-Authenticate": 'Bearer realm="hermes"'},
+                {"error": "unauthorized", "message": "send the hermes MCP token as 'Authorization: Bearer <token>'"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="hermes"'},
             )
             await response(scope, receive, send)
             return
@@ -384,8 +406,9 @@ def http_app(server: MCPServer, *, host: str = "127.0.0.1", port: int, token: st
             allowed_hosts=[f"{h}:{port}" for h in hosts],
             allowed_origins=[f"http://{h}:{port}" for h in hosts],
         )
-    app = server.streamable_http_app(host=host, transport_security=security,
-                                     session_idle_timeout=SESSION_IDLE, max_sessions=MAX_SESSIONS)
+    app = server.streamable_http_app(
+        host=host, transport_security=security, session_idle_timeout=SESSION_IDLE, max_sessions=MAX_SESSIONS
+    )
     return BearerTokenMiddleware(app, token) if token else app
 
 
@@ -397,6 +420,7 @@ def run_http(server: MCPServer, *, sock, host: str, token: str | None = None) ->
 
 
 # --- stdio -----------------------------------------------------------------------------------
+
 
 def run_stdio(server: MCPServer) -> None:
     """Serve over stdin/stdout until the client closes stdin or the person presses Ctrl-C.
@@ -443,8 +467,7 @@ async def _serve_stdio(lowlevel) -> None:
 
     async with stdio_server() as (read_stream, write_stream):
         answers = Answers(write_stream)
-        await lowlevel.run(AnswerUnreadable(read_stream, answers), answers,
-                           lowlevel.create_initialization_options())
+        await lowlevel.run(AnswerUnreadable(read_stream, answers), answers, lowlevel.create_initialization_options())
 
 
 class Answers:

@@ -24,8 +24,8 @@ MAX_SCAN = 4 * 1024 * 1024
 # A string (with the colon that makes it a key), a bracket, or a colon-less run of anything
 # else: the scan only needs to know where keys are and how deep it is.
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
-_TOKEN = re.compile(_STRING + r'(\s*:)?|[\[\]{}]')
-_VALUE = re.compile(r'\s*(-?\d{1,19}(?![.\deE])|' + _STRING + ')')
+_TOKEN = re.compile(_STRING + r"(\s*:)?|[\[\]{}]")
+_VALUE = re.compile(r"\s*(-?\d{1,19}(?![.\deE])|" + _STRING + ")")
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 
@@ -90,17 +90,21 @@ def _diagnose(error: BaseException) -> tuple[int, str, str | None, list]:
         return PARSE_ERROR, "Parse error: the line could not be read", detail, []
     # Valid JSON that is no message. pydantic keeps no copy of the line, but one of its
     # errors (a required member missing from the object) holds the whole object or batch.
-    top = next((e["input"] for e in errors if len(e.get("loc") or ()) <= 2
-                and isinstance(e.get("input"), (dict, list))), None)
+    top = next(
+        (e["input"] for e in errors if len(e.get("loc") or ()) <= 2 and isinstance(e.get("input"), (dict, list))), None
+    )
     if isinstance(top, list):
         ids = [_plain(m.get("id")) for m in top if isinstance(m, dict)]
-        return (INVALID_REQUEST, "Invalid request: batches are not supported; send each "
-                "JSON-RPC message on a line of its own", None, [i for i in ids if i is not None])
+        return (
+            INVALID_REQUEST,
+            "Invalid request: batches are not supported; send each JSON-RPC message on a line of its own",
+            None,
+            [i for i in ids if i is not None],
+        )
     ids = [_plain(top.get("id"))] if isinstance(top, dict) else []
     ids = [i for i in ids if i is not None]
     if isinstance(top, dict) and top.get("jsonrpc") != "2.0":
-        return (INVALID_REQUEST, 'Invalid request: not JSON-RPC 2.0 (the message needs '
-                '"jsonrpc": "2.0")', detail, ids)
+        return (INVALID_REQUEST, 'Invalid request: not JSON-RPC 2.0 (the message needs "jsonrpc": "2.0")', detail, ids)
     return INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message", detail, ids
 
 
@@ -118,8 +122,9 @@ def _message(request_id, code: int, text: str, detail: str | None):
     from mcp.shared.message import SessionMessage
     from mcp_types import ErrorData, JSONRPCError
 
-    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
-                                       error=ErrorData(code=code, message=text, data=detail or None)))
+    return SessionMessage(
+        JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=text, data=detail or None))
+    )
 
 
 __all__ = ["answers", "readable_ids"]

@@ -27,15 +27,18 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 #: IPv6 prefixes refused outright: they translate to IPv4 (so they can reach the user's LAN
 #: or loopback through a NAT64 / 6to4 gateway) or were never public.
-REFUSED_IPV6 = tuple(ipaddress.IPv6Network(n) for n in (
-    "::/96",            # IPv4-compatible (deprecated, RFC 4291), also :: and ::1
-    "::ffff:0:0:0/96",  # SIIT IPv4-translated (RFC 2765)
-    "64:ff9b::/96",     # NAT64 well-known prefix (RFC 6052)
-    "64:ff9b:1::/48",   # NAT64 local-use prefix (RFC 8215)
-    "2002::/16",        # 6to4 (deprecated, RFC 7526)
-    "2001::/32",        # Teredo
-    "fec0::/10",        # site-local (deprecated, RFC 3879)
-))
+REFUSED_IPV6 = tuple(
+    ipaddress.IPv6Network(n)
+    for n in (
+        "::/96",  # IPv4-compatible (deprecated, RFC 4291), also :: and ::1
+        "::ffff:0:0:0/96",  # SIIT IPv4-translated (RFC 2765)
+        "64:ff9b::/96",  # NAT64 well-known prefix (RFC 6052)
+        "64:ff9b:1::/48",  # NAT64 local-use prefix (RFC 8215)
+        "2002::/16",  # 6to4 (deprecated, RFC 7526)
+        "2001::/32",  # Teredo
+        "fec0::/10",  # site-local (deprecated, RFC 3879)
+    )
+)
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -85,11 +88,13 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise HermesError(f"port {port} on {host} is already in use (another hermes "
-                              f"server?); choose another with --port") from None
+            raise HermesError(
+                f"port {port} on {host} is already in use (another hermes server?); choose another with --port"
+            ) from None
         if exc.errno == errno.EACCES:
-            raise HermesError(f"not allowed to listen on port {port} (ports below 1024 need "
-                              "privileges); choose another with --port") from None
+            raise HermesError(
+                f"not allowed to listen on port {port} (ports below 1024 need privileges); choose another with --port"
+            ) from None
         raise HermesError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
     return sock

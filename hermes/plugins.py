@@ -101,8 +101,7 @@ def _build_quietly() -> PluginManager:
         unknown = sorted(set(allowed) - seen)
         if unknown:
             raise NotFound(
-                f"unknown plugin(s) in the allow-list: {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(seen))}"
+                f"unknown plugin(s) in the allow-list: {', '.join(unknown)}; known: {', '.join(sorted(seen))}"
             )
     for failure in pm.failed:
         sys.stderr.write(f"hermes: warning: {failure_line(failure, pm)}\n")
@@ -119,12 +118,15 @@ def _load(pm: PluginManager, ep) -> None:
         pm.register(ep.load(), name=ep.name)
     except Exception as exc:  # noqa: BLE001 - any error in a third-party import is its own
         dist = getattr(ep, "dist", None)
-        pm.failed.append({
-            "name": ep.name, "module": ep.module,
-            "distribution": dist.name if dist is not None else None,
-            "version": dist.version if dist is not None else None,
-            "error": error_line(exc),
-        })
+        pm.failed.append(
+            {
+                "name": ep.name,
+                "module": ep.module,
+                "distribution": dist.name if dist is not None else None,
+                "version": dist.version if dist is not None else None,
+                "error": error_line(exc),
+            }
+        )
 
 
 def skip_broken_tools(pm: PluginManager) -> None:
@@ -143,8 +145,9 @@ def skip_broken_tools(pm: PluginManager) -> None:
     is collected here: a command imports the tools module of the tool it calls
     (:func:`hermes.tools.find_tool`), not every plugin's. Any other plugin is checked
     against every tool, the shipped ones' included."""
-    impls = [impl for impl in pm.hook.hermes_register_tools.get_hookimpls()
-             if pm.get_plugin(impl.plugin_name) is not None]
+    impls = [
+        impl for impl in pm.hook.hermes_register_tools.get_hookimpls() if pm.get_plugin(impl.plugin_name) is not None
+    ]
     if all(shipped(pm, impl.plugin_name) for impl in impls):
         return
     taken: dict[str, Tool] = {}
@@ -157,11 +160,15 @@ def skip_broken_tools(pm: PluginManager) -> None:
             pm.unregister(name=impl.plugin_name)
             module = getattr(impl.plugin, "__name__", type(impl.plugin).__module__)
             dist, dist_version = distribution(module)
-            pm.failed.append({
-                "name": impl.plugin_name, "module": module, "distribution": dist,
-                "version": dist_version,
-                "error": str(exc) if isinstance(exc, HermesError) else error_line(exc),
-            })
+            pm.failed.append(
+                {
+                    "name": impl.plugin_name,
+                    "module": module,
+                    "distribution": dist,
+                    "version": dist_version,
+                    "error": str(exc) if isinstance(exc, HermesError) else error_line(exc),
+                }
+            )
 
 
 #: ``(name, module)`` of every plugin hermes ships (:data:`DEFAULT_PLUGINS` as released):
@@ -186,11 +193,12 @@ def plugin_tools(impl, taken: dict[str, Tool]) -> list[Tool]:
     found: list[Tool] = []
     for tool in impl.function() or []:
         if not isinstance(tool, Tool):
-            raise HermesError(f"it registered {tool!r}, not a Tool: define tools with the "
-                              "hermes.tool decorator")
+            raise HermesError(f"it registered {tool!r}, not a Tool: define tools with the hermes.tool decorator")
         if tool.name in taken:
-            raise HermesError(f"its tool {tool.name!r} has the name of a tool of plugin "
-                              f"{taken[tool.name].plugin!r}: give it another name")
+            raise HermesError(
+                f"its tool {tool.name!r} has the name of a tool of plugin "
+                f"{taken[tool.name].plugin!r}: give it another name"
+            )
         marked = _marked(tool, impl.plugin_name)
         _check_limits(marked)
         found.append(marked)
@@ -217,7 +225,8 @@ def _check_limits(tool: Tool) -> None:
         raise HermesError(
             f"tool {tool.name!r} has string parameter(s) {', '.join(unbounded)} without a "
             "max_length; its author declares one (Annotated[str, Field(max_length=...)]) or a "
-            "Literal of the allowed values")
+            "Literal of the allowed values"
+        )
 
 
 @cache
@@ -247,9 +256,13 @@ def error_line(exc: BaseException) -> str:
     on one line (a traceback of pluggy's and importlib's frames names neither)."""
     text = " ".join(f"{type(exc).__name__}: {exc}".split())
     # the innermost frame of the plugin's own code: not importlib's or pluggy's
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not f.filename.startswith("<") and "/pluggy/" not in
-              f.filename.replace(os.sep, "/") and "/importlib/" not in f.filename.replace(os.sep, "/")]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<")
+        and "/pluggy/" not in f.filename.replace(os.sep, "/")
+        and "/importlib/" not in f.filename.replace(os.sep, "/")
+    ]
     if frames:
         path = frames[-1].filename.replace(os.sep, "/").split("/")
         text += f" ({'/'.join(path[-2:])}:{frames[-1].lineno})"
@@ -258,13 +271,13 @@ def error_line(exc: BaseException) -> str:
 
 def failure_line(failure: dict, pm: pluggy.PluginManager) -> str:
     """What went wrong with a plugin that failed to load, and the two ways out."""
-    origin = (f"{failure['distribution']} {failure['version']}" if failure["distribution"]
-              else failure["module"])
+    origin = f"{failure['distribution']} {failure['version']}" if failure["distribution"] else failure["module"]
     others = allow_list(name for name, _ in pm.list_name_plugin())
-    uninstall = (f"uninstall it (pip uninstall {failure['distribution']})"
-                 if failure["distribution"] else "uninstall it")
-    return (f"plugin {failure['name']!r} ({origin}) failed to load and is skipped: "
-            f"{failure['error']}; {uninstall} or leave it out with HERMES_PLUGINS={others}")
+    uninstall = f"uninstall it (pip uninstall {failure['distribution']})" if failure["distribution"] else "uninstall it"
+    return (
+        f"plugin {failure['name']!r} ({origin}) failed to load and is skipped: "
+        f"{failure['error']}; {uninstall} or leave it out with HERMES_PLUGINS={others}"
+    )
 
 
 def allow_list(names) -> str:
@@ -272,8 +285,7 @@ def allow_list(names) -> str:
     embedder, candidates, scorers: without them no feed can be ranked), built-ins first in
     their order, so a suggested allow-list works when pasted."""
     names = list(names)
-    core = [name for name, module in DEFAULT_PLUGINS.items()
-            if name in names or module.startswith("hermes.builtins.")]
+    core = [name for name, module in DEFAULT_PLUGINS.items() if name in names or module.startswith("hermes.builtins.")]
     return ",".join(dict.fromkeys(core + names))
 
 
@@ -294,8 +306,9 @@ def check(pm: pluggy.PluginManager) -> None:
 
         known = ", ".join(sorted(h for h in dir(hookspecs) if h.startswith("hermes_")))
         name = pm.get_name(exc.plugin) or repr(exc.plugin)
-        raise HermesError(f"plugin {name!r} implements a hook that does not exist ({exc}); the "
-                          f"hooks are: {known}") from None
+        raise HermesError(
+            f"plugin {name!r} implements a hook that does not exist ({exc}); the hooks are: {known}"
+        ) from None
 
 
 def trace(pm: pluggy.PluginManager) -> None:
@@ -439,16 +452,24 @@ def describe_plugins() -> list[dict]:
             tools = [t.name for t in plugin.hermes_register_tools() or []]
         module = getattr(plugin, "__name__", type(plugin).__module__)
         dist, dist_version = distribution(module)
-        out.append({"name": name, "module": module, "distribution": dist,
-                    "version": dist_version, "hooks": hooks, "tools": tools, "error": None})
+        out.append(
+            {
+                "name": name,
+                "module": module,
+                "distribution": dist,
+                "version": dist_version,
+                "hooks": hooks,
+                "tools": tools,
+                "error": None,
+            }
+        )
     failed = [{**f, "hooks": [], "tools": []} for f in load_failures()]
     return sorted(out + failed, key=lambda p: p["name"])
 
 
 # --- a plugin failing while a hook runs ----------------------------------------------------
 
-_notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "hermes_plugin_warnings", default=None)
+_notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("hermes_plugin_warnings", default=None)
 
 
 def warn(message: str, *, said: str | None = None) -> None:
@@ -474,8 +495,7 @@ def collecting() -> Iterator[list[str]]:
         _notes.reset(token)
 
 
-def call_each(hook: str, *, failed: set[str] | None = None,
-              **kwargs) -> Iterator[tuple[str, Any]]:
+def call_each(hook: str, *, failed: set[str] | None = None, **kwargs) -> Iterator[tuple[str, Any]]:
     """Call hook ``hook``'s implementations one at a time, in pluggy's order, yielding
     ``(plugin name, answer)``. Plugins named in ``failed`` are not called; one that raises
     is added to it.
@@ -489,8 +509,7 @@ def call_each(hook: str, *, failed: set[str] | None = None,
     impls = getattr(pm.hook, hook).get_hookimpls()
     # pluggy calls the last registered first; a plugin may implement a hook more than once
     # (``specname``), so it is called with all its own implementations
-    names = dict.fromkeys(i.plugin_name for i in reversed(impls)
-                          if not (i.hookwrapper or i.wrapper))
+    names = dict.fromkeys(i.plugin_name for i in reversed(impls) if not (i.hookwrapper or i.wrapper))
     for name in names:
         if failed is not None and name in failed:
             continue
@@ -501,9 +520,11 @@ def call_each(hook: str, *, failed: set[str] | None = None,
             raise
         except Exception as exc:  # a plugin's bug, reported by name
             log.debug("plugin %s failed in %s", name, hook, exc_info=True)
-            warn(f"plugin {name!r} failed in {hook} and was left out: {error_line(exc)}",
-                 said=f"plugin {name!r} failed in {hook} and was left out ({type(exc).__name__}; "
-                      "the details are in the server's log)")
+            warn(
+                f"plugin {name!r} failed in {hook} and was left out: {error_line(exc)}",
+                said=f"plugin {name!r} failed in {hook} and was left out ({type(exc).__name__}; "
+                "the details are in the server's log)",
+            )
             if failed is not None:
                 failed.add(name)
             continue

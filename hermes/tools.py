@@ -47,6 +47,7 @@ MAX_BATCH = 50
 def _whole_numbers(value):
     """3.0 as 3, in a list too: some clients send every number as a float (the leniency
     :mod:`hermes.arguments` gives a plain integer parameter)."""
+
     def whole(v):
         return int(v) if isinstance(v, float) and v.is_integer() else v
 
@@ -54,9 +55,12 @@ def _whole_numbers(value):
 
 
 #: An item, or a list of up to MAX_BATCH treated alike (record_feedback, mark_read).
-ItemIds = Annotated[ItemId | Annotated[list[ItemId], Field(min_length=1, max_length=MAX_BATCH)],
-                    BeforeValidator(_whole_numbers),
-                    Field(description=f"An id, or a list of up to {MAX_BATCH} treated alike.")]
+ItemIds = Annotated[
+    ItemId | Annotated[list[ItemId], Field(min_length=1, max_length=MAX_BATCH)],
+    BeforeValidator(_whole_numbers),
+    Field(description=f"An id, or a list of up to {MAX_BATCH} treated alike."),
+]
+
 
 def caller() -> str:
     """The signal source of the tool call in progress: ``agent`` over MCP, ``ui`` for a person
@@ -107,8 +111,7 @@ def collect_prompts(served: set[str] | frozenset[str]) -> list[Prompt]:
             if not all(isinstance(p, Prompt) for p in offered):
                 raise TypeError("hermes_register_prompts returned something not a hermes.Prompt")
         except Exception as exc:  # noqa: BLE001 - one plugin's prompts are lost, not the server
-            log.warning("plugin %s: its prompts are left out: %s: %s", impl.plugin_name,
-                        type(exc).__name__, exc)
+            log.warning("plugin %s: its prompts are left out: %s: %s", impl.plugin_name, type(exc).__name__, exc)
             continue
         prompts.update((p.name, p) for p in offered if set(p.uses) <= set(served))
     return [prompts[name] for name in sorted(prompts)]
@@ -127,8 +130,7 @@ def call_tool(db, tool: Tool, arguments: dict, *, face: str | None = None) -> di
     return call_tool_status(db, tool, arguments, face=face)[1]
 
 
-def call_tool_status(db, tool: Tool, arguments: dict, *,
-                     face: str | None = None) -> tuple[int, dict]:
+def call_tool_status(db, tool: Tool, arguments: dict, *, face: str | None = None) -> tuple[int, dict]:
     """:func:`call_tool`, with the HTTP status its answer maps to, for a route: 200 for what
     the tool returned (an ``ok: false`` of its own too), 404 when a name or id named nothing
     (:class:`~hermes.errors.NotFound`), 400 for another refused call, 500 when the server
@@ -138,8 +140,7 @@ def call_tool_status(db, tool: Tool, arguments: dict, *,
             status, result = 200, tool.invoke(db, arguments)
         except (HermesError, OverflowError) as exc:
             result = tool.refusal(exc)
-            status = (404 if isinstance(exc, NotFound) else
-                      500 if result.get("server_error") else 400)
+            status = 404 if isinstance(exc, NotFound) else 500 if result.get("server_error") else 400
         except Exception as exc:  # the server must survive any tool bug
             log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin or "?")
             # The exception's text stays in the log: it can hold paths, addresses or secrets
@@ -147,7 +148,9 @@ def call_tool_status(db, tool: Tool, arguments: dict, *,
             result = server_failure(
                 f"{tool.name} failed unexpectedly ({type(exc).__name__} in plugin "
                 f"{tool.plugin or '?'!r}); the details are in the server's log, not in this "
-                "answer. It is a bug to report, not a mistake in the call", **tool.empty)
+                "answer. It is a bug to report, not a mistake in the call",
+                **tool.empty,
+            )
             status = 500
     return status, _with_warnings(result, warnings)
 

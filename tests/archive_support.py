@@ -13,8 +13,12 @@ def random_archive(add_items, words: tuple[str, ...], *, n: int, seed: int, leng
     items = []
     for i in range(n):
         drawn = rng.choice(words, size=length)
-        items.append({"title": f"{' '.join(drawn[:3])} {i}", "summary": " ".join(drawn),
-                      "tags": [f"t{t}" for t in rng.choice(12, size=int(rng.integers(1, 4)),
-                                                           replace=False)],
-                      "content_type": ("paper", "article", "podcast")[i % 3]})
+        items.append(
+            {
+                "title": f"{' '.join(drawn[:3])} {i}",
+                "summary": " ".join(drawn),
+                "tags": [f"t{t}" for t in rng.choice(12, size=int(rng.integers(1, 4)), replace=False)],
+                "content_type": ("paper", "article", "podcast")[i % 3],
+            }
+        )
     return add_items(items)

@@ -82,25 +82,26 @@ def add_items(db):
 
     counter = {"n": 0}
 
-    def factory(items, feed_url="https://example.org/test.xml", feed_title="Test feed",
-                keyphrases=False):
+    def factory(items, feed_url="https://example.org/test.xml", feed_title="Test feed", keyphrases=False):
         db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES (?, ?)", [feed_url, feed_title])
         feed_id = db.execute("SELECT id FROM feeds WHERE url = ?", [feed_url]).fetchone()[0]
         rows = []
         for item in items:
             counter["n"] += 1
-            rows.append({
-                "guid": item.get("guid") or f"test-{feed_id}-{counter['n']}-{item.get('title')}",
-                "title": item.get("title", ""),
-                "summary": item.get("summary", ""),
-                "tags": item.get("tags", []),
-                "content_type": item.get("content_type", "article"),
-                "published": item.get("published") or _iso(item.get("days_ago", 1)),
-                "url": item.get("url"),
-                "arxiv_id": item.get("arxiv_id"),
-                "authors": item.get("authors", []),
-                "enclosure": item.get("enclosure"),
-            })
+            rows.append(
+                {
+                    "guid": item.get("guid") or f"test-{feed_id}-{counter['n']}-{item.get('title')}",
+                    "title": item.get("title", ""),
+                    "summary": item.get("summary", ""),
+                    "tags": item.get("tags", []),
+                    "content_type": item.get("content_type", "article"),
+                    "published": item.get("published") or _iso(item.get("days_ago", 1)),
+                    "url": item.get("url"),
+                    "arxiv_id": item.get("arxiv_id"),
+                    "authors": item.get("authors", []),
+                    "enclosure": item.get("enclosure"),
+                }
+            )
         ids = insert_items(db, feed_id, rows)
         embed_pending(db, get_embedder(), tag=keyphrases)
         return ids
@@ -116,8 +117,9 @@ def split_bar(monkeypatch):
     and dislikes, without depending on the calibrated thresholds."""
     from hermes.ranking import match
 
-    monkeypatch.setitem(match.THRESHOLDS, "hermes/hash-384",
-                        {**match.THRESHOLDS["hermes/hash-384"], "interest": (0.01, 0.01, 0.01)})
+    monkeypatch.setitem(
+        match.THRESHOLDS, "hermes/hash-384", {**match.THRESHOLDS["hermes/hash-384"], "interest": (0.01, 0.01, 0.01)}
+    )
     monkeypatch.setattr(match, "VETO", 0.0)  # the classifier keeps nothing below the bar
 
 
@@ -127,8 +129,9 @@ def no_bar(monkeypatch):
     cosine): for tests of what a face does with the items it shows, not of the bar."""
     from hermes.ranking import match
 
-    monkeypatch.setitem(match.THRESHOLDS, "hermes/hash-384",
-                        {**match.THRESHOLDS["hermes/hash-384"], "interest": (-2.0, -2.0, -2.0)})
+    monkeypatch.setitem(
+        match.THRESHOLDS, "hermes/hash-384", {**match.THRESHOLDS["hermes/hash-384"], "interest": (-2.0, -2.0, -2.0)}
+    )
     monkeypatch.setattr(match, "VETO", 0.0)  # nor does a classifier keep any below it
 
 

@@ -27,12 +27,24 @@ def rss(title: str, entries: list[dict]) -> bytes:
 
 
 SAMPLE_ENTRIES = [
-    {"title": "Surface codes below threshold", "link": "https://example.org/a",
-     "description": "Quantum error correction with superconducting qubits.", "tags": ["quant-ph"]},
-    {"title": "Sparse autoencoders for interpretability", "link": "https://example.org/b",
-     "description": "Dictionary learning on language model activations.", "tags": ["cs.lg"]},
-    {"title": "Tomato growing tips", "link": "https://example.org/c",
-     "description": "Gardening for beginners.", "tags": ["garden"]},
+    {
+        "title": "Surface codes below threshold",
+        "link": "https://example.org/a",
+        "description": "Quantum error correction with superconducting qubits.",
+        "tags": ["quant-ph"],
+    },
+    {
+        "title": "Sparse autoencoders for interpretability",
+        "link": "https://example.org/b",
+        "description": "Dictionary learning on language model activations.",
+        "tags": ["cs.lg"],
+    },
+    {
+        "title": "Tomato growing tips",
+        "link": "https://example.org/c",
+        "description": "Gardening for beginners.",
+        "tags": ["garden"],
+    },
 ]
 
 

@@ -16,17 +16,17 @@ class Route:
     headers: dict = field(default_factory=dict)
     etag: str | None = None
     last_modified: str | None = None
-    sleep: float = 0.0          # before answering (a hung server)
-    drip: float | None = None   # seconds between single bytes of the body
-    stream_bytes: int = 0       # stream this many filler bytes instead of body
+    sleep: float = 0.0  # before answering (a hung server)
+    drip: float | None = None  # seconds between single bytes of the body
+    stream_bytes: int = 0  # stream this many filler bytes instead of body
     gzip: bool = False
 
     def serve(self, h: BaseHTTPRequestHandler, stop: threading.Event) -> None:
         if self.sleep and stop.wait(self.sleep):
             return
         if (self.etag and h.headers.get("If-None-Match") == self.etag) or (
-                self.last_modified and not self.etag
-                and h.headers.get("If-Modified-Since") == self.last_modified):
+            self.last_modified and not self.etag and h.headers.get("If-Modified-Since") == self.last_modified
+        ):
             h.send_response(304)
             h.end_headers()
             return
@@ -123,8 +123,12 @@ def rss(items: list[dict], title: str = "Test feed") -> bytes:
     categories, pubDate."""
     from xml.sax.saxutils import escape
 
-    out = [('<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
-           f"<title>{escape(title)}</title><link>http://example.org/</link>")]
+    out = [
+        (
+            '<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
+            f"<title>{escape(title)}</title><link>http://example.org/</link>"
+        )
+    ]
     for it in items:
         out.append("<item>")
         for key in ("title", "link", "guid", "description", "pubDate"):

@@ -33,14 +33,17 @@ def tracked_files(directory: str) -> list[PurePosixPath]:
     """The files under ``directory`` that belong to the project: git's list in a checkout
     (editor backups and caches are not the project's), else every file but caches."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--", directory], cwd=ROOT,
-                             capture_output=True, check=True).stdout.decode()
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--", directory], cwd=ROOT, capture_output=True, check=True
+        ).stdout.decode()
         files = [PurePosixPath(p) for p in out.split("\0") if p]
     except (OSError, subprocess.CalledProcessError):
-        files = [PurePosixPath(p.relative_to(ROOT).as_posix())
-                 for p in (ROOT / directory).rglob("*") if p.is_file()]
-    return [f for f in files if not IGNORED_PARTS & set(f.parts)
-            and f.suffix not in IGNORED_SUFFIXES and (ROOT / f).is_file()]
+        files = [PurePosixPath(p.relative_to(ROOT).as_posix()) for p in (ROOT / directory).rglob("*") if p.is_file()]
+    return [
+        f
+        for f in files
+        if not IGNORED_PARTS & set(f.parts) and f.suffix not in IGNORED_SUFFIXES and (ROOT / f).is_file()
+    ]
 
 
 def expected_wheel_files() -> dict[str, str]:
@@ -56,8 +59,7 @@ def expected_wheel_files() -> dict[str, str]:
 def expected_packages() -> set[str]:
     """Every directory holding a shipped file, as a dotted package name (data-only
     directories included: setuptools wants them listed to ship their files)."""
-    return {str(PurePosixPath(path).parent).replace("/", ".")
-            for path in expected_wheel_files()}
+    return {str(PurePosixPath(path).parent).replace("/", ".") for path in expected_wheel_files()}
 
 
 def missing_from_wheel(names: set[str]) -> list[str]:
@@ -69,5 +71,4 @@ def unexpected_in_wheel(names: set[str]) -> list[str]:
     """Wheel entries outside the package roots and the ``.dist-info`` directory (a stray
     ``tests`` or ``benchmarks`` package would land in site-packages)."""
     tops = set(package_roots())
-    return sorted(n for n in names
-                  if n.split("/", 1)[0] not in tops and ".dist-info/" not in n)
+    return sorted(n for n in names if n.split("/", 1)[0] not in tops and ".dist-info/" not in n)

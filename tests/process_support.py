@@ -30,8 +30,13 @@ def child_env(home: Path, **extra) -> dict:
     third-party plugins. An ``extra`` value of ``None`` removes that variable (e.g.
     ``HERMES_EMBEDDER=None`` to run with the real model configured)."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
-    env.update(HERMES_HOME=str(home), HERMES_EMBEDDER="hash", HERMES_LOAD_ENTRYPOINTS="0",
-               HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
+    env.update(
+        HERMES_HOME=str(home),
+        HERMES_EMBEDDER="hash",
+        HERMES_LOAD_ENTRYPOINTS="0",
+        HF_HUB_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
     env.update({k: str(v) for k, v in extra.items() if v is not None})
     for k in [k for k, v in extra.items() if v is None]:
         env.pop(k, None)
@@ -61,8 +66,9 @@ def wait_for_port(proc: subprocess.Popen, port: int, timeout: float = 60) -> Non
 @contextmanager
 def running_hermes(args: list[str], port: int, env: dict, cwd=None):
     """``hermes ARGS`` serving on ``port`` for the duration of the block (started in ``cwd``)."""
-    proc = subprocess.Popen([*hermes_command(), *args], env=env, cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*hermes_command(), *args], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         wait_for_port(proc, port)
         yield proc

@@ -20,8 +20,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: package name -> its source directory
-PACKAGES = {"hermes": ROOT / "hermes", **{f"hermes_{p.name}": p for p in (ROOT / "plugins").iterdir()
-                                          if (p / "__init__.py").exists()}}
+PACKAGES = {
+    "hermes": ROOT / "hermes",
+    **{f"hermes_{p.name}": p for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").exists()},
+}
 
 
 def modules() -> dict[str, Path]:
@@ -70,12 +72,10 @@ def _statements(path: Path) -> tuple[tuple[ast.stmt, bool, bool], ...]:
             in_function.update(range(node.lineno, node.end_lineno + 1))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             found.append(node)
-    return tuple((n, n.lineno in in_function, n.lineno in typing_only)
-                 for n in sorted(found, key=lambda n: n.lineno))
+    return tuple((n, n.lineno in in_function, n.lineno in typing_only) for n in sorted(found, key=lambda n: n.lineno))
 
 
-def imports(module: str, path: Path, known: dict[str, Path],
-            typing: bool = False) -> list[tuple[str, ast.stmt, bool]]:
+def imports(module: str, path: Path, known: dict[str, Path], typing: bool = False) -> list[tuple[str, ast.stmt, bool]]:
     """``(imported hermes module, node, inside a function)`` for every runtime import (and
     those made for annotations only with ``typing``)."""
     out = []
@@ -108,7 +108,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -165,8 +165,11 @@ def _top_level_externals(path: Path) -> set[str]:
         else:
             continue
         found |= {n.split(".")[0] for n in names}
-    return {n for n in found if n not in sys.stdlib_module_names and n != "__future__"
-            and n != "hermes" and not n.startswith("hermes_")}
+    return {
+        n
+        for n in found
+        if n not in sys.stdlib_module_names and n != "__future__" and n != "hermes" and not n.startswith("hermes_")
+    }
 
 
 def loads(known: dict[str, Path]):
@@ -226,13 +229,17 @@ def test_the_deferral_check_sees_a_wasted_late_import(tmp_path):
     """``loads`` follows top-level imports only (a module that imports httpx in a function
     loads no httpx), and a plugin module's late import of what its plugin loads anyway defers
     nothing."""
-    files = {"hermes.a": "import numpy\nfrom hermes import b\n",
-             "hermes.b": "import os\ndef f():\n    import httpx\n",
-             "hermes_p": "from hermes_p import x\nfrom hermes import a\n",
-             "hermes_p.x": ("def f():\n    # Here, not at the top: numpy loads only for f.\n"
-                            "    from hermes.a import g\n"
-                            "def h():\n    from hermes_p import y\n"),
-             "hermes_p.y": "import httpx\n"}
+    files = {
+        "hermes.a": "import numpy\nfrom hermes import b\n",
+        "hermes.b": "import os\ndef f():\n    import httpx\n",
+        "hermes_p": "from hermes_p import x\nfrom hermes import a\n",
+        "hermes_p.x": (
+            "def f():\n    # Here, not at the top: numpy loads only for f.\n"
+            "    from hermes.a import g\n"
+            "def h():\n    from hermes_p import y\n"
+        ),
+        "hermes_p.y": "import httpx\n",
+    }
     known = {}
     for module, text in files.items():
         known[module] = tmp_path / f"{module}.py"
@@ -241,7 +248,8 @@ def test_the_deferral_check_sees_a_wasted_late_import(tmp_path):
     assert load("hermes.a") == {"hermes.a", "numpy", "hermes.b"} and load("hermes.b") == {"hermes.b"}
     assert late_imports_without_a_reason(known) == [
         "hermes_p.x.py:3 imports hermes.a, which loads nothing hermes_p does not load anyway",
-        "hermes_p.x.py:5 imports hermes_p.y (it defers hermes_p.y, httpx …) without a comment"]
+        "hermes_p.x.py:5 imports hermes_p.y (it defers hermes_p.y, httpx …) without a comment",
+    ]
 
 
 def test_the_hook_specs_import_only_the_contract():
@@ -259,14 +267,16 @@ def test_the_core_never_imports_a_plugin():
 
 
 def test_plugin_authors_import_from_hermes_and_import_hermes_stays_cheap():
-    code = ("import sys, hermes\n"
-            "loaded = sorted(m for m in sys.modules if m.startswith('hermes'))\n"
-            "from hermes import hookimpl, Tool, Component, CandidateQuery, Signal, Migration, "
-            "ScoringContext, Embedder, ok, fail, UNTRUSTED\n"
-            "import hermes.contract, hermes.hookspecs, hermes.tools\n"
-            "assert Tool is hermes.contract.Tool and hookimpl is hermes.hookspecs.hookimpl\n"
-            "assert ok is hermes.contract.ok\n"
-            "print(','.join(loaded))")
+    code = (
+        "import sys, hermes\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('hermes'))\n"
+        "from hermes import hookimpl, Tool, Component, CandidateQuery, Signal, Migration, "
+        "ScoringContext, Embedder, ok, fail, UNTRUSTED\n"
+        "import hermes.contract, hermes.hookspecs, hermes.tools\n"
+        "assert Tool is hermes.contract.Tool and hookimpl is hermes.hookspecs.hookimpl\n"
+        "assert ok is hermes.contract.ok\n"
+        "print(','.join(loaded))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "hermes"  # nothing but the package itself on `import hermes`
@@ -295,7 +305,9 @@ def test_the_readme_layout_names_every_module_and_nothing_else():
             missing.append(f"{directory.relative_to(ROOT)}/")
     assert not missing, f"README's Project layout does not name: {missing}"
     named = {w[:-1] for w in words if w.endswith("/")} | {w[:-3] for w in words if w.endswith(".py")}
-    stale = sorted(n for n in named - {"hermes", "plugins", "tests", "benchmarks", "feeds", "persona",
-                                         "digest", "corpus"}
-                   if not list(core.rglob(f"{n}.py")) and not (core / n).is_dir())
+    stale = sorted(
+        n
+        for n in named - {"hermes", "plugins", "tests", "benchmarks", "feeds", "persona", "digest", "corpus"}
+        if not list(core.rglob(f"{n}.py")) and not (core / n).is_dir()
+    )
     assert not stale, f"README's Project layout names what no longer exists: {stale}"

@@ -84,7 +84,9 @@ def test_corpus_export_out_into_a_shared_folder(db, db_path, tmp_path, victim):
     shared = tmp_path / "shared"
     shared.mkdir()
     plant(shared, "alice.bib", victim)
-    r = CliRunner().invoke(build_app(), ["corpus", "export", "alice", "-f", "bibtex", "--out",
-                                         str(shared / "alice.bib"), "--db", str(db_path)])
+    r = CliRunner().invoke(
+        build_app(),
+        ["corpus", "export", "alice", "-f", "bibtex", "--out", str(shared / "alice.bib"), "--db", str(db_path)],
+    )
     assert r.exit_code == 0, r.output
     assert victim.read_text() == "the other file" and (shared / "alice.bib").is_file()

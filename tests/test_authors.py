@@ -17,17 +17,24 @@ from hermes.storage.records import create_user
 from hermes.text.authors import author_key, item_authors, matches, parse_authors
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("Lukas J. Furtak, Adi Zitrin, Ashley Plat and Brenda Frye",
-     ["Lukas J. Furtak", "Adi Zitrin", "Ashley Plat", "Brenda Frye"]),  # arXiv's dc:creator
-    ("Authors: A. Smith, B. Jones, C. Wu et al.", ["A. Smith", "B. Jones", "C. Wu"]),
-    ("Furtak, L. J.", ["L. J. Furtak"]),  # surname first
-    ("jdoe@example.org (John Doe)", ["John Doe"]),  # RSS <author>
-    ("Johannes van der Waals; Marie Curie", ["Johannes van der Waals", "Marie Curie"]),
-    ("L.J. Furtak (STScI), A. Zitrin (BGU)", ["L. J. Furtak", "A. Zitrin"]),
-    ("Lukas Furtak, L. Furtak", ["Lukas Furtak"]),  # one person spelled twice
-    ("", []), ("   ", []), ("jdoe@example.org", []),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        (
+            "Lukas J. Furtak, Adi Zitrin, Ashley Plat and Brenda Frye",
+            ["Lukas J. Furtak", "Adi Zitrin", "Ashley Plat", "Brenda Frye"],
+        ),  # arXiv's dc:creator
+        ("Authors: A. Smith, B. Jones, C. Wu et al.", ["A. Smith", "B. Jones", "C. Wu"]),
+        ("Furtak, L. J.", ["L. J. Furtak"]),  # surname first
+        ("jdoe@example.org (John Doe)", ["John Doe"]),  # RSS <author>
+        ("Johannes van der Waals; Marie Curie", ["Johannes van der Waals", "Marie Curie"]),
+        ("L.J. Furtak (STScI), A. Zitrin (BGU)", ["L. J. Furtak", "A. Zitrin"]),
+        ("Lukas Furtak, L. Furtak", ["Lukas Furtak"]),  # one person spelled twice
+        ("", []),
+        ("   ", []),
+        ("jdoe@example.org", []),
+    ],
+)
 def test_parse_authors(raw, expected):
     assert parse_authors(raw) == expected
 
@@ -46,9 +53,11 @@ def test_rss_author_with_an_email_is_the_name_alone():
     byline must be the person, and no address is shown or exported."""
     from hermes.ingest.parse import parse_feed
 
-    body = ("<rss version='2.0'><channel><title>t</title><item><title>x</title>"
-            "<link>https://example.org/x</link>"
-            "<author>mallory@evil.example (Mallory Hacker)</author></item></channel></rss>")
+    body = (
+        "<rss version='2.0'><channel><title>t</title><item><title>x</title>"
+        "<link>https://example.org/x</link>"
+        "<author>mallory@evil.example (Mallory Hacker)</author></item></channel></rss>"
+    )
     item = parse_feed(body.encode(), url="https://example.org/feed").items[0]
     assert item["authors"] == ["Mallory Hacker"]
     assert item["author"] == "Mallory Hacker"
@@ -58,11 +67,14 @@ def test_atom_authors_are_stored_as_a_list(db, tmp_path):
     from hermes.ingest.pipeline import add_feeds, run_ingest
 
     feed = tmp_path / "atom.xml"
-    feed.write_text("""<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>b</title>
+    feed.write_text(
+        """<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>b</title>
       <id>urn:b</id><updated>2024-01-01T00:00:00Z</updated>
       <entry><title>Post</title><id>urn:p</id><updated>2024-01-02T00:00:00Z</updated>
       <author><name>Ada Lovelace</name></author><author><name>Charles Babbage</name></author>
-      <summary>Engines.</summary></entry></feed>""", encoding="utf-8")
+      <summary>Engines.</summary></entry></feed>""",
+        encoding="utf-8",
+    )
     add_feeds(db, [(str(feed), None)])
     run_ingest(db)
     (item_id,) = db.execute("SELECT id FROM items").fetchone()
@@ -74,14 +86,16 @@ def test_atom_authors_are_stored_as_a_list(db, tmp_path):
 def papers(db, add_items):
     """Six papers on one subject, two of them (and one more, unread) by Furtak."""
     text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
-    ids = add_items([
-        {"title": "Cluster lens one", "summary": text, "authors": ["Lukas J. Furtak", "Adi Zitrin"]},
-        {"title": "Cluster lens two", "summary": text, "authors": ["L. Furtak", "Hakim Atek"]},
-        {"title": "Cluster lens three", "summary": text, "authors": ["Lukas Furtak"]},
-        {"title": "Cluster lens four", "summary": text, "authors": ["Rachel Bezanson"]},
-        {"title": "Cluster lens five", "summary": text, "authors": ["Ivo Labbé"]},
-        {"title": "Cluster lens six", "summary": text, "authors": ["M. Furtak"]},
-    ])
+    ids = add_items(
+        [
+            {"title": "Cluster lens one", "summary": text, "authors": ["Lukas J. Furtak", "Adi Zitrin"]},
+            {"title": "Cluster lens two", "summary": text, "authors": ["L. Furtak", "Hakim Atek"]},
+            {"title": "Cluster lens three", "summary": text, "authors": ["Lukas Furtak"]},
+            {"title": "Cluster lens four", "summary": text, "authors": ["Rachel Bezanson"]},
+            {"title": "Cluster lens five", "summary": text, "authors": ["Ivo Labbé"]},
+            {"title": "Cluster lens six", "summary": text, "authors": ["M. Furtak"]},
+        ]
+    )
     user = create_user(db, "astro", "strong lensing by galaxy clusters")
     return ids, user
 
@@ -97,15 +111,15 @@ def test_liking_two_papers_by_an_author_raises_their_other_papers(db, papers):
     payload = explain(db, user, ids[2])
     assert "by Furtak, whom you liked twice" in payload["reason"]
     people = [t for t in payload["matched_tags"] if t["kind"] == "author"]
-    assert people == [{"key": "author:furtak, l", "kind": "author", "label": "Furtak",
-                       "score": 0.5, "likes": 2, "dislikes": 0}]
+    assert people == [
+        {"key": "author:furtak, l", "kind": "author", "label": "Furtak", "score": 0.5, "likes": 2, "dislikes": 0}
+    ]
 
 
 def test_an_author_s_dislikes_are_said_beside_the_likes(db, add_items):
     """A trial read "by Author, whom you liked 10 times" of an author also disliked 8 times."""
     text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
-    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": ["Lukas Furtak"]}
-                     for k in range(5)])
+    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": ["Lukas Furtak"]} for k in range(5)])
     user = create_user(db, "astro", "strong lensing by galaxy clusters")
     for item in ids[:3]:
         record_click(db, user["id"], item, True, "agent")
@@ -120,8 +134,7 @@ def test_two_rated_authors_with_one_surname_are_named_in_full(db, add_items):
     """A trial read "by Author, whom you liked 3 times, and Author, whom you liked 3 times"."""
     text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
     pair = ["Anna Author", "Boris Author"]
-    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": pair}
-                     for k in range(3)])
+    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": pair} for k in range(3)])
     user = create_user(db, "astro", "strong lensing by galaxy clusters")
     record_click(db, user["id"], ids[0], True, "agent")
     payload = explain(db, user, ids[1])
@@ -140,8 +153,9 @@ def test_search_and_the_cli_filter_by_author(db, db_path, papers):
     assert [r["id"] for r in words["results"]] == [ids[2]]
     nobody = search_feed(db, "astro", "", author="Nobody")
     assert nobody["ok"] and nobody["results"] == [] and "no item lists 'Nobody'" in nobody["message"]
-    out = CliRunner().invoke(build_app(), ["persona", "search", "astro", "--author", "L. Furtak",
-                                           "--db", str(db_path), "--json"])
+    out = CliRunner().invoke(
+        build_app(), ["persona", "search", "astro", "--author", "L. Furtak", "--db", str(db_path), "--json"]
+    )
     assert out.exit_code == 0, out.output
     assert {r["id"] for r in json.loads(out.stdout)["results"]} == {ids[0], ids[1], ids[2]}
 
@@ -162,8 +176,7 @@ def test_the_web_feed_links_authors_and_filters_by_them(db, db_path, papers):
     # no click yet and a test embedder: the papers sit below the bar, listed under the fold
     page = web.get("/feed", params={"user": "astro", "days": "all", "below": "1"}).text
     assert 'href="/feed?user=astro&amp;days=all&amp;author=Lukas%20J.%20Furtak"' in page
-    only = web.get("/feed", params={"user": "astro", "days": "all", "author": "L. Furtak",
-                                    "below": "1"})
+    only = web.get("/feed", params={"user": "astro", "days": "all", "author": "L. Furtak", "below": "1"})
     assert only.status_code == 200 and "author: L. Furtak" in only.text  # the filter chip
     assert "Cluster lens three" in only.text and "Cluster lens four" not in only.text
     assert "Cluster lens six" not in only.text  # M. Furtak
@@ -225,8 +238,7 @@ def test_a_key_whose_clicks_cancel_out_is_not_listed_as_rated(db, add_items):
     from hermes_feeds.feed_lines import explanation_lines
 
     text = "Lensing clusters magnify faint galaxies behind them in deep imaging."
-    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": ["Lukas Furtak"]}
-                     for k in range(3)])
+    ids = add_items([{"title": f"Cluster lens {k}", "summary": text, "authors": ["Lukas Furtak"]} for k in range(3)])
     user = create_user(db, "astro", "strong lensing by galaxy clusters")
     record_click(db, user["id"], ids[0], True, "agent")
     record_click(db, user["id"], ids[1], False, "agent")

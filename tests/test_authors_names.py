@@ -42,8 +42,7 @@ ARXIV_API = b"""<?xml version="1.0" encoding="UTF-8"?>
 
 def test_the_listing_description_gives_every_author_not_the_first_alone():
     (item,) = parse_feed(JWST, url="https://example.org/jwst.xml").items
-    assert item["authors"] == ["Kevin N. Hainline", "Rachel S. Somerville", "Sandro Tacchella",
-                               "Francesco D'Eugenio"]
+    assert item["authors"] == ["Kevin N. Hainline", "Rachel S. Somerville", "Sandro Tacchella", "Francesco D'Eugenio"]
     assert item["author"].startswith("Kevin N. Hainline, Rachel S. Somerville")
     assert matches(item["authors"], "Somerville") and "Published" not in item["summary"]
 
@@ -57,8 +56,10 @@ def test_the_fuller_list_wins_only_when_it_holds_every_listed_name():
 def test_a_suffix_after_a_comma_is_its_persons_not_another_author():
     (item,) = parse_feed(ARXIV_API, url="https://export.arxiv.org/api/query").items
     assert item["authors"] == ["Martin Luther King Jr.", "Theodore Roosevelt IV", "Coretta Scott King"]
-    assert parse_authors("Martin Luther King, Jr., Coretta Scott King") == \
-        ["Martin Luther King Jr.", "Coretta Scott King"]
+    assert parse_authors("Martin Luther King, Jr., Coretta Scott King") == [
+        "Martin Luther King Jr.",
+        "Coretta Scott King",
+    ]
 
 
 def test_an_initial_e_is_a_name_not_the_word_and():
@@ -67,20 +68,38 @@ def test_an_initial_e_is_a_name_not_the_word_and():
     assert parse_authors("E. Schrödinger Jr.") == ["E. Schrödinger Jr."]
     assert parse_authors("E Fermi") == ["E Fermi"]
     assert parse_authors("Ana Silva e João Santos") == ["Ana Silva", "João Santos"]
-    assert _bib_name("E. Schrödinger Jr.") == r'Schr{\"o}dinger, Jr., E.'
+    assert _bib_name("E. Schrödinger Jr.") == r"Schr{\"o}dinger, Jr., E."
 
 
-@pytest.mark.parametrize("name, csl, ris, bib", [
-    ("Martin Luther King Jr.", {"given": "Martin Luther", "family": "King", "suffix": "Jr."},
-     "King, Martin Luther, Jr.", "King, Jr., Martin Luther"),
-    ("Søren Kierkegaard Jr.", {"given": "Søren", "family": "Kierkegaard", "suffix": "Jr."},
-     "Kierkegaard, Søren, Jr.", r"Kierkegaard, Jr., S{\o}ren"),  # ø as LaTeX writes it
-    ("Theodore Roosevelt IV", {"given": "Theodore", "family": "Roosevelt", "suffix": "IV"},
-     "Roosevelt, Theodore, IV", "Roosevelt, IV, Theodore"),
-    ("Johannes van der Waals", {"given": "Johannes", "family": "Waals",
-                                "non-dropping-particle": "van der"},
-     "van der Waals, Johannes", "van der Waals, Johannes"),
-])
+@pytest.mark.parametrize(
+    "name, csl, ris, bib",
+    [
+        (
+            "Martin Luther King Jr.",
+            {"given": "Martin Luther", "family": "King", "suffix": "Jr."},
+            "King, Martin Luther, Jr.",
+            "King, Jr., Martin Luther",
+        ),
+        (
+            "Søren Kierkegaard Jr.",
+            {"given": "Søren", "family": "Kierkegaard", "suffix": "Jr."},
+            "Kierkegaard, Søren, Jr.",
+            r"Kierkegaard, Jr., S{\o}ren",
+        ),  # ø as LaTeX writes it
+        (
+            "Theodore Roosevelt IV",
+            {"given": "Theodore", "family": "Roosevelt", "suffix": "IV"},
+            "Roosevelt, Theodore, IV",
+            "Roosevelt, IV, Theodore",
+        ),
+        (
+            "Johannes van der Waals",
+            {"given": "Johannes", "family": "Waals", "non-dropping-particle": "van der"},
+            "van der Waals, Johannes",
+            "van der Waals, Johannes",
+        ),
+    ],
+)
 def test_suffixes_and_particles_are_cited_in_their_places(name, csl, ris, bib):
     assert person(name) == csl and inverted(name) == ris and _bib_name(name) == bib
 

@@ -20,8 +20,10 @@ from hermes.storage.clicks import record_click
 from hermes.storage.records import create_user
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
-INTERESTS = ("Particle physics phenomenology at the LHC: Higgs boson production, supersymmetry "
-             "searches, QCD corrections and parton distributions")
+INTERESTS = (
+    "Particle physics phenomenology at the LHC: Higgs boson production, supersymmetry "
+    "searches, QCD corrections and parton distributions"
+)
 
 CLOSE_TO_LIKED = re.compile(r"close to “[^”]*”, which you liked")
 
@@ -33,15 +35,27 @@ def above_bar_by_subject(db, user, subject):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DATA.exists(), reason="needs ../shared/data/arxiv-2000 (benchmark data, "
-                                               "not shipped with hermes)")
+@pytest.mark.skipif(
+    not DATA.exists(), reason="needs ../shared/data/arxiv-2000 (benchmark data, not shipped with hermes)"
+)
 def test_dislikes_inside_one_field_move_that_subfield_below_the_bar(db, real_embedder):
     rows = [json.loads(line) for line in DATA.read_text().splitlines()]
     picked = [r for r in rows if r["categories"][0] in ("hep-ph", "hep-th")]
     db.execute("INSERT INTO feeds (url, title) VALUES ('https://arxiv.org/rss/hep', 'arXiv hep')")
-    ids = insert_items(db, 1, [{"guid": r["arxiv_id"], "title": r["title"],
-                                "summary": r["abstract"], "content_type": "paper",
-                                "published": "2007-04-02T00:00:00+00:00"} for r in picked])
+    ids = insert_items(
+        db,
+        1,
+        [
+            {
+                "guid": r["arxiv_id"],
+                "title": r["title"],
+                "summary": r["abstract"],
+                "content_type": "paper",
+                "published": "2007-04-02T00:00:00+00:00",
+            }
+            for r in picked
+        ],
+    )
     embed_pending(db, real_embedder, batch_size=64)
     subject = {i: r["categories"][0] for i, r in zip(ids, picked)}
     user = create_user(db, "pheno", INTERESTS)

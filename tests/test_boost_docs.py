@@ -23,8 +23,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "plugin_hooks.md"
 
 
 def score_section() -> str:
-    return re.search(r"^## hermes_score\n(.*?)^## ", DOC.read_text(encoding="utf-8"),
-                     re.S | re.M).group(1)
+    return re.search(r"^## hermes_score\n(.*?)^## ", DOC.read_text(encoding="utf-8"), re.S | re.M).group(1)
 
 
 def test_a_one_zero_mark_on_4_of_22_items_adds_and_subtracts_what_the_page_says():
@@ -38,16 +37,17 @@ def test_a_one_zero_mark_on_4_of_22_items_adds_and_subtracts_what_the_page_says(
 
 
 @pytest.mark.parametrize("n_marked", [2, 5, 11])
-def test_the_fixed_nudge_example_keeps_the_gap_whatever_the_share_marked(db, pm, add_items,
-                                                                         n_marked):
-    code = next(block for block in re.findall(r"```python\n(.*?)```", score_section(), re.S)
-                if "d = 0.5" in block)
+def test_the_fixed_nudge_example_keeps_the_gap_whatever_the_share_marked(db, pm, add_items, n_marked):
+    code = next(block for block in re.findall(r"```python\n(.*?)```", score_section(), re.S) if "d = 0.5" in block)
     module = types.ModuleType("hermes_arxiv_nudge")
     module.__dict__.update(hookimpl=hookimpl, Component=Component)  # the page's imports
     exec(compile(code, str(DOC), "exec"), module.__dict__)
-    add_items([{"title": f"graph networks {i}",
-                "url": f"https://{'arxiv.org' if i < n_marked else 'example.org'}/{i}"}
-               for i in range(22)])
+    add_items(
+        [
+            {"title": f"graph networks {i}", "url": f"https://{'arxiv.org' if i < n_marked else 'example.org'}/{i}"}
+            for i in range(22)
+        ]
+    )
     pm.register(module, name="arxiv_nudge")
     ranking = rank(db, create_user(db, "ann", "graph networks"), CandidateQuery(since_days=None))
     urls = dict(db.execute("SELECT id, url FROM items"))
@@ -69,13 +69,18 @@ class Mark:
 def test_explain_shows_the_boost_on_both_sides_in_its_figures(db, pm, add_items):
     """The reason names a boost where it lifts the item ("domain favours it") and where it
     pushes one down ("domain favours other items": its fall had no reason)."""
-    ids = add_items([{"title": f"graph networks {i}",
-                      "url": f"https://{'arxiv.org' if i < 4 else 'example.org'}/{i}"}
-                     for i in range(22)])
+    ids = add_items(
+        [
+            {"title": f"graph networks {i}", "url": f"https://{'arxiv.org' if i < 4 else 'example.org'}/{i}"}
+            for i in range(22)
+        ]
+    )
     pm.register(Mark(), name="domainboost")
     user = create_user(db, "ann", "graph networks")
-    lifted, pushed = (explain(db, user, ids[0], since_days=None, store=False),
-                      explain(db, user, ids[-1], since_days=None, store=False))
+    lifted, pushed = (
+        explain(db, user, ids[0], since_days=None, store=False),
+        explain(db, user, ids[-1], since_days=None, store=False),
+    )
     assert "domain favours it" in lifted["reason"]
     assert lifted["components"]["domain"]["contribution"] == pytest.approx(2.121, abs=1e-3)
     assert pushed["components"]["domain"]["contribution"] == pytest.approx(-0.471, abs=1e-3)

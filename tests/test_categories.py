@@ -26,16 +26,23 @@ def mixed(db, add_items):
     # each paper also has words of its own, so a category's items are alike, not copies
     own = [" ".join(f"w{k}x{j}" for j in range(4)) for k in range(12)]
     listed = add_items(
-        [{"title": f"Qubit paper {k}", "summary": f"{QUBITS} {own[k]}", "tags": ["quant-ph"]}
-         for k in range(6)]
-        + [{"title": f"Galaxy paper {k}", "summary": f"{GALAXIES} {own[6 + k]}", "tags": ["astro-ph"]}
-           for k in range(6)],
-        feed_url="https://arxiv.example/rss", feed_title="arXiv")
-    blog = add_items([
-        {"title": "Qubits on my bench", "summary": f"{QUBITS} notes"},
-        {"title": "Galaxies seen tonight", "summary": f"{GALAXIES} notes"},
-        {"title": "Sourdough", "summary": "flour water salt starter crumb oven loaf bread"},
-    ], feed_url="https://blog.example/feed", feed_title="A blog")
+        [{"title": f"Qubit paper {k}", "summary": f"{QUBITS} {own[k]}", "tags": ["quant-ph"]} for k in range(6)]
+        + [
+            {"title": f"Galaxy paper {k}", "summary": f"{GALAXIES} {own[6 + k]}", "tags": ["astro-ph"]}
+            for k in range(6)
+        ],
+        feed_url="https://arxiv.example/rss",
+        feed_title="arXiv",
+    )
+    blog = add_items(
+        [
+            {"title": "Qubits on my bench", "summary": f"{QUBITS} notes"},
+            {"title": "Galaxies seen tonight", "summary": f"{GALAXIES} notes"},
+            {"title": "Sourdough", "summary": "flour water salt starter crumb oven loaf bread"},
+        ],
+        feed_url="https://blog.example/feed",
+        feed_title="A blog",
+    )
     return listed, blog
 
 
@@ -60,8 +67,12 @@ def test_an_item_without_categories_gets_the_nearest_one_and_an_unlike_item_none
 
 
 def test_a_category_with_too_few_items_is_not_inferred(db, add_items):
-    add_items([{"title": f"Qubit paper {k}", "summary": QUBITS, "tags": ["quant-ph"]}
-               for k in range(categories.MIN_ITEMS - 1)])
+    add_items(
+        [
+            {"title": f"Qubit paper {k}", "summary": QUBITS, "tags": ["quant-ph"]}
+            for k in range(categories.MIN_ITEMS - 1)
+        ]
+    )
     add_items([{"title": "Qubits on my bench", "summary": QUBITS}], feed_url="https://blog.example/feed")
     assert not len(categories.inferred(matrix_of(db)).rows)
 
@@ -144,8 +155,10 @@ def test_a_blog_post_with_keyphrases_still_names_its_inferred_category(db, mixed
     """A trial: every blog post the tagger had given keyphrases read as categorised, so its
     explanation named no category although the inferred one lifted it most."""
     listed, (qubits, _, _) = mixed
-    db.execute("UPDATE items SET tags = ?, keyphrases = ? WHERE id = ?",
-               ['["superconducting qubits"]', '["superconducting qubits"]', qubits])
+    db.execute(
+        "UPDATE items SET tags = ?, keyphrases = ? WHERE id = ?",
+        ['["superconducting qubits"]', '["superconducting qubits"]', qubits],
+    )
     user = create_user(db, "ana", "physics")
     for item in listed[:2]:
         record_click(db, user["id"], item, True, "ui")

@@ -25,35 +25,44 @@ def one_error_line(result) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args, says", [
-    (["nosuch"], "no such command 'nosuch' (see `hermes --help`)"),
-    (["feed"], "missing argument 'USER' (see `hermes feed --help`)"),
-    (["feed", "ann", "--bogus"], "no such option: --bogus"),
-    (["like", "ann", "abc"], "ITEM must be a whole number, such as an item id `hermes feed USER` prints"),
-    (["ingest", "--feed", "x"], "--feed must be a whole number"),
-    (["persona", "create", "ann"], "missing option '--interests'"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["nosuch"], "no such command 'nosuch' (see `hermes --help`)"),
+        (["feed"], "missing argument 'USER' (see `hermes feed --help`)"),
+        (["feed", "ann", "--bogus"], "no such option: --bogus"),
+        (["like", "ann", "abc"], "ITEM must be a whole number, such as an item id `hermes feed USER` prints"),
+        (["ingest", "--feed", "x"], "--feed must be a whole number"),
+        (["persona", "create", "ann"], "missing option '--interests'"),
+    ],
+)
 def test_usage_errors_are_one_error_line_and_exit_1(db_path, args, says):
     assert says in one_error_line(run(*args, "--db", db_path))
 
 
-@pytest.mark.parametrize("args, says", [
-    # a tool's option has no bounds of its own: the tool refuses, in the command's words
-    (["feed", "ann", "--limit", "abc"], '--limit must be a whole number from 1 to 100, got "abc".'),
-    (["feed", "ann", "--limit", "0"], "--limit must be a whole number from 1 to 100"),
-    (["feed", "ann", "--limit", "101"], "--limit must be a whole number from 1 to 100"),
-    (["feed", "ann", "--since-days", "99999999"], "--since-days must be a whole number from 1 to 36500, got"),  # no "or null"
-    (["digest", "ann", "--days", "0"], "--days must be a whole number from 1 to 36500"),
-    (["digest", "ann", "--per-topic", "51"], "--per-topic must be a whole number from 1 to 50"),
-    (["topics", "--limit", "0"], "--limit must be a whole number from 1 to 500"),
-    (["persona", "bootstrap", "ann", "--likes", "99"], "--likes must be a whole number from 0 to 50"),
-    (["persona", "search", "ann", "x", "--limit", "51"], "--limit must be a whole number from 1 to 50"),
-    (["persona", "tags", "--limit", "101"], "--limit must be a whole number from 1 to 100"),
-    (["corpus", "items", "ann", "--limit", "501"], "--limit must be a whole number from 1 to 500"),
-    (["corpus", "recall", "ann", "x", "--limit", "0"], "--limit must be a whole number from 1 to 50"),
-    (["feeds", "preview", "x.xml", "--limit", "21"], "--limit must be a whole number from 1 to 20"),
-    (["feed", "ann", "--offset", "-1"], "--offset must be a whole number from 0 to 10000"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        # a tool's option has no bounds of its own: the tool refuses, in the command's words
+        (["feed", "ann", "--limit", "abc"], '--limit must be a whole number from 1 to 100, got "abc".'),
+        (["feed", "ann", "--limit", "0"], "--limit must be a whole number from 1 to 100"),
+        (["feed", "ann", "--limit", "101"], "--limit must be a whole number from 1 to 100"),
+        (
+            ["feed", "ann", "--since-days", "99999999"],
+            "--since-days must be a whole number from 1 to 36500, got",
+        ),  # no "or null"
+        (["digest", "ann", "--days", "0"], "--days must be a whole number from 1 to 36500"),
+        (["digest", "ann", "--per-topic", "51"], "--per-topic must be a whole number from 1 to 50"),
+        (["topics", "--limit", "0"], "--limit must be a whole number from 1 to 500"),
+        (["persona", "bootstrap", "ann", "--likes", "99"], "--likes must be a whole number from 0 to 50"),
+        (["persona", "search", "ann", "x", "--limit", "51"], "--limit must be a whole number from 1 to 50"),
+        (["persona", "tags", "--limit", "101"], "--limit must be a whole number from 1 to 100"),
+        (["corpus", "items", "ann", "--limit", "501"], "--limit must be a whole number from 1 to 500"),
+        (["corpus", "recall", "ann", "x", "--limit", "0"], "--limit must be a whole number from 1 to 50"),
+        (["feeds", "preview", "x.xml", "--limit", "21"], "--limit must be a whole number from 1 to 20"),
+        (["feed", "ann", "--offset", "-1"], "--offset must be a whole number from 0 to 10000"),
+    ],
+)
 def test_limits_are_rejected_the_same_way_everywhere(db, db_path, args, says):
     assert says in one_error_line(run("--db", db_path, *args))
 
@@ -66,8 +75,11 @@ def test_the_tools_reject_out_of_range_limits_too(db, add_items):
 
     add_items([{"title": "x"}])
     create_user(db, "ann", "x")
-    for result in (list_feed(db, "ann", limit=500), search_feed(db, "ann", "x", limit=500),
-                   propose_interests(db, limit=500)):
+    for result in (
+        list_feed(db, "ann", limit=500),
+        search_feed(db, "ann", "x", limit=500),
+        propose_interests(db, limit=500),
+    ):
         assert result["ok"] is False and "limit must be a whole number from 1 to" in result["message"]
 
 
@@ -79,11 +91,19 @@ def test_a_large_window_is_said_in_days(db, add_items):
     assert "the last 36500 days" in result["message"] and "e+" not in result["message"]
 
 
-@pytest.mark.parametrize("args", [
-    ["feed", "ann"], ["digest", "ann"], ["topics"], ["corpus", "ranked", "ann"],
-    ["corpus", "items", "ann"], ["corpus", "recall", "ann", "nothing"], ["persona", "search", "ann", "zzz"],
-    ["feeds", "list"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["feed", "ann"],
+        ["digest", "ann"],
+        ["topics"],
+        ["corpus", "ranked", "ann"],
+        ["corpus", "items", "ann"],
+        ["corpus", "recall", "ann", "nothing"],
+        ["persona", "search", "ann", "zzz"],
+        ["feeds", "list"],
+    ],
+)
 def test_empty_results_exit_0_and_say_so(db, db_path, args):
     create_user(db, "ann", "anything")
     result = run(*args, "--db", db_path)

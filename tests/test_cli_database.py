@@ -22,11 +22,13 @@ def run(*args):
 
 def zotero_like(path):
     conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE items (itemID INTEGER PRIMARY KEY, key TEXT);"
-                       "CREATE TABLE itemData (itemID INT, fieldID INT, valueID INT);"
-                       "CREATE TABLE creators (creatorID INTEGER PRIMARY KEY, lastName TEXT);"
-                       "CREATE TABLE collections (collectionID INTEGER PRIMARY KEY);"
-                       "INSERT INTO items VALUES (1, 'ABCD');")
+    conn.executescript(
+        "CREATE TABLE items (itemID INTEGER PRIMARY KEY, key TEXT);"
+        "CREATE TABLE itemData (itemID INT, fieldID INT, valueID INT);"
+        "CREATE TABLE creators (creatorID INTEGER PRIMARY KEY, lastName TEXT);"
+        "CREATE TABLE collections (collectionID INTEGER PRIMARY KEY);"
+        "INSERT INTO items VALUES (1, 'ABCD');"
+    )
     conn.commit()
     conn.close()
     return path
@@ -58,16 +60,21 @@ def test_an_unknown_sqlite_file_is_described_by_its_tables_and_application_id(tm
     conn = sqlite3.connect(path)
     conn.executescript("PRAGMA application_id = 1234; CREATE TABLE notes (x); CREATE TABLE tasks (y);")
     conn.close()
-    with pytest.raises(HermesError, match=r"another application \(application_id 0x000004d2, "
-                                          r"tables: notes, tasks\)"):
+    with pytest.raises(
+        HermesError,
+        match=r"another application \(application_id 0x000004d2, "
+        r"tables: notes, tasks\)",
+    ):
         get_db(path)
 
 
 def test_an_old_unmarked_hermes_database_is_adopted_and_marked(tmp_path):
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT UNIQUE, interests TEXT);"
-                       "INSERT INTO users (name, interests) VALUES ('ann', 'x');")
+    conn.executescript(
+        "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT UNIQUE, interests TEXT);"
+        "INSERT INTO users (name, interests) VALUES ('ann', 'x');"
+    )
     conn.close()
     db = get_db(path)
     assert db.execute("PRAGMA application_id").fetchone()[0] == dbfile.APPLICATION_ID
@@ -75,10 +82,19 @@ def test_an_old_unmarked_hermes_database_is_adopted_and_marked(tmp_path):
     db.conn.close()
 
 
-@pytest.mark.parametrize("args", [
-    ["feed", "ann"], ["digest", "ann"], ["persona", "list"], ["feeds", "list"], ["like", "ann", "1"],
-    ["corpus", "show", "ann"], ["topics"], ["feeds", "export-opml"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["feed", "ann"],
+        ["digest", "ann"],
+        ["persona", "list"],
+        ["feeds", "list"],
+        ["like", "ann", "1"],
+        ["corpus", "show", "ann"],
+        ["topics"],
+        ["feeds", "export-opml"],
+    ],
+)
 def test_a_mistyped_path_creates_nothing_for_commands_that_read(tmp_path, args):
     typo = tmp_path / "hemres.db"
     result = run(*args, "--db", typo)
@@ -159,6 +175,7 @@ def test_hermes_db_environment_still_works(db, db_path, monkeypatch):
 
 # --- starter feeds: one rule, announced ----------------------------------------------------
 
+
 @pytest.fixture
 def starters(tmp_path):
     home = tmp_path / "home"
@@ -167,16 +184,20 @@ def starters(tmp_path):
     return home
 
 
-@pytest.mark.parametrize("first", [
-    ["persona", "create", "ann", "--interests", "x"],
-    ["ingest", "--json"],
-])
-def test_every_new_database_starts_with_the_starter_feeds_whichever_command_comes_first(
-        starters, tmp_path, first):
+@pytest.mark.parametrize(
+    "first",
+    [
+        ["persona", "create", "ann", "--interests", "x"],
+        ["ingest", "--json"],
+    ],
+)
+def test_every_new_database_starts_with_the_starter_feeds_whichever_command_comes_first(starters, tmp_path, first):
     path = tmp_path / "h.db"
     feed = tmp_path / "mine.xml"
-    feed.write_text("<rss version='2.0'><channel><title>Mine</title><item><title>x</title>"
-                    "<link>https://e.org/x</link></item></channel></rss>")
+    feed.write_text(
+        "<rss version='2.0'><channel><title>Mine</title><item><title>x</title>"
+        "<link>https://e.org/x</link></item></channel></rss>"
+    )
     result = run(*[str(feed) if a == "FEED" else a for a in first], "--db", path)
     assert "subscribed to 2 starter feeds from" in result.stderr, result.output
     assert "`hermes feeds remove ID --yes` drops one" in result.stderr
@@ -196,11 +217,12 @@ def test_a_database_started_with_your_own_feeds_gets_no_starter_feeds(starters, 
     internet feeds, whose failures then made every offline ingest exit 1."""
     path = tmp_path / "h.db"
     feed = tmp_path / "mine.xml"
-    feed.write_text("<rss version='2.0'><channel><title>Mine</title><item><title>x</title>"
-                    "<link>https://e.org/x</link></item></channel></rss>")
+    feed.write_text(
+        "<rss version='2.0'><channel><title>Mine</title><item><title>x</title>"
+        "<link>https://e.org/x</link></item></channel></rss>"
+    )
     opml = tmp_path / "mine.opml"
-    opml.write_text(f'<opml version="2.0"><body><outline type="rss" text="Mine" '
-                    f'xmlUrl="{feed}"/></body></opml>')
+    opml.write_text(f'<opml version="2.0"><body><outline type="rss" text="Mine" xmlUrl="{feed}"/></body></opml>')
     args = [str(feed) if a == "FEED" else str(opml) if a == "OPML" else a for a in first]
     result = run(*args, "--db", path)
     assert result.exit_code == 0, result.output
@@ -211,8 +233,7 @@ def test_a_database_started_with_your_own_feeds_gets_no_starter_feeds(starters, 
     assert "starter" not in run("ingest", "--json", "--db", path).stderr
 
 
-def test_a_database_whose_start_was_interrupted_gets_them_from_the_next_starting_command(
-        starters, tmp_path):
+def test_a_database_whose_start_was_interrupted_gets_them_from_the_next_starting_command(starters, tmp_path):
     """A kill -9 during creation leaves a file that was never given its starter feeds: the
     next command that starts databases finishes the start (a reading command does not)."""
     path = tmp_path / "h.db"
@@ -238,5 +259,4 @@ def test_ingest_says_when_a_new_feed_lists_papers_the_archive_holds(tmp_path):
     # the two listings are fetched at once: whichever is stored second has the 18 shared
     lines = [row for row in out.splitlines() if "arXiv.org" in row]
     assert len(lines) == 2
-    assert sum("18 already in the archive (stored once: listed by another feed too" in row
-               for row in lines) == 1
+    assert sum("18 already in the archive (stored once: listed by another feed too" in row for row in lines) == 1

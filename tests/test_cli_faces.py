@@ -31,12 +31,16 @@ def world(db, add_items):
 CASES = [
     # (tool, arguments, MCP words, CLI words, web words)
     ("list_feed", {"user": "ann"}, "since_days", "--since-days", "longer period"),
-    ("record_feedback", {"user": "ann", "item_id": 999, "liked": True},
-     "list_feed or search_feed", "`hermes feed USER`", "go back to the feed"),
+    (
+        "record_feedback",
+        {"user": "ann", "item_id": 999, "liked": True},
+        "list_feed or search_feed",
+        "`hermes feed USER`",
+        "go back to the feed",
+    ),
     ("remove_feed", {"feed_id": 1, "confirm": False}, "confirm=true", "--yes", "Remove feed"),
     ("list_users", {}, "", "", ""),
-    ("create_persona", {"name": "bob", "interests": "y"}, "bootstrap_persona",
-     "hermes persona bootstrap", "✓ and ✗"),
+    ("create_persona", {"name": "bob", "interests": "y"}, "bootstrap_persona", "hermes persona bootstrap", "✓ and ✗"),
     ("delete_persona", {"name": "ann", "confirm": False}, "confirm=true", "--yes", "button again"),
     ("digest", {"user": "ann"}, "larger days value", "--days N", "longer period"),
     ("search_feed", {"user": "ann", "query": ""}, "content_type", "--type", "words to search"),
@@ -66,10 +70,20 @@ def test_cli_messages_never_name_tools_across_the_cli(db, db_path, world):
     from hermes.cli.app import build_app
 
     names = tool_names()
-    runs = [["feed", "ann"], ["feed", "ann", "--all"], ["like", "ann", "999"], ["persona", "list"],
-            ["persona", "reset", "ann"], ["feeds", "list"], ["feeds", "remove", "1"],
-            ["persona", "search", "ann"], ["digest", "ann"], ["persona", "update", "ann", "--interests", "z"],
-            ["persona", "bootstrap", "ann", "--likes", "0", "--dislikes", "0"], ["persona", "tags"]]
+    runs = [
+        ["feed", "ann"],
+        ["feed", "ann", "--all"],
+        ["like", "ann", "999"],
+        ["persona", "list"],
+        ["persona", "reset", "ann"],
+        ["feeds", "list"],
+        ["feeds", "remove", "1"],
+        ["persona", "search", "ann"],
+        ["digest", "ann"],
+        ["persona", "update", "ann", "--interests", "z"],
+        ["persona", "bootstrap", "ann", "--likes", "0", "--dislikes", "0"],
+        ["persona", "tags"],
+    ]
     for args in runs:
         result = CliRunner().invoke(build_app(), [*args, "--db", str(db_path)])
         words = set(re.findall(r"[a-z]+(?:_[a-z]+)+", result.output))

@@ -56,8 +56,9 @@ def test_on_a_terminal_the_slow_step_is_in_the_bar_not_a_second_display():
         with status.listen(StatusLine(out)), status.listen(progress.step):
             progress("embed", 0, 5)
             with status.step("loading the embedding model through sentence-transformers"):
-                assert progress.description == ("Embedding new items · loading the embedding "
-                                                 "model through sentence-transformers")
+                assert progress.description == (
+                    "Embedding new items · loading the embedding model through sentence-transformers"
+                )
                 progress.bar.refresh()
                 drawn = out.getvalue()
             assert progress.description == "Embedding new items"
@@ -73,15 +74,21 @@ def test_on_a_terminal_the_slow_step_is_in_the_bar_not_a_second_display():
 def feed_home(tmp_path):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    (home / "good.xml").write_bytes(rss([{"title": f"Post {k}", "link": f"https://e.org/{k}"}
-                                         for k in range(4)], title="Good feed"))
+    (home / "good.xml").write_bytes(
+        rss([{"title": f"Post {k}", "link": f"https://e.org/{k}"} for k in range(4)], title="Good feed")
+    )
     (home / "feeds.toml").write_text('[[feeds]]\nurl = "good.xml"\n', encoding="utf-8")
     return home
 
 
 def test_an_ingest_off_a_terminal_says_each_stage(feed_home, tmp_path):
-    done = subprocess.run([*hermes_command(), "ingest", "--db", str(tmp_path / "h.db")],
-                          env=child_env(feed_home), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*hermes_command(), "ingest", "--db", str(tmp_path / "h.db")],
+        env=child_env(feed_home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "hermes: fetching feeds: 1 feed …" in done.stderr
     assert "hermes: fetched 1 of 1 feed" in done.stderr
@@ -93,8 +100,13 @@ def test_an_ingest_off_a_terminal_says_each_stage(feed_home, tmp_path):
 def test_an_ingest_on_a_terminal_draws_no_lines(feed_home, tmp_path):
     pexpect = pytest.importorskip("pexpect")
     cmd = hermes_command()
-    child = pexpect.spawn(cmd[0], [*cmd[1:], "ingest", "--db", str(tmp_path / "h.db")],
-                          env=child_env(feed_home), encoding="utf-8", timeout=120)
+    child = pexpect.spawn(
+        cmd[0],
+        [*cmd[1:], "ingest", "--db", str(tmp_path / "h.db")],
+        env=child_env(feed_home),
+        encoding="utf-8",
+        timeout=120,
+    )
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0, child.before

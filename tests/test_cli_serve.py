@@ -30,9 +30,14 @@ def test_instructions_and_list_users_name_the_database(db, db_path):
 def test_serve_logs_the_database_on_stderr_and_ctrl_c_stops_it(tmp_path):
     db_path = tmp_path / "served.db"
     cmd = hermes_command()
-    child = pexpect.spawn(cmd[0], [*cmd[1:], "serve", "--db", str(db_path)],
-                          env=child_env(tmp_path / "home"), encoding="utf-8", timeout=60,
-                          preexec_fn=sigint_as_on_a_terminal)
+    child = pexpect.spawn(
+        cmd[0],
+        [*cmd[1:], "serve", "--db", str(db_path)],
+        env=child_env(tmp_path / "home"),
+        encoding="utf-8",
+        timeout=60,
+        preexec_fn=sigint_as_on_a_terminal,
+    )
     child.expect("hermes MCP server \\(stdio\\): database ")
     child.expect("Ctrl-C stops it")
     assert str(db_path) in child.before and "from --db" in child.before

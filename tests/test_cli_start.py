@@ -31,18 +31,42 @@ except SystemExit:
 watched = {watched!r}
 print("\\nMODULES " + json.dumps(sorted(m for m in watched if m in sys.modules)))
 """
-HEAVY = ["numpy", "sqlite_utils", "torch", "sentence_transformers", "onnxruntime", "tokenizers",
-         "feedparser", "httpx", "filelock", "mcp", "starlette", "sklearn", "pluggy",
-         "pydantic", "hermes.contract", "hermes.plugins", "hermes.tools", "hermes.storage.db",
-         "hermes.ingest.refresher"]
-PLUGIN_PACKAGES = ["hermes_feeds", "hermes_persona", "hermes_digest", "hermes_corpus",
-                   "hermes.builtins.scorers", "hermes_hello"]
+HEAVY = [
+    "numpy",
+    "sqlite_utils",
+    "torch",
+    "sentence_transformers",
+    "onnxruntime",
+    "tokenizers",
+    "feedparser",
+    "httpx",
+    "filelock",
+    "mcp",
+    "starlette",
+    "sklearn",
+    "pluggy",
+    "pydantic",
+    "hermes.contract",
+    "hermes.plugins",
+    "hermes.tools",
+    "hermes.storage.db",
+    "hermes.ingest.refresher",
+]
+PLUGIN_PACKAGES = [
+    "hermes_feeds",
+    "hermes_persona",
+    "hermes_digest",
+    "hermes_corpus",
+    "hermes.builtins.scorers",
+    "hermes_hello",
+]
 
 
 def run(home, *args, **env) -> tuple[subprocess.CompletedProcess, list[str]]:
     code = PROBE.format(watched=[*HEAVY, *PLUGIN_PACKAGES])
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          timeout=120, env=child_env(home, **env))
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=child_env(home, **env)
+    )
     out, _, modules = done.stdout.rpartition("\nMODULES ")
     assert modules, done.stderr
     return subprocess.CompletedProcess(done.args, done.returncode, out, done.stderr), json.loads(modules)
@@ -58,7 +82,8 @@ def hello_distribution(site) -> None:
         "    @app.command('hello')\n"
         "    def hello():\n"
         "        '''Say hello from an installed plugin.'''\n"
-        "        print('hello from hermes-hello')\n")
+        "        print('hello from hermes-hello')\n"
+    )
     info = site / "hermes_hello-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-hello\nVersion: 0.1.0\n")
@@ -80,14 +105,28 @@ def test_a_core_command_starts_without_importing_a_plugin(tmp_path):
 def test_help_lists_every_command_an_installed_plugins_too(tmp_path):
     site = tmp_path / "site"
     hello_distribution(site)
-    done, loaded = run(tmp_path, "--help", HERMES_LOAD_ENTRYPOINTS="1", PYTHONPATH=str(site),
-                       COLUMNS="120")
+    done, loaded = run(tmp_path, "--help", HERMES_LOAD_ENTRYPOINTS="1", PYTHONPATH=str(site), COLUMNS="120")
     assert done.returncode == 0, done.stderr
-    listed = {line.strip("│ ").split()[0] for line in done.stdout.splitlines()
-              if line.startswith("│ ") and line.strip("│ ")}
-    for command in ("plugins", "ingest", "serve", "web", "demo", "tags", "model",  # core, built-ins
-                    "feed", "feeds", "persona", "digest", "topics", "corpus", "read",  # plugins
-                    "hello"):  # the installed plugin, through its entry point
+    listed = {
+        line.strip("│ ").split()[0] for line in done.stdout.splitlines() if line.startswith("│ ") and line.strip("│ ")
+    }
+    for command in (
+        "plugins",
+        "ingest",
+        "serve",
+        "web",
+        "demo",
+        "tags",
+        "model",  # core, built-ins
+        "feed",
+        "feeds",
+        "persona",
+        "digest",
+        "topics",
+        "corpus",
+        "read",  # plugins
+        "hello",
+    ):  # the installed plugin, through its entry point
         assert command in listed, (command, done.stdout)
     assert "hermes_hello" in loaded
     assert not set(loaded) & {"torch", "onnxruntime", "mcp", "starlette"}, loaded

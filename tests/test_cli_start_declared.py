@@ -33,15 +33,28 @@ print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 """
 #: what `hermes --help` must not import: the plugins' packages (their tools, their CLI), the
 #: hook contract and what comes with it
-NOT_FOR_HELP = ["numpy", "sqlite_utils", "pydantic", "hermes.contract", "hermes.hookspecs",
-                "hermes.tools", "hermes.storage.db", "hermes_feeds", "hermes_persona",
-                "hermes_digest", "hermes_corpus", "hermes.builtins.clicks", "hermes.builtins.scorers",
-                "hermes.builtins.default_embedder"]
+NOT_FOR_HELP = [
+    "numpy",
+    "sqlite_utils",
+    "pydantic",
+    "hermes.contract",
+    "hermes.hookspecs",
+    "hermes.tools",
+    "hermes.storage.db",
+    "hermes_feeds",
+    "hermes_persona",
+    "hermes_digest",
+    "hermes_corpus",
+    "hermes.builtins.clicks",
+    "hermes.builtins.scorers",
+    "hermes.builtins.default_embedder",
+]
 
 
 def run(home, *args, **env) -> tuple[subprocess.CompletedProcess, set[str]]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
-                          timeout=120, env=child_env(home, **env))
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120, env=child_env(home, **env)
+    )
     out, _, modules = done.stdout.rpartition("\nMODULES ")
     assert modules, done.stderr
     return subprocess.CompletedProcess(done.args, done.returncode, out, done.stderr), set(json.loads(modules))
@@ -58,9 +71,13 @@ def registered(module_name: str) -> dict[str, tuple[str, bool]]:
     scratch = typer.Typer()
     scratch.callback()(lambda: None)
     register(app=scratch)
-    return {name: (" ".join(inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0].split()),
-                   isinstance(command, TyperGroup))
-            for name, command in typer.main.get_command(scratch).commands.items()}
+    return {
+        name: (
+            " ".join(inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0].split()),
+            isinstance(command, TyperGroup),
+        )
+        for name, command in typer.main.get_command(scratch).commands.items()
+    }
 
 
 @pytest.mark.parametrize("module_name", list(plugins.DEFAULT_PLUGINS.values()))
@@ -75,13 +92,35 @@ def test_help_imports_no_plugin_and_no_heavy_library(tmp_path):
     assert done.returncode == 0, done.stderr
     assert not loaded & set(NOT_FOR_HELP), sorted(loaded & set(NOT_FOR_HELP))
     assert not [m for m in loaded if m.startswith("hermes_") or m.endswith(".tools")]
-    listed = [line.strip("│ ").split()[0] for line in done.stdout.splitlines()
-              if line.startswith("│ ") and line.strip("│ ") and not line.strip("│ ").startswith("-")
-              and line[2] != " "]
-    assert listed == ["plugins", "ingest", "serve", "web", "demo",  # the core's commands
-                      "read", "save", "unsave", "note", "highlight", "digest", "topics",  # corpus, digest
-                      "feed", "like", "dislike", "unrate", "explain",  # feeds
-                      "tags", "corpus", "persona", "feeds", "model"], done.stdout  # groups
+    listed = [
+        line.strip("│ ").split()[0]
+        for line in done.stdout.splitlines()
+        if line.startswith("│ ") and line.strip("│ ") and not line.strip("│ ").startswith("-") and line[2] != " "
+    ]
+    assert listed == [
+        "plugins",
+        "ingest",
+        "serve",
+        "web",
+        "demo",  # the core's commands
+        "read",
+        "save",
+        "unsave",
+        "note",
+        "highlight",
+        "digest",
+        "topics",  # corpus, digest
+        "feed",
+        "like",
+        "dislike",
+        "unrate",
+        "explain",  # feeds
+        "tags",
+        "corpus",
+        "persona",
+        "feeds",
+        "model",
+    ], done.stdout  # groups
 
 
 def test_the_declared_help_is_the_registered_plugins_help(monkeypatch):
@@ -114,9 +153,11 @@ def test_a_plugins_command_registers_that_plugins_commands_only(tmp_path):
 
 def test_a_plugin_without_declarations_is_registered_to_list_its_commands(tmp_path):
     module = tmp_path / "hermes_undeclared.py"
-    module.write_text("from hermes import hookimpl\n\n"
-                      "@hookimpl\ndef hermes_register_commands(app):\n"
-                      "    @app.command('hi')\n    def hi():\n        '''Say hi.'''\n")
+    module.write_text(
+        "from hermes import hookimpl\n\n"
+        "@hookimpl\ndef hermes_register_commands(app):\n"
+        "    @app.command('hi')\n    def hi():\n        '''Say hi.'''\n"
+    )
     quiet = tmp_path / "hermes_quiet.py"
     quiet.write_text("def helper():\n    return 1\n")
     sys.path.insert(0, str(tmp_path))
@@ -163,8 +204,9 @@ def test_the_shipped_plugins_tools_are_not_collected_to_check_them(tmp_path):
     """With only the plugins hermes ships, the start-up check collects no tool (the suite
     checks them: the next test), and a command's tool is found without the other plugins'
     tools modules."""
-    done = subprocess.run([sys.executable, "-c", TOOL_PROBE], capture_output=True, text=True,
-                          timeout=120, env=child_env(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", TOOL_PROBE], capture_output=True, text=True, timeout=120, env=child_env(tmp_path)
+    )
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout))
     assert "hermes_feeds.tools" in loaded

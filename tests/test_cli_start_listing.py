@@ -99,11 +99,11 @@ def test_a_start_from_the_listing_imports_no_tools_module(tmp_path):
     env = child_env(tmp_path / "home", XDG_CACHE_HOME=str(tmp_path / "cache"))
     db_path = tmp_path / "h.db"
     get_db(db_path).conn.close()
-    keep = subprocess.run([sys.executable, "-c", PROBE, "keep"], env=env, capture_output=True, text=True,
-                          timeout=120)
+    keep = subprocess.run([sys.executable, "-c", PROBE, "keep"], env=env, capture_output=True, text=True, timeout=120)
     assert keep.returncode == 0, keep.stderr
-    start = subprocess.run([sys.executable, "-c", PROBE, "start", str(db_path)], env=env,
-                           capture_output=True, text=True, timeout=120)
+    start = subprocess.run(
+        [sys.executable, "-c", PROBE, "start", str(db_path)], env=env, capture_output=True, text=True, timeout=120
+    )
     assert start.returncode == 0, start.stderr
     found = json.loads(start.stdout)
     assert found["listed"] and found["served"] == len(collect_tools()) and found["tools"] == []

@@ -22,31 +22,39 @@ TOPICS = [
 
 @pytest.fixture
 def triage_db(db, db_path, add_items):
-    ids = add_items([{"title": t, "tags": tags, "url": f"https://example.org/{k}", "days_ago": 1}
-                     for k, (t, tags) in enumerate(TOPICS)])
+    ids = add_items(
+        [
+            {"title": t, "tags": tags, "url": f"https://example.org/{k}", "days_ago": 1}
+            for k, (t, tags) in enumerate(TOPICS)
+        ]
+    )
     create_user(db, "ada", "quantum error correction")
     return db, db_path, ids
 
 
 def spawn(db_path, home, *extra, **env):
     cmd = hermes_command()
-    child = pexpect.spawn(cmd[0], [*cmd[1:], "feed", "ada", "-i", "--all", "--db", str(db_path), *extra],
-                          env=child_env(home, **env), encoding="utf-8", timeout=60,
-                          dimensions=(40, 120))
+    child = pexpect.spawn(
+        cmd[0],
+        [*cmd[1:], "feed", "ada", "-i", "--all", "--db", str(db_path), *extra],
+        env=child_env(home, **env),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 120),
+    )
     return child
 
 
 def clicks(db, user="ada"):
     uid = require_user(db, user)["id"]
-    return db.execute("SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY id",
-                      [uid]).fetchall()
+    return db.execute("SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY id", [uid]).fetchall()
 
 
 def test_keys_like_dislike_read_save_and_open(triage_db, tmp_path):
     db, db_path, ids = triage_db
     opened = tmp_path / "opened.txt"
     browser = tmp_path / "browser.sh"
-    browser.write_text(f"#!/bin/sh\necho \"$1\" >> {opened}\n")
+    browser.write_text(f'#!/bin/sh\necho "$1" >> {opened}\n')
     browser.chmod(0o755)
     child = spawn(db_path, tmp_path / "home", BROWSER=str(browser))
     child.expect("j/k or ↓/↑ move")
@@ -137,8 +145,13 @@ def test_interactive_needs_a_terminal(triage_db):
 def test_unknown_persona_is_one_error_line_before_the_screen(triage_db, tmp_path):
     _, db_path, _ = triage_db
     cmd = hermes_command()
-    child = pexpect.spawn(cmd[0], [*cmd[1:], "feed", "nobody", "-i", "--db", str(db_path)],
-                          env=child_env(tmp_path / "home"), encoding="utf-8", timeout=60)
+    child = pexpect.spawn(
+        cmd[0],
+        [*cmd[1:], "feed", "nobody", "-i", "--db", str(db_path)],
+        env=child_env(tmp_path / "home"),
+        encoding="utf-8",
+        timeout=60,
+    )
     child.expect("error: unknown persona 'nobody'")
     child.expect(pexpect.EOF)
     child.close()

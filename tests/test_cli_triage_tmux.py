@@ -15,9 +15,14 @@ from process_support import child_env, hermes_command
 from hermes.storage.records import create_user, require_user
 from plugins.feeds.keys import split_keys
 
-TITLES = ["Surface code decoding with neural networks", "Quantum error correction thresholds",
-          "Sourdough starter troubleshooting", "Bread baking with wild yeast",
-          "Tomato blight in wet summers", "Pruning apple trees in winter"]
+TITLES = [
+    "Surface code decoding with neural networks",
+    "Quantum error correction thresholds",
+    "Sourdough starter troubleshooting",
+    "Bread baking with wild yeast",
+    "Tomato blight in wet summers",
+    "Pruning apple trees in winter",
+]
 ROW = re.compile(r"^[▶ ][R ][★ ]\s*(\d+)\. \[(\d+)\]", re.M)
 
 
@@ -33,8 +38,9 @@ class Tmux:
         self.socket = str(socket)
 
     def __call__(self, *args) -> str:
-        return subprocess.run(["tmux", "-S", self.socket, "-f", "/dev/null", *args],
-                              check=True, capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["tmux", "-S", self.socket, "-f", "/dev/null", *args], check=True, capture_output=True, text=True
+        ).stdout
 
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "t")
@@ -73,8 +79,7 @@ def shown_ids(screen: str) -> list[int]:
 
 @pytest.fixture
 def ada(db, db_path, add_items):
-    add_items([{"title": t, "url": f"https://example.org/{k}", "days_ago": 1}
-               for k, t in enumerate(TITLES)])
+    add_items([{"title": t, "url": f"https://example.org/{k}", "days_ago": 1} for k, t in enumerate(TITLES)])
     create_user(db, "ada", "quantum error correction")
     return db
 

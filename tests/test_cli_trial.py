@@ -25,13 +25,28 @@ def _store_unembedded(db, n: int) -> None:
 
     db.execute("INSERT OR IGNORE INTO feeds (url, title) VALUES ('https://e.org/f.xml', 'F')")
     feed_id = db.execute("SELECT id FROM feeds").fetchone()[0]
-    insert_items(db, feed_id, [{"guid": f"g{k}", "title": f"Paper {k}", "summary": "",
-                                "tags": [], "content_type": "article", "published": None,
-                                "url": None, "arxiv_id": None, "authors": []}
-                               for k in range(n)])
+    insert_items(
+        db,
+        feed_id,
+        [
+            {
+                "guid": f"g{k}",
+                "title": f"Paper {k}",
+                "summary": "",
+                "tags": [],
+                "content_type": "article",
+                "published": None,
+                "url": None,
+                "arxiv_id": None,
+                "authors": [],
+            }
+            for k in range(n)
+        ],
+    )
 
 
 # --- 1. an interrupted ingest: items stored but not embedded -------------------------------
+
 
 def test_feed_says_items_wait_for_embedding_after_an_interrupted_ingest(db, db_path):
     _store_unembedded(db, 4)
@@ -46,8 +61,7 @@ def test_feed_says_items_wait_for_embedding_after_an_interrupted_ingest(db, db_p
 def test_list_feed_and_the_web_feed_say_it_in_their_own_words(db, db_path):
     _store_unembedded(db, 3)
     create_user(db, "cm", "interpretability")
-    said = call_tool(db, collect_tools()["list_feed"], {"user": "cm", "since_days": None},
-                     face="mcp")["message"]
+    said = call_tool(db, collect_tools()["list_feed"], {"user": "cm", "since_days": None}, face="mcp")["message"]
     assert "3 items are stored but not embedded yet" in said
     assert "the next `hermes ingest`" in said and "run `hermes ingest`" not in said
     with client(db_path) as c:
@@ -57,6 +71,7 @@ def test_list_feed_and_the_web_feed_say_it_in_their_own_words(db, db_path):
 
 
 # --- 2. a bare group command prints its help once ------------------------------------------
+
 
 @pytest.mark.parametrize("group", ["corpus", "feeds", "persona", "model", "tags"])
 def test_a_bare_group_command_prints_its_help_once(group):
@@ -73,6 +88,7 @@ def test_bare_hermes_prints_its_help_once():
 
 # --- 3. an empty interests text names the CLI's option and command -------------------------
 
+
 def test_blank_interests_name_the_option_and_the_tags_command(db_path):
     result = run("persona", "create", "blank", "--interests", "   ", "--db", db_path)
     assert result.exit_code == 1
@@ -82,17 +98,21 @@ def test_blank_interests_name_the_option_and_the_tags_command(db_path):
 
 
 def test_blank_interests_over_mcp_name_the_tool(db):
-    said = call_tool(db, collect_tools()["create_persona"], {"name": "b", "interests": "  "},
-                     face="mcp")["message"]
+    said = call_tool(db, collect_tools()["create_persona"], {"name": "b", "interests": "  "}, face="mcp")["message"]
     assert said.startswith("interests is empty") and "propose_interests" in said
 
 
 # --- 4. several words are one query ---------------------------------------------------------
 
+
 def test_persona_search_takes_several_words_as_one_query(db, db_path, add_items):
-    add_items([{"title": "Sparse autoencoders find features"},
-               {"title": "Sparse coding of images"},
-               {"title": "Autoencoders for speech"}])
+    add_items(
+        [
+            {"title": "Sparse autoencoders find features"},
+            {"title": "Sparse coding of images"},
+            {"title": "Autoencoders for speech"},
+        ]
+    )
     create_user(db, "interp", "interpretability")
     result = run("persona", "search", "interp", "sparse", "autoencoders", "--db", db_path)
     assert result.exit_code == 0, result.output
@@ -104,8 +124,9 @@ def test_persona_search_takes_several_words_as_one_query(db, db_path, add_items)
 
 # --- 5. explain names the window the item was listed in -------------------------------------
 
+
 def test_explain_of_an_old_item_says_how_to_rank_it_in_the_whole_archive(db, db_path, add_items):
-    old, = add_items([{"title": "An old paper on circuits", "days_ago": 40}])
+    (old,) = add_items([{"title": "An old paper on circuits", "days_ago": 40}])
     create_user(db, "interp", "circuits")
     assert f"[{old}]" in run("feed", "interp", "--all", "--below-bar", "--db", db_path).output
     # `feed --all` kept the whole archive as the window: the 7-day one is asked for
@@ -119,40 +140,53 @@ def test_explain_of_an_old_item_says_how_to_rank_it_in_the_whole_archive(db, db_
 
 
 def test_explain_over_mcp_names_since_days(db, add_items):
-    old, = add_items([{"title": "An old paper on circuits", "days_ago": 40}])
+    (old,) = add_items([{"title": "An old paper on circuits", "days_ago": 40}])
     create_user(db, "interp", "circuits")
-    said = call_tool(db, collect_tools()["explain_item"], {"user": "interp", "item_id": old},
-                     face="mcp")["message"]
+    said = call_tool(db, collect_tools()["explain_item"], {"user": "interp", "item_id": old}, face="mcp")["message"]
     assert "Call explain_item with since_days=null" in said
 
 
 # --- 6. a digest numbers items in the order shown and says how many each topic shows -------
 
+
 def _entry(rank: int, title: str) -> dict:
-    return {"rank": rank, "title": title, "published": "2026-01-01", "source": "S",
-            "reason": "Good match.", "url": None}
+    return {
+        "rank": rank,
+        "title": title,
+        "published": "2026-01-01",
+        "source": "S",
+        "reason": "Good match.",
+        "url": None,
+    }
 
 
 def test_digest_numbers_items_in_reading_order_and_says_how_many_are_shown():
     from hermes_digest.render import render_digest
 
-    result = {"window_days": 7, "message": "m",
-              "topics": [{"label": "Circuits", "n_total": 12,
-                          "items": [_entry(1, "A"), _entry(3, "B")]},
-                         {"label": "Probes", "n_total": 1, "items": [_entry(2, "C")]}],
-              "unclustered": [_entry(4, "D")]}
+    result = {
+        "window_days": 7,
+        "message": "m",
+        "topics": [
+            {"label": "Circuits", "n_total": 12, "items": [_entry(1, "A"), _entry(3, "B")]},
+            {"label": "Probes", "n_total": 1, "items": [_entry(2, "C")]},
+        ],
+        "unclustered": [_entry(4, "D")],
+    }
     lines: list[str] = []
     render_digest(result, "interp", lines.append)
-    numbered = [line.split(".")[0].strip() + "." + line.split(".", 1)[1][:2] for line in lines
-                if line.strip()[:1].isdigit()]
+    numbered = [
+        line.split(".")[0].strip() + "." + line.split(".", 1)[1][:2] for line in lines if line.strip()[:1].isdigit()
+    ]
     assert numbered == ["1. A", "2. B", "3. C", "4. D"]
     assert any("Circuits" in line and line.endswith("  (12 items, 2 shown)") for line in lines)
     assert any("Probes" in line and line.endswith("  (1 item)") for line in lines)
 
 
 def test_the_cli_digest_numbers_in_the_order_shown(db, db_path, add_items, no_bar):
-    add_items([{"title": f"Orchard {i}", "tags": ["apple", "pear"]} for i in range(3)]
-              + [{"title": f"Wool {i}", "tags": ["wool", "yarn"]} for i in range(3)])
+    add_items(
+        [{"title": f"Orchard {i}", "tags": ["apple", "pear"]} for i in range(3)]
+        + [{"title": f"Wool {i}", "tags": ["wool", "yarn"]} for i in range(3)]
+    )
     create_user(db, "ann", "apples and pears, wool")
     result = run("digest", "ann", "--per-topic", "1", "--db", db_path)
     assert result.exit_code == 0, result.output
@@ -162,6 +196,7 @@ def test_the_cli_digest_numbers_in_the_order_shown(db, db_path, add_items, no_ba
 
 
 # --- 7. advice after a command names the persona typed, quoted for the shell ---------------
+
 
 @pytest.mark.parametrize("name, typed", [("ann", "ann"), ("Ann Lee", "'Ann Lee'")])
 def test_advice_after_create_uses_the_name_typed(db_path, name, typed):
@@ -187,19 +222,22 @@ def test_advice_after_bootstrap_uses_the_name(db, db_path, add_items, split_bar)
 
 # --- 8. a repeated like says the truth: nothing is added ------------------------------------
 
+
 def test_a_repeated_like_says_it_stands_unchanged_and_the_count_does_not_move(db, db_path, add_items):
     ids = add_items([{"title": "A"}, {"title": "B"}])
     create_user(db, "interp", "circuits")
     run("like", "interp", ids[0], "--db", db_path)
     run("like", "interp", ids[1], "--db", db_path)
     again = run("like", "interp", ids[0], "--db", db_path)
-    assert again.stdout.startswith(f"Item {ids[0]} was already liked by interp; the like "
-                                   "stands unchanged (2 clicks in total)"), again.stdout
+    assert again.stdout.startswith(
+        f"Item {ids[0]} was already liked by interp; the like stands unchanged (2 clicks in total)"
+    ), again.stdout
     assert "recorded again" not in again.stdout
     assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 2
 
 
 # --- 9. a skipped feed says why: the server's pause, or its failures in a row ----------------
+
 
 def test_a_skipped_feed_says_it_failed_so_many_times_in_a_row(db, db_path, tmp_path):
     db.execute("INSERT INTO feeds (url, title) VALUES (?, 'gone')", [str(tmp_path / "gone.xml")])
@@ -216,8 +254,7 @@ def test_a_skipped_feed_says_the_server_asked_for_a_pause(db, db_path):
 
     with FeedServer() as server:
         url = server.add("/busy.xml", status=429, headers={"Retry-After": "3600"})
-        db.execute("INSERT INTO feeds (url, title, subscribed_by) VALUES (?, 'busy', 'user')",
-                   [url])
+        db.execute("INSERT INTO feeds (url, title, subscribed_by) VALUES (?, 'busy', 'user')", [url])
         run("ingest", "--db", db_path)
         second = run("ingest", "--db", db_path)
     line = next(row for row in second.output.splitlines() if "skipped" in row)
@@ -227,10 +264,14 @@ def test_a_skipped_feed_says_the_server_asked_for_a_pause(db, db_path):
 
 # --- 10. bootstrap says what it did, where the items went, and how to undo it --------------
 
+
 def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to_undo(
-        db, db_path, add_items, split_bar):
-    add_items([{"title": f"Paper {k} on lensing"} for k in range(3)]
-              + [{"title": f"Notes {k} on sourdough"} for k in range(3)])
+    db, db_path, add_items, split_bar
+):
+    add_items(
+        [{"title": f"Paper {k} on lensing"} for k in range(3)]
+        + [{"title": f"Notes {k} on sourdough"} for k in range(3)]
+    )
     create_user(db, "ann", "lensing")
     result = run("persona", "bootstrap", "ann", "--likes", "2", "--dislikes", "2", "--db", db_path)
     assert result.exit_code == 0, result.output
@@ -245,8 +286,7 @@ def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to
     assert "counts against the item's source and tags" in out
     assert "`hermes persona reset ann --yes` takes every bootstrap click back" in out
     rated = dict(db.execute("SELECT item_id, label FROM clicks").fetchall())
-    listed = {int(m.group(2)): m.group(1) for m in re.finditer(r"^  ([+-]) \[(\d+)\]",
-                                                               result.output, re.M)}
+    listed = {int(m.group(2)): m.group(1) for m in re.finditer(r"^  ([+-]) \[(\d+)\]", result.output, re.M)}
     assert listed == {i: "+" if label == "like" else "-" for i, label in rated.items()}
     for word in ("reset_feedback", "record_feedback", "list_feed", "search_feed"):
         assert word not in out
@@ -255,8 +295,7 @@ def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to
 def test_bootstrap_over_mcp_names_the_tools(db, add_items, split_bar):
     add_items([{"title": "Paper 0 on lensing"}] + [{"title": f"Paper {k}"} for k in range(1, 4)])
     create_user(db, "ann", "lensing")
-    said = call_tool(db, collect_tools()["bootstrap_persona"], {"name": "ann", "n_like": 1,
-                                                                "n_dislike": 1}, face="mcp")
+    said = call_tool(db, collect_tools()["bootstrap_persona"], {"name": "ann", "n_like": 1, "n_dislike": 1}, face="mcp")
     assert "reset_feedback with confirm=true" in said["message"]
     assert "list_feed leaves them out" in said["message"] and "hermes" not in said["message"]
 
@@ -281,8 +320,7 @@ def test_the_default_window_also_says_how_to_widen_it(db, db_path):
 def test_unrate_takes_a_rating_back_and_the_item_returns_to_the_feed(db, db_path, add_items):
     """The CLI's per-item undo (the web's undo, `u` in triage): bootstrap's advice needs it."""
     create_user(db, "ann", "quantum error correction")
-    [a, b] = add_items([{"title": "Surface codes", "summary": "qubits"},
-                        {"title": "Sourdough", "summary": "flour"}])
+    [a, b] = add_items([{"title": "Surface codes", "summary": "qubits"}, {"title": "Sourdough", "summary": "flour"}])
     assert run("like", "ann", str(a), "--db", str(db_path)).exit_code == 0
     assert f"[{a}]" not in run("feed", "ann", "--all", "--db", str(db_path)).output
     out = run("unrate", "ann", str(a), str(b), "--db", str(db_path))

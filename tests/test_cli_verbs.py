@@ -21,8 +21,9 @@ def run(*args):
 
 @pytest.fixture
 def world(db, db_path, add_items):
-    ids = add_items([{"title": f"Paper {k} on quantum codes", "tags": ["quant-ph"], "url": f"https://e.org/{k}"}
-                     for k in range(4)])
+    ids = add_items(
+        [{"title": f"Paper {k} on quantum codes", "tags": ["quant-ph"], "url": f"https://e.org/{k}"} for k in range(4)]
+    )
     create_user(db, "ada", "quantum error correction")
     return db, db_path, ids
 
@@ -129,8 +130,10 @@ def test_explain_prints_the_components_and_json_is_the_tool_result(world):
     # (the match line quotes the closest single interest, which can rank differently)
     doc = json.loads(run("explain", "ada", ids[1], "--json", "--db", path).stdout)
     profile = doc["explanation"]["components"]["profile"]
-    assert (f"ranked on: interests grouped by subject {shown(profile['interest_score'])}, word "
-            f"match (BM25) {profile['word_match_bm25']:.2f} at 10% of the profile") in human.stdout
+    assert (
+        f"ranked on: interests grouped by subject {shown(profile['interest_score'])}, word "
+        f"match (BM25) {profile['word_match_bm25']:.2f} at 10% of the profile"
+    ) in human.stdout
     # the liked item's own explanation: its closest liked item is itself, said in words
     own = run("explain", "ada", ids[0], "--all", "--db", path).stdout
     assert "liked: you liked this item itself (" in own
@@ -163,8 +166,9 @@ def test_a_read_item_leaves_the_feed_the_digest_and_says_so_when_explained(world
     assert ids[0] not in listed and ids[1] in listed
     explained = run("explain", "ada", ids[0], "--all", "--db", path)
     assert explained.exit_code == 0, explained.output
-    assert ("Not among the unread items in the whole archive (you have read it or written on "
-            "it (a note or highlight))") in explained.stdout
+    assert (
+        "Not among the unread items in the whole archive (you have read it or written on it (a note or highlight))"
+    ) in explained.stdout
     # a note alone leaves the unread feed too, and is not called reading
     assert run("note", "ada", ids[1], "a thought", "--db", path).exit_code == 0
     noted = run("explain", "ada", ids[1], "--all", "--db", path).stdout
@@ -175,8 +179,11 @@ def test_explain_lists_rated_keyphrases_apart_as_not_counted(world):
     """A keyphrase topic the persona has rated is shown, but apart from the tags the ranking
     counts: the preference component leaves keyphrases out."""
     db, path, ids = world
-    db.execute("UPDATE items SET tags = '[\"quant-ph\", \"surface code\"]', "
-               "keyphrases = '[\"surface code\"]' WHERE id IN (?, ?)", [ids[0], ids[1]])
+    db.execute(
+        'UPDATE items SET tags = \'["quant-ph", "surface code"]\', '
+        "keyphrases = '[\"surface code\"]' WHERE id IN (?, ?)",
+        [ids[0], ids[1]],
+    )
     run("like", "ada", ids[0], "--db", path)
     out = run("explain", "ada", ids[1], "--all", "--db", path).stdout
     rated = out.split("  rated: ")[1].splitlines()[0]

@@ -19,25 +19,37 @@ def run(*args):
 
 @pytest.fixture
 def world(db, db_path, add_items):
-    ids = add_items([{"title": f"Paper {k} on quantum codes, their decoders and thresholds",
-                      "tags": ["quant-ph"],
-                      "url": f"https://e.org/{k}"} for k in range(3)])
+    ids = add_items(
+        [
+            {
+                "title": f"Paper {k} on quantum codes, their decoders and thresholds",
+                "tags": ["quant-ph"],
+                "url": f"https://e.org/{k}",
+            }
+            for k in range(3)
+        ]
+    )
     create_user(db, "ada", "quantum error correction")
     return db, db_path, ids
 
 
 # --- a refused argument is named as the command spells it ---------------------------------
 
-@pytest.mark.parametrize("args, named", [
-    # an option: its long flag
-    (["corpus", "items", "ada", "--facet", "bogus"], "--facet must be one of"),
-    (["persona", "create", "bob", "--interests", ""], "--interests must be"),
-    # an argument: its metavar
-    (["note", "ada", 1, ""], "TEXT must be"),
-    # a tool parameter the command names differently (item_id is the ITEM the person typed)
-    (["note", "ada", 0, "a note"], "ITEM must be"),
-    (["like", "ada", 0], "ITEM must be"),
-], ids=["option", "option-create", "argument", "renamed-argument", "list-argument"])
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        # an option: its long flag
+        (["corpus", "items", "ada", "--facet", "bogus"], "--facet must be one of"),
+        (["persona", "create", "bob", "--interests", ""], "--interests must be"),
+        # an argument: its metavar
+        (["note", "ada", 1, ""], "TEXT must be"),
+        # a tool parameter the command names differently (item_id is the ITEM the person typed)
+        (["note", "ada", 0, "a note"], "ITEM must be"),
+        (["like", "ada", 0], "ITEM must be"),
+    ],
+    ids=["option", "option-create", "argument", "renamed-argument", "list-argument"],
+)
 def test_a_refused_argument_is_named_as_the_command_spells_it(world, args, named):
     _, path, _ = world
     result = run(*args, "--db", path)
@@ -57,12 +69,12 @@ def test_a_number_too_large_for_sqlite_does_not_name_a_tool_the_command_does_not
 def test_the_same_refusal_over_mcp_names_the_tool_parameter(db, world):
     from hermes.tools import call_tool, collect_tools
 
-    said = call_tool(db, collect_tools()["corpus_items"], {"user": "ada", "facet": "bogus"},
-                     face="mcp")["message"]
+    said = call_tool(db, collect_tools()["corpus_items"], {"user": "ada", "facet": "bogus"}, face="mcp")["message"]
     assert said.startswith("facet must be one of")
 
 
 # --- reasons are evidence: printed whole, wrapped to the terminal -------------------------
+
 
 def _reasons_whole_and_wrapped(output: str, reasons: list[str], columns: int, indent: str):
     flat = " ".join(output.split())
@@ -75,7 +87,7 @@ def _reasons_whole_and_wrapped(output: str, reasons: list[str], columns: int, in
             assert line.startswith(indent + "why: ")
             assert len(line) <= columns, line
             # the reason's further lines keep the item's indentation, up to the address
-            for more in lines[k + 1:]:
+            for more in lines[k + 1 :]:
                 if more.lstrip().startswith("https://"):
                     break
                 assert more.startswith(indent) and len(more) <= columns, more
@@ -109,6 +121,7 @@ def test_digest_prints_each_reason_whole_wrapped_to_the_terminal(world, monkeypa
 
 # --- help text is shown as written -----------------------------------------------------------
 
+
 def _prose(output: str) -> str:
     """Help output as running text: panel borders and line breaks gone."""
     return " ".join(output.replace("│", " ").split())
@@ -140,14 +153,16 @@ def test_the_command_list_flows_each_description_as_one_paragraph(monkeypatch):
 
 # --- feedback says what the action changed ---------------------------------------------------
 
+
 def test_a_repeated_like_says_it_was_already_liked(world):
     db, path, ids = world
     first = run("like", "ada", ids[0], "--db", path)
     assert first.stdout.startswith(f"Recorded a like of item {ids[0]} for ada (1 click in total)")
     again = run("like", "ada", ids[0], "--db", path)
     assert again.exit_code == 0
-    assert again.stdout.startswith(f"Item {ids[0]} was already liked by ada; the like stands "
-                                   "unchanged (1 click in total)")
+    assert again.stdout.startswith(
+        f"Item {ids[0]} was already liked by ada; the like stands unchanged (1 click in total)"
+    )
     turned = run("dislike", "ada", ids[0], "--db", path)
     assert f"Recorded a dislike of item {ids[0]} for ada, replacing its like" in turned.stdout
     # one click per item whatever was said, through the one write path
@@ -179,14 +194,16 @@ def test_the_favorite_tool_keeps_its_own_word_over_mcp(db, world):
     assert said.startswith(f"Item {ids[0]} was not favorited;")
 
 
-@pytest.mark.parametrize("args, said, tool_word", [
-    # a library refusal (the export is not a tool call): since=99 is --since 99
-    (["corpus", "export", "ada", "--since", 99], "error: --since 99 is beyond the current revision",
-     "since="),
-    # a tool's own refusal: content_type is the command's --type
-    (["persona", "search", "ada", "--type", "podcast"], "error: unknown --type 'podcast'",
-     "content_type"),
-], ids=["library", "tool"])
+@pytest.mark.parametrize(
+    "args, said, tool_word",
+    [
+        # a library refusal (the export is not a tool call): since=99 is --since 99
+        (["corpus", "export", "ada", "--since", 99], "error: --since 99 is beyond the current revision", "since="),
+        # a tool's own refusal: content_type is the command's --type
+        (["persona", "search", "ada", "--type", "podcast"], "error: unknown --type 'podcast'", "content_type"),
+    ],
+    ids=["library", "tool"],
+)
 def test_a_refusal_written_with_a_parameter_name_names_the_option(world, args, said, tool_word):
     _, path, _ = world
     result = run(*args, "--db", path)
@@ -199,6 +216,7 @@ def test_cli_wording_leaves_a_parameter_that_is_an_english_word_in_prose():
     from hermes.facekit.terminal import cli_wording
 
     names = {"since": "--since", "content_type": "--type", "item_id": "ITEM"}
-    assert (cli_wording("changed since revision 3; since=3 and item_id, not my_content_type",
-                        names)
-            == "changed since revision 3; --since 3 and ITEM, not my_content_type")
+    assert (
+        cli_wording("changed since revision 3; since=3 and item_id, not my_content_type", names)
+        == "changed since revision 3; --since 3 and ITEM, not my_content_type"
+    )

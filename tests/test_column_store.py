@@ -19,8 +19,13 @@ from hermes.ranking.rank import rank
 from hermes.storage.clicks import record_click
 from hermes.storage.records import create_user
 
-TOPICS = ("galaxy dust survey", "protein folding model", "graph neural network",
-          "quantum error correction", "river flood forecast")
+TOPICS = (
+    "galaxy dust survey",
+    "protein folding model",
+    "graph neural network",
+    "quantum error correction",
+    "river flood forecast",
+)
 
 
 @pytest.fixture
@@ -38,8 +43,16 @@ def stored(monkeypatch):
 
 @pytest.fixture
 def persona(db, add_items):
-    ids = add_items([{"title": f"{TOPICS[i % 5]} {i}", "summary": f"notes on {TOPICS[i % 5]}",
-                      "tags": [TOPICS[i % 5].split()[0]]} for i in range(40)])
+    ids = add_items(
+        [
+            {
+                "title": f"{TOPICS[i % 5]} {i}",
+                "summary": f"notes on {TOPICS[i % 5]}",
+                "tags": [TOPICS[i % 5].split()[0]],
+            }
+            for i in range(40)
+        ]
+    )
     user = create_user(db, "ann", "galaxy dust, graph neural network")
     for item, like in ((ids[0], True), (ids[2], True), (ids[1], False)):
         record_click(db, user["id"], item, like, "ui")
@@ -71,8 +84,7 @@ def forbid_computing(monkeypatch) -> list:
     return computed
 
 
-def test_a_fresh_process_reads_the_columns_the_last_one_computed(db, db_path, persona, stored,
-                                                                  monkeypatch):
+def test_a_fresh_process_reads_the_columns_the_last_one_computed(db, db_path, persona, stored, monkeypatch):
     user, _ = persona
     first = ranked(db, user)
     assert len(files(db_path)) == 4  # profile, BM25, behaviour, preference
@@ -82,8 +94,7 @@ def test_a_fresh_process_reads_the_columns_the_last_one_computed(db, db_path, pe
     assert computed == []
 
 
-def test_a_new_click_or_text_computes_afresh_and_ranks_as_without_the_store(db, db_path, persona,
-                                                                           stored, monkeypatch):
+def test_a_new_click_or_text_computes_afresh_and_ranks_as_without_the_store(db, db_path, persona, stored, monkeypatch):
     user, ids = persona
     ranked(db, user)
     record_click(db, user["id"], ids[4], True, "ui")
@@ -106,8 +117,9 @@ def re_embed_an_item(db, ids, add_items):
 
 
 @pytest.mark.parametrize("change", [add_an_item, re_embed_an_item])
-def test_new_contents_change_the_layout_so_old_columns_are_not_read(db, db_path, persona, stored,
-                                                                   add_items, monkeypatch, change):
+def test_new_contents_change_the_layout_so_old_columns_are_not_read(
+    db, db_path, persona, stored, add_items, monkeypatch, change
+):
     user, ids = persona
     ranked(db, user)
     change(db, ids, add_items)
@@ -129,8 +141,7 @@ def test_an_unreadable_column_is_ignored(db, db_path, persona, stored):
     assert ranked(db, user) == first
 
 
-def test_each_kind_keeps_only_its_most_recently_used_files(db, db_path, persona, stored,
-                                                            monkeypatch):
+def test_each_kind_keeps_only_its_most_recently_used_files(db, db_path, persona, stored, monkeypatch):
     monkeypatch.setattr(column_store, "MAX_FILES", 2)
     user, ids = persona
     ranked(db, user)
@@ -159,8 +170,9 @@ def test_an_in_memory_matrix_never_uses_the_disk():
 def hand_matrix(tmp_path, n=3):
     matrix = Matrix("m", 4)
     matrix.db_path = str(tmp_path / "x.db")
-    matrix.absorb(np.arange(1, n + 1), np.ones((n, 4), np.float32), np.zeros(n),
-                  np.zeros(0), np.zeros(0), [], fresh=True)
+    matrix.absorb(
+        np.arange(1, n + 1), np.ones((n, 4), np.float32), np.zeros(n), np.zeros(0), np.zeros(0), [], fresh=True
+    )
     return matrix
 
 
@@ -190,8 +202,7 @@ matrix.absorb(np.arange(1, 4), np.ones((3, 4), np.float32), np.zeros(3), np.zero
               np.zeros(0), [], fresh=True)
 column_store.save_later(matrix, "profile", ("text",), np.arange(3.0))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     monkeypatch.setattr(column_store, "MIN_ROWS", 1)
     assert column_store.load(hand_matrix(tmp_path), "profile", ("text",)).tolist() == [0, 1, 2]

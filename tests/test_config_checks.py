@@ -12,24 +12,27 @@ from hermes.config import config_toml, settings
 from hermes.errors import HermesError
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ('[fetch]\ntimeout = "five"\n', "[fetch] timeout in"),
-    ("[fetch]\ntimeout = 0\n", "expected a number of seconds above 0, got 0"),
-    ("[fetch]\ntimeout = -1\n", "got -1"),
-    ("[fetch]\nmax_bytes = 1.5\n", "[fetch] max_bytes in"),
-    ("[fetch]\nconcurrency = true\n", "[fetch] concurrency in"),
-    ("fetch = 3\n", "fetch must be a table ([fetch]), got 3"),
-    ("[fetch]\ntimeuot = 3\n", "unknown key(s) in [fetch]: timeuot; known: allow_private,"),
-    ('[ingest]\nevry = "1h"\n', "unknown key(s) in [ingest]: evry"),
-    ('[fetch]\nallow_private = "yes"\n', "[fetch] allow_private in"),
-    # every section names the file as [fetch] does, with the same helper
-    ('[ingest]\nevery = "banana"\n', "[ingest] every in"),
-    ('[embed]\ntorch_from = "300"\n', "expected a whole number of texts above 0, got '300'"),
-    ("[embed]\ntorch_from = 0\n", "[embed] torch_from in"),
-    # a misspelled section is refused, the known ones listed
-    ("[rankng]\nmatrix = \"int8\"\n", "[rankng] in"),
-    ("[rankng]\nmatrix = \"int8\"\n", "did you mean [ranking]? known: [embed], [fetch], "),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ('[fetch]\ntimeout = "five"\n', "[fetch] timeout in"),
+        ("[fetch]\ntimeout = 0\n", "expected a number of seconds above 0, got 0"),
+        ("[fetch]\ntimeout = -1\n", "got -1"),
+        ("[fetch]\nmax_bytes = 1.5\n", "[fetch] max_bytes in"),
+        ("[fetch]\nconcurrency = true\n", "[fetch] concurrency in"),
+        ("fetch = 3\n", "fetch must be a table ([fetch]), got 3"),
+        ("[fetch]\ntimeuot = 3\n", "unknown key(s) in [fetch]: timeuot; known: allow_private,"),
+        ('[ingest]\nevry = "1h"\n', "unknown key(s) in [ingest]: evry"),
+        ('[fetch]\nallow_private = "yes"\n', "[fetch] allow_private in"),
+        # every section names the file as [fetch] does, with the same helper
+        ('[ingest]\nevery = "banana"\n', "[ingest] every in"),
+        ('[embed]\ntorch_from = "300"\n', "expected a whole number of texts above 0, got '300'"),
+        ("[embed]\ntorch_from = 0\n", "[embed] torch_from in"),
+        # a misspelled section is refused, the known ones listed
+        ('[rankng]\nmatrix = "int8"\n', "[rankng] in"),
+        ('[rankng]\nmatrix = "int8"\n', "did you mean [ranking]? known: [embed], [fetch], "),
+    ],
+)
 def test_a_bad_setting_is_named(text, fragment):
     config_toml().parent.mkdir(parents=True, exist_ok=True)
     config_toml().write_text(text)
@@ -40,8 +43,9 @@ def test_a_bad_setting_is_named(text, fragment):
 
 def test_good_settings_are_read():
     config_toml().parent.mkdir(parents=True, exist_ok=True)
-    config_toml().write_text('[fetch]\ntimeout = 3\nmax_bytes = 1000\n[ingest]\nevery = "2h"\n'
-                             "[corpus]\nanything = 1\n")  # a plugin's section: its own to check
+    config_toml().write_text(
+        '[fetch]\ntimeout = 3\nmax_bytes = 1000\n[ingest]\nevery = "2h"\n[corpus]\nanything = 1\n'
+    )  # a plugin's section: its own to check
     got = settings()
     assert (got.fetch_timeout, got.max_feed_bytes, got.ingest_every) == (3.0, 1000, 7200.0)
 
@@ -50,8 +54,13 @@ def test_a_command_says_so_in_one_line(tmp_path):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text('[fetch]\ntimeout = "five"\n')
-    proc = subprocess.run([*hermes_command(), "ingest", "--db", str(tmp_path / "x.db")],
-                          env=child_env(home), capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [*hermes_command(), "ingest", "--db", str(tmp_path / "x.db")],
+        env=child_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("error: [fetch] timeout in")
 
@@ -97,9 +106,11 @@ def test_a_section_no_plugin_declares_is_a_warning_not_a_refusal(capsys):
     check_sections(["corpus"])
     check_sections(["corpus"])
     warned = capsys.readouterr().err.splitlines()
-    assert warned == [f"hermes: warning: [weatherplugin] in {config_toml()}: no loaded part "
-                      "of hermes reads this section (a plugin not installed or not enabled?); known: "
-                      "[corpus], [embed], [fetch], [ingest], [plugins], [ranking]"]
+    assert warned == [
+        f"hermes: warning: [weatherplugin] in {config_toml()}: no loaded part "
+        "of hermes reads this section (a plugin not installed or not enabled?); known: "
+        "[corpus], [embed], [fetch], [ingest], [plugins], [ranking]"
+    ]
     check_sections(["weatherplugin"])  # declared: nothing to say
     config_toml().write_text("[corpsu]\nlog_retention = 3\n")
     with pytest.raises(HermesError, match=r"^\[corpsu\] in .*did you mean \[corpus\]"):
@@ -117,16 +128,25 @@ def test_config_toml_is_read_once_until_it_changes(monkeypatch):
     assert settings().allow_private is True
 
 
-@pytest.mark.parametrize("text, said", [
-    ("[corpus]\nw_heard = -1\n", "[corpus] w_heard in {}: expected a number of at least 0, got -1"),
-    ("[corpus]\nlog_retention = true\n",
-     "[corpus] log_retention in {}: expected a whole number of at least 1, got true"),
-    ("[corpus]\nheard_threshold = 1.5\n",
-     "[corpus] heard_threshold in {}: expected a fraction above 0, at most 1, got 1.5"),
-    ('[corpus]\narxiv_api = "ftp://x"\n',
-     '[corpus] arxiv_api in {}: expected an http:// or https:// URL, got "ftp://x"'),
-    ("corpus = 3\n", "[corpus] in {}: corpus must be a table ([corpus]), got 3"),
-])
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("[corpus]\nw_heard = -1\n", "[corpus] w_heard in {}: expected a number of at least 0, got -1"),
+        (
+            "[corpus]\nlog_retention = true\n",
+            "[corpus] log_retention in {}: expected a whole number of at least 1, got true",
+        ),
+        (
+            "[corpus]\nheard_threshold = 1.5\n",
+            "[corpus] heard_threshold in {}: expected a fraction above 0, at most 1, got 1.5",
+        ),
+        (
+            '[corpus]\narxiv_api = "ftp://x"\n',
+            '[corpus] arxiv_api in {}: expected an http:// or https:// URL, got "ftp://x"',
+        ),
+        ("corpus = 3\n", "[corpus] in {}: corpus must be a table ([corpus]), got 3"),
+    ],
+)
 def test_a_plugin_section_is_checked_by_its_model_in_the_core_words(text, said):
     from hermes_corpus.settings import corpus_settings
 

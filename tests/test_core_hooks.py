@@ -56,6 +56,7 @@ class ThirdParty:
     def hermes_migrations(self):
         def create(db):
             db.execute("CREATE TABLE IF NOT EXISTS pokes (user_id INTEGER, item_id INTEGER)")
+
         return [Migration("thirdparty:001_pokes", create)]
 
 
@@ -246,11 +247,12 @@ def test_hook_hermes_item_tags(pm, db, tmp_path):
         '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
         "<item><title>Graph transformers</title><guid>a</guid><category>cs.LG</category></item>"
         "<item><title>Graph pooling</title><guid>c</guid></item>"
-        "<item><title>Galaxies</title><guid>b</guid></item></channel></rss>", encoding="utf-8")
+        "<item><title>Galaxies</title><guid>b</guid></item></channel></rss>",
+        encoding="utf-8",
+    )
     add_feeds(db, [(str(feed), None)])
     run_ingest(db)
-    rows = {t: (json.loads(g), json.loads(k)) for t, g, k in
-            db.execute("SELECT title, tags, keyphrases FROM items")}
+    rows = {t: (json.loads(g), json.loads(k)) for t, g, k in db.execute("SELECT title, tags, keyphrases FROM items")}
     assert rows == {
         "Graph transformers": (["cs.lg", "graph neural networks"], ["graph neural networks"]),
         "Graph pooling": (["graph neural networks"], ["graph neural networks"]),
@@ -289,16 +291,22 @@ def test_hook_hermes_register_prompts(pm, db_path):
 
         @hookimpl
         def hermes_register_prompts(self):
-            return [Prompt("shout_it", "Shout it", "Shout a word.",
-                           lambda word: f"Call shout with text={word!r}.", ("shout",))]
+            return [
+                Prompt(
+                    "shout_it", "Shout it", "Shout a word.", lambda word: f"Call shout with text={word!r}.", ("shout",)
+                )
+            ]
 
     pm.register(Prompts(), name="prompts")
 
     async def served(groups):
         async with mcp.Client(build_server(str(db_path), groups)) as client:
             names = [p.name for p in (await client.list_prompts()).prompts]
-            text = ((await client.get_prompt("shout_it", {"word": "hi"})).messages[0].content.text
-                    if "shout_it" in names else None)
+            text = (
+                (await client.get_prompt("shout_it", {"word": "hi"})).messages[0].content.text
+                if "shout_it" in names
+                else None
+            )
         return names, text
 
     names, text = anyio.run(served, None)

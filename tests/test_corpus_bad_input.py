@@ -10,8 +10,15 @@ from hermes_corpus import signals as cs
 from hermes.errors import InvalidInput, NotFound
 from hermes.tools import call_tool, collect_tools
 
-TABLES = ("corpus_progress", "corpus_highlights", "corpus_notes", "corpus_favorites",
-          "corpus_revision", "corpus_log", "corpus_membership")
+TABLES = (
+    "corpus_progress",
+    "corpus_highlights",
+    "corpus_notes",
+    "corpus_favorites",
+    "corpus_revision",
+    "corpus_log",
+    "corpus_membership",
+)
 
 
 def snapshot(db) -> dict:
@@ -37,7 +44,11 @@ def call(db, name, **arguments):
 
 
 BAD_CALLS = [
-    ("record_progress", {"user": "alice", "item_id": "A", "fraction": 1.5}, "fraction must be a number from 0 to 1, got 1.5"),
+    (
+        "record_progress",
+        {"user": "alice", "item_id": "A", "fraction": 1.5},
+        "fraction must be a number from 0 to 1, got 1.5",
+    ),
     ("record_progress", {"user": "alice", "item_id": "A", "fraction": -0.01}, "from 0 to 1"),
     ("record_progress", {"user": "alice", "item_id": "A", "fraction": math.nan}, "NaN"),
     ("record_progress", {"user": "alice", "item_id": "A", "fraction": math.inf}, "from 0 to 1"),
@@ -70,12 +81,15 @@ BAD_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("name,arguments,expect", BAD_CALLS,
-                         ids=[f"{n}-{k}" for k, (n, _a, _e) in enumerate(BAD_CALLS)])
+@pytest.mark.parametrize(
+    "name,arguments,expect", BAD_CALLS, ids=[f"{n}-{k}" for k, (n, _a, _e) in enumerate(BAD_CALLS)]
+)
 def test_refused_calls_write_nothing(setup, name, arguments, expect):
     db = setup["db"]
-    arguments = {k: {"A": setup["a"], "H": setup["hid"], "N": setup["nid"]}.get(v, v)
-                 if isinstance(v, str) else v for k, v in arguments.items()}
+    arguments = {
+        k: {"A": setup["a"], "H": setup["hid"], "N": setup["nid"]}.get(v, v) if isinstance(v, str) else v
+        for k, v in arguments.items()
+    }
     before = snapshot(db)
     result = call(db, name, **arguments)
     assert result["ok"] is False, result
@@ -131,8 +145,7 @@ def test_python_api_raises_typed_errors(setup):
         cs.add_note(db, "nobody", setup["a"], "x")
     # a value of the wrong type is the tool's model's to refuse (the one check, issue 35)
     tools = collect_tools()
-    for name, arguments in (("record_progress", {"fraction": float("nan")}),
-                            ("favorite", {"on": "1"})):
+    for name, arguments in (("record_progress", {"fraction": float("nan")}), ("favorite", {"on": "1"})):
         result = call_tool(db, tools[name], {"user": "alice", "item_id": setup["a"], **arguments})
         assert result["ok"] is False, result
 

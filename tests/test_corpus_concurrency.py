@@ -42,14 +42,25 @@ def _worker(db_path: str, home: str, seed: int, item_ids: list[int], barrier=Non
     db = get_db(db_path)
     if barrier is not None:
         barrier.wait(timeout=120)  # every process starts writing at the same moment
-    sent = {"opens": Counter(), "max_fraction": {}, "highlights_added": [], "highlights_deleted": [],
-            "notes_added": [], "notes_deleted": [], "changes": [], "refused_deletes": 0, "ops": 0}
+    sent = {
+        "opens": Counter(),
+        "max_fraction": {},
+        "highlights_added": [],
+        "highlights_deleted": [],
+        "notes_added": [],
+        "notes_deleted": [],
+        "changes": [],
+        "refused_deletes": 0,
+        "ops": 0,
+    }
     try:
         for _ in range(WRITES):
             user = rng.choice(USERS)
             item = rng.choice(item_ids)
-            op = rng.choices(["progress", "reopen", "highlight", "unhighlight", "note", "unnote",
-                              "favorite", "unfavorite"], weights=[3, 1, 2, 2, 1, 1, 2, 2])[0]
+            op = rng.choices(
+                ["progress", "reopen", "highlight", "unhighlight", "note", "unnote", "favorite", "unfavorite"],
+                weights=[3, 1, 2, 2, 1, 1, 2, 2],
+            )[0]
             key = f"{user}:{item}"
             try:
                 if op == "progress":
@@ -72,10 +83,14 @@ def _worker(db_path: str, home: str, seed: int, item_ids: list[int], barrier=Non
                 elif op in ("unhighlight", "unnote"):
                     table, fn, bucket = (
                         ("corpus_highlights", cs.delete_highlight, "highlights_deleted")
-                        if op == "unhighlight" else ("corpus_notes", cs.delete_note, "notes_deleted"))
+                        if op == "unhighlight"
+                        else ("corpus_notes", cs.delete_note, "notes_deleted")
+                    )
                     row = db.execute(
                         f"SELECT id FROM {table} WHERE user_id = (SELECT id FROM users WHERE name = ?) "
-                        "ORDER BY random() LIMIT 1", [user]).fetchone()
+                        "ORDER BY random() LIMIT 1",
+                        [user],
+                    ).fetchone()
                     if row is None:
                         continue
                     r = fn(db, user, row[0])  # may lose the race to another process
@@ -86,8 +101,7 @@ def _worker(db_path: str, home: str, seed: int, item_ids: list[int], barrier=Non
                 sent["refused_deletes"] += 1
                 continue
             sent["ops"] += 1
-            sent["changes"] += [(user, c["revision"], c["kind"], c["facet"], c["item_id"])
-                                for c in r["changes"]]
+            sent["changes"] += [(user, c["revision"], c["kind"], c["facet"], c["item_id"]) for c in r["changes"]]
     finally:
         db.conn.close()
     return sent
@@ -104,8 +118,10 @@ def test_concurrent_writers_keep_the_log_exact(tmp_path, db, db_path, add_items)
 
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(PROCESSES), ctx.Queue()
-    procs = [ctx.Process(target=_run, args=(str(db_path), str(home), seed, item_ids, barrier, queue))
-             for seed in range(PROCESSES)]
+    procs = [
+        ctx.Process(target=_run, args=(str(db_path), str(home), seed, item_ids, barrier, queue))
+        for seed in range(PROCESSES)
+    ]
     for p in procs:
         p.start()
     try:
@@ -129,8 +145,9 @@ def test_concurrent_writers_keep_the_log_exact(tmp_path, db, db_path, add_items)
     for name, uid in users.items():
         revision, trimmed = membership.revision_state(db, uid)
         assert trimmed == 0
-        log = db.execute("SELECT revision, kind, facet, item_id FROM corpus_log "
-                         "WHERE user_id = ? ORDER BY revision", [uid]).fetchall()
+        log = db.execute(
+            "SELECT revision, kind, facet, item_id FROM corpus_log WHERE user_id = ? ORDER BY revision", [uid]
+        ).fetchall()
         # Revisions exactly 1..N, and each reported change is the logged one.
         assert [row[0] for row in log] == list(range(1, revision + 1))
         mine = sorted(c[1:] for c in reported if c[0] == name)
@@ -147,8 +164,11 @@ def test_concurrent_writers_keep_the_log_exact(tmp_path, db, db_path, add_items)
         stored = set(db.execute("SELECT facet, item_id FROM corpus_membership WHERE user_id = ?", [uid]).fetchall())
         assert state == stored
         # ... which is what the raw signals say now.
-        recomputed = {(f, item) for item in membership.touched_items(db, uid)
-                      for f in membership.facets_for(membership.item_state(db, uid, item), 0.3)}
+        recomputed = {
+            (f, item)
+            for item in membership.touched_items(db, uid)
+            for f in membership.facets_for(membership.item_state(db, uid, item), 0.3)
+        }
         assert stored == recomputed
 
     # No write lost: what was sent is what is stored.
@@ -157,9 +177,12 @@ def test_concurrent_writers_keep_the_log_exact(tmp_path, db, db_path, add_items)
         opens.update(r["opens"])
         for key, f in r["max_fraction"].items():
             fractions[key] = max(fractions.get(key, 0.0), f)
-    stored_progress = {f"{name}:{item}": (o, f) for name, item, o, f in db.execute(
-        "SELECT u.name, p.item_id, p.opens, p.max_fraction FROM corpus_progress p "
-        "JOIN users u ON u.id = p.user_id")}
+    stored_progress = {
+        f"{name}:{item}": (o, f)
+        for name, item, o, f in db.execute(
+            "SELECT u.name, p.item_id, p.opens, p.max_fraction FROM corpus_progress p JOIN users u ON u.id = p.user_id"
+        )
+    }
     assert {k: v[0] for k, v in stored_progress.items()} == dict(opens)
     assert {k: v[1] for k, v in stored_progress.items() if k in fractions} == fractions
     for kind in ("highlights", "notes"):

@@ -23,21 +23,40 @@ HARD = r"Braces {x} & 50% of $5 cost #1 under_score ~tilde back\slash, Schrödin
 def corpus(db, add_items):
     """alice: a read arXiv paper, a highlighted article with hard characters, a saved DOI item."""
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    paper, article, doi_item = add_items([
-        {"title": "Stellar streams in the halo", "summary": "We map streams.",
-         "arxiv_id": "2401.12345", "url": "https://arxiv.org/abs/2401.12345",
-         "tags": ["astro-ph.ga", "galaxies"], "content_type": "paper"},
-        {"title": HARD, "summary": "An essay.", "url": "https://blog.example.org/post?id=1&x=%7E",
-         "guid": "https://blog.example.org/post?id=1"},
-        {"title": "A journal paper", "guid": "doi:10.1000/xyz.42",
-         "url": "https://doi.org/10.1000/xyz.42", "content_type": "paper"},
-    ])
+    paper, article, doi_item = add_items(
+        [
+            {
+                "title": "Stellar streams in the halo",
+                "summary": "We map streams.",
+                "arxiv_id": "2401.12345",
+                "url": "https://arxiv.org/abs/2401.12345",
+                "tags": ["astro-ph.ga", "galaxies"],
+                "content_type": "paper",
+            },
+            {
+                "title": HARD,
+                "summary": "An essay.",
+                "url": "https://blog.example.org/post?id=1&x=%7E",
+                "guid": "https://blog.example.org/post?id=1",
+            },
+            {
+                "title": "A journal paper",
+                "guid": "doi:10.1000/xyz.42",
+                "url": "https://doi.org/10.1000/xyz.42",
+                "content_type": "paper",
+            },
+        ]
+    )
     # As ingest stores them: the feed's string and the parsed list (hermes.text.authors).
-    db.execute("UPDATE items SET author = ?, authors = ? WHERE id = ?",
-               ["Alice Smith, Johannes van der Waals and Bob Jones",
-                json.dumps(["Alice Smith", "Johannes van der Waals", "Bob Jones"]), paper])
-    db.execute("UPDATE items SET author = ?, authors = ? WHERE id = ?",
-               ["OpenAI", json.dumps(["OpenAI"]), article])
+    db.execute(
+        "UPDATE items SET author = ?, authors = ? WHERE id = ?",
+        [
+            "Alice Smith, Johannes van der Waals and Bob Jones",
+            json.dumps(["Alice Smith", "Johannes van der Waals", "Bob Jones"]),
+            paper,
+        ],
+    )
+    db.execute("UPDATE items SET author = ?, authors = ? WHERE id = ?", ["OpenAI", json.dumps(["OpenAI"]), article])
     cs.record_progress(db, "alice", paper, 1.0)
     cs.add_highlight(db, "alice", article, HARD, note="my comment")
     cs.add_note(db, "alice", article, "Line one\nline two")
@@ -72,7 +91,8 @@ def test_bibtex_parses_back_with_bibtexparser(corpus):
     db, ids = corpus
     text = run(db, "bibtex").text
     lib = bibtexparser.parse_string(
-        text, append_middleware=[LatexDecodingMiddleware(), SeparateCoAuthors(), SplitNameParts()])
+        text, append_middleware=[LatexDecodingMiddleware(), SeparateCoAuthors(), SplitNameParts()]
+    )
     assert lib.failed_blocks == []
     entries = {e.key: e.fields_dict for e in lib.entries}
     assert list(entries) == keys_of(db)
@@ -83,7 +103,10 @@ def test_bibtex_parses_back_with_bibtexparser(corpus):
     assert paper["abstract"].value == "We map streams."
     names = paper["author"].value
     assert [(n.first, n.von, n.last) for n in names] == [
-        (["Alice"], [], ["Smith"]), (["Johannes"], ["van", "der"], ["Waals"]), (["Bob"], [], ["Jones"])]
+        (["Alice"], [], ["Smith"]),
+        (["Johannes"], ["van", "der"], ["Waals"]),
+        (["Bob"], [], ["Jones"]),
+    ]
     assert paper["year"].value == str(paper["date"].value)[:4]
     hard = next(v for k, v in entries.items() if k.startswith("hermes-"))
     # every character comes back as written, but a tilde: it is written "\~{}", which LaTeX
@@ -103,11 +126,24 @@ def test_a_replaced_arxiv_paper_is_cited_by_the_year_of_its_first_version(db, ad
     import rispy
 
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    old, new = add_items([
-        {"title": "Old string paper", "arxiv_id": "hep-th/9901001", "content_type": "paper",
-         "url": "https://arxiv.org/abs/hep-th/9901001v3", "published": "2026-11-30T00:00:00Z"},
-        {"title": "A new paper", "arxiv_id": "2611.00001", "content_type": "paper",
-         "url": "https://arxiv.org/abs/2611.00001", "published": "2026-11-30T00:00:00Z"}])
+    old, new = add_items(
+        [
+            {
+                "title": "Old string paper",
+                "arxiv_id": "hep-th/9901001",
+                "content_type": "paper",
+                "url": "https://arxiv.org/abs/hep-th/9901001v3",
+                "published": "2026-11-30T00:00:00Z",
+            },
+            {
+                "title": "A new paper",
+                "arxiv_id": "2611.00001",
+                "content_type": "paper",
+                "url": "https://arxiv.org/abs/2611.00001",
+                "published": "2026-11-30T00:00:00Z",
+            },
+        ]
+    )
     cs.favorite(db, "alice", old)
     cs.favorite(db, "alice", new)
     entries = {e["title"]: e for e in rispy.loads(run(db, "ris").text)}
@@ -186,16 +222,14 @@ def test_since_exports_only_what_entered_and_jsonl_carries_removals(corpus):
     assert first.count == 3 and not first.truncated
     nothing = run(db, "bibtex", since=first.revision)
     assert nothing.count == 0 and nothing.text == ""
-    cs.favorite(db, "alice", ids["doi"], on=False)        # removal
+    cs.favorite(db, "alice", ids["doi"], on=False)  # removal
     cs.record_progress(db, "alice", ids["article"], 0.9)  # already experienced: no change
     later = run(db, "jsonl", since=first.revision)
-    assert [(x["op"], x["key"]) for x in map(json.loads, later.text.splitlines())] == [
-        ("delete", "doi-10.1000-xyz.42")]
+    assert [(x["op"], x["key"]) for x in map(json.loads, later.text.splitlines())] == [("delete", "doi-10.1000-xyz.42")]
     assert later.count == 0 and later.deleted == 1
-    cs.favorite(db, "alice", ids["doi"])                  # back again
+    cs.favorite(db, "alice", ids["doi"])  # back again
     again = run(db, "jsonl", since=first.revision)
-    assert [(x["op"], x["key"]) for x in map(json.loads, again.text.splitlines())] == [
-        ("upsert", "doi-10.1000-xyz.42")]
+    assert [(x["op"], x["key"]) for x in map(json.loads, again.text.splitlines())] == [("upsert", "doi-10.1000-xyz.42")]
 
 
 def test_since_past_a_trimmed_log_says_truncated(corpus, tmp_path):
@@ -255,8 +289,7 @@ def test_cli_export_to_stdout_and_file(corpus, db_path, tmp_path):
     assert r.exit_code == 0, r.output
     assert r.stdout == run(db, "bibtex").text
     out = tmp_path / "alice.ris"
-    r = invoke("corpus", "export", "alice", "-f", "ris", "--facet", "saved", "--out", str(out),
-               "--db", str(db_path))
+    r = invoke("corpus", "export", "alice", "-f", "ris", "--facet", "saved", "--out", str(out), "--db", str(db_path))
     assert r.exit_code == 0, r.output
     assert out.read_text().count("TY  - ") == 1 and "--since" in r.stdout
     r = invoke("corpus", "export", "alice", "--since", "2", "-f", "jsonl", "--db", str(db_path), "--json")
@@ -286,8 +319,12 @@ def test_two_items_sharing_a_doi_get_distinct_stable_keys(db, add_items):
     import bibtexparser
 
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    a, b = add_items([{"title": "In journal feed A", "url": "https://doi.org/10.1000/same"},
-                      {"title": "In journal feed B", "url": "https://doi.org/10.1000/same"}])
+    a, b = add_items(
+        [
+            {"title": "In journal feed A", "url": "https://doi.org/10.1000/same"},
+            {"title": "In journal feed B", "url": "https://doi.org/10.1000/same"},
+        ]
+    )
     cs.favorite(db, "alice", b)
     cs.favorite(db, "alice", a)
     assert keys_of(db) == [f"doi-10.1000-same-i{b}", "doi-10.1000-same"]
@@ -317,8 +354,12 @@ def test_math_passes_through_bibtex_and_braces_still_cannot_break_it(db, add_ite
     import bibtexparser
 
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    a, b = add_items([{"title": MATH_TITLE, "summary": MATH_ABSTRACT, "arxiv_id": "2309.08600"},
-                      {"title": r"Unbalanced $\{x$ math } here"}])
+    a, b = add_items(
+        [
+            {"title": MATH_TITLE, "summary": MATH_ABSTRACT, "arxiv_id": "2309.08600"},
+            {"title": r"Unbalanced $\{x$ math } here"},
+        ]
+    )
     cs.favorite(db, "alice", a)
     cs.favorite(db, "alice", b)
     text = run(db, "bibtex").text
@@ -332,11 +373,15 @@ def test_math_passes_through_bibtex_and_braces_still_cannot_break_it(db, add_ite
 
 
 def test_title_words_whose_case_matters_are_braced_once():
-    assert bibtex.bib_tex("Towards 7B SAE on GPT-4 and LLaMA-2", title=True) == \
-        "Towards {7B} {SAE} on {GPT-4} and {LLaMA-2}"
+    assert (
+        bibtex.bib_tex("Towards 7B SAE on GPT-4 and LLaMA-2", title=True)
+        == "Towards {7B} {SAE} on {GPT-4} and {LLaMA-2}"
+    )
     # In a sentence-case title a capitalised word is a proper noun; not after a colon.
-    assert bibtex.bib_tex("Scaling laws for Transformer models: Towards sparse codes", title=True) == \
-        "Scaling laws for {Transformer} models: Towards sparse codes"
+    assert (
+        bibtex.bib_tex("Scaling laws for Transformer models: Towards sparse codes", title=True)
+        == "Scaling laws for {Transformer} models: Towards sparse codes"
+    )
     # Title Case capitalises every word: only the inner capitals are protected.
     assert bibtex.bib_tex("Attention Is All You Need for SAE", title=True) == "Attention Is All You Need for {SAE}"
     assert bibtex.bib_tex("$L_1$ penalties", title=True) == "{$L_1$} penalties"
@@ -354,11 +399,30 @@ def test_arxiv_papers_carry_their_datacite_doi_and_categories_as_arxiv_spells_th
     assert paper["DOI"] == "10.48550/arXiv.2401.12345" and "astro-ph.GA" in paper["keyword"]
     # The byline does not repeat the arXiv id as a DOI.
     assert "doi:10.48550" not in run(db, "markdown").text
-    assert [references.arxiv_category(t) for t in
-            ("cs.lg", "astro-ph.ga", "quant-ph", "stat.ml", "math.oc", "physics.optics",
-             "cond-mat.mes-hall", "dark matter", "e.g")] == [
-        "cs.LG", "astro-ph.GA", "quant-ph", "stat.ML", "math.OC", "physics.optics",
-        "cond-mat.mes-hall", "dark matter", "e.g"]
+    assert [
+        references.arxiv_category(t)
+        for t in (
+            "cs.lg",
+            "astro-ph.ga",
+            "quant-ph",
+            "stat.ml",
+            "math.oc",
+            "physics.optics",
+            "cond-mat.mes-hall",
+            "dark matter",
+            "e.g",
+        )
+    ] == [
+        "cs.LG",
+        "astro-ph.GA",
+        "quant-ph",
+        "stat.ML",
+        "math.OC",
+        "physics.optics",
+        "cond-mat.mes-hall",
+        "dark matter",
+        "e.g",
+    ]
 
 
 def test_honorifics_are_not_part_of_a_cited_name(db, add_items):
@@ -377,16 +441,26 @@ def test_honorifics_are_not_part_of_a_cited_name(db, add_items):
 
 
 TRIAL_TITLE = r"\emph{In vivo} calcium imaging decoded with transformers"
-TRIAL_ABSTRACT = (r"{\em Two-photon} data from Schr\"odinger's lab \& others: 50\% faster, "
-                  r"in $\mathcal{O}(n^2)$ time; see \textbf{Fig.~1}.")
+TRIAL_ABSTRACT = (
+    r"{\em Two-photon} data from Schr\"odinger's lab \& others: 50\% faster, "
+    r"in $\mathcal{O}(n^2)$ time; see \textbf{Fig.~1}."
+)
 
 
 @pytest.fixture
 def latex_corpus(db, add_items):
     """alice: the user trial's arXiv paper, its title and abstract in LaTeX."""
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (paper,) = add_items([{"title": TRIAL_TITLE, "summary": TRIAL_ABSTRACT,
-                           "arxiv_id": "2507.10003", "url": "https://arxiv.org/abs/2507.10003"}])
+    (paper,) = add_items(
+        [
+            {
+                "title": TRIAL_TITLE,
+                "summary": TRIAL_ABSTRACT,
+                "arxiv_id": "2507.10003",
+                "url": "https://arxiv.org/abs/2507.10003",
+            }
+        ]
+    )
     cs.favorite(db, "alice", paper)
     return db
 
@@ -397,8 +471,10 @@ def test_bibtex_passes_latex_text_commands_and_accents_through(latex_corpus):
 
     text = run(latex_corpus, "bibtex").text
     assert "title = {" + TRIAL_TITLE + "}" in text
-    assert (r"abstract = {{\em Two-photon} data from Schr{\"o}dinger's lab \& others: 50\% faster, "
-            r"in $\mathcal{O}(n^2)$ time; see \textbf{Fig.\~{}1}.}") in text
+    assert (
+        r"abstract = {{\em Two-photon} data from Schr{\"o}dinger's lab \& others: 50\% faster, "
+        r"in $\mathcal{O}(n^2)$ time; see \textbf{Fig.\~{}1}.}"
+    ) in text
     lib = bibtexparser.parse_string(text)
     assert lib.failed_blocks == []
     assert lib.entries[0].fields_dict["title"].value == TRIAL_TITLE  # the macro, read back
@@ -409,15 +485,21 @@ def test_bibtex_passes_latex_text_commands_and_accents_through(latex_corpus):
 def test_bibtex_keeps_case_protection_inside_commands_and_escapes_what_latex_would_not_take():
     # Mid-title, a sentence-case title's capitalised word is braced inside the command too;
     # the author's own braces there are LaTeX's, kept once.
-    assert bibtex.bib_tex(r"Calcium imaging \emph{In vivo} with SAE", title=True) == \
-        r"Calcium imaging \emph{{In} vivo} with {SAE}"
+    assert (
+        bibtex.bib_tex(r"Calcium imaging \emph{In vivo} with SAE", title=True)
+        == r"Calcium imaging \emph{{In} vivo} with {SAE}"
+    )
     assert bibtex.bib_tex(r"Calcium imaging \emph{{In} vivo}", title=True) == r"Calcium imaging \emph{{In} vivo}"
     # An accent is braced ({\"o}) and its word judged as read: "Schrödinger", a proper noun.
-    assert bibtex.bib_tex(r"\'{E}tudes of the wave equation by Schr\"odinger", title=True) == \
-        r"{\'{E}}tudes of the wave equation by {Schr{\"o}dinger}"
+    assert (
+        bibtex.bib_tex(r"\'{E}tudes of the wave equation by Schr\"odinger", title=True)
+        == r"{\'{E}}tudes of the wave equation by {Schr{\"o}dinger}"
+    )
     # An unknown command, or one whose braces never close, is text: escaped as before.
-    assert bibtex.bib_tex(r"\foo{x} and \emph{open") == \
-        r"\textbackslash{}foo\textbraceleft{}x\textbraceright{} and \textbackslash{}emph\textbraceleft{}open"
+    assert (
+        bibtex.bib_tex(r"\foo{x} and \emph{open")
+        == r"\textbackslash{}foo\textbraceleft{}x\textbraceright{} and \textbackslash{}emph\textbraceleft{}open"
+    )
     assert bibtex.bib_tex(r"\{\em x}") == r"\{\textbackslash{}em x\}"
     # Prices stay prices, by hermes.text.latex's rule ("US$ 20" closes no math).
     assert bibtex.bib_tex("$5 each, or US$ 20") == r"\$5 each, or US\$ 20"
@@ -453,16 +535,16 @@ def test_plain_text_formats_carry_readable_latex_and_jsonl_the_stored_text(latex
 def test_math_that_would_run_code_in_latex_is_escaped_as_prose():
     """A feed's "math" is its author's LaTeX: passed into a .bib, ``$\\input{…}$`` would make
     LaTeX read a file of the person compiling it. Only commands of text and math pass."""
-    assert bibtex.bib_tex(r"Leak $\input{/etc/passwd}$ here") == \
-        r"Leak \$\textbackslash{}input\{/etc/passwd\}\$ here"
-    assert r"\def" not in bibtex.bib_tex(r"$\def\x{1}\x$") and r"\textbackslash{}def" in bibtex.bib_tex(r"$\def\x{1}\x$")
+    assert bibtex.bib_tex(r"Leak $\input{/etc/passwd}$ here") == r"Leak \$\textbackslash{}input\{/etc/passwd\}\$ here"
+    assert r"\def" not in bibtex.bib_tex(r"$\def\x{1}\x$") and r"\textbackslash{}def" in bibtex.bib_tex(
+        r"$\def\x{1}\x$"
+    )
     assert bibtex.bib_tex(r"$\mathcal{O}(n^2)$ time") == r"$\mathcal{O}(n^2)$ time"
 
 
 # --- user-trial fixes: a podcast's and a blog's source, a note's math -----------------------
 
-EPISODE = {"url": "https://cdn.example.org/ep41.mp3", "type": "audio/mpeg", "length": 1000,
-           "duration": 3723}
+EPISODE = {"url": "https://cdn.example.org/ep41.mp3", "type": "audio/mpeg", "length": 1000, "duration": 3723}
 
 
 @pytest.fixture
@@ -470,13 +552,26 @@ def sources(db, add_items):
     """alice: a podcast episode (no author, an enclosure with a duration), a blog post with
     an author, an arXiv paper, and a post whose feed was removed."""
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (episode,) = add_items([{"title": "Ep. 41 – Sparse features", "content_type": "podcast",
-                             "url": "https://pod.example.org/41", "enclosure": EPISODE}],
-                           feed_url="https://pod.example.org/feed", feed_title="The Gradient Pod")
-    post, paper = add_items([{"title": "Why SAEs", "authors": ["Ada Lovelace"],
-                              "url": "https://ada.example.org/saes"},
-                             {"title": "A paper", "arxiv_id": "2401.00001", "content_type": "paper"}],
-                            feed_url="https://ada.example.org/feed", feed_title="Ada's Lab_Notes & *More*")
+    (episode,) = add_items(
+        [
+            {
+                "title": "Ep. 41 – Sparse features",
+                "content_type": "podcast",
+                "url": "https://pod.example.org/41",
+                "enclosure": EPISODE,
+            }
+        ],
+        feed_url="https://pod.example.org/feed",
+        feed_title="The Gradient Pod",
+    )
+    post, paper = add_items(
+        [
+            {"title": "Why SAEs", "authors": ["Ada Lovelace"], "url": "https://ada.example.org/saes"},
+            {"title": "A paper", "arxiv_id": "2401.00001", "content_type": "paper"},
+        ],
+        feed_url="https://ada.example.org/feed",
+        feed_title="Ada's Lab_Notes & *More*",
+    )
     (orphan,) = add_items([{"title": "Orphaned post"}], feed_url="https://gone.example.org/feed")
     db.execute("DELETE FROM feeds WHERE url = 'https://gone.example.org/feed'")
     for item in (episode, post, paper, orphan):
@@ -506,8 +601,10 @@ def test_a_journal_paper_is_an_article_in_its_feed(db, add_items):
     import bibtexparser
 
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (item,) = add_items([{"title": "A result", "url": "https://doi.org/10.1000/j.1",
-                          "content_type": "paper"}], feed_title="Physical Review Letters")
+    (item,) = add_items(
+        [{"title": "A result", "url": "https://doi.org/10.1000/j.1", "content_type": "paper"}],
+        feed_title="Physical Review Letters",
+    )
     cs.favorite(db, "alice", item)
     (entry,) = bibtexparser.parse_string(run(db, "bibtex").text).entries
     assert entry.entry_type == "article" and entry.fields_dict["journal"].value == "Physical Review Letters"
@@ -541,8 +638,17 @@ def test_an_episode_whose_only_url_is_its_audio_lists_it_once(db, add_items):
     import rispy
 
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (item,) = add_items([{"title": "Ep. 1", "content_type": "podcast", "url": EPISODE["url"],
-                          "enclosure": {**EPISODE, "duration": None}}], feed_title="A Show")
+    (item,) = add_items(
+        [
+            {
+                "title": "Ep. 1",
+                "content_type": "podcast",
+                "url": EPISODE["url"],
+                "enclosure": {**EPISODE, "duration": None},
+            }
+        ],
+        feed_title="A Show",
+    )
     cs.favorite(db, "alice", item)
     assert "addendum = {Podcast episode}" in run(db, "bibtex").text
     (entry,) = rispy.loads(run(db, "ris").text)
@@ -568,8 +674,9 @@ def test_math_with_latex_s_own_commands_passes_on_as_written(db, add_items):
     """\\ne, \\left … \\right and \\displaystyle are LaTeX's own (pylatexenc's tables lack them):
     the abstract's math reaches the .bib as the author wrote it, not read into pieces."""
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (item,) = add_items([{"title": "Chemical potential",
-                          "summary": r"A phase with $\mu \ne 0$ and $\left( x \right)$ found."}])
+    (item,) = add_items(
+        [{"title": "Chemical potential", "summary": r"A phase with $\mu \ne 0$ and $\left( x \right)$ found."}]
+    )
     cs.favorite(db, "alice", item)
     text = run(db, "bibtex").text
     assert r"$\mu \ne 0$ and $\left( x \right)$" in text and r"{$\neq$}" not in text
@@ -584,4 +691,7 @@ def test_an_entry_without_authors_has_a_key_to_sort_by(db, add_items):
     (item,) = add_items([{"title": "Le budget 100% voté", "authors": [], "author": ""}])
     cs.favorite(db, "alice", item)
     entry = bibtexparser.parse_string(run(db, "bibtex").text).entries[0]
-    assert "author" not in entry.fields_dict and entry.fields_dict["key"].value in ("Test feed", r"Le budget 100\% voté")
+    assert "author" not in entry.fields_dict and entry.fields_dict["key"].value in (
+        "Test feed",
+        r"Le budget 100\% voté",
+    )

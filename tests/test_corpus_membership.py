@@ -13,22 +13,34 @@ from hermes.storage.db import get_db
 @pytest.fixture
 def world(db, add_items):
     db.execute("INSERT INTO users (name, interests) VALUES ('alice', 'galaxies'), ('bob', 'proteins')")
-    ids = add_items([
-        {"title": "Galaxy evolution at high redshift", "summary": "Stellar populations and dust.",
-         "tags": ["astro-ph.GA", "galaxies"]},
-        {"title": "Protein folding with transformers", "summary": "Structure prediction.",
-         "tags": ["q-bio", "proteins"]},
-        {"title": "Dark matter halos", "summary": "N-body simulations of halos.",
-         "tags": ["astro-ph.CO", "galaxies"]},
-        {"title": "A 100% literal_title", "summary": "Wildcards in text.", "tags": []},
-    ])
+    ids = add_items(
+        [
+            {
+                "title": "Galaxy evolution at high redshift",
+                "summary": "Stellar populations and dust.",
+                "tags": ["astro-ph.GA", "galaxies"],
+            },
+            {
+                "title": "Protein folding with transformers",
+                "summary": "Structure prediction.",
+                "tags": ["q-bio", "proteins"],
+            },
+            {
+                "title": "Dark matter halos",
+                "summary": "N-body simulations of halos.",
+                "tags": ["astro-ph.CO", "galaxies"],
+            },
+            {"title": "A 100% literal_title", "summary": "Wildcards in text.", "tags": []},
+        ]
+    )
     return {"db": db, "items": ids}
 
 
 def facet(db, user, item_id):
     uid = db.execute("SELECT id FROM users WHERE name = ?", [user]).fetchone()[0]
-    rows = db.execute("SELECT facet FROM corpus_membership WHERE user_id = ? AND item_id = ?",
-                      [uid, item_id]).fetchall()
+    rows = db.execute(
+        "SELECT facet FROM corpus_membership WHERE user_id = ? AND item_id = ?", [uid, item_id]
+    ).fetchall()
     assert len(rows) <= 1  # the facets are disjoint
     return rows[0][0] if rows else None
 
@@ -44,6 +56,7 @@ def items_in(db, user, which):
 
 
 # --- facet rules ---------------------------------------------------------------------------
+
 
 def test_favorite_alone_is_saved_never_experienced(world):
     """Regression pin (seed 002 §1.1): a favorited, never-read item is saved-for-later and
@@ -99,6 +112,7 @@ def test_recall_frozen_semantics_capture_not_favorite(world):
 
 # --- revision counter and change log --------------------------------------------------------
 
+
 def test_revision_bumps_once_per_membership_change(world):
     db, (a, b, *_rest) = world["db"], world["items"]
     assert revision(db, "alice") == 0
@@ -145,16 +159,19 @@ def test_threshold_crossing_flips_facet_and_bumps_revision(world):
 
 def test_changes_since_returns_adds_and_removes(world):
     db, (a, b, c, _d) = world["db"], world["items"]
-    cs.favorite(db, "alice", a)                                   # r1 +saved a
-    hid = cs.add_highlight(db, "alice", b, "p")["highlight_id"]   # r2 +exp b
-    cs.record_progress(db, "alice", c, 0.9)                       # r3 +exp c
+    cs.favorite(db, "alice", a)  # r1 +saved a
+    hid = cs.add_highlight(db, "alice", b, "p")["highlight_id"]  # r2 +exp b
+    cs.record_progress(db, "alice", c, 0.9)  # r3 +exp c
     mark = revision(db, "alice")
-    cs.delete_highlight(db, "alice", hid)                         # r4 -exp b
-    cs.record_progress(db, "alice", a, 0.5)                       # r5 -saved a, r6 +exp a
+    cs.delete_highlight(db, "alice", hid)  # r4 -exp b
+    cs.record_progress(db, "alice", a, 0.5)  # r5 -saved a, r6 +exp a
     r = ct.corpus_changes(db, "alice", mark)
     assert r["ok"] and r["revision"] == 6 and r["truncated"] is False and r["has_more"] is False
     assert [(c_["revision"], c_["kind"], c_["facet"], c_["item_id"]) for c_ in r["changes"]] == [
-        (4, "removed", "experienced", b), (5, "removed", "saved", a), (6, "added", "experienced", a)]
+        (4, "removed", "experienced", b),
+        (5, "removed", "saved", a),
+        (6, "added", "experienced", a),
+    ]
     assert ct.corpus_changes(db, "alice", 6)["changes"] == []
     # Paging: limit and next_since walk the whole log.
     page = ct.corpus_changes(db, "alice", 0, 4)
@@ -180,8 +197,7 @@ def test_replaying_the_log_reproduces_membership(world):
             assert key in state
             del state[key]
     uid = db.execute("SELECT id FROM users WHERE name = 'alice'").fetchone()[0]
-    stored = {(f, i) for f, i in db.execute(
-        "SELECT facet, item_id FROM corpus_membership WHERE user_id = ?", [uid])}
+    stored = {(f, i) for f, i in db.execute("SELECT facet, item_id FROM corpus_membership WHERE user_id = ?", [uid])}
     assert set(state) == stored
 
 
@@ -191,15 +207,15 @@ def test_log_retention_trims_and_reports_truncation(tmp_path, db_path, add_items
     (home / "config.toml").write_text("[corpus]\nlog_retention = 5\n")
     db.execute("INSERT INTO users (name) VALUES ('alice')")
     ids = add_items([{"title": f"item {k}"} for k in range(4)])
-    for item in ids:                       # r1..r4 +saved
+    for item in ids:  # r1..r4 +saved
         cs.favorite(db, "alice", item)
-    for item in ids:                       # r5..r8 -saved
+    for item in ids:  # r5..r8 -saved
         cs.favorite(db, "alice", item, on=False)
     uid = db.execute("SELECT id FROM users WHERE name = 'alice'").fetchone()[0]
     assert membership.revision_state(db, uid) == (8, 3)
     kept = [r[0] for r in db.execute("SELECT revision FROM corpus_log ORDER BY revision")]
     assert kept == [4, 5, 6, 7, 8]
-    assert ct.corpus_changes(db, "alice", 0)["truncated"] is True   # since=0 on a trimmed log
+    assert ct.corpus_changes(db, "alice", 0)["truncated"] is True  # since=0 on a trimmed log
     assert ct.corpus_changes(db, "alice", 2)["truncated"] is True
     full = ct.corpus_changes(db, "alice", 3)
     assert full["truncated"] is False and [c["revision"] for c in full["changes"]] == [4, 5, 6, 7, 8]
@@ -244,6 +260,7 @@ def test_threshold_is_configurable_and_reconcile_applies_it(tmp_path, db, add_it
 
 # --- isolation, persona lifecycle ------------------------------------------------------------
 
+
 def test_personas_are_isolated(world):
     db, (a, b, c, _d) = world["db"], world["items"]
     cs.add_highlight(db, "bob", a, "galaxy passage bob kept")
@@ -285,6 +302,7 @@ def test_clicks_do_not_touch_the_corpus(world):
 
 
 # --- views ----------------------------------------------------------------------------------
+
 
 def test_entity_view_and_first_last_seen(world):
     db, (a, b, c, _d) = world["db"], world["items"]
@@ -347,13 +365,15 @@ def test_a_fresh_connection_sees_the_same_corpus(world, db_path):
 
 def test_entity_view_adds_tag_graph_topics(db, add_items):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    ids = add_items([
-        {"title": "a", "tags": ["galaxies", "dark matter"]},
-        {"title": "b", "tags": ["galaxies", "dark matter", "halos"]},
-        {"title": "c", "tags": ["halos", "dark matter"]},
-        {"title": "d", "tags": ["proteins", "folding"]},
-        {"title": "e", "tags": ["proteins", "folding"]},
-    ])
+    ids = add_items(
+        [
+            {"title": "a", "tags": ["galaxies", "dark matter"]},
+            {"title": "b", "tags": ["galaxies", "dark matter", "halos"]},
+            {"title": "c", "tags": ["halos", "dark matter"]},
+            {"title": "d", "tags": ["proteins", "folding"]},
+            {"title": "e", "tags": ["proteins", "folding"]},
+        ]
+    )
     for item in ids[:3]:
         cs.record_progress(db, "alice", item, 1.0)
     found = ct.corpus_entities(db, "alice")["entities"]

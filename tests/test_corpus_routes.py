@@ -11,14 +11,16 @@ from starlette.testclient import TestClient
 @pytest.fixture
 def corpus_db(db, add_items):
     db.execute("INSERT INTO users (name) VALUES ('alice'), ('bob')")
-    a, b, c = add_items([
-        {"title": "Galaxy evolution", "tags": ["galaxies"]},
-        {"title": "Halo dynamics", "tags": ["galaxies", "dark matter"]},
-        {"title": "Protein folding", "tags": ["proteins"]},
-    ])
-    cs.record_progress(db, "alice", a, 0.9)       # r1 +exp a
-    cs.add_highlight(db, "alice", b, "halos!")    # r2 +exp b
-    cs.favorite(db, "alice", c)                   # r3 +saved c
+    a, b, c = add_items(
+        [
+            {"title": "Galaxy evolution", "tags": ["galaxies"]},
+            {"title": "Halo dynamics", "tags": ["galaxies", "dark matter"]},
+            {"title": "Protein folding", "tags": ["proteins"]},
+        ]
+    )
+    cs.record_progress(db, "alice", a, 0.9)  # r1 +exp a
+    cs.add_highlight(db, "alice", b, "halos!")  # r2 +exp b
+    cs.favorite(db, "alice", c)  # r3 +saved c
     cs.record_progress(db, "bob", c, 1.0)
     return {"db": db, "items": (a, b, c)}
 
@@ -58,7 +60,9 @@ def test_changes(client, corpus_db):
     body = client.get("/api/corpus/changes", params={"user": "alice", "since": 1}).json()
     assert body["ok"] and body["revision"] == 3 and body["truncated"] is False
     assert [(x["kind"], x["facet"], x["item_id"]) for x in body["changes"]] == [
-        ("added", "experienced", b), ("added", "saved", c)]
+        ("added", "experienced", b),
+        ("added", "saved", c),
+    ]
 
 
 def test_ranked_and_entities(client, corpus_db):
@@ -67,24 +71,33 @@ def test_ranked_and_entities(client, corpus_db):
     assert [i["item_id"] for i in ranked["items"]] == [a, b]
     entities = client.get("/api/corpus/entities", params={"user": "alice"}).json()
     assert entities["ok"] and {e["entity"] for e in entities["entities"] if e["kind"] == "tag"} == {
-        "galaxies", "dark matter"}
+        "galaxies",
+        "dark matter",
+    }
 
 
-@pytest.mark.parametrize("path,params,status,expect", [
-    ("/api/corpus", {"user": "nobody"}, 404, "unknown persona"),
-    ("/api/corpus/items", {"user": "nobody", "facet": "saved"}, 404, "unknown persona"),
-    ("/api/corpus/changes", {"user": "nobody"}, 404, "unknown persona"),
-    ("/api/corpus/ranked", {"user": "nobody"}, 404, "unknown persona"),
-    ("/api/corpus/entities", {"user": "nobody"}, 404, "unknown persona"),
-    ("/api/corpus", {}, 400, "corpus needs user: a non-empty string"),
-    ("/api/corpus/items", {"user": "alice", "facet": "heard"}, 400, 'one of "experienced", "saved"'),
-    ("/api/corpus/changes", {"user": "alice", "since": "abc"}, 400, "since must be a whole number"),
-    ("/api/corpus/changes", {"user": "alice", "since": "-1"}, 400, "at least 0"),
-    ("/api/corpus/changes", {"user": "alice", "since": "99"}, 400, "beyond the current revision"),
-    ("/api/corpus/ranked", {"user": "alice", "limit": "0"}, 400, "limit"),
-    ("/api/corpus/ranked", {"user": "alice", "limit": "many"}, 400,
-     'limit must be a whole number from 1 to 200, got "many"'),
-])
+@pytest.mark.parametrize(
+    "path,params,status,expect",
+    [
+        ("/api/corpus", {"user": "nobody"}, 404, "unknown persona"),
+        ("/api/corpus/items", {"user": "nobody", "facet": "saved"}, 404, "unknown persona"),
+        ("/api/corpus/changes", {"user": "nobody"}, 404, "unknown persona"),
+        ("/api/corpus/ranked", {"user": "nobody"}, 404, "unknown persona"),
+        ("/api/corpus/entities", {"user": "nobody"}, 404, "unknown persona"),
+        ("/api/corpus", {}, 400, "corpus needs user: a non-empty string"),
+        ("/api/corpus/items", {"user": "alice", "facet": "heard"}, 400, 'one of "experienced", "saved"'),
+        ("/api/corpus/changes", {"user": "alice", "since": "abc"}, 400, "since must be a whole number"),
+        ("/api/corpus/changes", {"user": "alice", "since": "-1"}, 400, "at least 0"),
+        ("/api/corpus/changes", {"user": "alice", "since": "99"}, 400, "beyond the current revision"),
+        ("/api/corpus/ranked", {"user": "alice", "limit": "0"}, 400, "limit"),
+        (
+            "/api/corpus/ranked",
+            {"user": "alice", "limit": "many"},
+            400,
+            'limit must be a whole number from 1 to 200, got "many"',
+        ),
+    ],
+)
 def test_errors_are_json(client, path, params, status, expect):
     r = client.get(path, params=params)
     assert r.status_code == status

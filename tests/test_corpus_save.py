@@ -47,10 +47,15 @@ ARXIV_ATOM = b"""<?xml version="1.0" encoding="UTF-8"?>
 ARXIV_EMPTY = b"""<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom"><title>ArXiv Query</title>
 <id>http://arxiv.org/api/x</id><updated>2024-02-01T00:00:00-05:00</updated></feed>"""
-CSL = {"type": "article-journal", "title": "A <i>Journal</i> Paper",
-       "author": [{"given": "Bea", "family": "Ng"}, {"literal": "The Collaboration"}],
-       "issued": {"date-parts": [[2021, 5]]}, "DOI": "10.1000/XYZ.42",
-       "abstract": "<jats:p>Results.</jats:p>", "subject": ["Astronomy"]}
+CSL = {
+    "type": "article-journal",
+    "title": "A <i>Journal</i> Paper",
+    "author": [{"given": "Bea", "family": "Ng"}, {"literal": "The Collaboration"}],
+    "issued": {"date-parts": [[2021, 5]]},
+    "DOI": "10.1000/XYZ.42",
+    "abstract": "<jats:p>Results.</jats:p>",
+    "subject": ["Astronomy"],
+}
 PAGE = b"""<!doctype html><html><head><title>Fallback title</title>
 <meta property="og:title" content="An Essay on Streams &amp; Halos">
 <meta name="description" content="What streams tell us.">
@@ -65,7 +70,8 @@ def server(tmp_path):
         home = tmp_path / "home"
         home.mkdir(exist_ok=True)
         (home / "config.toml").write_text(
-            f'[corpus]\narxiv_api = "{srv.url("/api/query")}"\ndoi_resolver = "{srv.url("/doi/")}"\n')
+            f'[corpus]\narxiv_api = "{srv.url("/api/query")}"\ndoi_resolver = "{srv.url("/doi/")}"\n'
+        )
         yield srv
 
 
@@ -76,9 +82,11 @@ def alice(db):
 
 
 def counts(db) -> tuple[int, int, int]:
-    return (db.execute("SELECT count(*) FROM items").fetchone()[0],
-            db.execute("SELECT count(*) FROM corpus_membership").fetchone()[0],
-            db.execute("SELECT count(*) FROM corpus_favorites").fetchone()[0])
+    return (
+        db.execute("SELECT count(*) FROM items").fetchone()[0],
+        db.execute("SELECT count(*) FROM corpus_membership").fetchone()[0],
+        db.execute("SELECT count(*) FROM corpus_favorites").fetchone()[0],
+    )
 
 
 def save(db, ref, **kw):
@@ -94,8 +102,15 @@ def test_identify():
     assert identify("doi:10.1000/xyz.42") == Ref("doi", "10.1000/xyz.42")
     assert identify("https://doi.org/10.1000/xyz.42") == Ref("doi", "10.1000/xyz.42")
     assert identify("https://Example.org/a?utm_source=x#frag") == Ref("url", "https://example.org/a")
-    for bad in ("", "   ", "hello", "ftp://example.org/x", "file:///etc/passwd", "javascript:alert(1)",
-                "12345"):  # a value that is no text the tools' models refuse
+    for bad in (
+        "",
+        "   ",
+        "hello",
+        "ftp://example.org/x",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "12345",
+    ):  # a value that is no text the tools' models refuse
         with pytest.raises(InvalidInput):
             identify(bad)
 
@@ -105,12 +120,20 @@ def test_save_by_arxiv_id_from_the_api(alice, server):
     server.add(ARXIV_QUERY, body=ARXIV_ATOM, headers={"Content-Type": "application/atom+xml"})
     r = save(db, "arXiv:2401.12345v1")
     assert r["created"] and r["facet"] == "saved" and r["arxiv_id"] == "2401.12345"
-    row = db.execute("SELECT guid, url, title, summary, author, published, content_type, tags, "
-                     "feed_id, embedding IS NOT NULL, embed_seq FROM items WHERE id = ?",
-                     [r["item_id"]]).fetchone()
-    assert row[:7] == ("arxiv:2401.12345", "https://arxiv.org/abs/2401.12345",
-                       "Tidal Streams as Probes of the Dark Halo", "We use stellar streams to map the halo.",
-                       "Ana Lopez, Johannes van der Waals", "2024-01-22T18:59:59+00:00", "paper")
+    row = db.execute(
+        "SELECT guid, url, title, summary, author, published, content_type, tags, "
+        "feed_id, embedding IS NOT NULL, embed_seq FROM items WHERE id = ?",
+        [r["item_id"]],
+    ).fetchone()
+    assert row[:7] == (
+        "arxiv:2401.12345",
+        "https://arxiv.org/abs/2401.12345",
+        "Tidal Streams as Probes of the Dark Halo",
+        "We use stellar streams to map the halo.",
+        "Ana Lopez, Johannes van der Waals",
+        "2024-01-22T18:59:59+00:00",
+        "paper",
+    )
     assert json.loads(row[7]) == ["astro-ph.ga", "astro-ph.co"]
     assert row[8] is None and row[9] == 1 and row[10] >= 1  # no feed; embedded, in the matrix order
     assert server.hits(ARXIV_QUERY) == 1
@@ -136,8 +159,8 @@ def test_saved_items_reach_exports_recall_and_ranking(alice, server):
     assert t.recall(db, "alice", "streams")["items"][0]["item_id"] == r["item_id"]
     from hermes.contract import CandidateQuery
     from hermes.ranking.rank import rank
-    ranking = rank(db, require_user(db, "alice"), CandidateQuery(since_days=None, exclude_clicked=False),
-                   limit=5)
+
+    ranking = rank(db, require_user(db, "alice"), CandidateQuery(since_days=None, exclude_clicked=False), limit=5)
     assert r["item_id"] in ranking.item_ids.tolist()
 
 
@@ -173,8 +196,9 @@ def test_an_arxiv_paper_without_a_doi_gets_arxivs_own(alice, server):
 
 def test_an_existing_item_is_only_marked_saved(alice, add_items, server):
     db = alice
-    (item,) = add_items([{"title": "From a feed", "arxiv_id": "2401.12345"}],
-                        feed_url="https://rss.arxiv.org/rss/astro-ph")  # arXiv's own listing
+    (item,) = add_items(
+        [{"title": "From a feed", "arxiv_id": "2401.12345"}], feed_url="https://rss.arxiv.org/rss/astro-ph"
+    )  # arXiv's own listing
     r = save(db, "2401.12345v7")
     assert r["item_id"] == item and not r["created"] and r["facet"] == "saved"
     assert server.log == []  # nothing fetched
@@ -187,15 +211,23 @@ def test_an_existing_item_is_only_marked_saved(alice, add_items, server):
 
 def test_save_by_doi_negotiates_csl_json(alice, server):
     db = alice
-    server.add("/doi/10.1000/xyz.42", body=json.dumps(CSL).encode(),
-               headers={"Content-Type": "application/vnd.citationstyles.csl+json"})
+    server.add(
+        "/doi/10.1000/xyz.42",
+        body=json.dumps(CSL).encode(),
+        headers={"Content-Type": "application/vnd.citationstyles.csl+json"},
+    )
     r = save(db, "https://doi.org/10.1000/xyz.42")
     assert r["created"] and r["title"] == "A Journal Paper" and r["url"] == "https://doi.org/10.1000/xyz.42"
     path, headers = server.log[-1]
     assert headers["accept"] == "application/vnd.citationstyles.csl+json"
     row = db.execute("SELECT guid, author, summary, published, tags FROM items").fetchone()
-    assert row == ("doi:10.1000/xyz.42", "Bea Ng, The Collaboration", "Results.",
-                   "2021-05-01T00:00:00+00:00", '["astronomy"]')
+    assert row == (
+        "doi:10.1000/xyz.42",
+        "Bea Ng, The Collaboration",
+        "Results.",
+        "2021-05-01T00:00:00+00:00",
+        '["astronomy"]',
+    )
     assert save(db, "10.1000/XYZ.42")["created"] is False  # DOIs ignore case
 
 
@@ -224,11 +256,14 @@ def test_a_page_without_a_date_is_saved_undated_not_dated_today(alice, server):
     assert item_id not in week.item_ids.tolist()
 
 
-@pytest.mark.parametrize("route, message", [
-    (Route(status=500), "HTTP 500"),
-    (Route(body=ARXIV_EMPTY), "arXiv has no paper 2401.12345"),
-    (Route(body=b"<html>maintenance</html>"), "not Atom"),
-])
+@pytest.mark.parametrize(
+    "route, message",
+    [
+        (Route(status=500), "HTTP 500"),
+        (Route(body=ARXIV_EMPTY), "arXiv has no paper 2401.12345"),
+        (Route(body=b"<html>maintenance</html>"), "not Atom"),
+    ],
+)
 def test_a_failed_lookup_stores_nothing(alice, server, route, message):
     db = alice
     server.add(ARXIV_QUERY, route)
@@ -240,7 +275,8 @@ def test_a_failed_lookup_stores_nothing(alice, server, route, message):
 def test_offline_and_broken_embedder_store_nothing(alice, tmp_path, server):
     db = alice
     (tmp_path / "home" / "config.toml").write_text(
-        '[corpus]\narxiv_api = "http://127.0.0.1:9/api/query"\n')  # nothing listens on port 9
+        '[corpus]\narxiv_api = "http://127.0.0.1:9/api/query"\n'
+    )  # nothing listens on port 9
     with pytest.raises(LookupFailed, match="could not fetch"):
         save(db, "2401.12345")
 
@@ -250,8 +286,7 @@ def test_offline_and_broken_embedder_store_nothing(alice, tmp_path, server):
         def embed(self, texts):
             raise RuntimeError("model files missing")
 
-    (tmp_path / "home" / "config.toml").write_text(
-        f'[corpus]\narxiv_api = "{server.url("/api/query")}"\n')
+    (tmp_path / "home" / "config.toml").write_text(f'[corpus]\narxiv_api = "{server.url("/api/query")}"\n')
     server.add(ARXIV_QUERY, body=ARXIV_ATOM)
     with pytest.raises(LookupFailed, match="nothing was stored"):
         save(db, "2401.12345", embedder=Broken())
@@ -350,8 +385,16 @@ def test_the_saved_message_quotes_a_latex_title_as_stored(alice, add_items):
     """repr() doubled its backslashes: "…with $\\\\ell_1$ Priors" (a trial)."""
     from hermes.facekit.terminal import run_tool
 
-    add_items([{"title": r"Sparse codes with $\ell_1$ Priors", "arxiv_id": "2401.99999",
-                "url": "https://arxiv.org/abs/2401.99999"}], feed_url="https://rss.arxiv.org/rss/cs.LG")
+    add_items(
+        [
+            {
+                "title": r"Sparse codes with $\ell_1$ Priors",
+                "arxiv_id": "2401.99999",
+                "url": "https://arxiv.org/abs/2401.99999",
+            }
+        ],
+        feed_url="https://rss.arxiv.org/rss/cs.LG",
+    )
     r = run_tool(alice, "save_item", user="alice", ref="2401.99999")
     assert r["ok"], r["message"]
     # since issue 33 the remote title is in the payload, never in the tool's own message

@@ -14,8 +14,15 @@ from hypothesis import strategies as st
 fractions = st.floats(min_value=0, max_value=1, allow_nan=False)
 counts = st.integers(min_value=0, max_value=50)
 weights = st.floats(min_value=0, max_value=3, allow_nan=False)
-configs = st.builds(CorpusSettings, w_heard=weights, w_captures=weights, w_favorite=weights,
-                    w_reopens=weights, capture_cap=st.integers(1, 10), reopen_cap=st.integers(1, 10))
+configs = st.builds(
+    CorpusSettings,
+    w_heard=weights,
+    w_captures=weights,
+    w_favorite=weights,
+    w_reopens=weights,
+    capture_cap=st.integers(1, 10),
+    reopen_cap=st.integers(1, 10),
+)
 signal_sets = st.tuples(fractions, counts, st.booleans(), counts)
 
 
@@ -74,8 +81,7 @@ def test_stored_strength_grows_with_each_signal(db, add_items):
 def test_weights_come_from_config(tmp_path, db, add_items):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text(
-        "[corpus]\nw_heard = 1.0\nw_captures = 0\nw_favorite = 0\nw_reopens = 0\n")
+    (home / "config.toml").write_text("[corpus]\nw_heard = 1.0\nw_captures = 0\nw_favorite = 0\nw_reopens = 0\n")
     db.execute("INSERT INTO users (name) VALUES ('alice')")
     (item,) = add_items([{"title": "x"}])
     cs.record_progress(db, "alice", item, 0.8)

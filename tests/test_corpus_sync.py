@@ -21,12 +21,19 @@ from hermes.storage.records import require_user
 @pytest.fixture
 def alice(db, add_items):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    ids = add_items([
-        {"title": f"Paper {k}: on [streams] / halos?", "summary": f"Summary {k}.",
-         "arxiv_id": f"2401.0000{k}", "url": f"https://arxiv.org/abs/2401.0000{k}",
-         "tags": ["astro-ph.ga", "dark matter"], "content_type": "paper"}
-        for k in range(1, 7)
-    ])
+    ids = add_items(
+        [
+            {
+                "title": f"Paper {k}: on [streams] / halos?",
+                "summary": f"Summary {k}.",
+                "arxiv_id": f"2401.0000{k}",
+                "url": f"https://arxiv.org/abs/2401.0000{k}",
+                "tags": ["astro-ph.ga", "dark matter"],
+                "content_type": "paper",
+            }
+            for k in range(1, 7)
+        ]
+    )
     cs.record_progress(db, "alice", ids[0], 1.0)
     cs.add_highlight(db, "alice", ids[1], "A passage.", note="why it matters")
     cs.favorite(db, "alice", ids[2])
@@ -52,13 +59,13 @@ def test_full_then_incremental_ends_identical_to_a_fresh_full_sync(alice, tmp_pa
     first = vault.sync(db, user, a)
     assert first.full and len(first.written) == 4 and len(notes(a)) == 4
 
-    record_click(db, user["id"], ids[4], True, "ui")          # a like: not corpus membership
-    cs.add_highlight(db, "alice", ids[0], "New highlight.")   # same facet, new content
+    record_click(db, user["id"], ids[4], True, "ui")  # a like: not corpus membership
+    cs.add_highlight(db, "alice", ids[0], "New highlight.")  # same facet, new content
     cs.add_note(db, "alice", ids[1], "A note.")
-    cs.favorite(db, "alice", ids[3], on=False)                 # tombstone: note removed
-    cs.record_progress(db, "alice", ids[2], 0.8)               # saved -> experienced (moves)
-    cs.favorite(db, "alice", ids[5])                           # new saved item
-    h = cs.add_highlight(db, "alice", ids[4], "Passing.")      # added then removed again
+    cs.favorite(db, "alice", ids[3], on=False)  # tombstone: note removed
+    cs.record_progress(db, "alice", ids[2], 0.8)  # saved -> experienced (moves)
+    cs.favorite(db, "alice", ids[5])  # new saved item
+    h = cs.add_highlight(db, "alice", ids[4], "Passing.")  # added then removed again
     cs.delete_highlight(db, "alice", h["highlight_id"])
 
     second = vault.sync(db, user, a)
@@ -98,8 +105,9 @@ def test_a_renamed_persona_keeps_syncing_into_its_folder(alice, tmp_path):
     again = vault.sync(db, require_user(db, "research"), folder)
     assert again.written == [] and again.removed == [] and again.user == "research"
     assert json.loads((folder / vault.CURSOR).read_text())["user"] == "research"
-    assert {k: v for k, v in snapshot(folder).items() if k != vault.CURSOR} == \
-        {k: v for k, v in before.items() if k != vault.CURSOR}
+    assert {k: v for k, v in snapshot(folder).items() if k != vault.CURSOR} == {
+        k: v for k, v in before.items() if k != vault.CURSOR
+    }
 
 
 def test_a_hand_edited_note_survives(alice, tmp_path):
@@ -201,8 +209,9 @@ def test_cli_sync(alice, db_path, tmp_path):
     r = CliRunner().invoke(build_app(), ["corpus", "sync", "alice", str(folder), "--db", str(db_path)])
     assert r.exit_code == 0, r.output
     assert "4 notes written" in r.stdout and len(notes(folder)) == 4
-    r = CliRunner().invoke(build_app(), ["corpus", "sync", "alice", str(folder), "--facet", "saved",
-                                         "--db", str(db_path), "--json"])
+    r = CliRunner().invoke(
+        build_app(), ["corpus", "sync", "alice", str(folder), "--facet", "saved", "--db", str(db_path), "--json"]
+    )
     out = json.loads(r.stdout)
     assert r.exit_code == 0 and out["full"] and len(out["removed"]) == 2 and len(notes(folder)) == 2
     r = CliRunner().invoke(build_app(), ["corpus", "sync", "nobody", str(folder), "--db", str(db_path)])
@@ -243,23 +252,25 @@ def test_a_facet_change_says_which_notes_left_the_facet_and_keeps_the_persons_te
     mine = "My own text.\n"
     read.write_text(read.read_text() + mine)
     cs.favorite(db, "alice", ids[3], on=False)  # this one does leave the corpus
-    r = CliRunner().invoke(build_app(), ["corpus", "sync", "alice", str(folder), "--facet", "saved",
-                                         "--db", str(db_path), "--json"])
+    r = CliRunner().invoke(
+        build_app(), ["corpus", "sync", "alice", str(folder), "--facet", "saved", "--db", str(db_path), "--json"]
+    )
     out = json.loads(r.stdout)
     assert r.exit_code == 0 and out["kept"] == [read.name] and read.read_text().endswith(mine)
     assert len(out["removed"]) == 2 and sorted(out["outside_facet"]) == sorted([read.name, out["removed"][0]])
     assert "the facets changed from experienced and saved to saved" in out["message"]
-    assert ("2 removed (1 whose item is still in your corpus but not in the saved facet; 1 whose item "
-            "left the corpus)") in out["message"]
-    assert ("Kept 1 note (1 whose item is still in your corpus but not in the saved facet) because you "
-            "wrote below the marker line") in out["message"]
+    assert (
+        "2 removed (1 whose item is still in your corpus but not in the saved facet; 1 whose item left the corpus)"
+    ) in out["message"]
+    assert (
+        "Kept 1 note (1 whose item is still in your corpus but not in the saved facet) because you "
+        "wrote below the marker line"
+    ) in out["message"]
 
 
 TRIAL = {  # title -> the name hermes gave its note before names came from hermes.text.latex
-    r"\emph{In vivo} calcium imaging decoded with transformers":
-        "emph{In vivo} calcium imaging decoded with transformers",
-    r"Sparse autoencoders find interpretable features in $\mathcal{O}(n^2)$ time":
-        "Sparse autoencoders find interpretable features in mathcalO(n 2) time",
+    r"\emph{In vivo} calcium imaging decoded with transformers": "emph{In vivo} calcium imaging decoded with transformers",
+    r"Sparse autoencoders find interpretable features in $\mathcal{O}(n^2)$ time": "Sparse autoencoders find interpretable features in mathcalO(n 2) time",
     r"Scaling laws: loss $\propto N^{-\alpha}$": "Scaling laws loss propto N -alpha",
 }
 
@@ -267,8 +278,12 @@ TRIAL = {  # title -> the name hermes gave its note before names came from herme
 def test_latex_titles_name_notes_as_people_read_them_and_old_notes_move(db, add_items, tmp_path, monkeypatch):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
     user = require_user(db, "alice")
-    ids = add_items([{"title": t, "arxiv_id": f"2507.1000{k}", "url": f"https://arxiv.org/abs/2507.1000{k}"}
-                     for k, t in enumerate(TRIAL)])
+    ids = add_items(
+        [
+            {"title": t, "arxiv_id": f"2507.1000{k}", "url": f"https://arxiv.org/abs/2507.1000{k}"}
+            for k, t in enumerate(TRIAL)
+        ]
+    )
     for item in ids:
         cs.favorite(db, "alice", item)
     folder = tmp_path / "v"
@@ -283,9 +298,11 @@ def test_latex_titles_name_notes_as_people_read_them_and_old_notes_move(db, add_
         (folder / name).write_text((folder / name).read_text() + mine)
 
     report = vault.sync(db, user, folder)
-    new = ["In vivo calcium imaging decoded with transformers (arxiv-2507.10000).md",
-           "Scaling laws loss ∝ N (-α) (arxiv-2507.10002).md",
-           "Sparse autoencoders find interpretable features in 𝒪(n²) time (arxiv-2507.10001).md"]
+    new = [
+        "In vivo calcium imaging decoded with transformers (arxiv-2507.10000).md",
+        "Scaling laws loss ∝ N (-α) (arxiv-2507.10002).md",
+        "Sparse autoencoders find interpretable features in 𝒪(n²) time (arxiv-2507.10001).md",
+    ]
     assert report.full and sorted(report.written) == new and notes(folder) == new
     note = (folder / new[0]).read_text()
     assert note.endswith(vault.MARKER + "\n" + mine)  # the person's text moved with the note

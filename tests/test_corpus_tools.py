@@ -6,17 +6,27 @@ import pytest
 
 from hermes.tools import call_tool, collect_tools
 
-READS = {"corpus", "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall",
-         "export_corpus"}
-WRITES = {"record_progress", "add_highlight", "delete_highlight", "add_note", "delete_note", "favorite",
-          "save_item", "mark_read", "mark_unread"}
+READS = {"corpus", "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall", "export_corpus"}
+WRITES = {
+    "record_progress",
+    "add_highlight",
+    "delete_highlight",
+    "add_note",
+    "delete_note",
+    "favorite",
+    "save_item",
+    "mark_read",
+    "mark_unread",
+}
 
 
 @pytest.fixture
 def setup(db, add_items):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (item,) = add_items([{"title": "Stellar streams", "tags": ["galaxies"], "arxiv_id": "2401.00001"}],
-                        feed_url="https://rss.arxiv.org/rss/astro-ph")  # arXiv's own: stored
+    (item,) = add_items(
+        [{"title": "Stellar streams", "tags": ["galaxies"], "arxiv_id": "2401.00001"}],
+        feed_url="https://rss.arxiv.org/rss/astro-ph",
+    )  # arXiv's own: stored
     return db, item
 
 
@@ -26,8 +36,7 @@ def test_the_group_and_its_annotations():
     for name, tool in tools.items():
         assert tool.group == "corpus" and tool.plugin == "corpus"
         assert tool.read_only is (name in READS), name
-        assert tool.destructive is (name in {"delete_highlight", "delete_note", "favorite",
-                                             "mark_unread"}), name
+        assert tool.destructive is (name in {"delete_highlight", "delete_note", "favorite", "mark_unread"}), name
         assert tool.description and tool.fn.__doc__
     assert tools["favorite"].idempotent and not tools["record_progress"].idempotent
     assert tools["save_item"].open_world and tools["save_item"].idempotent
@@ -56,9 +65,23 @@ def test_success_and_failure_share_their_keys(setup):
         "export_corpus": {"user": "alice", "format": "ris"},
         "save_item": {"user": "alice", "ref": "arXiv:2401.00001v3"},  # stored: no fetch
     }
-    for name in ["record_progress", "add_highlight", "add_note", "favorite", "mark_unread", "corpus",
-                 "corpus_items", "corpus_changes", "corpus_ranked", "corpus_entities", "recall",
-                 "export_corpus", "save_item", "delete_highlight", "delete_note"]:
+    for name in [
+        "record_progress",
+        "add_highlight",
+        "add_note",
+        "favorite",
+        "mark_unread",
+        "corpus",
+        "corpus_items",
+        "corpus_changes",
+        "corpus_ranked",
+        "corpus_entities",
+        "recall",
+        "export_corpus",
+        "save_item",
+        "delete_highlight",
+        "delete_note",
+    ]:
         ok = call_tool(db, tools[name], good[name])
         assert ok["ok"] is True, (name, ok)
         bad = call_tool(db, tools[name], {**good[name], "user": "nobody"})

@@ -25,10 +25,8 @@ def _simulate_read_only(monkeypatch, path):
     """What the OS does to a read-only file (permission bits do not bind root, so tests
     that may run as root make SQLite itself open the file read-only)."""
     real_connect, real_access = sqlite3.connect, os.access
-    monkeypatch.setattr(hermes_db.sqlite3, "connect",
-                        lambda p, **k: real_connect(f"file:{p}?mode=ro", uri=True, **k))
-    monkeypatch.setattr(hermes_db.os, "access",
-                        lambda p, mode: False if str(p) == str(path) else real_access(p, mode))
+    monkeypatch.setattr(hermes_db.sqlite3, "connect", lambda p, **k: real_connect(f"file:{p}?mode=ro", uri=True, **k))
+    monkeypatch.setattr(hermes_db.os, "access", lambda p, mode: False if str(p) == str(path) else real_access(p, mode))
 
 
 def test_read_only_database_is_a_clear_error(tmp_path, monkeypatch):
@@ -49,16 +47,17 @@ def test_read_only_old_database_needing_migration(tmp_path, monkeypatch):
     conn.commit()
     conn.close()
     real_connect = sqlite3.connect
-    monkeypatch.setattr(hermes_db.sqlite3, "connect",
-                        lambda p, **k: real_connect(f"file:{p}?mode=ro", uri=True, **k))
+    monkeypatch.setattr(hermes_db.sqlite3, "connect", lambda p, **k: real_connect(f"file:{p}?mode=ro", uri=True, **k))
     with pytest.raises(HermesError, match="read-only"):
         get_db(path)
     monkeypatch.undo()
     assert get_db(path).execute("SELECT source FROM clicks").fetchall() == [("ui",)]
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
-                    reason="file permissions do not restrict root; covered by the simulation above")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0,
+    reason="file permissions do not restrict root; covered by the simulation above",
+)
 def test_read_only_file_permissions(tmp_path):
     path = tmp_path / "ro.db"
     _make_db(path)

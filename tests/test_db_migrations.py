@@ -29,8 +29,10 @@ def make_old_db(path, n_clicks=25):
     conn.execute("INSERT INTO users (name, interests) VALUES ('ada', 'graphs')")
     for k in range(n_clicks):
         conn.execute("INSERT INTO items (feed_id, guid, title) VALUES (1, ?, ?)", [f"g{k}", f"t{k}"])
-        conn.execute("INSERT INTO clicks (user_id, item_id, label, created) VALUES (1, ?, ?, ?)",
-                     [k + 1, "like" if k % 3 else "dislike", f"2024-01-{k % 28 + 1:02d}"])
+        conn.execute(
+            "INSERT INTO clicks (user_id, item_id, label, created) VALUES (1, ?, ?, ?)",
+            [k + 1, "like" if k % 3 else "dislike", f"2024-01-{k % 28 + 1:02d}"],
+        )
     conn.commit()
     before = conn.execute("SELECT id, user_id, item_id, label, created FROM clicks ORDER BY id").fetchall()
     conn.close()
@@ -96,6 +98,14 @@ def test_new_clicks_without_a_source_read_ui(db):
 
 def test_feeds_table_has_the_ingest_columns(db):
     cols = db["feeds"].columns_dict
-    for col in ("url", "etag", "last_modified", "last_fetched", "last_error", "error_count",
-                "retry_after", "last_warning"):
+    for col in (
+        "url",
+        "etag",
+        "last_modified",
+        "last_fetched",
+        "last_error",
+        "error_count",
+        "retry_after",
+        "last_warning",
+    ):
         assert col in cols

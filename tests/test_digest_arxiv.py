@@ -29,11 +29,20 @@ def arxiv(db, add_items, no_bar):
     if not SAMPLE.exists():
         pytest.skip(f"shared arXiv sample not found at {SAMPLE} (only in the project's CI data)")
     papers = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:N_PAPERS]]
-    add_items([
-        {"title": p["title"], "summary": p["abstract"], "tags": p["categories"],
-         "arxiv_id": p["arxiv_id"], "days_ago": 0.5 + (k % 6)}  # all published this week
-        for k, p in enumerate(papers)
-    ], feed_url="https://export.arxiv.org/rss/sample", feed_title="arXiv sample")
+    add_items(
+        [
+            {
+                "title": p["title"],
+                "summary": p["abstract"],
+                "tags": p["categories"],
+                "arxiv_id": p["arxiv_id"],
+                "days_ago": 0.5 + (k % 6),
+            }  # all published this week
+            for k, p in enumerate(papers)
+        ],
+        feed_url="https://export.arxiv.org/rss/sample",
+        feed_title="arXiv sample",
+    )
     create_user(db, "physicist", "quantum entanglement, qubits and decoherence")
     return papers
 
@@ -44,8 +53,10 @@ def test_most_arxiv_items_land_in_a_topic(db, arxiv, capsys):
     clustered = sum(t["n_total"] for t in result["topics"])
     share = clustered / result["n_items"]
     with capsys.disabled():
-        print(f"\n[arxiv digest] {clustered}/{result['n_items']} ranked items in "
-              f"{len(result['topics'])} topics ({share:.1%}); unclustered {len(result['unclustered'])}")
+        print(
+            f"\n[arxiv digest] {clustered}/{result['n_items']} ranked items in "
+            f"{len(result['topics'])} topics ({share:.1%}); unclustered {len(result['unclustered'])}"
+        )
     assert result["n_items"] == 200 and result["n_in_window"] == N_PAPERS
     assert share >= MIN_CLUSTERED_SHARE
 
@@ -54,8 +65,10 @@ def test_every_paper_of_the_sample_is_assigned_or_reported(db, arxiv, capsys):
     graph = tag_graph.get_graph(db)
     assigned = sum(graph.assign(p["categories"])[0] is not None for p in arxiv)
     with capsys.disabled():
-        print(f"\n[arxiv graph] {assigned}/{len(arxiv)} papers in a community ({assigned / len(arxiv):.1%}); "
-              f"{len(graph.communities)} communities, {graph.n_nodes} tags, {graph.left_out} left out")
+        print(
+            f"\n[arxiv graph] {assigned}/{len(arxiv)} papers in a community ({assigned / len(arxiv):.1%}); "
+            f"{len(graph.communities)} communities, {graph.n_nodes} tags, {graph.left_out} left out"
+        )
     assert assigned / len(arxiv) >= MIN_CLUSTERED_SHARE
     # Categories of one archive end up together: the cond-mat sub-fields share a topic.
     cond_mat = {graph.community_of(t).label for t in ("cond-mat.str-el", "cond-mat.supr-con")}

@@ -18,14 +18,32 @@ from hermes.storage.records import create_user
 from hermes.topics import tag_graph, window_topics
 
 # What Hacker News's feed (hnrss) puts in every item, and a sponsor line both feeds carry.
-HN_BOILERPLATE = ('<p>Article URL: <a href="https://blog.example.com/{slug}">https://blog.example.com/{slug}</a></p>'
-                  '<p>Comments URL: <a href="https://news.ycombinator.com/item?id={id}">'
-                  'https://news.ycombinator.com/item?id={id}</a></p><p>Points: {points}</p>'
-                  '<p># Comments: {comments}</p>')
+HN_BOILERPLATE = (
+    '<p>Article URL: <a href="https://blog.example.com/{slug}">https://blog.example.com/{slug}</a></p>'
+    '<p>Comments URL: <a href="https://news.ycombinator.com/item?id={id}">'
+    "https://news.ycombinator.com/item?id={id}</a></p><p>Points: {points}</p>"
+    "<p># Comments: {comments}</p>"
+)
 SPONSOR = "<p>Hosted by Orbital Hosting Services, www.orbital-hosting.example.net</p>"
-BOILERPLATE_WORDS = {"url", "urls", "article", "comments", "comment", "points", "point",
-                     "ycombinator", "http", "https", "www", "orbital", "hosting", "hosted",
-                     "services", "example", "blog"}
+BOILERPLATE_WORDS = {
+    "url",
+    "urls",
+    "article",
+    "comments",
+    "comment",
+    "points",
+    "point",
+    "ycombinator",
+    "http",
+    "https",
+    "www",
+    "orbital",
+    "hosting",
+    "hosted",
+    "services",
+    "example",
+    "blog",
+}
 
 HN = [
     ("Rust borrow checker explained", "The Rust borrow checker and lifetimes in the Rust compiler."),
@@ -66,10 +84,13 @@ def rss(title: str, items: list[tuple[str, str]], body) -> str:
         f"<item><title>{escape(t)}</title><link>https://example.org/{slug(t)}</link>"
         f"<guid>{escape(title)}-{k}</guid><description>{escape(body(k, t, summary))}</description>"
         f"<pubDate>Mon, 30 Nov 2026 {10 + k % 10:02d}:00:00 +0000</pubDate></item>"
-        for k, (t, summary) in enumerate(items))
-    return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>{escape(title)}</title>'
-            f"<link>https://example.org/</link><description>{escape(title)}</description>"
-            f"{entries}</channel></rss>")
+        for k, (t, summary) in enumerate(items)
+    )
+    return (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>{escape(title)}</title>'
+        f"<link>https://example.org/</link><description>{escape(title)}</description>"
+        f"{entries}</channel></rss>"
+    )
 
 
 @pytest.fixture
@@ -79,9 +100,13 @@ def two_feeds(db, tmp_path, no_bar):
     rng = random.Random(7)
 
     def hn(k, title, summary):
-        return (f"<p>{summary}</p>"
-                + HN_BOILERPLATE.format(slug=slug(title), id=41000 + k, points=rng.randint(5, 900),
-                                        comments=rng.randint(0, 400)) + SPONSOR)
+        return (
+            f"<p>{summary}</p>"
+            + HN_BOILERPLATE.format(
+                slug=slug(title), id=41000 + k, points=rng.randint(5, 900), comments=rng.randint(0, 400)
+            )
+            + SPONSOR
+        )
 
     def ads(k, title, summary):
         return f"<p>{summary}</p>{SPONSOR}"
@@ -120,6 +145,7 @@ def test_no_topic_is_named_by_boilerplate_and_unrelated_feeds_never_share_one(tw
 
 # --- hermes.topics.window_topics on hand-made items -------------------------------------------------
 
+
 def graph_of(db, add_items, items, **kwargs) -> tag_graph.TagGraph:
     add_items(items, **kwargs)
     return tag_graph.get_graph(db)
@@ -128,17 +154,16 @@ def graph_of(db, add_items, items, **kwargs) -> tag_graph.TagGraph:
 def test_two_feeds_sharing_only_a_tag_that_names_each_are_never_one_topic(db, add_items):
     """The same subject words in the text (one vector for all), a tag on every item of both
     feeds: the tag names each feed, so nothing ties them."""
+
     def items(feed):
-        return [{"title": f"Item {k}", "tags": ["sponsor line", f"{feed} subject {k % 2}"]}
-                for k in range(10)]
+        return [{"title": f"Item {k}", "tags": ["sponsor line", f"{feed} subject {k % 2}"]} for k in range(10)]
 
     add_items(items("a"), feed_url="https://a.example/feed", feed_title="A")
     graph = graph_of(db, add_items, items("b"), feed_url="https://b.example/feed", feed_title="B")
     feeds = dict(db.execute("SELECT id, feed_id FROM items").fetchall())
     tags = dict(db.execute("SELECT id, tags FROM items").fetchall())
     same = np.ones(8)
-    window = [window_topics.WindowItem(i, json.loads(tags[i]), feeds[i], same)
-              for i in sorted(feeds)]
+    window = [window_topics.WindowItem(i, json.loads(tags[i]), feeds[i], same) for i in sorted(feeds)]
     result = window_topics.group(graph, window)
     assert len(result.topics) == 4  # each feed's two subjects
     for topic in result.topics:
@@ -147,7 +172,7 @@ def test_two_feeds_sharing_only_a_tag_that_names_each_are_never_one_topic(db, ad
 
 
 def test_labels_repeat_no_word_and_leave_out_what_the_window_shares(db, add_items):
-    """"galaxy" on most of an astronomy window names the window; "big live live" is a
+    """ "galaxy" on most of an astronomy window names the window; "big live live" is a
     fragment; "star cluster" beside "star" repeats a word."""
     clusters = [
         ["galaxy", "star", "star cluster", "globular cluster"],
@@ -168,7 +193,10 @@ def test_labels_repeat_no_word_and_leave_out_what_the_window_shares(db, add_item
         assert "galaxy" not in words and "big live live" not in topic.label, topic.label
     # the most telling shared tag first; "star cluster" would repeat "cluster"
     assert sorted(t.label for t in result.topics) == [
-        "active nucleus · quasar", "globular cluster · star", "light curve · supernova"]
+        "active nucleus · quasar",
+        "globular cluster · star",
+        "light curve · supernova",
+    ]
 
 
 def test_a_window_of_one_field_splits_and_the_split_ignores_the_order_given(db, add_items):
@@ -182,15 +210,18 @@ def test_a_window_of_one_field_splits_and_the_split_ignores_the_order_given(db, 
     window = [window_topics.WindowItem(i, items[k]["tags"], 1, vectors[k]) for k, i in enumerate(ids)]
     first = window_topics.group(graph, window)
     assert len(first.topics) == 3 and not first.unclustered
-    assert {frozenset(t.members) for t in first.topics} == {frozenset(ids[c * 5:(c + 1) * 5]) for c in range(3)}
+    assert {frozenset(t.members) for t in first.topics} == {frozenset(ids[c * 5 : (c + 1) * 5]) for c in range(3)}
     shuffled = list(window)
     random.Random(3).shuffle(shuffled)
     assert window_topics.group(graph, shuffled) == first
 
 
 def test_an_item_alone_in_the_window_is_unclustered_and_one_without_subject_too(db, add_items):
-    items = [*({"title": f"paper {k}", "tags": ["lie algebra"]} for k in range(3)),
-             {"title": "stray", "tags": ["knitting", "wool"]}, {"title": "bare", "tags": []}]
+    items = [
+        *({"title": f"paper {k}", "tags": ["lie algebra"]} for k in range(3)),
+        {"title": "stray", "tags": ["knitting", "wool"]},
+        {"title": "bare", "tags": []},
+    ]
     graph = graph_of(db, add_items, [*items, {"title": "archive", "tags": ["knitting", "wool"]}])
     ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id")][:5]
     vectors = [np.eye(4)[0]] * 3 + [np.eye(4)[1], np.eye(4)[2]]
@@ -208,8 +239,11 @@ def test_liked_topics_leave_out_keyphrases_that_name_no_topic(db, add_items):
     from hermes.storage.clicks import record_click
 
     ids = add_items([{"title": "Object detection on a new dataset", "tags": ["cs.cv"]}])
-    db.execute("""UPDATE items SET tags = '["cs.cv", "dataset", "detection", "object detection"]',
-                  keyphrases = '["dataset", "detection", "object detection"]' WHERE id = ?""", [ids[0]])
+    db.execute(
+        """UPDATE items SET tags = '["cs.cv", "dataset", "detection", "object detection"]',
+                  keyphrases = '["dataset", "detection", "object detection"]' WHERE id = ?""",
+        [ids[0]],
+    )
     user = create_user(db, "ann", "computer vision")
     record_click(db, user["id"], ids[0], True, "ui")
     status = profile_status(db, "ann")
@@ -230,7 +264,7 @@ def test_a_window_of_one_field_is_split_relative_to_what_its_items_share(db, add
     window = [window_topics.WindowItem(i, items[k]["tags"], 1, vectors[k]) for k, i in enumerate(ids)]
     monkeypatch.setattr(window_topics, "TAG_WEIGHT", 0.0)  # the vectors alone decide
     split = window_topics.group(graph, window)
-    assert {frozenset(t.members) for t in split.topics} == {frozenset(ids[c * 5:(c + 1) * 5]) for c in range(3)}
+    assert {frozenset(t.members) for t in split.topics} == {frozenset(ids[c * 5 : (c + 1) * 5]) for c in range(3)}
     monkeypatch.setattr(window_topics, "CENTER", 0.0)
     assert len(window_topics.group(graph, window).topics) == 1
 
@@ -241,8 +275,7 @@ def test_the_cut_is_the_finest_that_leaves_few_items_alone():
     finest merge from CUT_MIN that leaves no item alone, so the three groups stay two."""
     rng = np.random.default_rng(0)
     centres = [(0.0, 0.0), (0.55, 0.0), (0.275, 0.62)]
-    rows = np.array([[x + 0.01 * rng.normal(), y + 0.01 * rng.normal()]
-                     for x, y in centres for _ in range(4)])
+    rows = np.array([[x + 0.01 * rng.normal(), y + 0.01 * rng.normal()] for x, y in centres for _ in range(4)])
     parts = window_topics._ward(rows)
     assert len(set(parts)) == 2
     assert len(set(parts[:8])) == 1 and parts[8:] == [parts[8]] * 4
@@ -253,11 +286,9 @@ def test_the_cut_is_the_finest_that_leaves_few_items_alone():
 
 def test_an_item_settles_by_its_strongest_links():
     """Each item keeps its three strongest links, and a link either end keeps."""
-    strength = np.array([[0, 9, 8, 7, .5],
-                         [9, 0, 1, 1, 1],
-                         [8, 1, 0, 1, 2],
-                         [7, 1, 1, 0, 3],
-                         [.5, 1, 2, 3, 0]], dtype=float)
+    strength = np.array(
+        [[0, 9, 8, 7, 0.5], [9, 0, 1, 1, 1], [8, 1, 0, 1, 2], [7, 1, 1, 0, 3], [0.5, 1, 2, 3, 0]], dtype=float
+    )
     kept = window_topics._nearest(strength)
     assert kept[0, 4] == kept[4, 0] == 0.0  # the weakest link of both ends
     assert kept[1, 4] == kept[4, 1] == 1.0  # item 1 drops it, item 4 keeps it

@@ -16,11 +16,13 @@ from hermes.storage.records import create_user
 @pytest.fixture
 def week(db, add_items):
     add_items([{"title": f"Orchard {i}", "tags": ["apple", "pear"], "days_ago": 40} for i in range(3)])
-    ids = add_items([
-        {"title": "Pear blight", "summary": "pears and apples", "tags": ["pear", "apple"]},
-        {"title": "Apple storage", "summary": "apples", "tags": ["apple"]},
-        {"title": "Knitting \x1b[31mred\x1b[0m", "summary": "wool", "tags": ["wool"]},
-    ])
+    ids = add_items(
+        [
+            {"title": "Pear blight", "summary": "pears and apples", "tags": ["pear", "apple"]},
+            {"title": "Apple storage", "summary": "apples", "tags": ["apple"]},
+            {"title": "Knitting \x1b[31mred\x1b[0m", "summary": "wool", "tags": ["wool"]},
+        ]
+    )
     create_user(db, "ann", "apples and pears")
     return ids
 
@@ -53,7 +55,6 @@ async def test_mcp_schema_declares_limits(db, db_path, week):
         assert refused.structured_content["message"] == "days must be a whole number from 1 to 36500, got 0."
         nobody = await client.call_tool("digest", {"user": "nobody"})
         assert nobody.structured_content["ok"] is False and "unknown persona" in nobody.structured_content["message"]
-
 
 
 def run(db_path, *args):
@@ -153,11 +154,19 @@ def test_a_terminal_heading_names_the_topic_it_is_part_of():
 
     lines = []
     item = {"id": 1, "title": "Entmax attention", "reason": "Good match", "url": "https://e.org/1"}
-    render_digest({"topics": [{"label": "cs.lg", "community": "sparse autoencoder · cs.lg",
-                               "n_total": 1, "items": [item]}],
-                   "window_days": 7}, "ada", echo=lines.append)
+    render_digest(
+        {
+            "topics": [{"label": "cs.lg", "community": "sparse autoencoder · cs.lg", "n_total": 1, "items": [item]}],
+            "window_days": 7,
+        },
+        "ada",
+        echo=lines.append,
+    )
     assert any("part of the topic sparse autoencoder · cs.lg" in line for line in lines)
     lines.clear()
-    render_digest({"topics": [{"label": "galaxy", "community": "galaxy", "n_total": 1,
-                               "items": [item]}], "window_days": 7}, "ada", echo=lines.append)
+    render_digest(
+        {"topics": [{"label": "galaxy", "community": "galaxy", "n_total": 1, "items": [item]}], "window_days": 7},
+        "ada",
+        echo=lines.append,
+    )
     assert not any("part of the topic" in line for line in lines)

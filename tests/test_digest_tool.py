@@ -21,27 +21,39 @@ def corpus(db, add_items, no_bar):
     """Two topics in the archive (fruit, planets); this week's items to digest: three on
     fruit, two on planets, one on knitting that nothing else shares, one untagged. Every
     item clears the bar here (the bar's own tests are at the end)."""
-    background = (
-        [{"title": f"Orchard report {i}", "tags": ["apple", "avocado", "banana"], "days_ago": OLD}
-         for i in range(4)]
-        + [{"title": f"Sky survey {i}", "tags": ["mars", "venus", "jupiter"], "days_ago": OLD}
-           for i in range(4)]
-    )
+    background = [
+        {"title": f"Orchard report {i}", "tags": ["apple", "avocado", "banana"], "days_ago": OLD} for i in range(4)
+    ] + [{"title": f"Sky survey {i}", "tags": ["mars", "venus", "jupiter"], "days_ago": OLD} for i in range(4)]
     # the archive in a feed of its own: the week's feed then has too few items for a tag on
     # most of them to name it (hermes.topics.tag_graph.FEED_SHARE)
     add_items(background, feed_url="https://example.org/archive.xml", feed_title="Archive")
     week = {
-        "fruit_a": {"title": "Apple and avocado harvest", "summary": "Apple avocado orchard harvest.",
-                    "tags": ["apple", "avocado"]},
-        "fruit_b": {"title": "Avocado and banana harvest", "summary": "Avocado banana orchard harvest.",
-                    "tags": ["avocado", "banana"]},
+        "fruit_a": {
+            "title": "Apple and avocado harvest",
+            "summary": "Apple avocado orchard harvest.",
+            "tags": ["apple", "avocado"],
+        },
+        "fruit_b": {
+            "title": "Avocado and banana harvest",
+            "summary": "Avocado banana orchard harvest.",
+            "tags": ["avocado", "banana"],
+        },
         # two fruit tags and one planet tag, words of the fruit items: it goes with them
-        "fruit_strong": {"title": "Apple and avocado harvest under Venus",
-                         "summary": "Apple avocado orchard harvest.", "tags": ["apple", "avocado", "venus"]},
-        "planet_a": {"title": "Venus and Mars transits", "summary": "Venus Mars planet transit.",
-                     "tags": ["venus", "mars"]},
-        "planet_b": {"title": "Mars and Jupiter transits", "summary": "Mars Jupiter planet transit.",
-                     "tags": ["mars", "jupiter"]},
+        "fruit_strong": {
+            "title": "Apple and avocado harvest under Venus",
+            "summary": "Apple avocado orchard harvest.",
+            "tags": ["apple", "avocado", "venus"],
+        },
+        "planet_a": {
+            "title": "Venus and Mars transits",
+            "summary": "Venus Mars planet transit.",
+            "tags": ["venus", "mars"],
+        },
+        "planet_b": {
+            "title": "Mars and Jupiter transits",
+            "summary": "Mars Jupiter planet transit.",
+            "tags": ["mars", "jupiter"],
+        },
         "no_match": {"title": "Knitting patterns", "summary": "Wool and needles.", "tags": ["knitting"]},
         "untagged": {"title": "An untagged note", "tags": []},
     }
@@ -91,10 +103,14 @@ def test_a_topic_is_named_by_the_tags_its_items_share(db, corpus):
 def test_every_item_of_a_topic_carries_one_of_the_tags_its_heading_names(db, add_items, no_bar):
     """The most telling tags of a topic can all miss one item (a RAG paper under
     "dictionary learning · language model · cs.lg"); the heading covers each item first."""
-    week = add_items([{"title": "Alpha beta", "summary": "alpha beta gamma", "tags": ["alpha", "beta"]},
-                      {"title": "Alpha beta gamma", "summary": "alpha beta gamma", "tags": ["alpha", "beta"]},
-                      {"title": "Beta gamma", "summary": "alpha beta gamma", "tags": ["beta", "gamma"]},
-                      {"title": "Gamma eps", "summary": "alpha beta gamma", "tags": ["gamma", "eps"]}])
+    week = add_items(
+        [
+            {"title": "Alpha beta", "summary": "alpha beta gamma", "tags": ["alpha", "beta"]},
+            {"title": "Alpha beta gamma", "summary": "alpha beta gamma", "tags": ["alpha", "beta"]},
+            {"title": "Beta gamma", "summary": "alpha beta gamma", "tags": ["beta", "gamma"]},
+            {"title": "Gamma eps", "summary": "alpha beta gamma", "tags": ["gamma", "eps"]},
+        ]
+    )
     create_user(db, "ann", "alpha beta gamma eps")
     [topic] = digest(db, "ann", days=7, per_topic=10)["topics"]
     named = set(topic["label"].split(" · "))
@@ -109,12 +125,27 @@ def test_an_item_goes_where_its_distinctive_tag_is_not_where_most_tags_are(db, a
     an interpretability topic existed."""
     language_model_archive(add_items, days_ago=OLD)
     week = add_items(
-        [{"title": "Sparse autoencoders find features", "summary": "sparse autoencoder features",
-          "tags": ["sparse autoencoder", "language model", "dataset"]},
-         {"title": "Sparse autoencoders and circuits", "summary": "sparse autoencoder features",
-          "tags": ["sparse autoencoder", "interpretability"]}]
-        + [{"title": f"A benchmark dataset {k}", "summary": "language model benchmark dataset",
-            "tags": ["language model", "dataset", "benchmark"]} for k in range(3)])
+        [
+            {
+                "title": "Sparse autoencoders find features",
+                "summary": "sparse autoencoder features",
+                "tags": ["sparse autoencoder", "language model", "dataset"],
+            },
+            {
+                "title": "Sparse autoencoders and circuits",
+                "summary": "sparse autoencoder features",
+                "tags": ["sparse autoencoder", "interpretability"],
+            },
+        ]
+        + [
+            {
+                "title": f"A benchmark dataset {k}",
+                "summary": "language model benchmark dataset",
+                "tags": ["language model", "dataset", "benchmark"],
+            }
+            for k in range(3)
+        ]
+    )
     create_user(db, "ann", "interpretability of language models")
     result = digest(db, "ann", days=7, per_topic=10)
     topic = topic_of(result, week[0])
@@ -152,8 +183,17 @@ def test_assignment_is_deterministic_across_repeated_calls(db, corpus):
 
 
 def test_per_topic_truncates_but_n_total_reports_the_true_count(db, corpus, add_items):
-    add_items([{"title": f"More apple and avocado harvest {i}", "summary": "Apple avocado orchard harvest.",
-                "tags": ["apple", "avocado"], "days_ago": 2} for i in range(3)])
+    add_items(
+        [
+            {
+                "title": f"More apple and avocado harvest {i}",
+                "summary": "Apple avocado orchard harvest.",
+                "tags": ["apple", "avocado"],
+                "days_ago": 2,
+            }
+            for i in range(3)
+        ]
+    )
     result = digest(db, "ann", days=7, per_topic=2)
     topic = topic_of(result, corpus["ids"]["fruit_a"])
     assert len(topic["items"]) == 2
@@ -171,8 +211,7 @@ def test_limit_caps_the_items_grouped(db, corpus):
     ranks += [i["rank"] for i in result["unclustered"]]
     assert sorted(ranks) == [1, 2]
     # the message counts every item that clears the bar, then says how many are grouped
-    assert result["message"].startswith("7 unread items from the last 7 days clear the bar; "
-                                        "the best 2 are grouped: ")
+    assert result["message"].startswith("7 unread items from the last 7 days clear the bar; the best 2 are grouped: ")
 
 
 def test_classifier_inactive_for_one_class_and_active_with_both(db, corpus, add_items):
@@ -219,8 +258,12 @@ def _success_keys(db) -> tuple[set, set]:
 def test_an_empty_window_returns_ok_false_with_the_success_keys(db, add_items, case):
     user = create_user(db, "ann", "anything")
     if case != "no items":
-        ids = add_items([{"title": "Old news", "tags": ["a", "b"], "days_ago": 30 if case == "old items only" else 1},
-                         {"title": "Old news 2", "tags": ["a", "b"], "days_ago": 30}])
+        ids = add_items(
+            [
+                {"title": "Old news", "tags": ["a", "b"], "days_ago": 30 if case == "old items only" else 1},
+                {"title": "Old news 2", "tags": ["a", "b"], "days_ago": 30},
+            ]
+        )
         if case == "everything clicked":
             record_click(db, user["id"], ids[0], True, "agent")
     result = digest(db, "ann", days=7)
@@ -240,7 +283,7 @@ def test_the_registered_tool_is_the_function_with_checked_arguments(db, corpus):
     assert [p.name for p in tool.arguments()] == ["user", "days", "per_topic", "limit", "below_bar"]
     assert call_tool(db, tool, {"user": "ann"}) == digest(db, "ann")
     refused = call_tool(db, tool, {"user": "ann", "chat_fn": "print"})
-    assert refused["ok"] is False and "no parameter \"chat_fn\"" in refused["message"]
+    assert refused["ok"] is False and 'no parameter "chat_fn"' in refused["message"]
 
 
 def test_items_carry_the_one_explanation_of_the_digest_ranking(db, corpus):
@@ -261,8 +304,7 @@ def test_items_carry_the_one_explanation_of_the_digest_ranking(db, corpus):
 
 def test_items_carry_a_reason_from_the_ranking_components(db, corpus):
     result = digest(db, "ann", per_topic=10)
-    top = min([i for t in result["topics"] for i in t["items"]] + result["unclustered"],
-              key=lambda i: i["rank"])
+    top = min([i for t in result["topics"] for i in t["items"]] + result["unclustered"], key=lambda i: i["rank"])
     assert top["rank"] == 1 and top["explanation"]["top"][0]["component"] == "profile"
     assert "your interest" in top["reason"]
 
@@ -275,16 +317,19 @@ def test_topics_are_ordered_by_their_best_item(db, corpus):
 
 # --- the persona's bar ------------------------------------------------------------------------
 
+
 @pytest.fixture
 def mixed_week(db, add_items):
     """Two items on the persona's interests, three on nothing it wrote."""
-    ids = add_items([
-        {"title": "Apple orchards in spring", "summary": "Apple orchards and planets.", "tags": ["apple"]},
-        {"title": "Planets and apple orchards", "summary": "Orchards, apple, planets.", "tags": ["mars"]},
-        {"title": "Bicycle repair", "summary": "Chains, gears, brakes.", "tags": ["bikes"]},
-        {"title": "Tax forms", "summary": "Deadlines for returns.", "tags": ["tax"]},
-        {"title": "Football results", "summary": "League tables.", "tags": ["sport"]},
-    ])
+    ids = add_items(
+        [
+            {"title": "Apple orchards in spring", "summary": "Apple orchards and planets.", "tags": ["apple"]},
+            {"title": "Planets and apple orchards", "summary": "Orchards, apple, planets.", "tags": ["mars"]},
+            {"title": "Bicycle repair", "summary": "Chains, gears, brakes.", "tags": ["bikes"]},
+            {"title": "Tax forms", "summary": "Deadlines for returns.", "tags": ["tax"]},
+            {"title": "Football results", "summary": "League tables.", "tags": ["sport"]},
+        ]
+    )
     create_user(db, "ann", "apple orchards and planets")
     return ids
 
@@ -298,8 +343,9 @@ def test_only_items_that_clear_the_bar_are_grouped_the_rest_counted(db, mixed_we
     assert all(i["match"] in ("strong", "good") for t in result["topics"] for i in t["items"])
     listed = digest(db, "ann", per_topic=10, below_bar=True)["below_bar"]
     assert {i["id"] for i in listed["items"]} == set(mixed_week[2:]) and listed["n_total"] == 3
-    assert all(i["match"] in ("weak", "none") and i["reason"].startswith(("Weak match", "No match"))
-               for i in listed["items"])
+    assert all(
+        i["match"] in ("weak", "none") and i["reason"].startswith(("Weak match", "No match")) for i in listed["items"]
+    )
     ranks = [i["rank"] for i in listed["items"]]
     assert ranks == sorted(ranks) and min(ranks) == 3  # below the fold: after the two above it
 
@@ -321,21 +367,25 @@ def test_when_nothing_clears_the_bar_the_digest_says_so(db, mixed_week):
 
 # --- bad input ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args,fragment", [
-    ({"user": "nobody"}, "unknown persona"),
-    ({"user": ""}, "user must be a non-empty string"),
-    ({"user": "ann", "days": 0}, "days"),
-    ({"user": "ann", "days": -3}, "days"),
-    ({"user": "ann", "days": 10**9}, "days"),
-    ({"user": "ann", "days": "7"}, "days"),
-    ({"user": "ann", "days": True}, "days"),
-    ({"user": "ann", "per_topic": 0}, "per_topic"),
-    ({"user": "ann", "per_topic": 51}, "per_topic"),
-    ({"user": "ann", "limit": 0}, "limit"),
-    ({"user": "ann", "limit": 10_000}, "limit"),
-    ({"user": "ann", "limit": 2.5}, "limit"),
-    ({"user": "ann", "below_bar": "yes"}, "below_bar"),
-])
+
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        ({"user": "nobody"}, "unknown persona"),
+        ({"user": ""}, "user must be a non-empty string"),
+        ({"user": "ann", "days": 0}, "days"),
+        ({"user": "ann", "days": -3}, "days"),
+        ({"user": "ann", "days": 10**9}, "days"),
+        ({"user": "ann", "days": "7"}, "days"),
+        ({"user": "ann", "days": True}, "days"),
+        ({"user": "ann", "per_topic": 0}, "per_topic"),
+        ({"user": "ann", "per_topic": 51}, "per_topic"),
+        ({"user": "ann", "limit": 0}, "limit"),
+        ({"user": "ann", "limit": 10_000}, "limit"),
+        ({"user": "ann", "limit": 2.5}, "limit"),
+        ({"user": "ann", "below_bar": "yes"}, "below_bar"),
+    ],
+)
 def test_bad_input_is_refused_with_every_key_present(db, corpus, args, fragment):
     result = digest(db, **args)
     assert result["ok"] is False and fragment in result["message"]
@@ -348,6 +398,7 @@ def test_days_up_to_a_century_is_accepted(db, corpus):
 
 
 # --- kg_communities ---------------------------------------------------------------------------
+
 
 def test_kg_communities_lists_labels_sizes_top_tags_and_left_out(db, corpus):
     result = kg_communities(db)
@@ -370,6 +421,7 @@ def test_kg_communities_on_an_empty_archive_and_bad_limit(db):
 
 
 # --- saved for later (the corpus plugin's facets, reached through its tools) ------------------
+
 
 def test_saved_items_not_read_are_listed_in_their_own_section(db, corpus, add_items):
     tools = collect_tools()
@@ -415,8 +467,9 @@ def _schema_errors(tool_name: str, answer: dict) -> list[str]:
     from jsonschema import Draft202012Validator
 
     schema = collect_tools({"digest"})[tool_name].output_schema()
-    return [f"{'/'.join(map(str, e.path))}: {e.message[:160]}"
-            for e in Draft202012Validator(schema).iter_errors(answer)]
+    return [
+        f"{'/'.join(map(str, e.path))}: {e.message[:160]}" for e in Draft202012Validator(schema).iter_errors(answer)
+    ]
 
 
 def test_every_section_of_a_digest_validates_against_its_typed_schema(db, mixed_week):

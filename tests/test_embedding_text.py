@@ -7,9 +7,11 @@ import pytest
 
 from hermes.ingest.text import embedding_text, plain_text
 
-HN = ('<p>Article URL: <a href="https://example.com/rust">https://example.com/rust</a></p>\n'
-      '<p>Comments URL: <a href="https://news.ycombinator.com/item?id=41">'
-      'https://news.ycombinator.com/item?id=41</a></p>\n<p>Points: 12</p>\n<p># Comments: 3</p>')
+HN = (
+    '<p>Article URL: <a href="https://example.com/rust">https://example.com/rust</a></p>\n'
+    '<p>Comments URL: <a href="https://news.ycombinator.com/item?id=41">'
+    "https://news.ycombinator.com/item?id=41</a></p>\n<p>Points: 12</p>\n<p># Comments: 3</p>"
+)
 
 
 def test_a_hacker_news_item_is_embedded_by_its_title_alone():
@@ -33,7 +35,6 @@ def test_the_boilerplate_no_longer_makes_unrelated_items_alike(real_embedder):
     import numpy as np
 
     titles = ["A Rust compiler written in Rust", "The decline of the American mall"]
-    texts = [embedding_text(t, plain_text(HN.replace("41", str(41 + k))))
-             for k, t in enumerate(titles)]
+    texts = [embedding_text(t, plain_text(HN.replace("41", str(41 + k)))) for k, t in enumerate(titles)]
     a, b = real_embedder.embed(texts)
     assert float(np.dot(a, b)) < 0.2

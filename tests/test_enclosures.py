@@ -11,10 +11,13 @@ from web_support import client
 from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
-EPISODE = {"title": "Ep. 7: sparse autoencoders with a guest", "url": "https://pod.example/7",
-           "content_type": "podcast", "summary": "We talk about sparse autoencoders.",
-           "enclosure": {"url": "https://cdn.pod.example/ep7.mp3", "type": "audio/mpeg",
-                         "length": 41_900_000}}
+EPISODE = {
+    "title": "Ep. 7: sparse autoencoders with a guest",
+    "url": "https://pod.example/7",
+    "content_type": "podcast",
+    "summary": "We talk about sparse autoencoders.",
+    "enclosure": {"url": "https://cdn.pod.example/ep7.mp3", "type": "audio/mpeg", "length": 41_900_000},
+}
 
 
 def _world(db, add_items):
@@ -25,8 +28,9 @@ def _world(db, add_items):
 
 def test_list_feed_gives_the_episode_file(db, add_items, no_bar):
     episode, paper = _world(db, add_items)
-    items = {i["id"]: i for i in call_tool(db, collect_tools()["list_feed"],
-                                           {"user": "ada", "since_days": None})["items"]}
+    items = {
+        i["id"]: i for i in call_tool(db, collect_tools()["list_feed"], {"user": "ada", "since_days": None})["items"]
+    }
     assert items[episode]["enclosure"] == EPISODE["enclosure"]
     assert items[paper].get("enclosure") is None  # the compact page leaves a missing one out
 
@@ -48,12 +52,12 @@ def test_the_atom_feed_carries_the_enclosure(db, db_path, add_items, no_bar):
     ns = {"a": "http://www.w3.org/2005/Atom"}
     links = ET.fromstring(body).findall(".//a:entry/a:link[@rel='enclosure']", ns)
     assert [(e.get("href"), e.get("type"), e.get("length")) for e in links] == [
-        ("https://cdn.pod.example/ep7.mp3", "audio/mpeg", "41900000")]
+        ("https://cdn.pod.example/ep7.mp3", "audio/mpeg", "41900000")
+    ]
 
 
 def test_an_enclosure_that_is_not_a_web_address_is_not_linked(db, db_path, add_items, no_bar):
-    add_items([{**EPISODE, "enclosure": {"url": "javascript:alert(1)", "type": "audio/mpeg",
-                                         "length": None}}])
+    add_items([{**EPISODE, "enclosure": {"url": "javascript:alert(1)", "type": "audio/mpeg", "length": None}}])
     create_user(db, "ada", "sparse autoencoders")
     with client(db_path) as c:
         page = c.get("/feed?user=ada&days=all").text
@@ -86,8 +90,14 @@ def test_an_episode_keeps_its_length_in_time():
         </channel></rss>"""
     items = parse_feed(body, url="https://pod.example/feed.xml").items
     assert [i["enclosure"].get("duration") for i in items] == [3723, None, None]
-    assert [duration_seconds(t) for t in ("3600", "60:00", "45:30.5", "", "1:2:3:4", "-5")] == \
-        [3600, 3600, 2730, None, None, None]
+    assert [duration_seconds(t) for t in ("3600", "60:00", "45:30.5", "", "1:2:3:4", "-5")] == [
+        3600,
+        3600,
+        2730,
+        None,
+        None,
+        None,
+    ]
 
 
 def test_the_web_card_gives_the_episode_length(db, db_path, add_items, no_bar):

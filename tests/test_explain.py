@@ -15,21 +15,24 @@ from hermes.storage.records import create_user
 
 
 def stored(db, user_id, item_id):
-    row = db.execute("SELECT payload FROM explanations WHERE user_id = ? AND item_id = ?",
-                     [user_id, item_id]).fetchone()
+    row = db.execute(
+        "SELECT payload FROM explanations WHERE user_id = ? AND item_id = ?", [user_id, item_id]
+    ).fetchone()
     return json.loads(row[0]) if row else None
 
 
 @pytest.fixture
 def persona(db, add_items):
-    ids = add_items([
-        {"title": "quantum error correction with surface codes", "tags": ["quant-ph"]},
-        {"title": "fault tolerant quantum error correction thresholds", "tags": ["quant-ph", "cs.IT"]},
-        {"title": "entanglement distillation protocols", "tags": ["quant-ph"]},
-        {"title": "galaxy rotation curves and dark matter", "tags": ["astro-ph"]},
-        {"title": "sourdough bread baking", "tags": ["food"]},
-        {"title": "decoherence of superconducting qubits", "tags": ["quant-ph"], "days_ago": 30},
-    ])
+    ids = add_items(
+        [
+            {"title": "quantum error correction with surface codes", "tags": ["quant-ph"]},
+            {"title": "fault tolerant quantum error correction thresholds", "tags": ["quant-ph", "cs.IT"]},
+            {"title": "entanglement distillation protocols", "tags": ["quant-ph"]},
+            {"title": "galaxy rotation curves and dark matter", "tags": ["astro-ph"]},
+            {"title": "sourdough bread baking", "tags": ["food"]},
+            {"title": "decoherence of superconducting qubits", "tags": ["quant-ph"], "days_ago": 30},
+        ]
+    )
     user = create_user(db, "ann", "quantum error correction, entanglement")
     return user, ids
 
@@ -113,16 +116,21 @@ def test_every_level_reads_differently_and_the_figures_are_stated(db, persona):
     user, _ = persona
     base = explain(db, user, persona[1][0], store=False)
     for level in ("strong", "good", "weak", "none"):
-        p = {**base, "match": level,
-             "evidence": {**base["evidence"],
-                          "interest": {**base["evidence"]["interest"], "level": level,
-                                       "similarity": 0.42}}}
+        p = {
+            **base,
+            "match": level,
+            "evidence": {
+                **base["evidence"],
+                "interest": {**base["evidence"]["interest"], "level": level, "similarity": 0.42},
+            },
+        }
         from hermes.ranking.explain_words import phrases_of
 
         p["phrases"] = phrases_of(p)
         line = reason_line(p)
-        assert "0.42" in line and line.startswith({"strong": "Strong match", "good": "Good match",
-                                                   "weak": "Weak match", "none": "No match"}[level])
+        assert "0.42" in line and line.startswith(
+            {"strong": "Strong match", "good": "Good match", "weak": "Weak match", "none": "No match"}[level]
+        )
         assert ("close to any" in line) == (level == "none")
 
 
@@ -197,12 +205,19 @@ def test_an_item_the_feed_leaves_out_is_said_to_be_out_not_given_a_rank(db, pers
 def test_two_liked_authors_are_named_in_one_clause_each():
     from hermes.ranking.explain_words import phrases_of
 
-    people = [{"key": "author:author, a", "kind": "author", "label": "Author", "score": 0.33,
-               "likes": 1, "dislikes": 0},
-              {"key": "author:writer, b", "kind": "author", "label": "Writer", "score": 0.5,
-               "likes": 2, "dislikes": 0}]
-    evidence = {"interest": None, "liked": None, "classifier": None, "tags": [],
-                "authors": people, "sources": [], "topics": []}
+    people = [
+        {"key": "author:author, a", "kind": "author", "label": "Author", "score": 0.33, "likes": 1, "dislikes": 0},
+        {"key": "author:writer, b", "kind": "author", "label": "Writer", "score": 0.5, "likes": 2, "dislikes": 0},
+    ]
+    evidence = {
+        "interest": None,
+        "liked": None,
+        "classifier": None,
+        "tags": [],
+        "authors": people,
+        "sources": [],
+        "topics": [],
+    }
     phrases = phrases_of({"evidence": evidence, "components": {}, "above_bar": True})
     assert "by Author, whom you liked once, and Writer, whom you liked twice" in phrases
 
@@ -211,12 +226,19 @@ def test_a_strong_match_held_down_by_a_disliked_source_says_so(db, add_items, no
     """The trial: one dislike from a blog halved a strong match's score, and its reason said
     only why it was strong. Above the bar the dislike that held it down is named."""
     blog = dict(feed_url="https://blog.example.org/feed.xml", feed_title="Gradient Notes")
-    [sourdough, sae] = add_items([
-        {"title": "Sourdough starters", "summary": "Flour and water."},
-        {"title": "Sparse autoencoder tricks", "summary": "Dead latents in sparse autoencoders."},
-    ], **blog)
-    others = add_items([{"title": f"Sparse autoencoder paper {k}",
-                         "summary": "Sparse autoencoders on language models."} for k in range(3)])
+    [sourdough, sae] = add_items(
+        [
+            {"title": "Sourdough starters", "summary": "Flour and water."},
+            {"title": "Sparse autoencoder tricks", "summary": "Dead latents in sparse autoencoders."},
+        ],
+        **blog,
+    )
+    others = add_items(
+        [
+            {"title": f"Sparse autoencoder paper {k}", "summary": "Sparse autoencoders on language models."}
+            for k in range(3)
+        ]
+    )
     user = create_user(db, "ann", "sparse autoencoders")
     record_click(db, user["id"], others[0], True, "ui")
     record_click(db, user["id"], sourdough, False, "ui")
@@ -231,13 +253,18 @@ def test_a_strong_match_held_down_by_a_disliked_source_says_so(db, add_items, no
 def test_a_second_dislike_is_not_joined_to_the_first_by_but():
     """A trial read "has tags you disliked: wissenschaft (1 dislike); but from a source or
     type you disliked: …": "but" joined two of a kind."""
-    p = {"match": "good", "above_bar": True, "evidence": {"english": True},
-         "components": {"preference": {"active": True, "contribution": -0.4}},
-         "phrases": ["close to 'Qubits', which you liked (similarity 0.61)",
-                     "has tags you disliked: wissenschaft (1 dislike)",
-                     "from a source or type you disliked: type article (1 dislike)"]}
-    assert reason_line(p).endswith("(1 dislike); and from a source or type you disliked: "
-                                   "type article (1 dislike).")
+    p = {
+        "match": "good",
+        "above_bar": True,
+        "evidence": {"english": True},
+        "components": {"preference": {"active": True, "contribution": -0.4}},
+        "phrases": [
+            "close to 'Qubits', which you liked (similarity 0.61)",
+            "has tags you disliked: wissenschaft (1 dislike)",
+            "from a source or type you disliked: type article (1 dislike)",
+        ],
+    }
+    assert reason_line(p).endswith("(1 dislike); and from a source or type you disliked: type article (1 dislike).")
     p["phrases"][1] = "has tags you liked: quantum (2 likes)"
     assert "; but from a source or type you disliked" in reason_line(p)
 
@@ -251,8 +278,9 @@ def test_an_undecided_classifier_is_said_not_to_count(db, persona, monkeypatch, 
     from hermes.ranking import match
 
     user, ids = persona
-    monkeypatch.setitem(match.THRESHOLDS, "hermes/hash-384",
-                        {**match.THRESHOLDS["hermes/hash-384"], "classifier": (0.0, 0.999, 0.9999)})
+    monkeypatch.setitem(
+        match.THRESHOLDS, "hermes/hash-384", {**match.THRESHOLDS["hermes/hash-384"], "classifier": (0.0, 0.999, 0.9999)}
+    )
     record_click(db, user["id"], ids[0], True, "ui")
     record_click(db, user["id"], ids[4], False, "ui")
     e = explain(db, user, ids[3], since_days=None)
@@ -281,19 +309,23 @@ def test_a_bootstrap_like_is_not_called_the_person_s_own(db, persona, no_bar):
 def test_a_type_disliked_once_is_named_with_the_one_dislike_behind_it(db, add_items, no_bar):
     """A trial disliked one football article; the Chinchilla post then read "but from a source
     or type you disliked (article)", a verdict on every article the person never gave."""
-    [football, *papers] = add_items([
-        {"title": "Football results", "summary": "The weekend's matches."},
-        {"title": "Chinchilla scaling laws", "summary": "Compute-optimal language models."},
-        {"title": "Scaling laws revisited", "summary": "Compute-optimal training."},
-    ])
+    [football, *papers] = add_items(
+        [
+            {"title": "Football results", "summary": "The weekend's matches."},
+            {"title": "Chinchilla scaling laws", "summary": "Compute-optimal language models."},
+            {"title": "Scaling laws revisited", "summary": "Compute-optimal training."},
+        ]
+    )
     db.execute("UPDATE items SET content_type = 'paper' WHERE id = ?", [papers[1]])
     user = create_user(db, "ann", "scaling laws for language models")
     record_click(db, user["id"], papers[1], True, "ui")
     record_click(db, user["id"], football, False, "ui")
     phrases = explain(db, user, papers[0], since_days=None)["phrases"]
     assert "from a source or type you disliked: type article (1 dislike)" in phrases
-    assert "from a source or type you liked: type paper (1 like)" in explain(
-        db, user, papers[1], since_days=None)["phrases"]
+    assert (
+        "from a source or type you liked: type paper (1 like)"
+        in explain(db, user, papers[1], since_days=None)["phrases"]
+    )
 
 
 def test_an_item_close_to_a_bootstrap_like_does_not_say_you_liked_it(db, persona, no_bar):
@@ -305,8 +337,10 @@ def test_an_item_close_to_a_bootstrap_like_does_not_say_you_liked_it(db, persona
     other = next(i for i in ids[:3] if i != liked)
     with pytest.MonkeyPatch.context() as mp:  # every cosine reads "good" for this model
         from hermes.ranking import match
-        mp.setitem(match.THRESHOLDS, "hermes/hash-384",
-                   {**match.THRESHOLDS["hermes/hash-384"], "liked": (-2.0, -2.0, 2.0)})
+
+        mp.setitem(
+            match.THRESHOLDS, "hermes/hash-384", {**match.THRESHOLDS["hermes/hash-384"], "liked": (-2.0, -2.0, 2.0)}
+        )
         e = explain(db, user, other, since_days=None)
     assert e["evidence"]["liked"]["id"] == liked and e["evidence"]["liked"]["source"] == "bootstrap"
     text = " ".join(e["phrases"])

@@ -23,8 +23,17 @@ HOSTILE = [
 ]
 
 #: what a .bib written by hermes may ask LaTeX to run: its escapes and standard math
-ESCAPES = {"textbackslash", "textasciicircum", "textasciitilde", "textbraceleft",
-           "textbraceright", "emph", "em", "mathcal", "alpha"}
+ESCAPES = {
+    "textbackslash",
+    "textasciicircum",
+    "textasciitilde",
+    "textbraceleft",
+    "textbraceright",
+    "emph",
+    "em",
+    "mathcal",
+    "alpha",
+}
 _COMMAND = re.compile(r"\\([a-zA-Z]+)")
 
 
@@ -47,9 +56,16 @@ def test_standard_math_still_passes_through():
 
 def test_a_whole_entry_carries_no_live_tex(db, add_items):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    (item,) = add_items([{"title": HOSTILE[0], "summary": " ".join(HOSTILE),
-                          "url": "https://example.org/^^5cinput{a}/\\input{b}",
-                          "guid": "https://example.org/hostile"}])
+    (item,) = add_items(
+        [
+            {
+                "title": HOSTILE[0],
+                "summary": " ".join(HOSTILE),
+                "url": "https://example.org/^^5cinput{a}/\\input{b}",
+                "guid": "https://example.org/hostile",
+            }
+        ]
+    )
     db.execute("UPDATE items SET authors = ? WHERE id = ?", ['["Ada ^^5cinput{x} Lovelace"]', item])
     cs.add_note(db, "alice", item, HOSTILE[3])
     text = ex.export(db, require_user(db, "alice")["id"], "bibtex").text

@@ -21,19 +21,25 @@ PREAMBLE = r"""\documentclass{article}
 \usepackage[T1]{fontenc}
 \usepackage{amsmath,amssymb,url}
 """
-BIBTEX_DOCUMENT = PREAMBLE + r"""\begin{document}
+BIBTEX_DOCUMENT = (
+    PREAMBLE
+    + r"""\begin{document}
 \nocite{*}
 \bibliographystyle{%s}
 \bibliography{corpus}
 \end{document}
 """
-BIBER_DOCUMENT = PREAMBLE + r"""\usepackage[backend=biber,style=%s]{biblatex}
+)
+BIBER_DOCUMENT = (
+    PREAMBLE
+    + r"""\usepackage[backend=biber,style=%s]{biblatex}
 \addbibresource{corpus.bib}
 \begin{document}
 \nocite{*}
 \printbibliography
 \end{document}
 """
+)
 
 
 def needs(*tools: str) -> None:
@@ -45,8 +51,10 @@ def needs(*tools: str) -> None:
 @pytest.fixture
 def corpus(db, add_items):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    hostile = [{"title": t, "summary": t, "url": f"https://example.org/h{k}",
-                "guid": f"https://example.org/h{k}"} for k, t in enumerate(HOSTILE)]
+    hostile = [
+        {"title": t, "summary": t, "url": f"https://example.org/h{k}", "guid": f"https://example.org/h{k}"}
+        for k, t in enumerate(HOSTILE)
+    ]
     for item in add_items(PAPERS + hostile, feed_url="https://rss.arxiv.org/rss/astro-ph"):
         cs.favorite(db, "alice", item)
     return ex.export(db, require_user(db, "alice")["id"], "bibtex").text

@@ -19,19 +19,36 @@ from hermes_corpus import signals as cs
 from hermes.storage.records import require_user
 
 PAPERS = [
-    {"title": r"Quiescent galaxies at z~2 with $\boldsymbol{x}$-ray stacking", "arxiv_id": "2611.40001",
-     "summary": "Stellar masses of 10^{10.5} M\u2299 and \u03b1 \u2243 0.3 \u2272 \u03b2.",
-     "url": "https://arxiv.org/abs/2611.40001", "content_type": "paper", "tags": ["astro-ph.ga"],
-     "authors": ["\u0141ukasz Kowalski", "Martin Luther King Jr.", "Johannes van der Waals"]},
-    {"title": "The Gaia mission and the halo", "arxiv_id": "2611.40002",
-     "summary": "We map the halo.", "url": "https://arxiv.org/abs/2611.40002",
-     "content_type": "paper", "authors": ["Anthony G. A. Brown"]},
-    {"title": "Die Alterung der Gesellschaft",
-     "summary": "Wir untersuchen die Folgen der Alterung für die Rente und den Generationenvertrag.",
-     "url": "https://example.org/alterung", "guid": "https://example.org/alterung",
-     "authors": ["Elias Naumann"]},
-    {"title": "Vi\u1ec7t Nam and \u4e2d\u6587 in one title", "url": "https://example.org/vn",
-     "guid": "https://example.org/vn", "authors": ["heise online"]},
+    {
+        "title": r"Quiescent galaxies at z~2 with $\boldsymbol{x}$-ray stacking",
+        "arxiv_id": "2611.40001",
+        "summary": "Stellar masses of 10^{10.5} M\u2299 and \u03b1 \u2243 0.3 \u2272 \u03b2.",
+        "url": "https://arxiv.org/abs/2611.40001",
+        "content_type": "paper",
+        "tags": ["astro-ph.ga"],
+        "authors": ["\u0141ukasz Kowalski", "Martin Luther King Jr.", "Johannes van der Waals"],
+    },
+    {
+        "title": "The Gaia mission and the halo",
+        "arxiv_id": "2611.40002",
+        "summary": "We map the halo.",
+        "url": "https://arxiv.org/abs/2611.40002",
+        "content_type": "paper",
+        "authors": ["Anthony G. A. Brown"],
+    },
+    {
+        "title": "Die Alterung der Gesellschaft",
+        "summary": "Wir untersuchen die Folgen der Alterung für die Rente und den Generationenvertrag.",
+        "url": "https://example.org/alterung",
+        "guid": "https://example.org/alterung",
+        "authors": ["Elias Naumann"],
+    },
+    {
+        "title": "Vi\u1ec7t Nam and \u4e2d\u6587 in one title",
+        "url": "https://example.org/vn",
+        "guid": "https://example.org/vn",
+        "authors": ["heise online"],
+    },
 ]
 
 
@@ -81,9 +98,11 @@ def test_bibtex_carries_what_zotero_reads_and_pdflatex_typesets(corpus):
 def test_csl_json_is_a_preprint_with_every_author_and_the_facet_tags(corpus):
     items = json.loads(run(corpus, "csl-json"))
     assert items[0]["type"] == "article" and items[0]["number"] == "arXiv:2611.40001"
-    assert items[0]["author"] == [{"given": "\u0141ukasz", "family": "Kowalski"},
-                                  {"given": "Martin Luther", "family": "King", "suffix": "Jr."},
-                                  {"given": "Johannes", "family": "van der Waals"}]
+    assert items[0]["author"] == [
+        {"given": "\u0141ukasz", "family": "Kowalski"},
+        {"given": "Martin Luther", "family": "King", "suffix": "Jr."},
+        {"given": "Johannes", "family": "van der Waals"},
+    ]
     assert "hermes-experienced" in items[0]["keyword"] and "hermes-saved" in items[3]["keyword"]
 
 
@@ -95,8 +114,8 @@ def test_every_format_parses_back_with_the_libraries_tools_use(corpus):
 
     lib = bibtexparser.parse_string(
         run(corpus, "bibtex"),
-        append_middleware=[LatexDecodingMiddleware(keep_math_mode=False), SeparateCoAuthors(),
-                           SplitNameParts()])
+        append_middleware=[LatexDecodingMiddleware(keep_math_mode=False), SeparateCoAuthors(), SplitNameParts()],
+    )
     assert lib.failed_blocks == [] and len(lib.entries) == 4
     first = lib.entries[0].fields_dict
     assert [n.last for n in first["author"].value] == [["Kowalski"], ["King"], ["Waals"]]

@@ -57,10 +57,13 @@ def test_feeds_add_is_trusted_with_loopback_urls(db_path):
     assert "[1] Lab feed" in result.output
 
 
-@pytest.mark.parametrize("target, fragment", [
-    ("does-not-exist.xml", "file not found"),
-    ("ftp://example.org/feed", "only http"),
-])
+@pytest.mark.parametrize(
+    "target, fragment",
+    [
+        ("does-not-exist.xml", "file not found"),
+        ("ftp://example.org/feed", "only http"),
+    ],
+)
 def test_feeds_add_mistakes_are_one_line_and_non_zero(db_path, target, fragment):
     result = run("feeds", "add", target, "--db", db_path)
     assert result.exit_code == 1
@@ -105,8 +108,9 @@ def test_feeds_preview_local_file(feed_file):
 
 
 def test_opml_round_trip_escapes_titles(db_path, db, tmp_path):
-    db.execute("INSERT INTO feeds (url, title) VALUES (?, ?)",
-               ["https://example.org/a?x=1&y=2", 'Tom & Jerry <"quoted">'])
+    db.execute(
+        "INSERT INTO feeds (url, title) VALUES (?, ?)", ["https://example.org/a?x=1&y=2", 'Tom & Jerry <"quoted">']
+    )
     db.execute("INSERT INTO feeds (url, title) VALUES ('https://example.org/b', NULL)")
     out = tmp_path / "subs.opml"
     assert run("feeds", "export-opml", "--output", out, "--db", db_path).exit_code == 0
@@ -135,7 +139,8 @@ def test_import_opml_takes_only_web_feeds_and_nested_outlines(db_path, tmp_path)
         '<outline text="Secrets" type="rss" xmlUrl="file:///etc/passwd"/></outline>'
         '<outline text="Local" xmlUrl="/home/me/feed.xml"/>'
         '<outline text="Dup" xmlUrl="https://www.nature.com/nature.rss"/>'
-        "</body></opml>")
+        "</body></opml>"
+    )
     result = run("feeds", "import-opml", opml, "--db", db_path)
     assert result.exit_code == 0, result.output
     assert "1 feed added" in result.stdout and "2 skipped" in result.stdout
@@ -143,10 +148,13 @@ def test_import_opml_takes_only_web_feeds_and_nested_outlines(db_path, tmp_path)
     assert "/home/me/feed.xml (no such feed file on this machine)" in result.stdout
 
 
-@pytest.mark.parametrize("content, fragment", [
-    ("<opml><body>", "not valid XML"),
-    ("<rss version='2.0'></rss>", "not an OPML file"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("<opml><body>", "not valid XML"),
+        ("<rss version='2.0'></rss>", "not an OPML file"),
+    ],
+)
 def test_import_opml_bad_files(db_path, tmp_path, content, fragment):
     path = tmp_path / "bad.opml"
     path.write_text(content)
@@ -157,11 +165,13 @@ def test_import_opml_bad_files(db_path, tmp_path, content, fragment):
 
 
 def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
-    add_items([
-        {"title": "Quantum error correction", "summary": "qubits", "days_ago": 1},
-        {"title": "Sourdough", "summary": "bread", "days_ago": 2},
-        {"title": "Quantum archive classic", "summary": "qubits", "days_ago": 100},
-    ])
+    add_items(
+        [
+            {"title": "Quantum error correction", "summary": "qubits", "days_ago": 1},
+            {"title": "Sourdough", "summary": "bread", "days_ago": 2},
+            {"title": "Quantum archive classic", "summary": "qubits", "days_ago": 100},
+        ]
+    )
     create_user(db, "ann", "quantum error correction qubits")
     result = run("feed", "ann", "--db", db_path)
     assert result.exit_code == 0, result.output
@@ -175,8 +185,11 @@ def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
     below = run("feed", "ann", "--below-bar", "--db", db_path)
     lines = below.output.splitlines()
     fold = lines.index("— 1 item below your bar —")
-    assert lines.index(next(l for l in lines if "Quantum error" in l)) < fold < lines.index(
-        next(l for l in lines if "Sourdough" in l))
+    assert (
+        lines.index(next(l for l in lines if "Quantum error" in l))
+        < fold
+        < lines.index(next(l for l in lines if "Sourdough" in l))
+    )
     assert "why: No match: not close to any of your interests" in below.output
     everything = run("feed", "ann", "--all", "--limit", 5, "--db", db_path)
     assert "archive classic" in everything.output
@@ -186,18 +199,25 @@ def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
 
 @pytest.mark.parametrize("window", [[], ["--all"]])
 def test_explain_gives_the_feed_line_s_reason_and_its_evidence(db_path, db, add_items, window):
-    add_items([
-        {"title": "Quantum error correction", "summary": "qubits", "days_ago": 1},
-        {"title": "Sourdough", "summary": "bread", "days_ago": 2},
-    ])
+    add_items(
+        [
+            {"title": "Quantum error correction", "summary": "qubits", "days_ago": 1},
+            {"title": "Sourdough", "summary": "bread", "days_ago": 2},
+        ]
+    )
     create_user(db, "ann", "quantum error correction qubits")
     feed = run("feed", "ann", "--below-bar", *window, "--db", db_path).output.splitlines()
     for item_id in (1, 2):
         head = next(k for k, line in enumerate(feed) if f"[{item_id}]" in line)
         start = next(k for k in range(head, len(feed)) if feed[k].strip().startswith("why:"))
-        end = next((k for k in range(start + 1, len(feed))
-                    if not feed[k].startswith("     ") or feed[k].strip().startswith("https:")),
-                   len(feed))
+        end = next(
+            (
+                k
+                for k in range(start + 1, len(feed))
+                if not feed[k].startswith("     ") or feed[k].strip().startswith("https:")
+            ),
+            len(feed),
+        )
         why = " ".join(" ".join(feed[start:end]).split())  # the reason, wrapped at any width
         rank = int(feed[head].split(".")[0])
         out = run("explain", "ann", item_id, *window, "--db", db_path)
@@ -222,14 +242,18 @@ def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, add_items):
         "Nothing in the last 7 days clears ann's bar: none of the 1 unread item there is a "
         "strong or good match (1 none). --below-bar lists the closest anyway; widen the window "
         "(--since-days N or --all), add feeds on the persona's topics (`hermes feeds add URL`), "
-        "or like items (`hermes like USER ITEM`).")
+        "or like items (`hermes like USER ITEM`)."
+    )
     assert "Sourdough" not in result.output
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["feed", "nobody"], "unknown persona 'nobody'"),
-    (["feed", "ann", "--all", "--since-days", "3"], "either --since-days or --all"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["feed", "nobody"], "unknown persona 'nobody'"),
+        (["feed", "ann", "--all", "--since-days", "3"], "either --since-days or --all"),
+    ],
+)
 def test_feed_mistakes(db_path, db, args, fragment):
     create_user(db, "ann", "x")
     result = run(*args, "--db", db_path)

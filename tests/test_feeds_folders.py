@@ -20,7 +20,8 @@ NESTED = (
     "  </outline>"
     "</outline>"
     '<outline text="Loose blog" type="rss" xmlUrl="https://blog.example.org/feed"/>'
-    "</body></opml>")
+    "</body></opml>"
+)
 
 
 def _import(tmp_path, db_path, text=NESTED, name="in.opml"):
@@ -38,7 +39,10 @@ def test_import_keeps_nested_folders_as_a_path_and_the_site_link(tmp_path, db_pa
     feeds = _by_url(db_path)
     nature = feeds["https://www.nature.com/nature.rss"]
     assert (nature["title"], nature["folder"], nature["site_url"]) == (
-        "Nature", "Science", "https://www.nature.com/")  # text is the name a reader shows
+        "Nature",
+        "Science",
+        "https://www.nature.com/",
+    )  # text is the name a reader shows
     quant = feeds["https://rss.arxiv.org/rss/quant-ph"]
     assert quant["folder"] == "Science / Physics" and quant["site_url"] is None  # not http(s)
     assert feeds["https://blog.example.org/feed"]["folder"] is None
@@ -70,15 +74,17 @@ def test_export_then_import_keeps_folders_and_site_links(tmp_path, db_path):
     other = tmp_path / "other.db"
     assert ok_json("feeds", "import-opml", out, "--db", other)["added"] == 3
     keep = ("title", "folder", "site_url")
-    assert ({u: [f[k] for k in keep] for u, f in _by_url(other).items()}
-            == {u: [f[k] for k in keep] for u, f in _by_url(db_path).items()})
+    assert {u: [f[k] for k in keep] for u, f in _by_url(other).items()} == {
+        u: [f[k] for k in keep] for u, f in _by_url(db_path).items()
+    }
 
 
 def test_reimport_adds_nothing_and_moves_feeds_into_the_files_folders(tmp_path, db_path):
     _import(tmp_path, db_path)
     assert run("feeds", "rename", "1", "My Nature", "--db", db_path).exit_code == 0
     moved = NESTED.replace('<outline text="Physics">', '<outline text="Quantum">').replace(
-        'text="Science" title="Science"', 'text="Journals"')
+        'text="Science" title="Science"', 'text="Journals"'
+    )
     moved = moved.replace('<outline text="Loose blog"', '<outline text="Blog"')
     path = tmp_path / "again.opml"
     path.write_text(moved)
@@ -158,7 +164,8 @@ TRIAL = (  # as Feedly / Inoreader export: one feed in two folders, a folder nam
     '  <outline text="Secure" type="rss" xmlUrl="FEED:https://secure.example.org/atom"/>'
     "</outline>"
     '<outline text="Not a feed" type="rss" xmlUrl="javascript:alert(1)"/>'
-    "</body></opml>")
+    "</body></opml>"
+)
 
 
 def test_a_feed_listed_twice_is_counted_and_named_with_the_folder_it_kept(tmp_path, db_path):
@@ -168,12 +175,12 @@ def test_a_feed_listed_twice_is_counted_and_named_with_the_folder_it_kept(tmp_pa
     assert result.exit_code == 0, result.output
     # 5 entries: 3 added + 0 already + 1 listed twice + 1 skipped
     assert result.stdout.startswith("3 feeds added, 0 already subscribed, 1 listed twice in the file, 1 skipped.")
-    assert ("  listed twice: https://RSS.arxiv.org/rss/cs.LG (again in 'AI ／ ML'): "
-            "kept in the first folder, 'Papers'\n") in result.stdout
+    assert (
+        "  listed twice: https://RSS.arxiv.org/rss/cs.LG (again in 'AI ／ ML'): kept in the first folder, 'Papers'\n"
+    ) in result.stdout
     assert _by_url(db_path)["https://rss.arxiv.org/rss/cs.LG"]["folder"] == "Papers"
     again = _import(tmp_path, db_path, TRIAL, "again.opml")
-    assert again["repeats"] == [{"url": "https://RSS.arxiv.org/rss/cs.LG", "folder": "AI ／ ML",
-                                 "kept_in": "Papers"}]
+    assert again["repeats"] == [{"url": "https://RSS.arxiv.org/rss/cs.LG", "folder": "AI ／ ML", "kept_in": "Papers"}]
     assert again["already_subscribed"] + len(again["repeats"]) + len(again["skipped"]) == 5
 
 
@@ -189,8 +196,7 @@ def test_a_slash_inside_one_folder_name_stays_one_folder_through_export(tmp_path
     path = tmp_path / "trial.opml"
     path.write_text(TRIAL)
     said = run("feeds", "import-opml", path, "--db", db_path).stdout
-    assert ("  folder 'AI / ML' is one folder, stored as 'AI ／ ML': "
-            "' / ' separates nested folders in hermes") in said
+    assert ("  folder 'AI / ML' is one folder, stored as 'AI ／ ML': ' / ' separates nested folders in hermes") in said
     assert _by_url(db_path)["http://blog.example.org/blog-en.xml"]["folder"] == "AI \uff0f ML"
     doc = ok_json("feeds", "export-opml", "--db", db_path)
     assert doc["folders"] == ["AI ／ ML", "Papers"]

@@ -56,8 +56,9 @@ def test_the_web_says_nothing_of_items_when_removing_a_feed_never_fetched(tmp_pa
     with client(db_path) as web:
         confirm = web.get("/feeds/1/remove").text
         assert "It will no longer be fetched.</p>" in confirm and "0 item" not in confirm
-        answer = web.post("/feeds/1/remove", data={"csrf_token": token(web, "/feeds"),
-                                                   "confirm": "yes"}, follow_redirects=True)
+        answer = web.post(
+            "/feeds/1/remove", data={"csrf_token": token(web, "/feeds"), "confirm": "yes"}, follow_redirects=True
+        )
     assert "Removed “New”." in answer.text and "kept" not in answer.text
 
 
@@ -68,7 +69,11 @@ def test_the_web_names_the_items_kept_without_ratings_it_never_had(tmp_path, db_
     assert run("ingest", "--db", db_path).exit_code == 0
     with client(db_path) as web:
         confirm = web.get("/feeds/1/remove").text
-        assert "Its 3 items stay in the archive (searchable, in your corpus, left out of your feed and digest); adding" in confirm
-        answer = web.post("/feeds/1/remove", data={"csrf_token": token(web, "/feeds"),
-                                                   "confirm": "yes"}, follow_redirects=True)
+        assert (
+            "Its 3 items stay in the archive (searchable, in your corpus, left out of your feed and digest); adding"
+            in confirm
+        )
+        answer = web.post(
+            "/feeds/1/remove", data={"csrf_token": token(web, "/feeds"), "confirm": "yes"}, follow_redirects=True
+        )
     assert "Removed “Read”: its 3 items are kept." in answer.text

@@ -65,9 +65,11 @@ def test_preview_and_cli_add_follow_the_page_too(db, db_path, blog):
 def test_a_page_linking_no_feed_or_a_local_file_is_refused(db, private_allowed):
     with CannedServer() as server:
         server.routes["/plain"] = (200, {"Content-Type": "text/html"}, b"<html><head></head></html>")
-        server.routes["/sneaky"] = (200, {"Content-Type": "text/html"},
-                                    b'<html><head><link rel="alternate" type="application/rss+xml" '
-                                    b'href="file:///etc/passwd"></head></html>')
+        server.routes["/sneaky"] = (
+            200,
+            {"Content-Type": "text/html"},
+            b'<html><head><link rel="alternate" type="application/rss+xml" href="file:///etc/passwd"></head></html>',
+        )
         plain = tool(db, "add_feed", url=server.url("/plain"))
         sneaky = tool(db, "add_feed", url=server.url("/sneaky"))
     assert plain["ok"] is False and "links no feed" in plain["message"]
@@ -130,8 +132,7 @@ def test_opml_round_trips_local_feeds(db_path, tmp_path):
     assert again["added"] == 0 and again["already_subscribed"] == 1
 
 
-def test_dot_segments_tracking_parameters_and_this_machine_s_names_are_one_feed(
-        db, private_allowed):
+def test_dot_segments_tracking_parameters_and_this_machine_s_names_are_one_feed(db, private_allowed):
     """A trial subscribed one feed four times: under localhost and 127.0.0.1, with /./ in
     the path and with ?utm_source=x; each said "0 items · ok"."""
     from hermes.ingest.feedlist import canonical_location
@@ -142,8 +143,11 @@ def test_dot_segments_tracking_parameters_and_this_machine_s_names_are_one_feed(
         server.routes["/mlblog.xml?utm_source=x&utm_medium=rss"] = server.routes["/mlblog.xml"]
         url = server.url("/mlblog.xml")
         assert tool(db, "add_feed", url=url)["ok"]
-        for spelling in (url.replace("127.0.0.1", "localhost"), url.replace("/mlblog", "/./mlblog"),
-                         url + "?utm_source=x&utm_medium=rss"):
+        for spelling in (
+            url.replace("127.0.0.1", "localhost"),
+            url.replace("/mlblog", "/./mlblog"),
+            url + "?utm_source=x&utm_medium=rss",
+        ):
             dup = tool(db, "add_feed", url=spelling)
             assert dup["already_subscribed"] and "already subscribed: feed 1" in dup["message"], spelling
     assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 1

@@ -97,8 +97,7 @@ def test_an_opml_import_also_gives_a_removed_feed_its_items_back(db_path, served
     assert db.execute("SELECT title, folder FROM feeds WHERE id = ?", [first]).fetchone() == ("b", "Reading")
 
 
-def test_the_web_form_readding_a_removed_feed_says_its_items_are_back(db_path, served, db,
-                                                                       monkeypatch):
+def test_the_web_form_readding_a_removed_feed_says_its_items_are_back(db_path, served, db, monkeypatch):
     blog, quantum = served["research-notes-blog"], served["arxiv-quantum-physics"]
     first = ok_json("feeds", "add", blog, "--db", db_path)["feed"]["id"]
     ok_json("feeds", "add", quantum, "--db", db_path)
@@ -107,14 +106,15 @@ def test_the_web_form_readding_a_removed_feed_says_its_items_are_back(db_path, s
     monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # the web form's feeds are guarded
     with client(db_path) as web:
         for path, data in ((f"/feeds/{first}/remove", {"confirm": "yes"}), ("/feeds", {"url": blog})):
-            answer = web.post(path, data={"csrf_token": token(web, "/feeds"), **data},
-                              follow_redirects=False)
+            answer = web.post(path, data={"csrf_token": token(web, "/feeds"), **data}, follow_redirects=False)
             assert answer.status_code == 303
         page = web.get("/feeds").text
     assert _feed_items(db, first) == kept
     assert "not since it was subscribed" in page  # its items are there: not "never"
-    assert (f"Feed {first} added: its items arrive with the next refresh (Refresh now fetches "
-            f"it at once). It was subscribed before: its {len(kept)} stored items") in page
+    assert (
+        f"Feed {first} added: its items arrive with the next refresh (Refresh now fetches "
+        f"it at once). It was subscribed before: its {len(kept)} stored items"
+    ) in page
 
 
 def test_removal_says_subscribing_again_gives_the_items_back(db_path, served):
@@ -148,8 +148,9 @@ def test_readding_restores_the_title_and_folder_the_person_gave_it(db_path, serv
     added = run("feeds", "add", podcast, "--db", db_path)
     assert added.exit_code == 0, added.output
     assert f"Subscribed: [{first}] Deals $5 & up  (in Listening, " in added.output
-    assert ("It was subscribed before: its title “Deals $5 & up” and folder “Listening” from "
-            "before are back, and its") in added.output
+    assert (
+        "It was subscribed before: its title “Deals $5 & up” and folder “Listening” from before are back, and its"
+    ) in added.output
     listed = ok_json("feeds", "list", "--db", db_path)["feeds"]
     assert [(f["id"], f["title"], f["folder"]) for f in listed] == [(first, "Deals $5 & up", "Listening")]
     assert "(in Listening)" in run("feeds", "list", "--db", db_path).output
@@ -183,5 +184,4 @@ def test_the_migrations_add_folder_site_url_and_removed_feeds_with_their_places(
         m014_feed_folders(db)
         m015_removed_feed_places(db)
     assert {"folder", "site_url"} <= set(db["feeds"].columns_dict)
-    assert set(db["removed_feeds"].columns_dict) == {"id", "url", "removed", "title", "folder",
-                                                     "site_url"}
+    assert set(db["removed_feeds"].columns_dict) == {"id", "url", "removed", "title", "folder", "site_url"}

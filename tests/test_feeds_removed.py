@@ -19,10 +19,16 @@ GONE = "https://example.org/gone.xml"
 
 @pytest.fixture
 def two_feeds(db, db_path, add_items):
-    kept = add_items([{"title": f"Quantum error correction note {k}", "days_ago": 1}
-                      for k in range(3)], feed_url=KEPT, feed_title="Kept")
-    gone = add_items([{"title": f"Quantum error correction digest {k}", "days_ago": 1}
-                      for k in range(3)], feed_url=GONE, feed_title="Gone")
+    kept = add_items(
+        [{"title": f"Quantum error correction note {k}", "days_ago": 1} for k in range(3)],
+        feed_url=KEPT,
+        feed_title="Kept",
+    )
+    gone = add_items(
+        [{"title": f"Quantum error correction digest {k}", "days_ago": 1} for k in range(3)],
+        feed_url=GONE,
+        feed_title="Gone",
+    )
     create_user(db, "ada", "quantum error correction")
     assert run("like", "ada", gone[0], "--db", db_path).exit_code == 0
     assert run("read", "ada", gone[1], "--db", db_path).exit_code == 0

@@ -11,8 +11,18 @@ from hermes.storage.clicks import record_click
 from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
-FEEDS_TOOLS = {"list_feed", "record_feedback", "remove_feedback", "explain_item", "add_feed", "preview_feed",
-               "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
+FEEDS_TOOLS = {
+    "list_feed",
+    "record_feedback",
+    "remove_feedback",
+    "explain_item",
+    "add_feed",
+    "preview_feed",
+    "list_feeds",
+    "remove_feed",
+    "suggest_feeds",
+    "rename_feed",
+}
 
 
 def tool(db, name, /, **arguments) -> dict:
@@ -21,23 +31,48 @@ def tool(db, name, /, **arguments) -> dict:
 
 
 def snapshot(db) -> dict:
-    tables = [r[0] for r in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    tables = [
+        r[0]
+        for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
     return {t: sorted(map(repr, db.execute(f'SELECT * FROM "{t}"').fetchall())) for t in tables}
 
 
 @pytest.fixture
 def items(add_items):
-    return add_items([
-        {"title": "Quantum error correction with surface codes", "summary": "Qubits and logical error rates.",
-         "tags": ["quant-ph"], "content_type": "paper", "days_ago": 1},
-        {"title": "Entanglement in quantum computing", "summary": "Quantum qubits entangled.",
-         "tags": ["quant-ph"], "content_type": "paper", "days_ago": 2},
-        {"title": "Sourdough baking at home", "summary": "Flour, water and patience.",
-         "tags": ["cooking"], "days_ago": 1},
-        {"title": "Quantum error correction, the archive classic", "summary": "Old paper on qubits.",
-         "tags": ["quant-ph"], "content_type": "paper", "days_ago": 400},
-    ])
+    return add_items(
+        [
+            {
+                "title": "Quantum error correction with surface codes",
+                "summary": "Qubits and logical error rates.",
+                "tags": ["quant-ph"],
+                "content_type": "paper",
+                "days_ago": 1,
+            },
+            {
+                "title": "Entanglement in quantum computing",
+                "summary": "Quantum qubits entangled.",
+                "tags": ["quant-ph"],
+                "content_type": "paper",
+                "days_ago": 2,
+            },
+            {
+                "title": "Sourdough baking at home",
+                "summary": "Flour, water and patience.",
+                "tags": ["cooking"],
+                "days_ago": 1,
+            },
+            {
+                "title": "Quantum error correction, the archive classic",
+                "summary": "Old paper on qubits.",
+                "tags": ["quant-ph"],
+                "content_type": "paper",
+                "days_ago": 400,
+            },
+        ]
+    )
 
 
 @pytest.fixture
@@ -55,13 +90,19 @@ def test_group_registers_every_tool_with_truthful_annotations():
     assert set(tools) == FEEDS_TOOLS
     # record_feedback is the core's click tool (clicks work with every group disabled)
     assert {n: t.plugin for n, t in tools.items() if t.plugin != "feeds"} == {
-        "record_feedback": "signals", "remove_feedback": "signals"}
+        "record_feedback": "signals",
+        "remove_feedback": "signals",
+    }
     read_only = {n for n, t in tools.items() if t.read_only}
     # explain_item stores its explanation (the explanations table): not read-only
     assert read_only == {"list_feed", "preview_feed", "list_feeds", "suggest_feeds"}
     # what removes or overwrites: a flip of a like, a removed click, a renamed feed
     assert {n for n, t in tools.items() if t.destructive} == {
-        "remove_feed", "rename_feed", "record_feedback", "remove_feedback"}
+        "remove_feed",
+        "rename_feed",
+        "record_feedback",
+        "remove_feedback",
+    }
     assert {n for n, t in tools.items() if t.open_world} == {"add_feed", "preview_feed"}
     for name in ("list_feed", "preview_feed", "list_feeds", "explain_item"):
         assert tools[name].untrusted
@@ -71,6 +112,7 @@ def test_group_registers_every_tool_with_truthful_annotations():
 
 # --- list_feed ------------------------------------------------------------------------------
 
+
 def test_list_feed_pages_with_offset_and_keeps_each_item_s_rank(db, items, ann):
     whole = tool(db, "list_feed", user="ann", limit=10, since_days=None, below_bar=True)
     order = [i["id"] for i in whole["items"]]
@@ -79,17 +121,19 @@ def test_list_feed_pages_with_offset_and_keeps_each_item_s_rank(db, items, ann):
     assert page["ok"], page["message"]
     assert [i["id"] for i in page["items"]] == order[2:]
     assert [i["rank"] for i in page["items"]] == [3, 4]  # their place in the whole feed
-    assert page["message"].startswith("3 items from the whole archive clear ann's bar (ranks "
-                                      "3–4 shown), best first; 1 more item below the bar (1 of "
-                                      "them on this page).")
+    assert page["message"].startswith(
+        "3 items from the whole archive clear ann's bar (ranks "
+        "3–4 shown), best first; 1 more item below the bar (1 of "
+        "them on this page)."
+    )
     past = tool(db, "list_feed", user="ann", limit=2, since_days=None, offset=10)
     assert past["ok"] and past["items"] == []
-    assert past["message"].startswith("Nothing from rank 11 on: ann's feed over the whole "
-                                      "archive has 3 items that clear the bar.")
+    assert past["message"].startswith(
+        "Nothing from rank 11 on: ann's feed over the whole archive has 3 items that clear the bar."
+    )
     assert "Use a smaller offset" in past["message"]
     everything = tool(db, "list_feed", user="ann", since_days=None, below_bar=True, offset=10)
-    assert everything["message"].startswith("Nothing from rank 11 on: ann's feed over the "
-                                            "whole archive has 4 items.")
+    assert everything["message"].startswith("Nothing from rank 11 on: ann's feed over the whole archive has 4 items.")
     bad = tool(db, "list_feed", user="ann", offset=-1)
     assert not bad["ok"] and "offset" in bad["message"]
 
@@ -104,8 +148,9 @@ def test_list_feed_ranks_recent_unclicked_items_with_reasons(db, items, ann):
     assert "1 more item below the bar (below_bar=true lists them)" in result["message"]
     top = result["items"][0]
     assert top["rank"] == 1 and top["source"] == "Test feed" and top["match"] == "strong"
-    assert top["reason"].startswith("Strong match: matches your interest “quantum error "
-                                    "correction and qubits” closely (similarity ")
+    assert top["reason"].startswith(
+        "Strong match: matches your interest “quantum error correction and qubits” closely (similarity "
+    )
     assert set(top["components"]) >= {"profile"}
     assert top["evidence"]["interest"]["clause"] == "quantum error correction and qubits"
     record_click(db, ann["id"], ids[0], True, "ui")
@@ -122,8 +167,11 @@ def test_the_default_feed_is_compact_and_detail_gives_the_rest(db, items, ann):
     brief = tool(db, "list_feed", user="ann", limit=10)
     assert [i["id"] for i in brief["items"]] == [i["id"] for i in full["items"]]
     for short, whole in zip(brief["items"], full["items"]):
-        kept = {k: v for k, v in whole.items()
-                if k not in ("summary", "evidence", "components", "tags", "date_source", "enclosure")}
+        kept = {
+            k: v
+            for k, v in whole.items()
+            if k not in ("summary", "evidence", "components", "tags", "date_source", "enclosure")
+        }
         assert {**kept, "published": whole["published"][:10]} == short
     assert len(json.dumps(brief)) < len(json.dumps(full))
     assert brief["message"] == full["message"]
@@ -143,8 +191,7 @@ def test_a_page_full_above_the_bar_says_where_the_items_below_it_start(db, items
     nothing under the fold and said nothing of where those items were."""
     result = tool(db, "list_feed", user="ann", limit=2, below_bar=True)
     assert len(result["items"]) == 2 and all(i["match"] in ("strong", "good") for i in result["items"])
-    assert "1 more item below the bar (this page holds no room for them: offset=2 lists them)" \
-        in result["message"]
+    assert "1 more item below the bar (this page holds no room for them: offset=2 lists them)" in result["message"]
     rest = tool(db, "list_feed", user="ann", limit=2, below_bar=True, offset=2)
     assert [i["id"] for i in rest["items"]] == [items[2]]
 
@@ -154,8 +201,9 @@ def test_when_nothing_clears_the_bar_list_feed_says_so(db, items):
     result = tool(db, "list_feed", user="bea")
     assert result["ok"] and result["items"] == []
     assert result["above_bar"] == 0 and result["below_bar"] == 3
-    assert result["message"].startswith("Nothing in the last 7 days clears bea's bar: none of "
-                                        "the 3 unread items there is a strong or good match")
+    assert result["message"].startswith(
+        "Nothing in the last 7 days clears bea's bar: none of the 3 unread items there is a strong or good match"
+    )
     closest = tool(db, "list_feed", user="bea", below_bar=True)
     assert len(closest["items"]) == 3 and {i["match"] for i in closest["items"]} <= {"weak", "none"}
 
@@ -170,8 +218,7 @@ def test_behaviour_weighing_nothing_despite_clicks_says_why(db, items, ann):
     assert "does not tell these items apart" not in several["message"]
     record_click(db, ann["id"], items[1], True, "ui")
     one = tool(db, "list_feed", user="ann", since_days=1000)  # one unread item left
-    assert "3 clicks so far; behaviour weighs 0% (what you rated does not tell these items " \
-           "apart" in one["message"]
+    assert "3 clicks so far; behaviour weighs 0% (what you rated does not tell these items apart" in one["message"]
 
 
 def test_list_feed_since_days_null_is_the_whole_archive(db, items, ann):
@@ -187,11 +234,14 @@ def test_list_feed_empty_window_says_what_to_do(db, ann):
     assert result["ok"] and result["items"] == [] and "since_days" in result["message"]
 
 
-@pytest.mark.parametrize("args, fragment", [
-    ({"user": "nobody"}, "unknown persona"),
-    ({"user": "ann", "since_days": 0}, "since_days"),
-    ({"user": "ann", "limit": "ten"}, "limit"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        ({"user": "nobody"}, "unknown persona"),
+        ({"user": "ann", "since_days": 0}, "since_days"),
+        ({"user": "ann", "limit": "ten"}, "limit"),
+    ],
+)
 def test_list_feed_bad_input_is_ok_false_and_writes_nothing(db, items, ann, args, fragment):
     before = snapshot(db)
     result = tool(db, "list_feed", **args)
@@ -201,6 +251,7 @@ def test_list_feed_bad_input_is_ok_false_and_writes_nothing(db, items, ann, args
 
 
 # --- record_feedback ------------------------------------------------------------------------
+
 
 def test_record_feedback_writes_an_agent_click(db, items, ann):
     result = tool(db, "record_feedback", user="ann", item_id=items[2], liked=False)
@@ -213,12 +264,18 @@ def test_record_feedback_writes_an_agent_click(db, items, ann):
     assert db.execute("SELECT label, source FROM clicks").fetchall() == [("like", "agent")]
 
 
-@pytest.mark.parametrize("args, fragment", [
-    ({"user": "nobody", "item_id": 1, "liked": True}, "unknown persona"),
-    ({"user": "ann", "item_id": 999, "liked": True}, "unknown item"),
-    ({"user": "ann", "item_id": 1, "liked": "yes"}, "liked must be true or false"),
-    ({"user": "ann", "item_id": "1", "liked": True}, "item_id must be a whole number of at least 1 or a list of 1 to 50 (a whole number of at least 1 each), got \"1\""),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        ({"user": "nobody", "item_id": 1, "liked": True}, "unknown persona"),
+        ({"user": "ann", "item_id": 999, "liked": True}, "unknown item"),
+        ({"user": "ann", "item_id": 1, "liked": "yes"}, "liked must be true or false"),
+        (
+            {"user": "ann", "item_id": "1", "liked": True},
+            'item_id must be a whole number of at least 1 or a list of 1 to 50 (a whole number of at least 1 each), got "1"',
+        ),
+    ],
+)
 def test_record_feedback_refusals_write_nothing(db, items, ann, args, fragment):
     before = snapshot(db)
     result = tool(db, "record_feedback", **args)
@@ -241,10 +298,13 @@ def test_remove_feedback_takes_one_rating_back_as_the_agent(db, items, ann, pm):
     assert tool(db, "list_feed", user="ann", since_days=None, below_bar=True, limit=10)["ok"]
 
 
-@pytest.mark.parametrize("args, fragment", [
-    ({"user": "nobody", "item_id": 1}, "unknown persona"),
-    ({"user": "ann", "item_id": 999}, "unknown item"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        ({"user": "nobody", "item_id": 1}, "unknown persona"),
+        ({"user": "ann", "item_id": 999}, "unknown item"),
+    ],
+)
 def test_remove_feedback_refusals_write_nothing(db, items, ann, args, fragment):
     tool(db, "record_feedback", user="ann", item_id=items[0], liked=True)
     before = snapshot(db)
@@ -254,6 +314,7 @@ def test_remove_feedback_refusals_write_nothing(db, items, ann, args, fragment):
 
 
 # --- explain_item ---------------------------------------------------------------------------
+
 
 def test_explain_item_explains_a_ranked_item(db, items, ann):
     record_click(db, ann["id"], items[1], True, "ui")
@@ -266,8 +327,7 @@ def test_explain_item_explains_a_ranked_item(db, items, ann):
     # strong by the interests text alone; the one like does not confirm it (match.CONFIRMED_BY_CLICKS)
     assert result["match"] == explanation["match"] == "good"
     assert explanation["evidence"]["interest"]["unconfirmed"] is True
-    assert result["message"] == (f"Ranks 1 of 2 unread items of the last 7 days. "
-                                 f"{result['reason']}")
+    assert result["message"] == (f"Ranks 1 of 2 unread items of the last 7 days. {result['reason']}")
 
 
 @pytest.mark.parametrize("since_days", [7, None])
@@ -281,10 +341,13 @@ def test_list_feed_and_explain_item_give_the_same_reason_and_rank(db, items, ann
         assert e["window_days"] == since_days
 
 
-@pytest.mark.parametrize("args, fragment", [
-    ({"user": "nobody", "item_id": 1}, "unknown persona"),
-    ({"user": "ann", "item_id": 999}, "unknown item"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        ({"user": "nobody", "item_id": 1}, "unknown persona"),
+        ({"user": "ann", "item_id": 999}, "unknown item"),
+    ],
+)
 def test_explain_item_refusals(db, items, ann, args, fragment):
     result = tool(db, "explain_item", **args)
     assert result["ok"] is False and fragment in result["message"] and result["explanation"] == {}
@@ -292,12 +355,12 @@ def test_explain_item_refusals(db, items, ann, args, fragment):
 
 # --- add_feed -------------------------------------------------------------------------------
 
+
 def test_add_feed_registers_and_the_next_ingest_picks_it_up(db, private_allowed):
     from hermes.ingest.pipeline import run_ingest
 
     with CannedServer() as server:
-        server.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"},
-                                      rss("Quantum blog", SAMPLE_ENTRIES))
+        server.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"}, rss("Quantum blog", SAMPLE_ENTRIES))
         url = server.url("/feed.xml")
         result = tool(db, "add_feed", url=url)
         assert result["ok"], result["message"]
@@ -327,27 +390,34 @@ def test_add_feed_of_an_empty_feed_says_it_is_empty(db, private_allowed):
         server.routes["/empty"] = (200, {}, rss("New blog", []))
         result = tool(db, "add_feed", url=server.url("/empty"))
     assert result["ok"] and result["feed"]["n_entries"] == 0
-    assert "0 entries visible now (it is empty now: a new feed may not have published yet; " \
-           "each ingest checks it again)" in result["message"]
+    assert (
+        "0 entries visible now (it is empty now: a new feed may not have published yet; "
+        "each ingest checks it again)" in result["message"]
+    )
 
 
-@pytest.mark.parametrize("status, body", [
-    (200, b"<!doctype html><html><body>Just a web page</body></html>"),
-    (200, b""),
-    (200, b"<?xml version='1.0'?><note><to>not a feed</to></note>"),
-    (200, b"just some text"),
-    (200, b'{"json": true}'),
-    (404, b"gone"),
-    (500, b"oops"),
-])
+@pytest.mark.parametrize(
+    "status, body",
+    [
+        (200, b"<!doctype html><html><body>Just a web page</body></html>"),
+        (200, b""),
+        (200, b"<?xml version='1.0'?><note><to>not a feed</to></note>"),
+        (200, b"just some text"),
+        (200, b'{"json": true}'),
+        (404, b"gone"),
+        (500, b"oops"),
+    ],
+)
 def test_add_feed_rejects_an_unparseable_url_without_inserting(db, private_allowed, status, body):
     before = snapshot(db)
     with CannedServer() as server:
         server.routes["/bad"] = (status, {"Content-Type": "text/html"}, body)
         result = tool(db, "add_feed", url=server.url("/bad"))
     assert result["ok"] is False and result["feed"] == {}
-    assert any(why in result["message"] for why in
-               ("not a usable feed", "could not fetch", "is an HTML page, not a feed, and it links no feed"))
+    assert any(
+        why in result["message"]
+        for why in ("not a usable feed", "could not fetch", "is an HTML page, not a feed, and it links no feed")
+    )
     assert snapshot(db) == before
 
 
@@ -383,10 +453,19 @@ def test_an_agent_does_not_learn_which_private_addresses_are_subscribed(db, monk
     assert result["feed"] == {} and "refused" in result["message"]
 
 
-@pytest.mark.parametrize("url", [
-    "file:///etc/passwd", "/etc/passwd", "feed.xml", "javascript:alert(1)", "ftp://example.org/f",
-    "gopher://example.org/", "http://", "",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "/etc/passwd",
+        "feed.xml",
+        "javascript:alert(1)",
+        "ftp://example.org/f",
+        "gopher://example.org/",
+        "http://",
+        "",
+    ],
+)
 def test_add_feed_accepts_only_web_urls(db, url):
     before = snapshot(db)
     result = tool(db, "add_feed", url=url)
@@ -394,15 +473,18 @@ def test_add_feed_accepts_only_web_urls(db, url):
     assert snapshot(db) == before
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:9/feed.xml",
-    "http://localhost:9/feed.xml",
-    "http://[::1]:9/feed.xml",
-    "http://10.1.2.3/feed.xml",
-    "http://192.168.0.1/feed.xml",
-    "http://169.254.169.254/latest/meta-data/",
-    "http://0.0.0.0:9/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/feed.xml",
+        "http://localhost:9/feed.xml",
+        "http://[::1]:9/feed.xml",
+        "http://10.1.2.3/feed.xml",
+        "http://192.168.0.1/feed.xml",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://0.0.0.0:9/",
+    ],
+)
 @pytest.mark.parametrize("name", ["add_feed", "preview_feed"])
 def test_private_addresses_are_refused_by_default(db, url, name):
     before = snapshot(db)
@@ -448,6 +530,7 @@ def test_unresolvable_host_fails_cleanly(db, monkeypatch):
 
 # --- preview_feed ---------------------------------------------------------------------------
 
+
 def test_preview_feed_shows_entries_and_stores_nothing(db, private_allowed):
     before = snapshot(db)
     with CannedServer() as server:
@@ -470,10 +553,13 @@ def test_preview_feed_of_a_non_feed_is_ok_false(db, private_allowed):
 
 # --- list_feeds -----------------------------------------------------------------------------
 
+
 def test_list_feeds_reports_counts_and_errors(db, items):
     assert tool(db, "list_feeds")["feeds"][0]["item_count"] == len(items)
-    db.execute("INSERT INTO feeds (url, title, last_error, error_count, last_fetched) "
-               "VALUES ('https://broken.example/f', 'Broken', 'HTTP 500', 3, '2026-11-01T00:00:00+00:00')")
+    db.execute(
+        "INSERT INTO feeds (url, title, last_error, error_count, last_fetched) "
+        "VALUES ('https://broken.example/f', 'Broken', 'HTTP 500', 3, '2026-11-01T00:00:00+00:00')"
+    )
     result = tool(db, "list_feeds")
     assert result["ok"] and len(result["feeds"]) == 2 and "1 failing" in result["message"]
     broken = result["feeds"][1]
@@ -487,6 +573,7 @@ def test_list_feeds_when_empty(db):
 
 
 # --- remove_feed ----------------------------------------------------------------------------
+
 
 def test_remove_feed_without_confirm_changes_nothing_and_names_what_would_go(db, items, ann):
     record_click(db, ann["id"], items[0], True, "ui")
@@ -503,8 +590,13 @@ def test_remove_feed_without_confirm_changes_nothing_and_names_what_would_go(db,
     # Named by id and URL; the title (feed text, untrusted) is in the payload only.
     assert "feed 1" in result["message"] and "https://example.org/test.xml" in result["message"]
     assert f"keep its {len(items)} items and 1 click" in result["message"]
-    assert result["feed"] == {"id": 1, "url": "https://example.org/test.xml", "title": "Test feed",
-                              "item_count": len(items), "click_count": 1}
+    assert result["feed"] == {
+        "id": 1,
+        "url": "https://example.org/test.xml",
+        "title": "Test feed",
+        "item_count": len(items),
+        "click_count": 1,
+    }
 
 
 def test_remove_feed_keeps_items_and_clicks(db, items, ann):
@@ -528,6 +620,7 @@ def test_remove_feed_keeps_items_and_clicks(db, items, ann):
 
 
 # --- suggest_feeds --------------------------------------------------------------------------
+
 
 def test_suggest_feeds_scores_liked_tags_and_skips_subscribed(db, items, ann):
     record_click(db, ann["id"], items[0], True, "agent")  # quant-ph liked

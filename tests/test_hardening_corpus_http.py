@@ -18,7 +18,8 @@ import corpus_http
 pytestmark = pytest.mark.skipif(
     not corpus_http.CORPUS.is_dir(),
     reason=f"feedparser's test corpus is not at {corpus_http.CORPUS} (it ships with the shared "
-           "test data, not with hermes)")
+    "test data, not with hermes)",
+)
 
 
 def test_sampled_corpus_over_http_stores_what_feedparser_reads_and_nothing_active():
@@ -28,5 +29,8 @@ def test_sampled_corpus_over_http_stores_what_feedparser_reads_and_nothing_activ
     assert result["problems"] == [], report
     figures = result["figures"]
     assert figures["files served over HTTP"] == 240
-    assert figures["items rendered on feed pages and audited"] == figures[
-        "items stored (after cross-file dedupe by guid / arXiv id)"] > 10, report
+    assert (
+        figures["items rendered on feed pages and audited"]
+        == figures["items stored (after cross-file dedupe by guid / arXiv id)"]
+        > 10
+    ), report

@@ -58,11 +58,19 @@ def assert_each_feed_all_or_nothing(db, urls):
 
 def assert_complete(path, distinct):
     inv = common.invariants(path)
-    assert inv == {"integrity": "ok", "items": distinct, "dup_guid": 0, "dup_arxiv": 0,
-                   "unembedded": 0, "feeds_failing": 0, "fts": "ok"}, inv
+    assert inv == {
+        "integrity": "ok",
+        "items": distinct,
+        "dup_guid": 0,
+        "dup_arxiv": 0,
+        "unembedded": 0,
+        "feeds_failing": 0,
+        "fts": "ok",
+    }, inv
 
 
 # --- kill -9 --------------------------------------------------------------------------------
+
 
 def test_kill_9_of_hermes_ingest_three_trials():
     rows = kill_ingest.run(trials=3, n_feeds=8, items=40, seed=3, out=lambda _msg: None)
@@ -72,6 +80,7 @@ def test_kill_9_of_hermes_ingest_three_trials():
 
 
 # --- disk full ------------------------------------------------------------------------------
+
 
 def test_disk_full_during_ingest_is_one_clear_error_and_nothing_half_written(db, db_path, feeds):
     urls, distinct = feeds
@@ -126,8 +135,10 @@ def test_disk_full_on_a_tool_write_is_ok_false_and_writes_nothing(db, add_items)
     tools = collect_tools()
     before = db.execute("SELECT count(*) FROM clicks").fetchone()[0]
     # A big highlight needs new pages; a click may fit in existing ones, so use both.
-    for name, args in [("add_highlight", {"user": "ann", "item_id": ids[0], "text": "x" * 9000}),
-                       ("add_note", {"user": "ann", "item_id": ids[1], "text": "y" * 9000})]:
+    for name, args in [
+        ("add_highlight", {"user": "ann", "item_id": ids[0], "text": "x" * 9000}),
+        ("add_note", {"user": "ann", "item_id": ids[1], "text": "y" * 9000}),
+    ]:
         result = call_tool(db, tools[name], args)
         assert result["ok"] is False and "full" in result["message"], result
         assert "unexpectedly" not in result["message"]
@@ -138,6 +149,7 @@ def test_disk_full_on_a_tool_write_is_ok_false_and_writes_nothing(db, add_items)
 
 
 # --- read-only ------------------------------------------------------------------------------
+
 
 def test_database_turning_read_only_mid_run(db, db_path, feeds):
     """The file was writable when opened, then refuses writes (a remount, a permission
@@ -156,6 +168,7 @@ def test_database_turning_read_only_mid_run(db, db_path, feeds):
 
 
 # --- locked ---------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def short_timeout(monkeypatch):
@@ -208,21 +221,21 @@ def test_locked_database_in_tools_and_cli_is_a_clear_refusal(db, db_path, add_it
     db = hermes_db.get_db(db_path)
     locker.hold()
     tools = collect_tools()
-    for name, args in [("record_feedback", {"user": "ann", "item_id": ids[0], "liked": True}),
-                       ("favorite", {"user": "ann", "item_id": ids[0]}),
-                       ("create_persona", {"name": "bob", "interests": "bread"})]:
+    for name, args in [
+        ("record_feedback", {"user": "ann", "item_id": ids[0], "liked": True}),
+        ("favorite", {"user": "ann", "item_id": ids[0]}),
+        ("create_persona", {"name": "bob", "interests": "bread"}),
+    ]:
         result = call_tool(db, tools[name], args)
         assert result["ok"] is False and "try again" in result["message"], result
         assert set(tools[name].empty) <= set(result)
-    result = CliRunner().invoke(build_app(), ["persona", "create", "carl", "--interests", "x",
-                                              "--db", str(db_path)])
+    result = CliRunner().invoke(build_app(), ["persona", "create", "carl", "--interests", "x", "--db", str(db_path)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     locker.release()
     assert db.execute("SELECT count(*) FROM clicks").fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM users").fetchone()[0] == 1
     # Once the lock is gone the same call works.
-    assert call_tool(db, tools["record_feedback"],
-                     {"user": "ann", "item_id": ids[0], "liked": True})["ok"] is True
+    assert call_tool(db, tools["record_feedback"], {"user": "ann", "item_id": ids[0], "liked": True})["ok"] is True
 
 
 def test_a_lock_released_within_the_timeout_is_waited_for(db, db_path, add_items, monkeypatch, locker):
@@ -237,8 +250,7 @@ def test_a_lock_released_within_the_timeout_is_waited_for(db, db_path, add_items
     locker.hold()
     timer = threading.Timer(0.3, locker.release)
     timer.start()
-    result = call_tool(db, collect_tools()["record_feedback"],
-                       {"user": "ann", "item_id": ids[0], "liked": True})
+    result = call_tool(db, collect_tools()["record_feedback"], {"user": "ann", "item_id": ids[0], "liked": True})
     timer.join()
     assert result["ok"] is True, result
     assert json.loads(json.dumps(result))["click"]["label"] == "like"

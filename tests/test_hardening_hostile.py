@@ -47,8 +47,12 @@ EXPECT = {
     "503 Retry-After: 10 years": ("failed", "HTTP 503"),
     "503 Retry-After: garbage": ("failed", "HTTP 503"),
 }
-WITH_RETRY = {"429 Retry-After: 120", "503 Retry-After: HTTP date (+1 h)", "429 without Retry-After",
-              "503 Retry-After: 10 years"}
+WITH_RETRY = {
+    "429 Retry-After: 120",
+    "503 Retry-After: HTTP date (+1 h)",
+    "429 without Retry-After",
+    "503 Retry-After: 10 years",
+}
 SLOW = {"slow drip (1 byte/s)", "hung (never answers)", "endless body, 64 kB/s"}
 
 
@@ -81,8 +85,7 @@ def test_every_hostile_server_at_once_beside_good_feeds(db, scenarios, monkeypat
         add_feeds(db, [(u, None) for u in [*urls.values(), *good]])
         summary = run_ingest(db, settings=Settings(fetch_timeout=TIMEOUT, fetch_concurrency=8))
     by_url = {s["url"]: s for s in summary}
-    rows = {r[0]: r[1:] for r in db.execute(
-        "SELECT url, last_error, error_count, retry_after FROM feeds")}
+    rows = {r[0]: r[1:] for r in db.execute("SELECT url, last_error, error_count, retry_after FROM feeds")}
 
     for name, url in urls.items():
         status, reason = EXPECT[name]

@@ -40,8 +40,10 @@ def test_a_feed_the_person_names_is_fetched_through_its_back_off(db, tmp_path):
     skipped = run_ingest(db)[0]
     assert skipped["status"] == "skipped"
     assert "`hermes ingest --feed 1` fetches it now" in skipped["error"]
-    feed.write_text('<?xml version="1.0"?><rss version="2.0"><channel><title>F</title>'
-                    "<item><title>Back</title><link>https://e.org/1</link></item></channel></rss>")
+    feed.write_text(
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>F</title>'
+        "<item><title>Back</title><link>https://e.org/1</link></item></channel></rss>"
+    )
     assert run_ingest(db)[0]["status"] == "skipped"  # a run of every feed still waits
     named = run_ingest(db, feed_ids=[1])[0]
     assert named["status"] == "new" and named["new"] == 1, named["error"]
@@ -49,9 +51,11 @@ def test_a_feed_the_person_names_is_fetched_through_its_back_off(db, tmp_path):
 
 
 def test_a_pause_the_server_asked_for_is_kept_even_for_a_named_feed(db):
-    db.execute("INSERT INTO feeds (url, title, retry_after, last_error, error_count) VALUES "
-               "('https://e.org/f', 'f', '2999-01-01T00:00:00+00:00', "
-               "'HTTP 429; the server asked for a pause until 2999-01-01', 1)")
+    db.execute(
+        "INSERT INTO feeds (url, title, retry_after, last_error, error_count) VALUES "
+        "('https://e.org/f', 'f', '2999-01-01T00:00:00+00:00', "
+        "'HTTP 429; the server asked for a pause until 2999-01-01', 1)"
+    )
     assert run_ingest(db, feed_ids=[1])[0]["status"] == "skipped"
 
 

@@ -18,10 +18,12 @@ def feeds_dir(tmp_path, monkeypatch):
     """A HERMES_HOME whose feeds.toml lists a good local feed and a missing one."""
     home = tmp_path / "home"
     home.mkdir(parents=True, exist_ok=True)
-    (home / "good.xml").write_bytes(rss([{"title": f"Post {k}", "link": f"https://e.org/{k}"}
-                                         for k in range(4)], title="Good feed"))
-    (home / "feeds.toml").write_text('[[feeds]]\nurl = "good.xml"\n\n[[feeds]]\nurl = "gone.xml"\n'
-                                     'title = "Gone"\n', encoding="utf-8")
+    (home / "good.xml").write_bytes(
+        rss([{"title": f"Post {k}", "link": f"https://e.org/{k}"} for k in range(4)], title="Good feed")
+    )
+    (home / "feeds.toml").write_text(
+        '[[feeds]]\nurl = "good.xml"\n\n[[feeds]]\nurl = "gone.xml"\ntitle = "Gone"\n', encoding="utf-8"
+    )
     return home
 
 
@@ -125,8 +127,9 @@ def test_ctrl_c_says_what_was_stored_and_that_embedding_resumes(feeds_dir, tmp_p
     monkeypatch.setattr(pipeline, "embed_new", interrupted)
     result = invoke("--db", db)
     assert result.exit_code == 130
-    assert ("interrupted: 4 new items from 1 feed stored; 4 not embedded yet — the next "
-            "`hermes ingest` embeds them") in result.stderr
+    assert (
+        "interrupted: 4 new items from 1 feed stored; 4 not embedded yet — the next `hermes ingest` embeds them"
+    ) in result.stderr
     monkeypatch.setattr(pipeline, "embed_new", original)
     resumed = json.loads(invoke("--db", db, "--json").stdout)
     assert resumed["embedded"] == 4 and resumed["new_items"] == 0
@@ -167,14 +170,21 @@ def test_ctrl_c_on_a_terminal_stops_a_hanging_fetch(tmp_path):
     server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     home = tmp_path / "home"
-    (home / "good.xml").write_bytes(rss([{"title": f"Post {k}", "link": f"https://e.org/{k}"}
-                                         for k in range(3)], title="Good feed"))
+    (home / "good.xml").write_bytes(
+        rss([{"title": f"Post {k}", "link": f"https://e.org/{k}"} for k in range(3)], title="Good feed")
+    )
     (home / "feeds.toml").write_text(
-        f'[[feeds]]\nurl = "good.xml"\n\n[[feeds]]\nurl = "http://127.0.0.1:{server.server_address[1]}/slow"\n')
+        f'[[feeds]]\nurl = "good.xml"\n\n[[feeds]]\nurl = "http://127.0.0.1:{server.server_address[1]}/slow"\n'
+    )
     cmd = hermes_command()
-    child = pexpect.spawn(cmd[0], [*cmd[1:], "ingest", "--db", str(tmp_path / "h.db")],
-                          env=child_env(home), encoding="utf-8", timeout=60,
-                          preexec_fn=sigint_as_on_a_terminal)
+    child = pexpect.spawn(
+        cmd[0],
+        [*cmd[1:], "ingest", "--db", str(tmp_path / "h.db")],
+        env=child_env(home),
+        encoding="utf-8",
+        timeout=60,
+        preexec_fn=sigint_as_on_a_terminal,
+    )
     try:
         child.expect("starter feeds")
         # Interrupt once the local feed is stored and the other one hangs (a fixed sleep

@@ -18,8 +18,8 @@ from hermes.ingest.pipeline import add_feeds, run_ingest
 CORPUS = (Path(__file__).resolve().parents[2] / "shared" / "data" / "feedparser-tests").resolve()
 pytestmark = pytest.mark.skipif(
     not CORPUS.is_dir(),
-    reason=f"feedparser's test corpus is not at {CORPUS} (it ships with the shared test data, "
-           "not with hermes)")
+    reason=f"feedparser's test corpus is not at {CORPUS} (it ships with the shared test data, not with hermes)",
+)
 
 # These errors mean an exception escaped fetch/parse/store and was caught by the pipeline's
 # last-resort net: a bug, even though the run survived it.
@@ -28,8 +28,7 @@ MARKUP = re.compile(r"<[a-z/!?]|javascript:|vbscript:|\bon[a-z]+\s*=", re.I)
 
 
 def corpus_files() -> list[Path]:
-    return sorted(p for p in CORPUS.rglob("*")
-                  if p.is_file() and p.name not in ("LICENSE", "MANIFEST.tsv"))
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name not in ("LICENSE", "MANIFEST.tsv"))
 
 
 def assert_clean(db) -> int:
@@ -113,8 +112,9 @@ def assert_rightly_failed(path: Path, headers: dict, error: str) -> None:
     import feedparser
 
     name = path.relative_to(CORPUS).as_posix()
-    parsed = feedparser.parse(io.BytesIO(path.read_bytes()),
-                              response_headers={k.lower(): v for k, v in headers.items()})
+    parsed = feedparser.parse(
+        io.BytesIO(path.read_bytes()), response_headers={k.lower(): v for k, v in headers.items()}
+    )
     readable = [e for e in parsed.entries if e.get("title") or e.get("link")]
     assert name in expected_bozo() or not readable, (name, error)
 

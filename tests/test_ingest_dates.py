@@ -33,30 +33,39 @@ def iso(parsed) -> str:
     return time.strftime("%Y-%m-%dT%H:%M", parsed)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Seg, 24 Set 2018 18:43:00 -0300", "2018-09-24T21:43"),  # pt (UOL)
-    ("Segunda-feira, 24 Set 2018 18:43:00 -0300", "2018-09-24T21:43"),
-    ("Sáb, 06 Out 2018 20:00:00 BRT", "2018-10-06T23:00"),
-    ("24 de setembro de 2018 18:43", "2018-09-24T18:43"),
-    ("Mar, 24 Dic 2018 10:00:00 +0100", "2018-12-24T09:00"),  # es: "Mar" is Tuesday here
-    ("Mié, 24 Oct 2018 21:10:00 +0200", "2018-10-24T19:10"),
-    ("mar., 24 sept. 2018 10:00:00 +0200", "2018-09-24T08:00"),  # fr
-    ("vendredi 5 octobre 2018 14h30", "2018-10-05T14:30"),
-    ("Di, 24. Mai 2018 10:00:00 MESZ", "2018-05-24T08:00"),  # de
-    ("Do, 04 Okt 2018 09:00:00 +0200", "2018-10-04T07:00"),
-    ("Lun, 01 Ott 2018 09:00:00 +0200", "2018-10-01T07:00"),  # it
-    ("Gio, 13 Dic 2018 09:00:00 +0100", "2018-12-13T08:00"),
-    ("Wo, 03 Okt 2018 09:00:00 +0200", "2018-10-03T07:00"),  # nl
-    ("ma, 01 mrt 2021 08:00:00 +0100", "2021-03-01T07:00"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Seg, 24 Set 2018 18:43:00 -0300", "2018-09-24T21:43"),  # pt (UOL)
+        ("Segunda-feira, 24 Set 2018 18:43:00 -0300", "2018-09-24T21:43"),
+        ("Sáb, 06 Out 2018 20:00:00 BRT", "2018-10-06T23:00"),
+        ("24 de setembro de 2018 18:43", "2018-09-24T18:43"),
+        ("Mar, 24 Dic 2018 10:00:00 +0100", "2018-12-24T09:00"),  # es: "Mar" is Tuesday here
+        ("Mié, 24 Oct 2018 21:10:00 +0200", "2018-10-24T19:10"),
+        ("mar., 24 sept. 2018 10:00:00 +0200", "2018-09-24T08:00"),  # fr
+        ("vendredi 5 octobre 2018 14h30", "2018-10-05T14:30"),
+        ("Di, 24. Mai 2018 10:00:00 MESZ", "2018-05-24T08:00"),  # de
+        ("Do, 04 Okt 2018 09:00:00 +0200", "2018-10-04T07:00"),
+        ("Lun, 01 Ott 2018 09:00:00 +0200", "2018-10-01T07:00"),  # it
+        ("Gio, 13 Dic 2018 09:00:00 +0100", "2018-12-13T08:00"),
+        ("Wo, 03 Okt 2018 09:00:00 +0200", "2018-10-03T07:00"),  # nl
+        ("ma, 01 mrt 2021 08:00:00 +0100", "2021-03-01T07:00"),
+    ],
+)
 def test_localized_rfc822_dates(text, expected):
     assert iso(parse_localized(text)) == expected
 
 
-@pytest.mark.parametrize("text", [
-    "Mon, 24 Sep 2018 10:00:00 +0000",  # English: feedparser's own parser answers
-    "2018-09-24T10:00:00Z", "garbage 12 foo", "", "Seg, 31 Fev 2018 10:00:00 -0300",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mon, 24 Sep 2018 10:00:00 +0000",  # English: feedparser's own parser answers
+        "2018-09-24T10:00:00Z",
+        "garbage 12 foo",
+        "",
+        "Seg, 31 Fev 2018 10:00:00 -0300",
+    ],
+)
 def test_other_strings_are_left_to_feedparser(text):
     assert parse_localized(text) is None
 
@@ -82,20 +91,28 @@ def test_the_portuguese_feed_parses_with_2018_dates():
     assert sum(d is not None and d.startswith("2018-") for d in dates.values()) == 7
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("2026-11-26T10:00:00Z", "2026-11-26T10:00:00+00:00"),
-    ("2026-11-26T10:00:00+02:00", "2026-11-26T08:00:00+00:00"),
-    ("2026-11-26", "2026-11-26T00:00:00+00:00"),
-    ("Thu, 26 Nov 2026 10:00:00 GMT", "2026-11-26T10:00:00+00:00"),
-    ("Qui, 26 Nov 2026 10:00:00 -0300", "2026-11-26T13:00:00+00:00"),
-    ("Thu, 26 Nov 2026 10:00:00 +02:00", "2026-11-26T08:00:00+00:00"),  # not UTC: the colon
-    ("2026-1-5", "2026-01-05T00:00:00+00:00"),
-    ("26 Nov 2026", "2026-11-26T00:00:00+00:00"), ("26. November 2026", "2026-11-26T00:00:00+00:00"),
-    ("1 Jan 0001 00:00:00 +0100", None),  # a generator's zero, not 2001
-    ("2026-02-30", None),  # no such day
-    ("2611.01234", None),  # an arXiv id: a month, not a date
-    ("2026-11", None), ("2026", None), ("soon", None), ("", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2026-11-26T10:00:00Z", "2026-11-26T10:00:00+00:00"),
+        ("2026-11-26T10:00:00+02:00", "2026-11-26T08:00:00+00:00"),
+        ("2026-11-26", "2026-11-26T00:00:00+00:00"),
+        ("Thu, 26 Nov 2026 10:00:00 GMT", "2026-11-26T10:00:00+00:00"),
+        ("Qui, 26 Nov 2026 10:00:00 -0300", "2026-11-26T13:00:00+00:00"),
+        ("Thu, 26 Nov 2026 10:00:00 +02:00", "2026-11-26T08:00:00+00:00"),  # not UTC: the colon
+        ("2026-1-5", "2026-01-05T00:00:00+00:00"),
+        ("26 Nov 2026", "2026-11-26T00:00:00+00:00"),
+        ("26. November 2026", "2026-11-26T00:00:00+00:00"),
+        ("1 Jan 0001 00:00:00 +0100", None),  # a generator's zero, not 2001
+        ("2026-02-30", None),  # no such day
+        ("2611.01234", None),  # an arXiv id: a month, not a date
+        ("2026-11", None),
+        ("2026", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_dates_written_in_an_items_text(text, expected):
     assert text_date(text) == expected
 
@@ -103,8 +120,7 @@ def test_dates_written_in_an_items_text(text, expected):
 def test_a_bridge_item_without_pubdate_is_dated_by_its_published_line(db, tmp_path):
     # The user trial's feed: no <pubDate>, "Published: 2026-11-26T10:00:00Z" in the text.
     feed = parse_feed((FIXTURES / "arxiv-bridge-nodate.xml").read_bytes(), url="https://e.org/b")
-    assert [i["published"] for i in feed.items] == ["2026-11-26T10:00:00+00:00",
-                                                    "2026-11-27T10:00:00+00:00"]
+    assert [i["published"] for i in feed.items] == ["2026-11-26T10:00:00+00:00", "2026-11-27T10:00:00+00:00"]
     assert not any("Published" in i["summary"] for i in feed.items)
     path = tmp_path / "bridge.xml"
     shutil.copy(FIXTURES / "arxiv-bridge-nodate.xml", path)
@@ -114,18 +130,22 @@ def test_a_bridge_item_without_pubdate_is_dated_by_its_published_line(db, tmp_pa
 
 
 def _bridge_item(description: str, pub_date: str = "") -> dict:
-    body = ('<?xml version="1.0"?><rss version="2.0"><channel><title>bridge</title>'
-            "<link>http://export.arxiv.org</link><item><title>A paper</title>"
-            f"<link>http://arxiv.org/abs/2611.09912v2</link><description>{description}</description>"
-            f"{pub_date}</item></channel></rss>")
+    body = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>bridge</title>'
+        "<link>http://export.arxiv.org</link><item><title>A paper</title>"
+        f"<link>http://arxiv.org/abs/2611.09912v2</link><description>{description}</description>"
+        f"{pub_date}</item></channel></rss>"
+    )
     (item,) = parse_feed(body.encode(), url="https://e.org/b").items
     return item
 
 
 def test_the_feeds_own_date_comes_first_and_an_arxiv_id_is_no_date():
     text = "&lt;p&gt;Authors: Zoe Park&lt;/p&gt;&lt;p&gt;We evaluate features.&lt;/p&gt;"
-    own = _bridge_item(text + "&lt;p&gt;Published: 2026-11-26T10:00:00Z&lt;/p&gt;",
-                       "<pubDate>Mon, 30 Nov 2026 09:00:00 +0000</pubDate>")
+    own = _bridge_item(
+        text + "&lt;p&gt;Published: 2026-11-26T10:00:00Z&lt;/p&gt;",
+        "<pubDate>Mon, 30 Nov 2026 09:00:00 +0000</pubDate>",
+    )
     assert own["published"] == "2026-11-30T09:00:00+00:00"
     updated = _bridge_item(text + "&lt;p&gt;Updated: 2026-11-28T10:00:00Z&lt;/p&gt;")
     assert updated["published"] == "2026-11-28T10:00:00+00:00" and updated["summary"] == "We evaluate features."
@@ -147,7 +167,9 @@ def test_a_date_in_the_future_is_not_believed(db, tmp_path):
         "<item><title>Dated by its URL</title><guid>c</guid>"
         "<link>https://example.org/2025/03/14/post</link>"
         f"<pubDate>{rfc(now + timedelta(days=400))}</pubDate></item>"
-        "</channel></rss>", encoding="utf-8")
+        "</channel></rss>",
+        encoding="utf-8",
+    )
     add_feeds(db, [(str(feed), "Blog")])
     create_user(db, "ann", "anything")
     run_ingest(db)
@@ -168,7 +190,9 @@ def test_a_generator_s_zero_date_is_not_believed(db, tmp_path):
         "<item><title>Epoch</title><guid>a</guid><pubDate>Thu, 01 Jan 1970 00:00:00 +0000</pubDate></item>"
         "<item><title>Old but real</title><guid>b</guid><pubDate>Tue, 06 Aug 1991 12:00:00 +0000</pubDate></item>"
         "<item><title>Epoch in its URL</title><guid>c</guid><link>https://example.org/1970/01/01/x</link></item>"
-        "</channel></rss>", encoding="utf-8")
+        "</channel></rss>",
+        encoding="utf-8",
+    )
     add_feeds(db, [(str(feed), "Blog")])
     run_ingest(db)
     published = dict(db.execute("SELECT title, published FROM items"))
@@ -184,9 +208,13 @@ def _listing(path: Path, n: int, start: int = 0) -> None:
         f"<link>https://example.org/papers/{k}</link><guid>paper-{k}</guid>"
         f"<description>Star formation and reionization in early galaxies, part {k}.</description>"
         f"<pubDate>{(now - timedelta(hours=k)):%a, %d %b %Y %H:%M:%S} +0000</pubDate></item>"
-        for k in range(start, start + n))
-    path.write_text(f'<?xml version="1.0"?><rss version="2.0"><channel><title>Papers</title>'
-                    f"<link>https://example.org/</link>{items}</channel></rss>", encoding="utf-8")
+        for k in range(start, start + n)
+    )
+    path.write_text(
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>Papers</title>'
+        f"<link>https://example.org/</link>{items}</channel></rss>",
+        encoding="utf-8",
+    )
 
 
 @pytest.fixture
@@ -206,8 +234,9 @@ def titles_in_window(db, days):
     user = db.execute("SELECT id, name, interests FROM users").fetchone()
     ranking = rank(db, dict(zip(("id", "name", "interests"), user)), CandidateQuery(since_days=days))
     marks = ",".join("?" * len(ranking.item_ids))
-    return {r[0] for r in db.execute(f"SELECT title FROM items WHERE id IN ({marks})",
-                                     [int(i) for i in ranking.item_ids])}
+    return {
+        r[0] for r in db.execute(f"SELECT title FROM items WHERE id IN ({marks})", [int(i) for i in ranking.item_ids])
+    }
 
 
 def test_old_news_is_dated_correctly_and_absent_from_the_7_day_window(db, subscribed):
@@ -218,8 +247,7 @@ def test_old_news_is_dated_correctly_and_absent_from_the_7_day_window(db, subscr
     published = dict(db.execute("SELECT title, published FROM items"))
     assert published["Brasil vota en unas elecciones marcadas por la polarización"] == "2018-10-07T06:00:00+00:00"
     assert published["Especial: a história das eleições diretas no Brasil"] is None
-    assert all(p.startswith("2018-") for t, p in published.items()
-               if p and not t.startswith("Recent paper"))
+    assert all(p.startswith("2018-") for t, p in published.items() if p and not t.startswith("Recent paper"))
 
     week = titles_in_window(db, 7)
     assert week == {f"Recent paper {k} on galaxy formation" for k in range(5)}
@@ -232,10 +260,13 @@ def test_old_news_is_dated_correctly_and_absent_from_the_7_day_window(db, subscr
 
 def _add_an_undated_entry(feed: Path) -> None:
     """The UOL feed publishes one more entry, with no date in it or in its URL."""
-    text = feed.read_text(encoding="utf-8").replace("</channel>", """
+    text = feed.read_text(encoding="utf-8").replace(
+        "</channel>",
+        """
     <item><title>Nova matéria sem data</title>
       <link>https://noticias.uol.com.br/politica/nova-materia.htm</link>
-      <description>Sem data no feed nem na URL.</description></item></channel>""")
+      <description>Sem data no feed nem na URL.</description></item></channel>""",
+    )
     feed.write_text(text, encoding="utf-8")
 
 
@@ -252,7 +283,6 @@ def test_an_undated_item_of_a_later_fetch_gets_the_time_it_was_first_seen(db, su
     assert db.execute("SELECT published FROM items WHERE title LIKE 'Especial:%'").fetchone()[0] is None
 
 
-
 def test_a_date_hermes_estimated_is_marked_first_seen_on_every_face(db, db_path, subscribed):
     """A trial's two undated entries of a later fetch ranked #1 and #3 as "2026-12-01", under
     an ingest line saying they were "shown as 'date unknown'"."""
@@ -261,18 +291,24 @@ def test_a_date_hermes_estimated_is_marked_first_seen_on_every_face(db, db_path,
     run_ingest(db)
     _add_an_undated_entry(subscribed["uol"])
     out = CliRunner().invoke(build_app(), ["ingest", "--db", str(db_path)])
-    assert ("1 without a usable date (none, unreadable, before 1980 or more than a day in the "
-            "future): 1 dated by when first seen (marked 'first seen')") in out.output
+    assert (
+        "1 without a usable date (none, unreadable, before 1980 or more than a day in the "
+        "future): 1 dated by when first seen (marked 'first seen')"
+    ) in out.output
     assert "shown as 'date unknown'" not in out.output
     create_user(db, "reader", "política eleições")
-    listed = call_tool(db, collect_tools()["list_feed"], {"user": "reader", "since_days": None,
-                                                          "below_bar": True, "limit": 100})
+    listed = call_tool(
+        db, collect_tools()["list_feed"], {"user": "reader", "since_days": None, "below_bar": True, "limit": 100}
+    )
     # (the compact page names a date's source only where it is not the feed's own)
     sources = {i["title"]: i.get("date_source", "feed") for i in listed["items"]}
     assert sources["Nova matéria sem data"] == "first seen"
     assert set(sources.values()) <= {"feed", "first seen", None} and "feed" in sources.values()
-    feed = CliRunner().invoke(build_app(), ["feed", "reader", "--all", "-n", "100", "--below-bar",
-                                            "--db", str(db_path)]).output
+    feed = (
+        CliRunner()
+        .invoke(build_app(), ["feed", "reader", "--all", "-n", "100", "--below-bar", "--db", str(db_path)])
+        .output
+    )
     line = feed.split("Nova matéria sem data")[1].splitlines()[1]
     assert f"first seen {datetime.now(UTC):%Y-%m-%d}" in line
 

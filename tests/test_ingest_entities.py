@@ -44,8 +44,9 @@ def test_a_relation_in_a_title_is_not_taken_for_a_tag():
 
 
 def test_double_escaped_markup_is_text_and_never_a_tag():
-    text = plain_text("see &amp;lt;script&amp;gt;alert(1)&amp;lt;/script&amp;gt; and "
-                      "&amp;lt;img src=x onerror=alert(2)")
+    text = plain_text(
+        "see &amp;lt;script&amp;gt;alert(1)&amp;lt;/script&amp;gt; and &amp;lt;img src=x onerror=alert(2)"
+    )
     assert "<script" not in text and "<img" not in text and "</" not in text
     assert "script" in text and "img src=x" in text
 

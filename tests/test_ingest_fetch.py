@@ -162,8 +162,7 @@ def test_name_resolving_to_a_private_address_is_refused(monkeypatch):
         fetch("http://feeds.example/rss", allow_private=False)
 
 
-def test_every_redirect_hop_is_checked_and_the_checked_address_is_the_one_connected(
-        server, monkeypatch):
+def test_every_redirect_hop_is_checked_and_the_checked_address_is_the_one_connected(server, monkeypatch):
     from hermes.ingest import guard
 
     # Pretend 127.0.0.1 is public so the first hop is allowed; 127.0.0.2 stays private.
@@ -208,5 +207,3 @@ async def test_sync_fetch_works_inside_a_running_event_loop(tmp_path):
     path = tmp_path / "feed.xml"
     path.write_bytes(FEED)
     assert fetch(str(path)).body == FEED
-
-

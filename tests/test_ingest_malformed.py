@@ -29,8 +29,11 @@ def tool(db, name, /, **arguments) -> dict:
 
 
 def test_broken_xml_without_entries_is_no_feed():
-    with pytest.raises(ParseError, match=r"malformed feed: line 1, column \d+: mismatched tag, "
-                                         r"and no entries could be read"):
+    with pytest.raises(
+        ParseError,
+        match=r"malformed feed: line 1, column \d+: mismatched tag, "
+        r"and no entries could be read",
+    ):
         parse_feed(MALFORMED, url=URL)
 
 
@@ -40,13 +43,15 @@ def test_bozo_feeds_that_still_read_keep_working():
     feed = parse_feed(body, url=URL)
     assert [i["title"] for i in feed.items] == [SAMPLE_ENTRIES[0]["title"]] and feed.warning
     # Well-formed and empty, with only a note about how it was served: a quiet feed.
-    quiet = parse_feed(b'<rss version="2.0"><channel><title>Quiet</title></channel></rss>', url=URL,
-                       headers={"Content-Type": "text/plain"})
+    quiet = parse_feed(
+        b'<rss version="2.0"><channel><title>Quiet</title></channel></rss>',
+        url=URL,
+        headers={"Content-Type": "text/plain"},
+    )
     assert quiet.title == "Quiet" and quiet.items == [] and quiet.warning
     # An HTML entity XML does not define: feedparser reads it right (most of its own test
     # corpus is such documents), so a quiet feed with one is still a feed.
-    entity = parse_feed(b'<rss version="2.0"><channel><title>Caf&eacute;&nbsp;news</title>'
-                        b"</channel></rss>", url=URL)
+    entity = parse_feed(b'<rss version="2.0"><channel><title>Caf&eacute;&nbsp;news</title></channel></rss>', url=URL)
     assert entity.title == "Caf\u00e9 news" and entity.items == [] and "undefined entity" in entity.warning
 
 

@@ -33,14 +33,23 @@ class CountingEmbedder(HashEmbedder):
 
 
 def papers(*ids, prefix="p"):
-    return [{"title": f"Paper {i}", "link": f"https://arxiv.org/abs/{i}v1",
-             "guid": f"oai:arXiv.org:{i}v1", "description": f"Abstract of {i}",
-             "categories": ["quant-ph"]} for i in ids]
+    return [
+        {
+            "title": f"Paper {i}",
+            "link": f"https://arxiv.org/abs/{i}v1",
+            "guid": f"oai:arXiv.org:{i}v1",
+            "description": f"Abstract of {i}",
+            "categories": ["quant-ph"],
+        }
+        for i in ids
+    ]
 
 
 def articles(n, prefix="a"):
-    return [{"title": f"{prefix} post {k}", "link": f"https://blog.example.org/{prefix}/{k}",
-             "description": f"Text {k}"} for k in range(n)]
+    return [
+        {"title": f"{prefix} post {k}", "link": f"https://blog.example.org/{prefix}/{k}", "description": f"Text {k}"}
+        for k in range(n)
+    ]
 
 
 @pytest.fixture
@@ -54,8 +63,16 @@ def feed_id(db, url):
 
 
 def feed_row(db, url):
-    cols = ["last_error", "error_count", "etag", "last_modified", "retry_after", "last_fetched",
-            "last_warning", "title"]
+    cols = [
+        "last_error",
+        "error_count",
+        "etag",
+        "last_modified",
+        "retry_after",
+        "last_fetched",
+        "last_warning",
+        "title",
+    ]
     row = db.execute(f"SELECT {', '.join(cols)} FROM feeds WHERE url = ?", [url]).fetchone()
     return dict(zip(cols, row))
 
@@ -66,8 +83,7 @@ def count(db, where="1"):
 
 def test_second_run_gets_304s_and_embeds_nothing(db, server):
     a = server.add("/a.xml", body=rss(articles(5, "a")), etag='"a1"')
-    b = server.add("/b.xml", body=rss(articles(3, "b")),
-                   last_modified="Mon, 02 Apr 2007 00:00:00 GMT")
+    b = server.add("/b.xml", body=rss(articles(3, "b")), last_modified="Mon, 02 Apr 2007 00:00:00 GMT")
     add_feeds(db, [(a, None), (b, "My B")])
     emb = CountingEmbedder()
     first = run_ingest(db, embedder=emb, settings=FAST)
@@ -98,15 +114,18 @@ def test_server_without_validators_reparses_but_inserts_and_embeds_nothing(db, s
 
 
 def test_broken_feeds_are_recorded_and_never_stop_the_good_one(db, server, tmp_path):
-    bad_encoding = ('<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
-                    '<title>Latin</title><item><title>Caf\xe9</title><guid>tag:x,1:c</guid>'
-                    '</item></channel></rss>').encode("latin-1")
+    bad_encoding = (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
+        "<title>Latin</title><item><title>Caf\xe9</title><guid>tag:x,1:c</guid>"
+        "</item></channel></rss>"
+    ).encode("latin-1")
     urls = {
         "good": server.add("/good.xml", body=rss(articles(3))),
         "404": server.url("/gone.xml"),
         "timeout": server.add("/slow.xml", body=rss(articles(1)), sleep=30),
-        "html": server.add("/page.html", body=b"<!doctype html><html><body>Hi</body></html>",
-                           headers={"Content-Type": "text/html"}),
+        "html": server.add(
+            "/page.html", body=b"<!doctype html><html><body>Hi</body></html>", headers={"Content-Type": "text/html"}
+        ),
         "huge": server.add("/huge.xml", stream_bytes=50 * 1024 * 1024),
         "malformed": server.add("/bad.xml", body=b'<?xml version="1.0"?><rss version="2.0"><channel><<<>>>'),
         "garbage": server.add("/garbage.xml", body=b"\x00\xff\xfe\x00" * 100),
@@ -115,9 +134,15 @@ def test_broken_feeds_are_recorded_and_never_stop_the_good_one(db, server, tmp_p
     }
     add_feeds(db, [(u, None) for u in urls.values()])
     summary = {s["url"]: s for s in run_ingest(db, embedder=CountingEmbedder(), settings=FAST)}
-    expect = {"404": "HTTP 404", "timeout": "timeout after 1 s", "html": "HTML page",
-              "huge": "size cap", "malformed": "malformed", "garbage": "not a feed",
-              "missing": "file not found"}
+    expect = {
+        "404": "HTTP 404",
+        "timeout": "timeout after 1 s",
+        "html": "HTML page",
+        "huge": "size cap",
+        "malformed": "malformed",
+        "garbage": "not a feed",
+        "missing": "file not found",
+    }
     for name, reason in expect.items():
         s = summary[urls[name]]
         assert s["status"] == "failed" and reason in s["error"], (name, s)
@@ -318,8 +343,10 @@ def test_private_guard_applies_to_an_agents_feed(db, server):
 def test_seed_feeds_runs_once_and_resolves_relative_paths(db, tmp_path):
     (tmp_path / "local.xml").write_bytes(rss(articles(1)))
     toml = tmp_path / "feeds.toml"
-    toml.write_text('[[feeds]]\nurl = "local.xml"\ntitle = "Local"\n\n'
-                    '[[feeds]]\nurl = "https://example.org/feed.xml"\n', encoding="utf-8")
+    toml.write_text(
+        '[[feeds]]\nurl = "local.xml"\ntitle = "Local"\n\n[[feeds]]\nurl = "https://example.org/feed.xml"\n',
+        encoding="utf-8",
+    )
     assert len(seed_feeds(db, toml)) == 2
     urls = [r[0] for r in db.execute("SELECT url FROM feeds ORDER BY id")]
     assert urls == [str(tmp_path / "local.xml"), "https://example.org/feed.xml"]
@@ -378,8 +405,11 @@ def test_sample_feeds_ingest_with_dedupe(db):
     kinds = dict(db.execute("SELECT content_type, count(*) FROM items GROUP BY 1").fetchall())
     assert kinds["podcast"] == 5 and kinds["article"] == 7 and kinds["paper"] == 288
     # Every paper appears once although 42 are cross-listed in two sample listings.
-    assert count(db, "arxiv_id IS NOT NULL") == db.execute(
-        "SELECT count(DISTINCT arxiv_id) FROM items").fetchone()[0] == 288
+    assert (
+        count(db, "arxiv_id IS NOT NULL")
+        == db.execute("SELECT count(DISTINCT arxiv_id) FROM items").fetchone()[0]
+        == 288
+    )
     tags = json.loads(db.execute("SELECT tags FROM items WHERE arxiv_id IS NOT NULL LIMIT 1").fetchone()[0])
     assert tags and all(t == t.lower() for t in tags)
 
@@ -397,16 +427,18 @@ def test_nothing_new_never_loads_the_model(db, server):
     assert model._model is None  # torch was never imported for a no-op run
 
 
-def test_a_web_client_is_made_only_for_the_kind_of_feed_that_needs_one(db, server, tmp_path,
-                                                                      monkeypatch):
+def test_a_web_client_is_made_only_for_the_kind_of_feed_that_needs_one(db, server, tmp_path, monkeypatch):
     """Each httpx client builds a TLS context (~30 ms of CPU): an ingest of local files made
     two and used none."""
     from hermes.ingest import pipeline
 
     made = []
     real = pipeline.new_client
-    monkeypatch.setattr(pipeline, "new_client",
-                        lambda *a, allow_private: made.append(allow_private) or real(*a, allow_private=allow_private))
+    monkeypatch.setattr(
+        pipeline,
+        "new_client",
+        lambda *a, allow_private: made.append(allow_private) or real(*a, allow_private=allow_private),
+    )
     local = tmp_path / "local.xml"
     local.write_bytes(rss(articles(2, "l")))
     add_feeds(db, [(str(local), None)])
@@ -418,10 +450,13 @@ def test_a_web_client_is_made_only_for_the_kind_of_feed_that_needs_one(db, serve
     assert made == [True] and count(db) == 5  # the person's web feed: the open client only
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ('[[feed]]\nurl = "https://e.org/a.xml"\n', "unknown key(s) feed; each feed is a [[feeds]]"),
-    ('[[feeds]]\nurl = "https://e.org/a.xml"\ntitel = "A"\n', "feed #1 has unknown key(s) titel"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ('[[feed]]\nurl = "https://e.org/a.xml"\n', "unknown key(s) feed; each feed is a [[feeds]]"),
+        ('[[feeds]]\nurl = "https://e.org/a.xml"\ntitel = "A"\n', "feed #1 has unknown key(s) titel"),
+    ],
+)
 def test_a_typo_in_feeds_toml_is_refused_not_skipped(tmp_path, text, fragment):
     """`[[feed]]` (singular) quietly dropped its feed, and `titel` its title."""
     from hermes.ingest.feedlist import read_feeds_toml

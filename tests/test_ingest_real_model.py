@@ -35,8 +35,10 @@ def test_ingest_a_sample_feed_with_the_real_model(db, real_embedder):
 def test_bf16_autocast_matches_fp32(monkeypatch):
     """The bf16 fast path (on by default where the CPU has native bf16) gives the same
     vectors as fp32 to within rounding."""
-    texts = ["Entanglement of thermal states at high temperature.",
-             "Sparse autoencoders find interpretable features in language models."]
+    texts = [
+        "Entanglement of thermal states at high temperature.",
+        "Sparse autoencoders find interpretable features in language models.",
+    ]
     embedder = MiniLMEmbedder()
     monkeypatch.setenv("HERMES_EMBED_BF16", "0")
     fp32 = embedder.embed(texts)
@@ -51,8 +53,10 @@ def test_token_vectors_come_from_the_same_pass_and_name_the_topic():
     and the keyphrase tagger finds what an abstract is about from them."""
     from hermes.builtins.default_keyphrases import keyphrases
 
-    text = ("Dusty star-forming galaxies at high redshift. We observe dusty star-forming "
-            "galaxies behind a lensing cluster with ALMA and measure their dust masses.")
+    text = (
+        "Dusty star-forming galaxies at high redshift. We observe dusty star-forming "
+        "galaxies behind a lensing cluster with ALMA and measure their dust masses."
+    )
     embedder = MiniLMEmbedder()
     vectors, tokens = embedder.embed_tokens([text, "  padded short text"])
     assert (vectors * embedder.embed([text, "  padded short text"])).sum(axis=1).min() > 0.999

@@ -34,10 +34,22 @@ def iso(when: datetime) -> str:
 
 # --- the interval -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, seconds", [
-    ("1h", 3600), ("30m", 1800), ("90s", 90), ("2d", 172800), ("1h30m", 5400), ("45", 45),
-    (600, 600), ("off", 0), ("0", 0), ("10min", 600),
-])
+
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("1h", 3600),
+        ("30m", 1800),
+        ("90s", 90),
+        ("2d", 172800),
+        ("1h30m", 5400),
+        ("45", 45),
+        (600, 600),
+        ("off", 0),
+        ("0", 0),
+        ("10min", 600),
+    ],
+)
 def test_durations(text, seconds):
     assert config.parse_duration(text) == seconds
 
@@ -64,6 +76,7 @@ def test_every_comes_from_config_then_environment(monkeypatch):
 
 # --- when a feed is due ---------------------------------------------------------------------
 
+
 def test_a_feed_is_due_every_interval_or_later_when_it_asks():
     hour = 3600
     assert next_due({"last_fetched": None}, hour) < NOW  # never fetched: due now
@@ -82,15 +95,18 @@ def test_a_feed_is_due_every_interval_or_later_when_it_asks():
 
 def test_feed_ttl_is_read_from_rss_ttl_and_syndication_module():
     body = rss([{"title": "a", "link": "https://e.org/a"}]).replace(
-        b"<link>http://example.org/</link>", b"<link>http://example.org/</link><ttl>180</ttl>")
+        b"<link>http://example.org/</link>", b"<link>http://example.org/</link><ttl>180</ttl>"
+    )
     assert parse_feed(body, url="https://e.org/feed").ttl == 180 * 60
-    sy = (b'<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
-          b'xmlns="http://purl.org/rss/1.0/" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/">'
-          b'<channel rdf:about="https://e.org/"><title>t</title><link>https://e.org/</link>'
-          b'<description>d</description><sy:updatePeriod>daily</sy:updatePeriod>'
-          b'<sy:updateFrequency>2</sy:updateFrequency></channel>'
-          b'<item rdf:about="https://e.org/1"><title>one</title><link>https://e.org/1</link></item>'
-          b'</rdf:RDF>')
+    sy = (
+        b'<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+        b'xmlns="http://purl.org/rss/1.0/" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/">'
+        b'<channel rdf:about="https://e.org/"><title>t</title><link>https://e.org/</link>'
+        b"<description>d</description><sy:updatePeriod>daily</sy:updatePeriod>"
+        b"<sy:updateFrequency>2</sy:updateFrequency></channel>"
+        b'<item rdf:about="https://e.org/1"><title>one</title><link>https://e.org/1</link></item>'
+        b"</rdf:RDF>"
+    )
     assert parse_feed(sy, url="https://e.org/rdf").ttl == 43200
     plain = rss([{"title": "a", "link": "https://e.org/a"}])
     assert parse_feed(plain, url="https://e.org/feed").ttl is None
@@ -103,8 +119,7 @@ def server():
 
 
 def test_a_scheduled_run_fetches_only_the_due_feeds_and_stores_their_ttl(db, server):
-    body = rss([{"title": "a", "link": "https://e.org/a"}]).replace(
-        b"</link>", b"</link><ttl>600</ttl>", 1)
+    body = rss([{"title": "a", "link": "https://e.org/a"}]).replace(b"</link>", b"</link><ttl>600</ttl>", 1)
     slow = server.add("/slow.xml", body=body)
     fast = server.add("/fast.xml", body=rss([{"title": "b", "link": "https://e.org/b"}]))
     add_feeds(db, [(slow, None), (fast, None)])
@@ -140,8 +155,9 @@ with ingest_run(db) as status:
 @pytest.fixture
 def held_lock(db_path, db):
     """Another process holding the database's ingest lock until the test lets it go."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(db_path)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "held"
         yield proc
@@ -184,8 +200,9 @@ def test_a_second_ingest_says_which_one_runs_or_waits_for_it(db_path, db, held_l
 
 
 def test_a_crashed_run_is_not_reported_as_running(db_path, db):
-    runlock.status_path(db_path).write_text(json.dumps(
-        {"running": {"pid": 2 ** 22 + 12345, "started": "x", "stage": "fetch"}, "last": None}))
+    runlock.status_path(db_path).write_text(
+        json.dumps({"running": {"pid": 2**22 + 12345, "started": "x", "stage": "fetch"}, "last": None})
+    )
     assert runlock.read_status(db_path)["running"] is None
     with runlock.ingest_run(db, wait=False):  # and the lock is free
         pass
@@ -222,6 +239,7 @@ def test_ingest_due_and_watch(db_path, db, server, monkeypatch):
 
 # --- the background refresher -----------------------------------------------------------------
 
+
 def test_refresher_runs_due_feeds_in_a_child_and_list_feeds_says_when(db_path, db, server):
     from hermes.tools import call_tool, collect_tools
 
@@ -237,8 +255,17 @@ def test_refresher_runs_due_feeds_in_a_child_and_list_feeds_says_when(db_path, d
 
     def command(database, every, *, due):
         calls.append(due)
-        return [sys.executable, "-m", "hermes.cli", "ingest", "--db", database, "--json",
-                "--no-wait", *(["--due", "--every", f"{every:g}s"] if due else [])]
+        return [
+            sys.executable,
+            "-m",
+            "hermes.cli",
+            "ingest",
+            "--db",
+            database,
+            "--json",
+            "--no-wait",
+            *(["--due", "--every", f"{every:g}s"] if due else []),
+        ]
 
     refresher = Refresher(db_path, 3600, command=command, start_delay=0).start()
     try:
@@ -273,11 +300,14 @@ def test_a_refresh_asked_for_stays_requested_until_its_child_runs(db_path, db, m
     from pathlib import Path
 
     release = threading.Event()
-    child = ("import sys, time\nfrom pathlib import Path\n"
-             "go = Path(sys.argv[1]).with_name('go')\n"
-             "while not go.exists(): time.sleep(0.05)\n")
-    refresher = Refresher(db_path, 3600, start_delay=60,
-                          command=lambda database, every, due: [sys.executable, "-c", child, database])
+    child = (
+        "import sys, time\nfrom pathlib import Path\n"
+        "go = Path(sys.argv[1]).with_name('go')\n"
+        "while not go.exists(): time.sleep(0.05)\n"
+    )
+    refresher = Refresher(
+        db_path, 3600, start_delay=60, command=lambda database, every, due: [sys.executable, "-c", child, database]
+    )
     slow = refresher._next_due
 
     def next_due():  # the schedule's look takes a while (a loaded machine)

@@ -11,25 +11,44 @@ from hermes.ranking.rank import rank_items
 from hermes.storage.records import create_user, require_user
 from hermes.tools import call_tool, collect_tools
 
-TEXT = ("Mechanistic interpretability of language models, sparse autoencoders. I am also "
-        "curious about scaling laws. I do not care about robotics, weather or chemistry.")
+TEXT = (
+    "Mechanistic interpretability of language models, sparse autoencoders. I am also "
+    "curious about scaling laws. I do not care about robotics, weather or chemistry."
+)
 
 
-@pytest.mark.parametrize(("text", "wanted", "unwanted"), [
-    (TEXT, ["Mechanistic interpretability of language models", "sparse autoencoders",
-            "I am also curious about scaling laws"],
-     ["do not care about robotics, weather or chemistry"]),
-    ("quantum computing but not hardware; Not crypto.", ["quantum computing"],
-     ["but not hardware", "Not crypto"]),
-    ("galaxies (not stars)", ["galaxies"], ["not stars"]),
-    ("Anything except politics", [], ["except politics"]),
-    ("I'm not interested in sports", [], ["not interested in sports"]),
-    # topics that use the words: no cue
-    ("no-go theorems, learning without labels, skip connections, knot theory, exceptional "
-     "points; not only X but also Y", ["no-go theorems", "learning without labels",
-                                        "skip connections", "knot theory", "exceptional points",
-                                        "not only X but also Y"], []),
-])
+@pytest.mark.parametrize(
+    ("text", "wanted", "unwanted"),
+    [
+        (
+            TEXT,
+            [
+                "Mechanistic interpretability of language models",
+                "sparse autoencoders",
+                "I am also curious about scaling laws",
+            ],
+            ["do not care about robotics, weather or chemistry"],
+        ),
+        ("quantum computing but not hardware; Not crypto.", ["quantum computing"], ["but not hardware", "Not crypto"]),
+        ("galaxies (not stars)", ["galaxies"], ["not stars"]),
+        ("Anything except politics", [], ["except politics"]),
+        ("I'm not interested in sports", [], ["not interested in sports"]),
+        # topics that use the words: no cue
+        (
+            "no-go theorems, learning without labels, skip connections, knot theory, exceptional "
+            "points; not only X but also Y",
+            [
+                "no-go theorems",
+                "learning without labels",
+                "skip connections",
+                "knot theory",
+                "exceptional points",
+                "not only X but also Y",
+            ],
+            [],
+        ),
+    ],
+)
 def test_what_a_text_asks_not_to_see_is_no_interest(text, wanted, unwanted):
     assert interest_clauses(text) == wanted
     assert split_unwanted(text)[1] == unwanted
@@ -42,23 +61,24 @@ def test_a_text_without_such_parts_keeps_its_stored_vectors():
     from hermes.ranking.interests import INTERESTS_FORMAT
 
     plain = "galaxy evolution, dark matter"
-    assert interests_key("m", plain) == hashlib.sha256(
-        f"m\0{INTERESTS_FORMAT}\0{plain}".encode()).hexdigest()
-    assert interests_key("m", TEXT) != hashlib.sha256(
-        f"m\0{INTERESTS_FORMAT}\0{TEXT}".encode()).hexdigest()
+    assert interests_key("m", plain) == hashlib.sha256(f"m\0{INTERESTS_FORMAT}\0{plain}".encode()).hexdigest()
+    assert interests_key("m", TEXT) != hashlib.sha256(f"m\0{INTERESTS_FORMAT}\0{TEXT}".encode()).hexdigest()
 
 
 def test_an_unwanted_topic_is_not_ranked_up_nor_named_as_an_interest(db, add_items, no_bar):
-    ids = add_items([
-        {"title": "weather or chemistry"},  # the hash test embedder: same words, same vector
-        {"title": "sparse autoencoders"},
-        {"title": "bread baking at home"},
-    ])
+    ids = add_items(
+        [
+            {"title": "weather or chemistry"},  # the hash test embedder: same words, same vector
+            {"title": "sparse autoencoders"},
+            {"title": "bread baking at home"},
+        ]
+    )
     user = create_user(db, "ada", TEXT)
     order = [i["id"] for i in rank_items(db, user, since_days=None)]
     assert order[0] == ids[1] and order.index(ids[0]) > 0
-    why = call_tool(db, collect_tools()["explain_item"],
-                    {"user": "ada", "item_id": ids[0], "since_days": None})["explanation"]
+    why = call_tool(db, collect_tools()["explain_item"], {"user": "ada", "item_id": ids[0], "since_days": None})[
+        "explanation"
+    ]
     assert "weather or chemistry" not in why["reason"]
     assert why["components"]["profile"]["closest_interest"] != "weather or chemistry"
 

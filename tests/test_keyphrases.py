@@ -37,11 +37,12 @@ def test_candidates_stop_at_stop_words_and_punctuation():
 
 def test_feed_boilerplate_is_never_a_candidate():
     # What the user trial's bridge left in a summary, and other wrappings of feed text.
-    text = ("We fit a scaling law across 30 models. Published: 2026-11-29T23:00:00Z Comments: "
-            "Accepted at ICLR 2027 PDF. Updated version. arXiv Abstract page. Preprint comments.")
+    text = (
+        "We fit a scaling law across 30 models. Published: 2026-11-29T23:00:00Z Comments: "
+        "Accepted at ICLR 2027 PDF. Updated version. arXiv Abstract page. Preprint comments."
+    )
     found = candidates(text)
-    boilerplate = {"published", "updated", "submitted", "comment", "pdf", "abstract", "arxiv",
-                   "preprint"}
+    boilerplate = {"published", "updated", "submitted", "comment", "pdf", "abstract", "arxiv", "preprint"}
     assert not any(set(p.split()) & boilerplate for p in found), sorted(found)
     assert "scaling law" in found
 
@@ -49,26 +50,43 @@ def test_feed_boilerplate_is_never_a_candidate():
 def test_verbs_and_bare_adjectives_of_abstracts_end_a_phrase():
     """What the user trial and the demo saw as topics: "evaluate sparse autoencoder",
     "requiring", "achievable", "applicability"."""
-    found = candidates("We evaluate sparse autoencoders on toy models, requiring no labels; rates "
-                       "achievable in random networks arise from the applicability of coding.")
-    assert not any(w in p for p in found for w in
-                   ("evaluate", "requiring", "achievable", "applicability", "arise")), sorted(found)
+    found = candidates(
+        "We evaluate sparse autoencoders on toy models, requiring no labels; rates "
+        "achievable in random networks arise from the applicability of coding."
+    )
+    assert not any(w in p for p in found for w in ("evaluate", "requiring", "achievable", "applicability", "arise")), (
+        sorted(found)
+    )
     assert "sparse autoencoder" in found and "random network" in found
 
 
-@pytest.mark.parametrize("plural, single", [
-    ("galaxies", "galaxy"), ("processes", "process"), ("stars", "star"), ("physics", "physics"),
-    ("analysis", "analysis"), ("gas", "gas"), ("branches", "branch"), ("plasmas", "plasma"),
-    # a name ending in s (a trial's digest: "higg · higgs coupling · lhc", BibTeX "higgse")
-    ("higgs", "higgs"), ("higgses", "higgs"), ("lenses", "lens"), ("biases", "bias"),
-])
+@pytest.mark.parametrize(
+    "plural, single",
+    [
+        ("galaxies", "galaxy"),
+        ("processes", "process"),
+        ("stars", "star"),
+        ("physics", "physics"),
+        ("analysis", "analysis"),
+        ("gas", "gas"),
+        ("branches", "branch"),
+        ("plasmas", "plasma"),
+        # a name ending in s (a trial's digest: "higg · higgs coupling · lhc", BibTeX "higgse")
+        ("higgs", "higgs"),
+        ("higgses", "higgs"),
+        ("lenses", "lens"),
+        ("biases", "bias"),
+    ],
+)
 def test_singular(plural, single):
     assert singular(plural) == single
 
 
 def test_keyphrases_are_scored_against_the_items_own_vector_and_diverse():
-    text = ("Gravitational lensing by galaxy clusters. Strong gravitational lensing by massive "
-            "galaxy clusters magnifies faint background galaxies; galaxy clusters act as lenses.")
+    text = (
+        "Gravitational lensing by galaxy clusters. Strong gravitational lensing by massive "
+        "galaxy clusters magnifies faint background galaxies; galaxy clusters act as lenses."
+    )
     vectors, tokens = HashEmbedder().embed_tokens([text])
     found = keyphrases(text, vectors[0], tokens[0], k=4)
     assert 1 <= len(found) <= 4
@@ -130,12 +148,16 @@ def test_news_in_other_languages_gets_no_english_keyphrases(db):
     assert db.execute("SELECT count(*) FROM items").fetchone()[0] >= 12
     assert db.execute("SELECT count(*) FROM item_tag_proposals").fetchone()[0] == 0
     assert not db.execute("SELECT count(*) FROM items WHERE keyphrases NOT IN ('[]')").fetchone()[0]
-    portuguese = ("Candidatos intensificam agenda no Nordeste na reta final do primeiro turno. "
-                  "Comícios, carreatas e entrevistas a rádios locais marcam a semana dos "
-                  "presidenciáveis, que disputam votos com propostas para a seca")
+    portuguese = (
+        "Candidatos intensificam agenda no Nordeste na reta final do primeiro turno. "
+        "Comícios, carreatas e entrevistas a rádios locais marcam a semana dos "
+        "presidenciáveis, que disputam votos com propostas para a seca"
+    )
     assert not english(portuguese)
-    assert english("We measure the dust content of star-forming galaxies at high redshift "
-                   "with JWST spectroscopy and find that it rises with stellar mass.")
+    assert english(
+        "We measure the dust content of star-forming galaxies at high redshift "
+        "with JWST spectroscopy and find that it rises with stellar mass."
+    )
     assert english("Dusty galaxies")  # too short to judge: tagged as before
 
 
@@ -164,10 +186,13 @@ def test_categories_stay_first_and_win_over_an_equal_keyphrase(db, pm, tmp_path)
 
     pm.register(Tagger(), name="extra")
     feed = tmp_path / "feed.xml"
-    feed.write_text('<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
-                    "<item><title>A</title><guid>a</guid><category>Cosmology</category></item>"
-                    "<item><title>B</title><guid>b</guid></item>"
-                    "<item><title>C</title><guid>c</guid></item></channel></rss>", encoding="utf-8")
+    feed.write_text(
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        "<item><title>A</title><guid>a</guid><category>Cosmology</category></item>"
+        "<item><title>B</title><guid>b</guid></item>"
+        "<item><title>C</title><guid>c</guid></item></channel></rss>",
+        encoding="utf-8",
+    )
     add_feeds(db, [(str(feed), None)])
     run_ingest(db)
     rows = {t: (json.loads(g), json.loads(k)) for t, g, k in db.execute("SELECT title, tags, keyphrases FROM items")}
@@ -224,8 +249,7 @@ def test_tags_rebuild_is_idempotent_resumable_and_reports(db, db_path, tmp_path,
     monkeypatch.setattr(tagging, "apply_proposals", real)
     assert not tagging.start_rebuild(db)  # under way: resumed, not restarted
     progress = []
-    done = tagging.tag_pending(db, HashEmbedder(), batch_size=10,
-                               progress=lambda n, total: progress.append((n, total)))
+    done = tagging.tag_pending(db, HashEmbedder(), batch_size=10, progress=lambda n, total: progress.append((n, total)))
     assert done == 14 and progress[-1] == (14, 14)
     assert kept(db) == before
     assert db.execute("SELECT count(*) FROM meta WHERE key LIKE 'tags.rebuild%'").fetchone()[0] == 0
@@ -240,12 +264,15 @@ def test_tagged_items_reach_the_ranking_matrix_and_the_explanation(db, tmp_path)
 
     ingest_bridge(db, tmp_path)
     matrix = get_matrix(db, get_embedder().name, get_embedder().dimension)
-    item_id, kps = next((i, json.loads(k)) for i, k in db.execute("SELECT id, keyphrases FROM items")
-                        if json.loads(k))
+    item_id, kps = next((i, json.loads(k)) for i, k in db.execute("SELECT id, keyphrases FROM items") if json.loads(k))
     assert matrix.has_key(f"topic:{kps[0]}")[matrix.rows_of([item_id])[0]]  # a topic key
     user = create_user(db, "astro", "star formation")
-    peers = [i for (i,) in db.execute(
-        "SELECT item_id FROM item_tag_proposals WHERE tag = ? AND item_id != ?", [kps[0], item_id])]
+    peers = [
+        i
+        for (i,) in db.execute(
+            "SELECT item_id FROM item_tag_proposals WHERE tag = ? AND item_id != ?", [kps[0], item_id]
+        )
+    ]
     record_click(db, user["id"], peers[0], True, "agent")
     topics = [t for t in explain(db, user, item_id)["matched_tags"] if t["kind"] == "topic"]
     assert topics and topics[0]["label"] in kps
@@ -266,8 +293,7 @@ def test_the_digest_of_an_uncategorised_arxiv_listing_is_grouped_into_named_topi
     for path in sample_feed_paths():
         if path.name.startswith("arxiv-"):
             bare = tmp_path / path.name
-            bare.write_text(re.sub(r"\s*<category>[^<]*</category>", "", path.read_text("utf-8")),
-                            encoding="utf-8")
+            bare.write_text(re.sub(r"\s*<category>[^<]*</category>", "", path.read_text("utf-8")), encoding="utf-8")
             feeds.append((str(bare), None))
     add_feeds(db, feeds)
     run_ingest(db)
@@ -332,10 +358,9 @@ def test_an_embedder_that_overrides_embed_only_is_not_gone_around():
 
 
 def test_the_second_word_of_a_latin_phrase_is_no_topic():
-    """"in vivo calcium imaging" gave the topic "vivo" (a trial's digest read "deep learning
+    """ "in vivo calcium imaging" gave the topic "vivo" (a trial's digest read "deep learning
     · vivo"): "in" is a stop word, and "vivo" was left alone."""
-    found = candidates("In vivo calcium imaging decoded with transformers, and de novo "
-                       "protein design in silico.")
+    found = candidates("In vivo calcium imaging decoded with transformers, and de novo protein design in silico.")
     assert not {"vivo", "novo", "silico"} & set(found)
     assert "calcium imaging" in found and "protein design" in found
 
@@ -345,14 +370,20 @@ def test_words_that_name_no_topic_are_never_a_keyphrase():
     tagged "note" ("Notes on …"): English filler that scikit-learn's stop list lacks."""
     from hermes.text.language import names_no_topic
 
-    text = ("Notes on random walks: we just note that such walks exist, with respect to the "
-            "lattice; on the other hand a robotic hand learns grasping via reinforcement, "
-            "using rewards. For example, one idea is overrated.")
+    text = (
+        "Notes on random walks: we just note that such walks exist, with respect to the "
+        "lattice; on the other hand a robotic hand learns grasping via reinforcement, "
+        "using rewards. For example, one idea is overrated."
+    )
     found = candidates(text)
-    filler = {"note", "notes", "just", "exist", "respect", "hand", "via", "using", "example",
-              "idea", "overrated"}
-    assert not [p for p in found if p in filler or p.split()[0] in {"just", "exist", "via", "using"}
-                or p.split()[-1] in {"just", "exist", "via", "using"}], sorted(found)
+    filler = {"note", "notes", "just", "exist", "respect", "hand", "via", "using", "example", "idea", "overrated"}
+    assert not [
+        p
+        for p in found
+        if p in filler
+        or p.split()[0] in {"just", "exist", "via", "using"}
+        or p.split()[-1] in {"just", "exist", "via", "using"}
+    ], sorted(found)
     assert "random walk" in found and "robotic hand" in found  # in a phrase a filler noun stays
     assert not {"example idea", "idea"} & set(found)  # nor filler nouns only
     vectors, tokens = HashEmbedder().embed_tokens([text])
@@ -363,14 +394,16 @@ def test_words_that_name_no_topic_are_never_a_keyphrase():
     assert not names_no_topic("fire") and not names_no_topic("42")
 
 
-@pytest.mark.parametrize("text", [
-    "Bundesbank meldet Wachstum von 0,3 Prozent",  # too short for the English judge
-    "Regierung beschließt Haushalt",
-    "Politik: Streit über die Rente",
-    # long enough, but its German words were not on the list ("die", "das", "den", "hat")
-    "Die Regierung will die Rente stabil halten, meldet die Zeitung. Das Kabinett hat den "
-    "Plan beschlossen.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bundesbank meldet Wachstum von 0,3 Prozent",  # too short for the English judge
+        "Regierung beschließt Haushalt",
+        "Politik: Streit über die Rente",
+        # long enough, but its German words were not on the list ("die", "das", "den", "hat")
+        "Die Regierung will die Rente stabil halten, meldet die Zeitung. Das Kabinett hat den Plan beschlossen.",
+    ],
+)
 def test_text_in_another_language_gets_no_keyphrase_however_short(text):
     """A German news feed's items were tagged "meldet" and "prozent": a headline was too
     short to judge and counted as English."""
@@ -382,12 +415,15 @@ def test_text_in_another_language_gets_no_keyphrase_however_short(text):
     assert not english(text)  # the one judge: the explanation and bootstrap read it alike
 
 
-@pytest.mark.parametrize("text, phrase", [
-    ("Variational quantum eigensolvers are overrated", "variational quantum eigensolver"),
-    ("Quantum error correction", "quantum error correction"),  # no stop word at all
-    ("Holography in de Sitter space", "sitter space"),  # "de": a tie stays English
-    ("Schrödinger cats in a cavity", "schrödinger cat"),  # a capitalised name is no sign
-])
+@pytest.mark.parametrize(
+    "text, phrase",
+    [
+        ("Variational quantum eigensolvers are overrated", "variational quantum eigensolver"),
+        ("Quantum error correction", "quantum error correction"),  # no stop word at all
+        ("Holography in de Sitter space", "sitter space"),  # "de": a tie stays English
+        ("Schrödinger cats in a cavity", "schrödinger cat"),  # a capitalised name is no sign
+    ],
+)
 def test_a_short_english_title_is_still_tagged(text, phrase):
     vectors, tokens = HashEmbedder().embed_tokens([text])
     found = keyphrases(text, vectors[0], tokens[0])
@@ -398,13 +434,17 @@ def test_a_keyphrase_carried_by_one_item_only_is_proposed_but_not_kept(db, tmp_p
     """The trial's "Variational quantum eigensolvers are overrated" got no tag: its phrases
     were proposed, and none recurred on another item (the core's rule, by design). A second
     item on the subject makes the phrase a tag of both."""
+
     def feed(titles):
         items = "".join(f"<item><title>{t}</title><guid>{k}</guid></item>" for k, t in enumerate(titles))
-        return ('<?xml version="1.0"?><rss version="2.0"><channel><title>q</title>'
-                f"{items}</channel></rss>")
+        return f'<?xml version="1.0"?><rss version="2.0"><channel><title>q</title>{items}</channel></rss>'
 
-    ingest_bridge(db, tmp_path, "one.xml", feed(["Variational quantum eigensolvers are overrated",
-                                                 "Sourdough starters at high altitude"]))
+    ingest_bridge(
+        db,
+        tmp_path,
+        "one.xml",
+        feed(["Variational quantum eigensolvers are overrated", "Sourdough starters at high altitude"]),
+    )
     proposed = {t for (t,) in db.execute("SELECT tag FROM item_tag_proposals")}
     assert "variational quantum eigensolver" in proposed
     assert not any(kept(db).values())

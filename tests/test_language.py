@@ -14,20 +14,26 @@ from hermes.ranking.explain_words import NOT_ENGLISH
 from hermes.storage.records import create_user, require_user
 from hermes.text.language import english
 
-GERMAN = ("Die Forscher zeigen, dass sich die Verschränkung von Quantenbits in einem Bauteil mit "
-          "der neuen Methode viel länger halten lässt, und sie wollen das Verfahren nun auf "
-          "größere Prozessoren übertragen")
-ENGLISH_OFF_TOPIC = ("The bakers show that the sourdough starter keeps its flavour for much "
-                     "longer with the new method, and they want to try it on larger loaves")
+GERMAN = (
+    "Die Forscher zeigen, dass sich die Verschränkung von Quantenbits in einem Bauteil mit "
+    "der neuen Methode viel länger halten lässt, und sie wollen das Verfahren nun auf "
+    "größere Prozessoren übertragen"
+)
+ENGLISH_OFF_TOPIC = (
+    "The bakers show that the sourdough starter keeps its flavour for much "
+    "longer with the new method, and they want to try it on larger loaves"
+)
 
 
 @pytest.fixture
 def mixed(db, add_items, split_bar):
-    ids = add_items([
-        {"title": "quantum entanglement of qubits on a chip"},
-        {"title": "Quanten-Verschränkung auf dem Chip", "summary": GERMAN},
-        {"title": "Sourdough at home", "summary": ENGLISH_OFF_TOPIC},
-    ])
+    ids = add_items(
+        [
+            {"title": "quantum entanglement of qubits on a chip"},
+            {"title": "Quanten-Verschränkung auf dem Chip", "summary": GERMAN},
+            {"title": "Sourdough at home", "summary": ENGLISH_OFF_TOPIC},
+        ]
+    )
     create_user(db, "ann", "quantum entanglement of qubits")
     return ids
 
@@ -57,8 +63,7 @@ def test_english_is_judged_on_enough_words():
     assert english("Quantum error correction") and english("Holography in de Sitter space")
 
 
-def test_a_low_match_on_a_text_in_another_language_says_what_it_cannot_show(
-        db, mixed, english_model):
+def test_a_low_match_on_a_text_in_another_language_says_what_it_cannot_show(db, mixed, english_model):
     user = require_user(db, "ann")
     german = explain(db, user, mixed[1], since_days=None)
     assert german["match"] == "none" and german["evidence"]["english"] is False
@@ -70,13 +75,12 @@ def test_a_low_match_on_a_text_in_another_language_says_what_it_cannot_show(
     assert on_topic["match"] == "strong" and NOT_ENGLISH not in on_topic["reason"]
 
 
-def test_a_short_headline_in_another_language_gets_the_caveat_too(db, add_items, english_model,
-                                                                  split_bar):
+def test_a_short_headline_in_another_language_gets_the_caveat_too(db, add_items, english_model, split_bar):
     """A trial: "Eilmeldung: …" (a headline, no summary) read "No match" with no word that
     the model cannot read German; a short English title is not given the caveat."""
-    german, english_title = add_items([
-        {"title": "Eilmeldung: Bundesbank senkt Prognose für das Wachstum"},
-        {"title": "Sourdough at home"}])
+    german, english_title = add_items(
+        [{"title": "Eilmeldung: Bundesbank senkt Prognose für das Wachstum"}, {"title": "Sourdough at home"}]
+    )
     user = create_user(db, "ann", "quantum entanglement of qubits")
     headline = explain(db, user, german, since_days=None)
     assert headline["match"] == "none" and headline["reason"].endswith(NOT_ENGLISH + ".")
@@ -111,7 +115,9 @@ def test_a_long_text_is_judged_on_its_beginning():
 def test_words_both_languages_use_vote_for_neither():
     """A trial's Portuguese news item read as English: "no", "do" and "a" are English stop
     words and Portuguese contractions / articles."""
-    text = ("Chuvas fortes causam enchentes no Rio Grande do Sul. A Defesa Civil alertou para "
-            "novas enchentes em Porto Alegre nesta terça-feira.")
+    text = (
+        "Chuvas fortes causam enchentes no Rio Grande do Sul. A Defesa Civil alertou para "
+        "novas enchentes em Porto Alegre nesta terça-feira."
+    )
     assert not english(text)
     assert english("No, we do not think a model this small can do as well as a larger one.")

@@ -36,8 +36,7 @@ def _under(module: str, prefixes: tuple[str, ...]) -> bool:
 def layer(module: str) -> str:
     if module.startswith("hermes_") or _under(module, PLUGINS):
         return "plugins"
-    for name, prefixes in (("faces", FACES), ("storage", STORAGE), ("base", BASE),
-                           ("contract", CONTRACT)):
+    for name, prefixes in (("faces", FACES), ("storage", STORAGE), ("base", BASE), ("contract", CONTRACT)):
         if _under(module, prefixes):
             return name
     return "engine"
@@ -45,14 +44,12 @@ def layer(module: str) -> str:
 
 def edges(known: dict[str, Path]) -> dict[str, list[tuple[str, int]]]:
     """``module -> [(imported hermes module, line)]``, every import included."""
-    return {m: [(t, node.lineno) for t, node, _ in imports(m, p, known, typing=True)]
-            for m, p in known.items()}
+    return {m: [(t, node.lineno) for t, node, _ in imports(m, p, known, typing=True)] for m, p in known.items()}
 
 
 def violations(known: dict[str, Path]) -> list[str]:
     graph = edges(known)
-    leaves = {m for m, out in graph.items()
-              if layer(m) == "engine" and all(layer(t) == "contract" for t, _ in out)}
+    leaves = {m for m, out in graph.items() if layer(m) == "engine" and all(layer(t) == "contract" for t, _ in out)}
     found = []
     for module, out in sorted(graph.items()):
         here = ORDER.index(layer(module))
@@ -61,8 +58,7 @@ def violations(known: dict[str, Path]) -> list[str]:
                 continue
             if target in leaves and layer(module) != "contract":
                 continue
-            found.append(f"{known[module]}:{line}: {module} ({layer(module)}) imports "
-                         f"{target} ({layer(target)})")
+            found.append(f"{known[module]}:{line}: {module} ({layer(module)}) imports {target} ({layer(target)})")
     return found
 
 
@@ -101,18 +97,22 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
 def test_the_check_sees_imports_in_functions_and_for_typing(tmp_path):
     """A plugin reaching a face from inside a function, an engine module naming a plugin for
     an annotation only, storage importing the engine: each is found."""
-    known = _tree(tmp_path, {
-        "hermes_fake.cli": "def run():\n    from hermes.cli.support import die\n",
-        "hermes.cli.support": "",
-        "hermes.ranking.fake": ("from typing import TYPE_CHECKING\n"
-                                "if TYPE_CHECKING:\n    from hermes_fake.cli import run\n"),
-        "hermes.storage.fake": "from hermes.ranking import fake\n",
-        "hermes.ranking": "",
-        "hermes.contract": "from hermes.storage.records import now_iso\n",
-        "hermes.storage.records": "",
-        "hermes.text.clip": "",
-        "hermes.storage.ok": "from hermes.text.clip import clip\nfrom hermes.contract import ok\n",
-    })
+    known = _tree(
+        tmp_path,
+        {
+            "hermes_fake.cli": "def run():\n    from hermes.cli.support import die\n",
+            "hermes.cli.support": "",
+            "hermes.ranking.fake": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hermes_fake.cli import run\n"
+            ),
+            "hermes.storage.fake": "from hermes.ranking import fake\n",
+            "hermes.ranking": "",
+            "hermes.contract": "from hermes.storage.records import now_iso\n",
+            "hermes.storage.records": "",
+            "hermes.text.clip": "",
+            "hermes.storage.ok": "from hermes.text.clip import clip\nfrom hermes.contract import ok\n",
+        },
+    )
     found = "\n".join(violations(known))
     assert "hermes_fake.cli (plugins) imports hermes.cli.support (faces)" in found
     assert "hermes.ranking.fake (engine) imports hermes_fake.cli (plugins)" in found

@@ -42,21 +42,26 @@ def test_auc_counts_the_pairs_in_order():
 
 
 def _library(db, name: str, interests: str, add_items) -> dict:
-    add_items([{"title": f"sourdough baking note {i}", "summary": "bread crumb and crust",
-                "days_ago": 1} for i in range(6)])
+    add_items(
+        [{"title": f"sourdough baking note {i}", "summary": "bread crumb and crust", "days_ago": 1} for i in range(6)]
+    )
     make_persona(db, name, interests)
-    text = "\n".join(f"@misc{{lens{i}, title = {{gravitational lensing study {i} of a galaxy "
-                     f"cluster}}}}" for i in range(library_scorer.LIBRARY_MIN + 2))
+    text = "\n".join(
+        f"@misc{{lens{i}, title = {{gravitational lensing study {i} of a galaxy cluster}}}}"
+        for i in range(library_scorer.LIBRARY_MIN + 2)
+    )
     assert tool(db, "import_library", name=name, text=text)["ok"]
     return require_user(db, name)
 
 
-@pytest.mark.parametrize("interests, coherent", [
-    ("gravitational lensing of galaxy clusters", True),
-    ("sourdough bread baking", False),
-])
-def test_the_interests_text_counts_as_far_as_it_describes_the_library(
-        db, add_items, monkeypatch, interests, coherent):
+@pytest.mark.parametrize(
+    "interests, coherent",
+    [
+        ("gravitational lensing of galaxy clusters", True),
+        ("sourdough bread baking", False),
+    ],
+)
+def test_the_interests_text_counts_as_far_as_it_describes_the_library(db, add_items, monkeypatch, interests, coherent):
     from hermes.ranking.rank import rank
 
     monkeypatch.setattr(library_scorer, "INTEREST_MIX", 1.0)

@@ -29,8 +29,9 @@ def test_ten_dislikes_after_a_library_of_two_thousand_papers_move_the_ranking(db
     fall below every paper of the other: the library is 200 times as many likes as the
     person's dislikes, and the dislikes still decide."""
     kinds = {"arcs": "strong lensing arcs cluster note", "shear": "weak lensing shear survey note"}
-    ids = {kind: add_items([{"title": f"{words} {k}", "days_ago": 1} for k in range(15)])
-           for kind, words in kinds.items()}
+    ids = {
+        kind: add_items([{"title": f"{words} {k}", "days_ago": 1} for k in range(15)]) for kind, words in kinds.items()
+    }
     make_persona(db, "ann", "gravitational lensing")
     library = [f"{kinds['shear' if k % 2 else 'arcs']} paper {k}" for k in range(2000)]
     done = tool(db, "import_library", name="ann", text=_bibtex(library))
@@ -47,8 +48,28 @@ def test_ten_dislikes_after_a_library_of_two_thousand_papers_move_the_ranking(db
     assert max(after[5:]) < min(after[:5]), (before, after)  # below every paper of the other
 
 
-WORDS = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta", "lambda",
-         "zeta", "iota", "rho", "tau", "phi", "chi", "psi", "eta", "mu", "nu", "xi")
+WORDS = (
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "omega",
+    "sigma",
+    "kappa",
+    "theta",
+    "lambda",
+    "zeta",
+    "iota",
+    "rho",
+    "tau",
+    "phi",
+    "chi",
+    "psi",
+    "eta",
+    "mu",
+    "nu",
+    "xi",
+)
 
 
 def test_a_library_of_two_topics_ranks_the_items_of_both(db, add_items):
@@ -56,13 +77,18 @@ def test_a_library_of_two_topics_ranks_the_items_of_both(db, add_items):
     protein-folding papers rank above galaxy papers that share only part of the library's
     words. One direction fit to the library leans to its larger topic; the papers' own
     neighbours do not."""
-    ids = add_items([{"title": t, "days_ago": 1} for t in
-                     [f"protein folding kinetics simulation {w}" for w in WORDS[:4]]
-                     + [f"galaxy survey {w} telescope" for w in WORDS[4:8]]])
+    ids = add_items(
+        [
+            {"title": t, "days_ago": 1}
+            for t in [f"protein folding kinetics simulation {w}" for w in WORDS[:4]]
+            + [f"galaxy survey {w} telescope" for w in WORDS[4:8]]
+        ]
+    )
     add_items([{"title": f"sourdough bread {a} {b}", "days_ago": 1} for a in WORDS for b in WORDS[:6]])
     make_persona(db, "ann", "research")
-    library = ([f"dark matter halo galaxy survey model {a} {b}" for a in WORDS[:8] for b in WORDS[8:13]]
-               + [f"protein folding kinetics simulation paper {w}" for w in WORDS[12:20]])
+    library = [f"dark matter halo galaxy survey model {a} {b}" for a in WORDS[:8] for b in WORDS[8:13]] + [
+        f"protein folding kinetics simulation paper {w}" for w in WORDS[12:20]
+    ]
     assert tool(db, "import_library", name="ann", text=_bibtex(library))["ok"]
     positions = _positions(db, require_user(db, "ann"), ids)
     assert max(positions[:4]) < min(positions[4:]), positions

@@ -37,8 +37,7 @@ def test_an_item_takes_the_best_level_any_figure_reaches():
 def test_judging_many_figures_counts_levels_as_one_figure_does():
     rng = np.random.default_rng(3)
     cuts = match.THRESHOLDS[match.MINILM]["interest"]
-    values = np.concatenate([rng.uniform(-0.2, 0.9, 5000), cuts, np.nextafter(cuts, -1),
-                             [np.nan]])
+    values = np.concatenate([rng.uniform(-0.2, 0.9, 5000), cuts, np.nextafter(cuts, -1), [np.nan]])
     for dtype in (np.float64, np.float32):  # a float32 figure is judged by its exact value
         figures = values.astype(dtype)
         levels = match.judge([comp("profile", interest=figures)], len(figures), match.MINILM).levels
@@ -60,8 +59,7 @@ def test_an_undecided_classifier_lifts_no_item_to_weak():
 
 
 def test_inactive_components_and_unknown_kinds_say_nothing():
-    off = Component("profile", "profile", np.zeros(2), active=False,
-                    evidence={"interest": np.array([0.9, 0.9])})
+    off = Component("profile", "profile", np.zeros(2), active=False, evidence={"interest": np.array([0.9, 0.9])})
     boost = Component("bread", "boost", np.zeros(2), evidence={"bread": np.array([9.0, 9.0])})
     assert match.judge([off, boost], 2, match.MINILM).levels.tolist() == [0, 0]
 
@@ -73,12 +71,14 @@ def test_a_model_nobody_calibrated_gets_minilm_s_thresholds():
 
 @pytest.fixture
 def persona(db, add_items):
-    ids = add_items([
-        {"title": "quantum error correction with surface codes", "summary": "qubits"},
-        {"title": "Sourdough bread", "summary": "flour water salt"},
-        {"title": "entanglement of qubits in quantum error correction", "summary": "codes"},
-        {"title": "Tax forms", "summary": "returns deadlines"},
-    ])
+    ids = add_items(
+        [
+            {"title": "quantum error correction with surface codes", "summary": "qubits"},
+            {"title": "Sourdough bread", "summary": "flour water salt"},
+            {"title": "entanglement of qubits in quantum error correction", "summary": "codes"},
+            {"title": "Tax forms", "summary": "returns deadlines"},
+        ]
+    )
     return create_user(db, "ann", "quantum error correction, qubits"), ids
 
 
@@ -88,8 +88,9 @@ class Boost:
     @hookimpl
     def hermes_score(self, db, user, item_ids, vectors, context):
         titles = dict(db.execute("SELECT id, title FROM items").fetchall())
-        return Component("bread", "boost", np.array(
-            [10.0 if "Sourdough" in titles[int(i)] else 0.0 for i in item_ids]), weight=5.0)
+        return Component(
+            "bread", "boost", np.array([10.0 if "Sourdough" in titles[int(i)] else 0.0 for i in item_ids]), weight=5.0
+        )
 
 
 def test_bar_first_puts_what_clears_the_bar_first_each_group_in_blend_order(db, pm, persona):
@@ -113,10 +114,17 @@ def test_bar_first_puts_what_clears_the_bar_first_each_group_in_blend_order(db, 
     assert int(top.item_ids[0]) == above[0] and top.n_below_bar == 2  # counts cover all
 
 
-@pytest.mark.parametrize("figure, text", [
-    (0.4744, "0.47"), (0.465, "0.46"), (0.47, "0.47"), (0.4699, "0.46"), (-0.123, "-0.13"),
-    (float("nan"), "–"),
-])
+@pytest.mark.parametrize(
+    "figure, text",
+    [
+        (0.4744, "0.47"),
+        (0.465, "0.46"),
+        (0.47, "0.47"),
+        (0.4699, "0.46"),
+        (-0.123, "-0.13"),
+        (float("nan"), "–"),
+    ],
+)
 def test_a_figure_is_shown_on_the_same_side_of_every_threshold(figure, text):
     """Rounded, 0.4744 (strong) and 0.465 (good) both read 0.47 beside different verdicts."""
     assert match.shown(figure) == text
@@ -124,4 +132,3 @@ def test_a_figure_is_shown_on_the_same_side_of_every_threshold(figure, text):
         for limit in limits:
             if figure == figure:  # not NaN
                 assert (float(text) >= limit) == (figure >= limit)
-

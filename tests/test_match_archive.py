@@ -17,10 +17,16 @@ MINILM = match.MINILM
 
 def judged(evidence, reference=None, n=None, n_clicks=match.VETO_CLICKS):
     n = n or len(next(iter(evidence.values())))
-    comps = [Component(kind, "profile", np.zeros(n), evidence={kind: np.asarray(values)},
-                       reference={kind: np.asarray(reference[kind])} if reference and kind in reference
-                       else {})
-             for kind, values in evidence.items()]
+    comps = [
+        Component(
+            kind,
+            "profile",
+            np.zeros(n),
+            evidence={kind: np.asarray(values)},
+            reference={kind: np.asarray(reference[kind])} if reference and kind in reference else {},
+        )
+        for kind, values in evidence.items()
+    ]
     return match.judge(comps, n, MINILM, n_clicks)
 
 
@@ -46,8 +52,7 @@ def test_a_small_reference_says_nothing_of_what_is_typical():
 
 def test_the_liked_figure_lifts_nothing_where_a_disliked_item_is_as_near():
     liked = match.THRESHOLDS[MINILM]["liked"][2] + 0.05
-    j = judged({"liked": np.array([liked, liked, liked]),
-                "disliked": np.array([liked + 0.04, liked - 0.2, np.nan])})
+    j = judged({"liked": np.array([liked, liked, liked]), "disliked": np.array([liked + 0.04, liked - 0.2, np.nan])})
     assert [match.LEVELS[v] for v in j.levels] == ["weak", "strong", "strong"]
     assert j.nearer_disliked.tolist() == [True, False, False]
 
@@ -82,13 +87,15 @@ def test_the_explanation_says_the_clicks_did_not_confirm_a_strong_interest():
 
 def test_a_trained_classifier_that_leans_to_a_dislike_keeps_an_item_below_the_bar():
     interest = match.THRESHOLDS[MINILM]["interest"][2] + 0.05
-    j = judged({"interest": np.array([interest, interest]),
-                "classifier": np.array([match.VETO - 0.1, match.VETO + 0.1])})
+    j = judged(
+        {"interest": np.array([interest, interest]), "classifier": np.array([match.VETO - 0.1, match.VETO + 0.1])}
+    )
     assert [match.LEVELS[v] for v in j.levels] == ["weak", "strong"]
     assert j.vetoed.tolist() == [True, False]
     # on fewer clicks it says too little to hold anything down
-    few = judged({"interest": np.array([interest]), "classifier": np.array([match.VETO - 0.1])},
-                 n_clicks=match.VETO_CLICKS - 1)
+    few = judged(
+        {"interest": np.array([interest]), "classifier": np.array([match.VETO - 0.1])}, n_clicks=match.VETO_CLICKS - 1
+    )
     # (above the bar; good, not strong: the classifier does not confirm the interest)
     assert match.LEVELS[few.levels[0]] == "good" and few.vetoed is None
 
@@ -104,21 +111,25 @@ def test_the_second_pass_writes_its_judgement_into_the_first():
 def test_one_feed_of_one_type_is_never_named_in_a_reason(db, add_items, no_bar):
     """The trial: with 6 dislikes and 5 likes every reason ended "but from a source or type
     you disliked: JWST arXiv Feed (feed), type paper" though the archive is that feed."""
-    ids = add_items([{"title": f"galaxy survey number {k}", "summary": "galaxies at high redshift",
-                      "content_type": "paper"} for k in range(14)])
+    ids = add_items(
+        [
+            {"title": f"galaxy survey number {k}", "summary": "galaxies at high redshift", "content_type": "paper"}
+            for k in range(14)
+        ]
+    )
     user = create_user(db, "astro", "high-redshift galaxies")
     for k, item_id in enumerate(ids[:11]):
         record_click(db, user["id"], item_id, k < 5, "ui")
     why = explain(db, user, ids[12], since_days=None)
     assert not why["evidence"]["sources"]
-    assert "source or type" not in why["reason"] and not any(
-        "source or type" in p for p in why["phrases"])
+    assert "source or type" not in why["reason"] and not any("source or type" in p for p in why["phrases"])
 
 
 def test_a_second_feed_makes_the_source_worth_naming(db, add_items, no_bar):
     ids = add_items([{"title": f"galaxy survey number {k}", "summary": "galaxies"} for k in range(6)])
-    other = add_items([{"title": "bread recipes", "summary": "flour"}], feed_url="https://b.example/f",
-                      feed_title="Bakery")
+    other = add_items(
+        [{"title": "bread recipes", "summary": "flour"}], feed_url="https://b.example/f", feed_title="Bakery"
+    )
     user = create_user(db, "astro", "high-redshift galaxies")
     for item_id in ids[:4]:
         record_click(db, user["id"], item_id, False, "ui")
@@ -128,41 +139,66 @@ def test_a_second_feed_makes_the_source_worth_naming(db, add_items, no_bar):
 
 
 def _payload(**evidence):
-    ev = {"interest": None, "liked": None, "classifier": None, "tags": [], "authors": [],
-          "sources": [], **evidence}
+    ev = {"interest": None, "liked": None, "classifier": None, "tags": [], "authors": [], "sources": [], **evidence}
     return {"evidence": ev, "components": {}, "above_bar": False}
 
 
 def test_a_figure_held_down_by_the_archive_says_what_is_typical_here():
     from hermes.ranking.explain_words import phrases_of as _phrases
 
-    held = _phrases(_payload(liked={"id": 1, "title": "Higgs at the LHC", "similarity": 0.63,
-                                    "level": "weak", "usual_here": True, "typical_here": 0.36}))
-    assert held == ["similar to “Higgs at the LHC”, which you liked (similarity 0.63), but an "
-                    "item here is typically 0.36 from what you liked"]
-    lowered = _phrases(_payload(interest={"clause": "QCD", "similarity": 0.5, "level": "good",
-                                          "usual_here": True, "typical_here": 0.3}))
+    held = _phrases(
+        _payload(
+            liked={
+                "id": 1,
+                "title": "Higgs at the LHC",
+                "similarity": 0.63,
+                "level": "weak",
+                "usual_here": True,
+                "typical_here": 0.36,
+            }
+        )
+    )
+    assert held == [
+        "similar to “Higgs at the LHC”, which you liked (similarity 0.63), but an "
+        "item here is typically 0.36 from what you liked"
+    ]
+    lowered = _phrases(
+        _payload(
+            interest={"clause": "QCD", "similarity": 0.5, "level": "good", "usual_here": True, "typical_here": 0.3}
+        )
+    )
     assert lowered == ["matches your interest “QCD” (similarity 0.50)"]  # still clears the bar
 
 
 def test_a_nearer_dislike_is_named_beside_the_like():
     from hermes.ranking.explain_words import phrases_of as _phrases
 
-    near = _phrases(_payload(liked={"id": 1, "title": "A", "similarity": 0.61, "level": "weak",
-                                    "disliked": {"id": 2, "title": "B", "similarity": 0.63,
-                                                 "closer": True}}))
-    assert near == ["near “A”, which you liked (similarity 0.61), but nearer to “B”, which you "
-                    "disliked (similarity 0.63)"]
+    near = _phrases(
+        _payload(
+            liked={
+                "id": 1,
+                "title": "A",
+                "similarity": 0.61,
+                "level": "weak",
+                "disliked": {"id": 2, "title": "B", "similarity": 0.63, "closer": True},
+            }
+        )
+    )
+    assert near == [
+        "near “A”, which you liked (similarity 0.61), but nearer to “B”, which you disliked (similarity 0.63)"
+    ]
 
 
 def test_every_face_is_told_what_held_a_figure_down():
     from hermes.ranking.explain_words import note_of as _note
 
     assert _note({"usual_here": True, "typical_here": 0.3612}) == (
-        "counts for less in this archive, where an item is typically 0.36")
+        "counts for less in this archive, where an item is typically 0.36"
+    )
     assert _note({"keeps_below_bar": True}) == "leans to a dislike: keeps it below your bar"
     assert _note({"disliked": {"title": "B", "similarity": 0.63, "closer": True}}) == (
-        "a disliked item is as near: “B” (similarity 0.63)")
+        "a disliked item is as near: “B” (similarity 0.63)"
+    )
     assert _note({"usual_here": False}) == ""
 
 
@@ -170,7 +206,8 @@ def test_the_feed_cli_shows_the_note_beside_the_level():
     from hermes_feeds.feed_lines import _judged
 
     assert _judged({"note": "leans to a dislike: keeps it below your bar"}, "weak") == (
-        "weak: leans to a dislike: keeps it below your bar")
+        "weak: leans to a dislike: keeps it below your bar"
+    )
     assert _judged({"note": ""}, "strong") == "strong"
 
 
@@ -180,12 +217,32 @@ def test_a_veto_leads_the_reason_of_an_item_it_keeps_below_the_bar():
     from hermes.ranking.explain_words import phrases_of as _phrases
 
     evidence = {
-        "interest": {"clause": "supersymmetric gauge theories", "similarity": 0.6,
-                     "level": "strong", "usual_here": False},
-        "liked": {"id": 1, "title": "Stringy Instantons", "similarity": 0.59, "level": "strong",
-                  "usual_here": False, "itself": False, "source": "ui"},
-        "classifier": {"probability": 0.46, "level": "weak", "usual_here": False,
-                       "counts": True, "keeps_below_bar": True},
-        "tags": [], "authors": [], "sources": [], "topics": []}
+        "interest": {
+            "clause": "supersymmetric gauge theories",
+            "similarity": 0.6,
+            "level": "strong",
+            "usual_here": False,
+        },
+        "liked": {
+            "id": 1,
+            "title": "Stringy Instantons",
+            "similarity": 0.59,
+            "level": "strong",
+            "usual_here": False,
+            "itself": False,
+            "source": "ui",
+        },
+        "classifier": {
+            "probability": 0.46,
+            "level": "weak",
+            "usual_here": False,
+            "counts": True,
+            "keeps_below_bar": True,
+        },
+        "tags": [],
+        "authors": [],
+        "sources": [],
+        "topics": [],
+    }
     phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": False})
     assert phrases[0].startswith("leans towards what you disliked (probability 0.46)")

@@ -19,6 +19,7 @@ def tool(db, name, /, **arguments) -> dict:
 
 # --- the text block is the structured content, compact ---------------------------------------
 
+
 @pytest.mark.anyio
 async def test_the_text_block_is_the_structured_content_as_compact_json(db_path, db):
     """The spec's text copy of structured content, without indentation or spaces: the
@@ -30,17 +31,21 @@ async def test_the_text_block_is_the_structured_content_as_compact_json(db_path,
 
     create_user(db, "ann", "entanglement witnesses — “quoted”")
     async with Client(build_server(str(db_path))) as client:
-        for name, args in (("list_users", {}), ("list_feeds", {}),
-                           ("list_feed", {"user": "ann"}), ("digest", {"user": "nobody"})):
+        for name, args in (
+            ("list_users", {}),
+            ("list_feeds", {}),
+            ("list_feed", {"user": "ann"}),
+            ("digest", {"user": "nobody"}),
+        ):
             result = await client.call_tool(name, args)
             text = result.content[0].text
             assert json.loads(text) == result.structured_content
-            assert text == json.dumps(result.structured_content, ensure_ascii=False,
-                                      separators=(",", ":")), name
+            assert text == json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")), name
             assert "\n" not in text
 
 
 # --- add_feed says when the items arrive, for the process it runs in ---------------------------
+
 
 @pytest.fixture
 def private_allowed(monkeypatch):
@@ -49,8 +54,7 @@ def private_allowed(monkeypatch):
 
 def _add(db) -> dict:
     with CannedServer() as server:
-        server.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"},
-                                      rss("Quantum blog", SAMPLE_ENTRIES))
+        server.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"}, rss("Quantum blog", SAMPLE_ENTRIES))
         result = tool(db, "add_feed", url=server.url("/feed.xml"))
     assert result["ok"], result["message"]
     return result
@@ -65,8 +69,12 @@ def test_without_a_background_refresh_add_feed_points_at_hermes_ingest(db, priva
 def test_under_a_background_refresh_add_feed_says_it_fetches_the_feed(db, db_path, private_allowed):
     """Under `hermes serve` / `hermes web` this process's refresh fetches the feed: an agent,
     which has no ingest tool, must not be sent to `hermes ingest`."""
-    idle = Refresher(db_path, 3600, start_delay=3600,  # never runs its child during the test
-                     command=lambda *args, **kwargs: [sys.executable, "-c", "pass"]).start()
+    idle = Refresher(
+        db_path,
+        3600,
+        start_delay=3600,  # never runs its child during the test
+        command=lambda *args, **kwargs: [sys.executable, "-c", "pass"],
+    ).start()
     try:
         message = _add(db)["message"]
     finally:
@@ -77,6 +85,7 @@ def test_under_a_background_refresh_add_feed_says_it_fetches_the_feed(db, db_pat
 
 
 # --- save_item's refusal of a private address: add_feed's words, both ways out ----------------
+
 
 def test_save_item_refuses_a_private_address_in_add_feeds_words(db):
     from hermes.storage.records import create_user
@@ -93,6 +102,5 @@ def test_save_item_refuses_a_private_address_in_add_feeds_words(db):
     assert f"or save it at the terminal: hermes save ann {page}); nothing was stored" in saved["message"]
     # the same sentence as add_feed's, apart from the address and the terminal command
     words = "HERMES_ALLOW_PRIVATE=1, or "
-    assert saved["message"].split(page, 1)[1].split(words)[0] == \
-        added["message"].split(feed, 1)[1].split(words)[0]
+    assert saved["message"].split(page, 1)[1].split(words)[0] == added["message"].split(feed, 1)[1].split(words)[0]
     assert "[fetch] allow_private = true in " in saved["message"]

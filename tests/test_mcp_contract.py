@@ -31,18 +31,45 @@ async def test_an_unknown_tool_is_a_json_rpc_invalid_params_error(db_path):
 #: per tool, its annotations: r read-only, d destructive (removes or overwrites), i idempotent,
 #: o open world (fetches what the caller names)
 ANNOTATIONS = {
-    "list_feed": "ri", "explain_item": "i",  # explain_item writes the explanations cache
-    "add_feed": "io", "preview_feed": "rio", "list_feeds": "ri", "rename_feed": "di",
-    "remove_feed": "di", "suggest_feeds": "ri",
-    "record_feedback": "di", "remove_feedback": "di",  # a flip overwrites; a removal removes
-    "list_users": "ri", "create_persona": "i", "propose_interests": "ri", "update_persona": "di",
-    "rename_persona": "di", "profile_status": "ri", "search_feed": "ri", "delete_persona": "di",
-    "reset_feedback": "di", "bootstrap_persona": "i", "import_library": "i",
-    "kg_communities": "ri", "digest": "ri",
-    "record_progress": "", "add_highlight": "", "delete_highlight": "d", "add_note": "",
-    "delete_note": "d", "favorite": "di", "mark_read": "i", "mark_unread": "di",  # on=false unsaves
-    "corpus": "ri", "corpus_items": "ri", "corpus_changes": "ri", "corpus_ranked": "ri",
-    "corpus_entities": "ri", "recall": "ri", "export_corpus": "ri", "save_item": "io",
+    "list_feed": "ri",
+    "explain_item": "i",  # explain_item writes the explanations cache
+    "add_feed": "io",
+    "preview_feed": "rio",
+    "list_feeds": "ri",
+    "rename_feed": "di",
+    "remove_feed": "di",
+    "suggest_feeds": "ri",
+    "record_feedback": "di",
+    "remove_feedback": "di",  # a flip overwrites; a removal removes
+    "list_users": "ri",
+    "create_persona": "i",
+    "propose_interests": "ri",
+    "update_persona": "di",
+    "rename_persona": "di",
+    "profile_status": "ri",
+    "search_feed": "ri",
+    "delete_persona": "di",
+    "reset_feedback": "di",
+    "bootstrap_persona": "i",
+    "import_library": "i",
+    "kg_communities": "ri",
+    "digest": "ri",
+    "record_progress": "",
+    "add_highlight": "",
+    "delete_highlight": "d",
+    "add_note": "",
+    "delete_note": "d",
+    "favorite": "di",
+    "mark_read": "i",
+    "mark_unread": "di",  # on=false unsaves
+    "corpus": "ri",
+    "corpus_items": "ri",
+    "corpus_changes": "ri",
+    "corpus_ranked": "ri",
+    "corpus_entities": "ri",
+    "recall": "ri",
+    "export_corpus": "ri",
+    "save_item": "io",
 }
 
 OK, REFUSED, DRY_RUN, DONE, EMPTY = "ok", "refused", "dry run", "done already", "empty"
@@ -152,18 +179,25 @@ def served_world(db, add_items, monkeypatch):
     from hermes.storage.records import create_user
 
     monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")  # add / preview the loopback feed
-    ids = add_items([{"title": f"Quantum paper {k}", "summary": "qubits and error correction",
-                      "tags": ["quant-ph", "qubits"], "url": f"https://example.org/q{k}",
-                      "days_ago": 3} for k in range(6)])
+    ids = add_items(
+        [
+            {
+                "title": f"Quantum paper {k}",
+                "summary": "qubits and error correction",
+                "tags": ["quant-ph", "qubits"],
+                "url": f"https://example.org/q{k}",
+                "days_ago": 3,
+            }
+            for k in range(6)
+        ]
+    )
     create_user(db, "ann", "quantum error correction")
     highlight = signals.add_highlight(db, "ann", ids[0], "qubits")["highlight_id"]
     note = signals.add_note(db, "ann", ids[0], "qubits")["note_id"]
     signals.record_progress(db, "ann", ids[3], 0.9)
-    db.execute("INSERT INTO clicks (user_id, item_id, label, source) VALUES (1, ?, 'like', 'ui')",
-               [ids[4]])
+    db.execute("INSERT INTO clicks (user_id, item_id, label, source) VALUES (1, ?, 'like', 'ui')", [ids[4]])
     with CannedServer() as server:
-        server.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"},
-                                      rss("Quantum blog", SAMPLE_ENTRIES))
+        server.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"}, rss("Quantum blog", SAMPLE_ENTRIES))
         yield {"items": ids, "url": server.url("/feed.xml"), "highlight": highlight, "note": note}
 
 
@@ -194,8 +228,12 @@ async def test_annotations_say_what_each_tool_does(db_path):
         listed = {t.name: t for t in (await client.list_tools()).tools}
     for name, flags in ANNOTATIONS.items():
         a = listed[name].annotations
-        said = ("r" if a.read_only_hint else "") + ("d" if a.destructive_hint else "") + (
-            "i" if a.idempotent_hint or a.read_only_hint else "") + ("o" if a.open_world_hint else "")
+        said = (
+            ("r" if a.read_only_hint else "")
+            + ("d" if a.destructive_hint else "")
+            + ("i" if a.idempotent_hint or a.read_only_hint else "")
+            + ("o" if a.open_world_hint else "")
+        )
         assert said == flags, (name, said, flags)
         # destructive and idempotent mean nothing for a read-only tool (the specification):
         # left out, as MCP's default
@@ -205,9 +243,13 @@ async def test_annotations_say_what_each_tool_does(db_path):
 
 
 #: titles where the name in words reads poorly ("Kg communities")
-TITLES = {"kg_communities": "Topics of the archive", "list_users": "List personas",
-          "search_feed": "Search the archive", "bootstrap_persona": "Warm up a persona",
-          "digest": "What is worth reading"}
+TITLES = {
+    "kg_communities": "Topics of the archive",
+    "list_users": "List personas",
+    "search_feed": "Search the archive",
+    "bootstrap_persona": "Warm up a persona",
+    "digest": "What is worth reading",
+}
 
 
 def _untyped(schema: dict) -> list[str]:
@@ -223,13 +265,15 @@ def _untyped(schema: dict) -> list[str]:
         ref = node.get("$ref", "").rsplit("/", 1)[-1]
         if ref and ref not in seen:
             walk(defs.get(ref, {}), f"{where}/{ref}", seen | {ref})
-        if node.get("type") == "object" and "properties" not in node and not isinstance(
-                node.get("additionalProperties"), dict):
+        if (
+            node.get("type") == "object"
+            and "properties" not in node
+            and not isinstance(node.get("additionalProperties"), dict)
+        ):
             out.append(where)
         for key, value in node.items():
             if key != "$defs":
-                walk(value, where if key in ("properties", "anyOf", "items") else f"{where}/{key}",
-                     seen)
+                walk(value, where if key in ("properties", "anyOf", "items") else f"{where}/{key}", seen)
 
     walk(schema, "", set())
     return out
@@ -245,6 +289,7 @@ async def test_persona_and_digest_answers_are_typed_and_titled(db_path):
 
 # --- names: the persona is `user` everywhere; only what is served is named ---------------------
 
+
 async def test_a_persona_parameter_answers_to_user_too(db_path, db):
     """The seed calls it ``name`` in the persona tools and ``user`` everywhere else: a model
     that sends ``user`` to reset_feedback meant the persona."""
@@ -259,14 +304,13 @@ async def test_a_persona_parameter_answers_to_user_too(db_path, db):
     assert dry.structured_content["ok"] is False and "confirm=true" in dry.structured_content["message"]
     assert done.structured_content["ok"] is True and seed.structured_content["ok"] is True
     # a tool whose persona is already `user` takes no second name for it
-    assert both.is_error and "has no parameter \"name\"" in both.structured_content["message"]
+    assert both.is_error and 'has no parameter "name"' in both.structured_content["message"]
 
 
 def _named_tools(text: str, names: set[str]) -> set[str]:
     import re
 
     return {w for w in re.findall(r"[a-z]+(?:_[a-z]+)+", text) if w in names}
-
 
 
 @pytest.mark.parametrize("groups", [{"feeds"}, {"persona"}, {"digest"}, {"corpus"}, None])

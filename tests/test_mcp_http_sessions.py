@@ -13,9 +13,12 @@ from hermes import mcp_server
 from hermes.mcp_server import build_server, http_app
 
 PORT = 8765
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
@@ -24,6 +27,7 @@ def served(db_path):
     def serve():
         app = http_app(build_server(str(db_path), groups={"persona"}), host="127.0.0.1", port=PORT)
         return TestClient(app, base_url=f"http://127.0.0.1:{PORT}")
+
     return serve
 
 
@@ -36,9 +40,14 @@ def test_only_this_servers_own_origin_and_host_are_accepted(served):
         assert initialize(http).status_code == 200  # no Origin: not a browser
         for origin in (f"http://127.0.0.1:{PORT}", f"http://localhost:{PORT}"):
             assert initialize(http, Origin=origin).status_code == 200, origin
-        for origin in (f"http://127.0.0.1:{PORT + 1}", "http://127.0.0.1:3000",
-                       f"http://localhost:{PORT}0", f"http://127.0.0.1:{PORT}.evil.example",
-                       "http://[::1]:1", "http://evil.example"):
+        for origin in (
+            f"http://127.0.0.1:{PORT + 1}",
+            "http://127.0.0.1:3000",
+            f"http://localhost:{PORT}0",
+            f"http://127.0.0.1:{PORT}.evil.example",
+            "http://[::1]:1",
+            "http://evil.example",
+        ):
             assert initialize(http, Origin=origin).status_code == 403, origin
         assert initialize(http, Host=f"127.0.0.1:{PORT + 1}").status_code == 421
         assert initialize(http, Host="localhost").status_code == 421

@@ -27,25 +27,35 @@ from hermes.storage.records import create_user
 
 pytestmark = pytest.mark.anyio
 
-FEEDS_TOOLS = {"list_feed", "record_feedback", "remove_feedback", "explain_item", "add_feed", "preview_feed",
-               "list_feeds", "remove_feed", "suggest_feeds", "rename_feed"}
-
+FEEDS_TOOLS = {
+    "list_feed",
+    "record_feedback",
+    "remove_feedback",
+    "explain_item",
+    "add_feed",
+    "preview_feed",
+    "list_feeds",
+    "remove_feed",
+    "suggest_feeds",
+    "rename_feed",
+}
 
 
 @pytest.fixture
 def world(db, add_items):
-    ids = add_items([
-        {"title": "Quantum error correction", "summary": "surface codes and qubits", "days_ago": 1},
-        {"title": "Qubit entanglement", "summary": "quantum entangled qubits", "days_ago": 2},
-        {"title": "Sourdough baking", "summary": "flour water salt", "days_ago": 1},
-    ])
+    ids = add_items(
+        [
+            {"title": "Quantum error correction", "summary": "surface codes and qubits", "days_ago": 1},
+            {"title": "Qubit entanglement", "summary": "quantum entangled qubits", "days_ago": 2},
+            {"title": "Sourdough baking", "summary": "flour water salt", "days_ago": 1},
+        ]
+    )
     create_user(db, "ann", "quantum error correction with qubits")
     return ids
 
 
-
-
 # --- in process ---------------------------------------------------------------------------
+
 
 async def test_tools_list_has_schemas_descriptions_and_annotations(db_path, world):
     async with mcp.Client(build_server(str(db_path))) as client:
@@ -63,8 +73,7 @@ async def test_tools_list_has_schemas_descriptions_and_annotations(db_path, worl
     # a hint equal to the MCP default is left out (destructive means nothing for a read)
     assert lf.annotations.read_only_hint is True and lf.annotations.destructive_hint is None
     # the fields an agent reads are typed (issue 34), nullables as anyOf (--strict)
-    assert lf.output_schema["properties"]["items"] == {"items": {"$ref": "#/$defs/RankedItem"},
-                                                       "type": "array"}
+    assert lf.output_schema["properties"]["items"] == {"items": {"$ref": "#/$defs/RankedItem"}, "type": "array"}
     ranked = lf.output_schema["$defs"]["RankedItem"]
     assert {"id", "rank", "title", "url", "match", "reason"} <= set(ranked["required"])
     assert ranked["properties"]["url"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
@@ -116,12 +125,19 @@ async def test_bad_arguments_and_domain_errors_never_crash_or_write(db_path, db,
         # argument errors come back in the envelope, naming the parameter and what it takes
         invalid = await client.call_tool("list_feed", {"user": "ann", "limit": 0})
         assert invalid.is_error is True and invalid.structured_content == {
-            "ok": False, "message": "limit must be a whole number from 1 to 100, got 0.",
-            "user": "", "items": [], "above_bar": 0, "below_bar": 0, "left_out": 0}
+            "ok": False,
+            "message": "limit must be a whole number from 1 to 100, got 0.",
+            "user": "",
+            "items": [],
+            "above_bar": 0,
+            "below_bar": 0,
+            "left_out": 0,
+        }
         wrong_type = await client.call_tool("record_feedback", {"user": "ann", "item_id": "abc", "liked": True})
         assert wrong_type.structured_content["message"] == (
-            'item_id must be a whole number of at least 1 or a list of 1 to 50 (a whole number '
-            'of at least 1 each), got "abc".')
+            "item_id must be a whole number of at least 1 or a list of 1 to 50 (a whole number "
+            'of at least 1 each), got "abc".'
+        )
         no_confirm = await client.call_tool("remove_feed", {"feed_id": 1})
         assert no_confirm.structured_content["ok"] is False
         assert no_confirm.structured_content["removed"] is False
@@ -151,6 +167,7 @@ async def test_groups_restrict_the_tools_served(db_path):
 
 
 # --- a third-party plugin -------------------------------------------------------------------
+
 
 class Hello(Result):
     user: str = ""
@@ -196,6 +213,7 @@ async def test_a_third_party_tool_is_served_and_its_scorer_changes_the_order(pm,
 
 # --- no torch before a tool needs the model -------------------------------------------------
 
+
 def test_importing_the_server_and_listing_tools_does_not_import_torch(tmp_path):
     code = textwrap.dedent("""
         import sys, anyio, mcp
@@ -213,8 +231,9 @@ def test_importing_the_server_and_listing_tools_does_not_import_torch(tmp_path):
     """)
     env = {**os.environ, **child_env(tmp_path / "home", HERMES_EMBEDDER=None)}
     env.pop("HERMES_EMBEDDER", None)
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "h.db")], env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "h.db")], env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     served, collected, heavy = out.stdout.split()
     assert served == collected and int(served) >= len(FEEDS_TOOLS)
@@ -223,10 +242,13 @@ def test_importing_the_server_and_listing_tools_does_not_import_torch(tmp_path):
 
 # --- a real `hermes serve` child over stdio -------------------------------------------------
 
+
 async def test_hermes_serve_over_stdio_without_an_embedder_set_lists_tools(tmp_path):
-    params = StdioServerParameters(command=hermes_command()[0],
-                                   args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
-                                   env=child_env(tmp_path / "home", HERMES_EMBEDDER=None))
+    params = StdioServerParameters(
+        command=hermes_command()[0],
+        args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
+        env=child_env(tmp_path / "home", HERMES_EMBEDDER=None),
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         hello = await session.initialize()
         names = {t.name for t in (await session.list_tools()).tools}
@@ -238,7 +260,8 @@ async def test_hermes_serve_over_stdio_end_to_end(db_path, db, world, tmp_path):
     params = StdioServerParameters(
         command=hermes_command()[0],
         args=[*hermes_command()[1:], "serve", "--db", str(db_path)],
-        env=child_env(tmp_path / "home"))
+        env=child_env(tmp_path / "home"),
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         names = {t.name for t in (await session.list_tools()).tools}
@@ -246,8 +269,7 @@ async def test_hermes_serve_over_stdio_end_to_end(db_path, db, world, tmp_path):
         feed = await session.call_tool("list_feed", {"user": "ann", "limit": 5})
         items = feed.structured_content["items"]
         assert feed.structured_content["ok"] and items[0]["title"] == "Quantum error correction"
-        liked = await session.call_tool("record_feedback",
-                                        {"user": "ann", "item_id": items[0]["id"], "liked": True})
+        liked = await session.call_tool("record_feedback", {"user": "ann", "item_id": items[0]["id"], "liked": True})
         assert liked.structured_content["ok"] is True
     rows = db.execute("SELECT item_id, label, source FROM clicks").fetchall()
     assert rows == [(items[0]["id"], "like", "agent")]
@@ -257,19 +279,23 @@ async def test_hermes_serve_tools_option_restricts_groups(tmp_path):
     params = StdioServerParameters(
         command=hermes_command()[0],
         args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db"), "--tools", "feeds"],
-        env=child_env(tmp_path / "home"))
+        env=child_env(tmp_path / "home"),
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         names = {t.name for t in (await session.list_tools()).tools}
     assert names == FEEDS_TOOLS
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--tools", "feeds,nope"], "unknown tool group(s): nope"),
-    (["--tools", ","], "at least one group"),
-    (["--transport", "carrier-pigeon"], "unknown transport"),
-    (["--transport", "http", "--host", "0.0.0.0"], "--allow-remote"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--tools", "feeds,nope"], "unknown tool group(s): nope"),
+        (["--tools", ","], "at least one group"),
+        (["--transport", "carrier-pigeon"], "unknown transport"),
+        (["--transport", "http", "--host", "0.0.0.0"], "--allow-remote"),
+    ],
+)
 def test_serve_refuses_bad_options_with_one_line(args, fragment, db_path):
     from typer.testing import CliRunner
 
@@ -283,13 +309,11 @@ def test_serve_refuses_bad_options_with_one_line(args, fragment, db_path):
 # --- streamable HTTP with a bearer token ----------------------------------------------------
 
 
-
 @pytest.fixture
 def http_server(tmp_path, db_path, world):
     port = free_port()
     env = child_env(tmp_path / "home", HERMES_MCP_TOKEN="s3cret-token")
-    with running_hermes(["serve", "--transport", "http", "--port", str(port), "--db", str(db_path)],
-                        port, env):
+    with running_hermes(["serve", "--transport", "http", "--port", str(port), "--db", str(db_path)], port, env):
         yield f"http://127.0.0.1:{port}/mcp"
 
 
@@ -297,23 +321,30 @@ async def test_http_transport_requires_the_bearer_token(http_server, db):
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
     headers = {"Accept": "application/json, text/event-stream"}
     async with httpx2.AsyncClient() as raw:
         missing = await raw.post(http_server, json=init, headers=headers)
-        wrong = await raw.post(http_server, json=init,
-                               headers={**headers, "Authorization": "Bearer nope"})
-        rebound = await raw.post(http_server, json=init, headers={
-            **headers, "Authorization": "Bearer s3cret-token", "Host": "attacker.example"})
+        wrong = await raw.post(http_server, json=init, headers={**headers, "Authorization": "Bearer nope"})
+        rebound = await raw.post(
+            http_server,
+            json=init,
+            headers={**headers, "Authorization": "Bearer s3cret-token", "Host": "attacker.example"},
+        )
     assert missing.status_code == 401 and wrong.status_code == 401
     assert missing.headers["www-authenticate"].startswith("Bearer")
     assert rebound.status_code == 421  # DNS rebinding: a foreign Host header is refused
 
     async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as authed:
-        async with streamable_http_client(http_server, http_client=authed) as (read, write), \
-                ClientSession(read, write) as session:
+        async with (
+            streamable_http_client(http_server, http_client=authed) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             names = {t.name for t in (await session.list_tools()).tools}
             assert FEEDS_TOOLS <= names
@@ -326,15 +357,22 @@ def test_hermes_executable_is_available():
     assert hermes_command()[0] == sys.executable or shutil.which(hermes_command()[0])
 
 
-@pytest.mark.parametrize("args, env_token, warning, token", [
-    (["--transport", "http"], None, None, None),
-    (["--transport", "http"], "from-env", None, "from-env"),
-    (["--transport", "http", "--token", "  t0k  "], None, "HERMES_MCP_TOKEN in the environment", "t0k"),
-    (["--transport", "http", "--host", "0.0.0.0", "--allow-remote"], None, "WITHOUT a token", None),
-    (["--transport", "http", "--host", "192.0.2.7", "--allow-remote", "--token", "x"], None,
-     "reachable from the network", "x"),
-    (["--transport", "http", "--host", "::1"], None, None, None),
-])
+@pytest.mark.parametrize(
+    "args, env_token, warning, token",
+    [
+        (["--transport", "http"], None, None, None),
+        (["--transport", "http"], "from-env", None, "from-env"),
+        (["--transport", "http", "--token", "  t0k  "], None, "HERMES_MCP_TOKEN in the environment", "t0k"),
+        (["--transport", "http", "--host", "0.0.0.0", "--allow-remote"], None, "WITHOUT a token", None),
+        (
+            ["--transport", "http", "--host", "192.0.2.7", "--allow-remote", "--token", "x"],
+            None,
+            "reachable from the network",
+            "x",
+        ),
+        (["--transport", "http", "--host", "::1"], None, None, None),
+    ],
+)
 def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_token, warning, token):
     from typer.testing import CliRunner
 
@@ -361,10 +399,20 @@ def test_serve_http_options_reach_the_server(monkeypatch, db_path, args, env_tok
     assert no_token_note == (token is None and "--allow-remote" not in args)
 
 
-@pytest.mark.parametrize("host, expected", [
-    ("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True), ("127.0.0.2", True),
-    ("0.0.0.0", False), ("192.168.1.5", False), ("example.org", False), ("::", False),
-])
+@pytest.mark.parametrize(
+    "host, expected",
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("127.0.0.2", True),
+        ("0.0.0.0", False),
+        ("192.168.1.5", False),
+        ("example.org", False),
+        ("::", False),
+    ],
+)
 def test_is_loopback(host, expected):
     from hermes.net import is_loopback
 
@@ -385,7 +433,8 @@ async def test_hermes_serve_keeps_feeds_fresh_in_the_background(tmp_path):
         params = StdioServerParameters(
             command=hermes_command()[0],
             args=[*hermes_command()[1:], "serve", "--db", str(tmp_path / "h.db")],
-            env=child_env(tmp_path / "home", HERMES_INGEST_EVERY="1h"))
+            env=child_env(tmp_path / "home", HERMES_INGEST_EVERY="1h"),
+        )
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             with anyio.fail_after(90):

@@ -45,16 +45,25 @@ async def test_output_schemas_mark_the_fields_that_carry_feed_text(db_path):
 
 # --- budgets --------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def long_items(db, add_items):
     from hermes.storage.records import create_user
 
     words = "quantum error correction surface codes qubits logical decoders lattice".split()
-    ids = add_items([{"title": " ".join(words[(k + j) % len(words)] for j in range(14)),
-                      "summary": " ".join(words * 12), "url": f"https://arxiv.org/abs/2611.{k:05d}v1",
-                      "tags": ["quant-ph", "cs.LG", "hep-th", "math.PR", "stat.ML", "physics.optics"],
-                      "authors": [f"A. Author{j}" for j in range(5)], "days_ago": 1}
-                     for k in range(60)])
+    ids = add_items(
+        [
+            {
+                "title": " ".join(words[(k + j) % len(words)] for j in range(14)),
+                "summary": " ".join(words * 12),
+                "url": f"https://arxiv.org/abs/2611.{k:05d}v1",
+                "tags": ["quant-ph", "cs.LG", "hep-th", "math.PR", "stat.ML", "physics.optics"],
+                "authors": [f"A. Author{j}" for j in range(5)],
+                "days_ago": 1,
+            }
+            for k in range(60)
+        ]
+    )
     create_user(db, "ann", "quantum error correction, surface codes and decoders")
     return ids
 
@@ -65,14 +74,14 @@ async def test_a_default_list_feed_stays_under_10_kb_whatever_the_clicks(db_path
     async with mcp.Client(build_server(str(db_path))) as client:
         sizes = []
         for clicks in (0, 12):
-            for k, item in enumerate(long_items[40:40 + clicks]):
-                await client.call_tool("record_feedback", {"user": "ann", "item_id": item,
-                                                           "liked": k % 3 != 0})
+            for k, item in enumerate(long_items[40 : 40 + clicks]):
+                await client.call_tool("record_feedback", {"user": "ann", "item_id": item, "liked": k % 3 != 0})
             r = await client.call_tool("list_feed", {"user": "ann", "below_bar": True})
             body = r.structured_content
             sizes.append((len(body["items"]), len(r.content[0].text), size_of(body)))
-            detail = (await client.call_tool("list_feed", {"user": "ann", "below_bar": True,
-                                                           "detail": True})).structured_content
+            detail = (
+                await client.call_tool("list_feed", {"user": "ann", "below_bar": True, "detail": True})
+            ).structured_content
             assert detail["items"][0]["evidence"] and "summary" in detail["items"][0]
     for n, text, structured in sizes:
         assert n == 20 and text <= FEED_BUDGET and structured <= FEED_BUDGET, sizes
@@ -81,11 +90,12 @@ async def test_a_default_list_feed_stays_under_10_kb_whatever_the_clicks(db_path
 
 async def test_a_page_past_its_budget_ends_early_and_says_where_to_go_on(db_path, long_items):
     async with mcp.Client(build_server(str(db_path))) as client:
-        r = await client.call_tool("list_feed", {"user": "ann", "below_bar": True, "detail": True,
-                                                 "limit": 60})
+        r = await client.call_tool("list_feed", {"user": "ann", "below_bar": True, "detail": True, "limit": 60})
         body = r.structured_content
-        rest = await client.call_tool("list_feed", {"user": "ann", "below_bar": True, "detail": True,
-                                                    "limit": 60, "offset": body["items"][-1]["rank"]})
+        rest = await client.call_tool(
+            "list_feed",
+            {"user": "ann", "below_bar": True, "detail": True, "limit": 60, "offset": body["items"][-1]["rank"]},
+        )
     assert len(r.content[0].text) <= ANSWER_BUDGET and body["left_out"] == 60 - len(body["items"])
     assert f"offset={body['items'][-1]['rank']} continues" in body["message"]
     assert rest.structured_content["items"][0]["rank"] == body["items"][-1]["rank"] + 1
@@ -110,7 +120,8 @@ def test_recall_clips_long_notes_and_stays_within_its_budget(db, long_items):
     assert result["ok"] and size_of(result) <= ANSWER_BUDGET
     assert result["items"] and all(len(h["text"]) <= 1000 for i in result["items"] for h in i["highlights"])
     assert result["left_out"] == 20 - len(result["items"]) and (
-        not result["left_out"] or "left out to keep this answer under" in result["message"])
+        not result["left_out"] or "left out to keep this answer under" in result["message"]
+    )
 
 
 def test_only_an_agent_s_answers_are_cut_to_the_budget(db, long_items):
@@ -137,12 +148,13 @@ def test_the_digest_cuts_its_lowest_ranked_explanations_first():
     from hermes_digest.tools import within_budget
 
     def entry(rank):
-        return {"rank": rank, "title": "t", "explanation": {"match": "good", "reason": "r",
-                                                           "evidence": None, "top": [],
-                                                           "phrases": ["p" * 500]}}
+        return {
+            "rank": rank,
+            "title": "t",
+            "explanation": {"match": "good", "reason": "r", "evidence": None, "top": [], "phrases": ["p" * 500]},
+        }
 
-    payload = {"topics": [{"items": [entry(1), entry(3)]}], "unclustered": [entry(2)],
-               "below_bar": {"items": []}}
+    payload = {"topics": [{"items": [entry(1), entry(3)]}], "unclustered": [entry(2)], "below_bar": {"items": []}}
     whole = size_of(payload)
     assert within_budget(payload, whole + 600) == (0, 0)
     shortened, left_out = within_budget(payload, whole + 600 - 400)
@@ -153,6 +165,7 @@ def test_the_digest_cuts_its_lowest_ranked_explanations_first():
 
 
 # --- names a model reaches for -------------------------------------------------------------
+
 
 def _tool(db, tool_name, /, **arguments):
     from hermes.tools import call_tool, collect_tools
@@ -195,8 +208,7 @@ def test_mark_read_takes_a_list_as_record_feedback_does(db, long_items):
     a, b, c = long_items[:3]
     _tool(db, "mark_read", user="ann", item_id=a)
     done = _tool(db, "mark_read", user="ann", item_id=[a, b, c, b])
-    assert done["ok"] and [(i["item_id"], i["changed"]) for i in done["items"]] == [
-        (a, False), (b, True), (c, True)]
+    assert done["ok"] and [(i["item_id"], i["changed"]) for i in done["items"]] == [(a, False), (b, True), (c, True)]
     assert {i["facet"] for i in done["items"]} == {"experienced"}
     assert done["message"] == "Marked 2 items read for ann; 1 item already read."
     before = db.execute("SELECT count(*) FROM corpus_progress").fetchone()[0]
@@ -221,14 +233,20 @@ def test_update_persona_forgets_the_interests_with_clear(db, long_items):
 
 # --- prompts --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("groups,expected", [(None, {"triage", "worth_reading"}),
-                                             ({"feeds"}, {"triage"}), ({"digest"}, {"worth_reading"}),
-                                             ({"corpus", "persona"}, set())])
+
+@pytest.mark.parametrize(
+    "groups,expected",
+    [
+        (None, {"triage", "worth_reading"}),
+        ({"feeds"}, {"triage"}),
+        ({"digest"}, {"worth_reading"}),
+        ({"corpus", "persona"}, set()),
+    ],
+)
 async def test_the_seed_questions_are_prompts_served_with_their_tools(db_path, groups, expected):
     async with mcp.Client(build_server(str(db_path), groups)) as client:
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
-        texts = {name: (await client.get_prompt(name, {"user": "ann"})).messages[0].content.text
-                 for name in prompts}
+        texts = {name: (await client.get_prompt(name, {"user": "ann"})).messages[0].content.text for name in prompts}
     assert set(prompts) == expected
     if "worth_reading" in texts:
         assert "digest" in texts["worth_reading"] and "'ann'" in texts["worth_reading"]
@@ -242,8 +260,10 @@ async def test_a_prompt_refuses_a_count_that_is_not_one(db_path):
     """A trial's worth_reading with days="abc" asked the agent to "call the digest tool with
     days=abc"."""
     async with mcp.Client(build_server(str(db_path), None)) as client:
-        for name, args, fix in (("worth_reading", {"user": "ann", "days": "abc"}, "days must be"),
-                                ("triage", {"user": "ann", "count": "0"}, "count must be")):
+        for name, args, fix in (
+            ("worth_reading", {"user": "ann", "days": "abc"}, "days must be"),
+            ("triage", {"user": "ann", "count": "0"}, "count must be"),
+        ):
             with pytest.raises(Exception, match=fix):
                 await client.get_prompt(name, args)
         text = (await client.get_prompt("worth_reading", {"user": "ann", "days": " 14"})).messages[0].content.text

@@ -14,14 +14,19 @@ from process_support import child_env, hermes_command
 from hermes.mcp_unreadable import answers, readable_ids
 
 DEEP = "[" * 1200 + "]" * 1200
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
 
 
 def deep_call(request_id, levels: int) -> str:
-    return ('{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"list_users",'
-            '"arguments":{"x":%s}}}' % (json.dumps(request_id), "[" * levels + "]" * levels))
+    return '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"list_users","arguments":{"x":%s}}}' % (
+        json.dumps(request_id),
+        "[" * levels + "]" * levels,
+    )
 
 
 def answered(line: str) -> list[tuple]:
@@ -32,24 +37,31 @@ def answered(line: str) -> list[tuple]:
     raise AssertionError(f"the SDK read {line[:80]!r}")
 
 
-@pytest.mark.parametrize("line, expected", [
-    (DEEP, [(None, -32700, "nested too deeply")]),
-    ("{" * 3000, [(None, -32700, "")]),
-    (deep_call(3, 300), [(3, -32700, "nested too deeply")]),
-    (deep_call("abc", 900), [("abc", -32700, "nested too deeply")]),
-    (deep_call(4, 5000), [(4, -32700, "nested too deeply")]),
-    ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"\\ud800"}}',
-     [(7, -32700, "not valid Unicode")]),
-    ('{"jsonrpc":"2.0","id":9,"meth', [(9, -32700, "ends before")]),
-    ("this is not json", [(None, -32700, "not valid JSON")]),
-    ('{"id":5,"method":"tools/list"}', [(5, -32600, '"jsonrpc": "2.0"')]),
-    ('{"jsonrpc":"1.0","id":"q","method":"tools/list"}', [("q", -32600, '"jsonrpc": "2.0"')]),
-    ('{"jsonrpc":"2.0","id":8,"method":5}', [(8, -32600, "not a JSON-RPC 2.0 message")]),
-    ('[{"jsonrpc":"2.0","id":6,"method":"tools/list"},{"jsonrpc":"2.0","id":"b","method":"ping"}]',
-     [(6, -32600, "batches"), ("b", -32600, "batches")]),
-    ("[1, 2]", [(None, -32600, "batches")]),
-    ('{"jsonrpc":"2.0","id":true,"method":5}', [(None, -32600, "")]),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (DEEP, [(None, -32700, "nested too deeply")]),
+        ("{" * 3000, [(None, -32700, "")]),
+        (deep_call(3, 300), [(3, -32700, "nested too deeply")]),
+        (deep_call("abc", 900), [("abc", -32700, "nested too deeply")]),
+        (deep_call(4, 5000), [(4, -32700, "nested too deeply")]),
+        (
+            '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"\\ud800"}}',
+            [(7, -32700, "not valid Unicode")],
+        ),
+        ('{"jsonrpc":"2.0","id":9,"meth', [(9, -32700, "ends before")]),
+        ("this is not json", [(None, -32700, "not valid JSON")]),
+        ('{"id":5,"method":"tools/list"}', [(5, -32600, '"jsonrpc": "2.0"')]),
+        ('{"jsonrpc":"1.0","id":"q","method":"tools/list"}', [("q", -32600, '"jsonrpc": "2.0"')]),
+        ('{"jsonrpc":"2.0","id":8,"method":5}', [(8, -32600, "not a JSON-RPC 2.0 message")]),
+        (
+            '[{"jsonrpc":"2.0","id":6,"method":"tools/list"},{"jsonrpc":"2.0","id":"b","method":"ping"}]',
+            [(6, -32600, "batches"), ("b", -32600, "batches")],
+        ),
+        ("[1, 2]", [(None, -32600, "batches")]),
+        ('{"jsonrpc":"2.0","id":true,"method":5}', [(None, -32600, "")]),
+    ],
+)
 def test_each_unreadable_line_gets_its_code_reason_and_id(line, expected):
     got = answered(line)
     assert [(i, c) for i, c, _ in got] == [(i, c) for i, c, _ in expected], got
@@ -65,14 +77,24 @@ def test_the_id_scan_is_flat_and_bounded():
 
 
 def test_no_line_ends_the_stdio_server(tmp_path):
-    lines = [DEEP, deep_call(3, 900), '{"id":5,"method":"tools/list"}',
-             '[{"jsonrpc":"2.0","id":6,"method":"tools/list"}]', json.dumps(INIT),
-             '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-             deep_call(10, 150),  # within the reader's depth: an ordinary call
-             '{"jsonrpc":"2.0","id":2,"method":"tools/list"}']
-    proc = subprocess.run([*hermes_command(), "serve", "--db", str(tmp_path / "x.db")],
-                          input="\n".join(lines) + "\n", env=child_env(tmp_path / "home"),
-                          capture_output=True, text=True, timeout=120)
+    lines = [
+        DEEP,
+        deep_call(3, 900),
+        '{"id":5,"method":"tools/list"}',
+        '[{"jsonrpc":"2.0","id":6,"method":"tools/list"}]',
+        json.dumps(INIT),
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        deep_call(10, 150),  # within the reader's depth: an ordinary call
+        '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+    ]
+    proc = subprocess.run(
+        [*hermes_command(), "serve", "--db", str(tmp_path / "x.db")],
+        input="\n".join(lines) + "\n",
+        env=child_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     answers_ = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     errors = [(a["id"], a["error"]["code"]) for a in answers_ if "error" in a]
     assert errors == [(None, -32700), (3, -32700), (5, -32600), (6, -32600)], proc.stdout[-2000:]

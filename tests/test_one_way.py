@@ -51,8 +51,12 @@ def test_the_faces_read_timestamps_through_the_one_parser():
 def test_timestamps_are_parsed_in_one_place():
     """Nowhere else turns a stored ``…Z`` into ``+00:00`` for :meth:`datetime.fromisoformat`
     (five modules did, each its own way)."""
-    found = [path for path, tree in _trees() if path != "hermes/clock.py"
-             and any(isinstance(n, ast.Constant) and n.value == "+00:00" for n in ast.walk(tree))]
+    found = [
+        path
+        for path, tree in _trees()
+        if path != "hermes/clock.py"
+        and any(isinstance(n, ast.Constant) and n.value == "+00:00" for n in ast.walk(tree))
+    ]
     assert not found, found
 
 
@@ -76,9 +80,12 @@ def test_one_plural():
     found = []
     for path, tree in _trees():
         for node in ast.walk(tree):
-            if (isinstance(node, ast.IfExp) and isinstance(node.body, ast.Constant)
-                    and isinstance(node.orelse, ast.Constant)
-                    and {node.body.value, node.orelse.value} == {"", "s"}):
+            if (
+                isinstance(node, ast.IfExp)
+                and isinstance(node.body, ast.Constant)
+                and isinstance(node.orelse, ast.Constant)
+                and {node.body.value, node.orelse.value} == {"", "s"}
+            ):
                 found.append(f"{path}:{node.lineno}")
     assert not found, found
 
@@ -89,11 +96,18 @@ def test_one_stop_word_home():
     found = []
     for path, tree in _trees():
         for node in tree.body:
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, ast.AnnAssign) else [])
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else ([node.target] if isinstance(node, ast.AnnAssign) else [])
+            )
             for target in targets:
-                if (isinstance(target, ast.Name) and "STOP" in target.id.upper()
-                        and path != "hermes/text/language.py" and isinstance(node.value, ast.Call)):
+                if (
+                    isinstance(target, ast.Name)
+                    and "STOP" in target.id.upper()
+                    and path != "hermes/text/language.py"
+                    and isinstance(node.value, ast.Call)
+                ):
                     found.append(f"{path}:{node.lineno} {target.id}")
     assert not found, found
 
@@ -117,10 +131,15 @@ def test_the_latex_tables_are_latexs():
 def test_the_web_face_has_no_sql_of_its_own():
     """The web face reads the database through hermes.storage.records and hermes.storage (it ran 15
     statements of its own)."""
-    found = [f"{path}:{node.lineno}" for path, tree in _trees() if path.startswith("hermes/web/")
-             for node in ast.walk(tree)
-             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-             and node.func.attr in ("execute", "executemany", "executescript")]
+    found = [
+        f"{path}:{node.lineno}"
+        for path, tree in _trees()
+        if path.startswith("hermes/web/")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("execute", "executemany", "executescript")
+    ]
     assert not found, found
 
 
@@ -128,9 +147,13 @@ def test_the_web_face_has_no_sql_of_its_own():
 
 #: number options whose value goes to no tool, so the command checks it itself:
 #: (module, function, parameter)
-_OWN_BOUNDS = {("hermes/cli/core.py", "serve", "port"), ("hermes/cli/core.py", "web", "port"),
-               ("hermes/cli/core.py", "tags_rebuild", "batch"), ("plugins/corpus/cli.py", "export", "since"),
-               ("plugins/feeds/subscriptions_cli.py", "preview", "limit")}
+_OWN_BOUNDS = {
+    ("hermes/cli/core.py", "serve", "port"),
+    ("hermes/cli/core.py", "web", "port"),
+    ("hermes/cli/core.py", "tags_rebuild", "batch"),
+    ("plugins/corpus/cli.py", "export", "since"),
+    ("plugins/feeds/subscriptions_cli.py", "preview", "limit"),
+}
 
 
 def _bounded_options():
@@ -142,9 +165,12 @@ def _bounded_options():
                 continue
             for arg in fn.args.args + fn.args.kwonlyargs:
                 for call in ast.walk(arg.annotation) if arg.annotation else ():
-                    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                            and call.func.attr in ("Option", "Argument")
-                            and {k.arg for k in call.keywords} & {"min", "max"}):
+                    if (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Attribute)
+                        and call.func.attr in ("Option", "Argument")
+                        and {k.arg for k in call.keywords} & {"min", "max"}
+                    ):
                         yield path, fn.name, arg.arg
 
 
@@ -163,15 +189,16 @@ def test_a_tools_refusal_of_a_bad_number_is_in_the_commands_words(db, db_path):
     from hermes.storage.records import create_user
 
     create_user(db, "ann", "anything")
-    for args, said in ((["feed", "ann", "--limit", "abc"],
-                        'error: --limit must be a whole number from 1 to 100, got "abc".'),
-                       (["digest", "ann", "--days", "0"],
-                        "error: --days must be a whole number from 1 to 36500, got 0.")):
+    for args, said in (
+        (["feed", "ann", "--limit", "abc"], 'error: --limit must be a whole number from 1 to 100, got "abc".'),
+        (["digest", "ann", "--days", "0"], "error: --days must be a whole number from 1 to 36500, got 0."),
+    ):
         result = CliRunner().invoke(build_app(), [*args, "--db", str(db_path)])
         assert result.exit_code == 1 and result.stderr.strip() == said, result.output
 
 
 # --- an explanation: built in ranking.explain, worded in ranking.explain_words -------------
+
 
 def test_an_explanation_is_worded_in_one_module():
     """:mod:`hermes.ranking.explain` builds the payload and :mod:`hermes.ranking.explain_words`
@@ -183,8 +210,12 @@ def test_an_explanation_is_worded_in_one_module():
     found = []
     for path, tree in _trees():
         for node in ast.walk(tree):
-            if (isinstance(node, ast.FunctionDef) and node.name in prose
-                    and path != "hermes/ranking/explain_words.py" and node in tree.body):
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name in prose
+                and path != "hermes/ranking/explain_words.py"
+                and node in tree.body
+            ):
                 found.append(f"{path}: defines {node.name}")
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "explain":
                 found += [f"{path}: {a.name} from explain" for a in node.names if a.name in prose]
@@ -195,6 +226,7 @@ def test_the_feeds_commands_are_a_module_per_concept():
     """plugins/feeds/cli.py held two command groups and a renderer: now ``cli`` only
     registers, ``subscriptions_cli`` is ``hermes feeds …``, ``reading_cli`` is ``hermes feed``
     and the verbs, ``feed_lines`` draws (and defines no command)."""
+
     def defined(name: str) -> set[str]:
         tree = ast.parse((ROOT / "plugins/feeds" / name).read_text(encoding="utf-8"))
         return {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -210,6 +242,7 @@ def test_the_feeds_commands_are_a_module_per_concept():
 
 # --- config: one typed read of config.toml per process -------------------------------------
 
+
 def test_config_toml_is_read_in_one_place():
     """Only hermes.config parses TOML (the feed candidates, feeds.toml and config.toml
     through its ``load_toml``), and nothing reads config.toml's tables raw: the second read
@@ -224,11 +257,18 @@ def test_config_toml_is_read_in_one_place():
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
                 if "tomllib" in names:
                     found.append(f"{path}:{node.lineno} imports tomllib")
-            if (isinstance(node, ast.Attribute) and node.attr in ("extra", "tables")
-                    and isinstance(node.value, ast.Call) and "settings" in ast.dump(node.value.func)):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("extra", "tables")
+                and isinstance(node.value, ast.Call)
+                and "settings" in ast.dump(node.value.func)
+            ):
                 found.append(f"{path}:{node.lineno} settings().{node.attr}")
-            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", ""))
-                    == "load_toml" and any("config_toml" in ast.dump(a) for a in node.args)):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", "")) == "load_toml"
+                and any("config_toml" in ast.dump(a) for a in node.args)
+            ):
                 found.append(f"{path}:{node.lineno} reads config.toml itself")
     assert not found, found
     from hermes import config
@@ -259,15 +299,26 @@ def test_the_web_hands_typed_values_to_the_tools():
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            checked = {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
-                       and isinstance(node.value, ast.Call)
-                       and getattr(node.value.func, "id", "") in ("parse_text", "parse_int", "parse_days")
-                       for t in node.targets if isinstance(t, ast.Name)}
+            checked = {
+                t.id
+                for node in ast.walk(fn)
+                if isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and getattr(node.value.func, "id", "") in ("parse_text", "parse_int", "parse_days")
+                for t in node.targets
+                if isinstance(t, ast.Name)
+            }
             for call in ast.walk(fn):
-                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                        and call.func.attr in ("call", "require", "read")):
-                    found += [f"{path}:{call.lineno} {k.arg}" for k in call.keywords
-                              if isinstance(k.value, ast.Name) and k.value.id in checked]
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in ("call", "require", "read")
+                ):
+                    found += [
+                        f"{path}:{call.lineno} {k.arg}"
+                        for k in call.keywords
+                        if isinstance(k.value, ast.Name) and k.value.id in checked
+                    ]
     assert not found, found
 
 
@@ -303,16 +354,25 @@ def test_the_corpus_routes_read_the_query_through_the_tools_models():
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name == "_int_param":
                 found.append(f"{path}:{node.lineno} defines _int_param")
-            if (isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("int", "float")
-                    and node.args and "query_params" in ast.dump(node.args[0])):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", "") in ("int", "float")
+                and node.args
+                and "query_params" in ast.dump(node.args[0])
+            ):
                 found.append(f"{path}:{node.lineno} reads a number from the query itself")
     assert not found, found
 
 
 #: the functions behind the tools' strict models, which checked their parameters' types again
 _BEHIND_THE_MODELS = {
-    "plugins/persona/personas.py": {"validate_name", "validate_interests", "update_interests",
-                                    "rename_persona", "plan"},
+    "plugins/persona/personas.py": {
+        "validate_name",
+        "validate_interests",
+        "update_interests",
+        "rename_persona",
+        "plan",
+    },
     "plugins/feeds/subscriptions.py": {"check_web_url", "subscribe", "rename", "folder_path"},
     "plugins/corpus/signals.py": {"_text", "record_progress", "favorite", "_delete"},
     "plugins/corpus/references.py": {"check_since"},
@@ -330,9 +390,14 @@ def test_no_type_check_behind_the_tools_strict_models():
         for fn in ast.walk(tree):
             if isinstance(fn, ast.FunctionDef) and fn.name in names:
                 params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
-                found += [f"{path}:{n.lineno} {fn.name}" for n in ast.walk(fn)
-                          if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "isinstance"
-                          and isinstance(n.args[0], ast.Name) and n.args[0].id in params]
+                found += [
+                    f"{path}:{n.lineno} {fn.name}"
+                    for n in ast.walk(fn)
+                    if isinstance(n, ast.Call)
+                    and getattr(n.func, "id", "") == "isinstance"
+                    and isinstance(n.args[0], ast.Name)
+                    and n.args[0].id in params
+                ]
     assert not found, found
 
 
@@ -345,8 +410,11 @@ def test_two_options_with_the_same_bad_value_are_each_named(db, db_path):
     from hermes.storage.records import create_user
 
     create_user(db, "ann", "anything")
-    result = CliRunner().invoke(build_app(), ["persona", "bootstrap", "ann", "--likes", "99",
-                                              "--dislikes", "99", "--db", str(db_path)])
+    result = CliRunner().invoke(
+        build_app(), ["persona", "bootstrap", "ann", "--likes", "99", "--dislikes", "99", "--db", str(db_path)]
+    )
     assert result.exit_code == 1
-    assert result.stderr.strip() == ("error: --likes must be a whole number from 0 to 50, got 99. "
-                                     "--dislikes must be a whole number from 0 to 50, got 99.")
+    assert result.stderr.strip() == (
+        "error: --likes must be a whole number from 0 to 50, got 99. "
+        "--dislikes must be a whole number from 0 to 50, got 99."
+    )

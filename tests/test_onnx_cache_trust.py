@@ -56,7 +56,8 @@ def test_a_planted_model_is_not_used_but_made_again(cache, caplog):
     assert path.read_bytes() == b"the real graph" and len(cache) == 2
     assert [r.getMessage() for r in caplog.records if "not using" in r.getMessage()] == [
         f"hermes: not using the cached ONNX model ({path} is not the file hermes made (its "
-        f"sha256 differs from meta.json's)); making it again"]
+        f"sha256 differs from meta.json's)); making it again"
+    ]
 
 
 def test_a_copy_from_before_the_hash_was_recorded_is_made_again(cache):
@@ -82,8 +83,7 @@ def test_a_copy_others_can_change_is_made_again(cache, which):
 def test_a_copy_another_user_owns_is_made_again(cache, monkeypatch):
     path = artifact.prepare(announce=False)
     monkeypatch.setattr(artifact.os, "geteuid", lambda: os.getuid() + 1)  # we are someone else now
-    assert artifact.check_cached(path.parent, artifact.source_checksum())[1].endswith(
-        "belongs to another user")
+    assert artifact.check_cached(path.parent, artifact.source_checksum())[1].endswith("belongs to another user")
 
 
 def test_making_the_model_writes_one_line_to_stderr(cache, capsys):

@@ -16,8 +16,7 @@ from hermes.storage.records import create_user
 
 #: libraries `hermes feed` must not import: the model's fallback, scikit-learn and what it
 #: pulls in, the topic graph's, the web UI's
-HEAVY = ("torch", "sentence_transformers", "transformers", "sklearn", "scipy", "networkx",
-         "starlette", "jinja2")
+HEAVY = ("torch", "sentence_transformers", "transformers", "sklearn", "scipy", "networkx", "starlette", "jinja2")
 
 CLI = textwrap.dedent("""
     import atexit, json, sys
@@ -32,9 +31,13 @@ CLI = textwrap.dedent("""
 
 def imported(args: list[str], env: dict | None = None) -> list[str]:
     """The heavy modules a fresh ``hermes ARGS`` process imported."""
-    out = subprocess.run([sys.executable, "-c", CLI, json.dumps(HEAVY), *args],
-                         env={**os.environ, **(env or {})}, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", CLI, json.dumps(HEAVY), *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stderr.strip().splitlines()[-1])
 
@@ -56,8 +59,7 @@ def test_stop_words_are_scikit_learns_list_read_without_importing_it():
         words = english_stop_words()
         print(json.dumps({"sklearn": "sklearn" in sys.modules, "words": sorted(words)}))
     """)
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS

@@ -51,6 +51,7 @@ def no_bf16(monkeypatch):
 
 # --- the setting --------------------------------------------------------------------------
 
+
 def test_backend_defaults_to_auto_and_reads_env_then_config(tmp_path, monkeypatch):
     assert backend_setting() == "auto"
     home = tmp_path / "home"
@@ -69,6 +70,7 @@ def test_unknown_backend_is_an_error_naming_the_choices(monkeypatch, value):
 
 
 # --- the choice ---------------------------------------------------------------------------
+
 
 def test_auto_embeds_few_texts_with_onnx(no_bf16):
     embedder = stubbed()
@@ -158,6 +160,7 @@ def test_a_failing_onnx_path_is_an_error_when_onnx_was_asked_for():
 
 # --- the cached file ----------------------------------------------------------------------
 
+
 @pytest.fixture
 def fake_weights(tmp_path, monkeypatch):
     weights = tmp_path / "weights"
@@ -227,6 +230,7 @@ def test_missing_weights_say_how_to_fix_it(tmp_path, monkeypatch):
 
 # --- the tokenizer (the packaged tokenizer.json pads and cuts at 128) ----------------------
 
+
 def test_tokenizer_cuts_at_256_and_pads_per_batch_not_to_128():
     tokenizer = load_tokenizer(artifact.weights_dir())
     short, long = tokenizer.encode_batch(["quantum error correction", "word " * 400])
@@ -289,6 +293,7 @@ def test_model_calls_are_capped_in_padded_tokens_longest_first():
 
 # --- hermes model -------------------------------------------------------------------------
 
+
 def test_model_status_reports_the_path_without_loading_anything(no_bf16, tmp_path, monkeypatch):
     monkeypatch.setenv("HERMES_MODEL_CACHE", str(tmp_path / "empty-cache"))
     result = CliRunner().invoke(build_app(), ["model", "status", "--json"])
@@ -342,6 +347,7 @@ def test_the_default_embedder_gives_token_vectors_through_the_chosen_path(no_bf1
 
 
 # --- loading ahead of an ingest run ---------------------------------------------------------
+
 
 class Loading(Recorder):
     def load(self):

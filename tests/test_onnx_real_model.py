@@ -93,8 +93,10 @@ def test_onnx_and_sentence_transformers_rank_the_same_top_10(vectors, tmp_path, 
         db = get_db(path)
         by_text = dict(zip(texts, vecs))
         for item_id, title, summary in db.execute("SELECT id, title, summary FROM items").fetchall():
-            db.execute("UPDATE items SET embedding = ? WHERE id = ?",
-                       [to_blob(by_text[embedding_text(title, summary)]), item_id])
+            db.execute(
+                "UPDATE items SET embedding = ? WHERE id = ?",
+                [to_blob(by_text[embedding_text(title, summary)]), item_id],
+            )
         for name, interests in PERSONAS.items():
             user = create_user(db, name, interests)
             first = [r["id"] for r in rank_items(db, user, limit=10, since_days=None)]
@@ -130,8 +132,13 @@ def test_a_fresh_process_ranks_after_an_interests_change_without_torch(db, db_pa
     ingest_samples(db_path, Capture()).conn.close()  # items filed under MiniLM's name
     create_user(db, "ann", "bread")
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_EMBEDDER", "HERMES_EMBED_BACKEND")}
-    out = subprocess.run([sys.executable, "-c", FRESH, str(db_path), "quantum error correction"],
-                         env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", FRESH, str(db_path), "quantum error correction"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["heavy"] == [] and len(result["ids"]) == 3

@@ -34,7 +34,8 @@ def test_a_raw_ampersand_in_one_url_does_not_reject_the_file(tmp_path):
     found = read_opml(write(tmp_path, MINIFLUX)).outlines
     assert [(o.url, o.folder) for o in found] == [
         ("https://export.example.org/api/query?search=galaxies&max=50", "Science"),
-        ("https://example.org/feed?a=1&b=2", "Science")]
+        ("https://example.org/feed?a=1&b=2", "Science"),
+    ]
     assert found[0].site_url == "https://example.org/?a=1&b=2"
 
 
@@ -47,15 +48,19 @@ def test_attribute_names_in_any_case_and_a_blank_text(tmp_path):
     found = read_opml(write(tmp_path, NETNEWSWIRE)).outlines
     assert [(o.url, o.title, o.site_url) for o in found] == [
         ("http://www.michele.io//feed", "Michele", "http://www.michele.io"),
-        ("https://daringfireball.net/feeds/main", "Daring Fireball", None)]
+        ("https://daringfireball.net/feeds/main", "Daring Fireball", None),
+    ]
 
 
 def test_deep_nesting_is_read_without_recursion(tmp_path):
     depth = 5000
-    text = ('<?xml version="1.0"?><opml version="2.0"><body>'
-            + "".join(f'<outline text="f{k}">' for k in range(depth))
-            + '<outline text="Deep" xmlUrl="https://example.org/deep.xml"/>'
-            + "</outline>" * depth + "</body></opml>")
+    text = (
+        '<?xml version="1.0"?><opml version="2.0"><body>'
+        + "".join(f'<outline text="f{k}">' for k in range(depth))
+        + '<outline text="Deep" xmlUrl="https://example.org/deep.xml"/>'
+        + "</outline>" * depth
+        + "</body></opml>"
+    )
     (deep,) = read_opml(write(tmp_path, text)).outlines
     assert deep.url == "https://example.org/deep.xml"
     assert deep.folder.split(" / ") == [f"f{k}" for k in range(MAX_FOLDER_DEPTH)]

@@ -51,9 +51,26 @@ def test_building_the_package_prints_no_setuptools_warning(tmp_path):
     """What pip's quiet install shows of the build: setuptools' configuration warnings."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
-        [sys.executable, "-W", "always", "-c", "from setuptools import setup; setup()", "-q",
-         "egg_info", "--egg-base", str(tmp_path), "build_py", "--build-lib", str(tmp_path / "lib")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-W",
+            "always",
+            "-c",
+            "from setuptools import setup; setup()",
+            "-q",
+            "egg_info",
+            "--egg-base",
+            str(tmp_path),
+            "build_py",
+            "--build-lib",
+            str(tmp_path / "lib"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "warning" not in (done.stdout + done.stderr).lower(), done.stderr
     assert (tmp_path / "lib" / "hermes" / "web" / "templates" / "feed.html").is_file()
@@ -123,8 +140,9 @@ def test_the_plugin_guide_depends_on_hermes_by_its_distribution_name():
 
 def test_make_install_asks_the_cpu_index_for_the_pinned_torch_before_the_rest(tmp_path):
     pin = next(d for d in pyproject()["project"]["dependencies"] if d.startswith("torch"))
-    plan = subprocess.run(["make", "-n", "install", f"VENV={tmp_path / 'venv'}"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout
+    plan = subprocess.run(
+        ["make", "-n", "install", f"VENV={tmp_path / 'venv'}"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     cpu = plan.index(f'--index-url "https://download.pytorch.org/whl/cpu" "{pin}"')
     assert cpu < plan.index("install -q -e")
 
@@ -153,12 +171,17 @@ def test_make_torch_installs_the_pinned_version_from_the_cpu_index(tmp_path):
     index = fake_torch_index(tmp_path, f"{version}+cpu")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     # A step that forgot TORCH_INDEX would reach this dead default index, not PyPI's CUDA torch.
-    env.update(PIP_CONFIG_FILE=os.devnull, PIP_TARGET=str(tmp_path / "target"),
-               PIP_INDEX_URL="http://127.0.0.1:9/simple")
+    env.update(
+        PIP_CONFIG_FILE=os.devnull, PIP_TARGET=str(tmp_path / "target"), PIP_INDEX_URL="http://127.0.0.1:9/simple"
+    )
     done = subprocess.run(
-        ["make", "-s", "torch", f"BIN={sys.prefix}/bin", f"TORCH_INDEX={index}",
-         f"TORCH_LOG={tmp_path / 'torch.log'}"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        ["make", "-s", "torch", f"BIN={sys.prefix}/bin", f"TORCH_INDEX={index}", f"TORCH_LOG={tmp_path / 'torch.log'}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "gave no" not in done.stdout, done.stdout + done.stderr
     assert (tmp_path / "target" / f"torch-{version}+cpu.dist-info").is_dir()
 
@@ -166,23 +189,39 @@ def test_make_torch_installs_the_pinned_version_from_the_cpu_index(tmp_path):
 def test_make_torch_falls_back_with_a_note_when_the_index_does_not_answer(tmp_path):
     # A closed loopback port and a version no index has: pip fails; the step must not.
     done = subprocess.run(
-        ["make", "-s", "torch", f"BIN={sys.prefix}/bin", "TORCH_INDEX=http://127.0.0.1:9/simple",
-         "TORCH_PIN=torch==0.0.1", f"TORCH_LOG={tmp_path / 'torch.log'}"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120)
+        [
+            "make",
+            "-s",
+            "torch",
+            f"BIN={sys.prefix}/bin",
+            "TORCH_INDEX=http://127.0.0.1:9/simple",
+            "TORCH_PIN=torch==0.0.1",
+            f"TORCH_LOG={tmp_path / 'torch.log'}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "gave no torch==0.0.1" in done.stdout
     assert "default index" in done.stdout and (tmp_path / "torch.log").read_text()
 
 
 def test_make_install_says_where_hermes_is_and_make_link_puts_it_on_a_path(tmp_path):
-    plan = subprocess.run(["make", "-n", "install", f"VENV={tmp_path / 'venv'}"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout
+    plan = subprocess.run(
+        ["make", "-n", "install", f"VENV={tmp_path / 'venv'}"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert f"hermes is {tmp_path / 'venv' / 'bin' / 'hermes'}" in plan
     assert f". {tmp_path / 'venv'}/bin/activate" in plan and "make link" in plan
     venv = os.path.realpath(sys.prefix)  # the venv this test runs in, already installed
     done = subprocess.run(
-        ["make", "-s", "-o", f"{venv}/bin/hermes", "link", f"VENV={venv}",
-         f"LINK_DIR={tmp_path / 'bin'}"], cwd=ROOT, capture_output=True, text=True, check=True)
+        ["make", "-s", "-o", f"{venv}/bin/hermes", "link", f"VENV={venv}", f"LINK_DIR={tmp_path / 'bin'}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     link = tmp_path / "bin" / "hermes"
     assert os.readlink(link) == f"{venv}/bin/hermes" and "not on PATH" in done.stdout
     version = subprocess.run([link, "--version"], capture_output=True, text=True, check=True)
@@ -194,5 +233,4 @@ def test_the_install_section_says_no_release_yet_and_leads_with_the_checkout():
     install = README.split("## Install", 1)[1].split("\n## ", 1)[0]
     assert "No release is on the package index yet" in install
     first_block = re.search(r"```\w*\n(.*?)```", install, re.S).group(1)
-    assert [line.split()[:2] for line in first_block.splitlines()] == [["make", "demo"],
-                                                                      ["make", "test"]]
+    assert [line.split()[:2] for line in first_block.splitlines()] == [["make", "demo"], ["make", "test"]]

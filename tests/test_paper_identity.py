@@ -25,8 +25,9 @@ def feed(db, url: str) -> int:
 
 
 def entry(url: str, title: str, summary: str) -> dict:
-    (item,) = parse_feed(rss([{"title": title, "link": "https://arxiv.org/abs/2401.12345v1",
-                               "description": summary}]), url=url).items
+    (item,) = parse_feed(
+        rss([{"title": title, "link": "https://arxiv.org/abs/2401.12345v1", "description": summary}]), url=url
+    ).items
     return item
 
 
@@ -34,10 +35,17 @@ def paper(db) -> tuple:
     return db.execute("SELECT title, summary, feed_id FROM items WHERE arxiv_id = '2401.12345'").fetchone()
 
 
-@pytest.mark.parametrize("url, own", [
-    (LISTING, True), ("https://export.arxiv.org/api/query", True), ("/home/me/listing.xml", True),
-    (None, True), (AGENTS_FEED, False), ("https://arxiv.org.evil.example/rss", False),
-])
+@pytest.mark.parametrize(
+    "url, own",
+    [
+        (LISTING, True),
+        ("https://export.arxiv.org/api/query", True),
+        ("/home/me/listing.xml", True),
+        (None, True),
+        (AGENTS_FEED, False),
+        ("https://arxiv.org.evil.example/rss", False),
+    ],
+)
 def test_whose_word_counts_for_a_paper(url, own):
     assert speaks_for_papers(url) is own
 
@@ -48,8 +56,7 @@ def test_another_feed_cannot_rewrite_a_stored_paper(db):
     found = store_items(db, other, [entry(AGENTS_FEED, "Totally different claims", "Made up.")])
     assert paper(db) == ("Tidal streams", "The real abstract.", listing)
     assert found.updated_ids == [] and len(found.new_ids) == 1  # its own item, linking
-    linked = db.execute("SELECT arxiv_id, guid, url, content_type FROM items WHERE id = ?",
-                        found.new_ids).fetchone()
+    linked = db.execute("SELECT arxiv_id, guid, url, content_type FROM items WHERE id = ?", found.new_ids).fetchone()
     assert linked == (None, f"{AGENTS_FEED}#arxiv:2401.12345", "https://arxiv.org/abs/2401.12345", "article")
     # the same title from another feed is the paper itself (a bridge's copy): held, unchanged
     again = store_items(db, other, [entry(AGENTS_FEED, "Tidal streams", "A shorter abstract.")])
@@ -65,7 +72,8 @@ def server(tmp_path):
         home = tmp_path / "home"
         home.mkdir(exist_ok=True)
         (home / "config.toml").write_text(
-            f'[corpus]\narxiv_api = "{srv.url("/api/query")}"\ndoi_resolver = "{srv.url("/doi/")}"\n')
+            f'[corpus]\narxiv_api = "{srv.url("/api/query")}"\ndoi_resolver = "{srv.url("/doi/")}"\n'
+        )
         yield srv
 
 
@@ -77,16 +85,24 @@ def test_an_item_linking_an_arxiv_id_is_looked_up_before_it_counts_as_stored(db,
     r = saving.save(db, "alice", "2401.12345", allow_private=True, source="ui")
     assert server.log  # arXiv was asked
     assert r["title"] == "Tidal Streams as Probes of the Dark Halo" and r["facet"] == "saved"
-    assert json.loads(db.execute("SELECT authors FROM items WHERE id = ?", [r["item_id"]]).fetchone()[0]) \
-        == ["Ana Lopez", "Johannes van der Waals"]
+    assert json.loads(db.execute("SELECT authors FROM items WHERE id = ?", [r["item_id"]]).fetchone()[0]) == [
+        "Ana Lopez",
+        "Johannes van der Waals",
+    ]
 
 
 def test_an_item_linking_a_doi_is_looked_up_before_it_counts_as_stored(db, server):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    server.add("/doi/10.1000/xyz.42", body=json.dumps(CSL).encode(),
-               headers={"Content-Type": "application/vnd.citationstyles.csl+json"})
+    server.add(
+        "/doi/10.1000/xyz.42",
+        body=json.dumps(CSL).encode(),
+        headers={"Content-Type": "application/vnd.citationstyles.csl+json"},
+    )
     other = feed(db, AGENTS_FEED)
-    store_items(db, other, [{"guid": "post-1", "url": "https://doi.org/10.1000/xyz.42",
-                             "title": "Someone's post", "summary": "x"}])
+    store_items(
+        db,
+        other,
+        [{"guid": "post-1", "url": "https://doi.org/10.1000/xyz.42", "title": "Someone's post", "summary": "x"}],
+    )
     r = saving.save(db, "alice", "10.1000/xyz.42", allow_private=True, source="ui")
     assert server.log and r["created"] and r["title"] == "A Journal Paper"

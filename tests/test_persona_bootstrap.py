@@ -14,9 +14,7 @@ from hermes.storage.records import require_user
 
 
 def clicks(db, user_id) -> list[tuple]:
-    return db.execute(
-        "SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
-    ).fetchall()
+    return db.execute("SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY id", [user_id]).fetchall()
 
 
 def test_bootstrap_likes_the_closest_and_dislikes_the_farthest(db, archive):
@@ -101,14 +99,17 @@ def test_bootstrap_on_a_tiny_archive_never_likes_and_dislikes_one_item(db, add_i
     assert db["clicks"].count == 3
 
 
-@pytest.mark.parametrize("arguments, fragment", [
-    ({"n_like": -1}, "from 0 to 50, got -1"),
-    ({"n_dislike": 51}, "from 0 to 50, got 51"),
-    ({"n_like": "5"}, "n_like must be a whole number"),
-    ({"n_like": True}, "got true"),
-    ({"n_like": 0, "n_dislike": 0}, "nothing to do"),
-    ({"name": 1}, "name must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "arguments, fragment",
+    [
+        ({"n_like": -1}, "from 0 to 50, got -1"),
+        ({"n_dislike": 51}, "from 0 to 50, got 51"),
+        ({"n_like": "5"}, "n_like must be a whole number"),
+        ({"n_like": True}, "got true"),
+        ({"n_like": 0, "n_dislike": 0}, "nothing to do"),
+        ({"name": 1}, "name must be a non-empty string"),
+    ],
+)
 def test_bootstrap_refuses_bad_counts_without_writing(db, archive, arguments, fragment):
     make_persona(db)
     before = snapshot(db)
@@ -118,6 +119,7 @@ def test_bootstrap_refuses_bad_counts_without_writing(db, archive, arguments, fr
 
 
 # --- provenance -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("source", ["web", "", "UI", None, "bootstrap "])
 def test_record_click_rejects_an_invalid_source(db, archive, source):
@@ -144,12 +146,14 @@ def test_bootstrap_with_the_real_model_follows_meaning_not_shared_words(db, add_
     monkeypatch.delenv("HERMES_EMBEDDER")
     plugins.pm_cache_clear()
     assert isinstance(get_embedder(), DefaultEmbedder)  # the real model, either path
-    ids = add_items([
-        {"title": "Sourdough starter troubleshooting", "summary": "Flour, water, wild yeast and patience."},
-        {"title": "Quantum error correction thresholds", "summary": "Surface codes under circuit-level noise."},
-        {"title": "Tax law changes for small businesses", "summary": "Deductions and filing deadlines."},
-        {"title": "Kernel scheduling latency in Linux", "summary": "Measuring wakeup delays of threads."},
-    ])
+    ids = add_items(
+        [
+            {"title": "Sourdough starter troubleshooting", "summary": "Flour, water, wild yeast and patience."},
+            {"title": "Quantum error correction thresholds", "summary": "Surface codes under circuit-level noise."},
+            {"title": "Tax law changes for small businesses", "summary": "Deductions and filing deadlines."},
+            {"title": "Kernel scheduling latency in Linux", "summary": "Measuring wakeup delays of threads."},
+        ]
+    )
     make_persona(db, "baker", "homemade bread and baking recipes")  # no word in common with item 0
     done = bootstrap_persona(db, "baker", n_like=1, n_dislike=1)
     assert [i["id"] for i in done["liked"]] == [ids[0]]

@@ -68,17 +68,20 @@ def test_bootstrap_search_reset_delete(run, db, archive, split_bar):
     assert db["users"].count == 0
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (("create", "alice", "--interests", ""), "interests must be a non-empty string"),
-    (("create", "a/b", "--interests", "graphs"), "not allowed"),
-    (("show", "nobody"), "unknown persona 'nobody'"),
-    (("update", "nobody", "--interests", "x"), "unknown persona"),
-    (("delete", "nobody", "--yes"), "unknown persona"),
-    (("reset", "nobody", "--yes"), "unknown persona"),
-    (("bootstrap", "nobody"), "unknown persona"),
-    (("search", "nobody", "graph"), "unknown persona"),
-    (("bootstrap", "alice", "--likes", "99"), "--likes must be a whole number from 0 to 50"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("create", "alice", "--interests", ""), "interests must be a non-empty string"),
+        (("create", "a/b", "--interests", "graphs"), "not allowed"),
+        (("show", "nobody"), "unknown persona 'nobody'"),
+        (("update", "nobody", "--interests", "x"), "unknown persona"),
+        (("delete", "nobody", "--yes"), "unknown persona"),
+        (("reset", "nobody", "--yes"), "unknown persona"),
+        (("bootstrap", "nobody"), "unknown persona"),
+        (("search", "nobody", "graph"), "unknown persona"),
+        (("bootstrap", "alice", "--likes", "99"), "--likes must be a whole number from 0 to 50"),
+    ],
+)
 def test_errors_are_one_line_and_a_non_zero_exit(run, archive, args, fragment):
     run("create", "bob", "--interests", "graphs")
     assert fragment in one_error_line(run(*args))

@@ -24,11 +24,14 @@ def two(db, archive):
     db.execute("CREATE TABLE plugin_notes (id INTEGER PRIMARY KEY, user_id INTEGER, item_id INTEGER, body TEXT)")
     db.execute("CREATE TABLE plugin_state (owner INTEGER NOT NULL REFERENCES users(id), revision INTEGER)")
     for persona in (alice, bob):
-        db.execute("INSERT INTO explanations (user_id, item_id, payload) VALUES (?, ?, '{}')",
-                   [persona["id"], archive[0]])
+        db.execute(
+            "INSERT INTO explanations (user_id, item_id, payload) VALUES (?, ?, '{}')", [persona["id"], archive[0]]
+        )
         db.execute("INSERT INTO plugin_state (owner, revision) VALUES (?, 7)", [persona["id"]])
-    db.execute("INSERT INTO plugin_notes (user_id, item_id, body) VALUES (?, ?, 'a'), (?, ?, 'b'), (?, ?, 'c')",
-               [alice["id"], archive[0], alice["id"], archive[1], bob["id"], archive[2]])
+    db.execute(
+        "INSERT INTO plugin_notes (user_id, item_id, body) VALUES (?, ?, 'a'), (?, ?, 'b'), (?, ?, 'c')",
+        [alice["id"], archive[0], alice["id"], archive[1], bob["id"], archive[2]],
+    )
     return alice, bob
 
 
@@ -97,9 +100,16 @@ def test_reset_with_confirm_clears_only_the_feedback(db, two):
     result = tool(db, "reset_feedback", name="alice", confirm=True)
     assert result["ok"], result["message"]
     assert "kept" in result["message"]
-    assert rows_of(db, alice["id"]) == {"users": 1, "clicks": 0, "explanations": 0,
-                                        "plugin_notes": 2, "plugin_state": 1}
-    assert db.execute("SELECT interests FROM users WHERE id = ?", [alice["id"]]).fetchone()[0] == "graph neural networks"
+    assert rows_of(db, alice["id"]) == {
+        "users": 1,
+        "clicks": 0,
+        "explanations": 0,
+        "plugin_notes": 2,
+        "plugin_state": 1,
+    }
+    assert (
+        db.execute("SELECT interests FROM users WHERE id = ?", [alice["id"]]).fetchone()[0] == "graph neural networks"
+    )
     assert bob_rows(db, bob) == keep
     status = tool(db, "profile_status", user="alice")
     assert status["clicks"] == 0 and status["liked_tags"] == []
@@ -159,12 +169,16 @@ def test_a_failing_observer_rolls_the_whole_delete_back(db, two, pm):
 def test_a_plugin_full_text_index_follows_its_content_table(db, two):
     """A virtual table is left to its owner's triggers; the rows behind it still go."""
     alice, bob = two
-    db.execute("CREATE VIRTUAL TABLE plugin_notes_fts USING fts5(body, user_id UNINDEXED, "
-               "content='plugin_notes', content_rowid='id')")
+    db.execute(
+        "CREATE VIRTUAL TABLE plugin_notes_fts USING fts5(body, user_id UNINDEXED, "
+        "content='plugin_notes', content_rowid='id')"
+    )
     db.execute("INSERT INTO plugin_notes_fts(plugin_notes_fts) VALUES ('rebuild')")
-    db.execute("CREATE TRIGGER plugin_notes_ad AFTER DELETE ON plugin_notes BEGIN "
-               "INSERT INTO plugin_notes_fts(plugin_notes_fts, rowid, body, user_id) "
-               "VALUES ('delete', old.id, old.body, old.user_id); END")
+    db.execute(
+        "CREATE TRIGGER plugin_notes_ad AFTER DELETE ON plugin_notes BEGIN "
+        "INSERT INTO plugin_notes_fts(plugin_notes_fts, rowid, body, user_id) "
+        "VALUES ('delete', old.id, old.body, old.user_id); END"
+    )
     would = tool(db, "delete_persona", name="alice", confirm=False)["would_delete"]["rows"]
     assert "plugin_notes_fts" not in would and would["plugin_notes"] == 2
     assert tool(db, "delete_persona", name="alice", confirm=True)["ok"]
@@ -198,7 +212,8 @@ def test_corpus_rows_go_with_a_deleted_persona_and_survive_a_reset(db, archive):
     assert tool(db, "delete_persona", name="alice", confirm=True)["ok"]
     leftovers = {
         t: db.execute(f'SELECT count(*) FROM "{t}" WHERE user_id = ?', [alice["id"]]).fetchone()[0]
-        for t in db.table_names() if t.startswith("corpus_") and "user_id" in db[t].columns_dict
+        for t in db.table_names()
+        if t.startswith("corpus_") and "user_id" in db[t].columns_dict
     }
     assert leftovers and set(leftovers.values()) == {0}
     assert tool(db, "corpus", user="bob") == bob_corpus

@@ -28,25 +28,42 @@ FILES = Path(__file__).parent / "data" / "library"
 def archive(add_items, db):
     """What a feed brought: two arXiv papers, a journal paper known by its DOI, one by its
     title only (a conference paper from a blog feed)."""
-    streams, attention, alphafold, mpnn = add_items([
-        {"title": "Stellar streams in the halo", "summary": "We map streams.", "arxiv_id": "2401.12345",
-         "url": "https://arxiv.org/abs/2401.12345", "content_type": "paper"},
-        {"title": "Attention Is All You Need", "summary": "Transformers.", "arxiv_id": "1706.03762",
-         "url": "https://arxiv.org/abs/1706.03762", "content_type": "paper"},
-        {"title": "Highly accurate protein structure prediction with AlphaFold",
-         "guid": "doi:10.1038/s41586-021-03819-2", "url": "https://doi.org/10.1038/s41586-021-03819-2",
-         "content_type": "paper"},
-        {"title": "Neural message passing for quantum chemistry", "summary": "MPNNs.",
-         "url": "https://blog.example.org/mpnn"},
-    ])
+    streams, attention, alphafold, mpnn = add_items(
+        [
+            {
+                "title": "Stellar streams in the halo",
+                "summary": "We map streams.",
+                "arxiv_id": "2401.12345",
+                "url": "https://arxiv.org/abs/2401.12345",
+                "content_type": "paper",
+            },
+            {
+                "title": "Attention Is All You Need",
+                "summary": "Transformers.",
+                "arxiv_id": "1706.03762",
+                "url": "https://arxiv.org/abs/1706.03762",
+                "content_type": "paper",
+            },
+            {
+                "title": "Highly accurate protein structure prediction with AlphaFold",
+                "guid": "doi:10.1038/s41586-021-03819-2",
+                "url": "https://doi.org/10.1038/s41586-021-03819-2",
+                "content_type": "paper",
+            },
+            {
+                "title": "Neural message passing for quantum chemistry",
+                "summary": "MPNNs.",
+                "url": "https://blog.example.org/mpnn",
+            },
+        ]
+    )
     make_persona(db, "ann", "graph neural networks and protein structure")
     return {"streams": streams, "attention": attention, "alphafold": alphafold, "mpnn": mpnn}
 
 
 def clicks(db, name="ann") -> list[tuple[int, str, str]]:
     uid = require_user(db, name)["id"]
-    return db.execute("SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY item_id",
-                      [uid]).fetchall()
+    return db.execute("SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY item_id", [uid]).fetchall()
 
 
 def n_items(db) -> int:
@@ -89,8 +106,10 @@ def test_a_jabref_file_with_comments_and_string_macros(db, archive):
     new = {u["key"]: u for u in result["unmatched"]}
     assert set(new) == {"Mueller2020", "Schroedinger1935"}
     assert "10.1103/PhysRevLett.124.010101" in new["Mueller2020"]["reason"]
-    row = db.execute("SELECT title, summary, authors, feed_id, published, content_type, embedding "
-                     "FROM items WHERE title LIKE 'The Bayesian way%'").fetchone()
+    row = db.execute(
+        "SELECT title, summary, authors, feed_id, published, content_type, embedding "
+        "FROM items WHERE title LIKE 'The Bayesian way%'"
+    ).fetchone()
     title, summary, authors, feed_id, published, kind, embedding = row
     # BibTeX's own markup is resolved; the math stays as feed text keeps it (hermes.text.latex)
     assert title == "The Bayesian way to $k$-means clustering of stellar streams"
@@ -101,7 +120,8 @@ def test_a_jabref_file_with_comments_and_string_macros(db, archive):
     # the DOI is kept beside the item, where save_item keeps it (the exports read it there)
     assert db.execute("SELECT doi FROM corpus_item_dois").fetchall() == [("10.1103/PhysRevLett.124.010101",)]
     assert db.execute("SELECT title FROM items WHERE title LIKE 'Die gegen%'").fetchone() == (
-        "Die gegenwärtige Situation in der Quantenmechanik",)
+        "Die gegenwärtige Situation in der Quantenmechanik",
+    )
 
 
 def test_entries_without_abstracts_are_stored_from_the_title(db, archive):
@@ -128,7 +148,7 @@ def test_a_zotero_csl_json_export(db, archive):
 
 def test_a_title_is_matched_as_read_not_as_written(db, add_items, archive):
     (latex,) = add_items([{"title": r"Sch\"{o}dinger bridges for $\mathcal{O}(n)$ transport, revisited"}])
-    text = "@misc{x, title = {{Sch{\\\"o}dinger} Bridges for $\\mathcal{O}(n)$ Transport -- Revisited}}"
+    text = '@misc{x, title = {{Sch{\\"o}dinger} Bridges for $\\mathcal{O}(n)$ Transport -- Revisited}}'
     result = imported(db, text)
     assert result["matched_by"] == {"title": 1} and clicks(db) == [(latex, "like", "bootstrap")]
 
@@ -167,10 +187,12 @@ def test_a_dislike_given_since_is_kept(db, archive):
 
 
 def test_two_entries_of_one_paper_are_one_like(db, archive):
-    text = ("@misc{a, title={Stellar streams in the halo}, eprint={2401.12345}}\n"
-            "@misc{b, title={Stellar Streams in the Halo}}\n"
-            "@misc{c, title={A paper the archive does not hold at all}}\n"
-            "@misc{d, title={A Paper the Archive does not Hold at All}}\n")
+    text = (
+        "@misc{a, title={Stellar streams in the halo}, eprint={2401.12345}}\n"
+        "@misc{b, title={Stellar Streams in the Halo}}\n"
+        "@misc{c, title={A paper the archive does not hold at all}}\n"
+        "@misc{d, title={A Paper the Archive does not Hold at All}}\n"
+    )
     result = imported(db, text)
     assert result["duplicates"] == 2 and result["liked"] == 2 and result["created"] == 1
 
@@ -187,14 +209,16 @@ def test_the_likes_are_bootstrap_clicks_that_status_counts_and_reset_removes(db,
 
 
 def test_a_malformed_bibtex_entry_is_refused_by_its_line_and_the_others_kept(db, archive):
-    text = ("@misc{good, title = {Stellar streams in the halo}, eprint = {2401.12345}}\n"
-            "\n"
-            "@article{broken,\n"
-            "  title = {An unclosed brace,\n"
-            "  year = 2020,\n"
-            "}\n"
-            "@article{notitle, author = {Nobody, A.}}\n"
-            "@misc{later, title = {Attention is all you need}}\n")
+    text = (
+        "@misc{good, title = {Stellar streams in the halo}, eprint = {2401.12345}}\n"
+        "\n"
+        "@article{broken,\n"
+        "  title = {An unclosed brace,\n"
+        "  year = 2020,\n"
+        "}\n"
+        "@article{notitle, author = {Nobody, A.}}\n"
+        "@misc{later, title = {Attention is all you need}}\n"
+    )
     result = imported(db, text)
     assert result["liked"] == 2
     assert [(r["line"], r["key"]) for r in result["refused"]] == [(3, "broken"), (7, "notitle")]
@@ -203,14 +227,18 @@ def test_a_malformed_bibtex_entry_is_refused_by_its_line_and_the_others_kept(db,
 
 
 def test_malformed_ris_and_csl_json_are_refused_by_line(db, archive):
-    ris = ("TY  - JOUR\nTI  - Stellar streams in the halo\nUR  - https://arxiv.org/abs/2401.12345\nER  - \n"
-           "TY  - JOUR\nTI  - never ended\n"
-           "TY  - JOUR\nTI  - Attention is all you need\nER  - \n")
+    ris = (
+        "TY  - JOUR\nTI  - Stellar streams in the halo\nUR  - https://arxiv.org/abs/2401.12345\nER  - \n"
+        "TY  - JOUR\nTI  - never ended\n"
+        "TY  - JOUR\nTI  - Attention is all you need\nER  - \n"
+    )
     result = imported(db, ris)
     assert result["liked"] == 2 and [r["line"] for r in result["refused"]] == [5]
-    csl = ('[\n  {"title": "Stellar streams in the halo", "URL": "https://arxiv.org/abs/2401.12345"},\n'
-           '  {"title": "Attention is all you need"},\n'
-           '  {"title": "broken" "x"}\n]\n')
+    csl = (
+        '[\n  {"title": "Stellar streams in the halo", "URL": "https://arxiv.org/abs/2401.12345"},\n'
+        '  {"title": "Attention is all you need"},\n'
+        '  {"title": "broken" "x"}\n]\n'
+    )
     result = imported(db, csl, name="ann")
     assert result["already_liked"] == 2 and result["refused"][0]["line"] == 4
 
@@ -289,10 +317,13 @@ def test_a_year_alone_stays_a_year_in_every_face_and_export(db, archive):
     from hermes.facekit.faces import date_words
     from hermes.storage.records import item_rows
 
-    imported(db, """@article{nat98, title = {Gravitational lensing of quasars by galaxies},
+    imported(
+        db,
+        """@article{nat98, title = {Gravitational lensing of quasars by galaxies},
   author = {Smith, Jane}, journal = {Nature}, year = {1998}}
 @article{mar20, title = {Dark matter halos of dwarf galaxies in the local group},
-  author = {Doe, John}, year = {2020}, month = mar}""")
+  author = {Doe, John}, year = {2020}, month = mar}""",
+    )
     ann = require_user(db, "ann")
     rows = {r["title"][:4]: r for r in item_rows(db, [i for i, _, _ in clicks(db)]).values()}
     assert date_words(rows["Grav"]) == "1998" and date_words(rows["Dark"]) == "2020-03"
@@ -309,9 +340,12 @@ def test_a_year_alone_stays_a_year_in_every_face_and_export(db, archive):
 def test_where_an_entry_was_published_reaches_every_export(db, archive):
     """A trial: a Nature entry (journal, volume 396, pages 21--22) came out as @misc with none
     of them, in RIS and CSL-JSON too."""
-    imported(db, """@article{lens98, title = {Gravitational lensing of quasars by galaxies},
+    imported(
+        db,
+        """@article{lens98, title = {Gravitational lensing of quasars by galaxies},
   author = {Smith, Jane}, journal = {Nature}, volume = {396}, number = {6706},
-  pages = {21--22}, publisher = {Nature Publishing Group}, year = {1998}}""")
+  pages = {21--22}, publisher = {Nature Publishing Group}, year = {1998}}""",
+    )
     ann = require_user(db, "ann")
     (item,) = [i for i, _, _ in clicks(db)]
     corpus_signals.favorite(db, "ann", item)
@@ -323,28 +357,36 @@ def test_where_an_entry_was_published_reaches_every_export(db, archive):
     assert "SP  - 21" in ris and "EP  - 22" in ris and "IS  - 6706" in ris
     (csl,) = json.loads(corpus_export.export(db, ann["id"], "csl-json").text)
     assert (csl["type"], csl["container-title"], csl["volume"], csl["page"]) == (
-        "article-journal", "Nature", "396", "21–22")
+        "article-journal",
+        "Nature",
+        "396",
+        "21–22",
+    )
     again = read(bib).entries[0]  # and it imports back the same
-    assert again.citation == {"container": "Nature", "volume": "396", "issue": "6706", "pages": "21–22",
-                              "publisher": "Nature Publishing Group"}
+    assert again.citation == {
+        "container": "Nature",
+        "volume": "396",
+        "issue": "6706",
+        "pages": "21–22",
+        "publisher": "Nature Publishing Group",
+    }
 
 
 # --- the CLI -------------------------------------------------------------------------------
 
 
 def test_the_cli_imports_a_file_and_reports(db, db_path, archive):
-    run = CliRunner().invoke(build_app(), ["persona", "import", "ann", str(FILES / "jabref.bib"),
-                                           "--db", str(db_path)])
+    run = CliRunner().invoke(build_app(), ["persona", "import", "ann", str(FILES / "jabref.bib"), "--db", str(db_path)])
     assert run.exit_code == 0, run.output
     assert "Imported 3 entries" in run.stdout and "new item, line 7" in run.stdout
-    again = CliRunner().invoke(build_app(), ["persona", "import", "ann", str(FILES / "jabref.bib"),
-                                             "--db", str(db_path), "--json"])
+    again = CliRunner().invoke(
+        build_app(), ["persona", "import", "ann", str(FILES / "jabref.bib"), "--db", str(db_path), "--json"]
+    )
     assert json.loads(again.stdout)["already_liked"] == 3
 
 
 def test_the_cli_names_a_missing_file_in_one_line(db_path, archive):
-    run = CliRunner().invoke(build_app(), ["persona", "import", "ann", "/nonexistent/lib.bib",
-                                           "--db", str(db_path)])
+    run = CliRunner().invoke(build_app(), ["persona", "import", "ann", "/nonexistent/lib.bib", "--db", str(db_path)])
     assert run.exit_code == 1
     assert run.stderr.strip().startswith("error: cannot read /nonexistent/lib.bib")
 
@@ -358,16 +400,17 @@ def test_latin1_bibtex_is_read(db, db_path, archive, tmp_path):
 
 
 def test_tex_text_resolves_bibtex_markup_and_keeps_math():
-    assert tex_text(r"{GPU}-accelerated \emph{in vivo} $\mathcal{O}(n^2)$ 50\% -- {\em Mixture}") == \
-        r"GPU-accelerated in vivo $\mathcal{O}(n^2)$ 50% – Mixture"
+    assert (
+        tex_text(r"{GPU}-accelerated \emph{in vivo} $\mathcal{O}(n^2)$ 50\% -- {\em Mixture}")
+        == r"GPU-accelerated in vivo $\mathcal{O}(n^2)$ 50% – Mixture"
+    )
 
 
 # --- the library's weight in the ranking ---------------------------------------------------
 
 
 def _library_of(n: int, word: str) -> str:
-    return "\n".join(f"@misc{{{word}{i}, title = {{{word} study number {i} of the {word} series}}}}"
-                     for i in range(n))
+    return "\n".join(f"@misc{{{word}{i}, title = {{{word} study number {i} of the {word} series}}}}" for i in range(n))
 
 
 def test_a_small_library_leaves_the_ranking_to_the_core(db, archive):
@@ -382,8 +425,9 @@ def test_a_large_library_gets_a_component_that_hands_over_to_own_clicks(db, arch
     from hermes.contract import CandidateQuery
     from hermes.ranking.rank import rank
 
-    unread = add_items([{"title": "lensing study of a cluster", "days_ago": 1},
-                        {"title": "sourdough baking at home", "days_ago": 1}])
+    unread = add_items(
+        [{"title": "lensing study of a cluster", "days_ago": 1}, {"title": "sourdough baking at home", "days_ago": 1}]
+    )
     imported(db, _library_of(library_scorer.LIBRARY_MIN, "lensing"))
     ann = require_user(db, "ann")
     query = CandidateQuery(since_days=None)

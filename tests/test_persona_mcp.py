@@ -11,7 +11,6 @@ from hermes.mcp_server import build_server
 pytestmark = pytest.mark.anyio
 
 
-
 async def call(client, tool_name, /, **arguments) -> dict:
     result = await client.call_tool(tool_name, arguments)
     body = result.structured_content  # the envelope, refusals included (with isError)
@@ -23,8 +22,16 @@ async def test_persona_tools_are_listed_with_schemas_and_annotations(db_path, ar
     async with mcp.Client(build_server(str(db_path), {"persona"})) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == {
-        "list_users", "create_persona", "propose_interests", "update_persona", "rename_persona",
-        "profile_status", "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
+        "list_users",
+        "create_persona",
+        "propose_interests",
+        "update_persona",
+        "rename_persona",
+        "profile_status",
+        "search_feed",
+        "delete_persona",
+        "reset_feedback",
+        "bootstrap_persona",
         "import_library",
     }
     delete = tools["delete_persona"]

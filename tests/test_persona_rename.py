@@ -40,8 +40,7 @@ def test_rename_keeps_the_clicks_and_the_ranking(db, alice):
     before = ranking(db, "alice")
     result = tool(db, "rename_persona", name="alice", new_name="research")
     assert result["ok"] and result["changed"] is True, result["message"]
-    assert result["persona"] == {"name": "research", "interests": alice["interests"],
-                                 "previous_name": "alice"}
+    assert result["persona"] == {"name": "research", "interests": alice["interests"], "previous_name": "alice"}
     assert "2 clicks" in result["message"]
     assert require_user(db, "research")["id"] == alice["id"]
     assert ranking(db, "research") == before
@@ -56,8 +55,7 @@ def test_rename_keeps_the_corpus_and_rewrites_cached_explanations(db, alice, arc
     assert tool(db, "explain_item", user="alice", item_id=archive[0], since_days=None)["ok"]
     assert tool(db, "rename_persona", name="alice", new_name="research")["ok"]
     assert tool(db, "corpus", user="research")["saved_count"] == 1
-    (payload,) = db.execute("SELECT payload FROM explanations WHERE user_id = ?",
-                            [alice["id"]]).fetchone()
+    (payload,) = db.execute("SELECT payload FROM explanations WHERE user_id = ?", [alice["id"]]).fetchone()
     assert json.loads(payload)["user"] == "research"
     assert tool(db, "explain_item", user="research", item_id=archive[0], since_days=None)["ok"]
 
@@ -101,14 +99,17 @@ def test_renaming_to_the_current_name_changes_nothing(db, alice):
     assert snapshot(db) == before
 
 
-@pytest.mark.parametrize("bad, said", [
-    ("", "non-empty string"),
-    ("   ", "name is empty"),
-    ("-rm", "not allowed"),
-    ("a/b", "not allowed"),
-    ("x" * (NAME_MAX + 1), f"at most {NAME_MAX} characters"),
-    (7, "string"),
-])
+@pytest.mark.parametrize(
+    "bad, said",
+    [
+        ("", "non-empty string"),
+        ("   ", "name is empty"),
+        ("-rm", "not allowed"),
+        ("a/b", "not allowed"),
+        ("x" * (NAME_MAX + 1), f"at most {NAME_MAX} characters"),
+        (7, "string"),
+    ],
+)
 def test_a_bad_new_name_is_refused_as_create_persona_refuses_it(db, alice, bad, said):
     before = snapshot(db)
     result = tool(db, "rename_persona", name="alice", new_name=bad)
@@ -141,7 +142,8 @@ def test_cli_rename(db_path, db, alice):
     refused = run("rename", "Research", "bob")
     assert refused.exit_code == 1 and "Traceback" not in refused.output
     assert refused.stderr.strip().splitlines() == [
-        "error: a persona named 'bob' already exists; pick another new name for 'Research'"]
+        "error: a persona named 'bob' already exists; pick another new name for 'Research'"
+    ]
     unknown = run("rename", "nobody", "x", "--json")
     assert unknown.exit_code == 1 and json.loads(unknown.stdout)["ok"] is False
     assert {u["name"] for u in json.loads(run("list", "--json").stdout)["users"]} == {"bob", "Research"}

@@ -45,8 +45,9 @@ def test_results_follow_the_one_ranking_path(db, archive):
     record_click(db, bob["id"], archive[2], False, "ui")
     for persona, first in ((alice, archive[6]), (bob, archive[1])):
         result = tool(db, "search_feed", user=persona["name"], query="", tag="cs.LG")
-        expected = rank_items(db, require_user(db, persona["name"]), limit=10, since_days=None,
-                              exclude_clicked=False, tag="cs.LG")
+        expected = rank_items(
+            db, require_user(db, persona["name"]), limit=10, since_days=None, exclude_clicked=False, tag="cs.LG"
+        )
         assert ids(result) == [r["id"] for r in expected]
         assert [r["rank"] for r in result["results"]] == [1, 2, 3]
         assert ids(result)[0] == first
@@ -58,9 +59,17 @@ def test_every_query_word_must_match_case_insensitively(db, archive):
     assert ids(tool(db, "search_feed", user="alice", query="graph sourdough")) == []
 
 
-@pytest.mark.parametrize("query, index", [
-    ("%", 3), ("100%", 3), ("_", 4), ("snake_case", 4), ("'", 5), ("O'Reilly", 5),
-])
+@pytest.mark.parametrize(
+    "query, index",
+    [
+        ("%", 3),
+        ("100%", 3),
+        ("_", 4),
+        ("snake_case", 4),
+        ("'", 5),
+        ("O'Reilly", 5),
+    ],
+)
 def test_sql_wildcards_and_quotes_match_literally(db, archive, query, index):
     make_persona(db)
     result = tool(db, "search_feed", user="alice", query=query)
@@ -78,7 +87,11 @@ def test_hostile_queries_match_nothing_and_harm_nothing(db, archive, query):
 
 def test_tag_and_content_type_filters(db, archive):
     make_persona(db)
-    assert set(ids(tool(db, "search_feed", user="alice", query="", tag="CS.lg"))) == {archive[0], archive[1], archive[6]}
+    assert set(ids(tool(db, "search_feed", user="alice", query="", tag="CS.lg"))) == {
+        archive[0],
+        archive[1],
+        archive[6],
+    }
     assert ids(tool(db, "search_feed", user="alice", query="learning", content_type="video")) == [archive[6]]
     assert set(ids(tool(db, "search_feed", user="alice", query="", content_type="Paper"))) == {archive[0], archive[1]}
     both = tool(db, "search_feed", user="alice", query="graph", tag="databases", content_type="podcast")
@@ -114,15 +127,18 @@ def test_out_of_range_limits_are_refused_with_the_range(db, archive, limit):
     assert result["message"] == f"limit must be a whole number from 1 to 50, got {limit}."
 
 
-@pytest.mark.parametrize("arguments, fragment", [
-    ({"limit": "10"}, "limit must be a whole number"),
-    ({"limit": 2.5}, "limit must be a whole number"),
-    ({"limit": True}, "limit must be a whole number"),
-    ({"query": 42}, "query must be a string"),
-    ({"query": "x" * 501}, "at most 500 characters"),
-    ({"tag": ["cs.LG"]}, "tag must be a string of at most 200 characters or null"),
-    ({"content_type": 3}, "content_type must be a string"),
-])
+@pytest.mark.parametrize(
+    "arguments, fragment",
+    [
+        ({"limit": "10"}, "limit must be a whole number"),
+        ({"limit": 2.5}, "limit must be a whole number"),
+        ({"limit": True}, "limit must be a whole number"),
+        ({"query": 42}, "query must be a string"),
+        ({"query": "x" * 501}, "at most 500 characters"),
+        ({"tag": ["cs.LG"]}, "tag must be a string of at most 200 characters or null"),
+        ({"content_type": 3}, "content_type must be a string"),
+    ],
+)
 def test_wrong_types_are_refused(db, archive, arguments, fragment):
     make_persona(db)
     before = snapshot(db)
@@ -155,10 +171,14 @@ def test_long_summaries_are_shortened_for_small_models(db, add_items):
 def test_a_search_for_what_the_faces_show_finds_the_latex_stored(db, add_items):
     """The faces show "$\\Lambda$CDM" as "ΛCDM" and "$\\ell_1$" as "ℓ₁": a trial searched for
     what it read and found nothing. Text stored in Unicode is found as before."""
-    ids = add_items([{"title": r"Halo counts in $\Lambda$CDM simulations"},
-                     {"title": r"Sparse codes with an $\ell_1$ penalty"},
-                     {"title": "ΛCDM written in Unicode by its feed"},
-                     {"title": "Bread and butter"}])
+    ids = add_items(
+        [
+            {"title": r"Halo counts in $\Lambda$CDM simulations"},
+            {"title": r"Sparse codes with an $\ell_1$ penalty"},
+            {"title": "ΛCDM written in Unicode by its feed"},
+            {"title": "Bread and butter"},
+        ]
+    )
     make_persona(db, "ann", "cosmology")
 
     def found(query):

@@ -10,23 +10,63 @@ from hermes.tools import call_tool, collect_tools
 
 ARCHIVE = [
     # 0: old: only a search over the whole archive finds it
-    {"title": "Graph neural networks for molecules", "summary": "Message passing on molecular graphs.",
-     "tags": ["cs.LG", "chemistry"], "content_type": "paper", "days_ago": 400},
-    {"title": "Protein folding with transformers", "summary": "Attention models predict protein structure.",
-     "tags": ["q-bio", "cs.LG"], "content_type": "paper", "days_ago": 2},
-    {"title": "Sourdough baking at home", "summary": "Starter, flour, water and patience.",
-     "tags": ["cooking"], "content_type": "article", "days_ago": 1},
+    {
+        "title": "Graph neural networks for molecules",
+        "summary": "Message passing on molecular graphs.",
+        "tags": ["cs.LG", "chemistry"],
+        "content_type": "paper",
+        "days_ago": 400,
+    },
+    {
+        "title": "Protein folding with transformers",
+        "summary": "Attention models predict protein structure.",
+        "tags": ["q-bio", "cs.LG"],
+        "content_type": "paper",
+        "days_ago": 2,
+    },
+    {
+        "title": "Sourdough baking at home",
+        "summary": "Starter, flour, water and patience.",
+        "tags": ["cooking"],
+        "content_type": "article",
+        "days_ago": 1,
+    },
     # 3-5: SQL wildcards and a quote in the text
-    {"title": "Why 100% reproducible builds matter", "summary": "Bit for bit identical artifacts.",
-     "tags": ["software"], "content_type": "article", "days_ago": 3},
-    {"title": "snake_case naming conventions", "summary": "Underscores between words.",
-     "tags": ["software"], "content_type": "article", "days_ago": 4},
-    {"title": "O'Reilly interview on graph databases", "summary": "Property graphs and queries.",
-     "tags": ["databases"], "content_type": "podcast", "days_ago": 5},
-    {"title": "Reinforcement learning for robots", "summary": "Learning policies for robot arms.",
-     "tags": ["cs.RO", "cs.LG"], "content_type": "video", "days_ago": 30},
-    {"title": "Gardening tips for spring", "summary": "Seeds, soil and sunlight.",
-     "tags": ["garden"], "content_type": "article", "days_ago": 6},
+    {
+        "title": "Why 100% reproducible builds matter",
+        "summary": "Bit for bit identical artifacts.",
+        "tags": ["software"],
+        "content_type": "article",
+        "days_ago": 3,
+    },
+    {
+        "title": "snake_case naming conventions",
+        "summary": "Underscores between words.",
+        "tags": ["software"],
+        "content_type": "article",
+        "days_ago": 4,
+    },
+    {
+        "title": "O'Reilly interview on graph databases",
+        "summary": "Property graphs and queries.",
+        "tags": ["databases"],
+        "content_type": "podcast",
+        "days_ago": 5,
+    },
+    {
+        "title": "Reinforcement learning for robots",
+        "summary": "Learning policies for robot arms.",
+        "tags": ["cs.RO", "cs.LG"],
+        "content_type": "video",
+        "days_ago": 30,
+    },
+    {
+        "title": "Gardening tips for spring",
+        "summary": "Seeds, soil and sunlight.",
+        "tags": ["garden"],
+        "content_type": "article",
+        "days_ago": 6,
+    },
 ]
 
 
@@ -43,9 +83,12 @@ def tool(db, tool_name, /, **arguments) -> dict:
 
 def snapshot(db) -> dict:
     """Every row of every table: compared before and after a call that must write nothing."""
-    tables = [r[0] for r in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
-    )]
+    tables = [
+        r[0]
+        for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
     return {t: sorted(map(repr, db.execute(f'SELECT * FROM "{t}"').fetchall())) for t in tables}
 
 

@@ -12,8 +12,16 @@ from hermes.storage.records import require_user
 from hermes.tools import collect_tools
 
 PERSONA_TOOLS = {
-    "list_users", "create_persona", "propose_interests", "update_persona", "rename_persona",
-    "profile_status", "search_feed", "delete_persona", "reset_feedback", "bootstrap_persona",
+    "list_users",
+    "create_persona",
+    "propose_interests",
+    "update_persona",
+    "rename_persona",
+    "profile_status",
+    "search_feed",
+    "delete_persona",
+    "reset_feedback",
+    "bootstrap_persona",
     "import_library",
 }
 
@@ -45,6 +53,7 @@ def test_list_users_empty_then_with_click_counts(db, archive):
 
 # --- create_persona -----------------------------------------------------------------------
 
+
 def test_create_persona_is_single_turn(db):
     result = tool(db, "create_persona", name="  alice ", interests=" graph neural networks ")
     assert result["ok"], result["message"]
@@ -63,18 +72,21 @@ def test_duplicate_persona_is_refused_and_nothing_is_written(db, name):
     assert snapshot(db) == before
 
 
-@pytest.mark.parametrize("name, fragment", [
-    ("", "empty"),
-    ("   ", "empty"),
-    ("x" * 65, "at most 64 characters"),
-    ("-rf", "start with a letter or digit"),
-    ("a/b", "not allowed"),
-    ("bob'; DROP TABLE users; --", "not allowed"),
-    ("two\nlines", "not allowed"),
-    ("_hidden", "start with a letter or digit"),
-    (123, "name must be a non-empty string"),
-    (None, "name must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("x" * 65, "at most 64 characters"),
+        ("-rf", "start with a letter or digit"),
+        ("a/b", "not allowed"),
+        ("bob'; DROP TABLE users; --", "not allowed"),
+        ("two\nlines", "not allowed"),
+        ("_hidden", "start with a letter or digit"),
+        (123, "name must be a non-empty string"),
+        (None, "name must be a non-empty string"),
+    ],
+)
 def test_invalid_names_are_refused(db, name, fragment):
     before = snapshot(db)
     result = tool(db, "create_persona", name=name, interests="graph neural networks")
@@ -86,14 +98,20 @@ def test_unicode_letters_are_fine_in_a_name(db):
     assert tool(db, "create_persona", name="Zoë Müller-Łukasz", interests="topology")["ok"]
 
 
-@pytest.mark.parametrize("interests, fragment", [
-    ("", "empty"),
-    ("  \n\t ", "empty"),
-    ("x" * 100_000, "at most 4,000 characters, got \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…\" (100,000 characters)"),
-    ("a\x00b", "NUL"),
-    (None, "must be a non-empty string"),
-    (["graphs"], "must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "interests, fragment",
+    [
+        ("", "empty"),
+        ("  \n\t ", "empty"),
+        (
+            "x" * 100_000,
+            'at most 4,000 characters, got "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…" (100,000 characters)',
+        ),
+        ("a\x00b", "NUL"),
+        (None, "must be a non-empty string"),
+        (["graphs"], "must be a non-empty string"),
+    ],
+)
 def test_bad_interests_are_refused_and_nothing_is_written(db, interests, fragment):
     before = snapshot(db)
     result = tool(db, "create_persona", name="alice", interests=interests)
@@ -106,6 +124,7 @@ def test_interests_at_the_limit_are_accepted(db):
 
 
 # --- propose_interests --------------------------------------------------------------------
+
 
 def test_propose_interests_counts_the_most_common_tags(db, archive):
     before = snapshot(db)
@@ -139,6 +158,7 @@ def test_propose_interests_refuses_a_non_integer_limit(db, limit):
 
 
 # --- update_persona -----------------------------------------------------------------------
+
 
 @pytest.fixture
 def embed_calls(monkeypatch):
@@ -195,6 +215,7 @@ def test_update_persona_refuses_bad_interests_without_writing(db, interests):
 
 # --- profile_status -----------------------------------------------------------------------
 
+
 def test_profile_status_of_a_new_persona(db):
     make_persona(db)
     s = tool(db, "profile_status", user="alice")
@@ -233,23 +254,25 @@ def test_profile_status_names_dislikes_the_interests_text_asks_for(db, add_items
 
     from hermes.cli.app import build_app
 
-    ids = add_items([{"title": "Dark energy", "tags": ["cosmology", "astro-ph.co"]},
-                     {"title": "Soufflé", "tags": ["cooking"]},
-                     {"title": "Robot arms", "tags": ["robotics"]}])
+    ids = add_items(
+        [
+            {"title": "Dark energy", "tags": ["cosmology", "astro-ph.co"]},
+            {"title": "Soufflé", "tags": ["cooking"]},
+            {"title": "Robot arms", "tags": ["robotics"]},
+        ]
+    )
     ann = make_persona(db, "ann", "galaxy formation and cosmology, but not robotics")
     for item in ids:
         record_click(db, ann["id"], item, False, "ui")
     s = tool(db, "profile_status", user="ann")
     # cooking is not asked for, robotics is asked not to be shown
-    assert [(e["key"], e["kind"], e["dislikes"]) for e in s["disliked_but_asked_for"]] == [
-        ("cosmology", "tag", 1)]
+    assert [(e["key"], e["kind"], e["dislikes"]) for e in s["disliked_but_asked_for"]] == [("cosmology", "tag", 1)]
     assert "1 tag or topic the interests text asks for was disliked" in s["message"]
     assert "remove_feedback" in s["message"]
     out = CliRunner().invoke(build_app(), ["persona", "show", "ann", "--db", str(db_path)])
     assert "disliked, but the interests ask for them: cosmology (tag, 1 dislike)" in out.output
     assert "`hermes unrate ann ITEM_ID`" in out.output
-    assert tool(db, "profile_status", user="alice" if make_persona(db) else "")[
-        "disliked_but_asked_for"] == []
+    assert tool(db, "profile_status", user="alice" if make_persona(db) else "")["disliked_but_asked_for"] == []
 
 
 def test_profile_status_is_read_only(db, archive):
@@ -310,8 +333,11 @@ def test_keyphrase_topics_are_not_reported_as_tags_the_ranking_counts(db, add_it
     from hermes.cli.app import build_app
 
     ids = add_items([{"title": "Activation patching in small transformers", "tags": ["cs.lg"]}])
-    db.execute("""UPDATE items SET tags = '["cs.lg", "activation patching"]',
-                  keyphrases = '["activation patching"]' WHERE id = ?""", [ids[0]])
+    db.execute(
+        """UPDATE items SET tags = '["cs.lg", "activation patching"]',
+                  keyphrases = '["activation patching"]' WHERE id = ?""",
+        [ids[0]],
+    )
     alice = make_persona(db)
     record_click(db, alice["id"], ids[0], True, "ui")
     s = tool(db, "profile_status", user="alice")
@@ -354,7 +380,12 @@ def test_a_word_inside_an_interest_phrase_is_not_asked_for():
     from hermes_persona.status import at_odds
 
     disliked = {"likes": 0, "dislikes": 1, "score": -0.5}
-    stats = {"topic:mechanics": disliked, "topic:statistical mechanics": disliked,
-             "tag:active matter": disliked, "tag:matter": disliked, "tag:glasses": disliked}
+    stats = {
+        "topic:mechanics": disliked,
+        "topic:statistical mechanics": disliked,
+        "tag:active matter": disliked,
+        "tag:matter": disliked,
+        "tag:glasses": disliked,
+    }
     found = at_odds(stats, "soft matter, statistical mechanics and active matter; glasses")
     assert sorted(e["key"] for e in found) == ["active matter", "glasses", "statistical mechanics"]

@@ -52,6 +52,7 @@ def broken(hermes_home, tmp_path, monkeypatch):
 
 # --- a plugin that fails to load -------------------------------------------------------------
 
+
 def test_a_plugin_that_fails_to_import_is_skipped_with_one_line_on_stderr(broken, capsys):
     pm = plugins.get_plugin_manager()
     assert pm.get_plugin("broken") is None and pm.get_plugin("feeds") is not None
@@ -90,20 +91,29 @@ def test_hermes_version_works_with_a_broken_plugin_installed(tmp_path):
     broken_distribution(site)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    done = subprocess.run([*hermes_command(), "--version"], capture_output=True, text=True,
-                          timeout=120, env=child_env(home, HERMES_LOAD_ENTRYPOINTS="1",
-                                                     PYTHONPATH=str(site)))
+    done = subprocess.run(
+        [*hermes_command(), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(home, HERMES_LOAD_ENTRYPOINTS="1", PYTHONPATH=str(site)),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("hermes ") and "broken" not in done.stdout
     assert done.stderr == ""  # --version loads no plugin (issue 36): nothing to warn about
-    done = subprocess.run([*hermes_command(), "--help"], capture_output=True, text=True,
-                          timeout=120, env=child_env(home, HERMES_LOAD_ENTRYPOINTS="1",
-                                                     PYTHONPATH=str(site)))
+    done = subprocess.run(
+        [*hermes_command(), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(home, HERMES_LOAD_ENTRYPOINTS="1", PYTHONPATH=str(site)),
+    )
     assert done.returncode == 0 and "feed" in done.stdout, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "plugin 'broken'" in done.stderr
 
 
 # --- a scorer that fails --------------------------------------------------------------------
+
 
 class Boom:
     @hookimpl
@@ -143,8 +153,10 @@ def test_a_scorer_with_the_wrong_number_of_scores_says_what_is_wrong(db, pm, per
     pm.register(Short(), name="short")
     ranking = rank(db, persona, CandidateQuery(since_days=None))
     assert len(ranking.item_ids) == 5 and "three" not in ranking.components  # left out
-    assert ("plugin 'short' returned a malformed component from hermes_score and was left "
-            "out: 'three' has 3 scores; expected 5 scores") in caplog.text
+    assert (
+        "plugin 'short' returned a malformed component from hermes_score and was left "
+        "out: 'three' has 3 scores; expected 5 scores"
+    ) in caplog.text
     result = call_tool(db, collect_tools()["list_feed"], {"user": "ann", "since_days": None})
     assert result["ok"] and "plugin 'short'" in result["message"]
     assert "expected 5 scores" in result["message"]
@@ -156,8 +168,7 @@ def test_a_scorer_with_nan_scores_is_named(db, pm, persona, caplog):
     assert re.search(r"plugin 'nan' .*'nan' has 5 NaN score\(s\) of 5", caplog.text)
 
 
-def test_a_scorer_failing_only_on_the_exact_pass_keeps_its_first_scores(db, pm, add_items,
-                                                                       monkeypatch, caplog):
+def test_a_scorer_failing_only_on_the_exact_pass_keeps_its_first_scores(db, pm, add_items, monkeypatch, caplog):
     """int8 storage scores twice: a plugin that fails on the second pass keeps the blend of
     the first, and is asked once more at most."""
     calls = []
@@ -185,6 +196,7 @@ def test_a_scorer_failing_only_on_the_exact_pass_keeps_its_first_scores(db, pm, 
 
 # --- a tool without limits --------------------------------------------------------------------
 
+
 class Said(Result):
     text: str = ""
 
@@ -203,6 +215,9 @@ class Loose:
 
 def test_a_tool_with_a_string_parameter_without_max_length_is_refused(hermes_plugin):
     hermes_plugin(Loose(), name="loose")
-    with pytest.raises(HermesError, match=r"plugin 'loose': tool 'say' has string parameter\(s\) "
-                                          r"text without a max_length"):
+    with pytest.raises(
+        HermesError,
+        match=r"plugin 'loose': tool 'say' has string parameter\(s\) "
+        r"text without a max_length",
+    ):
         collect_tools()

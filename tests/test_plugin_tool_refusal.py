@@ -69,14 +69,15 @@ def domainboost(hermes_home, tmp_path, monkeypatch):
     plugins.pm_cache_clear()
 
 
-def test_the_plugin_is_left_out_with_one_line_naming_it_the_problem_and_the_way_out(
-        domainboost, capsys):
+def test_the_plugin_is_left_out_with_one_line_naming_it_the_problem_and_the_way_out(domainboost, capsys):
     pm = plugins.get_plugin_manager()
     assert pm.get_plugin("domainboost") is None  # its scorer too: no plugin half there
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
-    assert ("plugin 'domainboost' (hermes-domainboost 0.1.0) failed to load and is skipped: "
-            "tool 'count_domain_items' has string parameter(s) domain without a max_length") in err
+    assert (
+        "plugin 'domainboost' (hermes-domainboost 0.1.0) failed to load and is skipped: "
+        "tool 'count_domain_items' has string parameter(s) domain without a max_length"
+    ) in err
     assert "pip uninstall hermes-domainboost" in err
     # the allow-list to paste is complete: every loaded plugin, none left out by accident
     suggested = err.split("HERMES_PLUGINS=")[1].split(",")
@@ -97,8 +98,7 @@ def test_hermes_plugins_shows_the_error(domainboost):
     text = CliRunner().invoke(build_app(), ["plugins"]).output
     assert "domainboost  (hermes_domainboost, hermes-domainboost 0.1.0)" in text
     assert "failed to load: tool 'count_domain_items' has string parameter(s) domain" in text
-    found = {p["name"]: p for p in json.loads(
-        CliRunner().invoke(build_app(), ["plugins", "--json"]).stdout)}
+    found = {p["name"]: p for p in json.loads(CliRunner().invoke(build_app(), ["plugins", "--json"]).stdout)}
     assert "without a max_length" in found["domainboost"]["error"]
     assert found["domainboost"]["tools"] == [] and found["feeds"]["error"] is None
 
@@ -111,6 +111,7 @@ async def test_hermes_serve_does_not_serve_the_broken_tool(domainboost, db_path,
 
 
 # --- other ways a plugin's tools fail -------------------------------------------------------
+
 
 class Echoed(Result):
     text: str = ""
@@ -126,13 +127,15 @@ def _raises():
     raise KeyError("boom")
 
 
-@pytest.mark.parametrize("tools, problem", [
-    (lambda: [list_feed], "its tool 'list_feed' has the name of a tool of plugin 'feeds'"),
-    (lambda: ["echo"], "it registered 'echo', not a Tool"),
-    (_raises, "KeyError: 'boom'"),
-])
-def test_a_plugin_whose_tools_cannot_be_collected_is_left_out(hermes_home, monkeypatch, capsys,
-                                                              tools, problem):
+@pytest.mark.parametrize(
+    "tools, problem",
+    [
+        (lambda: [list_feed], "its tool 'list_feed' has the name of a tool of plugin 'feeds'"),
+        (lambda: ["echo"], "it registered 'echo', not a Tool"),
+        (_raises, "KeyError: 'boom'"),
+    ],
+)
+def test_a_plugin_whose_tools_cannot_be_collected_is_left_out(hermes_home, monkeypatch, capsys, tools, problem):
     module = types.ModuleType("hermes_dup")
     module.hermes_register_tools = hookimpl(tools)
     monkeypatch.setitem(sys.modules, "hermes_dup", module)
@@ -150,6 +153,7 @@ def test_a_plugin_whose_tools_cannot_be_collected_is_left_out(hermes_home, monke
 
 # --- a command its plugin was left out of ---------------------------------------------------
 
+
 def test_a_command_of_a_left_out_built_in_says_which_plugin_and_how_to_list_it(monkeypatch):
     monkeypatch.setenv("HERMES_PLUGINS", "persona")
     plugins.pm_cache_clear()
@@ -158,7 +162,8 @@ def test_a_command_of_a_left_out_built_in_says_which_plugin_and_how_to_list_it(m
     fix = "signals,default_embedder,default_candidates,default_keyphrases,scorers,feeds,persona"
     assert done.stderr.strip() == (
         "error: 'feed' comes from the built-in plugin 'feeds', which HERMES_PLUGINS=persona "
-        f"leaves out; list it too: HERMES_PLUGINS={fix}")
+        f"leaves out; list it too: HERMES_PLUGINS={fix}"
+    )
     assert "no such command 'fed'" in CliRunner().invoke(build_app(), ["fed"]).stderr.lower()
     monkeypatch.setenv("HERMES_PLUGINS", fix)  # pasted as given, the command is back
     plugins.pm_cache_clear()
@@ -169,6 +174,8 @@ def test_the_config_allow_list_is_named_as_such(hermes_home, monkeypatch):
     (hermes_home / "config.toml").write_text('[plugins]\nenabled = ["feeds"]\n')
     plugins.pm_cache_clear()
     done = CliRunner().invoke(build_app(), ["corpus"])
-    assert "'corpus' comes from the built-in plugin 'corpus', which [plugins] enabled in " \
-           "config.toml leaves out" in done.stderr
+    assert (
+        "'corpus' comes from the built-in plugin 'corpus', which [plugins] enabled in "
+        "config.toml leaves out" in done.stderr
+    )
     assert '"scorers", "feeds", "corpus"]' in done.stderr

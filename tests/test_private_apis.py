@@ -34,8 +34,11 @@ def private_imports(path: Path, root: Path = ROOT) -> list[str]:
             names = [f"{node.module}.{a.name}" for a in node.names]
             found += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names if _private(n)]
         elif isinstance(node, ast.Import):
-            found += [f"{path.relative_to(root)}:{node.lineno} {a.name}" for a in node.names
-                      if a.name.split(".")[0] not in OURS + tuple(NOT_YET) and _private(a.name)]
+            found += [
+                f"{path.relative_to(root)}:{node.lineno} {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] not in OURS + tuple(NOT_YET) and _private(a.name)
+            ]
     return found
 
 
@@ -48,7 +51,8 @@ def test_the_checker_sees_a_private_import(tmp_path):
     probe.write_text("from feedparser.datetimes import _parse_date\nimport sklearn.feature_extraction._stop_words\n")
     assert private_imports(probe, tmp_path) == [
         "probe.py:1 feedparser.datetimes._parse_date",
-        "probe.py:2 sklearn.feature_extraction._stop_words"]
+        "probe.py:2 sklearn.feature_extraction._stop_words",
+    ]
 
 
 def test_hermes_keeps_its_state_on_its_own_plugin_manager(hermes_home):

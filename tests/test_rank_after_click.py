@@ -15,8 +15,9 @@ from hermes.ranking.rank import rank
 from hermes.storage.clicks import record_click, user_clicks
 from hermes.storage.records import create_user
 
-WORDS = ("galaxy star quasar lensing neutrino boson lattice spin graphene magnet "
-         "protein enzyme genome neuron cortex synapse").split()
+WORDS = (
+    "galaxy star quasar lensing neutrino boson lattice spin graphene magnet protein enzyme genome neuron cortex synapse"
+).split()
 
 
 def archive(add_items, n=240, seed=3):
@@ -146,8 +147,7 @@ def test_a_dislike_after_many_likes_still_moves_the_item(db, add_items, monkeypa
     query = CandidateQuery(since_days=None, exclude_clicked=False)
     for _ in range(15):
         top = rank(db, user, query, limit=40).item_ids.tolist()
-        record_click(db, user["id"], next(i for i in top if (i, True) not in user_clicks(
-            db, user["id"])), True, "ui")
+        record_click(db, user["id"], next(i for i in top if (i, True) not in user_clicks(db, user["id"])), True, "ui")
     record_click(db, user["id"], int(rank(db, user, query, limit=1).item_ids[0]), False, "ui")
     first = rank(db, user, query, limit=40).item_ids.tolist()
     rank(db, user, query, limit=1)  # the disliked item's exact scores now the base
@@ -170,8 +170,9 @@ def test_the_same_clicks_rank_the_same_every_time(db, add_items, monkeypatch):
     ids = archive(add_items)
     user = create_user(db, "ann", "galaxy quasar lensing, neutrino boson")
     query = CandidateQuery(since_days=None)
-    sequence = [(int(i), k % 3 != 2) for k, i in enumerate(
-        np.random.default_rng(5).choice(ids, size=14, replace=False))]
+    sequence = [
+        (int(i), k % 3 != 2) for k, i in enumerate(np.random.default_rng(5).choice(ids, size=14, replace=False))
+    ]
 
     def run():
         seen = []
@@ -238,9 +239,17 @@ def test_kept_key_statistics_follow_every_click_relabel_and_deletion(db, add_ite
     from hermes.ranking.preferences import key_stats
     from hermes.storage.clicks import remove_click, user_clicks
 
-    ids = add_items([{"title": f"item {i}", "tags": [f"t{i % 4}", "shared"],
-                      "authors": [f"Ann Author{i % 3}"], "content_type": "paper"}
-                     for i in range(12)])
+    ids = add_items(
+        [
+            {
+                "title": f"item {i}",
+                "tags": [f"t{i % 4}", "shared"],
+                "authors": [f"Ann Author{i % 3}"],
+                "content_type": "paper",
+            }
+            for i in range(12)
+        ]
+    )
     user = create_user(db, "ann", "items")
     e = get_embedder()
 

@@ -98,11 +98,13 @@ def test_identical_items_rank_by_id_every_time(db, add_items):
 
 
 def test_a_third_party_boost_scorer_changes_the_order(pm, db, add_items):
-    ids = add_items([
-        {"title": "quantum error correction codes", "tags": ["quant-ph"]},
-        {"title": "surface codes for quantum error correction", "tags": ["quant-ph"]},
-        {"title": "galaxy rotation curves", "tags": ["astro-ph"]},
-    ])
+    ids = add_items(
+        [
+            {"title": "quantum error correction codes", "tags": ["quant-ph"]},
+            {"title": "surface codes for quantum error correction", "tags": ["quant-ph"]},
+            {"title": "galaxy rotation curves", "tags": ["astro-ph"]},
+        ]
+    )
     user = create_user(db, "ann", "quantum error correction")
     before = [r["id"] for r in rank_items(db, user, limit=3)]
     assert before[-1] == ids[2]

@@ -26,11 +26,13 @@ def ids_of(rows):
 
 
 def test_defaults_are_recent_and_unclicked_and_the_archive_opens_on_request(db, add_items):
-    new, old, clicked = add_items([
-        {"title": "fresh paper", "days_ago": 1},
-        {"title": "old paper", "days_ago": 40},
-        {"title": "clicked paper", "days_ago": 2},
-    ])
+    new, old, clicked = add_items(
+        [
+            {"title": "fresh paper", "days_ago": 1},
+            {"title": "old paper", "days_ago": 40},
+            {"title": "clicked paper", "days_ago": 2},
+        ]
+    )
     user = create_user(db, "ann", "paper")
     record_click(db, user["id"], clicked, True, "ui")
     assert set(ids_of(rank_items(db, user))) == {new}
@@ -41,11 +43,13 @@ def test_defaults_are_recent_and_unclicked_and_the_archive_opens_on_request(db, 
 
 
 def test_search_filters_text_tag_and_type(db, add_items):
-    a, b, c = add_items([
-        {"title": "Graphene transport", "tags": ["Cond-Mat"], "content_type": "paper"},
-        {"title": "graph theory 100%", "tags": ["math"], "content_type": "article"},
-        {"title": "podcast on graphs", "tags": ["math"], "content_type": "podcast"},
-    ])
+    a, b, c = add_items(
+        [
+            {"title": "Graphene transport", "tags": ["Cond-Mat"], "content_type": "paper"},
+            {"title": "graph theory 100%", "tags": ["math"], "content_type": "article"},
+            {"title": "podcast on graphs", "tags": ["math"], "content_type": "podcast"},
+        ]
+    )
     user = create_user(db, "ann", "graphs")
     assert set(ids_of(rank_items(db, user, text="graph"))) == {a, b, c}
     assert set(ids_of(rank_items(db, user, text="100%"))) == {b}  # LIKE wildcards escaped
@@ -56,12 +60,14 @@ def test_search_filters_text_tag_and_type(db, add_items):
 
 
 def test_whole_words_come_from_the_index_other_words_match_literally(db, add_items):
-    a, b, c, d = add_items([
-        {"title": "Graphene transport", "summary": "X-ray study of CAFÉ samples"},
-        {"title": "graph theory 100%", "summary": "subgraph counting"},
-        {"title": "podcast on graphs"},
-        {"title": "x ray tube"},
-    ])
+    a, b, c, d = add_items(
+        [
+            {"title": "Graphene transport", "summary": "X-ray study of CAFÉ samples"},
+            {"title": "graph theory 100%", "summary": "subgraph counting"},
+            {"title": "podcast on graphs"},
+            {"title": "x ray tube"},
+        ]
+    )
     user = create_user(db, "ann", "")
     assert set(ids_of(rank_items(db, user, text="GRAPH"))) == {a, b, c}  # prefix, any case
     assert set(ids_of(rank_items(db, user, text="graphs"))) == {a, b, c}  # stemmed by the index
@@ -96,8 +102,10 @@ def test_the_matrix_refreshes_incrementally(db, add_items):
     assert m.seq > seq and m.ids.tolist() == [*first, third]
     assert "tag:new-tag" in m.key_index
     # a re-embedded item is replaced in place, not appended
-    db.execute("UPDATE items SET embedding = ?, embed_seq = ? WHERE id = ?",
-               [to_blob(embedder.embed(["delta"])[0]), m.seq + 1, first[0]])
+    db.execute(
+        "UPDATE items SET embedding = ?, embed_seq = ? WHERE id = ?",
+        [to_blob(embedder.embed(["delta"])[0]), m.seq + 1, first[0]],
+    )
     get_matrix(db, embedder.name, embedder.dimension)
     assert len(m) == 3 and np.allclose(m.vector(first[0]), embedder.embed(["delta"])[0])
 
@@ -209,9 +217,9 @@ def test_a_fresh_process_ranks_without_importing_the_model(pm, db, db_path, add_
     record_click(db, user["id"], ids[2], False, "ui")
     expected = [r["id"] for r in rank_items(db, user, limit=3, since_days=None)]
     env = {k: v for k, v in os.environ.items() if k != "HERMES_EMBEDDER"}
-    out = subprocess.run([sys.executable, "-c", FRESH, str(db_path)], env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", FRESH, str(db_path)], env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert result == {"ids": expected, "torch": False, "st": False, "sklearn": False,
-                      "numpy.ma": False}
+    assert result == {"ids": expected, "torch": False, "st": False, "sklearn": False, "numpy.ma": False}

@@ -21,9 +21,11 @@ from hermes.storage.clicks import record_click
 from hermes.storage.records import create_user
 from hermes.tools import call_tool, collect_tools
 
-WORDS = ("galaxy star quasar lensing neutrino boson lattice spin graphene magnet protein "
-         "enzyme genome neuron cortex synapse comet orbit plasma photon meson gluon pion "
-         "kaon muon tau lepton quark higgs axion").split()
+WORDS = (
+    "galaxy star quasar lensing neutrino boson lattice spin graphene magnet protein "
+    "enzyme genome neuron cortex synapse comet orbit plasma photon meson gluon pion "
+    "kaon muon tau lepton quark higgs axion"
+).split()
 
 
 def archive(add_items, n=300, seed=5):
@@ -145,13 +147,13 @@ def test_int8_load_never_holds_a_float32_matrix(db, add_items, monkeypatch):
     # (an item whose codes do not hold its row exactly: the hash embedder's sparse rows
     # often quantise without error, so one that does not is looked for)
     rows = m.lookup(np.array(ids))
-    approx = [r for r in rows if not np.allclose(m._int8.dequantise([r])[0],
-                                                 m.exact_rows([r])[0], atol=0, rtol=0)]
+    approx = [r for r in rows if not np.allclose(m._int8.dequantise([r])[0], m.exact_rows([r])[0], atol=0, rtol=0)]
     assert approx, "every row quantised exactly: nothing shows where exact rows come from"
     row = int(approx[0])
     item_id = ids[list(rows).index(row)]
-    stored = np.frombuffer(db.execute("SELECT embedding FROM items WHERE id = ?", [item_id])
-                           .fetchone()[0], dtype=np.float32)
+    stored = np.frombuffer(
+        db.execute("SELECT embedding FROM items WHERE id = ?", [item_id]).fetchone()[0], dtype=np.float32
+    )
     assert np.array_equal(m.exact_rows([row])[0], stored)
     assert not np.array_equal(m._int8.dequantise([row])[0], stored)
 
@@ -159,12 +161,15 @@ def test_int8_load_never_holds_a_float32_matrix(db, add_items, monkeypatch):
 def test_int8_snapshot_holds_codes_and_a_refresh_appends(db, add_items, monkeypatch):
     monkeypatch.setattr(matrix_store, "MIN_ROWS", 1)
     written = []
-    monkeypatch.setattr(matrix_store.threading, "Thread",
-                        lambda target, args=(), name=None, daemon=None:
-                        type("T", (), {"start": lambda self: target(*args)})())
+    monkeypatch.setattr(
+        matrix_store.threading,
+        "Thread",
+        lambda target, args=(), name=None, daemon=None: type("T", (), {"start": lambda self: target(*args)})(),
+    )
     real_write = matrix_store._write
-    monkeypatch.setattr(matrix_store, "_write",
-                        lambda path, arrays, held=None: (real_write(path, arrays, held), written.append(path)))
+    monkeypatch.setattr(
+        matrix_store, "_write", lambda path, arrays, held=None: (real_write(path, arrays, held), written.append(path))
+    )
     archive(add_items, n=60)
     fresh(monkeypatch, "int8")
     first = load(db)
@@ -193,8 +198,7 @@ def test_quantise_round_trip_error_is_small():
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     codes, scales = quantized.quantise(vectors)
     assert codes.dtype == np.int8 and np.abs(codes).max() == quantized.CODE_RANGE
-    rows = quantized.Int8Rows.from_arrays(np.ascontiguousarray(codes.T), scales,
-                                          vectors.sum(axis=0))
+    rows = quantized.Int8Rows.from_arrays(np.ascontiguousarray(codes.T), scales, vectors.sum(axis=0))
     np.testing.assert_allclose(rows.dequantise(np.arange(50)), vectors, atol=float(scales.max()))
     product = rows.product(vectors[:4])
     np.testing.assert_allclose(product, vectors[:4] @ vectors.T, atol=5e-3)
@@ -208,8 +212,7 @@ class _Forgetful(dict):
 
 
 @pytest.mark.parametrize("limit", [20, None])
-def test_the_second_pass_reusing_the_first_pass_equals_computing_it_all_again(
-        db, add_items, monkeypatch, limit):
+def test_the_second_pass_reusing_the_first_pass_equals_computing_it_all_again(db, add_items, monkeypatch, limit):
     ids = archive(add_items)
     user = create_user(db, "ann", "galaxy quasar lensing, neutrino boson muon")
     for k, item_id in enumerate(ids[:12]):
@@ -220,8 +223,7 @@ def test_the_second_pass_reusing_the_first_pass_equals_computing_it_all_again(
     def ranked(scratch_type):
         fresh(monkeypatch, "int8")
         real = rank_mod.ScoringContext
-        monkeypatch.setattr(rank_mod, "ScoringContext",
-                            lambda **kw: real(**kw, scratch=scratch_type()))
+        monkeypatch.setattr(rank_mod, "ScoringContext", lambda **kw: real(**kw, scratch=scratch_type()))
         r = rank(db, user, query, limit=limit, bar_first=True)
         monkeypatch.setattr(rank_mod, "ScoringContext", real)
         return r

@@ -26,9 +26,11 @@ def snapshots(monkeypatch):
         real(path, arrays, held)
         written.append(path)
 
-    monkeypatch.setattr(matrix_store.threading, "Thread",
-                        lambda target, args=(), name=None, daemon=None:
-                        type("T", (), {"start": lambda self: target(*args)})())
+    monkeypatch.setattr(
+        matrix_store.threading,
+        "Thread",
+        lambda target, args=(), name=None, daemon=None: type("T", (), {"start": lambda self: target(*args)})(),
+    )
     monkeypatch.setattr(matrix_store, "_write", write_now)
     return written
 
@@ -57,8 +59,7 @@ def test_a_fresh_process_starts_from_the_snapshot(db, add_items, snapshots, monk
 
 
 def test_the_snapshot_carries_the_persona_free_summaries_bit_for_bit(db, add_items, snapshots):
-    ids = add_items([{"title": f"item {i}", "tags": [f"t{i % 3}", "x"], "content_type": "paper"}
-                     for i in range(9)])
+    ids = add_items([{"title": f"item {i}", "tags": [f"t{i % 3}", "x"], "content_type": "paper"} for i in range(9)])
     user = create_user(db, "ann", "item words")
     record_click(db, user["id"], ids[0], True, "ui")
     record_click(db, user["id"], ids[1], False, "ui")
@@ -87,9 +88,9 @@ def test_the_snapshot_carries_the_persona_free_summaries_bit_for_bit(db, add_ite
 
 def test_a_snapshot_without_the_summaries_still_loads(db, add_items, snapshots, monkeypatch):
     ids = add_items([{"title": "alpha", "tags": ["a"]}, {"title": "beta"}])
-    monkeypatch.setattr(matrix_store, "_write",
-                        lambda path, arrays, held=None: (snapshots.append(path),
-                                                         real_write(path, arrays)))
+    monkeypatch.setattr(
+        matrix_store, "_write", lambda path, arrays, held=None: (snapshots.append(path), real_write(path, arrays))
+    )
     load(db)
     matrix_mod.clear_cache()
     reads = []
@@ -143,10 +144,10 @@ def test_cached_feed_scores_equal_direct_scores_and_follow_new_clicks(db, add_it
         full = dict(zip(feed.item_ids.tolist(), feed.raw[name]))
         for item_id, value in zip(narrow.item_ids.tolist(), narrow.raw[name]):
             assert full[item_id] == pytest.approx(value, abs=1e-5)
-    semantic = dict(zip(feed.item_ids[np.argsort(feed.order)].tolist(),
-                        feed.components["profile"].detail["semantic"]))
-    for item_id, value in zip(narrow.item_ids[np.argsort(narrow.order)].tolist(),
-                              narrow.components["profile"].detail["semantic"]):
+    semantic = dict(zip(feed.item_ids[np.argsort(feed.order)].tolist(), feed.components["profile"].detail["semantic"]))
+    for item_id, value in zip(
+        narrow.item_ids[np.argsort(narrow.order)].tolist(), narrow.components["profile"].detail["semantic"]
+    ):
         assert semantic[item_id] == pytest.approx(value, abs=1e-5)
     before = dict(zip(feed.item_ids.tolist(), feed.raw["affinity"]))
     record_click(db, user["id"], ids[5], True, "ui")

@@ -18,20 +18,33 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / 
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DATA.exists(), reason="needs ../shared/data/arxiv-2000 (benchmark data, "
-                                               "not shipped with hermes)")
+@pytest.mark.skipif(
+    not DATA.exists(), reason="needs ../shared/data/arxiv-2000 (benchmark data, not shipped with hermes)"
+)
 def test_real_model_ranking_on_arxiv_abstracts(db, real_embedder):
     rows = [json.loads(line) for line in DATA.read_text().splitlines()]
-    picked = ([r for r in rows if r["topic"] == "quant-ph"][:12]
-              + [r for r in rows if r["topic"] == "astro-ph"][:12]
-              + [r for r in rows if r["topic"] == "math"][:12])
+    picked = (
+        [r for r in rows if r["topic"] == "quant-ph"][:12]
+        + [r for r in rows if r["topic"] == "astro-ph"][:12]
+        + [r for r in rows if r["topic"] == "math"][:12]
+    )
     db.execute("INSERT INTO feeds (url, title) VALUES ('arxiv', 'arXiv')")
-    ids = insert_items(db, 1, [{"guid": r["arxiv_id"], "title": r["title"], "summary": r["abstract"],
-                                "published": "2007-04-02T00:00:00+00:00"} for r in picked])
+    ids = insert_items(
+        db,
+        1,
+        [
+            {
+                "guid": r["arxiv_id"],
+                "title": r["title"],
+                "summary": r["abstract"],
+                "published": "2007-04-02T00:00:00+00:00",
+            }
+            for r in picked
+        ],
+    )
     embed_pending(db, real_embedder, batch_size=36)
     topic = {i: r["topic"] for i, r in zip(ids, picked)}
-    user = create_user(db, "qi", "entanglement and quantum information, quantum computing, "
-                                 "decoherence of qubits")
+    user = create_user(db, "qi", "entanglement and quantum information, quantum computing, decoherence of qubits")
     top = rank_items(db, user, limit=8, since_days=None)
     assert sum(topic[r["id"]] == "quant-ph" for r in top) >= 7
 

@@ -21,11 +21,13 @@ def ranked_ids(db, user, **kw):
 
 
 def test_preference_is_active_from_the_first_click_and_smoothed(db, add_items):
-    ids = add_items([
-        {"title": "first clicked", "tags": ["Birds"]},
-        {"title": "plain words alpha", "tags": ["birds"]},
-        {"title": "plain words alpha", "tags": ["fish"]},
-    ])
+    ids = add_items(
+        [
+            {"title": "first clicked", "tags": ["Birds"]},
+            {"title": "plain words alpha", "tags": ["birds"]},
+            {"title": "plain words alpha", "tags": ["fish"]},
+        ]
+    )
     user = create_user(db, "ann", "")
     record_click(db, user["id"], ids[0], True, "ui")
     stats = key_stats(db, user["id"])
@@ -38,8 +40,10 @@ def test_preference_is_active_from_the_first_click_and_smoothed(db, add_items):
 
 def test_a_key_on_every_item_does_not_dilute_the_tags(db, add_items):
     # Every item shares the feed and the type: those keys must not outweigh the tags.
-    ids = add_items([{"title": f"t{i}", "tags": ["a"]} for i in range(3)]
-                    + [{"title": "x", "tags": ["a"]}, {"title": "y", "tags": ["b"]}])
+    ids = add_items(
+        [{"title": f"t{i}", "tags": ["a"]} for i in range(3)]
+        + [{"title": "x", "tags": ["a"]}, {"title": "y", "tags": ["b"]}]
+    )
     user = create_user(db, "ann", "")
     for i in ids[:3]:
         record_click(db, user["id"], i, True, "ui")
@@ -86,11 +90,13 @@ def test_no_clicks_means_profile_only(db, add_items):
 
 
 def test_affinity_learns_from_likes_alone(db, add_items):
-    ids = add_items([
-        {"title": "sourdough bread baking starter flour"},
-        {"title": "bread baking with sourdough starter"},
-        {"title": "graph neural network message passing"},
-    ])
+    ids = add_items(
+        [
+            {"title": "sourdough bread baking starter flour"},
+            {"title": "bread baking with sourdough starter"},
+            {"title": "graph neural network message passing"},
+        ]
+    )
     user = create_user(db, "ann", "graph neural networks")
     assert ranked_ids(db, user)[0] == ids[2]
     record_click(db, user["id"], ids[0], True, "ui")
@@ -102,19 +108,19 @@ def test_affinity_learns_from_likes_alone(db, add_items):
 
 def test_interest_clauses_split_a_list_of_interests():
     text = "Galaxy evolution, AGN feedback and dark matter; also QCD.\nAI"
-    assert interest_clauses(text) == ["Galaxy evolution", "AGN feedback and dark matter",
-                                      "QCD", "AI"]
+    assert interest_clauses(text) == ["Galaxy evolution", "AGN feedback and dark matter", "QCD", "AI"]
     assert interest_clauses("") == [] and interest_clauses("x, 42") == []
-    assert interest_clauses("formation and evolution of galaxies") == [
-        "formation and evolution of galaxies"]
+    assert interest_clauses("formation and evolution of galaxies") == ["formation and evolution of galaxies"]
 
 
 def test_the_profile_scores_each_item_against_its_best_clause(db, add_items):
-    ids = add_items([
-        {"title": "sourdough bread baking"},
-        {"title": "graph neural networks"},
-        {"title": "stellar spectra"},
-    ])
+    ids = add_items(
+        [
+            {"title": "sourdough bread baking"},
+            {"title": "graph neural networks"},
+            {"title": "stellar spectra"},
+        ]
+    )
     user = create_user(db, "ann", "sourdough bread baking, graph neural networks")
     ranking = rank(db, user, CandidateQuery())
     assert set(ranking.item_ids[:2].tolist()) == {ids[0], ids[1]}
@@ -131,16 +137,17 @@ def test_clauses_about_one_interest_are_grouped_and_different_interests_stay_apa
     assert interest_groups(np.zeros((0, 3))).shape == (0, 3)
 
 
-def test_a_list_of_sub_topics_ranks_its_subject_above_a_neighbour_matching_one_clause(
-        db, add_items, monkeypatch):
+def test_a_list_of_sub_topics_ranks_its_subject_above_a_neighbour_matching_one_clause(db, add_items, monkeypatch):
     # Three sub-topics of one subject; the last one ("convergence rates") is also a
     # neighbouring subject's. The item about the subject as a whole must rank above the
     # item that matches that one clause exactly.
-    ids = add_items([
-        {"title": "convergence rates"},
-        {"title": "sparse signal recovery by matrix completion"},
-        {"title": "galaxy clusters in the infrared"},
-    ])
+    ids = add_items(
+        [
+            {"title": "convergence rates"},
+            {"title": "sparse signal recovery by matrix completion"},
+            {"title": "galaxy clusters in the infrared"},
+        ]
+    )
     text = "sparse signal recovery, sparse matrix completion, sparse convergence rates"
     user = create_user(db, "ann", text)
     assert ranked_ids(db, user)[:2] == [ids[1], ids[0]]

@@ -22,8 +22,9 @@ def test_readme_plugin_adds_a_tool_and_a_scorer(pm, db, add_items):
     from hermes.storage.records import create_user
     from hermes.tools import call_tool, collect_tools
 
-    add_items([{"title": "A very long title about graph neural networks and their many uses"},
-               {"title": "Graph networks"}])
+    add_items(
+        [{"title": "A very long title about graph neural networks and their many uses"}, {"title": "Graph networks"}]
+    )
     user = create_user(db, "ann", "graph neural networks")
     plain = rank(db, user)
     pm.register(readme_plugin(), name="short")

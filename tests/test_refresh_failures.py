@@ -25,9 +25,11 @@ from hermes.ingest.refresher import Refresher, refresh_state
 from hermes.tools import call_tool, collect_tools
 
 SHADOW = "cannot import name '__version__' from 'hermes' (/home/ada/hermes/__init__.py)"
-FEED = ('<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title>'
-        '<link>https://example.org/</link><item><title>Fresh item</title><guid>urn:fresh</guid>'
-        '<link>https://example.org/fresh</link></item></channel></rss>')
+FEED = (
+    '<?xml version="1.0"?><rss version="2.0"><channel><title>Local</title>'
+    "<link>https://example.org/</link><item><title>Fresh item</title><guid>urn:fresh</guid>"
+    "<link>https://example.org/fresh</link></item></channel></rss>"
+)
 
 
 def shadowing_folder(tmp_path: Path) -> Path:
@@ -51,8 +53,7 @@ def test_hermes_web_started_from_a_folder_holding_hermes_refreshes(tmp_path):
     db.conn.close()
     port = free_port()
     env = child_env(tmp_path / "home", HERMES_INGEST_EVERY="1h")
-    with running_hermes(["web", "--db", str(database), "--port", str(port)], port, env,
-                        cwd=folder):
+    with running_hermes(["web", "--db", str(database), "--port", str(port)], port, env, cwd=folder):
         deadline = time.monotonic() + 90
         while not _fetched(database):
             assert time.monotonic() < deadline, run("feeds", "list", "--db", database).output
@@ -74,8 +75,7 @@ def failing(code: str):
 def broken(db_path, db):
     """A refresher whose child fails as the shadowed import did, run one turn at a time."""
     add_feeds(db, [("https://example.org/feed.xml", None)])
-    refresher = Refresher(db_path, 3600, start_delay=3600,
-                          command=failing(f"raise ImportError({SHADOW!r})"))
+    refresher = Refresher(db_path, 3600, start_delay=3600, command=failing(f"raise ImportError({SHADOW!r})"))
     return refresher
 
 
@@ -88,8 +88,9 @@ def test_a_failed_refresh_backs_off_doubling(broken):
     broken._run(due=True)
     assert broken._when_due() >= before + timedelta(seconds=2 * broken.first_retry - 1)
     assert broken.failures == 2
-    broken.command = failing("import json; print(json.dumps({'ok': False, 'feeds_by_status': "
-                             "{'failed': 1}})); raise SystemExit(1)")  # a feed failed: no backoff
+    broken.command = failing(
+        "import json; print(json.dumps({'ok': False, 'feeds_by_status': {'failed': 1}})); raise SystemExit(1)"
+    )  # a feed failed: no backoff
     broken._run(due=True)
     assert broken.failures == 0 and broken.retry_at is None and broken.last_error is None
 

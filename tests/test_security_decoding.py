@@ -46,11 +46,11 @@ def server(monkeypatch):
 
 
 def stacked(server, path="/stacked.xml", coding="gzip, gzip") -> str:
-    return server.add(path, body=gz(FEED, coding.count(",") + 1),
-                      headers={**XML, "Content-Encoding": coding})
+    return server.add(path, body=gz(FEED, coding.count(",") + 1), headers={**XML, "Content-Encoding": coding})
 
 
 # --- stacked codings, every fetch path --------------------------------------------------------
+
 
 @pytest.mark.parametrize("coding", ["gzip, gzip", "gzip, gzip, gzip", "deflate, gzip"])
 def test_the_fetcher_refuses_more_than_one_content_coding(server, coding):
@@ -104,10 +104,17 @@ def test_the_web_form_refuses_a_stacked_coding(db, db_path, server):
 
 # --- single codings still work, and stay bounded ---------------------------------------------
 
-@pytest.mark.parametrize("coding, body", [
-    ("gzip", gzip.compress(FEED)), ("x-gzip", gzip.compress(FEED)),
-    ("deflate", zlib.compress(FEED)), ("identity", FEED), ("gzip, identity", gzip.compress(FEED)),
-])
+
+@pytest.mark.parametrize(
+    "coding, body",
+    [
+        ("gzip", gzip.compress(FEED)),
+        ("x-gzip", gzip.compress(FEED)),
+        ("deflate", zlib.compress(FEED)),
+        ("identity", FEED),
+        ("gzip, identity", gzip.compress(FEED)),
+    ],
+)
 def test_one_coding_is_decoded(server, coding, body):
     url = server.add("/one", body=body, headers={**XML, "Content-Encoding": coding})
     assert fetch(url).body == FEED
@@ -146,16 +153,18 @@ def test_a_bomb_stops_at_the_cap_without_inflating_past_it(server, wbits, coding
 def test_the_decoder_yields_bounded_pieces_however_the_body_is_cut():
     data = bytes(range(256)) * 4000 + b"\0" * 5_000_000
     for cut in (1, 1000, 65536):
-        for coding, encoded in (("gzip", gzip.compress(data) + gzip.compress(b"tail")),
-                                ("deflate", zlib.compress(data))):
+        for coding, encoded in (
+            ("gzip", gzip.compress(data) + gzip.compress(b"tail")),
+            ("deflate", zlib.compress(data)),
+        ):
             decoder, out = decoder_for([coding]), bytearray()
             if cut == 1:
                 encoded = encoded[:5000]  # byte by byte: a prefix is enough
             for k in range(0, len(encoded), cut):
-                for piece in decoder.decode(encoded[k:k + cut]):
+                for piece in decoder.decode(encoded[k : k + cut]):
                     assert len(piece) <= STEP
                     out += piece
             for piece in decoder.finish():
                 out += piece
             expected = data + b"tail" if coding == "gzip" else data
-            assert bytes(out) == expected[:len(out)] and (cut == 1 or len(out) == len(expected))
+            assert bytes(out) == expected[: len(out)] and (cut == 1 or len(out) == len(expected))

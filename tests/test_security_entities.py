@@ -25,9 +25,11 @@ BOUND = 8 * 1024 * 1024
 
 
 def rss(doctype: str, description: str, *, decl: str = '<?xml version="1.0"?>') -> str:
-    return (f'{decl}\n{doctype}\n<rss version="2.0"><channel><title>Entities</title>'
-            f'<link>https://example.org/</link><item><title>One</title><guid>urn:one</guid>'
-            f'<description>{description}</description></item></channel></rss>')
+    return (
+        f'{decl}\n{doctype}\n<rss version="2.0"><channel><title>Entities</title>'
+        f"<link>https://example.org/</link><item><title>One</title><guid>urn:one</guid>"
+        f"<description>{description}</description></item></channel></rss>"
+    )
 
 
 FLAT = rss(f'<!DOCTYPE rss [\n<!ENTITY a "{VALUE}">\n]>', "&a;" * REFS).encode()
@@ -59,8 +61,7 @@ def test_one_big_entity_referenced_many_times_is_not_expanded():
 def test_nested_entities_and_external_ones_are_not_expanded():
     laughs = ['<!ENTITY lol0 "lollollollol">']
     laughs += [f'<!ENTITY lol{i} "' + f"&lol{i - 1};" * 10 + '">' for i in range(1, 9)]
-    body = rss("<!DOCTYPE rss [" + "".join(laughs) + '<!ENTITY x SYSTEM "file:///etc/passwd">]>',
-               "&lol8; &x;").encode()
+    body = rss("<!DOCTYPE rss [" + "".join(laughs) + '<!ENTITY x SYSTEM "file:///etc/passwd">]>', "&lol8; &x;").encode()
     parsed, peak = peak_of(lambda: parse_feed(body, url="https://example.org/feed.xml"))
     assert peak < BOUND
     assert "lollollollollol" not in (parsed.items[0]["summary"] or "")
@@ -73,25 +74,36 @@ def test_a_declared_character_entity_still_reads_as_its_html_name():
     assert parsed.items[0]["summary"] in ("a b", "a\xa0b")
 
 
-@pytest.mark.parametrize("body, headers", [
-    # a declaration that feedparser's loose parser would read from a comment before the root
-    (rss("<!--\n<!ENTITY a \"" + VALUE + "\">\n--><!DOCTYPE rss>", "&a;" * REFS).encode(), {}),
-    # the same spelled in encodings that hide "<!ENTITY" from a byte search
-    (FLAT.decode().encode("utf-16"), {"content-type": "application/xml; charset=utf-16"}),
-    (rss(utf7(f'<!DOCTYPE rss [<!ENTITY a "{VALUE[:3000]}">]>'), "&a;" * REFS,
-         decl='<?xml version="1.0" encoding="utf-7"?>').encode(),
-     {"content-type": "application/xml; charset=utf-7"}),
-    # an internal subset that never ends
-    (f'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "{VALUE}"> <rss>{"&a;" * REFS}'.encode(), {}),
-])
+@pytest.mark.parametrize(
+    "body, headers",
+    [
+        # a declaration that feedparser's loose parser would read from a comment before the root
+        (rss('<!--\n<!ENTITY a "' + VALUE + '">\n--><!DOCTYPE rss>', "&a;" * REFS).encode(), {}),
+        # the same spelled in encodings that hide "<!ENTITY" from a byte search
+        (FLAT.decode().encode("utf-16"), {"content-type": "application/xml; charset=utf-16"}),
+        (
+            rss(
+                utf7(f'<!DOCTYPE rss [<!ENTITY a "{VALUE[:3000]}">]>'),
+                "&a;" * REFS,
+                decl='<?xml version="1.0" encoding="utf-7"?>',
+            ).encode(),
+            {"content-type": "application/xml; charset=utf-7"},
+        ),
+        # an internal subset that never ends
+        (f'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "{VALUE}"> <rss>{"&a;" * REFS}'.encode(), {}),
+    ],
+)
 def test_a_declaration_that_cannot_be_removed_is_refused(body, headers):
     with pytest.raises(ParseError, match="declares XML entities"):
         parse_feed(body, url="https://example.org/feed.xml", headers=headers)
 
 
 def test_an_ordinary_doctype_passes_unchanged():
-    body = rss('<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN" '
-               '"http://my.netscape.com/publish/formats/rss-0.91.dtd">', "plain").encode()
+    body = rss(
+        '<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN" '
+        '"http://my.netscape.com/publish/formats/rss-0.91.dtd">',
+        "plain",
+    ).encode()
     parsed = parse_feed(body, url="https://example.org/feed.xml")
     assert parsed.items[0]["summary"] == "plain" and parsed.warning is None
 
@@ -114,16 +126,19 @@ def test_preview_feed_and_ingest_of_the_entity_feed_stay_bounded(db, monkeypatch
 
 def test_save_items_arxiv_answer_goes_through_the_guard(db, tmp_path):
     db.execute("INSERT INTO users (name) VALUES ('alice')")
-    atom = (f'<?xml version="1.0"?>\n<!DOCTYPE feed [\n<!ENTITY a "{VALUE}">\n]>\n'
-            '<feed xmlns="http://www.w3.org/2005/Atom"><title>ArXiv Query</title>'
-            '<id>http://arxiv.org/api/x</id><updated>2024-02-01T00:00:00Z</updated><entry>'
-            '<id>http://arxiv.org/abs/2401.12345v2</id><published>2024-01-22T18:59:59Z</published>'
-            f'<title>Paper</title><summary>{"&a;" * REFS}</summary></entry></feed>').encode()
+    atom = (
+        f'<?xml version="1.0"?>\n<!DOCTYPE feed [\n<!ENTITY a "{VALUE}">\n]>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom"><title>ArXiv Query</title>'
+        "<id>http://arxiv.org/api/x</id><updated>2024-02-01T00:00:00Z</updated><entry>"
+        "<id>http://arxiv.org/abs/2401.12345v2</id><published>2024-01-22T18:59:59Z</published>"
+        f"<title>Paper</title><summary>{'&a;' * REFS}</summary></entry></feed>"
+    ).encode()
     with FeedServer() as srv:
         (tmp_path / "home").mkdir(exist_ok=True)
         (tmp_path / "home" / "config.toml").write_text(f'[corpus]\narxiv_api = "{srv.url("/api/query")}"\n')
-        srv.add("/api/query?id_list=2401.12345&max_results=1", body=atom,
-                headers={"Content-Type": "application/atom+xml"})
+        srv.add(
+            "/api/query?id_list=2401.12345&max_results=1", body=atom, headers={"Content-Type": "application/atom+xml"}
+        )
 
         def save():
             try:

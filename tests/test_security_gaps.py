@@ -46,15 +46,15 @@ def assert_security_headers(response):
 
 # --- web: huge ids, headers on error pages -------------------------------------------------------
 
-@pytest.mark.parametrize("feed_id", ["99999999999999999999999", str(2 ** 63), "0"])
+
+@pytest.mark.parametrize("feed_id", ["99999999999999999999999", str(2**63), "0"])
 def test_an_id_no_row_can_have_is_a_404(db, db_path, add_items, feed_id):
     seed(db, add_items)
     with client(db_path) as web:
         page = web.get(f"/feeds/{feed_id}/remove")
         assert page.status_code == 404 and "unknown feed" in page.text
         assert_security_headers(page)
-        posted = web.post(f"/feeds/{feed_id}/remove",
-                          data={"confirm": "yes", "csrf_token": token(web, "/feeds")})
+        posted = web.post(f"/feeds/{feed_id}/remove", data={"confirm": "yes", "csrf_token": token(web, "/feeds")})
         assert posted.status_code == 404
     assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 2
 
@@ -92,6 +92,7 @@ def test_the_unknown_host_page_carries_the_security_headers(db_path):
 
 # --- a full disk --------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def full_disk(monkeypatch):
     """Every database hermes opens has no room for another page."""
@@ -111,8 +112,7 @@ def test_a_full_disk_is_a_server_error_in_the_web_ui(db, db_path, add_items, ful
     with client(db_path) as web:
         form = {"user": "ada", "item_id": str(ids[0]), "csrf_token": token(web, "/")}
         for k in range(30):  # until the pages left free in the file are used up
-            page = web.post("/highlight", data={**form, "text": f"{k} " + "x" * 4000},
-                            follow_redirects=False)
+            page = web.post("/highlight", data={**form, "text": f"{k} " + "x" * 4000}, follow_redirects=False)
             if page.status_code != 303:
                 break
         assert page.status_code == 500, page.status_code
@@ -127,11 +127,9 @@ def test_a_full_disk_is_a_server_error_in_a_tools_envelope(db, add_items):
     ids = add_items([{"title": "one"}])
     create_user(db, "ann", "anything")
     db.execute("PRAGMA max_page_count = %d" % db.execute("PRAGMA page_count").fetchone()[0])
-    result = call_tool(db, collect_tools()["add_note"], {"user": "ann", "item_id": ids[0],
-                                                         "text": "y" * 9000})
+    result = call_tool(db, collect_tools()["add_note"], {"user": "ann", "item_id": ids[0], "text": "y" * 9000})
     assert result["ok"] is False and result["server_error"] is True
-    refused = call_tool(db, collect_tools()["add_note"], {"user": "nobody", "item_id": ids[0],
-                                                          "text": "y"})
+    refused = call_tool(db, collect_tools()["add_note"], {"user": "nobody", "item_id": ids[0], "text": "y"})
     assert refused["ok"] is False and "server_error" not in refused  # the caller's mistake
 
 
@@ -143,18 +141,23 @@ def test_opening_at_zero_bytes_free_says_the_disk_is_full(db_path, monkeypatch):
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(hermes_db.sqlite3, "connect", no_room)
-    monkeypatch.setattr(transactions.shutil, "disk_usage", lambda path: SimpleNamespace(total=10 ** 9, used=10 ** 9, free=0))
+    monkeypatch.setattr(
+        transactions.shutil, "disk_usage", lambda path: SimpleNamespace(total=10**9, used=10**9, free=0)
+    )
     with pytest.raises(HermesError, match="the disk holding it is full"):
         hermes_db.get_db(db_path)
     result = cli("feeds", "list", "--db", db_path)
     assert result.exit_code == 1 and "disk holding it is full" in result.output
     # With room on the disk, the same SQLite error still says what SQLite said.
-    monkeypatch.setattr(transactions.shutil, "disk_usage", lambda path: SimpleNamespace(total=10 ** 9, used=0, free=10 ** 9))
+    monkeypatch.setattr(
+        transactions.shutil, "disk_usage", lambda path: SimpleNamespace(total=10**9, used=0, free=10**9)
+    )
     with pytest.raises(HermesError, match="cannot open as a SQLite database"):
         hermes_db.get_db(db_path)
 
 
 # --- the MCP token ------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def served(monkeypatch):
@@ -195,6 +198,7 @@ def test_the_token_is_documented_as_an_environment_variable():
 
 
 # --- file modes ---------------------------------------------------------------------------------
+
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
@@ -258,10 +262,14 @@ def test_a_secret_another_user_owns_is_refused(tmp_path):
 
 # --- unparseable JSON on stdio ------------------------------------------------------------------
 
+
 def test_unparseable_lines_on_stdio_are_answered(tmp_path):
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
     lines = [
         "this is not json",
         '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_users",'
@@ -272,33 +280,50 @@ def test_unparseable_lines_on_stdio_are_answered(tmp_path):
         '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
     ]
     stdin = "\n".join(lines) + '\n{"jsonrpc":"2.0","id":9,"meth'  # truncated, then EOF
-    proc = subprocess.run([*hermes_command(), "serve", "--db", str(tmp_path / "x.db")],
-                          input=stdin, env=child_env(tmp_path / "home"), capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [*hermes_command(), "serve", "--db", str(tmp_path / "x.db")],
+        input=stdin,
+        env=child_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     answers = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     errors = [(a["id"], a["error"]["code"]) for a in answers if "error" in a]
     # since issue 33 the id of valid JSON that is no message, and of a truncated line, is read
     assert errors == [(None, -32700), (7, -32700), (8, -32600), (9, -32700)], proc.stdout
     assert [a["id"] for a in answers if "result" in a] == [1, 2]  # still serving in between
-    assert all(re.match(r"(Parse error|Invalid request)", a["error"]["message"])
-               for a in answers if "error" in a)
+    assert all(re.match(r"(Parse error|Invalid request)", a["error"]["message"]) for a in answers if "error" in a)
 
 
 def test_calls_piped_in_are_all_answered_after_the_input_ends(tmp_path):
     """``hermes serve < calls.jsonl``: the SDK ended the session at end of input and
     cancelled the calls still running, so a trial got 1 or 2 answers of 3. Every call read
     is answered before the server stops."""
-    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "0"}}}
-    calls = [{"jsonrpc": "2.0", "id": k, "method": "tools/call",
-              "params": {"name": "list_feeds" if k % 2 else "list_users", "arguments": {}}}
-             for k in range(1, 11)]
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    calls = [
+        {
+            "jsonrpc": "2.0",
+            "id": k,
+            "method": "tools/call",
+            "params": {"name": "list_feeds" if k % 2 else "list_users", "arguments": {}},
+        }
+        for k in range(1, 11)
+    ]
     lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, *calls]
-    proc = subprocess.run([*hermes_command(), "serve", "--db", str(tmp_path / "x.db")],
-                          input="".join(json.dumps(m) + "\n" for m in lines),
-                          env=child_env(tmp_path / "home"), capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [*hermes_command(), "serve", "--db", str(tmp_path / "x.db")],
+        input="".join(json.dumps(m) + "\n" for m in lines),
+        env=child_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     answers = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     assert sorted(a["id"] for a in answers) == list(range(11)), proc.stdout[-2000:]
     assert all("result" in a for a in answers) and proc.returncode == 0

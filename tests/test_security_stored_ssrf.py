@@ -26,8 +26,7 @@ from hermes.storage.db import get_db
 from hermes.tools import call_tool, collect_tools
 
 PUBLIC = rss([{"title": "A public post", "link": "http://example.org/1", "guid": "urn:public"}])
-SECRET = rss([{"title": "Secret internal item", "link": "http://intranet.example/1",
-               "guid": "urn:secret"}])
+SECRET = rss([{"title": "Secret internal item", "link": "http://intranet.example/1", "guid": "urn:secret"}])
 HOST = "feeds.example.test"
 
 
@@ -118,8 +117,7 @@ def test_a_feed_whose_name_re_resolves_to_a_private_address_is_refused(db, monke
 
 
 @pytest.mark.parametrize("internal", ["html page", "feed", "closed port", "500 with a body"])
-def test_what_an_agent_reads_about_its_feed_says_nothing_of_the_private_service(
-        db, pretend_public, internal):
+def test_what_an_agent_reads_about_its_feed_says_nothing_of_the_private_service(db, pretend_public, internal):
     """Whatever answers at the private address — a web page, a feed, nothing at all, an
     error page — the agent reads the same words: no port-scan oracle."""
     with FeedServer() as server:
@@ -129,8 +127,9 @@ def test_what_an_agent_reads_about_its_feed_says_nothing_of_the_private_service(
             probe.bind(("127.0.0.1", 0))
             closed = probe.getsockname()[1]
         target = {
-            "html page": server.add("/t", body=b"<html><body>admin console</body></html>",
-                                    headers={"Content-Type": "text/html"}),
+            "html page": server.add(
+                "/t", body=b"<html><body>admin console</body></html>", headers={"Content-Type": "text/html"}
+            ),
             "feed": server.add("/t", body=SECRET),
             "closed port": f"http://127.0.0.1:{closed}/t",
             "500 with a body": server.add("/t", status=500, body=b"stack trace: db password"),
@@ -178,6 +177,7 @@ def test_allow_private_lets_ingest_fetch_an_agents_feed(db, monkeypatch):
 
 # --- who subscribed ------------------------------------------------------------------------------
 
+
 def test_every_way_of_subscribing_records_who(db, db_path, tmp_path, pretend_public):
     from web_support import client, token
 
@@ -185,8 +185,9 @@ def test_every_way_of_subscribing_records_who(db, db_path, tmp_path, pretend_pub
     toml.write_text('[[feeds]]\nurl = "https://toml.example.org/rss"\n', encoding="utf-8")
     seed_feeds(db, toml)
     opml = tmp_path / "subs.opml"
-    opml.write_text('<opml version="2.0"><body><outline xmlUrl="https://opml.example.org/rss"/>'
-                    "</body></opml>", encoding="utf-8")
+    opml.write_text(
+        '<opml version="2.0"><body><outline xmlUrl="https://opml.example.org/rss"/></body></opml>', encoding="utf-8"
+    )
     assert cli("feeds", "import-opml", opml, "--db", db_path).exit_code == 0
     with FeedServer() as server:
         server.add("/cli.xml", body=PUBLIC)
@@ -195,15 +196,20 @@ def test_every_way_of_subscribing_records_who(db, db_path, tmp_path, pretend_pub
         assert cli("feeds", "add", server.url("/cli.xml"), "--db", db_path).exit_code == 0
         assert tool(db, "add_feed", url=f"http://{HOST}:{server.port}/mcp.xml")["ok"] is True
         with client(db_path) as web:
-            answer = web.post("/feeds", data={"url": f"http://{HOST}:{server.port}/web.xml",
-                                              "csrf_token": token(web, "/feeds")},
-                              follow_redirects=False)
+            answer = web.post(
+                "/feeds",
+                data={"url": f"http://{HOST}:{server.port}/web.xml", "csrf_token": token(web, "/feeds")},
+                follow_redirects=False,
+            )
             assert answer.status_code == 303, answer.text
     by = dict(db.execute("SELECT url, subscribed_by FROM feeds").fetchall())
-    assert by == {"https://toml.example.org/rss": "user", "https://opml.example.org/rss": "user",
-                  server.url("/cli.xml"): "user",
-                  f"http://{HOST}:{server.port}/mcp.xml": "agent",
-                  f"http://{HOST}:{server.port}/web.xml": "agent"}
+    assert by == {
+        "https://toml.example.org/rss": "user",
+        "https://opml.example.org/rss": "user",
+        server.url("/cli.xml"): "user",
+        f"http://{HOST}:{server.port}/mcp.xml": "agent",
+        f"http://{HOST}:{server.port}/web.xml": "agent",
+    }
 
 
 def test_existing_feeds_count_as_the_users_and_new_rows_default_to_agent(tmp_path):
@@ -224,6 +230,7 @@ def test_existing_feeds_count_as_the_users_and_new_rows_default_to_agent(tmp_pat
 
 
 # --- hermes feeds trust ----------------------------------------------------------------------------
+
 
 def test_feeds_trust_promotes_an_agents_feed_and_is_recorded(db, db_path, pretend_public, caplog):
     with FeedServer() as server:

@@ -48,8 +48,10 @@ def test_the_readers(db, add_items):
     assert clicks.liked_by(db, uid) == {a: "ui", c: "bootstrap"}
     assert clicks.click_count(db, uid) == 3
     assert clicks.click_counts(db, uid) == {"clicks": 3, "likes": 2, "dislikes": 1}
-    assert clicks.click_counts_by_persona(db) == {uid: {"clicks": 3, "likes": 2, "dislikes": 1},
-                                                  bob["id"]: {"clicks": 1, "likes": 0, "dislikes": 1}}
+    assert clicks.click_counts_by_persona(db) == {
+        uid: {"clicks": 3, "likes": 2, "dislikes": 1},
+        bob["id"]: {"clicks": 1, "likes": 0, "dislikes": 1},
+    }
     assert clicks.clicks_by_source(db, uid) == {"ui": 1, "agent": 1, "bootstrap": 1}
     assert [r["item_id"] for r in clicks.recent_clicks(db, uid, 2)] == [c, b]
     feed_id = db.execute("SELECT feed_id FROM items WHERE id = ?", [a]).fetchone()[0]

@@ -61,27 +61,37 @@ def test_key_is_the_most_central_tag_ties_by_name_and_the_label_names_three(db, 
 
 
 def test_labels_are_readable_phrases_not_codes_or_repeats():
-    assert tag_graph.label_of(["astro-ph.ga", "galaxy", "star formation", "galaxy cluster",
-                               "reionization"]) == "galaxy cluster · star formation · reionization"
-    assert tag_graph.label_of(["quantum key", "quantum key distribution", "bb84"]) == \
-        "quantum key distribution · bb84"
+    assert (
+        tag_graph.label_of(["astro-ph.ga", "galaxy", "star formation", "galaxy cluster", "reionization"])
+        == "galaxy cluster · star formation · reionization"
+    )
+    assert tag_graph.label_of(["quantum key", "quantum key distribution", "bb84"]) == "quantum key distribution · bb84"
     assert tag_graph.label_of(["hep-ph", "hep-th", "hep-lat", "hep-ex"]) == "hep-ph · hep-th · hep-lat"
     assert tag_graph.label_of(["dark matter"]) == "dark matter"
-    assert tag_graph.label_of(["acoustic emission source", "active acoustic emission",
-                               "continuous acoustic emission", "sensor", "crack"]) == \
-        "acoustic emission source · sensor · crack"
-    assert tag_graph.label_of(["cond-mat.stat-mech", "dynamics", "evolution"]) == \
-        "dynamics · evolution · cond-mat.stat-mech"
-    assert tag_graph.is_code("cs.lg") and tag_graph.is_code("cond-mat.str-el") and tag_graph.is_code("cond-mat.quant-gas")
+    assert (
+        tag_graph.label_of(
+            ["acoustic emission source", "active acoustic emission", "continuous acoustic emission", "sensor", "crack"]
+        )
+        == "acoustic emission source · sensor · crack"
+    )
+    assert (
+        tag_graph.label_of(["cond-mat.stat-mech", "dynamics", "evolution"])
+        == "dynamics · evolution · cond-mat.stat-mech"
+    )
+    assert (
+        tag_graph.is_code("cs.lg") and tag_graph.is_code("cond-mat.str-el") and tag_graph.is_code("cond-mat.quant-gas")
+    )
     assert not tag_graph.is_code("x-ray")
 
 
 def test_tags_are_matched_case_insensitively_and_shown_in_their_usual_spelling(db, add_items):
-    add_items([
-        {"tags": ["Machine Learning", "Graphs"]},
-        {"tags": ["machine  learning", "graphs"]},
-        {"tags": ["Machine Learning", "Graphs"]},
-    ])
+    add_items(
+        [
+            {"tags": ["Machine Learning", "Graphs"]},
+            {"tags": ["machine  learning", "graphs"]},
+            {"tags": ["Machine Learning", "Graphs"]},
+        ]
+    )
     graph = tag_graph.build_graph(db)
     assert graph.n_nodes == 2 and graph.left_out == 0
     (community,) = graph.communities
@@ -118,8 +128,9 @@ def _graph_in_subprocess(db_path, hash_seed: str) -> str:
         """
     )
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     return done.stdout.strip()
 
 
@@ -129,8 +140,9 @@ def test_identical_across_processes(db, db_path, add_items):
 
     rng = random.Random(7)
     vocab = [f"tag{k:02d}" for k in range(40)]
-    items = [{"tags": rng.sample(vocab[(g * 8) % 40:(g * 8) % 40 + 12] or vocab, 3)}
-             for g in range(5) for _ in range(30)]
+    items = [
+        {"tags": rng.sample(vocab[(g * 8) % 40 : (g * 8) % 40 + 12] or vocab, 3)} for g in range(5) for _ in range(30)
+    ]
     add_items(items)
     here = tag_graph.build_graph(db).to_json()
     # Different string-hash seeds: set and dict orders of strings differ between the two.
@@ -143,8 +155,7 @@ def test_adding_unrelated_items_keeps_existing_communities(db, add_items):
     two_topics(add_items)
     before = partition(tag_graph.build_graph(db))
     # New tags that touch nothing existing: a new component and a new singleton.
-    add_items([{"tags": ["aardvark", "aaron"]}, {"tags": ["aardvark", "aaron"]},
-               {"tags": ["zz-single"]}, {"tags": []}])
+    add_items([{"tags": ["aardvark", "aaron"]}, {"tags": ["aardvark", "aaron"]}, {"tags": ["zz-single"]}, {"tags": []}])
     after = tag_graph.build_graph(db)
     assert set(before) <= set(partition(after))
     assert after.community_of("aardvark").tags == ("aardvark", "aaron")
@@ -160,7 +171,7 @@ def test_stable_for_a_larger_graph_when_an_unrelated_cluster_arrives(db, add_ite
 
     rng = random.Random(seed)
     vocab = [f"t{k:02d}" for k in range(30)]
-    add_items([{"tags": rng.sample(vocab[(g * 6):(g * 6) + 10], 3)} for g in range(3) for _ in range(25)])
+    add_items([{"tags": rng.sample(vocab[(g * 6) : (g * 6) + 10], 3)} for g in range(3) for _ in range(25)])
     before = partition(tag_graph.build_graph(db))
     add_items([{"tags": rng.sample(["a-new", "b-new", "c-new", "d-new"], 2)} for _ in range(10)])
     after = partition(tag_graph.build_graph(db))
@@ -186,6 +197,7 @@ def test_malformed_tag_values_are_ignored(db, add_items):
 
 
 # --- caching ---------------------------------------------------------------------------------
+
 
 def test_cached_in_memory_until_items_change(db, add_items):
     two_topics(add_items)
@@ -232,8 +244,7 @@ def test_the_core_owns_the_cache_table_without_the_digest_plugin(tmp_path, monke
     monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,default_candidates,scorers")
     plugins.pm_cache_clear()
     db = get_db(tmp_path / "no-digest.db")
-    db.execute("INSERT INTO items (guid, tags) VALUES ('a', '[\"apple\", \"pear\"]'), "
-               "('b', '[\"apple\", \"pear\"]')")
+    db.execute("INSERT INTO items (guid, tags) VALUES ('a', '[\"apple\", \"pear\"]'), ('b', '[\"apple\", \"pear\"]')")
     tag_graph.clear_cache()
     graph = tag_graph.get_graph(db)
     assert graph.community_of("apple") is not None
@@ -251,9 +262,9 @@ def language_model_archive(add_items, days_ago=1):
     """The user trial's archive, in small: machine-learning papers where "language model"
     and "dataset" are everywhere (hubs of the graph) and a few papers are about sparse
     autoencoders for interpretability."""
+
     def papers(n, tags):
-        return [{"title": f"{tags[0]} paper {k}", "tags": list(tags), "days_ago": days_ago}
-                for k in range(n)]
+        return [{"title": f"{tags[0]} paper {k}", "tags": list(tags), "days_ago": days_ago} for k in range(n)]
 
     return add_items(
         papers(8, ["language model", "dataset", "benchmark"])
@@ -275,8 +286,7 @@ def test_assign_weighs_a_distinctive_tag_over_generic_ones(db, add_items):
     graph = tag_graph.build_graph(db)
     hubs, sae = graph.community_of("language model"), graph.community_of("sparse autoencoder")
     assert hubs is graph.community_of("dataset") and hubs is not sae  # precondition
-    assert graph.information("sparse autoencoder") > \
-        graph.information("language model") + graph.information("dataset")
+    assert graph.information("sparse autoencoder") > graph.information("language model") + graph.information("dataset")
     community, matched = graph.assign(["Sparse Autoencoder", "language model", "dataset"])
     assert community is sae and matched == ["Sparse Autoencoder"]
     # generic tags alone still land the item in their (the hubs') community
@@ -286,8 +296,10 @@ def test_assign_weighs_a_distinctive_tag_over_generic_ones(db, add_items):
 def test_a_phrase_inside_another_matched_tag_is_not_counted_twice(db, add_items):
     """The keyphrase tagger proposes "long gamma-ray" beside "long gamma-ray burst": the
     shorter says nothing the longer did not, so it adds no weight."""
-    add_items([{"tags": ["long gamma-ray burst", "long gamma-ray", "afterglow"]} for _ in range(2)]
-              + [{"tags": ["redshift", "galaxy survey"]} for _ in range(2)])
+    add_items(
+        [{"tags": ["long gamma-ray burst", "long gamma-ray", "afterglow"]} for _ in range(2)]
+        + [{"tags": ["redshift", "galaxy survey"]} for _ in range(2)]
+    )
     graph = tag_graph.build_graph(db)
     bursts, survey = graph.community_of("afterglow"), graph.community_of("redshift")
     assert bursts is graph.community_of("long gamma-ray") and bursts is not survey
@@ -309,12 +321,20 @@ def test_a_label_leaves_out_names_of_no_topic():
 def test_a_piece_of_a_tag_that_names_the_feed_names_the_feed_too(db, add_items):
     """A sponsor line on every item names the feed; "orbital hosting", kept on two items
     only, is a piece of it (a trial's label read "rust compiler · orbital hosting")."""
-    add_items([{"title": f"Item {k}", "tags": ["orbital hosting service", f"subject {k % 3}",
-                                               *(["orbital hosting"] if k < 2 else [])]}
-               for k in range(10)])
+    add_items(
+        [
+            {
+                "title": f"Item {k}",
+                "tags": ["orbital hosting service", f"subject {k % 3}", *(["orbital hosting"] if k < 2 else [])],
+            }
+            for k in range(10)
+        ]
+    )
     graph = tag_graph.get_graph(db)
     feed_id = db.execute("SELECT feed_id FROM items").fetchone()[0]
     assert graph.feed_tags[str(feed_id)] == ["orbital hosting service"]
-    assert graph.subject_tags(["Orbital  Hosting", "hosting", "subject 1", "service line"],
-                              feed_id) == ["subject 1", "service line"]
+    assert graph.subject_tags(["Orbital  Hosting", "hosting", "subject 1", "service line"], feed_id) == [
+        "subject 1",
+        "service line",
+    ]
     assert graph.subject_tags(["orbital hosting"], feed_id + 1) == ["orbital hosting"]

@@ -30,8 +30,11 @@ def world(db, add_items):
 
 
 def counts(db) -> dict:
-    return {t: db.execute(f"SELECT count(*) FROM [{t}]").fetchone()[0] for t in db.table_names()
-            if t not in ("kg_cache", "explanations", "meta")}
+    return {
+        t: db.execute(f"SELECT count(*) FROM [{t}]").fetchone()[0]
+        for t in db.table_names()
+        if t not in ("kg_cache", "explanations", "meta")
+    }
 
 
 # --- the coercions the security review found ------------------------------------------------
@@ -63,9 +66,12 @@ def test_no_argument_is_coerced(db, world, name, arguments, fragment):
 def test_a_huge_string_is_quoted_as_a_short_excerpt(db, world):
     tools = collect_tools()
     huge = "x" * 10_000_000
-    for name, arguments in [("corpus", {"user": huge}), ("digest", {"user": huge}),
-                            ("corpus_items", {"user": "ann", "facet": huge}),
-                            ("list_feed", {"user": huge})]:
+    for name, arguments in [
+        ("corpus", {"user": huge}),
+        ("digest", {"user": huge}),
+        ("corpus_items", {"user": "ann", "facet": huge}),
+        ("list_feed", {"user": huge}),
+    ]:
         if name in tools:
             result = call_tool(db, tools[name], arguments)
             assert result["ok"] is False and len(str(result)) < 600, name  # the empty payload is ~400
@@ -83,9 +89,11 @@ def test_whole_floats_count_as_integers_and_a_default_fills_what_is_left_out(db,
 def test_missing_and_unknown_parameters_are_named(db, world):
     tools = collect_tools()
     assert call_tool(db, tools["list_feed"], {})["message"] == (
-        "list_feed needs user: a non-empty string of at most 64 characters.")
+        "list_feed needs user: a non-empty string of at most 64 characters."
+    )
     assert call_tool(db, tools["list_feed"], {"user": "ann", "db": 1})["message"] == (
-        'list_feed has no parameter "db"; its parameters are: user, limit, since_days, below_bar, offset, detail, removed_feeds.')
+        'list_feed has no parameter "db"; its parameters are: user, limit, since_days, below_bar, offset, detail, removed_feeds.'
+    )
 
 
 def test_confirm_left_out_gives_the_preview(db, world):
@@ -102,7 +110,8 @@ def test_a_direct_call_gets_what_mcp_gets(db, world):
 
     assert isinstance(list_feed, Tool)
     assert list_feed(db, "ann", limit=True) == call_tool(
-        db, collect_tools()["list_feed"], {"user": "ann", "limit": True})
+        db, collect_tools()["list_feed"], {"user": "ann", "limit": True}
+    )
     assert list_feed(db, "ann", limit=True)["message"].startswith("limit must be a whole number")
 
 
@@ -112,12 +121,16 @@ async def test_over_mcp_a_bad_argument_is_an_envelope_not_an_sdk_error(db_path, 
         result = await client.call_tool("remove_feed", {"feed_id": True, "confirm": True})
     assert result.is_error is True  # a refusal, with hermes's envelope, not the SDK's text
     assert result.structured_content == {
-        "ok": False, "feed": {}, "removed": False,
-        "message": "feed_id must be a whole number of at least 1, got true."}
+        "ok": False,
+        "feed": {},
+        "removed": False,
+        "message": "feed_id must be a whole number of at least 1, got true.",
+    }
     assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 2  # add_items made one
 
 
 # --- every tool is defined one way ----------------------------------------------------------
+
 
 def _string_parameters(t: Tool):
     hints = typing.get_type_hints(t.fn, include_extras=True)
@@ -148,9 +161,12 @@ def test_every_persona_argument_allows_the_names_a_persona_can_have():
     argument (user, name) allows exactly the creation limit, and so does the web form."""
     from hermes.contract import NAME_MAX
 
-    limits = {(name, p): t.input_schema()["properties"][p].get("maxLength")
-              for name, t in collect_tools().items()
-              for p in t.input_schema()["properties"] if p in ("user", "name")}
+    limits = {
+        (name, p): t.input_schema()["properties"][p].get("maxLength")
+        for name, t in collect_tools().items()
+        for p in t.input_schema()["properties"]
+        if p in ("user", "name")
+    }
     assert limits and set(limits.values()) == {NAME_MAX}, limits
 
 
@@ -161,15 +177,18 @@ def test_a_tool_without_a_docstring_or_with_a_required_result_field_is_refused()
     with pytest.raises(TypeError, match="docstring"):
         tool("x", result=Result)(lambda db: {})
     with pytest.raises(TypeError, match="need a default"):
+
         def counted(db) -> dict:
             """Count."""
+
         tool("x", result=Needs)(counted)
 
 
 def test_words_for_what_a_parameter_accepts():
     assert expects({"type": "integer", "minimum": 1, "maximum": 5}) == "a whole number from 1 to 5"
     assert expects({"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}) == (
-        "a whole number of at least 1 or null")
+        "a whole number of at least 1 or null"
+    )
     assert expects({"enum": ["a", "b"]}) == 'one of "a", "b"'
     assert excerpt("y" * 100) == '"' + "y" * 40 + '…" (100 characters)'
     assert excerpt(True) == "true" and excerpt(None) == "null"

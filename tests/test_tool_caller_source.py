@@ -29,10 +29,17 @@ def test_web_actions_write_signals_with_source_ui(db, db_path, add_items, spy):
     ids = seed(db, add_items)
     web = client(db_path)
     csrf = token(web, "/feed?user=ada")
-    for path, data in (("/read", {"item_id": ids[0]}), ("/favorite", {"item_id": ids[1], "on": "1"}),
-                       ("/click", {"item_id": ids[2], "liked": "1"})):
-        r = web.post(path, data={"user": "ada", "csrf_token": csrf, **data},
-                     headers={"origin": "http://testserver"}, follow_redirects=False)
+    for path, data in (
+        ("/read", {"item_id": ids[0]}),
+        ("/favorite", {"item_id": ids[1], "on": "1"}),
+        ("/click", {"item_id": ids[2], "liked": "1"}),
+    ):
+        r = web.post(
+            path,
+            data={"user": "ada", "csrf_token": csrf, **data},
+            headers={"origin": "http://testserver"},
+            follow_redirects=False,
+        )
         assert r.status_code == 303, r.text
     assert {("progress", "ui"), ("favorite", "ui"), ("click", "ui")} <= set(spy.seen)
     assert all(source == "ui" for _, source in spy.seen)

@@ -12,27 +12,43 @@ from hermes.topics import tag_graph, topic_labels, window_topics
 
 # A hep archive as a listing gives it: a category on each paper (none on most of the feed),
 # keyphrases from the tagger. Three sub-fields of five papers each.
-HOLOGRAPHY = [["hep-th", "gauge theory"], ["hep-th", "holographic duality"],
-              ["hep-th", "string compactification"], ["hep-th", "black hole entropy"],
-              ["hep-th", "conformal bootstrap"]]
-COSMOLOGY = [["arbitrariness", "big bang singularity", "cosmology"],
-             ["arbitrariness", "big bang singularity"],
-             ["arbitrariness", "cosmological constant"],
-             ["arbitrariness", "cosmological constant", "cosmology"],
-             ["arbitrariness", "inflaton"]]
-CRITICAL = [["criticality", "critical behavior", "spin", "spin-dependent"],
-            ["criticality", "critical behavior", "spin", "spin-dependent"],
-            ["criticality", "critical behavior", "spin-dependent"],
-            ["criticality", "critical behavior", "spin"],
-            ["criticality", "lattice qcd"]]
-OTHERS = [["hep-ph", "neutrino mass"], ["hep-ph", "dark matter"], ["hep-lat", "quark"],
-          ["hep-ph", "higgs boson"], ["hep-lat", "lattice gauge"]]
+HOLOGRAPHY = [
+    ["hep-th", "gauge theory"],
+    ["hep-th", "holographic duality"],
+    ["hep-th", "string compactification"],
+    ["hep-th", "black hole entropy"],
+    ["hep-th", "conformal bootstrap"],
+]
+COSMOLOGY = [
+    ["arbitrariness", "big bang singularity", "cosmology"],
+    ["arbitrariness", "big bang singularity"],
+    ["arbitrariness", "cosmological constant"],
+    ["arbitrariness", "cosmological constant", "cosmology"],
+    ["arbitrariness", "inflaton"],
+]
+CRITICAL = [
+    ["criticality", "critical behavior", "spin", "spin-dependent"],
+    ["criticality", "critical behavior", "spin", "spin-dependent"],
+    ["criticality", "critical behavior", "spin-dependent"],
+    ["criticality", "critical behavior", "spin"],
+    ["criticality", "lattice qcd"],
+]
+OTHERS = [
+    ["hep-ph", "neutrino mass"],
+    ["hep-ph", "dark matter"],
+    ["hep-lat", "quark"],
+    ["hep-ph", "higgs boson"],
+    ["hep-lat", "lattice gauge"],
+]
 
 
 def window_of(db, add_items):
     clusters = [HOLOGRAPHY, COSMOLOGY, CRITICAL]
-    items = [{"title": f"paper {c}-{k}", "tags": tags}
-             for c, cluster in enumerate(clusters) for k, tags in enumerate(cluster)]
+    items = [
+        {"title": f"paper {c}-{k}", "tags": tags}
+        for c, cluster in enumerate(clusters)
+        for k, tags in enumerate(cluster)
+    ]
     # the rest of the archive: 25 papers of other sub-fields, so no code is on most of the feed
     items += [{"title": f"other {k}", "tags": OTHERS[k % 5]} for k in range(25)]
     add_items(items)
@@ -75,8 +91,10 @@ def test_what_names_a_topic_and_what_does_not():
 
 
 def test_a_phrase_and_its_initials_are_one_name():
-    keys = [{"lhc": "LHC", "large hadron collider": "large hadron collider", "fermion": "fermion"},
-            {"lhc": "LHC", "large hadron collider": "large hadron collider"}]
+    keys = [
+        {"lhc": "LHC", "large hadron collider": "large hadron collider", "fermion": "fermion"},
+        {"lhc": "LHC", "large hadron collider": "large hadron collider"},
+    ]
     for ranked in (["lhc", "large hadron collider", "fermion"], ["large hadron collider", "lhc", "fermion"]):
         chosen = topic_labels.label(ranked, keys, set())
         assert "large hadron collider" in chosen and "lhc" not in chosen, chosen
@@ -85,8 +103,10 @@ def test_a_phrase_and_its_initials_are_one_name():
 def test_two_topics_of_one_window_never_share_a_label(db, add_items):
     """Two topics whose only shared tag is "amplitude" (and no keyphrase of several words to
     add): each says one thing more."""
-    pairs = [[["amplitude", w] for w in ("twistor", "integrand", "unitarity", "cut")],
-             [["amplitude", w] for w in ("parton", "veto", "shower", "jet")]]
+    pairs = [
+        [["amplitude", w] for w in ("twistor", "integrand", "unitarity", "cut")],
+        [["amplitude", w] for w in ("parton", "veto", "shower", "jet")],
+    ]
     items = [{"title": f"paper {c}-{k}", "tags": tags} for c, pair in enumerate(pairs) for k, tags in enumerate(pair)]
     # "amplitude" on fewer than a tenth of the archive: it names no field
     add_items(items + [{"title": f"other {k}", "tags": OTHERS[k % 5]} for k in range(80)])

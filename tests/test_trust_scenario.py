@@ -29,9 +29,11 @@ pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scenario"
 INTERESTS = "galaxy formation, JWST high-redshift galaxies, star formation, reionization"
-LIKED = ("A Review of Galaxy Quenching Across Cosmic Time",
-         "JWST/NIRSpec Spectroscopy of Galaxies at z > 10: Metallicities and Ionizing Photon Production",
-         "Resolved Star Formation Histories of Nearby Spiral Galaxies from Integral Field Spectroscopy")
+LIKED = (
+    "A Review of Galaxy Quenching Across Cosmic Time",
+    "JWST/NIRSpec Spectroscopy of Galaxies at z > 10: Metallicities and Ionizing Photon Production",
+    "Resolved Star Formation Histories of Nearby Spiral Galaxies from Integral Field Spectroscopy",
+)
 PAPERS, NEWS, JORNAL = "arXiv astro-ph", "The Daily Ledger", "Jornal do Planalto"
 _PUBDATE = re.compile(r"<pubDate>([^<]+)</pubDate>")
 
@@ -41,9 +43,10 @@ def this_week(source: Path, target: Path) -> None:
     text = source.read_text(encoding="utf-8")
     dates = [parsedate_to_datetime(d) for d in _PUBDATE.findall(text)]
     shift = datetime.now(UTC) - timedelta(hours=2) - max(dates)
-    target.write_text(_PUBDATE.sub(
-        lambda m: f"<pubDate>{format_datetime(parsedate_to_datetime(m[1]) + shift)}</pubDate>",
-        text), encoding="utf-8")
+    target.write_text(
+        _PUBDATE.sub(lambda m: f"<pubDate>{format_datetime(parsedate_to_datetime(m[1]) + shift)}</pubDate>", text),
+        encoding="utf-8",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +69,14 @@ def world(tmp_path_factory):
     this_week(FIXTURES / "world-news.xml", home / "world.xml")
     db_path = home / "hermes.db"
     db = get_db(db_path)
-    add_feeds(db, [(str(home / "arxiv.xml"), PAPERS), (str(home / "world.xml"), NEWS),
-                   (str(FIXTURES / "noticias-politica-2018.xml"), JORNAL)])
+    add_feeds(
+        db,
+        [
+            (str(home / "arxiv.xml"), PAPERS),
+            (str(home / "world.xml"), NEWS),
+            (str(FIXTURES / "noticias-politica-2018.xml"), JORNAL),
+        ],
+    )
     run_ingest(db)
     user = create_user(db, "astro", INTERESTS)
     for title in LIKED:
@@ -90,15 +99,16 @@ def real_model(isolated_env, monkeypatch):
 
 
 def feed(world, **arguments) -> dict:
-    result = call_tool(world["db"], collect_tools()["list_feed"],
-                       {"user": "astro", "limit": 100, **arguments})
+    result = call_tool(world["db"], collect_tools()["list_feed"], {"user": "astro", "limit": 100, **arguments})
     assert result["ok"], result["message"]
     return result
 
 
 def source_of(world) -> dict[int, str]:
-    return {r[0]: r[1] for r in world["db"].execute(
-        "SELECT items.id, feeds.title FROM items JOIN feeds ON feeds.id = items.feed_id")}
+    return {
+        r[0]: r[1]
+        for r in world["db"].execute("SELECT items.id, feeds.title FROM items JOIN feeds ON feeds.id = items.feed_id")
+    }
 
 
 @pytest.mark.parametrize("since_days", [7, None])
@@ -124,7 +134,7 @@ def test_the_top_of_the_whole_archive_feed_is_papers(world):
     assert "Massive Quiescent Galaxies at z ~ 4 Challenge Galaxy Formation Models" in titles
     assert "The Ionizing Photon Budget of Faint Galaxies During the Epoch of Reionization" in titles
     everything = feed(world, since_days=None, below_bar=True)["items"]
-    assert all(sources[i["id"]] == PAPERS for i in everything[:len(shown)])
+    assert all(sources[i["id"]] == PAPERS for i in everything[: len(shown)])
 
 
 def test_old_news_stays_out_of_the_7_day_window(world):
@@ -133,8 +143,9 @@ def test_old_news_stays_out_of_the_7_day_window(world):
     assert week == {PAPERS, NEWS}  # the 2018 election news is dated 2018
     # from its Portuguese pubDate ("Seg, 24 Set 2018 18:43:00 -0300"), to the minute: not
     # from the /2018/09/24/ in its URL, nor the day it was fetched
-    (published,) = world["db"].execute(
-        "SELECT published FROM items WHERE title LIKE 'Pesquisa mostra disputa%'").fetchone()
+    (published,) = (
+        world["db"].execute("SELECT published FROM items WHERE title LIKE 'Pesquisa mostra disputa%'").fetchone()
+    )
     assert datetime.fromisoformat(published) == datetime(2018, 9, 24, 21, 43, tzinfo=UTC)
     archive = {sources[i["id"]] for i in feed(world, since_days=None, below_bar=True)["items"]}
     assert archive == {PAPERS, NEWS, JORNAL}
@@ -144,8 +155,9 @@ def test_old_news_stays_out_of_the_7_day_window(world):
 def test_the_feed_reason_and_the_details_page_agree(world, since_days):
     tools = collect_tools()
     for item in feed(world, since_days=since_days, below_bar=True)["items"]:
-        result = call_tool(world["db"], tools["explain_item"],
-                           {"user": "astro", "item_id": item["id"], "since_days": since_days})
+        result = call_tool(
+            world["db"], tools["explain_item"], {"user": "astro", "item_id": item["id"], "since_days": since_days}
+        )
         e = result["explanation"]
         assert (e["reason"], e["match"], e["rank"]) == (item["reason"], item["match"], item["rank"])
 

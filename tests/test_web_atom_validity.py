@@ -11,8 +11,18 @@ NS = {"a": ATOM}
 
 
 def item(**kw) -> dict:
-    return {"id": 1, "title": "A post", "url": "https://example.org/a", "published": "2026-11-30T10:00:00+00:00",
-            "authors": [], "tags": [], "rank": 1, "reason": "matches your interests", "summary": "", **kw}
+    return {
+        "id": 1,
+        "title": "A post",
+        "url": "https://example.org/a",
+        "published": "2026-11-30T10:00:00+00:00",
+        "authors": [],
+        "tags": [],
+        "rank": 1,
+        "reason": "matches your interests",
+        "summary": "",
+        **kw,
+    }
 
 
 def test_an_entry_without_an_author_leaves_the_feed_valid():
@@ -23,10 +33,18 @@ def test_an_entry_without_an_author_leaves_the_feed_valid():
 
 
 def test_characters_xml_cannot_hold_are_left_out():
-    body = build_atom({"name": "ada", "interests": "gal\x01axies\x1b and \x0bstars"},
-                      [item(title="Bad \ufffe text\uffff", summary="con\x00trol \ud800 chars",
-                            authors=["Ada\x07 Lovelace"], reason="why\x0c")],
-                      "http://127.0.0.1")
+    body = build_atom(
+        {"name": "ada", "interests": "gal\x01axies\x1b and \x0bstars"},
+        [
+            item(
+                title="Bad \ufffe text\uffff",
+                summary="con\x00trol \ud800 chars",
+                authors=["Ada\x07 Lovelace"],
+                reason="why\x0c",
+            )
+        ],
+        "http://127.0.0.1",
+    )
     root = ET.fromstring(body)  # expat refuses any of them: well-formed now
     assert root.find("a:subtitle", NS).text == "Ranked for ada: galaxies and stars"
     entry = root.find("a:entry", NS)

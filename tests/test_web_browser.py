@@ -26,24 +26,37 @@ from web_support import ITEMS, clicks, seed
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = next((p for p in (os.environ.get("HERMES_CHROMIUM"), shutil.which("chromium"),
-                             "/usr/bin/chromium") if p and Path(p).exists()), None)
+CHROMIUM = next(
+    (
+        p
+        for p in (os.environ.get("HERMES_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
+        if p and Path(p).exists()
+    ),
+    None,
+)
 # Headless as root in a sandbox-less container, and nothing that phones home: this machine's
 # network is closed, and the test must not depend on it.
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-quic", "--disable-extensions", "--disable-default-apps",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-extensions",
+    "--disable-default-apps",
 ]
 
 
 @pytest.fixture
 def browser():
     if CHROMIUM is None:
-        pytest.skip("no chromium binary: install Debian's package (apt-get install chromium); "
-                    "`make browser` does it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is "
-                                   "not installed (pip install -e '.[test]')")
+        pytest.skip("no chromium binary: install Debian's package (apt-get install chromium); `make browser` does it")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[test]')"
+    )
     with sync_api.sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -65,8 +78,9 @@ def serve(db_path, refresh_command=None):
     from hermes.web.server import allowed_hosts
 
     app = create_app(str(db_path), allowed_hosts=allowed_hosts("127.0.0.1", False))
-    refresher = Refresher(db_path, 3600, start_delay=3600, command=refresh_command or (
-        lambda *a, **k: [sys.executable, "-c", "pass"])).start()
+    refresher = Refresher(
+        db_path, 3600, start_delay=3600, command=refresh_command or (lambda *a, **k: [sys.executable, "-c", "pass"])
+    ).start()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -101,10 +115,18 @@ def server(db_path, db, add_items, no_bar):
 def big_server(db_path, db, add_items, no_bar):
     """Forty-odd unread items: more than one page."""
     seed(db, add_items)
-    add_items([{"title": f"Sparse dictionary study number {k}", "days_ago": 0.4 + k / 100,
+    add_items(
+        [
+            {
+                "title": f"Sparse dictionary study number {k}",
+                "days_ago": 0.4 + k / 100,
                 "summary": "Interpretability of language models with sparse autoencoders.",
-                "url": f"https://arxiv.org/abs/2602.{k:05d}", "tags": ["interpretability"]}
-               for k in range(36)])
+                "url": f"https://arxiv.org/abs/2602.{k:05d}",
+                "tags": ["interpretability"],
+            }
+            for k in range(36)
+        ]
+    )
     with serve(db_path) as url:
         yield url
 
@@ -121,14 +143,18 @@ def state(db) -> dict:
     """Everything a click or a read writes, to prove that browsing (GETs) wrote nothing."""
     tables = ("clicks", "corpus_progress", "corpus_favorites", "corpus_log", "corpus_highlights")
     return {t: db.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in tables} | {
-        "feeds": db.execute("SELECT id, title FROM feeds").fetchall()}
+        "feeds": db.execute("SELECT id, title FROM feeds").fetchall()
+    }
 
 
 def external(context):
     """Item links lead off this machine: answer them with a stub (the network is closed)."""
-    context.route(re.compile(r"^https?://(?!127\.0\.0\.1).*"),
-                  lambda route: route.fulfill(status=200, content_type="text/html",
-                                              body="<title>the item</title><p>the item</p>"))
+    context.route(
+        re.compile(r"^https?://(?!127\.0\.0\.1).*"),
+        lambda route: route.fulfill(
+            status=200, content_type="text/html", body="<title>the item</title><p>the item</p>"
+        ),
+    )
 
 
 def current_id(page) -> int | None:
@@ -144,8 +170,9 @@ def toast(page, kind: str, text: str):
 
 
 def read_ids(db) -> list[int]:
-    return [r[0] for r in db.execute(
-        "SELECT item_id FROM corpus_membership WHERE facet = 'experienced' ORDER BY item_id")]
+    return [
+        r[0] for r in db.execute("SELECT item_id FROM corpus_membership WHERE facet = 'experienced' ORDER BY item_id")
+    ]
 
 
 def test_keyboard_triage_without_reloads(browser, server, db):
@@ -154,8 +181,7 @@ def test_keyboard_triage_without_reloads(browser, server, db):
     errors = watched(page)
     page.goto(server + "/feed?user=ada")
     page.evaluate("window.__still = 'the same page'")
-    ids = [int(i) for i in page.locator("article.item").evaluate_all(
-        "els => els.map(e => e.dataset.itemId)")]
+    ids = [int(i) for i in page.locator("article.item").evaluate_all("els => els.map(e => e.dataset.itemId)")]
     assert len(ids) == len(ITEMS)
 
     page.keyboard.press("j")
@@ -263,8 +289,7 @@ def test_without_javascript_every_button_still_works_and_keeps_the_place(browser
     context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.goto(server + "/feed?user=ada")
-    ids = [int(i) for i in page.locator("article.item").evaluate_all(
-        "els => els.map(e => e.dataset.itemId)")]
+    ids = [int(i) for i in page.locator("article.item").evaluate_all("els => els.map(e => e.dataset.itemId)")]
     page.locator(f"#item-{ids[2]} button.btn-like").click()
     page.wait_for_url(f"**/feed?user=ada#item-{ids[3]}")  # back where the person was
     assert "More like this" in page.locator(".toast-like").inner_text()
@@ -288,8 +313,7 @@ def test_the_csp_holds_and_browsing_writes_nothing(browser, server, db):
     policy = response.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert page.locator("script:not([src])").count() == 0
-    assert page.locator("script[src]").evaluate_all("els => els.map(e => e.src)") == [
-        server + "/static/hermes.js"]
+    assert page.locator("script[src]").evaluate_all("els => els.map(e => e.src)") == [server + "/static/hermes.js"]
     ran = page.evaluate("""() => {
         const s = document.createElement('script');
         s.textContent = 'window.__inline = 1';
@@ -300,13 +324,33 @@ def test_the_csp_holds_and_browsing_writes_nothing(browser, server, db):
 
     before = state(db)
     item = db.execute("SELECT min(id) FROM items").fetchone()[0]
-    for path in ("/", "/feed?user=ada", "/feed?user=ada&read=1&days=all", "/feed?user=ada&page=2",
-                 "/feed?user=ada&feed=1", "/search?user=ada&q=codes", "/digest?user=ada",
-                 "/corpus?user=ada", "/feeds", f"/explain?user=ada&item_id={item}", "/keys",
-                 "/feed/ada.atom", "/api/refresh"):
+    for path in (
+        "/",
+        "/feed?user=ada",
+        "/feed?user=ada&read=1&days=all",
+        "/feed?user=ada&page=2",
+        "/feed?user=ada&feed=1",
+        "/search?user=ada&q=codes",
+        "/digest?user=ada",
+        "/corpus?user=ada",
+        "/feeds",
+        f"/explain?user=ada&item_id={item}",
+        "/keys",
+        "/feed/ada.atom",
+        "/api/refresh",
+    ):
         assert page.goto(server + path).status < 400, path
-    for path in ("/click", "/read", "/open", "/favorite", "/read-all", "/prefs", "/refresh",
-                 "/feeds/1/rename", "/highlight"):
+    for path in (
+        "/click",
+        "/read",
+        "/open",
+        "/favorite",
+        "/read-all",
+        "/prefs",
+        "/refresh",
+        "/feeds/1/rename",
+        "/highlight",
+    ):
         answer = page.request.get(f"{server}{path}?user=ada&item_id={item}&liked=1&item_ids={item}")
         assert answer.status == 405, path
     assert state(db) == before  # no action happened on a GET
@@ -334,8 +378,7 @@ def test_read_save_highlight_the_corpus_and_the_pictures(browser, server, db):
     card.locator("textarea[name=note]").fill("my note")
     card.get_by_role("button", name="Save highlight").click()
     toast(page, "ok", "Highlight saved with a note")
-    assert db.execute("SELECT text, note FROM corpus_highlights").fetchall() == [
-        ("a passage worth keeping", "my note")]
+    assert db.execute("SELECT text, note FROM corpus_highlights").fetchall() == [("a passage worth keeping", "my note")]
 
     # A like on the fourth item, then pictures of the feed for the README and docs.
     page.goto(server + "/feed?user=ada")
@@ -365,8 +408,12 @@ def test_read_save_highlight_the_corpus_and_the_pictures(browser, server, db):
     assert page.locator(".changes li").count() >= 3
     if shots and os.environ.get("HERMES_SCREENSHOT_ALL") == "1":
         page.screenshot(path=str(Path(shots) / "screenshot-corpus.png"), full_page=True)
-        for name, path in (("digest", "/digest?user=ada"), ("feeds", "/feeds"), ("home", "/"),
-                           ("explain", f"/explain?user=ada&item_id={item}")):
+        for name, path in (
+            ("digest", "/digest?user=ada"),
+            ("feeds", "/feeds"),
+            ("home", "/"),
+            ("explain", f"/explain?user=ada&item_id={item}"),
+        ):
             page.goto(server + path)
             page.screenshot(path=str(Path(shots) / f"screenshot-{name}.png"), full_page=True)
         phone.goto(server + f"/explain?user=ada&item_id={item}")
@@ -416,7 +463,8 @@ def test_refresh_now_shows_its_progress(browser, db_path, db, add_items):
             raise AssertionError(
                 f"page: {page.locator('.refresh-text').inner_text()!r}; "
                 f"api: {page.request.get(url + '/api/refresh').text()[:600]}; "
-                f"status file: {status.read_text() if status.exists() else 'none'}") from None
+                f"status file: {status.read_text() if status.exists() else 'none'}"
+            ) from None
         assert page.locator(".refresh-progress").is_visible()
         assert page.get_by_role("button", name="Refresh now").is_disabled()
         (Path(db_path).with_name("go")).touch()
@@ -446,8 +494,7 @@ def test_a_forged_cross_site_form_is_refused_in_the_browser(browser, server, db)
     assert clicks(db) == []
 
 
-def test_the_longest_persona_name_wraps_instead_of_widening_a_phone_page(browser, db_path, db,
-                                                                          add_items):
+def test_the_longest_persona_name_wraps_instead_of_widening_a_phone_page(browser, db_path, db, add_items):
     """A 64-character name (one word: the limit) made the home page 852 px wide at 390."""
     from urllib.parse import quote
 
@@ -465,23 +512,24 @@ def test_the_longest_persona_name_wraps_instead_of_widening_a_phone_page(browser
             assert width <= 390, (path, width)
 
 
-def test_a_row_of_feeds_wider_than_a_phone_shows_that_it_goes_on(browser, db_path, db,
-                                                                 add_items, no_bar):
+def test_a_row_of_feeds_wider_than_a_phone_shows_that_it_goes_on(browser, db_path, db, add_items, no_bar):
     """The trial's phone showed two feeds of five, cut at the edge with nothing saying the
     row scrolls. A shadow now marks each edge the row continues past."""
     from hermes.storage.records import create_user
 
     for k in range(5):
-        add_items([{"title": f"Paper {k} on sparse autoencoders"}],
-                  feed_url=f"https://example.org/{k}.xml", feed_title=f"A long feed title number {k}")
+        add_items(
+            [{"title": f"Paper {k} on sparse autoencoders"}],
+            feed_url=f"https://example.org/{k}.xml",
+            feed_title=f"A long feed title number {k}",
+        )
     create_user(db, "ada", "sparse autoencoders")
     with serve(db_path) as url:
         page = browser.new_page(viewport={"width": 390, "height": 800})
         page.goto(url + "/feed?user=ada&days=all")
         row = page.locator("nav.views")
         assert row.evaluate("e => e.scrollWidth > e.clientWidth")  # it does go on
-        style = row.evaluate("e => [getComputedStyle(e).backgroundImage, "
-                             "getComputedStyle(e).backgroundAttachment]")
+        style = row.evaluate("e => [getComputedStyle(e).backgroundImage, getComputedStyle(e).backgroundAttachment]")
         assert style[0].count("radial-gradient") == 2  # a shadow for each edge
         assert style[1].split(", ")[:2] == ["local", "local"]  # covered where the row ends
 
@@ -491,8 +539,7 @@ def test_after_an_undo_the_restored_item_is_the_current_one(browser, server, db)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors = watched(page)
     page.goto(server + "/feed?user=ada")
-    ids = [int(i) for i in page.locator("article.item").evaluate_all(
-        "els => els.map(e => e.dataset.itemId)")]
+    ids = [int(i) for i in page.locator("article.item").evaluate_all("els => els.map(e => e.dataset.itemId)")]
     page.keyboard.press("j")
     page.keyboard.press("j")
     page.keyboard.press("d")
@@ -511,10 +558,17 @@ def test_after_an_undo_the_restored_item_is_the_current_one(browser, server, db)
 def test_opening_an_item_without_a_link_says_so(browser, db_path, db, add_items, no_bar):
     """An episode whose feed gave no <link>: `o` did nothing at all."""
     seed(db, add_items)
-    [episode] = add_items([{"title": "Sparse autoencoders, the episode", "days_ago": 0.05,
-                            "url": None, "content_type": "podcast",
-                            "enclosure": {"url": "https://cdn.example/ep9.mp3",
-                                          "type": "audio/mpeg", "length": None}}])
+    [episode] = add_items(
+        [
+            {
+                "title": "Sparse autoencoders, the episode",
+                "days_ago": 0.05,
+                "url": None,
+                "content_type": "podcast",
+                "enclosure": {"url": "https://cdn.example/ep9.mp3", "type": "audio/mpeg", "length": None},
+            }
+        ]
+    )
     with serve(db_path) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         errors = watched(page)
@@ -551,9 +605,11 @@ def test_a_wide_screen_shows_every_feed_of_the_row(browser, db_path, db, add_ite
     from hermes.storage.records import create_user
 
     for k in range(6):
-        add_items([{"title": f"Paper {k} on sparse autoencoders"}],
-                  feed_url=f"https://example.org/{k}.xml",
-                  feed_title=f"Research feed with a long title number {k}")
+        add_items(
+            [{"title": f"Paper {k} on sparse autoencoders"}],
+            feed_url=f"https://example.org/{k}.xml",
+            feed_title=f"Research feed with a long title number {k}",
+        )
     create_user(db, "ada", "sparse autoencoders")
     with serve(db_path) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -593,8 +649,7 @@ def test_the_header_figures_follow_a_like_and_its_undo_without_a_reload(browser,
 
     page.keyboard.press("u")
     toast(page, "ok", "Rating taken back")
-    page.wait_for_function("e => e.textContent.startsWith('No clicks yet')",
-                           arg=stats.element_handle())
+    page.wait_for_function("e => e.textContent.startsWith('No clicks yet')", arg=stats.element_handle())
     assert stats.inner_text() == before
     assert page.evaluate("window.__still") == "the same page"  # no reload did it
     # what it says is what a reload says
@@ -616,8 +671,7 @@ def test_mark_these_read_and_the_feed_chips_follow_a_rating_and_a_read(browser, 
     errors = watched(page)
     page.goto(server + "/feed?user=ada")
     page.evaluate("window.__still = 'the same page'")
-    ids = [int(i) for i in page.locator("article.item").evaluate_all(
-        "els => els.map(e => e.dataset.itemId)")]
+    ids = [int(i) for i in page.locator("article.item").evaluate_all("els => els.map(e => e.dataset.itemId)")]
     n = len(ids)
     button = page.locator("form[data-read-all] button")
     assert button.inner_text() == f"Mark these {n} read"
@@ -626,8 +680,7 @@ def test_mark_these_read_and_the_feed_chips_follow_a_rating_and_a_read(browser, 
     page.keyboard.press("j")
     page.keyboard.press("l")  # ✓ on the first item
     toast(page, "like", "More like this")
-    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 1} read'",
-                           arg=button.element_handle())
+    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 1} read'", arg=button.element_handle())
 
     # "Mark read" on the next one: its feed's chip drops, the button counts one fewer again
     feed_id = db.execute("SELECT feed_id FROM items WHERE id = ?", [ids[1]]).fetchone()[0]
@@ -636,8 +689,7 @@ def test_mark_these_read_and_the_feed_chips_follow_a_rating_and_a_read(browser, 
     page.locator(f'#item-{ids[1]} form[data-act="read"] button').click()
     toast(page, "ok", "Marked read")
     page.wait_for_function(f"e => e.textContent === '{before - 1}'", arg=chip.element_handle())
-    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 2} read'",
-                           arg=button.element_handle())
+    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 2} read'", arg=button.element_handle())
     assert note.is_visible()  # the heading's counts are as loaded, and say so
 
     button.click()
@@ -647,8 +699,7 @@ def test_mark_these_read_and_the_feed_chips_follow_a_rating_and_a_read(browser, 
     assert not page.locator("form[data-read-all]").is_visible()  # nothing left to mark
     page.locator(".toast").get_by_role("button", name="Undo").click()
     toast(page, "ok", f"{n - 2} items unread again")
-    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 2} read'",
-                           arg=button.element_handle())
+    page.wait_for_function(f"e => e.textContent === 'Mark these {n - 2} read'", arg=button.element_handle())
     assert read_ids(db) == [ids[1]]
     assert page.evaluate("window.__still") == "the same page"
     assert errors == []
@@ -663,7 +714,8 @@ def test_the_persona_chip_leads_to_a_page_that_changes_the_interests(browser, se
     page.locator(".persona-chip").click()
     page.wait_for_url(re.compile(r"/persona\?user=ada$"))
     page.get_by_label(re.compile("Change the interests")).fill(
-        "Sparse autoencoders. I do not care about quantum computing.")
+        "Sparse autoencoders. I do not care about quantum computing."
+    )
     page.get_by_role("button", name="Save interests").click()
     toast(page, "ok", "Updated the interests of 'ada'")
     assert "do not care about quantum computing" in page.locator(".not-wanted").inner_text()
@@ -671,20 +723,29 @@ def test_the_persona_chip_leads_to_a_page_that_changes_the_interests(browser, se
     assert "This permanently deletes 0 clicks" in page.locator(".loss").inner_text()
     page.get_by_role("link", name="Cancel").click()
     page.wait_for_url(re.compile(r"/persona\?user=ada$"))
-    assert db.execute("SELECT interests FROM users WHERE name = 'ada'").fetchone()[0] == \
-        "Sparse autoencoders. I do not care about quantum computing."
+    assert (
+        db.execute("SELECT interests FROM users WHERE name = 'ada'").fetchone()[0]
+        == "Sparse autoencoders. I do not care about quantum computing."
+    )
     assert errors == []
 
 
-def test_the_chosen_window_survives_a_reload_and_an_empty_one_offers_a_wider(
-        browser, db_path, db, add_items, no_bar):
+def test_the_chosen_window_survives_a_reload_and_an_empty_one_offers_a_wider(browser, db_path, db, add_items, no_bar):
     """Last year's papers: the 7-day feed is empty and offers the window that has them; the
     window chosen is the one the next visit (and a reload) shows; browsing writes nothing."""
     from hermes.storage.records import create_user
 
     create_user(db, "ada", "sparse autoencoders")
-    old = add_items([{"title": f"Sparse autoencoder paper {k} of last year", "days_ago": 200 + k,
-                      "url": f"https://arxiv.org/abs/2501.{k:05d}"} for k in range(5)])
+    old = add_items(
+        [
+            {
+                "title": f"Sparse autoencoder paper {k} of last year",
+                "days_ago": 200 + k,
+                "url": f"https://arxiv.org/abs/2501.{k:05d}",
+            }
+            for k in range(5)
+        ]
+    )
     before = state(db)
     with serve(db_path) as server:
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()

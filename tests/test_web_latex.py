@@ -10,16 +10,27 @@ from web_support import client, seed
 
 TITLE = r"$\mathcal{O}(n^2)$ attention for \emph{in vivo} $k$-means"
 SHOWN = "𝒪(n²) attention for in vivo k-means"
-SUMMARY = (r"We cut the cost of attention to $\mathcal{O}(n \log n)$ for $\geq 7$B language "
-           r"models, 50\% less memory; interpretability of $\alpha$-divergence. " + "More. " * 40)
+SUMMARY = (
+    r"We cut the cost of attention to $\mathcal{O}(n \log n)$ for $\geq 7$B language "
+    r"models, 50\% less memory; interpretability of $\alpha$-divergence. " + "More. " * 40
+)
 
 
 @pytest.fixture
 def latex_id(db, add_items, no_bar):
     seed(db, add_items)
-    return add_items([{"title": TITLE, "summary": SUMMARY, "days_ago": 0.1,
-                       "tags": ["language models", "interpretability"],
-                       "url": "https://arxiv.org/abs/2601.00099", "content_type": "paper"}])[0]
+    return add_items(
+        [
+            {
+                "title": TITLE,
+                "summary": SUMMARY,
+                "days_ago": 0.1,
+                "tags": ["language models", "interpretability"],
+                "url": "https://arxiv.org/abs/2601.00099",
+                "content_type": "paper",
+            }
+        ]
+    )[0]
 
 
 @pytest.fixture
@@ -59,9 +70,16 @@ def test_stored_text_and_mcp_results_keep_the_latex(web, db, latex_id):
 
 def test_converted_text_is_still_escaped_and_sanitised(db, db_path, add_items, no_bar):
     seed(db, add_items)
-    add_items([{"title": r"$\alpha$ <script>alert(1)</script> \emph{<img src=x onerror=alert(2)>}",
+    add_items(
+        [
+            {
+                "title": r"$\alpha$ <script>alert(1)</script> \emph{<img src=x onerror=alert(2)>}",
                 "summary": r"<p>$\beta$-decay</p><script>alert(3)</script>" + " words" * 60,
-                "days_ago": 0.1, "url": "https://e.org/x"}])
+                "days_ago": 0.1,
+                "url": "https://e.org/x",
+            }
+        ]
+    )
     with client(db_path) as web:
         page = web.get("/feed?user=ada").text
     assert "α &lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;" in page
@@ -72,12 +90,22 @@ def test_converted_text_is_still_escaped_and_sanitised(db, db_path, add_items, n
 def test_the_terminal_digest_shows_unicode():
     from hermes_digest.render import render_digest
 
-    item = {"id": 1, "title": TITLE, "reason": r"close to “$k$-means”, which you liked",
-            "source": "arXiv", "url": "https://arxiv.org/abs/1"}
+    item = {
+        "id": 1,
+        "title": TITLE,
+        "reason": r"close to “$k$-means”, which you liked",
+        "source": "arXiv",
+        "url": "https://arxiv.org/abs/1",
+    }
     lines = []
-    render_digest({"topics": [{"label": "ML", "n_total": 1, "items": [item]}],
-                   "saved": {"items": [{**item, "saved_at": "2026-01-01"}], "n_total": 1}},
-                  "ada", echo=lines.append)
+    render_digest(
+        {
+            "topics": [{"label": "ML", "n_total": 1, "items": [item]}],
+            "saved": {"items": [{**item, "saved_at": "2026-01-01"}], "n_total": 1},
+        },
+        "ada",
+        echo=lines.append,
+    )
     text = "\n".join(lines)
     assert text.count(SHOWN) == 2 and "“k-means”" in text and "$" not in text
 
@@ -85,9 +113,12 @@ def test_the_terminal_digest_shows_unicode():
 def test_the_toast_after_a_click_names_the_item_as_its_card_does(web, latex_id):
     from web_support import token
 
-    r = web.post("/click", data={"csrf_token": token(web, "/"), "user": "ada",
-                                 "item_id": latex_id, "liked": "1"},
-                 headers={"Accept": "application/json"}, follow_redirects=False)
+    r = web.post(
+        "/click",
+        data={"csrf_token": token(web, "/"), "user": "ada", "item_id": latex_id, "liked": "1"},
+        headers={"Accept": "application/json"},
+        follow_redirects=False,
+    )
     message = r.json()["message"]
     assert SHOWN[:40] in message and r"\mathcal" not in message
 
@@ -115,12 +146,11 @@ def test_a_reason_quotes_a_latex_title_readably_and_never_cuts_a_command(db, add
     from hermes.tools import call_tool, collect_tools
 
     tools = collect_tools()
-    (twin,) = add_items([{"title": TITLE, "summary": SUMMARY, "days_ago": 0.1,
-                          "url": "https://arxiv.org/abs/2601.00100"}])  # the same vector
-    assert call_tool(db, tools["record_feedback"], {"user": "ada", "item_id": latex_id,
-                                                    "liked": True})["ok"]
-    why = call_tool(db, tools["explain_item"], {"user": "ada", "item_id": twin,
-                                                "since_days": None})["explanation"]
+    (twin,) = add_items(
+        [{"title": TITLE, "summary": SUMMARY, "days_ago": 0.1, "url": "https://arxiv.org/abs/2601.00100"}]
+    )  # the same vector
+    assert call_tool(db, tools["record_feedback"], {"user": "ada", "item_id": latex_id, "liked": True})["ok"]
+    why = call_tool(db, tools["explain_item"], {"user": "ada", "item_id": twin, "since_days": None})["explanation"]
     liked = [p for p in why["phrases"] if "which you liked" in p]
     assert liked and f"“{SHOWN}”" in liked[0] and "$" not in liked[0]
     assert why["title"] == TITLE  # the item's own field keeps the LaTeX
@@ -130,8 +160,16 @@ def test_a_card_shows_a_trial_title_with_its_accent_and_no_dollars(db, db_path, 
     """A user trial read "G₂" (the tilde dropped), "$ν= 1/2 $" and "$\\Q(√(5))$" on the
     cards: the accent is drawn, and each math span is read whole."""
     seed(db, add_items)
-    add_items([{"title": r"$\tilde G_2$-structures near $\nu= 1/2 $ over $\Q(\sqrt{5})$",
-                "summary": "words " * 60, "days_ago": 0.1, "url": "https://e.org/g2"}])
+    add_items(
+        [
+            {
+                "title": r"$\tilde G_2$-structures near $\nu= 1/2 $ over $\Q(\sqrt{5})$",
+                "summary": "words " * 60,
+                "days_ago": 0.1,
+                "url": "https://e.org/g2",
+            }
+        ]
+    )
     with client(db_path) as web:
         page = web.get("/feed?user=ada").text
     assert "G\u0303₂-structures near ν= 1/2 over ℚ(√5)" in page

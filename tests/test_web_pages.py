@@ -29,6 +29,7 @@ def post(c, path, data, *, page="/"):
 
 # --- persona picker -----------------------------------------------------------------------------
 
+
 def test_home_lists_personas(web):
     page = web.get("/")
     assert page.status_code == 200
@@ -47,16 +48,18 @@ def test_create_persona(web, db):
     r = post(web, "/personas", {"name": "grace", "interests": "compilers and type systems"})
     assert r.status_code == 303
     assert r.headers["location"] == "/feed?user=grace"
-    assert db.execute("SELECT interests FROM users WHERE name = 'grace'").fetchone()[0] == \
-        "compilers and type systems"
+    assert db.execute("SELECT interests FROM users WHERE name = 'grace'").fetchone()[0] == "compilers and type systems"
     assert web.get(r.headers["location"]).status_code == 200
 
 
-@pytest.mark.parametrize("data, needle", [
-    ({"name": "", "interests": "x"}, "The persona&#39;s name must be a non-empty string of at most 64"),
-    ({"name": "bob", "interests": "   "}, "The interests text must be a non-empty string of at most"),
-    ({"name": "b" * 201, "interests": "x"}, "name must be a non-empty string of at most 64 characters"),
-])
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ({"name": "", "interests": "x"}, "The persona&#39;s name must be a non-empty string of at most 64"),
+        ({"name": "bob", "interests": "   "}, "The interests text must be a non-empty string of at most"),
+        ({"name": "b" * 201, "interests": "x"}, "name must be a non-empty string of at most 64 characters"),
+    ],
+)
 def test_create_persona_bad_values(web, db, data, needle):
     r = post(web, "/personas", data)
     assert r.status_code == 400
@@ -87,6 +90,7 @@ def test_create_persona_duplicate_is_400_with_the_tools_message(web, db):
 
 
 # --- the feed ----------------------------------------------------------------------------------
+
 
 def test_feed_shows_ranked_items_with_reason_tags_source_date(web, ids):
     page = web.get("/feed?user=ada")
@@ -134,14 +138,17 @@ def test_feed_empty_window_offers_the_archive(web, db, add_items):
     assert "Nothing unread" in page.text and "days=all" in page.text
 
 
-@pytest.mark.parametrize("query, needle", [
-    ("user=ada&limit=abc", "limit must be a whole number"),
-    ("user=ada&limit=0", "limit must be between 1 and 200"),
-    ("user=ada&limit=100000", "limit must be between 1 and 200"),
-    ("user=ada&days=-3", "days must be between"),
-    ("user=ada&days=soon", "days must be a whole number of days or"),
-    ("", "choose a persona first"),
-])
+@pytest.mark.parametrize(
+    "query, needle",
+    [
+        ("user=ada&limit=abc", "limit must be a whole number"),
+        ("user=ada&limit=0", "limit must be between 1 and 200"),
+        ("user=ada&limit=100000", "limit must be between 1 and 200"),
+        ("user=ada&days=-3", "days must be between"),
+        ("user=ada&days=soon", "days must be a whole number of days or"),
+        ("", "choose a persona first"),
+    ],
+)
 def test_feed_bad_query_is_400_with_message(web, query, needle):
     r = web.get(f"/feed?{query}")
     assert r.status_code == 400
@@ -190,9 +197,11 @@ def test_persona_names_are_url_encoded(web, db):
 
 # --- clicks --------------------------------------------------------------------------------------
 
+
 def test_like_is_stored_with_source_ui_and_leaves_the_feed(web, db, ids):
-    r = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1",
-                             "next": "/feed?user=ada"}, page="/feed?user=ada")
+    r = post(
+        web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1", "next": "/feed?user=ada"}, page="/feed?user=ada"
+    )
     assert r.status_code == 303
     assert r.headers["location"] == "/feed?user=ada"
     assert clicks(db) == [(1, ids[0], "like", "ui")]
@@ -215,24 +224,28 @@ def test_click_redirects_to_the_default_without_next(web, ids):
     assert r.headers["location"] == "/feed?user=ada"
 
 
-@pytest.mark.parametrize("next_value", ["//evil.example/", "https://evil.example/", "javascript:alert(1)",
-                                        "/\\evil.example", "feed"])
+@pytest.mark.parametrize(
+    "next_value", ["//evil.example/", "https://evil.example/", "javascript:alert(1)", "/\\evil.example", "feed"]
+)
 def test_click_never_redirects_off_site(web, ids, next_value):
     r = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1", "next": next_value})
     assert r.status_code == 303
     assert r.headers["location"] == "/feed?user=ada"
 
 
-@pytest.mark.parametrize("data, status, needle", [
-    ({"user": "ada", "item_id": "abc", "liked": "1"}, 400, "The item number must be a whole number"),
-    ({"user": "ada", "item_id": "", "liked": "1"}, 400, "The item number is missing"),
-    ({"user": "ada", "item_id": "-4", "liked": "1"}, 400, "The item number must be between"),
-    ({"user": "ada", "item_id": "1", "liked": "maybe"}, 400, "The rating must be like, dislike or none"),
-    ({"user": "ada", "item_id": "1"}, 400, "The rating must be like, dislike or none"),
-    ({"user": "ada", "item_id": "99999", "liked": "1"}, 404, "unknown item 99999"),
-    ({"user": "zed", "item_id": "1", "liked": "1"}, 404, "unknown persona"),
-    ({"item_id": "1", "liked": "1"}, 400, "choose a persona first"),
-])
+@pytest.mark.parametrize(
+    "data, status, needle",
+    [
+        ({"user": "ada", "item_id": "abc", "liked": "1"}, 400, "The item number must be a whole number"),
+        ({"user": "ada", "item_id": "", "liked": "1"}, 400, "The item number is missing"),
+        ({"user": "ada", "item_id": "-4", "liked": "1"}, 400, "The item number must be between"),
+        ({"user": "ada", "item_id": "1", "liked": "maybe"}, 400, "The rating must be like, dislike or none"),
+        ({"user": "ada", "item_id": "1"}, 400, "The rating must be like, dislike or none"),
+        ({"user": "ada", "item_id": "99999", "liked": "1"}, 404, "unknown item 99999"),
+        ({"user": "zed", "item_id": "1", "liked": "1"}, 404, "unknown persona"),
+        ({"item_id": "1", "liked": "1"}, 400, "choose a persona first"),
+    ],
+)
 def test_bad_click_forms(web, db, data, status, needle):
     r = post(web, "/click", data)
     assert r.status_code == status
@@ -249,9 +262,9 @@ def test_actions_only_accept_post(web, db, ids):
 
 # --- corpus actions -------------------------------------------------------------------------------
 
+
 def corpus_facet(db, facet):
-    return [r[0] for r in db.execute(
-        "SELECT item_id FROM corpus_membership WHERE facet = ? ORDER BY item_id", [facet])]
+    return [r[0] for r in db.execute("SELECT item_id FROM corpus_membership WHERE facet = ? ORDER BY item_id", [facet])]
 
 
 def test_mark_read_makes_the_item_experienced(web, db, ids):
@@ -277,8 +290,11 @@ def test_favorite_saves_and_unsaves(web, db, ids):
 
 
 def test_highlight_with_note(web, db, ids):
-    r = post(web, "/highlight", {"user": "ada", "item_id": ids[0],
-                                 "text": "monosemantic features", "note": "check against SAE bench"})
+    r = post(
+        web,
+        "/highlight",
+        {"user": "ada", "item_id": ids[0], "text": "monosemantic features", "note": "check against SAE bench"},
+    )
     assert r.status_code == 303
     row = db.execute("SELECT item_id, text, note FROM corpus_highlights").fetchone()
     assert row == (ids[0], "monosemantic features", "check against SAE bench")
@@ -286,11 +302,14 @@ def test_highlight_with_note(web, db, ids):
     assert "Highlight saved with a note" in web.get("/feed?user=ada").text
 
 
-@pytest.mark.parametrize("data, needle", [
-    ({"text": "   "}, "The highlighted passage must be a non-empty string of at most 10,000 characters"),
-    ({"text": "x" * 10_001}, "The highlighted passage must be a non-empty string of at most 10,000"),
-    ({"text": "ok", "note": "n" * 10_001}, "The note must be a string of at most 10,000 characters, got"),
-])
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ({"text": "   "}, "The highlighted passage must be a non-empty string of at most 10,000 characters"),
+        ({"text": "x" * 10_001}, "The highlighted passage must be a non-empty string of at most 10,000"),
+        ({"text": "ok", "note": "n" * 10_001}, "The note must be a string of at most 10,000 characters, got"),
+    ],
+)
 def test_highlight_bad_values(web, db, ids, data, needle):
     r = post(web, "/highlight", {"user": "ada", "item_id": ids[0], **data})
     assert r.status_code == 400
@@ -304,6 +323,7 @@ def test_bad_favorite_value(web, db, ids):
 
 
 # --- digest ----------------------------------------------------------------------------------------
+
 
 def test_digest_groups_by_topic_with_the_caveat(web):
     page = web.get("/digest?user=ada")
@@ -326,8 +346,12 @@ def test_a_digest_topic_links_to_every_unread_item_of_its_community(web, db, add
 
     from hermes.topics import tag_graph
 
-    add_items([{"title": f"Dilution fridge {k}", "tags": ["qubits", "cryogenics", "decoding"],
-                "days_ago": 60} for k in range(3)])
+    add_items(
+        [
+            {"title": f"Dilution fridge {k}", "tags": ["qubits", "cryogenics", "decoding"], "days_ago": 60}
+            for k in range(3)
+        ]
+    )
     labels = {c.label for c in tag_graph.get_graph(db).communities}
     text = web.get("/digest?user=ada&per_topic=50").text
     sections = re.findall(r'<section class="topic" id="topic-\d+">(.*?)</section>', text, re.S)
@@ -394,15 +418,23 @@ def test_the_digest_states_how_many_clear_the_bar_when_it_groups_only_the_best(w
 
     from hermes.tools import call_tool, collect_tools
 
-    add_items([{"title": f"Sparse features, part {k}", "tags": ["interpretability"],
-                "days_ago": 0.1 + k / 100} for k in range(30)])
+    add_items(
+        [
+            {"title": f"Sparse features, part {k}", "tags": ["interpretability"], "days_ago": 0.1 + k / 100}
+            for k in range(30)
+        ]
+    )
     result = call_tool(db, collect_tools()["digest"], {"user": "ada"})
-    assert result["n_items"] == 30 and "37 unread items from the last 7 days clear the bar; " \
-        "the best 30 are grouped" in result["message"]
+    assert (
+        result["n_items"] == 30
+        and "37 unread items from the last 7 days clear the bar; the best 30 are grouped" in result["message"]
+    )
     text = web.get("/digest?user=ada").text
     line = re.sub(r"\s+", " ", re.search(r'<p class="muted cleared">(.*?)</p>', text, re.S).group(1))
-    assert line.startswith("37 unread items that clear your bar; the best 30 are grouped here "
-                           '(<a href="/feed?user=ada&amp;days=7">the feed</a> lists all 37):'), line
+    assert line.startswith(
+        "37 unread items that clear your bar; the best 30 are grouped here "
+        '(<a href="/feed?user=ada&amp;days=7">the feed</a> lists all 37):'
+    ), line
     assert "of 37 unread that clear your bar" in web.get("/feed?user=ada").text  # the same count
 
 
@@ -428,6 +460,7 @@ def test_digest_bad_days_and_empty_window(web, db):
 
 # --- corpus page -------------------------------------------------------------------------------------
 
+
 def test_corpus_page_shows_facets_strength_and_changes(web, db, ids):
     post(web, "/read", {"user": "ada", "item_id": ids[0]})
     post(web, "/highlight", {"user": "ada", "item_id": ids[1], "text": "power law"})
@@ -446,21 +479,27 @@ def test_corpus_page_shows_facets_strength_and_changes(web, db, ids):
 
 # --- feeds page ---------------------------------------------------------------------------------------
 
+
 def test_feeds_page_lists_counts_and_errors(web, db):
-    db.execute("INSERT INTO feeds (url, title, last_error, error_count) VALUES "
-               "('https://broken.example/rss', 'Broken feed', 'HTTP 500 from server', 3)")
+    db.execute(
+        "INSERT INTO feeds (url, title, last_error, error_count) VALUES "
+        "('https://broken.example/rss', 'Broken feed', 'HTTP 500 from server', 3)"
+    )
     text = web.get("/feeds").text
     assert "arXiv cs.LG" in text and "https://export.arxiv.org/rss/cs.LG" in text
     assert '<td class="num">6</td>' in text and '<td class="num">1</td>' in text
     assert "HTTP 500 from server" in text and 'class="failing"' in text
 
 
-@pytest.mark.parametrize("data, needle", [
-    ({"url": ""}, "The feed URL must start with http:// or https://"),
-    ({"url": "ftp://example.org/feed"}, "must start with http:// or https://"),
-    ({"url": "javascript:alert(1)"}, "must start with http:// or https://"),
-    ({"url": "https://example.org/" + "a" * 2000}, "The feed URL must be a non-empty string of at most 2,000"),
-])
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ({"url": ""}, "The feed URL must start with http:// or https://"),
+        ({"url": "ftp://example.org/feed"}, "must start with http:// or https://"),
+        ({"url": "javascript:alert(1)"}, "must start with http:// or https://"),
+        ({"url": "https://example.org/" + "a" * 2000}, "The feed URL must be a non-empty string of at most 2,000"),
+    ],
+)
 def test_add_feed_bad_values(web, db, data, needle):
     r = post(web, "/feeds", data, page="/feeds")
     assert r.status_code == 400
@@ -482,8 +521,11 @@ def test_add_feed_validates_with_one_fetch(web, db, monkeypatch):
 
     monkeypatch.setenv("HERMES_ALLOW_PRIVATE", "1")
     with CannedServer() as server:
-        server.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"},
-                                      rss("Loopback feed", SAMPLE_ENTRIES))
+        server.routes["/feed.xml"] = (
+            200,
+            {"Content-Type": "application/rss+xml"},
+            rss("Loopback feed", SAMPLE_ENTRIES),
+        )
         r = post(web, "/feeds", {"url": server.url("/feed.xml"), "title": ""}, page="/feeds")
         assert r.status_code == 303 and r.headers["location"] == "/feeds"
         assert server.requests == ["/feed.xml"]
@@ -514,6 +556,7 @@ def test_remove_unknown_feed_is_404(web):
 
 # --- tool groups missing ----------------------------------------------------------------------------
 
+
 def test_pages_say_so_when_tool_groups_are_disabled(db_path, db, add_items, monkeypatch):
     ids = seed(db, add_items)
     monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,default_candidates,scorers")
@@ -533,13 +576,17 @@ def test_pages_say_so_when_tool_groups_are_disabled(db_path, db, add_items, monk
         feed_token = token(c, "/feed?user=ada")
         r = c.post("/read", data={"csrf_token": feed_token, "user": "ada", "item_id": ids[0]})
         assert r.status_code == 503 and "corpus tools are not available" in r.text
-        r = c.post("/click", data={"csrf_token": feed_token, "user": "ada", "item_id": ids[0],
-                                   "liked": "1"}, follow_redirects=False)
+        r = c.post(
+            "/click",
+            data={"csrf_token": feed_token, "user": "ada", "item_id": ids[0], "liked": "1"},
+            follow_redirects=False,
+        )
         assert r.status_code == 303
     assert clicks(db) == [(1, ids[0], "like", "ui")]
 
 
 # --- assets ------------------------------------------------------------------------------------------
+
 
 def test_static_assets_are_local(web):
     css = web.get("/static/hermes.css")
@@ -573,6 +620,7 @@ def test_the_corpus_json_api_lives_in_the_same_app(web, ids):
 
 # --- explanations --------------------------------------------------------------------------------
 
+
 def test_feed_reasons_come_from_the_explanation(web, db, ids):
     from markupsafe import escape
 
@@ -587,6 +635,7 @@ def test_feed_reasons_come_from_the_explanation(web, db, ids):
 
 
 # --- the persona's bar ---------------------------------------------------------------------------
+
 
 def test_feed_folds_the_items_below_the_bar(db_path, db, bar_ids):
     with client(db_path) as c:
@@ -611,8 +660,10 @@ def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, bar_ids):
     create_user(db, "bea", "medieval church architecture")
     with client(db_path) as c:
         text = c.get("/feed?user=bea").text
-    assert ("Nothing unread from the last 7 days clears your bar: none of the 7 items there is "
-            "a strong or good match for bea.") in text
+    assert (
+        "Nothing unread from the last 7 days clears your bar: none of the 7 items there is "
+        "a strong or good match for bea."
+    ) in text
     assert "7 items below your bar" in text and 'class="reason"' not in text
     assert "Look in the whole archive</a>, add feeds on your topics" in text
     with client(db_path) as c:  # the whole archive: the advice starts its own sentence
@@ -620,11 +671,14 @@ def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, bar_ids):
     assert "match for bea.\nAdd feeds on your topics" in everything
 
 
-@pytest.mark.parametrize("view, window", [
-    ("days=7", "of 7 unread items of the last 7 days"),
-    ("days=all", "of 7 unread items in the whole archive"),
-    ("days=all&feed=1", "of 6 unread items in the whole archive (this view)"),  # the arXiv feed only
-])
+@pytest.mark.parametrize(
+    "view, window",
+    [
+        ("days=7", "of 7 unread items of the last 7 days"),
+        ("days=all", "of 7 unread items in the whole archive"),
+        ("days=all&feed=1", "of 6 unread items in the whole archive (this view)"),  # the arXiv feed only
+    ],
+)
 def test_details_page_ranks_among_the_items_the_feed_showed(db_path, db, bar_ids, view, window):
     from html import unescape
 
@@ -691,28 +745,35 @@ def test_explanation_page_of_an_item_ranked_alone_says_why_every_share_is_zero(w
     assert "Ranks 1 of 1 " in text
     assert "Ranked alone (one item in this window)" in text
     feed = web.get("/feed?user=ada&days=1").text  # the feed's weight line says why it is 0
-    assert "weigh 0% of the ranking, the interests text the rest (what you rated does not " \
-           "tell these items apart" in feed
+    assert (
+        "weigh 0% of the ranking, the interests text the rest (what you rated does not tell these items apart" in feed
+    )
     assert "Ranked alone" not in web.get(f"/explain?user=ada&item_id={ids[1]}").text
 
 
-@pytest.mark.parametrize("query, status, needle", [
-    ("user=ada&item_id=abc", 400, "The item number must be a whole number"),
-    ("user=ada&item_id=99999", 404, "unknown item"),
-    ("user=nobody&item_id=1", 404, "unknown persona"),
-    ("item_id=1", 400, "choose a persona first"),
-])
+@pytest.mark.parametrize(
+    "query, status, needle",
+    [
+        ("user=ada&item_id=abc", 400, "The item number must be a whole number"),
+        ("user=ada&item_id=99999", 404, "unknown item"),
+        ("user=nobody&item_id=1", 404, "unknown persona"),
+        ("item_id=1", 400, "choose a persona first"),
+    ],
+)
 def test_explanation_page_errors(web, query, status, needle):
     r = web.get(f"/explain?{query}")
     assert r.status_code == status and needle in r.text
 
 
-@pytest.mark.parametrize("path, needle", [
-    # a guessed or old link without the item's parameter: missing, not "got 'None'"
-    ("/explain?user=ada&item=60", "The item number is missing: none was given"),
-    # the digest allows the same century of days as the feed and the tools
-    ("/digest?user=ada&days=36501", "days must be a whole number from 1 to 36500"),
-])
+@pytest.mark.parametrize(
+    "path, needle",
+    [
+        # a guessed or old link without the item's parameter: missing, not "got 'None'"
+        ("/explain?user=ada&item=60", "The item number is missing: none was given"),
+        # the digest allows the same century of days as the feed and the tools
+        ("/digest?user=ada&days=36501", "days must be a whole number from 1 to 36500"),
+    ],
+)
 def test_a_missing_or_out_of_range_value_says_which(web, path, needle):
     r = web.get(path)
     assert r.status_code == 400

@@ -69,20 +69,25 @@ def test_changing_the_interests_goes_through_update_persona_and_says_what_it_lef
     assert said.startswith("Updated the interests of 'ada'; the next ranking uses them.")
     assert "“do not care about quantum computing”" in said and "✗ on such an item" in said
     page = web.get("/persona?user=ada").text  # said for as long as the text says it
-    assert ('<p class="not-wanted">Not ranked as interests, since they say what not to show: '
-            '“do not care about quantum computing”') in html.unescape(page)
+    assert (
+        '<p class="not-wanted">Not ranked as interests, since they say what not to show: '
+        "“do not care about quantum computing”"
+    ) in html.unescape(page)
     again = post(web, "/persona/interests", {"user": "ada", "interests": text})
     assert "already has exactly these interests; nothing changed" in flash(web, again)
 
 
-@pytest.mark.parametrize("typed, needle", [
-    ("", "The interests text is empty; write what this persona wants to read"),
-    ("x" * 4001, "The interests text must be a string of at most 4,000 characters, got"),
-])
+@pytest.mark.parametrize(
+    "typed, needle",
+    [
+        ("", "The interests text is empty; write what this persona wants to read"),
+        ("x" * 4001, "The interests text must be a string of at most 4,000 characters, got"),
+    ],
+)
 def test_a_refused_interests_text_is_said_beside_the_form_and_kept(web, db, typed, needle):
     r = post(web, "/persona/interests", {"user": "ada", "interests": typed})
     assert r.status_code == 400
-    form = r.text[r.text.index('action="/persona/interests"'):]
+    form = r.text[r.text.index('action="/persona/interests"') :]
     assert f'<p class="flash flash-error" role="alert">{needle}' in form
     assert f">{typed}</textarea>" in form  # what was typed, not the stored text
     assert interests(db) == INTERESTS
@@ -93,8 +98,7 @@ def test_rename_keeps_the_clicks_and_moves_the_page(web, db, ids):
     r = post(web, "/persona/rename", {"user": "ada", "new_name": "ada lovelace"})
     assert r.status_code == 303 and r.headers["location"] == "/persona?user=ada+lovelace"
     said = flash(web, r)
-    assert said.startswith("Renamed persona 'ada' to 'ada lovelace'; its interests, 1 click and "
-                           "corpus are kept.")
+    assert said.startswith("Renamed persona 'ada' to 'ada lovelace'; its interests, 1 click and corpus are kept.")
     assert "/feed/ada.atom" in said  # what still names the old name
     assert interests(db, "ada lovelace") == INTERESTS and interests(db) is None
     assert [c[2] for c in clicks(db)] == ["like"]
@@ -107,7 +111,7 @@ def test_a_taken_name_is_refused_beside_the_rename_form(web, db):
     create_user(db, "grace", "compilers")
     r = post(web, "/persona/rename", {"user": "ada", "new_name": "Grace"})
     assert r.status_code == 400
-    form = r.text[r.text.index('action="/persona/rename"'):]
+    form = r.text[r.text.index('action="/persona/rename"') :]
     assert '<p class="flash flash-error" role="alert">' in form and "grace" in form.lower()
     assert 'value="Grace"' in form
     assert interests(db) == INTERESTS
@@ -124,8 +128,7 @@ def test_reset_feedback_first_shows_what_would_be_lost(web, db, ids):
     assert len(clicks(db)) == 2  # the preview changed nothing
     unconfirmed = post(web, "/persona/reset", {"user": "ada"})
     assert unconfirmed.status_code == 400 and len(clicks(db)) == 2
-    r = post(web, "/persona/reset", {"user": "ada", "confirm": "yes"},
-             page="/persona/reset?user=ada")
+    r = post(web, "/persona/reset", {"user": "ada", "confirm": "yes"}, page="/persona/reset?user=ada")
     assert r.status_code == 303 and r.headers["location"] == "/persona?user=ada"
     assert flash(web, r).startswith("Deleted 2 clicks (1 like, 1 dislike)")
     assert clicks(db) == [] and interests(db) == INTERESTS
@@ -136,20 +139,22 @@ def test_delete_persona_first_shows_what_would_be_lost(web, db, ids):
     text = html.unescape(web.get("/persona/delete?user=ada").text)
     assert "<p class=\"loss\">This permanently deletes persona 'ada' and 1 click (1 like, 0 dislikes).</p>" in text
     assert interests(db) == INTERESTS
-    r = post(web, "/persona/delete", {"user": "ada", "confirm": "yes"},
-             page="/persona/delete?user=ada")
+    r = post(web, "/persona/delete", {"user": "ada", "confirm": "yes"}, page="/persona/delete?user=ada")
     assert r.status_code == 303 and r.headers["location"] == "/"
     assert flash(web, r).startswith("Deleted persona 'ada' and 1 click (1 like, 0 dislikes)")
     assert interests(db) is None and clicks(db) == []
     assert web.get("/persona/delete?user=ada").status_code == 404
 
 
-@pytest.mark.parametrize("path, data", [
-    ("/persona/interests", {"user": "ada", "interests": "anything"}),
-    ("/persona/rename", {"user": "ada", "new_name": "eve"}),
-    ("/persona/reset", {"user": "ada", "confirm": "yes"}),
-    ("/persona/delete", {"user": "ada", "confirm": "yes"}),
-])
+@pytest.mark.parametrize(
+    "path, data",
+    [
+        ("/persona/interests", {"user": "ada", "interests": "anything"}),
+        ("/persona/rename", {"user": "ada", "new_name": "eve"}),
+        ("/persona/reset", {"user": "ada", "confirm": "yes"}),
+        ("/persona/delete", {"user": "ada", "confirm": "yes"}),
+    ],
+)
 def test_every_persona_form_needs_its_csrf_token(web, db, path, data):
     r = web.post(path, data={**data, "csrf_token": "forged"}, follow_redirects=False)
     assert r.status_code == 403
@@ -194,9 +199,11 @@ def test_a_rated_item_can_be_unrated_where_rated_items_are_shown(web, db, ids):
     page = web.get("/search?user=ada&q=sparse").text
     card = re.search(rf'<article[^>]*id="item-{ids[0]}".*?</article>', page, re.S).group(0)
     assert re.search(r'<form[^>]*data-act="unrate"(?! hidden)[^>]*>', card)
-    r = web.post("/click", data={"csrf_token": token(web, "/search?user=ada&q=sparse"),
-                                 "user": "ada", "item_id": ids[0], "liked": "none"},
-                 headers={"Accept": "application/json"})
+    r = web.post(
+        "/click",
+        data={"csrf_token": token(web, "/search?user=ada&q=sparse"), "user": "ada", "item_id": ids[0], "liked": "none"},
+        headers={"Accept": "application/json"},
+    )
     assert r.json()["ok"] and r.json()["clicked"] is None
     assert clicks(db) == []
     # an unrated card carries the form hidden, for the script to show after a ✓ or ✗

@@ -32,13 +32,13 @@ def web(db_path, ids):
 
 def post(c, path, data, *, page="/", json=False):
     headers = {"Accept": "application/json"} if json else {}
-    return c.post(path, data={"csrf_token": token(c, page), **data}, headers=headers,
-                  follow_redirects=False)
+    return c.post(path, data={"csrf_token": token(c, page), **data}, headers=headers, follow_redirects=False)
 
 
 def read_ids(db):
-    return [r[0] for r in db.execute(
-        "SELECT item_id FROM corpus_membership WHERE facet = 'experienced' ORDER BY item_id")]
+    return [
+        r[0] for r in db.execute("SELECT item_id FROM corpus_membership WHERE facet = 'experienced' ORDER BY item_id")
+    ]
 
 
 def shown(page: str) -> list[int]:
@@ -57,6 +57,7 @@ class Signals:
 
 
 # --- opening an item -------------------------------------------------------------------------
+
 
 def test_opening_goes_through_hermes_marks_read_with_source_ui_and_moves_on(web, db, ids, pm):
     observer = Signals()
@@ -107,12 +108,16 @@ def test_opening_refuses_an_item_without_a_web_address(web, db, add_items):
 
 # --- undo --------------------------------------------------------------------------------------
 
+
 def test_like_dislike_and_their_undo(web, db, ids):
     r = post(web, "/click", {"user": "ada", "item_id": ids[1], "liked": "1"}, json=True)
     answer = r.json()
     assert answer["ok"] and answer["kind"] == "like" and answer["clicked"] == "like"
-    assert answer["undo"] == {"action": "/click", "label": "Undo",
-                              "fields": {"user": "ada", "item_id": str(ids[1]), "liked": "none"}}
+    assert answer["undo"] == {
+        "action": "/click",
+        "label": "Undo",
+        "fields": {"user": "ada", "item_id": str(ids[1]), "liked": "none"},
+    }
     # ✗ over the like; its undo restores the like, not nothing
     answer = post(web, "/click", {"user": "ada", "item_id": ids[1], "liked": "0"}, json=True).json()
     assert answer["kind"] == "dislike" and answer["message"].startswith("✗ Less like this")
@@ -138,8 +143,9 @@ def test_a_rating_answers_the_feed_figures_a_reload_would_show(web, db, ids):
     assert before["stats"].startswith("No clicks yet")
     feed_id = db.execute("SELECT feed_id FROM items WHERE id = ?", [ids[0]]).fetchone()[0]
 
-    liked = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1",
-                                 "next": f"{here}#item-{ids[0]}"}, json=True).json()
+    liked = post(
+        web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1", "next": f"{here}#item-{ids[0]}"}, json=True
+    ).json()
     after = figures(web.get(here).text)
     assert liked["figures"] == after
     assert after["stats"].startswith("1 click · your likes and dislikes weigh ")
@@ -149,17 +155,17 @@ def test_a_rating_answers_the_feed_figures_a_reload_would_show(web, db, ids):
     assert undone["figures"] == figures(web.get(here).text) == before
 
     # off the feed page there is no header to update, and without script the page reloads
-    elsewhere = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "0",
-                                     "next": "/search?user=ada&q=codes"}, json=True).json()
+    elsewhere = post(
+        web, "/click", {"user": "ada", "item_id": ids[0], "liked": "0", "next": "/search?user=ada&q=codes"}, json=True
+    ).json()
     assert elsewhere["figures"] is None
 
 
 def test_the_flash_after_a_redirect_carries_the_undo_form_and_keeps_the_place(web, db, ids):
-    r = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "0",
-                             "next": f"/feed?user=ada#item-{ids[1]}"})
+    r = post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "0", "next": f"/feed?user=ada#item-{ids[1]}"})
     assert r.headers["location"] == f"/feed?user=ada#item-{ids[1]}"
     page = web.get("/feed?user=ada").text
-    toast = page[page.index('<div class="toast'):page.index("</div>", page.index('<div class="toast'))]
+    toast = page[page.index('<div class="toast') : page.index("</div>", page.index('<div class="toast'))]
     assert "toast-dislike" in toast  # ✗ is not styled as a green success
     assert 'action="/click"' in toast and 'name="liked" value="1"' not in toast
     assert 'name="liked" value="none"' in toast and f'value="{ids[0]}"' in toast
@@ -201,8 +207,7 @@ def test_mark_these_read_skips_an_item_rated_since_the_page_loaded(web, db, ids)
     liked, rest = int(listed.split(",")[0]), [int(i) for i in listed.split(",")[1:]]
     post(web, "/click", {"user": "ada", "item_id": liked, "liked": "1"})
 
-    answer = post(web, "/read-all", {"user": "ada", "item_ids": listed, "next": here},
-                  json=True).json()
+    answer = post(web, "/read-all", {"user": "ada", "item_ids": listed, "next": here}, json=True).json()
     assert answer["item_ids"] == rest and liked not in read_ids(db)
     assert answer["message"] == f"Marked {len(rest)} items read (not the 1 you rated)"
     assert answer["figures"] == figures(web.get(here).text)  # the chips, as a reload shows
@@ -217,8 +222,7 @@ def test_a_read_answers_the_feed_figures_a_reload_would_show(web, db, ids):
     here = "/feed?user=ada&days=all"
     before = figures(web.get(here).text)
     feed_id = db.execute("SELECT feed_id FROM items WHERE id = ?", [ids[2]]).fetchone()[0]
-    answer = post(web, "/read", {"user": "ada", "item_id": ids[2],
-                                 "next": f"{here}#item-{ids[3]}"}, json=True).json()
+    answer = post(web, "/read", {"user": "ada", "item_id": ids[2], "next": f"{here}#item-{ids[3]}"}, json=True).json()
     after = figures(web.get(here).text)
     assert answer["figures"] == after
     assert int(after[f"unread-{feed_id}"]) == int(before[f"unread-{feed_id}"]) - 1
@@ -226,12 +230,15 @@ def test_a_read_answers_the_feed_figures_a_reload_would_show(web, db, ids):
     assert undone["figures"] == figures(web.get(here).text) == before
 
 
-@pytest.mark.parametrize("data, needle", [
-    ({"user": "ada", "item_ids": ""}, "no items to mark"),
-    ({"user": "ada", "item_ids": "1,abc"}, "Each item number must be a whole number"),
-    ({"user": "ada", "item_ids": ",".join(["1"] * 201)}, "at most 200"),
-    ({"user": "ada", "item_ids": "99999"}, "unknown item 99999"),
-])
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ({"user": "ada", "item_ids": ""}, "no items to mark"),
+        ({"user": "ada", "item_ids": "1,abc"}, "Each item number must be a whole number"),
+        ({"user": "ada", "item_ids": ",".join(["1"] * 201)}, "at most 200"),
+        ({"user": "ada", "item_ids": "99999"}, "unknown item 99999"),
+    ],
+)
 def test_mark_these_read_bad_forms_write_nothing(web, db, data, needle):
     r = post(web, "/read-all", data)
     assert r.status_code in (400, 404) and needle in r.text
@@ -261,6 +268,7 @@ def test_actions_are_never_done_on_get(web, db, ids):
 
 # --- views, paging, search ------------------------------------------------------------------------
 
+
 def test_views_per_feed_tag_author_and_topic(web, db, ids):
     blog = db.execute("SELECT id FROM feeds WHERE title = 'Circuits blog'").fetchone()[0]
     page = web.get("/feed?user=ada").text
@@ -271,9 +279,12 @@ def test_views_per_feed_tag_author_and_topic(web, db, ids):
     assert sorted(by_tag) == [ids[4], ids[5]]
     # As ingest stores authors: the string, the parsed list, and a new embed_seq so the ranking
     # matrix re-reads the item's keys (author keys among them).
-    db.execute("UPDATE items SET author = 'Chris Olah, Neel Nanda', "
-               "authors = '[\"Chris Olah\", \"Neel Nanda\"]', "
-               "embed_seq = (SELECT max(embed_seq) + 1 FROM items) WHERE id = ?", [ids[0]])
+    db.execute(
+        "UPDATE items SET author = 'Chris Olah, Neel Nanda', "
+        'authors = \'["Chris Olah", "Neel Nanda"]\', '
+        "embed_seq = (SELECT max(embed_seq) + 1 FROM items) WHERE id = ?",
+        [ids[0]],
+    )
     assert shown(web.get("/feed?user=ada&author=Nanda").text) == [ids[0]]
     assert "author: Nanda" in web.get("/feed?user=ada&author=Nanda").text  # the active filter
     from hermes.topics.tag_graph import get_graph
@@ -287,8 +298,7 @@ def test_views_per_feed_tag_author_and_topic(web, db, ids):
 
 
 def test_paging_past_the_first_page(web, db, add_items):
-    add_items([{"title": f"Extra paper {k}", "summary": "language models", "days_ago": 0.5}
-               for k in range(40)])
+    add_items([{"title": f"Extra paper {k}", "summary": "language models", "days_ago": 0.5} for k in range(40)])
     first = web.get("/feed?user=ada").text
     second = web.get("/feed?user=ada&page=2").text
     assert len(shown(first)) == 30 and len(shown(second)) == 17
@@ -306,8 +316,7 @@ def test_search_covers_the_archive_in_the_personas_order(web, db, ids):
     post(web, "/click", {"user": "ada", "item_id": ids[4], "liked": "1"})
     post(web, "/read", {"user": "ada", "item_id": ids[5]})
     page = web.get("/search?user=ada&q=codes").text
-    expected = call_tool(db, collect_tools()["search_feed"], {"user": "ada", "query": "codes",
-                                                               "limit": 50})
+    expected = call_tool(db, collect_tools()["search_feed"], {"user": "ada", "query": "codes", "limit": 50})
     assert shown(page) == [r["id"] for r in expected["results"]] and len(shown(page)) == 2
     assert "liked ✓" in page  # rated and read items are found too, marked as such
     assert 'class="badge badge-read">' in page
@@ -317,6 +326,7 @@ def test_search_covers_the_archive_in_the_personas_order(web, db, ids):
 
 
 # --- feeds -------------------------------------------------------------------------------------
+
 
 def test_rename_a_feed(web, db):
     r = post(web, "/feeds/1/rename", {"title": "  Machine   learning  "}, page="/feeds")
@@ -364,6 +374,7 @@ def test_refresh_controls(db_path, db, ids):
 
 # --- the Atom feed ---------------------------------------------------------------------------
 
+
 def test_the_ranked_feed_as_atom(db_path, db, add_items):
     ids = seed(db, add_items)  # the real bar here: the graph and qubit papers stay below it
     with client(db_path) as web:
@@ -388,8 +399,16 @@ def _atom_checks(web, db, ids):
 
 
 def test_atom_entries_are_text_even_for_hostile_titles(web, db, add_items):
-    add_items([{"title": '<script>alert("x")</script> & more', "summary": "<b>bold</b> interpretability",
-                "days_ago": 0.1, "url": "https://e.org/x"}])
+    add_items(
+        [
+            {
+                "title": '<script>alert("x")</script> & more',
+                "summary": "<b>bold</b> interpretability",
+                "days_ago": 0.1,
+                "url": "https://e.org/x",
+            }
+        ]
+    )
     parsed = feedparser.parse(web.get("/feed/ada.atom").content)
     assert not parsed.bozo
 
@@ -403,6 +422,7 @@ def test_atom_is_loopback_only_like_every_page(db_path, ids):
 
 
 # --- density ----------------------------------------------------------------------------------
+
 
 def test_density_is_a_preference(web):
     assert '<body class="density-auto">' in web.get("/feed?user=ada").text
@@ -421,22 +441,34 @@ ATOM_NS = {"a": "http://www.w3.org/2005/Atom"}
 def _atom_entries(web):
     import xml.etree.ElementTree as ET
 
-    return {e.findtext("a:title", namespaces=ATOM_NS): e
-            for e in ET.fromstring(web.get("/feed/ada.atom").content).findall("a:entry", ATOM_NS)}
+    return {
+        e.findtext("a:title", namespaces=ATOM_NS): e
+        for e in ET.fromstring(web.get("/feed/ada.atom").content).findall("a:entry", ATOM_NS)
+    }
 
 
-@pytest.mark.parametrize("enclosure, linked", [
-    ({"url": "https://cdn.example/cover.jpg", "type": "image/jpeg", "length": 80_000}, False),
-    ({"url": "https://cdn.example/ep.mp3", "type": "audio/mpeg", "length": 41_900_000}, True),
-    ({"url": "https://cdn.example/ep.mp4", "type": "video/mp4", "length": None}, True),
-    ({"url": "https://cdn.example/ep.m4a", "type": None, "length": None}, True),
-    ({"url": "https://cdn.example/cover.png", "type": None, "length": None}, False),
-])
-def test_only_an_audio_or_video_enclosure_is_linked_as_the_media_file(web, add_items,
-                                                                       enclosure, linked):
+@pytest.mark.parametrize(
+    "enclosure, linked",
+    [
+        ({"url": "https://cdn.example/cover.jpg", "type": "image/jpeg", "length": 80_000}, False),
+        ({"url": "https://cdn.example/ep.mp3", "type": "audio/mpeg", "length": 41_900_000}, True),
+        ({"url": "https://cdn.example/ep.mp4", "type": "video/mp4", "length": None}, True),
+        ({"url": "https://cdn.example/ep.m4a", "type": None, "length": None}, True),
+        ({"url": "https://cdn.example/cover.png", "type": None, "length": None}, False),
+    ],
+)
+def test_only_an_audio_or_video_enclosure_is_linked_as_the_media_file(web, add_items, enclosure, linked):
     """A newsletter's cover image showed as "▶ image · jpeg", "(the episode's file itself)"."""
-    add_items([{"title": "Sparse autoencoders, this week", "days_ago": 0.1,
-                "url": "https://news.example/1", "enclosure": enclosure}])
+    add_items(
+        [
+            {
+                "title": "Sparse autoencoders, this week",
+                "days_ago": 0.1,
+                "url": "https://news.example/1",
+                "enclosure": enclosure,
+            }
+        ]
+    )
     page = web.get("/feed?user=ada").text
     assert ("media-link" in page) is linked
     assert "▶ image" not in page and "episode's file" not in page
@@ -445,18 +477,25 @@ def test_only_an_audio_or_video_enclosure_is_linked_as_the_media_file(web, add_i
 
 
 def test_the_author_link_says_what_its_page_lists(web, db, add_items):
-    """"Everything by Alice Chen" opened a page of her unread, unrated items only."""
-    add_items([{"title": "Sparse autoencoders at scale", "days_ago": 0.1,
-                "url": "https://arxiv.org/abs/2601.09999", "authors": ["Alice Chen"]}])
+    """ "Everything by Alice Chen" opened a page of her unread, unrated items only."""
+    add_items(
+        [
+            {
+                "title": "Sparse autoencoders at scale",
+                "days_ago": 0.1,
+                "url": "https://arxiv.org/abs/2601.09999",
+                "authors": ["Alice Chen"],
+            }
+        ]
+    )
     page = web.get("/feed?user=ada").text
     assert "Everything by" not in page
-    assert ('title="Unread items by Alice Chen you have not rated, from the whole archive"'
-            in page)
+    assert 'title="Unread items by Alice Chen you have not rated, from the whole archive"' in page
     assert "/feed?user=ada&amp;days=all&amp;author=Alice%20Chen" in page
 
 
 def test_the_density_button_offers_the_other_density_on_every_screen(web):
-    """"auto" is compact on a phone: a lone "Compact" button there changed nothing visible."""
+    """ "auto" is compact on a phone: a lone "Compact" button there changed nothing visible."""
     page = web.get("/feed?user=ada").text  # auto: both, the stylesheet shows one
     assert re.search(r'class="[^"]*density-narrow"[^>]*value="comfortable"', page)
     assert re.search(r'class="[^"]*density-wide"[^>]*value="compact"', page)
@@ -467,30 +506,51 @@ def test_the_density_button_offers_the_other_density_on_every_screen(web):
 
 
 def test_atom_has_one_author_element_per_person(web, add_items):
-    add_items([{"title": "Sparse autoencoders, a joint paper", "days_ago": 0.1,
-                "url": "https://arxiv.org/abs/2601.08888", "authors": ["Dana Kim", "Alice Chen"]}])
+    add_items(
+        [
+            {
+                "title": "Sparse autoencoders, a joint paper",
+                "days_ago": 0.1,
+                "url": "https://arxiv.org/abs/2601.08888",
+                "authors": ["Dana Kim", "Alice Chen"],
+            }
+        ]
+    )
     entry = _atom_entries(web)["Sparse autoencoders, a joint paper"]
-    assert [a.findtext("a:name", namespaces=ATOM_NS)
-            for a in entry.findall("a:author", ATOM_NS)] == ["Dana Kim", "Alice Chen"]
+    assert [a.findtext("a:name", namespaces=ATOM_NS) for a in entry.findall("a:author", ATOM_NS)] == [
+        "Dana Kim",
+        "Alice Chen",
+    ]
 
 
 def test_an_atom_entry_without_a_link_still_has_an_alternate_or_content(web, add_items):
     """RFC 4287 4.1.1.1: an entry without atom:content has a rel="alternate" link (a summary
     does not count). An episode without <link> had only its rel="enclosure"."""
-    add_items([
-        {"title": "Sparse autoencoders, the episode", "days_ago": 0.1, "url": None,
-         "content_type": "podcast",
-         "enclosure": {"url": "https://cdn.example/ep9.mp3", "type": "audio/mpeg", "length": None}},
-        {"title": "Sparse autoencoders, a note without a link", "days_ago": 0.1, "url": None,
-         "summary": "interpretability of language models"},
-    ])
+    add_items(
+        [
+            {
+                "title": "Sparse autoencoders, the episode",
+                "days_ago": 0.1,
+                "url": None,
+                "content_type": "podcast",
+                "enclosure": {"url": "https://cdn.example/ep9.mp3", "type": "audio/mpeg", "length": None},
+            },
+            {
+                "title": "Sparse autoencoders, a note without a link",
+                "days_ago": 0.1,
+                "url": None,
+                "summary": "interpretability of language models",
+            },
+        ]
+    )
     entries = _atom_entries(web)
     for entry in entries.values():
         alternate = entry.findall("a:link[@rel='alternate']", ATOM_NS)
         assert alternate or entry.find("a:content", ATOM_NS) is not None
     episode = entries["Sparse autoencoders, the episode"]
     assert [e.get("href") for e in episode.findall("a:link[@rel='alternate']", ATOM_NS)] == [
-        "https://cdn.example/ep9.mp3"]
+        "https://cdn.example/ep9.mp3"
+    ]
     note = entries["Sparse autoencoders, a note without a link"]
     assert note.find("a:content", ATOM_NS).get("type") == "text"
     assert "why:" in note.findtext("a:content", namespaces=ATOM_NS)

@@ -19,9 +19,19 @@ from hermes.storage.records import create_user
 def _feed(titles):
     # Dated: an item without a date in a feed's first fetch is "date unknown", in no window.
     now = email.utils.format_datetime(datetime.now(UTC))
-    return rss([{"title": t, "link": f"https://e.org/{k}", "guid": f"g{k}", "pubDate": now,
-                 "description": "sparse autoencoders and interpretability"}
-                for k, t in enumerate(titles)], title="Loopback feed")
+    return rss(
+        [
+            {
+                "title": t,
+                "link": f"https://e.org/{k}",
+                "guid": f"g{k}",
+                "pubDate": now,
+                "description": "sparse autoencoders and interpretability",
+            }
+            for k, t in enumerate(titles)
+        ],
+        title="Loopback feed",
+    )
 
 
 def _wait_for(get, predicate, timeout: float = 90):
@@ -45,12 +55,14 @@ def test_hermes_web_refreshes_a_feed_that_gains_an_item(tmp_path):
         port = free_port()
         env = child_env(home, HERMES_INGEST_EVERY="2s")
         with running_hermes(["web", "--db", str(db_path), "--port", str(port)], port, env):
+
             def page():
                 return httpx.get(f"http://127.0.0.1:{port}/feed?user=ada", timeout=10).text
 
             _wait_for(page, lambda text: "First post on interpretability" in text)
-            server.add("/feed.xml", body=_feed(["First post on interpretability",
-                                                "Second post, arrived later"]), etag='"v2"')
+            server.add(
+                "/feed.xml", body=_feed(["First post on interpretability", "Second post, arrived later"]), etag='"v2"'
+            )
             text = _wait_for(page, lambda text: "Second post, arrived later" in text)
             assert "Refreshed" in text
             status = httpx.get(f"http://127.0.0.1:{port}/api/refresh", timeout=10).json()
@@ -67,8 +79,7 @@ def test_no_refresh_means_no_fetch(tmp_path):
         db.conn.close()
         port = free_port()
         env = child_env(home, HERMES_INGEST_EVERY="1s")
-        with running_hermes(["web", "--db", str(db_path), "--port", str(port), "--no-refresh"],
-                            port, env):
+        with running_hermes(["web", "--db", str(db_path), "--port", str(port), "--no-refresh"], port, env):
             status = httpx.get(f"http://127.0.0.1:{port}/api/refresh", timeout=10).json()
             assert status["background"] is False
             time.sleep(4)  # well past the start delay and two intervals

@@ -18,8 +18,8 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "feedparser-t
 CASES = sorted(p for p in CORPUS.rglob("*.xml") if "sanitize" in str(p.relative_to(CORPUS)))
 
 pytestmark = pytest.mark.skipif(
-    not CASES, reason=f"feedparser sanitisation cases not found under {CORPUS} "
-                      "(../shared/data is not part of a clone)")
+    not CASES, reason=f"feedparser sanitisation cases not found under {CORPUS} (../shared/data is not part of a clone)"
+)
 
 FEED_FIELDS = ("title", "subtitle", "info", "rights", "copyright", "tagline")
 ENTRY_FIELDS = ("title", "summary", "description", "rights")
@@ -83,14 +83,33 @@ def test_sanitisation_cases_rendered_as_items_are_inert(db_path, db, add_items):
 
     create_user(db, "ada", "anything at all")
     items = []
-    for n, path in enumerate(c for c in CASES if any(k in c.name for k in (
-            "script", "onclick", "onmouseover", "iframe", "embed", "object", "javascript",
-            "unacceptable_uri", "style", "applet", "meta", "frame"))):
+    for n, path in enumerate(
+        c
+        for c in CASES
+        if any(
+            k in c.name
+            for k in (
+                "script",
+                "onclick",
+                "onmouseover",
+                "iframe",
+                "embed",
+                "object",
+                "javascript",
+                "unacceptable_uri",
+                "style",
+                "applet",
+                "meta",
+                "frame",
+            )
+        )
+    ):
         fragments = raw_fragments(path)
         if not fragments:
             continue
-        items.append({"title": fragments[0], "summary": fragments[-1],
-                      "tags": [path.stem], "days_ago": 0.5, "guid": f"case-{n}"})
+        items.append(
+            {"title": fragments[0], "summary": fragments[-1], "tags": [path.stem], "days_ago": 0.5, "guid": f"case-{n}"}
+        )
     assert len(items) > 40
     items = items[:200]  # one page at the largest limit
     add_items(items)

@@ -36,8 +36,7 @@ def snapshot(db) -> dict:
     """Every row of every table, except caches a read may fill (the persisted interests
     vector, the tag-graph cache). Explanations are included: pages compute them, never store."""
     out = {}
-    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                              "AND name NOT LIKE 'sqlite_%'"):
+    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"):
         if "cache" in name:
             continue
         cols = [c for c in db[name].columns_dict if c not in ("interests_key", "interests_vec")]
@@ -47,6 +46,7 @@ def snapshot(db) -> dict:
 
 
 # --- CSRF ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path, data", ACTIONS)
 def test_post_without_token_is_403_and_writes_nothing(web, db, path, data):
@@ -71,8 +71,7 @@ def test_token_of_another_session_is_refused(db_path, ids, db):
     with client(db_path) as alice, client(db_path) as mallory:
         stolen = token(mallory)
         token(alice)
-        r = alice.post("/click", data={"csrf_token": stolen, "user": "ada", "item_id": ids[0],
-                                       "liked": "1"})
+        r = alice.post("/click", data={"csrf_token": stolen, "user": "ada", "item_id": ids[0], "liked": "1"})
         assert r.status_code == 403
     assert clicks(db) == []
 
@@ -86,35 +85,50 @@ def test_post_without_a_session_cookie_is_refused(db_path, ids, db):
     assert clicks(db) == []
 
 
-@pytest.mark.parametrize("headers", [
-    {"origin": "http://evil.example"},
-    {"origin": "null"},
-    {"origin": "https://testserver"},  # another scheme is another origin
-    {"referer": "http://evil.example/page"},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "http://evil.example"},
+        {"origin": "null"},
+        {"origin": "https://testserver"},  # another scheme is another origin
+        {"referer": "http://evil.example/page"},
+    ],
+)
 def test_cross_origin_post_is_refused_even_with_a_token(web, db, ids, headers):
-    r = web.post("/click", data={"csrf_token": token(web), "user": "ada", "item_id": ids[0],
-                                 "liked": "1"}, headers=headers)
+    r = web.post(
+        "/click", data={"csrf_token": token(web), "user": "ada", "item_id": ids[0], "liked": "1"}, headers=headers
+    )
     assert r.status_code == 403
     assert "another site" in r.text or "opaque origin" in r.text or "referred" in r.text
     assert clicks(db) == []
 
 
-@pytest.mark.parametrize("headers", [
-    {"origin": "http://testserver"},
-    {"referer": "http://testserver/feed?user=ada"},
-    {},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "http://testserver"},
+        {"referer": "http://testserver/feed?user=ada"},
+        {},
+    ],
+)
 def test_same_origin_post_with_token_is_accepted(web, db, ids, headers):
-    r = web.post("/click", data={"csrf_token": token(web), "user": "ada", "item_id": ids[0],
-                                 "liked": "1"}, headers=headers, follow_redirects=False)
+    r = web.post(
+        "/click",
+        data={"csrf_token": token(web), "user": "ada", "item_id": ids[0], "liked": "1"},
+        headers=headers,
+        follow_redirects=False,
+    )
     assert r.status_code == 303
     assert clicks(db) == [(1, ids[0], "like", "ui")]
 
 
 def test_token_in_header_works_for_scripts(web, db, ids):
-    r = web.post("/click", data={"user": "ada", "item_id": ids[0], "liked": "0"},
-                 headers={"X-CSRF-Token": token(web)}, follow_redirects=False)
+    r = web.post(
+        "/click",
+        data={"user": "ada", "item_id": ids[0], "liked": "0"},
+        headers={"X-CSRF-Token": token(web)},
+        follow_redirects=False,
+    )
     assert r.status_code == 303
     assert clicks(db) == [(1, ids[0], "dislike", "ui")]
 
@@ -160,19 +174,32 @@ def test_secret_is_kept_private_in_hermes_home(db_path, ids):
 
 # --- GET never writes ------------------------------------------------------------------------------
 
+
 def test_get_never_changes_state(web, db, ids):
     # A persona with some corpus state, so every page has something to show.
     web.post("/read", data={"csrf_token": token(web), "user": "ada", "item_id": ids[0]})
     web.post("/favorite", data={"csrf_token": token(web), "user": "ada", "item_id": ids[1], "on": "1"})
     before = snapshot(db)
     paths = [
-        "/", "/feed?user=ada", "/feed?user=ada&days=all&limit=200", "/feed?user=nobody",
-        "/feed?user=ada&limit=x", "/digest?user=ada", "/digest?user=ada&days=30", "/corpus?user=ada",
-        "/feeds", "/feeds/1/remove", "/feeds/9/remove", "/static/hermes.css",
-        f"/explain?user=ada&item_id={ids[3]}", f"/explain?user=ada&item_id={ids[0]}",
+        "/",
+        "/feed?user=ada",
+        "/feed?user=ada&days=all&limit=200",
+        "/feed?user=nobody",
+        "/feed?user=ada&limit=x",
+        "/digest?user=ada",
+        "/digest?user=ada&days=30",
+        "/corpus?user=ada",
+        "/feeds",
+        "/feeds/1/remove",
+        "/feeds/9/remove",
+        "/static/hermes.css",
+        f"/explain?user=ada&item_id={ids[3]}",
+        f"/explain?user=ada&item_id={ids[0]}",
         # GETs that look like actions change nothing either
-        f"/click?user=ada&item_id={ids[2]}&liked=1", f"/read?user=ada&item_id={ids[2]}",
-        f"/favorite?user=ada&item_id={ids[2]}&on=1", "/feeds/1/remove?confirm=yes",
+        f"/click?user=ada&item_id={ids[2]}&liked=1",
+        f"/read?user=ada&item_id={ids[2]}",
+        f"/favorite?user=ada&item_id={ids[2]}&on=1",
+        "/feeds/1/remove?confirm=yes",
         "/personas?name=x&interests=y",
     ]
     for path in paths:
@@ -185,9 +212,11 @@ def test_get_never_changes_state(web, db, ids):
 
 HOSTILE = {
     "title": '<script>alert("title")</script><img src=x onerror=alert(1)>',
-    "summary": ('<p onclick="alert(2)">Hello <a href="javascript:alert(3)">link</a>'
-                '<script>alert(4)</script><iframe src="https://evil.example/"></iframe>'
-                '<a href="https://ok.example/">fine</a><style>body{display:none}</style></p>'),
+    "summary": (
+        '<p onclick="alert(2)">Hello <a href="javascript:alert(3)">link</a>'
+        '<script>alert(4)</script><iframe src="https://evil.example/"></iframe>'
+        '<a href="https://ok.example/">fine</a><style>body{display:none}</style></p>'
+    ),
     "tags": ['<b onmouseover="alert(5)">tag</b>'],
     "url": "javascript:alert(6)",
     "days_ago": 0.1,
@@ -204,9 +233,11 @@ class Audit(HTMLParser):
     def handle_starttag(self, tag, attrs):
         # The one script allowed is this server's own file (the CSP allows nothing else).
         own_script = tag == "script" and (dict(attrs).get("src") or "").startswith("/static/")
-        if tag in {"script", "iframe", "object", "embed", "frame", "style", "base", "meta"} \
-                and not own_script \
-                and not (tag == "meta" and all(k in {"charset", "name", "content"} for k, _ in attrs)):
+        if (
+            tag in {"script", "iframe", "object", "embed", "frame", "style", "base", "meta"}
+            and not own_script
+            and not (tag == "meta" and all(k in {"charset", "name", "content"} for k, _ in attrs))
+        ):
             self.problems.append(f"<{tag}>")
         self.in_script = tag == "script"
         for key, value in attrs:
@@ -256,20 +287,23 @@ def test_clean_html_drops_everything_active():
     assert "evil.example" not in out and "display:none" not in out
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("https://arxiv.org/abs/1", "https://arxiv.org/abs/1"),
-    ("http://example.org/a?b=1&c=2", "http://example.org/a?b=1&c=2"),
-    ("javascript:alert(1)", None),
-    ("JaVaScRiPt:alert(1)", None),
-    ("java\tscript:alert(1)", None),
-    (" javascript:alert(1)", None),
-    ("data:text/html,<script>alert(1)</script>", None),
-    ("vbscript:msgbox", None),
-    ("//evil.example/x", None),
-    ("/relative/path", None),
-    ("", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("https://arxiv.org/abs/1", "https://arxiv.org/abs/1"),
+        ("http://example.org/a?b=1&c=2", "http://example.org/a?b=1&c=2"),
+        ("javascript:alert(1)", None),
+        ("JaVaScRiPt:alert(1)", None),
+        ("java\tscript:alert(1)", None),
+        (" javascript:alert(1)", None),
+        ("data:text/html,<script>alert(1)</script>", None),
+        ("vbscript:msgbox", None),
+        ("//evil.example/x", None),
+        ("/relative/path", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_safe_url(url, expected):
     from hermes.web.sanitize import safe_url
 
@@ -285,6 +319,7 @@ def test_plain_text_summary_is_escaped_not_parsed():
 
 
 # --- headers and hosts ----------------------------------------------------------------------------
+
 
 def test_security_headers(web):
     r = web.get("/feed?user=ada")
@@ -305,15 +340,17 @@ def test_host_allow_list_stops_dns_rebinding(db_path, ids, db):
         assert c.get("/", headers={"host": "[::1]:8765"}).status_code == 200
         r = c.get("/", headers={"host": "rebound.evil.example:8765"})
         assert r.status_code == 400 and "unknown Host" in r.text
-        r = c.post("/click", headers={"host": "rebound.evil.example"},
-                   data={"user": "ada", "item_id": ids[0], "liked": "1"})
+        r = c.post(
+            "/click", headers={"host": "rebound.evil.example"}, data={"user": "ada", "item_id": ids[0], "liked": "1"}
+        )
         assert r.status_code == 400
     assert clicks(db) == []
     assert allowed_hosts("0.0.0.0", allow_remote=True) is None
 
 
 def test_oversized_form_is_refused(web, db, ids):
-    r = web.post("/highlight", data={"csrf_token": token(web), "user": "ada", "item_id": ids[0],
-                                     "text": "x" * (2 * 1024 * 1024)})
+    r = web.post(
+        "/highlight", data={"csrf_token": token(web), "user": "ada", "item_id": ids[0], "text": "x" * (2 * 1024 * 1024)}
+    )
     assert r.status_code == 403 and "too large" in r.text
     assert db.execute("SELECT count(*) FROM corpus_highlights").fetchone()[0] == 0

@@ -21,8 +21,7 @@ def web(db_path, db, add_items, no_bar):
 
 
 def post(c, path, data, *, page="/", **kwargs):
-    return c.post(path, data={"csrf_token": token(c, page), **data}, follow_redirects=False,
-                  **kwargs)
+    return c.post(path, data={"csrf_token": token(c, page), **data}, follow_redirects=False, **kwargs)
 
 
 def test_a_request_is_answered_in_the_web_face_whatever_started_the_server():
@@ -38,11 +37,14 @@ def test_a_request_is_answered_in_the_web_face_whatever_started_the_server():
     assert seen == ["web"]
 
 
-@pytest.mark.parametrize("path, fields", [
-    ("/click", {"liked": "1"}),
-    ("/favorite", {"on": "1"}),
-    ("/read", {"on": "1"}),
-])
+@pytest.mark.parametrize(
+    "path, fields",
+    [
+        ("/click", {"liked": "1"}),
+        ("/favorite", {"on": "1"}),
+        ("/read", {"on": "1"}),
+    ],
+)
 def test_an_unknown_item_says_what_a_browser_user_can_do_and_links_back(web, db, path, fields):
     c, _ = web
     back = "/feed?user=ada&days=30"
@@ -56,31 +58,32 @@ def test_an_unknown_item_says_what_a_browser_user_can_do_and_links_back(web, db,
 
 def test_the_back_link_never_leaves_the_site(web):
     c, _ = web
-    r = post(c, "/click", {"user": "ada", "item_id": "99999", "liked": "1",
-                           "next": "//evil.example/x"})
+    r = post(c, "/click", {"user": "ada", "item_id": "99999", "liked": "1", "next": "//evil.example/x"})
     assert r.status_code == 404
     assert "evil.example" not in r.text and 'href="/">Back to the page you came from' in r.text
 
 
 def test_a_script_gets_the_same_words_as_json(web):
     c, _ = web
-    r = post(c, "/click", {"user": "ada", "item_id": "99999", "liked": "1"},
-             headers={"accept": "application/json"})
+    r = post(c, "/click", {"user": "ada", "item_id": "99999", "liked": "1"}, headers={"accept": "application/json"})
     assert r.status_code == 404
     assert "go back to the feed" in r.json()["message"]
 
 
-@pytest.mark.parametrize("url, needle", [
-    ("ftp://example.org/feed", "The feed URL must start with http:// or https://"),
-    ("not a url", "The feed URL must start with http:// or https://"),
-    ("", "The feed URL must start with http:// or https://"),
-])
+@pytest.mark.parametrize(
+    "url, needle",
+    [
+        ("ftp://example.org/feed", "The feed URL must start with http:// or https://"),
+        ("not a url", "The feed URL must start with http:// or https://"),
+        ("", "The feed URL must start with http:// or https://"),
+    ],
+)
 def test_a_bad_feed_address_is_said_next_to_the_form(web, db, url, needle):
     c, _ = web
     r = post(c, "/feeds", {"url": url, "title": "Mine"}, page="/feeds")
     assert r.status_code == 400
     assert "Bad request" not in r.text  # the feeds page, not the bare error page
-    form = r.text[r.text.index("<h2>Add a feed</h2>"):]
+    form = r.text[r.text.index("<h2>Add a feed</h2>") :]
     assert f'<p class="flash flash-error" role="alert">{needle}' in form
     assert 'value="Mine"' in form and (not url or f'value="{url}"' in form)  # what was typed
     assert 'name="csrf_token" value="' in form  # the form can be sent again as it is

@@ -18,7 +18,7 @@ def archive(n=200, seed=0):
     rng = np.random.default_rng(seed)
     rows = np.zeros((n, 16))
     rows[: n // 2, 0] = 1.0
-    rows[n // 2:, 1] = 1.0
+    rows[n // 2 :, 1] = 1.0
     return unit(rows + 0.3 * rng.normal(size=rows.shape))
 
 
@@ -62,9 +62,16 @@ def test_an_item_nothing_in_the_archive_is_like_keeps_its_vector_and_a_small_arc
 
 
 def test_settling_keeps_a_close_pair_and_moves_an_item_to_the_topic_it_lies_closest_to():
-    rows = unit([[1, 0.05, 0], [1, -0.05, 0],          # a close pair
-                 [0, 1, 0.1], [0, 1, -0.1], [0.1, 1, 0],  # a trio
-                 [0.2, 1, 0]])                           # put with the pair, lies by the trio
+    rows = unit(
+        [
+            [1, 0.05, 0],
+            [1, -0.05, 0],  # a close pair
+            [0, 1, 0.1],
+            [0, 1, -0.1],
+            [0.1, 1, 0],  # a trio
+            [0.2, 1, 0],
+        ]
+    )  # put with the pair, lies by the trio
     related = np.ones((6, 6), dtype=bool)
     parts = window_topics._settle_spread(rows, related, [1, 1, 2, 2, 2, 1])
     assert parts[:2] == [1, 1] and parts[2:] == [2, 2, 2, 2]

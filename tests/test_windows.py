@@ -15,8 +15,10 @@ from hermes.ranking.feed_window import chosen_window, wider_window
 from hermes.storage.clicks import record_click
 from hermes.storage.records import create_user, require_user
 
-OLD = [{"title": f"Sparse autoencoder paper {k} of last year", "days_ago": 200 + k,
-        "url": f"https://e.org/old/{k}"} for k in range(6)]
+OLD = [
+    {"title": f"Sparse autoencoder paper {k} of last year", "days_ago": 200 + k, "url": f"https://e.org/old/{k}"}
+    for k in range(6)
+]
 NEW = [{"title": "Sparse autoencoders this week", "days_ago": 1, "url": "https://e.org/new"}]
 
 
@@ -51,8 +53,9 @@ def test_an_empty_window_offers_the_one_that_has_items(archive, db, db_path):
     assert wider_window(db, require_user(db, "ada"), 7) == (365, len(archive))
     result = cli("feed", "ada", "--db", db_path)
     assert result.exit_code == 0
-    assert ("The last 365 days have 6 unread items: `hermes feed ada --since-days 365` shows "
-            "them (and keeps that window).") in result.stdout
+    assert (
+        "The last 365 days have 6 unread items: `hermes feed ada --since-days 365` shows them (and keeps that window)."
+    ) in result.stdout
     assert wider_window(db, require_user(db, "ada"), None) is None
 
 

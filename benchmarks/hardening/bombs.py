@@ -28,8 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import FeedServer, Route, child_env, table
 
 PATHS = ("ingest", "add_feed", "preview_feed", "web form")
-FEED = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>small</title><item>'
-        b"<title>one</title><guid>urn:one</guid></item></channel></rss>")
+FEED = (
+    b'<?xml version="1.0"?><rss version="2.0"><channel><title>small</title><item>'
+    b"<title>one</title><guid>urn:one</guid></item></channel></rss>"
+)
 
 
 def compress(data_chunks, wbits: int) -> bytes:
@@ -49,11 +51,14 @@ def bodies(gigabytes: float) -> dict[str, Route]:
     return {
         "baseline (small feed, gzip)": Route(body=FEED, gzip=True, headers=xml),
         f"gzip bomb ({gigabytes:g} GB, {len(gz) // 1024} kB on the wire)": Route(
-            body=gz, headers={**xml, "Content-Encoding": "gzip"}),
+            body=gz, headers={**xml, "Content-Encoding": "gzip"}
+        ),
         f"gzip, gzip, gzip ({gigabytes:g} GB, {len(stacked)} B on the wire)": Route(
-            body=stacked, headers={**xml, "Content-Encoding": "gzip, gzip, gzip"}),
+            body=stacked, headers={**xml, "Content-Encoding": "gzip, gzip, gzip"}
+        ),
         f"deflate bomb ({gigabytes:g} GB)": Route(
-            body=compress(zeros(gigabytes), 15), headers={**xml, "Content-Encoding": "deflate"}),
+            body=compress(zeros(gigabytes), 15), headers={**xml, "Content-Encoding": "deflate"}
+        ),
     }
 
 
@@ -86,9 +91,13 @@ print(json.dumps({"maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 
 def run_child(path: str, url: str, root: Path, n: int) -> dict:
     # The loopback server is private: allow it (the guard is not what is measured here).
-    proc = subprocess.run([sys.executable, "-c", CHILD, path, url, str(root / f"{n}.db")],
-                          env=child_env(root / "home", HERMES_ALLOW_PRIVATE="1"),
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, path, url, str(root / f"{n}.db")],
+        env=child_env(root / "home", HERMES_ALLOW_PRIVATE="1"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode:
         return {"maxrss_mb": float("nan"), "outcome": "crashed: " + proc.stderr.strip()[-300:]}
     return json.loads(proc.stdout)
@@ -102,8 +111,7 @@ def main() -> int:
     rows, ok = [], True
     with FeedServer() as server, tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        urls = {name: server.add(f"/b{k}.xml", route)
-                for k, (name, route) in enumerate(bodies(args.gigabytes).items())}
+        urls = {name: server.add(f"/b{k}.xml", route) for k, (name, route) in enumerate(bodies(args.gigabytes).items())}
         n = 0
         for path in [args.only] if args.only else PATHS:
             base = None
@@ -114,9 +122,16 @@ def main() -> int:
                 above = out["maxrss_mb"] - base
                 bounded = name.startswith("baseline") or above <= 100
                 ok &= bounded
-                rows.append({"path": path, "body": name, "peak_rss_mb": f"{out['maxrss_mb']:.0f}",
-                             "above_baseline_mb": "-" if name.startswith("baseline") else f"{above:.0f}",
-                             "outcome": out["outcome"][:120], "bounded": bounded})
+                rows.append(
+                    {
+                        "path": path,
+                        "body": name,
+                        "peak_rss_mb": f"{out['maxrss_mb']:.0f}",
+                        "above_baseline_mb": "-" if name.startswith("baseline") else f"{above:.0f}",
+                        "outcome": out["outcome"][:120],
+                        "bounded": bounded,
+                    }
+                )
                 print(json.dumps(rows[-1]), file=sys.stderr)
     print(table(rows, list(rows[0])))
     return 0 if ok else 1

@@ -21,25 +21,25 @@ sys.path.insert(0, str(REPO / "tests"))  # the ingest tests' loopback server, pr
 from ingest_server import FeedServer, Route  # noqa: E402,F401
 from process_support import child_env, free_port, hermes_command, wait_for_port  # noqa: E402,F401
 
-WORDS = ("quantum graph neural network protein folding lattice gauge spin glass entropy "
-         "transformer attention sparse matrix boson fermion topology manifold sampling "
-         "inference causal reinforcement policy gradient kernel diffusion flow galaxy halo "
-         "cosmology dark matter turbulence plasma catalyst polymer enzyme genome").split()
-
-
+WORDS = (
+    "quantum graph neural network protein folding lattice gauge spin glass entropy "
+    "transformer attention sparse matrix boson fermion topology manifold sampling "
+    "inference causal reinforcement policy gradient kernel diffusion flow galaxy halo "
+    "cosmology dark matter turbulence plasma catalyst polymer enzyme genome"
+).split()
 
 
 def hermes(args: list[str], home: Path, timeout: float = 300, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([*hermes_command(), *args], env=child_env(home, **env),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [*hermes_command(), *args], env=child_env(home, **env), capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _text(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def make_feeds(n_feeds: int, items_per_feed: int, seed: int = 7,
-               cross_listed: float = 0.2) -> tuple[list[bytes], int]:
+def make_feeds(n_feeds: int, items_per_feed: int, seed: int = 7, cross_listed: float = 0.2) -> tuple[list[bytes], int]:
     """RSS bodies of arXiv-like listings; about ``cross_listed`` of each feed's papers also
     appear in the next feed (the same paper in two listings must be stored once).
 
@@ -57,16 +57,20 @@ def make_feeds(n_feeds: int, items_per_feed: int, seed: int = 7,
         shared = previous[: int(len(previous) * cross_listed)]
         entries = papers + shared
         previous = papers
-        out = [f'<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
-               f"<title>Listing {f}</title><link>http://example.org/{f}</link>"]
+        out = [
+            f'<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
+            f"<title>Listing {f}</title><link>http://example.org/{f}</link>"
+        ]
         for aid, title, abstract in entries:
             distinct.add(aid)
-            out.append(f"<item><title>{escape(title)}</title>"
-                       f"<link>http://arxiv.org/abs/{aid}v1</link>"
-                       f"<guid>oai:arXiv.org:{aid}v1</guid>"
-                       f"<description>{escape(abstract)}</description>"
-                       f"<category>cat{f % 5}</category>"
-                       f"<pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubDate></item>")
+            out.append(
+                f"<item><title>{escape(title)}</title>"
+                f"<link>http://arxiv.org/abs/{aid}v1</link>"
+                f"<guid>oai:arXiv.org:{aid}v1</guid>"
+                f"<description>{escape(abstract)}</description>"
+                f"<category>cat{f % 5}</category>"
+                f"<pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubDate></item>"
+            )
         out.append("</channel></rss>")
         bodies.append("".join(out).encode())
     return bodies, len(distinct)
@@ -89,10 +93,11 @@ def invariants(path: Path) -> dict:
         out = {
             "integrity": q("PRAGMA integrity_check"),
             "items": q("SELECT count(*) FROM items"),
-            "dup_guid": q("SELECT count(*) FROM (SELECT guid FROM items GROUP BY guid "
-                          "HAVING count(*) > 1)"),
-            "dup_arxiv": q("SELECT count(*) FROM (SELECT arxiv_id FROM items WHERE arxiv_id "
-                           "IS NOT NULL GROUP BY arxiv_id HAVING count(*) > 1)"),
+            "dup_guid": q("SELECT count(*) FROM (SELECT guid FROM items GROUP BY guid HAVING count(*) > 1)"),
+            "dup_arxiv": q(
+                "SELECT count(*) FROM (SELECT arxiv_id FROM items WHERE arxiv_id "
+                "IS NOT NULL GROUP BY arxiv_id HAVING count(*) > 1)"
+            ),
             "unembedded": q("SELECT count(*) FROM items WHERE embedding IS NULL"),
             "feeds_failing": q("SELECT count(*) FROM feeds WHERE last_error IS NOT NULL"),
         }

@@ -45,8 +45,7 @@ MARKUP = re.compile(r"<[a-z/!?]|javascript:|vbscript:|\bon[a-z]+\s*=", re.I)
 
 
 def corpus_files(sample: int | None = None) -> list[Path]:
-    files = sorted(p for p in CORPUS.rglob("*") if p.is_file()
-                   and p.name not in ("LICENSE", "MANIFEST.tsv"))
+    files = sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name not in ("LICENSE", "MANIFEST.tsv"))
     if sample and sample < len(files):
         step = len(files) / sample
         files = [files[int(k * step)] for k in range(sample)]
@@ -81,8 +80,7 @@ def serve_headers(path: Path, body: bytes) -> dict:
 def readable_entries(body: bytes, headers: dict) -> int:
     import feedparser
 
-    parsed = feedparser.parse(io.BytesIO(body),
-                              response_headers={k.lower(): v for k, v in headers.items()})
+    parsed = feedparser.parse(io.BytesIO(body), response_headers={k.lower(): v for k, v in headers.items()})
     return sum(1 for e in parsed.entries if e.get("title") or e.get("link"))
 
 
@@ -142,7 +140,8 @@ def run(sample: int | None = None, pages: bool = True, out=print) -> dict:
         stored = db.execute("SELECT count(*) FROM items").fetchone()[0]
         markup = 0
         for title, summary_text, author, tags, url, enclosure in db.execute(
-                "SELECT title, summary, author, tags, url, enclosure FROM items"):
+            "SELECT title, summary, author, tags, url, enclosure FROM items"
+        ):
             for text in (title, summary_text, author or "", *json.loads(tags)):
                 if MARKUP.search(text):
                     markup += 1
@@ -170,9 +169,11 @@ def run(sample: int | None = None, pages: bool = True, out=print) -> dict:
         "of those missing from the database": missing,
         "items stored (after cross-file dedupe by guid / arXiv id)": stored,
         "failures from a last-resort net (unhandled exception)": sum(
-            1 for s in summary if (s["error"] or "").startswith(SAFETY_NET)),
+            1 for s in summary if (s["error"] or "").startswith(SAFETY_NET)
+        ),
         "failures where feedparser reads entries and expects no bozo": sum(
-            1 for p in problems if "failed although" in p),
+            1 for p in problems if "failed although" in p
+        ),
         "stored texts / URLs with markup or a script URL": markup,
         "items rendered on feed pages and audited": rendered,
         "audit findings (script, frame, handler, style, script URL)": len(audit_problems),
@@ -180,9 +181,11 @@ def run(sample: int | None = None, pages: bool = True, out=print) -> dict:
     out(table([{"figure": k, "value": v} for k, v in figures.items()], ["figure", "value"]))
     out("\nwhy feeds failed (reason, count):\n")
     out(table([{"reason": k, "feeds": v} for k, v in failed_why.most_common()], ["reason", "feeds"]))
-    out(f"\nentries feedparser reads that hermes's parser does not keep: {dropped_by_hermes} (a "
+    out(
+        f"\nentries feedparser reads that hermes's parser does not keep: {dropped_by_hermes} (a "
         "title that is only an <img> and nothing else to show, or the same entry twice in one "
-        "feed)")
+        "feed)"
+    )
     out(f"\n{len(problems)} problems")
     for p in problems[:20]:
         out(f"  {p}")
@@ -201,8 +204,7 @@ def render_all(db, db_path: Path) -> tuple[int, list[str]]:
     problems, shown = [], set()
     with TestClient(create_app(str(db_path), secret=b"audit-" + b"x" * 40)) as client:
         while True:
-            html = client.get("/feed", params={"user": "auditor", "days": "all", "limit": "200",
-                                             "below": "1"}).text
+            html = client.get("/feed", params={"user": "auditor", "days": "all", "limit": "200", "below": "1"}).text
             found = audit(html)
             problems.extend(f"feed page: {f}" for f in found)
             ids = [int(i) for i in re.findall(r'name="item_id" value="(\d+)"', html)]
@@ -213,7 +215,8 @@ def render_all(db, db_path: Path) -> tuple[int, list[str]]:
             # Mark them clicked so the next page shows the next 200 (the feed hides clicked items).
             db.conn.executemany(
                 "INSERT INTO clicks (user_id, item_id, label, source, created) VALUES (?, ?, 'like', 'ui', datetime())",
-                [(user["id"], i) for i in fresh])
+                [(user["id"], i) for i in fresh],
+            )
     return len(shown), problems
 
 

@@ -30,18 +30,22 @@ VALUE = "x" * 100_000
 
 
 def feed(refs: int) -> bytes:
-    return (f'<?xml version="1.0"?>\n<!DOCTYPE rss [\n<!ENTITY a "{VALUE}">\n]>\n'
-            '<rss version="2.0"><channel><title>entities</title><item><title>one</title>'
-            f'<guid>urn:one</guid><description>{"&a;" * refs}</description></item>'
-            '</channel></rss>').encode()
+    return (
+        f'<?xml version="1.0"?>\n<!DOCTYPE rss [\n<!ENTITY a "{VALUE}">\n]>\n'
+        '<rss version="2.0"><channel><title>entities</title><item><title>one</title>'
+        f"<guid>urn:one</guid><description>{'&a;' * refs}</description></item>"
+        "</channel></rss>"
+    ).encode()
 
 
 def atom(refs: int) -> bytes:
-    return (f'<?xml version="1.0"?>\n<!DOCTYPE feed [\n<!ENTITY a "{VALUE}">\n]>\n'
-            '<feed xmlns="http://www.w3.org/2005/Atom"><title>ArXiv Query</title>'
-            '<id>http://arxiv.org/api/x</id><updated>2024-02-01T00:00:00Z</updated><entry>'
-            '<id>http://arxiv.org/abs/2401.12345v1</id><published>2024-01-22T18:59:59Z</published>'
-            f'<title>Paper</title><summary>{"&a;" * refs}</summary></entry></feed>').encode()
+    return (
+        f'<?xml version="1.0"?>\n<!DOCTYPE feed [\n<!ENTITY a "{VALUE}">\n]>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom"><title>ArXiv Query</title>'
+        "<id>http://arxiv.org/api/x</id><updated>2024-02-01T00:00:00Z</updated><entry>"
+        "<id>http://arxiv.org/abs/2401.12345v1</id><published>2024-01-22T18:59:59Z</published>"
+        f"<title>Paper</title><summary>{'&a;' * refs}</summary></entry></feed>"
+    ).encode()
 
 
 CHILD = r"""
@@ -82,13 +86,20 @@ def run_child(path: str, url: str, root: Path, n: int, guard: bool) -> dict:
     home = root / f"home{n}"
     home.mkdir()
     (home / "config.toml").write_text(f'[corpus]\narxiv_api = "{url}"\n')
-    proc = subprocess.run([sys.executable, "-P", "-c", CHILD, path, url, str(root / f"{n}.db"),
-                           "1" if guard else "0"],
-                          env=child_env(home, HERMES_ALLOW_PRIVATE="1"),
-                          capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", CHILD, path, url, str(root / f"{n}.db"), "1" if guard else "0"],
+        env=child_env(home, HERMES_ALLOW_PRIVATE="1"),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     if proc.returncode:
-        return {"seconds": float("nan"), "maxrss_mb": float("nan"), "stored_summary_chars": None,
-                "outcome": "crashed: " + proc.stderr.strip()[-300:]}
+        return {
+            "seconds": float("nan"),
+            "maxrss_mb": float("nan"),
+            "stored_summary_chars": None,
+            "outcome": "crashed: " + proc.stderr.strip()[-300:],
+        }
     return json.loads(proc.stdout)
 
 
@@ -102,18 +113,28 @@ def main() -> int:
     with FeedServer() as server, tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         xml = {"Content-Type": "application/rss+xml"}
-        urls = {"ingest": server.add("/feed.xml", Route(body=feed(args.refs), headers=xml)),
-                "preview_feed": server.add("/feed.xml", Route(body=feed(args.refs), headers=xml)),
-                "save_item (arXiv)": server.url("/api/query")}
-        server.add("/api/query?id_list=2401.12345&max_results=1", Route(
-            body=atom(args.refs), headers={"Content-Type": "application/atom+xml"}))
+        urls = {
+            "ingest": server.add("/feed.xml", Route(body=feed(args.refs), headers=xml)),
+            "preview_feed": server.add("/feed.xml", Route(body=feed(args.refs), headers=xml)),
+            "save_item (arXiv)": server.url("/api/query"),
+        }
+        server.add(
+            "/api/query?id_list=2401.12345&max_results=1",
+            Route(body=atom(args.refs), headers={"Content-Type": "application/atom+xml"}),
+        )
         for n, path in enumerate([args.only] if args.only else PATHS):
             out = run_child(path, urls[path], root, n, guard=not args.without_guard)
-            rows.append({"path": path, "body_kb": f"{len(feed(args.refs)) / 1024:.0f}",
-                         "guard": "off (before)" if args.without_guard else "on",
-                         "seconds": f"{out['seconds']:.2f}", "peak_rss_mb": f"{out['maxrss_mb']:.0f}",
-                         "stored_summary_chars": out["stored_summary_chars"],
-                         "outcome": out["outcome"][:110]})
+            rows.append(
+                {
+                    "path": path,
+                    "body_kb": f"{len(feed(args.refs)) / 1024:.0f}",
+                    "guard": "off (before)" if args.without_guard else "on",
+                    "seconds": f"{out['seconds']:.2f}",
+                    "peak_rss_mb": f"{out['maxrss_mb']:.0f}",
+                    "stored_summary_chars": out["stored_summary_chars"],
+                    "outcome": out["outcome"][:110],
+                }
+            )
             print(json.dumps(rows[-1]), file=sys.stderr)
     print(table(rows, list(rows[0])))
     return 0

@@ -40,8 +40,7 @@ N_FEEDS, PER_FEED = 10, 150
 
 def one_line_error(proc: subprocess.CompletedProcess) -> bool:
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    return (proc.returncode == 1 and len(lines) == 1 and lines[0].startswith("error:")
-            and "Traceback" not in proc.stderr)
+    return proc.returncode == 1 and len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in proc.stderr
 
 
 def world(root: Path) -> tuple[Path, list[Path], int]:
@@ -102,18 +101,29 @@ def disk_full(root: Path, home: Path, paths: list[Path], distinct: int, size_kb:
     try:
         db = mnt / "hermes.db"
         first = hermes(["ingest", "--db", str(db)], home)
-        row = {"case": f"disk full: tmpfs {size_kb} kB", "exit": first.returncode,
-               "message": first.stderr.strip()[:140], "one_line": one_line_error(first),
-               "integrity": integrity(db) if db.exists() else "no file",
-               "all_or_nothing": all_or_nothing(db, paths) if db.exists() else True,
-               "stored_at_fault": stored(db)}
+        row = {
+            "case": f"disk full: tmpfs {size_kb} kB",
+            "exit": first.returncode,
+            "message": first.stderr.strip()[:140],
+            "one_line": one_line_error(first),
+            "integrity": integrity(db) if db.exists() else "no file",
+            "all_or_nothing": all_or_nothing(db, paths) if db.exists() else True,
+            "stored_at_fault": stored(db),
+        }
         remount(mnt, "size=64m")
         again = hermes(["ingest", "--db", str(db)], home)
         inv = invariants(db)
         row["next_run"] = f"exit {again.returncode}, {inv['items']}/{distinct} items, {inv['unembedded']} unembedded"
-        row["ok"] = (row["one_line"] and row["integrity"] == "ok" and row["all_or_nothing"]
-                     and again.returncode == 0 and inv["items"] == distinct
-                     and inv["unembedded"] == 0 and inv["integrity"] == "ok" and inv["fts"] == "ok")
+        row["ok"] = (
+            row["one_line"]
+            and row["integrity"] == "ok"
+            and row["all_or_nothing"]
+            and again.returncode == 0
+            and inv["items"] == distinct
+            and inv["unembedded"] == 0
+            and inv["integrity"] == "ok"
+            and inv["fts"] == "ok"
+        )
         return row
     finally:
         subprocess.run(["umount", str(mnt)])
@@ -145,16 +155,28 @@ def zero_free(root: Path, home: Path, distinct: int) -> list[dict]:
         before = invariants(db)
         filler = fill(mnt)
         free = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
-        for what, args in [("feeds list", ["feeds", "list"]),
-                           ("persona create", ["persona", "create", "ann", "--interests", "x"]),
-                           ("ingest", ["ingest"])]:
+        for what, args in [
+            ("feeds list", ["feeds", "list"]),
+            ("persona create", ["persona", "create", "ann", "--interests", "x"]),
+            ("ingest", ["ingest"]),
+        ]:
             proc = hermes([*args, "--db", str(db)], home)
-            rows.append({"case": f"0 bytes free ({free} B): {what}", "exit": proc.returncode,
-                         "message": proc.stderr.strip()[:160], "one_line": one_line_error(proc),
-                         "says_full": "disk holding it is full" in proc.stderr})
+            rows.append(
+                {
+                    "case": f"0 bytes free ({free} B): {what}",
+                    "exit": proc.returncode,
+                    "message": proc.stderr.strip()[:160],
+                    "one_line": one_line_error(proc),
+                    "says_full": "disk holding it is full" in proc.stderr,
+                }
+            )
         port = free_port()
-        web = subprocess.Popen([*hermes_command(), "web", "--port", str(port), "--db", str(db)],
-                               env=child_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        web = subprocess.Popen(
+            [*hermes_command(), "web", "--port", str(port), "--db", str(db)],
+            env=child_env(home),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         try:
             wait_for_port(web, port)
             page = httpx.get(f"http://127.0.0.1:{port}/", trust_env=False)
@@ -162,18 +184,23 @@ def zero_free(root: Path, home: Path, distinct: int) -> list[dict]:
             web.terminate()
             web.wait(10)
         text = " ".join(page.text.split())
-        found = text[text.find("disk holding"):][:60] if "disk holding" in text else text[:120]
-        rows.append({"case": f"0 bytes free ({free} B): web GET /", "exit": f"HTTP {page.status_code}",
-                     "message": found, "one_line": True,
-                     "says_full": page.status_code == 500 and "disk holding it is full" in text})
+        found = text[text.find("disk holding") :][:60] if "disk holding" in text else text[:120]
+        rows.append(
+            {
+                "case": f"0 bytes free ({free} B): web GET /",
+                "exit": f"HTTP {page.status_code}",
+                "message": found,
+                "one_line": True,
+                "says_full": page.status_code == 500 and "disk holding it is full" in text,
+            }
+        )
         filler.unlink()
         again = hermes(["feeds", "list", "--db", str(db)], home)
         after = invariants(db)
         for r in rows:
             r["integrity"] = after["integrity"]
             r["next_run"] = f"space freed: exit {again.returncode}"
-            r["ok"] = (r["one_line"] and r["says_full"] and again.returncode == 0
-                       and after == before)
+            r["ok"] = r["one_line"] and r["says_full"] and again.returncode == 0 and after == before
     finally:
         subprocess.run(["umount", str(mnt)])
     return rows
@@ -189,12 +216,20 @@ def read_only(root: Path, home: Path, distinct: int) -> list[dict]:
         assert hermes(["ingest", "--db", str(db)], home).returncode == 0
         before = invariants(db)
         remount(mnt, "ro")
-        for what, args in [("ingest", ["ingest"]),
-                           ("persona create", ["persona", "create", "ann", "--interests", "x"]),
-                           ("feeds add", ["feeds", "add", str(root / "feed0.xml")])]:
+        for what, args in [
+            ("ingest", ["ingest"]),
+            ("persona create", ["persona", "create", "ann", "--interests", "x"]),
+            ("feeds add", ["feeds", "add", str(root / "feed0.xml")]),
+        ]:
             proc = hermes([*args, "--db", str(db)], home)
-            rows.append({"case": f"read-only filesystem: {what}", "exit": proc.returncode,
-                         "message": proc.stderr.strip()[:140], "one_line": one_line_error(proc)})
+            rows.append(
+                {
+                    "case": f"read-only filesystem: {what}",
+                    "exit": proc.returncode,
+                    "message": proc.stderr.strip()[:140],
+                    "one_line": one_line_error(proc),
+                }
+            )
         remount(mnt, "rw")
         after = invariants(db)
         for r in rows:
@@ -221,20 +256,25 @@ def locked(root: Path, home: Path, distinct: int) -> list[dict]:
     assert hermes(["ingest", "--db", str(db)], home).returncode == 0
     before = invariants(db)
     rows = []
-    for what, args in [("persona create", ["persona", "create", "ann", "--interests", "x"]),
-                       ("ingest", ["ingest"])]:
-        holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(db), "35"],
-                                  stdout=subprocess.PIPE, text=True)
+    for what, args in [("persona create", ["persona", "create", "ann", "--interests", "x"]), ("ingest", ["ingest"])]:
+        holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(db), "35"], stdout=subprocess.PIPE, text=True)
         assert holder.stdout.readline().strip() == "locked"
         start = time.perf_counter()
         proc = hermes([*args, "--db", str(db)], home)
         waited = time.perf_counter() - start
         holder.wait()
         after = invariants(db)
-        rows.append({"case": f"lock held 35 s: {what}", "exit": proc.returncode,
-                     "message": proc.stderr.strip()[:140], "one_line": one_line_error(proc),
-                     "integrity": after["integrity"], "next_run": f"waited {waited:.1f} s",
-                     "ok": one_line_error(proc) and after == before and waited >= 29})
+        rows.append(
+            {
+                "case": f"lock held 35 s: {what}",
+                "exit": proc.returncode,
+                "message": proc.stderr.strip()[:140],
+                "one_line": one_line_error(proc),
+                "integrity": after["integrity"],
+                "next_run": f"waited {waited:.1f} s",
+                "ok": one_line_error(proc) and after == before and waited >= 29,
+            }
+        )
     return rows
 
 
@@ -255,9 +295,12 @@ def main(argv=None) -> int:
             print("not root: the tmpfs cases (disk full, read-only filesystem) are skipped\n")
         if not args.skip_lock:
             rows.extend(locked(root, home, distinct))
-    print(table(rows, ["case", "exit", "one_line", "integrity", "all_or_nothing", "stored_at_fault",
-                       "next_run", "ok",
-                       "message"]))
+    print(
+        table(
+            rows,
+            ["case", "exit", "one_line", "integrity", "all_or_nothing", "stored_at_fault", "next_run", "ok", "message"],
+        )
+    )
     bad = [r for r in rows if not r["ok"]]
     print(f"\n{len(rows) - len(bad)}/{len(rows)} fault cases handled cleanly")
     return 1 if bad else 0

@@ -37,8 +37,9 @@ def write_world(root: Path, server: FeedServer, n_feeds: int, items: int) -> tup
     lines = []
     for n, body in enumerate(bodies):
         if n % 2:
-            url = server.add(f"/feed{n}.xml", Route(body=body, etag=f'"v{n}"',
-                                                    headers={"Content-Type": "application/rss+xml"}))
+            url = server.add(
+                f"/feed{n}.xml", Route(body=body, etag=f'"v{n}"', headers={"Content-Type": "application/rss+xml"})
+            )
         else:
             path = root / "feeds" / f"feed{n}.xml"
             path.write_bytes(body)
@@ -49,9 +50,12 @@ def write_world(root: Path, server: FeedServer, n_feeds: int, items: int) -> tup
 
 
 def spawn(db: Path, home: Path) -> subprocess.Popen:
-    return subprocess.Popen([*hermes_command(), "ingest", "--db", str(db), "--json"],
-                            env=child_env(home), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [*hermes_command(), "ingest", "--db", str(db), "--json"],
+        env=child_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def kill_after(db: Path, home: Path, delay: float) -> dict:
@@ -73,8 +77,7 @@ def kill_after(db: Path, home: Path, delay: float) -> dict:
             has_items = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'items'").fetchone()
             if has_items:
                 state["stored"] = conn.execute("SELECT count(*) FROM items").fetchone()[0]
-                state["embedded"] = conn.execute(
-                    "SELECT count(*) FROM items WHERE embedding IS NOT NULL").fetchone()[0]
+                state["embedded"] = conn.execute("SELECT count(*) FROM items WHERE embedding IS NOT NULL").fetchone()[0]
         finally:
             conn.close()
     return state
@@ -102,8 +105,13 @@ def trial(k: int, root: Path, home: Path, distinct: int, full: float, rng: rando
         if not first["finished"]:
             break
         remove(db)
-    row = {"trial": k, "kill_at_s": f"{delay:.2f}", "stage": stage(first, distinct),
-           "stored_at_kill": first.get("stored", "-"), "embedded_at_kill": first.get("embedded", "-")}
+    row = {
+        "trial": k,
+        "kill_at_s": f"{delay:.2f}",
+        "stage": stage(first, distinct),
+        "stored_at_kill": first.get("stored", "-"),
+        "embedded_at_kill": first.get("embedded", "-"),
+    }
     row["integrity_after_kill"] = integrity(db) if db.exists() else "no file"
     if rng.random() < 1 / 3:
         second = kill_after(db, home, rng.uniform(0.05, full))
@@ -113,11 +121,25 @@ def trial(k: int, root: Path, home: Path, distinct: int, full: float, rng: rando
         row["second_kill"] = "-"
     done = hermes(["ingest", "--db", str(db), "--json"], home)
     inv = invariants(db)
-    row.update(next_run_rc=done.returncode, items=inv["items"], dup=inv["dup_guid"] + inv["dup_arxiv"],
-               unembedded=inv["unembedded"], fts=inv["fts"], failing=inv["feeds_failing"])
+    row.update(
+        next_run_rc=done.returncode,
+        items=inv["items"],
+        dup=inv["dup_guid"] + inv["dup_arxiv"],
+        unembedded=inv["unembedded"],
+        fts=inv["fts"],
+        failing=inv["feeds_failing"],
+    )
     after_kill_ok = all(part in ("ok", "no file") for part in row["integrity_after_kill"].split("/"))
-    row["ok"] = (done.returncode == 0 and after_kill_ok and inv["integrity"] == "ok" and inv["items"] == distinct and row["dup"] == 0
-                 and inv["unembedded"] == 0 and inv["fts"] == "ok" and inv["feeds_failing"] == 0)
+    row["ok"] = (
+        done.returncode == 0
+        and after_kill_ok
+        and inv["integrity"] == "ok"
+        and inv["items"] == distinct
+        and row["dup"] == 0
+        and inv["unembedded"] == 0
+        and inv["fts"] == "ok"
+        and inv["feeds_failing"] == 0
+    )
     if not row["ok"]:
         row["stderr"] = (done.stderr or "")[-300:]
     remove(db)
@@ -139,8 +161,7 @@ def run(trials: int, n_feeds: int, items: int, seed: int = 1, out=print) -> list
         full = time.perf_counter() - start
         if base.returncode != 0:
             raise SystemExit(f"baseline run failed: {base.stderr[-500:]}")
-        out(f"baseline: {distinct} distinct items from {n_feeds} feeds in {full:.2f} s "
-            f"(process start to exit)\n")
+        out(f"baseline: {distinct} distinct items from {n_feeds} feeds in {full:.2f} s (process start to exit)\n")
         rows = [trial(k, root, home, distinct, full, rng) for k in range(1, trials + 1)]
     return rows
 
@@ -153,15 +174,30 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     rows = run(args.trials, args.feeds, args.items, args.seed)
-    cols = ["trial", "kill_at_s", "stage", "stored_at_kill", "embedded_at_kill", "second_kill",
-            "integrity_after_kill", "next_run_rc", "items", "dup", "unembedded", "fts", "ok"]
+    cols = [
+        "trial",
+        "kill_at_s",
+        "stage",
+        "stored_at_kill",
+        "embedded_at_kill",
+        "second_kill",
+        "integrity_after_kill",
+        "next_run_rc",
+        "items",
+        "dup",
+        "unembedded",
+        "fts",
+        "ok",
+    ]
     print(table(rows, cols))
     bad = [r for r in rows if not r["ok"]]
     stages = {}
     for r in rows:
         stages[r["stage"]] = stages.get(r["stage"], 0) + 1
-    print(f"\n{len(rows) - len(bad)}/{len(rows)} trials kept every invariant; kills landed in: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(stages.items())))
+    print(
+        f"\n{len(rows) - len(bad)}/{len(rows)} trials kept every invariant; kills landed in: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(stages.items()))
+    )
     for r in bad:
         print("FAILED:", r)
     return 1 if bad else 0

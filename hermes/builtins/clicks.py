@@ -21,8 +21,9 @@ from ..storage.clicks import click_count, record_click, remove_click
 from ..storage.transactions import write_transaction
 from ..tools import ItemId, ItemIds, User, caller
 
-NEXT_RANKING = Say(mcp="the next list_feed uses it", cli="the next `hermes feed` uses it",
-                   web="the feed is ranked with it from now on")
+NEXT_RANKING = Say(
+    mcp="the next list_feed uses it", cli="the next `hermes feed` uses it", web="the feed is ranked with it from now on"
+)
 
 
 Label = Literal["like", "dislike"]
@@ -67,12 +68,10 @@ def record_feedback(
     total = f"({plural(n, 'click')} in total)"
     what, before = click["label"], click["previous"]
     if before == what:  # the click is replaced by the same answer: nothing is added
-        message = (f"Item {item['id']} was already {what}d by {persona['name']}; the {what} "
-                   f"stands unchanged {total}.")
+        message = f"Item {item['id']} was already {what}d by {persona['name']}; the {what} stands unchanged {total}."
     else:
         replacing = f", replacing its {before}" if before else ""
-        message = (f"Recorded a {what} of item {item['id']} for {persona['name']}{replacing} "
-                   f"{total}; {NEXT_RANKING}.")
+        message = f"Recorded a {what} of item {item['id']} for {persona['name']}{replacing} {total}; {NEXT_RANKING}."
     return ok(message, click=click, n_clicks=n)
 
 
@@ -81,8 +80,7 @@ def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
     unknown (the refusal names every such id)."""
     missing = unknown_items(db, item_ids)
     if missing:
-        raise NotFound(f"no item with id {', '.join(map(str, missing))}; nothing was recorded. "
-                       f"{FIND_ITEMS.sentence()}")
+        raise NotFound(f"no item with id {', '.join(map(str, missing))}; nothing was recorded. {FIND_ITEMS.sentence()}")
     with write_transaction(db):
         clicks = [record_click(db, persona["id"], i, liked, source=caller()) for i in item_ids]
     n = click_count(db, persona["id"])
@@ -90,10 +88,12 @@ def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
     new = [c for c in clicks if c["previous"] != what]
     flipped = sum(1 for c in new if c["previous"])
     same = len(clicks) - len(new)
-    message = (f"Recorded {plural(len(new), what)} for {persona['name']}"
-               + (f", {flipped} replacing the opposite answer" if flipped else "")
-               + (f"; {plural(same, 'item')} already had it" if same else "")
-               + f" ({plural(n, 'click')} in total); {NEXT_RANKING}.")
+    message = (
+        f"Recorded {plural(len(new), what)} for {persona['name']}"
+        + (f", {flipped} replacing the opposite answer" if flipped else "")
+        + (f"; {plural(same, 'item')} already had it" if same else "")
+        + f" ({plural(n, 'click')} in total); {NEXT_RANKING}."
+    )
     return ok(message, clicks=clicks, n_clicks=n)
 
 
@@ -111,11 +111,11 @@ def remove_feedback(db, user: User, item_id: ItemId) -> dict:
     removed = remove_click(db, persona["id"], item["id"], source=caller())
     n = click_count(db, persona["id"])
     if removed:
-        message = (f"Took back {persona['name']}'s {removed} of item {item['id']} "
-                   f"({plural(n, 'click')} left); {NEXT_RANKING}.")
+        message = (
+            f"Took back {persona['name']}'s {removed} of item {item['id']} ({plural(n, 'click')} left); {NEXT_RANKING}."
+        )
     else:
-        message = (f"Item {item['id']} had no like or dislike from {persona['name']}; "
-                   "nothing changed.")
+        message = f"Item {item['id']} had no like or dislike from {persona['name']}; nothing changed."
     return ok(message, item_id=item["id"], removed=removed, n_clicks=n)
 
 

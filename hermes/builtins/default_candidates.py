@@ -74,8 +74,7 @@ def hermes_candidates(db, user, query, matrix):
 
 def removed_feed_rows(db, matrix) -> np.ndarray:
     """Mask of the matrix rows whose feed was removed (and not subscribed again)."""
-    gone = [source_key(r[0]) for r in db.execute(
-        "SELECT id FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds)")]
+    gone = [source_key(r[0]) for r in db.execute("SELECT id FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds)")]
     return matrix.has_any_key(gone) if gone else np.zeros(len(matrix), dtype=bool)
 
 
@@ -103,4 +102,3 @@ def _matches(db, indexed: list[str], literal: list[str]) -> list[int]:
         where.append("(title LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\')")
         params += [like_pattern(word)] * 2
     return [r[0] for r in db.execute(f"SELECT id FROM items WHERE {' AND '.join(where)}", params)]
-

@@ -17,6 +17,7 @@ from ..onnx_embed.cli import register
 #: help, read from this file by ``hermes --help`` (:func:`hermes.plugins.declared_commands`).
 COMMAND_GROUPS = {"model": "The embedding model: prepare its ONNX copy, show which path runs."}
 
+
 @hookimpl(trylast=True)
 def hermes_embedder():
     if os.environ.get("HERMES_EMBEDDER", "").lower() == "hash":

@@ -63,7 +63,8 @@ MAX_WORDS = 3
 
 # Words an abstract uses for its own scaffolding (verbs, adverbs, filler): like stop words
 # they end a candidate phrase.
-_SCAFFOLD = set("""
+_SCAFFOLD = set(
+    """
     show shows shown showing present presents presented propose proposes proposed using used
     observe observes observed observing use uses based obtain obtained obtains find finds
     found discuss discussed describe described consider considered investigate investigated
@@ -96,21 +97,34 @@ _SCAFFOLD = set("""
     evaluated evaluating requiring arise arises arising arose achievable applicability
     useful interesting plus minus deduce deduces deduced giving exploit exploits exploiting
     exploited act acts satisfy satisfies satisfied satisfying
-""".split()) | {
+""".split()
+) | {
     # the second word of a Latin phrase the first of which is a stop word ("in vivo", "de
     # novo", "a priori"): alone it named a topic ("deep learning · vivo")
-    "vivo", "vitro", "silico", "situ", "novo", "initio", "priori", "posteriori", "hoc",
+    "vivo",
+    "vitro",
+    "silico",
+    "situ",
+    "novo",
+    "initio",
+    "priori",
+    "posteriori",
+    "hoc",
 }
 # What feeds wrap around a text ("Published: … Comments: … PDF", "arXiv:2401.12345
 # Abstract:"): if any reaches the text (a bridge shape hermes.ingest.arxiv_text does not
 # know), it is never a topic nor part of one.
-_BOILERPLATE = set("""
+_BOILERPLATE = set(
+    """
     published updated submitted comment comments pdf abstract abstracts arxiv preprint
     preprints announce url urls permalink
-""".split())
+""".split()
+)
 # Generic nouns: fine inside a phrase ("ising model", "solar system", "hall effect"), never a
 # keyphrase alone.
-_NOT_ALONE = set("""
+_NOT_ALONE = (
+    set(
+        """
     model models system systems data analysis method methods effect effects problem problems
     case cases number order terms type types form value values set sets role aspect aspects
     theory process structure function field state rate time scale level range property
@@ -119,12 +133,17 @@ _NOT_ALONE = set("""
     feature features performance quality information application applications way ways
     implication implications approximation approximations quantity quantities learning
     point points dataset datasets detection detections
-""".split()) | FILLER_NOUNS | FILLER_ADJECTIVES
+""".split()
+    )
+    | FILLER_NOUNS
+    | FILLER_ADJECTIVES
+)
 # Words of idioms and argument ("hand", "respect", "similar"): not even together a topic.
 _HOLLOW = FILLER_NOUNS | FILLER_ADJECTIVES
 # Modifiers that start a topical phrase ("high redshift", "strong lensing", "low mass") but
 # are no topic alone nor at a phrase's end.
-_MODIFIERS = set("""
+_MODIFIERS = set(
+    """
     high low large small strong weak higher lower highest lowest long short fast slow early
     late deep wide narrow hot cold dense young old massive single multiple double efficient
     total overall direct indirect significant observational theoretical numerical
@@ -135,7 +154,8 @@ _MODIFIERS = set("""
     planetary orbital radial angular central internal external initial final typical
     critical effective relative mean average respective standard available current near
     finite infinite algebraic asymptotic constant
-""".split())
+""".split()
+)
 # Abbreviations that are topics although short.
 # Stretches of text between punctuation, numbers and free-standing dashes: no candidate
 # phrase crosses their ends.
@@ -147,14 +167,18 @@ _MATH = re.compile(r"\$[^$]{0,200}\$|\\[a-zA-Z]+")
 # link boilerplate names the site, not a subject, so they are blanked like math.
 _ADDRESS = re.compile(
     r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|co|uk|edu|gov|"
-    r"de|fr|tv|fm|me|ai|dev|app|info|blog)\b\S*", re.IGNORECASE)
-_EXCEPTIONS = set("""
+    r"de|fr|tv|fm|me|ai|dev|app|info|blog)\b\S*",
+    re.IGNORECASE,
+)
+_EXCEPTIONS = set(
+    """
     gas physics dynamics mathematics statistics economics optics electronics mechanics
     kinetics genetics genomics news series species lens mass class process analysis basis
     axis thesis hypothesis synthesis radius virus status bus plus chaos cosmos apparatus
     corpus focus nucleus stimulus consensus census bias alias atlas always perhaps its this
     his has was is as us gps dos los las thus cross less loss boss moss higgs
-""".split())
+""".split()
+)
 
 
 def _stop_words() -> frozenset[str]:
@@ -205,12 +229,26 @@ def _word(surface: str) -> tuple[bool, str, bool, str, bool, bool, bool]:
     stop = _stops()
     word = surface.lower()
     single = singular(word)
-    breaks = (word in stop or single in stop or len(word) < 2 or "'" in word or "_" in word
-              or word[-1] == "-" or (len(word) > 4 and word.endswith("ly"))
-              or any(c.isdigit() for c in word) or word in _CATALOGUES)
-    return (breaks, word, len(word) >= 4 or surface.isupper(), single, single in _MODIFIERS,
-            single in _NOT_ALONE or word in _NOT_ALONE,
-            single in _HOLLOW or word in _HOLLOW)
+    breaks = (
+        word in stop
+        or single in stop
+        or len(word) < 2
+        or "'" in word
+        or "_" in word
+        or word[-1] == "-"
+        or (len(word) > 4 and word.endswith("ly"))
+        or any(c.isdigit() for c in word)
+        or word in _CATALOGUES
+    )
+    return (
+        breaks,
+        word,
+        len(word) >= 4 or surface.isupper(),
+        single,
+        single in _MODIFIERS,
+        single in _NOT_ALONE or word in _NOT_ALONE,
+        single in _HOLLOW or word in _HOLLOW,
+    )
 
 
 def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
@@ -268,8 +306,9 @@ def _phrase_vectors(text, phrases, spans, tokens) -> tuple[list[str], np.ndarray
     over occurrences, and prefix sums over all tokens, cost twice as much.)"""
     token_spans = tokens.spans
     size = len(text)
-    wordlike = np.fromiter((a < size and text[a].isalnum() for a in token_spans[:, 0].tolist()),
-                           dtype=bool, count=len(token_spans))
+    wordlike = np.fromiter(
+        (a < size and text[a].isalnum() for a in token_spans[:, 0].tolist()), dtype=bool, count=len(token_spans)
+    )
     per_phrase = np.fromiter((len(spans[p]) for p in phrases), dtype=np.int64, count=len(phrases))
     bounds = np.array([ab for p in phrases for ab in spans[p]], dtype=np.int64).reshape(-1, 2)
     # tokens i with token_start < b and token_end > a: a contiguous range (spans are sorted)

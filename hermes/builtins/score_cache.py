@@ -168,17 +168,18 @@ class Scope:
                 hit = self._stored_or_computed(what, compute, compute_all)
                 _put(_SCORES, key, hit, MAX_SCORES, MAX_SCORE_BYTES)
                 if since is not None:
-                    _put(_BASES, (*matrix_key(self.matrix), self.persona, since[0]),
-                         (tuple(since[1]), hit), MAX_TOPS)
+                    _put(_BASES, (*matrix_key(self.matrix), self.persona, since[0]), (tuple(since[1]), hit), MAX_TOPS)
             # a copy (the cached scores stay as they are); ``take`` copies a (rows, k) block
             # several times faster than fancy indexing, and when every row is a candidate
             # (rows are in matrix order) a plain copy is twice as fast again
-            out = (hit.copy() if len(self.rows) == len(hit)
-                   else np.take(hit, self.rows, axis=0))
+            out = hit.copy() if len(self.rows) == len(hit) else np.take(hit, self.rows, axis=0)
         if self.exact is None:
             self.scratch[("per_row", what)] = out
-        if self.exact is not None and uses_vectors and (
-                self.matrix.storage == "int8" or self.scratch.get(("stale", what))):
+        if (
+            self.exact is not None
+            and uses_vectors
+            and (self.matrix.storage == "int8" or self.scratch.get(("stale", what)))
+        ):
             at, vectors = self.exact
             out[at] = compute(vectors, self.rows[at])
         return out
@@ -213,11 +214,9 @@ class Scope:
         hit = column_store.load(self.matrix, what[0], key)
         if hit is None:
             everything = np.arange(len(self.matrix))
-            hit = (compute_all() if compute_all is not None
-                   else compute(self.matrix.select(everything), everything))
+            hit = compute_all() if compute_all is not None else compute(self.matrix.select(everything), everything)
             # one slot per persona and kind: a newer column replaces one not yet written
-            column_store.save_later(self.matrix, what[0], key, hit,
-                                    slot=(self.persona[0], what[0]))
+            column_store.save_later(self.matrix, what[0], key, hit, slot=(self.persona[0], what[0]))
         return hit
 
 
@@ -246,7 +245,7 @@ def _from_base(scope: Scope, what, since, compute_all):
     if base is None:
         return None
     then, scores = base
-    if not (len(then) < len(clicks) <= len(then) + MAX_STALE and clicks[:len(then)] == then):
+    if not (len(then) < len(clicks) <= len(then) + MAX_STALE and clicks[: len(then)] == then):
         return None
     _put(_STALE, (bkey, clicks), scores, MAX_TOPS)
     matrix, persona = scope.matrix, scope.persona
@@ -259,9 +258,7 @@ def _from_base(scope: Scope, what, since, compute_all):
         _put(_BASES, bkey, (clicks, value), MAX_TOPS)
         if matrix_key(matrix) != bkey[:3]:  # the matrix took in new items meanwhile
             return
-        column_store.save_later(matrix, family[0],
-                                (__version__, persona, what),
-                                value, slot=(persona[0], family[0]))
+        column_store.save_later(matrix, family[0], (__version__, persona, what), value, slot=(persona[0], family[0]))
 
     worker = threading.Thread(target=exact, name="hermes-exact-scores", daemon=True)
     with _LOCK:
@@ -293,7 +290,7 @@ def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
     mkey = matrix_key(matrix)
     columns = {i: _get(_COLUMNS, (mkey, i)) for i in liked}
     missing = [i for i in liked if columns[i] is None]
-    weights = ([extra] if extra is not None else [])
+    weights = [extra] if extra is not None else []
     if missing:
         mean = matrix.mean_vector()
         weights += [matrix.vector(i) - mean for i in missing]
@@ -325,8 +322,7 @@ def stats(db, matrix, persona, clicks) -> dict:
         missing = {item_id for item_id, _ in clicks} - known.keys()
         if missing:
             # a copy: another thread may be reading the kept dict
-            known = {**known, **dict.fromkeys(missing, ()),
-                     **preferences.keys_of_items(db, missing)}
+            known = {**known, **dict.fromkeys(missing, ()), **preferences.keys_of_items(db, missing)}
             _put(_ITEM_KEYS, mkey, known, MAX_TOPS)
         hit = preferences.stats_of(clicks, known)
         _put(_STATS, key, hit, MAX_SCORES)
@@ -389,8 +385,7 @@ def _mean(tops: np.ndarray) -> np.ndarray:
 def _update(mkey, wanted: frozenset, liked, columns, k):
     """The top-k state for ``wanted`` from a cached state of a near set, or ``None``."""
     with _LOCK:
-        near = [(len(s - wanted) + len(wanted - s), s, t) for (m, s), t in _TOPS.items()
-                if m == mkey and len(t) == k]
+        near = [(len(s - wanted) + len(wanted - s), s, t) for (m, s), t in _TOPS.items() if m == mkey and len(t) == k]
     if not near:
         return None
     steps, have, base = min(near, key=lambda c: c[0])

@@ -83,29 +83,41 @@ def hermes_score(db, user, item_ids, vectors, context):
     if fitted["detail"]["active"] or liked:
         # after a click: the previous ranking's exact columns, the short list re-scored
         # (score_cache.Scope.per_row's ``since``)
-        behaviour = scope.per_row(("behaviour", tuple(clicks), behaviour_settings()),
-                                  lambda vecs, where: _behaviour(vecs, where, matrix, fitted,
-                                                                 liked, disliked),
-                                  lambda: _behaviour_all(matrix, fitted, liked, disliked),
-                                  # a column that was constant (no classifier, no
-                                  # dislike yet) is not served for one that is not
-                                  since=(("behaviour", behaviour_settings(),
-                                          fitted["detail"]["active"], bool(liked),
-                                          bool(disliked)), tuple(clicks)))
+        behaviour = scope.per_row(
+            ("behaviour", tuple(clicks), behaviour_settings()),
+            lambda vecs, where: _behaviour(vecs, where, matrix, fitted, liked, disliked),
+            lambda: _behaviour_all(matrix, fitted, liked, disliked),
+            # a column that was constant (no classifier, no
+            # dislike yet) is not served for one that is not
+            since=(
+                ("behaviour", behaviour_settings(), fitted["detail"]["active"], bool(liked), bool(disliked)),
+                tuple(clicks),
+            ),
+        )
         if scope.scratch.get(("stale", ("behaviour", tuple(clicks), behaviour_settings()))):
             scope.scratch.setdefault("stale_names", set()).update(("classifier", "affinity"))
     if fitted["detail"]["active"]:
-        probability = scope.changed("probability", lambda at: 1.0 / (
-            1.0 + np.exp(-behaviour[at, 0].astype(np.float64))))
-        typical = scope.kept("typical classifier", lambda: 1.0 / (
-            1.0 + np.exp(-(ground @ fitted["coef"] + fitted["intercept"]))))
-        comps.append(Component("classifier", "behaviour", behaviour[:, 0],
-                               weight=fitted["weight"], detail=fitted["detail"],
-                               evidence={"classifier": probability},
-                               reference={"classifier": typical}))
+        probability = scope.changed(
+            "probability", lambda at: 1.0 / (1.0 + np.exp(-behaviour[at, 0].astype(np.float64)))
+        )
+        typical = scope.kept(
+            "typical classifier", lambda: 1.0 / (1.0 + np.exp(-(ground @ fitted["coef"] + fitted["intercept"])))
+        )
+        comps.append(
+            Component(
+                "classifier",
+                "behaviour",
+                behaviour[:, 0],
+                weight=fitted["weight"],
+                detail=fitted["detail"],
+                evidence={"classifier": probability},
+                reference={"classifier": typical},
+            )
+        )
     else:
-        comps.append(Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False,
-                               detail=fitted["detail"]))
+        comps.append(
+            Component("classifier", "behaviour", np.zeros(len(item_ids)), active=False, detail=fitted["detail"])
+        )
     if clicks:
         comps.append(preference(db, user, scope, clicks))
         if liked:
@@ -115,24 +127,44 @@ def hermes_score(db, user, item_ids, vectors, context):
             typical = {"liked": scope.kept("nearest liked", lambda: nearest(matrix, ground, liked))}
             if disliked:
                 evidence["disliked"] = behaviour[:, 3]
-                typical["disliked"] = scope.kept("nearest disliked",
-                                                 lambda: nearest(matrix, ground, disliked))
-            comps.append(Component("affinity", "behaviour", behaviour[:, 1],
-                                   weight=1.0 - fitted["weight"],
-                                   detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked)),
-                                           "disliked_items": disliked},
-                                   evidence=evidence, reference=typical))
+                typical["disliked"] = scope.kept("nearest disliked", lambda: nearest(matrix, ground, disliked))
+            comps.append(
+                Component(
+                    "affinity",
+                    "behaviour",
+                    behaviour[:, 1],
+                    weight=1.0 - fitted["weight"],
+                    detail={"liked_items": liked, "k": min(AFFINITY_K, len(liked)), "disliked_items": disliked},
+                    evidence=evidence,
+                    reference=typical,
+                )
+            )
         else:
-            comps.append(Component("affinity", "behaviour", np.zeros(len(item_ids)),
-                                   active=False, detail={"reason": "no liked items yet"}))
+            comps.append(
+                Component(
+                    "affinity",
+                    "behaviour",
+                    np.zeros(len(item_ids)),
+                    active=False,
+                    detail={"reason": "no liked items yet"},
+                )
+            )
     return comps
 
 
 def behaviour_settings() -> tuple:
     """The constants the behaviour columns are computed with (read when called: the quality
     benchmark varies them): a column stored on disk is filed under them."""
-    return (AFFINITY_LIKES, AFFINITY_K, CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT,
-            CLASSIFIER_SHRINK, BEHAVIOUR_COLUMNS, RECENT_DISLIKES)
+    return (
+        AFFINITY_LIKES,
+        AFFINITY_K,
+        CLASSIFIER_C,
+        SOFT_NEGATIVES,
+        SOFT_WEIGHT,
+        CLASSIFIER_SHRINK,
+        BEHAVIOUR_COLUMNS,
+        RECENT_DISLIKES,
+    )
 
 
 #: the columns :func:`_behaviour` computes (a stored column of another shape is not reused)
@@ -163,7 +195,7 @@ def _behaviour(vectors, rows, matrix, fitted, liked, disliked) -> np.ndarray:
     if fitted["detail"]["active"]:
         out[:, 0] = sims[0] + fitted["intercept"]
         sims = sims[1:]
-    common, likes, dislikes = sims[0], sims[1:1 + len(liked)], sims[1 + len(liked):]
+    common, likes, dislikes = sims[0], sims[1 : 1 + len(liked)], sims[1 + len(liked) :]
     if liked:
         out[:, 1] = score_cache.mean_of_top_k(list(likes), min(AFFINITY_K, len(liked)))
         out[:, 2] = likes.max(axis=0) + common
@@ -178,8 +210,7 @@ def _behaviour_all(matrix, fitted, liked, disliked) -> np.ndarray:
     nearest like's cosine is the largest of the k largest ``affinity`` keeps, plus the
     cached v·mean column."""
     active = fitted["detail"]["active"]
-    columns, decision = score_cache.like_columns(matrix, liked + disliked,
-                                                 fitted["coef"] if active else None)
+    columns, decision = score_cache.like_columns(matrix, liked + disliked, fitted["coef"] if active else None)
     out = np.full((len(matrix), BEHAVIOUR_COLUMNS), np.nan, dtype=np.float32)
     out[:, :2] = 0.0
     if active:
@@ -216,12 +247,10 @@ def _held(matrix, clicks) -> np.ndarray:
     return matrix.lookup(np.array([int(i) for i, _ in clicks], dtype=np.int64)) >= 0
 
 
-def profile(db, user, text: str, context: ScoringContext, scope: Scope,
-            ground: np.ndarray) -> Component:
+def profile(db, user, text: str, context: ScoringContext, scope: Scope, ground: np.ndarray) -> Component:
     """The ``profile`` component (:func:`_profile`); on a second pass that re-scores only
     the behaviour columns (float32 storage, after a click) the first pass's, unchanged."""
-    return _once(scope, "profile", lambda: _profile(db, user, text, context, scope, ground),
-                 vectors=True)
+    return _once(scope, "profile", lambda: _profile(db, user, text, context, scope, ground), vectors=True)
 
 
 def _once(scope: Scope, name: str, compute, *, vectors: bool):
@@ -238,17 +267,25 @@ def _once(scope: Scope, name: str, compute, *, vectors: bool):
     return value
 
 
-def _profile(db, user, text: str, context: ScoringContext, scope: Scope,
-             ground: np.ndarray) -> Component:
+def _profile(db, user, text: str, context: ScoringContext, scope: Scope, ground: np.ndarray) -> Component:
     matrix, rows = scope.matrix, scope.rows
     if not text:
-        return Component("profile", "profile", np.zeros(len(rows)), active=False,
-                         detail={"reason": "the persona has no interests text"})
+        return Component(
+            "profile",
+            "profile",
+            np.zeros(len(rows)),
+            active=False,
+            detail={"reason": "the persona has no interests text"},
+        )
     wanted = wanted_text(text)  # what the text asks for, not what it asks not to see
     if not wanted:
-        return Component("profile", "profile", np.zeros(len(rows)), active=False,
-                         detail={"reason": "the interests text only says what not to show; "
-                                           "it names no interest to rank by"})
+        return Component(
+            "profile",
+            "profile",
+            np.zeros(len(rows)),
+            active=False,
+            detail={"reason": "the interests text only says what not to show; it names no interest to rank by"},
+        )
     embedded = interests_vectors(db, user, context.embedder)
     targets = np.vstack([embedded[:1], interest_groups(embedded[1:])])
     clauses = embedded[1:] if len(embedded) > 1 else embedded
@@ -259,7 +296,8 @@ def _profile(db, user, text: str, context: ScoringContext, scope: Scope,
         ("profile", WHOLE_SHARE, interests.SAME_INTEREST),
         lambda vecs, where: _profile_columns(vecs @ weights.T, len(targets)),
         # every row: one blocked pass (measured 1.6x faster than BLAS's at a million rows)
-        lambda: _profile_columns(matrix.product(weights).T, len(targets)))
+        lambda: _profile_columns(matrix.product(weights).T, len(targets)),
+    )
     semantic = columns[:, 0]
     # "clause": an index into interest_clauses(text), or 0 for the whole text when it has
     # a single clause
@@ -268,15 +306,13 @@ def _profile(db, user, text: str, context: ScoringContext, scope: Scope,
     typical = {"interest": (ground @ clauses.T).max(axis=1) if len(ground) else ground[:, 0]}
     bm25 = lexical_scores(db, wanted, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
-        return Component("profile", "profile", semantic, detail=detail, evidence=evidence,
-                         reference=typical)
+        return Component("profile", "profile", semantic, detail=detail, evidence=evidence, reference=typical)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
     # everything else once the scores are standardised.
     words, lexical = scope.kept("lexical", lambda: (bm25[rows], calibrate(np.log1p(bm25[rows]))))
     detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
     mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * lexical
-    return Component("profile", "profile", mixed, detail=detail, evidence=evidence,
-                     reference=typical)
+    return Component("profile", "profile", mixed, detail=detail, evidence=evidence, reference=typical)
 
 
 def _profile_columns(cosines: np.ndarray, n_targets: int) -> np.ndarray:
@@ -284,8 +320,9 @@ def _profile_columns(cosines: np.ndarray, n_targets: int) -> np.ndarray:
     the others (one per clause) and its index."""
     clauses = cosines[:, n_targets:]
     best = clauses.argmax(axis=1)
-    return np.stack([semantic_match(cosines[:, :n_targets]),
-                     clauses[np.arange(len(clauses)), best], best], axis=1).astype(np.float32)
+    return np.stack(
+        [semantic_match(cosines[:, :n_targets]), clauses[np.arange(len(clauses)), best], best], axis=1
+    ).astype(np.float32)
 
 
 def semantic_match(cosines: np.ndarray) -> np.ndarray:
@@ -317,18 +354,19 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
         index = matrix.key_index.get(key)
         if index is not None and not key.startswith("topic:"):
             column[index] = s["score"]
+
     def with_inferred(sums):
         # an item without categories counts the one it is closest to (hermes.ranking.categories)
         extra = categories.sums(matrix, column)
         return sums if extra is None else sums + extra
 
-    scores = scope.per_row(("preference", tuple(clicks), preferences.PRIOR, categories.WEIGHT),
-                           lambda vecs, where: with_inferred(
-                               matrix.key_sums(column, matrix.entry_share()))[where],
-                           lambda: with_inferred(score_cache.key_sums(matrix, user["id"], column)),
-                           uses_vectors=False)
-    return Component("preference", "behaviour", scores, active=bool(stats),
-                     detail={"stats": stats})
+    scores = scope.per_row(
+        ("preference", tuple(clicks), preferences.PRIOR, categories.WEIGHT),
+        lambda vecs, where: with_inferred(matrix.key_sums(column, matrix.entry_share()))[where],
+        lambda: with_inferred(score_cache.key_sums(matrix, user["id"], column)),
+        uses_vectors=False,
+    )
+    return Component("preference", "behaviour", scores, active=bool(stats), detail={"stats": stats})
 
 
 _FITS: OrderedDict = OrderedDict()
@@ -338,8 +376,16 @@ def classifier_model(context: ScoringContext, user: dict) -> dict:
     """The click classifier's ``coef``, ``intercept``, ``weight`` and ``detail`` (``active``
     and the ``reason``); cached until the persona's clicks or the matrix change."""
     matrix, clicks = context.matrix, context.clicks
-    key = (matrix.token, len(matrix), user["id"], tuple(clicks),
-           CLASSIFIER_C, SOFT_NEGATIVES, SOFT_WEIGHT, CLASSIFIER_SHRINK)
+    key = (
+        matrix.token,
+        len(matrix),
+        user["id"],
+        tuple(clicks),
+        CLASSIFIER_C,
+        SOFT_NEGATIVES,
+        SOFT_WEIGHT,
+        CLASSIFIER_SHRINK,
+    )
     return score_cache.kept(_FITS, key, lambda: _fit_classifier(matrix, clicks, user), 64)
 
 
@@ -369,9 +415,13 @@ def _fit_classifier(matrix, clicks, user) -> dict:
         "coef": coef.astype(np.float32),
         "intercept": intercept,
         "weight": n / (n + CLASSIFIER_SHRINK),
-        "detail": {**detail, "active": True, "soft_negatives": len(negatives),
-                   "reason": f"fit on {plural(likes, 'like')} and {plural(dislikes, 'dislike')}, with "
-                             f"{len(negatives)} unclicked items as weak negatives"},
+        "detail": {
+            **detail,
+            "active": True,
+            "soft_negatives": len(negatives),
+            "reason": f"fit on {plural(likes, 'like')} and {plural(dislikes, 'dislike')}, with "
+            f"{len(negatives)} unclicked items as weak negatives",
+        },
     }
 
 

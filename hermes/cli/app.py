@@ -66,10 +66,12 @@ class HermesGroup(TyperGroup):
             return super().list_commands(ctx)
         core = super().list_commands(ctx)
         plugin = [(name, group) for name, (_, _, group) in declared.items() if name not in self.commands]
-        return [*(n for n in core if not isinstance(self.commands[n], TyperGroup)),
-                *(n for n, group in plugin if not group),
-                *(n for n in core if isinstance(self.commands[n], TyperGroup)),
-                *(n for n, group in plugin if group)]
+        return [
+            *(n for n in core if not isinstance(self.commands[n], TyperGroup)),
+            *(n for n, group in plugin if not group),
+            *(n for n in core if isinstance(self.commands[n], TyperGroup)),
+            *(n for n, group in plugin if group),
+        ]
 
     def get_command(self, ctx, name):
         command = super().get_command(ctx, name)  # a core command needs no plugin
@@ -99,8 +101,9 @@ class HermesGroup(TyperGroup):
             from ..plugins import declared_plugin_commands
 
             found = declared_plugin_commands()
-            self._hermes_declared = (None if found is None else
-                                     {name: (plugin, text, group) for name, plugin, text, group in found})
+            self._hermes_declared = (
+                None if found is None else {name: (plugin, text, group) for name, plugin, text, group in found}
+            )
         return self._hermes_declared
 
     def _add_commands_of(self, plugin: str) -> dict:
@@ -138,8 +141,12 @@ class HermesGroup(TyperGroup):
             for name, command in _registered_commands(pm, impls, impl.plugin_name).items():
                 (groups if isinstance(command, TyperGroup) else commands)[name] = command
                 self._hermes_plugin_commands[name] = impl.plugin_name
-        ordered = {**{n: c for n, c in self.commands.items() if not isinstance(c, TyperGroup)}, **commands,
-                   **{n: c for n, c in self.commands.items() if isinstance(c, TyperGroup)}, **groups}
+        ordered = {
+            **{n: c for n, c in self.commands.items() if not isinstance(c, TyperGroup)},
+            **commands,
+            **{n: c for n, c in self.commands.items() if isinstance(c, TyperGroup)},
+            **groups,
+        }
         self.commands.clear()
         self.commands.update(ordered)
 
@@ -153,13 +160,15 @@ class HermesGroup(TyperGroup):
             if why:
                 raise HermesError(why)
         name, command, rest = super().resolve_command(ctx, args)
-        plugin = ((getattr(self, "_hermes_plugin_commands", None) or {}).get(name)
-                  or getattr(self, "_hermes_owner", {}).get(name))
+        plugin = (getattr(self, "_hermes_plugin_commands", None) or {}).get(name) or getattr(
+            self, "_hermes_owner", {}
+        ).get(name)
         if plugin and not ctx.resilient_parsing:
             why = _failed_plugin(plugin)
             if why:
-                raise HermesError(f"{name!r} comes from the plugin {plugin!r}, which failed to load "
-                                  f"and is skipped: {why}")
+                raise HermesError(
+                    f"{name!r} comes from the plugin {plugin!r}, which failed to load and is skipped: {why}"
+                )
         return name, command, rest
 
     def _run(self, args, prog_name, complete_var, **extra) -> int:
@@ -296,6 +305,7 @@ _PLAIN: dict[type, type] = {}
 def _plain_argument(base: type) -> type:
     """``base`` with click's usage notation: ``USER`` when required, ``[USER]`` otherwise."""
     if base not in _PLAIN:
+
         def _usage_display_name(self) -> str:
             name = self.metavar or self.name.upper()
             name = name if self.required else f"[{name}]"
@@ -336,8 +346,14 @@ def left_out_command(name: str) -> str | None:
     allowed = settings().plugins
     if allowed is None:
         return None
-    provider = next((plugin for plugin, module in DEFAULT_PLUGINS.items()
-                     if plugin not in allowed and name in _commands_of(module)), None)
+    provider = next(
+        (
+            plugin
+            for plugin, module in DEFAULT_PLUGINS.items()
+            if plugin not in allowed and name in _commands_of(module)
+        ),
+        None,
+    )
     if provider is None:
         return None
     wanted = allow_list([*allowed, provider])
@@ -345,8 +361,7 @@ def left_out_command(name: str) -> str | None:
         where, fix = f"HERMES_PLUGINS={','.join(allowed)}", f"HERMES_PLUGINS={wanted}"
     else:
         where, fix = "[plugins] enabled in config.toml", f"enabled = {json.dumps(wanted.split(','))}"
-    return (f"{name!r} comes from the built-in plugin {provider!r}, which {where} leaves out; "
-            f"list it too: {fix}")
+    return f"{name!r} comes from the built-in plugin {provider!r}, which {where} leaves out; list it too: {fix}"
 
 
 def _failed_plugin(name: str) -> str | None:
@@ -390,8 +405,9 @@ def build_app() -> typer.Typer:
     @app.callback()
     def _root(
         db: DbOption = None,
-        version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                     help="Print the version and exit."),
+        version: bool = typer.Option(
+            False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
     ):
         """hermes: ingest feeds, rank them per persona, explain, digest, keep a corpus."""
         if db:

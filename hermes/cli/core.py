@@ -37,27 +37,42 @@ from .progress import StageProgress
 # imported in the command that needs them, not at the top: `hermes --version`, `--help`
 # and every other command build this module's commands without them (issue 36).
 
-NoRefreshOption = Annotated[bool, typer.Option(
-    "--no-refresh", help="Do not fetch feeds in the background (run `hermes ingest` yourself).")]
+NoRefreshOption = Annotated[
+    bool, typer.Option("--no-refresh", help="Do not fetch feeds in the background (run `hermes ingest` yourself).")
+]
 
 
 def serve(
     ctx: typer.Context,
     db: DbOption = None,
     transport: Annotated[str, typer.Option(help="stdio, or http (streamable HTTP at http://HOST:PORT/mcp).")] = "stdio",
-    tools: Annotated[Optional[str], typer.Option(
-        metavar="GROUPS", help="Tool groups to serve, comma-separated: feeds, persona, digest, "
-                               "corpus, or a plugin's group (`hermes plugins` lists them). "
-                               "Default: all.")] = None,
+    tools: Annotated[
+        Optional[str],
+        typer.Option(
+            metavar="GROUPS",
+            help="Tool groups to serve, comma-separated: feeds, persona, digest, "
+            "corpus, or a plugin's group (`hermes plugins` lists them). "
+            "Default: all.",
+        ),
+    ] = None,
     host: Annotated[str, typer.Option(help="Bind address for --transport http (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --transport http.")] = 8766,
-    token: Annotated[Optional[str], typer.Option(
-        envvar="HERMES_MCP_TOKEN", show_envvar=True,
-        help="Bearer token required on every HTTP request (--transport http). Set it in the "
-             "HERMES_MCP_TOKEN environment variable: on the command line every local user "
-             "can read it (ps, /proc).")] = None,
-    allow_remote: Annotated[bool, typer.Option(
-        "--allow-remote", help="Allow --host to be a non-loopback address (exposes the tools to the network).")] = False,
+    token: Annotated[
+        Optional[str],
+        typer.Option(
+            envvar="HERMES_MCP_TOKEN",
+            show_envvar=True,
+            help="Bearer token required on every HTTP request (--transport http). Set it in the "
+            "HERMES_MCP_TOKEN environment variable: on the command line every local user "
+            "can read it (ps, /proc).",
+        ),
+    ] = None,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote", help="Allow --host to be a non-loopback address (exposes the tools to the network)."
+        ),
+    ] = False,
     no_refresh: NoRefreshOption = False,
 ):
     """Serve every registered tool over MCP (stdio by default); Ctrl-C stops it.
@@ -80,8 +95,11 @@ def serve(
         # since: served from that listing, each tool is collected when it is first called.
         listed = cached_listings()
         collected = collect_tools() if listed is None else None
-        known = sorted({t.group for t in collected.values()} if collected is not None
-                       else {entry["group"] for entry in listed or []})
+        known = sorted(
+            {t.group for t in collected.values()}
+            if collected is not None
+            else {entry["group"] for entry in listed or []}
+        )
         if tools is not None and not groups:
             die(f"--tools needs at least one group name; known groups: {', '.join(known)}")
         unknown = (groups or set()) - set(known)
@@ -90,11 +108,16 @@ def serve(
         token = _token(ctx, token)
         if transport == "http" and not is_loopback(host):
             if not allow_remote:
-                die(f"refusing to serve on non-loopback address {host!r}: anyone who can reach it "
-                    "could call the tools. Pass --allow-remote (and set a --token) if you mean it.")
-            typer.echo(f"warning: serving hermes MCP tools on {host}:{port}, reachable from the "
-                       "network" + ("" if token else " WITHOUT a token: anyone who can reach it can "
-                                    "change your feeds and feedback"), err=True)
+                die(
+                    f"refusing to serve on non-loopback address {host!r}: anyone who can reach it "
+                    "could call the tools. Pass --allow-remote (and set a --token) if you mean it."
+                )
+            typer.echo(
+                f"warning: serving hermes MCP tools on {host}:{port}, reachable from the "
+                "network"
+                + ("" if token else " WITHOUT a token: anyone who can reach it can change your feeds and feedback"),
+                err=True,
+            )
         target, origin = database_path(db)
         with database(db, create=True):
             pass  # created (with its starter feeds) or checked now, not at the first tool call
@@ -105,18 +128,23 @@ def serve(
     except HermesError as exc:
         die(str(exc))
     served = ", ".join(sorted(groups)) if groups else "all tool groups"
-    typer.echo(f"hermes MCP server ({transport}): database {target} (from {origin}); {served}; "
-               "Ctrl-C stops it", err=True)
+    typer.echo(
+        f"hermes MCP server ({transport}): database {target} (from {origin}); {served}; Ctrl-C stops it", err=True
+    )
     refresher = None if no_refresh else run_guarded(start_background, str(target))
     try:
         if transport == "stdio":
             run_stdio(server)  # stdout is the protocol stream: nothing else may print to it
         else:
-            typer.echo(f"listening on http://{host}:{port}/mcp"
-                       + (" (bearer token required)" if token else ""), err=True)
+            typer.echo(
+                f"listening on http://{host}:{port}/mcp" + (" (bearer token required)" if token else ""), err=True
+            )
             if not token and is_loopback(host):
-                typer.echo("note: no token, so any program on this computer can call the tools; "
-                           "set HERMES_MCP_TOKEN to require one", err=True)
+                typer.echo(
+                    "note: no token, so any program on this computer can call the tools; "
+                    "set HERMES_MCP_TOKEN to require one",
+                    err=True,
+                )
             run_http(server, sock=sock, host=host, token=token)
     finally:
         if refresher is not None:
@@ -130,14 +158,18 @@ def _token(ctx: typer.Context, token: str | None) -> str | None:
     if token is None:
         return None
     if not token.strip():
-        die("the MCP token is blank (HERMES_MCP_TOKEN or --token): set a real secret, e.g. "
+        die(
+            "the MCP token is blank (HERMES_MCP_TOKEN or --token): set a real secret, e.g. "
             "export HERMES_MCP_TOKEN=\"$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')\", "
-            "or unset it to serve without a token")
+            "or unset it to serve without a token"
+        )
     # By name: typer ships its own copy of click and of its ParameterSource enum.
     if getattr(ctx.get_parameter_source("token"), "name", None) == "COMMANDLINE":
-        typer.echo("warning: a --token on the command line is visible to every local user "
-                   "(ps, /proc/PID/cmdline); set HERMES_MCP_TOKEN in the environment instead",
-                   err=True)
+        typer.echo(
+            "warning: a --token on the command line is visible to every local user "
+            "(ps, /proc/PID/cmdline); set HERMES_MCP_TOKEN in the environment instead",
+            err=True,
+        )
     return token.strip()
 
 
@@ -145,8 +177,9 @@ def web(
     db: DbOption = None,
     host: Annotated[str, typer.Option(help="Bind address (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8765,
-    allow_remote: Annotated[bool, typer.Option(
-        "--allow-remote", help="Allow --host to be a non-loopback address (the UI has no login).")] = False,
+    allow_remote: Annotated[
+        bool, typer.Option("--allow-remote", help="Allow --host to be a non-loopback address (the UI has no login).")
+    ] = False,
     no_refresh: NoRefreshOption = False,
 ):
     """Serve the web UI: ranked feed, digest, corpus and feeds for each persona, keeping the
@@ -166,10 +199,10 @@ def web(
         die(str(exc))
 
 
-
 def demo(
-    db: Annotated[Optional[str], typer.Option("--db", metavar="PATH",
-                                              help="Demo database (default: <HERMES_HOME>/demo.db).")] = None,
+    db: Annotated[
+        Optional[str], typer.Option("--db", metavar="PATH", help="Demo database (default: <HERMES_HOME>/demo.db).")
+    ] = None,
 ):
     """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
     # Here, not at the top: sqlite-utils and the model load only for the demo.
@@ -183,8 +216,10 @@ def demo(
     finally:
         database.conn.close()
     hermes = command_name()
-    typer.echo(f"\nDemo database: {path}  (try: {hermes} --db {path} feed demo --all, "
-               f"{hermes} --db {path} feed demo -i, {hermes} web --db {path})")
+    typer.echo(
+        f"\nDemo database: {path}  (try: {hermes} --db {path} feed demo --all, "
+        f"{hermes} --db {path} feed demo -i, {hermes} web --db {path})"
+    )
 
 
 def command_name() -> str:
@@ -206,30 +241,52 @@ def undated_note(undated: int, first_seen: int) -> str:
     as 'date unknown'", above two items dated today)."""
     if not undated:
         return ""
-    parts = [f"{first_seen} dated by when first seen (marked 'first seen')" if first_seen else "",
-             f"{undated - first_seen} shown as 'date unknown', in no recency window"
-             if undated > first_seen else ""]
-    return (f"; {undated} without a usable date (none, unreadable, before 1980 or more than a "
-            f"day in the future): " + ", ".join(p for p in parts if p))
-
-
+    parts = [
+        f"{first_seen} dated by when first seen (marked 'first seen')" if first_seen else "",
+        f"{undated - first_seen} shown as 'date unknown', in no recency window" if undated > first_seen else "",
+    ]
+    return (
+        f"; {undated} without a usable date (none, unreadable, before 1980 or more than a "
+        f"day in the future): " + ", ".join(p for p in parts if p)
+    )
 
 
 def ingest(
     db: DbOption = None,
-    feed: Annotated[Optional[list[int]], typer.Option("--feed", metavar="ID", help="Only this feed id (repeatable).")] = None,
+    feed: Annotated[
+        Optional[list[int]], typer.Option("--feed", metavar="ID", help="Only this feed id (repeatable).")
+    ] = None,
     as_json: JsonOption = False,
-    due: Annotated[bool, typer.Option("--due", help=(
-        "Only the feeds whose refresh is due (fetched longer than --every ago, and not "
-        "asking for a longer pause with their ttl or Retry-After)."))] = False,
-    watch: Annotated[bool, typer.Option("--watch", help=(
-        "Keep running: fetch each feed when it is due, until Ctrl-C."))] = False,
-    every: Annotated[Optional[str], typer.Option("--every", metavar="INTERVAL", help=(
-        "Refresh interval for --due / --watch, e.g. 30m or 2h (default: [ingest] every in "
-        "config.toml, 1h)."))] = None,
-    no_wait: Annotated[bool, typer.Option("--no-wait", help=(
-        "If another ingest of this database is running, say so and exit (status 75) "
-        "instead of waiting for it."))] = False,
+    due: Annotated[
+        bool,
+        typer.Option(
+            "--due",
+            help=(
+                "Only the feeds whose refresh is due (fetched longer than --every ago, and not "
+                "asking for a longer pause with their ttl or Retry-After)."
+            ),
+        ),
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help=("Keep running: fetch each feed when it is due, until Ctrl-C."))
+    ] = False,
+    every: Annotated[
+        Optional[str],
+        typer.Option(
+            "--every",
+            metavar="INTERVAL",
+            help=("Refresh interval for --due / --watch, e.g. 30m or 2h (default: [ingest] every in config.toml, 1h)."),
+        ),
+    ] = None,
+    no_wait: Annotated[
+        bool,
+        typer.Option(
+            "--no-wait",
+            help=(
+                "If another ingest of this database is running, say so and exit (status 75) instead of waiting for it."
+            ),
+        ),
+    ] = False,
 ):
     """Fetch every feed, store new items and embed them; print what happened per feed.
 
@@ -239,22 +296,29 @@ def ingest(
     second one waits for the first.
     """
     if every is not None and not (due or watch):
-        die("--every is the refresh interval of --due or --watch: add one of them (without "
-            "them every feed is fetched now)")
+        die(
+            "--every is the refresh interval of --due or --watch: add one of them (without "
+            "them every feed is fetched now)"
+        )
     database = run_guarded(open_db, db, create=True)
-    interval = run_guarded(config.parse_duration, every, "--every") if every is not None \
+    interval = (
+        run_guarded(config.parse_duration, every, "--every")
+        if every is not None
         else run_guarded(config.settings).ingest_every
+    )
     if (due or watch) and interval <= 0:
-        where = ("--every" if every is not None else
-                 "HERMES_INGEST_EVERY" if os.environ.get("HERMES_INGEST_EVERY") is not None
-                 else "[ingest] every")
-        die(f"--due and --watch need a refresh interval, and {where} turns the refresh off: "
-            "pass --every 1h")
+        where = (
+            "--every"
+            if every is not None
+            else "HERMES_INGEST_EVERY"
+            if os.environ.get("HERMES_INGEST_EVERY") is not None
+            else "[ingest] every"
+        )
+        die(f"--due and --watch need a refresh interval, and {where} turns the refresh off: pass --every 1h")
     if watch:
         _watch(database, feed or None, interval, as_json)
         return
-    ok = _ingest_once(database, feed or None, as_json, due_every=interval if due else None,
-                      wait=not no_wait)
+    ok = _ingest_once(database, feed or None, as_json, due_every=interval if due else None, wait=not no_wait)
     if not ok:
         raise typer.Exit(1)
 
@@ -267,15 +331,15 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
     from ..ingest.runlock import BUSY_EXIT, IngestBusy, describe
 
     def waiting(running):
-        typer.echo(f"another hermes ingest is running ({describe(running)}); waiting for it "
-                   "to finish…", err=True)
+        typer.echo(f"another hermes ingest is running ({describe(running)}); waiting for it to finish…", err=True)
 
     before = _ingest_state(database)
     try:
         with _progress(as_json) as progress:
             try:
-                summary = run_ingest(database, feed_ids=feed_ids, progress=progress,
-                                     due_every=due_every, wait=wait, on_wait=waiting)
+                summary = run_ingest(
+                    database, feed_ids=feed_ids, progress=progress, due_every=due_every, wait=wait, on_wait=waiting
+                )
             except IngestBusy as exc:
                 if as_json:
                     # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
@@ -297,27 +361,38 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
         typer.echo(f"\ninterrupted: {_interrupted_report(database, before)}", err=True)
         raise typer.Exit(130)
     failed = [s for s in summary if s["status"] == "failed"]
-    counts = {k: sum(1 for s in summary if s["status"] == k)
-              for k in ("new", "unchanged", "failed", "skipped")}
+    counts = {k: sum(1 for s in summary if s["status"] == k) for k in ("new", "unchanged", "failed", "skipped")}
     new_items = sum(s["new"] for s in summary)
     updated = sum(s.get("updated") or 0 for s in summary)
-    message = (f"{plural(new_items, 'new item')} from {plural(len(summary), 'feed')} "
-               f"({counts['new']} with new items, {counts['unchanged']} unchanged, "
-               f"{counts['failed']} failed, {counts['skipped']} skipped); "
-               f"{summary.embedded} embedded"
-               + (f"; {updated} updated (revised or cross-listed papers)" if updated else "")
-               + undated_note(summary.undated, summary.first_seen)
-               + (f"; {summary.tagged} earlier items tagged" if summary.tagged else ""))
+    message = (
+        f"{plural(new_items, 'new item')} from {plural(len(summary), 'feed')} "
+        f"({counts['new']} with new items, {counts['unchanged']} unchanged, "
+        f"{counts['failed']} failed, {counts['skipped']} skipped); "
+        f"{summary.embedded} embedded"
+        + (f"; {updated} updated (revised or cross-listed papers)" if updated else "")
+        + undated_note(summary.undated, summary.first_seen)
+        + (f"; {summary.tagged} earlier items tagged" if summary.tagged else "")
+    )
     if summary.not_due:
         message += f"; {summary.not_due} not due yet"
     if as_json:
         # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
         from ..contract import fail, ok
 
-        emit_json((fail if failed else ok)(
-            message, new_items=new_items, embedded=summary.embedded, updated=updated,
-            undated=summary.undated, first_seen=summary.first_seen, tagged=summary.tagged,
-            feeds_by_status=counts, not_due=summary.not_due, feeds=list(summary)))
+        emit_json(
+            (fail if failed else ok)(
+                message,
+                new_items=new_items,
+                embedded=summary.embedded,
+                updated=updated,
+                undated=summary.undated,
+                first_seen=summary.first_seen,
+                tagged=summary.tagged,
+                feeds_by_status=counts,
+                not_due=summary.not_due,
+                feeds=list(summary),
+            )
+        )
     else:
         for s in summary:
             label = s["title"] or s["url"]
@@ -327,14 +402,20 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
             if s.get("updated"):
                 detail += f", {s['updated']} updated"
             if s.get("known_elsewhere"):
-                detail += (f", {s['known_elsewhere']} already in the archive (stored once: "
-                           "listed by another feed too, or saved)")
+                detail += (
+                    f", {s['known_elsewhere']} already in the archive (stored once: "
+                    "listed by another feed too, or saved)"
+                )
             if s.get("adopted"):
-                detail += (f", {s['adopted']} stored under a feed since removed are this feed's "
-                           "now (the same feed under another address)")
+                detail += (
+                    f", {s['adopted']} stored under a feed since removed are this feed's "
+                    "now (the same feed under another address)"
+                )
             if (s["error"] or "").startswith(REFUSED):
-                detail += (f" (an agent subscribed it; `hermes feeds trust {s['feed_id']}` lets "
-                           "ingest fetch it from private addresses)")
+                detail += (
+                    f" (an agent subscribed it; `hermes feeds trust {s['feed_id']}` lets "
+                    "ingest fetch it from private addresses)"
+                )
             line = f"{s['status']:>9}  #{s['feed_id']} {label}: {detail}"
             if s.get("warning"):
                 line += f"  (warning: {s['warning']})"
@@ -346,8 +427,10 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
         if failed:
             names = ", ".join(f"#{s['feed_id']} ({s['url']})" for s in failed)
             kept = "; the other feeds were stored" if len(failed) < len(summary) else ""
-            typer.echo(f"error: {plural(len(failed), 'feed')} failed: {names}{kept}. "
-                       "`hermes feeds list` shows each error", err=True)
+            typer.echo(
+                f"error: {plural(len(failed), 'feed')} failed: {names}{kept}. `hermes feeds list` shows each error",
+                err=True,
+            )
     return not failed
 
 
@@ -356,16 +439,14 @@ def _watch(database, feed_ids, every: float, as_json: bool) -> None:
     # Here, not at the top: sqlite-utils loads only for a command that fetches.
     from ..ingest.schedule import next_refresh, seconds_until
 
-    typer.echo(f"watching: each feed is fetched every {every:g} s or as it asks; Ctrl-C stops",
-               err=True)
+    typer.echo(f"watching: each feed is fetched every {every:g} s or as it asks; Ctrl-C stops", err=True)
     try:
         while True:
             _ingest_once(database, feed_ids, as_json, due_every=every, wait=True)
             pause = seconds_until(next_refresh(database, every), every)
             if not as_json:
                 at = datetime.now().astimezone().timestamp() + pause
-                typer.echo(f"next check at {datetime.fromtimestamp(at).strftime('%H:%M:%S')}",
-                           err=True)
+                typer.echo(f"next check at {datetime.fromtimestamp(at).strftime('%H:%M:%S')}", err=True)
             time.sleep(pause)
     except KeyboardInterrupt:
         typer.echo("stopped watching", err=True)
@@ -384,12 +465,16 @@ def _interrupted_report(db, before: dict) -> str:
         ).fetchone()
         pending = db.execute("SELECT count(*) FROM items WHERE embedding IS NULL").fetchone()[0]
     except Exception:  # noqa: BLE001 - the database may be mid-rollback; say what is sure
-        return ("the items of every feed that finished are stored; the next `hermes ingest` "
-                "fetches the rest and embeds what is missing")
+        return (
+            "the items of every feed that finished are stored; the next `hermes ingest` "
+            "fetches the rest and embeds what is missing"
+        )
     stored = f"{plural(new, 'new item')} from {plural(feeds, 'feed')} stored"
     if pending:
-        return (f"{stored}; {pending} not embedded yet — the next `hermes ingest` embeds them "
-                "(and fetches what was not reached)")
+        return (
+            f"{stored}; {pending} not embedded yet — the next `hermes ingest` embeds them "
+            "(and fetches what was not reached)"
+        )
     return f"{stored}, all embedded; the next `hermes ingest` fetches what was not reached"
 
 
@@ -406,8 +491,7 @@ def _progress(as_json: bool):
             yield display
 
 
-tags_app = typer.Typer(help="Topic tags that plugins such as the keyphrase tagger add to items.",
-                       no_args_is_help=True)
+tags_app = typer.Typer(help="Topic tags that plugins such as the keyphrase tagger add to items.", no_args_is_help=True)
 
 
 @tags_app.command("rebuild")
@@ -439,9 +523,11 @@ def tags_rebuild(
         counts = keyphrase_counts(database)
     finally:
         database.conn.close()
-    message = (f"{'Re-tagged' if fresh else 'Finished an interrupted rebuild:'} {done} items; "
-               f"{counts['items_with_keyphrases']} items carry {counts['distinct_keyphrases']} "
-               "distinct keyphrases. See the topics with `hermes topics`.")
+    message = (
+        f"{'Re-tagged' if fresh else 'Finished an interrupted rebuild:'} {done} items; "
+        f"{counts['items_with_keyphrases']} items carry {counts['distinct_keyphrases']} "
+        "distinct keyphrases. See the topics with `hermes topics`."
+    )
     if as_json:
         # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
         from ..contract import ok

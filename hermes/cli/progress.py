@@ -17,9 +17,11 @@ from contextlib import contextmanager
 
 from hermes.facekit.faces import plural
 
-LABELS = {"fetch": ("Fetching feeds", "fetched", "feed"),
-          "embed": ("Embedding new items", "embedded", "item"),
-          "tag": ("Tagging items", "tagged", "item")}
+LABELS = {
+    "fetch": ("Fetching feeds", "fetched", "feed"),
+    "embed": ("Embedding new items", "embedded", "item"),
+    "tag": ("Tagging items", "tagged", "item"),
+}
 
 
 class StageProgress:

@@ -146,7 +146,9 @@ EMBED_PENDING = Say(
     web="the next refresh embeds them (or press Refresh now)",
 )
 # The fold under a persona's bar (hermes.ranking.match), in every face that ranks.
-SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them",
-                 web="show them below the fold")
-SHOW_CLOSEST = Say(mcp="below_bar=true lists the closest anyway",
-                   cli="--below-bar lists the closest anyway", web="Show opens the closest anyway")
+SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them", web="show them below the fold")
+SHOW_CLOSEST = Say(
+    mcp="below_bar=true lists the closest anyway",
+    cli="--below-bar lists the closest anyway",
+    web="Show opens the closest anyway",
+)

@@ -41,9 +41,12 @@ from ..errors import HermesError
 
 DbOption = Annotated[
     Optional[str],
-    typer.Option("--db", metavar="PATH",
-                 help="Database file; also accepted before the command (`hermes --db PATH …`). "
-                      "Default: $HERMES_DB, else <HERMES_HOME>/hermes.db."),
+    typer.Option(
+        "--db",
+        metavar="PATH",
+        help="Database file; also accepted before the command (`hermes --db PATH …`). "
+        "Default: $HERMES_DB, else <HERMES_HOME>/hermes.db.",
+    ),
 ]
 #: Whether the running command was given ``--json`` (set by the option's callback): then
 #: even a refusal prints one JSON document on stdout.
@@ -56,8 +59,8 @@ def _remember_json(value: bool) -> bool:
     return value
 
 
-JsonOption = Annotated[bool, typer.Option("--json", callback=_remember_json,
-                                          help="Print one JSON document on stdout.")]
+JsonOption = Annotated[bool, typer.Option("--json", callback=_remember_json, help="Print one JSON document on stdout.")]
+
 
 def tool_number(text):
     """The value of a number option that a tool checks (``parser=tool_number``, no ``min`` /
@@ -74,8 +77,10 @@ def tool_number(text):
 ROOT_DB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_root_db", default=None)
 
 #: The commands that may start a new database (the others refuse a path that does not exist).
-STARTERS = ("`hermes ingest`, `hermes feeds add URL`, `hermes feeds import-opml FILE` or "
-            "`hermes persona create NAME --interests TEXT`")
+STARTERS = (
+    "`hermes ingest`, `hermes feeds add URL`, `hermes feeds import-opml FILE` or "
+    "`hermes persona create NAME --interests TEXT`"
+)
 
 
 DEFAULT_ORIGIN = "the default location, <HERMES_HOME>/hermes.db"
@@ -112,8 +117,12 @@ def _open(path: str | None, create: bool, starters: bool = True):
         raise HermesError(
             f"no hermes database at {target} (from {origin}); nothing was created. Check the "
             f"path for a typo, or start a database with {STARTERS}."
-            + (f" The demo's database is {demo}: add --db {demo} to use it."
-               if demo.exists() and demo != target else ""))
+            + (
+                f" The demo's database is {demo}: add --db {demo} to use it."
+                if demo.exists() and demo != target
+                else ""
+            )
+        )
     if not create:
         # Here, not at the top: sqlite-utils loads only when a command opens a database.
         from ..storage.db import get_db
@@ -122,7 +131,8 @@ def _open(path: str | None, create: bool, starters: bool = True):
     if not exists and origin != DEFAULT_ORIGIN and not target.parent.is_dir():
         raise HermesError(
             f"cannot start a database at {target}: the folder {target.parent} does not exist "
-            f"(a typo in {origin}?). Create the folder first if you meant it.")
+            f"(a typo in {origin}?). Create the folder first if you meant it."
+        )
     # Here, not at the top: the ingest modules load httpx, needed only to start a database.
     from ..ingest.feedlist import start_database
 
@@ -134,9 +144,11 @@ def announce_started(target: Path, created: bool, seeded: list[int], source: Pat
     if created:
         typer.echo(f"created a new hermes database at {target}", err=True)
     if seeded:
-        typer.echo(f"subscribed to {plural(len(seeded), 'starter feed')} from {source} "
-                   "(`hermes feeds list` shows them; `hermes feeds remove ID --yes` drops one)",
-                   err=True)
+        typer.echo(
+            f"subscribed to {plural(len(seeded), 'starter feed')} from {source} "
+            "(`hermes feeds list` shows them; `hermes feeds remove ID --yes` drops one)",
+            err=True,
+        )
 
 
 @contextmanager
@@ -172,8 +184,9 @@ def run_tool(db, name: str, /, **arguments) -> dict:
 
     tool = find_tool(name)
     if tool is None:
-        raise HermesError(f"the {name} tool is not available: the plugin that provides it is "
-                          "disabled (see `hermes plugins`)")
+        raise HermesError(
+            f"the {name} tool is not available: the plugin that provides it is disabled (see `hermes plugins`)"
+        )
     names = cli_names(arguments)
     with tool_arguments.named(names):
         result = call_tool(db, tool, arguments, face="cli")
@@ -193,8 +206,7 @@ def cli_names(arguments: dict) -> dict[str, str]:
     params = {p.name: p for p in ctx.command.params}
     spelled = {}
     for name, value in arguments.items():
-        param = params.get(name) or _given(ctx, [p for n, p in params.items()
-                                                 if n not in arguments], value, name)
+        param = params.get(name) or _given(ctx, [p for n, p in params.items() if n not in arguments], value, name)
         if param is not None:
             spelled[name] = _spelling(param)
     return spelled
@@ -233,8 +245,11 @@ def _given(ctx, params: list, value, name: str):
 
     found = [p for p in params if holds(ctx.params.get(p.name))]
     if len(found) > 1:
-        alike = sorted(((difflib.SequenceMatcher(None, name, p.name).ratio(), p.name, p)
-                        for p in found), key=lambda t: t[:2], reverse=True)
+        alike = sorted(
+            ((difflib.SequenceMatcher(None, name, p.name).ratio(), p.name, p) for p in found),
+            key=lambda t: t[:2],
+            reverse=True,
+        )
         return alike[0][2] if alike[0][0] > alike[1][0] else None
     return found[0] if found else None
 
@@ -297,9 +312,11 @@ def run_guarded(fn, *args, **kwargs):
 def guarded(command):
     """A command whose :class:`HermesError` becomes one ``error:`` line and exit status 1
     (:func:`run_guarded` around every call)."""
+
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         return run_guarded(command, *args, **kwargs)
+
     return wrapper
 
 
@@ -355,7 +372,7 @@ class StatusLine:
 
     def _reveal(self) -> None:
         with self.lock:
-            for message in self.stack[self.revealed:]:
+            for message in self.stack[self.revealed :]:
                 self._show(message)
             self.revealed = len(self.stack)
 
@@ -384,8 +401,7 @@ def clean(text, width: int | None = None) -> str:
     """Feed text made safe for a terminal: LaTeX as readable Unicode (:mod:`hermes.text.latex`;
     ``--json`` keeps it as stored), control characters (escape sequences included) dropped,
     whitespace collapsed, cut to ``width``."""
-    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " "
-                   for ch in readable(str(text or "")))
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in readable(str(text or "")))
     text = " ".join(text.split())
     return clip(text, width) if width else text
 
@@ -395,9 +411,14 @@ def wrapped(text, indent: str, label: str = "") -> list[str]:
     at ``indent``, the first opening with ``label`` (``why: ``): a reason is evidence, so
     nothing of it is cut."""
     width = max(shutil.get_terminal_size().columns, len(indent) + len(label) + 20)
-    return textwrap.wrap(clean(text), width, initial_indent=indent + label,
-                         subsequent_indent=indent, break_long_words=False,
-                         break_on_hyphens=False) or [indent + label.rstrip()]
+    return textwrap.wrap(
+        clean(text),
+        width,
+        initial_indent=indent + label,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [indent + label.rstrip()]
 
 
 def run_each(db_path: str | None, tool: str, item_ids: list, as_json: bool, **arguments) -> list[dict]:
@@ -407,15 +428,17 @@ def run_each(db_path: str | None, tool: str, item_ids: list, as_json: bool, **ar
     ``item_id`` it was asked about, also when refused). Exit 1 if any failed; the others are
     still applied."""
     with database(db_path) as db:
-        results = [{**run_tool(db, tool, item_id=item_id, **arguments), "item_id": item_id}
-                   for item_id in item_ids]
+        results = [{**run_tool(db, tool, item_id=item_id, **arguments), "item_id": item_id} for item_id in item_ids]
     failed = [r for r in results if not r.get("ok")]
     if as_json:
         # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
         from ..contract import fail, ok
 
-        emit_json((fail if failed else ok)(
-            f"{len(results) - len(failed)} of {plural(len(results), 'item')} done", results=results))
+        emit_json(
+            (fail if failed else ok)(
+                f"{len(results) - len(failed)} of {plural(len(results), 'item')} done", results=results
+            )
+        )
     else:
         for result in results:
             if result.get("ok"):

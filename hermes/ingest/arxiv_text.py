@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from .text import plain_text
 
 _ANNOUNCE = re.compile(r"^arXiv:\S+\s+Announce Type:\s*(\S+)\s+Abstract:\s*", re.I)
-_BREAK = re.compile(r"<\s*(?:br\s*/?|/?p\b[^>]*|/?div\b[^>]*|/?li\b[^>]*|/?ul\b[^>]*|hr\s*/?)\s*>|\n",
-                    re.I)
+_BREAK = re.compile(r"<\s*(?:br\s*/?|/?p\b[^>]*|/?div\b[^>]*|/?li\b[^>]*|/?ul\b[^>]*|hr\s*/?)\s*>|\n", re.I)
 _META = re.compile(
     r"^(?:published|updated|submitted|comments?|pdf|journal[ -]?ref(?:erence)?|doi|"
     r"categor(?:y|ies)|primary[ -]category|subjects?|report[ -]?no|msc[ -]class|acm[ -]class|"
-    r"links?|abstract page|arxiv(?: id)?|version|license)\s*:", re.I)
+    r"links?|abstract page|arxiv(?: id)?|version|license)\s*:",
+    re.I,
+)
 # A line that is only link labels: the bridge's "PDF" link, "[pdf] [html]", "PDF | HTML".
 _LINK_LABEL = r"\[?(?:pdf|html|abs(?:tract)?(?: page)?|other formats)\]?"
 _LINKS_LINE = re.compile(rf"^{_LINK_LABEL}(?:\s*[|·,/]?\s*{_LINK_LABEL})*$", re.I)
@@ -34,11 +35,13 @@ _LINKS_LINE = re.compile(rf"^{_LINK_LABEL}(?:\s*[|·,/]?\s*{_LINK_LABEL})*$", re
 # "comments:" is never cut), and only labelled fields and link labels follow it.
 _DATE = r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
 _DATE_FIELD = rf"(?:published|updated|submitted)\s*:\s*{_DATE}"
-_TEXT_FIELD = (r"(?:comments?|journal[ -]?ref(?:erence)?|doi|categor(?:y|ies)|primary[ -]category|"
-               r"subjects?|report[ -]?no|links?|license)\s*:.*?")
+_TEXT_FIELD = (
+    r"(?:comments?|journal[ -]?ref(?:erence)?|doi|categor(?:y|ies)|primary[ -]category|"
+    r"subjects?|report[ -]?no|links?|license)\s*:.*?"
+)
 _META_TAIL = re.compile(
-    rf"(?:^|(?<=\s))({_DATE_FIELD}(?:\s+(?:{_DATE_FIELD}|{_TEXT_FIELD}|{_LINK_LABEL}(?::\s*\S+)?))*)\s*$",
-    re.I | re.S)
+    rf"(?:^|(?<=\s))({_DATE_FIELD}(?:\s+(?:{_DATE_FIELD}|{_TEXT_FIELD}|{_LINK_LABEL}(?::\s*\S+)?))*)\s*$", re.I | re.S
+)
 _MAX_TAIL = 1000
 _LINKS_TAIL = re.compile(rf"(?:\s+{_LINK_LABEL}(?::\s*\S+)?)+\s*$", re.I)
 _DATE_LINE = re.compile(r"^(published|updated|submitted)\s*:\s*(\S.*?)\s*$", re.I)
@@ -64,7 +67,7 @@ def strip_announce_prefix(text: str) -> tuple[str, str | None]:
     match = _ANNOUNCE.match(text)
     if not match:
         return text, None
-    return text[match.end():], match.group(1).lower()
+    return text[match.end() :], match.group(1).lower()
 
 
 def clean_title(title: str) -> str:
@@ -87,7 +90,7 @@ def _meta_tail(text: str) -> tuple[str, str | None]:
     found = _META_TAIL.search(text, max(0, len(text) - _MAX_TAIL))
     if not found:
         return text, None
-    return text[:found.start()].rstrip(), found.group(1)
+    return text[: found.start()].rstrip(), found.group(1)
 
 
 def _is_meta_line(line: str) -> bool:

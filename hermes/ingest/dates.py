@@ -39,21 +39,37 @@ _MONTH_NAMES = {
 MONTHS = {name: number for number, names in _MONTH_NAMES.items() for name in names.split()}
 
 # Day names (and their usual abbreviations): dropped, the date does not need them.
-DAYS = set("""
+DAYS = set(
+    """
     seg segunda ter terca qua quarta qui quinta sex sexta sab sabado dom domingo feira
     lun lunes mar martes mie miercoles jue jueves vie viernes
     lundi mardi mer mercredi jeu jeudi ven vendredi sam samedi dim dimanche
     mo montag di dienstag mi mittwoch do donnerstag fr freitag sa samstag so sonntag
     lunedi martedi mercoledi gio giovedi venerdi sabato domenica
     ma maandag dinsdag wo woensdag donderdag vr vrijdag za zaterdag zo zondag
-""".split())
+""".split()
+)
 # Words that join the parts of a long-form date: "24 de setembro de 2018", "le 24 mars".
 FILLERS = {"de", "del", "le", "den", "der", "el", "em", "a", "as", "um", "am", "om", "alle", "ore", "h"}
 
 # Zone abbreviations these feeds use that feedparser does not know (it would read them as UTC).
-ZONES = {"brt": "-0300", "brst": "-0200", "art": "-0300", "clt": "-0400", "cot": "-0500",
-         "cet": "+0100", "cest": "+0200", "mez": "+0100", "mesz": "+0200", "wet": "+0000",
-         "west": "+0100", "eet": "+0200", "eest": "+0300", "bst": "+0100", "hora": ""}
+ZONES = {
+    "brt": "-0300",
+    "brst": "-0200",
+    "art": "-0300",
+    "clt": "-0400",
+    "cot": "-0500",
+    "cet": "+0100",
+    "cest": "+0200",
+    "mez": "+0100",
+    "mesz": "+0200",
+    "wet": "+0000",
+    "west": "+0100",
+    "eet": "+0200",
+    "eest": "+0300",
+    "bst": "+0100",
+    "hora": "",
+}
 
 _TOKEN = re.compile(r"[^\s,]+")
 _TIME = re.compile(r"^\d{1,2}[:h]\d{2}(?::\d{2})?$")
@@ -173,6 +189,7 @@ def feedparser_module():
         _registered.append(True)
     return feedparser
 
+
 # /2018/09/24/ or /2018-09-24-slug in a URL path (not its host or query). Separators are
 # required: eight bare digits are as often an article number as a date.
 _URL_DATE = re.compile(r"(?<![0-9])((?:19|20)\d{2})([/_-])(0?[1-9]|1[0-2])\2(0?[1-9]|[12]\d|3[01])(?![0-9])")
@@ -211,8 +228,7 @@ def date_from_url(url: str | None, *, now: datetime | None = None) -> str | None
     now = now or datetime.now(UTC)
     for match in _URL_DATE.finditer(path):
         try:
-            when = datetime(int(match.group(1)), int(match.group(3)), int(match.group(4)),
-                            tzinfo=UTC)
+            when = datetime(int(match.group(1)), int(match.group(3)), int(match.group(4)), tzinfo=UTC)
         except ValueError:
             continue
         if believable(iso := when.isoformat(timespec="seconds"), now=now):
@@ -235,8 +251,7 @@ def text_date(value: str | None) -> str | None:
         return None  # a year or a month alone: W3DTF would call it the 1st at midnight
     value = value.strip()
     rewrite = _in_english(value)
-    return struct_to_iso(_iso8601(value) or _rfc822(value)
-                         or (_rfc822(rewrite[0]) if rewrite is not None else None))
+    return struct_to_iso(_iso8601(value) or _rfc822(value) or (_rfc822(rewrite[0]) if rewrite is not None else None))
 
 
 def struct_to_iso(parsed) -> str | None:

@@ -26,8 +26,7 @@ CODINGS = (*_WBITS, "deflate")
 def content_codings(values: list[str]) -> list[str]:
     """The codings named by ``Content-Encoding`` header values, outermost last, without
     ``identity``."""
-    return [c for v in values for c in (t.strip().lower() for t in v.split(","))
-            if c and c != "identity"]
+    return [c for v in values for c in (t.strip().lower() for t in v.split(",")) if c and c != "identity"]
 
 
 class Decoder:
@@ -52,8 +51,9 @@ class Decoder:
         try:
             yield from self._inflate(data)
         except zlib.error as exc:
-            raise FetchError(f"undecodable response body: bad {self.coding} data ({exc})",
-                             kind="undecodable response body") from None
+            raise FetchError(
+                f"undecodable response body: bad {self.coding} data ({exc})", kind="undecodable response body"
+            ) from None
 
     def finish(self) -> Iterator[bytes]:
         """What the decoder still holds once the body has ended."""
@@ -105,11 +105,15 @@ def decoder_for(values: list[str]) -> Decoder:
     for stacked or unsupported codings."""
     codings = content_codings(values)
     if len(codings) > 1:
-        raise FetchError(f"refused: more than one content coding ({', '.join(codings)[:80]})",
-                         kind="refused: more than one content coding")
+        raise FetchError(
+            f"refused: more than one content coding ({', '.join(codings)[:80]})",
+            kind="refused: more than one content coding",
+        )
     if codings and codings[0] not in CODINGS:
-        raise FetchError(f"unsupported content coding {codings[0][:40]!r} (hermes asks for "
-                         f"{ACCEPT_ENCODING})", kind="unsupported content coding")
+        raise FetchError(
+            f"unsupported content coding {codings[0][:40]!r} (hermes asks for {ACCEPT_ENCODING})",
+            kind="unsupported content coding",
+        )
     return Decoder(codings[0] if codings else None)
 
 

@@ -47,12 +47,13 @@ def defuse(body: bytes, headers: dict[str, str]) -> tuple[bytes, bool]:
         return body, False
     span = _subset(body)
     if span is not None:
-        body = body[:span[0]] + body[span[1]:]
+        body = body[: span[0]] + body[span[1] :]
         if not _declares(_as_parsed(body, headers)):
             return body, True
     raise EntityDeclarations(
         "refused: the feed declares XML entities (<!ENTITY …>) that hermes cannot remove "
-        "safely; entity expansion is never done")
+        "safely; entity expansion is never done"
+    )
 
 
 def _as_parsed(body: bytes, headers: dict[str, str]) -> bytes:

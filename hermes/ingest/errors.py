@@ -15,8 +15,9 @@ class FetchError(HermesError):
     the raw ``Retry-After`` header of a 429/503 answer (the pipeline turns it into a backoff).
     """
 
-    def __init__(self, message: str, *, kind: str | None = None, status: int | None = None,
-                 retry_after: str | None = None):
+    def __init__(
+        self, message: str, *, kind: str | None = None, status: int | None = None, retry_after: str | None = None
+    ):
         super().__init__(message)
         self.kind = kind or message
         self.status = status

@@ -34,8 +34,10 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
     # A typo is refused, not skipped: `[[feed]]` dropped its feed and `titel` its title.
     unknown = sorted(set(data) - {"feeds"})
     if unknown:
-        raise HermesError(f"{path}: unknown key(s) {', '.join(unknown)}; each feed is a "
-                          "[[feeds]] table with url and an optional title")
+        raise HermesError(
+            f"{path}: unknown key(s) {', '.join(unknown)}; each feed is a "
+            "[[feeds]] table with url and an optional title"
+        )
     entries = data.get("feeds", [])
     if not isinstance(entries, list):
         raise HermesError(f"{path}: 'feeds' must be an array of tables ([[feeds]])")
@@ -48,8 +50,9 @@ def read_feeds_toml(path: Path) -> list[tuple[str, str | None]]:
             raise HermesError(f"{path}: feed #{n} has no url")
         extra = sorted(set(entry) - {"url", "title"})
         if extra:
-            raise HermesError(f"{path}: feed #{n} has unknown key(s) {', '.join(extra)}; a feed "
-                              "has url and an optional title")
+            raise HermesError(
+                f"{path}: feed #{n} has unknown key(s) {', '.join(extra)}; a feed has url and an optional title"
+            )
         url = url.strip()
         if is_local(url) and not url.lower().startswith("file:"):
             local = Path(url).expanduser()
@@ -79,8 +82,7 @@ def canonical_location(url: str) -> str:
     if parts.username or parts.password:
         userinfo = parts.netloc.rpartition("@")[0]
         netloc = f"{userinfo}@{netloc}"
-    return urllib.parse.urlunsplit((scheme, netloc, remove_dot_segments(parts.path or "/"),
-                                     parts.query, ""))
+    return urllib.parse.urlunsplit((scheme, netloc, remove_dot_segments(parts.path or "/"), parts.query, ""))
 
 
 def same_feed_key(url: str) -> str:
@@ -98,8 +100,7 @@ def same_feed_key(url: str) -> str:
         return canonical
     host = "localhost" if host in {"localhost", "127.0.0.1", "::1"} else host
     netloc = f"{host}:{port}" if port else host
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path,
-                                     without_tracking(parts.query), ""))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, without_tracking(parts.query), ""))
 
 
 def _first_at(rows, url: str) -> tuple | None:
@@ -126,13 +127,21 @@ class Registered:
     """A feed :func:`register_feed` subscribed: its id, and which of :data:`PLACES` it took
     back from when it was subscribed before (empty for a new feed, or when the caller's own
     values won)."""
+
     id: int
     restored: tuple[str, ...] = ()
 
 
-def register_feed(db: sqlite_utils.Database, url: str, title: str | None, *, subscribed_by: str,
-                  folder: str | None = None, site_url: str | None = None,
-                  feed_title: str | None = None) -> Registered | None:
+def register_feed(
+    db: sqlite_utils.Database,
+    url: str,
+    title: str | None,
+    *,
+    subscribed_by: str,
+    folder: str | None = None,
+    site_url: str | None = None,
+    feed_title: str | None = None,
+) -> Registered | None:
     """:func:`~hermes.storage.records.insert_feed` under the id the feed's items carry: a feed removed
     earlier and subscribed again (same :func:`same_feed_key`) takes its old id back, so its
     items, the clicks on them and the ranking's ``source:<id>`` key are its own again with no
@@ -156,8 +165,10 @@ def register_feed(db: sqlite_utils.Database, url: str, title: str | None, *, sub
     kept = {k: v for k, v in (former or {}).items() if k in PLACES and v and not given[k]}
     place = {**given, **kept}
     place["title"] = place["title"] or feed_title
-    db.execute("UPDATE feeds SET title = ?, folder = ?, site_url = ? WHERE id = ?",
-               [place["title"], place["folder"], place["site_url"], wanted])
+    db.execute(
+        "UPDATE feeds SET title = ?, folder = ?, site_url = ? WHERE id = ?",
+        [place["title"], place["folder"], place["site_url"], wanted],
+    )
     # A remembered title equal to the feed's own gives nothing back worth saying.
     restored = tuple(k for k in PLACES if k in kept and not (k == "title" and kept[k] == feed_title))
     return Registered(wanted, restored)
@@ -173,15 +184,13 @@ def taken_back(feed: dict, show: Callable[[str], str] | None = None) -> str:
     person's face — without it they are named, not quoted, since a remembered title may be
     the feed's own text, which an agent's message never carries — and its stored items
     (``feed["items_kept"]``) with their ratings."""
-    places = [f"{_PLACE_WORDS[k]} {show(feed[k])}" if show else _PLACE_WORDS[k]
-              for k in feed.get("restored") or ()]
+    places = [f"{_PLACE_WORDS[k]} {show(feed[k])}" if show else _PLACE_WORDS[k] for k in feed.get("restored") or ()]
     bits = []
     if places:
         joined = ", ".join(places[:-1]) + " and " + places[-1] if len(places) > 1 else places[0]
         bits.append(f"its {joined} from before {'are' if len(places) > 1 else 'is'} back")
     if feed.get("items_kept"):
-        bits.append(f"its {plural(feed['items_kept'], 'stored item')} and every rating of them "
-                    "are its own again")
+        bits.append(f"its {plural(feed['items_kept'], 'stored item')} and every rating of them are its own again")
     return f"It was subscribed before: {', and '.join(bits)}." if bits else ""
 
 
@@ -189,17 +198,23 @@ def _former(db: sqlite_utils.Database, url: str, inserted: int) -> dict | None:
     """The same feed's row in ``removed_feeds`` (id, url and :data:`PLACES`), unless a feed
     other than the row just ``inserted`` holds its id."""
     names = ("id", "url", *PLACES)
-    row = _first_at(db.execute(
-        f"SELECT {', '.join(names)} FROM removed_feeds "
-        "WHERE id NOT IN (SELECT id FROM feeds WHERE id != ?) "
-        "ORDER BY removed DESC, id DESC", [inserted]), url)
+    row = _first_at(
+        db.execute(
+            f"SELECT {', '.join(names)} FROM removed_feeds "
+            "WHERE id NOT IN (SELECT id FROM feeds WHERE id != ?) "
+            "ORDER BY removed DESC, id DESC",
+            [inserted],
+        ),
+        url,
+    )
     return None if row is None else dict(zip(names, row))
 
 
 def _unused_id(db: sqlite_utils.Database, feed_id: int) -> int:
     """``feed_id``, or past every id a removed feed (or an orphaned item) still carries."""
-    top = db.execute("SELECT max(coalesce((SELECT max(id) FROM removed_feeds), 0), "
-                     "coalesce((SELECT max(feed_id) FROM items), 0))").fetchone()[0]
+    top = db.execute(
+        "SELECT max(coalesce((SELECT max(id) FROM removed_feeds), 0), coalesce((SELECT max(feed_id) FROM items), 0))"
+    ).fetchone()[0]
     return feed_id if feed_id > top else top + 1
 
 
@@ -209,14 +224,15 @@ def forget_feed(db: sqlite_utils.Database, feed_id: int) -> None:
     inside the caller's write transaction."""
     # Orphan, never cascade: items keep their feed_id, so every click that trained a persona
     # survives and the items stay rankable and searchable.
-    db.execute(f"INSERT OR REPLACE INTO removed_feeds (id, url, removed, {', '.join(PLACES)}) "
-               f"SELECT id, url, ?, {', '.join(PLACES)} FROM feeds WHERE id = ?",
-               [now_iso(), feed_id])
+    db.execute(
+        f"INSERT OR REPLACE INTO removed_feeds (id, url, removed, {', '.join(PLACES)}) "
+        f"SELECT id, url, ?, {', '.join(PLACES)} FROM feeds WHERE id = ?",
+        [now_iso(), feed_id],
+    )
     db.execute("DELETE FROM feeds WHERE id = ?", [feed_id])
 
 
-def add_feeds(db: sqlite_utils.Database, feeds: list[tuple], *,
-              subscribed_by: str = "user") -> list[int]:
+def add_feeds(db: sqlite_utils.Database, feeds: list[tuple], *, subscribed_by: str = "user") -> list[int]:
     """Register feeds under their canonical location, skipping any already subscribed
     (however spelled); return the ids of the ones added. Each entry is ``(url, title)``, or
     ``(url, title, folder, site_url)`` (an OPML outline).
@@ -230,15 +246,15 @@ def add_feeds(db: sqlite_utils.Database, feeds: list[tuple], *,
             if find_feed(db, url):
                 continue
             folder, site_url = (*place, None, None)[:2]
-            done = register_feed(db, canonical_location(url), title, subscribed_by=subscribed_by,
-                                 folder=folder, site_url=site_url)
+            done = register_feed(
+                db, canonical_location(url), title, subscribed_by=subscribed_by, folder=folder, site_url=site_url
+            )
             if done is not None:
                 added.append(done.id)
     return added
 
 
-def seed_feeds(db: sqlite_utils.Database, path: Path | None = None, *,
-               subscribe: bool = True) -> list[int]:
+def seed_feeds(db: sqlite_utils.Database, path: Path | None = None, *, subscribe: bool = True) -> list[int]:
     """Seed the feeds table from ``feeds.toml`` — once per database (:func:`start_database`).
 
     It runs only while the database has never been seeded and has no feeds; after that the
@@ -258,8 +274,7 @@ def seed_feeds(db: sqlite_utils.Database, path: Path | None = None, *,
         return add_feeds(db, read_feeds_toml(path))
 
 
-def start_database(path: Path, *, starters: bool = True
-                   ) -> tuple[sqlite_utils.Database, bool, list[int], Path]:
+def start_database(path: Path, *, starters: bool = True) -> tuple[sqlite_utils.Database, bool, list[int], Path]:
     """Open ``path`` for a command meant to start a database: create it when missing, and
     give the starter feeds of ``feeds.toml`` to a database that was never started (a new one,
     or one whose creation was interrupted), once.

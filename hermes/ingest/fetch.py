@@ -29,8 +29,9 @@ DEFAULT_TIMEOUT = 20.0
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 MAX_REDIRECTS = 5
 USER_AGENT = f"hermes/{__version__} (self-hosted feed reader)"
-ACCEPT = ("application/rss+xml, application/atom+xml, application/rdf+xml, "
-          "application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5")
+ACCEPT = (
+    "application/rss+xml, application/atom+xml, application/rdf+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
+)
 REDIRECTS = {301, 302, 303, 307, 308}
 
 
@@ -50,9 +51,12 @@ class FetchResult:
 def is_local(url: str) -> bool:
     """True for ``file://`` URLs and plain filesystem paths (anything without a web scheme)."""
     scheme = urllib.parse.urlsplit(url).scheme.lower()
-    return scheme == "file" or (scheme not in ("http", "https") and (
-        len(scheme) <= 1 or "://" not in url  # "C:\\feeds\\x.xml" has a one-letter scheme
-    ))
+    return scheme == "file" or (
+        scheme not in ("http", "https")
+        and (
+            len(scheme) <= 1 or "://" not in url  # "C:\\feeds\\x.xml" has a one-letter scheme
+        )
+    )
 
 
 def local_path(url: str) -> Path:
@@ -98,8 +102,7 @@ async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
     declared = response.headers.get("content-length")
     codings = response.headers.get_list("content-encoding")
     if declared and declared.isdigit() and not codings and int(declared) > max_bytes:
-        raise FetchError(f"body over the size cap ({declared} > {max_bytes} bytes)",
-                         kind="body over the size cap")
+        raise FetchError(f"body over the size cap ({declared} > {max_bytes} bytes)", kind="body over the size cap")
     decoder = decoder_for(codings)
     body = bytearray()
 
@@ -108,8 +111,7 @@ async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
         # at the cap plus one piece, whatever its ratio.
         for piece in pieces:
             if len(body) + len(piece) > max_bytes:
-                raise FetchError(f"body over the size cap (more than {max_bytes} bytes)",
-                                 kind="body over the size cap")
+                raise FetchError(f"body over the size cap (more than {max_bytes} bytes)", kind="body over the size cap")
             body.extend(piece)
 
     async for raw in response.aiter_raw():
@@ -130,25 +132,34 @@ async def _fetch_http(client, url, etag, last_modified, max_bytes, accept: str =
         if scheme not in ("http", "https"):
             # Also stops a redirect from a web feed to file:// (reading the user's disk).
             what = "redirect to" if hop else "fetch"
-            raise FetchError(f"refused {what} {scheme} URL {current!r}: only http(s) is fetched",
-                             kind=f"refused {what} a non-http(s) URL")
+            raise FetchError(
+                f"refused {what} {scheme} URL {current!r}: only http(s) is fetched",
+                kind=f"refused {what} a non-http(s) URL",
+            )
         response = await _request(client, current, headers)
         try:
             if response.status_code in REDIRECTS and "location" in response.headers:
                 current = urllib.parse.urljoin(current, response.headers["location"])
                 continue
             hdrs = {k.lower(): v for k, v in response.headers.items()}
-            common = dict(etag=hdrs.get("etag"), last_modified=hdrs.get("last-modified"),
-                          headers=hdrs, retry_after=hdrs.get("retry-after"))
+            common = dict(
+                etag=hdrs.get("etag"),
+                last_modified=hdrs.get("last-modified"),
+                headers=hdrs,
+                retry_after=hdrs.get("retry-after"),
+            )
             if response.status_code == 304:
                 common["etag"] = common["etag"] or etag
                 common["last_modified"] = common["last_modified"] or last_modified
                 return FetchResult(url, current, 304, None, not_modified=True, **common)
             if response.status_code >= 400 or response.status_code < 200:
                 reason = response.reason_phrase or ""
-                raise FetchError(f"HTTP {response.status_code} {reason}".strip(),
-                                 kind=f"HTTP {response.status_code}", status=response.status_code,
-                                 retry_after=hdrs.get("retry-after"))
+                raise FetchError(
+                    f"HTTP {response.status_code} {reason}".strip(),
+                    kind=f"HTTP {response.status_code}",
+                    status=response.status_code,
+                    retry_after=hdrs.get("retry-after"),
+                )
             body = await _read_capped(response, max_bytes)
             return FetchResult(url, current, response.status_code, body, **common)
         finally:
@@ -169,8 +180,9 @@ def new_client(timeout: float = DEFAULT_TIMEOUT, *, allow_private: bool = True) 
     """
     limits = httpx.Limits(max_connections=32)
     transport = None if allow_private else GuardedTransport(limits=limits)
-    client = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
-                               limits=limits, transport=transport)
+    client = httpx.AsyncClient(
+        timeout=timeout, follow_redirects=False, trust_env=False, limits=limits, transport=transport
+    )
     if not allow_private:
         _GUARDED.add(client)
     return client
@@ -198,8 +210,7 @@ async def afetch(
     ``Accept`` header (feed types by default; metadata lookups ask for CSL-JSON or HTML).
     """
     try:
-        return await _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_private,
-                             accept)
+        return await _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_private, accept)
     except FetchError as exc:
         if allow_private:
             raise
@@ -212,8 +223,9 @@ async def _afetch(url, client, etag, last_modified, timeout, max_bytes, allow_pr
     url = url.strip()
     if is_local(url):
         if not allow_private:
-            raise FetchError(f"refused local file {url!r}: only http(s) URLs are allowed here",
-                             kind="refused: a local file")
+            raise FetchError(
+                f"refused local file {url!r}: only http(s) URLs are allowed here", kind="refused: a local file"
+            )
         return await asyncio.to_thread(_read_local, url, etag, last_modified, max_bytes)
     if client is not None and not allow_private and client not in _GUARDED:
         raise ValueError("a guarded fetch needs a client from new_client(allow_private=False)")
@@ -260,8 +272,14 @@ def fetch(
     accept: str = ACCEPT,
 ) -> FetchResult:
     """Synchronous :func:`afetch` (same arguments and errors, its own client)."""
-    kwargs = dict(etag=etag, last_modified=last_modified, timeout=timeout,
-                  max_bytes=max_bytes, allow_private=allow_private, accept=accept)
+    kwargs = dict(
+        etag=etag,
+        last_modified=last_modified,
+        timeout=timeout,
+        max_bytes=max_bytes,
+        allow_private=allow_private,
+        accept=accept,
+    )
     return run_sync(lambda: afetch(url, **kwargs))
 
 
@@ -276,5 +294,4 @@ def run_sync(make_coro):
         return pool.submit(lambda: asyncio.run(make_coro())).result()
 
 
-__all__ = ["FetchError", "FetchResult", "afetch", "fetch", "is_local", "local_path",
-           "new_client", "run_sync"]
+__all__ = ["FetchError", "FetchResult", "afetch", "fetch", "is_local", "local_path", "new_client", "run_sync"]

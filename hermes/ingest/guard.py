@@ -35,18 +35,22 @@ def refused_here(address: str, terminal: str) -> str:
     fetched, why, and both ways out for the person running hermes — lift the guard, or do
     this one thing at the terminal (``terminal``, e.g. ``hermes feeds add URL``), where a
     person is trusted. The caller adds what was left undone ("nothing was subscribed")."""
-    return (f"did not fetch {address[:200]!r}: {REFUSED} (loopback, private and local-network "
-            "addresses are refused here, since an agent or a web page could point hermes at "
-            "them; the person running hermes can allow them with [fetch] allow_private = true "
-            f"in {config_toml()} or HERMES_ALLOW_PRIVATE=1, or {terminal})")
+    return (
+        f"did not fetch {address[:200]!r}: {REFUSED} (loopback, private and local-network "
+        "addresses are refused here, since an agent or a web page could point hermes at "
+        "them; the person running hermes can allow them with [fetch] allow_private = true "
+        f"in {config_toml()} or HERMES_ALLOW_PRIVATE=1, or {terminal})"
+    )
 
 
 def refusal(host: str, address: str) -> FetchError:
     """The error for a private target: its detail (which address) is for the person at the
     CLI; a guarded fetch reports only its kind."""
-    return FetchError(f"{REFUSED} {address} for host {host!r} (allow it with [fetch] "
-                      "allow_private = true in config.toml or HERMES_ALLOW_PRIVATE=1)",
-                      kind=REFUSED)
+    return FetchError(
+        f"{REFUSED} {address} for host {host!r} (allow it with [fetch] "
+        "allow_private = true in config.toml or HERMES_ALLOW_PRIVATE=1)",
+        kind=REFUSED,
+    )
 
 
 async def checked_addresses(host: str, port: int) -> list[str]:
@@ -55,11 +59,11 @@ async def checked_addresses(host: str, port: int) -> list[str]:
         addresses = [str(parse(host))]
     except ValueError:
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(
-                host, port, type=socket.SOCK_STREAM)
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except socket.gaierror as exc:
-            raise FetchError(f"cannot resolve host {host!r} ({exc.strerror or exc})",
-                             kind="cannot resolve host") from None
+            raise FetchError(
+                f"cannot resolve host {host!r} ({exc.strerror or exc})", kind="cannot resolve host"
+            ) from None
         addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     if not addresses:
         raise FetchError(f"cannot resolve host {host!r}", kind="cannot resolve host")
@@ -75,14 +79,15 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
     def __init__(self, inner: httpcore.AsyncNetworkBackend):
         self._inner = inner
 
-    async def connect_tcp(self, host, port, timeout=None, local_address=None,
-                          socket_options=None) -> httpcore.AsyncNetworkStream:
+    async def connect_tcp(
+        self, host, port, timeout=None, local_address=None, socket_options=None
+    ) -> httpcore.AsyncNetworkStream:
         failure = None
         for address in await checked_addresses(host, port):
             try:
                 return await self._inner.connect_tcp(
-                    address, port, timeout=timeout, local_address=local_address,
-                    socket_options=socket_options)
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
             except httpcore.ConnectError as exc:  # the next checked address, if any
                 failure = exc
         raise failure
@@ -113,5 +118,4 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-__all__ = ["REFUSED", "GuardedBackend", "GuardedTransport", "checked_addresses", "refusal",
-           "refused_here"]
+__all__ = ["REFUSED", "GuardedBackend", "GuardedTransport", "checked_addresses", "refusal", "refused_here"]

@@ -66,8 +66,7 @@ def arxiv_year(identifier: str | None) -> str | None:
     replaced years later is cited by the year of its first version."""
     if not identifier:
         return None
-    m = re.fullmatch(r"(\d{2})\d{2}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/(\d{2})\d{5}",
-                     identifier.strip())
+    m = re.fullmatch(r"(\d{2})\d{2}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/(\d{2})\d{5}", identifier.strip())
     if not m:
         return None
     if m.group(1) is not None:
@@ -114,7 +113,7 @@ def normalise_tags(terms) -> list[str]:
     seen: list[str] = []
     for raw in terms:
         term = plain_text(str(raw or ""))
-        for part in ([term] if "," not in term else term.split(",")):
+        for part in [term] if "," not in term else term.split(","):
             part = normalize_tag(part)
             if part and len(part) <= 80 and part not in seen:
                 seen.append(part)
@@ -128,11 +127,11 @@ def _enclosure(entry) -> dict | None:
         if not url:
             continue
         # guessed from the path: "ep.mp3?token=…" is not guessed as a whole URL
-        mime = ((link.get("type") or "").lower().strip()
-                or mimetypes.guess_type(urllib.parse.urlsplit(url).path)[0] or "")
+        mime = (
+            (link.get("type") or "").lower().strip() or mimetypes.guess_type(urllib.parse.urlsplit(url).path)[0] or ""
+        )
         length = str(link.get("length") or "").strip()
-        found.append({"url": url, "type": mime,
-                      "length": int(length) if length.isdigit() else None})
+        found.append({"url": url, "type": mime, "length": int(length) if length.isdigit() else None})
     # Prefer the media file over, say, a PDF attachment.
     found.sort(key=lambda e: not is_media(e))
     seconds = duration_seconds(entry.get("itunes_duration"))
@@ -227,8 +226,7 @@ def inherited_authors(parsed) -> list[str]:
     return []
 
 
-def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
-                    feed_title: str = "") -> dict:
+def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None, feed_title: str = "") -> dict:
     """One feedparser entry → a dict with the fields of ``store.ITEM_FIELDS``;
     ``inherited``: the feed's authors (:func:`inherited_authors`), for an entry naming none;
     ``feed_title``: a name that is the feed's own is no author (a podcast's
@@ -248,9 +246,13 @@ def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
     if arxiv:
         title = clean_title(title)
     published = _published(entry, link, text_dates)
-    doi_match = _DOI.search(" ".join(filter(None, [ident, entry.get("link") or "",
-                                                   entry.get("prism_doi") or "",
-                                                   entry.get("dc_identifier") or ""])))
+    doi_match = _DOI.search(
+        " ".join(
+            filter(
+                None, [ident, entry.get("link") or "", entry.get("prism_doi") or "", entry.get("dc_identifier") or ""]
+            )
+        )
+    )
     if arxiv:
         link = f"https://arxiv.org/abs/{arxiv}"
     enclosure = _enclosure(entry)
@@ -274,8 +276,7 @@ def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
     }
 
 
-_SY_PERIOD = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400, "monthly": 30 * 86400,
-              "yearly": 365 * 86400}
+_SY_PERIOD = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400, "monthly": 30 * 86400, "yearly": 365 * 86400}
 
 
 def feed_ttl(feed) -> int | None:
@@ -323,8 +324,7 @@ def _broken(exc) -> bool:
     override, a text/plain content type)."""
     if isinstance(exc, feedparser_module().ThingsNobodyCaresAboutButMe):
         return False
-    return not (isinstance(exc, SAXParseException)
-                and exc.getMessage() == XML_ERROR_UNDEFINED_ENTITY)
+    return not (isinstance(exc, SAXParseException) and exc.getMessage() == XML_ERROR_UNDEFINED_ENTITY)
 
 
 def _one_line(exc) -> str:
@@ -344,8 +344,9 @@ def read_xml(body: bytes, headers: dict[str, str] | None = None):
         raise ParseError(str(exc)) from None
     # BytesIO, never raw bytes: feedparser tries open() on a bytes argument first, so a body
     # that happens to be a file name would be read from the local disk.
-    return feedparser_module().parse(io.BytesIO(body), response_headers=headers,
-                            resolve_relative_uris=True, sanitize_html=True), defused
+    return feedparser_module().parse(
+        io.BytesIO(body), response_headers=headers, resolve_relative_uris=True, sanitize_html=True
+    ), defused
 
 
 def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedFeed:
@@ -387,8 +388,7 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
         # parser glues together from the wreck ("Brokenoops") vouches for nothing.
         exc = parsed.get("bozo_exception")
         warning = _one_line(exc or "ill-formed feed")
-        if not items and (_broken(exc) or not (parsed.get("version")
-                                               and (feed.get("title") or feed.get("link")))):
+        if not items and (_broken(exc) or not (parsed.get("version") and (feed.get("title") or feed.get("link")))):
             raise ParseError(f"malformed feed: {warning}, and no entries could be read")
     if defused and not warning:
         warning = "the feed's DOCTYPE declares XML entities; hermes ignored them"

@@ -87,11 +87,18 @@ class IngestSummary(list):
 
     def outcome(self) -> dict:
         """The counts kept as the last run's outcome (see :mod:`.runlock`)."""
-        counts = {k: sum(1 for s in self if s["status"] == k)
-                  for k in ("new", "unchanged", "failed", "skipped")}
-        return {"ok": True, "new_items": sum(s["new"] for s in self), "embedded": self.embedded,
-                "feeds": len(self), "not_due": self.not_due, "feeds_by_status": counts,
-                "tagged": self.tagged, "undated": self.undated, "first_seen": self.first_seen}
+        counts = {k: sum(1 for s in self if s["status"] == k) for k in ("new", "unchanged", "failed", "skipped")}
+        return {
+            "ok": True,
+            "new_items": sum(s["new"] for s in self),
+            "embedded": self.embedded,
+            "feeds": len(self),
+            "not_due": self.not_due,
+            "feeds_by_status": counts,
+            "tagged": self.tagged,
+            "undated": self.undated,
+            "first_seen": self.first_seen,
+        }
 
 
 def retry_at(value: str | None, status: int | None, now: datetime) -> str | None:
@@ -148,20 +155,41 @@ def skip_reason(feed: dict) -> str:
     if SERVER_PAUSE in (feed.get("last_error") or ""):
         return f"{until}: {SERVER_PAUSE} ({last}; {in_a_row})"
     if failures >= 2:
-        return (f"{until}: the feed failed {failures} times in a row"
-                + (f" (last: {last})" if last else "")
-                + f"; `hermes ingest --feed {feed['id']}` fetches it now")
+        return (
+            f"{until}: the feed failed {failures} times in a row"
+            + (f" (last: {last})" if last else "")
+            + f"; `hermes ingest --feed {feed['id']}` fetches it now"
+        )
     return f"{until} (the server asked for a pause, or the feed failed repeatedly)"
 
 
-def _summary(feed: dict, status: str, new: int = 0, error: str | None = None,
-             warning: str | None = None, title: str | None = None, updated: int = 0,
-             undated: int = 0, first_seen: int = 0, known_elsewhere: int = 0,
-             adopted: int = 0) -> dict:
-    return {"feed_id": feed["id"], "url": feed["url"], "title": title or feed.get("title"),
-            "status": status, "new": new, "updated": updated, "undated": undated,
-            "first_seen": first_seen, "known_elsewhere": known_elsewhere, "adopted": adopted,
-            "error": error, "warning": warning}
+def _summary(
+    feed: dict,
+    status: str,
+    new: int = 0,
+    error: str | None = None,
+    warning: str | None = None,
+    title: str | None = None,
+    updated: int = 0,
+    undated: int = 0,
+    first_seen: int = 0,
+    known_elsewhere: int = 0,
+    adopted: int = 0,
+) -> dict:
+    return {
+        "feed_id": feed["id"],
+        "url": feed["url"],
+        "title": title or feed.get("title"),
+        "status": status,
+        "new": new,
+        "updated": updated,
+        "undated": undated,
+        "first_seen": first_seen,
+        "known_elsewhere": known_elsewhere,
+        "adopted": adopted,
+        "error": error,
+        "warning": warning,
+    }
 
 
 def _record_failure(db, feed: dict, error: str, retry_after: str | None = None) -> None:
@@ -169,7 +197,8 @@ def _record_failure(db, feed: dict, error: str, retry_after: str | None = None) 
         db.execute(
             """UPDATE feeds SET last_error = ?, error_count = error_count + 1,
                       last_fetched = ?, retry_after = ? WHERE id = ?""",
-            [error, now_iso(), retry_after, feed["id"]])
+            [error, now_iso(), retry_after, feed["id"]],
+        )
 
 
 def _record_not_modified(db, feed: dict, res: FetchResult) -> None:
@@ -177,7 +206,8 @@ def _record_not_modified(db, feed: dict, res: FetchResult) -> None:
         db.execute(
             """UPDATE feeds SET etag = ?, last_modified = ?, last_fetched = ?, last_error = NULL,
                       error_count = 0, retry_after = NULL WHERE id = ?""",
-            [res.etag, res.last_modified, now_iso(), feed["id"]])
+            [res.etag, res.last_modified, now_iso(), feed["id"]],
+        )
 
 
 def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed):
@@ -188,8 +218,17 @@ def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed):
                       error_count = 0, retry_after = NULL, last_warning = ?, ttl = ?,
                       title = COALESCE(NULLIF(title, ''), ?),
                       site_url = COALESCE(site_url, ?) WHERE id = ?""",
-            [res.etag, res.last_modified, now_iso(), parsed.warning, parsed.ttl,
-             parsed.title or None, safe_url(parsed.link), feed["id"]])
+            [
+                res.etag,
+                res.last_modified,
+                now_iso(),
+                parsed.warning,
+                parsed.ttl,
+                parsed.title or None,
+                safe_url(parsed.link),
+                feed["id"],
+            ],
+        )
     return stored
 
 
@@ -209,9 +248,13 @@ def trusted(feed: dict, settings: config.Settings) -> bool:
     return settings.allow_private or feed.get("subscribed_by") == "user"
 
 
-async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
-                        progress: Progress | None, on_new: Callable[[], None] = lambda: None,
-                        ) -> list[dict]:
+async def _ingest_feeds(
+    db,
+    feeds: list[dict],
+    settings: config.Settings,
+    progress: Progress | None,
+    on_new: Callable[[], None] = lambda: None,
+) -> list[dict]:
     limit = asyncio.Semaphore(max(1, settings.fetch_concurrency))
     out: list[dict] = []
 
@@ -230,10 +273,19 @@ async def _ingest_feeds(db, feeds: list[dict], settings: config.Settings,
         allow = trusted(feed, settings)
         async with limit:
             try:
-                return feed, await afetch(
-                    feed["url"], client=client_for(feed, allow), etag=feed["etag"],
-                    last_modified=feed["last_modified"], timeout=settings.fetch_timeout,
-                    max_bytes=settings.max_feed_bytes, allow_private=allow), None
+                return (
+                    feed,
+                    await afetch(
+                        feed["url"],
+                        client=client_for(feed, allow),
+                        etag=feed["etag"],
+                        last_modified=feed["last_modified"],
+                        timeout=settings.fetch_timeout,
+                        max_bytes=settings.max_feed_bytes,
+                        allow_private=allow,
+                    ),
+                    None,
+                )
             except FetchError as exc:
                 return feed, None, exc
             except Exception as exc:  # noqa: BLE001 - one broken feed never stops the others
@@ -260,9 +312,15 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
         now = datetime.now(UTC)
         paused = retry_at(err.retry_after, err.status, now) if err.status in (429, 503) else None
         backoff = paused or failure_backoff((feed.get("error_count") or 0) + 1, now)
-        message = str(err) + (f"; {SERVER_PAUSE} until {paused}" if paused else
-                              f"; {_refused_again(backoff)}" if err.kind == REFUSED and backoff else
-                              f"; retrying after {backoff}" if backoff else "")
+        message = str(err) + (
+            f"; {SERVER_PAUSE} until {paused}"
+            if paused
+            else f"; {_refused_again(backoff)}"
+            if err.kind == REFUSED and backoff
+            else f"; retrying after {backoff}"
+            if backoff
+            else ""
+        )
         _record_failure(db, feed, message, backoff)
         return _summary(feed, "failed", error=message)
     if res.not_modified:
@@ -284,30 +342,46 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
         _record_failure(db, feed, f"could not store items: {exc}")
         return _summary(feed, "failed", error=f"could not store items: {exc}")
     new = len(stored.new_ids)
-    return _summary(feed, "new" if new else "unchanged", new=new, warning=parsed.warning,
-                    title=feed.get("title") or parsed.title, updated=len(stored.updated_ids),
-                    undated=stored.undated, first_seen=stored.first_seen,
-                    known_elsewhere=stored.known_elsewhere, adopted=stored.adopted)
+    return _summary(
+        feed,
+        "new" if new else "unchanged",
+        new=new,
+        warning=parsed.warning,
+        title=feed.get("title") or parsed.title,
+        updated=len(stored.updated_ids),
+        undated=stored.undated,
+        first_seen=stored.first_seen,
+        known_elsewhere=stored.known_elsewhere,
+        adopted=stored.adopted,
+    )
 
 
 def _refused_again(backoff: str) -> str:
     # "retrying after …" promised what a retry cannot do: the guard refuses every try
-    return (f"refused on every try until the feed is trusted or private addresses are "
-            f"allowed (next try after {backoff})")
+    return f"refused on every try until the feed is trusted or private addresses are allowed (next try after {backoff})"
 
 
 def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -> list[dict]:
-    cols = ["id", "url", "title", "etag", "last_modified", "retry_after", "error_count",
-            "last_error", "last_fetched", "ttl", "subscribed_by"]
-    rows = [dict(zip(cols, r)) for r in db.execute(
-        f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
+    cols = [
+        "id",
+        "url",
+        "title",
+        "etag",
+        "last_modified",
+        "retry_after",
+        "error_count",
+        "last_error",
+        "last_fetched",
+        "ttl",
+        "subscribed_by",
+    ]
+    rows = [dict(zip(cols, r)) for r in db.execute(f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
     if feed_ids is None:
         return rows
     wanted = set(feed_ids)
     missing = sorted(wanted - {r["id"] for r in rows})
     if missing:
-        raise NotFound(f"unknown feed id(s): {', '.join(map(str, missing))}; "
-                       "see `hermes feeds list`")
+        raise NotFound(f"unknown feed id(s): {', '.join(map(str, missing))}; see `hermes feeds list`")
     return [r for r in rows if r["id"] in wanted]
 
 
@@ -340,6 +414,7 @@ def run_ingest(
     settings = settings or config.settings()
     mode = "due" if due_every is not None else "all"
     with ingest_run(db, wait=wait, mode=mode, on_wait=on_wait) as status:
+
         def report(stage: str, done: int, total: int) -> None:
             if status is not None:
                 status.progress(stage, done, total)
@@ -367,8 +442,9 @@ def _run(db, feed_ids, embedder, progress, settings, due_every) -> IngestSummary
         not_due = before - len(feeds)
     named = bool(feed_ids)
     due = [f for f in feeds if _due(f, now, named=named)]
-    summary = IngestSummary(_summary(f, "skipped", error=skip_reason(f))
-                            for f in feeds if not _due(f, now, named=named))
+    summary = IngestSummary(
+        _summary(f, "skipped", error=skip_reason(f)) for f in feeds if not _due(f, now, named=named)
+    )
     summary.not_due = not_due
     warming: dict = {}
 
@@ -421,8 +497,8 @@ def announce(db, embedder) -> tuple[int, str | None]:
     chooses its path by the size of the run (``expect``: the default model), and the path
     it chose (None for any other embedder)."""
     total = db.execute(
-        "SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
-        [embedder.name]).fetchone()[0]
+        "SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?", [embedder.name]
+    ).fetchone()[0]
     expect = getattr(embedder, "expect", None)
     return total, (expect(total) if expect else None)
 
@@ -449,10 +525,21 @@ def embed_new(db, embedder=None, *, progress: Progress | None = None, summary=No
     except Exception as exc:
         error = HermesError(
             f"embedding failed after {done} of {total} items ({type(exc).__name__}: {exc}); "
-            "the items are stored and the next `hermes ingest` embeds them")
+            "the items are stored and the next `hermes ingest` embeds them"
+        )
         error.summary = summary
         raise error from exc
 
 
-__all__ = ["IngestSummary", "add_feeds", "embed_new", "read_feeds_toml", "retry_at",
-           "run_ingest", "sample_feed_paths", "seed_feeds", "select_feeds", "tag_archive"]
+__all__ = [
+    "IngestSummary",
+    "add_feeds",
+    "embed_new",
+    "read_feeds_toml",
+    "retry_at",
+    "run_ingest",
+    "sample_feed_paths",
+    "seed_feeds",
+    "select_feeds",
+    "tag_archive",
+]

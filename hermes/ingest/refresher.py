@@ -58,8 +58,7 @@ def ingest_command(database: str, every: float, *, due: bool) -> list[str]:
     # server started from a folder holding a "hermes" directory (a checkout's parent, a home
     # with ~/hermes, where MCP hosts start servers) imported that instead, and every
     # refresh failed with an ImportError.
-    command = [sys.executable, "-P", "-m", "hermes.cli", "ingest", "--db", database, "--json",
-               "--no-wait"]
+    command = [sys.executable, "-P", "-m", "hermes.cli", "ingest", "--db", database, "--json", "--no-wait"]
     if due:
         command += ["--due", "--every", f"{every:g}s"]
     return command
@@ -73,8 +72,9 @@ class Refresher:
     :param command: builds the child's argv (tests substitute their own).
     """
 
-    def __init__(self, database: str | os.PathLike, every: float, *, command=ingest_command,
-                 start_delay: float = START_DELAY):
+    def __init__(
+        self, database: str | os.PathLike, every: float, *, command=ingest_command, start_delay: float = START_DELAY
+    ):
         self.database = str(Path(database).resolve())
         self.every = float(every)
         self.command = command
@@ -131,11 +131,16 @@ class Refresher:
     def state(self) -> dict:
         """What the UI and ``list_feeds`` show: interval, next run, the running one, the last."""
         status = read_status(Path(self.database))
-        return {"background": self.every > 0, "every": self.every,
-                "next": iso(self.next_at) if self.every > 0 else None,
-                "running": status["running"], "last": status["last"],
-                "requested": self.busy and not status["running"], "error": self.last_error,
-                "failures": self.failures}
+        return {
+            "background": self.every > 0,
+            "every": self.every,
+            "next": iso(self.next_at) if self.every > 0 else None,
+            "running": status["running"],
+            "last": status["last"],
+            "requested": self.busy and not status["running"],
+            "error": self.last_error,
+            "failures": self.failures,
+        }
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -178,11 +183,11 @@ class Refresher:
         delay = min(self.max_retry, self.first_retry * 2 ** min(self.failures - 1, 30))
         self.retry_at = datetime.now(UTC) + timedelta(seconds=delay)
         self.last_error = message
-        record_failure(Path(self.database), {
-            "message": message, "by": "background refresh", "failures": self.failures,
-            "retry_at": iso(self.retry_at)})
-        log.warning("background refresh: %s (%d in a row; next try in %.0f s)",
-                    message, self.failures, delay)
+        record_failure(
+            Path(self.database),
+            {"message": message, "by": "background refresh", "failures": self.failures, "retry_at": iso(self.retry_at)},
+        )
+        log.warning("background refresh: %s (%d in a row; next try in %.0f s)", message, self.failures, delay)
 
     def _next_due(self) -> datetime | None:
         db = get_db(self.database, migrate=False)
@@ -194,8 +199,9 @@ class Refresher:
     def _run(self, *, due: bool) -> None:
         argv = self.command(self.database, self.every, due=due)
         # stdin/stdout never shared: under `hermes serve` (stdio) they are the MCP stream.
-        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=os.environ.copy())
+        child = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ.copy()
+        )
         with self._state_lock:
             self._child = child
             self._manual = False
@@ -245,9 +251,12 @@ def failing(last: dict | None) -> dict | None:
     if not isinstance(last, dict) or last.get("ok") is not False:
         return None
     failures = last.get("failures")
-    failure = {"message": str(last.get("message") or "the last refresh failed")[:500],
-               "failures": failures if isinstance(failures, int) and failures > 0 else 1,
-               "retry_at": last.get("retry_at"), "since": last.get("finished")}
+    failure = {
+        "message": str(last.get("message") or "the last refresh failed")[:500],
+        "failures": failures if isinstance(failures, int) and failures > 0 else 1,
+        "retry_at": last.get("retry_at"),
+        "since": last.get("finished"),
+    }
     times = f" ({failure['failures']} times in a row)" if failure["failures"] > 1 else ""
     retry = f"; next try {failure['retry_at']}" if failure["retry_at"] else ""
     return {**failure, "words": f"Refreshing fails{times}: {failure['message']}{retry}."}
@@ -264,9 +273,18 @@ def refresh_state(db) -> dict:
     database = database_file(db)
     here = active(database)
     every = here.every if here is not None else config.settings().ingest_every
-    state = here.state() if here is not None else {
-        "background": False, "every": every, "next": None, "requested": False, "error": None,
-        **read_status(database)}
+    state = (
+        here.state()
+        if here is not None
+        else {
+            "background": False,
+            "every": every,
+            "next": None,
+            "requested": False,
+            "error": None,
+            **read_status(database),
+        }
+    )
     now = datetime.now(UTC)
     fetched = db.execute("SELECT max(last_fetched) FROM feeds").fetchone()[0]
     state["failing"] = failing(state.get("last"))
@@ -277,8 +295,7 @@ def refresh_state(db) -> dict:
         when = next_refresh(db, every)
         state["next"] = iso(max(when, now)) if when else None
     # overdue (or never fetched) reads as "now"
-    state["due"] = ({f["id"]: iso(max(next_due(f, every), now)) for f in feed_schedule(db)}
-                    if every > 0 else {})
+    state["due"] = {f["id"]: iso(max(next_due(f, every), now)) for f in feed_schedule(db)} if every > 0 else {}
     return state
 
 

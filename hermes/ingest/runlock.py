@@ -108,9 +108,17 @@ class _Status:
     def __init__(self, database: Path, mode: str):
         self.path = status_path(database)
         previous = read_status(database)
-        self.state = {"running": {"pid": os.getpid(), "started": now_iso(), "mode": mode,
-                                  "stage": "start", "done": 0, "total": 0},
-                      "last": previous["last"]}
+        self.state = {
+            "running": {
+                "pid": os.getpid(),
+                "started": now_iso(),
+                "mode": mode,
+                "stage": "start",
+                "done": 0,
+                "total": 0,
+            },
+            "last": previous["last"],
+        }
         self._written = 0.0
         self.write(force=True)
 
@@ -122,9 +130,10 @@ class _Status:
 
     def finish(self, outcome: dict) -> None:
         started = self.state["running"]["started"]
-        self.state = {"running": None,
-                      "last": {"started": started, "finished": now_iso(), "pid": os.getpid(),
-                               **outcome}}
+        self.state = {
+            "running": None,
+            "last": {"started": started, "finished": now_iso(), "pid": os.getpid(), **outcome},
+        }
         self.write(force=True)
 
     def write(self, force: bool = False) -> None:
@@ -147,8 +156,9 @@ def record_failure(database: Path, outcome: dict) -> None:
     could say so itself (a child that could not even start: every other process reads the
     failure from here). The running one, if any, is kept."""
     current = read_status(database)
-    _write_status(status_path(database), {"running": current["running"],
-                                          "last": {"finished": now_iso(), **outcome, "ok": False}})
+    _write_status(
+        status_path(database), {"running": current["running"], "last": {"finished": now_iso(), **outcome, "ok": False}}
+    )
 
 
 @contextmanager
@@ -174,8 +184,7 @@ def ingest_run(db, *, wait: bool = True, mode: str = "all", on_wait=None):
     except filelock.Timeout:
         running = read_status(database)["running"]
         if not wait:
-            raise IngestBusy(f"another hermes ingest is running on {database} "
-                             f"({describe(running)})", running) from None
+            raise IngestBusy(f"another hermes ingest is running on {database} ({describe(running)})", running) from None
         if on_wait:
             on_wait(running)
         lock.acquire()

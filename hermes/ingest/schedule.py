@@ -71,5 +71,4 @@ def iso(when: datetime | None) -> str | None:
     return when.astimezone(UTC).isoformat(timespec="seconds")
 
 
-__all__ = ["MAX_TTL", "due_ids", "feed_schedule", "iso", "next_due", "next_refresh",
-           "seconds_until"]
+__all__ = ["MAX_TTL", "due_ids", "feed_schedule", "iso", "next_due", "next_refresh", "seconds_until"]

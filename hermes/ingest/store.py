@@ -37,8 +37,19 @@ from .text import embedding_text
 
 #: items read at a time and sorted by length (tokens) before they are embedded ``batch_size`` at a time
 LENGTH_WINDOW = 8
-ITEM_FIELDS = ("guid", "url", "title", "summary", "author", "authors", "published",
-               "content_type", "tags", "enclosure", "arxiv_id")
+ITEM_FIELDS = (
+    "guid",
+    "url",
+    "title",
+    "summary",
+    "author",
+    "authors",
+    "published",
+    "content_type",
+    "tags",
+    "enclosure",
+    "arxiv_id",
+)
 
 
 @dataclass
@@ -83,20 +94,21 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
     out = Stored()
     fetched = now_iso()
     with write_transaction(db):
-        first_fetch = feed_id is None or db.execute(
-            "SELECT 1 FROM items WHERE feed_id = ? LIMIT 1", [feed_id]).fetchone() is None
+        first_fetch = (
+            feed_id is None or db.execute("SELECT 1 FROM items WHERE feed_id = ? LIMIT 1", [feed_id]).fetchone() is None
+        )
         # entries the archive already had, by item id: looked for only while a removed feed
         # may have left items behind (else every known entry of every refresh cost a query)
-        adopting = feed_id is not None and db.execute(
-            "SELECT 1 FROM removed_feeds LIMIT 1").fetchone() is not None
+        adopting = feed_id is not None and db.execute("SELECT 1 FROM removed_feeds LIMIT 1").fetchone() is not None
         held: list[int] = []
         feed_url = _feed_url(db, feed_id)
         own = speaks_for_papers(feed_url)
         for item in items:
             row = _row(item)
             if row["arxiv_id"]:
-                known = db.execute("SELECT id, title, summary, tags, authors, feed_id FROM items "
-                                   "WHERE arxiv_id = ?", [row["arxiv_id"]]).fetchone()
+                known = db.execute(
+                    "SELECT id, title, summary, tags, authors, feed_id FROM items WHERE arxiv_id = ?", [row["arxiv_id"]]
+                ).fetchone()
                 if known is not None and (own or _same_title(known[1], row["title"])):
                     if own and _update_paper(db, known[:5], row):
                         out.updated_ids.append(known[0])
@@ -116,10 +128,13 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
                 row["published"] = fetched
             cols = ["feed_id", "fetched", "dated_by", *ITEM_FIELDS]
             cur = db.execute(
-                f"INSERT OR IGNORE INTO items ({', '.join(cols)}) "
-                f"VALUES ({', '.join('?' * len(cols))})",
-                [feed_id, fetched, "first seen" if first_seen else item.get("dated_by"),
-                 *(row[f] for f in ITEM_FIELDS)],
+                f"INSERT OR IGNORE INTO items ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                [
+                    feed_id,
+                    fetched,
+                    "first seen" if first_seen else item.get("dated_by"),
+                    *(row[f] for f in ITEM_FIELDS),
+                ],
             )
             if cur.rowcount:
                 out.new_ids.append(cur.lastrowid)
@@ -144,26 +159,26 @@ def _adopt(db, feed_id: int, item_ids: list[int]) -> int:
     longer listed, while the one still subscribed, which carries them, showed none of them."""
     orphaned = []
     for start in range(0, len(item_ids), 500):
-        chunk = item_ids[start:start + 500]
+        chunk = item_ids[start : start + 500]
         orphaned += db.execute(
             f"SELECT id, embedding IS NOT NULL FROM items WHERE id IN ({','.join('?' * len(chunk))}) "
             "AND feed_id IN (SELECT id FROM removed_feeds) "
-            "AND feed_id NOT IN (SELECT id FROM feeds)", chunk).fetchall()
+            "AND feed_id NOT IN (SELECT id FROM feeds)",
+            chunk,
+        ).fetchall()
     seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
     for item_id, embedded in orphaned:
         if embedded:
             # its source key changed: the matrix and the tag graph re-read this item
             seq += 1
-            db.execute("UPDATE items SET feed_id = ?, embed_seq = ? WHERE id = ?",
-                       [feed_id, seq, item_id])
+            db.execute("UPDATE items SET feed_id = ?, embed_seq = ? WHERE id = ?", [feed_id, seq, item_id])
         else:
             db.execute("UPDATE items SET feed_id = ? WHERE id = ?", [feed_id, item_id])
     return len(orphaned)
 
 
 def _feed_url(db, feed_id: int | None) -> str | None:
-    found = None if feed_id is None else db.execute(
-        "SELECT url FROM feeds WHERE id = ?", [feed_id]).fetchone()
+    found = None if feed_id is None else db.execute("SELECT url FROM feeds WHERE id = ?", [feed_id]).fetchone()
     return found[0] if found else None
 
 
@@ -175,8 +190,7 @@ def _linking(row: dict, feed_url: str | None) -> dict:
     """A feed's entry about a stored arXiv paper, as its own item (a post, an aggregator's
     link) that links to the paper: not the paper, so neither its arXiv id nor its guid
     (:mod:`.provenance`)."""
-    return {**row, "arxiv_id": None, "content_type": "article",
-            "guid": f"{feed_url or 'feed'}#{row['guid']}"}
+    return {**row, "arxiv_id": None, "content_type": "article", "guid": f"{feed_url or 'feed'}#{row['guid']}"}
 
 
 def _stored_as_another_id(db, row: dict) -> int | None:
@@ -187,8 +201,10 @@ def _stored_as_another_id(db, row: dict) -> int | None:
     unread."""
     if not row["url"]:
         return None
-    known = db.execute("SELECT id FROM items WHERE url = ? AND title = ? AND guid != ? LIMIT 1",
-                       [row["url"], row["title"], row["guid"]]).fetchone()
+    known = db.execute(
+        "SELECT id FROM items WHERE url = ? AND title = ? AND guid != ? LIMIT 1",
+        [row["url"], row["title"], row["guid"]],
+    ).fetchone()
     return None if known is None else known[0]
 
 
@@ -214,8 +230,7 @@ def _update_paper(db, known, row: dict) -> bool:
         # Same text, more categories: bump the embedding sequence so the matrix and the tag
         # graph re-read this item's keys.
         seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
-        has_vector = db.execute("SELECT embedding IS NOT NULL FROM items WHERE id = ?",
-                                [item_id]).fetchone()[0]
+        has_vector = db.execute("SELECT embedding IS NOT NULL FROM items WHERE id = ?", [item_id]).fetchone()[0]
         if has_vector:
             changes["embed_seq"] = seq + 1
     assignments = ", ".join(f"{k} = ?" for k in changes)
@@ -227,12 +242,17 @@ def not_embedded(db: sqlite_utils.Database) -> int:
     """How many stored items wait for an embedding from the active model (an interrupted
     ingest leaves them): no feed ranks them until the next ingest embeds them (the model
     itself loads only when something is embedded, not for this count)."""
-    return db.execute("SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?",
-                      [get_embedder().name]).fetchone()[0]
+    return db.execute(
+        "SELECT count(*) FROM items WHERE embedding IS NULL OR embedding_model IS NOT ?", [get_embedder().name]
+    ).fetchone()[0]
 
 
 def embed_pending(
-    db: sqlite_utils.Database, embedder: Embedder, *, batch_size: int = 64, progress=None,
+    db: sqlite_utils.Database,
+    embedder: Embedder,
+    *,
+    batch_size: int = 64,
+    progress=None,
     tag: bool = True,
 ) -> int:
     """Embed every item lacking an embedding from ``embedder``; return how many.
@@ -259,7 +279,7 @@ def embed_pending(
         lengths = model_lengths(embedder, texts)
         order = sorted(range(len(items)), key=lambda k: -lengths[k])
         for start in range(0, len(order), batch_size):
-            batch = order[start:start + batch_size]
+            batch = order[start : start + batch_size]
             chunk = [items[k] for k in batch]
             vecs, tokens = embed_for_tags(embedder, [texts[k] for k in batch], tag=tagging)
             proposals = propose(chunk, vecs, tokens) if tagging else {}

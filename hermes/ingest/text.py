@@ -63,7 +63,7 @@ def plain_text(value: str | None, *, limit: int | None = None) -> str:
     text = " ".join(text.split())
     if limit and len(text) > limit:
         cut = text[: limit - 1]
-        text = (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut) + "\u2026"
+        text = (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2 :] else cut) + "\u2026"
     return text
 
 
@@ -119,7 +119,7 @@ def remove_dot_segments(path: str) -> str:
     out: list[str] = []
     while path:
         if path.startswith(("../", "./")):
-            path = path[path.index("/") + 1:]
+            path = path[path.index("/") + 1 :]
         elif path.startswith("/./") or path == "/.":
             path = "/" + path[3:]
         elif path.startswith("/../") or path == "/..":
@@ -149,8 +149,9 @@ def canonical_url(value: str | None) -> str | None:
     hostport = hostport.lower()
     if (scheme, hostport.rpartition(":")[2]) in (("http", "80"), ("https", "443")):
         hostport = hostport.rpartition(":")[0]
-    return urllib.parse.urlunsplit((scheme, userinfo + at + hostport, parts.path or "/",
-                                     without_tracking(parts.query), ""))
+    return urllib.parse.urlunsplit(
+        (scheme, userinfo + at + hostport, parts.path or "/", without_tracking(parts.query), "")
+    )
 
 
 #: a sentence of a summary that is only a label and a link or a count ("Comments URL:

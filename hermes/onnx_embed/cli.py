@@ -47,21 +47,26 @@ def prepare_command(
     started = time.perf_counter()
     existing = None if force else run_guarded(artifact.cached_model)
     if existing is None:
-        typer.echo("exporting all-MiniLM-L6-v2 to ONNX from the packaged weights "
-                   "(about half a minute) …", err=True)
+        typer.echo("exporting all-MiniLM-L6-v2 to ONNX from the packaged weights (about half a minute) …", err=True)
     path = existing or run_guarded(artifact.prepare, force, announce=False)
     meta = artifact.read_meta(path.parent) or {}
-    result = {"ok": True, "path": str(path), "exported": existing is None,
-              "seconds": round(time.perf_counter() - started, 1),
-              "weights_sha256": meta.get("source_sha256"),
-              "verify_min_cosine": meta.get("verify_min_cosine")}
+    result = {
+        "ok": True,
+        "path": str(path),
+        "exported": existing is None,
+        "seconds": round(time.perf_counter() - started, 1),
+        "weights_sha256": meta.get("source_sha256"),
+        "verify_min_cosine": meta.get("verify_min_cosine"),
+    }
     if as_json:
         emit_json(result)
         return
     verb = "exported" if result["exported"] else "already prepared"
     typer.echo(f"{verb}: {path}")
-    typer.echo(f"  from weights sha256 {result['weights_sha256']}; agrees with the torch model to "
-               f"cosine {result['verify_min_cosine']}")
+    typer.echo(
+        f"  from weights sha256 {result['weights_sha256']}; agrees with the torch model to "
+        f"cosine {result['verify_min_cosine']}"
+    )
 
 
 def status_command(as_json: JsonOption = False):
@@ -71,20 +76,22 @@ def status_command(as_json: JsonOption = False):
         emit_json(info)
         return
     typer.echo(f"model: {info['model']}")
-    typer.echo(f"backend setting: {info['backend']}  (HERMES_EMBED_BACKEND or [embed] backend: "
-               "auto, onnx, torch)")
+    typer.echo(f"backend setting: {info['backend']}  (HERMES_EMBED_BACKEND or [embed] backend: auto, onnx, torch)")
     typer.echo(f"onnxruntime: {info['onnxruntime'] or 'not installed'}")
     typer.echo(f"ONNX copy: {info['onnx_model'] or 'not made yet (hermes model prepare)'}")
-    typer.echo(f"CPU with native bf16: {'yes' if info['cpu_native_bf16'] else 'no'}; "
-               f"sentence-transformers in {'bf16' if info['bf16'] else 'fp32'}")
+    typer.echo(
+        f"CPU with native bf16: {'yes' if info['cpu_native_bf16'] else 'no'}; "
+        f"sentence-transformers in {'bf16' if info['bf16'] else 'fp32'}"
+    )
     typer.echo(f"a few texts (interests, queries, saved items): {info['path_for_few_texts']}")
-    typer.echo(f"a run of {info['bulk_texts']}+ texts (ingest): {info['path_for_bulk']}  "
-               "([embed] torch_from or HERMES_EMBED_TORCH_FROM)")
+    typer.echo(
+        f"a run of {info['bulk_texts']}+ texts (ingest): {info['path_for_bulk']}  "
+        "([embed] torch_from or HERMES_EMBED_TORCH_FROM)"
+    )
 
 
 def register(app: typer.Typer) -> None:
-    model = typer.Typer(help="The embedding model: prepare its ONNX copy, show which path runs.",
-                        no_args_is_help=True)
+    model = typer.Typer(help="The embedding model: prepare its ONNX copy, show which path runs.", no_args_is_help=True)
     model.command("prepare")(prepare_command)
     model.command("status")(status_command)
     app.add_typer(model, name="model")

@@ -41,8 +41,7 @@ class OnnxMiniLMEmbedder:
     dimension = MiniLMEmbedder.dimension
     english_only = MiniLMEmbedder.english_only
 
-    def __init__(self, model_path: Path | None = None, weights: Path | None = None,
-                 batch_size: int = 64):
+    def __init__(self, model_path: Path | None = None, weights: Path | None = None, batch_size: int = 64):
         self.model_path = model_path
         self.weights = weights
         self.batch_size = batch_size
@@ -74,8 +73,7 @@ class OnnxMiniLMEmbedder:
                 # from it (fresh ingest of 256 abstracts: 21.3/23.8 CPU s against 21.5/26.2).
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 self.tokenizer()
-                self._session = ort.InferenceSession(str(path), options,
-                                                     providers=["CPUExecutionProvider"])
+                self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def tokenizer(self):
         """The tokenizer alone (no session: cheap, and what :meth:`token_counts` needs)."""
@@ -123,8 +121,9 @@ class OnnxMiniLMEmbedder:
             out[rows] = results[0]
             if tokens:
                 for k, row in enumerate(rows.tolist()):
-                    per_text[row] = _token_vectors(results[1][k], encodings[row],
-                                                   len(str(texts[row])) - len(str(texts[row]).lstrip()))
+                    per_text[row] = _token_vectors(
+                        results[1][k], encodings[row], len(str(texts[row])) - len(str(texts[row]).lstrip())
+                    )
         return out, per_text
 
 

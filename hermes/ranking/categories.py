@@ -48,6 +48,7 @@ class Inferred:
     """For rows without categories that are close enough to one: the row, the key column
     of its nearest category, and the cosine to that category's centroid; ``keys`` names
     the categories compared with (key column -> ``tag:`` key)."""
+
     rows: np.ndarray
     columns: np.ndarray
     similarity: np.ndarray
@@ -89,13 +90,13 @@ def _kept(matrix) -> Inferred:
     # filed under the categories' names: a key's column number is this process's own
     wanted = set(eligible.tolist())
     names = {c: k for k, c in matrix.key_index.items() if c in wanted}
-    key = ("inferred", MIN_ITEMS, MAX_CATEGORIES, SAMPLE, FLOOR_SHARE,
-           tuple(names[c] for c in eligible))
+    key = ("inferred", MIN_ITEMS, MAX_CATEGORIES, SAMPLE, FLOOR_SHARE, tuple(names[c] for c in eligible))
     stored = column_store.load(matrix, "categories", key)
     if stored is not None:  # per row: the index of its category in ``eligible`` (or -1), cosine
         rows = np.flatnonzero(stored[:, 0] >= 0)
-        return Inferred(rows, eligible[stored[rows, 0].astype(np.int64)],
-                        np.asarray(stored[rows, 1], dtype=np.float32), names)
+        return Inferred(
+            rows, eligible[stored[rows, 0].astype(np.int64)], np.asarray(stored[rows, 1], dtype=np.float32), names
+        )
     found, at = _infer(matrix, eligible, untagged)
     found = Inferred(found.rows, found.columns, found.similarity, names)
     per_row = np.full((len(matrix), 2), -1.0, dtype=np.float32)
@@ -125,7 +126,7 @@ def _infer(matrix, eligible: np.ndarray, untagged: np.ndarray) -> tuple[Inferred
     centroids, floors = _centroids(matrix, eligible)
     rows, at, sims = [], [], []
     for start in range(0, len(untagged), BLOCK):
-        block = untagged[start:start + BLOCK]
+        block = untagged[start : start + BLOCK]
         cos = matrix.approx_rows(block) @ centroids.T
         best = cos.argmax(axis=1)
         value = cos[np.arange(len(block)), best]
@@ -146,7 +147,7 @@ def _centroids(matrix, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     floors = np.zeros(len(columns), dtype=np.float32)
     for k, column in enumerate(columns):
         # an item holds a key once, so its rows are distinct
-        members = np.sort(matrix.key_rows[order[starts[column]:starts[column + 1]]])
+        members = np.sort(matrix.key_rows[order[starts[column] : starts[column + 1]]])
         if len(members) > SAMPLE:
             members = np.sort(rng.choice(members, SAMPLE, replace=False))
         vectors = matrix.approx_rows(members)

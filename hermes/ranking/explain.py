@@ -58,15 +58,26 @@ NEAREST_LIKED = 3
 #: components shown in ``top``
 TOP = 3
 
+
 def pool_of(window_days: float | None) -> str:
     """What a feed with this window ranks, in words."""
-    return (f"unread items of the last {n_days(window_days)}" if window_days is not None
-            else "unread items in the whole archive")
+    return (
+        f"unread items of the last {n_days(window_days)}"
+        if window_days is not None
+        else "unread items in the whole archive"
+    )
 
 
-def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
-            since_days: float | None = WINDOW_DAYS, query: CandidateQuery | None = None,
-            pool: str | None = None, store: bool = True) -> dict:
+def explain(
+    db: sqlite_utils.Database,
+    user: dict,
+    item_id: int,
+    *,
+    since_days: float | None = WINDOW_DAYS,
+    query: CandidateQuery | None = None,
+    pool: str | None = None,
+    store: bool = True,
+) -> dict:
     """Explain ``item_id`` for ``user`` (a persona row) as it ranks in the feed of the last
     ``since_days`` days (``None``: the whole archive) — or among the candidates of ``query``
     when a face ranked with its own (the web's views; ``pool`` then says what they are) —
@@ -78,8 +89,9 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
     ranking = rank(db, user, query, bar_first=True)
     where = np.flatnonzero(ranking.item_ids == item_id)
     if not len(where):
-        raise InvalidInput(f"item {item_id} has no embedding yet, so it cannot be ranked; the "
-                           "next `hermes ingest` embeds it")
+        raise InvalidInput(
+            f"item {item_id} has no embedding yet, so it cannot be ranked; the next `hermes ingest` embeds it"
+        )
     payload = explain_ranked(db, user, ranking, [int(where[0])], query.since_days, pool=pool)[0]
     absent = why_not_in(db, user, feed, item_id)
     if absent:
@@ -96,8 +108,7 @@ def explain(db: sqlite_utils.Database, user: dict, item_id: int, *,
     return payload
 
 
-def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
-               item_id: int) -> str | None:
+def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery, item_id: int) -> str | None:
     """``None`` when ``item_id`` is one of ``feed``'s own candidates; otherwise why the feed
     leaves it out, in words ("you liked it", "you have read it or written on it", "its date
     is unknown, so it is in no recency window"): an explanation then says so instead of a rank the feed
@@ -108,48 +119,62 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery,
         return "it is not one of this view's items"
 
     def kept(q: CandidateQuery) -> bool:
-        return bool(len(candidate_rows(db, user, replace(q, item_ids=(item_id,), include_ids=None),
-                                       matrix)))
+        return bool(len(candidate_rows(db, user, replace(q, item_ids=(item_id,), include_ids=None), matrix)))
 
     # asked for by id the candidates keep a removed feed's items, so that rule is read here
     removed = not feed.removed_feeds and feed_removed(db, item_id)
     if kept(feed) and not removed:
         return None
-    nothing = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=False,
-                             removed_feeds=True)
+    nothing = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=False, removed_feeds=True)
     reasons = []
     if removed:
-        reasons.append("its feed was removed (`removed_feeds=true` in list_feed, "
-                       "`hermes feed --removed-feeds`, ranks it)")
+        reasons.append(
+            "its feed was removed (`removed_feeds=true` in list_feed, `hermes feed --removed-feeds`, ranks it)"
+        )
     if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
         click = click_on(db, user["id"], item_id)
-        who = ("bootstrap (from your interests or an imported library)"
-               if click and click["source"] == "bootstrap" else "you")
-        reasons.append("you rated it already" if click is None else
-                       f"{who} {click['label']}d it already")
+        who = (
+            "bootstrap (from your interests or an imported library)"
+            if click and click["source"] == "bootstrap"
+            else "you"
+        )
+        reasons.append("you rated it already" if click is None else f"{who} {click['label']}d it already")
     if feed.exclude_read and not kept(replace(nothing, exclude_read=True)):
         # the experienced facet: read past the threshold, or highlighted or noted — a note
         # alone is not reading it ("you have read it" after only a note, a trial)
         reasons.append("you have read it or written on it (a note or highlight)")
     if feed.since_days is not None and not kept(replace(nothing, since_days=feed.since_days)):
         (published,) = db.execute("SELECT published FROM items WHERE id = ?", [item_id]).fetchone()
-        reasons.append("its date is unknown, so it is in no recency window" if not published
-                       else f"it was published {published[:10]}, before the last "
-                            f"{n_days(feed.since_days)}")
+        reasons.append(
+            "its date is unknown, so it is in no recency window"
+            if not published
+            else f"it was published {published[:10]}, before the last {n_days(feed.since_days)}"
+        )
     return "; ".join(reasons) or "it does not match this view's filters"
 
 
 def feed_removed(db: sqlite_utils.Database, item_id: int) -> bool:
     """Whether the item's feed was removed (and not subscribed again)."""
-    return db.execute(
-        """SELECT 1 FROM items WHERE id = ? AND feed_id IN
+    return (
+        db.execute(
+            """SELECT 1 FROM items WHERE id = ? AND feed_id IN
            (SELECT id FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds))""",
-        [item_id]).fetchone() is not None
+            [item_id],
+        ).fetchone()
+        is not None
+    )
 
 
-def explain_ranked(db: sqlite_utils.Database, user: dict, ranking: Ranking, positions,
-                   window_days: float | None, *, pool: str | None = None,
-                   rows: dict | None = None) -> list[dict]:
+def explain_ranked(
+    db: sqlite_utils.Database,
+    user: dict,
+    ranking: Ranking,
+    positions,
+    window_days: float | None,
+    *,
+    pool: str | None = None,
+    rows: dict | None = None,
+) -> list[dict]:
     """The explanations of the items at ``positions`` of a ranking the caller already holds
     (the feed's own, over the window of ``window_days`` days, ``None`` = the whole archive;
     ``pool`` names what was ranked when it is more than a window): no re-ranking and
@@ -167,8 +192,7 @@ class _Shared:
     """What every explanation of one ranking reads: the persona's rated keys, its clauses,
     its liked items and their vectors, the model's thresholds."""
 
-    def __init__(self, db, user: dict, ranking: Ranking, window_days, pool: str | None,
-                 item_ids: list[int]):
+    def __init__(self, db, user: dict, ranking: Ranking, window_days, pool: str | None, item_ids: list[int]):
         self.db, self.user, self.ranking, self.window_days = db, user, ranking, window_days
         self.pool = pool or pool_of(window_days)
         embedder = get_embedder()
@@ -177,8 +201,13 @@ class _Shared:
         matrix = self.matrix = get_matrix(db, embedder.name, embedder.dimension)
         preference = ranking.components.get("preference")
         # the statistics the preference scorer ranked with (else read them: no scorer)
-        self.stats = (preference.detail.get("stats") if preference is not None
-                      else key_stats(db, user["id"]) if ranking.n_clicks else {}) or {}
+        self.stats = (
+            preference.detail.get("stats")
+            if preference is not None
+            else key_stats(db, user["id"])
+            if ranking.n_clicks
+            else {}
+        ) or {}
         text = (user.get("interests") or "").strip()
         self.clauses = (interest_clauses(text) or [wanted_text(text)]) if text else []
         affinity = ranking.components.get("affinity")
@@ -211,16 +240,14 @@ class _Shared:
         item_id = int(r.item_ids[pos])
         item = item or {"title": "", "tags": []}  # deleted since it was ranked
         cand = int(r.order[pos])  # the item's index among the candidates
-        components = {name: self._component(name, comp, pos, cand)
-                      for name, comp in r.components.items()}
+        components = {name: self._component(name, comp, pos, cand) for name, comp in r.components.items()}
         classifier = r.components.get("classifier")
         clf_detail = classifier.detail if classifier else {}
         matched = self._matched_keys(item) + self._inferred_category(item_id, item)
         nearest = self._nearest_liked(item_id)
         evidence = self._evidence(pos, cand, matched, nearest)
         # None: not judged (the model reads other languages too)
-        evidence["english"] = (english(f"{item['title']}. {item.get('summary') or ''}")
-                               if self.english_only else None)
+        evidence["english"] = english(f"{item['title']}. {item.get('summary') or ''}") if self.english_only else None
         payload = {
             "user": self.user["name"],
             "item_id": item_id,
@@ -289,11 +316,13 @@ class _Shared:
         profile = comps.get("profile")
         if profile is not None and profile.active and "interest" in profile.evidence:
             value = float(profile.evidence["interest"][cand])
-            out["interest"] = {"clause": self._clause(profile.detail, cand),
-                               "similarity": round(value, 4),
-                               **self._judged("interest", value, pos),
-                               # strong alone, and the clicks did not confirm it
-                               "unconfirmed": self._flag("unconfirmed", pos)}
+            out["interest"] = {
+                "clause": self._clause(profile.detail, cand),
+                "similarity": round(value, 4),
+                **self._judged("interest", value, pos),
+                # strong alone, and the clicks did not confirm it
+                "unconfirmed": self._flag("unconfirmed", pos),
+            }
         affinity = comps.get("affinity")
         if affinity is not None and affinity.active and "liked" in affinity.evidence:
             # the figure the match was judged on; the item it belongs to is the first of
@@ -304,13 +333,18 @@ class _Shared:
                 liked_id, title = item_id, self.liked_titles.get(item_id, "")
             else:
                 liked_id, title = (nearest[0]["id"], nearest[0]["title"]) if nearest else (None, "")
-            out["liked"] = {"id": liked_id, "title": title, "similarity": round(value, 4),
-                            **self._judged("liked", value, pos),
-                            "itself": liked_id == item_id,
-                            "source": self.liked_by.get(liked_id)}
+            out["liked"] = {
+                "id": liked_id,
+                "title": title,
+                "similarity": round(value, 4),
+                **self._judged("liked", value, pos),
+                "itself": liked_id == item_id,
+                "source": self.liked_by.get(liked_id),
+            }
             if "disliked" in affinity.evidence:
                 out["liked"]["disliked"] = self._nearest_disliked(
-                    item_id, float(affinity.evidence["disliked"][cand]), pos)
+                    item_id, float(affinity.evidence["disliked"][cand]), pos
+                )
         classifier = comps.get("classifier")
         if classifier is not None and classifier.active and "classifier" in classifier.evidence:
             value = float(classifier.evidence["classifier"][cand])
@@ -319,10 +353,13 @@ class _Shared:
             # ("do not tell either way") but lifts no item's match
             judged = self._judged("classifier", value, pos)
             vetoed = self._flag("vetoed", pos)
-            out["classifier"] = {"probability": round(value, 4), **judged,
-                                 # a veto counts, whatever band the figure is in
-                                 "counts": vetoed or not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"],
-                                 "keeps_below_bar": vetoed}
+            out["classifier"] = {
+                "probability": round(value, 4),
+                **judged,
+                # a veto counts, whatever band the figure is in
+                "counts": vetoed or not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"],
+                "keeps_below_bar": vetoed,
+            }
         for kind in ("interest", "liked", "classifier"):
             if out[kind] is not None:
                 out[kind]["note"] = note_of(out[kind])
@@ -360,16 +397,25 @@ class _Shared:
         sims = self.disliked_sims.get(item_id)
         best = int(np.argmax(sims)) if sims is not None and len(sims) else None
         disliked_id = self.disliked[best] if best is not None else None
-        return {"id": disliked_id, "title": self.disliked_titles.get(disliked_id, ""),
-                "similarity": round(value, 4), "closer": self._flag("nearer_disliked", pos)}
+        return {
+            "id": disliked_id,
+            "title": self.disliked_titles.get(disliked_id, ""),
+            "similarity": round(value, 4),
+            "closer": self._flag("nearer_disliked", pos),
+        }
 
     def _matched_keys(self, item: dict) -> list[dict]:
         """The item's keys the persona has rated, strongest first. ``kind`` is ``tag`` (a
         feed category), ``topic`` (a keyphrase), ``author``, ``type`` or ``source``."""
         people = {f"author:{author_key(n)}": n for n in item.get("authors") or []}
         out = []
-        for key in item_keys(item.get("tags") or [], item.get("content_type"), item.get("feed_id"),
-                             item.get("authors") or [], item.get("keyphrases") or []):
+        for key in item_keys(
+            item.get("tags") or [],
+            item.get("content_type"),
+            item.get("feed_id"),
+            item.get("authors") or [],
+            item.get("keyphrases") or [],
+        ):
             if key in self.stats:
                 kind, value = split_key(key)
                 if kind in ("type", "source") and self._everywhere(key):
@@ -380,9 +426,16 @@ class _Shared:
                 elif kind == "author":
                     label = surname(people.get(key, value))
                 s = self.stats[key]
-                out.append({"key": key, "kind": kind, "label": label,
-                            "score": round(s["score"], 3), "likes": s["likes"],
-                            "dislikes": s["dislikes"]})
+                out.append(
+                    {
+                        "key": key,
+                        "kind": kind,
+                        "label": label,
+                        "score": round(s["score"], 3),
+                        "likes": s["likes"],
+                        "dislikes": s["dislikes"],
+                    }
+                )
         # two rated authors with one surname read as one person named twice ("by Author, …,
         # and Author, …"): those are named in full, as the item lists them
         surnames = Counter(t["label"] for t in out if t["kind"] == "author")
@@ -408,9 +461,18 @@ class _Shared:
         s = self.stats.get(key)
         if s is None or not s["score"]:
             return []
-        return [{"key": key, "kind": "tag", "label": split_key(key)[1], "inferred": True,
-                 "similarity": round(found[1], 4), "score": round(categories.WEIGHT * s["score"], 3),
-                 "likes": s["likes"], "dislikes": s["dislikes"]}]
+        return [
+            {
+                "key": key,
+                "kind": "tag",
+                "label": split_key(key)[1],
+                "inferred": True,
+                "similarity": round(found[1], 4),
+                "score": round(categories.WEIGHT * s["score"], 3),
+                "likes": s["likes"],
+                "dislikes": s["dislikes"],
+            }
+        ]
 
     def _nearest_liked(self, item_id: int) -> list[dict]:
         """The liked items closest to this one, among those the ranking compared it with."""
@@ -421,20 +483,35 @@ class _Shared:
         ids = np.array([self.liked[k] for k in others])
         sims = sims[others]
         best = np.lexsort((ids, -sims))[:NEAREST_LIKED]
-        return [{"id": int(ids[k]), "title": self.liked_titles.get(int(ids[k]), ""),
-                 "similarity": round(float(sims[k]), 4)} for k in best]
+        return [
+            {"id": int(ids[k]), "title": self.liked_titles.get(int(ids[k]), ""), "similarity": round(float(sims[k]), 4)}
+            for k in best
+        ]
 
 
 def _top(p: dict) -> list[dict]:
     """The components that pushed the item up most, with the evidence behind each."""
-    pushing = sorted(((c["contribution"], n) for n, c in p["components"].items()
-                      if c["active"] and c["contribution"] > 0), key=lambda cn: (-cn[0], cn[1]))
+    pushing = sorted(
+        ((c["contribution"], n) for n, c in p["components"].items() if c["active"] and c["contribution"] > 0),
+        key=lambda cn: (-cn[0], cn[1]),
+    )
     ev = p["evidence"]
     out = []
     for contribution, name in pushing[:TOP]:
         kind = EVIDENCE_OF.get(name)
-        behind = ({"tags": ev["tags"], "authors": ev["authors"], "sources": ev["sources"]}
-                  if kind == "keys" else ev.get(kind) if kind else None)
-        out.append({"component": name, "contribution": contribution,
-                    "share": p["components"][name]["share"], "evidence": behind})
+        behind = (
+            {"tags": ev["tags"], "authors": ev["authors"], "sources": ev["sources"]}
+            if kind == "keys"
+            else ev.get(kind)
+            if kind
+            else None
+        )
+        out.append(
+            {
+                "component": name,
+                "contribution": contribution,
+                "share": p["components"][name]["share"],
+                "evidence": behind,
+            }
+        )
     return out

@@ -18,19 +18,20 @@ from .match import LEVELS, shown
 #: phrases in the one-line reason
 REASON_PHRASES = 2
 #: how the phrases of rated keys that count against an item begin (see :func:`phrases_of`)
-DISLIKED = ("has tags you disliked", "by authors you disliked", "from a source or type you disliked",
-            "has no tags, but is like items with tags you disliked")
+DISLIKED = (
+    "has tags you disliked",
+    "by authors you disliked",
+    "from a source or type you disliked",
+    "has no tags, but is like items with tags you disliked",
+)
 #: an item without categories counts the one whose items it is closest to (ranking.categories)
 INFERRED = ("has no tags, but is like items with tags you liked", DISLIKED[3])
 #: which evidence stands behind each built-in component
-EVIDENCE_OF = {"profile": "interest", "affinity": "liked", "classifier": "classifier",
-               "preference": "keys"}
+EVIDENCE_OF = {"profile": "interest", "affinity": "liked", "classifier": "classifier", "preference": "keys"}
 #: how a level reads at the head of a reason
-MATCH_WORDS = {"strong": "Strong match", "good": "Good match", "weak": "Weak match",
-               "none": "No match"}
+MATCH_WORDS = {"strong": "Strong match", "good": "Good match", "weak": "Weak match", "none": "No match"}
 #: what a low match on a text in another language cannot show (an English-only model)
-NOT_ENGLISH = ("its text is not English and the model reads English only, so the low "
-               "match says little about its topic")
+NOT_ENGLISH = "its text is not English and the model reads English only, so the low match says little about its topic"
 
 
 def _quote(text: str, width: int = 60) -> str:
@@ -47,12 +48,12 @@ def _times(n: int) -> str:
 def _labels(keys: list[dict], liked: bool) -> str:
     """The keys with the clicks behind each, the side named first: "article" alone read as a
     verdict on every article after one dislike ("type article (1 dislike)")."""
+
     def tally(k: dict) -> str:
         sides = [(k["likes"], "like"), (k["dislikes"], "dislike")]
         return ", ".join(plural(n, word) for n, word in (sides if liked else sides[::-1]) if n)
 
-    return ", ".join(f"{'type ' if k['kind'] == 'type' else ''}{k['label']} ({tally(k)})"
-                     for k in keys[:3])
+    return ", ".join(f"{'type ' if k['kind'] == 'type' else ''}{k['label']} ({tally(k)})" for k in keys[:3])
 
 
 def note_of(e: dict) -> str:
@@ -60,8 +61,10 @@ def note_of(e: dict) -> str:
     level on every face ("" when nothing held it down)."""
     disliked = e.get("disliked") or {}
     if disliked.get("closer"):
-        return (f"a disliked item is as near: {_quote(disliked['title'] or 'an item you disliked', 50)} "
-                f"(similarity {shown(disliked['similarity'])})")
+        return (
+            f"a disliked item is as near: {_quote(disliked['title'] or 'an item you disliked', 50)} "
+            f"(similarity {shown(disliked['similarity'])})"
+        )
     if e.get("keeps_below_bar"):
         return "leans to a dislike: keeps it below your bar"
     if e.get("unconfirmed"):
@@ -76,8 +79,7 @@ def _held_down(e: dict) -> bool:
     """Whether a figure sits below the bar only because it is usual in this archive (it
     would clear the bar by the fixed thresholds): the phrase then says so, not "weakly
     similar". A figure the archive lowered from strong to good still reads as good."""
-    return (bool(e.get("usual_here")) and e["level"] in ("weak", "none")
-            and "typical_here" in e)
+    return bool(e.get("usual_here")) and e["level"] in ("weak", "none") and "typical_here" in e
 
 
 def phrases_of(p: dict) -> list[str]:
@@ -99,14 +101,19 @@ def phrases_of(p: dict) -> list[str]:
     if ev["interest"] is not None:
         e = ev["interest"]
         clause, sim = _quote(e["clause"]), shown(e["similarity"])
-        add(LEVELS.index(e["level"]), "interest", {
-            "strong": f"matches your interest {clause} closely (similarity {sim})",
-            "good": f"matches your interest {clause} (similarity {sim})",
-            "weak": f"weakly similar to your interests (nearest {clause}, similarity {sim})",
-            "none": f"not close to any of your interests (nearest {clause}, similarity {sim})",
-        }[e["level"]] if not _held_down(e) else
-            f"similar to your interest {clause} (similarity {sim}), but an item here is "
-            f"typically {shown(e['typical_here'])} from your interests")
+        add(
+            LEVELS.index(e["level"]),
+            "interest",
+            {
+                "strong": f"matches your interest {clause} closely (similarity {sim})",
+                "good": f"matches your interest {clause} (similarity {sim})",
+                "weak": f"weakly similar to your interests (nearest {clause}, similarity {sim})",
+                "none": f"not close to any of your interests (nearest {clause}, similarity {sim})",
+            }[e["level"]]
+            if not _held_down(e)
+            else f"similar to your interest {clause} (similarity {sim}), but an item here is "
+            f"typically {shown(e['typical_here'])} from your interests",
+        )
     if ev["liked"] is not None:
         e = ev["liked"]
         title, sim = _quote(e["title"] or f"item {e['id']}"), shown(e["similarity"])
@@ -117,8 +124,11 @@ def phrases_of(p: dict) -> list[str]:
             "weak": f"weakly similar to what you liked (nearest {title}, similarity {sim})",
             "none": f"nothing you liked is similar (nearest similarity {sim})",
         }
-        itself = ("liked for you by bootstrap, from your interests or an imported library"
-                  if e.get("source") == "bootstrap" else "you liked it")
+        itself = (
+            "liked for you by bootstrap, from your interests or an imported library"
+            if e.get("source") == "bootstrap"
+            else "you liked it"
+        )
         disliked = e.get("disliked") or {}
         if e.get("itself"):
             text = itself
@@ -126,12 +136,16 @@ def phrases_of(p: dict) -> list[str]:
             # a liked neighbour lifts nothing when a disliked one is nearer still
             # match.CLOSER: a disliked item within a hair of the liked one counts too
             nearer = "nearer" if disliked["similarity"] >= e["similarity"] else "almost as near"
-            text = (f"near {title}, which {who} (similarity {sim}), but {nearer} to "
-                    f"{_quote(disliked['title'] or 'an item you disliked')}, which you disliked "
-                    f"(similarity {shown(disliked['similarity'])})")
+            text = (
+                f"near {title}, which {who} (similarity {sim}), but {nearer} to "
+                f"{_quote(disliked['title'] or 'an item you disliked')}, which you disliked "
+                f"(similarity {shown(disliked['similarity'])})"
+            )
         elif _held_down(e):
-            text = (f"similar to {title}, which {who} (similarity {sim}), but an item here is "
-                    f"typically {shown(e['typical_here'])} from what you liked")
+            text = (
+                f"similar to {title}, which {who} (similarity {sim}), but an item here is "
+                f"typically {shown(e['typical_here'])} from what you liked"
+            )
         else:
             text = phrases[e["level"]]
         add(LEVELS.index(e["level"]), "liked", text)
@@ -140,30 +154,39 @@ def phrases_of(p: dict) -> list[str]:
         prob = shown(e["probability"])
         # a veto is why the item is below the bar: it leads the reason, before the figures it
         # overrode (a trial's line gave only those, "closely … very close", under "Weak match")
-        add(LEVELS.index(e["level"]) if not e.get("keeps_below_bar") else len(LEVELS), "classifier", {
-            "strong": f"looks like what you liked, not what you disliked (probability {prob})",
-            "good": f"looks more like what you liked than what you disliked (probability {prob})",
-            "weak": f"your likes and dislikes do not tell either way (probability {prob})",
-            "none": f"looks more like what you disliked (probability {prob})",
-        }[e["level"]] if not e.get("keeps_below_bar") else
-            f"leans towards what you disliked (probability {prob}), which keeps it below "
-            f"your bar")
+        add(
+            LEVELS.index(e["level"]) if not e.get("keeps_below_bar") else len(LEVELS),
+            "classifier",
+            {
+                "strong": f"looks like what you liked, not what you disliked (probability {prob})",
+                "good": f"looks more like what you liked than what you disliked (probability {prob})",
+                "weak": f"your likes and dislikes do not tell either way (probability {prob})",
+                "none": f"looks more like what you disliked (probability {prob})",
+            }[e["level"]]
+            if not e.get("keeps_below_bar")
+            else f"leans towards what you disliked (probability {prob}), which keeps it below your bar",
+        )
     people = [k for k in ev["authors"] if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"
         # "by A, whom you liked once, and B, whom …": the clause closed before the next name
-        add(1.5, "keys", "by " + ", and ".join(
-            # the dislikes said too: "liked 10 times" alone hid 8 dislikes of the same author
-            f"{k['label']} ({plural(k['likes'], 'like')}, {plural(k['dislikes'], 'dislike')})"
-            if k.get("dislikes") else f"{k['label']}, whom you liked {_times(k['likes'])}"
-            for k in people))
+        add(
+            1.5,
+            "keys",
+            "by "
+            + ", and ".join(
+                # the dislikes said too: "liked 10 times" alone hid 8 dislikes of the same author
+                f"{k['label']} ({plural(k['likes'], 'like')}, {plural(k['dislikes'], 'dislike')})"
+                if k.get("dislikes")
+                else f"{k['label']}, whom you liked {_times(k['likes'])}"
+                for k in people
+            ),
+        )
     for keys, strength, liked_words, disliked_words in (
-            ([k for k in ev["tags"] if not k.get("inferred")], 1.5, "has tags you liked",
-             DISLIKED[0]),
-            ([k for k in ev["tags"] if k.get("inferred")], 1.0, INFERRED[0], INFERRED[1]),
-            ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "",
-             DISLIKED[1]),
-            (ev["sources"], 0.5, "from a source or type you liked",
-             DISLIKED[2])):
+        ([k for k in ev["tags"] if not k.get("inferred")], 1.5, "has tags you liked", DISLIKED[0]),
+        ([k for k in ev["tags"] if k.get("inferred")], 1.0, INFERRED[0], INFERRED[1]),
+        ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "", DISLIKED[1]),
+        (ev["sources"], 0.5, "from a source or type you liked", DISLIKED[2]),
+    ):
         liked = [k for k in keys if k["score"] > 0]
         disliked = [k for k in keys if k["score"] < 0]
         if liked:
@@ -191,13 +214,14 @@ def reason_line(p: dict) -> str:
     match whose score halved after a dislike of its blog said only why it was strong)."""
     head = MATCH_WORDS[p["match"]]
     if not p["phrases"]:
-        return (f"{head}: nothing to judge it by yet (no interests text, no likes); write "
-                "interests for this persona or like a few items.")
+        return (
+            f"{head}: nothing to judge it by yet (no interests text, no likes); write "
+            "interests for this persona or like a few items."
+        )
     shown = p["phrases"][:REASON_PHRASES]
     held_down = [t for t in p["phrases"][REASON_PHRASES:] if t.startswith(DISLIKED)]
     preference = p["components"].get("preference") or {}
-    if (held_down and p.get("above_bar", True) and preference.get("active")
-            and preference.get("contribution", 0) < 0):
+    if held_down and p.get("above_bar", True) and preference.get("active") and preference.get("contribution", 0) < 0:
         # "but" turns from what lifted the item to what held it down; after a dislike
         # already shown it would join two of a kind ("…you disliked; but …you disliked")
         joint = "and " if any(t.startswith(DISLIKED) for t in shown) else "but "
@@ -222,5 +246,6 @@ def rank_line(p: dict) -> str:
     for an item the feed leaves out, why, and where it would come."""
     if p.get("in_pool", True):
         return f"Ranks {p['rank']} of {p['out_of']} {p['pool']}"
-    return (f"Not among the {p['pool']} ({p['not_in_pool']}); ranked with them it would come "
-            f"{p['rank']} of {p['out_of']}")
+    return (
+        f"Not among the {p['pool']} ({p['not_in_pool']}); ranked with them it would come {p['rank']} of {p['out_of']}"
+    )

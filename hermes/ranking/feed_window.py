@@ -31,8 +31,7 @@ def remember_window(db, user: dict, days: float | None) -> None:
     """Keep ``days`` as the window ``user`` sees next time (a no-op when it already is)."""
     value = "all" if days is None else f"{days:g}"
     with write_transaction(db):
-        db.execute("UPDATE users SET feed_window = ? WHERE id = ? AND feed_window IS NOT ?",
-                   [value, user["id"], value])
+        db.execute("UPDATE users SET feed_window = ? WHERE id = ? AND feed_window IS NOT ?", [value, user["id"], value])
 
 
 def wider_window(db, user: dict, days: float | None) -> tuple[float | None, int] | None:
@@ -45,8 +44,7 @@ def wider_window(db, user: dict, days: float | None) -> tuple[float | None, int]
     for wider in WIDER:
         if wider is not None and wider <= days:
             continue
-        n = len(candidate_rows(db, user, CandidateQuery(since_days=wider, exclude_read=True),
-                               matrix))
+        n = len(candidate_rows(db, user, CandidateQuery(since_days=wider, exclude_read=True), matrix))
         if n:
             return wider, n
     return None

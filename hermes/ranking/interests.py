@@ -42,13 +42,16 @@ _UNWANTED = re.compile(
     r"|\bnot\s+(?:interested|into|keen)\b|\buninterested\b|\bno\s+interest\b"
     r"|\bnothing\s+(?:on|about)\b|\b(?:but|and)\s+not\b|(?:^|[,(]|\s-)\s*not\b(?!\s+only\b)"
     r"|\bexcept\b|\bexcluding\b|\bexclude\b|\bavoid\b|\brather\s+not\b|\bno\s+more\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 _LEADING_NOT = re.compile(r"not\b(?!\s+only\b)", re.IGNORECASE)
-_FILLER = re.compile(r"[\s,]*(?:(?:i|i'm|im|i am|we|we're|we are|me|my|really|just|also|and|but|so|"
-                     r"anything|everything|all|please|honestly|personally)[\s,]*)*",
-                     re.IGNORECASE)
+_FILLER = re.compile(
+    r"[\s,]*(?:(?:i|i'm|im|i am|we|we're|we are|me|my|really|just|also|and|but|so|"
+    r"anything|everything|all|please|honestly|personally)[\s,]*)*",
+    re.IGNORECASE,
+)
 
 
 def split_unwanted(text: str) -> tuple[str, list[str]]:
@@ -147,17 +150,16 @@ def interests_vectors(db: sqlite_utils.Database, user: dict, embedder: Embedder)
     model unless the text changed."""
     text = user["interests"] or ""
     key = interests_key(embedder.name, text)
-    row = db.execute(
-        "SELECT interests_key, interests_vec FROM users WHERE id = ?", [user["id"]]
-    ).fetchone()
+    row = db.execute("SELECT interests_key, interests_vec FROM users WHERE id = ?", [user["id"]]).fetchone()
     if row and row[0] == key and row[1]:
         return from_blob(row[1]).reshape(-1, embedder.dimension)
     clauses = interest_clauses(text)
     # The first embedding of a process loads the model (seconds): say so to a waiting person.
-    with step(f"embedding the interests of {user.get('name') or 'the persona'} (new or changed "
-              "text; the model loads on first use)"):
-        vecs = embedder.embed([wanted_text(text) or text,
-                               *(clauses if len(clauses) > 1 else [])])
+    with step(
+        f"embedding the interests of {user.get('name') or 'the persona'} (new or changed "
+        "text; the model loads on first use)"
+    ):
+        vecs = embedder.embed([wanted_text(text) or text, *(clauses if len(clauses) > 1 else [])])
     try:
         db.execute(
             "UPDATE users SET interests_key = ?, interests_vec = ? WHERE id = ?",

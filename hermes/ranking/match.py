@@ -155,17 +155,28 @@ class Judgement:
     unconfirmed: np.ndarray | None = None
 
     def _arrays(self) -> dict:
-        return {"levels": self.levels, **{f"by_kind.{k}": v for k, v in self.by_kind.items()},
-                "nearer_disliked": self.nearer_disliked, "vetoed": self.vetoed,
-                "unconfirmed": self.unconfirmed}
+        return {
+            "levels": self.levels,
+            **{f"by_kind.{k}": v for k, v in self.by_kind.items()},
+            "nearer_disliked": self.nearer_disliked,
+            "vetoed": self.vetoed,
+            "unconfirmed": self.unconfirmed,
+        }
 
     def take(self, order) -> Judgement:
         """The same judgement for the candidates at ``order`` (in that order)."""
+
         def at(array):
             return None if array is None else array[order]
-        return Judgement(self.levels[order], {k: v[order] for k, v in self.by_kind.items()},
-                         at(self.nearer_disliked), at(self.vetoed), self.typical,
-                         at(self.unconfirmed))
+
+        return Judgement(
+            self.levels[order],
+            {k: v[order] for k, v in self.by_kind.items()},
+            at(self.nearer_disliked),
+            at(self.vetoed),
+            self.typical,
+            at(self.unconfirmed),
+        )
 
     def put(self, at, other: Judgement) -> None:
         """Write ``other`` (a judgement of the candidates at ``at``) into this one."""
@@ -191,14 +202,18 @@ def _raised(kind: str, here: float, model: str) -> tuple[float, ...]:
 def typical_here(kind: str, reference, model: str) -> float | None:
     """The figure an item of this archive typically reaches (the reference's median), for
     a kind the archive can raise; ``None`` otherwise."""
-    if (TYPICAL.get(model, TYPICAL[MINILM]).get(kind) is None or kind not in thresholds(model)
-            or not SHIFT.get(kind) or reference is None or len(reference) < MIN_REFERENCE):
+    if (
+        TYPICAL.get(model, TYPICAL[MINILM]).get(kind) is None
+        or kind not in thresholds(model)
+        or not SHIFT.get(kind)
+        or reference is None
+        or len(reference) < MIN_REFERENCE
+    ):
         return None
     return float(np.median(np.asarray(reference, dtype=np.float64)))
 
 
-def judge(components: Iterable[Component], size: int, model: str,
-          n_clicks: int = 0) -> Judgement:
+def judge(components: Iterable[Component], size: int, model: str, n_clicks: int = 0) -> Judgement:
     """Each candidate's level (an index into :data:`LEVELS`): the best level any of its
     active components' evidence reaches against the thresholds as this archive raises them
     (:func:`archive_limits`) — a kind in :data:`COUNTS_FROM` only from there up, the liked
@@ -222,14 +237,12 @@ def judge(components: Iterable[Component], size: int, model: str,
             if here is not None:
                 typical[kind] = here
             # one comparison per limit, against the limits as this archive raises them
-            by_kind[kind] = level_counts(limits[kind] if here is None else
-                                         _raised(kind, here, model), values)
+            by_kind[kind] = level_counts(limits[kind] if here is None else _raised(kind, here, model), values)
     nearer = None
     if "liked" in by_kind and "disliked" in figures:
         # NaN (no dislike) compares False: nothing nearer
         nearer = np.asarray(figures["disliked"]) >= np.asarray(figures["liked"]) + CLOSER
-        by_kind["liked"] = np.where(nearer, np.minimum(by_kind["liked"], BAR - 1),
-                                    by_kind["liked"]).astype(np.int8)
+        by_kind["liked"] = np.where(nearer, np.minimum(by_kind["liked"], BAR - 1), by_kind["liked"]).astype(np.int8)
     for kind, reached in by_kind.items():
         if kind in COUNTS_FROM:
             reached = np.where(reached < COUNTS_FROM[kind], 0, reached).astype(np.int8)
@@ -257,4 +270,3 @@ def level_counts(limits: tuple[float, ...], values) -> np.ndarray:
     for limit in limits:
         counts += values >= limit
     return counts
-

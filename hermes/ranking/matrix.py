@@ -166,12 +166,14 @@ class Matrix:
 
     def mean_vector(self) -> np.ndarray:
         """The average item vector."""
+
         def compute():
             if not self.n:
                 return np.zeros(self.dimension, dtype=np.float32)
             if self._int8 is not None:
                 return self._int8.mean()
             return self.vectors.mean(axis=0).astype(np.float32)
+
         return self.derived("mean", compute)
 
     def mean_column(self) -> np.ndarray:
@@ -184,9 +186,13 @@ class Matrix:
         same methods a ranking uses, as arrays for :mod:`matrix_store`: a fresh process
         that loads them skips about a second of work at a million items."""
         order, starts = self.pairs_by_column()
-        return {"derived_mean": self.mean_vector(), "derived_mean_column": self.mean_column(),
-                "derived_entry_counts": self.entry_share().counts,
-                "derived_pair_order": order, "derived_pair_starts": starts}
+        return {
+            "derived_mean": self.mean_vector(),
+            "derived_mean_column": self.mean_column(),
+            "derived_entry_counts": self.entry_share().counts,
+            "derived_pair_order": order,
+            "derived_pair_starts": starts,
+        }
 
     def restore_derived(self, arrays) -> None:
         """Take back what :meth:`derived_for_snapshot` gave, for these same contents (none
@@ -194,31 +200,34 @@ class Matrix:
         if "derived_mean" not in arrays:
             return
         self._derived = {
-            "mean": arrays["derived_mean"], "mean_column": arrays["derived_mean_column"],
+            "mean": arrays["derived_mean"],
+            "mean_column": arrays["derived_mean_column"],
             "entry_share": EntryShare(arrays["derived_entry_counts"]),
-            ("pairs", len(self.key_index)): (arrays["derived_pair_order"],
-                                             arrays["derived_pair_starts"]),
+            ("pairs", len(self.key_index)): (arrays["derived_pair_order"], arrays["derived_pair_starts"]),
         }
 
     def layout(self) -> tuple:
         """What identifies these contents in any process: model, storage, embedding
         sequence, rows and a hash of their ids in row order (scores stored per row by
         :mod:`hermes.ranking.column_store` are filed under it)."""
-        ids_hash = self.derived(("ids_hash", self.n), lambda: hashlib.blake2b(
-            self.ids.tobytes(), digest_size=16).hexdigest())
+        ids_hash = self.derived(
+            ("ids_hash", self.n), lambda: hashlib.blake2b(self.ids.tobytes(), digest_size=16).hexdigest()
+        )
         return (self.model, self.storage, self.dimension, self.seq, self.n, ids_hash)
 
     def key_family(self) -> np.ndarray:
         """Each key column's family: its index in :data:`FAMILIES`."""
+
         def compute():
-            prefixes = [next((f for f, p in enumerate(FAMILIES) if k.startswith(p)), 0)
-                        for k in self.key_index]
+            prefixes = [next((f for f, p in enumerate(FAMILIES) if k.startswith(p)), 0) for k in self.key_index]
             return np.array(prefixes, dtype=np.int64)
+
         return self.derived(("family", len(self.key_index)), compute)
 
     def entry_share(self) -> np.ndarray:
         """For each (row, key) pair, 1 / the number of keys of that family the row has: the
         weight that turns a per-family sum into a per-family mean."""
+
         def compute():
             # int32 slots while they fit (half the bytes of millions of pairs); the reciprocal
             # taken per slot, then gathered: the same values as 1 / counts[slot]
@@ -228,8 +237,8 @@ class Matrix:
             if len(self.key_cols):
                 slot += family[self.key_cols]
             counts = np.bincount(slot, minlength=self.n * len(FAMILIES))
-            return EntryShare(np.minimum(counts, np.iinfo(np.uint16).max)
-                              .astype(np.uint16)[slot])
+            return EntryShare(np.minimum(counts, np.iinfo(np.uint16).max).astype(np.uint16)[slot])
+
         return self.derived("entry_share", compute)
 
     def key_sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -245,7 +254,7 @@ class Matrix:
         if not len(columns):
             return np.zeros(self.n)
         order, starts = self.pairs_by_column()
-        take = np.concatenate([order[starts[c]:starts[c + 1]] for c in columns])
+        take = np.concatenate([order[starts[c] : starts[c + 1]] for c in columns])
         per_pair = np.repeat(values[columns], starts[columns + 1] - starts[columns])
         if weights is not None:
             per_pair = per_pair * weights[take]
@@ -254,13 +263,16 @@ class Matrix:
     def pairs_by_column(self) -> tuple[np.ndarray, np.ndarray]:
         """``(order, starts)``: ``order[starts[c]:starts[c + 1]]`` are the pairs of key
         column ``c``, in pair order."""
+
         def compute():
             # a stable sort of 16-bit keys is a radix sort: several times faster on millions
             small = len(self.key_index) <= np.iinfo(np.uint16).max
-            order = np.argsort(self.key_cols.astype(np.uint16) if small else self.key_cols,
-                               kind="stable").astype(np.int32)
+            order = np.argsort(self.key_cols.astype(np.uint16) if small else self.key_cols, kind="stable").astype(
+                np.int32
+            )
             counts = np.bincount(self.key_cols, minlength=len(self.key_index))
             return order, np.concatenate([[0], np.cumsum(counts)])
+
         return self.derived(("pairs", len(self.key_index)), compute)
 
     def product(self, weights: np.ndarray) -> np.ndarray:
@@ -293,8 +305,7 @@ class Matrix:
         splits = min(PRODUCT_THREADS, max(1, self.n // PRODUCT_SPLIT_ROWS))
         edges = [min(self.n, (blocks_total * k // splits) * PRODUCT_BLOCK) for k in range(splits + 1)]
         with one_blas_thread():
-            workers = [threading.Thread(target=blocks, args=(a, b)) for a, b in
-                       zip(edges[1:-1], edges[2:])]
+            workers = [threading.Thread(target=blocks, args=(a, b)) for a, b in zip(edges[1:-1], edges[2:])]
             for worker in workers:  # numpy lets go of the GIL inside the product
                 worker.start()
             blocks(edges[0], edges[1])
@@ -315,8 +326,7 @@ class Matrix:
         column = self.key_index.get(key)
         if column is None:
             return 0
-        counts = self.derived("key_counts", lambda: np.bincount(
-            self.key_cols, minlength=len(self.key_index)))
+        counts = self.derived("key_counts", lambda: np.bincount(self.key_cols, minlength=len(self.key_index)))
         return int(counts[column]) if column < len(counts) else 0
 
     def has_any_key(self, keys) -> np.ndarray:
@@ -371,8 +381,9 @@ class Matrix:
             self.n = start + len(new)
             self._sorted = None
         if len(pair_at):
-            self._pending_keys.append((rows[np.asarray(pair_at)].astype(np.int32),
-                                       np.asarray(pair_code, dtype=np.int32), names))
+            self._pending_keys.append(
+                (rows[np.asarray(pair_at)].astype(np.int32), np.asarray(pair_code, dtype=np.int32), names)
+            )
 
     def commit_keys(self) -> None:
         """Fold the keys gathered by :meth:`absorb` into the flat pair arrays (once per
@@ -526,11 +537,21 @@ def _first_load(db, path: str, model: str, dimension: int, wanted: str, latest: 
     if path.startswith(":memory:"):
         return Matrix(model, dimension, choose_storage(path, wanted, 0))
     scan = _meanwhile(matrix_store.fingerprint, db, latest)
-    guess = next((s for s in STORAGES if (at := matrix_store.stored_count(path, model, s))
-                  and at[0] == latest and choose_storage(path, wanted, at[1]) == s), None)
-    matrix = (matrix_store.load(db, path, model, dimension, Matrix, guess,
-                                lambda: (latest, *scan.result()))
-              if guess is not None else None)
+    guess = next(
+        (
+            s
+            for s in STORAGES
+            if (at := matrix_store.stored_count(path, model, s))
+            and at[0] == latest
+            and choose_storage(path, wanted, at[1]) == s
+        ),
+        None,
+    )
+    matrix = (
+        matrix_store.load(db, path, model, dimension, Matrix, guess, lambda: (latest, *scan.result()))
+        if guess is not None
+        else None
+    )
     known = (latest, *scan.result())
     storage = choose_storage(path, wanted, known[1])
     if matrix is not None and matrix.storage == storage:
@@ -570,8 +591,9 @@ def _refresh(db: sqlite_utils.Database, matrix: Matrix, latest: int) -> int:
     fresh = matrix.n == 0
     # The most rows this can add (an index-only count): the buffers are sized once, and the
     # rows are then read in chunks, so a load never holds the whole result set twice.
-    upper = db.execute("SELECT count(*) FROM items WHERE embed_seq > ? AND embed_seq <= ?",
-                       [matrix.seq, latest]).fetchone()[0]
+    upper = db.execute(
+        "SELECT count(*) FROM items WHERE embed_seq > ? AND embed_seq <= ?", [matrix.seq, latest]
+    ).fetchone()[0]
     matrix._reserve(matrix.n + upper)
     # A first load scans the table in rowid order ("+": no index): twice as fast as walking
     # the embed_seq index into random table pages. Row order inside the matrix is free.
@@ -604,8 +626,7 @@ def _absorb_chunk(matrix: Matrix, rows: list, memo: dict, fresh: bool) -> None:
     n = len(rows)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
     vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(n, matrix.dimension)
-    published = np.fromiter((np.nan if r[2] is None else r[2] for r in rows), dtype=np.float64,
-                            count=n)
+    published = np.fromiter((np.nan if r[2] is None else r[2] for r in rows), dtype=np.float64, count=n)
     names: dict[str, int] = {}  # distinct key string -> code
     at: list[int] = []
     codes: list[int] = []
@@ -624,8 +645,9 @@ def _absorb_chunk(matrix: Matrix, rows: list, memo: dict, fresh: bool) -> None:
         for key in keys:
             at.append(k)
             codes.append(names.setdefault(key, len(names)))
-    matrix.absorb(ids, vecs, published, np.array(at, dtype=np.int64),
-                  np.array(codes, dtype=np.int64), list(names), fresh=fresh)
+    matrix.absorb(
+        ids, vecs, published, np.array(at, dtype=np.int64), np.array(codes, dtype=np.int64), list(names), fresh=fresh
+    )
 
 
 def _tag_keys(raw: str, memo: dict) -> list[str]:

@@ -89,8 +89,7 @@ def fingerprint(db, seq: int) -> tuple[int, int]:
     return int(count), int(total)
 
 
-def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "float32",
-         known=None):
+def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "float32", known=None):
     """A matrix restored from the snapshot, or ``None`` (no snapshot, stale, unreadable).
     ``known``: ``(seq, count, id sum)`` the caller read (:func:`fingerprint`), or a
     callable answering it once the arrays are read (a scan running meanwhile), used instead
@@ -139,9 +138,11 @@ def save_later(db, db_path: str, matrix) -> None:
     arrays = {
         "meta": np.array([matrix.seq, count, total, matrix.dimension], dtype=np.int64),
         "model": np.array(matrix.model),
-        "ids": matrix.ids.copy(), "published": matrix.published,
+        "ids": matrix.ids.copy(),
+        "published": matrix.published,
         "keys": np.array(list(matrix.key_index), dtype=str),
-        "key_rows": matrix.key_rows, "key_cols": matrix.key_cols,
+        "key_rows": matrix.key_rows,
+        "key_cols": matrix.key_cols,
     }
     if count != len(arrays["ids"]):  # items of other models are in the fingerprint
         return

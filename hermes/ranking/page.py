@@ -30,18 +30,25 @@ class Shown:
     why: dict
 
 
-def ranked_page(db: sqlite_utils.Database, user: dict, query: CandidateQuery, *, limit: int,
-                offset: int = 0, below_bar: bool = False,
-                pool: str | None = None) -> tuple[Ranking, list[Shown]]:
+def ranked_page(
+    db: sqlite_utils.Database,
+    user: dict,
+    query: CandidateQuery,
+    *,
+    limit: int,
+    offset: int = 0,
+    below_bar: bool = False,
+    pool: str | None = None,
+) -> tuple[Ranking, list[Shown]]:
     """Items ``offset`` … ``offset + limit`` of the persona's ranking for ``query``, the ones
     below its bar left out unless ``below_bar``, with the ranking itself (its counts, its bar,
     its components). ``pool`` says what was ranked when it is more than the window (e.g.
     "unread items of the last 7 days in feed 3")."""
     ranking = rank(db, user, query, limit=offset + limit, bar_first=True)
-    positions = [p for p in range(offset, min(offset + limit, len(ranking.item_ids)))
-                 if below_bar or ranking.above_bar(p)]
+    positions = [
+        p for p in range(offset, min(offset + limit, len(ranking.item_ids))) if below_bar or ranking.above_bar(p)
+    ]
     rows = item_rows(db, [int(ranking.item_ids[p]) for p in positions])
     positions = [p for p in positions if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     whys = explain_ranked(db, user, ranking, positions, query.since_days, pool=pool, rows=rows)
-    return ranking, [Shown(p, rows[int(ranking.item_ids[p])], why)
-                     for p, why in zip(positions, whys)]
+    return ranking, [Shown(p, rows[int(ranking.item_ids[p])], why) for p, why in zip(positions, whys)]

@@ -60,12 +60,18 @@ def author_keys(names: list[str]) -> list[str]:
     return [f"author:{k}" for k in dict.fromkeys(keys) if k]
 
 
-def item_keys(tags: list[str], content_type: str | None, feed_id: int | None,
-              authors: list[str] | None = None, keyphrases: list[str] | None = None) -> list[str]:
+def item_keys(
+    tags: list[str],
+    content_type: str | None,
+    feed_id: int | None,
+    authors: list[str] | None = None,
+    keyphrases: list[str] | None = None,
+) -> list[str]:
     """The item's keys; those of its ``tags`` that are ``keyphrases`` become ``topic:`` keys."""
     derived = {normalize_tag(k) for k in keyphrases or []}
-    keys = [k for k in dict.fromkeys(
-        topic_key(t) if normalize_tag(t) in derived else tag_key(t) for t in tags or []) if k]
+    keys = [
+        k for k in dict.fromkeys(topic_key(t) if normalize_tag(t) in derived else tag_key(t) for t in tags or []) if k
+    ]
     if content_type:
         keys.append(type_key(content_type))
     if feed_id is not None:
@@ -85,10 +91,12 @@ def keys_of_items(db: sqlite_utils.Database, item_ids) -> dict[int, list[str]]:
     rows = db.execute(
         """SELECT id, tags, content_type, feed_id, authors, keyphrases FROM items
            WHERE id IN (SELECT value FROM json_each(?))""",
-        [json.dumps(sorted({int(i) for i in item_ids}))])
-    return {item_id: item_keys(parse_tags(tags), ctype, feed_id, parse_stored(authors),
-                               parse_tags(keyphrases))
-            for item_id, tags, ctype, feed_id, authors, keyphrases in rows}
+        [json.dumps(sorted({int(i) for i in item_ids}))],
+    )
+    return {
+        item_id: item_keys(parse_tags(tags), ctype, feed_id, parse_stored(authors), parse_tags(keyphrases))
+        for item_id, tags, ctype, feed_id, authors, keyphrases in rows
+    }
 
 
 def stats_of(clicks, keys: dict[int, list[str]]) -> dict[str, dict]:
@@ -106,4 +114,3 @@ def stats_of(clicks, keys: dict[int, list[str]]) -> dict[str, dict]:
 def key_score(likes, dislikes):
     """(l − d) / (l + d + PRIOR): smoothed towards 0 so one click is a hint, not a verdict."""
     return (likes - dislikes) / (likes + dislikes + PRIOR)
-

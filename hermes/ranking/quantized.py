@@ -65,8 +65,7 @@ CODE_RANGE = 63
 def quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes (k, d) int8, scales (k,) float32)`` with ``vectors ≈ codes × scales``."""
     vectors = np.asarray(vectors, dtype=np.float32)
-    scales = (np.abs(vectors).max(axis=1) / np.float32(CODE_RANGE) if len(vectors)
-              else np.zeros(0, np.float32))
+    scales = np.abs(vectors).max(axis=1) / np.float32(CODE_RANGE) if len(vectors) else np.zeros(0, np.float32)
     scales = np.where(scales > 0, scales, np.float32(1)).astype(np.float32)
     codes = np.rint(vectors / scales[:, None]).astype(np.int8)
     return codes, scales
@@ -82,24 +81,27 @@ def _session():
             import onnxruntime as ort
             from onnx import TensorProto, helper
 
-            node = helper.make_node("DynamicQuantizeMatMul", ["A", "B", "b_scale"], ["Y"],
-                                    domain="com.microsoft")
+            node = helper.make_node("DynamicQuantizeMatMul", ["A", "B", "b_scale"], ["Y"], domain="com.microsoft")
             graph = helper.make_graph(
-                [node], "int8_product",
-                [helper.make_tensor_value_info("A", TensorProto.FLOAT, ["m", "d"]),
-                 helper.make_tensor_value_info("B", TensorProto.INT8, ["d", "k"]),
-                 helper.make_tensor_value_info("b_scale", TensorProto.FLOAT, ["k"])],
-                [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["m", "k"])])
-            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                            helper.make_opsetid("com.microsoft", 1)])
+                [node],
+                "int8_product",
+                [
+                    helper.make_tensor_value_info("A", TensorProto.FLOAT, ["m", "d"]),
+                    helper.make_tensor_value_info("B", TensorProto.INT8, ["d", "k"]),
+                    helper.make_tensor_value_info("b_scale", TensorProto.FLOAT, ["k"]),
+                ],
+                [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["m", "k"])],
+            )
+            model = helper.make_model(
+                graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+            )
             options = ort.SessionOptions()
             options.intra_op_num_threads = min(2, os.cpu_count() or 1)
             options.log_severity_level = 3
             # no arena: it would keep the largest output it ever made (a product of 17
             # columns at a million rows is 68 MB) for the life of the process
             options.enable_cpu_mem_arena = False
-            _SESSION = ort.InferenceSession(model.SerializeToString(), options,
-                                            providers=["CPUExecutionProvider"])
+            _SESSION = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         return _SESSION
 
 
@@ -163,8 +165,7 @@ class Int8Rows:
         how many it may read; it fills them a chunk at a time)."""
         self.seal()
         if rows:
-            self.segments.append([np.zeros((self.dimension, rows), dtype=np.int8),
-                                  np.ones(rows, dtype=np.float32), 0])
+            self.segments.append([np.zeros((self.dimension, rows), dtype=np.int8), np.ones(rows, dtype=np.float32), 0])
 
     def append(self, vectors: np.ndarray) -> None:
         self.total += np.asarray(vectors, dtype=np.float32).sum(axis=0, dtype=np.float64)
@@ -174,8 +175,8 @@ class Int8Rows:
             self.reserve(len(codes))
             last = self.segments[-1]
         at = last[2]
-        last[0][:, at:at + len(codes)] = codes.T
-        last[1][at:at + len(codes)] = scales
+        last[0][:, at : at + len(codes)] = codes.T
+        last[1][at : at + len(codes)] = scales
         last[2] = at + len(codes)
 
     def replace(self, rows: np.ndarray, vectors: np.ndarray) -> None:
@@ -195,12 +196,10 @@ class Int8Rows:
             if last[2] == 0:
                 self.segments.pop()
             else:
-                self.segments[-1] = [np.ascontiguousarray(last[0][:, :last[2]]),
-                                     last[1][:last[2]].copy(), last[2]]
+                self.segments[-1] = [np.ascontiguousarray(last[0][:, : last[2]]), last[1][: last[2]].copy(), last[2]]
         while len(self.segments) > 1 and self.segments[-1][2] >= MERGE_SHARE * self.segments[-2][2]:
             b, a = self.segments.pop(), self.segments.pop()
-            self.segments.append([np.concatenate([a[0], b[0]], axis=1),
-                                  np.concatenate([a[1], b[1]]), a[2] + b[2]])
+            self.segments.append([np.concatenate([a[0], b[0]], axis=1), np.concatenate([a[1], b[1]]), a[2] + b[2]])
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -225,7 +224,7 @@ class Int8Rows:
         out = np.empty((len(weights), len(self)), dtype=np.float32)
         for k, start in enumerate(self._starts()[:-1]):
             codes_t, scales = self._filled(k)
-            out[:, start:start + len(scales)] = int8_product(weights, codes_t, scales)
+            out[:, start : start + len(scales)] = int8_product(weights, codes_t, scales)
         return out
 
     def _filled(self, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -295,8 +294,9 @@ class ExactRows:
                 self._conn = sqlite3.connect(self.db_path, check_same_thread=False)
                 self._conn.execute("PRAGMA query_only = 1")
             fetched = self._conn.execute(
-                "SELECT id, embedding FROM items WHERE id IN (SELECT value FROM json_each(?)) "
-                "AND embedding_model = ?", [json.dumps(missing), self.model]).fetchall()
+                "SELECT id, embedding FROM items WHERE id IN (SELECT value FROM json_each(?)) AND embedding_model = ?",
+                [json.dumps(missing), self.model],
+            ).fetchall()
             for i, blob in fetched:
                 self._kept[i] = np.frombuffer(blob, dtype=np.float32)
             while len(self._kept) > KEEP_ROWS:

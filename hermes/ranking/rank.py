@@ -94,12 +94,11 @@ def blend_weight(n_clicks: int) -> float:
 
 # --- candidates ----------------------------------------------------------------------------
 
+
 def candidate_rows(db, user: dict, query: CandidateQuery, matrix: Matrix) -> np.ndarray:
     """Row indices of ``matrix`` that every ``hermes_candidates`` answer keeps."""
     keep = np.ones(len(matrix), dtype=bool)
-    for answer in get_plugin_manager().hook.hermes_candidates(
-        db=db, user=user, query=query, matrix=matrix
-    ):
+    for answer in get_plugin_manager().hook.hermes_candidates(db=db, user=user, query=query, matrix=matrix):
         if answer is None:
             continue
         if isinstance(answer, np.ndarray) and answer.dtype == bool:
@@ -112,6 +111,7 @@ def candidate_rows(db, user: dict, query: CandidateQuery, matrix: Matrix) -> np.
 
 
 # --- calibration and blending --------------------------------------------------------------
+
 
 def calibrate(scores: np.ndarray) -> np.ndarray:
     """z-score over the candidates, so components of different natural scales blend fairly.
@@ -184,8 +184,9 @@ def blend(components: list[Component], n_clicks: int, size: int, scales: dict | 
     return total, contributions, w, shares
 
 
-def reblend(components: list[Component], at: np.ndarray, total: np.ndarray,
-            contributions: dict, shares: dict, scales: dict) -> None:
+def reblend(
+    components: list[Component], at: np.ndarray, total: np.ndarray, contributions: dict, shares: dict, scales: dict
+) -> None:
     """Blend the candidates at ``at`` again from ``components`` (new scores for them), on
     the scales :func:`blend` found over all candidates, updating ``total`` and
     ``contributions`` in place: the same operations as :func:`blend`, for those rows only."""
@@ -203,8 +204,7 @@ def reblend(components: list[Component], at: np.ndarray, total: np.ndarray,
     total[at] = part
 
 
-def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None,
-              first: np.ndarray | None = None) -> np.ndarray:
+def top_order(ids: np.ndarray, total: np.ndarray, limit: int | None, first: np.ndarray | None = None) -> np.ndarray:
     """Indices of the best ``limit`` scores, best first; ties go to the lower item id.
     Scores are compared rounded to 12 decimals (the last bits of a sum depend on the order
     it was added in), and everything tied with the last kept score is sorted too, so the
@@ -247,8 +247,9 @@ def rank(
     rows = candidate_rows(db, user, query, matrix)
     clicks = user_clicks(db, user["id"])
     ids = matrix.ids[rows]
-    context = ScoringContext(clicks=clicks, blend_weight=blend_weight(len(clicks)),
-                             embedder=embedder, matrix=matrix, rows=rows, query=query)
+    context = ScoringContext(
+        clicks=clicks, blend_weight=blend_weight(len(clicks)), embedder=embedder, matrix=matrix, rows=rows, query=query
+    )
     failed: set[str] = set()  # scorers left out (named in a warning): not asked again
     components = score(db, user, ids, context, failed)
     scales: dict = {}
@@ -274,8 +275,7 @@ def rank(
             extra = np.flatnonzero(extra)
             # the sample's own rows from the codes in int8 storage (no database read): it
             # only estimates a mean and a spread, and its best rows are in the short list
-            vectors = np.concatenate([matrix.exact_rows(rows[short]),
-                                      matrix.approx_rows(rows[extra])])
+            vectors = np.concatenate([matrix.exact_rows(rows[short]), matrix.approx_rows(rows[extra])])
             short = np.concatenate([short, extra])
         else:
             vectors = matrix.exact_rows(rows[short])
@@ -298,10 +298,15 @@ def rank(
                     if std:
                         scales[c.name] = (mean, std)
         reblend(components, short, total, contributions, shares, scales)
-        judgement.put(short, judge([replace(c, evidence={k: np.asarray(v)[short] for k, v in
-                                                         c.evidence.items()})
-                                    for c in components], len(short), embedder.name,
-                                   len(clicks)))
+        judgement.put(
+            short,
+            judge(
+                [replace(c, evidence={k: np.asarray(v)[short] for k, v in c.evidence.items()}) for c in components],
+                len(short),
+                embedder.name,
+                len(clicks),
+            ),
+        )
         if int8:
             release_free_memory()
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
@@ -324,8 +329,7 @@ def rank(
     )
 
 
-def score(db, user: dict, ids: np.ndarray, context: ScoringContext,
-          failed: set[str] | None = None) -> list[Component]:
+def score(db, user: dict, ids: np.ndarray, context: ScoringContext, failed: set[str] | None = None) -> list[Component]:
     """Every ``hermes_score`` answer's components for the candidates ``ids``.
 
     A scorer that raises is named in a warning (:func:`hermes.plugins.warn`: stderr, and
@@ -341,8 +345,7 @@ def score(db, user: dict, ids: np.ndarray, context: ScoringContext,
     failed = set() if failed is None else failed
     # No copy of the candidates' vectors: a view, or rows multiplied in place.
     vectors = context.matrix.select(context.rows)
-    answers = call_each("hermes_score", failed=failed, db=db, user=user, item_ids=ids,
-                        vectors=vectors, context=context)
+    answers = call_each("hermes_score", failed=failed, db=db, user=user, item_ids=ids, vectors=vectors, context=context)
     # on one BLAS thread: the scorers' products are a few thousand rows at most (the matrix
     # products run their own threads), where a threaded BLAS on a busy two-core machine
     # waits out its sleeping workers (hermes.ranking.threads): the short list's re-score
@@ -354,8 +357,10 @@ def score(db, user: dict, ids: np.ndarray, context: ScoringContext,
         problems = [p for p in (malformed(c, len(ids)) for c in mine) if p]
         if problems:
             failed.add(plugin)
-            warn(f"plugin {plugin!r} returned a malformed component from hermes_score and was "
-                 f"left out: {'; '.join(problems)}")
+            warn(
+                f"plugin {plugin!r} returned a malformed component from hermes_score and was "
+                f"left out: {'; '.join(problems)}"
+            )
             continue
         components.extend(mine)
     return components

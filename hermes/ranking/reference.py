@@ -24,15 +24,16 @@ SIZE = 1000
 def sample(matrix) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, exact vectors)`` of up to :data:`SIZE` items of ``matrix``, drawn with a
     fixed seed and kept until the contents change."""
+
     def compute():
         n = len(matrix)
         if n <= SIZE:
             rows = np.arange(n, dtype=np.int64)
         else:
             rows = np.sort(np.random.default_rng(0).choice(n, SIZE, replace=False))
-        vectors = (matrix.exact_rows(rows) if n
-                   else np.zeros((0, matrix.dimension), dtype=np.float32))
+        vectors = matrix.exact_rows(rows) if n else np.zeros((0, matrix.dimension), dtype=np.float32)
         return rows, np.asarray(vectors, dtype=np.float32)
+
     return matrix.derived("reference_sample", compute)
 
 

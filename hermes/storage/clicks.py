@@ -22,16 +22,13 @@ CLICK_SOURCES = ("ui", "agent", "bootstrap")
 
 def _check_source(source: str) -> None:
     if source not in CLICK_SOURCES:
-        raise InvalidInput(
-            f"invalid click source {source!r}; expected one of {', '.join(CLICK_SOURCES)}"
-        )
+        raise InvalidInput(f"invalid click source {source!r}; expected one of {', '.join(CLICK_SOURCES)}")
 
 
 # --- writing ----------------------------------------------------------------------------------
 
-def record_click(
-    db: sqlite_utils.Database, user_id: int, item_id: int, liked: bool, source: str
-) -> dict:
+
+def record_click(db: sqlite_utils.Database, user_id: int, item_id: int, liked: bool, source: str) -> dict:
     """The single click write path. A persona's new click on an item replaces its old one.
 
     :param source: ``ui`` (web UI), ``agent`` (MCP tools) or ``bootstrap``.
@@ -51,8 +48,15 @@ def record_click(
             "INSERT INTO clicks (user_id, item_id, label, source, created) VALUES (?, ?, ?, ?, ?)",
             [user_id, item_id, label, source, signal.at],
         )
-        return {"id": cur.lastrowid, "user_id": user_id, "item_id": item_id, "label": label,
-                "source": source, "created": signal.at, "previous": before}
+        return {
+            "id": cur.lastrowid,
+            "user_id": user_id,
+            "item_id": item_id,
+            "label": label,
+            "source": source,
+            "created": signal.at,
+            "previous": before,
+        }
 
     return record_signal(db, signal, write).result
 
@@ -76,30 +80,27 @@ def remove_all_clicks(db: sqlite_utils.Database, user_id: int, source: str) -> i
     """Delete every click of the persona (a reset or a deletion), each through the signal
     path so observers see each removal; inside the caller's transaction when there is one.
     Returns how many were removed."""
-    clicks = db.execute(
-        "SELECT id, item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]
-    ).fetchall()
+    clicks = db.execute("SELECT id, item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]).fetchall()
     for click_id, item_id, label in clicks:
         signal = Signal("click", user_id, item_id, op="delete", data={"label": label}, source=source)
-        record_signal(db, signal, lambda db, cid=click_id: db.execute(
-            "DELETE FROM clicks WHERE id = ?", [cid]
-        ))
+        record_signal(db, signal, lambda db, cid=click_id: db.execute("DELETE FROM clicks WHERE id = ?", [cid]))
     return len(clicks)
 
 
 # --- reading ----------------------------------------------------------------------------------
 
+
 def label_of(db: sqlite_utils.Database, user_id: int, item_id: int) -> str | None:
     """The persona's label on the item (``like`` / ``dislike``), None when it has none."""
-    row = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?",
-                     [user_id, item_id]).fetchone()
+    row = db.execute("SELECT label FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id]).fetchone()
     return row[0] if row else None
 
 
 def click_on(db: sqlite_utils.Database, user_id: int, item_id: int) -> dict | None:
     """The persona's click on the item, ``{"label", "source"}``, None when it has none."""
-    row = db.execute("SELECT label, source FROM clicks WHERE user_id = ? AND item_id = ?",
-                     [user_id, item_id]).fetchone()
+    row = db.execute(
+        "SELECT label, source FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id]
+    ).fetchone()
     return {"label": row[0], "source": row[1]} if row else None
 
 
@@ -110,9 +111,11 @@ def click_labels(db: sqlite_utils.Database, user_id: int, item_ids: list[int] | 
     if not item_ids:
         return {}
     marks = ",".join("?" * len(item_ids))
-    return dict(db.execute(
-        f"SELECT item_id, label FROM clicks WHERE user_id = ? AND item_id IN ({marks})",
-        [user_id, *item_ids]).fetchall())
+    return dict(
+        db.execute(
+            f"SELECT item_id, label FROM clicks WHERE user_id = ? AND item_id IN ({marks})", [user_id, *item_ids]
+        ).fetchall()
+    )
 
 
 def clicked_items(db: sqlite_utils.Database, user_id: int) -> list[int]:
@@ -122,22 +125,27 @@ def clicked_items(db: sqlite_utils.Database, user_id: int) -> list[int]:
 
 def click_history(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool, str]]:
     """The persona's clicks as ``(item_id, liked, source)``, oldest first."""
-    return [(r[0], r[1] == "like", r[2]) for r in db.execute(
-        "SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY id", [user_id])]
+    return [
+        (r[0], r[1] == "like", r[2])
+        for r in db.execute("SELECT item_id, label, source FROM clicks WHERE user_id = ? ORDER BY id", [user_id])
+    ]
 
 
 def user_clicks(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool]]:
     """The persona's clicks as ``(item_id, liked)`` pairs, oldest first (what ranking learns
     from)."""
-    return [(r[0], r[1] == "like") for r in db.execute(
-        "SELECT item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id])]
+    return [
+        (r[0], r[1] == "like")
+        for r in db.execute("SELECT item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id])
+    ]
 
 
 def liked_by(db: sqlite_utils.Database, user_id: int) -> dict[int, str]:
     """``item_id -> source`` of the persona's likes: who liked each (the person, an agent,
     bootstrap)."""
-    return dict(db.execute("SELECT item_id, source FROM clicks WHERE user_id = ? AND label = 'like'",
-                           [user_id]).fetchall())
+    return dict(
+        db.execute("SELECT item_id, source FROM clicks WHERE user_id = ? AND label = 'like'", [user_id]).fetchall()
+    )
 
 
 def click_count(db: sqlite_utils.Database, user_id: int) -> int:
@@ -148,47 +156,59 @@ def click_count(db: sqlite_utils.Database, user_id: int) -> int:
 def click_counts(db: sqlite_utils.Database, user_id: int) -> dict[str, int]:
     """``{"clicks", "likes", "dislikes"}`` of the persona."""
     likes, dislikes = db.execute(
-        "SELECT coalesce(sum(label = 'like'), 0), coalesce(sum(label = 'dislike'), 0) "
-        "FROM clicks WHERE user_id = ?", [user_id]).fetchone()
+        "SELECT coalesce(sum(label = 'like'), 0), coalesce(sum(label = 'dislike'), 0) FROM clicks WHERE user_id = ?",
+        [user_id],
+    ).fetchone()
     return {"clicks": likes + dislikes, "likes": likes, "dislikes": dislikes}
 
 
 def click_counts_by_persona(db: sqlite_utils.Database) -> dict[int, dict[str, int]]:
     """:func:`click_counts` of every persona that has clicks, by user id (one query)."""
-    return {user_id: {"clicks": likes + dislikes, "likes": likes, "dislikes": dislikes}
-            for user_id, likes, dislikes in db.execute(
-                "SELECT user_id, coalesce(sum(label = 'like'), 0), "
-                "coalesce(sum(label = 'dislike'), 0) FROM clicks GROUP BY user_id")}
+    return {
+        user_id: {"clicks": likes + dislikes, "likes": likes, "dislikes": dislikes}
+        for user_id, likes, dislikes in db.execute(
+            "SELECT user_id, coalesce(sum(label = 'like'), 0), "
+            "coalesce(sum(label = 'dislike'), 0) FROM clicks GROUP BY user_id"
+        )
+    }
 
 
 def clicks_by_source(db: sqlite_utils.Database, user_id: int) -> dict[str, int]:
     """How many of the persona's clicks each source recorded (every source, 0 included)."""
     by_source = dict.fromkeys(CLICK_SOURCES, 0)
-    for source, n in db.execute(
-            "SELECT source, count(*) FROM clicks WHERE user_id = ? GROUP BY source", [user_id]):
+    for source, n in db.execute("SELECT source, count(*) FROM clicks WHERE user_id = ? GROUP BY source", [user_id]):
         by_source[source] = n
     return by_source
 
 
 def clicks_with_embedding(db: sqlite_utils.Database, user_id: int, model: str) -> dict[str, tuple[int, int]]:
     """``label -> (clicks, clicked items embedded by model)`` of the persona."""
-    return {label: (n, embedded or 0) for label, n, embedded in db.execute(
-        """SELECT c.label, count(*), sum(i.embedding IS NOT NULL AND i.embedding_model = ?)
+    return {
+        label: (n, embedded or 0)
+        for label, n, embedded in db.execute(
+            """SELECT c.label, count(*), sum(i.embedding IS NOT NULL AND i.embedding_model = ?)
            FROM clicks c LEFT JOIN items i ON i.id = c.item_id
-           WHERE c.user_id = ? GROUP BY c.label""", [model, user_id]).fetchall()}
+           WHERE c.user_id = ? GROUP BY c.label""",
+            [model, user_id],
+        ).fetchall()
+    }
 
 
 def recent_clicks(db: sqlite_utils.Database, user_id: int, limit: int) -> list[dict]:
     """The persona's last ``limit`` clicks, newest first, with the item's title."""
-    return [{"item_id": item_id, "title": title, "rated": label, "source": source, "at": at}
-            for item_id, title, label, source, at in db.execute(
-                """SELECT c.item_id, i.title, c.label, c.source, c.created
+    return [
+        {"item_id": item_id, "title": title, "rated": label, "source": source, "at": at}
+        for item_id, title, label, source, at in db.execute(
+            """SELECT c.item_id, i.title, c.label, c.source, c.created
                    FROM clicks c LEFT JOIN items i ON i.id = c.item_id
-                   WHERE c.user_id = ? ORDER BY c.id DESC LIMIT ?""", [user_id, limit])]
+                   WHERE c.user_id = ? ORDER BY c.id DESC LIMIT ?""",
+            [user_id, limit],
+        )
+    ]
 
 
 def clicks_on_feed(db: sqlite_utils.Database, feed_id: int) -> int:
     """How many clicks (of every persona) are on the feed's items."""
     return db.execute(
-        "SELECT count(*) FROM clicks WHERE item_id IN (SELECT id FROM items WHERE feed_id = ?)",
-        [feed_id]).fetchone()[0]
+        "SELECT count(*) FROM clicks WHERE item_id IN (SELECT id FROM items WHERE feed_id = ?)", [feed_id]
+    ).fetchone()[0]

@@ -36,9 +36,7 @@ def connect(path: str | os.PathLike) -> sqlite_utils.Database:
         raise HermesError(f"{path}: cannot create the database ({exc.strerror or exc})") from exc
     conn = None
     try:
-        conn = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         # Before the first write (switching to WAL rewrites the header): a non-empty file
         # that is not a hermes database is refused and left exactly as it was.
@@ -54,9 +52,11 @@ def connect(path: str | os.PathLike) -> sqlite_utils.Database:
         if "readonly" in str(exc) or "read-only" in str(exc):
             raise HermesError(f"{path}: {READONLY}") from exc
         if "not a database" in str(exc):
-            raise HermesError(f"{path} is not a SQLite database; hermes changes nothing in it. "
-                              "Point --db (or HERMES_DB) at a hermes database, or at a new "
-                              "file to start one.") from exc
+            raise HermesError(
+                f"{path} is not a SQLite database; hermes changes nothing in it. "
+                "Point --db (or HERMES_DB) at a hermes database, or at a new "
+                "file to start one."
+            ) from exc
         if isinstance(exc, sqlite3.OperationalError) and disk_full(path):
             raise Unavailable(f"{path}: cannot open: {DISK_FULL} (SQLite: {exc})") from exc
         raise HermesError(f"{path}: cannot open as a SQLite database ({exc})") from exc

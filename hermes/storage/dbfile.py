@@ -50,9 +50,12 @@ class ForeignDatabase(HermesError):
 
 
 def user_tables(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "ORDER BY name")]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
 
 
 def hermes_tables() -> frozenset[str]:
@@ -66,8 +69,7 @@ def hermes_tables() -> frozenset[str]:
 def describe(app_id: int, tables: list[str]) -> str:
     """What a non-hermes SQLite file seems to be, for the refusal message."""
     have = set(tables)
-    what = KNOWN_IDS.get(app_id) or next(
-        (name for needed, name in KNOWN_TABLES if needed <= have), None)
+    what = KNOWN_IDS.get(app_id) or next((name for needed, name in KNOWN_TABLES if needed <= have), None)
     shown = ", ".join(tables[:6]) + (f", … ({len(tables)} tables)" if len(tables) > 6 else "")
     if what:
         return f"{what} (tables: {shown})"
@@ -91,7 +93,8 @@ def refuse_foreign(conn: sqlite3.Connection, path) -> None:
         return
     raise ForeignDatabase(
         f"{path} is {describe(app_id, tables)}, not a hermes database; hermes changes nothing "
-        "in it. Point --db (or HERMES_DB) at a hermes database, or at a new file to start one.")
+        "in it. Point --db (or HERMES_DB) at a hermes database, or at a new file to start one."
+    )
 
 
 def mark(conn: sqlite3.Connection) -> None:

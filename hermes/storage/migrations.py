@@ -248,8 +248,10 @@ def m010_item_authors(db: sqlite_utils.Database) -> None:
         db.execute("ALTER TABLE items ADD COLUMN authors TEXT NOT NULL DEFAULT '[]'")
     rows = db.execute("SELECT id, author FROM items WHERE author IS NOT NULL AND author != ''").fetchall()
     for item_id, author in rows:
-        db.execute("UPDATE items SET authors = ? WHERE id = ?",
-                   [json.dumps(parse_authors(author), ensure_ascii=False), item_id])
+        db.execute(
+            "UPDATE items SET authors = ? WHERE id = ?",
+            [json.dumps(parse_authors(author), ensure_ascii=False), item_id],
+        )
 
 
 @migration
@@ -348,9 +350,7 @@ def all_migrations() -> list[Migration]:
 
 
 def pending(db: sqlite_utils.Database, migrations: list[Migration]) -> list[Migration]:
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)"
-    )
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
     done = {row[0] for row in db.execute("SELECT name FROM _migrations").fetchall()}
     return [m for m in migrations if m.name not in done]
 

@@ -34,8 +34,7 @@ def file_of(db: sqlite_utils.Database) -> str:
 SUBSCRIBERS = ("user", "agent")
 
 
-def insert_feed(db: sqlite_utils.Database, url: str, title: str | None, *,
-                subscribed_by: str = "agent") -> int | None:
+def insert_feed(db: sqlite_utils.Database, url: str, title: str | None, *, subscribed_by: str = "agent") -> int | None:
     """Register a feed by URL (the one place feed rows are inserted: ``feeds.toml`` seeding,
     OPML import, ``hermes feeds add``, ``add_feed``, the demo); its id, or ``None`` when the
     URL is already subscribed. Call it inside the caller's write transaction.
@@ -46,7 +45,8 @@ def insert_feed(db: sqlite_utils.Database, url: str, title: str | None, *,
         raise ValueError(f"subscribed_by must be one of {SUBSCRIBERS}, got {subscribed_by!r}")
     cur = db.execute(
         "INSERT OR IGNORE INTO feeds (url, title, added, subscribed_by) VALUES (?, ?, ?, ?)",
-        [url, title, now_iso(), subscribed_by])
+        [url, title, now_iso(), subscribed_by],
+    )
     return cur.lastrowid if cur.rowcount else None
 
 
@@ -58,8 +58,10 @@ def feed_row(db: sqlite_utils.Database, feed_id: int) -> dict | None:
 
 def feeds_by_title(db: sqlite_utils.Database) -> list[dict]:
     """Every feed as ``{"id", "title"}`` (its URL when it has no title), by title."""
-    return [{"id": r[0], "title": r[1] or r[2]}
-            for r in db.execute("SELECT id, title, url FROM feeds ORDER BY lower(coalesce(title, url))")]
+    return [
+        {"id": r[0], "title": r[1] or r[2]}
+        for r in db.execute("SELECT id, title, url FROM feeds ORDER BY lower(coalesce(title, url))")
+    ]
 
 
 def failing_feed_ids(db: sqlite_utils.Database) -> list[int]:
@@ -69,16 +71,21 @@ def failing_feed_ids(db: sqlite_utils.Database) -> list[int]:
 
 def archive_size(db: sqlite_utils.Database) -> dict[str, int]:
     """``{"items", "feeds"}``: how many of each are stored."""
-    return {"items": db.execute("SELECT count(*) FROM items").fetchone()[0],
-            "feeds": db.execute("SELECT count(*) FROM feeds").fetchone()[0]}
+    return {
+        "items": db.execute("SELECT count(*) FROM items").fetchone()[0],
+        "feeds": db.execute("SELECT count(*) FROM feeds").fetchone()[0],
+    }
 
 
 # --- personas -------------------------------------------------------------------------------
 
+
 def list_personas(db: sqlite_utils.Database) -> list[dict]:
     """Every persona, by name: ``id``, ``name``, ``interests``, ``created``."""
-    return [{"id": r[0], "name": r[1], "interests": r[2], "created": r[3]} for r in db.execute(
-        "SELECT id, name, interests, created FROM users ORDER BY name")]
+    return [
+        {"id": r[0], "name": r[1], "interests": r[2], "created": r[3]}
+        for r in db.execute("SELECT id, name, interests, created FROM users ORDER BY name")
+    ]
 
 
 def require_user(db: sqlite_utils.Database, name_or_id: str | int) -> dict:
@@ -86,14 +93,11 @@ def require_user(db: sqlite_utils.Database, name_or_id: str | int) -> dict:
     if isinstance(name_or_id, bool):
         raise InvalidInput("a persona is named by a string")
     col = "id" if isinstance(name_or_id, int) else "name"
-    row = db.execute(
-        f"SELECT id, name, interests FROM users WHERE {col} = ?", [name_or_id]
-    ).fetchone()
+    row = db.execute(f"SELECT id, name, interests FROM users WHERE {col} = ?", [name_or_id]).fetchone()
     if row is None and col == "name":
         # Names are unique regardless of case (creating "ADA" beside "ada" is refused), so
         # "bea" names "Bea": a trial's `hermes like bea 9` was told only "known: Bea".
-        row = db.execute("SELECT id, name, interests FROM users WHERE lower(name) = lower(?)",
-                         [name_or_id]).fetchone()
+        row = db.execute("SELECT id, name, interests FROM users WHERE lower(name) = lower(?)", [name_or_id]).fetchone()
     if row is None:
         names = [r[0] for r in db.execute("SELECT name FROM users ORDER BY name LIMIT 20")]
         hint = f"known personas: {', '.join(names)}" if names else f"no personas exist yet; {CREATE_PERSONA}"
@@ -127,6 +131,7 @@ def create_user(db: sqlite_utils.Database, name: str, interests: str) -> dict:
 
 # --- items ----------------------------------------------------------------------------------
 
+
 def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
     if isinstance(item_id, bool) or not isinstance(item_id, int):
         raise InvalidInput(f"item_id must be an integer, got {item_id!r}")
@@ -141,9 +146,8 @@ def unknown_items(db: sqlite_utils.Database, item_ids: list[int]) -> list[int]:
     all before it writes anything)."""
     known: set[int] = set()
     for start in range(0, len(item_ids), 500):
-        chunk = item_ids[start:start + 500]
-        known |= {r[0] for r in db.execute(
-            f"SELECT id FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
+        chunk = item_ids[start : start + 500]
+        known |= {r[0] for r in db.execute(f"SELECT id FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
     return [i for i in item_ids if i not in known]
 
 
@@ -207,9 +211,27 @@ def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for row in db.execute(f"SELECT {ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk):
-            d = dict(zip(("id", "feed_id", "title", "url", "summary", "author", "published",
-                          "content_type", "tags", "source", "authors", "keyphrases",
-                          "enclosure", "dated_by"), row))
+            d = dict(
+                zip(
+                    (
+                        "id",
+                        "feed_id",
+                        "title",
+                        "url",
+                        "summary",
+                        "author",
+                        "published",
+                        "content_type",
+                        "tags",
+                        "source",
+                        "authors",
+                        "keyphrases",
+                        "enclosure",
+                        "dated_by",
+                    ),
+                    row,
+                )
+            )
             d["tags"] = json.loads(d["tags"] or "[]")
             d["authors"] = json.loads(d["authors"] or "[]")
             d["keyphrases"] = json.loads(d["keyphrases"] or "[]")

@@ -20,8 +20,7 @@ if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
     import sqlite_utils
 
 BUSY_TIMEOUT_S = 30.0
-READONLY = ("the database is read-only; check its permissions "
-            "(hermes needs to write to it and to its directory)")
+READONLY = "the database is read-only; check its permissions (hermes needs to write to it and to its directory)"
 
 
 FULL_BELOW = 1024 * 1024  # bytes free under which a failed open or write is "disk full"
@@ -57,8 +56,10 @@ def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> 
     if "full" in text or ("disk I/O" in text and where != "the database" and disk_full(where)):
         why = DISK_FULL
     elif "locked" in text or "busy" in text:
-        why = (f"another process held its write lock for longer than {BUSY_TIMEOUT_S:g} s "
-               "(a long hermes ingest?); try again in a moment")
+        why = (
+            f"another process held its write lock for longer than {BUSY_TIMEOUT_S:g} s "
+            "(a long hermes ingest?); try again in a moment"
+        )
     elif "readonly" in text or "read-only" in text:
         why = READONLY.removeprefix("the database is ")
         why = f"it is {why}"
@@ -66,8 +67,9 @@ def unavailable(exc: sqlite3.Error, db: sqlite_utils.Database | None = None) -> 
         why = "the disk reported an I/O error; check the disk and the file"
     else:
         return exc
-    return DatabaseUnavailable(f"{where}: could not write: {why}. The unfinished write was "
-                               f"rolled back (SQLite: {text})")
+    return DatabaseUnavailable(
+        f"{where}: could not write: {why}. The unfinished write was rolled back (SQLite: {text})"
+    )
 
 
 @contextmanager

@@ -24,18 +24,44 @@ MAX_AUTHORS = 200
 #: of those, how many become preference keys: the first authors carry the paper
 MAX_KEYED = 12
 
-_PARTICLES = {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "dos", "das",
-              "la", "le", "ter", "ten", "st", "st.", "al", "el", "bin", "ibn", "zu", "y"}
+_PARTICLES = {
+    "van",
+    "von",
+    "der",
+    "den",
+    "de",
+    "del",
+    "della",
+    "di",
+    "da",
+    "du",
+    "dos",
+    "das",
+    "la",
+    "le",
+    "ter",
+    "ten",
+    "st",
+    "st.",
+    "al",
+    "el",
+    "bin",
+    "ibn",
+    "zu",
+    "y",
+}
 #: generational suffixes: part of a name, never its surname ("Theodore Roosevelt IV") nor
 #: another person ("Martin Luther King, Jr." in an arXiv API list)
 SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 #: words that make a name an organisation or a show, not a person ("The Gradient Hour",
 #: "LIGO Scientific Collaboration"): never split into given names and a surname
-ORGANISATION_WORDS = frozenset("""
+ORGANISATION_WORDS = frozenset(
+    """
     the lab labs laboratory team podcast hour show news institute university college society
     group inc ltd llc gmbh radio network collaboration consortium foundation journal online
     magazine blog project observatory agency council committee association editors staff
-""".split())
+""".split()
+)
 #: titles before a name ("Dr. Ana Lopez"): a byline's courtesy, not part of the name (it
 #: keyed her as "lopez, d" and an author search for "Ana Lopez" missed her)
 HONORIFICS = frozenset("dr prof mr ms mrs mx".split())
@@ -55,7 +81,7 @@ def clean_name(name: str) -> str:
     punctuation removed. ``""`` when nothing name-like is left."""
     name = name or ""
     if _EMAIL.search(name) and "(" in name:  # RSS's "jdoe@example.org (John Doe)"
-        name = name[name.index("(") + 1:].split(")", 1)[0]
+        name = name[name.index("(") + 1 :].split(")", 1)[0]
     elif "(" in name and ")" not in name.split("(", 1)[1]:
         # An open bracket never closed: feedparser's e-mail split cut "a@b.example (Name)"
         # into email "a@b.exam" and name "ple (Name" — the name is what follows it.
@@ -95,8 +121,9 @@ def is_organisation(name: str) -> bool:
     as "Lab", "Podcast" or "online" ("heise online" was cited as "online, heise" and
     explained as "by online"), or no capital at all, which no person's name lacks."""
     words = name.split()
-    return (any(w.casefold().strip(".,") in ORGANISATION_WORDS for w in words)
-            or (len(words) > 1 and not any(c.isupper() for c in name)))
+    return any(w.casefold().strip(".,") in ORGANISATION_WORDS for w in words) or (
+        len(words) > 1 and not any(c.isupper() for c in name)
+    )
 
 
 def _with_suffixes(parts: list[str]) -> list[str]:
@@ -171,8 +198,7 @@ def author_key(name: str) -> str:
     all give ``"furtak, l"``; a surname alone gives ``"furtak"``; ``""`` for no name."""
     # a title before the name ("Dr. Karl Schmidt") is no initial: a search typed as the feed
     # spells the person found nothing (stored names lose it already: clean_name)
-    given, surname = split_name(clean_name(name) if "," in (name or "")
-                                else without_honorifics((name or "").strip()))
+    given, surname = split_name(clean_name(name) if "," in (name or "") else without_honorifics((name or "").strip()))
     surname = " ".join(re.sub(r"[^\w\s'-]", "", _fold(surname)).split())
     if not surname:
         return ""
@@ -225,6 +251,20 @@ def matches(names: list[str], query: str) -> bool:
     return bool(wanted) and any(key_matches(author_key(n), wanted) for n in names)
 
 
-__all__ = ["MAX_AUTHORS", "MAX_KEYED", "ORGANISATION_WORDS", "SUFFIXES", "author_key", "fuller",
-           "is_organisation", "is_suffix", "item_authors", "key_matches", "matches",
-           "parse_authors", "parse_stored", "split_name", "surname"]
+__all__ = [
+    "MAX_AUTHORS",
+    "MAX_KEYED",
+    "ORGANISATION_WORDS",
+    "SUFFIXES",
+    "author_key",
+    "fuller",
+    "is_organisation",
+    "is_suffix",
+    "item_authors",
+    "key_matches",
+    "matches",
+    "parse_authors",
+    "parse_stored",
+    "split_name",
+    "surname",
+]

@@ -27,7 +27,8 @@ WORD = re.compile(r"[^\W\d_][\w'\-]*[^\W_]|[^\W\d_]", re.UNICODE)
 #: idf would discount them anyway, but matching every row would cost time), and so do the
 #: words feed suggestions are matched on (``hermes_feeds.suggest``). Shorter than
 #: :func:`english_stop_words`, on purpose: "first", "system", "fire" are query words.
-INTEREST_STOP_WORDS = frozenset("""
+INTEREST_STOP_WORDS = frozenset(
+    """
 a about above across after again against all almost also although always am among an and
 another any are around as at be because been before being below between both but by can
 could did do does doing done down during each either else etc even ever every few for from
@@ -41,28 +42,33 @@ which while who whom whose why will with within without would yet you your yours
 interested interest interests research researcher work working working study studies topic
 topics especially including particular particularly mainly mostly things
 new recent recently paper papers
-""".split())
+""".split()
+)
 
 # Function words of the other languages hermes reads dates in (es, pt, fr, de, it, nl) that
 # are not English words: a text using more of them than of English stop words is not English.
-_FOREIGN = frozenset("""
+_FOREIGN = frozenset(
+    """
     de la que el en los del las por con una su para es al lo como más pero sus se um uma os
     das dos não na ao em à é com mais foi ele ela le les des du et est une pour dans qui sur
     au avec sont cette il elle der und ist nicht ein eine dem mit sich von zu auf für im auch
     di che è per della sono gli nel alla het een van niet zijn voor op met dat ook naar o e
     da seu sua pelo pela também mas ou y el
-""".split())
+""".split()
+)
 # German function words the list above lacked ("die", "das", "den", "wird", "über" …): short
 # German news ("Bundesbank meldet Wachstum von 0,3 Prozent") had nothing to tell it apart,
 # and a German teaser with "die" and "das" but not "und" counted "in" and "will" as English.
 # None of them is in scikit-learn's English list; "die" alone is an English word, rare in
 # feeds beside a German text's dozen.
-_FOREIGN = _FOREIGN | frozenset("""
+_FOREIGN = _FOREIGN | frozenset(
+    """
     die das den des zum zur bei beim vom nach wird werden wurde wurden worden haben sind
     oder aber dass noch nur über aus wie sie wir einen einem einer eines gegen seit unter
     zwischen ihre ihr sein seine seinen seiner kein keine keinen mehr schon jetzt soll
     sollen kann können muss müssen wegen bis durch ohne
-""".split())
+""".split()
+)
 #: English stop words that are also common function words of those languages (Portuguese
 #: "no" / "do" / "a", Spanish "no"): a vote for neither side. "Chuvas fortes causam enchentes
 #: no Rio Grande do Sul. A Defesa Civil alertou para …" counted three English words to two.
@@ -124,23 +130,39 @@ def english_stop_words() -> frozenset[str]:
     (benchmarks/results/onnx.md), and its module file is private. A test checks the copy
     against the installed scikit-learn's list."""
     text = (Path(__file__).parent.parent / "data" / "english_stop_words.txt").read_text(encoding="utf-8")
-    return frozenset(word for word in map(str.strip, text.splitlines())
-                     if word and not word.startswith("#"))
+    return frozenset(word for word in map(str.strip, text.splitlines()) if word and not word.startswith("#"))
 
 
 #: Words of scikit-learn's English list that name topics in science and news ("system",
 #: "thin film", "fire", "interest rate"): neither stop words to the tagger nor filler.
-TOPICAL_STOP_WORDS = frozenset({
-    "system", "thin", "thick", "fire", "interest", "bill", "top", "bottom", "front", "back",
-    "side", "full", "empty", "part", "amount", "move",
-})
+TOPICAL_STOP_WORDS = frozenset(
+    {
+        "system",
+        "thin",
+        "thick",
+        "fire",
+        "interest",
+        "bill",
+        "top",
+        "bottom",
+        "front",
+        "back",
+        "side",
+        "full",
+        "empty",
+        "part",
+        "amount",
+        "move",
+    }
+)
 # Words that cannot name a topic and that scikit-learn's English list lacks, found as topics
 # in a user trial on English arXiv, blog and podcast feeds ("just", "exist", "respect",
 # "hand", "note") and completed with their kind. FILLER: adverbs, prepositions, verbs and
 # opinion words of any prose: never a topic nor part of one (they end a candidate phrase).
 # Words that also start topics ("start" in "cold start", "claim", "recall", "matter",
 # "change") are left out on purpose.
-FILLER = frozenset("""
+FILLER = frozenset(
+    """
     just quite maybe instead despite versus vs whilst amid amidst unto albeit regardless
     anyway anymore ago soon okay ok yes oh via using exist exists existed existing look looks
     looked looking seem seems seemed turn turns turned turning involve involves involved
@@ -153,11 +175,13 @@ FILLER = frozenset("""
     corresponded corresponding represent represents represented representing play plays
     played hold holds detect detects detected considering overrated underrated gentle brief
     quick easy great nice amazing surprising weird
-""".split())
+""".split()
+)
 #: Nouns that idioms use emptily ("on the other hand", "with respect to", "Notes on …", "for
 #: example", "a brief overview"): no topic alone, nor with one another; fine inside a
 #: topic's phrase ("robotic hand", "lab notes").
-FILLER_NOUNS = frozenset("""
+FILLER_NOUNS = frozenset(
+    """
     hand hands respect respects regard regards note notes sense fact facts kind kinds sort
     sorts example examples instance instances addition contrast course extent idea ideas
     reason reasons purpose purposes attempt attempts bit bits piece pieces thought thoughts
@@ -167,16 +191,19 @@ FILLER_NOUNS = frozenset("""
     findings understanding variety consequence consequences section conclusion conclusions
     assumption assumptions account version versions description comparison difference
     details
-""".split())
+""".split()
+)
 #: Adjectives of any argument ("similar", "previous", "consistent", "additional"): no topic
 #: alone, nor with one another or the nouns above; fine inside a topic's phrase ("complete
 #: graph", "open cluster").
-FILLER_ADJECTIVES = frozenset("""
+FILLER_ADJECTIVES = frozenset(
+    """
     similar consistent previous expected additional necessary relevant appropriate suitable
     usual underlying detailed specific explicit equivalent alternative individual earlier
     later larger smaller arbitrary complete special future real exact basic generalized
     extended enhanced reduced fixed selected combined dependent independent close open
-""".split())
+""".split()
+)
 
 
 @lru_cache(maxsize=1)

@@ -40,9 +40,28 @@ _ESCAPED = set("%&$#_{} ")
 #: The text font switches ("{\\em Mixture}"), as LaTeX typesets them in text (the BibTeX
 #: export passes them on). pylatexenc drops them, rightly (they print nothing), but its
 #: tables do not list them, so they are named here to tell them from a path's "\\Users".
-FONT_SWITCHES = frozenset({"em", "it", "bf", "sl", "sc", "rm", "tt", "sf", "itshape", "bfseries",
-                           "scshape", "upshape", "slshape", "ttfamily", "rmfamily", "sffamily",
-                           "mdseries", "normalfont"})
+FONT_SWITCHES = frozenset(
+    {
+        "em",
+        "it",
+        "bf",
+        "sl",
+        "sc",
+        "rm",
+        "tt",
+        "sf",
+        "itshape",
+        "bfseries",
+        "scshape",
+        "upshape",
+        "slshape",
+        "ttfamily",
+        "rmfamily",
+        "sffamily",
+        "mdseries",
+        "normalfont",
+    }
+)
 #: the switches read as such: the text ones and math's old-style ``{\\cal O}`` (only math
 #: mode typesets it, so the export does not pass it on in text)
 _SWITCHES = FONT_SWITCHES | {"cal"}
@@ -72,19 +91,57 @@ _SCRIPT_SIGN = re.compile(r"[\^_=]")
 #: "$\\R^n$"): their meaning is conventional, so they are read rather than the span kept raw
 _BLACKBOARD = re.compile(r"(?<!\\)\\([QRZNC])(?![a-zA-Z])")
 #: math accents, each drawn as a combining mark on every character of a short argument
-_ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303", "widetilde": "\u0303",
-            "bar": "\u0304", "overline": "\u0305", "underline": "\u0332", "vec": "\u20d7",
-            "dot": "\u0307", "ddot": "\u0308", "check": "\u030c", "breve": "\u0306",
-            "acute": "\u0301", "grave": "\u0300"}
+_ACCENTS = {
+    "hat": "\u0302",
+    "widehat": "\u0302",
+    "tilde": "\u0303",
+    "widetilde": "\u0303",
+    "bar": "\u0304",
+    "overline": "\u0305",
+    "underline": "\u0332",
+    "vec": "\u20d7",
+    "dot": "\u0307",
+    "ddot": "\u0308",
+    "check": "\u030c",
+    "breve": "\u0306",
+    "acute": "\u0301",
+    "grave": "\u0300",
+}
 #: the longest argument an accent is drawn over, letter by letter; past it (an accent over a
 #: formula) Unicode has no way to draw it and the span is kept as written
 MAX_ACCENTED = 3
 #: standard LaTeX and amsmath that pylatexenc's tables lack, so a span holding one was kept
 #: as written: a relation, and the sizes and styles that print nothing in text
-_STANDARD = {"ne": "≠", "colon": ":", "det": "det", "thinspace": " ",
-             **dict.fromkeys(["left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr",
-                              "Bigl", "Bigr", "biggl", "biggr", "Biggl", "Biggr", "displaystyle",
-                              "textstyle", "scriptstyle", "limits", "nolimits"], "")}
+_STANDARD = {
+    "ne": "≠",
+    "colon": ":",
+    "det": "det",
+    "thinspace": " ",
+    **dict.fromkeys(
+        [
+            "left",
+            "right",
+            "big",
+            "Big",
+            "bigg",
+            "Bigg",
+            "bigl",
+            "bigr",
+            "Bigl",
+            "Bigr",
+            "biggl",
+            "biggr",
+            "Biggl",
+            "Biggr",
+            "displaystyle",
+            "textstyle",
+            "scriptstyle",
+            "limits",
+            "nolimits",
+        ],
+        "",
+    ),
+}
 #: the empty delimiter of \\left. or \\right.: it prints nothing, and its "." would be shown
 _EMPTY_DELIMITER = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)\s*\.")
 #: amsmath's and the bm package's bold, read as pylatexenc reads \\mathbf ("𝐱")
@@ -96,7 +153,8 @@ MAX_MATH = 400
 _BRACED_LETTER = re.compile(
     r"\{\\(?:([\"'`^~=.])(?:([a-zA-Z])|\{([a-zA-Z])\})"
     r"|([cvuHkrdb])(?:\s+([a-zA-Z])|\{([a-zA-Z])\})"
-    r"|(ss|o|O|aa|AA|ae|AE|oe|OE|l|L|i|j)(?![a-zA-Z]))\}")
+    r"|(ss|o|O|aa|AA|ae|AE|oe|OE|l|L|i|j)(?![a-zA-Z]))\}"
+)
 
 
 def _unbraced(m: re.Match) -> str:
@@ -126,10 +184,10 @@ def _converted(text: str) -> str:
     while start := _START.search(text, done):
         span = _span(text, start)
         if span is None:  # not LaTeX ("C:\\Users"): what follows its first token is read afresh
-            out.append(text[done:start.end()])
+            out.append(text[done : start.end()])
             done = start.end()
         else:
-            out += [text[done:start.start()], span[1]]
+            out += [text[done : start.start()], span[1]]
             done = span[0]
     return "".join(out) + text[done:]
 
@@ -141,10 +199,10 @@ def _span(text: str, start: re.Match) -> tuple[int, str] | None:
     end = _span_end(text, start)
     if end is None:
         refused = _refused_math_end(text, start.start()) if start.group() == "$" else None
-        return None if refused is None else (refused, text[start.start():refused])
-    piece = _piece(text[start.start():end])
+        return None if refused is None else (refused, text[start.start() : refused])
+    piece = _piece(text[start.start() : end])
     if piece is None:
-        return (end, text[start.start():end]) if _is_math(start.group()) else None
+        return (end, text[start.start() : end]) if _is_math(start.group()) else None
     return end, piece
 
 
@@ -180,7 +238,7 @@ def inline_math_end(text: str, opening: int) -> int | None:
     not prose (:func:`_prose`). Math that is clearly math (:func:`_clearly_math`) passes
     with a price's signs: authors write "$\\nu= 1/2 $" and "$\\sim$10"."""
     close = _closing(text, opening)
-    if close is None or _prose(text[opening + 1:close]):
+    if close is None or _prose(text[opening + 1 : close]):
         return None
     if _priced(text, opening, close) and not _clearly_math(text, opening, close):
         return None
@@ -210,7 +268,7 @@ def _refused_math_end(text: str, opening: int) -> int | None:
     author's math, kept whole: its commands converted one by one between dollars read
     "$ν= 1/2 $", and its closing dollar taken for an opening one paired the next span wrong."""
     close = _closing(text, opening)
-    between = "" if close is None else text[opening + 1:close]
+    between = "" if close is None else text[opening + 1 : close]
     if close is None or between.lstrip()[:1].isdigit() or _prose(between):
         return None  # no pair, a price, or prose between two dollars: read on as text
     return close + 1
@@ -219,8 +277,7 @@ def _refused_math_end(text: str, opening: int) -> int | None:
 def _priced(text: str, opening: int, close: int) -> bool:
     """Pandoc's signs of a currency's dollars: a space inside either, a number after the
     closing one, even past a space ("$5 and $10", "US$ 20")."""
-    return (text[opening + 1].isspace() or text[close - 1].isspace()
-            or _NUMBER_AFTER.match(text, close + 1) is not None)
+    return text[opening + 1].isspace() or text[close - 1].isspace() or _NUMBER_AFTER.match(text, close + 1) is not None
 
 
 def _clearly_math(text: str, opening: int, close: int) -> bool:
@@ -228,11 +285,12 @@ def _clearly_math(text: str, opening: int, close: int) -> bool:
     "$\\sim$10", "Im$ \\mu$". A price holds no command, so a command is math; a script or
     "=" is, after no leading number (a price's: "$5 = $10"), unless a dollar with a space
     inside has a word touching it outside: that dollar is the word's ("$A_B $C")."""
-    body = text[opening + 1:close].strip()
+    body = text[opening + 1 : close].strip()
     if _COMMAND_SIGN.search(body):
         return True
-    touching = ((text[opening + 1].isspace() and opening > 0 and text[opening - 1].isalnum())
-                or (text[close - 1].isspace() and text[close + 1:close + 2].isalnum()))
+    touching = (text[opening + 1].isspace() and opening > 0 and text[opening - 1].isalnum()) or (
+        text[close - 1].isspace() and text[close + 1 : close + 2].isalnum()
+    )
     return bool(body) and not body[0].isdigit() and not touching and bool(_SCRIPT_SIGN.search(body))
 
 
@@ -273,9 +331,15 @@ def _library():
     known = get_default_latex_context_db()  # a fresh table: pylatexenc's own is not changed
     # hermes's readings before pylatexenc's: it drops the wide accents (\widetilde{AB} read
     # "AB") and a root's index (\sqrt[3]{2} read "√(2)"), which change the maths
-    known.add_context_category("hermes", prepend=True, macros=[
-        *(MacroTextSpec(name, _accent) for name in _ACCENTS), MacroTextSpec("sqrt", _root),
-        *(MacroTextSpec(name, text) for name, text in _STANDARD.items())])
+    known.add_context_category(
+        "hermes",
+        prepend=True,
+        macros=[
+            *(MacroTextSpec(name, _accent) for name in _ACCENTS),
+            MacroTextSpec("sqrt", _root),
+            *(MacroTextSpec(name, text) for name, text in _STANDARD.items()),
+        ],
+    )
     return LatexNodes2Text(latex_context=known, math_mode="text"), known, LatexWalker, parsing_db()
 
 
@@ -290,8 +354,12 @@ def spelled_out(text: str) -> str | None:
     # pylatexenc loads only for a search with such a symbol
     from pylatexenc.latexencode import unicode_to_latex
 
-    scripts = "".join(unicodedata.normalize("NFKC", c) if "SCRIPT" in unicodedata.name(c, "")
-                      and unicodedata.normalize("NFKC", c).isdigit() else c for c in text)
+    scripts = "".join(
+        unicodedata.normalize("NFKC", c)
+        if "SCRIPT" in unicodedata.name(c, "") and unicodedata.normalize("NFKC", c).isdigit()
+        else c
+        for c in text
+    )
     latex = unicode_to_latex(scripts, non_ascii_only=True)
     if "\\ensuremath" not in latex:
         return None
@@ -304,9 +372,26 @@ def spelled_out(text: str) -> str | None:
 #: a command in none of them is never passed on
 _PASSED_ON_TABLES = ("latex-base", "advanced-symbols")
 #: of pylatexenc's guesses, the standard text and math commands arXiv's titles use
-_PASSED_ON_TOO = frozenset({"emph", "textrm", "textit", "textbf", "textsc", "textsl", "text",
-                            "frac", "overline", "underline", "widehat", "widetilde",
-                            "overbrace", "underbrace", "overrightarrow", "overleftarrow"})
+_PASSED_ON_TOO = frozenset(
+    {
+        "emph",
+        "textrm",
+        "textit",
+        "textbf",
+        "textsc",
+        "textsl",
+        "text",
+        "frac",
+        "overline",
+        "underline",
+        "widehat",
+        "widetilde",
+        "overbrace",
+        "underbrace",
+        "overrightarrow",
+        "overleftarrow",
+    }
+)
 #: of the standard tables, what reads a file, prints the day of compiling, or needs hyperref
 _NOT_PASSED_ON = frozenset({"input", "include", "today", "texorpdfstring"})
 #: TeX reads "^^5c" as a backslash ("^^5cinput" is \input) and "^^69" as an "i": a
@@ -349,8 +434,7 @@ def _piece(latex: str) -> str | None:
     math = _is_math(latex)
     if math:
         latex = _standardised(latex)
-    if any(name not in _SWITCHES and known.get_macro_spec(name) is None
-           for name in COMMAND.findall(latex)):
+    if any(name not in _SWITCHES and known.get_macro_spec(name) is None for name in COMMAND.findall(latex)):
         return None  # not LaTeX hermes can read, or not LaTeX at all (a Windows path)
     if math and _MARKUP.search(latex):
         return None
@@ -403,13 +487,11 @@ def _root(node, l2tobj) -> str:
     """``\\sqrt{5}`` as √5 (pylatexenc's √(5) brackets even one symbol), ``\\sqrt{n+1}`` as
     √(n+1), and a cube or fourth root as ∛ or ∜; any other index, which pylatexenc drops,
     has no Unicode sign, so that span is kept as written."""
-    index, radicand = (l2tobj.nodelist_to_text([arg]).strip() if arg else ""
-                       for arg in node.nodeargd.argnlist[-2:])
+    index, radicand = (l2tobj.nodelist_to_text([arg]).strip() if arg else "" for arg in node.nodeargd.argnlist[-2:])
     sign = {"": "√", "3": "∛", "4": "∜"}.get(index)
     if sign is None or not radicand:
         raise _Unreadable("sqrt")
-    return sign + (radicand if radicand.isdigit() or len(_clusters(radicand)) == 1
-                   else f"({radicand})")
+    return sign + (radicand if radicand.isdigit() or len(_clusters(radicand)) == 1 else f"({radicand})")
 
 
 def _clusters(text: str) -> list[str]:
@@ -434,12 +516,12 @@ def _with_scripts(latex: str) -> str:
         first = _script_end(latex, mark.end())
         if first is None:
             continue
-        scripts, end = [(mark.group(), latex[mark.end():first])], first
+        scripts, end = [(mark.group(), latex[mark.end() : first])], first
         other = "_" if mark.group() == "^" else "^"
         if latex.startswith(other, first) and (second := _script_end(latex, first + 1)):
-            scripts.append((other, latex[first + 1:second]))
+            scripts.append((other, latex[first + 1 : second]))
             end = second
-        out += [latex[done:mark.start()], _scripted(scripts, latex[:mark.start()])]
+        out += [latex[done : mark.start()], _scripted(scripts, latex[: mark.start()])]
         done = end
     return "".join(out) + latex[done:]
 
@@ -457,8 +539,9 @@ def _scripted(scripts: list[tuple[str, str]], before: str) -> str:
     script Unicode cannot raise or lower whole stays as LaTeX writes it (:func:`_script`)
     and comes after one it can: "B_d^0" reads "B⁰_d", as physicists write it too ("B_d⁰"
     read as B with the subscript d⁰)."""
-    shown = sorted((_script(mark, written) for mark, written in scripts),
-                   key=lambda script: not script[1])  # stable: the Unicode one first
+    shown = sorted(
+        (_script(mark, written) for mark, written in scripts), key=lambda script: not script[1]
+    )  # stable: the Unicode one first
     text = "".join(written for written, _ in shown)
     # after a command ("\\sum_{i}") an empty group ends its name: "\\sumᵢ" would be one
     # unknown command, and dropped
@@ -492,9 +575,11 @@ def _forms(raised: bool) -> dict[str, str]:
     for char in "0123456789+-=()abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
         if char.isalpha():
             case = "SMALL" if char.islower() else "CAPITAL"
-            names = ([f"SUPERSCRIPT LATIN {case} LETTER {char.upper()}",
-                      f"MODIFIER LETTER {case} {char.upper()}"] if raised
-                     else [f"LATIN SUBSCRIPT {case} LETTER {char.upper()}"])
+            names = (
+                [f"SUPERSCRIPT LATIN {case} LETTER {char.upper()}", f"MODIFIER LETTER {case} {char.upper()}"]
+                if raised
+                else [f"LATIN SUBSCRIPT {case} LETTER {char.upper()}"]
+            )
         else:
             name = "MINUS" if char == "-" else unicodedata.name(char).removeprefix("DIGIT ")
             names = [f"{'SUPERSCRIPT' if raised else 'SUBSCRIPT'} {name}"]
@@ -507,4 +592,3 @@ def _forms(raised: bool) -> dict[str, str]:
     if raised:  # a prime is raised already; Unicode has no raised star, and "C*" is usual
         found.update({"′": "′", "*": "*"})
     return found
-

@@ -54,8 +54,24 @@ VERSION = 8
 #: tags named in a community's label
 LABEL_TAGS = 3
 _CODE = re.compile(r"[a-z]{1,8}(?:-[a-z]{1,5})?\.[a-z-]{1,10}")  # cond-mat.stat-mech
-_ARCHIVES = {"astro-ph", "cond-mat", "gr-qc", "hep-ex", "hep-lat", "hep-ph", "hep-th", "math-ph",
-             "nucl-ex", "nucl-th", "quant-ph", "q-bio", "q-fin", "nlin", "chao-dyn", "adap-org"}
+_ARCHIVES = {
+    "astro-ph",
+    "cond-mat",
+    "gr-qc",
+    "hep-ex",
+    "hep-lat",
+    "hep-ph",
+    "hep-th",
+    "math-ph",
+    "nucl-ex",
+    "nucl-th",
+    "quant-ph",
+    "q-bio",
+    "q-fin",
+    "nlin",
+    "chao-dyn",
+    "adap-org",
+}
 SEED = 42
 RESOLUTION = 1.0
 MIN_ITEMS = 2  # a tag must occur on this many items to become a node
@@ -162,8 +178,7 @@ class TagGraph:
         service", kept on a few items only)."""
         named = self._feed.get(str(feed_id), ())
         padded = [f" {n} " for n in named]
-        return [t for t in tags or [] if isinstance(t, str)
-                and not any(f" {normalize_tag(t)} " in n for n in padded)]
+        return [t for t in tags or [] if isinstance(t, str) and not any(f" {normalize_tag(t)} " in n for n in padded)]
 
     def count(self, tag: str) -> int:
         """Items of the archive carrying ``tag`` (its document frequency); 0 when it is not
@@ -236,8 +251,11 @@ class TagGraph:
         data = json.loads(text)
         data["communities"] = [
             Community(
-                label=c["label"], tags=tuple(c["tags"]), names=tuple(c["names"]),
-                centrality=tuple(c["centrality"]), counts=tuple(c["counts"]),
+                label=c["label"],
+                tags=tuple(c["tags"]),
+                names=tuple(c["names"]),
+                centrality=tuple(c["centrality"]),
+                counts=tuple(c["counts"]),
                 n_items=c["n_items"],
             )
             for c in data["communities"]
@@ -246,6 +264,7 @@ class TagGraph:
 
 
 # --- fingerprint and caches -----------------------------------------------------------------
+
 
 def fingerprint(db: sqlite_utils.Database) -> str:
     """Changes whenever items are added, deleted or (re-)embedded: (max id, count, max
@@ -312,6 +331,7 @@ def get_graph(db: sqlite_utils.Database) -> TagGraph:
 
 # --- construction ---------------------------------------------------------------------------
 
+
 def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
     """Build the graph and its communities from the items table (no cache involved)."""
     fp = fp or fingerprint(db)
@@ -320,8 +340,7 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
     key_of: dict[str, str] = {}  # raw spelling -> key, normalised once per distinct string
     spelled: Counter[str] = Counter()  # how often each raw spelling names a tag of an item
     rows = []
-    for feed_id, raw in db.execute("SELECT feed_id, tags FROM items WHERE tags IS NOT NULL "
-                                   "AND tags != '[]'"):
+    for feed_id, raw in db.execute("SELECT feed_id, tags FROM items WHERE tags IS NOT NULL AND tags != '[]'"):
         try:
             tags = json.loads(raw)
         except ValueError:
@@ -378,14 +397,16 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
     for c, node_list in members.items():
         ordered = sorted(node_list, key=lambda i: (-central[i], nodes[i]))
         names = [display(nodes[i]) for i in ordered]
-        communities.append(Community(
-            label=label_of(names),
-            tags=tuple(nodes[i] for i in ordered),
-            names=tuple(names),
-            centrality=tuple(float(central[i]) for i in ordered),
-            counts=tuple(freq[nodes[i]] for i in ordered),
-            n_items=n_items_of[c],
-        ))
+        communities.append(
+            Community(
+                label=label_of(names),
+                tags=tuple(nodes[i] for i in ordered),
+                names=tuple(names),
+                centrality=tuple(float(central[i]) for i in ordered),
+                counts=tuple(freq[nodes[i]] for i in ordered),
+                n_items=n_items_of[c],
+            )
+        )
     communities.sort(key=lambda c: (-c.size, c.key))
     return TagGraph(
         fingerprint=fp,
@@ -420,8 +441,7 @@ def _feed_counts(rows) -> tuple[Counter, dict[str, Counter]]:
     return items, carrying
 
 
-def _text_feed_tags(db: sqlite_utils.Database, items: Counter,
-                    carrying: dict[str, Counter]) -> dict[str, set[str]]:
+def _text_feed_tags(db: sqlite_utils.Database, items: Counter, carrying: dict[str, Counter]) -> dict[str, set[str]]:
     """Per feed, the tags whose words are in the text of more than :data:`FEED_SHARE` of
     its items (read on the first :data:`FEED_SAMPLE` of them): a sponsor line, a byline, a
     "Comments URL" line. The tagger keeps only an item's best few phrases, so such a line
@@ -436,13 +456,17 @@ def _text_feed_tags(db: sqlite_utils.Database, items: Counter,
         wanted = [t for t, c in carrying[feed].items() if c >= least]
         if not wanted:
             continue
-        texts = [" ".join(f"{title or ''} {summary or ''}".split()).casefold()
-                 for title, summary in db.execute(
-                     "SELECT title, summary FROM items WHERE feed_id = ? ORDER BY id LIMIT ?",
-                     [int(feed), FEED_SAMPLE])]
-        found = {t for t in wanted
-                 if sum(1 for text in texts if re.search(rf"(?<!\w){re.escape(t)}", text))
-                 > FEED_SHARE * len(texts)}
+        texts = [
+            " ".join(f"{title or ''} {summary or ''}".split()).casefold()
+            for title, summary in db.execute(
+                "SELECT title, summary FROM items WHERE feed_id = ? ORDER BY id LIMIT ?", [int(feed), FEED_SAMPLE]
+            )
+        ]
+        found = {
+            t
+            for t in wanted
+            if sum(1 for text in texts if re.search(rf"(?<!\w){re.escape(t)}", text)) > FEED_SHARE * len(texts)
+        }
         if found:
             out[feed] = found
     return out
@@ -453,8 +477,12 @@ def _feed_tags(items: Counter, carrying: dict[str, Counter]) -> dict[str, set[st
     items, for feeds with at least :data:`FEED_MIN_ITEMS` of them. Such a tag is what the
     feed wraps around every item ("Article URL … Comments URL … Points") or what the feed
     is (its name, its one category): it tells the feed's items apart from nothing."""
-    return {feed: found for feed, n in items.items() if n >= FEED_MIN_ITEMS
-            if (found := {t for t, c in carrying[feed].items() if c > FEED_SHARE * n})}
+    return {
+        feed: found
+        for feed, n in items.items()
+        if n >= FEED_MIN_ITEMS
+        if (found := {t for t, c in carrying[feed].items() if c > FEED_SHARE * n})
+    }
 
 
 def _cooccurrence(per_item: list[list[int]], n_nodes: int):
@@ -499,7 +527,7 @@ def _communities(n_nodes: int, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> n
             membership[comp] = next_id
             next_id += 1
             continue
-        sel = order[bounds[ci]:bounds[ci + 1]]
+        sel = order[bounds[ci] : bounds[ci + 1]]
         local = {node: i for i, node in enumerate(comp)}
         sub = nx.Graph()
         sub.add_nodes_from(range(len(comp)))

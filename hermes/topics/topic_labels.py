@@ -31,8 +31,12 @@ def field_tags(graph: TagGraph, inside: Counter, df: Counter, n_window: int) -> 
     """The topic's tags that name the window or the archive rather than the topic
     (:data:`FIELD_SHARE`, :data:`ARCHIVE_SHARE`); each share only counts once the window
     (the archive) has ten items."""
-    return {t for t in inside if (df[t] > FIELD_SHARE * n_window and n_window >= 10)
-            or (graph.count(t) > ARCHIVE_SHARE * graph.n_items_tagged and graph.n_items_tagged >= 10)}
+    return {
+        t
+        for t in inside
+        if (df[t] > FIELD_SHARE * n_window and n_window >= 10)
+        or (graph.count(t) > ARCHIVE_SHARE * graph.n_items_tagged and graph.n_items_tagged >= 10)
+    }
 
 
 def telling(tag: str, inside: Counter, df: Counter, n_window: int) -> float:
@@ -56,14 +60,15 @@ _SHORT = 2
 PHRASE_BONUS = 1.5
 
 
-def weigh(ranked: list[str], inside: Counter, df: Counter, n_window: int,
-          rarity=None) -> list[str]:
+def weigh(ranked: list[str], inside: Counter, df: Counter, n_window: int, rarity=None) -> list[str]:
     """``ranked`` re-ordered for naming: :func:`telling` times :data:`PHRASE_BONUS` for a
     phrase of several words, times ``rarity(tag)`` (0..1: how rare it is in the archive)
     when given, ties keeping ``ranked``'s order."""
+
     def score(t: str) -> float:
         phrase = PHRASE_BONUS if len(_PARTS.findall(t)) > 1 else 1.0
         return telling(t, inside, df, n_window) * phrase * (0.5 + 0.5 * rarity(t) if rarity else 1.0)
+
     order = {t: k for k, t in enumerate(ranked)}
     return sorted(ranked, key=lambda t: (-score(t), order[t]))
 
@@ -86,8 +91,7 @@ def kind(tag: str) -> int:
     return 0
 
 
-def label(ranked: list[str], keys: list[dict[str, str]], field: set[str],
-          distinct: bool = False) -> list[str]:
+def label(ranked: list[str], keys: list[dict[str, str]], field: set[str], distinct: bool = False) -> list[str]:
     """Up to :data:`LABEL_TAGS` tag keys naming a topic, from ``ranked`` (best names
     first): keyphrases its items share, each covering items the chosen ones do not yet
     cover where it can; no ``field`` tag (one that names the window or the archive:
@@ -117,8 +121,7 @@ def label(ranked: list[str], keys: list[dict[str, str]], field: set[str],
             if phrases:
                 chosen = _cover(phrases, keys, LABEL_TAGS, chosen[:1])
         if chosen and distinct and len(chosen) < LABEL_TAGS:
-            chosen = _cover([t for tier in tiers[:2] for t in tier] or pool, keys,
-                            len(chosen) + 1, chosen)
+            chosen = _cover([t for tier in tiers[:2] for t in tier] or pool, keys, len(chosen) + 1, chosen)
         if chosen:
             return chosen
     return []
@@ -128,8 +131,7 @@ def _phrase(tag: str) -> bool:
     return len(_WORDS.findall(tag)) > 1
 
 
-def _cover(pool: list[str], keys: list[dict[str, str]], most: int,
-           start: list[str] | None = None) -> list[str]:
+def _cover(pool: list[str], keys: list[dict[str, str]], most: int, start: list[str] | None = None) -> list[str]:
     """Up to ``most`` of ``pool`` (best first) after ``start``, each covering items the
     chosen ones do not yet cover where one can, none repeating a word of another
     (:func:`_new_words`)."""
@@ -141,8 +143,9 @@ def _cover(pool: list[str], keys: list[dict[str, str]], most: int,
             break
         covering = [t for t in fresh if any(t in u for u in uncovered)]
         best = (covering or fresh)[0]
-        chosen = [c for c in chosen if not _inside(c, best)
-                  and not _initials(_PARTS.findall(c), _PARTS.findall(best))] + [best]
+        chosen = [
+            c for c in chosen if not _inside(c, best) and not _initials(_PARTS.findall(c), _PARTS.findall(best))
+        ] + [best]
         uncovered = [u for u in uncovered if best not in u]
     return chosen
 
@@ -165,7 +168,7 @@ def _same_word(a: str, b: str) -> bool:
 
 
 def _self_repeat(parts: list[str]) -> bool:
-    return any(_same_word(a, b) for i, a in enumerate(parts) for b in parts[i + 1:])
+    return any(_same_word(a, b) for i, a in enumerate(parts) for b in parts[i + 1 :])
 
 
 def _new_words(tag: str, chosen: list[str]) -> bool:

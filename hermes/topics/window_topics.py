@@ -149,8 +149,7 @@ def group(graph: TagGraph, items: list[WindowItem]) -> Grouping:
         np.fill_diagonal(strength, 0.0)
         strength = _nearest(strength)
         parts = _alone(_apart(_ward(rows), related))
-        parts = (_settle_spread(rows, related, parts) if SETTLE == "spread"
-                 else _settle(strength, parts))
+        parts = _settle_spread(rows, related, parts) if SETTLE == "spread" else _settle(strength, parts)
         df = Counter(t for s in keys for t in s)
         groups = []
         for members in _members(parts):
@@ -161,8 +160,10 @@ def group(graph: TagGraph, items: list[WindowItem]) -> Grouping:
         topics = [_topic(graph, g, k, df, len(window)) for g, k in groups]
         # two topics of one label ("amplitude", "amplitude"): each says one thing more
         twice = {label for label, n in Counter(t.label for t in topics).items() if n > 1}
-        topics = [_topic(graph, g, k, df, len(window), distinct=True) if t.label in twice else t
-                  for t, (g, k) in zip(topics, groups)]
+        topics = [
+            _topic(graph, g, k, df, len(window), distinct=True) if t.label in twice else t
+            for t, (g, k) in zip(topics, groups)
+        ]
     else:
         unclustered.extend(i.id for i in window)
     topics.sort(key=lambda t: (-len(t.members), t.label))
@@ -186,8 +187,12 @@ def features(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]
     vectors = [i.vector for i in items]
     if any(v is None for v in vectors) or len({len(v) for v in vectors}) > 1:
         return tags
-    return np.hstack([math.sqrt(TAG_WEIGHT) * tags,
-                      math.sqrt(1 - TAG_WEIGHT) * _centred(_unit(np.stack(vectors).astype(np.float64)))])
+    return np.hstack(
+        [
+            math.sqrt(TAG_WEIGHT) * tags,
+            math.sqrt(1 - TAG_WEIGHT) * _centred(_unit(np.stack(vectors).astype(np.float64))),
+        ]
+    )
 
 
 def _centred(rows: np.ndarray) -> np.ndarray:
@@ -331,8 +336,11 @@ def _settle_spread(rows: np.ndarray, related: np.ndarray, parts: list[int]) -> l
                     groups.setdefault(c, []).append(j)
             if parts[i] not in groups:
                 continue
-            cost = {c: len(js) / (len(js) + 1) * float(np.sum((rows[i] - rows[js].mean(axis=0)) ** 2))
-                    for c, js in groups.items() if c == parts[i] or related[i, js].all()}
+            cost = {
+                c: len(js) / (len(js) + 1) * float(np.sum((rows[i] - rows[js].mean(axis=0)) ** 2))
+                for c, js in groups.items()
+                if c == parts[i] or related[i, js].all()
+            }
             best = min(cost, key=lambda c: (cost[c], c != parts[i], c))
             if cost[best] < cost[parts[i]] - 1e-12:
                 parts[i] = best
@@ -349,20 +357,25 @@ def _members(parts: list[int]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _topic(graph: TagGraph, items: list[WindowItem], keys: list[dict[str, str]],
-           df: Counter, n_window: int, distinct: bool = False) -> Topic:
+def _topic(
+    graph: TagGraph,
+    items: list[WindowItem],
+    keys: list[dict[str, str]],
+    df: Counter,
+    n_window: int,
+    distinct: bool = False,
+) -> Topic:
     inside = Counter(t for s in keys for t in s)
     names = {t: n for s in keys for t, n in s.items()}
     matched = {item.id: list(s.values()) for item, s in zip(items, keys)}
     ranked = topic_labels.most_telling(inside, df, n_window)
     top = math.log(max(graph.n_items_tagged, 2))
-    naming = topic_labels.weigh(ranked, inside, df, n_window,
-                                lambda t: graph.information(t) / top if graph.count(t) else 1.0)
-    chosen = topic_labels.label(naming, keys, topic_labels.field_tags(graph, inside, df, n_window),
-                                distinct)
+    naming = topic_labels.weigh(
+        ranked, inside, df, n_window, lambda t: graph.information(t) / top if graph.count(t) else 1.0
+    )
+    chosen = topic_labels.label(naming, keys, topic_labels.field_tags(graph, inside, df, n_window), distinct)
     shown = [names[t] for t in ranked if inside[t] > 1][:5] or [names[t] for t in chosen]
-    return Topic(" · ".join(names[t] for t in chosen), tuple(shown),
-                 tuple(i.id for i in items), matched)
+    return Topic(" · ".join(names[t] for t in chosen), tuple(shown), tuple(i.id for i in items), matched)
 
 
 def in_archive(vectors: dict[int, np.ndarray], archive_ids: np.ndarray, product, rows) -> dict[int, np.ndarray]:
@@ -387,7 +400,7 @@ def in_archive(vectors: dict[int, np.ndarray], archive_ids: np.ndarray, product,
     out = dict(vectors)
     for r, item in enumerate(keys):
         row = np.array(sims[r], dtype=np.float64)  # one row at a time: a large archive's
-        row[archive_ids == item] = -np.inf         # (items × rows) is never float64 whole
+        row[archive_ids == item] = -np.inf  # (items × rows) is never float64 whole
         near = np.argpartition(-row, take)[:take]
         near = sorted(near.tolist(), key=lambda j: (-row[j], archive_ids[j]))[:k]
         around = _unit(_unit(np.asarray(rows(np.array(near)), dtype=np.float64)).mean(axis=0, keepdims=True))[0]
@@ -402,10 +415,10 @@ def vectors_of(db, item_ids) -> dict[int, np.ndarray]:
     ids = [int(i) for i in item_ids]
     out: dict[int, np.ndarray] = {}
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+        chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for item_id, blob in db.execute(
-                f"SELECT id, embedding FROM items WHERE id IN ({marks}) AND embedding IS NOT NULL",
-                chunk):
+            f"SELECT id, embedding FROM items WHERE id IN ({marks}) AND embedding IS NOT NULL", chunk
+        ):
             out[item_id] = from_blob(blob)
     return out

@@ -58,6 +58,7 @@ class Tools:
     typed (:func:`hermes.arguments.typed_as_text`): its model reads ``"7"`` as 7 and refuses
     what it cannot read, in its words, naming the field as the page labels it (``labels``:
     ``{"text": "The highlighted passage"}``) — the web has no second check of its own."""
+
     def __init__(self):
         try:
             self.tools = collect_tools()
@@ -80,11 +81,12 @@ class Tools:
         """The notice when tool ``name`` of ``group`` (its :attr:`Tool.group`, named where the
         page uses it: a tool that is not loaded cannot say which group it belongs to) is
         missing."""
-        return (f"The {group} tools are not available (the {group!r} plugin is disabled or "
-                f"not installed), so {name} cannot run here.")
+        return (
+            f"The {group} tools are not available (the {group!r} plugin is disabled or "
+            f"not installed), so {name} cannot run here."
+        )
 
-    def call(self, db, name: str, /, labels: dict[str, str] | None = None,
-             **values) -> dict | None:
+    def call(self, db, name: str, /, labels: dict[str, str] | None = None, **values) -> dict | None:
         """The tool's result, or ``None`` when no plugin provides it. An argument the tool does
         not take is refused like any other mistake, naming it (``ok: false``), not dropped."""
         tool = self.tools.get(name)
@@ -106,8 +108,7 @@ class Tools:
             except arguments.InvalidArguments as exc:
                 bad(str(exc))
 
-    def require(self, db, group: str, name: str, /, labels: dict[str, str] | None = None,
-                **values) -> dict:
+    def require(self, db, group: str, name: str, /, labels: dict[str, str] | None = None, **values) -> dict:
         """For actions: 503 when the tool is missing, 400 with its message when it refuses,
         500 when it failed on the server's side (a full disk, a bug: ``server_error``)."""
         result = self.call(db, name, labels, **values)
@@ -127,8 +128,9 @@ def item_ids_of(result: dict | None, key: str = "items") -> list[int]:
     return out
 
 
-def ranked_items(db, user: dict, query: CandidateQuery, *, limit: int, offset: int = 0,
-                 pool: str, below_bar: bool = False) -> tuple[list[dict], object]:
+def ranked_items(
+    db, user: dict, query: CandidateQuery, *, limit: int, offset: int = 0, pool: str, below_bar: bool = False
+) -> tuple[list[dict], object]:
     """Items ``offset`` … ``offset + limit`` of the persona's ranking for ``query`` — the
     items that clear its bar first, as every feed face orders them — each with its match and
     reason from the one explanation (``pool`` says what was ranked, e.g. "unread items of
@@ -136,19 +138,32 @@ def ranked_items(db, user: dict, query: CandidateQuery, *, limit: int, offset: i
 
     One ranking for the page (:func:`hermes.ranking.page.ranked_page`, as every feed face),
     and every shown row explained from it: no re-ranking per item, nothing written by a GET."""
-    ranking, shown = ranked_page(db, user, query, limit=limit, offset=offset,
-                                 below_bar=below_bar, pool=pool)
-    items = [{**s.row, "rank": s.position + 1, "score": float(ranking.scores[s.position]),
-              "match": s.why["match"], "reason": s.why["reason"], "above_bar": s.why["above_bar"]}
-             for s in shown]
+    ranking, shown = ranked_page(db, user, query, limit=limit, offset=offset, below_bar=below_bar, pool=pool)
+    items = [
+        {
+            **s.row,
+            "rank": s.position + 1,
+            "score": float(ranking.scores[s.position]),
+            "match": s.why["match"],
+            "reason": s.why["reason"],
+            "above_bar": s.why["above_bar"],
+        }
+        for s in shown
+    ]
     return items, ranking
 
 
 def corpus_status(db, tools: Tools, user: dict) -> dict:
     """Which items the persona has read/captured (experienced) or saved, for the badges."""
     if not tools.has("corpus_items"):
-        return {"available": False, "note": tools.missing("corpus", "corpus_items"),
-                "experienced": set(), "saved": set(), "favorited": set(), "highlights": {}}
+        return {
+            "available": False,
+            "note": tools.missing("corpus", "corpus_items"),
+            "experienced": set(),
+            "saved": set(),
+            "favorited": set(),
+            "highlights": {},
+        }
     experienced = tools.call(db, "corpus_items", user=user["name"], facet="experienced", limit=500)
     saved = tools.call(db, "corpus_items", user=user["name"], facet="saved", limit=500)
     ranked = tools.call(db, "corpus_ranked", user=user["name"], limit=200)
@@ -162,7 +177,14 @@ def corpus_status(db, tools: Tools, user: dict) -> dict:
             favorited.add(item_id)
         if entry.get("highlights"):
             highlights[item_id] = entry["highlights"]
-    return {"available": True, "note": None, "experienced": set(item_ids_of(experienced)),
-            "saved": set(item_ids_of(saved)), "favorited": favorited, "highlights": highlights,
-            "can_read": tools.has("record_progress"), "can_favorite": tools.has("favorite"),
-            "can_highlight": tools.has("add_highlight")}
+    return {
+        "available": True,
+        "note": None,
+        "experienced": set(item_ids_of(experienced)),
+        "saved": set(item_ids_of(saved)),
+        "favorited": favorited,
+        "highlights": highlights,
+        "can_read": tools.has("record_progress"),
+        "can_favorite": tools.has("favorite"),
+        "can_highlight": tools.has("add_highlight"),
+    }

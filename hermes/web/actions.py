@@ -49,8 +49,11 @@ def _title(db, item_id: int) -> str:
 
 
 def _undo(action: str, user: dict, label: str = "Undo", **fields) -> dict:
-    return {"action": action, "label": label,
-            "fields": {"user": user["name"], **{k: str(v) for k, v in fields.items()}}}
+    return {
+        "action": action,
+        "label": label,
+        "fields": {"user": user["name"], **{k: str(v) for k, v in fields.items()}},
+    }
 
 
 async def _in_thread(form, act):
@@ -93,8 +96,7 @@ def _feed_figures(request: Request, db, user: dict, back: str) -> dict | None:
     # the weight is the blend's over this view's candidates (it is 0 where behaviour cannot
     # tell them apart), so the view is ranked again, as the page was
     ranking = rank(db, user, candidate_query(db, view), limit=1)
-    figures = {"stats": macro_text(request, "_macros.html", "feed_stats",
-                                   **header_figures(ranking))}
+    figures = {"stats": macro_text(request, "_macros.html", "feed_stats", **header_figures(ranking))}
     for f in feeds_with_unread(db, user, view):
         figures[f"unread-{f['id']}"] = str(f["unread"])
     return figures
@@ -115,34 +117,42 @@ async def click(request: Request):
             after, message, kind = None, f"Rating taken back: {_title(db, item_id)}", "ok"
         else:
             liked = parse_bool(choice, "The rating")
-            tools.require(db, "feeds", "record_feedback", user=user["name"], item_id=item_id,
-                          liked=liked)
+            tools.require(db, "feeds", "record_feedback", user=user["name"], item_id=item_id, liked=liked)
             after = "like" if liked else "dislike"
             message = f"{'✓ More' if liked else '✗ Less'} like this: {_title(db, item_id)}"
             kind = after
-        return {"message": message, "kind": kind, "clicked": after,
-                "undo": _undo("/click", user, item_id=item_id, liked=_label(before)),
-                "figures": _feed_figures(request, db, user, local_path(form.get("next"), ""))}
+        return {
+            "message": message,
+            "kind": kind,
+            "clicked": after,
+            "undo": _undo("/click", user, item_id=item_id, liked=_label(before)),
+            "figures": _feed_figures(request, db, user, local_path(form.get("next"), "")),
+        }
 
     return await _item_action(request, work)
 
 
 async def mark_read(request: Request):
     """Mark read (``on=1``, reading progress 1.0) or unread again (``on=0``)."""
+
     def work(db, tools, user, item_id, form):
         on = parse_bool(form.get("on", "1"), "The on / off choice")
         if on:
             # A person saying "I read it" is a reading session (as an open is); only the bulk
             # "mark these read" is not.
-            tools.require(db, "corpus", "record_progress", user=user["name"], item_id=item_id,
-                          fraction=1.0, new_session=True)
+            tools.require(
+                db, "corpus", "record_progress", user=user["name"], item_id=item_id, fraction=1.0, new_session=True
+            )
             message = f"Marked read: {_title(db, item_id)}"
         else:
             tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
             message = f"Unread again: {_title(db, item_id)}"
-        return {"message": message, "read": on,
-                "undo": _undo("/read", user, item_id=item_id, on=0 if on else 1),
-                "figures": _feed_figures(request, db, user, local_path(form.get("next"), ""))}
+        return {
+            "message": message,
+            "read": on,
+            "undo": _undo("/read", user, item_id=item_id, on=0 if on else 1),
+            "figures": _feed_figures(request, db, user, local_path(form.get("next"), "")),
+        }
 
     return await _item_action(request, work)
 
@@ -164,26 +174,37 @@ async def open_item(request: Request):
                 bad("this item has no web address to open")
             if tools.has("record_progress"):
                 # An open is a reading session: it counts towards re-reads.
-                tools.require(db, "corpus", "record_progress", user=user["name"],
-                              item_id=item_id, fraction=1.0, new_session=True)
+                tools.require(
+                    db, "corpus", "record_progress", user=user["name"], item_id=item_id, fraction=1.0, new_session=True
+                )
             figures = _feed_figures(request, db, user, local_path(form.get("next"), ""))
             return user, item_id, url, _title(db, item_id), figures
 
     user, item_id, url, title, figures = await _in_thread(form, act)
 
     if wants_json(request):
-        return done(request, "", f"Opened, marked read: {title}", item_id=item_id, read=True,
-                    url=url, undo=_undo("/read", user, item_id=item_id, on=0), figures=figures)
-    return render(request, "open.html", {"url": url, "title": title, "user": user,
-                                         "page": "feed"})
+        return done(
+            request,
+            "",
+            f"Opened, marked read: {title}",
+            item_id=item_id,
+            read=True,
+            url=url,
+            undo=_undo("/read", user, item_id=item_id, on=0),
+            figures=figures,
+        )
+    return render(request, "open.html", {"url": url, "title": title, "user": user, "page": "feed"})
 
 
 async def favorite(request: Request):
     def work(db, tools, user, item_id, form):
         on = parse_bool(form.get("on", "1"), "The on / off choice")
         tools.require(db, "corpus", "favorite", user=user["name"], item_id=item_id, on=on)
-        return {"message": f"{'Saved' if on else 'Unsaved'}: {_title(db, item_id)}",
-                "saved": on, "undo": _undo("/favorite", user, item_id=item_id, on=0 if on else 1)}
+        return {
+            "message": f"{'Saved' if on else 'Unsaved'}: {_title(db, item_id)}",
+            "saved": on,
+            "undo": _undo("/favorite", user, item_id=item_id, on=0 if on else 1),
+        }
 
     return await _item_action(request, work)
 
@@ -191,12 +212,21 @@ async def favorite(request: Request):
 async def highlight(request: Request):
     def work(db, tools, user, item_id, form):
         note = as_typed(form, "note") or None
-        result = tools.require(db, "corpus", "add_highlight",
-                               {"text": "The highlighted passage", "note": "The note"},
-                               user=user["name"], item_id=item_id, text=as_typed(form, "text"),
-                               note=note)
-        return {"message": f"Highlight saved{' with a note' if note else ''}: {_title(db, item_id)}",
-                "read": result.get("facet") == "experienced", "undo": None}
+        result = tools.require(
+            db,
+            "corpus",
+            "add_highlight",
+            {"text": "The highlighted passage", "note": "The note"},
+            user=user["name"],
+            item_id=item_id,
+            text=as_typed(form, "text"),
+            note=note,
+        )
+        return {
+            "message": f"Highlight saved{' with a note' if note else ''}: {_title(db, item_id)}",
+            "read": result.get("facet") == "experienced",
+            "undo": None,
+        }
 
     return await _item_action(request, work)
 
@@ -228,8 +258,15 @@ async def read_all(request: Request):
             changed = [i for i in ids if (i not in already) == on and i not in rated]
             for item_id in changed:
                 if on:
-                    tools.require(db, "corpus", "record_progress", user=user["name"],
-                                  item_id=item_id, fraction=1.0, new_session=False)
+                    tools.require(
+                        db,
+                        "corpus",
+                        "record_progress",
+                        user=user["name"],
+                        item_id=item_id,
+                        fraction=1.0,
+                        new_session=False,
+                    )
                 else:
                     tools.require(db, "corpus", "mark_unread", user=user["name"], item_id=item_id)
             figures = _feed_figures(request, db, user, local_path(form.get("next"), ""))
@@ -240,8 +277,7 @@ async def read_all(request: Request):
     message = f"Marked {plural(n, 'item')} read" if on else f"{plural(n, 'item')} unread again"
     if skipped:
         message += f" (not the {skipped} you rated)"
-    undo = _undo("/read-all", user, item_ids=",".join(map(str, changed)), on=0 if on else 1) \
-        if changed else None
+    undo = _undo("/read-all", user, item_ids=",".join(map(str, changed)), on=0 if on else 1) if changed else None
     back = local_path(form.get("next"), page_url("feed", user["name"]))
     return done(request, back, message, undo=undo, item_ids=changed, read=on, figures=figures)
 
@@ -253,8 +289,7 @@ async def prefs(request: Request):
     if value not in DENSITIES:
         bad(f"density must be one of {', '.join(DENSITIES)}, got {str(value)[:40]!r}")
     response = RedirectResponse(local_path(form.get("next"), "/"), status_code=303)
-    response.set_cookie(DENSITY_COOKIE, value, max_age=365 * 86400, httponly=True,
-                        samesite="strict")
+    response.set_cookie(DENSITY_COOKIE, value, max_age=365 * 86400, httponly=True, samesite="strict")
     return response
 
 

@@ -73,21 +73,19 @@ def create_app(
         response = error_response(request, tmpl, status, message)
         await response(scope, receive, send)
 
-    middleware = [Middleware(WebFace),
-                  Middleware(csrf.CSRFMiddleware, secret_fn=secret_fn, refuse=refuse,
-                             allowed_hosts=allowed_hosts)]
+    middleware = [
+        Middleware(WebFace),
+        Middleware(csrf.CSRFMiddleware, secret_fn=secret_fn, refuse=refuse, allowed_hosts=allowed_hosts),
+    ]
 
     async def http_error(request: Request, exc: HTTPException):
-        return error_response(request, tmpl, exc.status_code, exc.detail,
-                              back=getattr(exc, "back", None))
+        return error_response(request, tmpl, exc.status_code, exc.detail, back=getattr(exc, "back", None))
 
     async def server_error(request: Request, exc: Exception):
-        return error_response(request, tmpl, 500,
-                              f"Something went wrong: {type(exc).__name__}: {exc}")
+        return error_response(request, tmpl, 500, f"Something went wrong: {type(exc).__name__}: {exc}")
 
     app = Starlette(
-        routes=[*pages.routes(), Mount("/static", StaticFiles(directory=HERE / "static"),
-                                       name="static")],
+        routes=[*pages.routes(), Mount("/static", StaticFiles(directory=HERE / "static"), name="static")],
         middleware=middleware,
         exception_handlers={HTTPException: http_error, 500: server_error},
     )
@@ -111,8 +109,7 @@ class WebFace:
             await self.app(scope, receive, send)
 
 
-def error_response(request: Request, tmpl: Jinja2Templates, status: int, message: str,
-                   back: str | None = None):
+def error_response(request: Request, tmpl: Jinja2Templates, status: int, message: str, back: str | None = None):
     """The error page (or a JSON envelope for ``/api/`` paths and for hermes.js, which asks
     for JSON), with the security headers of every page: a 500 is answered outside the
     middleware that adds them to the others, and a refused Host before it. ``back``: the
@@ -120,13 +117,24 @@ def error_response(request: Request, tmpl: Jinja2Templates, status: int, message
     if request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", ""):
         response = JSONResponse(fail(message), status_code=status)
     else:
-        titles = {400: "Bad request", 403: "Forbidden", 404: "Not found",
-                  405: "Method not allowed", 500: "Server error", 503: "Not available"}
+        titles = {
+            400: "Bad request",
+            403: "Forbidden",
+            404: "Not found",
+            405: "Method not allowed",
+            500: "Server error",
+            503: "Not available",
+        }
         response = tmpl.TemplateResponse(
-            request, "error.html",
-            {"status": status, "title": titles.get(status, "Error"), "message": message,
-             "back": back,
-             "csrf_token": request.scope.get("state", {}).get("csrf_token", "")},
+            request,
+            "error.html",
+            {
+                "status": status,
+                "title": titles.get(status, "Error"),
+                "message": message,
+                "back": back,
+                "csrf_token": request.scope.get("state", {}).get("csrf_token", ""),
+            },
             status_code=status,
         )
     for name, value in csrf.SECURITY_HEADERS:

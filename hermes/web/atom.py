@@ -43,8 +43,7 @@ def xml_text(value) -> str:
 
 
 def _sub(parent, tag: str, text: str | None = None, **attrs) -> ET.Element:
-    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}",
-                            {k: xml_text(v) for k, v in attrs.items()})
+    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", {k: xml_text(v) for k, v in attrs.items()})
     if text is not None:
         element.text = xml_text(text)
     return element
@@ -68,15 +67,20 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
     root = ET.Element(f"{{{ATOM}}}feed")
     _sub(root, "title", f"hermes · {user['name']}")
     interests = (user["interests"] or "").strip()
-    _sub(root, "subtitle", (f"Ranked for {user['name']}: {interests}" if interests
-                            else f"Ranked for {user['name']} by its likes and dislikes")[:500])
+    _sub(
+        root,
+        "subtitle",
+        (
+            f"Ranked for {user['name']}: {interests}"
+            if interests
+            else f"Ranked for {user['name']} by its likes and dislikes"
+        )[:500],
+    )
     own = f"{base}/feed/{quote(user['name'], safe='')}.atom"
     _sub(root, "id", own)
     _sub(root, "link", rel="self", href=own, type="application/atom+xml")
-    _sub(root, "link", rel="alternate", href=f"{base}/feed?{urlencode({'user': user['name']})}",
-         type="text/html")
-    _sub(root, "updated", max((_stamp(i.get("published")) for i in items),
-                              default=_stamp(None)))
+    _sub(root, "link", rel="alternate", href=f"{base}/feed?{urlencode({'user': user['name']})}", type="text/html")
+    _sub(root, "updated", max((_stamp(i.get("published")) for i in items), default=_stamp(None)))
     _sub(root, "generator", "hermes")
     # RFC 4287 4.1.1: a feed whose entries do not all name an author names one itself; the
     # ranking is hermes', whoever wrote the items (an entry's own authors still come first)
@@ -94,9 +98,14 @@ def build_atom(user: dict, items: list[dict], base: str) -> bytes:
             _sub(entry, "link", rel="alternate", href=url)
         media = item.get("enclosure") or {}
         if safe_url(media.get("url")):  # a podcast's episode, for a reader that plays it
-            _sub(entry, "link", rel="enclosure", href=safe_url(media["url"]),
-                 **({"type": media["type"]} if media.get("type") else {}),
-                 **({"length": str(media["length"])} if media.get("length") else {}))
+            _sub(
+                entry,
+                "link",
+                rel="enclosure",
+                href=safe_url(media["url"]),
+                **({"type": media["type"]} if media.get("type") else {}),
+                **({"length": str(media["length"])} if media.get("length") else {}),
+            )
         _sub(entry, "updated", _stamp(item.get("published")))
         _sub(entry, "published", _stamp(item.get("published")))
         for name in _authors(item):  # one atom:author per person
@@ -122,8 +131,12 @@ async def persona_feed(request: Request):
         with opened(request) as db:
             user = require_persona(db, name)
             items, _ = ranked_items(
-                db, user, CandidateQuery(since_days=WINDOW_DAYS, exclude_read=True),
-                limit=MAX_ENTRIES, pool=f"unread items of the last {WINDOW_DAYS} days")
+                db,
+                user,
+                CandidateQuery(since_days=WINDOW_DAYS, exclude_read=True),
+                limit=MAX_ENTRIES,
+                pool=f"unread items of the last {WINDOW_DAYS} days",
+            )
         return build_atom(user, items, str(request.base_url).rstrip("/"))
 
     body = await run_in_threadpool(build)

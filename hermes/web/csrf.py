@@ -65,13 +65,16 @@ def _read_secret(path: Path) -> bytes | None:
     with fh:
         st = os.fstat(fh.fileno())  # of the file read, not of whatever the name points to later
         if st.st_uid != os.geteuid():
-            raise HermesError(f"{path} belongs to another user; hermes will not sign forms with "
-                              "a secret someone else holds. Delete it (hermes makes a new one).")
+            raise HermesError(
+                f"{path} belongs to another user; hermes will not sign forms with "
+                "a secret someone else holds. Delete it (hermes makes a new one)."
+            )
         if st.st_mode & 0o077:
             raise HermesError(
                 f"{path} can be read or changed by other users (mode {st.st_mode & 0o777:o}); "
                 "whoever reads it can forge the web UI's forms. Delete it (hermes makes a new "
-                f"one) or make it private: chmod 600 {path}")
+                f"one) or make it private: chmod 600 {path}"
+            )
         text = fh.read().decode("ascii", errors="replace").strip()
     return text.encode() if len(text) >= 32 and text.isascii() else None
 
@@ -130,9 +133,11 @@ MAX_FORM_BYTES = 1024 * 1024
 SECURITY_HEADERS = [
     # Only this server's own CSS (and no script at all unless served from here); feed HTML
     # cannot load remote images, frames or fonts even if the sanitiser missed something.
-    (b"content-security-policy",
-     b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-     b"object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    ),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"same-origin"),
@@ -161,8 +166,13 @@ class CSRFMiddleware:
         if self.allowed_hosts is not None and host_name(headers.get("host", "")) not in self.allowed_hosts:
             # DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 would
             # be same-origin with this server; its requests carry its own Host name.
-            await self.refuse(scope, receive, send, "Refused: unknown Host name. Open hermes at "
-                              "http://127.0.0.1:PORT/ or http://localhost:PORT/.", 400)
+            await self.refuse(
+                scope,
+                receive,
+                send,
+                "Refused: unknown Host name. Open hermes at http://127.0.0.1:PORT/ or http://localhost:PORT/.",
+                400,
+            )
             return
         secret = self.secret_fn()
         session_id = _cookie(headers.get("cookie", ""), SESSION_COOKIE)
@@ -176,9 +186,9 @@ class CSRFMiddleware:
             if message["type"] == "http.response.start":
                 extra = list(SECURITY_HEADERS)
                 if fresh:
-                    extra.append((b"set-cookie", (
-                        f"{SESSION_COOKIE}={session_id}; Path=/; HttpOnly; SameSite=Strict"
-                    ).encode()))
+                    extra.append(
+                        (b"set-cookie", (f"{SESSION_COOKIE}={session_id}; Path=/; HttpOnly; SameSite=Strict").encode())
+                    )
                 present = {k.lower() for k, _ in message.get("headers", [])}
                 message["headers"] = list(message.get("headers", [])) + [
                     (k, v) for k, v in extra if k not in present or k == b"set-cookie"
@@ -191,23 +201,24 @@ class CSRFMiddleware:
 
         allowed, why = same_origin(headers, scope.get("scheme", "http"))
         if not allowed:
-            await self.refuse(scope, receive, send_with_headers,
-                              f"Refused: {why}. Use the forms of this page.")
+            await self.refuse(scope, receive, send_with_headers, f"Refused: {why}. Use the forms of this page.")
             return
         body, receive = await _buffer(receive)
         if body is None:
             await self.refuse(scope, receive, send_with_headers, "Refused: the form is too large.")
             return
         token = headers.get(HEADER)
-        if token is None and headers.get("content-type", "").startswith(
-                "application/x-www-form-urlencoded"):
+        if token is None and headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
             from urllib.parse import parse_qs
 
             token = (parse_qs(body.decode("utf-8", "replace")).get(FIELD) or [None])[0]
         if fresh or not valid_token(secret, session_id, token):
-            await self.refuse(scope, receive, send_with_headers,
-                              "Refused: the form's security token is missing or stale. "
-                              "Reload the page and try again.")
+            await self.refuse(
+                scope,
+                receive,
+                send_with_headers,
+                "Refused: the form's security token is missing or stale. Reload the page and try again.",
+            )
             return
         await self.app(scope, receive, send_with_headers)
 
@@ -221,8 +232,7 @@ def host_name(host: str) -> str:
 
 
 def _well_formed(session_id: str | None) -> bool:
-    return bool(session_id) and 20 <= len(session_id) <= 100 and all(
-        c.isalnum() or c in "-_" for c in session_id)
+    return bool(session_id) and 20 <= len(session_id) <= 100 and all(c.isalnum() or c in "-_" for c in session_id)
 
 
 def _cookie(header: str, name: str) -> str | None:

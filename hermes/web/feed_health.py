@@ -17,7 +17,7 @@ def refresh_failures(db, state: dict) -> dict:
     after repeated failures is skipped, not tried); ``words``: the two said in one phrase,
     which links to the Feeds page ("" when none); ``url``: the Feeds page at the first
     failing feed, where each error is shown."""
-    by_status = ((state.get("last") or {}).get("feeds_by_status") or {})
+    by_status = (state.get("last") or {}).get("feeds_by_status") or {}
     failed = int(by_status.get("failed") or 0)
     rows = failing_feed_ids(db)
     failing = max(len(rows), failed)
@@ -31,8 +31,7 @@ def refresh_failures(db, state: dict) -> dict:
         words = ""
     if words:
         words += ": see why on the Feeds page"
-    return {"failed": failed, "failing": failing, "words": words,
-            "url": f"/feeds#feed-{rows[0]}" if rows else "/feeds"}
+    return {"failed": failed, "failing": failing, "words": words, "url": f"/feeds#feed-{rows[0]}" if rows else "/feeds"}
 
 
 def next_step(feed: dict, refresh: dict) -> dict:
@@ -52,23 +51,34 @@ def next_step(feed: dict, refresh: dict) -> dict:
     failures = feed.get("error_count") or 0
     retry = fmt_until(feed.get("retry_after")) if feed.get("retry_after") else ""
     if REFUSED in error:
-        return {"text": "An agent subscribed this private address; to let hermes fetch it, run",
-                "command": f"hermes feeds trust {feed['id']}", "after": " in a terminal."}
+        return {
+            "text": "An agent subscribed this private address; to let hermes fetch it, run",
+            "command": f"hermes feeds trust {feed['id']}",
+            "after": " in a terminal.",
+        }
     if error.startswith(GONE):
         # trying again cannot help while the file or page is missing, however soon
-        return {"text": "Trying again will not help while it is missing: put it back, or "
-                        "remove the feed (Remove…).", "command": None, "after": ""}
+        return {
+            "text": "Trying again will not help while it is missing: put it back, or remove the feed (Remove…).",
+            "command": None,
+            "after": "",
+        }
     if SERVER_PAUSE in error and retry:
-        return {"text": f"The server asked for a pause: next try {retry}.", "command": None,
-                "after": ""}
+        return {"text": f"The server asked for a pause: next try {retry}.", "command": None, "after": ""}
     if retry and retry != "now":
-        return {"text": f"It failed {failures} times in a row, so it is tried less often: "
-                        f"next try {retry} (Refresh now skips it until then). To fetch it now, run",
-                "command": f"hermes ingest --feed {feed['id']}", "after": " in a terminal."}
+        return {
+            "text": f"It failed {failures} times in a row, so it is tried less often: "
+            f"next try {retry} (Refresh now skips it until then). To fetch it now, run",
+            "command": f"hermes ingest --feed {feed['id']}",
+            "after": " in a terminal.",
+        }
     if refresh.get("background"):
         when = fmt_until(feed.get("next_fetch")) if feed.get("next_fetch") else ""
-        return {"text": f"The next refresh tries it again{f' ({when})' if when != 'now' else ''}, "
-                        "or press Refresh now.", "command": None, "after": ""}
+        return {
+            "text": f"The next refresh tries it again{f' ({when})' if when != 'now' else ''}, or press Refresh now.",
+            "command": None,
+            "after": "",
+        }
     return {"text": "Refresh now tries it again.", "command": None, "after": ""}
 
 

@@ -29,13 +29,21 @@ def _feeds_context(request: Request, **extra) -> dict:
         result = tools.call(db, "list_feeds")
         refresh = (result or {}).get("refresh") or {}
         failures = refresh_failures(db, refresh)
-    steps = {f["id"]: next_step(f, refresh)
-             for f in (result or {}).get("feeds") or [] if f.get("last_error")}
-    return {"result": result, "failures": failures, "steps": steps,
-            "missing": None if result is not None else tools.missing("feeds", "list_feeds"),
-            "can_add": tools.has("add_feed"), "can_remove": tools.has("remove_feed"),
-            "can_rename": tools.has("rename_feed"), "refresh": refresh,
-            "page": "feeds", "form": {}, "form_error": None, **extra}
+    steps = {f["id"]: next_step(f, refresh) for f in (result or {}).get("feeds") or [] if f.get("last_error")}
+    return {
+        "result": result,
+        "failures": failures,
+        "steps": steps,
+        "missing": None if result is not None else tools.missing("feeds", "list_feeds"),
+        "can_add": tools.has("add_feed"),
+        "can_remove": tools.has("remove_feed"),
+        "can_rename": tools.has("rename_feed"),
+        "refresh": refresh,
+        "page": "feeds",
+        "form": {},
+        "form_error": None,
+        **extra,
+    }
 
 
 async def add_feed(request: Request):
@@ -45,16 +53,17 @@ async def add_feed(request: Request):
     try:
         scheme = url.split(":", 1)[0].lower() if ":" in url else ""
         if scheme not in {"http", "https"}:
-            bad(f"the feed URL must start with http:// or https://, got {url[:80]!r} (a feed "
-                "file on this computer is subscribed at the terminal: hermes feeds add PATH)")
+            bad(
+                f"the feed URL must start with http:// or https://, got {url[:80]!r} (a feed "
+                "file on this computer is subscribed at the terminal: hermes feeds add PATH)"
+            )
     except HTTPException as exc:  # a mistyped value: said next to the form, not on a bare page
         return await _form_again(request, typed, exc.detail)
 
     def act():
         tools = Tools()
         with opened(request) as db:
-            result = tools.call(db, "add_feed", {"url": "The feed URL", "title": "The title"},
-                                url=url, title=title)
+            result = tools.call(db, "add_feed", {"url": "The feed URL", "title": "The title"}, url=url, title=title)
         if result is None:
             bad(tools.missing("feeds", "add_feed"), 503)
         return result
@@ -63,22 +72,24 @@ async def add_feed(request: Request):
     if result.get("server_error"):  # a full disk, a bug: not something to retype
         bad(result.get("message") or "the feed could not be added", 500)
     if not result.get("ok"):
-        return await _form_again(request, typed,
-                                 result.get("message") or "the feed could not be added")
+        return await _form_again(request, typed, result.get("message") or "the feed could not be added")
     feed = result.get("feed") or {}
     # Here, not at the top: the ingest modules load httpx, which loads only when a feed is
     # fetched or read (as add_feed just did).
     from ..ingest.feedlist import taken_back
 
     back = taken_back(feed, show=lambda value: f"“{value}”")
-    return redirect(request, "/feeds", f"Feed {feed.get('id')} added: its items arrive with the "
-                    f"next refresh (Refresh now fetches it at once).{' ' + back if back else ''}")
+    return redirect(
+        request,
+        "/feeds",
+        f"Feed {feed.get('id')} added: its items arrive with the "
+        f"next refresh (Refresh now fetches it at once).{' ' + back if back else ''}",
+    )
 
 
 async def _form_again(request: Request, typed: dict, message: str):
     """The feeds page again (status 400) with what was typed and why it was refused."""
-    context = await run_in_threadpool(_feeds_context, request, form=typed,
-                                      form_error=message[:1].upper() + message[1:])
+    context = await run_in_threadpool(_feeds_context, request, form=typed, form_error=message[:1].upper() + message[1:])
     return render(request, "feeds.html", context, status=400)
 
 
@@ -97,12 +108,10 @@ async def rename_feed(request: Request):
     def act():
         with opened(request) as db:
             _known_feed(db, feed_id)
-            return Tools().require(db, "feeds", "rename_feed", {"title": "The new title"},
-                                   feed_id=feed_id, title=title)
+            return Tools().require(db, "feeds", "rename_feed", {"title": "The new title"}, feed_id=feed_id, title=title)
 
     result = await run_in_threadpool(act)
-    return redirect(request, f"/feeds#feed-{feed_id}",
-                    f"Renamed feed {feed_id} to “{result['feed']['title']}”.")
+    return redirect(request, f"/feeds#feed-{feed_id}", f"Renamed feed {feed_id} to “{result['feed']['title']}”.")
 
 
 async def confirm_remove_feed(request: Request):
@@ -117,8 +126,7 @@ async def confirm_remove_feed(request: Request):
         if preview is None:
             bad(tools.missing("feeds", "remove_feed"), 503)
         plan = preview.get("feed") or {}
-        return {"feed": feed, "items": plan.get("item_count", 0),
-                "clicks": plan.get("click_count", 0), "page": "feeds"}
+        return {"feed": feed, "items": plan.get("item_count", 0), "clicks": plan.get("click_count", 0), "page": "feeds"}
 
     return render(request, "feed_remove.html", await run_in_threadpool(view))
 
@@ -157,8 +165,11 @@ async def refresh_now(request: Request):
     """The "Refresh now" button: every feed, now, in the background."""
     refresher = _refresher(request)
     if refresher is None:
-        bad("this server does not refresh feeds (it was not started by `hermes web`); "
-            "run `hermes ingest` in a terminal", 503)
+        bad(
+            "this server does not refresh feeds (it was not started by `hermes web`); "
+            "run `hermes ingest` in a terminal",
+            503,
+        )
     started, message = refresher.refresh_now()
     back = "/feeds" if not started else "/feeds#refresh"
     return done(request, back, message, kind="ok" if started else "info", started=started)
@@ -167,6 +178,7 @@ async def refresh_now(request: Request):
 async def refresh_status(request: Request):
     """The refresh state as JSON (the progress bar polls it), with ``failures``: how many
     feeds the last refresh could not fetch and where the Feeds page shows why. Read-only."""
+
     def read():
         with opened(request) as db:
             state = refresh_state(db)

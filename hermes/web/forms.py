@@ -9,7 +9,7 @@ from ..contract import MAX_DAYS
 
 MAX_TEXT = 5000
 DEFAULT_DAYS = 7
-MAX_ID = 2 ** 63 - 1  # SQLite's largest integer: no row has a larger id
+MAX_ID = 2**63 - 1  # SQLite's largest integer: no row has a larger id
 
 
 def bad(message: str, status: int = 400):
@@ -29,8 +29,7 @@ def parse_int(value, what: str, lo: int, hi: int, *, more: str = "") -> int:
     """``value`` as a whole number from ``lo`` to ``hi``; ``more`` completes the message
     for a value that is no number (``"of days or 'all' (the whole archive)"``)."""
     if value is None or not str(value).strip():
-        bad(f"{what} is missing: none was given (the links and buttons of hermes's pages "
-            f"fill it in)")
+        bad(f"{what} is missing: none was given (the links and buttons of hermes's pages fill it in)")
     try:
         number = int(str(value).strip())
     except (TypeError, ValueError):
@@ -85,7 +84,12 @@ def as_typed(form, key: str) -> str:
 
 def local_path(value, default: str) -> str:
     """A redirect target on this server only (no open redirect to another site)."""
-    if (isinstance(value, str) and value.startswith("/") and not value.startswith("//")
-            and "\\" not in value and not any(ord(c) < 32 for c in value)):
+    if (
+        isinstance(value, str)
+        and value.startswith("/")
+        and not value.startswith("//")
+        and "\\" not in value
+        and not any(ord(c) < 32 for c in value)
+    ):
         return value
     return default

@@ -54,6 +54,7 @@ SEARCH_LIMIT = 50
 
 # --- personas -----------------------------------------------------------------------------------
 
+
 def _personas(db, tools: Tools) -> tuple[list[dict], str | None]:
     counts = click_counts_by_persona(db)
     people = [{**u, "clicks": counts.get(u["id"], {}).get("clicks", 0)} for u in list_personas(db)]
@@ -66,9 +67,15 @@ def _home_context(request: Request, **extra) -> dict:
     with opened(request) as db:
         people, note = _personas(db, tools)
         size = archive_size(db)
-    return {"people": people, "create_note": note, "n_items": size["items"], "n_feeds": size["feeds"],
-            "page": "home",
-            "interests_max": tools.text_limit("create_persona", "interests", MAX_TEXT), **extra}
+    return {
+        "people": people,
+        "create_note": note,
+        "n_items": size["items"],
+        "n_feeds": size["feeds"],
+        "page": "home",
+        "interests_max": tools.text_limit("create_persona", "interests", MAX_TEXT),
+        **extra,
+    }
 
 
 async def home(request: Request):
@@ -79,17 +86,21 @@ async def create_persona(request: Request):
     """Create a persona; a refusal shows the form again with what was typed (an interests
     text can be long: losing it to a bare error page costs the person the writing)."""
     form = await request.form()
-    typed = {"name": str(form.get("name") or "")[:200],
-             "interests": str(form.get("interests") or "")[:MAX_TEXT * 4]}
+    typed = {"name": str(form.get("name") or "")[:200], "interests": str(form.get("interests") or "")[: MAX_TEXT * 4]}
     tools = Tools()
     name = as_typed(form, "name")
     try:
+
         def act():
             with opened(request) as db:
-                return tools.require(db, "persona", "create_persona",
-                                     {"name": "The persona's name",
-                                      "interests": "The interests text"},
-                                     name=name, interests=as_typed(form, "interests"))
+                return tools.require(
+                    db,
+                    "persona",
+                    "create_persona",
+                    {"name": "The persona's name", "interests": "The interests text"},
+                    name=name,
+                    interests=as_typed(form, "interests"),
+                )
 
         result = await run_in_threadpool(act)
     except HTTPException as exc:
@@ -101,12 +112,12 @@ async def create_persona(request: Request):
 
 async def _personas_again(request: Request, typed: dict, message: str):
     """The personas page again (status 400) with what was typed and why it was refused."""
-    context = await run_in_threadpool(_home_context, request, form=typed,
-                                      form_error=message[:1].upper() + message[1:])
+    context = await run_in_threadpool(_home_context, request, form=typed, form_error=message[:1].upper() + message[1:])
     return render(request, "personas.html", context, status=400)
 
 
 # --- the feed -----------------------------------------------------------------------------------
+
 
 async def feed(request: Request):
     asked = parse_view(request.query_params)
@@ -117,42 +128,66 @@ async def feed(request: Request):
             user = require_persona(db, asked.user)
             view = in_window(db, user, asked, request.cookies)
             if view.feed is not None and feed_row(db, view.feed) is None:
-                raise HTTPException(404, f"There is no feed {view.feed}: the Feeds page lists "
-                                         "your feeds, and All feeds shows every item.")
-            items, ranking = ranked_items(db, user, candidate_query(db, view), limit=view.limit,
-                                          offset=view.offset, pool=view.scope(),
-                                          below_bar=view.below)
+                raise HTTPException(
+                    404,
+                    f"There is no feed {view.feed}: the Feeds page lists your feeds, and All feeds shows every item.",
+                )
+            items, ranking = ranked_items(
+                db,
+                user,
+                candidate_query(db, view),
+                limit=view.limit,
+                offset=view.offset,
+                pool=view.scope(),
+                below_bar=view.below,
+            )
             for item in items:
                 item["explain_url"] = view.explain_url(item["id"])
             status = corpus_status(db, tools, user)
             shown = [i["id"] for i in items]
-            status["experienced"] = (read_among(db, user, shown) if view.show_read else set()) \
-                | (status["experienced"] - set(shown))
+            status["experienced"] = (read_among(db, user, shown) if view.show_read else set()) | (
+                status["experienced"] - set(shown)
+            )
             n_items = archive_size(db)["items"]
             n_pending = 0 if ranking.n_candidates else not_embedded(db)
             feeds = feeds_with_unread(db, user, view)
             refresh = refresh_state(db)
             failures = refresh_failures(db, refresh)
             # an empty window of a non-empty archive: the narrowest wider one that has items
-            offer = (wider_window(db, user, view.days)
-                     if not items and not view.filtered and view.page == 1 and n_items else None)
-        return {"user": user, "items": items, "failures": failures, "view": view, "days": view.days,
-                "offer": offer,
-                "limit": view.limit, "status": status, **header_figures(ranking),
-                "n_items": n_items,
-                "n_pending": n_pending,
-                # without "below", the pages run through the items that clear the bar only
-                "total": ranking.n_candidates if view.below else ranking.n_above_bar,
-                "n_candidates": ranking.n_candidates, "n_above": ranking.n_above_bar,
-                "n_below": ranking.n_below_bar, "feeds": feeds,
-                "feed_name": next((f["title"] for f in feeds if f["id"] == view.feed), None),
-                "refresh": refresh, "page": "feed"}
+            offer = (
+                wider_window(db, user, view.days)
+                if not items and not view.filtered and view.page == 1 and n_items
+                else None
+            )
+        return {
+            "user": user,
+            "items": items,
+            "failures": failures,
+            "view": view,
+            "days": view.days,
+            "offer": offer,
+            "limit": view.limit,
+            "status": status,
+            **header_figures(ranking),
+            "n_items": n_items,
+            "n_pending": n_pending,
+            # without "below", the pages run through the items that clear the bar only
+            "total": ranking.n_candidates if view.below else ranking.n_above_bar,
+            "n_candidates": ranking.n_candidates,
+            "n_above": ranking.n_above_bar,
+            "n_below": ranking.n_below_bar,
+            "feeds": feeds,
+            "feed_name": next((f["title"] for f in feeds if f["id"] == view.feed), None),
+            "refresh": refresh,
+            "page": "feed",
+        }
 
     context = await run_in_threadpool(build)
     response = render(request, "feed.html", context)
     if remembers_window(context["view"]):
-        response.set_cookie(window_cookie(context["user"]), context["view"].window,
-                            max_age=365 * 86400, httponly=True, samesite="lax")
+        response.set_cookie(
+            window_cookie(context["user"]), context["view"].window, max_age=365 * 86400, httponly=True, samesite="lax"
+        )
     return response
 
 
@@ -166,12 +201,20 @@ async def search(request: Request):
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
             status = corpus_status(db, tools, user)
-            context = {"user": user, "q": query, "items": [], "status": status, "message": None,
-                       "page": "search", "limit": SEARCH_LIMIT}
+            context = {
+                "user": user,
+                "q": query,
+                "items": [],
+                "status": status,
+                "message": None,
+                "page": "search",
+                "limit": SEARCH_LIMIT,
+            }
             if not query:
                 return context
-            result = tools.call(db, "search_feed", {"query": "The search"}, user=user["name"],
-                                query=query, limit=SEARCH_LIMIT)
+            result = tools.call(
+                db, "search_feed", {"query": "The search"}, user=user["name"], query=query, limit=SEARCH_LIMIT
+            )
             if result is None:
                 return {**context, "message": tools.missing("persona", "search_feed")}
             if not result.get("ok"):
@@ -180,8 +223,11 @@ async def search(request: Request):
             rows = item_rows(db, [r["id"] for r in found])
             items = []
             for r in found:
-                item = {**rows.get(r["id"], {}), "rank": r.get("rank"), "clicked": {
-                    "like": "liked ✓", "dislike": "disliked ✗"}.get(r.get("rated"))}
+                item = {
+                    **rows.get(r["id"], {}),
+                    "rank": r.get("rank"),
+                    "clicked": {"like": "liked ✓", "dislike": "disliked ✗"}.get(r.get("rated")),
+                }
                 if item.get("id"):
                     items.append(item)
             status["experienced"] |= read_among(db, user, [i["id"] for i in items])
@@ -202,8 +248,7 @@ async def explanation(request: Request):
             user = require_persona(db, view.user)
             item_id = require_item_id(db, request.query_params.get("item_id"), back=view.url())
             try:
-                payload = explain(db, user, item_id, query=candidate_query(db, view),
-                                  pool=view.scope(), store=False)
+                payload = explain(db, user, item_id, query=candidate_query(db, view), pool=view.scope(), store=False)
             except HermesError as exc:
                 bad(str(exc))
             item = item_rows(db, [item_id])[item_id]
@@ -212,14 +257,23 @@ async def explanation(request: Request):
             status["experienced"] |= read_among(db, user, [item_id])
         item["clicked"] = {"like": "liked ✓", "dislike": "disliked ✗"}.get(clicked)
         other = replace(view, days=None if view.days is not None else DEFAULT_DAYS)
-        return {"user": user, "item": item, "x": payload, "status": status, "view": view,
-                "rank_line": rank_line(payload), "other": other,
-                "other_url": other.explain_url(item_id), "page": "feed"}
+        return {
+            "user": user,
+            "item": item,
+            "x": payload,
+            "status": status,
+            "view": view,
+            "rank_line": rank_line(payload),
+            "other": other,
+            "other_url": other.explain_url(item_id),
+            "page": "feed",
+        }
 
     return render(request, "explain.html", await run_in_threadpool(build))
 
 
 # --- digest, corpus, help ------------------------------------------------------------------------
+
 
 async def digest(request: Request):
     params = request.query_params
@@ -229,25 +283,37 @@ async def digest(request: Request):
         with opened(request) as db:
             user = require_persona(db, params.get("user"))
             # as typed: the digest tool's model reads and checks them (a refusal: a 400 page)
-            asked = tools.read("digest", {"below_bar": "below"}, user=user["name"],
-                               days=params.get("days") or DEFAULT_DAYS,
-                               per_topic=params.get("per_topic") or 3,
-                               below_bar=params.get("below") or False)
+            asked = tools.read(
+                "digest",
+                {"below_bar": "below"},
+                user=user["name"],
+                days=params.get("days") or DEFAULT_DAYS,
+                per_topic=params.get("per_topic") or 3,
+                below_bar=params.get("below") or False,
+            )
             result = None if asked is None else tools.call(db, "digest", **asked)
             status = corpus_status(db, tools, user)
-        days, per_topic, below = ((asked["days"], asked["per_topic"], asked["below_bar"])
-                                  if asked else (DEFAULT_DAYS, 3, False))
+        days, per_topic, below = (
+            (asked["days"], asked["per_topic"], asked["below_bar"]) if asked else (DEFAULT_DAYS, 3, False)
+        )
         # what the digest ranked: its window, read items included (it leaves out rated ones only)
         ranked_in = View(user=user["name"], days=days, show_read=True)
         listed = _digest_items(result)
         for item in listed:
             item["explain_url"] = ranked_in.explain_url(item["id"])
-        return {"user": user, "result": result, "days": days, "max_days": MAX_DAYS, "per_topic": per_topic,
-                "below_shown": below, "status": status,
-                # a saved item the topics already show is named there, not drawn twice
-                "listed_above": {item["id"] for item in listed},
-                "missing": None if result is not None else tools.missing("digest", "digest"),
-                "page": "digest"}
+        return {
+            "user": user,
+            "result": result,
+            "days": days,
+            "max_days": MAX_DAYS,
+            "per_topic": per_topic,
+            "below_shown": below,
+            "status": status,
+            # a saved item the topics already show is named there, not drawn twice
+            "listed_above": {item["id"] for item in listed},
+            "missing": None if result is not None else tools.missing("digest", "digest"),
+            "page": "digest",
+        }
 
     return render(request, "digest.html", await run_in_threadpool(view))
 
@@ -255,9 +321,11 @@ async def digest(request: Request):
 def _digest_items(result: dict | None) -> list[dict]:
     if not result:
         return []
-    return ([i for t in result.get("topics") or [] for i in t.get("items") or []]
-            + list(result.get("unclustered") or [])
-            + list((result.get("below_bar") or {}).get("items") or []))
+    return (
+        [i for t in result.get("topics") or [] for i in t.get("items") or []]
+        + list(result.get("unclustered") or [])
+        + list((result.get("below_bar") or {}).get("items") or [])
+    )
 
 
 async def corpus(request: Request):
@@ -276,11 +344,27 @@ async def corpus(request: Request):
             saved = tools.call(db, "corpus_items", user=name, facet="saved")
             experienced = tools.call(db, "corpus_items", user=name, facet="experienced")
             changes = tools.call(db, "corpus_changes", user=name, since=max(0, revision - 30))
-            titles = _titles(db, [*item_ids_of(ranked), *item_ids_of(saved),
-                                  *item_ids_of(experienced), *item_ids_of(changes, "changes")])
-        return {"user": user, "summary": summary, "ranked": ranked, "saved": saved,
-                "experienced": experienced, "changes": changes, "titles": titles,
-                "exports": tools.has("export_corpus"), "missing": None, "page": "corpus"}
+            titles = _titles(
+                db,
+                [
+                    *item_ids_of(ranked),
+                    *item_ids_of(saved),
+                    *item_ids_of(experienced),
+                    *item_ids_of(changes, "changes"),
+                ],
+            )
+        return {
+            "user": user,
+            "summary": summary,
+            "ranked": ranked,
+            "saved": saved,
+            "experienced": experienced,
+            "changes": changes,
+            "titles": titles,
+            "exports": tools.has("export_corpus"),
+            "missing": None,
+            "page": "corpus",
+        }
 
     return render(request, "corpus.html", await run_in_threadpool(view))
 

@@ -23,12 +23,19 @@ from .render import FLASH_MAX, page_url, redirect, render
 #: the two confirmed actions: the tool, what the page and its button say, where a person
 #: goes once it is done (a deleted persona has no page of its own any more)
 DESTRUCTIVE = {
-    "reset": {"tool": "reset_feedback", "title": "Reset the feedback of", "button": "Reset feedback",
-              "what": "Its likes and dislikes are deleted; the persona and its interests text "
-                      "are kept, and its feed is ranked by the interests alone again."},
-    "delete": {"tool": "delete_persona", "title": "Delete", "button": "Delete persona",
-               "what": "The persona is deleted with everything it has taught the ranking. "
-                       "The feeds and their items stay."},
+    "reset": {
+        "tool": "reset_feedback",
+        "title": "Reset the feedback of",
+        "button": "Reset feedback",
+        "what": "Its likes and dislikes are deleted; the persona and its interests text "
+        "are kept, and its feed is ranked by the interests alone again.",
+    },
+    "delete": {
+        "tool": "delete_persona",
+        "title": "Delete",
+        "button": "Delete persona",
+        "what": "The persona is deleted with everything it has taught the ranking. The feeds and their items stay.",
+    },
 }
 
 
@@ -41,16 +48,27 @@ def _context(request: Request, name, **extra) -> dict:
         taught = tools.call(db, "profile_status", user=user["name"])
     taught = taught if taught and taught.get("ok") else None
     counts = {k: (taught or {}).get(k, 0) for k in ("clicks", "likes", "dislikes")}
-    return {"user": user, "page": "persona", **counts, "taught": taught,
-            # what the ranking leaves out of the text, as update_persona reports it: shown
-            # for as long as the text says it, not only in the message after saving
-            "not_wanted": split_unwanted(user["interests"] or "")[1],
-            "interests_max": tools.text_limit("update_persona", "interests", MAX_TEXT),
-            "can": {"interests": tools.has("update_persona"), "rename": tools.has("rename_persona"),
-                    "reset": tools.has("reset_feedback"), "delete": tools.has("delete_persona")},
-            "missing": None if tools.has("update_persona")
-            else tools.missing("persona", "update_persona"),
-            "form": {}, "form_error": None, "error_for": None, **extra}
+    return {
+        "user": user,
+        "page": "persona",
+        **counts,
+        "taught": taught,
+        # what the ranking leaves out of the text, as update_persona reports it: shown
+        # for as long as the text says it, not only in the message after saving
+        "not_wanted": split_unwanted(user["interests"] or "")[1],
+        "interests_max": tools.text_limit("update_persona", "interests", MAX_TEXT),
+        "can": {
+            "interests": tools.has("update_persona"),
+            "rename": tools.has("rename_persona"),
+            "reset": tools.has("reset_feedback"),
+            "delete": tools.has("delete_persona"),
+        },
+        "missing": None if tools.has("update_persona") else tools.missing("persona", "update_persona"),
+        "form": {},
+        "form_error": None,
+        "error_for": None,
+        **extra,
+    }
 
 
 async def persona(request: Request):
@@ -61,8 +79,9 @@ async def persona(request: Request):
 async def _again(request: Request, name: str, form: str, typed: dict, message: str):
     """The persona page again (status 400) with what was typed, and why it was refused next
     to the form it was typed in (an interests text is writing a person should not lose)."""
-    context = await run_in_threadpool(_context, request, name, form=typed, error_for=form,
-                                      form_error=message[:1].upper() + message[1:])
+    context = await run_in_threadpool(
+        _context, request, name, form=typed, error_for=form, form_error=message[:1].upper() + message[1:]
+    )
     return render(request, "persona.html", context, status=400)
 
 
@@ -73,17 +92,14 @@ def _write(request: Request, name: str, tool: str, labels: dict | None = None, *
 
 
 async def update_interests(request: Request):
-    return await _change(request, "interests", "The interests text", "update_persona",
-                         typed_max=MAX_TEXT * 4)
+    return await _change(request, "interests", "The interests text", "update_persona", typed_max=MAX_TEXT * 4)
 
 
 async def rename(request: Request):
-    return await _change(request, "new_name", "The new name", "rename_persona",
-                         section="rename", typed_max=200)
+    return await _change(request, "new_name", "The new name", "rename_persona", section="rename", typed_max=200)
 
 
-async def _change(request: Request, field: str, label: str, tool: str, *,
-                  section: str | None = None, typed_max: int):
+async def _change(request: Request, field: str, label: str, tool: str, *, section: str | None = None, typed_max: int):
     """One form field through ``tool`` (its parameter of the same name), then back to the
     persona page — under the persona's new name after a rename; a refusal is said beside
     the form, with what was typed."""
@@ -91,15 +107,15 @@ async def _change(request: Request, field: str, label: str, tool: str, *,
     name = str(form.get("user") or "")
     typed = {field: str(form.get(field) or "")[:typed_max]}
     try:
-        result = await run_in_threadpool(_write, request, name, tool, {field: label},
-                                         **{field: as_typed(form, field)})
+        result = await run_in_threadpool(_write, request, name, tool, {field: label}, **{field: as_typed(form, field)})
     except HTTPException as exc:
         if exc.status_code != 400:
             raise
         return await _again(request, name, section or field, typed, exc.detail)
     user = (result.get("persona") or {}).get("name") or name
-    return redirect(request, page_url("persona", user), _sentence(result.get("message")),
-                    "ok" if result.get("changed") else "info")
+    return redirect(
+        request, page_url("persona", user), _sentence(result.get("message")), "ok" if result.get("changed") else "info"
+    )
 
 
 def _sentence(message: str | None) -> str:
@@ -130,15 +146,20 @@ async def confirm(request: Request):
             preview = tools.call(db, action["tool"], name=user["name"], confirm=False)
         if preview is None:
             bad(tools.missing("persona", action["tool"]), 503)
-        return {"user": user, "page": "persona", "action": action,
-                "action_path": request.url.path, "loss": _loss(preview),
-                "would": preview.get("would_delete") or {}}
+        return {
+            "user": user,
+            "page": "persona",
+            "action": action,
+            "action_path": request.url.path,
+            "loss": _loss(preview),
+            "would": preview.get("would_delete") or {},
+        }
 
     return render(request, "persona_confirm.html", await run_in_threadpool(view))
 
 
 def _loss(preview: dict) -> str:
-    """"This permanently deletes …" from the tool's unconfirmed answer (its ``loss``); a
+    """ "This permanently deletes …" from the tool's unconfirmed answer (its ``loss``); a
     refusal (the persona just went away, say) says its message as it is."""
     if not preview.get("loss"):
         return _sentence(preview.get("message"))
@@ -150,10 +171,8 @@ async def destroy(request: Request):
     action = _action(request)
     form = await request.form()
     if form.get("confirm") != "yes":
-        bad(f"not confirmed: use the {action['button']} button on the page that says what "
-            "would be lost")
-    result = await run_in_threadpool(_write, request, str(form.get("user") or ""),
-                                     action["tool"], confirm=True)
+        bad(f"not confirmed: use the {action['button']} button on the page that says what would be lost")
+    result = await run_in_threadpool(_write, request, str(form.get("user") or ""), action["tool"], confirm=True)
     name = str(form.get("user") or "")
     if action["tool"] == "delete_persona":
         return redirect(request, "/", _sentence(result.get("message")))

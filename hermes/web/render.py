@@ -37,8 +37,7 @@ def page_url(page: str, user: str, **params) -> str:
     return f"/{page}?{urlencode(query)}"
 
 
-def set_flash(request: Request, response, message: str, kind: str = "ok",
-              undo: dict | None = None) -> None:
+def set_flash(request: Request, response, message: str, kind: str = "ok", undo: dict | None = None) -> None:
     """The one-time message shown after a redirect (a signed cookie), with an undo form."""
     payload = {"kind": kind, "message": message[:FLASH_MAX]}
     if undo:
@@ -77,8 +76,7 @@ def render(request: Request, name: str, context: dict, status: int = 200):
         "density": density(request),
         **context,
     }
-    response = request.app.state.templates.TemplateResponse(
-        request, name, context, status_code=status)
+    response = request.app.state.templates.TemplateResponse(request, name, context, status_code=status)
     if flash or FLASH_COOKIE in request.cookies:
         response.delete_cookie(FLASH_COOKIE)
     return response
@@ -97,16 +95,14 @@ def wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
 
-def redirect(request: Request, to: str, message: str | None = None, kind: str = "ok",
-             undo: dict | None = None):
+def redirect(request: Request, to: str, message: str | None = None, kind: str = "ok", undo: dict | None = None):
     response = RedirectResponse(to, status_code=303)
     if message:
         set_flash(request, response, message, kind, undo)
     return response
 
 
-def done(request: Request, back: str, message: str, *, kind: str = "ok", undo: dict | None = None,
-         **state):
+def done(request: Request, back: str, message: str, *, kind: str = "ok", undo: dict | None = None, **state):
     """The answer to an action: JSON for the script (message, undo, the item's new state),
     else a redirect back to where the button was, with the message and its undo."""
     if wants_json(request):
@@ -115,6 +111,7 @@ def done(request: Request, back: str, message: str, *, kind: str = "ok", undo: d
 
 
 # --- template filters --------------------------------------------------------------------------
+
 
 def fmt_date(value) -> str:
     """``2026-11-02`` from an ISO timestamp (or the text itself when it is not one)."""
@@ -158,8 +155,11 @@ def fmt_media(enclosure) -> str:
     kind, _, subtype = str((enclosure or {}).get("type") or "").partition("/")
     size = (enclosure or {}).get("length")
     parts = [kind or "media", subtype.removeprefix("x-"), fmt_duration((enclosure or {}).get("duration"))]
-    parts += ([f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{max(1, round(size / 1e3))} kB"]
-              if isinstance(size, int) and size > 0 else [])
+    parts += (
+        [f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{max(1, round(size / 1e3))} kB"]
+        if isinstance(size, int) and size > 0
+        else []
+    )
     return " · ".join(p for p in parts if p)
 
 
@@ -244,15 +244,25 @@ def readable_summary(text: str | None) -> Markup:
 
 
 FILTERS = {
-    "signals": fmt_signals, "date": fmt_date, "ago": fmt_ago, "pct": fmt_pct, "num": fmt_num, "figure": fmt_figure,
-    "media": fmt_media, "playable": playable,
+    "signals": fmt_signals,
+    "date": fmt_date,
+    "ago": fmt_ago,
+    "pct": fmt_pct,
+    "num": fmt_num,
+    "figure": fmt_figure,
+    "media": fmt_media,
+    "playable": playable,
     "weight_note": lambda weight, n_clicks: weight_note(n_clicks, weight),
     "q": lambda v: quote(str(v), safe=""),
     # feed text: sanitised HTML, a plain-text preview, links only when http(s); LaTeX shown
     # as Unicode (``readable``: titles, reasons that quote them). Pages only: the database and
     # the MCP tools keep the LaTeX, which agents read fine.
     "readable": readable,
-    "summary_html": readable_summary, "preview": readable_preview, "is_html": looks_like_html,
-    "safe_url": safe_url, "url_breaks": url_breaks, "until": fmt_until,
+    "summary_html": readable_summary,
+    "preview": readable_preview,
+    "is_html": looks_like_html,
+    "safe_url": safe_url,
+    "url_breaks": url_breaks,
+    "until": fmt_until,
     "host": lambda u: (urlsplit(u).hostname or "") if u else "",
 }

@@ -110,7 +110,9 @@ def parse_view(params) -> View:
         page=parse_int(params.get("page", 1), "page", 1, MAX_PAGE),
         limit=parse_int(params.get("limit", PAGE_SIZE), "limit", 1, 200),
         feed=parse_int(feed, "feed", 1, 2**62) if feed else None,
-        tag=text("tag"), author=text("author"), topic=text("topic"),
+        tag=text("tag"),
+        author=text("author"),
+        topic=text("topic"),
         below=parse_bool(params.get("below"), "below") if params.get("below") else False,
         days_given=params.get("days") is not None,
     )
@@ -207,9 +209,14 @@ def topic_item_ids(db, label: str) -> list[int]:
 
 
 def candidate_query(db, view: View) -> CandidateQuery:
-    return CandidateQuery(since_days=view.days, exclude_clicked=True,
-                          exclude_read=not view.show_read, tag=view.tag, author=view.author,
-                          item_ids=restricted_ids(db, view))
+    return CandidateQuery(
+        since_days=view.days,
+        exclude_clicked=True,
+        exclude_read=not view.show_read,
+        tag=view.tag,
+        author=view.author,
+        item_ids=restricted_ids(db, view),
+    )
 
 
 def unread_by_feed(db, user: dict, view: View) -> dict[int, int]:
@@ -231,8 +238,7 @@ def read_among(db, user: dict, item_ids: list[int]) -> set[int]:
     if not item_ids:
         return set()
     matrix = _matrix(db)
-    query = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=True,
-                           item_ids=tuple(item_ids))
+    query = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=True, item_ids=tuple(item_ids))
     unread = set(matrix.ids[candidate_rows(db, user, query, matrix)].tolist())
     return set(item_ids) - unread
 

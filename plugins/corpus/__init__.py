@@ -85,10 +85,24 @@ def hermes_register_tools():
     from . import exchange, tools
 
     t = tools
-    return [t.record_progress, t.add_highlight, t.delete_highlight, t.add_note, t.delete_note,
-            t.favorite, t.mark_read, t.mark_unread, t.corpus, t.corpus_items, t.corpus_changes,
-            t.corpus_ranked, t.corpus_entities, t.recall, exchange.export_corpus,
-            exchange.save_item]
+    return [
+        t.record_progress,
+        t.add_highlight,
+        t.delete_highlight,
+        t.add_note,
+        t.delete_note,
+        t.favorite,
+        t.mark_read,
+        t.mark_unread,
+        t.corpus,
+        t.corpus_items,
+        t.corpus_changes,
+        t.corpus_ranked,
+        t.corpus_entities,
+        t.recall,
+        exchange.export_corpus,
+        exchange.save_item,
+    ]
 
 
 @hookimpl

@@ -21,11 +21,18 @@ from .langid import langid
 from .references import person
 
 _BIB_ESCAPES = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}",
-    "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
     # "z~2" as LaTeX prints it and Zotero reads it back: Zotero's BibTeX import knows neither
     # \textasciitilde nor \textasciicircum, and kept "z\textasciitilde2" in a title
-    "~": r"\~{}", "^": r"\^{}",
+    "~": r"\~{}",
+    "^": r"\^{}",
 }
 # BibTeX counts braces whatever precedes them, so "\{" still opens a group: fine while the
 # text's own braces balance, fatal to the whole file when one is left open. Those get the
@@ -74,8 +81,12 @@ def _encoder():
     # Here, not at the top: pylatexenc's tables load only for an export that needs them.
     from pylatexenc.latexencode import UnicodeToLatexEncoder
 
-    return UnicodeToLatexEncoder(non_ascii_only=True, replacement_latex_protection="braces-all",
-                                 unknown_char_policy=_unknown_character, unknown_char_warning=False)
+    return UnicodeToLatexEncoder(
+        non_ascii_only=True,
+        replacement_latex_protection="braces-all",
+        unknown_char_policy=_unknown_character,
+        unknown_char_warning=False,
+    )
 
 
 def _unknown_character(char: str) -> str:
@@ -100,8 +111,9 @@ def _known(char: str) -> str | None:
     from pylatexenc.latexencode import UnicodeToLatexEncoder
 
     try:
-        return UnicodeToLatexEncoder(replacement_latex_protection="braces-all",
-                                     unknown_char_policy="fail").unicode_to_latex(char)
+        return UnicodeToLatexEncoder(
+            replacement_latex_protection="braces-all", unknown_char_policy="fail"
+        ).unicode_to_latex(char)
     except ValueError:
         return None
 
@@ -116,18 +128,36 @@ _MATH_SPECIAL = re.compile(r"(?<!\\)([%&#])")
 # Text commands arXiv writes in titles and abstracts, passed through with their argument
 # (``\emph{In vivo}``), and the font switches that open a group (``{\em Mixture}``). Only
 # these: any other command is escaped, so what reaches LaTeX is something it typesets.
-_TEXT_COMMANDS = ("emph", "textit", "textbf", "textsc", "textsl", "texttt", "textsf", "textrm",
-                  "textup", "textmd", "textnormal", "underline", "mbox")
+_TEXT_COMMANDS = (
+    "emph",
+    "textit",
+    "textbf",
+    "textsc",
+    "textsl",
+    "texttt",
+    "textsf",
+    "textrm",
+    "textup",
+    "textmd",
+    "textnormal",
+    "underline",
+    "mbox",
+)
 #: the font switches, longest first (hermes.text.latex's one table)
 _SWITCHES = sorted(FONT_SWITCHES, key=lambda s: (-len(s), s))
-_LATEX = re.compile(rf"(?P<math>{MATH.pattern})|\\(?:{'|'.join(_TEXT_COMMANDS)})\{{"
-                    rf"|(?<!\\)\{{\\(?:{'|'.join(_SWITCHES)})(?![a-zA-Z])\s?", re.S)
+_LATEX = re.compile(
+    rf"(?P<math>{MATH.pattern})|\\(?:{'|'.join(_TEXT_COMMANDS)})\{{"
+    rf"|(?<!\\)\{{\\(?:{'|'.join(_SWITCHES)})(?![a-zA-Z])\s?",
+    re.S,
+)
 # Inside a command's argument a brace is LaTeX's too (``\emph{{In} vivo}``): a group, as
 # hermes.text.latex reads it; outside, the feed's braces are text.
 _LATEX_INNER = re.compile(rf"{_LATEX.pattern}|(?<!\\)\{{", re.S)
 #: an accented or special letter: \'e, \"{o}, \c{c}, \ss, \o{}
-_ACCENT = re.compile(r"\\(?:['`^\"~=.](?:[a-zA-Z]|\{[a-zA-Z]\})|[cvuHkrdb]\{[a-zA-Z]\}"
-                     r"|(?:ss|aa|AA|ae|AE|oe|OE|o|O|l|L|i|j)(?![a-zA-Z])(?:\{\})?)")
+_ACCENT = re.compile(
+    r"\\(?:['`^\"~=.](?:[a-zA-Z]|\{[a-zA-Z]\})|[cvuHkrdb]\{[a-zA-Z]\}"
+    r"|(?:ss|aa|AA|ae|AE|oe|OE|o|O|l|L|i|j)(?![a-zA-Z])(?:\{\})?)"
+)
 #: a LaTeX escape of a special character: \& \% \$ \# \_ \{ \}
 _ESCAPED_CHAR = re.compile(r"\\([&%$#_{}])")
 _LETTER = rf"(?:[^\W_]|{_ACCENT.pattern})"
@@ -138,11 +168,38 @@ _WORD = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*")
 
 #: commands a title's math may not be read as text for: their reading is empty or a
 #: placeholder, and the feed's attempt is better shown escaped
-_NOT_READ = frozenset({"input", "include", "includeonly", "includegraphics", "url", "href", "cite",
-                       "ref", "eqref", "pageref", "label", "footnote", "write", "immediate",
-                       "openin", "openout", "read", "def", "edef", "gdef", "xdef", "let",
-                       "catcode", "csname", "special", "usepackage", "newcommand",
-                       "renewcommand"})
+_NOT_READ = frozenset(
+    {
+        "input",
+        "include",
+        "includeonly",
+        "includegraphics",
+        "url",
+        "href",
+        "cite",
+        "ref",
+        "eqref",
+        "pageref",
+        "label",
+        "footnote",
+        "write",
+        "immediate",
+        "openin",
+        "openout",
+        "read",
+        "def",
+        "edef",
+        "gdef",
+        "xdef",
+        "let",
+        "catcode",
+        "csname",
+        "special",
+        "usepackage",
+        "newcommand",
+        "renewcommand",
+    }
+)
 
 
 def _math_kind(text: str, m: re.Match) -> str | None:
@@ -169,23 +226,27 @@ def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
     a ``{`` in an argument) and "close" of a group around its own pieces. Math or a command
     whose braces do not close is prose: escaped, so the .bib stays valid."""
     out, at, scan = [], 0, 0
-    while (m := (_LATEX_INNER if inner else _LATEX).search(text, scan)):
+    while m := (_LATEX_INNER if inner else _LATEX).search(text, scan):
         scan = m.end()
         if m.group("math"):
             kind = _math_kind(text, m)
             if kind == "math":
-                out += [("prose", text[at:m.start()]), ("math", m.group())]
+                out += [("prose", text[at : m.start()]), ("math", m.group())]
                 at = m.end()
             elif kind == "read" and (reading := readable(m.group())) and "\\" not in reading:
                 # what is read is text, escaped as prose: it runs nothing either way
-                out += [("prose", text[at:m.start()]), ("prose", reading)]
+                out += [("prose", text[at : m.start()]), ("prose", reading)]
                 at = m.end()
             continue
         brace = m.start() if m.group().startswith("{") else m.end() - 1
         end = group_end(text, brace, limit=None)
         if end is not None:
-            out += [("prose", text[at:m.start()]), ("open", m.group()),
-                    *_segments(text[m.end():end - 1], inner=True), ("close", "}")]
+            out += [
+                ("prose", text[at : m.start()]),
+                ("open", m.group()),
+                *_segments(text[m.end() : end - 1], inner=True),
+                ("close", "}"),
+            ]
             at = scan = end
     return [*out, ("prose", text[at:])]
 
@@ -212,13 +273,12 @@ def _bib_text(text: str, table: dict) -> str:
     """Escape text; a LaTeX escape the feed wrote (``\\&``) is the character it stands for."""
     out, at = [], 0
     for m in _ESCAPED_CHAR.finditer(text):
-        out += [text[at:m.start()].translate(table), m.group(1).translate(table)]
+        out += [text[at : m.start()].translate(table), m.group(1).translate(table)]
         at = m.end()
     return tex_unicode("".join(out) + text[at:].translate(table))
 
 
-def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = False,
-               lead: str = "") -> str:
+def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = False, lead: str = "") -> str:
     """Escape a prose piece, its accents kept; with ``protect``, brace its case-sensitive
     words (``lead``: the title before this piece, to tell a sentence's first word)."""
     table = _ESCAPE if balanced else _ESCAPE_LONE
@@ -227,10 +287,10 @@ def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = 
         # An accent in braces ({\"o}): the form BibTeX's case changes and sorting read.
         word = tex_unicode(_ACCENT.sub(lambda a: "{" + a.group() + "}", m.group()))
         # Not the first word of the title or of a sentence in it: capitalised by grammar.
-        prior = (lead + text[:m.start()]).rstrip()
+        prior = (lead + text[: m.start()]).rstrip()
         start = not prior or prior[-1] in ".:?!"
         guarded = protect and _protected(m.group(), proper and not start)
-        out += [_bib_text(text[at:m.start()], table), "{" + word + "}" if guarded else word]
+        out += [_bib_text(text[at : m.start()], table), "{" + word + "}" if guarded else word]
         at = m.end()
     return "".join(out) + _bib_text(text[at:], table)
 
@@ -323,8 +383,7 @@ def _bib_entry(r: dict) -> str:
     if cited.get("container") or r["source"]:
         # an imported entry's journal is where it was published; a feed's title otherwise
         fields.append((source_field, bib_escape(cited.get("container") or r["source"])))
-    for name, key in (("volume", "volume"), ("number", "issue"), ("pages", "pages"),
-                      ("publisher", "publisher")):
+    for name, key in (("volume", "volume"), ("number", "issue"), ("pages", "pages"), ("publisher", "publisher")):
         if cited.get(key):
             fields.append((name, bib_escape(cited[key].replace("–", "--"))))
     if r["year"]:
@@ -336,8 +395,7 @@ def _bib_entry(r: dict) -> str:
     if r["arxiv"]:
         # eprinttype is biblatex's and what Zotero's import reads (its Extra: "arXiv: …");
         # archivePrefix is what arXiv's own BibTeX and natbib's styles read
-        fields += [("eprint", _bib_verbatim(r["arxiv"])), ("eprinttype", "arxiv"),
-                   ("archivePrefix", "arXiv")]
+        fields += [("eprint", _bib_verbatim(r["arxiv"])), ("eprinttype", "arxiv"), ("archivePrefix", "arXiv")]
     if r["doi"]:
         fields.append(("doi", _bib_verbatim(r["doi"])))
     if _bib_addendum(r):

@@ -53,6 +53,7 @@ def _run(db_path, tool: str, as_json: bool, **arguments) -> dict:
 
 # --- the corpus views ------------------------------------------------------------------
 
+
 def show(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
     """Summary of USER's corpus: revision, experienced and saved counts, top topics."""
     r = _run(db, "corpus", as_json, user=user)
@@ -65,9 +66,12 @@ def show(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
 
 def items(
     user: UserArg,
-    facet: Annotated[str, typer.Option(help="experienced (read or captured) or saved (favorited, unread).")] = "experienced",
+    facet: Annotated[
+        str, typer.Option(help="experienced (read or captured) or saved (favorited, unread).")
+    ] = "experienced",
     limit: Annotated[int, typer.Option(parser=tool_number, help="How many items.")] = 50,
-    db: DbOption = None, as_json: JsonOption = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
 ):
     """List the items of one facet of USER's corpus, newest first."""
     r = _run(db, "corpus_items", as_json, user=user, facet=facet, limit=limit)
@@ -78,8 +82,12 @@ def items(
         typer.echo(f"  #{i['item_id']}  {clean(i['title'], 100)}")
 
 
-def ranked(user: UserArg, limit: Annotated[int, typer.Option(parser=tool_number, help="How many items.")] = 10,
-           db: DbOption = None, as_json: JsonOption = False):
+def ranked(
+    user: UserArg,
+    limit: Annotated[int, typer.Option(parser=tool_number, help="How many items.")] = 10,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
     """USER's experienced items by strength."""
     r = _run(db, "corpus_ranked", as_json, user=user, limit=limit)
     if as_json:
@@ -89,11 +97,15 @@ def ranked(user: UserArg, limit: Annotated[int, typer.Option(parser=tool_number,
         typer.echo(f"  {i['strength']:.2f}  #{i['item_id']}  {clean(i['title'], 100)}")
 
 
-def changes(user: UserArg,
-            since: Annotated[int, typer.Option(parser=tool_number, metavar="REVISION",
-                                               help="Revision to start after (0 = all).")] = 0,
-            limit: Annotated[int, typer.Option(parser=tool_number, help="How many changes.")] = 200,
-            db: DbOption = None, as_json: JsonOption = False):
+def changes(
+    user: UserArg,
+    since: Annotated[
+        int, typer.Option(parser=tool_number, metavar="REVISION", help="Revision to start after (0 = all).")
+    ] = 0,
+    limit: Annotated[int, typer.Option(parser=tool_number, help="How many changes.")] = 200,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
     """Membership changes of USER's corpus after revision --since."""
     r = _run(db, "corpus_changes", as_json, user=user, since=since, limit=limit)
     if as_json:
@@ -103,10 +115,13 @@ def changes(user: UserArg,
         typer.echo(f"  r{c['revision']}  {c['kind']:<7}  {c['facet']:<11}  #{c['item_id']}")
 
 
-def recall(user: UserArg,
-           query: Annotated[str, typer.Argument(metavar="WORDS", help="Words that must all occur.")],
-           limit: Annotated[int, typer.Option(parser=tool_number, help="How many items.")] = 10,
-           db: DbOption = None, as_json: JsonOption = False):
+def recall(
+    user: UserArg,
+    query: Annotated[str, typer.Argument(metavar="WORDS", help="Words that must all occur.")],
+    limit: Annotated[int, typer.Option(parser=tool_number, help="How many items.")] = 10,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
     """Search what USER read or captured for WORDS."""
     r = _run(db, "recall", as_json, user=user, query=query, limit=limit)
     if as_json:
@@ -136,21 +151,28 @@ def reconcile(user: UserArg, db: DbOption = None, as_json: JsonOption = False):
         typer.echo(message)
 
 
-FacetOption = Annotated[str, typer.Option(
-    help="experienced (read or captured), saved (favorited, unread) or all.")]
+FacetOption = Annotated[str, typer.Option(help="experienced (read or captured), saved (favorited, unread) or all.")]
 
 
 def export(
     user: str,
-    format: Annotated[str, typer.Option(
-        "--format", "-f", help="bibtex, ris, csl-json (reference managers), markdown or jsonl.")] = "bibtex",
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="bibtex, ris, csl-json (reference managers), markdown or jsonl.")
+    ] = "bibtex",
     facet: FacetOption = "all",
-    since: Annotated[int, typer.Option(
-        min=0, help="Only items that entered the corpus after this revision (0 = all); "
-                    "use the revision the previous export printed.")] = 0,
-    out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Write to this file instead of stdout.", dir_okay=False)] = None,
-    db: DbOption = None, as_json: JsonOption = False,
+    since: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Only items that entered the corpus after this revision (0 = all); "
+            "use the revision the previous export printed.",
+        ),
+    ] = 0,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of stdout.", dir_okay=False)
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
 ):
     """Export USER's corpus for Zotero and other reference managers (BibTeX, RIS, CSL-JSON),
     as Markdown, or as JSON lines."""
@@ -161,18 +183,34 @@ def export(
     finally:
         database.conn.close()
     where = str(out) if out else "stdout"
-    message = (plural(r.count, "item") + (f" and {plural(r.deleted, 'removal')}" if r.deleted else "")
-               + f" of {u['name']} exported as {format} to {where} (revision {r.revision}; "
-               f"next time --since {r.revision} exports only what is new).")
+    message = (
+        plural(r.count, "item")
+        + (f" and {plural(r.deleted, 'removal')}" if r.deleted else "")
+        + f" of {u['name']} exported as {format} to {where} (revision {r.revision}; "
+        f"next time --since {r.revision} exports only what is new)."
+    )
     if r.truncated:
-        message += (f" The change log was trimmed past revision {since}: some removals may be "
-                    "missing; export with --since 0 for the full set.")
+        message += (
+            f" The change log was trimmed past revision {since}: some removals may be "
+            "missing; export with --since 0 for the full set."
+        )
     if out:
         run_guarded(_write_file, out, r.text)
     if as_json:
-        emit_json(ok(message, format=format, facet=facet, since=since, count=r.count,
-                     deleted=r.deleted, revision=r.revision, truncated=r.truncated,
-                     out=str(out) if out else None, **({} if out else {"text": r.text})))
+        emit_json(
+            ok(
+                message,
+                format=format,
+                facet=facet,
+                since=since,
+                count=r.count,
+                deleted=r.deleted,
+                revision=r.revision,
+                truncated=r.truncated,
+                out=str(out) if out else None,
+                **({} if out else {"text": r.text}),
+            )
+        )
         return
     if not out:
         sys.stdout.write(r.text)
@@ -194,8 +232,10 @@ def _left(names: list[str], outside: set[str], facet: str) -> str:
     with another ``--facet``) they are still in the corpus, only not in this facet."""
     moved = sum(n in outside for n in names)
     gone = len(names) - moved
-    reasons = [f"{moved} whose item is still in your corpus but not in the {facet} facet"
-               if moved else "", f"{gone} whose item left the corpus" if gone else ""]
+    reasons = [
+        f"{moved} whose item is still in your corpus but not in the {facet} facet" if moved else "",
+        f"{gone} whose item left the corpus" if gone else "",
+    ]
     return "; ".join(r for r in reasons if r)
 
 
@@ -206,19 +246,24 @@ def _sync_message(folder: Path, r, facet: str) -> str:
         message += f" ({_left(r.removed, outside, facet)})"
     message += f" (revision {r.revision}; {r.reason})."
     if r.kept:
-        message += (f" Kept {plural(len(r.kept), 'note')} ({_left(r.kept, outside, facet)}) because "
-                    "you wrote below the marker line: hermes never deletes your text.")
+        message += (
+            f" Kept {plural(len(r.kept), 'note')} ({_left(r.kept, outside, facet)}) because "
+            "you wrote below the marker line: hermes never deletes your text."
+        )
     return message
 
 
 def sync(
     user: str,
-    folder: Annotated[Path, typer.Argument(help="The folder to keep in step (an Obsidian vault or a folder in it).",
-                                           file_okay=False)],
+    folder: Annotated[
+        Path, typer.Argument(help="The folder to keep in step (an Obsidian vault or a folder in it).", file_okay=False)
+    ],
     facet: FacetOption = "all",
-    rebuild: Annotated[bool, typer.Option(
-        "--rebuild", help="Rewrite every note (your text below the marker line is kept).")] = False,
-    db: DbOption = None, as_json: JsonOption = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Rewrite every note (your text below the marker line is kept).")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
 ):
     """Keep one Markdown note per corpus item of USER in FOLDER: only what changed since the
     last sync is written; what you write below a note's marker line is never touched."""
@@ -230,8 +275,10 @@ def sync(
         database.conn.close()
     message = _sync_message(folder, r, facet)
     if r.conflicts:
-        message += (f" Left {plural(len(r.conflicts), 'note')} untouched because the marker line "
-                    "is gone: put it back, or delete the note to get a fresh one.")
+        message += (
+            f" Left {plural(len(r.conflicts), 'note')} untouched because the marker line "
+            "is gone: put it back, or delete the note to get a fresh one."
+        )
     if as_json:
         emit_json(ok(message, **r.as_dict()))
         return
@@ -241,8 +288,7 @@ def sync(
 
 
 def corpus_app() -> typer.Typer:
-    app = typer.Typer(help="A persona's corpus: what it read or captured, and what it saved.",
-                      no_args_is_help=True)
+    app = typer.Typer(help="A persona's corpus: what it read or captured, and what it saved.", no_args_is_help=True)
     app.command()(show)
     app.command()(items)
     app.command()(ranked)
@@ -256,6 +302,7 @@ def corpus_app() -> typer.Typer:
 
 # --- the person's reading verbs ---------------------------------------------------------
 
+
 def read(user: UserArg, items_: ItemsArg, db: DbOption = None, as_json: JsonOption = False):
     """Mark items read by USER: they enter the corpus as experienced."""
     run_each(db, "record_progress", items_, as_json, user=user, fraction=1.0)
@@ -263,10 +310,15 @@ def read(user: UserArg, items_: ItemsArg, db: DbOption = None, as_json: JsonOpti
 
 def save(
     user: UserArg,
-    refs: Annotated[list[str], typer.Argument(
-        metavar="ITEM...", help="Item ids, as `hermes feed USER` prints them, or an arXiv id "
-                                "(2401.12345), a DOI (10.1000/xyz) or a URL of something no "
-                                "feed brought.")],
+    refs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="ITEM...",
+            help="Item ids, as `hermes feed USER` prints them, or an arXiv id "
+            "(2401.12345), a DOI (10.1000/xyz) or a URL of something no "
+            "feed brought.",
+        ),
+    ],
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -322,10 +374,12 @@ def note(user: UserArg, item: ItemArg, text: TextArg, db: DbOption = None, as_js
 
 
 def highlight(
-    user: UserArg, item: ItemArg, text: TextArg,
-    comment: Annotated[Optional[str], typer.Option("--note", metavar="TEXT",
-                                                   help="A comment on the passage.")] = None,
-    db: DbOption = None, as_json: JsonOption = False,
+    user: UserArg,
+    item: ItemArg,
+    text: TextArg,
+    comment: Annotated[Optional[str], typer.Option("--note", metavar="TEXT", help="A comment on the passage.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
 ):
     """Keep a passage of ITEM for USER: the item enters the corpus as experienced."""
     r = _run(db, "add_highlight", as_json, user=user, item_id=item, text=text, note=comment)

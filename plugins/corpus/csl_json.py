@@ -11,8 +11,7 @@ from hermes.text.latex import readable
 from .fields import _date, duration_text, media, note_text
 from .references import person
 
-_CSL_TYPES = {"paper": "article-journal", "article": "post-weblog", "podcast": "broadcast",
-              "video": "motion_picture"}
+_CSL_TYPES = {"paper": "article-journal", "article": "post-weblog", "podcast": "broadcast", "video": "motion_picture"}
 
 
 def _csl_name(parts: dict) -> dict:
@@ -26,9 +25,12 @@ def _csl_name(parts: dict) -> dict:
 
 def csl_item(r: dict) -> dict:
     """One record as a CSL-JSON item (the citation-style-language input schema)."""
-    item: dict = {"id": r["key"], "citation-key": r["key"],
-                  "type": "article" if r["arxiv"] else _CSL_TYPES.get(r["content_type"], "document"),
-                  "title": readable(r["title"])}
+    item: dict = {
+        "id": r["key"],
+        "citation-key": r["key"],
+        "type": "article" if r["arxiv"] else _CSL_TYPES.get(r["content_type"], "document"),
+        "title": readable(r["title"]),
+    }
     if r["authors"]:
         item["author"] = [_csl_name(person(a, r["source"])) for a in r["authors"]]
     cited = r.get("citation") or {}
@@ -39,8 +41,7 @@ def csl_item(r: dict) -> dict:
         # a broadcast episode (the CSL spec's own examples). Not publisher: a show is not
         # the network that publishes it.
         item["container-title"] = cited.get("container") or r["source"]
-    for key, name in (("volume", "volume"), ("issue", "issue"), ("pages", "page"),
-                      ("publisher", "publisher")):
+    for key, name in (("volume", "volume"), ("issue", "issue"), ("pages", "page"), ("publisher", "publisher")):
         if cited.get(key):
             item[name] = cited[key]
     found = media(r)
@@ -61,8 +62,7 @@ def csl_item(r: dict) -> dict:
     item["keyword"] = ", ".join([*r["tags"], f"hermes-{r['facet']}"])
     if note_text(r):
         item["note"] = note_text(r)
-    item["custom"] = {"hermes_item_id": r["item_id"], "hermes_facet": r["facet"],
-                      "hermes_strength": r["strength"]}
+    item["custom"] = {"hermes_item_id": r["item_id"], "hermes_facet": r["facet"], "hermes_strength": r["strength"]}
     return item
 
 

@@ -64,8 +64,14 @@ def _key(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
-def entity_view(db: sqlite_utils.Database, user_id: int, *, limit: int | None = None,
-                items_per_entity: int = 20, topics: bool = True) -> list[dict]:
+def entity_view(
+    db: sqlite_utils.Database,
+    user_id: int,
+    *,
+    limit: int | None = None,
+    items_per_entity: int = 20,
+    topics: bool = True,
+) -> list[dict]:
     """Experienced items grouped by tag (``kind: "tag"``), by author (``kind: "author"``)
     and, when the tag graph is available, by its topic community (``kind: "topic"``,
     labelled by its most central tags).
@@ -75,8 +81,7 @@ def entity_view(db: sqlite_utils.Database, user_id: int, *, limit: int | None = 
     """
     topic_of = _topic_fn(db) if topics else None
     rows = db.execute(
-        f"WITH {_SEEN} SELECT item_id, title, tags, first_seen, last_seen, authors FROM exp",
-        {"u": user_id}
+        f"WITH {_SEEN} SELECT item_id, title, tags, first_seen, last_seen, authors FROM exp", {"u": user_id}
     ).fetchall()
     groups: dict[tuple[str, str], dict] = {}
 
@@ -101,12 +106,16 @@ def entity_view(db: sqlite_utils.Database, user_id: int, *, limit: int | None = 
     out = []
     for g in groups.values():
         items = sorted(g["items"].values(), key=lambda it: it["last_seen"] or "", reverse=True)
-        out.append({
-            "entity": g["entity"], "kind": g["kind"], "item_count": len(items),
-            "first_seen": min(it["first_seen"] or "" for it in items),
-            "last_seen": max(it["last_seen"] or "" for it in items),
-            "items": items[:items_per_entity],
-        })
+        out.append(
+            {
+                "entity": g["entity"],
+                "kind": g["kind"],
+                "item_count": len(items),
+                "first_seen": min(it["first_seen"] or "" for it in items),
+                "last_seen": max(it["last_seen"] or "" for it in items),
+                "items": items[:items_per_entity],
+            }
+        )
     out.sort(key=lambda e: e["entity"].casefold())
     out.sort(key=lambda e: e["last_seen"], reverse=True)
     out.sort(key=lambda e: e["item_count"], reverse=True)
@@ -149,18 +158,25 @@ def recall(db: sqlite_utils.Database, user_id: int, query: str, limit: int = 10)
         f"""WITH {_SEEN}
             SELECT e.item_id, e.title, e.url, coalesce(i.summary, ''), e.first_seen, e.last_seen
             FROM exp e JOIN items i ON i.id = e.item_id
-            WHERE {' AND '.join(where)}""",
+            WHERE {" AND ".join(where)}""",
         params,
     ).fetchall()
     folded = [t.casefold() for t in terms]
     hits = []
     for item_id, title, url, summary, first, last in rows:
-        highlights = [{"highlight_id": h[0], "text": h[1], "note": h[2]} for h in db.execute(
-            "SELECT id, text, note FROM corpus_highlights WHERE user_id = ? AND item_id = ? ORDER BY id",
-            [user_id, item_id])]
-        notes = [{"note_id": n[0], "text": n[1]} for n in db.execute(
-            "SELECT id, text FROM corpus_notes WHERE user_id = ? AND item_id = ? ORDER BY id",
-            [user_id, item_id])]
+        highlights = [
+            {"highlight_id": h[0], "text": h[1], "note": h[2]}
+            for h in db.execute(
+                "SELECT id, text, note FROM corpus_highlights WHERE user_id = ? AND item_id = ? ORDER BY id",
+                [user_id, item_id],
+            )
+        ]
+        notes = [
+            {"note_id": n[0], "text": n[1]}
+            for n in db.execute(
+                "SELECT id, text FROM corpus_notes WHERE user_id = ? AND item_id = ? ORDER BY id", [user_id, item_id]
+            )
+        ]
         score, matched_in = 0, []
         for field, text, weight in (("title", title, 3), ("summary", summary, 1)):
             n = sum(t in text.casefold() for t in folded)
@@ -175,9 +191,19 @@ def recall(db: sqlite_utils.Database, user_id: int, query: str, limit: int = 10)
         if nt:
             score += 2 * len(nt)
             matched_in.append("note")
-        hits.append({"item_id": item_id, "title": title, "url": url, "matched_in": matched_in,
-                     "highlights": hl[:3], "notes": nt[:3], "first_seen": first, "last_seen": last,
-                     "_score": score})
+        hits.append(
+            {
+                "item_id": item_id,
+                "title": title,
+                "url": url,
+                "matched_in": matched_in,
+                "highlights": hl[:3],
+                "notes": nt[:3],
+                "first_seen": first,
+                "last_seen": last,
+                "_score": score,
+            }
+        )
     hits.sort(key=lambda h: h["item_id"])
     hits.sort(key=lambda h: h["last_seen"] or "", reverse=True)
     hits.sort(key=lambda h: h["_score"], reverse=True)

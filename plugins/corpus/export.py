@@ -40,37 +40,40 @@ class Format:
     media_type: str
 
 
-FORMATS = {f.name: f for f in (
-    Format("bibtex", bibtex, "bib", "application/x-bibtex"),
-    Format("ris", ris, "ris", "application/x-research-info-systems"),
-    Format("csl-json", csl_json, "json", "application/vnd.citationstyles.csl+json"),
-    Format("markdown", markdown, "md", "text/markdown"),
-    Format("jsonl", jsonl, "jsonl", "application/jsonl"),
-)}
+FORMATS = {
+    f.name: f
+    for f in (
+        Format("bibtex", bibtex, "bib", "application/x-bibtex"),
+        Format("ris", ris, "ris", "application/x-research-info-systems"),
+        Format("csl-json", csl_json, "json", "application/vnd.citationstyles.csl+json"),
+        Format("markdown", markdown, "md", "text/markdown"),
+        Format("jsonl", jsonl, "jsonl", "application/jsonl"),
+    )
+}
 
 
 def check_format(name) -> Format:
     if name not in FORMATS:
-        raise InvalidInput(
-            f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
+        raise InvalidInput(f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
     return FORMATS[name]
 
 
 @dataclass
 class Export:
     text: str
-    count: int          # items written
-    deleted: int        # tombstones written (jsonl only)
-    revision: int       # the corpus revision the export reflects
+    count: int  # items written
+    deleted: int  # tombstones written (jsonl only)
+    revision: int  # the corpus revision the export reflects
     since: int
-    truncated: bool     # removals after ``since`` may be missing: the log was trimmed
+    truncated: bool  # removals after ``since`` may be missing: the log was trimmed
     has_more: bool = False
     next_since: int | None = None
     keys: list[str] = field(default_factory=list)
 
 
-def export(db: sqlite_utils.Database, user_id: int, fmt: str, facet: str = "all", since: int = 0,
-           max_chars: int | None = None) -> Export:
+def export(
+    db: sqlite_utils.Database, user_id: int, fmt: str, facet: str = "all", since: int = 0, max_chars: int | None = None
+) -> Export:
     """Export the items that entered ``facet`` after revision ``since`` (0 = all of them).
 
     ``max_chars`` bounds the text (the MCP tool): whole entries are taken, oldest first,
@@ -86,8 +89,9 @@ def export(db: sqlite_utils.Database, user_id: int, fmt: str, facet: str = "all"
         gone = references.tombstones(db, user_id, facets, since) if since and fmt == "jsonl" else []
     has_more = False
     if max_chars is not None:
-        events = sorted([(r["revision"], "r", r) for r in records]
-                        + [(t["revision"], "t", t) for t in gone], key=lambda e: e[0])
+        events = sorted(
+            [(r["revision"], "r", r) for r in records] + [(t["revision"], "t", t) for t in gone], key=lambda e: e[0]
+        )
         taken, size = 0, 0
         for _, kind, ev in events:
             piece = len(form.render([ev] if kind == "r" else [], [ev] if kind == "t" else []))
@@ -101,7 +105,14 @@ def export(db: sqlite_utils.Database, user_id: int, fmt: str, facet: str = "all"
             gone = [t for t in gone if t["revision"] <= last]
             next_since = last
     text = form.render(records, gone)
-    return Export(text=text, count=len(records), deleted=len(gone), revision=revision,
-                  since=since, truncated=truncated, has_more=has_more,
-                  next_since=next_since if has_more else revision,
-                  keys=[r["key"] for r in records])
+    return Export(
+        text=text,
+        count=len(records),
+        deleted=len(gone),
+        revision=revision,
+        since=since,
+        truncated=truncated,
+        has_more=has_more,
+        next_since=next_since if has_more else revision,
+        keys=[r["key"] for r in records],
+    )

@@ -9,7 +9,7 @@ def note_text(record: dict) -> str:
     written (the field already says it is a note), a highlight quoted and marked as one."""
     parts = [n["text"] for n in record["notes"]]
     for h in record["highlights"]:
-        parts.append(f"Highlight: \"{h['text']}\"" + (f" ({h['comment']})" if h["comment"] else ""))
+        parts.append(f'Highlight: "{h["text"]}"' + (f" ({h['comment']})" if h["comment"] else ""))
     return "\n\n".join(parts)
 
 

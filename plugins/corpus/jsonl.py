@@ -5,10 +5,33 @@ from __future__ import annotations
 
 import json
 
-_JSONL_FIELDS = ("key", "item_id", "facet", "revision", "title", "authors", "year", "published",
-                 "url", "arxiv", "doi", "abstract", "content_type", "source", "media", "tags",
-                 "strength", "favorited", "read_fraction", "added", "first_seen", "last_seen",
-                 "highlights", "notes", "citation")
+_JSONL_FIELDS = (
+    "key",
+    "item_id",
+    "facet",
+    "revision",
+    "title",
+    "authors",
+    "year",
+    "published",
+    "url",
+    "arxiv",
+    "doi",
+    "abstract",
+    "content_type",
+    "source",
+    "media",
+    "tags",
+    "strength",
+    "favorited",
+    "read_fraction",
+    "added",
+    "first_seen",
+    "last_seen",
+    "highlights",
+    "notes",
+    "citation",
+)
 
 
 def jsonl(records: list[dict], tombstones: list[dict] | None = None) -> str:

@@ -13,20 +13,32 @@ from hermes.text.language import WORD, english
 
 #: function words of one language that the others listed here do not use
 _WORDS = {
-    "german": frozenset("""der die das und ist nicht ein eine dem den des mit sich von zu auf
+    "german": frozenset(
+        """der die das und ist nicht ein eine dem den des mit sich von zu auf
         für im auch zum zur bei beim vom nach wird werden wurde haben sind oder aber dass noch
         nur über aus wie sie wir einen einem einer kein keine mehr schon jetzt kann durch
-        ohne""".split()),
-    "french": frozenset("""le les des du et est une pour dans qui sur au avec sont cette il
-        elle aux mais ou nous vous ces leur""".split()),
-    "spanish": frozenset("""el los las del por con una su para es al lo como más pero sus y
-        muy este esta entre""".split()),
-    "portuguese": frozenset("""um uma os não na ao em à é com mais foi ele ela seu sua pelo
-        pela também mas ou dos das nos""".split()),
-    "italian": frozenset("""il di che è per della sono gli nel alla dei delle anche non
-        una""".split()),
-    "dutch": frozenset("""het een van niet zijn voor op met dat ook naar en bij wordt
-        deze""".split()),
+        ohne""".split()
+    ),
+    "french": frozenset(
+        """le les des du et est une pour dans qui sur au avec sont cette il
+        elle aux mais ou nous vous ces leur""".split()
+    ),
+    "spanish": frozenset(
+        """el los las del por con una su para es al lo como más pero sus y
+        muy este esta entre""".split()
+    ),
+    "portuguese": frozenset(
+        """um uma os não na ao em à é com mais foi ele ela seu sua pelo
+        pela também mas ou dos das nos""".split()
+    ),
+    "italian": frozenset(
+        """il di che è per della sono gli nel alla dei delle anche non
+        una""".split()
+    ),
+    "dutch": frozenset(
+        """het een van niet zijn voor op met dat ook naar en bij wordt
+        deze""".split()
+    ),
 }
 #: fewer of a language's words than this name no language: a title with one "die" is not
 #: German

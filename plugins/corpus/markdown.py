@@ -12,7 +12,7 @@ from .untrusted import md_code, md_text, md_url
 
 
 def byline(r: dict) -> str:
-    """"A. Smith, B. Jones · *Source* · 2024 · arXiv:2401.12345 · experienced, strength 0.55",
+    """ "A. Smith, B. Jones · *Source* · 2024 · arXiv:2401.12345 · experienced, strength 0.55",
     with an episode's duration and audio link after the year."""
     parts = [", ".join(md_text(a) for a in r["authors"])] if r["authors"] else []
     if r["source"]:

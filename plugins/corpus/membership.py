@@ -30,8 +30,9 @@ FACETS = ("experienced", "saved")
 
 def check_facet(facet: str) -> str:
     if facet not in FACETS:
-        raise InvalidInput(f"unknown facet {facet!r}; use 'experienced' (read or captured) "
-                           "or 'saved' (favorited, not yet read)")
+        raise InvalidInput(
+            f"unknown facet {facet!r}; use 'experienced' (read or captured) or 'saved' (favorited, not yet read)"
+        )
     return facet
 
 
@@ -46,8 +47,13 @@ def item_state(db: sqlite_utils.Database, user_id: int, item_id: int) -> dict:
              EXISTS (SELECT 1 FROM corpus_favorites WHERE user_id = :u AND item_id = :i)""",
         {"u": user_id, "i": item_id},
     ).fetchone()
-    return {"max_fraction": row[0] or 0.0, "opens": row[1] or 0, "highlights": row[2],
-            "notes": row[3], "favorited": bool(row[4])}
+    return {
+        "max_fraction": row[0] or 0.0,
+        "opens": row[1] or 0,
+        "highlights": row[2],
+        "notes": row[3],
+        "favorited": bool(row[4]),
+    }
 
 
 def facets_for(state: dict, threshold: float) -> set[str]:
@@ -89,8 +95,10 @@ def sync_item(db: sqlite_utils.Database, user_id: int, item_id: int, at: str | N
     cfg = corpus_settings()
     at = at or now_iso()
     want = facets_for(item_state(db, user_id, item_id), cfg.heard_threshold)
-    have = {r[0] for r in db.execute(
-        "SELECT facet FROM corpus_membership WHERE user_id = ? AND item_id = ?", [user_id, item_id])}
+    have = {
+        r[0]
+        for r in db.execute("SELECT facet FROM corpus_membership WHERE user_id = ? AND item_id = ?", [user_id, item_id])
+    }
     # Removals first: an item moving saved -> experienced reads as a tombstone then an add.
     todo = [("removed", f) for f in sorted(have - want)] + [("added", f) for f in sorted(want - have)]
     changes = []
@@ -119,15 +127,18 @@ def sync_item(db: sqlite_utils.Database, user_id: int, item_id: int, at: str | N
 
 def touched_items(db: sqlite_utils.Database, user_id: int) -> list[int]:
     """Every item a persona has a corpus signal or membership on."""
-    return [r[0] for r in db.execute(
-        """SELECT item_id FROM corpus_progress WHERE user_id = :u
+    return [
+        r[0]
+        for r in db.execute(
+            """SELECT item_id FROM corpus_progress WHERE user_id = :u
            UNION SELECT item_id FROM corpus_highlights WHERE user_id = :u
            UNION SELECT item_id FROM corpus_notes WHERE user_id = :u
            UNION SELECT item_id FROM corpus_favorites WHERE user_id = :u
            UNION SELECT item_id FROM corpus_membership WHERE user_id = :u
            ORDER BY 1""",
-        {"u": user_id},
-    )]
+            {"u": user_id},
+        )
+    ]
 
 
 def reconcile(db: sqlite_utils.Database, user_id: int) -> list[dict]:
@@ -142,11 +153,10 @@ def reconcile(db: sqlite_utils.Database, user_id: int) -> list[dict]:
 
 # --- reads -------------------------------------------------------------------------------
 
+
 def revision_state(db: sqlite_utils.Database, user_id: int) -> tuple[int, int]:
     """``(revision, trimmed_through)``; ``(0, 0)`` for a persona with no corpus yet."""
-    row = db.execute(
-        "SELECT revision, trimmed_through FROM corpus_revision WHERE user_id = ?", [user_id]
-    ).fetchone()
+    row = db.execute("SELECT revision, trimmed_through FROM corpus_revision WHERE user_id = ?", [user_id]).fetchone()
     return (row[0], row[1]) if row else (0, 0)
 
 
@@ -163,11 +173,14 @@ def facet_entries(db: sqlite_utils.Database, user_id: int, facet: str) -> list[t
     """``(item_id, added)`` for the items in a facet, most recently added first (the stable
     API other plugins use, e.g. the digest's "saved, not read yet")."""
     check_facet(facet)
-    return [(r[0], r[1]) for r in db.execute(
-        """SELECT item_id, added FROM corpus_membership
+    return [
+        (r[0], r[1])
+        for r in db.execute(
+            """SELECT item_id, added FROM corpus_membership
            WHERE user_id = ? AND facet = ? ORDER BY revision DESC, item_id""",
-        [user_id, facet],
-    )]
+            [user_id, facet],
+        )
+    ]
 
 
 def facet_item_ids(db: sqlite_utils.Database, user_id: int, facet: str) -> list[int]:
@@ -193,8 +206,9 @@ def changes_since(db: sqlite_utils.Database, user_id: int, since: int, limit: in
                 f"since={since} is beyond the current revision {revision}; "
                 "pass a revision you received earlier, or 0 for everything"
             )
-        sql = ("SELECT revision, kind, facet, item_id FROM corpus_log "
-               "WHERE user_id = ? AND revision > ? ORDER BY revision")
+        sql = (
+            "SELECT revision, kind, facet, item_id FROM corpus_log WHERE user_id = ? AND revision > ? ORDER BY revision"
+        )
         params: list = [user_id, since]
         if limit is not None:
             sql += " LIMIT ?"
@@ -214,6 +228,7 @@ def changes_since(db: sqlite_utils.Database, user_id: int, since: int, limit: in
 
 class _read_snapshot:
     """A deferred read transaction (joins an open one): one consistent WAL snapshot."""
+
     def __init__(self, db):
         self.conn = db.conn
         self.mine = False

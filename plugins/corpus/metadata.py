@@ -35,8 +35,7 @@ HTML_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.1"
 
 _DOI = re.compile(r"^(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+)$", re.I)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
-_ARXIV_BARE = re.compile(r"^(?:arxiv:\s*)?(\d{4}\.\d{4,5}|[a-z][a-z-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?$",
-                         re.I)
+_ARXIV_BARE = re.compile(r"^(?:arxiv:\s*)?(\d{4}\.\d{4,5}|[a-z][a-z-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?$", re.I)
 
 
 class LookupFailed(HermesError):
@@ -45,7 +44,7 @@ class LookupFailed(HermesError):
 
 @dataclass(frozen=True)
 class Ref:
-    kind: str   # "arxiv" | "doi" | "url"
+    kind: str  # "arxiv" | "doi" | "url"
     value: str  # version-less arXiv id, DOI, or canonical URL
 
 
@@ -76,14 +75,18 @@ def identify(text) -> Ref:
         url = canonical_url(text)
         if url:
             return Ref("url", url)
-    raise InvalidInput(f"{text[:200]!r} is not an arXiv id (2401.12345), a DOI (10.1000/xyz) "
-                       "or an http(s) URL")
+    raise InvalidInput(f"{text[:200]!r} is not an arXiv id (2401.12345), a DOI (10.1000/xyz) or an http(s) URL")
 
 
 def _get(url: str, accept: str, allow_private: bool, what: str):
     try:
-        return fetch(url, accept=accept, allow_private=allow_private,
-                     timeout=min(settings().fetch_timeout, 30.0), max_bytes=MAX_METADATA_BYTES)
+        return fetch(
+            url,
+            accept=accept,
+            allow_private=allow_private,
+            timeout=min(settings().fetch_timeout, 30.0),
+            max_bytes=MAX_METADATA_BYTES,
+        )
     except FetchError as exc:
         raise LookupFailed(f"could not fetch {what} from {url}: {exc}") from None
 
@@ -98,11 +101,11 @@ def arxiv_item(arxiv: str, api: str, *, allow_private: bool) -> dict:
     try:  # through the entity guard: the answer is a remote server's bytes like any feed's
         parsed, _ = read_xml(res.body or b"")
     except ParseError as exc:
-        raise LookupFailed(f"arXiv's API answered for {arxiv} with a document hermes will not "
-                           f"read ({exc})") from None
+        raise LookupFailed(f"arXiv's API answered for {arxiv} with a document hermes will not read ({exc})") from None
     if not (parsed.get("version") or "").startswith("atom"):
-        raise LookupFailed(f"arXiv's API answered with something that is not Atom for {arxiv} "
-                           f"(from {api}); try again later")
+        raise LookupFailed(
+            f"arXiv's API answered with something that is not Atom for {arxiv} (from {api}); try again later"
+        )
     # An unknown or malformed id gets no entry, or an error entry with an api/errors id.
     entries = [e for e in parsed.entries if "/abs/" in (e.get("id") or "") and e.get("title")]
     if not entries:
@@ -143,8 +146,9 @@ def csl_problem(data: dict) -> str | None:
         if not isinstance(authors, list):
             return "its author list is not a list"
         for a in authors:
-            bad = [k for k in _CSL_NAME_PARTS if isinstance(a, dict) and a.get(k) is not None
-                   and not isinstance(a[k], str)]
+            bad = [
+                k for k in _CSL_NAME_PARTS if isinstance(a, dict) and a.get(k) is not None and not isinstance(a[k], str)
+            ]
             if not isinstance(a, dict) or bad:
                 return f"an author's {bad[0] if bad else 'entry'} is not a text"
     for key in _CSL_DATES:
@@ -152,10 +156,17 @@ def csl_problem(data: dict) -> str | None:
         if value is None:
             continue
         parts = value.get("date-parts") if isinstance(value, dict) else None
-        if not isinstance(value, dict) or (parts is not None and not (
-                isinstance(parts, list) and all(isinstance(p, list) and all(
-                    isinstance(n, (int, str)) and not isinstance(n, bool) for n in p) for p in parts))):
-            return f"its {key} date is not a CSL date ({{\"date-parts\": [[year, month, day]]}})"
+        if not isinstance(value, dict) or (
+            parts is not None
+            and not (
+                isinstance(parts, list)
+                and all(
+                    isinstance(p, list) and all(isinstance(n, (int, str)) and not isinstance(n, bool) for n in p)
+                    for p in parts
+                )
+            )
+        ):
+            return f'its {key} date is not a CSL date ({{"date-parts": [[year, month, day]]}})'
     for key in ("subject", "categories"):
         if data.get(key) is not None and not _text_or_texts(data[key], empty=True):
             return f"its {key} is not a list of texts"
@@ -186,8 +197,9 @@ def _csl_names(authors) -> str | None:
     for a in authors if isinstance(authors, list) else []:
         if not isinstance(a, dict):
             continue
-        name = a.get("literal") or " ".join(filter(None, [
-            a.get("given"), a.get("non-dropping-particle"), a.get("family")]))
+        name = a.get("literal") or " ".join(
+            filter(None, [a.get("given"), a.get("non-dropping-particle"), a.get("family")])
+        )
         name = plain_text(str(name))
         if name:
             names.append(name)
@@ -205,15 +217,17 @@ def doi_item(doi: str, resolver: str, *, allow_private: bool) -> dict:
     try:
         data = json.loads((res.body or b"").decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise LookupFailed(f"the DOI resolver sent no citation data for {doi} (not CSL-JSON); "
-                           "check the DOI, or save the article's web page by its URL") from None
+        raise LookupFailed(
+            f"the DOI resolver sent no citation data for {doi} (not CSL-JSON); "
+            "check the DOI, or save the article's web page by its URL"
+        ) from None
     except RecursionError:  # 2 MB of "[" nest deeper than Python's reader goes
-        raise LookupFailed(f"the DOI resolver's record of {doi} is nested too deeply to read; "
-                           "nothing was stored") from None
+        raise LookupFailed(
+            f"the DOI resolver's record of {doi} is nested too deeply to read; nothing was stored"
+        ) from None
     problem = csl_problem(data) if isinstance(data, dict) else None
     if problem:
-        raise LookupFailed(f"the DOI resolver's record of {doi} is malformed: {problem}; "
-                           "nothing was stored")
+        raise LookupFailed(f"the DOI resolver's record of {doi} is malformed: {problem}; nothing was stored")
     if not isinstance(data, dict) or not _first(data.get("title")).strip():
         raise LookupFailed(f"the DOI resolver's record of {doi} has no title")
     subjects = data.get("subject") or data.get("categories") or []
@@ -297,8 +311,9 @@ def page_item(url: str, *, allow_private: bool) -> dict:
         head.close()
     except Exception:  # noqa: BLE001 - hostile markup: keep what was read before it
         pass
-    title = plain_text(head.first("citation_title", "og:title", "twitter:title", "dc.title")
-                       or head.title, limit=MAX_TITLE)
+    title = plain_text(
+        head.first("citation_title", "og:title", "twitter:title", "dc.title") or head.title, limit=MAX_TITLE
+    )
     if not title:
         raise LookupFailed(f"{url} has no title to save it under; save a paper by its arXiv id or DOI")
     authors = head.meta.get("citation_author") or head.meta.get("author") or []
@@ -307,14 +322,16 @@ def page_item(url: str, *, allow_private: bool) -> dict:
         "guid": url,
         "url": url,
         "title": title,
-        "summary": plain_text(head.first("citation_abstract", "description", "og:description",
-                                         "twitter:description"), limit=MAX_SUMMARY),
+        "summary": plain_text(
+            head.first("citation_abstract", "description", "og:description", "twitter:description"), limit=MAX_SUMMARY
+        ),
         "author": ", ".join(filter(None, (plain_text(a) for a in authors)))[:2000] or None,
-        "published": _page_date(head.first("citation_publication_date", "citation_date",
-                                           "article:published_time", "dc.date")) or None,
+        "published": _page_date(
+            head.first("citation_publication_date", "citation_date", "article:published_time", "dc.date")
+        )
+        or None,
         "content_type": "paper" if scholarly else "article",
-        "tags": normalise_tags(head.meta.get("citation_keywords", [])
-                               + head.meta.get("article:tag", [])),
+        "tags": normalise_tags(head.meta.get("citation_keywords", []) + head.meta.get("article:tag", [])),
         "enclosure": None,
         "arxiv_id": None,
     }

@@ -44,8 +44,9 @@ def facets_of(choice: str) -> tuple[str, ...]:
         return FACETS
     if choice in FACETS:
         return (choice,)
-    raise InvalidInput(f"unknown facet {choice!r}; use 'experienced' (read or captured), "
-                       "'saved' (favorited, not yet read) or 'all'")
+    raise InvalidInput(
+        f"unknown facet {choice!r}; use 'experienced' (read or captured), 'saved' (favorited, not yet read) or 'all'"
+    )
 
 
 def doi_of(guid: str | None, url: str | None) -> str | None:
@@ -122,8 +123,12 @@ def _parts(name: str) -> tuple[tuple[str, str], ...]:
     k = 0
     while k < len(words) - 1 and words[k] in PARTICLES:
         k += 1
-    parts = {"given": given, "family": " ".join(words[k:]),
-             "non-dropping-particle": " ".join(words[:k]), "suffix": suffix}
+    parts = {
+        "given": given,
+        "family": " ".join(words[k:]),
+        "non-dropping-particle": " ".join(words[:k]),
+        "suffix": suffix,
+    }
     return tuple((key, value) for key, value in parts.items() if value)
 
 
@@ -146,7 +151,7 @@ def _brand_of(name: str, source: str | None) -> bool:
 
 
 def inverted(name: str, source: str | None = None) -> str:
-    """"Family, Given" (with its particle), or "Family, Given, Suffix", the form RIS reads
+    """ "Family, Given" (with its particle), or "Family, Given, Suffix", the form RIS reads
     unambiguously."""
     p = person(name, source)
     if "literal" in p:
@@ -213,29 +218,37 @@ def media_of(enclosure: str | None) -> dict | None:
     if not isinstance(found, dict) or not isinstance(found.get("url"), str):
         return None
     seconds = found.get("duration")
-    return {"url": found["url"], "type": found.get("type") or "",
-            "duration": seconds if isinstance(seconds, int) and seconds > 0 else None}
+    return {
+        "url": found["url"],
+        "type": found.get("type") or "",
+        "duration": seconds if isinstance(seconds, int) and seconds > 0 else None,
+    }
 
 
 def _captures(db, user_id: int, item_ids: set[int]) -> tuple[dict, dict]:
     highlights: dict[int, list] = {}
     notes: dict[int, list] = {}
     for hid, item_id, text, note, created in db.execute(
-            "SELECT id, item_id, text, note, created FROM corpus_highlights WHERE user_id = ? "
-            "ORDER BY id", [user_id]):
+        "SELECT id, item_id, text, note, created FROM corpus_highlights WHERE user_id = ? ORDER BY id", [user_id]
+    ):
         if item_id in item_ids:
-            highlights.setdefault(item_id, []).append(
-                {"id": hid, "text": text, "comment": note, "created": created})
+            highlights.setdefault(item_id, []).append({"id": hid, "text": text, "comment": note, "created": created})
     for nid, item_id, text, created in db.execute(
-            "SELECT id, item_id, text, created FROM corpus_notes WHERE user_id = ? ORDER BY id",
-            [user_id]):
+        "SELECT id, item_id, text, created FROM corpus_notes WHERE user_id = ? ORDER BY id", [user_id]
+    ):
         if item_id in item_ids:
             notes.setdefault(item_id, []).append({"id": nid, "text": text, "created": created})
     return highlights, notes
 
 
-def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, since: int = 0,
-         item_ids: set[int] | None = None) -> list[dict]:
+def load(
+    db: sqlite_utils.Database,
+    user_id: int,
+    facets: tuple[str, ...],
+    *,
+    since: int = 0,
+    item_ids: set[int] | None = None,
+) -> list[dict]:
     """The records of the items that entered ``facets`` after revision ``since`` and are still
     there (all of them for ``since=0``), oldest membership first; only ``item_ids`` if given."""
     cfg = corpus_settings()
@@ -246,27 +259,65 @@ def load(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, si
     stored_dois = dict(db.execute("SELECT item_id, doi FROM corpus_item_dois"))
     citations = _citations(db, {r[0] for r in rows})
     out = []
-    for (item_id, facet, revision, added, guid, url, title, summary, author, published, ctype,
-         tags, arxiv, frac, opens, first, last, fav, feed_title, enclosure, dated_by) in rows:
+    for (
+        item_id,
+        facet,
+        revision,
+        added,
+        guid,
+        url,
+        title,
+        summary,
+        author,
+        published,
+        ctype,
+        tags,
+        arxiv,
+        frac,
+        opens,
+        first,
+        last,
+        fav,
+        feed_title,
+        enclosure,
+        dated_by,
+    ) in rows:
         hs, ns = highlights.get(item_id, []), notes.get(item_id, [])
         seen = [t for t in (first, last, *(c["created"] for c in hs + ns)) if t]
         doi = item_doi(stored_dois.get(item_id), guid, url, arxiv)
-        score = (round(strength(frac, len(hs) + len(ns), bool(fav), opens, cfg)[0], 2)
-                 if facet == "experienced" else None)
+        score = (
+            round(strength(frac, len(hs) + len(ns), bool(fav), opens, cfg)[0], 2) if facet == "experienced" else None
+        )
         published = precise(published, dated_by)
-        out.append({
-            "item_id": item_id, "key": keys[item_id],
-            "facet": facet, "revision": revision, "added": added,
-            "title": title or url or f"item {item_id}", "authors": parse_stored(author),
-            "published": published, "year": arxiv_year(arxiv) or (published or "")[:4] or None, "url": url,
-            "arxiv": arxiv, "doi": doi, "abstract": summary, "content_type": ctype,
-            "source": source_of(feed_title, arxiv), "media": media_of(enclosure),
-            "tags": [arxiv_category(t) for t in json.loads(tags)],
-            "strength": score, "favorited": bool(fav),
-            "read_fraction": round(frac, 2),
-            "first_seen": min(seen) if seen else added, "last_seen": max(seen) if seen else added,
-            "highlights": hs, "notes": ns, "citation": citations.get(item_id, {}),
-        })
+        out.append(
+            {
+                "item_id": item_id,
+                "key": keys[item_id],
+                "facet": facet,
+                "revision": revision,
+                "added": added,
+                "title": title or url or f"item {item_id}",
+                "authors": parse_stored(author),
+                "published": published,
+                "year": arxiv_year(arxiv) or (published or "")[:4] or None,
+                "url": url,
+                "arxiv": arxiv,
+                "doi": doi,
+                "abstract": summary,
+                "content_type": ctype,
+                "source": source_of(feed_title, arxiv),
+                "media": media_of(enclosure),
+                "tags": [arxiv_category(t) for t in json.loads(tags)],
+                "strength": score,
+                "favorited": bool(fav),
+                "read_fraction": round(frac, 2),
+                "first_seen": min(seen) if seen else added,
+                "last_seen": max(seen) if seen else added,
+                "highlights": hs,
+                "notes": ns,
+                "citation": citations.get(item_id, {}),
+            }
+        )
     return out
 
 
@@ -281,9 +332,12 @@ def _citations(db: sqlite_utils.Database, item_ids: set[int]) -> dict[int, dict[
     out = {}
     ids = sorted(item_ids)
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for row in db.execute(f"SELECT item_id, {', '.join(_CITATION)} FROM corpus_item_citation "
-                              f"WHERE item_id IN ({', '.join('?' * len(chunk))})", chunk):
+        chunk = ids[start : start + 500]
+        for row in db.execute(
+            f"SELECT item_id, {', '.join(_CITATION)} FROM corpus_item_citation "
+            f"WHERE item_id IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        ):
             out[row[0]] = {k: v for k, v in zip(_CITATION, row[1:]) if v}
     return out
 
@@ -300,9 +354,17 @@ def tombstones(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...],
               AND NOT EXISTS (SELECT 1 FROM corpus_membership m WHERE m.user_id = l.user_id
                               AND m.item_id = l.item_id AND m.facet IN ({marks}))
             GROUP BY l.item_id ORDER BY max(l.revision)""",
-        [user_id, *facets, since, *facets]).fetchall()
-    return [{"item_id": r[0], "facet": r[1], "revision": r[2],
-             "key": citation_key(r[5], doi_of(r[3], r[4]), r[3] or f"item:{r[0]}")} for r in rows]
+        [user_id, *facets, since, *facets],
+    ).fetchall()
+    return [
+        {
+            "item_id": r[0],
+            "facet": r[1],
+            "revision": r[2],
+            "key": citation_key(r[5], doi_of(r[3], r[4]), r[3] or f"item:{r[0]}"),
+        }
+        for r in rows
+    ]
 
 
 def check_since(db: sqlite_utils.Database, user_id: int, since) -> tuple[int, bool]:
@@ -312,6 +374,8 @@ def check_since(db: sqlite_utils.Database, user_id: int, since) -> tuple[int, bo
     if since < 0:
         raise InvalidInput(f"since must be >= 0 (0 = everything), got {since}")
     if since > revision:
-        raise InvalidInput(f"since={since} is beyond the current revision {revision}; pass a "
-                           "revision an earlier export reported, or 0 for everything")
+        raise InvalidInput(
+            f"since={since} is beyond the current revision {revision}; pass a "
+            "revision an earlier export reported, or 0 for everything"
+        )
     return revision, 0 < since < trimmed

@@ -27,8 +27,13 @@ RIS_PREPRINT = "MANSCPT"
 
 def _ris_entry(r: dict) -> str:
     cited = r.get("citation") or {}
-    kind = ("JOUR" if cited.get("container") and r["content_type"] == "paper" else
-            RIS_PREPRINT if r["arxiv"] else _RIS_TYPES.get(r["content_type"], "GEN"))
+    kind = (
+        "JOUR"
+        if cited.get("container") and r["content_type"] == "paper"
+        else RIS_PREPRINT
+        if r["arxiv"]
+        else _RIS_TYPES.get(r["content_type"], "GEN")
+    )
     lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
     if r["arxiv"]:
         lines.append(_ris_line("M3", "Preprint"))  # Zotero: the manuscript's type
@@ -62,8 +67,7 @@ def _ris_entry(r: dict) -> str:
         lines.append(_ris_line("AB", readable(r["abstract"])))
     lines += [_ris_line("KW", t) for t in [*r["tags"], f"hermes-{r['facet']}"]]
     for h in r["highlights"]:
-        lines.append(_ris_line("N1", f"Highlight: \"{h['text']}\""
-                                     + (f" ({h['comment']})" if h["comment"] else "")))
+        lines.append(_ris_line("N1", f'Highlight: "{h["text"]}"' + (f" ({h['comment']})" if h["comment"] else "")))
     lines += [_ris_line("N1", f"Note: {n['text']}") for n in r["notes"]]
     lines.append("ER  - ")
     return "\n".join(lines) + "\n"

@@ -63,8 +63,7 @@ def _export(request: Request) -> tuple[int, dict | Response]:
     check of a format, facet and revision), the text from the exporter itself (no budget)."""
     try:
         with arguments.typed_as_text():
-            asked = arguments.validate("export_corpus", export_corpus.argument_model,
-                                       _query(request, export_corpus))
+            asked = arguments.validate("export_corpus", export_corpus.argument_model, _query(request, export_corpus))
         fmt, facet, since = check_format(asked["format"]), asked["facet"], asked["since"]
     except HermesError as exc:
         return 400, fail(str(exc))
@@ -82,9 +81,11 @@ def _export(request: Request) -> tuple[int, dict | Response]:
     stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in u["name"])[:60] or "corpus"
     suffix = f"-since-{since}" if since else ""
     name = f"hermes-{stem}-{facet}{suffix}.{fmt.extension}"
-    return 200, Response(r.text.encode("utf-8"), media_type=f"{fmt.media_type}; charset=utf-8",
-                         headers={"Content-Disposition": f'attachment; filename="{name}"',
-                                  "X-Hermes-Revision": str(r.revision)})
+    return 200, Response(
+        r.text.encode("utf-8"),
+        media_type=f"{fmt.media_type}; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"', "X-Hermes-Revision": str(r.revision)},
+    )
 
 
 async def api_corpus_export(request: Request):
@@ -95,14 +96,10 @@ async def api_corpus_export(request: Request):
 ROUTES = [
     Route("/api/corpus/export", api_corpus_export, methods=["GET"], name="api_corpus_export"),
     Route("/api/corpus", _endpoint(tools.corpus), methods=["GET"], name="api_corpus"),
-    Route("/api/corpus/items", _endpoint(tools.corpus_items), methods=["GET"],
-          name="api_corpus_items"),
-    Route("/api/corpus/changes", _endpoint(tools.corpus_changes), methods=["GET"],
-          name="api_corpus_changes"),
-    Route("/api/corpus/ranked", _endpoint(tools.corpus_ranked), methods=["GET"],
-          name="api_corpus_ranked"),
-    Route("/api/corpus/entities", _endpoint(tools.corpus_entities), methods=["GET"],
-          name="api_corpus_entities"),
+    Route("/api/corpus/items", _endpoint(tools.corpus_items), methods=["GET"], name="api_corpus_items"),
+    Route("/api/corpus/changes", _endpoint(tools.corpus_changes), methods=["GET"], name="api_corpus_changes"),
+    Route("/api/corpus/ranked", _endpoint(tools.corpus_ranked), methods=["GET"], name="api_corpus_ranked"),
+    Route("/api/corpus/entities", _endpoint(tools.corpus_entities), methods=["GET"], name="api_corpus_entities"),
 ]
 
 

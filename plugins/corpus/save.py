@@ -36,16 +36,22 @@ def existing_item(db: sqlite_utils.Database, ref: Ref, *, confirmed: bool = True
     an item that merely links an arXiv id or a DOI (a blog's post, an agent's feed) is no
     reason to answer "already stored" without asking them (:mod:`hermes.ingest.provenance`)."""
     if ref.kind == "arxiv":
-        rows = db.execute("SELECT i.id, i.feed_id, f.url FROM items i LEFT JOIN feeds f "
-                          "ON f.id = i.feed_id WHERE i.arxiv_id = ?", [ref.value]).fetchall()
-        return next((r[0] for r in rows if not confirmed or r[1] is None
-                     or (r[2] is not None and speaks_for_papers(r[2]))), None)
+        rows = db.execute(
+            "SELECT i.id, i.feed_id, f.url FROM items i LEFT JOIN feeds f ON f.id = i.feed_id WHERE i.arxiv_id = ?",
+            [ref.value],
+        ).fetchall()
+        return next(
+            (r[0] for r in rows if not confirmed or r[1] is None or (r[2] is not None and speaks_for_papers(r[2]))),
+            None,
+        )
     if ref.kind == "doi":
         # Saved by this DOI, or an arXiv paper saved earlier whose record named it (its
         # journal version); unconfirmed, also an item whose link is the DOI's.
         doi = ref.value.lower()
-        sql = ("SELECT id FROM items WHERE lower(guid) = ? OR id IN "
-               "(SELECT item_id FROM corpus_item_dois WHERE lower(doi) = ?)")
+        sql = (
+            "SELECT id FROM items WHERE lower(guid) = ? OR id IN "
+            "(SELECT item_id FROM corpus_item_dois WHERE lower(doi) = ?)"
+        )
         args = [f"doi:{doi}", doi]
         if not confirmed:
             sql += " OR lower(url) IN (?, ?)"
@@ -62,8 +68,9 @@ def _embed(item: dict, embedder):
     try:
         return embed_for_tags(embedder, [embedding_text(item["title"], item["summary"])])
     except Exception as exc:  # the model failing to load or run: say so, store nothing
-        raise LookupFailed(f"could not embed “{clip(item['title'] or '', 80)}” ({type(exc).__name__}: "
-                           f"{exc}); nothing was stored") from exc
+        raise LookupFailed(
+            f"could not embed “{clip(item['title'] or '', 80)}” ({type(exc).__name__}: {exc}); nothing was stored"
+        ) from exc
 
 
 def _refused(exc: LookupFailed, ref: Ref, user: str, ref_text: str, cfg) -> LookupFailed | None:
@@ -78,13 +85,12 @@ def _refused(exc: LookupFailed, ref: Ref, user: str, ref_text: str, cfg) -> Look
         return None
     address = {"arxiv": cfg.arxiv_api, "doi": cfg.doi_resolver}.get(ref.kind, ref.value)
     what = typed(ref_text) if len(ref_text) <= 200 else "REF"
-    return LookupFailed(refused_here(
-        address, f"save it at the terminal: hermes save {typed(user)} {what}")
-        + "; nothing was stored")
+    return LookupFailed(
+        refused_here(address, f"save it at the terminal: hermes save {typed(user)} {what}") + "; nothing was stored"
+    )
 
 
-def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
-         source: str, embedder=None) -> dict:
+def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool, source: str, embedder=None) -> dict:
     """Save ``ref_text`` (arXiv id, DOI or URL) for ``user``; return what happened.
 
     :param allow_private: False applies the private-address guard to every fetch (agent
@@ -98,8 +104,7 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
     if item_id is None:
         cfg = corpus_settings()
         try:
-            item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver,
-                          allow_private=allow_private)
+            item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver, allow_private=allow_private)
         except LookupFailed as exc:
             raise _refused(exc, ref, u["name"], ref_text, cfg) or exc from None
         embedder = embedder or get_embedder()
@@ -112,24 +117,36 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
                 store_embeddings(db, embedder.name, new, vectors)
                 item_id, created = new[0], True
                 if item.get("doi"):
-                    db.execute("INSERT OR REPLACE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)",
-                               [item_id, item["doi"]])
+                    db.execute(
+                        "INSERT OR REPLACE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)", [item_id, item["doi"]]
+                    )
                 # Tagged like an ingested item, in the same transaction (the tagger
                 # plugins' proposals, kept where they recur).
-                apply_proposals(db, propose([{**item, "id": item_id}], vectors, tokens),
-                                fresh={item_id})
+                apply_proposals(db, propose([{**item, "id": item_id}], vectors, tokens), fresh={item_id})
             else:
                 # or the lookup confirmed an item a feed had linked: that one is saved
-                item_id = existing_item(db, ref, confirmed=False) or db.execute(
-                    "SELECT id FROM items WHERE guid = ? OR (url = ? AND title = ?)",
-                    [item["guid"], item.get("url"), item["title"]]).fetchone()[0]
+                item_id = (
+                    existing_item(db, ref, confirmed=False)
+                    or db.execute(
+                        "SELECT id FROM items WHERE guid = ? OR (url = ? AND title = ?)",
+                        [item["guid"], item.get("url"), item["title"]],
+                    ).fetchone()[0]
+                )
             marked = signals.favorite(db, u["id"], item_id, True, source=source)
     else:
         marked = signals.favorite(db, u["id"], item_id, True, source=source)
     row = db.execute("SELECT title, url, arxiv_id FROM items WHERE id = ?", [item_id]).fetchone()
-    facet = db.execute("SELECT facet FROM corpus_membership WHERE user_id = ? AND item_id = ?",
-                       [u["id"], item_id]).fetchone()
-    return {"user": u["name"], "item_id": item_id, "title": row[0], "url": row[1],
-            "arxiv_id": row[2], "ref": ref.kind, "created": created,
-            "facet": facet[0] if facet else None, "changes": marked["changes"]}
-
+    facet = db.execute(
+        "SELECT facet FROM corpus_membership WHERE user_id = ? AND item_id = ?", [u["id"], item_id]
+    ).fetchone()
+    return {
+        "user": u["name"],
+        "item_id": item_id,
+        "title": row[0],
+        "url": row[1],
+        "arxiv_id": row[2],
+        "ref": ref.kind,
+        "created": created,
+        "facet": facet[0] if facet else None,
+        "changes": marked["changes"],
+    }

@@ -112,6 +112,8 @@ def m003_item_citation(db) -> None:
     )
 
 
-MIGRATIONS = [Migration("corpus:001_tables", m001_tables),
-              Migration("corpus:002_item_dois", m002_item_dois),
-              Migration("corpus:003_item_citation", m003_item_citation)]
+MIGRATIONS = [
+    Migration("corpus:001_tables", m001_tables),
+    Migration("corpus:002_item_dois", m002_item_dois),
+    Migration("corpus:003_item_citation", m003_item_citation),
+]

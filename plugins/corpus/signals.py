@@ -23,6 +23,7 @@ from hermes.storage.signals import record_signal
 KINDS = ("progress", "open", "highlight", "note", "favorite")
 MAX_TEXT = 10_000
 
+
 def _write(db, signal: Signal, write) -> tuple[object, list[dict]]:
     """Write the signal; return what ``write`` did and the membership changes the corpus
     observer (:func:`hermes_corpus.hermes_signal_written`) reported back through pluggy."""
@@ -48,8 +49,13 @@ def _text(value, what: str, *, optional: bool = False) -> str | None:
 
 
 def record_progress(
-    db: sqlite_utils.Database, user, item_id: int, fraction: float, *,
-    new_session: bool = True, source: str = "agent",
+    db: sqlite_utils.Database,
+    user,
+    item_id: int,
+    fraction: float,
+    *,
+    new_session: bool = True,
+    source: str = "agent",
 ) -> dict:
     """Record how much of an item was read or played (the maximum is kept).
 
@@ -61,8 +67,14 @@ def record_progress(
     _source(source)
     u = require_user(db, user)
     item = require_item(db, item_id)
-    signal = Signal("progress", u["id"], item["id"], op="set",
-                    data={"fraction": fraction, "new_session": new_session}, source=source)
+    signal = Signal(
+        "progress",
+        u["id"],
+        item["id"],
+        op="set",
+        data={"fraction": fraction, "new_session": new_session},
+        source=source,
+    )
 
     def write(db):
         db.execute(
@@ -72,8 +84,7 @@ def record_progress(
                  max_fraction = max(max_fraction, excluded.max_fraction),
                  opens = max(opens + :inc, 1),
                  last_seen = excluded.last_seen""",
-            {"u": u["id"], "i": item["id"], "f": fraction, "at": signal.at,
-             "inc": 1 if new_session else 0},
+            {"u": u["id"], "i": item["id"], "f": fraction, "at": signal.at, "inc": 1 if new_session else 0},
         )
         return db.execute(
             "SELECT max_fraction, opens FROM corpus_progress WHERE user_id = ? AND item_id = ?",
@@ -81,9 +92,16 @@ def record_progress(
         ).fetchone()
 
     (max_fraction, opens), changes = _write(db, signal, write)
-    return {"user": u["name"], "item_id": item["id"], "title": item["title"], "fraction": fraction,
-            "max_fraction": max_fraction, "opens": opens, "reopens": max(0, opens - 1),
-            "changes": changes}
+    return {
+        "user": u["name"],
+        "item_id": item["id"],
+        "title": item["title"],
+        "fraction": fraction,
+        "max_fraction": max_fraction,
+        "opens": opens,
+        "reopens": max(0, opens - 1),
+        "changes": changes,
+    }
 
 
 def mark_unread(db: sqlite_utils.Database, user, item_id: int, *, source: str = "agent") -> dict:
@@ -93,21 +111,28 @@ def mark_unread(db: sqlite_utils.Database, user, item_id: int, *, source: str = 
     _source(source)
     u = require_user(db, user)
     item = require_item(db, item_id)
-    signal = Signal("progress", u["id"], item["id"], op="delete", data={"fraction": 0.0},
-                    source=source)
+    signal = Signal("progress", u["id"], item["id"], op="delete", data={"fraction": 0.0}, source=source)
 
     def write(db):
-        return db.execute(
-            "UPDATE corpus_progress SET max_fraction = 0 WHERE user_id = ? AND item_id = ? "
-            "AND max_fraction > 0", [u["id"], item["id"]]).rowcount > 0
+        return (
+            db.execute(
+                "UPDATE corpus_progress SET max_fraction = 0 WHERE user_id = ? AND item_id = ? AND max_fraction > 0",
+                [u["id"], item["id"]],
+            ).rowcount
+            > 0
+        )
 
     changed, changes = _write(db, signal, write)
-    return {"user": u["name"], "item_id": item["id"], "title": item["title"], "changed": changed,
-            "changes": changes}
+    return {"user": u["name"], "item_id": item["id"], "title": item["title"], "changed": changed, "changes": changes}
 
 
 def add_highlight(
-    db: sqlite_utils.Database, user, item_id: int, text: str, note: str | None = None, *,
+    db: sqlite_utils.Database,
+    user,
+    item_id: int,
+    text: str,
+    note: str | None = None,
+    *,
     source: str = "agent",
 ) -> dict:
     """Keep a passage of an item (with an optional comment); the item becomes experienced."""
@@ -125,19 +150,25 @@ def add_highlight(
         ).lastrowid
 
     highlight_id, changes = _write(db, signal, write)
-    return {"user": u["name"], "highlight_id": highlight_id, "item_id": item["id"],
-            "title": item["title"], "changes": changes}
+    return {
+        "user": u["name"],
+        "highlight_id": highlight_id,
+        "item_id": item["id"],
+        "title": item["title"],
+        "changes": changes,
+    }
 
 
 def _owned(db, table: str, what: str, user: dict, row_id) -> dict:
     cols = "id, item_id, text" + (", note" if table == "corpus_highlights" else "")
-    row = db.execute(f"SELECT {cols} FROM {table} WHERE id = ? AND user_id = ?",
-                     [row_id, user["id"]]).fetchone()
+    row = db.execute(f"SELECT {cols} FROM {table} WHERE id = ? AND user_id = ?", [row_id, user["id"]]).fetchone()
     if row is None:
         # Deliberately the same message whether the id is unused, already deleted or another
         # persona's: one persona's calls learn nothing about another's corpus.
-        raise NotFound(f"persona {user['name']!r} has no {what} {row_id} (it may have been "
-                       f"deleted already); recall(user, query) lists {what} ids")
+        raise NotFound(
+            f"persona {user['name']!r} has no {what} {row_id} (it may have been "
+            f"deleted already); recall(user, query) lists {what} ids"
+        )
     return {"id": row[0], "item_id": row[1], "text": row[2], "note": row[3] if len(row) > 3 else None}
 
 
@@ -162,8 +193,13 @@ def _delete(db, table: str, what: str, user, row_id, source: str) -> dict:
         return row
 
     deleted, changes = _write(db, signal, write)
-    return {"user": u["name"], f"{what}_id": deleted["id"], "item_id": deleted["item_id"],
-            "text": deleted["text"], "changes": changes}
+    return {
+        "user": u["name"],
+        f"{what}_id": deleted["id"],
+        "item_id": deleted["item_id"],
+        "text": deleted["text"],
+        "changes": changes,
+    }
 
 
 def delete_highlight(db: sqlite_utils.Database, user, highlight_id: int, *, source: str = "agent") -> dict:
@@ -186,8 +222,7 @@ def add_note(db: sqlite_utils.Database, user, item_id: int, text: str, *, source
         ).lastrowid
 
     note_id, changes = _write(db, signal, write)
-    return {"user": u["name"], "note_id": note_id, "item_id": item["id"], "title": item["title"],
-            "changes": changes}
+    return {"user": u["name"], "note_id": note_id, "item_id": item["id"], "title": item["title"], "changes": changes}
 
 
 def delete_note(db: sqlite_utils.Database, user, note_id: int, *, source: str = "agent") -> dict:
@@ -209,10 +244,15 @@ def favorite(db: sqlite_utils.Database, user, item_id: int, on: bool = True, *, 
                 [u["id"], item["id"], signal.at],
             )
         else:
-            cur = db.execute("DELETE FROM corpus_favorites WHERE user_id = ? AND item_id = ?",
-                             [u["id"], item["id"]])
+            cur = db.execute("DELETE FROM corpus_favorites WHERE user_id = ? AND item_id = ?", [u["id"], item["id"]])
         return cur.rowcount > 0
 
     changed, changes = _write(db, signal, write)
-    return {"user": u["name"], "item_id": item["id"], "title": item["title"], "favorited": on,
-            "changed": changed, "changes": changes}
+    return {
+        "user": u["name"],
+        "item_id": item["id"],
+        "title": item["title"],
+        "favorited": on,
+        "changed": changed,
+        "changes": changes,
+    }

@@ -14,8 +14,9 @@ import sqlite_utils
 from .settings import CorpusSettings, corpus_settings
 
 
-def strength(max_fraction: float, captures: int, favorited: bool, opens: int,
-             cfg: CorpusSettings | None = None) -> tuple[float, dict]:
+def strength(
+    max_fraction: float, captures: int, favorited: bool, opens: int, cfg: CorpusSettings | None = None
+) -> tuple[float, dict]:
     """Return ``(strength, parts)``; ``parts`` holds each weighted term for explanations."""
     cfg = cfg or corpus_settings()
     heard = min(max(float(max_fraction), 0.0), 1.0)
@@ -49,11 +50,21 @@ def ranked(db: sqlite_utils.Database, user_id: int, limit: int | None = None) ->
     out = []
     for item_id, title, url, frac, opens, highlights, notes, fav, last in rows:
         score, parts = strength(frac, highlights + notes, bool(fav), opens, cfg)
-        out.append({
-            "item_id": item_id, "title": title or "", "url": url, "strength": round(score, 4),
-            "parts": parts, "max_fraction": frac, "highlights": highlights, "notes": notes,
-            "favorited": bool(fav), "reopens": max(0, opens - 1), "last_seen": last,
-        })
+        out.append(
+            {
+                "item_id": item_id,
+                "title": title or "",
+                "url": url,
+                "strength": round(score, 4),
+                "parts": parts,
+                "max_fraction": frac,
+                "highlights": highlights,
+                "notes": notes,
+                "favorited": bool(fav),
+                "reopens": max(0, opens - 1),
+                "last_seen": last,
+            }
+        )
     # Stable sorts, last key first: strength desc, then most recently seen, then id.
     out.sort(key=lambda r: r["item_id"])
     out.sort(key=lambda r: r["last_seen"] or "", reverse=True)

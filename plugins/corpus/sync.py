@@ -50,8 +50,7 @@ CURSOR_VERSION = 1
 # 2: readable names for titles with TeX math, the arXiv DOI in front matter; 3: names and
 # headings from hermes.text.latex.readable ("𝒪(n²)", "In vivo"), so notes named before move
 LAYOUT = 3
-MARKER = ("<!-- hermes: write your own notes below this line; "
-          "`hermes corpus sync` never changes what follows -->")
+MARKER = "<!-- hermes: write your own notes below this line; `hermes corpus sync` never changes what follows -->"
 _NAME_UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*#^\[\]]+')
 MAX_NAME_BYTES = 180
 
@@ -66,7 +65,7 @@ class SyncReport:
     reason: str
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    kept: list[str] = field(default_factory=list)       # item gone from the facets, the person wrote in it
+    kept: list[str] = field(default_factory=list)  # item gone from the facets, the person wrote in it
     #: of ``removed`` and ``kept``, the notes whose item is still in the corpus, only no
     #: longer in the folder's facets (the folder was synced with another ``--facet``)
     outside_facet: list[str] = field(default_factory=list)
@@ -141,7 +140,7 @@ def personal_part(text: str) -> str | None:
     if at < 0:
         return None
     end = text.find("\n", at)
-    return "" if end < 0 else text[end + 1:]
+    return "" if end < 0 else text[end + 1 :]
 
 
 # --- signatures ----------------------------------------------------------------------------
@@ -172,8 +171,7 @@ def signatures(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...])
     reused, so an add or a delete always changes them), reading, favorite, and strength."""
     cfg = corpus_settings()
     out = {}
-    for row in db.execute(_SIGNATURE_SQL.format(facets=", ".join("?" * len(facets))),
-                          [user_id, *facets]):
+    for row in db.execute(_SIGNATURE_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]):
         captures, fav, frac, opens = row[6], row[7], row[8], row[9]
         score = strength(frac, captures, bool(fav), opens, cfg)[0] if row[1] == "experienced" else None
         blob = "\x1f".join(map(str, [*row, None if score is None else round(score, 2)]))
@@ -225,23 +223,34 @@ def _same_persona(cursor: dict, user: dict) -> bool:
 
 
 def _other_persona(folder: Path, cursor: dict, user: dict) -> str:
-    message = (f"{folder} is synced for persona {cursor.get('user')!r}, not {user['name']!r}; "
-               f"give each persona its own folder")
+    message = (
+        f"{folder} is synced for persona {cursor.get('user')!r}, not {user['name']!r}; give each persona its own folder"
+    )
     if "user_id" not in cursor:  # written before ids were recorded: a rename looks the same
-        message += (f" (if you renamed {cursor.get('user')!r} to {user['name']!r}, set \"user\" "
-                    f"to {user['name']!r} in {folder / CURSOR} and sync again)")
+        message += (
+            f' (if you renamed {cursor.get("user")!r} to {user["name"]!r}, set "user" '
+            f"to {user['name']!r} in {folder / CURSOR} and sync again)"
+        )
     return message
 
 
 def _inside(folder: Path, name: str) -> Path | None:
     # Defence in depth: a hand-edited cursor must not make sync write or delete outside the folder.
-    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+    if (
+        not isinstance(name, str)
+        or not name
+        or "/" in name
+        or "\\" in name
+        or name in (".", "..")
+        or name.startswith(".")
+    ):
         return None
     return folder / name
 
 
-def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet: str = "all",
-         *, rebuild: bool = False) -> SyncReport:
+def sync(
+    db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet: str = "all", *, rebuild: bool = False
+) -> SyncReport:
     """Bring ``folder`` in step with ``user``'s corpus (``facet``: all, experienced or saved)."""
     facets = references.facets_of(facet)
     folder = Path(folder).expanduser()
@@ -284,15 +293,18 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
 
         def stale(item_id: int, sig: str) -> bool:
             entry = known.get(str(item_id)) or {}
-            return (full or item_id in logged or entry.get("sig") != sig
-                    or _inside(folder, entry.get("file", "")) is None
-                    or entry["file"] not in present)
+            return (
+                full
+                or item_id in logged
+                or entry.get("sig") != sig
+                or _inside(folder, entry.get("file", "")) is None
+                or entry["file"] not in present
+            )
 
         todo = {i for i, sig in sigs.items() if stale(i, sig)}
         records = references.load(db, user["id"], facets, item_ids=todo)
 
-    report = SyncReport(user=user["name"], folder=str(folder), revision=revision, since=since,
-                        full=full, reason=reason)
+    report = SyncReport(user=user["name"], folder=str(folder), revision=revision, since=since, full=full, reason=reason)
     notes = {k: v for k, v in known.items() if k.isdigit() and int(k) in sigs}
     for item_id in sorted(int(k) for k in known if k.isdigit() and int(k) not in sigs):
         _remove(folder, known[str(item_id)].get("file", ""), report, item_id in in_corpus)
@@ -302,9 +314,15 @@ def sync(db: sqlite_utils.Database, user: dict, folder: str | os.PathLike, facet
             notes.pop(str(r["item_id"]), None)
         else:
             notes[str(r["item_id"])] = {"file": entry, "sig": sigs[r["item_id"]]}
-    state = {"hermes_sync": CURSOR_VERSION, "layout": LAYOUT, "user": user["name"],
-             "user_id": user["id"], "facets": list(facets),
-             "revision": revision, "notes": dict(sorted(notes.items(), key=lambda kv: int(kv[0])))}
+    state = {
+        "hermes_sync": CURSOR_VERSION,
+        "layout": LAYOUT,
+        "user": user["name"],
+        "user_id": user["id"],
+        "facets": list(facets),
+        "revision": revision,
+        "notes": dict(sorted(notes.items(), key=lambda kv: int(kv[0]))),
+    }
     _write(folder / CURSOR, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
     return report
 
@@ -332,8 +350,7 @@ def _place(folder: Path, r: dict, old_name: str | None, report: SyncReport) -> s
 def _in_corpus(db: sqlite_utils.Database, user_id: int) -> set[int]:
     """Every item in any facet: a note leaving the folder's facets says whether its item
     left the corpus or only the chosen facet."""
-    return {r[0] for r in db.execute(
-        "SELECT DISTINCT item_id FROM corpus_membership WHERE user_id = ?", [user_id])}
+    return {r[0] for r in db.execute("SELECT DISTINCT item_id FROM corpus_membership WHERE user_id = ?", [user_id])}
 
 
 def _remove(folder: Path, name: str, report: SyncReport, in_corpus: bool) -> None:

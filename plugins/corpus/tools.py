@@ -24,12 +24,15 @@ from hermes.tools import ItemId, ItemIds, User, caller
 from . import entities, membership, signals, strength
 
 GROUP = "corpus"
-Facet = Annotated[Literal["experienced", "saved"], Field(description=(
-    "experienced: read, highlighted or noted; saved: saved for later, not read."))]
+Facet = Annotated[
+    Literal["experienced", "saved"],
+    Field(description=("experienced: read, highlighted or noted; saved: saved for later, not read.")),
+]
 ConfirmDelete = bool
 
 
 # The objects the answers are made of, typed for the output schema (a tool returns dicts).
+
 
 class Change(BaseModel):
     """An item added to or removed from a facet, at a revision of the persona's corpus."""
@@ -124,23 +127,23 @@ class Write(Result):
 
 
 # What a reader can do next, in the words of each face (hermes.facekit.faces).
-CONFIRM_DELETE = Say(mcp="call again with confirm=true to delete it",
-                     cli="there is no CLI command to delete it; use the delete tool over MCP",
-                     web="press Delete again to delete it")
-REREAD_ITEMS = Say(mcp="re-read corpus_items for the full state",
-                   cli="`hermes corpus items USER` shows the full state",
-                   web="the Corpus page shows the full state")
+CONFIRM_DELETE = Say(
+    mcp="call again with confirm=true to delete it",
+    cli="there is no CLI command to delete it; use the delete tool over MCP",
+    web="press Delete again to delete it",
+)
+REREAD_ITEMS = Say(
+    mcp="re-read corpus_items for the full state",
+    cli="`hermes corpus items USER` shows the full state",
+    web="the Corpus page shows the full state",
+)
 # A favorite is "saved" for a person: the commands are `hermes save` / `unsave`, the button Save.
 SAVED = Say(mcp="favorited", cli="saved", web="saved")
 UNSAVED = Say(mcp="unfavorited", cli="unsaved", web="unsaved")
 
 
 def _more(next_since: int) -> Say:
-    return Say(mcp=f"call again with since={next_since}",
-               cli=f"rerun with --since {next_since}",
-               web="press More")
-
-
+    return Say(mcp=f"call again with since={next_since}", cli=f"rerun with --since {next_since}", web="press More")
 
 
 class Progress(Write):
@@ -226,37 +229,39 @@ def _where(db, user_id: int, item_id: int, changes: list[dict]) -> dict:
         "SELECT facet FROM corpus_membership WHERE user_id = ? AND item_id = ?", [user_id, item_id]
     ).fetchone()
     revision, _ = membership.revision_state(db, user_id)
-    return {"item_id": item_id, "facet": facet[0] if facet else None, "revision": revision,
-            "changes": changes}
+    return {"item_id": item_id, "facet": facet[0] if facet else None, "revision": revision, "changes": changes}
 
 
 def _describe(changes: list[dict]) -> str:
     if not changes:
         return "membership unchanged"
-    return "; ".join(f"{c['kind']} {'to' if c['kind'] == 'added' else 'from'} {c['facet']} "
-                     f"(revision {c['revision']})" for c in changes)
+    return "; ".join(
+        f"{c['kind']} {'to' if c['kind'] == 'added' else 'from'} {c['facet']} (revision {c['revision']})"
+        for c in changes
+    )
 
 
 # --- writes ------------------------------------------------------------------------------
+
 
 @tool(GROUP, result=Progress)
 def record_progress(
     db,
     user: User,
     item_id: ItemId,
-    fraction: Annotated[float, Field(ge=0, le=1, description=(
-        "0 to 1, the highest kept; 0.3+: experienced."))],
-    new_session: Annotated[bool, Field(description=(
-        "false: the same reading goes on."))] = True,
+    fraction: Annotated[float, Field(ge=0, le=1, description=("0 to 1, the highest kept; 0.3+: experienced."))],
+    new_session: Annotated[bool, Field(description=("false: the same reading goes on."))] = True,
 ) -> dict:
     """Record how much of an item a persona read or played (mark_read: all of it)."""
-    r = signals.record_progress(db, user, item_id, fraction, new_session=new_session,
-                                source=caller())
+    r = signals.record_progress(db, user, item_id, fraction, new_session=new_session, source=caller())
     u = require_user(db, r["user"])
-    return ok(f"Recorded {r['fraction']:.0%} of item {r['item_id']} for {r['user']} "
-              f"(max {r['max_fraction']:.0%}, {r['reopens']} re-reads); {_describe(r['changes'])}.",
-              **_where(db, u["id"], r["item_id"], r["changes"]),
-              max_fraction=r["max_fraction"], reopens=r["reopens"])
+    return ok(
+        f"Recorded {r['fraction']:.0%} of item {r['item_id']} for {r['user']} "
+        f"(max {r['max_fraction']:.0%}, {r['reopens']} re-reads); {_describe(r['changes'])}.",
+        **_where(db, u["id"], r["item_id"], r["changes"]),
+        max_fraction=r["max_fraction"],
+        reopens=r["reopens"],
+    )
 
 
 @tool(GROUP, result=Highlight)
@@ -264,16 +269,17 @@ def add_highlight(
     db,
     user: User,
     item_id: ItemId,
-    text: Annotated[str, Field(min_length=1, max_length=signals.MAX_TEXT,
-                               description="The passage, quoted.")],
-    note: Annotated[str | None, Field(max_length=signals.MAX_TEXT,
-                                      description="A comment on it.")] = None,
+    text: Annotated[str, Field(min_length=1, max_length=signals.MAX_TEXT, description="The passage, quoted.")],
+    note: Annotated[str | None, Field(max_length=signals.MAX_TEXT, description="A comment on it.")] = None,
 ) -> dict:
     """Keep a passage of an item (and a comment) for a persona; the item becomes experienced."""
     r = signals.add_highlight(db, user, item_id, text, note, source=caller())
     u = require_user(db, r["user"])
-    return ok(f"Saved highlight {r['highlight_id']} on item {r['item_id']}; {_describe(r['changes'])}.",
-              **_where(db, u["id"], r["item_id"], r["changes"]), highlight_id=r["highlight_id"])
+    return ok(
+        f"Saved highlight {r['highlight_id']} on item {r['item_id']}; {_describe(r['changes'])}.",
+        **_where(db, u["id"], r["item_id"], r["changes"]),
+        highlight_id=r["highlight_id"],
+    )
 
 
 def _delete(what: str, db, user, row_id, confirm) -> dict:
@@ -282,16 +288,24 @@ def _delete(what: str, db, user, row_id, confirm) -> dict:
         row = (signals.get_highlight if what == "highlight" else signals.get_note)(db, user, row_id)
         u = require_user(db, user)
         # The seed's dry run: an error (nothing was done) naming exactly what would be lost.
-        return fail(f"Would delete {what} {row['id']} on item {row['item_id']}: {row['text'][:200]!r}. "
-                    f"Nothing was deleted; {CONFIRM_DELETE}.",
-                  **_where(db, u["id"], row["item_id"], []), **{key: row["id"]}, text=row["text"],
-                  deleted=False)
+        return fail(
+            f"Would delete {what} {row['id']} on item {row['item_id']}: {row['text'][:200]!r}. "
+            f"Nothing was deleted; {CONFIRM_DELETE}.",
+            **_where(db, u["id"], row["item_id"], []),
+            **{key: row["id"]},
+            text=row["text"],
+            deleted=False,
+        )
     fn = signals.delete_highlight if what == "highlight" else signals.delete_note
     r = fn(db, user, row_id, source=caller())
     u = require_user(db, r["user"])
-    return ok(f"Deleted {what} {r[key]} on item {r['item_id']}; {_describe(r['changes'])}.",
-              **_where(db, u["id"], r["item_id"], r["changes"]), **{key: r[key]}, text=r["text"],
-              deleted=True)
+    return ok(
+        f"Deleted {what} {r[key]} on item {r['item_id']}; {_describe(r['changes'])}.",
+        **_where(db, u["id"], r["item_id"], r["changes"]),
+        **{key: r[key]},
+        text=r["text"],
+        deleted=True,
+    )
 
 
 @tool(GROUP, result=HighlightDeletion, destructive=True)
@@ -310,14 +324,18 @@ def add_note(
     db,
     user: User,
     item_id: ItemId,
-    text: Annotated[str, Field(min_length=1, max_length=signals.MAX_TEXT,
-                               description="What the persona took from it.")],
+    text: Annotated[
+        str, Field(min_length=1, max_length=signals.MAX_TEXT, description="What the persona took from it.")
+    ],
 ) -> dict:
     """Write a persona's note on an item; the item becomes experienced."""
     r = signals.add_note(db, user, item_id, text, source=caller())
     u = require_user(db, r["user"])
-    return ok(f"Saved note {r['note_id']} on item {r['item_id']}; {_describe(r['changes'])}.",
-              **_where(db, u["id"], r["item_id"], r["changes"]), note_id=r["note_id"])
+    return ok(
+        f"Saved note {r['note_id']} on item {r['item_id']}; {_describe(r['changes'])}.",
+        **_where(db, u["id"], r["item_id"], r["changes"]),
+        note_id=r["note_id"],
+    )
 
 
 @tool(GROUP, result=NoteDeletion, destructive=True)
@@ -347,8 +365,12 @@ def favorite(
         state = SAVED if on else UNSAVED
     else:  # nothing to do: say what the item already was
         state = f"was already {SAVED}" if on else f"was not {SAVED}"
-    return ok(f"Item {r['item_id']} {state}; {_describe(r['changes'])}.",
-              **_where(db, u["id"], r["item_id"], r["changes"]), favorited=on, changed=r["changed"])
+    return ok(
+        f"Item {r['item_id']} {state}; {_describe(r['changes'])}.",
+        **_where(db, u["id"], r["item_id"], r["changes"]),
+        favorited=on,
+        changed=r["changed"],
+    )
 
 
 class ReadItem(BaseModel):
@@ -376,14 +398,19 @@ def mark_read(db, user: User, item_id: ItemIds) -> dict:
         return _read_many(db, u, list(dict.fromkeys(item_id)))
     changed, r = _read_one(db, u, item_id)
     state = "is read" if changed else "was already read"
-    return ok(f"Item {r['item_id']} {state} for {r['user']}; {_describe(r['changes'])}.",
-              **_where(db, u["id"], r["item_id"], r["changes"]),
-              max_fraction=r["max_fraction"], reopens=r["reopens"], changed=changed)
+    return ok(
+        f"Item {r['item_id']} {state} for {r['user']}; {_describe(r['changes'])}.",
+        **_where(db, u["id"], r["item_id"], r["changes"]),
+        max_fraction=r["max_fraction"],
+        reopens=r["reopens"],
+        changed=changed,
+    )
 
 
 def _read_one(db, u: dict, item_id: int) -> tuple[bool, dict]:
-    before = db.execute("SELECT max_fraction FROM corpus_progress WHERE user_id = ? AND item_id = ?",
-                        [u["id"], item_id]).fetchone()
+    before = db.execute(
+        "SELECT max_fraction FROM corpus_progress WHERE user_id = ? AND item_id = ?", [u["id"], item_id]
+    ).fetchone()
     r = signals.record_progress(db, u["name"], item_id, 1.0, new_session=False, source=caller())
     return before is None or before[0] < 1.0, r
 
@@ -393,17 +420,25 @@ def _read_many(db, u: dict, item_ids: list[int]) -> dict:
     (the refusal names every such id)."""
     missing = unknown_items(db, item_ids)
     if missing:
-        raise NotFound(f"no item with id {', '.join(map(str, missing))}; nothing was marked read. "
-                       f"{FIND_ITEMS.sentence()}")
+        raise NotFound(
+            f"no item with id {', '.join(map(str, missing))}; nothing was marked read. {FIND_ITEMS.sentence()}"
+        )
     with write_transaction(db):
         done = [(i, *_read_one(db, u, i)) for i in item_ids]
-    items = [{"item_id": i, "changed": changed,
-              "facet": _where(db, u["id"], i, r["changes"])["facet"]} for i, changed, r in done]
+    items = [
+        {"item_id": i, "changed": changed, "facet": _where(db, u["id"], i, r["changes"])["facet"]}
+        for i, changed, r in done
+    ]
     fresh = sum(1 for i in items if i["changed"])
     revision, _ = membership.revision_state(db, u["id"])
-    return ok(f"Marked {plural(fresh, 'item')} read for {u['name']}"
-              + (f"; {plural(len(items) - fresh, 'item')} already read" if fresh < len(items) else "")
-              + ".", items=items, changed=bool(fresh), revision=revision)
+    return ok(
+        f"Marked {plural(fresh, 'item')} read for {u['name']}"
+        + (f"; {plural(len(items) - fresh, 'item')} already read" if fresh < len(items) else "")
+        + ".",
+        items=items,
+        changed=bool(fresh),
+        revision=revision,
+    )
 
 
 # Destructive: the reading progress recorded is removed.
@@ -414,12 +449,15 @@ def mark_unread(db, user: User, item_id: ItemId) -> dict:
     r = signals.mark_unread(db, user, item_id, source=caller())
     u = require_user(db, r["user"])
     already = "" if r["changed"] else " (no reading progress was recorded)"
-    return ok(f"Item {r['item_id']} is unread again for {r['user']}{already}; "
-              f"{_describe(r['changes'])}.",
-              **_where(db, u["id"], r["item_id"], r["changes"]), changed=r["changed"])
+    return ok(
+        f"Item {r['item_id']} is unread again for {r['user']}{already}; {_describe(r['changes'])}.",
+        **_where(db, u["id"], r["item_id"], r["changes"]),
+        changed=r["changed"],
+    )
 
 
 # --- reads -------------------------------------------------------------------------------
+
 
 @tool(GROUP, result=Summary, read_only=True, idempotent=True, untrusted=True)
 def corpus(db, user: User) -> dict:
@@ -429,10 +467,14 @@ def corpus(db, user: User) -> dict:
     with membership._read_snapshot(db):
         revision, _ = membership.revision_state(db, u["id"])
         counts = membership.facet_counts(db, u["id"])
-    return ok(f"{u['name']}: {counts['experienced']} experienced, {counts['saved']} saved for later "
-              f"(revision {revision}).",
-              user=u["name"], revision=revision, experienced_count=counts["experienced"],
-              saved_count=counts["saved"], top_entities=top)
+    return ok(
+        f"{u['name']}: {counts['experienced']} experienced, {counts['saved']} saved for later (revision {revision}).",
+        user=u["name"],
+        revision=revision,
+        experienced_count=counts["experienced"],
+        saved_count=counts["saved"],
+        top_entities=top,
+    )
 
 
 @tool(GROUP, result=Items, read_only=True, idempotent=True, untrusted=True)
@@ -451,14 +493,29 @@ def corpus_items(
         [u["id"], facet, limit],
     ).fetchall()
     total = membership.facet_counts(db, u["id"])[facet]
-    items = [{"item_id": r[0], "title": r[1], "url": r[2], "content_type": r[3], "published": r[4],
-              "revision": r[5], "added": r[6]} for r in rows]
+    items = [
+        {
+            "item_id": r[0],
+            "title": r[1],
+            "url": r[2],
+            "content_type": r[3],
+            "published": r[4],
+            "revision": r[5],
+            "added": r[6],
+        }
+        for r in rows
+    ]
     label = "read or captured" if facet == "experienced" else "saved for later, not yet read"
     kept = fitting(items, ANSWER_BUDGET, rest=800)
-    cut = (f" {left_out_words(len(items) - kept, ANSWER_BUDGET)} (the oldest)."
-           if kept < len(items) else "")
-    return ok(f"{plural(total, facet + ' item')} ({label}) for {u['name']}; showing {kept}, newest first.{cut}",
-              user=u["name"], facet=facet, items=items[:kept], total=total, left_out=len(items) - kept)
+    cut = f" {left_out_words(len(items) - kept, ANSWER_BUDGET)} (the oldest)." if kept < len(items) else ""
+    return ok(
+        f"{plural(total, facet + ' item')} ({label}) for {u['name']}; showing {kept}, newest first.{cut}",
+        user=u["name"],
+        facet=facet,
+        items=items[:kept],
+        total=total,
+        left_out=len(items) - kept,
+    )
 
 
 @tool(GROUP, result=Changes, read_only=True, idempotent=True)
@@ -471,12 +528,14 @@ def corpus_changes(
     """What entered or left a persona's read and saved items after a revision (to sync)."""
     u = require_user(db, user)
     r = membership.changes_since(db, u["id"], since, limit)
-    note = (f" Some changes after that revision were trimmed from the log: {REREAD_ITEMS}."
-            if r["truncated"] else "")
+    note = f" Some changes after that revision were trimmed from the log: {REREAD_ITEMS}." if r["truncated"] else ""
     more = f" More follow: {_more(r['next_since'])}." if r["has_more"] else ""
-    return ok(f"{plural(len(r['changes']), 'change')} after revision {since}; current revision "
-              f"{r['revision']}.{note}{more}",
-              user=u["name"], since=since, **r)
+    return ok(
+        f"{plural(len(r['changes']), 'change')} after revision {since}; current revision {r['revision']}.{note}{more}",
+        user=u["name"],
+        since=since,
+        **r,
+    )
 
 
 @tool(GROUP, result=Ranked, read_only=True, idempotent=True, untrusted=True)
@@ -488,8 +547,9 @@ def corpus_ranked(
     """A persona's read items by strength (0-1: read, highlights, notes, saved, re-reads)."""
     u = require_user(db, user)
     items = strength.ranked(db, u["id"], limit)
-    return ok(f"{plural(len(items), 'experienced item')} of {u['name']} by strength (0-1).",
-              user=u["name"], items=items)
+    return ok(
+        f"{plural(len(items), 'experienced item')} of {u['name']} by strength (0-1).", user=u["name"], items=items
+    )
 
 
 @tool(GROUP, result=Entities, read_only=True, idempotent=True, untrusted=True)
@@ -501,9 +561,12 @@ def corpus_entities(
     """The tags, topics and authors of what a persona read, with their items."""
     u = require_user(db, user)
     found = entities.entity_view(db, u["id"], limit=limit, items_per_entity=10)
-    return ok(f"{len(found)} {'entity' if len(found) == 1 else 'entities'} (tags, topics, "
-              f"authors) across {u['name']}'s experienced items.",
-              user=u["name"], entities=found)
+    return ok(
+        f"{len(found)} {'entity' if len(found) == 1 else 'entities'} (tags, topics, "
+        f"authors) across {u['name']}'s experienced items.",
+        user=u["name"],
+        entities=found,
+    )
 
 
 @tool(GROUP, result=Recall, read_only=True, idempotent=True, untrusted=True)
@@ -518,11 +581,18 @@ def recall(
     u = require_user(db, user)
     items = [_recalled(i) for i in entities.recall(db, u["id"], query, limit)]
     kept = fitting(items, ANSWER_BUDGET, rest=1000)
-    cut = (f" {left_out_words(len(items) - kept, ANSWER_BUDGET)}: more words narrow the search."
-           if kept < len(items) else "")
-    return ok(f"Found {plural(len(items), 'item')} matching {query[:100]!r} among what {u['name']} "
-              f"read or captured.{cut}", user=u["name"], query=query, items=items[:kept],
-              left_out=len(items) - kept)
+    cut = (
+        f" {left_out_words(len(items) - kept, ANSWER_BUDGET)}: more words narrow the search."
+        if kept < len(items)
+        else ""
+    )
+    return ok(
+        f"Found {plural(len(items), 'item')} matching {query[:100]!r} among what {u['name']} read or captured.{cut}",
+        user=u["name"],
+        query=query,
+        items=items[:kept],
+        left_out=len(items) - kept,
+    )
 
 
 #: what recall shows of one item: its first highlights and notes, each clipped (an item may
@@ -532,8 +602,8 @@ RECALLED_ROWS, RECALLED_CHARS = 10, 1000
 
 def _recalled(item: dict) -> dict:
     def short(rows):
-        return [{**r, **{k: clip(r[k], RECALLED_CHARS) for k in ("text", "note") if r.get(k)}}
-                for r in rows[:RECALLED_ROWS]]
+        return [
+            {**r, **{k: clip(r[k], RECALLED_CHARS) for k in ("text", "note") if r.get(k)}} for r in rows[:RECALLED_ROWS]
+        ]
 
     return {**item, "highlights": short(item["highlights"]), "notes": short(item["notes"])}
-

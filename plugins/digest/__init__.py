@@ -14,8 +14,7 @@ from . import prompts
 #: (:func:`hermes.plugins.declared_commands`; tests/test_cli_start_declared.py holds them to what the
 #: hook adds).
 COMMANDS = {
-    "digest": "The persona's ranked unread items of the window that clear its bar, grouped by "
-              "topic, with reasons.",
+    "digest": "The persona's ranked unread items of the window that clear its bar, grouped by topic, with reasons.",
     "topics": "The topic communities of the tag graph (labels, sizes, top tags).",
 }
 

@@ -21,7 +21,9 @@ def worth_reading(user: str, days: str = "7") -> str:
 
 
 WORTH_READING = Prompt(
-    name="worth_reading", title="What is worth reading this week, and why?",
-    description="A summary of a persona's best unread items by topic, with why each matters "
-                "(arguments: user, days).",
-    render=worth_reading, uses=("digest",))
+    name="worth_reading",
+    title="What is worth reading this week, and why?",
+    description="A summary of a persona's best unread items by topic, with why each matters (arguments: user, days).",
+    render=worth_reading,
+    uses=("digest",),
+)

@@ -42,8 +42,10 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
     echo(clean(result.get("message")))
     for topic in result.get("topics", []):
         echo("")
-        echo(typer.style(f"## {clean(topic['label'])}", bold=True, fg="cyan")
-             + f"  ({shown_of(topic['n_total'], len(topic['items']))})")
+        echo(
+            typer.style(f"## {clean(topic['label'])}", bold=True, fg="cyan")
+            + f"  ({shown_of(topic['n_total'], len(topic['items']))})"
+        )
         community = topic.get("community")
         if community and community != topic["label"]:
             # the heading names the tags this week's items carry, at times a bare category
@@ -55,15 +57,19 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
             echo(f"       … {hidden} more in this topic (raise --per-topic to see them)")
     if result.get("unclustered"):
         echo("")
-        echo(typer.style("## Unclustered", bold=True, fg="cyan")
-             + f"  ({plural(len(result['unclustered']), 'item')} close to no other item here, or without a subject tag)")
+        echo(
+            typer.style("## Unclustered", bold=True, fg="cyan")
+            + f"  ({plural(len(result['unclustered']), 'item')} close to no other item here, or without a subject tag)"
+        )
         show(result["unclustered"])
     below = result.get("below_bar") or {}
     if below.get("items"):
         echo("")
-        echo(typer.style("## Below your bar", bold=True, fg="cyan")
-             + f"  ({shown_of(below['n_total'], len(below['items']))}; their match is "
-               "weak or none)")
+        echo(
+            typer.style("## Below your bar", bold=True, fg="cyan")
+            + f"  ({shown_of(below['n_total'], len(below['items']))}; their match is "
+            "weak or none)"
+        )
         show(below["items"])
     elif below.get("n_total"):
         echo("")
@@ -72,18 +78,22 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
     saved = result.get("saved") or {}
     if saved.get("items"):
         echo("")
-        echo(typer.style("## Saved, not read yet", bold=True, fg="cyan")
-             + f"  ({shown_of(saved['n_total'], len(saved['items']))})")
+        echo(
+            typer.style("## Saved, not read yet", bold=True, fg="cyan")
+            + f"  ({shown_of(saved['n_total'], len(saved['items']))})"
+        )
         for item in saved["items"]:
             echo(f"     - {clean(item['title'], 100)}  [saved {clean(item.get('saved_at'))[:10]}]")
         if saved["n_total"] > len(saved["items"]):
             echo(f"       … {saved['n_total'] - len(saved['items'])} more saved")
     quality = result.get("ranking_quality") or {}
     echo("")
-    echo(f"Ranking: {plural(quality.get('clicks', 0), 'click')} "
-         f"({plural(quality.get('likes', 0), 'like')}, "
-         f"{plural(quality.get('dislikes', 0), 'dislike')}); classifier "
-         f"{'active' if quality.get('classifier_active') else 'inactive'}.")
+    echo(
+        f"Ranking: {plural(quality.get('clicks', 0), 'click')} "
+        f"({plural(quality.get('likes', 0), 'like')}, "
+        f"{plural(quality.get('dislikes', 0), 'dislike')}); classifier "
+        f"{'active' if quality.get('classifier_active') else 'inactive'}."
+    )
     if quality.get("caveat"):
         echo(typer.style(f"Caveat: {clean(quality['caveat'])}", fg="yellow"))
 
@@ -91,6 +101,8 @@ def render_digest(result: dict, user: str, echo: Callable[[str], None] = typer.e
 def render_communities(result: dict, echo: Callable[[str], None] = typer.echo) -> None:
     echo(clean(result.get("message")))
     for c in result.get("communities", []):
-        echo(typer.style(clean(c["label"]), bold=True)
-             + f"  ({plural(c['size'], 'tag')}, {plural(c['n_items'], 'item')}): "
-             + ", ".join(clean(t) for t in c["top_tags"]))
+        echo(
+            typer.style(clean(c["label"]), bold=True)
+            + f"  ({plural(c['size'], 'tag')}, {plural(c['n_items'], 'item')}): "
+            + ", ".join(clean(t) for t in c["top_tags"])
+        )

@@ -92,38 +92,47 @@ class Communities(Result):
 
 
 # What a reader can do next, in the words of each face (hermes.facekit.faces).
-WIDEN = Say(mcp="widen the window with a larger days value", cli="widen the window with --days N",
-            web="choose a longer period")
+WIDEN = Say(
+    mcp="widen the window with a larger days value", cli="widen the window with --days N", web="choose a longer period"
+)
 N_TOTAL = Say(mcp="; n_total gives each topic's full count", cli="", web="")
 SEE_SAVED = Say(mcp=" (see saved)", cli=" (listed below)", web=" (listed below)")
 SEE_CAVEAT = Say(mcp="see ranking_quality.caveat", cli="see the caveat below", web="see the note below")
-BAR_ADVICE = Say(mcp="widen the window, add feeds on the persona's topics (add_feed), or like items",
-                 cli="widen the window (--days N), add feeds on the persona's topics "
-                     "(`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
-                 web="choose a longer period, add feeds on your topics, or ✓ items you like")
-
+BAR_ADVICE = Say(
+    mcp="widen the window, add feeds on the persona's topics (add_feed), or like items",
+    cli="widen the window (--days N), add feeds on the persona's topics "
+    "(`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
+    web="choose a longer period, add feeds on your topics, or ✓ items you like",
+)
 
 
 # --- kg_communities -------------------------------------------------------------------------
+
 
 def community_dict(c: tag_graph.Community, top: int = TOP_TAGS) -> dict:
     return {"label": c.label, "size": c.size, "n_items": c.n_items, "top_tags": list(c.names[:top])}
 
 
-@tool(GROUP, result=Communities, read_only=True, idempotent=True, untrusted=True,
-      title="Topics of the archive")
+@tool(GROUP, result=Communities, read_only=True, idempotent=True, untrusted=True, title="Topics of the archive")
 def kg_communities(
     db,
     limit: Annotated[int, Field(ge=1, le=MAX_COMMUNITIES)] = 20,
 ) -> dict:
     """The topics of the whole archive: tag communities, largest first. No persona needed."""
     graph = tag_graph.get_graph(db)
-    stats = {"n_communities": len(graph.communities), "n_tags": graph.n_tags,
-             "n_nodes": graph.n_nodes, "singletons_left_out": graph.left_out,
-             "n_items": graph.n_items}
+    stats = {
+        "n_communities": len(graph.communities),
+        "n_tags": graph.n_tags,
+        "n_nodes": graph.n_nodes,
+        "singletons_left_out": graph.left_out,
+        "n_items": graph.n_items,
+    }
     if not graph.communities:
-        why = (f"no items yet; {INGEST}" if not graph.n_items else
-               f"no tag occurs on two or more items yet, so there is no graph; {INGEST}")
+        why = (
+            f"no items yet; {INGEST}"
+            if not graph.n_items
+            else f"no tag occurs on two or more items yet, so there is no graph; {INGEST}"
+        )
         return nothing(f"No topic communities: {why}.", **{**Communities.empty(), **stats})
     shown = graph.communities[:limit]
     return ok(
@@ -138,6 +147,7 @@ def kg_communities(
 
 # --- digest ---------------------------------------------------------------------------------
 
+
 def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
     """How far the persona's ranking can be trusted: clicks, whether the classifier runs.
 
@@ -150,21 +160,34 @@ def ranking_quality(db, user_id: int, ranking: Ranking | None = None) -> dict:
     if active:
         caveat = None
     elif clicks == 0:
-        caveat = ("No feedback yet: this order comes only from similarity to the persona's "
-                  "interests text. Like or dislike a few items to start training the ranking.")
+        caveat = (
+            "No feedback yet: this order comes only from similarity to the persona's "
+            "interests text. Like or dislike a few items to start training the ranking."
+        )
     elif not (likes and dislikes):
         only, missing = ("likes", "dislike") if likes else ("dislikes", "like")
-        caveat = (f"{'The only click is a ' + only[:-1] if clicks == 1 else f'All {clicks} clicks are {only}'}"
-                  ", so the classifier has never been trained (it "
-                  f"needs at least one like and one dislike): the order rests on similarity to "
-                  f"the interests text and per-tag preferences. One {missing} would activate it.")
+        caveat = (
+            f"{'The only click is a ' + only[:-1] if clicks == 1 else f'All {clicks} clicks are {only}'}"
+            ", so the classifier has never been trained (it "
+            f"needs at least one like and one dislike): the order rests on similarity to "
+            f"the interests text and per-tag preferences. One {missing} would activate it."
+        )
     else:
         reason = (comp.detail or {}).get("reason") if comp is not None else None
-        caveat = ("The classifier is not active" + (f" ({reason})" if reason else "")
-                  + ": the order rests on similarity to the interests text and per-tag preferences.")
+        caveat = (
+            "The classifier is not active"
+            + (f" ({reason})" if reason else "")
+            + ": the order rests on similarity to the interests text and per-tag preferences."
+        )
     weight = ranking.blend_weight if ranking is not None else clicks / (clicks + 5.0)
-    return {"clicks": clicks, "likes": likes, "dislikes": dislikes, "classifier_active": active,
-            "behaviour_weight": round(float(weight), 3), "caveat": caveat}
+    return {
+        "clicks": clicks,
+        "likes": likes,
+        "dislikes": dislikes,
+        "classifier_active": active,
+        "behaviour_weight": round(float(weight), 3),
+        "caveat": caveat,
+    }
 
 
 def group_window(db, graph: tag_graph.TagGraph, items: list[dict]) -> window_topics.Grouping:
@@ -172,9 +195,9 @@ def group_window(db, graph: tag_graph.TagGraph, items: list[dict]) -> window_top
     (:mod:`hermes.topics.window_topics`) rather than read off the archive's fixed communities: a
     digest of one field splits into its sub-fields."""
     vectors = in_archive(db, window_topics.vectors_of(db, [i["id"] for i in items]))
-    return window_topics.group(graph, [
-        window_topics.WindowItem(i["id"], i["tags"], i.get("feed_id"), vectors.get(i["id"]))
-        for i in items])
+    return window_topics.group(
+        graph, [window_topics.WindowItem(i["id"], i["tags"], i.get("feed_id"), vectors.get(i["id"])) for i in items]
+    )
 
 
 def in_archive(db, vectors: dict) -> dict:
@@ -187,8 +210,7 @@ def in_archive(db, vectors: dict) -> dict:
     matrix = get_matrix(db, embedder.name, embedder.dimension)
     if len(matrix) == 0 or any(len(v) != matrix.dimension for v in vectors.values()):
         return vectors
-    return window_topics.in_archive(vectors, matrix.ids, lambda w: matrix.product(w),
-                                    matrix.approx_rows)
+    return window_topics.in_archive(vectors, matrix.ids, lambda w: matrix.product(w), matrix.approx_rows)
 
 
 def _community_label(graph: tag_graph.TagGraph, topic: window_topics.Topic) -> str:
@@ -218,8 +240,10 @@ def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict)
         "match": why["match"],
         "reason": why["reason"],
         # each top part's evidence is the explanation's own (said once, not twice)
-        "explanation": {**{k: why[k] for k in ("match", "evidence", "phrases", "reason")},
-                        "top": [{k: v for k, v in t.items() if k != "evidence"} for t in why["top"]]},
+        "explanation": {
+            **{k: why[k] for k in ("match", "evidence", "phrases", "reason")},
+            "top": [{k: v for k, v in t.items() if k != "evidence"} for t in why["top"]],
+        },
     }
 
 
@@ -230,10 +254,8 @@ def within_budget(payload: dict, budget: int = ANSWER_BUDGET) -> tuple[int, int]
     budgeted (a person's CLI or web digest is whole)."""
     if not budgeted():
         return 0, 0
-    lists = [t["items"] for t in payload["topics"]] + [payload["unclustered"],
-                                                       payload["below_bar"]["items"]]
-    entries = sorted(((e["rank"], rows, e) for rows in lists for e in rows),
-                     key=lambda entry: -entry[0])
+    lists = [t["items"] for t in payload["topics"]] + [payload["unclustered"], payload["below_bar"]["items"]]
+    entries = sorted(((e["rank"], rows, e) for rows in lists for e in rows), key=lambda entry: -entry[0])
     total = size_of(payload) + 600  # the message's room
     shortened = left_out = 0
     for _, _, entry in entries:
@@ -269,44 +291,49 @@ def saved_not_read(db, user_id: int, cap: int) -> dict:
     for item_id, added in shown:
         item = found.get(item_id)
         if item is not None:
-            section["items"].append({
-                "id": item_id, "title": item["title"], "url": item["url"],
-                "published": item["published"], "source": item["source"],
-                "tags": item["tags"], "saved_at": added,
-            })
+            section["items"].append(
+                {
+                    "id": item_id,
+                    "title": item["title"],
+                    "url": item["url"],
+                    "published": item["published"],
+                    "source": item["source"],
+                    "tags": item["tags"],
+                    "saved_at": added,
+                }
+            )
     return section
 
 
-@tool(GROUP, result=Digest, read_only=True, idempotent=True, untrusted=True,
-      title="What is worth reading")
+@tool(GROUP, result=Digest, read_only=True, idempotent=True, untrusted=True, title="What is worth reading")
 def digest(
     db,
     user: User,
-    days: Annotated[int, Field(ge=1, le=MAX_DAYS,
-                               description="Items published in the last N days.")] = 7,
+    days: Annotated[int, Field(ge=1, le=MAX_DAYS, description="Items published in the last N days.")] = 7,
     per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC)] = 3,
-    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
-                                description="Best items grouped.")] = 30,
-    below_bar: Annotated[bool, Field(
-        description="Also list the weak and none matches.")] = False,
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Best items grouped.")] = 30,
+    below_bar: Annotated[bool, Field(description="Also list the weak and none matches.")] = False,
 ) -> dict:
     """What is worth reading: a persona's best unread items of the last `days` days by topic,
     each with match and why; also unclustered, below-bar, saved items, ranking_quality.
     Write the summary yourself."""
     persona = require_user(db, user)
-    ranking, page = ranked_page(db, persona, CandidateQuery(since_days=days, exclude_read=True),
-                                limit=limit, below_bar=below_bar)
+    ranking, page = ranked_page(
+        db, persona, CandidateQuery(since_days=days, exclude_read=True), limit=limit, below_bar=below_bar
+    )
     n_in_window = ranking.n_candidates
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
     saved = saved_not_read(db, persona["id"], per_topic)
     if not n_in_window:
         pending = not_embedded(db)
-        advice = (f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but not "
-                  f"embedded yet, so nothing ranks them; {EMBED_PENDING}" if pending else
-                  f"{INGEST.sentence()}, or {WIDEN}")
+        advice = (
+            f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but not "
+            f"embedded yet, so nothing ranks them; {EMBED_PENDING}"
+            if pending
+            else f"{INGEST.sentence()}, or {WIDEN}"
+        )
         return nothing(
-            f"No unread items published in the last {plural(days, 'day')} for {persona['name']!r}. "
-            f"{advice}.",
+            f"No unread items published in the last {plural(days, 'day')} for {persona['name']!r}. {advice}.",
             **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
         )
 
@@ -327,13 +354,16 @@ def digest(
         if found is None:
             unclustered.append(entry)
             continue
-        topic = topics.setdefault(id(found), {
-            "label": found.label,
-            "community": _community_label(graph, found),
-            "tags": list(found.tags),
-            "items": [],
-            "n_total": len(found.members),
-        })
+        topic = topics.setdefault(
+            id(found),
+            {
+                "label": found.label,
+                "community": _community_label(graph, found),
+                "tags": list(found.tags),
+                "items": [],
+                "n_total": len(found.members),
+            },
+        )
         if len(topic["items"]) < per_topic:
             topic["items"].append(entry)
     ordered = list(topics.values())
@@ -342,11 +372,12 @@ def digest(
     shown = sum(len(t["items"]) for t in ordered)
     n_above = sum(1 for p in range(len(ranking.item_ids)) if ranking.above_bar(p))
     if not n_above:
-        message = (f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
-                   f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
-                   + (" (the closest are listed below the bar)." if below_bar else
-                      f"; {SHOW_CLOSEST}.")
-                   + f" {BAR_ADVICE.sentence()}.")
+        message = (
+            f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
+            f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
+            + (" (the closest are listed below the bar)." if below_bar else f"; {SHOW_CLOSEST}.")
+            + f" {BAR_ADVICE.sentence()}."
+        )
     else:
         cleared = ranking.n_above_bar  # all of them, not only the best ``limit`` grouped
         message = (
@@ -363,17 +394,26 @@ def digest(
         message += f" Also {plural(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
     if quality["caveat"]:
         message += f" Ranking is not fully trained: {SEE_CAVEAT}."
-    payload = {"topics": ordered, "unclustered": unclustered, "ranking_quality": quality,
-               "window_days": days, "n_items": n_above, "n_cleared": ranking.n_above_bar,
-               "n_in_window": n_in_window,
-               "saved": saved, "below_bar": below}
+    payload = {
+        "topics": ordered,
+        "unclustered": unclustered,
+        "ranking_quality": quality,
+        "window_days": days,
+        "n_items": n_above,
+        "n_cleared": ranking.n_above_bar,
+        "n_in_window": n_in_window,
+        "saved": saved,
+        "below_bar": below,
+    }
     # the budget protects an agent's context; the CLI and the web page show the whole digest
     shortened, left_out = within_budget(payload)
     if shortened:
-        message += (f" To keep this answer under {ANSWER_BUDGET:,} characters, "
-                    f"{plural(shortened, 'item')} (the lowest ranked) only give match and reason"
-                    + (f" and {left_out_words(left_out, ANSWER_BUDGET).split(' to keep')[0]}"
-                       if left_out else "") + "; a smaller limit or per_topic shows all whole.")
+        message += (
+            f" To keep this answer under {ANSWER_BUDGET:,} characters, "
+            f"{plural(shortened, 'item')} (the lowest ranked) only give match and reason"
+            + (f" and {left_out_words(left_out, ANSWER_BUDGET).split(' to keep')[0]}" if left_out else "")
+            + "; a smaller limit or per_topic shows all whole."
+        )
     payload.update(shortened=shortened, left_out=left_out)
     if not (ordered or unclustered or below["items"] or saved["items"]):
         # Nothing cleared the bar and nothing below it was asked for: the digest shows no

@@ -16,15 +16,15 @@ from . import prompts
 #: what the hook adds).
 COMMANDS = {
     "feed": "Print USER's ranked feed: the items that clear its bar, each with the reason it ranks "
-            "(--below-bar: the others too, under a fold; -i: triage it with keys).",
+    "(--below-bar: the others too, under a fold; -i: triage it with keys).",
     "like": "Like items for USER: teaches the ranking (click source ui).",
     "dislike": "Dislike items for USER: teaches the ranking (click source ui).",
     "unrate": "Take back USER's like or dislike on items: they return to the unread feed and stop "
-              "teaching the ranking (the `remove_feedback` tool MCP calls; what the web's undo and "
-              "`u` in `hermes feed -i` do).",
+    "teaching the ranking (the `remove_feedback` tool MCP calls; what the web's undo and "
+    "`u` in `hermes feed -i` do).",
     "explain": "Why ITEM ranks where it does for USER: the feed line's reason, its rank in that "
-               "window, the evidence (closest interest, nearest liked item, classifier, rated tags "
-               "and authors) and each ranking component's contribution.",
+    "window, the evidence (closest interest, nearest liked item, classifier, rated tags "
+    "and authors) and each ranking component's contribution.",
 }
 COMMAND_GROUPS = {"feeds": "Manage feed subscriptions (add, list, rename, folder, remove, preview, OPML)."}
 
@@ -34,8 +34,16 @@ def hermes_register_tools():
     # Here, not at the top: the tools (their pydantic models, the ranking) load when tools are collected.
     from . import tools as t
 
-    return [t.list_feed, t.explain_item, t.add_feed, t.preview_feed,
-            t.list_feeds, t.rename_feed, t.remove_feed, t.suggest_feeds]
+    return [
+        t.list_feed,
+        t.explain_item,
+        t.add_feed,
+        t.preview_feed,
+        t.list_feeds,
+        t.rename_feed,
+        t.remove_feed,
+        t.suggest_feeds,
+    ]
 
 
 @hookimpl

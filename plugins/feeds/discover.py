@@ -10,8 +10,13 @@ from __future__ import annotations
 import urllib.parse
 from html.parser import HTMLParser
 
-FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml",
-              "application/feed+json", "application/json")
+FEED_TYPES = (
+    "application/rss+xml",
+    "application/atom+xml",
+    "application/rdf+xml",
+    "application/feed+json",
+    "application/json",
+)
 PREFERENCE = {t: k for k, t in enumerate(FEED_TYPES)}  # RSS/Atom before JSON Feed
 
 

@@ -16,10 +16,17 @@ def item_lines(item: dict, width: int = 110) -> list[str]:
     """An item of a ranked list for the terminal (feed text cleaned of control characters;
     the reason whole, wrapped to the terminal)."""
     head = f"{item['rank']:>3}. [{item['id']}] {clean(item['title'], width)}"
-    meta = " · ".join(filter(None, [clean(item["source"]) or "removed feed",
-                                    date_words(item),
-                                    item["content_type"],
-                                    f"score {item['score']:+.2f}"]))
+    meta = " · ".join(
+        filter(
+            None,
+            [
+                clean(item["source"]) or "removed feed",
+                date_words(item),
+                item["content_type"],
+                f"score {item['score']:+.2f}",
+            ],
+        )
+    )
     lines = [style(head, bold=True), f"     {meta}", *wrapped(item["reason"], "     ", "why: ")]
     if item["url"]:
         lines.append(f"     {clean(item['url'])}")
@@ -33,8 +40,7 @@ def profile_parts(c: dict) -> str:
     with nothing on the screen to say why."""
     parts = f"ranked on: interests grouped by subject {shown(c['interest_score'])}"
     if c.get("word_match_share"):
-        parts += (f", word match (BM25) {c['word_match_bm25']:.2f} at "
-                  f"{c['word_match_share']:.0%} of the profile")
+        parts += f", word match (BM25) {c['word_match_bm25']:.2f} at {c['word_match_share']:.0%} of the profile"
     return parts + "; the raw score is these, each measured against the other candidates"
 
 
@@ -47,26 +53,35 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     """The one explanation for the terminal: the reason, where it ranks (and ``advice`` on
     ranking it elsewhere, right under), the evidence."""
     ev = e["evidence"]
-    lines = [style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
-             *wrapped(e["reason"], "", "why: "),
-             f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
-             f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
-             f"{e['blend_weight']:.0%}{weight_note(e['n_clicks'], e['blend_weight'])}",
-             *(wrapped(advice, "") if advice else []),
-             f"match: {e['match']}"]
+    lines = [
+        style(f"[{e['item_id']}] {clean(e['title'], 100)}", bold=True),
+        *wrapped(e["reason"], "", "why: "),
+        f"{rank_line(e)}{'' if e['above_bar'] else ', below the bar'} · score "
+        f"{e['score']:+.3f} · {plural(e['n_clicks'], 'click')}, behaviour weighs "
+        f"{e['blend_weight']:.0%}{weight_note(e['n_clicks'], e['blend_weight'])}",
+        *(wrapped(advice, "") if advice else []),
+        f"match: {e['match']}",
+    ]
     if ev["interest"]:
         i = ev["interest"]
-        lines.append(f"  interests: closest “{clean(i['clause'], 80)}”, similarity "
-                     f"{shown(i['similarity'])} ({_judged(i, i['level'])})")
+        lines.append(
+            f"  interests: closest “{clean(i['clause'], 80)}”, similarity "
+            f"{shown(i['similarity'])} ({_judged(i, i['level'])})"
+        )
     if ev["liked"]:
         n = ev["liked"]
         if n.get("itself"):  # its closest liked item is itself: say so, not "nearest [its id]"
-            who = ("bootstrap liked this item itself, from your interests or an imported library"
-                   if n.get("source") == "bootstrap" else "you liked this item itself")
+            who = (
+                "bootstrap liked this item itself, from your interests or an imported library"
+                if n.get("source") == "bootstrap"
+                else "you liked this item itself"
+            )
             lines.append(f"  liked: {who} ({n['level']})")
         else:
-            lines.append(f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
-                         f"{shown(n['similarity'])} ({_judged(n, n['level'])})")
+            lines.append(
+                f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
+                f"{shown(n['similarity'])} ({_judged(n, n['level'])})"
+            )
     if ev["classifier"]:
         c = ev["classifier"]
         verdict = c["level"] if c.get("counts", True) else UNCOUNTED
@@ -77,26 +92,33 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     counted = [t for t in e["matched_tags"] if t["kind"] != "topic" and round(t["score"], 2)]
     topics = [t for t in e["matched_tags"] if t["kind"] == "topic"]
     if counted:
-        lines.append("  rated: " + ", ".join(
-            f"{clean(t['label'], 40)} ({t['score']:+.2f}"
-            # an item without categories counts the one it is closest to: say it is not its own
-            + (", inferred: no tags of its own" if t.get("inferred") else "") + ")"
-            for t in counted[:8]))
+        lines.append(
+            "  rated: "
+            + ", ".join(
+                f"{clean(t['label'], 40)} ({t['score']:+.2f}"
+                # an item without categories counts the one it is closest to: say it is not its own
+                + (", inferred: no tags of its own" if t.get("inferred") else "")
+                + ")"
+                for t in counted[:8]
+            )
+        )
     if topics:  # keyphrases: they name topics, the preference component leaves them out
-        lines.append("  topics you rated (not counted in the ranking): " + ", ".join(
-            f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in topics[:8]))
+        lines.append(
+            "  topics you rated (not counted in the ranking): "
+            + ", ".join(f"{clean(t['label'], 40)} ({t['score']:+.2f})" for t in topics[:8])
+        )
     # A raw score above zero can contribute below zero (every candidate scored higher):
     # the header says what a contribution is measured against.
-    lines.append("components (contribution = weight × how far the raw score lies above the "
-                 "candidates' average, in their spreads):")
+    lines.append(
+        "components (contribution = weight × how far the raw score lies above the "
+        "candidates' average, in their spreads):"
+    )
     for name, c in e["components"].items():
         state = "" if c["active"] else "  (inactive)"
-        lines.append(f"  {name:<11} {c['contribution']:+.3f}  weight {c['share']:.0%}  "
-                     f"raw {c['raw']:+.3f}{state}")
+        lines.append(f"  {name:<11} {c['contribution']:+.3f}  weight {c['share']:.0%}  raw {c['raw']:+.3f}{state}")
         if name == "profile" and c["active"] and "interest_score" in c:
             lines.append("    " + profile_parts(c))
     if e["nearest_liked"]:
         lines.append("closest liked items:")
-        lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({shown(n['similarity'])})"
-                     for n in e["nearest_liked"])
+        lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({shown(n['similarity'])})" for n in e["nearest_liked"])
     return lines

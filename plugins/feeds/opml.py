@@ -39,6 +39,7 @@ SEP_IN_NAME = " \uff0f "
 class Outline:
     """One feed of an OPML file: its ``xmlUrl``, its name, the folder path it sits in
     (``None`` at the top level) and its ``htmlUrl`` (an http(s) site link, else ``None``)."""
+
     url: str
     title: str | None = None
     folder: str | None = None
@@ -50,6 +51,7 @@ class OpmlList:
     """What :func:`read_opml` found: ``outlines`` (each feed once), ``repeats`` (one
     ``{url, folder, kept_in}`` per later entry of a feed already listed) and ``renamed``
     (``{name, stored}`` per folder name whose `` / `` became :data:`SEP_IN_NAME`)."""
+
     outlines: list[Outline]
     repeats: list[dict]
     renamed: list[dict]
@@ -90,8 +92,11 @@ def read_opml(path: str | Path) -> OpmlList:
             found.append(first[key])
         if not url and name and FOLDER_SEP in name:
             renamed.setdefault(name, name.replace(FOLDER_SEP, SEP_IN_NAME))
-        inner = folders if url or not name or len(folders) >= MAX_FOLDER_DEPTH \
+        inner = (
+            folders
+            if url or not name or len(folders) >= MAX_FOLDER_DEPTH
             else (*folders, name.replace(FOLDER_SEP, SEP_IN_NAME))
+        )
         stack += [(child, inner) for child in reversed(outline.findall("outline"))]
     return OpmlList(found, repeats, [{"name": k, "stored": v} for k, v in renamed.items()])
 
@@ -184,12 +189,13 @@ def subscribe_outlines(db, outlines: list[Outline]) -> dict:
             if existing is None:
                 fresh.append(outline)
                 continue
-            was, site = db.execute("SELECT folder, site_url FROM feeds WHERE id = ?",
-                                   [existing["id"]]).fetchone()
+            was, site = db.execute("SELECT folder, site_url FROM feeds WHERE id = ?", [existing["id"]]).fetchone()
             if outline.folder and outline.folder != was:
                 moved.append({"id": existing["id"], "folder": outline.folder, "was": was})
-            db.execute("UPDATE feeds SET folder = ?, site_url = ? WHERE id = ?",
-                       [outline.folder or was, site or outline.site_url, existing["id"]])
+            db.execute(
+                "UPDATE feeds SET folder = ?, site_url = ? WHERE id = ?",
+                [outline.folder or was, site or outline.site_url, existing["id"]],
+            )
         added = add_feeds(db, [(o.url, o.title, o.folder, o.site_url) for o in fresh])
     return {"added": added, "already": len(outlines) - len(added), "moved": moved}
 
@@ -265,6 +271,7 @@ def _folder(folders: dict, folder: str | None) -> ET.Element:
     for depth in range(1, len(parts) + 1):
         if parts[:depth] not in folders:
             name = parts[depth - 1]
-            folders[parts[:depth]] = ET.SubElement(folders[parts[:depth - 1]], "outline",
-                                                   {"text": name, "title": name})
+            folders[parts[:depth]] = ET.SubElement(
+                folders[parts[: depth - 1]], "outline", {"text": name, "title": name}
+            )
     return folders[parts]

@@ -22,7 +22,10 @@ def triage(user: str, count: str = "10") -> str:
 
 
 TRIAGE = Prompt(
-    name="triage", title="Triage my feed",
+    name="triage",
+    title="Triage my feed",
     description="Go through a persona's ranked feed item by item and record likes and dislikes "
-                "(arguments: user, count).",
-    render=triage, uses=("list_feed", "record_feedback"))
+    "(arguments: user, count).",
+    render=triage,
+    uses=("list_feed", "record_feedback"),
+)

@@ -40,24 +40,48 @@ ItemsArg = Annotated[list[int], typer.Argument(metavar="ITEM...", help="Item ids
 def feed(
     user: UserArg,
     limit: Annotated[int, typer.Option("--limit", "-n", parser=tool_number, help="How many items.")] = 20,
-    since_days: Annotated[int | None, typer.Option(
-        "--since-days", metavar="DAYS", parser=tool_number,
-        help="Only items from the last DAYS days (default: the window this persona chose last, else 7; remembered).")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Rank the whole archive, not just recent items (remembered).")] = False,
-    below_bar: Annotated[bool, typer.Option(
-        "--below-bar", help="Also list the items below the persona's bar (match weak or none).")] = False,
-    removed_feeds: Annotated[bool, typer.Option(
-        "--removed-feeds", help="Also rank the items of feeds you removed (the archive keeps "
-                                "them; the feed leaves them out otherwise).")] = False,
-    offset: Annotated[int, typer.Option(
-        "--offset", parser=tool_number,
-        help="Skip this many ranked items first: the next page is --offset 20 (with the "
-             "default --limit), ranks stay their place in the whole feed.")] = 0,
-    interactive: Annotated[bool, typer.Option(
-        "--interactive", "-i",
-        help="Triage on the terminal with single keys: j/k move, l like, d dislike, r read, "
-             "s save, o open in the browser, e explain, q quit; the list re-ranks after each "
-             "like or dislike.")] = False,
+    since_days: Annotated[
+        int | None,
+        typer.Option(
+            "--since-days",
+            metavar="DAYS",
+            parser=tool_number,
+            help="Only items from the last DAYS days (default: the window this persona chose last, else 7; remembered).",
+        ),
+    ] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Rank the whole archive, not just recent items (remembered).")
+    ] = False,
+    below_bar: Annotated[
+        bool, typer.Option("--below-bar", help="Also list the items below the persona's bar (match weak or none).")
+    ] = False,
+    removed_feeds: Annotated[
+        bool,
+        typer.Option(
+            "--removed-feeds",
+            help="Also rank the items of feeds you removed (the archive keeps "
+            "them; the feed leaves them out otherwise).",
+        ),
+    ] = False,
+    offset: Annotated[
+        int,
+        typer.Option(
+            "--offset",
+            parser=tool_number,
+            help="Skip this many ranked items first: the next page is --offset 20 (with the "
+            "default --limit), ranks stay their place in the whole feed.",
+        ),
+    ] = 0,
+    interactive: Annotated[
+        bool,
+        typer.Option(
+            "--interactive",
+            "-i",
+            help="Triage on the terminal with single keys: j/k move, l like, d dislike, r read, "
+            "s save, o open in the browser, e explain, q quit; the list re-ranks after each "
+            "like or dislike.",
+        ),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -72,8 +96,7 @@ def feed(
         if as_json or offset:
             die(f"use either --interactive or {'--json' if as_json else '--offset'}, not both")
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
-            die("--interactive needs a terminal (stdin and stdout); without it `hermes feed` "
-                "prints the list")
+            die("--interactive needs a terminal (stdin and stdout); without it `hermes feed` prints the list")
 
         with database(db) as conn:
             Triage(conn, user, limit=limit, since_days=window).run()
@@ -81,8 +104,16 @@ def feed(
                 remember(conn, user, window)
         return
     with database(db) as conn:
-        result = run_tool(conn, "list_feed", user=user, limit=limit, since_days=window,
-                          below_bar=below_bar, offset=offset, removed_feeds=removed_feeds)
+        result = run_tool(
+            conn,
+            "list_feed",
+            user=user,
+            limit=limit,
+            since_days=window,
+            below_bar=below_bar,
+            offset=offset,
+            removed_feeds=removed_feeds,
+        )
         if chosen and result.get("ok"):  # remembered once the tool took it
             remember(conn, user, window)
     check(result, as_json)
@@ -109,8 +140,10 @@ def feed(
             option = "--all" if wider is None else f"--since-days {wider:g}"
             where = "the whole archive" if wider is None else f"the last {n_days(wider)}"
             verb = "has" if wider is None else "have"
-            typer.echo(f"{where[0].upper()}{where[1:]} {verb} {plural(n, 'unread item')}: "
-                       f"`hermes feed {user} {option}` shows them (and keeps that window).")
+            typer.echo(
+                f"{where[0].upper()}{where[1:]} {verb} {plural(n, 'unread item')}: "
+                f"`hermes feed {user} {option}` shows them (and keeps that window)."
+            )
 
 
 def persona_window(db, user: str, days: float | None, *, chosen: bool) -> float | None:
@@ -152,12 +185,19 @@ def unrate(user: UserArg, items: ItemsArg, db: DbOption = None, as_json: JsonOpt
 def explain(
     user: UserArg,
     item: Annotated[int, typer.Argument(metavar="ITEM", help="Item id, as `hermes feed USER` prints it.")],
-    since_days: Annotated[int | None, typer.Option(
-        "--since-days", metavar="DAYS", parser=tool_number,
-        help="Rank it among the items of the last DAYS days, as `hermes feed --since-days DAYS` "
-             "does (default: the persona's window, the one `hermes feed` ranks).")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Rank it in the whole archive, as "
-                                                     "`hermes feed --all` does.")] = False,
+    since_days: Annotated[
+        int | None,
+        typer.Option(
+            "--since-days",
+            metavar="DAYS",
+            parser=tool_number,
+            help="Rank it among the items of the last DAYS days, as `hermes feed --since-days DAYS` "
+            "does (default: the persona's window, the one `hermes feed` ranks).",
+        ),
+    ] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Rank it in the whole archive, as `hermes feed --all` does.")
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):

@@ -28,28 +28,51 @@ from .opml import FOLDER_SEP, folder_parts
 
 log = logging.getLogger(__name__)
 
-LIST_FEEDS = Say(mcp="list_feeds shows the subscribed feeds' ids",
-                 cli="`hermes feeds list` shows the subscribed feeds' ids",
-                 web="the Feeds page lists the subscribed feeds")
-INGEST_NEW = Say(mcp="no background refresh runs in this server, so its items arrive when the "
-                     "person running hermes runs `hermes ingest`",
-                 cli="run `hermes ingest` to load its items",
-                 web="its items arrive with the next refresh")
-ITEM_COUNT = Say(mcp="list_feeds then shows its item_count", cli="`hermes feeds list` then "
-                 "shows its item count", web="the Feeds page then shows its item count")
-NO_BACKGROUND = Say(mcp="`hermes ingest` fetches the feeds (hermes web and hermes serve refresh "
-                        "them on their own)",
-                    cli="`hermes ingest` fetches the feeds (`hermes web` and `hermes serve` "
-                        "refresh them on their own)",
-                    web="Refresh now fetches the feeds")
-PREVIEW = Say(mcp="preview_feed shows them before that",
-              cli="`hermes feeds preview URL` shows them before that",
-              web="they appear in the feed after that")
+LIST_FEEDS = Say(
+    mcp="list_feeds shows the subscribed feeds' ids",
+    cli="`hermes feeds list` shows the subscribed feeds' ids",
+    web="the Feeds page lists the subscribed feeds",
+)
+INGEST_NEW = Say(
+    mcp="no background refresh runs in this server, so its items arrive when the "
+    "person running hermes runs `hermes ingest`",
+    cli="run `hermes ingest` to load its items",
+    web="its items arrive with the next refresh",
+)
+ITEM_COUNT = Say(
+    mcp="list_feeds then shows its item_count",
+    cli="`hermes feeds list` then shows its item count",
+    web="the Feeds page then shows its item count",
+)
+NO_BACKGROUND = Say(
+    mcp="`hermes ingest` fetches the feeds (hermes web and hermes serve refresh them on their own)",
+    cli="`hermes ingest` fetches the feeds (`hermes web` and `hermes serve` refresh them on their own)",
+    web="Refresh now fetches the feeds",
+)
+PREVIEW = Say(
+    mcp="preview_feed shows them before that",
+    cli="`hermes feeds preview URL` shows them before that",
+    web="they appear in the feed after that",
+)
 
 MAX_TITLE = 200
 MAX_FOLDER = 200
-FEED_COLUMNS = ("id", "url", "title", "folder", "site_url", "added", "last_fetched", "last_error",
-                "error_count", "retry_after", "last_warning", "ttl", "subscribed_by", "trusted_at")
+FEED_COLUMNS = (
+    "id",
+    "url",
+    "title",
+    "folder",
+    "site_url",
+    "added",
+    "last_fetched",
+    "last_error",
+    "error_count",
+    "retry_after",
+    "last_warning",
+    "ttl",
+    "subscribed_by",
+    "trusted_at",
+)
 
 
 def check_web_url(url: str) -> str:
@@ -101,13 +124,15 @@ def probe(url: str, *, allow_private: bool) -> dict:
 
     def get(address: str):
         try:
-            return fetch(address, allow_private=allow_private,
-                         timeout=min(cfg.fetch_timeout, 20.0), max_bytes=cfg.max_feed_bytes)
+            return fetch(
+                address, allow_private=allow_private, timeout=min(cfg.fetch_timeout, 20.0), max_bytes=cfg.max_feed_bytes
+            )
         except FetchError as exc:
             if not allow_private and str(exc) == REFUSED:
                 # Not a failed fetch: nothing was asked of that address. Say what allows it.
-                raise InvalidInput(refused_here(
-                    address, "subscribe this one at the terminal: hermes feeds add URL")) from None
+                raise InvalidInput(
+                    refused_here(address, "subscribe this one at the terminal: hermes feeds add URL")
+                ) from None
             raise InvalidInput(f"could not fetch {address[:200]!r}: {exc}") from None
 
     got, feed_url, page_url = get(url), url, None
@@ -119,19 +144,29 @@ def probe(url: str, *, allow_private: bool) -> dict:
         # A web page: follow its <link rel="alternate"> to the feed, as feed readers do.
         links = feed_links(got.body or b"", got.final_url or url)
         if not links:
-            raise InvalidInput(f"{url[:200]!r} is an HTML page, not a feed, and it links no feed "
-                               "(no <link rel=\"alternate\"> of a feed type); give the feed's "
-                               "own URL") from None
+            raise InvalidInput(
+                f"{url[:200]!r} is an HTML page, not a feed, and it links no feed "
+                '(no <link rel="alternate"> of a feed type); give the feed\'s '
+                "own URL"
+            ) from None
         page_url, feed_url = url, links[0]
         got = get(feed_url)
         try:
             parsed = parse_feed(got.body or b"", url=got.final_url or feed_url, headers=got.headers)
         except ParseError as inner:
-            raise InvalidInput(f"{url[:200]!r} is a web page linking the feed "
-                               f"{feed_url[:200]!r}, which is not usable: {inner}") from None
-    return {"title": parsed.title, "n_entries": len(parsed.items), "entries": parsed.items,
-            "warning": parsed.warning, "final_url": got.final_url, "feed_url": feed_url,
-            "page_url": page_url, "site_url": parsed.link}
+            raise InvalidInput(
+                f"{url[:200]!r} is a web page linking the feed {feed_url[:200]!r}, which is not usable: {inner}"
+            ) from None
+    return {
+        "title": parsed.title,
+        "n_entries": len(parsed.items),
+        "entries": parsed.items,
+        "warning": parsed.warning,
+        "final_url": got.final_url,
+        "feed_url": feed_url,
+        "page_url": page_url,
+        "site_url": parsed.link,
+    }
 
 
 def probe_to_subscribe(url: str, *, allow_private: bool) -> dict:
@@ -167,7 +202,7 @@ def feed_by_id(db, feed_id: int) -> dict:
     """The feed's id, url and title, or :class:`NotFound`. ``feed_id`` was checked as a whole
     number by the caller (a tool's strict arguments, the CLI's int); one beyond SQLite's
     integers (2**63 and up) cannot name a feed, so it is unknown like any other."""
-    if not 1 <= feed_id < 2 ** 63:
+    if not 1 <= feed_id < 2**63:
         raise NotFound(f"unknown feed {str(feed_id)[:40]}; list_feeds shows the subscribed feeds' ids")
     row = db.execute("SELECT id, url, title FROM feeds WHERE id = ?", [feed_id]).fetchone()
     if row is None:
@@ -175,8 +210,9 @@ def feed_by_id(db, feed_id: int) -> dict:
     return _row(row, ("id", "url", "title"))
 
 
-def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict],
-              subscribed_by: str, folder: str | None = None) -> dict:
+def subscribe(
+    db, url: str, title: str | None, *, probe_fn: Callable[[str], dict], subscribed_by: str, folder: str | None = None
+) -> dict:
     """Validate ``url`` with ``probe_fn`` (one fetch + parse) and register it, in ``folder``
     when given (a path checked by :func:`folder_path`).
 
@@ -201,8 +237,7 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         parsed = probe_fn(url)
         existing = None if person else feed_by_url(db, url)
     if existing:
-        return _already(f"already subscribed: feed {existing['id']} has this URL; nothing "
-                        "changed.", existing, person)
+        return _already(f"already subscribed: feed {existing['id']} has this URL; nothing changed.", existing, person)
     found_on = ""
     if parsed.get("page_url"):  # a web page: subscribe to the feed it links
         found_on = f"{url[:200]} is a web page; its feed is {parsed['feed_url'][:200]}. "
@@ -212,33 +247,50 @@ def subscribe(db, url: str, title: str | None, *, probe_fn: Callable[[str], dict
         url = canonical_location(parsed["feed_url"])
         existing = feed_by_url(db, url)
         if existing:
-            return _already(f"{found_on}Already subscribed: feed {existing['id']} has that URL; "
-                            "nothing changed.", existing, person)
+            return _already(
+                f"{found_on}Already subscribed: feed {existing['id']} has that URL; nothing changed.", existing, person
+            )
     # Here, not at the top: the ingest modules (httpx) load only when a feed is fetched.
     from hermes.ingest.feedlist import register_feed, taken_back
 
     with write_transaction(db):
-        done = register_feed(db, url, title, subscribed_by=subscribed_by, folder=folder,
-                             site_url=parsed.get("site_url"), feed_title=parsed["title"] or url)
+        done = register_feed(
+            db,
+            url,
+            title,
+            subscribed_by=subscribed_by,
+            folder=folder,
+            site_url=parsed.get("site_url"),
+            feed_title=parsed["title"] or url,
+        )
     if done is None:  # another process subscribed it between the check and the insert
         existing = feed_by_url(db, url)
-        return _already(f"already subscribed: feed {existing['id']} has this URL; nothing "
-                        "changed.", existing, person)
+        return _already(f"already subscribed: feed {existing['id']} has this URL; nothing changed.", existing, person)
     # A feed subscribed again has its stored items back (register_feed gave it their id).
     kept = db.execute("SELECT count(*) FROM items WHERE feed_id = ?", [done.id]).fetchone()[0]
     name, folder = db.execute("SELECT title, folder FROM feeds WHERE id = ?", [done.id]).fetchone()
-    feed = {"id": done.id, "url": url, "title": name, "folder": folder,
-            "n_entries": parsed["n_entries"], "found_on_page": parsed.get("page_url"),
-            "subscribed_by": subscribed_by, "items_kept": kept, "restored": list(done.restored)}
+    feed = {
+        "id": done.id,
+        "url": url,
+        "title": name,
+        "folder": folder,
+        "n_entries": parsed["n_entries"],
+        "found_on_page": parsed.get("page_url"),
+        "subscribed_by": subscribed_by,
+        "items_kept": kept,
+        "restored": list(done.restored),
+    }
     warning = f" (the feed has problems but parses: {parsed['warning']})" if parsed.get("warning") else ""
     back = taken_back(feed)
     if not parsed["n_entries"]:
-        warning += (" (it is empty now: a new feed may not have published yet; each ingest "
-                    "checks it again)")
-    return ok(f"{found_on}Subscribed: feed {done.id}, {plural(parsed['n_entries'], 'entry', 'entries')} "
-              f"visible now{warning}.{' ' + back if back else ''} Adding a feed does not "
-              f"ingest: {arrival(db)}; {PREVIEW}.",
-              feed=feed, already_subscribed=False)
+        warning += " (it is empty now: a new feed may not have published yet; each ingest checks it again)"
+    return ok(
+        f"{found_on}Subscribed: feed {done.id}, {plural(parsed['n_entries'], 'entry', 'entries')} "
+        f"visible now{warning}.{' ' + back if back else ''} Adding a feed does not "
+        f"ingest: {arrival(db)}; {PREVIEW}.",
+        feed=feed,
+        already_subscribed=False,
+    )
 
 
 def _already(message: str, feed: dict, person: bool) -> dict:
@@ -255,15 +307,17 @@ def arrival(db) -> str:
     if not state["background"]:
         return str(INGEST_NEW)
     due = f", due {state['next']}" if state.get("next") else ""
-    return (f"the background refresh of this process (every {state['every']:g} s) fetches it "
-            f"at its next run{due}, and {ITEM_COUNT}")
+    return (
+        f"the background refresh of this process (every {state['every']:g} s) fetches it "
+        f"at its next run{due}, and {ITEM_COUNT}"
+    )
 
 
 def feed_rows(db) -> list[dict]:
     have = set(db["feeds"].columns_dict)
     cols = [c for c in FEED_COLUMNS if c in have]
     rows = db.execute(
-        f"""SELECT {', '.join('f.' + c for c in cols)},
+        f"""SELECT {", ".join("f." + c for c in cols)},
                    (SELECT count(*) FROM items i WHERE i.feed_id = f.id) AS item_count
             FROM feeds f ORDER BY f.id"""
     ).fetchall()
@@ -289,8 +343,7 @@ def refresh_summary(db, feeds: list[dict]) -> tuple[dict, str]:
     if state.get("running"):
         bits.append(f"A refresh is running ({describe(state['running'])}).")
     if state["background"]:
-        bits.append(f"Next refresh due {state['next']} (every {state['every']:g} s)."
-                    if state.get("next") else "")
+        bits.append(f"Next refresh due {state['next']} (every {state['every']:g} s)." if state.get("next") else "")
     else:
         bits.append(f"No background refresh runs in this process: {NO_BACKGROUND}.")
     return state, " ".join(b for b in bits if b)
@@ -334,8 +387,7 @@ def move_to_folder(db, feed_id: int, folder) -> dict:
 
 def orphaned_count(db) -> int:
     return db.execute(
-        "SELECT count(*) FROM items WHERE feed_id IS NOT NULL "
-        "AND feed_id NOT IN (SELECT id FROM feeds)"
+        "SELECT count(*) FROM items WHERE feed_id IS NOT NULL AND feed_id NOT IN (SELECT id FROM feeds)"
     ).fetchone()[0]
 
 
@@ -345,9 +397,13 @@ def removal_plan(db, feed_id: int) -> dict:
     items = db.execute("SELECT count(*) FROM items WHERE feed_id = ?", [feed_id]).fetchone()[0]
     clicks = clicks_on_feed(db, feed_id)
     feed = {**feed, "item_count": items, "click_count": clicks}
-    return {"feed": feed, "item_count": items, "click_count": clicks,
-            # quoted, not repr(): repr doubled a LaTeX title's backslashes
-            "what": f"feed {feed['id']} '{feed['title']}' ({feed['url']})"}
+    return {
+        "feed": feed,
+        "item_count": items,
+        "click_count": clicks,
+        # quoted, not repr(): repr doubled a LaTeX title's backslashes
+        "what": f"feed {feed['id']} '{feed['title']}' ({feed['url']})",
+    }
 
 
 def trust(db, feed_id: int) -> dict:
@@ -359,10 +415,13 @@ def trust(db, feed_id: int) -> dict:
     if by == "user":
         return {**feed, "already": True}
     with write_transaction(db):
-        db.execute("UPDATE feeds SET subscribed_by = 'user', trusted_at = ? WHERE id = ?",
-                   [now_iso(), feed_id])
-    log.info("feed %s (%s), subscribed by an agent, trusted by the user: ingest now fetches "
-                "it without the private-address guard", feed_id, feed["url"][:200])
+        db.execute("UPDATE feeds SET subscribed_by = 'user', trusted_at = ? WHERE id = ?", [now_iso(), feed_id])
+    log.info(
+        "feed %s (%s), subscribed by an agent, trusted by the user: ingest now fetches "
+        "it without the private-address guard",
+        feed_id,
+        feed["url"][:200],
+    )
     return {**feed, "already": False}
 
 
@@ -375,4 +434,3 @@ def unsubscribe(db, feed_id: int) -> None:
 
     with write_transaction(db):
         forget_feed(db, feed_id)
-

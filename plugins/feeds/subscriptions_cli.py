@@ -42,20 +42,27 @@ from .subscriptions import (
 )
 
 feeds_app = typer.Typer(
-    name="feeds", help="Manage feed subscriptions (add, list, rename, folder, remove, preview, OPML).",
-    no_args_is_help=True, add_completion=False,
+    name="feeds",
+    help="Manage feed subscriptions (add, list, rename, folder, remove, preview, OPML).",
+    no_args_is_help=True,
+    add_completion=False,
 )
 
 
 @feeds_app.command("add")
 @guarded
 def add(
-    location: Annotated[str, typer.Argument(
-        metavar="URL_OR_PATH", help="Feed URL, a web page that links its feed, a file:// URL or "
-                                    "a path to a feed file.")],
+    location: Annotated[
+        str,
+        typer.Argument(
+            metavar="URL_OR_PATH",
+            help="Feed URL, a web page that links its feed, a file:// URL or a path to a feed file.",
+        ),
+    ],
     title: Annotated[str | None, typer.Option("--title", help="Display title (default: the feed's own).")] = None,
-    folder: Annotated[str | None, typer.Option(
-        "--folder", help="Folder to put it in; nest with ' / ' (\"Science / Physics\").")] = None,
+    folder: Annotated[
+        str | None, typer.Option("--folder", help="Folder to put it in; nest with ' / ' (\"Science / Physics\").")
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -67,20 +74,23 @@ def add(
     probed = probe_to_subscribe(url, allow_private=True)  # first: a location that is no feed starts no database
     # the person's own feed: a database this starts gets no starter feeds besides
     with database(db, create=True, starters=False) as conn:
-        result = subscribe(conn, url, title, subscribed_by="user", probe_fn=lambda u: probed,
-                           folder=folder)
+        result = subscribe(conn, url, title, subscribed_by="user", probe_fn=lambda u: probed, folder=folder)
         if not result["ok"] and result["feed"].get("subscribed_by") == "agent" and not as_json:
             feed = result["feed"]
-            die(f"already subscribed, by an agent: feed {feed['id']}; `hermes feeds trust "
-                f"{feed['id']}` lets `hermes ingest` fetch it like a feed you added")
+            die(
+                f"already subscribed, by an agent: feed {feed['id']}; `hermes feeds trust "
+                f"{feed['id']}` lets `hermes ingest` fetch it like a feed you added"
+            )
         check(result, as_json)
     if not as_json:
         feed = result["feed"]
         if feed.get("found_on_page"):
             typer.echo(f"{clean(feed['found_on_page'])} is a web page; its feed is {clean(feed['url'])}")
         where = f"in {clean(feed['folder'])}, " if feed.get("folder") else ""
-        typer.echo(f"Subscribed: [{feed['id']}] {clean(feed['title'])}  "
-                   f"({where}{plural(feed['n_entries'], 'entry', 'entries')} now)")
+        typer.echo(
+            f"Subscribed: [{feed['id']}] {clean(feed['title'])}  "
+            f"({where}{plural(feed['n_entries'], 'entry', 'entries')} now)"
+        )
         # Here, not at the top: the ingest modules load httpx, which loads only when a feed
         # is fetched or read (as it was just now, by the probe).
         from hermes.ingest.feedlist import taken_back
@@ -88,8 +98,11 @@ def add(
         back = taken_back(feed, show=lambda value: f"“{clean(value)}”")
         if back:
             typer.echo(back)
-        typer.echo("Run `hermes ingest` to load what it published since." if feed.get("items_kept")
-                   else "Run `hermes ingest` to load its items.")
+        typer.echo(
+            "Run `hermes ingest` to load what it published since."
+            if feed.get("items_kept")
+            else "Run `hermes ingest` to load its items."
+        )
 
 
 @feeds_app.command("list")
@@ -111,10 +124,8 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
         folder = f"  (in {clean(f['folder'])})" if f.get("folder") else ""
         typer.echo(f"[{f['id']}] {clean(f['title'] or f['url'])}{folder}")
         typer.echo(f"     {clean(f['url'])}")
-        by = ("added by an agent: fetched with the private-address guard"
-              if f["subscribed_by"] == "agent" else "")
-        typer.echo(" · ".join(filter(None, [f"     {plural(f['item_count'], 'item')}",
-                                            fetched, status, by])))
+        by = "added by an agent: fetched with the private-address guard" if f["subscribed_by"] == "agent" else ""
+        typer.echo(" · ".join(filter(None, [f"     {plural(f['item_count'], 'item')}", fetched, status, by])))
     if result["orphaned_items"]:
         typer.echo(f"({plural(result['orphaned_items'], 'item')} remain from removed feeds)")
 
@@ -132,8 +143,7 @@ def fetch_words(f: dict) -> tuple[str, str]:
         # items without a fetch: a feed added again took back what an earlier one stored
         return ("not fetched since it was subscribed" if f["item_count"] else "never fetched"), ""
     # a feed that parsed with problems is read, but not "ok" (as the web says)
-    status = (f"read with a warning: {clean(f['last_warning'], 200)}" if f.get("last_warning")
-              else "ok")
+    status = f"read with a warning: {clean(f['last_warning'], 200)}" if f.get("last_warning") else "ok"
     return f"last fetched {when}", status
 
 
@@ -178,9 +188,14 @@ def rename_command(
 @guarded
 def folder_command(
     feed_id: FeedId,
-    folder: Annotated[str | None, typer.Argument(
-        metavar="[FOLDER]", help="The folder; nest with ' / ' (\"Science / Physics\", as OPML "
-                                 "import stores them). Leave out, or \"\", for the top level.")] = None,
+    folder: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[FOLDER]",
+            help="The folder; nest with ' / ' (\"Science / Physics\", as OPML "
+            'import stores them). Leave out, or "", for the top level.',
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -190,8 +205,11 @@ def folder_command(
     where = f"in {feed['folder']}" if feed["folder"] else "at the top level"
     was = f"in {feed['was']}" if feed["was"] else "at the top level"
     changed = feed["folder"] != feed["was"]
-    message = (f"Feed {feed['id']} is now {where} (was {was})." if changed
-               else f"Feed {feed['id']} is already {where}; nothing changed.")
+    message = (
+        f"Feed {feed['id']} is now {where} (was {was})."
+        if changed
+        else f"Feed {feed['id']} is already {where}; nothing changed."
+    )
     if as_json:
         emit_json(ok(message, changed=changed, feed=feed))
     else:
@@ -209,10 +227,12 @@ def trust_command(
     with database(db) as conn:
         feed = trust(conn, feed_id)
     what = f"feed {feed['id']} ({feed['url']})"
-    message = (f"{what} is already yours: ingest fetches it without the private-address guard"
-               if feed["already"] else
-               f"Trusted {what}: `hermes ingest` now fetches it like a feed you added, private "
-               "and local-network addresses included")
+    message = (
+        f"{what} is already yours: ingest fetches it without the private-address guard"
+        if feed["already"]
+        else f"Trusted {what}: `hermes ingest` now fetches it like a feed you added, private "
+        "and local-network addresses included"
+    )
     if as_json:
         emit_json(ok(message, feed={**feed, "subscribed_by": "user"}, changed=not feed["already"]))
     else:
@@ -232,22 +252,30 @@ def preview(
     entries = parsed["entries"][:limit]
     feed_url = parsed.get("feed_url") or url
     if as_json:
-        emit_json({"ok": True, "feed": {"url": feed_url, "title": parsed["title"],
-                                        "n_entries": parsed["n_entries"],
-                                        "found_on_page": parsed.get("page_url")},
-                   "entries": [{k: e.get(k) for k in ("title", "url", "published", "content_type",
-                                                      "tags", "summary")} for e in entries]})
+        emit_json(
+            {
+                "ok": True,
+                "feed": {
+                    "url": feed_url,
+                    "title": parsed["title"],
+                    "n_entries": parsed["n_entries"],
+                    "found_on_page": parsed.get("page_url"),
+                },
+                "entries": [
+                    {k: e.get(k) for k in ("title", "url", "published", "content_type", "tags", "summary")}
+                    for e in entries
+                ],
+            }
+        )
         return
     if parsed.get("page_url"):
         typer.echo(f"{clean(url)} is a web page; its feed is {clean(feed_url)}")
-    typer.echo(f"{clean(parsed['title'] or feed_url)}  "
-               f"({plural(parsed['n_entries'], 'entry', 'entries')})")
+    typer.echo(f"{clean(parsed['title'] or feed_url)}  ({plural(parsed['n_entries'], 'entry', 'entries')})")
     if parsed.get("warning"):
         typer.echo(f"warning: {clean(parsed['warning'])}")
     for e in entries:
         typer.echo(f"  - {clean(e['title'])}")
-        meta = " · ".join(filter(None, [(e["published"] or "")[:10] or "date unknown",
-                                        e["content_type"], e["url"]]))
+        meta = " · ".join(filter(None, [(e["published"] or "")[:10] or "date unknown", e["content_type"], e["url"]]))
         typer.echo(f"    {clean(meta)}")
 
 
@@ -281,28 +309,47 @@ def import_opml(
     with database(db, create=True, starters=False) as conn:  # the person's own list
         done = subscribe_outlines(conn, taken)
     added, moved = done["added"], done["moved"]
-    message = (f"{plural(len(added), 'feed')} added, {done['already']} already subscribed"
-               + (f" ({len(moved)} moved to the file's folder)" if moved else "")
-               + (f", {len(repeats)} listed twice in the file" if repeats else "")
-               + (f", {len(skipped)} skipped" if skipped else "")
-               + (". They were not fetched: the next `hermes ingest` checks each one and loads "
-                  "its items." if added else "."))
+    message = (
+        f"{plural(len(added), 'feed')} added, {done['already']} already subscribed"
+        + (f" ({len(moved)} moved to the file's folder)" if moved else "")
+        + (f", {len(repeats)} listed twice in the file" if repeats else "")
+        + (f", {len(skipped)} skipped" if skipped else "")
+        + (". They were not fetched: the next `hermes ingest` checks each one and loads its items." if added else ".")
+    )
     if as_json:
-        emit_json(ok(message, added=len(added), already_subscribed=done["already"], moved=moved,
-                     repeats=repeats, skipped=skipped, folders_renamed=listed.renamed,
-                     feed_ids=added))
+        emit_json(
+            ok(
+                message,
+                added=len(added),
+                already_subscribed=done["already"],
+                moved=moved,
+                repeats=repeats,
+                skipped=skipped,
+                folders_renamed=listed.renamed,
+                feed_ids=added,
+            )
+        )
         return
     typer.echo(message)
     for entry in moved:
-        typer.echo(f"  moved: feed {entry['id']} to {clean(entry['folder'])}"
-                   + (f" (was in {clean(entry['was'])})" if entry["was"] else ""))
+        typer.echo(
+            f"  moved: feed {entry['id']} to {clean(entry['folder'])}"
+            + (f" (was in {clean(entry['was'])})" if entry["was"] else "")
+        )
     for entry in repeats:
-        typer.echo(f"  listed twice: {clean(entry['url'])} (again {_where(entry['folder'])}): "
-                   + ("kept in the first folder, " + repr(clean(entry['kept_in'])) if entry["kept_in"]
-                      else "kept at the top level, where it is first listed"))
+        typer.echo(
+            f"  listed twice: {clean(entry['url'])} (again {_where(entry['folder'])}): "
+            + (
+                "kept in the first folder, " + repr(clean(entry["kept_in"]))
+                if entry["kept_in"]
+                else "kept at the top level, where it is first listed"
+            )
+        )
     for entry in listed.renamed:
-        typer.echo(f"  folder {clean(entry['name'])!r} is one folder, stored as "
-                   f"{clean(entry['stored'])!r}: ' / ' separates nested folders in hermes")
+        typer.echo(
+            f"  folder {clean(entry['name'])!r} is one folder, stored as "
+            f"{clean(entry['stored'])!r}: ' / ' separates nested folders in hermes"
+        )
     for entry in skipped:
         typer.echo(f"  skipped: {clean(entry['url'])} ({entry['reason']})")
 
@@ -314,8 +361,9 @@ def _where(folder: str | None) -> str:
 @feeds_app.command("export-opml")
 @guarded
 def export_opml(
-    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
-                                                   help="Write to this file instead of stdout.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file instead of stdout.")
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -334,9 +382,15 @@ def export_opml(
         except OSError as exc:
             die(f"cannot write {output}: {exc.strerror or exc}")
     if as_json:
-        emit_json(ok(f"Wrote {counted} to {output}" if output else counted,
-                     path=str(output) if output else None, feed_count=len(feeds),
-                     folders=folders, opml=document.decode()))
+        emit_json(
+            ok(
+                f"Wrote {counted} to {output}" if output else counted,
+                path=str(output) if output else None,
+                feed_count=len(feeds),
+                folders=folders,
+                opml=document.decode(),
+            )
+        )
     elif output is None:
         sys.stdout.buffer.write(document) if hasattr(sys.stdout, "buffer") else sys.stdout.write(document.decode())
         sys.stdout.flush()

@@ -62,14 +62,16 @@ def _load(path: str, mtime: float) -> tuple[dict, ...]:
         if not entry.get("url") or not entry.get("title"):
             continue
         tags = [norm_tag(t) for t in entry.get("tags", [])]
-        out.append({
-            "title": entry["title"],
-            "url": entry["url"],
-            "area": entry.get("area", ""),
-            "content_type": entry.get("content_type", "article"),
-            "description": entry.get("description", ""),
-            "tags": tags,
-        })
+        out.append(
+            {
+                "title": entry["title"],
+                "url": entry["url"],
+                "area": entry.get("area", ""),
+                "content_type": entry.get("content_type", "article"),
+                "description": entry.get("description", ""),
+                "tags": tags,
+            }
+        )
     return tuple(out)
 
 
@@ -90,8 +92,7 @@ def liked_tags(db, user_id: int) -> dict[str, float]:
 
 
 def candidate_words(candidate: dict) -> set[str]:
-    return words(" ".join([candidate["title"], candidate["description"], candidate["area"],
-                           *candidate["tags"]]))
+    return words(" ".join([candidate["title"], candidate["description"], candidate["area"], *candidate["tags"]]))
 
 
 def rarity(candidates: list[dict]) -> dict[str, float]:
@@ -104,8 +105,9 @@ def rarity(candidates: list[dict]) -> dict[str, float]:
     return {w: math.log((n + 1) / k) / math.log(n + 1) for w, k in df.items()}
 
 
-def score_candidate(candidate: dict, tag_scores: dict[str, float], interest_words: set[str],
-                    idf: dict[str, float] | None = None) -> dict:
+def score_candidate(
+    candidate: dict, tag_scores: dict[str, float], interest_words: set[str], idf: dict[str, float] | None = None
+) -> dict:
     cand_tags = set(candidate["tags"])
     cand_words = candidate_words(candidate)
     tag_part, matched_tags = 0.0, []

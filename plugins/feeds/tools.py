@@ -51,14 +51,14 @@ from .subscriptions import (
 from .suggest import suggest
 
 GROUP = "feeds"
-UrlArg = Annotated[str, Field(description="An http(s) RSS, Atom or RDF feed URL.",
-                              min_length=1, max_length=2000)]
+UrlArg = Annotated[str, Field(description="An http(s) RSS, Atom or RDF feed URL.", min_length=1, max_length=2000)]
 SUMMARY_CHARS = 300
 #: how far ``list_feed`` pages: ``offset`` + ``limit`` items are ranked for a page
 MAX_OFFSET = 10_000
 
 
 # The objects the answers are made of, typed for the output schema (a tool returns dicts).
+
 
 class FeedRow(BaseModel):
     """A subscribed feed (``list_feeds``)."""
@@ -152,41 +152,58 @@ class Suggestions(Result):
 
 
 # What a reader can do next, in the words of each face (hermes.facekit.faces).
-WIDEN = Say(mcp="Widen since_days (null = the whole archive)",
-            cli="Widen the window with --since-days N, or --all for the whole archive",
-            web="Choose a longer period above, or all")
-ADD_FEEDS = Say(mcp="add feeds (add_feed) and wait for the next ingest",
-                cli="add feeds with `hermes feeds add URL` and run `hermes ingest`",
-                web="add feeds on the Feeds page")
-BAR_ADVICE = Say(mcp="widen since_days, add feeds on the persona's topics (add_feed), or like "
-                     "items with record_feedback",
-                 cli="widen the window (--since-days N or --all), add feeds on the persona's "
-                     "topics (`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
-                 web="choose a longer period, add feeds on your topics on the Feeds page, or "
-                     "✓ items you like")
-SUBSCRIBE = Say(mcp="add_feed subscribes", cli="`hermes feeds add URL` subscribes",
-                web="Add feed on the Feeds page subscribes")
-NO_FEEDS = Say(mcp="Use add_feed with a feed URL, or suggest_feeds",
-               cli="Add one with `hermes feeds add URL`",
-               web="Add one with Add feed below")
+WIDEN = Say(
+    mcp="Widen since_days (null = the whole archive)",
+    cli="Widen the window with --since-days N, or --all for the whole archive",
+    web="Choose a longer period above, or all",
+)
+ADD_FEEDS = Say(
+    mcp="add feeds (add_feed) and wait for the next ingest",
+    cli="add feeds with `hermes feeds add URL` and run `hermes ingest`",
+    web="add feeds on the Feeds page",
+)
+BAR_ADVICE = Say(
+    mcp="widen since_days, add feeds on the persona's topics (add_feed), or like items with record_feedback",
+    cli="widen the window (--since-days N or --all), add feeds on the persona's "
+    "topics (`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
+    web="choose a longer period, add feeds on your topics on the Feeds page, or ✓ items you like",
+)
+SUBSCRIBE = Say(
+    mcp="add_feed subscribes", cli="`hermes feeds add URL` subscribes", web="Add feed on the Feeds page subscribes"
+)
+NO_FEEDS = Say(
+    mcp="Use add_feed with a feed URL, or suggest_feeds",
+    cli="Add one with `hermes feeds add URL`",
+    web="Add one with Add feed below",
+)
 NOT_CONFIRMED = Say(mcp="confirm is false", cli="no --yes", web="not confirmed")
-CONFIRM_REMOVE = Say(mcp="Call again with confirm=true to remove it",
-                     cli="Rerun with --yes to remove it",
-                     web="Press Remove feed to remove it")
-SUBSCRIBE_SUGGESTED = Say(mcp="subscribe with add_feed(url)",
-                          cli="subscribe with `hermes feeds add URL`",
-                          web="subscribe with Add feed on the Feeds page")
-PAGE_BACK = Say(mcp="Use a smaller offset", cli="Use a smaller --offset",
-                web="Go back a page")
+CONFIRM_REMOVE = Say(
+    mcp="Call again with confirm=true to remove it",
+    cli="Rerun with --yes to remove it",
+    web="Press Remove feed to remove it",
+)
+SUBSCRIBE_SUGGESTED = Say(
+    mcp="subscribe with add_feed(url)",
+    cli="subscribe with `hermes feeds add URL`",
+    web="subscribe with Add feed on the Feeds page",
+)
+PAGE_BACK = Say(mcp="Use a smaller offset", cli="Use a smaller --offset", web="Go back a page")
+
+
 def below_from(above: int) -> Say:
     """Where the items below the bar start when the page held only items above it."""
-    return Say(mcp=f"this page holds no room for them: offset={above} lists them",
-               cli=f"this page holds no room for them: --offset {above} lists them",
-               web="the next pages list them")
+    return Say(
+        mcp=f"this page holds no room for them: offset={above} lists them",
+        cli=f"this page holds no room for them: --offset {above} lists them",
+        web="the next pages list them",
+    )
 
 
-ADD_BY_URL = Say(mcp="add a feed by URL with add_feed", cli="add a feed with `hermes feeds add URL`",
-                 web="add a feed on the Feeds page")
+ADD_BY_URL = Say(
+    mcp="add a feed by URL with add_feed",
+    cli="add a feed with `hermes feeds add URL`",
+    web="add a feed on the Feeds page",
+)
 
 
 def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
@@ -194,9 +211,7 @@ def short_text(text: str | None, limit: int = SUMMARY_CHARS) -> str:
     return clip(" ".join((text or "").split()), limit)
 
 
-SinceDays = Annotated[int | None, Field(
-    description="The last N days; null: all.",
-    ge=1, le=MAX_DAYS)]
+SinceDays = Annotated[int | None, Field(description="The last N days; null: all.", ge=1, le=MAX_DAYS)]
 
 
 @tool(GROUP, result=FeedPage, read_only=True, idempotent=True, untrusted=True)
@@ -205,106 +220,132 @@ def list_feed(
     user: User,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
     since_days: SinceDays = 7,
-    below_bar: Annotated[bool, Field(
-        description="Also list the weak and none matches.")] = False,
-    offset: Annotated[int, Field(
-        description="Skip this many (next page: offset=limit).",
-        ge=0, le=MAX_OFFSET)] = 0,
-    detail: Annotated[bool, Field(
-        description="Add summary, evidence, components.")] = False,
-    removed_feeds: Annotated[bool, Field(
-        description="Also items of removed feeds.")] = False,
+    below_bar: Annotated[bool, Field(description="Also list the weak and none matches.")] = False,
+    offset: Annotated[int, Field(description="Skip this many (next page: offset=limit).", ge=0, le=MAX_OFFSET)] = 0,
+    detail: Annotated[bool, Field(description="Add summary, evidence, components.")] = False,
+    removed_feeds: Annotated[bool, Field(description="Also items of removed feeds.")] = False,
 ) -> dict:
     """A persona's ranked feed: unread items that clear its bar (match strong or good), best
     first, with id, title, url, match and why."""
     persona = require_user(db, user)
     window = None if since_days is None else float(since_days)
-    ranking, page = ranked_page(db, persona, CandidateQuery(since_days=window, exclude_read=True,
-                                                            removed_feeds=removed_feeds),
-                                limit=limit, offset=offset, below_bar=below_bar)
+    ranking, page = ranked_page(
+        db,
+        persona,
+        CandidateQuery(since_days=window, exclude_read=True, removed_feeds=removed_feeds),
+        limit=limit,
+        offset=offset,
+        below_bar=below_bar,
+    )
     items = []
     for pos, row, why in ((s.position, s.row, s.why) for s in page):
-        items.append({
-            "id": row["id"],
-            "rank": pos + 1,
-            "title": row["title"],
-            "url": row["url"],
-            "source": row["source"],
-            "published": row["published"],
-            "date_source": row["date_source"],
-            "content_type": row["content_type"],
-            "enclosure": row["enclosure"],
-            "tags": row["tags"],
-            "summary": short_text(row["summary"]),
-            "score": round(float(ranking.scores[pos]), 4),
-            "match": why["match"],
-            "reason": why["reason"],
-            "evidence": why["evidence"],
-            "components": {name: round(float(v[pos]), 3)
-                           for name, v in ranking.contributions.items()},
-        })
+        items.append(
+            {
+                "id": row["id"],
+                "rank": pos + 1,
+                "title": row["title"],
+                "url": row["url"],
+                "source": row["source"],
+                "published": row["published"],
+                "date_source": row["date_source"],
+                "content_type": row["content_type"],
+                "enclosure": row["enclosure"],
+                "tags": row["tags"],
+                "summary": short_text(row["summary"]),
+                "score": round(float(ranking.scores[pos]), 4),
+                "match": why["match"],
+                "reason": why["reason"],
+                "evidence": why["evidence"],
+                "components": {name: round(float(v[pos]), 3) for name, v in ranking.contributions.items()},
+            }
+        )
         if not detail:  # compact by default: what choosing needs, one explain_item from the rest
             compact(items[-1])
     budget = ANSWER_BUDGET if detail else FEED_BUDGET
     # An agent's context: a budget whatever the clicks (the evidence and reasons grow with
     # them): a page that would pass it ends early, and offset continues where it ends.
     kept = fitting(items, budget, rest=400)  # the message and counts: about 300
-    result = _page(ranking, persona, window, offset, below_bar, db, items[:kept], len(items) - kept,
-                   budget)
+    result = _page(ranking, persona, window, offset, below_bar, db, items[:kept], len(items) - kept, budget)
     while result["items"] and over(result, budget):  # a message longer than allowed for
         kept -= 1
-        result = _page(ranking, persona, window, offset, below_bar, db, items[:kept],
-                       len(items) - kept, budget)
+        result = _page(ranking, persona, window, offset, below_bar, db, items[:kept], len(items) - kept, budget)
     return result
 
 
 def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -> dict:
     """list_feed's answer for the ``items`` of the page (``cut`` more left out)."""
-    more = (f" {left_out_words(cut, budget)}: offset={items[-1]['rank'] if items else offset} "
-            "continues." if cut else "")
+    more = f" {left_out_words(cut, budget)}: offset={items[-1]['rank'] if items else offset} continues." if cut else ""
     scope = "the whole archive" if window is None else f"the last {plural(round(window), 'day')}"
     counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
     name = persona["name"]
     if not ranking.n_candidates:
         pending = not_embedded(db)
         if pending:  # an interrupted ingest: stored, not rankable until embedded
-            return ok(f"No unread items for {name} in {scope} yet: "
-                      f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but "
-                      f"not embedded yet, so nothing ranks them; {EMBED_PENDING}."
-                      + (f" {WIDEN} for the items already embedded." if window is not None else ""),
-                      user=name, items=[], left_out=0, **counts)
+            return ok(
+                f"No unread items for {name} in {scope} yet: "
+                f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but "
+                f"not embedded yet, so nothing ranks them; {EMBED_PENDING}."
+                + (f" {WIDEN} for the items already embedded." if window is not None else ""),
+                user=name,
+                items=[],
+                left_out=0,
+                **counts,
+            )
         widen = f"{WIDEN}, or " if window is not None else ""
-        return ok(f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.",
-                  user=name, items=[], left_out=0, **counts)
+        return ok(
+            f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}.", user=name, items=[], left_out=0, **counts
+        )
     below = counts["below_bar"]
     if offset and not items and (below_bar or counts["above_bar"]):  # paged past the end
         last = ranking.n_candidates if below_bar else counts["above_bar"]
-        return ok(f"Nothing from rank {offset + 1} on: {name}'s feed over {scope} has "
-                  f"{plural(last, 'item')}" + ("" if below_bar else " that clear the bar")
-                  + f". {PAGE_BACK}.", user=name, items=[], left_out=0, **counts)
+        return ok(
+            f"Nothing from rank {offset + 1} on: {name}'s feed over {scope} has "
+            f"{plural(last, 'item')}" + ("" if below_bar else " that clear the bar") + f". {PAGE_BACK}.",
+            user=name,
+            items=[],
+            left_out=0,
+            **counts,
+        )
     if not counts["above_bar"]:
-        message = (f"Nothing in {scope} clears {name}'s bar: none of the "
-                   f"{plural(ranking.n_candidates, 'unread item')} there is a strong or good "
-                   f"match ({_level_counts(ranking)}). "
-                   + ("The items listed are the closest anyway; " if below_bar else
-                      f"{SHOW_CLOSEST}; ")
-                   + f"{BAR_ADVICE}.")
+        message = (
+            f"Nothing in {scope} clears {name}'s bar: none of the "
+            f"{plural(ranking.n_candidates, 'unread item')} there is a strong or good "
+            f"match ({_level_counts(ranking)}). "
+            + ("The items listed are the closest anyway; " if below_bar else f"{SHOW_CLOSEST}; ")
+            + f"{BAR_ADVICE}."
+        )
         return ok(message + more, user=name, items=items, left_out=cut, **counts)
     above = counts["above_bar"]
     n_shown = sum(1 for i in items if i["match"] in ("strong", "good"))
     n_listed = len(items) - n_shown
-    page = (f" (ranks {items[0]['rank']}–{items[-1]['rank']} shown)" if offset and items
-            else f" (the best {n_shown} shown)" if above > n_shown else "")
-    head = (f"{plural(above, 'item')} from {scope} {'clears' if above == 1 else 'clear'} "
-            f"{name}'s bar" + page
-            + f", best first; {plural(below, 'more item')} below the bar"
-            + (f" ({n_listed} of them on this page)" if offset and n_listed else
-               f" (the first {n_listed} listed after them)" if n_listed and n_listed < below
-               else " (listed after them)" if n_listed else
-               f" ({SHOW_BELOW})" if below and not below_bar else
-               f" ({below_from(above)})" if below and not offset else "")
-            + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
-              f"{ranking.blend_weight:.0%}{weight_note(ranking.n_clicks, ranking.blend_weight)}.")
+    page = (
+        f" (ranks {items[0]['rank']}–{items[-1]['rank']} shown)"
+        if offset and items
+        else f" (the best {n_shown} shown)"
+        if above > n_shown
+        else ""
+    )
+    head = (
+        f"{plural(above, 'item')} from {scope} {'clears' if above == 1 else 'clear'} "
+        f"{name}'s bar"
+        + page
+        + f", best first; {plural(below, 'more item')} below the bar"
+        + (
+            f" ({n_listed} of them on this page)"
+            if offset and n_listed
+            else f" (the first {n_listed} listed after them)"
+            if n_listed and n_listed < below
+            else " (listed after them)"
+            if n_listed
+            else f" ({SHOW_BELOW})"
+            if below and not below_bar
+            else f" ({below_from(above)})"
+            if below and not offset
+            else ""
+        )
+        + f". {plural(ranking.n_clicks, 'click')} so far; behaviour weighs "
+        f"{ranking.blend_weight:.0%}{weight_note(ranking.n_clicks, ranking.blend_weight)}."
+    )
     return ok(head + more, user=name, items=items, left_out=cut, **counts)
 
 
@@ -335,42 +376,56 @@ def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> 
     window = None if since_days is None else float(since_days)
     explanation = explain(db, persona, item_id, since_days=window)
     advice = ""
-    if window is not None and not explanation.get("in_pool", True) and why_not_in(
-            db, persona, CandidateQuery(since_days=None, exclude_read=True), item_id) is None:
+    if (
+        window is not None
+        and not explanation.get("in_pool", True)
+        and why_not_in(db, persona, CandidateQuery(since_days=None, exclude_read=True), item_id) is None
+    ):
         advice = f"{_rank_in_archive(persona['name'], item_id)}."
-    return ok(f"{rank_line(explanation)}.{' ' + advice if advice else ''} {explanation['reason']}",
-              user=persona["name"], item_id=item_id, match=explanation["match"],
-              reason=explanation["reason"], explanation=explanation, advice=advice)
+    return ok(
+        f"{rank_line(explanation)}.{' ' + advice if advice else ''} {explanation['reason']}",
+        user=persona["name"],
+        item_id=item_id,
+        match=explanation["match"],
+        reason=explanation["reason"],
+        explanation=explanation,
+        advice=advice,
+    )
 
 
 def _rank_in_archive(name: str, item_id: int) -> Say:
     """How to explain an item where the feed of the whole archive ranks it (it is unread but
     outside the window asked for)."""
-    return Say(mcp="Call explain_item with since_days=null to rank it in the whole archive, as "
-                   "list_feed with since_days=null lists it",
-               cli=f"`hermes explain {typed(name)} {item_id} --all` ranks it in the whole "
-                   f"archive, as `hermes feed {typed(name)} --all` lists it",
-               web="Choose all above the feed to rank it in the whole archive")
+    return Say(
+        mcp="Call explain_item with since_days=null to rank it in the whole archive, as "
+        "list_feed with since_days=null lists it",
+        cli=f"`hermes explain {typed(name)} {item_id} --all` ranks it in the whole "
+        f"archive, as `hermes feed {typed(name)} --all` lists it",
+        web="Choose all above the feed to rank it in the whole archive",
+    )
 
 
 @tool(GROUP, result=FeedAdded, idempotent=True, open_world=True, untrusted=True)
 def add_feed(
     db,
     url: UrlArg,
-    title: Annotated[str | None, Field(
-        description="A display title; default: the feed's own.", max_length=200)] = None,
+    title: Annotated[str | None, Field(description="A display title; default: the feed's own.", max_length=200)] = None,
 ) -> dict:
     """Subscribe to a feed URL once a fetch shows it parses; its items come with the next
     refresh. Private addresses are refused."""
     url = check_web_url(url)
     # Whoever calls the tool — an agent over MCP, or the web form, which a page on another
     # site could drive — the feed is an agent's: guarded now and at every ingest.
-    return subscribe(db, url, title, subscribed_by="agent",
-                     probe_fn=lambda u: probe_to_subscribe(u, allow_private=settings().allow_private))
+    return subscribe(
+        db,
+        url,
+        title,
+        subscribed_by="agent",
+        probe_fn=lambda u: probe_to_subscribe(u, allow_private=settings().allow_private),
+    )
 
 
-@tool(GROUP, result=FeedPreview, read_only=True, idempotent=True, open_world=True,
-      untrusted=True)
+@tool(GROUP, result=FeedPreview, read_only=True, idempotent=True, open_world=True, untrusted=True)
 def preview_feed(
     db,
     url: UrlArg,
@@ -381,20 +436,29 @@ def preview_feed(
     parsed = probe(url, allow_private=settings().allow_private)
     existing = feed_by_url(db, url)
     entries = [
-        {"title": e["title"], "url": e["url"], "published": e["published"],
-         "content_type": e["content_type"], "tags": e["tags"], "summary": short_text(e["summary"])}
+        {
+            "title": e["title"],
+            "url": e["url"],
+            "published": e["published"],
+            "content_type": e["content_type"],
+            "tags": e["tags"],
+            "summary": short_text(e["summary"]),
+        }
         for e in parsed["entries"][:limit]
     ]
-    note = (f"already subscribed as feed {existing['id']}" if existing
-            else f"not subscribed; {SUBSCRIBE}")
+    note = f"already subscribed as feed {existing['id']}" if existing else f"not subscribed; {SUBSCRIBE}"
     # The feed's own title stays out of the message (it is in feed.title): feed text is
     # untrusted data, and the message is the tool speaking.
-    return ok(f"Previewed {url[:200]}: {plural(parsed['n_entries'], 'entry', 'entries')}, "
-              f"showing {len(entries)} "
-              f"({note}).",
-              feed={"url": url, "title": parsed["title"], "n_entries": parsed["n_entries"],
-                    "subscribed_as": existing["id"] if existing else None},
-              entries=entries)
+    return ok(
+        f"Previewed {url[:200]}: {plural(parsed['n_entries'], 'entry', 'entries')}, showing {len(entries)} ({note}).",
+        feed={
+            "url": url,
+            "title": parsed["title"],
+            "n_entries": parsed["n_entries"],
+            "subscribed_as": existing["id"] if existing else None,
+        },
+        entries=entries,
+    )
 
 
 @tool(GROUP, result=FeedList, read_only=True, idempotent=True, untrusted=True)
@@ -406,10 +470,13 @@ def list_feeds(db) -> dict:
     failing = sum(1 for f in feeds if f["last_error"])
     extra = f"; {plural(orphans, 'item')} remain from removed feeds" if orphans else ""
     if not feeds:
-        return ok(f"No feeds subscribed. {NO_FEEDS}{extra}.", feeds=[], orphaned_items=orphans,
-                  refresh=refresh)
-    return ok(f"{plural(len(feeds), 'feed')} ({failing} failing on their last fetch){extra}. {said}",
-              feeds=feeds, orphaned_items=orphans, refresh=refresh)
+        return ok(f"No feeds subscribed. {NO_FEEDS}{extra}.", feeds=[], orphaned_items=orphans, refresh=refresh)
+    return ok(
+        f"{plural(len(feeds), 'feed')} ({failing} failing on their last fetch){extra}. {said}",
+        feeds=feeds,
+        orphaned_items=orphans,
+        refresh=refresh,
+    )
 
 
 # Destructive as rename_persona is: the old title is overwritten.
@@ -438,10 +505,13 @@ def remove_feed(
     what = f"feed {plan['feed']['id']} ({plan['feed']['url'][:200]})"
     if not confirm:
         kept = _kept_words(plan, "would keep")
-        return fail(f"Nothing removed ({NOT_CONFIRMED}). Removing would unsubscribe {what}: "
-                    f"it would no longer be fetched{', and the ' + kept if kept else ''}. "
-                    f"{CONFIRM_REMOVE}.",
-                    feed=plan["feed"], removed=False)
+        return fail(
+            f"Nothing removed ({NOT_CONFIRMED}). Removing would unsubscribe {what}: "
+            f"it would no longer be fetched{', and the ' + kept if kept else ''}. "
+            f"{CONFIRM_REMOVE}.",
+            feed=plan["feed"],
+            removed=False,
+        )
     unsubscribe(db, feed_id)
     kept = _kept_words(plan, "keeps", " (searchable, in your corpus, left out of your feed and digest)")
     them = "it" if plan["item_count"] == 1 and not plan["click_count"] else "them"
@@ -469,8 +539,14 @@ def suggest_feeds(
     persona = require_user(db, user)
     found = suggest(db, persona, limit=limit)
     if not found:
-        return ok(f"No curated feed matches {persona['name']}'s interests or liked tags yet (or "
-                  f"all matching ones are subscribed). Like a few items, or {ADD_BY_URL}.",
-                  user=persona["name"], suggestions=[])
-    return ok(f"{plural(len(found), 'curated feed')} for {persona['name']}, best match first; "
-              f"{SUBSCRIBE_SUGGESTED}.", user=persona["name"], suggestions=found)
+        return ok(
+            f"No curated feed matches {persona['name']}'s interests or liked tags yet (or "
+            f"all matching ones are subscribed). Like a few items, or {ADD_BY_URL}.",
+            user=persona["name"],
+            suggestions=[],
+        )
+    return ok(
+        f"{plural(len(found), 'curated feed')} for {persona['name']}, best match first; {SUBSCRIBE_SUGGESTED}.",
+        user=persona["name"],
+        suggestions=found,
+    )

@@ -23,8 +23,9 @@ from .keys import TerminalKeys
 UP = ("k", "\x1b[A", "\x1bOA")
 DOWN = ("j", "\x1b[B", "\x1bOB")
 QUIT = ("q", "\x1b")
-HELP = ("j/k or ↓/↑ move · l ✓ like · d ✗ dislike · r read · s save · o open in the browser · "
-        "e explain · u undo · q quit")
+HELP = (
+    "j/k or ↓/↑ move · l ✓ like · d ✗ dislike · r read · s save · o open in the browser · e explain · u undo · q quit"
+)
 MARKS = {"like": "✓", "dislike": "✗"}
 
 
@@ -63,15 +64,19 @@ class Triage:
     def rank(self) -> None:
         """(Re-)rank: the persona's unread items, best first, from the one ranking path —
         those below its bar too, after the others (triage is where they get rated)."""
-        result = run_tool(self.db, "list_feed", user=self.user, limit=self.limit,
-                          since_days=self.since_days, below_bar=True)
+        result = run_tool(
+            self.db, "list_feed", user=self.user, limit=self.limit, since_days=self.since_days, below_bar=True
+        )
         if not result["ok"]:  # an unknown persona: one error line, before the screen is cleared
             raise HermesError(result["message"])
         self.items = result["items"]
         above, total = result["above_bar"], result["above_bar"] + result["below_bar"]
-        self.header = (f"{plural(total, 'item')} for {self.user}, best first: "
-                       f"{above} {'clears' if above == 1 else 'clear'} the bar, the rest follow"
-                       if total else result["message"])
+        self.header = (
+            f"{plural(total, 'item')} for {self.user}, best first: "
+            f"{above} {'clears' if above == 1 else 'clear'} the bar, the rest follow"
+            if total
+            else result["message"]
+        )
         self.cursor = min(self.cursor, max(len(self.items) - 1, 0))
 
     def current(self) -> dict | None:
@@ -115,12 +120,10 @@ class Triage:
         self.done[label] += 1
         self.history.append((label, item, result["click"]["previous"]))  # what undo puts back
         self.rank()  # the clicked item leaves the unread list; the rest re-rank with it
-        self.notice = (f"{MARKS[label]} {label}d [{item['id']}] {clean(item['title'], 60)} — "
-                       "re-ranked")
+        self.notice = f"{MARKS[label]} {label}d [{item['id']}] {clean(item['title'], 60)} — re-ranked"
 
     def mark_read(self, item: dict) -> None:
-        result = run_tool(self.db, "record_progress", user=self.user, item_id=item["id"],
-                          fraction=1.0)
+        result = run_tool(self.db, "record_progress", user=self.user, item_id=item["id"], fraction=1.0)
         self._report(result, item, "marked read")
         if result.get("ok"):
             self.read.add(item["id"])
@@ -148,8 +151,7 @@ class Triage:
             if before is None:
                 run_tool(self.db, "remove_feedback", user=self.user, item_id=item["id"])
             else:
-                run_tool(self.db, "record_feedback", user=self.user, item_id=item["id"],
-                         liked=before == "like")
+                run_tool(self.db, "record_feedback", user=self.user, item_id=item["id"], liked=before == "like")
             self.done[action] -= 1
             self.rank()  # the item is back among the unread (or keeps its old rating)
         elif action == "read":
@@ -168,22 +170,24 @@ class Triage:
             self.notice = f"[{item['id']}] has no link to open"
             return
         opened = webbrowser.open(item["url"])
-        self.notice = (f"opened [{item['id']}] in the browser" if opened else
-                       f"no browser found; the link is {clean(item['url'])}")
+        self.notice = (
+            f"opened [{item['id']}] in the browser" if opened else f"no browser found; the link is {clean(item['url'])}"
+        )
 
     def explain(self, item: dict) -> None:
-        result = run_tool(self.db, "explain_item", user=self.user, item_id=item["id"],
-                          since_days=self.since_days)
-        self.notice = (clean(result["reason"], 300) if result["ok"]
-                       else f"error: {result['message']}")
+        result = run_tool(self.db, "explain_item", user=self.user, item_id=item["id"], since_days=self.since_days)
+        self.notice = clean(result["reason"], 300) if result["ok"] else f"error: {result['message']}"
 
     def _report(self, result: dict, item: dict, done: str) -> None:
-        self.notice = (f"[{item['id']}] {done}" if result.get("ok")
-                       else f"error: {result.get('message')}")
+        self.notice = f"[{item['id']}] {done}" if result.get("ok") else f"error: {result.get('message')}"
 
     def summary(self) -> str:
-        parts = [f"{plural(self.done['like'], 'like')}", f"{plural(self.done['dislike'], 'dislike')}",
-                 f"{self.done['read']} read", f"{self.done['save']} saved"]
+        parts = [
+            f"{plural(self.done['like'], 'like')}",
+            f"{plural(self.done['dislike'], 'dislike')}",
+            f"{self.done['read']} read",
+            f"{self.done['save']} saved",
+        ]
         return f"{self.user}: {', '.join(parts)} (source ui); `hermes feed {self.user}` shows the new order"
 
     # --- screen ------------------------------------------------------------------------

@@ -14,8 +14,9 @@ from .library_scorer import hermes_score  # noqa: F401 - the library's ranking c
 #: paragraph of its help: ``hermes --help`` reads it from this file without importing the
 #: plugin (:func:`hermes.plugins.declared_commands`; tests/test_cli_start_declared.py holds it to
 #: what the hook adds).
-COMMAND_GROUPS = {"persona": "Personas: create, list, show, update, rename, delete, reset, bootstrap, "
-                             "import, search, tags."}
+COMMAND_GROUPS = {
+    "persona": "Personas: create, list, show, update, rename, delete, reset, bootstrap, import, search, tags."
+}
 
 
 @hookimpl
@@ -23,9 +24,19 @@ def hermes_register_tools():
     # Here, not at the top: the tools (their pydantic models) load when tools are collected.
     from . import tools as t
 
-    return [t.list_users, t.create_persona, t.propose_interests, t.update_persona, t.rename_persona,
-            t.profile_status, t.search_feed, t.delete_persona, t.reset_feedback,
-            t.bootstrap_persona, t.import_library]
+    return [
+        t.list_users,
+        t.create_persona,
+        t.propose_interests,
+        t.update_persona,
+        t.rename_persona,
+        t.profile_status,
+        t.search_feed,
+        t.delete_persona,
+        t.reset_feedback,
+        t.bootstrap_persona,
+        t.import_library,
+    ]
 
 
 @hookimpl

@@ -29,34 +29,41 @@ from hermes.storage.transactions import write_transaction
 from hermes.text.language import english
 
 BOOTSTRAP_MAX = 50
+
+
 def set_interests(name: str) -> Say:
-    return Say(mcp="set it with update_persona",
-               cli=f"set it with `hermes persona update {typed(name)} --interests TEXT`",
-               web="set it on the Personas page")
+    return Say(
+        mcp="set it with update_persona",
+        cli=f"set it with `hermes persona update {typed(name)} --interests TEXT`",
+        web="set it on the Personas page",
+    )
 
 
 def reset(name: str) -> Say:
-    return Say(mcp="reset_feedback", cli=f"`hermes persona reset {typed(name)} --yes`",
-               web="resetting its feedback")
+    return Say(mcp="reset_feedback", cli=f"`hermes persona reset {typed(name)} --yes`", web="resetting its feedback")
+
+
 def listed() -> Say:
-    return Say(mcp="liked and disliked list them", cli="listed below: + liked, - disliked",
-               web="listed below")
+    return Say(mcp="liked and disliked list them", cli="listed below: + liked, - disliked", web="listed below")
 
 
 def see_rated(name: str) -> Say:
-    return Say(mcp="list_feed leaves them out; search_feed still finds them, marked 'rated'",
-               cli=f"`hermes feed {typed(name)}` leaves them out; `hermes persona search "
-                   f"{typed(name)} WORDS` still finds them, marked [liked]/[disliked]",
-               web="the feed leaves them out; Search still finds them")
+    return Say(
+        mcp="list_feed leaves them out; search_feed still finds them, marked 'rated'",
+        cli=f"`hermes feed {typed(name)}` leaves them out; `hermes persona search "
+        f"{typed(name)} WORDS` still finds them, marked [liked]/[disliked]",
+        web="the feed leaves them out; Search still finds them",
+    )
 
 
 def undo(name: str) -> Say:
-    return Say(mcp="reset_feedback with confirm=true takes every bootstrap click back, and "
-                   "record_feedback changes one",
-               cli=f"`hermes persona reset {typed(name)} --yes` takes every bootstrap click "
-                   f"back, `hermes unrate {typed(name)} ITEM` takes one back, and `hermes like "
-                   f"{typed(name)} ITEM` / `hermes dislike {typed(name)} ITEM` changes one",
-               web="resetting its feedback takes every bootstrap click back")
+    return Say(
+        mcp="reset_feedback with confirm=true takes every bootstrap click back, and record_feedback changes one",
+        cli=f"`hermes persona reset {typed(name)} --yes` takes every bootstrap click "
+        f"back, `hermes unrate {typed(name)} ITEM` takes one back, and `hermes like "
+        f"{typed(name)} ITEM` / `hermes dislike {typed(name)} ITEM` changes one",
+        web="resetting its feedback takes every bootstrap click back",
+    )
 
 
 N_LIKE = Say(mcp="n_like", cli="--likes", web="likes")
@@ -64,13 +71,14 @@ N_DISLIKE = Say(mcp="n_dislike", cli="--dislikes", web="dislikes")
 
 
 def no_close_match(name: str) -> Say:
-    return Say(mcp="add feeds on its topics (add_feed) and ingest, or word its interests the "
-                   "way those items are written (update_persona); n_like=0 only dislikes",
-               cli=f"add feeds on its topics (`hermes feeds add URL`, then `hermes ingest`), or "
-                   f"word its interests the way those items are written (`hermes persona "
-                   f"update {typed(name)} --interests TEXT`); --likes 0 only dislikes",
-               web="add feeds on its topics, or word its interests the way those items are "
-                   "written")
+    return Say(
+        mcp="add feeds on its topics (add_feed) and ingest, or word its interests the "
+        "way those items are written (update_persona); n_like=0 only dislikes",
+        cli=f"add feeds on its topics (`hermes feeds add URL`, then `hermes ingest`), or "
+        f"word its interests the way those items are written (`hermes persona "
+        f"update {typed(name)} --interests TEXT`); --likes 0 only dislikes",
+        web="add feeds on its topics, or word its interests the way those items are written",
+    )
 
 
 def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislike: int = 5) -> dict:
@@ -98,17 +106,23 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
     liked = [order[p] for p in np.flatnonzero(ranking.levels >= BAR)[:n_like]]
     if n_like and not liked:
         weak = ranking.level_counts.get("weak", 0)
-        closest = (f"{weak} of {plural(len(order), 'item')} match them weakly" if weak else
-                   f"none of {plural(len(order), 'item')} matches them at all")
+        closest = (
+            f"{weak} of {plural(len(order), 'item')} match them weakly"
+            if weak
+            else f"none of {plural(len(order), 'item')} matches them at all"
+        )
         raise InvalidInput(
             f"no item in the archive is a strong or good match for the interests of "
             f"{user['name']!r} ({closest}), so there is nothing to like on its behalf; "
-            f"{no_close_match(user['name'])}")
+            f"{no_close_match(user['name'])}"
+        )
     disliked = _farthest(db, order, ranking.levels, n_dislike)
     if not liked and not disliked:
-        raise InvalidInput(f"every item in the archive matches the interests of "
-                           f"{user['name']!r} at least weakly, so there is nothing to dislike "
-                           "on its behalf")
+        raise InvalidInput(
+            f"every item in the archive matches the interests of "
+            f"{user['name']!r} at least weakly, so there is nothing to dislike "
+            "on its behalf"
+        )
 
     with write_transaction(db):
         _require_fresh(db, user)  # re-checked under the write lock
@@ -131,8 +145,7 @@ def _farthest(db: sqlite_utils.Database, order: list[int], levels: np.ndarray, n
     for start in range(0, len(nothing), 4 * n):  # rows read a few at a time, not all
         chunk = nothing[start : start + 4 * n]
         rows = item_rows(db, chunk)
-        out += [i for i in chunk
-                if i in rows and english(f"{rows[i]['title']}. {rows[i]['summary'] or ''}")]
+        out += [i for i in chunk if i in rows and english(f"{rows[i]['title']}. {rows[i]['summary'] or ''}")]
         if len(out) >= n:
             break
     return out[:n]

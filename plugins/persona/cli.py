@@ -36,9 +36,14 @@ from .personas import INTERESTS_MAX
 UNCOUNTED_TOPICS = "keyphrases: listed, not counted in the ranking"
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Persona name.")]
-InterestsOption = Annotated[str, typer.Option("--interests", metavar="TEXT",
-                                              help="What this persona wants to read, in plain words "
-                                                   f"(at most {INTERESTS_MAX:,} characters).")]
+InterestsOption = Annotated[
+    str,
+    typer.Option(
+        "--interests",
+        metavar="TEXT",
+        help=f"What this persona wants to read, in plain words (at most {INTERESTS_MAX:,} characters).",
+    ),
+]
 YesOption = Annotated[bool, typer.Option("--yes", help="Really delete (without it nothing changes).")]
 
 
@@ -62,8 +67,7 @@ def list_(db: DbOption = None, as_json: JsonOption = False):
     typer.echo(result["message"])
     for u in result["users"]:
         interests = clip(u["interests"], 70)
-        typer.echo(f"  {u['name']}  ({plural(u['likes'], 'like')}, {plural(u['dislikes'], 'dislike')})"
-                   f"  {interests}")
+        typer.echo(f"  {u['name']}  ({plural(u['likes'], 'like')}, {plural(u['dislikes'], 'dislike')})  {interests}")
 
 
 def show(name: NameArg, db: DbOption = None, as_json: JsonOption = False):
@@ -73,27 +77,38 @@ def show(name: NameArg, db: DbOption = None, as_json: JsonOption = False):
         return
     src = ", ".join(f"{k} {v}" for k, v in s["clicks_by_source"].items())
     typer.echo(f"{s['user']}: {s['interests']}")
-    typer.echo(f"  clicks: {s['clicks']} ({plural(s['likes'], 'like')}, {plural(s['dislikes'], 'dislike')}"
-               + (f"; {src})" if src else ")"))
+    typer.echo(
+        f"  clicks: {s['clicks']} ({plural(s['likes'], 'like')}, {plural(s['dislikes'], 'dislike')}"
+        + (f"; {src})" if src else ")")
+    )
     typer.echo(f"  blend: {s['blend']}")
-    for label, key in (("liked tags", "liked_tags"), ("disliked tags", "disliked_tags"),
-                       (f"liked topics ({UNCOUNTED_TOPICS})", "liked_topics"),
-                       (f"disliked topics ({UNCOUNTED_TOPICS})", "disliked_topics"),
-                       ("liked types", "liked_types"), ("disliked types", "disliked_types"),
-                       ("liked sources", "liked_sources"), ("disliked sources", "disliked_sources")):
+    for label, key in (
+        ("liked tags", "liked_tags"),
+        ("disliked tags", "disliked_tags"),
+        (f"liked topics ({UNCOUNTED_TOPICS})", "liked_topics"),
+        (f"disliked topics ({UNCOUNTED_TOPICS})", "disliked_topics"),
+        ("liked types", "liked_types"),
+        ("disliked types", "disliked_types"),
+        ("liked sources", "liked_sources"),
+        ("disliked sources", "disliked_sources"),
+    ):
         if s[key]:
-            typer.echo(f"  {label}: " + ", ".join(f"{clean(e['key'], 40)} ({e['score']:+.2f})"
-                                                  for e in s[key]))
+            typer.echo(f"  {label}: " + ", ".join(f"{clean(e['key'], 40)} ({e['score']:+.2f})" for e in s[key]))
     state = "" if s["classifier_active"] else "inactive: "
     typer.echo(f"  classifier: {state}{s['classifier_reason']}")
     odd = s.get("disliked_but_asked_for") or []
     if odd:
-        typer.echo("  disliked, but the interests ask for them: " + ", ".join(
-            f"{clean(e['key'], 40)} ({e['kind']}, {plural(e['dislikes'], 'dislike')}"
-            + (f", {plural(e['likes'], 'like')})" if e["likes"] else ")") for e in odd)
-                   + f" — the clicks weigh {round(100 * s['blend_weight'])}% and pull against "
-                   "the text; if those dislikes were not meant, `hermes unrate "
-                   f"{shlex.quote(s['user'])} ITEM_ID` takes one back")
+        typer.echo(
+            "  disliked, but the interests ask for them: "
+            + ", ".join(
+                f"{clean(e['key'], 40)} ({e['kind']}, {plural(e['dislikes'], 'dislike')}"
+                + (f", {plural(e['likes'], 'like')})" if e["likes"] else ")")
+                for e in odd
+            )
+            + f" — the clicks weigh {round(100 * s['blend_weight'])}% and pull against "
+            "the text; if those dislikes were not meant, `hermes unrate "
+            f"{shlex.quote(s['user'])} ITEM_ID` takes one back"
+        )
 
 
 def update(name: NameArg, interests: InterestsOption, db: DbOption = None, as_json: JsonOption = False):
@@ -131,10 +146,10 @@ def reset(name: NameArg, yes: YesOption = False, db: DbOption = None, as_json: J
 
 def bootstrap(
     name: NameArg,
-    likes: Annotated[int, typer.Option("--likes", parser=tool_number,
-                                       help="How many closest items to like.")] = 5,
-    dislikes: Annotated[int, typer.Option("--dislikes", parser=tool_number,
-                                          help="How many farthest items to dislike.")] = 5,
+    likes: Annotated[int, typer.Option("--likes", parser=tool_number, help="How many closest items to like.")] = 5,
+    dislikes: Annotated[
+        int, typer.Option("--dislikes", parser=tool_number, help="How many farthest items to dislike.")
+    ] = 5,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -142,8 +157,11 @@ def bootstrap(
     result = _run(db, "bootstrap_persona", as_json, name=name, n_like=likes, n_dislike=dislikes)
     if as_json:
         return
-    typer.echo(result["message"] if result.get("already_warmed") else
-               bootstrap_answer(name, result, likes=likes, dislikes=dislikes))
+    typer.echo(
+        result["message"]
+        if result.get("already_warmed")
+        else bootstrap_answer(name, result, likes=likes, dislikes=dislikes)
+    )
 
 
 def bootstrap_answer(name: str, result: dict, *, likes: int, dislikes: int) -> str:
@@ -153,39 +171,52 @@ def bootstrap_answer(name: str, result: dict, *, likes: int, dislikes: int) -> s
     who = typed(name)
     lines = [f"Warmed {name!r} from its interests (click source 'bootstrap'):"]
     for mark, key, asked, what, fewer in (
-            ("+", "liked", likes, "closest to them", "only strong or good matches are liked"),
-            ("-", "disliked", dislikes, "farthest", "only items with no match are disliked")):
+        ("+", "liked", likes, "closest to them", "only strong or good matches are liked"),
+        ("-", "disliked", dislikes, "farthest", "only items with no match are disliked"),
+    ):
         items = result[key]
         if not asked:
             continue
         short = f" ({len(items)} of {asked}: {fewer})" if len(items) < asked else ""
         lines.append(f"{key.capitalize()}, the {plural(len(items), 'item')} {what}{short}:")
         lines += [f"  {mark} [{item['id']}] {clean(item['title'], 100)}" for item in items]
-    lines += [f"Rated items leave `hermes feed {who}`; `hermes persona search {who} WORDS` still "
-              "finds them, marked [liked]/[disliked].",
-              "A dislike also counts against the item's source and tags.",
-              f"`hermes persona show {who}` shows the effect.",
-              f"`hermes persona reset {who} --yes` takes every bootstrap click back, "
-              f"`hermes unrate {who} ITEM` one."]
+    lines += [
+        f"Rated items leave `hermes feed {who}`; `hermes persona search {who} WORDS` still "
+        "finds them, marked [liked]/[disliked].",
+        "A dislike also counts against the item's source and tags.",
+        f"`hermes persona show {who}` shows the effect.",
+        f"`hermes persona reset {who} --yes` takes every bootstrap click back, `hermes unrate {who} ITEM` one.",
+    ]
     return "\n".join(lines)
 
 
 def search(
     name: NameArg,
-    query: Annotated[Optional[list[str]], typer.Argument(
-        metavar="WORDS", help="Words that must all occur in the title or summary (quotes "
-                              "not needed).")] = None,
+    query: Annotated[
+        Optional[list[str]],
+        typer.Argument(metavar="WORDS", help="Words that must all occur in the title or summary (quotes not needed)."),
+    ] = None,
     tag: Annotated[Optional[str], typer.Option(help="Only items with this tag.")] = None,
     content_type: Annotated[Optional[str], typer.Option("--type", help="Only items of this content type.")] = None,
     limit: Annotated[int, typer.Option(parser=tool_number, help="How many results.")] = 10,
-    author: Annotated[Optional[str], typer.Option(
-        help="Only items by this person: 'Furtak' (any Furtak) or 'L. Furtak'.")] = None,
+    author: Annotated[
+        Optional[str], typer.Option(help="Only items by this person: 'Furtak' (any Furtak) or 'L. Furtak'.")
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
     """Search the whole archive for persona NAME, in its ranking order."""
-    result = _run(db, "search_feed", as_json, user=name, query=" ".join(query or []), tag=tag,
-                  content_type=content_type, limit=limit, author=author)
+    result = _run(
+        db,
+        "search_feed",
+        as_json,
+        user=name,
+        query=" ".join(query or []),
+        tag=tag,
+        content_type=content_type,
+        limit=limit,
+        author=author,
+    )
     if as_json:
         return
     typer.echo(result["message"])
@@ -216,11 +247,18 @@ def tags(
 
 def import_(
     name: NameArg,
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="A BibTeX (.bib), RIS (.ris) or "
-                                         "CSL-JSON (.json) file, as Zotero, JabRef, Mendeley or "
-                                         "`hermes corpus export` write it.")],
-    format: Annotated[str, typer.Option("--format", help="auto, bibtex, ris or csl-json (auto "
-                                        "tells them apart by their content).")] = "auto",
+    file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FILE",
+            help="A BibTeX (.bib), RIS (.ris) or "
+            "CSL-JSON (.json) file, as Zotero, JabRef, Mendeley or "
+            "`hermes corpus export` write it.",
+        ),
+    ],
+    format: Annotated[
+        str, typer.Option("--format", help="auto, bibtex, ris or csl-json (auto tells them apart by their content).")
+    ] = "auto",
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -249,8 +287,10 @@ def _library_text(file: Path) -> str:
     except OSError as exc:
         die(f"cannot read {file}: {exc.strerror or exc}")
     if len(raw) > 4 * library.IMPORT_MAX_CHARS:
-        die(f"{file} is {len(raw):,} bytes, more than one import takes; export the library in "
-            "parts (by collection or year)")
+        die(
+            f"{file} is {len(raw):,} bytes, more than one import takes; export the library in "
+            "parts (by collection or year)"
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -276,8 +316,10 @@ def _import_progress(enabled: bool):
 
 
 def persona_app() -> typer.Typer:
-    app = typer.Typer(help="Personas: create, list, show, update, rename, delete, reset, "
-                           "bootstrap, import, search, tags.", no_args_is_help=True)
+    app = typer.Typer(
+        help="Personas: create, list, show, update, rename, delete, reset, bootstrap, import, search, tags.",
+        no_args_is_help=True,
+    )
     app.command()(create)
     app.command("list")(list_)
     app.command()(show)

@@ -51,8 +51,7 @@ BATCH = 64
 #: "Introduction" or "Erratum" name many papers
 MIN_TITLE_KEY = 20
 #: ``progress(done, total)`` for the entries being stored; the CLI sets it for its bar
-PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("hermes_library_progress",
-                                                                      default=None)
+PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar("hermes_library_progress", default=None)
 
 
 def title_key(title: str | None) -> str:
@@ -76,7 +75,8 @@ class Archive:
     def load(cls, db: sqlite_utils.Database) -> "Archive":
         found = cls()
         for item_id, arxiv, guid, url, title in db.execute(
-                "SELECT id, arxiv_id, guid, url, title FROM items ORDER BY id DESC"):
+            "SELECT id, arxiv_id, guid, url, title FROM items ORDER BY id DESC"
+        ):
             # oldest last, so the oldest item of a duplicated key wins (as save_item's does)
             found.add(item_id, arxiv=arxiv, doi=_doi_of(guid, url), url=url, title=title)
         if "corpus_item_dois" in db.table_names():  # the corpus plugin's: a saved paper's DOI
@@ -97,10 +97,12 @@ class Archive:
 
     def find(self, entry: Entry) -> tuple[int, str] | None:
         """``(item id, how it was found)`` or None."""
-        for how, table, value in (("arxiv", self.arxiv, entry.arxiv),
-                                  ("doi", self.doi, (entry.doi or "").lower()),
-                                  ("url", self.url, entry.url),
-                                  ("title", self.title, title_key(entry.title))):
+        for how, table, value in (
+            ("arxiv", self.arxiv, entry.arxiv),
+            ("doi", self.doi, (entry.doi or "").lower()),
+            ("url", self.url, entry.url),
+            ("title", self.title, title_key(entry.title)),
+        ):
             if value and value in table:
                 return table[value], how
         return None
@@ -121,19 +123,18 @@ def _doi_of(guid: str | None, url: str | None) -> str | None:
 class Imported:
     user: str
     format: str
-    entries: int = 0                 # entries read
+    entries: int = 0  # entries read
     matched: dict[str, int] = field(default_factory=dict)  # by how: arxiv, doi, url, title
-    created: int = 0                 # entries stored as new items
-    liked: int = 0                   # new likes written
+    created: int = 0  # entries stored as new items
+    liked: int = 0  # new likes written
     already_liked: int = 0
-    kept_dislikes: int = 0           # items the persona had disliked: left disliked
-    duplicates: int = 0              # entries naming an item an earlier entry named
+    kept_dislikes: int = 0  # items the persona had disliked: left disliked
+    duplicates: int = 0  # entries naming an item an earlier entry named
     refused: list[dict] = field(default_factory=list)
     new_items: list[dict] = field(default_factory=list)  # the entries not in the archive
 
 
-def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto", *,
-                   embedder=None) -> Imported:
+def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto", *, embedder=None) -> Imported:
     """Import the library in ``text`` for persona ``name`` (see the module docstring).
 
     :raises NotFound: an unknown persona.
@@ -142,12 +143,16 @@ def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto"
     """
     user = require_user(db, name)
     if len(text) > IMPORT_MAX_CHARS:
-        raise InvalidInput(f"the file is {len(text):,} characters, over the {IMPORT_MAX_CHARS:,} "
-                           "one import takes; export the library in parts (by collection or year)")
+        raise InvalidInput(
+            f"the file is {len(text):,} characters, over the {IMPORT_MAX_CHARS:,} "
+            "one import takes; export the library in parts (by collection or year)"
+        )
     got = read(text, fmt)
     if len(got.entries) > IMPORT_MAX_ENTRIES:
-        raise InvalidInput(f"the file has {len(got.entries):,} entries, over the "
-                           f"{IMPORT_MAX_ENTRIES:,} one import takes; export it in parts")
+        raise InvalidInput(
+            f"the file has {len(got.entries):,} entries, over the "
+            f"{IMPORT_MAX_ENTRIES:,} one import takes; export it in parts"
+        )
     refused = [{"line": r.line, "key": r.key, "reason": r.reason} for r in got.refused]
     if not got.entries:
         raise InvalidInput(_nothing_read(got))
@@ -185,7 +190,7 @@ def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto"
         # the corpus plugin's tables, where it is loaded: a new item's DOI and citation
         dois = {"corpus_item_dois", "corpus_item_citation"} <= set(db.table_names())
         for start in range(0, len(pending), BATCH):
-            _store(db, user, pending[start:start + BATCH], embedder, dois, rated, out)
+            _store(db, user, pending[start : start + BATCH], embedder, dois, rated, out)
             if progress:
                 progress(len(matched) + min(start + BATCH, len(pending)), total)
     out.new_items = [_unmatched(e) for e in pending]
@@ -205,17 +210,18 @@ def _like(db, user: dict, item_ids: list[int], rated: dict, out: Imported) -> No
             out.liked += 1
 
 
-def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: dict,
-           out: Imported) -> None:
+def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: dict, out: Imported) -> None:
     """Embed ``entries`` (before the transaction: a model failure stores nothing of this
     batch), then store each as an item with its like, in one transaction."""
     rows = [_item(e) for e in entries]
     try:
         vectors, tokens = embed_for_tags(embedder, [embedding_text(r["title"], r["summary"]) for r in rows])
     except Exception as exc:  # the model failing to load or run: say what was kept
-        raise InvalidInput(f"could not embed the library's entries ({type(exc).__name__}: {exc}); "
-                           f"{plural(out.liked, 'like')} were recorded before it, and importing "
-                           "the file again continues from there") from exc
+        raise InvalidInput(
+            f"could not embed the library's entries ({type(exc).__name__}: {exc}); "
+            f"{plural(out.liked, 'like')} were recorded before it, and importing "
+            "the file again continues from there"
+        ) from exc
     with write_transaction(db):
         ids = []
         for row, vector in zip(rows, vectors):
@@ -226,12 +232,16 @@ def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: di
                 store_embeddings(db, embedder.name, fresh, [vector])
                 out.created += 1
                 if dois and row["doi"]:
-                    db.execute("INSERT OR REPLACE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)",
-                               [fresh[0], row["doi"]])
+                    db.execute(
+                        "INSERT OR REPLACE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)", [fresh[0], row["doi"]]
+                    )
                 if dois and row["citation"]:
                     names = list(row["citation"])
-                    db.execute(f"INSERT OR REPLACE INTO corpus_item_citation (item_id, {', '.join(names)}) "
-                               f"VALUES (?{', ?' * len(names)})", [fresh[0], *row["citation"].values()])
+                    db.execute(
+                        f"INSERT OR REPLACE INTO corpus_item_citation (item_id, {', '.join(names)}) "
+                        f"VALUES (?{', ?' * len(names)})",
+                        [fresh[0], *row["citation"].values()],
+                    )
             ids.append(fresh[0] if fresh else _stored_id(db, row))
         created = [{**row, "id": i} for row, i in zip(rows, ids)]
         # Tagged like a saved item, in the same transaction (the tagger plugins' proposals).
@@ -261,11 +271,22 @@ def _item(e: Entry) -> dict:
         digest = hashlib.sha256(title_key(e.title).encode("utf-8", "surrogatepass")).hexdigest()[:16]
         guid, url = f"library:{digest}", None
     published, dated_by = _stored_date(e.published)
-    return {"guid": guid, "url": url, "title": e.title, "summary": e.abstract,
-            "author": ", ".join(e.authors)[:2000] or None, "authors": e.authors,
-            "published": published, "dated_by": dated_by, "content_type": e.content_type,
-            "tags": e.tags, "enclosure": None, "arxiv_id": e.arxiv, "doi": e.doi,
-            "citation": e.citation}
+    return {
+        "guid": guid,
+        "url": url,
+        "title": e.title,
+        "summary": e.abstract,
+        "author": ", ".join(e.authors)[:2000] or None,
+        "authors": e.authors,
+        "published": published,
+        "dated_by": dated_by,
+        "content_type": e.content_type,
+        "tags": e.tags,
+        "enclosure": None,
+        "arxiv_id": e.arxiv,
+        "doi": e.doi,
+        "citation": e.citation,
+    }
 
 
 def _stored_date(published: str | None) -> tuple[str | None, str | None]:
@@ -282,10 +303,19 @@ def _stored_date(published: str | None) -> tuple[str | None, str | None]:
 def _unmatched(e: Entry) -> dict:
     ids = [f"arXiv {e.arxiv}" if e.arxiv else "", f"DOI {e.doi}" if e.doi else ""]
     named = " or ".join(filter(None, ids))
-    reason = (f"no item in the archive has {named} or this title" if named
-              else "no item in the archive has this title (the entry names no arXiv id or DOI)")
-    return {"line": e.line, "key": e.key, "title": clip(e.title, 120), "arxiv": e.arxiv,
-            "doi": e.doi, "reason": reason + "; stored as an item of its own"}
+    reason = (
+        f"no item in the archive has {named} or this title"
+        if named
+        else "no item in the archive has this title (the entry names no arXiv id or DOI)"
+    )
+    return {
+        "line": e.line,
+        "key": e.key,
+        "title": clip(e.title, 120),
+        "arxiv": e.arxiv,
+        "doi": e.doi,
+        "reason": reason + "; stored as an item of its own",
+    }
 
 
 def _nothing_read(got: Read) -> str:
@@ -293,5 +323,7 @@ def _nothing_read(got: Read) -> str:
         return f"the {got.format} file holds no entries"
     first = "; ".join(f"line {r.line}: {r.reason}" for r in got.refused[:3])
     more = f" (and {len(got.refused) - 3} more)" if len(got.refused) > 3 else ""
-    return (f"no entry of the {got.format} file could be read, so nothing was imported: "
-            f"{first}{more}; fix those entries (or export the library again) and import it again")
+    return (
+        f"no entry of the {got.format} file could be read, so nothing was imported: "
+        f"{first}{more}; fix those entries (or export the library again) and import it again"
+    )

@@ -35,8 +35,7 @@ _ARXIV_ID = re.compile(r"^(?:arxiv:\s*)?(\d{4}\.\d{4,5}|[a-z][a-z-]+(?:\.[a-z]{2
 _MATH = re.compile(r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<!\\)\$[^$]+?(?<!\\)\$", re.S)
 _BRACE = re.compile(r"(?<!\\)[{}]")
 _AND = re.compile(r"\s+and\s+", re.I)
-_MONTHS = {m: k for k, m in enumerate(
-    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
+_MONTHS = {m: k for k, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
 #: BibTeX entry types that are not an entry (bibtexparser reads them as blocks of their own)
 _WEB_TYPES = {"online", "www", "webpage", "electronic", "post-weblog", "webpage", "post", "elec", "blog"}
 #: keywords hermes's own export adds (the facet): not a topic of the paper
@@ -45,8 +44,8 @@ _OWN_KEYWORD = re.compile(r"^hermes-(experienced|saved)$")
 
 @dataclass
 class Entry:
-    line: int                 # 1-based line where the entry starts
-    key: str | None           # the citation key or id, if the file gives one
+    line: int  # 1-based line where the entry starts
+    key: str | None  # the citation key or id, if the file gives one
     title: str
     abstract: str = ""
     authors: list[str] = field(default_factory=list)
@@ -84,8 +83,10 @@ def detect(text: str) -> str:
         return "ris"
     if re.search(r"^\s*@\s*[a-zA-Z]+\s*[{(]", text, re.M):
         return "bibtex"
-    raise InvalidInput("the file is not BibTeX (@article{…}), RIS (TY  - …) or CSL-JSON ([{…}]); "
-                       "export the library from the reference manager in one of those")
+    raise InvalidInput(
+        "the file is not BibTeX (@article{…}), RIS (TY  - …) or CSL-JSON ([{…}]); "
+        "export the library from the reference manager in one of those"
+    )
 
 
 def read(text: str, fmt: str = "auto") -> Read:
@@ -106,7 +107,7 @@ def tex_text(value: str | None, limit: int | None = None) -> str:
     value = value or ""
     out, at = [], 0
     for m in _MATH.finditer(value):
-        out += [_tex_prose(value[at:m.start()]), m.group()]
+        out += [_tex_prose(value[at : m.start()]), m.group()]
         at = m.end()
     out.append(_tex_prose(value[at:]))
     return plain_text("".join(out), limit=limit)
@@ -140,8 +141,7 @@ def citation(container=None, volume=None, issue=None, pages=None, publisher=None
     """The publication fields an entry gives, as plain text, the empty ones left out. An
     arXiv "journal" (``arXiv preprint arXiv:…``) or publisher names no publication: the
     arXiv id says it."""
-    found = {"container": container, "volume": volume, "issue": issue, "pages": pages,
-             "publisher": publisher}
+    found = {"container": container, "volume": volume, "issue": issue, "pages": pages, "publisher": publisher}
     out = {}
     for name, value in found.items():
         text = plain_text(str(value or ""), limit=CITATION_MAX)
@@ -193,7 +193,7 @@ def _iso(year, month=None, day=None) -> str | None:
 
 
 def _date_text(text) -> str | None:
-    """"2020", "2020-03", "2020/03/01/", "2020-03-01T…" → as precise as given (:func:`_iso`),
+    """ "2020", "2020-03", "2020/03/01/", "2020-03-01T…" → as precise as given (:func:`_iso`),
     or None."""
     parts = re.findall(r"\d+", str(text or ""))
     if not parts or len(parts[0]) != 4:
@@ -202,7 +202,7 @@ def _date_text(text) -> str | None:
 
 
 def _person(name: str) -> str:
-    """"Family, Given" (BibTeX's and RIS's form; "von Last, Jr, First" too) → "Given Family"."""
+    """ "Family, Given" (BibTeX's and RIS's form; "von Last, Jr, First" too) → "Given Family"."""
     name = " ".join(name.split())
     parts = [p.strip() for p in name.split(",")]
     if len(parts) == 2 and parts[1]:
@@ -222,7 +222,7 @@ def _top_level_and(names: str) -> list[str]:
         elif token == "}":
             depth = max(0, depth - 1)
         elif depth == 0:
-            out.append(names[start:m.start()])
+            out.append(names[start : m.start()])
             start = m.end()
     return [n for n in out + [names[start:]] if n.strip()]
 
@@ -244,8 +244,11 @@ def _bibtex(text: str) -> tuple[list, list]:
     for block in library.failed_blocks:
         line = (block.start_line or 0) + 1
         if isinstance(block, DuplicateBlockKeyBlock):
-            refused.append(Refused(line, block.key, f"its key {block.key!r} is used by an earlier "
-                                                    "entry too; give it a key of its own"))
+            refused.append(
+                Refused(
+                    line, block.key, f"its key {block.key!r} is used by an earlier entry too; give it a key of its own"
+                )
+            )
             continue
         inner = getattr(block, "ignore_error_block", None)
         key = inner.key if isinstance(inner, BibEntry) else _bib_key(block.raw)
@@ -270,25 +273,48 @@ def _bib_error(block) -> str:
 
 
 def _bib_entry(block) -> Entry | Refused:
-    f = {k.lower(): (v.value if isinstance(v.value, str) else str(v.value))
-         for k, v in block.fields_dict.items()}
+    f = {k.lower(): (v.value if isinstance(v.value, str) else str(v.value)) for k, v in block.fields_dict.items()}
     line = (block.start_line or 0) + 1
     prefix = (f.get("archiveprefix") or f.get("eprinttype") or "").lower()
     eprint = f.get("eprint") if (prefix in ("", "arxiv")) else None
-    arxiv = find_arxiv(eprint, f.get("arxivid"), f.get("arxiv"), f.get("doi"), f.get("url"),
-                       f.get("journal"), f.get("note"), f.get("howpublished"))
-    published = (_date_text(f.get("date")) or _iso(f["year"], f.get("month"), f.get("day"))
-                 if f.get("date") or f.get("year") else None)
+    arxiv = find_arxiv(
+        eprint,
+        f.get("arxivid"),
+        f.get("arxiv"),
+        f.get("doi"),
+        f.get("url"),
+        f.get("journal"),
+        f.get("note"),
+        f.get("howpublished"),
+    )
+    published = (
+        _date_text(f.get("date")) or _iso(f["year"], f.get("month"), f.get("day"))
+        if f.get("date") or f.get("year")
+        else None
+    )
     authors = [_person(tex_text(n)) for n in _top_level_and(f.get("author") or "")]
     kind = "article" if block.entry_type.lower() in _WEB_TYPES else "paper"
     keywords = re.split(r"[;,]", tex_text(f.get("keywords") or f.get("mendeley-tags") or ""))
-    return _entry(line, block.key, tex_text(f.get("title")),
-                  abstract=tex_text(f.get("abstract")), authors=authors, arxiv=arxiv,
-                  doi=find_doi(f.get("doi")), url=f.get("url"), published=published,
-                  tags=keywords, content_type=kind,
-                  citation=citation(tex_text(f.get("journal") or f.get("journaltitle") or f.get("booktitle")),
-                                    f.get("volume"), f.get("number") or f.get("issue"), f.get("pages"),
-                                    tex_text(f.get("publisher"))))
+    return _entry(
+        line,
+        block.key,
+        tex_text(f.get("title")),
+        abstract=tex_text(f.get("abstract")),
+        authors=authors,
+        arxiv=arxiv,
+        doi=find_doi(f.get("doi")),
+        url=f.get("url"),
+        published=published,
+        tags=keywords,
+        content_type=kind,
+        citation=citation(
+            tex_text(f.get("journal") or f.get("journaltitle") or f.get("booktitle")),
+            f.get("volume"),
+            f.get("number") or f.get("issue"),
+            f.get("pages"),
+            tex_text(f.get("publisher")),
+        ),
+    )
 
 
 # --- RIS -----------------------------------------------------------------------------------
@@ -310,8 +336,9 @@ def _ris(text: str) -> tuple[list, list]:
         tag = m.group(1) if m else None
         if tag == "TY":
             if record:
-                refused.append(Refused(start, None, "its record has no end (ER  - ) before the "
-                                                    f"next one on line {number}"))
+                refused.append(
+                    Refused(start, None, f"its record has no end (ER  - ) before the next one on line {number}")
+                )
             record, start = [line], number
         elif record:
             record.append(line)
@@ -319,8 +346,9 @@ def _ris(text: str) -> tuple[list, list]:
                 entries.append(_ris_record(record, start, rispy))
                 record = []
         elif line.strip():
-            refused.append(Refused(number, None, "a line outside any record (records start with "
-                                                 "TY  - and end with ER  - )"))
+            refused.append(
+                Refused(number, None, "a line outside any record (records start with TY  - and end with ER  - )")
+            )
     if record:
         refused.append(Refused(start, None, "its record has no end (ER  - )"))
     good = [e for e in entries if isinstance(e, Entry)]
@@ -344,23 +372,36 @@ def _ris_record(lines: list[str], start: int, rispy) -> Entry | Refused:
     published = _date_text(r.get("date")) or _date_text(r.get("publication_year") or r.get("year"))
     kind = "article" if (r.get("type_of_reference") or "").lower() in _WEB_TYPES else "paper"
     authors = [_person(a) for a in (r.get("authors") or r.get("first_authors") or [])]
-    return _entry(start, r.get("id"), title, abstract=r.get("abstract") or r.get("notes_abstract"),
-                  authors=authors, arxiv=arxiv, doi=find_doi(r.get("doi")),
-                  url=next((u for u in urls if not find_arxiv(u)), urls[0] if urls else None),
-                  published=published, tags=r.get("keywords") or [], content_type=kind,
-                  citation=_ris_citation(r))
+    return _entry(
+        start,
+        r.get("id"),
+        title,
+        abstract=r.get("abstract") or r.get("notes_abstract"),
+        authors=authors,
+        arxiv=arxiv,
+        doi=find_doi(r.get("doi")),
+        url=next((u for u in urls if not find_arxiv(u)), urls[0] if urls else None),
+        published=published,
+        tags=r.get("keywords") or [],
+        content_type=kind,
+        citation=_ris_citation(r),
+    )
 
 
 def _ris_citation(r: dict) -> dict[str, str]:
     """JO / T2 / JF the publication (a web page's T2 is its site: not a publication), VL,
     IS, SP-EP (SP alone where a tool writes "21-22" in it), PB."""
     web = (r.get("type_of_reference") or "").lower() in _WEB_TYPES
-    container = r.get("journal_name") or r.get("alternate_title3") or (
-        None if web else r.get("secondary_title"))
+    container = r.get("journal_name") or r.get("alternate_title3") or (None if web else r.get("secondary_title"))
     start, end = r.get("start_page"), r.get("end_page")
     pages = f"{start}–{end}" if start and end else start or end
-    return citation(container, r.get("volume"), r.get("number") if not r.get("name_of_database") else None,
-                    pages, r.get("publisher"))
+    return citation(
+        container,
+        r.get("volume"),
+        r.get("number") if not r.get("name_of_database") else None,
+        pages,
+        r.get("publisher"),
+    )
 
 
 # --- CSL-JSON ------------------------------------------------------------------------------
@@ -384,8 +425,13 @@ def _csl_json(text: str) -> tuple[list, list]:
         try:
             value, end = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
-            refused.append(Refused(_line(text, at), None, f"it is not valid JSON ({exc.msg} on line "
-                                   f"{exc.lineno}); the rest of the file was not read"))
+            refused.append(
+                Refused(
+                    _line(text, at),
+                    None,
+                    f"it is not valid JSON ({exc.msg} on line {exc.lineno}); the rest of the file was not read",
+                )
+            )
             break
         items.append((at, value))
         at = _skip(text, end)
@@ -414,30 +460,55 @@ def _line(text: str, at: int) -> int:
 
 def _csl_item(item, line: int) -> Entry | Refused:
     if not isinstance(item, dict):
-        return Refused(line, None, "a CSL item is an object ({\"title\": …})")
+        return Refused(line, None, 'a CSL item is an object ({"title": …})')
     key = item.get("id") if isinstance(item.get("id"), (str, int)) else None
     key = str(key) if key is not None else None
     names = []
     for a in item.get("author") or [] if isinstance(item.get("author"), list) else []:
         if isinstance(a, dict):
-            names.append(str(a.get("literal") or " ".join(str(a[k]) for k in (
-                "given", "non-dropping-particle", "family") if a.get(k))))
-    parts = ((item.get("issued") or {}).get("date-parts") or [[None]])[0] \
-        if isinstance(item.get("issued"), dict) else [None]
-    published = _iso(*parts[:3]) if parts and parts[0] else _date_text(
-        (item.get("issued") or {}).get("raw") if isinstance(item.get("issued"), dict) else None)
-    arxiv = find_arxiv(item.get("number") if "arxiv" in str(item.get("publisher", "")).lower() else None,
-                       item.get("number"), item.get("URL"), item.get("DOI"), item.get("note"),
-                       item.get("archive_location"))
+            names.append(
+                str(
+                    a.get("literal")
+                    or " ".join(str(a[k]) for k in ("given", "non-dropping-particle", "family") if a.get(k))
+                )
+            )
+    parts = (
+        ((item.get("issued") or {}).get("date-parts") or [[None]])[0]
+        if isinstance(item.get("issued"), dict)
+        else [None]
+    )
+    published = (
+        _iso(*parts[:3])
+        if parts and parts[0]
+        else _date_text((item.get("issued") or {}).get("raw") if isinstance(item.get("issued"), dict) else None)
+    )
+    arxiv = find_arxiv(
+        item.get("number") if "arxiv" in str(item.get("publisher", "")).lower() else None,
+        item.get("number"),
+        item.get("URL"),
+        item.get("DOI"),
+        item.get("note"),
+        item.get("archive_location"),
+    )
     keywords = item.get("keyword") or ""
     kind = "article" if str(item.get("type") or "") in _WEB_TYPES else "paper"
     title = item.get("title")
-    return _entry(line, key, title if isinstance(title, str) else "",
-                  abstract=str(item.get("abstract") or ""), authors=names, arxiv=arxiv,
-                  doi=find_doi(item.get("DOI")), url=item.get("URL") if isinstance(item.get("URL"), str) else None,
-                  published=published,
-                  tags=re.split(r"[;,]", keywords) if isinstance(keywords, str) else [],
-                  content_type=kind,
-                  citation=citation(*(item.get(k) if isinstance(item.get(k), (str, int)) else None
-                                      for k in ("container-title", "volume", "issue", "page",
-                                                "publisher"))))
+    return _entry(
+        line,
+        key,
+        title if isinstance(title, str) else "",
+        abstract=str(item.get("abstract") or ""),
+        authors=names,
+        arxiv=arxiv,
+        doi=find_doi(item.get("DOI")),
+        url=item.get("URL") if isinstance(item.get("URL"), str) else None,
+        published=published,
+        tags=re.split(r"[;,]", keywords) if isinstance(keywords, str) else [],
+        content_type=kind,
+        citation=citation(
+            *(
+                item.get(k) if isinstance(item.get(k), (str, int)) else None
+                for k in ("container-title", "volume", "issue", "page", "publisher")
+            )
+        ),
+    )

@@ -101,9 +101,24 @@ _FITS: OrderedDict = OrderedDict()
 
 def settings() -> tuple:
     """The constants (read when called: the benchmark varies them)."""
-    return (LIBRARY_MIN, LIBRARY_C, MIN_NEGATIVES, NEGATIVE_WEIGHT, OWN_CLICK_WEIGHT,
-            LIBRARY_SHARE, HANDOVER, OUTLIER_SPREAD, OUTLIER_WEIGHT, INTEREST_MIX, KNN_SHARE,
-            KNN_K, KNN_MAX, DISLIKE_PULL, NEGATIVE_RATIO, OWN_DISLIKE_WEIGHT)
+    return (
+        LIBRARY_MIN,
+        LIBRARY_C,
+        MIN_NEGATIVES,
+        NEGATIVE_WEIGHT,
+        OWN_CLICK_WEIGHT,
+        LIBRARY_SHARE,
+        HANDOVER,
+        OUTLIER_SPREAD,
+        OUTLIER_WEIGHT,
+        INTEREST_MIX,
+        KNN_SHARE,
+        KNN_K,
+        KNN_MAX,
+        DISLIKE_PULL,
+        NEGATIVE_RATIO,
+        OWN_DISLIKE_WEIGHT,
+    )
 
 
 @hookimpl
@@ -130,23 +145,25 @@ def hermes_score(db, user, item_ids, vectors, context):
         positions, exact = context.exact
         products[:, positions] = weights @ np.asarray(exact, dtype=np.float32).T
     scores = products[0] + intercept
-    detail = {"library": n_library, "own_clicks": n_own,
-              "reason": f"fit on the library's {plural(n_library, 'like')} and "
-                        f"{plural(n_own, 'own click')}, against random items of the archive"}
+    detail = {
+        "library": n_library,
+        "own_clicks": n_own,
+        "reason": f"fit on the library's {plural(n_library, 'like')} and "
+        f"{plural(n_own, 'own click')}, against random items of the archive",
+    }
     if KNN_SHARE:
         base = 1 + n_clauses
         near = products[base]
-        sims = products[base + 1: base + 1 + len(examples)] - near
+        sims = products[base + 1 : base + 1 + len(examples)] - near
         k = min(KNN_K, len(sims))
         knn = np.partition(sims, len(sims) - k, axis=0)[-k:].mean(axis=0)
         if len(disliked) and DISLIKE_PULL:
-            knn = knn - DISLIKE_PULL * (products[base + 1 + len(examples):] - near).max(axis=0)
+            knn = knn - DISLIKE_PULL * (products[base + 1 + len(examples) :] - near).max(axis=0)
         scores = (1 - KNN_SHARE) * calibrate(scores) + KNN_SHARE * calibrate(knn)
     if clauses is not None:
         detail["coherence"] = coherence
         if coherence > 0:
-            scores = calibrate(scores) + INTEREST_MIX * coherence * calibrate(
-                products[1:1 + n_clauses].max(axis=0))
+            scores = calibrate(scores) + INTEREST_MIX * coherence * calibrate(products[1 : 1 + n_clauses].max(axis=0))
     weight = LIBRARY_SHARE * HANDOVER / (HANDOVER + n_own)
     return Component("library", "behaviour", scores, weight=weight, detail=detail)
 
@@ -178,13 +195,15 @@ def _fit(matrix, user_id: int, clicks: list[tuple], clauses=None):
     n_library = sum(1 for _, liked, seed in held if liked and seed)
     if n_library < LIBRARY_MIN:
         return None
-    negatives = _random_rows(matrix, user_id, {r for r, _, _ in held},
-                             max(MIN_NEGATIVES, round(NEGATIVE_RATIO * n_library)), len(clicks))
+    negatives = _random_rows(
+        matrix, user_id, {r for r, _, _ in held}, max(MIN_NEGATIVES, round(NEGATIVE_RATIO * n_library)), len(clicks)
+    )
     X = matrix.exact_rows(np.array([r for r, _, _ in held] + negatives, dtype=np.int64))
     y = np.array([int(liked) for _, liked, _ in held] + [0] * len(negatives))
-    w = np.array([1.0 if seed else OWN_CLICK_WEIGHT if liked else OWN_DISLIKE_WEIGHT
-                  for _, liked, seed in held]
-                 + [NEGATIVE_WEIGHT] * len(negatives))
+    w = np.array(
+        [1.0 if seed else OWN_CLICK_WEIGHT if liked else OWN_DISLIKE_WEIGHT for _, liked, seed in held]
+        + [NEGATIVE_WEIGHT] * len(negatives)
+    )
     is_library = np.array([liked and seed for _, liked, seed in held] + [False] * len(negatives))
     if OUTLIER_SPREAD:
         w[is_library] *= _typicality(X[is_library])
@@ -193,13 +212,21 @@ def _fit(matrix, user_id: int, clicks: list[tuple], clauses=None):
     coherence = 0.0
     if clauses is not None:
         cosines = (X @ clauses.T).max(axis=1)
-        coherence = max(0.0, 2.0 * _auc(cosines[is_library], cosines[len(held):]) - 1.0)
+        coherence = max(0.0, 2.0 * _auc(cosines[is_library], cosines[len(held) :]) - 1.0)
     n_held = len(held)
     liked_rows = [k for k in range(n_held) if is_library[k] or (held[k][1] and not held[k][2])]
     examples = _prototypes(X[liked_rows], KNN_MAX) if KNN_SHARE else X[:0]
     disliked = X[[k for k in range(n_held) if not held[k][1]][-KNN_MAX:]]
-    return (coef.astype(np.float32), float(intercept), n_library, n_own, coherence, examples,
-            disliked, matrix.mean_vector())
+    return (
+        coef.astype(np.float32),
+        float(intercept),
+        n_library,
+        n_own,
+        coherence,
+        examples,
+        disliked,
+        matrix.mean_vector(),
+    )
 
 
 def _prototypes(examples: np.ndarray, n: int, rounds: int = 10) -> np.ndarray:
@@ -250,6 +277,5 @@ def _random_rows(matrix, user_id: int, clicked: set[int], n: int, n_clicks: int)
     wanted = min(n, len(matrix) - len(clicked))
     picked: dict[int, None] = {}
     while len(picked) < wanted:
-        picked.update((r, None) for r in rng.integers(0, len(matrix), size=2 * wanted).tolist()
-                      if r not in clicked)
+        picked.update((r, None) for r in rng.integers(0, len(matrix), size=2 * wanted).tolist() if r not in clicked)
     return list(picked)[:wanted]

@@ -23,12 +23,18 @@ from hermes.storage.transactions import write_transaction
 
 
 def change_interests(name: str) -> Say:
-    return Say(mcp="change its interests with update_persona",
-               cli=f"change its interests with `hermes persona update {typed(name)} --interests TEXT`",
-               web="pick it on the Personas page")
-COMMON_TAGS = Say(mcp="propose_interests lists the most common tags in the archive",
-                  cli="`hermes persona tags` lists the most common tags in the archive",
-                  web="the tags on the feed's items show what the archive holds")
+    return Say(
+        mcp="change its interests with update_persona",
+        cli=f"change its interests with `hermes persona update {typed(name)} --interests TEXT`",
+        web="pick it on the Personas page",
+    )
+
+
+COMMON_TAGS = Say(
+    mcp="propose_interests lists the most common tags in the archive",
+    cli="`hermes persona tags` lists the most common tags in the archive",
+    web="the tags on the feed's items show what the archive holds",
+)
 
 INTERESTS_MAX = 4000
 #: Letters and digits first (a name beginning with ``-`` would read as a CLI option), then
@@ -73,8 +79,9 @@ def validate_interests(interests) -> str:
 def same_name(db: sqlite_utils.Database, name: str, *, other_than: int | None = None) -> str | None:
     """An existing persona whose name equals ``name`` ignoring case, if any (``other_than``:
     not this persona's id, so a rename may change only the case of its own name)."""
-    row = db.execute("SELECT name FROM users WHERE lower(name) = lower(?) AND id IS NOT ?",
-                     [name, other_than]).fetchone()
+    row = db.execute(
+        "SELECT name FROM users WHERE lower(name) = lower(?) AND id IS NOT ?", [name, other_than]
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -91,8 +98,7 @@ def create_persona(db: sqlite_utils.Database, name, interests) -> dict:
         existing = same_name(db, name) or name
     if existing is not None:
         raise InvalidInput(
-            f"a persona named {existing!r} already exists; pick another name, or "
-            f"{change_interests(existing)}"
+            f"a persona named {existing!r} already exists; pick another name, or {change_interests(existing)}"
         )
     return user
 
@@ -121,15 +127,18 @@ def rename_persona(db: sqlite_utils.Database, name, new_name) -> tuple[dict, str
         taken = same_name(db, new_name, other_than=user["id"])
         if taken is None and new_name != user["name"]:
             db.execute("UPDATE users SET name = ? WHERE id = ?", [new_name, user["id"]])
-            db.execute("UPDATE explanations SET payload = json_set(payload, '$.user', ?) "
-                       "WHERE user_id = ? AND json_valid(payload)", [new_name, user["id"]])
+            db.execute(
+                "UPDATE explanations SET payload = json_set(payload, '$.user', ?) "
+                "WHERE user_id = ? AND json_valid(payload)",
+                [new_name, user["id"]],
+            )
     if taken is not None:
-        raise InvalidInput(f"a persona named {taken!r} already exists; pick another new name "
-                           f"for {user['name']!r}")
+        raise InvalidInput(f"a persona named {taken!r} already exists; pick another new name for {user['name']!r}")
     return {**user, "name": new_name}, user["name"]
 
 
 # --- what a persona owns -------------------------------------------------------------------
+
 
 def per_persona_tables(db: sqlite_utils.Database) -> dict[str, str]:
     """``{table: column}`` for every table holding rows of one persona.
@@ -140,8 +149,7 @@ def per_persona_tables(db: sqlite_utils.Database) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     tables = db.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "ORDER BY name"
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
     ).fetchall()
     for table, sql in tables:
         # Virtual tables (full-text indexes) are maintained from their content tables by
@@ -169,9 +177,7 @@ def owned_counts(db: sqlite_utils.Database, user_id: int, tables: dict[str, str]
     for table, column in tables.items():
         quoted = '"' + table.replace('"', '""') + '"'
         col = '"' + column.replace('"', '""') + '"'
-        counts[table] = db.execute(
-            f"SELECT count(*) FROM {quoted} WHERE {col} = ?", [user_id]
-        ).fetchone()[0]
+        counts[table] = db.execute(f"SELECT count(*) FROM {quoted} WHERE {col} = ?", [user_id]).fetchone()[0]
     return counts
 
 
@@ -201,8 +207,9 @@ def plan(db: sqlite_utils.Database, name, *, persona: bool) -> tuple[dict, dict,
     return user, tables, owned_counts(db, user["id"], tables), click_counts(db, user["id"])
 
 
-def delete_owned(db: sqlite_utils.Database, user: dict, tables: dict[str, str], *,
-                 persona: bool, source: str) -> dict[str, int]:
+def delete_owned(
+    db: sqlite_utils.Database, user: dict, tables: dict[str, str], *, persona: bool, source: str
+) -> dict[str, int]:
     """Delete the persona's clicks, then the rows of ``tables``, then (``persona=True``) the
     persona itself, in one transaction; return the rows removed per table."""
     removed: dict[str, int] = {}

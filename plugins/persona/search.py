@@ -28,18 +28,22 @@ QUERY_MAX = 500
 SUMMARY_CHARS = 300
 
 
-GIVE_QUERY = Say(mcp="give a query (words to find in titles and summaries), a tag, a content_type "
-                     "or an author",
-                 cli="give WORDS to find in titles and summaries, --tag, --type or --author",
-                 web="type words to search for")
-FEEDBACK = Say(mcp="Give feedback with record_feedback",
-               cli="Give feedback with `hermes like USER ITEM` / `hermes dislike USER ITEM`",
-               web="Give feedback with ✓ / ✗")
+GIVE_QUERY = Say(
+    mcp="give a query (words to find in titles and summaries), a tag, a content_type or an author",
+    cli="give WORDS to find in titles and summaries, --tag, --type or --author",
+    web="type words to search for",
+)
+FEEDBACK = Say(
+    mcp="Give feedback with record_feedback",
+    cli="Give feedback with `hermes like USER ITEM` / `hermes dislike USER ITEM`",
+    web="Give feedback with ✓ / ✗",
+)
 RATED = Say(mcp="'rated'", cli="[liked]/[disliked]", web="✓ / ✗")
-TAGS_IN_USE = Say(mcp="propose_interests lists the tags in use",
-                  cli="`hermes persona tags` lists the tags in use",
-                  web="the tags on the feed's items are the ones in use")
-
+TAGS_IN_USE = Say(
+    mcp="propose_interests lists the tags in use",
+    cli="`hermes persona tags` lists the tags in use",
+    web="the tags on the feed's items are the ones in use",
+)
 
 
 def _optional_text(value: str | None) -> str | None:
@@ -51,10 +55,13 @@ def content_types(db: sqlite_utils.Database) -> list[str]:
 
 
 def tag_exists(db: sqlite_utils.Database, tag: str) -> bool:
-    return db.execute(
-        "SELECT 1 FROM items, json_each(items.tags) WHERE lower(json_each.value) = lower(?) LIMIT 1",
-        [tag],
-    ).fetchone() is not None
+    return (
+        db.execute(
+            "SELECT 1 FROM items, json_each(items.tags) WHERE lower(json_each.value) = lower(?) LIMIT 1",
+            [tag],
+        ).fetchone()
+        is not None
+    )
 
 
 def ratings(db: sqlite_utils.Database, user_id: int, item_ids: list[int]) -> dict[int, str]:
@@ -69,14 +76,22 @@ def author_exists(db: sqlite_utils.Database, author: str) -> bool:
     """Whether any item lists the person ``author`` names (see :func:`hermes.text.authors.matches`)."""
     wanted = author_key(author)
     surname = wanted.split(",", 1)[0]
-    rows = db.execute("SELECT authors FROM items WHERE authors LIKE ? ESCAPE '\\'",
-                      [like_pattern(surname.split()[-1] if surname else author)])
+    rows = db.execute(
+        "SELECT authors FROM items WHERE authors LIKE ? ESCAPE '\\'",
+        [like_pattern(surname.split()[-1] if surname else author)],
+    )
     return any(key_matches(author_key(n), wanted) for (raw,) in rows for n in parse_stored(raw))
 
 
-def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | None = None,
-           content_type: str | None = None, limit: int = 10,
-           author: str | None = None) -> tuple[list[dict], str]:
+def search(
+    db: sqlite_utils.Database,
+    user: str,
+    query: str | None,
+    tag: str | None = None,
+    content_type: str | None = None,
+    limit: int = 10,
+    author: str | None = None,
+) -> tuple[list[dict], str]:
     """(results, message) for arguments the ``search_feed`` tool already checked. Raises
     :class:`InvalidInput` / ``NotFound`` for a call that cannot be answered."""
     query, tag, content_type = _optional_text(query), _optional_text(tag), _optional_text(content_type)
@@ -95,9 +110,20 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
         content_type = match
 
     # a search is of the whole archive: a removed feed's items are found too
-    ranking = rank(db, persona, CandidateQuery(since_days=None, exclude_clicked=False,
-                                               text=query, tag=tag, content_type=content_type,
-                                               author=author, removed_feeds=True), limit=limit)
+    ranking = rank(
+        db,
+        persona,
+        CandidateQuery(
+            since_days=None,
+            exclude_clicked=False,
+            text=query,
+            tag=tag,
+            content_type=content_type,
+            author=author,
+            removed_feeds=True,
+        ),
+        limit=limit,
+    )
     found = items_of(db, ranking)
     rated = ratings(db, persona["id"], [item["id"] for item in found])
     results = [
@@ -120,17 +146,22 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
         for item in found
     ]
     asked = " ".join(
-        part for part in (
+        part
+        for part in (
             f"{query!r}" if query else "",
             f"tag {tag!r}" if tag else "",
             f"type {content_type!r}" if content_type else "",
             f"author {author!r}" if author else "",
-        ) if part
+        )
+        if part
     )
     if results:
         total = ranking.n_candidates
-        shown = (f"the best {len(results)} of {plural(total, 'item')}" if total > len(results)
-                 else plural(len(results), "item"))
+        shown = (
+            f"the best {len(results)} of {plural(total, 'item')}"
+            if total > len(results)
+            else plural(len(results), "item")
+        )
         message = (
             f"{shown} matching {asked}, in {persona['name']}'s ranking "
             f"order; {RATED} shows earlier feedback. {FEEDBACK}."
@@ -138,8 +169,10 @@ def search(db: sqlite_utils.Database, user: str, query: str | None, tag: str | N
     elif tag and not tag_exists(db, tag):
         message = f"no item is tagged {tag!r}; {TAGS_IN_USE}"
     elif author and not author_exists(db, author):
-        message = (f"no item lists {author!r} among its authors; give a surname ('Furtak') or "
-                   "an initial and surname ('L. Furtak')")
+        message = (
+            f"no item lists {author!r} among its authors; give a surname ('Furtak') or "
+            "an initial and surname ('L. Furtak')"
+        )
     else:
         message = (
             f"no item matches {asked}; every query word must occur in a title or summary, "

@@ -35,7 +35,8 @@ def _entries(stats: dict, family: str, *, liked: bool, top: int = TOP) -> list[d
     picked = [
         (split_key(key)[1], s)
         for key, s in stats.items()
-        if split_key(key)[0] == family and ((s["score"] > 0) if liked else (s["score"] < 0))
+        if split_key(key)[0] == family
+        and ((s["score"] > 0) if liked else (s["score"] < 0))
         and (family != "topic" or names_topic(split_key(key)[1]))
     ]
     picked.sort(key=lambda kv: (-abs(kv[1]["score"]), -(kv[1]["likes"] + kv[1]["dislikes"]), kv[0]))
@@ -60,10 +61,16 @@ def at_odds(stats: dict, interests: str | None) -> list[dict]:
             continue
         folded = name.casefold()
         # one word must be a whole phrase of the text; a phrase of several may sit inside one
-        if (folded in phrases if " " not in folded
-                else re.search(rf"(?<!\w){re.escape(folded)}(?!\w)", wanted)):
-            out.append({"key": name, "kind": family, "likes": s["likes"],
-                        "dislikes": s["dislikes"], "score": round(s["score"], 3)})
+        if folded in phrases if " " not in folded else re.search(rf"(?<!\w){re.escape(folded)}(?!\w)", wanted):
+            out.append(
+                {
+                    "key": name,
+                    "kind": family,
+                    "likes": s["likes"],
+                    "dislikes": s["dislikes"],
+                    "score": round(s["score"], 3),
+                }
+            )
     return sorted(out, key=lambda e: (e["score"], e["key"]))
 
 
@@ -81,8 +88,10 @@ def classifier_state(db: sqlite_utils.Database, user_id: int, model: str) -> tup
     if not usable.get("like") or not usable.get("dislike"):
         return False, "the clicked items lack embeddings for the current model (run hermes ingest)"
     n = usable["like"] + usable["dislike"]
-    return True, (f"active: trained on {plural(n, 'clicked item')} ({plural(usable['like'], 'like')}, "
-                  f"{plural(usable['dislike'], 'dislike')})")
+    return True, (
+        f"active: trained on {plural(n, 'clicked item')} ({plural(usable['like'], 'like')}, "
+        f"{plural(usable['dislike'], 'dislike')})"
+    )
 
 
 def profile_status(db: sqlite_utils.Database, user: str) -> dict:
@@ -117,9 +126,11 @@ def profile_status(db: sqlite_utils.Database, user: str) -> dict:
         "blend_weight": round(weight, 4),
         "blend": (
             f"{round(100 * (1 - weight))}% written interests, {round(100 * weight)}% learned "
-            f"from {plural(n, 'click')}; 50/50 at 5 clicks" if written else
-            f"no written interests to rank by: learned from {plural(n, 'click')} alone" if n else
-            "no written interests and no clicks yet: nothing to rank by"
+            f"from {plural(n, 'click')}; 50/50 at 5 clicks"
+            if written
+            else f"no written interests to rank by: learned from {plural(n, 'click')} alone"
+            if n
+            else "no written interests and no clicks yet: nothing to rank by"
         ),
         "liked_tags": _entries(stats, "tag", liked=True),
         "disliked_tags": _entries(stats, "tag", liked=False),
@@ -136,5 +147,3 @@ def profile_status(db: sqlite_utils.Database, user: str) -> dict:
         "recent_clicks": recent,
         "disliked_but_asked_for": at_odds(stats, persona["interests"]),
     }
-
-

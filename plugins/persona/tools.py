@@ -42,35 +42,40 @@ from .answers import (
 GROUP = "persona"
 
 # What a reader can do next, in the words of each face (hermes.facekit.faces).
-NEW_TEXT = Say(mcp="give the new text, or clear=true to forget the interests",
-               cli="give the new text",
-               web="write what this persona wants to read")
+NEW_TEXT = Say(
+    mcp="give the new text, or clear=true to forget the interests",
+    cli="give the new text",
+    web="write what this persona wants to read",
+)
+
+
 def after_create(name: str) -> Say:
     return Say(
-        mcp="Next: bootstrap_persona to warm it from its interests, or list_feed / search_feed "
-            "and record_feedback",
+        mcp="Next: bootstrap_persona to warm it from its interests, or list_feed / search_feed and record_feedback",
         cli=f"Next: `hermes persona bootstrap {typed(name)}` warms it from its interests; "
-            f"`hermes feed {typed(name)} -i` trains it with single keys",
+        f"`hermes feed {typed(name)} -i` trains it with single keys",
         web="Its feed is below; ✓ and ✗ teach it",
     )
 
 
 USE_TAGS = Say(
-    mcp="pick the ones that fit and pass them (in your own words) as interests to "
-        "create_persona or update_persona",
+    mcp="pick the ones that fit and pass them (in your own words) as interests to create_persona or update_persona",
     cli="pick the ones that fit and write them (in your own words) into --interests of "
-        "`hermes persona create` or `hermes persona update`",
+    "`hermes persona create` or `hermes persona update`",
     web="pick the ones that fit and write them into the interests",
 )
 OLD_TEXT = Say(mcp=" (previous_interests holds the old text)", cli="", web="")
 SEE_LIKED_TAGS = Say(mcp=" (see liked_tags)", cli="", web="")
 TAKE_BACK_RATING = Say(
     mcp="if those dislikes were not meant, take them back with remove_feedback, or say in the "
-        "interests text what you do not want",
+    "interests text what you do not want",
     cli="if those dislikes were not meant, take them back with `hermes unrate PERSONA ITEM_ID`, "
-        "or say in the interests what you do not want",
+    "or say in the interests what you do not want",
     web="if those dislikes were not meant, find the items with Search and press Unrate, or say "
-        "in the interests what you do not want")
+    "in the interests what you do not want",
+)
+
+
 def not_wanted(name: str, parts: list[str]) -> str:
     """The sentence that says which parts of an interests text the ranking leaves out
     (:func:`hermes.ranking.interests.split_unwanted`), and how to see less of a topic; ""
@@ -79,17 +84,23 @@ def not_wanted(name: str, parts: list[str]) -> str:
     if not parts:
         return ""
     quoted = "; ".join(f"“{p}”" for p in parts)
-    how = Say(mcp="record_feedback with liked=false on such an item pushes its kind down",
-              cli=f"`hermes dislike {typed(name)} ID` on such an item pushes its kind down",
-              web="✗ on such an item pushes its kind down")
-    return (f" Not ranked as interests, since they say what not to show: {quoted}; the "
-            f"ranking reads what the text asks for, and {how}.")
+    how = Say(
+        mcp="record_feedback with liked=false on such an item pushes its kind down",
+        cli=f"`hermes dislike {typed(name)} ID` on such an item pushes its kind down",
+        web="✗ on such an item pushes its kind down",
+    )
+    return (
+        f" Not ranked as interests, since they say what not to show: {quoted}; the "
+        f"ranking reads what the text asks for, and {how}."
+    )
 
 
 def show_effect(name: str) -> Say:
-    return Say(mcp="profile_status shows the effect",
-               cli=f"`hermes persona show {typed(name)}` shows the effect",
-               web="the feed is ranked with them now")
+    return Say(
+        mcp="profile_status shows the effect",
+        cli=f"`hermes persona show {typed(name)}` shows the effect",
+        web="the feed is ranked with them now",
+    )
 
 
 def after_rename(old: str, new: str) -> Say:
@@ -99,11 +110,9 @@ def after_rename(old: str, new: str) -> Say:
     feed = f"/feed/{quote(old, safe='')}.atom"
     return Say(
         mcp=f"use {new!r} from now on; tell the person that web bookmarks and the Atom feed "
-            f"{feed} name {old!r} and need the new name",
-        cli=f"scripts, web bookmarks and a feed reader subscribed to {feed} name {old!r} "
-            f"and need the new name",
-        web=f"bookmarks and a feed reader subscribed to {feed} name {old!r} and need the new "
-            f"name",
+        f"{feed} name {old!r} and need the new name",
+        cli=f"scripts, web bookmarks and a feed reader subscribed to {feed} name {old!r} and need the new name",
+        web=f"bookmarks and a feed reader subscribed to {feed} name {old!r} and need the new name",
     )
 
 
@@ -111,19 +120,29 @@ NOT_CONFIRMED = Say(mcp="confirm is false", cli="no --yes", web="not confirmed")
 
 
 def _confirm_how(tool: str) -> Say:
-    return Say(mcp=f"Call {tool} again with confirm=true to do it.",
-               cli="Rerun with --yes to do it.",
-               web="Press the button again to confirm.")
+    return Say(
+        mcp=f"Call {tool} again with confirm=true to do it.",
+        cli="Rerun with --yes to do it.",
+        web="Press the button again to confirm.",
+    )
 
 
-NewName = Annotated[str, Field(
-    description="Short, unique: letters, digits, spaces, _.@+-",
-    min_length=1, max_length=NAME_MAX,
-)]
-Interests = Annotated[str, Field(
-    description="What it wants to read, e.g. 'graph neural networks, protein folding'.",
-    min_length=1, max_length=personas.INTERESTS_MAX,
-)]
+NewName = Annotated[
+    str,
+    Field(
+        description="Short, unique: letters, digits, spaces, _.@+-",
+        min_length=1,
+        max_length=NAME_MAX,
+    ),
+]
+Interests = Annotated[
+    str,
+    Field(
+        description="What it wants to read, e.g. 'graph neural networks, protein folding'.",
+        min_length=1,
+        max_length=personas.INTERESTS_MAX,
+    ),
+]
 Confirm = bool
 
 
@@ -193,16 +212,14 @@ class Bootstrap(Result):
     already_warmed: bool = False
 
 
-@tool(GROUP, result=Users, read_only=True, idempotent=True,
-      title="List personas")
+@tool(GROUP, result=Users, read_only=True, idempotent=True, title="List personas")
 def list_users(db) -> dict:
     """Every persona with its interests and like and dislike counts; its name is the user of
     other tools."""
     counts = click_counts_by_persona(db)
     none = {"clicks": 0, "likes": 0, "dislikes": 0}
     users = [
-        {"name": u["name"], "interests": u["interests"], "created": u["created"],
-         **counts.get(u["id"], none)}
+        {"name": u["name"], "interests": u["interests"], "created": u["created"], **counts.get(u["id"], none)}
         for u in list_personas(db)
     ]
     where = file_of(db)
@@ -220,15 +237,16 @@ def create_persona(db, name: NewName, interests: Interests) -> dict:
     found = _same_persona(db, name, interests)
     if found is not None:
         left_out = split_unwanted(found["interests"])[1]
-        return ok(f"persona {found['name']!r} already exists with exactly these interests; "
-                  f"nothing changed. {after_create(found['name'])}",
-                  persona={"name": found["name"], "interests": found["interests"],
-                           "not_wanted": left_out}, created=False)
+        return ok(
+            f"persona {found['name']!r} already exists with exactly these interests; "
+            f"nothing changed. {after_create(found['name'])}",
+            persona={"name": found["name"], "interests": found["interests"], "not_wanted": left_out},
+            created=False,
+        )
     user = personas.create_persona(db, name, interests)
     left_out = split_unwanted(user["interests"])[1]
     return ok(
-        f"created persona {user['name']!r}.{not_wanted(user['name'], left_out)} "
-        f"{after_create(user['name'])}",
+        f"created persona {user['name']!r}.{not_wanted(user['name'], left_out)} {after_create(user['name'])}",
         persona={"name": user["name"], "interests": user["interests"], "not_wanted": left_out},
         created=True,
     )
@@ -247,8 +265,7 @@ def _same_persona(db, name, interests) -> dict | None:
         return None
 
 
-@tool(GROUP, result=Proposal, read_only=True, idempotent=True, untrusted=True,
-      title="Common tags")
+@tool(GROUP, result=Proposal, read_only=True, idempotent=True, untrusted=True, title="Common tags")
 def propose_interests(
     db,
     limit: Annotated[int, Field(ge=1, le=100)] = 12,
@@ -266,20 +283,17 @@ def propose_interests(
     ]
     types = [
         {"content_type": t, "count": n}
-        for t, n in db.execute(
-            "SELECT content_type, count(*) FROM items GROUP BY content_type ORDER BY 2 DESC, 1"
-        )
+        for t, n in db.execute("SELECT content_type, count(*) FROM items GROUP BY content_type ORDER BY 2 DESC, 1")
     ]
     if not tags:
-        message = (
-            f"the archive has no tagged items yet ({INGEST}); write the interests in your own "
-            "words instead"
-        )
+        message = f"the archive has no tagged items yet ({INGEST}); write the interests in your own words instead"
         return ok(message, tags=[], content_types=types, suggested_interests="")
     suggestion = ", ".join(t["tag"] for t in tags[:8])
     return ok(
         f"the {plural(len(tags), 'most common tag')} in the archive; {USE_TAGS}",
-        tags=tags, content_types=types, suggested_interests=suggestion,
+        tags=tags,
+        content_types=types,
+        suggested_interests=suggestion,
     )
 
 
@@ -287,34 +301,49 @@ def propose_interests(
 def update_persona(
     db,
     name: User,
-    interests: Annotated[str, Field(
-        description="The new text.", max_length=personas.INTERESTS_MAX)] = "",
-    clear: Annotated[bool, Field(
-        description="true forgets the interests.")] = False,
+    interests: Annotated[str, Field(description="The new text.", max_length=personas.INTERESTS_MAX)] = "",
+    clear: Annotated[bool, Field(description="true forgets the interests.")] = False,
 ) -> dict:
     """Replace a persona's interests text, or forget it (clear=true); the old text is returned
     and clicks are kept."""
     # "" is no text given (a plain string keeps maxLength where a form reads it, not in anyOf)
     if clear and interests.strip():
-        raise InvalidInput(f"update_persona takes either {spelled('interests')} (the new text) "
-                           f"or {spelled('clear')}=true (forget the interests), not both")
+        raise InvalidInput(
+            f"update_persona takes either {spelled('interests')} (the new text) "
+            f"or {spelled('clear')}=true (forget the interests), not both"
+        )
     if not clear and not interests.strip():
         raise InvalidInput(f"{spelled('interests')} is empty; {NEW_TEXT}")
     user, previous = personas.update_interests(db, name, None if clear else interests)
     left_out = split_unwanted(user["interests"])[1]
-    payload = {"name": user["name"], "interests": user["interests"], "previous_interests": previous,
-               "not_wanted": left_out}
+    payload = {
+        "name": user["name"],
+        "interests": user["interests"],
+        "previous_interests": previous,
+        "not_wanted": left_out,
+    }
     if previous == user["interests"]:
-        return ok(f"persona {user['name']!r} already has "
-                  + ("no interests text" if clear else "exactly these interests") + "; nothing changed",
-                  persona=payload, changed=False)
+        return ok(
+            f"persona {user['name']!r} already has "
+            + ("no interests text" if clear else "exactly these interests")
+            + "; nothing changed",
+            persona=payload,
+            changed=False,
+        )
     if clear:
-        return ok(f"forgot the interests of {user['name']!r}{OLD_TEXT}: the ranking learns from its "
-                  f"{plural(click_counts(db, user['id'])['clicks'], 'click')} alone "
-                  "until it has interests again", persona=payload, changed=True)
-    return ok(f"updated the interests of {user['name']!r}; the next ranking uses them"
-              f"{OLD_TEXT}.{not_wanted(user['name'], left_out)}".rstrip("."),
-              persona=payload, changed=True)
+        return ok(
+            f"forgot the interests of {user['name']!r}{OLD_TEXT}: the ranking learns from its "
+            f"{plural(click_counts(db, user['id'])['clicks'], 'click')} alone "
+            "until it has interests again",
+            persona=payload,
+            changed=True,
+        )
+    return ok(
+        f"updated the interests of {user['name']!r}; the next ranking uses them"
+        f"{OLD_TEXT}.{not_wanted(user['name'], left_out)}".rstrip("."),
+        persona=payload,
+        changed=True,
+    )
 
 
 # Destructive in the MCP sense (not only additive): the old name stops naming the persona,
@@ -326,19 +355,19 @@ def rename_persona(db, name: User, new_name: NewName) -> dict:
     user, previous = personas.rename_persona(db, name, new_name)
     payload = {"name": user["name"], "interests": user["interests"], "previous_name": previous}
     if previous == user["name"]:
-        return ok(f"persona {previous!r} already has this name; nothing changed",
-                  persona=payload, changed=False)
+        return ok(f"persona {previous!r} already has this name; nothing changed", persona=payload, changed=False)
     clicks = click_counts(db, user["id"])["clicks"]
     # Asked of the database: its lower() is the one lookups use (it folds ASCII only).
-    message = (f"renamed persona {previous!r} to {user['name']!r}; its interests, "
-               f"{plural(clicks, 'click')} and corpus are kept.")
+    message = (
+        f"renamed persona {previous!r} to {user['name']!r}; its interests, "
+        f"{plural(clicks, 'click')} and corpus are kept."
+    )
     if personas.same_name(db, previous) != user["name"]:  # else lookups still find the old name
         message += f" {after_rename(previous, user['name']).sentence()}."
     return ok(message, persona=payload, changed=True)
 
 
-@tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True,
-      title="What a persona learned")
+@tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True, title="What a persona learned")
 def profile_status(db, user: User) -> dict:
     """What a persona taught the ranking: clicks and their weight, liked and disliked tags,
     topics, types and sources, the classifier's state."""
@@ -353,44 +382,59 @@ def profile_status(db, user: User) -> dict:
     )
     if s["disliked_but_asked_for"]:
         n = len(s["disliked_but_asked_for"])
-        message += (f". {plural(n, 'tag or topic')} the interests text asks for "
-                    f"{'was' if n == 1 else 'were'} disliked (disliked_but_asked_for): the clicks weigh "
-                    f"{round(100 * s['blend_weight'])}% and pull against the text; "
-                    f"{TAKE_BACK_RATING}.")
+        message += (
+            f". {plural(n, 'tag or topic')} the interests text asks for "
+            f"{'was' if n == 1 else 'were'} disliked (disliked_but_asked_for): the clicks weigh "
+            f"{round(100 * s['blend_weight'])}% and pull against the text; "
+            f"{TAKE_BACK_RATING}."
+        )
     return ok(message, **s)
 
 
 # Read-only for the user's data; ranking may persist the interests-vector cache.
-@tool(GROUP, result=SearchResults, read_only=True, idempotent=True, untrusted=True,
-      title="Search the archive")
+@tool(GROUP, result=SearchResults, read_only=True, idempotent=True, untrusted=True, title="Search the archive")
 def search_feed(
     db,
     user: User,
-    query: Annotated[str, Field(
-        description="All must occur ('graph' finds 'graphs'); may be empty with a filter.",
-        max_length=search.QUERY_MAX,
-    )],
-    tag: Annotated[Optional[str], Field(
-        description="Only this tag, e.g. 'cs.LG'.",
-        max_length=200,
-    )] = None,
-    content_type: Annotated[Optional[str], Field(
-        description="Only this type: paper, podcast…",
-        max_length=50,
-    )] = None,
+    query: Annotated[
+        str,
+        Field(
+            description="All must occur ('graph' finds 'graphs'); may be empty with a filter.",
+            max_length=search.QUERY_MAX,
+        ),
+    ],
+    tag: Annotated[
+        Optional[str],
+        Field(
+            description="Only this tag, e.g. 'cs.LG'.",
+            max_length=200,
+        ),
+    ] = None,
+    content_type: Annotated[
+        Optional[str],
+        Field(
+            description="Only this type: paper, podcast…",
+            max_length=50,
+        ),
+    ] = None,
     limit: Annotated[int, Field(ge=1, le=search.SEARCH_MAX)] = 10,
-    author: Annotated[Optional[str], Field(
-        description="Only by this person ('Furtak', 'L. Furtak').",
-        max_length=200,
-    )] = None,
+    author: Annotated[
+        Optional[str],
+        Field(
+            description="Only by this person ('Furtak', 'L. Furtak').",
+            max_length=200,
+        ),
+    ] = None,
 ) -> dict:
     """Search the whole archive (any age) by words in title or summary, or by tag, type or
     author, in the persona's ranking order."""
     results, message = search.search(db, user, query, tag, content_type, limit, author=author)
     kept = fitting(results, ANSWER_BUDGET, rest=1000)
     if kept < len(results):
-        message += (f" {left_out_words(len(results) - kept, ANSWER_BUDGET)} (the lowest ranked): "
-                    "more words or a filter narrow the search.")
+        message += (
+            f" {left_out_words(len(results) - kept, ANSWER_BUDGET)} (the lowest ranked): "
+            "more words or a filter narrow the search."
+        )
     return ok(message, results=results[:kept], count=kept, left_out=len(results) - kept)
 
 
@@ -414,9 +458,10 @@ def _destroy(db, name, confirm, *, persona: bool) -> dict:
     tool = "delete_persona" if persona else "reset_feedback"
     if not confirm:
         return fail(
-            f"nothing changed ({NOT_CONFIRMED}): this would permanently delete {loss}. "
-            f"{_confirm_how(tool)}",
-            deleted={}, would_delete=would, loss=loss,
+            f"nothing changed ({NOT_CONFIRMED}): this would permanently delete {loss}. {_confirm_how(tool)}",
+            deleted={},
+            would_delete=would,
+            loss=loss,
         )
     removed = personas.delete_owned(db, user, tables, persona=persona, source=caller())
     deleted = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(removed)}
@@ -430,16 +475,14 @@ def delete_persona(db, name: User, confirm: Confirm = False) -> dict:
     return destroy(db, name, confirm, persona=True)
 
 
-@tool(GROUP, result=Deletion, destructive=True, idempotent=True,
-      title="Reset feedback")
+@tool(GROUP, result=Deletion, destructive=True, idempotent=True, title="Reset feedback")
 def reset_feedback(db, name: User, confirm: Confirm = False) -> dict:
     """Delete all of a persona's likes and dislikes, keeping it and its interests. Needs
     confirm=true."""
     return destroy(db, name, confirm, persona=False)
 
 
-@tool(GROUP, result=Bootstrap, idempotent=True, untrusted=True,
-      title="Warm up a persona")
+@tool(GROUP, result=Bootstrap, idempotent=True, untrusted=True, title="Warm up a persona")
 def bootstrap_persona(
     db,
     name: User,
@@ -451,26 +494,36 @@ def bootstrap_persona(
     warmed = _bootstrap.warmed(db, name) if n_like + n_dislike else 0
     if warmed:
         who = require_user(db, name)["name"]
-        return ok(f"{who!r} is already warmed: its {plural(warmed, 'click')} all come from "
-                  f"bootstrap; nothing changed. {show_effect(who).sentence()}; "
-                  f"{_bootstrap.undo(who)}.", liked=[], disliked=[], already_warmed=True)
+        return ok(
+            f"{who!r} is already warmed: its {plural(warmed, 'click')} all come from "
+            f"bootstrap; nothing changed. {show_effect(who).sentence()}; "
+            f"{_bootstrap.undo(who)}.",
+            liked=[],
+            disliked=[],
+            already_warmed=True,
+        )
     done = _bootstrap.bootstrap_persona(db, name, n_like, n_dislike)
     who, n_liked, n_disliked = done["user"], len(done["liked"]), len(done["disliked"])
-    fewer = [f"{n_liked} of {n_like} likes" if n_liked < n_like else "",
-             f"{n_disliked} of {n_dislike} dislikes" if n_disliked < n_dislike else ""]
+    fewer = [
+        f"{n_liked} of {n_like} likes" if n_liked < n_like else "",
+        f"{n_disliked} of {n_dislike} dislikes" if n_disliked < n_dislike else "",
+    ]
     fewer = " and ".join(filter(None, fewer))
-    did = [f"liked the {plural(n_liked, 'item')} closest to them" if n_like else "",
-           f"disliked the {plural(n_disliked, 'item')} farthest" if n_dislike else ""]
+    did = [
+        f"liked the {plural(n_liked, 'item')} closest to them" if n_like else "",
+        f"disliked the {plural(n_disliked, 'item')} farthest" if n_dislike else "",
+    ]
     return ok(
-        f"Warmed {who!r} from its interests: " + " and ".join(filter(None, did))
-        + (f" ({fewer}: only strong or good matches are liked and only items with no match "
-           "disliked)" if fewer else "")
+        f"Warmed {who!r} from its interests: "
+        + " and ".join(filter(None, did))
+        + (f" ({fewer}: only strong or good matches are liked and only items with no match disliked)" if fewer else "")
         + " (click source "
         f"'bootstrap'; {_bootstrap.listed()}). Rated items leave the unread feed "
         f"({_bootstrap.see_rated(who)}); a dislike also counts against the item's source and "
         f"tags, so their other items rank lower. {show_effect(who).sentence()}; "
         f"{_bootstrap.undo(who)}.",
-        liked=done["liked"], disliked=done["disliked"],
+        liked=done["liked"],
+        disliked=done["disliked"],
     )
 
 
@@ -503,47 +556,70 @@ HOW = {"arxiv": "arXiv id", "doi": "DOI", "url": "URL", "title": "title"}
 
 
 # Idempotent: a second import of the same file finds every entry again and adds nothing.
-@tool(GROUP, result=LibraryImport, idempotent=True, untrusted=True,
-      title="Import a library")
+@tool(GROUP, result=LibraryImport, idempotent=True, untrusted=True, title="Import a library")
 def import_library(
     db,
     name: User,
-    text: Annotated[str, Field(
-        description="The file's text (not a path).",
-        min_length=1, max_length=library.IMPORT_MAX_CHARS,
-    )],
-    format: Annotated[Literal["auto", "bibtex", "ris", "csl-json"], Field(
-        description="auto (default) tells them apart.",
-    )] = "auto",
+    text: Annotated[
+        str,
+        Field(
+            description="The file's text (not a path).",
+            min_length=1,
+            max_length=library.IMPORT_MAX_CHARS,
+        ),
+    ],
+    format: Annotated[
+        Literal["auto", "bibtex", "ris", "csl-json"],
+        Field(
+            description="auto (default) tells them apart.",
+        ),
+    ] = "auto",
 ) -> dict:
     """Teach a persona from a BibTeX, RIS or CSL-JSON library: each entry becomes a like (found
     in the archive, else stored)."""
     done = library.import_library(db, name, text, format)
     matched = sum(done.matched.values())
     how = ", ".join(f"{n} by {HOW[k]}" for k, n in done.matched.items() if n)
-    parts = [f"{plural(matched, 'entry', 'entries') if matched else 'none'} found in the archive"
-             + (f" ({how})" if how else ""),
-             f"{plural(done.created, 'entry', 'entries')} stored as new items "
-             f"({_listed_new(min(LISTED, len(done.new_items)))})" if done.created else ""]
-    rated = [f"{plural(done.liked, 'new like')} (click source 'bootstrap')",
-             f"{done.already_liked} already liked" if done.already_liked else "",
-             f"{plural(done.kept_dislikes, 'item')} the persona had disliked kept disliked"
-             if done.kept_dislikes else "",
-             f"{plural(done.duplicates, 'duplicate entry', 'duplicate entries')} counted once"
-             if done.duplicates else ""]
-    message = (f"Imported {plural(done.entries, 'entry', 'entries')} of the {done.format} "
-               f"library into {done.user!r}: " + "; ".join(filter(None, parts)) + ". "
-               + ", ".join(filter(None, rated)) + ".")
+    parts = [
+        f"{plural(matched, 'entry', 'entries') if matched else 'none'} found in the archive"
+        + (f" ({how})" if how else ""),
+        f"{plural(done.created, 'entry', 'entries')} stored as new items "
+        f"({_listed_new(min(LISTED, len(done.new_items)))})"
+        if done.created
+        else "",
+    ]
+    rated = [
+        f"{plural(done.liked, 'new like')} (click source 'bootstrap')",
+        f"{done.already_liked} already liked" if done.already_liked else "",
+        f"{plural(done.kept_dislikes, 'item')} the persona had disliked kept disliked" if done.kept_dislikes else "",
+        f"{plural(done.duplicates, 'duplicate entry', 'duplicate entries')} counted once" if done.duplicates else "",
+    ]
+    message = (
+        f"Imported {plural(done.entries, 'entry', 'entries')} of the {done.format} "
+        f"library into {done.user!r}: " + "; ".join(filter(None, parts)) + ". " + ", ".join(filter(None, rated)) + "."
+    )
     if done.refused:
         lines = ", ".join(str(r["line"]) for r in done.refused[:LISTED])
-        message += (f" {plural(len(done.refused), 'entry', 'entries')} could not be read and "
-                    f"{'was' if len(done.refused) == 1 else 'were'} left out (line "
-                    f"{lines}{' …' if len(done.refused) > LISTED else ''}{_SEE_REFUSED}); fix "
-                    "them and import the file again: what is in already is not added twice.")
+        message += (
+            f" {plural(len(done.refused), 'entry', 'entries')} could not be read and "
+            f"{'was' if len(done.refused) == 1 else 'were'} left out (line "
+            f"{lines}{' …' if len(done.refused) > LISTED else ''}{_SEE_REFUSED}); fix "
+            "them and import the file again: what is in already is not added twice."
+        )
     message += f" {show_effect(done.user).sentence()}; {_bootstrap.undo(done.user)}."
-    return ok(message, format=done.format, entries=done.entries, matched=matched,
-              matched_by=done.matched, created=done.created, liked=done.liked,
-              already_liked=done.already_liked, kept_dislikes=done.kept_dislikes,
-              duplicates=done.duplicates, n_refused=len(done.refused),
-              refused=done.refused[:LISTED], n_unmatched=len(done.new_items),
-              unmatched=done.new_items[:LISTED])
+    return ok(
+        message,
+        format=done.format,
+        entries=done.entries,
+        matched=matched,
+        matched_by=done.matched,
+        created=done.created,
+        liked=done.liked,
+        already_liked=done.already_liked,
+        kept_dislikes=done.kept_dislikes,
+        duplicates=done.duplicates,
+        n_refused=len(done.refused),
+        refused=done.refused[:LISTED],
+        n_unmatched=len(done.new_items),
+        unmatched=done.new_items[:LISTED],
+    )
