@@ -418,3 +418,26 @@ def test_two_options_with_the_same_bad_value_are_each_named(db, db_path):
         "error: --likes must be a whole number from 0 to 50, got 99. "
         "--dislikes must be a whole number from 0 to 50, got 99."
     )
+
+
+def test_every_plugin_registers_its_commands_one_way():
+    """Four styles of plugin CLI registration became one: each plugin's ``cli.py`` defines its
+    commands at module level and a ``register(app)`` that adds them; the plugin's
+    ``hermes_register_commands`` imports that and calls it."""
+
+    for package in sorted((ROOT / "plugins").iterdir()):
+        cli, init = package / "cli.py", package / "__init__.py"
+        if not cli.exists():
+            continue
+        tree = ast.parse(cli.read_text())
+        (register,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "register"]
+        assert not [n for n in ast.walk(register) if isinstance(n, ast.FunctionDef) and n is not register], (
+            f"{cli}: commands defined inside register()"
+        )
+        hook = next(
+            n
+            for n in ast.walk(ast.parse(init.read_text()))
+            if isinstance(n, ast.FunctionDef) and n.name == "hermes_register_commands"
+        )
+        calls = [n.func.id for n in ast.walk(hook) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+        assert calls == ["register"], f"{init}: hermes_register_commands calls {calls}"

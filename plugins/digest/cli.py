@@ -12,45 +12,45 @@ from hermes.facekit.terminal import DbOption, JsonOption, check, database, run_t
 from .render import render_communities, render_digest
 
 
+def digest(
+    user: Annotated[str, typer.Argument(metavar="USER", help="Persona name.")],
+    days: Annotated[int, typer.Option(parser=tool_number, help="Items published in the last N days.")] = 7,
+    per_topic: Annotated[int, typer.Option("--per-topic", parser=tool_number, help="Most items shown per topic.")] = 3,
+    limit: Annotated[int, typer.Option(parser=tool_number, help="How many top-ranked unread items to group.")] = 30,
+    below_bar: Annotated[
+        bool, typer.Option("--below-bar", help="Also list the items below the persona's bar (match weak or none).")
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """The persona's ranked unread items of the window that clear its bar, grouped by
+    topic, with reasons."""
+    with database(db) as conn:
+        result = check(
+            run_tool(conn, "digest", user=user, days=days, per_topic=per_topic, limit=limit, below_bar=below_bar),
+            as_json,
+        )
+    if as_json:
+        return
+    if result.get("nothing_to_show") and not result.get("n_in_window"):
+        typer.echo(result["message"])  # an empty window: nothing else to say
+        return
+    render_digest(result, user)
+
+
+def topics(
+    limit: Annotated[int, typer.Option(parser=tool_number, help="How many communities to list.")] = 20,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """The topic communities of the tag graph (labels, sizes, top tags)."""
+    with database(db) as conn:
+        result = check(run_tool(conn, "kg_communities", limit=limit), as_json)
+    if not as_json:
+        render_communities(result)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``hermes digest USER`` and ``hermes topics`` to ``app``."""
-
-    @app.command("digest")
-    def digest_command(
-        user: Annotated[str, typer.Argument(metavar="USER", help="Persona name.")],
-        days: Annotated[int, typer.Option(parser=tool_number, help="Items published in the last N days.")] = 7,
-        per_topic: Annotated[
-            int, typer.Option("--per-topic", parser=tool_number, help="Most items shown per topic.")
-        ] = 3,
-        limit: Annotated[int, typer.Option(parser=tool_number, help="How many top-ranked unread items to group.")] = 30,
-        below_bar: Annotated[
-            bool, typer.Option("--below-bar", help="Also list the items below the persona's bar (match weak or none).")
-        ] = False,
-        db: DbOption = None,
-        as_json: JsonOption = False,
-    ):
-        """The persona's ranked unread items of the window that clear its bar, grouped by
-        topic, with reasons."""
-        with database(db) as conn:
-            result = check(
-                run_tool(conn, "digest", user=user, days=days, per_topic=per_topic, limit=limit, below_bar=below_bar),
-                as_json,
-            )
-        if as_json:
-            return
-        if result.get("nothing_to_show") and not result.get("n_in_window"):
-            typer.echo(result["message"])  # an empty window: nothing else to say
-            return
-        render_digest(result, user)
-
-    @app.command("topics")
-    def topics_command(
-        limit: Annotated[int, typer.Option(parser=tool_number, help="How many communities to list.")] = 20,
-        db: DbOption = None,
-        as_json: JsonOption = False,
-    ):
-        """The topic communities of the tag graph (labels, sizes, top tags)."""
-        with database(db) as conn:
-            result = check(run_tool(conn, "kg_communities", limit=limit), as_json)
-        if not as_json:
-            render_communities(result)
+    app.command("digest")(digest)
+    app.command("topics")(topics)

@@ -42,6 +42,6 @@ def hermes_register_tools():
 @hookimpl
 def hermes_register_commands(app):
     # Here, not at the top: the commands (and the tools they call) load when one is looked up.
-    from .cli import persona_app
+    from .cli import register
 
-    app.add_typer(persona_app(), name="persona")
+    register(app)

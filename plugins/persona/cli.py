@@ -332,3 +332,8 @@ def persona_app() -> typer.Typer:
     app.command()(search)
     app.command()(tags)
     return app
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``hermes persona …`` to ``app``."""
+    app.add_typer(persona_app(), name="persona")
