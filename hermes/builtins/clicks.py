@@ -72,7 +72,7 @@ def record_feedback(
     else:
         replacing = f", replacing its {before}" if before else ""
         message = f"Recorded a {what} of item {item['id']} for {persona['name']}{replacing} {total}; {NEXT_RANKING}."
-    return ok(message, click=click, n_clicks=n)
+    return ok(message, click=click, clicks=[], n_clicks=n)
 
 
 def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
@@ -94,7 +94,7 @@ def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
         + (f"; {plural(same, 'item')} already had it" if same else "")
         + f" ({plural(n, 'click')} in total); {NEXT_RANKING}."
     )
-    return ok(message, clicks=clicks, n_clicks=n)
+    return ok(message, click={}, clicks=clicks, n_clicks=n)
 
 
 class Removed(Result):

@@ -60,8 +60,11 @@ def at_odds(stats: dict, interests: str | None) -> list[dict]:
         if not (family in ("tag", "topic") and s["score"] < 0 and name):
             continue
         folded = name.casefold()
-        # one word must be a whole phrase of the text; a phrase of several may sit inside one
-        if folded in phrases if " " not in folded else re.search(rf"(?<!\w){re.escape(folded)}(?!\w)", wanted):
+        inside = re.search(rf"(?<!\w){re.escape(folded)}(?!\w)", wanted)
+        # a keyphrase of one word (the tagger's "mechanics") must be a whole phrase of the
+        # text; a feed's tag ("interpretability" in "mechanistic interpretability") is its
+        # author's word, and a phrase of several words may sit inside one
+        if inside if family == "tag" or " " in folded else folded in phrases:
             out.append(
                 {
                     "key": name,
