@@ -35,6 +35,7 @@ the last bit of a float64; rows carrying the same keys stay exactly equal, so ti
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections import OrderedDict
 
@@ -281,6 +282,17 @@ def settle(bkey=None) -> None:
         for key, worker in list(_PENDING.items()):
             if worker.ident is not None and not worker.is_alive():
                 del _PENDING[key]
+
+
+def _at_exit() -> None:
+    """A process that ranked after a click finishes the exact columns before it exits and
+    files them on disk for the next process (column_store's own exit hook may have run
+    already: it is registered at its first write)."""
+    settle()
+    column_store.flush()
+
+
+atexit.register(_at_exit)
 
 
 def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
