@@ -22,3 +22,15 @@ def read_stamp(value) -> datetime | None:
     except ValueError:
         return None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+#: how much of a stored timestamp its source vouches for, by ``date_source`` (an imported
+#: library entry's year or month alone is stored as the period's first day, to sort)
+PRECISION = {"year only": 4, "month only": 7}
+
+
+def as_precise(stamp: str | None, date_source: str | None) -> str | None:
+    """``stamp`` no more precise than its source gave it: "1998" for a year alone, "1998-03"
+    for a month, the stamp itself otherwise."""
+    cut = PRECISION.get(date_source or "")
+    return stamp[:cut] if stamp and cut else stamp

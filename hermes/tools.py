@@ -19,6 +19,7 @@ radius is that one plugin.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Annotated
 
 from pydantic import BeforeValidator, Field
@@ -69,6 +70,18 @@ def caller() -> str:
     return faces.source()
 
 
+def _collecting(tools: dict[str, Tool]) -> Iterator[None]:
+    """Collect the tools into ``tools`` plugin by plugin in registration order, pausing
+    after each (one registered after the plugin manager's check — a test's fixture —
+    raises, naming it)."""
+    for impl in get_plugin_manager().hook.hermes_register_tools.get_hookimpls():
+        try:
+            tools.update((t.name, t) for t in plugin_tools(impl, tools))
+        except HermesError as exc:
+            raise HermesError(f"plugin {impl.plugin_name!r}: {exc}") from None
+        yield
+
+
 def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
     """Every registered tool by name, remembering the plugin it came from.
 
@@ -76,11 +89,8 @@ def collect_tools(groups: set[str] | None = None) -> dict[str, Tool]:
     (:func:`hermes.plugins.plugin_tools`); one registered later — a test's fixture —
     raises here, naming it, so its test fails rather than the tool going missing."""
     tools: dict[str, Tool] = {}
-    for impl in get_plugin_manager().hook.hermes_register_tools.get_hookimpls():
-        try:
-            tools.update((t.name, t) for t in plugin_tools(impl, tools))
-        except HermesError as exc:
-            raise HermesError(f"plugin {impl.plugin_name!r}: {exc}") from None
+    for _ in _collecting(tools):
+        pass
     return {name: t for name, t in tools.items() if groups is None or t.group in groups}
 
 
@@ -90,11 +100,7 @@ def find_tool(name: str) -> Tool | None:
     calls, not every plugin's (the plugin manager has checked that no two plugins' tools
     share a name, :func:`hermes.plugins.skip_broken_tools`)."""
     tools: dict[str, Tool] = {}
-    for impl in get_plugin_manager().hook.hermes_register_tools.get_hookimpls():
-        try:
-            tools.update((t.name, t) for t in plugin_tools(impl, tools))
-        except HermesError as exc:
-            raise HermesError(f"plugin {impl.plugin_name!r}: {exc}") from None
+    for _ in _collecting(tools):
         if name in tools:
             return tools[name]
     return None

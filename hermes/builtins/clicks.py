@@ -11,11 +11,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from hermes.facekit.faces import FIND_ITEMS, Say, plural
-from hermes.storage.records import require_item, require_user, unknown_items
+from hermes.facekit.faces import Say, plural
+from hermes.storage.records import require_item, require_items, require_user
 
 from ..contract import Result, ok, tool
-from ..errors import NotFound
 from ..hookspecs import hookimpl
 from ..storage.clicks import click_count, record_click, remove_click
 from ..storage.transactions import write_transaction
@@ -78,9 +77,7 @@ def record_feedback(
 def _record_many(db, persona: dict, item_ids: list[int], liked: bool) -> dict:
     """Several items rated alike in one transaction: all of them, or none when one id is
     unknown (the refusal names every such id)."""
-    missing = unknown_items(db, item_ids)
-    if missing:
-        raise NotFound(f"no item with id {', '.join(map(str, missing))}; nothing was recorded. {FIND_ITEMS.sentence()}")
+    require_items(db, item_ids, "nothing was recorded")
     with write_transaction(db):
         clicks = [record_click(db, persona["id"], i, liked, source=caller()) for i in item_ids]
     n = click_count(db, persona["id"])

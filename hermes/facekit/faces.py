@@ -20,6 +20,8 @@ import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from hermes.clock import as_precise
+
 FACES = ("mcp", "cli", "web")
 #: The signal source each face records (``clicks.source``, corpus signals).
 SOURCES = {"mcp": "agent", "cli": "ui", "web": "ui"}
@@ -109,13 +111,9 @@ def n_days(count: float) -> str:
 def date_words(item: dict) -> str:
     """An item's date as a line shows it: "2026-11-30", "first seen 2026-12-01" (an estimate:
     the feed gave none), "1998" (a library entry's year alone), or "date unknown"."""
-    day = (item.get("published") or "")[:10]
+    day = (as_precise(item.get("published"), item.get("date_source")) or "")[:10]
     if not day:
         return "date unknown"
-    # a library entry's year or month alone is stored as its first day, to sort
-    precision = {"year only": 4, "month only": 7}.get(item.get("date_source") or "")
-    if precision:
-        return day[:precision]
     return f"first seen {day}" if item.get("date_source") == "first seen" else day
 
 

@@ -141,14 +141,16 @@ def require_item(db: sqlite_utils.Database, item_id: int) -> dict:
     return {"id": row[0], "title": row[1], "feed_id": row[2]}
 
 
-def unknown_items(db: sqlite_utils.Database, item_ids: list[int]) -> list[int]:
-    """The ids of ``item_ids`` that name no item, in the order given (a batch refuses them
-    all before it writes anything)."""
+def require_items(db: sqlite_utils.Database, item_ids: list[int], undone: str) -> None:
+    """Refuse ``item_ids`` before a batch writes anything when any names no item: the
+    refusal names every such id and says ``undone`` ("nothing was recorded")."""
     known: set[int] = set()
     for start in range(0, len(item_ids), 500):
         chunk = item_ids[start : start + 500]
         known |= {r[0] for r in db.execute(f"SELECT id FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
-    return [i for i in item_ids if i not in known]
+    missing = [i for i in item_ids if i not in known]
+    if missing:
+        raise NotFound(f"no item with id {', '.join(map(str, missing))}; {undone}. {FIND_ITEMS.sentence()}")
 
 
 ITEM_COLUMNS = (

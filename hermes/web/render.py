@@ -19,7 +19,7 @@ from hermes.facekit.faces import plural
 from hermes.storage.records import is_media
 from hermes.text.latex import readable
 
-from ..clock import read_stamp
+from ..clock import as_precise, read_stamp
 from ..contract import ok
 from ..ranking.explain_words import weight_note
 from ..ranking.match import shown
@@ -246,6 +246,8 @@ def readable_summary(text: str | None) -> Markup:
 FILTERS = {
     "signals": fmt_signals,
     "date": fmt_date,
+    # a stored date as precisely as its source gave it ("1998" for a library's year alone)
+    "precise": as_precise,
     "ago": fmt_ago,
     "pct": fmt_pct,
     "num": fmt_num,

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import sqlite_utils
 
+from hermes.clock import as_precise
 from hermes.errors import InvalidInput
 from hermes.ingest.parse import arxiv_year
 from hermes.text.authors import is_organisation, is_suffix, parse_stored, split_name, without_honorifics
@@ -160,16 +161,6 @@ def inverted(name: str, source: str | None = None) -> str:
     return ", ".join(filter(None, [family, p.get("given"), p.get("suffix")]))
 
 
-def precise(published: str | None, dated_by: str | None) -> str | None:
-    """A stored date as precisely as its source gave it: "1998" for a library entry with a
-    year alone (stored as 1 January to sort), "1998-03" for a month alone."""
-    if published and dated_by == "year only":
-        return published[:4]
-    if published and dated_by == "month only":
-        return published[:7]
-    return published
-
-
 _SQL = """
     SELECT m.item_id, m.facet, m.revision, m.added,
            i.guid, i.url, coalesce(i.title, ''), coalesce(i.summary, ''), i.authors, i.published,
@@ -288,7 +279,7 @@ def load(
         score = (
             round(strength(frac, len(hs) + len(ns), bool(fav), opens, cfg)[0], 2) if facet == "experienced" else None
         )
-        published = precise(published, dated_by)
+        published = as_precise(published, dated_by)  # dated_by is the date_source there
         out.append(
             {
                 "item_id": item_id,

@@ -14,9 +14,8 @@ from pydantic import BaseModel, Field
 
 from hermes.answers import ANSWER_BUDGET, FeedText, MaybeFeedText, fitting, left_out_words
 from hermes.contract import Result, fail, ok, tool
-from hermes.errors import NotFound
-from hermes.facekit.faces import FIND_ITEMS, Say, plural
-from hermes.storage.records import require_user, unknown_items
+from hermes.facekit.faces import Say, plural
+from hermes.storage.records import require_items, require_user
 from hermes.storage.transactions import write_transaction
 from hermes.text.clip import clip
 from hermes.tools import ItemId, ItemIds, User, caller
@@ -418,17 +417,17 @@ def _read_one(db, u: dict, item_id: int) -> tuple[bool, dict]:
 def _read_many(db, u: dict, item_ids: list[int]) -> dict:
     """Several items read in one transaction: all of them, or none when one id is unknown
     (the refusal names every such id)."""
-    missing = unknown_items(db, item_ids)
-    if missing:
-        raise NotFound(
-            f"no item with id {', '.join(map(str, missing))}; nothing was marked read. {FIND_ITEMS.sentence()}"
-        )
+    require_items(db, item_ids, "nothing was marked read")
     with write_transaction(db):
         done = [(i, *_read_one(db, u, i)) for i in item_ids]
-    items = [
-        {"item_id": i, "changed": changed, "facet": _where(db, u["id"], i, r["changes"])["facet"]}
-        for i, changed, r in done
-    ]
+    marks = ",".join("?" * len(item_ids))
+    facets = dict(
+        db.execute(
+            f"SELECT item_id, facet FROM corpus_membership WHERE user_id = ? AND item_id IN ({marks})",
+            [u["id"], *item_ids],
+        )
+    )
+    items = [{"item_id": i, "changed": changed, "facet": facets.get(i)} for i, changed, _ in done]
     fresh = sum(1 for i in items if i["changed"])
     revision, _ = membership.revision_state(db, u["id"])
     return ok(

@@ -27,6 +27,7 @@ from typing import Callable
 
 import sqlite_utils
 
+from hermes.clock import PRECISION
 from hermes.embed import get_embedder
 from hermes.errors import InvalidInput
 from hermes.facekit.faces import plural
@@ -295,9 +296,8 @@ def _stored_date(published: str | None) -> tuple[str | None, str | None]:
     face and export gives the date no more precisely than the library did."""
     if not published or "T" in published:
         return published, None
-    if len(published) == 4:
-        return f"{published}-01-01T00:00:00+00:00", "year only"
-    return f"{published}-01T00:00:00+00:00", "month only"
+    source = {n: name for name, n in PRECISION.items()}[len(published)]
+    return f"{(published + '-01-01')[:10]}T00:00:00+00:00", source
 
 
 def _unmatched(e: Entry) -> dict:
