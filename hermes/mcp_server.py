@@ -43,11 +43,12 @@ from pydantic import ConfigDict
 
 from . import __version__, config, net
 from . import mcp_unreadable as unreadable
-from .contract import UNTRUSTED, Tool, server_failure
+from .contract import NAME_MAX, UNTRUSTED, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
 from .plugins import get_plugin_manager, shipped
 from .storage.db import get_db
+from .storage.records import require_user
 from .tools import call_tool, collect_prompts, collect_tools, find_tool
 
 log = logging.getLogger(__name__)
@@ -234,7 +235,7 @@ def build_server(
     for prompt in collect_prompts(served):
         server.add_prompt(
             SDKPrompt.from_function(
-                _refusing(prompt.render), name=prompt.name, title=prompt.title, description=prompt.description
+                _refusing(prompt.render, database), name=prompt.name, title=prompt.title, description=prompt.description
             )
         )
     return server
@@ -330,19 +331,31 @@ def keep_listings(tools: dict[str, Tool]) -> None:
         log.debug("the tool listing was not kept: %s", exc)
 
 
-def _refusing(render):
+def _refusing(render, database: _Database):
     """``render`` whose refusal of an argument (a :class:`HermesError`) reaches the client as
     the protocol's invalid-params error with hermes's message; the SDK reports any other
-    exception as "Internal server error"."""
+    exception as "Internal server error". A ``user`` argument names a persona: an unknown one
+    is refused here, as a tool refuses it, rather than in the middle of the session the
+    prompt starts, and the prompt names the persona as it is stored ("bea" is "Bea")."""
 
     @functools.wraps(render)
     def refusing(*args, **kwargs):
         try:
+            if isinstance(kwargs.get("user"), str):
+                kwargs["user"] = _persona_name(database, kwargs["user"][:NAME_MAX])
             return render(*args, **kwargs)
         except HermesError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
 
     return refusing
+
+
+def _persona_name(database: _Database, name: str) -> str:
+    db = database.open()
+    try:
+        return require_user(db, name)["name"]
+    finally:
+        db.conn.close()
 
 
 class BearerTokenMiddleware:

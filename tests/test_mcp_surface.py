@@ -234,6 +234,13 @@ def test_update_persona_forgets_the_interests_with_clear(db, long_items):
 # --- prompts --------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def ann(db):
+    from hermes.storage.records import create_user
+
+    return create_user(db, "ann", "quantum error correction")
+
+
 @pytest.mark.parametrize(
     "groups,expected",
     [
@@ -243,7 +250,7 @@ def test_update_persona_forgets_the_interests_with_clear(db, long_items):
         ({"corpus", "persona"}, set()),
     ],
 )
-async def test_the_seed_questions_are_prompts_served_with_their_tools(db_path, groups, expected):
+async def test_the_seed_questions_are_prompts_served_with_their_tools(db_path, ann, groups, expected):
     async with mcp.Client(build_server(str(db_path), groups)) as client:
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         texts = {name: (await client.get_prompt(name, {"user": "ann"})).messages[0].content.text for name in prompts}
@@ -256,7 +263,7 @@ async def test_the_seed_questions_are_prompts_served_with_their_tools(db_path, g
         assert [a.name for a in prompts["triage"].arguments if a.required] == ["user"]
 
 
-async def test_a_prompt_refuses_a_count_that_is_not_one(db_path):
+async def test_a_prompt_refuses_a_count_that_is_not_one(db_path, ann):
     """A trial's worth_reading with days="abc" asked the agent to "call the digest tool with
     days=abc"."""
     async with mcp.Client(build_server(str(db_path), None)) as client:
@@ -268,6 +275,17 @@ async def test_a_prompt_refuses_a_count_that_is_not_one(db_path):
                 await client.get_prompt(name, args)
         text = (await client.get_prompt("worth_reading", {"user": "ann", "days": " 14"})).messages[0].content.text
     assert "days=14" in text
+
+
+async def test_a_prompt_for_an_unknown_persona_is_refused_before_the_session_starts(db_path, ann):
+    """A trial's triage for a persona that does not exist started a session whose first
+    list_feed failed; the prompt now refuses it as a tool would, naming the personas."""
+    async with mcp.Client(build_server(str(db_path), None)) as client:
+        for name in ("triage", "worth_reading"):
+            with pytest.raises(Exception, match="unknown persona 'nobody'.*known personas: ann"):
+                await client.get_prompt(name, {"user": "nobody"})
+        text = (await client.get_prompt("triage", {"user": "ANN"})).messages[0].content.text
+    assert "user='ann'" in text and "ANN" not in text  # named as it is stored
 
 
 def test_advice_that_opens_a_sentence_keeps_a_tool_s_spelling(db, long_items):
