@@ -151,17 +151,23 @@ class Tool:
         try:
             return self.invoke(db, arguments_)
         except (HermesError, OverflowError) as exc:
-            return self.refusal(exc)
+            return self.refusal(exc, arguments_)
 
-    def refusal(self, exc: HermesError | OverflowError) -> dict:
+    def refusal(self, exc: HermesError | OverflowError, arguments_: dict | None = None) -> dict:
         """The answer to a call :meth:`invoke` refused: ``ok: false``, :attr:`empty`, and
-        ``server_error`` when the environment failed (:func:`failure`)."""
+        ``server_error`` when the environment failed (:func:`failure`). A payload key that
+        echoes a text argument (``user``) keeps the text asked for, not an empty one, so the
+        answer says whose call was refused."""
+        empty = self.empty
+        for key, value in (arguments_ or {}).items():
+            if isinstance(value, str) and len(value) <= NAME_MAX and isinstance(empty.get(key), str):
+                empty[key] = value
         if isinstance(exc, OverflowError):
             # An id like 2**64 passes a schema with only a lower bound, then cannot be bound
             # as an SQLite integer: no such row can exist, so it is the caller's mistake.
             # Not named by the tool: the CLI and the web show this message too.
-            return fail(f"a number given is too large: ids and counts are below {2**63:,}", **self.empty)
-        return failure(exc, self.empty)
+            return fail(f"a number given is too large: ids and counts are below {2**63:,}", **empty)
+        return failure(exc, empty)
 
     def __call__(self, db, /, *args, **kwargs) -> dict:
         names = [p.name for p in self.arguments()]

@@ -145,7 +145,7 @@ def call_tool_status(db, tool: Tool, arguments: dict, *, face: str | None = None
         try:
             status, result = 200, tool.invoke(db, arguments)
         except (HermesError, OverflowError) as exc:
-            result = tool.refusal(exc)
+            result = tool.refusal(exc, arguments)
             status = 404 if isinstance(exc, NotFound) else 500 if result.get("server_error") else 400
         except Exception as exc:  # the server must survive any tool bug
             log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin or "?")

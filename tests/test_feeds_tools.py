@@ -246,7 +246,7 @@ def test_list_feed_bad_input_is_ok_false_and_writes_nothing(db, items, ann, args
     before = snapshot(db)
     result = tool(db, "list_feed", **args)
     assert result["ok"] is False and fragment in result["message"]
-    assert result["items"] == [] and result["user"] == ""
+    assert result["items"] == [] and result["user"] == args["user"]  # the persona asked for
     assert snapshot(db) == before
 
 

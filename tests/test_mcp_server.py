@@ -127,7 +127,7 @@ async def test_bad_arguments_and_domain_errors_never_crash_or_write(db_path, db,
         assert invalid.is_error is True and invalid.structured_content == {
             "ok": False,
             "message": "limit must be a whole number from 1 to 100, got 0.",
-            "user": "",
+            "user": "ann",  # whose call was refused (a trial read "" as "no persona")
             "items": [],
             "above_bar": 0,
             "below_bar": 0,
