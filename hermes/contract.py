@@ -12,7 +12,7 @@ numpy, no database, no model (pydantic only).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -266,10 +266,16 @@ class Signal:
 
 @dataclass(frozen=True)
 class Migration:
-    """A named schema change; ``apply(db)`` runs once inside its own transaction."""
+    """A named schema change; ``apply(db)`` runs once inside its own transaction.
+
+    ``rows`` says, for a table the change creates that holds a persona's rows, what one row
+    and several are in a person's words (``{"corpus_notes": ("note", "notes")}``), or
+    ``("", "")`` for bookkeeping not worth naming: a persona's delete counts them in those
+    words ("2 notes"), and a table left out is counted as "rows in <table>"."""
 
     name: str
     apply: Callable[[sqlite_utils.Database], None]
+    rows: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False)
 
 
 #: the longest recency window in days every face accepts (a tool's ``since_days`` / ``days``,

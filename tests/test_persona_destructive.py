@@ -230,3 +230,17 @@ def test_a_deleted_persona_id_is_never_handed_to_a_new_persona(db, archive):
     dave = make_persona(db, "dave", "gardens")
     assert dave["id"] > carol["id"]
     assert tool(db, "profile_status", user="dave")["clicks"] == 0
+
+
+def test_a_delete_names_the_corpus_rows_in_a_person_s_words(db, archive):
+    """A trial's dry run said "1 row in corpus_favorites, 2 rows in corpus_log": table names,
+    which mean nothing to the person deciding. The migration that made a table says what its
+    rows are (``Migration.rows``); a bookkeeping table is counted but not named."""
+    make_persona(db, "alice")
+    for item in archive[:2]:
+        assert tool(db, "mark_read", user="alice", item_id=item)["ok"]
+    assert tool(db, "add_highlight", user="alice", item_id=archive[0], text="a passage")["ok"]
+    msg = tool(db, "delete_persona", name="alice", confirm=False)["message"]
+    assert "2 items in the personal corpus" in msg and "1 highlight" in msg
+    assert "2 entries of the corpus's change log" in msg
+    assert "corpus_" not in msg and "revision" not in msg

@@ -113,7 +113,19 @@ def m003_item_citation(db) -> None:
 
 
 MIGRATIONS = [
-    Migration("corpus:001_tables", m001_tables),
+    Migration(
+        "corpus:001_tables",
+        m001_tables,
+        rows={
+            "corpus_membership": ("item in the personal corpus", "items in the personal corpus"),
+            "corpus_progress": ("item's reading progress", "items' reading progress"),
+            "corpus_highlights": ("highlight", "highlights"),
+            "corpus_notes": ("note", "notes"),
+            "corpus_favorites": ("favourite", "favourites"),
+            "corpus_log": ("entry of the corpus's change log", "entries of the corpus's change log"),
+            "corpus_revision": ("", ""),  # the counter of that log: one row, nothing a person made
+        },
+    ),
     Migration("corpus:002_item_dois", m002_item_dois),
     Migration("corpus:003_item_citation", m003_item_citation),
 ]

@@ -18,6 +18,7 @@ from hermes.contract import NAME_MAX
 from hermes.errors import InvalidInput
 from hermes.facekit.faces import Say, plural, typed
 from hermes.storage.clicks import click_counts, remove_all_clicks
+from hermes.storage.migrations import all_migrations
 from hermes.storage.records import create_user, require_user
 from hermes.storage.transactions import write_transaction
 
@@ -192,10 +193,20 @@ def describe_loss(user: dict, counts: dict[str, int], clicks: dict[str, int], *,
     )
     if counts.get("explanations"):
         parts.append(plural(counts["explanations"], "cached explanation"))
+    words = row_words()
     for table, n in sorted(counts.items()):
-        if table not in ("clicks", "explanations") and n:
-            parts.append(f"{plural(n, 'row')} in {table}")
+        if table in ("clicks", "explanations") or not n:
+            continue
+        one, many = words.get(table, ("row in " + table, "rows in " + table))
+        if one:
+            parts.append(plural(n, one, many))
     return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def row_words() -> dict[str, tuple[str, str]]:
+    """What a row of each table is in a person's words, as the migrations that made the
+    tables say (:attr:`hermes.contract.Migration.rows`)."""
+    return {table: words for migration in all_migrations() for table, words in migration.rows.items()}
 
 
 def plan(db: sqlite_utils.Database, name, *, persona: bool) -> tuple[dict, dict, dict, dict]:
