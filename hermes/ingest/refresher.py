@@ -1,17 +1,23 @@
 """The background refresh of ``hermes web`` and ``hermes serve``: feeds stay fresh without
 cron.
 
-A daemon thread sleeps until the next feed is due (:mod:`.schedule`), then runs ``hermes
-ingest --due`` as a child process at low CPU priority. A child, not a thread: fetching,
-parsing and embedding (torch, both cores) then never hold this process's GIL or memory, so
-pages and tool calls answer while it works, and the model is unloaded when it is done. The
-ingest lock (:mod:`.runlock`) keeps it from running beside another ingest of the same
-database; its status file is where this process reads the progress from.
+A daemon thread sleeps until the next feed is due (:mod:`.schedule`), then asks the
+resident ingest worker (:mod:`.worker`, a child process at low CPU priority) to run the
+refresh: ``hermes ingest --due`` in a process that keeps the embedding model loaded between
+refreshes. A child, not a thread: fetching, parsing and embedding then never hold this
+process's GIL, so pages and tool calls answer while it works. The worker exits after
+:data:`IDLE_UNLOAD` seconds without a refresh, which returns the model's memory, and is
+started again by the next one; one that died (killed, out of memory) is started again too,
+and a refresh it was running when it died is run once more in the new one. One refresh
+runs at a time (the loop's thread runs them). The ingest lock (:mod:`.runlock`) keeps it
+from running beside another ingest of the same database; its status file is where this
+process reads the progress from.
 
-A refresh that fails (the child cannot start, crashes, or ends without a summary) is retried
-after :data:`FIRST_RETRY`, doubling with each failure in a row up to :data:`MAX_RETRY` (it
-was retried about once a second), and is recorded as the last run's outcome, so every face
-(``list_feeds``, ``hermes feeds list``, the web pages) says refreshing fails and why.
+A refresh that fails (the worker cannot start, crashes twice, or answers without a summary)
+is retried after :data:`FIRST_RETRY`, doubling with each failure in a row up to
+:data:`MAX_RETRY` (it was retried about once a second), and is recorded as the last run's
+outcome, so every face (``list_feeds``, ``hermes feeds list``, the web pages) says
+refreshing fails and why.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,6 +36,7 @@ from .. import config
 from ..storage.db import get_db
 from .runlock import BUSY_EXIT, database_file, read_status, record_failure
 from .schedule import feed_schedule, iso, next_due, next_refresh, seconds_until
+from .worker import IDLE_UNLOAD
 
 log = logging.getLogger(__name__)
 
@@ -64,21 +72,51 @@ def ingest_command(database: str, every: float, *, due: bool) -> list[str]:
     return command
 
 
+def worker_command(database: str, idle: float) -> list[str]:
+    """The resident worker's argv (``-P``: as :func:`ingest_command`)."""
+    return [sys.executable, "-P", "-m", "hermes.ingest.worker", "--db", database, "--idle", f"{idle:g}"]
+
+
+class WorkerDied(Exception):
+    """The resident worker ended before answering (``code``: its exit status)."""
+
+    def __init__(self, code: int | None, err: bytes):
+        super().__init__(code)
+        self.code, self.err = code, err
+
+
 class Refresher:
     """Keeps one database's feeds fresh from a long-running process.
 
     :param every: seconds between fetches of a feed (``[ingest] every``); 0 refreshes only
         when asked (:meth:`refresh_now`, the web UI's "Refresh now").
-    :param command: builds the child's argv (tests substitute their own).
+    :param command: builds the argv of a one-off child per refresh (``hermes ingest --due``:
+        :func:`ingest_command`; tests substitute their own); None (the default): the
+        resident worker, started with ``worker(database, idle)``.
+    :param idle: seconds the resident worker waits for the next refresh before it exits.
     """
 
     def __init__(
-        self, database: str | os.PathLike, every: float, *, command=ingest_command, start_delay: float = START_DELAY
+        self,
+        database: str | os.PathLike,
+        every: float,
+        *,
+        command=None,
+        start_delay: float = START_DELAY,
+        worker=worker_command,
+        idle: float = IDLE_UNLOAD,
     ):
         self.database = str(Path(database).resolve())
         self.every = float(every)
         self.command = command
+        self.worker_command = worker
+        self.idle = float(idle)
         self.start_delay = start_delay
+        self._worker: subprocess.Popen | None = None  # the resident worker, between refreshes too
+        self._worker_err = None  # its stderr (a file: a pipe nobody reads would fill and block it)
+        self.workers_started = 0
+        self.last_worker: dict | None = None  # {pid, served} of the worker's last answer
+        self._refresh_lock = threading.Lock()  # one refresh at a time, whoever calls _run
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._manual = False
@@ -109,6 +147,7 @@ class Refresher:
             child.terminate()  # the ingest is safe to stop: the next run completes it
         if self._thread is not None:
             self._thread.join(timeout)
+        self._end_worker()
         with _active_lock:
             if _active.get(self.database) is self:
                 del _active[self.database]
@@ -197,6 +236,27 @@ class Refresher:
             db.conn.close()
 
     def _run(self, *, due: bool) -> None:
+        with self._refresh_lock:
+            if self.command is None:
+                code, out, err = self._ask_worker(due=due)
+            else:
+                code, out, err = self._run_child(due=due)
+        if code is None:
+            return  # stopped meanwhile
+        if code == BUSY_EXIT:
+            # another ingest of this database runs (a cron job, the person's): this turn is
+            # skipped, which is no failure to warn about (it was logged every few seconds)
+            log.info("background refresh: another hermes ingest is running; skipped this turn")
+            return
+        if code == 0 or _completed(out):
+            # a run that fetched every feed it could is no failed refresh, even when some
+            # feeds failed (each feed backs off on its own, and its row says why)
+            self.failures, self.retry_at, self.last_error = 0, None, None
+            return
+        self._failed(_failure(code, out, err))
+
+    def _run_child(self, *, due: bool) -> tuple[int | None, bytes, bytes]:
+        """A one-off child per refresh (``command``)."""
         argv = self.command(self.database, self.every, due=due)
         # stdin/stdout never shared: under `hermes serve` (stdio) they are the MCP stream.
         child = subprocess.Popen(
@@ -205,24 +265,124 @@ class Refresher:
         with self._state_lock:
             self._child = child
             self._manual = False
-        try:
-            os.setpriority(os.PRIO_PROCESS, child.pid, NICENESS)
-        except (AttributeError, OSError):  # not on this platform, or it already ended
-            pass
+        _lower_priority(child)
         out, err = child.communicate()
         with self._state_lock:
             self._child = None
-        if child.returncode == BUSY_EXIT:
-            # another ingest of this database runs (a cron job, the person's): this turn is
-            # skipped, which is no failure to warn about (it was logged every few seconds)
-            log.info("background refresh: another hermes ingest is running; skipped this turn")
-            return
-        if child.returncode == 0 or _completed(out):
-            # a run that fetched every feed it could is no failed refresh, even when some
-            # feeds failed (each feed backs off on its own, and its row says why)
-            self.failures, self.retry_at, self.last_error = 0, None, None
-            return
-        self._failed(_failure(child.returncode, out, err))
+        return child.returncode, out, err
+
+    # --- the resident worker ---------------------------------------------------------------
+
+    def _ask_worker(self, *, due: bool) -> tuple[int | None, bytes, bytes]:
+        """Run one refresh in the resident worker: (exit status, ``--json`` answer, stderr).
+
+        A worker found dead (it exited idle, or was killed) is started again first; one that
+        dies while running the refresh is started again and the refresh run once more in it
+        (the ingest is safe to repeat: what was stored stays and is not stored twice)."""
+        request = (json.dumps({"due": due, "every": self.every}) + "\n").encode("utf-8")
+        for attempt in (1, 2):
+            if self._stop.is_set():
+                return None, b"", b""
+            worker = self._live_worker()
+            self._clear_stderr()  # what it says now is about this refresh
+            with self._state_lock:
+                self._child = worker
+                self._manual = False
+            try:
+                try:
+                    worker.stdin.write(request)
+                    worker.stdin.flush()
+                except (BrokenPipeError, OSError):
+                    pass  # it ended meanwhile: readline says so
+                line = worker.stdout.readline()
+                if not line:
+                    worker.wait()
+                    raise WorkerDied(worker.returncode, self._worker_stderr())
+                reply = json.loads(line)
+                self.last_worker = reply.get("worker")
+                return int(reply["code"]), json.dumps(reply.get("answer")).encode("utf-8"), b""
+            except WorkerDied as died:
+                self._end_worker()
+                if self._stop.is_set():
+                    return None, b"", b""
+                log.warning("background refresh: the ingest worker ended (status %s); starting it again", died.code)
+                if attempt == 2:
+                    return (died.code if died.code not in (None, 0) else 1), b"", died.err
+            finally:
+                with self._state_lock:
+                    self._child = None
+        raise AssertionError("unreachable")
+
+    def _live_worker(self) -> subprocess.Popen:
+        worker = self._worker
+        if worker is not None and worker.poll() is None:
+            return worker
+        self._end_worker()  # an idle exit or a death: its pipes and stderr file go
+        self._worker_err = tempfile.TemporaryFile(prefix="hermes-refresh-")  # noqa: SIM115 - lives with the worker
+        # stdin/stdout are the worker's own pipes: under `hermes serve` (stdio) this
+        # process's are the MCP stream.
+        worker = subprocess.Popen(
+            self.worker_command(self.database, self.idle),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._worker_err,
+            env=os.environ.copy(),
+        )
+        _lower_priority(worker)
+        self._worker = worker
+        self.workers_started += 1
+        return worker
+
+    def _clear_stderr(self) -> None:
+        if self._worker_err is not None:
+            try:
+                self._worker_err.seek(0)
+                self._worker_err.truncate()
+            except (OSError, ValueError):
+                pass
+
+    def _worker_stderr(self) -> bytes:
+        if self._worker_err is None:
+            return b""
+        try:
+            self._worker_err.seek(0)
+            return self._worker_err.read()[-4000:]
+        except (OSError, ValueError):
+            return b""
+
+    def _end_worker(self) -> None:
+        """Stop the resident worker (closing its stdin ends it; terminate if it is busy)."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            if worker.poll() is None:
+                try:
+                    worker.stdin.close()
+                except OSError:
+                    pass
+                try:
+                    worker.wait(2)
+                except subprocess.TimeoutExpired:
+                    worker.terminate()
+                    try:
+                        worker.wait(5)
+                    except subprocess.TimeoutExpired:
+                        worker.kill()
+                        worker.wait()
+            for stream in (worker.stdin, worker.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        if self._worker_err is not None:
+            self._worker_err.close()
+            self._worker_err = None
+
+
+def _lower_priority(child: subprocess.Popen) -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, child.pid, NICENESS)
+    except (AttributeError, OSError):  # not on this platform, or it already ended
+        pass
 
 
 def _completed(out: bytes) -> bool:
@@ -321,4 +481,5 @@ __all__ = [
     "refresh_state",
     "start_background",
     "start_manual",
+    "worker_command",
 ]
