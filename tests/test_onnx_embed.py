@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
@@ -373,15 +374,51 @@ def test_an_ingest_run_loads_the_model_it_embeds_with_ahead_of_it(db, monkeypatc
     from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
 
     monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    monkeypatch.setenv("HERMES_EMBED_TORCH_FROM", "100")  # the samples' 300 a bulk run
     add_feeds(db, [(str(p), None) for p in sample_feed_paths()])
     embedder = stubbed()
     embedder.reference, embedder.onnx = Loading(), Loading()
     summary = run_ingest(db, embedder=embedder)
-    assert summary.embedded >= BF16_BULK_TEXTS
+    assert summary.embedded >= 300
     # The first feed alone may be a small run (ONNX Runtime, loaded at once); once the
-    # stored items make it a bulk run, sentence-transformers is loaded ahead of embedding.
+    # stored items make it a bulk run that saves more than that load, sentence-transformers
+    # is loaded ahead of embedding.
     assert embedder.reference.loaded
     assert embedder.onnx.calls == [] and sum(embedder.reference.calls) == summary.embedded
+
+
+def test_a_run_stays_on_onnx_when_its_load_is_paid_and_torch_would_not_win_back_its_own(db, monkeypatch):
+    """The samples' 300 items in a fresh process: the first feed (a small run) loads ONNX
+    Runtime; then 300 texts do not pay back torch's load on top (issue 36: a first ingest
+    loads one model path; with the threshold alone it loaded both)."""
+    from hermes.ingest.pipeline import add_feeds, run_ingest, sample_feed_paths
+
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    add_feeds(db, [(str(p), None) for p in sample_feed_paths()])
+    embedder = stubbed()
+    embedder.reference, embedder.onnx = Loading(), Loading()
+    summary = run_ingest(db, embedder=embedder)
+    assert summary.embedded == 300 == BF16_BULK_TEXTS
+    assert embedder.onnx.loaded and not embedder.reference.loaded
+    assert sum(embedder.onnx.calls) == summary.embedded and embedder.reference.calls == []
+
+
+def test_auto_counts_the_load_of_each_path_not_loaded_yet(monkeypatch):
+    """Torch where it finishes sooner in total: in a fresh process from the break-even
+    (``torch_from``); with ONNX Runtime loaded already, only once the run is long enough
+    for torch's per-text saving to pay for all of torch's load."""
+    monkeypatch.setenv("HERMES_EMBED_BF16", "1")
+    fresh = stubbed()
+    assert fresh.choose(BF16_BULK_TEXTS - 1) == "onnx" and fresh.choose(BF16_BULK_TEXTS) == "torch"
+    warm = stubbed()
+    warm.onnx.loaded = True  # the refresh worker, a server that ranked with it
+    later = math.ceil(choice.TORCH_LOAD_CPU / (choice.TORCH_LOAD_CPU - choice.ONNX_LOAD_CPU) * BF16_BULK_TEXTS)
+    assert warm.choose(BF16_BULK_TEXTS) == "onnx" and warm.choose(later - 1) == "onnx"
+    assert warm.choose(later) == "torch"
+    for n in (1, 100, BF16_BULK_TEXTS, 1000):  # the estimate behind it: load + work per text
+        onnx, torch = (choice.run_cost(p, n, loaded=False) for p in ("onnx", "torch"))
+        assert (torch <= onnx) == (n >= BF16_BULK_TEXTS)
+        assert choice.run_cost("onnx", n, loaded=True) == pytest.approx(onnx - choice.ONNX_LOAD_CPU)
 
 
 def test_pending_items_are_embedded_in_batches_of_similar_length(db):

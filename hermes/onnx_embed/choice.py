@@ -3,10 +3,13 @@ sentence-transformers (the reference; with native bf16 the faster one for large 
 
 ``HERMES_EMBED_BACKEND`` or ``[embed] backend`` in ``config.toml``: ``auto`` (default),
 ``onnx`` or ``torch``. ``auto`` takes sentence-transformers when it is already loaded in
-the process, when ONNX Runtime is not installed or its model cannot be made, and for a run
-of at least :data:`BF16_BULK_TEXTS` texts (``HERMES_EMBED_TORCH_FROM`` or ``[embed]
-torch_from``) on a CPU with native bf16 (where loading torch pays for itself); ONNX Runtime
-everywhere else. While such a run waits for
+the process, when ONNX Runtime is not installed or its model cannot be made, and, on a CPU
+with native bf16, for a run that finishes sooner through it in total, the load of each path
+not yet loaded in this process counted (:func:`run_cost`): in a fresh process from
+:data:`BF16_BULK_TEXTS` texts (``HERMES_EMBED_TORCH_FROM`` or ``[embed] torch_from``), in a
+process that holds ONNX Runtime loaded already (the refresh worker, a server) only from
+more (:data:`ONNX_LOAD_CPU` more seconds to save). ONNX Runtime everywhere else. While such
+a run waits for
 sentence-transformers to finish loading (ahead of it, :func:`hermes.embed.prewarm`), its
 batches go through ONNX Runtime when this process has it loaded already (a resident server
 that ranked with it): the same vectors, and no seconds spent idle; a run never loads both.
@@ -35,6 +38,24 @@ BACKENDS = ("auto", "onnx", "torch")
 # was the faster in all three rounds (benchmarks/results/onnx.md, round 4). Near the
 # break-even ONNX Runtime is preferred: less than half the memory, first items sooner.
 BF16_BULK_TEXTS = 300
+#: CPU seconds to load each path in a process that has neither (imports, session or
+#: weights, the first text): ONNX Runtime 0.7-1.1, torch and sentence-transformers 8.5-11.9
+#: (benchmarks/results/ingest.md, 2 Dec 07:20; onnx.md)
+ONNX_LOAD_CPU = 1.0
+TORCH_LOAD_CPU = 10.0
+#: ONNX Runtime's CPU seconds per abstract-length text (fp32; 0.074-0.079 in onnx.md).
+#: torch's, on a CPU with native bf16, is what makes a fresh process's break-even
+#: ``torch_from`` texts: (TORCH_LOAD_CPU - ONNX_LOAD_CPU) / torch_from less.
+ONNX_PER_TEXT_CPU = 0.075
+
+
+def run_cost(path: str, n_texts: int, *, loaded: bool, torch_from: int = BF16_BULK_TEXTS) -> float:
+    """Estimated CPU seconds for ``path`` (``"onnx"`` / ``"torch"`` with native bf16) to
+    embed ``n_texts`` texts, its load counted unless ``loaded`` in this process already."""
+    saved = (TORCH_LOAD_CPU - ONNX_LOAD_CPU) / torch_from  # torch's saving per text
+    if path == "onnx":
+        return (0.0 if loaded else ONNX_LOAD_CPU) + n_texts * ONNX_PER_TEXT_CPU
+    return (0.0 if loaded else TORCH_LOAD_CPU) + n_texts * (ONNX_PER_TEXT_CPU - saved)
 
 
 def backend_setting() -> str:
@@ -107,15 +128,29 @@ class DefaultEmbedder:
             return self._run[0] if self._run else None
 
     def choose(self, n_texts: int) -> str:
-        """``"onnx"`` or ``"torch"`` for ``n_texts`` texts."""
+        """``"onnx"`` or ``"torch"`` for ``n_texts`` texts: with ``auto``, the one that
+        finishes them sooner in total, counting the load of a path not loaded yet (torch
+        only where bf16 is native: elsewhere it is never the faster)."""
         setting = self.backend()
         if setting != "auto":
             return setting
         if self.reference._model is not None or self._onnx_error or not onnx_installed():
             return "torch"
-        if use_bf16() and n_texts >= self.torch_from():
-            return "torch"
+        if use_bf16():
+            torch_from = self.torch_from()
+            onnx = run_cost("onnx", n_texts, loaded=self._onnx_paid(), torch_from=torch_from)
+            if run_cost("torch", n_texts, loaded=False, torch_from=torch_from) <= onnx + 1e-9:
+                return "torch"
         return "onnx"
+
+    def _onnx_paid(self) -> bool:
+        """Whether ONNX Runtime's load is paid in this process: loaded, or loading now (an
+        ingest's first feed announced a small run and :func:`hermes.embed.prewarm` started
+        it; loading torch as well for the feeds after it put both paths in one run)."""
+        if getattr(self.onnx, "loaded", False):
+            return True
+        lock = getattr(self.onnx, "_lock", None)
+        return bool(lock is not None and lock.locked())
 
     def load(self) -> None:
         """Load the model the next call would use, ahead of it — the announced run's path
