@@ -3,6 +3,7 @@ re-ingesting unchanged feeds over loopback HTTP.
 
     .venv/bin/python benchmarks/bench_ingest.py [--runs 3] [--feeds 50]
     .venv/bin/python benchmarks/bench_ingest.py --fresh 1000 [--runs 3]   # issue 36
+    .venv/bin/python benchmarks/bench_ingest.py --resident 256 [--runs 3]  # issue 36
 
 ``--fresh N``: ``hermes ingest`` of N new abstracts (sentences of the bundled arXiv samples'
 abstracts recombined into N distinct ones of the samples' lengths, one local RSS file) into a
@@ -11,6 +12,10 @@ model, ``auto``); beside it, in the same round, the warm rate of the path ``auto
 the same texts (a child of its own, model loaded and warmed up, one ``embed`` call). The
 figure is the ingest's rate over the warm rate, in wall and CPU time, and which model
 libraries the ingest process loaded (one path, not both).
+
+``--resident N``: the background refresh's resident worker (``hermes web`` / ``serve``)
+refreshing a feed with N new abstracts each time, ``--runs`` + 1 refreshes in one worker;
+the second and later refreshes' CPU time beside the warm rate on the same texts.
 
 Prints a markdown table. Each sample run starts from a fresh database; the model is loaded
 once before timing (its load time is reported on its own line), so items/s is the
@@ -108,7 +113,7 @@ def bench_unchanged(n_feeds: int, runs: int) -> dict:
     return {"feeds": n_feeds, "wall": statistics.median(times), "min": min(times), "max": max(times)}
 
 
-def fresh_feed(path: Path, n: int, seed: int = 0) -> None:
+def fresh_feed(path: Path, n: int, seed: int = 0, prefix: str = "") -> None:
     """An RSS file of ``n`` distinct abstracts made of the sample arXiv abstracts' sentences."""
     import random
     import re
@@ -134,8 +139,8 @@ def fresh_feed(path: Path, n: int, seed: int = 0) -> None:
             text.append(rng.choice(sentences))
         title = f"{rng.choice(titles)} ({k})"
         items.append(
-            f"<item><guid>fresh-{k}</guid><title>{escape(title)}</title>"
-            f"<link>https://bench.example/{k}</link><description>{escape(' '.join(text))}"
+            f"<item><guid>fresh-{prefix}{k}</guid><title>{escape(title)}</title>"
+            f"<link>https://bench.example/{prefix}{k}</link><description>{escape(' '.join(text))}"
             f"</description><pubDate>{now}</pubDate></item>"
         )
     path.write_text(
@@ -252,12 +257,125 @@ def bench_fresh(n: int, runs: int) -> str:
     )
 
 
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a running process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_resident(n: int, runs: int) -> str:
+    """The background refresh of ``hermes web`` / ``serve`` (its resident worker, as the
+    server runs it: :class:`hermes.ingest.refresher.Refresher` with the default settings
+    and the real model) refreshing a local feed that has ``n`` new abstracts each time:
+    refresh 0 starts the worker (and loads the model), refreshes 1..runs are the second and
+    later ones. Each refresh's CPU time is the worker's own (``/proc``); beside each, in the
+    same round, the warm rate of the path the worker embedded with on the same texts (a
+    child of its own, as ``--fresh`` measures it)."""
+    import json
+    import subprocess
+
+    from hermes.ingest.refresher import Refresher
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for key in ("HERMES_EMBEDDER", "HERMES_EMBED_BACKEND"):
+            os.environ.pop(key, None)
+        os.environ.update(HERMES_HOME=str(tmp / "home"), HF_HUB_OFFLINE="1")
+        env = dict(os.environ)
+        hermes = Path(sys.executable).with_name("hermes")
+        subprocess.run([str(hermes), "model", "prepare"], env=env, check=True, capture_output=True)
+        feed, database = tmp / "feed.xml", tmp / "refresh.db"
+        fresh_feed(feed, 1, seed=99, prefix="seed-")
+        db = get_db(database)
+        add_feeds(db, [(str(feed), None)])
+        db.conn.close()
+        refresher = Refresher(database, 3600, start_delay=3600)
+        try:
+            for r in range(runs + 1):
+                fresh_feed(feed, n, seed=r, prefix=f"r{r}-")
+                # the texts this refresh embeds, captured as --fresh captures them
+                capture = tmp / f"capture-{r}.db"
+                cdb = get_db(capture)
+                add_feeds(cdb, [(str(feed), None)])
+                texts: list[str] = []
+
+                class Capture(HashEmbedder):
+                    def embed(self, batch):
+                        texts.extend(batch)
+                        return super().embed(batch)
+
+                run_ingest(cdb, embedder=Capture())
+                cdb.conn.close()
+                assert len(texts) == n, len(texts)
+                texts_file = tmp / f"texts-{r}.json"
+                texts_file.write_text(json.dumps(texts))
+                worker = refresher._worker
+                cpu0 = _proc_cpu(worker.pid) if worker is not None and worker.poll() is None else 0.0
+                t0 = time.perf_counter()
+                refresher._run(due=False)
+                wall = time.perf_counter() - t0
+                assert refresher.last_error is None, refresher.last_error
+                worker = refresher._worker
+                cpu = _proc_cpu(worker.pid) - cpu0
+                libs = Path(f"/proc/{worker.pid}/maps").read_text()
+                path = "torch" if "libtorch" in libs else "onnx"
+                loaded = ",".join(m for m, so in (("onnxruntime", "onnxruntime"), ("torch", "libtorch")) if so in libs)
+                done = subprocess.run(
+                    [sys.executable, "-c", WARM, path, str(texts_file)], env=env, capture_output=True, text=True
+                )
+                warm_wall, warm_cpu = json.loads(done.stdout.strip().splitlines()[-1])
+                rows.append(
+                    {
+                        "refresh": r,
+                        "wall": wall,
+                        "cpu": cpu,
+                        "warm_wall": warm_wall,
+                        "warm_cpu": warm_cpu,
+                        "worker": dict(refresher.last_worker or {}),
+                        "path": path,
+                        "loaded": loaded,
+                        "load": os.getloadavg()[0],
+                    }
+                )
+                print(f"refresh {r}: {rows[-1]}", file=sys.stderr)
+        finally:
+            refresher.stop()
+    later = rows[1:]
+    ratio = statistics.median(row["warm_cpu"] / row["cpu"] for row in later)
+    wall_ratio = statistics.median(row["warm_wall"] / row["wall"] for row in later)
+    lines = [
+        f"## The resident refresher: refreshes of {n:,} new abstracts each (refresh 0 starts the worker)\n",
+        "| refresh | load | worker (pid, refreshes served) | refresh CPU s (wall s) | warm rate, same texts, CPU s (wall s) "
+        "| warm ÷ refresh, CPU (wall) | model libraries in the worker |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        w = row["worker"]
+        lines.append(
+            f"| {row['refresh']} | {row['load']:.1f} | {w.get('pid')}, {w.get('served')} | {row['cpu']:.2f} ({row['wall']:.1f}) "
+            f"| {row['warm_cpu']:.2f} ({row['warm_wall']:.1f}) | {row['warm_cpu'] / row['cpu']:.2f}× "
+            f"({row['warm_wall'] / row['wall']:.2f}×) | {row['loaded']} |"
+        )
+    lines.append(f"| median of refreshes 1–{runs} | | | | | **{ratio:.2f}×** ({wall_ratio:.2f}×) | target ≥ 0.95× |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--feeds", type=int, default=50)
     ap.add_argument("--fresh", type=int, metavar="N", help="only the fresh-process ingest of N abstracts")
+    ap.add_argument(
+        "--resident",
+        type=int,
+        metavar="N",
+        help="only the resident refresher: --runs + 1 refreshes of N new abstracts each in one worker",
+    )
     args = ap.parse_args(argv)
+    if args.resident:
+        print(bench_resident(args.resident, args.runs))
+        return
     if args.fresh:
         print(bench_fresh(args.fresh, args.runs))
         return
