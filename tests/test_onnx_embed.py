@@ -445,6 +445,29 @@ def test_pending_items_are_embedded_in_batches_of_similar_length(db):
     assert db.execute("SELECT count(*) FROM items WHERE embedding IS NULL").fetchone()[0] == 0
 
 
+def test_a_run_of_a_thousand_items_is_sorted_by_length_as_one(db):
+    """The length sort spans a whole run of up to 1,024 items at the default batch size
+    (issue 36): sorted in windows of 512, a fresh ingest of 1,000 abstracts padded 0.8 %
+    more tokens (1.2 % more attention work) and made 55 model calls where the same texts in
+    one sort make 50."""
+    from hermes.ingest.store import embed_pending
+
+    class Texts(HashEmbedder):
+        calls: list[list[str]] = []
+
+        def embed(self, texts):
+            self.calls.append(list(texts))
+            return super().embed(texts)
+
+    db.execute("INSERT INTO feeds (url, title) VALUES ('x', 'x')")
+    lengths = [(k * 37) % 200 + 1 for k in range(1000)]
+    insert_items(db, 1, [{"guid": f"g{k}", "title": "w " * n} for k, n in enumerate(lengths)])
+    embedder = Texts()
+    assert embed_pending(db, embedder, tag=False) == 1000
+    flat = [len(t) for call in embedder.calls for t in call]
+    assert flat == sorted(flat, reverse=True) and len(embedder.calls) == 16
+
+
 def test_pending_items_are_grouped_by_token_count_when_the_embedder_counts_tokens(db):
     """A batch is padded to its longest text in tokens, not characters: an embedder that
     counts tokens (``token_counts``) gets batches of similar token counts, even where the
