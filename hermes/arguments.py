@@ -9,9 +9,13 @@ is expected, because some clients send every number as a float.
 
 A refusal is one sentence per bad parameter, naming it and saying what it accepts (read from
 the schema the client was shown), with at most a short excerpt of the bad value: never
-pydantic's own text, never a 10 MB string echoed back. The parameter is named as the caller
-knows it: its own name over MCP and the web, the command's option or argument (``--facet``,
-``TEXT``) on the CLI, which says so with :func:`named`.
+pydantic's own text, never a 10 MB string echoed back. Each problem is kept as a
+:class:`Problem` (the parameter it is about, what is wrong), and the face in progress writes
+it (:class:`Wording`, set with :func:`worded`): the parameter as the caller knows it (its own
+name over MCP, the command's ``--facet`` or ``TEXT`` on the CLI, the form's label on the web)
+and the value as the caller types it (JSON's ``null`` is no word at a shell or in a form).
+The refusal's envelope lists the problems (``errors: [{"field", "problem"}]``,
+:func:`hermes.contract.failure`), each ``field`` the tool's own parameter name.
 
 A web form sends text: within :func:`typed_as_text` (the web face's calls) the same model
 reads ``"7"`` as 7 and ``"yes"`` as true (pydantic's lax mode), so a form passes what was
@@ -27,6 +31,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
@@ -37,24 +42,8 @@ from .errors import InvalidInput
 #: how much of a bad value a refusal quotes
 EXCERPT_CHARS = 40
 
-#: How the face in progress spells the tool's parameters (``{"facet": "--facet"}`` on the
-#: CLI); a parameter not listed is named as the tool declares it.
-_NAMES: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
-    "hermes_parameter_names", default=None
-)
 #: Whether the arguments in progress are text typed into a form (:func:`typed_as_text`).
 _AS_TEXT: contextvars.ContextVar[bool] = contextvars.ContextVar("hermes_as_text", default=False)
-
-
-@contextmanager
-def named(names: Mapping[str, str]):
-    """Within the block, a refusal names parameter ``p`` as ``names[p]`` (the CLI passes its
-    command's own options and arguments, so a person reads what they typed)."""
-    token = _NAMES.set(names)
-    try:
-        yield
-    finally:
-        _NAMES.reset(token)
 
 
 @contextmanager
@@ -69,14 +58,86 @@ def typed_as_text():
         _AS_TEXT.reset(token)
 
 
-def _name(parameter: str) -> str:
-    return (_NAMES.get() or {}).get(parameter, parameter)
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a call, about one parameter: ``missing``, ``unknown`` (a parameter
+    the tool does not take), ``invalid`` (a value its schema does not accept) or ``refused``
+    (the tool's own refusal of a value it took: ``says`` is what it says after the
+    parameter and its value)."""
+
+    field: str
+    kind: str
+    tool: str = ""
+    #: the schema property the client was shown (missing, invalid)
+    schema: dict = field(default_factory=dict, compare=False)
+    #: the value given (quoted as an :func:`excerpt`); None: not quoted
+    got: Any = None
+    given: bool = False
+    says: str = ""
+    #: unknown: the parameters the tool takes
+    known: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a face writes a :class:`Problem`: its name for each parameter (``names``, the tool's
+    own name where it has none) and how its callers type a value (``typed``: ``json`` over
+    MCP, ``shell`` at the CLI, ``form`` on the web)."""
+
+    names: Mapping[str, str] = field(default_factory=dict)
+    typed: str = "json"
+
+    def name(self, parameter: str) -> str:
+        return self.names.get(parameter, parameter)
+
+    def value(self, parameter: str, value) -> str:
+        """Parameter ``parameter`` given ``value``, as its caller would write it."""
+        if self.typed == "json":
+            return f"{parameter}={excerpt(value)}"
+        return f"{self.name(parameter)} {excerpt(value)}"
+
+    def expects(self, prop: dict) -> str:
+        return expects(prop, typed=self.typed)
+
+    def sentence(self, problem: Problem) -> str:
+        """The problem in this face's words: one sentence."""
+        where, tool = problem.field, problem.tool
+        if problem.kind == "missing":
+            return f"{tool} needs {self.name(where)}: {self.expects(problem.schema)}."
+        if problem.kind == "unknown":
+            known = ", ".join(self.name(k) for k in problem.known) or "none"
+            return f"{tool} has no parameter {excerpt(str(where))}; its parameters are: {known}."
+        if problem.kind == "refused":
+            named = self.value(where, problem.got) if problem.given else self.name(where)
+            return f"{named} {problem.says}"
+        return f"{self.name(where)} must be {self.expects(problem.schema)}, got {excerpt(problem.got)}."
+
+
+#: MCP's words: the tool's own parameter names, values in JSON
+MCP_WORDING = Wording()
+#: The face in progress's words for a refusal (:func:`worded`).
+_WORDING: contextvars.ContextVar[Wording] = contextvars.ContextVar("hermes_wording", default=MCP_WORDING)
+
+
+@contextmanager
+def worded(wording: Wording):
+    """Within the block, a refusal is written in ``wording`` (the CLI passes its command's
+    options and arguments, the web its form's labels, so a person reads what they typed)."""
+    token = _WORDING.set(wording)
+    try:
+        yield
+    finally:
+        _WORDING.reset(token)
+
+
+def wording() -> Wording:
+    return _WORDING.get()
 
 
 def spelled(parameter: str) -> str:
     """Tool parameter ``parameter`` as the caller knows it (``--interests`` on the CLI), for
-    a refusal a tool writes itself."""
-    return _name(parameter)
+    a refusal a tool writes itself (:func:`refuse` says which parameter the refusal is about)."""
+    return _WORDING.get().name(parameter)
 
 
 class _Persona:
@@ -94,7 +155,30 @@ PERSONA_ALIAS = "user"
 
 
 class InvalidArguments(InvalidInput):
-    """Arguments that do not match the tool's declared parameters."""
+    """Arguments that do not match the tool's declared parameters, or a value the tool
+    refused (:func:`refuse`): its :attr:`problems`, written in the face's words in effect
+    where it was raised; :meth:`worded` writes them in another face's."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        super().__init__(self.worded(_WORDING.get()))
+
+    def worded(self, wording: Wording) -> str:
+        return " ".join(dict.fromkeys(wording.sentence(p) for p in self.problems))
+
+    def errors(self, wording: Wording | None = None) -> list[dict]:
+        """The problems for the envelope: ``[{"field": parameter, "problem": sentence}]``."""
+        wording = wording or _WORDING.get()
+        return [{"field": p.field, "problem": wording.sentence(p)} for p in self.problems]
+
+
+def refuse(parameter: str, says: str, *, got: Any = None, given: bool = False) -> InvalidArguments:
+    """A tool's own refusal of parameter ``parameter``: ``raise refuse("content_type", "…")``.
+    ``says`` follows the parameter as the face names it (with its value ``got``, written as
+    the caller types it, when ``given``): ``refuse("since", "is beyond …", got=99,
+    given=True)`` reads ``since=99 is beyond …`` over MCP and ``--since 99 is beyond …`` at the
+    CLI."""
+    return InvalidArguments([Problem(parameter, "refused", got=got, given=given, says=says)])
 
 
 class CompactSchema(GenerateJsonSchema):
@@ -182,8 +266,7 @@ def validate(tool_name: str, model: type[BaseModel], arguments: dict) -> dict:
         checked = model.model_validate(arguments, strict=False if _AS_TEXT.get() else None)
     except ValidationError as exc:
         properties = json_schema(model).get("properties", {})
-        sentences = [_sentence(tool_name, properties, error) for error in exc.errors()]
-        raise InvalidArguments(" ".join(dict.fromkeys(sentences))) from None
+        raise InvalidArguments([_problem(tool_name, properties, error) for error in exc.errors()]) from None
     return {name: getattr(checked, name) for name in type(checked).model_fields}
 
 
@@ -213,23 +296,23 @@ def excerpt(value) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
 
 
-def _sentence(tool_name: str, properties: dict, error: dict) -> str:
-    where = error["loc"][0] if error["loc"] else ""
+def _problem(tool_name: str, properties: dict, error: dict) -> Problem:
+    where = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] == "missing":
-        return f"{tool_name} needs {_name(where)}: {expects(properties.get(where, {}))}."
+        return Problem(where, "missing", tool_name, properties.get(where, {}))
     if error["type"] == "extra_forbidden":
-        known = ", ".join(properties) or "none"
-        return f"{tool_name} has no parameter {excerpt(str(where))}; its parameters are: {known}."
-    return f"{_name(where)} must be {expects(properties.get(where, {}))}, got {excerpt(error['input'])}."
+        return Problem(where, "unknown", tool_name, known=tuple(properties))
+    return Problem(where, "invalid", tool_name, properties.get(where, {}), got=error["input"], given=True)
 
 
-def expects(prop: dict) -> str:
-    """What a schema property accepts, in words: ``a whole number from 1 to 100``."""
+def expects(prop: dict, typed: str = "json") -> str:
+    """What a schema property accepts, in words: ``a whole number from 1 to 100``, for a
+    value ``typed`` in JSON (MCP), at a ``shell`` or into a ``form``."""
     options = prop.get("anyOf")
     if options:
-        words = [expects(o) for o in options if o.get("type") != "null"]
-        # a form's field left empty is no value: "null" is no word a person types
-        nullable = len(words) < len(options) and not _AS_TEXT.get()
+        words = [expects(o, typed) for o in options if o.get("type") != "null"]
+        # null is no word a person types: an option left out, a form's field left empty
+        nullable = len(words) < len(options) and typed == "json"
         return " or ".join(words + (["null"] if nullable else []))
     if "enum" in prop:
         return "one of " + ", ".join(json.dumps(v) for v in prop["enum"])
@@ -237,7 +320,7 @@ def expects(prop: dict) -> str:
         return json.dumps(prop["const"])
     kind = prop.get("type")
     if kind == "boolean":
-        return "yes or no" if _AS_TEXT.get() else "true or false (a JSON boolean, not a string or number)"
+        return "yes or no" if typed == "form" else "true or false (a JSON boolean, not a string or number)"
     if kind == "array":
         low, high = prop.get("minItems", 0), prop.get("maxItems")
         count = (
@@ -249,7 +332,7 @@ def expects(prop: dict) -> str:
             if low
             else ""
         )
-        return f"a list of {count} ({expects(prop.get('items', {}))} each)".replace("of  (", "(")
+        return f"a list of {count} ({expects(prop.get('items', {}), typed)} each)".replace("of  (", "(")
     if kind in ("integer", "number"):
         noun = "a whole number" if kind == "integer" else "a number"
         low, high = prop.get("minimum"), prop.get("maximum")

@@ -73,8 +73,12 @@ def server_failure(message: str, **empty_payload) -> dict:
 def failure(exc: HermesError, empty_payload: dict) -> dict:
     """The envelope of a :class:`~hermes.errors.HermesError` a tool raised: ``server_error``
     when the environment failed (:class:`~hermes.errors.Unavailable`), else the caller's
-    mistake."""
+    mistake; a refused argument (:class:`~hermes.arguments.InvalidArguments`) also lists its
+    problems, ``errors: [{"field": parameter, "problem": sentence}]``."""
     make = server_failure if isinstance(exc, Unavailable) else fail
+    if isinstance(exc, arguments.InvalidArguments):
+        # which parameter each problem is about, for a client to act on (a face's words)
+        return make(str(exc), **empty_payload, errors=exc.errors())
     return make(str(exc), **empty_payload)
 
 

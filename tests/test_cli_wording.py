@@ -200,7 +200,11 @@ def test_the_favorite_tool_keeps_its_own_word_over_mcp(db, world):
         # a library refusal (the export is not a tool call): since=99 is --since 99
         (["corpus", "export", "ada", "--since", 99], "error: --since 99 is beyond the current revision", "since="),
         # a tool's own refusal: content_type is the command's --type
-        (["persona", "search", "ada", "--type", "podcast"], "error: unknown --type 'podcast'", "content_type"),
+        (
+            ["persona", "search", "ada", "--type", "podcast"],
+            'error: --type "podcast" is no content type',
+            "content_type",
+        ),
     ],
     ids=["library", "tool"],
 )
@@ -212,11 +216,54 @@ def test_a_refusal_written_with_a_parameter_name_names_the_option(world, args, s
     assert tool_word not in result.stderr
 
 
-def test_cli_wording_leaves_a_parameter_that_is_an_english_word_in_prose():
-    from hermes.facekit.terminal import cli_wording
+def test_a_refusal_json_lists_each_problem_by_the_tools_parameter(world):
+    """``--json``: the envelope says which parameter each problem is about (the tool's name
+    for it, as MCP's), the problem in the command's words."""
+    _, path, _ = world
+    result = run("persona", "search", "ada", "--type", "podcast", "--json", "--db", path)
+    assert result.exit_code == 1
+    answer = json.loads(result.stdout)
+    [error] = answer["errors"]
+    assert error["field"] == "content_type"
+    assert error["problem"].startswith('--type "podcast" is no content type')
+    assert answer["message"] == error["problem"]
 
-    names = {"since": "--since", "content_type": "--type", "item_id": "ITEM"}
-    assert (
-        cli_wording("changed since revision 3; since=3 and item_id, not my_content_type", names)
-        == "changed since revision 3; --since 3 and ITEM, not my_content_type"
-    )
+
+def test_each_face_writes_a_refusal_from_its_structure_not_its_prose():
+    """A face names the parameter a problem is about in its own words; the tool's words
+    around it stay as written, a parameter name that is also an English word ("since") and
+    the tool's name for a parameter in prose included: nothing rewrites the sentence."""
+    from hermes.arguments import MCP_WORDING, Wording, refuse
+
+    refused = refuse("since", "is beyond the revision since the last export; since=0 is everything", got=3, given=True)
+    cli = Wording({"since": "--since"}, typed="shell")
+    web = Wording({"since": "The revision"}, typed="form")
+    assert refused.worded(MCP_WORDING) == "since=3 is beyond the revision since the last export; since=0 is everything"
+    assert refused.worded(cli) == "--since 3 is beyond the revision since the last export; since=0 is everything"
+    assert refused.worded(web).startswith("The revision 3 is beyond the revision since the last export")
+    assert refused.errors(cli) == [{"field": "since", "problem": refused.worded(cli)}]
+
+
+def test_a_content_type_refusal_names_the_option_at_the_cli_and_the_label_on_the_web(db, world):
+    from hermes.tools import call_tool, collect_tools
+    from hermes.web.access import Tools
+
+    tool = collect_tools()["search_feed"]
+    mcp = call_tool(db, tool, {"user": "ada", "query": "", "content_type": "podcast"}, face="mcp")
+    assert mcp["message"].startswith('content_type="podcast" is no content type in the archive')
+    assert mcp["errors"] == [{"field": "content_type", "problem": mcp["message"]}]
+    web = Tools().call(db, "search_feed", {"content_type": "The type"}, user="ada", query="", content_type="podcast")
+    assert web["message"].startswith('The type "podcast" is no content type in the archive'), web
+    assert web["errors"][0]["field"] == "content_type"
+
+
+def test_null_is_said_over_mcp_only(db, world):
+    """An optional parameter accepts null over MCP; at the shell an option left out is its
+    default and a form's empty field is no value, so neither says "null"."""
+    from hermes.arguments import MCP_WORDING, Wording
+    from hermes.tools import collect_tools
+
+    prop = collect_tools()["list_feed"].input_schema()["properties"]["since_days"]
+    assert MCP_WORDING.expects(prop).endswith(" or null")
+    assert "null" not in Wording(typed="shell").expects(prop)
+    assert "null" not in Wording(typed="form").expects(prop)

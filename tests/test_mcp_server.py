@@ -132,6 +132,7 @@ async def test_bad_arguments_and_domain_errors_never_crash_or_write(db_path, db,
             "above_bar": 0,
             "below_bar": 0,
             "left_out": 0,
+            "errors": [{"field": "limit", "problem": "limit must be a whole number from 1 to 100, got 0."}],
         }
         wrong_type = await client.call_tool("record_feedback", {"user": "ann", "item_id": "abc", "liked": True})
         assert wrong_type.structured_content["message"] == (

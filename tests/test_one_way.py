@@ -332,7 +332,7 @@ def test_a_form_value_is_read_by_the_tools_model(db):
     from hermes.tools import collect_tools
 
     model = collect_tools()["digest"].argument_model
-    with arguments.typed_as_text(), arguments.named({"below_bar": "below"}):
+    with arguments.typed_as_text(), arguments.worded(arguments.Wording({"below_bar": "below"}, typed="form")):
         taken = arguments.validate("digest", model, {"user": "ada", "days": "14", "below_bar": "yes"})
         assert (taken["days"], taken["below_bar"]) == (14, True)
         with pytest.raises(arguments.InvalidArguments) as refused:

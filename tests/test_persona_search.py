@@ -109,7 +109,8 @@ def test_an_unknown_content_type_is_refused_with_the_known_ones(db, archive):
     make_persona(db)
     result = tool(db, "search_feed", user="alice", query="graph", content_type="hologram")
     assert result["ok"] is False and result["results"] == []
-    assert "unknown content_type 'hologram'" in result["message"]
+    assert 'content_type="hologram" is no content type in the archive' in result["message"]
+    assert [e["field"] for e in result["errors"]] == ["content_type"]
     assert "article, paper, podcast, video" in result["message"]
 
 

@@ -74,8 +74,10 @@ def test_a_huge_string_is_quoted_as_a_short_excerpt(db, world):
     ]:
         if name in tools:
             result = call_tool(db, tools[name], arguments)
-            assert result["ok"] is False and len(str(result)) < 600, name  # the empty payload is ~400
+            # the empty payload is ~400; the message and its one error quote 40 characters each
+            assert result["ok"] is False and len(str(result)) < 900, name
             assert "(10,000,000 characters)" in result["message"]
+            assert [e["field"] for e in result["errors"]] == [next(iter(arguments.keys() - {"user"}), "user")]
 
 
 def test_whole_floats_count_as_integers_and_a_default_fills_what_is_left_out(db, world):
@@ -125,6 +127,8 @@ async def test_over_mcp_a_bad_argument_is_an_envelope_not_an_sdk_error(db_path, 
         "feed": {},
         "removed": False,
         "message": "feed_id must be a whole number of at least 1, got true.",
+        # which parameter each problem is about, for a client to act on
+        "errors": [{"field": "feed_id", "problem": "feed_id must be a whole number of at least 1, got true."}],
     }
     assert db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 2  # add_items made one
 

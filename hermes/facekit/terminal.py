@@ -10,7 +10,6 @@ import difflib
 import functools
 import json
 import os
-import re
 import shutil
 import sys
 import textwrap
@@ -177,7 +176,7 @@ def database(path: str | None, *, create: bool = False, starters: bool = True):
 def run_tool(db, name: str, /, **arguments) -> dict:
     """Call tool ``name`` as a person at the terminal: the same function MCP calls (one write
     path), worded for the CLI, signals recorded with source ``ui``; a refused argument is
-    named as the running command spells it (:func:`cli_names`)."""
+    named as the running command spells it (:func:`cli_words`)."""
     # Here, not at the top: pydantic and the plugins' tools load only when a command calls one.
     from .. import arguments as tool_arguments
     from ..tools import call_tool, find_tool
@@ -187,12 +186,21 @@ def run_tool(db, name: str, /, **arguments) -> dict:
         raise HermesError(
             f"the {name} tool is not available: the plugin that provides it is disabled (see `hermes plugins`)"
         )
-    names = cli_names(arguments)
-    with tool_arguments.named(names):
-        result = call_tool(db, tool, arguments, face="cli")
-    if not result.get("ok", True) and isinstance(result.get("message"), str):
-        result = {**result, "message": cli_wording(result["message"], names)}
-    return result
+    with tool_arguments.worded(cli_words(arguments)):
+        return call_tool(db, tool, arguments, face="cli")
+
+
+def cli_words(arguments: dict | None = None):
+    """The CLI's words for a refusal (:class:`hermes.arguments.Wording`): each tool parameter
+    as the running command spells it (:func:`cli_names`), values as typed at a shell (no
+    JSON ``null``: an option left out is its default)."""
+    # Here, not at the top: pydantic loads only when a command words a refusal.
+    from ..arguments import Wording
+
+    ctx = get_current_context(silent=True)
+    names = {p.name: _spelling(p) for p in ctx.command.params} if ctx is not None else {}
+    names.update(cli_names(arguments or {}))
+    return Wording(names, typed="shell")
 
 
 def cli_names(arguments: dict) -> dict[str, str]:
@@ -212,23 +220,13 @@ def cli_names(arguments: dict) -> dict[str, str]:
     return spelled
 
 
-def cli_wording(message: str, names: dict[str, str] | None = None) -> str:
-    """``message``, written by a tool or library with parameter names, in the running
-    command's words: ``since=99`` becomes ``--since 99`` and ``content_type`` becomes
-    ``--type``. Only ``name=`` and names with an underscore are rewritten, so a parameter
-    that is also an English word (``since``, ``user``) stays a word in prose."""
-    # JSON's null is no value a person types at a shell (an option left out is the default)
-    message = re.sub(r" or null(?=[,.;)]|$)", "", message)
-    ctx = get_current_context(silent=True)
-    spelled = {p.name: _spelling(p) for p in ctx.command.params} if ctx is not None else {}
-    spelled.update(names or {})
-    for name, spelling in spelled.items():
-        if not name or name == spelling:
-            continue
-        message = re.sub(rf"(?<![\w-]){re.escape(name)}=", f"{spelling} ", message)
-        if "_" in name:
-            message = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", spelling, message)
-    return message
+def cli_message(exc: HermesError) -> str:
+    """A mistake's message for the ``error:`` line: a refused parameter (a library's, raised
+    outside a tool call: ``hermes corpus export --since 99``) written in the command's words
+    from the problems it carries, any other message as written."""
+    if hasattr(exc, "problems") and hasattr(exc, "worded"):  # hermes.arguments.InvalidArguments
+        return exc.worded(cli_words())
+    return str(exc)
 
 
 def _given(ctx, params: list, value, name: str):
@@ -306,7 +304,7 @@ def run_guarded(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except HermesError as exc:
-        die(cli_wording(str(exc)))
+        die(cli_message(exc))
 
 
 def guarded(command):

@@ -16,7 +16,7 @@ from ..errors import HermesError, NotFound
 from ..facekit.web import request_db
 from ..ranking.page import ranked_page
 from ..tools import call_tool, collect_tools
-from .forms import Refusal, bad, parse_int
+from .forms import Refusal, bad, parse_int, web_words
 
 
 @contextmanager
@@ -92,7 +92,7 @@ class Tools:
         tool = self.tools.get(name)
         if tool is None:
             return None
-        with arguments.typed_as_text(), arguments.named(labels or {}):
+        with arguments.typed_as_text(), arguments.worded(web_words(labels)):
             return call_tool(db, tool, values, face="web")
 
     def read(self, name: str, /, labels: dict[str, str] | None = None, **values) -> dict | None:
@@ -102,7 +102,7 @@ class Tools:
         tool = self.tools.get(name)
         if tool is None:
             return None
-        with arguments.typed_as_text(), arguments.named(labels or {}):
+        with arguments.typed_as_text(), arguments.worded(web_words(labels)):
             try:
                 return arguments.validate(name, tool.argument_model, values)
             except arguments.InvalidArguments as exc:

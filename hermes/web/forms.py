@@ -5,11 +5,20 @@ from __future__ import annotations
 
 from starlette.exceptions import HTTPException
 
+from ..arguments import Wording
 from ..contract import MAX_DAYS
 
 MAX_TEXT = 5000
 DEFAULT_DAYS = 7
 MAX_ID = 2**63 - 1  # SQLite's largest integer: no row has a larger id
+
+
+def web_words(labels: dict[str, str] | None = None):
+    """The web's words for a refusal (:class:`hermes.arguments.Wording`): each parameter as
+    the page labels its field (``labels``: ``{"text": "The highlighted passage"}``; a
+    parameter not labelled keeps its name, as the address's query spells it), values as typed
+    into a form (yes or no; an empty field is no value, not "null")."""
+    return Wording(dict(labels or {}), typed="form")
 
 
 def bad(message: str, status: int = 400):

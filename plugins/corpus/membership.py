@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from hermes.arguments import refuse
 from hermes.errors import InvalidInput
 from hermes.storage.records import now_iso
 from hermes.storage.transactions import write_transaction
@@ -202,9 +203,11 @@ def changes_since(db: sqlite_utils.Database, user_id: int, since: int, limit: in
         if since < 0:
             raise InvalidInput(f"since must be >= 0 (0 = from the beginning), got {since}")
         if since > revision:
-            raise InvalidInput(
-                f"since={since} is beyond the current revision {revision}; "
-                "pass a revision you received earlier, or 0 for everything"
+            raise refuse(
+                "since",
+                f"is beyond the current revision {revision}; pass a revision you received earlier, or 0 for everything",
+                got=since,
+                given=True,
             )
         sql = (
             "SELECT revision, kind, facet, item_id FROM corpus_log WHERE user_id = ? AND revision > ? ORDER BY revision"

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import sqlite_utils
 
+from hermes.arguments import refuse
 from hermes.clock import as_precise
 from hermes.errors import InvalidInput
 from hermes.ingest.parse import arxiv_year
@@ -365,8 +366,10 @@ def check_since(db: sqlite_utils.Database, user_id: int, since) -> tuple[int, bo
     if since < 0:
         raise InvalidInput(f"since must be >= 0 (0 = everything), got {since}")
     if since > revision:
-        raise InvalidInput(
-            f"since={since} is beyond the current revision {revision}; pass a "
-            "revision an earlier export reported, or 0 for everything"
+        raise refuse(
+            "since",
+            f"is beyond the current revision {revision}; pass a revision an earlier export reported, or 0 for everything",
+            got=since,
+            given=True,
         )
     return revision, 0 < since < trimmed

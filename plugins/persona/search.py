@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from hermes.arguments import refuse
 from hermes.builtins.default_candidates import like_pattern
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
@@ -103,9 +104,12 @@ def search(
         known = content_types(db)
         match = next((k for k in known if k.lower() == content_type.lower()), None)
         if match is None:
-            raise InvalidInput(
-                f"unknown content_type {content_type!r}; the archive holds: "
-                + (", ".join(known) if known else f"nothing yet ({INGEST})")
+            raise refuse(
+                "content_type",
+                "is no content type in the archive; it holds: "
+                + (", ".join(known) if known else f"nothing yet ({INGEST})"),
+                got=content_type,
+                given=True,
             )
         content_type = match
 
