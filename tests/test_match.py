@@ -132,3 +132,19 @@ def test_a_figure_is_shown_on_the_same_side_of_every_threshold(figure, text):
         for limit in limits:
             if figure == figure:  # not NaN
                 assert (float(text) >= limit) == (figure >= limit)
+
+
+def test_level_counts_of_float32_figures_equal_the_float64_comparison_at_every_limit():
+    """The float32 path (no float64 copy of every candidate's figure) reaches a limit
+    exactly where the figure's float64 value does, at the float32 neighbours of each
+    limit too; level_of (Python floats) agrees with both."""
+    from hermes.ranking.match import MINILM, level_counts, level_of, thresholds
+
+    for kind, limits in thresholds(MINILM).items():
+        near = [np.nextafter(np.float32(x), np.float32(d)) for x in limits for d in (-1, 2)]
+        values = np.array([*near, *(np.float32(x) for x in limits), np.nan, 0.0, 1.0], dtype=np.float32)
+        expected = np.zeros(len(values), dtype=np.int8)
+        for limit in limits:
+            expected += values.astype(np.float64) >= limit
+        assert level_counts(limits, values).tolist() == expected.tolist()
+        assert [level_of(kind, float(v), MINILM) for v in values] == expected.tolist()

@@ -75,7 +75,7 @@ def hermes_score(db, user, item_ids, vectors, context):
     scope = Scope(matrix, rows, vectors, (user["id"], text), context.exact, context.scratch)
     # the archive sample every figure is judged against, the persona's clicks left out: read
     # once per ranking for all three components
-    ground = reference.unclicked(matrix, {i for i, _ in clicks})
+    ground = scope.kept("ground", lambda: reference.unclicked(matrix, {i for i, _ in clicks}))
     comps = [profile(db, user, text, context, scope, ground)]
     fitted = classifier_model(context, user)
     liked = recent_likes(clicks, matrix)

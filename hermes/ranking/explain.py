@@ -228,6 +228,10 @@ class _Shared:
             self.liked_sims = {i: sims[k, :n] for k, i in enumerate(item_ids) if rows[k] >= 0}
             self.disliked_sims = {i: sims[k, n:] for k, i in enumerate(item_ids) if rows[k] >= 0}
         self._everywhere_memo: dict[str, bool] = {}
+        # the ranked columns as Python floats, once per page (the same values float() reads
+        # per item; indexing numpy scalars item by item cost more than the rest of a line)
+        self.raw = {name: values.tolist() for name, values in ranking.raw.items()}
+        self.contributions = {name: values.tolist() for name, values in ranking.contributions.items()}
 
     def _everywhere(self, key: str) -> bool:
         """Whether every item of the archive carries ``key`` (the one feed, the one type)."""
@@ -283,8 +287,8 @@ class _Shared:
             "role": comp.role,
             "active": bool(comp.active),
             "share": round(float(self.ranking.shares.get(name, 0.0)), 4),
-            "raw": round(float(self.ranking.raw[name][pos]), 4),
-            "contribution": round(float(self.ranking.contributions[name][pos]), 4),
+            "raw": round(self.raw[name][pos], 4),
+            "contribution": round(self.contributions[name][pos], 4),
         }
         detail = comp.detail
         if name == "profile":
@@ -480,12 +484,12 @@ class _Shared:
         others = [k for k, i in enumerate(self.liked) if i != item_id]
         if sims is None or not others:
             return []
-        ids = np.array([self.liked[k] for k in others])
-        sims = sims[others]
-        best = np.lexsort((ids, -sims))[:NEAREST_LIKED]
+        # closest first, ties to the lower id (sorted in Python floats: a few dozen likes)
+        values = sims.tolist()
+        best = sorted((-values[k], self.liked[k]) for k in others)[:NEAREST_LIKED]
         return [
-            {"id": int(ids[k]), "title": self.liked_titles.get(int(ids[k]), ""), "similarity": round(float(sims[k]), 4)}
-            for k in best
+            {"id": int(i), "title": self.liked_titles.get(int(i), ""), "similarity": round(-negated, 4)}
+            for negated, i in best
         ]
 
 
