@@ -110,7 +110,12 @@ class Wording:
         if problem.kind == "refused":
             named = self.value(where, problem.got) if problem.given else self.name(where)
             return f"{named} {problem.says}"
-        return f"{self.name(where)} must be {self.expects(problem.schema)}, got {excerpt(problem.got)}."
+        got = problem.got
+        # a list too long to quote is said by its length (its excerpt would end mid-list)
+        shown = (
+            f"a list of {len(got):,}" if isinstance(got, list) and len(excerpt(got)) > EXCERPT_CHARS else excerpt(got)
+        )
+        return f"{self.name(where)} must be {self.expects(problem.schema)}, got {shown}."
 
 
 #: MCP's words: the tool's own parameter names, values in JSON
@@ -266,7 +271,7 @@ def validate(tool_name: str, model: type[BaseModel], arguments: dict) -> dict:
         checked = model.model_validate(arguments, strict=False if _AS_TEXT.get() else None)
     except ValidationError as exc:
         properties = json_schema(model).get("properties", {})
-        raise InvalidArguments([_problem(tool_name, properties, error) for error in exc.errors()]) from None
+        raise InvalidArguments([problem_of(tool_name, properties, error) for error in exc.errors()]) from None
     return {name: getattr(checked, name) for name in type(checked).model_fields}
 
 
@@ -296,7 +301,8 @@ def excerpt(value) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
 
 
-def _problem(tool_name: str, properties: dict, error: dict) -> Problem:
+def problem_of(tool_name: str, properties: dict, error: dict) -> Problem:
+    """The :class:`Problem` of one of pydantic's errors, read against the schema's ``properties``."""
     where = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] == "missing":
         return Problem(where, "missing", tool_name, properties.get(where, {}))
@@ -317,7 +323,8 @@ def expects(prop: dict, typed: str = "json") -> str:
     if "enum" in prop:
         return "one of " + ", ".join(json.dumps(v) for v in prop["enum"])
     if "const" in prop:
-        return json.dumps(prop["const"])
+        meaning = prop.get("description")
+        return json.dumps(prop["const"]) + (f" ({meaning})" if meaning else "")
     kind = prop.get("type")
     if kind == "boolean":
         return "yes or no" if typed == "form" else "true or false (a JSON boolean, not a string or number)"
@@ -337,9 +344,9 @@ def expects(prop: dict, typed: str = "json") -> str:
         noun = "a whole number" if kind == "integer" else "a number"
         low, high = prop.get("minimum"), prop.get("maximum")
         if low is not None and high is not None:
-            return f"{noun} from {low:g} to {high:g}"
+            return f"{noun} from {_figure(low)} to {_figure(high)}"
         if low is not None:
-            return f"{noun} of at least {low:g}"
+            return f"{noun} of at least {_figure(low)}"
         return noun
     if kind == "string":
         low, high = prop.get("minLength"), prop.get("maxLength")
@@ -353,3 +360,8 @@ def expects(prop: dict, typed: str = "json") -> str:
             )
         return "a non-empty string" if low else "a string"
     return "a value of the documented type"
+
+
+def _figure(bound) -> str:
+    """A schema's bound as written: ``1``, ``0.5``, ``4611686018427387904`` (not ``4.6e+18``)."""
+    return str(bound) if isinstance(bound, int) else f"{bound:g}"

@@ -16,7 +16,7 @@ from ..errors import HermesError, NotFound
 from ..facekit.web import request_db
 from ..ranking.page import ranked_page
 from ..tools import call_tool, collect_tools
-from .forms import Refusal, bad, parse_int, web_words
+from .forms import ITEM_LABEL, Refusal, bad, read, web_words
 
 
 @contextmanager
@@ -42,7 +42,7 @@ def require_persona(db, name) -> dict:
 def require_item_id(db, value, back: str | None = None) -> int:
     """The item ``value`` names, or a 404 page linking ``back`` (the feed the person came
     from: the message tells them to go back to it for the current items)."""
-    item_id = parse_int(value, "The item number", 1, 2**62)
+    item_id = read({"item_id": value}, "item_id", labels=ITEM_LABEL, required=("item_id",)).item_id
     try:
         require_item(db, item_id)
     except NotFound as exc:

@@ -27,7 +27,7 @@ from hermes.text.latex import readable
 from ..ranking.rank import rank
 from ..storage.clicks import label_of
 from .access import Tools, opened, require_item_id, require_persona
-from .forms import Refusal, as_typed, bad, local_path, parse_bool, parse_int
+from .forms import ITEM_LABEL, Refusal, as_typed, bad, local_path, read
 from .render import DENSITIES, DENSITY_COOKIE, done, macro_text, page_url, render, wants_json
 from .sanitize import safe_url
 from .views import (
@@ -40,7 +40,8 @@ from .views import (
     read_among,
 )
 
-MAX_BATCH = 200
+#: how a refusal names the on / off field of a button
+ON_LABEL = {"on": "The on / off choice"}
 
 
 def _title(db, item_id: int) -> str:
@@ -108,15 +109,13 @@ def _label(value: str | None) -> str:
 
 async def click(request: Request):
     def work(db, tools, user, item_id, form):
-        choice = (form.get("liked") or "").strip().lower()
-        if choice not in {"1", "0", "none", "true", "false", "yes", "no"}:
-            bad(f"The rating must be like, dislike or none, got {choice[:40]!r}")
+        choice = read(form, "liked", labels={"liked": "The rating"}, required=("liked",)).liked
         before = label_of(db, user["id"], item_id)
         if choice == "none":
             tools.require(db, "feeds", "remove_feedback", user=user["name"], item_id=item_id)
             after, message, kind = None, f"Rating taken back: {_title(db, item_id)}", "ok"
         else:
-            liked = parse_bool(choice, "The rating")
+            liked = choice == "like"
             tools.require(db, "feeds", "record_feedback", user=user["name"], item_id=item_id, liked=liked)
             after = "like" if liked else "dislike"
             message = f"{'✓ More' if liked else '✗ Less'} like this: {_title(db, item_id)}"
@@ -136,7 +135,7 @@ async def mark_read(request: Request):
     """Mark read (``on=1``, reading progress 1.0) or unread again (``on=0``)."""
 
     def work(db, tools, user, item_id, form):
-        on = parse_bool(form.get("on", "1"), "The on / off choice")
+        on = read(form, "on", labels=ON_LABEL).on
         if on:
             # A person saying "I read it" is a reading session (as an open is); only the bulk
             # "mark these read" is not.
@@ -198,7 +197,7 @@ async def open_item(request: Request):
 
 async def favorite(request: Request):
     def work(db, tools, user, item_id, form):
-        on = parse_bool(form.get("on", "1"), "The on / off choice")
+        on = read(form, "on", labels=ON_LABEL).on
         tools.require(db, "corpus", "favorite", user=user["name"], item_id=item_id, on=on)
         return {
             "message": f"{'Saved' if on else 'Unsaved'}: {_title(db, item_id)}",
@@ -239,13 +238,10 @@ async def read_all(request: Request):
     it), so the button does what it says with or without script. One read since is already
     read, and is not counted either."""
     form = await request.form()
-    on = parse_bool(form.get("on", "1"), "The on / off choice")
-    raw = [p for p in (form.get("item_ids") or "").replace(" ", "").split(",") if p]
-    if not raw:
+    on = read(form, "on", labels=ON_LABEL).on
+    ids = list(dict.fromkeys(read(form, "item_ids", labels=ITEM_LABEL).item_ids))
+    if not ids:
         bad("no items to mark: this view is empty")
-    if len(raw) > MAX_BATCH:
-        bad(f"at most {MAX_BATCH} items at once, got {len(raw)}")
-    ids = list(dict.fromkeys(parse_int(p, "Each item number", 1, 2**62) for p in raw))
 
     def act():
         tools = Tools()

@@ -28,10 +28,10 @@ from ..ranking.matrix import get_matrix
 from ..ranking.preferences import source_key, tag_key, topic_key
 from ..ranking.rank import blend_weight, candidate_rows
 from ..storage.clicks import click_labels
-from .forms import DEFAULT_DAYS, parse_bool, parse_days, parse_int, parse_text
+from .forms import DEFAULT_DAYS, PAGE_SIZE, read
 
-PAGE_SIZE = 30
-MAX_PAGE = 200
+#: what a feed view's address holds (:class:`hermes.web.forms.WebValues` checks each)
+VIEW_KEYS = ("days", "read", "page", "limit", "feed", "tag", "author", "topic", "below")
 
 
 @dataclass(frozen=True)
@@ -99,23 +99,28 @@ class View:
 
 
 def parse_view(params) -> View:
-    def text(key):
-        return parse_text(params.get(key), key, required=False, maximum=200) or None
-
-    feed = params.get("feed")
+    """The view an address asks for, its values checked by the web's one model (a bad one
+    is a 400 page saying what to give instead)."""
+    asked = read(params, *VIEW_KEYS)
     return View(
         user=params.get("user") or "",
-        days=parse_days(params.get("days")),
-        show_read=parse_bool(params.get("read"), "read") if params.get("read") else False,
-        page=parse_int(params.get("page", 1), "page", 1, MAX_PAGE),
-        limit=parse_int(params.get("limit", PAGE_SIZE), "limit", 1, 200),
-        feed=parse_int(feed, "feed", 1, 2**62) if feed else None,
-        tag=text("tag"),
-        author=text("author"),
-        topic=text("topic"),
-        below=parse_bool(params.get("below"), "below") if params.get("below") else False,
+        days=None if asked.days == "all" else asked.days,
+        show_read=asked.read,
+        page=asked.page,
+        limit=asked.limit,
+        feed=asked.feed,
+        tag=asked.tag,
+        author=asked.author,
+        topic=asked.topic,
+        below=asked.below,
         days_given=params.get("days") is not None,
     )
+
+
+def window_days(text) -> float | None:
+    """A window as written (``"14"``, ``"all"``): its days, None for the whole archive."""
+    days = read({"days": text}, "days").days
+    return None if days == "all" else days
 
 
 def window_cookie(user: dict) -> str:
@@ -133,7 +138,7 @@ def in_window(db, user: dict, view: View, cookies) -> View:
         return replace(view, home_days=view.days)
     kept = cookies.get(window_cookie(user))
     try:
-        days = chosen_window(db, user) if kept is None else parse_days(kept)
+        days = chosen_window(db, user) if kept is None else window_days(kept)
     except HTTPException:  # an edited cookie: not this page's fault
         days = chosen_window(db, user)
     return replace(view, days=days, home_days=days)
