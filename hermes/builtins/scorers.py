@@ -309,10 +309,26 @@ def _profile(db, user, text: str, context: ScoringContext, scope: Scope, ground:
         return Component("profile", "profile", semantic, detail=detail, evidence=evidence, reference=typical)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
     # everything else once the scores are standardised.
-    words, lexical = scope.kept("lexical", lambda: (bm25[rows], calibrate(np.log1p(bm25[rows]))))
+    logged = _log1p_of(bm25)
+    words, lexical = scope.kept("lexical", lambda: (np.take(bm25, rows), calibrate(np.take(logged, rows))))
     detail.update(lexical=words, lexical_share=LEXICAL_SHARE)
     mixed = (1 - LEXICAL_SHARE) * calibrate(semantic) + LEXICAL_SHARE * lexical
     return Component("profile", "profile", mixed, detail=detail, evidence=evidence, reference=typical)
+
+
+_LOGGED: OrderedDict = OrderedDict()
+
+
+def _log1p_of(bm25: np.ndarray) -> np.ndarray:
+    """``np.log1p(bm25)`` over every row, kept while :func:`lexical_scores` serves the same
+    array (the same values as taking the log of the candidates' rows, once per persona text
+    instead of on every ranking)."""
+    hit = _LOGGED.get(id(bm25))
+    if hit is None or hit[0] is not bm25:
+        hit = _LOGGED[id(bm25)] = (bm25, np.log1p(bm25))
+        while len(_LOGGED) > 4:
+            _LOGGED.popitem(last=False)
+    return hit[1]
 
 
 def _profile_columns(cosines: np.ndarray, n_targets: int) -> np.ndarray:

@@ -212,11 +212,13 @@ class _Shared:
         self.clauses = (interest_clauses(text) or [wanted_text(text)]) if text else []
         affinity = ranking.components.get("affinity")
         self.liked = list(affinity.detail.get("liked_items", [])) if affinity and affinity.active else []
-        self.liked_titles = {i: r["title"] for i, r in item_rows(db, self.liked).items()}
+        self.disliked = list(affinity.detail.get("disliked_items", [])) if affinity and affinity.active else []
+        # the liked and disliked items' titles in one read
+        titles = {i: r["title"] for i, r in item_rows(db, self.liked + self.disliked).items()}
+        self.liked_titles = {i: titles[i] for i in self.liked if i in titles}
+        self.disliked_titles = {i: titles[i] for i in self.disliked if i in titles}
         # who liked each: the person, an agent, or bootstrap (worded apart: not "you liked")
         self.liked_by = liked_by(db, user["id"]) if self.liked else {}
-        self.disliked = list(affinity.detail.get("disliked_items", [])) if affinity and affinity.active else []
-        self.disliked_titles = {i: r["title"] for i, r in item_rows(db, self.disliked).items()}
         # each explained item's cosine to each liked and disliked item, in one product
         self.liked_sims, self.disliked_sims = {}, {}
         rated = self.liked + self.disliked

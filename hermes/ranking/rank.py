@@ -318,7 +318,8 @@ def rank(
         components={c.name: c for c in components},
         blend_weight=w,
         n_clicks=len(clicks),
-        raw={c.name: np.asarray(c.scores, dtype=np.float64)[order] for c in components},
+        # the ranked rows taken, then widened (the same values; not every candidate's copied)
+        raw={c.name: np.asarray(c.scores)[order].astype(np.float64) for c in components},
         n_candidates=len(ids),
         shares=shares,
         order=order,
