@@ -104,12 +104,12 @@ def phrases_of(p: dict) -> list[str]:
         add(
             LEVELS.index(e["level"]),
             "interest",
-            {
-                "strong": f"matches your interest {clause} closely (similarity {sim})",
-                "good": f"matches your interest {clause} (similarity {sim})",
-                "weak": f"weakly similar to your interests (nearest {clause}, similarity {sim})",
-                "none": f"not close to any of your interests (nearest {clause}, similarity {sim})",
-            }[e["level"]]
+            {  # the level's phrase only (a page words 20 items; the others were made and dropped)
+                "strong": lambda: f"matches your interest {clause} closely (similarity {sim})",
+                "good": lambda: f"matches your interest {clause} (similarity {sim})",
+                "weak": lambda: f"weakly similar to your interests (nearest {clause}, similarity {sim})",
+                "none": lambda: f"not close to any of your interests (nearest {clause}, similarity {sim})",
+            }[e["level"]]()
             if not _held_down(e)
             else f"similar to your interest {clause} (similarity {sim}), but an item here is "
             f"typically {shown(e['typical_here'])} from your interests",
@@ -119,10 +119,10 @@ def phrases_of(p: dict) -> list[str]:
         title, sim = _quote(e["title"] or f"item {e['id']}"), shown(e["similarity"])
         who = "bootstrap liked for you" if e.get("source") == "bootstrap" else "you liked"
         phrases = {
-            "strong": f"very close to {title}, which {who} (similarity {sim})",
-            "good": f"close to {title}, which {who} (similarity {sim})",
-            "weak": f"weakly similar to what you liked (nearest {title}, similarity {sim})",
-            "none": f"nothing you liked is similar (nearest similarity {sim})",
+            "strong": lambda: f"very close to {title}, which {who} (similarity {sim})",
+            "good": lambda: f"close to {title}, which {who} (similarity {sim})",
+            "weak": lambda: f"weakly similar to what you liked (nearest {title}, similarity {sim})",
+            "none": lambda: f"nothing you liked is similar (nearest similarity {sim})",
         }
         itself = (
             "liked for you by bootstrap, from your interests or an imported library"
@@ -147,7 +147,7 @@ def phrases_of(p: dict) -> list[str]:
                 f"typically {shown(e['typical_here'])} from what you liked"
             )
         else:
-            text = phrases[e["level"]]
+            text = phrases[e["level"]]()
         add(LEVELS.index(e["level"]), "liked", text)
     if ev["classifier"] is not None:
         e = ev["classifier"]
@@ -158,11 +158,11 @@ def phrases_of(p: dict) -> list[str]:
             LEVELS.index(e["level"]) if not e.get("keeps_below_bar") else len(LEVELS),
             "classifier",
             {
-                "strong": f"looks like what you liked, not what you disliked (probability {prob})",
-                "good": f"looks more like what you liked than what you disliked (probability {prob})",
-                "weak": f"your likes and dislikes do not tell either way (probability {prob})",
-                "none": f"looks more like what you disliked (probability {prob})",
-            }[e["level"]]
+                "strong": lambda: f"looks like what you liked, not what you disliked (probability {prob})",
+                "good": lambda: f"looks more like what you liked than what you disliked (probability {prob})",
+                "weak": lambda: f"your likes and dislikes do not tell either way (probability {prob})",
+                "none": lambda: f"looks more like what you disliked (probability {prob})",
+            }[e["level"]]()
             if not e.get("keeps_below_bar")
             else f"leans towards what you disliked (probability {prob}), which keeps it below your bar",
         )
