@@ -18,7 +18,6 @@ import os
 import re
 import sys
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
@@ -73,28 +72,57 @@ def _truthy(value: str | None, name: str) -> bool:
 
 MATRIX_STORAGES = ("auto", "float32", "int8")
 
-
-@dataclass(frozen=True)
-class Settings:
-    allow_private: bool = False
-    fetch_timeout: float = 20.0
-    max_feed_bytes: int = 20 * 1024 * 1024
-    fetch_concurrency: int = 8
-    plugins: tuple[str, ...] | None = None
+#: The core's settings, each read from a section of config.toml by its typed model
+#: (:mod:`hermes.core_settings`) unless the environment or the caller gives it: the field,
+#: its ``(section, key)`` and its default.
+CORE_SETTINGS = {
+    "allow_private": ("fetch", "allow_private", False),
+    "fetch_timeout": ("fetch", "timeout", 20.0),
+    "max_feed_bytes": ("fetch", "max_bytes", 20 * 1024 * 1024),
+    "fetch_concurrency": ("fetch", "concurrency", 8),
     #: seconds between background refreshes (``[ingest] every``); 0 = no background refresh
-    ingest_every: float = 3600.0
+    "ingest_every": ("ingest", "every", 3600.0),
     #: how the ranking holds the embedding matrix: ``HERMES_MATRIX``, else ``[ranking]
     #: matrix``, else ``"auto"`` (int8 from :data:`hermes.ranking.matrix.INT8_FROM_ROWS`
     #: items up, float32 below)
-    matrix_storage: str = "auto"
+    "matrix_storage": ("ranking", "matrix", "auto"),
     #: ``[embed] backend`` as written, else ``"auto"``, and ``[embed] torch_from`` (``None``:
     #: not set); the environment's ``HERMES_EMBED_*`` win, in :mod:`hermes.onnx_embed.choice`
-    embed_backend: str = "auto"
-    embed_torch_from: int | None = None
-    #: the tables of config.toml no core field holds: the plugins' sections, read through
-    #: :meth:`section`
-    tables: dict = field(default_factory=dict, compare=False, repr=False)
-    _checked: dict = field(default_factory=dict, compare=False, repr=False)
+    "embed_backend": ("embed", "backend", "auto"),
+    "embed_torch_from": ("embed", "torch_from", None),
+}
+
+
+class Settings:
+    """The settings in effect (:func:`settings`). ``plugins`` and ``tables`` (every section
+    of config.toml) are read at once — ``hermes --help`` reads the plugin list — and each core
+    setting (``fetch_timeout`` …, :data:`CORE_SETTINGS`) when first read, through the core
+    sections' typed models (:meth:`section`, pydantic's load deferred to then): a mistake in
+    any core section is one line naming the setting, the file and what is allowed. A value
+    given here (``Settings(fetch_timeout=1.0)``, the environment's) wins over the file."""
+
+    def __init__(self, *, plugins: tuple[str, ...] | None = None, tables: dict | None = None, **given):
+        unknown = set(given) - set(CORE_SETTINGS)
+        if unknown:
+            raise TypeError(f"Settings has no setting {', '.join(sorted(unknown))}")
+        self.plugins = plugins
+        #: config.toml's tables (the core's and the plugins'), read through :meth:`section`
+        self.tables = dict(tables or {})
+        self._given = given
+        self._core: dict | None = None
+        self._checked: dict = {}
+
+    def __getattr__(self, name: str):
+        if name not in CORE_SETTINGS:
+            raise AttributeError(name)
+        if name in self._given:
+            return self._given[name]
+        if self._core is None:
+            self._core = _core_settings(self)
+        return self._core[name]
+
+    def __repr__(self) -> str:
+        return f"Settings(plugins={self.plugins!r}, given={self._given!r})"
 
     def section(self, name: str, model):
         """Section ``[name]`` checked by ``model`` (a pydantic model: strict, no unknown key),
@@ -103,6 +131,19 @@ class Settings:
         if name not in self._checked:
             self._checked[name] = _checked_section(name, model, self.tables.get(name, {}))
         return self._checked[name]
+
+
+def _core_settings(found: Settings) -> dict:
+    """Every core setting not given, read from its section by its model (all sections at
+    once: a mistake in any is said at the first read of one)."""
+    # Here, not at the top: pydantic loads when a command first reads a core setting, not
+    # for `hermes --help` (which reads the plugin list only).
+    from .core_settings import CORE_MODELS
+
+    sections = {name: found.section(name, model) for name, model in CORE_MODELS.items()}
+    out = {field: getattr(sections[section], key) for field, (section, key, _) in CORE_SETTINGS.items()}
+    out["ingest_every"] = parse_duration(out["ingest_every"], in_config("ingest", "every"))
+    return out
 
 
 DEFAULT_INGEST_EVERY = "1h"
@@ -153,27 +194,10 @@ def _parsed(path: Path, content: bytes) -> dict:
         raise HermesError(f"{path}: not valid TOML ({exc})") from exc
 
 
-def _matrix_storage(cfg: dict) -> str:
-    value = os.environ.get("HERMES_MATRIX")
-    where = "HERMES_MATRIX"
-    if value is None:
-        value = _table(cfg, "ranking").get("matrix", "auto")
-        where = in_config("ranking", "matrix")
-    if not isinstance(value, str) or value.strip().lower() not in MATRIX_STORAGES:
-        raise HermesError(f'{where}: expected "auto", "float32" or "int8", got {value!r}')
-    return value.strip().lower()
-
-
-#: the keys of the sections the core reads whole (a typo there is refused, not ignored);
-#: [embed] and [ranking] are the core's too, their other keys left alone
-KNOWN_KEYS = {
-    "fetch": {"timeout", "max_bytes", "concurrency", "allow_private"},
-    "ingest": {"every"},
-    "plugins": {"enabled"},
-}
-#: the core's sections. This file is read before plugins load (it lists them), so a plugin's
-#: section is checked once they are registered (:func:`check_sections`)
-CORE_SECTIONS = frozenset(KNOWN_KEYS) | {"embed", "ranking"}
+#: the core's sections: its models' (:mod:`hermes.core_settings`) and [plugins]. This file
+#: is read before plugins load (it lists them), so a plugin's section is checked once they
+#: are registered (:func:`check_sections`)
+CORE_SECTIONS = frozenset({"fetch", "ingest", "embed", "ranking", "plugins"})
 _warned: set[tuple[Path, str]] = set()
 
 
@@ -233,33 +257,21 @@ def _checked_section(name: str, model, table):
         raise HermesError(f"{in_config(name, key)}: expected {what}, got {excerpt(errors[0]['input'])}") from None
 
 
-def _table(cfg: dict, name: str) -> dict:
-    """Section ``[name]`` of config.toml, checked: a table, with only keys the core reads."""
-    table = cfg.get(name, {})
+def _plugin_list(cfg: dict) -> tuple[str, ...] | None:
+    """``[plugins] enabled``: checked here, by hand, not by a model — every command reads it
+    to know its plugins, ``hermes --help`` too, which loads no pydantic."""
+    table = cfg.get("plugins", {})
     if not isinstance(table, dict):
-        raise HermesError(f"{in_config(name)}: {name} must be a table ([{name}]), got {table!r}")
-    unknown = sorted(set(table) - KNOWN_KEYS.get(name, set(table)))
+        raise HermesError(f"{in_config('plugins')}: plugins must be a table ([plugins]), got {table!r}")
+    unknown = sorted(set(table) - {"enabled"})
     if unknown:
-        raise HermesError(
-            f"{in_config(name)}: unknown key(s) in [{name}]: {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(KNOWN_KEYS[name]))}"
-        )
-    return table
-
-
-def _number(table: dict, section: str, key: str, default, kind: type, what: str):
-    """``table[key]`` as a positive ``kind`` (a whole number for ``int``), else an error
-    naming the setting: a timeout of 0 failed every feed and put them all in back-off."""
-    value = table.get(key, default)
-    whole = kind is int
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or (whole and not float(value).is_integer())
-        or not value > 0
-    ):
-        raise HermesError(f"{in_config(section, key)}: expected {what} above 0, got {value!r}")
-    return kind(value)
+        raise HermesError(f"{in_config('plugins')} has unknown key(s) {', '.join(unknown)}; known: enabled")
+    if "enabled" not in table:
+        return None
+    enabled = table["enabled"]
+    if not isinstance(enabled, list) or not all(isinstance(name, str) for name in enabled):
+        raise HermesError(f"{in_config('plugins', 'enabled')}: expected a list of plugin names, got {enabled!r}")
+    return tuple(enabled)
 
 
 #: the environment variables :func:`settings` reads
@@ -288,38 +300,24 @@ def settings() -> Settings:
 
 
 def _settings_from(cfg: dict) -> Settings:
+    """The settings of ``cfg`` and the environment: the section names and the plugin list
+    checked now, the environment's values too (each names its variable); the core sections
+    when first read (:class:`Settings`)."""
     _sections(cfg, CORE_SECTIONS, warn=False)
-    fetch = _table(cfg, "fetch")
-    allowed_here = fetch.get("allow_private", False)
-    if not isinstance(allowed_here, bool):
-        raise HermesError(f"{in_config('fetch', 'allow_private')}: expected true or false, got {allowed_here!r}")
-    embed = cfg.get("embed", {})
-    if not isinstance(embed, dict):
-        raise HermesError(f"{in_config('embed')}: embed must be a table ([embed]), got {embed!r}")
-    torch_from = (
-        _number(embed, "embed", "torch_from", None, int, "a whole number of texts") if "torch_from" in embed else None
-    )  # the backend is checked where it is read
-    allow = _truthy(os.environ.get("HERMES_ALLOW_PRIVATE"), "HERMES_ALLOW_PRIVATE") or allowed_here
+    given: dict = {}
+    if _truthy(os.environ.get("HERMES_ALLOW_PRIVATE"), "HERMES_ALLOW_PRIVATE"):
+        given["allow_private"] = True  # else [fetch] allow_private says
     plugins_env = os.environ.get("HERMES_PLUGINS")
     if plugins_env is not None:
         plugins = tuple(p.strip() for p in plugins_env.split(",") if p.strip())
-    elif "enabled" in _table(cfg, "plugins"):
-        plugins = tuple(cfg["plugins"]["enabled"])
     else:
-        plugins = None
-    every, every_where = os.environ.get("HERMES_INGEST_EVERY"), "HERMES_INGEST_EVERY"
-    if every is None:
-        every = _table(cfg, "ingest").get("every", DEFAULT_INGEST_EVERY)
-        every_where = in_config("ingest", "every")
-    return Settings(
-        allow_private=allow,
-        fetch_timeout=_number(fetch, "fetch", "timeout", 20.0, float, "a number of seconds"),
-        max_feed_bytes=_number(fetch, "fetch", "max_bytes", 20 * 1024 * 1024, int, "a whole number of bytes"),
-        fetch_concurrency=_number(fetch, "fetch", "concurrency", 8, int, "a whole number of feeds"),
-        plugins=plugins,
-        ingest_every=parse_duration(every, every_where),
-        matrix_storage=_matrix_storage(cfg),
-        embed_backend=embed.get("backend", "auto"),
-        embed_torch_from=torch_from,
-        tables={name: table for name, table in cfg.items() if name not in CORE_SECTIONS},
-    )
+        plugins = _plugin_list(cfg)
+    every = os.environ.get("HERMES_INGEST_EVERY")
+    if every is not None:
+        given["ingest_every"] = parse_duration(every, "HERMES_INGEST_EVERY")
+    matrix = os.environ.get("HERMES_MATRIX")
+    if matrix is not None:
+        if matrix.strip().lower() not in MATRIX_STORAGES:
+            raise HermesError(f'HERMES_MATRIX: expected "auto", "float32" or "int8", got {matrix!r}')
+        given["matrix_storage"] = matrix.strip().lower()
+    return Settings(plugins=plugins, tables={name: table for name, table in cfg.items() if name != "plugins"}, **given)

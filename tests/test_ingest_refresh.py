@@ -71,7 +71,7 @@ def test_every_comes_from_config_then_environment(monkeypatch):
     (home / "config.toml").write_text('[ingest]\nevery = "whenever"\n', encoding="utf-8")
     monkeypatch.delenv("HERMES_INGEST_EVERY")
     with pytest.raises(HermesError, match=r"\[ingest\] every"):
-        config.settings()
+        _ = config.settings().ingest_every
 
 
 # --- when a feed is due ---------------------------------------------------------------------

@@ -117,7 +117,7 @@ def test_a_bad_storage_setting_is_a_clear_error(db, add_items, monkeypatch, herm
         (hermes_home / "config.toml").write_text("[ranking]\nmatrix = 8\n")
         named = "[ranking] matrix"
     with pytest.raises(HermesError, match=r'expected "auto", "float32" or "int8"') as caught:
-        config.settings()
+        _ = config.settings().matrix_storage
     assert named in str(caught.value)
     result = call_tool(db, collect_tools()["list_feed"], {"user": "ann"})
     assert not result["ok"] and named in result["message"]
