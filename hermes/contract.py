@@ -35,6 +35,14 @@ UNTRUSTED = (
 )
 
 
+class ArgumentProblem(BaseModel):
+    """One problem of a refused call: ``field``, the parameter it is about (the tool's name
+    for it), and ``problem``, the sentence that says what is wrong and what it accepts."""
+
+    field: str
+    problem: str
+
+
 class Result(BaseModel):
     """The result envelope every tool returns: ``ok``, ``message`` and the tool's payload.
 
@@ -47,12 +55,14 @@ class Result(BaseModel):
 
     ok: bool
     message: str
+    #: a refused argument's problems, each about one parameter (only in such a refusal)
+    errors: list[ArgumentProblem] = []
 
     @classmethod
     def empty(cls) -> dict:
         """The payload keys with their empty (default) values, for a failure."""
         # warnings off: a typed object's default is the empty ``{}`` as given, not a model
-        return cls.model_construct(ok=False, message="").model_dump(exclude={"ok", "message"}, warnings=False)
+        return cls.model_construct(ok=False, message="").model_dump(exclude={"ok", "message", "errors"}, warnings=False)
 
 
 def ok(message: str, **payload) -> dict:

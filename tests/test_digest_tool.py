@@ -389,7 +389,10 @@ def test_when_nothing_clears_the_bar_the_digest_says_so(db, mixed_week):
 def test_bad_input_is_refused_with_every_key_present(db, corpus, args, fragment):
     result = digest(db, **args)
     assert result["ok"] is False and fragment in result["message"]
-    assert set(result) == set(digest(db, "ann"))
+    # every key of an answer, and the problems of a refused argument (issue 35)
+    argument = fragment != "unknown persona"
+    assert set(result) == set(digest(db, "ann")) | ({"errors"} if argument else set())
+    assert [e["field"] for e in result.get("errors", [])] == ([fragment.split()[0]] if argument else [])
     assert result["topics"] == [] and result["unclustered"] == []
 
 
@@ -414,7 +417,7 @@ def test_kg_communities_lists_labels_sizes_top_tags_and_left_out(db, corpus):
 def test_kg_communities_on_an_empty_archive_and_bad_limit(db):
     result = kg_communities(db)
     assert result["ok"] is False and "ingest" in result["message"]
-    assert set(result) == set(digest_tools.Communities.model_fields)
+    assert set(result) == set(digest_tools.Communities.model_fields) - {"errors"}  # no argument refused
     assert result["nothing_to_show"] is True  # a fine call with nothing to show (the CLI exits 0)
     assert kg_communities(db, limit=0)["ok"] is False
     assert kg_communities(db, limit=0)["nothing_to_show"] is False  # a mistake is not an empty answer
