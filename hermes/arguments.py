@@ -50,11 +50,15 @@ _AS_TEXT: contextvars.ContextVar[bool] = contextvars.ContextVar("hermes_as_text"
 def typed_as_text():
     """Within the block, an argument may be the text a person typed for it (a web form's
     field, a query string's value): a whole number ``"7"`` is read as 7, ``"yes"`` / ``"no"``
-    as a bool; anything else is refused in the model's words, as any bad value is."""
+    as a bool; anything else is refused in the model's words, as any bad value is, a value
+    said as one is typed into a form (yes or no, no ``null``: a JSON route's query string
+    too) unless a face's :func:`worded` inside says more."""
     token = _AS_TEXT.set(True)
+    typed = _WORDING.set(Wording(_WORDING.get().names, typed="form"))
     try:
         yield
     finally:
+        _WORDING.reset(typed)
         _AS_TEXT.reset(token)
 
 

@@ -196,3 +196,14 @@ def test_words_for_what_a_parameter_accepts():
     assert expects({"enum": ["a", "b"]}) == 'one of "a", "b"'
     assert excerpt("y" * 100) == '"' + "y" * 40 + '…" (100 characters)'
     assert excerpt(True) == "true" and excerpt(None) == "null"
+
+
+def test_a_query_strings_value_is_refused_as_typed_text_not_json(db, world):
+    """A JSON route hands the query string to a tool as typed (no face of its own): its
+    refusal says what to type (yes or no), not JSON's booleans or null."""
+    from hermes import arguments
+
+    model = collect_tools()["digest"].argument_model
+    with arguments.typed_as_text(), pytest.raises(arguments.InvalidArguments) as refused:
+        arguments.validate("digest", model, {"user": "ann", "below_bar": "maybe"})
+    assert str(refused.value) == 'below_bar must be yes or no, got "maybe".'
