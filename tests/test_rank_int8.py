@@ -13,7 +13,7 @@ from hermes.contract import CandidateQuery
 from hermes.embed import get_embedder
 from hermes.errors import HermesError
 from hermes.ranking import matrix as matrix_mod
-from hermes.ranking import matrix_store, quantized
+from hermes.ranking import matrix_loader, matrix_store, quantized
 from hermes.ranking import rank as rank_mod
 from hermes.ranking.matrix import get_matrix
 from hermes.ranking.rank import rank
@@ -95,7 +95,7 @@ def test_storage_is_chosen_by_size_and_by_the_setting(db, add_items, monkeypatch
     matrix_mod.clear_cache()
     assert config.settings().matrix_storage == "auto"
     assert load(db).storage == "float32"  # 30 items: below the threshold
-    monkeypatch.setattr(matrix_mod, "INT8_FROM_ROWS", 30)
+    monkeypatch.setattr(matrix_loader, "INT8_FROM_ROWS", 30)
     matrix_mod.clear_cache()
     assert load(db).storage == "int8"
     # config.toml overrides the size rule; the environment overrides config.toml
@@ -125,7 +125,7 @@ def test_a_bad_storage_setting_is_a_clear_error(db, add_items, monkeypatch, herm
 
 def test_int8_load_never_holds_a_float32_matrix(db, add_items, monkeypatch):
     ids = archive(add_items, n=90)
-    monkeypatch.setattr(matrix_mod, "CHUNK", 16)  # read 16 rows of SQLite at a time
+    monkeypatch.setattr(matrix_loader, "CHUNK", 16)  # read 16 rows of SQLite at a time
     seen = []
     real_absorb = matrix_mod.Matrix.absorb
 

@@ -9,7 +9,7 @@ from hermes.builtins import score_cache
 from hermes.contract import CandidateQuery
 from hermes.embed import get_embedder
 from hermes.ranking import matrix as matrix_mod
-from hermes.ranking import matrix_store
+from hermes.ranking import matrix_loader, matrix_store
 from hermes.ranking.matrix import get_matrix
 from hermes.ranking.rank import rank
 from hermes.storage.clicks import record_click
@@ -46,8 +46,8 @@ def test_a_fresh_process_starts_from_the_snapshot(db, add_items, snapshots, monk
     assert len(snapshots) == 1 and snapshots[0].exists()
     matrix_mod.clear_cache()
     reads = []
-    real_refresh = matrix_mod._refresh
-    monkeypatch.setattr(matrix_mod, "_refresh", lambda *a: reads.append(1) or real_refresh(*a))
+    real_refresh = matrix_loader.refresh
+    monkeypatch.setattr(matrix_loader, "refresh", lambda *a: reads.append(1) or real_refresh(*a))
     second = load(db)
     assert reads == [] and second is not first
     assert second.ids.tolist() == first.ids.tolist() and np.array_equal(second.vectors, first.vectors)
@@ -94,8 +94,8 @@ def test_a_snapshot_without_the_summaries_still_loads(db, add_items, snapshots, 
     load(db)
     matrix_mod.clear_cache()
     reads = []
-    real_refresh = matrix_mod._refresh
-    monkeypatch.setattr(matrix_mod, "_refresh", lambda *a: reads.append(1) or real_refresh(*a))
+    real_refresh = matrix_loader.refresh
+    monkeypatch.setattr(matrix_loader, "refresh", lambda *a: reads.append(1) or real_refresh(*a))
     matrix = load(db)
     assert reads == [] and matrix.ids.tolist() == ids and matrix._derived == {}
     assert len(matrix.mean_column()) == 2
