@@ -28,6 +28,22 @@ def _check_source(source: str) -> None:
 # --- writing ----------------------------------------------------------------------------------
 
 
+def _next_click_id(db: sqlite_utils.Database) -> int:
+    """A click id never handed out before. ``clicks.id`` is a plain rowid, and SQLite gives
+    a removed click's id (when it was the highest) to the next click: an agent that was told
+    "click 42" and undid it was told "click 42" again for another item. The highest id ever
+    assigned is kept in ``meta``, as a persona's is."""
+    last = db.execute("SELECT value FROM meta WHERE key = 'clicks.last_id'").fetchone()
+    highest = db.execute("SELECT coalesce(max(id), 0) FROM clicks").fetchone()[0]
+    click_id = max(int(last[0]) if last else 0, highest) + 1
+    db.execute(
+        "INSERT INTO meta (key, value) VALUES ('clicks.last_id', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [str(click_id)],
+    )
+    return click_id
+
+
 def record_click(db: sqlite_utils.Database, user_id: int, item_id: int, liked: bool, source: str) -> dict:
     """The single click write path. A persona's new click on an item replaces its old one.
 
@@ -44,12 +60,13 @@ def record_click(db: sqlite_utils.Database, user_id: int, item_id: int, liked: b
     def write(db):
         before = label_of(db, user_id, item_id)
         db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id])
-        cur = db.execute(
-            "INSERT INTO clicks (user_id, item_id, label, source, created) VALUES (?, ?, ?, ?, ?)",
-            [user_id, item_id, label, source, signal.at],
+        click_id = _next_click_id(db)
+        db.execute(
+            "INSERT INTO clicks (id, user_id, item_id, label, source, created) VALUES (?, ?, ?, ?, ?, ?)",
+            [click_id, user_id, item_id, label, source, signal.at],
         )
         return {
-            "id": cur.lastrowid,
+            "id": click_id,
             "user_id": user_id,
             "item_id": item_id,
             "label": label,
