@@ -106,7 +106,7 @@ db = get_db(sys.argv[1]); marks.append(("opening the database", T()))
 from hermes.embed import get_embedder
 from hermes.ranking.matrix import get_matrix
 get_matrix(db, get_embedder().name, get_embedder().dimension)
-marks.append(("the matrix (rows read from SQLite, no snapshot below matrix_store.MIN_ROWS)", T()))
+marks.append(("the matrix (its snapshot, or rows read from SQLite below matrix_store.MIN_ROWS)", T()))
 from hermes.facekit import faces
 with faces.speaking("cli"):
     call_tool(db, tool, {"user": "bench"}, face="cli")

@@ -190,3 +190,9 @@ def test_the_blas_libraries_are_found_once_and_limited_to_one_thread(monkeypatch
         inside = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
     assert made == [1]
     assert inside and set(inside) == {1}
+
+
+def test_a_ten_thousand_item_archive_starts_from_a_snapshot():
+    """Issue 36: at 10,000 rows the snapshot was read in a tenth of the CPU time of SQLite's
+    rows (benchmarks/results/cli.md), so a load of that size writes one."""
+    assert matrix_store.MIN_ROWS <= 10_000

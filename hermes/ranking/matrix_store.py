@@ -40,8 +40,11 @@ from .quantized import Int8Rows
 
 log = logging.getLogger(__name__)
 
-#: write a snapshot after a load that read at least this many rows from SQLite
-MIN_ROWS = 20_000
+#: write a snapshot after a load that read at least this many rows from SQLite. At 10,000
+#: rows a fresh process read them from SQLite in 0.19–0.31 CPU s and the snapshot in
+#: 0.015–0.022 (issue 36, benchmarks/results/cli.md); 20,000 before, so `hermes feed` on a
+#: 10,000-item archive re-read every row at every command.
+MIN_ROWS = 5_000
 #: v2: tag keys use hermes.text.tags.normalize_tag (whitespace collapsed, case-folded)
 #: v3: author keys next to the tags; keyphrases as topic keys
 #: v5: a stream of .npy records instead of an .npz; the persona-free summaries
