@@ -88,3 +88,20 @@ def test_a_large_library_is_summed_up_by_centroids_of_each_of_its_topics():
     assert centres.shape == (16, 16)
     assert (centres @ np.eye(16)[1] > 0.8).any()  # the small topic keeps a centroid
     assert library_scorer._prototypes(small, 64) is small or len(library_scorer._prototypes(small, 64)) == 20
+
+
+def test_a_few_off_topic_library_papers_do_not_lift_their_neighbours_as_the_main_topic():
+    # issue 38, fourth round: 30 papers on one topic and 6 off it (real libraries hold a few);
+    # the kNN's KNN_K (10) nearest reach past the 6, so an item by them scores clearly below
+    # one by the main topic (with the 5 nearest both scored alike)
+    rng = np.random.default_rng(3)
+    main = _unit(np.eye(16)[0] + 0.1 * rng.standard_normal((30, 16)))
+    off = _unit(np.eye(16)[1] + 0.1 * rng.standard_normal((6, 16)))
+    candidates = _unit(np.vstack([np.eye(16)[0], np.eye(16)[1]]))
+    sims = np.vstack([main, off]) @ candidates.T
+    assert len(off) < library_scorer.KNN_K
+    knn = library_scorer._nearest_mean(sims, library_scorer.KNN_K)
+    assert knn[0] - knn[1] > 0.2
+    five = library_scorer._nearest_mean(sims, 5)
+    assert abs(five[0] - five[1]) < 0.1
+    assert library_scorer._nearest_mean(sims[:3], 10).tolist() == sims[:3].mean(axis=0).tolist()
