@@ -83,7 +83,7 @@ CORE_SETTINGS = {
     #: seconds between background refreshes (``[ingest] every``); 0 = no background refresh
     "ingest_every": ("ingest", "every", 3600.0),
     #: how the ranking holds the embedding matrix: ``HERMES_MATRIX``, else ``[ranking]
-    #: matrix``, else ``"auto"`` (int8 from :data:`hermes.ranking.matrix.INT8_FROM_ROWS`
+    #: matrix``, else ``"auto"`` (int8 from :data:`hermes.ranking.matrix_loader.INT8_FROM_ROWS`
     #: items up, float32 below)
     "matrix_storage": ("ranking", "matrix", "auto"),
     #: ``[embed] backend`` as written, else ``"auto"``, and ``[embed] torch_from`` (``None``:

@@ -351,7 +351,7 @@ class Component:
 @runtime_checkable
 class MatrixView(Protocol):
     """What a scorer may read of the ranking's embedding matrix
-    (:class:`hermes.ranking.matrix.Matrix` is the one implementation): named here so the
+    (:class:`hermes.ranking.matrix_rows.Matrix` is the one implementation): named here so the
     contract imports nothing of the engine."""
 
     model: str

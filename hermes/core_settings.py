@@ -60,7 +60,7 @@ MatrixStorage = Annotated[
 
 class RankingSettings(BaseModel):
     """``[ranking]``: how the ranking holds the embedding matrix (int8 from
-    :data:`hermes.ranking.matrix.INT8_FROM_ROWS` items up under ``auto``)."""
+    :data:`hermes.ranking.matrix_loader.INT8_FROM_ROWS` items up under ``auto``)."""
 
     model_config = ConfigDict(strict=True, extra="allow")
 

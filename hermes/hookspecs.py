@@ -114,7 +114,7 @@ def hermes_score(
     :param item_ids: candidate ids (int64), in the order scores must follow.
     :param vectors: their embeddings, row-aligned with ``item_ids`` (float32, unit norm):
         the matrix itself when every item is a candidate, otherwise a no-copy view
-        (:class:`hermes.ranking.matrix.CandidateVectors`) — ``vectors @ w`` is computed
+        (:class:`hermes.ranking.matrix_rows.CandidateVectors`) — ``vectors @ w`` is computed
         without copying 100k rows, and ``np.asarray(vectors)`` gives a plain ``(n, d)`` array.
     :param context: shared per-ranking facts computed once by the core
         (:class:`hermes.contract.ScoringContext`): ``clicks`` (the persona's clicks as
