@@ -187,7 +187,7 @@ class Tool:
         names = [p.name for p in self.arguments()]
         if len(args) > len(names):
             return fail(f"{self.name} takes {len(names)} arguments after db, got {len(args)}", **self.empty)
-        return self.run(db, {**dict(zip(names, args)), **kwargs})
+        return self.run(db, {**dict(zip(names, args, strict=False)), **kwargs})
 
 
 def tool(

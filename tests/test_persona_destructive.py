@@ -203,7 +203,7 @@ def test_corpus_rows_go_with_a_deleted_persona_and_survive_a_reset(db, archive):
     bob_corpus = tool(db, "corpus", user="bob")
 
     refused = tool(db, "delete_persona", name="alice", confirm=False)
-    assert "corpus_highlights" in refused["message"] and "corpus_favorites" in refused["message"]
+    assert "1 highlight" in refused["message"] and "1 favourite" in refused["message"]
 
     assert tool(db, "reset_feedback", name="alice", confirm=True)["ok"]
     kept = tool(db, "corpus", user="alice")

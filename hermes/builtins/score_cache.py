@@ -311,7 +311,7 @@ def like_columns(matrix, liked: list[int], extra: np.ndarray | None = None):
         sims = matrix.product(np.stack(weights))
         if extra is not None:
             product, sims = sims[0], sims[1:]
-        for i, column in zip(missing, sims):
+        for i, column in zip(missing, sims, strict=True):
             # a copy: a view would keep the whole product (the classifier's row too) alive. In
             # int8 storage the column is approximate anyway (the short list is re-scored from
             # exact vectors, not from these): float16 halves what 24 columns hold at 1M rows.

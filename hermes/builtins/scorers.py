@@ -236,7 +236,7 @@ def nearest(matrix, ground: np.ndarray, item_ids: list[int]) -> np.ndarray:
 def recent_likes(clicks, matrix, *, liked: bool = True) -> list[int]:
     """The :data:`AFFINITY_LIKES` most recently liked items (``liked=False``: disliked)."""
     held = _held(matrix, clicks)  # one vectorised lookup, not one per click
-    found = [i for (i, is_like), ok in zip(reversed(clicks), held[::-1]) if is_like == liked and ok]
+    found = [i for (i, is_like), ok in zip(reversed(clicks), held[::-1], strict=True) if is_like == liked and ok]
     return list(dict.fromkeys(found))[:AFFINITY_LIKES]
 
 
@@ -406,7 +406,7 @@ def classifier_model(context: ScoringContext, user: dict) -> dict:
 
 
 def _fit_classifier(matrix, clicks, user) -> dict:
-    known = [click for click, ok in zip(clicks, _held(matrix, clicks)) if ok]
+    known = [click for click, ok in zip(clicks, _held(matrix, clicks), strict=True) if ok]
     likes = sum(1 for _, liked in known if liked)
     dislikes = len(known) - likes
     detail = {"active": False, "likes": likes, "dislikes": dislikes}

@@ -10,7 +10,7 @@ import time
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -47,7 +47,7 @@ def serve(
     db: DbOption = None,
     transport: Annotated[str, typer.Option(help="stdio, or http (streamable HTTP at http://HOST:PORT/mcp).")] = "stdio",
     tools: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             metavar="GROUPS",
             help="Tool groups to serve, comma-separated: feeds, persona, digest, "
@@ -58,7 +58,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Bind address for --transport http (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --transport http.")] = 8766,
     token: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             envvar="HERMES_MCP_TOKEN",
             show_envvar=True,
@@ -201,7 +201,7 @@ def web(
 
 def demo(
     db: Annotated[
-        Optional[str], typer.Option("--db", metavar="PATH", help="Demo database (default: <HERMES_HOME>/demo.db).")
+        str | None, typer.Option("--db", metavar="PATH", help="Demo database (default: <HERMES_HOME>/demo.db).")
     ] = None,
 ):
     """Run the whole loop offline on the bundled sample feeds (uses the real model)."""
@@ -254,7 +254,7 @@ def undated_note(undated: int, first_seen: int) -> str:
 def ingest(
     db: DbOption = None,
     feed: Annotated[
-        Optional[list[int]], typer.Option("--feed", metavar="ID", help="Only this feed id (repeatable).")
+        list[int] | None, typer.Option("--feed", metavar="ID", help="Only this feed id (repeatable).")
     ] = None,
     as_json: JsonOption = False,
     due: Annotated[
@@ -271,7 +271,7 @@ def ingest(
         bool, typer.Option("--watch", help=("Keep running: fetch each feed when it is due, until Ctrl-C."))
     ] = False,
     every: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--every",
             metavar="INTERVAL",
@@ -348,18 +348,18 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                     emit_json(fail(str(exc), busy=True, feeds=[]))
                 else:
                     typer.echo(f"error: {exc}; not waiting (--no-wait)", err=True)
-                raise typer.Exit(BUSY_EXIT)
+                raise typer.Exit(BUSY_EXIT) from None
             except HermesError as exc:
                 if as_json and getattr(exc, "summary", None) is not None:
                     # Here, not at the top: pydantic (the contract's) loads only when a command answers --json.
                     from ..contract import fail
 
                     emit_json(fail(str(exc), feeds=exc.summary))
-                    raise typer.Exit(1)
+                    raise typer.Exit(1) from None
                 die(str(exc))
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: {_interrupted_report(database, before)}", err=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     failed = [s for s in summary if s["status"] == "failed"]
     counts = {k: sum(1 for s in summary if s["status"] == k) for k in ("new", "unchanged", "failed", "skipped")}
     new_items = sum(s["new"] for s in summary)

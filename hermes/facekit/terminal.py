@@ -18,7 +18,7 @@ import time
 import unicodedata
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -39,7 +39,7 @@ from ..errors import HermesError
 # from here, and `hermes --version` and `--help` start without them (issue 36).
 
 DbOption = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--db",
         metavar="PATH",

@@ -207,7 +207,7 @@ def _former(db: sqlite_utils.Database, url: str, inserted: int) -> dict | None:
         ),
         url,
     )
-    return None if row is None else dict(zip(names, row))
+    return None if row is None else dict(zip(names, row, strict=True))
 
 
 def _unused_id(db: sqlite_utils.Database, feed_id: int) -> int:

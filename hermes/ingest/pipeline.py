@@ -375,7 +375,10 @@ def select_feeds(db: sqlite_utils.Database, feed_ids: list[int] | None = None) -
         "ttl",
         "subscribed_by",
     ]
-    rows = [dict(zip(cols, r)) for r in db.execute(f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()]
+    rows = [
+        dict(zip(cols, r, strict=True))
+        for r in db.execute(f"SELECT {', '.join(cols)} FROM feeds ORDER BY id").fetchall()
+    ]
     if feed_ids is None:
         return rows
     wanted = set(feed_ids)

@@ -38,7 +38,7 @@ def next_due(feed: dict, every: float) -> datetime:
 def feed_schedule(db: sqlite_utils.Database) -> list[dict]:
     have = set(db["feeds"].columns_dict)
     cols = [c for c in _COLUMNS if c in have]
-    rows = [dict(zip(cols, r)) for r in db.execute(f"SELECT {', '.join(cols)} FROM feeds ORDER BY id")]
+    rows = [dict(zip(cols, r, strict=True)) for r in db.execute(f"SELECT {', '.join(cols)} FROM feeds ORDER BY id")]
     for row in rows:
         row.setdefault("ttl", None)
     return rows

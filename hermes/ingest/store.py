@@ -299,7 +299,7 @@ def store_embeddings(db: sqlite_utils.Database, model: str, item_ids: list[int],
     rows newer than the last it saw). Joins an open write transaction."""
     with write_transaction(db):
         seq = db.execute("SELECT COALESCE(max(embed_seq), 0) FROM items").fetchone()[0]
-        for k, (item_id, vec) in enumerate(zip(item_ids, vecs)):
+        for k, (item_id, vec) in enumerate(zip(item_ids, vecs, strict=True)):
             db.execute(
                 "UPDATE items SET embedding = ?, embedding_model = ?, embed_seq = ? WHERE id = ?",
                 [to_blob(vec), model, seq + k + 1, item_id],

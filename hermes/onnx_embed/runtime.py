@@ -87,14 +87,14 @@ class OnnxMiniLMEmbedder:
         length): the width a batch holding it is padded to."""
         stripped = [str(t).strip() for t in texts]
         encodings = self.tokenizer().encode_batch(stripped)
-        self._counted = dict(zip(stripped, encodings))
+        self._counted = dict(zip(stripped, encodings, strict=True))
         return [len(e.ids) for e in encodings]
 
     def _encode(self, stripped: list[str]) -> list:
         """The encodings of ``stripped``, reusing those the last :meth:`token_counts` made."""
         counted = self._counted
         missing = list(dict.fromkeys(t for t in stripped if t not in counted))
-        fresh = dict(zip(missing, self.tokenizer().encode_batch(missing))) if missing else {}
+        fresh = dict(zip(missing, self.tokenizer().encode_batch(missing), strict=True)) if missing else {}
         return [counted[t] if t in counted else fresh[t] for t in stripped]
 
     def embed(self, texts: list[str]) -> np.ndarray:

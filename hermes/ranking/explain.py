@@ -185,7 +185,7 @@ def explain_ranked(
     shared = _Shared(db, user, ranking, window_days, pool, ids)
     if rows is None:
         rows = item_rows(db, ids)
-    return [shared.payload(pos, rows.get(item_id)) for pos, item_id in zip(positions, ids)]
+    return [shared.payload(pos, rows.get(item_id)) for pos, item_id in zip(positions, ids, strict=True)]
 
 
 class _Shared:

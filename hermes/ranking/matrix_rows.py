@@ -290,7 +290,9 @@ class Matrix:
         splits = min(PRODUCT_THREADS, max(1, self.n // PRODUCT_SPLIT_ROWS))
         edges = [min(self.n, (blocks_total * k // splits) * PRODUCT_BLOCK) for k in range(splits + 1)]
         with one_blas_thread():
-            workers = [threading.Thread(target=blocks, args=(a, b)) for a, b in zip(edges[1:-1], edges[2:])]
+            workers = [
+                threading.Thread(target=blocks, args=(a, b)) for a, b in zip(edges[1:-1], edges[2:], strict=True)
+            ]
             for worker in workers:  # numpy lets go of the GIL inside the product
                 worker.start()
             blocks(edges[0], edges[1])

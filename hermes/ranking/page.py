@@ -51,4 +51,4 @@ def ranked_page(
     rows = item_rows(db, [int(ranking.item_ids[p]) for p in positions])
     positions = [p for p in positions if int(ranking.item_ids[p]) in rows]  # deleted meanwhile
     whys = explain_ranked(db, user, ranking, positions, query.since_days, pool=pool, rows=rows)
-    return ranking, [Shown(p, rows[int(ranking.item_ids[p])], why) for p, why in zip(positions, whys)]
+    return ranking, [Shown(p, rows[int(ranking.item_ids[p])], why) for p, why in zip(positions, whys, strict=True)]

@@ -183,7 +183,7 @@ class Int8Rows:
         # the replaced rows' exact vectors are gone: their codes stand in for them in the sum
         self.total += (np.asarray(vectors, dtype=np.float64) - self.dequantise(rows)).sum(axis=0)
         codes, scales = quantise(vectors)
-        for k, (segment, column) in enumerate(zip(*self._locate(rows))):
+        for k, (segment, column) in enumerate(zip(*self._locate(rows), strict=True)):
             self.segments[segment][0][:, column] = codes[k]
             self.segments[segment][1][column] = scales[k]
 

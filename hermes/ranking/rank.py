@@ -324,7 +324,7 @@ def rank(
         shares=shares,
         order=order,
         levels=levels[order],
-        level_counts={name: int(n) for name, n in zip(LEVELS, counts)},
+        level_counts={name: int(n) for name, n in zip(LEVELS, counts, strict=True)},
         bar_first=bar_first,
         judgement=judgement.take(order),
     )

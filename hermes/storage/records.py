@@ -232,6 +232,7 @@ def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
                         "dated_by",
                     ),
                     row,
+                    strict=True,
                 )
             )
             d["tags"] = json.loads(d["tags"] or "[]")

@@ -165,7 +165,7 @@ class TagGraph:
 
     def __post_init__(self):
         self._index = {t: k for k, c in enumerate(self.communities) for t in c.tags}
-        self._count = {t: n for c in self.communities for t, n in zip(c.tags, c.counts)}
+        self._count = {t: n for c in self.communities for t, n in zip(c.tags, c.counts, strict=True)}
         self._feed = {f: frozenset(tags) for f, tags in self.feed_tags.items()}
 
     def names_feed(self, tag: str, feed_id) -> bool:
@@ -532,7 +532,7 @@ def _communities(n_nodes: int, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> n
         sub = nx.Graph()
         sub.add_nodes_from(range(len(comp)))
         sub.add_weighted_edges_from(
-            (local[x], local[y], wt) for x, y, wt in zip(a[sel].tolist(), b[sel].tolist(), w[sel].tolist())
+            (local[x], local[y], wt) for x, y, wt in zip(a[sel].tolist(), b[sel].tolist(), w[sel].tolist(), strict=True)
         )
         parts = nx.community.louvain_communities(sub, weight="weight", resolution=RESOLUTION, seed=SEED)
         for part in sorted((sorted(p) for p in parts), key=lambda p: p[0]):
@@ -552,7 +552,7 @@ def _components(n_nodes: int, a: np.ndarray, b: np.ndarray) -> list[list[int]]:
             x = parent[x]
         return x
 
-    for x, y in zip(a.tolist(), b.tolist()):
+    for x, y in zip(a.tolist(), b.tolist(), strict=True):
         rx, ry = root(x), root(y)
         if rx != ry:
             parent[max(rx, ry)] = min(rx, ry)

@@ -137,9 +137,9 @@ def group(graph: TagGraph, items: list[WindowItem]) -> Grouping:
     """The window's topics (see the module docstring)."""
     items = sorted(items, key=lambda i: i.id)
     subjects = [subject_tags(graph, i) for i in items]
-    window = [i for i, s in zip(items, subjects) if s]
+    window = [i for i, s in zip(items, subjects, strict=True) if s]
     keys = [s for s in subjects if s]
-    unclustered = [i.id for i, s in zip(items, subjects) if not s]
+    unclustered = [i.id for i, s in zip(items, subjects, strict=True) if not s]
     topics = []
     if len(window) >= 2:
         related = _related(window, keys)
@@ -161,7 +161,7 @@ def group(graph: TagGraph, items: list[WindowItem]) -> Grouping:
         twice = {label for label, n in Counter(t.label for t in topics).items() if n > 1}
         topics = [
             _topic(graph, g, k, df, len(window), distinct=True) if t.label in twice else t
-            for t, (g, k) in zip(topics, groups)
+            for t, (g, k) in zip(topics, groups, strict=True)
         ]
     else:
         unclustered.extend(i.id for i in window)
@@ -375,7 +375,7 @@ def _topic(
 ) -> Topic:
     inside = Counter(t for s in keys for t in s)
     names = {t: n for s in keys for t, n in s.items()}
-    matched = {item.id: list(s.values()) for item, s in zip(items, keys)}
+    matched = {item.id: list(s.values()) for item, s in zip(items, keys, strict=True)}
     ranked = topic_labels.most_telling(inside, df, n_window)
     top = math.log(max(graph.n_items_tagged, 2))
     naming = topic_labels.weigh(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -169,7 +169,7 @@ def export(
         ),
     ] = 0,
     out: Annotated[
-        Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of stdout.", dir_okay=False)
+        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.", dir_okay=False)
     ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -377,7 +377,7 @@ def highlight(
     user: UserArg,
     item: ItemArg,
     text: TextArg,
-    comment: Annotated[Optional[str], typer.Option("--note", metavar="TEXT", help="A comment on the passage.")] = None,
+    comment: Annotated[str | None, typer.Option("--note", metavar="TEXT", help="A comment on the passage.")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):

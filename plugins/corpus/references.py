@@ -330,7 +330,7 @@ def _citations(db: sqlite_utils.Database, item_ids: set[int]) -> dict[int, dict[
             f"WHERE item_id IN ({', '.join('?' * len(chunk))})",
             chunk,
         ):
-            out[row[0]] = {k: v for k, v in zip(_CITATION, row[1:]) if v}
+            out[row[0]] = {k: v for k, v in zip(_CITATION, row[1:], strict=True) if v}
     return out
 
 

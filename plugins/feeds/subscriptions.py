@@ -178,7 +178,7 @@ def probe_to_subscribe(url: str, *, allow_private: bool) -> dict:
 
 
 def _row(cursor_row, names) -> dict:
-    return dict(zip(names, cursor_row))
+    return dict(zip(names, cursor_row, strict=True))
 
 
 _SHORT = ("id", "url", "title", "subscribed_by")
@@ -324,7 +324,7 @@ def feed_rows(db) -> list[dict]:
     out = []
     for row in rows:
         d = {c: None for c in FEED_COLUMNS}
-        d.update(zip([*cols, "item_count"], row))
+        d.update(zip([*cols, "item_count"], row, strict=True))
         d["error_count"] = d["error_count"] or 0
         out.append(d)
     return out

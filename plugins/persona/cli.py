@@ -12,7 +12,7 @@ import shlex
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -193,14 +193,14 @@ def bootstrap_answer(name: str, result: dict, *, likes: int, dislikes: int) -> s
 def search(
     name: NameArg,
     query: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Argument(metavar="WORDS", help="Words that must all occur in the title or summary (quotes not needed)."),
     ] = None,
-    tag: Annotated[Optional[str], typer.Option(help="Only items with this tag.")] = None,
-    content_type: Annotated[Optional[str], typer.Option("--type", help="Only items of this content type.")] = None,
+    tag: Annotated[str | None, typer.Option(help="Only items with this tag.")] = None,
+    content_type: Annotated[str | None, typer.Option("--type", help="Only items of this content type.")] = None,
     limit: Annotated[int, typer.Option(parser=tool_number, help="How many results.")] = 10,
     author: Annotated[
-        Optional[str], typer.Option(help="Only items by this person: 'Furtak' (any Furtak) or 'L. Furtak'.")
+        str | None, typer.Option(help="Only items by this person: 'Furtak' (any Furtak) or 'L. Furtak'.")
     ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,

@@ -225,7 +225,7 @@ def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: di
         ) from exc
     with write_transaction(db):
         ids = []
-        for row, vector in zip(rows, vectors):
+        for row, vector in zip(rows, vectors, strict=True):
             # Another process may have stored the same paper since the archive was read:
             # then the insert is skipped and that item is the one liked.
             fresh = insert_items(db, None, [row])
@@ -244,7 +244,7 @@ def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: di
                         [fresh[0], *row["citation"].values()],
                     )
             ids.append(fresh[0] if fresh else _stored_id(db, row))
-        created = [{**row, "id": i} for row, i in zip(rows, ids)]
+        created = [{**row, "id": i} for row, i in zip(rows, ids, strict=True)]
         # Tagged like a saved item, in the same transaction (the tagger plugins' proposals).
         apply_proposals(db, propose(created, vectors, tokens), fresh=set(ids))
         _like(db, user, [i for i in ids if i is not None], rated, out)

@@ -193,7 +193,7 @@ def _model(matrix, user_id: int, clicks: list[tuple], clauses):
 
 def _fit(matrix, user_id: int, clicks: list[tuple], clauses=None):
     rows = matrix.lookup(np.array([i for i, _, _ in clicks], dtype=np.int64))
-    held = [(r, bool(liked), bool(seed)) for r, (_, liked, seed) in zip(rows.tolist(), clicks) if r >= 0]
+    held = [(r, bool(liked), bool(seed)) for r, (_, liked, seed) in zip(rows.tolist(), clicks, strict=True) if r >= 0]
     n_library = sum(1 for _, liked, seed in held if liked and seed)
     if n_library < LIBRARY_MIN:
         return None

@@ -7,7 +7,7 @@ present and empty. Nothing is written on a refused call.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 from urllib.parse import quote
 
 from pydantic import Field
@@ -404,14 +404,14 @@ def search_feed(
         ),
     ],
     tag: Annotated[
-        Optional[str],
+        str | None,
         Field(
             description="Only this tag, e.g. 'cs.LG'.",
             max_length=200,
         ),
     ] = None,
     content_type: Annotated[
-        Optional[str],
+        str | None,
         Field(
             description="Only this type: paper, podcast…",
             max_length=50,
@@ -419,7 +419,7 @@ def search_feed(
     ] = None,
     limit: Annotated[int, Field(ge=1, le=search.SEARCH_MAX)] = 10,
     author: Annotated[
-        Optional[str],
+        str | None,
         Field(
             description="Only by this person ('Furtak', 'L. Furtak').",
             max_length=200,
