@@ -344,6 +344,10 @@ def test_truncated_feed_keeps_what_it_yields_with_a_warning():
     body = rss([{"title": "A", "link": "https://e.org/a"}, {"title": "B", "link": "https://e.org/b"}])
     feed = parse_feed(body[: body.index(b"<title>B")], url=URL)
     assert [i["title"] for i in feed.items] == ["A"] and feed.warning
+    # A trial's cut-short local file read as "unchanged (warning: no element found)": the
+    # warning says the feed was cut short and that entries after the cut are missing.
+    assert "cut short" in feed.warning and "entries after that point are missing" in feed.warning
+    assert "1 could be read" in feed.warning
 
 
 def test_empty_valid_feed_has_no_items():

@@ -388,6 +388,11 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
         # parser glues together from the wreck ("Brokenoops") vouches for nothing.
         exc = parsed.get("bozo_exception")
         warning = _one_line(exc or "ill-formed feed")
+        if "no element found" in warning:  # expat's words for a document that stops early
+            warning = (
+                f"the feed stops before its end ({warning}): it was cut short, so any entries "
+                f"after that point are missing; {len(items)} could be read"
+            )
         if not items and (_broken(exc) or not (parsed.get("version") and (feed.get("title") or feed.get("link")))):
             raise ParseError(f"malformed feed: {warning}, and no entries could be read")
     if defused and not warning:
