@@ -421,22 +421,27 @@ def test_auto_counts_the_load_of_each_path_not_loaded_yet(monkeypatch):
         assert choice.run_cost("onnx", n, loaded=True) == pytest.approx(onnx - choice.ONNX_LOAD_CPU)
 
 
+class RecordingEmbedder(HashEmbedder):
+    """The hash embedder, keeping the texts of each call (how the ingest batched them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
 def test_pending_items_are_embedded_in_batches_of_similar_length(db):
     """Each call gets texts of similar length (a batch is padded to its longest text), and
     every item is embedded exactly once."""
     from hermes.ingest.store import embed_pending
 
-    class Texts(HashEmbedder):
-        calls: list[list[str]] = []
-
-        def embed(self, texts):
-            self.calls.append(list(texts))
-            return super().embed(texts)
-
     db.execute("INSERT INTO feeds (url, title) VALUES ('x', 'x')")
     lengths = [3, 40, 5, 38, 4, 39, 6, 41]
     insert_items(db, 1, [{"guid": f"g{k}", "title": "w " * n} for k, n in enumerate(lengths)])
-    embedder = Texts()
+    embedder = RecordingEmbedder()
     assert embed_pending(db, embedder, batch_size=2, tag=False) == len(lengths)
     sizes = [[len(t) for t in call] for call in embedder.calls]
     assert all(len(call) == 2 for call in sizes)
@@ -452,17 +457,10 @@ def test_a_run_of_a_thousand_items_is_sorted_by_length_as_one(db):
     one sort make 50."""
     from hermes.ingest.store import embed_pending
 
-    class Texts(HashEmbedder):
-        calls: list[list[str]] = []
-
-        def embed(self, texts):
-            self.calls.append(list(texts))
-            return super().embed(texts)
-
     db.execute("INSERT INTO feeds (url, title) VALUES ('x', 'x')")
     lengths = [(k * 37) % 200 + 1 for k in range(1000)]
     insert_items(db, 1, [{"guid": f"g{k}", "title": "w " * n} for k, n in enumerate(lengths)])
-    embedder = Texts()
+    embedder = RecordingEmbedder()
     assert embed_pending(db, embedder, tag=False) == 1000
     flat = [len(t) for call in embedder.calls for t in call]
     assert flat == sorted(flat, reverse=True) and len(embedder.calls) == 16
