@@ -94,7 +94,7 @@ import json, sys, time
 T = time.process_time
 marks = [("python start-up + site", T())]
 import typer, typer.main; marks.append(("typer", T()))
-import hermes.cli.app; marks.append(("hermes.cli.app", T()))
+import hermes.cli.root; marks.append(("hermes.cli.root (the typer app, core commands)", T()))
 from hermes import plugins
 plugins.registered_plugins(); marks.append(("registering the plugins (their packages, the built-ins)", T()))
 plugins.get_plugin_manager(); marks.append(("the tool check", T()))

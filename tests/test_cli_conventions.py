@@ -126,7 +126,7 @@ def test_help_reads_like_a_conventional_cli(db_path):
     app_help = run("feed", "--help").stdout
     assert "Usage: hermes feed [OPTIONS] USER" in app_help
     assert "{user}" not in app_help and "<bool>" not in app_help
-    serve_help = " ".join(run("serve", "--help").stdout.replace("│", " ").split())
+    serve_help = " ".join(run("serve", "--help").stdout.split())
     assert "feeds, persona, digest, corpus" in serve_help
     optional = run("persona", "search", "--help").stdout
     assert "NAME [WORDS]" in optional

@@ -52,6 +52,10 @@ HEAVY = [
     "hermes.storage.db",
     "hermes.ingest.refresher",
 ]
+#: typer's rich help, and typer itself: `hermes --version` is answered before typer loads,
+#: and every help is click's plain one (`typer.rich_utils` imports rich's markdown, pygments,
+#: its traceback: half of what `hermes --help` cost)
+RICH_HELP = ["typer.rich_utils", "rich", "rich.markdown", "rich.traceback", "pygments", "markdown_it"]
 PLUGIN_PACKAGES = [
     "hermes_feeds",
     "hermes_persona",
@@ -62,8 +66,15 @@ PLUGIN_PACKAGES = [
 ]
 
 
+def listed_commands(help_text: str) -> list[str]:
+    """The command names ``--help`` lists (click's plain help: a ``Commands:`` section, one
+    entry per line indented by two spaces, its description's next lines further)."""
+    section = help_text.split("\nCommands:\n", 1)[1]
+    return [line.split()[0] for line in section.splitlines() if line.startswith("  ") and line[2] != " "]
+
+
 def run(home, *args, **env) -> tuple[subprocess.CompletedProcess, list[str]]:
-    code = PROBE.format(watched=[*HEAVY, *PLUGIN_PACKAGES])
+    code = PROBE.format(watched=[*HEAVY, *PLUGIN_PACKAGES, *RICH_HELP, "typer", "hermes.config"])
     done = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=child_env(home, **env)
     )
@@ -96,6 +107,34 @@ def test_version_loads_no_plugin_and_no_heavy_library(tmp_path):
     assert loaded == [], f"`hermes --version` imported {loaded}"
 
 
+def test_version_through_typer_says_the_same(tmp_path):
+    """`hermes --version` alone is answered before typer loads; with any other argument
+    (`--db X --version`) typer's eager option answers, in the same words."""
+    fast, loaded = run(tmp_path, "--version")
+    typed, through = run(tmp_path, "--db", str(tmp_path / "x.db"), "--version")
+    assert typed.returncode == 0 and "typer" in through
+    assert fast.stdout == typed.stdout == "hermes 0.1.0\n"
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_help_is_clicks_plain_help_without_rich(tmp_path):
+    """The root's and a command's help: click's plain layout (sections, no panels), every
+    command listed with the first paragraph of its help, and none of rich loaded."""
+    done, loaded = run(tmp_path, "--help", COLUMNS="100")
+    assert done.returncode == 0, done.stderr
+    assert not set(loaded) & set(RICH_HELP), loaded
+    assert done.stdout.startswith("Usage: hermes [OPTIONS] COMMAND [ARGS]...\n")
+    assert "\nOptions:\n" in done.stdout and "╭" not in done.stdout and "│" not in done.stdout
+    listing = " ".join(done.stdout.split("\nCommands:\n", 1)[1].split())
+    # the first paragraph, not click's first sentence cut at 45 characters with "..."
+    assert "plugins List every plugin: its distribution and version, the hooks and tools it provides, or why" in listing
+    assert "..." not in listing
+    feed, loaded = run(tmp_path, "feed", "--help", COLUMNS="100")
+    assert feed.returncode == 0 and "Usage: hermes feed [OPTIONS] USER" in feed.stdout, feed.stderr
+    assert "\nArguments:\n" in feed.stdout and "│" not in feed.stdout
+    assert not set(loaded) & set(RICH_HELP), loaded
+
+
 def test_a_core_command_starts_without_importing_a_plugin(tmp_path):
     done, loaded = run(tmp_path, "ingest", "--help")
     assert done.returncode == 0 and "--watch" in done.stdout, done.stderr
@@ -107,9 +146,7 @@ def test_help_lists_every_command_an_installed_plugins_too(tmp_path):
     hello_distribution(site)
     done, loaded = run(tmp_path, "--help", HERMES_LOAD_ENTRYPOINTS="1", PYTHONPATH=str(site), COLUMNS="120")
     assert done.returncode == 0, done.stderr
-    listed = {
-        line.strip("│ ").split()[0] for line in done.stdout.splitlines() if line.startswith("│ ") and line.strip("│ ")
-    }
+    listed = set(listed_commands(done.stdout))
     for command in (
         "plugins",
         "ingest",

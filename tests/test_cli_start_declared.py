@@ -15,6 +15,7 @@ import types
 import pytest
 import typer
 from process_support import child_env
+from test_cli_start import listed_commands
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
@@ -92,12 +93,7 @@ def test_help_imports_no_plugin_and_no_heavy_library(tmp_path):
     assert done.returncode == 0, done.stderr
     assert not loaded & set(NOT_FOR_HELP), sorted(loaded & set(NOT_FOR_HELP))
     assert not [m for m in loaded if m.startswith("hermes_") or m.endswith(".tools")]
-    listed = [
-        line.strip("│ ").split()[0]
-        for line in done.stdout.splitlines()
-        if line.startswith("│ ") and line.strip("│ ") and not line.strip("│ ").startswith("-") and line[2] != " "
-    ]
-    assert listed == [
+    assert listed_commands(done.stdout) == [
         "plugins",
         "ingest",
         "serve",
@@ -136,7 +132,8 @@ def test_the_declared_help_is_the_registered_plugins_help(monkeypatch):
         monkeypatch.setenv("HERMES_PLUGINS", "signals,default_embedder,scorers,persona,digest")
         plugins.pm_cache_clear()
         fewer = CliRunner().invoke(build_app(), ["--help"]).output
-        assert "│ persona" in fewer and "│ digest" in fewer and "│ feeds" not in fewer
+        listed = listed_commands(fewer)
+        assert "persona" in listed and "digest" in listed and "feeds" not in listed
         plugins.registered_plugins()
         assert CliRunner().invoke(build_app(), ["--help"]).output == fewer
     finally:
