@@ -11,8 +11,11 @@ only that still sees it.
 Importing this module does not import torch: ``initialize`` and ``tools/list`` are answered
 before any model loads.
 
-Transports: stdio (default) or streamable HTTP (:func:`http_app`), optionally behind a
-bearer token.
+The server is the SDK's public low-level one (:class:`mcp.server.lowlevel.Server`): hermes
+answers ``tools/list``, ``tools/call``, ``prompts/list`` and ``prompts/get`` itself
+(:class:`Handlers`) and the SDK speaks the protocol (the handshake, ping, both protocol
+eras, the transports). Transports: stdio (default) or streamable HTTP (:func:`http_app`),
+optionally behind a bearer token.
 """
 
 from __future__ import annotations
@@ -20,30 +23,46 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import inspect
 import json
 import logging
 import os
 import signal
 import sys
 import threading
+import typing
+from collections.abc import Callable
 from importlib.metadata import version as dist_version
 from pathlib import Path
-from typing import Any
 
+import anyio
 import platformdirs
 import pydantic
 import pydantic_core
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.prompts.base import Prompt as SDKPrompt
-from mcp.server.mcpserver.tools import Tool as MCPServerTool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PromptArgument,
+    PromptMessage,
+    TextContent,
+    ToolAnnotations,
+)
+from mcp.types import Prompt as MCPPrompt
+from mcp.types import Tool as MCPTool
 
 from . import __version__, config, net
 from . import mcp_unreadable as unreadable
-from .contract import NAME_MAX, UNTRUSTED, Tool, server_failure
+from .contract import NAME_MAX, UNTRUSTED, Prompt, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
 from .plugins import get_plugin_manager, shipped
@@ -102,21 +121,6 @@ class _Database:
         return get_db(self.path, migrate=False)
 
 
-class _AnyArguments(ArgModelBase):
-    """Hands the raw arguments through: hermes checks them itself (:meth:`Tool.run`, strict),
-    so that a bad argument comes back in the envelope with a fix-it message, as from any face."""
-
-    model_config = ConfigDict(extra="allow")
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
-
-
-def _served(tool: Tool, database: _Database) -> MCPServerTool:
-    """The SDK's record of ``tool``: our schemas as advertised, a connection opened per call."""
-    return _record(listing(tool), lambda: tool, database)
-
-
 @functools.cache
 def listing(tool: Tool) -> dict:
     """What ``tools/list`` says of ``tool`` (JSON: a listing kept between starts is this,
@@ -135,41 +139,6 @@ def listing(tool: Tool) -> dict:
             "open_world": tool.open_world,
         },
     }
-
-
-def _record(listed: dict, resolve, database: _Database) -> MCPServerTool:
-    """The SDK's record of the tool ``listed`` describes; ``resolve()`` gives the tool itself
-    when it is first called (a listing kept between starts imports no tools module before)."""
-
-    def call(**arguments) -> CallToolResult:
-        tool = resolve()
-        try:
-            db = database.open()
-        except HermesError as exc:  # the agent cannot fix this: a server-side failure
-            result = server_failure(f"cannot open the hermes database: {exc}", **tool.empty)
-        else:
-            try:
-                result = call_tool(db, tool, arguments, face="mcp")
-            finally:
-                db.conn.close()
-        text = answer_text(result)
-        # A refusal or failure is a tool execution error in MCP's terms (isError), with the
-        # envelope still as structured content; "nothing to show" is a fine call, not one.
-        refused = not result.get("ok") and not result.get("nothing_to_show")
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=result, is_error=refused
-        )
-
-    return MCPServerTool(
-        fn=call,
-        name=listed["name"],
-        title=listed["title"],
-        description=listed["description"],
-        parameters=listed["input"],
-        fn_metadata=FuncMetadata(arg_model=_AnyArguments, output_schema=listed["output"]),
-        is_async=False,
-        annotations=_annotations(**listed["hints"]),
-    )
 
 
 def listed_input(schema: dict) -> dict:
@@ -201,44 +170,210 @@ def _annotations(*, read_only: bool, destructive: bool, idempotent: bool, open_w
     )
 
 
-class HermesServer(MCPServer):
-    """The SDK's server, answering a call of a tool it does not serve with the JSON-RPC
-    error ``-32602`` (invalid params), as the 2025-11-25 specification asks: the SDK answered a
-    tool result (``isError``), which reads as a tool that ran and failed. The message names
-    the tools served, so the agent can correct the call."""
+def _listed_tool(entry: dict) -> MCPTool:
+    """The ``tools/list`` entry of the tool ``entry`` (:func:`listing`) describes."""
+    return MCPTool(
+        name=entry["name"],
+        title=entry["title"],
+        description=entry["description"],
+        input_schema=entry["input"],
+        output_schema=entry["output"],
+        annotations=_annotations(**entry["hints"]),
+    )
 
-    async def call_tool(self, name, arguments, context=None):
-        served = [t.name for t in await self.list_tools()]
-        if name not in served:
-            raise MCPError(
-                INVALID_PARAMS, f"Unknown tool: {str(name)[:100]!r}. The tools are: {', '.join(sorted(served))}."
+
+def prompt_arguments(render: Callable[..., str]) -> list[PromptArgument]:
+    """A prompt's arguments: the parameters of its ``render``, required when they have no
+    default, described by an ``Annotated[str, Field(description=...)]`` hint if there is one."""
+    try:
+        hints = typing.get_type_hints(render, include_extras=True)
+    except Exception:  # noqa: BLE001 - a hint that cannot be resolved describes nothing
+        hints = {}
+    arguments = []
+    for parameter in inspect.signature(render).parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        said = [getattr(m, "description", None) for m in getattr(hints.get(parameter.name), "__metadata__", ())]
+        arguments.append(
+            PromptArgument(
+                name=parameter.name,
+                description=next((s for s in said if isinstance(s, str)), None),
+                required=parameter.default is parameter.empty,
             )
-        return await super().call_tool(name, arguments, context)
+        )
+    return arguments
+
+
+class Handlers:
+    """What hermes answers on the low-level server: ``tools/list`` and ``tools/call`` from the
+    tools ``listed`` (:func:`listing`), each called through ``resolve[name]()`` (a listing
+    kept between starts collects a tool when it is first called), and ``prompts/list`` and
+    ``prompts/get`` from the ``prompts`` whose tools are served."""
+
+    def __init__(
+        self,
+        listed: list[dict],
+        resolve: dict[str, Callable[[], Tool]],
+        prompts: list[Prompt],
+        database: _Database,
+    ):
+        self._inputs = {entry["name"]: entry["input"] for entry in listed}
+        self._tools = [_listed_tool(entry) for entry in listed]
+        self._resolve = resolve
+        self._prompts = {prompt.name: prompt for prompt in prompts}
+        self._prompt_arguments = {prompt.name: prompt_arguments(prompt.render) for prompt in prompts}
+        self._database = database
+
+    def input_schema(self, name: str) -> dict | None:
+        """The input schema of the tool ``name`` (the SDK checks ``Mcp-Param-*`` headers of the
+        2026-07-28 HTTP transport against it), ``None`` for a tool not served."""
+        return self._inputs.get(name)
+
+    async def list_tools(self, ctx, params) -> ListToolsResult:
+        return ListToolsResult(tools=list(self._tools))
+
+    async def call_tool(self, ctx, params: CallToolRequestParams) -> CallToolResult:
+        """A call of a tool not served is the JSON-RPC error ``-32602`` (invalid params), as
+        the 2025-11-25 specification asks (a tool result with ``isError`` reads as a tool that
+        ran and failed), naming the tools served so the agent can correct the call. The
+        arguments go to hermes unchecked: it checks them itself (:meth:`Tool.run`, strict), so
+        that a bad one comes back in the envelope with a fix-it message, as from any face."""
+        if params.name not in self._resolve:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Unknown tool: {str(params.name)[:100]!r}. The tools are: {', '.join(sorted(self._resolve))}.",
+            )
+        return await anyio.to_thread.run_sync(self._call, params.name, dict(params.arguments or {}))
+
+    def _call(self, name: str, arguments: dict) -> CallToolResult:
+        try:
+            result = self._run(name, arguments)
+        except HermesError as exc:  # the listing named a tool that no plugin provides now
+            return _failed(str(exc))
+        except Exception:  # answered whatever fails around the tool (call_tool catches its own)
+            log.exception("tool %s could not be called", name)
+            return _failed(f"Error executing tool {name}; the details are in the server's log")
+        # A refusal or failure is a tool execution error in MCP's terms (isError), with the
+        # envelope still as structured content; "nothing to show" is a fine call, not one.
+        refused = not result.get("ok") and not result.get("nothing_to_show")
+        return CallToolResult(
+            content=[TextContent(type="text", text=answer_text(result))], structured_content=result, is_error=refused
+        )
+
+    def _run(self, name: str, arguments: dict) -> dict:
+        tool = self._resolve[name]()
+        try:
+            db = self._database.open()
+        except HermesError as exc:  # the agent cannot fix this: a server-side failure
+            return server_failure(f"cannot open the hermes database: {exc}", **tool.empty)
+        try:
+            return call_tool(db, tool, arguments, face="mcp")
+        finally:
+            db.conn.close()
+
+    async def list_prompts(self, ctx, params) -> ListPromptsResult:
+        return ListPromptsResult(
+            prompts=[
+                MCPPrompt(
+                    name=p.name, title=p.title, description=p.description, arguments=self._prompt_arguments[p.name]
+                )
+                for p in self._prompts.values()
+            ]
+        )
+
+    async def get_prompt(self, ctx, params: GetPromptRequestParams) -> GetPromptResult:
+        """The prompt's text as its user message. A prompt not served, an argument it does not
+        take or one it needs left out is the protocol's invalid-params error, naming what
+        there is (the SDK's own answer was an error with code 0)."""
+        prompt = self._prompts.get(params.name)
+        if prompt is None:
+            served = ", ".join(self._prompts) or "none"
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {str(params.name)[:100]!r}. The prompts are: {served}.")
+        arguments = dict(params.arguments or {})
+        expected = self._prompt_arguments[prompt.name]
+        names = ", ".join(a.name for a in expected) or "none"
+        unknown = sorted(set(arguments) - {a.name for a in expected})
+        missing = [a.name for a in expected if a.required and a.name not in arguments]
+        if unknown:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"prompt {prompt.name} has no argument {unknown[0][:100]!r}; its arguments are: {names}.",
+            )
+        if missing:
+            raise MCPError(
+                INVALID_PARAMS, f"prompt {prompt.name} needs {', '.join(missing)}; its arguments are: {names}."
+            )
+        text = await anyio.to_thread.run_sync(self._render, prompt, arguments)
+        return GetPromptResult(
+            description=prompt.description,
+            messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))],
+        )
+
+    def _render(self, prompt: Prompt, arguments: dict) -> str:
+        """``prompt.render(**arguments)``; its refusal of an argument (a :class:`HermesError`)
+        reaches the client as the invalid-params error with hermes's message, any other
+        failure as an internal error (the details in the log). A ``user`` argument names a
+        persona: an unknown one is refused here, as a tool refuses it, rather than in the
+        middle of the session the prompt starts, and the prompt names the persona as it is
+        stored ("bea" is "Bea")."""
+        try:
+            if isinstance(arguments.get("user"), str):
+                arguments["user"] = self._persona_name(arguments["user"][:NAME_MAX])
+            text = prompt.render(**arguments)
+        except HermesError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        except Exception:
+            log.exception("prompt %s failed", prompt.name)
+            raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {prompt.name}") from None
+        return text if isinstance(text, str) else str(text)
+
+    async def list_resources(self, ctx, params) -> ListResourcesResult:
+        """None: hermes serves tools and prompts. Kept as the SDK's MCPServer answered (an empty
+        list), for a host that asks whatever the capabilities say."""
+        return ListResourcesResult(resources=[])
+
+    async def list_resource_templates(self, ctx, params) -> ListResourceTemplatesResult:
+        return ListResourceTemplatesResult(resource_templates=[])
+
+    def _persona_name(self, name: str) -> str:
+        db = self._database.open()
+        try:
+            return require_user(db, name)["name"]
+        finally:
+            db.conn.close()
+
+
+def _failed(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def build_server(
     db_path: str | None = None, groups: set[str] | None = None, *, listed: list[dict] | None = None
-) -> MCPServer:
+) -> Server:
     """An MCP server exposing every collected tool (or only those of ``groups``). With
     ``listed`` (:func:`cached_listings`) the tools are served as listed there and each is
     collected when it is first called (:func:`hermes.tools.find_tool`)."""
-    database = _Database(db_path)
     if listed is None:
         collected = collect_tools(groups)
-        tools = [_served(tool, database) for tool in collected.values()]
-        served = set(collected)
+        entries = [listing(tool) for tool in collected.values()]
+        resolve = {name: (lambda tool=tool: tool) for name, tool in collected.items()}
     else:
-        chosen = [entry for entry in listed if groups is None or entry["group"] in groups]
-        tools = [_record(entry, _finder(entry["name"]), database) for entry in chosen]
-        served = {entry["name"] for entry in chosen}
-    server = HermesServer("hermes", version=__version__, instructions=instructions(db_path, served), tools=tools)
-    for prompt in collect_prompts(served):
-        server.add_prompt(
-            SDKPrompt.from_function(
-                _refusing(prompt.render, database), name=prompt.name, title=prompt.title, description=prompt.description
-            )
-        )
-    return server
+        entries = [entry for entry in listed if groups is None or entry["group"] in groups]
+        resolve = {entry["name"]: _finder(entry["name"]) for entry in entries}
+    served = set(resolve)
+    handlers = Handlers(entries, resolve, collect_prompts(served), _Database(db_path))
+    return Server(
+        "hermes",
+        version=__version__,
+        instructions=instructions(db_path, served),
+        get_tool_input_schema=handlers.input_schema,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_list_prompts=handlers.list_prompts,
+        on_get_prompt=handlers.get_prompt,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_resource_templates,
+    )
 
 
 def _finder(name: str):
@@ -331,33 +466,6 @@ def keep_listings(tools: dict[str, Tool]) -> None:
         log.debug("the tool listing was not kept: %s", exc)
 
 
-def _refusing(render, database: _Database):
-    """``render`` whose refusal of an argument (a :class:`HermesError`) reaches the client as
-    the protocol's invalid-params error with hermes's message; the SDK reports any other
-    exception as "Internal server error". A ``user`` argument names a persona: an unknown one
-    is refused here, as a tool refuses it, rather than in the middle of the session the
-    prompt starts, and the prompt names the persona as it is stored ("bea" is "Bea")."""
-
-    @functools.wraps(render)
-    def refusing(*args, **kwargs):
-        try:
-            if isinstance(kwargs.get("user"), str):
-                kwargs["user"] = _persona_name(database, kwargs["user"][:NAME_MAX])
-            return render(*args, **kwargs)
-        except HermesError as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from None
-
-    return refusing
-
-
-def _persona_name(database: _Database, name: str) -> str:
-    db = database.open()
-    try:
-        return require_user(db, name)["name"]
-    finally:
-        db.conn.close()
-
-
 class BearerTokenMiddleware:
     """Refuse every HTTP request without ``Authorization: Bearer <token>`` (401).
 
@@ -397,7 +505,7 @@ SESSION_IDLE = 600.0
 MAX_SESSIONS = 64
 
 
-def http_app(server: MCPServer, *, host: str = "127.0.0.1", port: int, token: str | None = None):
+def http_app(server: Server, *, host: str = "127.0.0.1", port: int, token: str | None = None):
     """The streamable-HTTP ASGI app (endpoint ``/mcp``), behind a bearer token if given.
 
     Sessions are bounded: idle ones close after :data:`SESSION_IDLE`, and at most
@@ -425,7 +533,7 @@ def http_app(server: MCPServer, *, host: str = "127.0.0.1", port: int, token: st
     return BearerTokenMiddleware(app, token) if token else app
 
 
-def run_http(server: MCPServer, *, sock, host: str, token: str | None = None) -> None:
+def run_http(server: Server, *, sock, host: str, token: str | None = None) -> None:
     """Serve streamable HTTP on ``sock`` (bound beforehand by :func:`hermes.net.bind`, so a
     busy port is reported before anything is announced). Ctrl-C stops uvicorn."""
     port = sock.getsockname()[1]
@@ -435,7 +543,13 @@ def run_http(server: MCPServer, *, sock, host: str, token: str | None = None) ->
 # --- stdio -----------------------------------------------------------------------------------
 
 
-def run_stdio(server: MCPServer) -> None:
+def _log_to_stderr() -> None:
+    """Log at INFO on stderr while serving (stdout is the protocol's), unless the host
+    program has set logging up already."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def run_stdio(server: Server) -> None:
     """Serve over stdin/stdout until the client closes stdin or the person presses Ctrl-C.
 
     The stdio transport reads stdin on a worker thread that no signal interrupts, so after
@@ -448,146 +562,24 @@ def run_stdio(server: MCPServer) -> None:
         sys.stderr.flush()
         os._exit(128 + signum)
 
+    _log_to_stderr()
     previous = signal.signal(signal.SIGINT, stop)
     try:
-        _run_stdio(server)
+        anyio.run(_serve_stdio, server)
     finally:
         signal.signal(signal.SIGINT, previous)
 
 
-def _run_stdio(server: MCPServer) -> None:
-    """Serve over stdin/stdout, answering a line that is not a JSON-RPC message.
-
-    The SDK's stdio transport (``mcp.server.stdio.stdio_server``) hands such a line to the
-    server as an exception item, which the dispatcher logs at debug level and drops: the
-    client gets no answer and waits for its own timeout. Here the read stream is wrapped so
-    that each one is answered at once (:class:`AnswerUnreadable`). The SDK exposes the
-    stdio streams and the low-level server's ``run`` publicly, but reaches that server only
-    through the private ``_lowlevel_server``; without it the SDK's own loop runs.
-    """
-    import anyio
-
-    lowlevel = getattr(server, "_lowlevel_server", None)
-    if lowlevel is None or not hasattr(lowlevel, "create_initialization_options"):
-        log.warning("this mcp SDK has no _lowlevel_server: unparseable lines go unanswered")
-        server.run()
-        return
-    anyio.run(_serve_stdio, lowlevel)
-
-
-async def _serve_stdio(lowlevel) -> None:
+async def _serve_stdio(server: Server) -> None:
+    """Serve over the SDK's stdio transport (``mcp.server.stdio.stdio_server``), answering a
+    line that is not a JSON-RPC message: the transport hands such a line to the server as an
+    exception item, which the SDK logs at debug level and drops, so the client got no answer
+    and waited for its own timeout. The read stream is wrapped so that each one is answered
+    at once (:class:`~hermes.mcp_unreadable.AnswerUnreadable`) and the end of input waits for the
+    answers owed (:class:`~hermes.mcp_unreadable.AnswersOwed`)."""
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
-        answers = Answers(write_stream)
-        await lowlevel.run(AnswerUnreadable(read_stream, answers), answers, lowlevel.create_initialization_options())
-
-
-class Answers:
-    """The stdio write stream, counting the requests still to be answered.
-
-    Closed stdin is the end of the input, not of the client: ``hermes serve < calls.jsonl``
-    reads its answers from stdout. The SDK ends the session at end of input and cancels the
-    handlers still running, so the last calls of a piped batch went unanswered (1 to 2 of 3,
-    varying by run). :class:`AnswerUnreadable` holds the end of input back until
-    :meth:`settled`. A request the client cancels is not waited for (it gets no answer)."""
-
-    def __init__(self, write_stream):
-        self._write = write_stream
-        self._open: set = set()
-        self._idle = None  # an anyio.Event while requests are open
-
-    def read(self, item) -> None:
-        """Note a message the client sent."""
-        message = getattr(item, "message", None)
-        method = getattr(message, "method", None)
-        if method is None:
-            return
-        if getattr(message, "id", None) is not None:  # a request: an answer is owed
-            self._open.add(message.id)
-        elif method == "notifications/cancelled":
-            self._close((getattr(message, "params", None) or {}).get("requestId"))
-
-    async def send(self, item) -> None:
-        try:
-            await self._write.send(item)
-        finally:  # an answer that cannot be written (the client is gone) is owed no more
-            message = getattr(item, "message", None)
-            if getattr(message, "method", None) is None:  # a response or an error
-                self._close(getattr(message, "id", None))
-
-    def _close(self, request_id) -> None:
-        self._open.discard(request_id)
-        if not self._open and self._idle is not None:
-            self._idle.set()
-
-    async def settled(self) -> None:
-        """Return once every request read so far is answered."""
-        import anyio
-
-        while self._open:
-            self._idle = anyio.Event()
-            await self._idle.wait()
-
-    def __getattr__(self, name):  # the rest of the stream's interface, unchanged
-        return getattr(self._write, name)
-
-    async def __aenter__(self):
-        await self._write.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info):
-        return await self._write.__aexit__(*exc_info)
-
-
-class AnswerUnreadable:
-    """A read stream of the SDK's stdio transport that holds its end back until the calls read
-    are answered (:class:`Answers`), and answers each line it could not read
-    as a JSON-RPC message — invalid JSON, a lone surrogate escape, truncated input — with a
-    JSON-RPC error (``-32700`` parse error, ``-32600`` for valid JSON that is not a message),
-    carrying the request's id whenever it can be read, so the waiting call ends now
-    (:mod:`hermes.mcp_unreadable`, which never raises: no line may end the session). Every
-    other item passes through unchanged."""
-
-    def __init__(self, read_stream, answers: Answers):
-        self._read = read_stream
-        self._write = answers
-
-    @property
-    def last_context(self):  # the SDK reads the sender's context from its stream
-        return getattr(self._read, "last_context", None)
-
-    async def receive(self):
-        import anyio
-
-        while True:
-            try:
-                item = await self._read.receive()
-            except anyio.EndOfStream:
-                await self._write.settled()  # the calls read so far are answered first
-                raise
-            if not isinstance(item, Exception):
-                self._write.read(item)
-                return item
-            for answer in unreadable.answers(item):
-                await self._write.send(answer)
-
-    async def aclose(self) -> None:
-        await self._read.aclose()
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self):
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc_info) -> None:
-        await self.aclose()
+        owed = unreadable.AnswersOwed(write_stream)
+        reading = unreadable.AnswerUnreadable(read_stream, owed)
+        await server.run(reading, owed, server.create_initialization_options())

@@ -1,7 +1,10 @@
-"""The answer to a stdio line that is no JSON-RPC 2.0 message hermes can read.
+"""What ``hermes serve`` does with stdio input the SDK's loop would drop or cut short: a line
+that is no JSON-RPC 2.0 message hermes can read is answered, and the end of input waits for
+the answers still owed (:class:`AnswerUnreadable`, :class:`AnswersOwed`, the streams
+:func:`hermes.mcp_server.run_stdio` hands the SDK's low-level server).
 
-The SDK hands such a line over as pydantic's ``ValidationError``; :func:`answers` turns it
-into JSON-RPC errors the client can match to its request. Two rules:
+The SDK's stdio transport hands an unreadable line over as pydantic's ``ValidationError``;
+:func:`answers` turns it into JSON-RPC errors the client can match to its request. Two rules:
 
 - Nothing here may raise, whatever the line: one line of 1,200 nested ``[`` made Python's
   ``json.loads`` (used to find the id) raise ``RecursionError`` and ended the session. The id
@@ -120,11 +123,124 @@ def _parse_reason(detail: str) -> str:
 
 def _message(request_id, code: int, text: str, detail: str | None):
     from mcp.shared.message import SessionMessage
-    from mcp_types import ErrorData, JSONRPCError
+    from mcp.types import ErrorData, JSONRPCError
 
     return SessionMessage(
         JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=text, data=detail or None))
     )
 
 
-__all__ = ["answers", "readable_ids"]
+# --- the stdio read and write streams, wrapped ----------------------------------------------
+
+
+class AnswersOwed:
+    """The stdio write stream, counting the requests still to be answered.
+
+    Closed stdin is the end of the input, not of the client: ``hermes serve < calls.jsonl``
+    reads its answers from stdout. The SDK ends the session at end of input and cancels the
+    handlers still running, so the last calls of a piped batch went unanswered (1 to 2 of 3,
+    varying by run). :class:`AnswerUnreadable` holds the end of input back until
+    :meth:`settled`. A request the client cancels is not waited for (it gets no answer)."""
+
+    def __init__(self, write_stream):
+        self._write = write_stream
+        self._open: set = set()
+        self._idle = None  # an anyio.Event while requests are open
+
+    def read(self, item) -> None:
+        """Note a message the client sent."""
+        message = getattr(item, "message", None)
+        method = getattr(message, "method", None)
+        if method is None:
+            return
+        if getattr(message, "id", None) is not None:  # a request: an answer is owed
+            self._open.add(message.id)
+        elif method == "notifications/cancelled":
+            self._close((getattr(message, "params", None) or {}).get("requestId"))
+
+    async def send(self, item) -> None:
+        try:
+            await self._write.send(item)
+        finally:  # an answer that cannot be written (the client is gone) is owed no more
+            message = getattr(item, "message", None)
+            if getattr(message, "method", None) is None:  # a response or an error
+                self._close(getattr(message, "id", None))
+
+    def _close(self, request_id) -> None:
+        self._open.discard(request_id)
+        if not self._open and self._idle is not None:
+            self._idle.set()
+
+    async def settled(self) -> None:
+        """Return once every request read so far is answered."""
+        import anyio
+
+        while self._open:
+            self._idle = anyio.Event()
+            await self._idle.wait()
+
+    def __getattr__(self, name):  # the rest of the stream's interface, unchanged
+        return getattr(self._write, name)
+
+    async def __aenter__(self):
+        await self._write.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info):
+        return await self._write.__aexit__(*exc_info)
+
+
+class AnswerUnreadable:
+    """A read stream of the SDK's stdio transport that holds its end back until the calls read
+    are answered (:class:`AnswersOwed`), and answers each line it could not read
+    as a JSON-RPC message — invalid JSON, a lone surrogate escape, truncated input — with a
+    JSON-RPC error (``-32700`` parse error, ``-32600`` for valid JSON that is not a message),
+    carrying the request's id whenever it can be read, so the waiting call ends now
+    (:func:`answers`, which never raises: no line may end the session). Every
+    other item passes through unchanged."""
+
+    def __init__(self, read_stream, owed: AnswersOwed):
+        self._read = read_stream
+        self._write = owed
+
+    @property
+    def last_context(self):  # the SDK reads the sender's context from its stream
+        return getattr(self._read, "last_context", None)
+
+    async def receive(self):
+        import anyio
+
+        while True:
+            try:
+                item = await self._read.receive()
+            except anyio.EndOfStream:
+                await self._write.settled()  # the calls read so far are answered first
+                raise
+            if not isinstance(item, Exception):
+                self._write.read(item)
+                return item
+            for answer in answers(item):
+                await self._write.send(answer)
+
+    async def aclose(self) -> None:
+        await self._read.aclose()
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        await self.aclose()
+
+
+__all__ = ["AnswerUnreadable", "AnswersOwed", "answers", "readable_ids"]

@@ -79,7 +79,7 @@ def test_the_key_follows_the_plugins_and_their_files(cache_home, tmp_path, monke
 
 
 PROBE = """
-import json, sys, anyio
+import json, sys, anyio, mcp
 from hermes.mcp_server import build_server, cached_listings, keep_listings
 from hermes.tools import collect_tools
 if sys.argv[1] == "keep":
@@ -88,7 +88,8 @@ else:
     listed = cached_listings()
     server = build_server(sys.argv[2], listed=listed)
     async def names():
-        return [t.name for t in await server.list_tools()]
+        async with mcp.Client(server) as client:
+            return [t.name for t in (await client.list_tools()).tools]
     served = anyio.run(names)
     print(json.dumps({"listed": listed is not None, "served": len(served),
                       "tools": sorted(m for m in sys.modules if m.startswith("hermes_") and m.endswith(".tools"))}))
