@@ -90,6 +90,41 @@ def test_top_order_equals_rounding_every_score(seed):
             assert got.tolist() == _lifted_top_order(ids, total, limit, group).tolist()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_top_order_from_a_sampled_threshold_equals_rounding_every_score(seed):
+    """Above rank.POOL_DIRECT scores the k-th best is looked for above a threshold read from
+    an even sample: the same order as partitioning every score, ties and groups included."""
+    rng = np.random.default_rng(seed)
+    n = 30_000
+    ids = rng.permutation(n * 2)[:n].astype(np.int64)
+    total = rng.integers(0, 40, size=n) / 7.0 + rng.choice([0.0, 1e-14, 3e-13, 2e-12], size=n)
+    if seed % 2:
+        total = rng.normal(size=n)
+    first = rng.random(n) < 0.3
+    for limit in (1, 20, 100, 1000):
+        for group in (None, first):
+            got = top_order(ids, total, limit, first=group)
+            assert got.tolist() == _lifted_top_order(ids, total, limit, group).tolist()
+
+
+def test_top_order_when_the_sample_misleads_it():
+    """A threshold read from the sample that too few scores reach (the sampled rows hold the
+    best scores), and one with scores tied once rounded just below it, off the sample."""
+    n, limit = 100_000, 1000
+    stride = n // max(2048, 8 * limit)
+    ids = np.arange(1, n + 1, dtype=np.int64)
+    high = np.zeros(n)
+    high[::stride] = 1.0 + np.arange(len(high[::stride])) * 1e-6
+    assert top_order(ids, high, limit).tolist() == _lifted_top_order(ids, high, limit).tolist()
+    tied = np.zeros(n)
+    tied[::50] = 1.0  # 2,000 scores of 1.0, the sample's among them
+    tied[1::50][:300] = 1.0 - 3e-13  # equal to 1.0 once rounded, never sampled
+    tied[7::50][:500] = 1.0 + 4e-12
+    for limit in (600, 1000):
+        got = top_order(ids, tied, limit)
+        assert got.tolist() == _lifted_top_order(ids, tied, limit).tolist()
+
+
 def test_identical_items_rank_by_id_every_time(db, add_items):
     ids = add_items([{"title": "same words here"} for _ in range(6)])
     user = create_user(db, "ann", "same words")
