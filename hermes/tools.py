@@ -29,7 +29,7 @@ from hermes.facekit import faces
 from .arguments import PERSONA
 from .contract import NAME_MAX, Prompt, Tool, server_failure
 from .errors import HermesError, NotFound
-from .plugins import collecting, get_plugin_manager, plugin_tools
+from .plugins import collecting, get_plugin_manager, plugin_tools, shipped
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +73,11 @@ def caller() -> str:
 def _collecting(tools: dict[str, Tool]) -> Iterator[None]:
     """Collect the tools into ``tools`` plugin by plugin in registration order, pausing
     after each (one registered after the plugin manager's check — a test's fixture —
-    raises, naming it)."""
-    for impl in get_plugin_manager().hook.hermes_register_tools.get_hookimpls():
+    raises, naming it; a plugin hermes ships is taken on trust, :func:`hermes.plugins.plugin_tools`)."""
+    pm = get_plugin_manager()
+    for impl in pm.hook.hermes_register_tools.get_hookimpls():
         try:
-            tools.update((t.name, t) for t in plugin_tools(impl, tools))
+            tools.update((t.name, t) for t in plugin_tools(impl, tools, trusted=shipped(pm, impl.plugin_name)))
         except HermesError as exc:
             raise HermesError(f"plugin {impl.plugin_name!r}: {exc}") from None
         yield

@@ -16,7 +16,7 @@ from process_support import child_env
 from pydantic import Field
 from typer.testing import CliRunner
 
-from hermes import Result, hookimpl, ok, plugins, tool
+from hermes import HermesError, Result, hookimpl, ok, plugins, tool
 from hermes.cli.app import build_app
 
 #: run the command line in a child, then print which of these modules it imported
@@ -237,3 +237,24 @@ def test_the_tools_are_collected_as_the_objects_the_check_built_their_models_for
 
     for defined in (list_feed, record_feedback):
         assert first[defined.name].argument_model is defined.argument_model
+
+
+def test_finding_a_shipped_tool_builds_no_tools_schema(fresh_plugins):
+    """`hermes feed` finds `list_feed` without building the JSON schema of any shipped tool
+    (the click plugin's before it, its own): the suite checks their bounds
+    (test_every_shipped_plugins_tools_pass_the_tool_check), a command does not again."""
+    from hermes.tools import find_tool
+
+    plugins.get_plugin_manager()
+    plugins._unbounded_strings.cache_clear()
+    assert find_tool("list_feed") is not None
+    assert plugins._unbounded_strings.cache_info().misses == 0
+
+
+def test_a_plugin_hermes_does_not_ship_is_still_checked_when_collected(fresh_plugins):
+    from hermes.tools import collect_tools
+
+    plugins.get_plugin_manager()
+    fresh_plugins.register(BrokenTools(), name="broken_tools")  # after the start-up check
+    with pytest.raises(HermesError, match="broken_tools.*max_length"):
+        collect_tools()

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from hermes import config, net
+from hermes import config
 from hermes.facekit import status
 from hermes.facekit.faces import plural
 
@@ -30,7 +30,6 @@ from ..facekit.terminal import (
     open_db,
     run_guarded,
 )
-from ..net import is_loopback
 from .progress import StageProgress
 
 # The modules behind the commands (sqlite-utils, the plugins' tools, numpy, filelock) are
@@ -82,9 +81,11 @@ def serve(
     instructions, so a host that does not pass HERMES_HOME / HERMES_DB is noticed.
     """
     # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve,
-    # and the background refresher (sqlite-utils, the ingest stack) only for serve and web.
+    # the background refresher (sqlite-utils, the ingest stack) only for serve and web, and
+    # the addresses (socket, ipaddress) only for a server.
     from ..ingest.refresher import start_background
     from ..mcp_server import build_server, cached_listings, keep_listings, run_http, run_stdio
+    from ..net import bind, is_loopback
     from ..tools import collect_tools
 
     if transport not in ("stdio", "http"):
@@ -124,7 +125,7 @@ def serve(
         server = build_server(str(target), groups, listed=listed)
         if collected is not None:
             keep_listings(collected)
-        sock = net.bind(host, port) if transport == "http" else None
+        sock = bind(host, port) if transport == "http" else None
     except HermesError as exc:
         die(str(exc))
     served = ", ".join(sorted(groups)) if groups else "all tool groups"
