@@ -451,3 +451,133 @@ def test_a_keyphrase_carried_by_one_item_only_is_proposed_but_not_kept(db, tmp_p
     ingest_bridge(db, tmp_path, "two.xml", feed(["Variational quantum eigensolvers on trapped ions"]))
     tagged = [k for k in kept(db).values() if "variational quantum eigensolver" in k]
     assert len(tagged) == 2
+
+
+# LaTeX's accented letters (a trial finding: `K\"ahler manifolds` was tagged "ahler manifold")
+ARXIV = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv-2000" / "arxiv_2000_topics.jsonl"
+
+
+@pytest.mark.parametrize(
+    "title, phrase, fragments",
+    [
+        (r"Ricci flow on compact K\"ahler manifolds", "kähler manifold", {"ahler"}),  # \"a
+        (r"Poincar\'e duality for Lie algebroids", "poincaré duality", {"poincar"}),  # \'e
+        (r"Fr\'{e}chet spaces of holomorphic functions", "fréchet space", {"chet"}),  # \'{e}
+        (r"Monge-Amp\`ere equations on compact manifolds", "monge-ampère equation", {"ere", "monge-amp"}),  # \`e
+        (r"Weak convergence of the Euler scheme for It\^o diffusions", "itô diffusion", set()),  # \^o
+        (r"Seismic tomography of the Mu\~noz fault zone", "muñoz fault zone", {"noz"}),  # \~n
+        (
+            r"Nonlinear Schr{\"o}dinger equations with partial confinement",
+            "nonlinear schrödinger equation",
+            {"dinger", "schr"},
+        ),
+        (r"M\"{o}bius functions of partially ordered sets", "möbius function", {"bius"}),  # \"{o}
+        (r"Gon\c{c}alves bounds for cooperative games", "gonçalves bound", {"alve", "alves"}),  # \c{c}
+        (r"Gau\ss{} sums over finite fields", "gauß sum", set()),  # \ss{}
+        (r"Gau{\ss} sums over finite fields", "gauß sum", set()),  # {\ss}
+        (
+            r"Erd\H{o}s--R\'enyi random graphs with given degrees",
+            "erdős--rényi random graph",
+            {"enyi", "s--r"},
+        ),  # \H{o}
+        (r"Erd{\H o}s problems in additive combinatorics", "erdős problem", set()),  # {\H o}
+        (
+            r"Ladyzhenskaya--Babu\v{s}ka--Brezzi conditions",
+            "ladyzhenskaya--babuška--brezzi condition",
+            {"ka--brezzi", "ladyzhenskaya--babu"},
+        ),
+        (r"Na\"{\i}ve Bayes classifiers under label noise", "naïve bayes classifier", {"ve"}),  # \"{\i}
+        (
+            r"Friedmann-Lema\^{\i}tre-Robertson-Walker cosmologies",
+            "friedmann-lemaître-robertson-walker cosmology",
+            {"friedmann-lema", "tre-robertson-walker"},
+        ),
+        (r"The \v{C}erenkov telescope array", "čerenkov telescope array", {"erenkov"}),  # \v{C}
+    ],
+)
+def test_an_accented_letter_in_latex_is_read_as_the_letter(title, phrase, fragments):
+    """The phrase reads as the display shows the title (:func:`hermes.text.latex.readable`),
+    never from the fragment after an accent command, and its spans index the title as written."""
+    from hermes.text.latex import readable
+
+    found = candidates(title)
+    assert phrase in found, sorted(found)
+    words = {word for p in found for word in p.split()}
+    assert not words & fragments and not any("\\" in word for word in words), sorted(found)  # today's words
+    assert set(found) == set(candidates(readable(title)))  # the Unicode a person reads
+    (a, b) = found[phrase][0]
+    assert readable(title[a:b]).lower().startswith(phrase.split()[0]) and b <= len(title)
+
+
+def test_the_tag_of_a_kahler_title_reads_kahler():
+    """What the trial saw, through the token vectors: the phrases a LaTeX-accented abstract
+    proposes are found in its tokens (the spans index the text the model read)."""
+    from hermes.builtins.default_keyphrases import _phrase_vectors
+
+    text = (
+        r"Ricci flow on compact K\"ahler manifolds. We study the K\"ahler-Ricci flow on "
+        r"compact K\"ahler manifolds of general type and Schr\"odinger operators on them."
+    )
+    found = candidates(text)
+    assert "kähler manifold" in found and "compact kähler manifold" in found
+    assert not any(w.startswith(("ahler", "odinger", "dinger")) or w == "schr" for p in found for w in p.split())
+    assert [text[a:b] for a, b in found["kähler manifold"]] == [r"K\"ahler manifolds"] * 2
+    vectors, tokens = HashEmbedder().embed_tokens([text])
+    phrases, rows = _phrase_vectors(text, list(found), found, tokens[0])
+    assert "kähler manifold" in phrases and len(rows) == len(phrases)
+    proposed = keyphrases(text, vectors[0], tokens[0])
+    assert proposed and set(proposed) <= set(found)
+    assert not any("ahler" in w and "kähler" not in w for p in proposed for w in p.split())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Kahler manifolds and Schrodinger operators",  # the authors' own ASCII spelling stays
+        "Kähler manifolds and Schrödinger operators",  # Unicode as written
+        r"$\alpha$-stable processes on $\mathbb{R}^n$ and \emph{dense} graphs",  # other LaTeX
+        r"Files under C:\Users\data and a line break \\ then text",  # a backslash, no LaTeX
+        r'Quoted \\"words" after a line break',  # \\ is a line break, not an accent
+        r"An escaped quote \" and a path",  # no space after an accent: "\" and" is a quote, not "änd"
+    ],
+)
+def test_text_without_a_latex_accent_is_read_as_before(text, monkeypatch):
+    """Without an accented letter in LaTeX the tagger reads the text as it did before it read
+    them (spans and phrases identical)."""
+    from hermes.builtins import default_keyphrases
+
+    found = candidates(text)
+    monkeypatch.setattr(default_keyphrases, "_read", lambda t: (t, None))
+    assert candidates(text) == found
+
+
+@pytest.mark.skipif(
+    not ARXIV.exists(), reason="needs ../shared/data/arxiv-2000 (the team's shared data folder, not part of a clone)"
+)
+def test_no_arxiv_phrase_starts_or_ends_inside_an_accented_word(monkeypatch):
+    """Over the 2,000 arXiv papers: no candidate's span starts or ends inside a word that an
+    accent command is part of (today's "ahler", "dinger", "poincar"), and a paper without
+    one gets exactly the phrases and spans it got before accents were read."""
+    from hermes.builtins import default_keyphrases
+    from hermes.ingest.text import embedding_text
+    from hermes.text.latex import accented_letters
+
+    texts = [embedding_text(r["title"], r["abstract"]) for r in map(json.loads, ARXIV.read_text().splitlines())]
+    accented = [t for t in texts if accented_letters(t)]
+    assert len(accented) > 50
+    cut = []
+    for text in accented:
+        letters = accented_letters(text)
+        for spans in candidates(text).values():
+            for a, b in spans:
+                for s, e, _ in letters:
+                    inside = s < a < e or s < b < e
+                    after_one = a == e and text[e : e + 1].isalpha()  # "ahler" after K\"a
+                    before_one = b == s and text[s - 1 : s].isalpha()  # "schr" before \"o
+                    if inside or after_one or before_one:
+                        cut.append(text[a:b])
+    assert not cut, cut[:10]
+    plain = [t for t in texts if not accented_letters(t)]
+    now = [candidates(t) for t in plain]
+    monkeypatch.setattr(default_keyphrases, "_read", lambda t: (t, None))
+    assert now == [candidates(t) for t in plain]

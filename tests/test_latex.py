@@ -67,6 +67,76 @@ def test_a_braced_accented_letter_reads_without_its_braces(raw, shown):
 
 
 @pytest.mark.parametrize(
+    "raw, shown",
+    [
+        # forms the display kept as written, or read half: TeX's, all the same
+        (r"Fran\c cois", "François"),  # a letter accent's argument after a space
+        (r"Erd\H os--R\'enyi graphs", "Erdős--Rényi graphs"),
+        (r"\v Cerenkov radiation", "Čerenkov radiation"),
+        (r"Friedmann-Lema\^{\i}tre-Robertson-Walker", "Friedmann-Lemaître-Robertson-Walker"),  # read "Lema\^ıtre"
+        (r"Na\"{\i}ve Bayes", "Naïve Bayes"),  # the dotless i under an accent is an i
+        (r"na\"\i ve", "naïve"),  # TeX's space after \i ends its name
+        (r"Stra\ss e", "Straße"),  # read "Straß e"
+        (r"\ae ther and \oe uvre", "æther and œuvre"),
+        (r"Stra\ss{}e and Gau\ss{} sums", "Straße and Gauß sums"),
+        # kept: the unit's space ("70 \AA which", arXiv 0704.1793), a line break, a quote
+        (r"lines at 70 \AA which", "lines at 70 Å which"),
+        (r"a width of 31-40 {\AA}, in", "a width of 31-40 Å, in"),
+        (r'line \\"quoted"', r'line \\"quoted"'),
+        (r"an escaped quote \" and text", r"an escaped quote \" and text"),
+        (r"{\it Mixture} of {\bf Bold} experts", "Mixture of Bold experts"),  # font switches, not \i, \b
+    ],
+)
+def test_every_form_of_a_text_accent_reads_as_its_letter(raw, shown):
+    assert readable(raw) == shown
+
+
+ACCENT_FORMS = [
+    r"K\"ahler",
+    r"Poincar\'e",
+    r"Poincar\'{e}",
+    r"probl\`eme",
+    r"C\^ote",
+    r"Ma\~nana",
+    r"Ca\~{n}ada",
+    r"Schr{\"o}dinger",
+    r"Schr\"{o}dinger",
+    r"Schr{\"{o}}dinger",
+    r"Fran\c{c}ois",
+    r"Fran\c cois",
+    r"Fran{\c c}ois",
+    r"Gau\ss{} sums",
+    r"Gau{\ss} sums",
+    r"Erd\H{o}s",
+    r"Erd{\H o}s",
+    r"\v{S}ediv\'y",
+    r"Dvo\v{r}\'ak",
+    r"{\AA}ngstr{\"o}m",
+    r"{\o}rsted",
+    r"\l{}ukasiewicz",
+    r"Ha\"{\i}ti",
+    r"\'{E}cole",
+    r"\u{a}\r{a}\k{a}\={a}\.{z}\d{a}\b{a}",
+]
+
+
+@pytest.mark.parametrize("raw", ACCENT_FORMS)
+def test_the_display_and_the_tagger_read_an_accent_alike(raw):
+    """The keyphrase tagger reads accented letters with :func:`latex.read_accents`: its tags
+    are spelled as the display shows the text ("Kähler manifold", never "ahler manifold")."""
+    shown = readable(raw)
+    assert latex.read_accents(raw) == shown and "\\" not in shown and "{" not in shown
+    assert unicodedata.is_normalized("NFC", shown)
+
+
+def test_accented_letters_span_the_braces_around_a_letter():
+    text = r"Schr{\"o}dinger and K\"ahler, Gau\ss{} sums"
+    found = latex.accented_letters(text)
+    assert [(text[a:b], letter) for a, b, letter in found] == [('{\\"o}', "ö"), ('\\"a', "ä"), ("\\ss{}", "ß")]
+    assert latex.accented_letters(r"\alpha, \cal K, \it text, C:\Users\bob, \\ break") == []
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "A $5 price cut",

@@ -36,6 +36,7 @@ from hermes.text.language import (
     phrase_breakers,
 )
 from hermes.text.language import WORD as _WORD
+from hermes.text.latex import accented_letters
 
 from ..embed import get_embedder
 from ..hookspecs import hookimpl
@@ -50,7 +51,9 @@ from ..ingest.text import embedding_text
 #: (finite, algebraic, constant …) never stand alone
 #: 14: "dataset", "detection" never alone (a persona's liked topics read "dataset · detection")
 #: 15: a name ending in s is no plural ("Higgs" was tagged "higg", "Higgses" "higgse")
-VERSION = 15
+#: 16: LaTeX's accented letters are read as the letters they are ("K\\"ahler manifolds" was
+#: tagged "ahler manifold", now "kähler manifold")
+VERSION = 16
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -214,6 +217,27 @@ def singular(word: str) -> str:
     return word
 
 
+def _read(text: str) -> tuple[str, list[int] | None]:
+    """``text`` with LaTeX's accented letters as Unicode, as :func:`hermes.text.latex.readable`
+    shows them ("K\\"ahler" is "Kähler": read as written, the accent command parted the
+    word, and "ahler manifold" was a topic), and where each of its characters starts in
+    ``text`` (one more entry: ``len(text)``), so that spans index ``text``; ``None`` for a
+    text without such a letter, read as it is."""
+    if "\\" not in text:
+        return text, None
+    letters = accented_letters(text)
+    if not letters:
+        return text, None
+    out, origin, done = [], [], 0
+    for start, end, letter in letters:
+        out += [text[done:start], letter]
+        origin += [*range(done, start), *[start] * len(letter)]
+        done = end
+    out.append(text[done:])
+    origin += range(done, len(text) + 1)
+    return "".join(out), origin
+
+
 def _masked(text: str) -> str:
     """``text`` with LaTeX math and commands, web addresses and domain names blanked (same
     length: spans stay valid)."""
@@ -261,6 +285,7 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
     :data:`hermes.text.language.FILLER_NOUNS`, :data:`~hermes.text.language.FILLER_ADJECTIVES`)."""
     found: dict[str, list[tuple[int, int]]] = {}
     runs: list[list[tuple]] = []
+    text, origin = _read(text)
     masked = _masked(text)
     for segment in _SEGMENT.finditer(masked):
         run: list[tuple] = []
@@ -287,6 +312,8 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
                     if len(phrase) <= 60 and (i == j or _distinct(phrase)):
                         found.setdefault(phrase, []).append((start, last[1]))
                 prefix += last[2] + " "
+    if origin is not None:  # spans of the text as written
+        return {phrase: [(origin[a], origin[b]) for a, b in spans] for phrase, spans in found.items()}
     return found
 
 
