@@ -466,6 +466,12 @@ def keep_listings(tools: dict[str, Tool]) -> None:
         log.debug("the tool listing was not kept: %s", exc)
 
 
+def _log_to_stderr() -> None:
+    """Log at INFO on stderr while serving, as the SDK's MCPServer set up when it was made
+    (stdout is the stdio protocol's), unless the host program has set logging up already."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
 class BearerTokenMiddleware:
     """Refuse every HTTP request without ``Authorization: Bearer <token>`` (401).
 
@@ -537,16 +543,11 @@ def run_http(server: Server, *, sock, host: str, token: str | None = None) -> No
     """Serve streamable HTTP on ``sock`` (bound beforehand by :func:`hermes.net.bind`, so a
     busy port is reported before anything is announced). Ctrl-C stops uvicorn."""
     port = sock.getsockname()[1]
+    _log_to_stderr()
     net.serve_asgi(http_app(server, host=host, port=port, token=token), sock)
 
 
 # --- stdio -----------------------------------------------------------------------------------
-
-
-def _log_to_stderr() -> None:
-    """Log at INFO on stderr while serving (stdout is the protocol's), unless the host
-    program has set logging up already."""
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
 def run_stdio(server: Server) -> None:
