@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from typing import Annotated
 
 import mcp
@@ -114,15 +113,27 @@ async def test_resources_are_listed_empty_and_nothing_else_is_served(db_path, mo
     assert capabilities.completions is None and capabilities.logging is None
 
 
-def test_serve_over_stdio_logs_at_info_on_stderr(tmp_path):
+SERVE = {
+    "stdio": "run_stdio(build_server(sys.argv[1]))",
+    # uvicorn left out: run_http's own part, up to handing the app over
+    "http": "net.serve_asgi = lambda app, sock: None\n"
+    "run_http(build_server(sys.argv[1]), sock=net.bind('127.0.0.1', 0), host='127.0.0.1')",
+}
+
+
+@pytest.mark.parametrize("transport", sorted(SERVE))
+def test_serving_logs_at_info_on_stderr(tmp_path, transport):
     """MCPServer set logging up (INFO, on stderr) as a side effect of its construction; the
-    low-level server does not, so run_stdio does (stdout is the protocol's)."""
-    code = textwrap.dedent("""
-        import logging, sys
-        from hermes.mcp_server import build_server, run_stdio
-        run_stdio(build_server(sys.argv[1]))
-        logging.getLogger("hermes.probe").info("still told at INFO")
-    """)
+    low-level server does not, so run_stdio and run_http do (stdout is the protocol's)."""
+    code = "\n".join(
+        [
+            "import logging, sys",
+            "from hermes import net",
+            "from hermes.mcp_server import build_server, run_http, run_stdio",
+            SERVE[transport],
+            "logging.getLogger('hermes.probe').info('still told at INFO')",
+        ]
+    )
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "h.db")],
         stdin=subprocess.DEVNULL,
