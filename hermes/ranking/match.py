@@ -245,10 +245,12 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
     if "liked" in by_kind and "disliked" in figures:
         # NaN (no dislike) compares False: nothing nearer
         nearer = np.asarray(figures["disliked"]) >= np.asarray(figures["liked"]) + CLOSER
-        by_kind["liked"] = np.where(nearer, np.minimum(by_kind["liked"], BAR - 1), by_kind["liked"]).astype(np.int8)
+        by_kind["liked"] = np.where(nearer, np.minimum(by_kind["liked"], BAR - 1), by_kind["liked"]).astype(
+            np.int8, copy=False
+        )
     for kind, reached in by_kind.items():
         if kind in COUNTS_FROM:
-            reached = np.where(reached < COUNTS_FROM[kind], 0, reached).astype(np.int8)
+            reached = np.where(reached < COUNTS_FROM[kind], 0, reached).astype(np.int8, copy=False)
         np.maximum(levels, reached, out=levels)
     unconfirmed = None
     taught = [reached for kind, reached in by_kind.items() if kind != "interest"]

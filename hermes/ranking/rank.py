@@ -151,13 +151,17 @@ def blend(components: list[Component], n_clicks: int, size: int, scales: dict | 
     take half of the behaviour weight while saying nothing. ``scales``, when given, gets
     each blended component's calibration (mean, spread), in blending order (for
     :func:`reblend`)."""
-    calibrated = {}
+    calibrated, spread = {}, set()
     for c in components:
         if c.active:
             calibrated[c.name], mean, std = _calibrated(c.scores)
-            if scales is not None and std:
-                scales[c.name] = (mean, std)
-    useful = [c for c in components if c.active and np.any(calibrated[c.name])]
+            if std:
+                # not constant: some score is off the mean by at least the spread, so not
+                # every calibrated score is 0 (no pass over them to find one)
+                spread.add(c.name)
+                if scales is not None:
+                    scales[c.name] = (mean, std)
+    useful = [c for c in components if c.name in spread]
     by_role = {role: [c for c in useful if c.role == role] for role in ROLES}
     w = blend_weight(n_clicks) if by_role["behaviour"] else 0.0
     if not by_role["profile"]:
@@ -333,8 +337,12 @@ def rank(
             extra = np.flatnonzero(extra)
             # the sample's own rows from the codes in int8 storage (no database read): it
             # only estimates a mean and a spread, and its best rows are in the short list
-            vectors = np.concatenate([matrix.exact_rows(rows[short]), matrix.approx_rows(rows[extra])])
-            short = np.concatenate([short, extra])
+            if int8:
+                vectors = np.concatenate([matrix.exact_rows(rows[short]), matrix.approx_rows(rows[extra])])
+                short = np.concatenate([short, extra])
+            else:  # the same rows either way: one copy of them, not two
+                short = np.concatenate([short, extra])
+                vectors = matrix.exact_rows(rows[short])
         else:
             vectors = matrix.exact_rows(rows[short])
         context = replace(context, exact=(short, vectors))
