@@ -5,6 +5,8 @@ two topics ranks the items of both."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from hermes_persona import library_scorer
 from test_persona_support import make_persona, tool
 
 from hermes.contract import CandidateQuery
@@ -92,3 +94,25 @@ def test_a_library_of_two_topics_ranks_the_items_of_both(db, add_items):
     assert tool(db, "import_library", name="ann", text=_bibtex(library))["ok"]
     positions = _positions(db, require_user(db, "ann"), ids)
     assert max(positions[:4]) < min(positions[4:]), positions
+
+
+def test_the_knn_half_hands_over_as_the_persons_own_clicks_come(db, add_items):
+    """The kNN half reads the library's likes and no dislike at all, so it is the part of
+    the library that cannot hear the person: its share of the component falls as the own
+    clicks come (issue 38, fifth round), while the library's model, which reads them, keeps
+    the rest."""
+    ids = add_items([{"title": f"weak lensing shear survey note {k}", "days_ago": 1} for k in range(12)])
+    make_persona(db, "ann", "gravitational lensing")
+    library = [f"weak lensing shear survey paper {k}" for k in range(40)]
+    assert tool(db, "import_library", name="ann", text=_bibtex(library))["ok"]
+    ann = require_user(db, "ann")
+
+    def share() -> float:
+        return rank(db, ann, CandidateQuery(since_days=None)).components["library"].detail["knn_share"]
+
+    assert share() == library_scorer.KNN_SHARE
+    for item in ids[:10]:
+        record_click(db, ann["id"], item, False, "ui")
+    h = library_scorer.KNN_HANDOVER
+    assert share() == pytest.approx(library_scorer.KNN_SHARE * h / (h + 10))
+    assert share() < 0.8 * library_scorer.KNN_SHARE

@@ -20,7 +20,8 @@ little once a library counts as clicks, so the component mixes the text back in
 One direction fit to a library leans to its largest topic; so half of the component is
 each item's closeness to its nearest library papers (:data:`KNN_SHARE`: the library as many
 examples, as zotero-arxiv-daily uses it), over at most :data:`KNN_MAX` k-means centroids of
-a large library.
+a large library. That half reads likes only, so it hands over as the own clicks come
+(:data:`KNN_HANDOVER`) to the model, which reads the person's dislikes too.
 
 Library likes are the clicks with source ``bootstrap`` (the import's, and
 ``bootstrap_persona``'s few).
@@ -75,8 +76,11 @@ OUTLIER_WEIGHT = 0.2
 #: the library holds keeps its say; one that does not, none); 0: off. 0.5 won on the
 #: choosing half before the kNN; with it, 1.0 was at par across fields and 0.008 higher
 #: within one field (within the noise), but it slowed the drift test's later dislikes
-#: (nDCG@10 0.639 against 0.692 at 5 clicks): 0.5 kept (docs/persona.md)
-INTEREST_MIX = 0.5
+#: (nDCG@10 0.639 against 0.692 at 5 clicks): 0.5 kept then. Fifth round: 1.0 with
+#: KNN_HANDOVER 30 (choosing half: within cond-mat and hep the text tells a field's subjects
+#: apart where the library's neighbours do not; 1.5 and 2.0 gained within a field and lost
+#: across fields; the drift test's choosing half 0.640 -> 0.635 mean, within its noise)
+INTEREST_MIX = 1.0
 #: the library as many examples, not one direction: the share of the component taken by
 #: each candidate's mean cosine to its :data:`KNN_K` nearest library papers and own likes
 #: (beyond the archive's common direction), minus :data:`DISLIKE_PULL` x its cosine to the
@@ -93,6 +97,13 @@ KNN_K = 10
 #: 64 centroids of a 100-paper library rank as well as its 100 papers)
 KNN_MAX = 64
 DISLIKE_PULL = 0.0
+#: the kNN's share hands over as the person's own clicks come: KNN_SHARE x h / (h + own
+#: clicks), h this; 0: a constant share. The kNN reads likes only (the library's and the
+#: own), never a dislike, so it is the half of the library that cannot hear the person's
+#: next dislikes. Fifth round (issue 38, choosing half, mean nDCG@10 of the 8 library cells):
+#: 30 with INTEREST_MIX 1.0: cond-mat 0.681 -> 0.698, hep 0.793 -> 0.818, math 0.753 ->
+#: 0.753, multi-field 0.967 -> 0.966; h 10 and 5 gained more within hep and lost across fields
+KNN_HANDOVER = 30.0
 #: random negatives per library like (at least :data:`MIN_NEGATIVES`; not measured again)
 NEGATIVE_RATIO = 1.0
 #: the weight of one own dislike in the model (own likes weigh :data:`OWN_CLICK_WEIGHT`);
@@ -121,6 +132,7 @@ def settings() -> tuple:
         DISLIKE_PULL,
         NEGATIVE_RATIO,
         OWN_DISLIKE_WEIGHT,
+        KNN_HANDOVER,
     )
 
 
@@ -161,7 +173,9 @@ def hermes_score(db, user, item_ids, vectors, context):
         knn = _nearest_mean(sims, KNN_K)
         if len(disliked) and DISLIKE_PULL:
             knn = knn - DISLIKE_PULL * (products[base + 1 + len(examples) :] - near).max(axis=0)
-        scores = (1 - KNN_SHARE) * calibrate(scores) + KNN_SHARE * calibrate(knn)
+        share = KNN_SHARE * (KNN_HANDOVER / (KNN_HANDOVER + n_own) if KNN_HANDOVER else 1.0)
+        scores = (1 - share) * calibrate(scores) + share * calibrate(knn)
+        detail["knn_share"] = share
     if clauses is not None:
         detail["coherence"] = coherence
         if coherence > 0:
