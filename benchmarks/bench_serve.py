@@ -7,10 +7,14 @@ the spawn to the ``tools/list`` answer (``initialize`` + ``notifications/initial
 VmHWM) is read from ``/proc``, and its memory map is checked for torch's shared libraries
 (proof that no model code was loaded).
 
-The floor (issue 36): a bare MCP SDK server (``MCPServer`` over stdio) with as many tools
-as hermes lists, each a two-parameter function, started and asked for ``tools/list`` by
-the same client, alternating with the hermes start-ups (paired, same rounds): the target
-is hermes ≤ 1.3× its median.
+The floor (issue 36): a bare server on the MCP SDK's public low-level ``Server`` (the one
+hermes is built on, :mod:`mcp.server.lowlevel`) over stdio, listing the same tools as hermes
+(the very ``tools/list`` entries hermes answered, kept in a JSON file the bare server reads
+and turns into the SDK's ``Tool`` models), started and asked for ``tools/list`` by the same
+client, alternating with the hermes start-ups (paired, same rounds): the target is hermes
+≤ 1.3× its median. A second reference, as in earlier rounds: the SDK's ``MCPServer`` with as
+many tools, each a two-parameter function (it imports more of the SDK, and builds each
+tool's schema from its signature).
 
 Per-call overhead: in one session, ``list_feeds`` (a trivial read over a 5-feed database) is
 called ``--calls`` times over stdio; the same function is called in process the same way the
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -87,6 +92,39 @@ def make_db(path: Path, env: dict) -> None:
     subprocess.run([sys.executable, "-c", code, str(path)], env=env, check=True)
 
 
+#: the floor: the SDK's low-level Server answering ``tools/list`` with hermes's tools
+LOWLEVEL = """
+import json, sys
+
+import anyio
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
+
+with open(sys.argv[1], encoding="utf-8") as handle:
+    tools = [Tool.model_validate(entry) for entry in json.load(handle)]
+
+
+async def list_tools(ctx, params):
+    return ListToolsResult(tools=tools)
+
+
+async def call_tool(ctx, params):
+    return CallToolResult(content=[TextContent(type="text", text=params.name)])
+
+
+server = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+anyio.run(main)
+"""
+
+#: the second reference: the SDK's MCPServer with as many two-parameter tools
 BARE = """
 import sys
 from typing import Annotated
@@ -110,13 +148,15 @@ server.run()
 """
 
 
-async def bare_start(n_tools: int, env: dict, script: Path) -> dict:
-    """The floor: a bare MCP SDK server with ``n_tools`` tools, start → ``tools/list``."""
-    params = StdioServerParameters(command=sys.executable, args=[str(script), str(n_tools)], env=env)
+async def bare_start(n_tools: int, env: dict, script: Path, argument: str | None = None) -> dict:
+    """A bare MCP SDK server with ``n_tools`` tools, start → ``tools/list``: ``script`` run
+    with ``argument`` (the low-level floor: the listing file) or ``n_tools`` (MCPServer)."""
+    args = [str(script), argument if argument is not None else str(n_tools)]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
     async with listed(params) as (tools, elapsed, pid):
         cpu = cpu_seconds(pid)
     assert len(tools) == n_tools
-    return {"seconds": elapsed, "cpu": cpu}
+    return {"seconds": elapsed, "cpu": cpu, "tools": tools}
 
 
 @contextlib.asynccontextmanager
@@ -154,6 +194,7 @@ async def one_start(db: Path, env: dict) -> dict:
         "hwm_mb": mem["VmHWM"] / 1024,
         "torch": heavy,
         "cpu": cpu,
+        "listed": [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools],
     }
 
 
@@ -193,8 +234,8 @@ PHASES = """
 import json, sys, time
 t = time.process_time
 marks = [("python start-up + site", t())]
-import mcp.server.mcpserver; marks.append(("the MCP SDK (mcp.server.mcpserver, with pydantic, anyio, starlette)", t()))
-import typer, hermes.cli.app; marks.append(("typer + hermes.cli.app", t()))
+import mcp.server.lowlevel, mcp.server.stdio; marks.append(("the MCP SDK (mcp.server.lowlevel and .stdio, with pydantic, anyio)", t()))
+import typer, hermes.cli.root; marks.append(("typer + hermes.cli.root", t()))
 from hermes.plugins import get_plugin_manager; get_plugin_manager()
 marks.append(("plugin manager: the plugin modules and what they import beyond the SDK", t()))
 from hermes.mcp_server import build_server; server = build_server(sys.argv[1])
@@ -265,15 +306,24 @@ def main() -> None:
         load_before = os.getloadavg()[0]
         script = tmp / "bare_server.py"
         script.write_text(BARE)
-        n_tools = anyio.run(one_start, db, env)["tools"]  # and a warm page cache for both
+        low_script = tmp / "lowlevel_server.py"
+        low_script.write_text(LOWLEVEL)
+        first = anyio.run(one_start, db, env)  # and a warm page cache for every side
+        n_tools = first["tools"]
+        listing = tmp / "listing.json"
+        listing.write_text(json.dumps(first["listed"]), encoding="utf-8")
+        floor = anyio.run(bare_start, n_tools, env, low_script, str(listing))
+        same = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in floor["tools"]]
+        assert same == first["listed"], "the low-level floor must list exactly hermes's tools"
         anyio.run(bare_start, n_tools, env, script)
-        starts, bares = [], []
-        for k in range(max(5, args.runs)):  # paired: the two alternate, each first in turn
-            pair = [
+        starts, lows, bares = [], [], []
+        for k in range(max(5, args.runs)):  # paired: the three take turns, each first in turn
+            sides = [
                 lambda: starts.append(anyio.run(one_start, db, env)),
+                lambda: lows.append(anyio.run(bare_start, n_tools, env, low_script, str(listing))),
                 lambda: bares.append(anyio.run(bare_start, n_tools, env, script)),
             ]
-            for run in pair if k % 2 == 0 else pair[::-1]:
+            for run in sides[k % 3 :] + sides[: k % 3]:
                 run()
         stdio = anyio.run(calls_over_stdio, db, env, args.calls)
         os.environ.update(env)
@@ -292,23 +342,27 @@ def main() -> None:
         f"| start → `tools/list` answer, median (min–max) | {statistics.median(secs):.3f} s "
         f"({min(secs):.3f}–{max(secs):.3f}) | ≤ 1 s |"
     )
-    bare_secs = [b["seconds"] for b in bares]
-    ratios = [h / b for h, b in zip(secs, bare_secs)]
-    print(
-        f"| floor: a bare MCP SDK server with {n_tools} tools, start → `tools/list`, median "
-        f"(min–max) | {statistics.median(bare_secs):.3f} s ({min(bare_secs):.3f}–{max(bare_secs):.3f}) | |"
-    )
-    print(
-        f"| hermes ÷ the bare server: ratio of medians; median of the paired ratios | "
-        f"{statistics.median(secs) / statistics.median(bare_secs):.2f}×; {statistics.median(ratios):.2f}× "
-        f"| ≤ 1.3× |"
-    )
-    print(
-        f"| server CPU time (user+sys) until `tools/list`, median: hermes / the bare server | "
-        f"{statistics.median(s['cpu'] for s in starts):.2f} s / "
-        f"{statistics.median(b['cpu'] for b in bares):.2f} s "
-        f"({statistics.median(s['cpu'] for s in starts) / statistics.median(b['cpu'] for b in bares):.2f}×) | |"
-    )
+    cpu = statistics.median(s["cpu"] for s in starts)
+    for label, side, target in (
+        (f"floor: the SDK's low-level Server listing the same {n_tools} tools", lows, "≤ 1.3×"),
+        (f"reference: the SDK's MCPServer with {n_tools} two-parameter tools", bares, ""),
+    ):
+        side_secs = [b["seconds"] for b in side]
+        ratios = [h / b for h, b in zip(secs, side_secs)]
+        side_cpu = statistics.median(b["cpu"] for b in side)
+        print(
+            f"| {label}, start → `tools/list`, median (min–max) | {statistics.median(side_secs):.3f} s "
+            f"({min(side_secs):.3f}–{max(side_secs):.3f}) | |"
+        )
+        print(
+            f"| hermes ÷ it: ratio of medians; median of the paired ratios | "
+            f"{statistics.median(secs) / statistics.median(side_secs):.2f}×; {statistics.median(ratios):.2f}× "
+            f"| {target} |"
+        )
+        print(
+            f"| server CPU time (user+sys) until `tools/list`, median: hermes / it | "
+            f"{cpu:.2f} s / {side_cpu:.2f} s ({cpu / side_cpu:.2f}×) | |"
+        )
     print(
         f"| resident memory after `tools/list` (VmRSS), median | {statistics.median(rss):.1f} MB "
         f"(peak VmHWM {statistics.median(hwm):.1f} MB) | ≤ 150 MB |"
@@ -328,6 +382,8 @@ def main() -> None:
     for name, secs_ in phases:
         print(f"| {name} | {secs_:.3f} |")
     print(f"\nstart-up runs (s): {', '.join(f'{s:.3f}' for s in secs)}")
+    floor_secs = ", ".join(f"{b['seconds']:.3f}" for b in lows)
+    print(f"low-level floor runs (s): {floor_secs}")
     print(
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, 1-min load average "
         f"{load_before:.1f} before / {os.getloadavg()[0]:.1f} after"
