@@ -72,9 +72,11 @@ def memory_kb(pid: int) -> dict[str, int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of ``pid``: less sensitive than wall time to other load on the machine."""
+    """utime + stime of ``pid`` and of its children it waited for (cutime + cstime: a first
+    start builds the tool listing in a child, ``hermes.mcp_server.cached_listings``): less
+    sensitive than wall time to other load on the machine."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def torch_mapped(pid: int) -> bool:
@@ -360,7 +362,7 @@ def main() -> None:
             f"| {target} |"
         )
         print(
-            f"| server CPU time (user+sys) until `tools/list`, median: hermes / it | "
+            f"| server CPU time (user+sys, with its waited children) until `tools/list`, median: hermes / it | "
             f"{cpu:.2f} s / {side_cpu:.2f} s ({cpu / side_cpu:.2f}×) | |"
         )
     print(

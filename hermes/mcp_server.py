@@ -35,31 +35,13 @@ from collections.abc import Callable
 from importlib.metadata import version as dist_version
 from pathlib import Path
 
-import anyio
 import platformdirs
 import pydantic
 import pydantic_core
-from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
-from mcp.types import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    CallToolRequestParams,
-    CallToolResult,
-    GetPromptRequestParams,
-    GetPromptResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    PromptArgument,
-    PromptMessage,
-    TextContent,
-    ToolAnnotations,
-)
-from mcp.types import Prompt as MCPPrompt
-from mcp.types import Tool as MCPTool
 
+if typing.TYPE_CHECKING:  # annotations only: the SDK is imported by _load_sdk
+    from mcp.server.lowlevel import Server
+    from mcp.types import CallToolRequestParams, GetPromptRequestParams
 from . import __version__, config, net
 from . import mcp_unreadable as unreadable
 from .contract import NAME_MAX, UNTRUSTED, Prompt, Tool, server_failure
@@ -71,6 +53,39 @@ from .storage.records import require_user
 from .tools import call_tool, collect_prompts, collect_tools, find_tool
 
 log = logging.getLogger(__name__)
+
+
+def _load_sdk() -> None:
+    """Import the MCP SDK's names this module uses (about two thirds of a start-up's CPU
+    time): on first use, not when the module is imported, so that a start whose tool listing
+    is missing builds it in a child process while this one loads the SDK
+    (:func:`cached_listings`)."""
+    global anyio, Server, MCPError, INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, GetPromptResult
+    global ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult, ListToolsResult
+    global PromptArgument, PromptMessage, TextContent, ToolAnnotations, MCPPrompt, MCPTool
+    if "MCPTool" in globals():
+        return
+    import anyio
+    import anyio.to_thread
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import (
+        INTERNAL_ERROR,
+        INVALID_PARAMS,
+        CallToolResult,
+        GetPromptResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        PromptArgument,
+        PromptMessage,
+        TextContent,
+        ToolAnnotations,
+    )
+    from mcp.types import Prompt as MCPPrompt
+    from mcp.types import Tool as MCPTool
+
 
 #: What the instructions say, said once for every tool rather than in each description: what
 #: a persona argument and an item id are, the dry run of a destructive tool, and that feed
@@ -162,6 +177,7 @@ def _annotations(*, read_only: bool, destructive: bool, idempotent: bool, open_w
     """A tool's hints, leaving out what the MCP defaults already say (readOnly and idempotent
     default to false) and what the specification calls meaningful only for a tool that
     writes (destructive, idempotent: a read-only tool is both harmless and repeatable)."""
+    _load_sdk()
     return ToolAnnotations(
         read_only_hint=read_only or None,
         destructive_hint=None if read_only else destructive,
@@ -172,6 +188,7 @@ def _annotations(*, read_only: bool, destructive: bool, idempotent: bool, open_w
 
 def _listed_tool(entry: dict) -> MCPTool:
     """The ``tools/list`` entry of the tool ``entry`` (:func:`listing`) describes."""
+    _load_sdk()
     return MCPTool(
         name=entry["name"],
         title=entry["title"],
@@ -185,6 +202,7 @@ def _listed_tool(entry: dict) -> MCPTool:
 def prompt_arguments(render: Callable[..., str]) -> list[PromptArgument]:
     """A prompt's arguments: the parameters of its ``render``, required when they have no
     default, described by an ``Annotated[str, Field(description=...)]`` hint if there is one."""
+    _load_sdk()
     try:
         hints = typing.get_type_hints(render, include_extras=True)
     except Exception:  # noqa: BLE001 - a hint that cannot be resolved describes nothing
@@ -217,6 +235,7 @@ class Handlers:
         prompts: list[Prompt],
         database: _Database,
     ):
+        _load_sdk()
         self._inputs = {entry["name"]: entry["input"] for entry in listed}
         self._tools = [_listed_tool(entry) for entry in listed]
         self._resolve = resolve
@@ -353,6 +372,7 @@ def build_server(
     """An MCP server exposing every collected tool (or only those of ``groups``). With
     ``listed`` (:func:`cached_listings`) the tools are served as listed there and each is
     collected when it is first called (:func:`hermes.tools.find_tool`)."""
+    _load_sdk()
     if listed is None:
         collected = collect_tools(groups)
         entries = [listing(tool) for tool in collected.values()]
@@ -433,9 +453,17 @@ def _listing_path(key: str) -> Path:
     return Path(platformdirs.user_cache_dir("hermes")) / "tools-list" / f"{key}.json"
 
 
-def cached_listings() -> list[dict] | None:
+def cached_listings(*, build_missing: bool = True) -> list[dict] | None:
     """The tools' listings kept by an earlier start with the same :func:`listing_key`, or
-    ``None`` (none kept, unreadable, or a plugin that needs its tools checked)."""
+    ``None`` (a plugin that needs its tools checked, or none kept and ``build_missing``
+    false or the listing could not be built aside).
+
+    ``build_missing``: when none is kept (the first start after a change), it is built in a
+    child process, which also keeps it, while this one imports the MCP SDK (the child's
+    collection and schemas ran after the SDK import, one after the other; on two cores the
+    two overlap); this process then serves from it as from a kept one, collecting each tool
+    when it is first called. Where there is no ``fork``, or the child fails, ``None``: the
+    caller collects the tools itself, and any error is its own."""
     key = listing_key()
     if key is None:
         return None
@@ -443,6 +471,47 @@ def cached_listings() -> list[dict] | None:
         with open(_listing_path(key), encoding="utf-8") as handle:
             listed = json.load(handle)
     except (OSError, ValueError):
+        listed = None
+    if not isinstance(listed, list) and build_missing:
+        listed = _built_aside(key)
+    return listed if isinstance(listed, list) else None
+
+
+def _built_aside(key: str) -> list[dict] | None:
+    """Every tool's listing, built and kept (:func:`_keep`) by a forked child while this
+    process imports the SDK (:func:`_load_sdk`), sent back through a pipe; ``None`` if it
+    cannot be."""
+    if not hasattr(os, "fork") or "MCPTool" in globals():
+        return None  # no fork (Windows), or nothing left to overlap with
+    try:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:  # the child: never returns
+        status = 1
+        try:
+            os.close(read_end)
+            os.dup2(2, 1)  # its stdout is the MCP client's stream: nothing may reach it
+            text = json.dumps([listing(tool) for tool in collect_tools().values()])
+            _keep(key, text)
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(text.encode())
+            status = 0
+        finally:  # a failure says nothing here: the parent collects the tools itself, and says why
+            os._exit(status)
+    os.close(write_end)
+    try:
+        _load_sdk()
+    finally:
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+    if status != 0:
+        return None
+    try:
+        listed = json.loads(data)
+    except ValueError:
         return None
     return listed if isinstance(listed, list) else None
 
@@ -451,8 +520,12 @@ def keep_listings(tools: dict[str, Tool]) -> None:
     """Keep every tool's listing for the next start (:func:`cached_listings`); a cache folder
     that cannot be written costs the next start its collection, nothing else."""
     key = listing_key()
-    if key is None:
-        return
+    if key is not None:
+        _keep(key, json.dumps([listing(tool) for tool in tools.values()]))
+
+
+def _keep(key: str, text: str) -> None:
+    """Write ``text`` as the listing of ``key``, replacing the listings of other keys."""
     path = _listing_path(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -460,7 +533,7 @@ def keep_listings(tools: dict[str, Tool]) -> None:
             if old != path:
                 old.unlink(missing_ok=True)
         scratch = path.with_suffix(f".{os.getpid()}.tmp")
-        scratch.write_text(json.dumps([listing(tool) for tool in tools.values()]), encoding="utf-8")
+        scratch.write_text(text, encoding="utf-8")
         os.replace(scratch, path)
     except OSError as exc:
         log.debug("the tool listing was not kept: %s", exc)
@@ -521,6 +594,7 @@ def http_app(server: Server, *, host: str = "127.0.0.1", port: int, token: str |
     local server on another port (any ``http://127.0.0.1:*`` was accepted), cannot reach the
     tools. Clients that are not browsers send no ``Origin``.
     """
+    _load_sdk()
     security = None
     if is_loopback(host):
         from mcp.server.transport_security import TransportSecuritySettings
@@ -557,6 +631,7 @@ def run_stdio(server: Server) -> None:
     Ctrl-C a clean shutdown would wait for an input line that never comes. The first Ctrl-C
     therefore ends the process at once: every write is its own SQLite transaction, so an
     interrupted tool call leaves nothing half-written."""
+    _load_sdk()
 
     def stop(signum, frame):
         sys.stderr.write("\nhermes MCP server stopped\n")

@@ -42,7 +42,7 @@ async def listed_and_called(server) -> tuple[list[dict], dict]:
 def test_a_kept_listing_serves_what_the_live_collection_does(cache_home, tmp_path):
     db_path = tmp_path / "h.db"
     get_db(db_path).conn.close()
-    assert cached_listings() is None
+    assert cached_listings(build_missing=False) is None
     live = collect_tools()
     keep_listings(live)
     listed = cached_listings()
@@ -108,3 +108,43 @@ def test_a_start_from_the_listing_imports_no_tools_module(tmp_path):
     assert start.returncode == 0, start.stderr
     found = json.loads(start.stdout)
     assert found["listed"] and found["served"] == len(collect_tools()) and found["tools"] == []
+
+
+FIRST = """
+import json, sys
+import hermes.mcp_server as server
+sdk_at_import = "mcp" in sys.modules
+if sys.argv[1] == "fail":
+    def broken(groups=None):
+        raise RuntimeError("a tools module that cannot be imported")
+    server.collect_tools = broken
+listed = server.cached_listings()
+print(json.dumps({"sdk_at_import": sdk_at_import, "sdk": "mcp.server.lowlevel" in sys.modules, "listed": listed,
+                  "tools": sorted(m for m in sys.modules if m.startswith("hermes_") and m.endswith(".tools"))}))
+"""
+
+
+def first_start(tmp_path, mode: str) -> dict:
+    env = child_env(tmp_path / "home", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", FIRST, mode], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the listing is built aside in a forked child")
+def test_a_first_start_builds_the_listing_aside_while_it_loads_the_sdk(tmp_path, cache_home):
+    found = first_start(tmp_path, "build")
+    assert not found["sdk_at_import"]  # the SDK loads after the fork, beside the child's work
+    assert found["sdk"] and found["tools"] == []  # this process loaded the SDK, the child the tools
+    assert found["listed"] == json.loads(json.dumps([listing(t) for t in collect_tools().values()]))
+    kept = list((tmp_path / "cache" / "hermes" / "tools-list").glob("*.json"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text()) == found["listed"]  # for the next start
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the listing is built aside in a forked child")
+def test_a_listing_the_child_cannot_build_is_left_to_the_start_itself(tmp_path):
+    found = first_start(tmp_path, "fail")
+    assert found["listed"] is None and found["sdk"]  # the caller collects the tools, and says why
+    assert not (tmp_path / "cache" / "hermes" / "tools-list").exists() or not any(
+        (tmp_path / "cache" / "hermes" / "tools-list").glob("*.json")
+    )
