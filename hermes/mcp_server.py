@@ -48,8 +48,6 @@ from .contract import NAME_MAX, UNTRUSTED, Prompt, Tool, server_failure
 from .errors import HermesError
 from .net import is_loopback
 from .plugins import get_plugin_manager, shipped
-from .storage.db import get_db
-from .storage.records import require_user
 from .tools import call_tool, collect_prompts, collect_tools, find_tool
 
 log = logging.getLogger(__name__)
@@ -128,6 +126,10 @@ class _Database:
         self._lock = threading.Lock()
 
     def open(self):
+        # Here, not at the top: sqlite-utils (and numpy, which it imports) load at the first
+        # call, not before tools/list.
+        from .storage.db import get_db
+
         with self._lock:
             if not self._migrated:
                 db = get_db(self.path)
@@ -355,6 +357,8 @@ class Handlers:
         return ListResourceTemplatesResult(resource_templates=[])
 
     def _persona_name(self, name: str) -> str:
+        from .storage.records import require_user
+
         db = self._database.open()
         try:
             return require_user(db, name)["name"]

@@ -114,12 +114,13 @@ FIRST = """
 import json, sys
 import hermes.mcp_server as server
 sdk_at_import = "mcp" in sys.modules
+storage_at_import = sorted(m for m in ("sqlite_utils", "numpy") if m in sys.modules)
 if sys.argv[1] == "fail":
     def broken(groups=None):
         raise RuntimeError("a tools module that cannot be imported")
     server.collect_tools = broken
 listed = server.cached_listings()
-print(json.dumps({"sdk_at_import": sdk_at_import, "sdk": "mcp.server.lowlevel" in sys.modules, "listed": listed,
+print(json.dumps({"sdk_at_import": sdk_at_import, "storage_at_import": storage_at_import, "sdk": "mcp.server.lowlevel" in sys.modules, "listed": listed,
                   "tools": sorted(m for m in sys.modules if m.startswith("hermes_") and m.endswith(".tools"))}))
 """
 
@@ -135,6 +136,7 @@ def first_start(tmp_path, mode: str) -> dict:
 def test_a_first_start_builds_the_listing_aside_while_it_loads_the_sdk(tmp_path, cache_home):
     found = first_start(tmp_path, "build")
     assert not found["sdk_at_import"]  # the SDK loads after the fork, beside the child's work
+    assert found["storage_at_import"] == []  # sqlite-utils and numpy: at the first call
     assert found["sdk"] and found["tools"] == []  # this process loaded the SDK, the child the tools
     assert found["listed"] == json.loads(json.dumps([listing(t) for t in collect_tools().values()]))
     kept = list((tmp_path / "cache" / "hermes" / "tools-list").glob("*.json"))
