@@ -357,6 +357,7 @@ class Handlers:
         return ListResourceTemplatesResult(resource_templates=[])
 
     def _persona_name(self, name: str) -> str:
+        # Here, not at the top: the records (sqlite-utils) load at a prompt's first use.
         from .storage.records import require_user
 
         db = self._database.open()
