@@ -67,6 +67,33 @@ def test_limits_are_rejected_the_same_way_everywhere(db, db_path, args, says):
     assert says in one_error_line(run("--db", db_path, *args))
 
 
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        # an option no tool takes: its own small model, validated and worded as a tool's arguments
+        (
+            ["serve", "--transport", "http", "--port", "0"],
+            "error: --port must be a whole number from 1 to 65535, got 0.",
+        ),
+        (["serve", "--port", "abc"], 'error: --port must be a whole number from 1 to 65535, got "abc".'),
+        (["web", "--port", "0"], "error: --port must be a whole number from 1 to 65535, got 0."),
+        (["web", "--port", "65536"], "error: --port must be a whole number from 1 to 65535, got 65536."),
+        (["tags", "rebuild", "--batch", "0"], "error: --batch must be a whole number from 1 to 512, got 0."),
+        (["tags", "rebuild", "--batch", "x"], 'error: --batch must be a whole number from 1 to 512, got "x".'),
+    ],
+)
+def test_an_option_no_tool_takes_is_refused_as_a_tools_argument_is(db, db_path, args, says):
+    assert one_error_line(run("--db", db_path, *args)) == says
+
+
+def test_an_option_no_tool_takes_is_refused_under_json_with_its_errors(db, db_path):
+    """The refusal's envelope a tool's has: the message and ``errors: [{field, problem}]``."""
+    result = run("--db", db_path, "tags", "rebuild", "--batch", "0", "--json")
+    assert result.exit_code == 1
+    said = "--batch must be a whole number from 1 to 512, got 0."
+    assert json.loads(result.stdout) == {"ok": False, "message": said, "errors": [{"field": "batch", "problem": said}]}
+
+
 def test_the_tools_reject_out_of_range_limits_too(db, add_items):
     """Reject, never clamp: a direct call (or an MCP client skipping the schema) gets the same
     answer the CLI gives."""

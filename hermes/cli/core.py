@@ -23,18 +23,25 @@ from ..facekit.terminal import (
     ROOT_DB,
     DbOption,
     JsonOption,
+    checked_options,
     database,
     database_path,
     die,
     emit_json,
     open_db,
     run_guarded,
+    tool_number,
 )
 from .progress import StageProgress
 
 # The modules behind the commands (sqlite-utils, the plugins' tools, numpy, filelock) are
 # imported in the command that needs them, not at the top: `hermes --version`, `--help`
 # and every other command build this module's commands without them (issue 36).
+
+#: The options no tool takes, checked as a tool's arguments are (:func:`checked_options`):
+#: ``(type, bounds)``, the one place their limits live.
+PORT = (int, {"ge": 1, "le": 65535})
+BATCH = (int, {"ge": 1, "le": 512})
 
 NoRefreshOption = Annotated[
     bool, typer.Option("--no-refresh", help="Do not fetch feeds in the background (run `hermes ingest` yourself).")
@@ -55,7 +62,7 @@ def serve(
         ),
     ] = None,
     host: Annotated[str, typer.Option(help="Bind address for --transport http (loopback by default).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --transport http.")] = 8766,
+    port: Annotated[int, typer.Option(parser=tool_number, help="Port for --transport http.")] = 8766,
     token: Annotated[
         str | None,
         typer.Option(
@@ -80,6 +87,7 @@ def serve(
     The database path is logged on stderr at start and given to the agent in the server's
     instructions, so a host that does not pass HERMES_HOME / HERMES_DB is noticed.
     """
+    port = checked_options("serve", port=(port, *PORT))["port"]
     # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve,
     # the background refresher (sqlite-utils, the ingest stack) only for serve and web, and
     # the addresses (socket, ipaddress) only for a server.
@@ -177,7 +185,7 @@ def _token(ctx: typer.Context, token: str | None) -> str | None:
 def web(
     db: DbOption = None,
     host: Annotated[str, typer.Option(help="Bind address (loopback by default).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8765,
+    port: Annotated[int, typer.Option(parser=tool_number, help="Port to listen on.")] = 8765,
     allow_remote: Annotated[
         bool, typer.Option("--allow-remote", help="Allow --host to be a non-loopback address (the UI has no login).")
     ] = False,
@@ -185,6 +193,7 @@ def web(
 ):
     """Serve the web UI: ranked feed, digest, corpus and feeds for each persona, keeping the
     feeds fresh in the background ([ingest] every; --no-refresh turns that off)."""
+    port = checked_options("web", port=(port, *PORT))["port"]
     # Here, not at the top: starlette, jinja2 and uvicorn load only for the web UI.
     from ..web.server import check_bind, run
 
@@ -499,13 +508,14 @@ tags_app = typer.Typer(help="Topic tags that plugins such as the keyphrase tagge
 def tags_rebuild(
     db: DbOption = None,
     as_json: JsonOption = False,
-    batch: Annotated[int, typer.Option(min=1, max=512, help="Items per model batch.")] = 32,
+    batch: Annotated[int, typer.Option(parser=tool_number, help="Items per model batch.")] = 32,
 ):
     """Tag every item of the archive again with the tagger plugins (the keyphrase tagger).
 
     Runs the embedding model over every item once. Resumable: an interrupted rebuild
     continues where it stopped, here or at the next `hermes ingest`; a second rebuild gives
     the same tags."""
+    batch = checked_options("tags_rebuild", batch=(batch, *BATCH))["batch"]
     # The ingest stack (and through it the model) loads only when a command needs it.
     from ..embed import get_embedder
     from ..ingest.tagging import keyphrase_counts, start_rebuild, tag_pending, taggers_active

@@ -215,11 +215,14 @@ def _registered_commands(pm, impls, plugin: str) -> dict:
 
 
 def _range_message(exc) -> str | None:
-    """An out-of-range or non-numeric value of an option no tool checks (``--port``; a tool's
-    options have no bounds of their own, :func:`hermes.facekit.terminal.tool_number`), said
-    in the tools' words (:func:`hermes.arguments.expects`): ``--port must be a whole number
-    from 1 to 65535``; a non-numeric item id the same way (``ITEM must be a whole number``),
-    not in the validator's words."""
+    """An out-of-range or non-numeric value of an option that still has typer's ``min`` /
+    ``max`` (a plugin's: ``hermes feeds preview --limit``, ``hermes corpus export --since``),
+    said in the tools' words (:func:`hermes.arguments.expects`): ``--limit must be a whole
+    number from 1 to 20``; a non-numeric item id the same way (``ITEM must be a whole
+    number``), not in the validator's words. The core's own options (``--port``,
+    ``--batch``) are checked as a tool's arguments are instead
+    (:func:`hermes.facekit.terminal.checked_options`); a tool's options have no bounds of
+    their own (:func:`hermes.facekit.terminal.tool_number`)."""
     param = getattr(exc, "param", None)
     low, high = getattr(param, "min", None), getattr(param, "max", None)
     if not isinstance(exc, typer.BadParameter):

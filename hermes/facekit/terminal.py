@@ -72,6 +72,36 @@ def tool_number(text):
         return text
 
 
+def checked_options(command: str, **options: tuple[object, type, dict]) -> dict:
+    """Options no tool takes (``--port``, ``--batch``), checked the way a tool's arguments are
+    (issue 36: one way to validate): ``name=(value, type, bounds)`` makes a strict pydantic
+    model (``bounds`` are ``Field``'s: ``{"ge": 1, "le": 65535}``), validated by
+    :func:`hermes.arguments.validate` and refused in the CLI's words (:func:`cli_words`:
+    ``--port must be a whole number from 1 to 65535, got 0.``), under ``--json`` as a tool's
+    refusal is, ``{"ok": false, "message", "errors": [{"field", "problem"}]}``; exit 1. The
+    option takes its text with ``parser=tool_number``, so a value that is no number is the
+    model's to refuse too. Returns ``{name: value}`` checked."""
+    # Here, not at the top: pydantic loads when a command checks its options, not for --help.
+    from pydantic import ConfigDict, Field, create_model
+
+    # Here, not at the top: the arguments' checks and the refusal's envelope load with pydantic.
+    from .. import arguments as tool_arguments
+    from ..contract import failure
+
+    values = {name: value for name, (value, _, _) in options.items()}
+    fields = {name: (Annotated[kind, Field(**bounds)], ...) for name, (_, kind, bounds) in options.items()}
+    model = create_model(f"{command}_options", __config__=ConfigDict(strict=True, extra="forbid"), **fields)
+    with tool_arguments.worded(cli_words(values)):
+        try:
+            return tool_arguments.validate(command, model, values)
+        except tool_arguments.InvalidArguments as exc:
+            refusal = failure(exc, {})
+    if _json_requested():
+        emit_json(refusal)
+    typer.echo(f"error: {lower_first(refusal['message'])}", err=True)
+    raise typer.Exit(1)
+
+
 #: ``hermes --db PATH COMMAND``: the root option, used when the command has no --db of its own.
 ROOT_DB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_root_db", default=None)
 
