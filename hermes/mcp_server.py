@@ -422,7 +422,9 @@ def _finder(name: str):
 # models (about 0.4 CPU s of a start-up whose floor, the SDK itself, is about 1 s). They are the
 # same from one start to the next while no source file, no plugin and no library version
 # changes: the listing is kept in the user cache folder under a key made of exactly that, and a
-# start that finds it serves from it, collecting each tool when it is first called.
+# start that finds it serves from it, collecting each tool when it is first called. A start
+# that finds none (the first after a change) has it built by a forked child while it imports
+# the SDK itself (:func:`cached_listings`), then serves from it the same way.
 
 
 def listing_key() -> str | None:
