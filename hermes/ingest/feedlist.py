@@ -16,7 +16,7 @@ from hermes.storage.records import insert_feed, now_iso
 from .. import config
 from ..errors import HermesError
 from ..storage.transactions import write_transaction
-from .fetch import is_local, local_path
+from .locations import is_local, local_path
 from .text import remove_dot_segments, without_tracking
 
 SEEDED_KEY = "feeds_seeded"

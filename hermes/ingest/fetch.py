@@ -16,7 +16,6 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from pathlib import Path
 
 import httpx
 
@@ -24,6 +23,7 @@ from .. import __version__
 from .decode import ACCEPT_ENCODING, decoder_for
 from .errors import FetchError
 from .guard import GuardedTransport
+from .locations import is_local, local_path
 
 DEFAULT_TIMEOUT = 20.0
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -46,23 +46,6 @@ class FetchResult:
     not_modified: bool = False
     headers: dict = field(default_factory=dict)
     retry_after: str | None = None
-
-
-def is_local(url: str) -> bool:
-    """True for ``file://`` URLs and plain filesystem paths (anything without a web scheme)."""
-    scheme = urllib.parse.urlsplit(url).scheme.lower()
-    return scheme == "file" or (
-        scheme not in ("http", "https")
-        and (
-            len(scheme) <= 1 or "://" not in url  # "C:\\feeds\\x.xml" has a one-letter scheme
-        )
-    )
-
-
-def local_path(url: str) -> Path:
-    if urllib.parse.urlsplit(url).scheme.lower() == "file":
-        return Path(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
-    return Path(url).expanduser()
 
 
 def _read_local(url: str, etag, last_modified, max_bytes: int) -> FetchResult:

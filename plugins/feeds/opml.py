@@ -211,7 +211,7 @@ def local_feed_problem(url: str) -> str | None:
     feed). Defence in depth: an OPML file from someone else cannot make ``hermes ingest``
     read files that are not feeds."""
     # Here, not at the top: httpx loads only when a feed is fetched.
-    from hermes.ingest.fetch import is_local, local_path
+    from hermes.ingest.locations import is_local, local_path
 
     if not is_local(url):
         return "not an http(s) URL or a local file"
@@ -232,7 +232,7 @@ def local_feed_problem(url: str) -> str | None:
 def as_opml_url(url: str) -> str:
     """Local feeds as ``file://`` URLs (what OPML readers expect of ``xmlUrl``)."""
     # Here, not at the top: the fetch module loads httpx, which loads only when a feed is fetched.
-    from hermes.ingest.fetch import is_local, local_path
+    from hermes.ingest.locations import is_local, local_path
 
     if is_local(url):
         return local_path(url).expanduser().resolve().as_uri()

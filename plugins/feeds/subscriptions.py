@@ -100,7 +100,7 @@ def normalise_location(location: str) -> str:
     directory and the same file is never subscribed twice)."""
     # Here, not at the top: httpx and feedparser load only when a feed is fetched or read.
     from hermes.ingest.feedlist import canonical_location
-    from hermes.ingest.fetch import is_local
+    from hermes.ingest.locations import is_local
 
     location = location.strip()
     if not location:
