@@ -81,7 +81,7 @@ def test_once_the_persona_clicked_the_interests_text_alone_is_good_not_strong():
 def test_the_explanation_says_the_clicks_did_not_confirm_a_strong_interest():
     from hermes.ranking.explain_words import note_of as _note
 
-    assert _note({"unconfirmed": True}) == "what you liked does not confirm it: a good match, not strong"
+    assert _note({"unconfirmed": True}) == "counted as good, not strong: what you liked does not confirm it"
     assert _note({"unconfirmed": False}) == ""
 
 
@@ -206,7 +206,12 @@ def test_the_feed_cli_shows_the_note_beside_the_level():
     from hermes_feeds.feed_lines import _judged
 
     assert _judged({"note": "leans to a dislike: keeps it below your bar"}, "weak") == (
-        "weak: leans to a dislike: keeps it below your bar"
+        "weak; leans to a dislike: keeps it below your bar"
+    )
+    # a trial read "(strong: what you liked does not confirm it: a good match, not strong)" as
+    # a contradiction: a colon after the level read as the note defining it
+    assert _judged({"note": "counted as good, not strong: what you liked does not confirm it"}, "strong") == (
+        "strong; counted as good, not strong: what you liked does not confirm it"
     )
     assert _judged({"note": ""}, "strong") == "strong"
 

@@ -68,7 +68,7 @@ def note_of(e: dict) -> str:
     if e.get("keeps_below_bar"):
         return "leans to a dislike: keeps it below your bar"
     if e.get("unconfirmed"):
-        return "what you liked does not confirm it: a good match, not strong"
+        return "counted as good, not strong: what you liked does not confirm it"
     if e.get("usual_here") and "typical_here" in e:
         # not "usual": the figure is above the typical one, only not rare enough here
         return f"counts for less in this archive, where an item is typically {shown(e['typical_here'])}"

@@ -45,8 +45,9 @@ def profile_parts(c: dict) -> str:
 
 
 def _judged(figure: dict, level: str) -> str:
-    """A figure's level, with the explanation's note on what held it down."""
-    return f"{level}: {figure['note']}" if figure.get("note") else level
+    """A figure's level, with the explanation's note on what held it down ("strong; counted as
+    good, not strong: …": a colon after the level read as the note defining it)."""
+    return f"{level}; {figure['note']}" if figure.get("note") else level
 
 
 def explanation_lines(e: dict, advice: str = "") -> list[str]:
