@@ -7,6 +7,9 @@ match reads SQLite: every word must occur in the title or summary. A word that i
 as a word prefix, so "graph" also finds "graphene" and "graphs" (the index stems: "graphs"
 finds "graph"); any other word ("100%", "x-ray", "c++") is matched literally as a substring
 with LIKE, over the rows the indexed words left. Without the index every word is a LIKE.
+The index reads LaTeX's accented letters as the letters ("Schr\\"odinger" is found by
+"Schrödinger" and "Schrodinger": migration ``core:m017_items_fts_readable``); a LIKE word
+looks at that reading too (``items_fts_text``), its own accents folded ("Schrödinger's").
 A query with a symbol the faces show for a feed's LaTeX ("ΛCDM", "ℓ₁") also finds the text
 as stored ("$\\Lambda$CDM"): :func:`hermes.text.latex.spelled_out`.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+import unicodedata
 
 import numpy as np
 
@@ -85,20 +89,36 @@ _WHOLE_WORD = re.compile(r"[^\W_]+")
 def text_matches(db, words: list[str]) -> list[int]:
     """Ids of the items whose title or summary has every one of ``words``."""
     whole = [w for w in words if _WHOLE_WORD.fullmatch(w)]
-    if whole:
+    # with the index when some word is whole, else (or without the index) all by LIKE; a
+    # LIKE without the index's reading when the database has none
+    tries = [(whole, True), (whole, False)] if whole else []
+    for indexed, read in [*tries, ([], True)]:
         try:
-            return _matches(db, whole, [w for w in words if w not in whole])
+            return _matches(db, indexed, [w for w in words if w not in indexed], read)
         except sqlite3.OperationalError:  # no FTS5 in this SQLite build, or no index
-            pass
-    return _matches(db, [], words)
+            continue
+    return _matches(db, [], words, False)
 
 
-def _matches(db, indexed: list[str], literal: list[str]) -> list[int]:
+def folded(word: str) -> str:
+    """``word`` without its accents ("Schrödinger's" → "Schrodinger's"), as the index's
+    reading of a LaTeX accent writes it."""
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+    )
+
+
+def _matches(db, indexed: list[str], literal: list[str], read: bool) -> list[int]:
     where, params = [], []
     if indexed:
-        where.append("id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
+        where.append("items.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
         params.append(" AND ".join(f'"{w}"*' for w in indexed))  # quoted: never FTS syntax
     for word in literal:
-        where.append("(title LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\')")
+        test = "items.title LIKE ? ESCAPE '\\' OR items.summary LIKE ? ESCAPE '\\'"
         params += [like_pattern(word)] * 2
-    return [r[0] for r in db.execute(f"SELECT id FROM items WHERE {' AND '.join(where)}", params)]
+        if read:  # the LaTeX-accented text as the index reads it
+            test += " OR r.title LIKE ? ESCAPE '\\' OR r.summary LIKE ? ESCAPE '\\'"
+            params += [like_pattern(folded(word))] * 2
+        where.append(f"({test})")
+    joined = " JOIN items_fts_text AS r ON r.id = items.id" if read and literal else ""
+    return [r[0] for r in db.execute(f"SELECT items.id FROM items{joined} WHERE {' AND '.join(where)}", params)]

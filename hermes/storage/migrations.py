@@ -338,6 +338,117 @@ def m016_persona_window(db: sqlite_utils.Database) -> None:
         db.execute("ALTER TABLE users ADD COLUMN feed_window TEXT")
 
 
+#: m017's reading of LaTeX's accented letters for the full-text index, frozen here (a
+#: released migration never changes): the letters LaTeX writes with a command of their own,
+#: as the Unicode a person reads and types ("{\\ss}" is ß)
+_FTS_LETTERS = {
+    "ss": "ß", "o": "ø", "O": "Ø", "l": "ł", "L": "Ł", "aa": "å", "AA": "Å",
+    "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ", "i": "i", "j": "j",
+}  # fmt: skip
+#: the accents: punctuation ones (``\\"o``) and letter ones, which take a space or braces
+#: (``\\c c``, ``\\H{o}``)
+_FTS_PUNCTUATION_ACCENTS = "\"'`^~=."
+_FTS_LETTER_ACCENTS = "cHvukrd"
+#: a private-use character (a token character to unicode61) standing for an accent while
+#: the braces around its letter are taken away
+_FTS_MARK = "\ue000"
+#: SQLite's parser overflows at about 30 nested calls (3.40: 31 replace()), so the chain of
+#: replacements is split into views of this many, each reading the one before
+_FTS_STEP = 20
+
+
+def fts_replacements() -> list[tuple[str, str]]:
+    """The (LaTeX, text) replacements, in order, that read the accented letters of a
+    title or summary for the index: the index folds diacritics, so an accent may go and
+    leave its letter joined to the word (``Schr\\"{o}dinger`` is indexed "schrodinger",
+    as "Schrödinger" is), which covers every accent on every letter in every brace form."""
+    out: list[tuple[str, str]] = []
+    for name, letter in _FTS_LETTERS.items():
+        out += [("{\\" + name + "}", letter), ("\\" + name + "{}", letter), ("\\" + name + " ", letter)]
+    out.append(("\\i}", "i}"))  # \'{\i}: the accent's own brace closes after it
+    # each accent in every brace form, outer forms first, to the mark
+    for accent in _FTS_PUNCTUATION_ACCENTS:
+        command = "\\" + accent
+        out += [("{" + command + "{", _FTS_MARK), (command + "{", _FTS_MARK), ("{" + command, _FTS_MARK)]
+        out.append((command, _FTS_MARK))
+    for accent in _FTS_LETTER_ACCENTS:
+        command = "\\" + accent
+        out += [("{" + command + "{", _FTS_MARK), (command + "{", _FTS_MARK), ("{" + command + " ", _FTS_MARK)]
+        out.append((command + " ", _FTS_MARK))
+    # the braces that closed after an accented letter (the index folds case: one case will do)
+    out.append(("__lower__", ""))
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        out += [(_FTS_MARK + letter + "}}", letter), (_FTS_MARK + letter + "}", letter)]
+    out.append((_FTS_MARK, ""))
+    return out
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def fts_views() -> list[tuple[str, str]]:
+    """(name, SELECT) of the views that give the index its text: ``items_fts_text`` last."""
+    steps = fts_replacements()
+    chunks = [steps[k : k + _FTS_STEP] for k in range(0, len(steps), _FTS_STEP)]
+    views, source = [], "items"
+    for n, chunk in enumerate(chunks, 1):
+        name = "items_fts_text" if n == len(chunks) else f"items_fts_step{n}"
+        columns = []
+        for column in ("title", "summary"):
+            expr = column
+            for latex, text in chunk:
+                expr = (
+                    f"lower({expr})"
+                    if latex == "__lower__"
+                    else f"replace({expr}, {_sql_text(latex)}, {_sql_text(text)})"
+                )
+            # most text holds no LaTeX at all: the chain is skipped
+            guard = f"instr({column}, '\\') + instr({column}, {_sql_text(_FTS_MARK)})"
+            columns.append(f"CASE WHEN {guard} = 0 THEN {column} ELSE {expr} END AS {column}")
+        views.append((name, f"SELECT id, {', '.join(columns)} FROM {source}"))
+        source = name
+    return views
+
+
+@migration
+def m017_items_fts_readable(db: sqlite_utils.Database) -> None:
+    # A trial: a search for "Schrödinger" (or "Schrodinger") found no title stored as
+    # Schr\"odinger: the index cut it into "schr" and "odinger". The index now reads the
+    # text through views that take LaTeX's accents away (the index folds the diacritics of
+    # what a person types, so "Schrödinger" and "Schrodinger" both match), in plain SQL,
+    # so that a row another SQLite client writes is indexed the same way. The tokenizer
+    # is m006's, so the lexical ranking reads the same words otherwise. The triggers read
+    # the views (a delete's and an update's old text before the row goes), and 'rebuild'
+    # and 'integrity-check' read them as the index's content.
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'items_fts%'")]
+    for trigger in ("items_fts_insert", "items_fts_delete", "items_fts_update"):
+        db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    if "items_fts" in names:
+        db.execute("DROP TABLE items_fts")
+    for name, select in fts_views():
+        db.execute(f"DROP VIEW IF EXISTS {name}")
+        db.execute(f"CREATE VIEW {name} AS {select}")
+    try:
+        db.execute(
+            "CREATE VIRTUAL TABLE items_fts USING fts5(title, summary, content='items_fts_text', "
+            "content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')"
+        )
+    except sqlite3.OperationalError as exc:
+        if "fts5" in str(exc):
+            return
+        raise
+    old = "INSERT INTO items_fts (items_fts, rowid, title, summary) SELECT 'delete', id, title, summary FROM items_fts_text WHERE id = old.id"
+    new = (
+        "INSERT INTO items_fts (rowid, title, summary) SELECT id, title, summary FROM items_fts_text WHERE id = new.id"
+    )
+    db.execute(f"CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN {new}; END")
+    db.execute(f"CREATE TRIGGER items_fts_delete BEFORE DELETE ON items BEGIN {old}; END")
+    db.execute(f"CREATE TRIGGER items_fts_unindex BEFORE UPDATE OF title, summary ON items BEGIN {old}; END")
+    db.execute(f"CREATE TRIGGER items_fts_update AFTER UPDATE OF title, summary ON items BEGIN {new}; END")
+    db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+
+
 def all_migrations() -> list[Migration]:
     found = list(CORE)
     for group in get_plugin_manager().hook.hermes_migrations():
