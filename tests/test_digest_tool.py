@@ -194,14 +194,38 @@ def test_per_topic_truncates_but_n_total_reports_the_true_count(db, corpus, add_
             for i in range(3)
         ]
     )
-    result = digest(db, "ann", days=7, per_topic=2)
+    # 10 items clear the bar and the digest groups the best 9: it overflows, per_topic cuts
+    result = digest(db, "ann", days=7, per_topic=2, limit=9)
+    assert result["n_cleared"] == 10 and result["n_items"] == 9
     topic = topic_of(result, corpus["ids"]["fruit_a"])
     assert len(topic["items"]) == 2
-    assert topic["n_total"] == 6  # the three fruit items of the fixture and the three new ones
+    assert topic["n_total"] >= 5  # of the fixture's three fruit items and the three new ones
     ranks = [i["rank"] for i in topic["items"]]
     assert ranks == sorted(ranks)  # the best-ranked are the ones shown
     assert all(len(t["items"]) <= 2 for t in result["topics"])
     assert sum(t["n_total"] for t in result["topics"]) + len(result["unclustered"]) == result["n_items"]
+
+
+def test_a_digest_that_shows_every_item_cuts_no_topic_to_per_topic(db, corpus, add_items):
+    """Trial finding: 4 items in 1 topic showed 3 and '1 more in this topic'. When the
+    digest groups every item that clears the bar, a topic shows all of its items."""
+    add_items(
+        [
+            {
+                "title": f"More apple and avocado harvest {i}",
+                "summary": "Apple avocado orchard harvest.",
+                "tags": ["apple", "avocado"],
+                "days_ago": 2,
+            }
+            for i in range(3)
+        ]
+    )
+    result = digest(db, "ann", days=7, per_topic=2)  # limit 30: room for all 10
+    assert result["n_cleared"] == result["n_items"] == 10
+    topic = topic_of(result, corpus["ids"]["fruit_a"])
+    assert topic["n_total"] == 6 and len(topic["items"]) == 6
+    assert all(len(t["items"]) == t["n_total"] for t in result["topics"])
+    assert "(all shown)" in result["message"] and "at most 2 per topic" not in result["message"]
 
 
 def test_limit_caps_the_items_grouped(db, corpus):

@@ -46,7 +46,8 @@ class DigestItem(BaseModel):
 class Topic(BaseModel):
     """A topic of the window: ``label`` names the tags its items carry, ``community`` the
     archive's community it says most about (as ``kg_communities`` labels it); ``items`` shows
-    at most ``per_topic``, ``n_total`` counts all."""
+    all of them when the digest groups every item that clears the bar, else at most
+    ``per_topic``; ``n_total`` counts all."""
 
     label: FeedText
     community: FeedText

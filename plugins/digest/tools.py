@@ -310,7 +310,14 @@ def digest(
     db,
     user: User,
     days: Annotated[int, Field(ge=1, le=MAX_DAYS, description="Items published in the last N days.")] = 7,
-    per_topic: Annotated[int, Field(ge=1, le=MAX_PER_TOPIC)] = 3,
+    per_topic: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=MAX_PER_TOPIC,
+            description="Most items shown per topic when more items clear the bar than `limit` groups.",
+        ),
+    ] = 3,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Best items grouped.")] = 30,
     below_bar: Annotated[bool, Field(description="Also list the weak and none matches.")] = False,
 ) -> dict:
@@ -338,6 +345,11 @@ def digest(
         )
 
     below = {"label": "below your bar", "items": [], "n_total": ranking.n_below_bar}
+    n_above = sum(1 for p in range(len(ranking.item_ids)) if ranking.above_bar(p))
+    # per_topic keeps one big topic from crowding out the rest when the digest cannot show
+    # every item that clears the bar (more cleared than the best ``limit`` it groups); when
+    # it shows them all, no topic hides an item it has room for (trial finding)
+    cut = per_topic if ranking.n_above_bar > n_above else None
     graph = tag_graph.get_graph(db)
     grouping = group_window(db, graph, [s.row for s in page if ranking.above_bar(s.position)])
     topic_of = {i: t for t in grouping.topics for i in t.members}
@@ -364,13 +376,12 @@ def digest(
                 "n_total": len(found.members),
             },
         )
-        if len(topic["items"]) < per_topic:
+        if cut is None or len(topic["items"]) < cut:
             topic["items"].append(entry)
     ordered = list(topics.values())
 
     clustered = sum(t["n_total"] for t in ordered)
     shown = sum(len(t["items"]) for t in ordered)
-    n_above = sum(1 for p in range(len(ranking.item_ids)) if ranking.above_bar(p))
     if not n_above:
         message = (
             f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
@@ -384,8 +395,9 @@ def digest(
             f"{plural(cleared, 'unread item')} from the last {plural(days, 'day')} "
             f"{'clears' if cleared == 1 else 'clear'} the bar"
             + (f"; the best {n_above} are grouped" if cleared > n_above else "")
-            + f": {clustered} in {plural(len(ordered), 'topic')} ({shown} shown, at most {per_topic} "
-            f"per topic{N_TOTAL}), {len(unclustered)} unclustered; "
+            + f": {clustered} in {plural(len(ordered), 'topic')} "
+            + (f"({shown} shown, at most {cut} per topic{N_TOTAL})" if cut else "(all shown)")
+            + f", {len(unclustered)} unclustered; "
             f"{plural(below['n_total'], 'more item')} below the bar"
             + ("" if below_bar or not below["n_total"] else f" ({SHOW_BELOW})")
             + "."
