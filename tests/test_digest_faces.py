@@ -87,9 +87,15 @@ def test_cli_digest_json_is_the_tool_result(db, db_path, week):
     assert json.loads(out.stdout) == json.loads(json.dumps(expected))
 
 
-def test_cli_digest_shows_hidden_counts(db, db_path, week):
-    out = run(db_path, "digest", "ann", "--per-topic", "1")
-    assert "1 more in this topic" in out.output
+def test_cli_digest_shows_hidden_counts(db, db_path, week, add_items, no_bar):
+    add_items(
+        [{"title": f"Pear press {i}", "summary": "pears and apples", "tags": ["pear", "apple"]} for i in range(2)]
+    )
+    # every item clears the bar: a digest of all hides none (trial finding), of the best 3 cuts
+    whole = run(db_path, "digest", "ann", "--per-topic", "1").output
+    assert "Pear press 1" in whole and "more in this topic" not in whole, whole
+    out = run(db_path, "digest", "ann", "--per-topic", "1", "--limit", "3")
+    assert "more in this topic (raise --per-topic to see them)" in out.output, out.output
 
 
 def test_cli_digest_user_mistakes_are_one_line_and_non_zero(db, db_path, week):
