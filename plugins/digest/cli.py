@@ -15,7 +15,14 @@ from .render import render_communities, render_digest
 def digest(
     user: Annotated[str, typer.Argument(metavar="USER", help="Persona name.")],
     days: Annotated[int, typer.Option(parser=tool_number, help="Items published in the last N days.")] = 7,
-    per_topic: Annotated[int, typer.Option("--per-topic", parser=tool_number, help="Most items shown per topic when more items clear the bar than --limit groups.")] = 3,
+    per_topic: Annotated[
+        int,
+        typer.Option(
+            "--per-topic",
+            parser=tool_number,
+            help="Most items shown per topic when more items clear the bar than --limit groups.",
+        ),
+    ] = 3,
     limit: Annotated[int, typer.Option(parser=tool_number, help="How many top-ranked unread items to group.")] = 30,
     below_bar: Annotated[
         bool, typer.Option("--below-bar", help="Also list the items below the persona's bar (match weak or none).")
