@@ -178,7 +178,10 @@ class InvalidArguments(InvalidInput):
     def errors(self, wording: Wording | None = None) -> list[dict]:
         """The problems for the envelope: ``[{"field": parameter, "problem": sentence}]``."""
         wording = wording or _WORDING.get()
-        return [{"field": p.field, "problem": wording.sentence(p)} for p in self.problems]
+        # a value can break several checks that word the same sentence (a string id: its
+        # type, then its range): each field's problem once, as :meth:`worded` says it once
+        found = {(p.field, wording.sentence(p)): None for p in self.problems}
+        return [{"field": field, "problem": sentence} for field, sentence in found]
 
 
 def refuse(parameter: str, says: str, *, got: Any = None, given: bool = False) -> InvalidArguments:

@@ -176,6 +176,8 @@ class Tool:
         for key, value in (arguments_ or {}).items():
             if isinstance(value, str) and len(value) <= NAME_MAX and isinstance(empty.get(key), str):
                 empty[key] = value
+            elif type(value) is int and type(empty.get(key)) is int and abs(value) < 2**63:
+                empty[key] = value  # an unknown id: the answer names the id asked for, not 0
         if isinstance(exc, OverflowError):
             # An id like 2**64 passes a schema with only a lower bound, then cannot be bound
             # as an SQLite integer: no such row can exist, so it is the caller's mistake.

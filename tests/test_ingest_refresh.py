@@ -351,3 +351,16 @@ def test_a_turn_skipped_for_another_ingest_is_no_failure(db_path, db, caplog):
     refresher._run(due=True)
     assert refresher.last_error and "status 1" in refresher.last_error
     assert [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_an_unknown_feed_id_leaves_no_trace_in_the_refresh_status(db_path, db):
+    """Trial finding: `hermes ingest --feed 42` rightly refused, then `hermes feeds list` and
+    the web opened with "Refreshing fails: unknown feed id(s): 42". A usage error is no
+    refresh that failed: the status keeps what the last refresh that ran said."""
+    before = runlock.read_status(db_path)
+    out = CliRunner().invoke(build_app(), ["ingest", "--feed", "42", "--db", str(db_path)])
+    assert out.exit_code != 0 and "unknown feed id(s): 42" in out.output
+    with pytest.raises(HermesError, match="unknown feed id"):
+        run_ingest(db, feed_ids=[42])
+    assert runlock.read_status(db_path) == before
+    assert refresh_state(db)["failing"] is None

@@ -416,6 +416,10 @@ def run_ingest(
     """
     settings = settings or config.settings()
     mode = "due" if due_every is not None else "all"
+    if feed_ids is not None:
+        # an unknown id is the caller's mistake, refused before the run starts: it leaves
+        # no trace in the refresh status ("Refreshing fails: unknown feed id(s)", trial finding)
+        select_feeds(db, feed_ids)
     with ingest_run(db, wait=wait, mode=mode, on_wait=on_wait) as status:
 
         def report(stage: str, done: int, total: int) -> None:
