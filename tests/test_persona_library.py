@@ -222,8 +222,29 @@ def test_a_malformed_bibtex_entry_is_refused_by_its_line_and_the_others_kept(db,
     result = imported(db, text)
     assert result["liked"] == 2
     assert [(r["line"], r["key"]) for r in result["refused"]] == [(3, "broken"), (7, "notitle")]
-    assert "line 3, 7" in result["message"]
+    assert "lines 3, 7" in result["message"] and "fix them" in result["message"]
     assert "no title" in result["refused"][1]["reason"]
+
+
+def test_an_unclosed_bibtex_entry_is_named_by_its_own_line_in_the_singular(db, archive):
+    """Trial findings: "1 entry could not be read … fix them", and the reason named the
+    next entry ("Unexpected block start: `@inproceedings`") instead of the broken one."""
+    text = (
+        "@misc{good, title = {Stellar streams in the halo}, eprint = {2401.12345}}\n"
+        "\n"
+        "@article{open,\n"
+        "  title = {Never closed},\n"
+        "  year = {2020}\n"
+        "\n"
+        "@inproceedings{next, title = {Attention is all you need}}\n"
+    )
+    result = imported(db, text)
+    [refused] = result["refused"]
+    assert refused["line"] == 3
+    assert "the entry at line 3 is not closed before the next entry at line 7" in refused["reason"]
+    assert "Unexpected block start" not in refused["reason"]
+    message = result["message"]
+    assert "1 entry could not be read and was left out (line 3" in message and "fix it and" in message
 
 
 def test_malformed_ris_and_csl_json_are_refused_by_line(db, archive):

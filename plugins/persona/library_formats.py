@@ -252,7 +252,7 @@ def _bibtex(text: str) -> tuple[list, list]:
             continue
         inner = getattr(block, "ignore_error_block", None)
         key = inner.key if isinstance(inner, BibEntry) else _bib_key(block.raw)
-        refused.append(Refused(line, key, "it is not valid BibTeX: " + _bib_error(block)))
+        refused.append(Refused(line, key, "it is not valid BibTeX: " + _bib_error(block, text, line)))
     # Blocks in file order: the refusals read top to bottom.
     return sorted(entries, key=lambda e: e.line), sorted(refused, key=lambda r: r.line)
 
@@ -262,9 +262,15 @@ def _bib_key(raw: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _bib_error(block) -> str:
+def _bib_error(block, text: str, line: int) -> str:
     error = getattr(block, "error", None)
     reason = getattr(error, "abort_reason", None) or str(error or "")
+    if reason.startswith("Unexpected block start"):
+        # bibtexparser names the next entry ("Unexpected block start: `@inproceedings`"):
+        # the broken one is this entry, at ``line``, left open (trial finding)
+        at = getattr(error, "end_index", None)
+        after = f" before the next entry at line {text[:at].count(chr(10)) + 1}" if isinstance(at, int) else ""
+        return f"the entry at line {line} is not closed{after} (a brace or quote is missing)"
     text = " ".join(reason.split()) or "a brace or quote is not closed"
     # bibtexparser's sentence names its own line numbers (0-based): the caller's line is
     # the entry's, 1-based.

@@ -600,11 +600,12 @@ def import_library(
     )
     if done.refused:
         lines = ", ".join(str(r["line"]) for r in done.refused[:LISTED])
+        one = len(done.refused) == 1
         message += (
             f" {plural(len(done.refused), 'entry', 'entries')} could not be read and "
-            f"{'was' if len(done.refused) == 1 else 'were'} left out (line "
+            f"{'was' if one else 'were'} left out ({'line' if one else 'lines'} "
             f"{lines}{' …' if len(done.refused) > LISTED else ''}{_SEE_REFUSED}); fix "
-            "them and import the file again: what is in already is not added twice."
+            f"{'it' if one else 'them'} and import the file again: what is in already is not added twice."
         )
     message += f" {show_effect(done.user).sentence()}; {_bootstrap.undo(done.user)}."
     return ok(
