@@ -393,21 +393,24 @@ def fts_views() -> list[tuple[str, str]]:
     chunks = [steps[k : k + _FTS_STEP] for k in range(0, len(steps), _FTS_STEP)]
     views, source = [], "items"
     for n, chunk in enumerate(chunks, 1):
-        name = "items_fts_text" if n == len(chunks) else f"items_fts_step{n}"
+        name = f"items_fts_step{n}"
         columns = []
         for column in ("title", "summary"):
-            expr = column
+            # each view names the one before once: a view flattened into the next with its
+            # column named twice would double the work at every step. The text is carried
+            # as it is beside its reading; the reading is NULL (no work) without a backslash.
+            expr = f"CASE WHEN instr({column}, '\\') THEN {column} END" if n == 1 else f"{column}_read"
             for latex, text in chunk:
                 expr = (
                     f"lower({expr})"
                     if latex == "__lower__"
                     else f"replace({expr}, {_sql_text(latex)}, {_sql_text(text)})"
                 )
-            # most text holds no LaTeX at all: the chain is skipped
-            guard = f"instr({column}, '\\') + instr({column}, {_sql_text(_FTS_MARK)})"
-            columns.append(f"CASE WHEN {guard} = 0 THEN {column} ELSE {expr} END AS {column}")
+            columns += [column, f"{expr} AS {column}_read"]
         views.append((name, f"SELECT id, {', '.join(columns)} FROM {source}"))
         source = name
+    read = ", ".join(f"coalesce({c}_read, {c}) AS {c}" for c in ("title", "summary"))
+    views.append(("items_fts_text", f"SELECT id, {read} FROM {source}"))
     return views
 
 
@@ -422,7 +425,7 @@ def m017_items_fts_readable(db: sqlite_utils.Database) -> None:
     # the views (a delete's and an update's old text before the row goes), and 'rebuild'
     # and 'integrity-check' read them as the index's content.
     names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'items_fts%'")]
-    for trigger in ("items_fts_insert", "items_fts_delete", "items_fts_update"):
+    for trigger in ("items_fts_insert", "items_fts_delete", "items_fts_unindex", "items_fts_update"):
         db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     if "items_fts" in names:
         db.execute("DROP TABLE items_fts")
