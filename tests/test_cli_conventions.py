@@ -60,6 +60,8 @@ def test_usage_errors_are_one_error_line_and_exit_1(db_path, args, says):
         (["corpus", "items", "ann", "--limit", "501"], "--limit must be a whole number from 1 to 500"),
         (["corpus", "recall", "ann", "x", "--limit", "0"], "--limit must be a whole number from 1 to 50"),
         (["feeds", "preview", "x.xml", "--limit", "21"], "--limit must be a whole number from 1 to 20"),
+        (["feeds", "preview", "x.xml", "--limit", "two"], '--limit must be a whole number from 1 to 20, got "two"'),
+        (["corpus", "export", "ann", "--since", "-1"], "--since must be a whole number of at least 0, got -1"),
         (["feed", "ann", "--offset", "-1"], "--offset must be a whole number from 0 to 10000"),
     ],
 )

@@ -186,7 +186,7 @@ class HermesGroup(TyperGroup):
                 if text.strip():
                     typer.echo(text)
                 return 0
-            message = _range_message(exc) or exc.format_message().rstrip(".")
+            message = _not_a_number_message(exc) or exc.format_message().rstrip(".")
             if ctx is not None:  # a usage error: point at the command's help
                 message += f" (see `{ctx.command_path} --help`)"
             if "--json" in (sys.argv[1:] if args is None else list(args)):
@@ -214,32 +214,19 @@ def _registered_commands(pm, impls, plugin: str) -> dict:
     return dict(typer.main.get_command(scratch).commands)
 
 
-def _range_message(exc) -> str | None:
-    """An out-of-range or non-numeric value of an option that still has typer's ``min`` /
-    ``max`` (a plugin's: ``hermes feeds preview --limit``, ``hermes corpus export --since``),
-    said in the tools' words (:func:`hermes.arguments.expects`): ``--limit must be a whole
-    number from 1 to 20``; a non-numeric item id the same way (``ITEM must be a whole
-    number``), not in the validator's words. The core's own options (``--port``,
-    ``--batch``) are checked as a tool's arguments are instead
-    (:func:`hermes.facekit.terminal.checked_options`); a tool's options have no bounds of
-    their own (:func:`hermes.facekit.terminal.tool_number`)."""
+def _not_a_number_message(exc) -> str | None:
+    """A typed argument that is not a whole number (``hermes like ann abc``), said in the
+    tools' words (``ITEM must be a whole number, such as an item id `hermes feed USER`
+    prints``), not in the validator's. No option has bounds of its own: a tool's options are
+    checked by the tool's model, the others by :func:`hermes.facekit.terminal.checked_options`."""
     param = getattr(exc, "param", None)
-    low, high = getattr(param, "min", None), getattr(param, "max", None)
-    if not isinstance(exc, typer.BadParameter):
+    if not isinstance(exc, typer.BadParameter) or param is None or not _not_an_integer(exc.__cause__):
         return None
-    if low is None and high is None:
-        if param is not None and _not_an_integer(exc.__cause__):
-            if getattr(param, "param_type_name", "") == "option":
-                return f"{max(param.opts, key=len)} must be a whole number"
-            name = (param.metavar or param.name.upper()).rstrip(".")
-            hint = ", such as an item id `hermes feed USER` prints" if name == "ITEM" else ""
-            return f"{name} must be a whole number{hint}"
-        return None
-    # Here, not at the top: pydantic (the arguments') loads only on this error path.
-    from ..arguments import expects
-
-    name = max(param.opts, key=len) if getattr(param, "opts", None) else param.name.upper()
-    return f"{name} must be {expects({'type': 'integer', 'minimum': low, 'maximum': high})}"
+    if getattr(param, "param_type_name", "") == "option":
+        return f"{max(param.opts, key=len)} must be a whole number"
+    name = (param.metavar or param.name.upper()).rstrip(".")
+    hint = ", such as an item id `hermes feed USER` prints" if name == "ITEM" else ""
+    return f"{name} must be a whole number{hint}"
 
 
 def _not_an_integer(cause) -> bool:

@@ -23,6 +23,7 @@ from hermes.facekit.terminal import (
     DbOption,
     JsonOption,
     check,
+    checked_options,
     clean,
     database,
     emit_json,
@@ -163,7 +164,7 @@ def export(
     since: Annotated[
         int,
         typer.Option(
-            min=0,
+            parser=tool_number,
             help="Only items that entered the corpus after this revision (0 = all); "
             "use the revision the previous export printed.",
         ),
@@ -176,6 +177,7 @@ def export(
 ):
     """Export USER's corpus for Zotero and other reference managers (BibTeX, RIS, CSL-JSON),
     as Markdown, or as JSON lines."""
+    since = checked_options("export", since=(since, int, {"ge": 0}))["since"]
     database = run_guarded(open_db, db)
     try:
         u = run_guarded(require_user, database, user)

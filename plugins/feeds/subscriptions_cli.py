@@ -21,6 +21,7 @@ from hermes.facekit.terminal import (
     DbOption,
     JsonOption,
     check,
+    checked_options,
     clean,
     database,
     die,
@@ -28,6 +29,7 @@ from hermes.facekit.terminal import (
     guarded,
     run_tool,
     style,
+    tool_number,
 )
 
 from .opml import build_opml, is_web_url, local_feed_problem, read_opml, subscribe_outlines
@@ -243,10 +245,11 @@ def trust_command(
 @guarded
 def preview(
     location: Annotated[str, typer.Argument(metavar="URL_OR_PATH", help="Feed URL or path to a feed file.")],
-    limit: Annotated[int, typer.Option("--limit", min=1, max=20, help="Entries to show.")] = 5,
+    limit: Annotated[int, typer.Option("--limit", parser=tool_number, help="Entries to show (1 to 20).")] = 5,
     as_json: JsonOption = False,
 ):
     """Show a feed's recent entries without subscribing."""
+    limit = checked_options("preview", limit=(limit, int, {"ge": 1, "le": 20}))["limit"]
     url = normalise_location(location)
     parsed = probe(url, allow_private=True)
     entries = parsed["entries"][:limit]
