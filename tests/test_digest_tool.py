@@ -220,12 +220,16 @@ def test_a_digest_that_shows_every_item_cuts_no_topic_to_per_topic(db, corpus, a
             for i in range(3)
         ]
     )
-    result = digest(db, "ann", days=7, per_topic=2)  # limit 30: room for all 10
+    result = digest(db, "ann", days=7)  # limit 30: room for all 10
     assert result["n_cleared"] == result["n_items"] == 10
     topic = topic_of(result, corpus["ids"]["fruit_a"])
     assert topic["n_total"] == 6 and len(topic["items"]) == 6
     assert all(len(t["items"]) == t["n_total"] for t in result["topics"])
-    assert "(all shown)" in result["message"] and "at most 2 per topic" not in result["message"]
+    assert "(all shown)" in result["message"] and "per topic" not in result["message"]
+    # a per_topic asked for is kept even so
+    asked = digest(db, "ann", days=7, per_topic=2)
+    assert len(topic_of(asked, corpus["ids"]["fruit_a"])["items"]) == 2
+    assert "at most 2 per topic" in asked["message"]
 
 
 def test_limit_caps_the_items_grouped(db, corpus):

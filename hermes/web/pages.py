@@ -288,13 +288,13 @@ async def digest(request: Request):
                 {"below_bar": "below"},
                 user=user["name"],
                 days=params.get("days") or DEFAULT_DAYS,
-                per_topic=params.get("per_topic") or 3,
+                per_topic=params.get("per_topic") or None,
                 below_bar=params.get("below") or False,
             )
             result = None if asked is None else tools.call(db, "digest", **asked)
             status = corpus_status(db, tools, user)
         days, per_topic, below = (
-            (asked["days"], asked["per_topic"], asked["below_bar"]) if asked else (DEFAULT_DAYS, 3, False)
+            (asked["days"], asked["per_topic"], asked["below_bar"]) if asked else (DEFAULT_DAYS, None, False)
         )
         # what the digest ranked: its window, read items included (it leaves out rated ones only)
         ranked_in = View(user=user["name"], days=days, show_read=True)

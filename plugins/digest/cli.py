@@ -16,13 +16,13 @@ def digest(
     user: Annotated[str, typer.Argument(metavar="USER", help="Persona name.")],
     days: Annotated[int, typer.Option(parser=tool_number, help="Items published in the last N days.")] = 7,
     per_topic: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--per-topic",
             parser=tool_number,
-            help="Most items shown per topic when more items clear the bar than --limit groups.",
+            help="Most items shown per topic (default: 3, and only when more items clear the bar than --limit groups).",
         ),
-    ] = 3,
+    ] = None,
     limit: Annotated[int, typer.Option(parser=tool_number, help="How many top-ranked unread items to group.")] = 30,
     below_bar: Annotated[
         bool, typer.Option("--below-bar", help="Also list the items below the persona's bar (match weak or none).")

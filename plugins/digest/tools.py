@@ -31,6 +31,9 @@ from hermes.topics import tag_graph, window_topics
 from .answers import Community, DigestItem, SavedItem, Topic
 
 MAX_PER_TOPIC = 50
+#: a topic's items when the digest overflows and no per_topic is asked for: one big topic
+#: does not crowd out the rest
+PER_TOPIC = 3
 MAX_LIMIT = 200
 MAX_COMMUNITIES = 500
 SUMMARY_CHARS = 280
@@ -311,13 +314,14 @@ def digest(
     user: User,
     days: Annotated[int, Field(ge=1, le=MAX_DAYS, description="Items published in the last N days.")] = 7,
     per_topic: Annotated[
-        int,
+        int | None,
         Field(
             ge=1,
             le=MAX_PER_TOPIC,
-            description="Most items shown per topic when more items clear the bar than `limit` groups.",
+            description=f"Most items shown per topic; omitted: {PER_TOPIC}, and only when more items "
+            "clear the bar than `limit` groups.",
         ),
-    ] = 3,
+    ] = None,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Best items grouped.")] = 30,
     below_bar: Annotated[bool, Field(description="Also list the weak and none matches.")] = False,
 ) -> dict:
@@ -330,7 +334,7 @@ def digest(
     )
     n_in_window = ranking.n_candidates
     quality = ranking_quality(db, persona["id"], ranking if n_in_window else None)
-    saved = saved_not_read(db, persona["id"], per_topic)
+    saved = saved_not_read(db, persona["id"], per_topic or PER_TOPIC)
     if not n_in_window:
         pending = not_embedded(db)
         advice = (
@@ -346,10 +350,11 @@ def digest(
 
     below = {"label": "below your bar", "items": [], "n_total": ranking.n_below_bar}
     n_above = sum(1 for p in range(len(ranking.item_ids)) if ranking.above_bar(p))
-    # per_topic keeps one big topic from crowding out the rest when the digest cannot show
+    # PER_TOPIC keeps one big topic from crowding out the rest when the digest cannot show
     # every item that clears the bar (more cleared than the best ``limit`` it groups); when
-    # it shows them all, no topic hides an item it has room for (trial finding)
-    cut = per_topic if ranking.n_above_bar > n_above else None
+    # it shows them all, no topic hides an item it has room for (trial finding). A per_topic
+    # asked for is kept either way.
+    cut = per_topic or (PER_TOPIC if ranking.n_above_bar > n_above else None)
     graph = tag_graph.get_graph(db)
     grouping = group_window(db, graph, [s.row for s in page if ranking.above_bar(s.position)])
     topic_of = {i: t for t in grouping.topics for i in t.members}
