@@ -383,8 +383,11 @@ def test_when_nothing_clears_the_bar_the_digest_says_so(db, mixed_week):
     true, every key present), as for an empty window; asked for the items below the bar, it
     shows them and is an ordinary answer."""
     create_user(db, "bea", "medieval church architecture")
+    db.execute("DELETE FROM kg_cache")
     result = digest(db, "bea")
     assert result["ok"] is False and result["nothing_to_show"] is True
+    # an answer of nothing writes nothing: no tag graph is built (and cached) for an empty page
+    assert db.execute("SELECT count(*) FROM kg_cache").fetchone()[0] == 0
     assert result["topics"] == [] and result["unclustered"] == [] and result["below_bar"]["items"] == []
     assert set(result) == set(digest(db, "nobody"))
     assert result["message"].startswith("Nothing unread from the last 7 days clears bea's bar")

@@ -355,9 +355,11 @@ def digest(
     # it shows them all, no topic hides an item it has room for (trial finding). A per_topic
     # asked for is kept either way.
     cut = per_topic or (PER_TOPIC if ranking.n_above_bar > n_above else None)
-    graph = tag_graph.get_graph(db)
-    grouping = group_window(db, graph, [s.row for s in page if ranking.above_bar(s.position)])
-    topic_of = {i: t for t in grouping.topics for i in t.members}
+    # an empty page groups nothing: the tag graph is neither built nor cached for it (a
+    # digest with nothing to show writes nothing)
+    graph = tag_graph.get_graph(db) if page else None
+    grouping = group_window(db, graph, [s.row for s in page if ranking.above_bar(s.position)]) if page else None
+    topic_of = {i: t for t in grouping.topics for i in t.members} if grouping else {}
     topics: dict[int, dict] = {}  # by id(Topic), in the order of each topic's best item
     unclustered: list[dict] = []
     for position, item, why in ((s.position, s.row, s.why) for s in page):
