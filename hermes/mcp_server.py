@@ -46,6 +46,7 @@ from . import __version__, config, net
 from . import mcp_unreadable as unreadable
 from .contract import NAME_MAX, UNTRUSTED, Prompt, Tool, server_failure
 from .errors import HermesError
+from .files import write_atomic
 from .net import is_loopback
 from .plugins import get_plugin_manager, shipped
 from .tools import call_tool, collect_prompts, collect_tools, find_tool
@@ -500,8 +501,7 @@ def _built_aside(key: str) -> list[dict] | None:
         try:
             os.close(read_end)
             os.dup2(2, 1)  # its stdout is the MCP client's stream: nothing may reach it
-            text = json.dumps([listing(tool) for tool in collect_tools().values()])
-            _keep(key, text)
+            text = _keep(key, collect_tools())
             with os.fdopen(write_end, "wb") as pipe:
                 pipe.write(text.encode())
             status = 0
@@ -528,22 +528,23 @@ def keep_listings(tools: dict[str, Tool]) -> None:
     that cannot be written costs the next start its collection, nothing else."""
     key = listing_key()
     if key is not None:
-        _keep(key, json.dumps([listing(tool) for tool in tools.values()]))
+        _keep(key, tools)
 
 
-def _keep(key: str, text: str) -> None:
-    """Write ``text`` as the listing of ``key``, replacing the listings of other keys."""
+def _keep(key: str, tools: dict[str, Tool]) -> str:
+    """Write the listing of ``tools`` as the one of ``key``, replacing the listings of other
+    keys; returns its text (what the forked child sends back)."""
+    text = json.dumps([listing(tool) for tool in tools.values()])
     path = _listing_path(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         for old in path.parent.glob("*.json"):
             if old != path:
                 old.unlink(missing_ok=True)
-        scratch = path.with_suffix(f".{os.getpid()}.tmp")
-        scratch.write_text(text, encoding="utf-8")
-        os.replace(scratch, path)
+        write_atomic(path, text.encode())
     except OSError as exc:
         log.debug("the tool listing was not kept: %s", exc)
+    return text
 
 
 def _log_to_stderr() -> None:
