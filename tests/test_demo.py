@@ -34,3 +34,17 @@ def test_the_demo_hint_names_the_command_as_this_shell_can_run_it(tmp_path, monk
     assert command_name() == "hermes"
     monkeypatch.setattr("sys.argv", ["/usr/bin/python", "-m", "hermes"])
     assert command_name() == "hermes"
+
+
+def test_the_demo_ends_with_one_runnable_command_a_line(tmp_path):
+    """The hand-off lists each next command on its own line, with the demo's database."""
+    db = tmp_path / "demo.db"
+    result = CliRunner().invoke(build_app(), ["demo", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    tail = result.output.split("Demo database:", 1)[1].splitlines()
+    commands = [line.strip() for line in tail if line.startswith("  ") and not line.startswith("      ")]
+    assert commands == [
+        f"hermes --db {db} feed demo --all",
+        f"hermes --db {db} feed demo -i",
+        f"hermes web --db {db}",
+    ]

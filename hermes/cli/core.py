@@ -226,10 +226,14 @@ def demo(
     finally:
         database.conn.close()
     hermes = command_name()
-    typer.echo(
-        f"\nDemo database: {path}  (try: {hermes} --db {path} feed demo --all, "
-        f"{hermes} --db {path} feed demo -i, {hermes} web --db {path})"
-    )
+    # One command a line, each with what it does: the person copies one, not a sentence.
+    typer.echo(f"\nDemo database: {path}\nNext, try:")
+    for command, what in (
+        (f"{hermes} --db {path} feed demo --all", "the whole ranked feed, with the reason for each"),
+        (f"{hermes} --db {path} feed demo -i", "triage it with single keys (l like, d dislike, e explain)"),
+        (f"{hermes} web --db {path}", "the same in a browser"),
+    ):
+        typer.echo(f"  {command}\n      {what}")
 
 
 def command_name() -> str:
