@@ -60,6 +60,22 @@ def test_verbs_and_bare_adjectives_of_abstracts_end_a_phrase():
     assert "sparse autoencoder" in found and "random network" in found
 
 
+def test_participles_and_generic_nouns_of_argument_name_no_topic():
+    """Topic names of the 2,000 arXiv papers read "having", "according", "follow",
+    "providing", "object", "answer": words of an abstract's argument, not its subject."""
+    found = candidates(
+        "Manifolds having positive curvature follow according to the theorem, providing an "
+        "answer for every object; young stellar objects possess disks, leading to the "
+        "characterization of leading order corrections and a continuous transition leading."
+    )
+    junk = {"having", "according", "follow", "providing", "possess", "answer", "object", "characterization"}
+    assert not junk & set(found), sorted(found)
+    assert not any(set(p.split()) & {"having", "according", "follow", "providing", "possess"} for p in found)
+    assert "leading" not in found and not any(p.endswith(" leading") for p in found), sorted(found)
+    # inside a phrase the nouns stay, and "leading" still starts one
+    assert {"young stellar object", "leading order correction"} <= set(found), sorted(found)
+
+
 @pytest.mark.parametrize(
     "plural, single",
     [

@@ -53,7 +53,10 @@ from ..ingest.text import embedding_text
 #: 15: a name ending in s is no plural ("Higgs" was tagged "higg", "Higgses" "higgse")
 #: 16: LaTeX's accented letters are read as the letters they are ("K\\"ahler manifolds" was
 #: tagged "ahler manifold", now "kähler manifold")
-VERSION = 16
+#: 17: participles and verbs of argument (having, according, follow, providing, possess) end
+#: a phrase; "object", "characterization", "answer" never alone; "leading" only starts one
+#: (topic names read "having · answer")
+VERSION = 17
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -99,7 +102,8 @@ _SCAFFOLD = set(
     so-called state-of-the-art contain contains contained containing evaluate evaluates
     evaluated evaluating requiring arise arises arising arose achievable applicability
     useful interesting plus minus deduce deduces deduced giving exploit exploits exploiting
-    exploited act acts satisfy satisfies satisfied satisfying
+    exploited act acts satisfy satisfies satisfied satisfying having according follow
+    follows followed providing possess possesses possessed possessing
 """.split()
 ) | {
     # the second word of a Latin phrase the first of which is a stop word ("in vivo", "de
@@ -135,7 +139,8 @@ _NOT_ALONE = (
     observation observations measurement measurements simulation simulations sample samples
     feature features performance quality information application applications way ways
     implication implications approximation approximations quantity quantities learning
-    point points dataset datasets detection detections
+    point points dataset datasets detection detections object objects characterization
+    characterizations characterisation answer answers
 """.split()
     )
     | FILLER_NOUNS
@@ -156,7 +161,7 @@ _MODIFIERS = set(
     gravitational electromagnetic atomic molecular nuclear cosmic interstellar intergalactic
     planetary orbital radial angular central internal external initial final typical
     critical effective relative mean average respective standard available current near
-    finite infinite algebraic asymptotic constant
+    finite infinite algebraic asymptotic constant leading
 """.split()
 )
 # Abbreviations that are topics although short.
