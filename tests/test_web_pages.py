@@ -559,6 +559,27 @@ def test_remove_feed_needs_confirmation(web, db, ids):
     assert "Removed" in web.get("/feeds").text
 
 
+def test_the_feeds_pages_keep_the_persona_a_person_came_from(web, db, ids):
+    """From a feed, Feeds keeps its Feed / Digest / Corpus tabs, on the page, its removal
+    confirmation and after each action (a trial found only "Personas" there)."""
+    feed = web.get("/feed?user=ada").text
+    assert 'href="/feeds?user=ada"' in feed
+    page = web.get("/feeds?user=ada").text
+    assert 'href="/feed?user=ada"' in page and 'href="/digest?user=ada"' in page
+    assert 'action="/feeds?user=ada"' in page and 'href="/feeds/1/remove?user=ada"' in page
+    assert 'action="/feeds/1/rename?user=ada"' in page and 'action="/refresh?user=ada"' in page
+    confirm = web.get("/feeds/1/remove?user=ada").text
+    assert 'href="/feed?user=ada"' in confirm and 'href="/feeds?user=ada">Cancel' in confirm
+    r = post(web, "/feeds/1/rename?user=ada", {"title": "Renamed"}, page="/feeds")
+    assert r.status_code == 303 and r.headers["location"] == "/feeds?user=ada#feed-1"
+    r = post(web, "/feeds/1/remove?user=ada", {"confirm": "yes"}, page="/feeds")
+    assert r.status_code == 303 and r.headers["location"] == "/feeds?user=ada"
+    # nobody's page without a persona, and a name that is no persona (renamed since) is no error
+    assert 'href="/feed?user=' not in web.get("/feeds").text
+    stale = web.get("/feeds?user=nobody")
+    assert stale.status_code == 200 and 'href="/feed?user=' not in stale.text
+
+
 def test_remove_unknown_feed_is_404(web):
     assert web.get("/feeds/999/remove").status_code == 404
     assert post(web, "/feeds/999/remove", {"confirm": "yes"}).status_code == 404

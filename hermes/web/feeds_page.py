@@ -10,22 +10,41 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from hermes.facekit.faces import plural
-from hermes.storage.records import feed_row
+from hermes.storage.records import feed_row, require_user
 
+from ..errors import HermesError
 from ..ingest.refresher import active, refresh_state
 from .access import Tools, opened
 from .feed_health import next_step, refresh_failures
 from .forms import as_typed, bad, path_id
-from .render import done, redirect, render
+from .render import done, redirect, render, with_user
 
 
 async def feeds(request: Request):
     return render(request, "feeds.html", await run_in_threadpool(_feeds_context, request))
 
 
+def _visitor(request: Request, db) -> dict | None:
+    """The persona whose tabs the Feeds pages keep (``?user=``), or None: an unknown name
+    (a persona renamed since the link was made) shows the page without them, not an error."""
+    name = request.query_params.get("user")
+    if not name:
+        return None
+    try:
+        return require_user(db, name)
+    except HermesError:
+        return None
+
+
+def _back(request: Request, anchor: str = "") -> str:
+    """The Feeds page an action returns to, for the persona it came from."""
+    return with_user("/feeds", request.query_params.get("user"), anchor)
+
+
 def _feeds_context(request: Request, **extra) -> dict:
     tools = Tools()
     with opened(request) as db:
+        user = _visitor(request, db)
         result = tools.call(db, "list_feeds")
         refresh = (result or {}).get("refresh") or {}
         failures = refresh_failures(db, refresh)
@@ -40,6 +59,7 @@ def _feeds_context(request: Request, **extra) -> dict:
         "can_rename": tools.has("rename_feed"),
         "refresh": refresh,
         "page": "feeds",
+        "user": user,
         "form": {},
         "form_error": None,
         **extra,
@@ -81,7 +101,7 @@ async def add_feed(request: Request):
     back = taken_back(feed, show=lambda value: f"“{value}”")
     return redirect(
         request,
-        "/feeds",
+        _back(request),
         f"Feed {feed.get('id')} added: its items arrive with the "
         f"next refresh (Refresh now fetches it at once).{' ' + back if back else ''}",
     )
@@ -111,7 +131,9 @@ async def rename_feed(request: Request):
             return Tools().require(db, "feeds", "rename_feed", {"title": "The new title"}, feed_id=feed_id, title=title)
 
     result = await run_in_threadpool(act)
-    return redirect(request, f"/feeds#feed-{feed_id}", f"Renamed feed {feed_id} to “{result['feed']['title']}”.")
+    return redirect(
+        request, _back(request, f"#feed-{feed_id}"), f"Renamed feed {feed_id} to “{result['feed']['title']}”."
+    )
 
 
 async def confirm_remove_feed(request: Request):
@@ -123,10 +145,17 @@ async def confirm_remove_feed(request: Request):
             feed = _known_feed(db, feed_id)
             # confirm=False mutates nothing and says exactly what removal would do.
             preview = tools.call(db, "remove_feed", feed_id=feed_id, confirm=False)
+            user = _visitor(request, db)
         if preview is None:
             bad(tools.missing("feeds", "remove_feed"), 503)
         plan = preview.get("feed") or {}
-        return {"feed": feed, "items": plan.get("item_count", 0), "clicks": plan.get("click_count", 0), "page": "feeds"}
+        return {
+            "feed": feed,
+            "items": plan.get("item_count", 0),
+            "clicks": plan.get("click_count", 0),
+            "page": "feeds",
+            "user": user,
+        }
 
     return render(request, "feed_remove.html", await run_in_threadpool(view))
 
@@ -144,7 +173,7 @@ async def remove_feed(request: Request):
             return {**feed, **(result.get("feed") or {})}
 
     feed = await run_in_threadpool(act)
-    return redirect(request, "/feeds", f"Removed “{feed['title'] or feed['url']}”{_kept(feed)}.")
+    return redirect(request, _back(request), f"Removed “{feed['title'] or feed['url']}”{_kept(feed)}.")
 
 
 def _kept(feed: dict) -> str:
@@ -171,7 +200,7 @@ async def refresh_now(request: Request):
             503,
         )
     started, message = refresher.refresh_now()
-    back = "/feeds" if not started else "/feeds#refresh"
+    back = _back(request, "#refresh" if started else "")
     return done(request, back, message, kind="ok" if started else "info", started=started)
 
 

@@ -37,6 +37,14 @@ def page_url(page: str, user: str, **params) -> str:
     return f"/{page}?{urlencode(query)}"
 
 
+def with_user(path: str, user: dict | str | None, anchor: str = "") -> str:
+    """``path`` for ``user`` when there is one. The Feeds pages are nobody's, but a person who
+    came from a feed keeps that feed's tabs on them, and after each action there."""
+    name = user.get("name") if isinstance(user, dict) else user
+    query = f"{'&' if '?' in path else '?'}{urlencode({'user': name})}" if name else ""
+    return f"{path}{query}{anchor}"
+
+
 def set_flash(request: Request, response, message: str, kind: str = "ok", undo: dict | None = None) -> None:
     """The one-time message shown after a redirect (a signed cookie), with an undo form."""
     payload = {"kind": kind, "message": message[:FLASH_MAX]}
@@ -256,6 +264,7 @@ FILTERS = {
     "playable": playable,
     "weight_note": lambda weight, n_clicks: weight_note(n_clicks, weight),
     "q": lambda v: quote(str(v), safe=""),
+    "with_user": with_user,
     # feed text: sanitised HTML, a plain-text preview, links only when http(s); LaTeX shown
     # as Unicode (``readable``: titles, reasons that quote them). Pages only: the database and
     # the MCP tools keep the LaTeX, which agents read fine.
