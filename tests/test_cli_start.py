@@ -141,6 +141,50 @@ def test_a_core_command_starts_without_importing_a_plugin(tmp_path):
     assert not set(loaded) & {*PLUGIN_PACKAGES, "numpy", "sqlite_utils", "feedparser"}, loaded
 
 
+#: register every plugin in a child, then print which of these modules that imported
+REGISTER = """
+import json, sys
+from hermes import plugins
+pm = plugins.get_plugin_manager()
+print(json.dumps({{"plugins": sorted(name for name, _ in pm.list_name_plugin()), "failed": pm.failed,
+                  "loaded": sorted(m for m in {watched!r} if m in sys.modules)}}))
+"""
+
+
+def test_registering_the_plugins_loads_no_database_library_nor_any_command(tmp_path):
+    """`hermes serve` registers the plugins before its `tools/list`, and every command before
+    it runs (issue 36): registering imports each plugin's hooks, not what they call. No
+    sqlite-utils (its readers import it for their annotations only; the database opened
+    brings it), no typer (a plugin's commands load when they are added), no ingest text
+    stack (nh3: loaded when an item is tagged)."""
+    watched = [
+        "sqlite_utils",
+        "typer",
+        "nh3",
+        "feedparser",
+        "httpx",
+        "torch",
+        "onnxruntime",
+        "tokenizers",
+        "mcp",
+        "hermes.storage.db",
+        "hermes.onnx_embed.cli",
+        "hermes.ingest.text",
+        "hermes_feeds.tools",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", REGISTER.format(watched=watched)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["plugins"] == sorted(plugins.DEFAULT_PLUGINS) and found["failed"] == []
+    assert found["loaded"] == [], f"registering the plugins imported {found['loaded']}"
+
+
 def test_help_lists_every_command_an_installed_plugins_too(tmp_path):
     site = tmp_path / "site"
     hello_distribution(site)

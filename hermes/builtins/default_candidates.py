@@ -20,8 +20,7 @@ import re
 import sqlite3
 import time
 import unicodedata
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from hermes.text.authors import author_key, key_matches
 from hermes.text.latex import spelled_out
@@ -29,6 +28,9 @@ from hermes.text.latex import spelled_out
 from ..hookspecs import hookimpl
 from ..ranking.preferences import source_key, tag_key, topic_key, type_key
 from ..storage.clicks import clicked_items
+
+if TYPE_CHECKING:  # annotations only
+    import numpy as np
 
 
 def author_keys_matching(matrix, name: str) -> list[str]:
@@ -48,6 +50,10 @@ def like_pattern(text: str) -> str:
 
 @hookimpl
 def hermes_candidates(db, user, query, matrix):
+    # Here, not at the top: registering the plugins (`hermes serve` before `tools/list`)
+    # loads no numpy (issue 36); a ranking has it already.
+    import numpy as np
+
     keep = np.ones(len(matrix), dtype=bool)
     if query.since_days is not None:
         keep &= matrix.published >= time.time() - float(query.since_days) * 86400
@@ -78,6 +84,8 @@ def hermes_candidates(db, user, query, matrix):
 
 def removed_feed_rows(db, matrix) -> np.ndarray:
     """Mask of the matrix rows whose feed was removed (and not subscribed again)."""
+    import numpy as np
+
     gone = [source_key(r[0]) for r in db.execute("SELECT id FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds)")]
     return matrix.has_any_key(gone) if gone else np.zeros(len(matrix), dtype=bool)
 

@@ -11,7 +11,6 @@ import os
 from ..embed import HashEmbedder
 from ..hookspecs import hookimpl
 from ..onnx_embed.choice import DefaultEmbedder
-from ..onnx_embed.cli import register
 
 #: The command group :func:`hermes_register_commands` adds, with the first paragraph of its
 #: help, read from this file by ``hermes --help`` (:func:`hermes.plugins.declared_commands`).
@@ -27,4 +26,8 @@ def hermes_embedder():
 
 @hookimpl
 def hermes_register_commands(app):
+    # Here, not at the top: the commands (typer) load only when a command is added, not
+    # when the plugins are registered (`hermes serve`, issue 36).
+    from ..onnx_embed.cli import register
+
     register(app)

@@ -40,7 +40,6 @@ from hermes.text.latex import accented_letters
 
 from ..embed import get_embedder
 from ..hookspecs import hookimpl
-from ..ingest.text import embedding_text
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
 #: 11: filler words (just, exist, hand, respect, note …) are no topic; short texts in another
@@ -410,6 +409,10 @@ def keyphrases(text: str, vector, tokens, *, k: int = PROPOSALS, embed=None) -> 
 
 @hookimpl
 def hermes_item_tags(item, vector, tokens):
+    # Here, not at the top: the ingest text stack (nh3) loads when an item is tagged, not
+    # when the plugins are registered (issue 36).
+    from ..ingest.text import embedding_text
+
     text = embedding_text(item.get("title") or "", item.get("summary") or "")
     embed = None if tokens is not None else (lambda phrases: get_embedder().embed(phrases))
     return keyphrases(text, vector, tokens, embed=embed) or None

@@ -12,14 +12,17 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sqlite_utils
 
 from hermes.facekit.status import step
 
 from ..contract import Embedder
 from ..embed import from_blob, to_blob
+
+if TYPE_CHECKING:  # annotations only: registering the plugins loads no sqlite-utils (issue 36)
+    import sqlite_utils
 
 #: Bumped when what is persisted per interests text changes (v2: the clauses too).
 INTERESTS_FORMAT = "v2"

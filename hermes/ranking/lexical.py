@@ -13,14 +13,17 @@ import re
 import sqlite3
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sqlite_utils
 
 from hermes.text.language import INTEREST_STOP_WORDS
 
 from . import column_store
 from .matrix import Matrix, db_file
+
+if TYPE_CHECKING:  # annotations only: registering the plugins loads no sqlite-utils (issue 36)
+    import sqlite_utils
 
 #: BM25 column weights (title, summary): a term in the title says more about the item.
 COLUMN_WEIGHTS = (2.0, 1.0)

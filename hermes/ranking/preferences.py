@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from hermes.text.authors import MAX_KEYED, author_key, parse_stored
 from hermes.text.tags import normalize_tag, parse_tags
 
 from ..storage.clicks import user_clicks
+
+if TYPE_CHECKING:  # annotations only: registering the plugins loads no sqlite-utils (issue 36)
+    import sqlite_utils
 
 #: Laplace-style prior: one click moves a key's score to ±1/3, not ±1.
 PRIOR = 2.0

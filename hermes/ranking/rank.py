@@ -10,9 +10,9 @@ plugins are added on that scale, and ties break on the item id so every call agr
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sqlite_utils
 
 from hermes.storage.records import item_rows
 
@@ -24,6 +24,9 @@ from .match import BAR, LEVELS, Judgement, judge
 from .matrix import Matrix, get_matrix
 from .quantized import release_free_memory
 from .threads import one_blas_thread
+
+if TYPE_CHECKING:  # annotations only: registering the plugins loads no sqlite-utils (issue 36)
+    import sqlite_utils
 
 ROLES = ("profile", "behaviour", "boost")
 #: int8 storage: the best this many candidates (at least twice the ``limit``) are scored a

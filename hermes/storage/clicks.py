@@ -10,11 +10,14 @@ every other module — faces, plugins, the engine — calls them rather than wri
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from ..contract import Signal
 from ..errors import InvalidInput
 from .signals import record_signal
+
+if TYPE_CHECKING:  # annotations only: registering the click plugin loads no sqlite-utils (issue 36)
+    import sqlite_utils
 
 #: who recorded a click: the web UI or CLI (``ui``), an agent over MCP, or bootstrap
 CLICK_SOURCES = ("ui", "agent", "bootstrap")

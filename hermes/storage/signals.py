@@ -10,14 +10,15 @@ written (and read) by :mod:`hermes.storage.clicks`, through this path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
-
-import sqlite_utils
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..contract import Signal
 from ..errors import InvalidInput
 from ..plugins import get_plugin_manager
 from .transactions import write_transaction
+
+if TYPE_CHECKING:  # annotations only: registering the click plugin loads no sqlite-utils (issue 36)
+    import sqlite_utils
 
 
 def known_kinds() -> set[str]:

@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:  # annotations only: registering the plugins loads no sqlite-utils (issue 36)
+    import sqlite_utils
 
 #: names kept per item (a collaboration paper can list thousands)
 MAX_AUTHORS = 200
