@@ -5,6 +5,7 @@ and a reason names only what tells items apart."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hermes.contract import Component
 from hermes.ranking import match
@@ -192,10 +193,13 @@ def test_a_nearer_dislike_is_named_beside_the_like():
 def test_every_face_is_told_what_held_a_figure_down():
     from hermes.ranking.explain_words import note_of as _note
 
-    assert _note({"usual_here": True, "typical_here": 0.3612}) == (
+    assert _note({"usual_here": True, "typical_here": 0.3612, "similarity": 0.40}) == (
         "counts for less in this archive, where an item is typically 0.36"
     )
-    assert _note({"keeps_below_bar": True}) == "leans to a dislike: keeps it below your bar"
+    assert _note({"keeps_below_bar": True, "disliked_near": True}) == "leans to a dislike: keeps it below your bar"
+    assert _note({"keeps_below_bar": True}) == "less like what you liked than the rest: keeps it below your bar"
+    # a figure the archive held down but below its typical one is not said to count "for less"
+    assert _note({"usual_here": True, "typical_here": 0.27, "similarity": 0.15}) == ""
     assert _note({"disliked": {"title": "B", "similarity": 0.63, "closer": True}}) == (
         "a disliked item is as near: “B” (similarity 0.63)"
     )
@@ -250,4 +254,52 @@ def test_a_veto_leads_the_reason_of_an_item_it_keeps_below_the_bar():
         "topics": [],
     }
     phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": False})
-    assert phrases[0].startswith("leans towards what you disliked (probability 0.46)")
+    assert phrases[0] == (
+        "looks less like what you liked than the rest of the archive does (probability 0.46), "
+        "which keeps it below your bar"
+    )
+    evidence["classifier"]["disliked_near"] = True
+    phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": False})
+    assert phrases[0] == "leans towards what you disliked (probability 0.46), which keeps it below your bar"
+
+
+@pytest.mark.parametrize(
+    "probability, vetoed, near, words",
+    [
+        # a trial: 0.40 read "do not tell either way" beside a vetoed 0.47 "leaning to a dislike"
+        (0.40, False, False, "looks less like what you liked than the rest of the archive does (probability 0.40)"),
+        (0.40, False, True, "leans towards what you disliked (probability 0.40)"),
+        (0.51, False, False, "your likes and dislikes do not tell either way (probability 0.51)"),
+        (0.20, False, False, "looks less like what you liked than the rest of the archive does (probability 0.20)"),
+        (0.60, False, False, "looks like what you liked, not what you disliked (probability 0.60)"),
+    ],
+)
+def test_the_classifier_names_a_dislike_only_where_one_is_near(probability, vetoed, near, words):
+    from hermes.ranking.explain_words import _classifier_phrase
+    from hermes.ranking.match import LEVELS, MINILM, level_of
+
+    level = LEVELS[level_of("classifier", probability, MINILM)]
+    e = {"probability": probability, "level": level, "keeps_below_bar": vetoed, "disliked_near": near}
+    assert _classifier_phrase(e) == words
+
+
+def test_a_figure_below_the_typical_one_is_not_called_similar():
+    """A trial: "similar to your interest “Mott transition” (similarity 0.15), but an item here
+    is typically 0.27"."""
+    from hermes.ranking.explain_words import phrases_of as _phrases
+
+    interest = {"clause": "Mott transition", "similarity": 0.15, "level": "none", "usual_here": True}
+    evidence = {
+        "interest": {**interest, "typical_here": 0.27},
+        "liked": None,
+        "classifier": None,
+        "tags": [],
+        "authors": [],
+        "sources": [],
+        "topics": [],
+    }
+    phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": False})
+    assert phrases == ["not close to any of your interests (nearest “Mott transition”, similarity 0.15)"]
+    evidence["interest"]["similarity"] = 0.31
+    phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": False})
+    assert phrases[0].startswith("similar to your interest “Mott transition” (similarity 0.31), but an item here")

@@ -365,6 +365,9 @@ class _Shared:
                 # a veto counts, whatever band the figure is in
                 "counts": vetoed or not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"],
                 "keeps_below_bar": vetoed,
+                # the words say "what you disliked" only where a disliked item is as near as
+                # the nearest liked one (the liked figure's own test, match.CLOSER)
+                "disliked_near": bool(((out.get("liked") or {}).get("disliked") or {}).get("closer")),
             }
         for kind in ("interest", "liked", "classifier"):
             if out[kind] is not None:

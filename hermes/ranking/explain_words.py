@@ -13,7 +13,7 @@ from hermes.facekit.faces import plural
 from hermes.text.clip import clip
 from hermes.text.latex import readable
 
-from .match import LEVELS, shown
+from .match import LEVELS, VETO, shown
 
 #: phrases in the one-line reason
 REASON_PHRASES = 2
@@ -66,10 +66,11 @@ def note_of(e: dict) -> str:
             f"(similarity {shown(disliked['similarity'])})"
         )
     if e.get("keeps_below_bar"):
-        return "leans to a dislike: keeps it below your bar"
+        leaning = "leans to a dislike" if e.get("disliked_near") else "less like what you liked than the rest"
+        return f"{leaning}: keeps it below your bar"
     if e.get("unconfirmed"):
         return "counted as good, not strong: what you liked does not confirm it"
-    if e.get("usual_here") and "typical_here" in e:
+    if _above_typical(e):
         # not "usual": the figure is above the typical one, only not rare enough here
         return f"counts for less in this archive, where an item is typically {shown(e['typical_here'])}"
     return ""
@@ -79,7 +80,35 @@ def _held_down(e: dict) -> bool:
     """Whether a figure sits below the bar only because it is usual in this archive (it
     would clear the bar by the fixed thresholds): the phrase then says so, not "weakly
     similar". A figure the archive lowered from strong to good still reads as good."""
-    return bool(e.get("usual_here")) and e["level"] in ("weak", "none") and "typical_here" in e
+    return _above_typical(e) and e["level"] in ("weak", "none")
+
+
+def _above_typical(e: dict) -> bool:
+    """Whether the archive held the figure down although it is above this archive's typical
+    one: only then is it "similar, but an item here is typically …" (a trial read "similar
+    to your interest … (similarity 0.15), but an item here is typically 0.27")."""
+    return bool(e.get("usual_here")) and "typical_here" in e and e["similarity"] >= e["typical_here"]
+
+
+def _classifier_phrase(e: dict) -> str:
+    """The classifier's probability in words. It is fit on the likes against the dislikes
+    and a sample of the archive's other items, so under 0.5 an item looks less like what was
+    liked than the rest does: "what you disliked" is said only where a disliked item is as
+    near as the nearest liked one (a trial's on-topic paper, no dislike near it, "leaned
+    towards what you disliked"), and 0.40 never reads more neutral than a vetoed 0.47."""
+    prob = shown(e["probability"])
+    disliked = bool(e.get("disliked_near"))
+    if e["probability"] < VETO:
+        text = (
+            f"leans towards what you disliked (probability {prob})"
+            if disliked
+            else f"looks less like what you liked than the rest of the archive does (probability {prob})"
+        )
+        return f"{text}, which keeps it below your bar" if e.get("keeps_below_bar") else text
+    return {
+        "strong": f"looks like what you liked, not what you disliked (probability {prob})",
+        "good": f"looks more like what you liked than what you disliked (probability {prob})",
+    }.get(e["level"], f"your likes and dislikes do not tell either way (probability {prob})")
 
 
 def phrases_of(p: dict) -> list[str]:
@@ -151,20 +180,12 @@ def phrases_of(p: dict) -> list[str]:
         add(LEVELS.index(e["level"]), "liked", text)
     if ev["classifier"] is not None:
         e = ev["classifier"]
-        prob = shown(e["probability"])
         # a veto is why the item is below the bar: it leads the reason, before the figures it
         # overrode (a trial's line gave only those, "closely … very close", under "Weak match")
         add(
             LEVELS.index(e["level"]) if not e.get("keeps_below_bar") else len(LEVELS),
             "classifier",
-            {
-                "strong": lambda: f"looks like what you liked, not what you disliked (probability {prob})",
-                "good": lambda: f"looks more like what you liked than what you disliked (probability {prob})",
-                "weak": lambda: f"your likes and dislikes do not tell either way (probability {prob})",
-                "none": lambda: f"looks more like what you disliked (probability {prob})",
-            }[e["level"]]()
-            if not e.get("keeps_below_bar")
-            else f"leans towards what you disliked (probability {prob}), which keeps it below your bar",
+            _classifier_phrase(e),
         )
     people = [k for k in ev["authors"] if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"
