@@ -171,3 +171,17 @@ def test_an_entry_is_stored_once_whatever_guid_another_copy_of_it_carries(db):
     other_episode = {**episode, "title": "Ep. 43: Circuits", "guid": "http://localhost:8799/pod.xml#ep-43"}
     assert len(insert_items(db, 2, [other_episode])) == 1  # same link, another title: another entry
     assert db.execute("SELECT count(*) FROM items").fetchone()[0] == 2
+
+
+def test_a_missing_path_that_reads_as_a_web_address_suggests_its_url(tmp_path, monkeypatch, db_path):
+    # A trial typed `hermes feeds add 127.0.0.1:8911/blog.xml` and read only "file not found:
+    # /work/trial-home/127.0.0.1:8911/blog.xml".
+    monkeypatch.chdir(tmp_path)
+    result = run("feeds", "add", "127.0.0.1:8911/blog.xml", "--db", db_path)
+    assert result.exit_code != 0
+    assert "did you mean the web feed http://127.0.0.1:8911/blog.xml?" in result.output, result.output
+    assert "http://example.org/feed" in run("feeds", "add", "example.org/feed", "--db", db_path).output
+    for typo in ("blog.xml", "feeds/blog.xml"):  # a missing file is a missing file
+        assert "did you mean" not in run("feeds", "add", typo, "--db", db_path).output
+    (tmp_path / "mirror.example.org").mkdir()  # a real folder of that name: a missing file in it
+    assert "did you mean" not in run("feeds", "add", "mirror.example.org/gone.xml", "--db", db_path).output

@@ -10,12 +10,14 @@ across feeds); :func:`fetch` is its synchronous face for tools and scripts.
 from __future__ import annotations
 
 import asyncio
+import re
 import urllib.parse
 import urllib.request
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from email.utils import formatdate
+from pathlib import Path
 
 import httpx
 
@@ -64,7 +66,14 @@ def _read_local(url: str, etag, last_modified, max_bytes: int) -> FetchResult:
             raise FetchError(f"body over the size cap ({st.st_size} > {max_bytes} bytes)")
         body = path.read_bytes()
     except FileNotFoundError:
-        hint = "" if path.is_absolute() else " (for a web feed give the full http(s):// URL)"
+        web = web_address_hint(path)
+        hint = (
+            f" (did you mean the web feed {web}? a web address needs its http:// or https://)"
+            if web
+            else ""
+            if path.is_absolute()
+            else " (for a web feed give the full http(s):// URL)"
+        )
         raise FetchError(f"file not found: {path}{hint}") from None
     except PermissionError:
         raise FetchError(f"permission denied: {path}") from None
@@ -73,6 +82,37 @@ def _read_local(url: str, etag, last_modified, max_bytes: int) -> FetchResult:
     except OSError as exc:
         raise FetchError(f"cannot read {path}: {exc.strerror or exc}") from None
     return FetchResult(url, url, 200, body, tag, stamp, False)
+
+
+# A host as a person types it before a path: localhost, an IPv4 address or a dotted name,
+# with an optional port ("127.0.0.1:8911/blog.xml", "example.org/feed").
+_HOST = re.compile(
+    r"(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+([a-z]{2,24}))(:\d{1,5})?",
+    re.I,
+)
+# a dotted name ending like these is a file name ("blog.xml"), not a domain
+_FILE_ENDINGS = {"xml", "rss", "atom", "rdf", "json", "txt", "html", "htm", "opml", "bib", "ris", "gz", "zip"}
+
+
+def web_address_hint(path: Path) -> str | None:
+    """``http://127.0.0.1:8911/blog.xml`` when a path that does not exist reads as a web
+    address typed without its scheme (``127.0.0.1:8911/blog.xml``, resolved against the
+    working directory to ``/home/me/127.0.0.1:8911/blog.xml``); None otherwise."""
+    typed = path
+    if path.is_absolute():
+        try:
+            typed = path.relative_to(Path.cwd())
+        except ValueError:
+            return None
+    parts = typed.parts
+    if not parts or parts[0] in (".", ".."):
+        return None
+    m = _HOST.fullmatch(parts[0])
+    if not m or (m.group(1) and not m.group(2) and m.group(1).lower() in _FILE_ENDINGS):
+        return None
+    if (Path.cwd() / parts[0]).exists():
+        return None  # a real folder of that name: a missing file in it, not a web address
+    return "http://" + "/".join(parts)
 
 
 async def _request(client, url: str, headers: dict):
