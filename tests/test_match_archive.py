@@ -89,7 +89,8 @@ def test_the_explanation_says_the_clicks_did_not_confirm_a_strong_interest():
 def test_a_trained_classifier_that_leans_to_a_dislike_keeps_an_item_below_the_bar():
     interest = match.THRESHOLDS[MINILM]["interest"][2] + 0.05
     j = judged(
-        {"interest": np.array([interest, interest]), "classifier": np.array([match.VETO - 0.1, match.VETO + 0.1])}
+        {"interest": np.array([interest, interest]), "classifier": np.array([match.VETO - 0.1, match.VETO + 0.1])},
+        n_clicks=match.SPARE_STRONG_INTEREST_BELOW,
     )
     assert [match.LEVELS[v] for v in j.levels] == ["weak", "strong"]
     assert j.vetoed.tolist() == [True, False]
@@ -99,6 +100,20 @@ def test_a_trained_classifier_that_leans_to_a_dislike_keeps_an_item_below_the_ba
     )
     # (above the bar; good, not strong: the classifier does not confirm the interest)
     assert match.LEVELS[few.levels[0]] == "good" and few.vetoed is None
+
+
+def test_a_few_clicks_do_not_veto_what_the_interests_text_matches_strongly():
+    """A trial's one-field archive: 3 likes and 3 dislikes put papers the interests text
+    matched strongly ("Notes on the Kondo lattice", 0.67) at 0.41-0.49 and hid them. Fewer
+    than SPARE_STRONG_INTEREST_BELOW clicks spare a strong interest figure (good, since the
+    clicks do not confirm it); a good one is still held down, and so is everything later."""
+    good, strong = match.THRESHOLDS[MINILM]["interest"][1] + 0.02, match.THRESHOLDS[MINILM]["interest"][2] + 0.05
+    evidence = {"interest": np.array([strong, good]), "classifier": np.array([match.VETO - 0.03] * 2)}
+    few = judged(evidence, n_clicks=match.VETO_CLICKS)
+    assert [match.LEVELS[v] for v in few.levels] == ["good", "weak"]
+    assert few.vetoed.tolist() == [False, True] and few.unconfirmed.tolist() == [True, False]
+    later = judged(evidence, n_clicks=match.SPARE_STRONG_INTEREST_BELOW)
+    assert [match.LEVELS[v] for v in later.levels] == ["weak", "weak"] and later.vetoed.all()
 
 
 def test_the_second_pass_writes_its_judgement_into_the_first():
