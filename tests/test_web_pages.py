@@ -544,6 +544,21 @@ def test_add_feed_validates_with_one_fetch(web, db, monkeypatch):
     assert "Loopback feed" in web.get("/feeds").text
 
 
+def test_adding_a_subscribed_loopback_feed_again_says_already_subscribed(web, db):
+    # A trial's finding: the guard's "refused: private address" answered a person who typed
+    # a loopback feed the page lists already. Said before any fetch; nothing is added.
+    import html
+    import re
+
+    db.execute("INSERT INTO feeds (url, title, subscribed_by) VALUES ('http://127.0.0.1:9/feed.xml', 'Mine', 'user')")
+    r = post(web, "/feeds", {"url": "HTTP://127.0.0.1:9/feed.xml", "title": ""}, page="/feeds")
+    assert r.status_code == 303 and r.headers["location"] == "/feeds#feed-3", r.text
+    page = web.get(r.headers["location"]).text
+    said = html.unescape(re.search(r'<span class="toast-message">(.*?)</span>', page, re.S).group(1))
+    assert said == "Already subscribed: feed 3 “Mine” has this URL; nothing changed."
+    assert "refused" not in said and db.execute("SELECT count(*) FROM feeds").fetchone()[0] == 3
+
+
 def test_remove_feed_needs_confirmation(web, db, ids):
     confirm = web.get("/feeds/1/remove")
     assert confirm.status_code == 200

@@ -83,6 +83,17 @@ async def add_feed(request: Request):
     def act():
         tools = Tools()
         with opened(request) as db:
+            # Here, not at the top: the ingest modules load httpx, which loads only when a
+            # feed is fetched or read (as add_feed is about to).
+            from ..ingest.feedlist import find_feed
+
+            # A feed this page lists already is said so before any fetch: the tool hears of
+            # it only after the private-address guard let the fetch through (an agent must
+            # not learn which LAN addresses are feeds), which answered a person's loopback
+            # feed with "refused: private address" (a trial's finding).
+            existing = find_feed(db, url)
+            if existing:
+                return {"ok": True, "already_subscribed": True, "feed": existing}
             result = tools.call(db, "add_feed", {"url": "The feed URL", "title": "The title"}, url=url, title=title)
         if result is None:
             bad(tools.missing("feeds", "add_feed"), 503)
@@ -94,6 +105,13 @@ async def add_feed(request: Request):
     if not result.get("ok"):
         return await _form_again(request, typed, result.get("message") or "the feed could not be added")
     feed = result.get("feed") or {}
+    if result.get("already_subscribed"):
+        name = f" “{feed['title']}”" if feed.get("title") else ""
+        return redirect(
+            request,
+            _back(request, f"#feed-{feed.get('id')}"),
+            f"Already subscribed: feed {feed.get('id')}{name} has this URL; nothing changed.",
+        )
     # Here, not at the top: the ingest modules load httpx, which loads only when a feed is
     # fetched or read (as add_feed just did).
     from ..ingest.feedlist import taken_back
