@@ -141,6 +141,37 @@ def test_a_core_command_starts_without_importing_a_plugin(tmp_path):
     assert not set(loaded) & {*PLUGIN_PACKAGES, "numpy", "sqlite_utils", "feedparser"}, loaded
 
 
+def test_hermes_feed_loads_what_its_ranking_needs_not_the_plugins_other_commands(tmp_path, db, db_path, add_items):
+    """`hermes feed` adds the feeds plugin's commands and imports its tools module, not what
+    the plugin's other tools and commands use (issue 36): the ingest store and its parser (an
+    empty page's count of items waiting for an embedding, a probed feed), the OPML module
+    with xml (the OPML commands, a folder) and the page link finder (html.parser)."""
+    from hermes.storage.records import create_user
+
+    add_items([{"title": "galaxy surveys"}, {"title": "quantum codes"}])
+    create_user(db, "ann", "galaxy surveys")
+    watched = [
+        "hermes.ingest.store",
+        "hermes.ingest.parse",
+        "hermes.ingest.tagging",
+        "hermes_feeds.opml",
+        "hermes_feeds.discover",
+        "xml.etree.ElementTree",
+        "html.parser",
+        "hermes_feeds.tools",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(watched=watched), "--db", str(db_path), "feed", "ann"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(tmp_path / "child"),
+    )
+    out, _, modules = done.stdout.rpartition("\nMODULES ")
+    assert "galaxy surveys" in out, done.stderr
+    assert json.loads(modules) == ["hermes_feeds.tools"]
+
+
 #: register every plugin in a child, then print which of these modules that imported
 REGISTER = """
 import json, sys

@@ -16,15 +16,11 @@ from hermes.config import settings
 from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
 from hermes.facekit.faces import Say, plural
-from hermes.ingest.parse import ParseError, parse_feed
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
 from hermes.storage.clicks import clicks_on_feed
 from hermes.storage.records import file_of, now_iso
 from hermes.storage.transactions import write_transaction
-
-from .discover import feed_links, looks_like_html
-from .opml import FOLDER_SEP, folder_parts
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +112,14 @@ def probe(url: str, *, allow_private: bool) -> dict:
     Raises :class:`InvalidInput` with the fetcher's or parser's reason when the URL does not
     give a feed. Nothing is written.
     """
-    # Here, not at the top: httpx loads only when a feed is fetched.
+    # Here, not at the top: httpx and the feed parser load only when a feed is fetched, not
+    # for `hermes feed` (whose tools module imports this one; issue 36).
     from hermes.ingest.fetch import FetchError, fetch
     from hermes.ingest.guard import REFUSED, refused_here
+    from hermes.ingest.parse import ParseError, parse_feed
+
+    # and the link finder (html.parser) for a page that is no feed
+    from .discover import feed_links, looks_like_html
 
     cfg = settings()
 
@@ -368,6 +369,9 @@ def folder_path(folder) -> str | None:
     ``None`` (the top level) for no folder or an empty one."""
     if folder is None:
         return None
+    # Here, not at the top: the OPML module (xml, the feed parser) loads for a folder only.
+    from .opml import FOLDER_SEP, folder_parts
+
     path = FOLDER_SEP.join(folder_parts(" ".join(folder.split()))) or None
     if path and len(path) > MAX_FOLDER:
         raise InvalidInput(f"folder is {len(path)} characters long; the limit is {MAX_FOLDER}")

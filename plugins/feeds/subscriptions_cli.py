@@ -32,7 +32,6 @@ from hermes.facekit.terminal import (
     tool_number,
 )
 
-from .opml import build_opml, is_web_url, local_feed_problem, read_opml, subscribe_outlines
 from .subscriptions import (
     feed_rows,
     move_to_folder,
@@ -301,6 +300,10 @@ def import_opml(
     export-opml` writes for local feeds) is taken only when that file exists here and parses
     as a feed, so a shared OPML file cannot make `hermes ingest` read other files.
     """
+    # Here, not at the top: the OPML module (xml, the feed parser) loads for the OPML
+    # commands only, not for every command of the plugin (`hermes feed`, issue 36).
+    from .opml import is_web_url, local_feed_problem, read_opml, subscribe_outlines
+
     listed = read_opml(file)
     taken, skipped, repeats = [], [], listed.repeats
     for outline in listed.outlines:
@@ -376,6 +379,9 @@ def export_opml(
     this machine. --json prints {ok, message, path, feed_count, folders, opml}."""
     with database(db) as conn:
         feeds = feed_rows(conn)
+    # Here, as in import_opml: the OPML module loads for the OPML commands only.
+    from .opml import build_opml
+
     document = build_opml(feeds)
     folders = sorted({f["folder"] for f in feeds if f["folder"]})
     counted = f"{plural(len(feeds), 'feed')} in {plural(len(folders), 'folder')}"

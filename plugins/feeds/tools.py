@@ -27,7 +27,6 @@ from hermes.answers import (
 from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
 from hermes.facekit.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
-from hermes.ingest.store import not_embedded
 from hermes.ranking.explain import explain, why_not_in
 from hermes.ranking.explain_words import rank_line, weight_note
 from hermes.ranking.page import ranked_page
@@ -279,6 +278,10 @@ def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -
     counts = {"above_bar": ranking.n_above_bar, "below_bar": ranking.n_below_bar}
     name = persona["name"]
     if not ranking.n_candidates:
+        # Here, not at the top: the ingest store (its tagging and parsing modules) loads only
+        # for an empty page, not for every `hermes feed` (issue 36).
+        from hermes.ingest.store import not_embedded
+
         pending = not_embedded(db)
         if pending:  # an interrupted ingest: stored, not rankable until embedded
             return ok(
