@@ -293,6 +293,24 @@ def test_offline_and_broken_embedder_store_nothing(alice, tmp_path, server):
     assert counts(db) == (0, 0, 0)
 
 
+def test_an_offline_save_says_what_the_person_can_do(alice, tmp_path, db_path, server):
+    # A trial's finding: `hermes save marta 2401.12345` offline said only "connection failed:
+    # [Errno -2] Name or service not known".
+    from hermes.cli.app import build_app
+
+    (tmp_path / "home" / "config.toml").write_text('[corpus]\narxiv_api = "http://127.0.0.1:9/api/query"\n')
+    r = CliRunner().invoke(build_app(), ["save", "alice", "2401.12345", "--db", str(db_path)])
+    assert r.exit_code == 1 and "connection failed" in r.output
+    assert "nothing was stored: try `hermes save alice 2401.12345` again once you are online" in r.output
+    assert "`hermes persona import alice FILE` (its entries become likes, not saves)" in r.output
+    assert counts(alice) == (0, 0, 0)
+    (tmp_path / "home" / "config.toml").write_text(f'[corpus]\narxiv_api = "{server.url("/api/query")}"\n')
+    server.add(ARXIV_QUERY, Route(status=500))  # a server that answered: no retry advice
+    with pytest.raises(LookupFailed) as refused:
+        save(alice, "2401.12345")
+    assert "HTTP 500" in str(refused.value) and "online" not in str(refused.value)
+
+
 def test_the_tool_guards_private_addresses(alice, server, monkeypatch):
     db = alice
     tool = collect_tools({"corpus"})["save_item"]

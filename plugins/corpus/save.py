@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.embed import get_embedder
-from hermes.facekit.faces import typed
+from hermes.facekit.faces import Say, typed
 from hermes.ingest.errors import FetchError
 from hermes.ingest.guard import REFUSED, refused_here
 from hermes.ingest.provenance import speaks_for_papers
@@ -90,6 +90,26 @@ def _refused(exc: LookupFailed, ref: Ref, user: str, ref_text: str, cfg) -> Look
     )
 
 
+def _unreachable(exc: LookupFailed, user: str, ref_text: str) -> LookupFailed | None:
+    """A lookup that reached no server (offline, a name that does not resolve, a time-out)
+    with what the person can do about it, or None when ``exc`` is another failed lookup: a
+    server that answered said something a retry would not change."""
+    cause = exc.__context__
+    if not (isinstance(cause, FetchError) and (cause.kind == "connection failed" or str(cause).startswith("timeout"))):
+        return None
+    what = typed(ref_text) if len(ref_text) <= 200 else "REF"
+    who = typed(user)
+    step = Say(
+        cli=f"try `hermes save {who} {what}` again once you are online; or, without the network, "
+        f"list the paper in a .bib, .ris or CSL-JSON file and run `hermes persona import {who} FILE` "
+        "(its entries become likes, not saves)",
+        mcp="try save_item again once the network is back, or import_library the paper's BibTeX entry "
+        "(it becomes a like, not a save)",
+        web="try again once this computer is online",
+    )
+    return LookupFailed(f"{exc}; nothing was stored: {step}")
+
+
 def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool, source: str, embedder=None) -> dict:
     """Save ``ref_text`` (arXiv id, DOI or URL) for ``user``; return what happened.
 
@@ -106,7 +126,9 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
         try:
             item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver, allow_private=allow_private)
         except LookupFailed as exc:
-            raise _refused(exc, ref, u["name"], ref_text, cfg) or exc from None
+            raise (
+                _refused(exc, ref, u["name"], ref_text, cfg) or _unreachable(exc, u["name"], ref_text) or exc
+            ) from None
         embedder = embedder or get_embedder()
         vectors, tokens = _embed(item, embedder)
         with write_transaction(db):
