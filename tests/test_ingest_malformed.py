@@ -100,3 +100,45 @@ def test_ingest_marks_a_subscription_that_broke_failed(db_path, server):
     feeds = {f["id"]: f for f in json.loads(run("feeds", "list", "--json", "--db", db_path).stdout)["feeds"]}
     assert "mismatched tag" in feeds[1]["last_error"] and feeds[1]["item_count"] == 0
     assert feeds[2]["last_error"] is None and feeds[2]["item_count"] == 3
+
+
+# A trial's feedparser case (entry_contributor_multiple.xml): its one entry has contributors
+# but no title, link or text. Its first ingest said "unchanged" and `feeds list` "0 items · ok".
+SHELL_ONLY = b"""<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Shells</title>
+<entry><contributor><name>Contributor 1</name></contributor></entry>
+</feed>"""
+
+
+def test_entries_without_title_link_or_text_are_counted_with_their_reason():
+    from hermes.ingest.parse import skipped_note
+
+    parsed = parse_feed(SHELL_ONLY, url=URL)
+    assert parsed.items == [] and skipped_note(parsed.skipped) == "1 entry skipped: no title, link or text"
+    twice = rss("Twice", SAMPLE_ENTRIES[:1] * 2)
+    assert skipped_note(parse_feed(twice, url=URL).skipped) == "1 entry skipped: listed twice in the feed"
+    assert (
+        skipped_note({"no title, link or text": 2, "listed twice in the feed": 1})
+        == "3 entries skipped: 2 with no title, link or text, 1 listed twice in the feed"
+    )
+    assert parse_feed(rss("Fine", SAMPLE_ENTRIES[:2]), url=URL).skipped == {}
+
+
+def test_a_first_ingest_that_kept_nothing_says_which_entries_it_skipped_and_why(tmp_path, db_path):
+    path = tmp_path / "shells.xml"
+    path.write_bytes(SHELL_ONLY)
+    assert run("feeds", "add", path, "--db", db_path).exit_code == 0
+    result = run("ingest", "--db", db_path)
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if "#1" in line)
+    assert line.split()[0] == "fetched" and "unchanged" not in line, line
+    assert "1 entry skipped: no title, link or text" in line
+    assert result.stdout.splitlines()[-1].endswith("; 1 entry skipped: no title, link or text")
+    doc = json.loads(run("ingest", "--db", db_path, "--json").stdout)  # a second fetch: unchanged
+    assert doc["feeds"][0]["status"] == "unchanged" and doc["feeds"][0]["first_fetch"] is False
+    listed = run("feeds", "list", "--db", db_path).stdout
+    assert "read with a warning: 1 entry skipped: no title, link or text" in listed, listed
+    from hermes.storage.db import get_db
+
+    feeds = tool(get_db(db_path), "list_feeds")["feeds"]
+    assert feeds[0]["last_warning"] == "1 entry skipped: no title, link or text"

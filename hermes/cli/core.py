@@ -386,6 +386,7 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
         + (f"; {updated} updated (revised or cross-listed papers)" if updated else "")
         + undated_note(summary.undated, summary.first_seen)
         + (f"; {summary.tagged} earlier items tagged" if summary.tagged else "")
+        + summary.skipped_words()
     )
     if summary.not_due:
         message += f"; {summary.not_due} not due yet"
@@ -411,6 +412,11 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
         for s in summary:
             label = s["title"] or s["url"]
             detail = {"new": f"{s['new']} new", "unchanged": "unchanged"}.get(s["status"], s["error"])
+            status = s["status"]
+            if status == "unchanged" and s.get("first_fetch"):
+                status, detail = "fetched", "nothing new to store"  # a first fetch changed from nothing
+            if s.get("skipped"):
+                detail += f", {s['skipped']}"
             if s.get("undated"):
                 detail += f", {s['undated']} without a usable date"
             if s.get("updated"):
@@ -430,7 +436,7 @@ def _ingest_once(database, feed_ids, as_json: bool, *, due_every, wait: bool) ->
                     f" (an agent subscribed it; `hermes feeds trust {s['feed_id']}` lets "
                     "ingest fetch it from private addresses)"
                 )
-            line = f"{s['status']:>9}  #{s['feed_id']} {label}: {detail}"
+            line = f"{status:>9}  #{s['feed_id']} {label}: {detail}"
             if s.get("warning"):
                 line += f"  (warning: {s['warning']})"
             typer.secho(line, fg={"failed": "red", "skipped": "yellow", "new": "green"}.get(s["status"]))

@@ -47,6 +47,30 @@ class ParsedFeed:
     warning: str | None = None  # feedparser's bozo note for a feed that still parsed
     version: str = ""
     ttl: int | None = None  # seconds the feed asks readers to wait between fetches
+    #: entries read but not kept, by reason (:data:`EMPTY_ENTRY`, :data:`REPEATED_ENTRY`)
+    skipped: dict[str, int] | None = None
+
+
+#: why an entry of a feed is not kept (the reasons :func:`skipped_note` words)
+EMPTY_ENTRY = "no title, link or text"
+REPEATED_ENTRY = "listed twice in the feed"
+
+
+def skipped_note(skipped: dict[str, int] | None) -> str | None:
+    """The one wording of the entries a fetch read but did not keep, for the ingest lines,
+    the feed's stored warning and the answers that show it: "1 entry skipped: no title,
+    link or text", "3 entries skipped: 2 with no title, link or text, 1 listed twice in the
+    feed"; None when none were."""
+    counts = {reason: n for reason, n in (skipped or {}).items() if n}
+    total = sum(counts.values())
+    if not total:
+        return None
+    head = f"{total} {'entry' if total == 1 else 'entries'} skipped"
+    if len(counts) == 1:
+        return f"{head}: {next(iter(counts))}"
+    return f"{head}: " + ", ".join(
+        f"{n} {'with ' if reason == EMPTY_ENTRY else ''}{reason}" for reason, n in counts.items()
+    )
 
 
 def arxiv_id(*candidates: str | None) -> str | None:
@@ -370,13 +394,16 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
             raise ParseError(reason)
     feed = parsed.get("feed") or {}
     items, seen = [], set()
+    skipped = {EMPTY_ENTRY: 0, REPEATED_ENTRY: 0}
     inherited = inherited_authors(parsed)
     show = plain_text(feed.get("title") or "")
     for entry in entries:
         item = normalise_entry(entry, feed_url=url, inherited=inherited, feed_title=show)
         if not (item["title"] or item["url"] or item["enclosure"]):
-            continue  # an empty shell (often the torso of a truncated feed)
+            skipped[EMPTY_ENTRY] += 1  # an empty shell (often the torso of a truncated feed)
+            continue
         if item["guid"] in seen:
+            skipped[REPEATED_ENTRY] += 1
             continue
         seen.add(item["guid"])
         items.append(item)
@@ -404,7 +431,18 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
         warning=warning,
         version=parsed.get("version") or "",
         ttl=feed_ttl(feed),
+        skipped={reason: n for reason, n in skipped.items() if n},
     )
 
 
-__all__ = ["ParseError", "ParsedFeed", "arxiv_id", "normalise_entry", "parse_feed", "read_xml"]
+__all__ = [
+    "EMPTY_ENTRY",
+    "REPEATED_ENTRY",
+    "ParseError",
+    "ParsedFeed",
+    "arxiv_id",
+    "normalise_entry",
+    "parse_feed",
+    "read_xml",
+    "skipped_note",
+]

@@ -45,7 +45,7 @@ from ..storage.transactions import write_transaction
 from .feedlist import add_feeds, read_feeds_toml, sample_feed_paths, seed_feeds
 from .fetch import FetchError, FetchResult, afetch, is_local, new_client, run_sync
 from .guard import REFUSED
-from .parse import ParsedFeed, ParseError, parse_feed
+from .parse import ParsedFeed, ParseError, parse_feed, skipped_note
 from .runlock import ingest_run
 from .schedule import next_due
 from .store import embed_pending, store_items
@@ -85,6 +85,21 @@ class IngestSummary(list):
         """Of them, the items dated by when this run first saw them (a later fetch)."""
         return sum(s.get("first_seen") or 0 for s in self)
 
+    @property
+    def skipped_entries(self) -> dict[str, int]:
+        """The entries this run's feeds listed but hermes did not keep, by reason
+        (:func:`~.parse.skipped_note` words them)."""
+        total: dict[str, int] = {}
+        for s in self:
+            for reason, n in (s.get("skipped_entries") or {}).items():
+                total[reason] = total.get(reason, 0) + n
+        return total
+
+    def skipped_words(self) -> str:
+        """``"; 1 entry skipped: no title, link or text"`` for the run's message, or ``""``."""
+        note = skipped_note(self.skipped_entries)
+        return f"; {note}" if note else ""
+
     def outcome(self) -> dict:
         """The counts kept as the last run's outcome (see :mod:`.runlock`)."""
         counts = {k: sum(1 for s in self if s["status"] == k) for k in ("new", "unchanged", "failed", "skipped")}
@@ -98,6 +113,7 @@ class IngestSummary(list):
             "tagged": self.tagged,
             "undated": self.undated,
             "first_seen": self.first_seen,
+            "skipped_entries": self.skipped_entries,
         }
 
 
@@ -175,6 +191,7 @@ def _summary(
     first_seen: int = 0,
     known_elsewhere: int = 0,
     adopted: int = 0,
+    skipped_entries: dict[str, int] | None = None,
 ) -> dict:
     return {
         "feed_id": feed["id"],
@@ -187,6 +204,11 @@ def _summary(
         "first_seen": first_seen,
         "known_elsewhere": known_elsewhere,
         "adopted": adopted,
+        # entries the feed listed but hermes did not keep, by reason; ``skipped`` words them
+        "skipped_entries": skipped_entries or {},
+        "skipped": skipped_note(skipped_entries),
+        # fetched for the first time: "unchanged" would be no word for what it yielded
+        "first_fetch": not feed.get("last_fetched"),
         "error": error,
         "warning": warning,
     }
@@ -222,7 +244,7 @@ def _store(db, feed: dict, res: FetchResult, parsed: ParsedFeed):
                 res.etag,
                 res.last_modified,
                 now_iso(),
-                parsed.warning,
+                "; ".join(filter(None, [parsed.warning, skipped_note(parsed.skipped)])) or None,
                 parsed.ttl,
                 parsed.title or None,
                 safe_url(parsed.link),
@@ -353,6 +375,7 @@ async def _handle(db, feed: dict, res: FetchResult | None, err: FetchError | Non
         first_seen=stored.first_seen,
         known_elsewhere=stored.known_elsewhere,
         adopted=stored.adopted,
+        skipped_entries=parsed.skipped,
     )
 
 

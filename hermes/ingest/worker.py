@@ -55,7 +55,7 @@ def _answer(database: str, due: bool, every: float) -> tuple[int, dict]:
     message = (
         f"{new_items} new items from {len(summary)} feeds ({counts['new']} with new items, "
         f"{counts['unchanged']} unchanged, {counts['failed']} failed, {counts['skipped']} skipped); "
-        f"{summary.embedded} embedded"
+        f"{summary.embedded} embedded" + summary.skipped_words()
     )
     failed = counts["failed"] > 0
     answer = (fail if failed else ok)(
