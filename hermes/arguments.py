@@ -318,6 +318,11 @@ def problem_of(tool_name: str, properties: dict, error: dict) -> Problem:
     return Problem(where, "invalid", tool_name, properties.get(where, {}), got=error["input"], given=True)
 
 
+#: a maximum this large guards storage (an id SQLite can bind), not a value anyone types: a
+#: refusal does not quote it ("a whole number from 1 to 4611686018427387904", a trial read)
+UNTYPED_BOUND = 2**53
+
+
 def expects(prop: dict, typed: str = "json") -> str:
     """What a schema property accepts, in words: ``a whole number from 1 to 100``, for a
     value ``typed`` in JSON (MCP), at a ``shell`` or into a ``form``."""
@@ -350,6 +355,8 @@ def expects(prop: dict, typed: str = "json") -> str:
     if kind in ("integer", "number"):
         noun = "a whole number" if kind == "integer" else "a number"
         low, high = prop.get("minimum"), prop.get("maximum")
+        if high is not None and high >= UNTYPED_BOUND:
+            high = None  # an id's ceiling (what SQLite can bind), not a bound to tell a person
         if low is not None and high is not None:
             return f"{noun} from {_figure(low)} to {_figure(high)}"
         if low is not None:
