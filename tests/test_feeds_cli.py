@@ -197,6 +197,22 @@ def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
     assert doc["ok"] and [i["id"] for i in doc["items"]] == [1] and doc["below_bar"] == 1
 
 
+def test_feed_says_how_to_see_the_items_above_the_bar_past_the_page(db_path, db, add_items):
+    # A trial's finding: "25 items … clear marta's bar (the best 20 shown)", and nothing
+    # pointed to `--offset 20` for ranks 21–25 (the footer offered only --below-bar).
+    add_items([{"title": f"Quantum error correction {k}", "summary": "qubits", "days_ago": 1} for k in range(4)])
+    create_user(db, "ann", "quantum error correction qubits")
+    first = run("feed", "ann", "--limit", 2, "--db", db_path)
+    assert first.exit_code == 0, first.output
+    assert "4 items from the last 7 days clear ann's bar (the best 2 shown)" in first.output
+    assert "— 2 more items clear your bar: `hermes feed ann --offset 2 --limit 2` shows ranks 3–4 —" in first.output
+    rest = run("feed", "ann", "--offset", 2, "--limit", 2, "--db", db_path)
+    assert "3. [" in rest.output and "4. [" in rest.output and "clear your bar:" not in rest.output, rest.output
+    one_left = run("feed", "ann", "--limit", 3, "--db", db_path).output
+    assert "— 1 more item clears your bar: `hermes feed ann --offset 3 --limit 3` shows rank 4 —" in one_left
+    assert "your bar:" not in run("feed", "ann", "--db", db_path).output  # all shown
+
+
 @pytest.mark.parametrize("window", [[], ["--all"]])
 def test_explain_gives_the_feed_line_s_reason_and_its_evidence(db_path, db, add_items, window):
     add_items(

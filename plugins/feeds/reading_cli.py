@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from hermes.errors import HermesError
-from hermes.facekit.faces import n_days, plural
+from hermes.facekit.faces import n_days, plural, typed
 from hermes.facekit.terminal import (
     DbOption,
     JsonOption,
@@ -125,6 +125,19 @@ def feed(
     for item in above:
         for line in item_lines(item):
             typer.echo(line)
+    last = above[-1]["rank"] if above else 0
+    if above and result["above_bar"] > last:
+        # the header's "(the best 20 shown)" pointed nowhere: the next page's command
+        rest = result["above_bar"] - last
+        ranks = f"rank {last + 1}" if rest == 1 else f"ranks {last + 1}–{result['above_bar']}"
+        page = f"hermes feed {typed(user)} --offset {last}" + (f" --limit {limit}" if limit != 20 else "")
+        typer.echo(
+            style(
+                f"— {plural(rest, 'more item')} {'clears' if rest == 1 else 'clear'} your bar: "
+                f"`{page}` shows {ranks} —",
+                dim=True,
+            )
+        )
     if above and result["below_bar"]:
         n = result["below_bar"]
         fold = f"— {plural(n, 'item')} below your bar"
