@@ -70,10 +70,20 @@ def failing_feed_ids(db: sqlite_utils.Database) -> list[int]:
 
 
 def archive_size(db: sqlite_utils.Database) -> dict[str, int]:
-    """``{"items", "feeds"}``: how many of each are stored."""
+    """``{"items", "feeds"}``: how many of each are stored; and of the items, how many came
+    from a subscribed feed (``from_feeds``), were added with no feed (``added``: saved by
+    reference, imported from a library) or stay from a feed since removed (``orphaned``)."""
+    items, added, orphaned = db.execute(
+        """SELECT count(*), count(*) FILTER (WHERE feed_id IS NULL),
+                  count(*) FILTER (WHERE feed_id IS NOT NULL AND feed_id NOT IN (SELECT id FROM feeds))
+           FROM items"""
+    ).fetchone()
     return {
-        "items": db.execute("SELECT count(*) FROM items").fetchone()[0],
+        "items": items,
         "feeds": db.execute("SELECT count(*) FROM feeds").fetchone()[0],
+        "from_feeds": items - added - orphaned,
+        "added": added,
+        "orphaned": orphaned,
     }
 
 

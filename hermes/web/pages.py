@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.routing import Route
 
+from hermes.facekit.faces import plural
 from hermes.ranking.feed_window import wider_window
 from hermes.storage.records import archive_size, feed_row, item_rows, list_personas
 
@@ -62,6 +63,17 @@ def _personas(db, tools: Tools) -> tuple[list[dict], str | None]:
     return people, note
 
 
+def archive_line(size: dict) -> str:
+    """What the archive holds, true of every item: "242 items from 6 feeds, 5 saved or
+    imported from a library" (a home page counted a library's items as the feeds')."""
+    parts = [f"{plural(size['from_feeds'], 'item')} from {plural(size['feeds'], 'feed')}"]
+    if size["added"]:
+        parts.append(f"{size['added']} saved or imported from a library")
+    if size["orphaned"]:
+        parts.append(f"{size['orphaned']} kept from feeds since removed")
+    return ", ".join(parts) + "."
+
+
 def _home_context(request: Request, **extra) -> dict:
     tools = Tools()
     with opened(request) as db:
@@ -72,6 +84,7 @@ def _home_context(request: Request, **extra) -> dict:
         "create_note": note,
         "n_items": size["items"],
         "n_feeds": size["feeds"],
+        "archive_line": archive_line(size),
         "page": "home",
         "interests_max": tools.text_limit("create_persona", "interests", MAX_TEXT),
         **extra,
