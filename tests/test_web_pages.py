@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from web_support import ITEMS, clicks, client, seed, token
 
@@ -502,6 +505,10 @@ def test_corpus_page_shows_facets_strength_and_changes(web, db, ids):
     assert ITEMS[0]["title"] in experienced and ITEMS[1]["title"] in experienced
     assert ITEMS[4]["title"] in saved and ITEMS[0]["title"] not in saved
     assert experienced.count("<meter") == 2
+    # a trial read "0.46 0.46" before each item: the figure once, and named
+    figures = re.findall(r"\b[01]\.\d\d\b", re.sub(r"<[^>]+>", " ", experienced))
+    assert len(figures) == 2 and experienced.count("strength 0.") + experienced.count("strength 1.") == 2
+    assert "Strength, from 0 to 1: how firmly an item sits in ada's corpus" in html.unescape(experienced)
     assert "1 highlight" in experienced
     assert changes.count('class="change-added"') >= 3
 
@@ -565,9 +572,6 @@ def test_add_feed_validates_with_one_fetch(web, db, monkeypatch):
 def test_adding_a_subscribed_loopback_feed_again_says_already_subscribed(web, db):
     # A trial's finding: the guard's "refused: private address" answered a person who typed
     # a loopback feed the page lists already. Said before any fetch; nothing is added.
-    import html
-    import re
-
     db.execute("INSERT INTO feeds (url, title, subscribed_by) VALUES ('http://127.0.0.1:9/feed.xml', 'Mine', 'user')")
     r = post(web, "/feeds", {"url": "HTTP://127.0.0.1:9/feed.xml", "title": ""}, page="/feeds")
     assert r.status_code == 303 and r.headers["location"] == "/feeds#feed-3", r.text
