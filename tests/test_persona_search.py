@@ -188,3 +188,16 @@ def test_a_search_for_what_the_faces_show_finds_the_latex_stored(db, add_items):
     assert found("ΛCDM") == {ids[0], ids[2]}
     assert found("ℓ₁ penalty") == {ids[1]}
     assert found("Lambda") == {ids[0]}
+
+
+def test_each_hit_says_how_well_it_matches_as_the_feed_judges_it(db, archive):
+    """A trial's search returned a paper the interests text matched strongly with "score":
+    0.0 (standardised among two hits): the hit now carries the feed's own ``match``."""
+    from hermes.ranking.explain import explain
+
+    alice = make_persona(db)
+    result = tool(db, "search_feed", user="alice", query="graph")
+    assert result["ok"] and result["results"], result["message"]
+    for hit in result["results"]:
+        assert hit["match"] == explain(db, alice, hit["id"], since_days=None)["match"]
+    assert {hit["match"] for hit in result["results"]} <= {"strong", "good", "weak", "none"}

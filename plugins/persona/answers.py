@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from hermes.answers import Enclosure, FeedText, FeedTexts, MaybeFeedText
+from hermes.answers import Enclosure, FeedText, FeedTexts, Match, MaybeFeedText
 
 Label = Literal["like", "dislike"]
 
@@ -47,7 +47,10 @@ class TypeCount(BaseModel):
 
 
 class SearchHit(BaseModel):
-    """One search result in the persona's ranking order (``rated``: its earlier feedback)."""
+    """One search result in the persona's ranking order (``rated``: its earlier feedback).
+    ``match`` is how well it matches the persona, as ``list_feed`` judges it (strong and good
+    clear the bar); ``score`` only orders these results (standardised among them: the last
+    of two results scores low however well it matches)."""
 
     id: int
     rank: int
@@ -62,6 +65,7 @@ class SearchHit(BaseModel):
     authors: FeedTexts
     source: MaybeFeedText
     score: float
+    match: Match
     rated: Label | None
 
 

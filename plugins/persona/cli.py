@@ -222,7 +222,7 @@ def search(
     typer.echo(result["message"])
     for r in result["results"]:
         rated = f"  [{r['rated']}d]" if r["rated"] else ""
-        typer.echo(f"{r['rank']:>3}. [{r['id']}] {clean(r['title'], 100)}{rated}")
+        typer.echo(f"{r['rank']:>3}. [{r['id']}] {clean(r['title'], 100)}  ({r['match']} match){rated}")
         if author and r.get("authors"):
             typer.echo(f"       by {clean(_byline(r['authors']), 100)}")
 

@@ -20,6 +20,7 @@ from hermes.builtins.default_candidates import like_pattern
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
 from hermes.facekit.faces import INGEST, Say, plural
+from hermes.ranking.match import LEVELS
 from hermes.ranking.rank import items_of, rank
 from hermes.storage.clicks import click_labels
 from hermes.storage.records import require_user
@@ -132,6 +133,8 @@ def search(
     )
     found = items_of(db, ranking)
     rated = ratings(db, persona["id"], [item["id"] for item in found])
+    # the absolute level of each hit (the feed's match): a search's own scores only order it
+    level = {int(i): LEVELS[int(v)] for i, v in zip(ranking.item_ids, ranking.levels, strict=True)}
     results = [
         {
             "id": item["id"],
@@ -147,6 +150,7 @@ def search(
             "source": item["source"],
             "rank": item["rank"],
             "score": item["score"],
+            "match": level[item["id"]],
             "rated": rated.get(item["id"]),
         }
         for item in found
