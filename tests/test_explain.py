@@ -346,3 +346,23 @@ def test_an_item_close_to_a_bootstrap_like_does_not_say_you_liked_it(db, persona
     assert e["evidence"]["liked"]["id"] == liked and e["evidence"]["liked"]["source"] == "bootstrap"
     text = " ".join(e["phrases"])
     assert "which bootstrap liked for you" in text and "which you liked" not in text
+
+
+def test_a_category_nearly_every_item_carries_is_not_named_as_a_reason(db, add_items):
+    """A trial's one-field feed ended every line "has tags you liked: hep-th (3 likes)": a
+    category the whole listing carries tells no paper from another. It stays in the
+    evidence, marked ``common``; a rarer category beside it is still named."""
+    papers = [
+        {"title": f"holographic entanglement entropy in setting {k}", "tags": ["hep-th"]} for k in range(8)
+    ]
+    papers[0]["tags"] = ["hep-th", "gr-qc"]
+    papers[1]["tags"] = ["hep-th", "gr-qc"]
+    ids = add_items([*papers, {"title": "a podcast on sourdough", "tags": []}])
+    user = create_user(db, "ann", "holography")
+    for i in ids[:3]:
+        record_click(db, user["id"], i, True, "ui")
+    why = explain(db, user, ids[1], since_days=None)
+    tags = {t["label"]: t for t in why["evidence"]["tags"]}
+    assert tags["hep-th"].get("common") is True and "common" not in tags["gr-qc"]
+    assert not any("hep-th" in p for p in why["phrases"]) and "hep-th" not in why["reason"]
+    assert any(p.startswith("has tags you liked: gr-qc") for p in why["phrases"])

@@ -55,6 +55,11 @@ from .rank import Ranking, blend_weight, candidate_rows, rank
 #: the window an explanation ranks in unless told otherwise: list_feed's default
 WINDOW_DAYS = 7
 NEAREST_LIKED = 3
+#: a feed category carried by more than this share of the archive is not named as a
+#: reason: in one field's listing nearly every paper carries it ("has tags you liked:
+#: hep-th" on every line of a trial's feed), so it tells no item from another; the
+#: evidence still lists it, marked ``common``
+COMMON_SHARE = 0.75
 #: components shown in ``top``
 TOP = 3
 
@@ -230,6 +235,7 @@ class _Shared:
             self.liked_sims = {i: sims[k, :n] for k, i in enumerate(item_ids) if rows[k] >= 0}
             self.disliked_sims = {i: sims[k, n:] for k, i in enumerate(item_ids) if rows[k] >= 0}
         self._everywhere_memo: dict[str, bool] = {}
+        self._common_memo: dict[str, bool] = {}
         # the ranked columns as Python floats, once per page (the same values float() reads
         # per item; indexing numpy scalars item by item cost more than the rest of a line)
         self.raw = {name: values.tolist() for name, values in ranking.raw.items()}
@@ -240,6 +246,12 @@ class _Shared:
         if key not in self._everywhere_memo:
             self._everywhere_memo[key] = self.matrix.key_count(key) >= len(self.matrix) > 1
         return self._everywhere_memo[key]
+
+    def _common(self, key: str) -> bool:
+        """Whether more than :data:`COMMON_SHARE` of the archive carries the category ``key``."""
+        if key not in self._common_memo:
+            self._common_memo[key] = self.matrix.key_count(key) > COMMON_SHARE * len(self.matrix)
+        return self._common_memo[key]
 
     def payload(self, pos: int, item: dict | None) -> dict:
         r = self.ranking
@@ -443,6 +455,7 @@ class _Shared:
                         "score": round(s["score"], 3),
                         "likes": s["likes"],
                         "dislikes": s["dislikes"],
+                        **({"common": True} if kind == "tag" and self._common(key) else {}),
                     }
                 )
         # two rated authors with one surname read as one person named twice ("by Author, …,
@@ -480,6 +493,7 @@ class _Shared:
                 "score": round(categories.WEIGHT * s["score"], 3),
                 "likes": s["likes"],
                 "dislikes": s["dislikes"],
+                **({"common": True} if self._common(key) else {}),
             }
         ]
 
