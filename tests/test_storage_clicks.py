@@ -59,3 +59,23 @@ def test_the_readers(db, add_items):
     assert clicks.clicks_on_feed(db, feed_id) == 4
     assert clicks.remove_click(db, uid, a, "ui") == "like" and clicks.remove_click(db, uid, a, "ui") is None
     assert clicks.remove_all_clicks(db, uid, "ui") == 2 and clicks.click_count(db, uid) == 0
+
+
+def test_the_same_answer_again_changes_nothing(db, add_items, monkeypatch):
+    """A trial's repeated like answered "unchanged" while its row was replaced (id 1 -> 6, a
+    new time): the same answer from the same source keeps the click and tells no observer;
+    the same answer from another source (the person confirming a library like) is written."""
+    ann = create_user(db, "ann", "x")
+    (a,) = add_items([{"title": "a"}])
+    first = clicks.record_click(db, ann["id"], a, True, "ui")
+    told = []
+    real = clicks.record_signal
+    monkeypatch.setattr(clicks, "record_signal", lambda *args: told.append(args) or real(*args))
+    again = clicks.record_click(db, ann["id"], a, True, "ui")
+    assert (again["id"], again["created"], again["previous"]) == (first["id"], first["created"], "like")
+    assert told == [] and clicks.click_count(db, ann["id"]) == 1
+    theirs = clicks.record_click(db, ann["id"], a, True, "agent")
+    assert len(told) == 1 and theirs["previous"] == "like"
+    assert clicks.click_on(db, ann["id"], a) == {"label": "like", "source": "agent"}
+    flipped = clicks.record_click(db, ann["id"], a, False, "agent")
+    assert flipped["previous"] == "like" and clicks.label_of(db, ann["id"], a) == "dislike"

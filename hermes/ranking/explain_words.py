@@ -204,7 +204,12 @@ def phrases_of(p: dict) -> list[str]:
         )
     for keys, strength, liked_words, disliked_words in (
         # a category most of the archive carries is no reason for one item (explain.COMMON_SHARE)
-        ([k for k in ev["tags"] if not k.get("inferred") and not k.get("common")], 1.5, "has tags you liked", DISLIKED[0]),
+        (
+            [k for k in ev["tags"] if not k.get("inferred") and not k.get("common")],
+            1.5,
+            "has tags you liked",
+            DISLIKED[0],
+        ),
         ([k for k in ev["tags"] if k.get("inferred") and not k.get("common")], 1.0, INFERRED[0], INFERRED[1]),
         ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "", DISLIKED[1]),
         (ev["sources"], 0.5, "from a source or type you liked", DISLIKED[2]),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ..contract import Signal
 from ..errors import InvalidInput
 from .signals import record_signal
+from .transactions import write_transaction
 
 if TYPE_CHECKING:  # annotations only: registering the click plugin loads no sqlite-utils (issue 36)
     import sqlite_utils
@@ -48,7 +49,10 @@ def _next_click_id(db: sqlite_utils.Database) -> int:
 
 
 def record_click(db: sqlite_utils.Database, user_id: int, item_id: int, liked: bool, source: str) -> dict:
-    """The single click write path. A persona's new click on an item replaces its old one.
+    """The single click write path. A persona's new click on an item replaces its old one;
+    the same answer from the same source again changes nothing (the click keeps its id and
+    time, no observer is told: a trial's repeated like answered "unchanged" while its row
+    was replaced under a new id and timestamp).
 
     :param source: ``ui`` (web UI), ``agent`` (MCP tools) or ``bootstrap``.
     :returns: the click as stored, with ``previous``: the label it replaced (``like``,
@@ -59,26 +63,42 @@ def record_click(db: sqlite_utils.Database, user_id: int, item_id: int, liked: b
         raise InvalidInput(f"liked must be true or false, got {liked!r}")
     label = "like" if liked else "dislike"
     signal = Signal("click", user_id, item_id, op="set", data={"label": label}, source=source)
+    with write_transaction(db):  # the check and the write see the same row
+        same = db.execute(
+            "SELECT id, created FROM clicks WHERE user_id = ? AND item_id = ? AND label = ? AND source = ?",
+            [user_id, item_id, label, source],
+        ).fetchone()
+        if same is not None:
+            return {
+                "id": same[0],
+                "user_id": user_id,
+                "item_id": item_id,
+                "label": label,
+                "source": source,
+                "created": same[1],
+                "previous": label,
+            }
+        return record_signal(db, signal, lambda db: _replace(db, signal, label, user_id, item_id)).result
 
-    def write(db):
-        before = label_of(db, user_id, item_id)
-        db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id])
-        click_id = _next_click_id(db)
-        db.execute(
-            "INSERT INTO clicks (id, user_id, item_id, label, source, created) VALUES (?, ?, ?, ?, ?, ?)",
-            [click_id, user_id, item_id, label, source, signal.at],
-        )
-        return {
-            "id": click_id,
-            "user_id": user_id,
-            "item_id": item_id,
-            "label": label,
-            "source": source,
-            "created": signal.at,
-            "previous": before,
-        }
 
-    return record_signal(db, signal, write).result
+def _replace(db, signal: Signal, label: str, user_id: int, item_id: int) -> dict:
+    """Write the click over the persona's old one on the item (inside the signal's transaction)."""
+    before = label_of(db, user_id, item_id)
+    db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id])
+    click_id = _next_click_id(db)
+    db.execute(
+        "INSERT INTO clicks (id, user_id, item_id, label, source, created) VALUES (?, ?, ?, ?, ?, ?)",
+        [click_id, user_id, item_id, label, signal.source, signal.at],
+    )
+    return {
+        "id": click_id,
+        "user_id": user_id,
+        "item_id": item_id,
+        "label": label,
+        "source": signal.source,
+        "created": signal.at,
+        "previous": before,
+    }
 
 
 def remove_click(db: sqlite_utils.Database, user_id: int, item_id: int, source: str) -> str | None:
