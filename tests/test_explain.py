@@ -352,9 +352,7 @@ def test_a_category_nearly_every_item_carries_is_not_named_as_a_reason(db, add_i
     """A trial's one-field feed ended every line "has tags you liked: hep-th (3 likes)": a
     category the whole listing carries tells no paper from another. It stays in the
     evidence, marked ``common``; a rarer category beside it is still named."""
-    papers = [
-        {"title": f"holographic entanglement entropy in setting {k}", "tags": ["hep-th"]} for k in range(8)
-    ]
+    papers = [{"title": f"holographic entanglement entropy in setting {k}", "tags": ["hep-th"]} for k in range(8)]
     papers[0]["tags"] = ["hep-th", "gr-qc"]
     papers[1]["tags"] = ["hep-th", "gr-qc"]
     ids = add_items([*papers, {"title": "a podcast on sourdough", "tags": []}])
