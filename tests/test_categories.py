@@ -66,6 +66,25 @@ def test_an_item_without_categories_gets_the_nearest_one_and_an_unlike_item_none
     assert all(category(i) is None for i in listed)  # an item's own categories stand
 
 
+def test_an_item_far_from_every_category_gets_none_however_broad_the_category(db, mixed, monkeypatch):
+    """A trial's German news item took "hep-th" at a cosine of 0.19: half a broad category's
+    median let it through. An inferred category also needs MIN_SIMILARITY."""
+    sourdough = mixed[1][2]
+
+    def category_of_sourdough():
+        matrix = matrix_of(db)
+        row = int(matrix.lookup(np.array([sourdough]))[0])
+        eligible, _ = categories._categories(matrix)
+        found, _ = categories._infer(matrix, eligible, np.array([row]))
+        return found.of_row(row)
+
+    monkeypatch.setattr(categories, "FLOOR_SHARE", 0.0)  # as a broad category's half-median
+    assert category_of_sourdough() is None
+    monkeypatch.setattr(categories, "MIN_SIMILARITY", -1.0)
+    hit = category_of_sourdough()
+    assert hit is not None and hit[1] < 0.25  # the floor is what kept it out
+
+
 def test_a_category_with_too_few_items_is_not_inferred(db, add_items):
     add_items(
         [

@@ -10,7 +10,7 @@ without categories is unknown on that family, not neutral.
 So each item without a ``tag:`` key gets the category whose items it is closest to: the
 nearest centroid among the categories carried by at least :data:`MIN_ITEMS` items, kept
 only when the item is at least half as close to that centroid as the category's typical
-item (:data:`FLOOR_SHARE`) — an item unlike every category (a cooking blog in a physics
+item (:data:`FLOOR_SHARE`), and at a cosine of :data:`MIN_SIMILARITY` at least — an item unlike every category (a cooking blog in a physics
 archive) gets none. ``preference`` counts it at :data:`WEIGHT` of a category the feed gave,
 and explanations say it is inferred. Persona-free: computed once per matrix contents.
 """
@@ -35,6 +35,9 @@ SAMPLE = 200
 #: centre, so a new item on the same subject is further from it than they are (a blog post
 #: is also written unlike an abstract), while an item on another subject is far below half
 FLOOR_SHARE = 0.5
+#: and at least this cosine, whatever the category's spread: a broad category's half-median
+#: let a German news item take "hep-th" at 0.19 (a trial), a figure unrelated texts reach
+MIN_SIMILARITY = 0.25
 #: an inferred category counts this much of one the feed gave (chosen on
 #: benchmarks/quality_mixed.py; see benchmarks/results/ranking.md, "Mixed archives")
 WEIGHT = 1.0
@@ -90,7 +93,15 @@ def _kept(matrix) -> Inferred:
     # filed under the categories' names: a key's column number is this process's own
     wanted = set(eligible.tolist())
     names = {c: k for k, c in matrix.key_index.items() if c in wanted}
-    key = ("inferred", MIN_ITEMS, MAX_CATEGORIES, SAMPLE, FLOOR_SHARE, tuple(names[c] for c in eligible))
+    key = (
+        "inferred",
+        MIN_ITEMS,
+        MAX_CATEGORIES,
+        SAMPLE,
+        FLOOR_SHARE,
+        MIN_SIMILARITY,
+        tuple(names[c] for c in eligible),
+    )
     stored = column_store.load(matrix, "categories", key)
     if stored is not None:  # per row: the index of its category in ``eligible`` (or -1), cosine
         rows = np.flatnonzero(stored[:, 0] >= 0)
@@ -154,5 +165,5 @@ def _centroids(matrix, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         centre = vectors.mean(axis=0)
         centre /= np.linalg.norm(centre) or 1.0
         centroids[k] = centre
-        floors[k] = FLOOR_SHARE * np.median(vectors @ centre)
+        floors[k] = max(FLOOR_SHARE * np.median(vectors @ centre), MIN_SIMILARITY)
     return centroids, floors
