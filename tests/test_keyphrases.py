@@ -76,6 +76,21 @@ def test_participles_and_generic_nouns_of_argument_name_no_topic():
     assert {"young stellar object", "leading order correction"} <= set(found), sorted(found)
 
 
+def test_a_field_listing_s_idioms_and_words_of_argument_name_no_topic():
+    """A trial's hep-th topics read "hole", "black", "behave", "arbitrariness",
+    "thermodynamic", "formalism", "tensor": pieces of "black hole" and words of argument."""
+    found = candidates(
+        "Black holes and white holes behave thermodynamically; the arbitrariness of the formalism is fixed by "
+        "a thermodynamic argument, a tensor and physics. White dwarfs orbit dark matter halos."
+    )
+    junk = {"black", "hole", "behave", "arbitrariness", "thermodynamic", "formalism", "tensor", "physics"}
+    assert not junk & set(found), sorted(found)
+    assert not {"white", "dwarf", "dark", "matter"} & set(found), sorted(found)
+    assert {"black hole", "white dwarf", "dark matter halo", "halo"} <= set(found), sorted(found)
+    # a word the text also uses apart from the idiom stays a candidate of its own
+    assert "matter" in candidates("Dark matter is everywhere; the matter we see is baryonic.")
+
+
 @pytest.mark.parametrize(
     "plural, single",
     [

@@ -55,7 +55,13 @@ from ..hookspecs import hookimpl
 #: 17: participles and verbs of argument (having, according, follow, providing, possess) end
 #: a phrase; "object", "characterization", "answer" never alone; "leading" only starts one
 #: (topic names read "having · answer")
-VERSION = 17
+#: 18: (not shipped) every word only ever inside one same two-word phrase dropped: math
+#: topics lost their shared words (unclustered 17% -> 26%)
+#: 19: black, white, dark only start a phrase, and a word the text only ever puts after
+#: them is no proposal alone ("hole" of "black hole", "dwarf" of "white dwarf"); behave,
+#: formulate, pay, revisit end a phrase; formalism, arbitrariness, tensor, physics, thermodynamic
+#: never alone (a trial's hep-th topics read "hole", "black", "behave", "arbitrariness")
+VERSION = 19
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -102,7 +108,9 @@ _SCAFFOLD = set(
     evaluated evaluating requiring arise arises arising arose achievable applicability
     useful interesting plus minus deduce deduces deduced giving exploit exploits exploiting
     exploited act acts satisfy satisfies satisfied satisfying having according follow
-    follows followed providing possess possesses possessed possessing
+    follows followed providing possess possesses possessed possessing behave behaves
+    behaved behaving formulate formulates formulated formulating pay pays paid paying
+    revisit revisits revisited revisiting
 """.split()
 ) | {
     # the second word of a Latin phrase the first of which is a stop word ("in vivo", "de
@@ -139,7 +147,8 @@ _NOT_ALONE = (
     feature features performance quality information application applications way ways
     implication implications approximation approximations quantity quantities learning
     point points dataset datasets detection detections object objects characterization
-    characterizations characterisation answer answers
+    characterizations characterisation answer answers formalism formalisms arbitrariness
+    tensor tensors physics thermodynamic
 """.split()
     )
     | FILLER_NOUNS
@@ -160,9 +169,12 @@ _MODIFIERS = set(
     gravitational electromagnetic atomic molecular nuclear cosmic interstellar intergalactic
     planetary orbital radial angular central internal external initial final typical
     critical effective relative mean average respective standard available current near
-    finite infinite algebraic asymptotic constant leading
+    finite infinite algebraic asymptotic constant leading black white dark
 """.split()
 )
+# Modifiers of idioms: what a "black hole", "white dwarf", "dark matter" is, the head alone
+# does not say
+_IDIOM_STARTS = {"black", "white", "dark"}
 # Abbreviations that are topics although short.
 # Stretches of text between punctuation, numbers and free-standing dashes: no candidate
 # phrase crosses their ends.
@@ -316,9 +328,29 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
                     if len(phrase) <= 60 and (i == j or _distinct(phrase)):
                         found.setdefault(phrase, []).append((start, last[1]))
                 prefix += last[2] + " "
+    found = _without_fragments(found)
     if origin is not None:  # spans of the text as written
         return {phrase: [(origin[a], origin[b]) for a, b in spans] for phrase, spans in found.items()}
     return found
+
+
+def _without_fragments(found: dict[str, list[tuple[int, int]]]) -> dict[str, list[tuple[int, int]]]:
+    """``found`` without the single words the text only ever puts after a word of
+    :data:`_IDIOM_STARTS`: "hole" of a text that only says "black hole" is a piece of its
+    topic, not a topic (a trial's hep-th topics read "hole"). The rule is kept to those
+    words: dropping every head that only follows one same word ("space" of "hilbert space")
+    left a field's topics without their shared words (math: 17% of items unclustered -> 23%)."""
+    # where a two-word idiom ("black hole") ends: a head noun there ends inside it
+    idiom_ends = {
+        b
+        for phrase, spans in found.items()
+        if phrase.count(" ") == 1 and phrase.split(" ")[0] in _IDIOM_STARTS
+        for _, b in spans
+    }
+    fragments = {
+        phrase for phrase, spans in found.items() if " " not in phrase and all(b in idiom_ends for _, b in spans)
+    }
+    return {phrase: spans for phrase, spans in found.items() if phrase not in fragments}
 
 
 def _distinct(phrase: str) -> bool:
