@@ -7,6 +7,7 @@ collapsed, no markup left that could run as script wherever it is later shown.
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import mimetypes
 import re
@@ -250,15 +251,56 @@ def inherited_authors(parsed) -> list[str]:
     return []
 
 
-def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None, feed_title: str = "") -> dict:
+#: a ``<guid>`` or ``<id>`` element's text, as the feed wrote it (before feedparser resolves it)
+_GUID_TEXT = re.compile(rb"<(?:[\w.-]+:)?(?:guid|id)\b[^>]*>\s*(?:<!\[CDATA\[)?\s*(.*?)\s*(?:\]\]>)?\s*</", re.S | re.I)
+
+
+def absolute_guids(body: bytes) -> set[str]:
+    """The guids (and Atom ids) of a feed's bytes that are absolute http(s) URLs as written:
+    only such a guid is an entry's address when it has no ``<link>``. feedparser resolves a
+    bare "ep-12" against the feed's URL, an address that leads nowhere."""
+    found = set()
+    for raw in _GUID_TEXT.findall(body):
+        text = html.unescape(raw.decode("utf-8", "replace")).strip()
+        if urllib.parse.urlsplit(text).scheme.lower() in ("http", "https"):
+            found.add(text)
+    return found
+
+
+def _entry_link(entry, absolute: set[str] | None) -> str | None:
+    """The entry's ``<link>``; feedparser's stand-in from the guid (``guidislink``) only
+    when that guid was itself an absolute http(s) URL (``absolute``: :func:`absolute_guids`)."""
+    link = entry.get("link")
+    # feedparser keeps ``guidislink`` when an Atom <link> follows the <id>: a link that is
+    # not the id, or that a <link> element gives too, is the entry's own
+    given = any(lk.get("href") == link and lk.get("rel", "alternate") == "alternate" for lk in entry.get("links") or [])
+    if link and entry.get("guidislink") and link == entry.get("id") and not given:
+        if absolute is not None and link.strip() not in absolute:
+            return None
+        if urllib.parse.urlsplit(link).scheme.lower() not in ("http", "https"):
+            return None
+    return link
+
+
+def normalise_entry(
+    entry,
+    *,
+    feed_url: str,
+    inherited: list[str] | None = None,
+    feed_title: str = "",
+    absolute: set[str] | None = None,
+) -> dict:
     """One feedparser entry → a dict with the fields of ``store.ITEM_FIELDS``;
+    ``absolute``: the feed's guids that are absolute URLs (:func:`absolute_guids`), the only
+    ones that stand in for a missing ``<link>``;
     ``inherited``: the feed's authors (:func:`inherited_authors`), for an entry naming none;
     ``feed_title``: a name that is the feed's own is no author (a podcast's
     ``itunes:author`` is often the show: "by Dispatch, whom you liked once")."""
     title = plain_text(entry.get("title") or "", limit=MAX_TITLE)
-    link = canonical_url(entry.get("link"))
+    raw_link = _entry_link(entry, absolute)
+    link = canonical_url(raw_link)
     ident = entry.get("id") or ""
-    arxiv = arxiv_id(ident, entry.get("link"), *(link_.get("href") for link_ in entry.get("links") or []))
+    arxiv = arxiv_id(ident, raw_link, *(link_.get("href") for link_ in entry.get("links") or []))
     summary, authors, announce, text_dates = _text_and_authors(entry, arxiv)
     byline = entry.get("author")
     if not authors and inherited:
@@ -271,11 +313,7 @@ def normalise_entry(entry, *, feed_url: str, inherited: list[str] | None = None,
         title = clean_title(title)
     published = _published(entry, link, text_dates)
     doi_match = _DOI.search(
-        " ".join(
-            filter(
-                None, [ident, entry.get("link") or "", entry.get("prism_doi") or "", entry.get("dc_identifier") or ""]
-            )
-        )
+        " ".join(filter(None, [ident, raw_link or "", entry.get("prism_doi") or "", entry.get("dc_identifier") or ""]))
     )
     if arxiv:
         link = f"https://arxiv.org/abs/{arxiv}"
@@ -397,8 +435,9 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     skipped = {EMPTY_ENTRY: 0, REPEATED_ENTRY: 0}
     inherited = inherited_authors(parsed)
     show = plain_text(feed.get("title") or "")
+    absolute = absolute_guids(body)
     for entry in entries:
-        item = normalise_entry(entry, feed_url=url, inherited=inherited, feed_title=show)
+        item = normalise_entry(entry, feed_url=url, inherited=inherited, feed_title=show, absolute=absolute)
         if not (item["title"] or item["url"] or item["enclosure"]):
             skipped[EMPTY_ENTRY] += 1  # an empty shell (often the torso of a truncated feed)
             continue
