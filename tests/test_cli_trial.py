@@ -217,7 +217,7 @@ def test_advice_after_bootstrap_uses_the_name(db, db_path, add_items, split_bar)
     # a second bootstrap finds the work done (issue 34: idempotent), and says how to undo it
     again = run("persona", "bootstrap", "ann", "--db", db_path)
     assert again.exit_code == 0 and "already warmed" in again.output, again.output
-    assert "`hermes persona reset ann --yes`" in again.output, again.output
+    assert "`hermes persona reset ann --source bootstrap --yes`" in again.output, again.output
 
 
 # --- 8. a repeated like says the truth: nothing is added ------------------------------------
@@ -284,7 +284,7 @@ def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to
     assert "Rated items leave `hermes feed ann`" in out
     assert "`hermes persona search ann WORDS` still finds them, marked [liked]/[disliked]" in out
     assert "counts against the item's source and tags" in out
-    assert "`hermes persona reset ann --yes` takes every bootstrap click back" in out
+    assert "`hermes persona reset ann --source bootstrap --yes` takes every bootstrap click back" in out
     rated = dict(db.execute("SELECT item_id, label FROM clicks").fetchall())
     listed = {int(m.group(2)): m.group(1) for m in re.finditer(r"^  ([+-]) \[(\d+)\]", result.output, re.M)}
     assert listed == {i: "+" if label == "like" else "-" for i, label in rated.items()}

@@ -4,6 +4,7 @@ confirm=true removes exactly one persona's data, in one transaction."""
 from __future__ import annotations
 
 import pytest
+from hermes_persona.tools import destroy
 from test_persona_support import archive, make_persona, snapshot, tool  # noqa: F401
 
 from hermes.hookspecs import hookimpl
@@ -244,3 +245,69 @@ def test_a_delete_names_the_corpus_rows_in_a_person_s_words(db, archive):
     assert "2 items in the personal corpus" in msg and "1 highlight" in msg
     assert "2 entries of the corpus's change log" in msg
     assert "corpus_" not in msg and "revision" not in msg
+
+
+# --- a reset of one click source (a library import taken back) ---------------------------------
+
+
+def sources_of(db, persona_id) -> list[str]:
+    return [r[0] for r in db.execute("SELECT source FROM clicks WHERE user_id = ? ORDER BY source", [persona_id])]
+
+
+def test_reset_of_one_source_keeps_the_other_clicks(db, two):
+    alice, bob = two
+    keep = bob_rows(db, bob)
+    result = tool(db, "reset_feedback", name="alice", confirm=True, source="bootstrap")
+    assert result["ok"], result["message"]
+    assert result["deleted"]["clicks"] == 1 and result["deleted"]["dislikes"] == 1
+    assert "1 bootstrap click (0 likes, 1 dislike)" in result["message"]
+    assert "2 other clicks" in result["message"]
+    assert sources_of(db, alice["id"]) == ["agent", "ui"]
+    # the cached explanations go, as with a full reset: they may cite the removed click
+    assert rows_of(db, alice["id"])["explanations"] == 0
+    assert bob_rows(db, bob) == keep
+    again = tool(db, "reset_feedback", name="alice", confirm=True, source="bootstrap")
+    assert again["ok"] and again["deleted"]["clicks"] == 0 and sources_of(db, alice["id"]) == ["agent", "ui"]
+
+
+def test_reset_of_one_source_without_confirm_names_only_that_source(db, two):
+    before = snapshot(db)
+    result = tool(db, "reset_feedback", name="alice", source="ui")
+    assert result["ok"] is False and result["deleted"] == {}
+    assert "1 ui click (1 like, 0 dislikes)" in result["message"]
+    assert result["would_delete"]["clicks"] == 1 and result["would_delete"]["rows"]["clicks"] == 1
+    assert "source='ui'" in result["message"]
+    assert snapshot(db) == before
+
+
+def test_reset_of_an_unknown_source_is_refused_naming_the_valid_ones(db, two):
+    before = snapshot(db)
+    for call in (
+        lambda: tool(db, "reset_feedback", name="alice", confirm=True, source="zotero"),
+        lambda: destroy(db, "alice", True, persona=False, of_source="zotero"),  # past the schema
+    ):
+        result = call()
+        assert result["ok"] is False
+        for word in ("zotero", "ui", "agent", "bootstrap"):
+            assert word in result["message"], result["message"]
+    assert snapshot(db) == before
+
+
+def test_cli_reset_by_source(db, db_path, two):
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+
+    alice, _ = two
+
+    def run(*args):
+        return CliRunner().invoke(build_app(), ["persona", "reset", "alice", *args, "--db", str(db_path)])
+
+    dry = run("--source", "bootstrap")
+    assert "1 bootstrap click" in dry.output and "--yes" in dry.output
+    assert sources_of(db, alice["id"]) == ["agent", "bootstrap", "ui"]
+    done = run("--source", "bootstrap", "--yes")
+    assert done.exit_code == 0, done.output
+    assert sources_of(db, alice["id"]) == ["agent", "ui"]
+    bad = run("--source", "web", "--yes")
+    assert bad.exit_code != 0 and "bootstrap" in bad.output + bad.stderr

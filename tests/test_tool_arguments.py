@@ -152,7 +152,7 @@ def test_every_tool_is_defined_one_way(name):
     for parameter in _string_parameters(t):
         prop = properties[parameter]
         limits = [prop.get("maxLength")] + [o.get("maxLength") for o in prop.get("anyOf", [])]
-        has_enum = "enum" in prop
+        has_enum = "enum" in prop or any("enum" in o for o in prop.get("anyOf", []))  # an optional Literal
         assert has_enum or any(limits), f"{name}.{parameter} has no max_length"
         # a persona (hermes.tools.User) is described once, in the server's instructions
         persona = parameter in t.argument_model.__hermes_alias__.values() or parameter == "user"

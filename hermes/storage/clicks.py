@@ -116,15 +116,26 @@ def remove_click(db: sqlite_utils.Database, user_id: int, item_id: int, source: 
     return record_signal(db, signal, write).result
 
 
-def remove_all_clicks(db: sqlite_utils.Database, user_id: int, source: str) -> int:
-    """Delete every click of the persona (a reset or a deletion), each through the signal
-    path so observers see each removal; inside the caller's transaction when there is one.
-    Returns how many were removed."""
-    clicks = db.execute("SELECT id, item_id, label FROM clicks WHERE user_id = ? ORDER BY id", [user_id]).fetchall()
+def remove_all_clicks(db: sqlite_utils.Database, user_id: int, source: str, *, of_source: str | None = None) -> int:
+    """Delete every click of the persona (a reset or a deletion), or with ``of_source`` only
+    the clicks that source recorded (``bootstrap``: a library import's and a bootstrap's),
+    each through the signal path so observers see each removal; inside the caller's
+    transaction when there is one. ``source`` is who removes them. Returns how many were
+    removed."""
+    where, args = _of_source(user_id, of_source)
+    clicks = db.execute(f"SELECT id, item_id, label FROM clicks WHERE {where} ORDER BY id", args).fetchall()
     for click_id, item_id, label in clicks:
         signal = Signal("click", user_id, item_id, op="delete", data={"label": label}, source=source)
         record_signal(db, signal, lambda db, cid=click_id: db.execute("DELETE FROM clicks WHERE id = ?", [cid]))
     return len(clicks)
+
+
+def _of_source(user_id: int, of_source: str | None) -> tuple[str, list]:
+    """The WHERE clause (and its arguments) of a persona's clicks, of one source or all."""
+    if of_source is None:
+        return "user_id = ?", [user_id]
+    _check_source(of_source)
+    return "user_id = ? AND source = ?", [user_id, of_source]
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -193,11 +204,13 @@ def click_count(db: sqlite_utils.Database, user_id: int) -> int:
     return db.execute("SELECT count(*) FROM clicks WHERE user_id = ?", [user_id]).fetchone()[0]
 
 
-def click_counts(db: sqlite_utils.Database, user_id: int) -> dict[str, int]:
-    """``{"clicks", "likes", "dislikes"}`` of the persona."""
+def click_counts(db: sqlite_utils.Database, user_id: int, *, of_source: str | None = None) -> dict[str, int]:
+    """``{"clicks", "likes", "dislikes"}`` of the persona (with ``of_source``: of that source's
+    clicks only)."""
+    where, args = _of_source(user_id, of_source)
     likes, dislikes = db.execute(
-        "SELECT coalesce(sum(label = 'like'), 0), coalesce(sum(label = 'dislike'), 0) FROM clicks WHERE user_id = ?",
-        [user_id],
+        f"SELECT coalesce(sum(label = 'like'), 0), coalesce(sum(label = 'dislike'), 0) FROM clicks WHERE {where}",
+        args,
     ).fetchone()
     return {"clicks": likes + dislikes, "likes": likes, "dislikes": dislikes}
 

@@ -58,11 +58,12 @@ def see_rated(name: str) -> Say:
 
 def undo(name: str) -> Say:
     return Say(
-        mcp="reset_feedback with confirm=true takes every bootstrap click back, and record_feedback changes one",
-        cli=f"`hermes persona reset {typed(name)} --yes` takes every bootstrap click "
-        f"back, `hermes unrate {typed(name)} ITEM` takes one back, and `hermes like "
-        f"{typed(name)} ITEM` / `hermes dislike {typed(name)} ITEM` changes one",
-        web="resetting its feedback takes every bootstrap click back",
+        mcp="reset_feedback with confirm=true and source='bootstrap' takes every bootstrap click "
+        "back (a library import's and bootstrap_persona's) and keeps the others, and record_feedback changes one",
+        cli=f"`hermes persona reset {typed(name)} --source bootstrap --yes` takes every bootstrap "
+        f"click back and keeps the others, `hermes unrate {typed(name)} ITEM` takes one back, and "
+        f"`hermes like {typed(name)} ITEM` / `hermes dislike {typed(name)} ITEM` changes one",
+        web="resetting its feedback takes every click back, bootstrap clicks included",
     )
 
 

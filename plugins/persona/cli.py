@@ -137,9 +137,23 @@ def delete(name: NameArg, yes: YesOption = False, db: DbOption = None, as_json: 
         typer.echo(result["message"])
 
 
-def reset(name: NameArg, yes: YesOption = False, db: DbOption = None, as_json: JsonOption = False):
-    """Delete every click of persona NAME, keeping the persona (needs --yes)."""
-    result = _run(db, "reset_feedback", as_json, name=name, confirm=yes)
+def reset(
+    name: NameArg,
+    yes: YesOption = False,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            metavar="SOURCE",
+            help="Only the clicks of this source: bootstrap (library imports, persona bootstrap), ui or agent.",
+        ),
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Delete every click of persona NAME (--source: only that source's), keeping the persona (needs --yes)."""
+    extra = {"source": source} if source is not None else {}
+    result = _run(db, "reset_feedback", as_json, name=name, confirm=yes, **extra)
     if not as_json:
         typer.echo(result["message"])
 
@@ -185,7 +199,8 @@ def bootstrap_answer(name: str, result: dict, *, likes: int, dislikes: int) -> s
         "finds them, marked [liked]/[disliked].",
         "A dislike also counts against the item's source and tags.",
         f"`hermes persona show {who}` shows the effect.",
-        f"`hermes persona reset {who} --yes` takes every bootstrap click back, `hermes unrate {who} ITEM` one.",
+        f"`hermes persona reset {who} --source bootstrap --yes` takes every bootstrap click back, "
+        f"`hermes unrate {who} ITEM` one.",
     ]
     return "\n".join(lines)
 

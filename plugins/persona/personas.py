@@ -182,14 +182,18 @@ def owned_counts(db: sqlite_utils.Database, user_id: int, tables: dict[str, str]
     return counts
 
 
-def describe_loss(user: dict, counts: dict[str, int], clicks: dict[str, int], *, persona: bool) -> str:
-    """One sentence naming exactly what a delete (``persona=True``) or a reset removes."""
+def describe_loss(
+    user: dict, counts: dict[str, int], clicks: dict[str, int], *, persona: bool, of_source: str | None = None
+) -> str:
+    """One sentence naming exactly what a delete (``persona=True``) or a reset removes (with
+    ``of_source``: a reset of that source's clicks only)."""
     parts = [f"persona {user['name']!r}"] if persona else []
+    click = f"{of_source} click" if of_source else "click"
     parts.append(
-        f"{plural(clicks['clicks'], 'click')} ({plural(clicks['likes'], 'like')}, "
+        f"{plural(clicks['clicks'], click)} ({plural(clicks['likes'], 'like')}, "
         f"{plural(clicks['dislikes'], 'dislike')})"
         if clicks["clicks"]
-        else "0 clicks"
+        else f"0 {click}s"
     )
     if counts.get("explanations"):
         parts.append(plural(counts["explanations"], "cached explanation"))
@@ -209,25 +213,40 @@ def row_words() -> dict[str, tuple[str, str]]:
     return {table: words for migration in all_migrations() for table, words in migration.rows.items()}
 
 
-def plan(db: sqlite_utils.Database, name, *, persona: bool) -> tuple[dict, dict, dict, dict]:
-    """(user, tables, row counts, click counts) for a delete or a reset of ``name``."""
+def plan(
+    db: sqlite_utils.Database, name, *, persona: bool, of_source: str | None = None
+) -> tuple[dict, dict, dict, dict]:
+    """(user, tables, row counts, click counts) for a delete or a reset of ``name``; with
+    ``of_source`` (a reset only) the clicks counted are that source's."""
     user = require_user(db, name)
+    clicks = click_counts(db, user["id"], of_source=of_source)  # refuses an unknown source first
     tables = per_persona_tables(db)
     if not persona:  # a reset clears feedback and what was derived from it, nothing else
         tables = {t: c for t, c in tables.items() if t in ("clicks", "explanations")}
-    return user, tables, owned_counts(db, user["id"], tables), click_counts(db, user["id"])
+    counts = owned_counts(db, user["id"], tables)
+    if of_source is not None:
+        counts["clicks"] = clicks["clicks"]
+    return user, tables, counts, clicks
 
 
 def delete_owned(
-    db: sqlite_utils.Database, user: dict, tables: dict[str, str], *, persona: bool, source: str
+    db: sqlite_utils.Database,
+    user: dict,
+    tables: dict[str, str],
+    *,
+    persona: bool,
+    source: str,
+    of_source: str | None = None,
 ) -> dict[str, int]:
-    """Delete the persona's clicks, then the rows of ``tables``, then (``persona=True``) the
-    persona itself, in one transaction; return the rows removed per table."""
+    """Delete the persona's clicks (with ``of_source``: only that source's), then the rows of
+    ``tables`` (its cached explanations, for a reset: they may cite any click), then
+    (``persona=True``) the persona itself, in one transaction; return the rows removed per
+    table."""
     removed: dict[str, int] = {}
     with write_transaction(db):
         # Plugin tables may reference each other; check foreign keys at commit, not per row.
         db.execute("PRAGMA defer_foreign_keys = ON")
-        removed["clicks"] = remove_all_clicks(db, user["id"], source)
+        removed["clicks"] = remove_all_clicks(db, user["id"], source, of_source=of_source)
         for table, column in tables.items():
             if table == "clicks":
                 continue

@@ -119,9 +119,10 @@ def after_rename(old: str, new: str) -> Say:
 NOT_CONFIRMED = Say(mcp="confirm is false", cli="no --yes", web="not confirmed")
 
 
-def _confirm_how(tool: str) -> Say:
+def _confirm_how(tool: str, of_source: str | None = None) -> Say:
+    same = f" (and source={of_source!r})" if of_source else ""
     return Say(
-        mcp=f"Call {tool} again with confirm=true to do it.",
+        mcp=f"Call {tool} again with confirm=true{same} to do it.",
         cli="Rerun with --yes to do it.",
         web="Press the button again to confirm.",
     )
@@ -144,6 +145,13 @@ Interests = Annotated[
     ),
 ]
 Confirm = bool
+ClickSource = Annotated[
+    Literal["ui", "agent", "bootstrap"] | None,
+    Field(
+        description="Only the clicks this source recorded: bootstrap (library imports and "
+        "bootstrap_persona), ui (web UI and CLI) or agent (MCP); left out, every click.",
+    ),
+]
 
 
 class Users(Result):
@@ -442,30 +450,34 @@ def _nonzero(rows: dict[str, int]) -> dict[str, int]:
     return {table: n for table, n in rows.items() if n or table == "clicks"}
 
 
-def destroy(db, name, confirm, *, persona: bool) -> dict:
-    """``delete_persona`` (``persona=True``) or ``reset_feedback``, for every face (the
-    confirmation advice and the signal source follow the face: :mod:`hermes.facekit.faces`)."""
+def destroy(db, name, confirm, *, persona: bool, of_source: str | None = None) -> dict:
+    """``delete_persona`` (``persona=True``) or ``reset_feedback`` (with ``of_source``: of that
+    source's clicks only), for every face (the confirmation advice and the signal source follow
+    the face: :mod:`hermes.facekit.faces`)."""
     try:
-        return _destroy(db, name, confirm, persona=persona)
+        return _destroy(db, name, confirm, persona=persona, of_source=of_source)
     except HermesError as exc:
         return failure(exc, {"deleted": {}, "would_delete": {}, "loss": ""})
 
 
-def _destroy(db, name, confirm, *, persona: bool) -> dict:
-    user, tables, counts, clicks = personas.plan(db, name, persona=persona)
-    loss = personas.describe_loss(user, counts, clicks, persona=persona)
+def _destroy(db, name, confirm, *, persona: bool, of_source: str | None) -> dict:
+    user, tables, counts, clicks = personas.plan(db, name, persona=persona, of_source=of_source)
+    loss = personas.describe_loss(user, counts, clicks, persona=persona, of_source=of_source)
     would = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(counts)}
     tool = "delete_persona" if persona else "reset_feedback"
     if not confirm:
         return fail(
-            f"nothing changed ({NOT_CONFIRMED}): this would permanently delete {loss}. {_confirm_how(tool)}",
+            f"nothing changed ({NOT_CONFIRMED}): this would permanently delete {loss}. {_confirm_how(tool, of_source)}",
             deleted={},
             would_delete=would,
             loss=loss,
         )
-    removed = personas.delete_owned(db, user, tables, persona=persona, source=caller())
+    removed = personas.delete_owned(db, user, tables, persona=persona, source=caller(), of_source=of_source)
     deleted = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(removed)}
     kept = "" if persona else f"; persona {user['name']!r} and its interests are kept"
+    if of_source is not None:
+        others = click_counts(db, user["id"])["clicks"]
+        kept += f", and its {plural(others, 'other click')} (not from {of_source})"
     return ok(f"deleted {loss}{kept}", deleted=deleted, would_delete={}, loss=loss)
 
 
@@ -476,10 +488,10 @@ def delete_persona(db, name: User, confirm: Confirm = False) -> dict:
 
 
 @tool(GROUP, result=Deletion, destructive=True, idempotent=True, title="Reset feedback")
-def reset_feedback(db, name: User, confirm: Confirm = False) -> dict:
-    """Delete all of a persona's likes and dislikes, keeping it and its interests. Needs
-    confirm=true."""
-    return destroy(db, name, confirm, persona=False)
+def reset_feedback(db, name: User, confirm: Confirm = False, source: ClickSource = None) -> dict:
+    """Delete all of a persona's likes and dislikes (with source: only that source's, e.g.
+    bootstrap for a library import), keeping it and its interests. Needs confirm=true."""
+    return destroy(db, name, confirm, persona=False, of_source=source)
 
 
 @tool(GROUP, result=Bootstrap, idempotent=True, untrusted=True, title="Warm up a persona")
