@@ -124,6 +124,26 @@ def test_a_jabref_file_with_comments_and_string_macros(db, archive):
     )
 
 
+def test_a_jabref_file_with_string_concatenation(db, archive):
+    """A trial: ``@string{prb = "Phys. Rev. B"}`` and ``journal = prb # " (Condensed Matter)"``
+    imported the journal as the expression itself; bibtexparser 2.1 resolves a macro only
+    when it is the whole value."""
+    got = {e.key: e for e in read((FILES / "jabref_concatenation.bib").read_text()).entries}
+    assert set(got) == {"Haldane1988", "Kane2005"}  # the @comment blocks are no entries
+    haldane, kane = got["Haldane1988"], got["Kane2005"]
+    assert haldane.citation["container"] == "Phys. Rev. B (Condensed Matter)"
+    assert haldane.citation["publisher"] == "American Physical Society, College Park"  # macro # {..} # ".."
+    assert kane.citation["container"] == "Phys. Rev. B Lett."  # a @string made of an earlier one
+    assert (haldane.published, kane.published) == ("1988-10", "2005-09")  # month = oct, sep # "~28"
+    assert "C#-like lattices" in kane.title  # a # inside braces is text
+    imported(db, (FILES / "jabref_concatenation.bib").read_text())
+    ann = require_user(db, "ann")
+    for item, _, _ in clicks(db):
+        corpus_signals.favorite(db, "ann", item)
+    bib = corpus_export.export(db, ann["id"], "bibtex").text
+    assert "journal = {Phys. Rev. B (Condensed Matter)}" in bib and " # " not in bib and "prb" not in bib
+
+
 def test_entries_without_abstracts_are_stored_from_the_title(db, archive):
     text = "@article{a, title = {Topological phases of matter without an abstract}, year = 2019}\n"
     result = imported(db, text)
@@ -203,6 +223,20 @@ def test_the_likes_are_bootstrap_clicks_that_status_counts_and_reset_removes(db,
     assert status["clicks_by_source"]["bootstrap"] == 3 and status["likes"] == 3
     assert tool(db, "reset_feedback", name="ann", confirm=True)["ok"]
     assert clicks(db) == []
+
+
+def test_reset_of_the_bootstrap_source_takes_the_import_back_and_keeps_own_clicks(db, archive):
+    """The import's answer says how to take it back; doing it keeps what the person clicked."""
+    ann = require_user(db, "ann")
+    record_click(db, ann["id"], archive["streams"], False, "ui")
+    result = imported(db, (FILES / "zotero.bib").read_text())
+    assert "`persona reset" not in result["message"]  # an agent is told the tool, not the CLI
+    assert "reset_feedback with confirm=true and source='bootstrap'" in result["message"]
+    dry = tool(db, "reset_feedback", name="ann", source="bootstrap")
+    assert dry["would_delete"]["clicks"] == 3 and "3 bootstrap clicks (3 likes, 0 dislikes)" in dry["message"]
+    assert len(clicks(db)) == 4
+    assert tool(db, "reset_feedback", name="ann", confirm=True, source="bootstrap")["ok"]
+    assert clicks(db) == [(archive["streams"], "dislike", "ui")]
 
 
 # --- malformed entries ------------------------------------------------------------------

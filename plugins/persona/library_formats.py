@@ -230,6 +230,80 @@ def _top_level_and(names: str) -> list[str]:
 # --- BibTeX --------------------------------------------------------------------------------
 
 
+#: BibTeX's predefined macros (plain.bst): a month written ``month = jan`` or ``jan # "~1"``
+_MONTH_MACROS = {
+    name[:3]: name
+    for name in ("January February March April May June July August September October November December".split())
+}
+
+
+def _concatenated(value: str) -> list[str] | None:
+    """The parts of a BibTeX concatenation (``prb # " (Condensed Matter)"``) split on the
+    ``#`` outside braces and quotes; None when ``value`` is not one."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for at, char in enumerate(value):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif char == '"' and depth == 0 and (at == 0 or value[at - 1] != "\\"):
+            quoted = not quoted
+        elif char == "#" and depth == 0 and not quoted:
+            parts.append(value[start:at].strip())
+            start = at + 1
+    if not parts:
+        return None
+    return parts + [value[start:].strip()]
+
+
+def _expand(value: str, macros: dict[str, str]) -> str:
+    """One concatenation joined: a quoted or braced part as written inside, a number as it
+    is, a macro by its value (an undefined one by its name, as nothing else can stand there)."""
+    parts = _concatenated(value)
+    if parts is None:
+        return value
+    out = []
+    for part in parts:
+        if len(part) >= 2 and (part[0], part[-1]) in (('"', '"'), ("{", "}")):
+            out.append(part[1:-1])
+        else:
+            out.append(macros.get(part.lower(), part))
+    return "".join(out)
+
+
+def _bare(block) -> bool:
+    """A value bibtexparser found written without braces or quotes around it (a macro, a
+    number or a concatenation): ``{C# in practice}`` is text, its ``#`` no operator."""
+    return isinstance(block.value, str) and getattr(block, "enclosing", None) == "no-enclosing"
+
+
+def _resolve_concatenation():
+    """A bibtexparser library middleware joining ``#`` concatenations, run after its own
+    stack: bibtexparser 2.1's ResolveStringReferencesMiddleware replaces a field that is
+    one ``@string`` name only and leaves ``prb # " (Condensed Matter)"`` as written (a JabRef
+    trial's journal). ``@string`` definitions may concatenate earlier ones."""
+    from bibtexparser.middlewares.middleware import LibraryMiddleware
+
+    class ResolveConcatenation(LibraryMiddleware):
+        @classmethod
+        def metadata_key(cls) -> str:
+            return "hermes.ResolveConcatenation"
+
+        def transform(self, library):
+            macros = dict(_MONTH_MACROS)
+            for string in library.strings:  # in file order: a later one may use an earlier one
+                if _bare(string):
+                    string.value = _expand(string.value, macros)
+                macros[string.key.lower()] = str(string.value)
+            for entry in library.entries:
+                for f in entry.fields:
+                    if _bare(f):
+                        f.value = _expand(f.value, macros)
+            return library
+
+    return ResolveConcatenation()
+
+
 def _bibtex(text: str) -> tuple[list, list]:
     import bibtexparser
     from bibtexparser.model import DuplicateBlockKeyBlock
@@ -237,7 +311,7 @@ def _bibtex(text: str) -> tuple[list, list]:
 
     # bibtexparser logs every failed block as a warning; hermes reports them itself.
     logging.getLogger("bibtexparser").setLevel(logging.ERROR)
-    library = bibtexparser.parse_string(text)
+    library = bibtexparser.parse_string(text, append_middleware=[_resolve_concatenation()])
     read_ = [_bib_entry(block) for block in library.entries]
     entries = [e for e in read_ if isinstance(e, Entry)]
     refused = [e for e in read_ if isinstance(e, Refused)]
