@@ -93,7 +93,7 @@ def _build_quietly() -> PluginManager:
         if allowed is None or name in allowed:
             pm.register(importlib.import_module(module_name), name=name)
     if os.environ.get("HERMES_LOAD_ENTRYPOINTS", "1") != "0":
-        for ep in entry_points(group="hermes"):
+        for ep in hermes_entry_points(tuple(sys.path)):
             seen.add(ep.name)
             if (allowed is None or ep.name in allowed) and pm.get_plugin(ep.name) is None:
                 _load(pm, ep)
@@ -110,6 +110,16 @@ def _build_quietly() -> PluginManager:
     if os.environ.get("HERMES_TRACE_PLUGINS") == "1":
         trace(pm)
     return pm
+
+
+@lru_cache(maxsize=4)
+def hermes_entry_points(path: tuple[str, ...]) -> tuple:
+    """The installed ``hermes`` entry points, read once per process for the search path
+    ``path`` (``tuple(sys.path)``: an entry point appears only with the folder holding its
+    distribution). Reading them opens every installed distribution's ``entry_points.txt``:
+    a command read them twice, to know whether the commands are all declared
+    (:func:`declared_plugin_commands`) and to register the plugins (issue 36)."""
+    return tuple(entry_points(group="hermes"))
 
 
 def _load(pm: PluginManager, ep) -> None:
@@ -360,7 +370,10 @@ _checking = threading.RLock()
 _in_check: list[PluginManager] = []  # non-empty while the check runs (under _checking)
 
 
-pm_cache_clear = registered_plugins.cache_clear
+def pm_cache_clear() -> None:
+    """Forget the plugin manager and the entry points read (a test's new installed plugin)."""
+    registered_plugins.cache_clear()
+    hermes_entry_points.cache_clear()
 
 
 def declared_commands(module_name: str) -> dict[str, tuple[str, bool]] | None:
@@ -418,7 +431,7 @@ def declared_plugin_commands() -> list[tuple[str, str, str, bool]] | None:
     its commands — and the caller registers the plugins instead."""
     if registered_plugins.cache_info().currsize:
         return None
-    if os.environ.get("HERMES_LOAD_ENTRYPOINTS", "1") != "0" and entry_points(group="hermes"):
+    if os.environ.get("HERMES_LOAD_ENTRYPOINTS", "1") != "0" and hermes_entry_points(tuple(sys.path)):
         return None
     allowed = settings().plugins
     if allowed is not None and set(allowed) - set(DEFAULT_PLUGINS):

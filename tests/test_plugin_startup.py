@@ -79,3 +79,15 @@ def test_no_embedder_names_the_built_in_plugin_left_out(monkeypatch):
     monkeypatch.setattr(embed, "get_plugin_manager", lambda: Manager())
     with pytest.raises(HermesError, match="'default_embedder' is left out"):
         embed.get_embedder()
+
+
+def test_the_installed_entry_points_are_read_once_a_command(fresh):
+    """`hermes feed` asks whether every command is declared, then registers the plugins:
+    one read of every distribution's entry points serves both (issue 36)."""
+    reads = []
+    real = plugins.entry_points
+    fresh.setenv("HERMES_LOAD_ENTRYPOINTS", "1")
+    fresh.setattr(plugins, "entry_points", lambda **kw: reads.append(kw) or real(**kw))
+    plugins.declared_plugin_commands()
+    plugins.registered_plugins()
+    assert reads == [{"group": "hermes"}]
