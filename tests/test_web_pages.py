@@ -740,6 +740,47 @@ def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, bar_ids):
     assert "match for bea.\nAdd feeds on your topics" in everything
 
 
+# the list's head and the fold under a filter, the items below the bar shown: never two
+# counts that read as two sets of the same items
+
+
+def _head_and_fold(page: str) -> list[str]:
+    found = re.findall(r'<p class="muted">\d.*?</p>|<p class="fold".*?</p>', page, re.S)
+    return [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", m)).split(" · as ranked")[0].strip() for m in found]
+
+
+def test_filtered_feed_with_nothing_above_the_bar_says_the_list_is_all_below(db_path, db, bar_ids):
+    from hermes.storage.records import create_user
+
+    create_user(db, "bea", "medieval church architecture")
+    with client(db_path) as c:
+        page = c.get("/feed?user=bea&feed=1&below=1").text
+    head, fold = _head_and_fold(page)
+    assert head == "1–6 of 6 unread in this view, none of which clears your bar: the closest first"
+    assert fold == "All 6 are below your bar (match weak or none) — hide"
+    assert "6 items below your bar" not in page
+
+
+def test_filtered_feed_with_some_above_says_how_many_clear_the_bar(db_path, db, bar_ids):
+    with client(db_path) as c:
+        page = c.get("/feed?user=ada&feed=1&below=1").text
+        unfiltered = c.get("/feed?user=ada&below=1").text
+    assert _head_and_fold(page) == [
+        "1–6 of 6 unread in this view, best first: 2 clear your bar, 4 below it",
+        "4 more items below your bar (match weak or none) — hide",
+    ]
+    assert _head_and_fold(unfiltered)[0] == "1–7 of 7 unread, best first: 3 clear your bar, 4 below it"
+
+
+def test_without_below_the_head_counts_only_what_clears_the_bar(db_path, db, bar_ids):
+    with client(db_path) as c:
+        page = c.get("/feed?user=ada&feed=1").text
+    assert _head_and_fold(page) == [
+        "1–2 of 2 unread in this view that clear your bar, best first",
+        "4 more items below your bar — show",
+    ]
+
+
 @pytest.mark.parametrize(
     "view, window",
     [
