@@ -145,7 +145,8 @@ def test_hermes_feed_loads_what_its_ranking_needs_not_the_plugins_other_commands
     """`hermes feed` adds the feeds plugin's commands and imports its tools module, not what
     the plugin's other tools and commands use (issue 36): the ingest store and its parser (an
     empty page's count of items waiting for an embedding, a probed feed), the OPML module
-    with xml (the OPML commands, a folder) and the page link finder (html.parser)."""
+    with xml (the OPML commands, a folder), the page link finder (html.parser) and the
+    terminal triage of `feed -i` (webbrowser)."""
     from hermes.storage.records import create_user
 
     add_items([{"title": "galaxy surveys"}, {"title": "quantum codes"}])
@@ -158,6 +159,8 @@ def test_hermes_feed_loads_what_its_ranking_needs_not_the_plugins_other_commands
         "hermes_feeds.discover",
         "xml.etree.ElementTree",
         "html.parser",
+        "hermes_feeds.triage",
+        "webbrowser",
         "hermes_feeds.tools",
     ]
     done = subprocess.run(

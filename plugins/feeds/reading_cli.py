@@ -30,7 +30,6 @@ from hermes.ranking.feed_window import DEFAULT_DAYS, chosen_window, remember_win
 from hermes.storage.records import require_user
 
 from .feed_lines import explanation_lines, item_lines
-from .triage import Triage
 
 UserArg = Annotated[str, typer.Argument(metavar="USER", help="Persona name (see `hermes persona list`).")]
 ItemsArg = Annotated[list[int], typer.Argument(metavar="ITEM...", help="Item ids, as `hermes feed USER` prints them.")]
@@ -97,6 +96,9 @@ def feed(
             die(f"use either --interactive or {'--json' if as_json else '--offset'}, not both")
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             die("--interactive needs a terminal (stdin and stdout); without it `hermes feed` prints the list")
+
+        # Here, not at the top: the triage (webbrowser, the terminal's keys) loads for `-i` only.
+        from .triage import Triage
 
         with database(db) as conn:
             Triage(conn, user, limit=limit, since_days=window).run()
