@@ -392,6 +392,32 @@ def test_a_year_alone_stays_a_year_in_every_face_and_export(db, archive):
     assert sorted(i["issued"]["date-parts"][0] for i in csl) == [[1998], [2020, 3]]
 
 
+def test_an_entrys_own_year_is_exported_not_its_arxiv_ids(db, archive):
+    """A trial: year = {2019} with eprint 2105.… came out of ``hermes corpus export`` as
+    2021 (the arXiv id's year). The entry's own date wins in every format; the id's year is
+    for a feed's listing only (test_corpus_export: a replaced paper)."""
+    imported(
+        db,
+        """@article{early, title = {Topological magnons in kagome ferromagnets, the journal version},
+  author = {Doe, Jane}, journal = {Phys. Rev. B}, year = {2019}, eprint = {2105.01234},
+  archivePrefix = {arXiv}}
+@article{late, title = {Machine learned interatomic potentials for amorphous carbon},
+  author = {Roe, John}, journal = {Nature}, date = {2023-02-10}, eprint = {2105.06789},
+  archivePrefix = {arXiv}}""",
+    )
+    ann = require_user(db, "ann")
+    for item, _, _ in clicks(db):
+        corpus_signals.favorite(db, "ann", item)
+    bib = corpus_export.export(db, ann["id"], "bibtex").text
+    assert bib.count("year = {2019}") == 1 and bib.count("year = {2023}") == 1 and "2021" not in bib, bib
+    assert "date = {2019}" in bib and "date = {2023-02-10}" in bib
+    assert {e.published[:4] for e in read(bib).entries} == {"2019", "2023"}  # and it imports back so
+    ris = corpus_export.export(db, ann["id"], "ris").text
+    assert "PY  - 2019" in ris and "PY  - 2023" in ris and "PY  - 2021" not in ris
+    csl = json.loads(corpus_export.export(db, ann["id"], "csl-json").text)
+    assert sorted(i["issued"]["date-parts"][0] for i in csl) == [[2019], [2023, 2, 10]]
+
+
 def test_where_an_entry_was_published_reaches_every_export(db, archive):
     """A trial: a Nature entry (journal, volume 396, pages 21--22) came out as @misc with none
     of them, in RIS and CSL-JSON too."""

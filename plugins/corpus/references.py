@@ -168,7 +168,7 @@ _SQL = """
            coalesce(i.content_type, 'article'), coalesce(i.tags, '[]'), i.arxiv_id,
            coalesce(p.max_fraction, 0), coalesce(p.opens, 0), p.first_seen, p.last_seen,
            EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id),
-           fd.title, i.enclosure, i.dated_by
+           fd.title, i.enclosure, i.dated_by, i.feed_id
     FROM corpus_membership m
     LEFT JOIN items i ON i.id = m.item_id
     LEFT JOIN feeds fd ON fd.id = i.feed_id
@@ -273,6 +273,7 @@ def load(
         feed_title,
         enclosure,
         dated_by,
+        feed_id,
     ) in rows:
         hs, ns = highlights.get(item_id, []), notes.get(item_id, [])
         seen = [t for t in (first, last, *(c["created"] for c in hs + ns)) if t]
@@ -291,7 +292,7 @@ def load(
                 "title": title or url or f"item {item_id}",
                 "authors": parse_stored(author),
                 "published": published,
-                "year": arxiv_year(arxiv) or (published or "")[:4] or None,
+                "year": cited_year(published, arxiv, from_feed=feed_id is not None, dated_by=dated_by),
                 "url": url,
                 "arxiv": arxiv,
                 "doi": doi,
@@ -311,6 +312,19 @@ def load(
             }
         )
     return out
+
+
+def cited_year(published: str | None, arxiv: str | None, *, from_feed: bool, dated_by: str | None) -> str | None:
+    """The year a reference is cited by. A feed's date is the listing's, of the version it
+    lists (a paper replaced years later is listed again): there the arXiv id's year, its first
+    version's, wins. An item stored from what its source says of the paper — a library
+    entry's own year (its journal version may be years from the preprint), a DOI's or
+    arXiv's record — is cited by that date; the arXiv id's year is the fallback only when
+    nothing dates it (a trial's year = {2019} with eprint 2105.… exported as 2021)."""
+    stated = (published or "")[:4] or None
+    if stated and not from_feed and dated_by != "first seen":
+        return stated
+    return arxiv_year(arxiv) or stated
 
 
 _CITATION = ("container", "volume", "issue", "pages", "publisher")
