@@ -200,6 +200,24 @@ def over(value, budget: int) -> bool:
     return budgeted() and size_of(value) > budget
 
 
+#: what a compact item leaves out: ``explain_item`` (or ``detail=true``) gives it
+BULKY = ("summary", "evidence", "components", "tags", "matched_tags", "explanation")
+
+
+def compact(item: dict) -> None:
+    """A ranked item as ``list_feed``'s default page and ``digest``'s compact answer list it:
+    what choosing needs (id, rank, title, url, source, content type, score, match, reason)
+    and no summary, evidence, components, tags or explanation; the day it was published
+    (its date_source only when not the feed's own date) and an enclosure only where there
+    is one. Twenty such items fit in :data:`FEED_BUDGET`."""
+    for bulky in BULKY:
+        item.pop(bulky, None)
+    item["published"] = (item.get("published") or "")[:10] or None
+    for key, usual in (("date_source", "feed"), ("enclosure", None)):
+        if key in item and item[key] == usual:
+            del item[key]
+
+
 def left_out_words(n: int, budget: int) -> str:
     """The sentence that says an answer was cut to its budget."""
     return f"{n} more {'was' if n == 1 else 'were'} left out to keep this answer under {budget:,} characters"

@@ -36,7 +36,7 @@ async def test_mcp_schema_declares_limits(db, db_path, week):
     async with Client(build_server(str(db_path))) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         schema = listed["digest"].input_schema
-        assert set(schema["properties"]) == {"user", "days", "per_topic", "limit", "below_bar"}
+        assert set(schema["properties"]) == {"user", "days", "per_topic", "limit", "below_bar", "detail"}
         assert schema["required"] == ["user"]
         assert schema["properties"]["days"]["minimum"] == 1
         # omitted, the digest chooses (3, and only when it overflows): null is allowed

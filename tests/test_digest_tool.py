@@ -76,7 +76,7 @@ def members(result: dict) -> list[set[int]]:
 
 def test_items_group_with_the_items_their_tags_overlap_most(db, corpus):
     ids = corpus["ids"]
-    result = digest(db, "ann", days=7, per_topic=10)
+    result = digest(db, "ann", days=7, per_topic=10, detail=True)
     assert result["ok"], result["message"]
     fruit = {ids["fruit_a"], ids["fruit_b"], ids["fruit_strong"]}
     planets = {ids["planet_a"], ids["planet_b"]}
@@ -92,7 +92,7 @@ def test_items_group_with_the_items_their_tags_overlap_most(db, corpus):
 def test_a_topic_is_named_by_the_tags_its_items_share(db, corpus):
     """The planets community is "mars · venus · jupiter" across the archive; this week's
     planet items share mars, which names their topic first."""
-    result = digest(db, "ann", days=7, per_topic=10)
+    result = digest(db, "ann", days=7, per_topic=10, detail=True)
     topic = topic_of(result, corpus["ids"]["planet_a"])
     assert topic["label"].split(" · ")[0] == "mars"
     carried = {tag for item in topic["items"] for tag in item["matched_tags"]}
@@ -112,7 +112,7 @@ def test_every_item_of_a_topic_carries_one_of_the_tags_its_heading_names(db, add
         ]
     )
     create_user(db, "ann", "alpha beta gamma eps")
-    [topic] = digest(db, "ann", days=7, per_topic=10)["topics"]
+    [topic] = digest(db, "ann", days=7, per_topic=10, detail=True)["topics"]
     named = set(topic["label"].split(" · "))
     assert {i["id"] for i in topic["items"]} == set(week)
     for item in topic["items"]:
@@ -308,7 +308,7 @@ def test_an_empty_window_returns_ok_false_with_the_success_keys(db, add_items, c
 
 def test_the_registered_tool_is_the_function_with_checked_arguments(db, corpus):
     tool = collect_tools()["digest"]
-    assert [p.name for p in tool.arguments()] == ["user", "days", "per_topic", "limit", "below_bar"]
+    assert [p.name for p in tool.arguments()] == ["user", "days", "per_topic", "limit", "below_bar", "detail"]
     assert call_tool(db, tool, {"user": "ann"}) == digest(db, "ann")
     refused = call_tool(db, tool, {"user": "ann", "chat_fn": "print"})
     assert refused["ok"] is False and 'no parameter "chat_fn"' in refused["message"]
@@ -319,7 +319,7 @@ def test_items_carry_the_one_explanation_of_the_digest_ranking(db, corpus):
     text explain_item gives for that window), and nothing is stored."""
     from hermes.ranking.explain import explain
 
-    result = digest(db, "ann", per_topic=10)
+    result = digest(db, "ann", per_topic=10, detail=True)
     items = {i["id"]: i for t in result["topics"] for i in t["items"]} | {i["id"]: i for i in result["unclustered"]}
     item = items[corpus["ids"]["fruit_strong"]]
     assert item["match"] == "strong" and item["reason"].startswith("Strong match: ")
@@ -331,7 +331,7 @@ def test_items_carry_the_one_explanation_of_the_digest_ranking(db, corpus):
 
 
 def test_items_carry_a_reason_from_the_ranking_components(db, corpus):
-    result = digest(db, "ann", per_topic=10)
+    result = digest(db, "ann", per_topic=10, detail=True)
     top = min([i for t in result["topics"] for i in t["items"]] + result["unclustered"], key=lambda i: i["rank"])
     assert top["rank"] == 1 and top["explanation"]["top"][0]["component"] == "profile"
     assert "your interest" in top["reason"]
@@ -512,10 +512,11 @@ def test_every_section_of_a_digest_validates_against_its_typed_schema(db, mixed_
     tools = collect_tools()
     if "favorite" in tools:
         assert call_tool(db, tools["favorite"], {"user": "ann", "item_id": mixed_week[4]})["ok"]
-    result = digest(db, "ann", per_topic=10, below_bar=True)
+    result = digest(db, "ann", per_topic=10, below_bar=True, detail=True)
     assert result["below_bar"]["items"] and (result["topics"] or result["unclustered"])
     assert "favorite" not in tools or result["saved"]["items"]
     assert _schema_errors("digest", result) == []
+    assert _schema_errors("digest", digest(db, "ann", per_topic=10, below_bar=True)) == []  # compact
     item = (result["topics"][0]["items"] if result["topics"] else result["unclustered"])[0]
     assert set(item["explanation"]) == {"match", "evidence", "top", "phrases", "reason"}
     schema = collect_tools({"digest"})["digest"].output_schema()
@@ -530,3 +531,85 @@ def test_kg_communities_validates_against_its_typed_schema(db, corpus):
     schema = collect_tools({"digest"})["kg_communities"].output_schema()
     assert set(schema["$defs"]["Community"]["properties"]) == {"label", "size", "n_items", "top_tags"}
     assert collect_tools({"digest"})["kg_communities"].title == "Topics of the archive"
+
+
+# --- an agent's answer: compact by default, fitted to its budget --------------------------
+
+
+def _held(result: dict) -> list[dict]:
+    """The items of the answer's ranked sections (saved items are not ranked)."""
+    return [i for t in result["topics"] for i in t["items"]] + result["unclustered"] + result["below_bar"]["items"]
+
+
+def test_an_agents_digest_is_compact_by_default_as_list_feeds_page(db, corpus):
+    """A user trial: about 28,000 characters for 9 items, each carrying its ~2,000-character
+    explanation unasked. Compact, an item keeps what choosing needs — list_feed's compact
+    shape — and detail=true gives the rest."""
+    from hermes_feeds.tools import list_feed
+
+    from hermes.answers import size_of
+
+    compact = digest(db, "ann", per_topic=10, below_bar=True)
+    full = digest(db, "ann", per_topic=10, below_bar=True, detail=True)
+    assert [i["id"] for i in _held(compact)] == [i["id"] for i in _held(full)]
+    feed = {i["id"]: i for i in list_feed(db, "ann", below_bar=True)["items"]}
+    for item in _held(compact):
+        assert not {"explanation", "summary", "tags", "matched_tags"} & set(item), item
+        assert {"id", "rank", "title", "url", "match", "reason", "score"} <= set(item)
+        assert set(item) == set(feed[item["id"]]) and item["reason"] == feed[item["id"]]["reason"]
+    for item in _held(full):
+        assert {"match", "evidence", "top", "phrases", "reason"} == set(item["explanation"])
+        assert "summary" in item and "matched_tags" in item
+    assert size_of(compact) < size_of(full)
+
+
+@pytest.mark.parametrize("face", ["cli", "web"])
+def test_a_persons_digest_is_whole_without_asking(db, corpus, face):
+    """The CLI and the web page call the same tool and show the whole digest: the compact
+    answer and the budget are an agent's (MCP's) only."""
+    tool = collect_tools()["digest"]
+    result = call_tool(db, tool, {"user": "ann", "per_topic": 10}, face=face)
+    assert result["ok"] and _held(result)
+    for item in _held(result):
+        assert set(item["explanation"]) == {"match", "evidence", "top", "phrases", "reason"}
+        assert "summary" in item and "tags" in item
+    assert result["shortened"] == result["left_out"] == 0
+
+
+@pytest.mark.parametrize("detail", [True, False])
+def test_a_digest_over_its_budget_counts_only_items_it_holds_and_keeps_the_best_whole(db, corpus, monkeypatch, detail):
+    """A user trial: 152 items were said to be shortened and 123 more left out of an
+    answer that held 152, and the best-ranked items were shortened too. Cut to a budget,
+    the items split by rank: the best whole, then the shortened, then the left out; the
+    counts add up to what the answer would otherwise hold, and the message says so."""
+    from hermes.answers import size_of
+
+    whole_answer = digest(db, "ann", per_topic=10, below_bar=True, detail=detail)
+    held = {i["rank"]: i for i in _held(whole_answer)}
+    assert len(held) >= 5 and whole_answer["shortened"] == whole_answer["left_out"] == 0
+    seen = set()
+    for budget in range(size_of(whole_answer) - 100, 1200, -150):
+        monkeypatch.setattr(digest_tools, "ANSWER_BUDGET", budget)
+        result = digest(db, "ann", per_topic=10, below_bar=True, detail=detail)
+        shown = sorted(_held(result), key=lambda i: i["rank"])
+        shortened, left_out = result["shortened"], result["left_out"]
+        cut = [i for i in shown if detail and set(i["explanation"]) == {"match", "reason"}]
+        kept_whole = len(shown) - len(cut)
+        assert len(cut) == shortened and kept_whole + shortened + left_out == len(held), budget
+        # by rank: whole, then shortened, then left out
+        assert [i["rank"] for i in shown] == sorted(held)[: len(shown)]
+        assert shown[kept_whole:] == cut
+        if len(shown) > 1:
+            assert size_of(result) <= budget
+        assert shown and shown[0]["rank"] == min(held)
+        if shown[0] in cut:  # the best stays whole unless whole it would not fit at all
+            grown = size_of(held[min(held)]["explanation"]) - size_of(shown[0]["explanation"])
+            assert size_of(result) + grown > budget - digest_tools.MESSAGE_ROOM, budget
+        if shortened or left_out:
+            assert f"under {budget:,} characters" in result["message"]
+            assert ("the best item is whole" in result["message"]) == (shortened and kept_whole == 1)
+            if left_out:
+                assert f"the {left_out} lowest-ranked item" in result["message"]
+            assert "smaller limit or per_topic" in result["message"]
+        seen.add((bool(shortened), bool(left_out)))
+    assert (False, True) in seen and (detail is False or (True, False) in seen)

@@ -145,7 +145,7 @@ def test_only_an_agent_s_answers_are_cut_to_the_budget(db, long_items):
 
 
 def test_the_digest_cuts_its_lowest_ranked_explanations_first():
-    from hermes_digest.tools import within_budget
+    from hermes_digest.tools import MESSAGE_ROOM, within_budget
 
     def entry(rank):
         return {
@@ -154,14 +154,54 @@ def test_the_digest_cuts_its_lowest_ranked_explanations_first():
             "explanation": {"match": "good", "reason": "r", "evidence": None, "top": [], "phrases": ["p" * 500]},
         }
 
-    payload = {"topics": [{"items": [entry(1), entry(3)]}], "unclustered": [entry(2)], "below_bar": {"items": []}}
-    whole = size_of(payload)
-    assert within_budget(payload, whole + 600) == (0, 0)
-    shortened, left_out = within_budget(payload, whole + 600 - 400)
-    assert (shortened, left_out) == (1, 0)
-    assert set(payload["topics"][0]["items"][1]["explanation"]) == {"match", "reason"}  # rank 3
-    assert "phrases" in payload["topics"][0]["items"][0]["explanation"]
-    assert within_budget(payload, 700)[1] >= 1  # then the lowest ranked go
+    def payload():
+        return {"topics": [{"items": [entry(1), entry(3)]}], "unclustered": [entry(2)], "below_bar": {"items": []}}
+
+    whole = size_of(payload())
+    assert within_budget(payload(), whole + MESSAGE_ROOM) == (0, 0)
+    cut = payload()
+    assert within_budget(cut, whole + MESSAGE_ROOM - 400) == (1, 0)
+    assert set(cut["topics"][0]["items"][1]["explanation"]) == {"match", "reason"}  # rank 3
+    assert "phrases" in cut["topics"][0]["items"][0]["explanation"]
+    assert within_budget(payload(), 700)[1] >= 1  # then the lowest ranked go
+
+
+def test_a_digest_past_its_budget_counts_only_the_items_it_still_holds():
+    """A user trial: "152 items (the lowest ranked) only give match and reason and 123 more
+    were left out" of an answer that held 152, its best items shortened too. Shortened,
+    whole and left out add up to the items the answer held, in rank order: the best whole."""
+    from hermes_digest.tools import MESSAGE_ROOM, within_budget
+
+    def entry(rank):
+        explanation = {"match": "good", "reason": "r", "evidence": None, "top": [], "phrases": ["p" * 900]}
+        return {"rank": rank, "title": f"t{rank}", "summary": "s" * 400, "explanation": explanation}
+
+    ranks = list(range(1, 41))
+    payload = {
+        "topics": [
+            {"items": [entry(r) for r in ranks if r % 3 == 0]},
+            {"items": [entry(r) for r in ranks if r % 3 == 1]},
+        ],
+        "unclustered": [entry(r) for r in ranks if r % 3 == 2 and r < 30],
+        "below_bar": {"items": [entry(r) for r in ranks if r % 3 == 2 and r >= 30]},
+    }
+    budget = 12_000
+    shortened, left_out = within_budget(payload, budget)
+    held = sorted(
+        (
+            e
+            for rows in [t["items"] for t in payload["topics"]]
+            + [payload["unclustered"], payload["below_bar"]["items"]]
+            for e in rows
+        ),
+        key=lambda e: e["rank"],
+    )
+    is_short = [set(e["explanation"]) == {"match", "reason"} for e in held]
+    assert shortened and left_out
+    assert len(held) + left_out == len(ranks) and sum(is_short) == shortened
+    assert [e["rank"] for e in held] == ranks[: len(held)]  # the lowest ranked left out
+    assert not is_short[0] and is_short == sorted(is_short)  # the best whole, then the shortened
+    assert size_of(payload) + MESSAGE_ROOM <= budget
 
 
 # --- names a model reaches for -------------------------------------------------------------

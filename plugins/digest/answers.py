@@ -29,18 +29,21 @@ class DigestItem(BaseModel):
     rank: int
     title: FeedText
     url: str | None
-    enclosure: Enclosure | None
+    #: the compact answer (an agent's default) gives the day only
     published: str | None
-    date_source: str | None
     source: MaybeFeedText
     content_type: str | None
-    tags: FeedTexts
-    matched_tags: FeedTexts
-    summary: FeedText
     score: float
     match: Match
     reason: FeedText
-    explanation: Explanation
+    # the compact answer leaves out the usual date source ("feed"), a missing enclosure and
+    # the rest, as list_feed's compact page does (detail=true gives them)
+    date_source: str | None = "feed"
+    enclosure: Enclosure | None = None
+    tags: FeedTexts = []
+    matched_tags: FeedTexts = []
+    summary: FeedText = ""
+    explanation: Explanation | None = None
 
 
 class Topic(BaseModel):

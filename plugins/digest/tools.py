@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from hermes.answers import ANSWER_BUDGET, budgeted, left_out_words, size_of
+from hermes.answers import ANSWER_BUDGET, budgeted, compact, size_of
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
 from hermes.embed import get_embedder
 from hermes.facekit.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, plural
@@ -250,31 +250,88 @@ def _item_entry(item: dict, ranking: Ranking, position: int, matched, why: dict)
     }
 
 
+#: room kept for the message beside the items when the digest is fitted to its budget
+MESSAGE_ROOM = 800
+
+
+def _short(explanation: dict | None) -> dict | None:
+    """An explanation cut to match and reason (an item of the compact answer has none)."""
+    return None if explanation is None else {k: explanation[k] for k in ("match", "reason")}
+
+
 def within_budget(payload: dict, budget: int = ANSWER_BUDGET) -> tuple[int, int]:
-    """Fit the digest in ``budget`` characters, the lowest-ranked items first: their
-    explanations cut to match and reason, then, if that is not enough, the items left out.
-    Returns (explanations shortened, items left out); (0, 0) where answers are not
-    budgeted (a person's CLI or web digest is whole)."""
+    """Fit the digest in ``budget`` characters and return (explanations shortened, items
+    left out); (0, 0) where answers are not budgeted (a person's CLI or web digest is whole).
+
+    The items are those of the answer's topics, ``unclustered`` and ``below_bar`` sections,
+    taken in the window's rank order (``saved`` is at most ``per_topic`` short items, never
+    cut). As many items are kept as fit with the best one whole and the rest shortened to
+    match and reason; of those, the best ranked are given back whole while they fit. So the
+    items split by rank: the best whole, then the shortened, then the left out — and
+    ``shortened`` counts only items still in the answer: whole + shortened + left out is
+    every item the answer would otherwise hold."""
     if not budgeted():
         return 0, 0
     lists = [t["items"] for t in payload["topics"]] + [payload["unclustered"], payload["below_bar"]["items"]]
-    entries = sorted(((e["rank"], rows, e) for rows in lists for e in rows), key=lambda entry: -entry[0])
-    total = size_of(payload) + 600  # the message's room
-    shortened = left_out = 0
-    for _, _, entry in entries:
-        if total <= budget:
+    entries = sorted(((e["rank"], rows, e) for rows in lists for e in rows), key=lambda entry: entry[0])
+    if not entries:
+        return 0, 0
+    whole = [size_of(e) + 1 for _, _, e in entries]  # with its comma
+    short = [
+        w - size_of(e.get("explanation")) + size_of(_short(e.get("explanation")))
+        for w, (_, _, e) in zip(whole, entries, strict=True)
+    ]
+    rest = size_of(payload) - sum(whole) + MESSAGE_ROOM
+    if rest + sum(whole) <= budget:
+        return 0, 0
+    # the most items kept: the best whole (when it fits at all), the others shortened
+    kept, used = 0, rest
+    for n in range(len(entries)):
+        size = whole[0] if n == 0 and rest + whole[0] <= budget else short[n]
+        if used + size > budget:
             break
-        short = {k: entry["explanation"][k] for k in ("match", "reason")}
-        total -= size_of(entry["explanation"]) - size_of(short)
-        entry["explanation"] = short
-        shortened += 1
-    for _, rows, entry in entries:
-        if total <= budget:
-            break
-        total -= size_of(entry) + 1
-        rows.remove(entry)
-        left_out += 1
-    return shortened, left_out
+        used, kept = used + size, n + 1
+    kept = max(kept, 1)  # one item even past the budget: an answer that shows none helps nobody
+    # then the best ranked of them whole while that fits
+    used = rest + sum(short[:kept])
+    n_whole = 0
+    while n_whole < kept and used - short[n_whole] + whole[n_whole] <= budget:
+        used += whole[n_whole] - short[n_whole]
+        n_whole += 1
+    shortened = 0
+    for _, _, entry in entries[n_whole:kept]:
+        if (short_form := _short(entry.get("explanation"))) and short_form != entry["explanation"]:
+            entry["explanation"] = short_form
+            shortened += 1
+    gone = {id(entry) for _, _, entry in entries[kept:]}
+    for rows in lists:
+        rows[:] = [entry for entry in rows if id(entry) not in gone]
+    return shortened, len(entries) - kept
+
+
+def budget_words(whole: int, shortened: int, left_out: int, below_bar: bool) -> str:
+    """What the message says of a digest fitted to its budget (``whole`` items in it whole,
+    ``shortened`` cut to match and reason, ``left_out`` not in it), and what the reader can
+    do about it."""
+    if not (shortened or left_out):
+        return ""
+    cut = []
+    if shortened:
+        if whole:
+            cut.append("the best item is whole" if whole == 1 else f"the best {whole} items are whole")
+        cut.append(
+            (f"the next {shortened} give" if shortened > 1 else "the next gives") + " only match and reason"
+            if whole
+            else f"all {shortened} give only match and reason"
+        )
+    if left_out:
+        cut.append(f"the {plural(left_out, 'lowest-ranked item')} {'was' if left_out == 1 else 'were'} left out")
+    smaller = "a smaller limit or per_topic" + (", or below_bar=false," if below_bar else "")
+    fix = f"{smaller} shows them all whole" if shortened else f"{smaller} fits them all"
+    if shortened:
+        fix += "; without detail=true the items are compact and more fit"
+    listed = ", ".join(cut[:-1]) + (" and " if len(cut) > 1 else "") + cut[-1]
+    return f" To keep this answer under {ANSWER_BUDGET:,} characters, {listed}: {fix}."
 
 
 def saved_not_read(db, user_id: int, cap: int) -> dict:
@@ -324,6 +381,7 @@ def digest(
     ] = None,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Best items grouped.")] = 30,
     below_bar: Annotated[bool, Field(description="Also list the weak and none matches.")] = False,
+    detail: Annotated[bool, Field(description="Add summary, tags, explanation.")] = False,
 ) -> dict:
     """What is worth reading: a persona's best unread items of the last `days` days by topic,
     each with match and why; also unclustered, below-bar, saved items, ranking_quality.
@@ -424,15 +482,17 @@ def digest(
         "saved": saved,
         "below_bar": below,
     }
+    if not detail and budgeted():
+        # an agent's answer is compact by default, as list_feed's page: what choosing needs
+        # (the explanation alone was about 2,000 characters an item); the CLI and the web
+        # page show the whole digest
+        for rows in [t["items"] for t in ordered] + [unclustered, below["items"]]:
+            for entry in rows:
+                compact(entry)
     # the budget protects an agent's context; the CLI and the web page show the whole digest
-    shortened, left_out = within_budget(payload)
-    if shortened:
-        message += (
-            f" To keep this answer under {ANSWER_BUDGET:,} characters, "
-            f"{plural(shortened, 'item')} (the lowest ranked) only give match and reason"
-            + (f" and {left_out_words(left_out, ANSWER_BUDGET).split(' to keep')[0]}" if left_out else "")
-            + "; a smaller limit or per_topic shows all whole."
-        )
+    shortened, left_out = within_budget(payload, ANSWER_BUDGET)  # read here: a test may lower it
+    held = sum(len(rows) for rows in [t["items"] for t in ordered] + [unclustered, below["items"]])
+    message += budget_words(held - shortened, shortened, left_out, below_bar and bool(below["items"]))
     payload.update(shortened=shortened, left_out=left_out)
     if not (ordered or unclustered or below["items"] or saved["items"]):
         # Nothing cleared the bar and nothing below it was asked for: the digest shows no

@@ -20,6 +20,7 @@ from hermes.answers import (
     ItemExplanation,
     MaybeFeedText,
     RankedItem,
+    compact,
     fitting,
     left_out_words,
     over,
@@ -350,18 +351,6 @@ def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -
         f"{ranking.blend_weight:.0%}{weight_note(ranking.n_clicks, ranking.blend_weight)}."
     )
     return ok(head + more, user=name, items=items, left_out=cut, **counts)
-
-
-def compact(item: dict) -> None:
-    """A ranked item as the default page lists it: no summary, evidence, components or tags,
-    the day it was published (its date_source only when not the feed's own date) and an
-    enclosure only where there is one. Twenty such items fit in :data:`FEED_BUDGET`."""
-    for bulky in ("summary", "evidence", "components", "tags"):
-        del item[bulky]
-    item["published"] = (item["published"] or "")[:10] or None
-    for key, usual in (("date_source", "feed"), ("enclosure", None)):
-        if item[key] == usual:
-            del item[key]
 
 
 def _level_counts(ranking) -> str:
