@@ -60,6 +60,16 @@ def test_ingest_human_output_has_a_line_per_feed_and_no_progress_bar(feeds_dir, 
     assert "the other feeds were stored" in errors[0]
 
 
+def test_every_line_on_stdout_and_stderr_ends_with_a_newline(feeds_dir, tmp_path):
+    """A trial saw stderr's "created a new hermes database" run into stdout's last line on a
+    terminal: each stream's every line ends with a newline, the last one too."""
+    result = invoke("--db", str(tmp_path / "fresh.db"))
+    assert result.stdout.endswith("\n") and result.stderr.endswith("\n")
+    assert "created a new hermes database at" in result.stderr.splitlines()[0]
+    for stream in (result.stdout, result.stderr):
+        assert all(line.endswith("\n") for line in stream.splitlines(keepends=True))
+
+
 def test_feed_option_and_unknown_feed(feeds_dir, tmp_path):
     db = str(tmp_path / "h.db")
     invoke("--db", db, "--json")

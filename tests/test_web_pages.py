@@ -304,6 +304,32 @@ def test_mark_read_makes_the_item_experienced(web, db, ids):
     assert clicks(db) == []  # reading is not a like
 
 
+def test_corpus_strength_label_sits_beside_the_title_not_over_it(web, db, ids):
+    """A trial saw "strength 0.46" run over the item's title: the label lived in a 2.6rem
+    grid column it outgrew. Now meter and label are one block sized to its words, beside
+    the title (its own block) on a desktop and above it on a phone; nothing is positioned."""
+    for item_id in ids[:2]:
+        post(web, "/read", {"user": "ada", "item_id": item_id, "next": "/feed?user=ada"})
+    page = web.get("/corpus?user=ada").text
+    rows = page.split('<ol class="ranked">')[1].split("</ol>")[0].split("<li>")[1:]
+    assert len(rows) == 2
+    for row in rows:
+        cell = re.search(r'<div class="strength-cell">(.*?)</div>', row, re.S)
+        assert cell and '<span class="strength-num">strength 0.' in cell.group(1)
+        assert '<div class="ranked-title">' in row.split(cell.group(0))[1]
+    css = web.get("/static/hermes.css").text
+    rules: dict[str, str] = {}  # the first rule of each selector: the desktop one
+    for selector, body in re.findall(r"(\.ranked[^{]*|meter\.strength|\.strength-num)\{([^}]*)\}", css):
+        rules.setdefault(selector, body)
+    desktop = rules[".ranked li "]
+    columns = re.search(r"grid-template-columns:([^;]*);", desktop).group(1).split()
+    assert columns[0] == "max-content"  # the label's column is as wide as its words
+    assert "nowrap" in rules[".ranked .strength-cell "]
+    assert not any("position" in body for body in rules.values())
+    phone = css.split("@media (max-width: 560px)")[1].split("\n}")[0]
+    assert ".ranked li { grid-template-columns: minmax(0, 1fr); }" in phone  # title below
+
+
 def test_favorite_saves_and_unsaves(web, db, ids):
     post(web, "/favorite", {"user": "ada", "item_id": ids[3], "on": "1"})
     assert corpus_facet(db, "saved") == [ids[3]]
