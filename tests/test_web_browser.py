@@ -768,3 +768,31 @@ def test_the_chosen_window_survives_a_reload_and_an_empty_one_offers_a_wider(bro
         assert page.locator("nav.window a", has_text="7 days").get_attribute("href").endswith("days=7")
     assert state(db) == before
     assert errors == []
+
+
+def test_corpus_strength_label_never_covers_the_title(browser, server, db, db_path):
+    """A trial saw "strength 0.46" run over the titles of the corpus page: on a desktop the
+    label sits beside the title, on a phone above it, and its words fit its own box."""
+    from web_support import client, token
+
+    ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id LIMIT 3")]
+    with client(db_path) as c:
+        for item_id in ids:
+            c.post("/read", data={"csrf_token": token(c, "/"), "user": "ada", "item_id": item_id})
+    for width in (1280, 400):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(server + "/corpus?user=ada")
+        rows = page.evaluate(
+            """() => [...document.querySelectorAll('.ranked li')].map(li => {
+              const label = li.querySelector('.strength-num'), title = li.querySelector('.ranked-title');
+              const a = label.getBoundingClientRect(), t = title.getBoundingClientRect();
+              return {fits: label.scrollWidth <= label.clientWidth + 1, beside: a.right <= t.left,
+                      above: a.bottom <= t.top, text: label.textContent};
+            })"""
+        )
+        assert len(rows) == len(ids)
+        for row in rows:
+            assert row["text"].startswith("strength ") and row["fits"], (width, row)
+            assert row["beside"] if width == 1280 else row["above"], (width, row)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.close()
