@@ -7,6 +7,9 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
+from hermes.errors import InvalidInput
 from hermes.storage import clicks
 from hermes.storage.records import create_user, feed_row
 
@@ -79,3 +82,23 @@ def test_the_same_answer_again_changes_nothing(db, add_items, monkeypatch):
     assert clicks.click_on(db, ann["id"], a) == {"label": "like", "source": "agent"}
     flipped = clicks.record_click(db, ann["id"], a, False, "agent")
     assert flipped["previous"] == "like" and clicks.label_of(db, ann["id"], a) == "dislike"
+
+
+def test_removing_one_sources_clicks_tells_the_observers_of_each(db, add_items, monkeypatch):
+    """``persona reset --source bootstrap``: only that source's clicks go, each through the
+    signal path (the score caches listen there), and the counts say what would go first."""
+    ann = create_user(db, "ann", "x")
+    a, b, c = add_items([{"title": "a"}, {"title": "b"}, {"title": "c"}])
+    clicks.record_click(db, ann["id"], a, True, "bootstrap")
+    clicks.record_click(db, ann["id"], b, False, "bootstrap")
+    clicks.record_click(db, ann["id"], c, True, "ui")
+    assert clicks.click_counts(db, ann["id"], of_source="bootstrap") == {"clicks": 2, "likes": 1, "dislikes": 1}
+    told = []
+    real = clicks.record_signal
+    monkeypatch.setattr(clicks, "record_signal", lambda *args: told.append(args[1]) or real(*args))
+    assert clicks.remove_all_clicks(db, ann["id"], "ui", of_source="bootstrap") == 2
+    assert sorted(s.item_id for s in told) == [a, b] and {s.op for s in told} == {"delete"}
+    assert clicks.click_history(db, ann["id"]) == [(c, True, "ui")]
+    with pytest.raises(InvalidInput, match="expected one of ui, agent, bootstrap"):
+        clicks.remove_all_clicks(db, ann["id"], "ui", of_source="zotero")
+    assert clicks.click_count(db, ann["id"]) == 1
