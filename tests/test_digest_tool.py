@@ -613,3 +613,14 @@ def test_a_digest_over_its_budget_counts_only_items_it_holds_and_keeps_the_best_
             assert "smaller limit or per_topic" in result["message"]
         seen.add((bool(shortened), bool(left_out)))
     assert (False, True) in seen and (detail is False or (True, False) in seen)
+
+
+def test_a_digest_past_its_budget_does_not_say_all_its_topic_items_are_shown(db, corpus, monkeypatch):
+    whole = digest(db, "ann", detail=True)
+    assert "(all shown)" in whole["message"]
+    monkeypatch.setattr(digest_tools, "ANSWER_BUDGET", 2500)
+    result = digest(db, "ann", detail=True)
+    shown = sum(len(t["items"]) for t in result["topics"])
+    assert result["left_out"] and shown < sum(t["n_total"] for t in result["topics"])
+    assert "(all shown)" not in result["message"] and f"({shown} shown)" in result["message"]
+    assert len(result["topics"]) == len(whole["topics"])  # a topic with no item left keeps its count

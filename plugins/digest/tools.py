@@ -446,31 +446,7 @@ def digest(
     ordered = list(topics.values())
 
     clustered = sum(t["n_total"] for t in ordered)
-    shown = sum(len(t["items"]) for t in ordered)
-    if not n_above:
-        message = (
-            f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
-            f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
-            + (" (the closest are listed below the bar)." if below_bar else f"; {SHOW_CLOSEST}.")
-            + f" {BAR_ADVICE.sentence()}."
-        )
-    else:
-        cleared = ranking.n_above_bar  # all of them, not only the best ``limit`` grouped
-        message = (
-            f"{plural(cleared, 'unread item')} from the last {plural(days, 'day')} "
-            f"{'clears' if cleared == 1 else 'clear'} the bar"
-            + (f"; the best {n_above} are grouped" if cleared > n_above else "")
-            + f": {clustered} in {plural(len(ordered), 'topic')} "
-            + (f"({shown} shown, at most {cut} per topic{N_TOTAL})" if cut else "(all shown)")
-            + f", {len(unclustered)} unclustered; "
-            f"{plural(below['n_total'], 'more item')} below the bar"
-            + ("" if below_bar or not below["n_total"] else f" ({SHOW_BELOW})")
-            + "."
-        )
-    if saved["n_total"]:
-        message += f" Also {plural(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
-    if quality["caveat"]:
-        message += f" Ranking is not fully trained: {SEE_CAVEAT}."
+    n_unclustered, n_topics = len(unclustered), len(ordered)  # before the budget may leave some out
     payload = {
         "topics": ordered,
         "unclustered": unclustered,
@@ -491,7 +467,38 @@ def digest(
                 compact(entry)
     # the budget protects an agent's context; the CLI and the web page show the whole digest
     shortened, left_out = within_budget(payload, ANSWER_BUDGET)  # read here: a test may lower it
+    shown = sum(len(t["items"]) for t in ordered)  # what the answer holds
     held = sum(len(rows) for rows in [t["items"] for t in ordered] + [unclustered, below["items"]])
+    if not n_above:
+        message = (
+            f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
+            f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
+            + (" (the closest are listed below the bar)." if below_bar else f"; {SHOW_CLOSEST}.")
+            + f" {BAR_ADVICE.sentence()}."
+        )
+    else:
+        cleared = ranking.n_above_bar  # all of them, not only the best ``limit`` grouped
+        message = (
+            f"{plural(cleared, 'unread item')} from the last {plural(days, 'day')} "
+            f"{'clears' if cleared == 1 else 'clear'} the bar"
+            + (f"; the best {n_above} are grouped" if cleared > n_above else "")
+            + f": {clustered} in {plural(n_topics, 'topic')} "
+            + (
+                f"({shown} shown, at most {cut} per topic{N_TOTAL})"
+                if cut
+                else "(all shown)"
+                if shown == clustered
+                else f"({shown} shown)"
+            )
+            + f", {n_unclustered} unclustered; "
+            f"{plural(below['n_total'], 'more item')} below the bar"
+            + ("" if below_bar or not below["n_total"] else f" ({SHOW_BELOW})")
+            + "."
+        )
+    if saved["n_total"]:
+        message += f" Also {plural(saved['n_total'], 'saved item')} not read yet{SEE_SAVED}."
+    if quality["caveat"]:
+        message += f" Ranking is not fully trained: {SEE_CAVEAT}."
     message += budget_words(held - shortened, shortened, left_out, below_bar and bool(below["items"]))
     payload.update(shortened=shortened, left_out=left_out)
     if not (ordered or unclustered or below["items"] or saved["items"]):
