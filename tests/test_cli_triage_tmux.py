@@ -10,10 +10,10 @@ import subprocess
 import time
 
 import pytest
+from hermes_feeds.keys import split_keys
 from process_support import child_env, hermes_command
 
 from hermes.storage.records import create_user, require_user
-from plugins.feeds.keys import split_keys
 
 TITLES = [
     "Surface code decoding with neural networks",

@@ -56,7 +56,7 @@ def record_feedback(
     item_id: ItemIds,
     liked: Annotated[bool, Field(description="true = like, false = dislike.")],
 ) -> dict:
-    """Like or dislike an item (or a list, alike) for a persona; a new answer replaces the old.
+    """Like or dislike an item (or a list) for a persona; a new answer replaces the old.
     The next list_feed learns from it."""
     persona = require_user(db, user)
     if isinstance(item_id, list):

@@ -124,6 +124,6 @@ def save_item(
         ),
     ],
 ) -> dict:
-    """Bring in a paper or page no feed brought (arXiv id, DOI or URL; fetched once), saved to
-    read later. For an archive item: favorite."""
+    """Bring in a paper or page no feed brought (arXiv id, DOI or URL; fetched once) to read
+    later. An archive item: favorite."""
     return save(db, user, ref, trusted=False)

@@ -356,8 +356,8 @@ def favorite(
     item_id: ItemId,
     on: Annotated[bool, Field(description="false: no longer saved.")] = True,
 ) -> dict:
-    """Save an archive item to read later: a bookmark, not a like (on=false unsaves). save_item
-    brings in one no feed has."""
+    """Save an archive item to read later: a bookmark, not a like (on=false unsaves). Others:
+    save_item."""
     r = signals.favorite(db, user, item_id, on, source=caller())
     u = require_user(db, r["user"])
     if r["changed"]:

@@ -369,23 +369,21 @@ def saved_not_read(db, user_id: int, cap: int) -> dict:
 def digest(
     db,
     user: User,
-    days: Annotated[int, Field(ge=1, le=MAX_DAYS, description="Items published in the last N days.")] = 7,
+    days: Annotated[int, Field(ge=1, le=MAX_DAYS, description="The last N days.")] = 7,
     per_topic: Annotated[
         int | None,
         Field(
             ge=1,
             le=MAX_PER_TOPIC,
-            description=f"Most items shown per topic; omitted: {PER_TOPIC}, and only when more items "
-            "clear the bar than `limit` groups.",
+            description=f"Most items per topic; omitted: {PER_TOPIC}, only if more clear the bar than `limit`.",
         ),
     ] = None,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Best items grouped.")] = 30,
     below_bar: Annotated[bool, Field(description="Also list the weak and none matches.")] = False,
     detail: Annotated[bool, Field(description="Add summary, tags, explanation.")] = False,
 ) -> dict:
-    """What is worth reading: a persona's best unread items of the last `days` days by topic,
-    each with match and why; also unclustered, below-bar, saved items, ranking_quality.
-    Write the summary yourself."""
+    """A persona's best unread items of the last `days` days by topic, each with match and
+    why; also unclustered, below-bar, saved items, ranking_quality. Write the summary yourself."""
     persona = require_user(db, user)
     ranking, page = ranked_page(
         db, persona, CandidateQuery(since_days=days, exclude_read=True), limit=limit, below_bar=below_bar

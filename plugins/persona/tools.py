@@ -148,8 +148,8 @@ Confirm = bool
 ClickSource = Annotated[
     Literal["ui", "agent", "bootstrap"] | None,
     Field(
-        description="Only the clicks this source recorded: bootstrap (library imports and "
-        "bootstrap_persona), ui (web UI and CLI) or agent (MCP); left out, every click.",
+        description="Only this source's: bootstrap (library imports, bootstrap_persona), ui "
+        "(web, CLI), agent (MCP); omitted: all.",
     ),
 ]
 
@@ -377,8 +377,8 @@ def rename_persona(db, name: User, new_name: NewName) -> dict:
 
 @tool(GROUP, result=ProfileStatus, read_only=True, idempotent=True, untrusted=True, title="What a persona learned")
 def profile_status(db, user: User) -> dict:
-    """What a persona taught the ranking: clicks and their weight, liked and disliked tags,
-    topics, types and sources, the classifier's state."""
+    """What a persona taught the ranking: clicks and their weight, rated tags, topics, types
+    and sources, the classifier's state."""
     s = status.profile_status(db, user)
     # Counted, not listed: tags are feed text (untrusted), kept in the liked_tags payload.
     liked = f"{len(s['liked_tags'])}{SEE_LIKED_TAGS}" if s["liked_tags"] else "none yet"
@@ -489,8 +489,8 @@ def delete_persona(db, name: User, confirm: Confirm = False) -> dict:
 
 @tool(GROUP, result=Deletion, destructive=True, idempotent=True, title="Reset feedback")
 def reset_feedback(db, name: User, confirm: Confirm = False, source: ClickSource = None) -> dict:
-    """Delete all of a persona's likes and dislikes (with source: only that source's, e.g.
-    bootstrap for a library import), keeping it and its interests. Needs confirm=true."""
+    """Delete a persona's likes and dislikes (or one source's), keeping it and its interests.
+    Needs confirm=true."""
     return destroy(db, name, confirm, persona=False, of_source=source)
 
 
