@@ -48,3 +48,11 @@ def test_a_real_link_wins_and_guids_stay_distinct():
     items = by_title()
     assert items["Episode 17"]["url"] == "https://show.example.org/17"
     assert len({item["guid"] for item in items.values()}) == len(items)
+
+
+def test_a_malformed_url_as_guid_is_no_link_and_no_failure():
+    """feedparser's corpus has a guid "http://[…" that urlsplit refuses (Invalid IPv6 URL):
+    the feed still parses, and that guid is no address."""
+    feed = PODCAST.replace(b"<guid>ep-15</guid>", b"<guid>http://[not-an-address/15</guid>")
+    items = {item["title"]: item for item in parse_feed(feed, url=URL).items}
+    assert items["Episode 15"]["url"] is None and len(items) == 6

@@ -332,7 +332,7 @@ def test_the_digest_of_an_uncategorised_arxiv_listing_is_grouped_into_named_topi
     create_user(db, "physicist", "quantum entanglement, qubits and decoherence")
     # the top 30 whether or not they clear the bar (a hash embedder's bar says little): a
     # listed item below the bar falls in a topic when its tags matched a community
-    result = digest(db, "physicist", days=36500, limit=30, below_bar=True)
+    result = digest(db, "physicist", days=36500, limit=30, below_bar=True, detail=True)
     below = result["below_bar"]["items"]
     assert sum(t["n_total"] for t in result["topics"]) + len(result["unclustered"]) + len(below) == 30
     clustered = sum(t["n_total"] for t in result["topics"]) + sum(1 for e in below if e["matched_tags"])

@@ -262,9 +262,18 @@ def absolute_guids(body: bytes) -> set[str]:
     found = set()
     for raw in _GUID_TEXT.findall(body):
         text = html.unescape(raw.decode("utf-8", "replace")).strip()
-        if urllib.parse.urlsplit(text).scheme.lower() in ("http", "https"):
+        if _web_address(text):
             found.add(text)
     return found
+
+
+def _web_address(text: str) -> bool:
+    """Whether ``text`` is an http(s) URL; a malformed one ("http://[::1") is not (urlsplit
+    raises on it: feedparser's own test corpus has such a guid)."""
+    try:
+        return urllib.parse.urlsplit(text).scheme.lower() in ("http", "https")
+    except ValueError:
+        return False
 
 
 def _entry_link(entry, absolute: set[str] | None) -> str | None:
@@ -277,7 +286,7 @@ def _entry_link(entry, absolute: set[str] | None) -> str | None:
     if link and entry.get("guidislink") and link == entry.get("id") and not given:
         if absolute is not None and link.strip() not in absolute:
             return None
-        if urllib.parse.urlsplit(link).scheme.lower() not in ("http", "https"):
+        if not _web_address(link):
             return None
     return link
 
