@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -205,11 +206,16 @@ def test_feed_says_how_to_see_the_items_above_the_bar_past_the_page(db_path, db,
     first = run("feed", "ann", "--limit", 2, "--db", db_path)
     assert first.exit_code == 0, first.output
     assert "4 items from the last 7 days clear ann's bar (the best 2 shown)" in first.output
-    assert "— 2 more items clear your bar: `hermes feed ann --offset 2 --limit 2` shows ranks 3–4 —" in first.output
+    # the database named as the person named it, or the command opens another one
+    hermes = f"hermes --db {shlex.quote(str(db_path))}"
+    assert f"— 2 more items clear your bar: `{hermes} feed ann --offset 2 --limit 2` shows ranks 3–4 —" in first.output
     rest = run("feed", "ann", "--offset", 2, "--limit", 2, "--db", db_path)
     assert "3. [" in rest.output and "4. [" in rest.output and "clear your bar:" not in rest.output, rest.output
     one_left = run("feed", "ann", "--limit", 3, "--db", db_path).output
-    assert "— 1 more item clears your bar: `hermes feed ann --offset 3 --limit 3` shows rank 4 —" in one_left
+    assert f"— 1 more item clears your bar: `{hermes} feed ann --offset 3 --limit 3` shows rank 4 —" in one_left
+    # the next page holds at most --limit of them (a trial read "shows ranks 9–57" of a page of 8)
+    small = run("feed", "ann", "--limit", 1, "--db", db_path).output
+    assert f"— 3 more items clear your bar: `{hermes} feed ann --offset 1 --limit 1` shows rank 2 —" in small
     assert "your bar:" not in run("feed", "ann", "--db", db_path).output  # all shown
 
 

@@ -191,7 +191,10 @@ def test_a_page_full_above_the_bar_says_where_the_items_below_it_start(db, items
     nothing under the fold and said nothing of where those items were."""
     result = tool(db, "list_feed", user="ann", limit=2, below_bar=True)
     assert len(result["items"]) == 2 and all(i["match"] in ("strong", "good") for i in result["items"])
-    assert "1 more item below the bar (this page holds no room for them: offset=2 lists them)" in result["message"]
+    assert (
+        "1 more item below the bar (this page holds no room for them: offset=2 with below_bar=true lists them)"
+        in result["message"]
+    )
     rest = tool(db, "list_feed", user="ann", limit=2, below_bar=True, offset=2)
     assert [i["id"] for i in rest["items"]] == [items[2]]
 

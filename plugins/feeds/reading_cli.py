@@ -131,8 +131,16 @@ def feed(
     if above and result["above_bar"] > last:
         # the header's "(the best 20 shown)" pointed nowhere: the next page's command
         rest = result["above_bar"] - last
-        ranks = f"rank {last + 1}" if rest == 1 else f"ranks {last + 1}–{result['above_bar']}"
-        page = f"hermes feed {typed(user)} --offset {last}" + (f" --limit {limit}" if limit != 20 else "")
+        # the next page shows at most ``limit`` of them (a trial read "shows ranks 9–57" of
+        # a page of 8); the database named, as the person named it
+        shown_to = min(result["above_bar"], last + limit)
+        ranks = f"rank {last + 1}" if shown_to == last + 1 else f"ranks {last + 1}–{shown_to}"
+        page = (
+            "hermes"
+            + (f" --db {typed(str(db))}" if db else "")
+            + f" feed {typed(user)} --offset {last}"
+            + (f" --limit {limit}" if limit != 20 else "")
+        )
         typer.echo(
             style(
                 f"— {plural(rest, 'more item')} {'clears' if rest == 1 else 'clear'} your bar: "

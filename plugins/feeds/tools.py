@@ -191,10 +191,11 @@ PAGE_BACK = Say(mcp="Use a smaller offset", cli="Use a smaller --offset", web="G
 
 
 def below_from(above: int) -> Say:
-    """Where the items below the bar start when the page held only items above it."""
+    """Where the items below the bar start when the page held only items above it (asked
+    for with below_bar: the hint keeps it, or the next page lists nothing)."""
     return Say(
-        mcp=f"this page holds no room for them: offset={above} lists them",
-        cli=f"this page holds no room for them: --offset {above} lists them",
+        mcp=f"this page holds no room for them: offset={above} with below_bar=true lists them",
+        cli=f"this page holds no room for them: --below-bar --offset {above} lists them",
         web="the next pages list them",
     )
 
