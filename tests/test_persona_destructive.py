@@ -101,6 +101,8 @@ def test_reset_with_confirm_clears_only_the_feedback(db, two):
     result = tool(db, "reset_feedback", name="alice", confirm=True)
     assert result["ok"], result["message"]
     assert "kept" in result["message"]
+    # a sentence (a trial's read "deleted 3 bootstrap clicks … (not from bootstrap)" and stopped)
+    assert result["message"].startswith("Deleted ") and result["message"].endswith("."), result["message"]
     assert rows_of(db, alice["id"]) == {
         "users": 1,
         "clicks": 0,

@@ -478,7 +478,7 @@ def _destroy(db, name, confirm, *, persona: bool, of_source: str | None) -> dict
     if of_source is not None:
         others = click_counts(db, user["id"])["clicks"]
         kept += f", and its {plural(others, 'other click')} (not from {of_source})"
-    return ok(f"deleted {loss}{kept}", deleted=deleted, would_delete={}, loss=loss)
+    return ok(f"Deleted {loss}{kept}.", deleted=deleted, would_delete={}, loss=loss)
 
 
 @tool(GROUP, result=Deletion, destructive=True, idempotent=True)
