@@ -695,3 +695,12 @@ def test_an_entry_without_authors_has_a_key_to_sort_by(db, add_items):
         "Test feed",
         r"Le budget 100\% voté",
     )
+
+
+def test_a_long_sort_key_is_cut_at_a_word():
+    """A trial read ``key = {Towards Minimal Resources of Measurement-based Quantum Compu}``."""
+    from hermes_corpus.bibtex import _sort_key
+
+    title = "Towards Minimal Resources of Measurement-based Quantum Computation on Lattices"
+    assert _sort_key(title) == "Towards Minimal Resources of Measurement-based Quantum"
+    assert _sort_key("short title") == "short title" and len(_sort_key("x" * 80)) == 60

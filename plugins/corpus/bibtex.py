@@ -378,7 +378,7 @@ def _bib_entry(r: dict) -> str:
     elif r["source"] or r["title"]:
         # the classic styles sort by author, else by key ("Warning--to sort, need author or
         # key"): a news item or a post without a byline sorts by its source, then its title
-        fields.append(("key", bib_escape((r["source"] or readable(r["title"]))[:60])))
+        fields.append(("key", bib_escape(_sort_key(r["source"] or readable(r["title"])))))
     cited = r.get("citation") or {}
     if cited.get("container") or r["source"]:
         # an imported entry's journal is where it was published; a feed's title otherwise
@@ -418,3 +418,12 @@ def _bib_entry(r: dict) -> str:
 
 def bibtex(records: list[dict], tombstones: list[dict] | None = None) -> str:
     return "\n".join(_bib_entry(r) for r in records)
+
+
+def _sort_key(text: str, limit: int = 60) -> str:
+    """The ``key`` field a style sorts an authorless entry by: at most ``limit`` characters,
+    cut at a word (a trial's read "… Quantum Compu"), no ellipsis (it sorts, it is not read)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1].rsplit(" ", 1)[0]
+    return cut if cut and len(cut) <= limit else text[:limit]
