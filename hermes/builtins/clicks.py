@@ -16,7 +16,7 @@ from hermes.storage.records import require_item, require_items, require_user
 
 from ..contract import Result, ok, tool
 from ..hookspecs import hookimpl
-from ..storage.clicks import click_count, record_click, remove_click
+from ..storage.clicks import ClickSource, click_count, record_click, remove_click
 from ..storage.transactions import write_transaction
 from ..tools import ItemId, ItemIds, User, caller
 
@@ -35,7 +35,7 @@ class Click(BaseModel):
     id: int = 0
     item_id: int = 0
     label: Label | None = None
-    source: Literal["ui", "agent", "bootstrap"] | None = None
+    source: ClickSource | None = None
     created: str = ""
     previous: Label | None = None
 

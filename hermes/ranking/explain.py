@@ -234,24 +234,22 @@ class _Shared:
             n = len(self.liked)
             self.liked_sims = {i: sims[k, :n] for k, i in enumerate(item_ids) if rows[k] >= 0}
             self.disliked_sims = {i: sims[k, n:] for k, i in enumerate(item_ids) if rows[k] >= 0}
-        self._everywhere_memo: dict[str, bool] = {}
-        self._common_memo: dict[str, bool] = {}
         # the ranked columns as Python floats, once per page (the same values float() reads
         # per item; indexing numpy scalars item by item cost more than the rest of a line)
         self.raw = {name: values.tolist() for name, values in ranking.raw.items()}
         self.contributions = {name: values.tolist() for name, values in ranking.contributions.items()}
 
+    def _share(self, key: str) -> float:
+        """The share of the archive's items that carry ``key`` (the matrix keeps the counts)."""
+        return self.matrix.key_count(key) / len(self.matrix) if len(self.matrix) else 0.0
+
     def _everywhere(self, key: str) -> bool:
         """Whether every item of the archive carries ``key`` (the one feed, the one type)."""
-        if key not in self._everywhere_memo:
-            self._everywhere_memo[key] = self.matrix.key_count(key) >= len(self.matrix) > 1
-        return self._everywhere_memo[key]
+        return len(self.matrix) > 1 and self._share(key) >= 1.0
 
     def _common(self, key: str) -> bool:
         """Whether more than :data:`COMMON_SHARE` of the archive carries the category ``key``."""
-        if key not in self._common_memo:
-            self._common_memo[key] = self.matrix.key_count(key) > COMMON_SHARE * len(self.matrix)
-        return self._common_memo[key]
+        return self._share(key) > COMMON_SHARE
 
     def payload(self, pos: int, item: dict | None) -> dict:
         r = self.ranking

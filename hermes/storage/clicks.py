@@ -10,7 +10,7 @@ every other module — faces, plugins, the engine — calls them rather than wri
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ..contract import Signal
 from ..errors import InvalidInput
@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # annotations only: registering the click plugin loads no sql
     import sqlite_utils
 
 #: who recorded a click: the web UI or CLI (``ui``), an agent over MCP, or bootstrap
-CLICK_SOURCES = ("ui", "agent", "bootstrap")
+#: who recorded a click: the web UI and CLI, an agent over MCP, a bootstrap or a library import
+ClickSource = Literal["ui", "agent", "bootstrap"]
+CLICK_SOURCES: tuple[str, ...] = get_args(ClickSource)
 
 
 def _check_source(source: str) -> None:
@@ -69,20 +71,13 @@ def record_click(db: sqlite_utils.Database, user_id: int, item_id: int, liked: b
             [user_id, item_id, label, source],
         ).fetchone()
         if same is not None:
-            return {
-                "id": same[0],
-                "user_id": user_id,
-                "item_id": item_id,
-                "label": label,
-                "source": source,
-                "created": same[1],
-                "previous": label,
-            }
-        return record_signal(db, signal, lambda db: _replace(db, signal, label, user_id, item_id)).result
+            return _click(same[0], signal, label, created=same[1], previous=label)
+        return record_signal(db, signal, lambda db: _replace(db, signal, label)).result
 
 
-def _replace(db, signal: Signal, label: str, user_id: int, item_id: int) -> dict:
+def _replace(db, signal: Signal, label: str) -> dict:
     """Write the click over the persona's old one on the item (inside the signal's transaction)."""
+    user_id, item_id = signal.user_id, signal.item_id
     before = label_of(db, user_id, item_id)
     db.execute("DELETE FROM clicks WHERE user_id = ? AND item_id = ?", [user_id, item_id])
     click_id = _next_click_id(db)
@@ -90,14 +85,19 @@ def _replace(db, signal: Signal, label: str, user_id: int, item_id: int) -> dict
         "INSERT INTO clicks (id, user_id, item_id, label, source, created) VALUES (?, ?, ?, ?, ?, ?)",
         [click_id, user_id, item_id, label, signal.source, signal.at],
     )
+    return _click(click_id, signal, label, created=signal.at, previous=before)
+
+
+def _click(click_id: int, signal: Signal, label: str, *, created: str, previous: str | None) -> dict:
+    """A click as :func:`record_click` returns it."""
     return {
         "id": click_id,
-        "user_id": user_id,
-        "item_id": item_id,
+        "user_id": signal.user_id,
+        "item_id": signal.item_id,
         "label": label,
         "source": signal.source,
-        "created": signal.at,
-        "previous": before,
+        "created": created,
+        "previous": previous,
     }
 
 

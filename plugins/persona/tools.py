@@ -18,6 +18,7 @@ from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
 from hermes.errors import HermesError, InvalidInput
 from hermes.facekit.faces import CREATE_PERSONA, INGEST, Say, plural, typed
 from hermes.ranking.interests import split_unwanted
+from hermes.storage.clicks import ClickSource as StoredClickSource
 from hermes.storage.clicks import click_counts, click_counts_by_persona
 from hermes.storage.records import file_of, list_personas, require_user
 from hermes.tools import User, caller
@@ -146,7 +147,7 @@ Interests = Annotated[
 ]
 Confirm = bool
 ClickSource = Annotated[
-    Literal["ui", "agent", "bootstrap"] | None,
+    StoredClickSource | None,
     Field(
         description="Only this source's: bootstrap (library imports, bootstrap_persona), ui "
         "(web, CLI), agent (MCP); omitted: all.",
