@@ -5,6 +5,7 @@ has items, and the header's click weight is the persona's when the window is emp
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from typer.testing import CliRunner
@@ -22,8 +23,8 @@ OLD = [
 NEW = [{"title": "Sparse autoencoders this week", "days_ago": 1, "url": "https://e.org/new"}]
 
 
-def cli(*args):
-    return CliRunner().invoke(build_app(), [str(a) for a in args])
+def cli(*args, env=None):
+    return CliRunner().invoke(build_app(), [str(a) for a in args], env=env)
 
 
 def shown(db_path, *extra) -> set[int]:
@@ -53,9 +54,13 @@ def test_an_empty_window_offers_the_one_that_has_items(archive, db, db_path):
     assert wider_window(db, require_user(db, "ada"), 7) == (365, len(archive))
     result = cli("feed", "ada", "--db", db_path)
     assert result.exit_code == 0
+    # the command to type names the database given, as the next-page hint does (a trial's
+    # demo database)
     assert (
-        "The last 365 days have 6 unread items: `hermes feed ada --since-days 365` shows them (and keeps that window)."
+        f"The last 365 days have 6 unread items: `hermes --db {shlex.quote(str(db_path))} feed ada --since-days 365` shows them "
+        "(and keeps that window)."
     ) in result.stdout
+    assert "`hermes feed ada --since-days 365`" in cli("feed", "ada", env={"HERMES_DB": str(db_path)}).stdout
     assert wider_window(db, require_user(db, "ada"), None) is None
 
 

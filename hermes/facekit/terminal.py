@@ -10,6 +10,7 @@ import difflib
 import functools
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -27,7 +28,7 @@ try:  # typer ≥ 0.20 carries its own copy of click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import get_current_context
 
-from hermes.facekit.faces import plural
+from hermes.facekit.faces import plural, typed
 from hermes.text.clip import clip
 from hermes.text.latex import readable
 
@@ -123,6 +124,24 @@ def database_path(path: str | None) -> tuple[Path, str]:
     if os.environ.get("HERMES_DB"):
         return config.db_path(), "HERMES_DB"
     return config.db_path(), DEFAULT_ORIGIN
+
+
+def hermes_command(words: str, db: str | None = None) -> str:
+    """``hermes WORDS`` as the person types it next, naming the database they gave (the
+    command's ``--db``, else the root's, ``hermes --db PATH …``): a hint shown on the demo's
+    database sends them back to it, not to hermes.db. ``$HERMES_DB`` needs no naming."""
+    chosen = db or ROOT_DB.get()
+    return "hermes" + (f" --db {typed(str(chosen))}" if chosen else "") + (f" {words}" if words else "")
+
+
+def keeping_db(message: str, db: str | None = None) -> str:
+    """A tool's ``message`` for the terminal, every command it names in backticks
+    (`` `hermes ingest` ``) written by :func:`hermes_command`: a tool's advice cannot know
+    the ``--db`` the person gave; the command printing it does."""
+    if not message or not (db or ROOT_DB.get()):
+        return message
+    prefix = hermes_command("", db)
+    return re.sub(r"`hermes (?!--db )", lambda _: f"`{prefix} ", message)
 
 
 def open_db(path: str | None, *, create: bool = False):

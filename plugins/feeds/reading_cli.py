@@ -21,6 +21,7 @@ from hermes.facekit.terminal import (
     database,
     die,
     guarded,
+    hermes_command,
     run_each,
     run_tool,
     style,
@@ -135,12 +136,7 @@ def feed(
         # a page of 8); the database named, as the person named it
         shown_to = min(result["above_bar"], last + limit)
         ranks = f"rank {last + 1}" if shown_to == last + 1 else f"ranks {last + 1}–{shown_to}"
-        page = (
-            "hermes"
-            + (f" --db {typed(str(db))}" if db else "")
-            + f" feed {typed(user)} --offset {last}"
-            + (f" --limit {limit}" if limit != 20 else "")
-        )
+        page = hermes_command(f"feed {typed(user)} --offset {last}" + (f" --limit {limit}" if limit != 20 else ""), db)
         typer.echo(
             style(
                 f"— {plural(rest, 'more item')} {'clears' if rest == 1 else 'clear'} your bar: "
@@ -165,7 +161,7 @@ def feed(
             verb = "has" if wider is None else "have"
             typer.echo(
                 f"{where[0].upper()}{where[1:]} {verb} {plural(n, 'unread item')}: "
-                f"`hermes feed {user} {option}` shows them (and keeps that window)."
+                f"`{hermes_command(f'feed {typed(user)} {option}', db)}` shows them (and keeps that window)."
             )
 
 
