@@ -42,7 +42,7 @@ CASES = [
     ("list_users", {}, "", "", ""),
     ("create_persona", {"name": "bob", "interests": "y"}, "bootstrap_persona", "hermes persona bootstrap", "✓ and ✗"),
     ("delete_persona", {"name": "ann", "confirm": False}, "confirm=true", "--yes", "button again"),
-    ("digest", {"user": "ann"}, "larger days value", "--days N", "longer period"),
+    ("digest", {"user": "ann"}, "larger days value", "--since-days N", "longer period"),
     ("search_feed", {"user": "ann", "query": ""}, "content_type", "--type", "words to search"),
     ("bootstrap_persona", {"name": "ann", "n_like": 0, "n_dislike": 0}, "n_like", "--likes", "likes"),
 ]

@@ -4,12 +4,14 @@ topics` commands."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from typer.testing import CliRunner
 
 from hermes.cli.app import build_app
 from hermes.storage.clicks import record_click
+from hermes.storage.db import get_db
 from hermes.storage.records import create_user
 
 
@@ -56,6 +58,19 @@ async def test_mcp_schema_declares_limits(db, db_path, week):
         assert refused.structured_content["message"] == "days must be a whole number from 1 to 36500, got 0."
         nobody = await client.call_tool("digest", {"user": "nobody"})
         assert nobody.structured_content["ok"] is False and "unknown persona" in nobody.structured_content["message"]
+        # the shared refusal: an error, its objects empty ({}), as list_feed's and
+        # profile_status's; not a zeroed ranking_quality that reads as a persona's figures
+        assert nobody.is_error is True
+        refusals = {}
+        for name in ("digest", "list_feed", "profile_status"):
+            answer = (await client.call_tool(name, {"user": "nobody"})).structured_content
+            refusals[name] = {k: v for k, v in answer.items() if isinstance(v, dict) and v}
+        assert refusals == {"digest": {}, "list_feed": {}, "profile_status": {}}
+        assert {k: nobody.structured_content[k] for k in ("ranking_quality", "saved", "below_bar")} == {
+            "ranking_quality": {},
+            "saved": {},
+            "below_bar": {},
+        }
 
 
 def run(db_path, *args):
@@ -115,7 +130,7 @@ def test_cli_digest_empty_window(db, db_path, week):
     for item_id in week:
         record_click(db, 1, item_id, True, "agent")
     out = run(db_path, "digest", "ann")  # an empty answer is not an error
-    assert out.exit_code == 0 and "No unread items" in out.stdout and "--days N" in out.stdout
+    assert out.exit_code == 0 and "No unread items" in out.stdout and "--since-days N" in out.stdout
     doc = json.loads(run(db_path, "digest", "ann", "--json").stdout)
     assert doc["ok"] is False and doc["nothing_to_show"] is True  # the tool's contract (seed 001) stays
 
@@ -179,3 +194,50 @@ def test_a_terminal_heading_names_the_topic_it_is_part_of():
         echo=lines.append,
     )
     assert not any("part of the topic" in line for line in lines)
+
+
+def test_every_command_a_digest_hint_names_keeps_the_db_given(db, db_path, week, tmp_path):
+    """A trial on the demo's database was told "Run `hermes ingest`", which ingests
+    hermes.db: each command the digest's advice names keeps the --db given (after the
+    command or before it), as `hermes feed`'s next-page hint does."""
+    hermes = f"hermes --db {shlex.quote(str(db_path))}"
+    for item_id in week:
+        record_click(db, 1, item_id, True, "agent")
+    for args in (["digest", "ann", "--db", str(db_path)], ["--db", str(db_path), "digest", "ann"]):
+        out = CliRunner().invoke(build_app(), args)
+        assert out.exit_code == 0, out.output
+        assert f"Run `{hermes} ingest` for new items" in out.stdout, out.stdout
+    # the database named by $HERMES_DB needs no naming
+    out = CliRunner().invoke(build_app(), ["digest", "ann"], env={"HERMES_DB": str(db_path)})
+    assert "Run `hermes ingest` for new items" in out.stdout, out.stdout
+    # nothing clears the bar: the advice names two commands
+    create_user(db, "bea", "medieval church architecture")
+    out = run(db_path, "digest", "bea")
+    assert f"`{hermes} feeds add URL`" in out.stdout and f"`{hermes} like USER ITEM`" in out.stdout, out.stdout
+    assert "`hermes feeds" not in out.stdout and "`hermes like" not in out.stdout
+    # a refusal's advice too: a database with no persona yet
+    empty = tmp_path / "empty.db"
+    get_db(empty).conn.close()
+    out = CliRunner().invoke(build_app(), ["digest", "ann", "--db", str(empty)])
+    assert out.exit_code == 1 and f"`hermes --db {shlex.quote(str(empty))} persona create NAME" in out.output, (
+        out.output
+    )
+    # --json is the tool's result as it is (the contract's words)
+    doc = json.loads(run(db_path, "digest", "bea", "--json").stdout)
+    assert "`hermes feeds add URL`" in doc["message"]
+
+
+def test_cli_digest_window_is_since_days_as_for_the_feed(db, db_path, week):
+    """`hermes feed` and `hermes explain` take --since-days DAYS: so does `hermes digest`,
+    its old --days kept (hidden) so no script breaks."""
+    helped = run(db_path, "digest", "--help").output
+    assert "--since-days DAYS" in helped and "--days" not in helped
+    new = json.loads(run(db_path, "digest", "ann", "--json", "--since-days", "3").stdout)
+    old = json.loads(run(db_path, "digest", "ann", "--json", "--days", "3").stdout)
+    assert new["window_days"] == old["window_days"] == 3 and new == old
+    assert json.loads(run(db_path, "digest", "ann", "--json").stdout)["window_days"] == 7
+    # a refusal names the option as typed
+    out = run(db_path, "digest", "ann", "--since-days", "0")
+    assert out.exit_code == 1 and "--since-days must be a whole number from 1 to 36500, got 0." in out.output
+    out = run(db_path, "digest", "ann", "--since-days", "3", "--days", "3")
+    assert out.exit_code == 1 and "use either --since-days or --days, not both" in out.output

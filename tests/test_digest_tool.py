@@ -427,6 +427,32 @@ def test_bad_input_is_refused_with_every_key_present(db, corpus, args, fragment)
     assert result["topics"] == [] and result["unclustered"] == []
 
 
+def test_a_refusal_carries_no_figure_of_a_persona(db, corpus):
+    """An unknown persona is refused through the shared path, as list_feed and
+    profile_status refuse it: ok false, the message, every key present and each object of
+    the answer empty ({}); a zeroed ranking_quality (0 clicks, classifier inactive) read as
+    the figures of a persona that exists."""
+    tools = collect_tools()
+    for args in ({"user": "nobody"}, {"user": "ann", "days": 0}):
+        refused = call_tool(db, tools["digest"], args)
+        assert refused["ok"] is False and not refused["nothing_to_show"]
+        assert refused["ranking_quality"] == refused["saved"] == refused["below_bar"] == {}
+    for name in ("digest", "list_feed", "profile_status"):
+        refused = call_tool(db, tools[name], {"user": "nobody"})
+        assert refused["message"].startswith("unknown persona 'nobody'"), name
+        assert [k for k, v in refused.items() if isinstance(v, dict) and v] == [], name
+
+
+def test_an_empty_window_is_an_answer_with_its_sections(db):
+    """Not a refusal: the persona's figures and the sections are there, empty."""
+    create_user(db, "cy", "anything")
+    empty = digest(db, "cy")
+    assert empty["ok"] is False and empty["nothing_to_show"] and not empty["n_in_window"]
+    assert empty["below_bar"] == {"label": "below your bar", "items": [], "n_total": 0}
+    assert empty["saved"] == {"label": "saved, not read yet", "items": [], "n_total": 0}
+    assert empty["ranking_quality"]["clicks"] == 0 and empty["ranking_quality"]["caveat"]
+
+
 def test_days_up_to_a_century_is_accepted(db, corpus):
     assert digest(db, "ann", days=36500)["n_in_window"] == 15
 

@@ -7,14 +7,24 @@ from typing import Annotated
 
 import typer
 
-from hermes.facekit.terminal import DbOption, JsonOption, check, database, run_tool, tool_number
+from hermes.facekit.terminal import DbOption, JsonOption, check, database, die, keeping_db, run_tool, tool_number
 
 from .render import render_communities, render_digest
 
 
 def digest(
     user: Annotated[str, typer.Argument(metavar="USER", help="Persona name.")],
-    days: Annotated[int, typer.Option(parser=tool_number, help="Items published in the last N days.")] = 7,
+    since_days: Annotated[
+        int | None,
+        typer.Option(
+            "--since-days",
+            metavar="DAYS",
+            parser=tool_number,
+            help="Only items published in the last DAYS days, as `hermes feed --since-days DAYS` (default: 7).",
+        ),
+    ] = None,
+    # the option's first name, kept for scripts (hidden: one name a person reads, as `hermes feed`'s)
+    days_alias: Annotated[int | None, typer.Option("--days", parser=tool_number, hidden=True)] = None,
     per_topic: Annotated[
         int | None,
         typer.Option(
@@ -32,13 +42,17 @@ def digest(
 ):
     """The persona's ranked unread items of the window that clear its bar, grouped by
     topic, with reasons."""
+    if since_days is not None and days_alias is not None:
+        die("use either --since-days or --days, not both")
+    days = since_days if since_days is not None else days_alias
+    window = {} if days is None else {"days": days}  # none given: the tool's default
     with database(db) as conn:
-        result = check(
-            run_tool(conn, "digest", user=user, days=days, per_topic=per_topic, limit=limit, below_bar=below_bar),
-            as_json,
-        )
+        result = run_tool(conn, "digest", user=user, **window, per_topic=per_topic, limit=limit, below_bar=below_bar)
     if as_json:
+        check(result, as_json)  # the tool's result as it is
         return
+    # the commands its advice names keep the --db given (`hermes ingest` on the demo's database)
+    result = check({**result, "message": keeping_db(result.get("message"), db)}, as_json)
     if result.get("nothing_to_show") and not result.get("n_in_window"):
         typer.echo(result["message"])  # an empty window: nothing else to say
         return

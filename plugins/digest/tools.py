@@ -70,15 +70,17 @@ class Digest(Result):
     shortened: int = 0
     left_out: int = 0
     unclustered: list[DigestItem] = []
-    ranking_quality: Quality = Quality()
+    # an object a refused call carries empty ({}), as every tool's refusal does
+    # (hermes.answers): a zeroed ranking_quality read as a persona with no clicks
+    ranking_quality: Quality = {}
     window_days: int | None = None
     n_items: int = 0
     #: how many unread items of the window clear the bar: all of them, where ``n_items``
     #: counts the best ones grouped (at most ``limit``)
     n_cleared: int = 0
     n_in_window: int = 0
-    saved: Saved = Saved()
-    below_bar: BelowBar = BelowBar()
+    saved: Saved = {}
+    below_bar: BelowBar = {}
     #: true when the call was fine and there is nothing to show (ok stays false, seed 001)
     nothing_to_show: bool = False
 
@@ -96,14 +98,16 @@ class Communities(Result):
 
 # What a reader can do next, in the words of each face (hermes.facekit.faces).
 WIDEN = Say(
-    mcp="widen the window with a larger days value", cli="widen the window with --days N", web="choose a longer period"
+    mcp="widen the window with a larger days value",
+    cli="widen the window with --since-days N",
+    web="choose a longer period",
 )
 N_TOTAL = Say(mcp="; n_total gives each topic's full count", cli="", web="")
 SEE_SAVED = Say(mcp=" (see saved)", cli=" (listed below)", web=" (listed below)")
 SEE_CAVEAT = Say(mcp="see ranking_quality.caveat", cli="see the caveat below", web="see the note below")
 BAR_ADVICE = Say(
     mcp="widen the window, add feeds on the persona's topics (add_feed), or like items",
-    cli="widen the window (--days N), add feeds on the persona's topics "
+    cli="widen the window (--since-days N), add feeds on the persona's topics "
     "(`hermes feeds add URL`), or like items (`hermes like USER ITEM`)",
     web="choose a longer period, add feeds on your topics, or ✓ items you like",
 )
@@ -401,7 +405,13 @@ def digest(
         )
         return nothing(
             f"No unread items published in the last {plural(days, 'day')} for {persona['name']!r}. {advice}.",
-            **{**Digest.empty(), "ranking_quality": quality, "window_days": days, "saved": saved},
+            **{
+                **Digest.empty(),
+                "ranking_quality": quality,
+                "window_days": days,
+                "saved": saved,
+                "below_bar": BelowBar().model_dump(),  # an answer's section, empty
+            },
         )
 
     below = {"label": "below your bar", "items": [], "n_total": ranking.n_below_bar}
