@@ -239,6 +239,124 @@ def test_reset_of_the_bootstrap_source_takes_the_import_back_and_keeps_own_click
     assert clicks(db) == [(archive["streams"], "dislike", "ui")]
 
 
+#: one entry the archive holds (by its arXiv id), one it does not (stored as an item of its own)
+ONE_OF_EACH = """@article{streams, title = {Stellar streams in the halo}, eprint = {2401.12345}}
+@article{own, title = {Tidal debris of dwarf galaxies in the outer halo}, year = {2019},
+  doi = {10.1000/tidal.debris}, abstract = {We model tidal debris.}}"""
+
+
+def stored_id(db, title_start: str) -> int | None:
+    row = db.execute("SELECT id FROM items WHERE title LIKE ?", [title_start + "%"]).fetchone()
+    return row[0] if row else None
+
+
+def feed_ids(db, name="ann") -> list[int]:
+    """Every unread item of the persona's feed, any age, weak matches included."""
+    result = tool(db, "list_feed", user=name, since_days=None, below_bar=True, limit=100)
+    assert result["ok"], result["message"]
+    return [i["id"] for i in result["items"]]
+
+
+def test_reset_of_the_bootstrap_source_removes_the_items_the_import_stored(db, archive):
+    """A trial: after `persona reset NAME --source bootstrap` the library's papers the import
+    had stored stayed in the archive and came up in the feed as unread items with no link,
+    as if a subscription had brought them. They go with the import's likes now; the paper a
+    feed brought stays."""
+    from hermes.embed import get_embedder
+    from hermes.ranking.matrix import get_matrix
+
+    imported(db, ONE_OF_EACH)
+    own = stored_id(db, "Tidal debris")
+    assert own is not None and db.execute("SELECT feed_id FROM items WHERE id = ?", [own]).fetchone() == (None,)
+    assert own not in feed_ids(db) and archive["streams"] not in feed_ids(db)  # liked: not unread
+    embedder = get_embedder()
+    assert own in get_matrix(db, embedder.name, embedder.dimension).ids  # loaded in this process
+
+    dry = tool(db, "reset_feedback", name="ann", source="bootstrap")
+    assert dry["would_delete"]["rows"]["items"] == 1
+    assert "2 bootstrap clicks" in dry["message"] and "1 library entry stored as an item" in dry["message"]
+    assert stored_id(db, "Tidal debris") == own  # a preview changes nothing
+
+    done = tool(db, "reset_feedback", name="ann", confirm=True, source="bootstrap")
+    assert done["ok"] and done["deleted"]["rows"]["items"] == 1
+    assert "1 library entry stored as an item" in done["message"]
+    assert stored_id(db, "Tidal debris") is None  # gone from the archive, with its own rows
+    for table in ("item_tag_proposals", "corpus_item_dois", "corpus_item_citation"):
+        assert db.execute(f"SELECT count(*) FROM {table} WHERE item_id = ?", [own]).fetchone() == (0,), table
+    assert db.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH 'tidal'").fetchone() == (0,)
+    assert own not in get_matrix(db, embedder.name, embedder.dimension).ids  # and from the matrix
+    assert archive["streams"] in feed_ids(db) and own not in feed_ids(db)  # the feed's paper stays
+    assert tool(db, "search_feed", user="ann", query="tidal debris")["results"] == []
+
+
+def test_an_item_the_import_stored_stays_while_something_else_refers_to_it(db, archive):
+    """What the person did with such an item keeps it: their own like, a capture into the
+    corpus, another persona's import of the same paper. Only the item nothing refers to goes."""
+    bib = "\n".join(
+        f"@article{{{key}, title = {{{title}}}, year = {{2018}}}}"
+        for key, title in (
+            ("liked", "Orbits of globular clusters from Gaia proper motions"),
+            ("saved", "Chemical tagging of stars in the thick disk"),
+            ("shared", "The accretion history of the Milky Way halo"),
+            ("alone", "Dynamical friction on satellites in cold dark matter halos"),
+        )
+    )
+    make_persona(db, "bob", "galactic archaeology")
+    imported(db, bib)
+    ids = {k: stored_id(db, t) for k, t in (("liked", "Orbits"), ("saved", "Chemical"), ("shared", "The accretion"))}
+    alone = stored_id(db, "Dynamical friction")
+    ann = require_user(db, "ann")
+    record_click(db, ann["id"], ids["liked"], True, "ui")  # the person's own like replaces the import's
+    corpus_signals.favorite(db, "ann", ids["saved"], True, source="ui")
+    assert imported(db, bib.split("\n")[2], name="bob")["matched"] == 1  # bob's import finds it
+
+    done = tool(db, "reset_feedback", name="ann", confirm=True, source="bootstrap")
+    assert stored_id(db, "Dynamical friction") is None and alone not in feed_ids(db)
+    assert done["deleted"]["rows"]["items"] == 1
+    assert all(
+        stored_id(db, t) == ids[k] for k, t in (("liked", "Orbits"), ("saved", "Chemical"), ("shared", "The accretion"))
+    )
+    assert clicks(db) == [(ids["liked"], "like", "ui")]
+    # a reset of the person's own clicks never takes an imported item
+    assert tool(db, "reset_feedback", name="ann", confirm=True, source="ui")["deleted"]["rows"].get("items", 0) == 0
+    assert stored_id(db, "Orbits") == ids["liked"]
+
+
+def test_a_full_reset_and_a_deleted_persona_take_the_stored_entries_too(db, archive):
+    """Every reset that takes the import's likes back takes its stored entries with them;
+    deleting the persona too (its library papers would otherwise turn up in another
+    persona's feed as delivered)."""
+    make_persona(db, "bob", "galactic archaeology")
+    imported(db, ONE_OF_EACH)
+    assert tool(db, "reset_feedback", name="ann", confirm=True)["deleted"]["rows"]["items"] == 1
+    assert stored_id(db, "Tidal debris") is None
+    imported(db, ONE_OF_EACH)
+    own = stored_id(db, "Tidal debris")
+    dry = tool(db, "delete_persona", name="ann")
+    assert "1 library entry stored as an item" in dry["message"] and stored_id(db, "Tidal debris") == own
+    assert tool(db, "delete_persona", name="ann", confirm=True)["deleted"]["rows"]["items"] == 1
+    assert stored_id(db, "Tidal debris") is None and own not in feed_ids(db, "bob")
+    assert stored_id(db, "Stellar streams") == archive["streams"]
+
+
+def test_the_cli_reset_names_and_removes_the_stored_entries(db, db_path, archive):
+    imported(db, ONE_OF_EACH)
+    own = stored_id(db, "Tidal debris")
+
+    def run(*args):
+        return CliRunner().invoke(build_app(), [*args, "--db", str(db_path)])
+
+    dry = run("persona", "reset", "ann", "--source", "bootstrap")
+    assert "1 library entry stored as an item" in dry.output and stored_id(db, "Tidal debris") == own
+    done = run("persona", "reset", "ann", "--source", "bootstrap", "--yes")
+    assert done.exit_code == 0, done.output
+    assert "1 library entry stored as an item" in done.output and stored_id(db, "Tidal debris") is None
+    feed = run("feed", "ann", "--all", "--below-bar", "--json")
+    assert feed.exit_code == 0, feed.output
+    listed = [i["id"] for i in json.loads(feed.output)["items"]]
+    assert own not in listed and archive["streams"] in listed
+
+
 # --- malformed entries ------------------------------------------------------------------
 
 

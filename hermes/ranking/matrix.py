@@ -2,8 +2,10 @@
 
 :func:`get_matrix` loads it once (:mod:`hermes.ranking.matrix_loader`: the snapshot, then
 SQLite) and brings it up to date at every call — one indexed ``max(embed_seq)`` when nothing
-changed. The class and its views live in :mod:`hermes.ranking.matrix_rows` and are named
-here too, for the code that imports them from this module.
+changed; a deletion of items (counted in ``meta``: :func:`hermes.storage.records.delete_items`)
+makes it load again, so no deleted item keeps a row. The class and its views live in
+:mod:`hermes.ranking.matrix_rows` and are named here too, for the code that imports them from
+this module.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from .. import config
+from ..storage.records import REMOVED_KEY
 from . import matrix_loader, matrix_store
 from .matrix_rows import CandidateVectors, EntryShare, Matrix
 from .quantized import ExactRows, release_free_memory
@@ -32,8 +35,10 @@ def get_matrix(db, model: str, dimension: int) -> Matrix:
     wanted = config.settings().matrix_storage
     with _LOCK:
         matrix = _CACHE.get(key)
-        latest = db.execute("SELECT max(embed_seq) FROM items").fetchone()[0] or 0
+        latest, removed = _state(db)
         if matrix is not None and latest < matrix.seq:  # file replaced or rolled back
+            matrix = None
+        if matrix is not None and removed != getattr(matrix, "removed", None):  # items deleted: their rows go
             matrix = None
         if matrix is not None and wanted != "auto" and matrix.storage != wanted:
             matrix = None  # the setting changed under a running process
@@ -42,6 +47,7 @@ def get_matrix(db, model: str, dimension: int) -> Matrix:
             if matrix.storage == "int8":
                 matrix.exact = ExactRows(path, model, dimension)
             matrix.db_path = path
+            matrix.removed = removed
             _CACHE[key] = matrix
         if latest > matrix.seq:
             read = matrix_loader.refresh(db, matrix, latest)
@@ -50,6 +56,15 @@ def get_matrix(db, model: str, dimension: int) -> Matrix:
             if matrix.storage == "int8":
                 release_free_memory()  # the chunks' float32 rows and key lists
         return matrix
+
+
+def _state(db) -> tuple[int, str | None]:
+    """The highest ``embed_seq`` and the count of item deletions
+    (:data:`hermes.storage.records.REMOVED_KEY`), in one indexed query."""
+    latest, removed = db.execute(
+        "SELECT (SELECT max(embed_seq) FROM items), (SELECT value FROM meta WHERE key = ?)", [REMOVED_KEY]
+    ).fetchone()
+    return latest or 0, removed
 
 
 def clear_cache() -> None:

@@ -169,9 +169,10 @@ def click_labels(db: sqlite_utils.Database, user_id: int, item_ids: list[int] | 
     )
 
 
-def clicked_items(db: sqlite_utils.Database, user_id: int) -> list[int]:
-    """The ids of every item the persona rated."""
-    return [r[0] for r in db.execute("SELECT item_id FROM clicks WHERE user_id = ?", [user_id])]
+def clicked_items(db: sqlite_utils.Database, user_id: int, *, of_source: str | None = None) -> list[int]:
+    """The ids of every item the persona rated (with ``of_source``: rated by that source)."""
+    where, args = _of_source(user_id, of_source)
+    return [r[0] for r in db.execute(f"SELECT item_id FROM clicks WHERE {where}", args)]
 
 
 def click_history(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool, str]]:

@@ -1,6 +1,6 @@
 """Personas, feeds and items as the rest of hermes sees them: lookups that name what exists
-when they fail, persona creation, the one feed insert, item hydration, and the clock every
-stored time is written by."""
+when they fail, persona creation, the one feed insert, item hydration, the one item delete,
+and the clock every stored time is written by."""
 
 from __future__ import annotations
 
@@ -252,3 +252,95 @@ def item_rows(db: sqlite_utils.Database, item_ids) -> dict[int, dict]:
             d["date_source"] = date_source(d["published"], d.pop("dated_by"))
             out[d["id"]] = d
     return out
+
+
+# --- deleting items -------------------------------------------------------------------------
+
+#: per-persona rows that are derived from an item, not a reference a person or a persona made:
+#: they go with the item (an explanation cites the item; it is recomputed on request)
+DERIVED = ("explanations",)
+#: ``meta`` key counting item deletions: a process's embedding matrix (:mod:`hermes.ranking.matrix`)
+#: reloads when it changed, so a deleted item's row leaves it
+REMOVED_KEY = "items.removed"
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def item_tables(db: sqlite_utils.Database) -> list[tuple[str, str, str | None]]:
+    """``(table, item column, persona column or None)`` of every table with rows about items:
+    an ``item_id`` column or a foreign key to ``items`` — tables plugins add included, found
+    generically. A table with a persona column (``user_id``, or a foreign key to ``users``)
+    holds references a persona made (clicks, corpus rows); one without holds the item's own
+    data (tag proposals, a saved paper's DOI), which goes with the item."""
+    found = []
+    tables = db.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    ).fetchall()
+    for table, sql in tables:
+        if table == "items" or (sql or "").upper().startswith("CREATE VIRTUAL TABLE"):
+            continue  # the full-text index follows items through its triggers
+        try:
+            cols = [r[1] for r in db.execute(f"PRAGMA table_info({_quoted(table)})")]
+            fks = db.execute(f"PRAGMA foreign_key_list({_quoted(table)})").fetchall()
+        except sqlite3.DatabaseError:  # a virtual table whose module is not loaded
+            continue
+        by_fk = {fk[2]: fk[3] for fk in fks}  # (id, seq, table, from, to, ...)
+        item_col = by_fk.get("items") or ("item_id" if "item_id" in cols else None)
+        if item_col:
+            found.append((table, item_col, by_fk.get("users") or ("user_id" if "user_id" in cols else None)))
+    return found
+
+
+def unreferenced_items(
+    db: sqlite_utils.Database, item_ids, *, leaving_user: int | None = None, leaving: tuple[str, ...] = ()
+) -> list[int]:
+    """Those of ``item_ids`` that no feed brought (``feed_id`` NULL: a library entry stored
+    as an item, a saved paper) and that no row of any persona refers to — a click of any
+    source or persona, a corpus row (saved, read, highlighted, in its change log) — other than
+    persona ``leaving_user``'s rows in the tables ``leaving`` (about to be deleted: a
+    preview counts what a deletion will find). Cached explanations do not count (:data:`DERIVED`)."""
+    ids = sorted({int(i) for i in item_ids})
+    refs = [(t, i, u) for t, i, u in item_tables(db) if u is not None and t not in DERIVED]
+    out: list[int] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        keep = {r[0] for r in db.execute(f"SELECT id FROM items WHERE id IN ({marks}) AND feed_id IS NULL", chunk)}
+        for table, item_col, user_col in refs:
+            if not keep:
+                break
+            sql = f"SELECT DISTINCT {_quoted(item_col)} FROM {_quoted(table)} WHERE {_quoted(item_col)} IN ({marks})"
+            args: list = list(chunk)
+            if leaving_user is not None and table in leaving:
+                sql += f" AND {_quoted(user_col)} IS NOT ?"
+                args.append(leaving_user)
+            keep -= {r[0] for r in db.execute(sql, args)}
+        out += sorted(keep)
+    return out
+
+
+def delete_items(db: sqlite_utils.Database, item_ids) -> int:
+    """The one way items leave the archive: delete those of ``item_ids`` that
+    :func:`unreferenced_items` finds (no feed, nothing of any persona refers to them; the
+    others stay), with their own rows in every table about items (:func:`item_tables`), their
+    cached explanations, their embedding and full-text entry (the index's triggers), and
+    the ranking matrix's row (:data:`REMOVED_KEY`). Returns how many were deleted."""
+    with write_transaction(db):
+        gone = unreferenced_items(db, item_ids)
+        if not gone:
+            return 0
+        owned = [(t, i) for t, i, u in item_tables(db) if u is None or t in DERIVED]
+        for start in range(0, len(gone), 500):
+            chunk = gone[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for table, item_col in owned:
+                db.execute(f"DELETE FROM {_quoted(table)} WHERE {_quoted(item_col)} IN ({marks})", chunk)
+            db.execute(f"DELETE FROM items WHERE id IN ({marks})", chunk)
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, '1') "
+            "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            [REMOVED_KEY],
+        )
+    return len(gone)

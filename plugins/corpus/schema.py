@@ -4,7 +4,8 @@ Raw signals (``corpus_progress``, ``corpus_highlights``, ``corpus_notes``,
 ``corpus_favorites``) are the truth. ``corpus_membership`` materialises the current facets
 so a write can be diffed against them; ``corpus_revision`` and ``corpus_log`` are the
 per-persona revision counter and change log. Rows follow their persona when it is deleted
-(``ON DELETE CASCADE``); items are never deleted by hermes, so ``item_id`` is not a key.
+(``ON DELETE CASCADE``); ``item_id`` is not a key: an item is deleted only when no row of
+any persona refers to it (:func:`hermes.storage.records.delete_items`), so a corpus row keeps its item.
 ``corpus_item_dois`` keeps the DOI a save found that the item's own fields do not carry;
 ``corpus_item_citation`` where an imported library entry was published (journal, volume,
 issue, pages, publisher), which no feed gives and the exports cite.

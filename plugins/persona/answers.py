@@ -102,7 +102,8 @@ class Brief(BaseModel):
 
 class Loss(BaseModel):
     """What a delete or a reset removed (or would remove): ``persona`` is null for a reset,
-    which keeps it; ``rows`` counts per table, clicks always listed."""
+    which keeps it; ``rows`` counts per table, clicks always listed (``items``: the library
+    entries an import stored as items that nothing else refers to, which go with its likes)."""
 
     persona: str | None = None
     clicks: int = 0

@@ -17,9 +17,9 @@ from hermes.arguments import spelled
 from hermes.contract import NAME_MAX
 from hermes.errors import InvalidInput
 from hermes.facekit.faces import Say, plural, typed
-from hermes.storage.clicks import click_counts, remove_all_clicks
+from hermes.storage.clicks import click_counts, clicked_items, remove_all_clicks
 from hermes.storage.migrations import all_migrations
-from hermes.storage.records import create_user, require_user
+from hermes.storage.records import create_user, delete_items, require_user, unreferenced_items
 from hermes.storage.transactions import write_transaction
 
 
@@ -199,11 +199,16 @@ def describe_loss(
         parts.append(plural(counts["explanations"], "cached explanation"))
     words = row_words()
     for table, n in sorted(counts.items()):
-        if table in ("clicks", "explanations") or not n:
+        if table in ("clicks", "explanations", "items") or not n:
             continue
         one, many = words.get(table, ("row in " + table, "rows in " + table))
         if one:
             parts.append(plural(n, one, many))
+    if counts.get("items"):
+        parts.append(
+            plural(counts["items"], "library entry stored as an item", "library entries stored as items")
+            + " that nothing else refers to (no feed, no other click, no corpus)"
+        )
     return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
 
 
@@ -226,7 +231,26 @@ def plan(
     counts = owned_counts(db, user["id"], tables)
     if of_source is not None:
         counts["clicks"] = clicks["clicks"]
+    counts["items"] = len(imported_items(db, user, tables, of_source=of_source))
     return user, tables, counts, clicks
+
+
+def imported_items(
+    db: sqlite_utils.Database, user: dict, tables: dict[str, str], *, of_source: str | None
+) -> list[int]:
+    """The items a library import stored for the persona that its delete or reset leaves
+    with no reason to stay: no feed brought them, their only click is this persona's
+    ``bootstrap`` like, and nothing else refers to them — no click of another persona, no
+    corpus row of any persona (this persona's rows in ``tables`` are going with it).
+
+    The schema does not record which items an import created; this is its durable trace:
+    an item without a feed whose only click is a bootstrap one was stored by an import (a
+    saved paper is in a corpus, and a feed's item has its feed). A reset of the ``ui`` or
+    ``agent`` clicks takes none of them."""
+    if of_source not in (None, "bootstrap"):
+        return []
+    ours = clicked_items(db, user["id"], of_source="bootstrap")
+    return unreferenced_items(db, ours, leaving_user=user["id"], leaving=("clicks", *tables))
 
 
 def delete_owned(
@@ -240,12 +264,14 @@ def delete_owned(
 ) -> dict[str, int]:
     """Delete the persona's clicks (with ``of_source``: only that source's), then the rows of
     ``tables`` (its cached explanations, for a reset: they may cite any click), then
-    (``persona=True``) the persona itself, in one transaction; return the rows removed per
-    table."""
+    (``persona=True``) the persona itself, then the items its library imports stored that
+    nothing refers to any more (:func:`imported_items`), in one transaction; return the rows
+    removed per table (``items``: those items)."""
     removed: dict[str, int] = {}
     with write_transaction(db):
         # Plugin tables may reference each other; check foreign keys at commit, not per row.
         db.execute("PRAGMA defer_foreign_keys = ON")
+        imported = imported_items(db, user, tables, of_source=of_source)
         removed["clicks"] = remove_all_clicks(db, user["id"], source, of_source=of_source)
         for table, column in tables.items():
             if table == "clicks":
@@ -256,4 +282,5 @@ def delete_owned(
             removed[table] = cur.rowcount
         if persona:
             db.execute("DELETE FROM users WHERE id = ?", [user["id"]])
+        removed["items"] = delete_items(db, imported)
     return removed
