@@ -318,3 +318,95 @@ def test_a_figure_below_the_typical_one_is_not_called_similar():
     evidence["interest"]["similarity"] = 0.31
     phrases = _phrases({"evidence": evidence, "components": {}, "above_bar": False})
     assert phrases[0].startswith("similar to your interest “Mott transition” (similarity 0.31), but an item here")
+
+
+def test_the_archive_s_typical_probability_is_kept_without_moving_the_classifier_s_bar():
+    """The classifier's thresholds are not raised by the archive, but its typical figure is
+    kept: the explanation says where an item stands here."""
+    probability = np.array([0.45, 0.55])
+    few = judged({"classifier": probability}, {"classifier": np.full(match.MIN_REFERENCE - 1, 0.4)})
+    assert "classifier" not in few.typical
+    here = judged({"classifier": probability}, {"classifier": np.full(match.MIN_REFERENCE, 0.4)})
+    assert here.typical["classifier"] == pytest.approx(0.4)
+    assert here.levels.tolist() == few.levels.tolist()
+
+
+@pytest.mark.parametrize(
+    "typical, words",
+    [
+        # a trial's one-field archive after 5 clicks: every item under 0.5, this one near the top
+        (
+            0.41,
+            "your clicks do not confirm it yet (probability 0.48, under an even 0.50, though above "
+            "the 0.41 typical here), which keeps it below your bar",
+        ),
+        (
+            0.49,
+            "looks less like what you liked than the rest of the archive does (probability 0.48), which keeps it below your bar",
+        ),
+    ],
+)
+def test_a_probability_under_an_even_one_is_compared_with_this_archive(typical, words):
+    from hermes.ranking.explain_words import _classifier_phrase, note_of
+
+    e = {"probability": 0.48, "level": "weak", "keeps_below_bar": True, "disliked_near": False, "typical_here": typical}
+    assert _classifier_phrase(e) == words
+    assert note_of(e) == (
+        "not confirmed by your clicks yet: keeps it below your bar"
+        if typical < 0.48
+        else "less like what you liked than the rest: keeps it below your bar"
+    )
+    # a disliked item as near still reads as a lean towards it, whatever the archive
+    assert _classifier_phrase({**e, "disliked_near": True}).startswith("leans towards what you disliked")
+
+
+@pytest.fixture
+def held_by_the_classifier(db, add_items, monkeypatch):
+    """A persona whose 5 clicks trained a classifier that holds every good match below the
+    bar (as a trial's one-field archive after 3 likes and 2 dislikes): the item ids."""
+    monkeypatch.setitem(
+        match.THRESHOLDS, "hermes/hash-384", {**match.THRESHOLDS["hermes/hash-384"], "interest": (-2.0, -2.0, 2.0)}
+    )
+    monkeypatch.setattr(match, "VETO", 1.01)  # every probability under it: the classifier holds all
+    ids = add_items([{"title": f"paper {k}", "summary": f"words {k}"} for k in range(8)])
+    user = create_user(db, "cm", "superconductivity")
+    for item, liked in zip(ids[:5], (True, True, True, False, False), strict=True):
+        record_click(db, user["id"], item, liked, "ui")
+    return ids
+
+
+HELD = "3 items would clear it by your interests or likes, but the classifier your 5 clicks trained puts them under an even 1.01."
+
+
+def _tool(db, name, **arguments):
+    from hermes.tools import call_tool, collect_tools
+
+    return call_tool(db, collect_tools()[name], arguments, face="mcp")
+
+
+def test_an_empty_bar_held_by_the_classifier_says_rating_decides_it(db, held_by_the_classifier):
+    """A trial: 3 likes and 2 dislikes in a one-field archive, and nothing cleared the bar;
+    the advice was to widen the window and like items. Where the classifier is what holds
+    the good matches down, the feed says so and that rating decides them."""
+    result = _tool(db, "list_feed", user="cm")
+    assert result["above_bar"] == 0
+    assert HELD in result["message"]
+    assert "rating a few of them (record_feedback) decides them." in result["message"]
+    assert "widen since_days" not in result["message"]
+    # before 5 clicks the classifier holds nothing down: the usual advice
+    assert _tool(db, "remove_feedback", user="cm", item_id=held_by_the_classifier[4])["ok"]
+    result = _tool(db, "list_feed", user="cm")
+    assert result["above_bar"] > 0 and "would clear it" not in result["message"]
+
+
+def test_the_digest_and_the_web_feed_say_it_too(db, db_path, held_by_the_classifier):
+    from web_support import client
+
+    result = _tool(db, "digest", user="cm")
+    assert HELD in result["message"] and result["message"].endswith(
+        "rating a few of them (record_feedback) decides them."
+    )
+    with client(db_path) as c:
+        page = c.get("/feed?user=cm").text
+    assert HELD in page and "✓ or ✗ on a few of them decides them." in page
+    assert "Look in the whole archive" not in page

@@ -150,3 +150,9 @@ SHOW_CLOSEST = Say(
     cli="--below-bar lists the closest anyway",
     web="Show opens the closest anyway",
 )
+# where the click classifier holds the good matches below the bar (an empty bar's advice)
+RATE_HELD = Say(
+    mcp="rating a few of them (record_feedback) decides them",
+    cli="rating a few of them (`hermes like USER ITEM`, `hermes dislike USER ITEM`) decides them",
+    web="✓ or ✗ on a few of them decides them",
+)

@@ -379,6 +379,11 @@ class _Shared:
                 # the nearest liked one (the liked figure's own test, match.CLOSER)
                 "disliked_near": bool(((out.get("liked") or {}).get("disliked") or {}).get("closer")),
             }
+            typical = self.ranking.judgement.typical if self.ranking.judgement is not None else {}
+            if "classifier" in typical:
+                # where the figure stands here: under 0.5 is not "less like what you liked
+                # than the rest" when the rest is lower still (a few clicks' classifier)
+                out["classifier"]["typical_here"] = round(typical["classifier"], 4)
         for kind in ("interest", "liked", "classifier"):
             if out[kind] is not None:
                 out[kind]["note"] = note_of(out[kind])

@@ -13,6 +13,7 @@ from hermes.facekit.faces import plural
 from hermes.text.clip import clip
 from hermes.text.latex import readable
 
+from . import match
 from .match import LEVELS, VETO, shown
 
 #: phrases in the one-line reason
@@ -66,7 +67,13 @@ def note_of(e: dict) -> str:
             f"(similarity {shown(disliked['similarity'])})"
         )
     if e.get("keeps_below_bar"):
-        leaning = "leans to a dislike" if e.get("disliked_near") else "less like what you liked than the rest"
+        leaning = (
+            "leans to a dislike"
+            if e.get("disliked_near")
+            else "not confirmed by your clicks yet"
+            if _above_typical_probability(e)
+            else "less like what you liked than the rest"
+        )
         return f"{leaning}: keeps it below your bar"
     if e.get("unconfirmed"):
         return "counted as good, not strong: what you liked does not confirm it"
@@ -97,18 +104,43 @@ def _classifier_phrase(e: dict) -> str:
     near as the nearest liked one (a trial's on-topic paper, no dislike near it, "leaned
     towards what you disliked"), and 0.40 never reads more neutral than a vetoed 0.47."""
     prob = shown(e["probability"])
-    disliked = bool(e.get("disliked_near"))
     if e["probability"] < VETO:
-        text = (
-            f"leans towards what you disliked (probability {prob})"
-            if disliked
-            else f"looks less like what you liked than the rest of the archive does (probability {prob})"
-        )
+        if e.get("disliked_near"):
+            text = f"leans towards what you disliked (probability {prob})"
+        elif _above_typical_probability(e):
+            text = (
+                f"your clicks do not confirm it yet (probability {prob}, under an even "
+                f"{shown(VETO)}, though above the {shown(e['typical_here'])} typical here)"
+            )
+        else:
+            text = f"looks less like what you liked than the rest of the archive does (probability {prob})"
         return f"{text}, which keeps it below your bar" if e.get("keeps_below_bar") else text
     return {
         "strong": f"looks like what you liked, not what you disliked (probability {prob})",
         "good": f"looks more like what you liked than what you disliked (probability {prob})",
     }.get(e["level"], f"your likes and dislikes do not tell either way (probability {prob})")
+
+
+def held_by_clicks(n_vetoed: int, n_clicks: int) -> str:
+    """The sentence an empty bar adds where the click classifier is why it is empty ("" when
+    it held nothing): the person's next step is rating, not a wider window (a trial's
+    one-field archive after 3 likes and 2 dislikes: every good match under an even 0.50)."""
+    if not n_vetoed:
+        return ""
+    one = n_vetoed == 1
+    return (
+        f"{plural(n_vetoed, 'item')} would clear it by your interests or likes, but the "
+        f"classifier your {plural(n_clicks, 'click')} trained puts {'it' if one else 'them'} "
+        f"under an even {shown(match.VETO)}. "
+    )
+
+
+def _above_typical_probability(e: dict) -> bool:
+    """Whether a probability under 0.5 is still above this archive's typical one: a
+    classifier fit on a few clicks puts a whole field under 0.5 (a trial's one-field
+    archive topped out at 0.498), so the item does not look less like what was liked than
+    the rest does; the clicks are only too few to confirm it."""
+    return "typical_here" in e and e["probability"] >= e["typical_here"]
 
 
 def phrases_of(p: dict) -> list[str]:

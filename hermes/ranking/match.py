@@ -161,7 +161,8 @@ class Judgement:
     nearer_disliked: np.ndarray | None = None
     #: where the classifier kept the item below the bar
     vetoed: np.ndarray | None = None
-    #: per kind the archive judged, the figure an item here typically reaches
+    #: per kind with a reference, the figure an item here typically reaches (the kinds the
+    #: archive raises, :func:`raises`, were judged against it)
     typical: dict[str, float] = field(default_factory=dict)
     #: where the interests text alone was strong and the clicks did not confirm it
     #: (:data:`CONFIRMED_BY_CLICKS`): the item is a good match
@@ -215,13 +216,20 @@ def _raised(kind: str, here: float, model: str) -> tuple[float, ...]:
 def typical_here(kind: str, reference, model: str) -> float | None:
     """The figure an item of this archive typically reaches (the reference's median), for
     a kind the archive can raise; ``None`` otherwise."""
-    if (
-        TYPICAL.get(model, TYPICAL[MINILM]).get(kind) is None
-        or kind not in thresholds(model)
-        or not SHIFT.get(kind)
-        or reference is None
-        or len(reference) < MIN_REFERENCE
-    ):
+    return archive_median(reference) if raises(kind, model) else None
+
+
+def raises(kind: str, model: str) -> bool:
+    """Whether this archive's typical figure raises ``kind``'s thresholds."""
+    return bool(
+        TYPICAL.get(model, TYPICAL[MINILM]).get(kind) is not None and kind in thresholds(model) and SHIFT.get(kind)
+    )
+
+
+def archive_median(reference) -> float | None:
+    """The reference's median, or ``None`` for one of fewer than :data:`MIN_REFERENCE`
+    items (too few to say what is typical here)."""
+    if reference is None or len(reference) < MIN_REFERENCE:
         return None
     return float(np.median(np.asarray(reference, dtype=np.float64)))
 
@@ -247,9 +255,12 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
             figures[kind] = values
             if kind not in limits:
                 continue
-            here = typical_here(kind, comp.reference.get(kind), model)
-            if here is not None:
-                typical[kind] = here
+            median = archive_median(comp.reference.get(kind))
+            if median is not None:
+                # every kind's, the classifier's too: the explanation says where an item
+                # stands here ("under an even 0.50, though above the 0.41 typical here")
+                typical[kind] = median
+            here = median if raises(kind, model) else None
             # one comparison per limit, against the limits as this archive raises them
             by_kind[kind] = level_counts(limits[kind] if here is None else _raised(kind, here, model), values)
     nearer = None

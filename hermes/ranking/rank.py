@@ -73,6 +73,9 @@ class Ranking:
     #: how each kind of evidence counted for each ranked item (row-aligned with
     #: ``item_ids``): what the explanation words
     judgement: Judgement | None = None
+    #: candidates (all of them) the click classifier kept below the bar
+    #: (:data:`hermes.ranking.match.VETO`): what an empty bar's advice names
+    n_vetoed: int = 0
 
     def match(self, position: int) -> str:
         """``"strong"``, ``"good"``, ``"weak"`` or ``"none"`` for the item at ``position``."""
@@ -396,6 +399,7 @@ def rank(
         level_counts={name: int(n) for name, n in zip(LEVELS, counts, strict=True)},
         bar_first=bar_first,
         judgement=judgement.take(order),
+        n_vetoed=int(judgement.vetoed.sum()) if judgement.vetoed is not None else 0,
     )
 
 

@@ -15,7 +15,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.routing import Route
 
-from hermes.facekit.faces import plural
+from hermes.facekit.faces import RATE_HELD, plural
+from hermes.ranking.explain_words import held_by_clicks
 from hermes.ranking.feed_window import wider_window
 from hermes.storage.records import archive_size, feed_row, item_rows, list_personas
 
@@ -172,6 +173,7 @@ async def feed(request: Request):
                 if not items and not view.filtered and view.page == 1 and n_items
                 else None
             )
+        held = held_by_clicks(ranking.n_vetoed, ranking.n_clicks)
         return {
             "user": user,
             "items": items,
@@ -189,6 +191,8 @@ async def feed(request: Request):
             "n_candidates": ranking.n_candidates,
             "n_above": ranking.n_above_bar,
             "n_below": ranking.n_below_bar,
+            # an empty bar the click classifier holds: the advice is to rate, not to widen
+            "held_advice": f"{held}{RATE_HELD.sentence()}." if held else "",
             "feeds": feeds,
             "feed_name": next((f["title"] for f in feeds if f["id"] == view.feed), None),
             "refresh": refresh,

@@ -16,9 +16,10 @@ from pydantic import BaseModel, Field
 from hermes.answers import ANSWER_BUDGET, budgeted, compact, size_of
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
 from hermes.embed import get_embedder
-from hermes.facekit.faces import EMBED_PENDING, INGEST, SHOW_BELOW, SHOW_CLOSEST, Say, plural
+from hermes.facekit.faces import EMBED_PENDING, INGEST, RATE_HELD, SHOW_BELOW, SHOW_CLOSEST, Say, plural
 from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
+from hermes.ranking.explain_words import held_by_clicks
 from hermes.ranking.matrix import get_matrix
 from hermes.ranking.page import ranked_page
 from hermes.ranking.rank import Ranking
@@ -477,7 +478,16 @@ def digest(
     shortened, left_out = within_budget(payload, ANSWER_BUDGET)  # read here: a test may lower it
     shown = sum(len(t["items"]) for t in ordered)  # what the answer holds
     held = sum(len(rows) for rows in [t["items"] for t in ordered] + [unclustered, below["items"]])
-    if not n_above:
+    held_down = held_by_clicks(ranking.n_vetoed, ranking.n_clicks)
+    if not n_above and held_down:
+        # the classifier is why the bar is empty: rating is the next step, not a wider window
+        message = (
+            f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
+            f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match. {held_down}"
+            + ("The closest are listed below the bar; " if below_bar else f"{SHOW_CLOSEST.sentence()}; ")
+            + f"{RATE_HELD}."
+        )
+    elif not n_above:
         message = (
             f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
             f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"

@@ -27,9 +27,9 @@ from hermes.answers import (
 )
 from hermes.config import settings
 from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
-from hermes.facekit.faces import EMBED_PENDING, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
+from hermes.facekit.faces import EMBED_PENDING, RATE_HELD, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
 from hermes.ranking.explain import explain, why_not_in
-from hermes.ranking.explain_words import rank_line, weight_note
+from hermes.ranking.explain_words import held_by_clicks, rank_line, weight_note
 from hermes.ranking.page import ranked_page
 from hermes.storage.records import require_item, require_user
 from hermes.text.clip import clip
@@ -316,8 +316,9 @@ def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -
             f"Nothing in {scope} clears {name}'s bar: none of the "
             f"{plural(ranking.n_candidates, 'unread item')} there is a strong or good "
             f"match ({_level_counts(ranking)}). "
+            + held_by_clicks(ranking.n_vetoed, ranking.n_clicks)
             + ("The items listed are the closest anyway; " if below_bar else f"{SHOW_CLOSEST}; ")
-            + f"{BAR_ADVICE}."
+            + (f"{RATE_HELD}." if ranking.n_vetoed else f"{BAR_ADVICE}.")
         )
         return ok(message + more, user=name, items=items, left_out=cut, **counts)
     above = counts["above_bar"]
