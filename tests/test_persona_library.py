@@ -339,6 +339,20 @@ def test_a_full_reset_and_a_deleted_persona_take_the_stored_entries_too(db, arch
     assert stored_id(db, "Stellar streams") == archive["streams"]
 
 
+def test_another_persona_s_feed_does_not_list_a_library_s_stored_entries(db, archive):
+    """While ann's import holds them, the papers it stored are her library, not news: bob's
+    unread feed leaves them out as ann's own does (her like), and a search still finds them.
+    A paper saved into a corpus (no feed either) is not an import's and stays listed."""
+    make_persona(db, "bob", "galactic archaeology, stellar streams, tidal debris")
+    imported(db, ONE_OF_EACH)
+    own = stored_id(db, "Tidal debris")
+    assert own not in feed_ids(db, "bob") and own not in feed_ids(db, "ann")
+    assert own in [r["id"] for r in tool(db, "search_feed", user="bob", query="tidal debris")["results"]]
+    assert archive["streams"] in feed_ids(db, "bob")  # a feed's paper ann's import liked stays
+    corpus_signals.favorite(db, "ann", own, True, source="ui")  # ann saves it: now a corpus holds it
+    assert own in feed_ids(db, "bob")
+
+
 def test_the_cli_reset_names_and_removes_the_stored_entries(db, db_path, archive):
     imported(db, ONE_OF_EACH)
     own = stored_id(db, "Tidal debris")

@@ -1,5 +1,6 @@
-"""Built-in candidate filters: recency window, already-clicked, a removed feed's items,
-keyword / tag / type / author, ids.
+"""Built-in candidate filters: recency window, already-clicked, a removed feed's items, in
+an unread list the entries a library import stored that only its likes hold (of any
+persona: :func:`hermes.storage.records.import_only_items`), keyword / tag / type / author, ids.
 
 Recency, ids, tag, type and author are answered from the in-memory matrix; only the keyword
 match reads SQLite: every word must occur in the title or summary. A word that is one whole token
@@ -28,6 +29,7 @@ from hermes.text.latex import spelled_out
 from ..hookspecs import hookimpl
 from ..ranking.preferences import source_key, tag_key, topic_key, type_key
 from ..storage.clicks import clicked_items
+from ..storage.records import import_only_items
 
 if TYPE_CHECKING:  # annotations only
     import numpy as np
@@ -63,6 +65,10 @@ def hermes_candidates(db, user, query, matrix):
             keep[matrix.rows_of(clicked)] = False
     if not query.removed_feeds and query.item_ids is None:
         keep &= ~removed_feed_rows(db, matrix)
+        if query.exclude_clicked:  # an unread list: a library's own papers are not news
+            held = import_only_items(db)
+            if held:
+                keep[matrix.rows_of(held)] = False
     if query.item_ids is not None:
         keep &= np.isin(matrix.ids, np.array(query.item_ids, dtype=np.int64))
     if query.tag:

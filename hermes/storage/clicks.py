@@ -175,6 +175,20 @@ def clicked_items(db: sqlite_utils.Database, user_id: int, *, of_source: str | N
     return [r[0] for r in db.execute(f"SELECT item_id FROM clicks WHERE {where}", args)]
 
 
+def feedless_clicked_only_by(db: sqlite_utils.Database, source: str) -> list[int]:
+    """The items no feed brought (``feed_id`` NULL) whose every click, of every persona, is
+    ``source``'s (``bootstrap``: a library import's stored entries while its likes stand)."""
+    _check_source(source)
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT item_id FROM clicks WHERE item_id IN (SELECT id FROM items WHERE feed_id IS NULL) "
+            "GROUP BY item_id HAVING min(source = ?) = 1",
+            [source],
+        )
+    ]
+
+
 def click_history(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool, str]]:
     """The persona's clicks as ``(item_id, liked, source)``, oldest first."""
     return [

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from hermes.clock import now_iso  # noqa: F401 (re-exported: the clock's older home)
 from hermes.errors import InvalidInput, NotFound
 from hermes.facekit.faces import CREATE_PERSONA, FIND_ITEMS
+from hermes.storage.clicks import feedless_clicked_only_by
 from hermes.storage.transactions import write_transaction
 
 if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
@@ -294,15 +295,21 @@ def item_tables(db: sqlite_utils.Database) -> list[tuple[str, str, str | None]]:
 
 
 def unreferenced_items(
-    db: sqlite_utils.Database, item_ids, *, leaving_user: int | None = None, leaving: tuple[str, ...] = ()
+    db: sqlite_utils.Database,
+    item_ids,
+    *,
+    leaving_user: int | None = None,
+    leaving: tuple[str, ...] = (),
+    ignoring: tuple[str, ...] = (),
 ) -> list[int]:
     """Those of ``item_ids`` that no feed brought (``feed_id`` NULL: a library entry stored
     as an item, a saved paper) and that no row of any persona refers to — a click of any
     source or persona, a corpus row (saved, read, highlighted, in its change log) — other than
     persona ``leaving_user``'s rows in the tables ``leaving`` (about to be deleted: a
-    preview counts what a deletion will find). Cached explanations do not count (:data:`DERIVED`)."""
+    preview counts what a deletion will find) and any row of the tables ``ignoring``.
+    Cached explanations do not count (:data:`DERIVED`)."""
     ids = sorted({int(i) for i in item_ids})
-    refs = [(t, i, u) for t, i, u in item_tables(db) if u is not None and t not in DERIVED]
+    refs = [(t, i, u) for t, i, u in item_tables(db) if u is not None and t not in (*DERIVED, *ignoring)]
     out: list[int] = []
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
@@ -319,6 +326,16 @@ def unreferenced_items(
             keep -= {r[0] for r in db.execute(sql, args)}
         out += sorted(keep)
     return out
+
+
+def import_only_items(db: sqlite_utils.Database) -> list[int]:
+    """The items a library import stored that only its likes hold: no feed brought them,
+    every click on them is a ``bootstrap`` one, and no other row of any persona (a corpus
+    row) refers to them. They teach the importing persona; no feed lists them as unread."""
+    if db.execute("SELECT 1 FROM items WHERE feed_id IS NULL LIMIT 1").fetchone() is None:
+        return []  # the usual archive: one indexed look
+    held = feedless_clicked_only_by(db, "bootstrap")
+    return unreferenced_items(db, held, ignoring=("clicks",)) if held else []
 
 
 def delete_items(db: sqlite_utils.Database, item_ids) -> int:
