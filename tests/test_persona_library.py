@@ -349,6 +349,8 @@ def test_another_persona_s_feed_does_not_list_a_library_s_stored_entries(db, arc
     assert own not in feed_ids(db, "bob") and own not in feed_ids(db, "ann")
     assert own in [r["id"] for r in tool(db, "search_feed", user="bob", query="tidal debris")["results"]]
     assert archive["streams"] in feed_ids(db, "bob")  # a feed's paper ann's import liked stays
+    why = tool(db, "explain_item", user="bob", item_id=own, since_days=None)
+    assert why["ok"] and "a library import stored it" in why["explanation"]["not_in_pool"]
     corpus_signals.favorite(db, "ann", own, True, source="ui")  # ann saves it: now a corpus holds it
     assert own in feed_ids(db, "bob")
 

@@ -35,7 +35,7 @@ import numpy as np
 import sqlite_utils
 
 from hermes.facekit.faces import n_days
-from hermes.storage.records import item_rows, now_iso
+from hermes.storage.records import import_only_items, item_rows, now_iso
 from hermes.text.authors import author_key, surname
 from hermes.text.language import english
 
@@ -128,7 +128,15 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery, item
 
     # asked for by id the candidates keep a removed feed's items, so that rule is read here
     removed = not feed.removed_feeds and feed_removed(db, item_id)
-    if kept(feed) and not removed:
+    # and an unread list's rule on the entries a library import stored (another persona's:
+    # the persona's own import liked it, which the clicked rule below says)
+    library = (
+        feed.exclude_clicked
+        and not feed.removed_feeds
+        and click_on(db, user["id"], item_id) is None
+        and item_id in import_only_items(db)
+    )
+    if kept(feed) and not removed and not library:
         return None
     nothing = CandidateQuery(since_days=None, exclude_clicked=False, exclude_read=False, removed_feeds=True)
     reasons = []
@@ -136,6 +144,8 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery, item
         reasons.append(
             "its feed was removed (`removed_feeds=true` in list_feed, `hermes feed --removed-feeds`, ranks it)"
         )
+    if library:
+        reasons.append("a library import stored it and only its likes hold it: an unread list leaves it out")
     if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
         click = click_on(db, user["id"], item_id)
         who = (
