@@ -49,6 +49,7 @@ from .errors import HermesError
 from .files import write_atomic
 from .net import is_loopback
 from .plugins import get_plugin_manager, shipped
+from .ranking.threads import start_blas_pool
 from .tools import call_tool, collect_prompts, collect_tools, find_tool
 
 log = logging.getLogger(__name__)
@@ -265,6 +266,7 @@ class Handlers:
                 INVALID_PARAMS,
                 f"Unknown tool: {str(params.name)[:100]!r}. The tools are: {', '.join(sorted(self._resolve))}.",
             )
+        start_blas_pool()  # deferred by `hermes serve` until now: tools/list never needs it
         return await anyio.to_thread.run_sync(self._call, params.name, dict(params.arguments or {}))
 
     def _call(self, name: str, arguments: dict) -> CallToolResult:
@@ -325,6 +327,7 @@ class Handlers:
             raise MCPError(
                 INVALID_PARAMS, f"prompt {prompt.name} needs {', '.join(missing)}; its arguments are: {names}."
             )
+        start_blas_pool()
         text = await anyio.to_thread.run_sync(self._render, prompt, arguments)
         return GetPromptResult(
             description=prompt.description,

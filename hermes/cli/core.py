@@ -88,54 +88,60 @@ def serve(
     instructions, so a host that does not pass HERMES_HOME / HERMES_DB is noticed.
     """
     port = checked_options("serve", port=(port, *PORT))["port"]
-    # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve,
-    # the background refresher (sqlite-utils, the ingest stack) only for serve and web, and
-    # the addresses (socket, ipaddress) only for a server.
-    from ..ingest.refresher import start_background
-    from ..mcp_server import build_server, cached_listings, keep_listings, run_http, run_stdio
-    from ..net import bind, is_loopback
-    from ..tools import collect_tools
+    # Here, not at the top: threadpoolctl loads only for a server. numpy loads in the block
+    # below (sqlite-utils, the plugins) on one BLAS thread: OpenBLAS's pool starts at the
+    # first tool call, not before tools/list (hermes.ranking.threads).
+    from ..ranking.threads import blas_pool_deferred
 
-    if transport not in ("stdio", "http"):
-        die(f"unknown transport {transport!r}; use --transport stdio or --transport http")
-    groups = {g.strip() for g in tools.split(",") if g.strip()} if tools else None
-    try:
-        # The tools as an earlier start listed them, when nothing they depend on changed
-        # since: served from that listing, each tool is collected when it is first called.
-        listed = cached_listings()
-        collected = collect_tools() if listed is None else None
-        known = sorted(
-            {t.group for t in collected.values()}
-            if collected is not None
-            else {entry["group"] for entry in listed or []}
-        )
-        if tools is not None and not groups:
-            die(f"--tools needs at least one group name; known groups: {', '.join(known)}")
-        unknown = (groups or set()) - set(known)
-        if unknown:
-            die(f"unknown tool group(s): {', '.join(sorted(unknown))}; known: {', '.join(known)}")
-        token = _token(ctx, token)
-        if transport == "http" and not is_loopback(host):
-            if not allow_remote:
-                die(
-                    f"refusing to serve on non-loopback address {host!r}: anyone who can reach it "
-                    "could call the tools. Pass --allow-remote (and set a --token) if you mean it."
-                )
-            typer.echo(
-                f"warning: serving hermes MCP tools on {host}:{port}, reachable from the "
-                "network"
-                + ("" if token else " WITHOUT a token: anyone who can reach it can change your feeds and feedback"),
-                err=True,
+    with blas_pool_deferred():
+        # Here, not at the top: the MCP SDK (pydantic, anyio, starlette; ~1 s) loads only for serve,
+        # the background refresher (sqlite-utils, the ingest stack) only for serve and web, and
+        # the addresses (socket, ipaddress) only for a server.
+        from ..ingest.refresher import start_background
+        from ..mcp_server import build_server, cached_listings, keep_listings, run_http, run_stdio
+        from ..net import bind, is_loopback
+        from ..tools import collect_tools
+
+        if transport not in ("stdio", "http"):
+            die(f"unknown transport {transport!r}; use --transport stdio or --transport http")
+        groups = {g.strip() for g in tools.split(",") if g.strip()} if tools else None
+        try:
+            # The tools as an earlier start listed them, when nothing they depend on changed
+            # since: served from that listing, each tool is collected when it is first called.
+            listed = cached_listings()
+            collected = collect_tools() if listed is None else None
+            known = sorted(
+                {t.group for t in collected.values()}
+                if collected is not None
+                else {entry["group"] for entry in listed or []}
             )
-        target, origin = database_path(db)
-        with database(db, create=True):
-            pass  # created (with its starter feeds) or checked now, not at the first tool call
-        server = build_server(str(target), groups, listed=listed)
-        if collected is not None:
-            keep_listings(collected)
-        sock = bind(host, port) if transport == "http" else None
-    except HermesError as exc:
-        die(str(exc))
+            if tools is not None and not groups:
+                die(f"--tools needs at least one group name; known groups: {', '.join(known)}")
+            unknown = (groups or set()) - set(known)
+            if unknown:
+                die(f"unknown tool group(s): {', '.join(sorted(unknown))}; known: {', '.join(known)}")
+            token = _token(ctx, token)
+            if transport == "http" and not is_loopback(host):
+                if not allow_remote:
+                    die(
+                        f"refusing to serve on non-loopback address {host!r}: anyone who can reach it "
+                        "could call the tools. Pass --allow-remote (and set a --token) if you mean it."
+                    )
+                typer.echo(
+                    f"warning: serving hermes MCP tools on {host}:{port}, reachable from the "
+                    "network"
+                    + ("" if token else " WITHOUT a token: anyone who can reach it can change your feeds and feedback"),
+                    err=True,
+                )
+            target, origin = database_path(db)
+            with database(db, create=True):
+                pass  # created (with its starter feeds) or checked now, not at the first tool call
+            server = build_server(str(target), groups, listed=listed)
+            if collected is not None:
+                keep_listings(collected)
+            sock = bind(host, port) if transport == "http" else None
+        except HermesError as exc:
+            die(str(exc))
     served = ", ".join(sorted(groups)) if groups else "all tool groups"
     typer.echo(
         f"hermes MCP server ({transport}): database {target} (from {origin}); {served}; Ctrl-C stops it", err=True
