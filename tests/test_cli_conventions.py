@@ -145,7 +145,7 @@ def test_empty_results_exit_0_and_say_so(db, db_path, args):
 def test_empty_feed_names_cli_options_not_tool_parameters(db, db_path):
     create_user(db, "ann", "anything")
     out = run("feed", "ann", "--db", db_path).stdout
-    assert "--since-days N" in out and "--all" in out and "hermes feeds add URL" in out
+    assert "--since-days N" in out and "--all" in out and f"hermes --db {db_path} feeds add URL" in out
     assert "since_days" not in out and "add_feed" not in out
     whole = run("feed", "ann", "--all", "--db", db_path).stdout
     assert "--since-days" not in whole  # nothing wider than the whole archive

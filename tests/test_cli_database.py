@@ -147,7 +147,8 @@ def test_errors_name_the_database_file(db, db_path):
     result = run("feed", "astro", "--db", db_path)
     assert result.exit_code == 1
     assert f"unknown persona 'astro' in {db_path}; no personas exist yet" in result.stderr
-    assert "hermes persona create NAME --interests TEXT" in result.stderr
+    # the advice keeps the --db given
+    assert f"hermes --db {db_path} persona create NAME --interests TEXT" in " ".join(result.stderr.split())
 
 
 def test_db_is_accepted_before_or_after_the_command(db, db_path):
@@ -200,7 +201,7 @@ def test_every_new_database_starts_with_the_starter_feeds_whichever_command_come
     )
     result = run(*[str(feed) if a == "FEED" else a for a in first], "--db", path)
     assert "subscribed to 2 starter feeds from" in result.stderr, result.output
-    assert "`hermes feeds remove ID --yes` drops one" in result.stderr
+    assert f"`hermes --db {path} feeds remove ID --yes` drops one" in " ".join(result.stderr.split())
     listed = json.loads(run("feeds", "list", "--json", "--db", path).stdout)
     urls = {f["url"] for f in listed["feeds"]}
     assert {str(starters / "a.xml"), str(starters / "b.xml")} <= urls
@@ -260,3 +261,16 @@ def test_ingest_says_when_a_new_feed_lists_papers_the_archive_holds(tmp_path):
     lines = [row for row in out.splitlines() if "arXiv.org" in row]
     assert len(lines) == 2
     assert sum("18 already in the archive (stored once: listed by another feed too" in row for row in lines) == 1
+
+
+def test_every_command_a_tool_s_message_names_keeps_the_db_given(tmp_path):
+    """A trial on the demo's database: the advice "add feeds with `hermes feeds add URL` and
+    run `hermes ingest`" sent the person to hermes.db. The CLI's one tool caller writes
+    every `hermes …` a message names with the --db given, before or after the command."""
+    path = tmp_path / "mine.db"
+    assert run("persona", "create", "ann", "--interests", "graphs", "--db", path).exit_code == 0
+    for args in (["feed", "ann", "--db", path], ["--db", path, "feed", "ann"]):
+        result = run(*args)
+        said = " ".join(result.output.split())
+        assert f"`hermes --db {path} feeds add URL`" in said, said
+        assert "`hermes feeds" not in said and "`hermes ingest" not in said

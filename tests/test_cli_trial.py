@@ -54,7 +54,7 @@ def test_feed_says_items_wait_for_embedding_after_an_interrupted_ingest(db, db_p
     result = run("feed", "cm", "--all", "--db", db_path)
     assert result.exit_code == 0, result.output
     assert "4 items are stored but not embedded yet" in result.output
-    assert "run `hermes ingest` to embed them" in result.output
+    assert f"run `hermes --db {db_path} ingest` to embed them" in result.output
     assert "add feeds" not in result.output
 
 
@@ -93,7 +93,7 @@ def test_blank_interests_name_the_option_and_the_tags_command(db_path):
     result = run("persona", "create", "blank", "--interests", "   ", "--db", db_path)
     assert result.exit_code == 1
     assert result.stderr.startswith("error: --interests is empty"), result.stderr
-    assert "`hermes persona tags`" in result.stderr
+    assert f"`hermes --db {db_path} persona tags`" in " ".join(result.stderr.split())
     assert "propose_interests" not in result.stderr
 
 
@@ -202,22 +202,23 @@ def test_the_cli_digest_numbers_in_the_order_shown(db, db_path, add_items, no_ba
 def test_advice_after_create_uses_the_name_typed(db_path, name, typed):
     result = run("persona", "create", name, "--interests", "lensing", "--db", db_path)
     assert result.exit_code == 0, result.output
-    assert f"`hermes persona bootstrap {typed}`" in result.output
-    assert f"`hermes feed {typed} -i`" in result.output
-    assert "NAME" not in result.output
+    said = " ".join(result.output.split())
+    assert f"`hermes --db {db_path} persona bootstrap {typed}`" in said
+    assert f"`hermes --db {db_path} feed {typed} -i`" in said
+    assert "NAME" not in said
     again = run("persona", "create", name, "--interests", "x", "--db", db_path)
-    assert f"`hermes persona update {typed} --interests TEXT`" in again.stderr
+    assert f"`hermes --db {db_path} persona update {typed} --interests TEXT`" in " ".join(again.stderr.split())
 
 
 def test_advice_after_bootstrap_uses_the_name(db, db_path, add_items, split_bar):
     add_items([{"title": "Paper 0 on lensing"}] + [{"title": f"Paper {k}"} for k in range(1, 4)])
     create_user(db, "ann", "lensing")
     result = run("persona", "bootstrap", "ann", "--likes", "1", "--dislikes", "1", "--db", db_path)
-    assert "`hermes persona show ann`" in result.output and "NAME" not in result.output
+    assert f"`hermes --db {db_path} persona show ann`" in result.output and "NAME" not in result.output
     # a second bootstrap finds the work done (issue 34: idempotent), and says how to undo it
     again = run("persona", "bootstrap", "ann", "--db", db_path)
     assert again.exit_code == 0 and "already warmed" in again.output, again.output
-    assert "`hermes persona reset ann --source bootstrap --yes`" in again.output, again.output
+    assert f"`hermes --db {db_path} persona reset ann --source bootstrap --yes`" in again.output, again.output
 
 
 # --- 8. a repeated like says the truth: nothing is added ------------------------------------
@@ -279,8 +280,11 @@ def test_bootstrap_says_what_it_rated_that_rated_items_leave_the_feed_and_how_to
     assert lines[0] == "Warmed 'ann' from its interests (click source 'bootstrap'):"
     # a short list: what was liked, what was disliked, then a line each on where and undo
     assert lines[1] == "Liked, the 2 items closest to them:" and lines[4] == "Disliked, the 2 items farthest:"
-    assert len(lines) == 11 and all(len(line) <= 120 for line in lines)
+    # (short lines of hermes's own words: the --db given, which every command named keeps, aside)
+    assert len(lines) == 11 and all(len(line.replace(f" --db {db_path}", "")) <= 120 for line in lines)
     out = " ".join(result.output.split())
+    assert f"`hermes --db {db_path} persona show ann` shows the effect" in out
+    out = out.replace(f" --db {db_path}", "")
     assert "Rated items leave `hermes feed ann`" in out
     assert "`hermes persona search ann WORDS` still finds them, marked [liked]/[disliked]" in out
     assert "counts against the item's source and tags" in out
@@ -306,7 +310,7 @@ def test_digest_says_items_wait_for_embedding_after_an_interrupted_ingest(db, db
     result = run("digest", "cm", "--db", db_path)
     assert result.exit_code == 0, result.output
     assert "2 items are stored but not embedded yet" in result.output
-    assert "run `hermes ingest` to embed them" in result.output
+    assert f"run `hermes --db {db_path} ingest` to embed them" in " ".join(result.output.split())
 
 
 def test_the_default_window_also_says_how_to_widen_it(db, db_path):

@@ -42,7 +42,7 @@ def test_like_and_dislike_several_ids_with_source_ui(world):
     result = run("like", "ada", ids[0], ids[1], "--db", path)
     assert result.exit_code == 0, result.output
     assert result.stdout.count("Recorded a like") == 2
-    assert "the next `hermes feed` uses it" in result.stdout  # CLI words, not list_feed
+    assert f"the next `hermes --db {path} feed` uses it" in result.stdout  # CLI words, not list_feed
     assert "list_feed" not in result.stdout
     assert run("dislike", "ada", ids[2], "--db", path).exit_code == 0
     assert clicks(db) == [(ids[0], "like", "ui"), (ids[1], "like", "ui"), (ids[2], "dislike", "ui")]
@@ -57,7 +57,7 @@ def test_a_bad_id_among_good_ones_is_an_error_line_and_exit_1_the_rest_applied(w
     assert result.exit_code == 1
     assert "Recorded a like of item" in result.stdout
     assert result.stderr.startswith("error: unknown item 999 in ")
-    assert "`hermes feed USER`" in result.stderr and "search_feed" not in result.stderr
+    assert f"`hermes --db {path} feed USER`" in " ".join(result.stderr.split()) and "search_feed" not in result.stderr
     assert clicks(db) == [(ids[0], "like", "ui")]
 
 

@@ -30,7 +30,7 @@ def test_feeds_add_local_file_list_and_ingest(db_path, feed_file, tmp_path, monk
     monkeypatch.chdir(tmp_path)
     result = run("feeds", "add", "quantum.xml", "--db", db_path)  # relative path: made absolute
     assert result.exit_code == 0, result.output
-    assert "Subscribed: [1] Quantum & Friends" in result.output and "hermes ingest" in result.output
+    assert "Subscribed: [1] Quantum & Friends" in result.output and "hermes --db" in result.output and " ingest` to load its items" in result.output
     listed = run("feeds", "list", "--json", "--db", db_path)
     doc = json.loads(listed.stdout)
     assert doc["ok"] and doc["feeds"][0]["url"] == str(feed_file) and doc["feeds"][0]["item_count"] == 0
@@ -263,8 +263,8 @@ def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, add_items):
     assert result.output.startswith(
         "Nothing in the last 7 days clears ann's bar: none of the 1 unread item there is a "
         "strong or good match (1 none). --below-bar lists the closest anyway; widen the window "
-        "(--since-days N or --all), add feeds on the persona's topics (`hermes feeds add URL`), "
-        "or like items (`hermes like USER ITEM`)."
+        f"(--since-days N or --all), add feeds on the persona's topics (`hermes --db {db_path} feeds add URL`), "
+        f"or like items (`hermes --db {db_path} like USER ITEM`)."
     )
     assert "Sourdough" not in result.output
 

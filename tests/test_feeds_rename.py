@@ -32,7 +32,7 @@ def test_rename_unknown_feed_is_one_error_line(tmp_path, db_path):
     _subscribed(tmp_path, db_path)
     result = run("feeds", "rename", "7", "Lab", "--db", db_path)
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: unknown feed 7") and "hermes feeds list" in result.stderr
+    assert result.stderr.startswith("error: unknown feed 7") and " feeds list` shows" in result.stderr
     doc = json.loads(run("feeds", "rename", "7", "Lab", "--json", "--db", db_path).stdout)
     assert doc["ok"] is False and "unknown feed 7" in doc["message"]
 

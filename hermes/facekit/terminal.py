@@ -105,6 +105,9 @@ def checked_options(command: str, **options: tuple[object, type, dict]) -> dict:
 
 #: ``hermes --db PATH COMMAND``: the root option, used when the command has no --db of its own.
 ROOT_DB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_root_db", default=None)
+#: the ``--db`` of the command running (:func:`database` sets it for its block): every hint
+#: a tool's message names keeps it (:func:`run_tool`, :func:`keeping_db`)
+COMMAND_DB: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_command_db", default=None)
 
 #: The commands that may start a new database (the others refuse a path that does not exist).
 STARTERS = (
@@ -130,7 +133,7 @@ def hermes_command(words: str, db: str | None = None) -> str:
     """``hermes WORDS`` as the person types it next, naming the database they gave (the
     command's ``--db``, else the root's, ``hermes --db PATH …``): a hint shown on the demo's
     database sends them back to it, not to hermes.db. ``$HERMES_DB`` needs no naming."""
-    chosen = db or ROOT_DB.get()
+    chosen = db or COMMAND_DB.get() or ROOT_DB.get()
     return "hermes" + (f" --db {typed(str(chosen))}" if chosen else "") + (f" {words}" if words else "")
 
 
@@ -138,7 +141,7 @@ def keeping_db(message: str, db: str | None = None) -> str:
     """A tool's ``message`` for the terminal, every command it names in backticks
     (`` `hermes ingest` ``) written by :func:`hermes_command`: a tool's advice cannot know
     the ``--db`` the person gave; the command printing it does."""
-    if not message or not (db or ROOT_DB.get()):
+    if not message or not (db or COMMAND_DB.get() or ROOT_DB.get()):
         return message
     prefix = hermes_command("", db)
     return re.sub(r"`hermes (?!--db )", lambda _: f"`{prefix} ", message)
@@ -150,7 +153,7 @@ def open_db(path: str | None, *, create: bool = False):
     stderr says so."""
     db, started = _open(path, create)
     if started:
-        announce_started(*started)
+        announce_started(*started, path)
     return db
 
 
@@ -188,13 +191,18 @@ def _open(path: str | None, create: bool, starters: bool = True):
     return db, ((target, created, seeded, source) if created or seeded else None)
 
 
-def announce_started(target: Path, created: bool, seeded: list[int], source: Path) -> None:
+def announce_started(target: Path, created: bool, seeded: list[int], source: Path, given: str | None = None) -> None:
+    """Say on stderr that a database was created and given the starter feeds (the commands
+    named keep the ``given`` --db)."""
     if created:
         typer.echo(f"created a new hermes database at {target}", err=True)
     if seeded:
         typer.echo(
-            f"subscribed to {plural(len(seeded), 'starter feed')} from {source} "
-            "(`hermes feeds list` shows them; `hermes feeds remove ID --yes` drops one)",
+            keeping_db(
+                f"subscribed to {plural(len(seeded), 'starter feed')} from {source} "
+                "(`hermes feeds list` shows them; `hermes feeds remove ID --yes` drops one)",
+                given,
+            ),
             err=True,
         )
 
@@ -206,6 +214,7 @@ def database(path: str | None, *, create: bool = False, starters: bool = True):
     and removed again when it fails (a mistyped ``hermes persona create`` leaves nothing)."""
     db, started = run_guarded(_open, path, create, starters)
     created, ok = bool(started and started[1]), False
+    chosen = COMMAND_DB.set(path)
     try:
         yield db
         ok = True
@@ -215,11 +224,12 @@ def database(path: str | None, *, create: bool = False, starters: bool = True):
     finally:
         db.conn.close()
         if started and (ok or not created):  # starter feeds given to an existing file stay
-            announce_started(*started)
+            announce_started(*started, path)
         elif created:
             target = started[0]
             for leftover in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
                 leftover.unlink(missing_ok=True)
+        COMMAND_DB.reset(chosen)
 
 
 def run_tool(db, name: str, /, **arguments) -> dict:
@@ -236,7 +246,11 @@ def run_tool(db, name: str, /, **arguments) -> dict:
             f"the {name} tool is not available: the plugin that provides it is disabled (see `hermes plugins`)"
         )
     with tool_arguments.worded(cli_words(arguments)):
-        return call_tool(db, tool, arguments, face="cli")
+        result = call_tool(db, tool, arguments, face="cli")
+    if isinstance(result.get("message"), str):
+        # the commands its advice names keep the --db given (`hermes ingest` on the demo's)
+        result["message"] = keeping_db(result["message"])
+    return result
 
 
 def cli_words(arguments: dict | None = None):

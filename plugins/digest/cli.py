@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hermes.facekit.terminal import DbOption, JsonOption, check, database, die, keeping_db, run_tool, tool_number
+from hermes.facekit.terminal import DbOption, JsonOption, check, database, die, run_tool, tool_number
 
 from .render import render_communities, render_digest
 
@@ -48,11 +48,9 @@ def digest(
     window = {} if days is None else {"days": days}  # none given: the tool's default
     with database(db) as conn:
         result = run_tool(conn, "digest", user=user, **window, per_topic=per_topic, limit=limit, below_bar=below_bar)
+    result = check(result, as_json)
     if as_json:
-        check(result, as_json)  # the tool's result as it is
         return
-    # the commands its advice names keep the --db given (`hermes ingest` on the demo's database)
-    result = check({**result, "message": keeping_db(result.get("message"), db)}, as_json)
     if result.get("nothing_to_show") and not result.get("n_in_window"):
         typer.echo(result["message"])  # an empty window: nothing else to say
         return

@@ -27,6 +27,7 @@ from hermes.facekit.terminal import (
     die,
     emit_json,
     guarded,
+    hermes_command,
     run_tool,
     style,
     tool_number,
@@ -99,10 +100,11 @@ def add(
         back = taken_back(feed, show=lambda value: f"“{clean(value)}”")
         if back:
             typer.echo(back)
+        ingest = hermes_command("ingest", db)
         typer.echo(
-            "Run `hermes ingest` to load what it published since."
+            f"Run `{ingest}` to load what it published since."
             if feed.get("items_kept")
-            else "Run `hermes ingest` to load its items."
+            else f"Run `{ingest}` to load its items."
         )
 
 

@@ -24,6 +24,7 @@ from hermes.facekit.terminal import (
     clean,
     database,
     die,
+    keeping_db,
     run_tool,
     tool_number,
 )
@@ -174,7 +175,8 @@ def bootstrap(
     typer.echo(
         result["message"]
         if result.get("already_warmed")
-        else bootstrap_answer(name, result, likes=likes, dislikes=dislikes)
+        # the commands it names keep the --db given
+        else keeping_db(bootstrap_answer(name, result, likes=likes, dislikes=dislikes), db)
     )
 
 
