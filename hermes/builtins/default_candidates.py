@@ -4,10 +4,13 @@ persona: :func:`hermes.storage.records.import_only_items`), keyword / tag / type
 
 Recency, ids, tag, type and author are answered from the in-memory matrix; only the keyword
 match reads SQLite: every word must occur in the title or summary. A word that is one whole token
-(letters and digits) is looked up in the full-text index (``items_fts``, the one BM25 uses)
-as a word prefix, so "graph" also finds "graphene" and "graphs" (the index stems: "graphs"
-finds "graph"); any other word ("100%", "x-ray", "c++") is matched literally as a substring
-with LIKE, over the rows the indexed words left. Without the index every word is a LIKE.
+(letters and digits) is looked up in the index of the words as written (``items_fts_words``,
+migration ``core:m018_items_fts_words``) as itself or one of its inflections, which
+:func:`word_forms` picks from that index's vocabulary: "witness" finds "witnesses" and
+"witnessed" but not "with" or "within", "graphs" finds "graph" but not "graphene" (a trial:
+a prefix of the porter stem, "wit*", found 105 of 165 items for "witness"); any other word
+("100%", "x-ray", "c++") is matched literally as a substring with LIKE, over the rows the
+indexed words left. Without the index every word is a LIKE.
 The index reads LaTeX's accented letters as the letters ("Schr\\"odinger" is found by
 "Schrödinger" and "Schrodinger": migration ``core:m017_items_fts_readable``); a LIKE word
 looks at that reading too (``items_fts_text``), its own accents folded ("Schrödinger's").
@@ -122,11 +125,103 @@ def folded(word: str) -> str:
     )
 
 
+def _consonant(word: str, i: int) -> bool:
+    if word[i] in "aeiou":
+        return False
+    return word[i] != "y" or i == 0 or not _consonant(word, i - 1)
+
+
+def _measure(stem: str) -> int:
+    """Porter's *m*: how many vowel-consonant runs ``stem`` has ("tr" 0, "trouble" 1, "troubles" 2)."""
+    runs, vowel = 0, False
+    for i in range(len(stem)):
+        now = not _consonant(stem, i)
+        runs += vowel and not now
+        vowel = now
+    return runs
+
+
+def _has_vowel(stem: str) -> bool:
+    return any(not _consonant(stem, i) for i in range(len(stem)))
+
+
+def _cvc(stem: str) -> bool:
+    """Ends consonant-vowel-consonant, the last not w, x or y ("hop", not "hoop" or "box")."""
+    n = len(stem)
+    return (
+        n >= 3
+        and _consonant(stem, n - 1)
+        and not _consonant(stem, n - 2)
+        and _consonant(stem, n - 3)
+        and stem[-1] not in "wxy"
+    )
+
+
+def inflection_root(word: str) -> str:
+    """What the inflections of a (lower-case) word share: Porter's steps for plurals, -ed,
+    -ing and -y (1a-1c) and for a final e or ll (5), not his steps for derived words (2-4),
+    which give "general" and "generation", "universe" and "university" one stem.
+    "witnesses", "witnessed", "witnessing" → "witness"; "hoping" → "hope"; "with" → "with"."""
+    w = word
+    if w.endswith("sses") or w.endswith("ies"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    if w.endswith("eed"):
+        if _measure(w[:-3]):
+            w = w[:-1]
+    else:
+        for ending in ("ed", "ing"):
+            if w.endswith(ending) and _has_vowel(w[: -len(ending)]):
+                w = w[: -len(ending)]
+                if w.endswith(("at", "bl", "iz")):
+                    w += "e"
+                elif len(w) > 1 and w[-1] == w[-2] and _consonant(w, len(w) - 1) and w[-1] not in "lsz":
+                    w = w[:-1]
+                elif _measure(w) == 1 and _cvc(w):
+                    w += "e"
+                break
+    if w.endswith("y") and _has_vowel(w[:-1]):
+        w = w[:-1] + "i"
+    if w.endswith("e"):
+        m = _measure(w[:-1])
+        if m > 1 or (m == 1 and not _cvc(w[:-1])):
+            w = w[:-1]
+    if w.endswith("ll") and _measure(w) > 1:
+        w = w[:-1]
+    return w
+
+
+#: an inflection is at most this much longer than its root ("hop" → "hopping")
+_LONGEST_ENDING = 4
+
+
+def word_forms(db, word: str) -> list[str]:
+    """``word`` and the words of the index's vocabulary (``items_fts_words_vocab``) that are
+    inflections of it, each a quoted term for the index's MATCH: the words whose
+    :func:`inflection_root` is ``word``'s. Every form of a root begins with the root (less
+    its last letter when that is an "e" or an "i": "hope"/"hoping", "studi"/"study"), so the
+    vocabulary is read over that range only, and not at all for a range of one letter ("is",
+    "as"), which holds no other form: the word is then itself alone."""
+    plain = folded(word).lower()
+    forms = {plain}
+    root = inflection_root(plain)
+    start = root[:-1] if root[-1:] in ("e", "i") else root
+    if len(start) > 1:
+        rows = db.execute(
+            "SELECT term FROM items_fts_words_vocab WHERE term >= ? AND term < ? AND length(term) <= ?",
+            [start, start[:-1] + chr(ord(start[-1]) + 1), len(root) + _LONGEST_ENDING],
+        )
+        forms |= {term for (term,) in rows if inflection_root(term) == root}
+    # quoted: never FTS syntax; the word as given too, for the tokenizer's own folding
+    return [f'"{f}"' for f in sorted(forms | {word}) if '"' not in f]
+
+
 def _matches(db, indexed: list[str], literal: list[str], read: bool) -> list[int]:
     where, params = [], []
     if indexed:
-        where.append("items.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)")
-        params.append(" AND ".join(f'"{w}"*' for w in indexed))  # quoted: never FTS syntax
+        where.append("items.id IN (SELECT rowid FROM items_fts_words WHERE items_fts_words MATCH ?)")
+        params.append(" AND ".join(f"({' OR '.join(word_forms(db, w))})" for w in indexed))
     for word in literal:
         test = "items.title LIKE ? ESCAPE '\\' OR items.summary LIKE ? ESCAPE '\\'"
         params += [like_pattern(word)] * 2

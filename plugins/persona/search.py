@@ -2,8 +2,9 @@
 persona's order.
 
 Matching is the built-in candidate filter (``hermes.builtins.default_candidates``: every word must
-occur in the title or summary — a whole word through the full-text index, as a word prefix
-with inflections; any other word literally, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped;
+occur in the title or summary — a whole word through the full-text index, as itself or one
+of its inflections ("witness", "witnesses", "witnessed"; not "with", nor "graphene" for
+"graph"); any other word literally, ``LIKE`` with ``%``, ``_`` and ``\\`` escaped;
 either way a word written with a LaTeX accent is found by its letters, "Schrödinger" or
 "Schrodinger" for ``Schr\\"odinger``);
 ordering is the one ranking path (:func:`hermes.ranking.rank.rank_items`) with the
