@@ -5,6 +5,7 @@ CSL-JSON schema through jsonschema), stable keys, ``--since``, paging, and the t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -114,8 +115,10 @@ def test_bibtex_parses_back_with_bibtexparser(corpus):
     # pylatexenc reads as an accent on nothing
     read_back = HARD.replace("~", "")
     assert hard["title"].value == read_back and r"\~{}tilde" in text
-    assert read_back in hard["note"].value and "my comment" in hard["note"].value
-    assert "Line one\nline two" in hard["note"].value
+    # the persona's notes in annote, Zotero's field for them: note is a citation's, printed
+    assert "note" not in hard
+    assert read_back in hard["annote"].value and "my comment" in hard["annote"].value
+    assert "Line one\nline two" in hard["annote"].value
     assert [n.last for n in hard["author"].value] == [["OpenAI"]]
     assert entries["doi-10.1000-xyz.42"]["doi"].value == "10.1000/xyz.42"
     assert "hermes-saved" in entries["doi-10.1000-xyz.42"]["keywords"].value
@@ -665,7 +668,7 @@ def test_a_note_passes_harmless_math_like_a_title_and_escapes_the_rest(db, add_i
     cs.add_note(db, "alice", item, r"Not math: $\input{/etc/passwd}$ and 50% of $5")
     text = run(db, "bibtex").text
     assert r"title = {Bounds in {$\mathcal{O}(\sqrt{n})$}}" in text
-    assert r"note = {Key idea: features scale as $\sqrt{n}$" in text  # no "Note:" in a note field
+    assert r"annote = {Key idea: features scale as $\sqrt{n}$" in text  # no "Note:" in a note field
     assert r"\$\textbackslash{}input\{/etc/passwd\}\$ and 50\% of \$5" in text
     assert bibtexparser.parse_string(text).failed_blocks == []
 
@@ -704,3 +707,18 @@ def test_a_long_sort_key_is_cut_at_a_word():
     title = "Towards Minimal Resources of Measurement-based Quantum Computation on Lattices"
     assert _sort_key(title) == "Towards Minimal Resources of Measurement-based Quantum"
     assert _sort_key("short title") == "short title" and len(_sort_key("x" * 80)) == 60
+
+
+def test_the_persona_s_notes_are_annotations_no_style_prints(corpus):
+    """A trial's bibliography (plain, t.bbl) printed "key idea: …" and "Highlight: …": BibTeX's
+    note is a citation's, printed by the standard styles. The notes go where Zotero's BibTeX
+    export writes an item's notes, annote (its import reads annote as notes, as it does
+    note); CSL-JSON's note, printed by some styles and Zotero's Extra, gives way to annote."""
+    db, ids = corpus
+    text = run(db, "bibtex").text
+    assert not re.search(r"^\s*note = ", text, re.M)
+    assert re.search(r"^\s*annote = \{Line one\nline two\n\nHighlight: ", text, re.M)
+    items = json.loads(run(db, "csl-json").text)
+    noted = next(i for i in items if i.get("annote"))
+    assert "note" not in noted and "my comment" in noted["annote"]
+    assert not any("note" in i for i in items)

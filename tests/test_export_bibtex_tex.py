@@ -4,6 +4,7 @@ a backslash, and pylatexenc knowing a command (``\\includegraphics``) does not m
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import pytest
 from hermes_corpus import bibtex
@@ -71,3 +72,34 @@ def test_a_whole_entry_carries_no_live_tex(db, add_items):
     text = ex.export(db, require_user(db, "alice")["id"], "bibtex").text
     assert live(text) == set()
     assert "url = {https://example.org/%5E%5E5cinput%7Ba%7D/%5Cinput%7Bb%7D}" in text
+
+
+# --- accents biber reads back (a trial: "Garc{\'\i}a" stopped pdflatex after biber) -------
+
+#: an accent on a dotless i or j, as pylatexenc writes "í": biber gives U+0131 U+0301
+DOTLESS = re.compile(r"\\(?:[`'^\"~=.]|[uvHckdbrt](?![a-zA-Z]))\s*\{?\\[ij](?![a-zA-Z])")
+LATIN = [chr(c) for c in range(0xC0, 0x2B0) if unicodedata.category(chr(c)).startswith("L")]
+
+
+def test_an_accented_i_is_written_on_the_letter_not_on_a_dotless_i():
+    assert bibtex.tex_unicode("García") == r"Garc{\'i}a"
+    assert bibtex.bib_escape("Íñigo Martí Ruíz ï ì î") == r"{\'I}{\~n}igo Mart{\'i} Ru{\'i}z {\"i} {\`i} {\^i}"
+    # decomposed ("i" + U+0301, as macOS writes it) is the same letter
+    assert bibtex.tex_unicode("Garci\u0301a") == bibtex.bib_tex("Garci\u0301a", title=True) == r"Garc{\'i}a"
+    # arXiv's LaTeX for it passes as the same letter, not as an escaped backslash
+    for written in (r"Garc\'{\i}a", r"Garc\'\i a", r"Garc\'ia"):
+        assert bibtex.bib_tex(written, title=True) == r"Garc{\'i}a", written
+    assert [w for w in LATIN if DOTLESS.search(bibtex.tex_unicode(w))] == []
+
+
+def test_letters_a_standard_document_cannot_typeset_after_biber_lose_what_it_cannot_draw():
+    """ȩ, ħ, ŀ … as pylatexenc writes them stop pdflatex once biber has read them back (or at
+    once: tipa's \\textschwa); each is the letter without the mark, else its code point."""
+    assert bibtex.tex_unicode("Ħal Muħammad ŧ Ŀ ŀ") == "Hal Muhammad t L l"
+    assert bibtex.tex_unicode("Ȩȩ Ḝ") == r"Ee {\u{E}}"
+    assert bibtex.tex_unicode("Məmmədov ʔ ⅓ ŉ ƕ") == "M[U+0259]mm[U+0259]dov [U+0294] 1/3 'n [U+0195]"
+    for letter in LATIN:
+        assert not re.search(
+            r"\\(text(schwa|glotstop|nrleg|phi|turnk|hvlig|frac)|nument)\b|\\=\{[hHtT]\}|\\\.\{[lL]\}|\\c\{[eE]\}",
+            bibtex.tex_unicode(letter),
+        ), letter

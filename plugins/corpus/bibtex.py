@@ -70,10 +70,58 @@ def tex_unicode(text: str, *, math: bool = False) -> str:
     raw "≃" or "α" its fonts lack, and classic BibTeX styles, which count bytes, cut the
     "Ł" of "Łukasz" in half when they abbreviate it. Each is braced ("{\\L}ukasz",
     "{\\'e}") so BibTeX takes it for one letter. Inside ``math`` a symbol is written bare."""
+    # one form of "í" (a feed's "i" + U+0301 is pylatexenc's "i" and an unknown mark)
+    text = unicodedata.normalize("NFC", text)
     if text.isascii():
         return text
-    latex = _encoder().unicode_to_latex(text)
+    if not _UNTYPESET.isdisjoint(text) or (not math and not _IN_MATH.keys().isdisjoint(text)):
+        text = "".join(_unknown_character(c) if c in _UNTYPESET else c if math else _IN_MATH.get(c, c) for c in text)
+    latex = dotted(_encoder().unicode_to_latex(text))
     return latex if math else _ENSUREMATH.sub(r"$\1$", latex)
+
+
+#: an accent on a dotless letter, "\\'\\i", "\\'{\\i}", "\\u{\\i}": what pylatexenc writes for "í"
+_DOTLESS = re.compile(r"\\(?:([`'^\"~=.])|([uvHckdbrt])(?![a-zA-Z]))\s*(?:\\([ij])(?![a-zA-Z])\s?|\{\\([ij])\})")
+
+
+def dotted(latex: str) -> str:
+    """``latex`` with every accent on a dotless i or j put on the letter itself: "{\\'\\i}"
+    as "{\\'i}". Classic BibTeX and LaTeX typeset both alike (T1's "\\'i" is the accented
+    dotless i), but biber reads "\\'\\i" as a dotless i and a combining acute, U+0131
+    U+0301, which no precomposed letter joins and pdflatex stops on ("Unicode character ́
+    (U+0301)"); "\\'i" it reads as "í"."""
+    if "\\i" not in latex and "\\j" not in latex:
+        return latex
+    return _DOTLESS.sub(lambda m: f"\\{m[1]}{m[3] or m[4]}" if m[1] else f"\\{m[2]}{{{m[3] or m[4]}}}", latex)
+
+
+#: letters pylatexenc writes as LaTeX that a standard document (T1 fonts, amsmath) cannot
+#: typeset from the .bib, so they are written as :func:`_unknown_character` does. Measured on
+#: every letter of Latin-1, Latin Extended-A/B, IPA and Latin Extended Additional with pdflatex
+#: + bibtex and pdflatex + biber 2.18 + biblatex (tests/test_export_compile.py has a line of
+#: them): "ȩ" and "ƕ" as pylatexenc writes them biber reads back into the letter, which
+#: LaTeX's utf8 input does not define ("Unicode character ȩ (U+0229)"); "ħ", "ŧ" and "ŀ" it
+#: writes as another letter, with a macron or a dot above (\={h}, \.{l}), which biber gives as
+#: h + U+0304, a pair no precomposed letter joins; "ə", "ʔ",
+#: "ƞ", "ɸ", "ʞ" (tipa's \textschwa …), "ŉ" (\nument) and "⅓" (\textfrac) are commands LaTeX
+#: does not know, under bibtex too.
+_UNTYPESET = frozenset(
+    "\u0126\u0127\u0166\u0167\u013f\u0140\u0149\u0195\u0228\u0229"
+    "\u0259\u0294\u019e\u0278\u029e\u2669\u2153\u2154\u2155\u2156\u2157\u2158\u2159\u215a\u215b\u215c\u215d\u215e"
+)
+#: what pylatexenc writes as a math command outside math ("ɛ" as "\\varepsilon", which stops
+#: pdflatex in text): in math, as inside a title's math it is already
+_IN_MATH = {
+    "\u025b": r"{$\varepsilon$}",
+    "\u03d2": r"{$\Upsilon$}",
+    "\u0390": r"{$\acute{\ddot{\iota}}$}",
+    "\u266d": r"{$\flat$}",
+    "\u266e": r"{$\natural$}",
+    "\u266f": r"{$\sharp$}",
+}
+#: letters Unicode does not decompose, as the letter they are read as: "Ħ" (Maltese) without
+#: its stroke, "ŉ" (Afrikaans, deprecated) as the apostrophe and n it stands for
+_PLAIN = {"\u0126": "H", "\u0127": "h", "\u0166": "T", "\u0167": "t", "\u0149": "'n"}
 
 
 @lru_cache(maxsize=1)
@@ -94,6 +142,11 @@ def _unknown_character(char: str) -> str:
     as pylatexenc can write ("ệ" as "ê", "ả" as "a": Vietnamese's dot below and hook, like
     the math alphabets' "𝐱", need fonts a standard document lacks), else its code point,
     "[U+4E2D]", so the document compiles."""
+    if char in _PLAIN:
+        return _PLAIN[char]
+    spelled = unicodedata.normalize("NFKD", char).replace("\u2044", "/")  # "⅓" as "1/3"
+    if len(spelled) > 1 and spelled.isascii():
+        return spelled
     base, *marks = unicodedata.normalize("NFKD", char)
     marks = [m for m in marks if unicodedata.combining(m)]
     for size in range(len(marks), -1, -1):
@@ -108,11 +161,13 @@ def _known(char: str) -> str | None:
     """pylatexenc's LaTeX for ``char``, or None when it has none."""
     if char.isascii():
         return char
+    if char in _UNTYPESET:
+        return None
     from pylatexenc.latexencode import UnicodeToLatexEncoder
 
     try:
         return UnicodeToLatexEncoder(
-            replacement_latex_protection="braces-all", unknown_char_policy="fail"
+            replacement_latex_protection="braces-all", unknown_char_policy="fail", unknown_char_warning=False
         ).unicode_to_latex(char)
     except ValueError:
         return None
@@ -153,9 +208,10 @@ _LATEX = re.compile(
 # Inside a command's argument a brace is LaTeX's too (``\emph{{In} vivo}``): a group, as
 # hermes.text.latex reads it; outside, the feed's braces are text.
 _LATEX_INNER = re.compile(rf"{_LATEX.pattern}|(?<!\\)\{{", re.S)
-#: an accented or special letter: \'e, \"{o}, \c{c}, \ss, \o{}
+#: an accented or special letter: \'e, \"{o}, \c{c}, \ss, \o{}, and an accent on a dotless
+#: i, \'\i or \'{\i}, as arXiv's LaTeX writes "í" (passed on as \'i: :func:`dotted`)
 _ACCENT = re.compile(
-    r"\\(?:['`^\"~=.](?:[a-zA-Z]|\{[a-zA-Z]\})|[cvuHkrdb]\{[a-zA-Z]\}"
+    r"\\(?:['`^\"~=.](?:[a-zA-Z]|\{[a-zA-Z]\}|\\[ij](?![a-zA-Z])\s?|\{\\[ij]\})|[cvuHkrdb]\{(?:[a-zA-Z]|\\[ij])\}"
     r"|(?:ss|aa|AA|ae|AE|oe|OE|o|O|l|L|i|j)(?![a-zA-Z])(?:\{\})?)"
 )
 #: a LaTeX escape of a special character: \& \% \$ \# \_ \{ \}
@@ -285,7 +341,7 @@ def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = 
     out, at = [], 0
     for m in _WORD.finditer(text):
         # An accent in braces ({\"o}): the form BibTeX's case changes and sorting read.
-        word = tex_unicode(_ACCENT.sub(lambda a: "{" + a.group() + "}", m.group()))
+        word = tex_unicode(_ACCENT.sub(lambda a: "{" + dotted(a.group()).rstrip() + "}", m.group()))
         # Not the first word of the title or of a sentence in it: capitalised by grammar.
         prior = (lead + text[: m.start()]).rstrip()
         start = not prior or prior[-1] in ".:?!"
@@ -300,7 +356,8 @@ def bib_tex(text: str, *, title: bool = False) -> str:
     (``\\emph{…}``, ``{\\em …}``) and accents (``\\'e``) pass through for LaTeX to typeset;
     everything else is escaped as :func:`bib_escape` does. A title's words whose case
     matters are braced so styles that recase titles leave them alone."""
-    pieces = _segments(text)
+    # composed first: a decomposed "í" ("i" + U+0301) is one letter of one word
+    pieces = _segments(unicodedata.normalize("NFC", text))
     prose = "".join(p for kind, p in pieces if kind == "prose")
     balanced = _balanced(prose)
     proper = title and _sentence_case(_WORD.findall(prose))
@@ -408,10 +465,14 @@ def _bib_entry(r: dict) -> str:
     keywords = [*r["tags"], f"hermes-{r['facet']}"]
     fields.append(("keywords", bib_escape(", ".join(keywords))))
     if note_text(r):
-        # The person's own text, treated as a title is: their math ($\sqrt{n}$) and text
-        # commands pass through for LaTeX when harmless (hermes.text.latex.harmless), the rest is
-        # escaped. A note's "$\input{…}$" is escaped like a feed's: the .bib may be shared.
-        fields.append(("note", bib_tex(note_text(r))))
+        # The person's own notes and highlights go in annote, where Zotero's BibTeX export
+        # writes an item's notes and its import reads them back as notes: ``note`` is a
+        # citation's, printed in the reference list by plain, alpha and biblatex's styles
+        # (a trial's bibliography showed "key idea: …"), annote by no standard style.
+        # Treated as a title is: their math ($\sqrt{n}$) and text commands pass through for
+        # LaTeX when harmless (hermes.text.latex.harmless), the rest is escaped. A note's
+        # "$\input{…}$" is escaped like a feed's: the .bib may be shared.
+        fields.append(("annote", bib_tex(note_text(r))))
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
     return f"@{kind}{{{r['key']},\n{body}\n}}\n"
 

@@ -61,7 +61,12 @@ def csl_item(r: dict) -> dict:
         item["abstract"] = readable(r["abstract"])
     item["keyword"] = ", ".join([*r["tags"], f"hermes-{r['facet']}"])
     if note_text(r):
-        item["note"] = note_text(r)
+        # annote, not note: CSL's note is printed in the reference list by about one style in
+        # eleven (258 of the 2,858 in citation-style-language/styles, the ABNT family, APA's
+        # annotated bibliography), annote by 14, and citeproc-js reads a note's "Key: value"
+        # lines as the item's fields. Zotero's CSL-JSON export writes no notes at all (its note
+        # is the item's Extra); its import keeps no annote: for Zotero, RIS carries the notes.
+        item["annote"] = note_text(r)
     item["custom"] = {"hermes_item_id": r["item_id"], "hermes_facet": r["facet"], "hermes_strength": r["strength"]}
     return item
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 
 def note_text(record: dict) -> str:
-    """The persona's notes and highlights as plain text (the formats' note field): a note as
+    """The persona's notes and highlights as plain text (BibTeX's and CSL-JSON's ``annote``,
+    the field for a reader's own annotation, which no standard style prints): a note as
     written (the field already says it is a note), a highlight quoted and marked as one."""
     parts = [n["text"] for n in record["notes"]]
     for h in record["highlights"]:
