@@ -23,6 +23,13 @@ medians is what the protocol, the JSON encoding, the worker thread and the pipes
 
     .venv/bin/python benchmarks/bench_serve.py               # 7 paired start-ups, 200 calls
     .venv/bin/python benchmarks/bench_serve.py --runs 9 --calls 500
+    .venv/bin/python benchmarks/bench_serve.py --before HEAD~1 --after HEAD   # a commit's effect
+
+``--before REV`` also starts hermes as it was at commit REV (a temporary worktree,
+:func:`bench_cli.tree_at`, with a cache folder of its own: the two sides' kept listings have
+different keys), in the same rounds as the rest, so both sides meet the same load;
+``--after REV`` runs this side from a worktree too (uncommitted edits of the checkout left
+out).
 """
 
 from __future__ import annotations
@@ -288,50 +295,75 @@ def main() -> None:
         help="every start without the tool listing an earlier start kept "
         "(a fresh cache folder each time): the first start after a change",
     )
+    ap.add_argument("--before", metavar="REV", help="also start hermes as it was at commit REV, in the same rounds")
+    ap.add_argument("--after", metavar="REV", help="with --before: this side at commit REV (default: this checkout)")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        # The cache folder of the run's own (the listing `hermes serve` keeps between starts,
-        # hermes.mcp_server.cached_listings), and PYTHONPATH passed on: a worktree's hermes.
-        env = {"HERMES_HOME": str(tmp / "home"), "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp / "cache")}
-        for name in ("PATH", "PYTHONPATH"):
-            if name in os.environ:
-                env[name] = os.environ[name]
-        global FRESH_CACHES
-        FRESH_CACHES = tmp / "caches" if args.no_listing else None
-        full_env = {**os.environ, **env}
-        full_env.pop("HERMES_EMBEDDER", None)
-        db = tmp / "bench.db"
-        make_db(db, full_env)
+        try:
+            measure(args, Path(tmp))
+        finally:
+            for side in ("before", "after"):
+                if (Path(tmp) / side / "tree").exists():
+                    here = Path(__file__).resolve().parent.parent
+                    worktree = ["git", "-C", str(here), "worktree", "remove", "--force", str(Path(tmp) / side / "tree")]
+                    subprocess.run(worktree, check=False)
 
-        load_before = os.getloadavg()[0]
-        script = tmp / "bare_server.py"
-        script.write_text(BARE)
-        low_script = tmp / "lowlevel_server.py"
-        low_script.write_text(LOWLEVEL)
-        first = anyio.run(one_start, db, env)  # and a warm page cache for every side
-        n_tools = first["tools"]
-        listing = tmp / "listing.json"
-        listing.write_text(json.dumps(first["listed"]), encoding="utf-8")
-        floor = anyio.run(bare_start, n_tools, env, low_script, str(listing))
-        same = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in floor["tools"]]
-        assert same == first["listed"], "the low-level floor must list exactly hermes's tools"
-        anyio.run(bare_start, n_tools, env, script)
-        starts, lows, bares = [], [], []
-        for k in range(max(5, args.runs)):  # paired: the three take turns, each first in turn
-            sides = [
-                lambda: starts.append(anyio.run(one_start, db, env)),
-                lambda: lows.append(anyio.run(bare_start, n_tools, env, low_script, str(listing))),
-                lambda: bares.append(anyio.run(bare_start, n_tools, env, script)),
-            ]
-            for run in sides[k % 3 :] + sides[: k % 3]:
-                run()
-        stdio = anyio.run(calls_over_stdio, db, env, args.calls)
-        os.environ.update(env)
-        inproc = calls_in_process(db, args.calls)
-        bare, import_server = process_floor(full_env, 5)
-        phases = phase_breakdown(db, full_env, 5)
+
+def measure(args, tmp: Path) -> None:
+    # The cache folder of the run's own (the listing `hermes serve` keeps between starts,
+    # hermes.mcp_server.cached_listings), and PYTHONPATH passed on: a worktree's hermes.
+    env = {"HERMES_HOME": str(tmp / "home"), "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp / "cache")}
+    for name in ("PATH", "PYTHONPATH"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    global FRESH_CACHES
+    FRESH_CACHES = tmp / "caches" if args.no_listing else None
+    before_env = None
+    if args.before:
+        from bench_cli import tree_at
+
+        before_env = {**env, "PYTHONPATH": str(tree_at(args.before, tmp / "before"))}
+        before_env["XDG_CACHE_HOME"] = str(tmp / "cache-before")
+        if args.after:
+            env["PYTHONPATH"] = str(tree_at(args.after, tmp / "after"))
+    full_env = {**os.environ, **env}
+    full_env.pop("HERMES_EMBEDDER", None)
+    db = tmp / "bench.db"
+    make_db(db, full_env)
+
+    load_before = os.getloadavg()[0]
+    script = tmp / "bare_server.py"
+    script.write_text(BARE)
+    low_script = tmp / "lowlevel_server.py"
+    low_script.write_text(LOWLEVEL)
+    first = anyio.run(one_start, db, env)  # and a warm page cache for every side
+    n_tools = first["tools"]
+    listing = tmp / "listing.json"
+    listing.write_text(json.dumps(first["listed"]), encoding="utf-8")
+    floor = anyio.run(bare_start, n_tools, env, low_script, str(listing))
+    same = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in floor["tools"]]
+    assert same == first["listed"], "the low-level floor must list exactly hermes's tools"
+    anyio.run(bare_start, n_tools, env, script)
+    befores = []
+    if before_env is not None:
+        before_first = anyio.run(one_start, db, before_env)  # its listing kept, its pages cached
+    starts, lows, bares = [], [], []
+    for k in range(max(5, args.runs)):  # paired: the sides take turns, each first in turn
+        sides = [
+            lambda: starts.append(anyio.run(one_start, db, env)),
+            lambda: lows.append(anyio.run(bare_start, n_tools, env, low_script, str(listing))),
+            lambda: bares.append(anyio.run(bare_start, n_tools, env, script)),
+        ]
+        if before_env is not None:
+            sides.append(lambda: befores.append(anyio.run(one_start, db, before_env)))
+        for run in sides[k % len(sides) :] + sides[: k % len(sides)]:
+            run()
+    stdio = anyio.run(calls_over_stdio, db, env, args.calls)
+    os.environ.update(env)
+    inproc = calls_in_process(db, args.calls)
+    bare, import_server = process_floor(full_env, 5)
+    phases = phase_breakdown(db, full_env, 5)
 
     secs = [s["seconds"] for s in starts]
     rss = [s["rss_mb"] for s in starts]
@@ -365,6 +397,25 @@ def main() -> None:
             f"| server CPU time (user+sys, with its waited children) until `tools/list`, median: hermes / it | "
             f"{cpu:.2f} s / {side_cpu:.2f} s ({cpu / side_cpu:.2f}×) | |"
         )
+    if befores:
+        low_secs = [b["seconds"] for b in lows]
+        low_cpu = statistics.median(b["cpu"] for b in lows)
+        for label, side in ((f"@{args.before}", befores), (f"@{args.after or 'this checkout'}", starts)):
+            side_secs = [s["seconds"] for s in side]
+            side_cpu = [s["cpu"] for s in side]
+            paired = statistics.median(h / b for h, b in zip(side_secs, low_secs, strict=True))
+            paired_cpu = statistics.median(h["cpu"] / b["cpu"] for h, b in zip(side, lows, strict=True))
+            print(
+                f"| hermes {label}: start → `tools/list`, median; ÷ the low-level floor (medians; paired) | "
+                f"{statistics.median(side_secs):.3f} s; {statistics.median(side_secs) / statistics.median(low_secs):.2f}×; "
+                f"{paired:.2f}× | ≤ 1.3× |"
+            )
+            print(
+                f"| hermes {label}: CPU until `tools/list`, median; ÷ the floor's (medians; paired) | "
+                f"{statistics.median(side_cpu):.2f} s; {statistics.median(side_cpu) / low_cpu:.2f}×; {paired_cpu:.2f}× | |"
+            )
+        identical = before_first["listed"] == first["listed"]
+        print(f"| `tools/list` @{args.before} the same as this side's | {'yes' if identical else 'no'} | |")
     print(
         f"| resident memory after `tools/list` (VmRSS), median | {statistics.median(rss):.1f} MB "
         f"(peak VmHWM {statistics.median(hwm):.1f} MB) | ≤ 150 MB |"
