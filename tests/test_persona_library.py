@@ -265,7 +265,8 @@ def test_reset_of_the_bootstrap_source_removes_the_items_the_import_stored(db, a
     from hermes.embed import get_embedder
     from hermes.ranking.matrix import get_matrix
 
-    imported(db, ONE_OF_EACH)
+    answer = imported(db, ONE_OF_EACH)
+    assert "taking the bootstrap clicks back deletes them" in answer["message"]
     own = stored_id(db, "Tidal debris")
     assert own is not None and db.execute("SELECT feed_id FROM items WHERE id = ?", [own]).fetchone() == (None,)
     assert own not in feed_ids(db) and archive["streams"] not in feed_ids(db)  # liked: not unread

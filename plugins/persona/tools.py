@@ -597,7 +597,8 @@ def import_library(
         f"{plural(matched, 'entry', 'entries') if matched else 'none'} found in the archive"
         + (f" ({how})" if how else ""),
         f"{plural(done.created, 'entry', 'entries')} stored as new items "
-        f"({_listed_new(min(LISTED, len(done.new_items)))})"
+        f"({_listed_new(min(LISTED, len(done.new_items)))}; no unread feed lists them, and "
+        "taking the bootstrap clicks back deletes them unless something else holds them)"
         if done.created
         else "",
     ]
