@@ -103,3 +103,16 @@ def test_letters_a_standard_document_cannot_typeset_after_biber_lose_what_it_can
             r"\\(text(schwa|glotstop|nrleg|phi|turnk|hvlig|frac)|nument)\b|\\=\{[hHtT]\}|\\\.\{[lL]\}|\\c\{[eE]\}",
             bibtex.tex_unicode(letter),
         ), letter
+
+
+def test_symbols_are_written_as_standard_latex_or_as_their_code_point():
+    """ℋ as pylatexenc writes it needs mathrsfs, ɛ is \\varepsilon outside math, ⊨ and ∯ are
+    commands LaTeX lacks: each stopped pdflatex, under bibtex too."""
+    assert bibtex.tex_unicode("\u210b \U0001d4b6 \u025b \u22a8 \u222f \u2246") == (
+        r"{$\mathcal{H}$} {$a$} {$\varepsilon$} {$\models$} [U+222F] [U+2246]"
+    )
+    assert (
+        bibtex.tex_unicode("\u025b \u22a8 \u2112", math=True) == r"{\varepsilon} {\models} {\ensuremath{\mathcal{L}}}"
+    )
+    in_math = bibtex.bib_tex("Operators on $\u210b$", title=True)
+    assert r"\mathcal{H}" in in_math and "mathscr" not in in_math

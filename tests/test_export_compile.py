@@ -59,7 +59,14 @@ ACCENTED = [
         "url": "https://example.org/letters",
         "guid": "https://example.org/letters",
         "authors": ["Jos\u00e9 Mar\u00eda Garc\u00eda \u00cd\u00f1iguez", "Mu\u0127ammad M\u0259mm\u0259dov"],
-    }
+    },
+    {
+        # symbols pylatexenc writes as mathrsfs's \mathscr, a math command in text, or a command
+        # LaTeX lacks (\forcesextra, \surfintegral)
+        "title": "\u210b \u2112 \U0001d49c \U0001d4b6 \u22a8 \u22d8 \u222f \u2246 \u025b \u266f \u2153",
+        "url": "https://example.org/symbols",
+        "guid": "https://example.org/symbols",
+    },
 ]
 #: what the persona wrote: no style may print it in the reference list
 PRIVATE = "key idea: the negativity bound"

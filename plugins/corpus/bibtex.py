@@ -74,10 +74,27 @@ def tex_unicode(text: str, *, math: bool = False) -> str:
     text = unicodedata.normalize("NFC", text)
     if text.isascii():
         return text
-    if not _UNTYPESET.isdisjoint(text) or (not math and not _IN_MATH.keys().isdisjoint(text)):
-        text = "".join(_unknown_character(c) if c in _UNTYPESET else c if math else _IN_MATH.get(c, c) for c in text)
-    latex = dotted(_encoder().unicode_to_latex(text))
+    if not _UNTYPESET.isdisjoint(text) or not _MATH_FOR.keys().isdisjoint(text):
+        text = "".join(_written(c, math) for c in text)
+    latex = _SCRIPT.sub(_calligraphic, dotted(_encoder().unicode_to_latex(text)))
     return latex if math else _ENSUREMATH.sub(r"$\1$", latex)
+
+
+def _written(char: str, math: bool) -> str:
+    if char in _UNTYPESET:
+        return _unknown_character(char)
+    if char in _MATH_FOR:
+        return "{" + _MATH_FOR[char] + "}" if math else "{$" + _MATH_FOR[char] + "$}"
+    return char
+
+
+#: pylatexenc's script letters ("ℋ", "𝒜"), \mathscr, are mathrsfs's: standard LaTeX's script
+#: capitals are \mathcal's, and it has no script small letters (a math letter, as "𝐱" is)
+_SCRIPT = re.compile(r"\\mathscr\{([A-Za-z])\}")
+
+
+def _calligraphic(m: re.Match) -> str:
+    return rf"\mathcal{{{m[1]}}}" if m[1].isupper() else m[1]
 
 
 #: an accent on a dotless letter, "\\'\\i", "\\'{\\i}", "\\u{\\i}": what pylatexenc writes for "í"
@@ -103,25 +120,34 @@ def dotted(latex: str) -> str:
 #: LaTeX's utf8 input does not define ("Unicode character ȩ (U+0229)"); "ħ", "ŧ" and "ŀ" it
 #: writes as another letter, with a macron or a dot above (\={h}, \.{l}), which biber gives as
 #: h + U+0304, a pair no precomposed letter joins; "ə", "ʔ",
-#: "ƞ", "ɸ", "ʞ" (tipa's \textschwa …), "ŉ" (\nument) and "⅓" (\textfrac) are commands LaTeX
-#: does not know, under bibtex too.
+#: "ƞ", "ɸ", "ʞ" (tipa's \textschwa …), "ŉ" (\nument), "⅓" (\textfrac) and "♩" are commands
+#: LaTeX does not know, under bibtex too.
 _UNTYPESET = frozenset(
     "\u0126\u0127\u0166\u0167\u013f\u0140\u0149\u0195\u0228\u0229"
     "\u0259\u0294\u019e\u0278\u029e\u2669\u2153\u2154\u2155\u2156\u2157\u2158\u2159\u215a\u215b\u215c\u215d\u215e"
+    # math symbols pylatexenc writes as commands neither LaTeX nor amssymb defines
+    # (\approxnotequal, \surfintegral …): their code point, inside math too
+    "\u219c\u219d\u21c5\u21f5\u221f\u222f\u2230\u2231\u223b\u223e\u2246\u224b\u224c\u2259\u225b"
+    "\u2278\u2279\u22ab\u22b6\u22b7\u22b9\u22be\u22e8\u22f0\u2306\u2315\u2a0f\u2a16"
 )
-#: what pylatexenc writes as a math command outside math ("ɛ" as "\\varepsilon", which stops
-#: pdflatex in text): in math, as inside a title's math it is already
-_IN_MATH = {
-    "\u025b": r"{$\varepsilon$}",
-    "\u03d2": r"{$\Upsilon$}",
-    "\u0390": r"{$\acute{\ddot{\iota}}$}",
-    "\u266d": r"{$\flat$}",
-    "\u266e": r"{$\natural$}",
-    "\u266f": r"{$\sharp$}",
+#: what pylatexenc writes as a math command outside math ("ɛ" as "\varepsilon", which stops
+#: pdflatex in text) or as a command LaTeX lacks ("⊨" as \forcesextra): LaTeX's own, in math
+_MATH_FOR = {
+    "\u025b": r"\varepsilon",
+    "\u03d2": r"\Upsilon",
+    "\u0390": r"\acute{\ddot{\iota}}",
+    "\u266d": r"\flat",
+    "\u266e": r"\natural",
+    "\u266f": r"\sharp",
+    "\u22a7": r"\models",
+    "\u22a8": r"\models",
+    "\u22d8": r"\lll",
+    "\u22d9": r"\ggg",
 }
-#: letters Unicode does not decompose, as the letter they are read as: "Ħ" (Maltese) without
-#: its stroke, "ŉ" (Afrikaans, deprecated) as the apostrophe and n it stands for
-_PLAIN = {"\u0126": "H", "\u0127": "h", "\u0166": "T", "\u0167": "t", "\u0149": "'n"}
+#: letters Unicode does not decompose to a letter and its marks, as the letter they are read
+#: as: "Ħ" (Maltese) without its stroke, "Ŀ" (Catalan) without its middle dot, "ŉ" (Afrikaans,
+#: deprecated) as the apostrophe and n it stands for
+_PLAIN = {"\u0126": "H", "\u0127": "h", "\u0166": "T", "\u0167": "t", "\u013f": "L", "\u0140": "l", "\u0149": "'n"}
 
 
 @lru_cache(maxsize=1)
@@ -148,7 +174,8 @@ def _unknown_character(char: str) -> str:
     if len(spelled) > 1 and spelled.isascii():
         return spelled
     base, *marks = unicodedata.normalize("NFKD", char)
-    marks = [m for m in marks if unicodedata.combining(m)]
+    if not all(unicodedata.combining(m) for m in marks):
+        return f"[U+{ord(char):04X}]"  # a sequence ("∯" is "∮∮"), not a letter and its marks
     for size in range(len(marks), -1, -1):
         for kept in combinations(marks, size):
             letter = unicodedata.normalize("NFC", base + "".join(kept))
