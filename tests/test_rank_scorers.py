@@ -187,3 +187,37 @@ def test_the_classifiers_probability_in_one_array_has_the_same_bits():
     got = _sigmoid(decision[:, 0])
     assert got.dtype == np.float64 and got.view(np.int64).tolist() == written_out.view(np.int64).tolist()
     assert decision[0, 0] == np.inf  # the decision values are not touched
+
+
+def test_the_bar_judges_the_interest_figure_the_order_ranks_by():
+    """A one-field trial: a paper ranked second (grouped interests 0.64) read "weak" because
+    the bar judged its best single clause (0.50). The evidence is now the cosine to the best
+    clause's group, the clause named is the group's clause nearest the item, and ``related``
+    counts the others of that group."""
+    from hermes.builtins.scorers import _profile_columns
+
+    a, b, c = np.eye(3, dtype=np.float32)
+    near = (a + 0.6 * b) / np.linalg.norm(a + 0.6 * b)  # one interest with a
+    clauses = np.stack([a, near, c])
+    groups, members = interest_groups(clauses), interests.interest_members(clauses)
+    whole = (a + near + c) / np.linalg.norm(a + near + c)
+    item = (a + 1.2 * near) / np.linalg.norm(a + 1.2 * near)  # between both, nearer ``near``
+    weights = np.vstack([whole, groups, clauses])
+    semantic, figure, clause, related = _profile_columns(item[None, :] @ weights.T, members)[0]
+    assert figure == pytest.approx(float(item @ groups[0]), abs=1e-6) and figure == pytest.approx(semantic)
+    assert figure > max(float(item @ a), float(item @ near))  # more than either clause alone
+    assert int(clause) == 1 and int(related) == 1
+    # a text of one clause: the whole text is the figure, no related clause
+    one = _profile_columns((item[None, :] @ whole[:, None]), np.ones((1, 1), dtype=bool))[0]
+    assert one[1] == pytest.approx(float(item @ whole)) and one[3] == 0
+
+
+def test_the_reason_names_the_clauses_grouped_with_the_one_it_quotes():
+    from hermes.ranking.explain_words import phrases_of
+
+    interest = {"clause": "quantum error correction", "similarity": 0.64, "level": "good", "usual_here": False}
+    evidence = {"liked": None, "classifier": None, "tags": [], "authors": [], "sources": [], "topics": []}
+    alone = phrases_of({"evidence": {**evidence, "interest": interest}, "components": {}})
+    assert alone == ["matches your interest “quantum error correction” (similarity 0.64)"]
+    grouped = phrases_of({"evidence": {**evidence, "interest": {**interest, "related": 4}}, "components": {}})
+    assert grouped == ["matches your interest “quantum error correction” and the 4 related to it (similarity 0.64)"]

@@ -317,8 +317,8 @@ class _Shared:
             if "reason" in detail:
                 out["reason"] = detail["reason"]
             if "semantic" in detail:
-                # what the profile scored (grouped interests), and the plain cosine to the
-                # closest clause (the evidence the match is judged on)
+                # what the profile scored (grouped interests, the whole text mixed in by
+                # WHOLE_SHARE), and the cosine to the closest interest (what match judges)
                 out["interest_score"] = round(float(detail["semantic"][cand]), 4)
                 out["closest_interest"] = self._clause(detail, cand)
                 if "interest" in comp.evidence:
@@ -333,6 +333,7 @@ class _Shared:
         return out
 
     def _clause(self, detail: dict, cand: int) -> str:
+        """The clause of the interest the item matched best that is nearest the item."""
         index = int(detail["clause"][cand]) if "clause" in detail else 0
         return self.clauses[index] if 0 <= index < len(self.clauses) else ""
 
@@ -342,8 +343,11 @@ class _Shared:
         profile = comps.get("profile")
         if profile is not None and profile.active and "interest" in profile.evidence:
             value = float(profile.evidence["interest"][cand])
+            related = profile.detail.get("related")
             out["interest"] = {
                 "clause": self._clause(profile.detail, cand),
+                # the similarity is to the clause with the others about the same thing
+                "related": int(related[cand]) if related is not None else 0,
                 "similarity": round(value, 4),
                 **self._judged("interest", value, pos),
                 # strong alone, and the clicks did not confirm it

@@ -121,6 +121,14 @@ def _classifier_phrase(e: dict) -> str:
     }.get(e["level"], f"your likes and dislikes do not tell either way (probability {prob})")
 
 
+def _interest(e: dict) -> str:
+    """The interest a similarity was measured against: the clause nearest the item, and the
+    clauses grouped with it as one interest ("“quantum error correction” and the 4 related to
+    it"), so a figure taken against the group is not read as the clause's alone."""
+    related = int(e.get("related") or 0)
+    return _quote(e["clause"]) + (f" and the {related} related to it" if related else "")
+
+
 def held_by_clicks(n_vetoed: int, n_clicks: int) -> str:
     """The sentence an empty bar adds where the click classifier is why it is empty ("" when
     it held nothing): the person's next step is rating, not a wider window (a trial's
@@ -161,7 +169,7 @@ def phrases_of(p: dict) -> list[str]:
 
     if ev["interest"] is not None:
         e = ev["interest"]
-        clause, sim = _quote(e["clause"]), shown(e["similarity"])
+        clause, sim = _interest(e), shown(e["similarity"])
         add(
             LEVELS.index(e["level"]),
             "interest",

@@ -134,10 +134,17 @@ def interest_groups(clauses: np.ndarray) -> np.ndarray:
     clauses = np.asarray(clauses, dtype=np.float32)
     if len(clauses) < 2:
         return clauses
-    same = (clauses @ clauses.T >= SAME_INTEREST).astype(np.float32)
-    np.fill_diagonal(same, 1.0)
-    groups = same @ clauses
+    groups = interest_members(clauses).astype(np.float32) @ clauses
     return groups / np.maximum(np.linalg.norm(groups, axis=1, keepdims=True), 1e-12)
+
+
+def interest_members(clauses: np.ndarray) -> np.ndarray:
+    """``members[i, j]``: clause ``j`` describes the same interest as clause ``i`` (cosine
+    >= ``SAME_INTEREST``; every clause its own)."""
+    clauses = np.asarray(clauses, dtype=np.float32)
+    same = clauses @ clauses.T >= SAME_INTEREST
+    np.fill_diagonal(same, True)
+    return same
 
 
 def interests_key(model: str, text: str) -> str:

@@ -66,7 +66,9 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     if ev["interest"]:
         i = ev["interest"]
         lines.append(
-            f"  interests: closest “{clean(i['clause'], 80)}”, similarity "
+            f"  interests: closest “{clean(i['clause'], 80)}”"
+            + (f" and the {i['related']} related to it" if i.get("related") else "")
+            + ", similarity "
             f"{shown(i['similarity'])} ({_judged(i, i['level'])})"
         )
     if ev["liked"]:
