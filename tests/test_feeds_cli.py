@@ -30,7 +30,11 @@ def test_feeds_add_local_file_list_and_ingest(db_path, feed_file, tmp_path, monk
     monkeypatch.chdir(tmp_path)
     result = run("feeds", "add", "quantum.xml", "--db", db_path)  # relative path: made absolute
     assert result.exit_code == 0, result.output
-    assert "Subscribed: [1] Quantum & Friends" in result.output and "hermes --db" in result.output and " ingest` to load its items" in result.output
+    assert (
+        "Subscribed: [1] Quantum & Friends" in result.output
+        and "hermes --db" in result.output
+        and " ingest` to load its items" in result.output
+    )
     listed = run("feeds", "list", "--json", "--db", db_path)
     doc = json.loads(listed.stdout)
     assert doc["ok"] and doc["feeds"][0]["url"] == str(feed_file) and doc["feeds"][0]["item_count"] == 0
