@@ -410,3 +410,25 @@ def test_the_digest_and_the_web_feed_say_it_too(db, db_path, held_by_the_classif
         page = c.get("/feed?user=cm").text
     assert HELD in page and "✓ or ✗ on a few of them decides them." in page
     assert "Look in the whole archive" not in page
+
+
+def test_what_is_typical_of_the_interest_figure_does_not_move_with_the_clicks(db, add_items):
+    """A trial: "an item here is typically 0.37" read 0.35 after some likes (the liked papers
+    left the ground the figure was judged on), and the same similarity changed its words.
+    The interest figure does not depend on the clicks; its ground does not either."""
+    from hermes.contract import CandidateQuery
+    from hermes.ranking.rank import rank
+
+    # half the archive on the persona's subject, half off it: the median sits between them,
+    # and the ground without six liked on-topic papers would move it
+    n = (match.MIN_REFERENCE + 10) // 2
+    ids = add_items(
+        [{"title": f"graph neural network study {k}"} for k in range(n)]
+        + [{"title": f"protein folding kinetics {k}"} for k in range(n)]
+    )
+    user = create_user(db, "ann", "graph neural network")
+    before = rank(db, user, CandidateQuery(since_days=None)).judgement.typical["interest"]
+    for item in ids[:6]:
+        record_click(db, user["id"], item, True, "ui")
+    after = rank(db, user, CandidateQuery(since_days=None)).judgement.typical["interest"]
+    assert after == before
