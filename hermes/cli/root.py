@@ -5,7 +5,9 @@ point that starts it.
 :func:`build_app` makes a fresh app each time (the tests build one per plugin set). Every
 invocation runs in the CLI face (:mod:`hermes.facekit.faces`: messages name commands and options,
 signals are recorded with source ``ui``), shows slow steps on stderr (:mod:`hermes.facekit.status`),
-and reports every mistake — usage errors included — as one ``error:`` line with exit 1.
+and reports every mistake — usage errors included — as one ``error:`` line with exit 1. A
+command whose reader goes away (``hermes feed ann | head -1``) stops quietly and ends as a
+pipe's writer does, killed by SIGPIPE (a shell's status 141), as git and ls do.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import importlib
 import inspect
 import json
 import os
+import signal
 import sys
 
 import typer
@@ -45,6 +48,17 @@ class HermesGroup(TyperGroup):
         if not standalone_mode:
             return code
         sys.exit(code or 0)
+
+    def invoke(self, ctx):
+        """The command, then its output flushed; a closed stdout (EPIPE) becomes
+        :class:`_StdoutClosed`, which click does not catch (it exits 1 on EPIPE, saying
+        nothing)."""
+        try:
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a pipe that closed after the last write: still a closed pipe
+            return result
+        except BrokenPipeError:
+            raise _StdoutClosed from None
 
     # The plugins' commands are added on first need, not when the app is built: `hermes
     # --version` and the core commands start without importing a plugin (issue 36). The
@@ -199,9 +213,42 @@ class HermesGroup(TyperGroup):
         except HermesError as exc:
             typer.echo(f"error: {lower_first(str(exc))}", err=True)
             return 1
+        except _StdoutClosed:
+            _quiet_stdout()
+            return PIPE_CLOSED
         except (typer.Abort, KeyboardInterrupt, EOFError):
             typer.echo("", err=True)
             return 130
+
+
+#: the status of a command whose stdout closed early: 128 + SIGPIPE, what a shell reports of a
+#: writer the signal killed (:func:`main` ends the process by the signal itself)
+PIPE_CLOSED = 141
+
+
+class _StdoutClosed(Exception):
+    """The command's reader went away (a BrokenPipeError while it wrote)."""
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so what is still buffered (flushed at exit) goes
+    nowhere instead of raising again — Python's advice for a closed pipe."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's captured output)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _end_as_sigpipe() -> None:
+    """End the process as SIGPIPE ends a pipe's writer (the shell sees 141, ``set -o pipefail``
+    too); where there is no SIGPIPE, exit 141."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # Python ignores it, to raise EPIPE
+        os.kill(os.getpid(), signal.SIGPIPE)
+    sys.exit(PIPE_CLOSED)
 
 
 def _registered_commands(pm, impls, plugin: str) -> dict:
@@ -419,3 +466,9 @@ def main() -> None:
     except HermesError as exc:  # raised while building the app (a broken plugin list)
         typer.echo(f"error: {exc}", err=True)
         sys.exit(1)
+    except SystemExit as exc:
+        # The process's own end, here and not in HermesGroup.main: a test runs the app in
+        # its own process, which a signal would end too.
+        if exc.code == PIPE_CLOSED:
+            _end_as_sigpipe()
+        raise
