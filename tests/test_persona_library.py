@@ -588,6 +588,27 @@ def test_where_an_entry_was_published_reaches_every_export(db, archive):
     }
 
 
+def test_a_library_entry_matched_to_a_feed_s_preprint_exports_as_its_journal_version(db, archive):
+    """A feed listed the preprint (2024); the person's library knows it as published in
+    Phys. Rev. D 110, 2025, with a DOI. The export cites what the library says, as the
+    person's reference manager does, and a second library naming another journal for the
+    same paper changes nothing (the first is kept)."""
+    entry = """@article{streams, title = {Stellar streams in the halo}, author = {Doe, Jane},
+  journal = {Phys. Rev. D}, volume = {110}, pages = {043021}, year = {2025},
+  doi = {10.1103/PhysRevD.110.043021}, eprint = {2401.12345}, archivePrefix = {arXiv}}"""
+    imported(db, entry)
+    ann = require_user(db, "ann")
+    corpus_signals.favorite(db, "ann", archive["streams"])
+    bib = corpus_export.export(db, ann["id"], "bibtex").text
+    assert bib.startswith("@article{") and "journal = {Phys. Rev. D}" in bib and "volume = {110}" in bib, bib
+    assert "year = {2025}" in bib and "doi = {10.1103/PhysRevD.110.043021}" in bib and "eprint = {2401.12345}" in bib
+    ris = corpus_export.export(db, ann["id"], "ris").text
+    assert "TY  - JOUR" in ris and "PY  - 2025" in ris and "DO  - 10.1103/PhysRevD.110.043021" in ris
+    make_persona(db, "bob", "stellar streams")
+    imported(db, entry.replace("Phys. Rev. D", "Astrophys. J.").replace("2025", "2026"), name="bob")
+    assert "journal = {Phys. Rev. D}" in corpus_export.export(db, ann["id"], "bibtex").text
+
+
 # --- the CLI -------------------------------------------------------------------------------
 
 

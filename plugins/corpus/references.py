@@ -292,7 +292,10 @@ def load(
                 "title": title or url or f"item {item_id}",
                 "authors": parse_stored(author),
                 "published": published,
-                "year": cited_year(published, arxiv, from_feed=feed_id is not None, dated_by=dated_by),
+                # the published version's year where a library gave one (its journal's), else
+                # the date's or the arXiv id's
+                "year": citations.get(item_id, {}).get("year")
+                or cited_year(published, arxiv, from_feed=feed_id is not None, dated_by=dated_by),
                 "url": url,
                 "arxiv": arxiv,
                 "doi": doi,
@@ -327,7 +330,7 @@ def cited_year(published: str | None, arxiv: str | None, *, from_feed: bool, dat
     return arxiv_year(arxiv) or stated
 
 
-_CITATION = ("container", "volume", "issue", "pages", "publisher")
+_CITATION = ("container", "volume", "issue", "pages", "publisher", "year")
 
 
 def _citations(db: sqlite_utils.Database, item_ids: set[int]) -> dict[int, dict[str, str]]:

@@ -1,4 +1,4 @@
-"""The corpus tables (migrations ``corpus:001_tables``, ``corpus:002_item_dois``).
+"""The corpus tables (migrations ``corpus:001_tables`` to ``corpus:004_citation_year``).
 
 Raw signals (``corpus_progress``, ``corpus_highlights``, ``corpus_notes``,
 ``corpus_favorites``) are the truth. ``corpus_membership`` materialises the current facets
@@ -8,7 +8,8 @@ per-persona revision counter and change log. Rows follow their persona when it i
 any persona refers to it (:func:`hermes.storage.records.delete_items`), so a corpus row keeps its item.
 ``corpus_item_dois`` keeps the DOI a save found that the item's own fields do not carry;
 ``corpus_item_citation`` where an imported library entry was published (journal, volume,
-issue, pages, publisher), which no feed gives and the exports cite.
+issue, pages, publisher, and the year of that version), which no feed gives and the exports
+cite — for an entry the import matched to a feed's preprint too.
 """
 
 from __future__ import annotations
@@ -113,6 +114,14 @@ def m003_item_citation(db) -> None:
     )
 
 
+def m004_citation_year(db) -> None:
+    """The year of the published version: a library entry matched to a feed's arXiv listing
+    is cited by its journal's year, not the preprint's."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(corpus_item_citation)")}
+    if "year" not in columns:
+        db.execute("ALTER TABLE corpus_item_citation ADD COLUMN year TEXT")
+
+
 MIGRATIONS = [
     Migration(
         "corpus:001_tables",
@@ -129,4 +138,5 @@ MIGRATIONS = [
     ),
     Migration("corpus:002_item_dois", m002_item_dois),
     Migration("corpus:003_item_citation", m003_item_citation),
+    Migration("corpus:004_citation_year", m004_citation_year),
 ]

@@ -162,6 +162,7 @@ def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto"
     rated = click_labels(db, user["id"])
     seen: set[int] = set()
     matched: list[int] = []
+    published: list[tuple[int, Entry]] = []  # a matched item and the entry that cites it
     new: dict[str, Entry] = {}  # by title key: one item for two entries of one paper
     for entry in got.entries:
         hit = archive.find(entry)
@@ -179,17 +180,23 @@ def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto"
             continue
         seen.add(item_id)
         matched.append(item_id)
+        published.append((item_id, entry))
     progress = PROGRESS.get()
     total = len(matched) + len(new)
+    # the corpus plugin's tables, where it is loaded: where each paper was published
+    dois = {"corpus_item_dois", "corpus_item_citation"} <= set(db.table_names())
     with write_transaction(db):
         _like(db, user, matched, rated, out)
+        if dois:
+            # a feed's preprint the library knows as published: the exports cite the journal
+            # version (its DOI, journal and year) as the person's reference manager does
+            for item_id, entry in published:
+                _cite(db, item_id, entry)
     if progress:
         progress(len(matched), total)
     pending = list(new.values())
     if pending:
         embedder = embedder or get_embedder()
-        # the corpus plugin's tables, where it is loaded: a new item's DOI and citation
-        dois = {"corpus_item_dois", "corpus_item_citation"} <= set(db.table_names())
         for start in range(0, len(pending), BATCH):
             _store(db, user, pending[start : start + BATCH], embedder, dois, rated, out)
             if progress:
@@ -225,29 +232,35 @@ def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: di
         ) from exc
     with write_transaction(db):
         ids = []
-        for row, vector in zip(rows, vectors, strict=True):
+        for entry, row, vector in zip(entries, rows, vectors, strict=True):
             # Another process may have stored the same paper since the archive was read:
             # then the insert is skipped and that item is the one liked.
             fresh = insert_items(db, None, [row])
             if fresh:
                 store_embeddings(db, embedder.name, fresh, [vector])
                 out.created += 1
-                if dois and row["doi"]:
-                    db.execute(
-                        "INSERT OR REPLACE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)", [fresh[0], row["doi"]]
-                    )
-                if dois and row["citation"]:
-                    names = list(row["citation"])
-                    db.execute(
-                        f"INSERT OR REPLACE INTO corpus_item_citation (item_id, {', '.join(names)}) "
-                        f"VALUES (?{', ?' * len(names)})",
-                        [fresh[0], *row["citation"].values()],
-                    )
+                if dois:
+                    _cite(db, fresh[0], entry)
             ids.append(fresh[0] if fresh else _stored_id(db, row))
         created = [{**row, "id": i} for row, i in zip(rows, ids, strict=True)]
         # Tagged like a saved item, in the same transaction (the tagger plugins' proposals).
         apply_proposals(db, propose(created, vectors, tokens), fresh=set(ids))
         _like(db, user, [i for i in ids if i is not None], rated, out)
+
+
+def _cite(db, item_id: int, entry: Entry) -> None:
+    """Where ``entry`` was published, for item ``item_id``: its DOI and its citation
+    (journal, volume, issue, pages, publisher, year), each only where the item has none
+    yet — the first library to name a paper's journal version is kept, and what a save
+    found is never overwritten."""
+    if entry.doi:
+        db.execute("INSERT OR IGNORE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)", [item_id, entry.doi])
+    if entry.citation:
+        cited = {**entry.citation, **({"year": entry.published[:4]} if entry.published else {})}
+        db.execute(
+            f"INSERT OR IGNORE INTO corpus_item_citation (item_id, {', '.join(cited)}) VALUES (?{', ?' * len(cited)})",
+            [item_id, *cited.values()],
+        )
 
 
 def _stored_id(db, row: dict) -> int | None:
