@@ -137,3 +137,45 @@ def test_hermes_serve_lists_its_tools_before_openblas_starts_its_pool(tmp_path, 
     seen = json.loads(out.stderr.rsplit("SEEN ", 1)[1])
     assert seen["list"] == {"threads": [1], "env": None, "numpy": True}
     assert seen["call"] == plain
+
+
+#: one_blas_thread on a thread that stays alive, then on another thread: threadpoolctl lets
+#: one thread at a time set OpenBLAS's count (a server's first ranking ran on a worker that
+#: lives on, and every later limit was dropped)
+TWO_THREADS = """
+import json, threading
+import numpy
+from threadpoolctl import ThreadpoolController
+from hermes.ranking import threads
+
+def counts():
+    return [lib.num_threads for lib in ThreadpoolController().select(internal_api="openblas").lib_controllers]
+
+seen, first_done, finish = {}, threading.Event(), threading.Event()
+
+def first():
+    with threads.one_blas_thread():
+        seen["first"] = counts()
+    first_done.set()
+    finish.wait()  # the first limiter's thread stays alive, as a server's worker does
+
+def second():
+    with threads.one_blas_thread():
+        seen["second"] = counts()
+    seen["after"] = counts()
+
+a = threading.Thread(target=first)
+a.start()
+first_done.wait()
+b = threading.Thread(target=second)
+b.start()
+b.join()
+finish.set()
+a.join()
+print(json.dumps(seen))
+"""
+
+
+def test_one_blas_thread_limits_every_thread_while_an_earlier_one_lives(tmp_path, plain):
+    seen = json.loads(run(TWO_THREADS, clean_env(tmp_path)).stdout)
+    assert seen == {"first": [1], "second": [1], "after": plain}

@@ -45,6 +45,7 @@ def one_blas_thread():
             _CONTROLLER = ThreadpoolController()
         if _HELD == 0:
             _LIMIT = _CONTROLLER.limit(limits=1, user_api="blas")
+            _release()
         _HELD += 1
     try:
         yield
@@ -54,6 +55,17 @@ def one_blas_thread():
             if _HELD == 0 and _LIMIT is not None:
                 _LIMIT.restore_original_limits()
                 _LIMIT = None
+                _release()
+
+
+def _release() -> None:
+    """threadpoolctl lets one thread at a time set OpenBLAS's count and ignores every other
+    thread's while that one lives: in a server whose first ranking ran on a worker thread that
+    stays, every later limit (on other threads) was silently dropped. The lock above is what
+    serialises the limits here."""
+    clear = getattr(OpenBLASController, "clear_controlling_thread", None)
+    if clear is not None:
+        clear()
 
 
 #: what OpenBLAS reads its thread count from when it loads (the first one set wins)
@@ -93,8 +105,7 @@ def start_blas_pool() -> None:
         # a scan of its own: one_blas_thread's is made at the first ranking, as without this
         for library in ThreadpoolController().select(internal_api="openblas").lib_controllers:
             library.set_num_threads(_processors(library))
-        # threadpoolctl lets one thread at a time set OpenBLAS's count: not this one for good
-        OpenBLASController.clear_controlling_thread()
+        _release()  # not this thread's for good
 
 
 def _processors(library) -> int:
