@@ -12,10 +12,12 @@ numpy, no database, no model (pydantic only).
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from types import UnionType
+from typing import TYPE_CHECKING, Annotated, Literal, Protocol, Union, get_args, get_origin, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -167,17 +169,30 @@ class Tool:
         except (HermesError, OverflowError) as exc:
             return self.refusal(exc, arguments_)
 
+    @cached_property
+    def echoes(self) -> frozenset[str]:
+        """The payload keys that echo the argument of the same name: those of a type the
+        argument has too (explain_item's ``item_id`` and ``user``; not list_feed's
+        ``below_bar``, a count where the argument is a yes or no)."""
+        params = self.argument_model.model_fields
+        return frozenset(
+            key
+            for key, payload in self.result.model_fields.items()
+            if key in params and _kinds(payload.annotation) & _kinds(params[key].annotation)
+        )
+
     def refusal(self, exc: HermesError | OverflowError, arguments_: dict | None = None) -> dict:
         """The answer to a call :meth:`invoke` refused: ``ok: false``, :attr:`empty`, and
         ``server_error`` when the environment failed (:func:`failure`). A payload key that
-        echoes a text argument (``user``) keeps the text asked for, not an empty one, so the
-        answer says whose call was refused."""
+        echoes an argument (:attr:`echoes`: ``user``, ``item_id``) keeps the value asked for,
+        as it was given, so the answer says whose call, about what, was refused; a value too
+        long or too nested to repeat is ``null`` there, never an empty value it was not."""
         empty = self.empty
-        for key, value in (arguments_ or {}).items():
-            if isinstance(value, str) and len(value) <= NAME_MAX and isinstance(empty.get(key), str):
-                empty[key] = value
-            elif type(value) is int and type(empty.get(key)) is int and abs(value) < 2**63:
-                empty[key] = value  # an unknown id: the answer names the id asked for, not 0
+        given = arguments_ if isinstance(arguments_, dict) else {}
+        for key in self.echoes & set(given):
+            # an unknown id: the answer names the id asked for; a value of the wrong type
+            # (explain_item's item_id "59") as it was given, not a made-up 0
+            empty[key] = _as_given(given[key])
         if isinstance(exc, OverflowError):
             # An id like 2**64 passes a schema with only a lower bound, then cannot be bound
             # as an SQLite integer: no such row can exist, so it is the caller's mistake.
@@ -190,6 +205,34 @@ class Tool:
         if len(args) > len(names):
             return fail(f"{self.name} takes {len(names)} arguments after db, got {len(args)}", **self.empty)
         return self.run(db, {**dict(zip(names, args, strict=False)), **kwargs})
+
+
+def _kinds(annotation) -> set[type]:
+    """The value types an annotation admits (``int | list[int] | None`` → int and list), for
+    telling a payload key that echoes its argument from one that only shares its name."""
+    if get_origin(annotation) is Annotated:
+        return _kinds(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, UnionType):
+        return set().union(*(_kinds(a) for a in get_args(annotation))) - {type(None)}
+    if get_origin(annotation) is Literal:
+        return {type(v) for v in get_args(annotation)}
+    origin = get_origin(annotation) or annotation
+    return {origin} if isinstance(origin, type) else set()
+
+
+def _as_given(value):
+    """A refused argument as the refusal's payload repeats it: as given when it is one short
+    value (a number, a yes or no, a name or id typed as text), else ``null`` (a long text or a
+    list is the message's to quote, as an excerpt)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return value if len(value) <= NAME_MAX else None
+    return None
 
 
 def tool(
