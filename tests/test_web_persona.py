@@ -209,3 +209,99 @@ def test_a_rated_item_can_be_unrated_where_rated_items_are_shown(web, db, ids):
     # an unrated card carries the form hidden, for the script to show after a ✓ or ✗
     feed = web.get("/feed?user=ada").text
     assert re.search(r'<form[^>]*data-act="unrate" hidden>', feed)
+
+
+# --- taking back a library import (reset_feedback's source) ---------------------------------
+
+#: one BibTeX entry the archive does not hold: the import stores it as an item of its own
+LIBRARY = """@article{own, title = {Tidal debris of dwarf galaxies in the outer halo}, year = {2019},
+  doi = {10.1000/tidal.debris}, abstract = {We model tidal debris.}}"""
+
+
+@pytest.fixture
+def imported(db, ids):
+    """ada: one like given in the web (source ui) and a library import of one entry stored as
+    an item (one bootstrap like)."""
+    from hermes.storage.clicks import record_click
+    from hermes.tools import call_tool, collect_tools
+
+    user = db.execute("SELECT id FROM users WHERE name = 'ada'").fetchone()[0]
+    record_click(db, user, ids[0], True, "ui")
+    result = call_tool(db, collect_tools()["import_library"], {"name": "ada", "text": LIBRARY})
+    assert result["ok"], result["message"]
+    return user
+
+
+def sources(db) -> list[str]:
+    return sorted(row[3] for row in clicks(db))
+
+
+def stored_entries(db) -> int:
+    return db.execute("SELECT count(*) FROM items WHERE feed_id IS NULL").fetchone()[0]
+
+
+def test_the_start_over_panel_offers_to_take_back_the_library_import_alone(web, db, imported):
+    """A newcomer trial: the web's reset had no "library import only" choice (the CLI's
+    --source bootstrap and MCP's source), and ?source=bootstrap still said it deleted every
+    click."""
+    page = html.unescape(web.get("/persona?user=ada").text)
+    panel = re.search(r'<section class="panel" id="start-over">.*?</section>', page, re.S).group(0)
+    assert 'href="/persona/reset?user=ada&source=bootstrap">Take back the library import…</a>' in panel
+    assert "bootstrap clicks only (1 click" in panel
+    assert 'href="/persona/reset?user=ada">Reset everything…</a> deletes all 2 likes and dislikes' in panel
+
+
+def test_without_bootstrap_clicks_there_is_one_reset(web, db, ids):
+    post(web, "/click", {"user": "ada", "item_id": ids[0], "liked": "1"})
+    page = web.get("/persona?user=ada").text
+    assert "Take back the library import" not in page and "source=bootstrap" not in page
+    assert 'href="/persona/reset?user=ada">Reset feedback…</a>' in page
+
+
+def test_the_import_s_confirmation_says_what_the_tool_would_take_back(web, db, imported):
+    from hermes.tools import call_tool, collect_tools
+
+    page = web.get("/persona/reset?user=ada&source=bootstrap")
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    preview = call_tool(db, collect_tools()["reset_feedback"], {"name": "ada", "source": "bootstrap"})
+    # the tool's own preview for that source, word for word (its library entry too)
+    assert f'<p class="loss">This permanently deletes {preview["loss"]}.</p>' in text
+    assert "1 bootstrap click (1 like, 0 dislikes)" in text and "1 library entry stored as an item" in text
+    assert "2 clicks" not in text
+    assert "Take back the library import of ada?" in text
+    assert '<input type="hidden" name="source" value="bootstrap">' in text
+    assert sources(db) == ["bootstrap", "ui"] and stored_entries(db) == 1  # a preview changes nothing
+    # the whole reset's page is unchanged: every click
+    whole = html.unescape(web.get("/persona/reset?user=ada").text)
+    assert "This permanently deletes 2 clicks (2 likes, 0 dislikes)" in whole
+    assert 'name="source"' not in whole
+
+
+def test_taking_back_the_import_keeps_the_clicks_given_in_the_web(web, db, imported):
+    page = "/persona/reset?user=ada&source=bootstrap"
+    unconfirmed = post(web, "/persona/reset", {"user": "ada", "source": "bootstrap"}, page=page)
+    assert unconfirmed.status_code == 400 and sources(db) == ["bootstrap", "ui"]
+    r = post(web, "/persona/reset", {"user": "ada", "source": "bootstrap", "confirm": "yes"}, page=page)
+    assert r.status_code == 303 and r.headers["location"] == "/persona?user=ada"
+    said = flash(web, r)
+    assert said.startswith("Deleted 1 bootstrap click (1 like, 0 dislikes)"), said
+    assert sources(db) == ["ui"] and stored_entries(db) == 0
+    assert "Take back the library import" not in web.get("/persona?user=ada").text
+
+
+def test_a_source_the_tool_does_not_know_is_refused_by_the_tool(web, db, imported):
+    page = web.get("/persona/reset?user=ada&source=zotero")
+    assert page.status_code == 400 and "zotero" in page.text and "bootstrap" in page.text
+    assert "btn-danger" not in page.text
+    r = post(web, "/persona/reset", {"user": "ada", "source": "zotero", "confirm": "yes"})
+    assert r.status_code == 400 and sources(db) == ["bootstrap", "ui"]
+
+
+def test_the_import_s_reset_needs_its_csrf_token(web, db, imported):
+    r = web.post(
+        "/persona/reset",
+        data={"user": "ada", "source": "bootstrap", "confirm": "yes", "csrf_token": "forged"},
+        follow_redirects=False,
+    )
+    assert r.status_code == 403 and sources(db) == ["bootstrap", "ui"]

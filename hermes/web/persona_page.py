@@ -1,7 +1,8 @@
 """The persona page: its interests text and what the ranking leaves out of it, and the
-forms that change the interests, rename the persona, reset its feedback and delete it — the
-last two after a page that says what would be lost (the tool's own answer with
-``confirm=false``, which changes nothing).
+forms that change the interests, rename the persona, reset its feedback (all of it, or a
+library import's alone: ``reset_feedback``'s source) and delete it — the last two after a page
+that says what would be lost (the tool's own answer with ``confirm=false``, which changes
+nothing).
 
 Every change goes through the persona tools (:class:`.access.Tools`), the one write path
 the CLI and MCP use too."""
@@ -38,6 +39,24 @@ DESTRUCTIVE = {
     },
 }
 
+#: a reset of one click source's clicks (``?source=bootstrap``: a library import taken back),
+#: worded for that source; what it deletes is the tool's preview for the source, as for the
+#: others
+RESET_OF_SOURCE = {
+    "bootstrap": {
+        "title": "Take back the library import of",
+        "button": "Take back the import",
+        "what": "Only the clicks a library import or bootstrap made go, with the library "
+        "entries nothing else refers to; the persona, its interests text and the clicks "
+        "given in the web, the CLI or by an agent are kept.",
+    },
+    "": {
+        "title": "Reset the {source} clicks of",
+        "button": "Reset the {source} clicks",
+        "what": "Only the clicks of that source go; the persona, its interests text and its other clicks are kept.",
+    },
+}
+
 
 def _context(request: Request, name, **extra) -> dict:
     tools = Tools()
@@ -48,10 +67,14 @@ def _context(request: Request, name, **extra) -> dict:
         taught = tools.call(db, "profile_status", user=user["name"])
     taught = taught if taught and taught.get("ok") else None
     counts = {k: (taught or {}).get(k, 0) for k in ("clicks", "likes", "dislikes")}
+    by_source = (taught or {}).get("clicks_by_source") or {}
     return {
         "user": user,
         "page": "persona",
         **counts,
+        # a library import's or bootstrap's clicks: the start-over panel offers to take
+        # back those alone (reset_feedback's source)
+        "bootstrap_clicks": by_source.get("bootstrap", 0),
         "taught": taught,
         # what the ranking leaves out of the text, as update_persona reports it: shown
         # for as long as the text says it, not only in the message after saving
@@ -127,25 +150,37 @@ def _sentence(message: str | None) -> str:
     return clip(text if text.endswith((".", "!", "?")) else text + ".", FLASH_MAX)
 
 
-def _action(request: Request) -> dict:
+def _action(request: Request, source: str = "") -> dict:
+    """The action the path names; a reset with ``source`` (the query's or the form's) is of
+    that source's clicks only, worded for it (the tool refuses a source it does not know)."""
     action = DESTRUCTIVE.get(request.path_params["action"])
     if action is None:
         bad("there is no such persona page: the persona page lists what can be done", 404)
-    return action
+    if not source or action["tool"] != "reset_feedback":
+        return action
+    worded = RESET_OF_SOURCE.get(source, RESET_OF_SOURCE[""])
+    return {**action, **{k: v.format(source=source[:40]) for k, v in worded.items()}, "source": source}
+
+
+def _source(values) -> str:
+    return str(values.get("source") or "")[:100]
 
 
 async def confirm(request: Request):
     """What resetting or deleting would remove, asked of the tool with ``confirm=false``
     (it changes nothing), and the button that does it."""
-    action = _action(request)
+    action = _action(request, _source(request.query_params))
+    of_source = {"source": action["source"]} if action.get("source") else {}
 
     def view():
         tools = Tools()
         with opened(request) as db:
             user = require_persona(db, request.query_params.get("user"))
-            preview = tools.call(db, action["tool"], name=user["name"], confirm=False)
+            preview = tools.call(db, action["tool"], name=user["name"], confirm=False, **of_source)
         if preview is None:
             bad(tools.missing("persona", action["tool"]), 503)
+        if preview.get("errors"):  # a source the tool does not know: its refusal, no button
+            bad(preview.get("message") or "refused")
         return {
             "user": user,
             "page": "persona",
@@ -167,12 +202,16 @@ def _loss(preview: dict) -> str:
 
 
 async def destroy(request: Request):
-    """Reset or delete, once the confirmation page's button sent ``confirm=yes``."""
-    action = _action(request)
+    """Reset (with ``source``: that source's clicks only) or delete, once the confirmation
+    page's button sent ``confirm=yes``."""
     form = await request.form()
+    action = _action(request, _source(form))
     if form.get("confirm") != "yes":
         bad(f"not confirmed: use the {action['button']} button on the page that says what would be lost")
-    result = await run_in_threadpool(_write, request, str(form.get("user") or ""), action["tool"], confirm=True)
+    of_source = {"source": action["source"]} if action.get("source") else {}
+    result = await run_in_threadpool(
+        _write, request, str(form.get("user") or ""), action["tool"], confirm=True, **of_source
+    )
     name = str(form.get("user") or "")
     if action["tool"] == "delete_persona":
         return redirect(request, "/", _sentence(result.get("message")))
