@@ -34,16 +34,20 @@ def remember_window(db, user: dict, days: float | None) -> None:
         db.execute("UPDATE users SET feed_window = ? WHERE id = ? AND feed_window IS NOT ?", [value, user["id"], value])
 
 
+def wider_than(days: float | None) -> list[float | None]:
+    """The windows of :data:`WIDER` wider than ``days``, narrowest first (none wider than the
+    whole archive)."""
+    if days is None:
+        return []
+    return [wider for wider in WIDER if wider is None or wider > days]
+
+
 def wider_window(db, user: dict, days: float | None) -> tuple[float | None, int] | None:
     """The narrowest window wider than ``days`` with unread items, and how many it holds;
     ``None`` when there is none (``days`` is already the whole archive, or it is empty)."""
-    if days is None:
-        return None
     embedder = get_embedder()
     matrix = get_matrix(db, embedder.name, embedder.dimension)
-    for wider in WIDER:
-        if wider is not None and wider <= days:
-            continue
+    for wider in wider_than(days):
         n = len(candidate_rows(db, user, CandidateQuery(since_days=wider, exclude_read=True), matrix))
         if n:
             return wider, n

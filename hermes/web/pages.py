@@ -49,6 +49,7 @@ from .views import (
     read_among,
     remembers_window,
     window_cookie,
+    with_wider,
 )
 
 SEARCH_LIMIT = 50
@@ -164,15 +165,19 @@ async def feed(request: Request):
             )
             n_items = archive_size(db)["items"]
             n_pending = 0 if ranking.n_candidates else not_embedded(db)
-            feeds = feeds_with_unread(db, user, view)
+            # a feed with nothing unread in the window but some outside it says so and links
+            # the window that has them, as an empty window offers one (below)
+            feeds = with_wider(db, user, view, feeds_with_unread(db, user, view))
             refresh = refresh_state(db)
             failures = refresh_failures(db, refresh)
             # an empty window of a non-empty archive: the narrowest wider one that has items
-            offer = (
-                wider_window(db, user, view.days)
-                if not items and not view.filtered and view.page == 1 and n_items
-                else None
-            )
+            # (of the one feed the view shows: the feeds list's own)
+            offer = None
+            if not items and view.page == 1 and n_items:
+                if not view.filtered:
+                    offer = wider_window(db, user, view.days)
+                elif view.feed is not None and not (view.tag or view.author or view.topic):
+                    offer = next((f["wider"] for f in feeds if f["id"] == view.feed), None)
         held = held_by_clicks(ranking.n_vetoed, ranking.n_clicks)
         return {
             "user": user,
