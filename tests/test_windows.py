@@ -116,3 +116,27 @@ def test_the_digest_reaches_past_a_year(archive, db_path):
         page = web.get("/digest?user=ada&days=36500").text
     assert "· whole archive" in page and 'aria-current="true">all' in page
     assert "36500 days" not in page
+
+
+def test_a_wider_window_is_offered_only_when_it_holds_more(db, add_items, db_path):
+    """A trial: nothing in the last 7 days cleared the bar, and the hint sent the person to
+    30 days, then to 365, over the same 147 items. A wider window is offered only where it
+    holds more unread items than this one."""
+    add_items(OLD + NEW)
+    create_user(db, "bea", "medieval church architecture")  # nothing clears her bar
+    week = cli("feed", "bea", "--db", db_path)
+    assert "Nothing in the last 7 days clears bea's bar" in week.stdout
+    assert "The last 365 days have 7 unread items" in " ".join(week.stdout.split())
+    year = cli("feed", "bea", "--since-days", "365", "--db", db_path)
+    assert "Nothing in the last 365 days clears bea's bar" in year.stdout
+    assert "shows them (and keeps that window)" not in year.stdout  # the archive holds no more
+    assert wider_window(db, require_user(db, "bea"), 365, more_than=7) is None
+    assert wider_window(db, require_user(db, "bea"), 7, more_than=1) == (365, 7)
+
+
+def test_a_remembered_window_reads_as_whole_days_on_the_web(archive, db_path):
+    """A trial: after `hermes feed NAME --since-days 7` the web said "the last 7.0 days"."""
+    cli("feed", "ada", "--since-days", "7", "--db", db_path)
+    with client(db_path) as web:
+        page = web.get("/feed?user=ada").text
+    assert "7.0" not in page and "7 days" in page

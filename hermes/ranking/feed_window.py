@@ -24,7 +24,11 @@ def chosen_window(db, user: dict) -> float | None:
     row = db.execute("SELECT feed_window FROM users WHERE id = ?", [user["id"]]).fetchone()
     if row is None or row[0] is None:
         return DEFAULT_DAYS
-    return None if row[0] == "all" else float(row[0])
+    if row[0] == "all":
+        return None
+    days = float(row[0])
+    # a whole number of days as one: every face writes it ("the last 7 days", not "7.0 days")
+    return int(days) if days.is_integer() else days
 
 
 def remember_window(db, user: dict, days: float | None) -> None:
@@ -42,13 +46,15 @@ def wider_than(days: float | None) -> list[float | None]:
     return [wider for wider in WIDER if wider is None or wider > days]
 
 
-def wider_window(db, user: dict, days: float | None) -> tuple[float | None, int] | None:
-    """The narrowest window wider than ``days`` with unread items, and how many it holds;
-    ``None`` when there is none (``days`` is already the whole archive, or it is empty)."""
+def wider_window(db, user: dict, days: float | None, more_than: int = 0) -> tuple[float | None, int] | None:
+    """The narrowest window wider than ``days`` with more than ``more_than`` unread items
+    (the ones ``days`` holds: a wider window holding the same items is nothing to offer — a
+    trial was sent from 7 to 30 to 365 days over the same 147), and how many it holds;
+    ``None`` when there is none (``days`` is already the whole archive, or none holds more)."""
     embedder = get_embedder()
     matrix = get_matrix(db, embedder.name, embedder.dimension)
     for wider in wider_than(days):
         n = len(candidate_rows(db, user, CandidateQuery(since_days=wider, exclude_read=True), matrix))
-        if n:
+        if n > more_than:
             return wider, n
     return None

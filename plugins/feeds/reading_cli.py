@@ -153,7 +153,11 @@ def feed(
             typer.echo(line)
     if not result["items"] and not offset and window is not None:
         with database(db) as conn:
-            offer = wider_window(conn, require_user(conn, user), window)
+            # a window with more to rank than this one (nothing here cleared the bar, or it
+            # is empty)
+            offer = wider_window(
+                conn, require_user(conn, user), window, more_than=result["above_bar"] + result["below_bar"]
+            )
         if offer:
             wider, n = offer
             option = "--all" if wider is None else f"--since-days {wider:g}"
