@@ -604,6 +604,14 @@ def test_a_library_entry_matched_to_a_feed_s_preprint_exports_as_its_journal_ver
     assert "year = {2025}" in bib and "doi = {10.1103/PhysRevD.110.043021}" in bib and "eprint = {2401.12345}" in bib
     ris = corpus_export.export(db, ann["id"], "ris").text
     assert "TY  - JOUR" in ris and "PY  - 2025" in ris and "DO  - 10.1103/PhysRevD.110.043021" in ris
+    # the published article: no preprint's type, archive or accession number beside its
+    # journal; the arXiv id where Zotero's RIS import reads it into Extra
+    assert "T2  - Phys. Rev. D" in ris and "M2  - arXiv: 2401.12345" in ris, ris
+    assert "M3  - " not in ris and "DB  - " not in ris and "AN  - " not in ris and "Preprint" not in ris, ris
+    (csl,) = json.loads(corpus_export.export(db, ann["id"], "csl-json").text)
+    assert csl["type"] == "article-journal" and csl["container-title"] == "Phys. Rev. D", csl
+    assert "publisher" not in csl and "number" not in csl and csl["note"] == "arXiv: 2401.12345", csl
+    assert "howpublished" not in bib and "{arXiv}" not in bib.replace("archivePrefix = {arXiv}", ""), bib
     make_persona(db, "bob", "stellar streams")
     imported(db, entry.replace("Phys. Rev. D", "Astrophys. J.").replace("2025", "2026"), name="bob")
     assert "journal = {Phys. Rev. D}" in corpus_export.export(db, ann["id"], "bibtex").text

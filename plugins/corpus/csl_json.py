@@ -34,7 +34,8 @@ def csl_item(r: dict) -> dict:
     if r["authors"]:
         item["author"] = [_csl_name(person(a, r["source"])) for a in r["authors"]]
     cited = r.get("citation") or {}
-    if cited.get("container") and r["content_type"] == "paper":
+    published = bool(cited.get("container")) and r["content_type"] == "paper"
+    if published:
         item["type"] = "article-journal"  # published: no longer the preprint
     if cited.get("container") or r["source"]:
         # CSL's container: the journal of an article, the blog of a post, the programme of
@@ -53,9 +54,14 @@ def csl_item(r: dict) -> dict:
         item["URL"] = r["url"]
     if r["doi"]:
         item["DOI"] = r["doi"]
-    if r["arxiv"]:
+    if r["arxiv"] and published:
+        # A journal article's arXiv id as Zotero's CSL-JSON export gives it: its Extra line
+        # "arXiv: …" as note (Zotero's schema maps extra to note, and reads note back into
+        # Extra). Not publisher or number: arXiv is not the journal's publisher.
+        item["note"] = f"arXiv: {r['arxiv']}"
+    elif r["arxiv"]:
         # How Zotero itself describes a preprint: the server as publisher, the id as number.
-        item.setdefault("publisher", "arXiv")  # a journal's publisher, where the entry named one
+        item.setdefault("publisher", "arXiv")  # a publisher the entry named, where it named one
         item["number"] = f"arXiv:{r['arxiv']}"
     if r["abstract"]:
         item["abstract"] = readable(r["abstract"])

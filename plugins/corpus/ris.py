@@ -27,15 +27,12 @@ RIS_PREPRINT = "MANSCPT"
 
 def _ris_entry(r: dict) -> str:
     cited = r.get("citation") or {}
-    kind = (
-        "JOUR"
-        if cited.get("container") and r["content_type"] == "paper"
-        else RIS_PREPRINT
-        if r["arxiv"]
-        else _RIS_TYPES.get(r["content_type"], "GEN")
-    )
+    # a paper the person's library names a journal for is the published article, not the preprint
+    published = bool(cited.get("container")) and r["content_type"] == "paper"
+    preprint = bool(r["arxiv"]) and not published
+    kind = "JOUR" if published else RIS_PREPRINT if preprint else _RIS_TYPES.get(r["content_type"], "GEN")
     lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
-    if r["arxiv"]:
+    if preprint:
         lines.append(_ris_line("M3", "Preprint"))  # Zotero: the manuscript's type
     lines += [_ris_line("AU", inverted(a, r["source"])) for a in r["authors"]]
     if cited.get("container") or r["source"]:
@@ -61,8 +58,13 @@ def _ris_entry(r: dict) -> str:
         lines.append(_ris_line("UR", _media_url(r)))
     if r["doi"]:
         lines.append(_ris_line("DO", r["doi"]))
-    if r["arxiv"]:
+    if preprint:
         lines += [_ris_line("DB", "arXiv"), _ris_line("AN", f"arXiv:{r['arxiv']}")]
+    elif r["arxiv"]:
+        # A journal article's arXiv id: not DB/AN, which Zotero's RIS import reads as the
+        # item's archive and its place there ("arXiv" as the journal article's archive).
+        # M2 it reads into Extra, "arXiv: …", the line its BibTeX import writes for eprint.
+        lines.append(_ris_line("M2", f"arXiv: {r['arxiv']}"))
     if r["abstract"]:
         lines.append(_ris_line("AB", readable(r["abstract"])))
     lines += [_ris_line("KW", t) for t in [*r["tags"], f"hermes-{r['facet']}"]]
