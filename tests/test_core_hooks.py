@@ -71,7 +71,8 @@ def test_hook_hermes_register_tools(pm, db):
 def test_tool_errors_keep_the_payload_keys(pm, db):
     pm.register(ThirdParty(), name="thirdparty")
     result = call_tool(db, collect_tools()["shout"], {"text": 3})
-    assert result["ok"] is False and result["text"] == ""
+    # every key of the payload, the refused argument echoed as it was given (never a made-up "")
+    assert result["ok"] is False and result["text"] == 3
     assert result["message"] == "text must be a string of at most 100 characters, got 3."
 
 

@@ -432,3 +432,22 @@ def test_what_is_typical_of_the_interest_figure_does_not_move_with_the_clicks(db
         record_click(db, user["id"], item, True, "ui")
     after = rank(db, user, CandidateQuery(since_days=None)).judgement.typical["interest"]
     assert after == before
+
+
+def test_a_reason_naming_tags_liked_names_the_disliked_ones_beside_them():
+    """A trial: "has tags you liked: cond-mat.str-el (6 likes, 1 dislike)", while the item's
+    disliked cond-mat.mes-hall cancelled it out (the preference pushed +0.001)."""
+    from hermes.ranking.explain_words import phrases_of
+
+    tags = [
+        {"label": "cond-mat.str-el", "score": 0.6, "likes": 6, "dislikes": 1, "kind": "tag"},
+        {"label": "cond-mat.mes-hall", "score": -0.5, "likes": 0, "dislikes": 1, "kind": "tag"},
+    ]
+    evidence = {"interest": None, "liked": None, "classifier": None, "authors": [], "sources": [], "topics": []}
+    (phrase,) = phrases_of({"evidence": {**evidence, "tags": tags}, "components": {}})
+    assert (
+        phrase.startswith("has tags you liked: cond-mat.str-el")
+        and ", but tags you disliked: cond-mat.mes-hall" in phrase
+    )
+    (alone,) = phrases_of({"evidence": {**evidence, "tags": tags[:1]}, "components": {}})
+    assert alone.startswith("has tags you liked: cond-mat.str-el") and "disliked" not in alone

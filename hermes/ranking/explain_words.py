@@ -242,20 +242,36 @@ def phrases_of(p: dict) -> list[str]:
                 for k in people
             ),
         )
-    for keys, strength, liked_words, disliked_words in (
+    for keys, strength, liked_words, disliked_words, but_words in (
         # a category most of the archive carries is no reason for one item (explain.COMMON_SHARE)
         (
             [k for k in ev["tags"] if not k.get("inferred") and not k.get("common")],
             1.5,
             "has tags you liked",
             DISLIKED[0],
+            "tags you disliked",
         ),
-        ([k for k in ev["tags"] if k.get("inferred") and not k.get("common")], 1.0, INFERRED[0], INFERRED[1]),
-        ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "", DISLIKED[1]),
-        (ev["sources"], 0.5, "from a source or type you liked", DISLIKED[2]),
+        (
+            [k for k in ev["tags"] if k.get("inferred") and not k.get("common")],
+            1.0,
+            INFERRED[0],
+            INFERRED[1],
+            "like items with tags you disliked",
+        ),
+        ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "", DISLIKED[1], ""),
+        (ev["sources"], 0.5, "from a source or type you liked", DISLIKED[2], "a source or type you disliked"),
     ):
         liked = [k for k in keys if k["score"] > 0]
         disliked = [k for k in keys if k["score"] < 0]
+        if liked and disliked and but_words:
+            # one phrase: the liked half alone read as a plus where the two cancelled out (a
+            # trial: "has tags you liked: cond-mat.str-el", its disliked mes-hall unsaid)
+            add(
+                strength,
+                "keys",
+                f"{liked_words}: {_labels(liked, True)}, but {but_words}: {_labels(disliked, False)}",
+            )
+            continue
         if liked:
             add(strength, "keys", f"{liked_words}: {_labels(liked, True)}")
         if disliked:
