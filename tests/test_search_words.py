@@ -3,7 +3,12 @@
 where 2 of 165 items hold "witness": the porter index cut it to "wit" and the search asked
 for the prefix "wit*", which every "with", "within" and "without" matched). The rule is
 :func:`hermes.builtins.default_candidates.text_matches`, so every face (CLI, MCP, web) keeps
-it; the index of the words as written is migration ``core:m018_items_fts_words``."""
+it; the index of the words as written is migration ``core:m018_items_fts_words``.
+
+A second trial: ``hermes persona search kondo superconduct`` found 21 of the 44 items holding
+that string, none of the "superconductor(s)" or "superconductivity" papers, and
+``superconduct*`` found nothing. A word of ``PREFIX_FROM`` (7) letters or more now also finds
+the longer words it begins, as typed, and ``word*`` does at any length."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import pytest
 from test_persona_support import make_persona, tool
 from typer.testing import CliRunner
 
-from hermes.builtins.default_candidates import inflection_root, text_matches, word_forms
+from hermes.builtins.default_candidates import PREFIX_FROM, inflection_root, text_matches, word_forms
 from hermes.cli.app import build_app
 from hermes.storage.db import get_db
 from hermes.storage.migrations import migrate
@@ -154,3 +159,75 @@ def test_an_existing_database_is_indexed_by_the_migration(tmp_path):
     assert sorted(text_matches(db, ["witness"])) == [2, 4]
     db.execute("INSERT INTO items_fts_words (items_fts_words, rank) VALUES ('integrity-check', 1)")
     db.conn.close()
+
+
+SUPERCONDUCT = [
+    {"title": "Kondo effect in a superconductor", "summary": "A magnetic impurity in an s-wave superconductor."},
+    {"title": "Superconductors with strong spin-orbit coupling", "summary": "Two superconductors compared."},
+    {"title": "Superconductivity near a Kondo lattice", "summary": "Heavy fermions."},
+    {"title": "Superconducting qubits", "summary": "Coherence of a superconducting loop."},
+    {"title": "The Kondo lattice on a graph", "summary": "Spin chains and a network of dots."},
+    {"title": "Graphene nanoribbons", "summary": "Spinor states on the honeycomb; paragraphs of topology."},
+]
+
+
+@pytest.fixture
+def condensed(db, add_items, no_bar):
+    make_persona(db, "kondo", "heavy fermions and superconductivity")
+    return add_items(
+        [{**item, "days_ago": 1} for item in SUPERCONDUCT],
+        feed_url="https://example.org/cm.xml",
+        feed_title="CM",
+    )
+
+
+def test_a_long_word_finds_the_words_it_begins(db, condensed):
+    superconduct = set(condensed[:4])
+    assert matches(db, "superconduct") == superconduct  # superconductor(s), -ivity, -ing
+    assert matches(db, "Superconduct") == superconduct
+    assert matches(db, "superconduct*") == superconduct
+    assert matches(db, "kondo superconduct") == {condensed[0], condensed[2]}
+    # as typed, never by its root: "superconductors" finds "superconductor" (its inflection),
+    # not "superconductivity" nor "superconducting"
+    assert matches(db, "superconductors") == set(condensed[:2])
+    assert matches(db, "topolog") == {condensed[5]}
+
+
+def test_a_shorter_word_begins_others_only_with_a_star(db, condensed):
+    assert PREFIX_FROM == 7
+    assert matches(db, "topolo") == set()  # 6 letters: the word itself
+    assert matches(db, "topolo*") == {condensed[5]}
+    assert matches(db, "graph") == {condensed[4]}  # not "graphene"
+    assert matches(db, "graph*") == {condensed[4], condensed[5]}  # at a word start: not "paragraphs"
+    assert matches(db, "spin") == {condensed[1], condensed[4]}  # "spin-orbit", "spin": not "spinor"
+    assert matches(db, "spin*") == {condensed[1], condensed[4], condensed[5]}
+    assert matches(db, "net") == set() and matches(db, "net*") == {condensed[4]}
+    assert all(f.endswith('"') for f in word_forms(db, "graph"))
+    assert word_forms(db, "graph*")[-1] == '"graph"*'
+
+
+def test_a_starred_word_without_the_index_is_its_letters(db, condensed):
+    db.execute("DROP TABLE items_fts_words")  # a SQLite without FTS5: every word is a LIKE
+    db.execute("DROP TABLE items_fts")
+    assert matches(db, "graph*") == {condensed[4], condensed[5]}
+    assert matches(db, "superconduct*") == set(condensed[:4])
+
+
+def test_every_face_counts_the_words_a_prefix_finds(db_path, db, condensed):
+    from web_support import client
+
+    result = tool(db, "search_feed", user="kondo", query="superconduct", limit=2)
+    assert result["ok"], result["message"]
+    assert {r["id"] for r in result["results"]} <= set(condensed[:4]) and result["count"] == 2
+    assert result["message"].startswith("the best 2 of 4 items matching 'superconduct'")
+    starred = tool(db, "search_feed", user="kondo", query="graph*", limit=10)
+    assert sorted(r["id"] for r in starred["results"]) == condensed[4:]
+
+    cli = CliRunner().invoke(build_app(), ["persona", "search", "kondo", "superconduct", "--db", str(db_path)])
+    assert cli.exit_code == 0, cli.output
+    assert "4 items matching 'superconduct'" in cli.stdout
+
+    with client(db_path) as web:
+        page = web.get("/search?user=kondo&q=kondo+superconduct").text
+    shown = [int(i) for i in re.findall(r'<article class="item[^"]*" id="item-(\d+)"', page)]
+    assert sorted(shown) == [condensed[0], condensed[2]]

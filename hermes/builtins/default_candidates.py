@@ -8,9 +8,12 @@ match reads SQLite: every word must occur in the title or summary. A word that i
 migration ``core:m018_items_fts_words``) as itself or one of its inflections, which
 :func:`word_forms` picks from that index's vocabulary: "witness" finds "witnesses" and
 "witnessed" but not "with" or "within", "graphs" finds "graph" but not "graphene" (a trial:
-a prefix of the porter stem, "wit*", found 105 of 165 items for "witness"); any other word
-("100%", "x-ray", "c++") is matched literally as a substring with LIKE, over the rows the
-indexed words left. Without the index every word is a LIKE.
+a prefix of the porter stem, "wit*", found 105 of 165 items for "witness"). A word of
+:data:`PREFIX_FROM` letters or more also finds the longer words it begins, as typed, never by
+its stem ("superconduct" finds "superconductor" and "superconductivity", "topolog" finds
+"topology"), and ``word*`` does so at any length ("graph*" finds "graphene"; "graph" does
+not); any other word ("100%", "x-ray", "c++") is matched literally as a substring with LIKE,
+over the rows the indexed words left. Without the index every word is a LIKE (less a ``*``).
 The index reads LaTeX's accented letters as the letters ("Schr\\"odinger" is found by
 "Schrödinger" and "Schrodinger": migration ``core:m017_items_fts_readable``); a LIKE word
 looks at that reading too (``items_fts_text``), its own accents folded ("Schrödinger's").
@@ -99,8 +102,9 @@ def removed_feed_rows(db, matrix) -> np.ndarray:
     return matrix.has_any_key(gone) if gone else np.zeros(len(matrix), dtype=bool)
 
 
-#: one token for FTS5's unicode61 tokenizer: letters and digits only
-_WHOLE_WORD = re.compile(r"[^\W_]+")
+#: one token for FTS5's unicode61 tokenizer: letters and digits only, with an optional
+#: final ``*`` (the longer words it begins too, at any length: "graph*")
+_WHOLE_WORD = re.compile(r"[^\W_]+\*?")
 
 
 def text_matches(db, words: list[str]) -> list[int]:
@@ -195,6 +199,17 @@ def inflection_root(word: str) -> str:
 #: an inflection is at most this much longer than its root ("hop" → "hopping")
 _LONGEST_ENDING = 4
 
+#: a word typed with at least this many letters also finds the longer words it begins.
+#: Chosen on the 2,000 arXiv abstracts of ../shared/data/arxiv-2000 (benchmarks/
+#: search_prefix_study.py): over the words of 10 or more items, the prefix adds items
+#: through words of another family ("within" for "with", "linear" for "line", "boundary"
+#: for "bound", "properties" for "proper", "singlet" for "single") worth 12.8% of the word's
+#: own items at 4 letters, 8.0% at 5, 2.7% at 6 and 1.4% at 7, against 6.6%, 4.9%, 4.4% and
+#: 4.4% through its own family ("dynamical", "generalized", "measurements"): from 7 letters a
+#: prefix adds mostly the word's family, and the word beginnings researchers type
+#: ("topolog", "superconduct", "renormaliz") have 7 or more. A shorter one asks with ``*``.
+PREFIX_FROM = 7
+
 
 def word_forms(db, word: str) -> list[str]:
     """``word`` and the words of the index's vocabulary (``items_fts_words_vocab``) that are
@@ -202,7 +217,11 @@ def word_forms(db, word: str) -> list[str]:
     :func:`inflection_root` is ``word``'s. Every form of a root begins with the root (less
     its last letter when that is an "e" or an "i": "hope"/"hoping", "studi"/"study"), so the
     vocabulary is read over that range only, and not at all for a range of one letter ("is",
-    "as"), which holds no other form: the word is then itself alone."""
+    "as"), which holds no other form: the word is then itself alone. A word of
+    :data:`PREFIX_FROM` letters or more, or one ending in ``*``, adds a prefix term, the word
+    as typed (``"superconduct"*``), never its root: "witness*" finds no "with"."""
+    starred = word.endswith("*")
+    word = word.rstrip("*")
     plain = folded(word).lower()
     forms = {plain}
     root = inflection_root(plain)
@@ -214,7 +233,10 @@ def word_forms(db, word: str) -> list[str]:
         )
         forms |= {term for (term,) in rows if inflection_root(term) == root}
     # quoted: never FTS syntax; the word as given too, for the tokenizer's own folding
-    return [f'"{f}"' for f in sorted(forms | {word}) if '"' not in f]
+    terms = [f'"{f}"' for f in sorted(forms | {word}) if '"' not in f]
+    if starred or len(plain) >= PREFIX_FROM:
+        terms += [f'"{f}"*' for f in sorted({plain, word}) if '"' not in f]
+    return terms
 
 
 def _matches(db, indexed: list[str], literal: list[str], read: bool) -> list[int]:
@@ -223,6 +245,8 @@ def _matches(db, indexed: list[str], literal: list[str], read: bool) -> list[int
         where.append("items.id IN (SELECT rowid FROM items_fts_words WHERE items_fts_words MATCH ?)")
         params.append(" AND ".join(f"({' OR '.join(word_forms(db, w))})" for w in indexed))
     for word in literal:
+        if _WHOLE_WORD.fullmatch(word):  # without the index: "graph*" is the substring "graph"
+            word = word.rstrip("*")
         test = "items.title LIKE ? ESCAPE '\\' OR items.summary LIKE ? ESCAPE '\\'"
         params += [like_pattern(word)] * 2
         if read:  # the LaTeX-accented text as the index reads it
