@@ -9,7 +9,8 @@ the bar must tell its sub-fields apart. Archives:
 
 - ``math``, ``cond-mat``, ``hep`` (hep, nucl and gr-qc papers): one field each, without
   categories, the personas of ``quality_fine.py`` whose subject is in that field (4 writing
-  styles each), relevance by the fine subject;
+  styles each), relevance by the fine subject; and two-subject personas of that field
+  (:func:`broad_personas`, reported apart: "one field, two subjects");
 - ``mixed``: all 2,000 papers, the 45 coarse personas of QUALITY.md, relevance by topic.
 
 The loop is QUALITY.md's (a history / held-out split per seed, the simulated person rating
@@ -28,9 +29,11 @@ irrelevant items above the bar (which must fall once the person has disliked som
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +46,7 @@ os.environ.pop("HERMES_EMBEDDER", None)  # the real model, never the test hash e
 from embed_cache import CACHE_DIR, CachedMiniLM, serve_from_cache  # noqa: E402
 from quality import BUDGETS, HermesSystem, rate_up_to  # noqa: E402
 from quality_data import load_papers, make_personas, ndcg_at, split  # noqa: E402
-from quality_fine import TUNING, make_fine_personas  # noqa: E402
+from quality_fine import INTERESTS, REPORTING, TUNING, make_fine_personas  # noqa: E402
 
 DUMP = CACHE_DIR / "bar_field.npz"
 FIELDS = {"math": ("math",), "cond-mat": ("cond-mat",), "hep": ("hep", "nucl", "gr-qc")}
@@ -58,17 +61,52 @@ def field_of(subject: str) -> str | None:
     return "cond-mat" if subject.startswith("cond-mat") else None
 
 
+@dataclass(frozen=True)
+class BroadPersona:
+    """A researcher of two sub-fields of one field (a trial's "unconventional
+    superconductivity, cuprates, Kondo lattice, topological insulators, quantum spin
+    liquids"): the interests of both subjects in one text, either relevant."""
+
+    name: str
+    subjects: tuple[str, ...]
+    interests: str
+
+    def relevance(self, paper) -> float:
+        categories = paper.categories
+        if categories and categories[0] in self.subjects:
+            return 1.0
+        return 0.5 if set(self.subjects) & set(categories) else 0.0
+
+
+def broad_personas(field: str) -> list[BroadPersona]:
+    """Two-subject personas of ``field``, each pair of neighbouring subjects of one half (the
+    choosing half's subjects pair among themselves, the reporting half's too), in two styles."""
+    out = []
+    for half in (TUNING, REPORTING):
+        subjects = [s for s in half if field_of(s) == field]
+        for a, b in itertools.pairwise(subjects):
+            for style in ("list", "keywords"):
+                text = f"{INTERESTS[a][style]}, {INTERESTS[b][style]}"
+                out.append(BroadPersona(f"{a}+{b}/{style}", (a, b), text))
+    return out
+
+
 def archives(papers, seeds: int):
     """``(name, papers, personas, choosing)`` per archive."""
     out = []
     fine = make_fine_personas("all")
     for field, topics in FIELDS.items():
         mine = [p for p in papers if p.topic in topics]
-        personas = [p for p in fine if field_of(p.subject) == field]
-        out.append((field, mine, personas, [p.subject in TUNING for p in personas]))
+        personas = [p for p in fine if field_of(p.subject) == field] + broad_personas(field)
+        out.append((field, mine, personas, [_choosing(p) for p in personas]))
     coarse = make_personas(papers)
     out.append(("mixed", papers, coarse, [k % 2 == 0 for k in range(len(coarse))]))
     return out
+
+
+def _choosing(persona) -> bool:
+    subjects = getattr(persona, "subjects", None) or (persona.subject,)
+    return subjects[0] in TUNING
 
 
 def collect(seeds: int) -> dict:
@@ -78,7 +116,9 @@ def collect(seeds: int) -> dict:
     papers = load_papers()
     embedder = CachedMiniLM()
     tmp = serve_from_cache(embedder, "hermes-bar-")
-    rows: dict[str, list] = {k: [] for k in ("archive", "run", "choosing", "budget", "relevant", "level", *KINDS)}
+    rows: dict[str, list] = {
+        k: [] for k in ("archive", "run", "choosing", "broad", "budget", "relevant", "level", *KINDS)
+    }
     runs: list[dict] = []  # per run: the reference arrays and nDCG@10
     started = time.time()
     for name, mine, personas, choosing in archives(papers, seeds):
@@ -116,6 +156,7 @@ def collect(seeds: int) -> dict:
                     rows["archive"].append(np.full(n, name))
                     rows["run"].append(np.full(n, run))
                     rows["choosing"].append(np.full(n, chosen))
+                    rows["broad"].append(np.full(n, isinstance(persona, BroadPersona)))
                     rows["budget"].append(np.full(n, budget))
                     rows["relevant"].append(relevant)
                     rows["level"].append(ranking.levels.astype(np.int8))
@@ -200,9 +241,18 @@ def report(data: dict, levels: np.ndarray, half: str) -> str:
         "precision strong+good | recall | irrelevant above bar |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for kind, names in (("one field", ("math", "cond-mat", "hep")), ("mixed", ("mixed",))):
+    broad = data.get("broad", np.zeros(len(data["run"]), dtype=bool))
+    groups = (("one field", ("math", "cond-mat", "hep"), False), ("mixed", ("mixed",), False))
+    if broad.any():
+        groups += (("one field, two subjects", ("math", "cond-mat", "hep"), True),)
+    for kind, names, two in groups:
         for budget in BUDGETS:
-            sel = np.isin(data["archive"], names) & (data["budget"] == budget) & (data["choosing"] == want)
+            sel = (
+                np.isin(data["archive"], names)
+                & (data["budget"] == budget)
+                & (data["choosing"] == want)
+                & (broad == two)
+            )
             f = figures(data, levels, sel)
             lines.append(
                 f"| {kind} | {budget} | {f['ndcg']:.3f} | {f['above']:.1f} of "
@@ -263,7 +313,8 @@ def shortfalls(data: dict, levels: np.ndarray) -> tuple[float, float]:
     for names in (("math", "cond-mat", "hep"), ("mixed",)):
         before = None
         for budget in BUDGETS:
-            sel = np.isin(data["archive"], names) & (data["budget"] == budget) & data["choosing"]
+            narrow = ~data["broad"] if "broad" in data else True
+            sel = np.isin(data["archive"], names) & (data["budget"] == budget) & data["choosing"] & narrow
             f = figures(data, levels, sel)
             short += max(0.0, STRONG_PRECISION - np.nan_to_num(f["p_strong"], nan=1.0))
             short += max(0.0, GOOD_PRECISION - np.nan_to_num(f["p_good"], nan=1.0))
