@@ -301,7 +301,8 @@ async def test_a_persona_parameter_answers_to_user_too(db_path, db):
         done = await client.call_tool("reset_feedback", {"user": "ada", "confirm": True})
         seed = await client.call_tool("reset_feedback", {"name": "ada", "confirm": True})
         both = await client.call_tool("profile_status", {"user": "ada", "name": "ada"})
-    assert dry.structured_content["ok"] is False and "confirm=true" in dry.structured_content["message"]
+    # the persona it meant (no clicks: nothing to reset, said without asking for confirm=true)
+    assert dry.structured_content["message"] == "Persona 'ada' has no clicks: nothing to reset."
     assert done.structured_content["ok"] is True and seed.structured_content["ok"] is True
     # a tool whose persona is already `user` takes no second name for it
     assert both.is_error and 'has no parameter "name"' in both.structured_content["message"]

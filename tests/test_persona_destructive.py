@@ -90,8 +90,12 @@ def test_reset_without_confirm_changes_nothing_and_names_the_clicks(db, two):
     result = tool(db, "reset_feedback", name="alice", confirm=False)
     assert result["ok"] is False and result["deleted"] == {}
     assert "3 clicks (2 likes, 1 dislike)" in result["message"]
-    assert "persona 'alice'" not in result["message"].split(" would ")[1]  # the persona stays
-    assert "plugin_notes" not in result["message"]
+    assert "persona 'alice'" not in result["loss"] and "plugin_notes" not in result["loss"]  # they stay
+    # and the preview says what stays: the persona and every other row it owns (its corpus)
+    assert (
+        "The persona and its interests are kept, with 2 rows in plugin_notes and 1 row in plugin_state. Call"
+        in result["message"]
+    ), result["message"]
     assert snapshot(db) == before
 
 
@@ -208,6 +212,9 @@ def test_corpus_rows_go_with_a_deleted_persona_and_survive_a_reset(db, archive):
     refused = tool(db, "delete_persona", name="alice", confirm=False)
     assert "1 highlight" in refused["message"] and "1 favourite" in refused["message"]
 
+    preview = tool(db, "reset_feedback", name="alice", confirm=False)["message"]
+    stays = preview.split("The persona and its interests are kept, with ")[1]  # the reset's preview says so
+    assert "items in the personal corpus" in stays and "1 highlight" in stays and "1 favourite" in stays, preview
     assert tool(db, "reset_feedback", name="alice", confirm=True)["ok"]
     kept = tool(db, "corpus", user="alice")
     assert kept["experienced_count"] == 1 and kept["saved_count"] == 1
@@ -272,6 +279,31 @@ def test_reset_of_one_source_keeps_the_other_clicks(db, two):
     assert again["ok"] and again["deleted"]["clicks"] == 0 and sources_of(db, alice["id"]) == ["agent", "ui"]
 
 
+def test_a_preview_of_one_source_says_the_other_clicks_stay_by_source(db, two):
+    said = tool(db, "reset_feedback", name="alice", source="bootstrap")["message"]
+    assert "would permanently delete 1 bootstrap click (0 likes, 1 dislike) and 1 cached explanation." in said
+    assert "The persona and its interests are kept, with its 2 other clicks (1 ui, 1 agent), 2 rows" in said, said
+
+
+def test_nothing_of_that_source_to_reset_is_said_and_is_no_refusal(db, two):
+    """A trial: the import already taken back, a second ``reset --source bootstrap`` said
+    "error: nothing changed (no --yes): this would permanently delete 0 bootstrap clicks"."""
+    alice, _ = two
+    assert tool(db, "reset_feedback", name="alice", confirm=True, source="bootstrap")["deleted"]["clicks"] == 1
+    before = snapshot(db)
+    for confirm in (False, True):
+        result = tool(db, "reset_feedback", name="alice", confirm=confirm, source="bootstrap")
+        assert result["ok"] is True, result["message"]
+        assert result["message"] == "Persona 'alice' has no bootstrap clicks: nothing to reset."
+        assert result["deleted"]["clicks"] == 0 and result["would_delete"]["clicks"] == 0
+    assert snapshot(db) == before
+    assert tool(db, "reset_feedback", name="alice", confirm=True)["deleted"]["clicks"] == 2
+    none = tool(db, "reset_feedback", name="alice", confirm=False)
+    assert none["ok"] and none["message"] == "Persona 'alice' has no clicks: nothing to reset."
+    # a delete always has the persona to delete: still a preview
+    assert tool(db, "delete_persona", name="alice", confirm=False)["ok"] is False
+
+
 def test_reset_of_one_source_without_confirm_names_only_that_source(db, two):
     before = snapshot(db)
     result = tool(db, "reset_feedback", name="alice", source="ui")
@@ -311,5 +343,7 @@ def test_cli_reset_by_source(db, db_path, two):
     done = run("--source", "bootstrap", "--yes")
     assert done.exit_code == 0, done.output
     assert sources_of(db, alice["id"]) == ["agent", "ui"]
+    again = run("--source", "bootstrap")  # nothing left of it: said, exit 0, no --yes asked for
+    assert again.exit_code == 0 and again.stdout.strip() == "Persona 'alice' has no bootstrap clicks: nothing to reset."
     bad = run("--source", "web", "--yes")
     assert bad.exit_code != 0 and "bootstrap" in bad.output + bad.stderr

@@ -305,3 +305,17 @@ def test_the_import_s_reset_needs_its_csrf_token(web, db, imported):
         follow_redirects=False,
     )
     assert r.status_code == 403 and sources(db) == ["bootstrap", "ui"]
+
+
+def test_with_nothing_to_take_back_the_reset_page_offers_no_button(web, db, imported):
+    """The import taken back already: the page said it would delete 0 bootstrap clicks and
+    offered the button. It goes back to the persona page saying there is nothing to reset."""
+    page = "/persona/reset?user=ada&source=bootstrap"
+    post(web, "/persona/reset", {"user": "ada", "source": "bootstrap", "confirm": "yes"}, page=page)
+    r = web.get(page, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/persona?user=ada"
+    shown = web.get(r.headers["location"]).text
+    assert "Persona &#39;ada&#39; has no bootstrap clicks: nothing to reset." in shown or (
+        "Persona 'ada' has no bootstrap clicks: nothing to reset." in html.unescape(shown)
+    )
+    assert "Take back the import</button>" not in shown and sources(db) == ["ui"]

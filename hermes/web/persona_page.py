@@ -181,6 +181,8 @@ async def confirm(request: Request):
             bad(tools.missing("persona", action["tool"]), 503)
         if preview.get("errors"):  # a source the tool does not know: its refusal, no button
             bad(preview.get("message") or "refused")
+        if preview.get("ok"):  # nothing to delete: the tool says so, and there is no button to press
+            return {"user": user, "nothing": preview.get("message")}
         return {
             "user": user,
             "page": "persona",
@@ -190,7 +192,10 @@ async def confirm(request: Request):
             "would": preview.get("would_delete") or {},
         }
 
-    return render(request, "persona_confirm.html", await run_in_threadpool(view))
+    context = await run_in_threadpool(view)
+    if "nothing" in context:  # back to the persona page, saying why no button is offered
+        return redirect(request, page_url("persona", context["user"]["name"]), _sentence(context["nothing"]), "info")
+    return render(request, "persona_confirm.html", context)
 
 
 def _loss(preview: dict) -> str:

@@ -17,7 +17,7 @@ from hermes.arguments import spelled
 from hermes.contract import NAME_MAX
 from hermes.errors import InvalidInput
 from hermes.facekit.faces import Say, plural, typed
-from hermes.storage.clicks import click_counts, clicked_items, remove_all_clicks
+from hermes.storage.clicks import click_counts, clicked_items, clicks_by_source, remove_all_clicks
 from hermes.storage.migrations import all_migrations
 from hermes.storage.records import create_user, delete_items, require_user, unreferenced_items
 from hermes.storage.transactions import write_transaction
@@ -210,6 +210,35 @@ def describe_loss(
             + " that nothing else refers to (no feed, no other click, no corpus)"
         )
     return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def describe_kept(db: sqlite_utils.Database, user: dict, *, of_source: str | None = None) -> str:
+    """What a reset leaves, in a clause: the persona and its interests, (with ``of_source``)
+    its clicks of the other sources, and every other row it owns — its corpus (the items it
+    saved or read, its highlights and notes) and any plugin's. A reset removes only clicks
+    and the explanations cached from them (:func:`plan`)."""
+    with_it = []
+    if of_source is not None:
+        others = {s: n for s, n in clicks_by_source(db, user["id"]).items() if s != of_source and n}
+        if len(others) == 1:
+            (source, n), *_ = others.items()
+            with_it.append(f"its {plural(n, f'{source} click')}")
+        elif others:
+            by = ", ".join(f"{n} {s}" for s, n in others.items())
+            with_it.append(f"its {plural(sum(others.values()), 'other click')} ({by})")
+    tables = {t: c for t, c in per_persona_tables(db).items() if t not in ("clicks", "explanations")}
+    words = row_words()
+    # in the order the migrations name them (the corpus: its items first), then the rest
+    order = {table: i for i, table in enumerate(words)}
+    counts = owned_counts(db, user["id"], tables)
+    for table, n in sorted(counts.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
+        one, many = words.get(table, ("row in " + table, "rows in " + table))
+        if n and one:
+            with_it.append(plural(n, one, many))
+    kept = "the persona and its interests are kept"
+    if not with_it:
+        return kept
+    return f"{kept}, with " + (", ".join(with_it[:-1]) + " and " + with_it[-1] if len(with_it) > 1 else with_it[0])
 
 
 def row_words() -> dict[str, tuple[str, str]]:

@@ -466,20 +466,30 @@ def _destroy(db, name, confirm, *, persona: bool, of_source: str | None) -> dict
     loss = personas.describe_loss(user, counts, clicks, persona=persona, of_source=of_source)
     would = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(counts)}
     tool = "delete_persona" if persona else "reset_feedback"
+    if not persona and not clicks["clicks"] and not counts["items"]:
+        # nothing to take back is no refusal and needs no confirmation (a trial's second
+        # "reset --source bootstrap" was told to rerun with --yes to delete 0 clicks)
+        none = f"no {of_source} clicks" if of_source else "no clicks"
+        nothing = {"persona": None, **clicks, "rows": {"clicks": 0}}
+        return ok(
+            f"Persona {user['name']!r} has {none}: nothing to reset.", deleted=nothing, would_delete=nothing, loss=""
+        )
+    kept = "" if persona else " " + _capital(personas.describe_kept(db, user, of_source=of_source)) + "."
     if not confirm:
         return fail(
-            f"nothing changed ({NOT_CONFIRMED}): this would permanently delete {loss}. {_confirm_how(tool, of_source)}",
+            f"nothing changed ({NOT_CONFIRMED}): this would permanently delete {loss}.{kept} "
+            f"{_confirm_how(tool, of_source)}",
             deleted={},
             would_delete=would,
             loss=loss,
         )
     removed = personas.delete_owned(db, user, tables, persona=persona, source=caller(), of_source=of_source)
     deleted = {"persona": user["name"] if persona else None, **clicks, "rows": _nonzero(removed)}
-    kept = "" if persona else f"; persona {user['name']!r} and its interests are kept"
-    if of_source is not None:
-        others = click_counts(db, user["id"])["clicks"]
-        kept += f", and its {plural(others, 'other click')} (not from {of_source})"
-    return ok(f"Deleted {loss}{kept}.", deleted=deleted, would_delete={}, loss=loss)
+    return ok(f"Deleted {loss}.{kept}", deleted=deleted, would_delete={}, loss=loss)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 @tool(GROUP, result=Deletion, destructive=True, idempotent=True)
