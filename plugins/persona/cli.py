@@ -211,7 +211,12 @@ def search(
     name: NameArg,
     query: Annotated[
         list[str] | None,
-        typer.Argument(metavar="WORDS", help="Words that must all occur in the title or summary (quotes not needed)."),
+        typer.Argument(
+            metavar="WORDS",
+            help="Words that must all occur in the title or summary, each as written or inflected "
+            "(witness: witnesses); one of 7 letters or more also finds the longer words it begins "
+            "(superconduct: superconductor), and so does one ending in * ('graph*', quoted in a shell).",
+        ),
     ] = None,
     tag: Annotated[str | None, typer.Option(help="Only items with this tag.")] = None,
     content_type: Annotated[str | None, typer.Option("--type", help="Only items of this content type.")] = None,
