@@ -720,9 +720,9 @@ def test_the_persona_chip_leads_to_a_page_that_changes_the_interests(browser, se
     toast(page, "ok", "Updated the interests of 'ada'")
     assert "do not care about quantum computing" in page.locator(".not-wanted").inner_text()
     page.get_by_role("link", name="Reset feedback…").click()
-    assert "This permanently deletes 0 clicks" in page.locator(".loss").inner_text()
-    page.get_by_role("link", name="Cancel").click()
-    page.wait_for_url(re.compile(r"/persona\?user=ada$"))
+    # no clicks yet: nothing to delete, so no button to press; back on the persona page
+    toast(page, "info", "has no clicks: nothing to reset")
+    page.wait_for_url(re.compile(r"/persona\?user=ada"))
     assert (
         db.execute("SELECT interests FROM users WHERE name = 'ada'").fetchone()[0]
         == "Sparse autoencoders. I do not care about quantum computing."
