@@ -151,6 +151,7 @@ def test_explain_over_mcp_names_since_days(db, add_items):
 
 def _entry(rank: int, title: str) -> dict:
     return {
+        "id": rank,
         "rank": rank,
         "title": title,
         "published": "2026-01-01",
@@ -174,10 +175,9 @@ def test_digest_numbers_items_in_reading_order_and_says_how_many_are_shown():
     }
     lines: list[str] = []
     render_digest(result, "interp", lines.append)
-    numbered = [
-        line.split(".")[0].strip() + "." + line.split(".", 1)[1][:2] for line in lines if line.strip()[:1].isdigit()
-    ]
-    assert numbered == ["1. A", "2. B", "3. C", "4. D"]
+    # the reading order, and each item's id as `hermes like` / `hermes explain` take it
+    numbered = [m.group(0).strip() for line in lines if (m := re.match(r"^ +\d+\. \[\d+\] \w", line))]
+    assert numbered == ["1. [1] A", "2. [3] B", "3. [2] C", "4. [4] D"]
     assert any("Circuits" in line and line.endswith("  (12 items, 2 shown)") for line in lines)
     assert any("Probes" in line and line.endswith("  (1 item)") for line in lines)
 
@@ -190,7 +190,7 @@ def test_the_cli_digest_numbers_in_the_order_shown(db, db_path, add_items, no_ba
     create_user(db, "ann", "apples and pears, wool")
     result = run("digest", "ann", "--per-topic", "1", "--db", db_path)
     assert result.exit_code == 0, result.output
-    numbers = [int(m.group(1)) for m in re.finditer(r"^ +(\d+)\. [OW]", result.output, re.M)]
+    numbers = [int(m.group(1)) for m in re.finditer(r"^ +(\d+)\. \[\d+\] [OW]", result.output, re.M)]
     assert numbers == list(range(1, len(numbers) + 1)) and numbers, result.output
     assert "3 items, 1 shown" in result.output
 

@@ -213,7 +213,7 @@ def test_every_command_a_digest_hint_names_keeps_the_db_given(db, db_path, week,
     # nothing clears the bar: the advice names two commands
     create_user(db, "bea", "medieval church architecture")
     out = run(db_path, "digest", "bea")
-    assert f"`{hermes} feeds add URL`" in out.stdout and f"`{hermes} like USER ITEM`" in out.stdout, out.stdout
+    assert f"`{hermes} feeds add URL`" in out.stdout and f"`{hermes} like bea ITEM`" in out.stdout, out.stdout
     assert "`hermes feeds" not in out.stdout and "`hermes like" not in out.stdout
     # a refusal's advice too: a database with no persona yet
     empty = tmp_path / "empty.db"

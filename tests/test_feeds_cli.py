@@ -268,7 +268,7 @@ def test_feed_says_plainly_when_nothing_clears_the_bar(db_path, db, add_items):
         "Nothing in the last 7 days clears ann's bar: none of the 1 unread item there is a "
         "strong or good match (1 none). --below-bar lists the closest anyway; widen the window "
         f"(--since-days N or --all), add feeds on the persona's topics (`hermes --db {db_path} feeds add URL`), "
-        f"or like items (`hermes --db {db_path} like USER ITEM`)."
+        f"or like items (`hermes --db {db_path} like ann ITEM`)."
     )
     assert "Sourdough" not in result.output
 

@@ -82,11 +82,16 @@ class Say:
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
 
-    def sentence(self) -> str:
+    def naming(self, user: str) -> str:
+        """The current face's words with the placeholder ``USER`` written as the persona's
+        name is typed: advice about a known persona names it (`hermes like ann ITEM`)."""
+        return str(self).replace("USER", typed(user))
+
+    def sentence(self, user: str | None = None) -> str:
         """The current face's words starting with a capital, to open a sentence — unless
         they open with a name the reader types (``list_feed``, `` `hermes feed` ``), which
-        keeps its spelling."""
-        text = str(self)
+        keeps its spelling; ``user`` names the persona (:meth:`naming`)."""
+        text = str(self) if user is None else self.naming(user)
         first = text.split(" ", 1)[0]
         if "_" in first or "`" in first or first == "hermes":
             return text

@@ -19,10 +19,12 @@ from hermes.facekit.terminal import clean, wrapped
 
 def _item_lines(item: dict, number: int) -> list[str]:
     """An item as the ``number``-th shown: a digest groups items by topic, so their feed
-    ranks would read out of order (1, 3, 2); the number is the reading order."""
+    ranks would read out of order (1, 3, 2); the number is the reading order. Its id is the
+    one `hermes like` / `hermes explain` take, as `hermes feed` prints it (a trial could act
+    on nothing the digest listed)."""
     date = date_words(item)
     meta = ", ".join(clean(x) for x in (item.get("source"), date) if x)
-    lines = [f"  {number:>3}. {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
+    lines = [f"  {number:>3}. [{item['id']}] {clean(item['title'], 100)}" + (f"  [{meta}]" if meta else "")]
     lines += [typer.style(line, dim=True) for line in wrapped(item.get("reason"), "       ", "why: ")]
     if item.get("url"):
         lines.append(typer.style(f"       {clean(item['url'], 160)}", dim=True))

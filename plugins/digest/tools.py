@@ -485,14 +485,14 @@ def digest(
             f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
             f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match. {held_down}"
             + ("The closest are listed below the bar; " if below_bar else f"{SHOW_CLOSEST.sentence()}; ")
-            + f"{RATE_HELD}."
+            + f"{RATE_HELD.naming(persona['name'])}."
         )
     elif not n_above:
         message = (
             f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
             f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
             + (" (the closest are listed below the bar)." if below_bar else f"; {SHOW_CLOSEST}.")
-            + f" {BAR_ADVICE.sentence()}."
+            + f" {BAR_ADVICE.sentence(persona['name'])}."
         )
     else:
         cleared = ranking.n_above_bar  # all of them, not only the best ``limit`` grouped

@@ -34,10 +34,9 @@ def item_lines(item: dict, width: int = 110) -> list[str]:
 
 
 def profile_parts(c: dict) -> str:
-    """What the profile's raw score is made of. The match line quotes the closest single
-    interest, while the ranking scores the interests grouped by subject plus a share of
-    word match: without these figures an item at similarity 0.47 ranked above one at 0.60
-    with nothing on the screen to say why."""
+    """What the profile's raw score is made of: the interests grouped by subject (the figure
+    the match line judges too) plus a share of word match. Without these figures an item at
+    similarity 0.47 ranked above one at 0.60 with nothing on the screen to say why."""
     parts = f"ranked on: interests grouped by subject {shown(c['interest_score'])}"
     if c.get("word_match_share"):
         parts += f", word match (BM25) {c['word_match_bm25']:.2f} at {c['word_match_share']:.0%} of the profile"

@@ -318,7 +318,7 @@ def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -
             f"match ({_level_counts(ranking)}). "
             + held_by_clicks(ranking.n_vetoed, ranking.n_clicks)
             + ("The items listed are the closest anyway; " if below_bar else f"{SHOW_CLOSEST}; ")
-            + (f"{RATE_HELD}." if ranking.n_vetoed else f"{BAR_ADVICE}.")
+            + (f"{RATE_HELD.naming(name)}." if ranking.n_vetoed else f"{BAR_ADVICE.naming(name)}.")
         )
         return ok(message + more, user=name, items=items, left_out=cut, **counts)
     above = counts["above_bar"]
