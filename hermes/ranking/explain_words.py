@@ -14,7 +14,7 @@ from hermes.text.clip import clip
 from hermes.text.latex import readable
 
 from . import match
-from .match import LEVELS, VETO, shown
+from .match import LEVELS, shown
 
 #: phrases in the one-line reason
 REASON_PHRASES = 2
@@ -104,13 +104,13 @@ def _classifier_phrase(e: dict) -> str:
     near as the nearest liked one (a trial's on-topic paper, no dislike near it, "leaned
     towards what you disliked"), and 0.40 never reads more neutral than a vetoed 0.47."""
     prob = shown(e["probability"])
-    if e["probability"] < VETO:
+    if e["probability"] < match.VETO:
         if e.get("disliked_near"):
             text = f"leans towards what you disliked (probability {prob})"
         elif _above_typical_probability(e):
             text = (
                 f"your clicks do not confirm it yet (probability {prob}, under an even "
-                f"{shown(VETO)}, though above the {shown(e['typical_here'])} typical here)"
+                f"{shown(match.VETO)}, though above the {shown(e['typical_here'])} typical here)"
             )
         else:
             text = f"looks less like what you liked than the rest of the archive does (probability {prob})"
@@ -121,7 +121,7 @@ def _classifier_phrase(e: dict) -> str:
     }.get(e["level"], f"your likes and dislikes do not tell either way (probability {prob})")
 
 
-def _interest(e: dict) -> str:
+def interest_named(e: dict) -> str:
     """The interest a similarity was measured against: the clause nearest the item, and the
     clauses grouped with it as one interest ("“quantum error correction” and the 4 related to
     it"), so a figure taken against the group is not read as the clause's alone."""
@@ -169,7 +169,7 @@ def phrases_of(p: dict) -> list[str]:
 
     if ev["interest"] is not None:
         e = ev["interest"]
-        clause, sim = _interest(e), shown(e["similarity"])
+        clause, sim = interest_named(e), shown(e["similarity"])
         add(
             LEVELS.index(e["level"]),
             "interest",

@@ -479,18 +479,20 @@ def digest(
     shown = sum(len(t["items"]) for t in ordered)  # what the answer holds
     held = sum(len(rows) for rows in [t["items"] for t in ordered] + [unclustered, below["items"]])
     held_down = held_by_clicks(ranking.n_vetoed, ranking.n_clicks)
+    empty_bar = (
+        f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
+        f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
+    )
     if not n_above and held_down:
         # the classifier is why the bar is empty: rating is the next step, not a wider window
         message = (
-            f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
-            f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match. {held_down}"
+            f"{empty_bar}. {held_down}"
             + ("The closest are listed below the bar; " if below_bar else f"{SHOW_CLOSEST.sentence()}; ")
             + f"{RATE_HELD.naming(persona['name'])}."
         )
     elif not n_above:
         message = (
-            f"Nothing unread from the last {plural(days, 'day')} clears {persona['name']}'s "
-            f"bar: none of the {plural(n_in_window, 'item')} is a strong or good match"
+            empty_bar
             + (" (the closest are listed below the bar)." if below_bar else f"; {SHOW_CLOSEST}.")
             + f" {BAR_ADVICE.sentence(persona['name'])}."
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hermes.facekit.faces import date_words, plural
 from hermes.facekit.terminal import clean, style, wrapped
-from hermes.ranking.explain_words import rank_line, weight_note
+from hermes.ranking.explain_words import interest_named, rank_line, weight_note
 from hermes.ranking.match import UNCOUNTED, shown
 
 
@@ -65,9 +65,7 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     if ev["interest"]:
         i = ev["interest"]
         lines.append(
-            f"  interests: closest “{clean(i['clause'], 80)}”"
-            + (f" and the {i['related']} related to it" if i.get("related") else "")
-            + ", similarity "
+            f"  interests: closest {clean(interest_named(i))}, similarity "
             f"{shown(i['similarity'])} ({_judged(i, i['level'])})"
         )
     if ev["liked"]:
