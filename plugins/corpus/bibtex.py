@@ -378,11 +378,12 @@ def _bib_prose(text: str, balanced: bool, protect: bool = False, proper: bool = 
     return "".join(out) + _bib_text(text[at:], table)
 
 
-def bib_tex(text: str, *, title: bool = False) -> str:
+def bib_tex(text: str, *, title: bool = False, guess: bool = True) -> str:
     """A title or abstract for BibTeX: math (``$\\ell_1$``, as arXiv writes it), text commands
     (``\\emph{…}``, ``{\\em …}``) and accents (``\\'e``) pass through for LaTeX to typeset;
     everything else is escaped as :func:`bib_escape` does. A title's words whose case
-    matters are braced so styles that recase titles leave them alone."""
+    matters are braced so styles that recase titles leave them alone (not with ``guess``
+    False: the library said which, :func:`bib_title`); its math with capitals always is."""
     # composed first: a decomposed "í" ("i" + U+0301) is one letter of one word
     pieces = _segments(unicodedata.normalize("NFC", text))
     prose = "".join(p for kind, p in pieces if kind == "prose")
@@ -397,7 +398,7 @@ def bib_tex(text: str, *, title: bool = False) -> str:
             # A title's math with capitals ($L_1$) would be lowercased by the style too.
             out.append("{" + piece + "}" if protect and any(c.isupper() for c in piece) else piece)
         elif kind == "prose":
-            out.append(_bib_prose(piece, balanced, protect=protect, proper=proper, lead=lead))
+            out.append(_bib_prose(piece, balanced, protect=protect and guess, proper=proper, lead=lead))
         else:
             groups = [*groups, piece] if kind == "open" else groups[:-1]
             out.append(piece)
@@ -454,9 +455,33 @@ def _bib_addendum(r: dict) -> str | None:
     return bib_escape(", ".join(filter(None, parts))) or None
 
 
+def _letters(text: str) -> str:
+    """A title as two are compared: LaTeX read, accents folded, case ignored, letters and
+    digits only (the library import matches titles so)."""
+    text = unicodedata.normalize("NFKD", readable(text))
+    return " ".join(re.findall(r"[^\W_]+", "".join(c for c in text if not unicodedata.combining(c)).casefold()))
+
+
+def bib_title(r: dict) -> str:
+    """The record's title for BibTeX. An imported library's own brace protection where the
+    library's BibTeX title reads as the item's (``The {Ising} model``, ``{DNA} repair in
+    {Escherichia coli}``: the person protected those capitals, and a style that recases
+    titles would lose them under hermes's guess); each of its spans as :func:`bib_tex` writes
+    text, the protected ones braced, no guess added. Otherwise (no library title, or the
+    feed has since given the item another title: a new version's) :func:`bib_tex`'s guess."""
+    spans = r.get("title_spans")
+    if spans and _letters("".join(text for text, _ in spans)) == _letters(r["title"]):
+        # a protected span's math needs no braces of its own
+        return "".join(
+            "{" + bib_tex(text) + "}" if protected else bib_tex(text, title=True, guess=False)
+            for text, protected in spans
+        )
+    return bib_tex(r["title"], title=True)
+
+
 def _bib_entry(r: dict) -> str:
     kind, source_field = _bib_type(r)
-    fields: list[tuple[str, str]] = [("title", bib_tex(r["title"], title=True))]
+    fields: list[tuple[str, str]] = [("title", bib_title(r))]
     if r["authors"]:
         fields.append(("author", " and ".join(_bib_name(a, r["source"]) for a in r["authors"])))
     elif r["source"] or r["title"]:

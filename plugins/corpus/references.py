@@ -2,10 +2,12 @@
 
 One record per item of the chosen facets, in the order the items entered them (membership
 revision, oldest first), with what a reference manager or a notes vault needs: a stable
-key, title, authors as a list, year, URL, arXiv id, DOI, abstract, tags, facet, strength,
-dates, the source (the feed's title) and media (an episode's enclosure), and the persona's
-highlights and notes. The exporters (:mod:`.export`) and the vault
-sync (:mod:`.sync`) format these records; nothing else reads the corpus tables for them.
+key (the person's library's where an import named the item, :func:`_unique_keys`), title,
+authors as a list, year, URL, arXiv id, DOI, abstract, tags, facet, strength, dates, the
+source (the feed's title) and media (an episode's enclosure), the persona's highlights and
+notes, and a library's BibTeX title protection (``title_spans``). The exporters
+(:mod:`.export`) and the vault sync (:mod:`.sync`) format these records; nothing else reads
+the corpus tables for them.
 """
 
 from __future__ import annotations
@@ -178,18 +180,53 @@ _SQL = """
 """
 
 
-def _unique_keys(rows) -> dict[int, str]:
-    """Keys for every member row (``item_id, …, guid, url, …, arxiv_id`` as in ``_SQL``).
-    Two items can share a DOI (the same article in two journal feeds): the lowest item id
-    keeps the plain key, the others get ``-i<item_id>``, so keys stay unique and stable."""
+def _unique_keys(rows, named: dict[int, str]) -> dict[int, str]:
+    """Keys for every member row (``item_id, …, guid, url, …, arxiv_id`` as in ``_SQL``), unique
+    as BibTeX and biber judge keys (case ignored), and the same for the same items in every
+    export. ``named``: the library's key of an item an import named (``corpus_item_library``),
+    which the person's LaTeX cites.
+
+    The library's keys are handed out first, by item id: two items claiming one key (two
+    libraries, or two entries matched to two items) leave it to the lower id, and the other
+    gets its generated key. Then every other item gets :func:`citation_key`; one taken
+    already (two items sharing a DOI, the same article in two journal feeds, or a library
+    key that is another item's generated one) gets ``-i<item_id>`` after it, so the lowest
+    item id keeps the plain key."""
     keys: dict[int, str] = {}
     taken: set[str] = set()
-    for row in sorted(rows, key=lambda r: r[0]):
+    ordered = sorted(rows, key=lambda r: r[0])
+    for row in ordered:
+        key = named.get(row[0])
+        if key and key.casefold() not in taken:
+            keys[row[0]] = key
+            taken.add(key.casefold())
+    for row in ordered:
         item_id, guid, url, arxiv = row[0], row[4], row[5], row[12]
-        key = citation_key(arxiv, doi_of(guid, url), guid or f"item:{item_id}")
-        keys[item_id] = key if key not in taken else f"{key}-i{item_id}"
-        taken.add(keys[item_id])
+        if item_id in keys:
+            continue
+        key = base = citation_key(arxiv, doi_of(guid, url), guid or f"item:{item_id}")
+        n = 0
+        while key.casefold() in taken:  # once, unless a library's key is a suffixed one too
+            key = f"{base}-i{item_id}" + (f"-{n}" if n else "")
+            n += 1
+        keys[item_id] = key
+        taken.add(key.casefold())
     return keys
+
+
+def member_keys(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...]) -> dict[int, str]:
+    """The key of every item in ``facets``, as :func:`load` gives them."""
+    rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]).fetchall()
+    return _unique_keys(rows, {i: k for i, (k, _) in library_names(db).items() if k})
+
+
+def library_names(db: sqlite_utils.Database) -> dict[int, tuple[str | None, list | None]]:
+    """What imported libraries call items (``corpus_item_library``): ``{item_id: (key, title
+    spans)}``, the spans ``(text as read, protected)`` as the library import reads a BibTeX title."""
+    return {
+        item_id: (key, [tuple(s) for s in json.loads(spans)] if spans else None)
+        for item_id, key, spans in db.execute("SELECT item_id, key, title_spans FROM corpus_item_library")
+    }
 
 
 def source_of(feed_title: str | None, arxiv: str | None) -> str | None:
@@ -245,7 +282,8 @@ def load(
     there (all of them for ``since=0``), oldest membership first; only ``item_ids`` if given."""
     cfg = corpus_settings()
     rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]).fetchall()
-    keys = _unique_keys(rows)
+    names = library_names(db)
+    keys = _unique_keys(rows, {i: k for i, (k, _) in names.items() if k})
     rows = [r for r in rows if r[2] > since and (item_ids is None or r[0] in item_ids)]
     highlights, notes = _captures(db, user_id, {r[0] for r in rows})
     stored_dois = dict(db.execute("SELECT item_id, doi FROM corpus_item_dois"))
@@ -312,6 +350,8 @@ def load(
                 "highlights": hs,
                 "notes": ns,
                 "citation": citations.get(item_id, {}),
+                # the library's title with its brace protection (BibTeX), where it had some
+                "title_spans": names.get(item_id, (None, None))[1],
             }
         )
     return out
@@ -365,12 +405,13 @@ def tombstones(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...],
             GROUP BY l.item_id ORDER BY max(l.revision)""",
         [user_id, *facets, since, *facets],
     ).fetchall()
+    names = library_names(db) if rows else {}
     return [
         {
             "item_id": r[0],
             "facet": r[1],
             "revision": r[2],
-            "key": citation_key(r[5], doi_of(r[3], r[4]), r[3] or f"item:{r[0]}"),
+            "key": names.get(r[0], (None,))[0] or citation_key(r[5], doi_of(r[3], r[4]), r[3] or f"item:{r[0]}"),
         }
         for r in rows
     ]

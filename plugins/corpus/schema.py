@@ -1,4 +1,4 @@
-"""The corpus tables (migrations ``corpus:001_tables`` to ``corpus:004_citation_year``).
+"""The corpus tables (migrations ``corpus:001_tables`` to ``corpus:005_item_library``).
 
 Raw signals (``corpus_progress``, ``corpus_highlights``, ``corpus_notes``,
 ``corpus_favorites``) are the truth. ``corpus_membership`` materialises the current facets
@@ -9,7 +9,9 @@ any persona refers to it (:func:`hermes.storage.records.delete_items`), so a cor
 ``corpus_item_dois`` keeps the DOI a save found that the item's own fields do not carry;
 ``corpus_item_citation`` where an imported library entry was published (journal, volume,
 issue, pages, publisher, and the year of that version), which no feed gives and the exports
-cite — for an entry the import matched to a feed's preprint too.
+cite — for an entry the import matched to a feed's preprint too. ``corpus_item_library``
+what the person's library calls an item: its cite key, and its title's brace protection
+(BibTeX), which the exports keep.
 """
 
 from __future__ import annotations
@@ -122,6 +124,24 @@ def m004_citation_year(db) -> None:
         db.execute("ALTER TABLE corpus_item_citation ADD COLUMN year TEXT")
 
 
+def m005_item_library(db) -> None:
+    # What an imported library calls an item, so the exports give it back: its cite key (the
+    # person's LaTeX cites it; a generated key broke every \cite) and, from a BibTeX file, its
+    # title as read with the brace-protected spans marked (JSON ``[[text, protected], …]``).
+    # Per item, no persona column: the item's own data, deleted with it
+    # (hermes.storage.records.item_tables), as corpus_item_citation is.
+    run_script(
+        db,
+        """
+        CREATE TABLE IF NOT EXISTS corpus_item_library (
+            item_id INTEGER PRIMARY KEY,
+            key TEXT,
+            title_spans TEXT
+        )
+        """,
+    )
+
+
 MIGRATIONS = [
     Migration(
         "corpus:001_tables",
@@ -139,4 +159,5 @@ MIGRATIONS = [
     Migration("corpus:002_item_dois", m002_item_dois),
     Migration("corpus:003_item_citation", m003_item_citation),
     Migration("corpus:004_citation_year", m004_citation_year),
+    Migration("corpus:005_item_library", m005_item_library),
 ]

@@ -18,7 +18,9 @@ an item already in a facet, more reading, a changed strength), then writes only 
 that changed. When the log was trimmed past the cursor (``truncated``) it falls back to a
 full pass. Files are written only when their bytes change, so a run with nothing new
 writes nothing, and an incremental run leaves the folder exactly as a fresh full sync
-would.
+would — but for the name of a note whose item's key changed since it was written (a
+library import gave the item its own key): the file keeps the key it was named by (the
+cursor records it), so the person's links to it hold, and its front matter gives the new key.
 """
 
 from __future__ import annotations
@@ -80,14 +82,16 @@ class SyncReport:
 
 def file_name(record: dict) -> str:
     """``<title> (<key>).md``: readable in a vault, unique by the key, stable across runs.
-    Characters that file systems or wiki links refuse are dropped (the title is feed text).
-    The note is found again by the item id in the folder's cursor, not by this name, so a
-    name that changes moves the note (with the person's text) rather than orphaning it."""
+    Characters that file systems or wiki links refuse are dropped (the title is feed text,
+    the key may be a library's: ``Smith:2020/a``). The note is found again by the item id in
+    the folder's cursor, not by this name, so a title that changes moves the note (with the
+    person's text) rather than orphaning it; a key that changes does not (:func:`_place`)."""
     # no bidi controls: an override makes a name read backwards ("…gnp.exe"); a command
     # readable() does not know ("\foo") keeps its name, instead of the backslash becoming a gap
     shown = COMMAND.sub(r"\1", without_bidi(readable(record["title"])))
     title = " ".join(_NAME_UNSAFE.sub(" ", shown).split()).strip(". ") or "untitled"
-    suffix = f" ({record['key']}).md"
+    key = " ".join(_NAME_UNSAFE.sub("-", without_bidi(record["key"])).split()).strip(". ") or "key"
+    suffix = f" ({key}).md"
     budget = MAX_NAME_BYTES - len(suffix.encode())
     raw = title.encode("utf-8")[:budget].decode("utf-8", "ignore").rstrip(". ")
     return raw + suffix
@@ -165,16 +169,20 @@ _SIGNATURE_SQL = """
 """
 
 
-def signatures(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...]) -> dict[int, str]:
+def signatures(
+    db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], keys: dict[int, str] | None = None
+) -> dict[int, str]:
     """A short hash per member item of everything its note is written from, in one query:
     the item's fields, its facet, highlight and note counts and newest ids (ids are never
-    reused, so an add or a delete always changes them), reading, favorite, and strength."""
+    reused, so an add or a delete always changes them), reading, favorite, strength, and its
+    key (``keys``: a library import may give it one, :func:`.references.member_keys`)."""
     cfg = corpus_settings()
+    keys = keys or {}
     out = {}
     for row in db.execute(_SIGNATURE_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]):
         captures, fav, frac, opens = row[6], row[7], row[8], row[9]
         score = strength(frac, captures, bool(fav), opens, cfg)[0] if row[1] == "experienced" else None
-        blob = "\x1f".join(map(str, [*row, None if score is None else round(score, 2)]))
+        blob = "\x1f".join(map(str, [*row, None if score is None else round(score, 2), keys.get(row[0])]))
         out[row[0]] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return out
 
@@ -284,7 +292,7 @@ def sync(
             n = len(log["changes"])
             full, reason = False, f"{plural(n, 'membership change')} since revision {since}"
         revision = log["revision"] if log else revision_state(db, user["id"])[0]
-        sigs = signatures(db, user["id"], facets)
+        sigs = signatures(db, user["id"], facets, references.member_keys(db, user["id"], facets))
         in_corpus = _in_corpus(db, user["id"])
         known: dict = {} if cursor is None else cursor["notes"]
         logged = {c["item_id"] for c in log["changes"]} if log and not full else set()
@@ -308,12 +316,18 @@ def sync(
     notes = {k: v for k, v in known.items() if k.isdigit() and int(k) in sigs}
     for item_id in sorted(int(k) for k in known if k.isdigit() and int(k) not in sigs):
         _remove(folder, known[str(item_id)].get("file", ""), report, item_id in in_corpus)
+    held = {e.get("file"): k for k, e in notes.items() if isinstance(e, dict)}  # file -> its item
     for r in records:
-        entry = _place(folder, r, known.get(str(r["item_id"]), {}).get("file"), report)
+        was = known.get(str(r["item_id"]), {})
+        # the key the note was first named by: its file keeps it when a library import gives
+        # the item its own key later (links to the note stay; the front matter says the new key)
+        named_by = was.get("key") or _key_of(was.get("file")) or r["key"]
+        entry = _place(folder, r, named_by, was.get("file"), held, report)
         if entry is None:
             notes.pop(str(r["item_id"]), None)
         else:
-            notes[str(r["item_id"])] = {"file": entry, "sig": sigs[r["item_id"]]}
+            notes[str(r["item_id"])] = {"file": entry[0], "key": entry[1], "sig": sigs[r["item_id"]]}
+            held[entry[0]] = str(r["item_id"])
     state = {
         "hermes_sync": CURSOR_VERSION,
         "layout": LAYOUT,
@@ -327,10 +341,28 @@ def sync(
     return report
 
 
-def _place(folder: Path, r: dict, old_name: str | None, report: SyncReport) -> str | None:
-    """Write one item's note, keeping the person's part; return its file name (None when
-    left alone because the marker is gone)."""
-    name = file_name(r)
+_KEY_IN_NAME = re.compile(r" \(([^()]+)\)\.md\Z")
+
+
+def _key_of(name) -> str | None:
+    """The key in a note's file name (:func:`file_name`): a cursor written before it kept
+    the key, a note named by its generated key."""
+    found = _KEY_IN_NAME.search(name) if isinstance(name, str) else None
+    return found.group(1) if found else None
+
+
+def _place(
+    folder: Path, r: dict, named_by: str, old_name: str | None, held: dict, report: SyncReport
+) -> tuple[str, str] | None:
+    """Write one item's note, keeping the person's part; return its file name and the key
+    it is named by (None when left alone because the marker is gone). The name takes
+    ``named_by``, the key the note was first written with, not a newer one: a note renamed
+    under the person would break the vault's links to it. A name another item's note holds
+    (``held``: that note kept a key now this item's) gets the item id after the key."""
+    name = file_name({**r, "key": named_by})
+    if held.get(name, str(r["item_id"])) != str(r["item_id"]):
+        named_by = f"{named_by}-i{r['item_id']}"
+        name = file_name({**r, "key": named_by})
     target = folder / name
     existing = _read(target)
     old = _inside(folder, old_name) if old_name and old_name != name else None
@@ -344,7 +376,7 @@ def _place(folder: Path, r: dict, old_name: str | None, report: SyncReport) -> s
         report.written.append(name)
     if old is not None and old.exists():
         old.unlink()
-    return name
+    return name, named_by
 
 
 def _in_corpus(db: sqlite_utils.Database, user_id: int) -> set[int]:

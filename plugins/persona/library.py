@@ -19,6 +19,7 @@ and the next run picks up the rest; :data:`PROGRESS` is told how far it got.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
 from contextvars import ContextVar
@@ -183,22 +184,27 @@ def import_library(db: sqlite_utils.Database, name, text: str, fmt: str = "auto"
         published.append((item_id, entry))
     progress = PROGRESS.get()
     total = len(matched) + len(new)
-    # the corpus plugin's tables, where it is loaded: where each paper was published
-    dois = {"corpus_item_dois", "corpus_item_citation"} <= set(db.table_names())
+    # the corpus plugin's tables, where it is loaded: where each paper was published, and
+    # what the library calls it (its cite key, its title's brace protection)
+    tables = set(db.table_names())
+    dois = {"corpus_item_dois", "corpus_item_citation"} <= tables
+    named = "corpus_item_library" in tables
     with write_transaction(db):
         _like(db, user, matched, rated, out)
-        if dois:
-            # a feed's preprint the library knows as published: the exports cite the journal
-            # version (its DOI, journal and year) as the person's reference manager does
-            for item_id, entry in published:
+        for item_id, entry in published:
+            if dois:
+                # a feed's preprint the library knows as published: the exports cite the journal
+                # version (its DOI, journal and year) as the person's reference manager does
                 _cite(db, item_id, entry)
+            if named:
+                _name(db, item_id, entry, got.format)
     if progress:
         progress(len(matched), total)
     pending = list(new.values())
     if pending:
         embedder = embedder or get_embedder()
         for start in range(0, len(pending), BATCH):
-            _store(db, user, pending[start : start + BATCH], embedder, dois, rated, out)
+            _store(db, user, pending[start : start + BATCH], embedder, (dois, named, got.format), rated, out)
             if progress:
                 progress(len(matched) + min(start + BATCH, len(pending)), total)
     out.new_items = [_unmatched(e) for e in pending]
@@ -218,9 +224,11 @@ def _like(db, user: dict, item_ids: list[int], rated: dict, out: Imported) -> No
             out.liked += 1
 
 
-def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: dict, out: Imported) -> None:
+def _store(db, user: dict, entries: list[Entry], embedder, kept: tuple, rated: dict, out: Imported) -> None:
     """Embed ``entries`` (before the transaction: a model failure stores nothing of this
-    batch), then store each as an item with its like, in one transaction."""
+    batch), then store each as an item with its like, in one transaction. ``kept``: whether
+    the corpus's citation and library tables are there, and the file's format."""
+    dois, named, fmt = kept
     rows = [_item(e) for e in entries]
     try:
         vectors, tokens = embed_for_tags(embedder, [embedding_text(r["title"], r["summary"]) for r in rows])
@@ -242,6 +250,8 @@ def _store(db, user: dict, entries: list[Entry], embedder, dois: bool, rated: di
                 if dois:
                     _cite(db, fresh[0], entry)
             ids.append(fresh[0] if fresh else _stored_id(db, row))
+            if named and ids[-1] is not None:
+                _name(db, ids[-1], entry, fmt)
         created = [{**row, "id": i} for row, i in zip(rows, ids, strict=True)]
         # Tagged like a saved item, in the same transaction (the tagger plugins' proposals).
         apply_proposals(db, propose(created, vectors, tokens), fresh=set(ids))
@@ -261,6 +271,25 @@ def _cite(db, item_id: int, entry: Entry) -> None:
             f"INSERT OR IGNORE INTO corpus_item_citation (item_id, {', '.join(cited)}) VALUES (?{', ?' * len(cited)})",
             [item_id, *cited.values()],
         )
+
+
+def _name(db, item_id: int, entry: Entry, fmt: str) -> None:
+    """What the library calls item ``item_id``, for the exports: its cite key
+    (:attr:`Entry.cite_key`) and, from a BibTeX file, its title's brace protection
+    (:attr:`Entry.title_spans`). The latest library to name the item wins (a key renamed in
+    the reference manager and imported again is the one the person's LaTeX cites now); a
+    file that cannot say (a key it lacks, a RIS or CSL-JSON title) leaves what an earlier
+    import said. A second import of the same file writes the same row."""
+    spans = json.dumps(entry.title_spans, ensure_ascii=False) if entry.title_spans else None
+    bibtex = fmt == "bibtex"
+    if entry.cite_key is None and spans is None and not bibtex:
+        return
+    db.execute(
+        """INSERT INTO corpus_item_library (item_id, key, title_spans) VALUES (?, ?, ?)
+           ON CONFLICT (item_id) DO UPDATE SET key = coalesce(excluded.key, key),
+             title_spans = CASE WHEN ? THEN excluded.title_spans ELSE coalesce(excluded.title_spans, title_spans) END""",
+        [item_id, entry.cite_key, spans, bibtex],
+    )
 
 
 def _stored_id(db, row: dict) -> int | None:

@@ -58,6 +58,13 @@ class Entry:
     #: where it was published, as the file names it: container (a journal, proceedings or
     #: book), volume, issue, pages, publisher (:func:`citation`); kept for the exports
     citation: dict[str, str] = field(default_factory=dict)
+    #: a BibTeX title's brace protection (:func:`protected_spans`), None where it has none
+    title_spans: list[tuple[str, bool]] | None = None
+
+    @property
+    def cite_key(self) -> str | None:
+        """:attr:`key` where it can be cited as it is (:func:`cite_key`), else None."""
+        return cite_key(self.key)
 
 
 @dataclass
@@ -120,6 +127,74 @@ def _tex_prose(text: str) -> str:
     # over only protected case from BibTeX styles.
     text = readable(text.replace("~", " ").replace("--", "–"))
     return _BRACE.sub("", text)
+
+
+#: a key the exports can write as it is: BibTeX's (no space, comma, brace, quote, ``#``,
+#: ``%``, ``=`` or backslash, which end or break an entry), a CSL id's and a \\cite's
+_CITE_KEY = re.compile(r"[^\s,{}()\"#%'=\\~]{1,120}")
+
+
+def cite_key(key: str | None) -> str | None:
+    """``key`` where the person cites it (``smith2020quantum``, ``Smith:2020``), else None: a
+    key that no export could write as it is, a record number (digits alone: Mendeley's and
+    EndNote's RIS ``ID``) or a URI (Zotero's CSL-JSON ``id``) names no citation."""
+    key = (key or "").strip()
+    if not _CITE_KEY.fullmatch(key) or key.isdigit() or "://" in key or not re.search(r"[^\W_]", key):
+        return None
+    return key
+
+
+#: marks a protected span while the title is read (private use: no file's text keeps them)
+_OPEN, _CLOSE = "\ue000", "\ue001"
+
+
+def protected_spans(title: str | None) -> list[tuple[str, bool]] | None:
+    """A BibTeX title as read (:func:`tex_text`) in spans, each with whether the file braced
+    it to keep its case (``The {Ising} model`` → ``The ``, ``Ising`` protected, `` model``);
+    None when nothing is protected. BibTeX's rule: a group at the top level is protected
+    unless it opens with a backslash (``{\\"o}``, ``{\\em …}`` are recased like the text around
+    them); a text command's argument (``\\emph{E. coli}``) is such a group too, an accent's
+    (``\\"{o}``, ``\\c{c}``) is not. Math is no group: its braces are math's."""
+    raw = (title or "").replace(_OPEN, "").replace(_CLOSE, "")
+    math = {m.start(): m.end() for m in _MATH.finditer(raw)}
+    out, depth, at, span = [], 0, 0, False
+    while at < len(raw):
+        char = raw[at]
+        if depth == 0 and at in math:
+            out.append(raw[at : math[at]])
+            at = math[at]
+            continue
+        if char == "\\":  # an escape or a command's first letter: never a group's brace
+            out.append(raw[at : at + 2])
+            at += 2
+            continue
+        if char == "{":
+            if depth == 0 and not raw.startswith("\\", at + 1) and not _ACCENT_BEFORE.search(raw, 0, at):
+                out.append("{" + _OPEN)
+                span = True
+            else:
+                out.append(char)
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            out.append(_CLOSE + "}" if depth == 0 and span else char)
+            span = span and depth > 0
+        else:
+            out.append(char)
+        at += 1
+    if not any(_OPEN in piece for piece in out):
+        return None
+    spans, protected = [], False
+    for piece in re.split(f"([{_OPEN}{_CLOSE}])", tex_text("".join(out))):
+        if piece in (_OPEN, _CLOSE):
+            protected = piece == _OPEN
+        elif piece:
+            spans.append((piece, protected))
+    return spans if any(p for _, p in spans) else None
+
+
+#: an accent command just before a brace (``\\"{o}``, ``\\c{c}``): the brace is its argument
+_ACCENT_BEFORE = re.compile(r"\\(?:[`'^\"~=.]|[cvuHkrdbt])\s*\Z")
 
 
 def _entry(line: int, key, title: str, **fields) -> Entry | Refused:
@@ -379,6 +454,7 @@ def _bib_entry(block) -> Entry | Refused:
         line,
         block.key,
         tex_text(f.get("title")),
+        title_spans=protected_spans(f.get("title")),
         abstract=tex_text(f.get("abstract")),
         authors=authors,
         arxiv=arxiv,
@@ -541,7 +617,9 @@ def _line(text: str, at: int) -> int:
 def _csl_item(item, line: int) -> Entry | Refused:
     if not isinstance(item, dict):
         return Refused(line, None, 'a CSL item is an object ({"title": …})')
-    key = item.get("id") if isinstance(item.get("id"), (str, int)) else None
+    # CSL 1.0.2's citation-key (Better BibTeX's and hermes's own export) names the key the
+    # person cites; id is often a URI or a number (cite_key refuses those)
+    key = next((item[k] for k in ("citation-key", "id") if isinstance(item.get(k), (str, int)) and str(item[k])), None)
     key = str(key) if key is not None else None
     names = []
     for a in item.get("author") or [] if isinstance(item.get("author"), list) else []:
