@@ -5,8 +5,9 @@ and JSON lines (:mod:`.jsonl`).
 Every format takes the records of :mod:`.references` (oldest membership first) and returns
 text; no format reads the database. No timestamp of the export itself is written, so the
 same corpus exports to the same bytes (diffable, and a re-import finds nothing new). Keys
-are :func:`.references.citation_key`: stable across runs, so a reference manager that
-matches on them updates an entry rather than duplicating it.
+are the person's library's where an import named the item (their LaTeX cites them), else
+:func:`.references.citation_key`; stable across runs either way, so a reference manager
+that matches on them updates an entry rather than duplicating it.
 
 Titles and abstracts carry arXiv's LaTeX. BibTeX keeps it for LaTeX to typeset; JSON lines
 keep the stored text (exact, for tools); RIS, CSL-JSON and Markdown get what hermes shows

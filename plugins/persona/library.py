@@ -7,6 +7,9 @@ not found there is stored as an item of its own the way ``save_item`` stores one
 embedded, tagged by the tagger plugins, its DOI kept beside it for the exports), from what
 the file says: no network fetch, so a file can never make hermes reach anything.
 
+What the library calls each paper is kept for the corpus exports (:func:`_name`): its cite
+key, which the person's LaTeX cites, and a BibTeX title's brace protection.
+
 A second import of the same file adds nothing: a stored entry is found again, and an item
 the persona already rated keeps its click — a like stays, and a dislike given since (the
 person changed their mind) is never turned back into a like.
