@@ -189,9 +189,9 @@ def _unique_keys(rows, named: dict[int, str]) -> dict[int, str]:
     The library's keys are handed out first, by item id: two items claiming one key (two
     libraries, or two entries matched to two items) leave it to the lower id, and the other
     gets its generated key. Then every other item gets :func:`citation_key`; one taken
-    already (two items sharing a DOI, the same article in two journal feeds, or a library
-    key that is another item's generated one) gets ``-i<item_id>`` after it, so the lowest
-    item id keeps the plain key."""
+    already (two items sharing a DOI, the same article in two journal feeds; a library key
+    of that form is not stored, but a table written by hand may hold one) gets
+    ``-i<item_id>`` after it, so the lowest item id keeps the plain key."""
     keys: dict[int, str] = {}
     taken: set[str] = set()
     ordered = sorted(rows, key=lambda r: r[0])

@@ -134,14 +134,25 @@ def _tex_prose(text: str) -> str:
 _CITE_KEY = re.compile(r"[^\s,{}()\"#%'=\\~]{1,120}")
 
 
+#: the keys ``hermes corpus export`` generates (``arxiv-2401.12345``, ``doi-10.1000-xyz``,
+#: ``hermes-…``, ``-i<item id>`` after one that two items share)
+_HERMES_KEY = re.compile(
+    r"(?:arxiv-(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[a-z]{2})?-\d{7})|doi-10\.\d{4,9}-[a-z0-9.-]+|hermes-[0-9a-f]{12})"
+    r"(?:-i\d+)?",
+    re.I,
+)
+
+
 def cite_key(key: str | None) -> str | None:
     """``key`` where the person cites it (``smith2020quantum``, ``Smith:2020``), else None: a
     key that no export could write as it is, a record number (digits alone: Mendeley's and
-    EndNote's RIS ``ID``) or a URI (Zotero's CSL-JSON ``id``) names no citation."""
+    EndNote's RIS ``ID``) or a URI (Zotero's CSL-JSON ``id``) names no citation. Nor is
+    hermes's own key kept (its export imported back): the export gives the item that key
+    again, and one kept could go to another item (two items of one DOI are found as one)."""
     key = (key or "").strip()
     if not _CITE_KEY.fullmatch(key) or key.isdigit() or "://" in key or not re.search(r"[^\W_]", key):
         return None
-    return key
+    return None if _HERMES_KEY.fullmatch(key) else key
 
 
 #: marks a protected span while the title is read (private use: no file's text keeps them)
