@@ -272,6 +272,21 @@ def test_a_synced_note_keeps_its_name_and_the_persons_text_when_an_import_keys_i
     assert (folder / "Attention Is All You Need (Ising-1925-a).md").exists()
 
 
+def test_a_vault_copied_without_its_cursor_keeps_the_notes_named_before_the_import(db, feed, tmp_path):
+    into_corpus(db, [feed["ising"]])
+    folder = tmp_path / "vault"
+    ann = require_user(db, "ann")
+    vault.sync(db, ann, folder)
+    (note,) = folder.glob("*.md")
+    mine = "Mine.\n"
+    note.write_text(note.read_text() + mine)
+    imported(db, (FILES / "better_bibtex.bib").read_text())
+    (folder / vault.CURSOR).unlink()  # a copy of the vault without its hidden files
+    report = vault.sync(db, ann, folder)
+    assert report.full and [p.name for p in folder.glob("*.md")] == [note.name]
+    assert note.read_text().endswith(vault.MARKER + "\n" + mine) and 'key: "ising1925beitrag"' in note.read_text()
+
+
 def test_a_new_note_does_not_take_the_name_another_note_kept(db, feed, tmp_path, add_items):
     """One article in two journal feeds: the second item's key is the first's with its id
     after it. Once a library keys the first, the second's key is the plain one, which the

@@ -214,10 +214,14 @@ def _unique_keys(rows, named: dict[int, str]) -> dict[int, str]:
     return keys
 
 
-def member_keys(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...]) -> dict[int, str]:
-    """The key of every item in ``facets``, as :func:`load` gives them."""
+def member_keys(
+    db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...], *, libraries: bool = True
+) -> dict[int, str]:
+    """The key of every item in ``facets``, as :func:`load` gives them; with ``libraries``
+    False the ones hermes generates, as it did before any library named an item."""
     rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]).fetchall()
-    return _unique_keys(rows, {i: k for i, (k, _) in library_names(db).items() if k})
+    named = {i: k for i, (k, _) in library_names(db).items() if k} if libraries else {}
+    return _unique_keys(rows, named)
 
 
 def library_names(db: sqlite_utils.Database) -> dict[int, tuple[str | None, list | None]]:

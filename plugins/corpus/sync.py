@@ -311,6 +311,11 @@ def sync(
 
         todo = {i for i, sig in sigs.items() if stale(i, sig)}
         records = references.load(db, user["id"], facets, item_ids=todo)
+        # a note the folder holds that its cursor does not name (the cursor was lost: a copy
+        # of the vault without its hidden files) may be named by the key hermes generated
+        # before a library import gave the item its own
+        unnamed = [r for r in records if not isinstance(known.get(str(r["item_id"])), dict)]
+        generated = references.member_keys(db, user["id"], facets, libraries=False) if unnamed else {}
 
     report = SyncReport(user=user["name"], folder=str(folder), revision=revision, since=since, full=full, reason=reason)
     notes = {k: v for k, v in known.items() if k.isdigit() and int(k) in sigs}
@@ -321,7 +326,7 @@ def sync(
         was = known.get(str(r["item_id"]), {})
         # the key the note was first named by: its file keeps it when a library import gives
         # the item its own key later (links to the note stay; the front matter says the new key)
-        named_by = was.get("key") or _key_of(was.get("file")) or r["key"]
+        named_by = was.get("key") or _key_of(was.get("file")) or _found(present, r, generated.get(r["item_id"]))
         entry = _place(folder, r, named_by, was.get("file"), held, report)
         if entry is None:
             notes.pop(str(r["item_id"]), None)
@@ -349,6 +354,14 @@ def _key_of(name) -> str | None:
     the key, a note named by its generated key."""
     found = _KEY_IN_NAME.search(name) if isinstance(name, str) else None
     return found.group(1) if found else None
+
+
+def _found(present: set, r: dict, generated: str | None) -> str:
+    """The key a note of ``r`` the cursor does not name is found by in the folder: its key,
+    else the one hermes generated for it (its note was named so before a library keyed it)."""
+    if generated and file_name(r) not in present and file_name({**r, "key": generated}) in present:
+        return generated
+    return r["key"]
 
 
 def _place(
