@@ -181,7 +181,7 @@ _SQL = """
 
 
 def _unique_keys(rows, named: dict[int, str]) -> dict[int, str]:
-    """Keys for every member row (``item_id, …, guid, url, …, arxiv_id`` as in ``_SQL``), unique
+    """Keys for every member item (rows of ``item_id, guid, url, arxiv_id``), unique
     as BibTeX and biber judge keys (case ignored), and the same for the same items in every
     export. ``named``: the library's key of an item an import named (``corpus_item_library``),
     which the person's LaTeX cites.
@@ -200,8 +200,7 @@ def _unique_keys(rows, named: dict[int, str]) -> dict[int, str]:
         if key and key.casefold() not in taken:
             keys[row[0]] = key
             taken.add(key.casefold())
-    for row in ordered:
-        item_id, guid, url, arxiv = row[0], row[4], row[5], row[12]
+    for item_id, guid, url, arxiv in ordered:
         if item_id in keys:
             continue
         key = base = citation_key(arxiv, doi_of(guid, url), guid or f"item:{item_id}")
@@ -219,7 +218,12 @@ def member_keys(
 ) -> dict[int, str]:
     """The key of every item in ``facets``, as :func:`load` gives them; with ``libraries``
     False the ones hermes generates, as it did before any library named an item."""
-    rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]).fetchall()
+    rows = db.execute(
+        f"""SELECT DISTINCT m.item_id, i.guid, i.url, i.arxiv_id FROM corpus_membership m
+            LEFT JOIN items i ON i.id = m.item_id
+            WHERE m.user_id = ? AND m.facet IN ({", ".join("?" * len(facets))})""",
+        [user_id, *facets],
+    ).fetchall()
     named = {i: k for i, (k, _) in library_names(db).items() if k} if libraries else {}
     return _unique_keys(rows, named)
 
@@ -287,7 +291,7 @@ def load(
     cfg = corpus_settings()
     rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]).fetchall()
     names = library_names(db)
-    keys = _unique_keys(rows, {i: k for i, (k, _) in names.items() if k})
+    keys = _unique_keys([(r[0], r[4], r[5], r[12]) for r in rows], {i: k for i, (k, _) in names.items() if k})
     rows = [r for r in rows if r[2] > since and (item_ids is None or r[0] in item_ids)]
     highlights, notes = _captures(db, user_id, {r[0] for r in rows})
     stored_dois = dict(db.execute("SELECT item_id, doi FROM corpus_item_dois"))
