@@ -130,7 +130,7 @@ def _tex_prose(text: str) -> str:
 
 
 #: a key the exports can write as it is: BibTeX's (no space, comma, brace, quote, ``#``,
-#: ``%``, ``=`` or backslash, which end or break an entry), a CSL id's and a \\cite's
+#: ``%``, ``=`` or backslash, which end or break an entry), a CSL id's and LaTeX's citation
 _CITE_KEY = re.compile(r"[^\s,{}()\"#%'=\\~]{1,120}")
 
 
@@ -180,7 +180,7 @@ def protected_spans(title: str | None) -> list[tuple[str, bool]] | None:
             at += 2
             continue
         if char == "{":
-            if depth == 0 and not raw.startswith("\\", at + 1) and not _ACCENT_BEFORE.search(raw, 0, at):
+            if depth == 0 and not raw.startswith("\\", at + 1) and not _ACCENT_BEFORE.search(raw, max(0, at - 12), at):
                 out.append("{" + _OPEN)
                 span = True
             else:
@@ -205,6 +205,7 @@ def protected_spans(title: str | None) -> list[tuple[str, bool]] | None:
 
 
 #: an accent command just before a brace (``\\"{o}``, ``\\c{c}``): the brace is its argument
+#: (looked for in the few characters before it: a long title is read in one pass)
 _ACCENT_BEFORE = re.compile(r"\\(?:[`'^\"~=.]|[cvuHkrdbt])\s*\Z")
 
 
