@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import pydantic_core
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from hermes.contract import Answer
 from hermes.facekit.faces import face
 
 #: How an output schema marks a field that carries text third parties wrote (a feed's
@@ -31,7 +32,7 @@ FeedTexts = Annotated[list[str], Field(description=THIRD_PARTY)]
 Match = Literal["strong", "good", "weak", "none"]
 
 
-class Rated(BaseModel):
+class Rated(Answer):
     """A tag, author, source or topic the persona rated through its clicks."""
 
     key: FeedText
@@ -42,7 +43,7 @@ class Rated(BaseModel):
     dislikes: int
 
 
-class InterestEvidence(BaseModel):
+class InterestEvidence(Answer):
     """The clause of the interests text the item is closest to."""
 
     clause: str
@@ -50,7 +51,7 @@ class InterestEvidence(BaseModel):
     level: str
 
 
-class LikedEvidence(BaseModel):
+class LikedEvidence(Answer):
     """The liked item this item is closest to (``itself``: it is that item)."""
 
     id: int | None
@@ -61,7 +62,7 @@ class LikedEvidence(BaseModel):
     source: MaybeFeedText
 
 
-class ClassifierEvidence(BaseModel):
+class ClassifierEvidence(Answer):
     """The click classifier's probability of a like."""
 
     probability: float
@@ -69,7 +70,7 @@ class ClassifierEvidence(BaseModel):
     counts: bool
 
 
-class Evidence(BaseModel):
+class Evidence(Answer):
     """What the item's match was judged on (null: that figure is not active yet)."""
 
     interest: InterestEvidence | None
@@ -83,14 +84,14 @@ class Evidence(BaseModel):
     english: bool | None = None
 
 
-class Enclosure(BaseModel):
+class Enclosure(Answer):
     """A media file attached to the item (a podcast's episode)."""
 
     url: str | None = None
     type: str | None = None
 
 
-class RankedItem(BaseModel):
+class RankedItem(Answer):
     """One item of a persona's ranked feed; ``rank`` is its place in the whole feed."""
 
     id: int
@@ -115,7 +116,7 @@ class RankedItem(BaseModel):
     components: dict[str, float] = {}
 
 
-class ComponentPart(BaseModel):
+class ComponentPart(Answer):
     """One scorer's part in an item's score."""
 
     role: str
@@ -124,7 +125,7 @@ class ComponentPart(BaseModel):
     contribution: float
 
 
-class TopPart(BaseModel):
+class TopPart(Answer):
     """A component that pushed the item up, with what it was judged on."""
 
     component: str
@@ -132,7 +133,7 @@ class TopPart(BaseModel):
     share: float
 
 
-class ItemExplanation(BaseModel):
+class ItemExplanation(Answer):
     """Why one item ranks where it does for a persona (``explain_item``). Every field has a
     default: a refused call carries ``{}``, and an explanation cached by an older hermes may
     lack a newer key."""

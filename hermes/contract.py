@@ -19,7 +19,7 @@ from functools import cached_property
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Literal, Protocol, Union, get_args, get_origin, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from . import arguments
 from .clock import now_iso
@@ -37,7 +37,20 @@ UNTRUSTED = (
 )
 
 
-class ArgumentProblem(BaseModel):
+class Answer(BaseModel):
+    """The base of every typed object of a tool's answer (:class:`Result` and the objects its
+    fields are made of). They describe the answer for ``tools/list``'s output schema and an
+    empty payload; a tool returns plain dicts. So each is built (pydantic's core schema) the
+    first time one of those is asked for, not when its module is imported: a CLI command
+    that lists nothing built none of them (issue 36: building them cost ~60 ms of
+    ``hermes feed``). A bad field type still fails when the schema is built, which every
+    shipped tool's is by the suite, and a plugin hermes does not ship is by the tool check
+    (:func:`hermes.plugins.get_plugin_manager`)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class ArgumentProblem(Answer):
     """One problem of a refused call: ``field``, the parameter it is about (the tool's name
     for it), and ``problem``, the sentence that says what is wrong and what it accepts."""
 
@@ -45,7 +58,7 @@ class ArgumentProblem(BaseModel):
     problem: str
 
 
-class Result(BaseModel):
+class Result(Answer):
     """The result envelope every tool returns: ``ok``, ``message`` and the tool's payload.
 
     A tool declares its payload as a subclass (every payload field with a default: the
@@ -280,7 +293,9 @@ def tool(
             open_world=open_world,
             untrusted=untrusted,
         )
-        made.argument_model  # built now: a bad hint fails at import, not at the first call
+        # its hints resolved now (a misspelt name fails at import); its schema is built at the
+        # first call or listing, or by the tool check for a plugin hermes does not ship
+        made.argument_model
         return made
 
     return define

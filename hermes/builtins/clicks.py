@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from hermes.facekit.faces import Say, plural
 from hermes.storage.records import require_item, require_items, require_user
 
-from ..contract import Result, ok, tool
+from ..contract import Answer, Result, ok, tool
 from ..hookspecs import hookimpl
 from ..storage.clicks import ClickSource, click_count, record_click, remove_click
 from ..storage.transactions import write_transaction
@@ -28,7 +28,7 @@ NEXT_RANKING = Say(
 Label = Literal["like", "dislike"]
 
 
-class Click(BaseModel):
+class Click(Answer):
     """The click as stored; ``previous`` is the answer it replaced (null: none). Every field
     has a default: a refused call carries ``{}``."""
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from hermes.answers import ANSWER_BUDGET, FeedText, MaybeFeedText, fitting, left_out_words
-from hermes.contract import Result, fail, ok, tool
+from hermes.contract import Answer, Result, fail, ok, tool
 from hermes.facekit.faces import Say, plural
 from hermes.storage.records import require_items, require_user
 from hermes.storage.transactions import write_transaction
@@ -33,7 +33,7 @@ ConfirmDelete = bool
 # The objects the answers are made of, typed for the output schema (a tool returns dicts).
 
 
-class Change(BaseModel):
+class Change(Answer):
     """An item added to or removed from a facet, at a revision of the persona's corpus."""
 
     revision: int
@@ -42,7 +42,7 @@ class Change(BaseModel):
     item_id: int
 
 
-class CorpusItem(BaseModel):
+class CorpusItem(Answer):
     item_id: int
     title: FeedText
     url: str | None
@@ -53,14 +53,14 @@ class CorpusItem(BaseModel):
     added: str | None
 
 
-class StrengthParts(BaseModel):
+class StrengthParts(Answer):
     heard: float
     captures: float
     favorite: float
     reopens: float
 
 
-class StrongItem(BaseModel):
+class StrongItem(Answer):
     item_id: int
     title: FeedText
     url: str | None
@@ -75,13 +75,13 @@ class StrongItem(BaseModel):
     last_seen: str | None
 
 
-class TopEntity(BaseModel):
+class TopEntity(Answer):
     entity: FeedText
     kind: str
     item_count: int
 
 
-class EntityItem(BaseModel):
+class EntityItem(Answer):
     item_id: int
     #: null for an item no longer stored (the view joins the archive)
     title: MaybeFeedText
@@ -95,18 +95,18 @@ class Entity(TopEntity):
     items: list[EntityItem]
 
 
-class RecalledHighlight(BaseModel):
+class RecalledHighlight(Answer):
     highlight_id: int
     text: str
     note: str | None
 
 
-class RecalledNote(BaseModel):
+class RecalledNote(Answer):
     note_id: int
     text: str
 
 
-class RecalledItem(BaseModel):
+class RecalledItem(Answer):
     item_id: int
     title: FeedText
     url: str | None
@@ -372,7 +372,7 @@ def favorite(
     )
 
 
-class ReadItem(BaseModel):
+class ReadItem(Answer):
     item_id: int = 0
     #: false when the item was read in full already
     changed: bool = False

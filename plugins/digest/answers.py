@@ -4,12 +4,11 @@ see :mod:`hermes.answers`). A tool still returns plain dicts.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from hermes.answers import Enclosure, Evidence, FeedText, FeedTexts, Match, MaybeFeedText, TopPart
+from hermes.contract import Answer
 
 
-class Explanation(BaseModel):
+class Explanation(Answer):
     """Why the item is where it is, read off the digest's own ranking (the fields of
     ``explain_item`` an agent needs to say why). An answer past its budget keeps only
     ``match`` and ``reason`` of its lowest-ranked items."""
@@ -21,7 +20,7 @@ class Explanation(BaseModel):
     phrases: FeedTexts = []
 
 
-class DigestItem(BaseModel):
+class DigestItem(Answer):
     """An item of a topic, of ``unclustered`` or below the bar; ``rank`` is its place in the
     window's ranking, ``matched_tags`` the tags that tie it to its topic."""
 
@@ -46,7 +45,7 @@ class DigestItem(BaseModel):
     explanation: Explanation | None = None
 
 
-class Topic(BaseModel):
+class Topic(Answer):
     """A topic of the window: ``label`` names the tags its items carry, ``community`` the
     archive's community it says most about (as ``kg_communities`` labels it); ``items`` shows
     all of them when the digest groups every item that clears the bar, else at most
@@ -59,7 +58,7 @@ class Topic(BaseModel):
     n_total: int
 
 
-class SavedItem(BaseModel):
+class SavedItem(Answer):
     """An item saved for later and not read (``saved_at``: when it was saved)."""
 
     id: int
@@ -71,7 +70,7 @@ class SavedItem(BaseModel):
     saved_at: str | None
 
 
-class Community(BaseModel):
+class Community(Answer):
     """A community of the archive's tag graph: ``size`` tags over ``n_items`` items."""
 
     label: FeedText

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from hermes.answers import ANSWER_BUDGET, budgeted, compact, size_of
-from hermes.contract import MAX_DAYS, CandidateQuery, Result, nothing, ok, tool
+from hermes.contract import MAX_DAYS, Answer, CandidateQuery, Result, nothing, ok, tool
 from hermes.embed import get_embedder
 from hermes.facekit.faces import EMBED_PENDING, INGEST, RATE_HELD, SHOW_BELOW, SHOW_CLOSEST, Say, plural
 from hermes.ingest.store import not_embedded
@@ -43,7 +43,7 @@ TOP_TAGS = 8
 GROUP = "digest"
 
 
-class Quality(BaseModel):
+class Quality(Answer):
     clicks: int = 0
     likes: int = 0
     dislikes: int = 0
@@ -52,13 +52,13 @@ class Quality(BaseModel):
     caveat: str | None = None
 
 
-class Saved(BaseModel):
+class Saved(Answer):
     label: str = "saved, not read yet"
     items: list[SavedItem] = []
     n_total: int = 0
 
 
-class BelowBar(BaseModel):
+class BelowBar(Answer):
     label: str = "below your bar"
     items: list[DigestItem] = []
     n_total: int = 0

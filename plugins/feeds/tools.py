@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from hermes.answers import (
     ANSWER_BUDGET,
@@ -26,7 +26,7 @@ from hermes.answers import (
     over,
 )
 from hermes.config import settings
-from hermes.contract import MAX_DAYS, CandidateQuery, Result, fail, ok, tool
+from hermes.contract import MAX_DAYS, Answer, CandidateQuery, Result, fail, ok, tool
 from hermes.facekit.faces import EMBED_PENDING, RATE_HELD, SHOW_BELOW, SHOW_CLOSEST, Say, plural, typed
 from hermes.ranking.explain import explain, why_not_in
 from hermes.ranking.explain_words import held_by_clicks, rank_line, weight_note
@@ -60,7 +60,7 @@ MAX_OFFSET = 10_000
 # The objects the answers are made of, typed for the output schema (a tool returns dicts).
 
 
-class FeedRow(BaseModel):
+class FeedRow(Answer):
     """A subscribed feed (``list_feeds``)."""
 
     id: int
@@ -77,7 +77,7 @@ class FeedRow(BaseModel):
     subscribed_by: str | None
 
 
-class PreviewEntry(BaseModel):
+class PreviewEntry(Answer):
     title: MaybeFeedText
     url: str | None
     published: str | None
@@ -86,7 +86,7 @@ class PreviewEntry(BaseModel):
     summary: FeedText
 
 
-class Suggestion(BaseModel):
+class Suggestion(Answer):
     """A curated feed to subscribe to (``add_feed(url)``)."""
 
     title: str

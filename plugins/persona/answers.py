@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
-
 from hermes.answers import Enclosure, FeedText, FeedTexts, Match, MaybeFeedText
+from hermes.contract import Answer
 
 Label = Literal["like", "dislike"]
 
 
-class UserRow(BaseModel):
+class UserRow(Answer):
     """A persona and how much feedback it has given (``list_users``)."""
 
     name: str
@@ -25,7 +24,7 @@ class UserRow(BaseModel):
     dislikes: int
 
 
-class Persona(BaseModel):
+class Persona(Answer):
     """The persona a create or update left (``previous_*``: what an update replaced)."""
 
     name: str = ""
@@ -36,17 +35,17 @@ class Persona(BaseModel):
     previous_name: str | None = None
 
 
-class TagCount(BaseModel):
+class TagCount(Answer):
     tag: FeedText
     count: int
 
 
-class TypeCount(BaseModel):
+class TypeCount(Answer):
     content_type: str | None
     count: int
 
 
-class SearchHit(BaseModel):
+class SearchHit(Answer):
     """One search result in the persona's ranking order (``rated``: its earlier feedback).
     ``match`` is how well it matches the persona, as ``list_feed`` judges it (strong and good
     clear the bar); ``score`` only orders these results (standardised among them: the last
@@ -69,7 +68,7 @@ class SearchHit(BaseModel):
     rated: Label | None
 
 
-class Tally(BaseModel):
+class Tally(Answer):
     """A tag, topic, content type or source (``key``; a source by its feed's title) and the
     persona's clicks on it; ``score`` > 0 leans liked."""
 
@@ -85,7 +84,7 @@ class AtOdds(Tally):
     kind: Literal["tag", "topic"]
 
 
-class RecentClick(BaseModel):
+class RecentClick(Answer):
     item_id: int
     title: MaybeFeedText
     rated: Label
@@ -93,14 +92,14 @@ class RecentClick(BaseModel):
     at: str | None
 
 
-class Brief(BaseModel):
+class Brief(Answer):
     """An item a bootstrap liked or disliked."""
 
     id: int
     title: MaybeFeedText
 
 
-class Loss(BaseModel):
+class Loss(Answer):
     """What a delete or a reset removed (or would remove): ``persona`` is null for a reset,
     which keeps it; ``rows`` counts per table, clicks always listed (``items``: the library
     entries an import stored as items that nothing else refers to, which go with its likes)."""
@@ -112,7 +111,7 @@ class Loss(BaseModel):
     rows: dict[str, int] = {}
 
 
-class RefusedEntry(BaseModel):
+class RefusedEntry(Answer):
     """A library entry that could not be read, by its line."""
 
     line: int | None
@@ -120,7 +119,7 @@ class RefusedEntry(BaseModel):
     reason: str
 
 
-class NewEntry(BaseModel):
+class NewEntry(Answer):
     """A library entry not found in the archive, stored as an item of its own."""
 
     line: int | None
