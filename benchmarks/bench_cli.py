@@ -63,6 +63,16 @@ def timed(argv: list[str], env: dict) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def child_env() -> dict:
+    """This environment for the commands measured, less what would change them: a configured
+    embedder or plugin list, and ``PYTHONDONTWRITEBYTECODE`` (set on these machines: every
+    module a worktree's side imports was compiled from source in every run, 0.15–0.2 CPU s
+    of `hermes feed`, and so was every module edited since the checkout's last cached
+    bytecode; an installed hermes has its bytecode)."""
+    dropped = ("HERMES_EMBEDDER", "HERMES_PLUGINS", "PYTHONDONTWRITEBYTECODE")
+    return {k: v for k, v in os.environ.items() if k not in dropped}
+
+
 def archive(n: int) -> Path:
     import bench_rank
 
@@ -120,7 +130,7 @@ def phases(db: Path, runs: int) -> int:
     """Print the median CPU seconds of each of ``hermes feed``'s steps (:data:`PHASES`)."""
     import json
 
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_EMBEDDER", "HERMES_PLUGINS")}
+    env = child_env()
     samples = []
     with tempfile.TemporaryDirectory() as tmp:
         env.update(HERMES_HOME=str(Path(tmp) / "home"), HF_HUB_OFFLINE="1")
@@ -183,7 +193,7 @@ STACK = f"python -c '{STACK_IMPORTS}'"
 
 
 def measure(args, db: Path, tmp: Path) -> int:
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_EMBEDDER", "HERMES_PLUGINS")}
+    env = child_env()
     env.update(HERMES_HOME=str(tmp / "home"), HF_HUB_OFFLINE="1", COLUMNS="100")
     py = sys.executable
     commands = {
