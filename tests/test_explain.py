@@ -364,3 +364,21 @@ def test_a_category_nearly_every_item_carries_is_not_named_as_a_reason(db, add_i
     assert tags["hep-th"].get("common") is True and "common" not in tags["gr-qc"]
     assert not any("hep-th" in p for p in why["phrases"]) and "hep-th" not in why["reason"]
     assert any(p.startswith("has tags you liked: gr-qc") for p in why["phrases"])
+
+
+def test_interests_whose_clauses_all_read_as_one_are_named_as_the_persona_s_interests(db, add_items):
+    """One field's interests text: every clause groups with every other, and the reason said
+    "matches your interest “X” and the N related to it" on every line. Where the matched
+    group is the whole text the evidence says so (``whole``) and the words name "your
+    interests", the clause nearest the item quoted; clauses about different things keep
+    the clause and its group."""
+    ids = add_items([{"title": "quantum error correction codes"}, {"title": "sourdough bread baking"}])
+    one_field = create_user(db, "ann", "quantum error correction; quantum error codes; quantum correction codes")
+    apart = create_user(db, "bob", "quantum error correction codes; sourdough bread baking; galaxy rotation curves")
+    e = explain(db, one_field, ids[0], since_days=None, store=False)["evidence"]["interest"]
+    assert e["whole"] is True and e["related"] == 2, e
+    assert explain(db, one_field, ids[0], since_days=None, store=False)["phrases"][0].startswith(
+        "matches your interests closely (nearest “quantum"
+    )
+    other = explain(db, apart, ids[0], since_days=None, store=False)["evidence"]["interest"]
+    assert other["whole"] is False and other["related"] < 2, other

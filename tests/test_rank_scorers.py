@@ -221,3 +221,12 @@ def test_the_reason_names_the_clauses_grouped_with_the_one_it_quotes():
     assert alone == ["matches your interest “quantum error correction” (similarity 0.64)"]
     grouped = phrases_of({"evidence": {**evidence, "interest": {**interest, "related": 4}}, "components": {}})
     assert grouped == ["matches your interest “quantum error correction” and the 4 related to it (similarity 0.64)"]
+    # every clause of the text in that one interest (one field's interests): "your interests"
+    whole = {**interest, "related": 4, "whole": True}
+    assert phrases_of({"evidence": {**evidence, "interest": whole}, "components": {}}) == [
+        "matches your interests (nearest “quantum error correction”, similarity 0.64)"
+    ]
+    strong = {**whole, "level": "strong"}
+    assert phrases_of({"evidence": {**evidence, "interest": strong}, "components": {}}) == [
+        "matches your interests closely (nearest “quantum error correction”, similarity 0.64)"
+    ]

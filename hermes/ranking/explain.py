@@ -344,10 +344,14 @@ class _Shared:
         if profile is not None and profile.active and "interest" in profile.evidence:
             value = float(profile.evidence["interest"][cand])
             related = profile.detail.get("related")
+            n_related = int(related[cand]) if related is not None else 0
             out["interest"] = {
                 "clause": self._clause(profile.detail, cand),
                 # the similarity is to the clause with the others about the same thing
-                "related": int(related[cand]) if related is not None else 0,
+                "related": n_related,
+                # ... which is every clause of the text: in one field's interests all of them
+                # read as one, and "and the 4 related to it" on every line told nothing
+                "whole": len(self.clauses) > 2 and n_related + 1 >= len(self.clauses),
                 "similarity": round(value, 4),
                 **self._judged("interest", value, pos),
                 # strong alone, and the clicks did not confirm it

@@ -124,9 +124,11 @@ def _classifier_phrase(e: dict) -> str:
 def interest_named(e: dict) -> str:
     """The interest a similarity was measured against: the clause nearest the item, and the
     clauses grouped with it as one interest ("“quantum error correction” and the 4 related to
-    it"), so a figure taken against the group is not read as the clause's alone."""
+    it"), so a figure taken against the group is not read as the clause's alone; the clause
+    alone where the group is the whole text (``whole``: the phrase then says "your
+    interests")."""
     related = int(e.get("related") or 0)
-    return _quote(e["clause"]) + (f" and the {related} related to it" if related else "")
+    return _quote(e["clause"]) + (f" and the {related} related to it" if related and not e.get("whole") else "")
 
 
 def held_by_clicks(n_vetoed: int, n_clicks: int) -> str:
@@ -170,17 +172,24 @@ def phrases_of(p: dict) -> list[str]:
     if ev["interest"] is not None:
         e = ev["interest"]
         clause, sim = interest_named(e), shown(e["similarity"])
+        # the interest matched, and the figure's parenthesis: "interest “X” (similarity 0.64)",
+        # or where every clause reads as one interest "interests (nearest “X”, similarity 0.64)"
+        matched, figure = (
+            ("interests", f"(nearest {clause}, similarity {sim})")
+            if e.get("whole")
+            else (f"interest {clause}", f"(similarity {sim})")
+        )
         add(
             LEVELS.index(e["level"]),
             "interest",
             {  # the level's phrase only (a page words 20 items; the others were made and dropped)
-                "strong": lambda: f"matches your interest {clause} closely (similarity {sim})",
-                "good": lambda: f"matches your interest {clause} (similarity {sim})",
+                "strong": lambda: f"matches your {matched} closely {figure}",
+                "good": lambda: f"matches your {matched} {figure}",
                 "weak": lambda: f"weakly similar to your interests (nearest {clause}, similarity {sim})",
                 "none": lambda: f"not close to any of your interests (nearest {clause}, similarity {sim})",
             }[e["level"]]()
             if not _held_down(e)
-            else f"similar to your interest {clause} (similarity {sim}), but an item here is "
+            else f"similar to your {matched} {figure}, but an item here is "
             f"typically {shown(e['typical_here'])} from your interests",
         )
     if ev["liked"] is not None:
