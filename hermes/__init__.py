@@ -17,6 +17,7 @@ _EXPORTS = {
     "tool": "hermes.contract",
     "Tool": "hermes.contract",
     "Result": "hermes.contract",
+    "Answer": "hermes.contract",
     "Signal": "hermes.contract",
     "Migration": "hermes.contract",
     "Prompt": "hermes.contract",
