@@ -192,6 +192,11 @@ def shipped(pm: pluggy.PluginManager, name: str) -> bool:
     return (name, getattr(plugin, "__name__", None)) in SHIPPED
 
 
+def shipped_module(module: str | None) -> bool:
+    """Whether ``module`` is the module of a plugin hermes ships."""
+    return module in {m for _, m in SHIPPED}
+
+
 def plugin_tools(impl, taken: dict[str, Tool], *, trusted: bool = False) -> list[Tool]:
     """The tools one ``hermes_register_tools`` implementation registers, each marked with its
     plugin, checked against the contract: a :class:`Tool`, a name no tool in ``taken`` has,
@@ -217,6 +222,10 @@ def plugin_tools(impl, taken: dict[str, Tool], *, trusted: bool = False) -> list
         marked = _marked(tool, impl.plugin_name)
         if not trusted:
             _check_limits(marked)
+            if not shipped_module(getattr(impl.plugin, "__name__", None)):
+                # its answer's models are built when first asked for (hermes.contract.Answer):
+                # built here, a bad field type leaves the plugin out now, not tools/list later
+                marked.output_schema()
         found.append(marked)
     return found
 

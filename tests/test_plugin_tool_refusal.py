@@ -127,12 +127,28 @@ def _raises():
     raise KeyError("boom")
 
 
+class Unknown:
+    """A type pydantic cannot describe."""
+
+
+class Unschemable(Result):
+    thing: Unknown | None = None
+
+
+@tool("dup", result=Unschemable)
+def odd_answer(db, text: Annotated[str, Field(max_length=10)]) -> dict:
+    """A tool whose answer has a field type pydantic cannot describe."""
+    return ok(text)
+
+
 @pytest.mark.parametrize(
     "tools, problem",
     [
         (lambda: [list_feed], "its tool 'list_feed' has the name of a tool of plugin 'feeds'"),
         (lambda: ["echo"], "it registered 'echo', not a Tool"),
         (_raises, "KeyError: 'boom'"),
+        # built at the check, not at import (hermes.contract.Answer): left out all the same
+        (lambda: [odd_answer], "PydanticSchemaGenerationError"),
     ],
 )
 def test_a_plugin_whose_tools_cannot_be_collected_is_left_out(hermes_home, monkeypatch, capsys, tools, problem):
