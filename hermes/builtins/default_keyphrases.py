@@ -17,6 +17,11 @@ the model pass that embedded the item — the mean of the contextual vectors of 
 phrase covers — so tagging costs no second model run; an embedder without token vectors
 gets the phrases embedded directly (slower).
 
+A word alone, or a participle form ending a phrase, is a candidate only if the text puts it
+once where a noun stands, read from the function words beside it (:mod:`.word_roles`): "which
+obey a", "motivated by", "masses ranging from" gave the topics "obey", "motivated",
+"masses ranging".
+
 The core keeps a proposal only once two items carry it and at most six per item
 (:mod:`hermes.ingest.tagging`); feed categories stay and win ties. ``hermes tags rebuild``
 re-tags the whole archive.
@@ -40,6 +45,7 @@ from hermes.text.latex import accented_letters
 
 from ..embed import get_embedder
 from ..hookspecs import hookimpl
+from . import word_roles
 
 #: bump when the candidate rules or the scoring change (benchmark caches key on it)
 #: 11: filler words (just, exist, hand, respect, note …) are no topic; short texts in another
@@ -61,7 +67,10 @@ from ..hookspecs import hookimpl
 #: them is no proposal alone ("hole" of "black hole", "dwarf" of "white dwarf"); behave,
 #: formulate, pay, revisit end a phrase; formalism, arbitrariness, tensor, physics, thermodynamic
 #: never alone (a trial's hep-th topics read "hole", "black", "behave", "arbitrariness")
-VERSION = 19
+#: 20: a word alone, or a participle form ending a phrase, is a candidate only where the text
+#: puts it where a noun stands (:mod:`.word_roles`): "motivated", "obey", "aimed", "masses
+#: ranging" were topics
+VERSION = 20
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -303,16 +312,20 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
     runs: list[list[tuple]] = []
     text, origin = _read(text)
     masked = _masked(text)
+    nounlike: set[str] = set()  # words the text puts where a noun stands, at least once
     for segment in _SEGMENT.finditer(masked):
         run: list[tuple] = []
         runs.append(run)
-        for match in _WORD.finditer(masked, *segment.span()):
-            facts = _word(match.group())
+        words = [(match, _word(match.group())) for match in _WORD.finditer(masked, *segment.span())]
+        roles = word_roles.noun_positions([m.group() for m, _ in words], [f[0] for _, f in words])
+        for (match, facts), noun in zip(words, roles, strict=True):
             if facts[0]:
                 run = []
                 runs.append(run)
             else:
                 run.append((*match.span(), *facts[1:]))
+                if noun:
+                    nounlike.add(facts[3])
     # run entries: (start, end, word, strong, singular, modifier, not alone, hollow)
     for run in runs:
         n = len(run)
@@ -322,7 +335,9 @@ def candidates(text: str) -> dict[str, list[tuple[int, int]]]:
                 last = run[j]
                 strong = strong or last[3]
                 topical = topical or not last[7]
-                if not (last[5] or (i == j and last[6]) or not strong or not topical):
+                if not (
+                    last[5] or (i == j and last[6]) or not strong or not topical or _verbal(i == j, last, nounlike)
+                ):
                     phrase = prefix + last[4]
                     # a repeated word ("big live live") is a fragment of a title, no topic
                     if len(phrase) <= 60 and (i == j or _distinct(phrase)):
@@ -351,6 +366,13 @@ def _without_fragments(found: dict[str, list[tuple[int, int]]]) -> dict[str, lis
         phrase for phrase, spans in found.items() if " " not in phrase and all(b in idiom_ends for _, b in spans)
     }
     return {phrase: spans for phrase, spans in found.items() if phrase not in fragments}
+
+
+def _verbal(alone: bool, last: tuple, nounlike: set[str]) -> bool:
+    """Whether a candidate ending in the run entry ``last`` is a verb's or a participle's
+    ("motivated", "obey", "masses ranging"): a word alone, or a participle form ending a
+    phrase, that the text never puts where a noun stands (:mod:`.word_roles`)."""
+    return last[4] not in nounlike and (alone or word_roles.participle_form(last[2]))
 
 
 def _distinct(phrase: str) -> bool:
