@@ -255,7 +255,9 @@ def model_for(fn: Callable, name: str) -> type[BaseModel]:
             hint = Annotated[hint, BeforeValidator(_whole_float_to_int)]
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hint, default)
-    model = create_model(f"{name}_arguments", __config__=ConfigDict(strict=True, extra="forbid", defer_build=True), **fields)
+    model = create_model(
+        f"{name}_arguments", __config__=ConfigDict(strict=True, extra="forbid", defer_build=True), **fields
+    )
     # One persona parameter not called ``user`` answers to it too (see _Persona); with two,
     # which one ``user`` meant could not be told.
     model.__hermes_alias__ = (
