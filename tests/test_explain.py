@@ -382,3 +382,22 @@ def test_interests_whose_clauses_all_read_as_one_are_named_as_the_persona_s_inte
     )
     other = explain(db, apart, ids[0], since_days=None, store=False)["evidence"]["interest"]
     assert other["whole"] is False and other["related"] < 2, other
+
+
+def test_an_author_nearly_every_item_carries_is_not_named_as_a_reason(db, add_items):
+    """A trial's feed signed every paper "A. Author": every reason ended "by Author (6 likes,
+    4 dislikes)", which tells no item from another. Like a common category, such an author
+    stays in the evidence, marked ``common``, and the words leave it out; a rarer author
+    beside it is still named."""
+    papers = [{"title": f"holographic entanglement entropy in setting {k}", "authors": ["A. Author"]} for k in range(8)]
+    papers[0]["authors"] = ["A. Author", "C. Writer"]
+    papers[1]["authors"] = ["A. Author", "C. Writer"]
+    ids = add_items([*papers, {"title": "a podcast on sourdough"}])
+    user = create_user(db, "ann", "holography")
+    for i in ids[:3]:
+        record_click(db, user["id"], i, True, "ui")
+    why = explain(db, user, ids[1], since_days=None)
+    authors = {t["label"]: t for t in why["evidence"]["authors"]}
+    assert authors["Author"].get("common") is True and "common" not in authors["Writer"]
+    assert not any("Author" in p for p in why["phrases"]), why["phrases"]
+    assert any(p.startswith("by Writer") for p in why["phrases"]), why["phrases"]

@@ -55,10 +55,11 @@ from .rank import Ranking, blend_weight, candidate_rows, rank
 #: the window an explanation ranks in unless told otherwise: list_feed's default
 WINDOW_DAYS = 7
 NEAREST_LIKED = 3
-#: a feed category carried by more than this share of the archive is not named as a
-#: reason: in one field's listing nearly every paper carries it ("has tags you liked:
-#: hep-th" on every line of a trial's feed), so it tells no item from another; the
-#: evidence still lists it, marked ``common``
+#: a feed category (or an author, a source) carried by more than this share of the archive
+#: is not named as a reason: in one field's listing nearly every paper carries it ("has tags
+#: you liked: hep-th" on every line of a trial's feed; "by A. Author (6 likes, 4 dislikes)"
+#: where one name signs everything), so it tells no item from another; the evidence still
+#: lists it, marked ``common``
 COMMON_SHARE = 0.75
 #: components shown in ``top``
 TOP = 3
@@ -258,7 +259,7 @@ class _Shared:
         return len(self.matrix) > 1 and self._share(key) >= 1.0
 
     def _common(self, key: str) -> bool:
-        """Whether more than :data:`COMMON_SHARE` of the archive carries the category ``key``."""
+        """Whether more than :data:`COMMON_SHARE` of the archive carries ``key``."""
         return self._share(key) > COMMON_SHARE
 
     def payload(self, pos: int, item: dict | None) -> dict:
@@ -476,7 +477,7 @@ class _Shared:
                         "score": round(s["score"], 3),
                         "likes": s["likes"],
                         "dislikes": s["dislikes"],
-                        **({"common": True} if kind == "tag" and self._common(key) else {}),
+                        **({"common": True} if self._common(key) else {}),
                     }
                 )
         # two rated authors with one surname read as one person named twice ("by Author, …,

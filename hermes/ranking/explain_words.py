@@ -236,7 +236,9 @@ def phrases_of(p: dict) -> list[str]:
             "classifier",
             _classifier_phrase(e),
         )
-    people = [k for k in ev["authors"] if k["score"] > 0][:2]
+    # an author or a source most of the archive carries is no reason either (explain.COMMON_SHARE)
+    authors = [k for k in ev["authors"] if not k.get("common")]
+    people = [k for k in authors if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"
         # "by A, whom you liked once, and B, whom …": the clause closed before the next name
         add(
@@ -267,8 +269,14 @@ def phrases_of(p: dict) -> list[str]:
             INFERRED[1],
             "like items with tags you disliked",
         ),
-        ([k for k in ev["authors"] if k["score"] <= 0], 1.5, "", DISLIKED[1], ""),
-        (ev["sources"], 0.5, "from a source or type you liked", DISLIKED[2], "a source or type you disliked"),
+        ([k for k in authors if k["score"] <= 0], 1.5, "", DISLIKED[1], ""),
+        (
+            [k for k in ev["sources"] if not k.get("common")],
+            0.5,
+            "from a source or type you liked",
+            DISLIKED[2],
+            "a source or type you disliked",
+        ),
     ):
         liked = [k for k in keys if k["score"] > 0]
         disliked = [k for k in keys if k["score"] < 0]
