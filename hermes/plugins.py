@@ -165,7 +165,13 @@ def skip_broken_tools(pm: PluginManager) -> None:
         if pm.get_plugin(impl.plugin_name) is None:  # its other implementation failed
             continue
         try:
-            taken.update((t.name, t) for t in plugin_tools(impl, taken))
+            found = plugin_tools(impl, taken)
+            if not shipped(pm, impl.plugin_name):
+                # its answers' models are built when first asked for (hermes.contract.Answer):
+                # built here, a bad field type leaves the plugin out now, not tools/list later
+                for t in found:
+                    t.output_schema()
+            taken.update((t.name, t) for t in found)
         except Exception as exc:  # noqa: BLE001 - a third-party bug, reported by name
             pm.unregister(name=impl.plugin_name)
             module = getattr(impl.plugin, "__name__", type(impl.plugin).__module__)
@@ -190,11 +196,6 @@ def shipped(pm: pluggy.PluginManager, name: str) -> bool:
     """Whether plugin ``name`` is one hermes ships, registered from its own module."""
     plugin = pm.get_plugin(name)
     return (name, getattr(plugin, "__name__", None)) in SHIPPED
-
-
-def shipped_module(module: str | None) -> bool:
-    """Whether ``module`` is the module of a plugin hermes ships."""
-    return module in {m for _, m in SHIPPED}
 
 
 def plugin_tools(impl, taken: dict[str, Tool], *, trusted: bool = False) -> list[Tool]:
@@ -222,10 +223,6 @@ def plugin_tools(impl, taken: dict[str, Tool], *, trusted: bool = False) -> list
         marked = _marked(tool, impl.plugin_name)
         if not trusted:
             _check_limits(marked)
-            if not shipped_module(getattr(impl.plugin, "__name__", None)):
-                # its answer's models are built when first asked for (hermes.contract.Answer):
-                # built here, a bad field type leaves the plugin out now, not tools/list later
-                marked.output_schema()
         found.append(marked)
     return found
 

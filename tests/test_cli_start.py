@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from hermes import HermesError, Result, hookimpl, ok, plugins, tool
 from hermes.cli.app import build_app
 
-#: run the command line in a child, then print which of these modules it imported
-PROBE = """
+#: run the command line given as a child's arguments, as the console script does
+COMMAND = """
 import json, sys
 from hermes.cli.app import main
 sys.argv = ["hermes", *sys.argv[1:]]
@@ -28,9 +28,15 @@ try:
     main()
 except SystemExit:
     pass
+"""
+#: ... then print which of these modules it imported
+PROBE = (
+    COMMAND
+    + """
 watched = {watched!r}
 print("\\nMODULES " + json.dumps(sorted(m for m in watched if m in sys.modules)))
 """
+)
 HEAVY = [
     "numpy",
     "sqlite_utils",
@@ -176,14 +182,10 @@ def test_hermes_feed_loads_what_its_ranking_needs_not_the_plugins_other_commands
 
 
 #: run the command line in a child, then print what its start-up did beyond the imports
-START_UP = """
-import gc, json, sys
-from hermes.cli.app import main
-sys.argv = ["hermes", *sys.argv[1:]]
-try:
-    main()
-except SystemExit:
-    pass
+START_UP = (
+    COMMAND
+    + """
+import gc
 from pydantic import BaseModel
 from hermes.contract import Answer
 def every(cls):
@@ -196,6 +198,7 @@ print("\\nSTART " + json.dumps({"built": sorted(c.__qualname__ for c in every(An
                                                    if c.__qualname__.endswith("_arguments") and c.__pydantic_complete__),
                                "threshold": gc.get_threshold()[0]}))
 """
+)
 
 
 def test_hermes_feed_builds_no_answer_model_nor_numpy_ma_and_collects_less_often(tmp_path, db, db_path, add_items):
