@@ -49,6 +49,45 @@ from quality_data import load_papers, make_personas, ndcg_at, split  # noqa: E40
 from quality_fine import INTERESTS, REPORTING, TUNING, make_fine_personas  # noqa: E402
 
 DUMP = CACHE_DIR / "bar_field.npz"
+#: the click patterns a simulated person follows (``--clicks``): ``top`` rates the top of
+#: each page (QUALITY.md's person); ``far`` likes the relevant items of the page's top but
+#: dislikes what sits at the bottom of the ranking instead of the near misses (a trial's
+#: person disliked four polymer papers ranked 250-330 of 390, and the bar grew 13 -> 52)
+CLICKS = ("top", "far")
+
+
+def dump_path(clicks: str) -> Path:
+    return DUMP if clicks == "top" else DUMP.with_name(f"bar_field_{clicks}.npz")
+
+
+def rate_far(session, budget: int, rated: set, history, rel, passed: set) -> None:
+    """``far``'s clicks until ``budget``: each round the unrated, unpassed history is ranked;
+    a relevant item of the top ``PAGE`` is liked, an irrelevant one is passed over (no click,
+    not shown again) and the lowest-ranked irrelevant item is disliked in its place."""
+    from quality import PAGE
+
+    while len(rated) < budget:
+        pool = [i for i in history if i not in rated and i not in passed]
+        if not pool:
+            return
+        order = session.rank(pool, len(pool))
+        bottom = [i for i in reversed(order) if rel[i] <= 0]
+        for index in order[:PAGE]:
+            if len(rated) >= budget:
+                break
+            if rel[index] > 0:
+                rated.add(index)
+                session.rate(index, True)
+                continue
+            passed.add(index)
+            while bottom and (bottom[0] in rated or bottom[0] in passed):
+                bottom.pop(0)
+            if bottom:
+                far = bottom.pop(0)
+                rated.add(far)
+                session.rate(far, False)
+
+
 FIELDS = {"math": ("math",), "cond-mat": ("cond-mat",), "hep": ("hep", "nucl", "gr-qc")}
 KINDS = ("interest", "liked", "disliked", "classifier")
 
@@ -109,7 +148,7 @@ def _choosing(persona) -> bool:
     return subjects[0] in TUNING
 
 
-def collect(seeds: int) -> dict:
+def collect(seeds: int, clicks: str = "top") -> dict:
     from hermes.contract import CandidateQuery
     from hermes.ranking.rank import rank
 
@@ -136,8 +175,12 @@ def collect(seeds: int) -> dict:
                 session = system(persona, seed)
                 rel = {p.index: persona.relevance(p) for p in local}
                 rated: set[int] = set()
+                passed: set[int] = set()
                 for budget in BUDGETS:
-                    rate_up_to(session, budget, rated, history, rel)
+                    if clicks == "far":
+                        rate_far(session, budget, rated, history, rel, passed)
+                    else:
+                        rate_up_to(session, budget, rated, history, rel)
                     query = CandidateQuery(
                         since_days=None, exclude_clicked=True, item_ids=tuple(system.item_of[i] for i in heldout)
                     )
@@ -169,7 +212,7 @@ def collect(seeds: int) -> dict:
     for kind in KINDS:
         data[f"ref_{kind}"] = np.array([r["reference"].get(kind, np.zeros(0, np.float32)) for r in runs], dtype=object)
     DUMP.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(DUMP, **data)
+    np.savez_compressed(dump_path(clicks), **data)
     return data
 
 
@@ -181,8 +224,8 @@ def _system(directory: Path, name: str, papers, embedder):
     return HermesSystem(directory, papers, embedder, tags="none")
 
 
-def load() -> dict:
-    with np.load(DUMP, allow_pickle=True) as f:
+def load(clicks: str = "top") -> dict:
+    with np.load(dump_path(clicks), allow_pickle=True) as f:
         return {k: f[k] for k in f.files}
 
 
@@ -329,6 +372,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reuse", action="store_true", help="report from the last collection")
     parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--clicks", choices=CLICKS, default="top", help="the simulated person's click pattern")
     parser.add_argument("--write", action="store_true", help="write benchmarks/results/bar.md")
     parser.add_argument("--tune", action="store_true", help="choose match.SHIFT, VETO and CLOSER on the choosing half")
     parser.add_argument(
@@ -339,7 +383,7 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     started = time.time()
-    data = load() if args.reuse else collect(args.seeds)
+    data = load(args.clicks) if args.reuse else collect(args.seeds, args.clicks)
     if args.tune:
         tune(data)
     if args.before:

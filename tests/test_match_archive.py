@@ -286,7 +286,11 @@ def test_a_veto_leads_the_reason_of_an_item_it_keeps_below_the_bar():
         (0.40, False, True, "leans towards what you disliked (probability 0.40)"),
         (0.51, False, False, "your likes and dislikes do not tell either way (probability 0.51)"),
         (0.20, False, False, "looks less like what you liked than the rest of the archive does (probability 0.20)"),
-        (0.60, False, False, "looks like what you liked, not what you disliked (probability 0.60)"),
+        # a trial read "looks more like what you liked than what you disliked" beside "a
+        # disliked item is as near": the words say where the figure stands in the archive
+        (0.60, False, False, "your clicks point to it more than to 99 % of this archive (probability 0.60)"),
+        (0.60, False, True, "your clicks point to it more than to 99 % of this archive (probability 0.60)"),
+        (0.55, False, False, "your clicks point to it more than to 97 % of this archive (probability 0.55)"),
     ],
 )
 def test_the_classifier_names_a_dislike_only_where_one_is_near(probability, vetoed, near, words):
@@ -295,7 +299,47 @@ def test_the_classifier_names_a_dislike_only_where_one_is_near(probability, veto
 
     level = LEVELS[level_of("classifier", probability, MINILM)]
     e = {"probability": probability, "level": level, "keeps_below_bar": vetoed, "disliked_near": near}
-    assert _classifier_phrase(e) == words
+    assert _classifier_phrase({**e, "rare_here": True}) == words
+
+
+def test_a_classifier_figure_common_here_says_so_and_claims_nothing():
+    """A trial's far dislikes put most of a one-field archive over 0.5: "Good match: looks
+    more like what you liked … (probability 0.53)" on 16 items whose only reason it was."""
+    from hermes.ranking.explain_words import _classifier_phrase
+
+    e = {"probability": 0.56, "level": "weak", "usual_here": True, "keeps_below_bar": False}
+    assert _classifier_phrase(e) == "your clicks lean to it (probability 0.56), as they do to many items here"
+    # without an archive sample to judge by, a good figure makes no claim about the archive
+    e = {"probability": 0.56, "level": "good", "rare_here": False}
+    assert _classifier_phrase(e) == "your clicks point to it (probability 0.56)"
+
+
+def test_the_classifier_lifts_only_what_is_rare_in_this_archive():
+    """The bar grew 13 -> 52 items after four dislikes far down the ranking: the classifier,
+    taught the likes against them, put most of the archive over its good threshold. Good
+    and strong now also need the figure in the archive's top 3 % / 1 % (match.RARE)."""
+    from hermes.contract import Component
+    from hermes.ranking.match import BAR, LEVELS, MINILM, judge
+
+    rng = np.random.default_rng(0)
+    reference = rng.uniform(0.5, 0.6, 1000).astype(np.float32)  # most of the archive over 0.53
+    values = np.array([0.55, 0.599, 0.61], dtype=np.float32)
+    comp = Component(
+        "classifier", "behaviour", np.zeros(3), evidence={"classifier": values}, reference={"classifier": reference}
+    )
+    judged = judge([comp], 3, MINILM, n_clicks=12)
+    assert [LEVELS[v] for v in judged.levels] == ["none", "good", "strong"]
+    assert judged.rare == {"classifier"}
+    # a reference too small to say what is rare: the fixed thresholds alone
+    small = Component(
+        "classifier",
+        "behaviour",
+        np.zeros(3),
+        evidence={"classifier": values},
+        reference={"classifier": reference[:50]},
+    )
+    judged = judge([small], 3, MINILM, n_clicks=12)
+    assert (judged.levels >= BAR).all() and not judged.rare
 
 
 def test_a_figure_below_the_typical_one_is_not_called_similar():

@@ -383,10 +383,11 @@ class _Shared:
         classifier = comps.get("classifier")
         if classifier is not None and classifier.active and "classifier" in classifier.evidence:
             value = float(classifier.evidence["classifier"][cand])
-            level = LEVELS[level_of("classifier", value, self.model)]
             # "counts": false in the band below match.COUNTS_FROM, where the figure reads weak
-            # ("do not tell either way") but lifts no item's match
+            # ("do not tell either way") but lifts no item's match, as it counted (a figure
+            # over the fixed threshold that is common here is in that band too)
             judged = self._judged("classifier", value, pos)
+            level = judged["level"]
             vetoed = self._flag("vetoed", pos)
             out["classifier"] = {
                 "probability": round(value, 4),
@@ -397,6 +398,8 @@ class _Shared:
                 # the words say "what you disliked" only where a disliked item is as near as
                 # the nearest liked one (the liked figure's own test, match.CLOSER)
                 "disliked_near": bool(((out.get("liked") or {}).get("disliked") or {}).get("closer")),
+                # good and strong needed the figure in this archive's top share (match.RARE)
+                "rare_here": "classifier" in getattr(self.ranking.judgement, "rare", ()),
             }
             typical = self.ranking.judgement.typical if self.ranking.judgement is not None else {}
             if "classifier" in typical:

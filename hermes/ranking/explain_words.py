@@ -115,10 +115,24 @@ def _classifier_phrase(e: dict) -> str:
         else:
             text = f"looks less like what you liked than the rest of the archive does (probability {prob})"
         return f"{text}, which keeps it below your bar" if e.get("keeps_below_bar") else text
-    return {
-        "strong": f"looks like what you liked, not what you disliked (probability {prob})",
-        "good": f"looks more like what you liked than what you disliked (probability {prob})",
-    }.get(e["level"], f"your likes and dislikes do not tell either way (probability {prob})")
+    # from 0.5 up the figure counts only where it is rare here (match.RARE): the words say
+    # how rare, not "more like what you liked than what you disliked", which a trial read
+    # beside "a disliked item is as near"
+    if e["level"] in ("strong", "good"):
+        if e.get("rare_here"):
+            return (
+                f"your clicks point to it more than to {_share_above(e['level'])} of this archive (probability {prob})"
+            )
+        return f"your clicks point to it (probability {prob})"
+    if e.get("usual_here"):
+        return f"your clicks lean to it (probability {prob}), as they do to many items here"
+    return f"your likes and dislikes do not tell either way (probability {prob})"
+
+
+def _share_above(level: str) -> str:
+    """The share of the archive a classifier figure of ``level`` is above (match.RARE)."""
+    share = match.RARE["classifier"][match.LEVELS.index(level) - 1]
+    return f"{round(share * 100)} %"
 
 
 def interest_named(e: dict) -> str:

@@ -90,6 +90,13 @@ TYPICAL: dict[str, dict[str, float]] = {
 #: (liked: 1 to 3 measured the same; 1 keeps a persona taught by likes alone — an imported
 #: library, no interests text, no dislike yet — from finding nothing close in one field)
 SHIFT = {"interest": 1.0, "liked": 1.0}
+#: Rare here: a level of these kinds also needs the figure to be in this archive's top
+#: share (a quantile of the reference, per level from weak up; 0: not needed). The
+#: classifier's probability has no neighbourhood to be typical of: taught the likes against
+#: a few dislikes far from them (a trial's four polymer papers ranked 250-330 of 390), it
+#: puts most of a one-field archive over 0.5, and the bar grew 13 -> 52 items. Chosen on the
+#: choosing half of benchmarks/bar_field.py with both click patterns (BENCHMARKS.md, "The bar").
+RARE: dict[str, tuple[float, float, float]] = {"classifier": (0.0, 0.97, 0.99)}
 #: a reference of fewer items says too little of what is typical here (the top quarter of
 #: 20 items is five of them): below this, figures are judged by the thresholds alone
 MIN_REFERENCE = 100
@@ -177,6 +184,9 @@ class Judgement:
     #: where the interests text alone was strong and the clicks did not confirm it
     #: (:data:`CONFIRMED_BY_CLICKS`): the item is a good match
     unconfirmed: np.ndarray | None = None
+    #: the kinds whose levels also needed the figure to be rare here (:data:`RARE`; not
+    #: where the reference was too small to tell)
+    rare: frozenset = frozenset()
 
     def _arrays(self) -> dict:
         return {
@@ -200,6 +210,7 @@ class Judgement:
             at(self.vetoed),
             self.typical,
             at(self.unconfirmed),
+            self.rare,
         )
 
     def put(self, at, other: Judgement) -> None:
@@ -236,6 +247,21 @@ def raises(kind: str, model: str) -> bool:
     )
 
 
+def rare_limits(kind: str, limits: tuple[float, ...], reference) -> tuple[float, ...]:
+    """``limits``, each at least the reference's :data:`RARE` quantile for ``kind`` (as they
+    are for a kind without one, or a reference of fewer than :data:`MIN_REFERENCE` items)."""
+    shares = RARE.get(kind)
+    if not shares or reference is None or len(reference) < MIN_REFERENCE:
+        return limits
+    values = np.asarray(reference, dtype=np.float64)
+    # the k-th smallest by one partition (np.quantile's interpolation is not needed here)
+    at = [min(len(values) - 1, int(share * len(values))) for share in shares]
+    ordered = np.partition(values, at)[at]
+    return tuple(
+        limit if not share else max(limit, float(q)) for limit, share, q in zip(limits, shares, ordered, strict=True)
+    )
+
+
 def archive_median(reference) -> float | None:
     """The reference's median, or ``None`` for one of fewer than :data:`MIN_REFERENCE`
     items (too few to say what is typical here)."""
@@ -263,6 +289,7 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
     by_kind: dict[str, np.ndarray] = {}
     typical: dict[str, float] = {}
     figures: dict[str, np.ndarray] = {}
+    rare: set[str] = set()
     for comp in components:
         if not comp.active:
             continue
@@ -277,7 +304,11 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
                 typical[kind] = median
             here = median if raises(kind, model) else None
             # one comparison per limit, against the limits as this archive raises them
-            by_kind[kind] = level_counts(limits[kind] if here is None else _raised(kind, here, model), values)
+            raised = limits[kind] if here is None else _raised(kind, here, model)
+            reference = comp.reference.get(kind)
+            if RARE.get(kind) and reference is not None and len(reference) >= MIN_REFERENCE:
+                rare.add(kind)
+            by_kind[kind] = level_counts(rare_limits(kind, raised, reference), values)
     nearer = None
     if "liked" in by_kind and "disliked" in figures:
         # NaN (no dislike) compares False: nothing nearer
@@ -302,7 +333,7 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
             leans &= by_kind["interest"] < STRONG
         vetoed = leans & (levels >= BAR)
         levels[vetoed] = BAR - 1
-    return Judgement(levels, by_kind, nearer, vetoed, typical, unconfirmed)
+    return Judgement(levels, by_kind, nearer, vetoed, typical, unconfirmed, frozenset(rare))
 
 
 def level_counts(limits: tuple[float, ...], values) -> np.ndarray:
