@@ -107,10 +107,53 @@ def test_a_field_listing_s_idioms_and_words_of_argument_name_no_topic():
         ("higgses", "higgs"),
         ("lenses", "lens"),
         ("biases", "bias"),
+        # Latin and Greek plurals (a cond-mat trial: "vortice", and "vortex" and "vortices" two topics)
+        ("vortices", "vortex"),
+        ("matrices", "matrix"),
+        ("indices", "index"),
+        ("vertices", "vertex"),
+        ("simplices", "simplex"),
+        ("apices", "apex"),
+        ("spectra", "spectrum"),
+        ("phenomena", "phenomenon"),
+        ("criteria", "criterion"),
+        ("nuclei", "nucleus"),
+        ("radii", "radius"),
+        ("hypotheses", "hypothesis"),
+        ("analyses", "analysis"),
+        ("axes", "axis"),
+        ("tori", "torus"),
+        # ... also ending a longer word, when the ending is long enough to be no English word's
+        ("submatrices", "submatrix"),
+        ("supernovae", "supernova"),
+        ("polyhedra", "polyhedron"),
+        ("taxes", "tax"),
+        ("relaxes", "relax"),
+        # English plurals of the same shape, and words a plural rule (inflect's) gets wrong
+        ("lattices", "lattice"),
+        ("devices", "device"),
+        ("data", "data"),
+        ("media", "media"),
+        ("dynamics", "dynamics"),
+        ("mass", "mass"),
+        ("series", "series"),
+        ("species", "species"),
+        ("radius", "radius"),
+        ("nucleus", "nucleus"),
+        ("basis", "basis"),
+        ("continuous", "continuous"),
+        ("centauri", "centauri"),
     ],
 )
 def test_singular(plural, single):
     assert singular(plural) == single
+
+
+def test_a_latin_plural_and_its_singular_are_one_candidate():
+    found = candidates("Vortices in thin films. A single vortex pinned by defects; photoemission spectra.")
+    assert "vortex" in found and len(found["vortex"]) == 2, sorted(found)
+    assert "photoemission spectrum" in found, sorted(found)
+    assert not {"vortice", "vortices", "photoemission spectra"} & set(found), sorted(found)
 
 
 def test_keyphrases_are_scored_against_the_items_own_vector_and_diverse():

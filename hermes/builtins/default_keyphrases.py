@@ -70,7 +70,9 @@ from . import word_roles
 #: 20: a word alone, or a participle form ending a phrase, is a candidate only where the text
 #: puts it where a noun stands (:mod:`.word_roles`): "motivated", "obey", "aimed", "masses
 #: ranging" were topics
-VERSION = 20
+#: 21: Latin and Greek plurals are folded with their singular ("vortices" was tagged "vortice",
+#: "spectra" and "nuclei" were topics apart from "spectrum" and "nucleus")
+VERSION = 21
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -209,6 +211,68 @@ _EXCEPTIONS = set(
 )
 
 
+# Latin and Greek plurals of scientific English by their ending, with the singular's ending
+# (:func:`singular`). An ending of :data:`_CLASSICAL_INSIDE` letters or more also ends a
+# longer word ("submatrices", "supernovae", "polyhedra", "analyses"); a shorter one only
+# stands alone ("taxes" ends in "axes"). Not here: "data" and "media", singulars in today's
+# English ("social media"); "bases" (of base or of basis); and the star names in the
+# genitive ("alpha centauri", "eta carinae").
+_CLASSICAL = {
+    # -ices of -ex, -ix
+    "vortices": "vortex",
+    "vertices": "vertex",
+    "cortices": "cortex",
+    "indices": "index",
+    "simplices": "simplex",
+    "apices": "apex",
+    "matrices": "matrix",
+    "helices": "helix",
+    "appendices": "appendix",
+    # -a of -um, -on, -us
+    "spectra": "spectrum",
+    "quanta": "quantum",
+    "maxima": "maximum",
+    "minima": "minimum",
+    "optima": "optimum",
+    "extrema": "extremum",
+    "momenta": "momentum",
+    "continua": "continuum",
+    "vacua": "vacuum",
+    "strata": "stratum",
+    "bacteria": "bacterium",
+    "criteria": "criterion",
+    "phenomena": "phenomenon",
+    "hedra": "hedron",
+    "automata": "automaton",
+    "genera": "genus",
+    "corpora": "corpus",
+    # -i of -us
+    "nuclei": "nucleus",
+    "radii": "radius",
+    "moduli": "modulus",
+    "annuli": "annulus",
+    "stimuli": "stimulus",
+    "fungi": "fungus",
+    "foci": "focus",
+    "loci": "locus",
+    "tori": "torus",
+    # -ae of -a
+    "formulae": "formula",
+    "nebulae": "nebula",
+    "novae": "nova",
+    "antennae": "antenna",
+    "algae": "alga",
+    # -es of -is
+    "theses": "thesis",
+    "lyses": "lysis",
+    "gnoses": "gnosis",
+    "crises": "crisis",
+    "axes": "axis",
+}
+_CLASSICAL_INSIDE = 5
+_CLASSICAL_LONGEST = max(map(len, _CLASSICAL))
+
+
 def _stop_words() -> frozenset[str]:
     # Read when a tagger first runs: `hermes serve` registers this plugin without tagging.
     return phrase_breakers() | frozenset(_SCAFFOLD) | frozenset(_BOILERPLATE)
@@ -228,9 +292,21 @@ def _stops() -> frozenset[str]:
 @lru_cache(maxsize=1 << 16)
 def singular(word: str) -> str:
     """The singular of an English plural noun, conservatively ("galaxies" → "galaxy",
-    "processes" → "process", "physics" stays): a phrase and its plural are one tag."""
+    "processes" → "process", "physics" stays): a phrase and its plural are one tag.
+
+    Latin and Greek plurals of scientific English go by their endings (:data:`_CLASSICAL`):
+    "vortices" → "vortex", "matrices" → "matrix", "spectra" → "spectrum", "nuclei" →
+    "nucleus", "hypotheses" → "hypothesis" (taking the s off made "vortice", and the others
+    were topics apart from their singular). Written here, not taken from the ``inflect``
+    package: on the words of the 2,000 arXiv abstracts inflect 7.6 also makes "vortice",
+    "matrice", "indice", "vertice", leaves "spectra", "radii", "minima" as they are, and
+    cuts the s of singulars and adjectives ("analysi", "radiu", "nucleu", "bia", "ga",
+    "physic", "dynamic", "continuou"): its exceptions would outnumber these rules."""
     if len(word) < 4 or word in _EXCEPTIONS or not word.isalpha():
         return word
+    for n in range(min(len(word), _CLASSICAL_LONGEST), 3, -1):
+        if word[-n:] in _CLASSICAL and (n == len(word) or n >= _CLASSICAL_INSIDE):
+            return word[:-n] + _CLASSICAL[word[-n:]]
     if word.endswith("es") and word[:-2] in _EXCEPTIONS:  # "lenses", "biases", "higgses"
         return word[:-2]
     if word.endswith("ies") and len(word) > 4:
