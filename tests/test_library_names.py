@@ -321,8 +321,9 @@ def test_the_migration_adds_the_library_table():
     mem = sqlite_utils.Database(memory=True)
     for migration in schema.MIGRATIONS:
         migration.apply(mem)
-    assert mem["corpus_item_library"].columns_dict == {"item_id": int, "key": str, "title_spans": str}
-    assert [m.name for m in schema.MIGRATIONS][-1] == "corpus:005_item_library"
+    # (corpus:006_item_type adds csl_type: test_library_types)
+    assert {"item_id": int, "key": str, "title_spans": str}.items() <= mem["corpus_item_library"].columns_dict.items()
+    assert "corpus:005_item_library" in [m.name for m in schema.MIGRATIONS]
 
 
 def test_taking_the_import_back_takes_the_names_of_the_items_it_stored(db, feed):

@@ -432,14 +432,40 @@ def _bib_name(name: str, source: str | None = None) -> str:
 _BIB_MEDIUM = {"podcast": "Podcast episode", "video": "Video"}
 
 
+#: a library's type of the entry (``csl_type``) as classic BibTeX's entry type (biblatex and
+#: Zotero's BibTeX import read them all), the field naming its container, and the field
+#: naming its publisher: a thesis's university is its ``school``, a report's ``institution``.
+#: A manuscript stays ``@misc``: plain's ``@unpublished`` requires a ``note``, which hermes
+#: does not write (it is printed); a journal's paper is :func:`_bib_type`'s ``@article``.
+_BIB_LIBRARY_TYPES = {
+    "book": ("book", None, "publisher"),
+    "chapter": ("incollection", "booktitle", "publisher"),
+    "paper-conference": ("inproceedings", "booktitle", "publisher"),
+    "thesis": ("phdthesis", None, "school"),
+    "report": ("techreport", None, "institution"),
+}
+#: the kind plain and biblatex print for a thesis unasked: no ``type`` field for it
+_BIB_DEFAULT_GENRE = {"phdthesis": "PhD thesis", "mastersthesis": "Master's thesis"}
+#: a master's thesis's kind as libraries write it: "Master's thesis", "MSc thesis", "M.A. thesis"
+_MASTERS = re.compile(r"master|\bm\.?\s?(?:a|sc|s|phil)\b", re.I)
+
+
 def _bib_type(r: dict) -> tuple[str, str | None]:
     """The entry type and the field that names the item's source (its feed's title).
 
+    The type an imported library gave the entry where it is one of
+    :data:`_BIB_LIBRARY_TYPES` (a master's thesis, by its genre, ``@mastersthesis``; any
+    other thesis ``@phdthesis``, the kind classic styles know, with its own kind in ``type``).
     A journal's paper is an ``@article`` in its ``journal``. Everything else stays ``@misc``
     with ``howpublished``: classic BibTeX styles (plain, alpha) print howpublished for a
     misc, biblatex's misc does too, while biblatex's ``@online`` names a site only in
     ``organization`` and BibTeX styles do not know ``@online`` at all (a warning, and the
     source not printed)."""
+    if r.get("csl_type") in _BIB_LIBRARY_TYPES:
+        kind, container, _ = _BIB_LIBRARY_TYPES[r["csl_type"]]
+        if kind == "phdthesis" and _MASTERS.search((r.get("citation") or {}).get("genre") or ""):
+            kind = "mastersthesis"
+        return kind, container
     if r["content_type"] == "paper" and (r["source"] or (r.get("citation") or {}).get("container")):
         return "article", "journal"
     return "misc", "howpublished"
@@ -489,12 +515,24 @@ def _bib_entry(r: dict) -> str:
         # key"): a news item or a post without a byline sorts by its source, then its title
         fields.append(("key", bib_escape(_sort_key(r["source"] or readable(r["title"])))))
     cited = r.get("citation") or {}
-    if cited.get("container") or r["source"]:
-        # an imported entry's journal is where it was published; a feed's title otherwise
-        fields.append((source_field, bib_escape(cited.get("container") or r["source"])))
-    for name, key in (("volume", "volume"), ("number", "issue"), ("pages", "pages"), ("publisher", "publisher")):
+    typed = _BIB_LIBRARY_TYPES.get(r.get("csl_type"))
+    # an imported entry's journal is where it was published; a feed's title otherwise. A
+    # book, thesis or report is in no container, and a typed entry's is the library's only.
+    container = cited.get("container") if typed else cited.get("container") or r["source"]
+    if container and source_field:
+        fields.append((source_field, bib_escape(container)))
+    publisher = typed[2] if typed else "publisher"
+    for name, key in (
+        ("volume", "volume"),
+        ("number", "issue"),
+        ("pages", "pages"),
+        (publisher, "publisher"),
+        ("edition", "edition"),
+    ):
         if cited.get(key):
             fields.append((name, bib_escape(cited[key].replace("–", "--"))))
+    if typed and cited.get("genre") and cited["genre"] != _BIB_DEFAULT_GENRE.get(kind):
+        fields.append(("type", bib_escape(cited["genre"])))  # a thesis's or report's own kind
     if r["year"]:
         fields.append(("year", r["year"]))
     if _date(r):

@@ -12,6 +12,13 @@ from .fields import _date, duration_text, media, note_text
 from .references import person
 
 _CSL_TYPES = {"paper": "article-journal", "article": "post-weblog", "podcast": "broadcast", "video": "motion_picture"}
+#: a library's types of the entry (``csl_type``, CSL's own) written as they are: published
+#: works, whatever the feed listed; a journal's paper is the published article already. A
+#: manuscript is one unless it is arXiv's (a preprint, as Zotero describes it).
+_CSL_LIBRARY_TYPES = frozenset({"book", "chapter", "paper-conference", "thesis", "report"})
+#: the types in another work: a chapter's container is its book, a conference paper's its
+#: proceedings (CSL's container-title); a report's is its series and a book's none
+_CSL_CONTAINED = frozenset({"chapter", "paper-conference"})
 
 
 def _csl_name(parts: dict) -> dict:
@@ -34,15 +41,34 @@ def csl_item(r: dict) -> dict:
     if r["authors"]:
         item["author"] = [_csl_name(person(a, r["source"])) for a in r["authors"]]
     cited = r.get("citation") or {}
-    published = bool(cited.get("container")) and r["content_type"] == "paper"
-    if published:
+    typed = r.get("csl_type") in _CSL_LIBRARY_TYPES
+    published = typed or (bool(cited.get("container")) and r["content_type"] == "paper")
+    if typed:
+        item["type"] = r["csl_type"]
+    elif published:
         item["type"] = "article-journal"  # published: no longer the preprint
-    if cited.get("container") or r["source"]:
+    elif r.get("csl_type") == "manuscript" and not r["arxiv"]:
+        item["type"] = "manuscript"
+    if typed:
+        container = cited.get("container") if r["csl_type"] in _CSL_CONTAINED else None
+    else:
+        container = cited.get("container") or r["source"]
+    if container:
         # CSL's container: the journal of an article, the blog of a post, the programme of
-        # a broadcast episode (the CSL spec's own examples). Not publisher: a show is not
-        # the network that publishes it.
-        item["container-title"] = cited.get("container") or r["source"]
-    for key, name in (("volume", "volume"), ("issue", "issue"), ("pages", "page"), ("publisher", "publisher")):
+        # a broadcast episode (the CSL spec's own examples), the book of a chapter. Not
+        # publisher: a show is not the network that publishes it.
+        item["container-title"] = container
+    # a report's number is CSL's number (its issue is a periodical's); a thesis's
+    # university and a report's institution are its publisher, its kind genre
+    issue = "number" if r.get("csl_type") == "report" and typed else "issue"
+    for key, name in (
+        ("volume", "volume"),
+        ("issue", issue),
+        ("pages", "page"),
+        ("publisher", "publisher"),
+        ("edition", "edition"),
+        ("genre", "genre"),
+    ):
         if cited.get(key):
             item[name] = cited[key]
     found = media(r)

@@ -5,7 +5,8 @@ revision, oldest first), with what a reference manager or a notes vault needs: a
 key (the person's library's where an import named the item, :func:`_unique_keys`), title,
 authors as a list, year, URL, arXiv id, DOI, abstract, tags, facet, strength, dates, the
 source (the feed's title) and media (an episode's enclosure), the persona's highlights and
-notes, and a library's BibTeX title protection (``title_spans``). The exporters
+notes, a library's BibTeX title protection (``title_spans``) and its type of the entry
+(``csl_type``: ``book``, ``chapter``, ``thesis`` …, None where no library said). The exporters
 (:mod:`.export`) and the vault sync (:mod:`.sync`) format these records; nothing else reads
 the corpus tables for them.
 """
@@ -16,6 +17,7 @@ import hashlib
 import json
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 import sqlite_utils
 
@@ -224,17 +226,31 @@ def member_keys(
             WHERE m.user_id = ? AND m.facet IN ({", ".join("?" * len(facets))})""",
         [user_id, *facets],
     ).fetchall()
-    named = {i: k for i, (k, _) in library_names(db).items() if k} if libraries else {}
+    named = {i: n.key for i, n in library_names(db).items() if n.key} if libraries else {}
     return _unique_keys(rows, named)
 
 
-def library_names(db: sqlite_utils.Database) -> dict[int, tuple[str | None, list | None]]:
-    """What imported libraries call items (``corpus_item_library``): ``{item_id: (key, title
-    spans)}``, the spans ``(text as read, protected)`` as the library import reads a BibTeX title."""
+class Named(NamedTuple):
+    """What an imported library calls an item (a row of ``corpus_item_library``)."""
+
+    key: str | None
+    #: ``(text as read, protected)`` as the library import reads a BibTeX title
+    title_spans: list | None
+    #: the entry's type in CSL's vocabulary (``book``, ``chapter``, ``paper-conference``, …)
+    csl_type: str | None
+
+
+def library_names(db: sqlite_utils.Database) -> dict[int, Named]:
+    """What imported libraries call items (``corpus_item_library``), by item id."""
     return {
-        item_id: (key, [tuple(s) for s in json.loads(spans)] if spans else None)
-        for item_id, key, spans in db.execute("SELECT item_id, key, title_spans FROM corpus_item_library")
+        item_id: Named(key, [tuple(s) for s in json.loads(spans)] if spans else None, csl_type)
+        for item_id, key, spans, csl_type in db.execute(
+            "SELECT item_id, key, title_spans, csl_type FROM corpus_item_library"
+        )
     }
+
+
+_UNNAMED = Named(None, None, None)
 
 
 def source_of(feed_title: str | None, arxiv: str | None) -> str | None:
@@ -291,7 +307,7 @@ def load(
     cfg = corpus_settings()
     rows = db.execute(_SQL.format(facets=", ".join("?" * len(facets))), [user_id, *facets]).fetchall()
     names = library_names(db)
-    keys = _unique_keys([(r[0], r[4], r[5], r[12]) for r in rows], {i: k for i, (k, _) in names.items() if k})
+    keys = _unique_keys([(r[0], r[4], r[5], r[12]) for r in rows], {i: n.key for i, n in names.items() if n.key})
     rows = [r for r in rows if r[2] > since and (item_ids is None or r[0] in item_ids)]
     highlights, notes = _captures(db, user_id, {r[0] for r in rows})
     stored_dois = dict(db.execute("SELECT item_id, doi FROM corpus_item_dois"))
@@ -359,7 +375,9 @@ def load(
                 "notes": ns,
                 "citation": citations.get(item_id, {}),
                 # the library's title with its brace protection (BibTeX), where it had some
-                "title_spans": names.get(item_id, (None, None))[1],
+                "title_spans": names.get(item_id, _UNNAMED).title_spans,
+                # the library's type of the entry, which the exports cite it as
+                "csl_type": names.get(item_id, _UNNAMED).csl_type,
             }
         )
     return out
@@ -378,7 +396,7 @@ def cited_year(published: str | None, arxiv: str | None, *, from_feed: bool, dat
     return arxiv_year(arxiv) or stated
 
 
-_CITATION = ("container", "volume", "issue", "pages", "publisher", "year")
+_CITATION = ("container", "volume", "issue", "pages", "publisher", "edition", "genre", "year")
 
 
 def _citations(db: sqlite_utils.Database, item_ids: set[int]) -> dict[int, dict[str, str]]:
@@ -419,7 +437,7 @@ def tombstones(db: sqlite_utils.Database, user_id: int, facets: tuple[str, ...],
             "item_id": r[0],
             "facet": r[1],
             "revision": r[2],
-            "key": names.get(r[0], (None,))[0] or citation_key(r[5], doi_of(r[3], r[4]), r[3] or f"item:{r[0]}"),
+            "key": names.get(r[0], _UNNAMED).key or citation_key(r[5], doi_of(r[3], r[4]), r[3] or f"item:{r[0]}"),
         }
         for r in rows
     ]

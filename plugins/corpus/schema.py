@@ -1,4 +1,4 @@
-"""The corpus tables (migrations ``corpus:001_tables`` to ``corpus:005_item_library``).
+"""The corpus tables (migrations ``corpus:001_tables`` to ``corpus:006_item_type``).
 
 Raw signals (``corpus_progress``, ``corpus_highlights``, ``corpus_notes``,
 ``corpus_favorites``) are the truth. ``corpus_membership`` materialises the current facets
@@ -8,10 +8,13 @@ per-persona revision counter and change log. Rows follow their persona when it i
 any persona refers to it (:func:`hermes.storage.records.delete_items`), so a corpus row keeps its item.
 ``corpus_item_dois`` keeps the DOI a save found that the item's own fields do not carry;
 ``corpus_item_citation`` where an imported library entry was published (journal, volume,
-issue, pages, publisher, and the year of that version), which no feed gives and the exports
-cite — for an entry the import matched to a feed's preprint too. ``corpus_item_library``
-what the person's library calls an item: its cite key, and its title's brace protection
-(BibTeX), which the exports keep.
+issue, pages, publisher, edition, genre, and the year of that version), which no feed gives
+and the exports cite — for an entry the import matched to a feed's preprint too; as CSL
+keeps them, a thesis's university or a report's institution is its publisher, a report's
+number its issue, genre a thesis's or report's kind. ``corpus_item_library`` what the
+person's library calls an item: its cite key, its title's brace protection (BibTeX), and
+its type in CSL's vocabulary (``book``, ``chapter``, ``paper-conference``, ``thesis``,
+``report``, ``article-journal``, ``manuscript``), which the exports keep.
 """
 
 from __future__ import annotations
@@ -142,6 +145,21 @@ def m005_item_library(db) -> None:
     )
 
 
+def m006_item_type(db) -> None:
+    # The library's own type of an entry (a trial's @book, edition 2, came back out of every
+    # export as @misc / GEN, its edition lost) and the fields those types need that a
+    # journal's paper has not: a book's edition, a thesis's or report's kind (genre).
+    added = (
+        ("corpus_item_library", "csl_type"),
+        ("corpus_item_citation", "edition"),
+        ("corpus_item_citation", "genre"),
+    )
+    for table, column in added:
+        columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        if column not in columns:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
+
+
 MIGRATIONS = [
     Migration(
         "corpus:001_tables",
@@ -160,4 +178,5 @@ MIGRATIONS = [
     Migration("corpus:003_item_citation", m003_item_citation),
     Migration("corpus:004_citation_year", m004_citation_year),
     Migration("corpus:005_item_library", m005_item_library),
+    Migration("corpus:006_item_type", m006_item_type),
 ]

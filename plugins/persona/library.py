@@ -8,7 +8,8 @@ embedded, tagged by the tagger plugins, its DOI kept beside it for the exports),
 the file says: no network fetch, so a file can never make hermes reach anything.
 
 What the library calls each paper is kept for the corpus exports (:func:`_name`): its cite
-key, which the person's LaTeX cites, and a BibTeX title's brace protection.
+key, which the person's LaTeX cites, a BibTeX title's brace protection, and the entry's type
+(a book, a chapter, a thesis …, :data:`~.library_formats.CSL_TYPES`).
 
 A second import of the same file adds nothing: a stored entry is found again, and an item
 the persona already rated keeps its click — a like stays, and a dislike given since (the
@@ -261,37 +262,56 @@ def _store(db, user: dict, entries: list[Entry], embedder, kept: tuple, rated: d
         _like(db, user, [i for i in ids if i is not None], rated, out)
 
 
+#: the citation fields an import before ``corpus:006_item_type`` did not keep: a book's
+#: edition, a thesis's or report's kind, and for those a thesis's school or a report's
+#: institution (its publisher)
+_LATER_FIELDS = ("edition", "genre")
+_LATER_PUBLISHER = ("thesis", "report")
+
+
 def _cite(db, item_id: int, entry: Entry) -> None:
     """Where ``entry`` was published, for item ``item_id``: its DOI and its citation
-    (journal, volume, issue, pages, publisher, year), each only where the item has none
-    yet — the first library to name a paper's journal version is kept, and what a save
-    found is never overwritten."""
+    (journal, volume, issue, pages, publisher, edition, genre, year), each only where the
+    item has none yet — the first library to name a paper's journal version is kept, and
+    what a save found is never overwritten. Only :data:`_LATER_FIELDS` (and a thesis's or
+    report's publisher) that an item's citation lacks are filled in from an entry naming the
+    same publication (the same container, or none), so importing a library again after
+    upgrading gives them."""
     if entry.doi:
         db.execute("INSERT OR IGNORE INTO corpus_item_dois (item_id, doi) VALUES (?, ?)", [item_id, entry.doi])
     if entry.citation:
         cited = {**entry.citation, **({"year": entry.published[:4]} if entry.published else {})}
+        fields = (*_LATER_FIELDS, "publisher") if entry.csl_type in _LATER_PUBLISHER else _LATER_FIELDS
+        later = [name for name in fields if name in cited]
+        update = ", ".join(
+            f"{n} = CASE WHEN {n} IS NULL AND container IS excluded.container THEN excluded.{n} ELSE {n} END"
+            for n in later
+        )
         db.execute(
-            f"INSERT OR IGNORE INTO corpus_item_citation (item_id, {', '.join(cited)}) VALUES (?{', ?' * len(cited)})",
+            f"INSERT INTO corpus_item_citation (item_id, {', '.join(cited)}) VALUES (?{', ?' * len(cited)}) "
+            f"ON CONFLICT (item_id) DO {f'UPDATE SET {update}' if later else 'NOTHING'}",
             [item_id, *cited.values()],
         )
 
 
 def _name(db, item_id: int, entry: Entry, fmt: str) -> None:
     """What the library calls item ``item_id``, for the exports: its cite key
-    (:attr:`Entry.cite_key`) and, from a BibTeX file, its title's brace protection
-    (:attr:`Entry.title_spans`). The latest library to name the item wins (a key renamed in
-    the reference manager and imported again is the one the person's LaTeX cites now); a
-    file that cannot say (a key it lacks, a RIS or CSL-JSON title) leaves what an earlier
-    import said. A second import of the same file writes the same row."""
+    (:attr:`Entry.cite_key`), from a BibTeX file its title's brace protection
+    (:attr:`Entry.title_spans`), and its type (:attr:`Entry.csl_type`). The latest library to
+    name the item wins (a key renamed in the reference manager and imported again is the one
+    the person's LaTeX cites now, a ``@misc`` made a ``@book`` there is a book); a file that
+    cannot say (a key it lacks, a RIS or CSL-JSON title, an entry of no type hermes keeps)
+    leaves what an earlier import said. A second import of the same file writes the same row."""
     spans = json.dumps(entry.title_spans, ensure_ascii=False) if entry.title_spans else None
     bibtex = fmt == "bibtex"
-    if entry.cite_key is None and spans is None and not bibtex:
+    if entry.cite_key is None and spans is None and entry.csl_type is None and not bibtex:
         return
     db.execute(
-        """INSERT INTO corpus_item_library (item_id, key, title_spans) VALUES (?, ?, ?)
+        """INSERT INTO corpus_item_library (item_id, key, title_spans, csl_type) VALUES (?, ?, ?, ?)
            ON CONFLICT (item_id) DO UPDATE SET key = coalesce(excluded.key, key),
-             title_spans = CASE WHEN ? THEN excluded.title_spans ELSE coalesce(excluded.title_spans, title_spans) END""",
-        [item_id, entry.cite_key, spans, bibtex],
+             title_spans = CASE WHEN ? THEN excluded.title_spans ELSE coalesce(excluded.title_spans, title_spans) END,
+             csl_type = coalesce(excluded.csl_type, csl_type)""",
+        [item_id, entry.cite_key, spans, entry.csl_type, bibtex],
     )
 
 

@@ -4,7 +4,8 @@
 The parsers are maintained ones (bibtexparser, rispy, the standard json module); what is
 here is what they leave to the caller: finding the identifiers (an arXiv id hides in
 ``eprint``, ``arxivId``, ``journal = {arXiv preprint arXiv:…}``, an arXiv DOI or URL), the
-names, the dates, and BibTeX's LaTeX. An entry that cannot be read is a :class:`Refused`
+names, the dates, the library's own type of each entry (:data:`CSL_TYPES`), and BibTeX's
+LaTeX. An entry that cannot be read is a :class:`Refused`
 naming its line; every other entry of the file is still read.
 
 Text is stored as feed text is (:mod:`hermes.text.latex`): math between dollars stays as written,
@@ -41,6 +42,72 @@ _WEB_TYPES = {"online", "www", "webpage", "electronic", "post-weblog", "webpage"
 #: keywords hermes's own export adds (the facet): not a topic of the paper
 _OWN_KEYWORD = re.compile(r"^hermes-(experienced|saved)$")
 
+#: the library's own type of an entry, in CSL's vocabulary (the one CSL-JSON, Zotero and
+#: citeproc share), kept for the exports (``corpus_item_library.csl_type``): a book, a
+#: chapter, a conference paper, a thesis, a report are cited as one, not as a journal's
+#: paper. An entry of another type (``@misc``, a web page, an edited ``@collection``, whose
+#: editors hermes does not keep) has none, and is exported as before.
+CSL_TYPES = ("article-journal", "book", "chapter", "paper-conference", "thesis", "report", "manuscript")
+#: BibTeX's and biblatex's entry types (a classic ``@inbook`` with no ``booktitle`` is a
+#: book cited by its chapter or pages: its title is the book's, :func:`_bib_entry`)
+_BIB_CSL = {
+    "article": "article-journal",
+    "book": "book",
+    "mvbook": "book",
+    "inbook": "chapter",
+    "incollection": "chapter",
+    "bookinbook": "chapter",
+    "inproceedings": "paper-conference",
+    "conference": "paper-conference",
+    "phdthesis": "thesis",
+    "mastersthesis": "thesis",
+    "thesis": "thesis",
+    "techreport": "report",
+    "report": "report",
+    "unpublished": "manuscript",
+}
+#: RIS's TY codes (Zotero's RIS.js reads the same: CPAPER a conference paper, UNPD and
+#: UNPB unpublished)
+_RIS_CSL = {
+    "JOUR": "article-journal",
+    "JFULL": "article-journal",
+    "EJOUR": "article-journal",
+    "BOOK": "book",
+    "EBOOK": "book",
+    "CHAP": "chapter",
+    "ECHAP": "chapter",
+    "CONF": "paper-conference",
+    "CPAPER": "paper-conference",
+    "THES": "thesis",
+    "RPRT": "report",
+    "MANSCPT": "manuscript",
+    "UNPB": "manuscript",
+    "UNPD": "manuscript",
+}
+#: the types published inside another work (a journal, a book, proceedings): only theirs
+#: has a container. A book's ``booktitle`` repeats its title and a report's or book's RIS
+#: T2 is its series (Zotero's RIS), neither where it was published.
+_CONTAINED = {None, "article-journal", "chapter", "paper-conference", "manuscript"}
+#: a thesis's or report's kind as CSL's ``genre`` (:func:`_genre`), from BibTeX's entry type,
+#: biblatex's ``type`` keys or the words a file gives; a technical report is the default
+#: kind (styles print it unasked)
+_GENRES = {
+    "phdthesis": "PhD thesis",
+    "mastersthesis": "Master's thesis",
+    "mathesis": "Master's thesis",
+    "techreport": None,
+    "resreport": "Research report",
+}
+
+
+def _genre(written, default=None) -> str | None:
+    """A thesis's or report's kind in one spelling ("PhD Thesis", ``{PhD} {Thesis}``,
+    ``phdthesis`` → "PhD thesis"), any other kind as written; ``default`` where none is."""
+    text = plain_text(str(written or ""), limit=CITATION_MAX)
+    if not text:
+        return default
+    return _GENRES.get(re.sub(r"\W", "", text.lower()), text)
+
 
 @dataclass
 class Entry:
@@ -55,8 +122,11 @@ class Entry:
     published: str | None = None
     tags: list[str] = field(default_factory=list)
     content_type: str = "paper"
+    #: the library's type of the entry (:data:`CSL_TYPES`), None where it names none of them
+    csl_type: str | None = None
     #: where it was published, as the file names it: container (a journal, proceedings or
-    #: book), volume, issue, pages, publisher (:func:`citation`); kept for the exports
+    #: book), volume, issue, pages, publisher, edition, genre (:func:`citation`); kept for
+    #: the exports
     citation: dict[str, str] = field(default_factory=dict)
     #: a BibTeX title's brace protection (:func:`protected_spans`), None where it has none
     title_spans: list[tuple[str, bool]] | None = None
@@ -224,11 +294,23 @@ def _entry(line: int, key, title: str, **fields) -> Entry | Refused:
 CITATION_MAX = 300
 
 
-def citation(container=None, volume=None, issue=None, pages=None, publisher=None) -> dict[str, str]:
+def citation(
+    container=None, volume=None, issue=None, pages=None, publisher=None, edition=None, genre=None
+) -> dict[str, str]:
     """The publication fields an entry gives, as plain text, the empty ones left out. An
     arXiv "journal" (``arXiv preprint arXiv:…``) or publisher names no publication: the
-    arXiv id says it."""
-    found = {"container": container, "volume": volume, "issue": issue, "pages": pages, "publisher": publisher}
+    arXiv id says it. As CSL keeps them: a thesis's university and a report's institution
+    are its ``publisher``, a report's number its ``issue`` (BibTeX's ``number``), ``genre``
+    a thesis's or report's kind ("PhD thesis")."""
+    found = {
+        "container": container,
+        "volume": volume,
+        "issue": issue,
+        "pages": pages,
+        "publisher": publisher,
+        "edition": edition,
+        "genre": genre,
+    }
     out = {}
     for name, value in found.items():
         text = plain_text(str(value or ""), limit=CITATION_MAX)
@@ -460,7 +542,11 @@ def _bib_entry(block) -> Entry | Refused:
         else None
     )
     authors = [_person(tex_text(n)) for n in _top_level_and(f.get("author") or "")]
-    kind = "article" if block.entry_type.lower() in _WEB_TYPES else "paper"
+    entry_type = block.entry_type.lower()
+    kind = "article" if entry_type in _WEB_TYPES else "paper"
+    csl_type = _BIB_CSL.get(entry_type)
+    if entry_type == "inbook" and not f.get("booktitle"):
+        csl_type = "book"  # classic BibTeX's @inbook: the book's title, a chapter's number
     keywords = re.split(r"[;,]", tex_text(f.get("keywords") or f.get("mendeley-tags") or ""))
     return _entry(
         line,
@@ -475,13 +561,30 @@ def _bib_entry(block) -> Entry | Refused:
         published=published,
         tags=keywords,
         content_type=kind,
-        citation=citation(
-            tex_text(f.get("journal") or f.get("journaltitle") or f.get("booktitle")),
-            f.get("volume"),
-            f.get("number") or f.get("issue"),
-            f.get("pages"),
-            tex_text(f.get("publisher")),
-        ),
+        csl_type=csl_type,
+        citation=_bib_citation(f, entry_type, csl_type),
+    )
+
+
+def _bib_citation(f: dict, entry_type: str, csl_type: str | None) -> dict[str, str]:
+    """Where a BibTeX entry was published: a thesis's ``school`` (biblatex's
+    ``institution``) and a report's ``institution`` as its publisher, the kind of either
+    from its entry type or ``type`` (:data:`_BIB_GENRE`)."""
+    publisher = f.get("publisher")
+    if csl_type == "thesis":
+        publisher = f.get("school") or f.get("institution") or publisher
+    elif csl_type == "report":
+        publisher = f.get("institution") or publisher
+    genre = _genre(tex_text(f.get("type")), _GENRES.get(entry_type)) if csl_type in ("thesis", "report") else None
+    container = f.get("journal") or f.get("journaltitle") or f.get("booktitle")
+    return citation(
+        tex_text(container) if csl_type in _CONTAINED else None,
+        f.get("volume"),
+        f.get("number") or f.get("issue"),
+        f.get("pages"),
+        tex_text(publisher),
+        tex_text(f.get("edition")),
+        genre,
     )
 
 
@@ -552,23 +655,34 @@ def _ris_record(lines: list[str], start: int, rispy) -> Entry | Refused:
         published=published,
         tags=r.get("keywords") or [],
         content_type=kind,
+        csl_type=_RIS_CSL.get((r.get("type_of_reference") or "").upper()),
         citation=_ris_citation(r),
     )
 
 
 def _ris_citation(r: dict) -> dict[str, str]:
-    """JO / T2 / JF the publication (a web page's T2 is its site: not a publication), VL,
-    IS, SP-EP (SP alone where a tool writes "21-22" in it), PB."""
-    web = (r.get("type_of_reference") or "").lower() in _WEB_TYPES
-    container = r.get("journal_name") or r.get("alternate_title3") or (None if web else r.get("secondary_title"))
+    """JO / T2 / JF the publication (a web page's T2 is its site: not a publication; a
+    conference paper's C3 its proceedings, as Zotero writes them), VL, IS (a report's number
+    is SN, Zotero's), SP-EP (SP alone where a tool writes "21-22" in it), PB (a thesis's
+    university, a report's institution), ET the edition, M3 a thesis's or report's kind."""
+    ty = (r.get("type_of_reference") or "").upper()
+    csl_type = _RIS_CSL.get(ty)
+    web = ty.lower() in _WEB_TYPES
+    proceedings = r.get("custom3") if csl_type == "paper-conference" else None
+    container = (
+        r.get("journal_name") or r.get("alternate_title3") or proceedings or (None if web else r.get("secondary_title"))
+    )
     start, end = r.get("start_page"), r.get("end_page")
     pages = f"{start}–{end}" if start and end else start or end
+    number = r.get("number") if not r.get("name_of_database") else None
     return citation(
-        container,
+        container if csl_type in _CONTAINED else None,
         r.get("volume"),
-        r.get("number") if not r.get("name_of_database") else None,
+        (r.get("issn") or number) if csl_type == "report" else number,
         pages,
         r.get("publisher"),
+        r.get("edition"),
+        _genre(r.get("type_of_work")) if csl_type in ("thesis", "report") else None,
     )
 
 
@@ -662,6 +776,7 @@ def _csl_item(item, line: int) -> Entry | Refused:
     )
     keywords = item.get("keyword") or ""
     kind = "article" if str(item.get("type") or "") in _WEB_TYPES else "paper"
+    csl_type = item.get("type") if item.get("type") in CSL_TYPES else None
     title = item.get("title")
     return _entry(
         line,
@@ -675,10 +790,24 @@ def _csl_item(item, line: int) -> Entry | Refused:
         published=published,
         tags=re.split(r"[;,]", keywords) if isinstance(keywords, str) else [],
         content_type=kind,
-        citation=citation(
-            *(
-                item.get(k) if isinstance(item.get(k), (str, int)) else None
-                for k in ("container-title", "volume", "issue", "page", "publisher")
-            )
-        ),
+        csl_type=csl_type,
+        citation=_csl_citation(item, csl_type),
+    )
+
+
+def _csl_citation(item: dict, csl_type: str | None) -> dict[str, str]:
+    """An item's publication fields as CSL names them; a report's ``number`` is its
+    report number."""
+
+    def text(name):
+        return item.get(name) if isinstance(item.get(name), (str, int)) else None
+
+    return citation(
+        text("container-title") if csl_type in _CONTAINED else None,
+        text("volume"),
+        (text("number") or text("issue")) if csl_type == "report" else text("issue"),
+        text("page"),
+        text("publisher"),
+        text("edition"),
+        _genre(text("genre")) if csl_type in ("thesis", "report") else None,
     )
