@@ -230,3 +230,39 @@ def test_the_reason_names_the_clauses_grouped_with_the_one_it_quotes():
     assert phrases_of({"evidence": {**evidence, "interest": strong}, "components": {}}) == [
         "matches your interests closely (nearest “quantum error correction”, similarity 0.64)"
     ]
+
+
+def test_one_click_on_a_show_counts_once_not_per_family(db, add_items):
+    """An MCP trial liked one podcast episode: its show is one feed, one author and one
+    content type, and the like counted three times over (preference +1.33 on every episode,
+    each above every paper). The keys the same clicks rated count once, on the narrowest."""
+    from hermes.ranking.preferences import shared_origin
+
+    show = add_items(
+        [{"title": f"episode {i}", "content_type": "podcast", "authors": ["Phase Space"]} for i in range(3)],
+        feed_url="https://example.org/show.xml",
+        feed_title="Phase Space",
+    )
+    other = add_items(
+        [{"title": "another show", "content_type": "podcast", "authors": ["Other Cast"]}],
+        feed_url="https://example.org/other.xml",
+    )
+    papers = add_items(
+        [{"title": f"paper {i}", "content_type": "paper", "authors": [f"A. Writer{i}"]} for i in range(4)]
+    )
+    user = create_user(db, "ann", "")
+    record_click(db, user["id"], show[0], True, "agent")
+    record_click(db, user["id"], papers[0], False, "agent")
+    ranking = rank(db, user, CandidateQuery())
+    preference = dict(zip(ranking.item_ids.tolist(), ranking.raw["preference"].tolist(), strict=True))
+    # the show's like: +1/3 once (three families rated by the same click), not +1
+    assert preference[show[1]] == pytest.approx(1 / 3)
+    # kept on the group's narrowest key (the feed): another show's episode is not rated by it
+    assert preference[other[0]] == pytest.approx(0.0)
+    # the disliked paper's type, feed and author were rated by the same click: its author
+    # alone carries it, not every paper of the feed
+    assert preference[papers[1]] == pytest.approx(0.0)
+    groups = shared_origin([(show[0], True)], {show[0]: ["type:podcast", "author:x", "tag:t"]})
+    assert groups == [["type:podcast", "author:x"]]
+    # a key two different click sets rated is its own evidence
+    assert shared_origin([(1, True), (2, True)], {1: ["type:podcast", "author:x"], 2: ["type:podcast"]}) == []

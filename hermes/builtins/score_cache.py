@@ -326,19 +326,30 @@ def stats(db, matrix, persona, clicks) -> dict:
     change. Each clicked item's keys are kept too, so a new click reads and parses only its
     own item's tags and authors (parsing every clicked item's took longer than the rest of
     a warm ranking at 100k items)."""
-    mkey = matrix_key(matrix)
-    key = (mkey, persona, tuple(clicks))
+    key = (matrix_key(matrix), persona, tuple(clicks))
     hit = _get(_STATS, key)
     if hit is None:
-        known = _get(_ITEM_KEYS, mkey) or {}
-        missing = {item_id for item_id, _ in clicks} - known.keys()
-        if missing:
-            # a copy: another thread may be reading the kept dict
-            known = {**known, **dict.fromkeys(missing, ()), **preferences.keys_of_items(db, missing)}
-            _put(_ITEM_KEYS, mkey, known, MAX_TOPS)
-        hit = preferences.stats_of(clicks, known)
+        hit = preferences.stats_of(clicks, _clicked_keys(db, matrix, clicks))
         _put(_STATS, key, hit, MAX_SCORES)
     return hit
+
+
+def shared_origin(db, matrix, clicks) -> list[list[str]]:
+    """:func:`hermes.ranking.preferences.shared_origin` of these clicks, from the clicked
+    items' kept keys."""
+    return preferences.shared_origin(clicks, _clicked_keys(db, matrix, clicks))
+
+
+def _clicked_keys(db, matrix, clicks) -> dict[int, list[str]]:
+    """Each clicked item's keys, kept per matrix: a new click reads only its own item's."""
+    mkey = matrix_key(matrix)
+    known = _get(_ITEM_KEYS, mkey) or {}
+    missing = {item_id for item_id, _ in clicks} - known.keys()
+    if missing:
+        # a copy: another thread may be reading the kept dict
+        known = {**known, **dict.fromkeys(missing, ()), **preferences.keys_of_items(db, missing)}
+        _put(_ITEM_KEYS, mkey, known, MAX_TOPS)
+    return known
 
 
 def key_sums(matrix, persona, values: np.ndarray) -> np.ndarray:

@@ -398,6 +398,7 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
         index = matrix.key_index.get(key)
         if index is not None and not key.startswith("topic:"):
             column[index] = s["score"]
+    _count_once(matrix, column, score_cache.shared_origin(db, matrix, clicks))
 
     def with_inferred(sums):
         # an item without categories counts the one it is closest to (hermes.ranking.categories)
@@ -411,6 +412,21 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
         uses_vectors=False,
     )
     return Component("preference", "behaviour", scores, active=bool(stats), detail={"stats": stats})
+
+
+def _count_once(matrix, column: np.ndarray, groups: list[list[str]]) -> None:
+    """Each group of keys the same clicks rated (:func:`~hermes.ranking.preferences.shared_origin`:
+    a show's feed, author and content type) keeps its score on the key fewest items carry,
+    the others 0: an item holding several counts the clicks once, and the evidence still
+    tells items apart (five likes all on one feed's papers rate "paper" too, which every
+    item of the archive may be: kept there, it would say nothing)."""
+    starts = matrix.pairs_by_column()[1]
+    for group in groups:
+        columns = np.array([matrix.key_index[k] for k in group if k in matrix.key_index], dtype=np.int64)
+        if len(columns) < 2:
+            continue
+        kept = columns[int(np.argmin(starts[columns + 1] - starts[columns]))]
+        column[columns[columns != kept]] = 0.0
 
 
 _FITS: OrderedDict = OrderedDict()

@@ -27,6 +27,11 @@ if TYPE_CHECKING:  # annotations only: registering the plugins loads no sqlite-u
 PRIOR = 2.0
 #: key families, by the prefix of their key strings
 FAMILIES = ("tag:", "type:", "source:", "author:", "topic:")
+#: the families that say where an item comes from. A podcast's show is one feed, one
+#: author and one content type: one click on an episode rated all three, and an MCP trial's
+#: single podcast like counted three times over (raw preference +1.33, every podcast above
+#: every paper). See :func:`shared_origin`.
+ORIGIN = ("type:", "source:", "author:")
 
 
 def tag_key(tag) -> str:
@@ -116,3 +121,18 @@ def stats_of(clicks, keys: dict[int, list[str]]) -> dict[str, dict]:
 def key_score(likes, dislikes):
     """(l − d) / (l + d + PRIOR): smoothed towards 0 so one click is a hint, not a verdict."""
     return (likes - dislikes) / (likes + dislikes + PRIOR)
+
+
+def shared_origin(clicks, keys: dict[int, list[str]]) -> list[list[str]]:
+    """Groups of :data:`ORIGIN` keys of two or more families that the same clicks rated
+    (each key of a group was on exactly the same clicked items): one piece of evidence, which
+    the ``preference`` scorer counts once, on the group's key that most items carry."""
+    rated: dict[str, list] = defaultdict(list)
+    for item_id, liked in clicks:
+        for key in keys.get(item_id, ()):
+            if key.startswith(ORIGIN):
+                rated[key].append((item_id, liked))
+    together: dict[tuple, list[str]] = defaultdict(list)
+    for key, evidence in rated.items():
+        together[tuple(evidence)].append(key)
+    return [group for group in together.values() if len({split_key(k)[0] for k in group}) > 1]
