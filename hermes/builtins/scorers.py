@@ -406,7 +406,7 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
         return sums if extra is None else sums + extra
 
     scores = scope.per_row(
-        ("preference", tuple(clicks), preferences.PRIOR, categories.WEIGHT),
+        ("preference", tuple(clicks), preferences.PRIOR, categories.WEIGHT, "origin counted once"),
         lambda vecs, where: with_inferred(matrix.key_sums(column, matrix.entry_share()))[where],
         lambda: with_inferred(score_cache.key_sums(matrix, user["id"], column)),
         uses_vectors=False,
