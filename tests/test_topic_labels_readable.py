@@ -118,3 +118,28 @@ def test_two_topics_of_one_window_never_share_a_label(db, add_items):
     labels = [t.label for t in result.topics]
     assert len(labels) == 2 and len(set(labels)) == 2, labels
     assert all(label.startswith("amplitude · ") for label in labels), labels
+
+
+def test_a_word_the_field_writes_everywhere_loses_to_a_specific_phrase(db, add_items):
+    """A cond-mat listing (a one-field trial's "interaction" over a heavy-fermion topic): the
+    word is a tag alone on the topic's six items only, but inside a phrase on a third of
+    the archive ("electron-phonon interaction" …), so it tells less than "heavy fermion",
+    which two of the six share and nothing else carries (:func:`topic_labels.lift`)."""
+    heavy = [["interaction", p] for p in ("heavy fermion", "kondo lattice", "quantum criticality") for _ in (0, 1)]
+    cold = [["optical lattice", "bose gas"], ["optical lattice", "feshbach resonance"]] * 9
+    phrases = ["electron-phonon interaction", "spin-orbit interaction", "exchange interaction", "coulomb interaction"]
+    subjects = ["superconductor", "graphene", "phonon", "magnetization", "quantum dot", "spin glass"]
+    rest = [{"title": f"other {k}", "tags": [phrases[k % 4], subjects[k % 6]]} for k in range(30)]
+    rest += [{"title": f"more {k}", "tags": [subjects[k % 6], "thin film"]} for k in range(36)]
+    items = [{"title": f"paper {k}", "tags": tags} for k, tags in enumerate(heavy + cold)]
+    add_items(items + rest)
+    graph = tag_graph.get_graph(db)
+    # "interaction" alone: on 6 of 90 items (under ARCHIVE_SHARE) and 6 of the window's 24
+    # (under FIELD_SHARE), ranked first by telling × rarity; with its phrases, on 36
+    assert graph.count("interaction") == 6 and graph.within("interaction") == 36
+    ids = [r[0] for r in db.execute("SELECT id FROM items ORDER BY id")][: len(heavy + cold)]
+    basis = np.eye(8)
+    window = [window_topics.WindowItem(i, items[k]["tags"], 1, basis[int(k >= 6)]) for k, i in enumerate(ids)]
+    result = window_topics.group(graph, window)
+    label = next(t.label for t in result.topics if ids[0] in t.members)
+    assert label.split(" · ")[0] == "heavy fermion" and "interaction" not in label.split(" · "), label

@@ -162,6 +162,7 @@ class TagGraph:
     feed_tags: dict[str, list[str]] = field(default_factory=dict)
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _count: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _within: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         self._index = {t: k for k, c in enumerate(self.communities) for t in c.tags}
@@ -184,6 +185,23 @@ class TagGraph:
         """Items of the archive carrying ``tag`` (its document frequency); 0 when it is not
         a node."""
         return self._count.get(normalize_tag(tag), 0)
+
+    def within(self, tag: str) -> int:
+        """Items of the archive carrying ``tag`` or a tag that contains it word for word
+        ("transition" in "phase transition", "quantum phase transition"), summed over those
+        tags (an item carrying two is counted twice), at most :attr:`n_items_tagged`; 0 when
+        no node contains it. How common a word is in the archive: the tagger proposes
+        "transition" alone on a few items and inside a phrase on many more, so its
+        :meth:`count` makes a word that a quarter of a cond-mat listing writes look rare."""
+        if self._within is None:  # built at the first call: only a topic's name reads it
+            within: Counter = Counter()
+            for tag_key, n in self._count.items():
+                words = tag_key.split(" ")
+                runs = {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)}
+                for run in runs:
+                    within[run] += n
+            self._within = dict(within)
+        return min(self._within.get(normalize_tag(tag), 0), self.n_items_tagged)
 
     def community_of(self, tag: str) -> Community | None:
         k = self._index.get(normalize_tag(tag))
@@ -243,6 +261,7 @@ class TagGraph:
         data = asdict(self)
         data.pop("_index", None)
         data.pop("_count", None)
+        data.pop("_within", None)
         data.pop("_feed", None)
         return json.dumps(data, separators=(",", ":"))
 

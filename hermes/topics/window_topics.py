@@ -377,11 +377,9 @@ def _topic(
     names = {t: n for s in keys for t, n in s.items()}
     matched = {item.id: list(s.values()) for item, s in zip(items, keys, strict=True)}
     ranked = topic_labels.most_telling(inside, df, n_window)
-    top = math.log(max(graph.n_items_tagged, 2))
-    naming = topic_labels.weigh(
-        ranked, inside, df, n_window, lambda t: graph.information(t) / top if graph.count(t) else 1.0
-    )
-    chosen = topic_labels.label(naming, keys, topic_labels.field_tags(graph, inside, df, n_window), distinct)
+    naming = topic_labels.weigh(ranked, inside, df, n_window, lambda t: topic_labels.rarity(graph, t))
+    field = topic_labels.field_tags(graph, inside, df, n_window, len(keys))
+    chosen = topic_labels.label(naming, keys, field, distinct)
     shown = [names[t] for t in ranked if inside[t] > 1][:5] or [names[t] for t in chosen]
     return Topic(" · ".join(names[t] for t in chosen), tuple(shown), tuple(i.id for i in items), matched)
 
