@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextvars
 import inspect
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -191,6 +192,30 @@ def refuse(parameter: str, says: str, *, got: Any = None, given: bool = False) -
     given=True)`` reads ``since=99 is beyond …`` over MCP and ``--since 99 is beyond …`` at the
     CLI."""
     return InvalidArguments([Problem(parameter, "refused", got=got, given=given, says=says)])
+
+
+#: A file's path and nothing else: from the root, the home folder (``~``), a drive (``C:\\``)
+#: or a ``file://`` URL, ending in a file extension (``.txt``, ``.bib``).
+_FILE_PATH = re.compile(r"(?:/|~|[A-Za-z]:[\\/]|file://)\S.*\.[A-Za-z][A-Za-z0-9]{0,4}")
+#: a path may hold a space or two ("My Library.bib"); more words are prose
+_PATH_WORDS = 3
+
+
+def refuse_file_path(parameter: str, value: str) -> None:
+    """Refuse text parameter ``parameter`` given only a file's path (one line, a path's start,
+    a file extension at the end): hermes never reads a file an agent names, so the path
+    would be taken as the text itself (a persona whose interests are a path matches
+    nothing; a library of one path is no library). A person at the CLI hands hermes the
+    text in the command's own way (``hermes persona import NAME FILE`` reads the file)."""
+    text = value.strip()
+    if "\n" in text or len(text) > 1000 or len(text.split()) > _PATH_WORDS or not _FILE_PATH.fullmatch(text):
+        return
+    says = (
+        "is a file's path, not its text: hermes never reads files for an agent; pass the file's contents instead"
+        if _WORDING.get().typed == "json"
+        else "is a file's path, not its text; pass the text itself"
+    )
+    raise refuse(parameter, says, got=text, given=True)
 
 
 class CompactSchema(GenerateJsonSchema):

@@ -137,6 +137,10 @@ class Tool:
     #: the :class:`Result` subclass that describes the payload
     result: type[Result]
     read_only: bool = False
+    #: MCP's destructiveHint: the call may lose what the person cannot get back with another
+    #: call (a feed's or persona's deletion, reset_feedback, a note's text). A change another
+    #: call undoes, losing nothing (a like, a favorite, a rename, new interests with the old
+    #: text returned), is not destructive: hosts ask for confirmation of each destructive call.
     destructive: bool = False
     idempotent: bool = False
     #: reaches outside hermes's own data (fetches a URL the caller names)

@@ -46,6 +46,7 @@ from . import __version__, config, net
 from . import mcp_unreadable as unreadable
 from .contract import NAME_MAX, UNTRUSTED, Prompt, Tool, server_failure
 from .errors import HermesError
+from .facekit import faces
 from .files import write_atomic
 from .net import is_loopback
 from .plugins import get_plugin_manager, shipped
@@ -238,9 +239,12 @@ class Handlers:
         resolve: dict[str, Callable[[], Tool]],
         prompts: list[Prompt],
         database: _Database,
+        unserved: frozenset[str] = frozenset(),
     ):
         _load_sdk()
         self._inputs = {entry["name"]: entry["input"] for entry in listed}
+        #: the tools of the groups ``--tools`` left out: advice naming one speaks of the CLI
+        self._unserved = unserved
         self._tools = [_listed_tool(entry) for entry in listed]
         self._resolve = resolve
         self._prompts = {prompt.name: prompt for prompt in prompts}
@@ -291,7 +295,8 @@ class Handlers:
         except HermesError as exc:  # the agent cannot fix this: a server-side failure
             return server_failure(f"cannot open the hermes database: {exc}", **tool.empty)
         try:
-            return call_tool(db, tool, arguments, face="mcp")
+            with faces.serving_without(self._unserved):
+                return call_tool(db, tool, arguments, face="mcp")
         finally:
             db.conn.close()
 
@@ -383,14 +388,16 @@ def build_server(
     collected when it is first called (:func:`hermes.tools.find_tool`)."""
     _load_sdk()
     if listed is None:
-        collected = collect_tools(groups)
+        every = collect_tools()
+        collected = {name: t for name, t in every.items() if groups is None or t.group in groups}
         entries = [listing(tool) for tool in collected.values()]
         resolve = {name: (lambda tool=tool: tool) for name, tool in collected.items()}
     else:
+        every = {entry["name"] for entry in listed}
         entries = [entry for entry in listed if groups is None or entry["group"] in groups]
         resolve = {entry["name"]: _finder(entry["name"]) for entry in entries}
     served = set(resolve)
-    handlers = Handlers(entries, resolve, collect_prompts(served), _Database(db_path))
+    handlers = Handlers(entries, resolve, collect_prompts(served), _Database(db_path), frozenset(set(every) - served))
     return Server(
         "hermes",
         version=__version__,

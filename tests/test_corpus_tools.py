@@ -36,7 +36,7 @@ def test_the_group_and_its_annotations():
     for name, tool in tools.items():
         assert tool.group == "corpus" and tool.plugin == "corpus"
         assert tool.read_only is (name in READS), name
-        assert tool.destructive is (name in {"delete_highlight", "delete_note", "favorite", "mark_unread"}), name
+        assert tool.destructive is (name in {"delete_highlight", "delete_note"}), name
         assert tool.description and tool.fn.__doc__
     assert tools["favorite"].idempotent and not tools["record_progress"].idempotent
     assert tools["save_item"].open_world and tools["save_item"].idempotent

@@ -96,13 +96,9 @@ def test_group_registers_every_tool_with_truthful_annotations():
     read_only = {n for n, t in tools.items() if t.read_only}
     # explain_item stores its explanation (the explanations table): not read-only
     assert read_only == {"list_feed", "preview_feed", "list_feeds", "suggest_feeds"}
-    # what removes or overwrites: a flip of a like, a removed click, a renamed feed
-    assert {n for n, t in tools.items() if t.destructive} == {
-        "remove_feed",
-        "rename_feed",
-        "record_feedback",
-        "remove_feedback",
-    }
+    # what loses what no other call gives back: a removed feed (a like, its removal and a
+    # rename are undone by the next call; tests/test_mcp_contract.py's ANNOTATIONS)
+    assert {n for n, t in tools.items() if t.destructive} == {"remove_feed"}
     assert {n for n, t in tools.items() if t.open_world} == {"add_feed", "preview_feed"}
     for name in ("list_feed", "preview_feed", "list_feeds", "explain_item"):
         assert tools[name].untrusted

@@ -28,24 +28,26 @@ async def test_an_unknown_tool_is_a_json_rpc_invalid_params_error(db_path):
 
 # --- every answer against its typed output schema; one isError rule; true annotations --------
 
-#: per tool, its annotations: r read-only, d destructive (removes or overwrites), i idempotent,
-#: o open world (fetches what the caller names)
+#: per tool, its annotations: r read-only, d destructive (loses what no other call gives back:
+#: hermes.contract.Tool.destructive), i idempotent, o open world (fetches what the caller names).
+#: A change another call undoes is not destructive: a host asks to confirm each destructive call
+#: (an MCP trial's host asked before every like).
 ANNOTATIONS = {
     "list_feed": "ri",
     "explain_item": "i",  # explain_item writes the explanations cache
     "add_feed": "io",
     "preview_feed": "rio",
     "list_feeds": "ri",
-    "rename_feed": "di",
+    "rename_feed": "i",
     "remove_feed": "di",
     "suggest_feeds": "ri",
-    "record_feedback": "di",
-    "remove_feedback": "di",  # a flip overwrites; a removal removes
+    "record_feedback": "i",
+    "remove_feedback": "i",  # record_feedback gives it back
     "list_users": "ri",
     "create_persona": "i",
     "propose_interests": "ri",
-    "update_persona": "di",
-    "rename_persona": "di",
+    "update_persona": "i",  # the old text is returned,
+    "rename_persona": "i",
     "profile_status": "ri",
     "search_feed": "ri",
     "delete_persona": "di",
@@ -56,12 +58,12 @@ ANNOTATIONS = {
     "digest": "ri",
     "record_progress": "",
     "add_highlight": "",
-    "delete_highlight": "d",
+    "delete_highlight": "d",  # its text is lost,
     "add_note": "",
     "delete_note": "d",
-    "favorite": "di",
+    "favorite": "i",
     "mark_read": "i",
-    "mark_unread": "di",  # on=false unsaves
+    "mark_unread": "i",  # mark_read reads it again
     "corpus": "ri",
     "corpus_items": "ri",
     "corpus_changes": "ri",
@@ -226,6 +228,7 @@ async def test_every_answer_validates_and_is_an_error_by_one_rule(db_path, serve
 async def test_annotations_say_what_each_tool_does(db_path):
     async with mcp.Client(build_server(str(db_path))) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(listed) == set(ANNOTATIONS)  # a new tool needs its line in the table
     for name, flags in ANNOTATIONS.items():
         a = listed[name].annotations
         said = (

@@ -440,7 +440,9 @@ def test_a_file_with_no_readable_entry_is_refused_and_writes_nothing(db, archive
     assert result["entries"] == 0 and result["refused"] == []
     assert snapshot(db) == before
     result = tool(db, "import_library", name="ann", text="/home/ann/library.bib")
-    assert not result["ok"] and "not BibTeX" in result["message"]  # a path is text, never opened
+    # a path is never opened: refused as one, saying to pass the contents (tests/test_mcp_trial_fixes.py)
+    assert not result["ok"] and "pass the file's contents" in result["message"]
+    assert snapshot(db) == before
     assert not tool(db, "import_library", name="nobody", text="@misc{x, title={y}}")["ok"]
 
 

@@ -32,7 +32,8 @@ def ranking(db, name: str) -> list[tuple[int, float]]:
 
 def test_annotations_say_it_changes_a_name_and_can_be_repeated():
     rename = collect_tools({"persona"})["rename_persona"]
-    assert rename.destructive and rename.idempotent and not rename.read_only
+    # renaming back restores all: not destructive (hermes.contract.Tool.destructive)
+    assert not rename.destructive and rename.idempotent and not rename.read_only
     assert rename.empty == {"persona": {}, "changed": False}
 
 

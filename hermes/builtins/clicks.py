@@ -48,8 +48,9 @@ class Feedback(Result):
     n_clicks: int = 0
 
 
-# Destructive: a like on an item the persona disliked overwrites the dislike.
-@tool("feeds", result=Feedback, destructive=True, idempotent=True)
+# Not destructive (hermes.contract.Tool.destructive): a flipped answer is flipped back by the
+# next call, and the answer names the one it replaced (``previous``).
+@tool("feeds", result=Feedback, idempotent=True)
 def record_feedback(
     db,
     user: User,
@@ -100,7 +101,8 @@ class Removed(Result):
     n_clicks: int = 0
 
 
-@tool("feeds", result=Removed, destructive=True, idempotent=True)
+# Not destructive: record_feedback gives the answer taken back (``removed``) again.
+@tool("feeds", result=Removed, idempotent=True)
 def remove_feedback(db, user: User, item_id: ItemId) -> dict:
     """Take back a persona's like or dislike on an item."""
     persona = require_user(db, user)

@@ -16,6 +16,8 @@ for a person (CLI or web).
 from __future__ import annotations
 
 import contextvars
+import functools
+import re
 import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +29,9 @@ FACES = ("mcp", "cli", "web")
 SOURCES = {"mcp": "agent", "cli": "ui", "web": "ui"}
 
 _FACE: contextvars.ContextVar[str] = contextvars.ContextVar("hermes_face", default="mcp")
+#: The tools the MCP server in progress does not serve (``hermes serve --tools persona`` serves
+#: no record_feedback): advice naming one is given in the CLI's words (:meth:`Say.__str__`).
+_UNSERVED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("hermes_unserved", default=frozenset())
 
 
 def face() -> str:
@@ -51,6 +56,32 @@ def leave(token: contextvars.Token) -> None:
 
 
 @contextmanager
+def serving_without(tools: frozenset[str]):
+    """Run a block of an MCP server that does not serve ``tools`` (its ``--tools`` left their
+    groups out): a :class:`Say` whose MCP words name one of them says its CLI words instead,
+    so an agent is never sent to a tool it cannot call, and can tell the person the command."""
+    token = _UNSERVED.set(frozenset(tools))
+    try:
+        yield
+    finally:
+        _UNSERVED.reset(token)
+
+
+@functools.lru_cache(maxsize=8)
+def _naming(tools: frozenset[str]) -> re.Pattern[str]:
+    # a tool's name as a word: not part of a longer name (list_feed in list_feeds), nor of a
+    # command in backticks (`hermes digest`) or a --flag
+    names = "|".join(re.escape(t) for t in sorted(tools, key=len, reverse=True))
+    return re.compile(rf"(?<![\w`-])(?:{names})(?![\w-])")
+
+
+def names_unserved(text: str) -> bool:
+    """Whether ``text`` names a tool the server in progress does not serve."""
+    unserved = _UNSERVED.get()
+    return bool(unserved) and _naming(unserved).search(text) is not None
+
+
+@contextmanager
 def speaking(name: str | None):
     """Run a block in face ``name`` (``None`` keeps the current one)."""
     if name is None:
@@ -69,7 +100,9 @@ class Say:
     current face's words.
 
     ``cli`` names commands and options (in backticks, as typed), ``mcp`` tools and
-    parameters, ``web`` buttons and pages. Keep each a phrase that fits mid-sentence.
+    parameters, ``web`` buttons and pages. Keep each a phrase that fits mid-sentence. Over
+    MCP, words that name a tool the server does not serve give way to the CLI's (the command
+    the person can run, :func:`serving_without`): the one place that rule lives.
     """
 
     mcp: str
@@ -77,7 +110,10 @@ class Say:
     web: str
 
     def __str__(self) -> str:
-        return getattr(self, _FACE.get())
+        face = _FACE.get()
+        if face == "mcp" and names_unserved(self.mcp):
+            return self.cli
+        return getattr(self, face)
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)

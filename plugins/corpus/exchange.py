@@ -104,11 +104,17 @@ def save(db, user: str, ref: str, *, trusted: bool) -> dict:
         db, user, ref, allow_private=trusted or settings().allow_private, source="ui" if trusted else caller()
     )
     what = "Stored" if r["created"] else "Already stored:"
+    # arXiv was asked to confirm a record a feed brought, and could not be reached
+    unchecked = (
+        " arXiv could not be reached, so it is saved as the feed that brought it has it (not checked against arXiv)."
+        if r["unconfirmed"]
+        else ""
+    )
     # The remote title stays out of the message (it is in `title`): it is third-party text,
     # and the message is the tool speaking.
     return ok(
         f"{what} item {r['item_id']} (its title is in 'title'); saved for {r['user']} "
-        f"({_describe(r['changes'])}; facet {r['facet']}).",
+        f"({_describe(r['changes'])}; facet {r['facet']}).{unchecked}",
         **{k: r[k] for k in SavedItem.empty()},
     )
 

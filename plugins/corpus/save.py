@@ -3,8 +3,9 @@
 An item already in the database (the same arXiv id in any version, the same DOI, the same
 page) is only favorited, which puts it in the persona's saved facet; nothing is fetched. An
 arXiv id or DOI counts as stored only when its record came from arXiv or the resolver: an
-item of another feed that merely links it is looked up first (:func:`existing_item`).
-Otherwise one fetch of its metadata (:mod:`.metadata`), then its embedding is computed,
+item of another feed that merely links it is looked up first (:func:`existing_item`), and
+when arXiv cannot be reached, a paper such a feed brought under the arXiv id is saved as the
+archive has it, the answer saying it was not checked (``unconfirmed``). Otherwise one fetch of its metadata (:mod:`.metadata`), then its embedding is computed,
 then one write transaction inserts the item with its embedding and records the favorite.
 A failed fetch or embedding raises before that transaction, so an offline or failed save
 stores nothing at all, and exports, recall and ranking only ever see complete items.
@@ -110,6 +111,24 @@ def _unreachable(exc: LookupFailed, user: str, ref_text: str) -> LookupFailed | 
     return LookupFailed(f"{exc}; nothing was stored: {step}")
 
 
+def _looked_up(db, ref: Ref, user: str, ref_text: str, *, allow_private: bool) -> tuple[dict | None, int | None]:
+    """``(item, None)``: the record of ``ref`` from its source, or ``(None, item_id)``: the
+    source could not be reached and a feed brought a paper under this arXiv id, one its
+    source has not confirmed (:func:`existing_item`), which is then saved as the archive
+    has it (no more than ``favorite`` on that item would do; the answer says so). Otherwise
+    the failed lookup, in words that say what to do."""
+    cfg = corpus_settings()
+    try:
+        return lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver, allow_private=allow_private), None
+    except LookupFailed as exc:
+        unreachable = _unreachable(exc, user, ref_text)
+        # an arXiv id only: an item that merely links a DOI (a post) is not the paper
+        held = existing_item(db, ref, confirmed=False) if unreachable and ref.kind == "arxiv" else None
+        if held is None:
+            raise (_refused(exc, ref, user, ref_text, cfg) or unreachable or exc) from None
+        return None, held
+
+
 def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool, source: str, embedder=None) -> dict:
     """Save ``ref_text`` (arXiv id, DOI or URL) for ``user``; return what happened.
 
@@ -120,15 +139,11 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
     ref = identify(ref_text)
     u = require_user(db, user)
     item_id = existing_item(db, ref)
-    created = False
+    created = unconfirmed = False
     if item_id is None:
-        cfg = corpus_settings()
-        try:
-            item = lookup(ref, arxiv_api=cfg.arxiv_api, doi_resolver=cfg.doi_resolver, allow_private=allow_private)
-        except LookupFailed as exc:
-            raise (
-                _refused(exc, ref, u["name"], ref_text, cfg) or _unreachable(exc, u["name"], ref_text) or exc
-            ) from None
+        item, item_id = _looked_up(db, ref, u["name"], ref_text, allow_private=allow_private)
+        unconfirmed = item_id is not None
+    if item_id is None:
         embedder = embedder or get_embedder()
         vectors, tokens = _embed(item, embedder)
         with write_transaction(db):
@@ -169,6 +184,7 @@ def save(db: sqlite_utils.Database, user, ref_text: str, *, allow_private: bool,
         "arxiv_id": row[2],
         "ref": ref.kind,
         "created": created,
+        "unconfirmed": unconfirmed,
         "facet": facet[0] if facet else None,
         "changes": marked["changes"],
     }

@@ -348,8 +348,8 @@ def delete_note(
     return _delete("note", db, user, note_id, confirm)
 
 
-# Destructive: on=false removes the favorite.
-@tool(GROUP, result=Favorite, destructive=True, idempotent=True, title="Save for later")
+# Not destructive (hermes.contract.Tool.destructive): on=true saves again what on=false unsaved.
+@tool(GROUP, result=Favorite, idempotent=True, title="Save for later")
 def favorite(
     db,
     user: User,
@@ -440,8 +440,9 @@ def _read_many(db, u: dict, item_ids: list[int]) -> dict:
     )
 
 
-# Destructive: the reading progress recorded is removed.
-@tool(GROUP, result=Unread, destructive=True, idempotent=True)
+# Not destructive: mark_read reads it again (its opens, highlights, notes and saving are kept;
+# only a partial fraction, say 0.4, comes back as 1).
+@tool(GROUP, result=Unread, idempotent=True)
 def mark_unread(db, user: User, item_id: ItemId) -> dict:
     """Undo 'read': the item's reading progress goes back to 0 (highlights, notes, saving
     kept)."""

@@ -18,6 +18,7 @@ from hermes.errors import InvalidInput, NotFound
 from hermes.facekit.faces import Say, plural
 from hermes.ingest.refresher import refresh_state
 from hermes.ingest.runlock import describe
+from hermes.net import is_loopback
 from hermes.storage.clicks import clicks_on_feed
 from hermes.storage.records import file_of, now_iso
 from hermes.storage.transactions import write_transaction
@@ -84,10 +85,28 @@ def check_web_url(url: str) -> str:
     url = url.strip()
     parts = urllib.parse.urlsplit(url)
     if parts.scheme.lower() not in ("http", "https"):
-        raise InvalidInput(f"only http:// and https:// feed URLs are accepted, got {url[:200]!r}")
+        meant = with_scheme(url)
+        hint = f"; with its scheme it reads {meant[:220]!r}: pass that" if meant else ""
+        raise InvalidInput(f"only http:// and https:// feed URLs are accepted, got {url[:200]!r}{hint}")
     if not parts.hostname:
         raise InvalidInput(f"the URL {url[:200]!r} has no host name")
     return url
+
+
+def with_scheme(url: str) -> str | None:
+    """``url`` with the scheme it lacks, when it is a host (and port, path) and no scheme:
+    ``http://`` for this machine (a loopback server rarely speaks TLS), ``https://`` for any
+    other host; None when it has a scheme of its own or names no host (a path)."""
+    if "://" in url or url.startswith(("/", ".", "~")):
+        return None
+    try:
+        parts = urllib.parse.urlsplit("//" + url)
+        host, _ = parts.hostname, parts.port  # a port that is no number raises
+    except ValueError:
+        return None
+    if not host or parts.username is not None or not (host == "localhost" or "." in host or ":" in host):
+        return None  # "feeds", "rss:" or "mailto:a@b.org" is no feed's address
+    return f"{'http' if is_loopback(host) else 'https'}://{url}"
 
 
 def normalise_location(location: str) -> str:

@@ -473,8 +473,8 @@ def list_feeds(db) -> dict:
     )
 
 
-# Destructive as rename_persona is: the old title is overwritten.
-@tool(GROUP, result=FeedRenamed, destructive=True, idempotent=True)
+# Not destructive (hermes.contract.Tool.destructive): renaming it back restores the old title.
+@tool(GROUP, result=FeedRenamed, idempotent=True)
 def rename_feed(
     db,
     feed_id: Annotated[int, Field(description="From list_feeds.", ge=1)],

@@ -175,7 +175,7 @@ def search(
         )
         message = (
             f"{shown} matching {asked}, in {persona['name']}'s ranking "
-            f"order; {RATED} shows earlier feedback. {FEEDBACK}."
+            f"order; {RATED} shows earlier feedback. {FEEDBACK.naming(persona['name'])}."
         )
     elif tag and not tag_exists(db, tag):
         message = f"no item is tagged {tag!r}; {TAGS_IN_USE}"

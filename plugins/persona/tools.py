@@ -13,7 +13,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from hermes.answers import ANSWER_BUDGET, fitting, left_out_words
-from hermes.arguments import spelled
+from hermes.arguments import refuse_file_path, spelled
 from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
 from hermes.errors import HermesError, InvalidInput
 from hermes.facekit.faces import CREATE_PERSONA, INGEST, Say, plural, typed
@@ -50,13 +50,20 @@ NEW_TEXT = Say(
 )
 
 
-def after_create(name: str) -> Say:
-    return Say(
-        mcp="Next: bootstrap_persona to warm it from its interests, or list_feed / search_feed and record_feedback",
-        cli=f"Next: `hermes persona bootstrap {typed(name)}` warms it from its interests; "
-        f"`hermes feed {typed(name)} -i` trains it with single keys",
-        web="Its feed is below; ✓ and ✗ teach it",
+def after_create(name: str) -> str:
+    """What to do with a new persona, in two pieces of advice: under ``hermes serve --tools
+    persona`` the first still names bootstrap_persona, the second the feed's commands."""
+    warm = Say(
+        mcp="Next: bootstrap_persona to warm it from its interests",
+        cli=f"Next: `hermes persona bootstrap {typed(name)}` warms it from its interests",
+        web="Its feed is below",
     )
+    train = Say(
+        mcp="or list_feed / search_feed and record_feedback",
+        cli=f"`hermes feed {typed(name)} -i` trains it with single keys",
+        web="✓ and ✗ teach it",
+    )
+    return f"{warm}; {train}"
 
 
 USE_TAGS = Say(
@@ -243,6 +250,7 @@ def list_users(db) -> dict:
 def create_persona(db, name: NewName, interests: Interests) -> dict:
     """Create a persona: a unique short name and its interests in plain words. The same call
     again is ok."""
+    refuse_file_path("interests", interests)
     found = _same_persona(db, name, interests)
     if found is not None:
         left_out = split_unwanted(found["interests"])[1]
@@ -306,7 +314,9 @@ def propose_interests(
     )
 
 
-@tool(GROUP, result=PersonaUpdate, destructive=True, idempotent=True)
+# Not destructive (hermes.contract.Tool.destructive): the answer returns the old text
+# (previous_interests), which a second call puts back; the clicks are kept.
+@tool(GROUP, result=PersonaUpdate, idempotent=True)
 def update_persona(
     db,
     name: User,
@@ -323,6 +333,7 @@ def update_persona(
         )
     if not clear and not interests.strip():
         raise InvalidInput(f"{spelled('interests')} is empty; {NEW_TEXT}")
+    refuse_file_path("interests", interests)
     user, previous = personas.update_interests(db, name, None if clear else interests)
     left_out = split_unwanted(user["interests"])[1]
     payload = {
@@ -355,10 +366,10 @@ def update_persona(
     )
 
 
-# Destructive in the MCP sense (not only additive): the old name stops naming the persona,
-# which breaks what refers to it by name outside hermes (see after_rename). Nothing is lost
-# and a second call changes nothing more (it is refused), so it is idempotent.
-@tool(GROUP, result=PersonaUpdate, destructive=True, idempotent=True)
+# Not destructive (hermes.contract.Tool.destructive): nothing is lost, and renaming it back
+# restores what names it outside hermes (the answer says what, see after_rename). A second
+# call changes nothing more, so it is idempotent.
+@tool(GROUP, result=PersonaUpdate, idempotent=True)
 def rename_persona(db, name: User, new_name: NewName) -> dict:
     """Rename a persona, keeping all it has."""
     user, previous = personas.rename_persona(db, name, new_name)
@@ -600,6 +611,7 @@ def import_library(
 ) -> dict:
     """Teach a persona from a BibTeX, RIS or CSL-JSON library: each entry becomes a like (found
     in the archive, else stored)."""
+    refuse_file_path("text", text)
     done = library.import_library(db, name, text, format)
     matched = sum(done.matched.values())
     how = ", ".join(f"{n} by {HOW[k]}" for k, n in done.matched.items() if n)
