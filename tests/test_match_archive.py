@@ -305,10 +305,11 @@ def test_the_classifier_names_a_dislike_only_where_one_is_near(probability, veto
 def test_a_classifier_figure_common_here_says_so_and_claims_nothing():
     """A trial's far dislikes put most of a one-field archive over 0.5: "Good match: looks
     more like what you liked … (probability 0.53)" on 16 items whose only reason it was."""
-    from hermes.ranking.explain_words import _classifier_phrase
+    from hermes.ranking.explain_words import _classifier_phrase, note_of
 
-    e = {"probability": 0.56, "level": "weak", "usual_here": True, "keeps_below_bar": False}
+    e = {"probability": 0.56, "level": "weak", "usual_here": True, "keeps_below_bar": False, "typical_here": 0.47}
     assert _classifier_phrase(e) == "your clicks lean to it (probability 0.56), as they do to many items here"
+    assert note_of(e) == "not rare here: many items score as high, typically 0.47"
     # without an archive sample to judge by, a good figure makes no claim about the archive
     e = {"probability": 0.56, "level": "good", "rare_here": False}
     assert _classifier_phrase(e) == "your clicks point to it (probability 0.56)"

@@ -77,6 +77,10 @@ def note_of(e: dict) -> str:
         return f"{leaning}: keeps it below your bar"
     if e.get("unconfirmed"):
         return "counted as good, not strong: what you liked does not confirm it"
+    if "probability" in e and e.get("usual_here"):
+        # over the fixed threshold, but not in the archive's top share (match.RARE)
+        typical = f", typically {shown(e['typical_here'])}" if "typical_here" in e else ""
+        return f"not rare here: many items score as high{typical}"
     if _above_typical(e):
         # not "usual": the figure is above the typical one, only not rare enough here
         return f"counts for less in this archive, where an item is typically {shown(e['typical_here'])}"
@@ -94,7 +98,7 @@ def _above_typical(e: dict) -> bool:
     """Whether the archive held the figure down although it is above this archive's typical
     one: only then is it "similar, but an item here is typically …" (a trial read "similar
     to your interest … (similarity 0.15), but an item here is typically 0.27")."""
-    return bool(e.get("usual_here")) and "typical_here" in e and e["similarity"] >= e["typical_here"]
+    return bool(e.get("usual_here")) and "typical_here" in e and e.get("similarity", -1.0) >= e["typical_here"]
 
 
 def _classifier_phrase(e: dict) -> str:
