@@ -117,6 +117,7 @@ def test_save_items_message_does_not_speak_the_remote_title(db, monkeypatch):
         "save",
         lambda *a, **k: {
             "created": True,
+            "unconfirmed": False,
             "item_id": 7,
             "title": remote,
             "user": "alice",
