@@ -236,7 +236,7 @@ def test_one_click_on_a_show_counts_once_not_per_family(db, add_items):
     """An MCP trial liked one podcast episode: its show is one feed, one author and one
     content type, and the like counted three times over (preference +1.33 on every episode,
     each above every paper). The keys the same clicks rated count once, on the narrowest."""
-    from hermes.ranking.preferences import shared_origin
+    from hermes.ranking.preferences import shared_evidence
 
     show = add_items(
         [{"title": f"episode {i}", "content_type": "podcast", "authors": ["Phase Space"]} for i in range(3)],
@@ -262,7 +262,31 @@ def test_one_click_on_a_show_counts_once_not_per_family(db, add_items):
     # the disliked paper's type, feed and author were rated by the same click: its author
     # alone carries it, not every paper of the feed
     assert preference[papers[1]] == pytest.approx(0.0)
-    groups = shared_origin([(show[0], True)], {show[0]: ["type:podcast", "author:x", "tag:t"]})
+    groups = shared_evidence([(show[0], True)], {show[0]: ["type:podcast", "author:x", "tag:t"]})
     assert groups == [["type:podcast", "author:x"]]
     # a key two different click sets rated is its own evidence
-    assert shared_origin([(1, True), (2, True)], {1: ["type:podcast", "author:x"], 2: ["type:podcast"]}) == []
+    assert shared_evidence([(1, True), (2, True)], {1: ["type:podcast", "author:x"], 2: ["type:podcast"]}) == []
+
+
+def test_a_dislike_counts_against_its_narrowest_category_not_its_cross_lists(db, add_items):
+    """A one-field trial disliked polymer papers cross-listed to stat-mech and mtrl-sci: a
+    quantum-criticality paper listed under stat-mech fell from rank 43 to 142 on those
+    dislikes alone. A category only dislikes rated, together with the paper's others,
+    counts on the narrowest of them; a liked paper's categories all count."""
+    from hermes.ranking.preferences import shared_evidence
+
+    polymer = add_items([{"title": "polymer melt", "tags": ["cond-mat.soft", "cond-mat.stat-mech"]}])
+    qcp = add_items([{"title": f"quantum critical point {i}", "tags": ["cond-mat.stat-mech"]} for i in range(3)])
+    soft = add_items([{"title": "colloid gel", "tags": ["cond-mat.soft"]}])
+    other = add_items([{"title": "kondo lattice", "tags": ["cond-mat.str-el"]}])  # no category rated
+    user = create_user(db, "ann", "")
+    record_click(db, user["id"], polymer[0], False, "ui")
+    ranking = rank(db, user, CandidateQuery())
+    preference = dict(zip(ranking.item_ids.tolist(), ranking.raw["preference"].tolist(), strict=True))
+    # (the feed and the content type, on every item, add the same to each)
+    assert preference[qcp[0]] == pytest.approx(preference[other[0]])  # stat-mech, on more items: not rated
+    assert preference[soft[0]] == pytest.approx(preference[other[0]] - 1 / 3)  # the narrowest takes it
+    # a like of the same paper rates both of its categories
+    keys = {1: ["tag:a", "tag:b"]}
+    assert shared_evidence([(1, False)], keys) == [["tag:a", "tag:b"]]
+    assert shared_evidence([(1, True)], keys) == []

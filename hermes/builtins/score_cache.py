@@ -334,10 +334,10 @@ def stats(db, matrix, persona, clicks) -> dict:
     return hit
 
 
-def shared_origin(db, matrix, clicks) -> list[list[str]]:
-    """:func:`hermes.ranking.preferences.shared_origin` of these clicks, from the clicked
+def shared_evidence(db, matrix, clicks) -> list[list[str]]:
+    """:func:`hermes.ranking.preferences.shared_evidence` of these clicks, from the clicked
     items' kept keys."""
-    return preferences.shared_origin(clicks, _clicked_keys(db, matrix, clicks))
+    return preferences.shared_evidence(clicks, _clicked_keys(db, matrix, clicks))
 
 
 def _clicked_keys(db, matrix, clicks) -> dict[int, list[str]]:

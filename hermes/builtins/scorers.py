@@ -398,7 +398,7 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
         index = matrix.key_index.get(key)
         if index is not None and not key.startswith("topic:"):
             column[index] = s["score"]
-    _count_once(matrix, column, score_cache.shared_origin(db, matrix, clicks))
+    _count_once(matrix, column, score_cache.shared_evidence(db, matrix, clicks))
 
     def with_inferred(sums):
         # an item without categories counts the one it is closest to (hermes.ranking.categories)
@@ -406,7 +406,7 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
         return sums if extra is None else sums + extra
 
     scores = scope.per_row(
-        ("preference", tuple(clicks), preferences.PRIOR, categories.WEIGHT, "origin counted once"),
+        ("preference", tuple(clicks), preferences.PRIOR, categories.WEIGHT, "shared evidence counted once"),
         lambda vecs, where: with_inferred(matrix.key_sums(column, matrix.entry_share()))[where],
         lambda: with_inferred(score_cache.key_sums(matrix, user["id"], column)),
         uses_vectors=False,
@@ -415,7 +415,7 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
 
 
 def _count_once(matrix, column: np.ndarray, groups: list[list[str]]) -> None:
-    """Each group of keys the same clicks rated (:func:`~hermes.ranking.preferences.shared_origin`:
+    """Each group of keys the same clicks rated (:func:`~hermes.ranking.preferences.shared_evidence`:
     a show's feed, author and content type) keeps its score on the key fewest items carry,
     the others 0: an item holding several counts the clicks once, and the evidence still
     tells items apart (five likes all on one feed's papers rate "paper" too, which every

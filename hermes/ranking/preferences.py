@@ -30,7 +30,7 @@ FAMILIES = ("tag:", "type:", "source:", "author:", "topic:")
 #: the families that say where an item comes from. A podcast's show is one feed, one
 #: author and one content type: one click on an episode rated all three, and an MCP trial's
 #: single podcast like counted three times over (raw preference +1.33, every podcast above
-#: every paper). See :func:`shared_origin`.
+#: every paper). See :func:`shared_evidence`.
 ORIGIN = ("type:", "source:", "author:")
 
 
@@ -123,16 +123,31 @@ def key_score(likes, dislikes):
     return (likes - dislikes) / (likes + dislikes + PRIOR)
 
 
-def shared_origin(clicks, keys: dict[int, list[str]]) -> list[list[str]]:
-    """Groups of :data:`ORIGIN` keys of two or more families that the same clicks rated
-    (each key of a group was on exactly the same clicked items): one piece of evidence, which
-    the ``preference`` scorer counts once, on the group's key that most items carry."""
+def shared_evidence(clicks, keys: dict[int, list[str]]) -> list[list[str]]:
+    """Groups of keys that exactly the same clicks rated (each key of a group was on the
+    same clicked items), which the ``preference`` scorer counts once, on the group's key
+    fewest items carry:
+
+    - :data:`ORIGIN` keys of two or more families (a show's feed, author and content type);
+    - feed categories only dislikes rated: a disliked polymer paper listed under
+      cond-mat.soft, mtrl-sci and stat-mech says nothing against the other stat-mech
+      papers (a one-field trial's quantum-criticality paper fell from rank 43 to 142 on
+      such cross-lists). A liked paper's categories all count: on the benchmark that
+      generalisation is worth it (``benchmarks/results/ranking.md``, "Clicks counted once")."""
     rated: dict[str, list] = defaultdict(list)
     for item_id, liked in clicks:
         for key in keys.get(item_id, ()):
-            if key.startswith(ORIGIN):
+            if key.startswith((*ORIGIN, "tag:")):
                 rated[key].append((item_id, liked))
     together: dict[tuple, list[str]] = defaultdict(list)
     for key, evidence in rated.items():
         together[tuple(evidence)].append(key)
-    return [group for group in together.values() if len({split_key(k)[0] for k in group}) > 1]
+    groups = []
+    for evidence, group in together.items():
+        origin = {split_key(k)[0] for k in group if k.startswith(ORIGIN)}
+        tags = [k for k in group if k.startswith("tag:")]
+        if len(origin) > 1:
+            groups.append([k for k in group if k.startswith(ORIGIN)])
+        if len(tags) > 1 and not any(liked for _, liked in evidence):
+            groups.append(tags)
+    return groups
