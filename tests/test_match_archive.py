@@ -178,6 +178,13 @@ def test_a_figure_held_down_by_the_archive_says_what_is_typical_here():
         "similar to “Higgs at the LHC”, which you liked (similarity 0.63), but an "
         "item here is typically 0.36 from what you liked"
     ]
+    # with the threshold that decided it (a trial could not tell what would have counted)
+    needed = {"id": 1, "title": "Higgs at the LHC", "similarity": 0.63, "level": "weak", "usual_here": True}
+    held = _phrases(_payload(liked={**needed, "typical_here": 0.36, "needed_here": 0.6612}))
+    assert held == [
+        "similar to “Higgs at the LHC”, which you liked (similarity 0.63), but an "
+        "item here is typically 0.36 from what you liked, and a match needs 0.67 here"
+    ]
     lowered = _phrases(
         _payload(
             interest={"clause": "QCD", "similarity": 0.5, "level": "good", "usual_here": True, "typical_here": 0.3}

@@ -47,7 +47,7 @@ from ..storage.transactions import write_transaction
 from . import categories
 from .explain_words import EVIDENCE_OF, note_of, phrases_of, reason_line
 from .interests import interest_clauses, wanted_text
-from .match import COUNTS_FROM, LEVELS, level_of
+from .match import BAR, COUNTS_FROM, LEVELS, level_of
 from .matrix import get_matrix
 from .preferences import item_keys, key_stats, split_key
 from .rank import Ranking, blend_weight, candidate_rows, rank
@@ -430,6 +430,9 @@ class _Shared:
         out = {"level": LEVELS[level], "usual_here": usual}
         if usual and kind in judgement.typical:
             out["typical_here"] = round(judgement.typical[kind], 4)
+        if usual and kind in judgement.limits:
+            # what the figure needed here to clear the bar (the decision's own threshold)
+            out["needed_here"] = round(judgement.limits[kind][BAR - 1], 4)
         return out
 
     def _flag(self, name: str, pos: int) -> bool:

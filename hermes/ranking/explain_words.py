@@ -83,7 +83,7 @@ def note_of(e: dict) -> str:
         return f"not rare here: many items score as high{typical}"
     if _above_typical(e):
         # not "usual": the figure is above the typical one, only not rare enough here
-        return f"counts for less in this archive, where an item is typically {shown(e['typical_here'])}"
+        return f"counts for less in this archive, where an item is typically {shown(e['typical_here'])}{_needed(e)}"
     return ""
 
 
@@ -92,6 +92,13 @@ def _held_down(e: dict) -> bool:
     would clear the bar by the fixed thresholds): the phrase then says so, not "weakly
     similar". A figure the archive lowered from strong to good still reads as good."""
     return _above_typical(e) and e["level"] in ("weak", "none")
+
+
+def _needed(e: dict) -> str:
+    """ ", and a match needs 0.63 here": the threshold that decided it, where the archive
+    raised it (a trial read "similar (0.56), but an item here is typically 0.37" under a weak
+    match, and could not tell what would have counted)."""
+    return f", and a match needs {match.shown_limit(e['needed_here'])} here" if "needed_here" in e else ""
 
 
 def _above_typical(e: dict) -> bool:
@@ -208,7 +215,7 @@ def phrases_of(p: dict) -> list[str]:
             }[e["level"]]()
             if not _held_down(e)
             else f"similar to your {matched} {figure}, but an item here is "
-            f"typically {shown(e['typical_here'])} from your interests",
+            f"typically {shown(e['typical_here'])} from your interests{_needed(e)}",
         )
     if ev["liked"] is not None:
         e = ev["liked"]
@@ -240,7 +247,7 @@ def phrases_of(p: dict) -> list[str]:
         elif _held_down(e):
             text = (
                 f"similar to {title}, which {who} (similarity {sim}), but an item here is "
-                f"typically {shown(e['typical_here'])} from what you liked"
+                f"typically {shown(e['typical_here'])} from what you liked{_needed(e)}"
             )
         else:
             text = phrases[e["level"]]()

@@ -141,6 +141,12 @@ CLOSER = -0.05
 CONFIRMED_BY_CLICKS = True
 
 
+def shown_limit(limit: float) -> str:
+    """A threshold as the faces write it: rounded up to two decimals, so a figure shown
+    below it (cut, :func:`shown`) is below it."""
+    return f"{math.ceil(limit * 100 - 1e-9) / 100:.2f}"
+
+
 def shown(figure: float) -> str:
     """A similarity or probability as every face writes it: cut, not rounded, to the
     thresholds' two decimals, so the figure shown is on the same side of each threshold as
@@ -187,6 +193,8 @@ class Judgement:
     #: the kinds whose levels also needed the figure to be rare here (:data:`RARE`; not
     #: where the reference was too small to tell)
     rare: frozenset = frozenset()
+    #: per kind, the limits (weak, good, strong) its figures were judged against here
+    limits: dict = field(default_factory=dict)
 
     def _arrays(self) -> dict:
         return {
@@ -211,6 +219,7 @@ class Judgement:
             self.typical,
             at(self.unconfirmed),
             self.rare,
+            self.limits,
         )
 
     def put(self, at, other: Judgement) -> None:
@@ -290,6 +299,7 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
     typical: dict[str, float] = {}
     figures: dict[str, np.ndarray] = {}
     rare: set[str] = set()
+    judged_limits: dict[str, tuple[float, ...]] = {}
     for comp in components:
         if not comp.active:
             continue
@@ -308,7 +318,8 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
             reference = comp.reference.get(kind)
             if RARE.get(kind) and reference is not None and len(reference) >= MIN_REFERENCE:
                 rare.add(kind)
-            by_kind[kind] = level_counts(rare_limits(kind, raised, reference), values)
+            judged_limits[kind] = rare_limits(kind, raised, reference)
+            by_kind[kind] = level_counts(judged_limits[kind], values)
     nearer = None
     if "liked" in by_kind and "disliked" in figures:
         # NaN (no dislike) compares False: nothing nearer
@@ -333,7 +344,7 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
             leans &= by_kind["interest"] < STRONG
         vetoed = leans & (levels >= BAR)
         levels[vetoed] = BAR - 1
-    return Judgement(levels, by_kind, nearer, vetoed, typical, unconfirmed, frozenset(rare))
+    return Judgement(levels, by_kind, nearer, vetoed, typical, unconfirmed, frozenset(rare), judged_limits)
 
 
 def level_counts(limits: tuple[float, ...], values) -> np.ndarray:
