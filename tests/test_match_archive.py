@@ -89,7 +89,13 @@ def test_the_explanation_says_the_clicks_did_not_confirm_a_strong_interest():
 def test_a_trained_classifier_that_leans_to_a_dislike_keeps_an_item_below_the_bar():
     interest = match.THRESHOLDS[MINILM]["interest"][2] + 0.05
     j = judged(
-        {"interest": np.array([interest, interest]), "classifier": np.array([match.VETO - 0.1, match.VETO + 0.1])},
+        {
+            "interest": np.array([interest, interest]),
+            "classifier": np.array([match.VETO - 0.1, match.VETO + 0.1]),
+            # a disliked item as near as the nearest liked one: the veto spares no strong interest
+            "liked": np.array([0.40, 0.40]),
+            "disliked": np.array([0.45, 0.45]),
+        },
         n_clicks=match.SPARE_STRONG_INTEREST_BELOW,
     )
     assert [match.LEVELS[v] for v in j.levels] == ["weak", "strong"]
@@ -113,7 +119,25 @@ def test_a_few_clicks_do_not_veto_what_the_interests_text_matches_strongly():
     assert [match.LEVELS[v] for v in few.levels] == ["good", "weak"]
     assert few.vetoed.tolist() == [False, True] and few.unconfirmed.tolist() == [True, False]
     later = judged(evidence, n_clicks=match.SPARE_STRONG_INTEREST_BELOW)
-    assert [match.LEVELS[v] for v in later.levels] == ["weak", "weak"] and later.vetoed.all()
+    assert [match.LEVELS[v] for v in later.levels] == ["good", "weak"]
+    assert later.vetoed.tolist() == [False, True]
+
+
+def test_later_the_veto_holds_a_strong_interest_down_only_near_a_dislike():
+    """An MCP trial's 12 clicks (a podcast, a German article, blog posts, papers) trained a
+    classifier that put every "Hubbard model" paper at 0.45-0.47: interest 0.61, all below
+    the bar. From SPARE_STRONG_INTEREST_BELOW clicks on, a strong interest figure is held
+    down only where a disliked item is as near as the nearest liked one."""
+    strong = match.THRESHOLDS[MINILM]["interest"][2] + 0.05
+    evidence = {
+        "interest": np.array([strong, strong]),
+        "liked": np.array([0.40, 0.40]),
+        "disliked": np.array([0.20, 0.45]),  # the second is nearer a dislike than a like
+        "classifier": np.array([match.VETO - 0.03] * 2),
+    }
+    later = judged(evidence, n_clicks=match.SPARE_STRONG_INTEREST_BELOW + 2)
+    assert [match.LEVELS[v] for v in later.levels] == ["good", "weak"]
+    assert later.vetoed.tolist() == [False, True]
 
 
 def test_the_second_pass_writes_its_judgement_into_the_first():

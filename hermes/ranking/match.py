@@ -128,6 +128,13 @@ VETO_CLICKS = 5
 #: holds are relevant 0.50-0.66 of the time: the faces say the clicks are why instead,
 #: :func:`hermes.ranking.explain_words.held_by_clicks`)
 SPARE_STRONG_INTEREST_BELOW = 10
+#: … and from then on it spares one unless a disliked item is as near as the nearest liked
+#: one (:data:`CLOSER`): the veto holds down what resembles a dislike, not a paper on the
+#: stated interest that a classifier of 12 diverse clicks puts at 0.47 (an MCP trial's
+#: "Hubbard model" papers, interest 0.61, all under the bar, which held one podcast episode).
+#: On benchmarks/bar_field.py, both click patterns, both halves: the same figures to the
+#: second decimal but one (many fields at 10 clicks, 12.3 -> 12.4 irrelevant above the bar)
+SPARE_UNLESS_DISLIKED_NEAR = True
 #: "disliked" is judged only beside "liked": the liked figure lifts nothing where a disliked
 #: item is as near, or nearer, give or take this (chosen: within 0.05 of the liked one)
 CLOSER = -0.05
@@ -292,7 +299,9 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
     interests text alone only before any click taught something (:data:`CONFIRMED_BY_CLICKS`)
     — and never above ``weak`` where a classifier fit on ``n_clicks`` >=
     :data:`VETO_CLICKS` leans to a dislike (:data:`VETO`), but for an item the interests text
-    matches strongly while the clicks are fewer than :data:`SPARE_STRONG_INTEREST_BELOW`."""
+    matches strongly while the clicks are fewer than :data:`SPARE_STRONG_INTEREST_BELOW`, and
+    after that one no disliked item is as near as its nearest liked one
+    (:data:`SPARE_UNLESS_DISLIKED_NEAR`)."""
     limits = thresholds(model)
     levels = np.zeros(size, dtype=np.int8)
     by_kind: dict[str, np.ndarray] = {}
@@ -342,6 +351,9 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
         leans = np.asarray(figures["classifier"]) < VETO
         if n_clicks < SPARE_STRONG_INTEREST_BELOW and "interest" in by_kind:
             leans &= by_kind["interest"] < STRONG
+        elif SPARE_UNLESS_DISLIKED_NEAR and "interest" in by_kind:
+            near = nearer if nearer is not None else np.zeros(len(leans), dtype=bool)
+            leans &= (by_kind["interest"] < STRONG) | near
         vetoed = leans & (levels >= BAR)
         levels[vetoed] = BAR - 1
     return Judgement(levels, by_kind, nearer, vetoed, typical, unconfirmed, frozenset(rare), judged_limits)
