@@ -47,6 +47,19 @@ def test_feed_boilerplate_is_never_a_candidate():
     assert "scaling law" in found
 
 
+def test_a_journal_cited_in_an_abstract_is_no_topic():
+    """A trial's cond-mat papers cite "[N.M. Plakida et al., Phys. Rev. B, v. 51, 16599
+    (1995); JETP, v. 97]": "phys" alone, singularised, became the topic "phy"."""
+    text = (
+        "The Green function equation of motion technique for the two-band Hubbard model "
+        "[N.M. Plakida et al., Phys. Rev. B, v. 51, 16599 (1995); JETP, v. 97, 331 (2003)] "
+        "and Phys. Rev. Lett. 98, 107204; Astrophys. J. 600."
+    )
+    found = candidates(text)
+    assert not any({"phys", "phy", "rev", "lett", "jetp", "astrophys"} & set(p.split()) for p in found), sorted(found)
+    assert "two-band hubbard model" in found
+
+
 def test_verbs_and_bare_adjectives_of_abstracts_end_a_phrase():
     """What the user trial and the demo saw as topics: "evaluate sparse autoencoder",
     "requiring", "achievable", "applicability"."""
