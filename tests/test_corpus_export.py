@@ -369,8 +369,9 @@ def test_math_passes_through_bibtex_and_braces_still_cannot_break_it(db, add_ite
     assert r"title = {On the $\ell_1$ Penalty for Sparse Autoencoders}" in text
     assert r"$\|x\|_{2}$" in text and r"$L_1$" in text and r"\textbackslash{}ell" not in text
     assert r"50\% of \$5 stays prose \textbraceleft{}open" in text  # prose is still escaped
-    # Math whose braces do not balance is prose: escaped, so the file still parses whole.
-    assert r"Unbalanced \$\{x\$ math \} here" in text  # "\{" is the feed's escape of a brace
+    # Math whose braces do not balance (BibTeX counts "\{" too) is the text it reads as,
+    # escaped, so the file still parses whole: "{x", not "$\{x$" as TeX source.
+    assert r"Unbalanced \{x math \} here" in text
     lib = bibtexparser.parse_string(text)
     assert lib.failed_blocks == [] and len(lib.entries) == 2
 

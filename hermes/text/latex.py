@@ -18,10 +18,12 @@ non-space on its right, the closing one a non-space on its left and no digit aft
 ("$5 and $10", "$20,000 to $30,000" are not math); and, for news text, no number after a
 space either ("US$ 20") and no two words in a row between ("$5 each, or US$ 20"). Math
 that is clearly math passes those spacing and digit rules: a command ("$\\nu= 1/2 $",
-"$\\sim$10"), or a script or "=" not after a leading number (a price starts with one).
+"$\\sim$10"), a relation alone ("$<$ 5 K"), or a script or "=" not after a leading number
+(a price starts with one).
 Anything pylatexenc cannot parse strictly, or a command it does not know (``C:\\Users``),
 stays as written; math that holds one (``$\\XQM(\\sqrt{5})$``) stays whole, never a mix of
-converted commands between dollars. Accents are combining marks ("G̃₂"), never dropped.
+converted commands between dollars (the exports read it with the macro as its name:
+:func:`readable`'s ``names``). Accents are combining marks ("G̃₂"), never dropped.
 
 The accented letters of text (``K\\"ahler``, ``Erd\\H{o}s``, ``Fran\\c cois``, ``{\\ss}``) are
 read by hermes itself, before the rest (:func:`read_accents`), in every form authors write
@@ -92,6 +94,9 @@ _SPACE_AFTER_COMMAND = re.compile(r"\\([a-zA-Z]+)\s+(?=[^\s{^_])")
 #: leading number: "$5 = $10") a script or an equals sign
 _COMMAND_SIGN = re.compile(r"\\[a-zA-Z]")
 _SCRIPT_SIGN = re.compile(r"[\^_=]")
+#: a relation or operator alone between dollars, as arXiv abstracts write "$<$ 5 K": no
+#: price is one (it was taken for "US$ 5"'s dollar and shown "$<$ 5")
+_RELATION_ONLY = re.compile(r"[<>=+\-*/|~\u00b1\u00d7\u2212\u223c\u2248\u2264\u2265]+")
 #: the blackboard letters arXiv authors define as their own one-letter macros ("$\\Q(\\sqrt5)$",
 #: "$\\R^n$"): their meaning is conventional, so they are read rather than the span kept raw
 _BLACKBOARD = re.compile(r"(?<!\\)\\([QRZNC])(?![a-zA-Z])")
@@ -151,6 +156,12 @@ _STANDARD = {
 _EMPTY_DELIMITER = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)\s*\.")
 #: amsmath's and the bm package's bold, read as pylatexenc reads \\mathbf ("𝐱")
 _BOLD = re.compile(r"\\(?:bm|boldsymbol)(?![a-zA-Z])")
+#: LaTeX 2.09's font switches in math, "{\\rm c}" (cond-mat's "$T_{\\rm c}$"), as the
+#: commands LaTeX2e has for them (:func:`math_fonts`)
+_OLD_FONT = re.compile(r"(?<!\\)\{\\(rm|bf|it|sf|tt|cal)(?![a-zA-Z])\s*")
+#: a script's upright letters, "_{\\mathrm{max}}": Unicode's raised and lowered letters are
+#: upright already, so they are read as the letters ("Tₘₐₓ", not "T_(max)")
+_UPRIGHT = re.compile(r"\\(?:mathrm|text|textrm)\{([^{}]*)\}")
 MAX_MATH = 400
 #: LaTeX's accents of text, as the combining mark each puts on its letter ("\\c{c}" is ç)
 TEXT_ACCENTS = {
@@ -242,25 +253,33 @@ def read_accents(text: str) -> str:
     return "".join(out) + text[done:]
 
 
-def readable(text: str | None) -> str:
+def readable(text: str | None, *, names: bool = False) -> str:
     """``text`` with its LaTeX as readable Unicode; text without ``\\`` or ``$`` is returned
-    as it is, and any failure returns ``text`` unchanged (a page never breaks on a title)."""
+    as it is, and any failure returns ``text`` unchanged (a page never breaks on a title).
+
+    With ``names``, math holding a command hermes does not know (an author's own macro,
+    arXiv 0704.1815's ``$\\Delta <\\sqrt{\\tk D}$``) reads with that command as its name,
+    "Δ <√(tk D)", instead of staying whole as written: what the exports give whose readers
+    take the text as plain text (RIS, CSL-JSON) or typeset it (a BibTeX span that cannot
+    pass as math). There a span kept as written next to spans read ("$\\Delta <\\tk$ … Δ =
+    0") showed TeX source beside Unicode; a page keeps it whole, where a reader sees it as
+    the feed wrote it."""
     if not text or ("\\" not in text and "$" not in text):
         return text or ""
     try:
-        return _converted(read_accents(text))
+        return _converted(read_accents(text), names)
     except Exception:  # noqa: BLE001 - pylatexenc is third-party code fed third-party text
         return text
 
 
 @lru_cache(maxsize=4096)
-def _converted(text: str) -> str:
+def _converted(text: str, names: bool = False) -> str:
     # Cached: a page shows a summary twice (preview and full), and pages are reloaded.
     out, done = [], 0
     # A search from where the last span ended, not one pass of finditer: in "M$_*$$\\sim$2"
     # that pass had found "$$" at the first span's end, and the next span lost its opening.
     while start := _START.search(text, done):
-        span = _span(text, start)
+        span = _span(text, start, names)
         if span is None:  # not LaTeX ("C:\\Users"): what follows its first token is read afresh
             out.append(text[done : start.end()])
             done = start.end()
@@ -270,15 +289,22 @@ def _converted(text: str) -> str:
     return "".join(out) + text[done:]
 
 
-def _span(text: str, start: re.Match) -> tuple[int, str] | None:
+def _span(text: str, start: re.Match, names: bool = False) -> tuple[int, str] | None:
     """The end of the LaTeX that begins at ``start`` and how it reads, or None when it is
     not LaTeX. Math hermes cannot read is kept whole, as written: its commands converted
     one by one read "$\\Q(√(5))$", neither LaTeX nor text."""
-    end = _span_end(text, start)
-    if end is None:
-        refused = _refused_math_end(text, start.start()) if start.group() == "$" else None
-        return None if refused is None else (refused, text[start.start() : refused])
-    piece = _piece(text[start.start() : end])
+    if start.group() == "$":
+        found = dollar_span(text, start.start())
+        if found is None:
+            return None
+        end, math = found
+        if not math:
+            return end, text[start.start() : end]
+    else:
+        end = _span_end(text, start)
+        if end is None:
+            return None
+    piece = _piece(text[start.start() : end], names)
     if piece is None:
         return (end, text[start.start() : end]) if _is_math(start.group()) else None
     return end, piece
@@ -290,8 +316,6 @@ def _span_end(text: str, start: re.Match) -> int | None:
     if token == "$$":
         close = text.find("$$", at)
         return close + 2 if 0 < close - at <= MAX_MATH else None
-    if token == "$":
-        return inline_math_end(text, start.start())
     if token in ("\\(", "\\["):
         close = text.find("\\)" if token == "\\(" else "\\]", at)
         return close + 2 if 0 < close - at <= MAX_MATH else None
@@ -307,6 +331,18 @@ def _span_end(text: str, start: re.Match) -> int | None:
         return at
     accent = _ACCENT.match(text, start.start() + 1)
     return accent.end() if accent else None
+
+
+def dollar_span(text: str, opening: int) -> tuple[int, bool] | None:
+    """Where the dollars opened at ``opening`` end, and True when they hold math
+    (:func:`inline_math_end`), False when they are refused as math but kept whole
+    (:func:`_refused_math_end`): the reading here and the BibTeX export's tell math alike.
+    None for a dollar that opens nothing (a price's): what follows it is read afresh."""
+    end = inline_math_end(text, opening)
+    if end is not None:
+        return end, True
+    refused = _refused_math_end(text, opening)
+    return None if refused is None else (refused, False)
 
 
 def inline_math_end(text: str, opening: int) -> int | None:
@@ -360,11 +396,12 @@ def _priced(text: str, opening: int, close: int) -> bool:
 
 def _clearly_math(text: str, opening: int, close: int) -> bool:
     """Whether dollars with a price's signs hold math all the same: "$\\nu= 1/2 $",
-    "$\\sim$10", "Im$ \\mu$". A price holds no command, so a command is math; a script or
-    "=" is, after no leading number (a price's: "$5 = $10"), unless a dollar with a space
-    inside has a word touching it outside: that dollar is the word's ("$A_B $C")."""
+    "$\\sim$10", "Im$ \\mu$", "$<$ 5 K". A price holds no command and is no relation alone,
+    so those are math; a script or "=" is, after no leading number (a price's: "$5 = $10"),
+    unless a dollar with a space inside has a word touching it outside: that dollar is the
+    word's ("$A_B $C")."""
     body = text[opening + 1 : close].strip()
-    if _COMMAND_SIGN.search(body):
+    if _COMMAND_SIGN.search(body) or _RELATION_ONLY.fullmatch(body):
         return True
     touching = (text[opening + 1].isspace() and opening > 0 and text[opening - 1].isalnum()) or (
         text[close - 1].isspace() and text[close + 1 : close + 2].isalnum()
@@ -506,13 +543,27 @@ def _is_math(latex: str) -> bool:
     return latex.startswith(("$", "\\(", "\\["))
 
 
-def _piece(latex: str) -> str | None:
-    """The readable text of one LaTeX span, or None to keep the span as written."""
-    to_text, known, walker, _ = _library()
+def own_macros(latex: str) -> frozenset[str]:
+    """The commands of ``latex`` that neither pylatexenc nor hermes reads: an author's own
+    macros ("\\tk", arXiv 0704.1815's Kondo temperature), or no LaTeX at all ("C:\\Users").
+    Math's conventional ones (:func:`_standardised`: "\\Q", "\\bm", "{\\rm c}") are read."""
+    known = _library()[1]
+    commands = COMMAND.findall(_standardised(latex) if _is_math(latex) else latex)
+    return frozenset(name for name in commands if name not in _SWITCHES and known.get_macro_spec(name) is None)
+
+
+def _piece(latex: str, names: bool = False) -> str | None:
+    """The readable text of one LaTeX span, or None to keep the span as written; with
+    ``names``, math's unknown commands read as their names (:func:`readable`)."""
+    to_text, _, walker, _ = _library()
     math = _is_math(latex)
+    unknown = own_macros(latex)
     if math:
         latex = _standardised(latex)
-    if any(name not in _SWITCHES and known.get_macro_spec(name) is None for name in COMMAND.findall(latex)):
+    if unknown and math and names:
+        # outside math an unknown command may be no LaTeX at all ("C:\\Users"): left to the rule below
+        latex = COMMAND.sub(lambda c: c[1] if c[1] in unknown else c[0], latex)
+    elif unknown:
         return None  # not LaTeX hermes can read, or not LaTeX at all (a Windows path)
     if math and _MARKUP.search(latex):
         return None
@@ -531,11 +582,30 @@ def _piece(latex: str) -> str | None:
     return text.strip() if math else text
 
 
+def math_fonts(math: str) -> str:
+    """``math`` with LaTeX 2.09's font switches as LaTeX2e's commands: "{\\rm c}" as
+    "{\\mathrm{c}}", which pylatexenc reads and every document class typesets (KOMA-Script's
+    refuse "\\rm"); the BibTeX export passes them on so, and a page reads them."""
+    if "{\\" not in math:
+        return math
+    out, done = [], 0
+    for found in _OLD_FONT.finditer(math):
+        if found.start() < done or (end := group_end(math, found.start())) is None:
+            continue
+        inner = math_fonts(math[found.end() : end - 1]).strip()
+        if inner.startswith("{") and group_end(inner, 0) == len(inner):  # "{\\rm{B}}", as authors write it too
+            inner = inner[1:-1]
+        # its group kept: "T_{\\rm c}"'s script is the group
+        out += [math[done : found.start()], rf"{{\math{found[1]}{{{inner}}}}}"]
+        done = end
+    return "".join(out) + math[done:]
+
+
 def _standardised(math: str) -> str:
     """Math with the conventional macros hermes reads spelled as pylatexenc knows them: the
     blackboard letters authors define (\\Q as \\mathbb{Q}), the bold of \\bm and
-    \\boldsymbol, and no empty delimiter."""
-    math = _BLACKBOARD.sub(r"\\mathbb{\1}", math)
+    \\boldsymbol, LaTeX2e's font commands (:func:`math_fonts`), and no empty delimiter."""
+    math = _BLACKBOARD.sub(r"\\mathbb{\1}", math_fonts(math))
     return _EMPTY_DELIMITER.sub("", _BOLD.sub(r"\\mathbf", math))
 
 
@@ -631,7 +701,7 @@ def _script(mark: str, written: str) -> tuple[str, bool]:
     ``_d`` as it is, and ``^(…)`` around a longer script, so "10^{-3a}" reads 10^(-3a),
     not 10^-3a."""
     braced = written.startswith("{")
-    body = written[1:-1] if braced else written
+    body = _UPRIGHT.sub(r"\1", written[1:-1] if braced else written)
     if not body:
         return mark + written, False
     for command, symbol in _SCRIPT_SYMBOLS.items():

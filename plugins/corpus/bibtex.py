@@ -1,8 +1,11 @@
 """The BibTeX export: titles and abstracts for LaTeX to typeset, names as BibTeX reads them.
 
 Nothing from a feed reaches the .bib as live TeX: math passes through only when it holds
-standard LaTeX's symbols and math commands (:func:`hermes.text.latex.harmless`), a few text
-commands and accents pass, everything else is escaped. Non-ASCII text is written as LaTeX
+standard LaTeX's symbols and math commands (:func:`hermes.text.latex.harmless`), an author's
+own macro in it named in upright letters ("$\\mathrm{tk}$"); other math is the text it reads
+as, never its TeX source beside typeset math, unless it would read a file (then it is shown
+escaped, as the feed wrote it); a few text commands and accents pass, everything else is
+escaped. Non-ASCII text is written as LaTeX
 (pylatexenc: "{\\L}ukasz", "$\\simeq$"), so pdflatex with classic BibTeX styles compiles
 it and cuts no letter in half.
 """
@@ -14,7 +17,16 @@ import unicodedata
 from functools import lru_cache
 from itertools import combinations
 
-from hermes.text.latex import COMMAND, FONT_SWITCHES, group_end, harmless, inline_math_end, readable
+from hermes.text.latex import (
+    COMMAND,
+    FONT_SWITCHES,
+    dollar_span,
+    group_end,
+    harmless,
+    math_fonts,
+    own_macros,
+    readable,
+)
 
 from .fields import _date, _media_url, duration_text, media, note_text
 from .langid import langid
@@ -136,6 +148,8 @@ _MATH_FOR = {
     "\u025b": r"\varepsilon",
     "\u03d2": r"\Upsilon",
     "\u0390": r"\acute{\ddot{\iota}}",
+    # pylatexenc's "\sqrt{}" typesets an empty root: "√(tk D)" read from an author's macro
+    "\u221a": r"\surd",
     "\u266d": r"\flat",
     "\u266e": r"\natural",
     "\u266f": r"\sharp",
@@ -200,10 +214,11 @@ def _known(char: str) -> str | None:
         return None
 
 
-# Inline (or display) math as pandoc reads it: the opening $ followed by a non-space, the
-# closing $ preceded by one and not followed by a digit, so "$5 and $10" is not math; an
-# escaped "\$" is a dollar sign, never a delimiter.
-MATH = re.compile(r"(?<!\\)(?:\$\$(?:[^$\\]|\\.)+?\$\$|\$(?!\s)(?:[^$\\\n]|\\.)+?(?<!\s)\$(?!\d))", re.S)
+# Display math, or the dollar that may open inline math: where inline math ends, and whether
+# it is math at all, is hermes.text.latex's rule (pandoc's, with a price's signs allowed in
+# math that is clearly math: "$\\nu= 1/2 $", "($\\sim$1nm)"), as the other exports read it;
+# an escaped "\$" is a dollar sign, never a delimiter.
+MATH = re.compile(r"(?<!\\)(?:\$\$(?:[^$\\]|\\.)+?\$\$|\$)", re.S)
 # Inside math only these would break the LaTeX run (a comment, an alignment tab, a macro
 # parameter); their escaped forms are valid in math mode too.
 _MATH_SPECIAL = re.compile(r"(?<!\\)([%&#])")
@@ -285,23 +300,39 @@ _NOT_READ = frozenset(
 )
 
 
-def _math_kind(text: str, m: re.Match) -> str | None:
-    """What a :data:`MATH` match is: ``"math"`` to pass through (its braces balance on their
-    own, else it could close the field early and break the whole file; and it is
-    :func:`hermes.text.latex.harmless`), ``"read"`` for math that is not harmless, given as the
-    Unicode it reads as ("$\\boldsymbol{x}$" is "𝐱", which Zotero's import and any style
-    print; escaped, it read "\\textbackslash{}boldsymbol"), or None: no math at all, by
-    hermes.text.latex's price rule ("$5 each, or US$ 20" is prose), or math to show escaped."""
-    if not (m.group().startswith("$$") or inline_math_end(text, m.start()) == m.end()):
-        return None
-    if not _balanced(m.group()):
-        return None
-    if harmless(m.group()):
-        return "math"
+def _math_kind(math: str) -> str | None:
+    """What math is: ``"math"`` to pass through (its braces balance on their own, else it
+    could close the field early and break the whole file; and it is
+    :func:`hermes.text.latex.harmless`), ``"read"`` for any other math, given as the text it
+    reads as (:func:`_reading`), or None: math to show escaped as written."""
     # a command that reads a file or points elsewhere, or a character code, reads as nothing
     # (pylatexenc drops it): escaped as written, the reader sees what the feed tried
-    refused = "^^" in m.group() or any(name in _NOT_READ for name in COMMAND.findall(m.group()))
-    return None if refused else "read"
+    if "^^" in math or any(name in _NOT_READ for name in COMMAND.findall(math)):
+        return None
+    return "math" if _balanced(math) and harmless(math) else "read"
+
+
+def _reading(math: str) -> str | None:
+    """Math that cannot pass as math, as the text it reads as, or None when it reads as no
+    text (pylatexenc cannot parse it: "$\\frac{1$"), to show escaped as written: amsmath's
+    "$\\boldsymbol{x}$" is "𝐱", which Zotero's import and any style print (escaped, it read
+    "\\textbackslash{}boldsymbol"); a span whose braces do not balance reads without them."""
+    reading = readable(math, names=True)
+    return reading if reading and reading != math and "\\" not in reading else None
+
+
+def _named(math: str) -> str | None:
+    """Math whose only commands LaTeX may not run are an author's own macros
+    (:func:`hermes.text.latex.own_macros`), with each as its name in upright letters:
+    arXiv 0704.1815's "$\\Delta <\\sqrt{\\tk D}$" as "$\\Delta <\\sqrt{\\mathrm{tk} D}$",
+    typeset as the abstract's "$\\Delta = 0$" is (escaped, it printed as TeX source beside
+    it), and named as the RIS and CSL-JSON exports read it ("Δ <√(tk D)"). None when
+    other commands still may not pass."""
+    own = own_macros(math)
+    if not own:
+        return None
+    named = COMMAND.sub(lambda c: rf"\mathrm{{{c[1]}}}" if c[1] in own else c[0], math)
+    return named if _balanced(named) and harmless(named) else None
 
 
 def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
@@ -312,14 +343,22 @@ def _segments(text: str, inner: bool = False) -> list[tuple[str, str]]:
     while m := (_LATEX_INNER if inner else _LATEX).search(text, scan):
         scan = m.end()
         if m.group("math"):
-            kind = _math_kind(text, m)
+            found = (m.end(), True) if m.group() != "$" else dollar_span(text, m.start())
+            if found is None:  # a dollar sign ("$5 each, or US$ 20"): prose
+                continue
+            scan, math = found  # math refused as math is prose to its closing dollar, which opens nothing
+            span = math_fonts(text[m.start() : scan])  # "$T_{\rm c}$" as "$T_{\mathrm{c}}$"
+            kind = _math_kind(span) if math else None
             if kind == "math":
-                out += [("prose", text[at : m.start()]), ("math", m.group())]
-                at = m.end()
-            elif kind == "read" and (reading := readable(m.group())) and "\\" not in reading:
+                out += [("prose", text[at : m.start()]), ("math", span)]
+                at = scan
+            elif kind == "read" and (named := _named(span)):
+                out += [("prose", text[at : m.start()]), ("math", named)]
+                at = scan
+            elif kind == "read" and (reading := _reading(span)):
                 # what is read is text, escaped as prose: it runs nothing either way
                 out += [("prose", text[at : m.start()]), ("prose", reading)]
-                at = m.end()
+                at = scan
             continue
         brace = m.start() if m.group().startswith("{") else m.end() - 1
         end = group_end(text, brace, limit=None)

@@ -1,6 +1,7 @@
 """The CSL-JSON export (the citation-style-language input schema that citeproc, pandoc and
 Zotero read). citeproc prints a title as text (its only markup is HTML-like tags), so titles
-and abstracts are given as hermes shows them to people (``readable``)."""
+and abstracts are given as hermes shows them to people (``readable``), an author's own
+macro read as its name, as the RIS export reads it."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def csl_item(r: dict) -> dict:
         "id": r["key"],
         "citation-key": r["key"],
         "type": "article" if r["arxiv"] else _CSL_TYPES.get(r["content_type"], "document"),
-        "title": readable(r["title"]),
+        "title": readable(r["title"], names=True),
     }
     if r["authors"]:
         item["author"] = [_csl_name(person(a, r["source"])) for a in r["authors"]]
@@ -90,7 +91,7 @@ def csl_item(r: dict) -> dict:
         item.setdefault("publisher", "arXiv")  # a publisher the entry named, where it named one
         item["number"] = f"arXiv:{r['arxiv']}"
     if r["abstract"]:
-        item["abstract"] = readable(r["abstract"])
+        item["abstract"] = readable(r["abstract"], names=True)
     item["keyword"] = ", ".join([*r["tags"], f"hermes-{r['facet']}"])
     if note_text(r):
         # annote, not note: CSL's note is printed in the reference list by about one style in

@@ -25,7 +25,14 @@ from hermes.arguments import refuse
 from hermes.clock import as_precise
 from hermes.errors import InvalidInput
 from hermes.ingest.parse import arxiv_year
-from hermes.text.authors import is_organisation, is_suffix, parse_stored, split_name, without_honorifics
+from hermes.text.authors import (
+    ORGANISATION_WORDS,
+    is_organisation,
+    is_suffix,
+    parse_stored,
+    split_name,
+    without_honorifics,
+)
 
 from .membership import FACETS, revision_state
 from .settings import corpus_settings
@@ -148,12 +155,34 @@ def _titles() -> frozenset[str]:
 
 def _brand_of(name: str, source: str | None) -> bool:
     """Whether ``name`` is the feed's own name or the start of one of its words ("Giant
-    Bomb", "Giant Bombcast"): a show's publisher, not a person. A person's blog names them
-    whole ("Simon Willison's Weblog")."""
+    Bomb", "Giant Bombcast"), or the feed's name less its article and the words that say what
+    it is (:data:`hermes.text.authors.ORGANISATION_WORDS`): "Fermi Sea" of "The Fermi Sea
+    Podcast", whose ``itunes:author`` every episode inherits, "Google Research" of "Google
+    Research Blog". A show's or a publication's name, not a person ("Sea, Fermi" in a trial's
+    BibTeX). A person's blog names them whole ("Simon Willison's Weblog"). A show named for
+    its host alone ("Lex Fridman Podcast") is cited by the show's name too: printed as
+    written, where a person's form of a show's name printed "F. Sea"."""
     if not source:
         return False
     found = re.search(rf"(?<!\w){re.escape(name)}(\w*)", source, re.I)
-    return bool(found) and (bool(found.group(1)) or source.casefold() == name.casefold())
+    if found and (found.group(1) or source.casefold() == name.casefold()):
+        return True
+    return _titled(source).casefold() == name.casefold()
+
+
+#: what may part a feed's name from the words that say what it is ("Fermi Sea: The Podcast")
+_TITLE_PUNCTUATION = ".,:;|-\u2013\u2014"
+
+
+def _titled(source: str) -> str:
+    """A feed's name without a leading "The" and the organisation words after it: "The
+    Fermi Sea Podcast" → "Fermi Sea"."""
+    words = source.split()
+    if len(words) > 1 and words[0].casefold() == "the":
+        words = words[1:]
+    while len(words) > 1 and words[-1].casefold().strip(_TITLE_PUNCTUATION) in ORGANISATION_WORDS | {""}:
+        words = words[:-1]
+    return " ".join(words).strip(_TITLE_PUNCTUATION)
 
 
 def inverted(name: str, source: str | None = None) -> str:

@@ -2,7 +2,9 @@
 
 Titles and abstracts are given as hermes shows them to people (``readable``: "In vivo",
 "𝒪(n²)"): a reference manager stores RIS text as typed and would print arXiv's LaTeX as
-macros."""
+macros. An author's own macro is read as its name (``names``: arXiv 0704.1815's
+"$\\Delta <\\tk$" is "Δ <tk"), so no span of an abstract stays LaTeX beside the Unicode of
+the others; the BibTeX export gives such a span the same text."""
 
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ def _ris_entry(r: dict) -> str:
         kind = RIS_PREPRINT
     else:
         kind = library or ("JOUR" if published else _RIS_TYPES.get(r["content_type"], "GEN"))
-    lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"]))]
+    lines = [_ris_line("TY", kind), _ris_line("ID", r["key"]), _ris_line("TI", readable(r["title"], names=True))]
     if preprint:
         lines.append(_ris_line("M3", "Preprint"))  # Zotero: the manuscript's type
     elif typed and cited.get("genre"):
@@ -100,7 +102,7 @@ def _ris_entry(r: dict) -> str:
         # M2 it reads into Extra, "arXiv: …", the line its BibTeX import writes for eprint.
         lines.append(_ris_line("M2", f"arXiv: {r['arxiv']}"))
     if r["abstract"]:
-        lines.append(_ris_line("AB", readable(r["abstract"])))
+        lines.append(_ris_line("AB", readable(r["abstract"], names=True)))
     lines += [_ris_line("KW", t) for t in [*r["tags"], f"hermes-{r['facet']}"]]
     for h in r["highlights"]:
         lines.append(_ris_line("N1", f'Highlight: "{h["text"]}"' + (f" ({h['comment']})" if h["comment"] else "")))
