@@ -512,6 +512,36 @@ def test_the_longest_persona_name_wraps_instead_of_widening_a_phone_page(browser
             assert width <= 390, (path, width)
 
 
+def test_a_phone_shows_whose_feed_it_is_on_every_page(browser, db_path, db, add_items):
+    """At 390 px the header hid the persona chip, and a user trial could not tell whose feed it
+    read: the chip now starts the header's second row, beside the search, on every page with a
+    persona (Feeds too, for the persona used last), and a long name is cut, not the chip."""
+    from urllib.parse import quote
+
+    from hermes.contract import NAME_MAX
+    from hermes.storage.records import create_user
+
+    long_name = "b" * NAME_MAX
+    seed(db, add_items)
+    create_user(db, long_name, "sparse autoencoders")
+    with serve(db_path) as url:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        for name in ("ada", long_name):
+            for path in (f"/feed?user={quote(name)}", f"/digest?user={quote(name)}", "/feeds", "/keys"):
+                page.goto(url + path)
+                chip, search = page.locator(".persona-chip"), page.locator("form.search")
+                assert chip.is_visible(), (name, path)
+                assert chip.get_attribute("href") == f"/persona?user={quote(name)}"
+                box, beside = chip.bounding_box(), search.bounding_box()
+                assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["width"] > 40, (path, box)
+                assert abs(box["y"] - beside["y"]) < 12 and beside["x"] > box["x"]  # one row
+                assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        assert chip.evaluate("e => e.scrollWidth > e.clientWidth")  # the long name is cut short
+        wide = browser.new_page(viewport={"width": 1280, "height": 900})
+        wide.goto(url + "/feeds?user=ada")
+        assert wide.locator(".persona-chip").is_visible()
+
+
 def test_a_row_of_feeds_wider_than_a_phone_shows_that_it_goes_on(browser, db_path, db, add_items, no_bar):
     """The trial's phone showed two feeds of five, cut at the edge with nothing saying the
     row scrolls. A shadow now marks each edge the row continues past."""

@@ -4,6 +4,8 @@ sanitised; the database and the MCP tools keep the LaTeX."""
 
 from __future__ import annotations
 
+import re
+
 import feedparser
 import pytest
 from web_support import client, seed
@@ -173,3 +175,83 @@ def test_a_card_shows_a_trial_title_with_its_accent_and_no_dollars(db, db_path, 
     with client(db_path) as web:
         page = web.get("/feed?user=ada").text
     assert "G\u0303₂-structures near ν= 1/2 over ℚ(√5)" in page
+
+
+TRIAL_TITLE = r"Pairing in underdoped Pr$_{2-x}$Ce$_x$CuO$_{4-\delta}$ near high-$T_c$"
+TRIAL_SUMMARY = (
+    r"We present a $^{63,65}$Cu NMR study; the site energies $\epsilon_R^i$ of snake_case and "
+    r"https://en.wikipedia.org/wiki/Kondo_(film) stay. " + "More words. " * 30
+)
+
+
+@pytest.fixture
+def trial_id(db, add_items, no_bar):
+    seed(db, add_items)
+    return add_items(
+        [{"title": TRIAL_TITLE, "summary": TRIAL_SUMMARY, "days_ago": 0.1, "url": "https://arxiv.org/abs/2601.00777"}]
+    )[0]
+
+
+def test_scripts_unicode_cannot_write_are_set_on_the_page(db_path, trial_id):
+    """A user trial read "Pr₂₋ₓCeₓCuO_(4-δ)", "^(63,65)Cu" and "ϵⁱ_R" on the web: the
+    readable text's own spelling of a script Unicode has no characters for. A page sets them
+    as <sub>/<sup> (a script's hyphen a minus), in the card's title, preview and abstract and
+    on the explain page; attributes and the window's title keep the readable text."""
+    with client(db_path) as web:
+        page = web.get("/feed?user=ada").text
+        explain = web.get(f"/explain?user=ada&item_id={trial_id}").text
+    title = "Pairing in underdoped Pr₂₋ₓCeₓCuO<sub>4−δ</sub> near high-T<sub>c</sub>"
+    assert f">{title}</button>" in page and f">{title}</h1>" in explain
+    assert page.count("We present a <sup>63,65</sup>Cu NMR study; the site energies ϵⁱ<sub>R</sub>") == 2
+    assert "_(4-δ)" not in re.sub(r'="[^"]*"', "", page)  # as text, in no element
+    assert 'aria-label="More like this: Pairing in underdoped Pr₂₋ₓCeₓCuO_(4-δ) near high-T_c"' in page
+    assert "<title>Why · Pairing in underdoped Pr₂₋ₓCeₓCuO_(4-δ) near high-T_c · hermes</title>" in explain
+    assert "of snake_case and https://en.wikipedia.org/wiki/Kondo_(film) stay" in page  # not scripts
+
+
+def test_other_faces_keep_the_readable_text(db_path, trial_id):
+    parsed = feedparser.parse(client(db_path).get("/feed/ada.atom").content)
+    entry = next(e for e in parsed.entries if e.link == "https://arxiv.org/abs/2601.00777")
+    assert entry.title == "Pairing in underdoped Pr₂₋ₓCeₓCuO_(4-δ) near high-T_c"
+
+
+def test_a_script_brings_no_markup_from_a_feed(db, db_path, add_items, no_bar):
+    seed(db, add_items)
+    add_items(
+        [
+            {
+                "title": "x_(<img src=x onerror=alert(1)>) and y^(&lt;b&gt;)",
+                "summary": "<p>$T_c$ and <code>a_(b)</code></p><script>x_(1)</script>" + "<p>words</p>" * 40,
+                "days_ago": 0.1,
+                "url": "https://e.org/s",
+            }
+        ]
+    )
+    with client(db_path) as web:
+        page = web.get("/feed?user=ada").text
+    assert "x<sub>&lt;img src=x onerror=alert(1)&gt;</sub> and y<sup>&amp;lt;b&amp;gt;</sup>" in page
+    assert "<p>T<sub>c</sub> and <code>a_(b)</code></p>" in page  # code is shown as written
+    assert "<img" not in page and "<script>x" not in page
+
+
+@pytest.mark.parametrize(
+    ("shown", "html"),
+    [
+        ("Pr₂₋ₓCeₓCuO_(4-δ)", "Pr₂₋ₓCeₓCuO<sub>4−δ</sub>"),
+        ("^(63,65)Cu", "<sup>63,65</sup>Cu"),
+        ("ϵⁱ_R", "ϵⁱ<sub>R</sub>"),
+        ("ϵ_( env) ∼ 5", "ϵ<sub>env</sub> ∼ 5"),
+        ("d_(x^2-y^2) gap", "d<sub>x<sup>2</sup>−y<sup>2</sup></sub> gap"),
+        ("(x)_c, B⁰_d, T_c", "(x)<sub>c</sub>, B⁰<sub>d</sub>, T<sub>c</sub>"),
+        # text that was never LaTeX: a name, a file, an address, a face
+        ("snake_case, file_a, os.path_join, /a_b, __init__, ^_^, _it_", None),
+        ("see https://x.org/wiki/Kondo_(film)", None),
+        ("k_BT", None),  # one letter before another: not told from a name ("test_xy")
+    ],
+)
+def test_which_spellings_are_scripts(shown, html):
+    from markupsafe import escape
+
+    from hermes.web.render import scripts_html
+
+    assert scripts_html(shown) == (escape(shown) if html is None else html)

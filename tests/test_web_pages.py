@@ -637,10 +637,37 @@ def test_the_feeds_pages_keep_the_persona_a_person_came_from(web, db, ids):
     assert r.status_code == 303 and r.headers["location"] == "/feeds?user=ada#feed-1"
     r = post(web, "/feeds/1/remove?user=ada", {"confirm": "yes"}, page="/feeds")
     assert r.status_code == 303 and r.headers["location"] == "/feeds?user=ada"
-    # nobody's page without a persona, and a name that is no persona (renamed since) is no error
-    assert 'href="/feed?user=' not in web.get("/feeds").text
+    # a name that is no persona (renamed since) is no error; the browser's last persona stands in
     stale = web.get("/feeds?user=nobody")
-    assert stale.status_code == 200 and 'href="/feed?user=' not in stale.text
+    assert stale.status_code == 200 and 'href="/feed?user=ada"' in stale.text
+    web.cookies.clear()  # a browser that has shown no persona: the persona list's navigation
+    assert 'href="/feed?user=' not in web.get("/feeds").text
+    assert 'href="/feed?user=' not in web.get("/feeds?user=nobody").text
+
+
+def test_every_page_carries_the_last_persona_s_navigation(web, db):
+    """A user trial reached Feeds with only "Personas" and "Feeds" in its header: no way back
+    to the feed, digest or corpus. A persona's pages remember it (a cookie, as the window and
+    density are), and the pages that are nobody's carry its tabs, search and chip."""
+    from hermes.storage.records import create_user
+
+    create_user(db, "bea", "protein folding")
+    nav = ('href="/feed?user=bea"', 'href="/digest?user=bea"', 'href="/corpus?user=bea"', 'href="/persona?user=bea"')
+    for path in ("/feeds", "/feeds/1/remove", "/keys"):
+        assert not any(link in web.get(path).text for link in nav), path  # no persona used yet
+    assert web.get("/digest?user=bea").status_code == 200
+    for path in ("/feeds", "/feeds/1/remove", "/keys"):
+        page = web.get(path).text
+        assert all(link in page for link in nav) and 'name="user" value="bea"' in page, path
+    assert 'action="/feeds/1/rename?user=bea"' in web.get("/feeds").text  # its actions return to it
+    web.get("/corpus?user=ada")
+    assert 'href="/feed?user=ada"' in web.get("/feeds").text  # the last one used
+    db.execute("UPDATE users SET name = 'ada2' WHERE name = 'ada'")
+    assert 'href="/feed?user=ada2"' in web.get("/feeds").text  # kept by id: a rename keeps it
+    web.cookies.clear()
+    web.cookies.set("hermes_persona", "999")
+    page = web.get("/feeds")  # deleted since (or edited): the persona list's navigation, no error
+    assert page.status_code == 200 and 'href="/feed?user=' not in page.text and 'href="/">Personas' in page.text
 
 
 def test_remove_unknown_feed_is_404(web):

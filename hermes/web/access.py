@@ -17,6 +17,7 @@ from ..facekit.web import request_db
 from ..ranking.page import ranked_page
 from ..tools import call_tool, collect_tools
 from .forms import ITEM_LABEL, Refusal, bad, read, web_words
+from .render import PERSONA_COOKIE
 
 
 @contextmanager
@@ -37,6 +38,22 @@ def require_persona(db, name) -> dict:
         raise HTTPException(404, str(exc)) from None
     except HermesError as exc:
         bad(str(exc))
+
+
+def visitor(request: Request, db) -> dict | None:
+    """The persona whose navigation a page that is nobody's carries (the Feeds pages): the
+    one its address names (``?user=``), else the one this browser used last (its cookie),
+    else None. An unknown name or id (a persona renamed or deleted since) is no error: the
+    page shows without it, with the persona list's navigation."""
+    name, kept = request.query_params.get("user"), request.cookies.get(PERSONA_COOKIE, "")
+    for key in (name or None, int(kept) if kept.isdigit() else None):
+        if key is None:
+            continue
+        try:
+            return require_user(db, key)
+        except HermesError:
+            continue
+    return None
 
 
 def require_item_id(db, value, back: str | None = None) -> int:

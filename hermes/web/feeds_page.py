@@ -10,11 +10,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from hermes.facekit.faces import plural
-from hermes.storage.records import feed_row, require_user
+from hermes.storage.records import feed_row
 
-from ..errors import HermesError
 from ..ingest.refresher import active, refresh_state
-from .access import Tools, opened
+from .access import Tools, opened, visitor
 from .feed_health import next_step, refresh_failures
 from .forms import as_typed, bad, path_id
 from .render import done, redirect, render, with_user
@@ -24,27 +23,16 @@ async def feeds(request: Request):
     return render(request, "feeds.html", await run_in_threadpool(_feeds_context, request))
 
 
-def _visitor(request: Request, db) -> dict | None:
-    """The persona whose tabs the Feeds pages keep (``?user=``), or None: an unknown name
-    (a persona renamed since the link was made) shows the page without them, not an error."""
-    name = request.query_params.get("user")
-    if not name:
-        return None
-    try:
-        return require_user(db, name)
-    except HermesError:
-        return None
-
-
 def _back(request: Request, anchor: str = "") -> str:
-    """The Feeds page an action returns to, for the persona it came from."""
+    """The Feeds page an action returns to, for the persona it came from (its forms name
+    the persona :func:`.access.visitor` found)."""
     return with_user("/feeds", request.query_params.get("user"), anchor)
 
 
 def _feeds_context(request: Request, **extra) -> dict:
     tools = Tools()
     with opened(request) as db:
-        user = _visitor(request, db)
+        user = visitor(request, db)
         result = tools.call(db, "list_feeds")
         refresh = (result or {}).get("refresh") or {}
         failures = refresh_failures(db, refresh)
@@ -163,7 +151,7 @@ async def confirm_remove_feed(request: Request):
             feed = _known_feed(db, feed_id)
             # confirm=False mutates nothing and says exactly what removal would do.
             preview = tools.call(db, "remove_feed", feed_id=feed_id, confirm=False)
-            user = _visitor(request, db)
+            user = visitor(request, db)
         if preview is None:
             bad(tools.missing("feeds", "remove_feed"), 503)
         plan = preview.get("feed") or {}

@@ -35,6 +35,7 @@ from .access import (
     ranked_items,
     require_item_id,
     require_persona,
+    visitor,
 )
 from .feed_health import refresh_failures
 from .forms import DEFAULT_DAYS, MAX_DAYS, MAX_TEXT, as_typed, bad
@@ -400,10 +401,8 @@ async def keys(request: Request):
     user = request.query_params.get("user")
 
     def view():
-        if not user:
-            return {"user": None, "page": "keys"}
         with opened(request) as db:
-            return {"user": require_persona(db, user), "page": "keys"}
+            return {"user": require_persona(db, user) if user else visitor(request, db), "page": "keys"}
 
     return render(request, "keys.html", await run_in_threadpool(view))
 

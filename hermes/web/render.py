@@ -28,6 +28,9 @@ from .sanitize import looks_like_html, preview, render_summary, safe_url
 
 FLASH_COOKIE = "hermes_flash"
 DENSITY_COOKIE = "hermes_density"
+#: the persona this browser used last, by id (ids are never reused, and a rename keeps it):
+#: the pages that are nobody's (Feeds, keys) carry its navigation, as a persona's own do
+PERSONA_COOKIE = "hermes_persona"
 DENSITIES = ("compact", "comfortable", "auto")
 FLASH_MAX = 300  # characters of a one-time message (the cookie holds ~4 kB with its undo)
 
@@ -87,6 +90,10 @@ def render(request: Request, name: str, context: dict, status: int = 200):
     response = request.app.state.templates.TemplateResponse(request, name, context, status_code=status)
     if flash or FLASH_COOKIE in request.cookies:
         response.delete_cookie(FLASH_COOKIE)
+    user = context.get("user")
+    if isinstance(user, dict) and "id" in user and request.cookies.get(PERSONA_COOKIE) != str(user["id"]):
+        # how the pages look (as the density), not data: a GET never writes the database
+        response.set_cookie(PERSONA_COOKIE, str(user["id"]), max_age=365 * 86400, httponly=True, samesite="lax")
     return response
 
 
@@ -238,17 +245,75 @@ def fmt_until(value) -> str:
     return "now"
 
 
+#: :func:`hermes.text.latex.readable`'s own spelling of a script Unicode cannot raise or
+#: lower whole: "_(4-δ)", "^(63,65)" around several characters (one level of parentheses
+#: inside: "_(f(x))"), "_c" for one. The faces that show plain text (the terminal, the Atom
+#: feed, MCP's sentences) keep it; a page can set it as a script. One character is taken for
+#: a script only after a base that is no word's or address's end ("T_c", "ϵⁱ_R", "(x)_c"; not
+#: "file_a", "/a_b") and before no letter or digit ("snake_case"), as text LaTeX never saw is
+#: read by these rules too.
+_SCRIPT_AS_READ = re.compile(
+    r"([_^])\(((?:[^()\n]|\([^()\n]*\))+)\)"
+    r"|(?<=[^\s_^\\])(?<![A-Za-z]{2})(?<![/.:@#=&?%~]\S)([_^])([^\W_])(?![^\W_])"
+)
+_WORD_END = re.compile(r"\S*$")
+#: a tag of sanitised HTML (its text has "<" and ">" as entities), and the tags whose text
+#: is code, shown as written
+_HTML_TAG = re.compile(r"(<[^>]*>)")
+_CODE_TAG = re.compile(r"</?(code|pre|kbd|samp)\b", re.IGNORECASE)
+
+
+def scripts_html(text: str | None, *, escaped: bool = False) -> Markup:
+    """Text as :func:`~hermes.text.latex.readable` wrote it, as page content: escaped, with
+    its scripts set as ``<sub>``/``<sup>`` (:data:`_SCRIPT_AS_READ`; a script's hyphen is a
+    minus, "4−δ"). Only these two tags are added, around escaped text: a feed's text brings
+    no markup. ``escaped``: ``text`` is the text of sanitised HTML, its entities kept."""
+    text = text or ""
+    quote = Markup if escaped else escape
+    out, done = [], 0
+    for match in _SCRIPT_AS_READ.finditer(text):
+        mark, body = (match.group(1), match.group(2).strip()) if match.group(1) else match.group(3, 4)
+        if not body or "://" in _WORD_END.search(text, 0, match.start()).group():
+            continue  # an address's "wiki/Kondo_(film)"
+        tag = "sup" if mark == "^" else "sub"
+        inner = scripts_html(body.replace("-", "−"), escaped=escaped)
+        out += [quote(text[done : match.start()]), Markup(f"<{tag}>{{}}</{tag}>").format(inner)]
+        done = match.end()
+    return Markup("").join([*out, quote(text[done:])])
+
+
+def _html_scripts(html: Markup) -> Markup:
+    """Sanitised HTML with the scripts of its text set (:func:`scripts_html`), not in code."""
+    out, code = [], 0
+    for part in _HTML_TAG.split(str(html)):
+        if part.startswith("<"):
+            opened = _CODE_TAG.match(part)
+            code += 0 if opened is None else (-1 if part.startswith("</") else 1)
+            out.append(part)
+        else:
+            out.append(part if code > 0 else str(scripts_html(part, escaped=True)))
+    return Markup("".join(out))
+
+
+def readable_html(text: str | None) -> Markup:
+    """A title or a sentence as page content: its LaTeX as Unicode, the scripts Unicode has
+    no characters for as ``<sub>``/``<sup>``, all else escaped. Attributes and the window's
+    title take the plain :func:`~hermes.text.latex.readable`."""
+    return scripts_html(readable(text))
+
+
 def readable_preview(text: str | None, limit: int = 240) -> str:
     """A summary's first words as a person reads them: its LaTeX as Unicode
-    (:func:`hermes.text.latex.readable`), then markup removed; the template escapes the result."""
+    (:func:`hermes.text.latex.readable`), then markup removed; the template escapes the result
+    (with its scripts set: the ``scripts`` filter)."""
     return preview(readable(text), limit)
 
 
 def readable_summary(text: str | None) -> Markup:
     """A summary as page content, its LaTeX as Unicode: converted first, then sanitised or
     escaped as any summary is (:func:`.sanitize.render_summary`), so no conversion can
-    bring markup past the sanitiser."""
-    return render_summary(readable(text))
+    bring markup past the sanitiser; then its text's scripts set (:func:`_html_scripts`)."""
+    return _html_scripts(render_summary(readable(text)))
 
 
 FILTERS = {
@@ -269,6 +334,9 @@ FILTERS = {
     # as Unicode (``readable``: titles, reasons that quote them). Pages only: the database and
     # the MCP tools keep the LaTeX, which agents read fine.
     "readable": readable,
+    # the same as page content: scripts as <sub>/<sup> (element text only, not attributes)
+    "readable_html": readable_html,
+    "scripts": scripts_html,
     "summary_html": readable_summary,
     "preview": readable_preview,
     "is_html": looks_like_html,
