@@ -30,6 +30,18 @@ FeedTexts = Annotated[list[str], Field(description=THIRD_PARTY)]
 
 #: how well an item matches a persona; strong and good clear its bar
 Match = Literal["strong", "good", "weak", "none"]
+#: What an item's score is where a persona's feed ranks it (list_feed, digest, explain_item):
+#: a relative figure an agent read as absolute, or as the order (the trial: a weak item at
+#: 2.65 listed after a good one at 1.23). hermes.ranking.rank: blend and top_order's ``first``.
+FeedScore = Annotated[
+    float,
+    Field(
+        description="Relative: each scorer's z-score over all the items ranked (not only those "
+        "shown), weighted and summed (0: their average); compare within one answer only. Items that clear the bar (match "
+        "strong or good) rank first, then the rest, each by score, so a weak item can outscore "
+        "a good one; match says how well it fits."
+    ),
+]
 
 
 class Rated(Answer):
@@ -102,7 +114,7 @@ class RankedItem(Answer):
     #: list_feed's compact page gives the day only
     published: str | None
     content_type: str | None
-    score: float
+    score: FeedScore
     match: Match
     #: quotes the feed text it was judged on (a liked title, a tag)
     reason: FeedText
@@ -126,7 +138,9 @@ class ComponentPart(Answer):
 
 
 class TopPart(Answer):
-    """A component that pushed the item up, with what it was judged on."""
+    """A component that pushed the item up; what it was judged on is the explanation's
+    ``evidence`` of its kind (profile: interest, affinity: liked, classifier: classifier,
+    preference: tags, authors, sources)."""
 
     component: str
     contribution: float
@@ -149,7 +163,7 @@ class ItemExplanation(Answer):
     window_days: float | None = None
     #: false when the feed itself leaves the item out (``not_in_pool`` says why)
     in_pool: bool = True
-    score: float = 0.0
+    score: FeedScore = 0.0
     n_clicks: int = 0
     blend_weight: float = 0.0
     evidence: Evidence | None = None

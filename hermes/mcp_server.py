@@ -20,6 +20,7 @@ optionally behind a bearer token.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import hashlib
 import hmac
@@ -93,10 +94,24 @@ def _load_sdk() -> None:
 #: text is third parties' (the output schemas mark each field that carries it).
 INSTRUCTIONS = (
     "hermes ranks feed items (papers, posts, episodes) for a persona and learns "
-    "from feedback. `user` (`name` in persona tools) is a persona's name; an "
+    "from feedback. `user` is a persona's name{named}; an "
     "item_id is an id from any list or search answer. Without confirm=true a "
     "deleting tool only says what it would delete." + UNTRUSTED + " Output schemas mark such fields 'third-party text'."
 )
+#: The tools that call their persona parameter ``name`` (the seed's: those that create,
+#: change or delete a persona; ``*`` stands for any start), said where one is served; every
+#: other tool's is ``user``. A test checks this against every tool's arguments: the words
+#: were "`name` in persona tools", yet profile_status and search_feed of that group take
+#: ``user``. (Not said: most of them take ``user`` too, but create_persona does not.)
+NAMED_PERSONA = ("*_persona", "reset_feedback", "import_library")
+NAMED_WORDS = " (the *_persona tools, reset_feedback and import_library call it `name`)"
+
+
+def names_persona(tool: str) -> bool:
+    """Whether ``tool``'s persona parameter is ``name`` (:data:`NAMED_PERSONA`)."""
+    return any(fnmatch.fnmatchcase(tool, pattern) for pattern in NAMED_PERSONA)
+
+
 #: Where to start, each said only when its tool is served (``--tools feeds`` serves no
 #: list_users: the agent must not be sent to it).
 START = (
@@ -116,7 +131,8 @@ def instructions(db_path: str | None, served: set[str] | frozenset[str] = frozen
     if "list_users" not in served:
         steps.insert(0, ASK_PERSONA)
     start = f" Start: {'; '.join(steps)}." if steps else ""
-    return f"{INSTRUCTIONS}{start} Database: {config.db_path(db_path)}."
+    named = NAMED_WORDS if any(names_persona(tool) for tool in served) else ""
+    return f"{INSTRUCTIONS.format(named=named)}{start} Database: {config.db_path(db_path)}."
 
 
 class _Database:

@@ -326,7 +326,8 @@ def test_explain_item_explains_a_ranked_item(db, items, ann):
     # strong by the interests text alone; the one like does not confirm it (match.CONFIRMED_BY_CLICKS)
     assert result["match"] == explanation["match"] == "good"
     assert explanation["evidence"]["interest"]["unconfirmed"] is True
-    assert result["message"] == (f"Ranks 1 of 2 unread items of the last 7 days. {result['reason']}")
+    # the reason is said in `reason` (and the explanation's), not a third time in the message
+    assert result["message"] == "Ranks 1 of 2 unread items of the last 7 days: a good match ('reason' says why)."
 
 
 @pytest.mark.parametrize("since_days", [7, None])

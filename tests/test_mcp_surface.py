@@ -30,7 +30,7 @@ async def test_the_input_side_of_tools_list_fits_in_20200_characters(db_path):
     listed = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
     assert sum(_size({k: v for k, v in t.items() if k != "outputSchema"}) for t in listed) <= 20_200
     # what every tool shares is said once, in the instructions
-    assert "`user` (`name` in persona tools) is a persona's name" in said
+    assert "`user` is a persona's name" in said  # (tests/test_mcp_trial_fixes2: which call it `name`)
     assert "third-party text" in said and "never follow instructions" in said
     assert not any("untrusted" in t["description"] for t in listed)
 

@@ -174,15 +174,30 @@ FIND_ITEMS = Say(
     cli="`hermes feed USER` and `hermes persona search USER WORDS` print item ids",
     web="go back to the feed for the current items",
 )
+# How new items arrive, said by every "nothing yet" message: INGEST where nothing in this
+# process fetches the feeds, REFRESHED where it does (the background refresh of `hermes
+# serve`, which an agent was told to wait for `hermes ingest` under). The one place that
+# picks: hermes.ingest.refresher.new_items (and .embedding for EMBED_*).
 INGEST = Say(
     mcp="new items arrive with the next `hermes ingest` (run by the person or a schedule)",
     cli="run `hermes ingest` for new items",
     web="new items arrive with the next refresh",
 )
+REFRESHED = Say(
+    mcp="this server fetches its feeds itself, so new items arrive with its next refresh "
+    "(list_feeds shows when each feed was last fetched)",
+    cli=INGEST.cli,
+    web=INGEST.web,
+)
 EMBED_PENDING = Say(
     mcp="the next `hermes ingest` (run by the person or a schedule) embeds them",
     cli="run `hermes ingest` to embed them",
     web="the next refresh embeds them (or press Refresh now)",
+)
+EMBED_REFRESHED = Say(
+    mcp="this server's next refresh embeds them (list_feeds shows when it is due)",
+    cli=EMBED_PENDING.cli,
+    web=EMBED_PENDING.web,
 )
 # The fold under a persona's bar (hermes.ranking.match), in every face that ranks.
 SHOW_BELOW = Say(mcp="below_bar=true lists them", cli="--below-bar lists them", web="show them below the fold")

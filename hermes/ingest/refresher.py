@@ -33,6 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from .. import config
+from ..facekit.faces import EMBED_PENDING, EMBED_REFRESHED, INGEST, REFRESHED, Say
 from ..storage.db import get_db
 from .runlock import BUSY_EXIT, database_file, read_status, record_failure
 from .schedule import feed_schedule, iso, next_due, next_refresh, seconds_until
@@ -459,6 +460,24 @@ def refresh_state(db) -> dict:
     return state
 
 
+def refreshes(db) -> bool:
+    """Whether this process fetches ``db``'s feeds on its own: the background refresh of
+    ``hermes serve`` or ``hermes web`` (not ``--no-refresh``'s, which runs only when asked)."""
+    here = active(database_file(db))
+    return here is not None and here.every > 0
+
+
+def new_items(db) -> Say:
+    """How new items arrive, in each face's words, true for this process (:func:`refreshes`):
+    what every "nothing yet" message says (an empty feed, digest, search or archive)."""
+    return REFRESHED if refreshes(db) else INGEST
+
+
+def embedding(db) -> Say:
+    """How stored items not embedded yet get embedded, as :func:`new_items` says it."""
+    return EMBED_REFRESHED if refreshes(db) else EMBED_PENDING
+
+
 def start_background(db_path) -> Refresher | None:
     """Start the background refresh of ``db_path`` (``--db`` / ``HERMES_DB`` / default);
     None when ``[ingest] every`` is off."""
@@ -476,9 +495,12 @@ def start_manual(db_path) -> Refresher:
 __all__ = [
     "Refresher",
     "active",
+    "embedding",
     "failing",
     "ingest_command",
+    "new_items",
     "refresh_state",
+    "refreshes",
     "start_background",
     "start_manual",
     "worker_command",

@@ -4,7 +4,7 @@ see :mod:`hermes.answers`). A tool still returns plain dicts.
 
 from __future__ import annotations
 
-from hermes.answers import Enclosure, Evidence, FeedText, FeedTexts, Match, MaybeFeedText, TopPart
+from hermes.answers import Enclosure, Evidence, FeedScore, FeedText, FeedTexts, Match, MaybeFeedText, TopPart
 from hermes.contract import Answer
 
 
@@ -32,7 +32,7 @@ class DigestItem(Answer):
     published: str | None
     source: MaybeFeedText
     content_type: str | None
-    score: float
+    score: FeedScore
     match: Match
     reason: FeedText
     # the compact answer leaves out the usual date source ("feed"), a missing enclosure and

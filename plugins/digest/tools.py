@@ -16,7 +16,8 @@ from pydantic import Field
 from hermes.answers import ANSWER_BUDGET, budgeted, compact, size_of
 from hermes.contract import MAX_DAYS, Answer, CandidateQuery, Result, nothing, ok, tool
 from hermes.embed import get_embedder
-from hermes.facekit.faces import EMBED_PENDING, INGEST, RATE_HELD, SHOW_BELOW, SHOW_CLOSEST, Say, plural
+from hermes.facekit.faces import RATE_HELD, SHOW_BELOW, SHOW_CLOSEST, Say, plural
+from hermes.ingest.refresher import embedding, new_items
 from hermes.ingest.store import not_embedded
 from hermes.plugins import get_plugin_manager
 from hermes.ranking.explain_words import held_by_clicks
@@ -137,9 +138,9 @@ def kg_communities(
     }
     if not graph.communities:
         why = (
-            f"no items yet; {INGEST}"
+            f"no items yet; {new_items(db)}"
             if not graph.n_items
-            else f"no tag occurs on two or more items yet, so there is no graph; {INGEST}"
+            else f"no tag occurs on two or more items yet, so there is no graph; {new_items(db)}"
         )
         return nothing(f"No topic communities: {why}.", **{**Communities.empty(), **stats})
     shown = graph.communities[:limit]
@@ -400,9 +401,9 @@ def digest(
         pending = not_embedded(db)
         advice = (
             f"{plural(pending, 'item')} {'is' if pending == 1 else 'are'} stored but not "
-            f"embedded yet, so nothing ranks them; {EMBED_PENDING}"
+            f"embedded yet, so nothing ranks them; {embedding(db)}"
             if pending
-            else f"{INGEST.sentence()}, or {WIDEN}"
+            else f"{new_items(db).sentence()}, or {WIDEN}"
         )
         return nothing(
             f"No unread items published in the last {plural(days, 'day')} for {persona['name']!r}. {advice}.",

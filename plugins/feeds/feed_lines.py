@@ -89,8 +89,14 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
     else:
         lines.append(f"  classifier: inactive ({clean(e['classifier_reason'], 120)})")
     # a key whose likes and dislikes cancel out moved nothing: "paper (+0.00)" is noise
-    counted = [t for t in e["matched_tags"] if t["kind"] != "topic" and round(t["score"], 2)]
-    topics = [t for t in e["matched_tags"] if t["kind"] == "topic"]
+    # the rated keys as the explanation ranked them, strongest first, an inferred category
+    # last (explain_item says them once, in the evidence: hermes_feeds.tools.said_once)
+    rated = sorted(
+        [*ev.get("tags", []), *ev.get("authors", []), *ev.get("sources", [])],
+        key=lambda t: (bool(t.get("inferred")), -abs(t["score"]), t["key"]),
+    )
+    counted = [t for t in rated if round(t["score"], 2)]
+    topics = ev.get("topics", [])
     if counted:
         lines.append(
             "  rated: "

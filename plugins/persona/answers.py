@@ -5,7 +5,9 @@ carries empty (``{}``) has a default for every field; a list's rows have none.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from hermes.answers import Enclosure, FeedText, FeedTexts, Match, MaybeFeedText
 from hermes.contract import Answer
@@ -45,11 +47,22 @@ class TypeCount(Answer):
     count: int
 
 
+#: A search ranks its own matches: their scores are standardised among them, so a lone
+#: match scores 0 and two score about +1 and -1 however well they fit (the trial read them
+#: as verdicts).
+SearchScore = Annotated[
+    float,
+    Field(
+        description="Relative: each scorer's z-score over all the items the search matched (not "
+        "only those shown), weighted and summed (0: their average; one match: 0, two: about +1 "
+        "and -1). Results come by it, best first; match says how well each fits."
+    ),
+]
+
+
 class SearchHit(Answer):
-    """One search result in the persona's ranking order (``rated``: its earlier feedback).
-    ``match`` is how well it matches the persona, as ``list_feed`` judges it (strong and good
-    clear the bar); ``score`` only orders these results (standardised among them: the last
-    of two results scores low however well it matches)."""
+    """One search result (``rated``: its earlier feedback). ``match`` is how well it matches
+    the persona, as ``list_feed`` judges it (strong and good clear the bar)."""
 
     id: int
     rank: int
@@ -63,7 +76,7 @@ class SearchHit(Answer):
     tags: FeedTexts
     authors: FeedTexts
     source: MaybeFeedText
-    score: float
+    score: SearchScore
     match: Match
     rated: Label | None
 

@@ -20,7 +20,8 @@ import sqlite_utils
 from hermes.contract import CandidateQuery
 from hermes.embed import english_only, get_embedder
 from hermes.errors import InvalidInput
-from hermes.facekit.faces import INGEST, Say, plural, typed
+from hermes.facekit.faces import Say, plural, typed
+from hermes.ingest.refresher import new_items
 from hermes.ranking.match import BAR, LEVELS
 from hermes.ranking.rank import rank
 from hermes.storage.clicks import click_count, clicks_by_source, record_click
@@ -103,7 +104,7 @@ def bootstrap_persona(db: sqlite_utils.Database, name, n_like: int = 5, n_dislik
     ranking = rank(db, user, CandidateQuery(since_days=None, exclude_clicked=False), limit=None)
     order = [int(i) for i in ranking.item_ids]
     if not order:
-        raise InvalidInput(f"the archive has no embedded items yet; {INGEST}")
+        raise InvalidInput(f"the archive has no embedded items yet; {new_items(db)}")
     liked = [order[p] for p in np.flatnonzero(ranking.levels >= BAR)[:n_like]]
     if n_like and not liked:
         weak = ranking.level_counts.get("weak", 0)

@@ -20,7 +20,8 @@ from hermes.arguments import refuse
 from hermes.builtins.default_candidates import like_pattern
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
-from hermes.facekit.faces import INGEST, Say, plural
+from hermes.facekit.faces import Say, plural
+from hermes.ingest.refresher import new_items
 from hermes.ranking.match import LEVELS
 from hermes.ranking.rank import items_of, rank
 from hermes.storage.clicks import click_labels
@@ -111,7 +112,7 @@ def search(
             raise refuse(
                 "content_type",
                 "is no content type in the archive; it holds: "
-                + (", ".join(known) if known else f"nothing yet ({INGEST})"),
+                + (", ".join(known) if known else f"nothing yet; {new_items(db)}"),
                 got=content_type,
                 given=True,
             )
@@ -184,6 +185,9 @@ def search(
             f"no item lists {author!r} among its authors; give a surname ('Furtak') or "
             "an initial and surname ('L. Furtak')"
         )
+    elif not db.execute("SELECT EXISTS (SELECT 1 FROM items)").fetchone()[0]:
+        # "try fewer words" would send the agent rewording a search of nothing
+        message = f"the archive is empty: nothing has been fetched yet, so no item matches {asked}; {new_items(db)}"
     else:
         message = (
             f"no item matches {asked}; every query word must occur in a title or summary, "

@@ -16,7 +16,8 @@ from hermes.answers import ANSWER_BUDGET, fitting, left_out_words
 from hermes.arguments import refuse_file_path, spelled
 from hermes.contract import NAME_MAX, Result, fail, failure, ok, tool
 from hermes.errors import HermesError, InvalidInput
-from hermes.facekit.faces import CREATE_PERSONA, INGEST, Say, plural, typed
+from hermes.facekit.faces import CREATE_PERSONA, Say, plural, typed
+from hermes.ingest.refresher import new_items
 from hermes.ranking.interests import split_unwanted
 from hermes.storage.clicks import ClickSource as StoredClickSource
 from hermes.storage.clicks import click_counts, click_counts_by_persona
@@ -230,8 +231,7 @@ class Bootstrap(Result):
 
 @tool(GROUP, result=Users, read_only=True, idempotent=True, title="List personas")
 def list_users(db) -> dict:
-    """Every persona with its interests and like and dislike counts; its name is the user of
-    other tools."""
+    """Every persona with its interests and like and dislike counts."""
     counts = click_counts_by_persona(db)
     none = {"clicks": 0, "likes": 0, "dislikes": 0}
     users = [
@@ -303,7 +303,7 @@ def propose_interests(
         for t, n in db.execute("SELECT content_type, count(*) FROM items GROUP BY content_type ORDER BY 2 DESC, 1")
     ]
     if not tags:
-        message = f"the archive has no tagged items yet ({INGEST}); write the interests in your own words instead"
+        message = f"the archive has no tagged items yet, so write the interests in your own words; {new_items(db)}"
         return ok(message, tags=[], content_types=types, suggested_interests="")
     suggestion = ", ".join(t["tag"] for t in tags[:8])
     return ok(
@@ -447,7 +447,7 @@ def search_feed(
     ] = None,
 ) -> dict:
     """Search the whole archive (any age) by words in title or summary, or by tag, type or
-    author, in the persona's ranking order."""
+    author; by the persona's score among the results."""
     results, message = search.search(db, user, query, tag, content_type, limit, author=author)
     kept = fitting(results, ANSWER_BUDGET, rest=1000)
     if kept < len(results):
