@@ -394,8 +394,8 @@ def explain_item(db, user: User, item_id: ItemId, since_days: SinceDays = 7) -> 
 
 def said_once(explanation: dict) -> dict:
     """The explanation as ``explain_item`` answers it: each figure once (the stored one said
-    its evidence up to three times; a median answer of the MCP trial's archive went from 5.0
-    to 3.4 kB). A top part's evidence is the ``evidence`` of its kind (profile: interest,
+    its evidence up to three times; a median answer on the MCP trial's archive went from 5.0
+    to 3.7 kB). A top part's evidence is the ``evidence`` of its kind (profile: interest,
     affinity: liked, classifier: classifier, preference: tags, authors and sources), as the
     digest gives it; ``matched_tags`` is ``evidence``'s tags, authors, sources and topics;
     the profile's closest interest and its similarity are ``evidence.interest``'s; the
