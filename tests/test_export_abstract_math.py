@@ -16,6 +16,7 @@ import pytest
 from hermes_corpus import bibtex
 from hermes_corpus import export as ex
 from hermes_corpus import signals as cs
+from tex_support import compile_bib, needs_tex
 
 from hermes.storage.records import require_user
 from hermes.text.latex import readable
@@ -142,35 +143,15 @@ def test_ris_and_csl_json_give_the_abstract_as_one_text(kondo):
     assert "T_c < 5 K" in ris["arxiv-0704.2000"]["abstract"]
 
 
-PREAMBLE = "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage[utf8]{inputenc}\\usepackage{amsmath,amssymb}"
-#: plain prints no abstract, so its document cites titles that carry the same spans
-BIBTEX_DOCUMENT = (
-    PREAMBLE + "\\begin{document}\\nocite{*}\\bibliographystyle{plain}\\bibliography{corpus}\\end{document}"
-)
-#: biblatex's reading style prints each entry's abstract
-BIBER_DOCUMENT = (
-    PREAMBLE + "\\usepackage[backend=biber,style=reading]{biblatex}\\addbibresource{corpus.bib}"
-    "\\begin{document}\\nocite{*}\\printbibliography\\end{document}"
-)
-
-
 @pytest.mark.parametrize("backend", ["bibtex", "biber"])
 def test_the_abstracts_compile_and_print_no_tex_source(kondo, tmp_path, backend):
-    for tool in ("pdflatex", backend):
-        if not shutil.which(tool):
-            pytest.skip(f"{tool} not installed: this check needs a TeX installation")
-    if backend == "biber" and subprocess.run(["kpsewhich", "biblatex.sty"], capture_output=True).returncode:
-        pytest.skip("biblatex is not installed: this check needs it")
+    needs_tex(backend)
     bib = export(kondo, "bibtex")
-    if backend == "bibtex":  # the abstracts as titles, which plain prints
+    if backend == "bibtex":  # plain prints no abstract: the abstracts as titles, which it prints
         kondo.execute("UPDATE items SET title = summary")
         bib = export(kondo, "bibtex")
-    (tmp_path / "corpus.bib").write_text(bib, encoding="utf-8")
-    (tmp_path / "doc.tex").write_text(BIBTEX_DOCUMENT if backend == "bibtex" else BIBER_DOCUMENT)
-    pdflatex = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc"]
-    for command in (pdflatex, [backend, "doc"], pdflatex):
-        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, errors="replace", timeout=300)
-        assert done.returncode == 0, done.stdout[-3000:]
+    # biblatex's reading style prints each entry's abstract
+    compile_bib(tmp_path, bib, backend, "plain" if backend == "bibtex" else "reading")
     bbl = (tmp_path / "doc.bbl").read_text(encoding="utf-8")
     assert r"where $\mathrm{tk}$ is the" in bbl  # the abstract was typeset
     assert "textbackslash" not in bbl and r"\$" not in bbl

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import bibtexparser
@@ -23,6 +21,7 @@ from hermes_corpus import sync as vault
 from hermes_corpus.bibtex import bib_title
 from hermes_persona.library_formats import cite_key, protected_spans, read
 from test_persona_support import make_persona, tool
+from tex_support import compile_bib, needs_tex
 
 from hermes.storage.clicks import record_click
 from hermes.storage.records import require_user
@@ -340,31 +339,13 @@ def test_taking_the_import_back_takes_the_names_of_the_items_it_stored(db, feed)
 
 @pytest.mark.parametrize("style, backend", [("plain", "bibtex"), ("abbrv", "bibtex"), ("authoryear", "biber")])
 def test_the_export_compiles_citing_the_library_s_keys_with_its_capitals(db, feed, tmp_path, style, backend):
-    for tool_name in ("pdflatex", backend):
-        if not shutil.which(tool_name):
-            pytest.skip(f"{tool_name} not installed: this check needs a TeX installation")
-    if backend == "biber" and subprocess.run(["kpsewhich", "biblatex.sty"], capture_output=True).returncode:
-        pytest.skip("biblatex is not installed: this check needs it")
+    needs_tex(backend)
     imported(db, (FILES / "better_bibtex.bib").read_text())
     imported(db, (FILES / "jabref_protected.bib").read_text())
     into_corpus(db, liked(db))
     bib = exported(db)
     keys = sorted(entries(bib))
-    (tmp_path / "corpus.bib").write_text(bib, encoding="utf-8")
-    preamble = (
-        "\\documentclass{article}\\usepackage[utf8]{inputenc}\\usepackage[T1]{fontenc}\\usepackage{amsmath,amssymb,url}"
-    )
-    cite = f"\\cite{{{','.join(keys)}}}"
-    if backend == "bibtex":
-        body = f"\\begin{{document}}{cite}\\bibliographystyle{{{style}}}\\bibliography{{corpus}}\\end{{document}}"
-    else:
-        preamble += f"\\usepackage[backend=biber,style={style}]{{biblatex}}\\addbibresource{{corpus.bib}}"
-        body = f"\\begin{{document}}{cite}\\printbibliography\\end{{document}}"
-    (tmp_path / "doc.tex").write_text(preamble + body + "\n")
-    pdflatex = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc"]
-    for command in (pdflatex, [backend, "doc"], pdflatex, pdflatex):
-        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, errors="replace", timeout=300)
-        assert done.returncode == 0, done.stdout[-3000:]
+    compile_bib(tmp_path, bib, backend, style, cite=f"\\cite{{{','.join(keys)}}}")
     log = (tmp_path / "doc.log").read_text(errors="replace")
     assert "undefined" not in log, log[-2000:]  # every citation found its entry
     bbl = " ".join((tmp_path / "doc.bbl").read_text(encoding="utf-8").split())

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import bibtexparser
@@ -22,6 +20,7 @@ from hermes_corpus import schema
 from hermes_corpus import signals as cs
 from hermes_persona.library_formats import read
 from test_persona_support import make_persona, tool
+from tex_support import compile_bib, needs_tex
 
 from hermes.storage.records import require_user
 
@@ -326,29 +325,14 @@ def test_the_migration_adds_the_type_and_its_fields_and_runs_once():
 
 @pytest.mark.parametrize("backend", ["bibtex", "biber"])
 def test_the_typed_export_compiles_without_a_warning(db, feed, tmp_path, backend):
-    for tool_name in ("pdflatex", backend):
-        if not shutil.which(tool_name):
-            pytest.skip(f"{tool_name} not installed: this check needs a TeX installation")
-    if backend == "biber" and subprocess.run(["kpsewhich", "biblatex.sty"], capture_output=True).returncode:
-        pytest.skip("biblatex is not installed: this check needs it")
+    needs_tex(backend)
     for name in sorted(TYPES):
         imported(db, (FILES / name).read_text())
     into_corpus(db)
     bib = exported(db)
     keys = sorted(bib_entries(bib))
-    (tmp_path / "corpus.bib").write_text(bib, encoding="utf-8")
-    preamble = "\\documentclass{article}\\usepackage[utf8]{inputenc}\\usepackage[T1]{fontenc}\\usepackage{url}"
-    cite = f"\\nocite{{{','.join(keys)}}}"
-    if backend == "bibtex":
-        body = f"\\begin{{document}}{cite}\\bibliographystyle{{plain}}\\bibliography{{corpus}}\\end{{document}}"
-    else:
-        preamble += "\\usepackage[backend=biber]{biblatex}\\addbibresource{corpus.bib}"
-        body = f"\\begin{{document}}{cite}\\printbibliography\\end{{document}}"
-    (tmp_path / "doc.tex").write_text(preamble + body + "\n")
-    pdflatex = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc"]
-    for command in (pdflatex, [backend, "doc"], pdflatex, pdflatex):
-        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, errors="replace", timeout=300)
-        assert done.returncode == 0, done.stdout[-3000:]
+    style = "plain" if backend == "bibtex" else "numeric"
+    compile_bib(tmp_path, bib, backend, style, cite=f"\\nocite{{{','.join(keys)}}}")
     blg = (tmp_path / "doc.blg").read_text(errors="replace")
     bbl = " ".join((tmp_path / "doc.bbl").read_text(encoding="utf-8").split())
     if backend == "bibtex":
