@@ -330,7 +330,8 @@ def test_the_classifier_names_a_dislike_only_where_one_is_near(probability, veto
 
     level = LEVELS[level_of("classifier", probability, MINILM)]
     e = {"probability": probability, "level": level, "keeps_below_bar": vetoed, "disliked_near": near}
-    assert _classifier_phrase({**e, "rare_here": True}) == words
+    share = {"strong": 0.99, "good": 0.97}.get(level)
+    assert _classifier_phrase({**e, **({"above_share": share} if share else {})}) == words
 
 
 def test_a_classifier_figure_common_here_says_so_and_claims_nothing():
@@ -338,11 +339,14 @@ def test_a_classifier_figure_common_here_says_so_and_claims_nothing():
     more like what you liked … (probability 0.53)" on 16 items whose only reason it was."""
     from hermes.ranking.explain_words import _classifier_phrase, note_of
 
-    e = {"probability": 0.56, "level": "weak", "usual_here": True, "keeps_below_bar": False, "typical_here": 0.47}
-    assert _classifier_phrase(e) == "your clicks lean to it (probability 0.56), as they do to many items here"
-    assert note_of(e) == "not rare here: many items score as high, typically 0.47"
+    e = {"probability": 0.56, "level": "weak", "usual_here": True, "keeps_below_bar": False, "needed_here": 0.5712}
+    assert _classifier_phrase(e) == (
+        "your clicks lean to it (probability 0.56), but not as much as to this archive's top 3 %, "
+        "and a match needs 0.58 here"
+    )
+    assert note_of(e) == "not in this archive's top 3 %, and a match needs 0.58 here"
     # without an archive sample to judge by, a good figure makes no claim about the archive
-    e = {"probability": 0.56, "level": "good", "rare_here": False}
+    e = {"probability": 0.56, "level": "good"}
     assert _classifier_phrase(e) == "your clicks point to it (probability 0.56)"
 
 
@@ -527,3 +531,28 @@ def test_a_reason_naming_tags_liked_names_the_disliked_ones_beside_them():
     )
     (alone,) = phrases_of({"evidence": {**evidence, "tags": tags[:1]}, "components": {}})
     assert alone.startswith("has tags you liked: cond-mat.str-el") and "disliked" not in alone
+
+
+def test_a_disliked_neighbour_cancels_only_a_liked_figure_that_would_have_counted():
+    """A trial's reason read "near “Dimensional crossover…”, which you liked (similarity
+    0.47), but almost as near to …, which you disliked (0.46)" where 0.64 was needed: the
+    liked figure was weak anyway, and "near" claimed a closeness it did not have."""
+    from types import SimpleNamespace
+
+    from hermes.ranking.explain import _Shared
+
+    judgement = match.Judgement(
+        np.zeros(1, dtype=np.int8),
+        nearer_disliked=np.array([True]),
+        limits={"liked": (0.2, 0.64, 0.7)},
+    )
+    shared = SimpleNamespace(
+        disliked_sims={5: np.array([0.46])},
+        disliked=[9],
+        disliked_titles={9: "Feshbach"},
+        ranking=SimpleNamespace(judgement=judgement),
+        _flag=lambda name, pos: bool(getattr(judgement, name)[pos]),
+    )
+    weak = _Shared._nearest_disliked(shared, 5, 0.46, 0, liked=0.47)
+    counted = _Shared._nearest_disliked(shared, 5, 0.66, 0, liked=0.67)
+    assert weak["closer"] is False and counted["closer"] is True

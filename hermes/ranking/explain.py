@@ -44,7 +44,7 @@ from ..embed import english_only, get_embedder
 from ..errors import InvalidInput
 from ..storage.clicks import click_on, liked_by
 from ..storage.transactions import write_transaction
-from . import categories
+from . import categories, match
 from .explain_words import EVIDENCE_OF, note_of, phrases_of, reason_line
 from .interests import interest_clauses, wanted_text
 from .match import BAR, COUNTS_FROM, LEVELS, level_of
@@ -378,7 +378,7 @@ class _Shared:
             }
             if "disliked" in affinity.evidence:
                 out["liked"]["disliked"] = self._nearest_disliked(
-                    item_id, float(affinity.evidence["disliked"][cand]), pos
+                    item_id, float(affinity.evidence["disliked"][cand]), pos, value
                 )
         classifier = comps.get("classifier")
         if classifier is not None and classifier.active and "classifier" in classifier.evidence:
@@ -396,11 +396,13 @@ class _Shared:
                 "counts": vetoed or not 0 < LEVELS.index(level) < COUNTS_FROM["classifier"],
                 "keeps_below_bar": vetoed,
                 # the words say "what you disliked" only where a disliked item is as near as
-                # the nearest liked one (the liked figure's own test, match.CLOSER)
-                "disliked_near": bool(((out.get("liked") or {}).get("disliked") or {}).get("closer")),
-                # good and strong needed the figure in this archive's top share (match.RARE)
-                "rare_here": "classifier" in getattr(self.ranking.judgement, "rare", ()),
+                # the nearest liked one (the judge's own test, match.CLOSER, whether or not the
+                # liked figure would have counted)
+                "disliked_near": self._flag("nearer_disliked", pos),
             }
+            if "classifier" in getattr(self.ranking.judgement, "rare", ()) and level in ("good", "strong"):
+                # the figure is in this archive's top share, as good and strong need (match.RARE)
+                out["classifier"]["above_share"] = match.RARE["classifier"][LEVELS.index(level) - 1]
             typical = self.ranking.judgement.typical if self.ranking.judgement is not None else {}
             if "classifier" in typical:
                 # where the figure stands here: under 0.5 is not "less like what you liked
@@ -440,17 +442,22 @@ class _Shared:
         flags = getattr(judgement, name, None) if judgement is not None else None
         return bool(flags[pos]) if flags is not None else False
 
-    def _nearest_disliked(self, item_id: int, value: float, pos: int) -> dict:
-        """The disliked item closest to this one (the ``disliked`` figure) and whether it is
-        closer than every liked one, so the liked figure did not count."""
+    def _nearest_disliked(self, item_id: int, value: float, pos: int, liked: float) -> dict:
+        """The disliked item closest to this one (the ``disliked`` figure) and ``closer``:
+        whether it is as near as the nearest liked one (give or take match.CLOSER) where that
+        cancelled the liked figure, one that would have cleared the bar here. Under that the
+        liked figure is weak anyway, and "near X, which you liked, but almost as near to Y"
+        claimed a closeness the figure did not have (a trial: 0.47 where 0.64 counts)."""
         sims = self.disliked_sims.get(item_id)
         best = int(np.argmax(sims)) if sims is not None and len(sims) else None
         disliked_id = self.disliked[best] if best is not None else None
+        limits = self.ranking.judgement.limits.get("liked") if self.ranking.judgement is not None else None
+        counted = limits is None or liked >= limits[BAR - 1]
         return {
             "id": disliked_id,
             "title": self.disliked_titles.get(disliked_id, ""),
             "similarity": round(value, 4),
-            "closer": self._flag("nearer_disliked", pos),
+            "closer": self._flag("nearer_disliked", pos) and counted,
         }
 
     def _matched_keys(self, item: dict) -> list[dict]:

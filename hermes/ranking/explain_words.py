@@ -79,8 +79,7 @@ def note_of(e: dict) -> str:
         return "counted as good, not strong: what you liked does not confirm it"
     if "probability" in e and e.get("usual_here"):
         # over the fixed threshold, but not in the archive's top share (match.RARE)
-        typical = f", typically {shown(e['typical_here'])}" if "typical_here" in e else ""
-        return f"not rare here: many items score as high{typical}"
+        return f"not in this archive's top {_top_share('good')}{_needed(e)}"
     if _above_typical(e):
         # not "usual": the figure is above the typical one, only not rare enough here
         return f"counts for less in this archive, where an item is typically {shown(e['typical_here'])}{_needed(e)}"
@@ -130,20 +129,21 @@ def _classifier_phrase(e: dict) -> str:
     # how rare, not "more like what you liked than what you disliked", which a trial read
     # beside "a disliked item is as near"
     if e["level"] in ("strong", "good"):
-        if e.get("rare_here"):
-            return (
-                f"your clicks point to it more than to {_share_above(e['level'])} of this archive (probability {prob})"
-            )
+        if "above_share" in e:
+            share = round(e["above_share"] * 100)
+            return f"your clicks point to it more than to {share} % of this archive (probability {prob})"
         return f"your clicks point to it (probability {prob})"
     if e.get("usual_here"):
-        return f"your clicks lean to it (probability {prob}), as they do to many items here"
+        return (
+            f"your clicks lean to it (probability {prob}), but not as much as to "
+            f"this archive's top {_top_share('good')}{_needed(e)}"
+        )
     return f"your likes and dislikes do not tell either way (probability {prob})"
 
 
-def _share_above(level: str) -> str:
-    """The share of the archive a classifier figure of ``level`` is above (match.RARE)."""
-    share = match.RARE["classifier"][match.LEVELS.index(level) - 1]
-    return f"{round(share * 100)} %"
+def _top_share(level: str) -> str:
+    """ "3 %": the top share of the archive a classifier figure needs for ``level`` (match.RARE)."""
+    return f"{round((1 - match.RARE['classifier'][match.LEVELS.index(level) - 1]) * 100)} %"
 
 
 def interest_named(e: dict) -> str:
