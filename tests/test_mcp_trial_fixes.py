@@ -191,3 +191,12 @@ def test_add_feed_suggests_the_url_with_its_scheme(db, url, meant):
 def test_no_scheme_is_suggested_for_what_is_no_web_address(db, url):
     r = call_tool(db, collect_tools({"feeds"})["add_feed"], {"url": url})
     assert not r["ok"] and "only http:// and https://" in r["message"] and "with its scheme" not in r["message"]
+
+
+@pytest.mark.parametrize(
+    "url", ["/tmp/mcptrial/feeds/blog.atom", "file:///tmp/feed.xml", "./feed.xml", "C:\\feeds\\a.xml"]
+)
+def test_a_feed_file_is_left_to_the_person_with_the_command_that_adds_it(db, url):
+    """A retrial's agent passed a local file and read only "only http:// and https://"."""
+    r = call_tool(db, collect_tools({"feeds"})["add_feed"], {"url": url})
+    assert not r["ok"] and "`hermes feeds add PATH`" in r["message"], r["message"]

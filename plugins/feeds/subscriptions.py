@@ -9,6 +9,7 @@ tool call stays one cheap network round trip; the reply says which applies (:fun
 from __future__ import annotations
 
 import logging
+import re
 import urllib.parse
 from collections.abc import Callable
 
@@ -87,10 +88,18 @@ def check_web_url(url: str) -> str:
     if parts.scheme.lower() not in ("http", "https"):
         meant = with_scheme(url)
         hint = f"; with its scheme it reads {meant[:220]!r}: pass that" if meant else ""
+        if not meant and (parts.scheme.lower() == "file" or url.startswith(("/", ".", "~")) or _DRIVE.match(url)):
+            # a feed file on this machine: the person subscribes it, never an agent's call
+            hint = (
+                "; a feed file on this machine is the person's to subscribe, at the terminal: `hermes feeds add PATH`"
+            )
         raise InvalidInput(f"only http:// and https:// feed URLs are accepted, got {url[:200]!r}{hint}")
     if not parts.hostname:
         raise InvalidInput(f"the URL {url[:200]!r} has no host name")
     return url
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")  # a Windows path, C:\feeds\blog.xml
 
 
 def with_scheme(url: str) -> str | None:
