@@ -50,7 +50,10 @@ class Rated(Answer):
     key: FeedText
     kind: str
     label: FeedText
-    score: float
+    score: Annotated[
+        float,
+        Field(description="(likes - dislikes) / (likes + dislikes + 2): from -1 to 1, one click ±1/3"),
+    ]
     likes: int
     dislikes: int
 
