@@ -398,10 +398,14 @@ def main(argv=None) -> int:
     print(text)
     if args.write:
         path = HERE / "results" / "bar.md"
+        # the tables head the page; the dated sections under them (what each change
+        # measured) are kept as they are
+        kept = path.read_text() if path.exists() else ""
+        notes = "\n" + kept[kept.index("\n## ") :] if "\n## " in kept else ""
         path.write_text(
             "# The bar inside one field and across fields\n\n"
             f"`{' '.join(['.venv/bin/python benchmarks/bar_field.py', *(argv or sys.argv[1:])])}`"
-            f" ({time.time() - started:.0f} s)\n\n{text}"
+            f" ({time.time() - started:.0f} s)\n\n{text}{notes}"
         )
     return 0
 
