@@ -18,7 +18,8 @@ reaches. The thresholds are cosines of one embedding model, so they are kept per
 (``benchmarks/match_calibration.py``, figures in BENCHMARKS.md) and never on the items
 being ranked. Four rules make them true inside one field (``benchmarks/bar_field.py``):
 the thresholds rise where this archive's typical figure is higher than the corpus's
-(:data:`SHIFT`, judged over :attr:`~hermes.contract.Component.reference`); the liked figure
+(:data:`SHIFT`, judged over :attr:`~hermes.contract.Component.reference`), and the
+classifier's good and strong need a probability rare there (:data:`RARE`); the liked figure
 lifts nothing where a disliked item is as near (:data:`CLOSER`); once the persona has
 clicked, strong needs the clicks to agree (:data:`CONFIRMED_BY_CLICKS`); a trained
 classifier that leans to a dislike keeps the item below the bar (:data:`VETO`). ``strong`` and ``good``
