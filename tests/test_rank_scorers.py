@@ -286,6 +286,13 @@ def test_a_dislike_counts_against_its_narrowest_category_not_its_cross_lists(db,
     # (the feed and the content type, on every item, add the same to each)
     assert preference[qcp[0]] == pytest.approx(preference[other[0]])  # stat-mech, on more items: not rated
     assert preference[soft[0]] == pytest.approx(preference[other[0]] - 1 / 3)  # the narrowest takes it
+    # and the reason does not name the category the dislike no longer counts on
+    from hermes.ranking.explain import explain
+
+    why = explain(db, user, qcp[0], since_days=None)
+    stat_mech = [t for t in why["evidence"]["tags"] if t["key"] == "tag:cond-mat.stat-mech"]
+    assert stat_mech and stat_mech[0]["counted_on"] == "tag:cond-mat.soft"
+    assert "stat-mech" not in why["reason"], why["reason"]
     # a like of the same paper rates both of its categories
     keys = {1: ["tag:a", "tag:b"]}
     assert shared_evidence([(1, False)], keys) == [["tag:a", "tag:b"]]

@@ -398,7 +398,7 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
         index = matrix.key_index.get(key)
         if index is not None and not key.startswith("topic:"):
             column[index] = s["score"]
-    _count_once(matrix, column, score_cache.shared_evidence(db, matrix, clicks))
+    counted_on = _count_once(matrix, column, score_cache.shared_evidence(db, matrix, clicks))
 
     def with_inferred(sums):
         # an item without categories counts the one it is closest to (hermes.ranking.categories)
@@ -411,22 +411,42 @@ def _preference(db, user, scope: Scope, clicks) -> Component:
         lambda: with_inferred(score_cache.key_sums(matrix, user["id"], column)),
         uses_vectors=False,
     )
-    return Component("preference", "behaviour", scores, active=bool(stats), detail={"stats": stats})
+    return Component(
+        "preference", "behaviour", scores, active=bool(stats), detail={"stats": stats, "counted_on": counted_on}
+    )
 
 
-def _count_once(matrix, column: np.ndarray, groups: list[list[str]]) -> None:
-    """Each group of keys the same clicks rated (:func:`~hermes.ranking.preferences.shared_evidence`:
-    a show's feed, author and content type) keeps its score on the key fewest items carry,
-    the others 0: an item holding several counts the clicks once, and the evidence still
-    tells items apart (five likes all on one feed's papers rate "paper" too, which every
-    item of the archive may be: kept there, it would say nothing)."""
+def _count_once(matrix, column: np.ndarray, groups: list[list[str]]) -> dict[str, str]:
+    """Each group of keys the same clicks rated (:func:`~hermes.ranking.preferences.shared_evidence`)
+    keeps its score where fewest items carry it, the rest 0, so an item holding several
+    counts the clicks once and the evidence still tells items apart (five likes all on one
+    feed's papers rate "paper" too, which every item of the archive may be):
+
+    - a show's feed, author and content type: on the family whose keys fewest items carry,
+      all of that family's keys (a paper's co-authors are one family, already averaged);
+    - a disliked paper's categories: on the category fewest items carry.
+
+    Returns each key left at 0 with the key it is counted on (the explanation names no
+    reason by the former)."""
     starts = matrix.pairs_by_column()[1]
+    counted_on: dict[str, str] = {}
     for group in groups:
-        columns = np.array([matrix.key_index[k] for k in group if k in matrix.key_index], dtype=np.int64)
-        if len(columns) < 2:
+        keys = [k for k in group if k in matrix.key_index]
+        if len(keys) < 2:
             continue
-        kept = columns[int(np.argmin(starts[columns + 1] - starts[columns]))]
-        column[columns[columns != kept]] = 0.0
+        carried = {k: int(starts[matrix.key_index[k] + 1] - starts[matrix.key_index[k]]) for k in keys}
+        families: dict[str, list[str]] = {}
+        for key in keys:
+            families.setdefault(preferences.split_key(key)[0], []).append(key)
+        if len(families) > 1:  # keep one family whole
+            kept = min(families.values(), key=lambda ks: max(carried[k] for k in ks))
+        else:  # one family (categories): keep one key
+            kept = [min(keys, key=lambda k: carried[k])]
+        for key in keys:
+            if key not in kept:
+                column[matrix.key_index[key]] = 0.0
+                counted_on[key] = kept[0]
+    return counted_on
 
 
 _FITS: OrderedDict = OrderedDict()

@@ -224,6 +224,8 @@ class _Shared:
             if ranking.n_clicks
             else {}
         ) or {}
+        # rated keys whose clicks count on another key of theirs (scorers._count_once)
+        self.counted_on = (preference.detail.get("counted_on") if preference is not None else None) or {}
         text = (user.get("interests") or "").strip()
         self.clauses = (interest_clauses(text) or [wanted_text(text)]) if text else []
         affinity = ranking.components.get("affinity")
@@ -491,6 +493,8 @@ class _Shared:
                         "likes": s["likes"],
                         "dislikes": s["dislikes"],
                         **({"common": True} if self._common(key) else {}),
+                        # its clicks count on another key (the same clicks rated both): no reason
+                        **({"counted_on": self.counted_on[key]} if key in self.counted_on else {}),
                     }
                 )
         # two rated authors with one surname read as one person named twice ("by Author, …,
@@ -516,7 +520,7 @@ class _Shared:
             return []
         key = inferred.keys.get(found[0])
         s = self.stats.get(key)
-        if s is None or not s["score"]:
+        if s is None or not s["score"] or key in self.counted_on:  # (its clicks count elsewhere)
             return []
         return [
             {

@@ -262,7 +262,7 @@ def phrases_of(p: dict) -> list[str]:
             _classifier_phrase(e),
         )
     # an author or a source most of the archive carries is no reason either (explain.COMMON_SHARE)
-    authors = [k for k in ev["authors"] if not k.get("common")]
+    authors = [k for k in ev["authors"] if not k.get("common") and not k.get("counted_on")]
     people = [k for k in authors if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"
         # "by A, whom you liked once, and B, whom …": the clause closed before the next name
@@ -281,7 +281,7 @@ def phrases_of(p: dict) -> list[str]:
     for keys, strength, liked_words, disliked_words, but_words in (
         # a category most of the archive carries is no reason for one item (explain.COMMON_SHARE)
         (
-            [k for k in ev["tags"] if not k.get("inferred") and not k.get("common")],
+            [k for k in ev["tags"] if not k.get("inferred") and not k.get("common") and not k.get("counted_on")],
             1.5,
             "has tags you liked",
             DISLIKED[0],
@@ -296,7 +296,7 @@ def phrases_of(p: dict) -> list[str]:
         ),
         ([k for k in authors if k["score"] <= 0], 1.5, "", DISLIKED[1], ""),
         (
-            [k for k in ev["sources"] if not k.get("common")],
+            [k for k in ev["sources"] if not k.get("common") and not k.get("counted_on")],
             0.5,
             "from a source or type you liked",
             DISLIKED[2],
