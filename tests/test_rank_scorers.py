@@ -232,7 +232,7 @@ def test_the_reason_names_the_clauses_grouped_with_the_one_it_quotes():
     ]
 
 
-def test_one_click_on_a_show_counts_once_not_per_family(db, add_items):
+def test_one_click_on_a_show_counts_once_not_per_family(db, db_path, add_items):
     """An MCP trial liked one podcast episode: its show is one feed, one author and one
     content type, and the like counted three times over (preference +1.33 on every episode,
     each above every paper). The keys the same clicks rated count once, on the narrowest."""
@@ -262,6 +262,13 @@ def test_one_click_on_a_show_counts_once_not_per_family(db, add_items):
     # the disliked paper's type, feed and author were rated by the same click: its author
     # alone carries it, not every paper of the feed
     assert preference[papers[1]] == pytest.approx(0.0)
+    # `hermes explain` lists the keys it rated, and says which count once with another
+    from typer.testing import CliRunner
+
+    from hermes.cli.app import build_app
+
+    out = CliRunner().invoke(build_app(), ["explain", "ann", str(show[1]), "--db", str(db_path)])
+    assert out.exit_code == 0 and "counted once with another key the same clicks rated" in out.output, out.output
     groups = shared_evidence([(show[0], True)], {show[0]: ["type:podcast", "author:x", "tag:t"]})
     assert groups == [["type:podcast", "author:x"]]
     # a key two different click sets rated is its own evidence

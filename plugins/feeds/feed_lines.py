@@ -104,6 +104,8 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
                 f"{clean(t['label'], 40)} ({t['score']:+.2f}"
                 # an item without categories counts the one it is closest to: say it is not its own
                 + (", inferred: no tags of its own" if t.get("inferred") else "")
+                # the same clicks rated another of its keys, which carries them
+                + (", counted once with another key the same clicks rated" if t.get("counted_on") else "")
                 + ")"
                 for t in counted[:8]
             )
