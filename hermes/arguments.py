@@ -194,11 +194,19 @@ def refuse(parameter: str, says: str, *, got: Any = None, given: bool = False) -
     return InvalidArguments([Problem(parameter, "refused", got=got, given=given, says=says)])
 
 
-#: A file's path and nothing else: from the root, the home folder (``~``), a drive (``C:\\``)
-#: or a ``file://`` URL, ending in a file extension (``.txt``, ``.bib``).
-_FILE_PATH = re.compile(r"(?:/|~|[A-Za-z]:[\\/]|file://)\S.*\.[A-Za-z][A-Za-z0-9]{0,4}")
+#: How a file's path starts: the root, the home folder (``~``), a drive (``C:\\``) or a
+#: ``file://`` URL (:func:`local_path`)
+_PATH_START = r"(?:/|~|[A-Za-z]:[\\/]|file://)"
+#: A file's path and nothing else, ending in a file extension (``.txt``, ``.bib``).
+_FILE_PATH = re.compile(_PATH_START + r"\S.*\.[A-Za-z][A-Za-z0-9]{0,4}")
 #: a path may hold a space or two ("My Library.bib"); more words are prose
 _PATH_WORDS = 3
+
+
+def local_path(text: str) -> bool:
+    """Whether ``text`` starts as a path on this machine does (or as a relative one, ``./``)."""
+    text = text.strip()
+    return text.startswith(".") or re.match(_PATH_START, text) is not None
 
 
 def refuse_file_path(parameter: str, value: str) -> None:

@@ -18,21 +18,23 @@ SUMMARY = (
 )
 
 
+def seeded_with(db, add_items, title: str, summary: str, **item) -> int:
+    """The web's seed archive and one newest item with this LaTeX title and summary: its id."""
+    seed(db, add_items)
+    return add_items([{"title": title, "summary": summary, "days_ago": 0.1, **item}])[0]
+
+
 @pytest.fixture
 def latex_id(db, add_items, no_bar):
-    seed(db, add_items)
-    return add_items(
-        [
-            {
-                "title": TITLE,
-                "summary": SUMMARY,
-                "days_ago": 0.1,
-                "tags": ["language models", "interpretability"],
-                "url": "https://arxiv.org/abs/2601.00099",
-                "content_type": "paper",
-            }
-        ]
-    )[0]
+    return seeded_with(
+        db,
+        add_items,
+        TITLE,
+        SUMMARY,
+        tags=["language models", "interpretability"],
+        url="https://arxiv.org/abs/2601.00099",
+        content_type="paper",
+    )
 
 
 @pytest.fixture
@@ -186,10 +188,7 @@ TRIAL_SUMMARY = (
 
 @pytest.fixture
 def trial_id(db, add_items, no_bar):
-    seed(db, add_items)
-    return add_items(
-        [{"title": TRIAL_TITLE, "summary": TRIAL_SUMMARY, "days_ago": 0.1, "url": "https://arxiv.org/abs/2601.00777"}]
-    )[0]
+    return seeded_with(db, add_items, TRIAL_TITLE, TRIAL_SUMMARY, url="https://arxiv.org/abs/2601.00777")
 
 
 def test_scripts_unicode_cannot_write_are_set_on_the_page(db_path, trial_id):

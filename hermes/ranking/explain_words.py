@@ -93,6 +93,12 @@ def _held_down(e: dict) -> bool:
     return _above_typical(e) and e["level"] in ("weak", "none")
 
 
+def _nameable(key: dict) -> bool:
+    """Whether a rated key may be a reason: not one most of the archive carries
+    (explain.COMMON_SHARE), nor one whose clicks count on another key (``counted_on``)."""
+    return not key.get("common") and not key.get("counted_on")
+
+
 def _needed(e: dict) -> str:
     """ ", and a match needs 0.63 here": the threshold that decided it, where the archive
     raised it (a trial read "similar (0.56), but an item here is typically 0.37" under a weak
@@ -261,8 +267,8 @@ def phrases_of(p: dict) -> list[str]:
             "classifier",
             _classifier_phrase(e),
         )
-    # an author or a source most of the archive carries is no reason either (explain.COMMON_SHARE)
-    authors = [k for k in ev["authors"] if not k.get("common") and not k.get("counted_on")]
+    # an author or a source most of the archive carries is no reason either (_nameable)
+    authors = [k for k in ev["authors"] if _nameable(k)]
     people = [k for k in authors if k["score"] > 0][:2]
     if people:  # "by Furtak, whom you liked twice"
         # "by A, whom you liked once, and B, whom …": the clause closed before the next name
@@ -279,16 +285,16 @@ def phrases_of(p: dict) -> list[str]:
             ),
         )
     for keys, strength, liked_words, disliked_words, but_words in (
-        # a category most of the archive carries is no reason for one item (explain.COMMON_SHARE)
+        # a category most of the archive carries is no reason for one item (_nameable)
         (
-            [k for k in ev["tags"] if not k.get("inferred") and not k.get("common") and not k.get("counted_on")],
+            [k for k in ev["tags"] if not k.get("inferred") and _nameable(k)],
             1.5,
             "has tags you liked",
             DISLIKED[0],
             "tags you disliked",
         ),
         (
-            [k for k in ev["tags"] if k.get("inferred") and not k.get("common")],
+            [k for k in ev["tags"] if k.get("inferred") and _nameable(k)],
             1.0,
             INFERRED[0],
             INFERRED[1],
@@ -296,7 +302,7 @@ def phrases_of(p: dict) -> list[str]:
         ),
         ([k for k in authors if k["score"] <= 0], 1.5, "", DISLIKED[1], ""),
         (
-            [k for k in ev["sources"] if not k.get("common") and not k.get("counted_on")],
+            [k for k in ev["sources"] if _nameable(k)],
             0.5,
             "from a source or type you liked",
             DISLIKED[2],

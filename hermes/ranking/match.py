@@ -264,12 +264,18 @@ def raises(kind: str, model: str) -> bool:
     )
 
 
+def judged_rare(kind: str, reference) -> bool:
+    """Whether ``kind``'s levels also need its figure rare here: it has :data:`RARE` shares
+    and a reference of :data:`MIN_REFERENCE` items or more to tell what is rare."""
+    return bool(RARE.get(kind)) and reference is not None and len(reference) >= MIN_REFERENCE
+
+
 def rare_limits(kind: str, limits: tuple[float, ...], reference) -> tuple[float, ...]:
-    """``limits``, each at least the reference's :data:`RARE` quantile for ``kind`` (as they
-    are for a kind without one, or a reference of fewer than :data:`MIN_REFERENCE` items)."""
-    shares = RARE.get(kind)
-    if not shares or reference is None or len(reference) < MIN_REFERENCE:
+    """``limits``, each at least the reference's :data:`RARE` quantile for ``kind`` where
+    :func:`judged_rare` (as they are elsewhere)."""
+    if not judged_rare(kind, reference):
         return limits
+    shares = RARE[kind]
     values = np.asarray(reference, dtype=np.float64)
     # the k-th smallest by one partition (np.quantile's interpolation is not needed here)
     at = [min(len(values) - 1, int(share * len(values))) for share in shares]
@@ -326,7 +332,7 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
             # one comparison per limit, against the limits as this archive raises them
             raised = limits[kind] if here is None else _raised(kind, here, model)
             reference = comp.reference.get(kind)
-            if RARE.get(kind) and reference is not None and len(reference) >= MIN_REFERENCE:
+            if judged_rare(kind, reference):
                 rare.add(kind)
             judged_limits[kind] = rare_limits(kind, raised, reference)
             by_kind[kind] = level_counts(judged_limits[kind], values)

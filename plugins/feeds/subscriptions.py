@@ -9,10 +9,10 @@ tool call stays one cheap network round trip; the reply says which applies (:fun
 from __future__ import annotations
 
 import logging
-import re
 import urllib.parse
 from collections.abc import Callable
 
+from hermes.arguments import local_path
 from hermes.config import settings
 from hermes.contract import fail, ok
 from hermes.errors import InvalidInput, NotFound
@@ -88,7 +88,7 @@ def check_web_url(url: str) -> str:
     if parts.scheme.lower() not in ("http", "https"):
         meant = with_scheme(url)
         hint = f"; with its scheme it reads {meant[:220]!r}: pass that" if meant else ""
-        if not meant and (parts.scheme.lower() == "file" or url.startswith(("/", ".", "~")) or _DRIVE.match(url)):
+        if not meant and local_path(url):
             # a feed file on this machine: the person subscribes it, never an agent's call
             hint = (
                 "; a feed file on this machine is the person's to subscribe, at the terminal: `hermes feeds add PATH`"
@@ -99,14 +99,11 @@ def check_web_url(url: str) -> str:
     return url
 
 
-_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")  # a Windows path, C:\feeds\blog.xml
-
-
 def with_scheme(url: str) -> str | None:
     """``url`` with the scheme it lacks, when it is a host (and port, path) and no scheme:
     ``http://`` for this machine (a loopback server rarely speaks TLS), ``https://`` for any
     other host; None when it has a scheme of its own or names no host (a path)."""
-    if "://" in url or url.startswith(("/", ".", "~")):
+    if "://" in url or local_path(url):
         return None
     try:
         parts = urllib.parse.urlsplit("//" + url)
