@@ -20,8 +20,8 @@ from .transactions import write_transaction
 if TYPE_CHECKING:  # annotations only: registering the click plugin loads no sqlite-utils (issue 36)
     import sqlite_utils
 
-#: who recorded a click: the web UI or CLI (``ui``), an agent over MCP, or bootstrap
-#: who recorded a click: the web UI and CLI, an agent over MCP, a bootstrap or a library import
+#: who recorded a click: the web UI and CLI (``ui``), an agent over MCP, a bootstrap or a library
+#: import (``bootstrap``)
 ClickSource = Literal["ui", "agent", "bootstrap"]
 CLICK_SOURCES: tuple[str, ...] = get_args(ClickSource)
 
