@@ -116,6 +116,26 @@ def test_liking_two_papers_by_an_author_raises_their_other_papers(db, papers):
     ]
 
 
+def test_an_author_liked_by_a_library_import_is_not_said_to_be_liked_by_you(db, papers):
+    """A trial's library import read "by Kovács, whom you liked twice": no click was theirs."""
+    ids, user = papers
+    record_click(db, user["id"], ids[0], True, "bootstrap")
+    record_click(db, user["id"], ids[1], True, "bootstrap")
+    payload = explain(db, user, ids[2])
+    assert "by Furtak, liked for you twice by bootstrap" in payload["reason"]
+    assert "whom you liked" not in payload["reason"]
+    (furtak,) = [t for t in payload["matched_tags"] if t["kind"] == "author"]
+    assert furtak["likes"] == 2 and furtak["bootstrap_likes"] == 2
+    from hermes.ranking.explain_words import _author_liked
+
+    assert _author_liked({"label": "Furtak", "likes": 3, "bootstrap_likes": 2}) == (
+        "Furtak, whom you liked once (and bootstrap twice)"
+    )
+    assert _author_liked({"label": "Furtak", "likes": 3, "dislikes": 1, "bootstrap_likes": 2}) == (
+        "Furtak (3 likes, 2 of them by bootstrap, 1 dislike)"
+    )
+
+
 def test_an_author_s_dislikes_are_said_beside_the_likes(db, add_items):
     """A trial read "by Author, whom you liked 10 times" of an author also disliked 8 times."""
     text = "Lensing clusters magnify faint galaxies behind them in deep imaging."

@@ -556,3 +556,31 @@ def test_a_disliked_neighbour_cancels_only_a_liked_figure_that_would_have_counte
     weak = _Shared._nearest_disliked(shared, 5, 0.46, 0, liked=0.47)
     counted = _Shared._nearest_disliked(shared, 5, 0.66, 0, liked=0.67)
     assert weak["closer"] is False and counted["closer"] is True
+
+
+def test_a_figure_the_archive_kept_at_good_names_what_strong_needs_here():
+    """A trial: "classifier: probability 0.64 (good; not in this archive's top 3 %, and a match
+    needs 0.59 here)": 0.64 was in the top 3 % and over 0.59; it missed strong's top 1 %."""
+    from types import SimpleNamespace
+
+    from hermes.ranking.explain import _Shared
+    from hermes.ranking.explain_words import note_of
+    from hermes.ranking.match import LEVELS, MINILM, judge
+
+    reference = np.linspace(0.0, 0.7, 1000).astype(np.float32)  # top 3 % from 0.679, top 1 % from 0.693
+    values = np.array([0.685, 0.6, 0.695], dtype=np.float32)
+    comp = Component(
+        "classifier", "behaviour", np.zeros(3), evidence={"classifier": values}, reference={"classifier": reference}
+    )
+    judgement = judge([comp], 3, MINILM, n_clicks=12)
+    assert [LEVELS[v] for v in judgement.by_kind["classifier"]] == ["good", "weak", "strong"]
+    shared = SimpleNamespace(ranking=SimpleNamespace(judgement=judgement), model=MINILM)
+    kept_at_good = _Shared._judged(shared, "classifier", float(values[0]), 0)
+    assert kept_at_good["needed_for"] == "strong" and kept_at_good["needed_here"] > values[0]
+    note = note_of({"probability": float(values[0]), **kept_at_good})
+    assert note.startswith("not in this archive's top 1 %, and a strong match needs ")
+    below_bar = _Shared._judged(shared, "classifier", float(values[1]), 1)
+    assert below_bar["needed_for"] == "good" and below_bar["needed_here"] > values[1]
+    assert note_of({"probability": float(values[1]), **below_bar}).startswith(
+        "not in this archive's top 3 %, and a match needs "
+    )

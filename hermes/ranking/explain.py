@@ -49,7 +49,7 @@ from .explain_words import EVIDENCE_OF, note_of, phrases_of, reason_line
 from .interests import interest_clauses, wanted_text
 from .match import BAR, COUNTS_FROM, LEVELS, level_of
 from .matrix import get_matrix
-from .preferences import item_keys, key_stats, split_key
+from .preferences import item_keys, key_stats, keys_of_items, split_key
 from .rank import Ranking, blend_weight, candidate_rows, rank
 
 #: the window an explanation ranks in unless told otherwise: list_feed's default
@@ -236,7 +236,10 @@ class _Shared:
         self.liked_titles = {i: titles[i] for i in self.liked if i in titles}
         self.disliked_titles = {i: titles[i] for i in self.disliked if i in titles}
         # who liked each: the person, an agent, or bootstrap (worded apart: not "you liked")
-        self.liked_by = liked_by(db, user["id"]) if self.liked else {}
+        self.liked_by = liked_by(db, user["id"]) if self.liked or self.stats else {}
+        # how many of each rated key's likes bootstrap made (a library import's, worded apart)
+        seeded = [i for i, source in self.liked_by.items() if source == "bootstrap"]
+        self.bootstrap_likes = Counter(k for keys in keys_of_items(db, seeded).values() for k in keys) if seeded else {}
         # each explained item's cosine to each liked and disliked item, in one product
         self.liked_sims, self.disliked_sims = {}, {}
         rated = self.liked + self.disliked
@@ -435,8 +438,12 @@ class _Shared:
         if usual and kind in judgement.typical:
             out["typical_here"] = round(judgement.typical[kind], 4)
         if usual and kind in judgement.limits:
-            # what the figure needed here to clear the bar (the decision's own threshold)
-            out["needed_here"] = round(judgement.limits[kind][BAR - 1], 4)
+            # what the figure needed here for the level it missed (the decision's own
+            # threshold): the bar's, or strong's for a figure the archive kept at good (a
+            # trial read "good; … a match needs 0.59 here" beside a probability of 0.64)
+            missed = max(level + 1, BAR)
+            out["needed_here"] = round(judgement.limits[kind][missed - 1], 4)
+            out["needed_for"] = LEVELS[missed]
         return out
 
     def _flag(self, name: str, pos: int) -> bool:
@@ -492,6 +499,7 @@ class _Shared:
                         "score": round(s["score"], 3),
                         "likes": s["likes"],
                         "dislikes": s["dislikes"],
+                        **({"bootstrap_likes": self.bootstrap_likes[key]} if self.bootstrap_likes.get(key) else {}),
                         **({"common": True} if self._common(key) else {}),
                         # its clicks count on another key (the same clicks rated both): no reason
                         **({"counted_on": self.counted_on[key]} if key in self.counted_on else {}),

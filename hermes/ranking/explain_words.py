@@ -42,6 +42,21 @@ def _quote(text: str, width: int = 60) -> str:
     return f"“{clip(readable(' '.join((text or '').split())), width)}”"
 
 
+def _author_liked(k: dict) -> str:
+    """ "Furtak, whom you liked twice": who liked an author's items, the dislikes said too
+    ("liked 10 times" alone hid 8 dislikes of the same author), and bootstrap's likes apart
+    (a trial's library import read "by Kovács, whom you liked twice": no click was theirs)."""
+    seeded = int(k.get("bootstrap_likes") or 0)
+    own = k["likes"] - seeded
+    if k.get("dislikes"):
+        likes = plural(k["likes"], "like") + (f", {seeded} of them by bootstrap" if seeded else "")
+        return f"{k['label']} ({likes}, {plural(k['dislikes'], 'dislike')})"
+    if not own:
+        return f"{k['label']}, liked for you {_times(seeded)} by bootstrap"
+    also = f" (and bootstrap {_times(seeded)})" if seeded else ""
+    return f"{k['label']}, whom you liked {_times(own)}{also}"
+
+
 def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
@@ -79,7 +94,7 @@ def note_of(e: dict) -> str:
         return "counted as good, not strong: what you liked does not confirm it"
     if "probability" in e and e.get("usual_here"):
         # over the fixed threshold, but not in the archive's top share (match.RARE)
-        return f"not in this archive's top {_top_share('good')}{_needed(e)}"
+        return f"not in this archive's top {_top_share(e.get('needed_for', 'good'))}{_needed(e)}"
     if _above_typical(e):
         # not "usual": the figure is above the typical one, only not rare enough here
         return f"counts for less in this archive, where an item is typically {shown(e['typical_here'])}{_needed(e)}"
@@ -103,7 +118,10 @@ def _needed(e: dict) -> str:
     """ ", and a match needs 0.63 here": the threshold that decided it, where the archive
     raised it (a trial read "similar (0.56), but an item here is typically 0.37" under a weak
     match, and could not tell what would have counted)."""
-    return f", and a match needs {match.shown_limit(e['needed_here'])} here" if "needed_here" in e else ""
+    if "needed_here" not in e:
+        return ""
+    which = "a strong match" if e.get("needed_for") == "strong" else "a match"
+    return f", and {which} needs {match.shown_limit(e['needed_here'])} here"
 
 
 def _above_typical(e: dict) -> bool:
@@ -275,14 +293,7 @@ def phrases_of(p: dict) -> list[str]:
         add(
             1.5,
             "keys",
-            "by "
-            + ", and ".join(
-                # the dislikes said too: "liked 10 times" alone hid 8 dislikes of the same author
-                f"{k['label']} ({plural(k['likes'], 'like')}, {plural(k['dislikes'], 'dislike')})"
-                if k.get("dislikes")
-                else f"{k['label']}, whom you liked {_times(k['likes'])}"
-                for k in people
-            ),
+            "by " + ", and ".join(_author_liked(k) for k in people),
         )
     for keys, strength, liked_words, disliked_words, but_words in (
         # a category most of the archive carries is no reason for one item (_nameable)
