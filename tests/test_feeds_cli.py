@@ -189,7 +189,7 @@ def test_feed_prints_the_ranked_list_with_reasons(db_path, db, add_items):
     assert "— 1 item below your bar (--below-bar lists them) —" in result.output
     below = run("feed", "ann", "--below-bar", "--db", db_path)
     lines = below.output.splitlines()
-    fold = lines.index("— 1 item below your bar —")
+    fold = lines.index("— 1 item below your bar, by score: the bar is each one's match, not its score —")
     assert (
         lines.index(next(l for l in lines if "Quantum error" in l))
         < fold

@@ -147,7 +147,10 @@ def feed(
     if above and result["below_bar"]:
         n = result["below_bar"]
         fold = f"— {plural(n, 'item')} below your bar"
-        typer.echo(style(fold + (" —" if below_bar else " (--below-bar lists them) —"), dim=True))
+        # listed, they follow in score order: the bar is each item's own match, not a score
+        # cut (a trial read "+1.71 above +2.29" as unsorted)
+        listed = ", by score: the bar is each one's match, not its score —"
+        typer.echo(style(fold + (listed if below_bar else " (--below-bar lists them) —"), dim=True))
     for item in below:
         for line in item_lines(item):
             typer.echo(line)
