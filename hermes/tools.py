@@ -150,16 +150,32 @@ def call_tool_status(db, tool: Tool, arguments: dict, *, face: str | None = None
             status = 404 if isinstance(exc, NotFound) else 500 if result.get("server_error") else 400
         except Exception as exc:  # the server must survive any tool bug
             log.exception("tool %s (plugin %s) failed", tool.name, tool.plugin or "?")
-            # The exception's text stays in the log: it can hold paths, addresses or secrets
-            # (a plugin's own), and the answer goes to an agent or a page.
             result = server_failure(
-                f"{tool.name} failed unexpectedly ({type(exc).__name__} in plugin "
-                f"{tool.plugin or '?'!r}); the details are in the server's log, not in this "
-                "answer. It is a bug to report, not a mistake in the call",
+                f"{tool.name} failed unexpectedly ({_cause(exc)} in plugin "
+                f"{tool.plugin or '?'!r}); {DETAILS}. It is a bug to report, not a mistake in the call",
                 **tool.empty,
             )
             status = 500
     return status, _with_warnings(result, warnings)
+
+
+#: Where the traceback of a tool's bug went: the log of the process that ran the tool, which
+#: for the CLI is the terminal the person typed the command in (printed just above).
+DETAILS = faces.Say(
+    mcp="the details are in the server's log, not in this answer",
+    cli="the traceback above has the details",
+    web="the details are in the log of the terminal running `hermes web`",
+)
+
+
+def _cause(exc: Exception) -> str:
+    """The failure as an answer names it. The exception's text is for a person at their own
+    terminal only: it can hold paths, addresses or secrets (a plugin's own), and an MCP or web
+    answer goes to an agent or a page, so those name its type alone."""
+    if faces.face() != "cli" or not str(exc):
+        return type(exc).__name__
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:197] + '...' if len(text) > 200 else text}"
 
 
 def _with_warnings(result: dict, warnings: list[str]) -> dict:

@@ -441,11 +441,16 @@ def build_graph(db: sqlite_utils.Database, fp: str | None = None) -> TagGraph:
 
 
 def _feed_counts(rows) -> tuple[Counter, dict[str, Counter]]:
-    """Per feed (its id as text): its tagged items, and how many of them carry each tag key."""
+    """Per feed (its id as text): its tagged items, and how many of them carry each tag key.
+
+    Items with no feed (a library import, a page saved by hand) are left out: they are not
+    one feed, so no tag wraps them all, and a tag they share is a subject."""
     items: Counter[str] = Counter()
     carrying: dict[str, Counter[str]] = defaultdict(Counter)
     key_of: dict[str, str] = {}
     for feed_id, tags in rows:
+        if feed_id is None:
+            continue
         feed = str(feed_id)
         items[feed] += 1
         keys = set()

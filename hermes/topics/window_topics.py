@@ -208,12 +208,15 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 def _related(items: list[WindowItem], keys: list[dict[str, str]]) -> np.ndarray:
     """Which items may share a topic: those of one feed, and those of two feeds that share a
-    subject tag (two feeds with no subject in common are never one topic)."""
+    subject tag (two feeds with no subject in common are never one topic). Items with no
+    feed (a library import, a page saved by hand) are of no one feed: they relate by a
+    subject tag only."""
     n = len(items)
     out = np.zeros((n, n), dtype=bool)
     for i in range(n):
         for j in range(i + 1, n):
-            if items[i].feed_id == items[j].feed_id or keys[i].keys() & keys[j].keys():
+            one_feed = items[i].feed_id is not None and items[i].feed_id == items[j].feed_id
+            if one_feed or keys[i].keys() & keys[j].keys():
                 out[i, j] = out[j, i] = True
     return out
 

@@ -332,6 +332,8 @@ async def digest(request: Request):
             "per_topic": per_topic,
             "below_shown": below,
             "status": status,
+            "saved_section": _section(result, "saved"),
+            "below": _section(result, "below_bar"),
             # a saved item the topics already show is named there, not drawn twice
             "listed_above": {item["id"] for item in listed},
             "missing": None if result is not None else tools.missing("digest", "digest"),
@@ -347,8 +349,17 @@ def _digest_items(result: dict | None) -> list[dict]:
     return (
         [i for t in result.get("topics") or [] for i in t.get("items") or []]
         + list(result.get("unclustered") or [])
-        + list((result.get("below_bar") or {}).get("items") or [])
+        + _section(result, "below_bar")["items"]
     )
+
+
+def _section(result: dict | None, key: str) -> dict:
+    """The digest's ``saved`` or ``below_bar`` section with its ``items`` and ``n_total``
+    present. A failed digest carries the section empty (``{}``), where a template's
+    ``section["items"]`` falls back to the dict's ``items`` method."""
+    section = (result or {}).get(key) or {}
+    items = list(section.get("items") or [])
+    return {**section, "items": items, "n_total": section.get("n_total") or len(items)}
 
 
 async def corpus(request: Request):
