@@ -185,6 +185,23 @@ def test_search_and_the_cli_filter_by_author(db, db_path, papers):
     assert {r["id"] for r in json.loads(out.stdout)["results"]} == {ids[0], ids[1], ids[2]}
 
 
+def test_an_author_is_found_by_the_base_letters_of_their_name(db, add_items):
+    """A trial: ``--author Muller`` found Müller, ``--author Luczak`` not Łuczak (ł has no
+    Unicode decomposition)."""
+    ids = add_items(
+        [
+            {"title": "Random graphs", "authors": ["Tomasz Łuczak"]},
+            {"title": "Lattice gases", "authors": ["Jens Nørskov"]},
+            {"title": "Other paper", "authors": ["Anna Other"]},
+        ]
+    )
+    create_user(db, "prob", "random graphs")
+    assert {r["id"] for r in search_feed(db, "prob", "", author="Luczak")["results"]} == {ids[0]}
+    assert {r["id"] for r in search_feed(db, "prob", "", author="T. Łuczak")["results"]} == {ids[0]}
+    assert {r["id"] for r in search_feed(db, "prob", "", author="Norskov")["results"]} == {ids[1]}
+    assert matches(["Tomasz Łuczak"], "luczak") and not matches(["Tomasz Łuczak"], "lucas")
+
+
 def test_the_migration_parses_existing_author_strings(db):
     from hermes.storage.migrations import m010_item_authors
 
