@@ -69,8 +69,18 @@ def test_the_snapshot_carries_the_persona_free_summaries_bit_for_bit(db, add_ite
     score_cache.clear()
     second = load(db)
     # restored, not recomputed: the summaries are there before any ranking asks for them
-    assert set(second._derived) == {"mean", "mean_column", "entry_share", ("pairs", len(second.key_index))}
+    assert set(second._derived) == {
+        "mean",
+        "mean_column",
+        "entry_share",
+        ("pairs", len(second.key_index)),
+        "reference_sample",
+        ("ids_hash", len(ids)),
+    }
     assert np.array_equal(second.mean_vector(), first.mean_vector())
+    assert second.layout() == first.layout()
+    for a, b in zip(second._derived["reference_sample"], first._derived["reference_sample"]):
+        assert np.array_equal(a, b) and a.dtype == b.dtype
     assert np.array_equal(second.mean_column(), first.mean_column())
     assert np.array_equal(second.entry_share(), first.entry_share())
     for a, b in zip(second.pairs_by_column(), first.pairs_by_column()):

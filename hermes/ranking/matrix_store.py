@@ -6,9 +6,10 @@ MCP server and the web app are all fresh processes. After a load that read at le
 per embedding model, written to a temporary name and renamed, on a background thread); the
 next process loads it and reads only rows embedded since.
 
-The file is the arrays' ``.npy`` records one after another (their names first), read with
-``np.load`` on the open file: each array is read straight into its buffer. An ``.npz`` (a
-zip) was read 2.2–2.9× slower at a million rows (a CRC pass and chunked copies).
+The file is the arrays' ``.npy`` records one after another (their names first). A load maps
+the large ones from the file (copy-on-write: :func:`read_arrays`'s ``mapped``), so a process
+reads only the pages it uses; the small ones are read with ``np.load``. An ``.npz`` (a zip)
+was read 2.2–2.9× slower at a million rows (a CRC pass and chunked copies).
 
 A snapshot is used only if it still describes the database: the number and the id sum of
 the items with ``embed_seq`` up to the snapshot's must match (an index-only query). A
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
 import os
 import threading
 from pathlib import Path
@@ -61,11 +63,44 @@ def snapshot_path(db_path: str, model: str, storage: str = "float32") -> Path | 
     return Path(f"{db_path}-matrix") / f"{slug}{SUFFIX}"
 
 
-def read_arrays(path: Path) -> dict[str, np.ndarray]:
-    """Every array of a snapshot file, by name."""
+def read_arrays(path: Path, mapped: bool = False) -> dict[str, np.ndarray]:
+    """Every array of a snapshot file, by name. ``mapped``: the large ones are mapped from
+    the file copy-on-write (:func:`_mapped`) instead of read."""
     with open(path, "rb") as f:
         names = np.load(f, allow_pickle=False)
+        if mapped:
+            return _mapped(f, [str(name) for name in names])
         return {str(name): np.load(f, allow_pickle=False) for name in names}
+
+
+#: arrays at least this large are mapped by :func:`read_arrays` (``mapped``)
+MAP_BYTES = 1 << 20
+
+
+def _mapped(f, names: list[str]) -> dict[str, np.ndarray]:
+    """The records after the names, each large plain array a view of one private
+    (copy-on-write) mapping of the file: a fresh process reads only the pages it touches. A
+    first call at a million items with every score column stored never touches the int8
+    codes (388 MB); reading them cost about a third of that call (issue 36). A change to
+    such an array stays in the process; a newer snapshot replaces the file under its own
+    name, and a mapping stays valid when its file is replaced or deleted (as
+    :mod:`column_store`'s mapped columns do)."""
+    whole = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    out = {}
+    for name in names:
+        start = f.tell()
+        version = np.lib.format.read_magic(f)
+        header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        shape, fortran, dtype = header[version](f) if version in header else ((), False, np.dtype(object))
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if dtype.hasobject or size < MAP_BYTES:
+            f.seek(start)
+            out[name] = np.load(f, allow_pickle=False)
+            continue
+        at = f.tell()
+        out[name] = np.ndarray(shape, dtype, buffer=whole, offset=at, order="F" if fortran else "C")
+        f.seek(at + size)
+    return out
 
 
 def stored_count(db_path: str, model: str, storage: str) -> tuple[int, int] | None:
@@ -101,7 +136,7 @@ def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "
     if path is None or not path.exists():
         return None
     try:
-        data = read_arrays(path)
+        data = read_arrays(path, mapped=True)
         seq, count, total, dim = (int(x) for x in data["meta"])
         if callable(known):
             known = known()
