@@ -47,6 +47,17 @@ def test_feed_boilerplate_is_never_a_candidate():
     assert "scaling law" in found
 
 
+def test_mathematical_writing_s_own_nouns_are_no_topic_alone():
+    """A trial's math listing exported "corollary" as a Zotero tag; inside a phrase the word
+    names the result ("central limit theorem", "kakeya conjecture")."""
+    found = candidates(
+        "We prove a conjecture of Erdos. As a corollary we obtain the central limit theorem "
+        "and the Kakeya conjecture. The proof rests on a lemma and a proposition of Bourgain."
+    )
+    assert not {"conjecture", "corollary", "theorem", "proof", "lemma", "proposition"} & set(found), sorted(found)
+    assert {"central limit theorem", "kakeya conjecture"} <= set(found)
+
+
 def test_a_journal_cited_in_an_abstract_is_no_topic():
     """A trial's cond-mat papers cite "[N.M. Plakida et al., Phys. Rev. B, v. 51, 16599
     (1995); JETP, v. 97]": "phys" alone, singularised, became the topic "phy"."""

@@ -73,7 +73,9 @@ from . import word_roles
 #: 21: Latin and Greek plurals are folded with their singular ("vortices" was tagged "vortice",
 #: "spectra" and "nuclei" were topics apart from "spectrum" and "nucleus")
 #: 22: journal abbreviations cited in abstracts ("Phys. Rev.", "JETP") are no candidates
-VERSION = 22
+#: 23: mathematical writing's own nouns (theorem, lemma, corollary, conjecture, proof …) never
+#: alone: a trial's math listing exported "corollary" as a Zotero tag
+VERSION = 23
 #: proposals per item (the core keeps the recurring best six of them)
 PROPOSALS = 20
 #: maximal marginal relevance: weight of relevance against novelty
@@ -164,6 +166,8 @@ _NOT_ALONE = (
     point points dataset datasets detection detections object objects characterization
     characterizations characterisation answer answers formalism formalisms arbitrariness
     tensor tensors physics thermodynamic
+    theorem theorems lemma lemmas corollary corollaries proposition propositions conjecture
+    conjectures proof proofs definition definitions
 """.split()
     )
     | FILLER_NOUNS
