@@ -138,3 +138,58 @@ def test_a_failed_digest_at_the_cli_says_its_cause(db, db_path, add_items, no_ba
     assert "RuntimeError: no graph today in plugin 'digest'" in result.output
     assert "the traceback above has the details" in result.output
     assert "server's log" not in result.output
+
+
+# --- a library entry whose like is taken back -------------------------------------------------
+
+
+def test_an_unrated_library_entry_goes_with_the_next_bootstrap_reset(db, db_path, add_items, no_bar):
+    """A trial: ``hermes unrate`` on an entry only the import's like held left it with no
+    feed, no click and no corpus row; ``persona reset --source bootstrap`` then kept it (item
+    310), a paper no feed brought that no reset would ever remove. Held by nothing, it is
+    not news (no unread list shows it), and the next bootstrap reset deletes and counts it;
+    an entry the corpus holds stays."""
+    (feed_item,) = add_items([{"title": "A feed's paper on walks", "tags": ["walk"]}])
+    create_user(db, "prob", "random walks")
+    create_user(db, "bob", "random walks")
+    library.import_library(db, "prob", _bibtex(3))
+    walks = [r[0] for r in db.execute("SELECT id FROM items WHERE feed_id IS NULL ORDER BY id")]
+    unrated, saved, kept = walks
+    for item in (unrated, saved):
+        result = run(db_path, "unrate", "prob", str(item))
+        assert result.exit_code == 0, result.output
+    assert db.execute("SELECT count(*) FROM clicks WHERE item_id IN (?, ?)", [unrated, saved]).fetchone() == (0,)
+    from hermes_corpus import signals as corpus_signals
+
+    corpus_signals.favorite(db, "prob", saved, True, source="ui")  # saved for later: the corpus holds it
+
+    tools = collect_tools()
+    for name in ("prob", "bob"):
+        listed = call_tool(db, tools["list_feed"], {"user": name, "since_days": None, "limit": 50})
+        ids = [i["id"] for i in listed["items"]]
+        assert unrated not in ids and feed_item in ids, name
+
+    dry = run(db_path, "persona", "reset", "prob", "--source", "bootstrap")
+    assert "2 library entries stored as items" in dry.output, dry.output  # kept's and unrated
+    done = run(db_path, "persona", "reset", "prob", "--source", "bootstrap", "--yes")
+    assert done.exit_code == 0, done.output
+    assert "2 library entries stored as items" in done.output
+    left = {r[0] for r in db.execute("SELECT id FROM items")}
+    assert unrated not in left and kept not in left
+    assert saved in left and feed_item in left
+
+
+def test_a_reset_of_ui_clicks_still_deletes_no_item(db, add_items):
+    """The person's own like replaced the import's; resetting the ``ui`` clicks leaves the
+    entry held by nothing, and it stays until a reset takes bootstrap clicks back."""
+    create_user(db, "prob", "random walks")
+    library.import_library(db, "prob", _bibtex(1))
+    (entry,) = [r[0] for r in db.execute("SELECT id FROM items WHERE feed_id IS NULL")]
+    tools = collect_tools()
+    assert call_tool(db, tools["record_feedback"], {"user": "prob", "item_id": entry, "liked": True})["ok"]
+    reset = call_tool(db, tools["reset_feedback"], {"name": "prob", "confirm": True, "source": "agent"})
+    assert reset["ok"] and reset["deleted"]["rows"].get("items", 0) == 0
+    assert db.execute("SELECT count(*) FROM items WHERE id = ?", [entry]).fetchone() == (1,)
+    reset = call_tool(db, tools["reset_feedback"], {"name": "prob", "confirm": True, "source": "bootstrap"})
+    assert reset["deleted"]["rows"]["items"] == 1
+    assert db.execute("SELECT count(*) FROM items WHERE id = ?", [entry]).fetchone() == (0,)

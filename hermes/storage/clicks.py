@@ -189,6 +189,16 @@ def feedless_clicked_only_by(db: sqlite_utils.Database, source: str) -> list[int
     ]
 
 
+def feedless_unclicked(db: sqlite_utils.Database) -> list[int]:
+    """The items no feed brought that no persona has a click on: a library entry whose like
+    was taken back (``hermes unrate``, the web's undo, a reset of the ``ui`` click that had
+    replaced the import's), or a saved page."""
+    return [
+        r[0]
+        for r in db.execute("SELECT id FROM items WHERE feed_id IS NULL AND id NOT IN (SELECT item_id FROM clicks)")
+    ]
+
+
 def click_history(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool, str]]:
     """The persona's clicks as ``(item_id, liked, source)``, oldest first."""
     return [

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from hermes.clock import now_iso  # noqa: F401 (re-exported: the clock's older home)
 from hermes.errors import InvalidInput, NotFound
 from hermes.facekit.faces import CREATE_PERSONA, FIND_ITEMS
-from hermes.storage.clicks import feedless_clicked_only_by
+from hermes.storage.clicks import feedless_clicked_only_by, feedless_unclicked
 from hermes.storage.transactions import write_transaction
 
 if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
@@ -330,12 +330,15 @@ def unreferenced_items(
 
 
 def import_only_items(db: sqlite_utils.Database) -> list[int]:
-    """The items a library import stored that only its likes hold: no feed brought them,
-    every click on them is a ``bootstrap`` one, and no other row of any persona (a corpus
-    row) refers to them. They teach the importing persona; no feed lists them as unread."""
+    """The items a library import stored that only its likes hold, or nothing holds any
+    more: no feed brought them, every click on them is a ``bootstrap`` one or none is left
+    (the like taken back), and no other row of any persona (a corpus row) refers to them.
+    They teach the importing persona; no feed lists them as unread. The ones nothing holds
+    are deleted by the next reset that takes bootstrap clicks back, or a persona's delete
+    (``hermes_persona.personas.imported_items``)."""
     if db.execute("SELECT 1 FROM items WHERE feed_id IS NULL LIMIT 1").fetchone() is None:
         return []  # the usual archive: one indexed look
-    held = feedless_clicked_only_by(db, "bootstrap")
+    held = feedless_clicked_only_by(db, "bootstrap") + feedless_unclicked(db)
     return unreferenced_items(db, held, ignoring=("clicks",)) if held else []
 
 

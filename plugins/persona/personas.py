@@ -17,7 +17,7 @@ from hermes.arguments import spelled
 from hermes.contract import NAME_MAX
 from hermes.errors import InvalidInput
 from hermes.facekit.faces import Say, plural, typed
-from hermes.storage.clicks import click_counts, clicked_items, clicks_by_source, remove_all_clicks
+from hermes.storage.clicks import click_counts, clicked_items, clicks_by_source, feedless_unclicked, remove_all_clicks
 from hermes.storage.migrations import all_migrations
 from hermes.storage.records import create_user, delete_items, require_user, unreferenced_items
 from hermes.storage.transactions import write_transaction
@@ -270,16 +270,23 @@ def imported_items(
     """The items a library import stored for the persona that its delete or reset leaves
     with no reason to stay: no feed brought them, their only click is this persona's
     ``bootstrap`` like, and nothing else refers to them — no click of another persona, no
-    corpus row of any persona (this persona's rows in ``tables`` are going with it).
+    corpus row of any persona (this persona's rows in ``tables`` are going with it). With
+    them go the items no feed brought that nothing holds any more, whoever's import stored
+    them: no click left (a like taken back: ``hermes unrate``, the web's undo) and no corpus
+    row of any persona.
 
     The schema does not record which items an import created; this is its durable trace:
     an item without a feed whose only click is a bootstrap one was stored by an import (a
-    saved paper is in a corpus, and a feed's item has its feed). A reset of the ``ui`` or
-    ``agent`` clicks takes none of them."""
+    saved paper is in a corpus, and a feed's item has its feed). An item with no feed, no
+    click and no corpus row is an import's whose like was taken back; kept, it would be a
+    paper no reset ever removes (a trial's item 310). A reset of the ``ui`` or ``agent``
+    clicks takes none of them."""
     if of_source not in (None, "bootstrap"):
         return []
     ours = clicked_items(db, user["id"], of_source="bootstrap")
-    return unreferenced_items(db, ours, leaving_user=user["id"], leaving=("clicks", *tables))
+    gone = unreferenced_items(db, ours, leaving_user=user["id"], leaving=("clicks", *tables))
+    unheld = unreferenced_items(db, feedless_unclicked(db))
+    return sorted({*gone, *unheld})
 
 
 def delete_owned(
