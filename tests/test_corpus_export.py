@@ -595,9 +595,9 @@ def test_bibtex_names_the_feed_an_episode_and_a_post_came_from(sources):
     assert episode["addendum"].value == "Podcast episode, 1:02:03, audio: https://cdn.example.org/ep41.mp3"
     assert post["howpublished"].value == "Ada's Lab_Notes & *More*"
     assert post["author"].value == "Lovelace, Ada"
-    # An arXiv paper's source is arXiv (eprint), not the listing feed; a removed feed's item
-    # has no source and still exports.
-    assert "howpublished" not in paper and "journal" not in paper
+    # An arXiv paper's source is arXiv (its id, which the classic styles print), not the
+    # listing feed; a removed feed's item has no source and still exports.
+    assert paper["howpublished"].value == "arXiv:2401.00001" and "journal" not in paper
     assert "howpublished" not in orphan and orphan["title"].value == "Orphaned post"
 
 

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from functools import lru_cache
 from itertools import combinations
+from urllib.parse import urlsplit
 
 from hermes.text.latex import (
     COMMAND,
@@ -28,7 +29,7 @@ from hermes.text.latex import (
     readable,
 )
 
-from .fields import _date, _media_url, duration_text, media, note_text
+from .fields import _date, _media_url, duration_text, media, note_text, subject_tags
 from .langid import langid
 from .references import person
 
@@ -510,6 +511,43 @@ def _bib_type(r: dict) -> tuple[str, str | None]:
     return "misc", "howpublished"
 
 
+#: an arXiv category as its feeds give it: an archive's subject class ("math.CA",
+#: "astro-ph.GA", "cond-mat.stat-mech") or an archive that has none ("hep-th", "quant-ph")
+_ARXIV_CLASS = re.compile(
+    r"(?:astro-ph|cond-mat|cs|econ|eess|math|nlin|physics|q-bio|q-fin|stat)\.[A-Za-z-]+"
+    r"|gr-qc|hep-(?:ex|lat|ph|th)|math-ph|nucl-(?:ex|th)|quant-ph"
+)
+
+
+def _arxiv_class(r: dict) -> str | None:
+    """An arXiv paper's primary category: the first of its feed's categories, which arXiv's
+    listings give primary first (a keyphrase is never one: :func:`.fields.subject_tags`)."""
+    return next((t for t in subject_tags(r) if _ARXIV_CLASS.fullmatch(t)), None) if r["arxiv"] else None
+
+
+def _where(r: dict) -> str | None:
+    """Where a ``@misc`` that names no source (no feed: an arXiv paper, whose listing feed is
+    not where it was published, or an item whose feed was removed) can be found, for the
+    classic styles, which print a misc's howpublished and none of url, eprint or doi (a
+    trial's plain bibliography read "Fermionic construction of tau functions and random
+    processes, 2007."): an arXiv preprint as arXiv asks to be cited, "arXiv:0704.0054
+    [math.CA]"; an item with a DOI by it ("doi:10.1007/978-1-4612-0949-2": its address is
+    the DOI's resolver, "doi.org" would say nothing); anything else its site's host
+    ("blog.example.org"). Not the whole address:
+    a URL's "%" and "#" break the field where biber writes it into a macro's argument, and
+    ``\\url`` would need the url package in every document."""
+    if r["arxiv"]:
+        cls = _arxiv_class(r)
+        return bib_escape(f"arXiv:{r['arxiv']}" + (f" [{cls}]" if cls else ""))
+    if r["doi"]:
+        return bib_escape(f"doi:{r['doi']}")
+    try:
+        host = urlsplit(r["url"] or "").hostname
+    except ValueError:  # "http://[" : no host to name
+        return None
+    return bib_escape(host.removeprefix("www.")) if host else None
+
+
 def _bib_addendum(r: dict) -> str | None:
     # biblatex's addendum (printed last; classic styles skip it): what the item is, how long,
     # and where its audio is, which no standard @misc field holds.
@@ -560,6 +598,8 @@ def _bib_entry(r: dict) -> str:
     container = cited.get("container") if typed else cited.get("container") or r["source"]
     if container and source_field:
         fields.append((source_field, bib_escape(container)))
+    elif kind == "misc" and (where := _where(r)):
+        fields.append(("howpublished", where))
     publisher = typed[2] if typed else "publisher"
     for name, key in (
         ("volume", "volume"),
@@ -580,10 +620,17 @@ def _bib_entry(r: dict) -> str:
         fields.append(("url", _bib_verbatim(r["url"])))
     if r["arxiv"]:
         # eprinttype is biblatex's and what Zotero's import reads (its Extra: "arXiv: …");
-        # archivePrefix is what arXiv's own BibTeX and natbib's styles read
+        # archivePrefix and primaryClass are what arXiv's own BibTeX and natbib's styles read
         fields += [("eprint", _bib_verbatim(r["arxiv"])), ("eprinttype", "arxiv"), ("archivePrefix", "arXiv")]
+        if _arxiv_class(r):
+            fields += [("eprintclass", _arxiv_class(r)), ("primaryClass", _arxiv_class(r))]
     if r["doi"]:
         fields.append(("doi", _bib_verbatim(r["doi"])))
+    if kind == "misc" and not container and (r["arxiv"] or r["doi"]):
+        # the howpublished of :func:`_where` names the identifier already, and biblatex's misc
+        # prints howpublished and eprint (or doi) both ("arXiv:0704.0054 [math.CA]. 2007.
+        # arXiv: 0704.0054 [math.CA]"): the entry's option keeps the one classic styles print
+        fields.append(("options", "eprint=false" if r["arxiv"] else "doi=false"))
     if _bib_addendum(r):
         fields.append(("addendum", _bib_addendum(r)))
     if r["abstract"]:
@@ -591,8 +638,7 @@ def _bib_entry(r: dict) -> str:
     language = langid(f"{r['title']}. {r['abstract'] or ''}")
     if language:
         fields.append(("langid", language))
-    keywords = [*r["tags"], f"hermes-{r['facet']}"]
-    fields.append(("keywords", bib_escape(", ".join(keywords))))
+    fields.append(("keywords", bib_escape(", ".join(subject_tags(r)))))
     if note_text(r):
         # The person's own notes and highlights go in annote, where Zotero's BibTeX export
         # writes an item's notes and its import reads them back as notes: ``note`` is a

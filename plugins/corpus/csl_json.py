@@ -9,7 +9,7 @@ import json
 
 from hermes.text.latex import readable
 
-from .fields import _date, duration_text, media, note_text
+from .fields import _date, duration_text, media, note_text, subject_tags
 from .references import person
 
 _CSL_TYPES = {"paper": "article-journal", "article": "post-weblog", "podcast": "broadcast", "video": "motion_picture"}
@@ -92,7 +92,7 @@ def csl_item(r: dict) -> dict:
         item["number"] = f"arXiv:{r['arxiv']}"
     if r["abstract"]:
         item["abstract"] = readable(r["abstract"], names=True)
-    item["keyword"] = ", ".join([*r["tags"], f"hermes-{r['facet']}"])
+    item["keyword"] = ", ".join(subject_tags(r))
     if note_text(r):
         # annote, not note: CSL's note is printed in the reference list by about one style in
         # eleven (258 of the 2,858 in citation-style-language/styles, the ABNT family, APA's

@@ -44,3 +44,16 @@ def _media_url(record: dict) -> str | None:
     # An episode without a web page has its media URL as its URL already: not twice.
     found = media(record)
     return found["url"] if found and found["url"] != record["url"] else None
+
+
+def subject_tags(record: dict) -> list[str]:
+    """The tags a citation export gives an item (BibTeX ``keywords``, RIS ``KW``, CSL-JSON
+    ``keyword``), which Zotero and Mendeley import as the item's tags: its feed's categories
+    and its library's own tags (the person's), then the facet. Not the keyphrase tagger's
+    (``keyphrases``): they are machine phrases picked from the item's own text ("corollary",
+    "functional", "partition" in a trial), at most six an item and mostly on one or two items
+    of a corpus, so a reference manager's tag list filled with them; and a library exported
+    back to hermes would import them as the person's tags. They name hermes's topics and
+    stay in the JSON-lines export and the Markdown notes."""
+    machine = {t.casefold() for t in record.get("keyphrases") or []}
+    return [*(t for t in record["tags"] if t.casefold() not in machine), f"hermes-{record['facet']}"]

@@ -201,7 +201,7 @@ _SQL = """
            coalesce(i.content_type, 'article'), coalesce(i.tags, '[]'), i.arxiv_id,
            coalesce(p.max_fraction, 0), coalesce(p.opens, 0), p.first_seen, p.last_seen,
            EXISTS (SELECT 1 FROM corpus_favorites f WHERE f.user_id = m.user_id AND f.item_id = m.item_id),
-           fd.title, i.enclosure, i.dated_by, i.feed_id
+           fd.title, i.enclosure, i.dated_by, i.feed_id, i.keyphrases
     FROM corpus_membership m
     LEFT JOIN items i ON i.id = m.item_id
     LEFT JOIN feeds fd ON fd.id = i.feed_id
@@ -365,6 +365,7 @@ def load(
         enclosure,
         dated_by,
         feed_id,
+        keyphrases,
     ) in rows:
         hs, ns = highlights.get(item_id, []), notes.get(item_id, [])
         seen = [t for t in (first, last, *(c["created"] for c in hs + ns)) if t]
@@ -395,6 +396,9 @@ def load(
                 "source": source_of(feed_title, arxiv),
                 "media": media_of(enclosure),
                 "tags": [arxiv_category(t) for t in json.loads(tags)],
+                # which of the tags the keyphrase tagger added (hermes_item_tags), not a feed
+                # or the person: the citation exports leave them out (fields.subject_tags)
+                "keyphrases": [arxiv_category(t) for t in json.loads(keyphrases or "[]")],
                 "strength": score,
                 "favorited": bool(fav),
                 "read_fraction": round(frac, 2),

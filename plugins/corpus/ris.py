@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hermes.text.latex import readable
 
-from .fields import _date, _media_url
+from .fields import _date, _media_url, subject_tags
 from .references import inverted
 
 _RIS_TYPES = {"paper": "JOUR", "article": "ELEC", "podcast": "SOUND", "video": "VIDEO"}
@@ -103,7 +103,7 @@ def _ris_entry(r: dict) -> str:
         lines.append(_ris_line("M2", f"arXiv: {r['arxiv']}"))
     if r["abstract"]:
         lines.append(_ris_line("AB", readable(r["abstract"], names=True)))
-    lines += [_ris_line("KW", t) for t in [*r["tags"], f"hermes-{r['facet']}"]]
+    lines += [_ris_line("KW", t) for t in subject_tags(r)]
     for h in r["highlights"]:
         lines.append(_ris_line("N1", f'Highlight: "{h["text"]}"' + (f" ({h['comment']})" if h["comment"] else "")))
     lines += [_ris_line("N1", f"Note: {n['text']}") for n in r["notes"]]
