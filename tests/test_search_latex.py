@@ -117,7 +117,10 @@ def test_the_migration_reindexes_an_existing_database(tmp_path):
     db.execute("DROP TABLE items_fts_words_vocab")  # m018's index of the words as written
     db.execute("DROP TABLE items_fts_words")
     m006_items_fts(db)
-    db.execute("DELETE FROM _migrations WHERE name IN ('core:m017_items_fts_readable', 'core:m018_items_fts_words')")
+    db.execute(
+        "DELETE FROM _migrations WHERE name IN "
+        "('core:m017_items_fts_readable', 'core:m018_items_fts_words', 'core:m019_items_fts_scripts')"
+    )
     for k in range(30):
         db.execute(
             "INSERT INTO items (guid, title, summary) VALUES (?, ?, ?)",
@@ -125,7 +128,11 @@ def test_the_migration_reindexes_an_existing_database(tmp_path):
         )
     db.conn.commit()
     assert matches(db, "Schrodinger") == []
-    assert migrate(db) == ["core:m017_items_fts_readable", "core:m018_items_fts_words"]
+    assert migrate(db) == [
+        "core:m017_items_fts_readable",
+        "core:m018_items_fts_words",
+        "core:m019_items_fts_scripts",
+    ]
     indexed = db.execute("SELECT count(*) FROM items_fts_docsize").fetchone()[0]
     assert indexed == db.execute("SELECT count(*) FROM items").fetchone()[0] == 30
     assert len(matches(db, "Schrödinger")) == 15 and len(matches(db, "graph")) == 15

@@ -148,11 +148,11 @@ def test_an_existing_database_is_indexed_by_the_migration(tmp_path):
         db.execute(f"DROP TRIGGER items_fts_words_{trigger}")
     db.execute("DROP TABLE items_fts_words_vocab")
     db.execute("DROP TABLE items_fts_words")
-    db.execute("DELETE FROM _migrations WHERE name = 'core:m018_items_fts_words'")
+    db.execute("DELETE FROM _migrations WHERE name IN ('core:m018_items_fts_words', 'core:m019_items_fts_scripts')")
     for k, text in enumerate(["Entanglement witnesses", "with", "within reach", "Witnessing it"]):
         db.execute("INSERT INTO items (guid, title, summary) VALUES (?, ?, '')", [f"g{k}", text])
     db.conn.commit()
-    assert migrate(db) == ["core:m018_items_fts_words"]
+    assert migrate(db) == ["core:m018_items_fts_words", "core:m019_items_fts_scripts"]
     assert sorted(text_matches(db, ["witness"])) == [1, 4]
     db.execute("UPDATE items SET title = 'a witness' WHERE id = 2")
     db.execute("DELETE FROM items WHERE id = 1")

@@ -18,7 +18,10 @@ The index reads LaTeX's accented letters as the letters ("Schr\\"odinger" is fou
 "Schrödinger" and "Schrodinger": migration ``core:m017_items_fts_readable``); a LIKE word
 looks at that reading too (``items_fts_text``), its own accents folded ("Schrödinger's").
 A query with a symbol the faces show for a feed's LaTeX ("ΛCDM", "ℓ₁") also finds the text
-as stored ("$\\Lambda$CDM"): :func:`hermes.text.latex.spelled_out`.
+as stored ("$\\Lambda$CDM"): :func:`hermes.text.latex.spelled_out`. The index joins a
+script to its word ("CeCoIn$_5$" is "cecoin5", "$T_c$" "tc": migration
+``core:m019_items_fts_scripts``), and a query is also read that way (:func:`as_indexed`:
+"CeCoIn₅" as the faces show it, "CeCoIn$_5$" as LaTeX writes it).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from hermes.text.authors import author_key, key_matches
 from hermes.text.latex import spelled_out
+from hermes.text.subscripts import index_scripts, plain_scripts
 
 from ..hookspecs import hookimpl
 from ..ranking.preferences import source_key, tag_key, topic_key, type_key
@@ -86,10 +90,11 @@ def hermes_candidates(db, user, query, matrix):
     if query.text and query.text.split():
         found = np.zeros(len(matrix), dtype=bool)
         found[matrix.rows_of(text_matches(db, query.text.split()))] = True
-        # what the faces show as "ΛCDM" is stored as "$\Lambda$CDM": look for that spelling too
-        spelled = spelled_out(query.text)
-        if spelled:
-            found[matrix.rows_of(text_matches(db, spelled.split()))] = True
+        # what the faces show as "ΛCDM" is stored as "$\Lambda$CDM": look for that spelling
+        # too; and for a formula as the index reads it ("CeCoIn₅", "CeCoIn$_5$": "cecoin5")
+        for spelling in (spelled_out(query.text), as_indexed(query.text)):
+            if spelling:
+                found[matrix.rows_of(text_matches(db, spelling.split()))] = True
         keep &= found
     return keep
 
@@ -100,6 +105,17 @@ def removed_feed_rows(db, matrix) -> np.ndarray:
 
     gone = [source_key(r[0]) for r in db.execute("SELECT id FROM removed_feeds WHERE id NOT IN (SELECT id FROM feeds)")]
     return matrix.has_any_key(gone) if gone else np.zeros(len(matrix), dtype=bool)
+
+
+def as_indexed(text: str) -> str | None:
+    """``text`` with its scripts as the index reads a feed's (migration
+    ``core:m019_items_fts_scripts``), or ``None`` when that is ``text`` itself: the Unicode
+    ones the faces show plain, LaTeX's joined to their word, the math's dollars gone
+    ("CeCoIn₅" → "CeCoIn5", "CeCoIn$_5$" → "cecoin5", "$T_c$" → "tc")."""
+    plain = plain_scripts(text)
+    if "$" in plain and ("_" in plain or "^" in plain):  # LaTeX's scripts, typed
+        plain = " ".join(w.strip("$") for w in index_scripts(plain).split())
+    return plain if plain != text else None
 
 
 #: one token for FTS5's unicode61 tokenizer: letters and digits only, with an optional
@@ -217,9 +233,12 @@ def word_forms(db, word: str) -> list[str]:
     :func:`inflection_root` is ``word``'s. Every form of a root begins with the root (less
     its last letter when that is an "e" or an "i": "hope"/"hoping", "studi"/"study"), so the
     vocabulary is read over that range only, and not at all for a range of one letter ("is",
-    "as"), which holds no other form: the word is then itself alone. A word of
-    :data:`PREFIX_FROM` letters or more, or one ending in ``*``, adds a prefix term, the word
-    as typed (``"superconduct"*``), never its root: "witness*" finds no "with"."""
+    "as"), which holds no other form: the word is then itself alone. A word ending in a
+    letter also finds itself with a number after it, as a formula's element its count
+    ("CeCoIn" finds "cecoin5", the index's reading of "CeCoIn$_5$"; "Sr" finds "sr2ruo4",
+    "GPT" "gpt4"). A word of :data:`PREFIX_FROM` letters or more, or one ending in ``*``,
+    adds a prefix term, the word as typed (``"superconduct"*``), never its root:
+    "witness*" finds no "with"."""
     starred = word.endswith("*")
     word = word.rstrip("*")
     plain = folded(word).lower()
@@ -232,6 +251,11 @@ def word_forms(db, word: str) -> list[str]:
             [start, start[:-1] + chr(ord(start[-1]) + 1), len(root) + _LONGEST_ENDING],
         )
         forms |= {term for (term,) in rows if inflection_root(term) == root}
+    if plain[-1:].isalpha():  # with a number after it: a formula's count, a version
+        rows = db.execute(
+            "SELECT term FROM items_fts_words_vocab WHERE term >= ? AND term < ?", [plain + "0", plain + ":"]
+        )
+        forms |= {term for (term,) in rows}
     # quoted: never FTS syntax; the word as given too, for the tokenizer's own folding
     terms = [f'"{f}"' for f in sorted(forms | {word}) if '"' not in f]
     if starred or len(plain) >= PREFIX_FROM:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hermes.text.language import INTEREST_STOP_WORDS
+from hermes.text.subscripts import index_scripts
 
 from . import column_store
 from .matrix import Matrix, db_file
@@ -37,9 +38,10 @@ _LOCK = threading.Lock()
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct content words of ``text``, in order (at most :data:`MAX_TERMS`)."""
+    """The distinct content words of ``text``, in order (at most :data:`MAX_TERMS`), its
+    scripts read as the index reads them ("CeCoIn$_5$" is "cecoin5")."""
     seen: dict[str, None] = {}
-    for token in _TOKEN.findall((text or "").lower()):
+    for token in _TOKEN.findall(index_scripts(text or "").lower()):
         if len(token) > 1 and token not in INTEREST_STOP_WORDS and not token.isdigit():
             seen.setdefault(token, None)
     return list(seen)[:MAX_TERMS]

@@ -15,6 +15,7 @@ import sqlite_utils
 
 from hermes.storage.records import now_iso
 from hermes.text.authors import parse_authors
+from hermes.text.subscripts import index_script_steps
 
 from ..contract import Migration
 from ..plugins import get_plugin_manager
@@ -387,6 +388,13 @@ def _sql_text(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _chained(expr: str, steps) -> str:
+    """``expr`` through the (LaTeX, text) replacements ``steps``, in SQL."""
+    for latex, text in steps:
+        expr = f"lower({expr})" if latex == "__lower__" else f"replace({expr}, {_sql_text(latex)}, {_sql_text(text)})"
+    return expr
+
+
 def fts_views() -> list[tuple[str, str]]:
     """(name, SELECT) of the views that give the index its text: ``items_fts_text`` last."""
     steps = fts_replacements()
@@ -400,13 +408,7 @@ def fts_views() -> list[tuple[str, str]]:
             # column named twice would double the work at every step. The text is carried
             # as it is beside its reading; the reading is NULL (no work) without a backslash.
             expr = f"CASE WHEN instr({column}, '\\') THEN {column} END" if n == 1 else f"{column}_read"
-            for latex, text in chunk:
-                expr = (
-                    f"lower({expr})"
-                    if latex == "__lower__"
-                    else f"replace({expr}, {_sql_text(latex)}, {_sql_text(text)})"
-                )
-            columns += [column, f"{expr} AS {column}_read"]
+            columns += [column, f"{_chained(expr, chunk)} AS {column}_read"]
         views.append((name, f"SELECT id, {', '.join(columns)} FROM {source}"))
         source = name
     read = ", ".join(f"coalesce({c}_read, {c}) AS {c}" for c in ("title", "summary"))
@@ -487,6 +489,50 @@ def m018_items_fts_words(db: sqlite_utils.Database) -> None:
         db.execute(f"DROP TRIGGER IF EXISTS items_fts_words_{trigger}")
         db.execute(f"CREATE TRIGGER items_fts_words_{trigger} {when} ON items BEGIN {body}; END")
     db.execute("INSERT INTO items_fts_words (items_fts_words) VALUES ('rebuild')")
+
+
+def fts_script_views() -> list[tuple[str, str]]:
+    """(name, SELECT) of the views that read the scripts of a text with math after m017's
+    reading (:func:`hermes.text.subscripts.index_script_steps`): ``items_fts_text`` last."""
+    steps = index_script_steps()
+    chunks = [steps[k : k + _FTS_STEP] for k in range(0, len(steps), _FTS_STEP)]
+    views, source = [], fts_views()[-2][0]  # m017's last step: each text as written and its reading
+    for n, chunk in enumerate(chunks, 1):
+        name = f"items_fts_scripts{n}"
+        columns = []
+        for column in ("title", "summary"):
+            # the text as written is carried to test for a "$" at each step (a text without
+            # one does no work), m017's reading (NULL without a backslash) to fall back on;
+            # the final coalesce reads that reading once, in the chain or as the fallback
+            accents = f"coalesce({column}_read, {column})"
+            before = accents if n == 1 else f"{column}_scripts"
+            chain = f"CASE WHEN instr({column}, '$') THEN {_chained(before, chunk)} END AS {column}_scripts"
+            columns += [column, f"{accents} AS {column}_accents" if n == 1 else f"{column}_accents", chain]
+        views.append((name, f"SELECT id, {', '.join(columns)} FROM {source}"))
+        source = name
+    read = ", ".join(f"coalesce({c}_scripts, {c}_accents) AS {c}" for c in ("title", "summary"))
+    views.append(("items_fts_text", f"SELECT id, {read} FROM {source}"))
+    return views
+
+
+@migration
+def m019_items_fts_scripts(db: sqlite_utils.Database) -> None:
+    # A trial: a researcher's "CeCoIn5" found no paper titled "CeCoIn$_5$", nor "BaCuSi2O6"
+    # "BaCuSi$_2$O$_6$": the index cut them into "cecoin" and "5", "bacusi", "2o" and "6". The
+    # index's text now joins a script to the word it is written on ("cecoin5", "sr2ruo4",
+    # "tc" for "$T_c$"), in plain SQL after m017's reading, and both indexes (the porter one
+    # the lexical ranking reads, and m018's words) are rebuilt from it; their triggers read
+    # ``items_fts_text`` by name and are kept. A search reads its query the same way
+    # (hermes.text.subscripts.index_scripts), and a word also finds itself with a number
+    # after it ("CeCoIn" finds "cecoin5": hermes.builtins.default_candidates.word_forms).
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    for name in [*sorted(n for n in names if n.startswith("items_fts_scripts")), "items_fts_text"]:
+        db.execute(f"DROP VIEW IF EXISTS {name}")
+    for name, select in fts_script_views():
+        db.execute(f"CREATE VIEW {name} AS {select}")
+    for index in ("items_fts", "items_fts_words"):
+        if index in names:  # not without FTS5 (m017 and m018 made no index then)
+            db.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
 
 
 def all_migrations() -> list[Migration]:
