@@ -602,9 +602,12 @@ def test_an_accented_letter_in_latex_is_read_as_the_letter(title, phrase, fragme
     assert phrase in found, sorted(found)
     words = {word for p in found for word in p.split()}
     assert not words & fragments and not any("\\" in word for word in words), sorted(found)  # today's words
-    assert set(found) == set(candidates(readable(title)))  # the Unicode a person reads
+    # the Unicode a person reads; its TeX dashes ("Erdős–Rényi") are the tagger's "--" still,
+    # which joins a name's parts where a Unicode dash parts them
+    shown = lambda text: readable(text).replace("\u2013", "--")  # noqa: E731
+    assert set(found) == set(candidates(shown(title)))
     (a, b) = found[phrase][0]
-    assert readable(title[a:b]).lower().startswith(phrase.split()[0]) and b <= len(title)
+    assert shown(title[a:b]).lower().startswith(phrase.split()[0]) and b <= len(title)
 
 
 def test_the_tag_of_a_kahler_title_reads_kahler():

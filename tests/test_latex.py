@@ -71,7 +71,7 @@ def test_a_braced_accented_letter_reads_without_its_braces(raw, shown):
     [
         # forms the display kept as written, or read half: TeX's, all the same
         (r"Fran\c cois", "François"),  # a letter accent's argument after a space
-        (r"Erd\H os--R\'enyi graphs", "Erdős--Rényi graphs"),
+        (r"Erd\H os--R\'enyi graphs", "Erdős–Rényi graphs"),  # TeX's en dash too
         (r"\v Cerenkov radiation", "Čerenkov radiation"),
         (r"Friedmann-Lema\^{\i}tre-Robertson-Walker", "Friedmann-Lemaître-Robertson-Walker"),  # read "Lema\^ıtre"
         (r"Na\"{\i}ve Bayes", "Naïve Bayes"),  # the dotless i under an accent is an i

@@ -197,9 +197,21 @@ def _raw_summary(entry) -> str:
     content (``content:encoded``, Atom ``content``) when that says clearly more. A teaser
     ("Sparse autoencoders are now st") was all a trial's newsletter and blog posts were
     ranked, searched and shown by, with the whole post in the feed."""
-    summary = entry.get("summary") or ""
-    content = next((c["value"] for c in entry.get("content") or [] if c.get("value")), "")
+    summary = as_html(entry.get("summary"), entry.get("summary_detail"))
+    content = next((as_html(c["value"], c) for c in entry.get("content") or [] if c.get("value")), "")
     return content if len(content) > FULLER * len(summary) else summary
+
+
+#: the content types feedparser gives a value that is text, not markup: Atom's
+#: ``type="text"``, and an RSS title it did not find to be HTML
+_TEXT_TYPES = ("text/plain", "text")
+
+
+def as_html(value: str | None, detail=None) -> str:
+    """A feed value as HTML: text (by its ``detail``'s type) escaped, so that each of its
+    "<" stays a character; HTML as the feed wrote it (:func:`.text.plain_text` reads it)."""
+    kind = ((detail or {}).get("type") or "").lower()
+    return html.escape(value or "", quote=False) if kind in _TEXT_TYPES else value or ""
 
 
 def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | None, dict]:
@@ -305,7 +317,7 @@ def normalise_entry(
     ``inherited``: the feed's authors (:func:`inherited_authors`), for an entry naming none;
     ``feed_title``: a name that is the feed's own is no author (a podcast's
     ``itunes:author`` is often the show: "by Dispatch, whom you liked once")."""
-    title = plain_text(entry.get("title") or "", limit=MAX_TITLE)
+    title = plain_text(as_html(entry.get("title"), entry.get("title_detail")), limit=MAX_TITLE)
     raw_link = _entry_link(entry, absolute)
     link = canonical_url(raw_link)
     ident = entry.get("id") or ""
@@ -414,9 +426,13 @@ def read_xml(body: bytes, headers: dict[str, str] | None = None):
     except EntityDeclarations as exc:
         raise ParseError(str(exc)) from None
     # BytesIO, never raw bytes: feedparser tries open() on a bytes argument first, so a body
-    # that happens to be a file name would be read from the local disk.
+    # that happens to be a file name would be read from the local disk. Its HTML passes
+    # (sanitising, relative links) are off: their sgmllib tokenizer reads "$0<p\le 1$, $0<q"
+    # as a <p> tag and drops the text after it (arXiv 0704.0054), and hermes keeps no HTML
+    # anyway: every value becomes text through plain_text (nh3 drops all markup, script
+    # and style with their content, after literal_less_than kept TeX's "<").
     return feedparser_module().parse(
-        io.BytesIO(body), response_headers=headers, resolve_relative_uris=True, sanitize_html=True
+        io.BytesIO(body), response_headers=headers, resolve_relative_uris=False, sanitize_html=False
     ), defused
 
 
@@ -443,7 +459,7 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     items, seen = [], set()
     skipped = {EMPTY_ENTRY: 0, REPEATED_ENTRY: 0}
     inherited = inherited_authors(parsed)
-    show = plain_text(feed.get("title") or "")
+    show = plain_text(as_html(feed.get("title"), feed.get("title_detail")))
     absolute = absolute_guids(body)
     for entry in entries:
         item = normalise_entry(entry, feed_url=url, inherited=inherited, feed_title=show, absolute=absolute)
@@ -473,7 +489,7 @@ def parse_feed(body: bytes, *, url: str, headers: dict | None = None) -> ParsedF
     if defused and not warning:
         warning = "the feed's DOCTYPE declares XML entities; hermes ignored them"
     return ParsedFeed(
-        title=plain_text(feed.get("title") or "", limit=MAX_TITLE),
+        title=plain_text(as_html(feed.get("title"), feed.get("title_detail")), limit=MAX_TITLE),
         link=canonical_url(feed.get("link")),
         items=items,
         warning=warning,

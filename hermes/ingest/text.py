@@ -9,6 +9,8 @@ import urllib.parse
 
 import nh3
 
+from hermes.text.markup import Reading, could_act, literal_less_than
+
 _BLOCK = re.compile(r"<(/?)(p|br|div|li|ul|ol|h[1-6]|tr|td|th|blockquote|pre|dd|dt|hr)\b", re.I)
 # The end of a list item, heading, paragraph or definition: as one line of text it needs a
 # full stop where the feed wrote none, or "Resample dead latents</li><li>Normalise decoder
@@ -26,8 +28,6 @@ _IMAGE = re.compile(r"""<img\b[^>]*?\balt\s*=\s*(?:"([^"<]*)"|'([^'<]*)')[^>]*>"
 _END_MARK = "\u2029"  # a paragraph separator: never kept, turned into ". " or a space
 _UNENDED = re.compile(r"(?<=[^\W_])\s*\u2029")
 _LAST_ENDS = re.compile(r"[\s\u2029]*\u2029[\s\u2029]*$")  # nothing follows: no stop needed
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-_MARKUP_START = re.compile(r"<(?=[/!?])")
 # An entity reference left in text once its HTML is decoded: a feed that escapes its HTML
 # twice (arXiv listings: "3&amp;percnt;", "M&amp;odot;" read "3&percnt;", "M&odot;").
 # Only a whole reference, a number or a name HTML5 defines, with its semicolon: "AT&T",
@@ -42,12 +42,17 @@ _TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|mc_cid|mc_eid)$", re.I)
 
 def plain_text(value: str | None, *, limit: int | None = None) -> str:
     """HTML (or text) → one line of plain text: no tags, entities decoded, whitespace
-    collapsed. Script and style bodies are dropped, not kept as text."""
+    collapsed. Script and style bodies are dropped, not kept as text. A "<" that opens no
+    markup (:func:`hermes.text.markup.literal_less_than`: any in TeX math, one before no
+    HTML element's tag) is the less-than sign it is."""
     if not value:
         return ""
     # Lone surrogates (from broken encodings) cannot be stored as UTF-8, nor given to nh3.
     text = str(value).encode("utf-8", "replace").decode("utf-8")
     if _MARKUP.search(text):
+        # before any parser: html5ever reads "<" before a letter as a tag, and an abstract's
+        # "$x_1<...<x_n$. We show … $P_x(\tau>t)$" lost the sentence between (arXiv 0704.0215)
+        text = literal_less_than(text)
         text = _IMAGE.sub(lambda m: f" {m.group(1) or m.group(2) or ''} ", text)
         text = _CELLS.sub(" | ", text)
         text = _ENDS.sub(lambda m: m.group(0) + _END_MARK, text.replace(_END_MARK, " "))
@@ -74,16 +79,19 @@ def _decoded(match: re.Match) -> str:
 
 
 def _neutralised(text: str) -> str:
-    """Text with every ``<`` that could open a tag turned into "‹". Escaped markup in the
-    source (``&lt;script&gt;``) decodes to a literal tag: as text it is harmless only while
-    every renderer escapes it, so no stored field may be mistaken for markup. A tag that can
-    run anything needs an attribute's ``=`` or its ``>`` after the ``<``; a ``<`` with
-    neither after it (even pasted raw before a template's own ``>``) is a relation, kept:
-    "3<z<8"; one before ``!``, ``/`` or ``?`` never is."""
-    end = max(text.rfind(">"), text.rfind("="))
-    text = _TAG_START.sub("\u2039", text[:end]) + text[end:] if end > 0 else text
-    # "<!", "</", "<?" open a comment, a closing tag, an instruction — never a relation
-    return _MARKUP_START.sub("\u2039", text)
+    """Text with every ``<`` a browser would open acting markup at
+    (:func:`hermes.text.markup.could_act`) turned into "‹". Escaped markup in the source
+    (``&lt;script&gt;``) decodes to a literal tag: as text it is harmless only while every
+    renderer escapes it, so no stored field may be mistaken for such markup. A relation is
+    kept: "3<z<8", "$x_1<...<x_n$. We show … $P_x(\tau>t)$"; "<!", "</", "<?" never are one."""
+    if "<" not in text:
+        return text
+    reading = Reading(text)
+    chars = list(text)
+    for at in (m.start() for m in re.finditer("<", text)):
+        if could_act(text, at, reading):
+            chars[at] = "\u2039"
+    return "".join(chars)
 
 
 def safe_url(value: str | None) -> str | None:

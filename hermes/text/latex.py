@@ -4,7 +4,8 @@ arXiv titles carry ``$\\mathcal{O}(n^2)$ attention``, ``$k$-means``, ``\\emph{et
 person reads "𝒪(n²) attention", "k-means", "et al.". :func:`readable` converts only the
 LaTeX it finds (math between dollars, ``\\(…\\)``, ``\\[…\\]``, and commands pylatexenc
 knows, with their braced arguments) and leaves every other character as the feed wrote it:
-outside math, ``%`` is a per cent sign and ``--`` two hyphens, not LaTeX.
+outside math, ``%`` is a per cent sign. TeX's text dashes are read as TeX reads them
+("mean--field" is "mean–field", "---" an em dash) where they join words (:func:`text_dashes`).
 
 It is called where text is shown to people: web pages, the Atom feed, the terminal, the
 sentences hermes writes (a reason quotes a title readably, on every face: cut to 60
@@ -88,8 +89,9 @@ _PERCENT = re.compile(r"(?<!\\)%")
 _COMMAND_END = re.compile(r"\\[a-zA-Z]+$")
 #: a control word, spaces, and then not a brace or script: TeX eats those spaces and sets
 #: its own math spacing; as text they are kept ("\\alpha \\approx 0.076" read "α≈ 0.076"),
-#: unless the command takes what follows as its argument (:func:`_control_space`)
-_SPACE_AFTER_COMMAND = re.compile(r"\\([a-zA-Z]+)\s+(?=[^\s{^_])")
+#: unless the command takes what follows as its argument (:func:`_control_space`); before
+#: a group too: "\\mathbb{Z}^2 \\rtimes {\\rm SL}(2)" read "ℤ² ⋊SL(2)", the operator's space lost
+_SPACE_AFTER_COMMAND = re.compile(r"\\([a-zA-Z]+)\s+(?=[^\s{^_]|\{(?!\}))")
 #: a price's signs are absent from math that is clearly math: a command, or (after no
 #: leading number: "$5 = $10") a script or an equals sign
 _COMMAND_SIGN = re.compile(r"\\[a-zA-Z]")
@@ -265,7 +267,7 @@ def readable(text: str | None, *, names: bool = False) -> str:
     0") showed TeX source beside Unicode; a page keeps it whole, where a reader sees it as
     the feed wrote it."""
     if not text or ("\\" not in text and "$" not in text):
-        return text or ""
+        return text_dashes(text) if text and "--" in text else text or ""
     try:
         return _converted(read_accents(text), names)
     except Exception:  # noqa: BLE001 - pylatexenc is third-party code fed third-party text
@@ -281,12 +283,46 @@ def _converted(text: str, names: bool = False) -> str:
     while start := _START.search(text, done):
         span = _span(text, start, names)
         if span is None:  # not LaTeX ("C:\\Users"): what follows its first token is read afresh
-            out.append(text[done : start.end()])
+            out.append(text_dashes(text, done, start.end()))
             done = start.end()
         else:
-            out += [text[done : start.start()], span[1]]
+            out += [text_dashes(text, done, start.start()), span[1]]
             done = span[0]
-    return "".join(out) + text[done:]
+    return "".join(out) + text_dashes(text, done)
+
+
+#: TeX's dashes in text: "--" an en dash ("mean--field", "Blume--Emery--Griffiths",
+#: "133--154"), "---" an em dash; only between a word's characters (or a closing bracket
+#: or math's "$" and a word), so "--verbose", "<!--", "-->", a rule of hyphens and the
+#: " -- " news text writes for a dash stay as written
+_TEXT_DASH = re.compile(r"(?<=[^\W_]|[)\]}$])(-{2,3})(?=[^\W_]|[($\\{])")
+_DASHES = {"--": "\u2013", "---": "\u2014"}
+_TOKEN_END = re.compile(r"\s|$")
+
+
+def text_dashes(text: str, start: int = 0, end: int | None = None) -> str:
+    """``text[start:end]``, text outside LaTeX spans, with TeX's dashes (:data:`_TEXT_DASH`)
+    as Unicode's; the characters either side of the slice count as its context."""
+    end = len(text) if end is None else end
+    piece = text[start:end]
+    if "--" not in piece:
+        return piece
+    out, done = [], start
+    for dash in _TEXT_DASH.finditer(text, start):
+        if dash.start() >= end or dash.end() > end:
+            break
+        if _address_or_code(text, dash.start()):
+            continue
+        out += [text[done : dash.start()], _DASHES[dash.group(1)]]
+        done = dash.end()
+    return "".join(out) + text[done:end]
+
+
+def _address_or_code(text: str, at: int) -> bool:
+    """Whether ``at`` lies in an address ("https://x.org/a--b", "www.a--b.org") or in code
+    between backticks, where hyphens stay hyphens."""
+    word = text[max(text.rfind(c, 0, at) for c in " \t\n") + 1 : _TOKEN_END.search(text, at).start()]
+    return "://" in word or word.startswith("www.") or text.count("`", 0, at) % 2 == 1
 
 
 def _span(text: str, start: re.Match, names: bool = False) -> tuple[int, str] | None:
@@ -568,7 +604,8 @@ def _piece(latex: str, names: bool = False) -> str | None:
     if math and _MARKUP.search(latex):
         return None
     if math:
-        latex = _with_scripts(latex)
+        # "--" in math is two minus signs, no dash: pylatexenc's text ligature is kept off
+        latex = _with_scripts(latex).replace("--", "-{}-")
         # the norm's double bar, which pylatexenc drops ("\\|W\\|_1" read "W₁"), and the
         # spaces after a command as TeX's control space (pylatexenc drops plain ones in math)
         latex = _SPACE_AFTER_COMMAND.sub(_control_space, latex.replace("\\|", "‖"))

@@ -306,14 +306,15 @@ def readable_preview(text: str | None, limit: int = 240) -> str:
     """A summary's first words as a person reads them: its LaTeX as Unicode
     (:func:`hermes.text.latex.readable`), then markup removed; the template escapes the result
     (with its scripts set: the ``scripts`` filter)."""
-    return preview(readable(text), limit)
+    return preview(readable(text), limit, markup=looks_like_html(text))
 
 
 def readable_summary(text: str | None) -> Markup:
     """A summary as page content, its LaTeX as Unicode: converted first, then sanitised or
-    escaped as any summary is (:func:`.sanitize.render_summary`), so no conversion can
-    bring markup past the sanitiser; then its text's scripts set (:func:`_html_scripts`)."""
-    return _html_scripts(render_summary(readable(text)))
+    escaped as any summary is (:func:`.sanitize.render_summary`, which is judged before the
+    conversion: math's "<" read as Unicode is no longer known to be math), so no conversion
+    can bring markup past the sanitiser; then its text's scripts set (:func:`_html_scripts`)."""
+    return _html_scripts(render_summary(readable(text), markup=looks_like_html(text)))
 
 
 FILTERS = {

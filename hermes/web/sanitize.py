@@ -18,6 +18,7 @@ import nh3
 from markupsafe import Markup, escape
 
 from hermes.text.clip import clip
+from hermes.text.markup import has_markup
 
 ALLOWED_TAGS = {
     "a",
@@ -118,8 +119,6 @@ _CLEANER = nh3.Cleaner(
     strip_comments=True,
 )
 
-_TAG = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>|&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
-
 
 def clean_html(html: str | None) -> Markup:
     """Sanitised HTML, safe to insert into a page as is."""
@@ -127,25 +126,30 @@ def clean_html(html: str | None) -> Markup:
 
 
 def looks_like_html(text: str | None) -> bool:
-    return bool(text) and bool(_TAG.search(text))
+    """Whether ``text`` holds HTML markup (:func:`hermes.text.markup.has_markup`): a stored
+    summary is text, and its "$x_1<...<x_n$. We show … $P_x(\\tau>t)$" or "a<b" is no tag
+    (read as one, the page dropped the sentence between)."""
+    return bool(text) and has_markup(text)
 
 
-def render_summary(text: str | None) -> Markup:
-    """A summary as page content: HTML is sanitised, plain text escaped into paragraphs."""
+def render_summary(text: str | None, *, markup: bool | None = None) -> Markup:
+    """A summary as page content: HTML is sanitised, plain text escaped into paragraphs.
+    ``markup``: whether it is HTML, when the caller judged it before converting its LaTeX
+    (math's "<" read as Unicode is no longer known to be math)."""
     if not text:
         return Markup("")
-    if looks_like_html(text):
+    if looks_like_html(text) if markup is None else markup:
         return clean_html(text)
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
     return Markup("").join(Markup("<p>{}</p>").format(p) for p in paragraphs)
 
 
-def preview(text: str | None, limit: int = 240) -> str:
+def preview(text: str | None, limit: int = 240, *, markup: bool | None = None) -> str:
     """The first words of a summary as plain text (markup removed, entities decoded); the
-    template escapes the result."""
+    template escapes the result. ``markup`` as for :func:`render_summary`."""
     if not text:
         return ""
-    if looks_like_html(text):
+    if looks_like_html(text) if markup is None else markup:
         text = html.unescape(nh3.clean(text, tags=set(), clean_content_tags=DROP_WITH_CONTENT))
     text = " ".join(text.split())
     return clip(text, limit, at_word=True)
