@@ -30,6 +30,7 @@ from hermes.text.authors import parse_authors
 
 from ..contract import Embedder
 from ..embed import get_embedder, model_lengths, to_blob
+from ..storage.ids import next_id, taken
 from ..storage.transactions import write_transaction
 from .provenance import speaks_for_papers
 from .tagging import ITEM_SQL, apply_proposals, embed_for_tags, item_dict, propose, taggers_active
@@ -104,6 +105,9 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
         # may have left items behind (else every known entry of every refresh cost a query)
         adopting = feed_id is not None and db.execute("SELECT 1 FROM removed_feeds LIMIT 1").fetchone() is not None
         held: list[int] = []
+        # an id no item ever had (a note keyed on "item 311" keeps naming its paper after
+        # a newer item is deleted: hermes.storage.ids), taken when first needed
+        new_id: int | None = None
         feed_url = _feed_url(db, feed_id)
         own = speaks_for_papers(feed_url)
         for item in items:
@@ -129,10 +133,13 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
             first_seen = undated and not first_fetch
             if first_seen:
                 row["published"] = fetched
-            cols = ["feed_id", "fetched", "dated_by", *ITEM_FIELDS]
+            if new_id is None:
+                new_id = next_id(db, "items")
+            cols = ["id", "feed_id", "fetched", "dated_by", *ITEM_FIELDS]
             cur = db.execute(
                 f"INSERT OR IGNORE INTO items ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                 [
+                    new_id,
                     feed_id,
                     fetched,
                     "first seen" if first_seen else item.get("dated_by"),
@@ -140,7 +147,8 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
                 ],
             )
             if cur.rowcount:
-                out.new_ids.append(cur.lastrowid)
+                out.new_ids.append(new_id)
+                new_id += 1
                 out.undated += undated
                 out.first_seen += first_seen
             else:
@@ -148,6 +156,8 @@ def store_items(db: sqlite_utils.Database, feed_id: int | None, items: list[dict
                 if adopting:
                     same = db.execute("SELECT id FROM items WHERE guid = ?", [row["guid"]]).fetchone()
                     held += [same[0]] if same else []
+        if out.new_ids:
+            taken(db, "items", out.new_ids[-1])
         if adopting and held:
             out.adopted = _adopt(db, feed_id, held)
             if first_fetch:  # counted as held elsewhere above; they are this feed's now

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from ..contract import Signal
 from ..errors import InvalidInput
+from .ids import next_id, taken
 from .signals import record_signal
 from .transactions import write_transaction
 
@@ -35,18 +36,10 @@ def _check_source(source: str) -> None:
 
 
 def _next_click_id(db: sqlite_utils.Database) -> int:
-    """A click id never handed out before. ``clicks.id`` is a plain rowid, and SQLite gives
-    a removed click's id (when it was the highest) to the next click: an agent that was told
-    "click 42" and undid it was told "click 42" again for another item. The highest id ever
-    assigned is kept in ``meta``, as a persona's is."""
-    last = db.execute("SELECT value FROM meta WHERE key = 'clicks.last_id'").fetchone()
-    highest = db.execute("SELECT coalesce(max(id), 0) FROM clicks").fetchone()[0]
-    click_id = max(int(last[0]) if last else 0, highest) + 1
-    db.execute(
-        "INSERT INTO meta (key, value) VALUES ('clicks.last_id', ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [str(click_id)],
-    )
+    """A click id never handed out before: an agent that was told "click 42" and undid it
+    was told "click 42" again for another item (:mod:`hermes.storage.ids`)."""
+    click_id = next_id(db, "clicks")
+    taken(db, "clicks", click_id)  # the insert that follows is not one that may be ignored
     return click_id
 
 

@@ -14,6 +14,7 @@ from hermes.clock import now_iso  # noqa: F401 (re-exported: the clock's older h
 from hermes.errors import InvalidInput, NotFound
 from hermes.facekit.faces import CREATE_PERSONA, FIND_ITEMS
 from hermes.storage.clicks import feedless_clicked_only_by, feedless_unclicked
+from hermes.storage.ids import keep_last_id, next_id, taken
 from hermes.storage.transactions import write_transaction
 
 if TYPE_CHECKING:  # annotations only: plugin contract imports stay cheap
@@ -119,24 +120,17 @@ def require_user(db: sqlite_utils.Database, name_or_id: str | int) -> dict:
 def create_user(db: sqlite_utils.Database, name: str, interests: str) -> dict:
     """Insert a persona; the caller validates the name and text.
 
-    Ids are never reused: ``users.id`` is a plain rowid, and SQLite would hand a deleted
-    persona's id (when it was the highest) to the next one, which would then inherit anything
-    still keyed by it (a cache in another process, a plugin's table). The highest id ever
-    assigned is kept in ``meta`` and the new persona goes above it.
+    Ids are never reused (:mod:`hermes.storage.ids`): a deleted persona's id given to the
+    next one would pass it anything still keyed by it (a cache in another process, a
+    plugin's table).
     """
     with write_transaction(db):
-        last = db.execute("SELECT value FROM meta WHERE key = 'users.last_id'").fetchone()
-        highest = db.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]
-        user_id = max(int(last[0]) if last else 0, highest) + 1
+        user_id = next_id(db, "users")
         db.execute(
             "INSERT INTO users (id, name, interests, created) VALUES (?, ?, ?, ?)",
             [user_id, name, interests, now_iso()],
         )
-        db.execute(
-            "INSERT INTO meta (key, value) VALUES ('users.last_id', ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [str(user_id)],
-        )
+        taken(db, "users", user_id)
     return {"id": user_id, "name": name, "interests": interests}
 
 
@@ -352,6 +346,7 @@ def delete_items(db: sqlite_utils.Database, item_ids) -> int:
         gone = unreferenced_items(db, item_ids)
         if not gone:
             return 0
+        keep_last_id(db, "items")  # the newest item's id is not freed for the next one
         owned = [(t, i) for t, i, u in item_tables(db) if u is None or t in DERIVED]
         for start in range(0, len(gone), 500):
             chunk = gone[start : start + 500]
