@@ -6,6 +6,8 @@ failed."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hermes_persona import library
 from typer.testing import CliRunner
@@ -168,6 +170,8 @@ def test_an_unrated_library_entry_goes_with_the_next_bootstrap_reset(db, db_path
         listed = call_tool(db, tools["list_feed"], {"user": name, "since_days": None, "limit": 50})
         ids = [i["id"] for i in listed["items"]]
         assert unrated not in ids and feed_item in ids, name
+    why = call_tool(db, tools["explain_item"], {"user": "bob", "item_id": unrated})
+    assert "its like was taken back: an unread list leaves it out, and the next reset" in json.dumps(why)
 
     dry = run(db_path, "persona", "reset", "prob", "--source", "bootstrap")
     assert "2 library entries stored as items" in dry.output, dry.output  # kept's and unrated

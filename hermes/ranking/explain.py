@@ -146,7 +146,14 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery, item
             "its feed was removed (`removed_feeds=true` in list_feed, `hermes feed --removed-feeds`, ranks it)"
         )
     if library:
-        reasons.append("a library import stored it and only its likes hold it: an unread list leaves it out")
+        liked = db.execute("SELECT 1 FROM clicks WHERE item_id = ? LIMIT 1", [item_id]).fetchone()
+        reasons.append(
+            "a library import stored it and only its likes hold it: an unread list leaves it out"
+            if liked
+            # its like taken back (storage.clicks.feedless_unclicked): nothing holds it
+            else "a library import stored it and its like was taken back: an unread list leaves it "
+            "out, and the next reset of bootstrap clicks deletes it"
+        )
     if feed.exclude_clicked and not kept(replace(nothing, exclude_clicked=True)):
         click = click_on(db, user["id"], item_id)
         who = (
