@@ -89,14 +89,18 @@ def test_a_fresh_process_first_page_equals_the_warm_page(db, add_items, on_disk,
     real_refresh, real_product, real_read = matrix_loader.refresh, Matrix.product, quantized.ExactRows.read
     monkeypatch.setattr(matrix_loader, "refresh", lambda *a: reads.append("sqlite") or real_refresh(*a))
     monkeypatch.setattr(Matrix, "product", lambda self, w: computed.append("product") or real_product(self, w))
-    matrix = matrix_mod.get_matrix(db, *_model())
-    # from the snapshot: its large arrays mapped, the persona-free summaries restored
-    assert reads == [] and mapped(matrix.ids) and mapped(matrix.key_cols)
-    assert {"reference_sample", ("ids_hash", len(matrix))} <= set(matrix._derived)
+    checked, real_confirmed = [], matrix_mod._confirmed
+    monkeypatch.setattr(matrix_mod, "_confirmed", lambda m: checked.append(m) or real_confirmed(m))
     if storage == "int8":
         monkeypatch.setattr(quantized.ExactRows, "read", lambda self, i: reads.append(len(i)) or real_read(self, i))
     assert page(db, user) == warm
     assert computed == []  # every column was read, none computed
+    # ranked on the snapshot while its check ran, then checked once: it stood
+    matrix = matrix_mod.get_matrix(db, *_model())
+    assert checked == [matrix] and not matrix.rejected and matrix.pending is None
+    # from the snapshot: its large arrays mapped, the persona-free summaries restored
+    assert "sqlite" not in reads and mapped(matrix.ids) and mapped(matrix.key_cols)
+    assert {"reference_sample", ("ids_hash", len(matrix))} <= set(matrix._derived)
     # int8: exact rows only for the short list's re-score and the clicked items, not the sample
     assert all(n < 240 for n in reads if isinstance(n, int))
 
@@ -106,3 +110,33 @@ def _model():
 
     e = get_embedder()
     return e.name, e.dimension
+
+
+def test_a_ranking_started_on_a_stale_snapshot_ranks_again_on_the_database(db, add_items, on_disk, monkeypatch):
+    """The first ranking of a process runs on its snapshot while the check against the
+    database scans; an item deleted behind hermes's back (no deletion counted) fails the
+    check, and the ranking is made again from the rows the database holds."""
+    ids = random_archive(add_items, WORDS, n=60, seed=4, length=7)
+    user = create_user(db, "ann", "galaxy quasar lensing")
+    fresh_process()
+    page(db, user)
+    for thread in threading.enumerate():
+        if thread.name == "hermes-matrix-snapshot":
+            thread.join()
+    db.execute("DELETE FROM items WHERE id = ?", [ids[-2]])
+    fresh_process()
+    reads = []
+    real_refresh = matrix_loader.refresh
+    monkeypatch.setattr(matrix_loader, "refresh", lambda *a: reads.append("sqlite") or real_refresh(*a))
+    checked, real_confirmed = [], matrix_mod._confirmed
+    monkeypatch.setattr(matrix_mod, "_confirmed", lambda m: checked.append(len(m)) or real_confirmed(m))
+    ranked = rank(db, user, CandidateQuery(since_days=None), limit=None)
+    # ranked once on the snapshot's 60 rows, checked, then on the database's 59
+    assert checked == [len(ids)] and reads == ["sqlite"] and ids[-2] not in ranked.item_ids.tolist()
+    assert len(ranked.item_ids) == len(ids) - 1
+    fresh_process()
+    monkeypatch.setattr(matrix_store, "MIN_ROWS", 10**9)  # no snapshot written or read
+    for path in matrix_store.snapshot_path(matrix_mod.db_file(db), _model()[0], "float32").parent.glob("*.arrays"):
+        path.unlink()
+    again = rank(db, user, CandidateQuery(since_days=None), limit=None)
+    assert again.item_ids.tolist() == ranked.item_ids.tolist() and np.array_equal(again.scores, ranked.scores)

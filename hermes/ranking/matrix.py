@@ -18,7 +18,7 @@ from . import matrix_loader, matrix_store
 from .matrix_rows import CandidateVectors, EntryShare, Matrix
 from .quantized import ExactRows, release_free_memory
 
-__all__ = ["CandidateVectors", "EntryShare", "Matrix", "clear_cache", "db_file", "get_matrix"]
+__all__ = ["CandidateVectors", "EntryShare", "Matrix", "clear_cache", "confirm", "db_file", "get_matrix"]
 
 _CACHE: dict[tuple[str, str], Matrix] = {}
 _LOCK = threading.Lock()
@@ -28,13 +28,17 @@ def db_file(db) -> str:
     return db.execute("PRAGMA database_list").fetchone()[2] or f":memory:{id(db.conn)}"
 
 
-def get_matrix(db, model: str, dimension: int) -> Matrix:
-    """The up-to-date matrix of items embedded by ``model``."""
+def get_matrix(db, model: str, dimension: int, *, unconfirmed: bool = False) -> Matrix:
+    """The up-to-date matrix of items embedded by ``model``. ``unconfirmed``: a fresh
+    process may get its snapshot before the check against the database answers (a ranking
+    that calls :func:`confirm` before its result is used); any other call waits for it."""
     path = db_file(db)
     key = (path, model)
     wanted = config.settings().matrix_storage
     with _LOCK:
         matrix = _CACHE.get(key)
+        if matrix is not None and matrix.pending is not None and not unconfirmed:
+            matrix = _confirmed(matrix)
         latest, removed = _state(db)
         if matrix is not None and latest < matrix.seq:  # file replaced or rolled back
             matrix = None
@@ -43,7 +47,7 @@ def get_matrix(db, model: str, dimension: int) -> Matrix:
         if matrix is not None and wanted != "auto" and matrix.storage != wanted:
             matrix = None  # the setting changed under a running process
         if matrix is None:
-            matrix = matrix_loader.first_load(db, path, model, dimension, wanted, latest)
+            matrix = matrix_loader.first_load(db, path, model, dimension, wanted, latest, speculate=unconfirmed)
             if matrix.storage == "int8":
                 matrix.exact = ExactRows(path, model, dimension)
             matrix.db_path = path
@@ -56,6 +60,27 @@ def get_matrix(db, model: str, dimension: int) -> Matrix:
             if matrix.storage == "int8":
                 release_free_memory()  # the chunks' float32 rows and key lists
         return matrix
+
+
+def confirm(db, matrix: Matrix) -> bool:
+    """Whether ``matrix`` (from ``get_matrix(..., unconfirmed=True)``) stands: ``False`` when
+    the snapshot it was restored from turned out not to describe the database (the cache
+    then holds the matrix read again, checked: ranking again uses it)."""
+    if matrix.pending is not None:
+        get_matrix(db, matrix.model, matrix.dimension)
+    return not matrix.rejected
+
+
+def _confirmed(matrix: Matrix) -> Matrix | None:
+    """``matrix`` once its pending check passed, else ``None`` (the caller loads again, not
+    speculatively: the same stale snapshot is then checked first)."""
+    check, matrix.pending = matrix.pending, None
+    try:
+        ok = bool(check())
+    except Exception:  # noqa: BLE001 — the scan failed: do not trust the snapshot
+        ok = False
+    matrix.rejected = not ok
+    return matrix if ok else None
 
 
 def _state(db) -> tuple[int, str | None]:

@@ -25,6 +25,7 @@ import threading
 
 import numpy as np
 
+from . import reference
 from .preferences import FAMILIES
 from .quantized import ExactRows, Int8Candidates, Int8Rows
 from .threads import one_blas_thread
@@ -68,6 +69,12 @@ class Matrix:
         self.key_rows = np.zeros(0, dtype=np.int32)
         self.key_cols = np.zeros(0, dtype=np.int32)
         self._derived: dict = {}  # summaries of the current contents, dropped on change
+        #: restored from a snapshot: its ``(count, id sum)`` (matrix_store.fingerprint)
+        self.fingerprint: tuple[int, int] | None = None
+        #: a snapshot not yet checked against the database: the check, answering whether it
+        #: stands (hermes.ranking.matrix.confirm); ``rejected`` once it did not
+        self.pending = None
+        self.rejected = False
         self._pending_keys: list = []
 
     # Views of the filled part; a holder of an older view keeps a consistent snapshot.
@@ -170,10 +177,8 @@ class Matrix:
         """The summaries that depend on the contents alone (no persona), computed by the
         same methods a ranking uses, as arrays for :mod:`matrix_store`: a fresh process
         that loads them skips about a second of work at a million items."""
-        from .reference import sample
-
         order, starts = self.pairs_by_column()
-        rows, vectors = sample(self)
+        rows, vectors = reference.sample(self)
         return {
             "derived_mean": self.mean_vector(),
             "derived_mean_column": self.mean_column(),

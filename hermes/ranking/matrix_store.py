@@ -127,22 +127,26 @@ def fingerprint(db, seq: int) -> tuple[int, int]:
     return int(count), int(total)
 
 
-def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "float32", known=None):
+def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "float32", known=None, check=True):
     """A matrix restored from the snapshot, or ``None`` (no snapshot, stale, unreadable).
     ``known``: ``(seq, count, id sum)`` the caller read (:func:`fingerprint`), or a
     callable answering it once the arrays are read (a scan running meanwhile), used instead
-    of a second scan when the snapshot is of that same ``seq``."""
+    of a second scan when the snapshot is of that same ``seq``. ``check=False``: not
+    compared with the database here; the caller compares the matrix's ``fingerprint`` (the
+    snapshot's ``(count, id sum)``) with its own scan."""
     path = snapshot_path(db_path, model, storage)
     if path is None or not path.exists():
         return None
     try:
         data = read_arrays(path, mapped=True)
         seq, count, total, dim = (int(x) for x in data["meta"])
-        if callable(known):
-            known = known()
-        current = known[1:] if known and known[0] == seq else fingerprint(db, seq)
-        if dim != dimension or str(data["model"]) != model or (count, total) != current:
+        if dim != dimension or str(data["model"]) != model:
             return None
+        if check:
+            if callable(known):
+                known = known()
+            if (count, total) != (known[1:] if known and known[0] == seq else fingerprint(db, seq)):
+                return None
         matrix = factory(model, dimension, storage)
         ids = data["ids"]
         matrix._ids = ids
@@ -155,6 +159,7 @@ def load(db, db_path: str, model: str, dimension: int, factory, storage: str = "
         matrix.key_index = {k: i for i, k in enumerate(data["keys"].tolist())}
         matrix.key_rows, matrix.key_cols = data["key_rows"], data["key_cols"]
         matrix.seq = seq
+        matrix.fingerprint = (count, total)
         matrix.restore_derived(data)
         return matrix
     except Exception as exc:  # a cache: never let it break ranking

@@ -20,8 +20,9 @@ from ..contract import CandidateQuery, Component, ScoringContext
 from ..embed import get_embedder
 from ..plugins import call_each, get_plugin_manager, warn
 from ..storage.clicks import user_clicks
+from . import lexical
 from .match import BAR, LEVELS, Judgement, judge
-from .matrix import Matrix, get_matrix
+from .matrix import Matrix, confirm, get_matrix
 from .quantized import release_free_memory
 from .threads import one_blas_thread
 
@@ -311,7 +312,8 @@ def rank(
     ``bar_first`` the items that clear the persona's bar come first, then the others, each
     group in blend order: what every feed face shows above and below its fold."""
     embedder = get_embedder()
-    matrix = get_matrix(db, embedder.name, embedder.dimension)
+    # a fresh process ranks on its snapshot while the check against the database runs
+    matrix = get_matrix(db, embedder.name, embedder.dimension, unconfirmed=True)
     rows = candidate_rows(db, user, query, matrix)
     clicks = user_clicks(db, user["id"])
     ids = matrix.ids[rows]
@@ -382,6 +384,9 @@ def rank(
         if int8:
             release_free_memory()
     order = top_order(ids, total, limit, first=levels >= BAR if bar_first else None)
+    if not confirm(db, matrix):  # the snapshot was stale: rank on the matrix read again
+        lexical.clear_cache()  # kept by the contents' seq and size, which the two may share
+        return rank(db, user, query, limit, bar_first=bar_first)
     counts = np.bincount(levels, minlength=len(LEVELS)) if len(ids) else np.zeros(len(LEVELS))
     return Ranking(
         item_ids=ids[order],
