@@ -97,6 +97,10 @@ INSTRUCTIONS = (
     "from feedback. `user` is a persona's name{named}; an "
     "item_id is an id from any list or search answer. Without confirm=true a "
     "deleting tool only says what it would delete." + UNTRUSTED + " Output schemas mark such fields 'third-party text'."
+    # the CLI and web show TeX as Unicode; an answer keeps the feed's own text (a trial read
+    # "Koll\'ar" in JSON beside "Kollár" on the page)
+    " Titles and summaries are as the feed wrote them, TeX included ($T_c$, Koll\\'ar for "
+    "Kollár): render it for a person."
 )
 #: The tools that call their persona parameter ``name`` (the seed's: those that create,
 #: change or delete a persona; ``*`` stands for any start), said where one is served; every

@@ -24,6 +24,8 @@ def test_instructions_and_list_users_name_the_database(db, db_path):
 
     instructions, message = anyio.run(go)
     assert f"Database: {db_path}." in instructions
+    # answers keep the feed's TeX ("Koll\'ar"), which the CLI and web show as Unicode
+    assert "TeX included" in instructions and "render it for a person" in instructions
     assert str(db_path) in message and "create_persona" in message
 
 
