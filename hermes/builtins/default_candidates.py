@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from hermes.text.authors import author_key, key_matches
 from hermes.text.latex import spelled_out
-from hermes.text.subscripts import index_scripts, plain_scripts
+from hermes.text.subscripts import has_scripts, index_scripts, plain_scripts
 
 from ..hookspecs import hookimpl
 from ..ranking.preferences import source_key, tag_key, topic_key, type_key
@@ -113,7 +113,7 @@ def as_indexed(text: str) -> str | None:
     ones the faces show plain, LaTeX's joined to their word, the math's dollars gone
     ("CeCoIn₅" → "CeCoIn5", "CeCoIn$_5$" → "cecoin5", "$T_c$" → "tc")."""
     plain = plain_scripts(text)
-    if "$" in plain and ("_" in plain or "^" in plain):  # LaTeX's scripts, typed
+    if has_scripts(plain):  # LaTeX's, typed
         plain = " ".join(w.strip("$") for w in index_scripts(plain).split())
     return plain if plain != text else None
 

@@ -15,7 +15,7 @@ import sqlite_utils
 
 from hermes.storage.records import now_iso
 from hermes.text.authors import parse_authors
-from hermes.text.subscripts import index_script_steps
+from hermes.text.subscripts import SCRIPT_MARKS, SCRIPT_MATH, index_script_steps
 
 from ..contract import Migration
 from ..plugins import get_plugin_manager
@@ -495,18 +495,24 @@ def fts_script_views() -> list[tuple[str, str]]:
     """(name, SELECT) of the views that read the scripts of a text with math after m017's
     reading (:func:`hermes.text.subscripts.index_script_steps`): ``items_fts_text`` last."""
     steps = index_script_steps()
-    chunks = [steps[k : k + _FTS_STEP] for k in range(0, len(steps), _FTS_STEP)]
+    size = -(-len(steps) // -(-len(steps) // _FTS_STEP))  # as few views as m017's limit allows, even
+    chunks = [steps[k : k + size] for k in range(0, len(steps), size)]
+
+    def scripted(column: str) -> str:  # hermes.text.subscripts.has_scripts, in SQL
+        marks = " OR ".join(f"instr({column}, {_sql_text(mark)})" for mark in SCRIPT_MARKS)
+        return f"instr({column}, {_sql_text(SCRIPT_MATH)}) AND ({marks})"
+
     views, source = [], fts_views()[-2][0]  # m017's last step: each text as written and its reading
     for n, chunk in enumerate(chunks, 1):
         name = f"items_fts_scripts{n}"
         columns = []
         for column in ("title", "summary"):
-            # the text as written is carried to test for a "$" at each step (a text without
-            # one does no work), m017's reading (NULL without a backslash) to fall back on;
+            # the text as written is carried to test for math with scripts at each step (a
+            # text without does no work), m017's reading (NULL without a backslash) to fall back on;
             # the final coalesce reads that reading once, in the chain or as the fallback
             accents = f"coalesce({column}_read, {column})"
             before = accents if n == 1 else f"{column}_scripts"
-            chain = f"CASE WHEN instr({column}, '$') THEN {_chained(before, chunk)} END AS {column}_scripts"
+            chain = f"CASE WHEN {scripted(column)} THEN {_chained(before, chunk)} END AS {column}_scripts"
             columns += [column, f"{accents} AS {column}_accents" if n == 1 else f"{column}_accents", chain]
         views.append((name, f"SELECT id, {', '.join(columns)} FROM {source}"))
         source = name
