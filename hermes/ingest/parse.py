@@ -208,10 +208,14 @@ _TEXT_TYPES = ("text/plain", "text")
 
 
 def as_html(value: str | None, detail=None) -> str:
-    """A feed value as HTML: text (by its ``detail``'s type) escaped, so that each of its
-    "<" stays a character; HTML as the feed wrote it (:func:`.text.plain_text` reads it)."""
+    """A feed value as HTML for :func:`.text.plain_text`: HTML as the feed wrote it; text
+    (by its ``detail``'s type) with its "&" escaped, so that no entity is decoded twice.
+    Its "<" are left to plain_text's one reading (hermes.text.markup): a less-than sign
+    unless it opens a whole tag, which is markup even in text (feeds call HTML "text": the
+    arXiv API's ``&lt;b&gt;stellar streams&lt;/b&gt;`` is shown "stellar streams", not
+    "‹b>stellar streams‹/b>")."""
     kind = ((detail or {}).get("type") or "").lower()
-    return html.escape(value or "", quote=False) if kind in _TEXT_TYPES else value or ""
+    return (value or "").replace("&", "&amp;") if kind in _TEXT_TYPES else value or ""
 
 
 def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | None, dict]:
