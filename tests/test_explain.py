@@ -401,3 +401,29 @@ def test_an_author_nearly_every_item_carries_is_not_named_as_a_reason(db, add_it
     assert authors["Author"].get("common") is True and "common" not in authors["Writer"]
     assert not any("Author" in p for p in why["phrases"]), why["phrases"]
     assert any(p.startswith("by Writer") for p in why["phrases"]), why["phrases"]
+
+
+def test_the_liked_figure_says_it_compares_with_the_latest_likes_only(db, db_path, add_items):
+    """A retrial: a library's 44 likes, then 3 more: "liked: nearest [317] … 0.42" while a
+    liked paper 0.62 away had left the 16 latest likes the figure compares with."""
+    from hermes_feeds.feed_lines import explanation_lines
+    from web_support import client
+
+    from hermes.builtins.scorers import AFFINITY_LIKES
+
+    ids = add_items([{"title": f"Percolation on lattices, part {k}"} for k in range(AFFINITY_LIKES + 4)])
+    user = create_user(db, "pia", "percolation")
+    for item in ids[: AFFINITY_LIKES + 2]:
+        record_click(db, user["id"], item, True, "bootstrap")
+    payload = explain(db, user, ids[-1])
+    liked = payload["evidence"]["liked"]
+    assert liked["among_latest"] == AFFINITY_LIKES
+    text = "\n".join(explanation_lines(payload))
+    assert f"liked: nearest of your {AFFINITY_LIKES} latest likes [" in text
+    assert f"closest of your {AFFINITY_LIKES} latest likes:" in text
+    page = client(db_path).get(f"/explain?user=pia&item_id={ids[-1]}").text
+    assert f"Closest of your {AFFINITY_LIKES} latest likes" in page
+    # a persona with no more likes than the window: "nearest", as before
+    few = create_user(db, "ann", "percolation")
+    record_click(db, few["id"], ids[0], True, "ui")
+    assert "among_latest" not in explain(db, few, ids[-1])["evidence"]["liked"]

@@ -387,6 +387,9 @@ class _Shared:
                 **self._judged("liked", value, pos),
                 "itself": liked_id == item_id,
                 "source": self.liked_by.get(liked_id),
+                # the figure compares with the latest likes only (scorers.AFFINITY_LIKES):
+                # where there are more, every face says so, not "nearest" of all
+                **({"among_latest": len(self.liked)} if len(self.liked_by) > len(self.liked) else {}),
             }
             if "disliked" in affinity.evidence:
                 out["liked"]["disliked"] = self._nearest_disliked(

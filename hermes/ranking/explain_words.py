@@ -42,6 +42,19 @@ def _quote(text: str, width: int = 60) -> str:
     return f"“{clip(readable(' '.join((text or '').split())), width)}”"
 
 
+def liked_set(e: dict) -> str:
+    """What the liked figure compared with: "what you liked", or "your 16 latest likes"
+    where there are more (``among_latest``: the affinity component's window; a retrial's
+    nearest-liked figure named 0.42 while an older like was 0.62 away)."""
+    n = e.get("among_latest")
+    return f"your {n} latest likes" if n else "what you liked"
+
+
+def nothing_liked(e: dict) -> str:
+    n = e.get("among_latest")
+    return f"none of your {n} latest likes" if n else "nothing you liked"
+
+
 def _author_liked(k: dict) -> str:
     """ "Furtak, whom you liked twice": who liked an author's items, the dislikes said too
     ("liked 10 times" alone hid 8 dislikes of the same author), and bootstrap's likes apart
@@ -248,8 +261,8 @@ def phrases_of(p: dict) -> list[str]:
         phrases = {
             "strong": lambda: f"very close to {title}, which {who} (similarity {sim})",
             "good": lambda: f"close to {title}, which {who} (similarity {sim})",
-            "weak": lambda: f"weakly similar to what you liked (nearest {title}, similarity {sim})",
-            "none": lambda: f"nothing you liked is similar (nearest similarity {sim})",
+            "weak": lambda: f"weakly similar to {liked_set(e)} (nearest {title}, similarity {sim})",
+            "none": lambda: f"{nothing_liked(e)} is similar (nearest similarity {sim})",
         }
         itself = (
             "liked for you by bootstrap, from your interests or an imported library"

@@ -155,6 +155,14 @@ def shown_limit(limit: float) -> str:
     return f"{math.ceil(limit * 100 - 1e-9) / 100:.2f}"
 
 
+def on_shown_grid(limits: tuple[float, ...]) -> tuple[float, ...]:
+    """``limits`` rounded up to the two decimals every face shows (:func:`shown_limit`): a
+    figure then clears a limit exactly when the figure shown (cut, :func:`shown`) does. An
+    archive's quantile is any number: a trial read "probability 0.57" as good beside "a
+    match needs 0.58 here" (0.5763 against 0.5707)."""
+    return tuple(math.ceil(limit * 100 - 1e-9) / 100 for limit in limits)
+
+
 def shown(figure: float) -> str:
     """A similarity or probability as every face writes it: cut, not rounded, to the
     thresholds' two decimals, so the figure shown is on the same side of each threshold as
@@ -334,7 +342,7 @@ def judge(components: Iterable[Component], size: int, model: str, n_clicks: int 
             reference = comp.reference.get(kind)
             if judged_rare(kind, reference):
                 rare.add(kind)
-            judged_limits[kind] = rare_limits(kind, raised, reference)
+            judged_limits[kind] = on_shown_grid(rare_limits(kind, raised, reference))
             by_kind[kind] = level_counts(judged_limits[kind], values)
     nearer = None
     if "liked" in by_kind and "disliked" in figures:

@@ -78,8 +78,9 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
             )
             lines.append(f"  liked: {who} ({n['level']})")
         else:
+            among = f" of your {n['among_latest']} latest likes" if n.get("among_latest") else ""
             lines.append(
-                f"  liked: nearest [{n['id']}] {clean(n['title'], 80)}, similarity "
+                f"  liked: nearest{among} [{n['id']}] {clean(n['title'], 80)}, similarity "
                 f"{shown(n['similarity'])} ({_judged(n, n['level'])})"
             )
     if ev["classifier"]:
@@ -127,6 +128,7 @@ def explanation_lines(e: dict, advice: str = "") -> list[str]:
         if name == "profile" and c["active"] and "interest_score" in c:
             lines.append("    " + profile_parts(c))
     if e["nearest_liked"]:
-        lines.append("closest liked items:")
+        latest = (ev["liked"] or {}).get("among_latest")
+        lines.append(f"closest of your {latest} latest likes:" if latest else "closest liked items:")
         lines.extend(f"  [{n['id']}] {clean(n['title'], 90)} ({shown(n['similarity'])})" for n in e["nearest_liked"])
     return lines
