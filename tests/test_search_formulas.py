@@ -177,3 +177,31 @@ def test_an_item_another_client_writes_is_indexed(tmp_path):
     other.execute("INSERT INTO items_fts_words (items_fts_words, rank) VALUES ('integrity-check', 1)")
     other.close()
     db.conn.close()
+
+
+@pytest.mark.parametrize(
+    "query, wanted",
+    [
+        ("Temperley-Lieb", [0]),  # the feed's "Temperley--Lieb", shown "Temperley–Lieb"
+        ("Temperley–Lieb", [0]),  # pasted as the faces show it
+        ("Kazhdan-Lusztig", [1]),
+        ("SL(2,Z)", [2, 3]),  # "{\rm SL}(2,\mathbb{Z})", shown "SL(2,ℤ)"; and "SL_2(\mathbb{Z})"
+        ("SL(2,ℤ)", [2, 3]),
+        ("mean-field", [1]),
+    ],
+)
+def test_a_word_typed_with_punctuation_finds_its_parts_with_other_punctuation_between(db, add_items, query, wanted):
+    """A retrial: "Temperley-Lieb", "Kazhdan–Lusztig" (pasted from the page) and "SL(2,Z)"
+    found nothing; only the text's exact spelling did. Parts far apart are not a match."""
+    make_persona(db, "alg", "representation theory")
+    ids = add_items(
+        [
+            {"title": "Markov traces on Temperley--Lieb algebras", "summary": "Jones index."},
+            {"title": "Kazhdan--Lusztig cells", "summary": "A mean--field picture."},
+            {"title": "Centralizers of $\\mathbb{Z}^2 \\rtimes {\\rm SL}(2,\\mathbb{Z})$-actions", "summary": ""},
+            {"title": "Modular forms", "summary": "Forms on $SL_2(\\mathbb{Z})$ of half weight."},
+            {"title": "Temperley and the lattice", "summary": "As Lieb showed, the ice model is exact."},
+        ]
+    )
+    answer = tool(db, "search_feed", user="alg", query=query, limit=50)
+    assert sorted(r["id"] for r in answer["results"]) == [ids[i] for i in wanted], answer["message"]

@@ -263,6 +263,43 @@ def word_forms(db, word: str) -> list[str]:
     return terms
 
 
+#: what may stand between the parts of a word typed with punctuation and the same parts in
+#: the text: "Temperley-Lieb" for a feed's "Temperley--Lieb" (shown "Temperley–Lieb"),
+#: "SL(2,Z)" for "SL(2,\\mathbb{Z})" (read "SL(2,ℤ)")
+_BETWEEN = r"[\W_]{0,3}"
+
+
+def loosely(word: str) -> re.Pattern | None:
+    """A word typed with punctuation as a pattern its parts match in a text folded by
+    :func:`_loose_text`: the same letters and digits, in order, with a little punctuation or
+    space between (a retrial's "Temperley-Lieb" and "SL(2,Z)" found nothing, where the exact
+    substring was absent); ``None`` for a word of one part."""
+    parts = re.findall(r"[^\W_]+", _loose_text(word))
+    if len(parts) < 2:
+        return None
+    return re.compile(r"(?<![^\W_])" + _BETWEEN.join(map(re.escape, parts)) + r"(?![^\W_])")
+
+
+_TEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+
+
+def _loose_text(text: str | None) -> str:
+    """``text`` as :func:`loosely` compares it: compatibility forms folded (ℤ is Z, ² is 2),
+    accents off, case folded, TeX's commands gone (the index keeps a title's
+    ``{\\rm sl}(2,\\mathbb{z})``)."""
+    return _TEX_COMMAND.sub(" ", folded(unicodedata.normalize("NFKC", text or ""))).casefold()
+
+
+def _register_loose(db) -> None:
+    conn = getattr(db, "conn", db)
+    conn.create_function(
+        "hermes_loosely",
+        2,
+        lambda pattern, text: bool(text) and re.search(pattern, _loose_text(text)) is not None,
+        deterministic=True,
+    )
+
+
 def _matches(db, indexed: list[str], literal: list[str], read: bool) -> list[int]:
     where, params = [], []
     if indexed:
@@ -276,6 +313,15 @@ def _matches(db, indexed: list[str], literal: list[str], read: bool) -> list[int
         if read:  # the LaTeX-accented text as the index reads it
             test += " OR r.title LIKE ? ESCAPE '\\' OR r.summary LIKE ? ESCAPE '\\'"
             params += [like_pattern(folded(word))] * 2
+            pattern = loosely(word)
+            if pattern is not None:  # its parts, with other punctuation between
+                _register_loose(db)
+                longest = max(re.findall(r"[^\W_]+", _loose_text(word)), key=len)
+                test += (
+                    " OR ((r.title LIKE ? ESCAPE '\\' OR r.summary LIKE ? ESCAPE '\\')"
+                    " AND hermes_loosely(?, r.title || ' ' || r.summary))"
+                )
+                params += [like_pattern(longest)] * 2 + [pattern.pattern]
         where.append(f"({test})")
     joined = " JOIN items_fts_text AS r ON r.id = items.id" if read and literal else ""
     return [r[0] for r in db.execute(f"SELECT items.id FROM items{joined} WHERE {' AND '.join(where)}", params)]
