@@ -67,6 +67,12 @@ _TOPS: OrderedDict = OrderedDict()
 _PREFERENCES: OrderedDict = OrderedDict()
 _STATS: OrderedDict = OrderedDict()
 _ITEM_KEYS: OrderedDict = OrderedDict()
+#: the last rankings' answers that no click changes (the ``profile`` component), with what
+#: they were computed from (:func:`kept_while`)
+_UNCHANGED: OrderedDict = OrderedDict()
+#: ... at most this many, and this many bytes of their arrays (the newest always stays)
+MAX_UNCHANGED = 4
+MAX_UNCHANGED_BYTES = 48 * 2**20
 #: per persona and kind of click-dependent scores: (clicks, exact scores over every row)
 _BASES: OrderedDict = OrderedDict()
 #: what was served for (that key, clicks) from a base: the same answer every time
@@ -119,6 +125,25 @@ def kept(cache: OrderedDict, key, compute, bound: int):
         hit = compute()
         _put(cache, key, hit, bound)
     return hit
+
+
+class _Unchanged:
+    """A :func:`kept_while` entry: its inputs, its value and the bytes of the value's arrays."""
+
+    def __init__(self, inputs, value, nbytes: int):
+        self.inputs, self.value, self.nbytes = inputs, value, nbytes
+
+
+def kept_while(key, inputs, same, compute, nbytes):
+    """``compute()``, kept under ``key`` and served again while ``same(kept inputs,
+    inputs)``: for an answer that is a pure function of its inputs, recomputing it gives the
+    same bits, so serving it again changes nothing (``nbytes(value)``: what it holds)."""
+    hit = _get(_UNCHANGED, key)
+    if hit is not None and same(hit.inputs, inputs):
+        return hit.value
+    value = compute()
+    _put(_UNCHANGED, key, _Unchanged(inputs, value, nbytes(value)), MAX_UNCHANGED, MAX_UNCHANGED_BYTES)
+    return value
 
 
 class Scope:
@@ -455,6 +480,7 @@ def clear() -> None:
     with _LOCK:
         _BASES.clear()
         _STALE.clear()
+        _UNCHANGED.clear()
         _SCORES.clear()
         _COLUMNS.clear()
         _TOPS.clear()

@@ -261,7 +261,56 @@ def _held(matrix, clicks) -> np.ndarray:
 def profile(db, user, text: str, context: ScoringContext, scope: Scope, ground: np.ndarray) -> Component:
     """The ``profile`` component (:func:`_profile`); on a second pass that re-scores only
     the behaviour columns (float32 storage, after a click) the first pass's, unchanged."""
-    return _once(scope, "profile", lambda: _profile(db, user, text, context, scope, ground), vectors=True)
+    return _once(scope, "profile", lambda: _profile_kept(db, user, text, context, scope, ground), vectors=True)
+
+
+def _profile_kept(db, user, text: str, context: ScoringContext, scope: Scope, ground: np.ndarray) -> Component:
+    """:func:`_profile`, or the component an earlier ranking computed from the same inputs —
+    the same matrix, candidates, interests vectors, BM25 column and reference sample — which
+    recomputing gives bit for bit (:func:`score_cache.kept_while`): the interests text does
+    not depend on the clicks, and the ranking right after a click redid it (≈ 1.4 ms of 19
+    at 100k, benchmarks/results/click.md). The same arrays are served: nothing downstream
+    writes into a component's (``blend``, ``reblend`` and ``judge`` copy). Not in int8
+    storage: its second pass writes exact scores into the first pass's columns in place."""
+    matrix = scope.matrix
+    wanted = wanted_text(text) if text else ""
+    if not wanted or matrix.storage == "int8" or scope.exact is not None:
+        return _profile(db, user, text, context, scope, ground)
+    embedded = interests_vectors(db, user, context.embedder)
+    bm25 = lexical_scores(db, wanted, matrix) if LEXICAL_SHARE else None
+    key = (
+        "profile",
+        *score_cache.matrix_key(matrix),
+        scope.persona,
+        context.embedder.name,
+        WHOLE_SHARE,
+        LEXICAL_SHARE,
+        interests.SAME_INTEREST,
+    )
+    return score_cache.kept_while(
+        key,
+        (bm25, ground, embedded, scope.rows),
+        _same_profile_inputs,
+        lambda: _profile(db, user, text, context, scope, ground, embedded=embedded, bm25=bm25),
+        _component_bytes,
+    )
+
+
+def _same_profile_inputs(kept: tuple, now: tuple) -> bool:
+    """The BM25 column and the reference sample are the cached arrays themselves (a new
+    array: something changed); the interests vectors and candidate rows are compared."""
+    return (
+        kept[0] is now[0]
+        and kept[1] is now[1]
+        and np.array_equal(kept[2], now[2])
+        and len(kept[3]) == len(now[3])
+        and np.array_equal(kept[3], now[3])
+    )
+
+
+def _component_bytes(comp: Component) -> int:
+    arrays = (comp.scores, *comp.detail.values(), *comp.evidence.values(), *comp.reference.values())
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
 
 def _once(scope: Scope, name: str, compute, *, vectors: bool):
@@ -278,7 +327,11 @@ def _once(scope: Scope, name: str, compute, *, vectors: bool):
     return value
 
 
-def _profile(db, user, text: str, context: ScoringContext, scope: Scope, ground: np.ndarray) -> Component:
+def _profile(
+    db, user, text: str, context: ScoringContext, scope: Scope, ground: np.ndarray, *, embedded=None, bm25=None
+) -> Component:
+    """``embedded`` and ``bm25``: the interests vectors and BM25 column, when the caller
+    read them already (:func:`_profile_kept`)."""
     matrix, rows = scope.matrix, scope.rows
     if not text:
         return Component(
@@ -297,7 +350,8 @@ def _profile(db, user, text: str, context: ScoringContext, scope: Scope, ground:
             active=False,
             detail={"reason": "the interests text only says what not to show; it names no interest to rank by"},
         )
-    embedded = interests_vectors(db, user, context.embedder)
+    if embedded is None:
+        embedded = interests_vectors(db, user, context.embedder)
     # the interests as the order ranks by them: the whole text, then each clause's group
     # (one clause: the whole text alone), then the clauses themselves (to name the clause
     # of the group an item is nearest)
@@ -323,7 +377,8 @@ def _profile(db, user, text: str, context: ScoringContext, scope: Scope, ground:
     detail = {"semantic": semantic, "clause": columns[:, 2].astype(np.int64), "related": columns[:, 3].astype(np.int64)}
     evidence = {"interest": columns[:, 1]}
     typical = {"interest": (ground @ groups.T).max(axis=1) if len(ground) else ground[:, 0]}
-    bm25 = lexical_scores(db, wanted, matrix) if LEXICAL_SHARE else None
+    if bm25 is None:
+        bm25 = lexical_scores(db, wanted, matrix) if LEXICAL_SHARE else None
     if bm25 is None:
         return Component("profile", "profile", semantic, detail=detail, evidence=evidence, reference=typical)
     # log1p: BM25 is heavy-tailed; one long item matching many words should not flatten
