@@ -202,6 +202,27 @@ def test_an_author_is_found_by_the_base_letters_of_their_name(db, add_items):
     assert matches(["Tomasz Łuczak"], "luczak") and not matches(["Tomasz Łuczak"], "lucas")
 
 
+def test_a_first_name_spelled_out_is_not_widened_to_its_initial(db, add_items):
+    """A retrial: "Soren Bjork" found Sławomir Björk's papers too (both "bjork, s")."""
+    ids = add_items(
+        [
+            {"title": "Loop-erased walks", "authors": ["Søren Björk"]},
+            {"title": "Random matrices", "authors": ["Sławomir Björk"]},
+            {"title": "Gaussian fields", "authors": ["S. Björk"]},
+        ]
+    )
+    create_user(db, "prob", "random walks")
+    assert {r["id"] for r in search_feed(db, "prob", "", author="Soren Bjork")["results"]} == {ids[0], ids[2]}
+    assert {r["id"] for r in search_feed(db, "prob", "", author="S. Björk")["results"]} == set(ids)
+    assert {r["id"] for r in search_feed(db, "prob", "", author="Bjork")["results"]} == set(ids)
+    assert {r["id"] for r in search_feed(db, "prob", "", author="Sven Bjork")["results"]} == {ids[2]}
+    nobody = search_feed(db, "prob", "", author="Anna Bjork")
+    assert nobody["results"] == [] and "no item lists 'Anna Bjork'" in nobody["message"]
+    # on the no-result path a folded name is known: the words find nothing, not the person
+    missing = search_feed(db, "prob", "nonexistentword", author="Slawomir Bjork")
+    assert missing["results"] == [] and "no item lists" not in missing["message"]
+
+
 def test_the_migration_parses_existing_author_strings(db):
     from hermes.storage.migrations import m010_item_authors
 

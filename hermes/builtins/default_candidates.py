@@ -26,13 +26,14 @@ script to its word ("CeCoIn$_5$" is "cecoin5", "$T_c$" "tc": migration
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import time
 import unicodedata
 from typing import TYPE_CHECKING
 
-from hermes.text.authors import author_key, key_matches
+from hermes.text.authors import author_key, given_name, key_matches, matches, parse_stored
 from hermes.text.latex import spelled_out
 from hermes.text.subscripts import has_scripts, index_scripts, plain_scripts
 
@@ -87,6 +88,8 @@ def hermes_candidates(db, user, query, matrix):
         keep &= matrix.has_key(type_key(query.content_type))
     if query.author:
         keep &= matrix.has_any_key(author_keys_matching(matrix, query.author))
+        if given_name(query.author):  # keys hold an initial: a first name spelled out is read
+            keep &= _named_in_full(db, matrix, keep, query.author)
     if query.text and query.text.split():
         found = np.zeros(len(matrix), dtype=bool)
         found[matrix.rows_of(text_matches(db, query.text.split()))] = True
@@ -97,6 +100,20 @@ def hermes_candidates(db, user, query, matrix):
                 found[matrix.rows_of(text_matches(db, spelling.split()))] = True
         keep &= found
     return keep
+
+
+def _named_in_full(db, matrix, keep, author: str) -> np.ndarray:
+    """Mask of the rows in ``keep`` whose authors include the person ``author`` names by
+    their first name too (:func:`hermes.text.authors.matches`): "Soren Bjork" is not
+    Sławomir Björk, though both are the key "bjork, s"."""
+    import numpy as np
+
+    ids = matrix.ids[keep].tolist()
+    rows = db.execute("SELECT id, authors FROM items WHERE id IN (SELECT value FROM json_each(?))", [json.dumps(ids)])
+    named = [item for item, raw in rows if matches(parse_stored(raw), author)]
+    out = np.zeros(len(matrix), dtype=bool)
+    out[matrix.rows_of(named)] = True
+    return out
 
 
 def removed_feed_rows(db, matrix) -> np.ndarray:

@@ -259,9 +259,27 @@ def item_authors(db: sqlite_utils.Database, item_id: int) -> list[str]:
 
 def matches(names: list[str], query: str) -> bool:
     """Whether one of ``names`` is the person ``query`` names: a full name matches by
-    :func:`author_key`; a single word matches any author with that surname."""
-    wanted = author_key((query or "").strip())
-    return bool(wanted) and any(key_matches(author_key(n), wanted) for n in names)
+    :func:`author_key` and, where both spell a first name out, by that name too; a single
+    word matches any author with that surname."""
+    query = (query or "").strip()
+    wanted = author_key(query)
+    return bool(wanted) and any(key_matches(author_key(n), wanted) and same_given(n, query) for n in names)
+
+
+def given_name(name: str) -> str:
+    """The first given name, folded, where it is spelled out ("Søren Björk" → "soren"); ""
+    for an initial ("S. Björk") or none."""
+    given, _ = split_name(clean_name(name) if "," in name else without_honorifics(name.strip()))
+    first = re.sub(r"[^\w-]", "", _fold(given.split()[0])).translate(_UNDECOMPOSED) if given.split() else ""
+    return first if len(first) > 1 else ""
+
+
+def same_given(name: str, query: str) -> bool:
+    """Whether ``name`` and ``query`` may be one person by their first names: either gives
+    only an initial, or one spelled-out name begins the other ("Tom" and "Tomasz"). A
+    retrial's "Soren Bjork" found Sławomir Björk's papers (both "bjork, s")."""
+    a, b = given_name(name), given_name(query)
+    return not a or not b or a.startswith(b) or b.startswith(a)
 
 
 __all__ = [
@@ -278,6 +296,7 @@ __all__ = [
     "matches",
     "parse_authors",
     "parse_stored",
+    "same_given",
     "split_name",
     "surname",
 ]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import sqlite_utils
 
 from hermes.arguments import refuse
-from hermes.builtins.default_candidates import like_pattern
 from hermes.contract import CandidateQuery
 from hermes.errors import InvalidInput
 from hermes.facekit.faces import Say, plural
@@ -26,7 +25,7 @@ from hermes.ranking.match import LEVELS
 from hermes.ranking.rank import items_of, rank
 from hermes.storage.clicks import click_labels
 from hermes.storage.records import require_user
-from hermes.text.authors import author_key, key_matches, parse_stored
+from hermes.text.authors import matches, parse_stored
 from hermes.text.clip import clip
 
 SEARCH_MAX = 50
@@ -80,13 +79,10 @@ def _short(text: str | None) -> str:
 
 def author_exists(db: sqlite_utils.Database, author: str) -> bool:
     """Whether any item lists the person ``author`` names (see :func:`hermes.text.authors.matches`)."""
-    wanted = author_key(author)
-    surname = wanted.split(",", 1)[0]
-    rows = db.execute(
-        "SELECT authors FROM items WHERE authors LIKE ? ESCAPE '\\'",
-        [like_pattern(surname.split()[-1] if surname else author)],
-    )
-    return any(key_matches(author_key(n), wanted) for (raw,) in rows for n in parse_stored(raw))
+    # every item's authors, on this no-result path only: a LIKE of the typed surname missed
+    # the folded ones ("Luczak" for "Łuczak", "Bjork" for "Björk")
+    rows = db.execute("SELECT authors FROM items WHERE authors IS NOT NULL")
+    return any(matches(parse_stored(raw), author) for (raw,) in rows)
 
 
 def search(
