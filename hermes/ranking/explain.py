@@ -42,7 +42,7 @@ from hermes.text.language import english
 from ..contract import CandidateQuery
 from ..embed import english_only, get_embedder
 from ..errors import InvalidInput
-from ..storage.clicks import click_on, liked_by
+from ..storage.clicks import click_on, clicked_by_anyone, liked_by
 from ..storage.transactions import write_transaction
 from . import categories, match
 from .explain_words import EVIDENCE_OF, note_of, phrases_of, reason_line
@@ -146,10 +146,9 @@ def why_not_in(db: sqlite_utils.Database, user: dict, feed: CandidateQuery, item
             "its feed was removed (`removed_feeds=true` in list_feed, `hermes feed --removed-feeds`, ranks it)"
         )
     if library:
-        liked = db.execute("SELECT 1 FROM clicks WHERE item_id = ? LIMIT 1", [item_id]).fetchone()
         reasons.append(
             "a library import stored it and only its likes hold it: an unread list leaves it out"
-            if liked
+            if clicked_by_anyone(db, item_id)
             # its like taken back (storage.clicks.feedless_unclicked): nothing holds it
             else "a library import stored it and its like was taken back: an unread list leaves it "
             "out, and the next reset of bootstrap clicks deletes it"

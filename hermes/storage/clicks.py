@@ -200,6 +200,11 @@ def click_history(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bo
     ]
 
 
+def clicked_by_anyone(db: sqlite_utils.Database, item_id: int) -> bool:
+    """Whether any persona's click is on ``item_id``."""
+    return db.execute("SELECT 1 FROM clicks WHERE item_id = ? LIMIT 1", [item_id]).fetchone() is not None
+
+
 def user_clicks(db: sqlite_utils.Database, user_id: int) -> list[tuple[int, bool]]:
     """The persona's clicks as ``(item_id, liked)`` pairs, oldest first (what ranking learns
     from)."""
