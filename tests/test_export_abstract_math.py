@@ -158,4 +158,6 @@ def test_the_abstracts_compile_and_print_no_tex_source(kondo, tmp_path, backend)
     if shutil.which("pdftotext"):
         subprocess.run(["pdftotext", "doc.pdf"], cwd=tmp_path, check=True)
         printed = (tmp_path / "doc.txt").read_text(encoding="utf-8", errors="replace")
-        assert "\\" not in printed and "where tk is the" in " ".join(printed.split())
+        # no TeX source printed (a lone "\" on its line is pdftotext's reading of the wide
+        # hat's glyph over "tk + x", not source)
+        assert not re.search(r"\\[A-Za-z]", printed) and "where tk is the" in " ".join(printed.split())
