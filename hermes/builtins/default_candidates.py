@@ -95,7 +95,7 @@ def hermes_candidates(db, user, query, matrix):
         found[matrix.rows_of(text_matches(db, query.text.split()))] = True
         # what the faces show as "ΛCDM" is stored as "$\Lambda$CDM": look for that spelling
         # too; and for a formula as the index reads it ("CeCoIn₅", "CeCoIn$_5$": "cecoin5")
-        for spelling in (spelled_out(query.text), as_indexed(query.text)):
+        for spelling in (spelled_out(query.text), as_indexed(query.text), umlauts_spelled(query.text)):
             if spelling:
                 found[matrix.rows_of(text_matches(db, spelling.split()))] = True
         keep &= found
@@ -114,6 +114,19 @@ def _named_in_full(db, matrix, keep, author: str) -> np.ndarray:
     out = np.zeros(len(matrix), dtype=bool)
     out[matrix.rows_of(named)] = True
     return out
+
+
+#: German's spelling of an umlaut without it ("Groebner", "Kaehler", "Schroedinger"), inside
+#: a word of five letters or more ("does", "blue", "queue" keep theirs)
+_UMLAUT_SPELLED = re.compile(r"(?<=[^\W\d_q])([aou])e(?=[^\W\d_]*)", re.I)
+
+
+def umlauts_spelled(text: str) -> str | None:
+    """``text`` with "ae", "oe", "ue" inside its longer words as the letter the index folds
+    an umlaut to ("Groebner" → "Grobner", which finds "Gröbner"; a retrial's "Groebner" and
+    "Kaehler" found nothing), or ``None`` when no word has one."""
+    out = " ".join(_UMLAUT_SPELLED.sub(r"\1", w) if len(w) >= 5 else w for w in text.split())
+    return out if out != " ".join(text.split()) else None
 
 
 def removed_feed_rows(db, matrix) -> np.ndarray:
