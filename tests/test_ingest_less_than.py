@@ -101,8 +101,11 @@ def test_atom_html_and_text_content_keep_their_relations():
     # type="text": each "<" that opens no tag a character; a whole tag is markup even there
     # (feeds call HTML "text": the arXiv API's "&lt;b&gt;stellar streams&lt;/b&gt;"), dropped
     item = only(atom("a &lt;b c&gt; d", "text", "x&lt;p and &lt;script&gt;alert(1)&lt;/script&gt;", "text"))
-    assert item["title"] == "a d"
+    assert item["title"] == "a \u2039b c> d"  # a lone tag in text is text (made inert)
     assert item["summary"].startswith("x<p and") and "<script" not in item["summary"] and "</" not in item["summary"]
+    # a tag closed again is HTML a feed calls text (the arXiv API's abstracts): markup
+    item = only(atom("Use the &lt;b&gt; tag", "text", "We use &lt;b&gt;stellar streams&lt;/b&gt; here", "text"))
+    assert (item["title"], item["summary"]) == ("Use the \u2039b> tag", "We use stellar streams here")
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from xml.sax import SAXParseException
 
 from hermes.storage.records import is_media
 from hermes.text.authors import fuller, parse_authors
+from hermes.text.markup import paired_tags_only
 from hermes.text.tags import normalize_tag
 
 from ..errors import HermesError
@@ -209,13 +210,12 @@ _TEXT_TYPES = ("text/plain", "text")
 
 def as_html(value: str | None, detail=None) -> str:
     """A feed value as HTML for :func:`.text.plain_text`: HTML as the feed wrote it; text
-    (by its ``detail``'s type) with its "&" escaped, so that no entity is decoded twice.
-    Its "<" are left to plain_text's one reading (hermes.text.markup): a less-than sign
-    unless it opens a whole tag, which is markup even in text (feeds call HTML "text": the
-    arXiv API's ``&lt;b&gt;stellar streams&lt;/b&gt;`` is shown "stellar streams", not
-    "‹b>stellar streams‹/b>")."""
+    (by its ``detail``'s type) with each "<" a character but those of a tag closed again in
+    it (:func:`hermes.text.markup.paired_tags_only`): feeds call HTML "text" (the arXiv
+    API's ``&lt;b&gt;stellar streams&lt;/b&gt;`` is shown "stellar streams", not
+    "‹b>stellar streams‹/b>"), and prose names a tag ("Use the <b> tag sparingly")."""
     kind = ((detail or {}).get("type") or "").lower()
-    return (value or "").replace("&", "&amp;") if kind in _TEXT_TYPES else value or ""
+    return paired_tags_only(value or "") if kind in _TEXT_TYPES else value or ""
 
 
 def _text_and_authors(entry, arxiv: str | None) -> tuple[str, list[str], str | None, dict]:

@@ -174,6 +174,24 @@ def literal_less_than(html: str) -> str:
     return "".join(parts) + html[done:]
 
 
+def paired_tags_only(text: str) -> str:
+    """Text (a feed value typed ``text``) as HTML for :func:`hermes.ingest.text.plain_text`:
+    its "&" escaped, and every "<" but those of a tag closed again in it (``<b>…</b>``, the
+    arXiv API's ``&lt;b&gt;stellar streams&lt;/b&gt;``: HTML a feed calls text) written
+    ``&lt;``, so a lone tag named in prose stays ("Use the <b> tag sparingly", a trial's
+    news feed lost it)."""
+    text = text.replace("&", "&amp;")
+    names = [(m.start(), m.group(0).startswith("</"), m.group(1).lower()) for m in _TAG.finditer(text)]
+    keep = set()
+    for i, (at, closing, name) in enumerate(names):
+        if closing:
+            continue
+        end = next((j for j in range(i + 1, len(names)) if names[j][1] and names[j][2] == name), None)
+        if end is not None:
+            keep |= {at, names[end][0]}
+    return "".join("&lt;" if c == "<" and k not in keep else c for k, c in enumerate(text))
+
+
 def has_markup(text: str) -> bool:
     """Whether any "<" of ``text`` opens markup (:func:`opens_markup`)."""
     if "<" not in text:
