@@ -294,15 +294,16 @@ def word_forms(db, word: str) -> list[str]:
 
 
 #: what may stand between the parts of a word typed with punctuation and the same parts in
-#: the text: "Temperley-Lieb" for a feed's "Temperley--Lieb" (shown "Temperley–Lieb"),
+#: the text, punctuation still (a space alone is another text: "x-ray" is not "x ray"), or
+#: nothing where a letter meets a digit (the index reads "SL$_2$" as "sl2"): "Temperley-Lieb" for a feed's "Temperley--Lieb" (shown "Temperley–Lieb"),
 #: "SL(2,Z)" for "SL(2,\\mathbb{Z})" (read "SL(2,ℤ)")
-_BETWEEN = r"[\W_]{0,3}"
+_BETWEEN = r"(?:(?:\s?(?:[^\w\s]|_)){1,3}\s?|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_]))"
 
 
 def loosely(word: str) -> re.Pattern | None:
     """A word typed with punctuation as a pattern its parts match in a text folded by
-    :func:`_loose_text`: the same letters and digits, in order, with a little punctuation or
-    space between (a retrial's "Temperley-Lieb" and "SL(2,Z)" found nothing, where the exact
+    :func:`_loose_text`: the same letters and digits, in order, with a little other
+    punctuation between (a retrial's "Temperley-Lieb" and "SL(2,Z)" found nothing, where the exact
     substring was absent); ``None`` for a word of one part."""
     parts = re.findall(r"[^\W_]+", _loose_text(word))
     if len(parts) < 2:
