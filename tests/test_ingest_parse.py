@@ -292,6 +292,25 @@ def test_a_podcast_s_own_name_is_not_an_author():
     assert [(i["authors"], i["author"]) for i in podcast.items] == [([], None), ([], None), (["Ana Host"], "Ana Host")]
 
 
+def test_a_podcast_s_owner_is_not_its_host():
+    """A trial: a show's <itunes:owner>, the company publishing it, signed every episode
+    naming no author ("ML Hour Media", found by search_feed's author as a host); feedparser
+    files the owner in the feed's authors list."""
+
+    def parsed(owner: str, author: str, email: str = "") -> list:
+        body = f"""<?xml version="1.0"?><rss version="2.0"
+          xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel>
+          <title>The Machine Learning Hour</title><itunes:author>{author}</itunes:author>
+          <itunes:owner><itunes:name>{owner}</itunes:name>{email}</itunes:owner>
+          <item><title>Ep 41</title><guid>e41</guid></item></channel></rss>""".encode()
+        return [i["authors"] for i in parse_feed(body, url="https://e.org/pod").items]
+
+    assert parsed("ML Hour Media", "The Machine Learning Hour") == [[]]
+    assert parsed("ML Hour Media", "The Machine Learning Hour", "<itunes:email>a@e.org</itunes:email>") == [[]]
+    assert parsed("ML Hour Media", "Maria Schneider") == [["Maria Schneider"]]
+    assert parsed("Maria Schneider", "Maria Schneider") == [["Maria Schneider"]]
+
+
 def test_html_page_is_not_a_feed():
     with pytest.raises(ParseError, match="HTML page"):
         parse_feed(b"<!DOCTYPE html><html><head><title>Hi</title></head><body>x</body></html>", url=URL)

@@ -263,7 +263,17 @@ def inherited_authors(parsed) -> list[str]:
     if str(parsed.get("version") or "").startswith("atom"):
         return parse_authors(listed)
     if ITUNES in (parsed.get("namespaces") or {}).values():
-        return parse_authors([a for a in listed if not a.get("email")])
+        # feedparser files the <itunes:owner> (the company that publishes the show) in
+        # the same list, and one with an e-mail overwrites the <itunes:author> it keeps as
+        # the feed's ``author``: the owner is no host unless it is the author too (a
+        # trial's episodes were "by ML Hour Media")
+        detail = feed.get("publisher_detail") or {}
+        owner = (detail.get("name") or "").strip()
+        hosts = [a for a in listed if not a.get("email") and a["name"].strip() != owner]
+        written = (feed.get("author") or "").strip() if isinstance(feed.get("author"), str) else ""
+        if written and "@" not in written and not detail.get("email"):
+            hosts = [a for a in hosts if a["name"].strip() != written] + [{"name": written}]
+        return parse_authors(hosts)
     return []
 
 
