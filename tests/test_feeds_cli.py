@@ -291,3 +291,18 @@ def test_feed_with_nothing_recent_suggests_all(db_path, db):
     create_user(db, "ann", "x")
     result = run("feed", "ann", "--db", db_path)
     assert result.exit_code == 0 and "--all" in result.output
+
+
+def test_an_empty_window_over_mcp_names_the_wider_one_and_its_count(db, add_items):
+    """A trial: the CLI said "The last 365 days have 18 unread items", list_feed only "Widen
+    since_days"."""
+    from hermes.facekit.faces import speaking
+    from hermes.storage.records import create_user
+    from hermes.tools import call_tool, collect_tools
+
+    add_items([{"title": f"Old paper {k}", "days_ago": 100} for k in range(3)])
+    create_user(db, "lea", "papers")
+    with speaking("mcp"):
+        answer = call_tool(db, collect_tools()["list_feed"], {"user": "lea"})
+    assert answer["ok"] and answer["items"] == []
+    assert "The last 365 days have 3 unread items: since_days=365 shows them" in answer["message"]

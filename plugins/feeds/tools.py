@@ -274,6 +274,24 @@ def list_feed(
     return result
 
 
+def _wider(db, persona, window) -> Say:
+    """What a wider window holds, over MCP: a count and the call that shows it (the CLI
+    said "The last 365 days have 18 unread items"; an agent read only "Widen since_days"),
+    else the advice to widen."""
+    from hermes.ranking.feed_window import wider_window
+
+    offer = wider_window(db, persona, window)
+    if offer is None:
+        return WIDEN
+    days, n = offer
+    scope = "The whole archive has" if days is None else f"The last {plural(round(days), 'day')} have"
+    held = f"{scope} {plural(n, 'unread item')}"
+    # (the CLI and the web offer the wider window on a line of their own)
+    return Say(
+        mcp=f"{held}: since_days={'null' if days is None else round(days)} shows them", cli=WIDEN.cli, web=WIDEN.web
+    )
+
+
 def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -> dict:
     """list_feed's answer for the ``items`` of the page (``cut`` more left out)."""
     more = f" {left_out_words(cut, budget)}: offset={items[-1]['rank'] if items else offset} continues." if cut else ""
@@ -297,7 +315,7 @@ def _page(ranking, persona, window, offset, below_bar, db, items, cut, budget) -
                 left_out=0,
                 **counts,
             )
-        widen = f"{WIDEN}, or " if window is not None else ""
+        widen = f"{_wider(db, persona, window)}, or " if window is not None else ""
         return ok(
             f"No unread items for {name} in {scope}. {widen}{ADD_FEEDS}; {new_items(db)}.",
             user=name,
