@@ -31,6 +31,7 @@ from hermes.facekit.faces import RATE_HELD, SHOW_BELOW, SHOW_CLOSEST, Say, plura
 from hermes.ingest.refresher import embedding, new_items
 from hermes.ranking.explain import explain, why_not_in
 from hermes.ranking.explain_words import held_by_clicks, rank_line, weight_note
+from hermes.ranking.feed_window import wider_window
 from hermes.ranking.page import ranked_page
 from hermes.storage.records import require_item, require_user
 from hermes.text.clip import clip
@@ -278,8 +279,6 @@ def _wider(db, persona, window) -> Say:
     """What a wider window holds, over MCP: a count and the call that shows it (the CLI
     said "The last 365 days have 18 unread items"; an agent read only "Widen since_days"),
     else the advice to widen."""
-    from hermes.ranking.feed_window import wider_window
-
     offer = wider_window(db, persona, window)
     if offer is None:
         return WIDEN
