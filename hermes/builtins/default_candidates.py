@@ -294,21 +294,24 @@ def word_forms(db, word: str) -> list[str]:
 
 
 #: what may stand between the parts of a word typed with punctuation and the same parts in
-#: the text, punctuation still (a space alone is another text: "x-ray" is not "x ray"), or
-#: nothing where a letter meets a digit (the index reads "SL$_2$" as "sl2"): "Temperley-Lieb" for a feed's "Temperley--Lieb" (shown "Temperley–Lieb"),
-#: "SL(2,Z)" for "SL(2,\\mathbb{Z})" (read "SL(2,ℤ)")
+#: the text: punctuation still (a space alone is another text: "x-ray" is not "x ray"), or
+#: nothing where a letter meets a digit (the index reads "SL$_2$" as "sl2"). "Temperley-Lieb"
+#: for a feed's "Temperley--Lieb" (shown "Temperley–Lieb"), "SL(2,Z)" for
+#: "SL(2,\\mathbb{Z})" (read "SL(2,ℤ)")
 _BETWEEN = r"(?:(?:\s?(?:[^\w\s]|_)){1,3}\s?|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_]))"
 
 
-def loosely(word: str) -> re.Pattern | None:
-    """A word typed with punctuation as a pattern its parts match in a text folded by
-    :func:`_loose_text`: the same letters and digits, in order, with a little other
-    punctuation between (a retrial's "Temperley-Lieb" and "SL(2,Z)" found nothing, where the exact
-    substring was absent); ``None`` for a word of one part."""
-    parts = re.findall(r"[^\W_]+", _loose_text(word))
-    if len(parts) < 2:
-        return None
-    return re.compile(r"(?<![^\W_])" + _BETWEEN.join(map(re.escape, parts)) + r"(?![^\W_])")
+def _parts(word: str) -> list[str]:
+    """The letters-and-digits runs of ``word`` as :func:`_loose_text` folds it."""
+    return re.findall(r"[^\W_]+", _loose_text(word))
+
+
+def loosely(parts: list[str]) -> str:
+    """The pattern a word typed with punctuation (its :func:`_parts`, two or more) matches in
+    a text folded by :func:`_loose_text`: the same letters and digits, in order, with a
+    little other punctuation between (a retrial's "Temperley-Lieb" and "SL(2,Z)" found
+    nothing, where the exact substring was absent)."""
+    return r"(?<![^\W_])" + _BETWEEN.join(map(re.escape, parts)) + r"(?![^\W_])"
 
 
 _TEX_COMMAND = re.compile(r"\\[A-Za-z]+")
@@ -344,15 +347,15 @@ def _matches(db, indexed: list[str], literal: list[str], read: bool) -> list[int
         if read:  # the LaTeX-accented text as the index reads it
             test += " OR r.title LIKE ? ESCAPE '\\' OR r.summary LIKE ? ESCAPE '\\'"
             params += [like_pattern(folded(word))] * 2
-            pattern = loosely(word)
-            if pattern is not None:  # its parts, with other punctuation between
+            parts = _parts(word)
+            if len(parts) > 1:  # its parts, with other punctuation between
                 _register_loose(db)
-                longest = max(re.findall(r"[^\W_]+", _loose_text(word)), key=len)
+                longest = max(parts, key=len)
                 test += (
                     " OR ((r.title LIKE ? ESCAPE '\\' OR r.summary LIKE ? ESCAPE '\\')"
                     " AND hermes_loosely(?, r.title || ' ' || r.summary))"
                 )
-                params += [like_pattern(longest)] * 2 + [pattern.pattern]
+                params += [like_pattern(longest)] * 2 + [loosely(parts)]
         where.append(f"({test})")
     joined = " JOIN items_fts_text AS r ON r.id = items.id" if read and literal else ""
     return [r[0] for r in db.execute(f"SELECT items.id FROM items{joined} WHERE {' AND '.join(where)}", params)]

@@ -243,9 +243,7 @@ class _Shared:
         self.disliked_titles = {i: titles[i] for i in self.disliked if i in titles}
         # who liked each: the person, an agent, or bootstrap (worded apart: not "you liked")
         self.liked_by = liked_by(db, user["id"]) if self.liked or self.stats else {}
-        # how many of each rated key's likes bootstrap made (a library import's, worded apart)
-        seeded = [i for i, source in self.liked_by.items() if source == "bootstrap"]
-        self.bootstrap_likes = Counter(k for keys in keys_of_items(db, seeded).values() for k in keys) if seeded else {}
+        self._bootstrap_likes: Counter | None = None  # (read at the first author named)
         # each explained item's cosine to each liked and disliked item, in one product
         self.liked_sims, self.disliked_sims = {}, {}
         rated = self.liked + self.disliked
@@ -260,6 +258,14 @@ class _Shared:
         # per item; indexing numpy scalars item by item cost more than the rest of a line)
         self.raw = {name: values.tolist() for name, values in ranking.raw.items()}
         self.contributions = {name: values.tolist() for name, values in ranking.contributions.items()}
+
+    def _seeded(self, key: str) -> int:
+        """How many of ``key``'s likes bootstrap made (a library import's: the reasons say
+        them apart), counted once a page, when an author is first named."""
+        if self._bootstrap_likes is None:
+            seeded = [i for i, source in self.liked_by.items() if source == "bootstrap"]
+            self._bootstrap_likes = Counter(k for keys in keys_of_items(self.db, seeded).values() for k in keys)
+        return self._bootstrap_likes[key]
 
     def _share(self, key: str) -> float:
         """The share of the archive's items that carry ``key`` (the matrix keeps the counts)."""
@@ -508,7 +514,7 @@ class _Shared:
                         "score": round(s["score"], 3),
                         "likes": s["likes"],
                         "dislikes": s["dislikes"],
-                        **({"bootstrap_likes": self.bootstrap_likes[key]} if self.bootstrap_likes.get(key) else {}),
+                        **({"bootstrap_likes": n} if kind == "author" and (n := self._seeded(key)) else {}),
                         **({"common": True} if self._common(key) else {}),
                         # its clicks count on another key (the same clicks rated both): no reason
                         **({"counted_on": self.counted_on[key]} if key in self.counted_on else {}),

@@ -150,9 +150,9 @@ CONFIRMED_BY_CLICKS = True
 
 
 def shown_limit(limit: float) -> str:
-    """A threshold as the faces write it: rounded up to two decimals, so a figure shown
-    below it (cut, :func:`shown`) is below it."""
-    return f"{math.ceil(limit * 100 - 1e-9) / 100:.2f}"
+    """A threshold as the faces write it: rounded up to two decimals (:func:`on_shown_grid`),
+    so a figure shown below it (cut, :func:`shown`) is below it."""
+    return f"{on_shown_grid((limit,))[0]:.2f}"
 
 
 def on_shown_grid(limits: tuple[float, ...]) -> tuple[float, ...]:
